@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what rooftune needs to build on Debian/Ubuntu and says what it installs.
+# Needs the CUDA toolkit already (nvcc, NVRTC, cuBLASLt, headers): that is not in Debian's
+# main archive in the version rooftune wants, so it is checked, not installed.
+# Without root it prints the exact command to run instead and exits 1.
+set -eu
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev python3; do
+  have_pkg "$p" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  cmd="apt-get update && apt-get install -y --no-install-recommends ${need[*]}"
+  if [ "$(id -u)" = 0 ]; then
+    echo "deps: installing ${need[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    echo "deps: installing ${need[*]} with sudo"
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    echo "deps: missing ${need[*]}; run as root:" >&2
+    echo "  $cmd" >&2
+    exit 1
+  fi
+else
+  echo "deps: cmake, gcc, pkg-config, SQLite and Jansson development files are present"
+fi
+cuda=${CUDAToolkit_ROOT:-/usr/local/cuda}
+if ! [ -f "$cuda/include/nvrtc.h" ] && ! command -v nvcc >/dev/null; then
+  echo "deps: the CUDA toolkit (NVRTC, cuBLASLt, headers) was not found in $cuda or on PATH;" >&2
+  echo "  install it from NVIDIA (CUDA 12.4 or newer) and set CUDAToolkit_ROOT if it is elsewhere" >&2
+  exit 1
+fi

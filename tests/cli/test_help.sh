@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every subcommand answers -h and --help with exit 0 and a usage line; unknown commands and
+# flags exit 2 with one clear line; --version works.
+set -u
+bin=${ROOFTUNE_BIN:?ROOFTUNE_BIN is set by CTest}
+fail=0
+check() { # check DESCRIPTION EXPECTED_RC ACTUAL_RC
+  if [ "$2" != "$3" ]; then echo "FAIL: $1: exit $3, expected $2"; fail=1; fi
+}
+out=$("$bin" --help); check "rooftune --help" 0 $?
+cmds=$(printf '%s\n' "$out" | awk '/^commands:/{on=1;next} on && /^  [a-z]/{print $1}')
+[ -n "$cmds" ] || { echo "FAIL: --help lists no commands"; exit 1; }
+for c in $cmds; do
+  for h in -h --help; do
+    o=$("$bin" "$c" "$h" 2>&1); rc=$?
+    check "rooftune $c $h" 0 $rc
+    case "$o" in "usage: rooftune $c"*) ;; *) echo "FAIL: rooftune $c $h: no usage line"; fail=1 ;; esac
+  done
+  o=$("$bin" "$c" --no-such-flag 2>&1); rc=$?
+  check "rooftune $c --no-such-flag" 2 $rc
+  case "$o" in *"unknown option '--no-such-flag'"*) ;; *) echo "FAIL: rooftune $c: unclear error: $o"; fail=1 ;; esac
+done
+o=$("$bin" no-such-command 2>&1); check "unknown command" 2 $?
+case "$o" in *"'no-such-command' is not a rooftune command"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
+o=$("$bin" --no-such-flag 2>&1); check "unknown global flag" 2 $?
+o=$("$bin" --version); check "--version" 0 $?
+case "$o" in "rooftune "[0-9]*) ;; *) echo "FAIL: --version printed: $o"; fail=1 ;; esac
+"$bin" >/dev/null 2>&1; check "no command" 2 $?
+[ $fail = 0 ] && echo "all $(echo $cmds | wc -w) commands answer -h, --help and reject unknown flags"
+exit $fail

@@ -1,0 +1,43 @@
+/* cli.h — what every `rooftune` subcommand shares: its table entry and uniform errors.
+ *
+ * A subcommand is one file tuner/cli/cmd_NAME.c that defines
+ *     const cli_command cli_cmd_NAME = {"NAME", "one-line summary", usage_text, cmd_NAME, 0};
+ * CMake finds the file and generates the command table, so adding a command touches nothing
+ * else.  main() answers -h/--help for every command from its usage text, so a command only
+ * parses its own options.  Exit codes: 0 success, 1 the work failed, 2 bad usage.
+ * The engine never sees the command line: commands turn flags into engine calls.
+ */
+#ifndef ROOFTUNE_CLI_H
+#define ROOFTUNE_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "../status.h"
+
+typedef struct cli_command {
+  const char *name;     /* what the user types: "info" */
+  const char *summary;  /* one line for `rooftune --help` */
+  const char *usage;    /* full help: synopsis line, blank line, options */
+  int (*run)(int argc, char **argv); /* argv[0] is the command name; returns the exit code */
+  int hidden;           /* 1 for internal commands (the worker) left out of --help */
+} cli_command;
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+/* Prints "rooftune CMD: MESSAGE" and a usage hint to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports the option getopt_long rejected at argv[optind-1] (unknown or missing its value). */
+int cli_bad_option(const char *cmd, int argc, char **argv);
+/* Prints "rooftune CMD: <formatted error>" to stderr; returns CLI_EXIT_FAIL, or
+ * CLI_EXIT_USAGE when the error is RT_ERR_USAGE. */
+int cli_fail(const char *cmd, const rt_error *err);
+
+/* Parses a whole non-negative decimal integer for flag FLAG; on failure prints a usage error
+ * and returns -1 (callers then return CLI_EXIT_USAGE). */
+int cli_parse_count(const char *cmd, const char *flag, const char *text, long *out);
+
+/* 1 when stdout / stderr is a terminal, for progress bars and colour. */
+int cli_stderr_is_tty(void);
+
+#endif

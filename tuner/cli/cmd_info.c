@@ -1,0 +1,119 @@
+/* cmd_info.c — `rooftune info`: the toolkit, NVRTC, the driver and every GPU. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cuda_driver.h"
+#include "toolkit.h"
+#include "version.h"
+
+static const char usage[] =
+    "usage: rooftune info [--json]\n\n"
+    "Shows the CUDA toolkit and NVRTC versions, the architectures NVRTC can target, whether a\n"
+    "CUDA driver and GPU are present and, for each GPU, its name, compute capability, SM\n"
+    "count, memory, L2 size and clocks.  Without a driver it says so and still exits 0.\n\n"
+    "options:\n"
+    "  --json     print one JSON object instead of text\n";
+
+static int cmd_info(int argc, char **argv) {
+  int json = 0;
+  static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
+  int c;
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    if (c == 'j') json = 1;
+    else return cli_bad_option("info", argc, argv);
+  }
+  if (optind < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
+
+  rt_error err = {0};
+  toolkit_info tk;
+  if (toolkit_query(&tk, &err)) return cli_fail("info", &err);
+
+  rt_error derr = {0};
+  int driver_version = 0, ngpu = 0;
+  rt_status ds = cuda_driver_version(&driver_version, &derr);
+  if (ds == RT_OK) ds = cuda_gpu_count(&ngpu, &derr);
+
+  json_t *root = json_object();
+  json_object_set_new(root, "rooftune", json_string(ROOFTUNE_VERSION));
+  char v[32];
+  snprintf(v, sizeof v, "%d.%d", tk.cuda_major, tk.cuda_minor);
+  json_object_set_new(root, "cuda_toolkit", json_string(v));
+  snprintf(v, sizeof v, "%d.%d", tk.nvrtc_major, tk.nvrtc_minor);
+  json_object_set_new(root, "nvrtc", json_string(v));
+  json_object_set_new(root, "cublaslt", json_integer((json_int_t)tk.cublaslt_version));
+  json_t *archs = json_array();
+  for (int i = 0; i < tk.arch_count; i++) {
+    snprintf(v, sizeof v, "sm_%d", tk.archs[i]);
+    json_array_append_new(archs, json_string(v));
+  }
+  json_object_set_new(root, "nvrtc_archs", archs);
+  json_t *drv = json_object();
+  json_object_set_new(drv, "present", json_boolean(ds == RT_OK || ds == RT_ERR_NO_GPU));
+  if (ds == RT_OK) {
+    snprintf(v, sizeof v, "%d.%d", driver_version / 1000, (driver_version % 1000) / 10);
+    json_object_set_new(drv, "version", json_string(v));
+  } else {
+    json_object_set_new(drv, "message", json_string(derr.text));
+  }
+  json_object_set_new(root, "driver", drv);
+  json_t *gpus = json_array();
+  for (int i = 0; ds == RT_OK && i < ngpu; i++) {
+    cuda_gpu_info g;
+    rt_error gerr = {0};
+    if (cuda_gpu_query(i, &g, &gerr)) {
+      json_decref(root);
+      return cli_fail("info", &gerr);
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(i));
+    json_object_set_new(o, "name", json_string(g.name));
+    snprintf(v, sizeof v, "%d.%d", g.cc_major, g.cc_minor);
+    json_object_set_new(o, "compute_capability", json_string(v));
+    json_object_set_new(o, "sm_count", json_integer(g.sm_count));
+    json_object_set_new(o, "memory_bytes", json_integer((json_int_t)g.memory_bytes));
+    json_object_set_new(o, "l2_bytes", json_integer(g.l2_bytes));
+    json_object_set_new(o, "sm_clock_mhz", json_integer(g.clock_khz / 1000));
+    json_object_set_new(o, "memory_clock_mhz", json_integer(g.mem_clock_khz / 1000));
+    json_object_set_new(o, "memory_bus_bits", json_integer(g.bus_width_bits));
+    json_object_set_new(o, "smem_per_block_optin", json_integer(g.smem_per_block_optin));
+    json_array_append_new(gpus, o);
+  }
+  json_object_set_new(root, "gpus", gpus);
+
+  if (json) {
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+  } else {
+    printf("rooftune      %s\n", ROOFTUNE_VERSION);
+    printf("CUDA toolkit  %d.%d (built against)\n", tk.cuda_major, tk.cuda_minor);
+    printf("NVRTC         %d.%d, targets:", tk.nvrtc_major, tk.nvrtc_minor);
+    for (int i = 0; i < tk.arch_count; i++) printf(" sm_%d", tk.archs[i]);
+    printf("\ncuBLASLt      %zu\n", tk.cublaslt_version);
+    if (ds == RT_OK)
+      printf("CUDA driver   %d.%d, %d GPU%s\n", driver_version / 1000, (driver_version % 1000) / 10,
+             ngpu, ngpu == 1 ? "" : "s");
+    else
+      printf("CUDA driver   none: %s\n", derr.text);
+    size_t n = json_array_size(gpus);
+    for (size_t i = 0; i < n; i++) {
+      json_t *o = json_array_get(gpus, i);
+      printf("GPU %zu         %s, compute capability %s, %lld SMs, %.1f GiB, L2 %.1f MiB, "
+             "SM clock %lld MHz, memory clock %lld MHz\n",
+             i, json_string_value(json_object_get(o, "name")),
+             json_string_value(json_object_get(o, "compute_capability")),
+             json_integer_value(json_object_get(o, "sm_count")),
+             json_integer_value(json_object_get(o, "memory_bytes")) / 1073741824.0,
+             json_integer_value(json_object_get(o, "l2_bytes")) / 1048576.0,
+             json_integer_value(json_object_get(o, "sm_clock_mhz")),
+             json_integer_value(json_object_get(o, "memory_clock_mhz")));
+    }
+    if (ds != RT_OK) printf("GPU           none: kernels cannot run here; compile, model and replay work\n");
+  }
+  json_decref(root);
+  return CLI_EXIT_OK;
+}
+
+const cli_command cli_cmd_info = {"info", "show the CUDA toolkit, NVRTC, driver and GPUs", usage,
+                                  cmd_info, 0};
