@@ -6,7 +6,7 @@
 set -eu
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev python3; do
+for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev zlib1g-dev python3; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -23,7 +23,7 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 else
-  echo "deps: cmake, gcc, pkg-config, SQLite and Jansson development files are present"
+  echo "deps: cmake, gcc, pkg-config, SQLite, Jansson and zlib development files are present"
 fi
 cuda=${CUDAToolkit_ROOT:-/usr/local/cuda}
 if ! [ -f "$cuda/include/nvrtc.h" ] && ! command -v nvcc >/dev/null; then
