@@ -186,7 +186,6 @@ static rt_status gemm_bind(const problem *p, rt_vars *vars) {
       (st = rt_vars_set(vars, "K", gemm_dim(p, "K"))) ||
       (st = rt_vars_set(vars, "BATCH", gemm_dim(p, "BATCH"))) ||
       (st = rt_vars_set(vars, "dtype_bytes", gemm_dtype_bytes(p->dtype))) ||
-      (st = rt_vars_set(vars, "dtype_code", code)) ||
       (st = rt_vars_set(vars, "b_col", !strcmp(p->layout, "nt"))) ||
       (st = rt_vars_set(vars, "out_bytes", 4)))
     return st;

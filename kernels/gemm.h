@@ -15,8 +15,9 @@
  * device pointers, except for TMA templates (manifest derived TMA_BOX_K present), whose first
  * two arguments are CUtensorMap descriptors of A (dims K, M, BATCH; box TMA_BOX_K x
  * TMA_BOX_M) and of B stored N x K (box TMA_BOX_K x TMA_BOX_N), 128-byte swizzled.  The
- * names manifest expressions see: M, N, K, BATCH, dtype_bytes, dtype_code (0 f32, 1 f16,
- * 2 bf16), b_col (1 for nt), out_bytes (4).
+ * names manifest expressions see: M, N, K, BATCH, dtype_bytes, b_col (1 for nt; templates
+ * take B's layout as an identifier parameter B_LAYOUT [row, col] constrained by
+ * "B_LAYOUT == b_col"), out_bytes (4).
  *
  * Verification: inputs are seeded uniform values in [-1, 1) rounded to the dtype; the
  * reference is cuBLASLt with CUBLAS_COMPUTE_32F (true fp32 for f32 inputs); a candidate passes

@@ -43,7 +43,6 @@ int main(void) {
   CHECK_INT(var(&v, "M"), 4096);
   CHECK_INT(var(&v, "BATCH"), 1);
   CHECK_INT(var(&v, "dtype_bytes"), 2);
-  CHECK_INT(var(&v, "dtype_code"), 2);
   CHECK_INT(var(&v, "b_col"), 0);
   CHECK_INT(var(&v, "out_bytes"), 4);
   CHECK_NEAR(gemm_family.flops(&p), 2.0 * 4096.0 * 4096.0 * 4096.0, 0);
@@ -59,7 +58,6 @@ int main(void) {
   CHECK_INT(var(&v, "K"), 129);
   CHECK_INT(var(&v, "BATCH"), 8);
   CHECK_INT(var(&v, "dtype_bytes"), 4);
-  CHECK_INT(var(&v, "dtype_code"), 0);
   CHECK_INT(var(&v, "b_col"), 1);
   CHECK_NEAR(gemm_family.flops(&p), 8 * 2.0 * 127 * 255 * 129, 0);
   CHECK_NEAR(gemm_family.min_bytes(&p), 8 * (4.0 * (127 * 129 + 129 * 255) + 4.0 * 127 * 255), 0);
