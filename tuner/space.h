@@ -64,5 +64,13 @@ long long space_value(const space *s, size_t idx, int p);
 size_t space_format_config(const space *s, size_t idx, char *buf, size_t size);
 /* Parses the format above (any parameter order, every parameter once) into its number. */
 rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_error *err);
+/* Errors of space_parse_config: RT_ERR_PARSE (bad form, unknown parameter, value outside its
+ * domain, a parameter missing or given twice; err->column is the 1-based column in text) and
+ * RT_ERR_NOT_FOUND (every value is in its domain but the configuration is not valid). */
+
+/* The same format for any configuration (valid or not): value indices cfg, one per parameter. */
+size_t space_format_values(const space *s, const uint16_t *cfg, char *buf, size_t size);
+/* Parses the format into value indices (nparams entries) without requiring validity. */
+rt_status space_parse_values(const space *s, const char *text, uint16_t *cfg, rt_error *err);
 
 #endif

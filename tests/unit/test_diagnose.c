@@ -1,0 +1,226 @@
+/* test_diagnose.c — a crafted candidate for every dominant limit of the design table, the
+ * levers each one names (by parameter role), and the error paths. */
+#include "test.h"
+#include "tuner/diagnose.h"
+
+static const char *const params[] = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "WARPS_M",
+                                      "WARPS_N", "STAGES",  "SPLIT_K", "LAYOUT"};
+static diag_roles roles;
+static rt_vars config;
+static diag_ceilings h200;
+
+/* A 4096^3 problem's FLOPs; bytes and time are chosen per case to land at given fractions. */
+static diag_input base(void) {
+  diag_input in;
+  memset(&in, 0, sizeof in);
+  in.flops = 2.0 * 4096 * 4096 * 4096;
+  in.path = PATH_TC_F16;
+  in.wgmma = 1;
+  in.roles = &roles;
+  in.config = &config;
+  in.facts.grid_blocks = 264; /* exactly 2 waves at 1 block/SM on 132 SMs */
+  in.facts.blocks_per_sm = 1;
+  in.facts.occupancy = 0.125;
+  in.facts.threads_per_block = 256;
+  in.facts.registers = 128;
+  snprintf(in.facts.limiter, sizeof in.facts.limiter, "registers");
+  return in;
+}
+
+/* Sets time and bytes so that the FLOP and byte fractions of the H200 ceilings are ff and bf. */
+static void at(diag_input *in, double ff, double bf) {
+  double peak = h200.flops[in->path] * (in->path == PATH_TC_F16 && !in->wgmma ? 0.66 : 1.0);
+  in->time_s = in->flops / (ff * peak);
+  in->dram_bytes = bf * h200.bw * in->time_s;
+}
+
+static diagnosis run(const diag_input *in) {
+  diagnosis d;
+  rt_error err = {0};
+  rt_status st = diagnose(in, &h200, &d, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) fprintf(stderr, "  %s\n", err.text);
+  return d;
+}
+
+int main(void) {
+  diag_roles_guess(&roles, params, (int)(sizeof params / sizeof params[0]));
+  CHECK_STR(roles.names[ROLE_TILE_M][0], "BLOCK_M");
+  CHECK_STR(roles.names[ROLE_WARPS][0], "WARPS_M");
+  CHECK_STR(roles.names[ROLE_WARPS][1], "WARPS_N");
+  CHECK_STR(roles.names[ROLE_SPLIT_K][0], "SPLIT_K");
+  CHECK_STR(roles.names[ROLE_VECTOR][0], "");
+  CHECK_INT(diag_role_parse("stages"), ROLE_STAGES);
+  CHECK_INT(diag_role_parse("nope"), -1);
+  rt_vars_set(&config, "BLOCK_M", 128);
+  rt_vars_set(&config, "BLOCK_N", 64);
+  diag_ceilings_from_spec(gpu_spec_find("h200"), &h200);
+  CHECK_INT(h200.sm_count, 132);
+  CHECK_INT(h200.measured, 0);
+  CHECK_CONTAINS(h200.gpu, "spec");
+
+  /* launch overhead: 5 us */
+  diag_input in = base();
+  in.flops = 1e6;
+  in.dram_bytes = 1e5;
+  in.time_s = 5e-6;
+  diagnosis d = run(&in);
+  CHECK_STR(d.limit, "launch");
+  CHECK_STR(d.lever, "");
+  CHECK_CONTAINS(d.sentence, "launch-bound");
+
+  /* compute at the roof with wgmma: stop */
+  in = base();
+  at(&in, 0.90, 0.05);
+  d = run(&in);
+  CHECK_STR(d.limit, "compute");
+  CHECK_NEAR(d.flops_frac, 0.90, 1e-9);
+  CHECK_NEAR(d.bw_frac, 0.05, 1e-9);
+  CHECK_STR(d.lever, "");
+  CHECK_CONTAINS(d.sentence, "at the roof, stop");
+  CHECK_CONTAINS(d.sentence, "90 %");
+  CHECK(d.intensity > d.ridge);
+
+  /* compute-bound with mma.sync on sm_90: its ceiling is 66 % of wgmma's; the lever is a path */
+  in = base();
+  in.wgmma = 0;
+  at(&in, 0.70, 0.05);
+  d = run(&in);
+  CHECK_STR(d.limit, "compute");
+  CHECK_NEAR(d.flops_frac, 0.70, 1e-9);
+  CHECK_CONTAINS(d.sentence, "wgmma");
+
+  /* compute-bound on fp32 SIMT: tensor cores are the faster path */
+  in = base();
+  in.path = PATH_SIMT_F32;
+  at(&in, 0.70, 0.05);
+  d = run(&in);
+  CHECK_STR(d.limit, "compute");
+  CHECK_CONTAINS(d.sentence, "tensor cores");
+
+  /* compute-bound on tf32 below the roof: a template lever (deeper, larger tiles) */
+  in = base();
+  in.path = PATH_TC_TF32;
+  at(&in, 0.70, 0.05);
+  d = run(&in);
+  CHECK_STR(d.limit, "compute");
+  CHECK_STR(d.lever, "BLOCK_K+,BLOCK_N+,BLOCK_M+");
+
+  /* memory: 80 % of 4.3 TB/s; the smaller tile side (BLOCK_N = 64) first */
+  in = base();
+  at(&in, 0.20, 0.80);
+  d = run(&in);
+  CHECK_STR(d.limit, "memory");
+  CHECK_STR(d.lever, "BLOCK_N+,BLOCK_M+,SPLIT_K-");
+  CHECK_CONTAINS(d.sentence, "memory-bound at 80 % of 4.3 TB/s");
+  CHECK_CONTAINS(d.sentence, "a larger BLOCK_N");
+  CHECK(d.intensity < d.ridge);
+  CHECK_NEAR(d.achieved_bw, 0.80 * h200.bw, 1e3);
+
+  /* spills */
+  in = base();
+  at(&in, 0.30, 0.30);
+  in.facts.spill_stores = 48;
+  in.facts.spill_loads = 48;
+  d = run(&in);
+  CHECK_STR(d.limit, "spills");
+  CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-,WARPS_M+,WARPS_N+");
+  CHECK_CONTAINS(d.sentence, "96 bytes");
+
+  /* waves: half the GPU idle (66 blocks, 1 per SM) */
+  in = base();
+  at(&in, 0.30, 0.30);
+  in.facts.grid_blocks = 66;
+  d = run(&in);
+  CHECK_STR(d.limit, "waves");
+  CHECK_NEAR(d.waves, 0.5, 1e-12);
+  CHECK_NEAR(d.tail, 0.5, 1e-12);
+  CHECK_STR(d.lever, "SPLIT_K+,BLOCK_M-,BLOCK_N-");
+  CHECK_CONTAINS(d.sentence, "raising SPLIT_K");
+
+  /* tail: 152 blocks = 1.15 waves */
+  in = base();
+  at(&in, 0.30, 0.30);
+  in.facts.grid_blocks = 152;
+  d = run(&in);
+  CHECK_STR(d.limit, "waves");
+  CHECK_NEAR(d.waves, 152.0 / 132.0, 1e-12);
+  CHECK_NEAR(d.tail, 1.0 - 20.0 / 132.0, 1e-12);
+  CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-,SPLIT_K+");
+
+  /* occupancy limited by each limiter */
+  in = base();
+  at(&in, 0.20, 0.20);
+  d = run(&in);
+  CHECK_STR(d.limit, "occupancy");
+  CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-,WARPS_M+,WARPS_N+");
+  CHECK_CONTAINS(d.sentence, "limited by registers");
+  snprintf(in.facts.limiter, sizeof in.facts.limiter, "smem");
+  d = run(&in);
+  CHECK_STR(d.limit, "occupancy");
+  CHECK_STR(d.lever, "STAGES-,BLOCK_K-,BLOCK_M-,BLOCK_N-");
+  snprintf(in.facts.limiter, sizeof in.facts.limiter, "threads");
+  d = run(&in);
+  CHECK_STR(d.lever, "WARPS_M-,WARPS_N-");
+  snprintf(in.facts.limiter, sizeof in.facts.limiter, "blocks");
+  d = run(&in);
+  CHECK_STR(d.lever, "BLOCK_N+,BLOCK_M+,WARPS_M+,WARPS_N+");
+
+  /* latency: occupancy already high, both roofs far: more pipeline stages */
+  in = base();
+  at(&in, 0.20, 0.20);
+  in.facts.occupancy = 0.75;
+  d = run(&in);
+  CHECK_STR(d.limit, "occupancy");
+  CHECK_STR(d.lever, "STAGES+");
+  CHECK_CONTAINS(d.sentence, "latency-bound");
+
+  /* between the thresholds: the closer roof */
+  in = base();
+  at(&in, 0.30, 0.55);
+  d = run(&in);
+  CHECK_STR(d.limit, "memory");
+  CHECK_CONTAINS(d.sentence, "closest to the memory roof");
+  in = base();
+  at(&in, 0.55, 0.20);
+  d = run(&in);
+  CHECK_STR(d.limit, "compute");
+  CHECK_STR(d.lever, "STAGES+,BLOCK_N+,BLOCK_M+");
+
+  /* no roles (a replayed foreign kernel): the limit is still named, the lever is empty */
+  in = base();
+  in.roles = NULL;
+  at(&in, 0.20, 0.80);
+  d = run(&in);
+  CHECK_STR(d.limit, "memory");
+  CHECK_STR(d.lever, "");
+  CHECK_CONTAINS(d.sentence, "more reuse");
+
+  /* measured ceilings replace the spec */
+  diag_ceilings measured = h200;
+  measured.bw = 2.0e12;
+  measured.measured = 1;
+  in = base();
+  in.time_s = 1e-3;
+  in.dram_bytes = 1.8e9; /* 1.8 TB/s: 90 % of the measured, 42 % of the spec ceiling */
+  in.flops = 1e9;
+  rt_error err = {0};
+  CHECK_INT(diagnose(&in, &measured, &d, &err), RT_OK);
+  CHECK_STR(d.limit, "memory");
+  CHECK_NEAR(d.bw_frac, 0.9, 1e-9);
+
+  /* errors */
+  in = base();
+  in.time_s = 0;
+  CHECK_INT(diagnose(&in, &h200, &d, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "positive time");
+  in.time_s = 1e-3;
+  diag_ceilings none;
+  memset(&none, 0, sizeof none);
+  CHECK_INT(diagnose(&in, &none, &d, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "ceilings");
+  CHECK_INT(diag_path_for_dtype("bf16", 0), PATH_TC_F16);
+  CHECK_INT(diag_path_for_dtype("f32", 0), PATH_SIMT_F32);
+  CHECK_INT(diag_path_for_dtype("f32", 1), PATH_TC_TF32);
+  return test_done();
+}

@@ -1,0 +1,88 @@
+/* test_ptxas.c — the ptxas -v parser on logs recorded from NVRTC 13 (the .txt files in tests/data/ptxas):
+ * one kernel, constant bank, two kernels with spills, a non-inlined call with a stack frame, and
+ * the older layout without a barrier count. */
+#include "test.h"
+#include "tuner/compile.h"
+
+static char *slurp(const char *name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/data/ptxas/%s", test_source_dir(), name);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "cannot open %s\n", path);
+    exit(1);
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *s = malloc((size_t)n + 1);
+  if (fread(s, 1, (size_t)n, f) != (size_t)n) exit(1);
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+int main(void) {
+  ptxas_report r;
+  char *log = slurp("sm90_one_entry.txt");
+  CHECK_INT(compile_parse_ptxas(log, "k", &r), RT_OK);
+  CHECK_INT(r.found, 1);
+  CHECK_INT(r.registers, 10);
+  CHECK_INT(r.smem_static, 1024);
+  CHECK_INT(r.barriers, 1);
+  CHECK_INT(r.spill_stores, 0);
+  CHECK_INT(r.cmem0, 0); /* sm_90 logs print no cmem */
+  CHECK_INT(compile_parse_ptxas(log, NULL, &r), RT_OK); /* first kernel */
+  CHECK_INT(r.registers, 10);
+  CHECK_INT(compile_parse_ptxas(log, "kk", &r), RT_ERR_NOT_FOUND);
+  CHECK_INT(r.found, 0);
+  free(log);
+
+  log = slurp("sm80_cmem.txt");
+  CHECK_INT(compile_parse_ptxas(log, "k", &r), RT_OK);
+  CHECK_INT(r.cmem0, 372);
+  CHECK_INT(r.smem_static, 1024);
+  free(log);
+
+  log = slurp("sm80_spills_two_entries.txt");
+  CHECK_INT(compile_parse_ptxas(log, "other", &r), RT_OK);
+  CHECK_INT(r.registers, 8);
+  CHECK_INT(r.spill_stores, 0);
+  CHECK_INT(r.cmem0, 360);
+  CHECK_INT(compile_parse_ptxas(log, "_Z5spillILi64EEvPKfPf", &r), RT_OK);
+  CHECK_INT(r.registers, 32);
+  CHECK_INT(r.stack_bytes, 8848);
+  CHECK_INT(r.spill_stores, 9148);
+  CHECK_INT(r.spill_loads, 17508);
+  CHECK_INT(r.smem_static, 0);
+  CHECK_INT(r.cmem0, 368);
+  CHECK_INT(compile_parse_ptxas(log, NULL, &r), RT_OK);
+  CHECK_INT(r.registers, 8); /* "other" comes first */
+  free(log);
+
+  log = slurp("sm90a_noinline_call.txt");
+  CHECK_INT(compile_parse_ptxas(log, "_Z4tileILi64EEvPfi", &r), RT_OK);
+  CHECK_INT(r.registers, 40);
+  CHECK_INT(r.stack_bytes, 128);
+  CHECK_INT(r.smem_static, 256);
+  /* the callee's own properties block is not a kernel */
+  CHECK_INT(compile_parse_ptxas(log, "_Z6helperPfi", &r), RT_ERR_NOT_FOUND);
+  free(log);
+
+  log = slurp("sm80_older_layout.txt");
+  CHECK_INT(compile_parse_ptxas(log, "_Z4gemmILi128EEvPKfS1_Pf", &r), RT_OK);
+  CHECK_INT(r.registers, 255);
+  CHECK_INT(r.smem_static, 49152);
+  CHECK_INT(r.stack_bytes, 24);
+  CHECK_INT(r.spill_stores, 20);
+  CHECK_INT(r.spill_loads, 16);
+  CHECK_INT(r.cmem0, 380);
+  CHECK_INT(r.barriers, 0);
+  free(log);
+
+  /* nothing to parse */
+  CHECK_INT(compile_parse_ptxas("", NULL, &r), RT_ERR_NOT_FOUND);
+  CHECK_INT(compile_parse_ptxas(NULL, NULL, &r), RT_ERR_NOT_FOUND);
+  CHECK_INT(compile_parse_ptxas("k.cu(3): error: expected a \";\"\n", "k", &r), RT_ERR_NOT_FOUND);
+  return test_done();
+}

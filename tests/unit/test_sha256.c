@@ -1,0 +1,36 @@
+/* test_sha256.c — FIPS 180-4 / NIST example vectors, and incremental updates equal one call. */
+#include "test.h"
+#include "tuner/sha256.h"
+
+static const char *hex_of(const char *msg, size_t n) {
+  static char hex[65];
+  unsigned char d[32];
+  sha256(msg, n, d);
+  sha256_hex(d, hex);
+  return hex;
+}
+
+int main(void) {
+  CHECK_STR(hex_of("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK_STR(hex_of("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  CHECK_STR(hex_of(two, strlen(two)),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  /* one million 'a', fed in uneven pieces */
+  sha256_ctx c;
+  sha256_init(&c);
+  char chunk[997];
+  memset(chunk, 'a', sizeof chunk);
+  size_t left = 1000000;
+  while (left) {
+    size_t n = left < sizeof chunk ? left : sizeof chunk;
+    sha256_update(&c, chunk, n);
+    left -= n;
+  }
+  unsigned char d[32];
+  char hex[65];
+  sha256_final(&c, d);
+  sha256_hex(d, hex);
+  CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  return test_done();
+}

@@ -1,0 +1,325 @@
+/* diagnose.c — the dominant-limit rules of design.md's table, in the order they are checked:
+ *   launch overhead  time within DIAG_LAUNCH_FACTOR launch overheads
+ *   compute          FLOP/s at or above DIAG_NEAR_ROOF of the path's ceiling (and above memory)
+ *   memory           bytes/s at or above DIAG_NEAR_ROOF of the copy bandwidth
+ *   spills           any local-memory spill bytes in the ptxas report
+ *   waves / tail     waves / ceil(waves) under DIAG_WAVE_EFF (too few blocks, or a small last wave)
+ *   occupancy        both fractions under DIAG_LOW: the occupancy limiter's lever, or more
+ *                    pipeline stages when occupancy is already at or above one half (latency)
+ *   otherwise        the roof the candidate is closest to
+ */
+#include "diagnose.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const role_names[ROLE_COUNT] = {"tile_m", "tile_n", "tile_k", "split_k",
+                                                   "stages", "warps",  "vector", "unroll"};
+
+const char *diag_role_name(diag_role r) {
+  return r >= 0 && r < ROLE_COUNT ? role_names[r] : "unknown";
+}
+
+int diag_role_parse(const char *name) {
+  for (int i = 0; name && i < ROLE_COUNT; i++)
+    if (strcmp(role_names[i], name) == 0) return i;
+  return -1;
+}
+
+void diag_roles_add(diag_roles *roles, diag_role role, const char *param) {
+  if (!roles || role < 0 || role >= ROLE_COUNT || !param || !*param) return;
+  for (int i = 0; i < DIAG_ROLE_MAX; i++) {
+    if (strcmp(roles->names[role][i], param) == 0) return;
+    if (!roles->names[role][i][0]) {
+      snprintf(roles->names[role][i], sizeof roles->names[role][i], "%s", param);
+      return;
+    }
+  }
+}
+
+static int name_is(const char *p, const char *const *list) {
+  for (; *list; list++)
+    if (strcasecmp(p, *list) == 0) return 1;
+  return 0;
+}
+
+static int starts_with_ci(const char *p, const char *prefix) {
+  return strncasecmp(p, prefix, strlen(prefix)) == 0;
+}
+
+void diag_roles_guess(diag_roles *roles, const char *const *params, int count) {
+  static const char *const tm[] = {"BLOCK_M", "TILE_M", "BM", "MWG", "BLOCK_SIZE_M", NULL};
+  static const char *const tn[] = {"BLOCK_N", "TILE_N", "BN", "NWG", "BLOCK_SIZE_N", NULL};
+  static const char *const tk[] = {"BLOCK_K", "TILE_K", "BK", "KWG", "BLOCK_SIZE_K", NULL};
+  static const char *const sk[] = {"SPLIT_K", "SPLITK", "SPLIT_K_SLICES", NULL};
+  static const char *const st[] = {"STAGES", "NUM_STAGES", "PIPELINE_STAGES", NULL};
+  for (int i = 0; i < count; i++) {
+    const char *p = params[i];
+    if (!p) continue;
+    if (name_is(p, tm)) diag_roles_add(roles, ROLE_TILE_M, p);
+    else if (name_is(p, tn)) diag_roles_add(roles, ROLE_TILE_N, p);
+    else if (name_is(p, tk)) diag_roles_add(roles, ROLE_TILE_K, p);
+    else if (name_is(p, sk)) diag_roles_add(roles, ROLE_SPLIT_K, p);
+    else if (name_is(p, st)) diag_roles_add(roles, ROLE_STAGES, p);
+    else if (starts_with_ci(p, "WARPS") || starts_with_ci(p, "NUM_WARPS"))
+      diag_roles_add(roles, ROLE_WARPS, p);
+    else if (starts_with_ci(p, "VEC")) diag_roles_add(roles, ROLE_VECTOR, p);
+    else if (starts_with_ci(p, "UNROLL")) diag_roles_add(roles, ROLE_UNROLL, p);
+  }
+}
+
+void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out) {
+  memset(out, 0, sizeof *out);
+  if (!gpu) return;
+  out->bw = gpu->dram_bw_achievable;
+  for (int p = 0; p < PATH_COUNT; p++) out->flops[p] = gpu->peak_flops[p];
+  out->mma_sync_fraction = gpu->mma_sync_fraction;
+  out->launch_overhead_s = gpu->launch_overhead_s;
+  out->sm_count = gpu->sm_count;
+  out->measured = 0;
+  snprintf(out->gpu, sizeof out->gpu, "%s (spec)", gpu->name);
+}
+
+compute_path diag_path_for_dtype(const char *dtype, int tensor_cores) {
+  if (dtype && (strcmp(dtype, "f16") == 0 || strcmp(dtype, "bf16") == 0)) return PATH_TC_F16;
+  return tensor_cores ? PATH_TC_TF32 : PATH_SIMT_F32;
+}
+
+/* ---- the lever: "NAME+,NAME-" built from roles ---- */
+
+typedef struct lever_buf {
+  char *text;
+  size_t size;
+  char first[48]; /* the first parameter named, for the sentence */
+} lever_buf;
+
+static void lever_add_name(lever_buf *b, const char *name, char sign) {
+  if (!name[0]) return;
+  char item[52];
+  snprintf(item, sizeof item, "%s%c", name, sign);
+  /* the same parameter never appears twice */
+  size_t n = strlen(item);
+  for (const char *s = b->text; (s = strstr(s, name)) != NULL; s++) {
+    int starts = s == b->text || s[-1] == ',';
+    if (starts && (s[strlen(name)] == '+' || s[strlen(name)] == '-')) return;
+  }
+  size_t len = strlen(b->text);
+  if (len + n + 2 > b->size) return;
+  if (len) b->text[len++] = ',';
+  memcpy(b->text + len, item, n + 1);
+  if (!b->first[0]) snprintf(b->first, sizeof b->first, "%s", name);
+}
+
+static void lever_add(lever_buf *b, const diag_roles *roles, diag_role role, char sign) {
+  if (!roles) return;
+  for (int i = 0; i < DIAG_ROLE_MAX; i++) lever_add_name(b, roles->names[role][i], sign);
+}
+
+static long long config_value(const rt_vars *config, const char *name, long long dflt) {
+  long long v;
+  return config && name[0] && rt_vars_get(config, name, &v) ? v : dflt;
+}
+
+/* Both output-tile sides, the smaller first: raising it cuts the larger share of re-reads
+ * (A is read once per column of blocks, B once per row of blocks). */
+static void lever_tiles(lever_buf *b, const diag_input *in, char sign) {
+  const diag_roles *r = in->roles;
+  if (!r) return;
+  long long m = config_value(in->config, r->names[ROLE_TILE_M][0], 0);
+  long long n = config_value(in->config, r->names[ROLE_TILE_N][0], 0);
+  int n_first = sign == '+' ? n <= m : n >= m;
+  lever_add(b, r, n_first ? ROLE_TILE_N : ROLE_TILE_M, sign);
+  lever_add(b, r, n_first ? ROLE_TILE_M : ROLE_TILE_N, sign);
+}
+
+/* ---- numbers for sentences ---- */
+
+static void fmt_rate(char *buf, size_t size, double v, const char *unit) {
+  if (v >= 1e12) snprintf(buf, size, "%.*f T%s", v >= 1e14 ? 0 : 1, v / 1e12, unit);
+  else if (v >= 1e9) snprintf(buf, size, "%.*f G%s", v >= 1e11 ? 0 : 1, v / 1e9, unit);
+  else snprintf(buf, size, "%.3g %s", v, unit);
+}
+
+static const char *path_words(compute_path p, int wgmma) {
+  switch (p) {
+  case PATH_SIMT_F32: return "fp32 SIMT";
+  case PATH_TC_TF32: return "tf32 tensor cores";
+  default: return wgmma ? "f16/bf16 tensor cores, wgmma" : "f16/bf16 tensor cores, mma.sync";
+  }
+}
+
+static int pct(double f) { return (int)lround(f * 100.0); }
+
+rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out,
+                   rt_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!(in->time_s > 0) || !isfinite(in->time_s))
+    return rt_error_set(err, RT_ERR_INVALID, "diagnosis needs a positive time, got %g s",
+                        in->time_s);
+  if (in->path < 0 || in->path >= PATH_COUNT)
+    return rt_error_set(err, RT_ERR_INVALID, "unknown compute path %d", (int)in->path);
+  double peak = cl->flops[in->path];
+  if (in->path == PATH_TC_F16 && !in->wgmma && cl->mma_sync_fraction > 0)
+    peak *= cl->mma_sync_fraction;
+  if (!(cl->bw > 0) || !(peak > 0))
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "diagnosis needs positive ceilings (bandwidth %g B/s, compute %g FLOP/s)",
+                        cl->bw, peak);
+
+  const static_facts *f = &in->facts;
+  out->achieved_flops = in->flops / in->time_s;
+  out->achieved_bw = in->dram_bytes / in->time_s;
+  out->flops_frac = out->achieved_flops / peak;
+  out->bw_frac = out->achieved_bw / cl->bw;
+  out->intensity = in->dram_bytes > 0 ? in->flops / in->dram_bytes : 0;
+  out->ridge = peak / cl->bw;
+  double wave_eff = 1.0;
+  if (f->grid_blocks > 0 && f->blocks_per_sm > 0 && cl->sm_count > 0) {
+    double capacity = (double)cl->sm_count * f->blocks_per_sm;
+    out->waves = (double)f->grid_blocks / capacity;
+    double full = ceil(out->waves);
+    out->tail = full - out->waves;
+    wave_eff = out->waves / full;
+  }
+
+  lever_buf lb = {out->lever, sizeof out->lever, ""};
+  char *s = out->sentence;
+  size_t ss = sizeof out->sentence;
+  char roof[32], got[32];
+  int spill_bytes = f->spill_stores + f->spill_loads;
+
+  if (cl->launch_overhead_s > 0 && in->time_s < DIAG_LAUNCH_FACTOR * cl->launch_overhead_s) {
+    snprintf(out->limit, sizeof out->limit, "launch");
+    snprintf(s, ss,
+             "launch-bound: %.1f us is within %.0fx the %.0f us launch overhead: batch, fuse or "
+             "graph the launches (no template lever)",
+             in->time_s * 1e6, DIAG_LAUNCH_FACTOR, cl->launch_overhead_s * 1e6);
+  } else if (out->flops_frac >= DIAG_NEAR_ROOF && out->flops_frac >= out->bw_frac) {
+    snprintf(out->limit, sizeof out->limit, "compute");
+    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
+    if (out->flops_frac >= DIAG_AT_ROOF) {
+      snprintf(s, ss, "compute-bound at %d %% of %s (%s): at the roof, stop", pct(out->flops_frac),
+               roof, path_words(in->path, in->wgmma));
+    } else if (in->path == PATH_SIMT_F32) {
+      snprintf(s, ss,
+               "compute-bound at %d %% of %s (%s): tensor cores (tf32) or a lower precision are "
+               "the faster path",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+    } else if (in->path == PATH_TC_F16 && !in->wgmma && cl->mma_sync_fraction < 1) {
+      snprintf(s, ss,
+               "compute-bound at %d %% of %s (%s): a wgmma template (sm_90a) has the higher "
+               "ceiling",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+    } else {
+      /* larger per-warp tiles issue more MMAs per load and per synchronisation */
+      lever_add(&lb, in->roles, ROLE_TILE_K, '+');
+      lever_tiles(&lb, in, '+');
+      snprintf(s, ss, "compute-bound at %d %% of %s (%s): %s%s issues more math per load",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
+               lb.first[0] ? "a larger " : "a larger tile", lb.first);
+    }
+  } else if (out->bw_frac >= DIAG_NEAR_ROOF) {
+    snprintf(out->limit, sizeof out->limit, "memory");
+    fmt_rate(roof, sizeof roof, cl->bw, "B/s");
+    lever_tiles(&lb, in, '+');
+    lever_add(&lb, in->roles, ROLE_SPLIT_K, '-');
+    lever_add(&lb, in->roles, ROLE_VECTOR, '+');
+    if (lb.first[0])
+      snprintf(s, ss,
+               "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): a larger %s "
+               "reuses loaded data more",
+               pct(out->bw_frac), roof, out->intensity, out->ridge, lb.first);
+    else
+      snprintf(s, ss,
+               "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): more reuse, "
+               "fewer bytes (precision) or fusion",
+               pct(out->bw_frac), roof, out->intensity, out->ridge);
+  } else if (spill_bytes > 0) {
+    snprintf(out->limit, sizeof out->limit, "spills");
+    lever_tiles(&lb, in, '-');
+    lever_add(&lb, in->roles, ROLE_WARPS, '+');
+    lever_add(&lb, in->roles, ROLE_UNROLL, '-');
+    snprintf(s, ss,
+             "spills %d bytes per thread to local memory (%d registers): %s%s removes them",
+             spill_bytes, f->registers, lb.first[0] ? "a smaller " : "a smaller per-thread tile",
+             lb.first);
+  } else if (wave_eff < DIAG_WAVE_EFF) {
+    snprintf(out->limit, sizeof out->limit, "waves");
+    long long capacity = (long long)cl->sm_count * f->blocks_per_sm;
+    if (out->waves < 1) {
+      lever_add(&lb, in->roles, ROLE_SPLIT_K, '+');
+      lever_tiles(&lb, in, '-');
+      int split_first = lb.first[0] && strcmp(lb.first, in->roles->names[ROLE_SPLIT_K][0]) == 0;
+      snprintf(s, ss,
+               "waves: %lld blocks fill %d %% of the %lld the GPU holds at once: %s%s makes more "
+               "blocks",
+               f->grid_blocks, pct(out->waves), capacity,
+               !lb.first[0] ? "split-K or a smaller tile" : split_first ? "raising " : "a smaller ",
+               lb.first);
+    } else {
+      lever_tiles(&lb, in, '-');
+      lever_add(&lb, in->roles, ROLE_SPLIT_K, '+');
+      snprintf(s, ss,
+               "waves: %.2f waves of %lld blocks leave %d %% of the last wave idle: another %s "
+               "balances the waves",
+               out->waves, capacity, pct(out->tail), lb.first[0] ? lb.first : "tile size");
+    }
+  } else if (out->flops_frac < DIAG_LOW && out->bw_frac < DIAG_LOW) {
+    snprintf(out->limit, sizeof out->limit, "occupancy");
+    const char *lim = f->limiter;
+    if (f->occupancy >= 0.5 || !lim[0]) {
+      lever_add(&lb, in->roles, ROLE_STAGES, '+');
+      snprintf(s, ss,
+               "latency-bound: %d %% of compute and %d %% of bandwidth at %d %% occupancy: "
+               "%s%s hide%s more latency",
+               pct(out->flops_frac), pct(out->bw_frac), pct(f->occupancy),
+               lb.first[0] ? "more " : "more independent work per warp", lb.first,
+               lb.first[0] ? "" : "s");
+    } else {
+      const char *what;
+      if (strcmp(lim, "registers") == 0) {
+        lever_tiles(&lb, in, '-');
+        lever_add(&lb, in->roles, ROLE_WARPS, '+');
+        what = "smaller per-thread tiles free registers";
+      } else if (strcmp(lim, "smem") == 0) {
+        lever_add(&lb, in->roles, ROLE_STAGES, '-');
+        lever_add(&lb, in->roles, ROLE_TILE_K, '-');
+        lever_tiles(&lb, in, '-');
+        what = "fewer stages or smaller tiles free shared memory";
+      } else if (strcmp(lim, "threads") == 0) {
+        lever_add(&lb, in->roles, ROLE_WARPS, '-');
+        what = "fewer warps per block let more blocks in";
+      } else { /* blocks: each block is too small */
+        lever_tiles(&lb, in, '+');
+        lever_add(&lb, in->roles, ROLE_WARPS, '+');
+        what = "larger blocks fill the SM";
+      }
+      snprintf(s, ss,
+               "occupancy-limited: %d %% occupancy (%d blocks/SM, limited by %s), %d %% of "
+               "compute and %d %% of bandwidth: %s%s%s",
+               pct(f->occupancy), f->blocks_per_sm, lim, pct(out->flops_frac),
+               pct(out->bw_frac), what, lb.first[0] ? ", starting with " : "", lb.first);
+    }
+  } else if (out->bw_frac >= out->flops_frac) {
+    snprintf(out->limit, sizeof out->limit, "memory");
+    fmt_rate(roof, sizeof roof, cl->bw, "B/s");
+    fmt_rate(got, sizeof got, out->achieved_bw, "B/s");
+    lever_tiles(&lb, in, '+');
+    lever_add(&lb, in->roles, ROLE_STAGES, '+');
+    snprintf(s, ss,
+             "closest to the memory roof: %s is %d %% of %s: %s%s moves fewer bytes per FLOP",
+             got, pct(out->bw_frac), roof, lb.first[0] ? "a larger " : "more reuse", lb.first);
+  } else {
+    snprintf(out->limit, sizeof out->limit, "compute");
+    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
+    lever_add(&lb, in->roles, ROLE_STAGES, '+');
+    lever_tiles(&lb, in, '+');
+    snprintf(s, ss,
+             "closest to the compute roof: %d %% of %s (%s): %s%s keeps the math units fed",
+             pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
+             lb.first[0] ? "a deeper or larger " : "deeper pipelining", lb.first);
+  }
+  return RT_OK;
+}

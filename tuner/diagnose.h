@@ -1,0 +1,98 @@
+/* diagnose.h — why a candidate is as fast as it is: one dominant limit, its lever, a sentence.
+ *
+ * Pure arithmetic over what a device and the compiler already know: the FLOPs and modeled
+ * DRAM bytes of the problem, the time (measured, predicted or replayed), the static facts
+ * (registers, spills, occupancy and its limiter, grid blocks, resident blocks per SM), the
+ * compute path the template uses (SIMT fp32, tf32 or f16/bf16 tensor cores; mma.sync or wgmma
+ * on sm_90) and the ceilings (the spec table, or a device's measured copy bandwidth and matmul
+ * rate).  Out come the achieved FLOP/s and bytes/s with their fractions of the ceilings, the
+ * arithmetic intensity against the ridge point, waves and the tail, and ONE dominant limit from
+ * the design table (memory, compute, occupancy/latency, waves/tail, spills, launch overhead).
+ *
+ * The lever is machine-readable for search's `lever` strategy: a comma-separated list of the
+ * template's parameters, each followed by '+' (raise it) or '-' (lower it), most promising
+ * first: "BLOCK_N+,BLOCK_M+".  Parameters are named by their role (tile sizes, split-K,
+ * stages, warps, vector width, unrolling), so one rule serves every template; roles come from
+ * the manifest or are guessed from common parameter names.  An empty lever means no template
+ * parameter helps (launch overhead; compute-bound at the roof).
+ */
+#ifndef ROOFTUNE_DIAGNOSE_H
+#define ROOFTUNE_DIAGNOSE_H
+
+#include "gpu_spec.h"
+#include "result.h"
+#include "status.h"
+#include "vars.h"
+
+/* What a parameter does in a template; a role may be played by several parameters (WARPS_M
+ * and WARPS_N are both "warps"). */
+typedef enum {
+  ROLE_TILE_M = 0, /* rows of the output tile per block (BLOCK_M) */
+  ROLE_TILE_N,     /* columns of the output tile per block (BLOCK_N) */
+  ROLE_TILE_K,     /* depth of one main-loop step (BLOCK_K) */
+  ROLE_SPLIT_K,    /* blocks that share one output tile's reduction (SPLIT_K) */
+  ROLE_STAGES,     /* software-pipeline depth (STAGES) */
+  ROLE_WARPS,      /* warps per block (WARPS_M, WARPS_N, WARPS) */
+  ROLE_VECTOR,     /* elements per vector load (VEC) */
+  ROLE_UNROLL,     /* unrolling factor (UNROLL) */
+  ROLE_COUNT
+} diag_role;
+
+#define DIAG_ROLE_MAX 3 /* parameters per role */
+
+typedef struct diag_roles {
+  char names[ROLE_COUNT][DIAG_ROLE_MAX][48]; /* parameter names per role, "" when unused */
+} diag_roles;
+
+/* "tile_m", "tile_n", "tile_k", "split_k", "stages", "warps", "vector", "unroll". */
+const char *diag_role_name(diag_role r);
+/* -1 when NAME is none of the above. */
+int diag_role_parse(const char *name);
+/* Adds parameter PARAM to ROLE (ignored when the role is full). */
+void diag_roles_add(diag_roles *roles, diag_role role, const char *param);
+/* Guesses roles from common parameter names (case-insensitive): BLOCK_M/TILE_M/BM, BLOCK_N,
+ * BLOCK_K, SPLIT_K, STAGES, WARPS*, VEC*, UNROLL*.  Unknown names are left without a role. */
+void diag_roles_guess(diag_roles *roles, const char *const *params, int count);
+
+/* The roofs a candidate is held against. */
+typedef struct diag_ceilings {
+  double bw;                   /* DRAM bytes/s (copy bandwidth: bytes read + written) */
+  double flops[PATH_COUNT];    /* FLOP/s per compute path (wgmma rate for PATH_TC_F16) */
+  double mma_sync_fraction;    /* share of the f16 tensor rate mma.sync reaches; 1 off sm_90 */
+  double launch_overhead_s;    /* a launch's fixed cost */
+  int sm_count;                /* multiprocessors */
+  int measured;                /* 1: bw/flops measured on this device; 0: the spec table */
+  char gpu[64];                /* what they describe: "NVIDIA H200 (spec)" */
+} diag_ceilings;
+
+/* The spec table's ceilings for GPU (measured = 0). */
+void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out);
+
+typedef struct diag_input {
+  double flops;             /* FLOPs of the problem */
+  double dram_bytes;        /* modeled DRAM bytes of this configuration */
+  double time_s;            /* the candidate's time */
+  static_facts facts;       /* registers, spills, occupancy, limiter, grid blocks */
+  compute_path path;        /* the instruction path the template uses */
+  int wgmma;                /* 1 when a PATH_TC_F16 template uses wgmma (sm_90a) */
+  const diag_roles *roles;  /* parameter roles of the template; NULL: no template lever */
+  const rt_vars *config;    /* the configuration's values (orders tile levers); may be NULL */
+} diag_input;
+
+/* Fills out (limit, lever, sentence, fractions, intensity, ridge, waves, tail).
+ * RT_ERR_INVALID when the time or the ceilings are not positive. */
+rt_status diagnose(const diag_input *in, const diag_ceilings *ceil, diagnosis *out,
+                   rt_error *err);
+
+/* The compute path a dtype's tensor-core template uses: "f32" → PATH_SIMT_F32 unless
+ * tensor_cores (then PATH_TC_TF32), "f16"/"bf16" → PATH_TC_F16. */
+compute_path diag_path_for_dtype(const char *dtype, int tensor_cores);
+
+/* Thresholds (fractions of a ceiling) the rules use, exposed for tests and docs. */
+#define DIAG_NEAR_ROOF 0.60   /* at or above: bound by that roof */
+#define DIAG_AT_ROOF 0.85     /* compute-bound at or above: stop, nothing left to gain */
+#define DIAG_LOW 0.50         /* both under: occupancy / latency */
+#define DIAG_WAVE_EFF 0.75    /* waves / ceil(waves) under this: waves / tail */
+#define DIAG_LAUNCH_FACTOR 3.0 /* time under this many launch overheads: launch-bound */
+
+#endif
