@@ -25,7 +25,7 @@ int main(void) {
     for (int a = 0; a < tmpls[t].narchs; a++)
       for (int i = 0; i < per_arch; i++) {
         gcu_variant v = {tmpls[t].tmpl, tmpls[t].archs[a], tmpls[t].dtypes[i % tmpls[t].ndtypes],
-                         tmpls[t].layouts[(i / tmpls[t].ndtypes + i) % tmpls[t].nlayouts]};
+                         tmpls[t].layouts[(i + i / 2) % tmpls[t].nlayouts]};
         manifest *m = NULL;
         space *sp = NULL;
         rt_vars env;
