@@ -500,7 +500,9 @@ static int import_problem(const char *family, const char *shape, const char *dty
     long long v = strtoll(s, &end, 10);
     if (end == s || v <= 0 || (*end && *end != 'x'))
       return cli_usage_error("db", "--shape '%s' is not AxBx... with positive integers", shape);
-    snprintf(p->dim_names[p->ndims], sizeof p->dim_names[0], "D%d", p->ndims + 1);
+    p->dim_names[p->ndims][0] = 'D';
+    p->dim_names[p->ndims][1] = (char)('1' + p->ndims);
+    p->dim_names[p->ndims][2] = '\0';
     p->dims[p->ndims++] = v;
     s = *end ? end + 1 : end;
   }
