@@ -1,0 +1,1453 @@
+/* db.c — the tuning database (see db.h): opening and identifying the file, migrations, the
+ * write path with retried BEGIN IMMEDIATE transactions, resume queries, winners, reading,
+ * merging and checking. */
+#include "db.h"
+
+#include <stdarg.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "schema.h"
+#include "tuner/toolkit.h"
+#include "version.h"
+
+/* How long a writer keeps retrying a busy database before it reports it (ms).  SQLite's own
+ * busy handler waits DB_BUSY_MS per attempt; we retry whole transactions up to DB_RETRY_MS. */
+#define DB_BUSY_MS 5000
+#define DB_RETRY_MS 120000
+
+/* The hot statements, prepared once per connection. */
+enum {
+  ST_INSERT_RESULT,
+  ST_HAS_RESULT,
+  ST_PREVIOUS,
+  ST_TEMPLATE_INSERT,
+  ST_TEMPLATE_SELECT,
+  ST_COUNT
+};
+
+struct db {
+  sqlite3 *h;              /* the connection */
+  char path[1024];         /* as given */
+  int writable;            /* opened with DB_CREATE */
+  int version;             /* user_version */
+  sqlite3_stmt *st[ST_COUNT]; /* lazily prepared */
+};
+
+typedef struct run_template {
+  char name[64];     /* template name */
+  long long id;      /* templates.id */
+} run_template;
+
+struct db_run {
+  db *d;                    /* the database */
+  long long id;             /* runs.id */
+  long long problem_id;     /* problems.id */
+  long long device_id;      /* devices.id */
+  db_run_spec spec;         /* as begun */
+  run_template tmpl[64];    /* declared templates (and library ones met on the way) */
+  int ntmpl;                /* entries used */
+};
+
+/* The result columns, in the order bind_result() and read_result() use. */
+#define RESULT_COLS                                                                           \
+  "config,status,detail,timing,time_ms,spread,repetitions,verify_error,flops,dram_bytes,"     \
+  "registers,smem_static,smem_dynamic,spill_stores,spill_loads,stack_bytes,threads_per_block," \
+  "blocks_per_sm,occupancy,limiter,grid_blocks,diag_limit,diag_lever,diag_sentence,"          \
+  "achieved_flops,achieved_bw,flops_frac,bw_frac,intensity,ridge,waves,tail"
+#define RESULT_NCOLS 32
+#define RESULT_COLS_R                                                                              \
+  "r.config,r.status,r.detail,r.timing,r.time_ms,r.spread,r.repetitions,r.verify_error,r.flops,"   \
+  "r.dram_bytes,r.registers,r.smem_static,r.smem_dynamic,r.spill_stores,r.spill_loads,"            \
+  "r.stack_bytes,r.threads_per_block,r.blocks_per_sm,r.occupancy,r.limiter,r.grid_blocks,"         \
+  "r.diag_limit,r.diag_lever,r.diag_sentence,r.achieved_flops,r.achieved_bw,r.flops_frac,"         \
+  "r.bw_frac,r.intensity,r.ridge,r.waves,r.tail"
+
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_INSERT_RESULT] =
+        "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,created_at," RESULT_COLS
+        ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_HAS_RESULT] = "SELECT 1 FROM results WHERE problem_id=? AND device_id=? AND template_id=? "
+                      "AND toolkit=? AND config=? LIMIT 1",
+    [ST_PREVIOUS] = "SELECT " RESULT_COLS_R " FROM results r WHERE r.problem_id=? AND "
+                    "r.device_id=? AND r.template_id=? AND r.toolkit=? ORDER BY r.id",
+    [ST_TEMPLATE_INSERT] = "INSERT OR IGNORE INTO templates(name,family,source_hash,manifest_hash) "
+                           "VALUES(?,?,?,?)",
+    [ST_TEMPLATE_SELECT] = "SELECT id FROM templates WHERE name=? AND source_hash=? AND "
+                           "manifest_hash=?",
+};
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static void copy(char *dst, size_t size, const char *src) {
+  if (!size) return;
+  size_t n = src ? strlen(src) : 0;
+  if (n >= size) n = size - 1;
+  if (n) memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+static void now_iso(char *buf, size_t size) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  struct tm tm;
+  gmtime_r(&ts.tv_sec, &tm);
+  strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static int is_busy(int rc) {
+  rc &= 0xff;
+  return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
+/* Turns an SQLite failure into an rt_error that names the file and says what to do. */
+static rt_status db_fail_at(sqlite3 *h, const char *path, int rc, const char *what,
+                            rt_error *err) {
+  const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(rc);
+  rt_status s;
+  switch (rc & 0xff) {
+  case SQLITE_NOTADB:
+    s = rt_error_set(err, RT_ERR_DB_FOREIGN,
+                     "not a rooftune database (not an SQLite file: %s); give a rooftune database "
+                     "or a new path",
+                     msg);
+    break;
+  case SQLITE_CORRUPT:
+    s = rt_error_set(err, RT_ERR_DB,
+                     "the database is damaged (%s, while %s); run 'rooftune db check' on it and "
+                     "restore a backup or start a new file",
+                     msg, what);
+    break;
+  case SQLITE_BUSY:
+  case SQLITE_LOCKED:
+    s = rt_error_set(err, RT_ERR_DB,
+                     "the database stayed locked by another process for %d s (%s); try again",
+                     DB_RETRY_MS / 1000, what);
+    break;
+  case SQLITE_CANTOPEN:
+    s = rt_error_set(err, RT_ERR_IO, "cannot open the database (%s); check the path and its "
+                     "permissions", msg);
+    break;
+  case SQLITE_READONLY:
+    s = rt_error_set(err, RT_ERR_IO, "the database is read-only (%s, while %s)", msg, what);
+    break;
+  case SQLITE_FULL:
+  case SQLITE_IOERR:
+    s = rt_error_set(err, RT_ERR_IO, "cannot write the database (%s, while %s); check free "
+                     "disk space", msg, what);
+    break;
+  default:
+    s = rt_error_set(err, RT_ERR_DB, "%s: %s", what, msg);
+  }
+  rt_error_locate(err, path, NULL, 0, 0);
+  return s;
+}
+
+static rt_status db_fail(db *d, int rc, const char *what, rt_error *err) {
+  return db_fail_at(d->h, d->path, rc, what, err);
+}
+
+/* Runs SQL without results; retries while busy (for statements outside a transaction). */
+static int exec_retry(sqlite3 *h, const char *sql) {
+  long long deadline = now_ms() + DB_RETRY_MS;
+  for (;;) {
+    int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+    if (!is_busy(rc) || now_ms() > deadline) return rc;
+    sleep_ms(1 + rand() % 10);
+  }
+}
+
+static rt_status tx_begin(db *d, rt_error *err) {
+  int rc = exec_retry(d->h, "BEGIN IMMEDIATE");
+  return rc == SQLITE_OK ? RT_OK : db_fail(d, rc, "starting a write", err);
+}
+
+static rt_status tx_commit(db *d, rt_error *err) {
+  int rc = exec_retry(d->h, "COMMIT");
+  if (rc == SQLITE_OK) return RT_OK;
+  rt_status s = db_fail(d, rc, "committing", err);
+  sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+  return s;
+}
+
+static void tx_rollback(db *d) {
+  if (!sqlite3_get_autocommit(d->h)) sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static sqlite3_stmt *cached(db *d, int which, rt_error *err) {
+  if (!d->st[which]) {
+    int rc = sqlite3_prepare_v2(d->h, stmt_sql[which], -1, &d->st[which], NULL);
+    if (rc != SQLITE_OK) {
+      db_fail(d, rc, "preparing a statement", err);
+      d->st[which] = NULL;
+      return NULL;
+    }
+  }
+  sqlite3_reset(d->st[which]);
+  sqlite3_clear_bindings(d->st[which]);
+  return d->st[which];
+}
+
+static sqlite3_stmt *prepare(db *d, const char *sql, rt_error *err) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(d->h, sql, -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    db_fail(d, rc, "preparing a statement", err);
+    return NULL;
+  }
+  return st;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s) {
+  sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_TRANSIENT);
+}
+
+static void bind_real(sqlite3_stmt *st, int i, double v) {
+  if (isnan(v) || isinf(v)) sqlite3_bind_null(st, i);
+  else sqlite3_bind_double(st, i, v);
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *dst, size_t size) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  copy(dst, size, (const char *)t);
+}
+
+static double col_real(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+/* Runs a one-row, one-integer query; *found tells whether a row came back. */
+static rt_status query_int(db *d, sqlite3_stmt *st, long long *out, int *found, rt_error *err) {
+  int rc = sqlite3_step(st);
+  if (found) *found = rc == SQLITE_ROW;
+  if (rc == SQLITE_ROW) {
+    *out = sqlite3_column_int64(st, 0);
+    return RT_OK;
+  }
+  if (rc == SQLITE_DONE) return RT_OK;
+  return db_fail(d, rc, "reading", err);
+}
+
+/* ---- opening ------------------------------------------------------------------------ */
+
+static rt_status pragma_int(db *d, const char *sql, long long *out, rt_error *err) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(d->h, sql, -1, &st, NULL);
+  if (rc != SQLITE_OK) return db_fail(d, rc, "reading the file header", err);
+  rc = sqlite3_step(st);
+  *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_fail(d, rc, "reading the file header", err);
+  return RT_OK;
+}
+
+/* Brings the schema up to DB_SCHEMA_VERSION inside one write transaction. */
+static rt_status migrate(db *d, rt_error *err) {
+  rt_status s = tx_begin(d, err);
+  if (s) return s;
+  long long v = 0, app = 0, objects = 0;
+  if ((s = pragma_int(d, "PRAGMA user_version", &v, err)) ||
+      (s = pragma_int(d, "PRAGMA application_id", &app, err)) ||
+      (s = pragma_int(d, "SELECT count(*) FROM sqlite_master", &objects, err))) {
+    tx_rollback(d);
+    return s;
+  }
+  if (app != DB_APPLICATION_ID && objects > 0) { /* changed under us: someone else's file */
+    tx_rollback(d);
+    rt_error_set(err, RT_ERR_DB_FOREIGN, "an SQLite database of another program; give rooftune a "
+                 "new path");
+    rt_error_locate(err, d->path, NULL, 0, 0);
+    return RT_ERR_DB_FOREIGN;
+  }
+  for (long long ver = v + 1; ver <= DB_SCHEMA_VERSION; ver++) {
+    int rc = sqlite3_exec(d->h, schema_migrations[ver], NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+      s = db_fail(d, rc, "creating the schema", err);
+      tx_rollback(d);
+      return s;
+    }
+  }
+  if (v < DB_SCHEMA_VERSION) {
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%d", DB_APPLICATION_ID,
+             DB_SCHEMA_VERSION);
+    int rc = sqlite3_exec(d->h, sql, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+      s = db_fail(d, rc, "setting the schema version", err);
+      tx_rollback(d);
+      return s;
+    }
+  }
+  if ((s = tx_commit(d, err))) return s;
+  d->version = DB_SCHEMA_VERSION;
+  return RT_OK;
+}
+
+rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
+  *out = NULL;
+  if (!path || !*path) return rt_error_set(err, RT_ERR_USAGE, "no database path given");
+  struct stat sb;
+  int exists = stat(path, &sb) == 0;
+  if (!exists && !(flags & DB_CREATE)) {
+    rt_error_set(err, RT_ERR_IO, "no such database (tune into it first: rooftune tune ... --db %s)",
+                 path);
+    rt_error_locate(err, path, NULL, 0, 0);
+    return RT_ERR_IO;
+  }
+  if (exists && S_ISDIR(sb.st_mode)) {
+    rt_error_set(err, RT_ERR_IO, "is a directory, not a database file");
+    rt_error_locate(err, path, NULL, 0, 0);
+    return RT_ERR_IO;
+  }
+  db *d = calloc(1, sizeof *d);
+  if (!d) return rt_error_set(err, RT_ERR_NOMEM, "out of memory opening %s", path);
+  copy(d->path, sizeof d->path, path);
+  d->writable = (flags & DB_CREATE) != 0;
+  int oflags = d->writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  int rc = sqlite3_open_v2(path, &d->h, oflags | SQLITE_OPEN_FULLMUTEX, NULL);
+  rt_status s = RT_OK;
+  if (rc != SQLITE_OK) {
+    s = db_fail(d, rc, "opening", err);
+    goto fail;
+  }
+  sqlite3_extended_result_codes(d->h, 0);
+  sqlite3_busy_timeout(d->h, DB_BUSY_MS);
+
+  long long app = 0, ver = 0, objects = 0;
+  if ((s = pragma_int(d, "PRAGMA application_id", &app, err)) ||
+      (s = pragma_int(d, "PRAGMA user_version", &ver, err)) ||
+      (s = pragma_int(d, "SELECT count(*) FROM sqlite_master", &objects, err)))
+    goto fail;
+  if (app != DB_APPLICATION_ID && (objects > 0 || app != 0)) {
+    s = rt_error_set(err, RT_ERR_DB_FOREIGN,
+                     "an SQLite database of another program (application_id %#llx, %lld schema "
+                     "objects), not a rooftune database; give rooftune a new path",
+                     app, objects);
+    rt_error_locate(err, path, NULL, 0, 0);
+    goto fail;
+  }
+  if (app == 0 && objects == 0 && !d->writable) {
+    s = rt_error_set(err, RT_ERR_DB_FOREIGN,
+                     "an empty file, not a rooftune database; tune into it first "
+                     "(rooftune tune ... --db %s)", path);
+    rt_error_locate(err, path, NULL, 0, 0);
+    goto fail;
+  }
+  if (ver > DB_SCHEMA_VERSION) {
+    s = rt_error_set(err, RT_ERR_DB_VERSION,
+                     "schema version %lld is newer than this rooftune's %d; use a newer rooftune "
+                     "(this is %s)", ver, DB_SCHEMA_VERSION, ROOFTUNE_VERSION);
+    rt_error_locate(err, path, NULL, 0, 0);
+    goto fail;
+  }
+  d->version = (int)ver;
+  if (d->writable) {
+    rc = exec_retry(d->h, "PRAGMA journal_mode=WAL");
+    if (rc != SQLITE_OK) {
+      s = db_fail(d, rc, "switching to WAL mode", err);
+      goto fail;
+    }
+    /* In WAL mode NORMAL keeps every committed transaction across a process crash or kill;
+     * only a power loss may take back the last few. */
+    sqlite3_exec(d->h, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+    if (ver < DB_SCHEMA_VERSION && (s = migrate(d, err))) goto fail;
+  } else if (ver < DB_SCHEMA_VERSION) {
+    s = rt_error_set(err, RT_ERR_DB_VERSION,
+                     "schema version %lld is older than this rooftune's %d; open it once for "
+                     "writing (rooftune db check --upgrade) to migrate it", ver, DB_SCHEMA_VERSION);
+    rt_error_locate(err, path, NULL, 0, 0);
+    goto fail;
+  }
+  sqlite3_exec(d->h, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+  *out = d;
+  return RT_OK;
+fail:
+  db_close(d);
+  return s;
+}
+
+void db_close(db *d) {
+  if (!d) return;
+  for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(d->st[i]);
+  if (d->h) sqlite3_close_v2(d->h);
+  free(d);
+}
+
+const char *db_path(const db *d) { return d->path; }
+int db_schema_version(const db *d) { return d->version; }
+
+/* ---- provenance --------------------------------------------------------------------- */
+
+rt_status db_toolkit_string(char *buf, size_t size, rt_error *err) {
+  toolkit_info tk;
+  rt_status s = toolkit_query(&tk, err);
+  if (s) return s;
+  snprintf(buf, size, "cuda %d.%d, nvrtc %d.%d, cublaslt %zu", tk.cuda_major, tk.cuda_minor,
+           tk.nvrtc_major, tk.nvrtc_minor, tk.cublaslt_version);
+  return RT_OK;
+}
+
+void db_device_pseudo(db_device *dev, const char *name) {
+  memset(dev, 0, sizeof *dev);
+  copy(dev->name, sizeof dev->name, name);
+}
+
+/* Inside a transaction: the id of a device row, created when new. */
+static rt_status device_id(db *d, const db_device *dev, int create, long long *id, int *found,
+                           rt_error *err) {
+  sqlite3_stmt *st;
+  if (create) {
+    st = prepare(d, "INSERT OR IGNORE INTO devices(name,sm_count,cc_major,cc_minor,driver_version) "
+                    "VALUES(?,?,?,?,?)", err);
+    if (!st) return err ? err->code : RT_ERR_DB;
+    bind_text(st, 1, dev->name);
+    sqlite3_bind_int(st, 2, dev->sm_count);
+    sqlite3_bind_int(st, 3, dev->cc_major);
+    sqlite3_bind_int(st, 4, dev->cc_minor);
+    sqlite3_bind_int(st, 5, dev->driver_version);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_fail(d, rc, "storing the device", err);
+  }
+  st = prepare(d, "SELECT id FROM devices WHERE name=? AND sm_count=? AND cc_major=? AND "
+                  "cc_minor=? AND driver_version=?", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, dev->name);
+  sqlite3_bind_int(st, 2, dev->sm_count);
+  sqlite3_bind_int(st, 3, dev->cc_major);
+  sqlite3_bind_int(st, 4, dev->cc_minor);
+  sqlite3_bind_int(st, 5, dev->driver_version);
+  int f = 0;
+  rt_status s = query_int(d, st, id, &f, err);
+  sqlite3_finalize(st);
+  if (found) *found = f;
+  if (!s && !f && create) s = rt_error_set(err, RT_ERR_INTERNAL, "device row vanished");
+  return s;
+}
+
+rt_status db_ceiling_set(db *d, const db_device *dev, const char *kind, const char *dtype,
+                         double value, rt_error *err) {
+  rt_status s = tx_begin(d, err);
+  if (s) return s;
+  long long did = 0;
+  if ((s = device_id(d, dev, 1, &did, NULL, err))) goto out;
+  sqlite3_stmt *st = prepare(d, "INSERT INTO device_ceilings(device_id,kind,dtype,value,measured_at) "
+                                "VALUES(?,?,?,?,?) ON CONFLICT(device_id,kind,dtype) DO UPDATE SET "
+                                "value=excluded.value, measured_at=excluded.measured_at", err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  char at[32];
+  now_iso(at, sizeof at);
+  sqlite3_bind_int64(st, 1, did);
+  bind_text(st, 2, kind);
+  bind_text(st, 3, dtype);
+  sqlite3_bind_double(st, 4, value);
+  bind_text(st, 5, at);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = rc == SQLITE_CONSTRAINT
+            ? rt_error_set(err, RT_ERR_INVALID, "ceiling kind '%s' is not copy_bw or matmul", kind)
+            : db_fail(d, rc, "storing a ceiling", err);
+    goto out;
+  }
+  return tx_commit(d, err);
+out:
+  tx_rollback(d);
+  return s;
+}
+
+rt_status db_ceiling_get(db *d, const db_device *dev, const char *kind, const char *dtype,
+                         double *value, char *measured_at, size_t at_size, int *found,
+                         rt_error *err) {
+  *found = 0;
+  sqlite3_stmt *st = prepare(d, "SELECT c.value, c.measured_at FROM device_ceilings c JOIN devices "
+                                "v ON v.id=c.device_id WHERE v.name=? AND v.sm_count=? AND "
+                                "v.cc_major=? AND v.cc_minor=? AND c.kind=? AND c.dtype=? ORDER BY "
+                                "c.measured_at DESC LIMIT 1", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, dev->name);
+  sqlite3_bind_int(st, 2, dev->sm_count);
+  sqlite3_bind_int(st, 3, dev->cc_major);
+  sqlite3_bind_int(st, 4, dev->cc_minor);
+  bind_text(st, 5, kind);
+  bind_text(st, 6, dtype ? dtype : "");
+  int rc = sqlite3_step(st);
+  rt_status s = RT_OK;
+  if (rc == SQLITE_ROW) {
+    *found = 1;
+    *value = sqlite3_column_double(st, 0);
+    if (measured_at) col_text(st, 1, measured_at, at_size);
+  } else if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "reading a ceiling", err);
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
+/* ---- runs --------------------------------------------------------------------------- */
+
+void db_dims_text(const problem *p, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < p->ndims && n < size; i++) {
+    int w = snprintf(buf + n, size - n, "%s%s=%lld", i ? "," : "", p->dim_names[i], p->dims[i]);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+}
+
+static rt_status problem_id(db *d, const problem *p, long long *id, rt_error *err) {
+  char dims[256];
+  db_dims_text(p, dims, sizeof dims);
+  sqlite3_stmt *st = prepare(d, "INSERT OR IGNORE INTO problems(family,shape,dtype,layout,dims) "
+                                "VALUES(?,?,?,?,?)", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, p->family);
+  bind_text(st, 2, p->shape);
+  bind_text(st, 3, p->dtype);
+  bind_text(st, 4, p->layout);
+  bind_text(st, 5, dims);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return db_fail(d, rc, "storing the problem", err);
+  st = prepare(d, "SELECT id FROM problems WHERE family=? AND shape=? AND dtype=? AND layout=?",
+               err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, p->family);
+  bind_text(st, 2, p->shape);
+  bind_text(st, 3, p->dtype);
+  bind_text(st, 4, p->layout);
+  int f = 0;
+  rt_status s = query_int(d, st, id, &f, err);
+  sqlite3_finalize(st);
+  if (!s && !f) s = rt_error_set(err, RT_ERR_INTERNAL, "problem row vanished");
+  return s;
+}
+
+rt_status db_run_begin(db *d, const db_run_spec *spec, db_run **out, rt_error *err) {
+  *out = NULL;
+  if (!d->writable)
+    return rt_error_set(err, RT_ERR_USAGE, "%s is open read-only; cannot record a run", d->path);
+  if (!spec->prob.family[0] || !spec->prob.shape[0] || !spec->prob.dtype[0])
+    return rt_error_set(err, RT_ERR_INVALID, "a run needs a problem with family, shape and dtype");
+  if (!spec->prov.device.name[0])
+    return rt_error_set(err, RT_ERR_INVALID, "a run needs a device name");
+  db_run *r = calloc(1, sizeof *r);
+  if (!r) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  r->d = d;
+  r->spec = *spec;
+  rt_status s = tx_begin(d, err);
+  if (s) {
+    free(r);
+    return s;
+  }
+  if ((s = problem_id(d, &spec->prob, &r->problem_id, err)) ||
+      (s = device_id(d, &spec->prov.device, 1, &r->device_id, NULL, err)))
+    goto fail;
+  sqlite3_stmt *st = prepare(d, "INSERT INTO runs(problem_id,device_id,toolkit,arch,strategy,seed,"
+                                "budget,rooftune_version,command,started_at,status) "
+                                "VALUES(?,?,?,?,?,?,?,?,?,?,'running')", err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto fail;
+  }
+  char at[32];
+  now_iso(at, sizeof at);
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, spec->prov.toolkit);
+  bind_text(st, 4, spec->prov.arch);
+  bind_text(st, 5, spec->strategy);
+  sqlite3_bind_int64(st, 6, (sqlite3_int64)spec->seed);
+  sqlite3_bind_int64(st, 7, spec->budget);
+  bind_text(st, 8, ROOFTUNE_VERSION);
+  bind_text(st, 9, spec->command);
+  bind_text(st, 10, at);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "starting a run", err);
+    goto fail;
+  }
+  r->id = sqlite3_last_insert_rowid(d->h);
+  if ((s = tx_commit(d, err))) {
+    free(r);
+    return s;
+  }
+  *out = r;
+  return RT_OK;
+fail:
+  tx_rollback(d);
+  free(r);
+  return s;
+}
+
+long long db_run_id(const db_run *r) { return r->id; }
+
+/* Inside or outside a transaction: the templates.id of (name, hashes), created when new. */
+static rt_status template_id(db *d, const char *name, const char *family, const char *src,
+                             const char *man, long long *id, rt_error *err) {
+  sqlite3_stmt *st = cached(d, ST_TEMPLATE_INSERT, err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, name);
+  bind_text(st, 2, family);
+  bind_text(st, 3, src);
+  bind_text(st, 4, man);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return db_fail(d, rc, "storing the template", err);
+  if (!(st = cached(d, ST_TEMPLATE_SELECT, err))) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, name);
+  bind_text(st, 2, src);
+  bind_text(st, 3, man);
+  int f = 0;
+  rt_status s = query_int(d, st, id, &f, err);
+  sqlite3_reset(st);
+  if (!s && !f) s = rt_error_set(err, RT_ERR_INTERNAL, "template row vanished");
+  return s;
+}
+
+static run_template *run_find_template(db_run *r, const char *name) {
+  for (int i = 0; i < r->ntmpl; i++)
+    if (strcmp(r->tmpl[i].name, name) == 0) return &r->tmpl[i];
+  return NULL;
+}
+
+static rt_status run_add_template(db_run *r, const char *name, long long id, rt_error *err) {
+  run_template *t = run_find_template(r, name);
+  if (!t) {
+    if (r->ntmpl == (int)(sizeof r->tmpl / sizeof r->tmpl[0]))
+      return rt_error_set(err, RT_ERR_INVALID, "too many templates in one run (at most %d)",
+                          (int)(sizeof r->tmpl / sizeof r->tmpl[0]));
+    t = &r->tmpl[r->ntmpl++];
+    copy(t->name, sizeof t->name, name);
+  }
+  t->id = id;
+  return RT_OK;
+}
+
+rt_status db_run_template(db_run *r, const char *name, const char *family,
+                          const char *source_hash, const char *manifest_hash, rt_error *err) {
+  if (!name || !*name || strlen(name) >= sizeof r->tmpl[0].name)
+    return rt_error_set(err, RT_ERR_INVALID, "template name '%s' is empty or too long",
+                        name ? name : "");
+  rt_status s = tx_begin(r->d, err);
+  if (s) return s;
+  long long id = 0;
+  if ((s = template_id(r->d, name, family, source_hash, manifest_hash, &id, err))) {
+    tx_rollback(r->d);
+    return s;
+  }
+  if ((s = tx_commit(r->d, err))) return s;
+  return run_add_template(r, name, id, err);
+}
+
+/* The template id for a result's template name: declared, or a library candidate. */
+static rt_status run_template_id(db_run *r, const char *name, int create, long long *id,
+                                 rt_error *err) {
+  run_template *t = run_find_template(r, name);
+  if (t) {
+    *id = t->id;
+    return RT_OK;
+  }
+  if (!create) {
+    sqlite3_stmt *st = cached(r->d, ST_TEMPLATE_SELECT, err);
+    if (!st) return err ? err->code : RT_ERR_DB;
+    bind_text(st, 1, name);
+    bind_text(st, 2, "");
+    bind_text(st, 3, "");
+    int f = 0;
+    rt_status s = query_int(r->d, st, id, &f, err);
+    sqlite3_reset(st);
+    if (!s && !f) *id = -1;
+    return s;
+  }
+  rt_status s = template_id(r->d, name, r->spec.prob.family, "", "", id, err);
+  if (!s) s = run_add_template(r, name, *id, err);
+  return s;
+}
+
+static void bind_result(sqlite3_stmt *st, int i, const candidate_result *c) {
+  bind_text(st, i++, c->config);
+  bind_text(st, i++, rt_status_name(c->status));
+  bind_text(st, i++, c->detail);
+  bind_text(st, i++, timing_kind_name(c->timing));
+  bind_real(st, i++, c->time_ms);
+  bind_real(st, i++, c->spread);
+  sqlite3_bind_int(st, i++, c->repetitions);
+  bind_real(st, i++, c->verify_error);
+  bind_real(st, i++, c->flops);
+  bind_real(st, i++, c->dram_bytes);
+  const static_facts *f = &c->facts;
+  sqlite3_bind_int(st, i++, f->registers);
+  sqlite3_bind_int(st, i++, f->smem_static);
+  sqlite3_bind_int(st, i++, f->smem_dynamic);
+  sqlite3_bind_int(st, i++, f->spill_stores);
+  sqlite3_bind_int(st, i++, f->spill_loads);
+  sqlite3_bind_int(st, i++, f->stack_bytes);
+  sqlite3_bind_int(st, i++, f->threads_per_block);
+  sqlite3_bind_int(st, i++, f->blocks_per_sm);
+  bind_real(st, i++, f->occupancy);
+  bind_text(st, i++, f->limiter);
+  sqlite3_bind_int64(st, i++, f->grid_blocks);
+  const diagnosis *g = &c->diag;
+  bind_text(st, i++, g->limit);
+  bind_text(st, i++, g->lever);
+  bind_text(st, i++, g->sentence);
+  bind_real(st, i++, g->achieved_flops);
+  bind_real(st, i++, g->achieved_bw);
+  bind_real(st, i++, g->flops_frac);
+  bind_real(st, i++, g->bw_frac);
+  bind_real(st, i++, g->intensity);
+  bind_real(st, i++, g->ridge);
+  bind_real(st, i++, g->waves);
+  bind_real(st, i++, g->tail);
+}
+
+static void read_result(sqlite3_stmt *st, int i, candidate_result *c) {
+  col_text(st, i++, c->config, sizeof c->config);
+  char name[64];
+  col_text(st, i++, name, sizeof name);
+  int code = rt_status_from_name(name);
+  c->status = code < 0 ? RT_ERR_INTERNAL : (rt_status)code;
+  col_text(st, i++, c->detail, sizeof c->detail);
+  col_text(st, i++, name, sizeof name);
+  int t = timing_kind_parse(name);
+  c->timing = t < 0 ? TIMING_REPLAYED : (timing_kind)t;
+  c->time_ms = col_real(st, i++);
+  c->spread = col_real(st, i++);
+  c->repetitions = sqlite3_column_int(st, i++);
+  c->verify_error = col_real(st, i++);
+  c->flops = col_real(st, i++);
+  c->dram_bytes = col_real(st, i++);
+  static_facts *f = &c->facts;
+  f->registers = sqlite3_column_int(st, i++);
+  f->smem_static = sqlite3_column_int(st, i++);
+  f->smem_dynamic = sqlite3_column_int(st, i++);
+  f->spill_stores = sqlite3_column_int(st, i++);
+  f->spill_loads = sqlite3_column_int(st, i++);
+  f->stack_bytes = sqlite3_column_int(st, i++);
+  f->threads_per_block = sqlite3_column_int(st, i++);
+  f->blocks_per_sm = sqlite3_column_int(st, i++);
+  f->occupancy = col_real(st, i++);
+  col_text(st, i++, f->limiter, sizeof f->limiter);
+  f->grid_blocks = sqlite3_column_int64(st, i++);
+  diagnosis *g = &c->diag;
+  col_text(st, i++, g->limit, sizeof g->limit);
+  col_text(st, i++, g->lever, sizeof g->lever);
+  col_text(st, i++, g->sentence, sizeof g->sentence);
+  g->achieved_flops = col_real(st, i++);
+  g->achieved_bw = col_real(st, i++);
+  g->flops_frac = col_real(st, i++);
+  g->bw_frac = col_real(st, i++);
+  g->intensity = col_real(st, i++);
+  g->ridge = col_real(st, i++);
+  g->waves = col_real(st, i++);
+  g->tail = col_real(st, i++);
+}
+
+/* Inside a transaction: inserts one result. */
+static rt_status insert_result(db_run *r, const candidate_result *c, long long *id,
+                               rt_error *err) {
+  if (!c->template_name[0])
+    return rt_error_set(err, RT_ERR_INVALID, "a result without a template name");
+  if (c->timing < TIMING_MEASURED || c->timing > TIMING_REPLAYED)
+    return rt_error_set(err, RT_ERR_INVALID, "result of %s: unknown timing kind %d",
+                        c->template_name, (int)c->timing);
+  long long tid = 0;
+  rt_status s = run_template_id(r, c->template_name, 1, &tid, err);
+  if (s) return s;
+  sqlite3_stmt *st = cached(r->d, ST_INSERT_RESULT, err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  char at[32];
+  now_iso(at, sizeof at);
+  sqlite3_bind_int64(st, 1, r->id);
+  sqlite3_bind_int64(st, 2, r->problem_id);
+  sqlite3_bind_int64(st, 3, r->device_id);
+  sqlite3_bind_int64(st, 4, tid);
+  bind_text(st, 5, r->spec.prov.toolkit);
+  bind_text(st, 6, at);
+  bind_result(st, 7, c);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return db_fail(r->d, rc, "storing a result", err);
+  if (id) *id = sqlite3_last_insert_rowid(r->d->h);
+  return RT_OK;
+}
+
+rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, long long *ids,
+                            rt_error *err) {
+  rt_status s = tx_begin(r->d, err);
+  if (s) return s;
+  /* Templates created inside a rolled-back transaction must not stay in the map. */
+  int ntmpl = r->ntmpl;
+  for (size_t i = 0; i < n; i++) {
+    if ((s = insert_result(r, &res[i], ids ? &ids[i] : NULL, err))) {
+      tx_rollback(r->d);
+      r->ntmpl = ntmpl;
+      return s;
+    }
+  }
+  s = tx_commit(r->d, err);
+  if (s) r->ntmpl = ntmpl;
+  return s;
+}
+
+rt_status db_run_store(db_run *r, const candidate_result *res, long long *result_id,
+                       rt_error *err) {
+  return db_run_store_many(r, res, 1, result_id, err);
+}
+
+int db_run_has_result(db_run *r, const char *template_name, const char *config) {
+  long long tid = -1;
+  if (run_template_id(r, template_name, 0, &tid, NULL) || tid < 0) return 0;
+  sqlite3_stmt *st = cached(r->d, ST_HAS_RESULT, NULL);
+  if (!st) return 0;
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  sqlite3_bind_int64(st, 3, tid);
+  bind_text(st, 4, r->spec.prov.toolkit);
+  bind_text(st, 5, config);
+  int found = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_reset(st);
+  return found;
+}
+
+rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out,
+                          size_t *n, rt_error *err) {
+  *out = NULL;
+  *n = 0;
+  long long tid = -1;
+  rt_status s = run_template_id(r, template_name, 0, &tid, err);
+  if (s || tid < 0) return s;
+  sqlite3_stmt *st = cached(r->d, ST_PREVIOUS, err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  sqlite3_bind_int64(st, 3, tid);
+  bind_text(st, 4, r->spec.prov.toolkit);
+  size_t cap = 0;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 64;
+      candidate_result *p = realloc(*out, cap * sizeof *p);
+      if (!p) {
+        s = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading earlier results");
+        break;
+      }
+      *out = p;
+    }
+    candidate_result *c = &(*out)[(*n)++];
+    memset(c, 0, sizeof *c);
+    copy(c->template_name, sizeof c->template_name, template_name);
+    copy(c->device_name, sizeof c->device_name, r->spec.prov.device.name);
+    read_result(st, 0, c);
+  }
+  if (!s && rc != SQLITE_DONE) s = db_fail(r->d, rc, "reading earlier results", err);
+  sqlite3_reset(st);
+  if (s) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+  }
+  return s;
+}
+
+rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, int *replaced,
+                            rt_error *err) {
+  if (replaced) *replaced = 0;
+  db *d = r->d;
+  rt_status s = tx_begin(d, err);
+  if (s) return s;
+  sqlite3_stmt *st = prepare(d, "SELECT template_id, status, time_ms, toolkit FROM results WHERE "
+                                "id=? AND problem_id=? AND device_id=?", err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  sqlite3_bind_int64(st, 1, result_id);
+  sqlite3_bind_int64(st, 2, r->problem_id);
+  sqlite3_bind_int64(st, 3, r->device_id);
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    s = rc == SQLITE_DONE ? rt_error_set(err, RT_ERR_INVALID, "result %lld is not a result of this "
+                                         "run's problem and device", result_id)
+                          : db_fail(d, rc, "reading the winner", err);
+    goto out;
+  }
+  long long tid = sqlite3_column_int64(st, 0);
+  char status[32], toolkit[96];
+  col_text(st, 1, status, sizeof status);
+  double t = col_real(st, 2);
+  col_text(st, 3, toolkit, sizeof toolkit);
+  sqlite3_finalize(st);
+  if (strcmp(status, "OK") != 0 || isnan(t)) {
+    s = rt_error_set(err, RT_ERR_INVALID, "result %lld failed (%s) and cannot win", result_id,
+                     status);
+    goto out;
+  }
+  st = prepare(d, "SELECT r.time_ms FROM winners w JOIN results r ON r.id=w.result_id WHERE "
+                  "w.problem_id=? AND w.device_id=? AND w.template_id=? AND w.toolkit=?", err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  sqlite3_bind_int64(st, 3, tid);
+  bind_text(st, 4, toolkit);
+  rc = sqlite3_step(st);
+  int have = rc == SQLITE_ROW;
+  double old = have ? col_real(st, 0) : NAN;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "reading the old winner", err);
+    goto out;
+  }
+  if (have && !isnan(old) && old <= t) { /* the stored winner is at least as fast */
+    sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+    return RT_OK;
+  }
+  st = prepare(d,
+               "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,cubin,entry,"
+               "arch,grid_x,grid_y,grid_z,block_x,block_y,block_z,smem,grid_vx,grid_vy,grid_vz,"
+               "block_vx,block_vy,block_vz,smem_v,vars,library_algo,updated_at) VALUES(?,?,?,?,?,?,"
+               "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(problem_id,device_id,"
+               "template_id,toolkit) DO UPDATE SET result_id=excluded.result_id,"
+               "cubin=excluded.cubin,entry=excluded.entry,arch=excluded.arch,"
+               "grid_x=excluded.grid_x,grid_y=excluded.grid_y,grid_z=excluded.grid_z,"
+               "block_x=excluded.block_x,block_y=excluded.block_y,block_z=excluded.block_z,"
+               "smem=excluded.smem,grid_vx=excluded.grid_vx,grid_vy=excluded.grid_vy,"
+               "grid_vz=excluded.grid_vz,block_vx=excluded.block_vx,block_vy=excluded.block_vy,"
+               "block_vz=excluded.block_vz,smem_v=excluded.smem_v,vars=excluded.vars,"
+               "library_algo=excluded.library_algo,updated_at=excluded.updated_at",
+               err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  char at[32];
+  now_iso(at, sizeof at);
+  int i = 1;
+  sqlite3_bind_int64(st, i++, r->problem_id);
+  sqlite3_bind_int64(st, i++, r->device_id);
+  sqlite3_bind_int64(st, i++, tid);
+  bind_text(st, i++, toolkit);
+  sqlite3_bind_int64(st, i++, result_id);
+  if (w && w->cubin && w->cubin_size)
+    sqlite3_bind_blob64(st, i++, w->cubin, w->cubin_size, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null(st, i++);
+  db_winner none;
+  memset(&none, 0, sizeof none);
+  if (!w) w = &none;
+  bind_text(st, i++, w->entry);
+  bind_text(st, i++, w->arch);
+  for (int k = 0; k < 3; k++) bind_text(st, i++, w->grid[k]);
+  for (int k = 0; k < 3; k++) bind_text(st, i++, w->block[k]);
+  bind_text(st, i++, w->smem);
+  for (int k = 0; k < 3; k++) sqlite3_bind_int64(st, i++, w->grid_v[k]);
+  for (int k = 0; k < 3; k++) sqlite3_bind_int64(st, i++, w->block_v[k]);
+  sqlite3_bind_int64(st, i++, w->smem_v);
+  bind_text(st, i++, w->vars);
+  bind_text(st, i++, w->library_algo);
+  bind_text(st, i++, at);
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "storing the winner", err);
+    goto out;
+  }
+  if ((s = tx_commit(d, err))) return s;
+  if (replaced) *replaced = 1;
+  return RT_OK;
+out:
+  tx_rollback(d);
+  return s;
+}
+
+rt_status db_run_finish(db_run *r, const char *status, rt_error *err) {
+  if (!status || (strcmp(status, "done") && strcmp(status, "failed") && strcmp(status, "interrupted")))
+    return rt_error_set(err, RT_ERR_INVALID, "run status '%s' is not done, failed or interrupted",
+                        status ? status : "");
+  rt_status s = tx_begin(r->d, err);
+  if (s) return s;
+  sqlite3_stmt *st = prepare(r->d, "UPDATE runs SET status=?, finished_at=? WHERE id=?", err);
+  if (!st) {
+    tx_rollback(r->d);
+    return err ? err->code : RT_ERR_DB;
+  }
+  char at[32];
+  now_iso(at, sizeof at);
+  bind_text(st, 1, status);
+  bind_text(st, 2, at);
+  sqlite3_bind_int64(st, 3, r->id);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(r->d, rc, "finishing the run", err);
+    tx_rollback(r->d);
+    return s;
+  }
+  return tx_commit(r->d, err);
+}
+
+void db_run_free(db_run *r) { free(r); }
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+#define ENTRY_SELECT                                                                              \
+  "SELECT w.id, r.id, p.family, p.shape, p.dtype, p.layout, p.dims, v.name, v.sm_count, "         \
+  "v.cc_major, v.cc_minor, v.driver_version, t.name, t.source_hash, t.manifest_hash, "           \
+  "EXISTS(SELECT 1 FROM templates t2 WHERE t2.name=t.name AND t2.id>t.id), w.toolkit, r.config, " \
+  "r.timing, r.time_ms, r.spread, r.repetitions, r.verify_error, r.flops, r.diag_limit, "         \
+  "r.diag_lever, w.entry, w.arch, w.grid_x, w.grid_y, w.grid_z, w.block_x, w.block_y, w.block_z, " \
+  "w.smem, w.grid_vx, w.grid_vy, w.grid_vz, w.block_vx, w.block_vy, w.block_vz, w.smem_v, "       \
+  "w.vars, w.library_algo, w.updated_at, length(w.cubin), %s FROM winners w "                     \
+  "JOIN results r ON r.id=w.result_id JOIN problems p ON p.id=w.problem_id "                     \
+  "JOIN devices v ON v.id=w.device_id JOIN templates t ON t.id=w.template_id ORDER BY w.id"
+
+static void read_entry(sqlite3_stmt *st, db_entry *e) {
+  int i = 0;
+  e->winner_id = sqlite3_column_int64(st, i++);
+  e->result_id = sqlite3_column_int64(st, i++);
+  col_text(st, i++, e->family, sizeof e->family);
+  col_text(st, i++, e->shape, sizeof e->shape);
+  col_text(st, i++, e->dtype, sizeof e->dtype);
+  col_text(st, i++, e->layout, sizeof e->layout);
+  col_text(st, i++, e->dims, sizeof e->dims);
+  col_text(st, i++, e->device.name, sizeof e->device.name);
+  e->device.sm_count = sqlite3_column_int(st, i++);
+  e->device.cc_major = sqlite3_column_int(st, i++);
+  e->device.cc_minor = sqlite3_column_int(st, i++);
+  e->device.driver_version = sqlite3_column_int(st, i++);
+  col_text(st, i++, e->template_name, sizeof e->template_name);
+  col_text(st, i++, e->source_hash, sizeof e->source_hash);
+  col_text(st, i++, e->manifest_hash, sizeof e->manifest_hash);
+  e->template_stale = sqlite3_column_int(st, i++);
+  col_text(st, i++, e->toolkit, sizeof e->toolkit);
+  col_text(st, i++, e->config, sizeof e->config);
+  char tk[16];
+  col_text(st, i++, tk, sizeof tk);
+  int t = timing_kind_parse(tk);
+  e->timing = t < 0 ? TIMING_REPLAYED : (timing_kind)t;
+  e->time_ms = col_real(st, i++);
+  e->spread = col_real(st, i++);
+  e->repetitions = sqlite3_column_int(st, i++);
+  e->verify_error = col_real(st, i++);
+  e->flops = col_real(st, i++);
+  col_text(st, i++, e->limit, sizeof e->limit);
+  col_text(st, i++, e->lever, sizeof e->lever);
+  db_winner *w = &e->launch;
+  col_text(st, i++, w->entry, sizeof w->entry);
+  col_text(st, i++, w->arch, sizeof w->arch);
+  for (int k = 0; k < 3; k++) col_text(st, i++, w->grid[k], sizeof w->grid[k]);
+  for (int k = 0; k < 3; k++) col_text(st, i++, w->block[k], sizeof w->block[k]);
+  col_text(st, i++, w->smem, sizeof w->smem);
+  for (int k = 0; k < 3; k++) w->grid_v[k] = (unsigned)sqlite3_column_int64(st, i++);
+  for (int k = 0; k < 3; k++) w->block_v[k] = (unsigned)sqlite3_column_int64(st, i++);
+  w->smem_v = (unsigned)sqlite3_column_int64(st, i++);
+  col_text(st, i++, w->vars, sizeof w->vars);
+  col_text(st, i++, w->library_algo, sizeof w->library_algo);
+  col_text(st, i++, e->created_at, sizeof e->created_at);
+  w->cubin_size = (size_t)sqlite3_column_int64(st, i++);
+  w->cubin = NULL;
+}
+
+rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error *err) {
+  *out = NULL;
+  *n = 0;
+  /* One read transaction: the count and the rows come from the same snapshot. */
+  int rc = exec_retry(d->h, "BEGIN");
+  if (rc != SQLITE_OK) return db_fail(d, rc, "reading winners", err);
+  rt_status s = RT_OK;
+  sqlite3_stmt *st = prepare(d, "SELECT count(*), coalesce(sum(length(cubin)),0) FROM winners", err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto done;
+  }
+  rc = sqlite3_step(st);
+  long long count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  long long bytes = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW) {
+    s = db_fail(d, rc, "counting winners", err);
+    goto done;
+  }
+  if (!with_cubins) bytes = 0;
+  size_t head = (size_t)count * sizeof(db_entry);
+  char *block = malloc(head + (size_t)bytes + 1);
+  if (!block) {
+    s = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading %lld winners", count);
+    goto done;
+  }
+  char sql[2048];
+  snprintf(sql, sizeof sql, ENTRY_SELECT, with_cubins ? "w.cubin" : "NULL");
+  if (!(st = prepare(d, sql, err))) {
+    free(block);
+    s = err ? err->code : RT_ERR_DB;
+    goto done;
+  }
+  db_entry *e = (db_entry *)block;
+  char *blobs = block + head;
+  size_t used = 0, k = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < (size_t)count) {
+    memset(&e[k], 0, sizeof e[k]);
+    read_entry(st, &e[k]);
+    if (with_cubins && e[k].launch.cubin_size) {
+      int last = sqlite3_column_count(st) - 1; /* the cubin is the last column */
+      const void *b = sqlite3_column_blob(st, last);
+      size_t sz = (size_t)sqlite3_column_bytes(st, last);
+      if (b && used + sz <= (size_t)bytes) {
+        memcpy(blobs + used, b, sz);
+        e[k].launch.cubin = blobs + used;
+        e[k].launch.cubin_size = sz;
+        used += sz;
+      }
+    }
+    k++;
+  }
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) s = db_fail(d, rc, "reading winners", err);
+  sqlite3_finalize(st);
+  if (s) {
+    free(block);
+    goto done;
+  }
+  *out = e;
+  *n = k;
+done:
+  sqlite3_exec(d->h, "COMMIT", NULL, NULL, NULL);
+  return s;
+}
+
+rt_status db_count(db *d, db_counts *c, rt_error *err) {
+  memset(c, 0, sizeof *c);
+  static const char sql[] =
+      "SELECT (SELECT count(*) FROM devices), (SELECT count(*) FROM templates), "
+      "(SELECT count(*) FROM problems), (SELECT count(*) FROM runs), "
+      "(SELECT count(*) FROM results), (SELECT count(*) FROM winners), "
+      "(SELECT count(*) FROM device_ceilings)";
+  sqlite3_stmt *st = prepare(d, sql, err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    c->devices = sqlite3_column_int64(st, 0);
+    c->templates = sqlite3_column_int64(st, 1);
+    c->problems = sqlite3_column_int64(st, 2);
+    c->runs = sqlite3_column_int64(st, 3);
+    c->results = sqlite3_column_int64(st, 4);
+    c->winners = sqlite3_column_int64(st, 5);
+    c->ceilings = sqlite3_column_int64(st, 6);
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW ? RT_OK : db_fail(d, rc, "counting rows", err);
+}
+
+/* Parses "M=4096,N=4096,K=4096" into a problem's dims. */
+static void dims_parse(const char *text, problem *p) {
+  p->ndims = 0;
+  const char *s = text;
+  while (*s && p->ndims < PROBLEM_MAX_DIMS) {
+    const char *eq = strchr(s, '=');
+    if (!eq) break;
+    size_t len = (size_t)(eq - s);
+    if (len >= sizeof p->dim_names[0]) len = sizeof p->dim_names[0] - 1;
+    memcpy(p->dim_names[p->ndims], s, len);
+    p->dim_names[p->ndims][len] = '\0';
+    char *end;
+    p->dims[p->ndims++] = strtoll(eq + 1, &end, 10);
+    s = *end == ',' ? end + 1 : end;
+    if (end == eq + 1) break;
+  }
+}
+
+rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err) {
+  sqlite3_stmt *st = prepare(
+      d,
+      "SELECT p.family, p.shape, p.dtype, p.layout, p.dims, v.name, v.sm_count, v.cc_major, "
+      "v.cc_minor, v.driver_version, r.toolkit, u.arch, u.strategy, u.seed, u.budget, u.command, "
+      "t.name, t.source_hash, t.manifest_hash, " RESULT_COLS_R " FROM results r "
+      "JOIN problems p ON p.id=r.problem_id JOIN devices v ON v.id=r.device_id "
+      "JOIN templates t ON t.id=r.template_id JOIN runs u ON u.id=r.run_id ORDER BY r.id",
+      err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  rt_status s = RT_OK;
+  int rc;
+  db_run_spec spec;
+  candidate_result c;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    memset(&spec, 0, sizeof spec);
+    memset(&c, 0, sizeof c);
+    int i = 0;
+    col_text(st, i++, spec.prob.family, sizeof spec.prob.family);
+    col_text(st, i++, spec.prob.shape, sizeof spec.prob.shape);
+    col_text(st, i++, spec.prob.dtype, sizeof spec.prob.dtype);
+    col_text(st, i++, spec.prob.layout, sizeof spec.prob.layout);
+    char dims[256];
+    col_text(st, i++, dims, sizeof dims);
+    dims_parse(dims, &spec.prob);
+    col_text(st, i++, spec.prov.device.name, sizeof spec.prov.device.name);
+    spec.prov.device.sm_count = sqlite3_column_int(st, i++);
+    spec.prov.device.cc_major = sqlite3_column_int(st, i++);
+    spec.prov.device.cc_minor = sqlite3_column_int(st, i++);
+    spec.prov.device.driver_version = sqlite3_column_int(st, i++);
+    col_text(st, i++, spec.prov.toolkit, sizeof spec.prov.toolkit);
+    col_text(st, i++, spec.prov.arch, sizeof spec.prov.arch);
+    col_text(st, i++, spec.strategy, sizeof spec.strategy);
+    spec.seed = (unsigned long long)sqlite3_column_int64(st, i++);
+    spec.budget = sqlite3_column_int64(st, i++);
+    col_text(st, i++, spec.command, sizeof spec.command);
+    char src[72], man[72];
+    col_text(st, i++, c.template_name, sizeof c.template_name);
+    col_text(st, i++, src, sizeof src);
+    col_text(st, i++, man, sizeof man);
+    read_result(st, i, &c);
+    copy(c.device_name, sizeof c.device_name, spec.prov.device.name);
+    if ((s = fn(ctx, &spec, c.template_name, src, man, &c, err))) break;
+  }
+  if (!s && rc != SQLITE_DONE) s = db_fail(d, rc, "reading results", err);
+  sqlite3_finalize(st);
+  return s;
+}
+
+/* ---- merge -------------------------------------------------------------------------- */
+
+static const char merge_sql[] =
+    "INSERT OR IGNORE INTO main.devices(name,sm_count,cc_major,cc_minor,driver_version) "
+    "  SELECT name,sm_count,cc_major,cc_minor,driver_version FROM src.devices;\n"
+    "INSERT OR IGNORE INTO main.templates(name,family,source_hash,manifest_hash) "
+    "  SELECT name,family,source_hash,manifest_hash FROM src.templates ORDER BY id;\n"
+    "INSERT OR IGNORE INTO main.problems(family,shape,dtype,layout,dims) "
+    "  SELECT family,shape,dtype,layout,dims FROM src.problems;\n"
+    "DROP TABLE IF EXISTS temp.map_dev; DROP TABLE IF EXISTS temp.map_tpl;\n"
+    "DROP TABLE IF EXISTS temp.map_prob; DROP TABLE IF EXISTS temp.map_run;\n"
+    "DROP TABLE IF EXISTS temp.map_res;\n"
+    "CREATE TEMP TABLE map_dev AS SELECT s.id AS sid, m.id AS mid FROM src.devices s "
+    "  JOIN main.devices m USING(name,sm_count,cc_major,cc_minor,driver_version);\n"
+    "CREATE TEMP TABLE map_tpl AS SELECT s.id AS sid, m.id AS mid FROM src.templates s "
+    "  JOIN main.templates m USING(name,source_hash,manifest_hash);\n"
+    "CREATE TEMP TABLE map_prob AS SELECT s.id AS sid, m.id AS mid FROM src.problems s "
+    "  JOIN main.problems m USING(family,shape,dtype,layout);\n"
+    "INSERT OR IGNORE INTO main.runs(uid,problem_id,device_id,toolkit,arch,strategy,seed,budget,"
+    "  rooftune_version,command,started_at,finished_at,status) "
+    "  SELECT r.uid,mp.mid,md.mid,r.toolkit,r.arch,r.strategy,r.seed,r.budget,r.rooftune_version,"
+    "  r.command,r.started_at,r.finished_at,r.status FROM src.runs r "
+    "  JOIN map_prob mp ON mp.sid=r.problem_id JOIN map_dev md ON md.sid=r.device_id ORDER BY r.id;\n"
+    "CREATE TEMP TABLE map_run AS SELECT s.id AS sid, m.id AS mid FROM src.runs s "
+    "  JOIN main.runs m USING(uid);\n";
+
+static const char merge_results_sql[] =
+    "INSERT OR IGNORE INTO main.results(uid,run_id,problem_id,device_id,template_id,toolkit,"
+    "created_at," RESULT_COLS ") SELECT r.uid,mr.mid,mp.mid,md.mid,mt.mid,r.toolkit,r.created_at,"
+    RESULT_COLS_R " FROM src.results r JOIN map_run mr ON mr.sid=r.run_id "
+    "JOIN map_prob mp ON mp.sid=r.problem_id JOIN map_dev md ON md.sid=r.device_id "
+    "JOIN map_tpl mt ON mt.sid=r.template_id ORDER BY r.id";
+
+static const char merge_winners_sql[] =
+    "CREATE TEMP TABLE map_res AS SELECT s.id AS sid, m.id AS mid FROM src.results s "
+    "  JOIN main.results m USING(uid);\n"
+    "INSERT INTO main.winners(problem_id,device_id,template_id,toolkit,result_id,cubin,entry,arch,"
+    "  grid_x,grid_y,grid_z,block_x,block_y,block_z,smem,grid_vx,grid_vy,grid_vz,block_vx,"
+    "  block_vy,block_vz,smem_v,vars,library_algo,updated_at) "
+    "  SELECT mp.mid,md.mid,mt.mid,w.toolkit,mr.mid,w.cubin,w.entry,w.arch,w.grid_x,w.grid_y,"
+    "  w.grid_z,w.block_x,w.block_y,w.block_z,w.smem,w.grid_vx,w.grid_vy,w.grid_vz,w.block_vx,"
+    "  w.block_vy,w.block_vz,w.smem_v,w.vars,w.library_algo,w.updated_at FROM src.winners w "
+    "  JOIN map_prob mp ON mp.sid=w.problem_id JOIN map_dev md ON md.sid=w.device_id "
+    "  JOIN map_tpl mt ON mt.sid=w.template_id JOIN map_res mr ON mr.sid=w.result_id WHERE 1 "
+    "  ON CONFLICT(problem_id,device_id,template_id,toolkit) DO UPDATE SET "
+    "  result_id=excluded.result_id,cubin=excluded.cubin,entry=excluded.entry,arch=excluded.arch,"
+    "  grid_x=excluded.grid_x,grid_y=excluded.grid_y,grid_z=excluded.grid_z,"
+    "  block_x=excluded.block_x,block_y=excluded.block_y,block_z=excluded.block_z,"
+    "  smem=excluded.smem,grid_vx=excluded.grid_vx,grid_vy=excluded.grid_vy,"
+    "  grid_vz=excluded.grid_vz,block_vx=excluded.block_vx,block_vy=excluded.block_vy,"
+    "  block_vz=excluded.block_vz,smem_v=excluded.smem_v,vars=excluded.vars,"
+    "  library_algo=excluded.library_algo,updated_at=excluded.updated_at "
+    "  WHERE (SELECT time_ms FROM main.results WHERE id=excluded.result_id) < "
+    "        (SELECT time_ms FROM main.results WHERE id=winners.result_id);\n"
+    "INSERT INTO main.device_ceilings(device_id,kind,dtype,value,measured_at) "
+    "  SELECT md.mid,c.kind,c.dtype,c.value,c.measured_at FROM src.device_ceilings c "
+    "  JOIN map_dev md ON md.sid=c.device_id WHERE 1 "
+    "  ON CONFLICT(device_id,kind,dtype) DO UPDATE SET value=excluded.value,"
+    "  measured_at=excluded.measured_at WHERE excluded.measured_at > device_ceilings.measured_at;\n"
+    "DROP TABLE temp.map_dev; DROP TABLE temp.map_tpl; DROP TABLE temp.map_prob;\n"
+    "DROP TABLE temp.map_run; DROP TABLE temp.map_res;\n";
+
+rt_status db_merge(db *d, const char *src_path, long long *added, rt_error *err) {
+  if (added) *added = 0;
+  if (!d->writable)
+    return rt_error_set(err, RT_ERR_USAGE, "%s is open read-only; cannot merge into it", d->path);
+  /* Identify the source first: a foreign or newer file gets its own clear error. */
+  db *src = NULL;
+  rt_status s = db_open(src_path, DB_READONLY, &src, err);
+  if (s) return s;
+  db_close(src);
+  sqlite3_stmt *st = prepare(d, "ATTACH DATABASE ? AS src", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, src_path);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return db_fail_at(d->h, src_path, rc, "attaching", err);
+  if ((s = tx_begin(d, err))) goto detach;
+  rc = sqlite3_exec(d->h, merge_sql, NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
+    s = db_fail(d, rc, "merging runs", err);
+    goto rollback;
+  }
+  rc = sqlite3_exec(d->h, merge_results_sql, NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
+    s = db_fail(d, rc, "merging results", err);
+    goto rollback;
+  }
+  if (added) *added = sqlite3_changes(d->h);
+  rc = sqlite3_exec(d->h, merge_winners_sql, NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
+    s = db_fail(d, rc, "merging winners", err);
+    goto rollback;
+  }
+  s = tx_commit(d, err);
+  goto detach;
+rollback:
+  tx_rollback(d);
+detach:
+  exec_retry(d->h, "DETACH DATABASE src");
+  return s;
+}
+
+/* ---- check -------------------------------------------------------------------------- */
+
+typedef struct report {
+  char *buf;     /* where lines go (may be NULL) */
+  size_t size;   /* its size */
+  size_t used;   /* bytes written */
+  int problems;  /* lines that are problems */
+} report;
+
+static void report_line(report *r, int is_problem, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void report_line(report *r, int is_problem, const char *fmt, ...) {
+  if (is_problem) r->problems++;
+  if (!r->buf || r->used + 1 >= r->size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(r->buf + r->used, r->size - r->used, fmt, ap);
+  va_end(ap);
+  if (w < 0) return;
+  r->used += (size_t)w;
+  if (r->used >= r->size) r->used = r->size - 1;
+  if (r->used + 1 < r->size) {
+    r->buf[r->used++] = '\n';
+    r->buf[r->used] = '\0';
+  }
+}
+
+/* Runs a query whose rows are problems; each row's first column is the text of one. */
+static rt_status check_rows(db *d, report *rep, int is_problem, const char *sql, const char *ok,
+                            rt_error *err) {
+  sqlite3_stmt *st = prepare(d, sql, err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  int rc, rows = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    if (ok && t && strcmp(t, ok) == 0) continue;
+    rows++;
+    if (rows <= 20) report_line(rep, is_problem, "%s", t ? t : "(null)");
+    else rep->problems += is_problem;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return db_fail(d, rc, "checking", err);
+  if (rows > 20) report_line(rep, 0, "... and %d more like it", rows - 20);
+  return RT_OK;
+}
+
+rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) {
+  report rep = {out, size, 0, 0};
+  if (out && size) out[0] = '\0';
+  *problems = 0;
+  rt_status s;
+  if ((s = check_rows(d, &rep, 1, "PRAGMA integrity_check", "ok", err))) return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'foreign key: ' || \"table\" || ' row ' || rowid || ' points at a "
+                      "missing ' || parent FROM pragma_foreign_key_check", NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'winner ' || w.id || ': its result ' || w.result_id || ' did not "
+                      "succeed (' || r.status || ')' FROM winners w JOIN results r ON "
+                      "r.id=w.result_id WHERE r.status<>'OK' OR r.time_ms IS NULL", NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'winner ' || w.id || ': its result ' || r.id || ' belongs to "
+                      "another problem, device, template or toolkit' FROM winners w JOIN results "
+                      "r ON r.id=w.result_id WHERE r.problem_id<>w.problem_id OR "
+                      "r.device_id<>w.device_id OR r.template_id<>w.template_id OR "
+                      "r.toolkit<>w.toolkit", NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'winner ' || w.id || ' (' || t.name || ', measured): no cubin and "
+                      "no library algorithm, so the runtime cannot launch it' FROM winners w JOIN "
+                      "results r ON r.id=w.result_id JOIN templates t ON t.id=w.template_id WHERE "
+                      "r.timing='measured' AND (w.cubin IS NULL OR length(w.cubin)=0) AND "
+                      "w.library_algo=''", NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 0,
+                      "SELECT 'note: run ' || id || ' (started ' || started_at || ') never "
+                      "finished: killed or still running; its committed results are kept' FROM "
+                      "runs WHERE status='running'", NULL, err)))
+    return s;
+  *problems = rep.problems;
+  return RT_OK;
+}
+
+/* ---- nearest shape ------------------------------------------------------------------ */
+
+double db_shape_distance(const char *dims_a, const char *dims_b) {
+  problem a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  dims_parse(dims_a, &a);
+  dims_parse(dims_b, &b);
+  if (a.ndims == 0 || b.ndims == 0) return -1;
+  double sum = 0;
+  /* Every name of a, then the names only b has; a missing dimension counts as 1. */
+  for (int i = 0; i < a.ndims; i++) {
+    double vb = 1;
+    for (int j = 0; j < b.ndims; j++)
+      if (strcmp(a.dim_names[i], b.dim_names[j]) == 0) vb = (double)b.dims[j];
+    double va = (double)a.dims[i];
+    if (va < 1) va = 1;
+    if (vb < 1) vb = 1;
+    double dl = log(va) - log(vb);
+    sum += dl * dl;
+  }
+  for (int j = 0; j < b.ndims; j++) {
+    int in_a = 0;
+    for (int i = 0; i < a.ndims; i++)
+      if (strcmp(a.dim_names[i], b.dim_names[j]) == 0) in_a = 1;
+    if (!in_a && b.dims[j] > 1) {
+      double dl = log((double)b.dims[j]);
+      sum += dl * dl;
+    }
+  }
+  return sqrt(sum);
+}

@@ -1,0 +1,216 @@
+/* db.h — the tuning database: one SQLite file that remembers every candidate rooftune has
+ * evaluated, the winners with their cubins, and where each number came from.
+ *
+ * Provenance is part of every key.  A result belongs to a problem (family, shape, dtype,
+ * layout), a device (GPU name, SM count, compute capability, driver; or the pseudo devices
+ * "model:GPU" and "replay:FILE"), a template version (name plus the hashes of its source and
+ * manifest) and a toolkit (CUDA, NVRTC and cuBLASLt versions), and says whether its time was
+ * measured, predicted or replayed.  Lookups name the provenance they want and report any
+ * mismatch; nothing made on another GPU, toolkit or template version is served silently.
+ *
+ * The file is opened in WAL mode with a busy timeout; every write is one BEGIN IMMEDIATE
+ * transaction, retried while another process holds the write lock, so concurrent tuners lose
+ * nothing and never see "database is locked".  A result is durable once db_run_store() has
+ * returned: a run killed with SIGKILL keeps every committed row, and the next run can ask which
+ * configurations are done (db_run_has_result, db_run_previous) and skip them.  The schema
+ * version lives in PRAGMA user_version with migrations; a newer schema is RT_ERR_DB_VERSION,
+ * a file that is not a rooftune database is RT_ERR_DB_FOREIGN.  Prepared statements only.
+ *
+ * Writer's sequence (what `rooftune tune` does):
+ *     db_open(path, DB_CREATE, &d, err);
+ *     db_run_begin(d, &spec, &run, err);              // problem + provenance + strategy
+ *     db_run_template(run, "gemm_mma", "gemm", src_hash, manifest_hash, err);
+ *     if (!db_run_has_result(run, "gemm_mma", cfg)) { evaluate; db_run_store(run, &res, &id, err); }
+ *     db_run_set_winner(run, best_id, &winner, err);  // per template: cubin + launch geometry
+ *     db_run_finish(run, "done", err);  db_close(d);
+ */
+#ifndef ROOFTUNE_DB_H
+#define ROOFTUNE_DB_H
+
+#include <stddef.h>
+
+#include "kernels/family.h"
+#include "tuner/result.h"
+#include "tuner/status.h"
+
+/* The schema version this build writes (PRAGMA user_version). */
+#define DB_SCHEMA_VERSION 1
+/* PRAGMA application_id of a rooftune database: "RTDB". */
+#define DB_APPLICATION_ID 0x52544442
+
+typedef struct db db;         /* an open database */
+typedef struct db_run db_run; /* one tuning run being recorded */
+
+enum {
+  DB_READONLY = 0, /* open an existing database for reading */
+  DB_CREATE = 1,   /* open for writing, creating the file and schema when absent */
+};
+
+/* Opens PATH.  Errors: RT_ERR_IO (missing, unreadable), RT_ERR_DB_FOREIGN (not SQLite, or an
+ * SQLite file of another program), RT_ERR_DB_VERSION (written by a newer rooftune), RT_ERR_DB
+ * (damaged).  The message names the path and what to do. */
+rt_status db_open(const char *path, int flags, db **out, rt_error *err);
+void db_close(db *d);
+/* The path given to db_open. */
+const char *db_path(const db *d);
+/* The schema version found in the file (after migration for writers). */
+int db_schema_version(const db *d);
+
+/* --- provenance ---------------------------------------------------------------------- */
+
+typedef struct db_device {
+  char name[128];     /* "NVIDIA H200", "model:h200", "replay:FILE" */
+  int sm_count;       /* multiprocessors; 0 when unknown (replay) */
+  int cc_major;       /* compute capability; 0 when unknown */
+  int cc_minor;
+  int driver_version; /* cuDriverGetVersion(), e.g. 13000; 0 for pseudo devices */
+} db_device;
+
+/* What a run needs to say about where its numbers come from. */
+typedef struct db_provenance {
+  db_device device;   /* what ran (or predicted, or was replayed) */
+  char toolkit[96];   /* db_toolkit_string(): "cuda 13.0, nvrtc 13.0, cublaslt 130100" */
+  char arch[16];      /* compile target: "sm_90a"; "" for library-only runs */
+} db_provenance;
+
+/* Fills buf with this build's toolkit identity (CUDA headers, NVRTC, cuBLASLt versions). */
+rt_status db_toolkit_string(char *buf, size_t size, rt_error *err);
+/* Fills dev from a pseudo-device name ("model:h200", "replay:FILE"): name only. */
+void db_device_pseudo(db_device *dev, const char *name);
+
+/* Records a measured ceiling of a device: kind "copy_bw" (bytes/s) or "matmul" (FLOP/s, per
+ * dtype; dtype "" for copy_bw).  The latest measurement replaces an older one. */
+rt_status db_ceiling_set(db *d, const db_device *dev, const char *kind, const char *dtype,
+                         double value, rt_error *err);
+/* *found = 1 and *value (and *measured_at, an ISO time, when not NULL) if measured. */
+rt_status db_ceiling_get(db *d, const db_device *dev, const char *kind, const char *dtype,
+                         double *value, char *measured_at, size_t at_size, int *found,
+                         rt_error *err);
+
+/* --- recording a run ------------------------------------------------------------------ */
+
+typedef struct db_run_spec {
+  problem prob;              /* the problem tuned (family, shape, dtype, layout, dims) */
+  db_provenance prov;        /* device, toolkit, arch */
+  char strategy[32];         /* "random", "lever", "brute", "import" */
+  unsigned long long seed;   /* the strategy's seed */
+  long long budget;          /* evaluations allowed; 0 = unlimited */
+  char command[512];         /* the command line, for people */
+} db_run_spec;
+
+/* Starts a run (status "running"); committed at once. */
+rt_status db_run_begin(db *d, const db_run_spec *spec, db_run **out, rt_error *err);
+/* Declares a template version used in this run.  Results name their template by
+ * candidate_result.template_name; a name never declared is stored as a library candidate
+ * (source hash "", e.g. "cublaslt"). */
+rt_status db_run_template(db_run *r, const char *name, const char *family,
+                          const char *source_hash, const char *manifest_hash, rt_error *err);
+/* Stores one candidate (its own transaction: durable when this returns). */
+rt_status db_run_store(db_run *r, const candidate_result *res, long long *result_id,
+                       rt_error *err);
+/* Stores n candidates in one transaction (faster for imports); ids may be NULL. */
+rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, long long *ids,
+                            rt_error *err);
+
+/* Resume: 1 when a result for CONFIG of TEMPLATE already exists for this run's problem,
+ * device, template version and toolkit (from this run or any earlier one), else 0. */
+int db_run_has_result(db_run *r, const char *template_name, const char *config);
+/* Resume: every earlier result of TEMPLATE for this problem/device/template version/toolkit,
+ * newest last; *out is malloc'ed (free it), *n its length. */
+rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out,
+                          size_t *n, rt_error *err);
+
+/* What the runtime needs to launch a winner without NVRTC. */
+typedef struct db_winner {
+  const void *cubin;       /* the compiled module (NULL for library winners) */
+  size_t cubin_size;       /* bytes */
+  char entry[128];         /* kernel name in the cubin */
+  char arch[16];           /* "sm_90a" */
+  char grid[3][128];       /* launch expressions from the manifest ("ceil_div(N,BLOCK_N)") */
+  char block[3][128];
+  char smem[128];
+  unsigned grid_v[3];      /* their values for this problem */
+  unsigned block_v[3];
+  unsigned smem_v;         /* dynamic shared memory bytes */
+  char vars[1024];         /* config plus derived values "BLOCK_M=128,...,THREADS=256" */
+  char library_algo[1024]; /* cuBLASLt algorithm identity for a library winner, else "" */
+} db_winner;
+
+/* Makes RESULT_ID (a stored, successful result of this run) the winner for its template on
+ * this problem/device/toolkit, replacing an older winner only when it is faster (or the old
+ * one came from another template version).  *replaced tells (may be NULL). */
+rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, int *replaced,
+                            rt_error *err);
+/* Ends the run: status "done", "failed" or "interrupted". */
+rt_status db_run_finish(db_run *r, const char *status, rt_error *err);
+/* Frees the handle (does not change the run's status: a run never finished stays "running"). */
+void db_run_free(db_run *r);
+long long db_run_id(const db_run *r);
+
+/* --- reading ------------------------------------------------------------------------- */
+
+/* One winner with all its provenance, as lookups and exports see it. */
+typedef struct db_entry {
+  long long winner_id;      /* winners.id */
+  long long result_id;      /* results.id */
+  char family[16];          /* problem */
+  char shape[64];
+  char dtype[8];
+  char layout[8];
+  char dims[128];           /* "M=4096,N=4096,K=4096" */
+  db_device device;         /* where it was made */
+  char template_name[64];
+  char source_hash[72];
+  char manifest_hash[72];
+  int template_stale;       /* 1 when a newer version of this template is in the database */
+  char toolkit[96];
+  char config[768];
+  timing_kind timing;       /* measured / predicted / replayed */
+  double time_ms;
+  double spread;
+  int repetitions;
+  double verify_error;
+  double flops;             /* of the problem */
+  char limit[24];           /* diagnosis: dominant limit */
+  char lever[160];
+  db_winner launch;         /* cubin points into the entry's own memory (see db_entries) */
+  char created_at[32];
+} db_entry;
+
+/* Every winner in the database, joined with its provenance; *out is one malloc'ed block that
+ * also holds the cubins (free(*out) frees all).  with_cubins = 0 leaves cubin NULL. */
+rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error *err);
+
+/* Counts for `db list`/`db check`. */
+typedef struct db_counts {
+  long long devices, templates, problems, runs, results, winners, ceilings;
+} db_counts;
+rt_status db_count(db *d, db_counts *c, rt_error *err);
+
+/* Calls fn for every stored result, oldest first, with its provenance (for export and merge);
+ * stops and returns fn's status when it is not RT_OK. */
+typedef rt_status (*db_result_fn)(void *ctx, const db_run_spec *spec, const char *template_name,
+                                  const char *source_hash, const char *manifest_hash,
+                                  const candidate_result *res, rt_error *err);
+rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err);
+
+/* Merges every row of SRC into D (same provenance kept; duplicates of a result already in D,
+ * same key and config and time, are skipped); winners are kept when faster.  *added counts the
+ * new results (may be NULL). */
+rt_status db_merge(db *d, const char *src_path, long long *added, rt_error *err);
+
+/* PRAGMA integrity_check, foreign_key_check and the schema's own checks (winner results
+ * succeeded, timings are known kinds, cubins present for template winners).  Writes one line
+ * per problem into report (may be NULL); *problems counts them. */
+rt_status db_check(db *d, char *report, size_t size, int *problems, rt_error *err);
+
+/* --- nearest shape -------------------------------------------------------------------- */
+
+/* The distance between two problems' dims texts ("M=..,N=..,K=.."): the Euclidean distance of
+ * the natural logs of the dimensions, so 2048 vs 4096 counts as much as 64 vs 128; a missing
+ * dimension counts as 1 (BATCH).  Returns -1 when either text has no dimensions. */
+double db_shape_distance(const char *dims_a, const char *dims_b);
+/* Writes a problem's dims as "M=4096,N=4096,K=4096". */
+void db_dims_text(const problem *p, char *buf, size_t size);
+
+#endif

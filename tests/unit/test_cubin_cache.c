@@ -1,0 +1,144 @@
+/* test_cubin_cache.c — the cache stores and returns whole results, follows ROOFTUNE_CACHE_DIR and
+ * XDG_CACHE_HOME, is off with ROOFTUNE_CACHE_DIR=off, and survives a damaged file (moved aside,
+ * one warning, a fresh cache). */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "tuner/cubin_cache.h"
+
+static void fake_result(compile_result *r, int status) {
+  memset(r, 0, sizeof *r);
+  r->status = status;
+  r->log = strdup(status == RT_OK ? "ptxas info : Used 12 registers" : "k.cu(3): error: oops");
+  if (status == RT_OK) {
+    r->cubin_size = 100;
+    r->cubin = malloc(100);
+    for (int i = 0; i < 100; i++) r->cubin[i] = (unsigned char)(i * 7);
+    r->ptx = strdup(".version 9.0");
+    r->report.found = 1;
+    r->report.registers = 12;
+    r->report.smem_static = 4096;
+    r->report.spill_stores = 8;
+    r->report.spill_loads = 4;
+    r->report.stack_bytes = 16;
+  } else {
+    snprintf(r->message, sizeof r->message, "k.cu(3): error: oops");
+  }
+  snprintf(r->lowered_name, sizeof r->lowered_name, "_Z1kPi");
+  r->seconds = 1.5;
+}
+
+int main(void) {
+  char dir[] = "/tmp/rooftune-cache-XXXXXX";
+  if (!mkdtemp(dir)) test_skip("no temporary folder");
+  char buf[1024];
+
+  /* where the cache lives */
+  setenv("ROOFTUNE_CACHE_DIR", "off", 1);
+  CHECK_INT(cubin_cache_dir(buf, sizeof buf), 0);
+  cubin_cache *c = (cubin_cache *)1;
+  CHECK_INT(cubin_cache_open_default(&c, NULL), RT_OK);
+  CHECK(c == NULL);
+  unsetenv("ROOFTUNE_CACHE_DIR");
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  CHECK_INT(cubin_cache_dir(buf, sizeof buf), 1);
+  CHECK_STR(buf, "/x/cache/rooftune");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/someone", 1);
+  cubin_cache_dir(buf, sizeof buf);
+  CHECK_STR(buf, "/home/someone/.cache/rooftune");
+  char sub[600];
+  snprintf(sub, sizeof sub, "%s/a/b", dir);
+  setenv("ROOFTUNE_CACHE_DIR", sub, 1);
+  cubin_cache_dir(buf, sizeof buf);
+  CHECK_STR(buf, sub);
+
+  /* store and read back, in a folder that does not exist yet */
+  rt_error err = {0};
+  CHECK_INT(cubin_cache_open_default(&c, &err), RT_OK);
+  CHECK(c && cubin_cache_usable(c));
+  CHECK_STR(cubin_cache_warning(c), "");
+  unsigned char k1[32], k2[32], k3[32];
+  memset(k1, 1, 32);
+  memset(k2, 2, 32);
+  memset(k3, 3, 32);
+  compile_result r, got;
+  CHECK_INT(cubin_cache_get(c, k1, &got), 0);
+  fake_result(&r, RT_OK);
+  CHECK_INT(cubin_cache_put(c, k1, &r, &err), RT_OK);
+  CHECK_INT(cubin_cache_get(c, k1, &got), 1);
+  CHECK_INT(got.status, RT_OK);
+  CHECK(got.cache_hit && got.seconds == 0);
+  CHECK_INT(got.cubin_size, 100);
+  CHECK(memcmp(got.cubin, r.cubin, 100) == 0);
+  CHECK_STR(got.log, r.log);
+  CHECK_STR(got.ptx, ".version 9.0");
+  CHECK_STR(got.lowered_name, "_Z1kPi");
+  CHECK_INT(got.report.registers, 12);
+  CHECK_INT(got.report.smem_static, 4096);
+  CHECK_INT(got.report.spill_stores, 8);
+  CHECK_INT(got.report.spill_loads, 4);
+  CHECK_INT(got.report.stack_bytes, 16);
+  compile_result_free(&got);
+  compile_result_free(&r);
+  fake_result(&r, RT_ERR_COMPILE);
+  CHECK_INT(cubin_cache_put(c, k2, &r, &err), RT_OK);
+  compile_result_free(&r);
+  CHECK_INT(cubin_cache_get(c, k2, &got), 1);
+  CHECK_INT(got.status, RT_ERR_COMPILE);
+  CHECK(got.cubin == NULL);
+  CHECK_STR(got.message, "k.cu(3): error: oops");
+  compile_result_free(&got);
+  fake_result(&r, RT_OK);
+  r.status = RT_ERR_CRASH; /* not deterministic: never stored */
+  CHECK_INT(cubin_cache_put(c, k3, &r, &err), RT_OK);
+  compile_result_free(&r);
+  CHECK_INT(cubin_cache_get(c, k3, &got), 0);
+  CHECK_INT(cubin_cache_count(c), 2);
+  cubin_cache_close(c);
+
+  /* reopened: still there */
+  CHECK_INT(cubin_cache_open(sub, &c, &err), RT_OK);
+  CHECK_INT(cubin_cache_get(c, k1, &got), 1);
+  compile_result_free(&got);
+  cubin_cache_close(c);
+
+  /* a damaged file: moved aside, one warning, a working empty cache */
+  char path[700], aside[720];
+  snprintf(path, sizeof path, "%s/cubins.db", sub);
+  snprintf(aside, sizeof aside, "%s.damaged", path);
+  unlink(path);
+  char side[720];
+  snprintf(side, sizeof side, "%s-wal", path);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", path);
+  unlink(side);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  for (int i = 0; i < 4096; i++) fputc("not a database "[i % 15], f);
+  fclose(f);
+  CHECK_INT(cubin_cache_open(sub, &c, &err), RT_OK);
+  CHECK(c && cubin_cache_usable(c));
+  CHECK_CONTAINS(cubin_cache_warning(c), "damaged");
+  CHECK_CONTAINS(cubin_cache_warning(c), aside);
+  struct stat sb;
+  CHECK(stat(aside, &sb) == 0);
+  CHECK_INT(cubin_cache_count(c), 0);
+  CHECK_INT(cubin_cache_get(c, k1, &got), 0);
+  fake_result(&r, RT_OK);
+  CHECK_INT(cubin_cache_put(c, k1, &r, &err), RT_OK);
+  compile_result_free(&r);
+  CHECK_INT(cubin_cache_count(c), 1);
+  cubin_cache_close(c);
+
+  /* a cache folder that cannot be created is an error the caller can step around */
+  CHECK_INT(cubin_cache_open("/proc/no/such/place", &c, &err), RT_ERR_IO);
+  CHECK(c == NULL);
+  CHECK_CONTAINS(err.text, "/proc/no/such/place");
+
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return test_done();
+}
