@@ -12,8 +12,12 @@
  * time = wave_factor * (max(t_compute, t_memory) + MODEL_OVERLAP * min(t_compute, t_memory))
  *        * spill_factor + launch overhead
  *   t_compute = flops / (path ceiling * MODEL_COMPUTE_EFF * compute_eff)
- *               compute_eff = min(1, resident warps / warps needed to keep the path busy)
- *   t_memory  = bytes / (copy bandwidth * memory_eff)
+ *               compute_eff = 1 - exp(-resident warps / warps that keep the path issuing)
+ *   t_memory  = dram / (copy bandwidth * memory_eff)
+ *               dram = min_bytes + (bytes - min_bytes) / sqrt(concurrent blocks): the manifest's
+ *               bytes count every re-read of an input panel, but blocks resident at the same
+ *               time form a patch of about sqrt(n) x sqrt(n) output tiles whose shared panels
+ *               come from L2, so re-reads reach DRAM about once per patch row or column
  *               memory_eff = min(1, bytes in flight per SM / (per-SM bandwidth * DRAM latency)),
  *               bytes in flight ~ resident blocks * their shared-memory staging (or 16 B/thread)
  *   wave_factor = ceil(waves) / waves: the last wave's idle SMs cost as much as busy ones
@@ -22,8 +26,9 @@
 #define MODEL_COMPUTE_EFF 0.80     /* cuBLAS reaches ~80 % of the dense datasheet (790/989 on H200) */
 #define MODEL_OVERLAP 0.15         /* compute and memory never overlap perfectly */
 #define MODEL_DRAM_LATENCY 700e-9  /* seconds from a global load to its data (HBM, loaded) */
-#define MODEL_WARPS_TC 4.0         /* warps per SM that keep the tensor cores issuing (1/scheduler) */
-#define MODEL_WARPS_SIMT 16.0      /* warps per SM that hide FMA and shared-memory latency */
+#define MODEL_WARPS_TC 2.5         /* resident warps per SM at which tensor-core issue reaches
+                                      1 - 1/e of its rate (4 warps: 80 %, 8 warps: 96 %) */
+#define MODEL_WARPS_SIMT 8.0       /* the same for fp32 FMA (16 warps: 86 %, 32 warps: 98 %) */
 #define MODEL_SPILL_COST 0.5       /* slowdown at 256 spilled bytes per thread */
 
 rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, double *seconds,
@@ -42,13 +47,16 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   if (c->path == PATH_TC_F16 && !c->wgmma && arch && arch->cc >= 90) peak *= gpu->mma_sync_fraction;
   int threads = f->threads_per_block > 0 ? f->threads_per_block : 128;
   double warps = (double)f->blocks_per_sm * ((threads + 31) / 32);
-  double compute_eff = fmin(1.0, warps / (c->path == PATH_SIMT_F32 ? MODEL_WARPS_SIMT : MODEL_WARPS_TC));
+  double compute_eff = 1.0 - exp(-warps / (c->path == PATH_SIMT_F32 ? MODEL_WARPS_SIMT : MODEL_WARPS_TC));
   double staging = fmax((double)f->smem_static + f->smem_dynamic, 16.0 * threads);
   double inflight = f->blocks_per_sm * staging;
   double needed = gpu->dram_bw_achievable / gpu->sm_count * MODEL_DRAM_LATENCY;
   double memory_eff = fmin(1.0, inflight / needed);
+  double concurrent = (double)gpu->sm_count * f->blocks_per_sm;
+  if (f->grid_blocks > 0 && f->grid_blocks < concurrent) concurrent = (double)f->grid_blocks;
+  double dram = diag_dram_bytes(c->dram_bytes, c->min_bytes, concurrent);
   double tc = c->flops / (peak * compute_eff);
-  double tm = c->dram_bytes / (gpu->dram_bw_achievable * memory_eff);
+  double tm = dram / (gpu->dram_bw_achievable * memory_eff);
   double wave_factor = 1.0;
   if (f->grid_blocks > 0) {
     double waves = (double)f->grid_blocks / ((double)gpu->sm_count * f->blocks_per_sm);

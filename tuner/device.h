@@ -50,6 +50,8 @@ typedef struct device_candidate {
   unsigned smem;              /* dynamic shared memory bytes */
   double flops;               /* FLOPs of the problem */
   double dram_bytes;          /* modeled DRAM bytes of this configuration */
+  double min_bytes;           /* the problem's compulsory bytes (inputs once, output once);
+                                 0 when unknown.  The model lets L2 absorb part of the rest */
   static_facts facts;         /* ptxas and occupancy facts */
   compute_path path;          /* instruction path the template uses */
   int wgmma;                  /* 1 when the template uses wgmma (sm_90a) */
