@@ -1142,6 +1142,33 @@ done:
   return s;
 }
 
+rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, rt_error *err) {
+  *out = NULL;
+  *size = 0;
+  sqlite3_stmt *st = prepare(d, "SELECT cubin FROM winners WHERE id=?", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, winner_id);
+  int rc = sqlite3_step(st);
+  rt_status s = RT_OK;
+  if (rc == SQLITE_ROW && sqlite3_column_bytes(st, 0) > 0) {
+    size_t n = (size_t)sqlite3_column_bytes(st, 0);
+    const void *b = sqlite3_column_blob(st, 0);
+    *out = malloc(n);
+    if (!*out) s = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading a cubin");
+    else {
+      memcpy(*out, b, n);
+      *size = n;
+    }
+  } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+    s = rt_error_set(err, RT_ERR_NOT_FOUND, "winner %lld has no cubin", winner_id);
+    rt_error_locate(err, d->path, NULL, 0, 0);
+  } else {
+    s = db_fail(d, rc, "reading a cubin", err);
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
 rt_status db_count(db *d, db_counts *c, rt_error *err) {
   memset(c, 0, sizeof *c);
   static const char sql[] =

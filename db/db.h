@@ -181,6 +181,10 @@ typedef struct db_entry {
  * also holds the cubins (free(*out) frees all).  with_cubins = 0 leaves cubin NULL. */
 rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error *err);
 
+/* The cubin of winner WINNER_ID (db_entry.winner_id): *out malloc'ed (free it), *size bytes;
+ * RT_ERR_NOT_FOUND when the winner has none (a library winner, an import). */
+rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, rt_error *err);
+
 /* Counts for `db list`/`db check`. */
 typedef struct db_counts {
   long long devices, templates, problems, runs, results, winners, ceilings;

@@ -27,6 +27,8 @@
   X(cuDevicePrimaryCtxRelease_v2, (CUdevice))                                                  \
   X(cuCtxSetCurrent, (CUcontext))                                                              \
   X(cuCtxSynchronize, (void))                                                                  \
+  X(cuCtxGetCurrent, (CUcontext *))                                                            \
+  X(cuCtxGetDevice, (CUdevice *))                                                              \
   X(cuModuleLoadData, (CUmodule *, const void *))                                              \
   X(cuModuleUnload, (CUmodule))                                                                \
   X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                               \

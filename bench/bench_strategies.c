@@ -1,0 +1,142 @@
+/* bench_strategies.c — every strategy on every brute-forced space in ../shared/data/spaces:
+ * evaluations to reach within 5 % of the optimum (median and p90 over 30 seeds), the fraction
+ * of runs that got there within the default budget of 1000 evaluations, and the ratio of
+ * random search's exact expectation (V+1)/(k+1) to the median (higher is better), with the
+ * geometric mean of that ratio over the development spaces and over the held-out ones.
+ *
+ * Development spaces (the local search's constants were tuned on these): convolution_A100,
+ * dedispersion_A100, pnpoly_RTX_3090.  Held out (never looked at while tuning):
+ * convolution_A4000, dedispersion_A4000, gemm_clblast_RTX_3090, ktt_coulomb3d_RTX_2080.
+ *
+ * Runs are unbounded here (budget = the whole space), so the median is the true need; the
+ * `model` strategy is left out (it needs a predicted time, which foreign kernels lack).
+ *
+ * usage: bench_strategies [SPACES_DIR] [--seeds N] [--strategy NAME]
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "search/replay.h"
+#include "search/strategy.h"
+#include "tuner/ktfile.h"
+
+static const char *const dev_spaces[] = {"convolution_A100", "dedispersion_A100",
+                                         "pnpoly_RTX_3090", NULL};
+
+static int is_dev(const char *file) {
+  for (int i = 0; dev_spaces[i]; i++)
+    if (strncmp(file, dev_spaces[i], strlen(dev_spaces[i])) == 0 &&
+        file[strlen(dev_spaces[i])] == '.')
+      return 1;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+  const char *dir = NULL, *only = NULL;
+  int seeds = 30;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) seeds = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) only = argv[++i];
+    else dir = argv[i];
+  }
+  char def[1024];
+  if (!dir) {
+    const char *sh = getenv("ROOFTUNE_SHARED_DIR");
+    if (sh) snprintf(def, sizeof def, "%s/data/spaces", sh);
+    else snprintf(def, sizeof def, "%s/../shared/data/spaces", ROOFTUNE_SOURCE_DIR);
+    dir = def;
+  }
+  DIR *d = opendir(dir);
+  if (!d) {
+    printf("SKIP: no brute-forced spaces at %s\n", dir);
+    return 0;
+  }
+  char *files[64];
+  int nf = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && nf < 64)
+    if (strstr(e->d_name, ".json")) files[nf++] = strdup(e->d_name);
+  closedir(d);
+  qsort(files, (size_t)nf, sizeof *files, cmp_str);
+
+  const char *const *names = strategy_names();
+  int ns = 0;
+  const char *strat[16];
+  for (int i = 0; names[i]; i++)
+    if (strcmp(names[i], "model") != 0 && (!only || strcmp(only, names[i]) == 0))
+      strat[ns++] = names[i];
+  double logsum[16][2] = {{0}};
+  int nlog[2] = {0, 0};
+
+  printf("seeds %d, target within 5 %% of the optimum, default strategy: %s\n", seeds,
+         strategy_default());
+  printf("%-26s %-4s %6s %6s %4s %9s | %-12s %8s %8s %7s %8s\n", "space", "set", "valid", "k",
+         "", "random", "strategy", "median", "p90", "<=1000", "ratio");
+  for (int f = 0; f < nf; f++) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+    rt_error err = {0};
+    ktfile *kf;
+    double t0 = now();
+    if (ktfile_load(path, &kf, &err)) {
+      char line[1500];
+      rt_error_format(&err, line, sizeof line);
+      printf("%s: %s\n", files[f], line);
+      continue;
+    }
+    double load_s = now() - t0;
+    int dev = is_dev(files[f]);
+    nlog[dev ? 0 : 1]++;
+    char shortname[64];
+    snprintf(shortname, sizeof shortname, "%s", files[f]);
+    char *dot = strstr(shortname, ".json");
+    if (dot) *dot = '\0';
+    for (int s = 0; s < ns; s++) {
+      replay_stats rs;
+      double t1 = now();
+      if (replay_run(kf, strat[s], seeds, (long)kf->configs, 0.05, &rs, &err)) {
+        printf("%s %s: %s\n", files[f], strat[s], err.text);
+        continue;
+      }
+      int within = 0;
+      for (int i = 0; i < seeds; i++) within += rs.evals[i] >= 0 && rs.evals[i] <= 1000;
+      double ratio = rs.random_expected / rs.median;
+      logsum[s][dev ? 0 : 1] += log(ratio);
+      if (s == 0)
+        printf("%-26s %-4s %6zu %6zu %4s %9.1f | ", shortname, dev ? "dev" : "held", rs.valid,
+               rs.within, "", rs.random_expected);
+      else
+        printf("%-26s %-4s %6s %6s %4s %9s | ", "", "", "", "", "", "");
+      printf("%-12s %8.1f %8.1f %6.0f%% %8.2f  (%.2fs)\n", strat[s], rs.median, rs.p90,
+             100.0 * within / seeds, ratio, now() - t1);
+      replay_stats_free(&rs);
+    }
+    printf("%-26s load %.2f s, %zu configs\n", "", load_s, kf->configs);
+    ktfile_free(kf);
+  }
+  printf("\ngeometric mean of random's expectation / median (higher is better):\n");
+  printf("%-12s %10s %10s\n", "strategy", "dev", "held-out");
+  for (int s = 0; s < ns; s++)
+    printf("%-12s %10.2f %10.2f\n", strat[s], nlog[0] ? exp(logsum[s][0] / nlog[0]) : NAN,
+           nlog[1] ? exp(logsum[s][1] / nlog[1]) : NAN);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
+  for (int f = 0; f < nf; f++) free(files[f]);
+  return 0;
+}

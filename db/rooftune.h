@@ -1,0 +1,184 @@
+/* rooftune.h — use what rooftune tuned: look up the best kernel for a problem in a tuning
+ * database, load its compiled code into your CUDA context and launch it on your stream.
+ *
+ * `rooftune tune` leaves a database with the winning kernel for each problem (family, shape,
+ * dtype, layout) and device, with its cubin and launch geometry, and says how each time was
+ * obtained (measured on a GPU, predicted by the model, or replayed from a file).  This library
+ * reads that database; it needs neither NVRTC nor the rooftune command.  The CUDA driver is
+ * loaded at run time, so a program linked with it starts on machines without a GPU.
+ *
+ *     rooftune_db *db;
+ *     if (rooftune_open("tuned.db", &db) == ROOFTUNE_OK) {
+ *       rooftune_gemm_info info;
+ *       rooftune_gemm(db, "bf16", "nn", M, N, K, dA, dB, dC, stream, &info); // tuned or cuBLASLt
+ *       rooftune_close(db);
+ *     }
+ *
+ * Lookups.  An exact match has the same family, dtype, layout and shape.  Otherwise the nearest
+ * tuned shape is the one with the smallest log-distance
+ *     sqrt(sum_i (ln a_i - ln b_i)^2)    over the dimensions (M, N, K, batch; a missing batch = 1)
+ * so halving one dimension costs the same at any size; ties go to the older entry.  Among
+ * several winners for one shape (templates, devices), one without a provenance mismatch wins,
+ * then a measured time over a replayed one over a predicted one, then the fastest.
+ * Provenance is never dropped silently: a winner made on another GPU (when the query names a
+ * device), with another CUDA toolkit, or by a template version older than one in the database is
+ * refused unless the query allows mismatches, and then the match says which (ROOFTUNE_MISMATCH_*).
+ *
+ * Threads.  A rooftune_db may be shared by threads: lookups take a mutex and are answered from
+ * an in-memory index built on the first lookup (and from a cache of earlier answers), so a
+ * repeated lookup costs a few microseconds.  rooftune_reload() rereads the file.
+ *
+ * Errors.  Every function returns ROOFTUNE_OK (0) or a ROOFTUNE_ERR_* code;
+ * rooftune_strerror() gives the code's meaning and rooftune_last_error() the calling thread's
+ * last detailed message (naming the file or argument).
+ */
+#ifndef ROOFTUNE_H
+#define ROOFTUNE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ROOFTUNE_API_VERSION 1
+
+/* Status codes (stable numbers). */
+enum {
+  ROOFTUNE_OK = 0,
+  ROOFTUNE_ERR_INVALID = 1,     /* a bad argument (shape, dtype, NULL pointer) */
+  ROOFTUNE_ERR_NOMEM = 2,       /* out of memory */
+  ROOFTUNE_ERR_IO = 3,          /* the database file is missing or unreadable */
+  ROOFTUNE_ERR_NOT_FOUND = 4,   /* nothing tuned fits, or the winner has no cubin */
+  ROOFTUNE_ERR_DB = 5,          /* the database is damaged or locked */
+  ROOFTUNE_ERR_DB_FOREIGN = 6,  /* the file is not a rooftune database */
+  ROOFTUNE_ERR_DB_VERSION = 7,  /* the database's schema is newer (or older) than this library */
+  ROOFTUNE_ERR_NO_DRIVER = 8,   /* no CUDA driver on this machine */
+  ROOFTUNE_ERR_NO_GPU = 9,      /* a driver but no GPU, or no current CUDA context */
+  ROOFTUNE_ERR_CUDA = 10,       /* a CUDA driver call failed */
+  ROOFTUNE_ERR_CUBLAS = 11,     /* a cuBLASLt call failed */
+  ROOFTUNE_ERR_LAUNCH = 12,     /* the kernel launch failed */
+  ROOFTUNE_ERR_UNSUPPORTED = 13, /* e.g. a winner whose argument layout rooftune_gemm cannot fill */
+  ROOFTUNE_ERR_INTERNAL = 14
+};
+
+/* The meaning of a status code ("the file is not a rooftune database"). */
+const char *rooftune_strerror(int code);
+/* The calling thread's last detailed error message, "" when none. */
+const char *rooftune_last_error(void);
+/* "0.1.0" */
+const char *rooftune_version(void);
+
+typedef struct rooftune_db rooftune_db;         /* an open database (thread-safe) */
+typedef struct rooftune_kernel rooftune_kernel; /* a winner loaded into one CUDA context */
+
+/* Opens a tuning database read-only. */
+int rooftune_open(const char *path, rooftune_db **out);
+/* Closes it; kernels loaded from it stay valid until rooftune_kernel_free. */
+void rooftune_close(rooftune_db *db);
+/* Drops the in-memory index; the next lookup rereads the file (after another tune). */
+int rooftune_reload(rooftune_db *db);
+
+/* --- lookup --------------------------------------------------------------------------- */
+
+enum { ROOFTUNE_MATCH_NONE = 0, ROOFTUNE_MATCH_EXACT = 1, ROOFTUNE_MATCH_NEAREST = 2 };
+
+/* Query flags. */
+enum {
+  ROOFTUNE_EXACT_ONLY = 1,     /* no nearest-shape answers */
+  ROOFTUNE_ALLOW_MISMATCH = 2, /* serve another GPU's, toolkit's or template version's winner,
+                                  with its mismatch bits set, rather than nothing */
+};
+
+/* Mismatch bits of a match. */
+enum {
+  ROOFTUNE_MISMATCH_DEVICE = 1,   /* made on a GPU other than the query's device */
+  ROOFTUNE_MISMATCH_TOOLKIT = 2,  /* made with another CUDA toolkit than this library's */
+  ROOFTUNE_MISMATCH_TEMPLATE = 4, /* the database holds a newer version of its template */
+};
+
+typedef struct rooftune_query {
+  const char *family; /* "gemm" */
+  const char *shape;  /* "4096x4096x4096", batch as "8@4096x4096x4096" */
+  const char *dtype;  /* "f32", "f16", "bf16" */
+  const char *layout; /* "nn", "nt"; NULL or "" for the family's default */
+  const char *device; /* a GPU name or part of one ("H200", "model:h200"); NULL = any device */
+  int flags;          /* ROOFTUNE_EXACT_ONLY | ROOFTUNE_ALLOW_MISMATCH */
+} rooftune_query;
+
+typedef struct rooftune_match {
+  int match;               /* ROOFTUNE_MATCH_NONE, _EXACT or _NEAREST */
+  unsigned mismatch;       /* ROOFTUNE_MISMATCH_* bits (0 = provenance agrees) */
+  double distance;         /* log-distance to the tuned shape (0 when exact) */
+  char family[16];         /* the tuned problem */
+  char shape[64];
+  char dtype[8];
+  char layout[8];
+  char template_name[64];  /* "gemm_mma", or "cublaslt" for a library winner */
+  char template_hash[72];  /* the template source's hash ("" for a library) */
+  char config[768];        /* "BLOCK_M=128,BLOCK_N=64,..." or the algorithm's identity */
+  char device[128];        /* the GPU it was tuned on, or "model:h200" / "replay:FILE" */
+  int cc_major, cc_minor;  /* its compute capability (0 for pseudo devices) */
+  int sm_count;
+  char toolkit[96];        /* "cuda 13.0, nvrtc 13.0, cublaslt 130100" */
+  char timing[12];         /* "measured", "predicted" or "replayed" */
+  double time_ms;          /* the tuned shape's median time, as timing says */
+  double spread;           /* (p90-p10)/median of the repetitions */
+  char entry[128];         /* kernel name in the cubin; "" for a library winner */
+  char arch[16];           /* "sm_90a" */
+  size_t cubin_size;       /* 0 when the winner has no cubin */
+  char library_algo[1024]; /* cuBLASLt algorithm identity for a library winner, else "" */
+  int geometry_ok;         /* 1 when grid/block/smem below hold for the QUERIED shape */
+  unsigned grid[3];        /* launch geometry */
+  unsigned block[3];
+  unsigned smem;           /* dynamic shared memory, bytes */
+  char vars[1024];         /* parameter and derived values "BLOCK_M=128,...,THREADS=256" */
+  long long id;            /* the winner's row (for rooftune_kernel_load) */
+} rooftune_match;
+
+/* Finds the winner for a query.  ROOFTUNE_OK with m->match NONE when nothing fits. */
+int rooftune_lookup(rooftune_db *db, const rooftune_query *q, rooftune_match *m);
+
+/* --- load and launch ------------------------------------------------------------------ */
+
+/* Loads the match's cubin into the calling thread's current CUDA context. */
+int rooftune_kernel_load(rooftune_db *db, const rooftune_match *m, rooftune_kernel **out);
+/* Launches with the match's geometry (geometry_ok must be 1) on stream (a CUstream or
+ * cudaStream_t; NULL = the default stream); args as for cuLaunchKernel. */
+int rooftune_kernel_launch(rooftune_kernel *k, void *stream, void **args);
+/* Launches with explicit geometry. */
+int rooftune_kernel_launch_geometry(rooftune_kernel *k, const unsigned grid[3],
+                                    const unsigned block[3], unsigned smem, void *stream,
+                                    void **args);
+/* Unloads the module. */
+void rooftune_kernel_free(rooftune_kernel *k);
+
+/* --- GEMM in one call ------------------------------------------------------------------ */
+
+enum {
+  ROOFTUNE_PATH_TUNED = 1,    /* the tuned kernel for this exact shape */
+  ROOFTUNE_PATH_NEAREST = 2,  /* the kernel tuned for the nearest shape */
+  ROOFTUNE_PATH_CUBLASLT = 3, /* cuBLASLt's own heuristic choice (nothing usable was tuned) */
+};
+
+typedef struct rooftune_gemm_info {
+  int path;                /* ROOFTUNE_PATH_* */
+  char template_name[64];  /* what ran ("cublaslt" for the fallback) */
+  char config[768];        /* its configuration ("" for the fallback) */
+  char reason[256];        /* why the fallback was taken, else "" */
+} rooftune_gemm_info;
+
+/* C = A * B on the caller's stream in the current CUDA context, with fp32 accumulation and an
+ * fp32 output.  Row-major: A is MxK, C is MxN; B is KxN for layout "nn" (NULL) and NxK for
+ * "nt".  A and B hold dtype ("f32", "f16", "bf16") elements; all three are device pointers.
+ * Uses the tuned kernel for (M,N,K) on this GPU when the database (may be NULL) has one it can
+ * launch, else cuBLASLt.  info (may be NULL) says which ran and why. */
+int rooftune_gemm(rooftune_db *db, const char *dtype, const char *layout, long long M,
+                  long long N, long long K, const void *A, const void *B, float *C, void *stream,
+                  rooftune_gemm_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

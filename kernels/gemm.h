@@ -1,0 +1,91 @@
+/* gemm.h — the GEMM kernel family: C = A * B (optionally batched) in f32, f16 or bf16.
+ *
+ * Problem syntax (`--shape`): `[BATCH@]MxNxK[:LAYOUT]` with positive integers and the input
+ * precision given separately as dtype f32 | f16 | bf16.  LAYOUT says how B is stored; A is
+ * always M x K row-major and C is always M x N row-major:
+ *   nn (default)  B is K x N row-major;
+ *   nt            B is stored N x K row-major (the weight of a linear layer, y = x W^T).
+ * Examples: 4096x4096x4096, 1x4096x14336:nt, 8@512x512x64.  BATCH is a strided batch: A, B
+ * and C of batch b start b*M*K, b*K*N and b*M*N elements in.  The canonical text is
+ * "[BATCH@]MxNxK" with ":nt" appended for the nt layout.
+ *
+ * Kernel ABI shared by every template in templates/gemm/: the output is fp32 whatever the
+ * input precision (accumulation is fp32; split-K adds fp32 partial sums with atomics into an
+ * output the launcher zeroes first).  Entry arguments are (A, B, C, int M, int N, int K) with
+ * device pointers, except for TMA templates (manifest derived TMA_BOX_K present), whose first
+ * two arguments are CUtensorMap descriptors of A (dims K, M, BATCH; box TMA_BOX_K x
+ * TMA_BOX_M) and of B stored N x K (box TMA_BOX_K x TMA_BOX_N), 128-byte swizzled.  The
+ * names manifest expressions see: M, N, K, BATCH, dtype_bytes, b_col (1 for nt; templates
+ * take B's layout as an identifier parameter B_LAYOUT [row, col] constrained by
+ * "B_LAYOUT == b_col"), out_bytes (4).
+ *
+ * Verification: inputs are seeded uniform values in [-1, 1) rounded to the dtype; the
+ * reference is cuBLASLt with CUBLAS_COMPUTE_32F (true fp32 for f32 inputs); a candidate passes
+ * when its relative Frobenius error is under gemm's tolerance for the dtype and no element is
+ * NaN or further than 32 tolerances times the reference's RMS from its reference value.  For
+ * f32 the tolerance admits tf32 tensor-core candidates (inputs rounded to 10 mantissa bits,
+ * relative error ~5e-4), and cuBLASLt candidates include CUBLAS_COMPUTE_32F_FAST_TF32 ones.
+ *
+ * cuBLASLt candidates are described by a stable text, e.g.
+ *   "cublaslt compute=32F id=21 tile=20 stages=19 splitk=1 reduction=0 swizzle=1 custom=0
+ *    inner=0 cluster=0"
+ * (the cublasLtMatmulAlgoConfigAttributes_t values), which gemm_lt_algo_parse() turns back
+ * into an algorithm for gemm_lt_matmul() — what the runtime uses to replay a winner.
+ */
+#ifndef ROOFTUNE_GEMM_H
+#define ROOFTUNE_GEMM_H
+
+#include <cublasLt.h>
+#include <stdint.h>
+
+#include "kernels/family.h"
+
+extern const family_ops gemm_family;
+
+/* 0 f32, 1 f16, 2 bf16; -1 for anything else. */
+int gemm_dtype_code(const char *dtype);
+/* Bytes per input element (4 or 2); 0 for an unknown dtype. */
+int gemm_dtype_bytes(const char *dtype);
+
+/* Round-to-nearest-even conversions used for the inputs (and by tests). */
+uint16_t gemm_f32_to_f16(float f);
+uint16_t gemm_f32_to_bf16(float f);
+float gemm_f16_to_f32(uint16_t h);
+float gemm_bf16_to_f32(uint16_t h);
+
+/* A cuBLASLt algorithm as configuration attributes: what identifies it across processes. */
+typedef struct gemm_lt_algo {
+  int tf32;                /* 1: CUBLAS_COMPUTE_32F_FAST_TF32, 0: CUBLAS_COMPUTE_32F */
+  int id;                  /* CUBLASLT_ALGO_CONFIG_ID */
+  unsigned tile;           /* CUBLASLT_ALGO_CONFIG_TILE_ID */
+  unsigned stages;         /* CUBLASLT_ALGO_CONFIG_STAGES_ID */
+  int splitk;              /* CUBLASLT_ALGO_CONFIG_SPLITK_NUM */
+  unsigned reduction;      /* CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME */
+  unsigned swizzle;        /* CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING */
+  unsigned custom;         /* CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION */
+  unsigned inner;          /* CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID */
+  unsigned cluster;        /* CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID */
+} gemm_lt_algo;
+
+/* The stable text of an algorithm (see above); returns what snprintf returns. */
+int gemm_lt_algo_format(const gemm_lt_algo *a, char *buf, size_t size);
+/* Parses that text; RT_ERR_PARSE naming the bad field otherwise. */
+rt_status gemm_lt_algo_parse(const char *text, gemm_lt_algo *out, rt_error *err);
+/* Reads the attributes of a configured algorithm (e.g. a heuristic result). */
+rt_status gemm_lt_algo_read(const cublasLtMatmulAlgo_t *algo, int tf32, gemm_lt_algo *out,
+                            rt_error *err);
+
+/* Runs C = A * B for problem p with algorithm a on `stream` (needs a current CUDA context):
+ * builds the descriptors, rebuilds the algorithm (cublasLtMatmulAlgoInit + its attributes),
+ * checks it (cublasLtMatmulAlgoCheck: RT_ERR_UNSUPPORTED when this GPU or problem cannot run
+ * it, or its workspace exceeds ws_size) and calls cublasLtMatmul.  a == NULL uses cuBLASLt's
+ * own heuristic choice with CUBLAS_COMPUTE_32F. */
+rt_status gemm_lt_matmul(cublasLtHandle_t lt, const problem *p, const gemm_lt_algo *a,
+                         CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, CUdeviceptr workspace,
+                         size_t ws_size, CUstream stream, rt_error *err);
+
+/* GPU-side accessors for benchmarks and tests (valid after gpu_setup). */
+CUdeviceptr gemm_gpu_output(const family_gpu *g);
+size_t gemm_gpu_workspace_bytes(const family_gpu *g);
+
+#endif

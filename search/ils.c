@@ -1,0 +1,363 @@
+/* ils.c — local search with kicks and restarts (shared), and the strategies built on it:
+ * ils, lever (follows the best's lever first) and model (predicted order). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/strategy_internal.h"
+
+/* Tuned on the development spaces (see bench/bench_strategies.c): */
+static int LS_NEAR_STEPS = 1;  /* moves of one domain step are tried before the far ones */
+static int LS_KICK_MOVES = 3;  /* a kick changes this many random parameters of the best */
+static int LS_PATIENCE = 4;    /* kicks without a new best before a random restart */
+static int LS_SCAN = 0;        /* ranked: neighbours tried before calling a point a local optimum (0: all) */
+static int LS_SAMPLES = 16;    /* ranked: kicks or restart points drawn to pick the best predicted */
+static double LS_EXPLORE = 0.0; /* ranked: bonus for seldom-tried values */
+
+static void ls_env(void) {
+  const char *e;
+  if ((e = getenv("LS_NEAR"))) LS_NEAR_STEPS = atoi(e);
+  if ((e = getenv("LS_KICK"))) LS_KICK_MOVES = atoi(e);
+  if ((e = getenv("LS_PATIENCE"))) LS_PATIENCE = atoi(e);
+  if ((e = getenv("LS_SCAN"))) LS_SCAN = atoi(e);
+  if ((e = getenv("LS_SAMPLES"))) LS_SAMPLES = atoi(e);
+  if ((e = getenv("LS_EXPLORE"))) LS_EXPLORE = atof(e);
+}
+
+typedef struct {
+  double key; /* predicted score */
+  size_t idx; /* configuration */
+} ls_key;
+
+static int ls_key_cmp(const void *a, const void *b) {
+  const ls_key *x = a, *y = b;
+  if (x->key < y->key) return -1;
+  if (x->key > y->key) return 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+rt_status strategy_ls_init(strategy *st, strategy_ls *ls, rt_error *err) {
+  memset(ls, 0, sizeof *ls);
+  ls->cur = -1;
+  ls->awaiting = -1;
+  ls->best_at_kick = INFINITY;
+  ls_env();
+  ls->cand = malloc((strategy_moves_cap(st) + 1) * sizeof *ls->cand);
+  return ls->cand ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+}
+
+void strategy_ls_free(strategy_ls *ls) { free(ls->cand); }
+
+void strategy_ls_move(strategy *st, strategy_ls *ls, size_t idx) {
+  ls->cur = (long)idx;
+  size_t cap = strategy_moves_cap(st);
+  size_t nn = strategy_moves(st, idx, LS_NEAR_STEPS, ls->cand, cap);
+  strategy_shuffle(st, ls->cand, nn);
+  /* the far moves: every one-parameter change not among the near ones */
+  size_t *all = ls->cand + nn;
+  size_t na = strategy_moves(st, idx, 0, all, cap - nn);
+  size_t k = 0;
+  for (size_t i = 0; i < na; i++) {
+    int near = 0;
+    for (size_t j = 0; j < nn && !near; j++) near = ls->cand[j] == all[i];
+    if (!near) all[k++] = all[i];
+  }
+  strategy_shuffle(st, all, k);
+  ls->ncand = nn + k;
+  ls->pos = 0;
+  if (ls->ranked) {
+    ls_key *keys = malloc(ls->ncand * sizeof *keys);
+    if (!keys) return; /* keep the shuffled order */
+    for (size_t i = 0; i < ls->ncand; i++) {
+      keys[i].idx = ls->cand[i];
+      keys[i].key = strategy_score(st, ls->cand[i], LS_EXPLORE);
+    }
+    qsort(keys, ls->ncand, sizeof *keys, ls_key_cmp);
+    for (size_t i = 0; i < ls->ncand; i++) ls->cand[i] = keys[i].idx;
+    free(keys);
+    if (LS_SCAN > 0 && ls->ncand > (size_t)LS_SCAN) ls->ncand = (size_t)LS_SCAN;
+  }
+}
+
+/* An unseen configuration drawn uniformly (by rejection, without using up the permutation). */
+static long ls_sample_unseen(strategy *st) {
+  for (int tries = 0; tries < 64; tries++) {
+    size_t j = strategy_rand_below(st, st->n);
+    if (st->state[j] == ST_UNSEEN) return (long)j;
+  }
+  return strategy_random_unseen(st);
+}
+
+/* A random walk of LS_KICK_MOVES one-parameter changes from the best, through valid
+ * configurations only. */
+static long strategy_ls_kick(strategy *st) {
+  size_t p = (size_t)st->best;
+  uint16_t *cfg = st->cfg;
+  for (int m = 0; m < LS_KICK_MOVES; m++) {
+    for (int tries = 0; tries < 16; tries++) {
+      memcpy(cfg, space_config(st->sp, p), (size_t)st->np * sizeof *cfg);
+      int q = (int)strategy_rand_below(st, (size_t)st->np);
+      int count = space_param_at(st->sp, q)->count;
+      if (count < 2) continue;
+      size_t v = strategy_rand_below(st, (size_t)count - 1);
+      cfg[q] = (uint16_t)(v >= cfg[q] ? v + 1 : v);
+      long j = space_index(st->sp, cfg);
+      if (j >= 0) {
+        p = (size_t)j;
+        break;
+      }
+    }
+  }
+  return (long)p;
+}
+
+long strategy_ls_next(strategy *st, strategy_ls *ls) {
+  for (int guard = 0; guard < 256; guard++) {
+    if (ls->cur < 0) {
+      if (ls->awaiting >= 0 && st->state[ls->awaiting] == ST_PENDING) return -1;
+      long s;
+      int kick = st->best >= 0 && ls->fails < LS_PATIENCE;
+      if (!kick) ls->fails = 0;
+      if (ls->ranked) {
+        s = -1;
+        double bs = INFINITY;
+        for (int i = 0; i < LS_SAMPLES; i++) {
+          long c = kick ? strategy_ls_kick(st) : ls_sample_unseen(st);
+          if (c < 0 || st->state[c] != ST_UNSEEN) continue;
+          double sc = strategy_score(st, (size_t)c, LS_EXPLORE);
+          if (sc < bs) bs = sc, s = c;
+        }
+        if (s < 0) s = kick ? strategy_ls_kick(st) : strategy_random_unseen(st);
+      } else {
+        s = kick ? strategy_ls_kick(st) : strategy_random_unseen(st);
+      }
+      if (s < 0) return -1;
+      if (st->state[s] == ST_UNSEEN) {
+        ls->awaiting = s;
+        return s;
+      }
+      if (st->state[s] == ST_TOLD && isfinite(st->time[s])) strategy_ls_move(st, ls, (size_t)s);
+      else ls->fails++;
+      continue;
+    }
+    while (ls->pos < ls->ncand) {
+      size_t c = ls->cand[ls->pos++];
+      if (st->state[c] == ST_UNSEEN) return (long)c;
+      if (st->state[c] == ST_TOLD && st->time[c] < st->time[ls->cur]) {
+        strategy_ls_move(st, ls, c); /* known to be better: a free step */
+        break;
+      }
+    }
+    if (ls->pos < ls->ncand) continue;
+    /* a local optimum: kick from the best, or restart when kicks stopped paying */
+    if (st->best_time < ls->best_at_kick) ls->fails = 0;
+    else ls->fails++;
+    ls->best_at_kick = st->best_time;
+    ls->cur = -1;
+  }
+  return -1;
+}
+
+void strategy_ls_told(strategy *st, strategy_ls *ls, size_t idx, double t) {
+  if ((long)idx == ls->awaiting) {
+    ls->awaiting = -1;
+    if (isfinite(t)) strategy_ls_move(st, ls, idx);
+    else ls->fails++;
+    return;
+  }
+  if (ls->cur >= 0 && t < st->time[ls->cur]) strategy_ls_move(st, ls, idx);
+}
+
+/* ---- ils ---- */
+
+static rt_status strategy_ils_init(strategy *st, rt_error *err) {
+  strategy_ls *ls = malloc(sizeof *ls);
+  if (!ls) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  st->impl = ls;
+  return strategy_ls_init(st, ls, err);
+}
+
+static long strategy_ils_next(strategy *st) { return strategy_ls_next(st, st->impl); }
+
+static void strategy_ils_told(strategy *st, size_t idx, double t) {
+  strategy_ls_told(st, st->impl, idx, t);
+}
+
+static void strategy_ils_free(strategy *st) {
+  if (st->impl) strategy_ls_free(st->impl);
+  free(st->impl);
+}
+
+const strategy_kind strategy_kind_ils = {"ils", 0, strategy_ils_init, strategy_ils_next,
+                                         strategy_ils_told, strategy_ils_free};
+
+/* ---- lever: the best's lever first, local search when no lever applies ---- */
+
+typedef struct {
+  strategy_ls ls;  /* the fallback */
+  size_t *queue;   /* lever moves of the current best, in order */
+  size_t nqueue;   /* entries */
+  size_t qpos;     /* next entry */
+  size_t qcap;     /* allocated */
+} strategy_lever;
+
+static rt_status strategy_lever_init(strategy *st, rt_error *err) {
+  strategy_lever *lv = calloc(1, sizeof *lv);
+  if (!lv) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  st->impl = lv;
+  lv->qcap = 4 * (size_t)st->np + 4;
+  lv->queue = malloc(lv->qcap * sizeof *lv->queue);
+  if (!lv->queue) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  rt_status rc = strategy_ls_init(st, &lv->ls, err);
+  lv->ls.ranked = 1;
+  return rc;
+}
+
+static void strategy_lever_push(strategy *st, strategy_lever *lv) {
+  long j = space_index(st->sp, st->cfg);
+  if (j >= 0 && st->state[j] == ST_UNSEEN && lv->nqueue < lv->qcap) lv->queue[lv->nqueue++] = (size_t)j;
+}
+
+/* Parses the best's lever ("BLOCK_N+,BLOCK_M-") into moves of the best: each named parameter
+ * one step its way (in the lever's order), then all of them together, then each two steps. */
+static void strategy_lever_plan(strategy *st, strategy_lever *lv) {
+  lv->nqueue = lv->qpos = 0;
+  int pidx[32], dir[32], nl = 0;
+  const char *s = st->lever;
+  while (*s && nl < 32) {
+    size_t len = strcspn(s, ",");
+    char name[96];
+    size_t nlen = len;
+    while (nlen > 0 && (s[nlen - 1] == ' ')) nlen--;
+    int d = 0;
+    if (nlen > 0 && (s[nlen - 1] == '+' || s[nlen - 1] == '-')) {
+      d = s[nlen - 1] == '+' ? 1 : -1;
+      nlen--;
+    }
+    while (nlen > 0 && *s == ' ') s++, nlen--, len--;
+    if (d && nlen > 0 && nlen < sizeof name) {
+      memcpy(name, s, nlen);
+      name[nlen] = '\0';
+      int p = space_param_index(st->sp, name);
+      if (p >= 0) {
+        pidx[nl] = p;
+        dir[nl++] = d;
+      }
+    }
+    s += len;
+    if (*s == ',') s++;
+  }
+  if (nl == 0) return;
+  const uint16_t *best = space_config(st->sp, (size_t)st->best);
+  size_t bytes = (size_t)st->np * sizeof *st->cfg;
+  for (int steps = 1; steps <= 2; steps++) {
+    for (int i = 0; i < nl; i++) {
+      memcpy(st->cfg, best, bytes);
+      int v = best[pidx[i]] + dir[i] * steps;
+      if (v < 0 || v >= space_param_at(st->sp, pidx[i])->count) continue;
+      st->cfg[pidx[i]] = (uint16_t)v;
+      strategy_lever_push(st, lv);
+    }
+    if (steps == 1 && nl > 1) {
+      memcpy(st->cfg, best, bytes);
+      int ok = 1;
+      for (int i = 0; i < nl && ok; i++) {
+        int v = best[pidx[i]] + dir[i];
+        ok = v >= 0 && v < space_param_at(st->sp, pidx[i])->count;
+        if (ok) st->cfg[pidx[i]] = (uint16_t)v;
+      }
+      if (ok) strategy_lever_push(st, lv);
+    }
+  }
+}
+
+static long strategy_lever_next(strategy *st) {
+  strategy_lever *lv = st->impl;
+  if (st->best_changed) {
+    st->best_changed = 0;
+    strategy_lever_plan(st, lv);
+  }
+  while (lv->qpos < lv->nqueue) {
+    size_t c = lv->queue[lv->qpos++];
+    if (st->state[c] == ST_UNSEEN) return (long)c;
+  }
+  return strategy_ls_next(st, &lv->ls);
+}
+
+static void strategy_lever_told(strategy *st, size_t idx, double t) {
+  strategy_lever *lv = st->impl;
+  strategy_ls_told(st, &lv->ls, idx, t);
+  /* a lever move that paid off becomes the local search's point too */
+  if (st->best == (long)idx && lv->ls.cur != (long)idx && isfinite(t)) {
+    if (lv->ls.awaiting == (long)idx) lv->ls.awaiting = -1;
+    strategy_ls_move(st, &lv->ls, idx);
+  }
+}
+
+static void strategy_lever_free(strategy *st) {
+  strategy_lever *lv = st->impl;
+  if (!lv) return;
+  strategy_ls_free(&lv->ls);
+  free(lv->queue);
+  free(lv);
+}
+
+const strategy_kind strategy_kind_lever = {"lever", 0, strategy_lever_init, strategy_lever_next,
+                                           strategy_lever_told, strategy_lever_free};
+
+/* ---- model: the configurations in the order of a predicted time ---- */
+
+typedef struct {
+  size_t *order; /* configurations by predicted time, fastest first */
+  size_t pos;    /* next entry */
+} strategy_model;
+
+typedef struct {
+  double key; /* predicted time */
+  size_t idx; /* configuration */
+} strategy_model_key;
+
+static int strategy_model_cmp(const void *a, const void *b) {
+  const strategy_model_key *x = a, *y = b;
+  if (x->key < y->key) return -1;
+  if (x->key > y->key) return 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static rt_status strategy_model_init(strategy *st, rt_error *err) {
+  if (!st->opt.predict)
+    return rt_error_set(err, RT_ERR_INVALID, "the model strategy needs a predicted time for "
+                                             "each configuration (a model device)");
+  strategy_model *m = calloc(1, sizeof *m);
+  strategy_model_key *keys = malloc(st->n * sizeof *keys);
+  if (m) m->order = malloc(st->n * sizeof *m->order);
+  st->impl = m;
+  if (!m || !keys || !m->order) {
+    free(keys);
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < st->n; i++) {
+    double k = st->opt.predict(st->opt.predict_ctx, i);
+    keys[i].key = isnan(k) ? INFINITY : k;
+    keys[i].idx = i;
+  }
+  qsort(keys, st->n, sizeof *keys, strategy_model_cmp);
+  for (size_t i = 0; i < st->n; i++) m->order[i] = keys[i].idx;
+  free(keys);
+  return RT_OK;
+}
+
+static long strategy_model_next(strategy *st) {
+  strategy_model *m = st->impl;
+  while (m->pos < st->n && st->state[m->order[m->pos]] != ST_UNSEEN) m->pos++;
+  return m->pos < st->n ? (long)m->order[m->pos++] : -1;
+}
+
+static void strategy_model_free(strategy *st) {
+  strategy_model *m = st->impl;
+  if (m) free(m->order);
+  free(m);
+}
+
+const strategy_kind strategy_kind_model = {"model", 1, strategy_model_init, strategy_model_next,
+                                           NULL, strategy_model_free};

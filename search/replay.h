@@ -1,0 +1,49 @@
+/* replay.h — scores a strategy on a recorded brute-forced space (ktfile.h): runs it with seeds
+ * 0..N-1, looking each asked configuration's time up in the file, and counts the evaluations
+ * it needs to reach a configuration within eps of the file's known optimum.
+ *
+ * Failed configurations count as evaluations (on a real run each costs a compile and a launch).
+ * A run that misses the target within the budget counts as twice the budget in the median and
+ * p90.  Random search's need is computed exactly, not sampled: drawing without replacement from
+ * V timed configurations of which k are within the target takes (V+1)/(k+1) draws on average.
+ * (Random search over the whole file would also draw the failed configurations, so this
+ * flatters random search slightly: the comparison is conservative.)
+ */
+#ifndef ROOFTUNE_REPLAY_H
+#define ROOFTUNE_REPLAY_H
+
+#include <stddef.h>
+
+#include "tuner/ktfile.h"
+#include "tuner/status.h"
+
+/* Evaluations a replay may spend per run unless told otherwise: a long tuning session on a real
+ * GPU (about an hour at a few seconds per compile and measurement). */
+#define REPLAY_DEFAULT_BUDGET 1000
+#define REPLAY_DEFAULT_EPS 0.05
+
+typedef struct replay_stats {
+  char strategy[32];      /* the strategy run */
+  int seeds;              /* runs, seeds 0..seeds-1 */
+  long budget;            /* evaluations per run */
+  double eps;             /* target: time <= optimum * (1 + eps) */
+  size_t configs;         /* configurations in the file (failed ones included) */
+  size_t valid;           /* configurations with a time */
+  size_t within;          /* timed configurations within the target (k) */
+  double optimum_ms;      /* the file's best time */
+  double median;          /* evaluations to reach the target (misses count 2 * budget) */
+  double p90;             /* 90th percentile of the same */
+  double reached;         /* fraction of runs that reached the target within the budget */
+  double random_expected; /* (valid + 1) / (within + 1) */
+  long *evals;            /* per seed: evaluations to target, or -1 when missed (owned) */
+} replay_stats;
+
+/* Runs strategy NAME (NULL: the default) on kf; stats->evals is allocated (replay_stats_free). */
+rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
+                     replay_stats *stats, rt_error *err);
+void replay_stats_free(replay_stats *stats);
+
+/* Percentile q (0..100) of v[0..n) with linear interpolation; v is sorted in place. */
+double replay_percentile(double *v, size_t n, double q);
+
+#endif

@@ -1,0 +1,75 @@
+/* strategy.h — search strategies behind one ask/tell interface.
+ *
+ * A strategy walks a space (space.h) and never evaluates anything itself: the caller asks it
+ * for the next configuration numbers, evaluates them (on a GPU, on the model device, or by
+ * looking a recorded time up in a replay file) and tells it each result: a time, or a failure,
+ * and optionally the candidate's diagnosis, whose lever the `lever` strategy follows.  So one
+ * strategy serves `tune`, the model device and `replay` alike.
+ *
+ * Every strategy hands out each configuration at most once; a failed configuration counts as an
+ * evaluation (on a real run it costs a compile).  Budgets: a number of evaluations and a number
+ * of seconds on a clock the caller may replace (tests use a fake one); when either is spent, or
+ * the space is exhausted, ask returns 0.  The seed makes a run repeatable: each strategy uses
+ * its own xoshiro256** generator seeded from it, never rand().
+ *
+ * Strategies: brute_force (space order), random, ils (iterated local search with restarts),
+ * annealing (simulated annealing), genetic (steady-state genetic algorithm), lever (moves the
+ * parameters the current best's lever names, and falls back to local search when no lever
+ * applies), model (measures in the order of a predicted time, then local search).  The default
+ * was chosen on brute-forced spaces; see bench/bench_strategies.c and strategy_default().
+ */
+#ifndef ROOFTUNE_STRATEGY_H
+#define ROOFTUNE_STRATEGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tuner/result.h"
+#include "tuner/space.h"
+#include "tuner/status.h"
+
+typedef struct strategy strategy;
+
+/* Seconds on some monotonic clock. */
+typedef double (*strategy_clock_fn)(void *ctx);
+/* Predicted time (any unit, lower is better) of configuration idx; for the model strategy. */
+typedef double (*strategy_predict_fn)(void *ctx, size_t idx);
+
+typedef struct strategy_options {
+  const char *name;          /* strategy name (strategy_names()); NULL: the default */
+  uint64_t seed;             /* same seed, same space, same results told → same run */
+  long max_evals;            /* evaluation budget; 0: no limit (the whole space) */
+  double max_seconds;        /* time budget from strategy_new; 0: no limit */
+  strategy_clock_fn clock;   /* NULL: CLOCK_MONOTONIC */
+  void *clock_ctx;           /* passed to clock */
+  strategy_predict_fn predict; /* required by "model", ignored by the others */
+  void *predict_ctx;         /* passed to predict */
+} strategy_options;
+
+/* The names, NULL-terminated, in a stable order. */
+const char *const *strategy_names(void);
+/* The default strategy's name. */
+const char *strategy_default(void);
+
+rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out,
+                       rt_error *err);
+void strategy_free(strategy *st);
+const char *strategy_name(const strategy *st);
+
+/* Writes up to cap configuration numbers to evaluate next into out and returns how many; 0 when
+ * a budget is spent or every configuration has been handed out.  Sequential strategies hand
+ * out one at a time (ask, tell, ask ...); brute_force and random fill out. */
+size_t strategy_ask(strategy *st, size_t *out, size_t cap);
+
+/* Tells the result of a configuration ask handed out: status RT_OK with time_ms > 0, or a
+ * failure status (time ignored).  diag may be NULL; its lever ("BLOCK_N+,BLOCK_M-") is what the
+ * lever strategy moves next.  Telling a configuration not handed out, or twice, is an error. */
+rt_status strategy_tell(strategy *st, size_t idx, rt_status status, double time_ms,
+                        const diagnosis *diag, rt_error *err);
+
+/* Unique evaluations told so far (failures included). */
+size_t strategy_evaluations(const strategy *st);
+/* The best configuration told so far and its time; returns 0 when none succeeded yet. */
+int strategy_best(const strategy *st, size_t *idx, double *time_ms);
+
+#endif

@@ -1,0 +1,102 @@
+/* strategy_internal.h — what the strategy files share: the strategy record, the vtable each
+ * strategy fills in, the generator, and neighbourhood helpers.  Not for use outside search/. */
+#ifndef ROOFTUNE_STRATEGY_INTERNAL_H
+#define ROOFTUNE_STRATEGY_INTERNAL_H
+
+#include "search/strategy.h"
+
+enum { ST_UNSEEN = 0, ST_PENDING = 1, ST_TOLD = 2 };
+
+typedef struct strategy_kind {
+  const char *name;  /* "ils" */
+  int batch;         /* 1: ask may hand out many at once */
+  /* Sets st->impl up; may be NULL. */
+  rt_status (*init)(strategy *st, rt_error *err);
+  /* An unseen configuration to evaluate next, or -1 for "nothing in mind" (the core then hands
+   * out a random unseen one). */
+  long (*next)(strategy *st);
+  /* A result told: t is the time, INFINITY for a failure. */
+  void (*told)(strategy *st, size_t idx, double t);
+  void (*free)(strategy *st);
+} strategy_kind;
+
+struct strategy {
+  const space *sp;          /* the space walked */
+  size_t n;                 /* its size */
+  int np;                   /* its parameters */
+  const strategy_kind *kind; /* which strategy */
+  strategy_options opt;     /* as given (name replaced by the kind's) */
+  uint64_t rng[4];          /* xoshiro256** state */
+  uint8_t *state;           /* per configuration: ST_UNSEEN / ST_PENDING / ST_TOLD */
+  double *time;             /* per configuration: told time, INFINITY for failures */
+  size_t handed;            /* configurations handed out */
+  size_t evals;             /* results told */
+  double t0;                /* clock at strategy_new */
+  long best;                /* best configuration told, -1 before the first success */
+  double best_time;         /* its time */
+  char lever[160];          /* the best's lever, "" when it had none */
+  int best_changed;         /* set when best moves; strategies clear it */
+  size_t *perm;             /* random permutation of the unseen, for random picks */
+  size_t perm_pos;          /* entries of perm already drawn */
+  uint16_t *cfg;            /* scratch configuration, np entries */
+  int *moff;                /* per parameter: where its values start in msum and mcnt */
+  double *msum;             /* per parameter value: sum of the told log times with that value */
+  double *mcnt;             /* per parameter value: results told with that value */
+  double ysum;              /* sum of every told log time */
+  double ymax;              /* the largest told log time */
+  size_t ny;                /* successes told */
+  void *impl;               /* the strategy's own state */
+};
+
+/* The additive model every strategy may consult: each parameter value's mean log time, shrunk
+ * towards the overall mean; failures count as worse than anything seen.  Lower is better.
+ * explore > 0 favours values seldom tried. */
+double strategy_score(const strategy *st, size_t idx, double explore);
+
+uint64_t strategy_rand(strategy *st);
+/* Uniform in [0, n), n > 0. */
+size_t strategy_rand_below(strategy *st, size_t n);
+/* Uniform in [0, 1). */
+double strategy_rand_unit(strategy *st);
+/* A uniformly random unseen configuration, or -1 when none is left. */
+long strategy_random_unseen(strategy *st);
+/* Shuffles a[0..n). */
+void strategy_shuffle(strategy *st, size_t *a, size_t n);
+
+/* Configurations that differ from idx in one parameter by at most `steps` domain positions
+ * (steps <= 0: any position); writes up to cap into out, returns how many it wrote.  The
+ * order is by parameter, then by distance. */
+size_t strategy_moves(const strategy *st, size_t idx, int steps, size_t *out, size_t cap);
+/* The total number of one-parameter changes (an upper bound for strategy_moves). */
+size_t strategy_moves_cap(const strategy *st);
+
+/* Local search shared by ils, lever and model: first improvement over a neighbourhood of
+ * near moves (one or two steps of one parameter) before far ones, kicks from the best local
+ * optimum, random restarts after `patience` kicks without a new best. */
+typedef struct strategy_ls {
+  long cur;       /* the point being improved, -1 when a start is awaited */
+  long awaiting;  /* a start or kick point handed out and not yet told, or -1 */
+  size_t *cand;   /* cur's neighbourhood in the order it is tried */
+  size_t ncand;   /* entries */
+  size_t pos;     /* next entry to try */
+  int fails;      /* kicks since the best improved */
+  int ranked;     /* 1: try neighbours in the model's order, pick kicks and restarts by it */
+  double best_at_kick; /* best time when the last kick started */
+} strategy_ls;
+
+rt_status strategy_ls_init(strategy *st, strategy_ls *ls, rt_error *err);
+void strategy_ls_free(strategy_ls *ls);
+long strategy_ls_next(strategy *st, strategy_ls *ls);
+void strategy_ls_told(strategy *st, strategy_ls *ls, size_t idx, double t);
+/* Makes idx (told, finite time) the current point. */
+void strategy_ls_move(strategy *st, strategy_ls *ls, size_t idx);
+
+extern const strategy_kind strategy_kind_brute_force;
+extern const strategy_kind strategy_kind_random;
+extern const strategy_kind strategy_kind_ils;
+extern const strategy_kind strategy_kind_annealing;
+extern const strategy_kind strategy_kind_genetic;
+extern const strategy_kind strategy_kind_lever;
+extern const strategy_kind strategy_kind_model;
+
+#endif

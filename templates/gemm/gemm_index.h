@@ -1,0 +1,102 @@
+/* gemm_index.h — index and fragment-layout arithmetic shared by the GEMM templates and the
+ * host tests.
+ *
+ * Every function here is plain integer arithmetic written so the file is valid C (host tests
+ * include it) and CUDA C++ (the templates include it through the template folder's include
+ * path).  The kernels compute their block placement, split-K ranges, ldmatrix lane addresses
+ * and store coordinates only through these functions, so a host test that enumerates them
+ * checks the very index math the device runs: every output element written exactly once,
+ * split-K slices covering K exactly once, the block swizzle a bijection.
+ *
+ * Fragment layouts follow the PTX ISA (9.7.14.5.8 mma.m16n8k16 / 9.7.14.5.7 m16n8k8,
+ * 9.7.15.5.1 wgmma m64nNk16): groupID = lane / 4, threadID_in_group = lane % 4.
+ */
+#ifndef ROOFTUNE_GEMM_INDEX_H
+#define ROOFTUNE_GEMM_INDEX_H
+
+#if defined(__CUDACC__)
+#define GEMM_FN static __host__ __device__ __forceinline__
+#else
+#define GEMM_FN static inline
+#endif
+
+GEMM_FN int gemm_ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+/* Block swizzle: the linear block id `pid` over a tiles_m x tiles_n grid of output tiles is
+ * mapped so that `group` consecutive tile rows are walked column by column (neighbouring
+ * blocks share A rows and B columns in L2).  group == 1 is plain row-major order.  The last
+ * group may be shorter.  A bijection from [0, tiles_m*tiles_n) onto the tiles. */
+GEMM_FN void gemm_swizzle(int pid, int tiles_m, int tiles_n, int group, int *tile_m,
+                          int *tile_n) {
+  int per_group = group * tiles_n;
+  int first_m = (pid / per_group) * group;
+  int rows = tiles_m - first_m < group ? tiles_m - first_m : group;
+  int in_group = pid % per_group;
+  *tile_m = first_m + in_group % rows;
+  *tile_n = in_group / rows;
+}
+
+/* Split-K: slice `s` of `split` gets K tiles [*begin, *end) of `k_tiles`; the slices are
+ * contiguous, balanced to within one tile, and cover [0, k_tiles) exactly once (a slice may be
+ * empty when k_tiles < split). */
+GEMM_FN void gemm_split_range(int k_tiles, int split, int s, int *begin, int *end) {
+  *begin = (int)((long long)k_tiles * s / split);
+  *end = (int)((long long)k_tiles * (s + 1) / split);
+}
+
+/* mma.sync accumulator (m16n8, f32): element i (0..3) of `lane` sits at row
+ * groupID + 8*(i/2), column 2*threadID_in_group + i%2 of the 16x8 tile.  The same layout holds
+ * for m16n8k16 (f16/bf16) and m16n8k8 (tf32). */
+GEMM_FN int gemm_mma_c_row(int lane, int i) { return lane / 4 + 8 * (i / 2); }
+GEMM_FN int gemm_mma_c_col(int lane, int i) { return 2 * (lane % 4) + i % 2; }
+
+/* ldmatrix.x4 lane addresses.  Each lane supplies one 16-byte row address; lanes 8j..8j+7
+ * address matrix j.  Positions are in rows and 16-byte chunks of a K-contiguous (or, for the
+ * transposed load, N-contiguous) shared-memory tile.
+ *
+ * A (16 rows x 32 bytes of K, row-major): matrices (rows 0-7, chunk 0), (rows 8-15, chunk 0),
+ * (rows 0-7, chunk 1), (rows 8-15, chunk 1) land in a0..a3 exactly as m16n8k16 (and, with
+ * 32-bit elements, m16n8k8 tf32) expect. */
+GEMM_FN int gemm_ldsm_a_row(int lane) { return lane % 16; }
+GEMM_FN int gemm_ldsm_a_chunk(int lane) { return lane / 16; }
+/* B stored N x K (K contiguous), two n8 tiles x 32 bytes of K: matrices (n 0-7, chunk 0),
+ * (n 0-7, chunk 1), (n 8-15, chunk 0), (n 8-15, chunk 1): registers 0,1 are the b fragment of
+ * the first n8 tile, 2,3 of the second. */
+GEMM_FN int gemm_ldsm_bcol_row(int lane) { return lane % 8 + 8 * (lane / 16); }
+GEMM_FN int gemm_ldsm_bcol_chunk(int lane) { return (lane / 8) % 2; }
+/* B stored K x N (N contiguous), 16-bit elements, ldmatrix.trans: matrices (k 0-7, n 0-7),
+ * (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15); the lane gives the k row and the 16-byte
+ * (8-element) chunk along N. */
+GEMM_FN int gemm_ldsm_brow_k(int lane) { return lane % 16; }
+GEMM_FN int gemm_ldsm_brow_chunk(int lane) { return lane / 16; }
+
+/* Output coordinates of mma.sync accumulator element (mi, ni, i) held by `lane` of warp
+ * (warp_m, warp_n) in the block tile (tile_m, tile_n).  Rows and columns may fall outside the
+ * matrix on edge tiles; the kernel stores only those inside. */
+GEMM_FN int gemm_mma_out_row(int tile_m, int block_m, int warp_m, int warp_tile_m, int mi,
+                             int lane, int i) {
+  return tile_m * block_m + warp_m * warp_tile_m + mi * 16 + gemm_mma_c_row(lane, i);
+}
+GEMM_FN int gemm_mma_out_col(int tile_n, int block_n, int warp_n, int warp_tile_n, int ni,
+                             int lane, int i) {
+  return tile_n * block_n + warp_n * warp_tile_n + ni * 8 + gemm_mma_c_col(lane, i);
+}
+
+/* wgmma m64nNk16 f32 accumulator: element i (0 .. N/2-1) of thread t (0..127) of a warpgroup
+ * sits at row 16*(t/32) + groupID + 8*((i/2)%2), column 8*(i/4) + 2*threadID_in_group + i%2. */
+GEMM_FN int gemm_wgmma_d_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2); }
+GEMM_FN int gemm_wgmma_d_col(int t, int i) { return 8 * (i / 4) + 2 * (t % 4) + i % 2; }
+
+/* SIMT micro-tile: thread (tx, ty) of a (BLOCK_N/THREAD_N) x (BLOCK_M/THREAD_M) block owns
+ * rows ty*THREAD_M + i and columns tx*VEC + j*(BLOCK_N/THREAD_N*VEC) + v: columns are dealt
+ * out in VEC-wide strips so neighbouring threads read neighbouring shared-memory words.
+ * Element (i, j, v) with j < THREAD_N/VEC, v < VEC. */
+GEMM_FN int gemm_simt_row(int tile_m, int block_m, int ty, int thread_m, int i) {
+  return tile_m * block_m + ty * thread_m + i;
+}
+GEMM_FN int gemm_simt_col(int tile_n, int block_n, int tx, int threads_n, int vec, int j,
+                          int v) {
+  return tile_n * block_n + j * threads_n * vec + tx * vec + v;
+}
+
+#endif

@@ -1,0 +1,252 @@
+// gemm_wgmma.cu — Hopper (sm_90a) GEMM: TMA bulk tensor loads into 128-byte-swizzled shared
+// memory, an mbarrier-tracked multi-stage pipeline, and warpgroup MMA (wgmma.mma_async).
+//
+// C[b] = A[b] * B[b], fp32 accumulation and fp32 output (the gemm family ABI, kernels/gemm.h).
+// A is M x K row-major, B is stored N x K row-major (layout "nt": both operands K-major, the
+// canonical wgmma case); inputs f16 or bf16.  Operands arrive as two CUtensorMap descriptors
+// (rank 3: K, rows, batch; box 64 x BLOCK_M (A) and 64 x BLOCK_N (B); SWIZZLE_128B; zero fill
+// out of bounds), built by the gemm family from the config's TMA_BOX_* values.  TMA needs
+// 16-byte global strides, so K*dtype_bytes must be a multiple of 16 (a manifest constraint).
+//
+// Block: WARPGROUPS consumer warpgroups, each owning BLOCK_M/WARPGROUPS rows as m64 tiles;
+// thread 0 also issues the TMA loads.  Iteration kt waits for its stage's mbarrier, issues
+// 4 x (m64 tiles) wgmmas over the 64-wide K slab, keeps one wgmma group in flight
+// (wait_group 1), then refills the stage that the previous group has finished reading.
+//
+// Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
+// WARPGROUPS, STAGES, SWIZZLE, THREADS and the prefix's RT_DTYPE_f16 or
+// RT_DTYPE_bf16.  Launch: grid
+// (tiles_m*tiles_n, 1, BATCH), block THREADS, dynamic shared memory SMEM =
+// STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 8*STAGES (mbarriers).
+#include "gemm_index.h"
+
+// The input dtype comes from the prefix's RT_DTYPE_<dtype> line (DTYPE_CODE: 0 f32, 1 f16,
+// 2 bf16) and B's layout from the B_LAYOUT parameter (row: K x N, col: stored N x K).
+#ifndef DTYPE_CODE
+#if defined(RT_DTYPE_f16)
+#define DTYPE_CODE 1
+#elif defined(RT_DTYPE_bf16)
+#define DTYPE_CODE 2
+#else
+#define DTYPE_CODE 0
+#endif
+#endif
+
+#if DTYPE_CODE == 1
+#define WGMMA_TYPE "f16"
+#elif DTYPE_CODE == 2
+#define WGMMA_TYPE "bf16"
+#else
+#error "gemm_wgmma supports f16 and bf16 only"
+#endif
+
+#define WG_TILES (BLOCK_M / (64 * WARPGROUPS))  // m64 tiles per warpgroup
+#define ACC (BLOCK_N / 2)                         // f32 accumulators per thread per m64 tile
+#define A_STAGE_BYTES (BLOCK_M * BLOCK_K * 2)
+#define B_STAGE_BYTES (BLOCK_N * BLOCK_K * 2)
+
+static_assert(BLOCK_K == 64, "BLOCK_K must be 64 (one 128-byte swizzle row)");
+static_assert(THREADS == 128 * WARPGROUPS, "THREADS must be 128*WARPGROUPS");
+static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "BLOCK_M must be a multiple of 64*WARPGROUPS");
+static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "BLOCK_N must be 64, 128 or 256");
+
+struct __align__(64) tma_desc {
+  unsigned long long opaque[16];  // a CUtensorMap, passed by value as a __grid_constant__
+};
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d(unsigned dst, const tma_desc *map, unsigned bar,
+                                            int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
+// Shared-memory matrix descriptor, K-major operand in the 128-byte swizzle layout TMA wrote:
+// start address >> 4 (bits 0-13), leading byte offset 16 >> 4 (unused for swizzled K-major),
+// stride byte offset 1024 >> 4 between 8-row core-matrix groups (bits 32-45), swizzle mode 1
+// = 128B (bits 62-63).  Stage buffers are 1024-byte aligned so the base offset is 0.
+__device__ __forceinline__ unsigned long long smem_desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
+         (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void acc_fence(float *d) {
+  // keeps the compiler from moving accumulator reads across wgmma.wait_group
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void wgmma_n64(float *d, unsigned long long da, unsigned long long db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_n128(float *d, unsigned long long da, unsigned long long db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_n256(float *d, unsigned long long da, unsigned long long db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_tile(float *d, unsigned long long da, unsigned long long db) {
+#if BLOCK_N == 64
+  wgmma_n64(d, da, db);
+#elif BLOCK_N == 128
+  wgmma_n128(d, da, db);
+#else
+  wgmma_n256(d, da, db);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_desc tmB,
+           float *__restrict__ C, int M, int N, int K) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned raw = smem_u32(smem_raw);
+  const unsigned base = (raw + 1023u) & ~1023u;  // 128B swizzle wants 1024-byte alignment
+  const unsigned sA = base;
+  const unsigned sB = base + STAGES * A_STAGE_BYTES;
+  const unsigned bars = sB + STAGES * B_STAGE_BYTES;
+
+  const int tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+  int tile_m, tile_n;
+  gemm_swizzle(blockIdx.x, gemm_ceil_div(M, BLOCK_M), gemm_ceil_div(N, BLOCK_N), SWIZZLE,
+               &tile_m, &tile_n);
+  const int batch = blockIdx.z;
+  const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;
+  const int nk = gemm_ceil_div(K, BLOCK_K);
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) mbar_init(bars + 8 * s, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (tid == 0) {
+    for (int s = 0; s < STAGES && s < nk; ++s) {
+      mbar_expect_tx(bars + 8 * s, A_STAGE_BYTES + B_STAGE_BYTES);
+      tma_load_3d(sA + s * A_STAGE_BYTES, &tmA, bars + 8 * s, s * BLOCK_K, m0, batch);
+      tma_load_3d(sB + s * B_STAGE_BYTES, &tmB, bars + 8 * s, s * BLOCK_K, n0, batch);
+    }
+  }
+
+  float acc[WG_TILES][ACC];
+#pragma unroll
+  for (int i = 0; i < WG_TILES; ++i)
+#pragma unroll
+    for (int j = 0; j < ACC; ++j) acc[i][j] = 0.f;
+
+  for (int kt = 0; kt < nk; ++kt) {
+    const int s = kt % STAGES;
+    mbar_wait(bars + 8 * s, (kt / STAGES) & 1);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < BLOCK_K / 16; ++k) {
+      const unsigned long long db = smem_desc(sB + s * B_STAGE_BYTES + k * 32);
+#pragma unroll
+      for (int mt = 0; mt < WG_TILES; ++mt) {
+        const unsigned a = sA + s * A_STAGE_BYTES + (wg * WG_TILES + mt) * 64 * 128 + k * 32;
+        wgmma_tile(acc[mt], smem_desc(a), db);
+      }
+    }
+    wgmma_commit();
+    wgmma_wait<1>();  // the group of iteration kt-1 is done: its stage may be refilled
+    __syncthreads();
+    if (tid == 0 && kt > 0 && kt - 1 + STAGES < nk) {
+      const int ps = (kt - 1) % STAGES, nt = kt - 1 + STAGES;
+      mbar_expect_tx(bars + 8 * ps, A_STAGE_BYTES + B_STAGE_BYTES);
+      tma_load_3d(sA + ps * A_STAGE_BYTES, &tmA, bars + 8 * ps, nt * BLOCK_K, m0, batch);
+      tma_load_3d(sB + ps * B_STAGE_BYTES, &tmB, bars + 8 * ps, nt * BLOCK_K, n0, batch);
+    }
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int mt = 0; mt < WG_TILES; ++mt) acc_fence<ACC>(acc[mt]);
+
+  C += (long long)batch * M * N;
+  const bool pair_ok = N % 2 == 0;
+#pragma unroll
+  for (int mt = 0; mt < WG_TILES; ++mt)
+#pragma unroll
+    for (int i = 0; i < ACC; i += 2) {
+      const int row = m0 + (wg * WG_TILES + mt) * 64 + gemm_wgmma_d_row(t, i);
+      const int col = n0 + gemm_wgmma_d_col(t, i);
+      if (row >= M) continue;
+      float *dst = C + (long long)row * N + col;
+      if (pair_ok && col + 1 < N) {
+        *(float2 *)dst = make_float2(acc[mt][i], acc[mt][i + 1]);
+      } else {
+        if (col < N) dst[0] = acc[mt][i];
+        if (col + 1 < N) dst[1] = acc[mt][i + 1];
+      }
+    }
+}

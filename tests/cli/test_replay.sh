@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `rooftune replay`: JSON on small fixtures (Kernel Tuner plain and gzipped, KTT), clear errors
+# for bad files and flags, and one real brute-forced space when ../shared/data is there.
+set -u
+bin=${ROOFTUNE_BIN:?}
+fx=${ROOFTUNE_SOURCE_DIR:?}/tests/data/ktfiles
+json=$("$bin" replay --json --seeds 5 --budget 20 --strategy ils "$fx/small.json" "$fx/small.json.gz" "$fx/ktt_small.json") \
+  || { echo "FAIL: replay --json exited $?"; exit 1; }
+python3 - "$json" <<'PY' || exit 1
+import json, sys
+r = json.loads(sys.argv[1])["results"]
+assert len(r) == 3, r
+a, b, k = r
+for x in r:
+    assert x["strategy"] == "ils" and x["seeds"] == 5, x
+    assert x["reached"] == 1.0 and 1 <= x["evals_to_target"]["median"] <= x["evals_to_target"]["p90"] <= 10, x
+assert a["valid"] == 7 and a["configs"] == 10 and abs(a["optimum_ms"] - 1.0) < 1e-9, a
+assert abs(a["random_expected"] - 8 / 3) < 1e-9, a
+assert b["valid"] == 7 and abs(b["optimum_ms"] - 2.0) < 1e-9, b
+assert k["valid"] == 3 and abs(k["optimum_ms"] - 0.8) < 1e-9 and abs(k["random_expected"] - 2) < 1e-9, k
+print("replay json ok")
+PY
+# text output names the default strategy and random search's need
+out=$("$bin" replay --seeds 3 "$fx/small.json") || { echo "FAIL: replay text exited $?"; exit 1; }
+echo "$out" | grep -q "random search needs 2.7" || { echo "FAIL: text: $out"; exit 1; }
+# errors: each names the input; bad files exit 1, bad flags 2
+for f in broken.json broken.json.gz foreign.json missing.json; do
+  err=$("$bin" replay "$fx/$f" 2>&1 >/dev/null); rc=$?
+  [ $rc -eq 1 ] || { echo "FAIL: $f exited $rc"; exit 1; }
+  echo "$err" | grep -q "$f" || { echo "FAIL: error does not name $f: $err"; exit 1; }
+done
+"$bin" replay --strategy nope "$fx/small.json" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: unknown strategy"; exit 1; }
+"$bin" replay --seeds 0 "$fx/small.json" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: --seeds 0"; exit 1; }
+"$bin" replay --target -1 "$fx/small.json" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: --target -1"; exit 1; }
+"$bin" replay --bogus "$fx/small.json" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: --bogus"; exit 1; }
+"$bin" replay 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: no file"; exit 1; }
+# a real space, when present
+real=${ROOFTUNE_SHARED_DIR:-}/data/spaces/ktt_coulomb3d_RTX_2080.json.gz
+if [ -r "$real" ]; then
+  j=$("$bin" replay --json --seeds 5 "$real") || { echo "FAIL: replay on $real"; exit 1; }
+  python3 -c 'import json,sys; r=json.loads(sys.argv[1])["results"][0]; assert r["valid"]==210 and r["reached"]==1.0, r; print("coulomb: median", r["evals_to_target"]["median"], "random", round(r["random_expected"],2))' "$j" || exit 1
+else
+  echo "no shared spaces: real-space check skipped"
+fi
+echo "replay ok"

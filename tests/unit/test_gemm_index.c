@@ -1,0 +1,193 @@
+/* test_gemm_index.c — the index math of templates/gemm/gemm_index.h, which the kernels use for
+ * block placement, split-K and stores: enumerated on the host exactly as the kernels walk it.
+ * Every output element must be written exactly once on edge shapes (1x4096x4096,
+ * 127x255x129, ...) for several tile configurations, split-K slices must cover K exactly once,
+ * the block swizzle must be a bijection, and the fragment maps must tile their MMA shapes. */
+#include "../templates/gemm/gemm_index.h"
+#include "test.h"
+
+typedef struct shape { int m, n, k; } shape;
+static const shape shapes[] = {{1, 4096, 4096}, {127, 255, 129}, {4096, 1, 64}, {1, 1, 1},
+                               {300, 200, 1000}, {64, 64, 64}, {257, 129, 33}};
+#define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
+
+static unsigned char *counts;
+
+/* gemm_mma's epilogue: blocks via the swizzle, warps, mma tiles, accumulator pairs. */
+static int mma_coverage(int M, int N, int BM, int BN, int WM, int WN, int swz) {
+  const int tiles_m = gemm_ceil_div(M, BM), tiles_n = gemm_ceil_div(N, BN);
+  const int WTM = BM / WM, WTN = BN / WN;
+  memset(counts, 0, (size_t)M * N);
+  for (int pid = 0; pid < tiles_m * tiles_n; pid++) {
+    int tm, tn;
+    gemm_swizzle(pid, tiles_m, tiles_n, swz, &tm, &tn);
+    for (int warp = 0; warp < WM * WN; warp++)
+      for (int lane = 0; lane < 32; lane++)
+        for (int mi = 0; mi < WTM / 16; mi++)
+          for (int ni = 0; ni < WTN / 8; ni++)
+            for (int e = 0; e < 4; e++) {
+              int row = gemm_mma_out_row(tm, BM, warp / WN, WTM, mi, lane, e);
+              int col = gemm_mma_out_col(tn, BN, warp % WN, WTN, ni, lane, e);
+              if (row < M && col < N) counts[(size_t)row * N + col]++;
+            }
+  }
+  for (size_t i = 0; i < (size_t)M * N; i++)
+    if (counts[i] != 1) {
+      fprintf(stderr, "mma %dx%d tile %dx%d warps %dx%d: element %zu written %d times\n", M, N, BM,
+              BN, WM, WN, i, counts[i]);
+      return 0;
+    }
+  return 1;
+}
+
+/* gemm_wgmma's epilogue: warpgroups, m64 tiles, accumulator elements. */
+static int wgmma_coverage(int M, int N, int BM, int BN, int WG, int swz) {
+  const int tiles_m = gemm_ceil_div(M, BM), tiles_n = gemm_ceil_div(N, BN);
+  memset(counts, 0, (size_t)M * N);
+  for (int pid = 0; pid < tiles_m * tiles_n; pid++) {
+    int tm, tn;
+    gemm_swizzle(pid, tiles_m, tiles_n, swz, &tm, &tn);
+    for (int tid = 0; tid < 128 * WG; tid++)
+      for (int mt = 0; mt < BM / (64 * WG); mt++)
+        for (int i = 0; i < BN / 2; i++) {
+          int row = tm * BM + (tid / 128 * (BM / (64 * WG)) + mt) * 64 + gemm_wgmma_d_row(tid % 128, i);
+          int col = tn * BN + gemm_wgmma_d_col(tid % 128, i);
+          if (row < M && col < N) counts[(size_t)row * N + col]++;
+        }
+  }
+  for (size_t i = 0; i < (size_t)M * N; i++)
+    if (counts[i] != 1) {
+      fprintf(stderr, "wgmma %dx%d tile %dx%d: element %zu written %d times\n", M, N, BM, BN, i, counts[i]);
+      return 0;
+    }
+  return 1;
+}
+
+/* gemm_simt's epilogue. */
+static int simt_coverage(int M, int N, int BM, int BN, int TM, int TN, int VEC) {
+  const int tiles_m = gemm_ceil_div(M, BM), tiles_n = gemm_ceil_div(N, BN), tn_threads = BN / TN;
+  memset(counts, 0, (size_t)M * N);
+  for (int pid = 0; pid < tiles_m * tiles_n; pid++) {
+    int tm, tn;
+    gemm_swizzle(pid, tiles_m, tiles_n, 8, &tm, &tn);
+    for (int tid = 0; tid < (BM / TM) * tn_threads; tid++)
+      for (int i = 0; i < TM; i++)
+        for (int j = 0; j < TN / VEC; j++)
+          for (int v = 0; v < VEC; v++) {
+            int row = gemm_simt_row(tm, BM, tid / tn_threads, TM, i);
+            int col = gemm_simt_col(tn, BN, tid % tn_threads, tn_threads, VEC, j, v);
+            if (row < M && col < N) counts[(size_t)row * N + col]++;
+          }
+  }
+  for (size_t i = 0; i < (size_t)M * N; i++)
+    if (counts[i] != 1) {
+      fprintf(stderr, "simt %dx%d tile %dx%d micro %dx%d vec %d: element %zu written %d times\n", M, N,
+              BM, BN, TM, TN, VEC, i, counts[i]);
+      return 0;
+    }
+  return 1;
+}
+
+int main(void) {
+  size_t most = 0;
+  for (int s = 0; s < NSHAPES; s++)
+    if ((size_t)shapes[s].m * shapes[s].n > most) most = (size_t)shapes[s].m * shapes[s].n;
+  counts = malloc(most);
+  CHECK(counts != NULL);
+  if (!counts) return test_done();
+
+  /* swizzle: a bijection onto the tiles for every group size, including ragged last groups */
+  for (int tiles_m = 1; tiles_m <= 23; tiles_m += 2)
+    for (int tiles_n = 1; tiles_n <= 19; tiles_n += 3)
+      for (int group = 1; group <= 16; group *= 2) {
+        unsigned char seen[23 * 19] = {0};
+        int ok = 1;
+        for (int pid = 0; pid < tiles_m * tiles_n; pid++) {
+          int tm, tn;
+          gemm_swizzle(pid, tiles_m, tiles_n, group, &tm, &tn);
+          if (tm < 0 || tm >= tiles_m || tn < 0 || tn >= tiles_n || seen[tm * tiles_n + tn]++) ok = 0;
+        }
+        CHECK(ok);
+      }
+  { /* group 1 is plain row-major order */
+    int tm, tn;
+    gemm_swizzle(7, 3, 5, 1, &tm, &tn);
+    CHECK_INT(tm, 1);
+    CHECK_INT(tn, 2);
+  }
+
+  /* split-K: contiguous, balanced, exact cover (empty slices allowed when K is short) */
+  for (int k_tiles = 1; k_tiles <= 300; k_tiles += 7)
+    for (int split = 1; split <= 16; split++) {
+      int next = 0, ok = 1;
+      for (int s = 0; s < split; s++) {
+        int b, e;
+        gemm_split_range(k_tiles, split, s, &b, &e);
+        if (b != next || e < b || e - b > k_tiles / split + 1) ok = 0;
+        next = e;
+      }
+      CHECK(ok && next == k_tiles);
+    }
+
+  /* mma.sync accumulator fragment: the 32 lanes x 4 elements tile 16x8 exactly */
+  {
+    int seen[16][8] = {{0}};
+    for (int lane = 0; lane < 32; lane++)
+      for (int i = 0; i < 4; i++) seen[gemm_mma_c_row(lane, i)][gemm_mma_c_col(lane, i)]++;
+    int ok = 1;
+    for (int r = 0; r < 16; r++)
+      for (int c = 0; c < 8; c++) ok &= seen[r][c] == 1;
+    CHECK(ok);
+    /* PTX ISA: c0,c1 at (groupID, 2*tig + {0,1}), c2,c3 eight rows down */
+    CHECK_INT(gemm_mma_c_row(5, 0), 1);
+    CHECK_INT(gemm_mma_c_col(5, 1), 3);
+    CHECK_INT(gemm_mma_c_row(5, 2), 9);
+  }
+  /* wgmma m64nNk16 accumulator: 128 threads x N/2 elements tile 64xN exactly */
+  for (int n = 64; n <= 256; n *= 2) {
+    static int seen[64][256];
+    memset(seen, 0, sizeof seen);
+    for (int t = 0; t < 128; t++)
+      for (int i = 0; i < n / 2; i++) seen[gemm_wgmma_d_row(t, i)][gemm_wgmma_d_col(t, i)]++;
+    int ok = 1;
+    for (int r = 0; r < 64; r++)
+      for (int c = 0; c < n; c++) ok &= seen[r][c] == 1;
+    CHECK(ok);
+  }
+  /* ldmatrix x4 lane addresses: each of the four 8x8 matrices gets 8 distinct rows */
+  {
+    int a[16][2] = {{0}}, bc[16][2] = {{0}}, br[16][2] = {{0}}, ok = 1;
+    for (int lane = 0; lane < 32; lane++) {
+      a[gemm_ldsm_a_row(lane)][gemm_ldsm_a_chunk(lane)]++;
+      bc[gemm_ldsm_bcol_row(lane)][gemm_ldsm_bcol_chunk(lane)]++;
+      br[gemm_ldsm_brow_k(lane)][gemm_ldsm_brow_chunk(lane)]++;
+      /* matrix j = lane/8 must be: A (rows 0-7|8-15, chunk 0|1) in order m0..m3 = (0,0),(8,0),(0,1),(8,1) */
+      int j = lane / 8;
+      ok &= gemm_ldsm_a_row(lane) / 8 == j % 2 && gemm_ldsm_a_chunk(lane) == j / 2;
+      /* B (N x K): m0..m3 = (n0-7,c0),(n0-7,c1),(n8-15,c0),(n8-15,c1) */
+      ok &= gemm_ldsm_bcol_row(lane) / 8 == j / 2 && gemm_ldsm_bcol_chunk(lane) == j % 2;
+      /* B (K x N, .trans): m0..m3 = (k0-7,n0-7),(k8-15,n0-7),(k0-7,n8-15),(k8-15,n8-15) */
+      ok &= gemm_ldsm_brow_k(lane) / 8 == j % 2 && gemm_ldsm_brow_chunk(lane) == j / 2;
+    }
+    for (int r = 0; r < 16; r++)
+      for (int c = 0; c < 2; c++) ok &= a[r][c] == 1 && bc[r][c] == 1 && br[r][c] == 1;
+    CHECK(ok);
+  }
+
+  /* every output element written exactly once, on edge shapes, for several configurations */
+  static const int mma_cfgs[][5] = {{128, 128, 2, 2, 8}, {64, 64, 2, 2, 1}, {32, 64, 1, 2, 8},
+                                    {256, 128, 4, 2, 8}, {64, 256, 1, 4, 1}, {128, 64, 4, 2, 8}};
+  static const int wg_cfgs[][4] = {{128, 128, 1, 8}, {128, 256, 2, 1}, {64, 64, 1, 8}, {256, 128, 2, 8}};
+  static const int simt_cfgs[][5] = {{128, 128, 8, 8, 4}, {64, 64, 4, 4, 2}, {32, 32, 4, 4, 4}, {128, 64, 8, 4, 2}};
+  for (int s = 0; s < NSHAPES; s++) {
+    const int M = shapes[s].m, N = shapes[s].n;
+    for (size_t c = 0; c < sizeof mma_cfgs / sizeof mma_cfgs[0]; c++)
+      CHECK(mma_coverage(M, N, mma_cfgs[c][0], mma_cfgs[c][1], mma_cfgs[c][2], mma_cfgs[c][3], mma_cfgs[c][4]));
+    for (size_t c = 0; c < sizeof wg_cfgs / sizeof wg_cfgs[0]; c++)
+      CHECK(wgmma_coverage(M, N, wg_cfgs[c][0], wg_cfgs[c][1], wg_cfgs[c][2], wg_cfgs[c][3]));
+    for (size_t c = 0; c < sizeof simt_cfgs / sizeof simt_cfgs[0]; c++)
+      CHECK(simt_coverage(M, N, simt_cfgs[c][0], simt_cfgs[c][1], simt_cfgs[c][2], simt_cfgs[c][3], simt_cfgs[c][4]));
+  }
+  free(counts);
+  return test_done();
+}

@@ -1,0 +1,125 @@
+/* test_ktfile.c — Kernel Tuner and KTT files load into a space with recorded times; bad files
+ * give one error naming the file. */
+#include <math.h>
+
+#include "test.h"
+#include "tuner/ktfile.h"
+
+static char fixture_path[1024];
+
+static const char *fixture(const char *name) {
+  snprintf(fixture_path, sizeof fixture_path, "%s/tests/data/ktfiles/%s", test_source_dir(), name);
+  return fixture_path;
+}
+
+/* The plain and gzipped fixtures hold the same space; the gz one has every time doubled. */
+static void check_small(const char *name, double scale) {
+  ktfile *kf = NULL;
+  rt_error err = {0};
+  CHECK_INT(ktfile_load(fixture(name), &kf, &err), RT_OK);
+  if (!kf) {
+    fprintf(stderr, "%s: %s\n", name, err.text);
+    return;
+  }
+  CHECK_INT(kf->format, KTFILE_KERNEL_TUNER);
+  CHECK_STR(kf->device_name, "Fixture GPU");
+  CHECK_STR(kf->kernel_name, "fixture_kernel");
+  CHECK_INT(kf->configs, 10);
+  CHECK_INT(kf->valid, 7);
+  CHECK_INT(space_size(kf->space), 10);
+  CHECK_INT(space_nparams(kf->space), 3);
+  const space_param *b = space_param_at(kf->space, 0);
+  CHECK_STR(b->name, "block_size_x");
+  CHECK_INT(b->count, 3);
+  CHECK(b->ints && b->ints[0] == 16 && b->ints[1] == 32 && b->ints[2] == 64); /* sorted */
+  const space_param *m = space_param_at(kf->space, 2);
+  CHECK(m->idents && !m->ints);
+  CHECK_STR(m->idents[0], "fast");
+  CHECK_STR(m->idents[1], "safe");
+  CHECK_NEAR(kf->optimum_ms, 1.0 * scale, 1e-12);
+  char cfg[128];
+  space_format_config(kf->space, kf->optimum_idx, cfg, sizeof cfg);
+  CHECK_STR(cfg, "block_size_x=64,tile=1,method=fast");
+  CHECK_INT(ktfile_count_within(kf, 0.05), 2);
+  CHECK_INT(ktfile_count_within(kf, 0), 1);
+
+  size_t idx = 0;
+  CHECK_INT(ktfile_find(kf, "block_size_x=32,tile=2,method=fast", &idx, &err), RT_OK);
+  CHECK_NEAR(kf->time_ms[idx], 1.04 * scale, 1e-12);
+  CHECK(kf->failure[idx] == NULL);
+  CHECK_INT(ktfile_status(kf, idx), RT_OK);
+  candidate_result r;
+  ktfile_result(kf, idx, &r);
+  CHECK_INT(r.timing, TIMING_REPLAYED);
+  CHECK_NEAR(r.time_ms, 1.04 * scale, 1e-12);
+  CHECK_CONTAINS(r.device_name, "replay:");
+  CHECK_STR(r.config, "block_size_x=32,tile=2,method=fast");
+
+  CHECK_INT(ktfile_find(kf, "method=fast,tile=2,block_size_x=64", &idx, &err), RT_OK);
+  CHECK_STR(kf->failure[idx], "CompilationFailedConfig");
+  CHECK(isnan(kf->time_ms[idx]));
+  CHECK_INT(ktfile_status(kf, idx), RT_ERR_COMPILE);
+  ktfile_result(kf, idx, &r);
+  CHECK_INT(r.status, RT_ERR_COMPILE);
+  CHECK_STR(r.detail, "CompilationFailedConfig");
+  CHECK_INT(ktfile_find(kf, "block_size_x=32,tile=1,method=safe", &idx, &err), RT_OK);
+  CHECK_INT(ktfile_status(kf, idx), RT_ERR_LAUNCH);
+  CHECK_INT(ktfile_find(kf, "block_size_x=64,tile=1,method=safe", &idx, &err), RT_OK);
+  CHECK_INT(ktfile_status(kf, idx), RT_ERR_INVALID);
+  CHECK_STR(kf->failure[idx], "InvalidConfig");
+
+  /* a configuration the file lacks: a clear error naming the file */
+  rt_error_clear(&err);
+  CHECK_INT(ktfile_find(kf, "block_size_x=16,tile=2,method=safe", &idx, &err), RT_ERR_NOT_FOUND);
+  CHECK_CONTAINS(err.text, "not recorded");
+  CHECK_CONTAINS(err.source, name);
+  /* a value outside the domain */
+  rt_error_clear(&err);
+  CHECK(ktfile_find(kf, "block_size_x=48,tile=2,method=safe", &idx, &err) != RT_OK);
+  CHECK_CONTAINS(err.source, name);
+  ktfile_free(kf);
+}
+
+static void check_ktt(void) {
+  ktfile *kf = NULL;
+  rt_error err = {0};
+  CHECK_INT(ktfile_load(fixture("ktt_small.json"), &kf, &err), RT_OK);
+  if (!kf) {
+    fprintf(stderr, "ktt: %s\n", err.text);
+    return;
+  }
+  CHECK_INT(kf->format, KTFILE_KTT);
+  CHECK_STR(kf->device_name, "Fixture 2080");
+  CHECK_STR(kf->kernel_name, "ktt_fixture");
+  CHECK_INT(kf->configs, 4);
+  CHECK_INT(kf->valid, 3);
+  CHECK_NEAR(kf->optimum_ms, 0.8, 1e-12); /* 800 us as two 400 us computations */
+  size_t idx = 0;
+  CHECK_INT(ktfile_find(kf, "WG_X=16,UNROLL=2", &idx, &err), RT_OK);
+  CHECK_NEAR(kf->time_ms[idx], 1.5, 1e-12);
+  CHECK_INT(ktfile_find(kf, "WG_X=32,UNROLL=2", &idx, &err), RT_OK);
+  CHECK_STR(kf->failure[idx], "CompilationFailed");
+  CHECK_INT(ktfile_status(kf, idx), RT_ERR_COMPILE);
+  ktfile_free(kf);
+}
+
+static void check_bad(const char *name, rt_status code, const char *text) {
+  ktfile *kf = (ktfile *)1;
+  rt_error err = {0};
+  CHECK_INT(ktfile_load(fixture(name), &kf, &err), code);
+  CHECK(kf == NULL);
+  CHECK_CONTAINS(err.source, name);
+  CHECK_CONTAINS(err.text, text);
+}
+
+int main(void) {
+  check_small("small.json", 1.0);
+  check_small("small.json.gz", 2.0);
+  check_ktt();
+  check_bad("broken.json", RT_ERR_PARSE, "invalid JSON");
+  check_bad("broken.json.gz", RT_ERR_IO, "decompress");
+  check_bad("foreign.json", RT_ERR_PARSE, "neither a Kernel Tuner cache");
+  check_bad("undeclared.json", RT_ERR_PARSE, "block_size_x=128");
+  check_bad("no-such-file.json", RT_ERR_IO, "cannot open");
+  return test_done();
+}

@@ -1,0 +1,61 @@
+/* test_replay.c — replay scoring on a small recorded space: evaluations to target, misses at
+ * twice the budget, random search's exact expectation. */
+#include "search/replay.h"
+#include "search/strategy.h"
+#include "test.h"
+
+int main(void) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/data/ktfiles/small.json", test_source_dir());
+  ktfile *kf;
+  rt_error err = {0};
+  CHECK_INT(ktfile_load(path, &kf, &err), RT_OK);
+  if (!kf) return test_done();
+
+  replay_stats rs;
+  /* brute force walks the file's order: 1.04 ms (within 5 % of 1.0) is the 4th record */
+  CHECK_INT(replay_run(kf, "brute_force", 3, 100, 0.05, &rs, &err), RT_OK);
+  CHECK_STR(rs.strategy, "brute_force");
+  CHECK_INT(rs.valid, 7);
+  CHECK_INT(rs.configs, 10);
+  CHECK_INT(rs.within, 2);
+  CHECK_NEAR(rs.random_expected, 8.0 / 3.0, 1e-12);
+  CHECK_NEAR(rs.median, 4, 0);
+  CHECK_NEAR(rs.p90, 4, 0);
+  CHECK_NEAR(rs.reached, 1, 0);
+  CHECK_INT(rs.evals[0], 4);
+  replay_stats_free(&rs);
+  /* the exact optimum is the 5th */
+  CHECK_INT(replay_run(kf, "brute_force", 1, 100, 0, &rs, &err), RT_OK);
+  CHECK_NEAR(rs.median, 5, 0);
+  CHECK_NEAR(rs.random_expected, 8.0 / 2.0, 1e-12);
+  replay_stats_free(&rs);
+  /* a budget of 2 misses: counted as 4 */
+  CHECK_INT(replay_run(kf, "brute_force", 2, 2, 0.05, &rs, &err), RT_OK);
+  CHECK_NEAR(rs.median, 4, 0);
+  CHECK_NEAR(rs.reached, 0, 0);
+  CHECK_INT(rs.evals[1], -1);
+  replay_stats_free(&rs);
+  /* every strategy reaches the target on a 10-configuration space within 10 evaluations */
+  for (const char *const *n = strategy_names(); *n; n++) {
+    if (strcmp(*n, "model") == 0) continue;
+    CHECK_INT(replay_run(kf, *n, 5, 10, 0.05, &rs, &err), RT_OK);
+    CHECK_NEAR(rs.reached, 1, 0);
+    CHECK(rs.median >= 1 && rs.median <= 10);
+    replay_stats_free(&rs);
+  }
+  /* the default strategy when none is named */
+  CHECK_INT(replay_run(kf, NULL, 1, 10, 0.05, &rs, &err), RT_OK);
+  CHECK_STR(rs.strategy, strategy_default());
+  replay_stats_free(&rs);
+  CHECK_INT(replay_run(kf, "nope", 1, 10, 0.05, &rs, &err), RT_ERR_INVALID);
+  CHECK_INT(replay_run(kf, "random", 0, 10, 0.05, &rs, &err), RT_ERR_USAGE);
+
+  double v[] = {5, 1, 4, 2, 3};
+  CHECK_NEAR(replay_percentile(v, 5, 50), 3, 1e-12);
+  CHECK_NEAR(replay_percentile(v, 5, 90), 4.6, 1e-12);
+  double w[] = {1, 2};
+  CHECK_NEAR(replay_percentile(w, 2, 50), 1.5, 1e-12);
+  ktfile_free(kf);
+  return test_done();
+}

@@ -1,0 +1,237 @@
+/* test_strategy.c — every strategy behind ask/tell: repeatable per seed, never hands a
+ * configuration out twice, honours budgets in evaluations and (on a fake clock) seconds; brute
+ * force finds the optimum; lever moves the parameter the diagnosis names first. */
+#include <math.h>
+#include <stdint.h>
+
+#include "search/strategy.h"
+#include "test.h"
+
+/* A synthetic GEMM-like space: BLOCK_M, BLOCK_N in {16..256}, SPLIT in {1,2,4}, valid when the
+ * tile holds at most 128x128 elements; one in seven configurations fails to compile. */
+static const long long blocks[] = {16, 32, 64, 128, 256};
+static const long long splits[] = {1, 2, 4};
+
+static space *make_space(void) {
+  space *s = space_new();
+  rt_error err = {0};
+  CHECK_INT(space_add_param(s, "BLOCK_M", 5, blocks, NULL, &err), RT_OK);
+  CHECK_INT(space_add_param(s, "BLOCK_N", 5, blocks, NULL, &err), RT_OK);
+  CHECK_INT(space_add_param(s, "SPLIT", 3, splits, NULL, &err), RT_OK);
+  for (uint16_t m = 0; m < 5; m++)
+    for (uint16_t n = 0; n < 5; n++)
+      for (uint16_t k = 0; k < 3; k++) {
+        if (blocks[m] * blocks[n] > 128 * 128) continue;
+        uint16_t cfg[3] = {m, n, k};
+        CHECK_INT(space_add_config(s, cfg, &err), RT_OK);
+      }
+  CHECK_INT(space_finish(s, &err), RT_OK);
+  return s;
+}
+
+/* Time of a configuration: best at BLOCK_M=128, BLOCK_N=64, SPLIT=2 (memory-bound when the
+ * tile is small); configurations numbered 7, 14, ... fail. */
+static int fails(size_t idx) { return idx % 7 == 6; }
+
+static double time_of(const space *s, size_t idx) {
+  double m = (double)space_value(s, idx, 0), n = (double)space_value(s, idx, 1);
+  double k = (double)space_value(s, idx, 2);
+  return 1.0 + fabs(log2(m / 128)) * 0.7 + fabs(log2(n / 64)) * 0.5 + fabs(log2(k / 2)) * 0.3;
+}
+
+static size_t run(const space *s, const char *name, uint64_t seed, long max_evals, size_t *seq,
+                  size_t cap) {
+  strategy_options o = {.name = name, .seed = seed, .max_evals = max_evals};
+  strategy *st = NULL;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  if (!st) return 0;
+  size_t n = 0, idx;
+  while (strategy_ask(st, &idx, 1) == 1) {
+    if (n < cap) seq[n] = idx;
+    n++;
+    rt_status status = fails(idx) ? RT_ERR_COMPILE : RT_OK;
+    CHECK_INT(strategy_tell(st, idx, status, time_of(s, idx), NULL, &err), RT_OK);
+  }
+  CHECK_INT(strategy_evaluations(st), n);
+  strategy_free(st);
+  return n;
+}
+
+static void check_every_strategy(const space *s) {
+  size_t n = space_size(s);
+  size_t a[256], b[256];
+  for (const char *const *name = strategy_names(); *name; name++) {
+    if (strcmp(*name, "model") == 0) continue;
+    /* the whole space, each configuration exactly once */
+    size_t got = run(s, *name, 1, 0, a, 256);
+    CHECK_INT(got, n);
+    char seen[256] = {0};
+    for (size_t i = 0; i < got && i < 256; i++) {
+      CHECK(a[i] < n && !seen[a[i]]);
+      if (a[i] < n) seen[a[i]] = 1;
+    }
+    /* same seed, same run */
+    CHECK_INT(run(s, *name, 42, 0, b, 256), n);
+    size_t c[256];
+    run(s, *name, 42, 0, c, 256);
+    CHECK(memcmp(b, c, n * sizeof *b) == 0);
+    /* the evaluation budget */
+    CHECK_INT(run(s, *name, 3, 7, a, 256), 7);
+  }
+  /* random depends on its seed */
+  run(s, "random", 1, 0, a, 256);
+  run(s, "random", 2, 0, b, 256);
+  CHECK(memcmp(a, b, n * sizeof *a) != 0);
+}
+
+static void check_brute_force(const space *s) {
+  strategy_options o = {.name = "brute_force"};
+  strategy *st;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  size_t idx[8], k, expect = 0, best = 0;
+  double tbest = INFINITY;
+  while ((k = strategy_ask(st, idx, 8)) > 0) { /* brute force hands out batches */
+    for (size_t i = 0; i < k; i++) {
+      CHECK_INT(idx[i], expect++);
+      int f = fails(idx[i]);
+      double t = time_of(s, idx[i]);
+      if (!f && t < tbest) tbest = t, best = idx[i];
+      CHECK_INT(strategy_tell(st, idx[i], f ? RT_ERR_LAUNCH : RT_OK, t, NULL, &err), RT_OK);
+    }
+  }
+  size_t got;
+  double tgot;
+  CHECK(strategy_best(st, &got, &tgot));
+  CHECK_INT(got, best);
+  CHECK_NEAR(tgot, tbest, 0);
+  char text[128];
+  space_format_config(s, got, text, sizeof text);
+  CHECK_STR(text, "BLOCK_M=128,BLOCK_N=64,SPLIT=2");
+  strategy_free(st);
+}
+
+static double fake_now;
+static double fake_clock(void *ctx) {
+  (void)ctx;
+  return fake_now;
+}
+
+static void check_seconds_budget(const space *s) {
+  for (const char *const *name = strategy_names(); *name; name++) {
+    if (strcmp(*name, "model") == 0) continue;
+    fake_now = 100;
+    strategy_options o = {.name = *name, .seed = 5, .max_seconds = 10, .clock = fake_clock};
+    strategy *st;
+    rt_error err = {0};
+    CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+    size_t idx, n = 0;
+    while (strategy_ask(st, &idx, 1) == 1) {
+      fake_now += 3; /* each evaluation takes 3 s: asks at 0, 3, 6, 9 s */
+      CHECK_INT(strategy_tell(st, idx, RT_OK, time_of(s, idx), NULL, &err), RT_OK);
+      n++;
+    }
+    CHECK_INT(n, 4);
+    strategy_free(st);
+  }
+}
+
+static void check_errors(const space *s) {
+  strategy *st = NULL;
+  rt_error err = {0};
+  strategy_options o = {.name = "no_such"};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "no_such");
+  CHECK_CONTAINS(err.text, "lever");
+  o.name = "model"; /* needs predictions */
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+  o.name = "random";
+  o.max_evals = -1;
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+  o.max_evals = 0;
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  size_t idx;
+  CHECK_INT(strategy_ask(st, &idx, 1), 1);
+  CHECK_INT(strategy_tell(st, (idx + 1) % space_size(s), RT_OK, 1.0, NULL, &err), RT_ERR_INVALID);
+  CHECK_INT(strategy_tell(st, idx, RT_OK, -1.0, NULL, &err), RT_ERR_INVALID); /* no time */
+  CHECK_INT(strategy_tell(st, idx, RT_OK, 2.0, NULL, &err), RT_OK);
+  CHECK_INT(strategy_tell(st, idx, RT_OK, 2.0, NULL, &err), RT_ERR_INVALID); /* twice */
+  CHECK_INT(strategy_tell(st, 100000, RT_OK, 2.0, NULL, &err), RT_ERR_INVALID);
+  strategy_free(st);
+  CHECK(strcmp(strategy_default(), "lever") == 0 || strcmp(strategy_default(), "ils") == 0 ||
+        strcmp(strategy_default(), "genetic") == 0 || strcmp(strategy_default(), "annealing") == 0);
+}
+
+static void check_lever(const space *s) {
+  /* the first configuration is a random start; its diagnosis says memory-bound, lever
+   * BLOCK_N+: the next one asked must be the same configuration with BLOCK_N one step up */
+  for (uint64_t seed = 0; seed < 20; seed++) {
+    strategy_options o = {.name = "lever", .seed = seed};
+    strategy *st;
+    rt_error err = {0};
+    CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+    size_t first, next;
+    CHECK_INT(strategy_ask(st, &first, 1), 1);
+    diagnosis d = {0};
+    snprintf(d.limit, sizeof d.limit, "memory");
+    snprintf(d.lever, sizeof d.lever, "BLOCK_N+,BLOCK_M+");
+    CHECK_INT(strategy_tell(st, first, RT_OK, time_of(s, first), &d, &err), RT_OK);
+    CHECK_INT(strategy_ask(st, &next, 1), 1);
+    const uint16_t *a = space_config(s, first), *b = space_config(s, next);
+    uint16_t want[3] = {a[0], (uint16_t)(a[1] + 1), a[2]};
+    long up = space_index(s, want);
+    if (up >= 0) {
+      CHECK_INT(next, up); /* BLOCK_N first, as the lever names it first */
+    } else {
+      /* BLOCK_N cannot grow here: BLOCK_M+ is the next named move when valid */
+      uint16_t want2[3] = {(uint16_t)(a[0] + 1), a[1], a[2]};
+      long up2 = space_index(s, want2);
+      if (up2 >= 0) CHECK_INT(next, up2);
+      else CHECK(b != NULL); /* no lever move applies: the local search's choice */
+    }
+    strategy_free(st);
+  }
+  /* a lever naming nothing in the space (a foreign kernel) falls back without harm */
+  strategy_options o = {.name = "lever", .seed = 9};
+  strategy *st;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  diagnosis d = {0};
+  snprintf(d.lever, sizeof d.lever, "WARPS+,STAGES-");
+  size_t idx, n = 0;
+  while (strategy_ask(st, &idx, 1) == 1) {
+    CHECK_INT(strategy_tell(st, idx, RT_OK, time_of(s, idx), &d, &err), RT_OK);
+    n++;
+  }
+  CHECK_INT(n, space_size(s));
+  strategy_free(st);
+}
+
+static double predict_true(void *ctx, size_t idx) { return time_of(ctx, idx); }
+
+static void check_model(const space *s) {
+  strategy_options o = {.name = "model", .predict = predict_true, .predict_ctx = (void *)s};
+  strategy *st;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  size_t idx;
+  CHECK_INT(strategy_ask(st, &idx, 1), 1);
+  char text[128];
+  space_format_config(s, idx, text, sizeof text);
+  CHECK_STR(text, "BLOCK_M=128,BLOCK_N=64,SPLIT=2"); /* the predicted best comes first */
+  strategy_free(st);
+}
+
+int main(void) {
+  space *s = make_space();
+  CHECK(space_size(s) > 40);
+  check_every_strategy(s);
+  check_brute_force(s);
+  check_seconds_budget(s);
+  check_errors(s);
+  check_lever(s);
+  check_model(s);
+  space_free(s);
+  return test_done();
+}

@@ -1,0 +1,158 @@
+/* cmd_replay.c — `rooftune replay`: a search strategy scored on recorded brute-forced spaces. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ktfile.h"
+#include "search/replay.h"
+#include "search/strategy.h"
+
+static const char usage[] =
+    "usage: rooftune replay SPACE_FILE... [--strategy S] [--seeds N] [--budget B] [--target EPS]\n"
+    "                       [--json]\n\n"
+    "Replays a search strategy on brute-forced spaces recorded by Kernel Tuner (cache files,\n"
+    ".json or .json.gz) or KTT (results files): the strategy asks for configurations and gets\n"
+    "their recorded times, so no GPU is needed.  For each file it runs the strategy once per\n"
+    "seed 0..N-1 and reports the evaluations it needed to reach a configuration within EPS of\n"
+    "the file's optimum (median and p90; a run that misses counts as twice the budget) and the\n"
+    "fraction of runs that reached it within the budget, next to what random search needs on\n"
+    "average, computed exactly: (V+1)/(k+1) for V timed configurations of which k are within\n"
+    "the target.  Failed configurations count as evaluations (on a GPU each costs a compile).\n\n"
+    "options:\n"
+    "  --strategy S   brute_force, random, ils, annealing, genetic or lever (default: the\n"
+    "                 default strategy, shown below)\n"
+    "  --seeds N      runs per file, seeds 0..N-1 (default 30)\n"
+    "  --budget B     evaluations per run (default 1000)\n"
+    "  --target EPS   within this fraction of the optimum (default 0.05)\n"
+    "  --json         print {\"results\":[...]} instead of text\n";
+
+static int replay_parse_double(const char *flag, const char *text, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !(v >= 0) || !isfinite(v)) {
+    cli_usage_error("replay", "%s takes a number >= 0, not '%s'", flag, text);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+static const char *replay_format_name(const ktfile *kf) {
+  return kf->format == KTFILE_KTT ? "KTT results" : "Kernel Tuner cache";
+}
+
+static int cmd_replay(int argc, char **argv) {
+  const char *name = NULL;
+  long seeds = 30, budget = REPLAY_DEFAULT_BUDGET;
+  double eps = REPLAY_DEFAULT_EPS;
+  int json = 0;
+  static const struct option opts[] = {{"strategy", required_argument, 0, 's'},
+                                       {"seeds", required_argument, 0, 'n'},
+                                       {"budget", required_argument, 0, 'b'},
+                                       {"target", required_argument, 0, 't'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {0, 0, 0, 0}};
+  int c;
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (c) {
+    case 's': name = optarg; break;
+    case 'n':
+      if (cli_parse_count("replay", "--seeds", optarg, &seeds)) return CLI_EXIT_USAGE;
+      break;
+    case 'b':
+      if (cli_parse_count("replay", "--budget", optarg, &budget)) return CLI_EXIT_USAGE;
+      break;
+    case 't':
+      if (replay_parse_double("--target", optarg, &eps)) return CLI_EXIT_USAGE;
+      break;
+    case 'j': json = 1; break;
+    default: return cli_bad_option("replay", argc, argv);
+    }
+  }
+  if (optind >= argc) return cli_usage_error("replay", "give at least one SPACE_FILE");
+  if (seeds < 1 || seeds > 100000)
+    return cli_usage_error("replay", "--seeds takes 1 to 100000 runs, not %ld", seeds);
+  if (budget < 1) return cli_usage_error("replay", "--budget must be at least 1 evaluation");
+  if (name) {
+    int known = 0;
+    for (const char *const *n = strategy_names(); *n; n++) known |= strcmp(*n, name) == 0;
+    if (!known)
+      return cli_usage_error("replay",
+                             "unknown strategy '%s' for --strategy; the strategies are "
+                             "brute_force, random, ils, annealing, genetic, lever", name);
+    if (strcmp(name, "model") == 0)
+      return cli_usage_error("replay", "--strategy model ranks by a model device's predicted "
+                                       "times, which a recorded space does not have");
+  }
+
+  json_t *results = json_array();
+  int rcode = CLI_EXIT_OK;
+  for (int f = optind; f < argc; f++) {
+    rt_error err = {0};
+    ktfile *kf;
+    if (ktfile_load(argv[f], &kf, &err)) {
+      rcode = cli_fail("replay", &err);
+      break;
+    }
+    replay_stats rs;
+    if (replay_run(kf, name, (int)seeds, budget, eps, &rs, &err)) {
+      rt_error_locate(&err, argv[f], NULL, 0, 0);
+      ktfile_free(kf);
+      rcode = cli_fail("replay", &err);
+      break;
+    }
+    if (json) {
+      json_t *o = json_object();
+      json_object_set_new(o, "space", json_string(argv[f]));
+      json_object_set_new(o, "strategy", json_string(rs.strategy));
+      json_object_set_new(o, "seeds", json_integer(rs.seeds));
+      json_object_set_new(o, "valid", json_integer((json_int_t)rs.valid));
+      json_object_set_new(o, "configs", json_integer((json_int_t)rs.configs));
+      json_object_set_new(o, "optimum_ms", json_real(rs.optimum_ms));
+      json_object_set_new(o, "timing", json_string("replayed"));
+      json_object_set_new(o, "device_name", json_string(kf->device_name));
+      json_object_set_new(o, "target", json_real(rs.eps));
+      json_object_set_new(o, "within_target", json_integer((json_int_t)rs.within));
+      json_object_set_new(o, "budget", json_integer(rs.budget));
+      json_t *e = json_object();
+      json_object_set_new(e, "median", json_real(rs.median));
+      json_object_set_new(e, "p90", json_real(rs.p90));
+      json_object_set_new(o, "evals_to_target", e);
+      json_object_set_new(o, "reached", json_real(rs.reached));
+      json_object_set_new(o, "random_expected", json_real(rs.random_expected));
+      json_array_append_new(results, o);
+    } else {
+      printf("%s: %s, %zu configurations (%zu timed, %zu failed), optimum %.4g ms replayed "
+             "from %s\n",
+             argv[f], replay_format_name(kf), rs.configs, rs.valid, rs.configs - rs.valid,
+             rs.optimum_ms, kf->device_name[0] ? kf->device_name : "an unnamed GPU");
+      printf("  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
+             "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
+             rs.strategy, rs.seeds, rs.budget, 100 * rs.eps, rs.median, rs.p90,
+             100 * rs.reached);
+      printf("  random search needs %.1f on average ((V+1)/(k+1), V=%zu, k=%zu); random / %s "
+             "= %.2fx\n",
+             rs.random_expected, rs.valid, rs.within, rs.strategy, rs.random_expected / rs.median);
+    }
+    replay_stats_free(&rs);
+    ktfile_free(kf);
+  }
+  if (json && rcode == CLI_EXIT_OK) {
+    json_t *root = json_object();
+    json_object_set_new(root, "results", results);
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(root);
+  } else {
+    json_decref(results);
+  }
+  return rcode;
+}
+
+const cli_command cli_cmd_replay = {"replay", "score a search strategy on recorded brute-forced spaces",
+                                    usage, cmd_replay, 0};

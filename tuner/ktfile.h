@@ -1,0 +1,67 @@
+/* ktfile.h — brute-forced tuning spaces recorded by other tuners, loaded as a rooftune space
+ * with one recorded time (or failure) per configuration, so strategies can be replayed offline
+ * and `db import` can take foreign results.
+ *
+ * Two formats are read, plain or gzipped (zlib reads both transparently):
+ *   - Kernel Tuner cache files: `tune_params_keys`, `tune_params` (the declared domains) and
+ *     `cache`, whose records carry the parameter values and `time` in ms, or a failure string
+ *     ("CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig", ...).
+ *   - KTT result files: `Results[]` with `Configuration` [{Name, Value}], `Status` and
+ *     `ComputationResults[].Duration` in `Metadata.TimeUnit` (microseconds by default); the
+ *     domains are the values seen.
+ * The space's parameters are the file's, each domain sorted ascending (numeric when every
+ * value is an integer, otherwise identifiers holding the values' text); its configurations are
+ * every record of the file, the failed ones included: a strategy that picks one pays an
+ * evaluation (on a real run it costs a compile) and learns the failure.  `valid` counts the
+ * configurations with a time, which is what the published space sizes count.
+ */
+#ifndef ROOFTUNE_KTFILE_H
+#define ROOFTUNE_KTFILE_H
+
+#include <stddef.h>
+
+#include "result.h"
+#include "space.h"
+#include "status.h"
+
+typedef enum {
+  KTFILE_KERNEL_TUNER = 0, /* Kernel Tuner cache file */
+  KTFILE_KTT               /* KTT tuning results */
+} ktfile_format;
+
+typedef struct ktfile {
+  char *path;           /* the file as given */
+  ktfile_format format; /* which tuner wrote it */
+  char *device_name;    /* GPU the times were measured on ("" when the file does not say) */
+  char *kernel_name;    /* "" when the file does not say */
+  space *space;         /* parameters and every recorded configuration (owned) */
+  double *time_ms;      /* per configuration: the recorded time in ms, or NAN when it failed */
+  const char **failure; /* per configuration: NULL when timed, else the reason (interned) */
+  size_t configs;       /* configurations in the space (timed + failed) */
+  size_t valid;         /* configurations with a time */
+  size_t optimum_idx;   /* the fastest configuration */
+  double optimum_ms;    /* its time */
+  char **reasons;       /* the distinct failure reasons (owned; failure[] points into them) */
+  int nreasons;         /* entries in reasons */
+} ktfile;
+
+/* Loads PATH; on error *out is NULL and err names the file and what is wrong with it. */
+rt_status ktfile_load(const char *path, ktfile **out, rt_error *err);
+void ktfile_free(ktfile *kf);
+
+/* The configuration written "NAME=V,NAME=V,..." (space_parse_config's format): its number, or
+ * RT_ERR_NOT_FOUND naming the file when the file does not record it. */
+rt_status ktfile_find(const ktfile *kf, const char *config, size_t *idx, rt_error *err);
+
+/* The status a failed configuration maps to: RT_ERR_COMPILE for compilation failures,
+ * RT_ERR_LAUNCH for runtime failures, RT_ERR_INVALID for any other reason; RT_OK when timed. */
+rt_status ktfile_status(const ktfile *kf, size_t idx);
+
+/* Fills r with configuration idx's recorded result: timing TIMING_REPLAYED, device_name
+ * "replay:FILE", the time or the failure with its reason.  Diagnosis fields stay empty. */
+void ktfile_result(const ktfile *kf, size_t idx, candidate_result *r);
+
+/* Configurations within eps of the optimum (time <= optimum * (1 + eps)). */
+size_t ktfile_count_within(const ktfile *kf, double eps);
+
+#endif
