@@ -311,8 +311,15 @@ static rt_status run_once(run_ctx *rc, rt_error *err) {
                             err);
 }
 
-static rt_status sync_check(cuda_worker *w, const char *what, rt_error *err) {
-  return cuda_check(cu.cuStreamSynchronize(w->stream), what, err);
+/* Waits for the stream.  A kernel that faults (illegal address, misaligned access, illegal
+ * instruction, trap, ...) leaves a sticky error: the candidate crashed and the context is
+ * unusable, so *fatal is set and the status is RT_ERR_CRASH. */
+static rt_status sync_check(cuda_worker *w, const char *what, int *fatal, rt_error *err) {
+  CUresult r = cu.cuStreamSynchronize(w->stream);
+  if (r == CUDA_SUCCESS) return RT_OK;
+  cuda_check(r, what, err);
+  *fatal = 1;
+  return RT_ERR_CRASH;
 }
 
 static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t blob_len) {
@@ -366,11 +373,15 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   json_t *reply = NULL;
   /* 1. poison, run once, verify: a wrong candidate is never timed */
   double rel = -1;
+  int fatal = 0;
   st = w->fam->gpu_poison(w->g, w->stream, &err);
   if (!st) st = run_once(&rc, &err);
-  if (!st) st = sync_check(w, "kernel run", &err);
-  if (st) {
-    reply = fail_reply(RT_ERR_LAUNCH, &err, 1); /* the context may be unusable now */
+  if (st) { /* the launch itself was refused (resources, geometry): not sticky */
+    reply = fail_reply(RT_ERR_LAUNCH, &err, 0);
+    goto out;
+  }
+  if ((st = sync_check(w, "kernel run", &fatal, &err))) {
+    reply = fail_reply(st, &err, fatal);
     goto out;
   }
   st = w->fam->gpu_verify(w->g, &rel, &err);
@@ -387,7 +398,7 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   }
   /* 2. warm-up, apart from timing */
   for (int i = 0; i < 2 && !st; i++) st = run_once(&rc, &err);
-  if (!st) st = sync_check(w, "warm-up", &err);
+  if (!st) st = sync_check(w, "warm-up", &fatal, &err);
   /* 3. timed runs, each after an L2 flush */
   double *times = calloc((size_t)max_reps, sizeof *times);
   int n = 0;
@@ -415,7 +426,7 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   }
   if (st) {
     free(times);
-    reply = fail_reply(RT_ERR_LAUNCH, &err, 1);
+    reply = fail_reply(st == RT_ERR_CUDA ? RT_ERR_CRASH : st, &err, 1);
     goto out;
   }
   qsort(times, (size_t)n, sizeof *times, cmp_double);
@@ -423,7 +434,7 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
                     "spread", spread, "reps", n, "verify_error", rel);
   free(times);
 out:
-  if (mod) cu.cuModuleUnload(mod);
+  if (mod && !fatal) cu.cuModuleUnload(mod);
   return reply;
 }
 

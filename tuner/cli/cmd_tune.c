@@ -205,6 +205,24 @@ static int cmd_tune(int argc, char **argv) {
     json_object_set_new(root, "resumed", json_integer((json_int_t)rep.resumed));
     json_object_set_new(root, "failed", json_integer((json_int_t)rep.failed));
     json_object_set_new(root, "budget", json_integer(rep.budget));
+    json_t *statuses = json_object();
+    for (size_t i = 0; i < rep.nresults; i++) {
+      const char *name = rt_status_name(rep.results[i].status);
+      json_t *cnt = json_object_get(statuses, name);
+      json_object_set_new(statuses, name, json_integer(cnt ? json_integer_value(cnt) + 1 : 1));
+    }
+    json_object_set_new(root, "statuses", statuses);
+    json_t *per = json_object(); /* the fastest of each template (cuBLASLt included on a GPU) */
+    for (size_t i = 0; i < rep.nresults; i++) {
+      const candidate_result *r = &rep.results[i];
+      if (r->status != RT_OK) continue;
+      json_t *cur = json_object_get(per, r->template_name);
+      if (cur && json_number_value(json_object_get(cur, "time_ms")) <= r->time_ms) continue;
+      json_object_set_new(per, r->template_name,
+                          json_pack("{sf sf ss ss}", "time_ms", r->time_ms, "tflops", tflops(r),
+                                    "limit", r->diag.limit, "config", r->config));
+    }
+    json_object_set_new(root, "best_per_template", per);
     json_object_set_new(root, "strategy", json_string(rep.strategy));
     json_object_set_new(root, "seconds", json_real(rep.seconds));
     if (note[0] || rep.note[0])
