@@ -13,17 +13,10 @@
 #include <strings.h>
 
 #include "db/db.h"
-#include "tuner/cuda_driver.h"
-#include "version.h"
-
-#if __has_include("tuner/expr.h")
-#include "tuner/expr.h"
-#define RT_HAVE_EXPR 1
-#endif
-#if __has_include("kernels/gemm.h")
 #include "kernels/gemm.h"
-#define RT_HAVE_GEMM 1
-#endif
+#include "tuner/cuda_driver.h"
+#include "tuner/expr.h"
+#include "version.h"
 
 /* ---- errors ------------------------------------------------------------------------- */
 
@@ -301,7 +294,6 @@ static unsigned long hash_text(const char *s) {
 
 /* ---- geometry for a nearest shape ----------------------------------------------------- */
 
-#ifdef RT_HAVE_EXPR
 /* Adds "NAME=value,..." pairs to names/values; returns the new count. */
 static int vars_pairs(const char *text, char names[][48], long long *values, int n, int cap) {
   const char *s = text;
@@ -321,13 +313,11 @@ static int vars_pairs(const char *text, char names[][48], long long *values, int
   }
   return n;
 }
-#endif
 
 /* Evaluates the winner's launch expressions for the queried shape q.  The entry's dims text
  * names its dimensions in shape order (BATCH for the batch prefix); that is checked against
  * the entry's own shape before it is used. */
 static int nearest_geometry(const idx_entry *x, const shape_vec *q, rooftune_match *m) {
-#ifdef RT_HAVE_EXPR
   enum { CAP = 160 };
   char names[CAP][48];
   long long values[CAP];
@@ -370,10 +360,6 @@ static int nearest_geometry(const idx_entry *x, const shape_vec *q, rooftune_mat
   }
   m->smem = (unsigned)out[6];
   return 1;
-#else
-  (void)x, (void)q, (void)m;
-  return 0; /* built without the expression module: no geometry for other shapes */
-#endif
 }
 
 static void fill_match(const idx_entry *x, int kind, double dist, unsigned mismatch,
@@ -586,7 +572,6 @@ void rooftune_kernel_free(rooftune_kernel *k) {
 
 /* ---- GEMM ----------------------------------------------------------------------------- */
 
-#ifdef RT_HAVE_GEMM
 /* cuBLASLt state shared by every caller: one handle, one workspace per context. */
 static pthread_mutex_t lt_mu = PTHREAD_MUTEX_INITIALIZER;
 static cublasLtHandle_t lt_handle;
@@ -659,7 +644,6 @@ static long long var_value(const char *vars, const char *name, long long dflt) {
   }
   return dflt;
 }
-#endif
 
 int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long long M,
                   long long N, long long K, const void *A, const void *B, float *C, void *stream,
@@ -676,10 +660,6 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
   if (M <= 0 || N <= 0 || K <= 0 || M > 0x7fffffff || N > 0x7fffffff || K > 0x7fffffff)
     return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: M, N, K must be in 1..2^31-1");
   if (!A || !B || !C) return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: a NULL matrix pointer");
-#ifndef RT_HAVE_GEMM
-  (void)r, (void)stream;
-  return fail(ROOFTUNE_ERR_UNSUPPORTED, "this librooftune was built without the GEMM family");
-#else
   rt_error err = {0};
   if (cuda_driver_load(&err)) return fail_err(&err);
   CUcontext ctx = NULL;
@@ -747,5 +727,4 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
   copy(info->template_name, sizeof info->template_name, "cublaslt");
   copy(info->reason, sizeof info->reason, why);
   return ROOFTUNE_OK;
-#endif
 }

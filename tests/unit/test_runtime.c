@@ -121,6 +121,17 @@ int main(void) {
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
   CHECK_STR(m.shape, "64x4096x4096");
   CHECK_NEAR(m.distance, log(100.0 / 64.0), 1e-9);
+  /* The launch expressions are evaluated for the queried shape, not the tuned one. */
+  CHECK_INT(m.geometry_ok, 1);
+  CHECK_INT(m.grid[0], 1 * 32);
+  CHECK_INT(m.grid[1], 1);
+  CHECK_INT(m.grid[2], 1);
+  CHECK_INT(m.block[0], 256);
+  CHECK_INT(m.smem, 65536);
+  rooftune_query qb = {"gemm", "4@100x4096x4096", "bf16", "nn", "H200", 0};
+  CHECK_INT(rooftune_lookup(rt, &qb, &m), ROOFTUNE_OK);
+  CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
+  CHECK_INT(m.grid[2], 4); /* SPLIT_K*BATCH */
   qn.flags = ROOFTUNE_EXACT_ONLY;
   CHECK_INT(rooftune_lookup(rt, &qn, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);

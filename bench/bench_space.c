@@ -1,0 +1,149 @@
+/* bench_space.c — how fast a large template space is built by backtracking.
+ *
+ * Writes a synthetic GEMM-like manifest (13 parameters, a product above 10^8) into a temporary
+ * folder, loads it, builds its space for a 4096^3 f16 problem on the h200 spec (sm_90) and
+ * prints the product, the valid count and the build time (best and median of 5), then the cost
+ * of index lookups, neighbour listing and format/parse round trips.  Target: a space of at
+ * least 10^6 valid configurations out of at least 10^8 built in under 1 s.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tuner/manifest.h"
+
+static const char manifest_text[] =
+    "{\n"
+    "  \"name\": \"bench_gemm\", \"family\": \"gemm\", \"source\": \"bench.cu\",\n"
+    "  \"entry\": \"bench\", \"dtypes\": [\"f16\"], \"archs\": [\"sm_90\"],\n"
+    "  \"params\": {\n"
+    "    \"BLOCK_M\": [16, 32, 64, 128, 256, 512], \"BLOCK_N\": [16, 32, 64, 128, 256, 512],\n"
+    "    \"BLOCK_K\": [8, 16, 32, 64, 128, 256], \"WARPS_M\": [1, 2, 4, 8],\n"
+    "    \"WARPS_N\": [1, 2, 4, 8], \"STAGES\": [1, 2, 3, 4, 5, 6, 7, 8],\n"
+    "    \"SPLIT_K\": [1, 2, 4, 8, 16], \"VEC\": [1, 2, 4, 8], \"UNROLL\": [1, 2, 4, 8],\n"
+    "    \"LAYOUT\": [\"row\", \"col\"], \"SWIZZLE\": [1, 2, 4, 8], \"CLUSTER\": [1, 2, 4],\n"
+    "    \"PREFETCH\": [0, 1]\n"
+    "  },\n"
+    "  \"derived\": {\"THREADS\": \"WARPS_M*WARPS_N*32\",\n"
+    "              \"SMEM\": \"STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*dtype_bytes\"},\n"
+    "  \"constraints\": [\n"
+    "    \"BLOCK_M % (WARPS_M*16) == 0\", \"BLOCK_N % (WARPS_N*16) == 0\",\n"
+    "    \"THREADS <= device.max_threads_per_block\",\n"
+    "    \"SMEM <= device.smem_per_block_optin\", \"K % (SPLIT_K*BLOCK_K) == 0\",\n"
+    "    \"(BLOCK_M*BLOCK_K/THREADS) % VEC == 0\", \"UNROLL*8 <= BLOCK_K\",\n"
+    "    \"LAYOUT == row || VEC >= 2\", \"SWIZZLE <= ceil_div(N, BLOCK_N)\",\n"
+    "    \"CLUSTER == 1 || device.cc >= 90 && BLOCK_M >= 64\",\n"
+    "    \"THREADS >= 128\", \"SMEM >= 32768\",\n"
+    "    \"SPLIT_K*ceil_div(M,BLOCK_M)*ceil_div(N,BLOCK_N) >= device.sm_count\",\n"
+    "    \"PREFETCH == 0 || STAGES >= 3\", \"UNROLL*VEC <= 8\",\n"
+    "    \"SWIZZLE*BLOCK_N <= 256\", \"CLUSTER*BLOCK_M <= 512\",\n"
+    "    \"STAGES*BLOCK_K >= 64 && STAGES*BLOCK_K <= 256\"\n"
+    "  ],\n"
+    "  \"launch\": {\"grid\": [\"ceil_div(N,BLOCK_N)\", \"ceil_div(M,BLOCK_M)\", \"SPLIT_K\"],\n"
+    "             \"block\": [\"THREADS\", 1, 1], \"smem\": \"SMEM\"},\n"
+    "  \"cost\": {\"flops\": \"2*M*N*K\", \"dram_bytes\": \"dtype_bytes*(M*K + K*N) + 4*M*N\"}\n"
+    "}\n";
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+int main(void) {
+  char dir[] = "/tmp/rooftune-bench-space-XXXXXX";
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  char mpath[128], spath[128];
+  snprintf(mpath, sizeof mpath, "%s/bench_gemm.json", dir);
+  snprintf(spath, sizeof spath, "%s/bench.cu", dir);
+  if (write_file(mpath, manifest_text) || write_file(spath, "extern \"C\" __global__ void bench() {}\n")) {
+    perror("writing the synthetic manifest");
+    return 1;
+  }
+  rt_error err = {0};
+  manifest *m;
+  int rc = 1;
+  if (manifest_load(mpath, &m, &err)) {
+    char line[1024];
+    rt_error_format(&err, line, sizeof line);
+    fprintf(stderr, "bench_space: %s\n", line);
+    goto out;
+  }
+  rt_vars env;
+  rt_vars_clear(&env);
+  rt_vars_set(&env, "M", 4096);
+  rt_vars_set(&env, "N", 4096);
+  rt_vars_set(&env, "K", 4096);
+  manifest_env_dtype("f16", &env, NULL);
+  manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL);
+
+  enum { RUNS = 5 };
+  double t[RUNS];
+  space *sp = NULL;
+  for (int r = 0; r < RUNS; r++) {
+    space_free(sp);
+    double t0 = now();
+    if (manifest_build_space(m, &env, &sp, &err)) {
+      fprintf(stderr, "bench_space: %s\n", err.text);
+      manifest_free(m);
+      goto out;
+    }
+    t[r] = now() - t0;
+  }
+  qsort(t, RUNS, sizeof t[0], cmp_double);
+  size_t n = space_size(sp);
+  printf("space: %zu valid of %.0f combinations (%d parameters, %d constraints)\n", n,
+         space_product(sp), manifest_nparams(m), manifest_nconstraints(m));
+  printf("build (backtracking + index): best %.3f s, median %.3f s over %d runs (target < 1 s)\n",
+         t[0], t[RUNS / 2], RUNS);
+
+  /* index lookups, neighbours, format + parse */
+  double t0 = now();
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++)
+    if (space_index(sp, space_config(sp, i)) != (long)i) bad++;
+  double ti = now() - t0;
+  t0 = now();
+  size_t total = 0, nb[64];
+  for (size_t i = 0; i < n; i++) total += space_neighbours(sp, i, nb, 64);
+  double tn = now() - t0;
+  size_t rounds = n < 100000 ? n : 100000, badp = 0;
+  t0 = now();
+  for (size_t i = 0; i < rounds; i++) {
+    char buf[512];
+    size_t back;
+    space_format_config(sp, i * (n / rounds), buf, sizeof buf);
+    if (space_parse_config(sp, buf, &back, NULL) || back != i * (n / rounds)) badp++;
+  }
+  double tp = now() - t0;
+  printf("index: %.1f ns per lookup (%zu wrong)\n", 1e9 * ti / (double)n, bad);
+  printf("neighbours: %.1f ns per configuration, %.2f valid neighbours on average\n",
+         1e9 * tn / (double)n, (double)total / (double)n);
+  printf("format + parse: %.2f us per round trip (%zu wrong)\n", 1e6 * tp / (double)rounds, badp);
+  rc = (bad || badp || n < 1000000 || space_product(sp) < 1e8) ? 1 : 0;
+  if (rc) fprintf(stderr, "bench_space: the space is not what the benchmark needs\n");
+  space_free(sp);
+  manifest_free(m);
+out:
+  unlink(mpath);
+  unlink(spath);
+  rmdir(dir);
+  return rc;
+}
