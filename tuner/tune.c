@@ -235,6 +235,40 @@ static void winner_vars_text(const manifest *m, const template_best *b, char *bu
   }
 }
 
+/* The model device's time for a configuration before it is compiled: launch geometry, cost and
+ * shared memory from the manifest, occupancy without the register count (unknown until ptxas
+ * runs).  Strategies use it to rank candidates (the model strategy measures in this order). */
+typedef struct predict_ctx {
+  tune_ctx *c;
+  const manifest *m;
+  const space *sp;
+  const gpu_spec *gpu;
+  const arch_spec *arch;
+  compute_path path;
+  int wgmma;
+} predict_ctx;
+
+static double tune_predict(void *ctx, size_t idx) {
+  predict_ctx *pc = ctx;
+  rt_vars v;
+  device_candidate dc;
+  memset(&dc, 0, sizeof dc);
+  if (manifest_config_vars(pc->m, pc->sp, idx, &pc->c->env, &v, NULL) ||
+      manifest_launch(pc->m, &v, dc.grid, dc.block, &dc.smem, NULL) ||
+      manifest_cost(pc->m, &v, &dc.flops, &dc.dram_bytes, NULL))
+    return HUGE_VAL;
+  dc.min_bytes = pc->c->fam->min_bytes(&pc->c->prob);
+  dc.path = pc->path;
+  dc.wgmma = pc->wgmma;
+  dc.facts.threads_per_block = (int)(dc.block[0] * dc.block[1] * dc.block[2]);
+  dc.facts.smem_dynamic = (int)dc.smem;
+  dc.facts.grid_blocks = (long long)dc.grid[0] * dc.grid[1] * dc.grid[2];
+  double t;
+  if (occupancy_fill_facts(pc->arch, &dc.facts, NULL) || device_model_predict(pc->gpu, &dc, &t, NULL))
+    return HUGE_VAL;
+  return t * 1e3;
+}
+
 static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *arch, long share,
                                rt_error *err) {
   const tune_options *o = c->o;
@@ -274,6 +308,11 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   so.seed = o->seed;
   so.max_evals = share;
   so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (now_s() - c->t0)) : 0;
+  predict_ctx pc = {c, m, sp, device_spec(c->dev), arch_spec_find(arch), path, wgmma};
+  if (pc.gpu && pc.arch) {
+    so.predict = tune_predict;
+    so.predict_ctx = &pc;
+  }
   if ((rc = strategy_new(sp, &so, &st, err))) goto done;
   snprintf(c->rep->strategy, sizeof c->rep->strategy, "%s", strategy_name(st));
 
@@ -793,9 +832,10 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     rt_status s = manifest_build_space(ms[i], &c.env, &spaces[i], &serr);
     if (s == RT_ERR_SPACE_EMPTY && (nms > 1 || use_library)) {
       size_t l = strlen(out->note);
-      snprintf(out->note + l, sizeof out->note - l, "%s%s has no valid configuration for %s%s%s",
+      const char *why = strstr(serr.text, ": \"");
+      snprintf(out->note + l, sizeof out->note - l, "%s%s skipped for %s%s%s%.120s",
                l ? "; " : "", manifest_name(ms[i]), c.prob.shape, c.prob.layout[0] ? ":" : "",
-               c.prob.layout);
+               c.prob.layout, why ? why : " (no valid configuration)");
       continue;
     }
     if (s) {

@@ -102,8 +102,10 @@ static void print_table(const tune_report *rep) {
          "template", "lever", "config");
   for (size_t i = 0; i < show; i++) {
     const candidate_result *r = order[i];
+    char tf[16] = "-";
+    if (tflops(r) > 0) snprintf(tf, sizeof tf, "%.1f", tflops(r));
     if (r->status == RT_OK)
-      printf("%9.4f %8.1f %-9s %-9s %-11.11s %-28s %s\n", r->time_ms, tflops(r),
+      printf("%9.4f %8s %-9s %-9s %-11.11s %-28s %s\n", r->time_ms, tf,
              timing_kind_name(r->timing), r->diag.limit[0] ? r->diag.limit : "-", r->template_name,
              r->diag.lever[0] ? r->diag.lever : "-", r->config);
     else
@@ -256,13 +258,16 @@ static int cmd_tune(int argc, char **argv) {
            timing_kind_name(rep.timing), rep.strategy, rep.budget, rep.evaluated);
     if (rep.resumed) printf(", %zu from the database", rep.resumed);
     if (rep.failed) printf(", %zu failed", rep.failed);
-    printf(" in %.1f s (compile %.1f s, %zu cached)\n", rep.seconds, rep.compile_seconds,
-           rep.cache_hits);
+    printf(" in %.1f s", rep.seconds);
+    if (rep.compile_seconds > 0 || rep.cache_hits)
+      printf(" (compiling %.1f s, %zu compiles from the cache)", rep.compile_seconds, rep.cache_hits);
+    printf("\n");
     print_table(&rep);
     if (rep.have_best) {
       const candidate_result *b = &rep.best;
-      printf("\nbest: %s %s\n      %.4f ms, %.1f TFLOP/s (%s on %s)\n", b->template_name, b->config,
-             b->time_ms, tflops(b), timing_kind_name(b->timing), rep.device);
+      printf("\nbest: %s %s\n      %.4f ms", b->template_name, b->config, b->time_ms);
+      if (tflops(b) > 0) printf(", %.1f TFLOP/s", tflops(b));
+      printf(" (%s on %s)\n", timing_kind_name(b->timing), rep.device);
       if (b->diag.sentence[0]) printf("      %s\n", b->diag.sentence);
       if (b->diag.lever[0]) printf("      lever: %s\n", b->diag.lever);
       if (rep.ceilings[0]) printf("      roofs: %s\n", rep.ceilings);
