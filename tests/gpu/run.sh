@@ -28,7 +28,7 @@ fail=0
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
 db=$PWD/$build/gpu-tuning.db
-rm -f "$db" "$db-wal" "$db-shm"
+rm -f "$db" "$db-wal" "$db-shm" "$build.tune.log"
 
 log "== rooftune GPU run $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$results"
@@ -81,7 +81,7 @@ for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma f32 1024x1024x1024" "gemm_m
   out=$(timeout 90 "$bin" tune "$1" --dtype "$2" --shape "$3" --device cuda --strategy random --budget 6 \
         --timeout 10 --db "$db" --json 2>>"$build.tune.log")
   rc=$?
-  if [ $rc != 0 ] && [ -z "$out" ]; then log "$1 $2 $3: tune exited $rc"; fail=1; continue; fi
+  if [ $rc != 0 ] && [ -z "$out" ]; then log "$1 $2 $3: tune exited $rc: $(tail -1 "$build.tune.log")"; fail=1; continue; fi
   echo "$out" | summary "$1" "$2 $3" | tee -a "$results"
   [ "${PIPESTATUS[1]}" = 0 ] || { log "WRONG RESULTS in $1 $2"; fail=1; }
 done
@@ -96,12 +96,14 @@ for shape in 4096x4096x4096 4096x4096x4096:nt; do
         --budget 24 --timeout 10 --db "$db" --json 2>>"$build.tune.log")
   rc=$?
   log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
+  [ $rc = 0 ] || log "    $(tail -1 "$build.tune.log")"
   [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"${results%.txt}-$shape.json"; }
   echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
 done
 log "== ceilings stored"
 python3 - "$db" <<'PY' 2>&1 | tee -a "$results"
-import sqlite3, sys
+import os, sqlite3, sys
+if not os.path.exists(sys.argv[1]): sys.exit("    no database was written")
 c = sqlite3.connect(sys.argv[1])
 for row in c.execute("SELECT d.name, c.* FROM device_ceilings c JOIN devices d ON d.id = c.device_id"):
     print("   ", row)
