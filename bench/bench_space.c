@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tuner/expr.h"
 #include "tuner/manifest.h"
 
 static double now(void) {
@@ -90,6 +91,30 @@ int main(void) {
   printf("neighbours: %.1f ns per configuration, %.2f valid neighbours on average\n",
          1e9 * tn / (double)n, (double)total / (double)n);
   printf("format + parse: %.2f us per round trip (%zu wrong)\n", 1e6 * tp / (double)rounds, badp);
+  /* one constraint of the kind space construction evaluates, alone */
+  {
+    expr_scope *sc = expr_scope_new();
+    const char *const nm[] = {"STAGES", "BLOCK_M", "BLOCK_N", "BLOCK_K", "dtype_bytes",
+                              "device.smem_per_block_optin"};
+    for (int i = 0; i < 6; i++) expr_scope_add(sc, nm[i], 0, NULL);
+    expr *e;
+    if (expr_parse("STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*dtype_bytes <= device.smem_per_block_optin",
+                   sc, &e, NULL) == RT_OK) {
+      long long slots[6] = {1, 64, 128, 32, 2, 232448}, r, acc = 0;
+      const long reps = 10000000;
+      t0 = now();
+      for (long i = 0; i < reps; i++) {
+        slots[0] = 1 + (i & 7);
+        expr_eval(e, slots, &r, NULL);
+        acc += r;
+      }
+      double te = now() - t0;
+      printf("expr: %.1f ns per evaluation of a 9-operation constraint (%lld true)\n",
+             1e9 * te / (double)reps, acc);
+      expr_free(e);
+    }
+    expr_scope_free(sc);
+  }
   rc = (bad || badp || n < 1000000 || space_product(sp) < 1e8) ? 1 : 0;
   if (rc) fprintf(stderr, "bench_space: the space is not what the benchmark needs\n");
   space_free(sp);

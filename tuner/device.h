@@ -66,6 +66,10 @@ typedef struct device_options {
   int max_reps;          /* cuda: at most this many timed runs (0: 200) */
   uint64_t seed;         /* cuda: seed of the random inputs */
   const char *worker_exe; /* cuda: the rooftune binary to run `__worker` from (NULL: this one) */
+  const char *replay_template; /* replay of a rooftune export: the template (or family) to
+                                  serve; NULL: the export's only one */
+  const char *replay_shape;    /* replay of a rooftune export: the problem; NULL: the only one */
+  const char *replay_dtype;
 } device_options;
 
 typedef enum { DEVICE_CUDA = 0, DEVICE_MODEL, DEVICE_REPLAY } device_kind;

@@ -385,8 +385,10 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     goto out;
   }
   st = w->fam->gpu_verify(w->g, &rel, &err);
-  if (st) {
+  if (st) { /* RT_ERR_WRONG_RESULT with the family's account of it, or a CUDA failure */
     reply = fail_reply(st, &err, st == RT_ERR_CUDA);
+    if (st == RT_ERR_WRONG_RESULT)
+      json_object_set_new(reply, "verify_error", json_real(isfinite(rel) ? rel : 1e300));
     goto out;
   }
   if (!(rel <= w->tol)) {

@@ -549,9 +549,17 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
 
 static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   const ktfile *kf = device_replay_file(c->dev);
-  const char *name = c->o->target && *c->o->target ? c->o->target
-                     : kf->kernel_name[0]                ? kf->kernel_name
-                                                         : "replay";
+  /* a family names no template: the file's kernel (a rooftune export's template) does */
+  const char *name = c->o->target && *c->o->target && !(c->fam && kf->kernel_name[0])
+                         ? c->o->target
+                     : kf->kernel_name[0] ? kf->kernel_name
+                                          : "replay";
+  /* with a known family and problem, times become FLOP/s */
+  problem p;
+  double flops = 0;
+  if (c->fam && c->o->shape && c->o->dtype &&
+      c->fam->parse_shape(c->o->shape, c->o->dtype, &p, NULL) == RT_OK)
+    flops = c->fam->flops(&p);
   strategy_options so;
   memset(&so, 0, sizeof so);
   so.name = c->o->strategy;
@@ -577,6 +585,7 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
       dc.template_name = name;
       dc.config_text = cfg;
       dc.library_index = -1;
+      dc.flops = flops;
       candidate_result r;
       if ((rc = device_evaluate(c->dev, &dc, &r, err))) break;
       long long id = 0;
@@ -719,6 +728,9 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   dopt.timeout_s = o->timeout_s;
   dopt.seed = o->seed;
   dopt.worker_exe = o->worker_exe;
+  dopt.replay_template = o->target;
+  dopt.replay_shape = o->shape;
+  dopt.replay_dtype = o->dtype;
   if ((rc = device_open(spec, &dopt, &c.dev, err))) goto done;
   snprintf(out->device, sizeof out->device, "%s", device_label(c.dev));
   out->timing = device_timing(c.dev);
@@ -727,6 +739,10 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   if (device_get_kind(c.dev) == DEVICE_REPLAY) {
     /* the recorded file is the space; the shape and dtype only label the run */
     c.fam = o->target ? family_find(o->target) : NULL;
+    manifest *rm = NULL;
+    if (!c.fam && o->target && manifest_find(o->template_dir, o->target, &rm, NULL) == RT_OK)
+      c.fam = family_find(manifest_family(rm)); /* a template's family */
+    manifest_free(rm);
     snprintf(c.prob.family, sizeof c.prob.family, "%s", o->target ? o->target : "replay");
     /* without --shape/--dtype the run is labelled as the file's recorded problem */
     snprintf(c.prob.dtype, sizeof c.prob.dtype, "%s", o->dtype ? o->dtype : "-");

@@ -13,6 +13,7 @@ check_rc() { [ "$2" = "$3" ] || { echo "FAIL: $1: exit $3, expected $2"; fail=1;
 json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device model:h200 --budget 2 \
   --strategy random --db "$tmp/t.db" --json 2>"$tmp/err"); rc=$?
 check_rc "tune --json" 0 $rc
+json0=$json
 python3 - "$json" <<'PY' || fail=1
 import json, sys
 d = json.loads(sys.argv[1])
@@ -58,6 +59,15 @@ json=$("$bin" tune vector_add --device "replay:$src/tests/data/replay/small.json
 check_rc "tune replay" 0 $rc
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="replayed" and d["best"]["time_ms"]==0.4 and d["best"]["config"]=={"block_size_x":64,"tile":2}, d' "$json" \
   || { echo "FAIL: replay: $json"; fail=1; }
+
+# replay of rooftune's own export: the same best time comes back, marked as replayed
+best=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["best"]["time_ms"])' "$json0")
+"$bin" db export --db "$tmp/t.db" -o "$tmp/export.json" || { echo "FAIL: db export"; fail=1; }
+json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device "replay:$tmp/export.json" \
+  --strategy brute_force --no-db --json 2>/dev/null); rc=$?
+check_rc "tune replay of an export" 0 $rc
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="replayed" and d["evaluated"]==2 and abs(d["best"]["time_ms"]-float(sys.argv[2]))<1e-12 and d["best"]["template"]=="gemm_mma" and d["best"]["tflops"]>0, d' "$json" "$best" \
+  || { echo "FAIL: replay of the export: $json"; fail=1; }
 
 # errors
 o=$("$bin" tune gemm --dtype f16 2>&1); check_rc "missing --shape" 2 $?
