@@ -44,7 +44,6 @@ static const char usage[] =
 /* The shape used when --shape is absent, per family. */
 static const char *compile_default_shape(const char *family) {
   if (strcmp(family, "gemm") == 0) return "4096x4096x4096";
-  if (strcmp(family, "attention") == 0) return "1x16x4096x128";
   return NULL;
 }
 
