@@ -1,7 +1,8 @@
 /* bench_space.c — how fast a large template space is built by backtracking.
  *
- * Writes a synthetic GEMM-like manifest (13 parameters, a product above 10^8) into a temporary
- * folder, loads it, builds its space for a 4096^3 f16 problem on the h200 spec (sm_90) and
+ * Loads the synthetic GEMM-like manifest tests/data/manifests/large/bench_gemm.json (13
+ * parameters, 18 constraints, a product above 10^8; tests/long/test_space_large.c checks its
+ * space against brute force), builds its space for a 4096^3 f16 problem on the h200 spec (sm_90) and
  * prints the product, the valid count and the build time (best and median of 5), then the cost
  * of index lookups, neighbour listing and format/parse round trips.  Target: a space of at
  * least 10^6 valid configurations out of at least 10^8 built in under 1 s.
@@ -10,41 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "tuner/expr.h"
 #include "tuner/manifest.h"
-
-static const char manifest_text[] =
-    "{\n"
-    "  \"name\": \"bench_gemm\", \"family\": \"gemm\", \"source\": \"bench.cu\",\n"
-    "  \"entry\": \"bench\", \"dtypes\": [\"f16\"], \"archs\": [\"sm_90\"],\n"
-    "  \"params\": {\n"
-    "    \"BLOCK_M\": [16, 32, 64, 128, 256, 512], \"BLOCK_N\": [16, 32, 64, 128, 256, 512],\n"
-    "    \"BLOCK_K\": [8, 16, 32, 64, 128, 256], \"WARPS_M\": [1, 2, 4, 8],\n"
-    "    \"WARPS_N\": [1, 2, 4, 8], \"STAGES\": [1, 2, 3, 4, 5, 6, 7, 8],\n"
-    "    \"SPLIT_K\": [1, 2, 4, 8, 16], \"VEC\": [1, 2, 4, 8], \"UNROLL\": [1, 2, 4, 8],\n"
-    "    \"LAYOUT\": [\"row\", \"col\"], \"SWIZZLE\": [1, 2, 4, 8], \"CLUSTER\": [1, 2, 4],\n"
-    "    \"PREFETCH\": [0, 1]\n"
-    "  },\n"
-    "  \"derived\": {\"THREADS\": \"WARPS_M*WARPS_N*32\",\n"
-    "              \"SMEM\": \"STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*dtype_bytes\"},\n"
-    "  \"constraints\": [\n"
-    "    \"BLOCK_M % (WARPS_M*16) == 0\", \"BLOCK_N % (WARPS_N*16) == 0\",\n"
-    "    \"THREADS <= device.max_threads_per_block\",\n"
-    "    \"SMEM <= device.smem_per_block_optin\", \"K % (SPLIT_K*BLOCK_K) == 0\",\n"
-    "    \"(BLOCK_M*BLOCK_K/THREADS) % VEC == 0\", \"UNROLL*8 <= BLOCK_K\",\n"
-    "    \"LAYOUT == row || VEC >= 2\", \"SWIZZLE <= ceil_div(N, BLOCK_N)\",\n"
-    "    \"CLUSTER == 1 || device.cc >= 90 && BLOCK_M >= 64\",\n"
-    "    \"THREADS >= 128\", \"SMEM >= 32768\",\n"
-    "    \"SPLIT_K*ceil_div(M,BLOCK_M)*ceil_div(N,BLOCK_N) >= device.sm_count\",\n"
-    "    \"PREFETCH == 0 || STAGES >= 3\", \"UNROLL*VEC <= 8\",\n"
-    "    \"SWIZZLE*BLOCK_N <= 256\", \"CLUSTER*BLOCK_M <= 512\",\n"
-    "    \"STAGES*BLOCK_K >= 64 && STAGES*BLOCK_K <= 256\"\n"
-    "  ],\n"
-    "  \"launch\": {\"grid\": [\"ceil_div(N,BLOCK_N)\", \"ceil_div(M,BLOCK_M)\", \"SPLIT_K\"],\n"
-    "             \"block\": [\"THREADS\", 1, 1], \"smem\": \"SMEM\"},\n"
-    "  \"cost\": {\"flops\": \"2*M*N*K\", \"dram_bytes\": \"dtype_bytes*(M*K + K*N) + 4*M*N\"}\n"
-    "}\n";
 
 static double now(void) {
   struct timespec ts;
@@ -57,26 +26,11 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fputs(text, f);
-  return fclose(f);
-}
-
 int main(void) {
-  char dir[] = "/tmp/rooftune-bench-space-XXXXXX";
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
-  char mpath[128], spath[128];
-  snprintf(mpath, sizeof mpath, "%s/bench_gemm.json", dir);
-  snprintf(spath, sizeof spath, "%s/bench.cu", dir);
-  if (write_file(mpath, manifest_text) || write_file(spath, "extern \"C\" __global__ void bench() {}\n")) {
-    perror("writing the synthetic manifest");
-    return 1;
-  }
+  const char *src = getenv("ROOFTUNE_SOURCE_DIR");
+  char mpath[1024];
+  snprintf(mpath, sizeof mpath, "%s/tests/data/manifests/large/bench_gemm.json",
+           src ? src : ROOFTUNE_SOURCE_DIR);
   rt_error err = {0};
   manifest *m;
   int rc = 1;
@@ -137,13 +91,34 @@ int main(void) {
   printf("neighbours: %.1f ns per configuration, %.2f valid neighbours on average\n",
          1e9 * tn / (double)n, (double)total / (double)n);
   printf("format + parse: %.2f us per round trip (%zu wrong)\n", 1e6 * tp / (double)rounds, badp);
+  /* one constraint of the kind space construction evaluates, alone */
+  {
+    expr_scope *sc = expr_scope_new();
+    const char *const nm[] = {"STAGES", "BLOCK_M", "BLOCK_N", "BLOCK_K", "dtype_bytes",
+                              "device.smem_per_block_optin"};
+    for (int i = 0; i < 6; i++) expr_scope_add(sc, nm[i], 0, NULL);
+    expr *e;
+    if (expr_parse("STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*dtype_bytes <= device.smem_per_block_optin",
+                   sc, &e, NULL) == RT_OK) {
+      long long slots[6] = {1, 64, 128, 32, 2, 232448}, r, acc = 0;
+      const long reps = 10000000;
+      t0 = now();
+      for (long i = 0; i < reps; i++) {
+        slots[0] = 1 + (i & 7);
+        expr_eval(e, slots, &r, NULL);
+        acc += r;
+      }
+      double te = now() - t0;
+      printf("expr: %.1f ns per evaluation of a 9-operation constraint (%lld true)\n",
+             1e9 * te / (double)reps, acc);
+      expr_free(e);
+    }
+    expr_scope_free(sc);
+  }
   rc = (bad || badp || n < 1000000 || space_product(sp) < 1e8) ? 1 : 0;
   if (rc) fprintf(stderr, "bench_space: the space is not what the benchmark needs\n");
   space_free(sp);
   manifest_free(m);
 out:
-  unlink(mpath);
-  unlink(spath);
-  rmdir(dir);
   return rc;
 }

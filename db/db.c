@@ -1447,6 +1447,16 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
   rt_status s;
   if ((s = check_rows(d, &rep, 1, "PRAGMA integrity_check", "ok", err))) return s;
   if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'schema: table ' || column1 || ' is missing' FROM (VALUES "
+                      "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
+                      "('results'),('winners')) WHERE column1 NOT IN (SELECT name FROM "
+                      "sqlite_master WHERE type='table')", NULL, err)))
+    return s;
+  if (rep.problems) { /* the other checks read those tables */
+    *problems = rep.problems;
+    return RT_OK;
+  }
+  if ((s = check_rows(d, &rep, 1,
                       "SELECT 'foreign key: ' || \"table\" || ' row ' || rowid || ' points at a "
                       "missing ' || parent FROM pragma_foreign_key_check", NULL, err)))
     return s;

@@ -82,6 +82,11 @@ void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out) {
   snprintf(out->gpu, sizeof out->gpu, "%s (spec)", gpu->name);
 }
 
+double diag_dram_bytes(double bytes, double min_bytes, double concurrent) {
+  if (!(min_bytes > 0) || min_bytes >= bytes) return bytes;
+  return min_bytes + (bytes - min_bytes) / sqrt(concurrent > 1 ? concurrent : 1);
+}
+
 compute_path diag_path_for_dtype(const char *dtype, int tensor_cores) {
   if (dtype && (strcmp(dtype, "f16") == 0 || strcmp(dtype, "bf16") == 0)) return PATH_TC_F16;
   return tensor_cores ? PATH_TC_TF32 : PATH_SIMT_F32;
@@ -199,7 +204,13 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
   } else if (out->flops_frac >= DIAG_NEAR_ROOF && out->flops_frac >= out->bw_frac) {
     snprintf(out->limit, sizeof out->limit, "compute");
     fmt_rate(roof, sizeof roof, peak, "FLOP/s");
-    if (out->flops_frac >= DIAG_AT_ROOF) {
+    if (out->flops_frac >= DIAG_AT_ROOF && in->path == PATH_TC_F16 && !in->wgmma &&
+        cl->mma_sync_fraction > 0 && cl->mma_sync_fraction < 1) {
+      snprintf(s, ss,
+               "compute-bound at %d %% of %s (%s): at this path's roof; only a wgmma template "
+               "(sm_90a) goes faster",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+    } else if (out->flops_frac >= DIAG_AT_ROOF) {
       snprintf(s, ss, "compute-bound at %d %% of %s (%s): at the roof, stop", pct(out->flops_frac),
                roof, path_words(in->path, in->wgmma));
     } else if (in->path == PATH_SIMT_F32) {

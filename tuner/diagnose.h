@@ -84,6 +84,13 @@ typedef struct diag_input {
 rt_status diagnose(const diag_input *in, const diag_ceilings *ceil, diagnosis *out,
                    rt_error *err);
 
+/* The DRAM bytes a tiled kernel moves once L2 is counted: the compulsory bytes (min_bytes:
+ * inputs read once, output written once) plus the re-reads the cost formula counts (bytes -
+ * min_bytes) divided by sqrt(concurrent), the number of blocks resident at once: they form a
+ * patch of about sqrt(n) x sqrt(n) output tiles whose shared input panels come from L2.  bytes
+ * when min_bytes is 0 or larger. */
+double diag_dram_bytes(double bytes, double min_bytes, double concurrent);
+
 /* The compute path a dtype's tensor-core template uses: "f32" → PATH_SIMT_F32 unless
  * tensor_cores (then PATH_TC_TF32), "f16"/"bf16" → PATH_TC_F16. */
 compute_path diag_path_for_dtype(const char *dtype, int tensor_cores);
