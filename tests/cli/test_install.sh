@@ -31,6 +31,8 @@ cat >"$tmp/kt.json" <<'JSON'
  "cache": {"64": {"BLOCK_M": 64, "time": 2.0}, "128": {"BLOCK_M": 128, "time": 1.5}}}
 JSON
 "$prefix/bin/rooftune" db import "$tmp/kt.json" --db "$tmp/t.db" --family gemm --shape 4096x4096x4096 --dtype bf16 >/dev/null || die "installed rooftune db import"
+# and a real winner with its cubin and launch geometry, tuned on the model device
+"$prefix/bin/rooftune" tune gemm --shape 256x256x256 --dtype f32 --device model:h200 --budget 2 --db "$tmp/m.db" >"$tmp/tune.log" 2>&1 || { tail -5 "$tmp/tune.log"; die "installed rooftune tune"; }
 
 # 1. pkg-config
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
@@ -49,6 +51,12 @@ for exe in "$tmp/load_gemm_pc" "$tmp/ex/load_gemm"; do
   else
     [ $rc = 0 ] || die "$exe exited $rc: $out"
     case "$out" in *"template gemm_mma, config BLOCK_M=128"*"no GPU here"*) ;; *) die "$exe printed: $out" ;; esac
+  fi
+  out=$("$exe" "$tmp/m.db" 256x256x256 f32 2>&1); rc=$?
+  if ! [ -e /dev/nvidia0 ]; then
+    [ $rc = 0 ] || die "$exe on the model database exited $rc: $out"
+    case "$out" in *"tuned: gemm 256x256x256 f32 (exact match"*"template gemm_"*"predicted on model:h200"*"launch grid ("*"no GPU here"*) ;;
+      *) die "$exe on the model database printed: $out" ;; esac
   fi
   out=$("$exe" "$tmp/missing.db" 2>&1); rc=$?
   [ $rc = 1 ] || die "$exe with a missing database exited $rc"
