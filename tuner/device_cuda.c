@@ -177,6 +177,7 @@ rt_status device_cuda_measure_ceilings(device *d, const char *dtype, diag_ceilin
     if (d->have_ceil) *out = d->ceil;
     else memset(out, 0, sizeof *out);
     out->bw = json_number_value(json_object_get(reply, "bw"));
+    out->l2_bw = DIAG_L2_BW_FACTOR * out->bw;
     double flops = json_number_value(json_object_get(reply, "flops"));
     compute_path path = diag_path_for_dtype(dtype, 0);
     out->flops[path] = flops;

@@ -151,11 +151,13 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, compute_path path,
   /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
   double concurrent = (double)c->ceil.sm_count * r->facts.blocks_per_sm;
   if (r->facts.grid_blocks > 0 && r->facts.grid_blocks < concurrent) concurrent = (double)r->facts.grid_blocks;
+  double loaded = r->dram_bytes; /* the cost formula's bytes: what passes through L2 */
   if (c->fam) r->dram_bytes = diag_dram_bytes(r->dram_bytes, c->fam->min_bytes(&c->prob), concurrent);
   diag_input in;
   memset(&in, 0, sizeof in);
   in.flops = r->flops;
   in.dram_bytes = r->dram_bytes;
+  in.l2_bytes = loaded;
   in.time_s = r->time_ms * 1e-3;
   in.facts = r->facts;
   in.path = path;
@@ -680,6 +682,7 @@ static rt_status cuda_ceilings(tune_ctx *c, rt_error *err) {
   if (fb && ff) {
     device_ceilings(c->dev, &m);
     m.bw = bw;
+    m.l2_bw = DIAG_L2_BW_FACTOR * bw;
     m.flops[diag_path_for_dtype(c->prob.dtype, 0)] = fl;
     m.measured = 1;
     m.sm_count = device_sm_count(c->dev);

@@ -53,6 +53,9 @@ out=$("$bin" compile broken_gemm --arch sm_90) || fail "broken_gemm exited $?"
 echo "$out" | grep -q '^VARIANT=1 .*compile_error: broken_gemm.cu(6): error: .*not_declared_anywhere' ||
   fail "no compile error row: $out"
 echo "$out" | tail -1 | grep -q "3 candidates of 3, 2 compiled, 1 failed" || fail "summary: $out"
+"$bin" compile broken_gemm --arch sm_90 --logs >/dev/null 2>"$tmp/err" || fail "--logs exited $?"
+grep -q "^== VARIANT=1: compile_error" "$tmp/err" || fail "--logs: $(cat "$tmp/err")"
+grep -q "1 error detected in the compilation of \"broken_gemm.cu\"" "$tmp/err" || fail "--logs: no full log"
 json=$("$bin" compile broken_gemm --arch sm_90 --json) || fail "broken_gemm --json exited $?"
 python3 - "$json" <<'PY' || exit 1
 import json, sys

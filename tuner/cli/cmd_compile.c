@@ -17,7 +17,8 @@
 
 static const char usage[] =
     "usage: rooftune compile TEMPLATE --arch ARCH [--dtype D] [--shape S] [--jobs N]\n"
-    "                        [--limit N] [--timeout SEC] [--no-pch] [--no-cache] [--json]\n\n"
+    "                        [--limit N] [--timeout SEC] [--no-pch] [--no-cache] [--logs]\n"
+    "                        [--json]\n\n"
     "Compiles every valid configuration of TEMPLATE (or --limit of them, spread evenly over the\n"
     "space) with NVRTC for ARCH and prints one row per candidate: its configuration, registers\n"
     "per thread, shared memory (static + dynamic), spilled bytes, occupancy and what limits it,\n"
@@ -33,6 +34,7 @@ static const char usage[] =
     "  --timeout SEC   give up on one compile after SEC seconds (default 300)\n"
     "  --no-pch        do not precompile the template's system headers\n"
     "  --no-cache      neither read nor write the cubin cache\n"
+    "  --logs          print the whole NVRTC log of every candidate that failed to stderr\n"
     "  --json          print one JSON object instead of the table\n\n"
     "environment:\n"
     "  ROOFTUNE_TEMPLATE_DIR  where templates are found\n"
@@ -42,7 +44,6 @@ static const char usage[] =
 /* The shape used when --shape is absent, per family. */
 static const char *compile_default_shape(const char *family) {
   if (strcmp(family, "gemm") == 0) return "4096x4096x4096";
-  if (strcmp(family, "attention") == 0) return "1x16x4096x128";
   return NULL;
 }
 
@@ -126,13 +127,14 @@ static int cmd_compile(int argc, char **argv) {
   const char *arch = NULL, *dtype = NULL, *shape = NULL;
   long jobs = 0, limit = 0;
   double timeout_s = 300;
-  int json = 0, no_pch = 0, no_cache = 0;
+  int json = 0, no_pch = 0, no_cache = 0, logs = 0;
   static const struct option opts[] = {
       {"arch", required_argument, 0, 'a'},   {"dtype", required_argument, 0, 'd'},
       {"shape", required_argument, 0, 's'},  {"jobs", required_argument, 0, 'j'},
       {"limit", required_argument, 0, 'l'},  {"timeout", required_argument, 0, 't'},
       {"no-pch", no_argument, 0, 'P'},       {"no-cache", no_argument, 0, 'C'},
-      {"json", no_argument, 0, 'J'},         {0, 0, 0, 0}};
+      {"logs", no_argument, 0, 'L'},         {"json", no_argument, 0, 'J'},
+      {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -155,6 +157,7 @@ static int cmd_compile(int argc, char **argv) {
     case 'P': no_pch = 1; break;
     case 'C': no_cache = 1; break;
     case 'J': json = 1; break;
+    case 'L': logs = 1; break;
     default: return cli_bad_option("compile", argc, argv);
     }
   }
@@ -321,6 +324,10 @@ static int cmd_compile(int argc, char **argv) {
   if (cache && cubin_cache_warning(cache)[0] && !cubin_cache_usable(cache))
     fprintf(stderr, "rooftune compile: warning: %s\n", cubin_cache_warning(cache));
 
+  for (size_t i = 0; logs && i < n; i++)
+    if (results[i].status != RT_OK)
+      fprintf(stderr, "== %s: %s\n%s\n", rows[i].config, compile_status_word(results[i].status),
+              results[i].log ? results[i].log : "");
   for (size_t i = 0; i < n; i++) {
     if (results[i].status != RT_OK) continue;
     occupancy_input in = {(int)rows[i].threads, results[i].report.registers,
