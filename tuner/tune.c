@@ -390,6 +390,18 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       jobs[njobs].name = manifest_source_name(m);
       njobs++;
     }
+    if (njobs && o->progress) { /* compiling takes a while: say so before it starts */
+      tune_progress pr;
+      memset(&pr, 0, sizeof pr);
+      pr.done = c->rep->evaluated + c->rep->resumed;
+      pr.total = (size_t)c->rep->budget;
+      pr.have_best = c->rep->have_best;
+      pr.best_ms = c->rep->best.time_ms;
+      snprintf(pr.best_template, sizeof pr.best_template, "%s", c->rep->best.template_name);
+      pr.elapsed_s = now_s() - c->t0;
+      pr.phase = "compile";
+      o->progress(o->progress_ctx, &pr);
+    }
     if (njobs) {
       compile_pool_stats stats;
       memset(&stats, 0, sizeof stats);

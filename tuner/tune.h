@@ -32,7 +32,7 @@
 typedef struct tune_progress {
   size_t done;            /* candidates finished so far (resumed ones included) */
   size_t total;           /* the budget: candidates this run will finish at most */
-  const candidate_result *last; /* the candidate just finished */
+  const candidate_result *last; /* the candidate just finished; NULL when a phase starts */
   int have_best;          /* a candidate succeeded */
   double best_ms;         /* the best time so far */
   char best_template[64]; /* and its template */
