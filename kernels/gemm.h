@@ -16,8 +16,7 @@
  * two arguments are CUtensorMap descriptors of A (dims K, M, BATCH; box TMA_BOX_K x
  * TMA_BOX_M) and of B stored N x K (box TMA_BOX_K x TMA_BOX_N), 128-byte swizzled.  The
  * names manifest expressions see: M, N, K, BATCH, dtype_bytes, b_col (1 for nt; templates
- * take B's layout as an identifier parameter B_LAYOUT [row, col] constrained by
- * "B_LAYOUT == b_col"), out_bytes (4).
+ * take B's layout as a parameter B_COL [0, 1] constrained by "B_COL == b_col"), out_bytes (4).
  *
  * Verification: inputs are seeded uniform values in [-1, 1) rounded to the dtype; the
  * reference is cuBLASLt with CUBLAS_COMPUTE_32F (true fp32 for f32 inputs); a candidate passes

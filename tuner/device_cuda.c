@@ -106,6 +106,10 @@ rt_status device_cuda_evaluate(device *d, const device_candidate *c, candidate_r
   json_t *req = json_object();
   json_object_set_new(req, "entry", json_string(c->entry ? c->entry : ""));
   json_object_set_new(req, "library", json_integer(c->library_index));
+  if (c->library_index >= 0) { /* lets a fresh worker list the library candidates again */
+    json_object_set_new(req, "library_max", json_integer(d->library_max));
+    json_object_set_new(req, "library_id", json_string(c->config_text ? c->config_text : ""));
+  }
   json_t *vals = json_object();
   for (int i = 0; c->values && i < c->values->count; i++)
     json_object_set_new(vals, c->values->names[i], json_integer(c->values->values[i]));
@@ -149,6 +153,7 @@ rt_status device_cuda_library_list(device *d, int max, char ids[][256], int *cou
                                    rt_error *err) {
   json_t *req = json_pack("{si}", "max", max);
   json_t *reply = NULL;
+  d->library_max = max;
   rt_status st = cuda_call(d, WORKER_LIBRARY, req, NULL, 0, d->opt.timeout_s, &reply, err);
   json_decref(req);
   if (!st) st = reply_status(reply, err);
@@ -209,6 +214,7 @@ typedef struct cuda_worker {
   problem prob;
   family_gpu *g;          /* its inputs and reference */
   double tol;             /* verification tolerance */
+  int lib_listed;         /* library candidates listed for this problem (a fresh worker: 0) */
 } cuda_worker;
 
 void *device_cuda_worker_new(void) { return calloc(1, sizeof(cuda_worker)); }
@@ -277,6 +283,7 @@ static json_t *handle_setup(cuda_worker *w, json_t *req) {
     w->fam->gpu_teardown(w->g);
     w->g = NULL;
   }
+  w->lib_listed = 0;
   const char *fname = json_string_value(json_object_get(req, "family"));
   w->fam = family_find(fname ? fname : "");
   if (!w->fam) {
@@ -353,6 +360,22 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
 
   CUmodule mod = NULL;
   rt_status st = RT_OK;
+  if (rc.lib >= 0 && rc.lib >= w->lib_listed) {
+    /* a fresh worker has not listed the library candidates yet: list them as the parent did
+     * and check that candidate `lib` is still the one it names */
+    int max = (int)json_integer_value(json_object_get(req, "library_max")), count = 0;
+    const char *want = json_string_value(json_object_get(req, "library_id"));
+    char got[256] = "";
+    if (!w->fam->library_list) st = rt_error_set(&err, RT_ERR_UNSUPPORTED, "the family has no library candidates");
+    if (!st) st = w->fam->library_list(w->g, max > rc.lib ? max : rc.lib + 1, &count, &err);
+    if (!st) w->lib_listed = count;
+    if (!st && rc.lib >= count)
+      st = rt_error_set(&err, RT_ERR_NOT_FOUND, "library candidate %d is gone (%d listed)", rc.lib, count);
+    if (!st) st = w->fam->library_describe(w->g, rc.lib, got, sizeof got, &err);
+    if (!st && want && strcmp(want, got))
+      st = rt_error_set(&err, RT_ERR_NOT_FOUND, "library candidate %d is now %s, not %s", rc.lib, got, want);
+    if (st) return fail_reply(st, &err, 0);
+  }
   if (rc.lib < 0) {
     const char *entry = json_string_value(json_object_get(req, "entry"));
     if (!blob || !blob_len) {
@@ -455,6 +478,7 @@ static json_t *handle_library(cuda_worker *w, json_t *req) {
       json_decref(ids);
       return fail_reply(st, &err, 0);
     }
+    w->lib_listed = count;
     for (int i = 0; i < count; i++) {
       char buf[256];
       if (w->fam->library_describe(w->g, i, buf, sizeof buf, &err)) snprintf(buf, sizeof buf, "%d", i);

@@ -79,6 +79,48 @@ static void test_model(const char *dir) {
   }
 }
 
+/* A family: every template that supports the dtype, layout and architecture shares the budget
+ * (gemm_simt has no f16; gemm_mma and gemm_wgmma both take f16 with B stored N x K on sm_90). */
+static void test_family(void) {
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = "gemm";
+  o.shape = "512x512x512:nt";
+  o.dtype = "f16";
+  o.device = "model:h200";
+  o.budget = 2;
+  o.strategy = "random";
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "  %s\n", err.text);
+    return;
+  }
+  CHECK_INT(rep.templates, 2);
+  CHECK_INT(rep.evaluated, 2);
+  int mma = 0, wgmma = 0;
+  for (size_t i = 0; i < rep.nresults; i++) {
+    mma += !strcmp(rep.results[i].template_name, "gemm_mma");
+    wgmma += !strcmp(rep.results[i].template_name, "gemm_wgmma");
+  }
+  CHECK_INT(mma, 1);
+  CHECK_INT(wgmma, 1);
+  tune_report_free(&rep);
+
+  /* the nn layout leaves gemm_wgmma out, and the note says why */
+  o.shape = "512x512x512";
+  st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (!st) {
+    CHECK_INT(rep.templates, 1);
+    CHECK_INT(rep.evaluated, 2);
+    CHECK_CONTAINS(rep.note, "gemm_wgmma skipped");
+    tune_report_free(&rep);
+  }
+}
+
 static void test_errors(void) {
   tune_options o;
   memset(&o, 0, sizeof o);
@@ -145,6 +187,7 @@ int main(void) {
     return 1;
   }
   test_model(dir);
+  test_family();
   test_errors();
   test_replay(dir);
   char cmd[256];
