@@ -2,6 +2,7 @@
 #include "tune.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -226,6 +227,28 @@ typedef struct template_best {
   char config[768];
   unsigned grid[3], block[3], smem;
 } template_best;
+
+/* The manifest's launch expressions as written ("ceil_div(N,BLOCK_N)", or a number), so the
+ * runtime can compute a winner's geometry for a nearby shape. */
+static void winner_launch_text(const manifest *m, db_winner *w) {
+  json_t *root = json_load_file(manifest_path(m), 0, NULL);
+  json_t *launch = json_object_get(root, "launch");
+  struct {
+    const char *key;
+    int i;
+    char *out;
+  } items[] = {{"grid", 0, w->grid[0]},  {"grid", 1, w->grid[1]},  {"grid", 2, w->grid[2]},
+               {"block", 0, w->block[0]}, {"block", 1, w->block[1]}, {"block", 2, w->block[2]},
+               {"smem", -1, w->smem}};
+  for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
+    json_t *v = json_object_get(launch, items[k].key);
+    if (items[k].i >= 0) v = json_array_get(v, (size_t)items[k].i);
+    if (json_is_string(v)) snprintf(items[k].out, 128, "%s", json_string_value(v));
+    else if (json_is_integer(v)) snprintf(items[k].out, 128, "%lld", (long long)json_integer_value(v));
+    else if (!v && items[k].i < 0) snprintf(items[k].out, 128, "0"); /* smem is optional */
+  }
+  json_decref(root);
+}
 
 static void winner_vars_text(const manifest *m, const template_best *b, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size, "%s", b->config);
@@ -504,6 +527,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     memcpy(w.block_v, best.block, sizeof w.block_v);
     w.smem_v = best.smem;
     winner_vars_text(m, &best, w.vars, sizeof w.vars);
+    winner_launch_text(m, &w);
     rc = db_run_set_winner(c->run, best.id, &w, NULL, err);
   }
 done:
