@@ -3,6 +3,7 @@
  * merging and checking. */
 #include "db.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -246,6 +247,37 @@ static rt_status query_int(db *d, sqlite3_stmt *st, long long *out, int *found, 
 }
 
 /* ---- opening ------------------------------------------------------------------------ */
+
+void db_default_path(char *buf, size_t size) {
+  const char *env = getenv("ROOFTUNE_DB");
+  if (env && *env) {
+    copy(buf, size, env);
+    return;
+  }
+  const char *xdg = getenv("XDG_DATA_HOME");
+  if (xdg && *xdg) {
+    snprintf(buf, size, "%s/rooftune/tuning.db", xdg);
+    return;
+  }
+  const char *home = getenv("HOME");
+  snprintf(buf, size, "%s/.local/share/rooftune/tuning.db", home && *home ? home : ".");
+}
+
+rt_status db_make_parent(const char *path, rt_error *err) {
+  char dir[1024];
+  copy(dir, sizeof dir, path);
+  for (char *p = dir + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+      rt_error_set(err, RT_ERR_IO, "cannot create folder %s: %s", dir, strerror(errno));
+      rt_error_locate(err, path, NULL, 0, 0);
+      return RT_ERR_IO;
+    }
+    *p = '/';
+  }
+  return RT_OK;
+}
 
 static rt_status pragma_int(db *d, const char *sql, long long *out, rt_error *err) {
   sqlite3_stmt *st = NULL;
@@ -1414,6 +1446,16 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
   *problems = 0;
   rt_status s;
   if ((s = check_rows(d, &rep, 1, "PRAGMA integrity_check", "ok", err))) return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'schema: table ' || column1 || ' is missing' FROM (VALUES "
+                      "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
+                      "('results'),('winners')) WHERE column1 NOT IN (SELECT name FROM "
+                      "sqlite_master WHERE type='table')", NULL, err)))
+    return s;
+  if (rep.problems) { /* the other checks read those tables */
+    *problems = rep.problems;
+    return RT_OK;
+  }
   if ((s = check_rows(d, &rep, 1,
                       "SELECT 'foreign key: ' || \"table\" || ' row ' || rowid || ' points at a "
                       "missing ' || parent FROM pragma_foreign_key_check", NULL, err)))

@@ -46,6 +46,12 @@ enum {
   DB_CREATE = 1,   /* open for writing, creating the file and schema when absent */
 };
 
+/* The default database path: $ROOFTUNE_DB, else $XDG_DATA_HOME/rooftune/tuning.db, else
+ * ~/.local/share/rooftune/tuning.db (what `rooftune tune`, `db` and `lookup` use without --db). */
+void db_default_path(char *buf, size_t size);
+/* Creates the folders above PATH when missing (for writers of the default path). */
+rt_status db_make_parent(const char *path, rt_error *err);
+
 /* Opens PATH.  Errors: RT_ERR_IO (missing, unreadable), RT_ERR_DB_FOREIGN (not SQLite, or an
  * SQLite file of another program), RT_ERR_DB_VERSION (written by a newer rooftune), RT_ERR_DB
  * (damaged).  The message names the path and what to do. */

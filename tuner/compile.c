@@ -309,8 +309,9 @@ rt_status compile_parse_ptxas(const char *log, const char *entry, ptxas_report *
 /* ---------------------------------------------------------------- compile */
 
 /* The text NVRTC sees with pch: the system includes, a declaration ending the header region,
- * then the source unchanged. */
-static char *compile_pch_text(const char *source) {
+ * then the source unchanged.  *found = the number of system includes (0: nothing to precompile). */
+static char *compile_pch_text(const char *source, int *found) {
+  *found = 0;
   size_t n = strlen(source);
   char *out = malloc(2 * n + 128);
   if (!out) return NULL;
@@ -326,6 +327,7 @@ static char *compile_pch_text(const char *source) {
         const char *r = q + 7;
         while (r < end && (*r == ' ' || *r == '\t')) r++;
         if (r < end && *r == '<') {
+          ++*found;
           memcpy(out + used, p, (size_t)(end - p));
           used += (size_t)(end - p);
           out[used++] = '\n';
@@ -393,11 +395,29 @@ static rt_status compile_fail(compile_result *out, rt_error *err, rt_status code
 rt_status compile_source(const char *source, const char *name, const compile_options *opt,
                          compile_result *out, rt_error *err) {
   memset(out, 0, sizeof *out);
+  /* pch: only when the source has system headers to precompile */
+  char *pch_text = NULL;
+  compile_options plain;
+  if (opt->pch) {
+    int found = 0;
+    if (!(pch_text = compile_pch_text(source, &found))) {
+      out->log = strdup("");
+      return compile_fail(out, err, RT_ERR_NOMEM, "%s", "out of memory");
+    }
+    if (!found) {
+      free(pch_text);
+      pch_text = NULL;
+      plain = *opt;
+      plain.pch = 0;
+      opt = &plain;
+    }
+  }
   const char **argv;
   int argc;
   char *storage;
   rt_status s = compile_build_options(opt, &argv, &argc, &storage, err);
   if (s) {
+    free(pch_text);
     out->status = s;
     const char *why = err ? err->text : "bad compile options";
     size_t len = strnlen(why, sizeof out->message - 1);
@@ -405,11 +425,6 @@ rt_status compile_source(const char *source, const char *name, const compile_opt
     out->message[len] = 0;
     out->log = strdup("");
     return s;
-  }
-  char *pch_text = NULL;
-  if (opt->pch && !(pch_text = compile_pch_text(source))) {
-    free(storage);
-    return compile_fail(out, err, RT_ERR_NOMEM, "%s", "out of memory");
   }
   nvrtcProgram prog = NULL;
   nvrtcResult r = nvrtcCreateProgram(&prog, pch_text ? pch_text : source,

@@ -256,6 +256,7 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     nw = cores > 0 ? (int)cores : 1;
   }
+  if (nw > 256) nw = 256; /* the poll set below holds 256 */
   if ((size_t)nw > npending) nw = (int)npending;
   pool_worker *ws = calloc(nw > 0 ? (size_t)nw : 1, sizeof *ws);
   if (!ws) {

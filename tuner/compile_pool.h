@@ -29,7 +29,7 @@ typedef struct compile_job {
 } compile_job;
 
 typedef struct compile_pool_options {
-  int workers;            /* worker processes; 0: one per online core */
+  int workers;            /* worker processes; 0: one per online core; at most 256 */
   double timeout_s;       /* limit for one compile; 0: none */
   cubin_cache *cache;     /* NULL: compile everything */
   /* Tests only: runs inside the worker just before job `index` compiles (a test makes it

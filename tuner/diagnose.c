@@ -77,9 +77,15 @@ void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out) {
   for (int p = 0; p < PATH_COUNT; p++) out->flops[p] = gpu->peak_flops[p];
   out->mma_sync_fraction = gpu->mma_sync_fraction;
   out->launch_overhead_s = gpu->launch_overhead_s;
+  out->l2_bw = DIAG_L2_BW_FACTOR * gpu->dram_bw_achievable;
   out->sm_count = gpu->sm_count;
   out->measured = 0;
   snprintf(out->gpu, sizeof out->gpu, "%s (spec)", gpu->name);
+}
+
+double diag_dram_bytes(double bytes, double min_bytes, double concurrent) {
+  if (!(min_bytes > 0) || min_bytes >= bytes) return bytes;
+  return min_bytes + (bytes - min_bytes) / sqrt(concurrent > 1 ? concurrent : 1);
 }
 
 compute_path diag_path_for_dtype(const char *dtype, int tensor_cores) {
@@ -173,6 +179,7 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
   out->achieved_bw = in->dram_bytes / in->time_s;
   out->flops_frac = out->achieved_flops / peak;
   out->bw_frac = out->achieved_bw / cl->bw;
+  double l2_frac = in->l2_bytes > 0 && cl->l2_bw > 0 ? in->l2_bytes / in->time_s / cl->l2_bw : 0;
   out->intensity = in->dram_bytes > 0 ? in->flops / in->dram_bytes : 0;
   out->ridge = peak / cl->bw;
   double wave_eff = 1.0;
@@ -199,7 +206,13 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
   } else if (out->flops_frac >= DIAG_NEAR_ROOF && out->flops_frac >= out->bw_frac) {
     snprintf(out->limit, sizeof out->limit, "compute");
     fmt_rate(roof, sizeof roof, peak, "FLOP/s");
-    if (out->flops_frac >= DIAG_AT_ROOF) {
+    if (out->flops_frac >= DIAG_AT_ROOF && in->path == PATH_TC_F16 && !in->wgmma &&
+        cl->mma_sync_fraction > 0 && cl->mma_sync_fraction < 1) {
+      snprintf(s, ss,
+               "compute-bound at %d %% of %s (%s): at this path's roof; only a wgmma template "
+               "(sm_90a) goes faster",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+    } else if (out->flops_frac >= DIAG_AT_ROOF) {
       snprintf(s, ss, "compute-bound at %d %% of %s (%s): at the roof, stop", pct(out->flops_frac),
                roof, path_words(in->path, in->wgmma));
     } else if (in->path == PATH_SIMT_F32) {
@@ -220,6 +233,16 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
                pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
                lb.first[0] ? "a larger " : "a larger tile", lb.first);
     }
+  } else if (l2_frac >= DIAG_NEAR_ROOF && l2_frac > out->bw_frac) {
+    snprintf(out->limit, sizeof out->limit, "memory");
+    fmt_rate(roof, sizeof roof, cl->l2_bw, "B/s");
+    lever_tiles(&lb, in, '+');
+    lever_add(&lb, in->roles, ROLE_TILE_K, '+');
+    snprintf(s, ss,
+             "L2-bound: loads through L2 at %d %% of its ~%s (DRAM at %d %%): %s%s loads each "
+             "input tile fewer times",
+             pct(l2_frac), roof, pct(out->bw_frac), lb.first[0] ? "a larger " : "larger tiles",
+             lb.first);
   } else if (out->bw_frac >= DIAG_NEAR_ROOF) {
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, cl->bw, "B/s");

@@ -464,7 +464,16 @@ static int expr_resolve_name(expr_parser *ps, int node, int partner) {
     n->val = s;
     return 0;
   }
-  if (partner >= 0) {
+  /* a bare identifier from the declared domains */
+  int pos = -1, holders = 0, clash = 0;
+  for (int i = 0; i < sc->count; i++) {
+    if (!sc->idents[i]) continue;
+    int q = expr_ident_pos(sc, i, name, len);
+    if (q < 0) continue;
+    if (holders++ && q != pos) clash = 1;
+    pos = q;
+  }
+  if (partner >= 0 && (!sc->open || holders)) { /* not from this domain */
     char list[400];
     size_t k = 0;
     list[0] = '\0';
@@ -474,15 +483,6 @@ static int expr_resolve_name(expr_parser *ps, int node, int partner) {
     }
     return expr_fail(ps, n->col, RT_ERR_EXPR, "%.*s is not a value of %s; values are: %s", len,
                      name, sc->names[partner], list);
-  }
-  /* a bare identifier from the declared domains */
-  int pos = -1, holders = 0, clash = 0;
-  for (int i = 0; i < sc->count; i++) {
-    if (!sc->idents[i]) continue;
-    int q = expr_ident_pos(sc, i, name, len);
-    if (q < 0) continue;
-    if (holders++ && q != pos) clash = 1;
-    pos = q;
   }
   if (clash)
     return expr_fail(ps, n->col, RT_ERR_EXPR,

@@ -24,7 +24,10 @@
  * identifier compared with such a name (LAYOUT_B == col, col != LAYOUT_B, also < <= > >=) is
  * that identifier's position in the name's own domain.  Elsewhere a bare identifier that is not
  * a name is looked up in every declared domain: it is accepted when it has the same position in
- * each domain that holds it, and is an error ("ambiguous") otherwise.
+ * each domain that holds it, and is an error ("ambiguous") otherwise.  In a closed scope, a
+ * name compared with an identifier parameter that is neither in its domain nor declared is an
+ * error listing the domain; in an open scope it becomes an external name like any other, so
+ * LAYOUT_B == b_col compares the position with an integer fact (b_col: 0 or 1).
  *
  * An open scope (expr_scope_set_open) accepts unknown names by adding them as new slots: the
  * manifest parses with its parameters and derived values declared and learns which external

@@ -50,10 +50,10 @@ rt_status occupancy_compute(const arch_spec *a, const occupancy_input *in, occup
   struct {
     int n;
     const char *name;
-  } lim[4] = {{out->by_registers, "registers"},
-              {out->by_smem, "smem"},
-              {out->by_threads, "threads"},
-              {out->by_blocks, "blocks"}};
+  } lim[4] = {{out->by_threads, "threads"},
+              {out->by_blocks, "blocks"},
+              {out->by_registers, "registers"},
+              {out->by_smem, "smem"}};
   int best = 0;
   for (int i = 1; i < 4; i++)
     if (lim[i].n < lim[best].n) best = i;

@@ -19,8 +19,10 @@
  *              warps_per_block).  More than max_threads_per_block cannot launch.
  *   blocks     max_blocks_per_sm.
  *
- * Resident blocks are the smallest of the four; the limiter is the first one (in the order
- * above) that reaches that smallest value.  Active warps = blocks * warps_per_block, and
+ * Resident blocks are the smallest of the four, and the limiter is the one that reaches it; on a
+ * tie the fixed limits win (threads, then blocks, then registers, then smem), because when the
+ * warp slots or the block slots are full, shrinking registers or shared memory cannot add a
+ * block.  A kernel that cannot launch names the resource that forbids it.  Active warps = blocks * warps_per_block, and
  * occupancy = active warps / max_warps_per_sm.  Worked examples are in tests/unit/test_occupancy.c.
  */
 #ifndef ROOFTUNE_OCCUPANCY_H

@@ -2,8 +2,10 @@
  * configuration to its number.
  *
  * Configurations are stored back to back (nparams uint16_t each) in the order they were added;
- * that order is their numbering.  The index is a power-of-two table of uint32_t holding
- * number + 1 (0 = empty slot), at most half full, probed linearly.
+ * that order is their numbering.  The index is a power-of-two table, at most half full,
+ * probed linearly; a slot holds number + 1 in its low 32 bits (0 = empty) and the high 32 bits
+ * of the configuration's hash, so a probe touches the stored configuration only when the tags
+ * agree (listing neighbours mostly looks up configurations that are not there).
  */
 #include "space.h"
 
@@ -20,7 +22,7 @@ struct space {
   uint16_t *cfgs;       /* n configurations, nparams entries each */
   size_t n;             /* configurations added */
   size_t cap;           /* configurations allocated */
-  uint32_t *table;      /* hash index: number + 1, 0 when empty */
+  uint64_t *table;      /* hash index: (hash tag << 32) | (number + 1); 0 when empty */
   size_t table_mask;    /* table size - 1 (a power of two) */
   int finished;         /* space_finish succeeded */
 };
@@ -136,12 +138,17 @@ static uint64_t space_hash(const uint16_t *cfg, int np) {
 }
 
 /* Slot of cfg in the table: the slot holding it, or the empty slot where it would go. */
-static size_t space_slot(const space *s, const uint16_t *cfg) {
-  size_t i = (size_t)space_hash(cfg, s->nparams) & s->table_mask;
+static size_t space_slot(const space *s, const uint16_t *cfg, uint64_t *tag) {
+  uint64_t h = space_hash(cfg, s->nparams);
+  size_t i = (size_t)h & s->table_mask;
+  uint64_t t = h & 0xffffffff00000000ull;
   size_t bytes = (size_t)s->nparams * sizeof *cfg;
+  *tag = t;
   for (;;) {
-    uint32_t v = s->table[i];
-    if (v == 0 || memcmp(s->cfgs + (size_t)(v - 1) * (size_t)s->nparams, cfg, bytes) == 0)
+    uint64_t v = s->table[i];
+    if (v == 0) return i;
+    if ((v & 0xffffffff00000000ull) == t &&
+        memcmp(s->cfgs + (size_t)((v & 0xffffffffu) - 1) * (size_t)s->nparams, cfg, bytes) == 0)
       return i;
     i = (i + 1) & s->table_mask;
   }
@@ -158,16 +165,17 @@ rt_status space_finish(space *s, rt_error *err) {
   s->table_mask = size - 1;
   for (size_t k = 0; k < s->n; k++) {
     const uint16_t *cfg = s->cfgs + k * (size_t)s->nparams;
-    size_t slot = space_slot(s, cfg);
+    uint64_t tag;
+    size_t slot = space_slot(s, cfg, &tag);
     if (s->table[slot]) {
-      size_t first = s->table[slot] - 1;
+      size_t first = (size_t)(s->table[slot] & 0xffffffffu) - 1;
       free(s->table);
       s->table = NULL;
       return rt_error_set(err, RT_ERR_INVALID,
                           "configuration %zu repeats configuration %zu; each may appear once",
                           k, first);
     }
-    s->table[slot] = (uint32_t)(k + 1);
+    s->table[slot] = tag | (uint64_t)(k + 1);
   }
   s->finished = 1;
   return RT_OK;
@@ -203,8 +211,9 @@ long space_index(const space *s, const uint16_t *cfg) {
   if (!s->finished || !cfg) return -1;
   for (int i = 0; i < s->nparams; i++)
     if (cfg[i] >= s->params[i].count) return -1;
-  uint32_t v = s->table[space_slot(s, cfg)];
-  return v ? (long)(v - 1) : -1;
+  uint64_t tag;
+  uint64_t v = s->table[space_slot(s, cfg, &tag)];
+  return v ? (long)(v & 0xffffffffu) - 1 : -1;
 }
 
 size_t space_neighbours(const space *s, size_t idx, size_t *out, size_t cap) {

@@ -8,16 +8,9 @@
 //
 // Parameters: BLOCK_M, BLOCK_N, BLOCK_K, THREAD_M, THREAD_N (the micro-tile), VEC (global and
 // shared vector width, 1, 2 or 4), SWIZZLE, THREADS = (BLOCK_M/THREAD_M)*(BLOCK_N/THREAD_N),
-// B_LAYOUT (row | col).  Launch: grid (tiles_m*tiles_n, 1, BATCH), block THREADS, static shared memory only.
+// B_COL (0: B is K x N, 1: stored N x K).  Launch: grid (tiles_m*tiles_n, 1, BATCH), block THREADS, static shared memory only.
 #include "gemm_index.h"
 
-#ifndef B_COL
-#if defined(B_LAYOUT_col)
-#define B_COL 1
-#else
-#define B_COL 0
-#endif
-#endif
 
 #define TN_THREADS (BLOCK_N / THREAD_N)  // threads along N
 #define TM_THREADS (BLOCK_M / THREAD_M)

@@ -21,7 +21,7 @@
 #include "gemm_index.h"
 
 // The input dtype comes from the prefix's RT_DTYPE_<dtype> line (DTYPE_CODE: 0 f32, 1 f16,
-// 2 bf16) and B's layout from the B_LAYOUT parameter (row: K x N, col: stored N x K).
+// 2 bf16).
 #ifndef DTYPE_CODE
 #if defined(RT_DTYPE_f16)
 #define DTYPE_CODE 1

@@ -37,6 +37,12 @@ rc=$?
 echo "$err" | grep -q "unknown_device.json: constraints\[2\]: column 9: unknown device fact" ||
   { echo "FAIL: no located error in: $err"; exit 1; }
 
+# every template the project ships loads
+if [ -d "$src/templates" ]; then
+  out=$(ROOFTUNE_TEMPLATE_DIR=$src/templates "$bin" templates 2>&1) ||
+    { echo "FAIL: a shipped template does not load: $out"; exit 1; }
+fi
+
 "$bin" templates --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: bad option did not exit 2"; exit 1; }
 exit 0

@@ -259,6 +259,19 @@ static void test_merge(const char *a_path) {
   CHECK_STR(err.source, b_path);
   db_close(a);
   fx_remove(b_path);
+
+  /* A rooftune file whose schema was tampered with: check names the missing table. */
+  sqlite3 *h = NULL;
+  sqlite3_open(a_path, &h);
+  sqlite3_exec(h, "PRAGMA foreign_keys=OFF; DROP TABLE winners", NULL, NULL, NULL);
+  sqlite3_close(h);
+  CHECK_INT(db_open(a_path, DB_READONLY, &a, &err), RT_OK);
+  char report[1024];
+  problems = 0;
+  CHECK_INT(db_check(a, report, sizeof report, &problems, &err), RT_OK);
+  CHECK_INT(problems, 1);
+  CHECK_CONTAINS(report, "table winners is missing");
+  db_close(a);
 }
 
 static void test_distance(void) {

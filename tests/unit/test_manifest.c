@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <stdint.h>
 
+#include "kernels/family.h"
 #include "test.h"
 #include "tuner/expr.h"
 #include "tuner/manifest.h"
@@ -75,7 +76,13 @@ static size_t brute_force(const manifest *m, const rt_vars *env, uint16_t **out)
   return n;
 }
 
-static void check_valid(const char *path, const rt_vars *env) {
+/* Checks one manifest against brute force for env; returns the space size (0: empty space,
+ * which only `allow_empty` accepts). */
+static size_t check_valid_env(const char *path, const rt_vars *env, int allow_empty);
+
+static void check_valid(const char *path, const rt_vars *env) { check_valid_env(path, env, 0); }
+
+static size_t check_valid_env(const char *path, const rt_vars *env, int allow_empty) {
   manifest *m;
   rt_error err;
   rt_error_clear(&err);
@@ -86,14 +93,21 @@ static void check_valid(const char *path, const rt_vars *env) {
     fprintf(stderr, "%s\n", line);
   }
   CHECK_INT(s, RT_OK);
-  if (s) return;
+  if (s) return 0;
   space *sp;
   s = manifest_build_space(m, env, &sp, &err);
+  if (s == RT_ERR_SPACE_EMPTY && allow_empty) {
+    uint16_t *none;
+    CHECK_INT(brute_force(m, env, &none), 0);
+    free(none);
+    manifest_free(m);
+    return 0;
+  }
   CHECK_INT(s, RT_OK);
   if (s) {
     fprintf(stderr, "%s: %s\n", path, err.text);
     manifest_free(m);
-    return;
+    return 0;
   }
   uint16_t *want;
   size_t n = brute_force(m, env, &want);
@@ -139,6 +153,48 @@ static void check_valid(const char *path, const rt_vars *env) {
   free(want);
   space_free(sp);
   manifest_free(m);
+  return n;
+}
+
+/* Every template the project ships, for each of its dtypes, both layouts and a few shapes,
+ * on its first architecture: the backtracking space equals brute force. */
+static void check_shipped(void) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/templates", test_source_dir());
+  char **paths;
+  int n;
+  CHECK_INT(manifest_list(dir, &paths, &n, NULL), RT_OK);
+  static const char *const shapes[] = {"1024x1024x1024", "8@128x4096x4096", "100x300x70"};
+  static const char *const layouts[] = {"", ":nt"};
+  for (int i = 0; i < n; i++) {
+    manifest *m;
+    rt_error err = {0};
+    CHECK_INT(manifest_load(paths[i], &m, &err), RT_OK);
+    if (!m) continue;
+    const family_ops *fam = family_find(manifest_family(m));
+    CHECK(fam != NULL);
+    const arch_spec *arch = arch_spec_find(manifest_arch(m, 0));
+    CHECK(arch != NULL);
+    size_t total = 0;
+    for (int d = 0; fam && arch && d < manifest_ndtypes(m); d++)
+      for (int sh = 0; sh < 3; sh++)
+        for (int l = 0; l < 2; l++) {
+          char shape[64];
+          snprintf(shape, sizeof shape, "%s%s", shapes[sh], layouts[l]);
+          problem pb;
+          rt_vars env;
+          rt_vars_clear(&env);
+          CHECK_INT(fam->parse_shape(shape, manifest_dtype(m, d), &pb, &err), RT_OK);
+          CHECK_INT(fam->bind(&pb, &env), RT_OK);
+          CHECK_INT(manifest_env_dtype(manifest_dtype(m, d), &env, NULL), RT_OK);
+          CHECK_INT(manifest_env_device(arch, gpu_spec_find("h200"), &env, NULL), RT_OK);
+          total += check_valid_env(paths[i], &env, 1);
+        }
+    printf("%s: %zu configurations over its dtypes, layouts and shapes\n", manifest_name(m), total);
+    CHECK(total > 0);
+    manifest_free(m);
+  }
+  manifest_list_free(paths, n);
 }
 
 static void check_invalid(const char *dir, const char *name, const rt_vars *env) {
@@ -219,7 +275,7 @@ static int list_json(const char *dir, char names[][128], int cap) {
 
 /* Exact checks on one manifest: accessors, the prefix text, launch and cost values. */
 static void check_idents(const char *dir, const rt_vars *env) {
-  char path[1024];
+  char path[1100];
   snprintf(path, sizeof path, "%s/idents.json", dir);
   manifest *m;
   CHECK_INT(manifest_load(path, &m, NULL), RT_OK);
@@ -388,6 +444,7 @@ int main(void) {
   for (int i = 0; i < n; i++) check_invalid(invalid, names[i], &env);
   printf("%d invalid manifests checked\n", n);
   check_idents(valid, &env);
+  check_shipped();
   check_discovery(valid, invalid);
   return test_done();
 }

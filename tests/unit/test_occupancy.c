@@ -91,6 +91,14 @@ int main(void) {
   CHECK_INT(o.blocks_per_sm, 32);
   CHECK_STR(o.limiter, "blocks");
 
+  /* ties: sm_80, 256 threads x 32 regs fills the warp slots (8 blocks) and the register file
+   *    (1024/warp -> 64 warps -> 8 blocks) at once: 100 %, named after the warp slots */
+  o = run("sm_80", 256, 32, 0, 0);
+  CHECK_INT(o.blocks_per_sm, 8);
+  CHECK_NEAR(o.fraction, 1.0, 1e-12);
+  CHECK_STR(o.limiter, "threads");
+  CHECK_INT(o.by_registers, 8);
+
   /* bad input is an error, not a crash */
   occupancy_input bad = {0, 32, 0, 0};
   rt_error err = {0};

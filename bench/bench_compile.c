@@ -1,0 +1,177 @@
+/* bench_compile.c — compile throughput of the NVRTC pipeline on a real template.
+ *
+ * usage: bench_compile [TEMPLATE] [--arch sm_90] [--dtype D] [--n N]
+ *
+ * Takes N configurations spread evenly over TEMPLATE's space (default gemm_mma, 8 of them, for
+ * 4096^3) and prints:
+ *   1. compiles per second with 1 and with 2 worker processes (no cache, no PCH);
+ *   2. the cache: a run that fills it, then the rerun that compiles nothing;
+ *   3. precompiled headers: 1 worker with and without PCH on the template as it is, and on the
+ *      same template with <cuda/barrier> and <cuda/pipeline> included at its top (the case PCH
+ *      is for: heavy system headers; the GEMM templates include none and use inline PTX).
+ * Wall-clock figures from this machine; nothing here is a test.
+ */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/family.h"
+#include "tuner/compile_pool.h"
+#include "tuner/manifest.h"
+
+static char *bench_read(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *s = malloc((size_t)n + 1);
+  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    free(s);
+    s = NULL;
+  }
+  if (s) s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+static void bench_report(const char *what, const compile_pool_stats *st) {
+  printf("%-46s %6.2f s  %5.2f compiles/s  (%zu jobs, %zu compiled, %zu failed, %zu hits, %d "
+         "workers)\n",
+         what, st->seconds, st->seconds > 0 ? (double)(st->jobs - st->cache_hits) / st->seconds : 0,
+         st->jobs, st->compiled, st->compile_errors + st->failed, st->cache_hits, st->workers);
+}
+
+static int bench_run(const char *what, compile_job *jobs, size_t n, const compile_options *opt,
+                     int workers, cubin_cache *cache, compile_pool_stats *st) {
+  compile_result *res = calloc(n, sizeof *res);
+  compile_pool_options popt = {0};
+  popt.workers = workers;
+  popt.cache = cache;
+  popt.timeout_s = 600;
+  rt_error err = {0};
+  if (compile_pool_run(jobs, n, opt, &popt, res, st, &err)) {
+    fprintf(stderr, "bench_compile: %s\n", err.text);
+    free(res);
+    return 1;
+  }
+  for (size_t i = 0; i < n; i++) compile_result_free(&res[i]);
+  free(res);
+  bench_report(what, st);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *name = "gemm_mma", *arch = "sm_90", *dtype = NULL;
+  size_t n = 8;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
+    else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
+    else if (!strcmp(argv[i], "--n") && i + 1 < argc) n = (size_t)atol(argv[++i]);
+    else if (argv[i][0] != '-') name = argv[i];
+    else {
+      fprintf(stderr, "usage: bench_compile [TEMPLATE] [--arch A] [--dtype D] [--n N]\n");
+      return 2;
+    }
+  }
+  rt_error err = {0};
+  manifest *m = NULL;
+  if (manifest_find(NULL, name, &m, &err)) {
+    fprintf(stderr, "bench_compile: %s\n", err.text);
+    return 1;
+  }
+  if (!dtype) dtype = manifest_dtype(m, 0);
+  const family_ops *fam = family_find(manifest_family(m));
+  problem prob;
+  rt_vars env;
+  rt_vars_clear(&env);
+  space *sp = NULL;
+  if (!fam || fam->parse_shape("4096x4096x4096", dtype, &prob, &err) || fam->bind(&prob, &env) ||
+      manifest_env_dtype(dtype, &env, &err) ||
+      manifest_env_device(arch_spec_find(arch), NULL, &env, &err) ||
+      manifest_build_space(m, &env, &sp, &err)) {
+    fprintf(stderr, "bench_compile: %s\n", err.text[0] ? err.text : "family not found");
+    return 1;
+  }
+  size_t size = space_size(sp);
+  if (n > size) n = size;
+  char *source = bench_read(manifest_source(m));
+  if (!source) {
+    fprintf(stderr, "bench_compile: cannot read %s\n", manifest_source(m));
+    return 1;
+  }
+  static const char heavy[] = "#include <cuda/barrier>\n#include <cuda/pipeline>\n";
+  compile_job *jobs = calloc(n, sizeof *jobs), *heavy_jobs = calloc(n, sizeof *heavy_jobs);
+  for (size_t i = 0; i < n; i++) {
+    size_t idx = (size_t)((unsigned long long)i * size / n);
+    char *prefix = NULL;
+    if (manifest_source_prefix(m, sp, idx, &env, dtype, &prefix, &err)) {
+      fprintf(stderr, "bench_compile: %s\n", err.text);
+      return 1;
+    }
+    size_t len = strlen(prefix) + strlen(source) + sizeof heavy + 1;
+    char *t = malloc(len), *h = malloc(len);
+    snprintf(t, len, "%s%s", prefix, source);
+    /* the heavy variant: the includes go after #line, so the file's own lines shift by two */
+    snprintf(h, len, "%s%s%s", prefix, heavy, source);
+    free(prefix);
+    jobs[i].source = t;
+    heavy_jobs[i].source = h;
+    jobs[i].name = heavy_jobs[i].name = manifest_source_name(m);
+  }
+  char folder[1024];
+  snprintf(folder, sizeof folder, "%s", manifest_source(m));
+  compile_options opt = {0};
+  opt.arch = arch;
+  opt.entry = manifest_entry(m);
+  opt.include_dirs[opt.include_count++] = dirname(folder);
+  for (int i = 0; i < manifest_noptions(m) && opt.extra_count < COMPILE_MAX_EXTRA; i++)
+    opt.extra[opt.extra_count++] = manifest_option(m, i);
+
+  printf("template %s, %s, %s, %zu of %zu configurations, %ld cores\n", manifest_name(m), arch,
+         dtype, n, size, sysconf(_SC_NPROCESSORS_ONLN));
+  compile_pool_stats st;
+  int bad = 0;
+  bad |= bench_run("1 worker, no cache, no PCH", jobs, n, &opt, 1, NULL, &st);
+  double one = st.seconds;
+  bad |= bench_run("2 workers, no cache, no PCH", jobs, n, &opt, 2, NULL, &st);
+  printf("  speed-up with 2 workers: %.2fx\n", st.seconds > 0 ? one / st.seconds : 0);
+
+  char dir[] = "/tmp/rooftune-bench-XXXXXX";
+  if (!mkdtemp(dir)) return 1;
+  cubin_cache *cache = NULL;
+  if (cubin_cache_open(dir, &cache, &err)) {
+    fprintf(stderr, "bench_compile: %s\n", err.text);
+    return 1;
+  }
+  bad |= bench_run("2 workers, filling the cache", jobs, n, &opt, 2, cache, &st);
+  bad |= bench_run("rerun from the cache", jobs, n, &opt, 2, cache, &st);
+  printf("  rerun: %.4f s for %zu candidates (%zu compiled anew)\n", st.seconds, n,
+         st.jobs - st.cache_hits);
+  cubin_cache_close(cache);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+
+  opt.pch = 1;
+  bad |= bench_run("1 worker, PCH (template as is)", jobs, n, &opt, 1, NULL, &st);
+  opt.pch = 0;
+  bad |= bench_run("1 worker, no PCH, + <cuda/barrier,pipeline>", heavy_jobs, n, &opt, 1, NULL, &st);
+  double no_pch = st.seconds;
+  opt.pch = 1;
+  bad |= bench_run("1 worker, PCH, + <cuda/barrier,pipeline>", heavy_jobs, n, &opt, 1, NULL, &st);
+  printf("  PCH on heavy headers: %.2fx\n", st.seconds > 0 ? no_pch / st.seconds : 0);
+
+  for (size_t i = 0; i < n; i++) {
+    free((char *)jobs[i].source);
+    free((char *)heavy_jobs[i].source);
+  }
+  free(jobs);
+  free(heavy_jobs);
+  free(source);
+  space_free(sp);
+  manifest_free(m);
+  return bad;
+}

@@ -1,0 +1,151 @@
+/* load_gemm.c — an application's view of rooftune: open the tuning database, find the tuned
+ * GEMM for a shape, and run it on the GPU through librooftune.
+ *
+ *     load_gemm DB [SHAPE [DTYPE]]        e.g. load_gemm tuning.db 4096x4096x4096 bf16
+ *
+ * Built against the installed library only (<rooftune.h>, -lrooftune via pkg-config or
+ * find_package(rooftune)).  The CUDA driver is loaded at run time here too, so the program
+ * starts on a machine without a GPU: it then prints what it would run (template, config,
+ * grid/block) and exits 0.  With a GPU it fills A and B with ones, calls rooftune_gemm (the tuned
+ * kernel, or cuBLASLt when nothing usable is tuned) and checks that every C element it reads
+ * back equals K.
+ */
+#include <dlfcn.h>
+#include <rooftune.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The few driver entry points this program needs, with the driver's signatures (cuda.h). */
+typedef unsigned long long devptr;
+static struct {
+  int (*cuInit)(unsigned);
+  int (*cuDeviceGet)(int *, int);
+  int (*cuDeviceGetName)(char *, int, int);
+  int (*cuDevicePrimaryCtxRetain)(void **, int);
+  int (*cuCtxSetCurrent)(void *);
+  int (*cuCtxSynchronize)(void);
+  int (*cuMemAlloc_v2)(devptr *, size_t);
+  int (*cuMemFree_v2)(devptr);
+  int (*cuMemsetD16_v2)(devptr, unsigned short, size_t);
+  int (*cuMemsetD32_v2)(devptr, unsigned, size_t);
+  int (*cuMemcpyDtoH_v2)(void *, devptr, size_t);
+} drv;
+
+/* Loads the driver and makes GPU 0's primary context current; 0 on success, else a reason. */
+static const char *gpu_start(char *name, size_t size) {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return "no CUDA driver (libcuda.so.1 is not installed)";
+#define SYM(f)                                                   \
+  *(void **)(&drv.f) = dlsym(h, #f);                             \
+  if (!drv.f) return "the CUDA driver lacks " #f;
+  SYM(cuInit) SYM(cuDeviceGet) SYM(cuDeviceGetName) SYM(cuDevicePrimaryCtxRetain)
+  SYM(cuCtxSetCurrent) SYM(cuCtxSynchronize) SYM(cuMemAlloc_v2) SYM(cuMemFree_v2)
+  SYM(cuMemsetD16_v2) SYM(cuMemsetD32_v2) SYM(cuMemcpyDtoH_v2)
+#undef SYM
+  int dev = 0;
+  void *ctx = NULL;
+  if (drv.cuInit(0)) return "cuInit failed: no GPU is visible";
+  if (drv.cuDeviceGet(&dev, 0) || drv.cuDeviceGetName(name, (int)size, dev) ||
+      drv.cuDevicePrimaryCtxRetain(&ctx, dev) || drv.cuCtxSetCurrent(ctx))
+    return "cannot make a context on GPU 0";
+  return NULL;
+}
+
+static void print_match(const rooftune_match *m, const char *served) {
+  printf("%s: %s %s %s (%s match, distance %.3g)\n", served, m->family, m->shape, m->dtype,
+         m->match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", m->distance);
+  printf("  template %s, config %s\n", m->template_name, m->config);
+  printf("  time %.4g ms, %s on %s\n", m->time_ms, m->timing, m->device);
+  if (m->geometry_ok)
+    printf("  launch grid (%u, %u, %u), block (%u, %u, %u), %u bytes of shared memory%s\n",
+           m->grid[0], m->grid[1], m->grid[2], m->block[0], m->block[1], m->block[2], m->smem,
+           m->cubin_size ? "" : " (no cubin stored: cuBLASLt would run)");
+  if (m->mismatch)
+    printf("  not served by default: made with another %s%s%s\n",
+           m->mismatch & ROOFTUNE_MISMATCH_DEVICE ? "GPU " : "",
+           m->mismatch & ROOFTUNE_MISMATCH_TOOLKIT ? "toolkit " : "",
+           m->mismatch & ROOFTUNE_MISMATCH_TEMPLATE ? "template version" : "");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || argc > 4) {
+    fprintf(stderr, "usage: load_gemm DB [SHAPE [DTYPE]]\n");
+    return 2;
+  }
+  const char *shape = argc > 2 ? argv[2] : "4096x4096x4096";
+  const char *dtype = argc > 3 ? argv[3] : "bf16";
+  long long M, N, K;
+  if (sscanf(shape, "%lldx%lldx%lld", &M, &N, &K) != 3 || M <= 0 || N <= 0 || K <= 0) {
+    fprintf(stderr, "load_gemm: shape '%s' is not MxNxK\n", shape);
+    return 2;
+  }
+  rooftune_db *db = NULL;
+  if (rooftune_open(argv[1], &db) != ROOFTUNE_OK) {
+    fprintf(stderr, "load_gemm: %s\n", rooftune_last_error());
+    return 1;
+  }
+  char gpu[256] = "";
+  const char *no_gpu = gpu_start(gpu, sizeof gpu);
+
+  rooftune_query q = {"gemm", shape, dtype, NULL, no_gpu ? NULL : gpu, 0};
+  rooftune_match m;
+  if (rooftune_lookup(db, &q, &m) != ROOFTUNE_OK) {
+    fprintf(stderr, "load_gemm: %s\n", rooftune_last_error());
+    rooftune_close(db);
+    return 1;
+  }
+  if (m.match != ROOFTUNE_MATCH_NONE) {
+    print_match(&m, "tuned");
+  } else {
+    q.flags = ROOFTUNE_ALLOW_MISMATCH;
+    rooftune_match other;
+    if (rooftune_lookup(db, &q, &other) == ROOFTUNE_OK && other.match != ROOFTUNE_MATCH_NONE)
+      print_match(&other, "found, but refused");
+    printf("nothing usable is tuned for gemm %s %s%s%s: rooftune_gemm will use cuBLASLt\n", shape,
+           dtype, no_gpu ? "" : " on ", gpu);
+  }
+  if (no_gpu) {
+    printf("no GPU here (%s): that is what would run; exiting\n", no_gpu);
+    rooftune_close(db);
+    return 0;
+  }
+
+  size_t in_bytes = strcmp(dtype, "f32") ? 2 : 4;
+  devptr A = 0, B = 0, C = 0;
+  int bad = drv.cuMemAlloc_v2(&A, (size_t)(M * K) * in_bytes) ||
+            drv.cuMemAlloc_v2(&B, (size_t)(K * N) * in_bytes) ||
+            drv.cuMemAlloc_v2(&C, (size_t)(M * N) * sizeof(float));
+  if (!bad && in_bytes == 4)
+    bad = drv.cuMemsetD32_v2(A, 0x3f800000u, (size_t)(M * K)) ||
+          drv.cuMemsetD32_v2(B, 0x3f800000u, (size_t)(K * N));
+  else if (!bad) {
+    unsigned short one = strcmp(dtype, "bf16") ? 0x3c00 : 0x3f80; /* 1.0 in f16 / bf16 */
+    bad = drv.cuMemsetD16_v2(A, one, (size_t)(M * K)) || drv.cuMemsetD16_v2(B, one, (size_t)(K * N));
+  }
+  if (bad) {
+    fprintf(stderr, "load_gemm: cannot allocate or fill the matrices on %s\n", gpu);
+    return 1;
+  }
+  rooftune_gemm_info info;
+  int rc = rooftune_gemm(db, dtype, NULL, M, N, K, (const void *)A, (const void *)B, (float *)C,
+                         NULL, &info);
+  if (rc == ROOFTUNE_OK) rc = drv.cuCtxSynchronize() ? ROOFTUNE_ERR_CUDA : ROOFTUNE_OK;
+  if (rc != ROOFTUNE_OK) {
+    fprintf(stderr, "load_gemm: rooftune_gemm: %s: %s\n", rooftune_strerror(rc),
+            rooftune_last_error());
+    return 1;
+  }
+  float first = 0, last = 0;
+  drv.cuMemcpyDtoH_v2(&first, C, sizeof first);
+  drv.cuMemcpyDtoH_v2(&last, C + (devptr)((M * N - 1) * (long long)sizeof(float)), sizeof last);
+  printf("ran %s%s%s on %s: C[0] = %g, C[last] = %g (expected %lld)%s%s\n",
+         info.path == ROOFTUNE_PATH_CUBLASLT ? "cuBLASLt" : info.template_name,
+         info.config[0] ? " " : "", info.config, gpu, first, last, K,
+         info.reason[0] ? "; fallback because " : "", info.reason);
+  drv.cuMemFree_v2(A);
+  drv.cuMemFree_v2(B);
+  drv.cuMemFree_v2(C);
+  rooftune_close(db);
+  return first == (float)K && last == (float)K ? 0 : 1;
+}

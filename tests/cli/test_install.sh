@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `cmake --install` into a temporary prefix, then the example is built against the installed
+# copy twice (pkg-config and find_package(rooftune)) and run on a database made by the installed
+# `rooftune`: without a GPU it prints what it would run and exits 0.
+set -u
+bin=${ROOFTUNE_BIN:?ROOFTUNE_BIN is set by CTest}
+src=${ROOFTUNE_SOURCE_DIR:?}
+build=$(dirname "$bin")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+die() { echo "FAIL: $*"; fail=1; }
+prefix="$tmp/prefix"
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; die "cmake --install"; exit 1; }
+libdir=$(ls -d "$prefix"/lib*/ | head -1); libdir=${libdir%/}
+for f in bin/rooftune include/rooftune.h; do [ -e "$prefix/$f" ] || die "not installed: $f"; done
+for f in librooftune.so pkgconfig/rooftune.pc cmake/rooftune/rooftuneConfig.cmake \
+         cmake/rooftune/rooftuneConfigVersion.cmake cmake/rooftune/rooftuneTargets.cmake; do
+  [ -e "$libdir/$f" ] || die "not installed: $libdir/$f"
+done
+# the library exports the public API and nothing else
+extra=$(nm -D --defined-only "$libdir/librooftune.so" | awk '$2 ~ /[TDB]/ && $3 !~ /^rooftune_/ {print $3}')
+[ -z "$extra" ] || die "librooftune exports more than rooftune_*: $(echo $extra | head -c 300)"
+# the header stands alone
+echo '#include <rooftune.h>' | cc -std=c99 -Wall -Werror -fsyntax-only -I"$prefix/include" -x c - || die "rooftune.h does not compile alone"
+
+# a database made by the installed command
+cat >"$tmp/kt.json" <<'JSON'
+{"device_name": "NVIDIA H200", "kernel_name": "gemm_mma", "tune_params_keys": ["BLOCK_M"],
+ "tune_params": {"BLOCK_M": [64, 128]}, "objective": "time",
+ "cache": {"64": {"BLOCK_M": 64, "time": 2.0}, "128": {"BLOCK_M": 128, "time": 1.5}}}
+JSON
+"$prefix/bin/rooftune" db import "$tmp/kt.json" --db "$tmp/t.db" --family gemm --shape 4096x4096x4096 --dtype bf16 >/dev/null || die "installed rooftune db import"
+# and a real winner with its cubin and launch geometry, tuned on the model device
+"$prefix/bin/rooftune" tune gemm --shape 256x256x256 --dtype f32 --device model:h200 --budget 2 --db "$tmp/m.db" >"$tmp/tune.log" 2>&1 || { tail -5 "$tmp/tune.log"; die "installed rooftune tune"; }
+
+# 1. pkg-config
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+flags=$(pkg-config --cflags --libs rooftune) || die "pkg-config rooftune"
+cc -std=c11 -Wall -Werror -o "$tmp/load_gemm_pc" "$src/examples/load_gemm.c" $flags -ldl -Wl,-rpath,"$libdir" || die "example via pkg-config"
+# 2. find_package(rooftune)
+cmake -S "$src/examples" -B "$tmp/ex" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/ex.log" 2>&1 &&
+  cmake --build "$tmp/ex" >>"$tmp/ex.log" 2>&1 || { tail -20 "$tmp/ex.log"; die "example via find_package"; }
+
+for exe in "$tmp/load_gemm_pc" "$tmp/ex/load_gemm"; do
+  [ -x "$exe" ] || continue
+  ldd "$exe" | grep -q "$libdir/librooftune.so" || die "$exe does not use the installed librooftune"
+  out=$("$exe" "$tmp/t.db" 4096x4096x4096 bf16 2>&1); rc=$?
+  if [ -e /dev/nvidia0 ] && [ "$rc" = 0 ]; then
+    case "$out" in *"ran "*) ;; *) die "$exe on a GPU: $out" ;; esac
+  else
+    [ $rc = 0 ] || die "$exe exited $rc: $out"
+    case "$out" in *"template gemm_mma, config BLOCK_M=128"*"no GPU here"*) ;; *) die "$exe printed: $out" ;; esac
+  fi
+  out=$("$exe" "$tmp/m.db" 256x256x256 f32 2>&1); rc=$?
+  if ! [ -e /dev/nvidia0 ]; then
+    [ $rc = 0 ] || die "$exe on the model database exited $rc: $out"
+    case "$out" in *"tuned: gemm 256x256x256 f32 (exact match"*"template gemm_"*"predicted on model:h200"*"launch grid ("*"no GPU here"*) ;;
+      *) die "$exe on the model database printed: $out" ;; esac
+  fi
+  out=$("$exe" "$tmp/missing.db" 2>&1); rc=$?
+  [ $rc = 1 ] || die "$exe with a missing database exited $rc"
+  case "$out" in *"missing.db: no such database"*) ;; *) die "$exe missing db: $out" ;; esac
+done
+[ $fail = 0 ] && echo "installed into $prefix; the example builds with pkg-config and find_package and runs"
+exit $fail

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `rooftune tune` end to end on the model device (JSON: timing "predicted", the winner stored),
+# the default device's first line when there is no GPU, replay of the fixture, and the
+# usage errors (exit 2) and input errors (exit 1) with clear messages.
+set -u
+bin=${ROOFTUNE_BIN:?}
+src=${ROOFTUNE_SOURCE_DIR:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check_rc() { [ "$2" = "$3" ] || { echo "FAIL: $1: exit $3, expected $2"; fail=1; }; }
+
+json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device model:h200 --budget 2 \
+  --strategy random --db "$tmp/t.db" --json 2>"$tmp/err"); rc=$?
+check_rc "tune --json" 0 $rc
+json0=$json
+python3 - "$json" <<'PY' || fail=1
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["device"] == "model:h200", d
+assert d["timing"] == "predicted", d
+assert d["evaluated"] == 2 and d["budget"] == 2, d
+b = d["best"]
+assert b["template"] == "gemm_mma", b
+assert b["time_ms"] > 0 and b["tflops"] > 0, b
+assert isinstance(b["config"]["BLOCK_M"], int), b
+assert b["limit"] in ("memory", "compute", "occupancy", "waves", "spills", "launch"), b
+assert d["run_id"] >= 1
+print("tune --json ok:", b["limit"], "%.1f TFLOP/s predicted" % b["tflops"])
+PY
+grep -q '^\[1/2\] gemm_mma ' "$tmp/err" || { echo "FAIL: no plain progress lines on stderr"; cat "$tmp/err"; fail=1; }
+python3 - "$tmp/t.db" <<'PY' || fail=1
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n, size = c.execute("SELECT count(*), max(length(cubin)) FROM winners").fetchone()
+assert n == 1 and size > 0, (n, size)
+print("winner stored with a %d-byte cubin" % size)
+PY
+
+# the same again resumes from the database
+json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device model:h200 --budget 2 \
+  --strategy random --db "$tmp/t.db" --json 2>/dev/null)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["evaluated"]==0 and d["resumed"]==2, d' "$json" \
+  || { echo "FAIL: the rerun did not resume: $json"; fail=1; }
+
+# text output: the table, the budget, and (without a GPU) the first line about predictions
+out=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --budget 1 --no-db 2>/dev/null); rc=$?
+check_rc "tune (default device)" 0 $rc
+if ! "$bin" info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpus"] else 1)'; then
+  first=$(printf '%s\n' "$out" | head -1)
+  case "$first" in "note: "*"predictions"*) ;; *) echo "FAIL: first line is not the prediction note: $first"; fail=1 ;; esac
+fi
+printf '%s\n' "$out" | grep -q "budget 1" || { echo "FAIL: the budget is not said: $out"; fail=1; }
+printf '%s\n' "$out" | grep -q "TFLOP/s" || { echo "FAIL: no table: $out"; fail=1; }
+
+# replay of a recorded Kernel Tuner file
+json=$("$bin" tune vector_add --device "replay:$src/tests/data/replay/small.json" --strategy brute_force \
+  --no-db --json 2>/dev/null); rc=$?
+check_rc "tune replay" 0 $rc
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="replayed" and d["best"]["time_ms"]==0.4 and d["best"]["config"]=={"block_size_x":64,"tile":2}, d' "$json" \
+  || { echo "FAIL: replay: $json"; fail=1; }
+
+# replay of rooftune's own export: the same best time comes back, marked as replayed
+best=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["best"]["time_ms"])' "$json0")
+"$bin" db export --db "$tmp/t.db" -o "$tmp/export.json" || { echo "FAIL: db export"; fail=1; }
+json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device "replay:$tmp/export.json" \
+  --strategy brute_force --no-db --json 2>/dev/null); rc=$?
+check_rc "tune replay of an export" 0 $rc
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="replayed" and d["evaluated"]==2 and abs(d["best"]["time_ms"]-float(sys.argv[2]))<1e-12 and d["best"]["template"]=="gemm_mma" and d["best"]["tflops"]>0, d' "$json" "$best" \
+  || { echo "FAIL: replay of the export: $json"; fail=1; }
+
+# errors
+o=$("$bin" tune gemm --dtype f16 2>&1); check_rc "missing --shape" 2 $?
+case "$o" in *"missing --shape"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
+o=$("$bin" tune gemm --shape 64x64x64 --dtype f16 --budget 0 2>&1); check_rc "--budget 0" 2 $?
+o=$("$bin" tune no_such --shape 64x64x64 --dtype f16 --no-db 2>&1); check_rc "unknown target" 1 $?
+case "$o" in *"'no_such' is neither a kernel family"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
+o=$("$bin" tune gemm --shape 64x64x64 --dtype f16 --device tpu --no-db 2>&1); check_rc "unknown device" 1 $?
+case "$o" in *"--device"*"unknown device 'tpu'"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
+o=$("$bin" tune gemm --shape 64xx64 --dtype f16 --device model:h200 --no-db 2>&1); check_rc "bad shape" 1 $?
+o=$("$bin" tune gemm --shape 64x64x64 --dtype f16 --device replay:/nonexistent.json --no-db 2>&1)
+check_rc "missing replay file" 1 $?
+case "$o" in *"/nonexistent.json"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
+[ $fail = 0 ] && echo "tune: model, resume, default device, replay and errors ok"
+exit $fail

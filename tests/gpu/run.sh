@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The one prepared script for a GPU machine (an H200 with the CUDA toolkit and driver; nothing
+# installable).  Run from the repository root:  bash tests/gpu/run.sh
+#
+#  1. builds rooftune (Release) into build-gpu/ — or uses $ROOFTUNE_BUILD_DIR when it already
+#     holds a build (e.g. one made elsewhere with -DROOFTUNE_STATIC_DEPS=ON and carried over,
+#     for a machine without the SQLite/Jansson development files: on a machine that has them,
+#     `cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DROOFTUNE_STATIC_DEPS=ON &&
+#     cmake --build build-gpu` gives a rooftune that needs only libc, zlib, NVRTC and cuBLASLt).  Kernels need no build-time
+#     architecture: NVRTC compiles every template for the GPU's own (sm_90 / sm_90a on an H200).
+#  2. runs the GPU tests (tests/gpu/test_*.c, built as build-gpu/tests/gpu_test_*);
+#  3. verifies every template against its reference: a small `rooftune tune` per template and
+#     dtype on the cuda device, where each candidate's output is poisoned, computed and compared
+#     with the family's reference before it is timed; any RT_ERR_WRONG_RESULT fails the script;
+#  4. benchmarks the main job, `rooftune tune gemm --shape 4096x4096x4096 --dtype bf16` (and the
+#     :nt layout that the wgmma template needs) against the cuBLASLt candidates measured in the
+#     same run, and measures the device's ceilings;
+#  5. writes everything to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT).
+# Every step has a timeout; the whole script stays under 8 minutes.  Exit status: 0 when the
+# tests pass and no candidate was wrong.
+set -u
+cd "$(dirname "$0")/../.."
+start=$(date +%s)
+if [ -n "${OUT:-}" ]; then results=$OUT/gpu_results.txt; else
+  mkdir -p bench/results; results=bench/results/gpu-$(date +%Y%m%d-%H%M%S).txt; fi
+mkdir -p "$(dirname "$results")"
+: >"$results"
+log() { echo "$*" | tee -a "$results"; }
+fail=0
+build=${ROOFTUNE_BUILD_DIR:-build-gpu}
+export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
+db=$PWD/$build/gpu-tuning.db
+rm -f "$db" "$db-wal" "$db-shm" "$build.tune.log"
+
+log "== rooftune GPU run $(date -u +%FT%TZ) on $(hostname)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$results"
+
+# 1. build
+if [ ! -x "$build/rooftune" ]; then
+  static=""
+  if ! pkg-config --exists sqlite3 jansson 2>/dev/null; then
+    static=-DROOFTUNE_STATIC_DEPS=ON
+    log "SQLite/Jansson development files missing: trying $static"
+  fi
+  timeout 240 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $static >"$build.configure.log" 2>&1 &&
+    timeout 240 cmake --build "$build" -j "$(nproc)" >"$build.build.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    log "BUILD FAILED ($rc); last lines:"
+    tail -20 "$build.configure.log" "$build.build.log" 2>/dev/null | tee -a "$results"
+    exit 1
+  fi
+fi
+bin=$PWD/$build/rooftune
+log "build ready after $(( $(date +%s) - start )) s"
+timeout 30 "$bin" info | tee -a "$results"
+
+# 2. GPU tests (run directly, so a build made elsewhere and carried here works too)
+log "== GPU tests"
+export ROOFTUNE_BIN=$bin ROOFTUNE_SOURCE_DIR=$PWD ROOFTUNE_SHARED_DIR=$PWD/../shared ROOFTUNE_TEMPLATE_DIR=$PWD/templates
+for t in "$build"/tests/gpu_test_*; do
+  [ -x "$t" ] || continue
+  timeout 120 "$t" >"$t.log" 2>&1
+  rc=$?
+  case $rc in 0) verdict=passed ;; 77) verdict=skipped ;; 124) verdict="TIMED OUT" ;; *) verdict="FAILED ($rc)" ;; esac
+  log "$(basename "$t"): $verdict"
+  tail -25 "$t.log" | sed 's/^/    /' | tee -a "$results"
+  case $rc in 0|77) ;; *) fail=1 ;; esac
+done
+
+# 3. every template against its reference
+summary() { # JSON on stdin → one line; exits 1 when a candidate was wrong
+  python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s = d.get("statuses", {})
+b = d.get("best") or {}
+per = d.get("best_per_template", {})
+line = "%-12s %-22s evaluated %3d  statuses %s" % (sys.argv[1], sys.argv[2], d["evaluated"], s)
+if b: line += "\n    best %s %.4f ms %.1f TFLOP/s limit %s" % (b["template"], b["time_ms"], b["tflops"], b["limit"])
+for t, v in sorted(per.items()):
+    line += "\n    %-10s %.4f ms %7.1f TFLOP/s  %s" % (t, v["time_ms"], v["tflops"], v["config"])
+print(line)
+sys.exit(1 if s.get("ERR_WRONG_RESULT", 0) else 0)' "$1" "$2"
+}
+log "== verification: every template, every dtype it supports"
+for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma f32 1024x1024x1024" "gemm_mma f16 1024x1024x1024" \
+            "gemm_mma bf16 1000x1000x1000" "gemm_wgmma f16 1024x1024x1024:nt" "gemm_wgmma bf16 1024x1024x1024:nt"; do
+  set -- $spec
+  [ -f "templates/gemm/$1.json" ] || continue
+  out=$(timeout 90 "$bin" tune "$1" --dtype "$2" --shape "$3" --device cuda --strategy random --budget 6 \
+        --timeout 10 --db "$db" --json 2>>"$build.tune.log")
+  rc=$?
+  if [ $rc != 0 ] && [ -z "$out" ]; then log "$1 $2 $3: tune exited $rc: $(tail -1 "$build.tune.log")"; fail=1; continue; fi
+  echo "$out" | summary "$1" "$2 $3" | tee -a "$results"
+  [ "${PIPESTATUS[1]}" = 0 ] || { log "WRONG RESULTS in $1 $2"; fail=1; }
+done
+
+# 4. the main job against cuBLASLt, and the ceilings (measured once, kept in the database)
+log "== main job: rooftune tune gemm --shape 4096x4096x4096 --dtype bf16"
+for shape in 4096x4096x4096 4096x4096x4096:nt; do
+  left=$(( 450 - ($(date +%s) - start) ))
+  [ $left -gt 30 ] || { log "skipped $shape: out of time"; continue; }
+  t0=$(date +%s)
+  out=$(timeout $(( left < 150 ? left : 150 )) "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
+        --budget 24 --timeout 10 --db "$db" --json 2>>"$build.tune.log")
+  rc=$?
+  log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
+  [ $rc = 0 ] || log "    $(tail -1 "$build.tune.log")"
+  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"${results%.txt}-$shape.json"; }
+  echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
+done
+log "== ceilings stored"
+python3 - "$db" <<'PY' 2>&1 | tee -a "$results"
+import os, sqlite3, sys
+if not os.path.exists(sys.argv[1]): sys.exit("    no database was written")
+c = sqlite3.connect(sys.argv[1])
+for row in c.execute("SELECT d.name, c.* FROM device_ceilings c JOIN devices d ON d.id = c.device_id"):
+    print("   ", row)
+PY
+log "== done in $(( $(date +%s) - start )) s; status $fail; results in $results"
+exit $fail

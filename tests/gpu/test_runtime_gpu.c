@@ -1,0 +1,205 @@
+/* test_runtime_gpu.c — rooftune_gemm on a real GPU: the cuBLASLt fallback (no database), and a
+ * gemm_mma configuration compiled by NVRTC, stored as a winner with its cubin and served back
+ * through rooftune.h (lookup → load → launch on the caller's stream), for its own shape and,
+ * with geometry recomputed from the manifest, for a nearest shape with fewer rows.  Inputs are small
+ * integers, exact in bf16, so every output element must equal the CPU reference exactly; the
+ * output is poisoned with NaN before each run.  Skips (77) without a driver or GPU. */
+#include <libgen.h>
+
+#include "db/rooftune.h"
+#include "kernels/gemm.h"
+#include "test.h"
+#include "tuner/compile.h"
+#include "tuner/cuda_driver.h"
+#include "tuner/manifest.h"
+#include "tuner/sha256.h"
+#include "unit/db_fixture.h"
+
+enum { M = 200, N = 136, K = 96 }; /* edges on every tile size */
+
+static float ref[M * N], out[M * N];
+
+/* Runs rooftune_gemm into C (poisoned first) and compares with ref; returns the path taken. */
+static int run_and_check(rooftune_db *rdb, int rows, CUdeviceptr A, CUdeviceptr B,
+                         CUdeviceptr C, const char *what) {
+  CHECK_INT(cu.cuMemsetD32Async(C, 0x7fc00000u, (size_t)M * N, NULL), CUDA_SUCCESS);
+  rooftune_gemm_info info;
+  /* The first `rows` rows of A and C are a rows x K and a rows x N matrix themselves. */
+  int rc = rooftune_gemm(rdb, "bf16", "nn", rows, N, K, (const void *)A, (const void *)B,
+                         (float *)C, NULL, &info);
+  if (rc) fprintf(stderr, "%s: rooftune_gemm: %s\n", what, rooftune_last_error());
+  CHECK_INT(rc, ROOFTUNE_OK);
+  CHECK_INT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemcpyDtoH_v2(out, C, sizeof out), CUDA_SUCCESS);
+  int wrong = 0;
+  for (int i = 0; i < rows * N; i++) wrong += out[i] != ref[i];
+  for (int i = rows * N; i < M * N; i++) wrong += out[i] == out[i]; /* rows beyond stay NaN */
+  if (wrong) fprintf(stderr, "%s: %d of %d elements wrong (C[0] = %g, expected %g)\n", what, wrong,
+                     M * N, out[0], ref[0]);
+  CHECK_INT(wrong, 0);
+  printf("%s: path %d, %s %s%s%s\n", what, info.path, info.template_name, info.config,
+         info.reason[0] ? " — " : "", info.reason);
+  return info.path;
+}
+
+/* Compiles configuration 0 of gemm_mma for this problem and stores it as the winner in path. */
+static int store_winner(const char *path, const char *arch, const char *gpu, int cc, int sms,
+                        int driver) {
+  rt_error err = {0};
+  manifest *m = NULL;
+  if (manifest_find(NULL, "gemm_mma", &m, &err)) {
+    fprintf(stderr, "manifest: %s\n", err.text);
+    return 0;
+  }
+  problem p;
+  rt_vars env, vars;
+  rt_vars_clear(&env);
+  space *sp = NULL;
+  unsigned grid[3], block[3], smem = 0;
+  char *prefix = NULL;
+  rt_status s = gemm_family.parse_shape("200x136x96", "bf16", &p, &err);
+  if (!s) s = gemm_family.bind(&p, &env);
+  if (!s) s = manifest_env_dtype("bf16", &env, &err);
+  if (!s) s = manifest_env_device(arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
+  if (!s) s = manifest_build_space(m, &env, &sp, &err);
+  if (!s) s = manifest_config_vars(m, sp, 0, &env, &vars, &err);
+  if (!s) s = manifest_launch(m, &vars, grid, block, &smem, &err);
+  if (!s) s = manifest_source_prefix(m, sp, 0, &vars, "bf16", &prefix, &err);
+  if (s) {
+    fprintf(stderr, "gemm_mma setup: %s\n", err.text);
+    return 0;
+  }
+  FILE *f = fopen(manifest_source(m), "rb");
+  static char body[1 << 20];
+  size_t nb = f ? fread(body, 1, sizeof body - 1, f) : 0;
+  if (f) fclose(f);
+  body[nb] = '\0';
+  char man_hash[65] = "";
+  FILE *mfile = fopen(manifest_path(m), "rb");
+  static char mtext[1 << 16];
+  size_t mn = mfile ? fread(mtext, 1, sizeof mtext, mfile) : 0;
+  if (mfile) fclose(mfile);
+  unsigned char dg[32];
+  sha256(mtext, mn, dg);
+  sha256_hex(dg, man_hash);
+  size_t plen = strlen(prefix);
+  char *src = malloc(plen + nb + 1);
+  memcpy(src, prefix, plen);
+  memcpy(src + plen, body, nb + 1);
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", manifest_source(m));
+  compile_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.arch = arch;
+  opt.entry = manifest_entry(m);
+  opt.include_dirs[0] = dirname(dir);
+  opt.include_count = 1;
+  compile_result cr;
+  memset(&cr, 0, sizeof cr);
+  s = compile_source(src, manifest_source_name(m), &opt, &cr, &err);
+  if (s) fprintf(stderr, "compile: %s\n", err.text);
+  CHECK_INT(s, RT_OK);
+
+  db *d = NULL;
+  db_run *r = NULL;
+  db_run_spec spec = fx_spec(p, gpu);
+  spec.prov.device.sm_count = sms;
+  spec.prov.device.cc_major = cc / 10;
+  spec.prov.device.cc_minor = cc % 10;
+  spec.prov.device.driver_version = driver;
+  db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, &err);
+  snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s", arch);
+  candidate_result res = fx_result("gemm_mma", 0, 0, 0.01);
+  space_format_config(sp, 0, res.config, sizeof res.config);
+  long long id = 0;
+  db_winner w;
+  memset(&w, 0, sizeof w);
+  w.cubin = cr.cubin;
+  w.cubin_size = cr.cubin_size;
+  snprintf(w.entry, sizeof w.entry, "%.127s", cr.lowered_name);
+  snprintf(w.arch, sizeof w.arch, "%s", arch);
+  for (int k = 0; k < 3; k++) {
+    w.grid_v[k] = grid[k];
+    w.block_v[k] = block[k];
+  }
+  w.smem_v = smem;
+  size_t used = 0;
+  for (int i = 0; i < vars.count && used < sizeof w.vars; i++)
+    used += (size_t)snprintf(w.vars + used, sizeof w.vars - used, "%s%s=%lld", i ? "," : "",
+                             vars.names[i], vars.values[i]);
+  int ok = !s && !db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
+           !db_run_template(r, "gemm_mma", "gemm", "src", man_hash, &err) &&
+           !db_run_store(r, &res, &id, &err) && !db_run_set_winner(r, id, &w, NULL, &err);
+  if (!ok) fprintf(stderr, "storing the winner: %s\n", err.text);
+  printf("stored gemm_mma %s, grid %u,%u,%u block %u smem %u, %zu-byte cubin\n", res.config,
+         grid[0], grid[1], grid[2], block[0], smem, cr.cubin_size);
+  db_run_free(r);
+  db_close(d);
+  compile_result_free(&cr);
+  free(src);
+  free(prefix);
+  space_free(sp);
+  manifest_free(m);
+  return ok;
+}
+
+int main(void) {
+  rt_error err = {0};
+  if (cuda_driver_load(&err)) test_skip(err.text);
+  CUdevice dev;
+  CUcontext ctx;
+  int cc_major = 0, cc_minor = 0, sms = 0, driver = 0;
+  char gpu[128] = "";
+  if (cu.cuDeviceGet(&dev, 0) || cu.cuDevicePrimaryCtxRetain(&ctx, dev) ||
+      cu.cuCtxSetCurrent(ctx))
+    test_skip("cannot make a context on GPU 0");
+  cu.cuDeviceGetName(gpu, sizeof gpu, dev);
+  cu.cuDeviceGetAttribute(&cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  cu.cuDeviceGetAttribute(&cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  cu.cuDriverGetVersion(&driver);
+  int cc = cc_major * 10 + cc_minor;
+  if (cc < 80) test_skip("gemm_mma needs compute capability 8.0 or newer");
+  char arch[16];
+  snprintf(arch, sizeof arch, "sm_%d", cc >= 90 ? 90 : cc);
+
+  static uint16_t a[M * K], b[K * N];
+  static float af[M * K], bf[K * N];
+  for (int i = 0; i < M * K; i++) af[i] = (float)((i * 7 + 3) % 5 - 2);
+  for (int i = 0; i < K * N; i++) bf[i] = (float)((i * 11 + 1) % 5 - 2);
+  for (int i = 0; i < M * K; i++) a[i] = gemm_f32_to_bf16(af[i]);
+  for (int i = 0; i < K * N; i++) b[i] = gemm_f32_to_bf16(bf[i]);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0;
+      for (int k = 0; k < K; k++) s += (double)af[i * K + k] * bf[k * N + j];
+      ref[i * N + j] = (float)s;
+    }
+  CUdeviceptr A, B, C;
+  CHECK_INT(cu.cuMemAlloc_v2(&A, sizeof a), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&B, sizeof b), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&C, sizeof out), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemcpyHtoD_v2(A, a, sizeof a), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemcpyHtoD_v2(B, b, sizeof b), CUDA_SUCCESS);
+
+  CHECK_INT(run_and_check(NULL, M, A, B, C, "no database"), ROOFTUNE_PATH_CUBLASLT);
+
+  char path[512];
+  fx_tmpname(path, sizeof path, "gpu");
+  if (store_winner(path, arch, gpu, cc, sms, driver)) {
+    rooftune_db *rdb = NULL;
+    CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
+    CHECK_INT(run_and_check(rdb, M, A, B, C, "tuned"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, M, A, B, C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
+    /* Another M: the same cubin with geometry from the manifest for 120x136x96. */
+    CHECK_INT(run_and_check(rdb, 120, A, B, C, "nearest"), ROOFTUNE_PATH_NEAREST);
+    rooftune_close(rdb);
+  } else {
+    CHECK(0);
+  }
+  fx_remove(path);
+  cu.cuMemFree_v2(A);
+  cu.cuMemFree_v2(B);
+  cu.cuMemFree_v2(C);
+  return test_done();
+}

@@ -1,0 +1,235 @@
+/* test_device.c — the model device (deterministic, sane: a bigger problem takes longer, a
+ * memory-heavy configuration is predicted memory-bound, a block that fits nowhere fails), the
+ * replay device on a fixture and on the shared brute-forced spaces, and --device errors. */
+#include <dirent.h>
+
+#include "test.h"
+#include "tuner/device.h"
+#include "tuner/ktfile.h"
+
+/* A 128x128-tile bf16 GEMM candidate on M=N=K=n. */
+static device_candidate gemm_candidate(long long n, int tile) {
+  device_candidate c;
+  memset(&c, 0, sizeof c);
+  c.template_name = "gemm_test";
+  c.config_text = "BLOCK_M=128,BLOCK_N=128";
+  c.flops = 2.0 * n * n * n;
+  c.dram_bytes = 2.0 * ((double)n * n * ((n + tile - 1) / tile) * 2) + 4.0 * n * n;
+  c.facts.registers = 128;
+  c.facts.threads_per_block = 256;
+  c.facts.smem_dynamic = 3 * 2 * tile * 32 * 2;
+  c.facts.blocks_per_sm = 1;
+  c.facts.occupancy = 0.125;
+  c.facts.grid_blocks = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
+  c.path = PATH_TC_F16;
+  c.wgmma = 0;
+  c.library_index = -1;
+  return c;
+}
+
+static void test_model(void) {
+  device *d = NULL;
+  rt_error err = {0};
+  CHECK_INT(device_open("model:h200", NULL, &d, &err), RT_OK);
+  CHECK_STR(device_label(d), "model:h200");
+  CHECK_INT(device_timing(d), TIMING_PREDICTED);
+  CHECK_STR(device_arch(d), "sm_90");
+  CHECK_INT(device_sm_count(d), 132);
+  diag_ceilings ceil;
+  CHECK_INT(device_ceilings(d, &ceil), 1);
+  CHECK_INT(ceil.measured, 0);
+
+  device_candidate c = gemm_candidate(4096, 128);
+  candidate_result r1, r2;
+  CHECK_INT(device_evaluate(d, &c, &r1, &err), RT_OK);
+  CHECK_INT(r1.status, RT_OK);
+  CHECK_INT(r1.timing, TIMING_PREDICTED);
+  CHECK_STR(r1.device_name, "model:h200");
+  CHECK_STR(r1.config, "BLOCK_M=128,BLOCK_N=128");
+  CHECK(r1.time_ms > 0);
+  CHECK_INT(device_evaluate(d, &c, &r2, &err), RT_OK);
+  CHECK(r1.time_ms == r2.time_ms); /* deterministic */
+  /* 4096^3 bf16 at 128x128 tiles with mma.sync: between the spec's best and 10x slower */
+  double tflops = c.flops / (r1.time_ms * 1e-3) / 1e12;
+  CHECK(tflops < 989.5 && tflops > 98.9);
+
+  /* a bigger problem takes longer; so does the same problem in more bytes */
+  device_candidate big = gemm_candidate(8192, 128);
+  candidate_result rb;
+  CHECK_INT(device_evaluate(d, &big, &rb, &err), RT_OK);
+  CHECK(rb.time_ms > 4 * r1.time_ms);
+
+  /* tiny 16x16 tiles read the inputs 256x over: predicted memory-bound, and slower */
+  device_candidate small = gemm_candidate(4096, 16);
+  small.facts.blocks_per_sm = 8;
+  small.facts.occupancy = 1.0;
+  small.facts.threads_per_block = 256;
+  candidate_result rs;
+  CHECK_INT(device_evaluate(d, &small, &rs, &err), RT_OK);
+  CHECK(rs.time_ms > r1.time_ms);
+  diagnosis dg;
+  diag_input in;
+  memset(&in, 0, sizeof in);
+  in.flops = small.flops;
+  in.dram_bytes = small.dram_bytes;
+  in.time_s = rs.time_ms * 1e-3;
+  in.facts = small.facts;
+  in.path = small.path;
+  CHECK_INT(diagnose(&in, &ceil, &dg, &err), RT_OK);
+  CHECK_STR(dg.limit, "memory");
+
+  /* wave quantization: one block more than a full wave costs nearly a wave */
+  device_candidate w1 = gemm_candidate(4096, 128), w2 = w1;
+  w1.facts.grid_blocks = 132;
+  w2.facts.grid_blocks = 133;
+  w2.flops = w1.flops * 133.0 / 132.0;
+  w2.dram_bytes = w1.dram_bytes * 133.0 / 132.0;
+  candidate_result rw1, rw2;
+  device_evaluate(d, &w1, &rw1, &err);
+  device_evaluate(d, &w2, &rw2, &err);
+  CHECK(rw2.time_ms > 1.8 * rw1.time_ms);
+
+  /* wgmma's ceiling is higher than mma.sync's on sm_90 */
+  device_candidate wg = gemm_candidate(4096, 128);
+  wg.wgmma = 1;
+  candidate_result rg;
+  device_evaluate(d, &wg, &rg, &err);
+  CHECK(rg.time_ms < r1.time_ms);
+
+  /* a block that fits on no SM is a failed candidate, not a device error */
+  device_candidate nofit = gemm_candidate(4096, 128);
+  nofit.facts.blocks_per_sm = 0;
+  candidate_result rn;
+  CHECK_INT(device_evaluate(d, &nofit, &rn, &err), RT_OK);
+  CHECK_INT(rn.status, RT_ERR_LAUNCH);
+  CHECK_CONTAINS(rn.detail, "no block fits");
+  device_close(d);
+
+  /* every spec-table GPU has a model device, and a smaller GPU is slower */
+  const char *gpus[] = {"model:h100", "model:a100", "model:l4"};
+  double prev = r1.time_ms;
+  for (int i = 0; i < 3; i++) {
+    CHECK_INT(device_open(gpus[i], NULL, &d, &err), RT_OK);
+    candidate_result r;
+    CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);
+    CHECK(r.time_ms >= prev);
+    prev = r.time_ms;
+    device_close(d);
+  }
+}
+
+static void test_open_errors(void) {
+  device *d = NULL;
+  rt_error err = {0};
+  CHECK_INT(device_open("model:v100", NULL, &d, &err), RT_ERR_INVALID);
+  CHECK(d == NULL);
+  CHECK_CONTAINS(err.text, "unknown GPU 'v100'");
+  CHECK_CONTAINS(err.text, "h200");
+  CHECK_STR(err.source, "--device");
+  rt_error_clear(&err);
+  CHECK_INT(device_open("tpu", NULL, &d, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "replay:FILE");
+  rt_error_clear(&err);
+  CHECK_INT(device_open("cuda:x", NULL, &d, &err), RT_ERR_INVALID);
+  rt_error_clear(&err);
+  CHECK(device_open("replay:/nonexistent/file.json", NULL, &d, &err) != RT_OK);
+  CHECK_CONTAINS(err.text, "");
+  CHECK(d == NULL);
+  /* without a driver the cuda device says so */
+  rt_error_clear(&err);
+  rt_status st = device_open("cuda", NULL, &d, &err);
+  if (st == RT_OK) device_close(d);
+  else CHECK(st == RT_ERR_NO_DRIVER || st == RT_ERR_NO_GPU || st == RT_ERR_CUDA);
+}
+
+static void test_replay_fixture(void) {
+  const char *src = getenv("ROOFTUNE_SOURCE_DIR");
+  if (!src) return;
+  char spec[1024];
+  snprintf(spec, sizeof spec, "replay:%s/tests/data/replay/small.json", src);
+  device *d = NULL;
+  rt_error err = {0};
+  CHECK_INT(device_open(spec, NULL, &d, &err), RT_OK);
+  if (!d) {
+    fprintf(stderr, "  %s\n", err.text);
+    return;
+  }
+  CHECK_INT(device_timing(d), TIMING_REPLAYED);
+  CHECK(device_arch(d) == NULL);
+  const ktfile *kf = device_replay_file(d);
+  CHECK(kf != NULL);
+  CHECK_INT(space_size(kf->space), 3);
+  device_candidate c;
+  memset(&c, 0, sizeof c);
+  c.library_index = -1;
+  candidate_result r;
+  c.config_text = "block_size_x=64,tile=2";
+  CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);
+  CHECK_INT(r.status, RT_OK);
+  CHECK_NEAR(r.time_ms, 0.4, 1e-12);
+  CHECK_INT(r.timing, TIMING_REPLAYED);
+  CHECK_CONTAINS(r.device_name, "replay:");
+  c.config_text = "tile=1,block_size_x=128"; /* any order */
+  CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);
+  CHECK_INT(r.status, RT_ERR_COMPILE);
+  CHECK_CONTAINS(r.detail, "CompilationFailedConfig");
+  c.config_text = "block_size_x=128,tile=2"; /* not in the file */
+  CHECK_INT(device_evaluate(d, &c, &r, &err), RT_ERR_NOT_FOUND);
+  CHECK_CONTAINS(err.source, "small.json");
+  CHECK_CONTAINS(err.text, "block_size_x=128,tile=2");
+  /* the A100 it was measured on is in the spec table: its roofs serve diagnosis */
+  diag_ceilings ceil;
+  CHECK_INT(device_ceilings(d, &ceil), 1);
+  CHECK_INT(ceil.sm_count, 108);
+  device_close(d);
+}
+
+/* Every shared brute-forced space replays: the file's optimum comes back as its time. */
+static void test_replay_shared(void) {
+  const char *shared = getenv("ROOFTUNE_SHARED_DIR");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/data/spaces", shared ? shared : "");
+  DIR *dp = shared ? opendir(dir) : NULL;
+  if (!dp) {
+    printf("note: %s not present, shared spaces not replayed\n", dir);
+    return;
+  }
+  struct dirent *e;
+  int files = 0;
+  while ((e = readdir(dp)) != NULL) {
+    if (!strstr(e->d_name, ".json")) continue;
+    char spec[1400];
+    snprintf(spec, sizeof spec, "replay:%s/%s", dir, e->d_name);
+    device *d = NULL;
+    rt_error err = {0};
+    CHECK_INT(device_open(spec, NULL, &d, &err), RT_OK);
+    if (!d) {
+      fprintf(stderr, "  %s: %s\n", e->d_name, err.text);
+      continue;
+    }
+    const ktfile *kf = device_replay_file(d);
+    char cfg[1024];
+    space_format_config(kf->space, kf->optimum_idx, cfg, sizeof cfg);
+    device_candidate c;
+    memset(&c, 0, sizeof c);
+    c.config_text = cfg;
+    c.library_index = -1;
+    candidate_result r;
+    CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);
+    CHECK_INT(r.status, RT_OK);
+    CHECK_NEAR(r.time_ms, kf->optimum_ms, 1e-12);
+    device_close(d);
+    files++;
+  }
+  closedir(dp);
+  CHECK(files > 0);
+  printf("replayed the optimum of %d shared spaces\n", files);
+}
+
+int main(void) {
+  test_model();
+  test_open_errors();
+  test_replay_fixture();
+  test_replay_shared();
+  return test_done();
+}

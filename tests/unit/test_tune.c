@@ -1,0 +1,197 @@
+/* test_tune.c — the whole loop on the model device into a fresh database: every candidate is
+ * predicted and diagnosed, the winner is stored with its cubin, a second run resumes from the
+ * database instead of evaluating again; and on the replay device over the fixture file. */
+#include <unistd.h>
+
+#include "db/db.h"
+#include "test.h"
+#include "tuner/tune.h"
+
+static void test_model(const char *dir) {
+  char dbp[1200];
+  snprintf(dbp, sizeof dbp, "%s/tune.db", dir);
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = "gemm_mma";
+  o.shape = "256x256x256";
+  o.dtype = "f16";
+  o.device = "model:h200";
+  o.budget = 3;
+  o.db_path = dbp;
+  o.compile_workers = 2;
+  o.strategy = "random";
+  o.seed = 7;
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "  %s (%s)\n", err.text, err.source);
+    return;
+  }
+  CHECK_STR(rep.device, "model:h200");
+  CHECK_INT(rep.timing, TIMING_PREDICTED);
+  CHECK_INT(rep.budget, 3);
+  CHECK_INT(rep.evaluated, 3);
+  CHECK_INT(rep.resumed, 0);
+  CHECK_INT(rep.nresults, 3);
+  CHECK(rep.have_best);
+  CHECK_STR(rep.best.template_name, "gemm_mma");
+  CHECK_INT(rep.best.timing, TIMING_PREDICTED);
+  CHECK(rep.best.time_ms > 0);
+  CHECK(rep.best.diag.limit[0] != 0);      /* every candidate is diagnosed */
+  CHECK(rep.best.diag.sentence[0] != 0);
+  CHECK(rep.best.facts.registers > 0);     /* from ptxas */
+  CHECK(rep.best.facts.blocks_per_sm > 0); /* from the occupancy calculator */
+  for (size_t i = 0; i < rep.nresults; i++)
+    CHECK(rep.results[i].status != RT_OK || rep.best.time_ms <= rep.results[i].time_ms);
+  char best_config[768];
+  snprintf(best_config, sizeof best_config, "%s", rep.best.config);
+  tune_report_free(&rep);
+
+  /* the winner is in the database, with its cubin, marked as a prediction */
+  db *d = NULL;
+  CHECK_INT(db_open(dbp, DB_READONLY, &d, &err), RT_OK);
+  db_entry *e = NULL;
+  size_t n = 0;
+  CHECK_INT(db_entries(d, 1, &e, &n, &err), RT_OK);
+  CHECK_INT(n, 1);
+  if (n == 1) {
+    CHECK_STR(e[0].template_name, "gemm_mma");
+    CHECK_STR(e[0].config, best_config);
+    CHECK_INT(e[0].timing, TIMING_PREDICTED);
+    CHECK_STR(e[0].device.name, "model:h200");
+    CHECK(e[0].launch.cubin != NULL && e[0].launch.cubin_size > 0);
+    CHECK(e[0].limit[0] != 0);
+  }
+  free(e);
+  db_close(d);
+
+  /* the same run again: nothing is evaluated twice */
+  st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (!st) {
+    CHECK_INT(rep.resumed, 3);
+    CHECK_INT(rep.evaluated, 0);
+    CHECK(rep.have_best);
+    CHECK_STR(rep.best.config, best_config);
+    tune_report_free(&rep);
+  }
+}
+
+/* A family: every template that supports the dtype, layout and architecture shares the budget
+ * (gemm_simt has no f16; gemm_mma and gemm_wgmma both take f16 with B stored N x K on sm_90). */
+static void test_family(void) {
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = "gemm";
+  o.shape = "512x512x512:nt";
+  o.dtype = "f16";
+  o.device = "model:h200";
+  o.budget = 2;
+  o.strategy = "random";
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "  %s\n", err.text);
+    return;
+  }
+  CHECK_INT(rep.templates, 2);
+  CHECK_INT(rep.evaluated, 2);
+  int mma = 0, wgmma = 0;
+  for (size_t i = 0; i < rep.nresults; i++) {
+    mma += !strcmp(rep.results[i].template_name, "gemm_mma");
+    wgmma += !strcmp(rep.results[i].template_name, "gemm_wgmma");
+  }
+  CHECK_INT(mma, 1);
+  CHECK_INT(wgmma, 1);
+  tune_report_free(&rep);
+
+  /* the nn layout leaves gemm_wgmma out, and the note says why */
+  o.shape = "512x512x512";
+  st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (!st) {
+    CHECK_INT(rep.templates, 1);
+    CHECK_INT(rep.evaluated, 2);
+    CHECK_CONTAINS(rep.note, "gemm_wgmma skipped");
+    tune_report_free(&rep);
+  }
+}
+
+static void test_errors(void) {
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.shape = "256x256x256";
+  o.dtype = "f16";
+  o.device = "model:h200";
+  o.budget = 1;
+  tune_report rep;
+  rt_error err = {0};
+  o.target = "no_such_kernel";
+  CHECK(tune_run(&o, &rep, &err) != RT_OK);
+  CHECK_CONTAINS(err.text, "neither a kernel family");
+  rt_error_clear(&err);
+  o.target = "gemm";
+  o.shape = "256xbanana";
+  CHECK(tune_run(&o, &rep, &err) != RT_OK);
+  CHECK(err.text[0] != 0);
+  rt_error_clear(&err);
+  o.shape = "256x256x256";
+  o.dtype = "f8";
+  CHECK(tune_run(&o, &rep, &err) != RT_OK);
+  CHECK(err.text[0] != 0);
+  rt_error_clear(&err);
+  o.dtype = "f16";
+  o.device = "model:v100";
+  CHECK_INT(tune_run(&o, &rep, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "v100");
+}
+
+static void test_replay(const char *dir) {
+  const char *src = getenv("ROOFTUNE_SOURCE_DIR");
+  if (!src) return;
+  char dev[1200], dbp[1200];
+  snprintf(dev, sizeof dev, "replay:%s/tests/data/replay/small.json", src);
+  snprintf(dbp, sizeof dbp, "%s/replay.db", dir);
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = "vector_add";
+  o.device = dev;
+  o.budget = 10;
+  o.strategy = "brute_force";
+  o.db_path = dbp;
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "  %s\n", err.text);
+    return;
+  }
+  CHECK_INT(rep.timing, TIMING_REPLAYED);
+  CHECK_INT(rep.evaluated, 3); /* the whole recorded space */
+  CHECK_INT(rep.failed, 1);    /* the compile failure comes back as one */
+  CHECK(rep.have_best);
+  CHECK_NEAR(rep.best.time_ms, 0.4, 1e-12);
+  CHECK_STR(rep.best.config, "block_size_x=64,tile=2");
+  tune_report_free(&rep);
+}
+
+int main(void) {
+  char dir[] = "/tmp/rooftune_test_tune_XXXXXX";
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_model(dir);
+  test_family();
+  test_errors();
+  test_replay(dir);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return test_done();
+}

@@ -1,0 +1,689 @@
+/* cmd_db.c — `rooftune db VERB`: list, show, export, import, merge and check a tuning
+ * database.  Every verb opens the database through db.h, so a damaged, foreign or newer file
+ * gets db_open's one clear error. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "db/db.h"
+#include "kernels/family.h"
+#include "tuner/ktfile.h"
+#include "tuner/sha256.h"
+
+static const char usage[] =
+    "usage: rooftune db VERB [options]\n\n"
+    "Reads and maintains a tuning database: every candidate rooftune evaluated, the winners\n"
+    "with their cubins, and the provenance of each number (device, toolkit, template version;\n"
+    "measured, predicted or replayed).\n\n"
+    "verbs:\n"
+    "  list                 row counts and one line per winner\n"
+    "  show                 every result of the matching problems, with full provenance\n"
+    "  export               write the database as --format json (default), csv or header\n"
+    "                       (a C header with the tuned configs) to stdout or -o FILE\n"
+    "  import KTFILE        store a Kernel Tuner cache file (plain or .gz) as replayed results;\n"
+    "                       importing the same file again adds nothing\n"
+    "  merge A B            merge database B into database A, keeping provenance; merging twice\n"
+    "                       adds nothing\n"
+    "  check                integrity and schema checks; exit 1 when something is wrong\n\n"
+    "options:\n"
+    "  --db FILE            the database (default: $ROOFTUNE_DB, else\n"
+    "                       $XDG_DATA_HOME/rooftune/tuning.db, else\n"
+    "                       ~/.local/share/rooftune/tuning.db)\n"
+    "  --family F           show/import: the problem's family (import: default the file's kernel)\n"
+    "  --shape S            show/import: the problem's shape (import: default the file's problem\n"
+    "                       size, e.g. 4096x4096)\n"
+    "  --dtype D            show/import: the input precision (import: default f32)\n"
+    "  --template NAME      import: the template name (default the file's kernel name)\n"
+    "  --format FMT         export: json, csv or header\n"
+    "  -o, --output FILE    export: write here instead of stdout\n"
+    "  --json               list/show/check: one JSON object instead of text\n";
+
+typedef struct db_opts {
+  const char *db;       /* --db */
+  const char *family;   /* --family */
+  const char *shape;    /* --shape */
+  const char *dtype;    /* --dtype */
+  const char *tmpl;     /* --template */
+  const char *format;   /* --format */
+  const char *output;   /* -o */
+  int json;             /* --json */
+} db_opts;
+
+static char default_db[1024];
+
+static int fail_msg(const char *fmt, const char *a) {
+  fprintf(stderr, "rooftune db: ");
+  fprintf(stderr, fmt, a);
+  fputc('\n', stderr);
+  return CLI_EXIT_FAIL;
+}
+
+static const char *opts_db(const db_opts *o) {
+  if (o->db) return o->db;
+  db_default_path(default_db, sizeof default_db);
+  return default_db;
+}
+
+static int open_db(const db_opts *o, int flags, db **d) {
+  rt_error err = {0};
+  const char *path = opts_db(o);
+  if ((flags & DB_CREATE) && !o->db && db_make_parent(path, &err)) return cli_fail("db", &err);
+  if (db_open(path, flags, d, &err)) return cli_fail("db", &err);
+  return CLI_EXIT_OK;
+}
+
+static double num_or_null(double v) { return v; }
+
+static json_t *jreal(double v) { return isnan(v) || isinf(v) ? json_null() : json_real(v); }
+
+/* "A=1,B=x" → {"A":1,"B":"x"}; a text that is not NAME=VALUE pairs → {"text": ...}. */
+static json_t *config_json(const char *config) {
+  json_t *o = json_object();
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", config);
+  int pairs = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(t, '=');
+    if (!eq || strchr(t, ' ')) {
+      json_decref(o);
+      o = json_object();
+      json_object_set_new(o, "text", json_string(config));
+      return o;
+    }
+    *eq = '\0';
+    char *end;
+    long long v = strtoll(eq + 1, &end, 10);
+    json_object_set_new(o, t, *end || end == eq + 1 ? json_string(eq + 1) : json_integer(v));
+    pairs++;
+  }
+  if (!pairs && config[0]) json_object_set_new(o, "text", json_string(config));
+  return o;
+}
+
+static json_t *device_json(const db_device *d) {
+  json_t *o = json_object();
+  json_object_set_new(o, "name", json_string(d->name));
+  json_object_set_new(o, "sm_count", json_integer(d->sm_count));
+  char cc[16];
+  snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+  json_object_set_new(o, "compute_capability", json_string(cc));
+  json_object_set_new(o, "driver_version", json_integer(d->driver_version));
+  return o;
+}
+
+static json_t *entry_json(const db_entry *e) {
+  json_t *o = json_object();
+  json_object_set_new(o, "family", json_string(e->family));
+  json_object_set_new(o, "shape", json_string(e->shape));
+  json_object_set_new(o, "dtype", json_string(e->dtype));
+  json_object_set_new(o, "layout", json_string(e->layout));
+  json_object_set_new(o, "device", device_json(&e->device));
+  json_object_set_new(o, "toolkit", json_string(e->toolkit));
+  json_object_set_new(o, "template", json_string(e->template_name));
+  json_object_set_new(o, "source_hash", json_string(e->source_hash));
+  json_object_set_new(o, "manifest_hash", json_string(e->manifest_hash));
+  json_object_set_new(o, "template_stale", json_boolean(e->template_stale));
+  json_object_set_new(o, "config", config_json(e->config));
+  json_object_set_new(o, "config_text", json_string(e->config));
+  json_object_set_new(o, "timing", json_string(timing_kind_name(e->timing)));
+  json_object_set_new(o, "time_ms", jreal(e->time_ms));
+  json_object_set_new(o, "spread", jreal(e->spread));
+  json_object_set_new(o, "limit", json_string(e->limit));
+  json_object_set_new(o, "lever", json_string(e->lever));
+  json_object_set_new(o, "entry", json_string(e->launch.entry));
+  json_object_set_new(o, "arch", json_string(e->launch.arch));
+  json_object_set_new(o, "cubin_bytes", json_integer((json_int_t)e->launch.cubin_size));
+  json_t *g = json_array(), *b = json_array();
+  for (int k = 0; k < 3; k++) {
+    json_array_append_new(g, json_integer(e->launch.grid_v[k]));
+    json_array_append_new(b, json_integer(e->launch.block_v[k]));
+  }
+  json_object_set_new(o, "grid", g);
+  json_object_set_new(o, "block", b);
+  json_object_set_new(o, "smem", json_integer(e->launch.smem_v));
+  json_object_set_new(o, "library_algo", json_string(e->launch.library_algo));
+  json_object_set_new(o, "updated_at", json_string(e->created_at));
+  return o;
+}
+
+/* ---- list ---------------------------------------------------------------------------- */
+
+static int verb_list(const db_opts *o) {
+  db *d = NULL;
+  int rc = open_db(o, DB_READONLY, &d);
+  if (rc) return rc;
+  rt_error err = {0};
+  db_counts c;
+  db_entry *e = NULL;
+  size_t n = 0;
+  if (db_count(d, &c, &err) || db_entries(d, 0, &e, &n, &err)) {
+    db_close(d);
+    return cli_fail("db", &err);
+  }
+  if (o->json) {
+    json_t *root = json_object(), *w = json_array();
+    json_object_set_new(root, "database", json_string(db_path(d)));
+    json_object_set_new(root, "schema_version", json_integer(db_schema_version(d)));
+    json_t *cnt = json_object();
+    json_object_set_new(cnt, "devices", json_integer(c.devices));
+    json_object_set_new(cnt, "templates", json_integer(c.templates));
+    json_object_set_new(cnt, "problems", json_integer(c.problems));
+    json_object_set_new(cnt, "runs", json_integer(c.runs));
+    json_object_set_new(cnt, "results", json_integer(c.results));
+    json_object_set_new(cnt, "winners", json_integer(c.winners));
+    json_object_set_new(root, "counts", cnt);
+    for (size_t i = 0; i < n; i++) json_array_append_new(w, entry_json(&e[i]));
+    json_object_set_new(root, "winners", w);
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+    json_decref(root);
+  } else {
+    printf("%s: schema %d, %lld results in %lld runs, %lld problems, %lld devices, %lld "
+           "templates, %lld winners\n",
+           db_path(d), db_schema_version(d), c.results, c.runs, c.problems, c.devices,
+           c.templates, c.winners);
+    if (n)
+      printf("%-6s %-22s %-5s %-26s %-14s %12s  %-9s %s\n", "family", "shape", "dtype", "device",
+             "template", "time_ms", "timing", "config");
+    for (size_t i = 0; i < n; i++)
+      printf("%-6s %-22s %-5s %-26s %-14s %12.5g  %-9s %s%s\n", e[i].family, e[i].shape,
+             e[i].dtype, e[i].device.name, e[i].template_name, num_or_null(e[i].time_ms),
+             timing_kind_name(e[i].timing), e[i].config,
+             e[i].template_stale ? "  (older template version)" : "");
+  }
+  free(e);
+  db_close(d);
+  return CLI_EXIT_OK;
+}
+
+/* ---- show and export (one walk over the results) -------------------------------------- */
+
+typedef struct walk {
+  const db_opts *o;   /* filters */
+  FILE *out;          /* where rows go */
+  int format;         /* 0 text, 1 json, 2 csv */
+  json_t *rows;       /* json: the array */
+  long count;         /* rows written */
+} walk;
+
+static int walk_match(const walk *w, const db_run_spec *s) {
+  const db_opts *o = w->o;
+  if (o->family && strcmp(o->family, s->prob.family)) return 0;
+  if (o->dtype && strcmp(o->dtype, s->prob.dtype)) return 0;
+  if (o->shape && strcmp(o->shape, s->prob.shape)) return 0;
+  return 1;
+}
+
+static void csv_field(FILE *f, const char *s, int last) {
+  if (strpbrk(s, ",\"\n")) {
+    fputc('"', f);
+    for (; *s; s++) {
+      if (*s == '"') fputc('"', f);
+      fputc(*s, f);
+    }
+    fputc('"', f);
+  } else {
+    fputs(s, f);
+  }
+  fputc(last ? '\n' : ',', f);
+}
+
+static void csv_num(FILE *f, double v, int last) {
+  if (isnan(v) || isinf(v)) fputs("", f);
+  else fprintf(f, "%.9g", v);
+  fputc(last ? '\n' : ',', f);
+}
+
+static const char csv_header[] =
+    "family,shape,dtype,layout,device,sm_count,compute_capability,driver_version,toolkit,arch,"
+    "template,source_hash,manifest_hash,strategy,seed,config,status,detail,timing,time_ms,spread,"
+    "repetitions,verify_error,flops,dram_bytes,registers,smem_static,smem_dynamic,spill_stores,"
+    "spill_loads,occupancy,limiter,limit,lever\n";
+
+static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, const char *src,
+                          const char *man, const candidate_result *r, rt_error *err) {
+  (void)err;
+  walk *w = ctx;
+  if (!walk_match(w, s)) return RT_OK;
+  w->count++;
+  if (w->format == 0) {
+    fprintf(w->out, "%s %s %s%s%s on %s [%s]: %s %s: %s", s->prob.family, s->prob.shape,
+            s->prob.dtype, s->prob.layout[0] ? " " : "", s->prob.layout, s->prov.device.name,
+            s->prov.toolkit, tmpl, r->config, rt_status_name(r->status));
+    if (r->status == RT_OK)
+      fprintf(w->out, " %.5g ms %s (spread %.3g, %d runs)", r->time_ms, timing_kind_name(r->timing),
+              r->spread, r->repetitions);
+    else if (r->detail[0])
+      fprintf(w->out, " (%s)", r->detail);
+    if (r->diag.limit[0]) fprintf(w->out, "; limit %s, lever %s", r->diag.limit, r->diag.lever);
+    fputc('\n', w->out);
+  } else if (w->format == 1) {
+    json_t *o = json_object();
+    json_object_set_new(o, "family", json_string(s->prob.family));
+    json_object_set_new(o, "shape", json_string(s->prob.shape));
+    json_object_set_new(o, "dtype", json_string(s->prob.dtype));
+    json_object_set_new(o, "layout", json_string(s->prob.layout));
+    json_object_set_new(o, "device", device_json(&s->prov.device));
+    json_object_set_new(o, "toolkit", json_string(s->prov.toolkit));
+    json_object_set_new(o, "arch", json_string(s->prov.arch));
+    json_object_set_new(o, "template", json_string(tmpl));
+    json_object_set_new(o, "source_hash", json_string(src));
+    json_object_set_new(o, "manifest_hash", json_string(man));
+    json_object_set_new(o, "strategy", json_string(s->strategy));
+    json_object_set_new(o, "seed", json_integer((json_int_t)s->seed));
+    json_object_set_new(o, "config", config_json(r->config));
+    json_object_set_new(o, "config_text", json_string(r->config));
+    json_object_set_new(o, "status", json_string(rt_status_name(r->status)));
+    json_object_set_new(o, "detail", json_string(r->detail));
+    json_object_set_new(o, "timing", json_string(timing_kind_name(r->timing)));
+    json_object_set_new(o, "time_ms", jreal(r->time_ms));
+    json_object_set_new(o, "spread", jreal(r->spread));
+    json_object_set_new(o, "repetitions", json_integer(r->repetitions));
+    json_object_set_new(o, "verify_error", jreal(r->verify_error));
+    json_object_set_new(o, "flops", jreal(r->flops));
+    json_object_set_new(o, "dram_bytes", jreal(r->dram_bytes));
+    json_t *f = json_object();
+    json_object_set_new(f, "registers", json_integer(r->facts.registers));
+    json_object_set_new(f, "smem_static", json_integer(r->facts.smem_static));
+    json_object_set_new(f, "smem_dynamic", json_integer(r->facts.smem_dynamic));
+    json_object_set_new(f, "spill_stores", json_integer(r->facts.spill_stores));
+    json_object_set_new(f, "spill_loads", json_integer(r->facts.spill_loads));
+    json_object_set_new(f, "stack_bytes", json_integer(r->facts.stack_bytes));
+    json_object_set_new(f, "threads_per_block", json_integer(r->facts.threads_per_block));
+    json_object_set_new(f, "blocks_per_sm", json_integer(r->facts.blocks_per_sm));
+    json_object_set_new(f, "occupancy", jreal(r->facts.occupancy));
+    json_object_set_new(f, "limiter", json_string(r->facts.limiter));
+    json_object_set_new(f, "grid_blocks", json_integer(r->facts.grid_blocks));
+    json_object_set_new(o, "static_facts", f);
+    json_t *g = json_object();
+    json_object_set_new(g, "limit", json_string(r->diag.limit));
+    json_object_set_new(g, "lever", json_string(r->diag.lever));
+    json_object_set_new(g, "sentence", json_string(r->diag.sentence));
+    json_object_set_new(g, "achieved_flops", jreal(r->diag.achieved_flops));
+    json_object_set_new(g, "achieved_bw", jreal(r->diag.achieved_bw));
+    json_object_set_new(g, "flops_frac", jreal(r->diag.flops_frac));
+    json_object_set_new(g, "bw_frac", jreal(r->diag.bw_frac));
+    json_object_set_new(g, "intensity", jreal(r->diag.intensity));
+    json_object_set_new(g, "ridge", jreal(r->diag.ridge));
+    json_object_set_new(g, "waves", jreal(r->diag.waves));
+    json_object_set_new(g, "tail", jreal(r->diag.tail));
+    json_object_set_new(o, "diagnosis", g);
+    json_array_append_new(w->rows, o);
+  } else {
+    FILE *f = w->out;
+    char cc[16], num[32];
+    csv_field(f, s->prob.family, 0);
+    csv_field(f, s->prob.shape, 0);
+    csv_field(f, s->prob.dtype, 0);
+    csv_field(f, s->prob.layout, 0);
+    csv_field(f, s->prov.device.name, 0);
+    csv_num(f, s->prov.device.sm_count, 0);
+    snprintf(cc, sizeof cc, "%d.%d", s->prov.device.cc_major, s->prov.device.cc_minor);
+    csv_field(f, cc, 0);
+    csv_num(f, s->prov.device.driver_version, 0);
+    csv_field(f, s->prov.toolkit, 0);
+    csv_field(f, s->prov.arch, 0);
+    csv_field(f, tmpl, 0);
+    csv_field(f, src, 0);
+    csv_field(f, man, 0);
+    csv_field(f, s->strategy, 0);
+    snprintf(num, sizeof num, "%llu", s->seed);
+    csv_field(f, num, 0);
+    csv_field(f, r->config, 0);
+    csv_field(f, rt_status_name(r->status), 0);
+    csv_field(f, r->detail, 0);
+    csv_field(f, timing_kind_name(r->timing), 0);
+    csv_num(f, r->time_ms, 0);
+    csv_num(f, r->spread, 0);
+    csv_num(f, r->repetitions, 0);
+    csv_num(f, r->verify_error, 0);
+    csv_num(f, r->flops, 0);
+    csv_num(f, r->dram_bytes, 0);
+    csv_num(f, r->facts.registers, 0);
+    csv_num(f, r->facts.smem_static, 0);
+    csv_num(f, r->facts.smem_dynamic, 0);
+    csv_num(f, r->facts.spill_stores, 0);
+    csv_num(f, r->facts.spill_loads, 0);
+    csv_num(f, r->facts.occupancy, 0);
+    csv_field(f, r->facts.limiter, 0);
+    csv_field(f, r->diag.limit, 0);
+    csv_field(f, r->diag.lever, 1);
+  }
+  return RT_OK;
+}
+
+static int verb_show(const db_opts *o) {
+  db *d = NULL;
+  int rc = open_db(o, DB_READONLY, &d);
+  if (rc) return rc;
+  walk w = {o, stdout, o->json ? 1 : 0, o->json ? json_array() : NULL, 0};
+  rt_error err = {0};
+  rt_status s = db_each_result(d, walk_row, &w, &err);
+  db_close(d);
+  if (s) {
+    json_decref(w.rows);
+    return cli_fail("db", &err);
+  }
+  if (o->json) {
+    json_t *root = json_object();
+    json_object_set_new(root, "results", w.rows);
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+    json_decref(root);
+  } else if (!w.count) {
+    printf("no results%s\n", o->family || o->shape || o->dtype ? " match" : "");
+  }
+  return CLI_EXIT_OK;
+}
+
+/* A C identifier-safe copy of text, for the header's comments and strings. */
+static void c_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    if ((unsigned char)*s >= 32 && *s != 127) fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static int export_header(db *d, FILE *f, rt_error *err) {
+  db_entry *e = NULL;
+  size_t n = 0;
+  if (db_entries(d, 0, &e, &n, err)) return 1;
+  fprintf(f,
+          "/* rooftune_tuned.h — the tuned configurations of %s, written by `rooftune db export\n"
+          " * --format header`.  One row per winner (problem, device, template version, toolkit);\n"
+          " * `timing` says whether its time was measured on `device`, predicted by the model or\n"
+          " * replayed from a recorded file.  grid/block/smem are the launch geometry for exactly\n"
+          " * this shape.  To load the kernels themselves, use librooftune (<rooftune.h>). */\n"
+          "#ifndef ROOFTUNE_TUNED_H\n#define ROOFTUNE_TUNED_H\n\n"
+          "typedef struct rooftune_tuned {\n"
+          "  const char *family, *shape, *dtype, *layout; /* the problem */\n"
+          "  const char *device;   /* GPU name, model:GPU or replay:FILE */\n"
+          "  const char *toolkit;  /* CUDA, NVRTC and cuBLASLt versions */\n"
+          "  const char *template_name, *source_hash; /* the template version */\n"
+          "  const char *config;   /* NAME=VALUE,... or a cuBLASLt algorithm */\n"
+          "  const char *timing;   /* measured | predicted | replayed */\n"
+          "  double time_ms;       /* median time */\n"
+          "  unsigned grid[3], block[3], smem; /* launch geometry for this shape */\n"
+          "} rooftune_tuned;\n\n"
+          "#define ROOFTUNE_TUNED_COUNT %zu\n\n"
+          "static const rooftune_tuned rooftune_tuned_configs[%zu] = {\n",
+          db_path(d), n, n ? n : 1);
+  for (size_t i = 0; i < n; i++) {
+    const db_entry *x = &e[i];
+    fputs("    {", f);
+    const char *fields[] = {x->family, x->shape, x->dtype, x->layout, x->device.name, x->toolkit,
+                            x->template_name, x->source_hash, x->config,
+                            timing_kind_name(x->timing)};
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+      c_string(f, fields[k]);
+      fputs(", ", f);
+    }
+    fprintf(f, "%.9g, {%u, %u, %u}, {%u, %u, %u}, %u},\n", isnan(x->time_ms) ? -1.0 : x->time_ms,
+            x->launch.grid_v[0], x->launch.grid_v[1], x->launch.grid_v[2], x->launch.block_v[0],
+            x->launch.block_v[1], x->launch.block_v[2], x->launch.smem_v);
+  }
+  if (!n) fputs("    {0},\n", f);
+  fputs("};\n\n#endif\n", f);
+  free(e);
+  return 0;
+}
+
+static int verb_export(const db_opts *o) {
+  const char *fmt = o->format ? o->format : "json";
+  int kind = !strcmp(fmt, "json") ? 1 : !strcmp(fmt, "csv") ? 2 : !strcmp(fmt, "header") ? 3 : 0;
+  if (!kind) return cli_usage_error("db", "--format must be json, csv or header, not '%s'", fmt);
+  db *d = NULL;
+  int rc = open_db(o, DB_READONLY, &d);
+  if (rc) return rc;
+  FILE *f = stdout;
+  if (o->output && !(f = fopen(o->output, "w"))) {
+    db_close(d);
+    return fail_msg("cannot write %s", o->output);
+  }
+  rt_error err = {0};
+  int bad = 0;
+  if (kind == 3) {
+    bad = export_header(d, f, &err);
+  } else {
+    walk w = {o, f, kind == 1 ? 1 : 2, kind == 1 ? json_array() : NULL, 0};
+    if (kind == 2) fputs(csv_header, f);
+    bad = db_each_result(d, walk_row, &w, &err) != RT_OK;
+    if (kind == 1 && !bad) {
+      db_entry *e = NULL;
+      size_t n = 0;
+      bad = db_entries(d, 0, &e, &n, &err) != RT_OK;
+      json_t *root = json_object(), *wins = json_array();
+      json_object_set_new(root, "rooftune_export", json_integer(1));
+      json_object_set_new(root, "database", json_string(db_path(d)));
+      json_object_set_new(root, "schema_version", json_integer(db_schema_version(d)));
+      json_object_set_new(root, "results", w.rows);
+      for (size_t i = 0; i < n; i++) json_array_append_new(wins, entry_json(&e[i]));
+      json_object_set_new(root, "winners", wins);
+      free(e);
+      if (!bad) {
+        json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        fputc('\n', f);
+      }
+      json_decref(root);
+    } else if (kind == 1) {
+      json_decref(w.rows);
+    }
+  }
+  db_close(d);
+  if (f != stdout && fclose(f) != 0 && !bad) return fail_msg("cannot write %s", o->output);
+  return bad ? cli_fail("db", &err) : CLI_EXIT_OK;
+}
+
+/* ---- import --------------------------------------------------------------------------- */
+
+/* The problem an imported file measured: a registered family parses the shape; any other
+ * family gets dimensions D1, D2, ... from "AxBxC". */
+static int import_problem(const char *family, const char *shape, const char *dtype, problem *p) {
+  rt_error err = {0};
+  memset(p, 0, sizeof *p);
+  const family_ops *f = family_find(family);
+  if (f) {
+    if (f->parse_shape(shape, dtype, p, &err)) return cli_fail("db", &err);
+    return CLI_EXIT_OK;
+  }
+  snprintf(p->family, sizeof p->family, "%s", family);
+  snprintf(p->dtype, sizeof p->dtype, "%s", dtype);
+  snprintf(p->shape, sizeof p->shape, "%s", shape);
+  const char *s = shape;
+  while (*s && p->ndims < PROBLEM_MAX_DIMS) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || v <= 0 || (*end && *end != 'x'))
+      return cli_usage_error("db", "--shape '%s' is not AxBx... with positive integers", shape);
+    p->dim_names[p->ndims][0] = 'D';
+    p->dim_names[p->ndims][1] = (char)('1' + p->ndims);
+    p->dim_names[p->ndims][2] = '\0';
+    p->dims[p->ndims++] = v;
+    s = *end ? end + 1 : end;
+  }
+  return CLI_EXIT_OK;
+}
+
+/* A file's SHA-256, the version identity of imported results. */
+static int file_hash(const char *path, char hex[65]) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  sha256_ctx c;
+  sha256_init(&c);
+  unsigned char buf[65536], d[32];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
+  fclose(f);
+  sha256_final(&c, d);
+  sha256_hex(d, hex);
+  return 0;
+}
+
+static int verb_import(const db_opts *o, const char *file) {
+  rt_error err = {0};
+  ktfile *kf = NULL;
+  if (ktfile_load(file, &kf, &err)) return cli_fail("db", &err);
+  const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+  const char *family = o->family ? o->family : kf->kernel_name[0] ? kf->kernel_name : "kernel";
+  const char *tmpl = o->tmpl ? o->tmpl : kf->kernel_name[0] ? kf->kernel_name : base;
+  if (!o->shape) {
+    ktfile_free(kf);
+    return cli_usage_error("db", "import needs --shape (the problem the file measured, e.g. "
+                           "4096x4096)");
+  }
+  db_run_spec spec;
+  memset(&spec, 0, sizeof spec);
+  int rc = import_problem(family, o->shape, o->dtype ? o->dtype : "f32", &spec.prob);
+  if (rc) {
+    ktfile_free(kf);
+    return rc;
+  }
+  char dev[160];
+  snprintf(dev, sizeof dev, "replay:%s", kf->device_name[0] ? kf->device_name : base);
+  db_device_pseudo(&spec.prov.device, dev);
+  /* The toolkit that compiled the recorded kernels is unknown: lookups flag it. */
+  snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "unknown (imported)");
+  snprintf(spec.strategy, sizeof spec.strategy, "import");
+  snprintf(spec.command, sizeof spec.command, "rooftune db import %s", file);
+  char hash[65];
+  if (file_hash(file, hash)) {
+    ktfile_free(kf);
+    return fail_msg("cannot read %s", file);
+  }
+  db *d = NULL;
+  if ((rc = open_db(o, DB_CREATE, &d))) {
+    ktfile_free(kf);
+    return rc;
+  }
+  db_run *r = NULL;
+  candidate_result *batch = calloc(kf->configs ? kf->configs : 1, sizeof *batch);
+  size_t nb = 0, skipped = 0, best = (size_t)-1;
+  rt_status s = batch ? RT_OK : rt_error_set(&err, RT_ERR_NOMEM, "out of memory");
+  if (!s) s = db_run_begin(d, &spec, &r, &err);
+  if (!s) s = db_run_template(r, tmpl, family, "replay", hash, &err);
+  for (size_t i = 0; !s && i < kf->configs; i++) {
+    candidate_result *c = &batch[nb];
+    ktfile_result(kf, i, c);
+    snprintf(c->template_name, sizeof c->template_name, "%s", tmpl);
+    if (db_run_has_result(r, tmpl, c->config)) {
+      skipped++;
+      continue;
+    }
+    if (c->status == RT_OK && (best == (size_t)-1 || c->time_ms < batch[best].time_ms)) best = nb;
+    nb++;
+  }
+  long long *ids = calloc(nb ? nb : 1, sizeof *ids);
+  if (!s && !ids) s = rt_error_set(&err, RT_ERR_NOMEM, "out of memory");
+  if (!s && nb) s = db_run_store_many(r, batch, nb, ids, &err);
+  int replaced = 0;
+  if (!s && best != (size_t)-1) s = db_run_set_winner(r, ids[best], NULL, &replaced, &err);
+  if (!s) s = db_run_finish(r, "done", &err);
+  if (!s)
+    printf("imported %zu results from %s (%zu already there) as %s %s %s on %s, replayed%s\n", nb,
+           file, skipped, spec.prob.family, spec.prob.shape, spec.prob.dtype, dev,
+           best != (size_t)-1 ? "; the fastest is the winner" : "");
+  free(ids);
+  free(batch);
+  db_run_free(r);
+  db_close(d);
+  ktfile_free(kf);
+  return s ? cli_fail("db", &err) : CLI_EXIT_OK;
+}
+
+/* ---- merge and check ------------------------------------------------------------------- */
+
+static int verb_merge(const char *a, const char *b) {
+  rt_error err = {0};
+  db *d = NULL;
+  if (db_open(a, DB_CREATE, &d, &err)) return cli_fail("db", &err);
+  long long added = 0;
+  rt_status s = db_merge(d, b, &added, &err);
+  db_close(d);
+  if (s) return cli_fail("db", &err);
+  printf("merged %s into %s: %lld new results\n", b, a, added);
+  return CLI_EXIT_OK;
+}
+
+static int verb_check(const db_opts *o) {
+  db *d = NULL;
+  rt_error err = {0};
+  const char *path = opts_db(o);
+  if (db_open(path, DB_READONLY, &d, &err)) return cli_fail("db", &err);
+  static char report[65536];
+  int problems = 0;
+  rt_status s = db_check(d, report, sizeof report, &problems, &err);
+  db_counts c;
+  if (!s) s = db_count(d, &c, &err);
+  db_close(d);
+  if (s) return cli_fail("db", &err);
+  if (o->json) {
+    json_t *root = json_object(), *lines = json_array();
+    json_object_set_new(root, "database", json_string(path));
+    json_object_set_new(root, "ok", json_boolean(problems == 0));
+    json_object_set_new(root, "problems", json_integer(problems));
+    for (char *save = NULL, *t = strtok_r(report, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+      json_array_append_new(lines, json_string(t));
+    json_object_set_new(root, "report", lines);
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+    json_decref(root);
+  } else {
+    fputs(report, stdout);
+    printf("%s: %s (%lld results, %lld winners)\n", path,
+           problems ? "PROBLEMS FOUND" : "ok: integrity, foreign keys and winners check out",
+           c.results, c.winners);
+  }
+  return problems ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static int cmd_db(int argc, char **argv) {
+  db_opts o;
+  memset(&o, 0, sizeof o);
+  static const struct option opts[] = {
+      {"db", required_argument, 0, 'd'},     {"family", required_argument, 0, 'f'},
+      {"shape", required_argument, 0, 's'},  {"dtype", required_argument, 0, 't'},
+      {"template", required_argument, 0, 'T'}, {"format", required_argument, 0, 'F'},
+      {"output", required_argument, 0, 'o'}, {"json", no_argument, 0, 'j'},
+      {0, 0, 0, 0}};
+  int c;
+  while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    switch (c) {
+    case 'd': o.db = optarg; break;
+    case 'f': o.family = optarg; break;
+    case 's': o.shape = optarg; break;
+    case 't': o.dtype = optarg; break;
+    case 'T': o.tmpl = optarg; break;
+    case 'F': o.format = optarg; break;
+    case 'o': o.output = optarg; break;
+    case 'j': o.json = 1; break;
+    default: return cli_bad_option("db", argc, argv);
+    }
+  }
+  if (optind >= argc)
+    return cli_usage_error("db", "which verb? list, show, export, import, merge or check");
+  const char *verb = argv[optind];
+  int nargs = argc - optind - 1;
+  char **args = argv + optind + 1;
+  int want = !strcmp(verb, "merge") ? 2 : !strcmp(verb, "import") ? 1 : 0;
+  if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "export") &&
+      strcmp(verb, "import") && strcmp(verb, "merge") && strcmp(verb, "check"))
+    return cli_usage_error("db", "'%s' is not a verb: list, show, export, import, merge or check",
+                           verb);
+  if (nargs != want)
+    return cli_usage_error("db", "%s takes %d file argument%s, got %d", verb, want,
+                           want == 1 ? "" : "s", nargs);
+  if (!strcmp(verb, "list")) return verb_list(&o);
+  if (!strcmp(verb, "show")) return verb_show(&o);
+  if (!strcmp(verb, "export")) return verb_export(&o);
+  if (!strcmp(verb, "import")) return verb_import(&o, args[0]);
+  if (!strcmp(verb, "merge")) return verb_merge(args[0], args[1]);
+  return verb_check(&o);
+}
+
+const cli_command cli_cmd_db = {"db", "list, show, export, import, merge and check a tuning database",
+                                usage, cmd_db, 0};

@@ -1,0 +1,287 @@
+/* cmd_tune.c — `rooftune tune`: flags → tune_run(), progress on stderr, a result table or
+ * JSON on stdout. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tune.h"
+
+static const char usage[] =
+    "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
+    "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
+    "                     [--no-db] [--json]\n\n"
+    "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
+    "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
+    "candidates with NVRTC (in parallel, through the cubin cache), measures, predicts or\n"
+    "replays them, diagnoses each (dominant limit and lever), lets the search strategy pick the\n"
+    "next ones, and stores every candidate and each template's winner (with its cubin) in the\n"
+    "database.  Configurations the database already holds for the same problem, device,\n"
+    "template version and toolkit are not evaluated again.\n\n"
+    "options:\n"
+    "  --shape S        problem shape, e.g. 4096x4096x4096 (MxNxK) for gemm\n"
+    "  --dtype D        input precision: f32, f16, bf16\n"
+    "  --device DEV     cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE\n"
+    "                   default: cuda when a GPU is present, else model:h200 (times are then\n"
+    "                   predictions, and the first line says so)\n"
+    "  --strategy NAME  search strategy (see 'rooftune replay --help'); default: the default\n"
+    "  --budget N       candidates to evaluate in all (default 32; each costs a compile)\n"
+    "  --seconds S      stop after S seconds of wall time (default: no limit)\n"
+    "  --seed N         strategy and input seed (default 0)\n"
+    "  --timeout S      per-candidate limit on the GPU, in seconds (default 20)\n"
+    "  --db FILE        database (default: $ROOFTUNE_DB, else\n"
+    "                   $XDG_DATA_HOME/rooftune/tuning.db, else\n"
+    "                   ~/.local/share/rooftune/tuning.db)\n"
+    "  --no-db          store nothing\n"
+    "  --json           print one JSON object instead of the table\n";
+
+typedef struct progress_state {
+  int tty;          /* draw a bar instead of lines */
+  int drawn;        /* a bar is on the line */
+} progress_state;
+
+static void on_progress(void *ctx, const tune_progress *p) {
+  progress_state *ps = ctx;
+  const candidate_result *r = p->last;
+  double eta = p->done > 0 && p->total > p->done ? p->elapsed_s / p->done * (p->total - p->done) : 0;
+  if (ps->tty) {
+    int width = 24, fill = p->total ? (int)(width * (double)p->done / p->total) : 0;
+    if (fill > width) fill = width;
+    char bar[32];
+    for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+    bar[width] = 0;
+    fprintf(stderr, "\r[%s] %zu/%zu", bar, p->done, p->total);
+    if (p->have_best) fprintf(stderr, "  best %.4f ms (%s)", p->best_ms, p->best_template);
+    if (p->done) fprintf(stderr, "  ETA %.0f s", eta);
+    fprintf(stderr, "%s   ", r ? "" : "  (compiling)");
+    ps->drawn = 1;
+  } else if (r) {
+    fprintf(stderr, "[%zu/%zu] %s %s: ", p->done, p->total, r->template_name, r->config);
+    if (r->status == RT_OK) fprintf(stderr, "%.4f ms%s%s\n", r->time_ms, r->diag.limit[0] ? " " : "", r->diag.limit);
+    else fprintf(stderr, "%s (%s)\n", rt_status_name(r->status), r->detail);
+  }
+  fflush(stderr);
+}
+
+static double tflops(const candidate_result *r) {
+  return r->time_ms > 0 && r->flops > 0 ? r->flops / (r->time_ms * 1e-3) / 1e12 : 0;
+}
+
+static int by_time(const void *a, const void *b) {
+  const candidate_result *x = *(candidate_result *const *)a, *y = *(candidate_result *const *)b;
+  int fx = x->status != RT_OK, fy = y->status != RT_OK;
+  if (fx != fy) return fx - fy;
+  return (x->time_ms > y->time_ms) - (x->time_ms < y->time_ms);
+}
+
+/* "A=1,B=row" → {"A": 1, "B": "row"} */
+static json_t *config_object(const char *text) {
+  json_t *o = json_object();
+  char *copy = strdup(text), *save = NULL;
+  for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(tok, '=');
+    if (!eq) continue;
+    *eq = 0;
+    char *end = NULL;
+    long long v = strtoll(eq + 1, &end, 10);
+    json_object_set_new(o, tok, end != eq + 1 && !*end ? json_integer(v) : json_string(eq + 1));
+  }
+  free(copy);
+  return o;
+}
+
+static void print_table(const tune_report *rep) {
+  size_t n = rep->nresults;
+  const candidate_result **order = malloc((n ? n : 1) * sizeof *order);
+  if (!order) return;
+  for (size_t i = 0; i < n; i++) order[i] = &rep->results[i];
+  qsort(order, n, sizeof *order, by_time);
+  size_t show = n < 12 ? n : 12;
+  printf("\n%9s %8s %-9s %-9s %-11s %-28s %s\n", "time ms", "TFLOP/s", "timing", "limit",
+         "template", "lever", "config");
+  for (size_t i = 0; i < show; i++) {
+    const candidate_result *r = order[i];
+    char tf[16] = "-";
+    if (tflops(r) > 0) snprintf(tf, sizeof tf, "%.1f", tflops(r));
+    if (r->status == RT_OK)
+      printf("%9.4f %8s %-9s %-9s %-11.11s %-28s %s\n", r->time_ms, tf,
+             timing_kind_name(r->timing), r->diag.limit[0] ? r->diag.limit : "-", r->template_name,
+             r->diag.lever[0] ? r->diag.lever : "-", r->config);
+    else
+      printf("%9s %8s %-9s %-9s %-11.11s %-28.28s %s\n", "-", "-", timing_kind_name(r->timing),
+             rt_status_name(r->status), r->template_name, r->detail, r->config);
+  }
+  if (n > show) printf("(%zu more; every candidate is in the database)\n", n - show);
+  free(order);
+}
+
+static int cmd_tune(int argc, char **argv) {
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  int json = 0, no_db = 0;
+  const char *db_path = NULL;
+  static const struct option opts[] = {{"shape", required_argument, 0, 's'},
+                                       {"dtype", required_argument, 0, 'd'},
+                                       {"device", required_argument, 0, 'D'},
+                                       {"strategy", required_argument, 0, 'S'},
+                                       {"budget", required_argument, 0, 'b'},
+                                       {"seconds", required_argument, 0, 'T'},
+                                       {"seed", required_argument, 0, 'r'},
+                                       {"timeout", required_argument, 0, 't'},
+                                       {"db", required_argument, 0, 'B'},
+                                       {"no-db", no_argument, 0, 'N'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {0, 0, 0, 0}};
+  int c;
+  long v;
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (c) {
+    case 's': o.shape = optarg; break;
+    case 'd': o.dtype = optarg; break;
+    case 'D': o.device = optarg; break;
+    case 'S': o.strategy = optarg; break;
+    case 'b':
+      if (cli_parse_count("tune", "--budget", optarg, &v) < 0) return CLI_EXIT_USAGE;
+      if (v < 1) return cli_usage_error("tune", "--budget must be at least 1");
+      o.budget = v;
+      break;
+    case 'T':
+      if (cli_parse_count("tune", "--seconds", optarg, &v) < 0) return CLI_EXIT_USAGE;
+      o.max_seconds = (double)v;
+      break;
+    case 'r':
+      if (cli_parse_count("tune", "--seed", optarg, &v) < 0) return CLI_EXIT_USAGE;
+      o.seed = (uint64_t)v;
+      break;
+    case 't':
+      if (cli_parse_count("tune", "--timeout", optarg, &v) < 0) return CLI_EXIT_USAGE;
+      if (v < 1) return cli_usage_error("tune", "--timeout must be at least 1 second");
+      o.timeout_s = (double)v;
+      break;
+    case 'B': db_path = optarg; break;
+    case 'N': no_db = 1; break;
+    case 'j': json = 1; break;
+    default: return cli_bad_option("tune", argc, argv);
+    }
+  }
+  if (optind >= argc) return cli_usage_error("tune", "missing FAMILY or TEMPLATE (e.g. gemm)");
+  o.target = argv[optind++];
+  if (optind < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+  int replay = o.device && strncmp(o.device, "replay:", 7) == 0;
+  if (!replay && !o.shape) return cli_usage_error("tune", "missing --shape (e.g. --shape 4096x4096x4096)");
+  if (!replay && !o.dtype) return cli_usage_error("tune", "missing --dtype (f32, f16 or bf16)");
+  if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");
+  char dbbuf[1024];
+  if (!no_db) o.db_path = db_path ? db_path : tune_default_db_path(dbbuf, sizeof dbbuf);
+  char command[512];
+  size_t n = 0;
+  command[0] = 0;
+  for (int i = 0; i < argc && n < sizeof command; i++)
+    n += (size_t)snprintf(command + n, sizeof command - n, "%s%s", i ? " " : "rooftune ", argv[i]);
+  o.command = command;
+
+  progress_state ps = {cli_stderr_is_tty(), 0};
+  o.progress = on_progress;
+  o.progress_ctx = &ps;
+  char note[256] = "";
+  if (!o.device) {
+    /* the first line says when times will be predictions */
+    o.device = tune_default_device(note, sizeof note);
+    if (note[0]) {
+      fprintf(json ? stderr : stdout, "note: %s\n", note);
+      fflush(NULL);
+    }
+  }
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  if (ps.drawn) fprintf(stderr, "\n");
+  if (st) return cli_fail("tune", &err);
+
+  if (json) {
+    json_t *root = json_object();
+    json_object_set_new(root, "device", json_string(rep.device));
+    json_object_set_new(root, "timing", json_string(timing_kind_name(rep.timing)));
+    json_object_set_new(root, "evaluated", json_integer((json_int_t)rep.evaluated));
+    json_object_set_new(root, "resumed", json_integer((json_int_t)rep.resumed));
+    json_object_set_new(root, "failed", json_integer((json_int_t)rep.failed));
+    json_object_set_new(root, "budget", json_integer(rep.budget));
+    json_t *statuses = json_object();
+    for (size_t i = 0; i < rep.nresults; i++) {
+      const char *name = rt_status_name(rep.results[i].status);
+      json_t *cnt = json_object_get(statuses, name);
+      json_object_set_new(statuses, name, json_integer(cnt ? json_integer_value(cnt) + 1 : 1));
+    }
+    json_object_set_new(root, "statuses", statuses);
+    json_t *per = json_object(); /* the fastest of each template (cuBLASLt included on a GPU) */
+    for (size_t i = 0; i < rep.nresults; i++) {
+      const candidate_result *r = &rep.results[i];
+      if (r->status != RT_OK) continue;
+      json_t *cur = json_object_get(per, r->template_name);
+      if (cur && json_number_value(json_object_get(cur, "time_ms")) <= r->time_ms) continue;
+      json_object_set_new(per, r->template_name,
+                          json_pack("{sf sf ss ss}", "time_ms", r->time_ms, "tflops", tflops(r),
+                                    "limit", r->diag.limit, "config", r->config));
+    }
+    json_object_set_new(root, "best_per_template", per);
+    json_object_set_new(root, "strategy", json_string(rep.strategy));
+    json_object_set_new(root, "seconds", json_real(rep.seconds));
+    if (note[0] || rep.note[0])
+      json_object_set_new(root, "note", json_string(rep.note[0] ? rep.note : note));
+    if (rep.ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep.ceilings));
+    if (o.db_path) {
+      json_object_set_new(root, "db", json_string(o.db_path));
+      json_object_set_new(root, "run_id", json_integer(rep.run_id));
+    }
+    if (rep.have_best) {
+      const candidate_result *b = &rep.best;
+      json_t *best = json_object();
+      json_object_set_new(best, "template", json_string(b->template_name));
+      json_object_set_new(best, "config", config_object(b->config));
+      json_object_set_new(best, "time_ms", json_real(b->time_ms));
+      json_object_set_new(best, "tflops", json_real(tflops(b)));
+      json_object_set_new(best, "limit", json_string(b->diag.limit));
+      json_object_set_new(best, "lever", json_string(b->diag.lever));
+      json_object_set_new(best, "sentence", json_string(b->diag.sentence));
+      json_object_set_new(root, "best", best);
+    } else {
+      json_object_set_new(root, "best", json_null());
+    }
+    char *text = json_dumps(root, JSON_INDENT(2));
+    if (text) puts(text);
+    free(text);
+    json_decref(root);
+  } else {
+    if (rep.note[0] && strcmp(rep.note, note) != 0) printf("note: %s\n", rep.note);
+    printf("tuned %s on %s (%s), strategy %s, budget %ld: %zu evaluated", o.target, rep.device,
+           timing_kind_name(rep.timing), rep.strategy, rep.budget, rep.evaluated);
+    if (rep.resumed) printf(", %zu from the database", rep.resumed);
+    if (rep.failed) printf(", %zu failed", rep.failed);
+    printf(" in %.1f s", rep.seconds);
+    if (rep.compile_seconds > 0 || rep.cache_hits)
+      printf(" (compiling %.1f s, %zu compiles from the cache)", rep.compile_seconds, rep.cache_hits);
+    printf("\n");
+    print_table(&rep);
+    if (rep.have_best) {
+      const candidate_result *b = &rep.best;
+      printf("\nbest: %s %s\n      %.4f ms", b->template_name, b->config, b->time_ms);
+      if (tflops(b) > 0) printf(", %.1f TFLOP/s", tflops(b));
+      printf(" (%s on %s)\n", timing_kind_name(b->timing), rep.device);
+      if (b->diag.sentence[0]) printf("      %s\n", b->diag.sentence);
+      if (b->diag.lever[0]) printf("      lever: %s\n", b->diag.lever);
+      if (rep.ceilings[0]) printf("      roofs: %s\n", rep.ceilings);
+    }
+    if (o.db_path) printf("stored in %s (run %lld)\n", o.db_path, rep.run_id);
+  }
+  int rc = rep.have_best ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+  if (!rep.have_best)
+    fprintf(stderr, "rooftune tune: no candidate succeeded (%zu evaluated, %zu failed)\n",
+            rep.evaluated + rep.resumed, rep.failed);
+  tune_report_free(&rep);
+  return rc;
+}
+
+const cli_command cli_cmd_tune = {"tune", "tune a kernel family or template for one problem",
+                                  usage, cmd_tune, 0};

@@ -1,0 +1,914 @@
+/* tune.c — the tuning loop (see tune.h). */
+#include "tune.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "compile_pool.h"
+#include "cubin_cache.h"
+#include "cuda_driver.h"
+#include "db/db.h"
+#include "device.h"
+#include "diagnose.h"
+#include "kernels/family.h"
+#include "ktfile.h"
+#include "manifest.h"
+#include "occupancy.h"
+#include "search/strategy.h"
+#include "sha256.h"
+
+#define TUNE_MAX_TEMPLATES 32
+#define TUNE_MAX_BATCH 16
+#define TUNE_MAX_LIBRARY 16
+
+typedef struct tune_ctx {
+  const tune_options *o;
+  tune_report *rep;
+  device *dev;
+  const family_ops *fam;  /* NULL on replay */
+  problem prob;
+  rt_vars env;            /* problem, dtype and device facts for manifest expressions */
+  db *db;
+  db_run *run;
+  cubin_cache *cache;
+  diag_ceilings ceil;
+  int have_ceil;
+  double t0;
+  size_t cap;             /* capacity of rep->results */
+  long budget_left;       /* evaluations left in the whole run */
+} tune_ctx;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+const char *tune_default_db_path(char *buf, size_t size) {
+  const char *env = getenv("ROOFTUNE_DB");
+  if (env && *env) {
+    snprintf(buf, size, "%s", env);
+    return buf;
+  }
+  const char *xdg = getenv("XDG_DATA_HOME");
+  const char *home = getenv("HOME");
+  char dir[1024];
+  if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/rooftune", xdg);
+  else snprintf(dir, sizeof dir, "%s/.local/share/rooftune", home && *home ? home : ".");
+  /* create the folder and its parents */
+  for (char *p = dir + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      mkdir(dir, 0755);
+      *p = '/';
+    }
+  mkdir(dir, 0755);
+  snprintf(buf, size, "%s/tuning.db", dir);
+  return buf;
+}
+
+static rt_status read_text(const char *path, char **out, rt_error *err) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    rt_error_locate(err, path, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_IO, "cannot read: %s", strerror(errno));
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
+  if (!buf) {
+    fclose(f);
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  }
+  size_t got = n > 0 ? fread(buf, 1, (size_t)n, f) : 0;
+  fclose(f);
+  buf[got] = 0;
+  *out = buf;
+  return RT_OK;
+}
+
+static void hash_file(const char *path, char hex[65]) {
+  char *text = NULL;
+  unsigned char d[32];
+  if (read_text(path, &text, NULL) == RT_OK) {
+    sha256(text, strlen(text), d);
+    sha256_hex(d, hex);
+  } else {
+    hex[0] = 0;
+  }
+  free(text);
+}
+
+/* ---- results ---- */
+
+static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed, const char *phase,
+                            rt_error *err) {
+  tune_report *rep = c->rep;
+  if (rep->nresults == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 64;
+    candidate_result *n = realloc(rep->results, cap * sizeof *n);
+    if (!n) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    rep->results = n;
+    c->cap = cap;
+  }
+  rep->results[rep->nresults++] = *r;
+  if (resumed) rep->resumed++;
+  else rep->evaluated++;
+  if (r->status != RT_OK) rep->failed++;
+  if (r->status == RT_OK && (!rep->have_best || r->time_ms < rep->best.time_ms)) {
+    rep->best = *r;
+    rep->have_best = 1;
+  }
+  if (c->o->progress) {
+    tune_progress p;
+    memset(&p, 0, sizeof p);
+    p.done = rep->evaluated + rep->resumed;
+    p.total = (size_t)rep->budget;
+    p.last = r;
+    p.have_best = rep->have_best;
+    p.best_ms = rep->best.time_ms;
+    snprintf(p.best_template, sizeof p.best_template, "%s", rep->best.template_name);
+    p.elapsed_s = now_s() - c->t0;
+    p.phase = phase;
+    c->o->progress(c->o->progress_ctx, &p);
+  }
+  return RT_OK;
+}
+
+static void diagnose_result(tune_ctx *c, candidate_result *r, compute_path path, int wgmma,
+                            const diag_roles *roles, const rt_vars *vars) {
+  if (r->status != RT_OK || !c->have_ceil || !(r->flops > 0)) return;
+  /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
+  double concurrent = (double)c->ceil.sm_count * r->facts.blocks_per_sm;
+  if (r->facts.grid_blocks > 0 && r->facts.grid_blocks < concurrent) concurrent = (double)r->facts.grid_blocks;
+  double loaded = r->dram_bytes; /* the cost formula's bytes: what passes through L2 */
+  if (c->fam) r->dram_bytes = diag_dram_bytes(r->dram_bytes, c->fam->min_bytes(&c->prob), concurrent);
+  diag_input in;
+  memset(&in, 0, sizeof in);
+  in.flops = r->flops;
+  in.dram_bytes = r->dram_bytes;
+  in.l2_bytes = loaded;
+  in.time_s = r->time_ms * 1e-3;
+  in.facts = r->facts;
+  in.path = path;
+  in.wgmma = wgmma;
+  in.roles = roles;
+  in.config = vars;
+  diagnose(&in, &c->ceil, &r->diag, NULL);
+}
+
+static rt_status store_result(tune_ctx *c, const candidate_result *r, long long *id,
+                              rt_error *err) {
+  *id = 0;
+  if (!c->run) return RT_OK;
+  return db_run_store(c->run, r, id, err);
+}
+
+/* ---- templates ---- */
+
+/* The architecture to compile template m for on this device: the device's own when listed,
+ * its "a" variant (sm_90a) when that is listed, or the device's when the template lists an
+ * older minor version of the same major (SASS runs within a major version).  "" when none. */
+static void template_arch(const manifest *m, const char *dev_arch, char *out, size_t size) {
+  out[0] = 0;
+  if (!dev_arch) return;
+  char a[24];
+  snprintf(a, sizeof a, "%sa", dev_arch);
+  if (manifest_has_arch(m, a)) snprintf(out, size, "%.15s", a);
+  else if (manifest_has_arch(m, dev_arch)) snprintf(out, size, "%s", dev_arch);
+  else {
+    const arch_spec *d = arch_spec_find(dev_arch);
+    for (int i = 0; d && i < manifest_narchs(m); i++) {
+      const arch_spec *t = arch_spec_find(manifest_arch(m, i));
+      const char *tn = manifest_arch(m, i);
+      if (t && tn[strlen(tn) - 1] != 'a' && t->cc / 10 == d->cc / 10 && t->cc <= d->cc) {
+        snprintf(out, size, "%s", dev_arch);
+        return;
+      }
+    }
+  }
+}
+
+static compute_path template_path(const manifest *m, const char *dtype, int *wgmma) {
+  const char *ins = manifest_instruction(m);
+  *wgmma = strcmp(ins, "wgmma") == 0;
+  if (strcmp(ins, "simt") == 0) return PATH_SIMT_F32;
+  return diag_path_for_dtype(dtype, 1);
+}
+
+typedef struct pending {
+  size_t idx;             /* configuration number */
+  char config[768];       /* its text */
+  rt_vars vars;           /* env + parameters + derived values */
+  unsigned grid[3], block[3], smem;
+  double flops, bytes;
+  char *source;           /* prefix + template source (owned) */
+  candidate_result pre;   /* set when the candidate failed before compiling */
+  int failed_early;
+} pending;
+
+typedef struct template_best {
+  int have;
+  double ms;
+  long long id;
+  compile_result cr;      /* its compile (cubin) */
+  rt_vars vars;
+  char config[768];
+  unsigned grid[3], block[3], smem;
+} template_best;
+
+static void winner_vars_text(const manifest *m, const template_best *b, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "%s", b->config);
+  for (int i = 0; i < manifest_nderived(m) && n < size; i++) {
+    long long v;
+    const char *name = manifest_derived_name(m, i);
+    if (rt_vars_get(&b->vars, name, &v))
+      n += (size_t)snprintf(buf + n, size - n, ",%s=%lld", name, v);
+  }
+}
+
+/* The model device's time for a configuration before it is compiled: launch geometry, cost and
+ * shared memory from the manifest, occupancy without the register count (unknown until ptxas
+ * runs).  Strategies use it to rank candidates (the model strategy measures in this order). */
+typedef struct predict_ctx {
+  tune_ctx *c;
+  const manifest *m;
+  const space *sp;
+  const gpu_spec *gpu;
+  const arch_spec *arch;
+  compute_path path;
+  int wgmma;
+} predict_ctx;
+
+static double tune_predict(void *ctx, size_t idx) {
+  predict_ctx *pc = ctx;
+  rt_vars v;
+  device_candidate dc;
+  memset(&dc, 0, sizeof dc);
+  if (manifest_config_vars(pc->m, pc->sp, idx, &pc->c->env, &v, NULL) ||
+      manifest_launch(pc->m, &v, dc.grid, dc.block, &dc.smem, NULL) ||
+      manifest_cost(pc->m, &v, &dc.flops, &dc.dram_bytes, NULL))
+    return HUGE_VAL;
+  dc.min_bytes = pc->c->fam->min_bytes(&pc->c->prob);
+  dc.path = pc->path;
+  dc.wgmma = pc->wgmma;
+  dc.facts.threads_per_block = (int)(dc.block[0] * dc.block[1] * dc.block[2]);
+  dc.facts.smem_dynamic = (int)dc.smem;
+  dc.facts.grid_blocks = (long long)dc.grid[0] * dc.grid[1] * dc.grid[2];
+  double t;
+  if (occupancy_fill_facts(pc->arch, &dc.facts, NULL) || device_model_predict(pc->gpu, &dc, &t, NULL))
+    return HUGE_VAL;
+  return t * 1e3;
+}
+
+static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *arch, long share,
+                               rt_error *err) {
+  const tune_options *o = c->o;
+  strategy *st = NULL;
+  char *src = NULL;
+  candidate_result *prev = NULL;
+  size_t nprev = 0;
+  template_best best;
+  memset(&best, 0, sizeof best);
+  pending *pend = calloc(TUNE_MAX_BATCH, sizeof *pend);
+  compile_job *jobs = calloc(TUNE_MAX_BATCH, sizeof *jobs);
+  compile_result *crs = calloc(TUNE_MAX_BATCH, sizeof *crs);
+  rt_status rc = RT_OK;
+  if (!pend || !jobs || !crs) {
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  const char *name = manifest_name(m);
+  diag_roles roles;
+  memset(&roles, 0, sizeof roles);
+  manifest_roles(m, &roles);
+  int wgmma = 0;
+  compute_path path = template_path(m, o->dtype, &wgmma);
+  if ((rc = read_text(manifest_source(m), &src, err))) goto done;
+  char src_hash[65], man_hash[65];
+  unsigned char dg[32];
+  sha256(src, strlen(src), dg);
+  sha256_hex(dg, src_hash);
+  hash_file(manifest_path(m), man_hash);
+  if (c->run) {
+    if ((rc = db_run_template(c->run, name, manifest_family(m), src_hash, man_hash, err))) goto done;
+    if ((rc = db_run_previous(c->run, name, &prev, &nprev, err))) goto done;
+  }
+  strategy_options so;
+  memset(&so, 0, sizeof so);
+  so.name = o->strategy;
+  so.seed = o->seed;
+  so.max_evals = share;
+  so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (now_s() - c->t0)) : 0;
+  predict_ctx pc = {c, m, sp, device_spec(c->dev), arch_spec_find(arch), path, wgmma};
+  if (pc.gpu && pc.arch) {
+    so.predict = tune_predict;
+    so.predict_ctx = &pc;
+  }
+  if ((rc = strategy_new(sp, &so, &st, err))) goto done;
+  snprintf(c->rep->strategy, sizeof c->rep->strategy, "%s", strategy_name(st));
+
+  compile_options copt;
+  memset(&copt, 0, sizeof copt);
+  copt.arch = arch;
+  copt.entry = manifest_entry(m);
+  char srcdir[1024];
+  snprintf(srcdir, sizeof srcdir, "%s", manifest_source(m));
+  copt.include_dirs[0] = dirname(srcdir);
+  copt.include_count = 1;
+  copt.pch = 1;
+  for (int i = 0; i < manifest_noptions(m) && copt.extra_count < COMPILE_MAX_EXTRA; i++)
+    copt.extra[copt.extra_count++] = manifest_option(m, i);
+  compile_pool_options popt;
+  memset(&popt, 0, sizeof popt);
+  popt.workers = o->compile_workers;
+  popt.timeout_s = 120;
+  popt.cache = c->cache;
+  const arch_spec *aspec = arch_spec_find(arch);
+  int batch = o->batch > 0 ? o->batch : (o->compile_workers > 0 ? o->compile_workers : 2);
+  if (batch > TUNE_MAX_BATCH) batch = TUNE_MAX_BATCH;
+
+  for (;;) {
+    size_t idx[TUNE_MAX_BATCH];
+    size_t n = strategy_ask(st, idx, (size_t)batch);
+    if (n == 0) break;
+    size_t njobs = 0;
+    for (size_t i = 0; i < n; i++) {
+      pending *p = &pend[i];
+      memset(p, 0, sizeof *p);
+      p->idx = idx[i];
+      space_format_config(sp, idx[i], p->config, sizeof p->config);
+      /* resume: a stored result is told, not recomputed */
+      const candidate_result *old = NULL;
+      for (size_t k = 0; k < nprev && !old; k++)
+        if (strcmp(prev[k].config, p->config) == 0) old = &prev[k];
+      if (old) {
+        p->pre = *old;
+        p->failed_early = 2;
+        continue;
+      }
+      rt_error cerr = {0};
+      rt_status s = manifest_config_vars(m, sp, idx[i], &c->env, &p->vars, &cerr);
+      if (!s) s = manifest_launch(m, &p->vars, p->grid, p->block, &p->smem, &cerr);
+      if (!s) s = manifest_cost(m, &p->vars, &p->flops, &p->bytes, &cerr);
+      char *prefix = NULL;
+      if (!s) s = manifest_source_prefix(m, sp, idx[i], &p->vars, o->dtype, &prefix, &cerr);
+      if (!s) {
+        size_t lp = strlen(prefix), ls = strlen(src);
+        p->source = malloc(lp + ls + 1);
+        if (!p->source) s = rt_error_set(&cerr, RT_ERR_NOMEM, "out of memory");
+        else {
+          memcpy(p->source, prefix, lp);
+          memcpy(p->source + lp, src, ls + 1);
+        }
+      }
+      free(prefix);
+      if (s) {
+        candidate_result *r = &p->pre;
+        memset(r, 0, sizeof *r);
+        snprintf(r->template_name, sizeof r->template_name, "%s", name);
+        snprintf(r->config, sizeof r->config, "%s", p->config);
+        r->status = s;
+        snprintf(r->detail, sizeof r->detail, "%.255s", cerr.text);
+        r->timing = c->rep->timing;
+        snprintf(r->device_name, sizeof r->device_name, "%.63s", c->rep->device);
+        r->verify_error = -1;
+        p->failed_early = 1;
+        continue;
+      }
+      jobs[njobs].source = p->source;
+      jobs[njobs].name = manifest_source_name(m);
+      njobs++;
+    }
+    if (njobs && o->progress) { /* compiling takes a while: say so before it starts */
+      tune_progress pr;
+      memset(&pr, 0, sizeof pr);
+      pr.done = c->rep->evaluated + c->rep->resumed;
+      pr.total = (size_t)c->rep->budget;
+      pr.have_best = c->rep->have_best;
+      pr.best_ms = c->rep->best.time_ms;
+      snprintf(pr.best_template, sizeof pr.best_template, "%s", c->rep->best.template_name);
+      pr.elapsed_s = now_s() - c->t0;
+      pr.phase = "compile";
+      o->progress(o->progress_ctx, &pr);
+    }
+    if (njobs) {
+      compile_pool_stats stats;
+      memset(&stats, 0, sizeof stats);
+      memset(crs, 0, sizeof *crs * njobs);
+      double tc = now_s();
+      rc = compile_pool_run(jobs, njobs, &copt, &popt, crs, &stats, err);
+      c->rep->compile_seconds += now_s() - tc;
+      c->rep->cache_hits += stats.cache_hits;
+      if (rc) goto done;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+      pending *p = &pend[i];
+      candidate_result r;
+      compile_result *cr = NULL;
+      if (p->failed_early) {
+        r = p->pre;
+      } else {
+        cr = &crs[j++];
+        device_candidate dc;
+        memset(&dc, 0, sizeof dc);
+        dc.template_name = name;
+        dc.config_text = p->config;
+        dc.values = &p->vars;
+        dc.entry = cr->lowered_name;
+        dc.cubin = cr->cubin;
+        dc.cubin_size = cr->cubin_size;
+        memcpy(dc.grid, p->grid, sizeof dc.grid);
+        memcpy(dc.block, p->block, sizeof dc.block);
+        dc.smem = p->smem;
+        dc.flops = p->flops;
+        dc.dram_bytes = p->bytes;
+        dc.min_bytes = c->fam->min_bytes(&c->prob);
+        dc.path = path;
+        dc.wgmma = wgmma;
+        dc.library_index = -1;
+        static_facts *f = &dc.facts;
+        f->registers = cr->report.registers;
+        f->smem_static = cr->report.smem_static;
+        f->smem_dynamic = (int)p->smem;
+        f->spill_stores = cr->report.spill_stores;
+        f->spill_loads = cr->report.spill_loads;
+        f->stack_bytes = cr->report.stack_bytes;
+        f->threads_per_block = (int)(p->block[0] * p->block[1] * p->block[2]);
+        f->grid_blocks = (long long)p->grid[0] * p->grid[1] * p->grid[2];
+        if (cr->status == RT_OK && aspec) occupancy_fill_facts(aspec, f, NULL);
+        if (cr->status != RT_OK) {
+          memset(&r, 0, sizeof r);
+          snprintf(r.template_name, sizeof r.template_name, "%s", name);
+          snprintf(r.config, sizeof r.config, "%s", p->config);
+          r.status = cr->status ? (rt_status)cr->status : RT_ERR_COMPILE;
+          snprintf(r.detail, sizeof r.detail, "%s", cr->message);
+          r.timing = c->rep->timing;
+          snprintf(r.device_name, sizeof r.device_name, "%.63s", c->rep->device);
+          r.verify_error = -1;
+          r.flops = p->flops;
+          r.dram_bytes = p->bytes;
+          r.facts = *f;
+        } else {
+          rc = device_evaluate(c->dev, &dc, &r, err);
+          if (rc) break;
+          diagnose_result(c, &r, path, wgmma, &roles, &p->vars);
+        }
+      }
+      long long id = 0;
+      if (p->failed_early != 2 && (rc = store_result(c, &r, &id, err))) break;
+      if ((rc = strategy_tell(st, p->idx, r.status, r.time_ms, &r.diag, err))) break;
+      if ((rc = add_result(c, &r, p->failed_early == 2, "evaluate", err))) break;
+      if (r.status == RT_OK && cr && (!best.have || r.time_ms < best.ms)) {
+        compile_result_free(&best.cr);
+        memset(&best.cr, 0, sizeof best.cr);
+        if (compile_result_copy(&best.cr, cr) == RT_OK) {
+          best.have = 1;
+          best.ms = r.time_ms;
+          best.id = id;
+          best.vars = p->vars;
+          snprintf(best.config, sizeof best.config, "%s", p->config);
+          memcpy(best.grid, p->grid, sizeof best.grid);
+          memcpy(best.block, p->block, sizeof best.block);
+          best.smem = p->smem;
+        }
+      }
+    }
+    for (size_t k = 0; k < j; k++) compile_result_free(&crs[k]);
+    for (size_t i = 0; i < n; i++) {
+      free(pend[i].source);
+      pend[i].source = NULL;
+    }
+    if (rc) goto done;
+  }
+  c->budget_left -= (long)strategy_evaluations(st);
+  if (best.have && c->run && best.id > 0) {
+    db_winner w;
+    memset(&w, 0, sizeof w);
+    w.cubin = best.cr.cubin;
+    w.cubin_size = best.cr.cubin_size;
+    snprintf(w.entry, sizeof w.entry, "%.127s", best.cr.lowered_name);
+    snprintf(w.arch, sizeof w.arch, "%.15s", arch);
+    memcpy(w.grid_v, best.grid, sizeof w.grid_v);
+    memcpy(w.block_v, best.block, sizeof w.block_v);
+    w.smem_v = best.smem;
+    winner_vars_text(m, &best, w.vars, sizeof w.vars);
+    rc = db_run_set_winner(c->run, best.id, &w, NULL, err);
+  }
+done:
+  compile_result_free(&best.cr);
+  free(prev);
+  free(src);
+  free(pend);
+  free(jobs);
+  free(crs);
+  strategy_free(st);
+  return rc;
+}
+
+/* ---- library candidates (cuBLASLt), cuda only ---- */
+
+static rt_status tune_library(tune_ctx *c, rt_error *err) {
+  char ids[TUNE_MAX_LIBRARY][256];
+  int count = 0;
+  rt_status rc = device_library_list(c->dev, TUNE_MAX_LIBRARY, ids, &count, err);
+  if (rc || count == 0) return rc;
+  if (c->run && (rc = db_run_template(c->run, "cublaslt", c->prob.family, "", "", err))) return rc;
+  long long best_id = 0;
+  double best_ms = 0;
+  int best_i = -1;
+  for (int i = 0; i < count; i++) {
+    device_candidate dc;
+    memset(&dc, 0, sizeof dc);
+    dc.template_name = "cublaslt";
+    dc.config_text = ids[i];
+    dc.library_index = i;
+    dc.flops = c->fam->flops(&c->prob);
+    dc.dram_bytes = c->fam->min_bytes(&c->prob);
+    dc.path = diag_path_for_dtype(c->prob.dtype, 1);
+    dc.wgmma = 1;
+    candidate_result r;
+    if ((rc = device_evaluate(c->dev, &dc, &r, err))) return rc;
+    diagnose_result(c, &r, dc.path, 1, NULL, NULL);
+    long long id = 0;
+    if ((rc = store_result(c, &r, &id, err))) return rc;
+    if ((rc = add_result(c, &r, 0, "library", err))) return rc;
+    if (r.status == RT_OK && (best_i < 0 || r.time_ms < best_ms)) {
+      best_i = i;
+      best_ms = r.time_ms;
+      best_id = id;
+    }
+  }
+  if (best_i >= 0 && c->run && best_id > 0) {
+    db_winner w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.library_algo, sizeof w.library_algo, "%s", ids[best_i]);
+    rc = db_run_set_winner(c->run, best_id, &w, NULL, err);
+  }
+  return rc;
+}
+
+/* ---- replay: the file's space ---- */
+
+static rt_status tune_replay(tune_ctx *c, rt_error *err) {
+  const ktfile *kf = device_replay_file(c->dev);
+  /* a family names no template: the file's kernel (a rooftune export's template) does */
+  const char *name = c->o->target && *c->o->target && !(c->fam && kf->kernel_name[0])
+                         ? c->o->target
+                     : kf->kernel_name[0] ? kf->kernel_name
+                                          : "replay";
+  /* with a known family and problem, times become FLOP/s */
+  problem p;
+  double flops = 0;
+  if (c->fam && c->o->shape && c->o->dtype &&
+      c->fam->parse_shape(c->o->shape, c->o->dtype, &p, NULL) == RT_OK)
+    flops = c->fam->flops(&p);
+  strategy_options so;
+  memset(&so, 0, sizeof so);
+  so.name = c->o->strategy;
+  so.seed = c->o->seed;
+  so.max_evals = c->budget_left;
+  so.max_seconds = c->o->max_seconds;
+  strategy *st = NULL;
+  rt_status rc = strategy_new(kf->space, &so, &st, err);
+  if (rc) return rc;
+  snprintf(c->rep->strategy, sizeof c->rep->strategy, "%s", strategy_name(st));
+  if (c->run) rc = db_run_template(c->run, name, c->o->target ? c->o->target : "", "", "", err);
+  long long best_id = 0;
+  double best_ms = 0;
+  while (!rc) {
+    size_t idx[TUNE_MAX_BATCH];
+    size_t n = strategy_ask(st, idx, TUNE_MAX_BATCH);
+    if (n == 0) break;
+    for (size_t i = 0; i < n && !rc; i++) {
+      char cfg[768];
+      space_format_config(kf->space, idx[i], cfg, sizeof cfg);
+      device_candidate dc;
+      memset(&dc, 0, sizeof dc);
+      dc.template_name = name;
+      dc.config_text = cfg;
+      dc.library_index = -1;
+      dc.flops = flops;
+      candidate_result r;
+      if ((rc = device_evaluate(c->dev, &dc, &r, err))) break;
+      long long id = 0;
+      if ((rc = store_result(c, &r, &id, err))) break;
+      if ((rc = strategy_tell(st, idx[i], r.status, r.time_ms, NULL, err))) break;
+      rc = add_result(c, &r, 0, "evaluate", err);
+      if (r.status == RT_OK && (best_id == 0 || r.time_ms < best_ms)) {
+        best_id = id;
+        best_ms = r.time_ms;
+      }
+    }
+  }
+  c->rep->templates = 1;
+  if (!rc && c->run && best_id > 0) {
+    db_winner w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.vars, sizeof w.vars, "%s", c->rep->best.config);
+    rc = db_run_set_winner(c->run, best_id, &w, NULL, err);
+  }
+  strategy_free(st);
+  return rc;
+}
+
+/* ---- the run ---- */
+
+const char *tune_default_device(char *note, size_t size) {
+  int n = 0;
+  rt_error e = {0};
+  if (size) note[0] = 0;
+  if (cuda_driver_load(&e) == RT_OK && cuda_gpu_count(&n, &e) == RT_OK && n > 0) return "cuda";
+  snprintf(note, size,
+           "no CUDA GPU here (%.120s): times are predictions of the model:h200 device, not "
+           "measurements",
+           e.text[0] ? e.text : "no device");
+  return "model:h200";
+}
+
+static rt_status open_db(tune_ctx *c, const char *device_spec_text, rt_error *err) {
+  const tune_options *o = c->o;
+  if (!o->db_path) return RT_OK;
+  rt_status rc = db_open(o->db_path, DB_CREATE, &c->db, err);
+  if (rc) return rc;
+  db_run_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.prob = c->prob;
+  if (device_get_kind(c->dev) == DEVICE_CUDA) {
+    cuda_gpu_info info;
+    int dv = 0;
+    snprintf(spec.prov.device.name, sizeof spec.prov.device.name, "%s", device_label(c->dev));
+    if (cuda_gpu_query(0, &info, NULL) == RT_OK) {
+      spec.prov.device.sm_count = info.sm_count;
+      spec.prov.device.cc_major = info.cc_major;
+      spec.prov.device.cc_minor = info.cc_minor;
+    }
+    if (cuda_driver_version(&dv, NULL) == RT_OK) spec.prov.device.driver_version = dv;
+  } else {
+    db_device_pseudo(&spec.prov.device, device_label(c->dev));
+  }
+  (void)device_spec_text;
+  db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, NULL);
+  snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s", device_arch(c->dev) ? device_arch(c->dev) : "");
+  snprintf(spec.strategy, sizeof spec.strategy, "%s", o->strategy ? o->strategy : strategy_default());
+  spec.seed = o->seed;
+  spec.budget = c->rep->budget;
+  snprintf(spec.command, sizeof spec.command, "%s", o->command ? o->command : "");
+  rc = db_run_begin(c->db, &spec, &c->run, err);
+  if (!rc) c->rep->run_id = db_run_id(c->run);
+  return rc;
+}
+
+/* Measured ceilings from the database, or measured now and stored (cuda only). */
+static rt_status cuda_ceilings(tune_ctx *c, rt_error *err) {
+  if (device_get_kind(c->dev) != DEVICE_CUDA) return RT_OK;
+  db_device dev;
+  memset(&dev, 0, sizeof dev);
+  snprintf(dev.name, sizeof dev.name, "%s", device_label(c->dev));
+  cuda_gpu_info info;
+  if (cuda_gpu_query(0, &info, NULL) == RT_OK) {
+    dev.sm_count = info.sm_count;
+    dev.cc_major = info.cc_major;
+    dev.cc_minor = info.cc_minor;
+  }
+  int dv = 0;
+  if (cuda_driver_version(&dv, NULL) == RT_OK) dev.driver_version = dv;
+  double bw = 0, fl = 0;
+  int fb = 0, ff = 0;
+  if (c->db) {
+    db_ceiling_get(c->db, &dev, "copy_bw", "", &bw, NULL, 0, &fb, NULL);
+    db_ceiling_get(c->db, &dev, "matmul", c->prob.dtype, &fl, NULL, 0, &ff, NULL);
+  }
+  diag_ceilings m;
+  if (fb && ff) {
+    device_ceilings(c->dev, &m);
+    m.bw = bw;
+    m.l2_bw = DIAG_L2_BW_FACTOR * bw;
+    m.flops[diag_path_for_dtype(c->prob.dtype, 0)] = fl;
+    m.measured = 1;
+    m.sm_count = device_sm_count(c->dev);
+    snprintf(m.gpu, sizeof m.gpu, "%.50s (measured)", device_label(c->dev));
+    device_set_ceilings(c->dev, &m);
+    return RT_OK;
+  }
+  rt_error merr = {0};
+  if (device_measure_ceilings(c->dev, c->prob.dtype, &m, &merr) != RT_OK) {
+    /* the spec table stays in use; the run goes on */
+    snprintf(c->rep->note + strlen(c->rep->note), sizeof c->rep->note - strlen(c->rep->note),
+             "%sceilings not measured (%.100s); the spec table is used", c->rep->note[0] ? "; " : "",
+             merr.text);
+    return RT_OK;
+  }
+  device_set_ceilings(c->dev, &m);
+  if (c->db) {
+    db_ceiling_set(c->db, &dev, "copy_bw", "", m.bw, err);
+    db_ceiling_set(c->db, &dev, "matmul", c->prob.dtype, m.flops[diag_path_for_dtype(c->prob.dtype, 0)],
+                   err);
+  }
+  return RT_OK;
+}
+
+rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
+  memset(out, 0, sizeof *out);
+  tune_ctx c;
+  memset(&c, 0, sizeof c);
+  c.o = o;
+  c.rep = out;
+  c.t0 = now_s();
+  out->budget = o->budget > 0 ? o->budget : TUNE_DEFAULT_BUDGET;
+  c.budget_left = out->budget;
+  manifest *ms[TUNE_MAX_TEMPLATES];
+  space *spaces[TUNE_MAX_TEMPLATES] = {0};
+  char archs[TUNE_MAX_TEMPLATES][16];
+  int nms = 0;
+  char **paths = NULL;
+  int npaths = 0;
+  rt_status rc;
+
+  const char *spec = o->device && *o->device ? o->device
+                     : tune_default_device(out->note, sizeof out->note);
+  device_options dopt;
+  memset(&dopt, 0, sizeof dopt);
+  dopt.timeout_s = o->timeout_s;
+  dopt.seed = o->seed;
+  dopt.worker_exe = o->worker_exe;
+  dopt.replay_template = o->target;
+  dopt.replay_shape = o->shape;
+  dopt.replay_dtype = o->dtype;
+  if ((rc = device_open(spec, &dopt, &c.dev, err))) goto done;
+  snprintf(out->device, sizeof out->device, "%s", device_label(c.dev));
+  out->timing = device_timing(c.dev);
+  c.have_ceil = device_ceilings(c.dev, &c.ceil);
+
+  if (device_get_kind(c.dev) == DEVICE_REPLAY) {
+    /* the recorded file is the space; the shape and dtype only label the run */
+    c.fam = o->target ? family_find(o->target) : NULL;
+    manifest *rm = NULL;
+    if (!c.fam && o->target && manifest_find(o->template_dir, o->target, &rm, NULL) == RT_OK)
+      c.fam = family_find(manifest_family(rm)); /* a template's family */
+    manifest_free(rm);
+    snprintf(c.prob.family, sizeof c.prob.family, "%s", o->target ? o->target : "replay");
+    /* without --shape/--dtype the run is labelled as the file's recorded problem */
+    snprintf(c.prob.dtype, sizeof c.prob.dtype, "%s", o->dtype ? o->dtype : "-");
+    snprintf(c.prob.shape, sizeof c.prob.shape, "%s", o->shape ? o->shape : "recorded");
+    if ((rc = open_db(&c, spec, err))) goto done;
+    rc = tune_replay(&c, err);
+    goto finish;
+  }
+
+  /* the family and the templates */
+  const char *tdir_env = o->template_dir;
+  char tdir[1024];
+  if (!tdir_env) tdir_env = manifest_template_dir(tdir, sizeof tdir);
+  c.fam = family_find(o->target ? o->target : "");
+  if (!c.fam) {
+    manifest *m = NULL;
+    rt_error ferr = {0};
+    if (manifest_find(tdir_env, o->target ? o->target : "", &m, &ferr)) {
+      rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
+      rc = rt_error_set(err, ferr.code == RT_ERR_NOT_FOUND ? RT_ERR_NOT_FOUND : ferr.code,
+                        "'%s' is neither a kernel family (%s) nor a template: %.500s",
+                        o->target ? o->target : "", family_names(), ferr.text);
+      goto done;
+    }
+    c.fam = family_find(manifest_family(m));
+    if (!c.fam) {
+      rt_error_locate(err, manifest_path(m), "family", 0, 0);
+      rc = rt_error_set(err, RT_ERR_MANIFEST, "template %s names an unknown family '%s' (known: %s)",
+                        manifest_name(m), manifest_family(m), family_names());
+      manifest_free(m);
+      goto done;
+    }
+    if (!manifest_has_dtype(m, o->dtype ? o->dtype : "")) {
+      rt_error_locate(err, "--dtype", NULL, 0, 0);
+      rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "template %s does not support dtype '%s'",
+                        manifest_name(m), o->dtype ? o->dtype : "");
+      manifest_free(m);
+      goto done;
+    }
+    template_arch(m, device_arch(c.dev), archs[0], sizeof archs[0]);
+    if (!archs[0][0]) {
+      rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "template %s does not support %s (%s)",
+                        manifest_name(m), device_arch(c.dev), out->device);
+      manifest_free(m);
+      goto done;
+    }
+    ms[nms++] = m;
+  } else {
+    if ((rc = manifest_list(tdir_env, &paths, &npaths, err))) goto done;
+    for (int i = 0; i < npaths && nms < TUNE_MAX_TEMPLATES; i++) {
+      manifest *m = NULL;
+      if (manifest_load(paths[i], &m, err)) {
+        rc = err ? err->code : RT_ERR_MANIFEST;
+        goto done;
+      }
+      template_arch(m, device_arch(c.dev), archs[nms], sizeof archs[nms]);
+      if (strcmp(manifest_family(m), c.fam->name) != 0 ||
+          !manifest_has_dtype(m, o->dtype ? o->dtype : "") || !archs[nms][0]) {
+        manifest_free(m);
+        continue;
+      }
+      ms[nms++] = m;
+    }
+  }
+
+  /* the problem */
+  if ((rc = c.fam->parse_shape(o->shape ? o->shape : "", o->dtype ? o->dtype : "", &c.prob, err))) {
+    if (err && !err->source[0]) rt_error_locate(err, "--shape", NULL, 0, 0);
+    goto done;
+  }
+  if ((rc = c.fam->bind(&c.prob, &c.env))) {
+    rc = rt_error_set(err, rc, "cannot bind problem %s", c.prob.shape);
+    goto done;
+  }
+  if ((rc = manifest_env_dtype(o->dtype, &c.env, err))) {
+    rt_error_locate(err, "--dtype", NULL, 0, 0);
+    goto done;
+  }
+  if ((rc = manifest_env_device(arch_spec_find(device_arch(c.dev)), device_spec(c.dev), &c.env, err)))
+    goto done;
+  if (device_sm_count(c.dev) > 0) rt_vars_set(&c.env, "device.sm_count", device_sm_count(c.dev));
+  int use_library = device_get_kind(c.dev) == DEVICE_CUDA && c.fam->library_list;
+  if (nms == 0 && !use_library) {
+    rt_error_locate(err, "--dtype", NULL, 0, 0);
+    rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "no %s template supports dtype %s on %s (%s)",
+                      c.fam->name, o->dtype ? o->dtype : "", device_arch(c.dev), out->device);
+    goto done;
+  }
+
+  if ((rc = open_db(&c, spec, err))) goto done;
+  if ((rc = device_begin(c.dev, c.fam->name, &c.prob, err))) goto done;
+  if ((rc = cuda_ceilings(&c, err))) goto done;
+  c.have_ceil = device_ceilings(c.dev, &c.ceil);
+  if (c.have_ceil) snprintf(out->ceilings, sizeof out->ceilings, "%s", c.ceil.gpu);
+
+  rt_error cerr = {0};
+  if (cubin_cache_open_default(&c.cache, &cerr) != RT_OK) c.cache = NULL; /* compile without */
+
+  /* every template's space first, so the budget goes only to templates with candidates */
+  int live = 0;
+  for (int i = 0; i < nms; i++) {
+    rt_error serr = {0};
+    rt_status s = manifest_build_space(ms[i], &c.env, &spaces[i], &serr);
+    if (s == RT_ERR_SPACE_EMPTY && (nms > 1 || use_library)) {
+      size_t l = strlen(out->note);
+      const char *why = strstr(serr.text, ": \"");
+      snprintf(out->note + l, sizeof out->note - l, "%s%s skipped for %s%s%s%.120s",
+               l ? "; " : "", manifest_name(ms[i]), c.prob.shape, c.prob.layout[0] ? ":" : "",
+               c.prob.layout, why ? why : " (no valid configuration)");
+      continue;
+    }
+    if (s) {
+      if (err) *err = serr;
+      rc = s;
+      goto done;
+    }
+    live++;
+  }
+  out->templates = (size_t)live;
+  for (int i = 0; i < nms; i++) {
+    if (!spaces[i]) continue;
+    long share = c.budget_left / live--;
+    if (share < 1) break;
+    if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, err))) goto done;
+  }
+  if (use_library && (rc = tune_library(&c, err))) goto done;
+
+finish:
+  if (!rc && c.run) rc = db_run_finish(c.run, "done", err);
+  else if (rc && c.run) db_run_finish(c.run, "failed", NULL);
+done:
+  out->seconds = now_s() - c.t0;
+  if (c.run) db_run_free(c.run);
+  db_close(c.db);
+  cubin_cache_close(c.cache);
+  for (int i = 0; i < nms; i++) {
+    space_free(spaces[i]);
+    manifest_free(ms[i]);
+  }
+  if (paths) manifest_list_free(paths, npaths);
+  device_close(c.dev);
+  if (rc) {
+    tune_report_free(out);
+    memset(out, 0, sizeof *out);
+  }
+  return rc;
+}
+
+void tune_report_free(tune_report *r) {
+  if (!r) return;
+  free(r->results);
+  r->results = NULL;
+  r->nresults = 0;
+}

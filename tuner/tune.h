@@ -1,0 +1,100 @@
+/* tune.h — the whole loop for one problem: space → compile → measure/predict/replay →
+ * diagnose → search → store.  `rooftune tune` is a thin command over tune_run(); the engine
+ * never sees the command line.
+ *
+ * A target is a family ("gemm": every template of the family that supports the dtype and the
+ * device's architecture, plus the family's library candidates (cuBLASLt) on a real GPU) or one
+ * template by name.  The evaluation budget is shared out evenly between the templates; each
+ * template is searched by its own strategy (search/strategy.h) over its manifest's space, in
+ * batches that the compile pool builds in parallel through the cubin cache.  Every candidate is
+ * diagnosed (diagnose.h) when it has a time and the device has ceilings, stored in the database
+ * (db/db.h) as it arrives, and each template's winner is stored with its cubin.  Resume: a
+ * configuration the database already holds for the same problem, device, template version and
+ * toolkit is not evaluated again; its stored result is told to the strategy instead.
+ *
+ * On the replay device the space is the file's: the target names the run, the file's
+ * parameters are the configuration, and times come from the file (no compile).
+ */
+#ifndef ROOFTUNE_TUNE_H
+#define ROOFTUNE_TUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "result.h"
+#include "status.h"
+
+/* Evaluations when the caller gives no budget.  On the model device each one is a compile
+ * (~0.5-2 s of NVRTC on one core), so this keeps a cold family run within a minute or two on
+ * two cores; the cubin cache makes a rerun take seconds. */
+#define TUNE_DEFAULT_BUDGET 32
+
+typedef struct tune_progress {
+  size_t done;            /* candidates finished so far (resumed ones included) */
+  size_t total;           /* the budget: candidates this run will finish at most */
+  const candidate_result *last; /* the candidate just finished; NULL when a phase starts */
+  int have_best;          /* a candidate succeeded */
+  double best_ms;         /* the best time so far */
+  char best_template[64]; /* and its template */
+  double elapsed_s;       /* since tune_run started */
+  const char *phase;      /* "compile", "evaluate", "library", "ceilings" */
+} tune_progress;
+
+typedef struct tune_options {
+  const char *target;       /* family ("gemm") or template name ("gemm_mma") */
+  const char *shape;        /* "4096x4096x4096" (the family's syntax) */
+  const char *dtype;        /* "bf16" */
+  const char *device;       /* "cuda", "model:h200", "replay:FILE"; NULL: cuda when a GPU is
+                               present, else model:h200 (tune_report.note says so) */
+  const char *strategy;     /* NULL: the default strategy */
+  long budget;              /* evaluations in all; 0: TUNE_DEFAULT_BUDGET */
+  double max_seconds;       /* wall-clock budget; 0: none */
+  uint64_t seed;            /* strategy seed (and the GPU inputs' seed) */
+  const char *db_path;      /* database to store into; NULL: none */
+  const char *template_dir; /* NULL: manifest_template_dir() */
+  int compile_workers;      /* compile processes; 0: one per core */
+  int batch;                /* candidates compiled together; 0: compile_workers or 2 */
+  double timeout_s;         /* per-candidate limit on the GPU (0: the device's default) */
+  const char *worker_exe;   /* binary for the cuda worker; NULL: this one */
+  const char *command;      /* the command line, stored with the run */
+  void (*progress)(void *ctx, const tune_progress *p); /* may be NULL */
+  void *progress_ctx;
+} tune_options;
+
+typedef struct tune_report {
+  char device[128];           /* "model:h200", "NVIDIA H200", "replay:FILE" */
+  timing_kind timing;         /* measured / predicted / replayed */
+  char note[256];             /* e.g. why the device was chosen; "" when nothing to say */
+  char strategy[32];          /* the strategy used */
+  long budget;                /* the evaluation budget */
+  size_t evaluated;           /* candidates evaluated in this run */
+  size_t resumed;             /* candidates taken from the database instead */
+  size_t failed;              /* candidates that failed (compile, launch, wrong, crash, ...) */
+  size_t templates;           /* templates searched */
+  int have_best;              /* 1 when some candidate succeeded */
+  candidate_result best;      /* the fastest successful candidate, with its diagnosis */
+  candidate_result *results;  /* every candidate of this run, in evaluation order (owned) */
+  size_t nresults;
+  double seconds;             /* wall time */
+  double compile_seconds;     /* wall time spent compiling */
+  size_t cache_hits;          /* compiles served from the cubin cache */
+  long long run_id;           /* the database run, 0 without a database */
+  char ceilings[96];          /* the roofs diagnosis used: "NVIDIA H200 (spec)" */
+} tune_report;
+
+/* Runs the loop; on RT_OK the report holds the results (free with tune_report_free).  A
+ * candidate's failure is data in the report, never an error; errors are about the inputs
+ * (unknown target, bad shape or dtype, no template for the dtype/arch, unreadable database)
+ * or a device that cannot go on. */
+rt_status tune_run(const tune_options *opt, tune_report *out, rt_error *err);
+void tune_report_free(tune_report *r);
+
+/* The device used when none is named: "cuda" when a driver and a GPU are present, else
+ * "model:h200" with a note (into note, "" otherwise) saying that times will be predictions. */
+const char *tune_default_device(char *note, size_t size);
+
+/* The default database: $ROOFTUNE_DB, else $XDG_DATA_HOME/rooftune/tuning.db, else
+ * ~/.local/share/rooftune/tuning.db (the folder is created).  Writes into buf, returns it. */
+const char *tune_default_db_path(char *buf, size_t size);
+
+#endif
