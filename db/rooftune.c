@@ -175,6 +175,7 @@ typedef struct cache_slot {
 
 typedef struct loaded {
   long long winner_id; /* which winner */
+  double time_ms;      /* its time: a replaced winner (faster, same row) is a new key */
   CUcontext ctx;       /* in which context */
   rooftune_kernel *k;  /* the loaded kernel */
 } loaded;
@@ -607,6 +608,16 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
 
 /* ---- load and launch ------------------------------------------------------------------ */
 
+/* cuda_driver_load() keeps its state in statics: the first calls from several threads must not
+ * race, so every call here goes through one lock (after the first it returns at once). */
+static rt_status driver_load(rt_error *err) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&mu);
+  rt_status s = cuda_driver_load(err);
+  pthread_mutex_unlock(&mu);
+  return s;
+}
+
 int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kernel **out) {
   if (!r || !m || !out) return fail(ROOFTUNE_ERR_INVALID, "rooftune_kernel_load: NULL argument");
   *out = NULL;
@@ -615,7 +626,7 @@ int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kerne
     return fail(ROOFTUNE_ERR_NOT_FOUND, "winner %s %s has no cubin (%s)", m->template_name,
                 m->config, m->library_algo[0] ? "a cuBLASLt algorithm" : "not tuned on a GPU");
   rt_error err = {0};
-  if (cuda_driver_load(&err)) return fail_err(&err);
+  if (driver_load(&err)) return fail_err(&err);
   CUcontext ctx = NULL;
   if (cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
     return fail(ROOFTUNE_ERR_NO_GPU, "no current CUDA context: make one current first");
@@ -681,11 +692,14 @@ void rooftune_kernel_free(rooftune_kernel *k) {
 
 /* ---- GEMM ----------------------------------------------------------------------------- */
 
-/* cuBLASLt state shared by every caller: one handle, one workspace per context. */
+/* cuBLASLt state shared by every caller: one handle, and one workspace per (context, stream)
+ * so that matmuls running at once on different streams never share scratch memory; past 16
+ * pairs cuBLASLt runs without a workspace. */
 static pthread_mutex_t lt_mu = PTHREAD_MUTEX_INITIALIZER;
 static cublasLtHandle_t lt_handle;
 static struct {
   CUcontext ctx;
+  void *stream;
   CUdeviceptr ws;
 } lt_ws[16];
 #define LT_WS_BYTES (32u << 20)
@@ -701,10 +715,11 @@ static int lt_fallback(const problem *p, const gemm_lt_algo *algo, const void *A
   CUdeviceptr ws = 0;
   int i;
   for (i = 0; i < 16 && lt_ws[i].ctx; i++)
-    if (lt_ws[i].ctx == ctx) ws = lt_ws[i].ws;
+    if (lt_ws[i].ctx == ctx && lt_ws[i].stream == stream) ws = lt_ws[i].ws;
   if (!ws && i < 16) {
     if (cu.cuMemAlloc_v2(&ws, LT_WS_BYTES) == CUDA_SUCCESS) {
       lt_ws[i].ctx = ctx;
+      lt_ws[i].stream = stream;
       lt_ws[i].ws = ws;
     } else {
       ws = 0;
@@ -723,7 +738,8 @@ static int gemm_kernel(rooftune_db *r, const rooftune_match *m, CUcontext ctx,
   *owned = 0;
   pthread_mutex_lock(&r->mu);
   for (int i = 0; i < r->nkernels; i++)
-    if (r->kernels[i].winner_id == m->id && r->kernels[i].ctx == ctx) {
+    if (r->kernels[i].winner_id == m->id && r->kernels[i].time_ms == m->time_ms &&
+        r->kernels[i].ctx == ctx) {
       *out = r->kernels[i].k;
       pthread_mutex_unlock(&r->mu);
       return ROOFTUNE_OK;
@@ -734,6 +750,7 @@ static int gemm_kernel(rooftune_db *r, const rooftune_match *m, CUcontext ctx,
   pthread_mutex_lock(&r->mu);
   if (r->nkernels < (int)(sizeof r->kernels / sizeof r->kernels[0])) {
     r->kernels[r->nkernels].winner_id = m->id;
+    r->kernels[r->nkernels].time_ms = m->time_ms;
     r->kernels[r->nkernels].ctx = ctx;
     r->kernels[r->nkernels++].k = *out;
     pthread_mutex_unlock(&r->mu);
@@ -770,7 +787,7 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
     return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: M, N, K must be in 1..2^31-1");
   if (!A || !B || !C) return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: a NULL matrix pointer");
   rt_error err = {0};
-  if (cuda_driver_load(&err)) return fail_err(&err);
+  if (driver_load(&err)) return fail_err(&err);
   CUcontext ctx = NULL;
   CUdevice dev = 0;
   if (cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
