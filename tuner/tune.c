@@ -358,7 +358,10 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   popt.timeout_s = 120;
   popt.cache = c->cache;
   const arch_spec *aspec = arch_spec_find(arch);
-  int batch = o->batch > 0 ? o->batch : (o->compile_workers > 0 ? o->compile_workers : 2);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int batch = o->batch > 0 ? o->batch
+              : o->compile_workers > 0 ? o->compile_workers
+                                       : (int)(cores > 1 ? cores : 2);
   if (batch > TUNE_MAX_BATCH) batch = TUNE_MAX_BATCH;
 
   for (;;) {

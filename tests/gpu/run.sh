@@ -26,6 +26,9 @@ if [ -n "${OUT:-}" ]; then results=$OUT/gpu_results.txt; else
 mkdir -p "$(dirname "$results")"
 : >"$results"
 log() { echo "$*" | tee -a "$results"; }
+# seconds left of the 470 s the script allows itself, and a step's timeout within them
+left() { echo $(( 470 - ($(date +%s) - start) )); }
+cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
@@ -43,8 +46,8 @@ if [ ! -x "$build/rooftune" ]; then
     static=-DROOFTUNE_STATIC_DEPS=ON
     log "SQLite/Jansson development files missing: trying $static"
   fi
-  timeout 240 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $static >"$logs/configure.log" 2>&1 &&
-    timeout 240 cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1
+  timeout 120 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $static >"$logs/configure.log" 2>&1 &&
+    timeout 200 cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1
   rc=$?
   if [ $rc != 0 ]; then
     log "BUILD FAILED ($rc); last lines:"
@@ -61,7 +64,8 @@ log "== GPU tests"
 export ROOFTUNE_BIN=$bin ROOFTUNE_SOURCE_DIR=$PWD ROOFTUNE_SHARED_DIR=$PWD/../shared ROOFTUNE_TEMPLATE_DIR=$PWD/templates
 for t in "$build"/tests/gpu_test_*; do
   [ -x "$t" ] || continue
-  timeout 120 "$t" >"$logs/$(basename "$t").log" 2>&1
+  [ "$(left)" -gt 20 ] || { log "$(basename "$t"): not run, out of time"; fail=1; continue; }
+  timeout "$(cap 120)" "$t" >"$logs/$(basename "$t").log" 2>&1
   rc=$?
   case $rc in 0) verdict=passed ;; 77) verdict=skipped ;; 124) verdict="TIMED OUT" ;; *) verdict="FAILED ($rc)" ;; esac
   log "$(basename "$t"): $verdict"
@@ -89,7 +93,8 @@ for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma f32 1024x1024x1024" "gemm_m
             "gemm_mma bf16 1000x1000x1000" "gemm_wgmma f16 1024x1024x1024:nt" "gemm_wgmma bf16 1024x1024x1024:nt"; do
   set -- $spec
   [ -f "templates/gemm/$1.json" ] || continue
-  out=$(timeout 90 "$bin" tune "$1" --dtype "$2" --shape "$3" --device cuda --strategy random --budget 6 \
+  [ "$(left)" -gt 60 ] || { log "$1 $2 $3: not run, out of time"; fail=1; continue; }
+  out=$(timeout "$(cap 60)" "$bin" tune "$1" --dtype "$2" --shape "$3" --device cuda --strategy random --budget 6 \
         --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
   rc=$?
   if [ $rc != 0 ] && [ -z "$out" ]; then log "$1 $2 $3: tune exited $rc: $(tail -1 "$logs/tune.log")"; fail=1; continue; fi
@@ -100,10 +105,9 @@ done
 # 4. the main job against cuBLASLt, and the ceilings (measured once, kept in the database)
 log "== main job: rooftune tune gemm --shape 4096x4096x4096 --dtype bf16"
 for shape in 4096x4096x4096 4096x4096x4096:nt; do
-  left=$(( 450 - ($(date +%s) - start) ))
-  [ $left -gt 30 ] || { log "skipped $shape: out of time"; continue; }
+  [ "$(left)" -gt 30 ] || { log "skipped $shape: out of time"; continue; }
   t0=$(date +%s)
-  out=$(timeout $(( left < 150 ? left : 150 )) "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
+  out=$(timeout "$(cap 150)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
         --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
   rc=$?
   log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
