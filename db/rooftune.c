@@ -13,9 +13,13 @@
 #include <strings.h>
 
 #include "db/db.h"
+#include "kernels/family.h"
 #include "kernels/gemm.h"
 #include "tuner/cuda_driver.h"
 #include "tuner/expr.h"
+#include "tuner/gpu_spec.h"
+#include "tuner/manifest.h"
+#include "tuner/sha256.h"
 #include "version.h"
 
 /* ---- errors ------------------------------------------------------------------------- */
@@ -171,6 +175,7 @@ typedef struct cache_slot {
 
 typedef struct loaded {
   long long winner_id; /* which winner */
+  double time_ms;      /* its time: a replaced winner (faster, same row) is a new key */
   CUcontext ctx;       /* in which context */
   rooftune_kernel *k;  /* the loaded kernel */
 } loaded;
@@ -362,8 +367,108 @@ static int nearest_geometry(const idx_entry *x, const shape_vec *q, rooftune_mat
   return 1;
 }
 
+/* 1 when the file's SHA-256 is hex. */
+static int file_has_hash(const char *path, const char *hex) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  sha256_ctx c;
+  sha256_init(&c);
+  unsigned char buf[16384], d[32];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
+  fclose(f);
+  sha256_final(&c, d);
+  char got[65];
+  sha256_hex(d, got);
+  return strcmp(got, hex) == 0;
+}
+
+/* The device facts a manifest's expressions read, for the GPU a winner was made on (a real one
+ * by compute capability and name, "model:KEY" by its key). */
+static int winner_device(const db_entry *e, const arch_spec **arch, const gpu_spec **gpu) {
+  int cc = e->device.cc_major * 10 + e->device.cc_minor;
+  *gpu = NULL;
+  *arch = NULL;
+  if (strncmp(e->device.name, "model:", 6) == 0) {
+    *gpu = gpu_spec_find(e->device.name + 6);
+    if (*gpu) *arch = arch_spec_find((*gpu)->arch);
+  } else if (cc) {
+    *arch = arch_spec_for_cc(cc);
+    *gpu = gpu_spec_match(e->device.name, cc);
+  }
+  return *arch != NULL;
+}
+
+/* Launch geometry for the queried shape from the template's manifest, when the installed
+ * manifest is the very version the winner was tuned with (same SHA-256): the configuration's
+ * derived values are recomputed for the new shape, its constraints must still hold, and the
+ * manifest's launch expressions give grid, block and shared memory.  The cubin itself is
+ * shape-free (manifest.h: problem dimensions never reach the source). */
+static int manifest_geometry(const idx_entry *x, const char *query, rooftune_match *m) {
+  const db_entry *e = x->e;
+  const family_ops *fam = family_find(e->family);
+  const arch_spec *arch;
+  const gpu_spec *gpu;
+  if (!fam || !e->manifest_hash[0] || !winner_device(e, &arch, &gpu)) return 0;
+  problem p;
+  if (fam->parse_shape(query, e->dtype, &p, NULL)) return 0;
+  manifest *mf = NULL;
+  if (manifest_find(NULL, e->template_name, &mf, NULL)) return 0;
+  int ok = 0;
+  space *sp = NULL;
+  rt_vars env, vars;
+  rt_vars_clear(&env);
+  if (!file_has_hash(manifest_path(mf), e->manifest_hash)) goto done;
+  if (fam->bind(&p, &env) || manifest_env_dtype(e->dtype, &env, NULL) ||
+      manifest_env_device(arch, gpu, &env, NULL))
+    goto done;
+  /* A one-configuration space holding the winner's configuration. */
+  sp = space_new();
+  int np = manifest_nparams(mf);
+  uint16_t cfg[64];
+  if (!sp || np > 64) goto done;
+  for (int i = 0; i < np; i++) {
+    const space_param *par = manifest_param(mf, i);
+    if (space_add_param(sp, par->name, par->count, par->ints, (const char *const *)par->idents,
+                        NULL))
+      goto done;
+    char key[80];
+    snprintf(key, sizeof key, "%s=", par->name);
+    const char *v = NULL;
+    for (const char *s = e->config; s && *s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
+      if (strncmp(s, key, strlen(key)) == 0) v = s + strlen(key);
+    if (!v) goto done;
+    size_t vlen = strcspn(v, ",");
+    int found = -1;
+    for (int k = 0; k < par->count && found < 0; k++) {
+      char text[64];
+      if (par->ints) snprintf(text, sizeof text, "%lld", par->ints[k]);
+      else snprintf(text, sizeof text, "%s", par->idents[k]);
+      if (strlen(text) == vlen && strncmp(text, v, vlen) == 0) found = k;
+    }
+    if (found < 0) goto done;
+    cfg[i] = (uint16_t)found;
+  }
+  if (space_add_config(sp, cfg, NULL) || space_finish(sp, NULL) ||
+      manifest_config_vars(mf, sp, 0, &env, &vars, NULL))
+    goto done;
+  const char *names[RT_VARS_MAX];
+  for (int i = 0; i < vars.count; i++) names[i] = vars.names[i];
+  for (int i = 0; i < manifest_nconstraints(mf); i++) {
+    long long holds = 0;
+    if (expr_eval_text(manifest_constraint(mf, i), vars.count, names, vars.values, &holds, NULL) ||
+        !holds)
+      goto done; /* not valid for this shape (or not checkable here): no geometry */
+  }
+  ok = manifest_launch(mf, &vars, m->grid, m->block, &m->smem, NULL) == RT_OK;
+done:
+  space_free(sp);
+  manifest_free(mf);
+  return ok;
+}
+
 static void fill_match(const idx_entry *x, int kind, double dist, unsigned mismatch,
-                       const shape_vec *q, rooftune_match *m) {
+                       const shape_vec *q, const char *query, rooftune_match *m) {
   const db_entry *e = x->e;
   memset(m, 0, sizeof *m);
   m->match = kind;
@@ -398,7 +503,7 @@ static void fill_match(const idx_entry *x, int kind, double dist, unsigned misma
     m->smem = e->launch.smem_v;
     m->geometry_ok = m->grid[0] > 0 && m->block[0] > 0;
   } else {
-    m->geometry_ok = nearest_geometry(x, q, m);
+    m->geometry_ok = nearest_geometry(x, q, m) || manifest_geometry(x, query, m);
   }
 }
 
@@ -474,9 +579,14 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
       best_m = mis;
     }
   }
-  if (best)
+  if (best) {
+    /* The queried problem in the family's syntax, with its layout. */
+    char query[96];
+    snprintf(query, sizeof query, "%.*s%s%s", (int)strcspn(q->shape, ":"), q->shape,
+             layout[0] ? ":" : "", layout);
     fill_match(best, best_d == 0 ? ROOFTUNE_MATCH_EXACT : ROOFTUNE_MATCH_NEAREST, best_d,
-               best_m, &qs, m);
+               best_m, &qs, query, m);
+  }
 
   if (r->cached >= CACHE_SLOTS / 2) { /* keep probing short: start over */
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
@@ -498,6 +608,16 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
 
 /* ---- load and launch ------------------------------------------------------------------ */
 
+/* cuda_driver_load() keeps its state in statics: the first calls from several threads must not
+ * race, so every call here goes through one lock (after the first it returns at once). */
+static rt_status driver_load(rt_error *err) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&mu);
+  rt_status s = cuda_driver_load(err);
+  pthread_mutex_unlock(&mu);
+  return s;
+}
+
 int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kernel **out) {
   if (!r || !m || !out) return fail(ROOFTUNE_ERR_INVALID, "rooftune_kernel_load: NULL argument");
   *out = NULL;
@@ -506,7 +626,7 @@ int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kerne
     return fail(ROOFTUNE_ERR_NOT_FOUND, "winner %s %s has no cubin (%s)", m->template_name,
                 m->config, m->library_algo[0] ? "a cuBLASLt algorithm" : "not tuned on a GPU");
   rt_error err = {0};
-  if (cuda_driver_load(&err)) return fail_err(&err);
+  if (driver_load(&err)) return fail_err(&err);
   CUcontext ctx = NULL;
   if (cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
     return fail(ROOFTUNE_ERR_NO_GPU, "no current CUDA context: make one current first");
@@ -572,11 +692,14 @@ void rooftune_kernel_free(rooftune_kernel *k) {
 
 /* ---- GEMM ----------------------------------------------------------------------------- */
 
-/* cuBLASLt state shared by every caller: one handle, one workspace per context. */
+/* cuBLASLt state shared by every caller: one handle, and one workspace per (context, stream)
+ * so that matmuls running at once on different streams never share scratch memory; past 16
+ * pairs cuBLASLt runs without a workspace. */
 static pthread_mutex_t lt_mu = PTHREAD_MUTEX_INITIALIZER;
 static cublasLtHandle_t lt_handle;
 static struct {
   CUcontext ctx;
+  void *stream;
   CUdeviceptr ws;
 } lt_ws[16];
 #define LT_WS_BYTES (32u << 20)
@@ -592,10 +715,11 @@ static int lt_fallback(const problem *p, const gemm_lt_algo *algo, const void *A
   CUdeviceptr ws = 0;
   int i;
   for (i = 0; i < 16 && lt_ws[i].ctx; i++)
-    if (lt_ws[i].ctx == ctx) ws = lt_ws[i].ws;
+    if (lt_ws[i].ctx == ctx && lt_ws[i].stream == stream) ws = lt_ws[i].ws;
   if (!ws && i < 16) {
     if (cu.cuMemAlloc_v2(&ws, LT_WS_BYTES) == CUDA_SUCCESS) {
       lt_ws[i].ctx = ctx;
+      lt_ws[i].stream = stream;
       lt_ws[i].ws = ws;
     } else {
       ws = 0;
@@ -614,7 +738,8 @@ static int gemm_kernel(rooftune_db *r, const rooftune_match *m, CUcontext ctx,
   *owned = 0;
   pthread_mutex_lock(&r->mu);
   for (int i = 0; i < r->nkernels; i++)
-    if (r->kernels[i].winner_id == m->id && r->kernels[i].ctx == ctx) {
+    if (r->kernels[i].winner_id == m->id && r->kernels[i].time_ms == m->time_ms &&
+        r->kernels[i].ctx == ctx) {
       *out = r->kernels[i].k;
       pthread_mutex_unlock(&r->mu);
       return ROOFTUNE_OK;
@@ -625,6 +750,7 @@ static int gemm_kernel(rooftune_db *r, const rooftune_match *m, CUcontext ctx,
   pthread_mutex_lock(&r->mu);
   if (r->nkernels < (int)(sizeof r->kernels / sizeof r->kernels[0])) {
     r->kernels[r->nkernels].winner_id = m->id;
+    r->kernels[r->nkernels].time_ms = m->time_ms;
     r->kernels[r->nkernels].ctx = ctx;
     r->kernels[r->nkernels++].k = *out;
     pthread_mutex_unlock(&r->mu);
@@ -661,7 +787,7 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
     return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: M, N, K must be in 1..2^31-1");
   if (!A || !B || !C) return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: a NULL matrix pointer");
   rt_error err = {0};
-  if (cuda_driver_load(&err)) return fail_err(&err);
+  if (driver_load(&err)) return fail_err(&err);
   CUcontext ctx = NULL;
   CUdevice dev = 0;
   if (cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS)

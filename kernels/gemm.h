@@ -16,8 +16,7 @@
  * two arguments are CUtensorMap descriptors of A (dims K, M, BATCH; box TMA_BOX_K x
  * TMA_BOX_M) and of B stored N x K (box TMA_BOX_K x TMA_BOX_N), 128-byte swizzled.  The
  * names manifest expressions see: M, N, K, BATCH, dtype_bytes, b_col (1 for nt; templates
- * take B's layout as an identifier parameter B_LAYOUT [row, col] constrained by
- * "B_LAYOUT == b_col"), out_bytes (4).
+ * take B's layout as a parameter B_COL [0, 1] constrained by "B_COL == b_col"), out_bytes (4).
  *
  * Verification: inputs are seeded uniform values in [-1, 1) rounded to the dtype; the
  * reference is cuBLASLt with CUBLAS_COMPUTE_32F (true fp32 for f32 inputs); a candidate passes
@@ -84,8 +83,9 @@ rt_status gemm_lt_matmul(cublasLtHandle_t lt, const problem *p, const gemm_lt_al
                          CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, CUdeviceptr workspace,
                          size_t ws_size, CUstream stream, rt_error *err);
 
-/* GPU-side accessors for benchmarks and tests (valid after gpu_setup). */
-CUdeviceptr gemm_gpu_output(const family_gpu *g);
+/* GPU-side accessors for benchmarks and tests (valid after gpu_setup): the inputs and the
+ * candidate output that gpu_verify checks. */
+void gemm_gpu_buffers(const family_gpu *g, CUdeviceptr *A, CUdeviceptr *B, CUdeviceptr *C);
 size_t gemm_gpu_workspace_bytes(const family_gpu *g);
 
 #endif

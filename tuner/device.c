@@ -20,6 +20,8 @@
  *               come from L2, so re-reads reach DRAM about once per patch row or column
  *               memory_eff = min(1, bytes in flight per SM / (per-SM bandwidth * DRAM latency)),
  *               bytes in flight ~ resident blocks * their shared-memory staging (or 16 B/thread)
+ *               and never less than bytes / L2 bandwidth (DIAG_L2_BW_FACTOR x DRAM): every
+ *               re-read still passes through L2, which is what makes small tiles slow
  *   wave_factor = ceil(waves) / waves: the last wave's idle SMs cost as much as busy ones
  *   spill_factor = 1 + MODEL_SPILL_COST * min(1, spill bytes / 256)
  */
@@ -56,7 +58,8 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   if (f->grid_blocks > 0 && f->grid_blocks < concurrent) concurrent = (double)f->grid_blocks;
   double dram = diag_dram_bytes(c->dram_bytes, c->min_bytes, concurrent);
   double tc = c->flops / (peak * compute_eff);
-  double tm = dram / (gpu->dram_bw_achievable * memory_eff);
+  double tm = fmax(dram / gpu->dram_bw_achievable,
+                   c->dram_bytes / (DIAG_L2_BW_FACTOR * gpu->dram_bw_achievable)) / memory_eff;
   double wave_factor = 1.0;
   if (f->grid_blocks > 0) {
     double waves = (double)f->grid_blocks / ((double)gpu->sm_count * f->blocks_per_sm);

@@ -108,7 +108,8 @@ rt_status device_evaluate(device *d, const device_candidate *c, candidate_result
                           rt_error *err);
 
 /* cuda: the family's library candidates for the current problem (cuBLASLt algorithms): their
- * count (at most max) and identities, "cublaslt:<describe text>". */
+ * count (at most max) and identities (the family's library_describe text, which the
+ * runtime can use again). */
 rt_status device_library_list(device *d, int max, char ids[][256], int *count, rt_error *err);
 
 /* cuda: measures the ceilings once: a large device-to-device copy, and the library matmul

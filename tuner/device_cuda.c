@@ -106,6 +106,10 @@ rt_status device_cuda_evaluate(device *d, const device_candidate *c, candidate_r
   json_t *req = json_object();
   json_object_set_new(req, "entry", json_string(c->entry ? c->entry : ""));
   json_object_set_new(req, "library", json_integer(c->library_index));
+  if (c->library_index >= 0) { /* lets a fresh worker list the library candidates again */
+    json_object_set_new(req, "library_max", json_integer(d->library_max));
+    json_object_set_new(req, "library_id", json_string(c->config_text ? c->config_text : ""));
+  }
   json_t *vals = json_object();
   for (int i = 0; c->values && i < c->values->count; i++)
     json_object_set_new(vals, c->values->names[i], json_integer(c->values->values[i]));
@@ -149,6 +153,7 @@ rt_status device_cuda_library_list(device *d, int max, char ids[][256], int *cou
                                    rt_error *err) {
   json_t *req = json_pack("{si}", "max", max);
   json_t *reply = NULL;
+  d->library_max = max;
   rt_status st = cuda_call(d, WORKER_LIBRARY, req, NULL, 0, d->opt.timeout_s, &reply, err);
   json_decref(req);
   if (!st) st = reply_status(reply, err);
@@ -177,6 +182,7 @@ rt_status device_cuda_measure_ceilings(device *d, const char *dtype, diag_ceilin
     if (d->have_ceil) *out = d->ceil;
     else memset(out, 0, sizeof *out);
     out->bw = json_number_value(json_object_get(reply, "bw"));
+    out->l2_bw = DIAG_L2_BW_FACTOR * out->bw;
     double flops = json_number_value(json_object_get(reply, "flops"));
     compute_path path = diag_path_for_dtype(dtype, 0);
     out->flops[path] = flops;
@@ -208,6 +214,7 @@ typedef struct cuda_worker {
   problem prob;
   family_gpu *g;          /* its inputs and reference */
   double tol;             /* verification tolerance */
+  int lib_listed;         /* library candidates listed for this problem (a fresh worker: 0) */
 } cuda_worker;
 
 void *device_cuda_worker_new(void) { return calloc(1, sizeof(cuda_worker)); }
@@ -276,6 +283,7 @@ static json_t *handle_setup(cuda_worker *w, json_t *req) {
     w->fam->gpu_teardown(w->g);
     w->g = NULL;
   }
+  w->lib_listed = 0;
   const char *fname = json_string_value(json_object_get(req, "family"));
   w->fam = family_find(fname ? fname : "");
   if (!w->fam) {
@@ -352,6 +360,22 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
 
   CUmodule mod = NULL;
   rt_status st = RT_OK;
+  if (rc.lib >= 0 && rc.lib >= w->lib_listed) {
+    /* a fresh worker has not listed the library candidates yet: list them as the parent did
+     * and check that candidate `lib` is still the one it names */
+    int max = (int)json_integer_value(json_object_get(req, "library_max")), count = 0;
+    const char *want = json_string_value(json_object_get(req, "library_id"));
+    char got[256] = "";
+    if (!w->fam->library_list) st = rt_error_set(&err, RT_ERR_UNSUPPORTED, "the family has no library candidates");
+    if (!st) st = w->fam->library_list(w->g, max > rc.lib ? max : rc.lib + 1, &count, &err);
+    if (!st) w->lib_listed = count;
+    if (!st && rc.lib >= count)
+      st = rt_error_set(&err, RT_ERR_NOT_FOUND, "library candidate %d is gone (%d listed)", rc.lib, count);
+    if (!st) st = w->fam->library_describe(w->g, rc.lib, got, sizeof got, &err);
+    if (!st && want && strcmp(want, got))
+      st = rt_error_set(&err, RT_ERR_NOT_FOUND, "library candidate %d is now %s, not %s", rc.lib, got, want);
+    if (st) return fail_reply(st, &err, 0);
+  }
   if (rc.lib < 0) {
     const char *entry = json_string_value(json_object_get(req, "entry"));
     if (!blob || !blob_len) {
@@ -375,6 +399,8 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   double rel = -1;
   int fatal = 0;
   st = w->fam->gpu_poison(w->g, w->stream, &err);
+  if (!st) st = cuda_check(cu.cuStreamSynchronize(w->stream), "poison", &err);
+  double t_first = now_s();
   if (!st) st = run_once(&rc, &err);
   if (st) { /* the launch itself was refused (resources, geometry): not sticky */
     reply = fail_reply(RT_ERR_LAUNCH, &err, 0);
@@ -384,6 +410,7 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     reply = fail_reply(st, &err, fatal);
     goto out;
   }
+  t_first = now_s() - t_first; /* one run's wall time, launch included */
   st = w->fam->gpu_verify(w->g, &rel, &err);
   if (st) { /* RT_ERR_WRONG_RESULT with the family's account of it, or a CUDA failure */
     reply = fail_reply(st, &err, st == RT_ERR_CUDA);
@@ -399,7 +426,14 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     goto out;
   }
   /* 2. warm-up, apart from timing */
-  for (int i = 0; i < 2 && !st; i++) st = run_once(&rc, &err);
+  /* a slow candidate (a run over a tenth of the cap) gets one warm-up and fewer runs, so the
+   * per-candidate timeout is not spent on repetitions */
+  int warmups = 2;
+  if (t_first > 0.1 * cap) {
+    warmups = 1;
+    if (min_reps > 3) min_reps = 3;
+  }
+  for (int i = 0; i < warmups && !st; i++) st = run_once(&rc, &err);
   if (!st) st = sync_check(w, "warm-up", &fatal, &err);
   /* 3. timed runs, each after an L2 flush */
   double *times = calloc((size_t)max_reps, sizeof *times);
@@ -454,6 +488,7 @@ static json_t *handle_library(cuda_worker *w, json_t *req) {
       json_decref(ids);
       return fail_reply(st, &err, 0);
     }
+    w->lib_listed = count;
     for (int i = 0; i < count; i++) {
       char buf[256];
       if (w->fam->library_describe(w->g, i, buf, sizeof buf, &err)) snprintf(buf, sizeof buf, "%d", i);

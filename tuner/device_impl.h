@@ -23,6 +23,7 @@ struct device {
   int ordinal;            /* GPU index */
   struct worker *worker;  /* the measuring child process */
   int l2_bytes;           /* L2 size, for the flush buffer */
+  int library_max;        /* the max the library candidates were listed with */
   /* replay */
   struct ktfile *kf;      /* the recorded file */
 };

@@ -77,6 +77,7 @@ void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out) {
   for (int p = 0; p < PATH_COUNT; p++) out->flops[p] = gpu->peak_flops[p];
   out->mma_sync_fraction = gpu->mma_sync_fraction;
   out->launch_overhead_s = gpu->launch_overhead_s;
+  out->l2_bw = DIAG_L2_BW_FACTOR * gpu->dram_bw_achievable;
   out->sm_count = gpu->sm_count;
   out->measured = 0;
   snprintf(out->gpu, sizeof out->gpu, "%s (spec)", gpu->name);
@@ -178,6 +179,7 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
   out->achieved_bw = in->dram_bytes / in->time_s;
   out->flops_frac = out->achieved_flops / peak;
   out->bw_frac = out->achieved_bw / cl->bw;
+  double l2_frac = in->l2_bytes > 0 && cl->l2_bw > 0 ? in->l2_bytes / in->time_s / cl->l2_bw : 0;
   out->intensity = in->dram_bytes > 0 ? in->flops / in->dram_bytes : 0;
   out->ridge = peak / cl->bw;
   double wave_eff = 1.0;
@@ -231,6 +233,16 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
                pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
                lb.first[0] ? "a larger " : "a larger tile", lb.first);
     }
+  } else if (l2_frac >= DIAG_NEAR_ROOF && l2_frac > out->bw_frac) {
+    snprintf(out->limit, sizeof out->limit, "memory");
+    fmt_rate(roof, sizeof roof, cl->l2_bw, "B/s");
+    lever_tiles(&lb, in, '+');
+    lever_add(&lb, in->roles, ROLE_TILE_K, '+');
+    snprintf(s, ss,
+             "L2-bound: loads through L2 at %d %% of its ~%s (DRAM at %d %%): %s%s loads each "
+             "input tile fewer times",
+             pct(l2_frac), roof, pct(out->bw_frac), lb.first[0] ? "a larger " : "larger tiles",
+             lb.first);
   } else if (out->bw_frac >= DIAG_NEAR_ROOF) {
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, cl->bw, "B/s");

@@ -5,7 +5,8 @@
  * (registers, spills, occupancy and its limiter, grid blocks, resident blocks per SM), the
  * compute path the template uses (SIMT fp32, tf32 or f16/bf16 tensor cores; mma.sync or wgmma
  * on sm_90) and the ceilings (the spec table, or a device's measured copy bandwidth and matmul
- * rate).  Out come the achieved FLOP/s and bytes/s with their fractions of the ceilings, the
+ * rate).  The memory roof is DRAM, and L2 when the blocks' loads through it (every re-read
+ * of an input tile) come near its bandwidth.  Out come the achieved FLOP/s and bytes/s with their fractions of the ceilings, the
  * arithmetic intensity against the ridge point, waves and the tail, and ONE dominant limit from
  * the design table (memory, compute, occupancy/latency, waves/tail, spills, launch overhead).
  *
@@ -61,6 +62,7 @@ typedef struct diag_ceilings {
   double mma_sync_fraction;    /* share of the f16 tensor rate mma.sync reaches; 1 off sm_90 */
   double launch_overhead_s;    /* a launch's fixed cost */
   int sm_count;                /* multiprocessors */
+  double l2_bw;                /* L2 bytes/s (an estimate, DIAG_L2_BW_FACTOR x bw); 0: unknown */
   int measured;                /* 1: bw/flops measured on this device; 0: the spec table */
   char gpu[64];                /* what they describe: "NVIDIA H200 (spec)" */
 } diag_ceilings;
@@ -70,7 +72,9 @@ void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out);
 
 typedef struct diag_input {
   double flops;             /* FLOPs of the problem */
-  double dram_bytes;        /* modeled DRAM bytes of this configuration */
+  double dram_bytes;        /* modeled DRAM bytes of this configuration (after L2 reuse) */
+  double l2_bytes;          /* bytes the blocks load through L2 (the cost formula's count, every
+                               re-read included); 0: unknown */
   double time_s;            /* the candidate's time */
   static_facts facts;       /* registers, spills, occupancy, limiter, grid blocks */
   compute_path path;        /* the instruction path the template uses */
@@ -101,5 +105,7 @@ compute_path diag_path_for_dtype(const char *dtype, int tensor_cores);
 #define DIAG_LOW 0.50         /* both under: occupancy / latency */
 #define DIAG_WAVE_EFF 0.75    /* waves / ceil(waves) under this: waves / tail */
 #define DIAG_LAUNCH_FACTOR 3.0 /* time under this many launch overheads: launch-bound */
+#define DIAG_L2_BW_FACTOR 2.5  /* L2 bandwidth / DRAM copy bandwidth assumed without a
+                                  measurement (Hopper and Ampere L2 reads reach ~2-3x HBM) */
 
 #endif

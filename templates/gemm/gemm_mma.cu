@@ -9,13 +9,13 @@
 // partial products with atomics into an output the launcher zeroed.
 //
 // Parameters (#defines from the manifest): BLOCK_M, BLOCK_N, BLOCK_K, WARPS_M, WARPS_N,
-// STAGES, SPLIT_K, SWIZZLE (tile rows per L2 group), THREADS, B_LAYOUT (row | col) and the
-// prefix's RT_DTYPE_<dtype>.  Launch: grid (tiles_m*tiles_n, 1, SPLIT_K*BATCH), block THREADS, dynamic
+// STAGES, SPLIT_K, SWIZZLE (tile rows per L2 group), THREADS, B_COL (0: B is K x N, 1: B is
+// stored N x K) and the prefix's RT_DTYPE_<dtype>.  Launch: grid (tiles_m*tiles_n, 1, SPLIT_K*BATCH), block THREADS, dynamic
 // shared memory STAGES*(A tile + B tile) with the padded strides below (= the manifest's SMEM).
 #include "gemm_index.h"
 
 // The input dtype comes from the prefix's RT_DTYPE_<dtype> line (DTYPE_CODE: 0 f32, 1 f16,
-// 2 bf16) and B's layout from the B_LAYOUT parameter (row: K x N, col: stored N x K).
+// 2 bf16).
 #ifndef DTYPE_CODE
 #if defined(RT_DTYPE_f16)
 #define DTYPE_CODE 1
@@ -23,13 +23,6 @@
 #define DTYPE_CODE 2
 #else
 #define DTYPE_CODE 0
-#endif
-#endif
-#ifndef B_COL
-#if defined(B_LAYOUT_col)
-#define B_COL 1
-#else
-#define B_COL 0
 #endif
 #endif
 
@@ -162,7 +155,7 @@ __device__ __forceinline__ void load_tile(const elem_t *__restrict__ A,
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_mma(const void *__restrict__ A_, const void *__restrict__ B_, float *__restrict__ C,
          int M, int N, int K) {
   extern __shared__ __align__(128) unsigned char smem[];

@@ -21,7 +21,7 @@
 #include "gemm_index.h"
 
 // The input dtype comes from the prefix's RT_DTYPE_<dtype> line (DTYPE_CODE: 0 f32, 1 f16,
-// 2 bf16) and B's layout from the B_LAYOUT parameter (row: K x N, col: stored N x K).
+// 2 bf16).
 #ifndef DTYPE_CODE
 #if defined(RT_DTYPE_f16)
 #define DTYPE_CODE 1
@@ -165,7 +165,7 @@ __device__ __forceinline__ void wgmma_tile(float *d, unsigned long long da, unsi
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_desc tmB,
            float *__restrict__ C, int M, int N, int K) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];

@@ -1,6 +1,7 @@
 /* test_runtime_gpu.c — rooftune_gemm on a real GPU: the cuBLASLt fallback (no database), and a
  * gemm_mma configuration compiled by NVRTC, stored as a winner with its cubin and served back
- * through rooftune.h (lookup → load → launch on the caller's stream).  Inputs are small
+ * through rooftune.h (lookup → load → launch on the caller's stream), for its own shape and,
+ * with geometry recomputed from the manifest, for a nearest shape with fewer rows.  Inputs are small
  * integers, exact in bf16, so every output element must equal the CPU reference exactly; the
  * output is poisoned with NaN before each run.  Skips (77) without a driver or GPU. */
 #include <libgen.h>
@@ -11,6 +12,7 @@
 #include "tuner/compile.h"
 #include "tuner/cuda_driver.h"
 #include "tuner/manifest.h"
+#include "tuner/sha256.h"
 #include "unit/db_fixture.h"
 
 enum { M = 200, N = 136, K = 96 }; /* edges on every tile size */
@@ -18,18 +20,20 @@ enum { M = 200, N = 136, K = 96 }; /* edges on every tile size */
 static float ref[M * N], out[M * N];
 
 /* Runs rooftune_gemm into C (poisoned first) and compares with ref; returns the path taken. */
-static int run_and_check(rooftune_db *rdb, CUdeviceptr A, CUdeviceptr B, CUdeviceptr C,
-                         const char *what) {
+static int run_and_check(rooftune_db *rdb, int rows, CUdeviceptr A, CUdeviceptr B,
+                         CUdeviceptr C, const char *what) {
   CHECK_INT(cu.cuMemsetD32Async(C, 0x7fc00000u, (size_t)M * N, NULL), CUDA_SUCCESS);
   rooftune_gemm_info info;
-  int rc = rooftune_gemm(rdb, "bf16", "nn", M, N, K, (const void *)A, (const void *)B, (float *)C,
-                         NULL, &info);
+  /* The first `rows` rows of A and C are a rows x K and a rows x N matrix themselves. */
+  int rc = rooftune_gemm(rdb, "bf16", "nn", rows, N, K, (const void *)A, (const void *)B,
+                         (float *)C, NULL, &info);
   if (rc) fprintf(stderr, "%s: rooftune_gemm: %s\n", what, rooftune_last_error());
   CHECK_INT(rc, ROOFTUNE_OK);
   CHECK_INT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemcpyDtoH_v2(out, C, sizeof out), CUDA_SUCCESS);
   int wrong = 0;
-  for (int i = 0; i < M * N; i++) wrong += out[i] != ref[i];
+  for (int i = 0; i < rows * N; i++) wrong += out[i] != ref[i];
+  for (int i = rows * N; i < M * N; i++) wrong += out[i] == out[i]; /* rows beyond stay NaN */
   if (wrong) fprintf(stderr, "%s: %d of %d elements wrong (C[0] = %g, expected %g)\n", what, wrong,
                      M * N, out[0], ref[0]);
   CHECK_INT(wrong, 0);
@@ -70,6 +74,14 @@ static int store_winner(const char *path, const char *arch, const char *gpu, int
   size_t nb = f ? fread(body, 1, sizeof body - 1, f) : 0;
   if (f) fclose(f);
   body[nb] = '\0';
+  char man_hash[65] = "";
+  FILE *mfile = fopen(manifest_path(m), "rb");
+  static char mtext[1 << 16];
+  size_t mn = mfile ? fread(mtext, 1, sizeof mtext, mfile) : 0;
+  if (mfile) fclose(mfile);
+  unsigned char dg[32];
+  sha256(mtext, mn, dg);
+  sha256_hex(dg, man_hash);
   size_t plen = strlen(prefix);
   char *src = malloc(plen + nb + 1);
   memcpy(src, prefix, plen);
@@ -116,7 +128,7 @@ static int store_winner(const char *path, const char *arch, const char *gpu, int
     used += (size_t)snprintf(w.vars + used, sizeof w.vars - used, "%s%s=%lld", i ? "," : "",
                              vars.names[i], vars.values[i]);
   int ok = !s && !db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
-           !db_run_template(r, "gemm_mma", "gemm", "src", "man", &err) &&
+           !db_run_template(r, "gemm_mma", "gemm", "src", man_hash, &err) &&
            !db_run_store(r, &res, &id, &err) && !db_run_set_winner(r, id, &w, NULL, &err);
   if (!ok) fprintf(stderr, "storing the winner: %s\n", err.text);
   printf("stored gemm_mma %s, grid %u,%u,%u block %u smem %u, %zu-byte cubin\n", res.config,
@@ -170,15 +182,17 @@ int main(void) {
   CHECK_INT(cu.cuMemcpyHtoD_v2(A, a, sizeof a), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemcpyHtoD_v2(B, b, sizeof b), CUDA_SUCCESS);
 
-  CHECK_INT(run_and_check(NULL, A, B, C, "no database"), ROOFTUNE_PATH_CUBLASLT);
+  CHECK_INT(run_and_check(NULL, M, A, B, C, "no database"), ROOFTUNE_PATH_CUBLASLT);
 
   char path[512];
   fx_tmpname(path, sizeof path, "gpu");
   if (store_winner(path, arch, gpu, cc, sms, driver)) {
     rooftune_db *rdb = NULL;
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
-    CHECK_INT(run_and_check(rdb, A, B, C, "tuned"), ROOFTUNE_PATH_TUNED);
-    CHECK_INT(run_and_check(rdb, A, B, C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, M, A, B, C, "tuned"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, M, A, B, C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
+    /* Another M: the same cubin with geometry from the manifest for 120x136x96. */
+    CHECK_INT(run_and_check(rdb, 120, A, B, C, "nearest"), ROOFTUNE_PATH_NEAREST);
     rooftune_close(rdb);
   } else {
     CHECK(0);

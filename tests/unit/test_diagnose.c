@@ -117,6 +117,19 @@ int main(void) {
   CHECK(d.intensity < d.ridge);
   CHECK_NEAR(d.achieved_bw, 0.80 * h200.bw, 1e3);
 
+  /* L2: DRAM far from its roof, but the loads through L2 (every re-read) near its bandwidth */
+  in = base();
+  at(&in, 0.30, 0.20);
+  in.l2_bytes = 0.80 * h200.l2_bw * in.time_s;
+  d = run(&in);
+  CHECK_STR(d.limit, "memory");
+  CHECK_CONTAINS(d.sentence, "L2-bound");
+  CHECK_CONTAINS(d.sentence, "80 %");
+  CHECK_STR(d.lever, "BLOCK_N+,BLOCK_M+,BLOCK_K+");
+  CHECK_NEAR(h200.l2_bw, DIAG_L2_BW_FACTOR * h200.bw, 1.0);
+  CHECK_NEAR(diag_dram_bytes(1000.0, 100.0, 9.0), 100.0 + 900.0 / 3.0, 1e-9);
+  CHECK_NEAR(diag_dram_bytes(1000.0, 0.0, 9.0), 1000.0, 1e-9);
+
   /* spills */
   in = base();
   at(&in, 0.30, 0.30);

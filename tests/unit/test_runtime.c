@@ -5,7 +5,10 @@
 #include <pthread.h>
 
 #include "db/rooftune.h"
+#include "kernels/family.h"
 #include "test.h"
+#include "tuner/manifest.h"
+#include "tuner/sha256.h"
 #include "unit/db_fixture.h"
 
 static char toolkit[96];
@@ -62,6 +65,94 @@ static void *lookup_thread(void *p) {
     if (rooftune_lookup(a->db, &q, &m) != ROOFTUNE_OK || m.match == ROOFTUNE_MATCH_NONE) a->bad++;
   }
   return NULL;
+}
+
+/* A model-device winner of the real gemm_mma template (its first configuration for 256^3 f32)
+ * stored without launch expressions; manifest_hash is the manifest file's SHA-256, or junk. */
+static void put_manifest_winner(const char *path, int good_hash) {
+  rt_error err = {0};
+  manifest *mf = NULL;
+  CHECK_INT(manifest_find(NULL, "gemm_mma", &mf, &err), RT_OK);
+  if (!mf) return;
+  problem p;
+  rt_vars env, vars;
+  rt_vars_clear(&env);
+  space *sp = NULL;
+  const family_ops *fam = family_find("gemm");
+  const gpu_spec *gpu = gpu_spec_find("h200");
+  CHECK_INT(fam->parse_shape("256x256x256", "f32", &p, &err), RT_OK);
+  CHECK_INT(fam->bind(&p, &env), RT_OK);
+  CHECK_INT(manifest_env_dtype("f32", &env, &err), RT_OK);
+  CHECK_INT(manifest_env_device(arch_spec_find(gpu->arch), gpu, &env, &err), RT_OK);
+  CHECK_INT(manifest_build_space(mf, &env, &sp, &err), RT_OK);
+  CHECK_INT(manifest_config_vars(mf, sp, 0, &env, &vars, &err), RT_OK);
+  unsigned grid[3], block[3], smem;
+  CHECK_INT(manifest_launch(mf, &vars, grid, block, &smem, &err), RT_OK);
+  FILE *f = fopen(manifest_path(mf), "rb");
+  static char text[1 << 16];
+  size_t n = f ? fread(text, 1, sizeof text, f) : 0;
+  if (f) fclose(f);
+  unsigned char d[32];
+  char hex[65];
+  sha256(text, n, d);
+  sha256_hex(d, hex);
+  if (!good_hash) hex[0] = hex[0] == '0' ? '1' : '0';
+  db *dbh = NULL;
+  CHECK_INT(db_open(path, DB_CREATE, &dbh, &err), RT_OK);
+  db_run_spec spec = fx_spec(p, "model:h200");
+  snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", toolkit);
+  db_run *r = NULL;
+  CHECK_INT(db_run_begin(dbh, &spec, &r, &err), RT_OK);
+  CHECK_INT(db_run_template(r, "gemm_mma", "gemm", "src", hex, &err), RT_OK);
+  candidate_result c = fx_result("gemm_mma", 0, 0, 0.01);
+  c.timing = TIMING_PREDICTED;
+  space_format_config(sp, 0, c.config, sizeof c.config);
+  long long id = 0;
+  CHECK_INT(db_run_store(r, &c, &id, &err), RT_OK);
+  db_winner w;
+  memset(&w, 0, sizeof w);
+  w.cubin = "\177ELF";
+  w.cubin_size = 4;
+  snprintf(w.entry, sizeof w.entry, "gemm_mma");
+  memcpy(w.grid_v, grid, sizeof grid);
+  memcpy(w.block_v, block, sizeof block);
+  w.smem_v = smem;
+  CHECK_INT(db_run_set_winner(r, id, &w, NULL, &err), RT_OK);
+  db_run_free(r);
+  db_close(dbh);
+  space_free(sp);
+  manifest_free(mf);
+}
+
+/* Nearest-shape geometry from the installed manifest when the winner has no expressions. */
+static void test_manifest_geometry(void) {
+  for (int good = 1; good >= 0; good--) {
+    char path[512];
+    fx_tmpname(path, sizeof path, "manifest");
+    put_manifest_winner(path, good);
+    rooftune_db *rt = NULL;
+    CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
+    rooftune_query q = {"gemm", "256x256x256", "f32", NULL, "model:h200", 0};
+    rooftune_match exact, near;
+    CHECK_INT(rooftune_lookup(rt, &q, &exact), ROOFTUNE_OK);
+    CHECK_INT(exact.match, ROOFTUNE_MATCH_EXACT);
+    CHECK_INT(exact.geometry_ok, 1);
+    q.shape = "4@512x256x256"; /* twice M, a batch of 4 */
+    CHECK_INT(rooftune_lookup(rt, &q, &near), ROOFTUNE_OK);
+    CHECK_INT(near.match, ROOFTUNE_MATCH_NEAREST);
+    CHECK_INT(near.geometry_ok, good); /* another manifest version: no geometry */
+    if (good && near.geometry_ok) {
+      long long bm = 0, sk = 0;
+      sscanf(strstr(near.config, "BLOCK_M=") + 8, "%lld", &bm);
+      sscanf(strstr(near.config, "SPLIT_K=") + 8, "%lld", &sk);
+      CHECK_INT(near.grid[0], exact.grid[0] * ((512 + bm - 1) / bm) / ((256 + bm - 1) / bm));
+      CHECK_INT(near.grid[2], sk * 4);
+      CHECK_INT(near.block[0], exact.block[0]);
+      CHECK_INT(near.smem, exact.smem);
+    }
+    rooftune_close(rt);
+    fx_remove(path);
+  }
 }
 
 int main(void) {
@@ -243,5 +334,6 @@ int main(void) {
   fclose(f);
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_ERR_DB_FOREIGN);
   fx_remove(path);
+  test_manifest_geometry();
   return test_done();
 }

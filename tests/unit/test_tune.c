@@ -62,6 +62,12 @@ static void test_model(const char *dir) {
     CHECK_INT(e[0].timing, TIMING_PREDICTED);
     CHECK_STR(e[0].device.name, "model:h200");
     CHECK(e[0].launch.cubin != NULL && e[0].launch.cubin_size > 0);
+    /* the launch as the manifest writes it, for the runtime's nearest-shape geometry */
+    CHECK_CONTAINS(e[0].launch.grid[0], "BLOCK_M");
+    CHECK_STR(e[0].launch.block[0], "THREADS");
+    CHECK_STR(e[0].launch.smem, "SMEM");
+    CHECK_CONTAINS(e[0].launch.vars, "THREADS=");
+    CHECK(e[0].launch.grid_v[0] > 0 && e[0].launch.block_v[0] > 0);
     CHECK(e[0].limit[0] != 0);
   }
   free(e);
@@ -75,6 +81,48 @@ static void test_model(const char *dir) {
     CHECK_INT(rep.evaluated, 0);
     CHECK(rep.have_best);
     CHECK_STR(rep.best.config, best_config);
+    tune_report_free(&rep);
+  }
+}
+
+/* A family: every template that supports the dtype, layout and architecture shares the budget
+ * (gemm_simt has no f16; gemm_mma and gemm_wgmma both take f16 with B stored N x K on sm_90). */
+static void test_family(void) {
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = "gemm";
+  o.shape = "512x512x512:nt";
+  o.dtype = "f16";
+  o.device = "model:h200";
+  o.budget = 2;
+  o.strategy = "random";
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "  %s\n", err.text);
+    return;
+  }
+  CHECK_INT(rep.templates, 2);
+  CHECK_INT(rep.evaluated, 2);
+  int mma = 0, wgmma = 0;
+  for (size_t i = 0; i < rep.nresults; i++) {
+    mma += !strcmp(rep.results[i].template_name, "gemm_mma");
+    wgmma += !strcmp(rep.results[i].template_name, "gemm_wgmma");
+  }
+  CHECK_INT(mma, 1);
+  CHECK_INT(wgmma, 1);
+  tune_report_free(&rep);
+
+  /* the nn layout leaves gemm_wgmma out, and the note says why */
+  o.shape = "512x512x512";
+  st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (!st) {
+    CHECK_INT(rep.templates, 1);
+    CHECK_INT(rep.evaluated, 2);
+    CHECK_CONTAINS(rep.note, "gemm_wgmma skipped");
     tune_report_free(&rep);
   }
 }
@@ -145,6 +193,7 @@ int main(void) {
     return 1;
   }
   test_model(dir);
+  test_family();
   test_errors();
   test_replay(dir);
   char cmd[256];

@@ -54,9 +54,10 @@ static void on_progress(void *ctx, const tune_progress *p) {
     bar[width] = 0;
     fprintf(stderr, "\r[%s] %zu/%zu", bar, p->done, p->total);
     if (p->have_best) fprintf(stderr, "  best %.4f ms (%s)", p->best_ms, p->best_template);
-    fprintf(stderr, "  ETA %.0f s   ", eta);
+    if (p->done) fprintf(stderr, "  ETA %.0f s", eta);
+    fprintf(stderr, "%s   ", r ? "" : "  (compiling)");
     ps->drawn = 1;
-  } else {
+  } else if (r) {
     fprintf(stderr, "[%zu/%zu] %s %s: ", p->done, p->total, r->template_name, r->config);
     if (r->status == RT_OK) fprintf(stderr, "%.4f ms%s%s\n", r->time_ms, r->diag.limit[0] ? " " : "", r->diag.limit);
     else fprintf(stderr, "%s (%s)\n", rt_status_name(r->status), r->detail);

@@ -1,0 +1,107 @@
+/* gemm_compile_util.h — shared by the gemm compile tests (tests/unit, tests/long): the space of
+ * a gemm template for one arch, dtype and layout, and the complete source of one configuration
+ * (manifest_source_prefix + the template text), compiled with the project's compile module. */
+#ifndef ROOFTUNE_GEMM_COMPILE_UTIL_H
+#define ROOFTUNE_GEMM_COMPILE_UTIL_H
+
+#include "kernels/gemm.h"
+#include "tuner/compile.h"
+#include "tuner/gpu_spec.h"
+#include "tuner/manifest.h"
+#include "test.h"
+
+/* One (template, arch, dtype, layout) combination. */
+typedef struct gcu_variant {
+  const char *tmpl;   /* "gemm_mma" */
+  const char *arch;   /* "sm_80", "sm_90", "sm_90a" */
+  const char *dtype;  /* "f32", "f16", "bf16" */
+  const char *layout; /* "nn" or "nt" */
+} gcu_variant;
+
+static inline char *gcu_read(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *s = malloc((size_t)n + 1);
+  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    free(s);
+    s = NULL;
+  }
+  if (s) s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+static inline const char *gcu_dir(char *buf, size_t size) {
+  snprintf(buf, size, "%s/templates/gemm", test_source_dir());
+  return buf;
+}
+
+/* Loads the manifest and builds the space for a 4096^3 problem of the variant's dtype and
+ * layout on the variant's architecture (the compiled source does not depend on the shape). */
+static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp, rt_vars *env,
+                                  rt_error *err) {
+  char path[1024], dir[900], shape[64];
+  snprintf(path, sizeof path, "%s/%s.json", gcu_dir(dir, sizeof dir), v->tmpl);
+  rt_status st = manifest_load(path, m, err);
+  if (st) return st;
+  problem p;
+  snprintf(shape, sizeof shape, "4096x4096x4096:%s", v->layout);
+  rt_vars_clear(env);
+  if ((st = gemm_family.parse_shape(shape, v->dtype, &p, err)) ||
+      (st = manifest_env_device(arch_spec_find(v->arch), NULL, env, err)) ||
+      (st = manifest_env_dtype(v->dtype, env, err)) || (st = gemm_family.bind(&p, env)) ||
+      (st = manifest_build_space(*m, env, sp, err))) {
+    manifest_free(*m);
+    *m = NULL;
+    return st;
+  }
+  return RT_OK;
+}
+
+/* The complete source text of configuration idx (malloc'ed). */
+static inline char *gcu_source(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                               const char *dtype, rt_error *err) {
+  char *prefix = NULL, *body = gcu_read(manifest_source(m));
+  if (!body || manifest_source_prefix(m, sp, idx, env, dtype, &prefix, err) != RT_OK) {
+    free(body);
+    return NULL;
+  }
+  size_t n = strlen(prefix) + strlen(body) + 1;
+  char *text = malloc(n);
+  if (text) snprintf(text, n, "%s%s", prefix, body);
+  free(prefix);
+  free(body);
+  return text;
+}
+
+static inline void gcu_options(const gcu_variant *v, const manifest *m, compile_options *opt,
+                               char *dir, size_t dir_size) {
+  memset(opt, 0, sizeof *opt);
+  opt->arch = v->arch;
+  opt->entry = manifest_entry(m);
+  opt->include_dirs[0] = gcu_dir(dir, dir_size);
+  opt->include_count = 1;
+  opt->want_ptx = 1;
+}
+
+/* Checks one compile result: compiled, ptxas report found, no spills, the right instruction in
+ * the PTX.  Returns 1 when all hold. */
+static inline int gcu_check(const gcu_variant *v, const char *config, const compile_result *r) {
+  int ok = r->status == RT_OK && r->report.found && r->report.spill_stores == 0 &&
+           r->report.spill_loads == 0 && r->report.registers <= 255;
+  const char *need = !strcmp(v->tmpl, "gemm_wgmma") ? "wgmma.mma_async"
+                     : !strcmp(v->tmpl, "gemm_mma") ? "mma.sync.aligned"
+                                                     : "fma.rn.f32";
+  if (ok && (!r->ptx || !strstr(r->ptx, need))) ok = 0;
+  if (!ok)
+    fprintf(stderr, "%s %s %s %s [%s]: status %d %s, %d registers, spills %d/%d, %s %s\n", v->tmpl,
+            v->arch, v->dtype, v->layout, config, r->status, r->message, r->report.registers,
+            r->report.spill_stores, r->report.spill_loads, need,
+            r->ptx && strstr(r->ptx, need) ? "present" : "missing");
+  return ok;
+}
+
+#endif

@@ -1,0 +1,73 @@
+/* test_gemm_spaces.c (long) — EVERY configuration of each gemm template's default space, for
+ * every dtype and layout the template supports, compiles for sm_80 and sm_90 (sm_90a for the
+ * wgmma template) without spills, with the template's instruction in the PTX.  Compiles run in
+ * the compile pool (one worker per core).  ROOFTUNE_GEMM_SPACES=TEXT keeps only the variants
+ * whose "template arch dtype layout" line contains TEXT (e.g. "gemm_simt sm_80"). */
+#include "../gemm_compile_util.h"
+#include "tuner/compile_pool.h"
+
+int main(void) {
+  static const gcu_variant variants[] = {
+      {"gemm_mma", "sm_80", "f32", "nn"},  {"gemm_mma", "sm_80", "f32", "nt"},
+      {"gemm_mma", "sm_80", "f16", "nn"},  {"gemm_mma", "sm_80", "f16", "nt"},
+      {"gemm_mma", "sm_80", "bf16", "nn"}, {"gemm_mma", "sm_80", "bf16", "nt"},
+      {"gemm_mma", "sm_90", "f32", "nn"},  {"gemm_mma", "sm_90", "f32", "nt"},
+      {"gemm_mma", "sm_90", "f16", "nn"},  {"gemm_mma", "sm_90", "f16", "nt"},
+      {"gemm_mma", "sm_90", "bf16", "nn"}, {"gemm_mma", "sm_90", "bf16", "nt"},
+      {"gemm_simt", "sm_80", "f32", "nn"}, {"gemm_simt", "sm_80", "f32", "nt"},
+      {"gemm_simt", "sm_90", "f32", "nn"}, {"gemm_simt", "sm_90", "f32", "nt"},
+      {"gemm_wgmma", "sm_90a", "f16", "nt"}, {"gemm_wgmma", "sm_90a", "bf16", "nt"},
+  };
+  size_t total = 0, failed = 0;
+  for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
+    const gcu_variant *v = &variants[k];
+    const char *only = getenv("ROOFTUNE_GEMM_SPACES");
+    char line[96];
+    snprintf(line, sizeof line, "%s %s %s %s", v->tmpl, v->arch, v->dtype, v->layout);
+    if (only && *only && !strstr(line, only)) continue;
+    manifest *m = NULL;
+    space *sp = NULL;
+    rt_vars env;
+    rt_error err;
+    rt_error_clear(&err);
+    rt_status st = gcu_space(v, &m, &sp, &env, &err);
+    CHECK_INT(st, RT_OK);
+    if (st) continue;
+    size_t n = space_size(sp);
+    compile_job *jobs = calloc(n, sizeof *jobs);
+    compile_result *res = calloc(n, sizeof *res);
+    for (size_t i = 0; i < n; i++) {
+      jobs[i].source = gcu_source(m, sp, i, &env, v->dtype, &err);
+      jobs[i].name = manifest_source_name(m);
+      CHECK(jobs[i].source != NULL);
+    }
+    compile_options opt;
+    compile_pool_options po;
+    char dir[900];
+    memset(&po, 0, sizeof po);
+    gcu_options(v, m, &opt, dir, sizeof dir);
+    st = compile_pool_run(jobs, n, &opt, &po, res, NULL, &err);
+    CHECK_INT(st, RT_OK);
+    int most_regs = 0;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+      char config[512];
+      space_format_config(sp, i, config, sizeof config);
+      if (!gcu_check(v, config, &res[i])) bad++;
+      if (res[i].report.registers > most_regs) most_regs = res[i].report.registers;
+      compile_result_free(&res[i]);
+      free((char *)jobs[i].source);
+    }
+    CHECK_INT(bad, 0);
+    printf("%-10s %-6s %-4s %s: %zu configurations, %zu failed, at most %d registers\n", v->tmpl, v->arch,
+           v->dtype, v->layout, n, bad, most_regs);
+    total += n;
+    failed += bad;
+    free(jobs);
+    free(res);
+    space_free(sp);
+    manifest_free(m);
+  }
+  printf("%zu configurations compiled, %zu failed\n", total, failed);
+  return test_done();
+}

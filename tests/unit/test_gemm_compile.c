@@ -1,0 +1,64 @@
+/* test_gemm_compile.c — a deterministic sample of every gemm template's default space compiles
+ * with NVRTC for sm_80 and sm_90 (sm_90a for the wgmma template) without spills, and the PTX
+ * holds the template's instruction (mma.sync, wgmma.mma_async, fma).  Four configurations per
+ * template and architecture, spread over the space, cycling through the dtypes and layouts.
+ * The whole spaces are compiled by tests/long/test_gemm_spaces.c. */
+#include "../gemm_compile_util.h"
+
+int main(void) {
+  static const char *const archs_mma[] = {"sm_80", "sm_90"}, *const archs_wg[] = {"sm_90a"};
+  static const struct {
+    const char *tmpl;
+    const char *const *archs;
+    int narchs;
+    const char *dtypes[3];
+    int ndtypes;
+    const char *layouts[2];
+    int nlayouts;
+  } tmpls[] = {
+      {"gemm_mma", archs_mma, 2, {"bf16", "f16", "f32"}, 3, {"nt", "nn"}, 2},
+      {"gemm_simt", archs_mma, 2, {"f32"}, 1, {"nn", "nt"}, 2},
+      {"gemm_wgmma", archs_wg, 1, {"bf16", "f16"}, 2, {"nt"}, 1},
+  };
+  const int per_arch = 4;
+  for (size_t t = 0; t < sizeof tmpls / sizeof tmpls[0]; t++)
+    for (int a = 0; a < tmpls[t].narchs; a++)
+      for (int i = 0; i < per_arch; i++) {
+        gcu_variant v = {tmpls[t].tmpl, tmpls[t].archs[a], tmpls[t].dtypes[i % tmpls[t].ndtypes],
+                         tmpls[t].layouts[(i + i / 2) % tmpls[t].nlayouts]};
+        manifest *m = NULL;
+        space *sp = NULL;
+        rt_vars env;
+        rt_error err;
+        rt_error_clear(&err);
+        rt_status st = gcu_space(&v, &m, &sp, &env, &err);
+        CHECK_INT(st, RT_OK);
+        if (st) {
+          fprintf(stderr, "%s %s %s: %s\n", v.tmpl, v.arch, v.dtype, err.text);
+          continue;
+        }
+        size_t n = space_size(sp);
+        CHECK(n >= 8);
+        size_t idx = n <= 1 ? 0 : (size_t)(((double)i + 0.5 * a) * (double)(n - 1) / (per_arch - 0.5));
+        if (idx >= n) idx = n - 1;
+        char config[512], dir[900];
+        space_format_config(sp, idx, config, sizeof config);
+        char *text = gcu_source(m, sp, idx, &env, v.dtype, &err);
+        CHECK(text != NULL);
+        compile_options opt;
+        compile_result r;
+        memset(&r, 0, sizeof r);
+        gcu_options(&v, m, &opt, dir, sizeof dir);
+        if (text) {
+          compile_source(text, manifest_source_name(m), &opt, &r, &err);
+          CHECK(gcu_check(&v, config, &r));
+          printf("%-10s %-6s %-4s %s (%zu of %zu) [%s]: %d registers, %d B spill stores, %.2f s\n", v.tmpl, v.arch,
+                 v.dtype, v.layout, idx, n, config, r.report.registers, r.report.spill_stores, r.seconds);
+          compile_result_free(&r);
+        }
+        free(text);
+        space_free(sp);
+        manifest_free(m);
+      }
+  return test_done();
+}
