@@ -459,7 +459,11 @@ struct family_gpu {
   cublasLtMatmulAlgo_t lib_algo[GEMM_LIB_MAX]; /* and configured algorithms */
 };
 
-CUdeviceptr gemm_gpu_output(const family_gpu *g) { return g->C; }
+void gemm_gpu_buffers(const family_gpu *g, CUdeviceptr *A, CUdeviceptr *B, CUdeviceptr *C) {
+  *A = g->A;
+  *B = g->B;
+  *C = g->C;
+}
 size_t gemm_gpu_workspace_bytes(const family_gpu *g) { return g->ws_size; }
 
 static uint64_t gemm_rng(uint64_t *s) { /* splitmix64 */

@@ -83,8 +83,9 @@ rt_status gemm_lt_matmul(cublasLtHandle_t lt, const problem *p, const gemm_lt_al
                          CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, CUdeviceptr workspace,
                          size_t ws_size, CUstream stream, rt_error *err);
 
-/* GPU-side accessors for benchmarks and tests (valid after gpu_setup). */
-CUdeviceptr gemm_gpu_output(const family_gpu *g);
+/* GPU-side accessors for benchmarks and tests (valid after gpu_setup): the inputs and the
+ * candidate output that gpu_verify checks. */
+void gemm_gpu_buffers(const family_gpu *g, CUdeviceptr *A, CUdeviceptr *B, CUdeviceptr *C);
 size_t gemm_gpu_workspace_bytes(const family_gpu *g);
 
 #endif

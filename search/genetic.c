@@ -8,6 +8,7 @@
 
 /* Tuned on the development spaces (see bench/bench_strategies.c): */
 enum { GA_POP = 16, GA_TOURNAMENT = 2 };
+#define GA_MUT 1.0 /* expected mutated parameters per child */
 
 typedef struct {
   size_t pop[GA_POP]; /* members: told configurations with a time */
@@ -44,7 +45,7 @@ static long strategy_ga_next(strategy *st) {
   strategy_ga *ga = st->impl;
   if (ga->npop < GA_POP) return -1; /* the first members are random */
   uint16_t *cfg = st->cfg;
-  double mut = 1.0 / st->np;
+  double mut = GA_MUT / st->np;
   for (int tries = 0; tries < 256; tries++) {
     const uint16_t *a = space_config(st->sp, strategy_ga_pick(st, ga));
     const uint16_t *b = space_config(st->sp, strategy_ga_pick(st, ga));

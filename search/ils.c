@@ -1,5 +1,5 @@
-/* ils.c — local search with kicks and restarts (shared), and the strategies built on it:
- * ils, lever (follows the best's lever first) and model (predicted order). */
+/* ils.c — iterated local search (kicks from the best, random restarts), lever (the best's
+ * lever first, then Bayesian optimisation) and model (predicted order). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,41 +7,17 @@
 #include "search/strategy_internal.h"
 
 /* Tuned on the development spaces (see bench/bench_strategies.c): */
-static int LS_NEAR_STEPS = 1;  /* moves of one domain step are tried before the far ones */
-static int LS_KICK_MOVES = 3;  /* a kick changes this many random parameters of the best */
-static int LS_PATIENCE = 4;    /* kicks without a new best before a random restart */
-static int LS_SCAN = 0;        /* ranked: neighbours tried before calling a point a local optimum (0: all) */
-static int LS_SAMPLES = 16;    /* ranked: kicks or restart points drawn to pick the best predicted */
-static double LS_EXPLORE = 0.0; /* ranked: bonus for seldom-tried values */
-
-static void ls_env(void) {
-  const char *e;
-  if ((e = getenv("LS_NEAR"))) LS_NEAR_STEPS = atoi(e);
-  if ((e = getenv("LS_KICK"))) LS_KICK_MOVES = atoi(e);
-  if ((e = getenv("LS_PATIENCE"))) LS_PATIENCE = atoi(e);
-  if ((e = getenv("LS_SCAN"))) LS_SCAN = atoi(e);
-  if ((e = getenv("LS_SAMPLES"))) LS_SAMPLES = atoi(e);
-  if ((e = getenv("LS_EXPLORE"))) LS_EXPLORE = atof(e);
-}
-
-typedef struct {
-  double key; /* predicted score */
-  size_t idx; /* configuration */
-} ls_key;
-
-static int ls_key_cmp(const void *a, const void *b) {
-  const ls_key *x = a, *y = b;
-  if (x->key < y->key) return -1;
-  if (x->key > y->key) return 1;
-  return (x->idx > y->idx) - (x->idx < y->idx);
-}
+enum {
+  LS_NEAR_STEPS = 1, /* moves of one domain step are tried before the far ones */
+  LS_KICK_MOVES = 3, /* a kick changes this many random parameters of the best */
+  LS_PATIENCE = 4    /* kicks without a new best before a random restart */
+};
 
 rt_status strategy_ls_init(strategy *st, strategy_ls *ls, rt_error *err) {
   memset(ls, 0, sizeof *ls);
   ls->cur = -1;
   ls->awaiting = -1;
   ls->best_at_kick = INFINITY;
-  ls_env();
   ls->cand = malloc((strategy_moves_cap(st) + 1) * sizeof *ls->cand);
   return ls->cand ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
 }
@@ -65,27 +41,6 @@ void strategy_ls_move(strategy *st, strategy_ls *ls, size_t idx) {
   strategy_shuffle(st, all, k);
   ls->ncand = nn + k;
   ls->pos = 0;
-  if (ls->ranked) {
-    ls_key *keys = malloc(ls->ncand * sizeof *keys);
-    if (!keys) return; /* keep the shuffled order */
-    for (size_t i = 0; i < ls->ncand; i++) {
-      keys[i].idx = ls->cand[i];
-      keys[i].key = strategy_score(st, ls->cand[i], LS_EXPLORE);
-    }
-    qsort(keys, ls->ncand, sizeof *keys, ls_key_cmp);
-    for (size_t i = 0; i < ls->ncand; i++) ls->cand[i] = keys[i].idx;
-    free(keys);
-    if (LS_SCAN > 0 && ls->ncand > (size_t)LS_SCAN) ls->ncand = (size_t)LS_SCAN;
-  }
-}
-
-/* An unseen configuration drawn uniformly (by rejection, without using up the permutation). */
-static long ls_sample_unseen(strategy *st) {
-  for (int tries = 0; tries < 64; tries++) {
-    size_t j = strategy_rand_below(st, st->n);
-    if (st->state[j] == ST_UNSEEN) return (long)j;
-  }
-  return strategy_random_unseen(st);
 }
 
 /* A random walk of LS_KICK_MOVES one-parameter changes from the best, through valid
@@ -116,20 +71,11 @@ long strategy_ls_next(strategy *st, strategy_ls *ls) {
     if (ls->cur < 0) {
       if (ls->awaiting >= 0 && st->state[ls->awaiting] == ST_PENDING) return -1;
       long s;
-      int kick = st->best >= 0 && ls->fails < LS_PATIENCE;
-      if (!kick) ls->fails = 0;
-      if (ls->ranked) {
-        s = -1;
-        double bs = INFINITY;
-        for (int i = 0; i < LS_SAMPLES; i++) {
-          long c = kick ? strategy_ls_kick(st) : ls_sample_unseen(st);
-          if (c < 0 || st->state[c] != ST_UNSEEN) continue;
-          double sc = strategy_score(st, (size_t)c, LS_EXPLORE);
-          if (sc < bs) bs = sc, s = c;
-        }
-        if (s < 0) s = kick ? strategy_ls_kick(st) : strategy_random_unseen(st);
+      if (st->best >= 0 && ls->fails < LS_PATIENCE) {
+        s = strategy_ls_kick(st);
       } else {
-        s = kick ? strategy_ls_kick(st) : strategy_random_unseen(st);
+        ls->fails = 0; /* kicks stopped paying: a random restart */
+        s = strategy_random_unseen(st);
       }
       if (s < 0) return -1;
       if (st->state[s] == ST_UNSEEN) {
@@ -191,15 +137,25 @@ static void strategy_ils_free(strategy *st) {
 const strategy_kind strategy_kind_ils = {"ils", 0, strategy_ils_init, strategy_ils_next,
                                          strategy_ils_told, strategy_ils_free};
 
-/* ---- lever: the best's lever first, local search when no lever applies ---- */
+/* ---- lever: the best's lever first, Bayesian optimisation when no lever applies ---- */
 
 typedef struct {
-  strategy_ls ls;  /* the fallback */
+  void *inner;     /* the fallback's state (strategy_kind_bayes) */
   size_t *queue;   /* lever moves of the current best, in order */
   size_t nqueue;   /* entries */
   size_t qpos;     /* next entry */
   size_t qcap;     /* allocated */
 } strategy_lever;
+
+/* Runs the fallback's hook with its own state in st->impl. */
+#define LEVER_INNER(st, lv, call)   \
+  do {                              \
+    void *mine_ = (st)->impl;       \
+    (st)->impl = (lv)->inner;       \
+    call;                           \
+    (lv)->inner = (st)->impl;       \
+    (st)->impl = mine_;             \
+  } while (0)
 
 static rt_status strategy_lever_init(strategy *st, rt_error *err) {
   strategy_lever *lv = calloc(1, sizeof *lv);
@@ -208,8 +164,8 @@ static rt_status strategy_lever_init(strategy *st, rt_error *err) {
   lv->qcap = 4 * (size_t)st->np + 4;
   lv->queue = malloc(lv->qcap * sizeof *lv->queue);
   if (!lv->queue) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-  rt_status rc = strategy_ls_init(st, &lv->ls, err);
-  lv->ls.ranked = 1;
+  rt_status rc = RT_OK;
+  LEVER_INNER(st, lv, rc = strategy_kind_bayes.init(st, err));
   return rc;
 }
 
@@ -225,16 +181,16 @@ static void strategy_lever_plan(strategy *st, strategy_lever *lv) {
   int pidx[32], dir[32], nl = 0;
   const char *s = st->lever;
   while (*s && nl < 32) {
+    while (*s == ' ') s++;
     size_t len = strcspn(s, ",");
-    char name[96];
     size_t nlen = len;
-    while (nlen > 0 && (s[nlen - 1] == ' ')) nlen--;
+    while (nlen > 0 && s[nlen - 1] == ' ') nlen--;
     int d = 0;
     if (nlen > 0 && (s[nlen - 1] == '+' || s[nlen - 1] == '-')) {
       d = s[nlen - 1] == '+' ? 1 : -1;
       nlen--;
     }
-    while (nlen > 0 && *s == ' ') s++, nlen--, len--;
+    char name[96];
     if (d && nlen > 0 && nlen < sizeof name) {
       memcpy(name, s, nlen);
       name[nlen] = '\0';
@@ -281,23 +237,20 @@ static long strategy_lever_next(strategy *st) {
     size_t c = lv->queue[lv->qpos++];
     if (st->state[c] == ST_UNSEEN) return (long)c;
   }
-  return strategy_ls_next(st, &lv->ls);
+  long r = -1;
+  LEVER_INNER(st, lv, r = strategy_kind_bayes.next(st));
+  return r;
 }
 
 static void strategy_lever_told(strategy *st, size_t idx, double t) {
   strategy_lever *lv = st->impl;
-  strategy_ls_told(st, &lv->ls, idx, t);
-  /* a lever move that paid off becomes the local search's point too */
-  if (st->best == (long)idx && lv->ls.cur != (long)idx && isfinite(t)) {
-    if (lv->ls.awaiting == (long)idx) lv->ls.awaiting = -1;
-    strategy_ls_move(st, &lv->ls, idx);
-  }
+  LEVER_INNER(st, lv, strategy_kind_bayes.told(st, idx, t));
 }
 
 static void strategy_lever_free(strategy *st) {
   strategy_lever *lv = st->impl;
   if (!lv) return;
-  strategy_ls_free(&lv->ls);
+  LEVER_INNER(st, lv, strategy_kind_bayes.free(st));
   free(lv->queue);
   free(lv);
 }

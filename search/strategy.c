@@ -10,7 +10,7 @@
 static const strategy_kind *const strategy_kinds[] = {
     &strategy_kind_brute_force, &strategy_kind_random, &strategy_kind_ils,
     &strategy_kind_annealing,   &strategy_kind_genetic, &strategy_kind_lever,
-    &strategy_kind_model};
+    &strategy_kind_bayes, &strategy_kind_model};
 #define STRATEGY_NKINDS (sizeof strategy_kinds / sizeof strategy_kinds[0])
 
 const char *const *strategy_names(void) {
@@ -126,46 +126,6 @@ size_t strategy_moves(const strategy *st, size_t idx, int steps, size_t *out, si
   return k;
 }
 
-/* ---- the additive model ---- */
-
-/* Tuned on the development spaces: */
-static double MODEL_SHRINK = 1.0; /* pseudo-results at the overall mean behind each value's mean */
-static double MODEL_FAIL = 0.7;   /* a failure counts as this much (log) worse than the worst time */
-static void model_env(void) {
-  const char *e;
-  if ((e = getenv("MODEL_SHRINK"))) MODEL_SHRINK = atof(e);
-  if ((e = getenv("MODEL_FAIL"))) MODEL_FAIL = atof(e);
-}
-
-static void strategy_model_add(strategy *st, size_t idx, double t) {
-  double y;
-  if (isfinite(t)) {
-    y = log(t);
-    if (st->ny == 0 || y > st->ymax) st->ymax = y;
-    st->ysum += y;
-    st->ny++;
-  } else {
-    y = (st->ny ? st->ymax : 0) + MODEL_FAIL;
-  }
-  const uint16_t *c = space_config(st->sp, idx);
-  for (int p = 0; p < st->np; p++) {
-    st->msum[st->moff[p] + c[p]] += y;
-    st->mcnt[st->moff[p] + c[p]] += 1;
-  }
-}
-
-double strategy_score(const strategy *st, size_t idx, double explore) {
-  const uint16_t *c = space_config(st->sp, idx);
-  double mean = st->ny ? st->ysum / (double)st->ny : 0;
-  double s = 0;
-  for (int p = 0; p < st->np; p++) {
-    int k = st->moff[p] + c[p];
-    s += (st->msum[k] - st->mcnt[k] * mean) / (st->mcnt[k] + MODEL_SHRINK);
-    if (explore > 0) s -= explore / sqrt(st->mcnt[k] + 1);
-  }
-  return s;
-}
-
 /* ---- the core ---- */
 
 rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out,
@@ -205,14 +165,7 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
   st->time = malloc(st->n * sizeof *st->time);
   st->perm = malloc(st->n * sizeof *st->perm);
   st->cfg = malloc((size_t)st->np * sizeof *st->cfg);
-  st->moff = malloc(((size_t)st->np + 1) * sizeof *st->moff);
-  if (st->moff) {
-    st->moff[0] = 0;
-    for (int p = 0; p < st->np; p++) st->moff[p + 1] = st->moff[p] + space_param_at(s, p)->count;
-    st->msum = calloc((size_t)st->moff[st->np], sizeof *st->msum);
-    st->mcnt = calloc((size_t)st->moff[st->np], sizeof *st->mcnt);
-  }
-  if (!st->state || !st->time || !st->perm || !st->cfg || !st->moff || !st->msum || !st->mcnt) {
+  if (!st->state || !st->time || !st->perm || !st->cfg) {
     strategy_free(st);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for a space of %zu configurations",
                         space_size(s));
@@ -221,7 +174,6 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
     st->time[i] = NAN;
     st->perm[i] = i;
   }
-  model_env();
   if (kind->init) {
     rt_status rc = kind->init(st, err);
     if (rc) {
@@ -241,9 +193,6 @@ void strategy_free(strategy *st) {
   free(st->time);
   free(st->perm);
   free(st->cfg);
-  free(st->moff);
-  free(st->msum);
-  free(st->mcnt);
   free(st);
 }
 
@@ -282,7 +231,6 @@ rt_status strategy_tell(strategy *st, size_t idx, rt_status status, double time_
   st->state[idx] = ST_TOLD;
   st->time[idx] = t;
   st->evals++;
-  strategy_model_add(st, idx, t);
   if (t < st->best_time) {
     st->best = (long)idx;
     st->best_time = t;

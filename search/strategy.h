@@ -13,10 +13,13 @@
  * its own xoshiro256** generator seeded from it, never rand().
  *
  * Strategies: brute_force (space order), random, ils (iterated local search with restarts),
- * annealing (simulated annealing), genetic (steady-state genetic algorithm), lever (moves the
- * parameters the current best's lever names, and falls back to local search when no lever
- * applies), model (measures in the order of a predicted time, then local search).  The default
- * was chosen on brute-forced spaces; see bench/bench_strategies.c and strategy_default().
+ * annealing (simulated annealing), genetic (steady-state genetic algorithm), bayes (Bayesian
+ * optimisation: a Gaussian process on log times, alternating exploitation of the best's
+ * neighbours and children with expected improvement), lever (moves the parameters the current
+ * best's lever names first, and falls back to bayes when no lever applies: on replayed foreign
+ * kernels, which carry no diagnosis, lever and bayes make the same choices), and model (in the
+ * order of a predicted time from the caller, e.g. the model device).  The default was chosen
+ * by results on brute-forced spaces: see bench/bench_strategies.c and strategy_default().
  */
 #ifndef ROOFTUNE_STRATEGY_H
 #define ROOFTUNE_STRATEGY_H

@@ -39,19 +39,8 @@ struct strategy {
   size_t *perm;             /* random permutation of the unseen, for random picks */
   size_t perm_pos;          /* entries of perm already drawn */
   uint16_t *cfg;            /* scratch configuration, np entries */
-  int *moff;                /* per parameter: where its values start in msum and mcnt */
-  double *msum;             /* per parameter value: sum of the told log times with that value */
-  double *mcnt;             /* per parameter value: results told with that value */
-  double ysum;              /* sum of every told log time */
-  double ymax;              /* the largest told log time */
-  size_t ny;                /* successes told */
   void *impl;               /* the strategy's own state */
 };
-
-/* The additive model every strategy may consult: each parameter value's mean log time, shrunk
- * towards the overall mean; failures count as worse than anything seen.  Lower is better.
- * explore > 0 favours values seldom tried. */
-double strategy_score(const strategy *st, size_t idx, double explore);
 
 uint64_t strategy_rand(strategy *st);
 /* Uniform in [0, n), n > 0. */
@@ -70,9 +59,9 @@ size_t strategy_moves(const strategy *st, size_t idx, int steps, size_t *out, si
 /* The total number of one-parameter changes (an upper bound for strategy_moves). */
 size_t strategy_moves_cap(const strategy *st);
 
-/* Local search shared by ils, lever and model: first improvement over a neighbourhood of
- * near moves (one or two steps of one parameter) before far ones, kicks from the best local
- * optimum, random restarts after `patience` kicks without a new best. */
+/* Local search: first improvement over a neighbourhood of near moves (one step of one
+ * parameter) before far ones (any value of one parameter), kicks from the best local optimum,
+ * random restarts after LS_PATIENCE kicks without a new best. */
 typedef struct strategy_ls {
   long cur;       /* the point being improved, -1 when a start is awaited */
   long awaiting;  /* a start or kick point handed out and not yet told, or -1 */
@@ -80,7 +69,6 @@ typedef struct strategy_ls {
   size_t ncand;   /* entries */
   size_t pos;     /* next entry to try */
   int fails;      /* kicks since the best improved */
-  int ranked;     /* 1: try neighbours in the model's order, pick kicks and restarts by it */
   double best_at_kick; /* best time when the last kick started */
 } strategy_ls;
 
@@ -98,5 +86,6 @@ extern const strategy_kind strategy_kind_annealing;
 extern const strategy_kind strategy_kind_genetic;
 extern const strategy_kind strategy_kind_lever;
 extern const strategy_kind strategy_kind_model;
+extern const strategy_kind strategy_kind_bayes;
 
 #endif

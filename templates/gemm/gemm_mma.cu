@@ -155,7 +155,7 @@ __device__ __forceinline__ void load_tile(const elem_t *__restrict__ A,
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_mma(const void *__restrict__ A_, const void *__restrict__ B_, float *__restrict__ C,
          int M, int N, int K) {
   extern __shared__ __align__(128) unsigned char smem[];

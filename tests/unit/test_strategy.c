@@ -79,6 +79,10 @@ static void check_every_strategy(const space *s) {
     /* the evaluation budget */
     CHECK_INT(run(s, *name, 3, 7, a, 256), 7);
   }
+  /* without diagnoses (a replayed foreign kernel) lever falls back to bayes, choice for choice */
+  run(s, "lever", 7, 0, a, 256);
+  run(s, "bayes", 7, 0, b, 256);
+  CHECK(memcmp(a, b, n * sizeof *a) == 0);
   /* random depends on its seed */
   run(s, "random", 1, 0, a, 256);
   run(s, "random", 2, 0, b, 256);

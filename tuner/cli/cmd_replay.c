@@ -23,10 +23,11 @@ static const char usage[] =
     "average, computed exactly: (V+1)/(k+1) for V timed configurations of which k are within\n"
     "the target.  Failed configurations count as evaluations (on a GPU each costs a compile).\n\n"
     "options:\n"
-    "  --strategy S   brute_force, random, ils, annealing, genetic or lever (default: the\n"
-    "                 default strategy, shown below)\n"
+    "  --strategy S   brute_force, random, ils, annealing, genetic, bayes or lever (default:\n"
+    "                 lever, which on recorded spaces, lacking diagnoses, acts as bayes)\n"
     "  --seeds N      runs per file, seeds 0..N-1 (default 30)\n"
-    "  --budget B     evaluations per run (default 1000)\n"
+    "  --budget B     evaluations per run, failed ones included (default 1000: about an hour\n"
+    "                 of compiling and timing on a GPU)\n"
     "  --target EPS   within this fraction of the optimum (default 0.05)\n"
     "  --json         print {\"results\":[...]} instead of text\n";
 
@@ -84,7 +85,7 @@ static int cmd_replay(int argc, char **argv) {
     if (!known)
       return cli_usage_error("replay",
                              "unknown strategy '%s' for --strategy; the strategies are "
-                             "brute_force, random, ils, annealing, genetic, lever", name);
+                             "brute_force, random, ils, annealing, genetic, bayes, lever", name);
     if (strcmp(name, "model") == 0)
       return cli_usage_error("replay", "--strategy model ranks by a model device's predicted "
                                        "times, which a recorded space does not have");

@@ -1,0 +1,307 @@
+/* bayes.c — Bayesian optimisation: a Gaussian process (Matern 5/2 over the parameters' domain
+ * positions scaled to 0..1) on log times; failures enter it as the worst time seen.
+ *
+ * Candidates each step: the unseen one-parameter neighbours of the best result (of the next
+ * best once those are spent), children bred from the best results (uniform crossover, one
+ * mutation), and a uniform sample of the unseen.  Steps alternate: exploit (the neighbour or
+ * child with the lowest predicted mean) and explore (the highest expected improvement over all
+ * candidates).  The alternation is what finds narrow optima such as convolution_A100's single
+ * configuration within 5 %: the model finds the region, the neighbours and children the spike.
+ * The Cholesky factor grows one row per result (the kernel does not depend on the times), so
+ * a step costs O(n^2) for n results plus O(n) per candidate. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/strategy_internal.h"
+
+/* Tuned on the development spaces (convolution_A100, dedispersion_A100, pnpoly_RTX_3090;
+ * see bench/bench_strategies.c): */
+enum {
+  BO_INIT = 10,     /* random configurations before the model decides */
+  BO_SAMPLE = 500,  /* unseen configurations drawn as candidates per step */
+  BO_VAR = 100,     /* of the candidates, the best by mean and random ones get a variance */
+  BO_MAXOBS = 400,  /* results the model holds; beyond, the search continues at random */
+  BO_TOP = 4,       /* exploit steps take neighbours of the best results, the best's first */
+  BO_POP = 16,      /* children are bred from this many best results */
+  BO_CHILDREN = 100 /* children drawn as candidates per step */
+};
+#define BO_LENGTH 4.0 /* kernel length scale, in domain widths (a smooth, wide model) */
+#define BO_NOISE 1e-3 /* nugget on the diagonal (standardised units) */
+#define BO_XI 0.01    /* expected improvement's exploration margin (standardised units) */
+
+typedef struct {
+  int nobs;          /* results in the model */
+  size_t *obs;       /* their configurations */
+  double *y;         /* their log times (failures: filled in at fit time) */
+  double *L;         /* Cholesky factor, row-major, BO_MAXOBS x BO_MAXOBS, lower */
+  double *alpha;     /* K^-1 (y - mean) / sd */
+  double *x;         /* scaled positions of every configuration, n x np */
+  size_t *cand;      /* candidate configurations */
+  double *v;         /* scratch: L^-1 k */
+  double ymean, ysd; /* standardisation */
+  double ybest;      /* best standardised value */
+  int stale;         /* alpha needs recomputing */
+  unsigned *mark;    /* per configuration: the step that made it a candidate */
+  unsigned stamp;    /* this step */
+} strategy_bo;
+
+static double bo_kernel(const strategy *st, const strategy_bo *bo, size_t a, size_t b) {
+  const double *xa = bo->x + a * (size_t)st->np, *xb = bo->x + b * (size_t)st->np;
+  double d2 = 0;
+  for (int p = 0; p < st->np; p++) {
+    double d = xa[p] - xb[p];
+    d2 += d * d;
+  }
+  double r = sqrt(5 * d2) / BO_LENGTH;
+  return (1 + r + r * r / 3) * exp(-r);
+}
+
+static rt_status strategy_bo_init(strategy *st, rt_error *err) {
+  strategy_bo *bo = calloc(1, sizeof *bo);
+  st->impl = bo;
+  if (!bo) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  size_t m = (size_t)BO_MAXOBS;
+  bo->obs = malloc(m * sizeof *bo->obs);
+  bo->y = malloc(m * sizeof *bo->y);
+  bo->L = calloc(m * m, sizeof *bo->L);
+  bo->alpha = malloc(m * sizeof *bo->alpha);
+  bo->x = malloc(st->n * (size_t)st->np * sizeof *bo->x);
+  bo->cand = malloc((2 * (size_t)BO_SAMPLE + (size_t)BO_CHILDREN + 2 * strategy_moves_cap(st) + 1) * sizeof *bo->cand);
+  bo->v = malloc(m * sizeof *bo->v);
+  bo->mark = calloc(st->n, sizeof *bo->mark);
+  if (!bo->obs || !bo->y || !bo->L || !bo->alpha || !bo->x || !bo->cand ||
+      !bo->v || !bo->mark)
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
+  for (size_t i = 0; i < st->n; i++) {
+    const uint16_t *c = space_config(st->sp, i);
+    for (int p = 0; p < st->np; p++) {
+      int count = space_param_at(st->sp, p)->count;
+      bo->x[i * (size_t)st->np + (size_t)p] = count > 1 ? (double)c[p] / (count - 1) : 0;
+    }
+  }
+  return RT_OK;
+}
+
+/* Appends configuration idx to the model: one new row of the Cholesky factor. */
+static void bo_add(strategy *st, strategy_bo *bo, size_t idx, double t) {
+  if (bo->nobs >= BO_MAXOBS) return;
+  int n = bo->nobs, m = BO_MAXOBS;
+  double *row = bo->L + (size_t)n * (size_t)m;
+  for (int j = 0; j < n; j++) {
+    double s = bo_kernel(st, bo, idx, bo->obs[j]);
+    const double *lj = bo->L + (size_t)j * (size_t)m;
+    for (int k = 0; k < j; k++) s -= row[k] * lj[k];
+    row[j] = s / lj[j];
+  }
+  double d = 1 + BO_NOISE;
+  for (int k = 0; k < n; k++) d -= row[k] * row[k];
+  row[n] = sqrt(d > 1e-9 ? d : 1e-9);
+  bo->obs[n] = idx;
+  bo->y[n] = isfinite(t) ? log(t) : NAN;
+  bo->nobs++;
+  bo->stale = 1;
+}
+
+static void bo_fit(strategy_bo *bo) {
+  int n = bo->nobs, m = BO_MAXOBS;
+  double sum = 0, worst = -INFINITY;
+  int ok = 0;
+  for (int i = 0; i < n; i++)
+    if (!isnan(bo->y[i])) {
+      sum += bo->y[i];
+      ok++;
+      if (bo->y[i] > worst) worst = bo->y[i];
+    }
+  double mean = ok ? sum / ok : 0, ss = 0;
+  double *z = bo->alpha;
+  for (int i = 0; i < n; i++) {
+    z[i] = isnan(bo->y[i]) ? (ok ? worst : 0) : bo->y[i];
+    ss += (z[i] - mean) * (z[i] - mean);
+  }
+  double sd = n > 1 ? sqrt(ss / (n - 1)) : 1;
+  if (!(sd > 1e-12)) sd = 1;
+  bo->ymean = mean;
+  bo->ysd = sd;
+  bo->ybest = INFINITY;
+  for (int i = 0; i < n; i++) {
+    z[i] = (z[i] - mean) / sd;
+    if (z[i] < bo->ybest) bo->ybest = z[i];
+  }
+  /* alpha = L^-T L^-1 z */
+  for (int i = 0; i < n; i++) {
+    const double *li = bo->L + (size_t)i * (size_t)m;
+    double s = z[i];
+    for (int k = 0; k < i; k++) s -= li[k] * z[k];
+    z[i] = s / li[i];
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    double s = z[i];
+    for (int k = i + 1; k < n; k++) s -= bo->L[(size_t)k * (size_t)m + (size_t)i] * z[k];
+    z[i] = s / bo->L[(size_t)i * (size_t)m + (size_t)i];
+  }
+  bo->stale = 0;
+}
+
+static double bo_normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
+
+typedef struct {
+  double mu;  /* predicted mean */
+  size_t i;   /* position in cand */
+} bo_rank;
+
+static int bo_rank_cmp(const void *a, const void *b) {
+  const bo_rank *x = a, *y = b;
+  if (x->mu < y->mu) return -1;
+  if (x->mu > y->mu) return 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+static long strategy_bo_next(strategy *st) {
+  strategy_bo *bo = st->impl;
+  if (bo->nobs < BO_INIT || bo->nobs >= BO_MAXOBS) return -1; /* random */
+  if (bo->stale) bo_fit(bo);
+  int n = bo->nobs, m = BO_MAXOBS;
+  /* candidates: the one-parameter neighbours of the BO_TOP best results, then a uniform
+   * sample of the unseen */
+  size_t nc = 0, cap = strategy_moves_cap(st);
+  long top[16];
+  int ntop = 0;
+  for (int i = 0; i < n; i++) {
+    size_t o = bo->obs[i];
+    if (!isfinite(st->time[o])) continue;
+    int at = ntop < BO_TOP ? ntop++ : BO_TOP;
+    if (at == BO_TOP && st->time[o] >= st->time[top[BO_TOP - 1]]) continue;
+    if (at == BO_TOP) at = BO_TOP - 1;
+    while (at > 0 && st->time[top[at - 1]] > st->time[o]) {
+      top[at] = top[at - 1];
+      at--;
+    }
+    top[at] = (long)o;
+  }
+  bo->stamp++;
+  for (int t = 0; t < ntop && nc < (size_t)BO_SAMPLE; t++) {
+    size_t base = nc;
+    size_t got = strategy_moves(st, (size_t)top[t], 0, bo->cand + base, cap);
+    for (size_t i = 0; i < got; i++) {
+      size_t c = bo->cand[base + i];
+      if (st->state[c] == ST_UNSEEN && bo->mark[c] != bo->stamp) {
+        bo->mark[c] = bo->stamp;
+        bo->cand[nc++] = c;
+      }
+    }
+    if (nc > 0) break; /* the best's neighbours first, the next best's when they are spent */
+  }
+  /* children of the best results: uniform crossover of two of the BO_POP best, one mutation */
+  {
+    long pop[64];
+    int npop = 0;
+    for (int i = 0; i < n; i++) {
+      size_t o = bo->obs[i];
+      if (!isfinite(st->time[o])) continue;
+      int at = npop < BO_POP ? npop++ : BO_POP;
+      if (at == BO_POP && st->time[o] >= st->time[pop[BO_POP - 1]]) continue;
+      if (at == BO_POP) at = BO_POP - 1;
+      while (at > 0 && st->time[pop[at - 1]] > st->time[o]) {
+        pop[at] = pop[at - 1];
+        at--;
+      }
+      pop[at] = (long)o;
+    }
+    uint16_t *cfg = st->cfg;
+    for (int k = 0; npop >= 2 && k < BO_CHILDREN; k++) {
+      const uint16_t *a = space_config(st->sp, (size_t)pop[strategy_rand_below(st, (size_t)npop)]);
+      const uint16_t *b = space_config(st->sp, (size_t)pop[strategy_rand_below(st, (size_t)npop)]);
+      for (int p = 0; p < st->np; p++) cfg[p] = strategy_rand_below(st, 2) ? a[p] : b[p];
+      int q = (int)strategy_rand_below(st, (size_t)st->np);
+      int count = space_param_at(st->sp, q)->count;
+      if (count > 1 && strategy_rand_below(st, 2)) cfg[q] = (uint16_t)strategy_rand_below(st, (size_t)count);
+      long j = space_index(st->sp, cfg);
+      if (j >= 0 && st->state[j] == ST_UNSEEN && bo->mark[j] != bo->stamp) {
+        bo->mark[j] = bo->stamp;
+        bo->cand[nc++] = (size_t)j;
+      }
+    }
+  }
+  size_t nneigh = nc;
+  size_t unseen = st->n - st->handed;
+  if (unseen <= (size_t)BO_SAMPLE) {
+    for (size_t i = 0; i < st->n; i++)
+      if (st->state[i] == ST_UNSEEN) bo->cand[nc++] = i;
+  } else {
+    for (int s = 0; s < BO_SAMPLE; s++) {
+      size_t j = strategy_rand_below(st, st->n);
+      if (st->state[j] == ST_UNSEEN) bo->cand[nc++] = j;
+    }
+  }
+  if (nc == 0) return -1;
+  bo_rank *rank = malloc(nc * sizeof *rank);
+  if (!rank) return -1;
+  for (size_t c = 0; c < nc; c++) {
+    double mu = 0;
+    for (int j = 0; j < n; j++) mu += bo_kernel(st, bo, bo->cand[c], bo->obs[j]) * bo->alpha[j];
+    rank[c].mu = mu;
+    rank[c].i = c;
+  }
+  if (nneigh > 0 && bo->nobs % 2 == 1) {
+    /* exploit: the lowest mean among the best's unseen neighbours */
+    long pick = -1;
+    double lo = INFINITY;
+    for (size_t c = 0; c < nc; c++)
+      if (rank[c].i < nneigh && rank[c].mu < lo) lo = rank[c].mu, pick = (long)bo->cand[rank[c].i];
+    free(rank);
+    return pick;
+  }
+  /* variances for the best means and for a random share of the rest */
+  qsort(rank, nc, sizeof *rank, bo_rank_cmp);
+  size_t nv = nc < (size_t)BO_VAR ? nc : (size_t)BO_VAR;
+  size_t half = nv / 2;
+  for (size_t i = half; i < nv; i++) { /* random picks into the second half */
+    size_t j = i + strategy_rand_below(st, nc - i);
+    bo_rank t = rank[i];
+    rank[i] = rank[j];
+    rank[j] = t;
+  }
+  long best = -1;
+  double best_ei = -1;
+  for (size_t r = 0; r < nv; r++) {
+    size_t c = bo->cand[rank[r].i];
+    for (int j = 0; j < n; j++) {
+      const double *lj = bo->L + (size_t)j * (size_t)m;
+      double s = bo_kernel(st, bo, c, bo->obs[j]);
+      for (int k = 0; k < j; k++) s -= lj[k] * bo->v[k];
+      bo->v[j] = s / lj[j];
+    }
+    double var = 1;
+    for (int j = 0; j < n; j++) var -= bo->v[j] * bo->v[j];
+    double sd = var > 1e-12 ? sqrt(var) : 1e-6;
+    double imp = bo->ybest - rank[r].mu - BO_XI;
+    double z = imp / sd;
+    double ei = imp * bo_normal_cdf(z) + sd * exp(-0.5 * z * z) / sqrt(2 * M_PI);
+    if (ei > best_ei) {
+      best_ei = ei;
+      best = (long)c;
+    }
+  }
+  free(rank);
+  return best;
+}
+
+static void strategy_bo_told(strategy *st, size_t idx, double t) { bo_add(st, st->impl, idx, t); }
+
+static void strategy_bo_free(strategy *st) {
+  strategy_bo *bo = st->impl;
+  if (!bo) return;
+  free(bo->obs);
+  free(bo->y);
+  free(bo->L);
+  free(bo->alpha);
+  free(bo->x);
+  free(bo->cand);
+  free(bo->v);
+  free(bo->mark);
+  free(bo);
+}
+
+const strategy_kind strategy_kind_bayes = {"bayes", 0, strategy_bo_init, strategy_bo_next,
+                                           strategy_bo_told, strategy_bo_free};

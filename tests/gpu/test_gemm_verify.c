@@ -1,0 +1,117 @@
+/* test_gemm_verify.c (GPU) — every gemm template, a few configurations each (spread over its
+ * space, split-K and both layouts included), and cuBLASLt's heuristic candidates, verified
+ * against the cuBLASLt fp32 reference on 1x4096x4096, 127x255x129 and 4096x4096x4096 in f32,
+ * f16 and bf16, with the output poisoned before every run.  A cuBLASLt candidate's text is
+ * parsed back and run through gemm_lt_matmul (the runtime's replay path) and verified too.
+ * Skips (77) without a GPU. */
+#include "../../bench/gemm_harness.h"
+#include "test.h"
+
+static const char *const templates[] = {"gemm_simt", "gemm_mma", "gemm_wgmma"};
+
+static void verify_problem(gh *h, manifest *const *ms, const char *shape, const char *dtype) {
+  problem p;
+  rt_error err;
+  rt_error_clear(&err);
+  CHECK_INT(gemm_family.parse_shape(shape, dtype, &p, &err), RT_OK);
+  family_gpu *g = NULL;
+  rt_status st = gemm_family.gpu_setup(&p, 42, h->stream, &g, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "%s %s: setup: %s\n", shape, dtype, err.text);
+    return;
+  }
+  rt_vars env;
+  CHECK_INT(gh_env(h, &p, &env, &err), RT_OK);
+  for (size_t t = 0; t < sizeof templates / sizeof templates[0]; t++) {
+    manifest *m = ms[t];
+    char archbuf[16];
+    const char *arch = gh_arch(h, m, archbuf, sizeof archbuf);
+    if (!arch || !manifest_has_dtype(m, dtype)) continue;
+    space *sp = NULL;
+    rt_error serr;
+    if (manifest_build_space(m, &env, &sp, &serr) != RT_OK) {
+      printf("%-10s %-16s %-4s: not applicable (%s)\n", manifest_name(m), shape, dtype, serr.text);
+      continue;
+    }
+    size_t idx[5];
+    int n = gh_spread(space_size(sp), 5, idx);
+    gh_compile(h, m, sp, idx, n, &env, dtype, arch);
+    for (int i = 0; i < n; i++) {
+      char config[512];
+      space_format_config(sp, idx[i], config, sizeof config);
+      char *src = gh_source(m, sp, idx[i], &env, dtype, NULL);
+      gh_module *mod = src ? gh_find(h, src, arch) : NULL;
+      free(src);
+      CHECK(mod && mod->fn);
+      if (!mod || !mod->fn) continue;
+      double rel = NAN;
+      rt_error_clear(&err);
+      st = gemm_family.gpu_poison(g, h->stream, &err);
+      if (!st) st = gh_launch(h, g, m, sp, idx[i], &env, mod->fn, &err);
+      if (!st) st = gemm_family.gpu_verify(g, &rel, &err);
+      CHECK_INT(st, RT_OK);
+      printf("%-10s %-16s %-4s [%s]: %s, relative error %.2e\n", manifest_name(m), shape, dtype, config,
+             st ? "FAIL" : "ok", rel);
+      if (st) fprintf(stderr, "  %s\n", err.text);
+    }
+    space_free(sp);
+  }
+  /* cuBLASLt candidates, and the replay of their texts */
+  int count = 0;
+  CHECK_INT(gemm_family.library_list(g, 4, &count, &err), RT_OK);
+  CHECK(count >= 1);
+  for (int i = 0; i < count; i++) {
+    char text[256];
+    double rel = NAN;
+    gemm_lt_algo a;
+    CHECK_INT(gemm_family.library_describe(g, i, text, sizeof text, &err), RT_OK);
+    st = gemm_family.gpu_poison(g, h->stream, &err);
+    if (!st) st = gemm_family.library_launch(g, i, h->stream, &err);
+    if (!st) st = gemm_family.gpu_verify(g, &rel, &err);
+    CHECK_INT(st, RT_OK);
+    printf("cublaslt   %-16s %-4s [%s]: %s, relative error %.2e\n", shape, dtype, text, st ? "FAIL" : "ok", rel);
+    CHECK_INT(gemm_lt_algo_parse(text, &a, &err), RT_OK);
+    cublasLtHandle_t lt = NULL;
+    CHECK_INT(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
+    CUdeviceptr ws = 0;
+    cu.cuMemAlloc_v2(&ws, gemm_gpu_workspace_bytes(g));
+    CUdeviceptr A, B, C;
+    gemm_gpu_buffers(g, &A, &B, &C);
+    st = gemm_family.gpu_poison(g, h->stream, &err);
+    if (!st) st = gemm_lt_matmul(lt, &p, &a, A, B, C, ws, gemm_gpu_workspace_bytes(g), h->stream, &err);
+    if (!st) st = gemm_family.gpu_verify(g, &rel, &err);
+    CHECK_INT(st, RT_OK);
+    if (st) fprintf(stderr, "  replay of \"%s\": %s\n", text, err.text);
+    cu.cuMemFree_v2(ws);
+    cublasLtDestroy(lt);
+  }
+  gemm_family.gpu_teardown(g);
+}
+
+int main(void) {
+  gh h;
+  rt_error err;
+  rt_error_clear(&err);
+  if (gh_open(&h, test_source_dir(), &err) != RT_OK) {
+    char why[900];
+    snprintf(why, sizeof why, "no GPU: %s", err.text);
+    test_skip(why);
+  }
+  printf("GPU: %s (cc %d.%d)\n", h.info.name, h.info.cc_major, h.info.cc_minor);
+  manifest *ms[3] = {NULL, NULL, NULL};
+  for (int t = 0; t < 3; t++) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.json", h.tmpl_dir, templates[t]);
+    CHECK_INT(manifest_load(path, &ms[t], &err), RT_OK);
+  }
+  if (!ms[0] || !ms[1] || !ms[2]) return test_done();
+  static const char *const dtypes[] = {"f32", "f16", "bf16"};
+  static const char *const shapes[] = {"1x4096x4096:nt", "127x255x129", "127x255x129:nt", "4096x4096x4096:nt",
+                                       "4096x4096x4096", "3@96x200x136:nt"};
+  for (int d = 0; d < 3; d++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) verify_problem(&h, ms, shapes[s], dtypes[d]);
+  for (int t = 0; t < 3; t++) manifest_free(ms[t]);
+  gh_close(&h);
+  return test_done();
+}
