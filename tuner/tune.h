@@ -53,7 +53,8 @@ typedef struct tune_options {
   const char *db_path;      /* database to store into; NULL: none */
   const char *template_dir; /* NULL: manifest_template_dir() */
   int compile_workers;      /* compile processes; 0: one per core */
-  int batch;                /* candidates compiled together; 0: compile_workers or 2 */
+  int batch;                /* candidates asked for and compiled together (a sequential
+                               strategy gives one at a time); 0: compile_workers, else cores */
   double timeout_s;         /* per-candidate limit on the GPU (0: the device's default) */
   const char *worker_exe;   /* binary for the cuda worker; NULL: this one */
   const char *command;      /* the command line, stored with the run */

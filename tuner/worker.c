@@ -27,6 +27,7 @@ struct worker {
   char *setup_json;   /* the remembered WORKER_SETUP request, or NULL */
   void *setup_blob;   /* its blob */
   size_t setup_blob_len;
+  double setup_timeout_s; /* the limit it was sent with, kept for its replays */
 };
 
 static double now_s(void) {
@@ -260,14 +261,15 @@ rt_status worker_request(worker *w, int type, const char *json, const void *blob
     w->setup_json = j;
     w->setup_blob = b;
     w->setup_blob_len = blob_len;
+    w->setup_timeout_s = timeout_s;
   }
   if (!w->pid) {
     rt_status st = spawn(w, err);
     if (st) return st;
     if (w->setup_json && type != WORKER_SETUP) {
       char *r = NULL;
-      st = exchange(w, WORKER_SETUP, w->setup_json, w->setup_blob, w->setup_blob_len, timeout_s,
-                    &r, NULL, NULL, err);
+      st = exchange(w, WORKER_SETUP, w->setup_json, w->setup_blob, w->setup_blob_len,
+                    w->setup_timeout_s, &r, NULL, NULL, err);
       if (st) return st;
       json_t *o = json_loads(r, 0, NULL);
       const char *s = o ? json_string_value(json_object_get(o, "status")) : NULL;

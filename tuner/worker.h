@@ -10,8 +10,9 @@
  * rt_status name) and, on failure, "error".  When the child dies (a signal, an exit) the
  * request ends with RT_ERR_CRASH and the signal's name; when it does not answer within the
  * request's timeout it is killed and the request ends with RT_ERR_TIMEOUT.  Either way the
- * next request starts a fresh child, which first gets the remembered setup request again (so
- * the worker's state, e.g. the problem's inputs on the GPU, is rebuilt).
+ * next request starts a fresh child, which first gets the remembered setup request again, with
+ * the setup's own timeout (so the worker's state, e.g. the problem's inputs on the GPU, is
+ * rebuilt).
  *
  * The child side is worker_serve(): a loop that reads requests and calls a handler.  The
  * `__worker --test` mode serves WORKER_TEST requests that echo, crash (abort, SIGSEGV) or hang

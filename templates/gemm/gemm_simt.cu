@@ -28,6 +28,14 @@ template <> struct vec_t<2> { typedef float2 type; };
 template <> struct vec_t<4> { typedef float4 type; };
 typedef vec_t<VEC>::type fvec;
 
+// Packs VEC floats from registers into a vector (no type punning of register arrays).
+__device__ __forceinline__ fvec pack(const float *r) {
+  fvec v;
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) ((float *)&v)[i] = r[i];
+  return v;
+}
+
 __device__ __forceinline__ void vload(float *dst, const float *src) {
   fvec v = *(const fvec *)src;
   const float *p = (const float *)&v;
@@ -77,7 +85,7 @@ __device__ __forceinline__ void fetch_b(float *r, const float *B, int c, int n0,
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_simt(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
           int M, int N, int K) {
   __shared__ __align__(16) float As[2][BLOCK_K][BLOCK_M + A_PAD];
@@ -141,7 +149,7 @@ gemm_simt(const float *__restrict__ A, const float *__restrict__ B, float *__res
         for (int v = 0; v < VEC; ++v) Bs[buf][k + v][row] = rb[l][v];
 #else
         int kr = c / (BLOCK_N / VEC), n = (c % (BLOCK_N / VEC)) * VEC;
-        *(fvec *)&Bs[buf][kr][n] = *(const fvec *)rb[l];
+        *(fvec *)&Bs[buf][kr][n] = pack(rb[l]);
 #endif
       }
     }
@@ -185,7 +193,7 @@ gemm_simt(const float *__restrict__ A, const float *__restrict__ B, float *__res
       const int col = gemm_simt_col(tile_n, BLOCK_N, tx, TN_THREADS, VEC, j, 0);
       float *dst = C + (long long)row * N + col;
       if (vec_c && col + VEC <= N) {
-        *(fvec *)dst = *(const fvec *)&acc[i][j * VEC];
+        *(fvec *)dst = pack(&acc[i][j * VEC]);
       } else {
 #pragma unroll
         for (int e = 0; e < VEC; ++e)

@@ -165,7 +165,7 @@ __device__ __forceinline__ void wgmma_tile(float *d, unsigned long long da, unsi
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_desc tmB,
            float *__restrict__ C, int M, int N, int K) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];

@@ -26,11 +26,15 @@ if [ -n "${OUT:-}" ]; then results=$OUT/gpu_results.txt; else
 mkdir -p "$(dirname "$results")"
 : >"$results"
 log() { echo "$*" | tee -a "$results"; }
+# seconds left of the 470 s the script allows itself, and a step's timeout within them
+left() { echo $(( 470 - ($(date +%s) - start) )); }
+cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
 db=$PWD/$build/gpu-tuning.db
-rm -f "$db" "$db-wal" "$db-shm" "$build.tune.log"
+logs=$(dirname "$results")
+rm -f "$db" "$db-wal" "$db-shm" "$logs/tune.log"
 
 log "== rooftune GPU run $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$results"
@@ -42,12 +46,12 @@ if [ ! -x "$build/rooftune" ]; then
     static=-DROOFTUNE_STATIC_DEPS=ON
     log "SQLite/Jansson development files missing: trying $static"
   fi
-  timeout 240 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $static >"$build.configure.log" 2>&1 &&
-    timeout 240 cmake --build "$build" -j "$(nproc)" >"$build.build.log" 2>&1
+  timeout 120 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release $static >"$logs/configure.log" 2>&1 &&
+    timeout 200 cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1
   rc=$?
   if [ $rc != 0 ]; then
     log "BUILD FAILED ($rc); last lines:"
-    tail -20 "$build.configure.log" "$build.build.log" 2>/dev/null | tee -a "$results"
+    tail -20 "$logs/configure.log" "$logs/build.log" 2>/dev/null | tee -a "$results"
     exit 1
   fi
 fi
@@ -60,11 +64,12 @@ log "== GPU tests"
 export ROOFTUNE_BIN=$bin ROOFTUNE_SOURCE_DIR=$PWD ROOFTUNE_SHARED_DIR=$PWD/../shared ROOFTUNE_TEMPLATE_DIR=$PWD/templates
 for t in "$build"/tests/gpu_test_*; do
   [ -x "$t" ] || continue
-  timeout 120 "$t" >"$t.log" 2>&1
+  [ "$(left)" -gt 20 ] || { log "$(basename "$t"): not run, out of time"; fail=1; continue; }
+  timeout "$(cap 120)" "$t" >"$logs/$(basename "$t").log" 2>&1
   rc=$?
   case $rc in 0) verdict=passed ;; 77) verdict=skipped ;; 124) verdict="TIMED OUT" ;; *) verdict="FAILED ($rc)" ;; esac
   log "$(basename "$t"): $verdict"
-  tail -25 "$t.log" | sed 's/^/    /' | tee -a "$results"
+  tail -25 "$logs/$(basename "$t").log" | sed 's/^/    /' | tee -a "$results"
   case $rc in 0|77) ;; *) fail=1 ;; esac
 done
 
@@ -88,10 +93,11 @@ for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma f32 1024x1024x1024" "gemm_m
             "gemm_mma bf16 1000x1000x1000" "gemm_wgmma f16 1024x1024x1024:nt" "gemm_wgmma bf16 1024x1024x1024:nt"; do
   set -- $spec
   [ -f "templates/gemm/$1.json" ] || continue
-  out=$(timeout 90 "$bin" tune "$1" --dtype "$2" --shape "$3" --device cuda --strategy random --budget 6 \
-        --timeout 10 --db "$db" --json 2>>"$build.tune.log")
+  [ "$(left)" -gt 60 ] || { log "$1 $2 $3: not run, out of time"; fail=1; continue; }
+  out=$(timeout "$(cap 60)" "$bin" tune "$1" --dtype "$2" --shape "$3" --device cuda --strategy random --budget 6 \
+        --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
   rc=$?
-  if [ $rc != 0 ] && [ -z "$out" ]; then log "$1 $2 $3: tune exited $rc: $(tail -1 "$build.tune.log")"; fail=1; continue; fi
+  if [ $rc != 0 ] && [ -z "$out" ]; then log "$1 $2 $3: tune exited $rc: $(tail -1 "$logs/tune.log")"; fail=1; continue; fi
   echo "$out" | summary "$1" "$2 $3" | tee -a "$results"
   [ "${PIPESTATUS[1]}" = 0 ] || { log "WRONG RESULTS in $1 $2"; fail=1; }
 done
@@ -99,15 +105,14 @@ done
 # 4. the main job against cuBLASLt, and the ceilings (measured once, kept in the database)
 log "== main job: rooftune tune gemm --shape 4096x4096x4096 --dtype bf16"
 for shape in 4096x4096x4096 4096x4096x4096:nt; do
-  left=$(( 450 - ($(date +%s) - start) ))
-  [ $left -gt 30 ] || { log "skipped $shape: out of time"; continue; }
+  [ "$(left)" -gt 30 ] || { log "skipped $shape: out of time"; continue; }
   t0=$(date +%s)
-  out=$(timeout $(( left < 150 ? left : 150 )) "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
-        --budget 24 --timeout 10 --db "$db" --json 2>>"$build.tune.log")
+  out=$(timeout "$(cap 150)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
+        --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
   rc=$?
   log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
-  [ $rc = 0 ] || log "    $(tail -1 "$build.tune.log")"
-  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"${results%.txt}-$shape.json"; }
+  [ $rc = 0 ] || log "    $(tail -1 "$logs/tune.log")"
+  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"${results%.txt}-${shape/:/-}.json"; }
   echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
 done
 log "== ceilings stored"

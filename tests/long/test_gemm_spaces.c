@@ -1,7 +1,8 @@
 /* test_gemm_spaces.c (long) — EVERY configuration of each gemm template's default space, for
  * every dtype and layout the template supports, compiles for sm_80 and sm_90 (sm_90a for the
  * wgmma template) without spills, with the template's instruction in the PTX.  Compiles run in
- * the compile pool (one worker per core). */
+ * the compile pool (one worker per core).  ROOFTUNE_GEMM_SPACES=TEXT keeps only the variants
+ * whose "template arch dtype layout" line contains TEXT (e.g. "gemm_simt sm_80"). */
 #include "../gemm_compile_util.h"
 #include "tuner/compile_pool.h"
 
@@ -20,6 +21,10 @@ int main(void) {
   size_t total = 0, failed = 0;
   for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
     const gcu_variant *v = &variants[k];
+    const char *only = getenv("ROOFTUNE_GEMM_SPACES");
+    char line[96];
+    snprintf(line, sizeof line, "%s %s %s %s", v->tmpl, v->arch, v->dtype, v->layout);
+    if (only && *only && !strstr(line, only)) continue;
     manifest *m = NULL;
     space *sp = NULL;
     rt_vars env;

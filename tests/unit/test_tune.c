@@ -62,6 +62,12 @@ static void test_model(const char *dir) {
     CHECK_INT(e[0].timing, TIMING_PREDICTED);
     CHECK_STR(e[0].device.name, "model:h200");
     CHECK(e[0].launch.cubin != NULL && e[0].launch.cubin_size > 0);
+    /* the launch as the manifest writes it, for the runtime's nearest-shape geometry */
+    CHECK_CONTAINS(e[0].launch.grid[0], "BLOCK_M");
+    CHECK_STR(e[0].launch.block[0], "THREADS");
+    CHECK_STR(e[0].launch.smem, "SMEM");
+    CHECK_CONTAINS(e[0].launch.vars, "THREADS=");
+    CHECK(e[0].launch.grid_v[0] > 0 && e[0].launch.block_v[0] > 0);
     CHECK(e[0].limit[0] != 0);
   }
   free(e);
