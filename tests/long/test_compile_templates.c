@@ -1,0 +1,148 @@
+/* test_compile_templates.c (long) — every installed template compiles in every configuration of
+ * its space, for each of its dtypes, on the first architecture it lists, at the default shape of
+ * its family (gemm: 4096x4096x4096, plus :nt for templates that need B stored N x K): no
+ * compile error, crash or timeout, a ptxas report for each, and the occupancy calculator
+ * accepts each (launchable: at least one block per SM).  Uses the cubin cache
+ * (ROOFTUNE_CACHE_DIR), so a rerun is quick. */
+#include <libgen.h>
+
+#include "kernels/family.h"
+#include "test.h"
+#include "tuner/compile_pool.h"
+#include "tuner/manifest.h"
+#include "tuner/occupancy.h"
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *s = malloc((size_t)n + 1);
+  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    free(s);
+    s = NULL;
+  }
+  if (s) s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+/* Builds the space for one shape; NULL (and a note) when the template has no configuration. */
+static space *space_for(const manifest *m, const char *dtype, const char *arch, const char *shape,
+                        rt_vars *env) {
+  const family_ops *fam = family_find(manifest_family(m));
+  problem p;
+  rt_error err = {0};
+  rt_vars_clear(env);
+  if (!fam || fam->parse_shape(shape, dtype, &p, &err) || fam->bind(&p, env) ||
+      manifest_env_dtype(dtype, env, &err) ||
+      manifest_env_device(arch_spec_find(arch), NULL, env, &err))
+    return NULL;
+  space *sp = NULL;
+  if (manifest_build_space(m, env, &sp, &err)) return NULL;
+  return sp;
+}
+
+int main(void) {
+  char **paths = NULL;
+  int count = 0;
+  rt_error err = {0};
+  char dir[1024];
+  CHECK_INT(manifest_list(manifest_template_dir(dir, sizeof dir), &paths, &count, &err), RT_OK);
+  if (count == 0) test_skip("no templates installed");
+  cubin_cache *cache = NULL;
+  if (cubin_cache_open_default(&cache, &err)) cache = NULL;
+  for (int t = 0; t < count; t++) {
+    manifest *m = NULL;
+    CHECK_INT(manifest_load(paths[t], &m, &err), RT_OK);
+    if (!m) {
+      fprintf(stderr, "%s: %s\n", paths[t], err.text);
+      continue;
+    }
+    const char *arch = manifest_arch(m, 0);
+    char *source = slurp(manifest_source(m));
+    CHECK(source != NULL);
+    for (int d = 0; source && d < manifest_ndtypes(m); d++) {
+      const char *dtype = manifest_dtype(m, d);
+      rt_vars env;
+      space *sp = space_for(m, dtype, arch, "4096x4096x4096", &env);
+      if (!sp) sp = space_for(m, dtype, arch, "4096x4096x4096:nt", &env);
+      CHECK(sp != NULL);
+      if (!sp) {
+        fprintf(stderr, "%s %s: no space at 4096^3 (nn or nt)\n", manifest_name(m), dtype);
+        continue;
+      }
+      size_t n = space_size(sp);
+      compile_job *jobs = calloc(n, sizeof *jobs);
+      compile_result *res = calloc(n, sizeof *res);
+      unsigned *threads = calloc(n, sizeof *threads), *dyn = calloc(n, sizeof *dyn);
+      for (size_t i = 0; i < n; i++) {
+        char *prefix = NULL;
+        rt_vars cv;
+        unsigned grid[3], block[3], smem = 0;
+        CHECK_INT(manifest_source_prefix(m, sp, i, &env, dtype, &prefix, &err), RT_OK);
+        CHECK_INT(manifest_config_vars(m, sp, i, &env, &cv, &err), RT_OK);
+        CHECK_INT(manifest_launch(m, &cv, grid, block, &smem, &err), RT_OK);
+        threads[i] = block[0] * block[1] * block[2];
+        dyn[i] = smem;
+        size_t len = strlen(prefix ? prefix : "") + strlen(source) + 1;
+        char *text = malloc(len);
+        snprintf(text, len, "%s%s", prefix ? prefix : "", source);
+        free(prefix);
+        jobs[i].source = text;
+        jobs[i].name = manifest_source_name(m);
+      }
+      char folder[1024];
+      snprintf(folder, sizeof folder, "%s", manifest_source(m));
+      compile_options opt = {0};
+      opt.arch = arch;
+      opt.entry = manifest_entry(m);
+      opt.include_dirs[opt.include_count++] = dirname(folder);
+      for (int i = 0; i < manifest_noptions(m) && opt.extra_count < COMPILE_MAX_EXTRA; i++)
+        opt.extra[opt.extra_count++] = manifest_option(m, i);
+      opt.pch = 1;
+      compile_pool_options popt = {0};
+      popt.cache = cache;
+      popt.timeout_s = 600;
+      compile_pool_stats st;
+      CHECK_INT(compile_pool_run(jobs, n, &opt, &popt, res, &st, &err), RT_OK);
+      printf("%s %s %s: %zu configurations, %zu compiled, %zu cache hits, %.1f s\n",
+             manifest_name(m), arch, dtype, n, st.compiled, st.cache_hits, st.seconds);
+      CHECK_INT(st.compiled, n);
+      for (size_t i = 0; i < n; i++) {
+        if (res[i].status != RT_OK) {
+          char cfg[512];
+          space_format_config(sp, i, cfg, sizeof cfg);
+          fprintf(stderr, "%s %s %s: %s\n", manifest_name(m), dtype, cfg, res[i].message);
+          continue;
+        }
+        CHECK(res[i].report.found && res[i].report.registers > 0);
+        occupancy o;
+        occupancy_input in = {(int)threads[i], res[i].report.registers, res[i].report.smem_static,
+                              (int)dyn[i]};
+        CHECK_INT(occupancy_compute(arch_spec_find(arch), &in, &o, &err), RT_OK);
+        if (o.blocks_per_sm < 1) {
+          char cfg[512];
+          space_format_config(sp, i, cfg, sizeof cfg);
+          fprintf(stderr, "%s %s %s: cannot launch (%s)\n", manifest_name(m), dtype, cfg, o.limiter);
+        }
+        CHECK(o.blocks_per_sm >= 1);
+      }
+      for (size_t i = 0; i < n; i++) {
+        free((char *)jobs[i].source);
+        compile_result_free(&res[i]);
+      }
+      free(jobs);
+      free(res);
+      free(threads);
+      free(dyn);
+      space_free(sp);
+    }
+    free(source);
+    manifest_free(m);
+  }
+  manifest_list_free(paths, count);
+  cubin_cache_close(cache);
+  return test_done();
+}
