@@ -70,6 +70,27 @@ GEMM_FN int gemm_ldsm_bcol_chunk(int lane) { return (lane / 8) % 2; }
 GEMM_FN int gemm_ldsm_brow_k(int lane) { return lane % 16; }
 GEMM_FN int gemm_ldsm_brow_chunk(int lane) { return lane / 16; }
 
+/* Byte offsets into a shared-memory stage that gemm_mma hands ldmatrix, built from the lane
+ * maps above.  ld_bytes is the padded row pitch; a K step (ks) is 32 bytes of K (16 f16/bf16
+ * or 8 tf32 elements: one mma).  A: the 16-row tile starting at row0.  B stored N x K: the two
+ * n8 tiles starting at n0.  B stored K x N (16-bit, .trans): the two n8 tiles at n0, K rows of
+ * step ks (kstep elements per step). */
+GEMM_FN int gemm_ldsm_a_offset(int row0, int ks, int lane, int ld_bytes) {
+  return (row0 + gemm_ldsm_a_row(lane)) * ld_bytes + (ks * 2 + gemm_ldsm_a_chunk(lane)) * 16;
+}
+GEMM_FN int gemm_ldsm_bcol_offset(int n0, int ks, int lane, int ld_bytes) {
+  return (n0 + gemm_ldsm_bcol_row(lane)) * ld_bytes + (ks * 2 + gemm_ldsm_bcol_chunk(lane)) * 16;
+}
+GEMM_FN int gemm_ldsm_brow_offset(int n0, int ks, int kstep, int lane, int ld_bytes, int elem_bytes) {
+  return (ks * kstep + gemm_ldsm_brow_k(lane)) * ld_bytes + (n0 + 8 * gemm_ldsm_brow_chunk(lane)) * elem_bytes;
+}
+/* tf32 with B stored K x N: ldmatrix cannot transpose 32-bit elements, so b0 (h = 0) and b1
+ * (h = 1) of the n8 tile at n0 are read directly: element (k tig + 4h, n groupID), as an
+ * index in elements with row pitch ld. */
+GEMM_FN int gemm_tf32_brow_index(int n0, int ks, int lane, int h, int ld) {
+  return (ks * 8 + lane % 4 + 4 * h) * ld + n0 + lane / 4;
+}
+
 /* Output coordinates of mma.sync accumulator element (mi, ni, i) held by `lane` of warp
  * (warp_m, warp_n) in the block tile (tile_m, tile_n).  Rows and columns may fall outside the
  * matrix on edge tiles; the kernel stores only those inside. */

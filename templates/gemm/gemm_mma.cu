@@ -221,35 +221,28 @@ gemm_mma(const void *__restrict__ A_, const void *__restrict__ B_, float *__rest
       unsigned af[MI][4], bf[NI][2];
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
-        int row = warp_m * WTM + mi * 16 + gemm_ldsm_a_row(lane);
-        int chunk = ks * 2 + gemm_ldsm_a_chunk(lane);
-        ldsm_x4(af[mi], a_base + row * A_LD * ES + chunk * 16);
+        ldsm_x4(af[mi], a_base + gemm_ldsm_a_offset(warp_m * WTM + mi * 16, ks, lane, A_LD * ES));
       }
 #pragma unroll
       for (int nj = 0; nj < NI / 2; ++nj) {
 #if B_COL
         unsigned r[4];
-        int n = warp_n * WTN + nj * 16 + gemm_ldsm_bcol_row(lane);
-        int chunk = ks * 2 + gemm_ldsm_bcol_chunk(lane);
-        ldsm_x4(r, b_base + n * B_LD * ES + chunk * 16);
+        ldsm_x4(r, b_base + gemm_ldsm_bcol_offset(warp_n * WTN + nj * 16, ks, lane, B_LD * ES));
         bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
         bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
 #elif ES == 2
         unsigned r[4];
-        int k = ks * KSTEP + gemm_ldsm_brow_k(lane);
-        int n = warp_n * WTN + nj * 16 + 8 * gemm_ldsm_brow_chunk(lane);
-        ldsm_x4_trans(r, b_base + (k * B_LD + n) * ES);
+        ldsm_x4_trans(r, b_base + gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, KSTEP, lane, B_LD * ES, ES));
         bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
         bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
 #else
         // tf32 with N-contiguous B: ldmatrix cannot transpose 32-bit elements; b0 = (k tig,
         // n g), b1 = (k tig+4, n g) read directly (B_LD = BLOCK_N+8 keeps the banks distinct).
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          int n = warp_n * WTN + (2 * nj + h) * 8 + lane / 4;
-          int k = ks * KSTEP + lane % 4;
-          bf[2 * nj + h][0] = sB[k * B_LD + n];
-          bf[2 * nj + h][1] = sB[(k + 4) * B_LD + n];
+        for (int t = 0; t < 2; ++t) {
+          const int n0 = warp_n * WTN + (2 * nj + t) * 8;
+          bf[2 * nj + t][0] = sB[gemm_tf32_brow_index(n0, ks, lane, 0, B_LD)];
+          bf[2 * nj + t][1] = sB[gemm_tf32_brow_index(n0, ks, lane, 1, B_LD)];
         }
 #endif
       }
