@@ -13,6 +13,7 @@
  */
 #include <libgen.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,11 +38,23 @@ static char *bench_read(const char *path) {
   return s;
 }
 
-static void bench_report(const char *what, const compile_pool_stats *st) {
-  printf("%-46s %6.2f s  %5.2f compiles/s  (%zu jobs, %zu compiled, %zu failed, %zu hits, %d "
-         "workers)\n",
-         what, st->seconds, st->seconds > 0 ? (double)(st->jobs - st->cache_hits) / st->seconds : 0,
-         st->jobs, st->compiled, st->compile_errors + st->failed, st->cache_hits, st->workers);
+/* CPU seconds of reaped children (the compile workers) so far. */
+static double bench_child_cpu(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_CHILDREN, &ru);
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+         ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* Wall time and rate, and the workers' CPU seconds per compile, which the load that other
+ * programs put on the machine does not inflate as much as wall time. */
+static void bench_report(const char *what, const compile_pool_stats *st, double cpu) {
+  size_t ran = st->jobs - st->cache_hits;
+  printf("%-46s %6.2f s  %5.2f compiles/s  %5.2f cpu-s/compile  (%zu jobs, %zu hits, %zu failed, "
+         "%d workers)\n",
+         what, st->seconds, st->seconds > 0 ? (double)ran / st->seconds : 0,
+         ran ? cpu / (double)ran : 0, st->jobs, st->cache_hits, st->compile_errors + st->failed,
+         st->workers);
 }
 
 static int bench_run(const char *what, compile_job *jobs, size_t n, const compile_options *opt,
@@ -52,6 +65,7 @@ static int bench_run(const char *what, compile_job *jobs, size_t n, const compil
   popt.cache = cache;
   popt.timeout_s = 600;
   rt_error err = {0};
+  double cpu0 = bench_child_cpu();
   if (compile_pool_run(jobs, n, opt, &popt, res, st, &err)) {
     fprintf(stderr, "bench_compile: %s\n", err.text);
     free(res);
@@ -59,7 +73,7 @@ static int bench_run(const char *what, compile_job *jobs, size_t n, const compil
   }
   for (size_t i = 0; i < n; i++) compile_result_free(&res[i]);
   free(res);
-  bench_report(what, st);
+  bench_report(what, st, bench_child_cpu() - cpu0);
   return 0;
 }
 
@@ -130,8 +144,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < manifest_noptions(m) && opt.extra_count < COMPILE_MAX_EXTRA; i++)
     opt.extra[opt.extra_count++] = manifest_option(m, i);
 
-  printf("template %s, %s, %s, %zu of %zu configurations, %ld cores\n", manifest_name(m), arch,
-         dtype, n, size, sysconf(_SC_NPROCESSORS_ONLN));
+  double load[3] = {0, 0, 0};
+  getloadavg(load, 3);
+  printf("template %s, %s, %s, %zu of %zu configurations, %ld cores, load average %.1f\n",
+         manifest_name(m), arch, dtype, n, size, sysconf(_SC_NPROCESSORS_ONLN), load[0]);
   compile_pool_stats st;
   int bad = 0;
   bad |= bench_run("1 worker, no cache, no PCH", jobs, n, &opt, 1, NULL, &st);

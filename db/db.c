@@ -402,8 +402,8 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
     if (ver < DB_SCHEMA_VERSION && (s = migrate(d, err))) goto fail;
   } else if (ver < DB_SCHEMA_VERSION) {
     s = rt_error_set(err, RT_ERR_DB_VERSION,
-                     "schema version %lld is older than this rooftune's %d; open it once for "
-                     "writing (rooftune db check --upgrade) to migrate it", ver, DB_SCHEMA_VERSION);
+                     "schema version %lld is older than this rooftune's %d; migrate it once "
+                     "with 'rooftune db upgrade --db %s'", ver, DB_SCHEMA_VERSION, path);
     rt_error_locate(err, path, NULL, 0, 0);
     goto fail;
   }
@@ -963,12 +963,12 @@ rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, 
     return RT_OK;
   }
   st = prepare(d,
-               "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,cubin,entry,"
-               "arch,grid_x,grid_y,grid_z,block_x,block_y,block_z,smem,grid_vx,grid_vy,grid_vz,"
-               "block_vx,block_vy,block_vz,smem_v,vars,library_algo,updated_at) VALUES(?,?,?,?,?,?,"
-               "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(problem_id,device_id,"
+               "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,cubin_bytes,"
+               "entry,arch,grid_x,grid_y,grid_z,block_x,block_y,block_z,smem,grid_vx,grid_vy,"
+               "grid_vz,block_vx,block_vy,block_vz,smem_v,vars,library_algo,updated_at) VALUES(?,?,"
+               "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(problem_id,device_id,"
                "template_id,toolkit) DO UPDATE SET result_id=excluded.result_id,"
-               "cubin=excluded.cubin,entry=excluded.entry,arch=excluded.arch,"
+               "cubin_bytes=excluded.cubin_bytes,entry=excluded.entry,arch=excluded.arch,"
                "grid_x=excluded.grid_x,grid_y=excluded.grid_y,grid_z=excluded.grid_z,"
                "block_x=excluded.block_x,block_y=excluded.block_y,block_z=excluded.block_z,"
                "smem=excluded.smem,grid_vx=excluded.grid_vx,grid_vy=excluded.grid_vy,"
@@ -988,10 +988,8 @@ rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, 
   sqlite3_bind_int64(st, i++, tid);
   bind_text(st, i++, toolkit);
   sqlite3_bind_int64(st, i++, result_id);
-  if (w && w->cubin && w->cubin_size)
-    sqlite3_bind_blob64(st, i++, w->cubin, w->cubin_size, SQLITE_TRANSIENT);
-  else
-    sqlite3_bind_null(st, i++);
+  int has_cubin = w && w->cubin && w->cubin_size;
+  sqlite3_bind_int64(st, i++, has_cubin ? (sqlite3_int64)w->cubin_size : 0);
   db_winner none;
   memset(&none, 0, sizeof none);
   if (!w) w = &none;
@@ -1010,6 +1008,30 @@ rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, 
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
     s = db_fail(d, rc, "storing the winner", err);
+    goto out;
+  }
+  /* The cubin lives in its own table, keyed by the winner's row. */
+  st = prepare(d, has_cubin ? "INSERT INTO winner_cubins(winner_id,cubin) SELECT id, ? FROM winners "
+                              "WHERE problem_id=? AND device_id=? AND template_id=? AND toolkit=? "
+                              "ON CONFLICT(winner_id) DO UPDATE SET cubin=excluded.cubin"
+                            : "DELETE FROM winner_cubins WHERE ?1 IS NULL AND winner_id IN (SELECT "
+                              "id FROM winners WHERE problem_id=? AND device_id=? AND "
+                              "template_id=? AND toolkit=?)",
+               err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  if (has_cubin) sqlite3_bind_blob64(st, 1, w->cubin, w->cubin_size, SQLITE_TRANSIENT);
+  else sqlite3_bind_null(st, 1);
+  sqlite3_bind_int64(st, 2, r->problem_id);
+  sqlite3_bind_int64(st, 3, r->device_id);
+  sqlite3_bind_int64(st, 4, tid);
+  bind_text(st, 5, toolkit);
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "storing the cubin", err);
     goto out;
   }
   if ((s = tx_commit(d, err))) return s;
@@ -1057,7 +1079,7 @@ void db_run_free(db_run *r) { free(r); }
   "r.timing, r.time_ms, r.spread, r.repetitions, r.verify_error, r.flops, r.diag_limit, "         \
   "r.diag_lever, w.entry, w.arch, w.grid_x, w.grid_y, w.grid_z, w.block_x, w.block_y, w.block_z, " \
   "w.smem, w.grid_vx, w.grid_vy, w.grid_vz, w.block_vx, w.block_vy, w.block_vz, w.smem_v, "       \
-  "w.vars, w.library_algo, w.updated_at, length(w.cubin), %s FROM winners w "                     \
+  "w.vars, w.library_algo, w.updated_at, w.cubin_bytes, %s FROM winners w "                     \
   "JOIN results r ON r.id=w.result_id JOIN problems p ON p.id=w.problem_id "                     \
   "JOIN devices v ON v.id=w.device_id JOIN templates t ON t.id=w.template_id ORDER BY w.id"
 
@@ -1115,7 +1137,7 @@ rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error
   int rc = exec_retry(d->h, "BEGIN");
   if (rc != SQLITE_OK) return db_fail(d, rc, "reading winners", err);
   rt_status s = RT_OK;
-  sqlite3_stmt *st = prepare(d, "SELECT count(*), coalesce(sum(length(cubin)),0) FROM winners", err);
+  sqlite3_stmt *st = prepare(d, "SELECT count(*), coalesce(sum(cubin_bytes),0) FROM winners", err);
   if (!st) {
     s = err ? err->code : RT_ERR_DB;
     goto done;
@@ -1136,7 +1158,8 @@ rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error
     goto done;
   }
   char sql[2048];
-  snprintf(sql, sizeof sql, ENTRY_SELECT, with_cubins ? "w.cubin" : "NULL");
+  snprintf(sql, sizeof sql, ENTRY_SELECT,
+           with_cubins ? "(SELECT c.cubin FROM winner_cubins c WHERE c.winner_id=w.id)" : "NULL");
   if (!(st = prepare(d, sql, err))) {
     free(block);
     s = err ? err->code : RT_ERR_DB;
@@ -1177,7 +1200,7 @@ done:
 rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, rt_error *err) {
   *out = NULL;
   *size = 0;
-  sqlite3_stmt *st = prepare(d, "SELECT cubin FROM winners WHERE id=?", err);
+  sqlite3_stmt *st = prepare(d, "SELECT cubin FROM winner_cubins WHERE winner_id=?", err);
   if (!st) return err ? err->code : RT_ERR_DB;
   sqlite3_bind_int64(st, 1, winner_id);
   int rc = sqlite3_step(st);
@@ -1327,16 +1350,17 @@ static const char merge_results_sql[] =
 static const char merge_winners_sql[] =
     "CREATE TEMP TABLE map_res AS SELECT s.id AS sid, m.id AS mid FROM src.results s "
     "  JOIN main.results m USING(uid);\n"
-    "INSERT INTO main.winners(problem_id,device_id,template_id,toolkit,result_id,cubin,entry,arch,"
-    "  grid_x,grid_y,grid_z,block_x,block_y,block_z,smem,grid_vx,grid_vy,grid_vz,block_vx,"
-    "  block_vy,block_vz,smem_v,vars,library_algo,updated_at) "
-    "  SELECT mp.mid,md.mid,mt.mid,w.toolkit,mr.mid,w.cubin,w.entry,w.arch,w.grid_x,w.grid_y,"
+    "INSERT INTO main.winners(problem_id,device_id,template_id,toolkit,result_id,cubin_bytes,"
+    "  entry,arch,grid_x,grid_y,grid_z,block_x,block_y,block_z,smem,grid_vx,grid_vy,grid_vz,"
+    "  block_vx,block_vy,block_vz,smem_v,vars,library_algo,updated_at) "
+    "  SELECT mp.mid,md.mid,mt.mid,w.toolkit,mr.mid,w.cubin_bytes,w.entry,w.arch,w.grid_x,w.grid_y,"
     "  w.grid_z,w.block_x,w.block_y,w.block_z,w.smem,w.grid_vx,w.grid_vy,w.grid_vz,w.block_vx,"
     "  w.block_vy,w.block_vz,w.smem_v,w.vars,w.library_algo,w.updated_at FROM src.winners w "
     "  JOIN map_prob mp ON mp.sid=w.problem_id JOIN map_dev md ON md.sid=w.device_id "
     "  JOIN map_tpl mt ON mt.sid=w.template_id JOIN map_res mr ON mr.sid=w.result_id WHERE 1 "
     "  ON CONFLICT(problem_id,device_id,template_id,toolkit) DO UPDATE SET "
-    "  result_id=excluded.result_id,cubin=excluded.cubin,entry=excluded.entry,arch=excluded.arch,"
+    "  result_id=excluded.result_id,cubin_bytes=excluded.cubin_bytes,entry=excluded.entry,"
+    "  arch=excluded.arch,"
     "  grid_x=excluded.grid_x,grid_y=excluded.grid_y,grid_z=excluded.grid_z,"
     "  block_x=excluded.block_x,block_y=excluded.block_y,block_z=excluded.block_z,"
     "  smem=excluded.smem,grid_vx=excluded.grid_vx,grid_vy=excluded.grid_vy,"
@@ -1345,6 +1369,12 @@ static const char merge_winners_sql[] =
     "  library_algo=excluded.library_algo,updated_at=excluded.updated_at "
     "  WHERE (SELECT time_ms FROM main.results WHERE id=excluded.result_id) < "
     "        (SELECT time_ms FROM main.results WHERE id=winners.result_id);\n"
+    /* the winners that now hold a result from src take src's cubin (or none) */
+    "DELETE FROM main.winner_cubins WHERE winner_id IN (SELECT mw.id FROM main.winners mw "
+    "  JOIN map_res mr ON mr.mid=mw.result_id JOIN src.winners sw ON sw.result_id=mr.sid);\n"
+    "INSERT INTO main.winner_cubins(winner_id,cubin) SELECT mw.id, c.cubin FROM main.winners mw "
+    "  JOIN map_res mr ON mr.mid=mw.result_id JOIN src.winners sw ON sw.result_id=mr.sid "
+    "  JOIN src.winner_cubins c ON c.winner_id=sw.id;\n"
     "INSERT INTO main.device_ceilings(device_id,kind,dtype,value,measured_at) "
     "  SELECT md.mid,c.kind,c.dtype,c.value,c.measured_at FROM src.device_ceilings c "
     "  JOIN map_dev md ON md.sid=c.device_id WHERE 1 "
@@ -1449,7 +1479,7 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
   if ((s = check_rows(d, &rep, 1,
                       "SELECT 'schema: table ' || column1 || ' is missing' FROM (VALUES "
                       "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
-                      "('results'),('winners')) WHERE column1 NOT IN (SELECT name FROM "
+                      "('results'),('winners'),('winner_cubins')) WHERE column1 NOT IN (SELECT name FROM "
                       "sqlite_master WHERE type='table')", NULL, err)))
     return s;
   if (rep.problems) { /* the other checks read those tables */
@@ -1476,8 +1506,18 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
                       "SELECT 'winner ' || w.id || ' (' || t.name || ', measured): no cubin and "
                       "no library algorithm, so the runtime cannot launch it' FROM winners w JOIN "
                       "results r ON r.id=w.result_id JOIN templates t ON t.id=w.template_id WHERE "
-                      "r.timing='measured' AND (w.cubin IS NULL OR length(w.cubin)=0) AND "
-                      "w.library_algo=''", NULL, err)))
+                      "r.timing='measured' AND w.cubin_bytes=0 AND w.library_algo=''", NULL,
+                      err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'winner ' || w.id || ': says ' || w.cubin_bytes || ' cubin bytes, "
+                      "holds ' || coalesce(length(c.cubin),0) FROM winners w LEFT JOIN "
+                      "winner_cubins c ON c.winner_id=w.id WHERE w.cubin_bytes <> "
+                      "coalesce(length(c.cubin),0)", NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'cubin of a missing winner ' || winner_id FROM winner_cubins WHERE "
+                      "winner_id NOT IN (SELECT id FROM winners)", NULL, err)))
     return s;
   if ((s = check_rows(d, &rep, 0,
                       "SELECT 'note: run ' || id || ' (started ' || started_at || ') never "

@@ -34,7 +34,7 @@
 #include "tuner/status.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 /* PRAGMA application_id of a rooftune database: "RTDB". */
 #define DB_APPLICATION_ID 0x52544442
 

@@ -3,6 +3,8 @@
 #ifndef ROOFTUNE_DB_SCHEMA_H
 #define ROOFTUNE_DB_SCHEMA_H
 
+#include <stddef.h>
+
 /* Version 1: devices, ceilings, templates, problems, runs, results, winners.  Every row that
  * can travel between files (runs, results) carries a random uid, so merging twice adds
  * nothing the second time. */
@@ -98,9 +100,24 @@ static const char schema_v1[] =
     "  updated_at TEXT NOT NULL,\n"
     "  UNIQUE(problem_id, device_id, template_id, toolkit));\n";
 
+/* Version 2: cubins move to their own table, so reading winners (the runtime's index, lists,
+ * exports) never walks a cubin's overflow pages; winners keep the size. */
+static const char schema_v2[] =
+    "CREATE TABLE winner_cubins(\n"
+    "  winner_id INTEGER PRIMARY KEY REFERENCES winners(id),\n"
+    "  cubin BLOB NOT NULL);\n"
+    "INSERT INTO winner_cubins(winner_id, cubin)\n"
+    "  SELECT id, cubin FROM winners WHERE cubin IS NOT NULL AND length(cubin) > 0;\n"
+    "ALTER TABLE winners DROP COLUMN cubin;\n"
+    "ALTER TABLE winners ADD COLUMN cubin_bytes INTEGER NOT NULL DEFAULT 0;\n"
+    "UPDATE winners SET cubin_bytes =\n"
+    "  (SELECT length(c.cubin) FROM winner_cubins c WHERE c.winner_id = winners.id)\n"
+    "  WHERE id IN (SELECT winner_id FROM winner_cubins);\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
+    schema_v2, /* 1 -> 2 */
 };
 
 #endif

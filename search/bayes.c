@@ -7,7 +7,9 @@
  * child with the lowest predicted mean) and explore (the highest expected improvement over all
  * candidates).  The alternation is what finds narrow optima such as convolution_A100's single
  * configuration within 5 %: the model finds the region, the neighbours and children the spike.
- * The Cholesky factor grows one row per result (the kernel does not depend on the times), so
+ * When BO_STALL results bring no new best, or the model is full (BO_MAXOBS), iterated local
+ * search from the best takes over (kicks escape a region the model is too sure of) until the
+ * best improves.  The Cholesky factor grows one row per result (the kernel does not depend on the times), so
  * a step costs O(n^2) for n results plus O(n) per candidate. */
 #include <math.h>
 #include <stdlib.h>
@@ -21,10 +23,11 @@ enum {
   BO_INIT = 10,     /* random configurations before the model decides */
   BO_SAMPLE = 500,  /* unseen configurations drawn as candidates per step */
   BO_VAR = 100,     /* of the candidates, the best by mean and random ones get a variance */
-  BO_MAXOBS = 400,  /* results the model holds; beyond, the search continues at random */
+  BO_MAXOBS = 400,  /* results the model holds; beyond, local search from the best goes on */
   BO_TOP = 4,       /* exploit steps take neighbours of the best results, the best's first */
   BO_POP = 16,      /* children are bred from this many best results */
-  BO_CHILDREN = 100 /* children drawn as candidates per step */
+  BO_CHILDREN = 100, /* children drawn as candidates per step */
+  BO_STALL = 100     /* results without a new best before local search takes a turn */
 };
 #define BO_LENGTH 4.0 /* kernel length scale, in domain widths (a smooth, wide model) */
 #define BO_NOISE 1e-3 /* nugget on the diagonal (standardised units) */
@@ -42,6 +45,10 @@ typedef struct {
   double ymean, ysd; /* standardisation */
   double ybest;      /* best standardised value */
   int stale;         /* alpha needs recomputing */
+  strategy_ls ls;    /* local search: while the model stalls, and after BO_MAXOBS results */
+  int ls_on;         /* the local search is running */
+  int last_gain;     /* results in the model when the best last improved */
+  double seen_best;  /* the best time as of that moment */
   unsigned *mark;    /* per configuration: the step that made it a candidate */
   unsigned stamp;    /* this step */
 } strategy_bo;
@@ -70,6 +77,9 @@ static rt_status strategy_bo_init(strategy *st, rt_error *err) {
   bo->cand = malloc((2 * (size_t)BO_SAMPLE + (size_t)BO_CHILDREN + 2 * strategy_moves_cap(st) + 1) * sizeof *bo->cand);
   bo->v = malloc(m * sizeof *bo->v);
   bo->mark = calloc(st->n, sizeof *bo->mark);
+  rt_status rc = strategy_ls_init(st, &bo->ls, err);
+  if (rc) return rc;
+  bo->seen_best = INFINITY;
   if (!bo->obs || !bo->y || !bo->L || !bo->alpha || !bo->x || !bo->cand ||
       !bo->v || !bo->mark)
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
@@ -159,7 +169,21 @@ static int bo_rank_cmp(const void *a, const void *b) {
 
 static long strategy_bo_next(strategy *st) {
   strategy_bo *bo = st->impl;
-  if (bo->nobs < BO_INIT || bo->nobs >= BO_MAXOBS) return -1; /* random */
+  if (bo->nobs < BO_INIT) return -1; /* random */
+  if (st->best_time < bo->seen_best) {
+    bo->seen_best = st->best_time;
+    bo->last_gain = bo->nobs;
+    if (bo->nobs < BO_MAXOBS) bo->ls_on = 0; /* progress: the model leads again */
+  }
+  if (bo->nobs >= BO_MAXOBS || bo->nobs - bo->last_gain >= BO_STALL) {
+    /* the model is full, or stalled: iterated local search from the best (kicks from it,
+     * random restarts) until the best improves */
+    if (!bo->ls_on && st->best >= 0) {
+      bo->ls_on = 1;
+      strategy_ls_move(st, &bo->ls, (size_t)st->best);
+    }
+    return bo->ls_on ? strategy_ls_next(st, &bo->ls) : -1;
+  }
   if (bo->stale) bo_fit(bo);
   int n = bo->nobs, m = BO_MAXOBS;
   /* candidates: the one-parameter neighbours of the BO_TOP best results, then a uniform
@@ -287,7 +311,11 @@ static long strategy_bo_next(strategy *st) {
   return best;
 }
 
-static void strategy_bo_told(strategy *st, size_t idx, double t) { bo_add(st, st->impl, idx, t); }
+static void strategy_bo_told(strategy *st, size_t idx, double t) {
+  strategy_bo *bo = st->impl;
+  bo_add(st, bo, idx, t);
+  if (bo->ls_on) strategy_ls_told(st, &bo->ls, idx, t);
+}
 
 static void strategy_bo_free(strategy *st) {
   strategy_bo *bo = st->impl;
@@ -300,6 +328,7 @@ static void strategy_bo_free(strategy *st) {
   free(bo->cand);
   free(bo->v);
   free(bo->mark);
+  strategy_ls_free(&bo->ls);
   free(bo);
 }
 

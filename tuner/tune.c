@@ -47,6 +47,8 @@ typedef struct tune_ctx {
   long budget_left;       /* evaluations left in the whole run */
 } tune_ctx;
 
+#define TUNE_STOPPED(c) ((c)->o->stop && *(c)->o->stop)
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -450,6 +452,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
 
   for (;;) {
     size_t idx[TUNE_MAX_BATCH];
+    if (TUNE_STOPPED(c)) break;
     size_t n = strategy_ask(st, idx, (size_t)batch);
     if (n == 0) break;
     size_t njobs = 0;
@@ -521,6 +524,14 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       c->rep->compile_seconds += now_s() - tc;
       c->rep->cache_hits += stats.cache_hits;
       if (rc) goto done;
+      if (TUNE_STOPPED(c)) { /* the compile workers died with us: nothing of this batch counts */
+        for (size_t k = 0; k < njobs; k++) compile_result_free(&crs[k]);
+        for (size_t i = 0; i < n; i++) {
+          free(pend[i].source);
+          pend[i].source = NULL;
+        }
+        break;
+      }
     }
     size_t j = 0;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -576,6 +587,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
           diagnose_result(c, &r, path, wgmma, &roles, &p->vars);
         }
       }
+      if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
       long long id = 0;
       if (p->failed_early != 2 && (rc = store_result(c, &r, &id, err))) break;
       if ((rc = strategy_tell(st, p->idx, r.status, r.time_ms, &r.diag, err))) break;
@@ -597,7 +609,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     if (rc) goto done;
   }
   c->budget_left -= (long)strategy_evaluations(st);
-  remeasure_close(c, name, &best, &second, path, wgmma, &roles);
+  if (!TUNE_STOPPED(c)) remeasure_close(c, name, &best, &second, path, wgmma, &roles);
   if (best.have && c->run && best.id > 0) {
     db_winner w;
     memset(&w, 0, sizeof w);
@@ -635,7 +647,7 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
   long long best_id = 0;
   double best_ms = 0;
   int best_i = -1;
-  for (int i = 0; i < count; i++) {
+  for (int i = 0; i < count && !TUNE_STOPPED(c); i++) {
     device_candidate dc;
     memset(&dc, 0, sizeof dc);
     dc.template_name = "cublaslt";
@@ -647,6 +659,7 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
     dc.wgmma = 1;
     candidate_result r;
     if ((rc = device_evaluate(c->dev, &dc, &r, err))) return rc;
+    if (TUNE_STOPPED(c)) break;
     diagnose_result(c, &r, dc.path, 1, NULL, NULL);
     long long id = 0;
     if ((rc = store_result(c, &r, &id, err))) return rc;
@@ -694,7 +707,7 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   if (c->run) rc = db_run_template(c->run, name, c->o->target ? c->o->target : "", "", "", err);
   long long best_id = 0;
   double best_ms = 0;
-  while (!rc) {
+  while (!rc && !TUNE_STOPPED(c)) {
     size_t idx[TUNE_MAX_BATCH];
     size_t n = strategy_ask(st, idx, TUNE_MAX_BATCH);
     if (n == 0) break;
@@ -987,13 +1000,14 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   for (int i = 0; i < nms; i++) {
     if (!spaces[i]) continue;
     long share = c.budget_left / live--;
-    if (share < 1) break;
+    if (share < 1 || TUNE_STOPPED(&c)) break;
     if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, err))) goto done;
   }
-  if (use_library && (rc = tune_library(&c, err))) goto done;
+  if (use_library && !TUNE_STOPPED(&c) && (rc = tune_library(&c, err))) goto done;
 
 finish:
-  if (!rc && c.run) rc = db_run_finish(c.run, "done", err);
+  out->interrupted = TUNE_STOPPED(&c);
+  if (!rc && c.run) rc = db_run_finish(c.run, out->interrupted ? "interrupted" : "done", err);
   else if (rc && c.run) db_run_finish(c.run, "failed", NULL);
 done:
   out->seconds = now_s() - c.t0;

@@ -60,6 +60,10 @@ typedef struct tune_options {
   const char *command;      /* the command line, stored with the run */
   void (*progress)(void *ctx, const tune_progress *p); /* may be NULL */
   void *progress_ctx;
+  volatile int *stop;       /* may be NULL; a signal handler sets *stop to end the run early:
+                               the candidate in flight is dropped (a Ctrl-C also kills the
+                               compile and GPU workers), everything finished is kept, and the
+                               database run is marked "interrupted" */
 } tune_options;
 
 typedef struct tune_report {
@@ -81,6 +85,7 @@ typedef struct tune_report {
   size_t cache_hits;          /* compiles served from the cubin cache */
   long long run_id;           /* the database run, 0 without a database */
   char ceilings[96];          /* the roofs diagnosis used: "NVIDIA H200 (spec)" */
+  int interrupted;            /* *opt->stop ended the run early */
 } tune_report;
 
 /* Runs the loop; on RT_OK the report holds the results (free with tune_report_free).  A

@@ -32,7 +32,7 @@ grep -q '^\[1/2\] gemm_mma ' "$tmp/err" || { echo "FAIL: no plain progress lines
 python3 - "$tmp/t.db" <<'PY' || fail=1
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-n, size = c.execute("SELECT count(*), max(length(cubin)) FROM winners").fetchone()
+n, size = c.execute("SELECT (SELECT count(*) FROM winners), (SELECT max(length(cubin)) FROM winner_cubins)").fetchone()
 assert n == 1 and size > 0, (n, size)
 print("winner stored with a %d-byte cubin" % size)
 PY

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <sqlite3.h>
 
+#include "db/schema.h"
 #include "test.h"
 #include "unit/db_fixture.h"
 
@@ -302,6 +303,61 @@ static void test_open_errors(void) {
   CHECK_INT(db_open("", DB_READONLY, &d, &err), RT_ERR_USAGE);
 }
 
+/* A version-1 file (cubins inside winners) migrates to the current schema on a writer's open,
+ * keeping its cubin; a reader gets RT_ERR_DB_VERSION naming the upgrade command. */
+static void test_migration(void) {
+  char path[512];
+  fx_tmpname(path, sizeof path, "v1");
+  sqlite3 *h = NULL;
+  sqlite3_open(path, &h);
+  char sql[256];
+  snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=1", DB_APPLICATION_ID);
+  CHECK_INT(sqlite3_exec(h, schema_v1, NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(h,
+                         "INSERT INTO devices(name) VALUES('NVIDIA H200');"
+                         "INSERT INTO templates(name,family,source_hash,manifest_hash) "
+                         "VALUES('gemm_mma','gemm','s','m');"
+                         "INSERT INTO problems(family,shape,dtype,dims) "
+                         "VALUES('gemm','8x8x8','f32','M=8,N=8,K=8');"
+                         "INSERT INTO runs(problem_id,device_id,toolkit,rooftune_version,started_at,"
+                         "status) VALUES(1,1,'tk','0.1.0','2026-01-01T00:00:00Z','done');"
+                         "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,config,"
+                         "status,timing,time_ms,created_at) VALUES(1,1,1,1,'tk','BLOCK_M=8','OK',"
+                         "'measured',0.5,'2026-01-01T00:00:00Z');"
+                         "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,cubin,"
+                         "entry,updated_at) VALUES(1,1,1,'tk',1,x'7f454c46aabb','k','2026');",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+  sqlite3_close(h);
+  rt_error err = {0};
+  db *d = NULL;
+  CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_ERR_DB_VERSION);
+  CHECK_CONTAINS(err.text, "rooftune db upgrade");
+  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  CHECK_INT(db_schema_version(d), DB_SCHEMA_VERSION);
+  db_entry *e = NULL;
+  size_t n = 0;
+  CHECK_INT(db_entries(d, 1, &e, &n, &err), RT_OK);
+  CHECK_INT(n, 1);
+  if (n == 1) {
+    CHECK_INT(e[0].launch.cubin_size, 6);
+    CHECK(e[0].launch.cubin && memcmp(e[0].launch.cubin, "\x7f" "ELF\xaa\xbb", 6) == 0);
+    CHECK_STR(e[0].config, "BLOCK_M=8");
+  }
+  free(e);
+  void *cubin = NULL;
+  size_t size = 0;
+  CHECK_INT(db_winner_cubin(d, 1, &cubin, &size, &err), RT_OK);
+  CHECK_INT(size, 6);
+  free(cubin);
+  int problems = -1;
+  CHECK_INT(db_check(d, NULL, 0, &problems, &err), RT_OK);
+  CHECK_INT(problems, 0);
+  db_close(d);
+  fx_remove(path);
+}
+
 int main(void) {
   srand((unsigned)getpid());
   char path[512];
@@ -310,6 +366,7 @@ int main(void) {
   test_merge(path);
   test_distance();
   test_open_errors();
+  test_migration();
   fx_remove(path);
   return test_done();
 }

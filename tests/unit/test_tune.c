@@ -127,6 +127,43 @@ static void test_family(void) {
   }
 }
 
+/* Stopping (what Ctrl-C does): the progress callback raises the flag after the first finished
+ * candidate; the run ends there, keeps it, and the database marks the run interrupted. */
+static volatile int stop_flag;
+static void stop_after_first(void *ctx, const tune_progress *p) {
+  (void)ctx;
+  if (p->last) stop_flag = 1;
+}
+
+static void test_interrupt(const char *dir) {
+  char dbp[1200];
+  snprintf(dbp, sizeof dbp, "%s/interrupt.db", dir);
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = "gemm_mma";
+  o.shape = "256x256x256";
+  o.dtype = "f16";
+  o.device = "model:h200";
+  o.budget = 4;
+  o.strategy = "random";
+  o.batch = 1;
+  o.db_path = dbp;
+  o.progress = stop_after_first;
+  o.stop = &stop_flag;
+  tune_report rep;
+  rt_error err = {0};
+  CHECK_INT(tune_run(&o, &rep, &err), RT_OK);
+  CHECK_INT(rep.interrupted, 1);
+  CHECK_INT(rep.evaluated, 1);
+  tune_report_free(&rep);
+  db *d = NULL;
+  CHECK_INT(db_open(dbp, DB_READONLY, &d, &err), RT_OK);
+  db_counts counts;
+  CHECK_INT(db_count(d, &counts, &err), RT_OK);
+  CHECK_INT(counts.results, 1);
+  db_close(d);
+}
+
 static void test_errors(void) {
   tune_options o;
   memset(&o, 0, sizeof o);
@@ -194,6 +231,7 @@ int main(void) {
   }
   test_model(dir);
   test_family();
+  test_interrupt(dir);
   test_errors();
   test_replay(dir);
   char cmd[256];

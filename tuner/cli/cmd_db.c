@@ -27,7 +27,8 @@ static const char usage[] =
     "                       importing the same file again adds nothing\n"
     "  merge A B            merge database B into database A, keeping provenance; merging twice\n"
     "                       adds nothing\n"
-    "  check                integrity and schema checks; exit 1 when something is wrong\n\n"
+    "  check                integrity and schema checks; exit 1 when something is wrong\n"
+    "  upgrade              migrate a database written by an older rooftune to this schema\n\n"
     "options:\n"
     "  --db FILE            the database (default: $ROOFTUNE_DB, else\n"
     "                       $XDG_DATA_HOME/rooftune/tuning.db, else\n"
@@ -641,6 +642,22 @@ static int verb_check(const db_opts *o) {
   return problems ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
+static int verb_upgrade(const db_opts *o) {
+  rt_error err = {0};
+  const char *path = opts_db(o);
+  db *d = NULL;
+  if (db_open(path, DB_READONLY, &d, &err) == RT_OK) {
+    printf("%s: schema %d already, nothing to do\n", path, db_schema_version(d));
+    db_close(d);
+    return CLI_EXIT_OK;
+  }
+  if (err.code != RT_ERR_DB_VERSION) return cli_fail("db", &err);
+  if (db_open(path, DB_CREATE, &d, &err)) return cli_fail("db", &err); /* migrates */
+  printf("%s: migrated to schema %d\n", path, db_schema_version(d));
+  db_close(d);
+  return CLI_EXIT_OK;
+}
+
 static int cmd_db(int argc, char **argv) {
   db_opts o;
   memset(&o, 0, sizeof o);
@@ -665,15 +682,16 @@ static int cmd_db(int argc, char **argv) {
     }
   }
   if (optind >= argc)
-    return cli_usage_error("db", "which verb? list, show, export, import, merge or check");
+    return cli_usage_error("db", "which verb? list, show, export, import, merge, check or upgrade");
   const char *verb = argv[optind];
   int nargs = argc - optind - 1;
   char **args = argv + optind + 1;
   int want = !strcmp(verb, "merge") ? 2 : !strcmp(verb, "import") ? 1 : 0;
   if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "export") &&
-      strcmp(verb, "import") && strcmp(verb, "merge") && strcmp(verb, "check"))
-    return cli_usage_error("db", "'%s' is not a verb: list, show, export, import, merge or check",
-                           verb);
+      strcmp(verb, "import") && strcmp(verb, "merge") && strcmp(verb, "check") &&
+      strcmp(verb, "upgrade"))
+    return cli_usage_error("db", "'%s' is not a verb: list, show, export, import, merge, check or "
+                           "upgrade", verb);
   if (nargs != want)
     return cli_usage_error("db", "%s takes %d file argument%s, got %d", verb, want,
                            want == 1 ? "" : "s", nargs);
@@ -682,8 +700,9 @@ static int cmd_db(int argc, char **argv) {
   if (!strcmp(verb, "export")) return verb_export(&o);
   if (!strcmp(verb, "import")) return verb_import(&o, args[0]);
   if (!strcmp(verb, "merge")) return verb_merge(args[0], args[1]);
+  if (!strcmp(verb, "upgrade")) return verb_upgrade(&o);
   return verb_check(&o);
 }
 
-const cli_command cli_cmd_db = {"db", "list, show, export, import, merge and check a tuning database",
+const cli_command cli_cmd_db = {"db", "list, show, export, import, merge, check, upgrade a tuning database",
                                 usage, cmd_db, 0};

@@ -2,6 +2,7 @@
  * JSON on stdout. */
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,15 @@ static const char usage[] =
     "                   ~/.local/share/rooftune/tuning.db)\n"
     "  --no-db          store nothing\n"
     "  --json           print one JSON object instead of the table\n";
+
+/* Set by SIGINT/SIGTERM: tune_run finishes what it has and marks the run interrupted.  A
+ * second signal acts as usual (SA_RESETHAND). */
+static volatile int tune_stop;
+
+static void on_stop_signal(int sig) {
+  (void)sig;
+  tune_stop = 1;
+}
 
 typedef struct progress_state {
   int tty;          /* draw a bar instead of lines */
@@ -194,9 +204,19 @@ static int cmd_tune(int argc, char **argv) {
       fflush(NULL);
     }
   }
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  o.stop = &tune_stop;
   tune_report rep;
   rt_error err = {0};
   rt_status st = tune_run(&o, &rep, &err);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
   if (ps.drawn) fprintf(stderr, "\n");
   if (st) return cli_fail("tune", &err);
 
@@ -228,6 +248,7 @@ static int cmd_tune(int argc, char **argv) {
     json_object_set_new(root, "best_per_template", per);
     json_object_set_new(root, "strategy", json_string(rep.strategy));
     json_object_set_new(root, "seconds", json_real(rep.seconds));
+    if (rep.interrupted) json_object_set_new(root, "interrupted", json_true());
     if (note[0] || rep.note[0])
       json_object_set_new(root, "note", json_string(rep.note[0] ? rep.note : note));
     if (rep.ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep.ceilings));
@@ -275,8 +296,11 @@ static int cmd_tune(int argc, char **argv) {
     }
     if (o.db_path) printf("stored in %s (run %lld)\n", o.db_path, rep.run_id);
   }
-  int rc = rep.have_best ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-  if (!rep.have_best)
+  int rc = rep.have_best && !rep.interrupted ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+  if (rep.interrupted)
+    fprintf(stderr, "rooftune tune: interrupted; the %zu candidates finished are kept%s\n",
+            rep.evaluated + rep.resumed, o.db_path ? " in the database" : "");
+  if (!rep.have_best && !rep.interrupted)
     fprintf(stderr, "rooftune tune: no candidate succeeded (%zu evaluated, %zu failed)\n",
             rep.evaluated + rep.resumed, rep.failed);
   tune_report_free(&rep);

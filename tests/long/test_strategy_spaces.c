@@ -1,0 +1,45 @@
+/* test_strategy_spaces.c — the default strategy on every brute-forced space (30 seeds, within
+ * 5 % of the optimum): every run reaches the target within the default budget, and over all
+ * spaces it needs fewer evaluations than random search's exact expectation (geometric mean of
+ * the ratio >= 3; bench/bench_strategies prints the full table).  Runs are deterministic per
+ * seed, so this is a regression check, not a timing.  Skips without the data. */
+#include <math.h>
+#include <unistd.h>
+
+#include "search/replay.h"
+#include "search/strategy.h"
+#include "test.h"
+
+static const char *const files[] = {"convolution_A100.json.gz",      "convolution_A4000.json.gz",
+                                    "dedispersion_A100.json.gz",     "dedispersion_A4000.json.gz",
+                                    "gemm_clblast_RTX_3090.json.gz", "pnpoly_RTX_3090.json.gz",
+                                    "ktt_coulomb3d_RTX_2080.json.gz"};
+
+int main(void) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/data/spaces", test_shared_dir());
+  if (access(dir, R_OK) != 0) test_skip("no brute-forced spaces in ../shared/data/spaces");
+  double logsum = 0;
+  int n = 0;
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    ktfile *kf = NULL;
+    rt_error err = {0};
+    CHECK_INT(ktfile_load(path, &kf, &err), RT_OK);
+    if (!kf) continue;
+    replay_stats rs;
+    CHECK_INT(replay_run(kf, NULL, 30, REPLAY_DEFAULT_BUDGET, 0.05, &rs, &err), RT_OK);
+    CHECK_NEAR(rs.reached, 1.0, 0);
+    printf("%-32s %s: median %.1f, p90 %.1f, random %.1f\n", files[i], rs.strategy, rs.median,
+           rs.p90, rs.random_expected);
+    logsum += log(rs.random_expected / rs.median);
+    n++;
+    replay_stats_free(&rs);
+    ktfile_free(kf);
+  }
+  double gm = n ? exp(logsum / n) : 0;
+  printf("geometric mean of random / %s: %.2f\n", strategy_default(), gm);
+  CHECK(gm >= 3.0);
+  return test_done();
+}
