@@ -769,7 +769,7 @@ static rt_status open_db(tune_ctx *c, const char *device_spec_text, rt_error *er
     cuda_gpu_info info;
     int dv = 0;
     snprintf(spec.prov.device.name, sizeof spec.prov.device.name, "%s", device_label(c->dev));
-    if (cuda_gpu_query(0, &info, NULL) == RT_OK) {
+    if (cuda_gpu_query(device_ordinal(c->dev), &info, NULL) == RT_OK) {
       spec.prov.device.sm_count = info.sm_count;
       spec.prov.device.cc_major = info.cc_major;
       spec.prov.device.cc_minor = info.cc_minor;
@@ -797,7 +797,7 @@ static rt_status cuda_ceilings(tune_ctx *c, rt_error *err) {
   memset(&dev, 0, sizeof dev);
   snprintf(dev.name, sizeof dev.name, "%s", device_label(c->dev));
   cuda_gpu_info info;
-  if (cuda_gpu_query(0, &info, NULL) == RT_OK) {
+  if (cuda_gpu_query(device_ordinal(c->dev), &info, NULL) == RT_OK) {
     dev.sm_count = info.sm_count;
     dev.cc_major = info.cc_major;
     dev.cc_minor = info.cc_minor;
