@@ -757,7 +757,7 @@ const char *tune_default_device(char *note, size_t size) {
   return "model:h200";
 }
 
-static rt_status open_db(tune_ctx *c, const char *device_spec_text, rt_error *err) {
+static rt_status open_db(tune_ctx *c, rt_error *err) {
   const tune_options *o = c->o;
   if (!o->db_path) return RT_OK;
   rt_status rc = db_open(o->db_path, DB_CREATE, &c->db, err);
@@ -778,7 +778,6 @@ static rt_status open_db(tune_ctx *c, const char *device_spec_text, rt_error *er
   } else {
     db_device_pseudo(&spec.prov.device, device_label(c->dev));
   }
-  (void)device_spec_text;
   db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, NULL);
   snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s", device_arch(c->dev) ? device_arch(c->dev) : "");
   snprintf(spec.strategy, sizeof spec.strategy, "%s", o->strategy ? o->strategy : strategy_default());
@@ -882,7 +881,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     /* without --shape/--dtype the run is labelled as the file's recorded problem */
     snprintf(c.prob.dtype, sizeof c.prob.dtype, "%s", o->dtype ? o->dtype : "-");
     snprintf(c.prob.shape, sizeof c.prob.shape, "%s", o->shape ? o->shape : "recorded");
-    if ((rc = open_db(&c, spec, err))) goto done;
+    if ((rc = open_db(&c, err))) goto done;
     rc = tune_replay(&c, err);
     goto finish;
   }
@@ -967,7 +966,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     goto done;
   }
 
-  if ((rc = open_db(&c, spec, err))) goto done;
+  if ((rc = open_db(&c, err))) goto done;
   if ((rc = device_begin(c.dev, c.fam->name, &c.prob, err))) goto done;
   if ((rc = cuda_ceilings(&c, err))) goto done;
   c.have_ceil = device_ceilings(c.dev, &c.ceil);
