@@ -115,6 +115,13 @@ for shape in 4096x4096x4096 4096x4096x4096:nt; do
   [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"${results%.txt}-${shape/:/-}.json"; }
   echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
 done
+# 5. gemm templates and cuBLASLt on the issue's shape suite (sampled configurations; partial
+#     output still counts when the step's cap cuts it short)
+if [ -x "$build/bench/bench_gemm" ] && [ "$(left)" -gt 90 ]; then
+  log "== bench_gemm (TFLOP/s, measured; 8 configurations per template)"
+  timeout "$(cap 150)" "$build/bench/bench_gemm" --configs 8 --reps 5 2>>"$logs/bench_gemm.log" | tee -a "$results"
+fi
+
 log "== ceilings stored"
 python3 - "$db" <<'PY' 2>&1 | tee -a "$results"
 import os, sqlite3, sys
