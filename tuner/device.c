@@ -167,6 +167,7 @@ timing_kind device_timing(const device *d) { return d->timing; }
 const char *device_arch(const device *d) { return d->arch[0] ? d->arch : NULL; }
 const gpu_spec *device_spec(const device *d) { return d->spec; }
 int device_sm_count(const device *d) { return d->sm_count; }
+int device_ordinal(const device *d) { return d->kind == DEVICE_CUDA ? d->ordinal : 0; }
 
 int device_ceilings(const device *d, diag_ceilings *out) {
   if (!d->have_ceil) {

@@ -87,6 +87,8 @@ timing_kind device_timing(const device *d);
 const char *device_arch(const device *d);
 /* The spec-table entry the device is (model) or matches (cuda); may be NULL. */
 const gpu_spec *device_spec(const device *d);
+/* The GPU's index for cuda ("cuda:N"); 0 for the other devices. */
+int device_ordinal(const device *d);
 /* SM count, for waves (0 when unknown). */
 int device_sm_count(const device *d);
 /* The roofs diagnosis holds candidates against: measured ones once device_set_ceilings was

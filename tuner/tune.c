@@ -757,7 +757,7 @@ const char *tune_default_device(char *note, size_t size) {
   return "model:h200";
 }
 
-static rt_status open_db(tune_ctx *c, const char *device_spec_text, rt_error *err) {
+static rt_status open_db(tune_ctx *c, rt_error *err) {
   const tune_options *o = c->o;
   if (!o->db_path) return RT_OK;
   rt_status rc = db_open(o->db_path, DB_CREATE, &c->db, err);
@@ -769,7 +769,7 @@ static rt_status open_db(tune_ctx *c, const char *device_spec_text, rt_error *er
     cuda_gpu_info info;
     int dv = 0;
     snprintf(spec.prov.device.name, sizeof spec.prov.device.name, "%s", device_label(c->dev));
-    if (cuda_gpu_query(0, &info, NULL) == RT_OK) {
+    if (cuda_gpu_query(device_ordinal(c->dev), &info, NULL) == RT_OK) {
       spec.prov.device.sm_count = info.sm_count;
       spec.prov.device.cc_major = info.cc_major;
       spec.prov.device.cc_minor = info.cc_minor;
@@ -778,7 +778,6 @@ static rt_status open_db(tune_ctx *c, const char *device_spec_text, rt_error *er
   } else {
     db_device_pseudo(&spec.prov.device, device_label(c->dev));
   }
-  (void)device_spec_text;
   db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, NULL);
   snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s", device_arch(c->dev) ? device_arch(c->dev) : "");
   snprintf(spec.strategy, sizeof spec.strategy, "%s", o->strategy ? o->strategy : strategy_default());
@@ -797,7 +796,7 @@ static rt_status cuda_ceilings(tune_ctx *c, rt_error *err) {
   memset(&dev, 0, sizeof dev);
   snprintf(dev.name, sizeof dev.name, "%s", device_label(c->dev));
   cuda_gpu_info info;
-  if (cuda_gpu_query(0, &info, NULL) == RT_OK) {
+  if (cuda_gpu_query(device_ordinal(c->dev), &info, NULL) == RT_OK) {
     dev.sm_count = info.sm_count;
     dev.cc_major = info.cc_major;
     dev.cc_minor = info.cc_minor;
@@ -882,7 +881,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     /* without --shape/--dtype the run is labelled as the file's recorded problem */
     snprintf(c.prob.dtype, sizeof c.prob.dtype, "%s", o->dtype ? o->dtype : "-");
     snprintf(c.prob.shape, sizeof c.prob.shape, "%s", o->shape ? o->shape : "recorded");
-    if ((rc = open_db(&c, spec, err))) goto done;
+    if ((rc = open_db(&c, err))) goto done;
     rc = tune_replay(&c, err);
     goto finish;
   }
@@ -967,7 +966,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     goto done;
   }
 
-  if ((rc = open_db(&c, spec, err))) goto done;
+  if ((rc = open_db(&c, err))) goto done;
   if ((rc = device_begin(c.dev, c.fam->name, &c.prob, err))) goto done;
   if ((rc = cuda_ceilings(&c, err))) goto done;
   c.have_ceil = device_ceilings(c.dev, &c.ceil);

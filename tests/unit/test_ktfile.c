@@ -103,6 +103,27 @@ static void check_ktt(void) {
   ktfile_free(kf);
 }
 
+/* Non-integer values become identifiers (numbers sorted by value); 1.0 counts as the integer 1. */
+static void check_mixed(void) {
+  ktfile *kf = NULL;
+  rt_error err = {0};
+  CHECK_INT(ktfile_load(fixture("mixed.json"), &kf, &err), RT_OK);
+  if (!kf) return;
+  const space_param *a = space_param_at(kf->space, 0), *v = space_param_at(kf->space, 1);
+  const space_param *f = space_param_at(kf->space, 2);
+  CHECK(a->idents && a->count == 2);
+  CHECK_STR(a->idents[0], "0.5");
+  CHECK_STR(a->idents[1], "1.5");
+  CHECK(v->ints && v->ints[0] == 1 && v->ints[1] == 2);
+  CHECK(f->idents && f->count == 2);
+  CHECK_INT(kf->configs, 8);
+  size_t idx;
+  CHECK_INT(ktfile_find(kf, "alpha=1.5,vec=2,flag=true", &idx, &err), RT_OK);
+  CHECK_NEAR(kf->time_ms[idx], 3.1, 1e-12);
+  CHECK_NEAR(kf->optimum_ms, 0.5, 1e-12);
+  ktfile_free(kf);
+}
+
 static void check_bad(const char *name, rt_status code, const char *text) {
   ktfile *kf = (ktfile *)1;
   rt_error err = {0};
@@ -116,6 +137,7 @@ int main(void) {
   check_small("small.json", 1.0);
   check_small("small.json.gz", 2.0);
   check_ktt();
+  check_mixed();
   check_bad("broken.json", RT_ERR_PARSE, "invalid JSON");
   check_bad("broken.json.gz", RT_ERR_IO, "decompress");
   check_bad("foreign.json", RT_ERR_PARSE, "neither a Kernel Tuner cache");
