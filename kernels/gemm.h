@@ -22,8 +22,10 @@
  * reference is cuBLASLt with CUBLAS_COMPUTE_32F (true fp32 for f32 inputs); a candidate passes
  * when its relative Frobenius error is under gemm's tolerance for the dtype and no element is
  * NaN or further than 32 tolerances times the reference's RMS from its reference value.  For
- * f32 the tolerance admits tf32 tensor-core candidates (inputs rounded to 10 mantissa bits,
- * relative error ~5e-4), and cuBLASLt candidates include CUBLAS_COMPUTE_32F_FAST_TF32 ones.
+ * f32 the tolerance (3e-3) admits tf32 tensor-core candidates (inputs rounded to 10 mantissa
+ * bits, relative error ~5e-4); f16/bf16 get 1e-4 (both sides multiply the same rounded inputs
+ * exactly and add in fp32).  cuBLASLt candidates for f32 alternate CUBLAS_COMPUTE_32F_FAST_TF32
+ * and CUBLAS_COMPUTE_32F algorithms, tf32 first.
  *
  * cuBLASLt candidates are described by a stable text, e.g.
  *   "cublaslt compute=32F id=21 tile=20 stages=19 splitk=1 reduction=0 swizzle=1 custom=0
