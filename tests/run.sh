@@ -12,7 +12,12 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${werror:-} >/dev/null
 cmake --build build -j "$jobs"
 exclude=long
 [ "${ROOFTUNE_LONG:-0}" = 1 ] && exclude='^$'
+skip_reasons() { # prints why each skipped test skipped (the "SKIP: ..." line it printed)
+  awk '/^[0-9]+\/[0-9]+ Testing: /{t=$3} /^SKIP:/{sub(/^SKIP: */,""); print "  skipped " t ": " $0}' \
+    "$1/Testing/Temporary/LastTest.log"
+}
 ctest --test-dir build --output-on-failure -j "$jobs" -LE "$exclude"
+skip_reasons build
 echo "== the same tests under AddressSanitizer + UndefinedBehaviorSanitizer =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DROOFTUNE_SANITIZE=ON ${werror:-} >/dev/null
 cmake --build build-asan -j "$jobs"
@@ -21,3 +26,4 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
 ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE "long|heavy"
+skip_reasons build-asan
