@@ -1,9 +1,10 @@
 /* test_gemm_verify.c (GPU) — every gemm template, a few configurations each (spread over its
  * space, split-K and both layouts included), and cuBLASLt's heuristic candidates, verified
  * against the cuBLASLt fp32 reference on 1x4096x4096, 127x255x129 and 4096x4096x4096 (each nn
- * and nt: gemm_wgmma reads B K-major for nt, N-major for nn) in f32, f16 and bf16, with the output poisoned before every run.  A cuBLASLt candidate's text is
- * parsed back and run through gemm_lt_matmul (the runtime's replay path) and verified too.
- * Skips (77) without a GPU. */
+ * and nt: gemm_wgmma reads B K-major for nt, N-major for nn) in f32, f16 and bf16, with the
+ * output poisoned before every run.  A cuBLASLt candidate's text is parsed back and run
+ * through gemm_lt_matmul (the runtime's replay path) and verified too.  Skips (77) without a
+ * GPU. */
 #include "../../bench/gemm_harness.h"
 #include "test.h"
 
