@@ -22,22 +22,6 @@
 #include "tuner/compile_pool.h"
 #include "tuner/manifest.h"
 
-static char *bench_read(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
-
 /* CPU seconds of reaped children (the compile workers) so far. */
 static double bench_child_cpu(void) {
   struct rusage ru;
@@ -111,9 +95,9 @@ int main(int argc, char **argv) {
   }
   size_t size = space_size(sp);
   if (n > size) n = size;
-  char *source = bench_read(manifest_source(m));
-  if (!source) {
-    fprintf(stderr, "bench_compile: cannot read %s\n", manifest_source(m));
+  char *source = NULL;
+  if (manifest_read_source(m, &source, &err)) {
+    fprintf(stderr, "bench_compile: %s: %s\n", err.source, err.text);
     return 1;
   }
   static const char heavy[] = "#include <cuda/barrier>\n#include <cuda/pipeline>\n";

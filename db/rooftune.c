@@ -369,18 +369,8 @@ static int nearest_geometry(const idx_entry *x, const shape_vec *q, rooftune_mat
 
 /* 1 when the file's SHA-256 is hex. */
 static int file_has_hash(const char *path, const char *hex) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
-  sha256_ctx c;
-  sha256_init(&c);
-  unsigned char buf[16384], d[32];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
-  fclose(f);
-  sha256_final(&c, d);
   char got[65];
-  sha256_hex(d, got);
-  return strcmp(got, hex) == 0;
+  return sha256_file(path, got) == 0 && strcmp(got, hex) == 0;
 }
 
 /* The device facts a manifest's expressions read, for the GPU a winner was made on (a real one

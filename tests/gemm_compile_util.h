@@ -18,22 +18,6 @@ typedef struct gcu_variant {
   const char *layout; /* "nn" or "nt" */
 } gcu_variant;
 
-static inline char *gcu_read(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
-
 static inline const char *gcu_dir(char *buf, size_t size) {
   snprintf(buf, size, "%s/templates/gemm", test_source_dir());
   return buf;
@@ -64,15 +48,9 @@ static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp
 /* The complete source text of configuration idx (malloc'ed). */
 static inline char *gcu_source(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
                                const char *dtype, rt_error *err) {
-  char *prefix = NULL, *body = gcu_read(manifest_source(m));
-  if (!body || manifest_source_prefix(m, sp, idx, env, dtype, &prefix, err) != RT_OK) {
-    free(body);
-    return NULL;
-  }
-  size_t n = strlen(prefix) + strlen(body) + 1;
-  char *text = malloc(n);
-  if (text) snprintf(text, n, "%s%s", prefix, body);
-  free(prefix);
+  char *body = NULL, *text = NULL;
+  if (manifest_read_source(m, &body, err) == RT_OK)
+    manifest_config_source(m, sp, idx, env, dtype, body, &text, err);
   free(body);
   return text;
 }

@@ -8,6 +8,7 @@
  * parameter i and runs exactly the derived values and constraints of level i.
  */
 #include "manifest.h"
+#include "fileio.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -1392,4 +1393,28 @@ rt_status manifest_find(const char *dir, const char *name, manifest **out, rt_er
                k ? list : "(none)");
   rt_error_locate(err, name, NULL, 0, 0);
   return RT_ERR_NOT_FOUND;
+}
+
+rt_status manifest_read_source(const manifest *m, char **out, rt_error *err) {
+  return fileio_read(manifest_source(m), out, NULL, err);
+}
+
+rt_status manifest_config_source(const manifest *m, const space *sp, size_t idx,
+                                 const rt_vars *vars, const char *dtype, const char *body,
+                                 char **out, rt_error *err) {
+  *out = NULL;
+  char *prefix = NULL;
+  rt_status s = manifest_source_prefix(m, sp, idx, vars, dtype, &prefix, err);
+  if (s) return s;
+  size_t lp = strlen(prefix), lb = strlen(body);
+  char *text = malloc(lp + lb + 1);
+  if (!text) {
+    free(prefix);
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  }
+  memcpy(text, prefix, lp);
+  memcpy(text + lp, body, lb + 1);
+  free(prefix);
+  *out = text;
+  return RT_OK;
 }

@@ -146,6 +146,14 @@ rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, d
 rt_status manifest_source_prefix(const manifest *m, const space *sp, size_t idx,
                                  const rt_vars *vars, const char *dtype, char **out,
                                  rt_error *err);
+/* The template's source text as it is on disk (malloc'ed; RT_ERR_IO names the file). */
+rt_status manifest_read_source(const manifest *m, char **out, rt_error *err);
+/* The full text NVRTC compiles for configuration idx: the prefix above followed by body, the
+ * template source from manifest_read_source (read once, used for every configuration).
+ * *out is malloc'ed, the caller frees it. */
+rt_status manifest_config_source(const manifest *m, const space *sp, size_t idx,
+                                 const rt_vars *vars, const char *dtype, const char *body,
+                                 char **out, rt_error *err);
 
 /* --- finding templates --- */
 /* The templates folder: $ROOFTUNE_TEMPLATE_DIR, else <source dir>/templates when it exists,

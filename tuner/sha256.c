@@ -1,6 +1,7 @@
 /* sha256.c — SHA-256 as FIPS 180-4 specifies it (section 6.2), byte-oriented and portable. */
 #include "sha256.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const uint32_t sha256_k[64] = {
@@ -94,4 +95,20 @@ void sha256_hex(const unsigned char digest[32], char hex[65]) {
     hex[2 * i + 1] = digits[digest[i] & 15];
   }
   hex[64] = 0;
+}
+
+int sha256_file(const char *path, char hex[65]) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  sha256_ctx c;
+  sha256_init(&c);
+  unsigned char buf[16384], d[32];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) return -1;
+  sha256_final(&c, d);
+  sha256_hex(d, hex);
+  return 0;
 }

@@ -78,40 +78,6 @@ const char *tune_default_db_path(char *buf, size_t size) {
   return buf;
 }
 
-static rt_status read_text(const char *path, char **out, rt_error *err) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "cannot read: %s", strerror(errno));
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
-  if (!buf) {
-    fclose(f);
-    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-  }
-  size_t got = n > 0 ? fread(buf, 1, (size_t)n, f) : 0;
-  fclose(f);
-  buf[got] = 0;
-  *out = buf;
-  return RT_OK;
-}
-
-static void hash_file(const char *path, char hex[65]) {
-  char *text = NULL;
-  unsigned char d[32];
-  if (read_text(path, &text, NULL) == RT_OK) {
-    sha256(text, strlen(text), d);
-    sha256_hex(d, hex);
-  } else {
-    hex[0] = 0;
-  }
-  free(text);
-}
-
 /* ---- results ---- */
 
 static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed, const char *phase,
@@ -403,12 +369,12 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   manifest_roles(m, &roles);
   int wgmma = 0;
   compute_path path = template_path(m, o->dtype, &wgmma);
-  if ((rc = read_text(manifest_source(m), &src, err))) goto done;
+  if ((rc = manifest_read_source(m, &src, err))) goto done;
   char src_hash[65], man_hash[65];
   unsigned char dg[32];
   sha256(src, strlen(src), dg);
   sha256_hex(dg, src_hash);
-  hash_file(manifest_path(m), man_hash);
+  if (sha256_file(manifest_path(m), man_hash)) man_hash[0] = 0;
   if (c->run) {
     if ((rc = db_run_template(c->run, name, manifest_family(m), src_hash, man_hash, err))) goto done;
     if ((rc = db_run_previous(c->run, name, &prev, &nprev, err))) goto done;
@@ -474,18 +440,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       rt_status s = manifest_config_vars(m, sp, idx[i], &c->env, &p->vars, &cerr);
       if (!s) s = manifest_launch(m, &p->vars, p->grid, p->block, &p->smem, &cerr);
       if (!s) s = manifest_cost(m, &p->vars, &p->flops, &p->bytes, &cerr);
-      char *prefix = NULL;
-      if (!s) s = manifest_source_prefix(m, sp, idx[i], &p->vars, o->dtype, &prefix, &cerr);
-      if (!s) {
-        size_t lp = strlen(prefix), ls = strlen(src);
-        p->source = malloc(lp + ls + 1);
-        if (!p->source) s = rt_error_set(&cerr, RT_ERR_NOMEM, "out of memory");
-        else {
-          memcpy(p->source, prefix, lp);
-          memcpy(p->source + lp, src, ls + 1);
-        }
-      }
-      free(prefix);
+      if (!s) s = manifest_config_source(m, sp, idx[i], &p->vars, o->dtype, src, &p->source, &cerr);
       if (s) {
         candidate_result *r = &p->pre;
         memset(r, 0, sizeof *r);

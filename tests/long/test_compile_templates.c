@@ -12,22 +12,6 @@
 #include "tuner/manifest.h"
 #include "tuner/occupancy.h"
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
-
 /* Builds the space for one shape; NULL (and a note) when the template has no configuration. */
 static space *space_for(const manifest *m, const char *dtype, const char *arch, const char *shape,
                         rt_vars *env) {
@@ -61,8 +45,8 @@ int main(void) {
       continue;
     }
     const char *arch = manifest_arch(m, 0);
-    char *source = slurp(manifest_source(m));
-    CHECK(source != NULL);
+    char *source = NULL;
+    CHECK_INT(manifest_read_source(m, &source, &err), RT_OK);
     for (int d = 0; source && d < manifest_ndtypes(m); d++) {
       const char *dtype = manifest_dtype(m, d);
       rt_vars env;
@@ -78,18 +62,14 @@ int main(void) {
       compile_result *res = calloc(n, sizeof *res);
       unsigned *threads = calloc(n, sizeof *threads), *dyn = calloc(n, sizeof *dyn);
       for (size_t i = 0; i < n; i++) {
-        char *prefix = NULL;
+        char *text = NULL;
         rt_vars cv;
         unsigned grid[3], block[3], smem = 0;
-        CHECK_INT(manifest_source_prefix(m, sp, i, &env, dtype, &prefix, &err), RT_OK);
+        CHECK_INT(manifest_config_source(m, sp, i, &env, dtype, source, &text, &err), RT_OK);
         CHECK_INT(manifest_config_vars(m, sp, i, &env, &cv, &err), RT_OK);
         CHECK_INT(manifest_launch(m, &cv, grid, block, &smem, &err), RT_OK);
         threads[i] = block[0] * block[1] * block[2];
         dyn[i] = smem;
-        size_t len = strlen(prefix ? prefix : "") + strlen(source) + 1;
-        char *text = malloc(len);
-        snprintf(text, len, "%s%s", prefix ? prefix : "", source);
-        free(prefix);
         jobs[i].source = text;
         jobs[i].name = manifest_source_name(m);
       }

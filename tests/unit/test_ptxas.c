@@ -3,23 +3,17 @@
  * the older layout without a barrier count. */
 #include "test.h"
 #include "tuner/compile.h"
+#include "tuner/fileio.h"
 
 static char *slurp(const char *name) {
-  char path[1024];
+  char path[1024], *text = NULL;
+  rt_error err = {0};
   snprintf(path, sizeof path, "%s/tests/data/ptxas/%s", test_source_dir(), name);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
+  if (fileio_read(path, &text, NULL, &err)) {
+    fprintf(stderr, "%s: %s\n", path, err.text);
     exit(1);
   }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *s = malloc((size_t)n + 1);
-  if (fread(s, 1, (size_t)n, f) != (size_t)n) exit(1);
-  s[n] = 0;
-  fclose(f);
-  return s;
+  return text;
 }
 
 int main(void) {

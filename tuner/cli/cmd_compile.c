@@ -80,36 +80,6 @@ static void compile_on_result(void *ctx, size_t index, const compile_result *r) 
   }
 }
 
-static char *compile_read_file(const char *path, rt_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    rt_error_set(err, RT_ERR_IO, "cannot read the template source %s", path);
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  size_t got;
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      char *grown = realloc(buf, cap * 2 + 1);
-      if (!grown) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = grown;
-      cap *= 2;
-    }
-  }
-  fclose(f);
-  if (!buf) {
-    rt_error_set(err, RT_ERR_NOMEM, "out of memory reading %s", path);
-    return NULL;
-  }
-  buf[n] = 0;
-  return buf;
-}
 
 /* The configuration as a JSON object: integers as numbers, identifiers as strings. */
 static json_t *compile_config_json(const space *sp, size_t idx) {
@@ -241,7 +211,7 @@ static int cmd_compile(int argc, char **argv) {
   size_t size = space_size(sp);
   n = (limit > 0 && (size_t)limit < size) ? (size_t)limit : size;
 
-  if (!(source = compile_read_file(manifest_source(m), &err))) {
+  if (manifest_read_source(m, &source, &err)) {
     rc = cli_fail("compile", &err);
     goto done;
   }
@@ -253,20 +223,19 @@ static int cmd_compile(int argc, char **argv) {
     rc = cli_fail("compile", &err);
     goto done;
   }
-  size_t srclen = strlen(source);
   for (size_t i = 0; i < n; i++) {
     /* an even, deterministic spread: i * size / n */
     size_t idx = (size_t)((unsigned long long)i * size / n);
     rows[i].idx = idx;
     size_t need = space_format_config(sp, idx, NULL, 0);
     rows[i].config = malloc(need + 1);
-    char *prefix = NULL;
+    char *text = NULL;
     rt_vars cv;
     unsigned grid[3], block[3], smem = 0;
-    if (!rows[i].config || manifest_source_prefix(m, sp, idx, &env, dtype, &prefix, &err) ||
+    if (!rows[i].config || manifest_config_source(m, sp, idx, &env, dtype, source, &text, &err) ||
         manifest_config_vars(m, sp, idx, &env, &cv, &err) ||
         manifest_launch(m, &cv, grid, block, &smem, &err)) {
-      free(prefix);
+      free(text);
       if (!err.text[0]) rt_error_set(&err, RT_ERR_NOMEM, "out of memory");
       rc = cli_fail("compile", &err);
       goto done;
@@ -274,17 +243,6 @@ static int cmd_compile(int argc, char **argv) {
     space_format_config(sp, idx, rows[i].config, need + 1);
     rows[i].threads = block[0] * block[1] * block[2];
     rows[i].smem_dynamic = smem;
-    size_t plen = strlen(prefix);
-    char *text = malloc(plen + srclen + 1);
-    if (!text) {
-      free(prefix);
-      rt_error_set(&err, RT_ERR_NOMEM, "out of memory");
-      rc = cli_fail("compile", &err);
-      goto done;
-    }
-    memcpy(text, prefix, plen);
-    memcpy(text + plen, source, srclen + 1);
-    free(prefix);
     cjobs[i].source = text;
     cjobs[i].name = manifest_source_name(m);
   }

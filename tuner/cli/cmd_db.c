@@ -510,20 +510,6 @@ static int import_problem(const char *family, const char *shape, const char *dty
   return CLI_EXIT_OK;
 }
 
-/* A file's SHA-256, the version identity of imported results. */
-static int file_hash(const char *path, char hex[65]) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  sha256_ctx c;
-  sha256_init(&c);
-  unsigned char buf[65536], d[32];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
-  fclose(f);
-  sha256_final(&c, d);
-  sha256_hex(d, hex);
-  return 0;
-}
 
 static int verb_import(const db_opts *o, const char *file) {
   rt_error err = {0};
@@ -552,7 +538,7 @@ static int verb_import(const db_opts *o, const char *file) {
   snprintf(spec.strategy, sizeof spec.strategy, "import");
   snprintf(spec.command, sizeof spec.command, "rooftune db import %s", file);
   char hash[65];
-  if (file_hash(file, hash)) {
+  if (sha256_file(file, hash)) {
     ktfile_free(kf);
     return fail_msg("cannot read %s", file);
   }
