@@ -125,6 +125,15 @@ GEMM_FN int gemm_wgmma_b_tma_offset(int b_col, int k, int n, int block_k) {
   return b_col ? gemm_sw128_offset(n, 2 * k)
                : gemm_wgmma_b_box_offset(0, n / 64, block_k) + gemm_sw128_offset(k, 2 * (n % 64));
 }
+/* The TMA loads of a stage's B tile (K slab kt, columns n0..): gemm_wgmma_b_boxes boxes, box j
+ * at tensor coordinates (*c0, *c1) innermost first, written gemm_wgmma_b_box_offset(j) bytes
+ * into the stage.  nt: tensor (K, N), one box (64 x BLOCK_N rows); nn: tensor (N, K), boxes of
+ * 64 columns x BLOCK_K rows. */
+GEMM_FN int gemm_wgmma_b_boxes(int b_col, int block_n) { return b_col ? 1 : block_n / 64; }
+GEMM_FN void gemm_wgmma_b_box(int b_col, int j, int kt, int n0, int block_k, int *c0, int *c1) {
+  *c0 = b_col ? kt * block_k : n0 + 64 * j;
+  *c1 = b_col ? n0 : kt * block_k;
+}
 /* The B matrix descriptor of the wgmma for K slab ks (16 K elements): start byte offset from
  * the stage start, leading and stride byte offsets.  K-major: start 32*ks (inside the swizzled
  * row), LBO unused (16), SBO 1024 between 8-row groups of n.  N-major (imm-trans-b 1): start

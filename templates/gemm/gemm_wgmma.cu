@@ -106,13 +106,12 @@ __device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned 
 
 // The TMA loads of one stage's B tile: K slab kt, N columns n0.. of the block.
 __device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsigned bar, int kt, int n0, int batch) {
-#if B_COL
-  tma_load_3d(dst, map, bar, kt * BLOCK_K, n0, batch);
-#else
 #pragma unroll
-  for (int j = 0; j < BLOCK_N / 64; ++j)
-    tma_load_3d(dst + gemm_wgmma_b_box_offset(0, j, BLOCK_K), map, bar, n0 + 64 * j, kt * BLOCK_K, batch);
-#endif
+  for (int j = 0; j < gemm_wgmma_b_boxes(B_COL, BLOCK_N); ++j) {
+    int c0, c1;
+    gemm_wgmma_b_box(B_COL, j, kt, n0, BLOCK_K, &c0, &c1);
+    tma_load_3d(dst + gemm_wgmma_b_box_offset(B_COL, j, BLOCK_K), map, bar, c0, c1, batch);
+  }
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

@@ -103,8 +103,9 @@ static int wgmma_b_read(int b_col, int start, int lbo, int sbo, int k, int n) {
   return a ^ (((a >> 7) & 7) << 4);
 }
 
-/* gemm_wgmma's B stage: the TMA placement is a bijection onto the stage's bytes, and every
- * wgmma (K slab ks) reads through its descriptor exactly the element TMA put there. */
+/* gemm_wgmma's B stage: the TMA placement is a bijection onto the stage's bytes, the kernel's
+ * boxes put each tensor element of the tile there, and every wgmma (K slab ks) reads through
+ * its descriptor exactly the element TMA put there. */
 static int wgmma_b_layout(int b_col, int block_n, int block_k) {
   const int bytes = block_n * block_k * 2;
   unsigned char *hit = calloc((size_t)bytes / 2, 1);
@@ -119,6 +120,28 @@ static int wgmma_b_layout(int b_col, int block_n, int block_k) {
         break;
       }
     }
+  /* the boxes the kernel loads for K slab kt at columns n0: box element (inner i, row r) is
+   * tensor element (c0 + i, c1 + r), i.e. (k, n) = (c0 + i, c1 + r) for nt and (c1 + r, c0 + i)
+   * for nn; TMA puts it at box offset + the swizzled (r, 2i); that must be its tile place */
+  const int kt = 3, n0 = 5 * block_n, rows = b_col ? block_n : block_k;
+  int covered = 0;
+  for (int j = 0; ok && j < gemm_wgmma_b_boxes(b_col, block_n); j++) {
+    int c0, c1;
+    gemm_wgmma_b_box(b_col, j, kt, n0, block_k, &c0, &c1);
+    for (int r = 0; ok && r < rows; r++)
+      for (int i = 0; i < 64; i++) {
+        int k = b_col ? c0 + i : c1 + r, n = b_col ? c1 + r : c0 + i;
+        int put = gemm_wgmma_b_box_offset(b_col, j, block_k) + gemm_sw128_offset(r, 2 * i);
+        if (put != gemm_wgmma_b_tma_offset(b_col, k - kt * block_k, n - n0, block_k)) {
+          fprintf(stderr, "wgmma B b_col %d n %d box %d: tensor (%d, %d) lands at %d\n", b_col, block_n, j, c0 + i,
+                  c1 + r, put);
+          ok = 0;
+          break;
+        }
+        covered++;
+      }
+  }
+  ok &= covered == block_n * block_k;
   const int lbo = gemm_wgmma_b_lbo(b_col, block_k), sbo = gemm_wgmma_b_sbo();
   ok &= lbo % 16 == 0 && sbo % 16 == 0 && lbo >> 4 < (1 << 14) && sbo >> 4 < (1 << 14);
   for (int ks = 0; ok && ks < block_k / 16; ks++)
