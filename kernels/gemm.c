@@ -580,20 +580,25 @@ static rt_status gemm_gpu_poison(family_gpu *g, CUstream stream, rt_error *err) 
   return cuda_check(cu.cuMemsetD32Async(g->C, 0x7fc00000u, g->c_elems, stream), "poison gemm output", err);
 }
 
-/* A rank-3 (K, rows, batch) tensor map over a K-contiguous operand, 128-byte swizzle. */
-static rt_status gemm_tensor_map(CUtensorMap *map, const family_gpu *g, CUdeviceptr base, long long rows,
-                                 long long box_k, long long box_rows, rt_error *err) {
-  const long long K = gemm_dim(&g->p, "K"), batch = gemm_dim(&g->p, "BATCH");
-  if ((K * (long long)g->es) % 16 != 0)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA needs K*dtype_bytes to be a multiple of 16 (K is %lld)", K);
-  if (box_k * (long long)g->es > 128 || box_rows > 256 || box_k <= 0 || box_rows <= 0)
-    return rt_error_set(err, RT_ERR_INVALID, "TMA box %lldx%lld is outside the 128-byte swizzle limits", box_k, box_rows);
-  cuuint64_t dims[3] = {(cuuint64_t)K, (cuuint64_t)rows, (cuuint64_t)batch};
-  cuuint64_t strides[2] = {(cuuint64_t)(K * (long long)g->es), (cuuint64_t)(K * rows * (long long)g->es)};
-  cuuint32_t box[3] = {(cuuint32_t)box_k, (cuuint32_t)box_rows, 1};
+/* A rank-3 (inner, rows, batch) tensor map over a row-major operand whose rows hold `inner`
+ * contiguous elements (`name` names that dimension in errors), 128-byte swizzle: A and the
+ * N x K B of nt are (K, rows); the K x N B of nn is (N, K). */
+static rt_status gemm_tensor_map(CUtensorMap *map, const family_gpu *g, CUdeviceptr base, const char *name,
+                                 long long inner, long long rows, long long box_inner, long long box_rows,
+                                 rt_error *err) {
+  const long long batch = gemm_dim(&g->p, "BATCH");
+  if (g->code == 0) return rt_error_set(err, RT_ERR_UNSUPPORTED, "the TMA templates take f16 or bf16 inputs");
+  if ((inner * (long long)g->es) % 16 != 0)
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA needs %s*dtype_bytes to be a multiple of 16 (%s is %lld)",
+                        name, name, inner);
+  if (box_inner * (long long)g->es > 128 || box_rows > 256 || box_inner <= 0 || box_rows <= 0)
+    return rt_error_set(err, RT_ERR_INVALID, "TMA box %lldx%lld is outside the 128-byte swizzle limits", box_inner,
+                        box_rows);
+  cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)batch};
+  cuuint64_t strides[2] = {(cuuint64_t)(inner * (long long)g->es), (cuuint64_t)(inner * rows * (long long)g->es)};
+  cuuint32_t box[3] = {(cuuint32_t)box_inner, (cuuint32_t)box_rows, 1};
   cuuint32_t estr[3] = {1, 1, 1};
   CUtensorMapDataType t = g->code == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  if (g->code == 0) return rt_error_set(err, RT_ERR_UNSUPPORTED, "the TMA templates take f16 or bf16 inputs");
   return cuda_check(cu.cuTensorMapEncodeTiled(map, t, 3, (void *)(uintptr_t)base, dims, strides, box, estr,
                                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -618,10 +623,10 @@ static rt_status gemm_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *co
     CUtensorMap ma, mb;
     if (!rt_vars_get(config, "TMA_BOX_M", &box_m) || !rt_vars_get(config, "TMA_BOX_N", &box_n))
       return rt_error_set(err, RT_ERR_INVALID, "a TMA template config needs TMA_BOX_M and TMA_BOX_N");
-    if (strcmp(g->p.layout, "nt"))
-      return rt_error_set(err, RT_ERR_UNSUPPORTED, "the TMA templates need layout nt (B stored N x K)");
-    if ((st = gemm_tensor_map(&ma, g, g->A, M, box_k, box_m, err)) ||
-        (st = gemm_tensor_map(&mb, g, g->B, N, box_k, box_n, err)))
+    const int nt = !strcmp(g->p.layout, "nt");
+    if ((st = gemm_tensor_map(&ma, g, g->A, "K", K, M, box_k, box_m, err)) ||
+        (st = nt ? gemm_tensor_map(&mb, g, g->B, "K", K, N, box_k, box_n, err)
+                 : gemm_tensor_map(&mb, g, g->B, "N", N, K, box_n, box_k, err)))
       return st;
     void *args[] = {&ma, &mb, &g->C, &M, &N, &K};
     return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, args, NULL),

@@ -14,7 +14,8 @@
  * output the launcher zeroes first).  Entry arguments are (A, B, C, int M, int N, int K) with
  * device pointers, except for TMA templates (manifest derived TMA_BOX_K present), whose first
  * two arguments are CUtensorMap descriptors of A (dims K, M, BATCH; box TMA_BOX_K x
- * TMA_BOX_M) and of B stored N x K (box TMA_BOX_K x TMA_BOX_N), 128-byte swizzled.  The
+ * TMA_BOX_M) and of B: for nt B stored N x K (dims K, N, BATCH; box TMA_BOX_K x TMA_BOX_N),
+ * for nn B stored K x N (dims N, K, BATCH; box TMA_BOX_N x TMA_BOX_K), 128-byte swizzled.  The
  * names manifest expressions see: M, N, K, BATCH, dtype_bytes, b_col (1 for nt; templates
  * take B's layout as a parameter B_COL [0, 1] constrained by "B_COL == b_col"), out_bytes (4).
  *

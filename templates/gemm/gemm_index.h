@@ -108,6 +108,32 @@ GEMM_FN int gemm_mma_out_col(int tile_n, int block_n, int warp_n, int warp_tile_
 GEMM_FN int gemm_wgmma_d_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2); }
 GEMM_FN int gemm_wgmma_d_col(int t, int i) { return 8 * (i / 4) + 2 * (t % 4) + i % 2; }
 
+/* gemm_wgmma's shared-memory operand layout (PTX ISA 9.7.15.5.1.2, 128-byte swizzle, 16-bit
+ * elements).  TMA writes every box as rows of 128 bytes (64 elements of the box's inner
+ * dimension), XOR-ing the 16-byte chunk index with the row index mod 8 inside each 1024-byte
+ * group; stage buffers are 1024-byte aligned.  gemm_sw128_offset is that placement: byte
+ * `byte` of row `row` of a box. */
+GEMM_FN int gemm_sw128_offset(int row, int byte) {
+  return row * 128 + ((((byte / 16) ^ (row % 8)) * 16) | (byte % 16));
+}
+/* B tile in a stage, BLOCK_N x BLOCK_K (BLOCK_K == 64).  b_col 1 (nt, K-major): one box of
+ * BLOCK_N rows of 64 K elements.  b_col 0 (nn, N-major): BLOCK_N/64 boxes, box j holding N
+ * columns 64j..64j+63 as BLOCK_K rows of k, at byte gemm_wgmma_b_box_offset(j) of the stage.
+ * Where element (k, n) of the tile lands, in bytes from the stage start: */
+GEMM_FN int gemm_wgmma_b_box_offset(int b_col, int j, int block_k) { return b_col ? 0 : j * block_k * 128; }
+GEMM_FN int gemm_wgmma_b_tma_offset(int b_col, int k, int n, int block_k) {
+  return b_col ? gemm_sw128_offset(n, 2 * k)
+               : gemm_wgmma_b_box_offset(0, n / 64, block_k) + gemm_sw128_offset(k, 2 * (n % 64));
+}
+/* The B matrix descriptor of the wgmma for K slab ks (16 K elements): start byte offset from
+ * the stage start, leading and stride byte offsets.  K-major: start 32*ks (inside the swizzled
+ * row), LBO unused (16), SBO 1024 between 8-row groups of n.  N-major (imm-trans-b 1): start
+ * 2048*ks (16 rows of k), LBO = the stride between 64-element N atoms (one box, BLOCK_K*128
+ * bytes), SBO 1024 between 8-row groups of k. */
+GEMM_FN int gemm_wgmma_b_start(int b_col, int ks) { return b_col ? 32 * ks : 16 * 128 * ks; }
+GEMM_FN int gemm_wgmma_b_lbo(int b_col, int block_k) { return b_col ? 16 : block_k * 128; }
+GEMM_FN int gemm_wgmma_b_sbo(void) { return 1024; }
+
 /* SIMT micro-tile: thread (tx, ty) of a (BLOCK_N/THREAD_N) x (BLOCK_M/THREAD_M) block owns
  * rows ty*THREAD_M + i and columns tx*VEC + j*(BLOCK_N/THREAD_N*VEC) + v: columns are dealt
  * out in VEC-wide strips so neighbouring threads read neighbouring shared-memory words.

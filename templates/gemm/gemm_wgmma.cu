@@ -2,11 +2,16 @@
 // memory, an mbarrier-tracked multi-stage pipeline, and warpgroup MMA (wgmma.mma_async).
 //
 // C[b] = A[b] * B[b], fp32 accumulation and fp32 output (the gemm family ABI, kernels/gemm.h).
-// A is M x K row-major, B is stored N x K row-major (layout "nt": both operands K-major, the
-// canonical wgmma case); inputs f16 or bf16.  Operands arrive as two CUtensorMap descriptors
-// (rank 3: K, rows, batch; box 64 x BLOCK_M (A) and 64 x BLOCK_N (B); SWIZZLE_128B; zero fill
-// out of bounds), built by the gemm family from the config's TMA_BOX_* values.  TMA needs
-// 16-byte global strides, so K*dtype_bytes must be a multiple of 16 (a manifest constraint).
+// A is M x K row-major; B (parameter B_COL) is stored N x K row-major (B_COL 1, layout "nt":
+// both operands K-major) or is K x N row-major (B_COL 0, layout "nn": B is N-major and the
+// wgmma reads it transposed, imm-trans-b 1); inputs f16 or bf16.  Operands arrive as two
+// CUtensorMap descriptors built by the gemm family from the config's TMA_BOX_* values
+// (SWIZZLE_128B, zero fill out of bounds): A over (K, M, batch) with box 64 x BLOCK_M; B over
+// (K, N, batch) with box 64 x BLOCK_N (nt) or over (N, K, batch) with box 64 x BLOCK_K (nn,
+// BLOCK_N/64 loads per stage: 64 elements is the most a 128-byte swizzle row holds).  TMA
+// needs 16-byte global strides, so K*dtype_bytes (and for nn N*dtype_bytes) must be a
+// multiple of 16 (manifest constraints).  The shared-memory placement and the descriptor
+// fields come from gemm_index.h, where the host tests check them against each other.
 //
 // Block: WARPGROUPS consumer warpgroups, each owning BLOCK_M/WARPGROUPS rows as m64 tiles;
 // thread 0 also issues the TMA loads.  Iteration kt waits for its stage's mbarrier, issues
@@ -14,7 +19,7 @@
 // (wait_group 1), then refills the stage that the previous group has finished reading.
 //
 // Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
-// WARPGROUPS, STAGES, SWIZZLE, THREADS and the prefix's RT_DTYPE_f16 or
+// WARPGROUPS, STAGES, SWIZZLE, B_COL, THREADS and the prefix's RT_DTYPE_f16 or
 // RT_DTYPE_bf16.  Launch: grid
 // (tiles_m*tiles_n, 1, BATCH), block THREADS, dynamic shared memory SMEM =
 // STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 8*STAGES (mbarriers).
@@ -44,6 +49,11 @@
 #define ACC (BLOCK_N / 2)                         // f32 accumulators per thread per m64 tile
 #define A_STAGE_BYTES (BLOCK_M * BLOCK_K * 2)
 #define B_STAGE_BYTES (BLOCK_N * BLOCK_K * 2)
+#if B_COL
+#define B_TRANS "0"  // B K-major
+#else
+#define B_TRANS "1"  // B N-major: imm-trans-b
+#endif
 
 static_assert(BLOCK_K == 64, "BLOCK_K must be 64 (one 128-byte swizzle row)");
 static_assert(THREADS == 128 * WARPGROUPS, "THREADS must be 128*WARPGROUPS");
@@ -83,13 +93,26 @@ __device__ __forceinline__ void tma_load_3d(unsigned dst, const tma_desc *map, u
       : "memory");
 }
 
-// Shared-memory matrix descriptor, K-major operand in the 128-byte swizzle layout TMA wrote:
-// start address >> 4 (bits 0-13), leading byte offset 16 >> 4 (unused for swizzled K-major),
-// stride byte offset 1024 >> 4 between 8-row core-matrix groups (bits 32-45), swizzle mode 1
-// = 128B (bits 62-63).  Stage buffers are 1024-byte aligned so the base offset is 0.
-__device__ __forceinline__ unsigned long long smem_desc(unsigned addr) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
-         (1ull << 62);
+// Shared-memory matrix descriptor of an operand in the 128-byte swizzle layout TMA wrote:
+// start address >> 4 (bits 0-13), leading byte offset >> 4 (bits 16-29), stride byte offset
+// >> 4 (bits 32-45), swizzle mode 1 = 128B (bits 62-63).  K-major (A, and B for nt): LBO 16
+// (unused), SBO 1024 between 8-row core-matrix groups.  N-major B (nn): LBO between 64-wide N
+// atoms, SBO 1024 between 8-row groups of k (gemm_wgmma_b_lbo/_sbo).  Stage buffers are
+// 1024-byte aligned so the base offset is 0.
+__device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
+         ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+
+// The TMA loads of one stage's B tile: K slab kt, N columns n0.. of the block.
+__device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsigned bar, int kt, int n0, int batch) {
+#if B_COL
+  tma_load_3d(dst, map, bar, kt * BLOCK_K, n0, batch);
+#else
+#pragma unroll
+  for (int j = 0; j < BLOCK_N / 64; ++j)
+    tma_load_3d(dst + gemm_wgmma_b_box_offset(0, j, BLOCK_K), map, bar, n0 + 64 * j, kt * BLOCK_K, batch);
+#endif
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -107,7 +130,7 @@ __device__ __forceinline__ void wgmma_n64(float *d, unsigned long long da, unsig
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, " B_TRANS ";\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -119,7 +142,7 @@ __device__ __forceinline__ void wgmma_n128(float *d, unsigned long long da, unsi
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, " B_TRANS ";\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -135,7 +158,7 @@ __device__ __forceinline__ void wgmma_n256(float *d, unsigned long long da, unsi
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, " B_TRANS ";\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -195,7 +218,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
     for (int s = 0; s < STAGES && s < nk; ++s) {
       mbar_expect_tx(bars + 8 * s, A_STAGE_BYTES + B_STAGE_BYTES);
       tma_load_3d(sA + s * A_STAGE_BYTES, &tmA, bars + 8 * s, s * BLOCK_K, m0, batch);
-      tma_load_3d(sB + s * B_STAGE_BYTES, &tmB, bars + 8 * s, s * BLOCK_K, n0, batch);
+      load_b(sB + s * B_STAGE_BYTES, &tmB, bars + 8 * s, s, n0, batch);
     }
   }
 
@@ -211,11 +234,12 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
     wgmma_fence();
 #pragma unroll
     for (int k = 0; k < BLOCK_K / 16; ++k) {
-      const unsigned long long db = smem_desc(sB + s * B_STAGE_BYTES + k * 32);
+      const unsigned long long db = smem_desc(sB + s * B_STAGE_BYTES + gemm_wgmma_b_start(B_COL, k),
+                                              gemm_wgmma_b_lbo(B_COL, BLOCK_K), gemm_wgmma_b_sbo());
 #pragma unroll
       for (int mt = 0; mt < WG_TILES; ++mt) {
         const unsigned a = sA + s * A_STAGE_BYTES + (wg * WG_TILES + mt) * 64 * 128 + k * 32;
-        wgmma_tile(acc[mt], smem_desc(a), db);
+        wgmma_tile(acc[mt], smem_desc(a, 16, 1024), db);
       }
     }
     wgmma_commit();
@@ -225,7 +249,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
       const int ps = (kt - 1) % STAGES, nt = kt - 1 + STAGES;
       mbar_expect_tx(bars + 8 * ps, A_STAGE_BYTES + B_STAGE_BYTES);
       tma_load_3d(sA + ps * A_STAGE_BYTES, &tmA, bars + 8 * ps, nt * BLOCK_K, m0, batch);
-      tma_load_3d(sB + ps * B_STAGE_BYTES, &tmB, bars + 8 * ps, nt * BLOCK_K, n0, batch);
+      load_b(sB + ps * B_STAGE_BYTES, &tmB, bars + 8 * ps, nt, n0, batch);
     }
   }
   wgmma_wait<0>();

@@ -1,9 +1,10 @@
 /* test_gemm_verify.c (GPU) — every gemm template, a few configurations each (spread over its
  * space, split-K and both layouts included), and cuBLASLt's heuristic candidates, verified
- * against the cuBLASLt fp32 reference on 1x4096x4096, 127x255x129 and 4096x4096x4096 in f32,
- * f16 and bf16, with the output poisoned before every run.  A cuBLASLt candidate's text is
- * parsed back and run through gemm_lt_matmul (the runtime's replay path) and verified too.
- * Skips (77) without a GPU. */
+ * against the cuBLASLt fp32 reference on 1x4096x4096, 127x255x129 and 4096x4096x4096 (each nn
+ * and nt: gemm_wgmma reads B K-major for nt, N-major for nn) in f32, f16 and bf16, with the
+ * output poisoned before every run.  A cuBLASLt candidate's text is parsed back and run
+ * through gemm_lt_matmul (the runtime's replay path) and verified too.  Skips (77) without a
+ * GPU. */
 #include "../../bench/gemm_harness.h"
 #include "test.h"
 
@@ -115,8 +116,8 @@ int main(void) {
   if (!ms[0] || !ms[1] || !ms[2]) return test_done();
   static const char *const dtypes[] = {"f32", "f16", "bf16"};
   /* odd shapes take the element-wise load path, the aligned batched ones cp.async (and TMA) */
-  static const char *const shapes[] = {"1x4096x4096:nt", "127x255x129", "127x255x129:nt", "4096x4096x4096:nt",
-                                       "3@96x200x136", "3@96x200x136:nt"};
+  static const char *const shapes[] = {"1x4096x4096:nt", "1x4096x4096", "127x255x129", "127x255x129:nt",
+                                       "4096x4096x4096:nt", "4096x4096x4096", "3@96x200x136", "3@96x200x136:nt"};
   for (int d = 0; d < 3; d++)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) verify_problem(&h, ms, shapes[s], dtypes[d]);
   for (int t = 0; t < 3; t++) manifest_free(ms[t]);

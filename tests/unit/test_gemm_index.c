@@ -2,7 +2,9 @@
  * block placement, split-K and stores: enumerated on the host exactly as the kernels walk it.
  * Every output element must be written exactly once on edge shapes (1x4096x4096,
  * 127x255x129, ...) for several tile configurations, split-K slices must cover K exactly once,
- * the block swizzle must be a bijection, and the fragment maps must tile their MMA shapes. */
+ * the block swizzle must be a bijection, the fragment maps must tile their MMA shapes, and
+ * gemm_wgmma's B tile (K-major and N-major) must be read by each wgmma descriptor exactly where
+ * TMA's 128-byte swizzle put it. */
 #include "../templates/gemm/gemm_index.h"
 #include "test.h"
 
@@ -88,6 +90,54 @@ static int simt_coverage(int M, int N, int BM, int BN, int TM, int TN, int VEC) 
   return 1;
 }
 
+/* The address the wgmma reads for element (k, n) of its B operand (16 x N, k < 16), from the
+ * descriptor fields, as the PTX ISA defines the 128-byte-swizzled canonical layouts (CUTLASS
+ * cute/arch/mma_sm90_desc.hpp writes the same in units of 16 bytes, T = 8 elements):
+ *   K-major  ((8,m),(T,2)):((8T,SBO),(1,T))    n = (n%8, n/8), k contiguous in a 128-byte row;
+ *   N-major  ((T,8,m),(8,2)):((1,T,LBO),(8T,SBO))  n contiguous in 64-element atoms LBO apart,
+ *            k rows 128 bytes apart in 8-row groups SBO apart;
+ * then the swizzle XORs address bits 4-6 with bits 7-9 (Swizzle<3,4,3>). */
+static int wgmma_b_read(int b_col, int start, int lbo, int sbo, int k, int n) {
+  int a = b_col ? start + (n % 8) * 128 + (n / 8) * sbo + 2 * k
+                : start + 2 * (n % 64) + (n / 64) * lbo + (k % 8) * 128 + (k / 8) * sbo;
+  return a ^ (((a >> 7) & 7) << 4);
+}
+
+/* gemm_wgmma's B stage: the TMA placement is a bijection onto the stage's bytes, and every
+ * wgmma (K slab ks) reads through its descriptor exactly the element TMA put there. */
+static int wgmma_b_layout(int b_col, int block_n, int block_k) {
+  const int bytes = block_n * block_k * 2;
+  unsigned char *hit = calloc((size_t)bytes / 2, 1);
+  int ok = hit != NULL;
+  for (int k = 0; ok && k < block_k; k++)
+    for (int n = 0; n < block_n; n++) {
+      int off = gemm_wgmma_b_tma_offset(b_col, k, n, block_k);
+      if (off < 0 || off >= bytes || off % 2 || hit[off / 2]++) {
+        fprintf(stderr, "wgmma B b_col %d n %d: element (%d, %d) placed at %d twice or outside\n", b_col, block_n,
+                k, n, off);
+        ok = 0;
+        break;
+      }
+    }
+  const int lbo = gemm_wgmma_b_lbo(b_col, block_k), sbo = gemm_wgmma_b_sbo();
+  ok &= lbo % 16 == 0 && sbo % 16 == 0 && lbo >> 4 < (1 << 14) && sbo >> 4 < (1 << 14);
+  for (int ks = 0; ok && ks < block_k / 16; ks++)
+    for (int k = 0; k < 16; k++)
+      for (int n = 0; n < block_n; n++) {
+        int read = wgmma_b_read(b_col, gemm_wgmma_b_start(b_col, ks), lbo, sbo, k, n);
+        int put = gemm_wgmma_b_tma_offset(b_col, 16 * ks + k, n, block_k);
+        if (read != put) {
+          fprintf(stderr, "wgmma B b_col %d n %d slab %d: element (%d, %d) read at %d, TMA put it at %d\n", b_col,
+                  block_n, ks, 16 * ks + k, n, read, put);
+          ok = 0;
+          k = 16;
+          break;
+        }
+      }
+  free(hit);
+  return ok;
+}
+
 int main(void) {
   size_t most = 0;
   for (int s = 0; s < NSHAPES; s++)
@@ -154,6 +204,14 @@ int main(void) {
       for (int c = 0; c < n; c++) ok &= seen[r][c] == 1;
     CHECK(ok);
   }
+  /* gemm_wgmma's B operand in shared memory, K-major (nt) and N-major (nn) */
+  for (int n = 64; n <= 256; n *= 2) {
+    CHECK(wgmma_b_layout(1, n, 64));
+    CHECK(wgmma_b_layout(0, n, 64));
+  }
+  /* the 128-byte swizzle by hand: row 3, bytes 0 and 41 go to chunks 0^3 = 3 and 2^3 = 1 */
+  CHECK_INT(gemm_sw128_offset(3, 0), 3 * 128 + 48);
+  CHECK_INT(gemm_sw128_offset(3, 41), 3 * 128 + 16 + 9);
   /* ldmatrix x4 lane addresses: each of the four 8x8 matrices gets 8 distinct rows */
   {
     int a[16][2] = {{0}}, bc[16][2] = {{0}}, br[16][2] = {{0}}, ok = 1;
