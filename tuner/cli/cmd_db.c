@@ -80,29 +80,6 @@ static double num_or_null(double v) { return v; }
 
 static json_t *jreal(double v) { return isnan(v) || isinf(v) ? json_null() : json_real(v); }
 
-/* "A=1,B=x" → {"A":1,"B":"x"}; a text that is not NAME=VALUE pairs → {"text": ...}. */
-static json_t *config_json(const char *config) {
-  json_t *o = json_object();
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", config);
-  int pairs = 0;
-  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(t, '=');
-    if (!eq || strchr(t, ' ')) {
-      json_decref(o);
-      o = json_object();
-      json_object_set_new(o, "text", json_string(config));
-      return o;
-    }
-    *eq = '\0';
-    char *end;
-    long long v = strtoll(eq + 1, &end, 10);
-    json_object_set_new(o, t, *end || end == eq + 1 ? json_string(eq + 1) : json_integer(v));
-    pairs++;
-  }
-  if (!pairs && config[0]) json_object_set_new(o, "text", json_string(config));
-  return o;
-}
 
 static json_t *device_json(const db_device *d) {
   json_t *o = json_object();
@@ -127,7 +104,7 @@ static json_t *entry_json(const db_entry *e) {
   json_object_set_new(o, "source_hash", json_string(e->source_hash));
   json_object_set_new(o, "manifest_hash", json_string(e->manifest_hash));
   json_object_set_new(o, "template_stale", json_boolean(e->template_stale));
-  json_object_set_new(o, "config", config_json(e->config));
+  json_object_set_new(o, "config", cli_config_json(e->config));
   json_object_set_new(o, "config_text", json_string(e->config));
   json_object_set_new(o, "timing", json_string(timing_kind_name(e->timing)));
   json_object_set_new(o, "time_ms", jreal(e->time_ms));
@@ -275,7 +252,7 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
     json_object_set_new(o, "manifest_hash", json_string(man));
     json_object_set_new(o, "strategy", json_string(s->strategy));
     json_object_set_new(o, "seed", json_integer((json_int_t)s->seed));
-    json_object_set_new(o, "config", config_json(r->config));
+    json_object_set_new(o, "config", cli_config_json(r->config));
     json_object_set_new(o, "config_text", json_string(r->config));
     json_object_set_new(o, "status", json_string(rt_status_name(r->status)));
     json_object_set_new(o, "detail", json_string(r->detail));

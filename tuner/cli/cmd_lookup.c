@@ -31,26 +31,6 @@ static const char usage[] =
     "  --json             {\"match\":\"exact|nearest|none\",\"shape\":..,\"template\":..,\n"
     "                     \"config\":{..},\"time_ms\":..,\"timing\":\"measured|predicted|replayed\",..}\n";
 
-static json_t *config_object(const char *config) {
-  json_t *o = json_object();
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", config);
-  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(t, '=');
-    if (!eq || strchr(t, ' ')) {
-      json_decref(o);
-      o = json_object();
-      json_object_set_new(o, "text", json_string(config));
-      return o;
-    }
-    *eq = '\0';
-    char *end;
-    long long v = strtoll(eq + 1, &end, 10);
-    json_object_set_new(o, t, *end || end == eq + 1 ? json_string(eq + 1) : json_integer(v));
-  }
-  return o;
-}
-
 static void mismatch_names(unsigned bits, char *buf, size_t size) {
   snprintf(buf, size, "%s%s%s", bits & ROOFTUNE_MISMATCH_DEVICE ? "device " : "",
            bits & ROOFTUNE_MISMATCH_TOOLKIT ? "toolkit " : "",
@@ -127,7 +107,7 @@ static int cmd_lookup(int argc, char **argv) {
       json_object_set_new(o, "shape", json_string(m.shape));
       json_object_set_new(o, "distance", json_real(m.distance));
       json_object_set_new(o, "template", json_string(m.template_name));
-      json_object_set_new(o, "config", config_object(m.config));
+      json_object_set_new(o, "config", cli_config_json(m.config));
       json_object_set_new(o, "time_ms", isnan(m.time_ms) ? json_null() : json_real(m.time_ms));
       json_object_set_new(o, "timing", json_string(m.timing));
       json_object_set_new(o, "device", json_string(m.device));

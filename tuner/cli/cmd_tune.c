@@ -86,22 +86,6 @@ static int by_time(const void *a, const void *b) {
   return (x->time_ms > y->time_ms) - (x->time_ms < y->time_ms);
 }
 
-/* "A=1,B=row" → {"A": 1, "B": "row"} */
-static json_t *config_object(const char *text) {
-  json_t *o = json_object();
-  char *copy = strdup(text), *save = NULL;
-  for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(tok, '=');
-    if (!eq) continue;
-    *eq = 0;
-    char *end = NULL;
-    long long v = strtoll(eq + 1, &end, 10);
-    json_object_set_new(o, tok, end != eq + 1 && !*end ? json_integer(v) : json_string(eq + 1));
-  }
-  free(copy);
-  return o;
-}
-
 static void print_table(const tune_report *rep) {
   size_t n = rep->nresults;
   const candidate_result **order = malloc((n ? n : 1) * sizeof *order);
@@ -260,7 +244,7 @@ static int cmd_tune(int argc, char **argv) {
       const candidate_result *b = &rep.best;
       json_t *best = json_object();
       json_object_set_new(best, "template", json_string(b->template_name));
-      json_object_set_new(best, "config", config_object(b->config));
+      json_object_set_new(best, "config", cli_config_json(b->config));
       json_object_set_new(best, "time_ms", json_real(b->time_ms));
       json_object_set_new(best, "tflops", json_real(tflops(b)));
       json_object_set_new(best, "limit", json_string(b->diag.limit));
