@@ -761,6 +761,23 @@ static long long var_value(const char *vars, const char *name, long long dflt) {
   return dflt;
 }
 
+/* The two CUtensorMap arguments of a TMA winner (vars holds its TMA_BOX_* values) over the
+ * caller's A and B: gemm_tma_maps, the tuning launcher's own builder, from the stored vars.
+ * Built per call (host-side encoding, about a microsecond), so new pointers or shapes always get
+ * fresh descriptors.  RT_ERR_UNSUPPORTED when TMA cannot address the operands. */
+static rt_status gemm_tma_args(const problem *p, const char *vars, const void *A, const void *B,
+                               CUtensorMap *ma, CUtensorMap *mb, rt_error *err) {
+  rt_vars v;
+  rt_vars_clear(&v);
+  rt_status s = rt_vars_parse(&v, vars, err);
+  if (s) return s;
+  long long b_col = 0;
+  if (rt_vars_get(&v, "B_COL", &b_col) && b_col != !strcmp(p->layout, "nt"))
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "the winner was compiled for the other layout (B_COL=%lld)",
+                        b_col);
+  return gemm_tma_maps(p, &v, (CUdeviceptr)A, (CUdeviceptr)B, ma, mb, err);
+}
+
 int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long long M,
                   long long N, long long K, const void *A, const void *B, float *C, void *stream,
                   rooftune_gemm_info *info) {
@@ -790,6 +807,7 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
   char devname[128] = "";
   cu.cuDeviceGetName(devname, sizeof devname, dev);
   const char *why = "no tuning database given";
+  char whybuf[256];
   rooftune_match m;
   memset(&m, 0, sizeof m);
   if (r) {
@@ -809,11 +827,16 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
     }
     why = "the tuned cuBLASLt algorithm cannot run here";
   } else if (m.match != ROOFTUNE_MATCH_NONE) {
+    const int tma = var_value(m.vars, "TMA_BOX_K", -1) >= 0;
+    CUtensorMap ma, mb;
+    rt_error terr = {0};
     if (!m.cubin_size) why = "the winner has no cubin (it was predicted or replayed)";
-    else if (var_value(m.vars, "TMA_BOX_K", -1) >= 0)
-      why = "the winner is a TMA template, whose descriptors rooftune_gemm does not build";
     else if (!m.geometry_ok) why = "no launch geometry for this shape from the nearest winner";
-    else {
+    else if (tma && gemm_tma_args(&p, m.vars, A, B, &ma, &mb, &terr)) {
+      snprintf(whybuf, sizeof whybuf, "the winner %.40s uses TMA, which cannot take these operands: %.150s",
+               m.template_name, terr.text);
+      why = whybuf;
+    } else {
       rooftune_kernel *k = NULL;
       int owned = 0;
       int rc = gemm_kernel(r, &m, ctx, &k, &owned);
@@ -825,6 +848,10 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
       int im = (int)M, in = (int)N, ik = (int)K;
       CUdeviceptr pa = (CUdeviceptr)A, pb = (CUdeviceptr)B, pc = (CUdeviceptr)C;
       void *args[] = {&pa, &pb, &pc, &im, &in, &ik};
+      if (tma) { /* TMA templates take A's and B's tensor maps in place of the pointers */
+        args[0] = &ma;
+        args[1] = &mb;
+      }
       rc = rooftune_kernel_launch(k, stream, args);
       if (owned) { /* the module must outlive the launch */
         cu.cuStreamSynchronize((CUstream)stream);

@@ -583,33 +583,72 @@ static rt_status gemm_gpu_poison(family_gpu *g, CUstream stream, rt_error *err) 
 /* A rank-3 (inner, rows, batch) tensor map over a row-major operand whose rows hold `inner`
  * contiguous elements (`name` names that dimension in errors), 128-byte swizzle: A and the
  * N x K B of nt are (K, rows); the K x N B of nn is (N, K). */
-static rt_status gemm_tensor_map(CUtensorMap *map, const family_gpu *g, CUdeviceptr base, const char *name,
-                                 long long inner, long long rows, long long box_inner, long long box_rows,
-                                 rt_error *err) {
-  const long long batch = gemm_dim(&g->p, "BATCH");
-  if (g->code == 0) return rt_error_set(err, RT_ERR_UNSUPPORTED, "the TMA templates take f16 or bf16 inputs");
-  if ((inner * (long long)g->es) % 16 != 0)
+static rt_status gemm_tma_operand(gemm_tma_params *o, const problem *p, int es, CUdeviceptr base,
+                                  const char *what, const char *name, long long inner, long long rows,
+                                  long long box_inner, long long box_rows, rt_error *err) {
+  const int code = gemm_dtype_code(p->dtype);
+  if (code != 1 && code != 2) return rt_error_set(err, RT_ERR_UNSUPPORTED, "the TMA templates take f16 or bf16 inputs");
+  if ((inner * (long long)es) % 16 != 0)
     return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA needs %s*dtype_bytes to be a multiple of 16 (%s is %lld)",
                         name, name, inner);
-  if (box_inner * (long long)g->es > 128 || box_rows > 256 || box_inner <= 0 || box_rows <= 0)
+  if (base % 16 != 0)
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA needs %s's address to be 16-byte aligned (it is 0x%llx)", what,
+                        (unsigned long long)base);
+  if (box_inner * (long long)es > 128 || box_rows > 256 || box_inner <= 0 || box_rows <= 0)
     return rt_error_set(err, RT_ERR_INVALID, "TMA box %lldx%lld is outside the 128-byte swizzle limits", box_inner,
                         box_rows);
-  cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)batch};
-  cuuint64_t strides[2] = {(cuuint64_t)(inner * (long long)g->es), (cuuint64_t)(inner * rows * (long long)g->es)};
-  cuuint32_t box[3] = {(cuuint32_t)box_inner, (cuuint32_t)box_rows, 1};
-  cuuint32_t estr[3] = {1, 1, 1};
-  CUtensorMapDataType t = g->code == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  return cuda_check(cu.cuTensorMapEncodeTiled(map, t, 3, (void *)(uintptr_t)base, dims, strides, box, estr,
-                                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+  memset(o, 0, sizeof *o);
+  o->type = code == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  o->rank = 3;
+  o->base = base;
+  o->dims[0] = (cuuint64_t)inner;
+  o->dims[1] = (cuuint64_t)rows;
+  o->dims[2] = (cuuint64_t)gemm_dim(p, "BATCH");
+  o->strides[0] = (cuuint64_t)(inner * (long long)es);
+  o->strides[1] = (cuuint64_t)(inner * rows * (long long)es);
+  o->box[0] = (cuuint32_t)box_inner;
+  o->box[1] = (cuuint32_t)box_rows;
+  o->box[2] = 1;
+  for (int i = 0; i < 3; i++) o->elem_strides[i] = 1;
+  o->interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  o->swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  o->l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  o->oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  return RT_OK;
+}
+
+rt_status gemm_tma_plan(const problem *p, const rt_vars *config, CUdeviceptr A, CUdeviceptr B,
+                        gemm_tma_params out[2], rt_error *err) {
+  long long box_k = 0, box_m = 0, box_n = 0;
+  if (!rt_vars_get(config, "TMA_BOX_K", &box_k) || !rt_vars_get(config, "TMA_BOX_M", &box_m) ||
+      !rt_vars_get(config, "TMA_BOX_N", &box_n))
+    return rt_error_set(err, RT_ERR_INVALID, "a TMA template config needs TMA_BOX_M, TMA_BOX_N and TMA_BOX_K");
+  const int es = gemm_dtype_bytes(p->dtype), nt = !strcmp(p->layout, "nt");
+  const long long M = gemm_dim(p, "M"), N = gemm_dim(p, "N"), K = gemm_dim(p, "K");
+  rt_status st;
+  if ((st = gemm_tma_operand(&out[0], p, es, A, "A", "K", K, M, box_k, box_m, err))) return st;
+  return nt ? gemm_tma_operand(&out[1], p, es, B, "B", "K", K, N, box_k, box_n, err)
+            : gemm_tma_operand(&out[1], p, es, B, "B", "N", N, K, box_n, box_k, err);
+}
+
+rt_status gemm_tma_encode(const gemm_tma_params *o, CUtensorMap *map, rt_error *err) {
+  return cuda_check(cu.cuTensorMapEncodeTiled(map, o->type, o->rank, (void *)(uintptr_t)o->base, o->dims, o->strides,
+                                               o->box, o->elem_strides, o->interleave, o->swizzle, o->l2, o->oob),
                     "cuTensorMapEncodeTiled", err);
+}
+
+rt_status gemm_tma_maps(const problem *p, const rt_vars *config, CUdeviceptr A, CUdeviceptr B,
+                        CUtensorMap *map_a, CUtensorMap *map_b, rt_error *err) {
+  gemm_tma_params prm[2];
+  rt_status st;
+  if ((st = gemm_tma_plan(p, config, A, B, prm, err)) || (st = gemm_tma_encode(&prm[0], map_a, err))) return st;
+  return gemm_tma_encode(&prm[1], map_b, err);
 }
 
 static rt_status gemm_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *config, const unsigned grid[3],
                                  const unsigned block[3], unsigned smem, CUstream stream, rt_error *err) {
   int M = (int)gemm_dim(&g->p, "M"), N = (int)gemm_dim(&g->p, "N"), K = (int)gemm_dim(&g->p, "K");
-  long long split = 1, box_k = 0, box_m = 0, box_n = 0;
+  long long split = 1;
   rt_vars_get(config, "SPLIT_K", &split);
   rt_status st;
   if (smem > 48 * 1024 &&
@@ -619,15 +658,9 @@ static rt_status gemm_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *co
   /* split-K adds partial sums with atomics: the output starts at zero */
   if (split > 1 && (st = cuda_check(cu.cuMemsetD32Async(g->C, 0, g->c_elems, stream), "zero the split-K output", err)))
     return st;
-  if (rt_vars_get(config, "TMA_BOX_K", &box_k)) {
+  if (rt_vars_find(config, "TMA_BOX_K") >= 0) {
     CUtensorMap ma, mb;
-    if (!rt_vars_get(config, "TMA_BOX_M", &box_m) || !rt_vars_get(config, "TMA_BOX_N", &box_n))
-      return rt_error_set(err, RT_ERR_INVALID, "a TMA template config needs TMA_BOX_M and TMA_BOX_N");
-    const int nt = !strcmp(g->p.layout, "nt");
-    if ((st = gemm_tensor_map(&ma, g, g->A, "K", K, M, box_k, box_m, err)) ||
-        (st = nt ? gemm_tensor_map(&mb, g, g->B, "K", K, N, box_k, box_n, err)
-                 : gemm_tensor_map(&mb, g, g->B, "N", N, K, box_n, box_k, err)))
-      return st;
+    if ((st = gemm_tma_maps(&g->p, config, g->A, g->B, &ma, &mb, err))) return st;
     void *args[] = {&ma, &mb, &g->C, &M, &N, &K};
     return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, args, NULL),
                       "launch gemm template", err);

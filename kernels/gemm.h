@@ -86,6 +86,37 @@ rt_status gemm_lt_matmul(cublasLtHandle_t lt, const problem *p, const gemm_lt_al
                          CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, CUdeviceptr workspace,
                          size_t ws_size, CUstream stream, rt_error *err);
 
+/* How one TMA operand's CUtensorMap is encoded: exactly the arguments of
+ * cuTensorMapEncodeTiled.  gemm_tma_plan computes them (pure, no driver), gemm_tma_encode makes
+ * the driver call; the tuning launcher and the runtime (rooftune_gemm) both go through them. */
+typedef struct gemm_tma_params {
+  CUtensorMapDataType type;         /* FLOAT16 or BFLOAT16 */
+  cuuint32_t rank;                  /* 3: (inner, rows, batch) */
+  CUdeviceptr base;                 /* global address of the operand (16-byte aligned) */
+  cuuint64_t dims[3];               /* inner (contiguous) extent, rows, BATCH */
+  cuuint64_t strides[2];            /* bytes between rows and between batches */
+  cuuint32_t box[3];                /* box extents: box_inner, box_rows, 1 */
+  cuuint32_t elem_strides[3];       /* all 1 */
+  CUtensorMapInterleave interleave; /* NONE */
+  CUtensorMapSwizzle swizzle;       /* 128B */
+  CUtensorMapL2promotion l2;        /* L2_256B */
+  CUtensorMapFloatOOBfill oob;      /* NONE (out-of-bounds elements read as zero) */
+} gemm_tma_params;
+
+/* The encode parameters of A's (out[0]) and B's (out[1]) tensor maps for problem p (M, N, K,
+ * BATCH, layout, dtype) at device addresses A and B, with the box sizes of a TMA template
+ * configuration (config's TMA_BOX_M, TMA_BOX_N, TMA_BOX_K; see the ABI above).
+ * RT_ERR_UNSUPPORTED when TMA cannot address the operands (f32 input, an address not 16-byte
+ * aligned, a row of K (or, for nn, N) elements not a multiple of 16 bytes); RT_ERR_INVALID when
+ * the config lacks the box sizes or they exceed the 128-byte swizzle limits. */
+rt_status gemm_tma_plan(const problem *p, const rt_vars *config, CUdeviceptr A, CUdeviceptr B,
+                        gemm_tma_params out[2], rt_error *err);
+/* cuTensorMapEncodeTiled with those parameters (needs the driver loaded). */
+rt_status gemm_tma_encode(const gemm_tma_params *prm, CUtensorMap *map, rt_error *err);
+/* gemm_tma_plan then gemm_tma_encode for both operands: the two kernel arguments. */
+rt_status gemm_tma_maps(const problem *p, const rt_vars *config, CUdeviceptr A, CUdeviceptr B,
+                        CUtensorMap *map_a, CUtensorMap *map_b, rt_error *err);
+
 /* GPU-side accessors for benchmarks and tests (valid after gpu_setup): the inputs and the
  * candidate output that gpu_verify checks. */
 void gemm_gpu_buffers(const family_gpu *g, CUdeviceptr *A, CUdeviceptr *B, CUdeviceptr *C);

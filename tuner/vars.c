@@ -1,6 +1,8 @@
 /* vars.c — the name → integer table. */
 #include "vars.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 void rt_vars_clear(rt_vars *v) { v->count = 0; }
@@ -34,6 +36,31 @@ rt_status rt_vars_merge(rt_vars *dst, const rt_vars *src) {
   for (int i = 0; i < src->count; i++) {
     rt_status s = rt_vars_set(dst, src->names[i], src->values[i]);
     if (s) return s;
+  }
+  return RT_OK;
+}
+
+rt_status rt_vars_parse(rt_vars *v, const char *text, rt_error *err) {
+  for (const char *s = text; s && *s;) {
+    size_t len = strcspn(s, ",");
+    const char *eq = memchr(s, '=', len);
+    if (!eq || eq == s || (size_t)(eq - s) >= RT_VAR_NAME_MAX)
+      return rt_error_set(err, RT_ERR_INVALID, "vars entry '%.*s' is not NAME=VALUE", (int)len, s);
+    char name[RT_VAR_NAME_MAX], num[32];
+    size_t nlen = (size_t)(eq - s), vlen = len - nlen - 1;
+    memcpy(name, s, nlen);
+    name[nlen] = 0;
+    if (vlen > 0 && vlen < sizeof num) {
+      memcpy(num, eq + 1, vlen);
+      num[vlen] = 0;
+      char *end = NULL;
+      errno = 0;
+      long long x = strtoll(num, &end, 10);
+      if (!*end && !errno && rt_vars_set(v, name, x))
+        return rt_error_set(err, RT_ERR_INVALID, "too many vars (at '%s'): at most %d", name, RT_VARS_MAX);
+    }
+    s += len;
+    if (*s == ',') s++;
   }
   return RT_OK;
 }

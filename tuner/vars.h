@@ -29,4 +29,9 @@ int rt_vars_find(const rt_vars *v, const char *name);
 /* Copies every entry of src into dst (src wins on a shared name). */
 rt_status rt_vars_merge(rt_vars *dst, const rt_vars *src);
 
+/* Adds the integer entries of a "NAME=V,NAME=V" text (a stored winner's vars) to v; entries
+ * whose value is not an integer (identifier parameters) are skipped.  RT_ERR_INVALID naming the
+ * entry when one has no '=' or v is full. */
+rt_status rt_vars_parse(rt_vars *v, const char *text, rt_error *err);
+
 #endif
