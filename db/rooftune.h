@@ -144,7 +144,11 @@ int rooftune_lookup(rooftune_db *db, const rooftune_query *q, rooftune_match *m)
 /* Loads the match's cubin into the calling thread's current CUDA context. */
 int rooftune_kernel_load(rooftune_db *db, const rooftune_match *m, rooftune_kernel **out);
 /* Launches with the match's geometry (geometry_ok must be 1) on stream (a CUstream or
- * cudaStream_t; NULL = the default stream); args as for cuLaunchKernel. */
+ * cudaStream_t; NULL = the default stream); args as for cuLaunchKernel.  For GEMM the arguments
+ * are (A, B, C, int M, int N, int K) as device pointers, except for TMA templates (vars holds
+ * TMA_BOX_K, e.g. gemm_wgmma): there A and B are CUtensorMap descriptors (passed by value, so
+ * args points at the CUtensorMap), built over your pointers with cuTensorMapEncodeTiled as
+ * kernels/gemm.h describes, boxes TMA_BOX_M/N/K from vars; rooftune_gemm does this for you. */
 int rooftune_kernel_launch(rooftune_kernel *k, void *stream, void **args);
 /* Launches with explicit geometry. */
 int rooftune_kernel_launch_geometry(rooftune_kernel *k, const unsigned grid[3],
@@ -172,7 +176,12 @@ typedef struct rooftune_gemm_info {
  * fp32 output.  Row-major: A is MxK, C is MxN; B is KxN for layout "nn" (NULL) and NxK for
  * "nt".  A and B hold dtype ("f32", "f16", "bf16") elements; all three are device pointers.
  * Uses the tuned kernel for (M,N,K) on this GPU when the database (may be NULL) has one it can
- * launch, else cuBLASLt.  info (may be NULL) says which ran and why. */
+ * launch, else cuBLASLt.  info (may be NULL) says which ran and why.
+ * TMA winners (gemm_wgmma on sm_90): the two tensor maps are encoded on every call from A, B,
+ * M, N, K, the layout and the winner's TMA box sizes (host-side, about a microsecond; nothing
+ * is cached, so new pointers or shapes are always right).  TMA needs A and B 16-byte aligned
+ * and K*element_bytes (for "nn" also N*element_bytes) a multiple of 16; otherwise this call
+ * runs cuBLASLt and info->reason says which requirement failed. */
 int rooftune_gemm(rooftune_db *db, const char *dtype, const char *layout, long long M,
                   long long N, long long K, const void *A, const void *B, float *C, void *stream,
                   rooftune_gemm_info *info);

@@ -1,7 +1,8 @@
 /* test_runtime_gpu.c — rooftune_gemm on a real GPU: the cuBLASLt fallback (no database), and a
  * gemm_mma configuration compiled by NVRTC, stored as a winner with its cubin and served back
  * through rooftune.h (lookup → load → launch on the caller's stream), for its own shape and,
- * with geometry recomputed from the manifest, for a nearest shape with fewer rows.  Inputs are small
+ * with geometry recomputed from the manifest, for a nearest shape with fewer rows; on sm_90 the
+ * same for gemm_wgmma, whose TMA tensor maps rooftune_gemm builds from the caller's pointers.  Inputs are small
  * integers, exact in bf16, so every output element must equal the CPU reference exactly; the
  * output is poisoned with NaN before each run.  Skips (77) without a driver or GPU. */
 #include <libgen.h>
@@ -18,6 +19,7 @@
 enum { M = 200, N = 136, K = 96 }; /* edges on every tile size */
 
 static float ref[M * N], out[M * N];
+static char last_template[64]; /* what the last rooftune_gemm ran */
 
 /* Runs rooftune_gemm into C (poisoned first) and compares with ref; returns the path taken. */
 static int run_and_check(rooftune_db *rdb, int rows, CUdeviceptr A, CUdeviceptr B,
@@ -39,15 +41,16 @@ static int run_and_check(rooftune_db *rdb, int rows, CUdeviceptr A, CUdeviceptr 
   CHECK_INT(wrong, 0);
   printf("%s: path %d, %s %s%s%s\n", what, info.path, info.template_name, info.config,
          info.reason[0] ? " — " : "", info.reason);
+  snprintf(last_template, sizeof last_template, "%s", info.template_name);
   return info.path;
 }
 
-/* Compiles configuration 0 of gemm_mma for this problem and stores it as the winner in path. */
-static int store_winner(const char *path, const char *arch, const char *gpu, int cc, int sms,
-                        int driver) {
+/* Compiles configuration 0 of template tpl for this problem and stores it as the winner in path. */
+static int store_winner(const char *path, const char *tpl, const char *arch, const char *gpu,
+                        int cc, int sms, int driver) {
   rt_error err = {0};
   manifest *m = NULL;
-  if (manifest_find(NULL, "gemm_mma", &m, &err)) {
+  if (manifest_find(NULL, tpl, &m, &err)) {
     fprintf(stderr, "manifest: %s\n", err.text);
     return 0;
   }
@@ -66,7 +69,7 @@ static int store_winner(const char *path, const char *arch, const char *gpu, int
   if (!s) s = manifest_launch(m, &vars, grid, block, &smem, &err);
   if (!s) s = manifest_source_prefix(m, sp, 0, &vars, "bf16", &prefix, &err);
   if (s) {
-    fprintf(stderr, "gemm_mma setup: %s\n", err.text);
+    fprintf(stderr, "%s setup: %s\n", tpl, err.text);
     return 0;
   }
   FILE *f = fopen(manifest_source(m), "rb");
@@ -109,7 +112,7 @@ static int store_winner(const char *path, const char *arch, const char *gpu, int
   spec.prov.device.driver_version = driver;
   db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, &err);
   snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s", arch);
-  candidate_result res = fx_result("gemm_mma", 0, 0, 0.01);
+  candidate_result res = fx_result(tpl, 0, 0, 0.01);
   space_format_config(sp, 0, res.config, sizeof res.config);
   long long id = 0;
   db_winner w;
@@ -128,11 +131,11 @@ static int store_winner(const char *path, const char *arch, const char *gpu, int
     used += (size_t)snprintf(w.vars + used, sizeof w.vars - used, "%s%s=%lld", i ? "," : "",
                              vars.names[i], vars.values[i]);
   int ok = !s && !db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
-           !db_run_template(r, "gemm_mma", "gemm", "src", man_hash, &err) &&
+           !db_run_template(r, tpl, "gemm", "src", man_hash, &err) &&
            !db_run_store(r, &res, &id, &err) && !db_run_set_winner(r, id, &w, NULL, &err);
   if (!ok) fprintf(stderr, "storing the winner: %s\n", err.text);
-  printf("stored gemm_mma %s, grid %u,%u,%u block %u smem %u, %zu-byte cubin\n", res.config,
-         grid[0], grid[1], grid[2], block[0], smem, cr.cubin_size);
+  printf("stored %s %s, grid %u,%u,%u block %u smem %u, %zu-byte cubin\n",
+         tpl, res.config, grid[0], grid[1], grid[2], block[0], smem, cr.cubin_size);
   db_run_free(r);
   db_close(d);
   compile_result_free(&cr);
@@ -186,7 +189,7 @@ int main(void) {
 
   char path[512];
   fx_tmpname(path, sizeof path, "gpu");
-  if (store_winner(path, arch, gpu, cc, sms, driver)) {
+  if (store_winner(path, "gemm_mma", arch, gpu, cc, sms, driver)) {
     rooftune_db *rdb = NULL;
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
     CHECK_INT(run_and_check(rdb, M, A, B, C, "tuned"), ROOFTUNE_PATH_TUNED);
@@ -198,6 +201,21 @@ int main(void) {
     CHECK(0);
   }
   fx_remove(path);
+  if (cc == 90) { /* gemm_wgmma: rooftune_gemm builds its TMA descriptors over A and B */
+    fx_tmpname(path, sizeof path, "gpu-wgmma");
+    if (store_winner(path, "gemm_wgmma", "sm_90a", gpu, cc, sms, driver)) {
+      rooftune_db *rdb = NULL;
+      CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
+      CHECK_INT(run_and_check(rdb, M, A, B, C, "wgmma tuned"), ROOFTUNE_PATH_TUNED);
+      CHECK_STR(last_template, "gemm_wgmma");
+      CHECK_INT(run_and_check(rdb, 120, A, B, C, "wgmma nearest"), ROOFTUNE_PATH_NEAREST);
+      CHECK_STR(last_template, "gemm_wgmma");
+      rooftune_close(rdb);
+    } else {
+      CHECK(0);
+    }
+    fx_remove(path);
+  }
   cu.cuMemFree_v2(A);
   cu.cuMemFree_v2(B);
   cu.cuMemFree_v2(C);
