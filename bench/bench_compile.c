@@ -11,7 +11,6 @@
  *      is for: heavy system headers; the GEMM templates include none and use inline PTX).
  * Wall-clock figures from this machine; nothing here is a test.
  */
-#include <libgen.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <stdlib.h>
@@ -119,14 +118,9 @@ int main(int argc, char **argv) {
     heavy_jobs[i].source = h;
     jobs[i].name = heavy_jobs[i].name = manifest_source_name(m);
   }
-  char folder[1024];
-  snprintf(folder, sizeof folder, "%s", manifest_source(m));
-  compile_options opt = {0};
-  opt.arch = arch;
-  opt.entry = manifest_entry(m);
-  opt.include_dirs[opt.include_count++] = dirname(folder);
-  for (int i = 0; i < manifest_noptions(m) && opt.extra_count < COMPILE_MAX_EXTRA; i++)
-    opt.extra[opt.extra_count++] = manifest_option(m, i);
+  compile_options opt;
+  manifest_compile_options(m, arch, &opt);
+  opt.pch = 0; /* the figures below switch PCH on where they measure it */
 
   double load[3] = {0, 0, 0};
   getloadavg(load, 3);

@@ -141,11 +141,7 @@ static inline void gh_compile(gh *h, const manifest *m, const space *sp, const s
     nj++;
   }
   compile_options opt;
-  memset(&opt, 0, sizeof opt);
-  opt.arch = arch;
-  opt.entry = manifest_entry(m);
-  opt.include_dirs[0] = h->tmpl_dir;
-  opt.include_count = 1;
+  manifest_compile_options(m, arch, &opt);
   compile_pool_options po;
   memset(&po, 0, sizeof po);
   rt_error err;

@@ -55,13 +55,8 @@ static inline char *gcu_source(const manifest *m, const space *sp, size_t idx, c
   return text;
 }
 
-static inline void gcu_options(const gcu_variant *v, const manifest *m, compile_options *opt,
-                               char *dir, size_t dir_size) {
-  memset(opt, 0, sizeof *opt);
-  opt->arch = v->arch;
-  opt->entry = manifest_entry(m);
-  opt->include_dirs[0] = gcu_dir(dir, dir_size);
-  opt->include_count = 1;
+static inline void gcu_options(const gcu_variant *v, const manifest *m, compile_options *opt) {
+  manifest_compile_options(m, v->arch, opt);
   opt->want_ptx = 1;
 }
 

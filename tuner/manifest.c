@@ -36,6 +36,7 @@ struct manifest {
   char *family;        /* "gemm" */
   char *description;   /* "" when absent */
   char *source;        /* resolved path of the .cu file */
+  char *source_dir;    /* its folder: the include path for the template's own headers */
   char *source_name;   /* as written */
   char *entry;         /* kernel function */
   char *instruction;   /* simt | mma | wgmma */
@@ -166,6 +167,7 @@ void manifest_free(manifest *m) {
   free(m->family);
   free(m->description);
   free(m->source);
+  free(m->source_dir);
   free(m->source_name);
   free(m->entry);
   free(m->instruction);
@@ -205,6 +207,7 @@ const char *manifest_family(const manifest *m) { return m->family; }
 const char *manifest_description(const manifest *m) { return m->description; }
 const char *manifest_source(const manifest *m) { return m->source; }
 const char *manifest_source_name(const manifest *m) { return m->source_name; }
+const char *manifest_source_dir(const manifest *m) { return m->source_dir; }
 const char *manifest_entry(const manifest *m) { return m->entry; }
 const char *manifest_instruction(const manifest *m) { return m->instruction; }
 int manifest_ndtypes(const manifest *m) { return m->ndtypes; }
@@ -753,6 +756,12 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     }
     memcpy(m->source, path, dl);
     strcpy(m->source + dl, sn);
+    const char *last = strrchr(m->source, '/');
+    m->source_dir = last ? strndup(m->source, (size_t)(last - m->source)) : strdup(".");
+    if (!m->source_dir) {
+      s = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+      goto done;
+    }
     struct stat st;
     if (stat(m->source, &st) != 0 || !S_ISREG(st.st_mode)) {
       s = manifest_fail(err, RT_ERR_MANIFEST, path, "source", 0,
@@ -1417,4 +1426,14 @@ rt_status manifest_config_source(const manifest *m, const space *sp, size_t idx,
   free(prefix);
   *out = text;
   return RT_OK;
+}
+
+void manifest_compile_options(const manifest *m, const char *arch, compile_options *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->arch = arch;
+  opt->entry = manifest_entry(m);
+  opt->include_dirs[opt->include_count++] = m->source_dir;
+  for (int i = 0; i < manifest_noptions(m) && opt->extra_count < COMPILE_MAX_EXTRA; i++)
+    opt->extra[opt->extra_count++] = manifest_option(m, i);
+  opt->pch = 1;
 }

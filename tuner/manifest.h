@@ -56,6 +56,7 @@
 
 #include <stddef.h>
 
+#include "compile.h"
 #include "diagnose.h"
 #include "gpu_spec.h"
 #include "space.h"
@@ -84,6 +85,7 @@ const char *manifest_family(const manifest *m);
 const char *manifest_description(const manifest *m); /* "" when absent */
 const char *manifest_source(const manifest *m);      /* resolved: folder of the manifest + source */
 const char *manifest_source_name(const manifest *m); /* as written: "gemm_mma.cu" */
+const char *manifest_source_dir(const manifest *m);  /* the source's folder */
 const char *manifest_entry(const manifest *m);
 const char *manifest_instruction(const manifest *m); /* "simt", "mma" or "wgmma" */
 int manifest_ndtypes(const manifest *m);
@@ -146,6 +148,10 @@ rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, d
 rt_status manifest_source_prefix(const manifest *m, const space *sp, size_t idx,
                                  const rt_vars *vars, const char *dtype, char **out,
                                  rt_error *err);
+/* NVRTC options for compiling this template for ARCH: its entry, its folder on the include path
+ * (for headers shared by the template and host tests), its own "options", and precompiled
+ * headers on.  The strings point into the manifest, which must outlive opt. */
+void manifest_compile_options(const manifest *m, const char *arch, compile_options *opt);
 /* The template's source text as it is on disk (malloc'ed; RT_ERR_IO names the file). */
 rt_status manifest_read_source(const manifest *m, char **out, rt_error *err);
 /* The full text NVRTC compiles for configuration idx: the prefix above followed by body, the

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,16 +393,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   snprintf(c->rep->strategy, sizeof c->rep->strategy, "%s", strategy_name(st));
 
   compile_options copt;
-  memset(&copt, 0, sizeof copt);
-  copt.arch = arch;
-  copt.entry = manifest_entry(m);
-  char srcdir[1024];
-  snprintf(srcdir, sizeof srcdir, "%s", manifest_source(m));
-  copt.include_dirs[0] = dirname(srcdir);
-  copt.include_count = 1;
-  copt.pch = 1;
-  for (int i = 0; i < manifest_noptions(m) && copt.extra_count < COMPILE_MAX_EXTRA; i++)
-    copt.extra[copt.extra_count++] = manifest_option(m, i);
+  manifest_compile_options(m, arch, &copt);
   compile_pool_options popt;
   memset(&popt, 0, sizeof popt);
   popt.workers = o->compile_workers;

@@ -4,7 +4,6 @@
  * compile error, crash or timeout, a ptxas report for each, and the occupancy calculator
  * accepts each (launchable: at least one block per SM).  Uses the cubin cache
  * (ROOFTUNE_CACHE_DIR), so a rerun is quick. */
-#include <libgen.h>
 
 #include "kernels/family.h"
 #include "test.h"
@@ -73,15 +72,8 @@ int main(void) {
         jobs[i].source = text;
         jobs[i].name = manifest_source_name(m);
       }
-      char folder[1024];
-      snprintf(folder, sizeof folder, "%s", manifest_source(m));
-      compile_options opt = {0};
-      opt.arch = arch;
-      opt.entry = manifest_entry(m);
-      opt.include_dirs[opt.include_count++] = dirname(folder);
-      for (int i = 0; i < manifest_noptions(m) && opt.extra_count < COMPILE_MAX_EXTRA; i++)
-        opt.extra[opt.extra_count++] = manifest_option(m, i);
-      opt.pch = 1;
+      compile_options opt;
+      manifest_compile_options(m, arch, &opt);
       compile_pool_options popt = {0};
       popt.cache = cache;
       popt.timeout_s = 600;

@@ -44,9 +44,8 @@ int main(void) {
     }
     compile_options opt;
     compile_pool_options po;
-    char dir[900];
     memset(&po, 0, sizeof po);
-    gcu_options(v, m, &opt, dir, sizeof dir);
+    gcu_options(v, m, &opt);
     st = compile_pool_run(jobs, n, &opt, &po, res, NULL, &err);
     CHECK_INT(st, RT_OK);
     int most_regs = 0;

@@ -42,14 +42,14 @@ int main(void) {
         CHECK(n >= 8);
         size_t idx = n <= 1 ? 0 : (size_t)(((double)i + 0.5 * a) * (double)(n - 1) / (per_arch - 0.5));
         if (idx >= n) idx = n - 1;
-        char config[512], dir[900];
+        char config[512];
         space_format_config(sp, idx, config, sizeof config);
         char *text = gcu_source(m, sp, idx, &env, v.dtype, &err);
         CHECK(text != NULL);
         compile_options opt;
         compile_result r;
         memset(&r, 0, sizeof r);
-        gcu_options(&v, m, &opt, dir, sizeof dir);
+        gcu_options(&v, m, &opt);
         if (text) {
           compile_source(text, manifest_source_name(m), &opt, &r, &err);
           CHECK(gcu_check(&v, config, &r));

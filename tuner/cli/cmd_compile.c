@@ -2,7 +2,6 @@
  * one architecture and show each candidate's static facts: registers, shared memory, spills,
  * occupancy and its limiter.  No GPU needed. */
 #include <jansson.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,15 +246,8 @@ static int cmd_compile(int argc, char **argv) {
     cjobs[i].name = manifest_source_name(m);
   }
 
-  /* compile options: the template's folder for its shared headers, its own NVRTC options */
-  char folder[1024];
-  snprintf(folder, sizeof folder, "%s", manifest_source(m));
-  compile_options copt = {0};
-  copt.arch = arch;
-  copt.entry = manifest_entry(m);
-  copt.include_dirs[copt.include_count++] = dirname(folder);
-  for (int i = 0; i < manifest_noptions(m) && copt.extra_count < COMPILE_MAX_EXTRA; i++)
-    copt.extra[copt.extra_count++] = manifest_option(m, i);
+  compile_options copt;
+  manifest_compile_options(m, arch, &copt);
   copt.pch = !no_pch;
 
   if (!no_cache) {
