@@ -50,10 +50,22 @@ static void on_stop_signal(int sig) {
 typedef struct progress_state {
   int tty;          /* draw a bar instead of lines */
   int drawn;        /* a bar is on the line */
+  const char *note; /* "times are predictions ...": printed once, before the first candidate */
+  FILE *note_out;   /* where it goes: stdout, or stderr when stdout carries JSON */
 } progress_state;
+
+/* The note comes after the flags, template and shape were accepted, so bad input gets only its
+ * one error line; it still comes before anything else the run prints. */
+static void print_note(progress_state *ps) {
+  if (!ps->note || !ps->note[0]) return;
+  fprintf(ps->note_out, "note: %s\n", ps->note);
+  fflush(NULL);
+  ps->note = NULL;
+}
 
 static void on_progress(void *ctx, const tune_progress *p) {
   progress_state *ps = ctx;
+  print_note(ps);
   const candidate_result *r = p->last;
   double eta = p->done > 0 && p->total > p->done ? p->elapsed_s / p->done * (p->total - p->done) : 0;
   if (ps->tty) {
@@ -176,17 +188,14 @@ static int cmd_tune(int argc, char **argv) {
     n += (size_t)snprintf(command + n, sizeof command - n, "%s%s", i ? " " : "rooftune ", argv[i]);
   o.command = command;
 
-  progress_state ps = {cli_stderr_is_tty(), 0};
+  progress_state ps = {cli_stderr_is_tty(), 0, NULL, json ? stderr : stdout};
   o.progress = on_progress;
   o.progress_ctx = &ps;
   char note[256] = "";
   if (!o.device) {
     /* the first line says when times will be predictions */
     o.device = tune_default_device(note, sizeof note);
-    if (note[0]) {
-      fprintf(json ? stderr : stdout, "note: %s\n", note);
-      fflush(NULL);
-    }
+    ps.note = note;
   }
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
@@ -203,6 +212,7 @@ static int cmd_tune(int argc, char **argv) {
   sigaction(SIGTERM, &old_term, NULL);
   if (ps.drawn) fprintf(stderr, "\n");
   if (st) return cli_fail("tune", &err);
+  print_note(&ps); /* when no candidate was reported (all resumed from the database) */
 
   if (json) {
     json_t *root = json_object();
