@@ -155,4 +155,18 @@ GEMM_FN int gemm_simt_col(int tile_n, int block_n, int tx, int threads_n, int ve
   return tile_n * block_n + j * threads_n * vec + tx * vec + v;
 }
 
+/* gemm_wgmma's warp-specialised pipeline (PRODUCER 1): STAGES stage buffers, each with a
+ * "full" mbarrier (the producer's expect_tx arrival plus the TMA bytes complete a phase) and an
+ * "empty" one (every consumer thread arrives once its wgmma reads of the stage are done).  K
+ * slab kt lives in stage kt % STAGES.  The consumer of slab kt waits for the full barrier's
+ * phase kt / STAGES; the producer of slab kt >= STAGES first waits for the empty barrier's
+ * phase kt / STAGES - 1, completed by the consumers of slab kt - STAGES.  mbarrier waits take
+ * the parity of the phase number. */
+GEMM_FN int gemm_pipe_stage(int kt, int stages) { return kt % stages; }
+GEMM_FN int gemm_pipe_full_parity(int kt, int stages) { return (kt / stages) & 1; }
+GEMM_FN int gemm_pipe_empty_parity(int kt, int stages) { return (kt / stages + 1) & 1; }
+/* The slab whose stage the consumers release after issuing slab kt's wgmmas and waiting for
+ * all but the newest wgmma group: kt - 1 (-1: none yet). */
+GEMM_FN int gemm_pipe_release(int kt) { return kt - 1; }
+
 #endif

@@ -13,16 +13,22 @@
 // multiple of 16 (manifest constraints).  The shared-memory placement and the descriptor
 // fields come from gemm_index.h, where the host tests check them against each other.
 //
-// Block: WARPGROUPS consumer warpgroups, each owning BLOCK_M/WARPGROUPS rows as m64 tiles;
-// thread 0 also issues the TMA loads.  Iteration kt waits for its stage's mbarrier, issues
-// 4 x (m64 tiles) wgmmas over the 64-wide K slab, keeps one wgmma group in flight
-// (wait_group 1), then refills the stage that the previous group has finished reading.
+// Block: WARPGROUPS consumer warpgroups, each owning BLOCK_M/WARPGROUPS rows as m64 tiles.
+// Iteration kt waits for its stage's "full" mbarrier, issues 4 x (m64 tiles) wgmmas over the
+// 64-wide K slab, keeps one wgmma group in flight (wait_group 1), then releases the stage that
+// the previous group has finished reading.  Who refills it (parameter PRODUCER):
+//   0: consumer thread 0 issues the TMA loads, after a __syncthreads that tells it every
+//      warpgroup is done with the stage;
+//   1: warp specialisation: an extra producer warpgroup, one thread of which streams the K
+//      slabs, waiting on each stage's "empty" mbarrier, which every consumer thread arrives at
+//      when it releases the stage; the consumers never wait for each other.  The barrier
+//      phases and parities are gemm_pipe_* in gemm_index.h (host-tested with a simulation).
 //
 // Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
-// WARPGROUPS, STAGES, SWIZZLE, B_COL, THREADS and the prefix's RT_DTYPE_f16 or
+// WARPGROUPS, PRODUCER, STAGES, SWIZZLE, B_COL, THREADS (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_f16 or
 // RT_DTYPE_bf16.  Launch: grid
 // (tiles_m*tiles_n, 1, BATCH), block THREADS, dynamic shared memory SMEM =
-// STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 8*STAGES (mbarriers).
+// STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 16*STAGES (mbarriers).
 #include "gemm_index.h"
 
 // The input dtype comes from the prefix's RT_DTYPE_<dtype> line (DTYPE_CODE: 0 f32, 1 f16,
@@ -56,7 +62,11 @@
 #endif
 
 static_assert(BLOCK_K == 64, "BLOCK_K must be 64 (one 128-byte swizzle row)");
-static_assert(THREADS == 128 * WARPGROUPS, "THREADS must be 128*WARPGROUPS");
+#ifndef PRODUCER
+#define PRODUCER 0
+#endif
+#define CONSUMERS (128 * WARPGROUPS)  // consumer threads
+static_assert(THREADS == 128 * (WARPGROUPS + PRODUCER), "THREADS must be 128*(WARPGROUPS+PRODUCER)");
 static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "BLOCK_M must be a multiple of 64*WARPGROUPS");
 static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "BLOCK_N must be 64, 128 or 256");
 
@@ -74,6 +84,9 @@ __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
 __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
                : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   asm volatile(
@@ -112,6 +125,14 @@ __device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsign
     gemm_wgmma_b_box(B_COL, j, kt, n0, BLOCK_K, &c0, &c1);
     tma_load_3d(dst + gemm_wgmma_b_box_offset(B_COL, j, BLOCK_K), map, bar, c0, c1, batch);
   }
+}
+
+// All TMA loads of K slab kt into stage s, completing on the stage's full barrier.
+__device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned full, const tma_desc *tmA,
+                                           const tma_desc *tmB, int s, int kt, int m0, int n0, int batch) {
+  mbar_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);
+  tma_load_3d(sA + s * A_STAGE_BYTES, tmA, full, kt * BLOCK_K, m0, batch);
+  load_b(sB + s * B_STAGE_BYTES, tmB, full, kt, n0, batch);
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -195,7 +216,8 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
   const unsigned base = (raw + 1023u) & ~1023u;  // 128B swizzle wants 1024-byte alignment
   const unsigned sA = base;
   const unsigned sB = base + STAGES * A_STAGE_BYTES;
-  const unsigned bars = sB + STAGES * B_STAGE_BYTES;
+  const unsigned full = sB + STAGES * B_STAGE_BYTES;  // STAGES full barriers, then
+  const unsigned empty = full + 8 * STAGES;            // STAGES empty ones (PRODUCER 1)
 
   const int tid = threadIdx.x, wg = tid / 128, t = tid % 128;
   int tile_m, tile_n;
@@ -207,19 +229,30 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
 
   if (tid == 0) {
 #pragma unroll
-    for (int s = 0; s < STAGES; ++s) mbar_init(bars + 8 * s, 1);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full + 8 * s, 1);
+      if (PRODUCER) mbar_init(empty + 8 * s, CONSUMERS);
+    }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
   __syncthreads();
 
-  if (tid == 0) {
-    for (int s = 0; s < STAGES && s < nk; ++s) {
-      mbar_expect_tx(bars + 8 * s, A_STAGE_BYTES + B_STAGE_BYTES);
-      tma_load_3d(sA + s * A_STAGE_BYTES, &tmA, bars + 8 * s, s * BLOCK_K, m0, batch);
-      load_b(sB + s * B_STAGE_BYTES, &tmB, bars + 8 * s, s, n0, batch);
-    }
+#if PRODUCER
+  if (wg == WARPGROUPS) {  // the producer warpgroup: one thread streams every K slab
+    if (t == 0)
+      for (int kt = 0; kt < nk; ++kt) {
+        const int s = gemm_pipe_stage(kt, STAGES);
+        if (kt >= STAGES) mbar_wait(empty + 8 * s, gemm_pipe_empty_parity(kt, STAGES));
+        load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, kt, m0, n0, batch);
+      }
+    return;
   }
+#else
+  if (tid == 0)
+    for (int s = 0; s < STAGES && s < nk; ++s)
+      load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, s, m0, n0, batch);
+#endif
 
   float acc[WG_TILES][ACC];
 #pragma unroll
@@ -228,8 +261,8 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
     for (int j = 0; j < ACC; ++j) acc[i][j] = 0.f;
 
   for (int kt = 0; kt < nk; ++kt) {
-    const int s = kt % STAGES;
-    mbar_wait(bars + 8 * s, (kt / STAGES) & 1);
+    const int s = gemm_pipe_stage(kt, STAGES);
+    mbar_wait(full + 8 * s, gemm_pipe_full_parity(kt, STAGES));
     wgmma_fence();
 #pragma unroll
     for (int k = 0; k < BLOCK_K / 16; ++k) {
@@ -242,14 +275,16 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
       }
     }
     wgmma_commit();
-    wgmma_wait<1>();  // the group of iteration kt-1 is done: its stage may be refilled
+    wgmma_wait<1>();  // the group of slab kt-1 is done: its stage may be refilled
+    const int done = gemm_pipe_release(kt);
+#if PRODUCER
+    if (done >= 0) mbar_arrive(empty + 8 * gemm_pipe_stage(done, STAGES));
+#else
     __syncthreads();
-    if (tid == 0 && kt > 0 && kt - 1 + STAGES < nk) {
-      const int ps = (kt - 1) % STAGES, nt = kt - 1 + STAGES;
-      mbar_expect_tx(bars + 8 * ps, A_STAGE_BYTES + B_STAGE_BYTES);
-      tma_load_3d(sA + ps * A_STAGE_BYTES, &tmA, bars + 8 * ps, nt * BLOCK_K, m0, batch);
-      load_b(sB + ps * B_STAGE_BYTES, &tmB, bars + 8 * ps, nt, n0, batch);
-    }
+    if (tid == 0 && done >= 0 && done + STAGES < nk)
+      load_stage(sA, sB, full + 8 * gemm_pipe_stage(done, STAGES), &tmA, &tmB,
+                 gemm_pipe_stage(done, STAGES), done + STAGES, m0, n0, batch);
+#endif
   }
   wgmma_wait<0>();
 #pragma unroll
