@@ -28,7 +28,11 @@
  * evaluations against random's 2565) but is worse than random on convolution_A4000 (246 against
  * 176), which keeps it under the 6x target on the held-out set.
  *
- * usage: bench_strategies [SPACES_DIR] [--seeds N] [--strategy NAME]
+ * Besides ../shared/data/spaces it reads the extra public spaces that bench/fetch_spaces.sh puts
+ * in $XDG_CACHE_HOME/rooftune/spaces (~/.cache/rooftune/spaces): spaces found after the
+ * strategies were fixed, so held out in the strict sense.
+ *
+ * usage: bench_strategies [SPACES_DIR...] [--seeds N] [--strategy NAME]
  */
 #include <dirent.h>
 #include <math.h>
@@ -53,43 +57,66 @@ static int is_dev(const char *file) {
   return 0;
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Adds the .json / .json.gz files of dir to files (full paths); 0 when dir cannot be read. */
+static int add_dir(const char *dir, char **files, int *nf, int cap) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && *nf < cap)
+    if (strstr(e->d_name, ".json")) {
+      size_t len = strlen(dir) + strlen(e->d_name) + 2;
+      char *path = malloc(len);
+      if (!path) break;
+      snprintf(path, len, "%s/%s", dir, e->d_name);
+      files[(*nf)++] = path;
+    }
+  closedir(d);
+  return 1;
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+static int cmp_base(const void *a, const void *b) {
+  return strcmp(base_name(*(char *const *)a), base_name(*(char *const *)b));
+}
+
 int main(int argc, char **argv) {
-  const char *dir = NULL, *only = NULL;
-  int seeds = 30;
+  const char *dirs[16], *only = NULL;
+  int ndirs = 0, seeds = 30;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) seeds = atoi(argv[++i]);
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) only = argv[++i];
-    else dir = argv[i];
+    else if (ndirs < 16) dirs[ndirs++] = argv[i];
   }
-  char def[1024];
-  if (!dir) {
+  char def[1024], extra[1024];
+  if (ndirs == 0) {
     const char *sh = getenv("ROOFTUNE_SHARED_DIR");
     if (sh) snprintf(def, sizeof def, "%s/data/spaces", sh);
     else snprintf(def, sizeof def, "%s/../shared/data/spaces", ROOFTUNE_SOURCE_DIR);
-    dir = def;
-  }
-  DIR *d = opendir(dir);
-  if (!d) {
-    printf("SKIP: no brute-forced spaces at %s\n", dir);
-    return 0;
+    dirs[ndirs++] = def;
+    /* the extra public spaces bench/fetch_spaces.sh downloads, when it has run */
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg) snprintf(extra, sizeof extra, "%s/rooftune/spaces", xdg);
+    else snprintf(extra, sizeof extra, "%s/.cache/rooftune/spaces", home ? home : ".");
+    dirs[ndirs++] = extra;
   }
   char *files[64];
-  int nf = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) && nf < 64)
-    if (strstr(e->d_name, ".json")) files[nf++] = strdup(e->d_name);
-  closedir(d);
-  qsort(files, (size_t)nf, sizeof *files, cmp_str);
+  int nf = 0, found = 0;
+  for (int i = 0; i < ndirs; i++) found += add_dir(dirs[i], files, &nf, 64);
+  if (!found || nf == 0) {
+    printf("SKIP: no brute-forced spaces at %s\n", dirs[0]);
+    return 0;
+  }
+  qsort(files, (size_t)nf, sizeof *files, cmp_base);
 
   const char *const *names = strategy_names();
   int ns = 0;
@@ -105,29 +132,28 @@ int main(int argc, char **argv) {
   printf("%-26s %-4s %6s %6s %4s %9s | %-12s %8s %8s %7s %8s\n", "space", "set", "valid", "k",
          "", "random", "strategy", "median", "p90", "<=1000", "ratio");
   for (int f = 0; f < nf; f++) {
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+    const char *path = files[f], *file = base_name(path);
     rt_error err = {0};
     ktfile *kf;
     double t0 = now();
     if (ktfile_load(path, &kf, &err)) {
       char line[1500];
       rt_error_format(&err, line, sizeof line);
-      printf("%s: %s\n", files[f], line);
+      printf("%s: %s\n", file, line);
       continue;
     }
     double load_s = now() - t0;
-    int dev = is_dev(files[f]);
+    int dev = is_dev(file);
     nlog[dev ? 0 : 1]++;
     char shortname[64];
-    snprintf(shortname, sizeof shortname, "%s", files[f]);
+    snprintf(shortname, sizeof shortname, "%s", file);
     char *dot = strstr(shortname, ".json");
     if (dot) *dot = '\0';
     for (int s = 0; s < ns; s++) {
       replay_stats rs;
       double t1 = now();
       if (replay_run(kf, strat[s], seeds, (long)kf->configs, 0.05, &rs, &err)) {
-        printf("%s %s: %s\n", files[f], strat[s], err.text);
+        printf("%s %s: %s\n", file, strat[s], err.text);
         continue;
       }
       int within = 0;
