@@ -24,10 +24,14 @@
 //      when it releases the stage; the consumers never wait for each other.  The barrier
 //      phases and parities are gemm_pipe_* in gemm_index.h (host-tested with a simulation).
 //
+// SPLIT_K > 1 splits the K slabs over gridDim.z (gemm_split_range) and adds the partial sums
+// into C with atomics (the launcher zeroes C first): the lever for skinny shapes such as
+// 16 x 4096 x 14336, whose few output tiles would leave most SMs idle.
+//
 // Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
-// WARPGROUPS, PRODUCER, STAGES, SWIZZLE, B_COL, THREADS (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_f16 or
+// WARPGROUPS, PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, THREADS (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_f16 or
 // RT_DTYPE_bf16.  Launch: grid
-// (tiles_m*tiles_n, 1, BATCH), block THREADS, dynamic shared memory SMEM =
+// (tiles_m*tiles_n, 1, SPLIT_K*BATCH), block THREADS, dynamic shared memory SMEM =
 // STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 16*STAGES (mbarriers).
 #include "gemm_index.h"
 
@@ -223,9 +227,14 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
   int tile_m, tile_n;
   gemm_swizzle(blockIdx.x, gemm_ceil_div(M, BLOCK_M), gemm_ceil_div(N, BLOCK_N), SWIZZLE,
                &tile_m, &tile_n);
-  const int batch = blockIdx.z;
+  const int batch = blockIdx.z / SPLIT_K, slice = blockIdx.z % SPLIT_K;
   const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;
-  const int nk = gemm_ceil_div(K, BLOCK_K);
+  int k0, k1;  // this block's K slabs [k0, k1); slab kt of the loops below is k0 + kt
+  gemm_split_range(gemm_ceil_div(K, BLOCK_K), SPLIT_K, slice, &k0, &k1);
+  const int nk = k1 - k0;
+#if SPLIT_K > 1
+  if (nk <= 0) return;  // an empty slice adds nothing (the whole block leaves together)
+#endif
 
   if (tid == 0) {
 #pragma unroll
@@ -244,14 +253,14 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
       for (int kt = 0; kt < nk; ++kt) {
         const int s = gemm_pipe_stage(kt, STAGES);
         if (kt >= STAGES) mbar_wait(empty + 8 * s, gemm_pipe_empty_parity(kt, STAGES));
-        load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, kt, m0, n0, batch);
+        load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + kt, m0, n0, batch);
       }
     return;
   }
 #else
   if (tid == 0)
     for (int s = 0; s < STAGES && s < nk; ++s)
-      load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, s, m0, n0, batch);
+      load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + s, m0, n0, batch);
 #endif
 
   float acc[WG_TILES][ACC];
@@ -283,7 +292,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
     __syncthreads();
     if (tid == 0 && done >= 0 && done + STAGES < nk)
       load_stage(sA, sB, full + 8 * gemm_pipe_stage(done, STAGES), &tmA, &tmB,
-                 gemm_pipe_stage(done, STAGES), done + STAGES, m0, n0, batch);
+                 gemm_pipe_stage(done, STAGES), k0 + done + STAGES, m0, n0, batch);
 #endif
   }
   wgmma_wait<0>();
@@ -300,11 +309,17 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
       const int col = n0 + gemm_wgmma_d_col(t, i);
       if (row >= M) continue;
       float *dst = C + (long long)row * N + col;
+#if SPLIT_K == 1
       if (pair_ok && col + 1 < N) {
         *(float2 *)dst = make_float2(acc[mt][i], acc[mt][i + 1]);
       } else {
         if (col < N) dst[0] = acc[mt][i];
         if (col + 1 < N) dst[1] = acc[mt][i + 1];
       }
+#else
+      (void)pair_ok;  // partial sums of K slices add up in C, which the launcher zeroes
+      if (col < N) atomicAdd(dst, acc[mt][i]);
+      if (col + 1 < N) atomicAdd(dst + 1, acc[mt][i + 1]);
+#endif
     }
 }
