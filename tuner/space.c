@@ -400,3 +400,23 @@ rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_e
   if (cfg != buf) free(cfg);
   return st;
 }
+
+rt_status space_single(const space *s, size_t idx, space **out, rt_error *err) {
+  *out = NULL;
+  if (idx >= space_size(s)) return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx);
+  space *one = space_new();
+  if (!one) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  rt_status rc = RT_OK;
+  for (int p = 0; p < space_nparams(s) && !rc; p++) {
+    const space_param *sp = space_param_at(s, p);
+    rc = space_add_param(one, sp->name, sp->count, sp->ints, (const char *const *)sp->idents, err);
+  }
+  if (!rc) rc = space_add_config(one, space_config(s, idx), err);
+  if (!rc) rc = space_finish(one, err);
+  if (rc) {
+    space_free(one);
+    return rc;
+  }
+  *out = one;
+  return RT_OK;
+}

@@ -68,6 +68,10 @@ rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_e
  * domain, a parameter missing or given twice; err->column is the 1-based column in text) and
  * RT_ERR_NOT_FOUND (every value is in its domain but the configuration is not valid). */
 
+/* A new space with s's parameters and only its configuration idx (number 0 there): the space
+ * a run that evaluates one known configuration walks.  *out is NULL on error. */
+rt_status space_single(const space *s, size_t idx, space **out, rt_error *err);
+
 /* The same format for any configuration (valid or not): value indices cfg, one per parameter. */
 size_t space_format_values(const space *s, const uint16_t *cfg, char *buf, size_t size);
 /* Parses the format into value indices (nparams entries) without requiring validity. */

@@ -417,8 +417,10 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       memset(p, 0, sizeof *p);
       p->idx = idx[i];
       space_format_config(sp, idx[i], p->config, sizeof p->config);
-      /* resume: a stored result is told, not recomputed */
+      /* resume: a stored result is told, not recomputed (a single configuration asked for
+       * by name is measured afresh) */
       const candidate_result *old = NULL;
+      if (c->o->config) nprev = 0;
       for (size_t k = 0; k < nprev && !old; k++)
         if (strcmp(prev[k].config, p->config) == 0) old = &prev[k];
       if (old) {
@@ -800,6 +802,12 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   int npaths = 0;
   rt_status rc;
 
+  if (o->config && family_find(o->target ? o->target : "")) {
+    rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
+    rc = rt_error_set(err, RT_ERR_USAGE, "one configuration needs one template as the target, not the family %s",
+                      o->target);
+    goto done;
+  }
   const char *spec = o->device && *o->device ? o->device
                      : tune_default_device(out->note, sizeof out->note);
   device_options dopt;
@@ -815,6 +823,10 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   out->timing = device_timing(c.dev);
   c.have_ceil = device_ceilings(c.dev, &c.ceil);
 
+  if (device_get_kind(c.dev) == DEVICE_REPLAY && o->config) {
+    rc = rt_error_set(err, RT_ERR_USAGE, "a replayed file has no template configuration to re-evaluate");
+    goto done;
+  }
   if (device_get_kind(c.dev) == DEVICE_REPLAY) {
     /* the recorded file is the space; the shape and dtype only label the run */
     c.fam = o->target ? family_find(o->target) : NULL;
@@ -836,6 +848,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   char tdir[1024];
   if (!tdir_env) tdir_env = manifest_template_dir(tdir, sizeof tdir);
   c.fam = family_find(o->target ? o->target : "");
+  const int whole_family = c.fam != NULL; /* the family's library (cuBLASLt) runs only then */
   if (!c.fam) {
     manifest *m = NULL;
     rt_error ferr = {0};
@@ -903,7 +916,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   if ((rc = manifest_env_device(arch_spec_find(device_arch(c.dev)), device_spec(c.dev), &c.env, err)))
     goto done;
   if (device_sm_count(c.dev) > 0) rt_vars_set(&c.env, "device.sm_count", device_sm_count(c.dev));
-  int use_library = device_get_kind(c.dev) == DEVICE_CUDA && c.fam->library_list;
+  int use_library = whole_family && device_get_kind(c.dev) == DEVICE_CUDA && c.fam->library_list;
   if (nms == 0 && !use_library) {
     rt_error_locate(err, "--dtype", NULL, 0, 0);
     rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "no %s template supports dtype %s on %s (%s)",
@@ -933,6 +946,19 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
                c.prob.layout, why ? why : " (no valid configuration)");
       continue;
     }
+    if (!s && o->config) { /* only the configuration asked for */
+      size_t idx;
+      space *one = NULL;
+      s = space_parse_config(spaces[i], o->config, &idx, &serr);
+      if (s == RT_ERR_NOT_FOUND)
+        rt_error_set(&serr, s, "configuration %.300s of %s is not valid for %s %s on %s", o->config,
+                     manifest_name(ms[i]), c.prob.shape, c.prob.dtype, out->device);
+      if (!s) s = space_single(spaces[i], idx, &one, &serr);
+      if (s) rt_error_locate(&serr, "config", NULL, 0, 0);
+      space_free(spaces[i]);
+      spaces[i] = one;
+      out->budget = c.budget_left = 1;
+    }
     if (s) {
       if (err) *err = serr;
       rc = s;
@@ -952,8 +978,8 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
 finish:
   out->interrupted = TUNE_STOPPED(&c);
   if (!rc && c.run) rc = db_run_finish(c.run, out->interrupted ? "interrupted" : "done", err);
-  else if (rc && c.run) db_run_finish(c.run, "failed", NULL);
 done:
+  if (rc && c.run) db_run_finish(c.run, "failed", NULL); /* an error never leaves it "running" */
   out->seconds = now_s() - c.t0;
   if (c.run) db_run_free(c.run);
   db_close(c.db);

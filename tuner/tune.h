@@ -48,6 +48,10 @@ typedef struct tune_options {
                                present, else model:h200 (tune_report.note says so) */
   const char *strategy;     /* NULL: the default strategy */
   long budget;              /* evaluations in all; 0: TUNE_DEFAULT_BUDGET */
+  const char *config;       /* NULL, or one configuration of the template named by target
+                               ("BLOCK_M=128,BLOCK_N=64,..."): that configuration alone is
+                               evaluated, afresh (a result the database holds for it is not
+                               reused); `rooftune recheck` re-measures winners this way */
   double max_seconds;       /* wall-clock budget; 0: none */
   uint64_t seed;            /* strategy seed (and the GPU inputs' seed) */
   const char *db_path;      /* database to store into; NULL: none */

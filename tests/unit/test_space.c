@@ -90,6 +90,24 @@ int main(void) {
   CHECK_INT(nb[1], 12345);
   CHECK_INT(space_neighbours(s, 999, nb, 16), 0);
 
+  /* space_single: the same parameters, single configuration, the same text */
+  space *single = NULL;
+  CHECK_INT(space_single(s, idx, &single, NULL), RT_OK);
+  CHECK(single != NULL);
+  if (single) {
+    char a[64], b[64];
+    CHECK_INT(space_size(single), 1);
+    CHECK_INT(space_nparams(single), space_nparams(s));
+    space_format_config(s, idx, a, sizeof a);
+    space_format_config(single, 0, b, sizeof b);
+    CHECK_STR(b, a);
+    size_t k;
+    CHECK_INT(space_parse_config(single, "A=16,B=1,L=row", &k, NULL), RT_ERR_NOT_FOUND);
+    space_free(single);
+  }
+  CHECK_INT(space_single(s, space_size(s), &single, NULL), RT_ERR_INVALID);
+  CHECK(single == NULL);
+
   /* parse errors carry a column */
   rt_error_clear(&err);
   CHECK_INT(space_parse_config(s, "A=16,Q=1,L=row", &idx, &err), RT_ERR_PARSE);

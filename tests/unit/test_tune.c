@@ -83,6 +83,42 @@ static void test_model(const char *dir) {
     CHECK_STR(rep.best.config, best_config);
     tune_report_free(&rep);
   }
+
+  /* one configuration by name (what `rooftune recheck` does): evaluated afresh although the
+   * database holds it, as a run of its own; the winner stays */
+  tune_options one = o;
+  one.config = best_config;
+  one.budget = 0;
+  st = tune_run(&one, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (!st) {
+    CHECK_INT(rep.evaluated, 1);
+    CHECK_INT(rep.resumed, 0);
+    CHECK_INT(rep.budget, 1);
+    CHECK_INT(rep.nresults, 1);
+    CHECK_STR(rep.results[0].config, best_config);
+    CHECK_INT(rep.results[0].status, RT_OK);
+    tune_report_free(&rep);
+  }
+  /* a configuration the template does not have: an error naming it, and no run left running */
+  one.config = "BLOCK_M=128";
+  st = tune_run(&one, &rep, &err);
+  CHECK_INT(st, RT_ERR_PARSE);
+  CHECK_STR(err.source, "config");
+  rt_error_clear(&err);
+  one.target = "gemm";
+  one.config = best_config;
+  CHECK_INT(tune_run(&one, &rep, &err), RT_ERR_USAGE);
+  CHECK_CONTAINS(err.text, "one template");
+  rt_error_clear(&err);
+  CHECK_INT(db_open(dbp, DB_READONLY, &d, &err), RT_OK);
+  char report[2048];
+  int problems = -1;
+  CHECK_INT(db_check(d, report, sizeof report, &problems, &err), RT_OK);
+  CHECK_INT(problems, 0);
+  if (strstr(report, "never finished")) fprintf(stderr, "  %s\n", report);
+  CHECK(strstr(report, "never finished") == NULL);
+  db_close(d);
 }
 
 /* A family: every template that supports the dtype, layout and architecture shares the budget
