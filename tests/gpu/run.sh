@@ -15,6 +15,7 @@
 #  4. benchmarks the main job, `rooftune tune gemm --shape 4096x4096x4096 --dtype bf16` (and the
 #     :nt layout that the wgmma template needs) against the cuBLASLt candidates measured in the
 #     same run, and measures the device's ceilings;
+#     then re-measures the stored winners with `rooftune recheck` (do timings repeat?);
 #  5. writes everything to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT).
 # Every step has a timeout; the whole script stays under 8 minutes.  Exit status: 0 when the
 # tests pass and no candidate was wrong.
@@ -115,6 +116,13 @@ for shape in 4096x4096x4096 4096x4096x4096:nt; do
   [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"${results%.txt}-${shape/:/-}.json"; }
   echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
 done
+# 4b. the regression check on what was just tuned: every winner re-measured; on a quiet GPU
+#     nothing should come out SLOWER (a 3 here says the timings do not repeat within 5 %)
+if [ "$(left)" -gt 60 ]; then
+  log "== recheck of the winners just stored"
+  timeout "$(cap 60)" "$bin" recheck --db "$db" --device cuda --timeout 10 2>>"$logs/tune.log" | tee -a "$results"
+  log "recheck exit ${PIPESTATUS[0]}"
+fi
 # 5. gemm templates and cuBLASLt on the shape suite (sampled configurations; partial
 #     output still counts when the step's cap cuts it short)
 if [ -x "$build/bench/bench_gemm" ] && [ "$(left)" -gt 90 ]; then

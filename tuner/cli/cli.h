@@ -4,7 +4,8 @@
  *     const cli_command cli_cmd_NAME = {"NAME", "one-line summary", usage_text, cmd_NAME, 0};
  * CMake finds the file and generates the command table, so adding a command touches nothing
  * else.  main() answers -h/--help for every command from its usage text, so a command only
- * parses its own options.  Exit codes: 0 success, 1 the work failed, 2 bad usage.
+ * parses its own options.  Exit codes: 0 success, 1 the work failed, 2 bad usage, 3 a
+ * regression found by `recheck`.
  * The engine never sees the command line: commands turn flags into engine calls.
  */
 #ifndef ROOFTUNE_CLI_H
@@ -24,7 +25,9 @@ typedef struct cli_command {
   int hidden;           /* 1 for internal commands (the worker) left out of --help */
 } cli_command;
 
-enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+/* 3: `recheck` found a regression (a winner slower or broken), so a nightly job can tell it
+ * from a run that failed. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_REGRESSION = 3 };
 
 /* Prints "rooftune CMD: MESSAGE" and a usage hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

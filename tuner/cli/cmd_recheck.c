@@ -1,0 +1,224 @@
+/* cmd_recheck.c — `rooftune recheck`: re-measures the database's winners on this device and
+ * flags the ones that got slower or broke: the regression check of a nightly job. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "db/db.h"
+#include "device.h"
+#include "tune.h"
+
+static const char usage[] =
+    "usage: rooftune recheck [--db FILE] [--device DEV] [--family F] [--tolerance PCT]\n"
+    "                        [--timeout S] [--json]\n\n"
+    "Re-evaluates every template winner the database holds for this device (made on the same\n"
+    "GPU, or on the same model device), each afresh as a run of its own, and compares the new\n"
+    "time with the stored one.  A winner is SLOWER when the new time exceeds the stored one by\n"
+    "more than the tolerance plus both measurements' spreads, and FAILS when it no longer\n"
+    "compiles, launches or verifies.  The stored winner stays (the database keeps the fastest);\n"
+    "the new measurement is kept beside it as history.  Winners from other devices are left\n"
+    "out, cuBLASLt winners and winners of an older template version are listed but not\n"
+    "re-measured (retune those).\n\n"
+    "options:\n"
+    "  --db FILE         database (default: $ROOFTUNE_DB, else\n"
+    "                    $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)\n"
+    "  --device DEV      cuda | cuda:N | model:GPU (h200, h100, a100, l4); default: cuda when a\n"
+    "                    GPU is present, else model:h200 (whose times are predictions)\n"
+    "  --family F        only this family's winners (default: every family)\n"
+    "  --tolerance PCT   how much slower counts, in percent (default 5)\n"
+    "  --timeout S       per-candidate limit on the GPU, in seconds (default 20)\n"
+    "  --json            {\"device\":..,\"rechecked\":N,\"slower\":N,\"failing\":N,\"results\":[{\"family\",\n"
+    "                    \"shape\",\"dtype\",\"template\",\"config\",\"then_ms\",\"now_ms\",\"change\",\n"
+    "                    \"verdict\"}]}\n\n"
+    "exit status: 0 no winner got slower or broke, 3 one did (a regression), 1 a recheck could\n"
+    "not run, 2 bad usage.\n";
+
+typedef struct verdict {
+  const db_entry *e;
+  const char *what;  /* "same", "faster", "SLOWER", "FAILS", "stale" (retune), "library",
+                        "error" (the recheck itself could not run) */
+  double now_ms;     /* NAN when not re-measured */
+  char detail[300];  /* why, for FAILS / error / stale */
+} verdict;
+
+/* Re-measures winner e on device spec into v. */
+static void recheck_one(const db_entry *e, const char *spec, const char *dbp, double tol,
+                        double timeout_s, verdict *v) {
+  v->e = e;
+  v->now_ms = NAN;
+  if (e->launch.library_algo[0]) {
+    v->what = "library";
+    snprintf(v->detail, sizeof v->detail, "cuBLASLt's own choice: not re-measured here");
+    return;
+  }
+  if (e->template_stale) {
+    v->what = "stale";
+    snprintf(v->detail, sizeof v->detail, "a newer version of %s is in the database: retune",
+             e->template_name);
+    return;
+  }
+  char command[1200];
+  snprintf(command, sizeof command, "rooftune recheck (%s %s %s %s)", e->template_name, e->shape,
+           e->dtype, e->config);
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = e->template_name;
+  o.shape = e->shape;
+  o.dtype = e->dtype;
+  o.device = spec;
+  o.config = e->config;
+  o.db_path = dbp;
+  o.timeout_s = timeout_s;
+  o.command = command;
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  if (st) {
+    /* a configuration the template no longer has (parameters or constraints changed) */
+    v->what = st == RT_ERR_PARSE || st == RT_ERR_NOT_FOUND ? "stale" : "error";
+    rt_error_format(&err, v->detail, sizeof v->detail);
+    return;
+  }
+  if (rep.nresults == 0) {
+    v->what = "error";
+    snprintf(v->detail, sizeof v->detail, "nothing was evaluated");
+  } else if (rep.results[0].status != RT_OK) {
+    v->what = "FAILS";
+    snprintf(v->detail, sizeof v->detail, "%s: %.250s", rt_status_name(rep.results[0].status),
+             rep.results[0].detail);
+  } else {
+    const candidate_result *r = &rep.results[0];
+    v->now_ms = r->time_ms;
+    double margin = tol + (isfinite(e->spread) ? e->spread : 0) + (isfinite(r->spread) ? r->spread : 0);
+    v->what = r->time_ms > e->time_ms * (1 + margin)   ? "SLOWER"
+              : r->time_ms * (1 + margin) < e->time_ms ? "faster"
+                                                       : "same";
+  }
+  tune_report_free(&rep);
+}
+
+static int cmd_recheck(int argc, char **argv) {
+  const char *dbp = NULL, *devspec = NULL, *family = NULL;
+  double tol = 0.05, timeout_s = 0;
+  int json = 0;
+  static const struct option opts[] = {
+      {"db", required_argument, 0, 'd'},        {"device", required_argument, 0, 'D'},
+      {"family", required_argument, 0, 'f'},    {"tolerance", required_argument, 0, 't'},
+      {"timeout", required_argument, 0, 'T'},   {"json", no_argument, 0, 'j'},
+      {0, 0, 0, 0}};
+  int c;
+  long v;
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (c) {
+    case 'd': dbp = optarg; break;
+    case 'D': devspec = optarg; break;
+    case 'f': family = optarg; break;
+    case 't':
+      if (cli_parse_count("recheck", "--tolerance", optarg, &v) < 0) return CLI_EXIT_USAGE;
+      tol = (double)v / 100;
+      break;
+    case 'T':
+      if (cli_parse_count("recheck", "--timeout", optarg, &v) < 0) return CLI_EXIT_USAGE;
+      if (v < 1) return cli_usage_error("recheck", "--timeout must be at least 1 second");
+      timeout_s = (double)v;
+      break;
+    case 'j': json = 1; break;
+    default: return cli_bad_option("recheck", argc, argv);
+    }
+  }
+  if (optind < argc) return cli_usage_error("recheck", "unexpected argument '%s'", argv[optind]);
+  if (devspec && strncmp(devspec, "replay:", 7) == 0)
+    return cli_usage_error("recheck", "--device %s: a replayed file has nothing to re-measure", devspec);
+  char dbbuf[1024], note[256] = "";
+  if (!dbp) dbp = tune_default_db_path(dbbuf, sizeof dbbuf);
+  const char *spec = devspec ? devspec : tune_default_device(note, sizeof note);
+
+  /* the device's name, which the winners made on it carry */
+  rt_error err = {0};
+  device *dev = NULL;
+  device_options dopt;
+  memset(&dopt, 0, sizeof dopt);
+  if (device_open(spec, &dopt, &dev, &err)) return cli_fail("recheck", &err);
+  char label[128];
+  snprintf(label, sizeof label, "%s", device_label(dev));
+  device_close(dev);
+
+  db *d = NULL;
+  db_entry *es = NULL;
+  size_t n = 0;
+  if (db_open(dbp, DB_READONLY, &d, &err) || db_entries(d, 0, &es, &n, &err)) {
+    db_close(d);
+    return cli_fail("recheck", &err);
+  }
+  db_close(d);
+  verdict *vs = calloc(n ? n : 1, sizeof *vs);
+  if (!vs) {
+    free(es);
+    fprintf(stderr, "rooftune recheck: out of memory\n");
+    return CLI_EXIT_FAIL;
+  }
+  size_t nv = 0, slower = 0, failing = 0, errors = 0, measured = 0;
+  if (note[0] && !json) printf("note: %s\n", note);
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(es[i].device.name, label) != 0) continue;
+    if (family && strcmp(es[i].family, family) != 0) continue;
+    verdict *r = &vs[nv++];
+    if (!json) fprintf(stderr, "rechecking %s %s %s %s ...\n", es[i].family, es[i].shape, es[i].dtype, es[i].template_name);
+    recheck_one(&es[i], spec, dbp, tol, timeout_s, r);
+    slower += !strcmp(r->what, "SLOWER");
+    failing += !strcmp(r->what, "FAILS");
+    errors += !strcmp(r->what, "error");
+    measured += isfinite(r->now_ms);
+  }
+
+  if (json) {
+    json_t *root = json_pack("{ss ss sI sI sI}", "device", label, "db", dbp, "rechecked", (json_int_t)measured,
+                             "slower", (json_int_t)slower, "failing", (json_int_t)failing);
+    if (note[0]) json_object_set_new(root, "note", json_string(note));
+    json_t *arr = json_array();
+    for (size_t i = 0; i < nv; i++) {
+      const verdict *r = &vs[i];
+      json_t *o = json_pack("{ss ss ss ss ss sf ss}", "family", r->e->family, "shape", r->e->shape,
+                            "dtype", r->e->dtype, "template", r->e->template_name, "config",
+                            r->e->config, "then_ms", r->e->time_ms, "verdict", r->what);
+      if (isfinite(r->now_ms)) {
+        json_object_set_new(o, "now_ms", json_real(r->now_ms));
+        json_object_set_new(o, "change", json_real(r->now_ms / r->e->time_ms - 1));
+      }
+      if (r->detail[0]) json_object_set_new(o, "detail", json_string(r->detail));
+      json_array_append_new(arr, o);
+    }
+    json_object_set_new(root, "results", arr);
+    char *text = json_dumps(root, JSON_INDENT(2));
+    if (text) puts(text);
+    free(text);
+    json_decref(root);
+  } else {
+    printf("recheck on %s of %s: %zu winners for this device, %zu re-measured, %zu slower, %zu failing "
+           "(tolerance %.0f %%)\n", label, dbp, nv, measured, slower, failing, tol * 100);
+    if (nv) printf("%-6s %-22s %-5s %-12s %10s %10s %8s  %s\n", "family", "shape", "dtype", "template",
+                   "then_ms", "now_ms", "change", "verdict");
+    for (size_t i = 0; i < nv; i++) {
+      const verdict *r = &vs[i];
+      printf("%-6s %-22s %-5s %-12s %10.5g ", r->e->family, r->e->shape, r->e->dtype,
+             r->e->template_name, r->e->time_ms);
+      if (isfinite(r->now_ms)) printf("%10.5g %+7.1f%%", r->now_ms, 100 * (r->now_ms / r->e->time_ms - 1));
+      else printf("%10s %8s", "-", "-");
+      printf("  %s%s%s\n", r->what, r->detail[0] ? ": " : "", r->detail);
+    }
+  }
+  free(vs);
+  free(es);
+  if (slower || failing) {
+    fprintf(stderr, "rooftune recheck: %zu winner(s) slower and %zu failing on %s: a regression\n",
+            slower, failing, label);
+    return CLI_EXIT_REGRESSION;
+  }
+  return errors ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+const cli_command cli_cmd_recheck = {"recheck", "re-measure the stored winners and flag regressions",
+                                     usage, cmd_recheck, 0};
