@@ -81,5 +81,19 @@ o=$("$bin" tune gemm --shape 64xx64 --dtype f16 --device model:h200 --no-db 2>&1
 o=$("$bin" tune gemm --shape 64x64x64 --dtype f16 --device replay:/nonexistent.json --no-db 2>&1)
 check_rc "missing replay file" 1 $?
 case "$o" in *"/nonexistent.json"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
+# --config: that configuration alone, afresh although the database holds it
+cfg=$(python3 -c 'import json,sys; b=json.loads(sys.argv[1])["best"]["config"]; print(",".join("%s=%s" % kv for kv in b.items()))' "$json0")
+json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device model:h200 --db "$tmp/t.db" \
+  --config "$cfg" --json 2>/dev/null); rc=$?
+check_rc "tune --config" 0 $rc
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["evaluated"] == 1 and d["resumed"] == 0, d' "$json" ||
+  { echo "FAIL: --config did not evaluate the one configuration afresh"; fail=1; }
+"$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device model:h200 --no-db --config BLOCK_M=128 \
+  >/dev/null 2>"$tmp/err"
+check_rc "tune --config incomplete" 1 $?
+grep -q "lacks parameter" "$tmp/err" || { echo "FAIL: incomplete --config: $(cat "$tmp/err")"; fail=1; }
+"$bin" tune gemm --shape 256x256x256 --dtype f16 --device model:h200 --no-db --config "$cfg" >/dev/null 2>"$tmp/err"
+check_rc "tune gemm --config" 2 $?
+
 [ $fail = 0 ] && echo "tune: model, resume, default device, replay and errors ok"
 exit $fail

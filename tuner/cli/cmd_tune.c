@@ -13,7 +13,7 @@
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
     "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
-    "                     [--no-db] [--json]\n\n"
+    "                     [--config C] [--no-db] [--json]\n\n"
     "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
     "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
     "candidates with NVRTC (in parallel, through the cubin cache), measures, predicts or\n"
@@ -35,6 +35,8 @@ static const char usage[] =
     "  --db FILE        database (default: $ROOFTUNE_DB, else\n"
     "                   $XDG_DATA_HOME/rooftune/tuning.db, else\n"
     "                   ~/.local/share/rooftune/tuning.db)\n"
+    "  --config C       evaluate only this configuration of TEMPLATE (\"BLOCK_M=128,...\", every\n"
+    "                   parameter), afresh even when the database holds it\n"
     "  --no-db          store nothing\n"
     "  --json           print one JSON object instead of the table\n";
 
@@ -139,6 +141,7 @@ static int cmd_tune(int argc, char **argv) {
                                        {"db", required_argument, 0, 'B'},
                                        {"no-db", no_argument, 0, 'N'},
                                        {"json", no_argument, 0, 'j'},
+                                       {"config", required_argument, 0, 'C'},
                                        {0, 0, 0, 0}};
   int c;
   long v;
@@ -148,6 +151,7 @@ static int cmd_tune(int argc, char **argv) {
     case 'd': o.dtype = optarg; break;
     case 'D': o.device = optarg; break;
     case 'S': o.strategy = optarg; break;
+    case 'C': o.config = optarg; break;
     case 'b':
       if (cli_parse_count("tune", "--budget", optarg, &v) < 0) return CLI_EXIT_USAGE;
       if (v < 1) return cli_usage_error("tune", "--budget must be at least 1");
