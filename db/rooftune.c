@@ -781,6 +781,12 @@ static rt_status gemm_tma_args(const problem *p, const char *vars, const void *A
 int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long long M,
                   long long N, long long K, const void *A, const void *B, float *C, void *stream,
                   rooftune_gemm_info *info) {
+  return rooftune_gemm_batched(r, dtype, layout, 1, M, N, K, A, B, C, stream, info);
+}
+
+int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout, long long batch,
+                          long long M, long long N, long long K, const void *A, const void *B,
+                          float *C, void *stream, rooftune_gemm_info *info) {
   rooftune_gemm_info local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
@@ -792,6 +798,8 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
     return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: layout '%s' is not nn or nt", layout);
   if (M <= 0 || N <= 0 || K <= 0 || M > 0x7fffffff || N > 0x7fffffff || K > 0x7fffffff)
     return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: M, N, K must be in 1..2^31-1");
+  if (batch < 1 || batch > 4096)
+    return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: batch %lld is not in 1..4096", batch);
   if (!A || !B || !C) return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: a NULL matrix pointer");
   rt_error err = {0};
   if (driver_load(&err)) return fail_err(&err);
@@ -800,7 +808,9 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
   if (cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
     return fail(ROOFTUNE_ERR_NO_GPU, "rooftune_gemm: no current CUDA context");
   char shape[96];
-  snprintf(shape, sizeof shape, "%lldx%lldx%lld%s", M, N, K, strcmp(layout, "nt") ? "" : ":nt");
+  char prefix[24] = "";
+  if (batch > 1) snprintf(prefix, sizeof prefix, "%lld@", batch);
+  snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s", prefix, M, N, K, strcmp(layout, "nt") ? "" : ":nt");
   problem p;
   if (gemm_family.parse_shape(shape, dtype, &p, &err)) return fail_err(&err);
 
@@ -842,7 +852,7 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
       int rc = gemm_kernel(r, &m, ctx, &k, &owned);
       if (rc) return rc;
       if (var_value(m.vars, "SPLIT_K", 1) > 1 &&
-          cuda_check(cu.cuMemsetD32Async((CUdeviceptr)C, 0, (size_t)(M * N), (CUstream)stream),
+          cuda_check(cu.cuMemsetD32Async((CUdeviceptr)C, 0, (size_t)(batch * M * N), (CUstream)stream),
                      "cuMemsetD32Async", &err))
         return fail_err(&err);
       int im = (int)M, in = (int)N, ik = (int)K;

@@ -186,6 +186,14 @@ int rooftune_gemm(rooftune_db *db, const char *dtype, const char *layout, long l
                   long long N, long long K, const void *A, const void *B, float *C, void *stream,
                   rooftune_gemm_info *info);
 
+/* rooftune_gemm over `batch` independent products C[b] = A[b] * B[b] (1..4096), stored one
+ * after another: A[b] starts b*M*K elements after A, B[b] b*K*N after B, C[b] b*M*N after C.
+ * The tuned shape is "batch@MxNxK" (`rooftune tune gemm --shape 8@512x512x64`); the nearest
+ * one counts the batch as a dimension.  cuBLASLt's fallback runs it as a strided batch. */
+int rooftune_gemm_batched(rooftune_db *db, const char *dtype, const char *layout, long long batch,
+                          long long M, long long N, long long K, const void *A, const void *B,
+                          float *C, void *stream, rooftune_gemm_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,9 @@
  * gemm_mma configuration compiled by NVRTC, stored as a winner with its cubin and served back
  * through rooftune.h (lookup → load → launch on the caller's stream), for its own shape and,
  * with geometry recomputed from the manifest, for a nearest shape with fewer rows; on sm_90 the
- * same for gemm_wgmma, whose TMA tensor maps rooftune_gemm builds from the caller's pointers.  Inputs are small
+ * same for gemm_wgmma, whose TMA tensor maps rooftune_gemm builds from the caller's pointers;
+ * rooftune_gemm_batched over a batch of 2 (cuBLASLt's strided batch, and the tuned kernel over
+ * gridDim.z).  Inputs are small
  * integers, exact in bf16, so every output element must equal the CPU reference exactly; the
  * output is poisoned with NaN before each run.  Skips (77) without a driver or GPU. */
 #include <libgen.h>
@@ -42,6 +44,26 @@ static int run_and_check(rooftune_db *rdb, int rows, CUdeviceptr A, CUdeviceptr 
   printf("%s: path %d, %s %s%s%s\n", what, info.path, info.template_name, info.config,
          info.reason[0] ? " — " : "", info.reason);
   snprintf(last_template, sizeof last_template, "%s", info.template_name);
+  return info.path;
+}
+
+/* rooftune_gemm_batched over two copies of the problem (A2, B2, C2 hold 2 each); both halves
+ * must equal ref.  Returns the path taken. */
+static int run_batched(rooftune_db *rdb, CUdeviceptr A2, CUdeviceptr B2, CUdeviceptr C2, const char *what) {
+  static float out2[2 * M * N];
+  CHECK_INT(cu.cuMemsetD32Async(C2, 0x7fc00000u, (size_t)2 * M * N, NULL), CUDA_SUCCESS);
+  rooftune_gemm_info info;
+  int rc = rooftune_gemm_batched(rdb, "bf16", "nn", 2, M, N, K, (const void *)A2, (const void *)B2,
+                                 (float *)C2, NULL, &info);
+  if (rc) fprintf(stderr, "%s: rooftune_gemm_batched: %s\n", what, rooftune_last_error());
+  CHECK_INT(rc, ROOFTUNE_OK);
+  CHECK_INT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemcpyDtoH_v2(out2, C2, sizeof out2), CUDA_SUCCESS);
+  int wrong = 0;
+  for (int i = 0; i < 2 * M * N; i++) wrong += out2[i] != ref[i % (M * N)];
+  if (wrong) fprintf(stderr, "%s: %d of %d elements wrong\n", what, wrong, 2 * M * N);
+  CHECK_INT(wrong, 0);
+  printf("%s: path %d, %s %s\n", what, info.path, info.template_name, info.config);
   return info.path;
 }
 
@@ -186,6 +208,15 @@ int main(void) {
   CHECK_INT(cu.cuMemcpyHtoD_v2(B, b, sizeof b), CUDA_SUCCESS);
 
   CHECK_INT(run_and_check(NULL, M, A, B, C, "no database"), ROOFTUNE_PATH_CUBLASLT);
+  CUdeviceptr A2, B2, C2; /* the problem twice, for the batched call */
+  CHECK_INT(cu.cuMemAlloc_v2(&A2, 2 * sizeof a), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&B2, 2 * sizeof b), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&C2, 2 * sizeof out), CUDA_SUCCESS);
+  for (int h = 0; h < 2; h++) {
+    CHECK_INT(cu.cuMemcpyHtoD_v2(A2 + h * sizeof a, a, sizeof a), CUDA_SUCCESS);
+    CHECK_INT(cu.cuMemcpyHtoD_v2(B2 + h * sizeof b, b, sizeof b), CUDA_SUCCESS);
+  }
+  CHECK_INT(run_batched(NULL, A2, B2, C2, "batched, no database"), ROOFTUNE_PATH_CUBLASLT);
 
   char path[512];
   fx_tmpname(path, sizeof path, "gpu");
@@ -196,6 +227,8 @@ int main(void) {
     CHECK_INT(run_and_check(rdb, M, A, B, C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
     /* Another M: the same cubin with geometry from the manifest for 120x136x96. */
     CHECK_INT(run_and_check(rdb, 120, A, B, C, "nearest"), ROOFTUNE_PATH_NEAREST);
+    /* a batch of 2: the nearest tuned shape is the batch-1 one, launched over gridDim.z = 2 */
+    CHECK_INT(run_batched(rdb, A2, B2, C2, "batched, nearest"), ROOFTUNE_PATH_NEAREST);
     rooftune_close(rdb);
   } else {
     CHECK(0);
@@ -219,5 +252,8 @@ int main(void) {
   cu.cuMemFree_v2(A);
   cu.cuMemFree_v2(B);
   cu.cuMemFree_v2(C);
+  cu.cuMemFree_v2(A2);
+  cu.cuMemFree_v2(B2);
+  cu.cuMemFree_v2(C2);
   return test_done();
 }

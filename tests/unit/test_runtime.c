@@ -322,6 +322,11 @@ int main(void) {
   CHECK_INT(rooftune_gemm(rt, "bf16", "nn", 0, 8, 8, c, c, c, NULL, &info), ROOFTUNE_ERR_INVALID);
   CHECK_INT(rooftune_gemm(rt, "bf16", "nn", 8, 8, 8, NULL, c, c, NULL, &info),
             ROOFTUNE_ERR_INVALID);
+  CHECK_INT(rooftune_gemm_batched(rt, "bf16", "nn", 0, 8, 8, 8, c, c, c, NULL, &info),
+            ROOFTUNE_ERR_INVALID);
+  CHECK_CONTAINS(rooftune_last_error(), "batch 0");
+  CHECK_INT(rooftune_gemm_batched(rt, "bf16", "nn", 5000, 8, 8, 8, c, c, c, NULL, &info),
+            ROOFTUNE_ERR_INVALID);
   rooftune_close(rt);
 
   CHECK_INT(rooftune_open("/nonexistent.db", &rt), ROOFTUNE_ERR_IO);
