@@ -20,50 +20,37 @@
 
 enum { M = 200, N = 136, K = 96 }; /* edges on every tile size */
 
-static float ref[M * N], out[M * N];
+static float ref[M * N], out[2 * M * N];
 static char last_template[64]; /* what the last rooftune_gemm ran */
 
-/* Runs rooftune_gemm into C (poisoned first) and compares with ref; returns the path taken. */
-static int run_and_check(rooftune_db *rdb, int rows, CUdeviceptr A, CUdeviceptr B,
+/* Runs rooftune_gemm (batch 1: the first `rows` rows of A and C are a rows x K and a rows x N
+ * matrix themselves) or rooftune_gemm_batched (batch 2: A, B and C hold the problem twice, one
+ * copy after the other) into C, poisoned first, and compares with ref; returns the path. */
+static int run_and_check(rooftune_db *rdb, int batch, int rows, CUdeviceptr A, CUdeviceptr B,
                          CUdeviceptr C, const char *what) {
-  CHECK_INT(cu.cuMemsetD32Async(C, 0x7fc00000u, (size_t)M * N, NULL), CUDA_SUCCESS);
+  const size_t n = (size_t)batch * M * N;
+  CHECK_INT(cu.cuMemsetD32Async(C, 0x7fc00000u, n, NULL), CUDA_SUCCESS);
   rooftune_gemm_info info;
-  /* The first `rows` rows of A and C are a rows x K and a rows x N matrix themselves. */
-  int rc = rooftune_gemm(rdb, "bf16", "nn", rows, N, K, (const void *)A, (const void *)B,
-                         (float *)C, NULL, &info);
-  if (rc) fprintf(stderr, "%s: rooftune_gemm: %s\n", what, rooftune_last_error());
+  int rc = batch == 1 ? rooftune_gemm(rdb, "bf16", "nn", rows, N, K, (const void *)A,
+                                      (const void *)B, (float *)C, NULL, &info)
+                      : rooftune_gemm_batched(rdb, "bf16", "nn", batch, M, N, K, (const void *)A,
+                                              (const void *)B, (float *)C, NULL, &info);
+  if (rc) fprintf(stderr, "%s: %s\n", what, rooftune_last_error());
   CHECK_INT(rc, ROOFTUNE_OK);
   CHECK_INT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemcpyDtoH_v2(out, C, sizeof out), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemcpyDtoH_v2(out, C, n * sizeof *out), CUDA_SUCCESS);
   int wrong = 0;
-  for (int i = 0; i < rows * N; i++) wrong += out[i] != ref[i];
-  for (int i = rows * N; i < M * N; i++) wrong += out[i] == out[i]; /* rows beyond stay NaN */
-  if (wrong) fprintf(stderr, "%s: %d of %d elements wrong (C[0] = %g, expected %g)\n", what, wrong,
-                     M * N, out[0], ref[0]);
+  for (int h = 0; h < batch; h++) {
+    const float *o = out + (size_t)h * M * N;
+    for (int i = 0; i < rows * N; i++) wrong += o[i] != ref[i];
+    for (int i = rows * N; i < M * N; i++) wrong += o[i] == o[i]; /* rows beyond stay NaN */
+  }
+  if (wrong) fprintf(stderr, "%s: %d of %zu elements wrong (C[0] = %g, expected %g)\n", what, wrong,
+                     n, out[0], ref[0]);
   CHECK_INT(wrong, 0);
   printf("%s: path %d, %s %s%s%s\n", what, info.path, info.template_name, info.config,
          info.reason[0] ? " — " : "", info.reason);
   snprintf(last_template, sizeof last_template, "%s", info.template_name);
-  return info.path;
-}
-
-/* rooftune_gemm_batched over two copies of the problem (A2, B2, C2 hold 2 each); both halves
- * must equal ref.  Returns the path taken. */
-static int run_batched(rooftune_db *rdb, CUdeviceptr A2, CUdeviceptr B2, CUdeviceptr C2, const char *what) {
-  static float out2[2 * M * N];
-  CHECK_INT(cu.cuMemsetD32Async(C2, 0x7fc00000u, (size_t)2 * M * N, NULL), CUDA_SUCCESS);
-  rooftune_gemm_info info;
-  int rc = rooftune_gemm_batched(rdb, "bf16", "nn", 2, M, N, K, (const void *)A2, (const void *)B2,
-                                 (float *)C2, NULL, &info);
-  if (rc) fprintf(stderr, "%s: rooftune_gemm_batched: %s\n", what, rooftune_last_error());
-  CHECK_INT(rc, ROOFTUNE_OK);
-  CHECK_INT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemcpyDtoH_v2(out2, C2, sizeof out2), CUDA_SUCCESS);
-  int wrong = 0;
-  for (int i = 0; i < 2 * M * N; i++) wrong += out2[i] != ref[i % (M * N)];
-  if (wrong) fprintf(stderr, "%s: %d of %d elements wrong\n", what, wrong, 2 * M * N);
-  CHECK_INT(wrong, 0);
-  printf("%s: path %d, %s %s\n", what, info.path, info.template_name, info.config);
   return info.path;
 }
 
@@ -203,32 +190,32 @@ int main(void) {
   CUdeviceptr A, B, C;
   CHECK_INT(cu.cuMemAlloc_v2(&A, sizeof a), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemAlloc_v2(&B, sizeof b), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemAlloc_v2(&C, sizeof out), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&C, sizeof out / 2), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemcpyHtoD_v2(A, a, sizeof a), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemcpyHtoD_v2(B, b, sizeof b), CUDA_SUCCESS);
 
-  CHECK_INT(run_and_check(NULL, M, A, B, C, "no database"), ROOFTUNE_PATH_CUBLASLT);
+  CHECK_INT(run_and_check(NULL, 1, M, A, B, C, "no database"), ROOFTUNE_PATH_CUBLASLT);
   CUdeviceptr A2, B2, C2; /* the problem twice, for the batched call */
   CHECK_INT(cu.cuMemAlloc_v2(&A2, 2 * sizeof a), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemAlloc_v2(&B2, 2 * sizeof b), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemAlloc_v2(&C2, 2 * sizeof out), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&C2, sizeof out), CUDA_SUCCESS);
   for (int h = 0; h < 2; h++) {
     CHECK_INT(cu.cuMemcpyHtoD_v2(A2 + h * sizeof a, a, sizeof a), CUDA_SUCCESS);
     CHECK_INT(cu.cuMemcpyHtoD_v2(B2 + h * sizeof b, b, sizeof b), CUDA_SUCCESS);
   }
-  CHECK_INT(run_batched(NULL, A2, B2, C2, "batched, no database"), ROOFTUNE_PATH_CUBLASLT);
+  CHECK_INT(run_and_check(NULL, 2, M, A2, B2, C2, "batched, no database"), ROOFTUNE_PATH_CUBLASLT);
 
   char path[512];
   fx_tmpname(path, sizeof path, "gpu");
   if (store_winner(path, "gemm_mma", arch, gpu, cc, sms, driver)) {
     rooftune_db *rdb = NULL;
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
-    CHECK_INT(run_and_check(rdb, M, A, B, C, "tuned"), ROOFTUNE_PATH_TUNED);
-    CHECK_INT(run_and_check(rdb, M, A, B, C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, 1, M, A, B, C, "tuned"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, 1, M, A, B, C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
     /* Another M: the same cubin with geometry from the manifest for 120x136x96. */
-    CHECK_INT(run_and_check(rdb, 120, A, B, C, "nearest"), ROOFTUNE_PATH_NEAREST);
+    CHECK_INT(run_and_check(rdb, 1, 120, A, B, C, "nearest"), ROOFTUNE_PATH_NEAREST);
     /* a batch of 2: the nearest tuned shape is the batch-1 one, launched over gridDim.z = 2 */
-    CHECK_INT(run_batched(rdb, A2, B2, C2, "batched, nearest"), ROOFTUNE_PATH_NEAREST);
+    CHECK_INT(run_and_check(rdb, 2, M, A2, B2, C2, "batched, nearest"), ROOFTUNE_PATH_NEAREST);
     rooftune_close(rdb);
   } else {
     CHECK(0);
@@ -239,9 +226,9 @@ int main(void) {
     if (store_winner(path, "gemm_wgmma", "sm_90a", gpu, cc, sms, driver)) {
       rooftune_db *rdb = NULL;
       CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
-      CHECK_INT(run_and_check(rdb, M, A, B, C, "wgmma tuned"), ROOFTUNE_PATH_TUNED);
+      CHECK_INT(run_and_check(rdb, 1, M, A, B, C, "wgmma tuned"), ROOFTUNE_PATH_TUNED);
       CHECK_STR(last_template, "gemm_wgmma");
-      CHECK_INT(run_and_check(rdb, 120, A, B, C, "wgmma nearest"), ROOFTUNE_PATH_NEAREST);
+      CHECK_INT(run_and_check(rdb, 1, 120, A, B, C, "wgmma nearest"), ROOFTUNE_PATH_NEAREST);
       CHECK_STR(last_template, "gemm_wgmma");
       rooftune_close(rdb);
     } else {
