@@ -18,7 +18,8 @@
  * region that only power-of-two block sizes escape; on 100 seeds they cut the evaluations to
  * target on every convolution space and gemm_clblast and cost pnpoly (see
  * bench/bench_strategies.c).  Tried and not kept: length scales fitted per input by marginal
- * likelihood (ARD), alone or with the alignments; both were worse over all eight spaces. */
+ * likelihood (ARD), alone or with the alignments (geometric means over all eight spaces on 100
+ * seeds: 3.84 and 4.39 against 4.42 with the alignments alone, 3.91 with neither). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
