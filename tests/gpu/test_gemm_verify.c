@@ -1,6 +1,7 @@
 /* test_gemm_verify.c (GPU) — every gemm template, a few configurations each (spread over its
  * space, split-K and both layouts included), and cuBLASLt's heuristic candidates, verified
- * against the cuBLASLt fp32 reference on 1x4096x4096, 127x255x129 and 4096x4096x4096 (each nn
+ * against the cuBLASLt fp32 reference (split-K, and gemm_wgmma's producer warpgroup, always among
+ * them) on 1x4096x4096, 127x255x129 and 4096x4096x4096 (each nn
  * and nt: gemm_wgmma reads B K-major for nt, N-major for nn) in f32, f16 and bf16, with the
  * output poisoned before every run.  A cuBLASLt candidate's text is parsed back and run
  * through gemm_lt_matmul (the runtime's replay path) and verified too.  Skips (77) without a
@@ -9,6 +10,21 @@
 #include "test.h"
 
 static const char *const templates[] = {"gemm_simt", "gemm_mma", "gemm_wgmma"};
+
+/* When none of idx[0..n) has parameter NAME above its smallest value, puts a configuration
+ * that has into idx[slot] (one from the middle of the space on). */
+static void ensure_on(const space *sp, size_t *idx, int n, const char *name, int slot) {
+  int p = space_param_index(sp, name);
+  if (p < 0 || slot >= n) return;
+  long long lo = space_param_at(sp, p)->ints ? space_param_at(sp, p)->ints[0] : 0;
+  for (int i = 0; i < n; i++)
+    if (space_value(sp, idx[i], p) > lo) return;
+  for (size_t j = space_size(sp) / 2; j < space_size(sp); j++)
+    if (space_value(sp, j, p) > lo) {
+      idx[slot] = j;
+      return;
+    }
+}
 
 static void verify_problem(gh *h, manifest *const *ms, const char *shape, const char *dtype) {
   problem p;
@@ -37,13 +53,10 @@ static void verify_problem(gh *h, manifest *const *ms, const char *shape, const 
     }
     size_t idx[4];
     int n = gh_spread(space_size(sp), 4, idx);
-    int sk = space_param_index(sp, "SPLIT_K"), has_split = 0;
-    for (int i = 0; i < n && sk >= 0; i++) has_split |= space_value(sp, idx[i], sk) > 1;
-    for (size_t j = space_size(sp) / 2; sk >= 0 && !has_split && n > 1 && j < space_size(sp); j++)
-      if (space_value(sp, j, sk) > 1) { /* make sure split-K is among them */
-        idx[1] = j;
-        has_split = 1;
-      }
+    /* the first configuration has every switch off; make sure split-K (slot 1) and the
+     * warp-specialised producer (slot 2) are among the others */
+    ensure_on(sp, idx, n, "SPLIT_K", 1);
+    ensure_on(sp, idx, n, "PRODUCER", 2);
     gh_compile(h, m, sp, idx, n, &env, dtype, arch);
     for (int i = 0; i < n; i++) {
       char config[512];
