@@ -99,10 +99,34 @@ typedef struct lever_buf {
   char *text;
   size_t size;
   char first[48]; /* the first parameter named, for the sentence */
+  const diag_input *in; /* the configuration and its domains */
+  int blocked;    /* a parameter was left out: its domain ends there */
 } lever_buf;
+
+static long long config_value(const rt_vars *config, const char *name, long long dflt) {
+  long long v;
+  return config && name[0] && rt_vars_get(config, name, &v) ? v : dflt;
+}
+
+/* 0 when the parameter's domain has no value beyond the configuration's in direction sign. */
+static int lever_can_move(const diag_input *in, const char *name, char sign) {
+  if (!in || !in->domains || !in->config) return 1;
+  int p = space_param_index(in->domains, name);
+  long long cur;
+  if (p < 0 || !rt_vars_get(in->config, name, &cur)) return 1;
+  const space_param *sp = space_param_at(in->domains, p);
+  if (!sp->ints) return 1;
+  for (int i = 0; i < sp->count; i++)
+    if (sign == '+' ? sp->ints[i] > cur : sp->ints[i] < cur) return 1;
+  return 0;
+}
 
 static void lever_add_name(lever_buf *b, const char *name, char sign) {
   if (!name[0]) return;
+  if (!lever_can_move(b->in, name, sign)) {
+    b->blocked = 1;
+    return;
+  }
   char item[52];
   snprintf(item, sizeof item, "%s%c", name, sign);
   /* the same parameter never appears twice */
@@ -121,11 +145,6 @@ static void lever_add_name(lever_buf *b, const char *name, char sign) {
 static void lever_add(lever_buf *b, const diag_roles *roles, diag_role role, char sign) {
   if (!roles) return;
   for (int i = 0; i < DIAG_ROLE_MAX; i++) lever_add_name(b, roles->names[role][i], sign);
-}
-
-static long long config_value(const rt_vars *config, const char *name, long long dflt) {
-  long long v;
-  return config && name[0] && rt_vars_get(config, name, &v) ? v : dflt;
 }
 
 /* Both output-tile sides, the smaller first: raising it cuts the larger share of re-reads
@@ -191,7 +210,7 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
     wave_eff = out->waves / full;
   }
 
-  lever_buf lb = {out->lever, sizeof out->lever, ""};
+  lever_buf lb = {out->lever, sizeof out->lever, "", in, 0};
   char *s = out->sentence;
   size_t ss = sizeof out->sentence;
   char roof[32], got[32];
@@ -343,6 +362,10 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
              "closest to the compute roof: %d %% of %s (%s): %s%s keeps the math units fed",
              pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
              lb.first[0] ? "a deeper or larger " : "deeper pipelining", lb.first);
+  }
+  if (!out->lever[0] && lb.blocked) { /* the parameters that would help are at their ends */
+    size_t len = strlen(s);
+    snprintf(s + len, ss - len, " (this template's parameters cannot go further that way)");
   }
   return RT_OK;
 }

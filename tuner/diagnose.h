@@ -15,13 +15,14 @@
  * first: "BLOCK_N+,BLOCK_M+".  Parameters are named by their role (tile sizes, split-K,
  * stages, warps, vector width, unrolling), so one rule serves every template; roles come from
  * the manifest or are guessed from common parameter names.  An empty lever means no template
- * parameter helps (launch overhead; compute-bound at the roof).
+ * parameter helps (launch overhead; compute-bound at the roof), or none can move further.
  */
 #ifndef ROOFTUNE_DIAGNOSE_H
 #define ROOFTUNE_DIAGNOSE_H
 
 #include "gpu_spec.h"
 #include "result.h"
+#include "space.h"
 #include "status.h"
 #include "vars.h"
 
@@ -81,6 +82,10 @@ typedef struct diag_input {
   int wgmma;                /* 1 when a PATH_TC_F16 template uses wgmma (sm_90a) */
   const diag_roles *roles;  /* parameter roles of the template; NULL: no template lever */
   const rt_vars *config;    /* the configuration's values (orders tile levers); may be NULL */
+  const space *domains;     /* the template's space, for its parameters' domains; may be NULL.
+                               With it (and config) a lever never names a parameter that its
+                               domain does not let move that way (BLOCK_K+ when 64 is the only
+                               BLOCK_K, BLOCK_M+ at the largest BLOCK_M) */
 } diag_input;
 
 /* Fills out (limit, lever, sentence, fractions, intensity, ridge, waves, tail).

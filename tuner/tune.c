@@ -114,7 +114,7 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed,
 }
 
 static void diagnose_result(tune_ctx *c, candidate_result *r, compute_path path, int wgmma,
-                            const diag_roles *roles, const rt_vars *vars) {
+                            const diag_roles *roles, const rt_vars *vars, const space *sp) {
   if (r->status != RT_OK || !c->have_ceil || !(r->flops > 0)) return;
   /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
   double concurrent = (double)c->ceil.sm_count * r->facts.blocks_per_sm;
@@ -132,6 +132,7 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, compute_path path,
   in.wgmma = wgmma;
   in.roles = roles;
   in.config = vars;
+  in.domains = sp;
   diagnose(&in, &c->ceil, &r->diag, NULL);
 }
 
@@ -232,7 +233,7 @@ static double median_of(double *v, int n) {
  * each, alternately, and ranked by the median of their three medians (design.md: re-measure
  * when two candidates are closer than the spread).  The re-measurements are stored too. */
 static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, template_best *b2,
-                            compute_path path, int wgmma, const diag_roles *roles) {
+                            compute_path path, int wgmma, const diag_roles *roles, const space *sp) {
   if (device_get_kind(c->dev) != DEVICE_CUDA || !b1->have || !b2->have) return;
   double noise = fmax(b1->r.spread, b2->r.spread);
   if (!(b2->ms - b1->ms < noise * b1->ms)) return;
@@ -260,7 +261,7 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       dc.library_index = -1;
       candidate_result r;
       if (device_evaluate(c->dev, &dc, &r, NULL) != RT_OK || r.status != RT_OK) continue;
-      diagnose_result(c, &r, path, wgmma, roles, &b->vars);
+      diagnose_result(c, &r, path, wgmma, roles, &b->vars, sp);
       snprintf(r.detail, sizeof r.detail, "re-measured: within the spread of another candidate");
       long long id = 0;
       store_result(c, &r, &id, NULL);
@@ -531,7 +532,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         } else {
           rc = device_evaluate(c->dev, &dc, &r, err);
           if (rc) break;
-          diagnose_result(c, &r, path, wgmma, &roles, &p->vars);
+          diagnose_result(c, &r, path, wgmma, &roles, &p->vars, sp);
         }
       }
       if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
@@ -556,7 +557,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     if (rc) goto done;
   }
   c->budget_left -= (long)strategy_evaluations(st);
-  if (!TUNE_STOPPED(c)) remeasure_close(c, name, &best, &second, path, wgmma, &roles);
+  if (!TUNE_STOPPED(c)) remeasure_close(c, name, &best, &second, path, wgmma, &roles, sp);
   if (best.have && c->run && best.id > 0) {
     db_winner w;
     memset(&w, 0, sizeof w);
@@ -607,7 +608,7 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
     candidate_result r;
     if ((rc = device_evaluate(c->dev, &dc, &r, err))) return rc;
     if (TUNE_STOPPED(c)) break;
-    diagnose_result(c, &r, dc.path, 1, NULL, NULL);
+    diagnose_result(c, &r, dc.path, 1, NULL, NULL, NULL);
     long long id = 0;
     if ((rc = store_result(c, &r, &id, err))) return rc;
     if ((rc = add_result(c, &r, 0, "library", err))) return rc;
