@@ -377,7 +377,9 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   if (sha256_file(manifest_path(m), man_hash)) man_hash[0] = 0;
   if (c->run) {
     if ((rc = db_run_template(c->run, name, manifest_family(m), src_hash, man_hash, err))) goto done;
-    if ((rc = db_run_previous(c->run, name, &prev, &nprev, err))) goto done;
+    /* resume: what the database holds is told, not recomputed (not for a configuration asked
+     * for by name: that one is measured afresh) */
+    if (!c->o->config && (rc = db_run_previous(c->run, name, &prev, &nprev, err))) goto done;
   }
   strategy_options so;
   memset(&so, 0, sizeof so);
@@ -418,10 +420,8 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       memset(p, 0, sizeof *p);
       p->idx = idx[i];
       space_format_config(sp, idx[i], p->config, sizeof p->config);
-      /* resume: a stored result is told, not recomputed (a single configuration asked for
-       * by name is measured afresh) */
+      /* resume: a stored result is told, not recomputed */
       const candidate_result *old = NULL;
-      if (c->o->config) nprev = 0;
       for (size_t k = 0; k < nprev && !old; k++)
         if (strcmp(prev[k].config, p->config) == 0) old = &prev[k];
       if (old) {
