@@ -78,11 +78,6 @@ static space *build_space(const problem_case *pc) {
   return sp;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
   int seeds = 30;
   for (int i = 1; i < argc; i++)
@@ -148,9 +143,8 @@ int main(int argc, char **argv) {
         strategy_free(str);
         need[seed] = hit >= 0 ? (double)hit : 2.0 * (double)n;
       }
-      qsort(need, (size_t)seeds, sizeof *need, cmp_double);
-      double median = seeds % 2 ? need[seeds / 2] : 0.5 * (need[seeds / 2 - 1] + need[seeds / 2]);
-      double p90 = need[(int)(0.9 * (seeds - 1) + 0.5)];
+      double median = replay_percentile(need, (size_t)seeds, 50);
+      double p90 = replay_percentile(need, (size_t)seeds, 90);
       double ratio = random_expected / median;
       logsum[s] += log(ratio);
       if (s == 0)
