@@ -213,6 +213,25 @@ static int bo_rank_cmp(const void *a, const void *b) {
   return (x->i > y->i) - (x->i < y->i);
 }
 
+/* The k fastest successful results in the model, fastest first (ties in the order told), into
+ * out; returns how many. */
+static int bo_best(const strategy *st, const strategy_bo *bo, long *out, int k) {
+  int nb = 0;
+  for (int i = 0; i < bo->nobs; i++) {
+    size_t o = bo->obs[i];
+    if (!isfinite(st->time[o])) continue;
+    int at = nb < k ? nb++ : k;
+    if (at == k && st->time[o] >= st->time[out[k - 1]]) continue;
+    if (at == k) at = k - 1;
+    while (at > 0 && st->time[out[at - 1]] > st->time[o]) {
+      out[at] = out[at - 1];
+      at--;
+    }
+    out[at] = (long)o;
+  }
+  return nb;
+}
+
 static long strategy_bo_next(strategy *st) {
   strategy_bo *bo = st->impl;
   if (bo->nobs < BO_INIT) return -1; /* random */
@@ -235,24 +254,13 @@ static long strategy_bo_next(strategy *st) {
   /* candidates: the one-parameter neighbours of the BO_TOP best results, then a uniform
    * sample of the unseen */
   size_t nc = 0, cap = strategy_moves_cap(st);
-  long top[16];
-  int ntop = 0;
-  for (int i = 0; i < n; i++) {
-    size_t o = bo->obs[i];
-    if (!isfinite(st->time[o])) continue;
-    int at = ntop < BO_TOP ? ntop++ : BO_TOP;
-    if (at == BO_TOP && st->time[o] >= st->time[top[BO_TOP - 1]]) continue;
-    if (at == BO_TOP) at = BO_TOP - 1;
-    while (at > 0 && st->time[top[at - 1]] > st->time[o]) {
-      top[at] = top[at - 1];
-      at--;
-    }
-    top[at] = (long)o;
-  }
+  long pop[BO_POP]; /* the best results, fastest first; the first BO_TOP lend neighbours */
+  int npop = bo_best(st, bo, pop, BO_POP);
+  int ntop = npop < BO_TOP ? npop : BO_TOP;
   bo->stamp++;
   for (int t = 0; t < ntop && nc < (size_t)BO_SAMPLE; t++) {
     size_t base = nc;
-    size_t got = strategy_moves(st, (size_t)top[t], 0, bo->cand + base, cap);
+    size_t got = strategy_moves(st, (size_t)pop[t], 0, bo->cand + base, cap);
     for (size_t i = 0; i < got; i++) {
       size_t c = bo->cand[base + i];
       if (st->state[c] == ST_UNSEEN && bo->mark[c] != bo->stamp) {
@@ -264,20 +272,6 @@ static long strategy_bo_next(strategy *st) {
   }
   /* children of the best results: uniform crossover of two of the BO_POP best, one mutation */
   {
-    long pop[64];
-    int npop = 0;
-    for (int i = 0; i < n; i++) {
-      size_t o = bo->obs[i];
-      if (!isfinite(st->time[o])) continue;
-      int at = npop < BO_POP ? npop++ : BO_POP;
-      if (at == BO_POP && st->time[o] >= st->time[pop[BO_POP - 1]]) continue;
-      if (at == BO_POP) at = BO_POP - 1;
-      while (at > 0 && st->time[pop[at - 1]] > st->time[o]) {
-        pop[at] = pop[at - 1];
-        at--;
-      }
-      pop[at] = (long)o;
-    }
     uint16_t *cfg = st->cfg;
     for (int k = 0; npop >= 2 && k < BO_CHILDREN; k++) {
       const uint16_t *a = space_config(st->sp, (size_t)pop[strategy_rand_below(st, (size_t)npop)]);
