@@ -102,10 +102,8 @@ static inline rt_status gh_env(const gh *h, const problem *p, rt_vars *env, rt_e
 
 static inline char *gh_source(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
                               const char *dtype, rt_error *err) {
-  char *body = NULL, *text = NULL;
-  if (manifest_read_source(m, &body, err) == RT_OK)
-    manifest_config_source(m, sp, idx, env, dtype, body, &text, err);
-  free(body);
+  char *text = NULL;
+  manifest_config_source(m, sp, idx, env, dtype, NULL, &text, err);
   return text;
 }
 

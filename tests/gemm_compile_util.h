@@ -48,10 +48,8 @@ static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp
 /* The complete source text of configuration idx (malloc'ed). */
 static inline char *gcu_source(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
                                const char *dtype, rt_error *err) {
-  char *body = NULL, *text = NULL;
-  if (manifest_read_source(m, &body, err) == RT_OK)
-    manifest_config_source(m, sp, idx, env, dtype, body, &text, err);
-  free(body);
+  char *text = NULL;
+  manifest_config_source(m, sp, idx, env, dtype, NULL, &text, err);
   return text;
 }
 

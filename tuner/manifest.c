@@ -1412,18 +1412,23 @@ rt_status manifest_config_source(const manifest *m, const space *sp, size_t idx,
                                  const rt_vars *vars, const char *dtype, const char *body,
                                  char **out, rt_error *err) {
   *out = NULL;
-  char *prefix = NULL;
-  rt_status s = manifest_source_prefix(m, sp, idx, vars, dtype, &prefix, err);
-  if (s) return s;
+  char *prefix = NULL, *read = NULL;
+  rt_status s = body ? RT_OK : manifest_read_source(m, &read, err);
+  if (!s) s = manifest_source_prefix(m, sp, idx, vars, dtype, &prefix, err);
+  if (s) {
+    free(read);
+    return s;
+  }
+  if (!body) body = read;
   size_t lp = strlen(prefix), lb = strlen(body);
   char *text = malloc(lp + lb + 1);
-  if (!text) {
-    free(prefix);
-    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  if (text) {
+    memcpy(text, prefix, lp);
+    memcpy(text + lp, body, lb + 1);
   }
-  memcpy(text, prefix, lp);
-  memcpy(text + lp, body, lb + 1);
   free(prefix);
+  free(read);
+  if (!text) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   *out = text;
   return RT_OK;
 }

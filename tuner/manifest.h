@@ -155,8 +155,9 @@ void manifest_compile_options(const manifest *m, const char *arch, compile_optio
 /* The template's source text as it is on disk (malloc'ed; RT_ERR_IO names the file). */
 rt_status manifest_read_source(const manifest *m, char **out, rt_error *err);
 /* The full text NVRTC compiles for configuration idx: the prefix above followed by body, the
- * template source from manifest_read_source (read once, used for every configuration).
- * *out is malloc'ed, the caller frees it. */
+ * template source from manifest_read_source (read once, used for every configuration), or,
+ * when body is NULL, the source read from disk for this call.  *out is malloc'ed, the caller
+ * frees it. */
 rt_status manifest_config_source(const manifest *m, const space *sp, size_t idx,
                                  const rt_vars *vars, const char *dtype, const char *body,
                                  char **out, rt_error *err);

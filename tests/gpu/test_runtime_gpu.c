@@ -7,8 +7,6 @@
  * gridDim.z).  Inputs are small
  * integers, exact in bf16, so every output element must equal the CPU reference exactly; the
  * output is poisoned with NaN before each run.  Skips (77) without a driver or GPU. */
-#include <libgen.h>
-
 #include "db/rooftune.h"
 #include "kernels/gemm.h"
 #include "test.h"
@@ -68,7 +66,7 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
   rt_vars_clear(&env);
   space *sp = NULL;
   unsigned grid[3], block[3], smem = 0;
-  char *prefix = NULL;
+  char *src = NULL;
   rt_status s = gemm_family.parse_shape("200x136x96", "bf16", &p, &err);
   if (!s) s = gemm_family.bind(&p, &env);
   if (!s) s = manifest_env_dtype("bf16", &env, &err);
@@ -76,36 +74,15 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
   if (!s) s = manifest_build_space(m, &env, &sp, &err);
   if (!s) s = manifest_config_vars(m, sp, 0, &env, &vars, &err);
   if (!s) s = manifest_launch(m, &vars, grid, block, &smem, &err);
-  if (!s) s = manifest_source_prefix(m, sp, 0, &vars, "bf16", &prefix, &err);
+  if (!s) s = manifest_config_source(m, sp, 0, &vars, "bf16", NULL, &src, &err);
   if (s) {
     fprintf(stderr, "%s setup: %s\n", tpl, err.text);
     return 0;
   }
-  FILE *f = fopen(manifest_source(m), "rb");
-  static char body[1 << 20];
-  size_t nb = f ? fread(body, 1, sizeof body - 1, f) : 0;
-  if (f) fclose(f);
-  body[nb] = '\0';
   char man_hash[65] = "";
-  FILE *mfile = fopen(manifest_path(m), "rb");
-  static char mtext[1 << 16];
-  size_t mn = mfile ? fread(mtext, 1, sizeof mtext, mfile) : 0;
-  if (mfile) fclose(mfile);
-  unsigned char dg[32];
-  sha256(mtext, mn, dg);
-  sha256_hex(dg, man_hash);
-  size_t plen = strlen(prefix);
-  char *src = malloc(plen + nb + 1);
-  memcpy(src, prefix, plen);
-  memcpy(src + plen, body, nb + 1);
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s", manifest_source(m));
+  if (sha256_file(manifest_path(m), man_hash)) man_hash[0] = '\0';
   compile_options opt;
-  memset(&opt, 0, sizeof opt);
-  opt.arch = arch;
-  opt.entry = manifest_entry(m);
-  opt.include_dirs[0] = dirname(dir);
-  opt.include_count = 1;
+  manifest_compile_options(m, arch, &opt);
   compile_result cr;
   memset(&cr, 0, sizeof cr);
   s = compile_source(src, manifest_source_name(m), &opt, &cr, &err);
@@ -149,7 +126,6 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
   db_close(d);
   compile_result_free(&cr);
   free(src);
-  free(prefix);
   space_free(sp);
   manifest_free(m);
   return ok;
