@@ -71,22 +71,7 @@ static double fill(const char *path, int total, int batch, size_t cubin_bytes, i
       fprintf(stderr, "bench_db: %s\n", err.text);
       exit(1);
     }
-    db_winner w;
-    memset(&w, 0, sizeof w);
-    w.cubin = cubin;
-    w.cubin_size = cubin_bytes;
-    snprintf(w.entry, sizeof w.entry, "gemm_mma");
-    snprintf(w.grid[0], sizeof w.grid[0], "ceil_div(M,BLOCK_M)*ceil_div(N,BLOCK_N)");
-    snprintf(w.grid[1], sizeof w.grid[1], "1");
-    snprintf(w.grid[2], sizeof w.grid[2], "SPLIT_K*BATCH");
-    snprintf(w.block[0], sizeof w.block[0], "THREADS");
-    snprintf(w.block[1], sizeof w.block[1], "1");
-    snprintf(w.block[2], sizeof w.block[2], "1");
-    snprintf(w.smem, sizeof w.smem, "SMEM");
-    snprintf(w.vars, sizeof w.vars, "BLOCK_M=128,BLOCK_N=128,SPLIT_K=1,THREADS=256,SMEM=65536");
-    w.grid_v[0] = w.grid_v[1] = w.grid_v[2] = 1;
-    w.block_v[0] = 256;
-    w.block_v[1] = w.block_v[2] = 1;
+    db_winner w = fx_winner("gemm_mma", cubin, cubin_bytes);
     if (cubin_bytes && db_run_set_winner(r, ids[0], &w, NULL, &err)) {
       fprintf(stderr, "bench_db: %s\n", err.text);
       exit(1);

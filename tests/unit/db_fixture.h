@@ -76,6 +76,30 @@ static inline candidate_result fx_result(const char *tmpl, int bm, int bn, doubl
   return c;
 }
 
+/* A gemm_mma-like winner of kernel ENTRY with CUBIN (SIZE bytes): the manifest's launch
+ * expressions, 128x128 tiles, 256 threads, 64 KiB of shared memory, one block (callers set
+ * grid_v for their problem). */
+static inline db_winner fx_winner(const char *entry, const void *cubin, size_t size) {
+  db_winner w;
+  memset(&w, 0, sizeof w);
+  w.cubin = cubin;
+  w.cubin_size = size;
+  snprintf(w.entry, sizeof w.entry, "%s", entry);
+  snprintf(w.grid[0], sizeof w.grid[0], "ceil_div(M,BLOCK_M)*ceil_div(N,BLOCK_N)");
+  snprintf(w.grid[1], sizeof w.grid[1], "1");
+  snprintf(w.grid[2], sizeof w.grid[2], "SPLIT_K*BATCH");
+  snprintf(w.block[0], sizeof w.block[0], "THREADS");
+  snprintf(w.block[1], sizeof w.block[1], "1");
+  snprintf(w.block[2], sizeof w.block[2], "1");
+  snprintf(w.smem, sizeof w.smem, "SMEM");
+  snprintf(w.vars, sizeof w.vars, "BLOCK_M=128,BLOCK_N=128,SPLIT_K=1,THREADS=256,SMEM=65536");
+  w.grid_v[0] = w.grid_v[1] = w.grid_v[2] = 1;
+  w.block_v[0] = 256;
+  w.block_v[1] = w.block_v[2] = 1;
+  w.smem_v = 65536;
+  return w;
+}
+
 /* A fresh path under $TMPDIR (the file does not exist). */
 static inline void fx_tmpname(char *buf, size_t size, const char *tag) {
   const char *dir = getenv("TMPDIR");
