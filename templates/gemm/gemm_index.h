@@ -20,6 +20,18 @@
 #define GEMM_FN static inline
 #endif
 
+/* The templates' input dtype, from the source prefix's RT_DTYPE_<dtype> line: DTYPE_CODE 0 f32,
+ * 1 f16, 2 bf16. */
+#ifndef DTYPE_CODE
+#if defined(RT_DTYPE_f16)
+#define DTYPE_CODE 1
+#elif defined(RT_DTYPE_bf16)
+#define DTYPE_CODE 2
+#else
+#define DTYPE_CODE 0
+#endif
+#endif
+
 GEMM_FN int gemm_ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 /* Block swizzle: the linear block id `pid` over a tiles_m x tiles_n grid of output tiles is

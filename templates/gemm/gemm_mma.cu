@@ -14,18 +14,6 @@
 // shared memory STAGES*(A tile + B tile) with the padded strides below (= the manifest's SMEM).
 #include "gemm_index.h"
 
-// The input dtype comes from the prefix's RT_DTYPE_<dtype> line (DTYPE_CODE: 0 f32, 1 f16,
-// 2 bf16).
-#ifndef DTYPE_CODE
-#if defined(RT_DTYPE_f16)
-#define DTYPE_CODE 1
-#elif defined(RT_DTYPE_bf16)
-#define DTYPE_CODE 2
-#else
-#define DTYPE_CODE 0
-#endif
-#endif
-
 #if DTYPE_CODE == 0
 #define ES 4
 typedef unsigned int elem_t;

@@ -29,23 +29,11 @@
 // 16 x 4096 x 14336, whose few output tiles would leave most SMs idle.
 //
 // Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
-// WARPGROUPS, PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, THREADS (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_f16 or
-// RT_DTYPE_bf16.  Launch: grid
+// WARPGROUPS, PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, THREADS (128*(WARPGROUPS+PRODUCER))
+// and the prefix's RT_DTYPE_f16 or RT_DTYPE_bf16.  Launch: grid
 // (tiles_m*tiles_n, 1, SPLIT_K*BATCH), block THREADS, dynamic shared memory SMEM =
 // STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 16*STAGES (mbarriers).
 #include "gemm_index.h"
-
-// The input dtype comes from the prefix's RT_DTYPE_<dtype> line (DTYPE_CODE: 0 f32, 1 f16,
-// 2 bf16).
-#ifndef DTYPE_CODE
-#if defined(RT_DTYPE_f16)
-#define DTYPE_CODE 1
-#elif defined(RT_DTYPE_bf16)
-#define DTYPE_CODE 2
-#else
-#define DTYPE_CODE 0
-#endif
-#endif
 
 #if DTYPE_CODE == 1
 #define WGMMA_TYPE "f16"
