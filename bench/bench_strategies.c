@@ -40,7 +40,7 @@
  * in $XDG_CACHE_HOME/rooftune/spaces (~/.cache/rooftune/spaces): spaces found after the
  * strategies were fixed, so held out in the strict sense.
  *
- * usage: bench_strategies [SPACES_DIR...] [--seeds N] [--strategy NAME]
+ * usage: bench_strategies [SPACES_DIR...] [--seeds N] [--strategy NAME] [--transfer]
  */
 #include <dirent.h>
 #include <math.h>
@@ -97,11 +97,78 @@ static int cmp_base(const void *a, const void *b) {
   return strcmp(base_name(*(char *const *)a), base_name(*(char *const *)b));
 }
 
+/* The kernel a space file records: its name up to the first '_' ("convolution_A100.json.gz"
+ * → "convolution"), into buf. */
+static void kernel_of(const char *path, char *buf, size_t size) {
+  snprintf(buf, size, "%s", base_name(path));
+  buf[strcspn(buf, "_.")] = '\0';
+}
+
+/* Transfer: the default strategy on each space with every other GPU's space of the same kernel
+ * as its prior (replay_run's prior), next to the same strategy without one.  A target's figure
+ * with a prior is the geometric mean over its priors (no prior is picked after the fact);
+ * spaces with no other GPU's recording keep their cold figure in the means. */
+static void transfer(char **files, int nf, int seeds) {
+  double logs[2][2] = {{0}}; /* [dev/held][cold/with prior] */
+  int nlog[2] = {0, 0};
+  printf("\ntransfer: %s with another GPU's space of the same kernel as its prior (the first %d "
+         "of its fastest configurations are evaluated first), %d seeds\n",
+         strategy_default(), STRATEGY_PRIOR_FIRST, seeds);
+  printf("%-26s %-4s %9s %8s | %-26s %8s %8s\n", "space", "set", "random", "cold", "prior",
+         "median", "ratio");
+  for (int f = 0; f < nf; f++) {
+    rt_error err = {0};
+    ktfile *kf;
+    if (ktfile_load(files[f], &kf, &err)) continue;
+    char kern[64], other[64];
+    kernel_of(files[f], kern, sizeof kern);
+    replay_stats cold;
+    if (replay_run(kf, NULL, seeds, (long)kf->configs, 0.05, NULL, &cold, &err)) {
+      printf("%s: %s\n", base_name(files[f]), err.text);
+      ktfile_free(kf);
+      continue;
+    }
+    int dev = is_dev(base_name(files[f]));
+    double lcold = log(cold.random_expected / cold.median), lprior = 0;
+    int npri = 0;
+    printf("%-26.26s %-4s %9.1f %8.1f |", base_name(files[f]), dev ? "dev" : "held",
+           cold.random_expected, cold.median);
+    for (int g = 0; g < nf; g++) {
+      kernel_of(files[g], other, sizeof other);
+      if (g == f || strcmp(kern, other)) continue;
+      ktfile *pk;
+      replay_stats rs;
+      if (ktfile_load(files[g], &pk, &err)) continue;
+      if (replay_run(kf, NULL, seeds, (long)kf->configs, 0.05, pk, &rs, &err)) {
+        printf(" %s: %s", base_name(files[g]), err.text);
+      } else {
+        printf("%s %-26.26s %8.1f %8.2f (%zu ranked)\n", npri ? "                                                      |" : "",
+               base_name(files[g]), rs.median, rs.random_expected / rs.median, rs.prior);
+        lprior += log(rs.random_expected / rs.median);
+        npri++;
+        replay_stats_free(&rs);
+      }
+      ktfile_free(pk);
+    }
+    if (!npri) printf(" (no other GPU's space of %s)\n", kern);
+    logs[dev ? 0 : 1][0] += lcold;
+    logs[dev ? 0 : 1][1] += npri ? lprior / npri : lcold;
+    nlog[dev ? 0 : 1]++;
+    replay_stats_free(&cold);
+    ktfile_free(kf);
+  }
+  printf("geometric mean of random's expectation / median: dev cold %.2f, with priors %.2f; "
+         "held-out cold %.2f, with priors %.2f\n",
+         nlog[0] ? exp(logs[0][0] / nlog[0]) : NAN, nlog[0] ? exp(logs[0][1] / nlog[0]) : NAN,
+         nlog[1] ? exp(logs[1][0] / nlog[1]) : NAN, nlog[1] ? exp(logs[1][1] / nlog[1]) : NAN);
+}
+
 int main(int argc, char **argv) {
   const char *dirs[16], *only = NULL;
-  int ndirs = 0, seeds = 30;
+  int ndirs = 0, seeds = 30, do_transfer = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) seeds = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--transfer") == 0) do_transfer = 1;
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) only = argv[++i];
     else if (ndirs < 16) dirs[ndirs++] = argv[i];
   }
@@ -125,6 +192,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   qsort(files, (size_t)nf, sizeof *files, cmp_base);
+  if (do_transfer) {
+    transfer(files, nf, seeds);
+    for (int f = 0; f < nf; f++) free(files[f]);
+    return 0;
+  }
 
   const char *const *names = strategy_names();
   int ns = 0;
@@ -160,7 +232,7 @@ int main(int argc, char **argv) {
     for (int s = 0; s < ns; s++) {
       replay_stats rs;
       double t1 = now();
-      if (replay_run(kf, strat[s], seeds, (long)kf->configs, 0.05, &rs, &err)) {
+      if (replay_run(kf, strat[s], seeds, (long)kf->configs, 0.05, NULL, &rs, &err)) {
         printf("%s %s: %s\n", file, strat[s], err.text);
         continue;
       }

@@ -112,6 +112,8 @@ void strategy_ls_told(strategy *st, strategy_ls *ls, size_t idx, double t) {
     return;
   }
   if (ls->cur >= 0 && t < st->time[ls->cur]) strategy_ls_move(st, ls, idx);
+  /* a result it did not ask for before it has a point (a prior's): start from the best one */
+  else if (ls->cur < 0 && ls->awaiting < 0 && (long)idx == st->best) strategy_ls_move(st, ls, idx);
 }
 
 /* ---- ils ---- */

@@ -23,7 +23,7 @@ double replay_percentile(double *v, size_t n, double q) {
 }
 
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
-                     replay_stats *stats, rt_error *err) {
+                     const ktfile *prior, replay_stats *stats, rt_error *err) {
   memset(stats, 0, sizeof *stats);
   if (seeds < 1) return rt_error_set(err, RT_ERR_USAGE, "--seeds must be at least 1");
   if (budget < 1) return rt_error_set(err, RT_ERR_USAGE, "--budget must be at least 1");
@@ -36,9 +36,15 @@ rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget,
   stats->optimum_ms = kf->optimum_ms;
   stats->within = ktfile_count_within(kf, eps);
   stats->random_expected = (double)(kf->valid + 1) / (double)(stats->within + 1);
+  size_t *order = NULL;
+  if (prior) {
+    rt_status rc = ktfile_rank_in(prior, kf->space, &order, &stats->prior, err);
+    if (rc) return rc;
+  }
   stats->evals = malloc((size_t)seeds * sizeof *stats->evals);
   double *v = malloc((size_t)seeds * sizeof *v);
   if (!stats->evals || !v) {
+    free(order);
     free(v);
     replay_stats_free(stats);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
@@ -46,10 +52,12 @@ rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget,
   double target = kf->optimum_ms * (1 + eps);
   int reached = 0;
   for (int s = 0; s < seeds; s++) {
-    strategy_options o = {.name = name, .seed = (uint64_t)s, .max_evals = budget};
+    strategy_options o = {.name = name, .seed = (uint64_t)s, .max_evals = budget,
+                          .prior = order, .nprior = stats->prior};
     strategy *st;
     rt_status rc = strategy_new(kf->space, &o, &st, err);
     if (rc) {
+      free(order);
       free(v);
       replay_stats_free(stats);
       return rc;
@@ -65,6 +73,7 @@ rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget,
     }
     strategy_free(st);
     if (rc) {
+      free(order);
       free(v);
       replay_stats_free(stats);
       return rc;
@@ -76,6 +85,7 @@ rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget,
   stats->reached = (double)reached / seeds;
   stats->median = replay_percentile(v, (size_t)seeds, 50);
   stats->p90 = replay_percentile(v, (size_t)seeds, 90);
+  free(order);
   free(v);
   return RT_OK;
 }

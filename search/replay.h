@@ -36,11 +36,14 @@ typedef struct replay_stats {
   double reached;         /* fraction of runs that reached the target within the budget */
   double random_expected; /* (valid + 1) / (within + 1) */
   long *evals;            /* per seed: evaluations to target, or -1 when missed (owned) */
+  size_t prior;           /* configurations of kf the prior ranks (0: no prior) */
 } replay_stats;
 
-/* Runs strategy NAME (NULL: the default) on kf; stats->evals is allocated (replay_stats_free). */
+/* Runs strategy NAME (NULL: the default) on kf; stats->evals is allocated (replay_stats_free).
+ * prior (NULL: none) is another recording of the same kernel, typically on another GPU, whose
+ * fastest configurations every run starts with (ktfile_rank_in, strategy_options.prior). */
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
-                     replay_stats *stats, rt_error *err);
+                     const ktfile *prior, replay_stats *stats, rt_error *err);
 void replay_stats_free(replay_stats *stats);
 
 /* Percentile q (0..100) of v[0..n) with linear interpolation; v is sorted in place. */

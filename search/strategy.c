@@ -148,6 +148,14 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
     return rt_error_set(err, RT_ERR_SPACE_EMPTY, "the space has no configuration to search");
   if (opt && (opt->max_evals < 0 || opt->max_seconds < 0 || isnan(opt->max_seconds)))
     return rt_error_set(err, RT_ERR_INVALID, "budgets must be >= 0 (0: no limit)");
+  if (opt && opt->nprior && !opt->prior)
+    return rt_error_set(err, RT_ERR_INVALID, "a prior of %zu configurations given as NULL",
+                        opt->nprior);
+  for (size_t i = 0; opt && i < opt->nprior; i++)
+    if (opt->prior[i] >= space_size(s))
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "prior entry %zu is configuration %zu; the space has %zu", i,
+                          opt->prior[i], space_size(s));
   strategy *st = calloc(1, sizeof *st);
   if (!st) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   if (opt) st->opt = *opt;
@@ -165,7 +173,20 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
   st->time = malloc(st->n * sizeof *st->time);
   st->perm = malloc(st->n * sizeof *st->perm);
   st->cfg = malloc((size_t)st->np * sizeof *st->cfg);
-  if (!st->state || !st->time || !st->perm || !st->cfg) {
+  /* the prior's first entries, without repeats; brute_force and model keep their own order */
+  int takes_prior = kind != &strategy_kind_brute_force && kind != &strategy_kind_model;
+  size_t want = takes_prior ? st->opt.nprior : 0;
+  if (want > STRATEGY_PRIOR_FIRST) want = STRATEGY_PRIOR_FIRST;
+  st->prior = malloc((want ? want : 1) * sizeof *st->prior);
+  for (size_t i = 0; st->prior && st->state && i < st->opt.nprior && st->nprior < want; i++) {
+    size_t c = st->opt.prior[i];
+    if (st->state[c]) continue;
+    st->state[c] = ST_PENDING; /* a mark until the loop ends */
+    st->prior[st->nprior++] = c;
+  }
+  for (size_t i = 0; st->state && i < st->nprior; i++) st->state[st->prior[i]] = ST_UNSEEN;
+  st->opt.prior = NULL; /* the copy above is what is used */
+  if (!st->state || !st->time || !st->perm || !st->cfg || !st->prior) {
     strategy_free(st);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for a space of %zu configurations",
                         space_size(s));
@@ -193,6 +214,7 @@ void strategy_free(strategy *st) {
   free(st->time);
   free(st->perm);
   free(st->cfg);
+  free(st->prior);
   free(st);
 }
 
@@ -204,7 +226,12 @@ size_t strategy_ask(strategy *st, size_t *out, size_t cap) {
     if (st->opt.max_evals > 0 && st->handed >= (size_t)st->opt.max_evals) break;
     if (st->handed >= st->n) break;
     if (st->opt.max_seconds > 0 && strategy_now(st) - st->t0 >= st->opt.max_seconds) break;
-    long j = st->kind->next ? st->kind->next(st) : -1;
+    long j = -1;
+    while (j < 0 && st->prior_pos < st->nprior) {
+      j = (long)st->prior[st->prior_pos++];
+      if (st->state[j] != ST_UNSEEN) j = -1;
+    }
+    if (j < 0 && st->kind->next) j = st->kind->next(st);
     if (j < 0 || st->state[j] != ST_UNSEEN) j = strategy_random_unseen(st);
     if (j < 0) break;
     st->state[j] = ST_PENDING;

@@ -20,6 +20,10 @@
  * kernels, which carry no diagnosis, lever and bayes make the same choices), and model (in the
  * order of a predicted time from the caller, e.g. the model device).  The default was chosen
  * by results on brute-forced spaces: see bench/bench_strategies.c and strategy_default().
+ *
+ * A prior (strategy_options.prior) transfers what is known from elsewhere, typically the same
+ * kernel's results on another GPU: every strategy but brute_force and model starts with its
+ * first STRATEGY_PRIOR_FIRST configurations, then carries on as it would from any results.
  */
 #ifndef ROOFTUNE_STRATEGY_H
 #define ROOFTUNE_STRATEGY_H
@@ -47,7 +51,17 @@ typedef struct strategy_options {
   void *clock_ctx;           /* passed to clock */
   strategy_predict_fn predict; /* required by "model", ignored by the others */
   void *predict_ctx;         /* passed to predict */
+  const size_t *prior;       /* configurations to evaluate first, most promising first: e.g.
+                              * the fastest of the same kernel's results on another GPU
+                              * (ktfile_rank_in); copied.  NULL: none */
+  size_t nprior;             /* entries in prior (of which STRATEGY_PRIOR_FIRST are used) */
 } strategy_options;
+
+/* How many of a prior's configurations a strategy evaluates before its own choices; they take
+ * the place of its random start (bayes's initial design, ils's first point, genetic's first
+ * members).  Chosen on the development spaces with each other GPU's space of the same kernel as
+ * the prior (bench/bench_strategies.c, "transfer"). */
+#define STRATEGY_PRIOR_FIRST 3
 
 /* The names, NULL-terminated, in a stable order. */
 const char *const *strategy_names(void);

@@ -39,6 +39,9 @@ struct strategy {
   size_t *perm;             /* random permutation of the unseen, for random picks */
   size_t perm_pos;          /* entries of perm already drawn */
   uint16_t *cfg;            /* scratch configuration, np entries */
+  size_t *prior;            /* the prior's configurations still to hand out first (owned) */
+  size_t nprior;            /* entries in prior (at most STRATEGY_PRIOR_FIRST) */
+  size_t prior_pos;         /* entries handed out or skipped */
   void *impl;               /* the strategy's own state */
 };
 

@@ -450,3 +450,146 @@ size_t ktfile_count_within(const ktfile *kf, double eps) {
     if (!kf->failure[i] && kf->time_ms[i] <= lim) k++;
   return k;
 }
+
+/* ---- a recorded file as a prior for another space ---- */
+
+/* The text of value v of parameter p ("128", "row"). */
+static void ktfile_value_text(const space_param *p, int v, char *buf, size_t size) {
+  if (p->ints) snprintf(buf, size, "%lld", p->ints[v]);
+  else snprintf(buf, size, "%s", p->idents[v]);
+}
+
+typedef struct {
+  const uint16_t *key; /* the configuration's values on the shared parameters (kf positions) */
+  int nkey;            /* entries in key */
+  size_t idx;          /* its number in s */
+} ktfile_rank_key;
+
+static int ktfile_rank_cmp_key(const void *a, const void *b) {
+  const ktfile_rank_key *x = a, *y = b;
+  return memcmp(x->key, y->key, (size_t)x->nkey * sizeof *x->key);
+}
+
+static int ktfile_rank_cmp(const void *a, const void *b) {
+  const ktfile_rank_key *x = a, *y = b;
+  int c = ktfile_rank_cmp_key(a, b);
+  return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int ktfile_time_cmp(const void *a, const void *b, void *ctx) {
+  const double *t = ctx;
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  if (t[x] < t[y]) return -1;
+  if (t[x] > t[y]) return 1;
+  return (x > y) - (x < y);
+}
+
+rt_status ktfile_rank_in(const ktfile *kf, const space *s, size_t **order, size_t *n,
+                         rt_error *err) {
+  *order = NULL;
+  *n = 0;
+  int nps = space_nparams(s), npk = space_nparams(kf->space);
+  size_t ns = space_size(s);
+  /* shared parameters: sp[i] in s, kp[i] in kf; map[i][v]: kf's position of s's value v */
+  int *sp = malloc((size_t)(nps + 1) * 2 * sizeof *sp), *kp = sp ? sp + nps + 1 : NULL;
+  uint16_t **map = calloc((size_t)nps + 1, sizeof *map);
+  uint16_t *keys = NULL, *probe = NULL;
+  ktfile_rank_key *rk = NULL;
+  size_t *byt = NULL, *out = NULL;
+  uint8_t *taken = NULL;
+  rt_status rc = RT_OK;
+  int nsh = 0;
+  if (!sp || !map) {
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (int p = 0; p < nps; p++) {
+    const space_param *a = space_param_at(s, p);
+    int q = space_param_index(kf->space, a->name);
+    if (q < 0) continue;
+    const space_param *b = space_param_at(kf->space, q);
+    map[nsh] = malloc((size_t)a->count * sizeof **map);
+    if (!map[nsh]) {
+      rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    for (int v = 0; v < a->count; v++) {
+      char ta[128], tb[128];
+      ktfile_value_text(a, v, ta, sizeof ta);
+      map[nsh][v] = UINT16_MAX; /* a value kf never declares */
+      for (int w = 0; w < b->count; w++) {
+        ktfile_value_text(b, w, tb, sizeof tb);
+        if (!strcmp(ta, tb)) map[nsh][v] = (uint16_t)w;
+      }
+    }
+    sp[nsh] = p;
+    kp[nsh++] = q;
+  }
+  if (nsh == 0) {
+    char names[256] = "";
+    for (int q = 0; q < npk && strlen(names) < 200; q++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", q ? ", " : "",
+               space_param_at(kf->space, q)->name);
+    char theirs[256] = "";
+    for (int p = 0; p < nps && strlen(theirs) < 200; p++)
+      snprintf(theirs + strlen(theirs), sizeof theirs - strlen(theirs), "%s%s", p ? ", " : "",
+               space_param_at(s, p)->name);
+    rc = ktfile_fail(err, kf->path, RT_ERR_INVALID,
+                     "shares no parameter with the space it should rank (its parameters are %s; "
+                     "the space's are %s): give a recording of the same kernel", names, theirs);
+    goto done;
+  }
+  /* s's configurations sorted by their values on the shared parameters */
+  keys = malloc(ns * (size_t)nsh * sizeof *keys);
+  rk = malloc(ns * sizeof *rk);
+  probe = malloc((size_t)nsh * sizeof *probe);
+  byt = malloc(kf->configs * sizeof *byt);
+  out = malloc((ns ? ns : 1) * sizeof *out);
+  taken = calloc(ns ? ns : 1, 1);
+  if (!keys || !rk || !probe || !byt || !out || !taken) {
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < ns; i++) {
+    const uint16_t *c = space_config(s, i);
+    uint16_t *k = keys + i * (size_t)nsh;
+    for (int j = 0; j < nsh; j++) k[j] = map[j][c[sp[j]]];
+    rk[i].key = k;
+    rk[i].nkey = nsh;
+    rk[i].idx = i;
+  }
+  qsort(rk, ns, sizeof *rk, ktfile_rank_cmp);
+  /* kf's timed records, fastest first, each standing for the configurations with its key */
+  size_t nt = 0;
+  for (size_t i = 0; i < kf->configs; i++)
+    if (!kf->failure[i]) byt[nt++] = i;
+  qsort_r(byt, nt, sizeof *byt, ktfile_time_cmp, kf->time_ms);
+  size_t got = 0;
+  for (size_t t = 0; t < nt && got < ns; t++) {
+    const uint16_t *c = space_config(kf->space, byt[t]);
+    for (int j = 0; j < nsh; j++) probe[j] = c[kp[j]];
+    ktfile_rank_key want = {probe, nsh, 0};
+    ktfile_rank_key *hit = bsearch(&want, rk, ns, sizeof *rk, ktfile_rank_cmp_key);
+    if (!hit) continue;
+    while (hit > rk && !ktfile_rank_cmp_key(hit - 1, &want)) hit--;
+    for (; hit < rk + ns && !ktfile_rank_cmp_key(hit, &want); hit++)
+      if (!taken[hit->idx]) {
+        taken[hit->idx] = 1;
+        out[got++] = hit->idx;
+      }
+  }
+  *order = out;
+  *n = got;
+  out = NULL;
+done:
+  for (int j = 0; map && j < nsh; j++) free(map[j]);
+  free(map);
+  free(sp);
+  free(keys);
+  free(rk);
+  free(probe);
+  free(byt);
+  free(out);
+  free(taken);
+  return rc;
+}

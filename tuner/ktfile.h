@@ -64,4 +64,15 @@ void ktfile_result(const ktfile *kf, size_t idx, candidate_result *r);
 /* Configurations within eps of the optimum (time <= optimum * (1 + eps)). */
 size_t ktfile_count_within(const ktfile *kf, double eps);
 
+/* kf's timed configurations, fastest first, as configurations of another space s (the same
+ * kernel's space on this GPU, or a file recorded on another): a prior for a search of s
+ * (strategy_options.prior).  Parameters are matched by name and values by their text; a
+ * parameter s has and kf lacks leaves every value open (the record stands for each
+ * configuration of s that agrees on the others, in s's order), one kf has and s lacks is
+ * ignored, and a record with a value outside s's domains, or no configuration of s, is
+ * skipped.  *order (malloc'ed, each configuration once) may hold fewer than space_size(s)
+ * entries; RT_ERR_INVALID naming kf's file when the two share no parameter. */
+rt_status ktfile_rank_in(const ktfile *kf, const space *s, size_t **order, size_t *n,
+                         rt_error *err);
+
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `rooftune replay`: JSON on small fixtures (Kernel Tuner plain and gzipped, KTT), clear errors
-# for bad files and flags, and one real brute-forced space when ../shared/data is there.
+# for bad files and flags, a prior from another GPU, and one real brute-forced space when
+# ../shared/data is there.
 set -u
 bin=${ROOFTUNE_BIN:?}
 fx=${ROOFTUNE_SOURCE_DIR:?}/tests/data/ktfiles
@@ -34,6 +35,23 @@ done
 "$bin" replay --target -1 "$fx/small.json" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: --target -1"; exit 1; }
 "$bin" replay --bogus "$fx/small.json" 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: --bogus"; exit 1; }
 "$bin" replay 2>/dev/null; [ $? -eq 2 ] || { echo "FAIL: no file"; exit 1; }
+# --prior: another GPU's recording of the kernel; its fastest configuration that this space
+# has (block_size_x=32,tile=2: 1.04 ms here, within 5 % of 1.0) is every run's first evaluation
+j=$("$bin" replay --json --seeds 4 --strategy annealing --prior "$fx/prior_other_gpu.json" "$fx/small.json") \
+  || { echo "FAIL: replay --prior exited $?"; exit 1; }
+python3 - "$j" <<'PY' || exit 1
+import json, sys
+r = json.loads(sys.argv[1])["results"][0]
+assert r["prior"]["ranked"] == 5 and r["prior"]["evaluated_first"] == 3, r
+assert r["prior"]["device_name"] == "Other Fixture GPU", r
+assert r["evals_to_target"]["median"] == 1 and r["evals_to_target"]["p90"] == 1, r
+print("replay --prior ok")
+PY
+for f in unrelated.json missing.json; do
+  err=$("$bin" replay --prior "$fx/$f" "$fx/small.json" 2>&1 >/dev/null); rc=$?
+  [ $rc -eq 1 ] || { echo "FAIL: --prior $f exited $rc"; exit 1; }
+  echo "$err" | grep -q "$f" || { echo "FAIL: --prior error does not name $f: $err"; exit 1; }
+done
 # a real space, when present
 real=${ROOFTUNE_SHARED_DIR:-}/data/spaces/ktt_coulomb3d_RTX_2080.json.gz
 if [ -r "$real" ]; then

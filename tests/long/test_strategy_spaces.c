@@ -29,7 +29,7 @@ int main(void) {
     CHECK_INT(ktfile_load(path, &kf, &err), RT_OK);
     if (!kf) continue;
     replay_stats rs;
-    CHECK_INT(replay_run(kf, NULL, 30, REPLAY_DEFAULT_BUDGET, 0.05, &rs, &err), RT_OK);
+    CHECK_INT(replay_run(kf, NULL, 30, REPLAY_DEFAULT_BUDGET, 0.05, NULL, &rs, &err), RT_OK);
     CHECK_NEAR(rs.reached, 1.0, 0);
     printf("%-32s %s: median %.1f, p90 %.1f, random %.1f\n", files[i], rs.strategy, rs.median,
            rs.p90, rs.random_expected);

@@ -124,6 +124,43 @@ static void check_mixed(void) {
   ktfile_free(kf);
 }
 
+/* Another GPU's recording as a prior: matched by parameter name, a missing parameter open, an
+ * extra one ignored, values outside the domains and failures skipped. */
+static void check_rank_in(void) {
+  ktfile *kf = NULL, *pk = NULL, *un = NULL;
+  rt_error err = {0};
+  CHECK_INT(ktfile_load(fixture("small.json"), &kf, &err), RT_OK);
+  CHECK_INT(ktfile_load(fixture("prior_other_gpu.json"), &pk, &err), RT_OK);
+  CHECK_INT(ktfile_load(fixture("unrelated.json"), &un, &err), RT_OK);
+  if (!kf || !pk || !un) return;
+  size_t *order = NULL, n = 0;
+  CHECK_INT(ktfile_rank_in(pk, kf->space, &order, &n, &err), RT_OK);
+  static const char *const want[] = {
+      "block_size_x=32,tile=2,method=fast", "block_size_x=32,tile=2,method=safe", /* 0.8 */
+      "block_size_x=64,tile=2,method=fast",                                      /* 1.0 */
+      "block_size_x=16,tile=1,method=fast", "block_size_x=16,tile=1,method=safe"}; /* 2.0 */
+  CHECK_INT(n, 5);
+  for (size_t i = 0; i < n && i < 5; i++) {
+    char text[128];
+    space_format_config(kf->space, order[i], text, sizeof text);
+    CHECK_STR(text, want[i]);
+  }
+  free(order);
+  /* the file's own ranking: every timed configuration, fastest first */
+  CHECK_INT(ktfile_rank_in(kf, kf->space, &order, &n, &err), RT_OK);
+  CHECK_INT(n, 7);
+  if (n) CHECK_INT(order[0], kf->optimum_idx);
+  free(order);
+  CHECK_INT(ktfile_rank_in(un, kf->space, &order, &n, &err), RT_ERR_INVALID);
+  CHECK(order == NULL && n == 0);
+  CHECK_CONTAINS(err.source, "unrelated.json");
+  CHECK_CONTAINS(err.text, "shares no parameter");
+  CHECK_CONTAINS(err.text, "threads");
+  ktfile_free(kf);
+  ktfile_free(pk);
+  ktfile_free(un);
+}
+
 static void check_bad(const char *name, rt_status code, const char *text) {
   ktfile *kf = (ktfile *)1;
   rt_error err = {0};
@@ -134,6 +171,7 @@ static void check_bad(const char *name, rt_status code, const char *text) {
 }
 
 int main(void) {
+  check_rank_in();
   check_small("small.json", 1.0);
   check_small("small.json.gz", 2.0);
   check_ktt();

@@ -14,7 +14,7 @@ int main(void) {
 
   replay_stats rs;
   /* brute force walks the file's order: 1.04 ms (within 5 % of 1.0) is the 4th record */
-  CHECK_INT(replay_run(kf, "brute_force", 3, 100, 0.05, &rs, &err), RT_OK);
+  CHECK_INT(replay_run(kf, "brute_force", 3, 100, 0.05, NULL, &rs, &err), RT_OK);
   CHECK_STR(rs.strategy, "brute_force");
   CHECK_INT(rs.valid, 7);
   CHECK_INT(rs.configs, 10);
@@ -26,12 +26,12 @@ int main(void) {
   CHECK_INT(rs.evals[0], 4);
   replay_stats_free(&rs);
   /* the exact optimum is the 5th */
-  CHECK_INT(replay_run(kf, "brute_force", 1, 100, 0, &rs, &err), RT_OK);
+  CHECK_INT(replay_run(kf, "brute_force", 1, 100, 0, NULL, &rs, &err), RT_OK);
   CHECK_NEAR(rs.median, 5, 0);
   CHECK_NEAR(rs.random_expected, 8.0 / 2.0, 1e-12);
   replay_stats_free(&rs);
   /* a budget of 2 misses: counted as 4 */
-  CHECK_INT(replay_run(kf, "brute_force", 2, 2, 0.05, &rs, &err), RT_OK);
+  CHECK_INT(replay_run(kf, "brute_force", 2, 2, 0.05, NULL, &rs, &err), RT_OK);
   CHECK_NEAR(rs.median, 4, 0);
   CHECK_NEAR(rs.reached, 0, 0);
   CHECK_INT(rs.evals[1], -1);
@@ -39,17 +39,17 @@ int main(void) {
   /* every strategy reaches the target on a 10-configuration space within 10 evaluations */
   for (const char *const *n = strategy_names(); *n; n++) {
     if (strcmp(*n, "model") == 0) continue;
-    CHECK_INT(replay_run(kf, *n, 5, 10, 0.05, &rs, &err), RT_OK);
+    CHECK_INT(replay_run(kf, *n, 5, 10, 0.05, NULL, &rs, &err), RT_OK);
     CHECK_NEAR(rs.reached, 1, 0);
     CHECK(rs.median >= 1 && rs.median <= 10);
     replay_stats_free(&rs);
   }
   /* the default strategy when none is named */
-  CHECK_INT(replay_run(kf, NULL, 1, 10, 0.05, &rs, &err), RT_OK);
+  CHECK_INT(replay_run(kf, NULL, 1, 10, 0.05, NULL, &rs, &err), RT_OK);
   CHECK_STR(rs.strategy, strategy_default());
   replay_stats_free(&rs);
-  CHECK_INT(replay_run(kf, "nope", 1, 10, 0.05, &rs, &err), RT_ERR_INVALID);
-  CHECK_INT(replay_run(kf, "random", 0, 10, 0.05, &rs, &err), RT_ERR_USAGE);
+  CHECK_INT(replay_run(kf, "nope", 1, 10, 0.05, NULL, &rs, &err), RT_ERR_INVALID);
+  CHECK_INT(replay_run(kf, "random", 0, 10, 0.05, NULL, &rs, &err), RT_ERR_USAGE);
 
   double v[] = {5, 1, 4, 2, 3};
   CHECK_NEAR(replay_percentile(v, 5, 50), 3, 1e-12);

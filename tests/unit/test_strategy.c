@@ -1,6 +1,7 @@
 /* test_strategy.c — every strategy behind ask/tell: repeatable per seed, never hands a
  * configuration out twice, honours budgets in evaluations and (on a fake clock) seconds; brute
- * force finds the optimum; lever moves the parameter the diagnosis names first. */
+ * force finds the optimum; lever moves the parameter the diagnosis names first; a prior's
+ * configurations come first. */
 #include <math.h>
 #include <stdint.h>
 
@@ -214,6 +215,61 @@ static void check_lever(const space *s) {
 
 static double predict_true(void *ctx, size_t idx) { return time_of(ctx, idx); }
 
+/* A prior's first STRATEGY_PRIOR_FIRST configurations come first (repeats and all), for every
+ * strategy that takes one; then each strategy goes on as usual and still covers the space. */
+static void check_prior(const space *s) {
+  size_t n = space_size(s), best = 0;
+  for (size_t i = 1; i < n; i++)
+    if (time_of(s, i) < time_of(s, best)) best = i;
+  /* a prior that names the optimum second, after a repeat-free slow one, with a repeat */
+  size_t slow = best == 0 ? 1 : 0;
+  size_t prior[] = {slow, best, slow, best, 3, 4, 5};
+  rt_error err = {0};
+  for (const char *const *name = strategy_names(); *name; name++) {
+    if (strcmp(*name, "model") == 0) continue;
+    strategy_options o = {.name = *name, .seed = 5, .prior = prior, .nprior = 7};
+    strategy *st;
+    CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+    size_t got[256], k = 0, idx;
+    while (strategy_ask(st, &idx, 1) == 1) {
+      if (k < 256) got[k++] = idx;
+      CHECK_INT(strategy_tell(st, idx, RT_OK, time_of(s, idx), NULL, &err), RT_OK);
+    }
+    CHECK_INT(k, n);
+    if (strcmp(*name, "brute_force") == 0) {
+      CHECK_INT(got[0], 0); /* its own order */
+    } else {
+      CHECK_INT(got[0], slow);
+      CHECK_INT(got[1], best);
+      CHECK_INT(got[2], 3); /* the repeats skipped; 3 is the third distinct entry */
+      CHECK(STRATEGY_PRIOR_FIRST == 3);
+    }
+    strategy_free(st);
+  }
+  /* ils climbs from the prior's best: its next point is a neighbour of it */
+  size_t p2[] = {best};
+  strategy_options o = {.name = "ils", .seed = 1, .prior = p2, .nprior = 1};
+  strategy *st;
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  size_t idx, nb[32];
+  CHECK_INT(strategy_ask(st, &idx, 1), 1);
+  CHECK_INT(idx, best);
+  CHECK_INT(strategy_tell(st, idx, RT_OK, time_of(s, idx), NULL, &err), RT_OK);
+  CHECK_INT(strategy_ask(st, &idx, 1), 1);
+  size_t nn = space_neighbours(s, best, nb, 32);
+  int near = 0;
+  for (size_t i = 0; i < nn && i < 32; i++) near |= nb[i] == idx;
+  CHECK(near);
+  strategy_free(st);
+  /* bad priors */
+  size_t out_of_range[] = {n};
+  o = (strategy_options){.name = "bayes", .prior = out_of_range, .nprior = 1};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "prior entry 0");
+  o = (strategy_options){.name = "bayes", .prior = NULL, .nprior = 2};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+}
+
 static void check_model(const space *s) {
   strategy_options o = {.name = "model", .predict = predict_true, .predict_ctx = (void *)s};
   strategy *st;
@@ -236,6 +292,7 @@ int main(void) {
   check_errors(s);
   check_lever(s);
   check_model(s);
+  check_prior(s);
   space_free(s);
   return test_done();
 }

@@ -13,7 +13,7 @@
 
 static const char usage[] =
     "usage: rooftune replay SPACE_FILE... [--strategy S] [--seeds N] [--budget B] [--target EPS]\n"
-    "                       [--json]\n\n"
+    "                       [--prior FILE] [--json]\n\n"
     "Replays a search strategy on brute-forced spaces recorded by Kernel Tuner (cache files,\n"
     ".json or .json.gz) or KTT (results files): the strategy asks for configurations and gets\n"
     "their recorded times, so no GPU is needed.  For each file it runs the strategy once per\n"
@@ -29,6 +29,9 @@ static const char usage[] =
     "  --budget B     evaluations per run, failed ones included (default 1000: about an hour\n"
     "                 of compiling and timing on a GPU)\n"
     "  --target EPS   within this fraction of the optimum (default 0.05)\n"
+    "  --prior FILE   another recording of the same kernel (typically on another GPU), whose\n"
+    "                 fastest configurations each run evaluates first: what transfer from a\n"
+    "                 known GPU gains (parameters matched by name; random's figure has none)\n"
     "  --json         print {\"results\":[...]} instead of text\n";
 
 static int replay_parse_double(const char *flag, const char *text, double *out) {
@@ -48,7 +51,7 @@ static const char *replay_format_name(const ktfile *kf) {
 }
 
 static int cmd_replay(int argc, char **argv) {
-  const char *name = NULL;
+  const char *name = NULL, *prior_path = NULL;
   long seeds = 30, budget = REPLAY_DEFAULT_BUDGET;
   double eps = REPLAY_DEFAULT_EPS;
   int json = 0;
@@ -56,6 +59,7 @@ static int cmd_replay(int argc, char **argv) {
                                        {"seeds", required_argument, 0, 'n'},
                                        {"budget", required_argument, 0, 'b'},
                                        {"target", required_argument, 0, 't'},
+                                       {"prior", required_argument, 0, 'p'},
                                        {"json", no_argument, 0, 'j'},
                                        {0, 0, 0, 0}};
   int c;
@@ -72,6 +76,7 @@ static int cmd_replay(int argc, char **argv) {
       if (replay_parse_double("--target", optarg, &eps)) return CLI_EXIT_USAGE;
       break;
     case 'j': json = 1; break;
+    case 'p': prior_path = optarg; break;
     default: return cli_bad_option("replay", argc, argv);
     }
   }
@@ -91,6 +96,11 @@ static int cmd_replay(int argc, char **argv) {
                                        "times, which a recorded space does not have");
   }
 
+  ktfile *prior = NULL;
+  if (prior_path) {
+    rt_error err = {0};
+    if (ktfile_load(prior_path, &prior, &err)) return cli_fail("replay", &err);
+  }
   json_t *results = json_array();
   int rcode = CLI_EXIT_OK;
   for (int f = optind; f < argc; f++) {
@@ -101,8 +111,8 @@ static int cmd_replay(int argc, char **argv) {
       break;
     }
     replay_stats rs;
-    if (replay_run(kf, name, (int)seeds, budget, eps, &rs, &err)) {
-      rt_error_locate(&err, argv[f], NULL, 0, 0);
+    if (replay_run(kf, name, (int)seeds, budget, eps, prior, &rs, &err)) {
+      if (!err.source[0]) rt_error_locate(&err, argv[f], NULL, 0, 0);
       ktfile_free(kf);
       rcode = cli_fail("replay", &err);
       break;
@@ -126,12 +136,27 @@ static int cmd_replay(int argc, char **argv) {
       json_object_set_new(o, "evals_to_target", e);
       json_object_set_new(o, "reached", json_real(rs.reached));
       json_object_set_new(o, "random_expected", json_real(rs.random_expected));
+      if (prior) {
+        json_t *pj = json_object();
+        json_object_set_new(pj, "file", json_string(prior->path));
+        json_object_set_new(pj, "device_name", json_string(prior->device_name));
+        json_object_set_new(pj, "ranked", json_integer((json_int_t)rs.prior));
+        json_object_set_new(pj, "evaluated_first",
+                            json_integer(rs.prior < STRATEGY_PRIOR_FIRST ? (json_int_t)rs.prior
+                                                                         : STRATEGY_PRIOR_FIRST));
+        json_object_set_new(o, "prior", pj);
+      }
       json_array_append_new(results, o);
     } else {
       printf("%s: %s, %zu configurations (%zu timed, %zu failed), optimum %.4g ms replayed "
              "from %s\n",
              argv[f], replay_format_name(kf), rs.configs, rs.valid, rs.configs - rs.valid,
              rs.optimum_ms, kf->device_name[0] ? kf->device_name : "an unnamed GPU");
+      if (prior)
+        printf("  prior: %s (%s): ranks %zu of these configurations; each run evaluates its "
+               "fastest %d first\n",
+               prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU",
+               rs.prior, (int)(rs.prior < STRATEGY_PRIOR_FIRST ? rs.prior : STRATEGY_PRIOR_FIRST));
       printf("  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
              "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
              rs.strategy, rs.seeds, rs.budget, 100 * rs.eps, rs.median, rs.p90,
@@ -143,6 +168,7 @@ static int cmd_replay(int argc, char **argv) {
     replay_stats_free(&rs);
     ktfile_free(kf);
   }
+  ktfile_free(prior);
   if (json && rcode == CLI_EXIT_OK) {
     json_t *root = json_object();
     json_object_set_new(root, "results", results);
