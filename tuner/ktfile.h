@@ -2,13 +2,15 @@
  * with one recorded time (or failure) per configuration, so strategies can be replayed offline
  * and `db import` can take foreign results.
  *
- * Two formats are read, plain or gzipped (zlib reads both transparently):
+ * Three formats are read, plain or gzipped (zlib reads both transparently):
  *   - Kernel Tuner cache files: `tune_params_keys`, `tune_params` (the declared domains) and
  *     `cache`, whose records carry the parameter values and `time` in ms, or a failure string
  *     ("CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig", ...).
  *   - KTT result files: `Results[]` with `Configuration` [{Name, Value}], `Status` and
  *     `ComputationResults[].Duration` in `Metadata.TimeUnit` (microseconds by default); the
  *     domains are the values seen.
+ *   - rooftune's own export (`rooftune db export`): the rows of one template and problem
+ *     (ktfile_load_select), a failed row's text starting with its status name.
  * The space's parameters are the file's, each domain sorted ascending (numeric when every
  * value is an integer, otherwise identifiers holding the values' text); its configurations are
  * every record of the file, the failed ones included: a strategy that picks one pays an
@@ -26,7 +28,8 @@
 
 typedef enum {
   KTFILE_KERNEL_TUNER = 0, /* Kernel Tuner cache file */
-  KTFILE_KTT               /* KTT tuning results */
+  KTFILE_KTT,              /* KTT tuning results */
+  KTFILE_ROOFTUNE          /* rooftune's `db export` (one template and problem of it) */
 } ktfile_format;
 
 typedef struct ktfile {
@@ -47,6 +50,20 @@ typedef struct ktfile {
 
 /* Loads PATH; on error *out is NULL and err names the file and what is wrong with it. */
 rt_status ktfile_load(const char *path, ktfile **out, rt_error *err);
+
+/* Which rows of a rooftune export to load: one template (or family) and one problem; a NULL
+ * field: the only one the file holds (two or more is an error asking for it).  The other
+ * formats record one kernel and problem and ignore it. */
+typedef struct ktfile_select {
+  const char *template_name; /* "gemm_mma", or a family "gemm" when one template has rows */
+  const char *shape;         /* "4096x4096x4096" as the export writes it */
+  const char *dtype;         /* "bf16" */
+} ktfile_select;
+
+/* ktfile_load, choosing the rows of an export by sel (NULL: as ktfile_load).  An export with no
+ * row for sel is RT_ERR_NOT_FOUND naming the file. */
+rt_status ktfile_load_select(const char *path, const ktfile_select *sel, ktfile **out,
+                             rt_error *err);
 void ktfile_free(ktfile *kf);
 
 /* The configuration written "NAME=V,NAME=V,..." (space_parse_config's format): its number, or

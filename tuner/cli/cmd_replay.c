@@ -47,7 +47,9 @@ static int replay_parse_double(const char *flag, const char *text, double *out) 
 }
 
 static const char *replay_format_name(const ktfile *kf) {
-  return kf->format == KTFILE_KTT ? "KTT results" : "Kernel Tuner cache";
+  return kf->format == KTFILE_KTT        ? "KTT results"
+         : kf->format == KTFILE_ROOFTUNE ? "rooftune export"
+                                         : "Kernel Tuner cache";
 }
 
 static int cmd_replay(int argc, char **argv) {
