@@ -345,8 +345,48 @@ static double tune_predict(void *ctx, size_t idx) {
   return t * 1e3;
 }
 
+/* ---- a prior: the same kernel's results elsewhere ---- */
+
+/* The configurations of sp (template NAME) in the order of o->prior's times, into *order;
+ * none (and RT_OK) when the file holds nothing for this template and problem or shares no
+ * parameter with it; either way rep->prior says what it gave.  Errors: a file that cannot be
+ * read. */
+static rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size_t **order,
+                            size_t *n, rt_error *err) {
+  *order = NULL;
+  *n = 0;
+  ktfile_select sel = {name, c->prob.shape[0] ? c->prob.shape : NULL,
+                       c->prob.dtype[0] && strcmp(c->prob.dtype, "-") ? c->prob.dtype : NULL};
+  ktfile *kf = NULL;
+  rt_error e = {0};
+  rt_status rc = ktfile_load_select(c->o->prior, &sel, &kf, &e);
+  if (rc == RT_OK) rc = ktfile_rank_in(kf, sp, order, n, &e);
+  ktfile_free(kf);
+  char *p = c->rep->prior;
+  size_t l = strlen(p);
+  if (rc == RT_OK)
+    snprintf(p + l, sizeof c->rep->prior - l, "%s%s %zu ranked", l ? ", " : "", name, *n);
+  else if (rc == RT_ERR_NOT_FOUND || rc == RT_ERR_INVALID)
+    snprintf(p + l, sizeof c->rep->prior - l, "%s%s none (%s)", l ? ", " : "", name,
+             rc == RT_ERR_NOT_FOUND ? "no results for this problem" : "no parameter in common");
+  if (rc == RT_ERR_NOT_FOUND || rc == RT_ERR_INVALID) return RT_OK;
+  if (rc && err) *err = e;
+  return rc;
+}
+
+/* After every template's prior: an error when none ranked anything (a wrong file or problem). */
+static rt_status tune_prior_check(tune_ctx *c, size_t ranked, rt_error *err) {
+  if (!c->o->prior || ranked > 0) return RT_OK;
+  rt_error_locate(err, c->o->prior, NULL, 0, 0);
+  return rt_error_set(err, RT_ERR_NOT_FOUND,
+                      "the --prior file ranks no configuration of %s for %s %s (%s): give "
+                      "results of the same kernel and problem",
+                      c->o->target ? c->o->target : "the target", c->prob.shape, c->prob.dtype,
+                      c->rep->prior);
+}
+
 static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *arch, long share,
-                               rt_error *err) {
+                               const size_t *prior, size_t nprior, rt_error *err) {
   const tune_options *o = c->o;
   strategy *st = NULL;
   char *src = NULL;
@@ -387,6 +427,8 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   so.seed = o->seed;
   so.max_evals = share;
   so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (now_s() - c->t0)) : 0;
+  so.prior = prior;
+  so.nprior = nprior;
   predict_ctx pc = {c, m, sp, device_spec(c->dev), arch_spec_find(arch), path, wgmma};
   if (pc.gpu && pc.arch) {
     so.predict = tune_predict;
@@ -648,8 +690,17 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   so.seed = c->o->seed;
   so.max_evals = c->budget_left;
   so.max_seconds = c->o->max_seconds;
+  size_t *prior = NULL;
+  rt_status rc = RT_OK;
+  if (c->o->prior) {
+    if ((rc = tune_prior(c, name, kf->space, &prior, &so.nprior, err)) ||
+        (rc = tune_prior_check(c, so.nprior, err)))
+      return rc;
+    so.prior = prior;
+  }
   strategy *st = NULL;
-  rt_status rc = strategy_new(kf->space, &so, &st, err);
+  rc = strategy_new(kf->space, &so, &st, err);
+  free(prior);
   if (rc) return rc;
   snprintf(c->rep->strategy, sizeof c->rep->strategy, "%s", strategy_name(st));
   if (c->run) rc = db_run_template(c->run, name, c->o->target ? c->o->target : "", "", "", err);
@@ -798,6 +849,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   manifest *ms[TUNE_MAX_TEMPLATES];
   space *spaces[TUNE_MAX_TEMPLATES] = {0};
   char archs[TUNE_MAX_TEMPLATES][16];
+  size_t *priors[TUNE_MAX_TEMPLATES] = {0}, npriors[TUNE_MAX_TEMPLATES] = {0};
   int nms = 0;
   char **paths = NULL;
   int npaths = 0;
@@ -968,11 +1020,21 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     live++;
   }
   out->templates = (size_t)live;
+  /* the prior's ranking of every template's space, before any candidate is evaluated */
+  size_t ranked = 0;
+  for (int i = 0; i < nms && o->prior && !o->config; i++) {
+    if (!spaces[i]) continue;
+    if ((rc = tune_prior(&c, manifest_name(ms[i]), spaces[i], &priors[i], &npriors[i], err)))
+      goto done;
+    ranked += npriors[i];
+  }
+  if (!o->config && (rc = tune_prior_check(&c, ranked, err))) goto done;
   for (int i = 0; i < nms; i++) {
     if (!spaces[i]) continue;
     long share = c.budget_left / live--;
     if (share < 1 || TUNE_STOPPED(&c)) break;
-    if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, err))) goto done;
+    if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, priors[i], npriors[i], err)))
+      goto done;
   }
   if (use_library && !TUNE_STOPPED(&c) && (rc = tune_library(&c, err))) goto done;
 
@@ -988,6 +1050,7 @@ done:
   for (int i = 0; i < nms; i++) {
     space_free(spaces[i]);
     manifest_free(ms[i]);
+    free(priors[i]);
   }
   if (paths) manifest_list_free(paths, npaths);
   device_close(c.dev);

@@ -52,6 +52,10 @@ typedef struct tune_options {
                                ("BLOCK_M=128,BLOCK_N=64,..."): that configuration alone is
                                evaluated, afresh (a result the database holds for it is not
                                reused); `rooftune recheck` re-measures winners this way */
+  const char *prior;        /* NULL, or a recording of the same kernel elsewhere (a Kernel
+                               Tuner or KTT file, or a rooftune export, e.g. of another GPU's
+                               database): each template's search evaluates the fastest of its
+                               configurations there first (strategy_options.prior) */
   double max_seconds;       /* wall-clock budget; 0: none */
   uint64_t seed;            /* strategy seed (and the GPU inputs' seed) */
   const char *db_path;      /* database to store into; NULL: none */
@@ -74,6 +78,8 @@ typedef struct tune_report {
   char device[128];           /* "model:h200", "NVIDIA H200", "replay:FILE" */
   timing_kind timing;         /* measured / predicted / replayed */
   char note[256];             /* e.g. why the device was chosen; "" when nothing to say */
+  char prior[256];            /* what --prior gave each template ("gemm_wgmma 31 ranked, ..."),
+                                 "" without one */
   char strategy[32];          /* the strategy used */
   long budget;                /* the evaluation budget */
   size_t evaluated;           /* candidates evaluated in this run */

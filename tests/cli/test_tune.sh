@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `rooftune tune` end to end on the model device (JSON: timing "predicted", the winner stored),
-# the default device's first line when there is no GPU, replay of the fixture, and the
+# the default device's first line when there is no GPU, replay of the fixture, another GPU's
+# export as a prior, and the
 # usage errors (exit 2) and input errors (exit 1) with clear messages.
 set -u
 bin=${ROOFTUNE_BIN:?}
@@ -95,5 +96,37 @@ grep -q "lacks parameter" "$tmp/err" || { echo "FAIL: incomplete --config: $(cat
 "$bin" tune gemm --shape 256x256x256 --dtype f16 --device model:h200 --no-db --config "$cfg" >/dev/null 2>"$tmp/err"
 check_rc "tune gemm --config" 2 $?
 
-[ $fail = 0 ] && echo "tune: model, resume, default device, replay and errors ok"
+# --prior: another GPU's export (model:a100 here) orders the search on this one: its fastest
+# configuration is the first one evaluated
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:a100 --budget 6 \
+  --strategy random --db "$tmp/a100.db" >/dev/null 2>&1 || { echo "FAIL: tune on model:a100"; fail=1; }
+"$bin" db export --db "$tmp/a100.db" -o "$tmp/a100.json" || { echo "FAIL: export"; fail=1; }
+json=$("$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --budget 4 \
+  --no-db --prior "$tmp/a100.json" --json 2>"$tmp/err"); rc=$?
+check_rc "tune --prior" 0 $rc
+python3 - "$json" "$tmp/a100.json" "$tmp/err" <<'PY' || fail=1
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["prior"]["ranked"] == "gemm_mma 6 ranked", d["prior"]
+rows = [r for r in json.load(open(sys.argv[2]))["results"] if r["status"] == "OK"]
+best = min(rows, key=lambda r: r["time_ms"])["config"]
+text = ",".join("%s=%s" % kv for kv in best.items())
+first = [l for l in open(sys.argv[3]) if l.startswith("[1/4] ")][0]
+assert first.split()[2].rstrip(":") == text, (first, text)
+print("tune --prior ok: the A100's fastest first:", text)
+PY
+"$bin" tune gemm_mma --shape 256x256x512 --dtype bf16 --device model:h200 --no-db \
+  --prior "$tmp/a100.json" >/dev/null 2>"$tmp/err"
+check_rc "tune --prior of another dtype" 1 $?
+grep -q "ranks no configuration of gemm_mma for 256x256x512 bf16" "$tmp/err" ||
+  { echo "FAIL: --prior without matching rows: $(cat "$tmp/err")"; fail=1; }
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --no-db \
+  --prior "$tmp/none.json" >/dev/null 2>"$tmp/err"
+check_rc "tune --prior missing" 1 $?
+grep -q "none.json: cannot open" "$tmp/err" || { echo "FAIL: missing --prior: $(cat "$tmp/err")"; fail=1; }
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --no-db --config "$cfg" \
+  --prior "$tmp/a100.json" >/dev/null 2>&1
+check_rc "tune --config --prior" 2 $?
+
+[ $fail = 0 ] && echo "tune: model, resume, default device, replay, prior and errors ok"
 exit $fail

@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "search/strategy.h"
 #include "tune.h"
 
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
     "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
-    "                     [--config C] [--no-db] [--json]\n\n"
+    "                     [--config C] [--prior FILE] [--no-db] [--json]\n\n"
     "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
     "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
     "candidates with NVRTC (in parallel, through the cubin cache), measures, predicts or\n"
@@ -37,6 +38,11 @@ static const char usage[] =
     "                   ~/.local/share/rooftune/tuning.db)\n"
     "  --config C       evaluate only this configuration of TEMPLATE (\"BLOCK_M=128,...\", every\n"
     "                   parameter), afresh even when the database holds it\n"
+    "  --prior FILE     results of the same kernel elsewhere, typically another GPU's: a\n"
+    "                   rooftune export ('rooftune db export' of that machine's database; the\n"
+    "                   rows of each template for this shape and dtype), a Kernel Tuner cache\n"
+    "                   or KTT results file.  Each template's search evaluates the fastest of\n"
+    "                   its configurations there first (parameters matched by name)\n"
     "  --no-db          store nothing\n"
     "  --json           print one JSON object instead of the table\n";
 
@@ -142,6 +148,7 @@ static int cmd_tune(int argc, char **argv) {
                                        {"no-db", no_argument, 0, 'N'},
                                        {"json", no_argument, 0, 'j'},
                                        {"config", required_argument, 0, 'C'},
+                                       {"prior", required_argument, 0, 'P'},
                                        {0, 0, 0, 0}};
   int c;
   long v;
@@ -152,6 +159,7 @@ static int cmd_tune(int argc, char **argv) {
     case 'D': o.device = optarg; break;
     case 'S': o.strategy = optarg; break;
     case 'C': o.config = optarg; break;
+    case 'P': o.prior = optarg; break;
     case 'b':
       if (cli_parse_count("tune", "--budget", optarg, &v) < 0) return CLI_EXIT_USAGE;
       if (v < 1) return cli_usage_error("tune", "--budget must be at least 1");
@@ -183,6 +191,9 @@ static int cmd_tune(int argc, char **argv) {
   if (!replay && !o.shape) return cli_usage_error("tune", "missing --shape (e.g. --shape 4096x4096x4096)");
   if (!replay && !o.dtype) return cli_usage_error("tune", "missing --dtype (f32, f16 or bf16)");
   if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");
+  if (o.config && o.prior)
+    return cli_usage_error("tune", "--config evaluates one configuration; --prior orders a "
+                                   "search: give one of them");
   char dbbuf[1024];
   if (!no_db) o.db_path = db_path ? db_path : tune_default_db_path(dbbuf, sizeof dbbuf);
   char command[512];
@@ -250,6 +261,8 @@ static int cmd_tune(int argc, char **argv) {
     if (note[0] || rep.note[0])
       json_object_set_new(root, "note", json_string(rep.note[0] ? rep.note : note));
     if (rep.ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep.ceilings));
+    if (o.prior)
+      json_object_set_new(root, "prior", json_pack("{ss ss}", "file", o.prior, "ranked", rep.prior));
     if (o.db_path) {
       json_object_set_new(root, "db", json_string(o.db_path));
       json_object_set_new(root, "run_id", json_integer(rep.run_id));
@@ -282,6 +295,9 @@ static int cmd_tune(int argc, char **argv) {
     if (rep.compile_seconds > 0 || rep.cache_hits)
       printf(" (compiling %.1f s, %zu compiles from the cache)", rep.compile_seconds, rep.cache_hits);
     printf("\n");
+    if (o.prior)
+      printf("prior: %s (the first %d of each ranking evaluated first): %s\n", o.prior,
+             STRATEGY_PRIOR_FIRST, rep.prior);
     print_table(&rep);
     if (rep.have_best) {
       const candidate_result *b = &rep.best;
