@@ -36,6 +36,10 @@
  * spaces; without them it is 20.5x.  The alignment inputs cost pnpoly (18 before, on 30 seeds;
  * 30 -> 67 on 100 seeds), whose best tile size (20) is less aligned than the runner-up (16).
  *
+ * --transfer: the default strategy with another GPU's space of the same kernel as its prior
+ * (the kernel is the file name up to the first '_').  100 seeds: held-out geometric mean 5.27
+ * cold, 9.07 with priors; dev 3.71 and 5.19 (bench/results/strategies.md has the pairs).
+ *
  * Besides ../shared/data/spaces it reads the extra public spaces that bench/fetch_spaces.sh puts
  * in $XDG_CACHE_HOME/rooftune/spaces (~/.cache/rooftune/spaces): spaces found after the
  * strategies were fixed, so held out in the strict sense.
