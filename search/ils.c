@@ -267,39 +267,14 @@ typedef struct {
   size_t pos;    /* next entry */
 } strategy_model;
 
-typedef struct {
-  double key; /* predicted time */
-  size_t idx; /* configuration */
-} strategy_model_key;
-
-static int strategy_model_cmp(const void *a, const void *b) {
-  const strategy_model_key *x = a, *y = b;
-  if (x->key < y->key) return -1;
-  if (x->key > y->key) return 1;
-  return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 static rt_status strategy_model_init(strategy *st, rt_error *err) {
   if (!st->opt.predict)
     return rt_error_set(err, RT_ERR_INVALID, "the model strategy needs a predicted time for "
                                              "each configuration (a model device)");
   strategy_model *m = calloc(1, sizeof *m);
-  strategy_model_key *keys = malloc(st->n * sizeof *keys);
-  if (m) m->order = malloc(st->n * sizeof *m->order);
   st->impl = m;
-  if (!m || !keys || !m->order) {
-    free(keys);
-    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < st->n; i++) {
-    double k = st->opt.predict(st->opt.predict_ctx, i);
-    keys[i].key = isnan(k) ? INFINITY : k;
-    keys[i].idx = i;
-  }
-  qsort(keys, st->n, sizeof *keys, strategy_model_cmp);
-  for (size_t i = 0; i < st->n; i++) m->order[i] = keys[i].idx;
-  free(keys);
-  return RT_OK;
+  if (!m) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  return strategy_rank_predicted(st->sp, st->opt.predict, st->opt.predict_ctx, &m->order, err);
 }
 
 static long strategy_model_next(strategy *st) {

@@ -126,6 +126,42 @@ size_t strategy_moves(const strategy *st, size_t idx, int steps, size_t *out, si
   return k;
 }
 
+/* ---- a predicted order ---- */
+
+typedef struct {
+  double key; /* predicted time */
+  size_t idx; /* configuration */
+} strategy_rank_key;
+
+static int strategy_rank_cmp(const void *a, const void *b) {
+  const strategy_rank_key *x = a, *y = b;
+  if (x->key < y->key) return -1;
+  if (x->key > y->key) return 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+rt_status strategy_rank_predicted(const space *s, strategy_predict_fn predict, void *ctx,
+                                  size_t **order, rt_error *err) {
+  size_t n = space_size(s);
+  *order = malloc((n ? n : 1) * sizeof **order);
+  strategy_rank_key *keys = malloc((n ? n : 1) * sizeof *keys);
+  if (!*order || !keys) {
+    free(*order);
+    *order = NULL;
+    free(keys);
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++) {
+    double k = predict(ctx, i);
+    keys[i].key = isnan(k) ? INFINITY : k;
+    keys[i].idx = i;
+  }
+  qsort(keys, n, sizeof *keys, strategy_rank_cmp);
+  for (size_t i = 0; i < n; i++) (*order)[i] = keys[i].idx;
+  free(keys);
+  return RT_OK;
+}
+
 /* ---- the core ---- */
 
 rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out,

@@ -63,6 +63,12 @@ typedef struct strategy_options {
  * the prior (bench/bench_strategies.c, "transfer"). */
 #define STRATEGY_PRIOR_FIRST 3
 
+/* Every configuration of s by predicted time, fastest first (ties and NaN in space order, NaN
+ * last): the model strategy's order, and a prior from the model device.  *order: malloc'ed,
+ * space_size(s) entries. */
+rt_status strategy_rank_predicted(const space *s, strategy_predict_fn predict, void *ctx,
+                                  size_t **order, rt_error *err);
+
 /* The names, NULL-terminated, in a stable order. */
 const char *const *strategy_names(void);
 /* The default strategy's name. */

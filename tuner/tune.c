@@ -345,7 +345,12 @@ static double tune_predict(void *ctx, size_t idx) {
   return t * 1e3;
 }
 
-/* ---- a prior: the same kernel's results elsewhere ---- */
+/* ---- a prior: the same kernel's results elsewhere, or the model's ranking ---- */
+
+/* --prior model: the model device ranks each template's space for the GPU tuned on. */
+static int tune_prior_is_model(const tune_options *o) {
+  return o->prior && strcmp(o->prior, "model") == 0;
+}
 
 /* The configurations of sp (template NAME) in the order of o->prior's times, into *order;
  * none (and RT_OK) when the file holds nothing for this template and problem or shares no
@@ -376,7 +381,7 @@ static rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size
 
 /* After every template's prior: an error when none ranked anything (a wrong file or problem). */
 static rt_status tune_prior_check(tune_ctx *c, size_t ranked, rt_error *err) {
-  if (!c->o->prior || ranked > 0) return RT_OK;
+  if (!c->o->prior || tune_prior_is_model(c->o) || ranked > 0) return RT_OK;
   rt_error_locate(err, c->o->prior, NULL, 0, 0);
   return rt_error_set(err, RT_ERR_NOT_FOUND,
                       "the --prior file ranks no configuration of %s for %s %s (%s): give "
@@ -392,6 +397,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   char *src = NULL;
   candidate_result *prev = NULL;
   size_t nprev = 0;
+  size_t *model_prior = NULL;
   template_best best, second;
   memset(&best, 0, sizeof best);
   memset(&second, 0, sizeof second);
@@ -433,6 +439,21 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   if (pc.gpu && pc.arch) {
     so.predict = tune_predict;
     so.predict_ctx = &pc;
+  }
+  if (tune_prior_is_model(o) && !o->config) {
+    /* --prior model: the model device's ranking of this GPU */
+    if (!so.predict) {
+      rt_error_locate(err, "--prior", NULL, 0, 0);
+      rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "the model has no figures for %s (%s) to rank "
+                        "%s with", c->rep->device, arch, name);
+      goto done;
+    }
+    if ((rc = strategy_rank_predicted(sp, tune_predict, &pc, &model_prior, err))) goto done;
+    so.prior = model_prior;
+    so.nprior = space_size(sp);
+    size_t l = strlen(c->rep->prior);
+    snprintf(c->rep->prior + l, sizeof c->rep->prior - l, "%s%s %zu ranked by the model",
+             l ? ", " : "", name, space_size(sp));
   }
   if ((rc = strategy_new(sp, &so, &st, err))) goto done;
   snprintf(c->rep->strategy, sizeof c->rep->strategy, "%s", strategy_name(st));
@@ -622,6 +643,7 @@ done:
   free(pend);
   free(jobs);
   free(crs);
+  free(model_prior);
   strategy_free(st);
   return rc;
 }
@@ -692,6 +714,11 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   so.max_seconds = c->o->max_seconds;
   size_t *prior = NULL;
   rt_status rc = RT_OK;
+  if (tune_prior_is_model(c->o)) {
+    rt_error_locate(err, "--prior", NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_USAGE, "a replayed file has no model to rank it: give "
+                                           "another recording as --prior");
+  }
   if (c->o->prior) {
     if ((rc = tune_prior(c, name, kf->space, &prior, &so.nprior, err)) ||
         (rc = tune_prior_check(c, so.nprior, err)))
@@ -1022,7 +1049,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   out->templates = (size_t)live;
   /* the prior's ranking of every template's space, before any candidate is evaluated */
   size_t ranked = 0;
-  for (int i = 0; i < nms && o->prior && !o->config; i++) {
+  for (int i = 0; i < nms && o->prior && !tune_prior_is_model(o) && !o->config; i++) {
     if (!spaces[i]) continue;
     if ((rc = tune_prior(&c, manifest_name(ms[i]), spaces[i], &priors[i], &npriors[i], err)))
       goto done;

@@ -128,5 +128,17 @@ grep -q "none.json: cannot open" "$tmp/err" || { echo "FAIL: missing --prior: $(
   --prior "$tmp/a100.json" >/dev/null 2>&1
 check_rc "tune --config --prior" 2 $?
 
+# --prior model: the model's three best first, as the model strategy orders them
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h100 --budget 4 --no-db \
+  --prior model >/dev/null 2>"$tmp/pm" || { echo "FAIL: --prior model"; fail=1; }
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h100 --budget 3 --no-db \
+  --strategy model >/dev/null 2>"$tmp/sm" || { echo "FAIL: --strategy model"; fail=1; }
+a=$(grep -E '^\[[123]/' "$tmp/pm" | awk '{print $3}'); b=$(grep -E '^\[[123]/' "$tmp/sm" | awk '{print $3}')
+[ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: --prior model did not start with the model's order: $a / $b"; fail=1; }
+"$bin" tune convolution --device "replay:$src/tests/data/ktfiles/small.json" --no-db --prior model \
+  >/dev/null 2>"$tmp/err"
+check_rc "replay --prior model" 2 $?
+grep -q "no model to rank" "$tmp/err" || { echo "FAIL: replay --prior model: $(cat "$tmp/err")"; fail=1; }
+
 [ $fail = 0 ] && echo "tune: model, resume, default device, replay, prior and errors ok"
 exit $fail

@@ -42,7 +42,8 @@ static const char usage[] =
     "                   rooftune export ('rooftune db export' of that machine's database; the\n"
     "                   rows of each template for this shape and dtype), a Kernel Tuner cache\n"
     "                   or KTT results file.  Each template's search evaluates the fastest of\n"
-    "                   its configurations there first (parameters matched by name)\n"
+    "                   its configurations there first (parameters matched by name).\n"
+    "                   --prior model: the model device's ranking for this GPU instead\n"
     "  --no-db          store nothing\n"
     "  --json           print one JSON object instead of the table\n";
 
