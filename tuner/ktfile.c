@@ -650,10 +650,10 @@ rt_status ktfile_rank_in(const ktfile *kf, const space *s, size_t **order, size_
     goto done;
   }
   /* s's configurations sorted by their values on the shared parameters */
-  keys = malloc(ns * (size_t)nsh * sizeof *keys);
-  rk = malloc(ns * sizeof *rk);
+  keys = malloc((ns ? ns : 1) * (size_t)nsh * sizeof *keys);
+  rk = malloc((ns ? ns : 1) * sizeof *rk);
   probe = malloc((size_t)nsh * sizeof *probe);
-  byt = malloc(kf->configs * sizeof *byt);
+  byt = malloc((kf->configs ? kf->configs : 1) * sizeof *byt);
   out = malloc((ns ? ns : 1) * sizeof *out);
   taken = calloc(ns ? ns : 1, 1);
   if (!keys || !rk || !probe || !byt || !out || !taken) {
