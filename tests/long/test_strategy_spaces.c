@@ -2,7 +2,9 @@
  * 5 % of the optimum): every run reaches the target within the default budget, and over all
  * spaces it needs fewer evaluations than random search's exact expectation (geometric mean of
  * the ratio >= 3; bench/bench_strategies prints the full table).  Runs are deterministic per
- * seed, so this is a regression check, not a timing.  Skips without the data. */
+ * seed, so this is a regression check, not a timing.  And another GPU's space as the prior
+ * (dedispersion: the A100's for the A4000) takes every run there in one evaluation.  Skips
+ * without the data. */
 #include <math.h>
 #include <unistd.h>
 
@@ -41,5 +43,30 @@ int main(void) {
   double gm = n ? exp(logsum / n) : 0;
   printf("geometric mean of random / %s: %.2f\n", strategy_default(), gm);
   CHECK(gm >= 3.0);
+
+  /* transfer: the A100's recording of dedispersion as the prior on the A4000 (the same kernel,
+   * whose fastest configurations on the A100 are within 5 % on the A4000) takes every run to
+   * the target in its first evaluation, where the cold search needs several */
+  char a100[1200], a4000[1200];
+  snprintf(a100, sizeof a100, "%s/dedispersion_A100.json.gz", dir);
+  snprintf(a4000, sizeof a4000, "%s/dedispersion_A4000.json.gz", dir);
+  ktfile *prior = NULL, *kf = NULL;
+  rt_error err = {0};
+  CHECK_INT(ktfile_load(a100, &prior, &err), RT_OK);
+  CHECK_INT(ktfile_load(a4000, &kf, &err), RT_OK);
+  if (prior && kf) {
+    replay_stats cold, warm;
+    CHECK_INT(replay_run(kf, NULL, 30, REPLAY_DEFAULT_BUDGET, 0.05, NULL, &cold, &err), RT_OK);
+    CHECK_INT(replay_run(kf, NULL, 30, REPLAY_DEFAULT_BUDGET, 0.05, prior, &warm, &err), RT_OK);
+    printf("dedispersion_A4000 with the A100's space as prior: median %.1f (cold %.1f), %zu "
+           "ranked\n", warm.median, cold.median, warm.prior);
+    CHECK_INT(warm.prior, kf->configs);
+    CHECK_NEAR(warm.p90, 1.0, 0);
+    CHECK(cold.median > 1.0);
+    replay_stats_free(&cold);
+    replay_stats_free(&warm);
+  }
+  ktfile_free(prior);
+  ktfile_free(kf);
   return test_done();
 }
