@@ -14,16 +14,18 @@
  * First run: one NVRTC compile per configuration (minutes on two cores); the cubin cache makes
  * reruns fast.
  *
- * Figures (30 seeds, 2026-11-29; median evaluations, random's expectation in brackets):
- *   gemm_wgmma bf16 4096x4096x4096:nt   lever 5     bayes 7.5   random 7.5    (14.6)
+ * Figures (30 seeds, 2026-11-29, with bayes's maximin initial design; median evaluations,
+ * random's expectation in brackets):
+ *   gemm_wgmma bf16 4096x4096x4096:nt   lever 6     bayes 7     random 7.5    (14.6)
  *   gemm_wgmma bf16 16x4096x14336:nt    lever 2     bayes 3     random 3      (3.1)
  *   gemm_mma   bf16 4096x4096x4096      lever 1     bayes 1     random 1      (3.1)
- *   gemm_mma   f16  64x14336x4096:nt    lever 12.5  bayes 11    random 19.5   (25.0)
+ *   gemm_mma   f16  64x14336x4096:nt    lever 7.5   bayes 11    random 19.5   (25.0)
  *   gemm_simt  f32  2048x2048x2048      lever 1     bayes 1     random 1      (1.7)
- *   geometric mean of random's expectation / median: lever 2.16, bayes 1.88, random 1.68.
- * The model's spaces are small (72-248 valid) and flat near the top (8-80 within 5 %), so no
- * strategy can score high here; the lever gains on gemm_wgmma and loses a little on the skinny
- * gemm_mma problem.  2 min 51 s on two cores with a cold cubin cache.
+ *   geometric mean of random's expectation / median: lever 2.31, bayes 1.91, random 1.68.
+ * (With uniform random initial picks: lever 2.16, bayes 1.88.)  The model's spaces are small
+ * (72-248 valid) and flat near the top (8-80 within 5 %), so no strategy can score high here;
+ * the lever leads wherever the strategies differ.  2 min 43 s on two cores with a warm cubin
+ * cache (2 min 51 s cold).
  *
  * usage: bench_lever [--seeds N]
  */
