@@ -19,26 +19,29 @@
  * geometric-like distribution is below its mean, so random search itself scores about 1.5.
  * Where k/V is large (dedispersion: 40 % and 13 % of the space within 5 %, coulomb 14 %) no
  * strategy without prior knowledge can score much above random: one lucky first draw is the
- * floor, and 30-seed medians there move by one or two evaluations between seed sets (with 100
- * seeds dedispersion_A4000 needs 6, coulomb 5).
+ * floor, and 30-seed medians there move by one or two evaluations between seed sets (a
+ * space-filling start helps a little: with 100 seeds dedispersion_A4000 needs 4, coulomb 4,
+ * against 6 and 5 with uniform random first picks).
  *
  * Figures (30 seeds; geometric mean of random's expectation / median; FIGURES below):
  *               dev    held-out
- *   bayes      4.64    5.76   (before the alignment inputs: 4.47 and 5.36)
+ *   bayes      5.29    6.39   (uniform random first picks: 4.64 / 5.76; before the
+ *                              alignment inputs too: 4.47 / 5.36)
  *   genetic    3.59    4.23
  *   annealing  3.27    2.58
  *   ils        1.99    2.89
  *   random     1.70    1.28
- * Medians of bayes (so lever, the default), with random's expectation in brackets:
- * convolution_A100 87 (2101), convolution_A4000 65.5 (350), convolution_RTX_2080Ti 36.5 (404),
- * gemm_clblast 67.5 (2565), pnpoly 78 (111), dedispersion_A100 1 (2.5), dedispersion_A4000 5
- * (7.7), coulomb 4 (6.8).  The held-out mean stays under the 6x target because of the two easy
- * spaces; without them it is 20.5x.  The alignment inputs cost pnpoly (18 before, on 30 seeds;
- * 30 -> 67 on 100 seeds), whose best tile size (20) is less aligned than the runner-up (16).
+ * 100 seeds: bayes 4.73 / 6.58; 300 seeds: 4.59 / 6.29.  Medians of bayes (so lever, the
+ * default) on 30 seeds, random's expectation in brackets: convolution_A100 104 (2101),
+ * convolution_A4000 23 (350), convolution_RTX_2080Ti 28 (404), gemm_clblast 64.5 (2565), pnpoly
+ * 110.5 (111; 66 on 100 seeds), dedispersion_A100 1 (2.5), dedispersion_A4000 4.5 (7.7),
+ * coulomb 4 (6.8).  The maximin initial design's pool was chosen on the dev spaces (see
+ * search/bayes.c); the held-out figures were printed beside them.  The alignment inputs cost
+ * pnpoly (30 -> 67 on 100 seeds), whose best tile size (20) is less aligned than the runner-up.
  *
  * --transfer: the default strategy with another GPU's space of the same kernel as its prior
- * (the kernel is the file name up to the first '_').  100 seeds: held-out geometric mean 5.27
- * cold, 9.07 with priors; dev 3.71 and 5.19 (bench/results/strategies.md has the pairs).
+ * (the kernel is the file name up to the first '_').  100 seeds: held-out geometric mean 6.58
+ * cold, 9.13 with priors; dev 4.73 and 5.47 (bench/results/strategies.md has the pairs).
  *
  * Besides ../shared/data/spaces it reads the extra public spaces that bench/fetch_spaces.sh puts
  * in $XDG_CACHE_HOME/rooftune/spaces (~/.cache/rooftune/spaces): spaces found after the
