@@ -362,11 +362,21 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   sqlite3_extended_result_codes(d->h, 0);
   sqlite3_busy_timeout(d->h, DB_BUSY_MS);
 
+  /* the three in one read transaction: read one by one, a process creating the file at the
+   * same moment could be seen half done (its schema without its application id) */
   long long app = 0, ver = 0, objects = 0;
+  rc = exec_retry(d->h, "BEGIN");
+  if (rc != SQLITE_OK) {
+    s = db_fail(d, rc, "reading the file header", err);
+    goto fail;
+  }
   if ((s = pragma_int(d, "PRAGMA application_id", &app, err)) ||
       (s = pragma_int(d, "PRAGMA user_version", &ver, err)) ||
-      (s = pragma_int(d, "SELECT count(*) FROM sqlite_master", &objects, err)))
+      (s = pragma_int(d, "SELECT count(*) FROM sqlite_master", &objects, err))) {
+    sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
     goto fail;
+  }
+  sqlite3_exec(d->h, "COMMIT", NULL, NULL, NULL);
   if (app != DB_APPLICATION_ID && (objects > 0 || app != 0)) {
     s = rt_error_set(err, RT_ERR_DB_FOREIGN,
                      "an SQLite database of another program (application_id %#llx, %lld schema "
