@@ -386,7 +386,20 @@ static rt_status ktfile_export_to_kt(json_t *root, const char *path, const ktfil
       continue;
     json_t *cfg = json_object_get(row, "config");
     if (!json_is_object(cfg)) continue;
-    if (!devname) devname = json_string_value(json_object_get(json_object_get(row, "device"), "name"));
+    const char *dn = json_string_value(json_object_get(json_object_get(row, "device"), "name"));
+    if (!devname) {
+      devname = dn;
+    } else if (dn && strcmp(dn, devname)) { /* never mix two GPUs' times in one space */
+      json_decref(kt);
+      json_decref(keys);
+      json_decref(params);
+      json_decref(cache);
+      rt_error_locate(err, path, NULL, 0, 0);
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "the export holds results of %s for %s %s from two devices (%s and %s): "
+                          "export one with 'rooftune db export --device NAME'", tmpl, shape,
+                          dtype, devname, dn);
+    }
     char key[1024];
     size_t kl = 0;
     json_t *rec = json_object();

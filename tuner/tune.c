@@ -364,19 +364,25 @@ static rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size
                        c->prob.dtype[0] && strcmp(c->prob.dtype, "-") ? c->prob.dtype : NULL};
   ktfile *kf = NULL;
   rt_error e = {0};
+  const char *none = NULL; /* why the file ranks nothing here, when it does not */
   rt_status rc = ktfile_load_select(c->o->prior, &sel, &kf, &e);
-  if (rc == RT_OK) rc = ktfile_rank_in(kf, sp, order, n, &e);
+  if (rc == RT_ERR_NOT_FOUND) {
+    none = "no results for this problem";
+    rc = RT_OK;
+  } else if (rc == RT_OK) {
+    rc = ktfile_rank_in(kf, sp, order, n, &e);
+    if (rc == RT_ERR_INVALID) none = "no parameter in common", rc = RT_OK;
+  }
   ktfile_free(kf);
+  if (rc) {
+    if (err) *err = e;
+    return rc;
+  }
   char *p = c->rep->prior;
   size_t l = strlen(p);
-  if (rc == RT_OK)
-    snprintf(p + l, sizeof c->rep->prior - l, "%s%s %zu ranked", l ? ", " : "", name, *n);
-  else if (rc == RT_ERR_NOT_FOUND || rc == RT_ERR_INVALID)
-    snprintf(p + l, sizeof c->rep->prior - l, "%s%s none (%s)", l ? ", " : "", name,
-             rc == RT_ERR_NOT_FOUND ? "no results for this problem" : "no parameter in common");
-  if (rc == RT_ERR_NOT_FOUND || rc == RT_ERR_INVALID) return RT_OK;
-  if (rc && err) *err = e;
-  return rc;
+  if (none) snprintf(p + l, sizeof c->rep->prior - l, "%s%s none (%s)", l ? ", " : "", name, none);
+  else snprintf(p + l, sizeof c->rep->prior - l, "%s%s %zu ranked", l ? ", " : "", name, *n);
+  return RT_OK;
 }
 
 /* After every template's prior: an error when none ranked anything (a wrong file or problem). */

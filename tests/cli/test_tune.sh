@@ -128,6 +128,22 @@ grep -q "none.json: cannot open" "$tmp/err" || { echo "FAIL: missing --prior: $(
   --prior "$tmp/a100.json" >/dev/null 2>&1
 check_rc "tune --config --prior" 2 $?
 
+# an export with two devices' results for the problem is refused, not mixed; db export
+# --device takes one device's rows out of it
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h100 --budget 3 \
+  --strategy random --db "$tmp/a100.db" >/dev/null 2>&1 || { echo "FAIL: tune on model:h100"; fail=1; }
+"$bin" db export --db "$tmp/a100.db" -o "$tmp/mixed.json" || { echo "FAIL: export mixed"; fail=1; }
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --no-db \
+  --prior "$tmp/mixed.json" >/dev/null 2>"$tmp/err"
+check_rc "tune --prior of two devices" 1 $?
+grep -q "from two devices (model:a100 and model:h100)" "$tmp/err" ||
+  { echo "FAIL: two-device prior: $(cat "$tmp/err")"; fail=1; }
+"$bin" db export --db "$tmp/a100.db" --device A100 -o "$tmp/only.json" || { echo "FAIL: export --device"; fail=1; }
+json=$("$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --budget 1 --no-db \
+  --prior "$tmp/only.json" --json 2>/dev/null) || { echo "FAIL: --prior of one device's rows"; fail=1; }
+python3 -c 'import json,sys; p=json.loads(sys.argv[1])["prior"]; assert p["ranked"]=="gemm_mma 6 ranked", p' "$json" ||
+  { echo "FAIL: db export --device did not keep the A100's 6 rows"; fail=1; }
+
 # --prior model: the model's three best first, as the model strategy orders them
 "$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h100 --budget 4 --no-db \
   --prior model >/dev/null 2>"$tmp/pm" || { echo "FAIL: --prior model"; fail=1; }

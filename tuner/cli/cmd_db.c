@@ -38,6 +38,9 @@ static const char usage[] =
     "                       size, e.g. 4096x4096)\n"
     "  --dtype D            show/import: the input precision (import: default f32)\n"
     "  --template NAME      import: the template name (default the file's kernel name)\n"
+    "  --device NAME        show/export (json, csv): only results of devices whose name\n"
+    "                       contains NAME (\"H100\", \"model:h200\"), e.g. one GPU's results\n"
+    "                       of a merged database as another GPU's --prior\n"
     "  --format FMT         export: json, csv or header\n"
     "  -o, --output FILE    export: write here instead of stdout\n"
     "  --json               list/show/check: one JSON object instead of text\n";
@@ -48,6 +51,7 @@ typedef struct db_opts {
   const char *shape;    /* --shape */
   const char *dtype;    /* --dtype */
   const char *tmpl;     /* --template */
+  const char *device;   /* --device: a part of the device name */
   const char *format;   /* --format */
   const char *output;   /* -o */
   int json;             /* --json */
@@ -192,6 +196,7 @@ static int walk_match(const walk *w, const db_run_spec *s) {
   if (o->family && strcmp(o->family, s->prob.family)) return 0;
   if (o->dtype && strcmp(o->dtype, s->prob.dtype)) return 0;
   if (o->shape && strcmp(o->shape, s->prob.shape)) return 0;
+  if (o->device && !strcasestr(s->prov.device.name, o->device)) return 0;
   return 1;
 }
 
@@ -628,6 +633,7 @@ static int cmd_db(int argc, char **argv) {
       {"db", required_argument, 0, 'd'},     {"family", required_argument, 0, 'f'},
       {"shape", required_argument, 0, 's'},  {"dtype", required_argument, 0, 't'},
       {"template", required_argument, 0, 'T'}, {"format", required_argument, 0, 'F'},
+      {"device", required_argument, 0, 'D'},
       {"output", required_argument, 0, 'o'}, {"json", no_argument, 0, 'j'},
       {0, 0, 0, 0}};
   int c;
@@ -638,6 +644,7 @@ static int cmd_db(int argc, char **argv) {
     case 's': o.shape = optarg; break;
     case 't': o.dtype = optarg; break;
     case 'T': o.tmpl = optarg; break;
+    case 'D': o.device = optarg; break;
     case 'F': o.format = optarg; break;
     case 'o': o.output = optarg; break;
     case 'j': o.json = 1; break;
