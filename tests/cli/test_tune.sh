@@ -107,7 +107,7 @@ check_rc "tune --prior" 0 $rc
 python3 - "$json" "$tmp/a100.json" "$tmp/err" <<'PY' || fail=1
 import json, sys
 d = json.loads(sys.argv[1])
-assert d["prior"]["ranked"] == "gemm_mma 6 ranked", d["prior"]
+assert d["prior"]["summary"] == "gemm_mma 6 ranked", d["prior"]
 rows = [r for r in json.load(open(sys.argv[2]))["results"] if r["status"] == "OK"]
 best = min(rows, key=lambda r: r["time_ms"])["config"]
 text = ",".join("%s=%s" % kv for kv in best.items())
@@ -141,7 +141,7 @@ grep -q "from two devices (model:a100 and model:h100)" "$tmp/err" ||
 "$bin" db export --db "$tmp/a100.db" --device A100 -o "$tmp/only.json" || { echo "FAIL: export --device"; fail=1; }
 json=$("$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --budget 1 --no-db \
   --prior "$tmp/only.json" --json 2>/dev/null) || { echo "FAIL: --prior of one device's rows"; fail=1; }
-python3 -c 'import json,sys; p=json.loads(sys.argv[1])["prior"]; assert p["ranked"]=="gemm_mma 6 ranked", p' "$json" ||
+python3 -c 'import json,sys; p=json.loads(sys.argv[1])["prior"]; assert p["summary"]=="gemm_mma 6 ranked", p' "$json" ||
   { echo "FAIL: db export --device did not keep the A100's 6 rows"; fail=1; }
 
 # --prior model: the model's three best first, as the model strategy orders them

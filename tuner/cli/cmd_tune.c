@@ -263,7 +263,7 @@ static int cmd_tune(int argc, char **argv) {
       json_object_set_new(root, "note", json_string(rep.note[0] ? rep.note : note));
     if (rep.ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep.ceilings));
     if (o.prior)
-      json_object_set_new(root, "prior", json_pack("{ss ss}", "file", o.prior, "ranked", rep.prior));
+      json_object_set_new(root, "prior", json_pack("{ss ss}", "file", o.prior, "summary", rep.prior));
     if (o.db_path) {
       json_object_set_new(root, "db", json_string(o.db_path));
       json_object_set_new(root, "run_id", json_integer(rep.run_id));
