@@ -222,6 +222,7 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
   }
   for (size_t i = 0; st->state && i < st->nprior; i++) st->state[st->prior[i]] = ST_UNSEEN;
   st->opt.prior = NULL; /* the copy above is what is used */
+  st->opt.nprior = 0;
   if (!st->state || !st->time || !st->perm || !st->cfg || !st->prior) {
     strategy_free(st);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for a space of %zu configurations",
