@@ -128,6 +128,12 @@ grep -q "none.json: cannot open" "$tmp/err" || { echo "FAIL: missing --prior: $(
   --prior "$tmp/a100.json" >/dev/null 2>&1
 check_rc "tune --config --prior" 2 $?
 
+# a family: each template gets its own rows; one the A100 could not run gets none
+json=$("$bin" tune gemm --shape 256x256x512 --dtype f16 --device model:h200 --budget 4 --no-db \
+  --prior "$tmp/a100.json" --json 2>/dev/null) || { echo "FAIL: tune gemm --prior"; fail=1; }
+python3 -c 'import json,sys; p=json.loads(sys.argv[1])["prior"]["summary"]; assert p=="gemm_mma 6 ranked, gemm_wgmma none (no results for this problem)", p' "$json" ||
+  { echo "FAIL: family prior summary"; fail=1; }
+
 # an export with two devices' results for the problem is refused, not mixed; db export
 # --device takes one device's rows out of it
 "$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h100 --budget 3 \
