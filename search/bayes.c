@@ -207,17 +207,6 @@ static void bo_fit(strategy_bo *bo) {
 
 static double bo_normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
-typedef struct {
-  double mu;  /* predicted mean */
-  size_t i;   /* position in cand */
-} bo_rank;
-
-static int bo_rank_cmp(const void *a, const void *b) {
-  const bo_rank *x = a, *y = b;
-  if (x->mu < y->mu) return -1;
-  if (x->mu > y->mu) return 1;
-  return (x->i > y->i) - (x->i < y->i);
-}
 
 /* The k fastest successful results in the model, fastest first (ties in the order told), into
  * out; returns how many. */
@@ -328,37 +317,37 @@ static long strategy_bo_next(strategy *st) {
     }
   }
   if (nc == 0) return -1;
-  bo_rank *rank = malloc(nc * sizeof *rank);
+  strategy_rank_key *rank = malloc(nc * sizeof *rank);
   if (!rank) return -1;
   for (size_t c = 0; c < nc; c++) {
     double mu = 0;
     for (int j = 0; j < n; j++) mu += bo_kernel(bo, bo->cand[c], bo->obs[j]) * bo->alpha[j];
-    rank[c].mu = mu;
-    rank[c].i = c;
+    rank[c].key = mu;
+    rank[c].idx = c;
   }
   if (nneigh > 0 && bo->nobs % 2 == 1) {
     /* exploit: the lowest mean among the best's unseen neighbours */
     long pick = -1;
     double lo = INFINITY;
     for (size_t c = 0; c < nc; c++)
-      if (rank[c].i < nneigh && rank[c].mu < lo) lo = rank[c].mu, pick = (long)bo->cand[rank[c].i];
+      if (rank[c].idx < nneigh && rank[c].key < lo) lo = rank[c].key, pick = (long)bo->cand[rank[c].idx];
     free(rank);
     return pick;
   }
   /* variances for the best means and for a random share of the rest */
-  qsort(rank, nc, sizeof *rank, bo_rank_cmp);
+  qsort(rank, nc, sizeof *rank, strategy_rank_cmp);
   size_t nv = nc < (size_t)BO_VAR ? nc : (size_t)BO_VAR;
   size_t half = nv / 2;
   for (size_t i = half; i < nv; i++) { /* random picks into the second half */
     size_t j = i + strategy_rand_below(st, nc - i);
-    bo_rank t = rank[i];
+    strategy_rank_key t = rank[i];
     rank[i] = rank[j];
     rank[j] = t;
   }
   long best = -1;
   double best_ei = -1;
   for (size_t r = 0; r < nv; r++) {
-    size_t c = bo->cand[rank[r].i];
+    size_t c = bo->cand[rank[r].idx];
     for (int j = 0; j < n; j++) {
       const double *lj = bo->L + (size_t)j * (size_t)m;
       double s = bo_kernel(bo, c, bo->obs[j]);
@@ -368,7 +357,7 @@ static long strategy_bo_next(strategy *st) {
     double var = 1;
     for (int j = 0; j < n; j++) var -= bo->v[j] * bo->v[j];
     double sd = var > 1e-12 ? sqrt(var) : 1e-6;
-    double imp = bo->ybest - rank[r].mu - BO_XI;
+    double imp = bo->ybest - rank[r].key - BO_XI;
     double z = imp / sd;
     double ei = imp * bo_normal_cdf(z) + sd * exp(-0.5 * z * z) / sqrt(2 * M_PI);
     if (ei > best_ei) {

@@ -128,12 +128,7 @@ size_t strategy_moves(const strategy *st, size_t idx, int steps, size_t *out, si
 
 /* ---- a predicted order ---- */
 
-typedef struct {
-  double key; /* predicted time */
-  size_t idx; /* configuration */
-} strategy_rank_key;
-
-static int strategy_rank_cmp(const void *a, const void *b) {
+int strategy_rank_cmp(const void *a, const void *b) {
   const strategy_rank_key *x = a, *y = b;
   if (x->key < y->key) return -1;
   if (x->key > y->key) return 1;

@@ -52,6 +52,14 @@ size_t strategy_rand_below(strategy *st, size_t n);
 double strategy_rand_unit(strategy *st);
 /* A uniformly random unseen configuration, or -1 when none is left. */
 long strategy_random_unseen(strategy *st);
+/* A configuration (idx: its number, or a position in a candidate list) with a key to sort by
+ * (a predicted time or mean); strategy_rank_cmp orders by key, ties by idx, for qsort. */
+typedef struct strategy_rank_key {
+  double key;
+  size_t idx;
+} strategy_rank_key;
+int strategy_rank_cmp(const void *a, const void *b);
+
 /* Shuffles a[0..n). */
 void strategy_shuffle(strategy *st, size_t *a, size_t n);
 

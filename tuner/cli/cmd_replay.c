@@ -119,6 +119,7 @@ static int cmd_replay(int argc, char **argv) {
       rcode = cli_fail("replay", &err);
       break;
     }
+    size_t first = rs.prior < STRATEGY_PRIOR_FIRST ? rs.prior : STRATEGY_PRIOR_FIRST;
     if (json) {
       json_t *o = json_object();
       json_object_set_new(o, "space", json_string(argv[f]));
@@ -143,9 +144,7 @@ static int cmd_replay(int argc, char **argv) {
         json_object_set_new(pj, "file", json_string(prior->path));
         json_object_set_new(pj, "device_name", json_string(prior->device_name));
         json_object_set_new(pj, "ranked", json_integer((json_int_t)rs.prior));
-        json_object_set_new(pj, "evaluated_first",
-                            json_integer(rs.prior < STRATEGY_PRIOR_FIRST ? (json_int_t)rs.prior
-                                                                         : STRATEGY_PRIOR_FIRST));
+        json_object_set_new(pj, "evaluated_first", json_integer((json_int_t)first));
         json_object_set_new(o, "prior", pj);
       }
       json_array_append_new(results, o);
@@ -158,7 +157,7 @@ static int cmd_replay(int argc, char **argv) {
         printf("  prior: %s (%s): ranks %zu of these configurations; each run evaluates its "
                "fastest %d first\n",
                prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU",
-               rs.prior, (int)(rs.prior < STRATEGY_PRIOR_FIRST ? rs.prior : STRATEGY_PRIOR_FIRST));
+               rs.prior, (int)first);
       printf("  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
              "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
              rs.strategy, rs.seeds, rs.budget, 100 * rs.eps, rs.median, rs.p90,
