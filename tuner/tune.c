@@ -360,8 +360,8 @@ static rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size
                             size_t *n, rt_error *err) {
   *order = NULL;
   *n = 0;
-  ktfile_select sel = {name, c->prob.shape[0] ? c->prob.shape : NULL,
-                       c->prob.dtype[0] && strcmp(c->prob.dtype, "-") ? c->prob.dtype : NULL};
+  /* the problem as given (a replay without --shape/--dtype: the file's only one) */
+  ktfile_select sel = {name, c->o->shape ? c->prob.shape : NULL, c->o->dtype ? c->prob.dtype : NULL};
   ktfile *kf = NULL;
   rt_error e = {0};
   const char *none = NULL; /* why the file ranks nothing here, when it does not */
