@@ -346,6 +346,10 @@ static int nearest_geometry(const idx_entry *x, const shape_vec *q, rooftune_mat
     values[n++] = q->batch;
   }
   n = vars_pairs(x->e->launch.vars, names, values, n, CAP);
+  if (x->e->device.sm_count > 0 && n < CAP) { /* a persistent grid's size reads it */
+    copy(names[n], sizeof names[n], "device.sm_count");
+    values[n++] = x->e->device.sm_count;
+  }
   const char *ptrs[CAP];
   for (int i = 0; i < n; i++) ptrs[i] = names[i];
   const db_winner *w = &x->e->launch;
@@ -410,7 +414,8 @@ static int manifest_geometry(const idx_entry *x, const char *query, rooftune_mat
   rt_vars_clear(&env);
   if (!file_has_hash(manifest_path(mf), e->manifest_hash)) goto done;
   if (fam->bind(&p, &env) || manifest_env_dtype(e->dtype, &env, NULL) ||
-      manifest_env_device(arch, gpu, &env, NULL))
+      manifest_env_device(arch, gpu, &env, NULL) ||
+      (e->device.sm_count > 0 && rt_vars_set(&env, "device.sm_count", e->device.sm_count)))
     goto done;
   /* A one-configuration space holding the winner's configuration. */
   sp = space_new();
@@ -842,6 +847,9 @@ int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout,
     rt_error terr = {0};
     if (!m.cubin_size) why = "the winner has no cubin (it was predicted or replayed)";
     else if (!m.geometry_ok) why = "no launch geometry for this shape from the nearest winner";
+    else if (!tma && ((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16)
+      why = "the tuned kernel reads A and B in 16-byte vectors and writes C in pairs: it needs "
+            "16-byte-aligned operands, as the allocations it was tuned on were";
     else if (tma && gemm_tma_args(&p, m.vars, A, B, &ma, &mb, &terr)) {
       snprintf(whybuf, sizeof whybuf, "the winner %.40s uses TMA, which cannot take these operands: %.150s",
                m.template_name, terr.text);

@@ -181,7 +181,9 @@ typedef struct rooftune_gemm_info {
  * M, N, K, the layout and the winner's TMA box sizes (host-side, about a microsecond; nothing
  * is cached, so new pointers or shapes are always right).  TMA needs A and B 16-byte aligned
  * and K*element_bytes (for "nn" also N*element_bytes) a multiple of 16; otherwise this call
- * runs cuBLASLt and info->reason says which requirement failed. */
+ * runs cuBLASLt and info->reason says which requirement failed.  The other templates read A
+ * and B in 16-byte vectors and write C in pairs: their winners run only on 16-byte-aligned A, B
+ * and C (any allocation is; a view that starts inside one may not), else cuBLASLt runs. */
 int rooftune_gemm(rooftune_db *db, const char *dtype, const char *layout, long long M,
                   long long N, long long K, const void *A, const void *B, float *C, void *stream,
                   rooftune_gemm_info *info);
