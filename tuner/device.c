@@ -22,7 +22,8 @@
  *               bytes in flight ~ resident blocks * their shared-memory staging (or 16 B/thread)
  *               and never less than bytes / L2 bandwidth (DIAG_L2_BW_FACTOR x DRAM): every
  *               re-read still passes through L2, which is what makes small tiles slow
- *   wave_factor = ceil(waves) / waves: the last wave's idle SMs cost as much as busy ones
+ *   wave_factor = full / waves (diag_waves): the last wave's idle SMs cost as much as busy
+ *               ones; a persistent grid (launch.work) counts rounds of its resident blocks
  *   spill_factor = 1 + MODEL_SPILL_COST * min(1, spill bytes / 256)
  */
 #define MODEL_COMPUTE_EFF 0.80     /* cuBLAS reaches ~80 % of the dense datasheet (790/989 on H200) */
@@ -60,11 +61,9 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   double tc = c->flops / (peak * compute_eff);
   double tm = fmax(dram / gpu->dram_bw_achievable,
                    c->dram_bytes / (DIAG_L2_BW_FACTOR * gpu->dram_bw_achievable)) / memory_eff;
-  double wave_factor = 1.0;
-  if (f->grid_blocks > 0) {
-    double waves = (double)f->grid_blocks / ((double)gpu->sm_count * f->blocks_per_sm);
-    wave_factor = ceil(waves) / waves;
-  }
+  double wave_factor = 1.0, waves, full;
+  diag_waves(f->grid_blocks, f->work_blocks, (double)gpu->sm_count * f->blocks_per_sm, &waves, &full);
+  if (waves > 0) wave_factor = full / waves;
   double spill = f->spill_stores + f->spill_loads;
   double t = wave_factor * (fmax(tc, tm) + MODEL_OVERLAP * fmin(tc, tm));
   t *= 1.0 + MODEL_SPILL_COST * fmin(1.0, spill / 256.0);

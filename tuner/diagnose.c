@@ -88,6 +88,15 @@ double diag_dram_bytes(double bytes, double min_bytes, double concurrent) {
   return min_bytes + (bytes - min_bytes) / sqrt(concurrent > 1 ? concurrent : 1);
 }
 
+void diag_waves(long long grid, long long work, double capacity, double *waves, double *full) {
+  *waves = *full = 0;
+  if (grid <= 0 || !(capacity > 0)) return;
+  if (work < grid) work = grid;
+  double resident = fmin((double)grid, capacity);
+  *waves = (double)work / capacity;
+  *full = ceil((double)work / resident);
+}
+
 compute_path diag_path_for_dtype(const char *dtype, int tensor_cores) {
   if (dtype && (strcmp(dtype, "f16") == 0 || strcmp(dtype, "bf16") == 0)) return PATH_TC_F16;
   return tensor_cores ? PATH_TC_TF32 : PATH_SIMT_F32;
@@ -203,9 +212,8 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
   out->ridge = peak / cl->bw;
   double wave_eff = 1.0;
   if (f->grid_blocks > 0 && f->blocks_per_sm > 0 && cl->sm_count > 0) {
-    double capacity = (double)cl->sm_count * f->blocks_per_sm;
-    out->waves = (double)f->grid_blocks / capacity;
-    double full = ceil(out->waves);
+    double full;
+    diag_waves(f->grid_blocks, f->work_blocks, (double)cl->sm_count * f->blocks_per_sm, &out->waves, &full);
     out->tail = full - out->waves;
     wave_eff = out->waves / full;
   }
@@ -297,7 +305,7 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
       snprintf(s, ss,
                "waves: %lld blocks fill %d %% of the %lld the GPU holds at once: %s%s makes more "
                "blocks",
-               f->grid_blocks, pct(out->waves), capacity,
+               f->work_blocks > f->grid_blocks ? f->work_blocks : f->grid_blocks, pct(out->waves), capacity,
                !lb.first[0] ? "split-K or a smaller tile" : split_first ? "raising " : "a smaller ",
                lb.first);
     } else {

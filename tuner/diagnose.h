@@ -100,6 +100,14 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *ceil, diagnosis *o
  * when min_bytes is 0 or larger. */
 double diag_dram_bytes(double bytes, double min_bytes, double concurrent);
 
+/* Wave quantization.  `capacity` blocks fit on the GPU at once; a launch of `grid` blocks does
+ * `work` blocks' worth of work (work == grid, or more for a persistent grid whose blocks loop).
+ * *waves = work / capacity, the GPU-fulls of work; *full = the GPU-fulls of time it takes: the
+ * rounds of min(grid, capacity) resident blocks, each costing as much as a full GPU's round
+ * (idle slots included).  waves / full is the fraction of the GPU kept busy.  Both 0 when the
+ * grid or capacity is unknown (<= 0). */
+void diag_waves(long long grid, long long work, double capacity, double *waves, double *full);
+
 /* The compute path a dtype's tensor-core template uses: "f32" → PATH_SIMT_F32 unless
  * tensor_cores (then PATH_TC_TF32), "f16"/"bf16" → PATH_TC_F16. */
 compute_path diag_path_for_dtype(const char *dtype, int tensor_cores);

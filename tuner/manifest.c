@@ -59,6 +59,8 @@ struct manifest {
   int nconstraints;           /* how many */
   manifest_expr grid[3], block[3], smem; /* launch geometry */
   int has_smem;                          /* "smem" was given (else 0) */
+  manifest_expr work;                    /* blocks' worth of work the grid shares */
+  int has_work;                          /* "work" was given (else the grid's blocks) */
   manifest_expr flops, dram_bytes;       /* cost */
   expr_scope *scope;   /* every name any expression reads */
   int nslots;          /* names in the scope */
@@ -193,6 +195,7 @@ void manifest_free(manifest *m) {
     manifest_expr_free(&m->block[i]);
   }
   manifest_expr_free(&m->smem);
+  manifest_expr_free(&m->work);
   manifest_expr_free(&m->flops);
   manifest_expr_free(&m->dram_bytes);
   expr_scope_free(m->scope);
@@ -538,11 +541,11 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
   const char *key;
   json_t *v;
   json_object_foreach(launch, key, v) {
-    if (strcmp(key, "grid") && strcmp(key, "block") && strcmp(key, "smem")) {
+    if (strcmp(key, "grid") && strcmp(key, "block") && strcmp(key, "smem") && strcmp(key, "work")) {
       char field[96];
       snprintf(field, sizeof field, "launch.%s", key);
       return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "unknown field; launch has grid, block and smem");
+                           "unknown field; launch has grid, block, smem and work");
     }
   }
   const char *dims[2] = {"grid", "block"};
@@ -565,6 +568,12 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
     s = manifest_compile(ld, smem, "launch.smem", &m->smem);
     if (s) return s;
     m->has_smem = 1;
+  }
+  json_t *work = json_object_get(launch, "work");
+  if (work) {
+    s = manifest_compile(ld, work, "launch.work", &m->work);
+    if (s) return s;
+    m->has_work = 1;
   }
   json_t *cost = json_object_get(root, "cost");
   if (!cost || !json_is_object(cost))
@@ -595,6 +604,7 @@ static int manifest_all_exprs(manifest *m, manifest_expr **out, int cap) {
   for (int i = 0; i < 3 && n < cap; i++) out[n++] = &m->grid[i];
   for (int i = 0; i < 3 && n < cap; i++) out[n++] = &m->block[i];
   if (m->has_smem && n < cap) out[n++] = &m->smem;
+  if (m->has_work && n < cap) out[n++] = &m->work;
   if (n < cap) out[n++] = &m->flops;
   if (n < cap) out[n++] = &m->dram_bytes;
   return n;
@@ -1172,6 +1182,21 @@ rt_status manifest_launch(const manifest *m, const rt_vars *vars, unsigned grid[
     block[i] = (unsigned)v[3 + i];
   }
   *smem = (unsigned)v[6];
+  return RT_OK;
+}
+
+rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned grid[3], long long *work,
+                        rt_error *err) {
+  *work = (long long)grid[0] * grid[1] * grid[2];
+  if (!m->has_work) return RT_OK;
+  const manifest_expr *xs[1] = {&m->work};
+  long long v;
+  rt_status s = manifest_eval_vars(m, vars, xs, 1, &v, err);
+  if (s) return s;
+  if (v < *work)
+    return manifest_fail(err, RT_ERR_INVALID, m->path, "launch.work", 0,
+                         "work of %lld blocks is less than the grid's %lld blocks", v, *work);
+  *work = v;
   return RT_OK;
 }
 

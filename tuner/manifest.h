@@ -18,7 +18,11 @@
  *     "roles": {"BLOCK_M": "tile_m", ...}, optional, diagnose.h role names
  *     "derived": {"THREADS": "WARPS_M*WARPS_N*32", ...},
  *     "constraints": ["BLOCK_M % (WARPS_M*16) == 0", ...],
- *     "launch": {"grid": [e, e, e], "block": [e, e, e], "smem": e},   smem optional (0)
+ *     "launch": {"grid": [e, e, e], "block": [e, e, e], "smem": e,    smem optional (0)
+ *                "work": e},      optional: blocks' worth of work the grid shares, for a
+ *                                 persistent grid whose blocks loop over work units (default:
+ *                                 the grid's blocks); the model device and the wave diagnosis
+ *                                 count rounds of it
  *     "cost": {"flops": e, "dram_bytes": e}
  *   }
  *
@@ -139,6 +143,10 @@ rt_status manifest_config_vars(const manifest *m, const space *sp, size_t idx, c
  * 1..65535, block dims >= 1 with product <= 1024, smem 0..2^32-1). */
 rt_status manifest_launch(const manifest *m, const rt_vars *vars, unsigned grid[3],
                           unsigned block[3], unsigned *smem, rt_error *err);
+/* The work a launch of `grid` does, in blocks (launch.work, at least the grid's blocks; without
+ * it, the grid's blocks). */
+rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned grid[3], long long *work,
+                        rt_error *err);
 /* FLOPs and modeled DRAM bytes for a configuration's vars. */
 rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, double *dram_bytes,
                         rt_error *err);

@@ -33,6 +33,9 @@ typedef struct static_facts {
   double occupancy;     /* resident warps / maximum warps, 0..1 */
   char limiter[16];     /* what caps blocks_per_sm: "registers", "smem", "threads", "blocks", "" */
   long long grid_blocks; /* blocks in the launch */
+  long long work_blocks; /* blocks' worth of work (the manifest's launch.work) when a persistent
+                            grid loops over more than one unit per block; 0: grid_blocks.  Not
+                            stored in the database: the stored waves and tail already count it */
 } static_facts;
 
 /* The dominant limit of a candidate and the lever that moves it (see diagnose.h). */

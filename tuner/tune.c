@@ -180,6 +180,7 @@ typedef struct pending {
   char config[768];       /* its text */
   rt_vars vars;           /* env + parameters + derived values */
   unsigned grid[3], block[3], smem;
+  long long work;         /* launch.work: blocks' worth of work (persistent grids) */
   double flops, bytes;
   char *source;           /* prefix + template source (owned) */
   candidate_result pre;   /* set when the candidate failed before compiling */
@@ -301,12 +302,15 @@ static void winner_launch_text(const manifest *m, db_winner *w) {
   json_decref(root);
 }
 
+/* The configuration and its shape-free derived values: the runtime evaluates the launch
+ * expressions with them for a nearby shape, so a value computed from this problem's dimensions
+ * would be stale there and stays out. */
 static void winner_vars_text(const manifest *m, const template_best *b, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size, "%s", b->config);
   for (int i = 0; i < manifest_nderived(m) && n < size; i++) {
     long long v;
     const char *name = manifest_derived_name(m, i);
-    if (rt_vars_get(&b->vars, name, &v))
+    if (manifest_derived_emitted(m, i) && rt_vars_get(&b->vars, name, &v))
       n += (size_t)snprintf(buf + n, size - n, ",%s=%lld", name, v);
   }
 }
@@ -339,6 +343,7 @@ static double tune_predict(void *ctx, size_t idx) {
   dc.facts.threads_per_block = (int)(dc.block[0] * dc.block[1] * dc.block[2]);
   dc.facts.smem_dynamic = (int)dc.smem;
   dc.facts.grid_blocks = (long long)dc.grid[0] * dc.grid[1] * dc.grid[2];
+  if (manifest_work(pc->m, &v, dc.grid, &dc.facts.work_blocks, NULL)) return HUGE_VAL;
   double t;
   if (occupancy_fill_facts(pc->arch, &dc.facts, NULL) || device_model_predict(pc->gpu, &dc, &t, NULL))
     return HUGE_VAL;
@@ -502,6 +507,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       rt_status s = manifest_config_vars(m, sp, idx[i], &c->env, &p->vars, &cerr);
       if (!s) s = manifest_launch(m, &p->vars, p->grid, p->block, &p->smem, &cerr);
       if (!s) s = manifest_cost(m, &p->vars, &p->flops, &p->bytes, &cerr);
+      if (!s) s = manifest_work(m, &p->vars, p->grid, &p->work, &cerr);
       if (!s) s = manifest_config_source(m, sp, idx[i], &p->vars, o->dtype, src, &p->source, &cerr);
       if (s) {
         candidate_result *r = &p->pre;
@@ -585,6 +591,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         f->stack_bytes = cr->report.stack_bytes;
         f->threads_per_block = (int)(p->block[0] * p->block[1] * p->block[2]);
         f->grid_blocks = (long long)p->grid[0] * p->grid[1] * p->grid[2];
+        f->work_blocks = p->work;
         if (cr->status == RT_OK && aspec) occupancy_fill_facts(aspec, f, NULL);
         if (cr->status != RT_OK) {
           memset(&r, 0, sizeof r);

@@ -88,6 +88,13 @@ static void test_model(void) {
   device_evaluate(d, &w1, &rw1, &err);
   device_evaluate(d, &w2, &rw2, &err);
   CHECK(rw2.time_ms > 1.8 * rw1.time_ms);
+  /* a persistent grid of 132 blocks doing 133 blocks' worth of work takes two rounds too */
+  device_candidate w3 = w2;
+  w3.facts.grid_blocks = 132;
+  w3.facts.work_blocks = 133;
+  candidate_result rw3;
+  device_evaluate(d, &w3, &rw3, &err);
+  CHECK_NEAR(rw3.time_ms, rw2.time_ms, 1e-9);
 
   /* wgmma's ceiling is higher than mma.sync's on sm_90 */
   device_candidate wg = gemm_candidate(4096, 128);

@@ -180,6 +180,30 @@ int main(void) {
   CHECK_STR(d.lever, "SPLIT_K+,BLOCK_M-,BLOCK_N-");
   CHECK_CONTAINS(d.sentence, "raising SPLIT_K");
 
+  /* a persistent grid: 132 resident blocks doing 512 blocks' worth of work take 4 rounds of
+   * 3.88 waves' worth; one of 66 blocks (the rest left idle) doing 512 takes 8 rounds */
+  {
+    double waves, full;
+    diag_waves(132, 512, 132, &waves, &full);
+    CHECK_NEAR(waves, 512.0 / 132.0, 1e-12);
+    CHECK_NEAR(full, 4, 1e-12);
+    diag_waves(66, 512, 132, &waves, &full);
+    CHECK_NEAR(full, 8, 1e-12);
+    diag_waves(66, 0, 132, &waves, &full); /* no work given: the grid's blocks, one round */
+    CHECK_NEAR(waves, 0.5, 1e-12);
+    CHECK_NEAR(full, 1, 1e-12);
+    diag_waves(0, 0, 132, &waves, &full);
+    CHECK_NEAR(full, 0, 1e-12);
+  }
+  in = base();
+  at(&in, 0.30, 0.30);
+  in.facts.grid_blocks = 132;
+  in.facts.work_blocks = 152;
+  d = run(&in);
+  CHECK_STR(d.limit, "waves");
+  CHECK_NEAR(d.waves, 152.0 / 132.0, 1e-12);
+  CHECK_NEAR(d.tail, 1.0 - 20.0 / 132.0, 1e-12);
+
   /* tail: 152 blocks = 1.15 waves */
   in = base();
   at(&in, 0.30, 0.30);
