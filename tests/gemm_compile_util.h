@@ -35,7 +35,7 @@ static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp
   snprintf(shape, sizeof shape, "4096x4096x4096:%s", v->layout);
   rt_vars_clear(env);
   if ((st = gemm_family.parse_shape(shape, v->dtype, &p, err)) ||
-      (st = manifest_env_device(arch_spec_find(v->arch), NULL, env, err)) ||
+      (st = manifest_env_device(arch_spec_find(v->arch), gpu_spec_for_arch(v->arch), env, err)) ||
       (st = manifest_env_dtype(v->dtype, env, err)) || (st = gemm_family.bind(&p, env)) ||
       (st = manifest_build_space(*m, env, sp, err))) {
     manifest_free(*m);

@@ -70,6 +70,13 @@ const gpu_spec *gpu_spec_match(const char *device_name, int cc) {
   return NULL;
 }
 
+const gpu_spec *gpu_spec_for_arch(const char *arch) {
+  const arch_spec *want = arch_spec_find(arch);
+  for (size_t i = 0; want && i < sizeof gpu_table / sizeof gpu_table[0]; i++)
+    if (arch_spec_find(gpu_table[i].arch) == want) return &gpu_table[i];
+  return NULL;
+}
+
 const char *gpu_spec_keys(void) {
   static char buf[128];
   if (!buf[0]) {

@@ -68,6 +68,10 @@ const gpu_spec *gpu_spec_all(size_t *count);
 /* Best match for a real GPU by its name and compute capability ("NVIDIA H200", 90): the
  * entry whose name the device name contains, else NULL. */
 const gpu_spec *gpu_spec_match(const char *device_name, int cc);
+/* The first GPU of the table with architecture `arch` ("sm_90" or "sm_90a": h200), for
+ * contexts that compile without a device but whose launch sizes read device.sm_count; NULL when
+ * the table has none. */
+const gpu_spec *gpu_spec_for_arch(const char *arch);
 /* "h200, h100, a100, l4": for error messages that list what exists. */
 const char *gpu_spec_keys(void);
 

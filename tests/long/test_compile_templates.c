@@ -8,6 +8,7 @@
 #include "kernels/family.h"
 #include "test.h"
 #include "tuner/compile_pool.h"
+#include "tuner/gpu_spec.h"
 #include "tuner/manifest.h"
 #include "tuner/occupancy.h"
 
@@ -20,7 +21,7 @@ static space *space_for(const manifest *m, const char *dtype, const char *arch, 
   rt_vars_clear(env);
   if (!fam || fam->parse_shape(shape, dtype, &p, &err) || fam->bind(&p, env) ||
       manifest_env_dtype(dtype, env, &err) ||
-      manifest_env_device(arch_spec_find(arch), NULL, env, &err))
+      manifest_env_device(arch_spec_find(arch), gpu_spec_for_arch(arch), env, &err))
     return NULL;
   space *sp = NULL;
   if (manifest_build_space(m, env, &sp, &err)) return NULL;

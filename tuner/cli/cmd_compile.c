@@ -27,7 +27,8 @@ static const char usage[] =
     "  --arch ARCH     sm_80, sm_86, sm_89, sm_90 or sm_90a (required)\n"
     "  --dtype D       input precision, one of the template's dtypes (default: its first)\n"
     "  --shape S       problem shape in the family's syntax (default for gemm: 4096x4096x4096);\n"
-    "                  constraints and launch sizes may depend on it\n"
+    "                  constraints and launch sizes may depend on it; launch sizes that read\n"
+    "                  device.sm_count use the first model GPU of ARCH (sm_90: h200)\n"
     "  --jobs N        compile processes (default: one per core)\n"
     "  --limit N       compile N configurations spread evenly over the space (0: all)\n"
     "  --timeout SEC   give up on one compile after SEC seconds (default 300)\n"
@@ -198,7 +199,7 @@ static int cmd_compile(int argc, char **argv) {
   rt_vars_clear(&env);
   const arch_spec *as = arch_spec_find(arch);
   if ((s = fam->bind(&prob, &env)) || (s = manifest_env_dtype(dtype, &env, &err)) ||
-      (s = manifest_env_device(as, NULL, &env, &err))) {
+      (s = manifest_env_device(as, gpu_spec_for_arch(arch), &env, &err))) {
     if (!err.text[0]) rt_error_set(&err, s, "cannot set the problem's names for %s", shape);
     rc = cli_fail("compile", &err);
     goto done;
