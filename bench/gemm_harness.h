@@ -97,6 +97,7 @@ static inline rt_status gh_env(const gh *h, const problem *p, rt_vars *env, rt_e
       (st = manifest_env_dtype(p->dtype, env, err)) || (st = gemm_family.bind(p, env)))
     return st;
   rt_vars_set(env, "device.smem_per_block_optin", h->info.smem_per_block_optin);
+  rt_vars_set(env, "device.sm_count", h->info.sm_count);
   return RT_OK;
 }
 

@@ -48,6 +48,23 @@ GEMM_FN void gemm_swizzle(int pid, int tiles_m, int tiles_n, int group, int *til
   *tile_n = in_group / rows;
 }
 
+/* Work units of gemm_wgmma: a unit is the output tiles that one cluster of `cluster` blocks
+ * computes together, `cluster` neighbours along N that share their A tile (tile_n = pair *
+ * cluster + rank; where tiles_n is not a multiple of cluster, the last pair's extra block gets a
+ * tile past N: it loads and multicasts its part of A and stores nothing).  The units are the
+ * tiles_m x ceil(tiles_n / cluster) pairs in gemm_swizzle order.  A cluster takes units first,
+ * first + step, ... (a persistent grid has fewer clusters than units; otherwise step == units
+ * and each cluster takes one). */
+GEMM_FN int gemm_units(int tiles_m, int tiles_n, int cluster) {
+  return tiles_m * gemm_ceil_div(tiles_n, cluster);
+}
+GEMM_FN void gemm_unit_tile(int unit, int tiles_m, int tiles_n, int cluster, int group, int rank,
+                            int *tile_m, int *tile_n) {
+  int pair;
+  gemm_swizzle(unit, tiles_m, gemm_ceil_div(tiles_n, cluster), group, tile_m, &pair);
+  *tile_n = pair * cluster + rank;
+}
+
 /* Split-K: slice `s` of `split` gets K tiles [*begin, *end) of `k_tiles`; the slices are
  * contiguous, balanced to within one tile, and cover [0, k_tiles) exactly once (a slice may be
  * empty when k_tiles < split). */
@@ -169,7 +186,8 @@ GEMM_FN int gemm_simt_col(int tile_n, int block_n, int tx, int threads_n, int ve
 
 /* gemm_wgmma's warp-specialised pipeline (PRODUCER 1): STAGES stage buffers, each with a
  * "full" mbarrier (the producer's expect_tx arrival plus the TMA bytes complete a phase) and an
- * "empty" one (every consumer thread arrives once its wgmma reads of the stage are done).  K
+ * "empty" one (lane 0 of every consumer warp of the cluster arrives once the warp's wgmma reads
+ * of the stage are done: in a cluster a refill of A is multicast into every block).  K
  * slab kt lives in stage kt % STAGES.  The consumer of slab kt waits for the full barrier's
  * phase kt / STAGES; the producer of slab kt >= STAGES first waits for the empty barrier's
  * phase kt / STAGES - 1, completed by the consumers of slab kt - STAGES.  mbarrier waits take
@@ -177,8 +195,10 @@ GEMM_FN int gemm_simt_col(int tile_n, int block_n, int tx, int threads_n, int ve
 GEMM_FN int gemm_pipe_stage(int kt, int stages) { return kt % stages; }
 GEMM_FN int gemm_pipe_full_parity(int kt, int stages) { return (kt / stages) & 1; }
 GEMM_FN int gemm_pipe_empty_parity(int kt, int stages) { return (kt / stages + 1) & 1; }
-/* The slab whose stage the consumers release after issuing slab kt's wgmmas and waiting for
- * all but the newest wgmma group: kt - 1 (-1: none yet). */
-GEMM_FN int gemm_pipe_release(int kt) { return kt - 1; }
+/* Slabs are counted over all the units a block computes (g is the count before this unit), so
+ * the pipeline runs on from one tile to the next.  After issuing slab g + kt's wgmmas and
+ * waiting for all but the newest group, the consumers release slab g + kt - 1, which belongs to
+ * this unit when kt > 0 (-1: none); a unit's last slab is released after its wait_group 0. */
+GEMM_FN int gemm_pipe_release(int g, int kt) { return kt > 0 ? g + kt - 1 : -1; }
 
 #endif

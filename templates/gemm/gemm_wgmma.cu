@@ -6,7 +6,7 @@
 // both operands K-major) or is K x N row-major (B_COL 0, layout "nn": B is N-major and the
 // wgmma reads it transposed, imm-trans-b 1); inputs f16 or bf16.  Operands arrive as two
 // CUtensorMap descriptors built by the gemm family from the config's TMA_BOX_* values
-// (SWIZZLE_128B, zero fill out of bounds): A over (K, M, batch) with box 64 x BLOCK_M; B over
+// (SWIZZLE_128B, zero fill out of bounds): A over (K, M, batch) with box 64 x BLOCK_M/CLUSTER; B over
 // (K, N, batch) with box 64 x BLOCK_N (nt) or over (N, K, batch) with box 64 x BLOCK_K (nn,
 // BLOCK_N/64 loads per stage: 64 elements is the most a 128-byte swizzle row holds).  TMA
 // needs 16-byte global strides, so K*dtype_bytes (and for nn N*dtype_bytes) must be a
@@ -20,19 +20,33 @@
 //   0: consumer thread 0 issues the TMA loads, after a __syncthreads that tells it every
 //      warpgroup is done with the stage;
 //   1: warp specialisation: an extra producer warpgroup, one thread of which streams the K
-//      slabs, waiting on each stage's "empty" mbarrier, which every consumer thread arrives at
-//      when it releases the stage; the consumers never wait for each other.  The barrier
+//      slabs, waiting on each stage's "empty" mbarrier, at which lane 0 of every consumer warp
+//      arrives when the warp releases the stage; the consumers never wait for each other.  The barrier
 //      phases and parities are gemm_pipe_* in gemm_index.h (host-tested with a simulation).
 //
 // SPLIT_K > 1 splits the K slabs over gridDim.z (gemm_split_range) and adds the partial sums
 // into C with atomics (the launcher zeroes C first): the lever for skinny shapes such as
 // 16 x 4096 x 14336, whose few output tiles would leave most SMs idle.
 //
+// Work units (gemm_unit_tile): CLUSTER blocks neighbouring along N form a cluster
+// (__cluster_dims__, so a plain launch forms it) and compute one unit, CLUSTER tiles in one tile
+// row.  They share the A tile: each block loads BLOCK_M/CLUSTER of its rows and multicasts them
+// into every block of the cluster, so A crosses L2 once per cluster; every block's empty
+// barrier then counts the consumer warps of the whole cluster, since a refill overwrites the
+// stage in all of them.  With PERSISTENT 1 the grid holds at most one cluster per SM (pair of
+// SMs) and each cluster walks units first, first + clusters, ...; the producer counts slabs on
+// across units, so it loads the next tile while the consumers store this one.  The kernel code
+// is the same for both: a non-persistent grid simply has one cluster per unit.  Relies on the
+// copy engine completing a box that lies wholly outside the tensor (a second block's A rows
+// past M, the extra tile of a last pair past N) with its full byte count, zero-filled, as it
+// does for a partly outside one; the GPU tests verify shapes where that happens.
+//
 // Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
-// WARPGROUPS, PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, THREADS (128*(WARPGROUPS+PRODUCER))
-// and the prefix's RT_DTYPE_f16 or RT_DTYPE_bf16.  Launch: grid
-// (tiles_m*tiles_n, 1, SPLIT_K*BATCH), block THREADS, dynamic shared memory SMEM =
-// STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 16*STAGES (mbarriers).
+// WARPGROUPS, PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, PERSISTENT, CLUSTER (1 or 2; > 1 needs
+// PRODUCER 1), THREADS (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_f16 or
+// RT_DTYPE_bf16.  Launch: grid (CLUSTER * clusters, 1, SPLIT_K*BATCH) with clusters = the units
+// or, persistent, at most SMs / (CLUSTER*SPLIT_K*BATCH); block THREADS; dynamic shared memory
+// SMEM = STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 16*STAGES (mbarriers).
 #include "gemm_index.h"
 
 #if DTYPE_CODE == 1
@@ -58,9 +72,17 @@ static_assert(BLOCK_K == 64, "BLOCK_K must be 64 (one 128-byte swizzle row)");
 #define PRODUCER 0
 #endif
 #define CONSUMERS (128 * WARPGROUPS)  // consumer threads
+#ifndef CLUSTER
+#define CLUSTER 1
+#endif
+#define A_PART_ROWS (BLOCK_M / CLUSTER)            // rows of the shared A tile each block loads
+#define A_PART_BYTES (A_PART_ROWS * BLOCK_K * 2)
+#define EMPTY_ARRIVALS (WARPGROUPS * 4 * CLUSTER)  // consumer warps of the cluster, per stage
 static_assert(THREADS == 128 * (WARPGROUPS + PRODUCER), "THREADS must be 128*(WARPGROUPS+PRODUCER)");
 static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "BLOCK_M must be a multiple of 64*WARPGROUPS");
 static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "BLOCK_N must be 64, 128 or 256");
+static_assert(CLUSTER == 1 || (PRODUCER == 1 && A_PART_ROWS % 8 == 0),
+              "a cluster needs the producer warpgroup and A parts of whole 8-row swizzle atoms");
 
 struct __align__(64) tma_desc {
   unsigned long long opaque[16];  // a CUtensorMap, passed by value as a __grid_constant__
@@ -98,6 +120,24 @@ __device__ __forceinline__ void tma_load_3d(unsigned dst, const tma_desc *map, u
       : "memory");
 }
 
+__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const tma_desc *map, unsigned bar, int c0,
+                                                      int c1, int c2, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+      : "memory");
+}
+// Arrive at the mbarrier at shared offset `bar` of block `cta` of the cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+
 // Shared-memory matrix descriptor of an operand in the 128-byte swizzle layout TMA wrote:
 // start address >> 4 (bits 0-13), leading byte offset >> 4 (bits 16-29), stride byte offset
 // >> 4 (bits 32-45), swizzle mode 1 = 128B (bits 62-63).  K-major (A, and B for nt): LBO 16
@@ -119,12 +159,55 @@ __device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsign
   }
 }
 
-// All TMA loads of K slab kt into stage s, completing on the stage's full barrier.
+// All TMA loads of K slab kt into stage s, completing on the stage's full barrier.  In a
+// cluster, block `rank` loads rows [rank*A_PART_ROWS, (rank+1)*A_PART_ROWS) of the A tile, which
+// every block of the cluster shares (gemm_unit_tile), and multicasts them into the same place of
+// each block's stage, completing on each block's full barrier; each block loads its own B.
 __device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned full, const tma_desc *tmA,
-                                           const tma_desc *tmB, int s, int kt, int m0, int n0, int batch) {
+                                           const tma_desc *tmB, int s, int kt, int m0, int n0, int batch,
+                                           int rank) {
   mbar_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);
+#if CLUSTER > 1
+  tma_load_3d_multicast(sA + s * A_STAGE_BYTES + rank * A_PART_BYTES, tmA, full, kt * BLOCK_K,
+                        m0 + rank * A_PART_ROWS, batch, (unsigned short)((1u << CLUSTER) - 1));
+#else
+  (void)rank;
   tma_load_3d(sA + s * A_STAGE_BYTES, tmA, full, kt * BLOCK_K, m0, batch);
+#endif
   load_b(sB + s * B_STAGE_BYTES, tmB, full, kt, n0, batch);
+}
+
+// This block's rank in its cluster (0 without clusters) and a barrier over every thread of the
+// cluster (of the block without clusters).
+__device__ __forceinline__ int cluster_rank() {
+#if CLUSTER > 1
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return (int)r;
+#else
+  return 0;
+#endif
+}
+__device__ __forceinline__ void cluster_sync() {
+#if CLUSTER > 1
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+  __syncthreads();
+#endif
+}
+
+// A consumer warp is done reading a stage: its lane 0 arrives at that stage's empty barrier in
+// every block of the cluster (a multicast refill overwrites the stage in all of them).
+__device__ __forceinline__ void release_stage(unsigned bar) {
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) {
+#if CLUSTER > 1
+#pragma unroll
+    for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(bar, (unsigned)r);
+#else
+    mbar_arrive(bar);
+#endif
+  }
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -200,94 +283,11 @@ __device__ __forceinline__ void wgmma_tile(float *d, unsigned long long da, unsi
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_desc tmB,
-           float *__restrict__ C, int M, int N, int K) {
-  extern __shared__ __align__(1024) unsigned char smem_raw[];
-  const unsigned raw = smem_u32(smem_raw);
-  const unsigned base = (raw + 1023u) & ~1023u;  // 128B swizzle wants 1024-byte alignment
-  const unsigned sA = base;
-  const unsigned sB = base + STAGES * A_STAGE_BYTES;
-  const unsigned full = sB + STAGES * B_STAGE_BYTES;  // STAGES full barriers, then
-  const unsigned empty = full + 8 * STAGES;            // STAGES empty ones (PRODUCER 1)
-
-  const int tid = threadIdx.x, wg = tid / 128, t = tid % 128;
-  int tile_m, tile_n;
-  gemm_swizzle(blockIdx.x, gemm_ceil_div(M, BLOCK_M), gemm_ceil_div(N, BLOCK_N), SWIZZLE,
-               &tile_m, &tile_n);
-  const int batch = blockIdx.z / SPLIT_K, slice = blockIdx.z % SPLIT_K;
-  const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;
-  int k0, k1;  // this block's K slabs [k0, k1); slab kt of the loops below is k0 + kt
-  gemm_split_range(gemm_ceil_div(K, BLOCK_K), SPLIT_K, slice, &k0, &k1);
-  const int nk = k1 - k0;
-#if SPLIT_K > 1
-  if (nk <= 0) return;  // an empty slice adds nothing (the whole block leaves together)
-#endif
-
-  if (tid == 0) {
-#pragma unroll
-    for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full + 8 * s, 1);
-      if (PRODUCER) mbar_init(empty + 8 * s, CONSUMERS);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  }
-  __syncthreads();
-
-#if PRODUCER
-  if (wg == WARPGROUPS) {  // the producer warpgroup: one thread streams every K slab
-    if (t == 0)
-      for (int kt = 0; kt < nk; ++kt) {
-        const int s = gemm_pipe_stage(kt, STAGES);
-        if (kt >= STAGES) mbar_wait(empty + 8 * s, gemm_pipe_empty_parity(kt, STAGES));
-        load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + kt, m0, n0, batch);
-      }
-    return;
-  }
-#else
-  if (tid == 0)
-    for (int s = 0; s < STAGES && s < nk; ++s)
-      load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + s, m0, n0, batch);
-#endif
-
-  float acc[WG_TILES][ACC];
-#pragma unroll
-  for (int i = 0; i < WG_TILES; ++i)
-#pragma unroll
-    for (int j = 0; j < ACC; ++j) acc[i][j] = 0.f;
-
-  for (int kt = 0; kt < nk; ++kt) {
-    const int s = gemm_pipe_stage(kt, STAGES);
-    mbar_wait(full + 8 * s, gemm_pipe_full_parity(kt, STAGES));
-    wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < BLOCK_K / 16; ++k) {
-      const unsigned long long db = smem_desc(sB + s * B_STAGE_BYTES + gemm_wgmma_b_start(B_COL, k),
-                                              gemm_wgmma_b_lbo(B_COL, BLOCK_K), gemm_wgmma_b_sbo());
-#pragma unroll
-      for (int mt = 0; mt < WG_TILES; ++mt) {
-        const unsigned a = sA + s * A_STAGE_BYTES + (wg * WG_TILES + mt) * 64 * 128 + k * 32;
-        wgmma_tile(acc[mt], smem_desc(a, 16, 1024), db);
-      }
-    }
-    wgmma_commit();
-    wgmma_wait<1>();  // the group of slab kt-1 is done: its stage may be refilled
-    const int done = gemm_pipe_release(kt);
-#if PRODUCER
-    if (done >= 0) mbar_arrive(empty + 8 * gemm_pipe_stage(done, STAGES));
-#else
-    __syncthreads();
-    if (tid == 0 && done >= 0 && done + STAGES < nk)
-      load_stage(sA, sB, full + 8 * gemm_pipe_stage(done, STAGES), &tmA, &tmB,
-                 gemm_pipe_stage(done, STAGES), k0 + done + STAGES, m0, n0, batch);
-#endif
-  }
-  wgmma_wait<0>();
-#pragma unroll
-  for (int mt = 0; mt < WG_TILES; ++mt) acc_fence<ACC>(acc[mt]);
-
-  C += (long long)batch * M * N;
+// The epilogue: a finished tile's accumulators into C (this batch's matrix), bounds-checked
+// (edge tiles, and a cluster's tile past N, which only shares its A).  SPLIT_K > 1 adds the
+// partial sums with atomics into C, which the launcher zeroes.
+__device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], float *C, int m0, int n0, int M, int N,
+                                           int wg, int t) {
   const bool pair_ok = N % 2 == 0;
 #pragma unroll
   for (int mt = 0; mt < WG_TILES; ++mt)
@@ -305,9 +305,129 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
         if (col + 1 < N) dst[1] = acc[mt][i + 1];
       }
 #else
-      (void)pair_ok;  // partial sums of K slices add up in C, which the launcher zeroes
+      (void)pair_ok;
       if (col < N) atomicAdd(dst, acc[mt][i]);
       if (col + 1 < N) atomicAdd(dst + 1, acc[mt][i + 1]);
 #endif
     }
+}
+
+#if CLUSTER > 1
+#define CLUSTER_ATTR __cluster_dims__(CLUSTER, 1, 1)
+#else
+#define CLUSTER_ATTR
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
+gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_desc tmB,
+           float *__restrict__ C, int M, int N, int K) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned raw = smem_u32(smem_raw);
+  const unsigned base = (raw + 1023u) & ~1023u;  // 128B swizzle wants 1024-byte alignment
+  const unsigned sA = base;
+  const unsigned sB = base + STAGES * A_STAGE_BYTES;
+  const unsigned full = sB + STAGES * B_STAGE_BYTES;  // STAGES full barriers, then
+  const unsigned empty = full + 8 * STAGES;            // STAGES empty ones (PRODUCER 1)
+
+  const int tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+  const int tiles_m = gemm_ceil_div(M, BLOCK_M), tiles_n = gemm_ceil_div(N, BLOCK_N);
+  const int units = gemm_units(tiles_m, tiles_n, CLUSTER);
+  const int rank = cluster_rank();
+  const int first = blockIdx.x / CLUSTER, step = gridDim.x / CLUSTER;  // this cluster's units
+  const int batch = blockIdx.z / SPLIT_K, slice = blockIdx.z % SPLIT_K;
+  int k0, k1;  // this block's K slabs [k0, k1); slab kt of a unit is k0 + kt
+  gemm_split_range(gemm_ceil_div(K, BLOCK_K), SPLIT_K, slice, &k0, &k1);
+  const int nk = k1 - k0;
+#if SPLIT_K > 1
+  if (nk <= 0) return;  // an empty slice adds nothing (its whole cluster shares blockIdx.z)
+#endif
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full + 8 * s, 1);
+      if (PRODUCER) mbar_init(empty + 8 * s, EMPTY_ARRIVALS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  cluster_sync();  // every barrier of the cluster is initialised before anyone loads or arrives
+
+#if PRODUCER
+  if (wg == WARPGROUPS) {
+    // The producer warpgroup: one thread streams the K slabs of every unit of this cluster;
+    // g counts slabs over the units, so the pipeline runs on across tile boundaries and the
+    // next tile's loads overlap this tile's epilogue.
+    if (t == 0) {
+      int g = 0;
+      for (int u = first; u < units; u += step) {
+        int tile_m, tile_n;
+        gemm_unit_tile(u, tiles_m, tiles_n, CLUSTER, SWIZZLE, rank, &tile_m, &tile_n);
+        for (int kt = 0; kt < nk; ++kt, ++g) {
+          const int s = gemm_pipe_stage(g, STAGES);
+          if (g >= STAGES) mbar_wait(empty + 8 * s, gemm_pipe_empty_parity(g, STAGES));
+          load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + kt, tile_m * BLOCK_M, tile_n * BLOCK_N, batch,
+                     rank);
+        }
+      }
+    }
+    __syncwarp();
+  } else {
+#else
+  {
+#endif
+    float acc[WG_TILES][ACC];
+    int g = 0;  // slabs consumed so far, over the units
+    for (int u = first; u < units; u += step, g += nk) {
+      int tile_m, tile_n;
+      gemm_unit_tile(u, tiles_m, tiles_n, CLUSTER, SWIZZLE, rank, &tile_m, &tile_n);
+      const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;
+#if !PRODUCER
+      __syncthreads();  // every thread is past the last unit's wait_group 0: its stages are free
+      if (tid == 0)
+        for (int s = 0; s < STAGES && s < nk; ++s)
+          load_stage(sA, sB, full + 8 * gemm_pipe_stage(g + s, STAGES), &tmA, &tmB, gemm_pipe_stage(g + s, STAGES),
+                     k0 + s, m0, n0, batch, 0);
+#endif
+#pragma unroll
+      for (int i = 0; i < WG_TILES; ++i)
+#pragma unroll
+        for (int j = 0; j < ACC; ++j) acc[i][j] = 0.f;
+
+      for (int kt = 0; kt < nk; ++kt) {
+        const int s = gemm_pipe_stage(g + kt, STAGES);
+        mbar_wait(full + 8 * s, gemm_pipe_full_parity(g + kt, STAGES));
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < BLOCK_K / 16; ++k) {
+          const unsigned long long db = smem_desc(sB + s * B_STAGE_BYTES + gemm_wgmma_b_start(B_COL, k),
+                                                  gemm_wgmma_b_lbo(B_COL, BLOCK_K), gemm_wgmma_b_sbo());
+#pragma unroll
+          for (int mt = 0; mt < WG_TILES; ++mt) {
+            const unsigned a = sA + s * A_STAGE_BYTES + (wg * WG_TILES + mt) * 64 * 128 + k * 32;
+            wgmma_tile(acc[mt], smem_desc(a, 16, 1024), db);
+          }
+        }
+        wgmma_commit();
+        wgmma_wait<1>();  // the group of slab g+kt-1 is done: its stage may be refilled
+        const int done = gemm_pipe_release(g, kt);
+#if PRODUCER
+        if (done >= 0) release_stage(empty + 8 * gemm_pipe_stage(done, STAGES));
+#else
+        __syncthreads();
+        if (tid == 0 && done >= 0 && kt - 1 + STAGES < nk)
+          load_stage(sA, sB, full + 8 * gemm_pipe_stage(done, STAGES), &tmA, &tmB, gemm_pipe_stage(done, STAGES),
+                     k0 + kt - 1 + STAGES, m0, n0, batch, 0);
+#endif
+      }
+      wgmma_wait<0>();
+#pragma unroll
+      for (int mt = 0; mt < WG_TILES; ++mt) acc_fence<ACC>(acc[mt]);
+#if PRODUCER
+      if (nk > 0) release_stage(empty + 8 * gemm_pipe_stage(g + nk - 1, STAGES));  // the unit's last slab
+#endif
+      store_tile(acc, C + (long long)batch * M * N, m0, n0, M, N, wg, t);
+    }
+  }
+  cluster_sync();  // no block leaves while a peer may still arrive at its barriers
 }

@@ -1,8 +1,9 @@
 /* test_gemm_verify.c (GPU) — every gemm template, a few configurations each (spread over its
  * space, split-K and both layouts included), and cuBLASLt's heuristic candidates, verified
- * against the cuBLASLt fp32 reference (split-K, and gemm_wgmma's producer warpgroup, always among
- * them) on 1x4096x4096, 127x255x129 and 4096x4096x4096 (each nn
- * and nt: gemm_wgmma reads B K-major for nt, N-major for nn) in f32, f16 and bf16, with the
+ * against the cuBLASLt fp32 reference (split-K, and gemm_wgmma's producer warpgroup, persistent
+ * grid and two-block cluster, always among them; 1xN makes the second block's A part wholly
+ * out of bounds) on 1x4096x4096, 127x255x129, 4096x4096x4096, 3@96x200x136 (each nn
+ * and nt: gemm_wgmma reads B K-major for nt, N-major for nn) and 16x136x4096 in f32, f16 and bf16, with the
  * output poisoned before every run.  A cuBLASLt candidate's text is parsed back and run
  * through gemm_lt_matmul (the runtime's replay path) and verified too.  Skips (77) without a
  * GPU. */
@@ -51,12 +52,15 @@ static void verify_problem(gh *h, manifest *const *ms, const char *shape, const 
       printf("%-10s %-16s %-4s: not applicable (%s)\n", manifest_name(m), shape, dtype, serr.text);
       continue;
     }
-    size_t idx[4];
-    int n = gh_spread(space_size(sp), 4, idx);
-    /* the first configuration has every switch off; make sure split-K (slot 1) and the
-     * warp-specialised producer (slot 2) are among the others */
+    size_t idx[6];
+    int n = gh_spread(space_size(sp), 6, idx);
+    /* the first configuration has every switch off; make sure split-K (slot 1), the
+     * warp-specialised producer (slot 2), a persistent grid (slot 3) and a cluster sharing A by
+     * multicast (slot 4) are among the others */
     ensure_on(sp, idx, n, "SPLIT_K", 1);
     ensure_on(sp, idx, n, "PRODUCER", 2);
+    ensure_on(sp, idx, n, "PERSISTENT", 3);
+    ensure_on(sp, idx, n, "CLUSTER", 4);
     gh_compile(h, m, sp, idx, n, &env, dtype, arch);
     for (int i = 0; i < n; i++) {
       char config[512];
@@ -128,9 +132,12 @@ int main(void) {
   }
   if (!ms[0] || !ms[1] || !ms[2]) return test_done();
   static const char *const dtypes[] = {"f32", "f16", "bf16"};
-  /* odd shapes take the element-wise load path, the aligned batched ones cp.async (and TMA) */
+  /* odd shapes take the element-wise load path, the aligned batched ones cp.async (and TMA);
+   * 16x136x4096 (nn) gives gemm_wgmma boxes that lie wholly outside the tensor: B columns past
+   * 136 with BLOCK_N 256, and a cluster's second A part past row 16 */
   static const char *const shapes[] = {"1x4096x4096:nt", "1x4096x4096", "127x255x129", "127x255x129:nt",
-                                       "4096x4096x4096:nt", "4096x4096x4096", "3@96x200x136", "3@96x200x136:nt"};
+                                       "4096x4096x4096:nt", "4096x4096x4096", "3@96x200x136", "3@96x200x136:nt",
+                                       "16x136x4096"};
   for (int d = 0; d < 3; d++)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) verify_problem(&h, ms, shapes[s], dtypes[d]);
   for (int t = 0; t < 3; t++) manifest_free(ms[t]);

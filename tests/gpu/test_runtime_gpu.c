@@ -71,6 +71,7 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
   if (!s) s = gemm_family.bind(&p, &env);
   if (!s) s = manifest_env_dtype("bf16", &env, &err);
   if (!s) s = manifest_env_device(arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
+  if (!s && sms > 0) rt_vars_set(&env, "device.sm_count", sms);
   if (!s) s = manifest_build_space(m, &env, &sp, &err);
   if (!s) s = manifest_config_vars(m, sp, 0, &env, &vars, &err);
   if (!s) s = manifest_launch(m, &vars, grid, block, &smem, &err);

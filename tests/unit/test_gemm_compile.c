@@ -64,5 +64,40 @@ int main(void) {
         space_free(sp);
         manifest_free(m);
       }
+  /* gemm_wgmma with a persistent grid and a two-block cluster: the PTX declares the cluster
+   * shape (a plain launch forms it), multicasts A and arrives at the peer's barriers */
+  {
+    gcu_variant v = {"gemm_wgmma", "sm_90a", "bf16", "nt"};
+    manifest *m = NULL;
+    space *sp = NULL;
+    rt_vars env;
+    rt_error err;
+    rt_error_clear(&err);
+    size_t idx = 0;
+    CHECK_INT(gcu_space(&v, &m, &sp, &env, &err), RT_OK);
+    const char *config = "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
+                         "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2";
+    CHECK_INT(sp ? space_parse_config(sp, config, &idx, &err) : RT_ERR_INVALID, RT_OK);
+    char *text = sp ? gcu_source(m, sp, idx, &env, v.dtype, &err) : NULL;
+    CHECK(text != NULL);
+    if (text) {
+      compile_options opt;
+      compile_result r;
+      memset(&r, 0, sizeof r);
+      gcu_options(&v, m, &opt);
+      compile_source(text, manifest_source_name(m), &opt, &r, &err);
+      CHECK(gcu_check(&v, config, &r));
+      CHECK(r.ptx && strstr(r.ptx, ".reqnctapercluster 2, 1, 1"));
+      CHECK(r.ptx && strstr(r.ptx, ".multicast::cluster"));
+      CHECK(r.ptx && strstr(r.ptx, "mapa.shared::cluster"));
+      CHECK(r.ptx && strstr(r.ptx, "barrier.cluster.arrive"));
+      printf("gemm_wgmma sm_90a bf16 nt [%s]: %d registers, %d B spill stores\n", config, r.report.registers,
+             r.report.spill_stores);
+      compile_result_free(&r);
+    }
+    free(text);
+    space_free(sp);
+    manifest_free(m);
+  }
   return test_done();
 }

@@ -189,6 +189,37 @@ int main(void) {
     CHECK_INT(tn, 2);
   }
 
+  /* gemm_wgmma's work units: for one block or a cluster of two along N, and any number of
+   * (persistent) clusters walking the units, every tile is computed exactly once, the blocks of
+   * a cluster always share their tile row (their A tile), and the only tiles past N are a last
+   * pair's second block where tiles_n is odd */
+  for (int cluster = 1; cluster <= 2; cluster++)
+    for (int tiles_m = 1; tiles_m <= 9; tiles_m += 2)
+      for (int tiles_n = 1; tiles_n <= 8; tiles_n++)
+        for (int group = 1; group <= 8; group *= 8) {
+          const int units = gemm_units(tiles_m, tiles_n, cluster);
+          for (int clusters = 1; clusters <= units; clusters += (clusters < 4 ? 1 : 3)) {
+            static int seen[128];
+            memset(seen, 0, sizeof seen);
+            int ok = 1, phantoms = 0;
+            for (int c = 0; c < clusters; c++)
+              for (int u = c; u < units; u += clusters) {
+                int tm0 = -1;
+                for (int rank = 0; rank < cluster; rank++) {
+                  int tm, tn;
+                  gemm_unit_tile(u, tiles_m, tiles_n, cluster, group, rank, &tm, &tn);
+                  if (rank == 0) tm0 = tm;
+                  if (tm != tm0 || tm < 0 || tm >= tiles_m || tn < 0) ok = 0;
+                  else if (tn >= tiles_n) phantoms += rank == 1 && tn == tiles_n;
+                  else seen[tm * tiles_n + tn]++;
+                }
+              }
+            for (int i = 0; i < tiles_m * tiles_n; i++) ok &= seen[i] == 1;
+            CHECK(ok);
+            CHECK_INT(phantoms, cluster == 2 && tiles_n % 2 ? tiles_m : 0);
+          }
+        }
+
   /* split-K: contiguous, balanced, exact cover (empty slices allowed when K is short) */
   for (int k_tiles = 1; k_tiles <= 300; k_tiles += 7)
     for (int split = 1; split <= 16; split++) {

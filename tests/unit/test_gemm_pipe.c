@@ -1,14 +1,18 @@
 /* test_gemm_pipe.c — gemm_wgmma's warp-specialised pipeline (PRODUCER 1), simulated on the host
- * with the kernel's own stage and parity arithmetic (gemm_pipe_* in gemm_index.h).
+ * with the kernel's own stage, parity and release arithmetic (gemm_pipe_* in gemm_index.h):
+ * one block or a cluster of two sharing A by multicast, over one or several work units (a
+ * persistent block's tiles, whose slabs the pipeline counts on from one tile to the next).
  *
  * The simulation models what the PTX ISA promises and no more: an mbarrier completes a phase
  * when its pending arrivals reach zero and its transaction count is back to zero; try_wait.parity
- * P succeeds once the phase with parity P has completed; a TMA load writes its stage at any time
- * between its issue and its completion; a wgmma group reads its stage until a later wait_group
- * says it is done.  A random scheduler interleaves the producer, the TMA engine and every
- * consumer thread, thousands of times over several STAGES and K lengths.  It must never deadlock,
- * never let a load write a stage that a consumer's wgmma may still read, always hand a consumer
- * the slab it waits for, and a parity wait must never succeed on a phase two ahead (aliasing). */
+ * P succeeds once the phase with parity P has completed; a TMA load (each destination of a
+ * multicast on its own) writes its stage at any time between its issue and its completion; a
+ * wgmma group reads its stage until a later wait_group says it is done.  A random scheduler
+ * interleaves the producers, the TMA engine and every consumer warp, thousands of times over
+ * several STAGES, K lengths and unit counts.  It must never deadlock, never let a load write a
+ * stage that a consumer's wgmma may still read, always hand a consumer the slab it waits for in
+ * every part of the stage (its own B, each block's part of A), and a parity wait must never
+ * succeed on a phase two ahead (aliasing). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +20,7 @@
 #include "../templates/gemm/gemm_index.h"
 #include "test.h"
 
-enum { MAXS = 8, CONS = 4, MAXK = 40 };
+enum { MAXS = 6, MAXCL = 2, WARPS = 3, MAXLOADS = 64 };
 
 typedef struct {
   int count;   /* arrivals per phase */
@@ -64,73 +68,102 @@ static int mbar_try_wait(const mbar *b, int parity, int want) {
 }
 
 typedef struct {
-  int stages, nk;
-  mbar full[MAXS], empty[MAXS];
-  int content[MAXS];         /* slab in each stage, -1 none */
-  int load_kt[2 * MAXS];     /* loads in flight: slab, -1 free */
-  int load_stage[2 * MAXS];
-  int prod_kt;               /* producer: next slab to load */
-  int cons_kt[CONS];         /* consumer: next slab to issue */
-  int reading[CONS][2];      /* consumer's wgmma groups in flight: slabs being read, -1 none */
+  int cta, stage, part, slab; /* part: 0..cl-1 A parts, cl: B; slab -1: free */
+} load;
+
+typedef struct {
+  int g, kt, unit; /* next slab (over units), its index in the unit, the unit */
+  int reading[2];  /* wgmma groups in flight: slabs, -1 none */
+} warp;
+
+typedef struct {
+  int stages, nk, units, cl;
+  mbar full[MAXCL][MAXS], empty[MAXCL][MAXS];
+  int content[MAXCL][MAXS][MAXCL + 1]; /* slab in each part of each stage, -1 none */
+  load loads[MAXLOADS];
+  int prod_g[MAXCL];                   /* producer of each block: next slab to load */
+  warp w[MAXCL][WARPS];
   int bad_read, bad_write;
 } sim;
 
-/* A stage may be written only when no consumer's wgmma group reads it. */
-static void check_write(sim *s, int st) {
-  for (int c = 0; c < CONS; c++)
-    for (int g = 0; g < 2; g++)
-      if (s->reading[c][g] >= 0 && gemm_pipe_stage(s->reading[c][g], s->stages) == st) s->bad_write++;
+/* A stage of block c may be written only when none of its consumers' wgmmas reads it. */
+static void check_write(sim *s, int c, int st) {
+  for (int w = 0; w < WARPS; w++)
+    for (int k = 0; k < 2; k++)
+      if (s->w[c][w].reading[k] >= 0 && gemm_pipe_stage(s->w[c][w].reading[k], s->stages) == st) s->bad_write++;
 }
 
 static int broken; /* 1: the producer skips the empty barrier (the test must notice) */
+static int local;  /* 1: consumers release only their own block's stage (the test must notice) */
 
-static int step_producer(sim *s) {
-  int kt = s->prod_kt;
-  if (kt >= s->nk) return 0;
-  int st = gemm_pipe_stage(kt, s->stages);
-  if (kt >= s->stages && !broken &&
-      !mbar_try_wait(&s->empty[st], gemm_pipe_empty_parity(kt, s->stages), kt / s->stages - 1))
+static int issue(sim *s, int cta, int st, int part, int g) {
+  for (int i = 0; i < MAXLOADS; i++)
+    if (s->loads[i].slab < 0) {
+      s->loads[i] = (load){cta, st, part, g};
+      check_write(s, cta, st); /* the copy may start writing at once */
+      return 1;
+    }
+  return 0;
+}
+
+static int step_producer(sim *s, int r) {
+  int g = s->prod_g[r];
+  if (g >= s->units * s->nk) return 0;
+  int st = gemm_pipe_stage(g, s->stages);
+  if (g >= s->stages && !broken &&
+      !mbar_try_wait(&s->empty[r][st], gemm_pipe_empty_parity(g, s->stages), g / s->stages - 1))
     return 0;
-  int slot = -1;
-  for (int i = 0; i < 2 * MAXS; i++)
-    if (s->load_kt[i] < 0) slot = i;
-  if (slot < 0) return 0;
-  mbar_arrive_tx(&s->full[st], 2); /* expect_tx: A and B, one byte each here */
-  s->load_kt[slot] = kt;
-  s->load_stage[slot] = st;
-  check_write(s, st); /* the copy may start writing at once */
-  s->prod_kt++;
+  int free_slots = 0;
+  for (int i = 0; i < MAXLOADS; i++) free_slots += s->loads[i].slab < 0;
+  if (free_slots < s->cl + 1) return 0;
+  mbar_arrive_tx(&s->full[r][st], s->cl + 1); /* expect_tx: every A part and B, a byte each */
+  for (int c = 0; c < s->cl; c++) issue(s, c, st, r, g); /* this block's A part, multicast */
+  issue(s, r, st, s->cl, g);                             /* its own B */
+  s->prod_g[r]++;
   return 1;
 }
 
-static int step_tma(sim *s, int slot) {
-  if (s->load_kt[slot] < 0) return 0;
-  int st = s->load_stage[slot];
-  check_write(s, st);
-  s->content[st] = s->load_kt[slot];
-  s->load_kt[slot] = -1;
-  mbar_complete_tx(&s->full[st], 2);
+static int step_tma(sim *s, int i) {
+  load *l = &s->loads[i];
+  if (l->slab < 0) return 0;
+  check_write(s, l->cta, l->stage);
+  s->content[l->cta][l->stage][l->part] = l->slab;
+  mbar_complete_tx(&s->full[l->cta][l->stage], 1);
+  l->slab = -1;
   return 1;
 }
 
-static int step_consumer(sim *s, int c) {
-  int kt = s->cons_kt[c];
-  if (kt >= s->nk) {
-    /* the epilogue's wait_group 0: every read is done */
-    s->reading[c][0] = s->reading[c][1] = -1;
-    return 0;
+/* The kernel's release_stage: lane 0 of the warp arrives at the stage's empty barrier of every
+ * block of the cluster. */
+static void release(sim *s, int r, int slab) {
+  for (int c = 0; c < s->cl; c++)
+    if (!local || c == r) mbar_arrive(&s->empty[c][gemm_pipe_stage(slab, s->stages)]);
+}
+
+static int step_consumer(sim *s, int r, int wi) {
+  warp *w = &s->w[r][wi];
+  if (w->unit >= s->units) return 0;
+  if (w->kt == s->nk) {
+    /* the unit's wait_group 0, its last slab released, the epilogue; then the next unit */
+    w->reading[0] = w->reading[1] = -1;
+    release(s, r, w->g - 1);
+    w->unit++;
+    w->kt = 0;
+    return 1;
   }
-  int st = gemm_pipe_stage(kt, s->stages);
-  if (!mbar_try_wait(&s->full[st], gemm_pipe_full_parity(kt, s->stages), kt / s->stages)) return 0;
-  if (s->content[st] != kt) s->bad_read++;
-  /* commit slab kt's group, then wait_group 1: the older group (slab kt-1) is done */
-  s->reading[c][1] = s->reading[c][0];
-  s->reading[c][0] = kt;
-  int done = gemm_pipe_release(kt);
-  if (s->reading[c][1] != done && !(done < 0 && s->reading[c][1] < 0)) s->bad_read++;
-  s->reading[c][1] = -1;
-  if (done >= 0) mbar_arrive(&s->empty[gemm_pipe_stage(done, s->stages)]);
-  s->cons_kt[c]++;
+  int st = gemm_pipe_stage(w->g, s->stages);
+  if (!mbar_try_wait(&s->full[r][st], gemm_pipe_full_parity(w->g, s->stages), w->g / s->stages)) return 0;
+  for (int p = 0; p <= s->cl; p++)
+    if (s->content[r][st][p] != w->g) s->bad_read++;
+  /* commit slab g's group, then wait_group 1: the older group is done */
+  w->reading[1] = w->reading[0];
+  w->reading[0] = w->g;
+  int done = gemm_pipe_release(w->g - w->kt, w->kt);
+  if (w->reading[1] != done) s->bad_read++;
+  w->reading[1] = -1;
+  if (done >= 0) release(s, r, done);
+  w->g++;
+  w->kt++;
   return 1;
 }
 
@@ -142,58 +175,82 @@ static unsigned rnd(unsigned n) {
   return (unsigned)(rng % n);
 }
 
-/* One run; returns 1 when every consumer got through every slab. */
-static int run(int stages, int nk, sim *s) {
+/* One run; returns 1 when every consumer warp got through every slab of every unit. */
+static int run(int cl, int stages, int nk, int units, sim *s) {
   memset(s, 0, sizeof *s);
+  s->cl = cl;
   s->stages = stages;
   s->nk = nk;
-  for (int i = 0; i < stages; i++) {
-    mbar_init(&s->full[i], 1);
-    mbar_init(&s->empty[i], CONS);
-    s->content[i] = -1;
-  }
-  for (int i = 0; i < 2 * MAXS; i++) s->load_kt[i] = -1;
-  memset(s->reading, 0xff, sizeof s->reading);
+  s->units = units;
+  for (int c = 0; c < cl; c++)
+    for (int i = 0; i < stages; i++) {
+      mbar_init(&s->full[c][i], 1);
+      mbar_init(&s->empty[c][i], WARPS * (local ? 1 : cl)); /* EMPTY_ARRIVALS: the cluster's consumer warps */
+      for (int p = 0; p <= cl; p++) s->content[c][i][p] = -1;
+    }
+  for (int i = 0; i < MAXLOADS; i++) s->loads[i].slab = -1;
+  for (int c = 0; c < cl; c++)
+    for (int w = 0; w < WARPS; w++) s->w[c][w].reading[0] = s->w[c][w].reading[1] = -1;
   for (;;) {
-    int actors = 1 + 2 * MAXS + CONS, moved = 0;
-    /* try actors from a random start until one moves */
-    int first = (int)rnd((unsigned)actors);
+    int actors = cl + MAXLOADS + cl * WARPS, moved = 0;
+    int first = (int)rnd((unsigned)actors); /* try actors from a random start until one moves */
     for (int i = 0; i < actors && !moved; i++) {
       int a = (first + i) % actors;
-      if (a == 0) moved = step_producer(s);
-      else if (a <= 2 * MAXS) moved = step_tma(s, a - 1);
-      else moved = step_consumer(s, a - 1 - 2 * MAXS);
+      if (a < cl) moved = step_producer(s, a);
+      else if (a < cl + MAXLOADS) moved = step_tma(s, a - cl);
+      else moved = step_consumer(s, (a - cl - MAXLOADS) / WARPS, (a - cl - MAXLOADS) % WARPS);
     }
     if (!moved) break;
   }
-  for (int c = 0; c < CONS; c++)
-    if (s->cons_kt[c] != nk) return 0;
+  for (int c = 0; c < cl; c++)
+    for (int w = 0; w < WARPS; w++)
+      if (s->w[c][w].unit != units) return 0;
+  /* every empty barrier got exactly the arrivals of every slab: nothing left half-released */
+  for (int c = 0; c < cl; c++)
+    for (int i = 0; i < stages; i++)
+      if (s->empty[c][i].pending != s->empty[c][i].count) return 0;
   return 1;
 }
 
 int main(void) {
   static sim s;
   int runs = 0, stuck = 0, bad_read = 0, bad_write = 0;
-  for (int stages = 2; stages <= 6; stages++)
-    for (int nk = 1; nk <= MAXK; nk += (nk < 12 ? 1 : 7))
-      for (int rep = 0; rep < 200; rep++) {
-        runs++;
-        stuck += !run(stages, nk, &s);
-        bad_read += s.bad_read;
-        bad_write += s.bad_write;
-      }
-  CHECK(runs > 1000);
+  for (int cl = 1; cl <= MAXCL; cl++)
+    for (int stages = 2; stages <= MAXS; stages++)
+      for (int nk = 1; nk <= 30; nk += (nk < 8 ? 1 : 7))
+        for (int units = 1; units <= 3; units++)
+          for (int rep = 0; rep < 40; rep++) {
+            runs++;
+            stuck += !run(cl, stages, nk, units, &s);
+            bad_read += s.bad_read;
+            bad_write += s.bad_write;
+          }
+  CHECK(runs > 5000);
   CHECK_INT(stuck, 0);
   CHECK_INT(bad_read, 0);
   CHECK_INT(bad_write, 0);
   CHECK_INT(failures_alias, 0);
 
   /* the simulation can fail: a producer that does not wait for the empty barrier overwrites a
-   * stage under a consumer's wgmma, or hands it the wrong slab */
+   * stage under a consumer's wgmma, hands it the wrong slab, or arrives twice in one phase of
+   * the full barrier, which then never completes (stuck) */
   broken = 1;
+  for (int cl = 1; cl <= MAXCL; cl++) {
+    int caught = 0;
+    for (int rep = 0; rep < 50; rep++) {
+      caught += !run(cl, 3, 20, 2, &s);
+      caught += s.bad_write + s.bad_read;
+    }
+    CHECK(caught > 0);
+  }
+  broken = 0;
+
+  /* and a cluster whose empty barriers count only their own block's warps: a peer's multicast
+   * refill of A overwrites a stage under this block's wgmma */
+  local = 1;
   int caught = 0;
-  for (int rep = 0; rep < 50; rep++) {
-    run(3, 20, &s);
+  for (int rep = 0; rep < 200; rep++) {
+    caught += !run(2, 2, 12, 2, &s);
     caught += s.bad_write + s.bad_read;
   }
   CHECK(caught > 0);

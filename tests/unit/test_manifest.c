@@ -10,8 +10,10 @@
  */
 #include <dirent.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernels/family.h"
+#include "kernels/gemm.h"
 #include "test.h"
 #include "tuner/expr.h"
 #include "tuner/manifest.h"
@@ -195,6 +197,54 @@ static void check_shipped(void) {
     manifest_free(m);
   }
   manifest_list_free(paths, n);
+}
+
+/* gemm_wgmma's launch geometry on 4096^3 bf16 nt, h200 (132 SMs), 128x256 tiles (32 x 16):
+ * one block per tile, a cluster of two per pair of tiles, or a persistent grid of one block
+ * (one cluster) per SM (pair of SMs) whose launch.work is still every tile; a manifest without
+ * launch.work does the grid's blocks of work. */
+static void check_wgmma_launch(void) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/templates/gemm/gemm_wgmma.json", test_source_dir());
+  manifest *m = NULL;
+  rt_error err = {0};
+  CHECK_INT(manifest_load(path, &m, &err), RT_OK);
+  if (!m) return;
+  problem pb;
+  rt_vars env;
+  rt_vars_clear(&env);
+  space *sp = NULL;
+  CHECK_INT(gemm_family.parse_shape("4096x4096x4096:nt", "bf16", &pb, &err), RT_OK);
+  CHECK_INT(gemm_family.bind(&pb, &env), RT_OK);
+  CHECK_INT(manifest_env_dtype("bf16", &env, NULL), RT_OK);
+  CHECK_INT(manifest_env_device(arch_spec_find("sm_90a"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+  CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
+  static const struct {
+    const char *config;
+    unsigned grid_x;
+    long long work;
+  } want[] = {
+      {"BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=1", 512, 512},
+      {"BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=2", 512, 512},
+      {"BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1", 132, 512},
+      {"BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2", 132, 512},
+      {"BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=4,SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2", 32, 2048},
+  };
+  for (size_t i = 0; sp && i < sizeof want / sizeof want[0]; i++) {
+    size_t idx = 0;
+    rt_vars v;
+    unsigned grid[3], block[3], smem;
+    long long work = 0;
+    CHECK_INT(space_parse_config(sp, want[i].config, &idx, &err), RT_OK);
+    CHECK_INT(manifest_config_vars(m, sp, idx, &env, &v, &err), RT_OK);
+    CHECK_INT(manifest_launch(m, &v, grid, block, &smem, &err), RT_OK);
+    CHECK_INT(manifest_work(m, &v, grid, &work, &err), RT_OK);
+    CHECK_INT(grid[0], want[i].grid_x);
+    CHECK_INT(grid[2], strstr(want[i].config, "SPLIT_K=4") ? 4 : 1);
+    CHECK_INT(work, want[i].work);
+  }
+  space_free(sp);
+  manifest_free(m);
 }
 
 static void check_invalid(const char *dir, const char *name, const rt_vars *env) {
@@ -445,6 +495,7 @@ int main(void) {
   printf("%d invalid manifests checked\n", n);
   check_idents(valid, &env);
   check_shipped();
+  check_wgmma_launch();
   check_discovery(valid, invalid);
   return test_done();
 }
