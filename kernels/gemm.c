@@ -544,7 +544,10 @@ static rt_status gemm_gpu_setup(const problem *p, uint64_t seed, CUstream stream
     goto fail;
   }
   if ((st = gemm_upload_random(g->A, g->a_elems, g->code, seed ^ 0xa11ce5eedull, err)) ||
-      (st = gemm_upload_random(g->B, g->b_elems, g->code, seed ^ 0xb0b5eedull, err)))
+      (st = gemm_upload_random(g->B, g->b_elems, g->code, seed ^ 0xb0b5eedull, err)) ||
+      /* a copy from pageable memory may return before its DMA lands, and the candidates' stream
+       * does not wait for the default stream: wait here, once */
+      (st = cuda_check(cu.cuCtxSynchronize(), "finish the input upload", err)))
     goto fail;
   if ((st = gemm_lt_check(cublasLtCreate(&g->lt), "cublasLtCreate", err)) ||
       (st = gemm_lt_desc_make(p, 0, &g->desc[0], err)) ||
