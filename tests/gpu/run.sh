@@ -2,12 +2,13 @@
 # The one prepared script for a GPU machine (an H200 with the CUDA toolkit and driver; nothing
 # installable).  Run from the repository root:  bash tests/gpu/run.sh
 #
-#  1. builds rooftune (Release) into build-gpu/ — or uses $ROOFTUNE_BUILD_DIR when it already
-#     holds a build (e.g. one made elsewhere with -DROOFTUNE_STATIC_DEPS=ON and carried over,
-#     for a machine without the SQLite/Jansson development files: on a machine that has them,
-#     `cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DROOFTUNE_STATIC_DEPS=ON &&
-#     cmake --build build-gpu` gives a rooftune that needs only libc, zlib, NVRTC and cuBLASLt).  Kernels need no build-time
-#     architecture: NVRTC compiles every template for the GPU's own (sm_90 / sm_90a on an H200).
+#  1. uses the build in build-gpu/ (or $ROOFTUNE_BUILD_DIR) when one is there: the usual way is
+#     `bash tests/gpu/prepare.sh` on the development machine (SQLite and Jansson linked
+#     statically) and the device tool's carry: ["build-gpu"], since nothing can be installed on
+#     the GPU machine; only without one does it build there itself.  Where the carried binaries
+#     cannot find NVRTC or cuBLASLt, it looks for them and sets LD_LIBRARY_PATH.  Kernels need
+#     no build-time architecture: NVRTC compiles every template for the GPU's own (sm_90 /
+#     sm_90a on an H200).
 #  2. runs the GPU tests (tests/gpu/test_*.c, built as build-gpu/tests/gpu_test_*);
 #  3. verifies every template against its reference: a small `rooftune tune` per template and
 #     dtype on the cuda device, where each candidate's output is poisoned, computed and compared
@@ -16,9 +17,12 @@
 #     :nt layout that the wgmma template needs) against the cuBLASLt candidates measured in the
 #     same run, and measures the device's ceilings;
 #     then re-measures the stored winners with `rooftune recheck` (do timings repeat?);
-#  5. writes everything to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT).
-# Every step has a timeout; the whole script stays under 8 minutes.  Exit status: 0 when the
-# tests pass and no candidate was wrong.
+#  5. writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
+#     and every log, and the main job's JSON, into one archive beside it, gpu_logs.tgz (the
+#     device tool brings back at most 8 files).
+# Every step has a timeout; the whole script stays within $RT_GPU_BUDGET_S seconds (default
+# 360: with a machine's start that leaves a 15-minute lease room for a second try).  Exit
+# status: 0 when the tests pass and no candidate was wrong.
 set -u
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
@@ -26,16 +30,18 @@ if [ -n "${OUT:-}" ]; then results=$OUT/gpu_results.txt; else
   mkdir -p bench/results; results=bench/results/gpu-$(date +%Y%m%d-%H%M%S).txt; fi
 mkdir -p "$(dirname "$results")"
 : >"$results"
+logs=$(mktemp -d)
+trap 'tar -czf "$(dirname "$results")/gpu_logs.tgz" -C "$logs" . 2>/dev/null; rm -rf "$logs"' EXIT
 log() { echo "$*" | tee -a "$results"; }
-# seconds left of the 470 s the script allows itself, and a step's timeout within them
-left() { echo $(( 470 - ($(date +%s) - start) )); }
+budget=${RT_GPU_BUDGET_S:-360}
+# seconds left of the budget the script allows itself, and a step's timeout within them
+left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
 db=$PWD/$build/gpu-tuning.db
-logs=$(dirname "$results")
-rm -f "$db" "$db-wal" "$db-shm" "$logs/tune.log"
+rm -f "$db" "$db-wal" "$db-shm"
 
 log "== rooftune GPU run $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$results"
@@ -57,6 +63,16 @@ if [ ! -x "$build/rooftune" ]; then
   fi
 fi
 bin=$PWD/$build/rooftune
+# a build made elsewhere finds the CUDA libraries through that machine's paths: when they are
+# not found here, look for them and put their folder on LD_LIBRARY_PATH
+if ldd "$bin" | grep -q "not found"; then
+  for lib in libnvrtc.so.13 libcublasLt.so.13; do
+    dir=$(dirname "$(find / -xdev -name "$lib" -print -quit 2>/dev/null)" 2>/dev/null)
+    [ -n "$dir" ] && [ "$dir" != . ] && export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  done
+  log "libraries not found by the carried build; LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+  ldd "$bin" | grep "not found" | tee -a "$results"
+fi
 log "build ready after $(( $(date +%s) - start )) s"
 timeout 30 "$bin" info | tee -a "$results"
 
@@ -113,7 +129,7 @@ for shape in 4096x4096x4096 4096x4096x4096:nt; do
   rc=$?
   log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
   [ $rc = 0 ] || log "    $(tail -1 "$logs/tune.log")"
-  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"${results%.txt}-${shape/:/-}.json"; }
+  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"$logs/main-${shape/:/-}.json"; }
   echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
 done
 # 4b. the regression check on what was just tuned: every winner re-measured; on a quiet GPU
