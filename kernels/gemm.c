@@ -13,7 +13,9 @@
 
 #define GEMM_SHAPE_HELP \
   "[BATCH@]MxNxK[:nn|:nt] with positive integers (nt: B stored N x K), e.g. 4096x4096x4096 or 8@128x4096x4096:nt"
-#define GEMM_MAX_DIM 2147483647LL /* kernels take int dimensions */
+/* Kernels take int dimensions and do their tile arithmetic in 32 bits (ceil_div(M, BLOCK_M),
+ * tile * BLOCK_M + offset): a dimension leaves room for one more tile of up to 1024. */
+#define GEMM_MAX_DIM (2147483647LL - 1024)
 #define GEMM_MAX_BATCH 4096       /* grid z carries SPLIT_K*BATCH (<= 65535) */
 #define GEMM_LIB_MAX 64
 #define GEMM_WORKSPACE (32u << 20) /* cuBLASLt workspace */
@@ -137,7 +139,8 @@ static rt_status gemm_parse_shape(const char *shape, const char *dtype, problem 
     }
     if (x > GEMM_MAX_DIM) {
       char why[96];
-      snprintf(why, sizeof why, "%s is larger than 2147483647", names[i]);
+      snprintf(why, sizeof why, "%s is larger than %lld (the kernels' tile arithmetic is 32-bit)", names[i],
+               GEMM_MAX_DIM);
       return gemm_bad_shape(err, shape, why);
     }
     v[i] = x;

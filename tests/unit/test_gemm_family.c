@@ -90,7 +90,8 @@ int main(void) {
   check_bad("@4x4x4", "f32", "batch");
   check_bad("0@4x4x4", "f32", "batch");
   check_bad("99999@4x4x4", "f32", "larger than 4096");
-  check_bad("3000000000x4x4", "f32", "larger than 2147483647");
+  check_bad("3000000000x4x4", "f32", "larger than 2147482623");
+  check_bad("4x2147483000x4", "f32", "N is larger than 2147482623");
   check_bad("99999999999999999999999x4x4", "f32", "positive integer");
   check_bad("4x4x4", "f64", "unknown gemm dtype \"f64\"");
   check_bad("4x4x4", NULL, "unknown gemm dtype");
