@@ -400,8 +400,12 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   int fatal = 0;
   st = w->fam->gpu_poison(w->g, w->stream, &err);
   if (!st) st = cuda_check(cu.cuStreamSynchronize(w->stream), "poison", &err);
+  if (st) { /* nothing of the candidate ran yet: the context itself is broken; a fresh worker */
+    reply = fail_reply(st, &err, 1);
+    goto out;
+  }
   double t_first = now_s();
-  if (!st) st = run_once(&rc, &err);
+  st = run_once(&rc, &err);
   if (st) { /* the launch itself was refused (resources, geometry): not sticky */
     reply = fail_reply(RT_ERR_LAUNCH, &err, 0);
     goto out;

@@ -71,7 +71,7 @@ int main(void) {
       CHECK(r->status != RT_ERR_WRONG_RESULT || strcmp(r->template_name, "cublaslt") != 0);
       if (r->status == RT_OK) {
         CHECK(r->verify_error >= 0 && r->verify_error < 1e-2);
-        CHECK(r->repetitions >= 5);
+        CHECK(r->repetitions >= 3); /* 5, or 3 for a candidate whose first run is slow */
         CHECK(r->time_ms > 0);
       }
       library += strcmp(r->template_name, "cublaslt") == 0;
