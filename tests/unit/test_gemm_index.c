@@ -258,6 +258,17 @@ int main(void) {
       for (int c = 0; c < n; c++) ok &= seen[r][c] == 1;
     CHECK(ok);
   }
+  /* ... and in the PTX ISA's own places (its m64nNk16 D figure: warp w's rows 16w.., lane
+   * groupID + 8 for d[2,3] of each 8-column block, columns 8*(i/4) + 2*threadID_in_group):
+   * a one-to-one map that put elements elsewhere would pass the coverage check above */
+  {
+    static const int pin[][4] = {{0, 0, 0, 0},   {0, 2, 8, 0},    {0, 4, 0, 8},     {37, 0, 17, 2},
+                                 {37, 3, 25, 3}, {37, 5, 17, 11}, {127, 127, 63, 255}};
+    for (size_t k = 0; k < sizeof pin / sizeof pin[0]; k++) {
+      CHECK_INT(gemm_wgmma_d_row(pin[k][0], pin[k][1]), pin[k][2]);
+      CHECK_INT(gemm_wgmma_d_col(pin[k][0], pin[k][1]), pin[k][3]);
+    }
+  }
   /* gemm_wgmma's B operand in shared memory, K-major (nt) and N-major (nn) */
   for (int n = 64; n <= 256; n *= 2) {
     CHECK(wgmma_b_layout(1, n, 64));
