@@ -4,8 +4,8 @@
  * Suite: squares 1024, 2048, 4096, 8192 in bf16, f16 and f32; LLM shapes M in {1, 16, 64, 256}
  * with (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336)} in bf16.  Layout nt (B stored
  * N x K, as a linear layer's weight), fp32 output.  Each template: --configs N configurations
- * spread over its space (default 24), every one verified against the cuBLASLt reference before
- * it may count, timed as the median of --reps runs (default 10) after an L2 flush each.
+ * (default 24), the N/2 the model device ranks fastest for this GPU and the rest spread over
+ * its space, every one verified against the cuBLASLt reference before it may count, timed as the median of --reps runs (default 10) after an L2 flush each.
  * cuBLASLt's default is its top heuristic algorithm with CUBLAS_COMPUTE_32F (for f32 that is
  * true fp32; the tf32 template competes with it, and the best-of-8 column includes
  * CUBLAS_COMPUTE_32F_FAST_TF32 algorithms).  Prints "SKIP: no GPU" and exits 0 without a GPU. */
@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
       space *sp = NULL;
       if (!arch || !manifest_has_dtype(ms[t], p.dtype) || manifest_build_space(ms[t], &env, &sp, NULL) != RT_OK) continue;
       size_t idx[256];
-      int n = gh_spread(space_size(sp), nconf, idx);
+      int n = gh_pick(&h, ms[t], sp, &env, &p, nconf, idx);
       gh_compile(&h, ms[t], sp, idx, n, &env, p.dtype, arch);
       for (int i = 0; i < n; i++) {
         char *src = gh_source(ms[t], sp, idx[i], &env, p.dtype, NULL);

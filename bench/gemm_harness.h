@@ -18,6 +18,7 @@
 #include "tuner/cuda_driver.h"
 #include "tuner/gpu_spec.h"
 #include "tuner/manifest.h"
+#include "tuner/tune.h"
 
 #define GH_MAX_MODULES 512
 
@@ -219,6 +220,50 @@ static inline int gh_spread(size_t size, int n, size_t *out) {
     if (k == 0 || out[k - 1] != idx) out[k++] = idx;
   }
   return k;
+}
+
+typedef struct gh_ranked {
+  double ms;
+  size_t idx;
+} gh_ranked;
+static inline int gh_ranked_cmp(const void *a, const void *b) {
+  const gh_ranked *x = a, *y = b;
+  return x->ms < y->ms ? -1 : x->ms > y->ms ? 1 : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Up to n configurations of sp worth measuring for problem p: the n/2 the model device ranks
+ * fastest on gpu (NULL: none), then the rest spread over the space as gh_spread does, without
+ * repeats.  Returns how many. */
+static inline int gh_pick_for(const gpu_spec *gpu, const manifest *m, const space *sp, const rt_vars *env,
+                              const problem *p, int n, size_t *out) {
+  const size_t size = space_size(sp);
+  int k = 0;
+  gh_ranked *r = gpu && size ? malloc(size * sizeof *r) : NULL;
+  if (r) {
+    const double min_bytes = gemm_family.min_bytes(p);
+    for (size_t i = 0; i < size; i++) r[i] = (gh_ranked){tune_predict_config(m, sp, i, env, gpu, p->dtype, min_bytes), i};
+    qsort(r, size, sizeof *r, gh_ranked_cmp);
+    for (size_t i = 0; i < size && k < n / 2 && isfinite(r[i].ms); i++) out[k++] = r[i].idx;
+    free(r);
+  }
+  size_t *spread = malloc((size_t)(n > 0 ? n : 1) * sizeof *spread);
+  int ns = spread ? gh_spread(size, n, spread) : 0;
+  for (int i = 0; i < ns && k < n; i++) {
+    int dup = 0;
+    for (int j = 0; j < k; j++) dup |= out[j] == spread[i];
+    if (!dup) out[k++] = spread[i];
+  }
+  free(spread);
+  return k;
+}
+
+/* gh_pick_for on this GPU's model: its table entry, else the first of its architecture. */
+static inline int gh_pick(const gh *h, const manifest *m, const space *sp, const rt_vars *env,
+                          const problem *p, int n, size_t *out) {
+  const int cc = h->info.cc_major * 10 + h->info.cc_minor;
+  const gpu_spec *gpu = gpu_spec_match(h->info.name, cc);
+  if (!gpu) gpu = gpu_spec_for_arch(arch_spec_for_cc(cc) ? arch_spec_for_cc(cc)->name : NULL);
+  return gh_pick_for(gpu, m, sp, env, p, n, out);
 }
 
 #endif

@@ -323,31 +323,33 @@ typedef struct predict_ctx {
   const manifest *m;
   const space *sp;
   const gpu_spec *gpu;
-  const arch_spec *arch;
-  compute_path path;
-  int wgmma;
 } predict_ctx;
 
-static double tune_predict(void *ctx, size_t idx) {
-  predict_ctx *pc = ctx;
+double tune_predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                           const gpu_spec *gpu, const char *dtype, double min_bytes) {
+  const arch_spec *arch = gpu ? arch_spec_find(gpu->arch) : NULL;
   rt_vars v;
   device_candidate dc;
   memset(&dc, 0, sizeof dc);
-  if (manifest_config_vars(pc->m, pc->sp, idx, &pc->c->env, &v, NULL) ||
-      manifest_launch(pc->m, &v, dc.grid, dc.block, &dc.smem, NULL) ||
-      manifest_cost(pc->m, &v, &dc.flops, &dc.dram_bytes, NULL))
+  if (!arch || manifest_config_vars(m, sp, idx, env, &v, NULL) ||
+      manifest_launch(m, &v, dc.grid, dc.block, &dc.smem, NULL) ||
+      manifest_cost(m, &v, &dc.flops, &dc.dram_bytes, NULL))
     return HUGE_VAL;
-  dc.min_bytes = pc->c->fam->min_bytes(&pc->c->prob);
-  dc.path = pc->path;
-  dc.wgmma = pc->wgmma;
+  dc.min_bytes = min_bytes;
+  dc.path = template_path(m, dtype, &dc.wgmma);
   dc.facts.threads_per_block = (int)(dc.block[0] * dc.block[1] * dc.block[2]);
   dc.facts.smem_dynamic = (int)dc.smem;
   dc.facts.grid_blocks = (long long)dc.grid[0] * dc.grid[1] * dc.grid[2];
-  if (manifest_work(pc->m, &v, dc.grid, &dc.facts.work_blocks, NULL)) return HUGE_VAL;
+  if (manifest_work(m, &v, dc.grid, &dc.facts.work_blocks, NULL)) return HUGE_VAL;
   double t;
-  if (occupancy_fill_facts(pc->arch, &dc.facts, NULL) || device_model_predict(pc->gpu, &dc, &t, NULL))
-    return HUGE_VAL;
+  if (occupancy_fill_facts(arch, &dc.facts, NULL) || device_model_predict(gpu, &dc, &t, NULL)) return HUGE_VAL;
   return t * 1e3;
+}
+
+static double tune_predict(void *ctx, size_t idx) {
+  predict_ctx *pc = ctx;
+  return tune_predict_config(pc->m, pc->sp, idx, &pc->c->env, pc->gpu, pc->c->o->dtype,
+                             pc->c->fam->min_bytes(&pc->c->prob));
 }
 
 /* ---- a prior: the same kernel's results elsewhere, or the model's ranking ---- */
@@ -446,8 +448,8 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (now_s() - c->t0)) : 0;
   so.prior = prior;
   so.nprior = nprior;
-  predict_ctx pc = {c, m, sp, device_spec(c->dev), arch_spec_find(arch), path, wgmma};
-  if (pc.gpu && pc.arch) {
+  predict_ctx pc = {c, m, sp, device_spec(c->dev)};
+  if (pc.gpu && arch_spec_find(pc.gpu->arch)) {
     so.predict = tune_predict;
     so.predict_ctx = &pc;
   }

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu_spec.h"
+#include "manifest.h"
 #include "result.h"
 #include "status.h"
 
@@ -104,6 +106,16 @@ typedef struct tune_report {
  * or a device that cannot go on. */
 rt_status tune_run(const tune_options *opt, tune_report *out, rt_error *err);
 void tune_report_free(tune_report *r);
+
+/* The model device's time in ms for configuration idx of template m's space sp (env: the
+ * problem's, dtype and device names) on gpu, before any compile: launch geometry, cost and
+ * shared memory from the manifest, occupancy without the register count, on the compute path
+ * the template's instruction takes for dtype.  min_bytes is the
+ * family's compulsory traffic for the problem.  HUGE_VAL when it cannot be predicted.  The
+ * tuner ranks candidates with it (strategy model, --prior model); benchmarks pick likely
+ * winners with it. */
+double tune_predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                           const gpu_spec *gpu, const char *dtype, double min_bytes);
 
 /* The device used when none is named: "cuda" when a driver and a GPU are present, else
  * "model:h200" with a note (into note, "" otherwise) saying that times will be predictions. */
