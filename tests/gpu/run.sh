@@ -73,6 +73,11 @@ if ldd "$bin" | grep -q "not found"; then
   log "libraries not found by the carried build; LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
   ldd "$bin" | grep "not found" | tee -a "$results"
 fi
+# NVRTC needs the toolkit's headers (cuda_fp16.h ...): the build's own path, else CUDA_HOME
+if [ -z "${CUDA_HOME:-}" ] && [ ! -f /usr/local/cuda/include/cuda_fp16.h ]; then
+  hdr=$(find / -xdev -name cuda_fp16.h -path "*/include/*" -print -quit 2>/dev/null)
+  [ -n "$hdr" ] && export CUDA_HOME=$(dirname "$(dirname "$hdr")") && log "CUDA_HOME=$CUDA_HOME (for NVRTC's headers)"
+fi
 log "build ready after $(( $(date +%s) - start )) s"
 timeout 30 "$bin" info | tee -a "$results"
 
