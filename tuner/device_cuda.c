@@ -173,7 +173,7 @@ rt_status device_cuda_library_list(device *d, int max, char ids[][256], int *cou
 
 rt_status device_cuda_measure_ceilings(device *d, const char *dtype, diag_ceilings *out,
                                        rt_error *err) {
-  json_t *req = json_pack("{ss}", "dtype", dtype);
+  json_t *req = json_pack("{sssi}", "dtype", dtype, "ordinal", d->ordinal);
   json_t *reply = NULL;
   rt_status st = cuda_call(d, WORKER_CEILINGS, req, NULL, 0, CUDA_CEILINGS_TIMEOUT_S, &reply, err);
   json_decref(req);
@@ -527,7 +527,8 @@ static rt_status time_median(cuda_worker *w, int reps, CUdeviceptr dst, CUdevice
 
 static json_t *handle_ceilings(cuda_worker *w, json_t *req) {
   rt_error err = {0};
-  rt_status st = worker_init(w, 0, 0, &err);
+  /* the GPU the device was opened on (a worker that ran setup already holds it) */
+  rt_status st = worker_init(w, (int)json_integer_value(json_object_get(req, "ordinal")), 0, &err);
   if (st) return fail_reply(st, &err, 1);
   CUdeviceptr a = 0, b = 0;
   double copy_s = 0, mm_s = 0;
