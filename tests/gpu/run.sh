@@ -10,14 +10,17 @@
 #     no build-time architecture: NVRTC compiles every template for the GPU's own (sm_90 /
 #     sm_90a on an H200).
 #  2. runs the GPU tests (tests/gpu/test_*.c, built as build-gpu/tests/gpu_test_*);
-#  3. verifies every template against its reference: a small `rooftune tune` per template and
-#     dtype on the cuda device, where each candidate's output is poisoned, computed and compared
-#     with the family's reference before it is timed; any RT_ERR_WRONG_RESULT fails the script;
-#  4. benchmarks the main job, `rooftune tune gemm --shape 4096x4096x4096 --dtype bf16` (and the
+#     (test_gemm_verify checks every template on the issue's edge shapes in every dtype);
+#  3. benchmarks the main job, `rooftune tune gemm --shape 4096x4096x4096 --dtype bf16` (and the
 #     :nt layout that the wgmma template needs) against the cuBLASLt candidates measured in the
 #     same run, and measures the device's ceilings;
-#     then re-measures the stored winners with `rooftune recheck` (do timings repeat?);
-#  5. writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
+#  4. bench_gemm on the issue's shape suite, the rows its targets read first;
+#  5. verifies every template against its reference through the tuner: a small `rooftune tune`
+#     per template and dtype on the cuda device, where each candidate's output is poisoned,
+#     computed and compared with the family's reference before it is timed; any
+#     RT_ERR_WRONG_RESULT fails the script;
+#  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?);
+#  then writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
 #     and every log, and the main job's JSON, into one archive beside it, gpu_logs.tgz (the
 #     device tool brings back at most 8 files).
 # Every step has a timeout; the whole script stays within $RT_GPU_BUDGET_S seconds (default
@@ -95,7 +98,27 @@ for t in "$build"/tests/gpu_test_*; do
   case $rc in 0|77) ;; *) fail=1 ;; esac
 done
 
-# 3. every template against its reference
+# 3. the main job against cuBLASLt, and the ceilings (measured once, kept in the database)
+log "== main job: rooftune tune gemm --shape 4096x4096x4096 --dtype bf16"
+for shape in 4096x4096x4096 4096x4096x4096:nt; do
+  [ "$(left)" -gt 30 ] || { log "skipped $shape: out of time"; continue; }
+  t0=$(date +%s)
+  out=$(timeout "$(cap 150)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
+        --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
+  rc=$?
+  log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
+  [ $rc = 0 ] || log "    $(tail -1 "$logs/tune.log")"
+  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"$logs/main-${shape/:/-}.json"; }
+  echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
+done
+# 4. gemm templates and cuBLASLt on the issue's shape suite (sampled configurations; partial
+#     output still counts when the step's cap cuts it short)
+if [ -x "$build/bench/bench_gemm" ] && [ "$(left)" -gt 90 ]; then
+  log "== bench_gemm (TFLOP/s, measured; 8 configurations per template: the model's 4 fastest, 4 spread)"
+  timeout "$(cap 150)" "$build/bench/bench_gemm" --configs 8 --reps 5 2>>"$logs/bench_gemm.log" | tee -a "$results"
+fi
+
+# 5. every template against its reference through the tuner (the tests above verify them too)
 summary() { # JSON on stdin → one line; exits 1 when a candidate was wrong
   python3 -c '
 import json, sys
@@ -124,33 +147,13 @@ for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma f32 1024x1024x1024" "gemm_m
   [ "${PIPESTATUS[1]}" = 0 ] || { log "WRONG RESULTS in $1 $2"; fail=1; }
 done
 
-# 4. the main job against cuBLASLt, and the ceilings (measured once, kept in the database)
-log "== main job: rooftune tune gemm --shape 4096x4096x4096 --dtype bf16"
-for shape in 4096x4096x4096 4096x4096x4096:nt; do
-  [ "$(left)" -gt 30 ] || { log "skipped $shape: out of time"; continue; }
-  t0=$(date +%s)
-  out=$(timeout "$(cap 150)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
-        --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
-  rc=$?
-  log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
-  [ $rc = 0 ] || log "    $(tail -1 "$logs/tune.log")"
-  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"$logs/main-${shape/:/-}.json"; }
-  echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
-done
-# 4b. the regression check on what was just tuned: every winner re-measured; on a quiet GPU
+# 6. the regression check on what was just tuned: every winner re-measured; on a quiet GPU
 #     nothing should come out SLOWER (a 3 here says the timings do not repeat within 5 %)
 if [ "$(left)" -gt 60 ]; then
   log "== recheck of the winners just stored"
   timeout "$(cap 60)" "$bin" recheck --db "$db" --device cuda --timeout 10 2>>"$logs/tune.log" | tee -a "$results"
   log "recheck exit ${PIPESTATUS[0]}"
 fi
-# 5. gemm templates and cuBLASLt on the issue's shape suite (sampled configurations; partial
-#     output still counts when the step's cap cuts it short)
-if [ -x "$build/bench/bench_gemm" ] && [ "$(left)" -gt 90 ]; then
-  log "== bench_gemm (TFLOP/s, measured; 8 configurations per template: the model's 4 fastest, 4 spread)"
-  timeout "$(cap 150)" "$build/bench/bench_gemm" --configs 8 --reps 5 2>>"$logs/bench_gemm.log" | tee -a "$results"
-fi
-
 log "== ceilings stored"
 python3 - "$db" <<'PY' 2>&1 | tee -a "$results"
 import os, sqlite3, sys
