@@ -163,6 +163,28 @@ GEMM_FN void gemm_wgmma_b_box(int b_col, int j, int kt, int n0, int block_k, int
   *c0 = b_col ? kt * block_k : n0 + 64 * j;
   *c1 = b_col ? n0 : kt * block_k;
 }
+/* Boxes that lie wholly outside the tensor are not loaded (the PTX ISA promises zero fill for
+ * the outside part of a box, not what a box with no inside part does): only rows past M or
+ * columns past N, whose outputs are never stored, so their stale shared memory is harmless;
+ * the K tail is always partly inside and zero-filled.  B box j of a stage (columns n0.. of
+ * the tile) is inside when its first column is; of the cluster's A parts (part_rows rows each,
+ * the tile at row m0) gemm_wgmma_a_parts_in are.  gemm_wgmma_stage_bytes is what a block's
+ * full barrier expects for a stage: every A part inside (each block multicasts its own), its own
+ * B boxes inside. */
+GEMM_FN int gemm_wgmma_b_box_in(int b_col, int j, int n0, int N) { return (b_col ? n0 : n0 + 64 * j) < N; }
+GEMM_FN int gemm_wgmma_a_parts_in(int m0, int M, int part_rows, int cluster) {
+  int in = 0;
+  for (int r = 0; r < cluster; r++) in += m0 + r * part_rows < M;
+  return in;
+}
+GEMM_FN int gemm_wgmma_stage_bytes(int b_col, int block_m, int block_n, int block_k, int cluster, int m0, int n0,
+                                   int M, int N) {
+  int bytes = gemm_wgmma_a_parts_in(m0, M, block_m / cluster, cluster) * (block_m / cluster) * block_k * 2;
+  const int box_bytes = (b_col ? block_n : 64) * block_k * 2;
+  for (int j = 0; j < gemm_wgmma_b_boxes(b_col, block_n); j++) bytes += gemm_wgmma_b_box_in(b_col, j, n0, N) * box_bytes;
+  return bytes;
+}
+
 /* The B matrix descriptor of the wgmma for K slab ks (16 K elements): start byte offset from
  * the stage start, leading and stride byte offsets.  K-major: start 32*ks (inside the swizzled
  * row), LBO unused (16), SBO 1024 between 8-row groups of n.  N-major (imm-trans-b 1): start

@@ -36,10 +36,11 @@
 // stage in all of them.  With PERSISTENT 1 the grid holds at most one cluster per SM (pair of
 // SMs) and each cluster walks units first, first + clusters, ...; the producer counts slabs on
 // across units, so it loads the next tile while the consumers store this one.  The kernel code
-// is the same for both: a non-persistent grid simply has one cluster per unit.  Relies on the
-// copy engine completing a box that lies wholly outside the tensor (a second block's A rows
-// past M, the extra tile of a last pair past N) with its full byte count, zero-filled, as it
-// does for a partly outside one; the GPU tests verify shapes where that happens.
+// is the same for both: a non-persistent grid simply has one cluster per unit.  A box that
+// lies wholly outside the tensor (a second block's A rows past M, the extra tile of a last pair
+// past N, nn B columns past N) is not loaded and the stage's expected bytes leave it out
+// (gemm_wgmma_stage_bytes): the PTX ISA promises zero fill only for a box's outside part.
+// Those rows and columns are never stored, so their stale shared memory is harmless.
 //
 // Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
 // WARPGROUPS, PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, PERSISTENT, CLUSTER (1 or 2; > 1 needs
@@ -150,12 +151,15 @@ __device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned 
 }
 
 // The TMA loads of one stage's B tile: K slab kt, N columns n0.. of the block.
-__device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsigned bar, int kt, int n0, int batch) {
+// (Boxes wholly past N are skipped: gemm_wgmma_b_box_in.)
+__device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsigned bar, int kt, int n0, int batch,
+                                       int N) {
 #pragma unroll
   for (int j = 0; j < gemm_wgmma_b_boxes(B_COL, BLOCK_N); ++j) {
     int c0, c1;
     gemm_wgmma_b_box(B_COL, j, kt, n0, BLOCK_K, &c0, &c1);
-    tma_load_3d(dst + gemm_wgmma_b_box_offset(B_COL, j, BLOCK_K), map, bar, c0, c1, batch);
+    if (gemm_wgmma_b_box_in(B_COL, j, n0, N))
+      tma_load_3d(dst + gemm_wgmma_b_box_offset(B_COL, j, BLOCK_K), map, bar, c0, c1, batch);
   }
 }
 
@@ -165,16 +169,18 @@ __device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsign
 // each block's stage, completing on each block's full barrier; each block loads its own B.
 __device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned full, const tma_desc *tmA,
                                            const tma_desc *tmB, int s, int kt, int m0, int n0, int batch,
-                                           int rank) {
-  mbar_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);
+                                           int rank, int M, int N) {
+  // the bytes of every box that reaches this block's stage (boxes wholly outside are skipped)
+  mbar_expect_tx(full, gemm_wgmma_stage_bytes(B_COL, BLOCK_M, BLOCK_N, BLOCK_K, CLUSTER, m0, n0, M, N));
 #if CLUSTER > 1
-  tma_load_3d_multicast(sA + s * A_STAGE_BYTES + rank * A_PART_BYTES, tmA, full, kt * BLOCK_K,
-                        m0 + rank * A_PART_ROWS, batch, (unsigned short)((1u << CLUSTER) - 1));
+  if (m0 + rank * A_PART_ROWS < M)
+    tma_load_3d_multicast(sA + s * A_STAGE_BYTES + rank * A_PART_BYTES, tmA, full, kt * BLOCK_K,
+                          m0 + rank * A_PART_ROWS, batch, (unsigned short)((1u << CLUSTER) - 1));
 #else
   (void)rank;
-  tma_load_3d(sA + s * A_STAGE_BYTES, tmA, full, kt * BLOCK_K, m0, batch);
+  tma_load_3d(sA + s * A_STAGE_BYTES, tmA, full, kt * BLOCK_K, m0, batch);  // m0 < M: inside
 #endif
-  load_b(sB + s * B_STAGE_BYTES, tmB, full, kt, n0, batch);
+  load_b(sB + s * B_STAGE_BYTES, tmB, full, kt, n0, batch, N);
 }
 
 // This block's rank in its cluster (0 without clusters) and a barrier over every thread of the
@@ -367,7 +373,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
           const int s = gemm_pipe_stage(g, STAGES);
           if (g >= STAGES) mbar_wait(empty + 8 * s, gemm_pipe_empty_parity(g, STAGES));
           load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + kt, tile_m * BLOCK_M, tile_n * BLOCK_N, batch,
-                     rank);
+                     rank, M, N);
         }
       }
     }
@@ -387,7 +393,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
       if (tid == 0)
         for (int s = 0; s < STAGES && s < nk; ++s)
           load_stage(sA, sB, full + 8 * gemm_pipe_stage(g + s, STAGES), &tmA, &tmB, gemm_pipe_stage(g + s, STAGES),
-                     k0 + s, m0, n0, batch, 0);
+                     k0 + s, m0, n0, batch, 0, M, N);
 #endif
 #pragma unroll
       for (int i = 0; i < WG_TILES; ++i)
@@ -417,7 +423,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
         __syncthreads();
         if (tid == 0 && done >= 0 && kt - 1 + STAGES < nk)
           load_stage(sA, sB, full + 8 * gemm_pipe_stage(done, STAGES), &tmA, &tmB, gemm_pipe_stage(done, STAGES),
-                     k0 + kt - 1 + STAGES, m0, n0, batch, 0);
+                     k0 + kt - 1 + STAGES, m0, n0, batch, 0, M, N);
 #endif
       }
       wgmma_wait<0>();

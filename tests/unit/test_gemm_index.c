@@ -220,6 +220,15 @@ int main(void) {
           }
         }
 
+  /* what a stage's full barrier expects: everything inside a big problem; a cluster's second
+   * A part past M=16 and a pair's extra tile past N are left out, as are nn B boxes past N */
+  CHECK_INT(gemm_wgmma_stage_bytes(1, 128, 256, 64, 1, 0, 0, 4096, 4096), (128 + 256) * 64 * 2);
+  CHECK_INT(gemm_wgmma_stage_bytes(1, 128, 256, 64, 2, 0, 256, 4096, 4096), (128 + 256) * 64 * 2);
+  CHECK_INT(gemm_wgmma_stage_bytes(1, 128, 256, 64, 2, 0, 0, 16, 4096), (64 + 256) * 64 * 2);
+  CHECK_INT(gemm_wgmma_stage_bytes(1, 128, 256, 64, 2, 0, 256, 16, 136), 64 * 64 * 2);
+  CHECK_INT(gemm_wgmma_stage_bytes(0, 128, 256, 64, 1, 0, 0, 4096, 136), (128 + 3 * 64) * 64 * 2);
+  CHECK_INT(gemm_wgmma_stage_bytes(0, 128, 256, 64, 1, 128, 0, 129, 4096), (128 + 256) * 64 * 2);
+
   /* split-K: contiguous, balanced, exact cover (empty slices allowed when K is short) */
   for (int k_tiles = 1; k_tiles <= 300; k_tiles += 7)
     for (int split = 1; split <= 16; split++) {

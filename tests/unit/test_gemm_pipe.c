@@ -12,7 +12,10 @@
  * several STAGES, K lengths and unit counts.  It must never deadlock, never let a load write a
  * stage that a consumer's wgmma may still read, always hand a consumer the slab it waits for in
  * every part of the stage (its own B, each block's part of A), and a parity wait must never
- * succeed on a phase two ahead (aliasing). */
+ * succeed on a phase two ahead (aliasing).  Each unit gets random edges (M rows of the tile, N
+ * columns of the cluster's tiles), so boxes wholly outside the tensor, which the kernel does not
+ * load, happen often: what a full barrier expects (gemm_wgmma_stage_bytes) must equal the
+ * bytes the loads that are issued bring, or the run sticks. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +23,10 @@
 #include "../templates/gemm/gemm_index.h"
 #include "test.h"
 
-enum { MAXS = 6, MAXCL = 2, WARPS = 3, MAXLOADS = 64 };
+enum { MAXS = 6, MAXCL = 2, WARPS = 3, MAXLOADS = 64, MAXU = 3 };
+/* the simulated tile: BLOCK_M 128 (A parts of 128/cluster rows), BLOCK_N 128 stored K x N
+ * (nn: two B boxes of 64 columns), BLOCK_K 64, 16-bit elements */
+enum { BM = 128, BN = 128, BK = 64, PARTS = 1 + 2 /* A parts (at most MAXCL), then B boxes */ };
 
 typedef struct {
   int count;   /* arrivals per phase */
@@ -68,7 +74,7 @@ static int mbar_try_wait(const mbar *b, int parity, int want) {
 }
 
 typedef struct {
-  int cta, stage, part, slab; /* part: 0..cl-1 A parts, cl: B; slab -1: free */
+  int cta, stage, part, slab, bytes; /* part: 0..cl-1 A parts, MAXCL + j: B box j; slab -1: free */
 } load;
 
 typedef struct {
@@ -79,7 +85,8 @@ typedef struct {
 typedef struct {
   int stages, nk, units, cl;
   mbar full[MAXCL][MAXS], empty[MAXCL][MAXS];
-  int content[MAXCL][MAXS][MAXCL + 1]; /* slab in each part of each stage, -1 none */
+  int content[MAXCL][MAXS][MAXCL + 2]; /* slab in each part of each stage, -1 none */
+  int M[MAXU], N[MAXU];                /* each unit's edges: rows of A, columns of B inside */
   load loads[MAXLOADS];
   int prod_g[MAXCL];                   /* producer of each block: next slab to load */
   warp w[MAXCL][WARPS];
@@ -96,10 +103,18 @@ static void check_write(sim *s, int c, int st) {
 static int broken; /* 1: the producer skips the empty barrier (the test must notice) */
 static int local;  /* 1: consumers release only their own block's stage (the test must notice) */
 
-static int issue(sim *s, int cta, int st, int part, int g) {
+/* Is part p (A part r < MAXCL, B box MAXCL + j) of block r's tile in unit u inside the tensor?
+ * Written here independently of gemm_index.h: the tile is at row 0, block r's columns start at
+ * r * BN. */
+static int inside(const sim *s, int u, int r, int p) {
+  if (p < MAXCL) return p * (BM / s->cl) < s->M[u];
+  return r * BN + 64 * (p - MAXCL) < s->N[u];
+}
+
+static int issue(sim *s, int cta, int st, int part, int g, int bytes) {
   for (int i = 0; i < MAXLOADS; i++)
     if (s->loads[i].slab < 0) {
-      s->loads[i] = (load){cta, st, part, g};
+      s->loads[i] = (load){cta, st, part, g, bytes};
       check_write(s, cta, st); /* the copy may start writing at once */
       return 1;
     }
@@ -115,10 +130,14 @@ static int step_producer(sim *s, int r) {
     return 0;
   int free_slots = 0;
   for (int i = 0; i < MAXLOADS; i++) free_slots += s->loads[i].slab < 0;
-  if (free_slots < s->cl + 1) return 0;
-  mbar_arrive_tx(&s->full[r][st], s->cl + 1); /* expect_tx: every A part and B, a byte each */
-  for (int c = 0; c < s->cl; c++) issue(s, c, st, r, g); /* this block's A part, multicast */
-  issue(s, r, st, s->cl, g);                             /* its own B */
+  if (free_slots < s->cl + 2) return 0;
+  const int u = g / s->nk;
+  /* expect_tx: the kernel's own count of what reaches this block's stage */
+  mbar_arrive_tx(&s->full[r][st], gemm_wgmma_stage_bytes(0, BM, BN, BK, s->cl, 0, r * BN, s->M[u], s->N[u]));
+  if (inside(s, u, r, r)) /* this block's A part, multicast, unless wholly outside */
+    for (int c = 0; c < s->cl; c++) issue(s, c, st, r, g, BM / s->cl * BK * 2);
+  for (int j = 0; j < 2; j++) /* its own B boxes that are inside */
+    if (inside(s, u, r, MAXCL + j)) issue(s, r, st, MAXCL + j, g, 64 * BK * 2);
   s->prod_g[r]++;
   return 1;
 }
@@ -128,7 +147,7 @@ static int step_tma(sim *s, int i) {
   if (l->slab < 0) return 0;
   check_write(s, l->cta, l->stage);
   s->content[l->cta][l->stage][l->part] = l->slab;
-  mbar_complete_tx(&s->full[l->cta][l->stage], 1);
+  mbar_complete_tx(&s->full[l->cta][l->stage], l->bytes);
   l->slab = -1;
   return 1;
 }
@@ -153,8 +172,8 @@ static int step_consumer(sim *s, int r, int wi) {
   }
   int st = gemm_pipe_stage(w->g, s->stages);
   if (!mbar_try_wait(&s->full[r][st], gemm_pipe_full_parity(w->g, s->stages), w->g / s->stages)) return 0;
-  for (int p = 0; p <= s->cl; p++)
-    if (s->content[r][st][p] != w->g) s->bad_read++;
+  for (int p = 0; p < MAXCL + 2; p++) /* every part inside holds this slab */
+    if ((p >= MAXCL || p < s->cl) && inside(s, w->unit, r, p) && s->content[r][st][p] != w->g) s->bad_read++;
   /* commit slab g's group, then wait_group 1: the older group is done */
   w->reading[1] = w->reading[0];
   w->reading[0] = w->g;
@@ -186,9 +205,13 @@ static int run(int cl, int stages, int nk, int units, sim *s) {
     for (int i = 0; i < stages; i++) {
       mbar_init(&s->full[c][i], 1);
       mbar_init(&s->empty[c][i], WARPS * (local ? 1 : cl)); /* EMPTY_ARRIVALS: the cluster's consumer warps */
-      for (int p = 0; p <= cl; p++) s->content[c][i][p] = -1;
+      for (int p = 0; p < MAXCL + 2; p++) s->content[c][i][p] = -1;
     }
   for (int i = 0; i < MAXLOADS; i++) s->loads[i].slab = -1;
+  for (int u = 0; u < units; u++) { /* a unit's tile row has 1..BM rows inside; its columns 1..cl*BN */
+    s->M[u] = 1 + (int)rnd(BM);
+    s->N[u] = 1 + (int)rnd((unsigned)(cl * BN));
+  }
   for (int c = 0; c < cl; c++)
     for (int w = 0; w < WARPS; w++) s->w[c][w].reading[0] = s->w[c][w].reading[1] = -1;
   for (;;) {
