@@ -18,6 +18,7 @@
 #include "tuner/cuda_driver.h"
 #include "tuner/gpu_spec.h"
 #include "tuner/manifest.h"
+#include "search/strategy.h"
 #include "tuner/tune.h"
 
 #define GH_MAX_MODULES 512
@@ -222,29 +223,31 @@ static inline int gh_spread(size_t size, int n, size_t *out) {
   return k;
 }
 
-typedef struct gh_ranked {
-  double ms;
-  size_t idx;
-} gh_ranked;
-static inline int gh_ranked_cmp(const void *a, const void *b) {
-  const gh_ranked *x = a, *y = b;
-  return x->ms < y->ms ? -1 : x->ms > y->ms ? 1 : (x->idx > y->idx) - (x->idx < y->idx);
+typedef struct gh_predict_ctx {
+  const manifest *m;
+  const space *sp;
+  const rt_vars *env;
+  const gpu_spec *gpu;
+  const problem *p;
+  double min_bytes;
+} gh_predict_ctx;
+static inline double gh_predict(void *ctx, size_t idx) {
+  const gh_predict_ctx *c = ctx;
+  return tune_predict_config(c->m, c->sp, idx, c->env, c->gpu, c->p->dtype, c->min_bytes);
 }
 
 /* Up to n configurations of sp worth measuring for problem p: the n/2 the model device ranks
- * fastest on gpu (NULL: none), then the rest spread over the space as gh_spread does, without
- * repeats.  Returns how many. */
+ * fastest on gpu (NULL: none; the tuner's own ranking, strategy_rank_predicted), then the rest
+ * spread over the space as gh_spread does, without repeats.  Returns how many. */
 static inline int gh_pick_for(const gpu_spec *gpu, const manifest *m, const space *sp, const rt_vars *env,
                               const problem *p, int n, size_t *out) {
   const size_t size = space_size(sp);
   int k = 0;
-  gh_ranked *r = gpu && size ? malloc(size * sizeof *r) : NULL;
-  if (r) {
-    const double min_bytes = gemm_family.min_bytes(p);
-    for (size_t i = 0; i < size; i++) r[i] = (gh_ranked){tune_predict_config(m, sp, i, env, gpu, p->dtype, min_bytes), i};
-    qsort(r, size, sizeof *r, gh_ranked_cmp);
-    for (size_t i = 0; i < size && k < n / 2 && isfinite(r[i].ms); i++) out[k++] = r[i].idx;
-    free(r);
+  gh_predict_ctx c = {m, sp, env, gpu, p, gemm_family.min_bytes(p)};
+  size_t *order = NULL;
+  if (gpu && size && strategy_rank_predicted(sp, gh_predict, &c, &order, NULL) == RT_OK) {
+    for (size_t i = 0; i < size && k < n / 2 && isfinite(gh_predict(&c, order[i])); i++) out[k++] = order[i];
+    free(order);
   }
   size_t *spread = malloc((size_t)(n > 0 ? n : 1) * sizeof *spread);
   int ns = spread ? gh_spread(size, n, spread) : 0;
