@@ -299,7 +299,9 @@ static unsigned long hash_text(const char *s) {
 
 /* ---- geometry for a nearest shape ----------------------------------------------------- */
 
-/* Adds "NAME=value,..." pairs to names/values; returns the new count. */
+/* Adds "NAME=value,..." pairs to names/values, skipping a name already there (the first value
+ * stands: a stored winner written with the tuned shape's values must not override the queried
+ * shape); returns the new count. */
 static int vars_pairs(const char *text, char names[][48], long long *values, int n, int cap) {
   const char *s = text;
   while (*s && n < cap) {
@@ -312,7 +314,9 @@ static int vars_pairs(const char *text, char names[][48], long long *values, int
     char *end;
     values[n] = strtoll(eq + 1, &end, 10);
     comma = strchr(eq, ',');
-    if (end != eq + 1) n++;
+    int seen = 0; /* the first value of a name stands: the queried shape's over a stored one */
+    for (int i = 0; i < n && !seen; i++) seen = strcmp(names[i], names[n]) == 0;
+    if (end != eq + 1 && !seen) n++;
     if (!comma) break;
     s = comma + 1;
   }
@@ -870,7 +874,8 @@ int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout,
         args[0] = &ma;
         args[1] = &mb;
       }
-      rc = rooftune_kernel_launch(k, stream, args);
+      /* the match's geometry: a kernel cached from an earlier call holds that call's shape */
+      rc = rooftune_kernel_launch_geometry(k, m.grid, m.block, m.smem, stream, args);
       if (owned) { /* the module must outlive the launch */
         cu.cuStreamSynchronize((CUstream)stream);
         rooftune_kernel_free(k);

@@ -139,6 +139,42 @@ static void test_manifest_geometry(void) {
   }
 }
 
+/* A winner whose stored variables carry its own shape (as an older rooftune, or a caller of
+ * db.h, may write them): the queried shape's values win, so a batch of 4 gets 4 grid layers. */
+static void test_stale_shape_vars(void) {
+  rt_error err = {0};
+  char path[512];
+  fx_tmpname(path, sizeof path, "stale");
+  db *d = NULL;
+  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  db_run_spec spec = fx_spec(fx_gemm(64, 4096, 4096, "f16"), "NVIDIA H200");
+  snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", toolkit);
+  db_run *r = NULL;
+  CHECK_INT(db_run_begin(d, &spec, &r, &err), RT_OK);
+  CHECK_INT(db_run_template(r, "gemm_mma", "gemm", "src", "man", &err), RT_OK);
+  candidate_result c = fx_result("gemm_mma", 128, 128, 0.1);
+  long long id = 0;
+  CHECK_INT(db_run_store(r, &c, &id, &err), RT_OK);
+  db_winner w = fx_winner("gemm_mma", "\177ELF", 4);
+  snprintf(w.vars, sizeof w.vars,
+           "M=64,N=4096,K=4096,BATCH=1,BLOCK_M=128,BLOCK_N=128,SPLIT_K=2,THREADS=256,SMEM=65536");
+  CHECK_INT(db_run_set_winner(r, id, &w, NULL, &err), RT_OK);
+  db_run_finish(r, "done", &err);
+  db_run_free(r);
+  db_close(d);
+  rooftune_db *rt = NULL;
+  CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
+  rooftune_query q = {"gemm", "4@300x4096x4096", "f16", "nn", "H200", 0};
+  rooftune_match m;
+  CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
+  CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
+  CHECK_INT(m.geometry_ok, 1);
+  CHECK_INT(m.grid[0], 3 * 32);
+  CHECK_INT(m.grid[2], 2 * 4);
+  rooftune_close(rt);
+  fx_remove(path);
+}
+
 int main(void) {
   srand((unsigned)getpid());
   rt_error err = {0};
@@ -324,5 +360,6 @@ int main(void) {
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_ERR_DB_FOREIGN);
   fx_remove(path);
   test_manifest_geometry();
+  test_stale_shape_vars();
   return test_done();
 }
