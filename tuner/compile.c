@@ -92,6 +92,11 @@ rt_status compile_build_options(const compile_options *opt, const char ***argv_o
   COMPILE_ADD("-std=c++17");
   COMPILE_ADD("-default-device");
   COMPILE_ADD("--ptxas-options=-v");
+  /* NVRTC (12.9+) shares the driver's compute cache where a driver is loaded: a hit skips ptxas,
+   * and with it the -v report that registers, shared memory and spills are read from (seen on
+   * an H200: the second compile of one source had an empty log).  rooftune's cubin cache keeps
+   * the report with the cubin instead. */
+  COMPILE_ADD("--no-cache");
   COMPILE_ADD("-I%s", cuda);
   if (have_cccl) COMPILE_ADD("-I%s", cccl);
   for (int i = 0; i < opt->include_count; i++) COMPILE_ADD("-I%s", opt->include_dirs[i]);

@@ -4,10 +4,12 @@
  * The text is complete: a template's `#define NAME value` prefix, `#line 1` and the template
  * source (manifest_source_prefix builds the prefix).  It is compiled for one real architecture
  * (sm_80, sm_86, sm_89, sm_90, sm_90a) with -std=c++17, -default-device and
- * --ptxas-options=-v; NVRTC 13 finds no headers on its own (not even <cuda_fp16.h>), so the
- * toolkit's include folder and its cccl/ folder (<cuda/barrier>, <cuda/pipeline>) are passed,
- * plus the caller's folders (the template's own, for shared headers).  The toolkit folder is
- * $CUDA_HOME/include, else $CUDA_PATH/include, else the one rooftune was built against.
+ * --ptxas-options=-v and --no-cache (a hit in the compute cache NVRTC shares with the driver
+ * would skip ptxas and its report); NVRTC 13 finds no headers on its own (not even
+ * <cuda_fp16.h>), so the toolkit's include folder and its cccl/ folder (<cuda/barrier>,
+ * <cuda/pipeline>) are passed, plus the caller's folders (the template's own, for shared
+ * headers).  The toolkit folder is $CUDA_HOME/include, else $CUDA_PATH/include, else the one
+ * rooftune was built against.
  *
  * The kernel is named by `entry`: an extern "C" name ("gemm_simt") or a C++ name expression
  * ("gemm<128, 64>", "ns::kern"); it goes through nvrtcAddNameExpression, so both work, and the
