@@ -12,7 +12,12 @@
 static const char *bad_source =
     "extern \"C\" __global__ void writes_nothing() {}\n"
     "extern \"C\" __global__ void illegal_address() { *(volatile int *)0x10 = 1; }\n"
-    "extern \"C\" __global__ void spins() { volatile int x = 1; while (x) {} }\n";
+    /* a loop over a volatile local ended on an H200 (the compiler may drop it); a volatile
+     * global read every turn it must keep */
+    "extern \"C\" __global__ void spins(const int *a) {\n"
+    "  const volatile int *v = a;\n"
+    "  while (v[0] == v[0]) {}\n"
+    "}\n";
 
 static void eval_bad(device *d, const char *arch, const char *entry, rt_status want) {
   compile_options co;
@@ -21,7 +26,14 @@ static void eval_bad(device *d, const char *arch, const char *entry, rt_status w
   co.entry = entry;
   compile_result cr;
   rt_error err = {0};
-  CHECK_INT(compile_source(bad_source, "bad.cu", &co, &cr, &err), RT_OK);
+  rt_status cs = compile_source(bad_source, "bad.cu", &co, &cr, &err);
+  if (cs) fprintf(stderr, "compiling %s for %s: %s\n%.2000s\n", entry, arch ? arch : "(none)",
+                  err.text, cr.log ? cr.log : "");
+  CHECK_INT(cs, RT_OK);
+  if (cs) {
+    compile_result_free(&cr);
+    return;
+  }
   device_candidate c;
   memset(&c, 0, sizeof c);
   c.template_name = "bad";
