@@ -12,19 +12,26 @@
 #  2. runs the GPU tests (tests/gpu/test_*.c, built as build-gpu/tests/gpu_test_*);
 #     (test_gemm_verify checks every template on the issue's edge shapes in every dtype);
 #  3. benchmarks the main job, `rooftune tune gemm --shape 4096x4096x4096 --dtype bf16` (and the
-#     :nt layout that the wgmma template needs) against the cuBLASLt candidates measured in the
-#     same run, and measures the device's ceilings;
-#  4. bench_gemm on the issue's shape suite, the rows its targets read first;
+#     :nt layout) against the cuBLASLt candidates measured in the same run, and measures the
+#     device's ceilings (step "main");
+#  3b. measures gemm_wgmma's levers one at a time on 4096^3 bf16: producer warpgroup, stages,
+#     persistent grid, two-block cluster ("levers");
+#  3c. tunes six skinny LLM shapes like the main job ("skinny");
+#  4. bench_gemm on the issue's shape suite, the rows its targets read first ("bench");
+#  4b. Nsight Compute on the best mma.sync, the best wgmma and a persistent cluster kernel
+#     ("ncu"; full reports in the archive);
 #  5. verifies every template against its reference through the tuner: a small `rooftune tune`
 #     per template and dtype on the cuda device, where each candidate's output is poisoned,
 #     computed and compared with the family's reference before it is timed; any
-#     RT_ERR_WRONG_RESULT fails the script;
-#  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?);
+#     RT_ERR_WRONG_RESULT fails the script ("verify");
+#  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
+#  RT_GPU_STEPS picks steps by those names (default all, with "tests" for step 2), e.g.
+#     RT_GPU_STEPS="tests levers" for a short second try;
 #  then writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
 #     and every log, and the main job's JSON, into one archive beside it, gpu_logs.tgz (the
 #     device tool brings back at most 8 files).
 # Every step has a timeout; the whole script stays within $RT_GPU_BUDGET_S seconds (default
-# 360: with a machine's start that leaves a 15-minute lease room for a second try).  Exit
+# 450: with a machine's start that leaves a 15-minute lease room for a shorter second try).  Exit
 # status: 0 when the tests pass and no candidate was wrong.
 set -u
 cd "$(dirname "$0")/../.."
@@ -36,11 +43,15 @@ mkdir -p "$(dirname "$results")"
 logs=$(mktemp -d)
 trap 'tar -czf "$(dirname "$results")/gpu_logs.tgz" -C "$logs" . 2>/dev/null; rm -rf "$logs"' EXIT
 log() { echo "$*" | tee -a "$results"; }
-budget=${RT_GPU_BUDGET_S:-360}
+budget=${RT_GPU_BUDGET_S:-450}
 # seconds left of the budget the script allows itself, and a step's timeout within them
 left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
+# RT_GPU_STEPS: the steps to run, e.g. "tests levers" for a short second try (default: all of
+# tests main levers skinny bench ncu verify recheck)
+steps=" ${RT_GPU_STEPS:-tests main levers skinny bench ncu verify recheck} "
+want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
 db=$PWD/$build/gpu-tuning.db
@@ -98,27 +109,6 @@ for t in "$build"/tests/gpu_test_*; do
   case $rc in 0|77) ;; *) fail=1 ;; esac
 done
 
-# 3. the main job against cuBLASLt, and the ceilings (measured once, kept in the database)
-log "== main job: rooftune tune gemm --shape 4096x4096x4096 --dtype bf16"
-for shape in 4096x4096x4096 4096x4096x4096:nt; do
-  [ "$(left)" -gt 30 ] || { log "skipped $shape: out of time"; continue; }
-  t0=$(date +%s)
-  out=$(timeout "$(cap 150)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
-        --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
-  rc=$?
-  log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
-  [ $rc = 0 ] || log "    $(tail -1 "$logs/tune.log")"
-  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"$logs/main-${shape/:/-}.json"; }
-  echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
-done
-# 4. gemm templates and cuBLASLt on the issue's shape suite (sampled configurations; partial
-#     output still counts when the step's cap cuts it short)
-if [ -x "$build/bench/bench_gemm" ] && [ "$(left)" -gt 90 ]; then
-  log "== bench_gemm (TFLOP/s, measured; 8 configurations per template: the model's 4 fastest, 4 spread)"
-  timeout "$(cap 150)" "$build/bench/bench_gemm" --configs 8 --reps 5 2>>"$logs/bench_gemm.log" | tee -a "$results"
-fi
-
-# 5. every template against its reference through the tuner (the tests above verify them too)
 summary() { # JSON on stdin → one line; exits 1 when a candidate was wrong
   python3 -c '
 import json, sys
@@ -133,8 +123,77 @@ for t, v in sorted(per.items()):
 print(line)
 sys.exit(1 if s.get("ERR_WRONG_RESULT", 0) else 0)' "$1" "$2"
 }
-log "== verification: every template, every dtype it supports"
-for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma f32 1024x1024x1024" "gemm_mma f16 1024x1024x1024" \
+# 3. the main job against cuBLASLt, and the ceilings (measured once, kept in the database)
+want main && log "== main job: rooftune tune gemm --shape 4096x4096x4096 --dtype bf16"
+want main && for shape in 4096x4096x4096 4096x4096x4096:nt; do
+  [ "$(left)" -gt 30 ] || { log "skipped $shape: out of time"; continue; }
+  t0=$(date +%s)
+  out=$(timeout "$(cap 150)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
+        --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
+  rc=$?
+  log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
+  [ $rc = 0 ] || log "    $(tail -1 "$logs/tune.log")"
+  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"$logs/main-${shape/:/-}.json"; }
+  echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
+done
+# 3b. the Hopper template's levers one at a time on 4096^3 bf16, from the fastest measured base
+#     (128x256, two consumer warpgroups): what the producer warpgroup, the persistent grid and
+#     the two-block cluster each cost or gain on this GPU (the model cannot say)
+one_config() { # TEMPLATE SHAPE CONFIG → "time_ms limit" of that one configuration, measured
+  timeout "$(cap 40)" "$bin" tune "$1" --shape "$2" --dtype bf16 --device cuda --no-db --json \
+    --timeout 10 --config "$3" 2>>"$logs/levers.log" |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); b=d.get("best") or {}; print("%.4f ms %6.1f TFLOP/s %s %s" % (b.get("time_ms",0), b.get("tflops",0), b.get("limit","-"), d.get("statuses")))' 2>/dev/null || echo "failed"
+}
+if want levers && [ "$(left)" -gt 120 ]; then
+  log "== gemm_wgmma levers on 4096x4096x4096 bf16 (one configuration each, measured)"
+  for v in "128,256,2,0,3,0,1" "128,256,2,1,3,0,1" "128,256,2,1,4,0,1" "128,256,2,1,4,1,1" \
+           "128,256,2,1,4,0,2" "128,256,2,1,4,1,2" "256,128,2,1,4,0,1" "256,128,2,1,4,1,2"; do
+    IFS=, read -r bm bn wg pr st pe cl <<<"$v"
+    cfg="BLOCK_M=$bm,BLOCK_N=$bn,BLOCK_K=64,WARPGROUPS=$wg,PRODUCER=$pr,STAGES=$st,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=$pe,CLUSTER=$cl"
+    log "    ${bm}x${bn} WG$wg PRODUCER=$pr STAGES=$st PERSISTENT=$pe CLUSTER=$cl: $(one_config gemm_wgmma 4096x4096x4096 "$cfg")"
+  done
+fi
+# 3c. skinny LLM shapes, tuned like the main job (templates and cuBLASLt's candidates): is an
+#     own template ahead of cuBLASLt on some of them?
+want skinny && log "== skinny shapes: rooftune tune gemm --dtype bf16 --budget 24"
+want skinny && for shape in 16x14336x4096 64x14336x4096 256x14336x4096 64x4096x14336 16x4096x4096 1x14336x4096; do
+  [ "$(left)" -gt 150 ] || { log "skipped $shape: out of time"; continue; }
+  out=$(timeout "$(cap 60)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
+        --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
+  [ -n "$out" ] && echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"
+done
+# 4. gemm templates and cuBLASLt on the issue's shape suite (sampled configurations; partial
+#     output still counts when the step's cap cuts it short)
+if want bench && [ -x "$build/bench/bench_gemm" ] && [ "$(left)" -gt 90 ]; then
+  log "== bench_gemm (TFLOP/s, measured; 8 configurations per template: the model's 4 fastest, 4 spread)"
+  timeout "$(cap 150)" "$build/bench/bench_gemm" --configs 8 --reps 5 2>>"$logs/bench_gemm.log" | tee -a "$results"
+fi
+
+# 4b. Nsight Compute on three kernels (no clock control: the card's clocks are left alone), for
+#     the next change to read: the best mma.sync configuration, the best wgmma one, and the
+#     persistent cluster one
+ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+if want ncu && [ -n "$ncu_bin" ] && [ "$(left)" -gt 120 ]; then
+  log "== ncu ($ncu_bin): speed of light, occupancy, warp stalls (full reports in gpu_logs.tgz)"
+  for spec in "gemm_mma BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0" \
+              "gemm_wgmma BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=0,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=0,CLUSTER=1" \
+              "gemm_wgmma BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=1,CLUSTER=2"; do
+    set -- $spec
+    [ "$(left)" -gt 60 ] || break
+    name=ncu-$1-$(echo "$2" | md5sum | cut -c1-6).txt
+    timeout "$(cap 45)" "$ncu_bin" --clock-control none --target-processes all -k "regex:^$1" -c 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section MemoryWorkloadAnalysis "$bin" tune "$1" --shape 4096x4096x4096 --dtype bf16 \
+      --device cuda --no-db --timeout 60 --config "$2" >"$logs/$name" 2>&1
+    log "    $1 $2 (exit $?):"
+    grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Stall|L2 Hit|Dynamic Shared" "$logs/$name" |
+      head -24 | sed 's/^ */      /' | tee -a "$results"
+  done
+fi
+
+# 5. every template against its reference through the tuner (the tests above verify them too)
+want verify && log "== verification: every template, every dtype it supports"
+want verify && for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma f32 1024x1024x1024" "gemm_mma f16 1024x1024x1024" \
             "gemm_mma bf16 1000x1000x1000" "gemm_wgmma f16 1024x1024x1024:nt" "gemm_wgmma bf16 1024x1024x1024:nt"; do
   set -- $spec
   [ -f "templates/gemm/$1.json" ] || continue
@@ -149,7 +208,7 @@ done
 
 # 6. the regression check on what was just tuned: every winner re-measured; on a quiet GPU
 #     nothing should come out SLOWER (a 3 here says the timings do not repeat within 5 %)
-if [ "$(left)" -gt 60 ]; then
+if want recheck && [ "$(left)" -gt 60 ]; then
   log "== recheck of the winners just stored"
   timeout "$(cap 60)" "$bin" recheck --db "$db" --device cuda --timeout 10 2>>"$logs/tune.log" | tee -a "$results"
   log "recheck exit ${PIPESTATUS[0]}"
