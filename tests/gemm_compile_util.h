@@ -23,8 +23,9 @@ static inline const char *gcu_dir(char *buf, size_t size) {
   return buf;
 }
 
-/* Loads the manifest and builds the space for a 4096^3 problem of the variant's dtype and
- * layout on the variant's architecture (the compiled source does not depend on the shape). */
+/* Loads the manifest and builds the space for a 4096^3 problem (16x4096x4096 for gemm_skinny,
+ * whose space is for at most 16 rows) of the variant's dtype and layout on the variant's
+ * architecture (the compiled source does not depend on the shape). */
 static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp, rt_vars *env,
                                   rt_error *err) {
   char path[1024], dir[900], shape[64];
@@ -32,7 +33,8 @@ static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp
   rt_status st = manifest_load(path, m, err);
   if (st) return st;
   problem p;
-  snprintf(shape, sizeof shape, "4096x4096x4096:%s", v->layout);
+  snprintf(shape, sizeof shape, "%sx4096x4096:%s", strcmp(v->tmpl, "gemm_skinny") ? "4096" : "16",
+           v->layout);
   rt_vars_clear(env);
   if ((st = gemm_family.parse_shape(shape, v->dtype, &p, err)) ||
       (st = manifest_env_device(arch_spec_find(v->arch), gpu_spec_for_arch(v->arch), env, err)) ||

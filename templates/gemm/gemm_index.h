@@ -223,4 +223,25 @@ GEMM_FN int gemm_pipe_empty_parity(int kt, int stages) { return (kt / stages + 1
  * this unit when kt > 0 (-1: none); a unit's last slab is released after its wait_group 0. */
 GEMM_FN int gemm_pipe_release(int g, int kt) { return kt > 0 ? g + kt - 1 : -1; }
 
+
+/* gemm_skinny: block bx of a grid of ceil(M/rows) x tiles_n blocks computes rows
+ * row_block*rows .. +rows of C and columns col_block*(warps*cols) .. +warps*cols; warp w of it
+ * owns columns col_block*warps*cols + w*cols + c, c < cols.  Column blocks are the fast index,
+ * so neighbouring blocks read the same rows of A. */
+GEMM_FN void gemm_skinny_tile(int bx, int tiles_n, int *row_block, int *col_block) {
+  *row_block = bx / tiles_n;
+  *col_block = bx % tiles_n;
+}
+/* Slice `s` of `split` takes K elements [*k0, *k1): whole `vec`-element (16-byte) chunks, so
+ * every slice starts on a vector boundary; the slices cover [0, K) exactly once. */
+GEMM_FN void gemm_skinny_krange(int K, int vec, int split, int s, int *k0, int *k1) {
+  int c0, c1;
+  gemm_split_range(gemm_ceil_div(K, vec), split, s, &c0, &c1);
+  *k0 = c0 * vec < K ? c0 * vec : K;
+  *k1 = c1 * vec < K ? c1 * vec : K;
+}
+/* Lane `lane` of a warp reads the chunks starting at k0 + (lane + 32*i)*vec, i = 0, 1, ...,
+ * while they lie below k1 (a step of UNROLL takes i = step*UNROLL + u). */
+GEMM_FN int gemm_skinny_k(int k0, int lane, int vec, int i) { return k0 + (lane + 32 * i) * vec; }
+
 #endif

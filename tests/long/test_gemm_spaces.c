@@ -18,6 +18,9 @@ int main(void) {
       {"gemm_simt", "sm_90", "f32", "nn"}, {"gemm_simt", "sm_90", "f32", "nt"},
       {"gemm_wgmma", "sm_90a", "f16", "nt"}, {"gemm_wgmma", "sm_90a", "bf16", "nt"},
       {"gemm_wgmma", "sm_90a", "f16", "nn"}, {"gemm_wgmma", "sm_90a", "bf16", "nn"},
+      {"gemm_skinny", "sm_80", "f32", "nt"}, {"gemm_skinny", "sm_80", "f16", "nt"},
+      {"gemm_skinny", "sm_80", "bf16", "nt"}, {"gemm_skinny", "sm_90", "f32", "nt"},
+      {"gemm_skinny", "sm_90", "f16", "nt"}, {"gemm_skinny", "sm_90", "bf16", "nt"},
   };
   size_t total = 0, failed = 0;
   for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {

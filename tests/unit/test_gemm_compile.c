@@ -1,7 +1,7 @@
 /* test_gemm_compile.c — a deterministic sample of every gemm template's default space compiles
  * with NVRTC for sm_80 and sm_90 (sm_90a for the wgmma template) without spills, and the PTX
  * holds the template's instruction (mma.sync, wgmma.mma_async, fma; for wgmma also the
- * imm-trans-b that the layout needs).  Four configurations per template and architecture,
+ * imm-trans-b that the layout needs, for gemm_skinny the streaming 16-byte loads of B).  Four configurations per template and architecture,
  * spread over the space, cycling through the dtypes and layouts.
  * The whole spaces are compiled by tests/long/test_gemm_spaces.c. */
 #include "../gemm_compile_util.h"
@@ -20,6 +20,7 @@ int main(void) {
       {"gemm_mma", archs_mma, 2, {"bf16", "f16", "f32"}, 3, {"nt", "nn"}, 2},
       {"gemm_simt", archs_mma, 2, {"f32"}, 1, {"nn", "nt"}, 2},
       {"gemm_wgmma", archs_wg, 1, {"bf16", "f16"}, 2, {"nn", "nt"}, 2},
+      {"gemm_skinny", archs_mma, 2, {"bf16", "f16", "f32"}, 3, {"nt", "nt"}, 1},
   };
   const int per_arch = 4;
   for (size_t t = 0; t < sizeof tmpls / sizeof tmpls[0]; t++)
@@ -56,6 +57,9 @@ int main(void) {
           /* wgmma reads a K x N B (nn) N-major: imm-trans-b 1; an N x K B (nt) K-major: 0 */
           if (!strcmp(v.tmpl, "gemm_wgmma"))
             CHECK(r.ptx && strstr(r.ptx, !strcmp(v.layout, "nn") ? "p, 1, 1, 0, 1;" : "p, 1, 1, 0, 0;"));
+          /* gemm_skinny streams B in 16-byte loads that leave L1 to A */
+          if (!strcmp(v.tmpl, "gemm_skinny"))
+            CHECK(r.ptx && strstr(r.ptx, "ld.global.nc.L1::no_allocate.v4.u32"));
           printf("%-10s %-6s %-4s %s (%zu of %zu) [%s]: %d registers, %d B spill stores, %.2f s\n", v.tmpl, v.arch,
                  v.dtype, v.layout, idx, n, config, r.report.registers, r.report.spill_stores, r.seconds);
           compile_result_free(&r);

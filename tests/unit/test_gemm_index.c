@@ -161,6 +161,54 @@ static int wgmma_b_layout(int b_col, int block_n, int block_k) {
   return ok;
 }
 
+/* gemm_skinny as the kernel walks it (the vector path when K is a multiple of vec, else lanes
+ * striding over single elements): every element of C is written by one lane per K slice, and
+ * every k of [0, K) is read exactly once per output column, by whole vec-element chunks that
+ * start on a vector boundary and end inside the slice. */
+static int skinny_coverage(int M, int N, int K, int rows, int cols, int warps, int unroll,
+                           int split, int vec) {
+  const int tiles_n = gemm_ceil_div(N, warps * cols), blocks = gemm_ceil_div(M, rows) * tiles_n;
+  unsigned char *kc = calloc((size_t)K, 1);
+  int ok = kc != NULL;
+  memset(counts, 0, (size_t)M * N);
+  for (int s = 0; ok && s < split; s++) {
+    int k0, k1;
+    gemm_skinny_krange(K, vec, split, s, &k0, &k1);
+    ok &= k0 % vec == 0 && k0 <= k1 && k1 <= K;
+    for (int lane = 0; lane < 32; lane++) {
+      if (K % vec)
+        for (int k = k0 + lane; k < k1; k += 32) kc[k]++;
+      else
+        for (int i = 0; gemm_skinny_k(k0, lane, vec, i) < k1; i += unroll)
+          for (int u = 0; u < unroll; u++) {
+            const int k = gemm_skinny_k(k0, lane, vec, i + u);
+            if (k >= k1) break;
+            for (int v = 0; v < vec; v++) {
+              if (k + v >= k1) ok = 0;
+              else kc[k + v]++;
+            }
+          }
+    }
+    for (int bx = 0; bx < blocks; bx++) {
+      int rb, cb;
+      gemm_skinny_tile(bx, tiles_n, &rb, &cb);
+      for (int w = 0; w < warps; w++)
+        for (int m = 0; m < rows; m++)
+          for (int c = 0; c < cols; c++) {
+            const int mm = rb * rows + m, nn = cb * warps * cols + w * cols + c;
+            if (mm < M && nn < N) counts[(size_t)mm * N + nn]++;
+          }
+    }
+  }
+  for (size_t i = 0; ok && i < (size_t)M * N; i++) ok &= counts[i] == split;
+  for (int k = 0; ok && k < K; k++) ok &= kc[k] == 1;
+  free(kc);
+  if (!ok)
+    fprintf(stderr, "skinny %dx%dx%d rows %d cols %d warps %d unroll %d split %d vec %d: not an exact cover\n",
+            M, N, K, rows, cols, warps, unroll, split, vec);
+  return ok;
+}
+
 int main(void) {
   size_t most = 0;
   for (int s = 0; s < NSHAPES; s++)
@@ -228,6 +276,20 @@ int main(void) {
   CHECK_INT(gemm_wgmma_stage_bytes(1, 128, 256, 64, 2, 0, 256, 16, 136), 64 * 64 * 2);
   CHECK_INT(gemm_wgmma_stage_bytes(0, 128, 256, 64, 1, 0, 0, 4096, 136), (128 + 3 * 64) * 64 * 2);
   CHECK_INT(gemm_wgmma_stage_bytes(0, 128, 256, 64, 1, 128, 0, 129, 4096), (128 + 256) * 64 * 2);
+
+  /* gemm_skinny: rows and columns past the edges, K not a multiple of the vector, more slices
+   * than chunks */
+  {
+    static const shape sk[] = {{1, 4096, 4096}, {16, 255, 129}, {3, 1, 8}, {16, 136, 4096},
+                               {5, 33, 1000}, {1, 1, 1}, {2, 64, 24}};
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++)
+      for (int rows = 1; rows <= 16; rows *= 4)
+        for (int cols = 1; cols <= 8; cols *= 2)
+          for (int split = 1; split <= 16; split *= 4)
+            for (int vec = 4; vec <= 8; vec *= 2)
+              CHECK(skinny_coverage(sk[i].m, sk[i].n, sk[i].k, rows, cols, 1 + (cols % 3) * 3,
+                                    1 + (rows % 3), split, vec));
+  }
 
   /* split-K: contiguous, balanced, exact cover (empty slices allowed when K is short) */
   for (int k_tiles = 1; k_tiles <= 300; k_tiles += 7)

@@ -158,15 +158,16 @@ static size_t check_valid_env(const char *path, const rt_vars *env, int allow_em
   return n;
 }
 
-/* Every template the project ships, for each of its dtypes, both layouts and a few shapes,
- * on its first architecture: the backtracking space equals brute force. */
+/* Every template the project ships, for each of its dtypes, both layouts and a few shapes (one
+ * of at most 16 rows, for gemm_skinny), on its first architecture: the backtracking space
+ * equals brute force. */
 static void check_shipped(void) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/templates", test_source_dir());
   char **paths;
   int n;
   CHECK_INT(manifest_list(dir, &paths, &n, NULL), RT_OK);
-  static const char *const shapes[] = {"1024x1024x1024", "8@128x4096x4096", "100x300x70"};
+  static const char *const shapes[] = {"1024x1024x1024", "8@128x4096x4096", "100x300x70", "2@7x300x70"};
   static const char *const layouts[] = {"", ":nt"};
   for (int i = 0; i < n; i++) {
     manifest *m;
@@ -179,7 +180,7 @@ static void check_shipped(void) {
     CHECK(arch != NULL);
     size_t total = 0;
     for (int d = 0; fam && arch && d < manifest_ndtypes(m); d++)
-      for (int sh = 0; sh < 3; sh++)
+      for (int sh = 0; sh < 4; sh++)
         for (int l = 0; l < 2; l++) {
           char shape[64];
           snprintf(shape, sizeof shape, "%s%s", shapes[sh], layouts[l]);
