@@ -74,9 +74,10 @@ int main(int argc, char **argv) {
     printf("SKIP: no GPU (%s)\n", err.text);
     return 0;
   }
-  static const char *const names[] = {"gemm_simt", "gemm_mma", "gemm_wgmma"};
-  manifest *ms[3] = {0};
-  for (int t = 0; t < 3; t++) {
+  enum { NT = 4 };
+  static const char *const names[NT] = {"gemm_simt", "gemm_mma", "gemm_wgmma", "gemm_skinny"};
+  manifest *ms[NT] = {0};
+  for (int t = 0; t < NT; t++) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.json", h.tmpl_dir, names[t]);
     if (manifest_load(path, &ms[t], &err) != RT_OK) {
@@ -110,8 +111,8 @@ int main(int argc, char **argv) {
          "and the 8 cuBLASLt candidates) over cuBLASLt's default.  f32 rows: mma runs tf32 (the\n"
          "tuner's f32 path), lt-default is true fp32 (CUBLAS_COMPUTE_32F), lt-best-of8 includes\n"
          "FAST_TF32 algorithms.\n");
-  printf("%-20s %-5s %9s %9s %9s %11s %11s %9s %9s  %s\n", "shape", "dtype", "simt", "mma", "wgmma",
-         "lt-default", "lt-best-of8", "own/lt", "tuned/lt", "(TFLOP/s, measured)");
+  printf("%-20s %-5s %9s %9s %9s %9s %11s %11s %9s %9s  %s\n", "shape", "dtype", "simt", "mma", "wgmma",
+         "skinny", "lt-default", "lt-best-of8", "own/lt", "tuned/lt", "(TFLOP/s, measured)");
   cublasLtHandle_t lt = NULL;
   cublasLtCreate(&lt);
   for (int s = 0; s < ns; s++) {
@@ -123,11 +124,11 @@ int main(int argc, char **argv) {
       continue;
     }
     const double flops = gemm_family.flops(&p);
-    double best[3] = {0, 0, 0};
-    char best_cfg[3][256] = {"", "", ""};
+    double best[NT] = {0};
+    char best_cfg[NT][256] = {""};
     rt_vars env;
     gh_env(&h, &p, &env, &err);
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < NT; t++) {
       char archbuf[16];
       const char *arch = gh_arch(&h, ms[t], archbuf, sizeof archbuf);
       space *sp = NULL;
@@ -172,17 +173,18 @@ int main(int argc, char **argv) {
         if (tf > lt_best) lt_best = tf;
       }
     cu.cuMemFree_v2(ws);
-    double own = fmax(best[0], fmax(best[1], best[2]));
-    printf("%-20s %-5s %9.1f %9.1f %9.1f %11.1f %11.1f %8.2fx %8.2fx\n", suite[s][0], suite[s][1],
-           best[0], best[1], best[2], lt_def, lt_best, lt_def > 0 ? own / lt_def : 0.0,
+    double own = 0;
+    for (int t = 0; t < NT; t++) own = fmax(own, best[t]);
+    printf("%-20s %-5s %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2fx %8.2fx\n", suite[s][0], suite[s][1],
+           best[0], best[1], best[2], best[3], lt_def, lt_best, lt_def > 0 ? own / lt_def : 0.0,
            lt_def > 0 ? fmax(own, lt_best) / lt_def : 0.0);
-    for (int t = 0; t < 3; t++)
+    for (int t = 0; t < NT; t++)
       if (best[t] > 0) printf("    %-10s best: %s\n", names[t], best_cfg[t]);
     fflush(stdout);
     gemm_family.gpu_teardown(g);
   }
   cublasLtDestroy(lt);
-  for (int t = 0; t < 3; t++) manifest_free(ms[t]);
+  for (int t = 0; t < NT; t++) manifest_free(ms[t]);
   gh_close(&h);
   return 0;
 }
