@@ -107,7 +107,7 @@ static int by_time(const void *a, const void *b) {
   return (x->time_ms > y->time_ms) - (x->time_ms < y->time_ms);
 }
 
-static void print_table(const tune_report *rep) {
+static void print_table(const tune_report *rep, int stored) {
   size_t n = rep->nresults;
   const candidate_result **order = malloc((n ? n : 1) * sizeof *order);
   if (!order) return;
@@ -128,7 +128,9 @@ static void print_table(const tune_report *rep) {
       printf("%9s %8s %-9s %-9s %-11.11s %-28.28s %s\n", "-", "-", timing_kind_name(r->timing),
              rt_status_name(r->status), r->template_name, r->detail, r->config);
   }
-  if (n > show) printf("(%zu more; every candidate is in the database)\n", n - show);
+  if (n > show)
+    printf("(%zu more; %s)\n", n - show,
+           stored ? "every candidate is in the database" : "--no-db: none was stored");
   free(order);
 }
 
@@ -299,7 +301,7 @@ static int cmd_tune(int argc, char **argv) {
     if (o.prior)
       printf("prior: %s (the first %d of each ranking evaluated first): %s\n", o.prior,
              STRATEGY_PRIOR_FIRST, rep.prior);
-    print_table(&rep);
+    print_table(&rep, !no_db);
     if (rep.have_best) {
       const candidate_result *b = &rep.best;
       printf("\nbest: %s %s\n      %.4f ms", b->template_name, b->config, b->time_ms);
