@@ -32,6 +32,18 @@
 #endif
 #endif
 
+#if defined(__CUDACC__)
+/* In the kernels: the input element's size in bytes (ES) and a raw unsigned type of that size;
+ * the templates convert elements themselves (NVRTC finds no CUDA headers on its own). */
+#if DTYPE_CODE == 0
+#define ES 4
+typedef unsigned int elem_t;
+#else
+#define ES 2
+typedef unsigned short elem_t;
+#endif
+#endif
+
 GEMM_FN int gemm_ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 /* Block swizzle: the linear block id `pid` over a tiles_m x tiles_n grid of output tiles is

@@ -14,14 +14,6 @@
 // shared memory STAGES*(A tile + B tile) with the padded strides below (= the manifest's SMEM).
 #include "gemm_index.h"
 
-#if DTYPE_CODE == 0
-#define ES 4
-typedef unsigned int elem_t;
-#else
-#define ES 2
-typedef unsigned short elem_t;
-#endif
-
 #define CH (16 / ES)       // elements per 16-byte chunk
 #define KSTEP (32 / ES)    // K of one mma: 16 (f16/bf16) or 8 (tf32)
 #define A_LD (BLOCK_K + 16 / ES)  // +16 bytes: ldmatrix rows hit distinct banks

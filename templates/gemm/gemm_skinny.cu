@@ -16,13 +16,6 @@
 // shared memory.  Placement and K ranges come from gemm_index.h (gemm_skinny_*).
 #include "gemm_index.h"
 
-#if DTYPE_CODE == 0
-#define ES 4
-typedef unsigned int elem_t;
-#else
-#define ES 2
-typedef unsigned short elem_t;
-#endif
 #define VEC (16 / ES)  // elements per 16-byte load
 
 static_assert(B_COL == 1, "gemm_skinny reads B stored N x K (layout nt)");
