@@ -13,9 +13,10 @@
 
 static char toolkit[96];
 
-/* Stores one winner of TEMPLATE for problem p on DEVICE with time ms; returns nothing. */
-static void put(db *d, problem p, const char *device, const char *tmpl, const char *src,
-                double ms, timing_kind timing, const char *tk) {
+/* Stores one winner of TEMPLATE for problem p on DEVICE with time ms (launch variables vars,
+ * NULL: fx_winner's); returns nothing. */
+static void put_vars(db *d, problem p, const char *device, const char *tmpl, const char *src,
+                     double ms, timing_kind timing, const char *tk, const char *vars) {
   rt_error err = {0};
   db_run_spec spec = fx_spec(p, device);
   snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", tk ? tk : toolkit);
@@ -29,9 +30,14 @@ static void put(db *d, problem p, const char *device, const char *tmpl, const ch
   CHECK_INT(db_run_store(r, &c, &id, &err), RT_OK);
   db_winner w = fx_winner(tmpl, "\177ELF", 4);
   w.grid_v[0] = (unsigned)(((p.dims[0] + 127) / 128) * ((p.dims[1] + 127) / 128));
+  if (vars) snprintf(w.vars, sizeof w.vars, "%s", vars);
   CHECK_INT(db_run_set_winner(r, id, &w, NULL, &err), RT_OK);
   db_run_finish(r, "done", &err);
   db_run_free(r);
+}
+static void put(db *d, problem p, const char *device, const char *tmpl, const char *src,
+                double ms, timing_kind timing, const char *tk) {
+  put_vars(d, p, device, tmpl, src, ms, timing, tk, NULL);
 }
 
 typedef struct thread_arg {
@@ -147,20 +153,9 @@ static void test_stale_shape_vars(void) {
   fx_tmpname(path, sizeof path, "stale");
   db *d = NULL;
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  db_run_spec spec = fx_spec(fx_gemm(64, 4096, 4096, "f16"), "NVIDIA H200");
-  snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", toolkit);
-  db_run *r = NULL;
-  CHECK_INT(db_run_begin(d, &spec, &r, &err), RT_OK);
-  CHECK_INT(db_run_template(r, "gemm_mma", "gemm", "src", "man", &err), RT_OK);
-  candidate_result c = fx_result("gemm_mma", 128, 128, 0.1);
-  long long id = 0;
-  CHECK_INT(db_run_store(r, &c, &id, &err), RT_OK);
-  db_winner w = fx_winner("gemm_mma", "\177ELF", 4);
-  snprintf(w.vars, sizeof w.vars,
+  put_vars(d, fx_gemm(64, 4096, 4096, "f16"), "NVIDIA H200", "gemm_mma", "src", 0.1,
+           TIMING_MEASURED, NULL,
            "M=64,N=4096,K=4096,BATCH=1,BLOCK_M=128,BLOCK_N=128,SPLIT_K=2,THREADS=256,SMEM=65536");
-  CHECK_INT(db_run_set_winner(r, id, &w, NULL, &err), RT_OK);
-  db_run_finish(r, "done", &err);
-  db_run_free(r);
   db_close(d);
   rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
