@@ -18,15 +18,16 @@
 #     persistent grid, two-block cluster ("levers");
 #  3c. tunes six skinny LLM shapes like the main job ("skinny");
 #  4. bench_gemm on the issue's shape suite, the rows its targets read first ("bench");
-#  4b. Nsight Compute on the best mma.sync, the best wgmma and a persistent cluster kernel
+#  4b. Nsight Compute on the best mma.sync kernel, the best wgmma one and a gemm_skinny one
 #     ("ncu"; full reports in the archive);
 #  5. verifies every template against its reference through the tuner: a small `rooftune tune`
 #     per template and dtype on the cuda device, where each candidate's output is poisoned,
 #     computed and compared with the family's reference before it is timed; any
 #     RT_ERR_WRONG_RESULT fails the script ("verify");
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
-#  RT_GPU_STEPS picks steps by those names (default all, with "tests" for step 2), e.g.
-#     RT_GPU_STEPS="tests levers" for a short second try;
+#  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but "levers", which
+#     the first H200 runs answered: bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests
+#     skinny" for a short second try;
 #  then writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
 #     and every log, and the main job's JSON, into one archive beside it, gpu_logs.tgz (the
 #     device tool brings back at most 8 files).
@@ -48,9 +49,8 @@ budget=${RT_GPU_BUDGET_S:-450}
 left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
-# RT_GPU_STEPS: the steps to run, e.g. "tests levers" for a short second try (default: all of
-# tests main levers skinny bench ncu verify recheck)
-steps=" ${RT_GPU_STEPS:-tests main levers skinny bench ncu verify recheck} "
+# RT_GPU_STEPS: the steps to run (default below; "levers" on request)
+steps=" ${RT_GPU_STEPS:-tests main skinny bench ncu verify recheck} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
@@ -156,7 +156,7 @@ fi
 # 3c. skinny LLM shapes, tuned like the main job (templates and cuBLASLt's candidates): is an
 #     own template ahead of cuBLASLt on some of them?
 want skinny && log "== skinny shapes: rooftune tune gemm --dtype bf16 --budget 24"
-want skinny && for shape in 16x14336x4096 64x14336x4096 256x14336x4096 64x4096x14336 16x4096x4096 1x14336x4096; do
+want skinny && for shape in 1x14336x4096:nt 16x14336x4096:nt 1x4096x4096:nt 16x4096x4096:nt 64x14336x4096:nt 64x4096x14336:nt; do
   [ "$(left)" -gt 150 ] || { log "skipped $shape: out of time"; continue; }
   out=$(timeout "$(cap 60)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
         --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
@@ -170,22 +170,22 @@ if want bench && [ -x "$build/bench/bench_gemm" ] && [ "$(left)" -gt 90 ]; then
 fi
 
 # 4b. Nsight Compute on three kernels (no clock control: the card's clocks are left alone), for
-#     the next change to read: the best mma.sync configuration, the best wgmma one, and the
-#     persistent cluster one
+#     the next change to read: the best mma.sync configuration and the best wgmma one on 4096^3,
+#     and a gemm_skinny one on a decode shape
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 if want ncu && [ -n "$ncu_bin" ] && [ "$(left)" -gt 120 ]; then
   log "== ncu ($ncu_bin): speed of light, occupancy, warp stalls (full reports in gpu_logs.tgz)"
-  for spec in "gemm_mma BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0" \
-              "gemm_wgmma BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=0,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=0,CLUSTER=1" \
-              "gemm_wgmma BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=1,CLUSTER=2"; do
+  for spec in "gemm_mma 4096x4096x4096 BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0" \
+              "gemm_wgmma 4096x4096x4096 BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=1,CLUSTER=1" \
+              "gemm_skinny 1x14336x4096:nt ROWS=1,COLS=4,WARPS=4,UNROLL=2,SPLIT_K=4,B_COL=1"; do
     set -- $spec
     [ "$(left)" -gt 60 ] || break
-    name=ncu-$1-$(echo "$2" | md5sum | cut -c1-6).txt
+    name=ncu-$1-$(echo "$3" | md5sum | cut -c1-6).txt
     timeout "$(cap 45)" "$ncu_bin" --clock-control none --target-processes all -k "regex:^$1" -c 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      --section MemoryWorkloadAnalysis "$bin" tune "$1" --shape 4096x4096x4096 --dtype bf16 \
-      --device cuda --no-db --timeout 60 --config "$2" >"$logs/$name" 2>&1
-    log "    $1 $2 (exit $?):"
+      --section MemoryWorkloadAnalysis "$bin" tune "$1" --shape "$2" --dtype bf16 \
+      --device cuda --no-db --timeout 60 --config "$3" >"$logs/$name" 2>&1
+    log "    $1 $2 $3 (exit $?):"
     grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Stall|L2 Hit|Dynamic Shared" "$logs/$name" |
       head -24 | sed 's/^ */      /' | tee -a "$results"
   done
