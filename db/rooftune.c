@@ -360,11 +360,14 @@ static int nearest_geometry(const idx_entry *x, const shape_vec *q, rooftune_mat
   const char *exprs[7] = {w->grid[0], w->grid[1], w->grid[2], w->block[0], w->block[1],
                           w->block[2], w->smem};
   long long out[7];
+  /* the launch limits manifest_launch holds tuned geometry to: grid y and z at most 65535 (a
+   * large batch times SPLIT_K can pass it; cuBLASLt then serves the call) */
+  static const long long most[7] = {0x7fffffffLL, 65535, 65535, 1024, 1024, 64, 0x7fffffffLL};
   for (int i = 0; i < 7; i++) {
     if (!exprs[i][0]) return 0;
     rt_error err = {0};
     if (expr_eval_text(exprs[i], n, ptrs, values, &out[i], &err) || out[i] < 0 ||
-        out[i] > 0x7fffffffLL)
+        out[i] > most[i])
       return 0;
   }
   for (int k = 0; k < 3; k++) {

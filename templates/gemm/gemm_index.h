@@ -253,7 +253,11 @@ GEMM_FN void gemm_skinny_krange(int K, int vec, int split, int s, int *k0, int *
   *k1 = c1 * vec < K ? c1 * vec : K;
 }
 /* Lane `lane` of a warp reads the chunks starting at k0 + (lane + 32*i)*vec, i = 0, 1, ...,
- * while they lie below k1 (a step of UNROLL takes i = step*UNROLL + u). */
-GEMM_FN int gemm_skinny_k(int k0, int lane, int vec, int i) { return k0 + (lane + 32 * i) * vec; }
+ * while they lie below k1 (a step of UNROLL takes i = step*UNROLL + u); past k1 the answer is
+ * k1 itself, so a K near INT_MAX cannot wrap. */
+GEMM_FN int gemm_skinny_k(int k0, int k1, int lane, int vec, int i) {
+  long long k = k0 + (long long)(lane + 32 * i) * vec;
+  return k < k1 ? (int)k : k1;
+}
 
 #endif

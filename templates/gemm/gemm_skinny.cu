@@ -80,11 +80,11 @@ gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, float *__r
 
   if (K % VEC == 0) {  // every row of A and B starts on a 16-byte boundary
     for (int i = 0;; i += UNROLL) {
-      if (gemm_skinny_k(k0, lane, VEC, i) >= k1) break;
+      if (gemm_skinny_k(k0, k1, lane, VEC, i) >= k1) break;
       uint4 b[UNROLL][COLS];
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
-        const int k = gemm_skinny_k(k0, lane, VEC, i + u);
+        const int k = gemm_skinny_k(k0, k1, lane, VEC, i + u);
 #pragma unroll
         for (int c = 0; c < COLS; ++c)
           b[u][c] = (k < k1 && n0 + c < N) ? load_stream(B + (long long)(n0 + c) * K + k)
@@ -92,7 +92,7 @@ gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, float *__r
       }
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
-        const int k = gemm_skinny_k(k0, lane, VEC, i + u);
+        const int k = gemm_skinny_k(k0, k1, lane, VEC, i + u);
         if (k >= k1) break;
         float bf[COLS][VEC];
 #pragma unroll

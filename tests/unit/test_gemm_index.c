@@ -179,9 +179,9 @@ static int skinny_coverage(int M, int N, int K, int rows, int cols, int warps, i
       if (K % vec)
         for (int k = k0 + lane; k < k1; k += 32) kc[k]++;
       else
-        for (int i = 0; gemm_skinny_k(k0, lane, vec, i) < k1; i += unroll)
+        for (int i = 0; gemm_skinny_k(k0, k1, lane, vec, i) < k1; i += unroll)
           for (int u = 0; u < unroll; u++) {
-            const int k = gemm_skinny_k(k0, lane, vec, i + u);
+            const int k = gemm_skinny_k(k0, k1, lane, vec, i + u);
             if (k >= k1) break;
             for (int v = 0; v < vec; v++) {
               if (k + v >= k1) ok = 0;
@@ -289,6 +289,9 @@ int main(void) {
             for (int vec = 4; vec <= 8; vec *= 2)
               CHECK(skinny_coverage(sk[i].m, sk[i].n, sk[i].k, rows, cols, 1 + (cols % 3) * 3,
                                     1 + (rows % 3), split, vec));
+    /* a K near INT_MAX: a lane's next chunk past k1 is k1, not a wrapped negative index */
+    CHECK_INT(gemm_skinny_k(2147482600 - 16, 2147482600, 31, 8, 4), 2147482600);
+    CHECK_INT(gemm_skinny_k(0, 4096, 31, 8, 0), 248);
   }
 
   /* split-K: contiguous, balanced, exact cover (empty slices allowed when K is short) */

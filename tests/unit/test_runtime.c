@@ -166,6 +166,11 @@ static void test_stale_shape_vars(void) {
   CHECK_INT(m.geometry_ok, 1);
   CHECK_INT(m.grid[0], 3 * 32);
   CHECK_INT(m.grid[2], 2 * 4);
+  /* SPLIT_K 2 over a batch of 40000: grid z 80000 is past CUDA's 65535, so no geometry */
+  q.shape = "40000@300x4096x4096";
+  CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
+  CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
+  CHECK_INT(m.geometry_ok, 0);
   rooftune_close(rt);
   fx_remove(path);
 }
