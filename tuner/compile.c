@@ -95,8 +95,10 @@ rt_status compile_build_options(const compile_options *opt, const char ***argv_o
   /* NVRTC (12.9+) shares the driver's compute cache where a driver is loaded: a hit skips ptxas,
    * and with it the -v report that registers, shared memory and spills are read from (seen on
    * an H200: the second compile of one source had an empty log).  rooftune's cubin cache keeps
-   * the report with the cubin instead. */
-  COMPILE_ADD("--no-cache");
+   * the report with the cubin instead.  Older NVRTCs have no cache and no such option. */
+  int nv_major = 0, nv_minor = 0;
+  nvrtcVersion(&nv_major, &nv_minor);
+  if (nv_major * 100 + nv_minor >= 1209) COMPILE_ADD("--no-cache");
   COMPILE_ADD("-I%s", cuda);
   if (have_cccl) COMPILE_ADD("-I%s", cccl);
   for (int i = 0; i < opt->include_count; i++) COMPILE_ADD("-I%s", opt->include_dirs[i]);
