@@ -125,6 +125,26 @@ GEMM_FN int gemm_ldsm_bcol_offset(int n0, int ks, int lane, int ld_bytes) {
 GEMM_FN int gemm_ldsm_brow_offset(int n0, int ks, int kstep, int lane, int ld_bytes, int elem_bytes) {
   return (ks * kstep + gemm_ldsm_brow_k(lane)) * ld_bytes + (n0 + 8 * gemm_ldsm_brow_chunk(lane)) * elem_bytes;
 }
+/* gemm_mma's cp.async loads.  A stage's operand tile is `rows` rows of `cpr` 16-byte chunks (A
+ * and B stored N x K: rows of M or N, chunks along K; B stored K x N: rows of K, chunks along
+ * N), loaded by `threads` threads: thread t copies chunk column gemm_load_chunk(t, cpr) of rows
+ * gemm_load_row(t, cpr, threads, i) for i < gemm_load_iters(rows, cpr, threads).  With threads a
+ * multiple of cpr and rows*cpr a multiple of threads (the kernel asserts both) every chunk is
+ * copied exactly once and a thread's rows are evenly spaced, so the kernel computes one source
+ * address, one row mask and one shared offset per tile before its main loop and steps them. */
+GEMM_FN int gemm_load_iters(int rows, int cpr, int threads) { return rows * cpr / threads; }
+GEMM_FN int gemm_load_row(int t, int cpr, int threads, int i) { return t / cpr + i * (threads / cpr); }
+GEMM_FN int gemm_load_chunk(int t, int cpr) { return t % cpr; }
+/* Bit i set when the thread's row i (gemm_load_row) is below `limit` once `first` is added
+ * (the tile's first row in the matrix): the rows of A past M or of B past N, whose chunks are
+ * zero-filled instead of read. */
+GEMM_FN unsigned gemm_load_rows_in(int t, int cpr, int threads, int iters, int first, int limit) {
+  unsigned mask = 0;
+  for (int i = 0; i < iters && i < 32; i++)
+    if (first + gemm_load_row(t, cpr, threads, i) < limit) mask |= 1u << i;
+  return mask;
+}
+
 /* tf32 with B stored K x N: ldmatrix cannot transpose 32-bit elements, so b0 (h = 0) and b1
  * (h = 1) of the n8 tile at n0 are read directly: element (k tig + 4h, n groupID), as an
  * index in elements with row pitch ld. */

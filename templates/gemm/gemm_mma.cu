@@ -3,10 +3,17 @@
 // C[b] = A[b] * B[b] for b < BATCH, fp32 accumulation and fp32 output (the gemm family ABI, see
 // kernels/gemm.h).  A is M x K row-major; B is K x N row-major (B_COL == 0, layout "nn") or
 // stored N x K row-major (B_COL == 1, layout "nt", the linear-layer weight).  Inputs are f16 or
-// bf16 (mma.m16n8k16) or f32 rounded to tf32 (mma.m16n8k8, cvt.rna).  Any M, N, K: when the
-// rows are 16-byte aligned, tiles come in by cp.async with zero fill past the edges; otherwise
-// an element-wise path loads them.  SPLIT_K > 1 splits the K tiles over gridDim.z and adds the
-// partial products with atomics into an output the launcher zeroed.
+// bf16 (mma.m16n8k16) or f32 rounded to tf32 (mma.m16n8k8, cvt).  Any M, N, K: when the rows
+// are 16-byte aligned, tiles come in by cp.async with zero fill past the edges, each thread's
+// chunk addresses and row masks set up once before the main loop (chunk_plan); otherwise an
+// element-wise path loads them.  ldmatrix reads the next K step's fragments while the current
+// step's mmas run, across tile boundaries too.  SPLIT_K > 1 splits the K tiles over gridDim.z
+// and adds the partial products with atomics into an output the launcher zeroed.
+//
+// The first H200 runs (bench/results/h200-2026-11-30) measured the earlier form of this loop at
+// 4.4 instructions per mma (address arithmetic for every chunk of every tile, recomputed in the
+// loop); the cp.async path of this one is 2.3 per mma for 256x128x64 bf16 (299 SASS
+// instructions per tile and warp, 128 of them mma), counted in the compiled code, not yet timed.
 //
 // Parameters (#defines from the manifest): BLOCK_M, BLOCK_N, BLOCK_K, WARPS_M, WARPS_N,
 // STAGES, SPLIT_K, SWIZZLE (tile rows per L2 group), THREADS, B_COL (0: B is K x N, 1: B is
@@ -59,9 +66,15 @@ __device__ __forceinline__ void ldsm_x4_trans(unsigned r[4], unsigned addr) {
                : "r"(addr));
 }
 
+// f32 -> tf32, rounded to nearest: sm_90 has it as one instruction (cvt.rn, PTX ISA 7.8); before
+// that only .rna exists, which compiles to a compare, an add and a mask.
 __device__ __forceinline__ unsigned to_tf32(unsigned x) {
   unsigned r;
+#if __CUDA_ARCH__ >= 900
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+#else
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+#endif
   return r;
 }
 
@@ -80,38 +93,114 @@ __device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsig
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// Loads K tile `kt` into one pipeline stage.  `vec` selects the cp.async path (rows 16-byte
-// aligned, so every 16-byte chunk is wholly inside or wholly outside the matrix).
-__device__ __forceinline__ void load_tile(const elem_t *__restrict__ A,
-                                          const elem_t *__restrict__ B, elem_t *sA, elem_t *sB,
-                                          int m0, int n0, int kt, int M, int N, int K, bool vec,
+#define KSTEPS (BLOCK_K / KSTEP)
+#define A_CPR (BLOCK_K / CH)  // 16-byte chunks per row of a stage's A tile
+#if B_COL
+#define B_ROWS BLOCK_N
+#define B_CPR (BLOCK_K / CH)
+#else
+#define B_ROWS BLOCK_K
+#define B_CPR (BLOCK_N / CH)
+#endif
+#define A_ITERS (BLOCK_M * A_CPR / THREADS)  // chunks per thread and stage (gemm_load_iters)
+#define B_ITERS (B_ROWS * B_CPR / THREADS)
+#define A_RSTEP (THREADS / A_CPR)  // rows between a thread's chunks
+#define B_RSTEP (THREADS / B_CPR)
+static_assert(THREADS % A_CPR == 0 && (BLOCK_M * A_CPR) % THREADS == 0, "A tile chunks must split evenly over the threads");
+static_assert(THREADS % B_CPR == 0 && (B_ROWS * B_CPR) % THREADS == 0, "B tile chunks must split evenly over the threads");
+static_assert(A_ITERS <= 32 && B_ITERS <= 32, "row masks hold 32 rows");
+
+// A thread's copy loops are unrolled fully up to 8 chunks of 16-bit elements and by 4 beyond
+// that or for tf32 tiles: further unrolled they keep every chunk's address live and spill
+// 64x64 warp tiles; 4 at a time costs a few loop instructions per tile.
+__host__ __device__ constexpr int copy_unroll(int n) { return ES == 2 && n <= 8 ? n : n < 4 ? n : 4; }
+
+// One thread's share of a stage's cp.async loads of one operand (gemm_load_row/_chunk), set up
+// once before the main loop and stepped one K tile per load: the source of its first chunk in
+// the next tile to load, the elements between its rows, that chunk's byte offset in a stage,
+// which of its rows are inside the matrix (A and B stored N x K; for B stored K x N all or none:
+// its chunk column against N), and how much of K is left from its first chunk (K-contiguous) or
+// first row (B stored K x N).
+struct chunk_plan {
+  const elem_t *src;
+  long long step;
+  unsigned smem;
+  unsigned rows_in;
+  int k_left;
+};
+
+__device__ __forceinline__ chunk_plan plan_kmajor(const elem_t *X, int r0, int rows_limit, int K, int ld,
+                                                  int cpr, int iters, int kt, int tid) {
+  chunk_plan p;
+  const int r = gemm_load_row(tid, cpr, THREADS, 0), k = gemm_load_chunk(tid, cpr) * CH + kt * BLOCK_K;
+  p.src = X + (long long)(r0 + r) * K + k;
+  p.step = (long long)(THREADS / cpr) * K;
+  p.smem = (unsigned)((r * ld + k % BLOCK_K) * ES);
+  p.rows_in = gemm_load_rows_in(tid, cpr, THREADS, iters, r0, rows_limit);
+  p.k_left = K - k;
+  return p;
+}
+
+// Copies the next K tile of a K-contiguous operand (rows along M or N) and steps to the one
+// after: chunks past K or on rows outside the matrix are zero-filled, their source pointed at
+// the matrix start.
+template <int ITERS, int SMEM_STEP>
+__device__ __forceinline__ void copy_kmajor(chunk_plan &p, unsigned stage, const elem_t *X) {
+  const bool k_in = p.k_left > 0;
+  const elem_t *src = p.src;
+  constexpr int unroll = copy_unroll(ITERS);
+#pragma unroll unroll
+  for (int i = 0; i < ITERS; ++i) {
+    const bool ok = k_in && (p.rows_in >> i & 1u);
+    cp_async16(stage + p.smem + i * SMEM_STEP, ok ? src : X, ok);
+    src += p.step;
+  }
+  p.src += BLOCK_K;
+  p.k_left -= BLOCK_K;
+}
+
+#if !B_COL
+__device__ __forceinline__ chunk_plan plan_b_nmajor(const elem_t *B, int n0, int N, int K, int kt, int tid) {
+  chunk_plan p;
+  const int r = gemm_load_row(tid, B_CPR, THREADS, 0), n = gemm_load_chunk(tid, B_CPR) * CH;
+  p.src = B + (long long)(kt * BLOCK_K + r) * N + n0 + n;
+  p.step = (long long)B_RSTEP * N;
+  p.smem = (unsigned)((r * B_LD + n) * ES);
+  p.rows_in = n0 + n < N ? ~0u : 0u;
+  p.k_left = K - kt * BLOCK_K - r;
+  return p;
+}
+
+// Copies the next K tile of B stored K x N (rows along K) and steps to the one after: rows past
+// K, or a chunk column past N, are zero-filled.  A tile is B_ITERS steps, so the source pointer
+// ends on the next tile's first row.
+__device__ __forceinline__ void copy_b_nmajor(chunk_plan &p, unsigned stage, const elem_t *B) {
+  constexpr int unroll = copy_unroll(B_ITERS);
+#pragma unroll unroll
+  for (int i = 0; i < B_ITERS; ++i) {
+    const bool ok = p.rows_in != 0 && i * B_RSTEP < p.k_left;
+    cp_async16(stage + p.smem + i * (B_RSTEP * B_LD * ES), ok ? p.src : B, ok);
+    p.src += p.step;
+  }
+  p.k_left -= BLOCK_K;
+}
+#endif
+
+// Loads K tile `kt` into one pipeline stage.  VEC: by cp.async through the plans (rows 16-byte
+// aligned, so every chunk is wholly inside or wholly outside the matrix); otherwise element
+// by element.
+template <bool VEC>
+__device__ __forceinline__ void load_tile(const elem_t *__restrict__ A, const elem_t *__restrict__ B,
+                                          chunk_plan &pa, chunk_plan &pb, elem_t *sA,
+                                          elem_t *sB, int m0, int n0, int kt, int M, int N, int K,
                                           int tid) {
   const int k0 = kt * BLOCK_K;
-  if (vec) {
-    const unsigned a_base = smem_u32(sA), b_base = smem_u32(sB);
-#pragma unroll
-    for (int c = tid; c < BLOCK_M * (BLOCK_K / CH); c += THREADS) {
-      int r = c / (BLOCK_K / CH), kc = (c % (BLOCK_K / CH)) * CH;
-      bool ok = m0 + r < M && k0 + kc < K;
-      const elem_t *src = ok ? A + (long long)(m0 + r) * K + (k0 + kc) : A;
-      cp_async16(a_base + (r * A_LD + kc) * ES, src, ok);
-    }
+  if (VEC) {
+    copy_kmajor<A_ITERS, A_RSTEP * A_LD * ES>(pa, smem_u32(sA), A);
 #if B_COL
-#pragma unroll
-    for (int c = tid; c < BLOCK_N * (BLOCK_K / CH); c += THREADS) {
-      int r = c / (BLOCK_K / CH), kc = (c % (BLOCK_K / CH)) * CH;
-      bool ok = n0 + r < N && k0 + kc < K;
-      const elem_t *src = ok ? B + (long long)(n0 + r) * K + (k0 + kc) : B;
-      cp_async16(b_base + (r * B_LD + kc) * ES, src, ok);
-    }
+    copy_kmajor<B_ITERS, B_RSTEP * B_LD * ES>(pb, smem_u32(sB), B);
 #else
-#pragma unroll
-    for (int c = tid; c < BLOCK_K * (BLOCK_N / CH); c += THREADS) {
-      int r = c / (BLOCK_N / CH), nc = (c % (BLOCK_N / CH)) * CH;
-      bool ok = k0 + r < K && n0 + nc < N;
-      const elem_t *src = ok ? B + (long long)(k0 + r) * N + (n0 + nc) : B;
-      cp_async16(b_base + (r * B_LD + nc) * ES, src, ok);
-    }
+    copy_b_nmajor(pb, smem_u32(sB), B);
 #endif
   } else {
     for (int e = tid; e < BLOCK_M * BLOCK_K; e += THREADS) {
@@ -133,6 +222,125 @@ __device__ __forceinline__ void load_tile(const elem_t *__restrict__ A,
     }
 #endif
   }
+}
+
+// The fragments of K step ks of a stage: A for the warp's MI 16-row tiles, B for its NI 8-column
+// tiles (rounded to tf32 for f32 inputs).
+__device__ __forceinline__ void load_frags(unsigned af[MI][4], unsigned bf[NI][2], const elem_t *sA,
+                                           const elem_t *sB, int ks, int warp_m, int warp_n, int lane) {
+  const unsigned a_base = smem_u32(sA), b_base = smem_u32(sB);
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+    ldsm_x4(af[mi], a_base + gemm_ldsm_a_offset(warp_m * WTM + mi * 16, ks, lane, A_LD * ES));
+#pragma unroll
+  for (int nj = 0; nj < NI / 2; ++nj) {
+#if B_COL
+    unsigned r[4];
+    ldsm_x4(r, b_base + gemm_ldsm_bcol_offset(warp_n * WTN + nj * 16, ks, lane, B_LD * ES));
+    bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
+    bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
+#elif ES == 2
+    unsigned r[4];
+    ldsm_x4_trans(r, b_base + gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, KSTEP, lane, B_LD * ES, ES));
+    bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
+    bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
+#else
+    // tf32 with N-contiguous B: ldmatrix cannot transpose 32-bit elements; b0 = (k tig,
+    // n g), b1 = (k tig+4, n g) read directly (B_LD = BLOCK_N+8 keeps the banks distinct).
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const int n0 = warp_n * WTN + (2 * nj + t) * 8;
+      bf[2 * nj + t][0] = sB[gemm_tf32_brow_index(n0, ks, lane, 0, B_LD)];
+      bf[2 * nj + t][1] = sB[gemm_tf32_brow_index(n0, ks, lane, 1, B_LD)];
+    }
+#endif
+  }
+#if DTYPE_CODE == 0
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) af[mi][e] = to_tf32(af[mi][e]);
+#pragma unroll
+  for (int ni = 0; ni < NI; ++ni) {
+    bf[ni][0] = to_tf32(bf[ni][0]);
+    bf[ni][1] = to_tf32(bf[ni][1]);
+  }
+#endif
+}
+
+// The fragments after K step ks of the tile in stage st, into the other buffer: step ks+1, or
+// step 0 of the next tile (stage st_next) when there is one.
+__device__ __forceinline__ void next_frags(unsigned af[2][MI][4], unsigned bf[2][NI][2], const elem_t *sA0,
+                                           const elem_t *sB0, int st, int st_next, int ks, bool more, int warp_m,
+                                           int warp_n, int lane) {
+  const int b = (ks + 1) % 2;
+  if (ks < KSTEPS - 1)
+    load_frags(af[b], bf[b], sA0 + st * A_TILE, sB0 + st * B_TILE, ks + 1, warp_m, warp_n, lane);
+  else if (more)
+    load_frags(af[b], bf[b], sA0 + st_next * A_TILE, sB0 + st_next * B_TILE, 0, warp_m, warp_n, lane);
+}
+
+// In source order the next fragments are read before the current mmas (f16/bf16), so ptxas
+// overlaps the next tile's ldmatrix with the last step's mmas; tf32 reads after them, which
+// ptxas schedules with fewer live registers (tf32 fragments need a conversion each, and the
+// early order spills some 64x64 warp tiles).
+#define FRAGS_FIRST (DTYPE_CODE != 0)
+
+// The pipeline over the block's nk K tiles from kt_begin.  STAGES-1 tiles are in flight ahead of
+// the one computed; the fragments of the next K step are read while the current step's mmas
+// run, across the tile boundary too: before the last step of tile i every thread waits for tile
+// i+1 and passes a barrier (after which tile i's stage, whose fragments are all in registers,
+// is free; it is refilled at the start of tile i+1).
+template <bool VEC>
+__device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__restrict__ A,
+                                         const elem_t *__restrict__ B, elem_t *sA0, elem_t *sB0, int m0,
+                                         int n0, int kt_begin, int nk, int M, int N, int K, int tid,
+                                         int warp_m, int warp_n, int lane) {
+  chunk_plan pa = {}, pb = {};
+  if (VEC) {
+    pa = plan_kmajor(A, m0, M, K, A_LD, A_CPR, A_ITERS, kt_begin, tid);
+#if B_COL
+    pb = plan_kmajor(B, n0, N, K, B_LD, B_CPR, B_ITERS, kt_begin, tid);
+#else
+    pb = plan_b_nmajor(B, n0, N, K, kt_begin, tid);
+#endif
+  }
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < nk) load_tile<VEC>(A, B, pa, pb, sA0 + s * A_TILE, sB0 + s * B_TILE, m0, n0, kt_begin + s, M, N, K, tid);
+    cp_async_commit();
+  }
+  cp_async_wait<STAGES - 2>();
+  __syncthreads();
+
+  unsigned af[2][MI][4], bf[2][NI][2];
+  load_frags(af[0], bf[0], sA0, sB0, 0, warp_m, warp_n, lane);
+  // st: the stage of tile i; st_next: of tile i+1; st_fill: the stage tile i+STAGES-1 goes to
+  // (the one tile i-1 used).  Stepped instead of taken modulo STAGES.
+  int st = 0, st_next = 1 % STAGES, st_fill = STAGES - 1;
+  for (int i = 0; i < nk; ++i) {
+    if (i + STAGES - 1 < nk)
+      load_tile<VEC>(A, B, pa, pb, sA0 + st_fill * A_TILE, sB0 + st_fill * B_TILE, m0, n0, kt_begin + i + STAGES - 1, M, N, K, tid);
+    cp_async_commit();
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+      if (ks == KSTEPS - 1) {  // tile i+1 landed; every warp holds tile i's last fragments
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+      }
+      if (FRAGS_FIRST) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) mma(acc[mi][ni], af[ks % 2][mi], bf[ks % 2][ni]);
+      if (!FRAGS_FIRST) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
+    }
+    st_fill = st;
+    st = st_next;
+    st_next = st_next + 1 == STAGES ? 0 : st_next + 1;
+  }
+  cp_async_wait<0>();
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -175,75 +383,10 @@ gemm_mma(const void *__restrict__ A_, const void *__restrict__ B_, float *__rest
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
 
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < nk) load_tile(A, B, sA0 + s * A_TILE, sB0 + s * B_TILE, m0, n0, kt_begin + s, M, N, K, vec, tid);
-    cp_async_commit();
-  }
-
-  for (int i = 0; i < nk; ++i) {
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    {  // refill the stage consumed in the previous iteration
-      int next = i + STAGES - 1;
-      int st = next % STAGES;
-      if (next < nk)
-        load_tile(A, B, sA0 + st * A_TILE, sB0 + st * B_TILE, m0, n0, kt_begin + next, M, N, K, vec, tid);
-      cp_async_commit();
-    }
-    const int st = i % STAGES;
-    const elem_t *sA = sA0 + st * A_TILE;
-    const elem_t *sB = sB0 + st * B_TILE;
-    const unsigned a_base = smem_u32(sA);
-    const unsigned b_base = smem_u32(sB);
-#pragma unroll
-    for (int ks = 0; ks < BLOCK_K / KSTEP; ++ks) {
-      unsigned af[MI][4], bf[NI][2];
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-        ldsm_x4(af[mi], a_base + gemm_ldsm_a_offset(warp_m * WTM + mi * 16, ks, lane, A_LD * ES));
-      }
-#pragma unroll
-      for (int nj = 0; nj < NI / 2; ++nj) {
-#if B_COL
-        unsigned r[4];
-        ldsm_x4(r, b_base + gemm_ldsm_bcol_offset(warp_n * WTN + nj * 16, ks, lane, B_LD * ES));
-        bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
-        bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
-#elif ES == 2
-        unsigned r[4];
-        ldsm_x4_trans(r, b_base + gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, KSTEP, lane, B_LD * ES, ES));
-        bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
-        bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
-#else
-        // tf32 with N-contiguous B: ldmatrix cannot transpose 32-bit elements; b0 = (k tig,
-        // n g), b1 = (k tig+4, n g) read directly (B_LD = BLOCK_N+8 keeps the banks distinct).
-#pragma unroll
-        for (int t = 0; t < 2; ++t) {
-          const int n0 = warp_n * WTN + (2 * nj + t) * 8;
-          bf[2 * nj + t][0] = sB[gemm_tf32_brow_index(n0, ks, lane, 0, B_LD)];
-          bf[2 * nj + t][1] = sB[gemm_tf32_brow_index(n0, ks, lane, 1, B_LD)];
-        }
-#endif
-      }
-#if DTYPE_CODE == 0
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) af[mi][e] = to_tf32(af[mi][e]);
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni) {
-        bf[ni][0] = to_tf32(bf[ni][0]);
-        bf[ni][1] = to_tf32(bf[ni][1]);
-      }
-#endif
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < NI; ++ni) mma(acc[mi][ni], af[mi], bf[ni]);
-    }
-  }
-  cp_async_wait<0>();
+  if (vec)
+    mainloop<true>(acc, A, B, sA0, sB0, m0, n0, kt_begin, nk, M, N, K, tid, warp_m, warp_n, lane);
+  else
+    mainloop<false>(acc, A, B, sA0, sB0, m0, n0, kt_begin, nk, M, N, K, tid, warp_m, warp_n, lane);
 
   // Epilogue: accumulator pairs (e, e+1) are neighbours in one row.
   const bool pair_ok = N % 2 == 0;

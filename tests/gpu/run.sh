@@ -16,6 +16,8 @@
 #     device's ceilings (step "main");
 #  3b. measures gemm_wgmma's levers one at a time on 4096^3 bf16: producer warpgroup, stages,
 #     persistent grid, two-block cluster ("levers");
+#  3b'. measures gemm_mma's 64x64-warp-tile configurations on 4096^3 bf16, for the mma.sync
+#     target (50 % of cuBLASLt): the pipeline rewritten after the first runs ("mma");
 #  3c. tunes six skinny LLM shapes like the main job ("skinny");
 #  4. bench_gemm on the issue's shape suite, the rows its targets read first ("bench");
 #  4b. Nsight Compute on the best mma.sync kernel, the best wgmma one and a gemm_skinny one
@@ -50,7 +52,7 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 # RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-steps=" ${RT_GPU_STEPS:-tests main skinny bench ncu verify recheck} "
+steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
@@ -151,6 +153,19 @@ if want levers && [ "$(left)" -gt 120 ]; then
     IFS=, read -r bm bn wg pr st pe cl <<<"$v"
     cfg="BLOCK_M=$bm,BLOCK_N=$bn,BLOCK_K=64,WARPGROUPS=$wg,PRODUCER=$pr,STAGES=$st,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=$pe,CLUSTER=$cl"
     log "    ${bm}x${bn} WG$wg PRODUCER=$pr STAGES=$st PERSISTENT=$pe CLUSTER=$cl: $(one_config gemm_wgmma 4096x4096x4096 "$cfg")"
+  done
+fi
+# 3b'. gemm_mma on 4096^3 bf16, one configuration at a time: the 64x64 warp tiles the tuner
+#      picked in the first runs (256x128, 8 warps, 0.4862 ms there) and their neighbours, with
+#      the cp.async plans and fragments read ahead across tiles (not yet measured then)
+if want mma && [ "$(left)" -gt 120 ]; then
+  log "== gemm_mma on 4096x4096x4096 bf16 (one configuration each, measured)"
+  for v in "256,128,64,4,2,3,0" "256,128,64,4,2,4,0" "128,256,64,2,4,3,0" "128,128,64,2,2,3,0" \
+           "128,128,32,2,2,4,0" "256,128,64,4,2,3,1"; do
+    IFS=, read -r bm bn bk wm wn st bc <<<"$v"
+    shape=4096x4096x4096; [ "$bc" = 1 ] && shape=$shape:nt
+    cfg="BLOCK_M=$bm,BLOCK_N=$bn,BLOCK_K=$bk,WARPS_M=$wm,WARPS_N=$wn,STAGES=$st,SPLIT_K=1,SWIZZLE=8,B_COL=$bc"
+    log "    $shape ${bm}x${bn}x${bk} warps ${wm}x${wn} STAGES=$st: $(one_config gemm_mma "$shape" "$cfg")"
   done
 fi
 # 3c. skinny LLM shapes, tuned like the main job (templates and cuBLASLt's candidates): is an

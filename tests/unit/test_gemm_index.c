@@ -4,7 +4,8 @@
  * 127x255x129, ...) for several tile configurations, split-K slices must cover K exactly once,
  * the block swizzle must be a bijection, the fragment maps must tile their MMA shapes, and
  * gemm_wgmma's B tile (K-major and N-major) must be read by each wgmma descriptor exactly where
- * TMA's 128-byte swizzle put it. */
+ * TMA's 128-byte swizzle put it, and gemm_mma's cp.async plans must copy every chunk of a stage
+ * exactly once. */
 #include "../templates/gemm/gemm_index.h"
 #include "test.h"
 
@@ -368,6 +369,42 @@ int main(void) {
     }
     for (int r = 0; r < 16; r++)
       for (int c = 0; c < 2; c++) ok &= a[r][c] == 1 && bc[r][c] == 1 && br[r][c] == 1;
+    CHECK(ok);
+  }
+
+  /* gemm_mma's cp.async plans: for every tile the manifest allows (rows of 32..256 and 4..64
+   * chunks per row, 64..256 threads, dividing evenly as the kernel asserts), each chunk of a
+   * stage is copied by exactly one thread, and a thread's row mask marks exactly its rows
+   * inside the matrix, for tiles that start anywhere against the limit */
+  {
+    int ok = 1, tried = 0;
+    for (int rows = 32; rows <= 256; rows *= 2)
+      for (int cpr = 4; cpr <= 64; cpr *= 2)
+        for (int threads = 64; threads <= 256; threads *= 2) {
+          if (threads % cpr || rows * cpr % threads) continue;
+          const int iters = gemm_load_iters(rows, cpr, threads);
+          if (iters > 32) continue;
+          tried++;
+          static unsigned char seen[256 * 64];
+          memset(seen, 0, sizeof seen);
+          for (int t = 0; t < threads; t++)
+            for (int i = 0; i < iters; i++) {
+              int r = gemm_load_row(t, cpr, threads, i), c = gemm_load_chunk(t, cpr);
+              if (r < 0 || r >= rows || c < 0 || c >= cpr) ok = 0;
+              else seen[r * cpr + c]++;
+              /* evenly spaced: the kernel steps one pointer by threads/cpr rows */
+              if (r != gemm_load_row(t, cpr, threads, 0) + i * (threads / cpr)) ok = 0;
+            }
+          for (int x = 0; x < rows * cpr; x++) ok &= seen[x] == 1;
+          for (int first = -rows; first <= 2 * rows; first += rows / 4 + 1)
+            for (int t = 0; t < threads; t++) {
+              unsigned mask = gemm_load_rows_in(t, cpr, threads, iters, first, rows);
+              for (int i = 0; i < iters; i++)
+                ok &= (int)(mask >> i & 1u) == (first + gemm_load_row(t, cpr, threads, i) < rows);
+              ok &= iters == 32 || mask >> iters == 0;
+            }
+        }
+    CHECK(tried >= 20);
     CHECK(ok);
   }
 
