@@ -93,6 +93,30 @@ static float chunk_elem(emu *e, const float *X, long long size, int ok, long lon
   return X[src + x];
 }
 
+/* copy_kmajor: thread plan p copies the next K tile of a K-contiguous operand X (size
+ * elements) into stage sm (pitch ld) and steps to the one after. */
+static void copy_kmajor(emu *e, plan *p, float *sm, int ld, int cpr, int iters, const float *X, long long size) {
+  long long src = p->src;
+  for (int i = 0; i < iters; i++) {
+    int ok = p->k_left > 0 && (p->rows_in >> i & 1u);
+    for (int x = 0; x < e->ch; x++) sm[p->smem + i * (e->threads / cpr) * ld + x] = chunk_elem(e, X, size, ok, src, x);
+    src += p->step;
+  }
+  p->src += e->c->bk;
+  p->k_left -= e->c->bk;
+}
+
+/* copy_b_nmajor: the same for B stored K x N (rows along K). */
+static void copy_b_nmajor(emu *e, plan *p, float *sm) {
+  for (int i = 0; i < e->b_iters; i++) {
+    int ok = p->rows_in != 0 && i * (e->threads / e->b_cpr) < p->k_left;
+    for (int x = 0; x < e->ch; x++)
+      sm[p->smem + i * (e->threads / e->b_cpr) * B_LD + x] = chunk_elem(e, e->B, (long long)e->N * e->K, ok, p->src, x);
+    p->src += p->step;
+  }
+  p->k_left -= e->c->bk;
+}
+
 /* The next K tile (kt) of both operands into the pending buffers of stage `st`, as load_tile
  * does: through the plans (VEC) or element by element. */
 static void load_tile(emu *e, int st, int m0, int n0, int kt) {
@@ -101,35 +125,11 @@ static void load_tile(emu *e, int st, int m0, int n0, int kt) {
   const int M = e->M, N = e->N, K = e->K, k0 = kt * c->bk;
   if (e->vec) {
     for (int t = 0; t < e->threads; t++) {
-      plan *p = &e->pa[t];
-      long long src = p->src;
-      for (int i = 0; i < e->a_iters; i++) {
-        int ok = p->k_left > 0 && (p->rows_in >> i & 1u);
-        for (int x = 0; x < e->ch; x++)
-          sa[p->smem + i * (e->threads / e->a_cpr) * A_LD + x] = chunk_elem(e, e->A, (long long)M * K, ok, src, x);
-        src += p->step;
-      }
-      p->src += c->bk;
-      p->k_left -= c->bk;
-      p = &e->pb[t];
-      if (c->bcol) {
-        src = p->src;
-        for (int i = 0; i < e->b_iters; i++) {
-          int ok = p->k_left > 0 && (p->rows_in >> i & 1u);
-          for (int x = 0; x < e->ch; x++)
-            sb[p->smem + i * (e->threads / e->b_cpr) * B_LD + x] = chunk_elem(e, e->B, (long long)N * K, ok, src, x);
-          src += p->step;
-        }
-        p->src += c->bk;
-      } else {
-        for (int i = 0; i < e->b_iters; i++) {
-          int ok = p->rows_in != 0 && i * (e->threads / e->b_cpr) < p->k_left;
-          for (int x = 0; x < e->ch; x++)
-            sb[p->smem + i * (e->threads / e->b_cpr) * B_LD + x] = chunk_elem(e, e->B, (long long)N * K, ok, p->src, x);
-          p->src += p->step;
-        }
-      }
-      p->k_left -= c->bk;
+      copy_kmajor(e, &e->pa[t], sa, A_LD, e->a_cpr, e->a_iters, e->A, (long long)M * K);
+      if (c->bcol)
+        copy_kmajor(e, &e->pb[t], sb, B_LD, e->b_cpr, e->b_iters, e->B, (long long)N * K);
+      else
+        copy_b_nmajor(e, &e->pb[t], sb);
     }
   } else {
     for (int r = 0; r < c->bm; r++)
