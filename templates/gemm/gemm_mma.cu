@@ -12,7 +12,7 @@
 //
 // The first H200 runs (bench/results/h200-2026-11-30) measured the earlier form of this loop at
 // 4.4 instructions per mma (address arithmetic for every chunk of every tile, recomputed in the
-// loop); the cp.async path of this one is 2.3 per mma for 256x128x64 bf16 (299 SASS
+// loop); the cp.async path of this one is 2.3 per mma for 256x128x64 bf16 on sm_90 (298 SASS
 // instructions per tile and warp, 128 of them mma), counted in the compiled code, not yet timed.
 //
 // Parameters (#defines from the manifest): BLOCK_M, BLOCK_N, BLOCK_K, WARPS_M, WARPS_N,
@@ -94,6 +94,9 @@ __device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsig
 }
 
 #define KSTEPS (BLOCK_K / KSTEP)
+// The fragments of step ks live in buffer ks % 2, and the next tile's step 0 is read into buffer
+// KSTEPS % 2 during the last step: that must be buffer 0.
+static_assert(KSTEPS % 2 == 0, "BLOCK_K must be an even number of mma K steps");
 #define A_CPR (BLOCK_K / CH)  // 16-byte chunks per row of a stage's A tile
 #if B_COL
 #define B_ROWS BLOCK_N
@@ -280,12 +283,6 @@ __device__ __forceinline__ void next_frags(unsigned af[2][MI][4], unsigned bf[2]
     load_frags(af[b], bf[b], sA0 + st_next * A_TILE, sB0 + st_next * B_TILE, 0, warp_m, warp_n, lane);
 }
 
-// In source order the next fragments are read before the current mmas (f16/bf16), so ptxas
-// overlaps the next tile's ldmatrix with the last step's mmas; tf32 reads after them, which
-// ptxas schedules with fewer live registers (tf32 fragments need a conversion each, and the
-// early order spills some 64x64 warp tiles).
-#define FRAGS_FIRST (DTYPE_CODE != 0)
-
 // The pipeline over the block's nk K tiles from kt_begin.  STAGES-1 tiles are in flight ahead of
 // the one computed; the fragments of the next K step are read while the current step's mmas
 // run, across the tile boundary too: before the last step of tile i every thread waits for tile
@@ -329,12 +326,13 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
         cp_async_wait<STAGES - 2>();
         __syncthreads();
       }
-      if (FRAGS_FIRST) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
+      // read before the mmas in source order: ptxas then overlaps the next tile's ldmatrix with
+      // the last step's mmas (and, with NVRTC, spills no tile of the space; after them it did)
+      next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int ni = 0; ni < NI; ++ni) mma(acc[mi][ni], af[ks % 2][mi], bf[ks % 2][ni]);
-      if (!FRAGS_FIRST) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
     }
     st_fill = st;
     st = st_next;

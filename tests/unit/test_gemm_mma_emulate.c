@@ -5,7 +5,8 @@
  * cp.async chunks are placed as the kernel's plans place them (padded pitches, zero fill past
  * the edges); a stage being refilled holds NaN from the copy's issue until the wait that
  * completes its group, so a fragment read from a stage in flight (a wrong stage rotation, a
- * missing wait) poisons the result.  ldmatrix (.x4, .x4.trans) delivers to each lane what PTX
+ * missing wait) poisons the result, and barrier epochs flag a stage read before a barrier made
+ * its copy visible or refilled before a barrier ended its reads.  ldmatrix (.x4, .x4.trans) delivers to each lane what PTX
  * 9.7.9.29 says it does for the addresses the kernel computes; mma.m16n8k16 / m16n8k8 (tf32)
  * take their A, B and C fragments at the positions of PTX 9.7.14.5.8 / 9.7.14.5.7.  The result
  * must equal a plain matrix product exactly (small integer inputs), for f16-style (2-byte) and
@@ -148,15 +149,24 @@ static void load_tile(emu *e, int st, int m0, int n0, int kt) {
 }
 
 /* cp.async groups: group g loads stage grp[g] (-1: an empty group).  Issuing a load fills the
- * stage with NaN; the wait that completes the group moves the pending tile in. */
+ * stage with NaN; the wait that completes the group moves the pending tile in.
+ *
+ * Barriers: the warps run in lockstep here, so the order of shared-memory accesses between
+ * warps is checked by epochs instead.  `epoch` counts __syncthreads; a stage may be read only in
+ * an epoch after the one its copy completed in (each thread's wait covers its own copies; the
+ * barrier after it makes them visible to the other warps), and refilled only in an epoch after
+ * the last one it was read in (another warp may still be reading it before that barrier). */
 #define MAXGRP 4096
 static int grp[MAXGRP], committed, completed;
 static size_t a_stage_elems, b_stage_elems;
+static int epoch, done_epoch[MAXST], read_epoch[MAXST], races;
 
 static void issue(emu *e, int st, int m0, int n0, int kt) {
+  if (read_epoch[st] >= epoch) races++; /* refilled while another warp may still read it */
   for (size_t i = 0; i < a_stage_elems; i++) smA[st][i] = pendA[st][i] = NAN;
   for (size_t i = 0; i < b_stage_elems; i++) smB[st][i] = pendB[st][i] = NAN;
   load_tile(e, st, m0, n0, kt); /* a chunk no thread copies stays NaN */
+  done_epoch[st] = 1 << 30;     /* in flight */
   grp[committed] = st;
 }
 static void commit(void) {
@@ -169,8 +179,15 @@ static void wait_group(int n) {
     if (st >= 0) {
       memcpy(smA[st], pendA[st], a_stage_elems * sizeof(float));
       memcpy(smB[st], pendB[st], b_stage_elems * sizeof(float));
+      done_epoch[st] = epoch;
     }
   }
+}
+static void syncthreads(void) { epoch++; }
+/* a fragment read from stage st */
+static void reading(int st) {
+  if (done_epoch[st] >= epoch) races++; /* not complete, or not yet visible to this warp */
+  read_epoch[st] = epoch;
 }
 
 static float af[MAXW][2][MAXMI][32][4][2], bfr[MAXW][2][MAXNI][32][2][2];
@@ -179,6 +196,7 @@ static float af[MAXW][2][MAXMI][32][4][2], bfr[MAXW][2][MAXNI][32][2][2];
 static void load_frags(const cfg *c, int w, int buf, int st, int ks) {
   const int WTM = c->bm / c->wm, WTN = c->bn / c->wn, MI = WTM / 16, NI = WTN / 8;
   const int kstep = 32 / c->es, warp_m = w / c->wn, warp_n = w % c->wn;
+  reading(st);
   for (int mi = 0; mi < MI; mi++) {
     int addr[32];
     for (int l = 0; l < 32; l++) addr[l] = gemm_ldsm_a_offset(warp_m * WTM + mi * 16, ks, l, A_LD * c->es);
@@ -276,19 +294,25 @@ static int run(const cfg *c, int M, int N, int K) {
       }
       committed = completed = 0;
       grp[0] = -1;
+      epoch = 1;
+      for (int s = 0; s < S; s++) done_epoch[s] = read_epoch[s] = 0;
       if (nk + S >= MAXGRP) return 0;
       for (int s = 0; s < S - 1; s++) {
         if (s < nk) issue(&e, s, m0, n0, kb + s);
         commit();
       }
       wait_group(S - 2);
+      syncthreads();
       for (int w = 0; w < W; w++) load_frags(c, w, 0, 0, 0);
       int st = 0, st_next = 1 % S, st_fill = S - 1;
       for (int i = 0; i < nk; i++) {
         if (i + S - 1 < nk) issue(&e, st_fill, m0, n0, kb + i + S - 1);
         commit();
         for (int ks = 0; ks < ksteps; ks++) {
-          if (ks == ksteps - 1) wait_group(S - 2);
+          if (ks == ksteps - 1) {
+            wait_group(S - 2);
+            syncthreads();
+          }
           for (int w = 0; w < W; w++) {
             if (ks < ksteps - 1)
               load_frags(c, w, (ks + 1) % 2, st, ks + 1);
@@ -315,6 +339,12 @@ static int run(const cfg *c, int M, int N, int K) {
     }
   }
   int bad = 0;
+  if (races) {
+    fprintf(stderr, "cfg %dx%dx%d stages %d, %dx%dx%d: %d shared-memory stage accesses not ordered by a barrier\n", c->bm,
+            c->bn, c->bk, c->stages, M, N, K, races);
+    bad++;
+    races = 0;
+  }
   if (e.oob) {
     fprintf(stderr, "cfg %dx%dx%d warps %dx%d es %d bcol %d, %dx%dx%d: %lld chunk reads outside the inputs\n", c->bm, c->bn,
             c->bk, c->wm, c->wn, c->es, c->bcol, M, N, K, e.oob);
