@@ -113,10 +113,10 @@ static_assert(THREADS % A_CPR == 0 && (BLOCK_M * A_CPR) % THREADS == 0, "A tile 
 static_assert(THREADS % B_CPR == 0 && (B_ROWS * B_CPR) % THREADS == 0, "B tile chunks must split evenly over the threads");
 static_assert(A_ITERS <= 32 && B_ITERS <= 32, "row masks hold 32 rows");
 
-// A thread's copy loops are unrolled fully up to 8 chunks of 16-bit elements and by 4 beyond
-// that or for tf32 tiles: further unrolled they keep every chunk's address live and spill
-// 64x64 warp tiles; 4 at a time costs a few loop instructions per tile.
-__host__ __device__ constexpr int copy_unroll(int n) { return ES == 2 && n <= 8 ? n : n < 4 ? n : 4; }
+// A thread's copy loops are unrolled fully up to 8 chunks of 16-bit elements, by 4 beyond that,
+// and by 2 for tf32 tiles: further unrolled they keep every chunk's address live and spill
+// 64x64 warp tiles (tf32 fragments hold more registers); a loop costs a few instructions a tile.
+__host__ __device__ constexpr int copy_unroll(int n) { return ES == 2 ? (n <= 8 ? n : 4) : (n < 2 ? n : 2); }
 
 // One thread's share of a stage's cp.async loads of one operand (gemm_load_row/_chunk), set up
 // once before the main loop and stepped one K tile per load: the source of its first chunk in
@@ -283,6 +283,12 @@ __device__ __forceinline__ void next_frags(unsigned af[2][MI][4], unsigned bf[2]
     load_frags(af[b], bf[b], sA0 + st_next * A_TILE, sB0 + st_next * B_TILE, 0, warp_m, warp_n, lane);
 }
 
+// In source order the next fragments are read before the current step's mmas: ptxas then
+// overlaps the next tile's ldmatrix with the last step's mmas.  tf32 before sm_90, where each
+// rounding takes three instructions, reads them after: read before, 64x64 warp tiles spilled
+// up to 352 bytes there (NVRTC 13.0); read after, no configuration of the space spills.
+#define FRAGS_AFTER (DTYPE_CODE == 0 && __CUDA_ARCH__ < 900)
+
 // The pipeline over the block's nk K tiles from kt_begin.  STAGES-1 tiles are in flight ahead of
 // the one computed; the fragments of the next K step are read while the current step's mmas
 // run, across the tile boundary too: before the last step of tile i every thread waits for tile
@@ -326,13 +332,12 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
         cp_async_wait<STAGES - 2>();
         __syncthreads();
       }
-      // read before the mmas in source order: ptxas then overlaps the next tile's ldmatrix with
-      // the last step's mmas (and, with NVRTC, spills no tile of the space; after them it did)
-      next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
+      if (!FRAGS_AFTER) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int ni = 0; ni < NI; ++ni) mma(acc[mi][ni], af[ks % 2][mi], bf[ks % 2][ni]);
+      if (FRAGS_AFTER) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
     }
     st_fill = st;
     st = st_next;
