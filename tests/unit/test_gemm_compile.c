@@ -2,9 +2,43 @@
  * with NVRTC for sm_80 and sm_90 (sm_90a for the wgmma template) without spills, and the PTX
  * holds the template's instruction (mma.sync, wgmma.mma_async, fma; for wgmma also the
  * imm-trans-b that the layout needs, for gemm_skinny the streaming 16-byte loads of B).  Four configurations per template and architecture,
- * spread over the space, cycling through the dtypes and layouts.
+ * spread over the space, cycling through the dtypes and layouts; then named configurations: a
+ * wgmma cluster, and gemm_mma's register-heaviest tiles (which spill first).
  * The whole spaces are compiled by tests/long/test_gemm_spaces.c. */
 #include "../gemm_compile_util.h"
+
+/* Compiles one named configuration of a variant and checks it (gcu_check: compiled, no spills,
+ * the template's instruction in the PTX); on success *r holds the result for more checks. */
+static int compile_config(const gcu_variant *v, const char *config, compile_result *r) {
+  manifest *m = NULL;
+  space *sp = NULL;
+  rt_vars env;
+  rt_error err;
+  rt_error_clear(&err);
+  size_t idx = 0;
+  int ok = 0;
+  memset(r, 0, sizeof *r);
+  CHECK_INT(gcu_space(v, &m, &sp, &env, &err), RT_OK);
+  CHECK_INT(sp ? space_parse_config(sp, config, &idx, &err) : RT_ERR_INVALID, RT_OK);
+  char *text = sp && !err.code ? gcu_source(m, sp, idx, &env, v->dtype, &err) : NULL;
+  CHECK(text != NULL);
+  if (text) {
+    compile_options opt;
+    gcu_options(v, m, &opt);
+    compile_source(text, manifest_source_name(m), &opt, r, &err);
+    ok = gcu_check(v, config, r);
+    CHECK(ok);
+    printf("%-10s %-6s %-4s %s [%s]: %d registers, %d B spill stores\n", v->tmpl, v->arch, v->dtype, v->layout, config,
+           r->report.registers, r->report.spill_stores);
+    if (!ok) compile_result_free(r);
+  } else {
+    fprintf(stderr, "%s %s %s %s [%s]: %s\n", v->tmpl, v->arch, v->dtype, v->layout, config, err.text);
+  }
+  free(text);
+  space_free(sp);
+  manifest_free(m);
+  return ok;
+}
 
 int main(void) {
   static const char *const archs_mma[] = {"sm_80", "sm_90"}, *const archs_wg[] = {"sm_90a"};
@@ -72,36 +106,33 @@ int main(void) {
    * shape (a plain launch forms it), multicasts A and arrives at the peer's barriers */
   {
     gcu_variant v = {"gemm_wgmma", "sm_90a", "bf16", "nt"};
-    manifest *m = NULL;
-    space *sp = NULL;
-    rt_vars env;
-    rt_error err;
-    rt_error_clear(&err);
-    size_t idx = 0;
-    CHECK_INT(gcu_space(&v, &m, &sp, &env, &err), RT_OK);
-    const char *config = "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
-                         "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2";
-    CHECK_INT(sp ? space_parse_config(sp, config, &idx, &err) : RT_ERR_INVALID, RT_OK);
-    char *text = sp ? gcu_source(m, sp, idx, &env, v.dtype, &err) : NULL;
-    CHECK(text != NULL);
-    if (text) {
-      compile_options opt;
-      compile_result r;
-      memset(&r, 0, sizeof r);
-      gcu_options(&v, m, &opt);
-      compile_source(text, manifest_source_name(m), &opt, &r, &err);
-      CHECK(gcu_check(&v, config, &r));
+    compile_result r;
+    if (compile_config(&v, "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
+                           "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2", &r)) {
       CHECK(r.ptx && strstr(r.ptx, ".reqnctapercluster 2, 1, 1"));
       CHECK(r.ptx && strstr(r.ptx, ".multicast::cluster"));
       CHECK(r.ptx && strstr(r.ptx, "mapa.shared::cluster"));
       CHECK(r.ptx && strstr(r.ptx, "barrier.cluster.arrive"));
-      printf("gemm_wgmma sm_90a bf16 nt [%s]: %d registers, %d B spill stores\n", config, r.report.registers,
-             r.report.spill_stores);
       compile_result_free(&r);
     }
-    free(text);
-    space_free(sp);
-    manifest_free(m);
+  }
+  /* gemm_mma's register-heaviest tiles (64x64 warp tiles, 240-255 registers), the ones that
+   * spilled while its main loop was rewritten: tf32 on sm_80 (three instructions per rounding)
+   * and sm_90, few threads per tile, and the H200's 256x128 winner */
+  {
+    static const struct { const char *arch, *dtype, *layout, *config; } heavy[] = {
+        {"sm_80", "f32", "nt", "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
+        {"sm_80", "f32", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
+        {"sm_90", "f32", "nt", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,WARPS_M=2,WARPS_N=2,STAGES=4,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
+        {"sm_90", "f32", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
+        {"sm_90", "bf16", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=4,SPLIT_K=16,SWIZZLE=1,B_COL=0"},
+        {"sm_90", "bf16", "nn", "BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
+    };
+    for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++) {
+      gcu_variant v = {"gemm_mma", heavy[i].arch, heavy[i].dtype, heavy[i].layout};
+      compile_result r;
+      if (compile_config(&v, heavy[i].config, &r)) compile_result_free(&r);
+    }
   }
   return test_done();
 }
