@@ -283,11 +283,12 @@ __device__ __forceinline__ void next_frags(unsigned af[2][MI][4], unsigned bf[2]
     load_frags(af[b], bf[b], sA0 + st_next * A_TILE, sB0 + st_next * B_TILE, 0, warp_m, warp_n, lane);
 }
 
-// In source order the next fragments are read before the current step's mmas: ptxas then
-// overlaps the next tile's ldmatrix with the last step's mmas.  tf32 before sm_90, where each
-// rounding takes three instructions, reads them after: read before, 64x64 warp tiles spilled
-// up to 352 bytes there (NVRTC 13.0); read after, no configuration of the space spills.
-#define FRAGS_AFTER (DTYPE_CODE == 0 && __CUDA_ARCH__ < 900)
+// In source order the next fragments are read before the current step's mmas on sm_90: ptxas
+// then overlaps the next tile's ldmatrix with the last step's mmas.  Before sm_90 they are read
+// after: read before, ptxas (NVRTC 13.0) spilled 64x64 warp tiles there, 8-16 bytes with
+// split-K and up to 352 with tf32 (whose rounding takes three instructions before sm_90); read
+// after, no configuration of the space spills.
+#define FRAGS_AFTER (__CUDA_ARCH__ < 900)
 
 // The pipeline over the block's nk K tiles from kt_begin.  STAGES-1 tiles are in flight ahead of
 // the one computed; the fragments of the next K step are read while the current step's mmas
