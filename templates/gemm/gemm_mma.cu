@@ -113,10 +113,11 @@ static_assert(THREADS % A_CPR == 0 && (BLOCK_M * A_CPR) % THREADS == 0, "A tile 
 static_assert(THREADS % B_CPR == 0 && (B_ROWS * B_CPR) % THREADS == 0, "B tile chunks must split evenly over the threads");
 static_assert(A_ITERS <= 32 && B_ITERS <= 32, "row masks hold 32 rows");
 
-// A thread's copy loops are unrolled fully up to 8 chunks of 16-bit elements, by 4 beyond that,
-// and by 2 for tf32 tiles: further unrolled they keep every chunk's address live and spill
-// 64x64 warp tiles (tf32 fragments hold more registers); a loop costs a few instructions a tile.
-__host__ __device__ constexpr int copy_unroll(int n) { return ES == 2 ? (n <= 8 ? n : 4) : (n < 2 ? n : 2); }
+// A thread's copy loops are unrolled fully up to 8 chunks of 16-bit elements and by 4 beyond
+// that; tf32 tiles are not unrolled.  Further unrolled, they keep every chunk's address live
+// and 64x64 warp tiles spill (tf32 ones even by 2, on sm_90); a loop costs a few instructions
+// a chunk.
+__host__ __device__ constexpr int copy_unroll(int n) { return ES == 2 ? (n <= 8 ? n : 4) : 1; }
 
 // One thread's share of a stage's cp.async loads of one operand (gemm_load_row/_chunk), set up
 // once before the main loop and stepped one K tile per load: the source of its first chunk in
@@ -283,12 +284,13 @@ __device__ __forceinline__ void next_frags(unsigned af[2][MI][4], unsigned bf[2]
     load_frags(af[b], bf[b], sA0 + st_next * A_TILE, sB0 + st_next * B_TILE, 0, warp_m, warp_n, lane);
 }
 
-// In source order the next fragments are read before the current step's mmas on sm_90: ptxas
-// then overlaps the next tile's ldmatrix with the last step's mmas.  Before sm_90 they are read
-// after: read before, ptxas (NVRTC 13.0) spilled 64x64 warp tiles there, 8-16 bytes with
-// split-K and up to 352 with tf32 (whose rounding takes three instructions before sm_90); read
-// after, no configuration of the space spills.
-#define FRAGS_AFTER (__CUDA_ARCH__ < 900)
+// In source order the next fragments are read before the current step's mmas: ptxas then
+// overlaps the next tile's ldmatrix with the last step's mmas.  Where that left ptxas (NVRTC
+// 13.0) spilling 64x64 warp tiles they are read after, which spills no configuration of the
+// space: before sm_90 (8-16 bytes with split-K, up to 352 with tf32, whose rounding takes three
+// instructions there) and tf32 with B stored N x K on sm_90 (48 bytes).  tf32 with B stored
+// K x N on sm_90 spills read after (up to 88 bytes) and not before.
+#define FRAGS_AFTER (__CUDA_ARCH__ < 900 || (DTYPE_CODE == 0 && B_COL))
 
 // The pipeline over the block's nk K tiles from kt_begin.  STAGES-1 tiles are in flight ahead of
 // the one computed; the fragments of the next K step are read while the current step's mmas
