@@ -145,6 +145,34 @@ GEMM_FN unsigned gemm_load_rows_in(int t, int cpr, int threads, int iters, int f
   return mask;
 }
 
+/* One thread's plan for an operand's tiles from K tile kt on (gemm_mma sets it up once and steps
+ * it one tile per load), in elements from the matrix start: the source of its first chunk, the
+ * step between its rows, that chunk's offset in a stage of pitch ld, its rows inside the matrix
+ * (bit i: row i), and how much of K is left from its first chunk or row.  K-contiguous operands
+ * (A, B stored N x K): rows from r0 of a matrix with `limit` rows and row pitch K, chunks along
+ * K.  B stored K x N: rows along K from tile kt, the chunk column at n0 + chunk against N (all
+ * rows in or none). */
+typedef struct gemm_plan {
+  long long src, step;
+  int smem;
+  unsigned rows_in;
+  int k_left;
+} gemm_plan;
+GEMM_FN gemm_plan gemm_plan_kmajor(int t, int threads, int cpr, int iters, int ch, int block_k, int kt, int r0,
+                                   int limit, int K, int ld) {
+  const int r = gemm_load_row(t, cpr, threads, 0), k = gemm_load_chunk(t, cpr) * ch + kt * block_k;
+  gemm_plan p = {(long long)(r0 + r) * K + k, (long long)(threads / cpr) * K, r * ld + k % block_k,
+                 gemm_load_rows_in(t, cpr, threads, iters, r0, limit), K - k};
+  return p;
+}
+GEMM_FN gemm_plan gemm_plan_nmajor(int t, int threads, int cpr, int ch, int block_k, int kt, int n0, int N, int K,
+                                   int ld) {
+  const int r = gemm_load_row(t, cpr, threads, 0), n = gemm_load_chunk(t, cpr) * ch;
+  gemm_plan p = {(long long)(kt * block_k + r) * N + n0 + n, (long long)(threads / cpr) * N, r * ld + n,
+                 n0 + n < N ? ~0u : 0u, K - kt * block_k - r};
+  return p;
+}
+
 /* tf32 with B stored K x N: ldmatrix cannot transpose 32-bit elements, so b0 (h = 0) and b1
  * (h = 1) of the n8 tile at n0 are read directly: element (k tig + 4h, n groupID), as an
  * index in elements with row pitch ld. */

@@ -119,12 +119,9 @@ static_assert(A_ITERS <= 32 && B_ITERS <= 32, "row masks hold 32 rows");
 // a chunk.
 __host__ __device__ constexpr int copy_unroll(int n) { return ES == 2 ? (n <= 8 ? n : 4) : 1; }
 
-// One thread's share of a stage's cp.async loads of one operand (gemm_load_row/_chunk), set up
-// once before the main loop and stepped one K tile per load: the source of its first chunk in
-// the next tile to load, the elements between its rows, that chunk's byte offset in a stage,
-// which of its rows are inside the matrix (A and B stored N x K; for B stored K x N all or none:
-// its chunk column against N), and how much of K is left from its first chunk (K-contiguous) or
-// first row (B stored K x N).
+// One thread's share of a stage's cp.async loads of one operand: gemm_plan (gemm_index.h, which
+// says what each field is) with the source as a pointer and the shared offset in bytes, set up
+// once before the main loop and stepped one K tile per load.
 struct chunk_plan {
   const elem_t *src;
   long long step;
@@ -133,16 +130,8 @@ struct chunk_plan {
   int k_left;
 };
 
-__device__ __forceinline__ chunk_plan plan_kmajor(const elem_t *X, int r0, int rows_limit, int K, int ld,
-                                                  int cpr, int iters, int kt, int tid) {
-  chunk_plan p;
-  const int r = gemm_load_row(tid, cpr, THREADS, 0), k = gemm_load_chunk(tid, cpr) * CH + kt * BLOCK_K;
-  p.src = X + (long long)(r0 + r) * K + k;
-  p.step = (long long)(THREADS / cpr) * K;
-  p.smem = (unsigned)((r * ld + k % BLOCK_K) * ES);
-  p.rows_in = gemm_load_rows_in(tid, cpr, THREADS, iters, r0, rows_limit);
-  p.k_left = K - k;
-  return p;
+__device__ __forceinline__ chunk_plan to_chunk_plan(const elem_t *X, gemm_plan g) {
+  return chunk_plan{X + g.src, g.step, (unsigned)(g.smem * ES), g.rows_in, g.k_left};
 }
 
 // Copies the next K tile of a K-contiguous operand (rows along M or N) and steps to the one
@@ -164,17 +153,6 @@ __device__ __forceinline__ void copy_kmajor(chunk_plan &p, unsigned stage, const
 }
 
 #if !B_COL
-__device__ __forceinline__ chunk_plan plan_b_nmajor(const elem_t *B, int n0, int N, int K, int kt, int tid) {
-  chunk_plan p;
-  const int r = gemm_load_row(tid, B_CPR, THREADS, 0), n = gemm_load_chunk(tid, B_CPR) * CH;
-  p.src = B + (long long)(kt * BLOCK_K + r) * N + n0 + n;
-  p.step = (long long)B_RSTEP * N;
-  p.smem = (unsigned)((r * B_LD + n) * ES);
-  p.rows_in = n0 + n < N ? ~0u : 0u;
-  p.k_left = K - kt * BLOCK_K - r;
-  return p;
-}
-
 // Copies the next K tile of B stored K x N (rows along K) and steps to the one after: rows past
 // K, or a chunk column past N, are zero-filled.  A tile is B_ITERS steps, so the source pointer
 // ends on the next tile's first row.
@@ -304,11 +282,11 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
                                          int warp_m, int warp_n, int lane) {
   chunk_plan pa = {}, pb = {};
   if (VEC) {
-    pa = plan_kmajor(A, m0, M, K, A_LD, A_CPR, A_ITERS, kt_begin, tid);
+    pa = to_chunk_plan(A, gemm_plan_kmajor(tid, THREADS, A_CPR, A_ITERS, CH, BLOCK_K, kt_begin, m0, M, K, A_LD));
 #if B_COL
-    pb = plan_kmajor(B, n0, N, K, B_LD, B_CPR, B_ITERS, kt_begin, tid);
+    pb = to_chunk_plan(B, gemm_plan_kmajor(tid, THREADS, B_CPR, B_ITERS, CH, BLOCK_K, kt_begin, n0, N, K, B_LD));
 #else
-    pb = plan_b_nmajor(B, n0, N, K, kt_begin, tid);
+    pb = to_chunk_plan(B, gemm_plan_nmajor(tid, THREADS, B_CPR, CH, BLOCK_K, kt_begin, n0, N, K, B_LD));
 #endif
   }
 

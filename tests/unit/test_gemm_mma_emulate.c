@@ -69,17 +69,12 @@ static void mma(int es, float a[32][4][2], float b[32][2][2], float c[32][4]) {
     }
 }
 
-/* A thread's cp.async plan for one operand, as the kernel's chunk_plan: source element index of
- * its first chunk in the next K tile, elements between its rows, element offset in a stage,
- * rows inside the matrix, K left. */
-typedef struct plan { long long src, step; int smem; unsigned rows_in; int k_left; } plan;
-
 typedef struct emu {
   const cfg *c;
   long long oob; /* chunks read from outside their matrix */
   int M, N, K, threads, ch, a_cpr, b_cpr, a_iters, b_iters;
   const float *A, *B;
-  plan pa[256], pb[256];
+  gemm_plan pa[256], pb[256]; /* each thread's plans (gemm_index.h), as the kernel steps them */
   int vec;
 } emu;
 
@@ -96,7 +91,7 @@ static float chunk_elem(emu *e, const float *X, long long size, int ok, long lon
 
 /* copy_kmajor: thread plan p copies the next K tile of a K-contiguous operand X (size
  * elements) into stage sm (pitch ld) and steps to the one after. */
-static void copy_kmajor(emu *e, plan *p, float *sm, int ld, int cpr, int iters, const float *X, long long size) {
+static void copy_kmajor(emu *e, gemm_plan *p, float *sm, int ld, int cpr, int iters, const float *X, long long size) {
   long long src = p->src;
   for (int i = 0; i < iters; i++) {
     int ok = p->k_left > 0 && (p->rows_in >> i & 1u);
@@ -108,7 +103,7 @@ static void copy_kmajor(emu *e, plan *p, float *sm, int ld, int cpr, int iters, 
 }
 
 /* copy_b_nmajor: the same for B stored K x N (rows along K). */
-static void copy_b_nmajor(emu *e, plan *p, float *sm) {
+static void copy_b_nmajor(emu *e, gemm_plan *p, float *sm) {
   for (int i = 0; i < e->b_iters; i++) {
     int ok = p->rows_in != 0 && i * (e->threads / e->b_cpr) < p->k_left;
     for (int x = 0; x < e->ch; x++)
@@ -277,20 +272,10 @@ static int run(const cfg *c, int M, int N, int K) {
       const int nk = ke - kb;
       if (nk <= 0) continue;
       memset(acc, 0, sizeof(float) * 32 * 4 * MI * NI * W);
-      for (int t = 0; t < e.threads; t++) { /* plan_kmajor / plan_b_nmajor */
-        int r = gemm_load_row(t, e.a_cpr, e.threads, 0), k = gemm_load_chunk(t, e.a_cpr) * e.ch + kb * c->bk;
-        e.pa[t] = (plan){(long long)(m0 + r) * K + k, (long long)(e.threads / e.a_cpr) * K, r * A_LD + k % c->bk,
-                         gemm_load_rows_in(t, e.a_cpr, e.threads, e.a_iters, m0, M), K - k};
-        r = gemm_load_row(t, e.b_cpr, e.threads, 0);
-        if (c->bcol) {
-          k = gemm_load_chunk(t, e.b_cpr) * e.ch + kb * c->bk;
-          e.pb[t] = (plan){(long long)(n0 + r) * K + k, (long long)(e.threads / e.b_cpr) * K, r * B_LD + k % c->bk,
-                           gemm_load_rows_in(t, e.b_cpr, e.threads, e.b_iters, n0, N), K - k};
-        } else {
-          int n = gemm_load_chunk(t, e.b_cpr) * e.ch;
-          e.pb[t] = (plan){(long long)(kb * c->bk + r) * N + n0 + n, (long long)(e.threads / e.b_cpr) * N, r * B_LD + n,
-                           n0 + n < N ? ~0u : 0u, K - kb * c->bk - r};
-        }
+      for (int t = 0; t < e.threads; t++) {
+        e.pa[t] = gemm_plan_kmajor(t, e.threads, e.a_cpr, e.a_iters, e.ch, c->bk, kb, m0, M, K, A_LD);
+        e.pb[t] = c->bcol ? gemm_plan_kmajor(t, e.threads, e.b_cpr, e.b_iters, e.ch, c->bk, kb, n0, N, K, B_LD)
+                          : gemm_plan_nmajor(t, e.threads, e.b_cpr, e.ch, c->bk, kb, n0, N, K, B_LD);
       }
       committed = completed = 0;
       grp[0] = -1;
