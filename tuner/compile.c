@@ -104,6 +104,7 @@ rt_status compile_build_options(const compile_options *opt, const char ***argv_o
   for (int i = 0; i < opt->include_count; i++) COMPILE_ADD("-I%s", opt->include_dirs[i]);
   if (opt->pch) {
     COMPILE_ADD("-pch");
+    if (opt->pch_dir) COMPILE_ADD("-pch-dir=%s", opt->pch_dir);
     COMPILE_ADD("-pch-messages=false");
     COMPILE_ADD("-pch-verbose=false");
     COMPILE_ADD("-diag-suppress=20283"); /* "PCH creation disabled because #line ..." */
@@ -201,7 +202,9 @@ rt_status compile_options_digest(const compile_options *opt, unsigned char diges
   const char **argv;
   int argc;
   char *storage;
-  rt_status s = compile_build_options(opt, &argv, &argc, &storage, err);
+  compile_options keyed = *opt;
+  keyed.pch_dir = NULL; /* where the PCH lives changes no output */
+  rt_status s = compile_build_options(&keyed, &argv, &argc, &storage, err);
   if (s) return s;
   sha256_ctx c;
   sha256_init(&c);

@@ -53,6 +53,9 @@ typedef struct compile_options {
   int extra_count;        /* entries used in extra */
   int want_ptx;           /* 1: keep the PTX as well as the cubin */
   int pch;                /* 1: precompile the source's system headers (see above) */
+  const char *pch_dir;    /* with pch: the folder NVRTC keeps its PCH file in (-pch-dir); NULL:
+                           * its own /tmp/__nvrtc_auto_pch_PID_N, which only a normal exit of
+                           * the process removes.  Not part of the cache key. */
 } compile_options;
 
 /* What ptxas -v says about one kernel. */

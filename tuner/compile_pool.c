@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -124,9 +126,17 @@ static int pool_recv_result(int fd, compile_result *r) {
   return 0;
 }
 
-/* The worker: job numbers in, results out, until its job pipe closes. */
+/* The worker: job numbers in, results out, until its job pipe closes.  Its PCH file goes into a
+ * folder of its own under the run's (another worker may be writing its file at the same time). */
 static void pool_child(int job_fd, int result_fd, const compile_job *jobs,
-                       const compile_options *opt, void (*hook)(size_t)) {
+                       const compile_options *opt_in, void (*hook)(size_t)) {
+  compile_options local = *opt_in;
+  const compile_options *opt = &local;
+  char pch_dir[4096];
+  if (local.pch_dir) {
+    snprintf(pch_dir, sizeof pch_dir, "%s/%ld", local.pch_dir, (long)getpid());
+    local.pch_dir = mkdir(pch_dir, 0700) == 0 ? pch_dir : NULL;
+  }
   uint64_t idx;
   while (pool_read_all(job_fd, &idx, sizeof idx) == 0) {
     if (hook) hook((size_t)idx);
@@ -212,6 +222,22 @@ static void pool_finish(compile_result *results, size_t i, compile_result *r,
   if (popt->progress) popt->progress(popt->progress_ctx, i, &results[i]);
 }
 
+/* NVRTC's automatic PCH file (7 MB for gemm_mma) lives in a folder that only a normal process
+ * exit removes; workers leave with _exit and may be killed, so each run gives them a folder of
+ * its own under $TMPDIR and removes it when they are gone. */
+static int pool_pch_dir(char *dir, size_t size) {
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp) tmp = "/tmp";
+  if ((size_t)snprintf(dir, size, "%s/rooftune-pch-XXXXXX", tmp) >= size) return -1;
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int pool_rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
+  (void)sb, (void)type, (void)ftw;
+  remove(path);
+  return 0;
+}
+
 static void pool_failure(compile_result *r, int status, const char *msg) {
   memset(r, 0, sizeof *r);
   r->status = status;
@@ -267,6 +293,15 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
   for (int i = 0; i < nw; i++) ws[i].job_fd = ws[i].result_fd = -1, ws[i].job = -1;
   stats.workers = nw;
 
+  compile_options wopt = *opt;
+  char pch_dir[4096];
+  int have_pch_dir = 0;
+  wopt.pch_dir = NULL; /* without a folder of the run's own: NVRTC's; compiles still work */
+  if (wopt.pch && nw > 0 && pool_pch_dir(pch_dir, sizeof pch_dir) == 0) {
+    wopt.pch_dir = pch_dir;
+    have_pch_dir = 1;
+  }
+
   struct sigaction ign = {0}, old_pipe;
   ign.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ign, &old_pipe);
@@ -276,7 +311,7 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
   while (done < npending) {
     /* keep every worker busy */
     for (int i = 0; i < nw && next < npending; i++) {
-      if (!ws[i].pid && pool_spawn(ws, nw, i, jobs, opt, popt.child_hook) != 0) {
+      if (!ws[i].pid && pool_spawn(ws, nw, i, jobs, &wopt, popt.child_hook) != 0) {
         if (i == 0 && done == 0 && next == 0) {
           s = rt_error_set(err, RT_ERR_IO, "cannot start a compile worker: %s", strerror(errno));
           goto out;
@@ -357,6 +392,7 @@ out:
     }
     ws[i].pid = 0;
   }
+  if (have_pch_dir) nftw(pch_dir, pool_rm_entry, 8, FTW_DEPTH | FTW_PHYS);
   sigaction(SIGPIPE, &old_pipe, NULL);
   if (s) {
     for (size_t i = 0; i < n; i++) compile_result_free(&results[i]);

@@ -8,7 +8,10 @@
  * killer) costs only the job it held: that job's result is RT_ERR_CRASH with the signal in its
  * message, and a fresh worker takes over.  A job that runs past timeout_s has its worker killed
  * and gets RT_ERR_TIMEOUT.  Results land in results[i] for jobs[i] whatever the finishing order,
- * so output is deterministic.  New results (compiled or compile error) are stored in the cache by
+ * so output is deterministic.  With opt->pch, NVRTC's PCH files go into a folder the run makes
+ * under $TMPDIR (else /tmp), a subfolder per worker, and the run removes it when its workers are
+ * gone (workers leave with _exit or are killed, which would leave NVRTC's own folder behind: 7 MB
+ * per worker and run for gemm_mma); opt->pch_dir is ignored.  New results (compiled or compile error) are stored in the cache by
  * the calling process only; workers never touch SQLite.
  *
  * The caller must be single-threaded while the pool runs (it forks).  SIGPIPE is ignored for the

@@ -1,6 +1,8 @@
 /* test_compile_pool.c — the pool on a handful of tiny kernels: results come back in job order, a
  * worker that aborts or hangs costs only its job (RT_ERR_CRASH with the signal, RT_ERR_TIMEOUT),
- * a compile error is data, and a second run through the cache compiles nothing. */
+ * a compile error is data, a second run through the cache compiles nothing, and the PCH files
+ * NVRTC writes are in a folder of the run's own while it runs and gone after it. */
+#include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +12,79 @@
 static void hook(size_t index) {
   if (index == 1) abort();
   if (index == 2) sleep(60); /* the pool's timeout stops it */
+}
+
+/* Inside the worker, before its third job: is the PCH its first jobs made in the pool's folder
+ * (a rooftune-pch- folder in $TMPDIR, then PID)?  Leaves "$TMPDIR/seen" holding the worker's pid and the answer. */
+static void pch_hook(size_t index) {
+  if (index != 2) return;
+  const char *tmp = getenv("TMPDIR");
+  int found = 0;
+  DIR *d = opendir(tmp);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (strncmp(e->d_name, "rooftune-pch-", 13)) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/%ld", tmp, e->d_name, (long)getpid());
+    DIR *w = opendir(path);
+    for (struct dirent *f; w && (f = readdir(w));)
+      found |= strstr(f->d_name, ".pch") != NULL;
+    if (w) closedir(w);
+  }
+  if (d) closedir(d);
+  char seen[1024];
+  snprintf(seen, sizeof seen, "%s/seen", tmp);
+  FILE *f = fopen(seen, "w");
+  if (f) fprintf(f, "%ld %d\n", (long)getpid(), found), fclose(f);
+}
+
+/* NVRTC's automatic PCH: a worker's PCH file lives in the pool's folder, and nothing is left
+ * behind in $TMPDIR, neither that folder nor NVRTC's own __nvrtc_auto_pch_PID_N (which NVRTC
+ * makes in $TMPDIR too, and which the workers' _exit skips removing). */
+static void check_pch_folder(void) {
+  char tmp[] = "/tmp/rooftune-pchtest-XXXXXX";
+  if (!mkdtemp(tmp)) test_skip("no temporary folder");
+  char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  setenv("TMPDIR", tmp, 1);
+  enum { N = 3 };
+  char *src[N];
+  compile_job jobs[N];
+  for (int i = 0; i < N; i++) {
+    src[i] = malloc(256);
+    snprintf(src[i], 256,
+             "#include <cuda_fp16.h>\n#define VALUE %d\n#line 1\n"
+             "extern \"C\" __global__ void k(__half *p) { p[threadIdx.x] = __float2half(VALUE); }\n",
+             i);
+    jobs[i].source = src[i];
+    jobs[i].name = "k.cu";
+  }
+  compile_options opt = {0};
+  opt.arch = "sm_80";
+  opt.entry = "k";
+  opt.pch = 1;
+  compile_pool_options popt = {0};
+  popt.workers = 1;
+  popt.child_hook = pch_hook;
+  compile_result res[N];
+  compile_pool_stats st;
+  rt_error err = {0};
+  CHECK_INT(compile_pool_run(jobs, N, &opt, &popt, res, &st, &err), RT_OK);
+  for (int i = 0; i < N; i++) {
+    CHECK_INT(res[i].status, RT_OK);
+    compile_result_free(&res[i]);
+    free(src[i]);
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/seen", tmp);
+  long pid = 0;  /* the worker's, for the record */
+  int found = 0;
+  FILE *f = fopen(path, "r");
+  CHECK(f && fscanf(f, "%ld %d", &pid, &found) == 2);
+  if (f) fclose(f);
+  CHECK(found); /* the PCH was in the pool's folder while the worker ran */
+  remove(path);
+  CHECK(rmdir(tmp) == 0); /* empty: no folder left */
+  if (old) setenv("TMPDIR", old, 1), free(old);
+  else unsetenv("TMPDIR");
 }
 
 static char *make_source(int value) {
@@ -106,6 +181,7 @@ int main(void) {
 
   cubin_cache_close(cache);
   for (int i = 0; i < N; i++) free(src[i]);
+  check_pch_folder();
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
