@@ -11,7 +11,9 @@
  *
  * time = wave_factor * (max(t_compute, t_memory) + MODEL_OVERLAP * min(t_compute, t_memory))
  *        * spill_factor + launch overhead
- *   t_compute = flops / (path ceiling * MODEL_COMPUTE_EFF * compute_eff)
+ *   t_compute = executed flops / (path ceiling * MODEL_COMPUTE_EFF * compute_eff)
+ *               executed flops: the problem's plus the padded parts of partial tiles (the
+ *               manifest's cost.executed_flops), which the math units do all the same
  *               compute_eff = 1 - exp(-resident warps / warps that keep the path issuing)
  *   t_memory  = dram / (copy bandwidth * memory_eff)
  *               dram = min_bytes + (bytes - min_bytes) / sqrt(concurrent blocks): the manifest's
@@ -58,7 +60,7 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   double concurrent = (double)gpu->sm_count * f->blocks_per_sm;
   if (f->grid_blocks > 0 && f->grid_blocks < concurrent) concurrent = (double)f->grid_blocks;
   double dram = diag_dram_bytes(c->dram_bytes, c->min_bytes, concurrent);
-  double tc = c->flops / (peak * compute_eff);
+  double tc = fmax(c->flops, c->executed_flops) / (peak * compute_eff);
   double tm = fmax(dram / gpu->dram_bw_achievable,
                    c->dram_bytes / (DIAG_L2_BW_FACTOR * gpu->dram_bw_achievable)) / memory_eff;
   double wave_factor = 1.0, waves, full;

@@ -49,6 +49,7 @@ typedef struct device_candidate {
   unsigned block[3];
   unsigned smem;              /* dynamic shared memory bytes */
   double flops;               /* FLOPs of the problem */
+  double executed_flops;      /* FLOPs the kernel does, padded tile parts included; 0: flops */
   double dram_bytes;          /* modeled DRAM bytes of this configuration */
   double min_bytes;           /* the problem's compulsory bytes (inputs once, output once);
                                  0 when unknown.  The model lets L2 absorb part of the rest */

@@ -156,16 +156,55 @@ static void lever_add(lever_buf *b, const diag_roles *roles, diag_role role, cha
   for (int i = 0; i < DIAG_ROLE_MAX; i++) lever_add_name(b, roles->names[role][i], sign);
 }
 
+/* 1 when the tile of ROLE (tile_m or tile_n) already spans the problem's M or N (from the
+ * configuration's values, when it holds them): a larger one re-reads nothing less. */
+static int tile_spans_problem(const diag_input *in, diag_role role) {
+  long long dim = config_value(in->config, role == ROLE_TILE_M ? "M" : "N", 0);
+  long long tile = config_value(in->config, in->roles->names[role][0], 0);
+  return dim > 0 && tile >= dim;
+}
+
 /* Both output-tile sides, the smaller first: raising it cuts the larger share of re-reads
- * (A is read once per column of blocks, B once per row of blocks). */
+ * (A is read once per column of blocks, B once per row of blocks).  Raising skips a side that
+ * already spans the problem (BLOCK_M past M = 1 re-reads nothing less). */
 static void lever_tiles(lever_buf *b, const diag_input *in, char sign) {
   const diag_roles *r = in->roles;
   if (!r) return;
   long long m = config_value(in->config, r->names[ROLE_TILE_M][0], 0);
   long long n = config_value(in->config, r->names[ROLE_TILE_N][0], 0);
   int n_first = sign == '+' ? n <= m : n >= m;
-  lever_add(b, r, n_first ? ROLE_TILE_N : ROLE_TILE_M, sign);
-  lever_add(b, r, n_first ? ROLE_TILE_M : ROLE_TILE_N, sign);
+  diag_role first = n_first ? ROLE_TILE_N : ROLE_TILE_M;
+  diag_role second = n_first ? ROLE_TILE_M : ROLE_TILE_N;
+  if (sign == '-' || !tile_spans_problem(in, first)) lever_add(b, r, first, sign);
+  if (sign == '-' || !tile_spans_problem(in, second)) lever_add(b, r, second, sign);
+}
+
+/* The role of the first parameter in the lever (ROLE_COUNT when none). */
+static diag_role lever_first_role(const lever_buf *b) {
+  const diag_roles *r = b->in ? b->in->roles : NULL;
+  for (int role = 0; r && b->first[0] && role < ROLE_COUNT; role++)
+    for (int i = 0; i < DIAG_ROLE_MAX; i++)
+      if (strcmp(r->names[role][i], b->first) == 0) return (diag_role)role;
+  return ROLE_COUNT;
+}
+
+/* Smaller output tiles, the side that pads more first: round_up(M, BLOCK_M) / M against the
+ * same for N, when the configuration holds the problem's M and N; else as lever_tiles. */
+static void lever_padded_tiles(lever_buf *b, const diag_input *in) {
+  const diag_roles *r = in->roles;
+  if (!r) return;
+  long long m = config_value(in->config, "M", 0), n = config_value(in->config, "N", 0);
+  long long bm = config_value(in->config, r->names[ROLE_TILE_M][0], 0);
+  long long bn = config_value(in->config, r->names[ROLE_TILE_N][0], 0);
+  if (m <= 0 || n <= 0 || bm <= 0 || bn <= 0) {
+    lever_tiles(b, in, '-');
+    return;
+  }
+  double pad_m = (double)((m + bm - 1) / bm * bm) / (double)m;
+  double pad_n = (double)((n + bn - 1) / bn * bn) / (double)n;
+  int n_first = pad_n > pad_m;
+  lever_add(b, r, n_first ? ROLE_TILE_N : ROLE_TILE_M, '-');
+  lever_add(b, r, n_first ? ROLE_TILE_M : ROLE_TILE_N, '-');
 }
 
 /* ---- numbers for sentences ---- */
@@ -218,6 +257,10 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
     wave_eff = out->waves / full;
   }
 
+  /* the math units also work on the padded parts of partial tiles */
+  double executed = in->executed_flops > in->flops ? in->executed_flops : in->flops;
+  double exec_frac = executed / in->time_s / peak;
+
   lever_buf lb = {out->lever, sizeof out->lever, "", in, 0};
   char *s = out->sentence;
   size_t ss = sizeof out->sentence;
@@ -230,6 +273,17 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
              "launch-bound: %.1f us is within %.0fx the %.0f us launch overhead: batch, fuse or "
              "graph the launches (no template lever)",
              in->time_s * 1e6, DIAG_LAUNCH_FACTOR, cl->launch_overhead_s * 1e6);
+  } else if (in->flops > 0 && executed >= DIAG_PAD_FACTOR * in->flops &&
+             exec_frac >= DIAG_NEAR_ROOF && exec_frac >= out->bw_frac) {
+    snprintf(out->limit, sizeof out->limit, "compute");
+    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
+    lever_padded_tiles(&lb, in);
+    snprintf(s, ss,
+             "compute-bound on padding: partial tiles make the kernel do %.1fx the problem's math, "
+             "at %d %% of %s (%s) counting it and %d %% without: %s%s wastes less",
+             executed / in->flops, pct(exec_frac), roof, path_words(in->path, in->wgmma),
+             pct(out->flops_frac), lb.first[0] ? "a smaller " : "a smaller tile or another template",
+             lb.first);
   } else if (out->flops_frac >= DIAG_NEAR_ROOF && out->flops_frac >= out->bw_frac) {
     snprintf(out->limit, sizeof out->limit, "compute");
     fmt_rate(roof, sizeof roof, peak, "FLOP/s");
@@ -276,11 +330,14 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
     lever_tiles(&lb, in, '+');
     lever_add(&lb, in->roles, ROLE_SPLIT_K, '-');
     lever_add(&lb, in->roles, ROLE_VECTOR, '+');
+    diag_role first = lever_first_role(&lb);
     if (lb.first[0])
-      snprintf(s, ss,
-               "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): a larger %s "
-               "reuses loaded data more",
-               pct(out->bw_frac), roof, out->intensity, out->ridge, lb.first);
+      snprintf(s, ss, "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): %s %s %s",
+               pct(out->bw_frac), roof, out->intensity, out->ridge,
+               first == ROLE_SPLIT_K ? "a smaller" : "a larger", lb.first,
+               first == ROLE_SPLIT_K   ? "writes fewer partial sums"
+               : first == ROLE_VECTOR ? "moves the bytes in fewer, wider loads"
+                                      : "reuses loaded data more");
     else
       snprintf(s, ss,
                "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): more reuse, "

@@ -9,6 +9,8 @@
  * of an input tile) come near its bandwidth.  Out come the achieved FLOP/s and bytes/s with their fractions of the ceilings, the
  * arithmetic intensity against the ridge point, waves and the tail, and ONE dominant limit from
  * the design table (memory, compute, occupancy/latency, waves/tail, spills, launch overhead).
+ * Compute counts the math the kernel does: a 128-row tile over a 1-row problem keeps the
+ * tensor cores busy on padding, which the diagnosis says, with smaller tiles as the lever.
  *
  * The lever is machine-readable for search's `lever` strategy: a comma-separated list of the
  * template's parameters, each followed by '+' (raise it) or '-' (lower it), most promising
@@ -73,6 +75,8 @@ void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out);
 
 typedef struct diag_input {
   double flops;             /* FLOPs of the problem */
+  double executed_flops;    /* FLOPs the kernel does, the padded parts of partial tiles
+                               included (cost.executed_flops); 0: flops */
   double dram_bytes;        /* modeled DRAM bytes of this configuration (after L2 reuse) */
   double l2_bytes;          /* bytes the blocks load through L2 (the cost formula's count, every
                                re-read included); 0: unknown */
@@ -116,6 +120,7 @@ compute_path diag_path_for_dtype(const char *dtype, int tensor_cores);
 #define DIAG_NEAR_ROOF 0.60   /* at or above: bound by that roof */
 #define DIAG_AT_ROOF 0.85     /* compute-bound at or above: stop, nothing left to gain */
 #define DIAG_LOW 0.50         /* both under: occupancy / latency */
+#define DIAG_PAD_FACTOR 1.5   /* executed / problem FLOPs at or above: padding can dominate */
 #define DIAG_WAVE_EFF 0.75    /* waves / ceil(waves) under this: waves / tail */
 #define DIAG_LAUNCH_FACTOR 3.0 /* time under this many launch overheads: launch-bound */
 #define DIAG_L2_BW_FACTOR 2.5  /* L2 bandwidth / DRAM copy bandwidth assumed without a

@@ -62,6 +62,8 @@ struct manifest {
   manifest_expr work;                    /* blocks' worth of work the grid shares */
   int has_work;                          /* "work" was given (else the grid's blocks) */
   manifest_expr flops, dram_bytes;       /* cost */
+  manifest_expr executed_flops;          /* cost.executed_flops, when has_executed */
+  int has_executed;
   expr_scope *scope;   /* every name any expression reads */
   int nslots;          /* names in the scope */
   int *slot_kind;      /* SLOT_* per slot */
@@ -197,6 +199,7 @@ void manifest_free(manifest *m) {
   manifest_expr_free(&m->smem);
   manifest_expr_free(&m->work);
   manifest_expr_free(&m->flops);
+  manifest_expr_free(&m->executed_flops);
   manifest_expr_free(&m->dram_bytes);
   expr_scope_free(m->scope);
   free(m->slot_kind);
@@ -580,12 +583,18 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
     return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "cost", 0,
                          "missing or not an object: \"cost\": {\"flops\": e, \"dram_bytes\": e}");
   json_object_foreach(cost, key, v) {
-    if (strcmp(key, "flops") && strcmp(key, "dram_bytes")) {
+    if (strcmp(key, "flops") && strcmp(key, "dram_bytes") && strcmp(key, "executed_flops")) {
       char field[96];
       snprintf(field, sizeof field, "cost.%s", key);
       return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "unknown field; cost has flops and dram_bytes");
+                           "unknown field; cost has flops, dram_bytes and executed_flops");
     }
+  }
+  json_t *x = json_object_get(cost, "executed_flops");
+  if (x) {
+    s = manifest_compile(ld, x, "cost.executed_flops", &m->executed_flops);
+    if (s) return s;
+    m->has_executed = 1;
   }
   json_t *f = json_object_get(cost, "flops"), *b = json_object_get(cost, "dram_bytes");
   if (!f) return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "cost.flops", 0, "missing");
@@ -607,6 +616,7 @@ static int manifest_all_exprs(manifest *m, manifest_expr **out, int cap) {
   if (m->has_work && n < cap) out[n++] = &m->work;
   if (n < cap) out[n++] = &m->flops;
   if (n < cap) out[n++] = &m->dram_bytes;
+  if (m->has_executed && n < cap) out[n++] = &m->executed_flops;
   return n;
 }
 
@@ -1201,13 +1211,15 @@ rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned g
 }
 
 rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, double *dram_bytes,
-                        rt_error *err) {
-  const manifest_expr *xs[2] = {&m->flops, &m->dram_bytes};
-  long long v[2];
-  rt_status s = manifest_eval_vars(m, vars, xs, 2, v, err);
+                        double *executed_flops, rt_error *err) {
+  const manifest_expr *xs[3] = {&m->flops, &m->dram_bytes, &m->executed_flops};
+  long long v[3];
+  int n = m->has_executed && executed_flops ? 3 : 2;
+  rt_status s = manifest_eval_vars(m, vars, xs, n, v, err);
   if (s) return s;
   *flops = (double)v[0];
   *dram_bytes = (double)v[1];
+  if (executed_flops) *executed_flops = n == 3 ? (double)v[2] : *flops;
   return RT_OK;
 }
 

@@ -23,7 +23,11 @@
  *                                 persistent grid whose blocks loop over work units (default:
  *                                 the grid's blocks); the model device and the wave diagnosis
  *                                 count rounds of it
- *     "cost": {"flops": e, "dram_bytes": e}
+ *     "cost": {"flops": e, "dram_bytes": e,
+ *              "executed_flops": e} optional: the arithmetic the kernel does, the padded parts
+ *                                 of its tiles included (a 128-row tile over M = 1 does 128x
+ *                                 the problem's FLOPs); default flops.  The model device times
+ *                                 compute by it and the diagnosis names padding from it
  *   }
  *
  * Parameters: an ordered, non-empty list of integers, or of C identifiers, no repeats, at most
@@ -147,9 +151,10 @@ rt_status manifest_launch(const manifest *m, const rt_vars *vars, unsigned grid[
  * it, the grid's blocks). */
 rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned grid[3], long long *work,
                         rt_error *err);
-/* FLOPs and modeled DRAM bytes for a configuration's vars. */
+/* FLOPs of the problem, modeled DRAM bytes and FLOPs executed (cost.executed_flops, else the
+ * problem's; executed_flops may be NULL) for a configuration's vars. */
 rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, double *dram_bytes,
-                        rt_error *err);
+                        double *executed_flops, rt_error *err);
 /* The #define prefix described above for configuration idx; vars supplies dtype and device
  * facts (env or config vars); dtype may be NULL (no RT_DTYPE lines), else one of the
  * manifest's dtypes.  *out is malloc'ed, the caller frees it. */

@@ -113,8 +113,9 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed,
   return RT_OK;
 }
 
-static void diagnose_result(tune_ctx *c, candidate_result *r, compute_path path, int wgmma,
-                            const diag_roles *roles, const rt_vars *vars, const space *sp) {
+static void diagnose_result(tune_ctx *c, candidate_result *r, double executed, compute_path path,
+                            int wgmma, const diag_roles *roles, const rt_vars *vars,
+                            const space *sp) {
   if (r->status != RT_OK || !c->have_ceil || !(r->flops > 0)) return;
   /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
   double concurrent = (double)c->ceil.sm_count * r->facts.blocks_per_sm;
@@ -124,6 +125,7 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, compute_path path,
   diag_input in;
   memset(&in, 0, sizeof in);
   in.flops = r->flops;
+  in.executed_flops = executed;
   in.dram_bytes = r->dram_bytes;
   in.l2_bytes = loaded;
   in.time_s = r->time_ms * 1e-3;
@@ -182,6 +184,7 @@ typedef struct pending {
   unsigned grid[3], block[3], smem;
   long long work;         /* launch.work: blocks' worth of work (persistent grids) */
   double flops, bytes;
+  double executed;        /* cost.executed_flops: padded tile parts included */
   char *source;           /* prefix + template source (owned) */
   candidate_result pre;   /* set when the candidate failed before compiling */
   int failed_early;
@@ -196,6 +199,7 @@ typedef struct template_best {
   char config[768];
   unsigned grid[3], block[3], smem;
   double bytes;           /* the cost formula's bytes (before L2 is counted) */
+  double executed;        /* FLOPs executed, padded tile parts included */
   candidate_result r;     /* its result */
 } template_best;
 
@@ -217,6 +221,7 @@ static void template_best_set(template_best *tb, const candidate_result *r, cons
   memcpy(tb->block, p->block, sizeof tb->block);
   tb->smem = p->smem;
   tb->bytes = p->bytes;
+  tb->executed = p->executed;
   tb->r = *r;
 }
 
@@ -255,6 +260,7 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       memcpy(dc.block, b->block, sizeof dc.block);
       dc.smem = b->smem;
       dc.flops = b->r.flops;
+      dc.executed_flops = b->executed;
       dc.dram_bytes = b->bytes;
       dc.facts = b->r.facts;
       dc.path = path;
@@ -262,7 +268,7 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       dc.library_index = -1;
       candidate_result r;
       if (device_evaluate(c->dev, &dc, &r, NULL) != RT_OK || r.status != RT_OK) continue;
-      diagnose_result(c, &r, path, wgmma, roles, &b->vars, sp);
+      diagnose_result(c, &r, b->executed, path, wgmma, roles, &b->vars, sp);
       snprintf(r.detail, sizeof r.detail, "re-measured: within the spread of another candidate");
       long long id = 0;
       store_result(c, &r, &id, NULL);
@@ -333,7 +339,7 @@ double tune_predict_config(const manifest *m, const space *sp, size_t idx, const
   memset(&dc, 0, sizeof dc);
   if (!arch || manifest_config_vars(m, sp, idx, env, &v, NULL) ||
       manifest_launch(m, &v, dc.grid, dc.block, &dc.smem, NULL) ||
-      manifest_cost(m, &v, &dc.flops, &dc.dram_bytes, NULL))
+      manifest_cost(m, &v, &dc.flops, &dc.dram_bytes, &dc.executed_flops, NULL))
     return HUGE_VAL;
   dc.min_bytes = min_bytes;
   dc.path = template_path(m, dtype, &dc.wgmma);
@@ -508,7 +514,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       rt_error cerr = {0};
       rt_status s = manifest_config_vars(m, sp, idx[i], &c->env, &p->vars, &cerr);
       if (!s) s = manifest_launch(m, &p->vars, p->grid, p->block, &p->smem, &cerr);
-      if (!s) s = manifest_cost(m, &p->vars, &p->flops, &p->bytes, &cerr);
+      if (!s) s = manifest_cost(m, &p->vars, &p->flops, &p->bytes, &p->executed, &cerr);
       if (!s) s = manifest_work(m, &p->vars, p->grid, &p->work, &cerr);
       if (!s) s = manifest_config_source(m, sp, idx[i], &p->vars, o->dtype, src, &p->source, &cerr);
       if (s) {
@@ -579,6 +585,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         memcpy(dc.block, p->block, sizeof dc.block);
         dc.smem = p->smem;
         dc.flops = p->flops;
+        dc.executed_flops = p->executed;
         dc.dram_bytes = p->bytes;
         dc.min_bytes = c->fam->min_bytes(&c->prob);
         dc.path = path;
@@ -610,7 +617,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         } else {
           rc = device_evaluate(c->dev, &dc, &r, err);
           if (rc) break;
-          diagnose_result(c, &r, path, wgmma, &roles, &p->vars, sp);
+          diagnose_result(c, &r, p->executed, path, wgmma, &roles, &p->vars, sp);
         }
       }
       if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
@@ -687,7 +694,7 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
     candidate_result r;
     if ((rc = device_evaluate(c->dev, &dc, &r, err))) return rc;
     if (TUNE_STOPPED(c)) break;
-    diagnose_result(c, &r, dc.path, 1, NULL, NULL, NULL);
+    diagnose_result(c, &r, 0, dc.path, 1, NULL, NULL, NULL);
     long long id = 0;
     if ((rc = store_result(c, &r, &id, err))) return rc;
     if ((rc = add_result(c, &r, 0, "library", err))) return rc;

@@ -96,6 +96,18 @@ static void test_model(void) {
   device_evaluate(d, &w3, &rw3, &err);
   CHECK_NEAR(rw3.time_ms, rw2.time_ms, 1e-9);
 
+  /* padding: the same launch doing 4x the math (padded tile parts) turns compute-bound and
+   * slower; executed flops below the problem's count as the problem's */
+  device_candidate padded = gemm_candidate(4096, 128);
+  padded.executed_flops = 4 * padded.flops;
+  candidate_result rp;
+  CHECK_INT(device_evaluate(d, &padded, &rp, &err), RT_OK);
+  CHECK(rp.time_ms > 2 * r1.time_ms);
+  CHECK_NEAR(rp.flops, c.flops, 0); /* TFLOP/s stay the problem's */
+  padded.executed_flops = 0.5 * padded.flops;
+  CHECK_INT(device_evaluate(d, &padded, &rp, &err), RT_OK);
+  CHECK_NEAR(rp.time_ms, r1.time_ms, 1e-12);
+
   /* wgmma's ceiling is higher than mma.sync's on sm_90 */
   device_candidate wg = gemm_candidate(4096, 128);
   wg.wgmma = 1;

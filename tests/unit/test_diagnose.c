@@ -146,6 +146,57 @@ int main(void) {
   CHECK(d.intensity < d.ridge);
   CHECK_NEAR(d.achieved_bw, 0.80 * h200.bw, 1e3);
 
+  /* memory-bound on a 1-row problem: BLOCK_M = 128 already spans M, so a larger one re-reads
+   * nothing less and the lever leaves it out; with no tile to raise, the sentence follows the
+   * first lever that is left (fewer split-K partial sums) */
+  {
+    rt_vars decode;
+    rt_vars_clear(&decode);
+    rt_vars_set(&decode, "M", 1);
+    rt_vars_set(&decode, "N", 4096);
+    rt_vars_set(&decode, "BLOCK_M", 128);
+    rt_vars_set(&decode, "BLOCK_N", 64);
+    in = base();
+    in.config = &decode;
+    at(&in, 0.20, 0.80);
+    d = run(&in);
+    CHECK_STR(d.limit, "memory");
+    CHECK_STR(d.lever, "BLOCK_N+,SPLIT_K-");
+    rt_vars_set(&decode, "BLOCK_N", 4096);
+    d = run(&in);
+    CHECK_STR(d.lever, "SPLIT_K-");
+    CHECK_CONTAINS(d.sentence, "a smaller SPLIT_K writes fewer partial sums");
+
+    /* padding: the 128-row tile does 128x the math of the 1-row problem, and at the mma rate
+     * that math is what takes the time (70 % of the roof counting it, 0.5 % of the useful;
+     * 1x16384x16384, so that the time is well above the launch overhead) */
+    rt_vars_set(&decode, "BLOCK_N", 64);
+    rt_vars_set(&decode, "N", 16384);
+    in = base();
+    in.config = &decode;
+    in.flops = 2.0 * 1 * 16384 * 16384;
+    in.executed_flops = 128 * in.flops;
+    in.time_s = in.executed_flops / (0.70 * h200.flops[PATH_TC_F16]);
+    in.dram_bytes = 0.30 * h200.bw * in.time_s;
+    d = run(&in);
+    CHECK_STR(d.limit, "compute");
+    CHECK_CONTAINS(d.sentence, "compute-bound on padding");
+    CHECK_CONTAINS(d.sentence, "128.0x the problem's math");
+    CHECK_CONTAINS(d.sentence, "at 70 % of");
+    CHECK_CONTAINS(d.sentence, "1 % without"); /* 0.55 % rounds to 1 */
+    CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-"); /* M pads 128x, N not at all */
+    CHECK_CONTAINS(d.sentence, "a smaller BLOCK_M wastes less");
+    /* the same time without the padded work counted is nowhere near any roof */
+    in.executed_flops = 0;
+    d = run(&in);
+    CHECK(strcmp(d.limit, "compute") != 0);
+    /* padding that does not dominate the time (memory does) is not named */
+    in.executed_flops = 128 * in.flops;
+    in.dram_bytes = 0.9 * h200.bw * in.time_s;
+    d = run(&in);
+    CHECK_STR(d.limit, "memory");
+  }
+
   /* L2: DRAM far from its roof, but the loads through L2 (every re-read) near its bandwidth */
   in = base();
   at(&in, 0.30, 0.20);

@@ -123,15 +123,16 @@ static size_t check_valid_env(const char *path, const rt_vars *env, int allow_em
     if (space_index(sp, space_config(sp, i)) != (long)i) bad_index++;
     rt_vars vars;
     unsigned grid[3], block[3], smem;
-    double flops, bytes;
+    double flops, bytes, executed;
     char *prefix = NULL;
     if (manifest_config_vars(m, sp, i, env, &vars, &err) ||
         manifest_launch(m, &vars, grid, block, &smem, &err) ||
-        manifest_cost(m, &vars, &flops, &bytes, &err) ||
+        manifest_cost(m, &vars, &flops, &bytes, &executed, &err) ||
         manifest_source_prefix(m, sp, i, &vars, manifest_dtype(m, 0), &prefix, &err)) {
       if (!failures) fprintf(stderr, "%s config %zu: %s: %s\n", path, i, err.field, err.text);
       failures++;
     } else {
+      if (executed < flops) failures++; /* a kernel does at least the problem's math */
       char line[64];
       snprintf(line, sizeof line, "#line 1 \"%s\"\n", manifest_source_name(m));
       CHECK(strlen(prefix) > strlen(line) &&
@@ -244,6 +245,58 @@ static void check_wgmma_launch(void) {
     CHECK_INT(grid[2], strstr(want[i].config, "SPLIT_K=4") ? 4 : 1);
     CHECK_INT(work, want[i].work);
   }
+  space_free(sp);
+  manifest_free(m);
+}
+
+/* cost.executed_flops of the shipped gemm_mma: a 32-row tile over a 1-row problem does 32x its
+ * math, over 4096^3 exactly the problem's; a manifest without the field executes its flops. */
+static void check_executed(const char *valid_dir) {
+  static const struct {
+    const char *shape, *config;
+    double factor;
+  } want[] = {
+      {"1x4096x4096:nt", "BLOCK_M=32,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=1", 32},
+      {"4096x4096x4096:nt", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=1", 1},
+      {"100x300x70", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=0",
+       (128.0 * 320 * 96) / (100.0 * 300 * 70)},
+  };
+  char path[1200];
+  snprintf(path, sizeof path, "%s/templates/gemm/gemm_mma.json", test_source_dir());
+  manifest *m = NULL;
+  rt_error err = {0};
+  CHECK_INT(manifest_load(path, &m, &err), RT_OK);
+  for (size_t i = 0; m && i < sizeof want / sizeof want[0]; i++) {
+    problem pb;
+    rt_vars env, v;
+    rt_vars_clear(&env);
+    space *sp = NULL;
+    size_t idx = 0;
+    double flops = 0, bytes = 0, executed = 0;
+    CHECK_INT(gemm_family.parse_shape(want[i].shape, "bf16", &pb, &err), RT_OK);
+    CHECK_INT(gemm_family.bind(&pb, &env), RT_OK);
+    CHECK_INT(manifest_env_dtype("bf16", &env, NULL), RT_OK);
+    CHECK_INT(manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+    CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
+    CHECK_INT(sp ? space_parse_config(sp, want[i].config, &idx, &err) : RT_ERR_INVALID, RT_OK);
+    CHECK_INT(manifest_config_vars(m, sp, idx, &env, &v, &err), RT_OK);
+    CHECK_INT(manifest_cost(m, &v, &flops, &bytes, &executed, &err), RT_OK);
+    CHECK_NEAR(executed / flops, want[i].factor, 1e-12);
+    space_free(sp);
+  }
+  manifest_free(m);
+  /* no cost.executed_flops: the problem's flops */
+  snprintf(path, sizeof path, "%s/gemm_like.json", valid_dir);
+  CHECK_INT(manifest_load(path, &m, &err), RT_OK);
+  rt_vars env;
+  make_env(&env);
+  space *sp = NULL;
+  CHECK_INT(m ? manifest_build_space(m, &env, &sp, &err) : RT_ERR_INVALID, RT_OK);
+  rt_vars v;
+  double flops = 0, bytes = 0, executed = 0;
+  CHECK_INT(sp ? manifest_config_vars(m, sp, 0, &env, &v, &err) : RT_ERR_INVALID, RT_OK);
+  CHECK_INT(manifest_cost(m, &v, &flops, &bytes, &executed, &err), RT_OK);
+  CHECK_NEAR(executed, flops, 0);
   space_free(sp);
   manifest_free(m);
 }
@@ -381,7 +434,7 @@ static void check_idents(const char *dir, const rt_vars *env) {
   CHECK(block[0] == 64 && block[1] == 1 && block[2] == 1);
   CHECK_INT(smem, 0);
   double flops, bytes;
-  CHECK_INT(manifest_cost(m, &vars, &flops, &bytes, NULL), RT_OK);
+  CHECK_INT(manifest_cost(m, &vars, &flops, &bytes, NULL, NULL), RT_OK);
   CHECK_NEAR(flops, 2.0 * 512 * 512 * 512, 0);
   /* launch from the env alone: the parameters are unknown names */
   rt_error_clear(&err);
@@ -497,6 +550,7 @@ int main(void) {
   check_idents(valid, &env);
   check_shipped();
   check_wgmma_launch();
+  check_executed(valid);
   check_discovery(valid, invalid);
   return test_done();
 }
