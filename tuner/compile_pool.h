@@ -10,9 +10,10 @@
  * and gets RT_ERR_TIMEOUT.  Results land in results[i] for jobs[i] whatever the finishing order,
  * so output is deterministic.  With opt->pch, NVRTC's PCH files go into a folder the run makes
  * under $TMPDIR (else /tmp), a subfolder per worker, and the run removes it when its workers are
- * gone (workers leave with _exit or are killed, which would leave NVRTC's own folder behind: 7 MB
- * per worker and run for gemm_mma); opt->pch_dir is ignored.  New results (compiled or compile error) are stored in the cache by
- * the calling process only; workers never touch SQLite.
+ * gone (workers leave with _exit or are killed, which would leave NVRTC's own folder behind:
+ * 7 MB per worker and run for gemm_mma); opt->pch_dir is ignored.  New results (compiled or
+ * compile error) are stored in the cache by the calling process only; workers never touch
+ * SQLite.
  *
  * The caller must be single-threaded while the pool runs (it forks).  SIGPIPE is ignored for the
  * duration and restored after.
