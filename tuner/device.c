@@ -21,7 +21,8 @@
  *               time form a patch of about sqrt(n) x sqrt(n) output tiles whose shared panels
  *               come from L2, so re-reads reach DRAM about once per patch row or column
  *               memory_eff = min(1, bytes in flight per SM / (per-SM bandwidth * DRAM latency)),
- *               bytes in flight ~ resident blocks * their shared-memory staging (or 16 B/thread)
+ *               bytes in flight ~ resident blocks * their shared-memory staging (or 16 B/thread;
+ *               a streaming template states its own: cost.bytes_in_flight)
  *               and never less than bytes / L2 bandwidth (DIAG_L2_BW_FACTOR x DRAM): every
  *               re-read still passes through L2, which is what makes small tiles slow
  *   wave_factor = full / waves (diag_waves): the last wave's idle SMs cost as much as busy
@@ -53,7 +54,8 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   int threads = f->threads_per_block > 0 ? f->threads_per_block : 128;
   double warps = (double)f->blocks_per_sm * ((threads + 31) / 32);
   double compute_eff = 1.0 - exp(-warps / (c->path == PATH_SIMT_F32 ? MODEL_WARPS_SIMT : MODEL_WARPS_TC));
-  double staging = fmax((double)f->smem_static + f->smem_dynamic, 16.0 * threads);
+  double staging = c->inflight_bytes > 0 ? c->inflight_bytes
+                                         : fmax((double)f->smem_static + f->smem_dynamic, 16.0 * threads);
   double inflight = f->blocks_per_sm * staging;
   double needed = gpu->dram_bw_achievable / gpu->sm_count * MODEL_DRAM_LATENCY;
   double memory_eff = fmin(1.0, inflight / needed);

@@ -50,6 +50,8 @@ typedef struct device_candidate {
   unsigned smem;              /* dynamic shared memory bytes */
   double flops;               /* FLOPs of the problem */
   double executed_flops;      /* FLOPs the kernel does, padded tile parts included; 0: flops */
+  double inflight_bytes;      /* DRAM bytes a block has in flight (cost.bytes_in_flight); 0:
+                                 its shared-memory staging, at least 16 bytes a thread */
   double dram_bytes;          /* modeled DRAM bytes of this configuration */
   double min_bytes;           /* the problem's compulsory bytes (inputs once, output once);
                                  0 when unknown.  The model lets L2 absorb part of the rest */

@@ -377,13 +377,14 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
     snprintf(out->limit, sizeof out->limit, "occupancy");
     const char *lim = f->limiter;
     if (f->occupancy >= 0.5 || !lim[0]) {
+      /* more loads in flight per warp: a deeper pipeline, or more unrolled loads */
       lever_add(&lb, in->roles, ROLE_STAGES, '+');
+      lever_add(&lb, in->roles, ROLE_UNROLL, '+');
       snprintf(s, ss,
                "latency-bound: %d %% of compute and %d %% of bandwidth at %d %% occupancy: "
-               "%s%s hide%s more latency",
+               "%s%s hides more latency",
                pct(out->flops_frac), pct(out->bw_frac), pct(f->occupancy),
-               lb.first[0] ? "more " : "more independent work per warp", lb.first,
-               lb.first[0] ? "" : "s");
+               lb.first[0] ? "raising " : "more independent work per warp", lb.first);
     } else {
       const char *what;
       if (strcmp(lim, "registers") == 0) {

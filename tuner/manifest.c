@@ -64,6 +64,8 @@ struct manifest {
   manifest_expr flops, dram_bytes;       /* cost */
   manifest_expr executed_flops;          /* cost.executed_flops, when has_executed */
   int has_executed;
+  manifest_expr inflight;                /* cost.bytes_in_flight, when has_inflight */
+  int has_inflight;
   expr_scope *scope;   /* every name any expression reads */
   int nslots;          /* names in the scope */
   int *slot_kind;      /* SLOT_* per slot */
@@ -200,6 +202,7 @@ void manifest_free(manifest *m) {
   manifest_expr_free(&m->work);
   manifest_expr_free(&m->flops);
   manifest_expr_free(&m->executed_flops);
+  manifest_expr_free(&m->inflight);
   manifest_expr_free(&m->dram_bytes);
   expr_scope_free(m->scope);
   free(m->slot_kind);
@@ -583,12 +586,20 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
     return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "cost", 0,
                          "missing or not an object: \"cost\": {\"flops\": e, \"dram_bytes\": e}");
   json_object_foreach(cost, key, v) {
-    if (strcmp(key, "flops") && strcmp(key, "dram_bytes") && strcmp(key, "executed_flops")) {
+    if (strcmp(key, "flops") && strcmp(key, "dram_bytes") && strcmp(key, "executed_flops") &&
+        strcmp(key, "bytes_in_flight")) {
       char field[96];
       snprintf(field, sizeof field, "cost.%s", key);
       return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "unknown field; cost has flops, dram_bytes and executed_flops");
+                           "unknown field; cost has flops, dram_bytes, executed_flops and "
+                           "bytes_in_flight");
     }
+  }
+  json_t *inflight = json_object_get(cost, "bytes_in_flight");
+  if (inflight) {
+    s = manifest_compile(ld, inflight, "cost.bytes_in_flight", &m->inflight);
+    if (s) return s;
+    m->has_inflight = 1;
   }
   json_t *x = json_object_get(cost, "executed_flops");
   if (x) {
@@ -617,6 +628,7 @@ static int manifest_all_exprs(manifest *m, manifest_expr **out, int cap) {
   if (n < cap) out[n++] = &m->flops;
   if (n < cap) out[n++] = &m->dram_bytes;
   if (m->has_executed && n < cap) out[n++] = &m->executed_flops;
+  if (m->has_inflight && n < cap) out[n++] = &m->inflight;
   return n;
 }
 
@@ -1220,6 +1232,17 @@ rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, d
   *flops = (double)v[0];
   *dram_bytes = (double)v[1];
   if (executed_flops) *executed_flops = n == 3 ? (double)v[2] : *flops;
+  return RT_OK;
+}
+
+rt_status manifest_inflight(const manifest *m, const rt_vars *vars, double *bytes, rt_error *err) {
+  *bytes = 0;
+  if (!m->has_inflight) return RT_OK;
+  const manifest_expr *xs[1] = {&m->inflight};
+  long long v = 0;
+  rt_status s = manifest_eval_vars(m, vars, xs, 1, &v, err);
+  if (s) return s;
+  *bytes = (double)v;
   return RT_OK;
 }
 

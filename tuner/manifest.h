@@ -24,10 +24,15 @@
  *                                 the grid's blocks); the model device and the wave diagnosis
  *                                 count rounds of it
  *     "cost": {"flops": e, "dram_bytes": e,
- *              "executed_flops": e} optional: the arithmetic the kernel does, the padded parts
+ *              "executed_flops": e, optional: the arithmetic the kernel does, the padded parts
  *                                 of its tiles included (a 128-row tile over M = 1 does 128x
  *                                 the problem's FLOPs); default flops.  The model device times
  *                                 compute by it and the diagnosis names padding from it
+ *              "bytes_in_flight": e} optional: DRAM bytes one block has requested and not yet
+ *                                 received, for templates that stream through registers
+ *                                 (gemm_skinny: THREADS*16*UNROLL*COLS); default: its shared
+ *                                 memory staging, at least 16 bytes a thread.  The model
+ *                                 device's memory latency hiding reads it
  *   }
  *
  * Parameters: an ordered, non-empty list of integers, or of C identifiers, no repeats, at most
@@ -155,6 +160,8 @@ rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned g
  * problem's; executed_flops may be NULL) for a configuration's vars. */
 rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, double *dram_bytes,
                         double *executed_flops, rt_error *err);
+/* cost.bytes_in_flight for a configuration's vars; 0 when the manifest does not state it. */
+rt_status manifest_inflight(const manifest *m, const rt_vars *vars, double *bytes, rt_error *err);
 /* The #define prefix described above for configuration idx; vars supplies dtype and device
  * facts (env or config vars); dtype may be NULL (no RT_DTYPE lines), else one of the
  * manifest's dtypes.  *out is malloc'ed, the caller frees it. */

@@ -185,6 +185,7 @@ typedef struct pending {
   long long work;         /* launch.work: blocks' worth of work (persistent grids) */
   double flops, bytes;
   double executed;        /* cost.executed_flops: padded tile parts included */
+  double inflight;        /* cost.bytes_in_flight (0: not stated) */
   char *source;           /* prefix + template source (owned) */
   candidate_result pre;   /* set when the candidate failed before compiling */
   int failed_early;
@@ -200,6 +201,7 @@ typedef struct template_best {
   unsigned grid[3], block[3], smem;
   double bytes;           /* the cost formula's bytes (before L2 is counted) */
   double executed;        /* FLOPs executed, padded tile parts included */
+  double inflight;        /* bytes a block has in flight (0: not stated) */
   candidate_result r;     /* its result */
 } template_best;
 
@@ -222,6 +224,7 @@ static void template_best_set(template_best *tb, const candidate_result *r, cons
   tb->smem = p->smem;
   tb->bytes = p->bytes;
   tb->executed = p->executed;
+  tb->inflight = p->inflight;
   tb->r = *r;
 }
 
@@ -261,6 +264,7 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       dc.smem = b->smem;
       dc.flops = b->r.flops;
       dc.executed_flops = b->executed;
+      dc.inflight_bytes = b->inflight;
       dc.dram_bytes = b->bytes;
       dc.facts = b->r.facts;
       dc.path = path;
@@ -339,7 +343,8 @@ double tune_predict_config(const manifest *m, const space *sp, size_t idx, const
   memset(&dc, 0, sizeof dc);
   if (!arch || manifest_config_vars(m, sp, idx, env, &v, NULL) ||
       manifest_launch(m, &v, dc.grid, dc.block, &dc.smem, NULL) ||
-      manifest_cost(m, &v, &dc.flops, &dc.dram_bytes, &dc.executed_flops, NULL))
+      manifest_cost(m, &v, &dc.flops, &dc.dram_bytes, &dc.executed_flops, NULL) ||
+      manifest_inflight(m, &v, &dc.inflight_bytes, NULL))
     return HUGE_VAL;
   dc.min_bytes = min_bytes;
   dc.path = template_path(m, dtype, &dc.wgmma);
@@ -515,6 +520,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       rt_status s = manifest_config_vars(m, sp, idx[i], &c->env, &p->vars, &cerr);
       if (!s) s = manifest_launch(m, &p->vars, p->grid, p->block, &p->smem, &cerr);
       if (!s) s = manifest_cost(m, &p->vars, &p->flops, &p->bytes, &p->executed, &cerr);
+      if (!s) s = manifest_inflight(m, &p->vars, &p->inflight, &cerr);
       if (!s) s = manifest_work(m, &p->vars, p->grid, &p->work, &cerr);
       if (!s) s = manifest_config_source(m, sp, idx[i], &p->vars, o->dtype, src, &p->source, &cerr);
       if (s) {
@@ -586,6 +592,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         dc.smem = p->smem;
         dc.flops = p->flops;
         dc.executed_flops = p->executed;
+        dc.inflight_bytes = p->inflight;
         dc.dram_bytes = p->bytes;
         dc.min_bytes = c->fam->min_bytes(&c->prob);
         dc.path = path;

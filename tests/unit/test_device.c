@@ -108,6 +108,18 @@ static void test_model(void) {
   CHECK_INT(device_evaluate(d, &padded, &rp, &err), RT_OK);
   CHECK_NEAR(rp.time_ms, r1.time_ms, 1e-12);
 
+  /* a streaming block (no shared memory) with 4 KB in flight and one block per SM cannot cover
+   * the DRAM latency; stating 64 KB in flight (more unrolled loads) does, and it is faster */
+  device_candidate stream = gemm_candidate(4096, 128);
+  stream.flops = 2.0 * 4096 * 4096; /* a decode-sized problem: memory-bound */
+  stream.facts.smem_dynamic = 0;
+  stream.inflight_bytes = 4096;
+  candidate_result rlo, rhi;
+  CHECK_INT(device_evaluate(d, &stream, &rlo, &err), RT_OK);
+  stream.inflight_bytes = 65536;
+  CHECK_INT(device_evaluate(d, &stream, &rhi, &err), RT_OK);
+  CHECK(rhi.time_ms < 0.5 * rlo.time_ms);
+
   /* wgmma's ceiling is higher than mma.sync's on sm_90 */
   device_candidate wg = gemm_candidate(4096, 128);
   wg.wgmma = 1;

@@ -291,6 +291,19 @@ int main(void) {
   CHECK_STR(d.limit, "occupancy");
   CHECK_STR(d.lever, "STAGES+");
   CHECK_CONTAINS(d.sentence, "latency-bound");
+  /* a streaming template without stages (gemm_skinny): more unrolled loads in flight */
+  {
+    static const char *const skinny[] = {"ROWS", "COLS", "WARPS", "UNROLL", "SPLIT_K"};
+    diag_roles sr;
+    memset(&sr, 0, sizeof sr);
+    diag_roles_add(&sr, ROLE_TILE_M, "ROWS");
+    diag_roles_add(&sr, ROLE_TILE_N, "COLS");
+    diag_roles_guess(&sr, skinny, 5);
+    in.roles = &sr;
+    d = run(&in);
+    CHECK_STR(d.lever, "UNROLL+");
+    CHECK_CONTAINS(d.sentence, "raising UNROLL hides more latency");
+  }
 
   /* between the thresholds: the closer roof */
   in = base();

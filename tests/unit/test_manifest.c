@@ -250,7 +250,8 @@ static void check_wgmma_launch(void) {
 }
 
 /* cost.executed_flops of the shipped gemm_mma: a 32-row tile over a 1-row problem does 32x its
- * math, over 4096^3 exactly the problem's; a manifest without the field executes its flops. */
+ * math, over 4096^3 exactly the problem's; a manifest without the field executes its flops.
+ * cost.bytes_in_flight: gemm_skinny's, and none where a manifest does not state it. */
 static void check_executed(const char *valid_dir) {
   static const struct {
     const char *shape, *config;
@@ -297,6 +298,30 @@ static void check_executed(const char *valid_dir) {
   CHECK_INT(sp ? manifest_config_vars(m, sp, 0, &env, &v, &err) : RT_ERR_INVALID, RT_OK);
   CHECK_INT(manifest_cost(m, &v, &flops, &bytes, &executed, &err), RT_OK);
   CHECK_NEAR(executed, flops, 0);
+  double inflight = -1;
+  CHECK_INT(manifest_inflight(m, &v, &inflight, &err), RT_OK);
+  CHECK_NEAR(inflight, 0, 0); /* not stated */
+  space_free(sp);
+  manifest_free(m);
+
+  /* cost.bytes_in_flight of the shipped gemm_skinny: 4 warps, 2 columns of B each, 4 loads of
+   * 16 bytes unrolled per column: 128 x 16 x 4 x 2 bytes requested at a time */
+  snprintf(path, sizeof path, "%s/templates/gemm/gemm_skinny.json", test_source_dir());
+  CHECK_INT(manifest_load(path, &m, &err), RT_OK);
+  problem pb;
+  rt_vars_clear(&env);
+  sp = NULL;
+  size_t idx = 0;
+  CHECK_INT(gemm_family.parse_shape("1x4096x4096:nt", "bf16", &pb, &err), RT_OK);
+  CHECK_INT(gemm_family.bind(&pb, &env), RT_OK);
+  CHECK_INT(manifest_env_dtype("bf16", &env, NULL), RT_OK);
+  CHECK_INT(manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+  CHECK_INT(m ? manifest_build_space(m, &env, &sp, &err) : RT_ERR_INVALID, RT_OK);
+  CHECK_INT(sp ? space_parse_config(sp, "ROWS=1,COLS=2,WARPS=4,UNROLL=4,SPLIT_K=1,B_COL=1", &idx, &err)
+               : RT_ERR_INVALID, RT_OK);
+  CHECK_INT(manifest_config_vars(m, sp, idx, &env, &v, &err), RT_OK);
+  CHECK_INT(manifest_inflight(m, &v, &inflight, &err), RT_OK);
+  CHECK_NEAR(inflight, 128.0 * 16 * 4 * 2, 0);
   space_free(sp);
   manifest_free(m);
 }
