@@ -188,6 +188,25 @@ static diag_role lever_first_role(const lever_buf *b) {
   return ROLE_COUNT;
 }
 
+/* What moving the lever's first parameter does for a memory-bound kernel, as words. */
+static void lever_memory_words(const lever_buf *b, char *buf, size_t size) {
+  diag_role first = lever_first_role(b);
+  if (first == ROLE_SPLIT_K)
+    snprintf(buf, size, "a smaller %s writes fewer partial sums", b->first);
+  else if (first == ROLE_VECTOR)
+    snprintf(buf, size, "a larger %s moves the bytes in fewer, wider loads", b->first);
+  else if (first == ROLE_STAGES || first == ROLE_UNROLL)
+    snprintf(buf, size, "raising %s keeps more loads in flight", b->first);
+  else
+    snprintf(buf, size, "a larger %s reuses loaded data more", b->first);
+}
+
+/* 0 when the configuration loads every input about once (the cost formula's bytes within 5 %
+ * of the problem's compulsory bytes): larger tiles have no re-reads left to cut. */
+static int diag_rereads(const diag_input *in) {
+  return !(in->min_bytes > 0 && in->l2_bytes > 0 && in->l2_bytes <= 1.05 * in->min_bytes);
+}
+
 /* Smaller output tiles, the side that pads more first: round_up(M, BLOCK_M) / M against the
  * same for N, when the configuration holds the problem's M and N; else as lever_tiles. */
 static void lever_padded_tiles(lever_buf *b, const diag_input *in) {
@@ -327,17 +346,17 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
   } else if (out->bw_frac >= DIAG_NEAR_ROOF) {
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, cl->bw, "B/s");
-    lever_tiles(&lb, in, '+');
+    int rereads = diag_rereads(in);
+    if (rereads) lever_tiles(&lb, in, '+');
     lever_add(&lb, in->roles, ROLE_SPLIT_K, '-');
     lever_add(&lb, in->roles, ROLE_VECTOR, '+');
-    diag_role first = lever_first_role(&lb);
+    if (out->bw_frac < DIAG_AT_ROOF) lever_add(&lb, in->roles, ROLE_UNROLL, '+');
+    char words[96];
+    lever_memory_words(&lb, words, sizeof words);
     if (lb.first[0])
-      snprintf(s, ss, "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): %s %s %s",
+      snprintf(s, ss, "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): %s%s",
                pct(out->bw_frac), roof, out->intensity, out->ridge,
-               first == ROLE_SPLIT_K ? "a smaller" : "a larger", lb.first,
-               first == ROLE_SPLIT_K   ? "writes fewer partial sums"
-               : first == ROLE_VECTOR ? "moves the bytes in fewer, wider loads"
-                                      : "reuses loaded data more");
+               rereads ? "" : "every input is read about once; ", words);
     else
       snprintf(s, ss,
                "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): more reuse, "
@@ -414,11 +433,13 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, cl->bw, "B/s");
     fmt_rate(got, sizeof got, out->achieved_bw, "B/s");
-    lever_tiles(&lb, in, '+');
+    if (diag_rereads(in)) lever_tiles(&lb, in, '+');
     lever_add(&lb, in->roles, ROLE_STAGES, '+');
-    snprintf(s, ss,
-             "closest to the memory roof: %s is %d %% of %s: %s%s moves fewer bytes per FLOP",
-             got, pct(out->bw_frac), roof, lb.first[0] ? "a larger " : "more reuse", lb.first);
+    lever_add(&lb, in->roles, ROLE_UNROLL, '+');
+    char words[96];
+    lever_memory_words(&lb, words, sizeof words);
+    snprintf(s, ss, "closest to the memory roof: %s is %d %% of %s: %s", got, pct(out->bw_frac),
+             roof, lb.first[0] ? words : "more reuse moves fewer bytes per FLOP");
   } else {
     snprintf(out->limit, sizeof out->limit, "compute");
     fmt_rate(roof, sizeof roof, peak, "FLOP/s");

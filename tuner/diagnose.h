@@ -80,6 +80,9 @@ typedef struct diag_input {
   double dram_bytes;        /* modeled DRAM bytes of this configuration (after L2 reuse) */
   double l2_bytes;          /* bytes the blocks load through L2 (the cost formula's count, every
                                re-read included); 0: unknown */
+  double min_bytes;         /* the problem's compulsory bytes (inputs once, output once); 0:
+                               unknown.  Near l2_bytes, larger tiles have nothing to re-read
+                               less and are not proposed for a memory-bound kernel */
   double time_s;            /* the candidate's time */
   static_facts facts;       /* registers, spills, occupancy, limiter, grid blocks */
   compute_path path;        /* the instruction path the template uses */

@@ -128,6 +128,7 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, double executed, c
   in.executed_flops = executed;
   in.dram_bytes = r->dram_bytes;
   in.l2_bytes = loaded;
+  in.min_bytes = c->fam ? c->fam->min_bytes(&c->prob) : 0;
   in.time_s = r->time_ms * 1e-3;
   in.facts = r->facts;
   in.path = path;

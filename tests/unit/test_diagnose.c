@@ -303,6 +303,42 @@ int main(void) {
     d = run(&in);
     CHECK_STR(d.lever, "UNROLL+");
     CHECK_CONTAINS(d.sentence, "raising UNROLL hides more latency");
+
+    /* memory-bound at 70 % with every input read once (the cost formula's bytes are the
+     * compulsory ones): no tile to raise; more loads in flight is the lever */
+    rt_vars sk;
+    rt_vars_clear(&sk);
+    rt_vars_set(&sk, "ROWS", 1);
+    rt_vars_set(&sk, "COLS", 4);
+    rt_vars_set(&sk, "M", 1);
+    rt_vars_set(&sk, "N", 14336);
+    in = base();
+    in.roles = &sr;
+    in.config = &sk;
+    at(&in, 0.01, 0.70);
+    in.l2_bytes = in.dram_bytes;
+    in.min_bytes = in.dram_bytes;
+    d = run(&in);
+    CHECK_STR(d.limit, "memory");
+    CHECK_STR(d.lever, "SPLIT_K-,UNROLL+");
+    CHECK_CONTAINS(d.sentence, "every input is read about once; a smaller SPLIT_K");
+    /* with re-reads in the cost formula, a larger COLS is proposed first as before */
+    in.l2_bytes = 2 * in.min_bytes;
+    d = run(&in);
+    CHECK_STR(d.lever, "COLS+,SPLIT_K-,UNROLL+");
+    CHECK_CONTAINS(d.sentence, "a larger COLS reuses loaded data more");
+    /* at 90 % of the bandwidth, unrolling has nothing left to hide */
+    in.l2_bytes = in.min_bytes;
+    at(&in, 0.01, 0.90);
+    in.l2_bytes = in.min_bytes = in.dram_bytes;
+    d = run(&in);
+    CHECK_STR(d.lever, "SPLIT_K-");
+    /* between the thresholds, closest to the memory roof: unrolling, said as such */
+    at(&in, 0.01, 0.55);
+    in.l2_bytes = in.min_bytes = in.dram_bytes;
+    d = run(&in);
+    CHECK_STR(d.lever, "UNROLL+");
+    CHECK_CONTAINS(d.sentence, "raising UNROLL keeps more loads in flight");
   }
 
   /* between the thresholds: the closer roof */
