@@ -14,18 +14,20 @@
  * First run: one NVRTC compile per configuration (minutes on two cores); the cubin cache makes
  * reruns fast.
  *
- * Figures (30 seeds, 2026-11-29, with bayes's maximin initial design; median evaluations,
- * random's expectation in brackets):
- *   gemm_wgmma bf16 4096x4096x4096:nt   lever 6     bayes 7     random 7.5    (14.6)
- *   gemm_wgmma bf16 16x4096x14336:nt    lever 2     bayes 3     random 3      (3.1)
- *   gemm_mma   bf16 4096x4096x4096      lever 1     bayes 1     random 1      (3.1)
- *   gemm_mma   f16  64x14336x4096:nt    lever 7.5   bayes 11    random 19.5   (25.0)
+ * Figures (30 seeds, 2026-11-30, median evaluations, random's expectation in brackets):
+ *   gemm_wgmma bf16 4096x4096x4096:nt   lever 4     bayes 3     random 6      (12.8)
+ *   gemm_wgmma bf16 16x4096x14336:nt    lever 2     bayes 4     random 3.5    (5.1)
+ *   gemm_mma   bf16 4096x4096x4096      lever 4     bayes 2     random 3      (4.6)
+ *   gemm_mma   f16  64x14336x4096:nt    lever 11    bayes 13    random 19.5   (17.7)
  *   gemm_simt  f32  2048x2048x2048      lever 1     bayes 1     random 1      (1.7)
- *   geometric mean of random's expectation / median: lever 2.31, bayes 1.91, random 1.68.
- * (With uniform random initial picks: lever 2.16, bayes 1.88.)  The model's spaces are small
- * (72-248 valid) and flat near the top (8-80 within 5 %), so no strategy can score high here;
- * the lever leads wherever the strategies differ.  2 min 43 s on two cores with a warm cubin
- * cache (2 min 51 s cold).
+ *   geometric mean of random's expectation / median: lever 1.92, bayes 1.96, random 1.49.
+ * The same run before the model counted padded tile math and before the memory-bound levers
+ * left out tiles that already span the problem (commit b7ddb47): lever 1.45, bayes 1.90,
+ * random 1.48; the two skinny problems were flatter then (452 and 66 configurations within
+ * 5 %, now 180 and 18), and lever needed 5 evaluations on the f16 one where bayes needed 3.5.
+ * The spaces are 72-930 configurations; the lever leads on the skinny problems and trails
+ * bayes on the square ones, where the first lever (a larger tile) overshoots a flat top.
+ * 5 min 32 s on two cores with a warm cubin cache.
  *
  * usage: bench_lever [--seeds N]
  */
