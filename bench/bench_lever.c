@@ -25,8 +25,8 @@
  * left out tiles that already span the problem (commit b7ddb47): lever 1.45, bayes 1.90,
  * random 1.48; the two skinny problems were flatter then (452 and 66 configurations within
  * 5 %, now 180 and 18), and lever needed 5 evaluations on the f16 one where bayes needed 3.5.
- * The spaces are 72-930 configurations; the lever leads on the skinny problems and trails
- * bayes on the square ones, where the first lever (a larger tile) overshoots a flat top.
+ * The spaces are 72-930 configurations; the lever leads on the two skinny problems and
+ * trails bayes on the two square ones (why was not looked into).
  * 5 min 32 s on two cores with a warm cubin cache.
  *
  * usage: bench_lever [--seeds N]
