@@ -8,11 +8,11 @@
 set -eu
 cd "$(dirname "$0")/../.."
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DROOFTUNE_STATIC_DEPS=ON >/dev/null
-targets=(rooftune bench_gemm)
+targets=(rooftune bench_gemm gpu_load_gemm)
 for f in tests/gpu/test_*.c; do t=$(basename "$f" .c); targets+=("gpu_$t"); done
 cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" >/dev/null
 rm -rf build-gpu/gpu-cache build-gpu/gpu-tuning.db*
-for b in build-gpu/rooftune build-gpu/tests/gpu_test_*; do
+for b in build-gpu/rooftune build-gpu/tests/gpu_test_* build-gpu/tests/gpu_load_gemm; do
   if ldd "$b" | grep -Eq 'libsqlite3|libjansson'; then
     echo "prepare.sh: $b still links SQLite or Jansson dynamically" >&2
     exit 1
