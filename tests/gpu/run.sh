@@ -59,7 +59,9 @@ want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
 db=$PWD/$build/gpu-tuning.db
-rm -f "$db" "$db-wal" "$db-shm"
+# a run with the main job starts a fresh database; a second try without it keeps the first's
+# (a warm machine keeps build-gpu/), so recheck and extras still find its winners
+want main && rm -f "$db" "$db-wal" "$db-shm"
 
 log "== rooftune GPU run $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$results"
