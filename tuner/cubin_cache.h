@@ -12,6 +12,14 @@
  * A damaged file never stops a run: opening moves it aside (cubins.db.damaged) and starts a new
  * one, and any later SQLite failure turns the cache off for the rest of the run.  Either way the
  * cache keeps one warning (cubin_cache_warning) for the caller to print once.
+ *
+ * Bounded: its rows (cubins, logs, PTX) take at most ROOFTUNE_CACHE_MAX_MB megabytes (default
+ * 2048; a whole gemm_mma space for one architecture, dtype and layout is ~20 MB, every one of
+ * them ~120 MB).  A store that goes past the bound deletes the least recently used rows (the
+ * last hit, refreshed at most once an hour, else the store) down to 90 % of it; SQLite reuses
+ * the freed pages, so the file stays near the bound.  A value that is not a positive number of
+ * megabytes is the cache's one warning, and the default holds.  Deleting the file is always
+ * safe: the next run compiles again.
  */
 #ifndef ROOFTUNE_CUBIN_CACHE_H
 #define ROOFTUNE_CUBIN_CACHE_H
@@ -48,5 +56,13 @@ rt_status cubin_cache_put(cubin_cache *c, const unsigned char key[32], const com
                           rt_error *err);
 /* Rows in the cache (for tests and `rooftune info`); -1 when unusable. */
 long cubin_cache_count(cubin_cache *c);
+/* Bytes its rows take (what the bound counts); -1 when unusable. */
+long long cubin_cache_bytes(cubin_cache *c);
+/* The bound in bytes (ROOFTUNE_CACHE_MAX_MB, else the default). */
+long long cubin_cache_limit(const cubin_cache *c);
+/* Sets the bound (tests; bytes > 0).  The next store evicts down to it. */
+void cubin_cache_set_limit(cubin_cache *c, long long max_bytes);
+/* Tests only: the clock stores and hits are stamped with (unix seconds); 0: the real one. */
+void cubin_cache_set_clock(cubin_cache *c, long long unix_seconds);
 
 #endif

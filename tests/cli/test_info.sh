@@ -17,3 +17,20 @@ for g in d["gpus"]:
     assert g["sm_count"] > 0 and g["memory_bytes"] > 0
 print("info ok:", "driver present" if d["driver"]["present"] else "no driver (reported plainly)")
 PY
+# the cubin cache: where, how much, its bound; a bad bound is said, and the default holds
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=$(ROOFTUNE_CACHE_DIR=$tmp/c ROOFTUNE_CACHE_MAX_MB=64 "$bin" info) || { echo "FAIL: info with a cache exited $?"; exit 1; }
+echo "$out" | grep -q "^cubin cache   $tmp/c/cubins.db: 0 compiles, 0.0 MB of at most 64 MB$" ||
+  { echo "FAIL: cache line: $out"; exit 1; }
+out=$(ROOFTUNE_CACHE_DIR=$tmp/c ROOFTUNE_CACHE_MAX_MB=lots "$bin" info) || { echo "FAIL: info exited $?"; exit 1; }
+echo "$out" | grep -q "ROOFTUNE_CACHE_MAX_MB=lots is not a positive whole number" ||
+  { echo "FAIL: bad bound not said: $out"; exit 1; }
+echo "$out" | grep -q "of at most 2048 MB" || { echo "FAIL: default bound: $out"; exit 1; }
+out=$(ROOFTUNE_CACHE_DIR=off "$bin" info) || { echo "FAIL: info exited $?"; exit 1; }
+echo "$out" | grep -q "^cubin cache   off" || { echo "FAIL: cache off: $out"; exit 1; }
+ROOFTUNE_CACHE_DIR=$tmp/c "$bin" info --json | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["cubin_cache"]
+assert c["entries"] == 0 and c["bytes"] == 0 and c["limit_bytes"] == 2048 << 20, c
+print("cache ok:", c["path"])' || exit 1

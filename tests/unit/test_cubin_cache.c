@@ -1,6 +1,6 @@
 /* test_cubin_cache.c — the cache stores and returns whole results, follows ROOFTUNE_CACHE_DIR and
- * XDG_CACHE_HOME, is off with ROOFTUNE_CACHE_DIR=off, and survives a damaged file (moved aside,
- * one warning, a fresh cache). */
+ * XDG_CACHE_HOME, is off with ROOFTUNE_CACHE_DIR=off, survives a damaged file (moved aside,
+ * one warning, a fresh cache), and keeps to its bound, least recently used rows out first. */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,6 +131,62 @@ int main(void) {
   compile_result_free(&r);
   CHECK_INT(cubin_cache_count(c), 1);
   cubin_cache_close(c);
+
+  /* the bound: 100-byte cubins cost about 330 bytes a row (log, PTX, message, overhead); with
+   * room for ten, storing an eleventh evicts down to nine, least recently used first: a row
+   * hit after the others were stored outlives them */
+  {
+    char bdir[700];
+    snprintf(bdir, sizeof bdir, "%s/bounded", dir);
+    CHECK_INT(cubin_cache_open(bdir, &c, &err), RT_OK);
+    fake_result(&r, RT_OK);
+    long long row = (long long)r.cubin_size + (long long)strlen(r.log) + (long long)strlen(r.ptx) +
+                    (long long)strlen(r.message) + 128;
+    cubin_cache_set_limit(c, 10 * row);
+    unsigned char key[32];
+    memset(key, 0, sizeof key);
+    for (int i = 0; i < 10; i++) {
+      key[0] = (unsigned char)i;
+      cubin_cache_set_clock(c, 1000000 + i);
+      CHECK_INT(cubin_cache_put(c, key, &r, &err), RT_OK);
+    }
+    CHECK_INT(cubin_cache_count(c), 10);
+    CHECK_INT(cubin_cache_bytes(c), 10 * row);
+    /* row 0 is hit two hours later: now the most recently used */
+    cubin_cache_set_clock(c, 1000000 + 7200);
+    key[0] = 0;
+    CHECK_INT(cubin_cache_get(c, key, &got), 1);
+    compile_result_free(&got);
+    key[0] = 10;
+    cubin_cache_set_clock(c, 1000000 + 7201);
+    CHECK_INT(cubin_cache_put(c, key, &r, &err), RT_OK);
+    CHECK_INT(cubin_cache_count(c), 9);
+    CHECK(cubin_cache_bytes(c) <= 9 * row);
+    int alive[11];
+    for (int i = 0; i <= 10; i++) {
+      key[0] = (unsigned char)i;
+      alive[i] = cubin_cache_get(c, key, &got);
+      if (alive[i]) compile_result_free(&got);
+    }
+    CHECK(alive[0] && alive[10]);    /* hit, and just stored */
+    CHECK(!alive[1] && !alive[2]);   /* stored first, never hit */
+    CHECK(alive[3] && alive[9]);
+    compile_result_free(&r);
+    cubin_cache_close(c);
+
+    /* the bound from the environment; a bad value is the one warning and the default holds */
+    setenv("ROOFTUNE_CACHE_MAX_MB", "3", 1);
+    CHECK_INT(cubin_cache_open(bdir, &c, &err), RT_OK);
+    CHECK_INT(cubin_cache_limit(c), 3LL << 20);
+    CHECK_STR(cubin_cache_warning(c), "");
+    cubin_cache_close(c);
+    setenv("ROOFTUNE_CACHE_MAX_MB", "lots", 1);
+    CHECK_INT(cubin_cache_open(bdir, &c, &err), RT_OK);
+    CHECK_INT(cubin_cache_limit(c), 2048LL << 20);
+    CHECK_CONTAINS(cubin_cache_warning(c), "ROOFTUNE_CACHE_MAX_MB=lots");
+    cubin_cache_close(c);
+    unsetenv("ROOFTUNE_CACHE_MAX_MB");
+  }
 
   /* a cache folder that cannot be created is an error the caller can step around */
   CHECK_INT(cubin_cache_open("/proc/no/such/place", &c, &err), RT_ERR_IO);

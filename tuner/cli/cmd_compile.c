@@ -39,7 +39,9 @@ static const char usage[] =
     "environment:\n"
     "  ROOFTUNE_TEMPLATE_DIR  where templates are found\n"
     "  ROOFTUNE_CACHE_DIR     cubin cache folder; 'off' disables it (default\n"
-    "                         $XDG_CACHE_HOME/rooftune, else ~/.cache/rooftune)\n";
+    "                         $XDG_CACHE_HOME/rooftune, else ~/.cache/rooftune)\n"
+    "  ROOFTUNE_CACHE_MAX_MB  the cache's bound in megabytes (default 2048); past it the\n"
+    "                         least recently used compiles go (`rooftune info` shows its size)\n";
 
 /* The shape used when --shape is absent, per family. */
 static const char *compile_default_shape(const char *family) {

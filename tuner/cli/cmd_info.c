@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cubin_cache.h"
 #include "cuda_driver.h"
 #include "toolkit.h"
 #include "version.h"
@@ -12,7 +13,8 @@ static const char usage[] =
     "usage: rooftune info [--json]\n\n"
     "Shows the CUDA toolkit and NVRTC versions, the architectures NVRTC can target, whether a\n"
     "CUDA driver and GPU are present and, for each GPU, its name, compute capability, SM\n"
-    "count, memory, L2 size and clocks.  Without a driver it says so and still exits 0.\n\n"
+    "count, memory, L2 size and clocks, and the cubin cache: where it is, what it holds and its\n"
+    "bound (ROOFTUNE_CACHE_MAX_MB).  Without a driver it says so and still exits 0.\n\n"
     "options:\n"
     "  --json     print one JSON object instead of text\n";
 
@@ -82,6 +84,25 @@ static int cmd_info(int argc, char **argv) {
   }
   json_object_set_new(root, "gpus", gpus);
 
+  /* the cubin cache: opening it creates the folder and an empty file, as any compile would */
+  json_t *cache = json_object();
+  cubin_cache *cc = NULL;
+  rt_error cerr = {0};
+  if (cubin_cache_open_default(&cc, &cerr) != RT_OK) {
+    json_object_set_new(cache, "message", json_string(cerr.text));
+  } else if (!cc) {
+    json_object_set_new(cache, "message", json_string("off (ROOFTUNE_CACHE_DIR=off)"));
+  } else {
+    json_object_set_new(cache, "path", json_string(cubin_cache_path(cc)));
+    json_object_set_new(cache, "entries", json_integer(cubin_cache_count(cc)));
+    json_object_set_new(cache, "bytes", json_integer(cubin_cache_bytes(cc)));
+    json_object_set_new(cache, "limit_bytes", json_integer(cubin_cache_limit(cc)));
+    if (cubin_cache_warning(cc)[0])
+      json_object_set_new(cache, "message", json_string(cubin_cache_warning(cc)));
+    cubin_cache_close(cc);
+  }
+  json_object_set_new(root, "cubin_cache", cache);
+
   if (json) {
     json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', stdout);
@@ -110,6 +131,13 @@ static int cmd_info(int argc, char **argv) {
              json_integer_value(json_object_get(o, "memory_clock_mhz")));
     }
     if (ds != RT_OK) printf("GPU           none: kernels cannot run here; compile, model and replay work\n");
+    json_t *path = json_object_get(cache, "path"), *msg = json_object_get(cache, "message");
+    if (path)
+      printf("cubin cache   %s: %lld compiles, %.1f MB of at most %.0f MB\n", json_string_value(path),
+             json_integer_value(json_object_get(cache, "entries")),
+             json_integer_value(json_object_get(cache, "bytes")) / 1048576.0,
+             json_integer_value(json_object_get(cache, "limit_bytes")) / 1048576.0);
+    if (msg) printf("%s%s\n", path ? "              " : "cubin cache   ", json_string_value(msg));
   }
   json_decref(root);
   return CLI_EXIT_OK;
