@@ -14,12 +14,13 @@
  * cache keeps one warning (cubin_cache_warning) for the caller to print once.
  *
  * Bounded: its rows (cubins, logs, PTX) take at most ROOFTUNE_CACHE_MAX_MB megabytes (default
- * 2048; a whole gemm_mma space for one architecture, dtype and layout is ~20 MB, every one of
- * them ~120 MB).  A store that goes past the bound deletes the least recently used rows (the
- * last hit, refreshed at most once an hour, else the store) down to 90 % of it; SQLite reuses
- * the freed pages, so the file stays near the bound.  A value that is not a positive number of
- * megabytes is the cache's one warning, and the default holds.  Deleting the file is always
- * safe: the next run compiles again.
+ * 2048; rows average ~35 KB, a whole gemm_mma space for one architecture, dtype and layout is
+ * ~10 MB, all twelve of them ~120 MB).  A store that goes past the bound deletes the least
+ * recently used rows (the last hit, refreshed at most once an hour, else the store) down to
+ * 90 % of it.  SQLite reuses the freed pages, so the file stays near the largest bound it has
+ * had; deleting the file (always safe: the next run compiles again) gives the space back.  A
+ * value that is not a positive number of megabytes is the cache's one warning, and the
+ * default holds.
  */
 #ifndef ROOFTUNE_CUBIN_CACHE_H
 #define ROOFTUNE_CUBIN_CACHE_H
