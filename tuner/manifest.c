@@ -365,6 +365,19 @@ static rt_status manifest_compile(manifest_loader *ld, json_t *v, const char *fi
   return RT_OK;
 }
 
+/* An optional expression OBJECT.KEY: compiled into *out with *has = 1 when present. */
+static rt_status manifest_compile_optional(manifest_loader *ld, json_t *object,
+                                           const char *object_name, const char *key,
+                                           manifest_expr *out, int *has) {
+  json_t *v = json_object_get(object, key);
+  if (!v) return RT_OK;
+  char field[96];
+  snprintf(field, sizeof field, "%s.%s", object_name, key);
+  rt_status s = manifest_compile(ld, v, field, out);
+  if (!s) *has = 1;
+  return s;
+}
+
 static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
   manifest *m = ld->m;
   json_t *params = json_object_get(root, "params");
@@ -569,18 +582,9 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
       if (s) return s;
     }
   }
-  json_t *smem = json_object_get(launch, "smem");
-  if (smem) {
-    s = manifest_compile(ld, smem, "launch.smem", &m->smem);
-    if (s) return s;
-    m->has_smem = 1;
-  }
-  json_t *work = json_object_get(launch, "work");
-  if (work) {
-    s = manifest_compile(ld, work, "launch.work", &m->work);
-    if (s) return s;
-    m->has_work = 1;
-  }
+  if ((s = manifest_compile_optional(ld, launch, "launch", "smem", &m->smem, &m->has_smem)) ||
+      (s = manifest_compile_optional(ld, launch, "launch", "work", &m->work, &m->has_work)))
+    return s;
   json_t *cost = json_object_get(root, "cost");
   if (!cost || !json_is_object(cost))
     return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "cost", 0,
@@ -595,18 +599,11 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
                            "bytes_in_flight");
     }
   }
-  json_t *inflight = json_object_get(cost, "bytes_in_flight");
-  if (inflight) {
-    s = manifest_compile(ld, inflight, "cost.bytes_in_flight", &m->inflight);
-    if (s) return s;
-    m->has_inflight = 1;
-  }
-  json_t *x = json_object_get(cost, "executed_flops");
-  if (x) {
-    s = manifest_compile(ld, x, "cost.executed_flops", &m->executed_flops);
-    if (s) return s;
-    m->has_executed = 1;
-  }
+  if ((s = manifest_compile_optional(ld, cost, "cost", "executed_flops", &m->executed_flops,
+                                     &m->has_executed)) ||
+      (s = manifest_compile_optional(ld, cost, "cost", "bytes_in_flight", &m->inflight,
+                                     &m->has_inflight)))
+    return s;
   json_t *f = json_object_get(cost, "flops"), *b = json_object_get(cost, "dram_bytes");
   if (!f) return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "cost.flops", 0, "missing");
   if (!b)
