@@ -19,6 +19,9 @@
 #define CUBIN_TOUCH_S 3600
 /* Bytes a row costs beyond its cubin, log, PTX and message (key, columns, b-tree). */
 #define CUBIN_ROW_OVERHEAD 128
+/* A row's cubin, log, PTX and message in SQL: what the bound counts, with the overhead. */
+#define CUBIN_ROW_BYTES_SQL \
+  "coalesce(length(cubin), 0) + length(log) + coalesce(length(ptx), 0) + length(message)"
 
 struct cubin_cache {
   sqlite3 *db;          /* NULL once unusable */
@@ -314,8 +317,7 @@ long long cubin_cache_bytes(cubin_cache *c) {
   if (c->bytes_known) return c->bytes;
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(c->db,
-                         "SELECT coalesce(sum(coalesce(length(cubin), 0) + length(log) + "
-                         "coalesce(length(ptx), 0) + length(message)), 0) + ?1 * count(*) FROM " CUBIN_TABLE,
+                         "SELECT coalesce(sum(" CUBIN_ROW_BYTES_SQL "), 0) + ?1 * count(*) FROM " CUBIN_TABLE,
                          -1, &st, NULL) == SQLITE_OK) {
     sqlite3_bind_int(st, 1, CUBIN_ROW_OVERHEAD);
     if (sqlite3_step(st) == SQLITE_ROW) {
@@ -347,8 +349,7 @@ static int cubin_evict(cubin_cache *c) {
   size_t n = 0, cap = 0;
   int rc = -1;
   if (sqlite3_prepare_v2(c->db,
-                         "SELECT key, coalesce(length(cubin), 0) + length(log) + "
-                         "coalesce(length(ptx), 0) + length(message) FROM " CUBIN_TABLE
+                         "SELECT key, " CUBIN_ROW_BYTES_SQL " FROM " CUBIN_TABLE
                          " ORDER BY created, rowid",
                          -1, &scan, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(c->db, "DELETE FROM " CUBIN_TABLE " WHERE key = ?1", -1, &del, NULL) !=

@@ -156,12 +156,18 @@ static void lever_add(lever_buf *b, const diag_roles *roles, diag_role role, cha
   for (int i = 0; i < DIAG_ROLE_MAX; i++) lever_add_name(b, roles->names[role][i], sign);
 }
 
-/* 1 when the tile of ROLE (tile_m or tile_n) already spans the problem's M or N (from the
- * configuration's values, when it holds them): a larger one re-reads nothing less. */
+/* The tile of ROLE (tile_m or tile_n) and the problem's M or N it covers, from the
+ * configuration's values; 0 when it does not hold both. */
+static int tile_and_dim(const diag_input *in, diag_role role, long long *tile, long long *dim) {
+  *dim = config_value(in->config, role == ROLE_TILE_M ? "M" : "N", 0);
+  *tile = config_value(in->config, in->roles->names[role][0], 0);
+  return *dim > 0 && *tile > 0;
+}
+
+/* 1 when the tile of ROLE already spans the problem: a larger one re-reads nothing less. */
 static int tile_spans_problem(const diag_input *in, diag_role role) {
-  long long dim = config_value(in->config, role == ROLE_TILE_M ? "M" : "N", 0);
-  long long tile = config_value(in->config, in->roles->names[role][0], 0);
-  return dim > 0 && tile >= dim;
+  long long tile, dim;
+  return tile_and_dim(in, role, &tile, &dim) && tile >= dim;
 }
 
 /* Both output-tile sides, the smaller first: raising it cuts the larger share of re-reads
@@ -212,10 +218,8 @@ static int diag_rereads(const diag_input *in) {
 static void lever_padded_tiles(lever_buf *b, const diag_input *in) {
   const diag_roles *r = in->roles;
   if (!r) return;
-  long long m = config_value(in->config, "M", 0), n = config_value(in->config, "N", 0);
-  long long bm = config_value(in->config, r->names[ROLE_TILE_M][0], 0);
-  long long bn = config_value(in->config, r->names[ROLE_TILE_N][0], 0);
-  if (m <= 0 || n <= 0 || bm <= 0 || bn <= 0) {
+  long long bm, m, bn, n;
+  if (!tile_and_dim(in, ROLE_TILE_M, &bm, &m) || !tile_and_dim(in, ROLE_TILE_N, &bn, &n)) {
     lever_tiles(b, in, '-');
     return;
   }
