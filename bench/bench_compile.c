@@ -18,8 +18,9 @@
 #include <unistd.h>
 
 #include "kernels/family.h"
-#include "tuner/compile_pool.h"
-#include "tuner/manifest.h"
+#include "tuner/compile/compile_pool.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 
 /* CPU seconds of reaped children (the compile workers) so far. */
 static double bench_child_cpu(void) {
@@ -87,7 +88,7 @@ int main(int argc, char **argv) {
   space *sp = NULL;
   if (!fam || fam->parse_shape("4096x4096x4096", dtype, &prob, &err) || fam->bind(&prob, &env) ||
       manifest_env_dtype(dtype, &env, &err) ||
-      manifest_env_device(arch_spec_find(arch), NULL, &env, &err) ||
+      gpu_spec_env(arch_spec_find(arch), NULL, &env, &err) ||
       manifest_build_space(m, &env, &sp, &err)) {
     fprintf(stderr, "bench_compile: %s\n", err.text[0] ? err.text : "family not found");
     return 1;

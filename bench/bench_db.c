@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "db/db.h"
-#include "db/rooftune.h"
+#include "runtime/include/rooftune.h"
 #include "tests/unit/db_fixture.h"
 
 static double now_s(void) {

@@ -39,8 +39,8 @@
 #include "kernels/family.h"
 #include "search/replay.h"
 #include "search/strategy.h"
-#include "tuner/gpu_spec.h"
-#include "tuner/manifest.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 #include "tuner/tune.h"
 
 typedef struct problem_case {
@@ -72,7 +72,7 @@ static space *build_space(const problem_case *pc) {
   rt_status s = fam->parse_shape(pc->shape, pc->dtype, &p, &err);
   if (!s) s = fam->bind(&p, &env);
   if (!s) s = manifest_env_dtype(pc->dtype, &env, &err);
-  if (!s) s = manifest_env_device(arch_spec_find("sm_90"), gpu, &env, &err);
+  if (!s) s = gpu_spec_env(arch_spec_find("sm_90"), gpu, &env, &err);
   if (!s) {
     rt_vars_set(&env, "device.sm_count", gpu->sm_count);
     s = manifest_build_space(m, &env, &sp, &err);

@@ -12,8 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "tuner/expr.h"
-#include "tuner/manifest.h"
+#include "tuner/template/expr.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 
 static double now(void) {
   struct timespec ts;
@@ -46,7 +47,7 @@ int main(void) {
   rt_vars_set(&env, "N", 4096);
   rt_vars_set(&env, "K", 4096);
   manifest_env_dtype("f16", &env, NULL);
-  manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL);
+  gpu_spec_env(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL);
 
   enum { RUNS = 5 };
   double t[RUNS];

@@ -13,11 +13,11 @@
 #include <string.h>
 
 #include "kernels/gemm.h"
-#include "tuner/compile.h"
-#include "tuner/compile_pool.h"
-#include "tuner/cuda_driver.h"
-#include "tuner/gpu_spec.h"
-#include "tuner/manifest.h"
+#include "tuner/compile/compile.h"
+#include "tuner/compile/compile_pool.h"
+#include "tuner/driver/cuda_driver.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 #include "search/strategy.h"
 #include "tuner/tune.h"
 
@@ -95,7 +95,7 @@ static inline rt_status gh_env(const gh *h, const problem *p, rt_vars *env, rt_e
   if (!as) return rt_error_set(err, RT_ERR_UNSUPPORTED, "no architecture table entry for cc %d", cc);
   rt_vars_clear(env);
   rt_status st;
-  if ((st = manifest_env_device(as, gpu_spec_match(h->info.name, cc), env, err)) ||
+  if ((st = gpu_spec_env(as, gpu_spec_match(h->info.name, cc), env, err)) ||
       (st = manifest_env_dtype(p->dtype, env, err)) || (st = gemm_family.bind(p, env)))
     return st;
   rt_vars_set(env, "device.smem_per_block_optin", h->info.smem_per_block_optin);

@@ -1,7 +1,7 @@
 /* db.c — the tuning database (see db.h): opening and identifying the file, migrations, the
  * write path with retried BEGIN IMMEDIATE transactions, resume queries, winners, reading,
  * merging and checking. */
-#include "db.h"
+#include "db/db.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "schema.h"
-#include "tuner/toolkit.h"
-#include "version.h"
+#include "db/schema.h"
+#include "tuner/compile/toolkit.h"
+#include "tuner/version.h"
 
 /* How long a writer keeps retrying a busy database before it reports it (ms).  SQLite's own
  * busy handler waits DB_BUSY_MS per attempt; we retry whole transactions up to DB_RETRY_MS. */

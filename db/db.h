@@ -29,9 +29,9 @@
 
 #include <stddef.h>
 
-#include "kernels/family.h"
-#include "tuner/result.h"
-#include "tuner/status.h"
+#include "tuner/core/problem.h"
+#include "tuner/core/result.h"
+#include "tuner/core/status.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
 #define DB_SCHEMA_VERSION 2

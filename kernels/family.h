@@ -14,20 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tuner/status.h"
-#include "tuner/vars.h"
+#include "tuner/core/problem.h"
+#include "tuner/core/status.h"
+#include "tuner/core/vars.h"
 
-#define PROBLEM_MAX_DIMS 8
-
-typedef struct problem {
-  char family[16];                  /* "gemm" */
-  char dtype[8];                    /* "f32", "f16", "bf16" (input precision) */
-  char layout[8];                   /* family-specific, e.g. "tn" for GEMM; "" for the default */
-  int ndims;                        /* dimensions used */
-  char dim_names[PROBLEM_MAX_DIMS][8]; /* "M", "N", "K", "BATCH" */
-  long long dims[PROBLEM_MAX_DIMS]; /* their values */
-  char shape[64];                   /* canonical text: "4096x4096x4096" (batch as "8@...") */
-} problem;
 
 typedef struct family_gpu family_gpu; /* a family's device-side state for one problem */
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/cuda_driver.h"
+#include "tuner/driver/cuda_driver.h"
 
 #define GEMM_SHAPE_HELP \
   "[BATCH@]MxNxK[:nn|:nt] with positive integers (nt: B stored N x K), e.g. 4096x4096x4096 or 8@128x4096x4096:nt"
@@ -85,11 +85,6 @@ float gemm_bf16_to_f32(uint16_t h) {
 
 /* ---------------------------------------------------------------- host side */
 
-static long long gemm_dim(const problem *p, const char *name) {
-  for (int i = 0; i < p->ndims; i++)
-    if (!strcmp(p->dim_names[i], name)) return p->dims[i];
-  return 0;
-}
 
 /* Reads a positive decimal integer at *s; advances *s.  0 when there is none. */
 static long long gemm_number(const char **s) {
@@ -184,10 +179,10 @@ static rt_status gemm_bind(const problem *p, rt_vars *vars) {
   rt_status st;
   int code = gemm_dtype_code(p->dtype);
   if (code < 0) return RT_ERR_INVALID;
-  if ((st = rt_vars_set(vars, "M", gemm_dim(p, "M"))) ||
-      (st = rt_vars_set(vars, "N", gemm_dim(p, "N"))) ||
-      (st = rt_vars_set(vars, "K", gemm_dim(p, "K"))) ||
-      (st = rt_vars_set(vars, "BATCH", gemm_dim(p, "BATCH"))) ||
+  if ((st = rt_vars_set(vars, "M", problem_dim(p, "M"))) ||
+      (st = rt_vars_set(vars, "N", problem_dim(p, "N"))) ||
+      (st = rt_vars_set(vars, "K", problem_dim(p, "K"))) ||
+      (st = rt_vars_set(vars, "BATCH", problem_dim(p, "BATCH"))) ||
       (st = rt_vars_set(vars, "dtype_bytes", gemm_dtype_bytes(p->dtype))) ||
       (st = rt_vars_set(vars, "b_col", !strcmp(p->layout, "nt"))) ||
       (st = rt_vars_set(vars, "out_bytes", 4)))
@@ -196,13 +191,13 @@ static rt_status gemm_bind(const problem *p, rt_vars *vars) {
 }
 
 static double gemm_flops(const problem *p) {
-  return 2.0 * (double)gemm_dim(p, "M") * (double)gemm_dim(p, "N") * (double)gemm_dim(p, "K") *
-         (double)gemm_dim(p, "BATCH");
+  return 2.0 * (double)problem_dim(p, "M") * (double)problem_dim(p, "N") * (double)problem_dim(p, "K") *
+         (double)problem_dim(p, "BATCH");
 }
 
 static double gemm_min_bytes(const problem *p) {
-  double m = (double)gemm_dim(p, "M"), n = (double)gemm_dim(p, "N"), k = (double)gemm_dim(p, "K");
-  return (double)gemm_dim(p, "BATCH") * (gemm_dtype_bytes(p->dtype) * (m * k + k * n) + 4.0 * m * n);
+  double m = (double)problem_dim(p, "M"), n = (double)problem_dim(p, "N"), k = (double)problem_dim(p, "K");
+  return (double)problem_dim(p, "BATCH") * (gemm_dtype_bytes(p->dtype) * (m * k + k * n) + 4.0 * m * n);
 }
 
 static double gemm_tolerance(const problem *p) {
@@ -248,9 +243,9 @@ static rt_status gemm_lt_batch(cublasLtMatrixLayout_t l, int32_t batch, int64_t 
 
 static rt_status gemm_lt_desc_make(const problem *p, int tf32, gemm_lt_desc *d, rt_error *err) {
   memset(d, 0, sizeof *d);
-  const uint64_t M = (uint64_t)gemm_dim(p, "M"), N = (uint64_t)gemm_dim(p, "N"),
-                 K = (uint64_t)gemm_dim(p, "K");
-  const int32_t batch = (int32_t)gemm_dim(p, "BATCH");
+  const uint64_t M = (uint64_t)problem_dim(p, "M"), N = (uint64_t)problem_dim(p, "N"),
+                 K = (uint64_t)problem_dim(p, "K");
+  const int32_t batch = (int32_t)problem_dim(p, "BATCH");
   const int code = gemm_dtype_code(p->dtype), nt = !strcmp(p->layout, "nt");
   const cudaDataType_t t = gemm_cuda_type(code);
   cublasOperation_t ta = nt ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
@@ -529,8 +524,8 @@ static rt_status gemm_gpu_setup(const problem *p, uint64_t seed, CUstream stream
   g->p = *p;
   g->code = gemm_dtype_code(p->dtype);
   g->es = (size_t)gemm_dtype_bytes(p->dtype);
-  const size_t M = (size_t)gemm_dim(p, "M"), N = (size_t)gemm_dim(p, "N"), K = (size_t)gemm_dim(p, "K"),
-               batch = (size_t)gemm_dim(p, "BATCH");
+  const size_t M = (size_t)problem_dim(p, "M"), N = (size_t)problem_dim(p, "N"), K = (size_t)problem_dim(p, "K"),
+               batch = (size_t)problem_dim(p, "BATCH");
   g->a_elems = batch * M * K;
   g->b_elems = batch * K * N;
   g->c_elems = batch * M * N;
@@ -609,7 +604,7 @@ static rt_status gemm_tma_operand(gemm_tma_params *o, const problem *p, int es, 
   o->base = base;
   o->dims[0] = (cuuint64_t)inner;
   o->dims[1] = (cuuint64_t)rows;
-  o->dims[2] = (cuuint64_t)gemm_dim(p, "BATCH");
+  o->dims[2] = (cuuint64_t)problem_dim(p, "BATCH");
   o->strides[0] = (cuuint64_t)(inner * (long long)es);
   o->strides[1] = (cuuint64_t)(inner * rows * (long long)es);
   o->box[0] = (cuuint32_t)box_inner;
@@ -630,7 +625,7 @@ rt_status gemm_tma_plan(const problem *p, const rt_vars *config, CUdeviceptr A, 
       !rt_vars_get(config, "TMA_BOX_N", &box_n))
     return rt_error_set(err, RT_ERR_INVALID, "a TMA template config needs TMA_BOX_M, TMA_BOX_N and TMA_BOX_K");
   const int es = gemm_dtype_bytes(p->dtype), nt = !strcmp(p->layout, "nt");
-  const long long M = gemm_dim(p, "M"), N = gemm_dim(p, "N"), K = gemm_dim(p, "K");
+  const long long M = problem_dim(p, "M"), N = problem_dim(p, "N"), K = problem_dim(p, "K");
   rt_status st;
   if ((st = gemm_tma_operand(&out[0], p, es, A, "A", "K", K, M, box_k, box_m, err))) return st;
   return nt ? gemm_tma_operand(&out[1], p, es, B, "B", "K", K, N, box_k, box_n, err)
@@ -653,7 +648,7 @@ rt_status gemm_tma_maps(const problem *p, const rt_vars *config, CUdeviceptr A, 
 
 static rt_status gemm_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *config, const unsigned grid[3],
                                  const unsigned block[3], unsigned smem, CUstream stream, rt_error *err) {
-  int M = (int)gemm_dim(&g->p, "M"), N = (int)gemm_dim(&g->p, "N"), K = (int)gemm_dim(&g->p, "K");
+  int M = (int)problem_dim(&g->p, "M"), N = (int)problem_dim(&g->p, "N"), K = (int)problem_dim(&g->p, "K");
   long long split = 1;
   rt_vars_get(config, "SPLIT_K", &split);
   rt_status st;
@@ -698,7 +693,7 @@ static rt_status gemm_gpu_verify(family_gpu *g, double *rel_error, rt_error *err
   if (bad && isfinite(rel) && rel <= tol) rel = nextafter(tol, INFINITY); /* an outlier never passes */
   *rel_error = rel;
   if (bad || !(rel <= tol)) {
-    const size_t N = (size_t)gemm_dim(&g->p, "N"), M = (size_t)gemm_dim(&g->p, "M");
+    const size_t N = (size_t)problem_dim(&g->p, "N"), M = (size_t)problem_dim(&g->p, "M");
     if (!bad)
       return rt_error_set(err, RT_ERR_WRONG_RESULT,
                           "gemm output differs from the cuBLASLt reference: relative error %.3g over tolerance %.1g for %s",

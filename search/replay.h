@@ -14,8 +14,8 @@
 
 #include <stddef.h>
 
-#include "tuner/ktfile.h"
-#include "tuner/status.h"
+#include "tuner/template/ktfile.h"
+#include "tuner/core/status.h"
 
 /* Evaluations a replay may spend per run unless told otherwise: a long tuning session on a real
  * GPU (about an hour at a few seconds per compile and measurement). */

@@ -31,9 +31,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tuner/result.h"
-#include "tuner/space.h"
-#include "tuner/status.h"
+#include "tuner/core/result.h"
+#include "tuner/template/space.h"
+#include "tuner/core/status.h"
 
 typedef struct strategy strategy;
 

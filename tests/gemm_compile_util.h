@@ -5,9 +5,9 @@
 #define ROOFTUNE_GEMM_COMPILE_UTIL_H
 
 #include "kernels/gemm.h"
-#include "tuner/compile.h"
-#include "tuner/gpu_spec.h"
-#include "tuner/manifest.h"
+#include "tuner/compile/compile.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 #include "test.h"
 
 /* One (template, arch, dtype, layout) combination. */
@@ -37,7 +37,7 @@ static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp
            v->layout);
   rt_vars_clear(env);
   if ((st = gemm_family.parse_shape(shape, v->dtype, &p, err)) ||
-      (st = manifest_env_device(arch_spec_find(v->arch), gpu_spec_for_arch(v->arch), env, err)) ||
+      (st = gpu_spec_env(arch_spec_find(v->arch), gpu_spec_for_arch(v->arch), env, err)) ||
       (st = manifest_env_dtype(v->dtype, env, err)) || (st = gemm_family.bind(&p, env)) ||
       (st = manifest_build_space(*m, env, sp, err))) {
     manifest_free(*m);

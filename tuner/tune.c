@@ -1,5 +1,5 @@
 /* tune.c — the tuning loop (see tune.h). */
-#include "tune.h"
+#include "tuner/tune.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -11,19 +11,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compile.h"
-#include "compile_pool.h"
-#include "cubin_cache.h"
-#include "cuda_driver.h"
+#include "tuner/compile/compile.h"
+#include "tuner/compile/compile_pool.h"
+#include "tuner/compile/cubin_cache.h"
+#include "tuner/driver/cuda_driver.h"
 #include "db/db.h"
-#include "device.h"
-#include "diagnose.h"
+#include "tuner/device/device.h"
+#include "tuner/model/diagnose.h"
 #include "kernels/family.h"
-#include "ktfile.h"
-#include "manifest.h"
-#include "occupancy.h"
+#include "tuner/template/ktfile.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
+#include "tuner/model/occupancy.h"
 #include "search/strategy.h"
-#include "sha256.h"
+#include "tuner/core/sha256.h"
 
 #define TUNE_MAX_TEMPLATES 32
 #define TUNE_MAX_BATCH 16
@@ -114,7 +115,7 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed,
 }
 
 static void diagnose_result(tune_ctx *c, candidate_result *r, double executed, compute_path path,
-                            int wgmma, const diag_roles *roles, const rt_vars *vars,
+                            int wgmma, const param_roles *roles, const rt_vars *vars,
                             const space *sp) {
   if (r->status != RT_OK || !c->have_ceil || !(r->flops > 0)) return;
   /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
@@ -243,7 +244,7 @@ static double median_of(double *v, int n) {
  * each, alternately, and ranked by the median of their three medians (design.md: re-measure
  * when two candidates are closer than the spread).  The re-measurements are stored too. */
 static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, template_best *b2,
-                            compute_path path, int wgmma, const diag_roles *roles, const space *sp) {
+                            compute_path path, int wgmma, const param_roles *roles, const space *sp) {
   if (device_get_kind(c->dev) != DEVICE_CUDA || !b1->have || !b2->have) return;
   double noise = fmax(b1->r.spread, b2->r.spread);
   if (!(b2->ms - b1->ms < noise * b1->ms)) return;
@@ -435,7 +436,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     goto done;
   }
   const char *name = manifest_name(m);
-  diag_roles roles;
+  param_roles roles;
   memset(&roles, 0, sizeof roles);
   manifest_roles(m, &roles);
   int wgmma = 0;
@@ -1023,7 +1024,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     rt_error_locate(err, "--dtype", NULL, 0, 0);
     goto done;
   }
-  if ((rc = manifest_env_device(arch_spec_find(device_arch(c.dev)), device_spec(c.dev), &c.env, err)))
+  if ((rc = gpu_spec_env(arch_spec_find(device_arch(c.dev)), device_spec(c.dev), &c.env, err)))
     goto done;
   if (device_sm_count(c.dev) > 0) rt_vars_set(&c.env, "device.sm_count", device_sm_count(c.dev));
   int use_library = whole_family && device_get_kind(c.dev) == DEVICE_CUDA && c.fam->library_list;

@@ -21,10 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu_spec.h"
-#include "manifest.h"
-#include "result.h"
-#include "status.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
+#include "tuner/core/result.h"
+#include "tuner/core/status.h"
 
 /* Evaluations when the caller gives no budget.  On the model device each one is a compile
  * (~0.5-2 s of NVRTC on one core), so this keeps a cold family run within a minute or two on

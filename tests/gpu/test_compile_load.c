@@ -3,8 +3,8 @@
  * driver's register and static shared memory counts equal the parsed ptxas report, and the kernel
  * computes the right values (a C++ template entry, so the mangled name is exercised). */
 #include "test.h"
-#include "tuner/compile.h"
-#include "tuner/cuda_driver.h"
+#include "tuner/compile/compile.h"
+#include "tuner/driver/cuda_driver.h"
 
 static const char source[] =
     "#define SCALE 3\n"

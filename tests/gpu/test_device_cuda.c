@@ -4,9 +4,9 @@
  * listed and measured; the ceilings are measured.  Skips (77) without a driver or GPU. */
 #include "test.h"
 #include "kernels/family.h"
-#include "tuner/compile.h"
-#include "tuner/cuda_driver.h"
-#include "tuner/device.h"
+#include "tuner/compile/compile.h"
+#include "tuner/driver/cuda_driver.h"
+#include "tuner/device/device.h"
 #include "tuner/tune.h"
 
 static const char *bad_source =

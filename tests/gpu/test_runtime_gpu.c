@@ -7,13 +7,14 @@
  * gridDim.z).  Inputs are small
  * integers, exact in bf16, so every output element must equal the CPU reference exactly; the
  * output is poisoned with NaN before each run.  Skips (77) without a driver or GPU. */
-#include "db/rooftune.h"
+#include "runtime/include/rooftune.h"
 #include "kernels/gemm.h"
 #include "test.h"
-#include "tuner/compile.h"
-#include "tuner/cuda_driver.h"
-#include "tuner/manifest.h"
-#include "tuner/sha256.h"
+#include "tuner/compile/compile.h"
+#include "tuner/driver/cuda_driver.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
+#include "tuner/core/sha256.h"
 #include "unit/db_fixture.h"
 
 enum { M = 200, N = 136, K = 96 }; /* edges on every tile size */
@@ -70,7 +71,7 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
   rt_status s = gemm_family.parse_shape("200x136x96", "bf16", &p, &err);
   if (!s) s = gemm_family.bind(&p, &env);
   if (!s) s = manifest_env_dtype("bf16", &env, &err);
-  if (!s) s = manifest_env_device(arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
+  if (!s) s = gpu_spec_env(arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
   if (!s && sms > 0) rt_vars_set(&env, "device.sm_count", sms);
   if (!s) s = manifest_build_space(m, &env, &sp, &err);
   if (!s) s = manifest_config_vars(m, sp, 0, &env, &vars, &err);

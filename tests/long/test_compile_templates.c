@@ -7,10 +7,10 @@
 
 #include "kernels/family.h"
 #include "test.h"
-#include "tuner/compile_pool.h"
-#include "tuner/gpu_spec.h"
-#include "tuner/manifest.h"
-#include "tuner/occupancy.h"
+#include "tuner/compile/compile_pool.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
+#include "tuner/model/occupancy.h"
 
 /* Builds the space for one shape; NULL (and a note) when the template has no configuration. */
 static space *space_for(const manifest *m, const char *dtype, const char *arch, const char *shape,
@@ -21,7 +21,7 @@ static space *space_for(const manifest *m, const char *dtype, const char *arch, 
   rt_vars_clear(env);
   if (!fam || fam->parse_shape(shape, dtype, &p, &err) || fam->bind(&p, env) ||
       manifest_env_dtype(dtype, env, &err) ||
-      manifest_env_device(arch_spec_find(arch), gpu_spec_for_arch(arch), env, &err))
+      gpu_spec_env(arch_spec_find(arch), gpu_spec_for_arch(arch), env, &err))
     return NULL;
   space *sp = NULL;
   if (manifest_build_space(m, env, &sp, &err)) return NULL;

@@ -4,7 +4,7 @@
  * the compile pool (one worker per core).  ROOFTUNE_GEMM_SPACES=TEXT keeps only the variants
  * whose "template arch dtype layout" line contains TEXT (e.g. "gemm_simt sm_80"). */
 #include "../gemm_compile_util.h"
-#include "tuner/compile_pool.h"
+#include "tuner/compile/compile_pool.h"
 
 int main(void) {
   static const gcu_variant variants[] = {

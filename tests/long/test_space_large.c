@@ -8,8 +8,9 @@
 #include <stdint.h>
 
 #include "test.h"
-#include "tuner/expr.h"
-#include "tuner/manifest.h"
+#include "tuner/template/expr.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 
 int main(void) {
   char path[1100];
@@ -24,7 +25,7 @@ int main(void) {
   rt_vars_set(&env, "N", 4096);
   rt_vars_set(&env, "K", 4096);
   manifest_env_dtype("f16", &env, NULL);
-  manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL);
+  gpu_spec_env(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL);
   space *sp;
   CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
   if (!sp) return test_done();

@@ -11,7 +11,8 @@
 #include <jansson.h>
 
 #include "test.h"
-#include "tuner/manifest.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);
@@ -82,7 +83,7 @@ int main(void) {
   rt_vars_set(&env, "N", 512);
   rt_vars_set(&env, "K", 512);
   manifest_env_dtype("f16", &env, NULL);
-  manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL);
+  gpu_spec_env(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL);
   size_t want;
   CHECK_INT(chaos_pass(path, &env, &want), RT_OK);
   CHECK(want > 3);

@@ -3,7 +3,7 @@
  * data with its log, a missing entry is an error, a bad arch is refused before compiling, and the
  * cache key moves with the source and the options. */
 #include "test.h"
-#include "tuner/compile.h"
+#include "tuner/compile/compile.h"
 
 static const char kernel[] =
     "#define BLOCK 128\n"

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/cubin_cache.h"
+#include "tuner/compile/cubin_cache.h"
 
 static void fake_result(compile_result *r, int status) {
   memset(r, 0, sizeof *r);

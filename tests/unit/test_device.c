@@ -4,8 +4,8 @@
 #include <dirent.h>
 
 #include "test.h"
-#include "tuner/device.h"
-#include "tuner/ktfile.h"
+#include "tuner/device/device.h"
+#include "tuner/template/ktfile.h"
 
 /* A 128x128-tile bf16 GEMM candidate on M=N=K=n. */
 static device_candidate gemm_candidate(long long n, int tile) {

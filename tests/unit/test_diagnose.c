@@ -1,11 +1,11 @@
 /* test_diagnose.c — a crafted candidate for every dominant limit of the design table, the
  * levers each one names (by parameter role), and the error paths. */
 #include "test.h"
-#include "tuner/diagnose.h"
+#include "tuner/model/diagnose.h"
 
 static const char *const params[] = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "WARPS_M",
                                       "WARPS_N", "STAGES",  "SPLIT_K", "LAYOUT"};
-static diag_roles roles;
+static param_roles roles;
 static rt_vars config;
 static diag_ceilings h200;
 
@@ -44,14 +44,14 @@ static diagnosis run(const diag_input *in) {
 }
 
 int main(void) {
-  diag_roles_guess(&roles, params, (int)(sizeof params / sizeof params[0]));
+  roles_guess(&roles, params, (int)(sizeof params / sizeof params[0]));
   CHECK_STR(roles.names[ROLE_TILE_M][0], "BLOCK_M");
   CHECK_STR(roles.names[ROLE_WARPS][0], "WARPS_M");
   CHECK_STR(roles.names[ROLE_WARPS][1], "WARPS_N");
   CHECK_STR(roles.names[ROLE_SPLIT_K][0], "SPLIT_K");
   CHECK_STR(roles.names[ROLE_VECTOR][0], "");
-  CHECK_INT(diag_role_parse("stages"), ROLE_STAGES);
-  CHECK_INT(diag_role_parse("nope"), -1);
+  CHECK_INT(role_parse("stages"), ROLE_STAGES);
+  CHECK_INT(role_parse("nope"), -1);
   rt_vars_set(&config, "BLOCK_M", 128);
   rt_vars_set(&config, "BLOCK_N", 64);
   diag_ceilings_from_spec(gpu_spec_find("h200"), &h200);
@@ -294,11 +294,11 @@ int main(void) {
   /* a streaming template without stages (gemm_skinny): more unrolled loads in flight */
   {
     static const char *const skinny[] = {"ROWS", "COLS", "WARPS", "UNROLL", "SPLIT_K"};
-    diag_roles sr;
+    param_roles sr;
     memset(&sr, 0, sizeof sr);
-    diag_roles_add(&sr, ROLE_TILE_M, "ROWS");
-    diag_roles_add(&sr, ROLE_TILE_N, "COLS");
-    diag_roles_guess(&sr, skinny, 5);
+    roles_add(&sr, ROLE_TILE_M, "ROWS");
+    roles_add(&sr, ROLE_TILE_N, "COLS");
+    roles_guess(&sr, skinny, 5);
     in.roles = &sr;
     d = run(&in);
     CHECK_STR(d.lever, "UNROLL+");

@@ -1,7 +1,7 @@
 /* test_expr.c — the manifest expression language: values, precedence, short-circuit,
  * identifier values, slots, and the column of every parse and evaluation error. */
 #include "test.h"
-#include "tuner/expr.h"
+#include "tuner/template/expr.h"
 
 static const char *const names[] = {"M", "N", "K", "BLOCK_M", "ZERO", "device.sm_count", "NEG"};
 static const long long values[] = {1000, 64, 4096, 128, 0, 132, -7};

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/fileio.h"
+#include "tuner/core/fileio.h"
 
 int main(void) {
   char path[] = "/tmp/rooftune-fileio-XXXXXX";

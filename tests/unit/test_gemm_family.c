@@ -2,7 +2,7 @@
  * names, FLOP and byte formulas, tolerances, dtype conversions, the cuBLASLt algorithm text,
  * and the family registry. */
 #include "kernels/gemm.h"
-#include "tuner/cuda_driver.h"
+#include "tuner/driver/cuda_driver.h"
 #include "test.h"
 
 static void check_bad(const char *shape, const char *dtype, const char *needle) {

@@ -12,7 +12,7 @@
  * must equal a plain matrix product exactly (small integer inputs), for f16-style (2-byte) and
  * tf32 (4-byte) elements, B stored K x N and N x K, several tiles, stage counts, split-K and
  * edge shapes. */
-#include "../templates/gemm/gemm_index.h"
+#include "templates/gemm/gemm_index.h"
 #include "test.h"
 
 typedef struct cfg { int bm, bn, bk, wm, wn, es, bcol, split, swz, stages; } cfg;

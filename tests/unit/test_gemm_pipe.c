@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../templates/gemm/gemm_index.h"
+#include "templates/gemm/gemm_index.h"
 #include "test.h"
 
 enum { MAXS = 6, MAXCL = 2, WARPS = 3, MAXLOADS = 64, MAXU = 3 };

@@ -7,9 +7,9 @@
 
 #include "kernels/gemm.h"
 #include "test.h"
-#include "tuner/gpu_spec.h"
-#include "tuner/manifest.h"
-#include "tuner/space.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
+#include "tuner/template/space.h"
 
 /* The configuration vars the tuner hands gemm's gpu_launch for config idx of gemm_wgmma on an
  * H200, and the vars text it stores with the winner (tune.c: config, then derived values). */
@@ -21,7 +21,7 @@ static int wgmma_config(manifest *mf, const problem *p, size_t idx, rt_vars *var
   const gpu_spec *gpu = gpu_spec_find("h200");
   space *sp = NULL;
   int ok = gemm_family.bind(p, &env) == RT_OK && manifest_env_dtype(p->dtype, &env, &err) == RT_OK &&
-           manifest_env_device(arch_spec_find(gpu->arch), gpu, &env, &err) == RT_OK &&
+           gpu_spec_env(arch_spec_find(gpu->arch), gpu, &env, &err) == RT_OK &&
            manifest_build_space(mf, &env, &sp, &err) == RT_OK && idx < space_size(sp) &&
            manifest_config_vars(mf, sp, idx, &env, vars, &err) == RT_OK;
   if (ok) {

@@ -1,6 +1,6 @@
 /* test_gpu_spec.c — the spec tables answer lookups and hold the documented numbers. */
 #include "test.h"
-#include "tuner/gpu_spec.h"
+#include "tuner/model/gpu_spec.h"
 
 int main(void) {
   const arch_spec *a = arch_spec_find("sm_90");

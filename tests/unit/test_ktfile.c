@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "test.h"
-#include "tuner/ktfile.h"
+#include "tuner/template/ktfile.h"
 
 static char fixture_path[1024];
 

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/ktfile.h"
+#include "tuner/template/ktfile.h"
 
 static const struct {
   const char *file;

@@ -15,8 +15,9 @@
 #include "kernels/family.h"
 #include "kernels/gemm.h"
 #include "test.h"
-#include "tuner/expr.h"
-#include "tuner/manifest.h"
+#include "tuner/template/expr.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 
 static void make_env(rt_vars *env) {
   rt_vars_clear(env);
@@ -25,7 +26,7 @@ static void make_env(rt_vars *env) {
   rt_vars_set(env, "K", 512);
   rt_vars_set(env, "BATCH", 1);
   CHECK_INT(manifest_env_dtype("f16", env, NULL), RT_OK);
-  CHECK_INT(manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), env, NULL), RT_OK);
+  CHECK_INT(gpu_spec_env(arch_spec_find("sm_90"), gpu_spec_find("h200"), env, NULL), RT_OK);
 }
 
 /* Brute force: the valid configurations in lexicographic order, as value-index tuples. */
@@ -191,7 +192,7 @@ static void check_shipped(void) {
           CHECK_INT(fam->parse_shape(shape, manifest_dtype(m, d), &pb, &err), RT_OK);
           CHECK_INT(fam->bind(&pb, &env), RT_OK);
           CHECK_INT(manifest_env_dtype(manifest_dtype(m, d), &env, NULL), RT_OK);
-          CHECK_INT(manifest_env_device(arch, gpu_spec_find("h200"), &env, NULL), RT_OK);
+          CHECK_INT(gpu_spec_env(arch, gpu_spec_find("h200"), &env, NULL), RT_OK);
           total += check_valid_env(paths[i], &env, 1);
         }
     printf("%s: %zu configurations over its dtypes, layouts and shapes\n", manifest_name(m), total);
@@ -219,7 +220,7 @@ static void check_wgmma_launch(void) {
   CHECK_INT(gemm_family.parse_shape("4096x4096x4096:nt", "bf16", &pb, &err), RT_OK);
   CHECK_INT(gemm_family.bind(&pb, &env), RT_OK);
   CHECK_INT(manifest_env_dtype("bf16", &env, NULL), RT_OK);
-  CHECK_INT(manifest_env_device(arch_spec_find("sm_90a"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+  CHECK_INT(gpu_spec_env(arch_spec_find("sm_90a"), gpu_spec_find("h200"), &env, NULL), RT_OK);
   CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
   static const struct {
     const char *config;
@@ -277,7 +278,7 @@ static void check_executed(const char *valid_dir) {
     CHECK_INT(gemm_family.parse_shape(want[i].shape, "bf16", &pb, &err), RT_OK);
     CHECK_INT(gemm_family.bind(&pb, &env), RT_OK);
     CHECK_INT(manifest_env_dtype("bf16", &env, NULL), RT_OK);
-    CHECK_INT(manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+    CHECK_INT(gpu_spec_env(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
     CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
     CHECK_INT(sp ? space_parse_config(sp, want[i].config, &idx, &err) : RT_ERR_INVALID, RT_OK);
     CHECK_INT(manifest_config_vars(m, sp, idx, &env, &v, &err), RT_OK);
@@ -315,7 +316,7 @@ static void check_executed(const char *valid_dir) {
   CHECK_INT(gemm_family.parse_shape("1x4096x4096:nt", "bf16", &pb, &err), RT_OK);
   CHECK_INT(gemm_family.bind(&pb, &env), RT_OK);
   CHECK_INT(manifest_env_dtype("bf16", &env, NULL), RT_OK);
-  CHECK_INT(manifest_env_device(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+  CHECK_INT(gpu_spec_env(arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
   CHECK_INT(m ? manifest_build_space(m, &env, &sp, &err) : RT_ERR_INVALID, RT_OK);
   CHECK_INT(sp ? space_parse_config(sp, "ROWS=1,COLS=2,WARPS=4,UNROLL=4,SPLIT_K=1,B_COL=1", &idx, &err)
                : RT_ERR_INVALID, RT_OK);
@@ -421,7 +422,7 @@ static void check_idents(const char *dir, const rt_vars *env) {
   CHECK_INT(manifest_nparams(m), 4);
   CHECK_STR(manifest_param(m, 1)->idents[0], "col");
   CHECK_INT(manifest_nderived(m), 2);
-  diag_roles roles;
+  param_roles roles;
   manifest_roles(m, &roles);
   CHECK_STR(roles.names[ROLE_TILE_M][0], "TILE");
   CHECK_STR(roles.names[ROLE_VECTOR][0], "VEC");
@@ -546,7 +547,7 @@ static void check_discovery(const char *valid_dir, const char *invalid_dir) {
   CHECK(rt_vars_get(&env, "dtype_bytes", &v) && v == 2);
   CHECK(rt_vars_get(&env, "dtype_is_bf16", &v) && v == 1);
   CHECK(rt_vars_get(&env, "dtype_is_f16", &v) && v == 0);
-  CHECK_INT(manifest_env_device(arch_spec_find("sm_80"), NULL, &env, NULL), RT_OK);
+  CHECK_INT(gpu_spec_env(arch_spec_find("sm_80"), NULL, &env, NULL), RT_OK);
   CHECK(rt_vars_get(&env, "device.smem_per_block_optin", &v) && v == 163 * 1024);
   CHECK(!rt_vars_get(&env, "device.sm_count", &v));
   CHECK_INT(manifest_dtype_bytes("e4m3"), 1);

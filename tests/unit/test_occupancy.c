@@ -3,7 +3,7 @@
  * smem unit 128 + 1024 reserved per block; sm_80 2048 threads/32 blocks/164 KiB, sm_86 1536/16/
  * 100 KiB, sm_89 1536/24/100 KiB, sm_90 2048/32/228 KiB). */
 #include "test.h"
-#include "tuner/occupancy.h"
+#include "tuner/model/occupancy.h"
 
 static occupancy run(const char *arch, int threads, int regs, int smem_static, int smem_dyn) {
   occupancy o;

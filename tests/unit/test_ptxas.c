@@ -2,8 +2,8 @@
  * one kernel, constant bank, two kernels with spills, a non-inlined call with a stack frame, and
  * the older layout without a barrier count. */
 #include "test.h"
-#include "tuner/compile.h"
-#include "tuner/fileio.h"
+#include "tuner/compile/compile.h"
+#include "tuner/core/fileio.h"
 
 static char *slurp(const char *name) {
   char path[1024], *text = NULL;

@@ -4,11 +4,12 @@
  * and messages, and loading without a driver. */
 #include <pthread.h>
 
-#include "db/rooftune.h"
+#include "runtime/include/rooftune.h"
 #include "kernels/family.h"
 #include "test.h"
-#include "tuner/manifest.h"
-#include "tuner/sha256.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
+#include "tuner/core/sha256.h"
 #include "unit/db_fixture.h"
 
 static char toolkit[96];
@@ -73,7 +74,7 @@ static void put_manifest_winner(const char *path, int good_hash) {
   CHECK_INT(fam->parse_shape("256x256x256", "f32", &p, &err), RT_OK);
   CHECK_INT(fam->bind(&p, &env), RT_OK);
   CHECK_INT(manifest_env_dtype("f32", &env, &err), RT_OK);
-  CHECK_INT(manifest_env_device(arch_spec_find(gpu->arch), gpu, &env, &err), RT_OK);
+  CHECK_INT(gpu_spec_env(arch_spec_find(gpu->arch), gpu, &env, &err), RT_OK);
   CHECK_INT(manifest_build_space(mf, &env, &sp, &err), RT_OK);
   CHECK_INT(manifest_config_vars(mf, sp, 0, &env, &vars, &err), RT_OK);
   unsigned grid[3], block[3], smem;

@@ -1,6 +1,6 @@
 /* test_sha256.c — FIPS 180-4 / NIST example vectors, and incremental updates equal one call. */
 #include "test.h"
-#include "tuner/sha256.h"
+#include "tuner/core/sha256.h"
 
 static const char *hex_of(const char *msg, size_t n) {
   static char hex[65];

@@ -1,6 +1,6 @@
 /* test_space.c — the space's index, neighbours, format and parse, and its error paths. */
 #include "test.h"
-#include "tuner/space.h"
+#include "tuner/template/space.h"
 
 /* A: 16 32 64 128; B: 1 2 4; L: row col.  Valid: A*B <= 128 (brute force below). */
 static space *make_space(void) {

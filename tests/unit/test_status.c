@@ -1,6 +1,6 @@
 /* test_status.c — the status table and rt_error formatting. */
 #include "test.h"
-#include "tuner/status.h"
+#include "tuner/core/status.h"
 
 int main(void) {
   CHECK_INT(RT_OK, 0);

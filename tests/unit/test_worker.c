@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/worker.h"
+#include "tuner/device/worker.h"
 
 static long long echo_pid(worker *w, const char *tag) {
   char json[96], *reply = NULL;

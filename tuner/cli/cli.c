@@ -1,5 +1,5 @@
 /* cli.c — uniform usage errors and small parsing helpers for the subcommands. */
-#include "cli.h"
+#include "tuner/cli/cli.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -15,7 +15,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "../status.h"
+#include "tuner/core/status.h"
 
 typedef struct cli_command {
   const char *name;     /* what the user types: "info" */

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "device.h"
-#include "worker.h"
+#include "tuner/cli/cli.h"
+#include "tuner/device/device.h"
+#include "tuner/device/worker.h"
 
 static const char usage[] =
     "usage: rooftune __worker [--test]\n\n"

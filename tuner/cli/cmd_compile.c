@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "compile_pool.h"
-#include "cubin_cache.h"
-#include "gpu_spec.h"
+#include "tuner/cli/cli.h"
+#include "tuner/compile/compile_pool.h"
+#include "tuner/compile/cubin_cache.h"
+#include "tuner/model/gpu_spec.h"
 #include "kernels/family.h"
-#include "manifest.h"
-#include "occupancy.h"
+#include "tuner/template/manifest.h"
+#include "tuner/model/occupancy.h"
 
 static const char usage[] =
     "usage: rooftune compile TEMPLATE --arch ARCH [--dtype D] [--shape S] [--jobs N]\n"
@@ -201,7 +201,7 @@ static int cmd_compile(int argc, char **argv) {
   rt_vars_clear(&env);
   const arch_spec *as = arch_spec_find(arch);
   if ((s = fam->bind(&prob, &env)) || (s = manifest_env_dtype(dtype, &env, &err)) ||
-      (s = manifest_env_device(as, gpu_spec_for_arch(arch), &env, &err))) {
+      (s = gpu_spec_env(as, gpu_spec_for_arch(arch), &env, &err))) {
     if (!err.text[0]) rt_error_set(&err, s, "cannot set the problem's names for %s", shape);
     rc = cli_fail("compile", &err);
     goto done;

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tuner/cli/cli.h"
 #include "db/db.h"
 #include "kernels/family.h"
-#include "tuner/ktfile.h"
-#include "tuner/sha256.h"
+#include "tuner/template/ktfile.h"
+#include "tuner/core/sha256.h"
 
 static const char usage[] =
     "usage: rooftune db VERB [options]\n\n"

@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cubin_cache.h"
-#include "cuda_driver.h"
-#include "toolkit.h"
-#include "version.h"
+#include "tuner/cli/cli.h"
+#include "tuner/compile/cubin_cache.h"
+#include "tuner/driver/cuda_driver.h"
+#include "tuner/compile/toolkit.h"
+#include "tuner/version.h"
 
 static const char usage[] =
     "usage: rooftune info [--json]\n\n"

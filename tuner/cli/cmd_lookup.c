@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tuner/cli/cli.h"
 #include "db/db.h"
-#include "db/rooftune.h"
+#include "runtime/include/rooftune.h"
 
 static const char usage[] =
     "usage: rooftune lookup FAMILY --shape S --dtype D [--db FILE] [--device NAME] [--layout L]\n"

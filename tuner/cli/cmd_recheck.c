@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tuner/cli/cli.h"
 #include "db/db.h"
-#include "device.h"
-#include "tune.h"
+#include "tuner/device/device.h"
+#include "tuner/tune.h"
 
 static const char usage[] =
     "usage: rooftune recheck [--db FILE] [--device DEV] [--family F] [--tolerance PCT]\n"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "ktfile.h"
+#include "tuner/cli/cli.h"
+#include "tuner/template/ktfile.h"
 #include "search/replay.h"
 #include "search/strategy.h"
 

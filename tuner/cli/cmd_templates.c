@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "manifest.h"
+#include "tuner/cli/cli.h"
+#include "tuner/template/manifest.h"
 
 static const char usage[] =
     "usage: rooftune templates [--json] [--dir DIR]\n\n"

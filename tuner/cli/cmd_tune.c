@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tuner/cli/cli.h"
 #include "search/strategy.h"
-#include "tune.h"
+#include "tuner/tune.h"
 
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"

@@ -1,0 +1,140 @@
+/* device.h — where a candidate's time comes from: one interface, three devices.
+ *
+ *   cuda          measures on the GPU, in a worker process that owns the CUDA context
+ *                 (worker.h): the output is poisoned, the kernel run once and verified against
+ *                 the family's reference before any timing; then a warm-up apart from timing,
+ *                 the L2 flushed before every timed run, CUDA events around each run, and
+ *                 repetitions until the spread is small or a time cap is reached.  A crash or
+ *                 a hang costs that candidate (RT_ERR_CRASH / RT_ERR_TIMEOUT) and a fresh
+ *                 worker carries on.  Timing: measured, on the GPU it names.
+ *   model:<gpu>   predicts a time from the FLOPs, modeled DRAM bytes, static occupancy, waves
+ *                 and the spec table's ceilings (a roofline with occupancy/latency and
+ *                 wave-quantization terms plus the launch overhead).  Deterministic; needs no
+ *                 GPU.  Timing: predicted, device "model:h200".
+ *   replay:<file> serves the times recorded in a Kernel Tuner / KTT cache file (ktfile.h) or
+ *                 in rooftune's own export (the same Kernel Tuner format).  Failures come back
+ *                 as the recorded failure; a configuration the file lacks is an error.  Timing:
+ *                 replayed.
+ *
+ * The pipeline (tune.h) compiles and describes a candidate (device_candidate); the device
+ * fills a candidate_result: status, time, spread, repetitions, verification error, and the
+ * timing kind with the device's name.  Diagnosis is not the device's job (diagnose.h), but the
+ * device says which ceilings apply (device_ceilings).
+ */
+#ifndef ROOFTUNE_DEVICE_H
+#define ROOFTUNE_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tuner/model/diagnose.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/core/result.h"
+#include "tuner/core/status.h"
+#include "tuner/core/vars.h"
+
+typedef struct device device;
+struct ktfile;
+struct problem;
+
+/* One candidate as the pipeline hands it to a device. */
+typedef struct device_candidate {
+  const char *template_name;  /* "gemm_mma", or "cublaslt" */
+  const char *config_text;    /* "BLOCK_M=128,BLOCK_N=64,..." (space_format_config) */
+  const rt_vars *values;      /* parameter and derived values (kernel launch arguments) */
+  const char *entry;          /* the kernel's symbol in the cubin */
+  const void *cubin;          /* compiled code; NULL for library candidates and non-cuda devices */
+  size_t cubin_size;          /* bytes */
+  unsigned grid[3];           /* launch geometry from the manifest */
+  unsigned block[3];
+  unsigned smem;              /* dynamic shared memory bytes */
+  double flops;               /* FLOPs of the problem */
+  double executed_flops;      /* FLOPs the kernel does, padded tile parts included; 0: flops */
+  double inflight_bytes;      /* DRAM bytes a block has in flight (cost.bytes_in_flight); 0:
+                                 its shared-memory staging, at least 16 bytes a thread */
+  double dram_bytes;          /* modeled DRAM bytes of this configuration */
+  double min_bytes;           /* the problem's compulsory bytes (inputs once, output once);
+                                 0 when unknown.  The model lets L2 absorb part of the rest */
+  static_facts facts;         /* ptxas and occupancy facts */
+  compute_path path;          /* instruction path the template uses */
+  int wgmma;                  /* 1 when the template uses wgmma (sm_90a) */
+  int library_index;          /* >= 0: the family's library candidate with that index */
+} device_candidate;
+
+typedef struct device_options {
+  double timeout_s;      /* cuda: a candidate's wall-clock limit in the worker (0: 20 s) */
+  double time_cap_s;     /* cuda: seconds of timed repetitions per candidate (0: 0.5 s) */
+  double target_spread;  /* cuda: stop repeating when (p90-p10)/median is under this (0: 0.02) */
+  int min_reps;          /* cuda: at least this many timed runs (0: 5) */
+  int max_reps;          /* cuda: at most this many timed runs (0: 200) */
+  uint64_t seed;         /* cuda: seed of the random inputs */
+  const char *worker_exe; /* cuda: the rooftune binary to run `__worker` from (NULL: this one) */
+  const char *replay_template; /* replay of a rooftune export: the template (or family) to
+                                  serve; NULL: the export's only one */
+  const char *replay_shape;    /* replay of a rooftune export: the problem; NULL: the only one */
+  const char *replay_dtype;
+} device_options;
+
+typedef enum { DEVICE_CUDA = 0, DEVICE_MODEL, DEVICE_REPLAY } device_kind;
+
+/* Opens "cuda" (or "cuda:N"), "model:GPU" (gpu_spec_keys()) or "replay:FILE".  Errors name the
+ * --device text and list what is accepted. */
+rt_status device_open(const char *spec, const device_options *opt, device **out, rt_error *err);
+void device_close(device *d);
+
+device_kind device_get_kind(const device *d);
+/* "model:h200", "replay:FILE", or the GPU's name ("NVIDIA H200") for cuda. */
+const char *device_label(const device *d);
+timing_kind device_timing(const device *d);
+/* The architecture candidates are compiled for ("sm_90"); NULL for replay. */
+const char *device_arch(const device *d);
+/* The spec-table entry the device is (model) or matches (cuda); may be NULL. */
+const gpu_spec *device_spec(const device *d);
+/* The GPU's index for cuda ("cuda:N"); 0 for the other devices. */
+int device_ordinal(const device *d);
+/* SM count, for waves (0 when unknown). */
+int device_sm_count(const device *d);
+/* The roofs diagnosis holds candidates against: measured ones once device_set_ceilings was
+ * called, else the spec table's.  0 when the device has none (replay of a foreign GPU). */
+int device_ceilings(const device *d, diag_ceilings *out);
+/* Replaces the ceilings by measured ones (from the database or device_measure_ceilings). */
+void device_set_ceilings(device *d, const diag_ceilings *measured);
+/* The replay file (NULL for other devices): its space, times and failures. */
+const struct ktfile *device_replay_file(const device *d);
+
+/* cuda: sets up the family's inputs and reference for problem P in the worker (again after a
+ * worker restart).  model and replay: remembers the problem.  Call before evaluating. */
+rt_status device_begin(device *d, const char *family, const struct problem *p, rt_error *err);
+
+/* Evaluates one candidate into out (status, time, timing, device name, ...).  The return value
+ * is RT_OK when the candidate got a result, failed or not (its failure is out->status); an
+ * error return means the device itself cannot go on. */
+rt_status device_evaluate(device *d, const device_candidate *c, candidate_result *out,
+                          rt_error *err);
+
+/* cuda: the family's library candidates for the current problem (cuBLASLt algorithms): their
+ * count (at most max) and identities (the family's library_describe text, which the
+ * runtime can use again). */
+rt_status device_library_list(device *d, int max, char ids[][256], int *count, rt_error *err);
+
+/* cuda: measures the ceilings once: a large device-to-device copy, and the library matmul
+ * rate for dtype (8192^3); fills out (measured = 1). */
+rt_status device_measure_ceilings(device *d, const char *dtype, diag_ceilings *out,
+                                  rt_error *err);
+
+/* The model device's prediction for one candidate, in seconds (also used to rank candidates
+ * before measuring).  RT_ERR_LAUNCH when the candidate cannot be resident on an SM. */
+rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, double *seconds,
+                               rt_error *err);
+
+/* Worker restarts so far (cuda). */
+int device_worker_restarts(const device *d);
+
+/* --- the cuda device's worker side (`rooftune __worker`), see worker.h --- */
+void *device_cuda_worker_new(void);
+void device_cuda_worker_free(void *ctx);
+int device_cuda_worker_handler(void *ctx, int type, const char *json, const void *blob,
+                               size_t blob_len, char **reply_json, void **reply_blob,
+                               size_t *reply_blob_len);
+
+#endif

@@ -1,0 +1,598 @@
+/* device_cuda.c — the cuda device: the parent side turns candidates into worker requests; the
+ * worker side (in `rooftune __worker`) owns the CUDA context, the family's inputs and
+ * reference, and measures.
+ *
+ * Per candidate, in the worker: load the cubin; poison the output; run once; verify against
+ * the reference (a wrong candidate is RT_ERR_WRONG_RESULT and never timed); warm up; then
+ * repeat { flush L2 by writing a buffer of twice its size; event; launch; event } until at
+ * least min_reps runs and the spread (p90-p10)/median is under the target, or the time cap or
+ * max_reps is reached; report the median.  A CUDA error after a launch leaves the context
+ * unusable, so the worker answers and then exits ("fatal"), and the next request gets a fresh
+ * one. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tuner/driver/cuda_driver.h"
+#include "tuner/device/device_impl.h"
+#include "kernels/family.h"
+#include "tuner/device/worker.h"
+
+#define CUDA_SETUP_TIMEOUT_S 300.0   /* inputs and the reference of a large problem */
+#define CUDA_CEILINGS_TIMEOUT_S 300.0
+#define CEIL_COPY_BYTES (512ull << 20) /* each of the two copy buffers */
+#define CEIL_GEMM_SHAPE "8192x8192x8192"
+
+/* ---------------- parent side ---------------- */
+
+rt_status device_cuda_open(device *d, rt_error *err) {
+  cuda_gpu_info info;
+  rt_status st = cuda_gpu_query(d->ordinal, &info, err);
+  if (st) return st;
+  snprintf(d->label, sizeof d->label, "%s", info.name);
+  snprintf(d->arch, sizeof d->arch, "sm_%d%d", info.cc_major, info.cc_minor);
+  d->sm_count = info.sm_count;
+  d->l2_bytes = info.l2_bytes;
+  d->spec = gpu_spec_match(info.name, info.cc_major * 10 + info.cc_minor);
+  if (d->spec) {
+    diag_ceilings_from_spec(d->spec, &d->ceil);
+    d->ceil.sm_count = info.sm_count;
+    d->have_ceil = 1;
+  }
+  const char *exe = d->opt.worker_exe ? d->opt.worker_exe : "/proc/self/exe";
+  const char *argv[] = {"rooftune", "__worker", NULL};
+  return worker_new(exe, argv, &d->worker, err);
+}
+
+void device_cuda_close(device *d) {
+  worker_free(d->worker);
+  d->worker = NULL;
+}
+
+int device_cuda_restarts(const device *d) {
+  return d->worker && worker_starts(d->worker) > 0 ? worker_starts(d->worker) - 1 : 0;
+}
+
+/* Sends a request; parses the reply; a reply that says "fatal" retires the worker. */
+static rt_status cuda_call(device *d, int type, json_t *req, const void *blob, size_t blob_len,
+                           double timeout_s, json_t **reply, rt_error *err) {
+  *reply = NULL;
+  char *text = json_dumps(req, JSON_COMPACT);
+  if (!text) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  char *rtext = NULL;
+  rt_status st = worker_request(d->worker, type, text, blob, blob_len, timeout_s, &rtext, err);
+  free(text);
+  if (st) return st;
+  json_error_t jerr;
+  *reply = json_loads(rtext, 0, &jerr);
+  free(rtext);
+  if (!*reply) return rt_error_set(err, RT_ERR_INTERNAL, "worker reply is not JSON: %s", jerr.text);
+  if (json_is_true(json_object_get(*reply, "fatal"))) worker_retire(d->worker);
+  return RT_OK;
+}
+
+static rt_status reply_status(json_t *reply, rt_error *err) {
+  const char *s = json_string_value(json_object_get(reply, "status"));
+  int code = s ? rt_status_from_name(s) : -1;
+  if (code == RT_OK) return RT_OK;
+  const char *e = json_string_value(json_object_get(reply, "error"));
+  return rt_error_set(err, code > 0 ? (rt_status)code : RT_ERR_INTERNAL, "%s",
+                      e ? e : "worker failed without a message");
+}
+
+rt_status device_cuda_begin(device *d, const char *family, const struct problem *p,
+                            rt_error *err) {
+  json_t *req = json_object();
+  json_object_set_new(req, "ordinal", json_integer(d->ordinal));
+  json_object_set_new(req, "family", json_string(family));
+  json_object_set_new(req, "shape", json_string(p->shape));
+  json_object_set_new(req, "dtype", json_string(p->dtype));
+  json_object_set_new(req, "layout", json_string(p->layout));
+  json_object_set_new(req, "seed", json_integer((json_int_t)d->opt.seed));
+  json_object_set_new(req, "l2_bytes", json_integer(d->l2_bytes));
+  json_t *reply = NULL;
+  rt_status st = cuda_call(d, WORKER_SETUP, req, NULL, 0, CUDA_SETUP_TIMEOUT_S, &reply, err);
+  json_decref(req);
+  if (!st) st = reply_status(reply, err);
+  json_decref(reply);
+  return st;
+}
+
+rt_status device_cuda_evaluate(device *d, const device_candidate *c, candidate_result *r,
+                               rt_error *err) {
+  json_t *req = json_object();
+  json_object_set_new(req, "entry", json_string(c->entry ? c->entry : ""));
+  json_object_set_new(req, "library", json_integer(c->library_index));
+  if (c->library_index >= 0) { /* lets a fresh worker list the library candidates again */
+    json_object_set_new(req, "library_max", json_integer(d->library_max));
+    json_object_set_new(req, "library_id", json_string(c->config_text ? c->config_text : ""));
+  }
+  json_t *vals = json_object();
+  for (int i = 0; c->values && i < c->values->count; i++)
+    json_object_set_new(vals, c->values->names[i], json_integer(c->values->values[i]));
+  json_object_set_new(req, "values", vals);
+  json_object_set_new(req, "grid", json_pack("[iii]", c->grid[0], c->grid[1], c->grid[2]));
+  json_object_set_new(req, "block", json_pack("[iii]", c->block[0], c->block[1], c->block[2]));
+  json_object_set_new(req, "smem", json_integer(c->smem));
+  json_object_set_new(req, "time_cap_s", json_real(d->opt.time_cap_s));
+  json_object_set_new(req, "target_spread", json_real(d->opt.target_spread));
+  json_object_set_new(req, "min_reps", json_integer(d->opt.min_reps));
+  json_object_set_new(req, "max_reps", json_integer(d->opt.max_reps));
+  json_t *reply = NULL;
+  rt_error cerr = {0};
+  rt_status st = cuda_call(d, WORKER_EVAL, req, c->cubin, c->cubin_size, d->opt.timeout_s,
+                           &reply, &cerr);
+  json_decref(req);
+  if (st == RT_ERR_CRASH || st == RT_ERR_TIMEOUT) { /* costs this candidate, not the run */
+    r->status = st;
+    snprintf(r->detail, sizeof r->detail, "%.255s", cerr.text);
+    return RT_OK;
+  }
+  if (st) {
+    if (err) *err = cerr;
+    return st;
+  }
+  const char *s = json_string_value(json_object_get(reply, "status"));
+  int code = s ? rt_status_from_name(s) : RT_ERR_INTERNAL;
+  r->status = code < 0 ? RT_ERR_INTERNAL : (rt_status)code;
+  const char *e = json_string_value(json_object_get(reply, "error"));
+  snprintf(r->detail, sizeof r->detail, "%s", e ? e : "");
+  r->time_ms = json_number_value(json_object_get(reply, "time_ms"));
+  r->spread = json_number_value(json_object_get(reply, "spread"));
+  r->repetitions = (int)json_integer_value(json_object_get(reply, "reps"));
+  json_t *ve = json_object_get(reply, "verify_error");
+  r->verify_error = ve ? json_number_value(ve) : -1;
+  json_decref(reply);
+  return RT_OK;
+}
+
+rt_status device_cuda_library_list(device *d, int max, char ids[][256], int *count,
+                                   rt_error *err) {
+  json_t *req = json_pack("{si}", "max", max);
+  json_t *reply = NULL;
+  d->library_max = max;
+  rt_status st = cuda_call(d, WORKER_LIBRARY, req, NULL, 0, d->opt.timeout_s, &reply, err);
+  json_decref(req);
+  if (!st) st = reply_status(reply, err);
+  if (!st) {
+    json_t *arr = json_object_get(reply, "ids");
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) {
+      if ((int)i >= max) break;
+      snprintf(ids[i], 256, "%s", json_string_value(v) ? json_string_value(v) : "");
+      *count = (int)i + 1;
+    }
+  }
+  json_decref(reply);
+  return st;
+}
+
+rt_status device_cuda_measure_ceilings(device *d, const char *dtype, diag_ceilings *out,
+                                       rt_error *err) {
+  json_t *req = json_pack("{sssi}", "dtype", dtype, "ordinal", d->ordinal);
+  json_t *reply = NULL;
+  rt_status st = cuda_call(d, WORKER_CEILINGS, req, NULL, 0, CUDA_CEILINGS_TIMEOUT_S, &reply, err);
+  json_decref(req);
+  if (!st) st = reply_status(reply, err);
+  if (!st) {
+    if (d->have_ceil) *out = d->ceil;
+    else memset(out, 0, sizeof *out);
+    out->bw = json_number_value(json_object_get(reply, "bw"));
+    out->l2_bw = DIAG_L2_BW_FACTOR * out->bw;
+    double flops = json_number_value(json_object_get(reply, "flops"));
+    compute_path path = diag_path_for_dtype(dtype, 0);
+    out->flops[path] = flops;
+    if (!d->spec) { /* no spec: the measured rate is the only roof, for every path */
+      for (int p = 0; p < PATH_COUNT; p++)
+        if (out->flops[p] <= 0) out->flops[p] = flops;
+      out->mma_sync_fraction = 1;
+      out->launch_overhead_s = 4e-6;
+    }
+    out->sm_count = d->sm_count;
+    out->measured = 1;
+    snprintf(out->gpu, sizeof out->gpu, "%.50s (measured)", d->label);
+  }
+  json_decref(reply);
+  return st;
+}
+
+/* ---------------- worker side ---------------- */
+
+typedef struct cuda_worker {
+  int ready;              /* context, stream, events and flush buffer exist */
+  CUdevice dev;
+  CUcontext ctx;
+  CUstream stream;
+  CUevent ev0, ev1;
+  CUdeviceptr flush;      /* written before every timed run to evict L2 */
+  size_t flush_bytes;
+  const family_ops *fam;  /* the problem's family */
+  problem prob;
+  family_gpu *g;          /* its inputs and reference */
+  double tol;             /* verification tolerance */
+  int lib_listed;         /* library candidates listed for this problem (a fresh worker: 0) */
+} cuda_worker;
+
+void *device_cuda_worker_new(void) { return calloc(1, sizeof(cuda_worker)); }
+
+void device_cuda_worker_free(void *ctx) {
+  cuda_worker *w = ctx;
+  if (!w) return;
+  if (w->g && w->fam) w->fam->gpu_teardown(w->g);
+  if (w->ready) {
+    cu.cuMemFree_v2(w->flush);
+    cu.cuEventDestroy_v2(w->ev0);
+    cu.cuEventDestroy_v2(w->ev1);
+    cu.cuStreamDestroy_v2(w->stream);
+    cu.cuDevicePrimaryCtxRelease_v2(w->dev);
+  }
+  free(w);
+}
+
+static rt_status worker_init(cuda_worker *w, int ordinal, size_t l2_bytes, rt_error *err) {
+  if (w->ready) return RT_OK;
+  rt_status st = cuda_driver_load(err);
+  if (!st) st = cuda_check(cu.cuDeviceGet(&w->dev, ordinal), "cuDeviceGet", err);
+  if (!st) st = cuda_check(cu.cuDevicePrimaryCtxRetain(&w->ctx, w->dev), "cuDevicePrimaryCtxRetain", err);
+  if (!st) st = cuda_check(cu.cuCtxSetCurrent(w->ctx), "cuCtxSetCurrent", err);
+  if (!st) st = cuda_check(cu.cuStreamCreate(&w->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate", err);
+  if (!st) st = cuda_check(cu.cuEventCreate(&w->ev0, CU_EVENT_DEFAULT), "cuEventCreate", err);
+  if (!st) st = cuda_check(cu.cuEventCreate(&w->ev1, CU_EVENT_DEFAULT), "cuEventCreate", err);
+  w->flush_bytes = l2_bytes > 0 ? 2 * l2_bytes : (size_t)256 << 20;
+  if (!st) st = cuda_check(cu.cuMemAlloc_v2(&w->flush, w->flush_bytes), "cuMemAlloc (L2 flush)", err);
+  if (!st) w->ready = 1;
+  return st;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double quantile(const double *sorted, int n, double q) {
+  double pos = q * (n - 1);
+  int lo = (int)pos;
+  int hi = lo + 1 < n ? lo + 1 : lo;
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+static json_t *fail_reply(rt_status st, const rt_error *err, int fatal) {
+  json_t *r = json_object();
+  json_object_set_new(r, "status", json_string(rt_status_name(st)));
+  json_object_set_new(r, "error", json_string(err && err->text[0] ? err->text : rt_status_message(st)));
+  if (fatal) json_object_set_new(r, "fatal", json_true());
+  return r;
+}
+
+static json_t *handle_setup(cuda_worker *w, json_t *req) {
+  rt_error err = {0};
+  rt_status st = worker_init(w, (int)json_integer_value(json_object_get(req, "ordinal")),
+                             (size_t)json_integer_value(json_object_get(req, "l2_bytes")), &err);
+  if (st) return fail_reply(st, &err, 1);
+  if (w->g) {
+    w->fam->gpu_teardown(w->g);
+    w->g = NULL;
+  }
+  w->lib_listed = 0;
+  const char *fname = json_string_value(json_object_get(req, "family"));
+  w->fam = family_find(fname ? fname : "");
+  if (!w->fam) {
+    rt_error_set(&err, RT_ERR_NOT_FOUND, "unknown kernel family '%s'", fname ? fname : "");
+    return fail_reply(RT_ERR_NOT_FOUND, &err, 0);
+  }
+  const char *shape = json_string_value(json_object_get(req, "shape"));
+  const char *dtype = json_string_value(json_object_get(req, "dtype"));
+  st = w->fam->parse_shape(shape ? shape : "", dtype ? dtype : "", &w->prob, &err);
+  if (st) return fail_reply(st, &err, 0);
+  const char *layout = json_string_value(json_object_get(req, "layout"));
+  if (layout) snprintf(w->prob.layout, sizeof w->prob.layout, "%s", layout);
+  w->tol = w->fam->tolerance(&w->prob);
+  uint64_t seed = (uint64_t)json_integer_value(json_object_get(req, "seed"));
+  st = w->fam->gpu_setup(&w->prob, seed, w->stream, &w->g, &err);
+  if (st) return fail_reply(st, &err, 1);
+  return json_pack("{ss}", "status", "OK");
+}
+
+/* One run of the candidate: the template kernel, or library candidate `lib`. */
+typedef struct run_ctx {
+  cuda_worker *w;
+  CUfunction fn;
+  int lib;
+  rt_vars values;
+  unsigned grid[3], block[3], smem;
+} run_ctx;
+
+static rt_status run_once(run_ctx *rc, rt_error *err) {
+  cuda_worker *w = rc->w;
+  if (rc->lib >= 0) return w->fam->library_launch(w->g, rc->lib, w->stream, err);
+  return w->fam->gpu_launch(w->g, rc->fn, &rc->values, rc->grid, rc->block, rc->smem, w->stream,
+                            err);
+}
+
+/* Waits for the stream.  A kernel that faults (illegal address, misaligned access, illegal
+ * instruction, trap, ...) leaves a sticky error: the candidate crashed and the context is
+ * unusable, so *fatal is set and the status is RT_ERR_CRASH. */
+static rt_status sync_check(cuda_worker *w, const char *what, int *fatal, rt_error *err) {
+  CUresult r = cu.cuStreamSynchronize(w->stream);
+  if (r == CUDA_SUCCESS) return RT_OK;
+  cuda_check(r, what, err);
+  *fatal = 1;
+  return RT_ERR_CRASH;
+}
+
+static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t blob_len) {
+  rt_error err = {0};
+  if (!w->ready || !w->g) {
+    rt_error_set(&err, RT_ERR_INTERNAL, "worker has no problem set up");
+    return fail_reply(RT_ERR_INTERNAL, &err, 0);
+  }
+  run_ctx rc;
+  memset(&rc, 0, sizeof rc);
+  rc.w = w;
+  rc.lib = (int)json_integer_value(json_object_get(req, "library"));
+  if (!json_object_get(req, "library")) rc.lib = -1;
+  const char *key;
+  json_t *v;
+  json_object_foreach(json_object_get(req, "values"), key, v) {
+    rt_vars_set(&rc.values, key, (long long)json_integer_value(v));
+  }
+  for (int i = 0; i < 3; i++) {
+    rc.grid[i] = (unsigned)json_integer_value(json_array_get(json_object_get(req, "grid"), i));
+    rc.block[i] = (unsigned)json_integer_value(json_array_get(json_object_get(req, "block"), i));
+  }
+  rc.smem = (unsigned)json_integer_value(json_object_get(req, "smem"));
+  double cap = json_number_value(json_object_get(req, "time_cap_s"));
+  double target = json_number_value(json_object_get(req, "target_spread"));
+  int min_reps = (int)json_integer_value(json_object_get(req, "min_reps"));
+  int max_reps = (int)json_integer_value(json_object_get(req, "max_reps"));
+  if (min_reps < 1) min_reps = 1;
+  if (max_reps < min_reps) max_reps = min_reps;
+
+  CUmodule mod = NULL;
+  rt_status st = RT_OK;
+  if (rc.lib >= 0 && rc.lib >= w->lib_listed) {
+    /* a fresh worker has not listed the library candidates yet: list them as the parent did
+     * and check that candidate `lib` is still the one it names */
+    int max = (int)json_integer_value(json_object_get(req, "library_max")), count = 0;
+    const char *want = json_string_value(json_object_get(req, "library_id"));
+    char got[256] = "";
+    if (!w->fam->library_list) st = rt_error_set(&err, RT_ERR_UNSUPPORTED, "the family has no library candidates");
+    if (!st) st = w->fam->library_list(w->g, max > rc.lib ? max : rc.lib + 1, &count, &err);
+    if (!st) w->lib_listed = count;
+    if (!st && rc.lib >= count)
+      st = rt_error_set(&err, RT_ERR_NOT_FOUND, "library candidate %d is gone (%d listed)", rc.lib, count);
+    if (!st) st = w->fam->library_describe(w->g, rc.lib, got, sizeof got, &err);
+    if (!st && want && strcmp(want, got))
+      st = rt_error_set(&err, RT_ERR_NOT_FOUND, "library candidate %d is now %s, not %s", rc.lib, got, want);
+    if (st) return fail_reply(st, &err, 0);
+  }
+  if (rc.lib < 0) {
+    const char *entry = json_string_value(json_object_get(req, "entry"));
+    if (!blob || !blob_len) {
+      rt_error_set(&err, RT_ERR_INVALID, "candidate has no cubin");
+      return fail_reply(RT_ERR_INVALID, &err, 0);
+    }
+    st = cuda_check(cu.cuModuleLoadData(&mod, blob), "cuModuleLoadData", &err);
+    if (!st) st = cuda_check(cu.cuModuleGetFunction(&rc.fn, mod, entry ? entry : ""),
+                             "cuModuleGetFunction", &err);
+    if (!st && rc.smem > 48 * 1024)
+      st = cuda_check(cu.cuFuncSetAttribute(rc.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            (int)rc.smem),
+                      "cuFuncSetAttribute(max dynamic shared memory)", &err);
+    if (st) {
+      if (mod) cu.cuModuleUnload(mod);
+      return fail_reply(RT_ERR_LAUNCH, &err, 0);
+    }
+  }
+  json_t *reply = NULL;
+  /* 1. poison, run once, verify: a wrong candidate is never timed */
+  double rel = -1;
+  int fatal = 0;
+  st = w->fam->gpu_poison(w->g, w->stream, &err);
+  if (!st) st = cuda_check(cu.cuStreamSynchronize(w->stream), "poison", &err);
+  if (st) { /* nothing of the candidate ran yet: the context itself is broken; a fresh worker */
+    reply = fail_reply(st, &err, 1);
+    goto out;
+  }
+  double t_first = now_s();
+  st = run_once(&rc, &err);
+  if (st) { /* the launch itself was refused (resources, geometry): not sticky */
+    reply = fail_reply(RT_ERR_LAUNCH, &err, 0);
+    goto out;
+  }
+  if ((st = sync_check(w, "kernel run", &fatal, &err))) {
+    reply = fail_reply(st, &err, fatal);
+    goto out;
+  }
+  t_first = now_s() - t_first; /* one run's wall time, launch included */
+  st = w->fam->gpu_verify(w->g, &rel, &err);
+  if (st) { /* RT_ERR_WRONG_RESULT with the family's account of it, or a CUDA failure */
+    reply = fail_reply(st, &err, st == RT_ERR_CUDA);
+    if (st == RT_ERR_WRONG_RESULT)
+      json_object_set_new(reply, "verify_error", json_real(isfinite(rel) ? rel : 1e300));
+    goto out;
+  }
+  if (!(rel <= w->tol)) {
+    rt_error_set(&err, RT_ERR_WRONG_RESULT, "relative error %.3g exceeds the tolerance %.3g", rel,
+                 w->tol);
+    reply = fail_reply(RT_ERR_WRONG_RESULT, &err, 0);
+    json_object_set_new(reply, "verify_error", json_real(isfinite(rel) ? rel : 1e300));
+    goto out;
+  }
+  /* 2. warm-up, apart from timing */
+  /* a slow candidate (a run over a tenth of the cap) gets one warm-up and fewer runs, so the
+   * per-candidate timeout is not spent on repetitions */
+  int warmups = 2;
+  if (t_first > 0.1 * cap) {
+    warmups = 1;
+    if (min_reps > 3) min_reps = 3;
+  }
+  for (int i = 0; i < warmups && !st; i++) st = run_once(&rc, &err);
+  if (!st) st = sync_check(w, "warm-up", &fatal, &err);
+  /* 3. timed runs, each after an L2 flush */
+  double *times = calloc((size_t)max_reps, sizeof *times);
+  int n = 0;
+  double spread = 0, t_start = now_s();
+  while (!st && n < max_reps) {
+    st = cuda_check(cu.cuMemsetD32Async(w->flush, (unsigned)n, w->flush_bytes / 4, w->stream),
+                    "L2 flush", &err);
+    if (!st) st = cuda_check(cu.cuEventRecord(w->ev0, w->stream), "cuEventRecord", &err);
+    if (!st) st = run_once(&rc, &err);
+    if (!st) st = cuda_check(cu.cuEventRecord(w->ev1, w->stream), "cuEventRecord", &err);
+    if (!st) st = cuda_check(cu.cuEventSynchronize(w->ev1), "timed run", &err);
+    float ms = 0;
+    if (!st) st = cuda_check(cu.cuEventElapsedTime(&ms, w->ev0, w->ev1), "cuEventElapsedTime", &err);
+    if (st) break;
+    times[n++] = ms;
+    if (n >= min_reps) {
+      double *sorted = malloc((size_t)n * sizeof *sorted);
+      memcpy(sorted, times, (size_t)n * sizeof *sorted);
+      qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+      double med = quantile(sorted, n, 0.5);
+      spread = med > 0 ? (quantile(sorted, n, 0.9) - quantile(sorted, n, 0.1)) / med : 0;
+      free(sorted);
+      if (spread <= target || now_s() - t_start >= cap) break;
+    }
+  }
+  if (st) {
+    free(times);
+    reply = fail_reply(st == RT_ERR_CUDA ? RT_ERR_CRASH : st, &err, 1);
+    goto out;
+  }
+  qsort(times, (size_t)n, sizeof *times, cmp_double);
+  reply = json_pack("{ss sf sf si sf}", "status", "OK", "time_ms", quantile(times, n, 0.5),
+                    "spread", spread, "reps", n, "verify_error", rel);
+  free(times);
+out:
+  if (mod && !fatal) cu.cuModuleUnload(mod);
+  return reply;
+}
+
+static json_t *handle_library(cuda_worker *w, json_t *req) {
+  rt_error err = {0};
+  if (!w->ready || !w->g) {
+    rt_error_set(&err, RT_ERR_INTERNAL, "worker has no problem set up");
+    return fail_reply(RT_ERR_INTERNAL, &err, 0);
+  }
+  json_t *ids = json_array();
+  int max = (int)json_integer_value(json_object_get(req, "max")), count = 0;
+  if (w->fam->library_list && max > 0) {
+    rt_status st = w->fam->library_list(w->g, max, &count, &err);
+    if (st) {
+      json_decref(ids);
+      return fail_reply(st, &err, 0);
+    }
+    w->lib_listed = count;
+    for (int i = 0; i < count; i++) {
+      char buf[256];
+      if (w->fam->library_describe(w->g, i, buf, sizeof buf, &err)) snprintf(buf, sizeof buf, "%d", i);
+      json_array_append_new(ids, json_string(buf));
+    }
+  }
+  return json_pack("{ss so}", "status", "OK", "ids", ids);
+}
+
+/* Median seconds of `reps` timed runs of a copy or of library candidate `lib`. */
+static rt_status time_median(cuda_worker *w, int reps, CUdeviceptr dst, CUdeviceptr src,
+                             size_t bytes, family_gpu *g, int lib, double *median_s,
+                             rt_error *err) {
+  double t[32];
+  if (reps > 32) reps = 32;
+  rt_status st = RT_OK;
+  for (int i = -2; i < reps && !st; i++) { /* two warm-up runs */
+    st = cuda_check(cu.cuEventRecord(w->ev0, w->stream), "cuEventRecord", err);
+    if (!st) st = g ? w->fam->library_launch(g, lib, w->stream, err)
+                    : cuda_check(cu.cuMemcpyDtoDAsync_v2(dst, src, bytes, w->stream), "copy", err);
+    if (!st) st = cuda_check(cu.cuEventRecord(w->ev1, w->stream), "cuEventRecord", err);
+    if (!st) st = cuda_check(cu.cuEventSynchronize(w->ev1), "timed run", err);
+    float ms = 0;
+    if (!st) st = cuda_check(cu.cuEventElapsedTime(&ms, w->ev0, w->ev1), "cuEventElapsedTime", err);
+    if (!st && i >= 0) t[i] = ms * 1e-3;
+  }
+  if (st) return st;
+  qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+  *median_s = quantile(t, reps, 0.5);
+  return RT_OK;
+}
+
+static json_t *handle_ceilings(cuda_worker *w, json_t *req) {
+  rt_error err = {0};
+  /* the GPU the device was opened on (a worker that ran setup already holds it) */
+  rt_status st = worker_init(w, (int)json_integer_value(json_object_get(req, "ordinal")), 0, &err);
+  if (st) return fail_reply(st, &err, 1);
+  CUdeviceptr a = 0, b = 0;
+  double copy_s = 0, mm_s = 0;
+  st = cuda_check(cu.cuMemAlloc_v2(&a, CEIL_COPY_BYTES), "cuMemAlloc", &err);
+  if (!st) st = cuda_check(cu.cuMemAlloc_v2(&b, CEIL_COPY_BYTES), "cuMemAlloc", &err);
+  if (!st) st = cuda_check(cu.cuMemsetD8Async(a, 1, CEIL_COPY_BYTES, w->stream), "memset", &err);
+  if (!st) st = time_median(w, 20, b, a, CEIL_COPY_BYTES, NULL, 0, &copy_s, &err);
+  if (a) cu.cuMemFree_v2(a);
+  if (b) cu.cuMemFree_v2(b);
+  if (st) return fail_reply(st, &err, 1);
+  const char *dtype = json_string_value(json_object_get(req, "dtype"));
+  const family_ops *gemm = family_find("gemm");
+  problem p;
+  family_gpu *g = NULL;
+  int count = 0;
+  if (!gemm) st = rt_error_set(&err, RT_ERR_NOT_FOUND, "no gemm family to measure a matmul with");
+  if (!st) st = gemm->parse_shape(CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", &p, &err);
+  if (!st) st = gemm->gpu_setup(&p, 1, w->stream, &g, &err);
+  if (!st) st = gemm->library_list(g, 4, &count, &err);
+  if (!st && count < 1)
+    st = rt_error_set(&err, RT_ERR_CUBLAS, "cuBLASLt offers no algorithm for %s %s", CEIL_GEMM_SHAPE,
+                      dtype ? dtype : "bf16");
+  /* The f32 roof is that of fp32 arithmetic: skip tf32 algorithms (listed first for f32), whose
+   * tensor-core rate is another path's ceiling. */
+  int lib = 0;
+  for (int i = 0; !st && dtype && strcmp(dtype, "f32") == 0 && i < count; i++) {
+    char desc[256];
+    if (gemm->library_describe(g, i, desc, sizeof desc, &err) == RT_OK && !strstr(desc, "TF32")) {
+      lib = i;
+      break;
+    }
+  }
+  const family_ops *saved = w->fam;
+  w->fam = gemm;
+  if (!st) st = time_median(w, 10, 0, 0, 0, g, lib, &mm_s, &err);
+  w->fam = saved;
+  if (g) gemm->gpu_teardown(g);
+  if (st) return fail_reply(st, &err, 1);
+  return json_pack("{ss sf sf}", "status", "OK", "bw", 2.0 * CEIL_COPY_BYTES / copy_s, "flops",
+                   gemm->flops(&p) / mm_s);
+}
+
+int device_cuda_worker_handler(void *ctx, int type, const char *json, const void *blob,
+                               size_t blob_len, char **reply_json, void **reply_blob,
+                               size_t *reply_blob_len) {
+  cuda_worker *w = ctx;
+  json_error_t jerr;
+  json_t *req = json_loads(json ? json : "{}", 0, &jerr);
+  json_t *reply;
+  rt_error err = {0};
+  if (!req || !w) {
+    rt_error_set(&err, RT_ERR_PARSE, "worker request is not JSON: %s", jerr.text);
+    reply = fail_reply(RT_ERR_PARSE, &err, 0);
+  } else if (type == WORKER_SETUP) reply = handle_setup(w, req);
+  else if (type == WORKER_EVAL) reply = handle_eval(w, req, blob, blob_len);
+  else if (type == WORKER_LIBRARY) reply = handle_library(w, req);
+  else if (type == WORKER_CEILINGS) reply = handle_ceilings(w, req);
+  else {
+    rt_error_set(&err, RT_ERR_INVALID, "unknown worker request type %d", type);
+    reply = fail_reply(RT_ERR_INVALID, &err, 0);
+  }
+  int fatal = json_is_true(json_object_get(reply, "fatal"));
+  *reply_json = json_dumps(reply, JSON_COMPACT);
+  json_decref(reply);
+  json_decref(req);
+  return fatal; /* a broken context: answer, then end so the parent starts a fresh worker */
+}

@@ -1,0 +1,72 @@
+/* device_replay.c — the replay device: times recorded in a Kernel Tuner / KTT cache file or in
+ * rooftune's own export (`rooftune db export`; the rows of device_options.replay_template,
+ * replay_shape and replay_dtype), loaded by ktfile.c and served as TIMING_REPLAYED results.
+ * A failed row of an export keeps its status: the failure text starts with the status name
+ * ("ERR_WRONG_RESULT: ..."). */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tuner/device/device_impl.h"
+#include "tuner/template/ktfile.h"
+
+rt_status device_replay_open(device *d, const char *path, rt_error *err) {
+  if (!*path) {
+    rt_error_locate(err, "--device", NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_INVALID, "replay needs a file: replay:FILE");
+  }
+  ktfile_select sel = {d->opt.replay_template, d->opt.replay_shape, d->opt.replay_dtype};
+  rt_status st = ktfile_load_select(path, &sel, &d->kf, err);
+  if (st) return st;
+  snprintf(d->label, sizeof d->label, "replay:%s", path);
+  d->arch[0] = 0;
+  /* the GPU the file was measured on, when the spec table knows it: its roofs for diagnosis */
+  const gpu_spec *all;
+  size_t n;
+  all = gpu_spec_all(&n);
+  for (size_t i = 0; i < n && d->kf->device_name && d->kf->device_name[0]; i++)
+    if (strcasestr(d->kf->device_name, all[i].key)) {
+      d->spec = &all[i];
+      d->sm_count = all[i].sm_count;
+      diag_ceilings_from_spec(d->spec, &d->ceil);
+      d->have_ceil = 1;
+      break;
+    }
+  return RT_OK;
+}
+
+void device_replay_close(device *d) {
+  ktfile_free(d->kf);
+  d->kf = NULL;
+}
+
+rt_status device_replay_evaluate(device *d, const device_candidate *c, candidate_result *r,
+                                 rt_error *err) {
+  size_t idx;
+  rt_status st = ktfile_find(d->kf, c->config_text ? c->config_text : "", &idx, err);
+  if (st) return st;
+  candidate_result rec;
+  memset(&rec, 0, sizeof rec);
+  ktfile_result(d->kf, idx, &rec);
+  r->status = rec.status;
+  snprintf(r->detail, sizeof r->detail, "%s", rec.detail);
+  /* a rooftune export's failure keeps its own status: "ERR_WRONG_RESULT: ..." */
+  const char *colon = strchr(rec.detail, ':');
+  if (rec.status != RT_OK && colon) {
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(colon - rec.detail), rec.detail);
+    int code = rt_status_from_name(name);
+    if (code > 0) r->status = (rt_status)code;
+  }
+  r->time_ms = rec.time_ms;
+  r->spread = rec.spread;
+  r->repetitions = rec.repetitions;
+  if (rec.device_name[0]) snprintf(r->device_name, sizeof r->device_name, "%s", rec.device_name);
+  return RT_OK;
+}
+
+const struct ktfile *device_replay_file(const device *d) { return d->kf; }

@@ -1,0 +1,407 @@
+/* diagnose.c — the dominant-limit rules of design.md's table, in the order they are checked:
+ *   launch overhead  time within DIAG_LAUNCH_FACTOR launch overheads
+ *   compute          FLOP/s at or above DIAG_NEAR_ROOF of the path's ceiling (and above memory)
+ *   memory           bytes/s at or above DIAG_NEAR_ROOF of the copy bandwidth
+ *   spills           any local-memory spill bytes in the ptxas report
+ *   waves / tail     waves / ceil(waves) under DIAG_WAVE_EFF (too few blocks, or a small last wave)
+ *   occupancy        both fractions under DIAG_LOW: the occupancy limiter's lever, or more
+ *                    pipeline stages when occupancy is already at or above one half (latency)
+ *   otherwise        the roof the candidate is closest to
+ */
+#include "tuner/model/diagnose.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out) {
+  memset(out, 0, sizeof *out);
+  if (!gpu) return;
+  out->bw = gpu->dram_bw_achievable;
+  for (int p = 0; p < PATH_COUNT; p++) out->flops[p] = gpu->peak_flops[p];
+  out->mma_sync_fraction = gpu->mma_sync_fraction;
+  out->launch_overhead_s = gpu->launch_overhead_s;
+  out->l2_bw = DIAG_L2_BW_FACTOR * gpu->dram_bw_achievable;
+  out->sm_count = gpu->sm_count;
+  out->measured = 0;
+  snprintf(out->gpu, sizeof out->gpu, "%s (spec)", gpu->name);
+}
+
+double diag_dram_bytes(double bytes, double min_bytes, double concurrent) {
+  if (!(min_bytes > 0) || min_bytes >= bytes) return bytes;
+  return min_bytes + (bytes - min_bytes) / sqrt(concurrent > 1 ? concurrent : 1);
+}
+
+void diag_waves(long long grid, long long work, double capacity, double *waves, double *full) {
+  *waves = *full = 0;
+  if (grid <= 0 || !(capacity > 0)) return;
+  if (work < grid) work = grid;
+  double resident = fmin((double)grid, capacity);
+  *waves = (double)work / capacity;
+  *full = ceil((double)work / resident);
+}
+
+compute_path diag_path_for_dtype(const char *dtype, int tensor_cores) {
+  if (dtype && (strcmp(dtype, "f16") == 0 || strcmp(dtype, "bf16") == 0)) return PATH_TC_F16;
+  return tensor_cores ? PATH_TC_TF32 : PATH_SIMT_F32;
+}
+
+/* ---- the lever: "NAME+,NAME-" built from roles ---- */
+
+typedef struct lever_buf {
+  char *text;
+  size_t size;
+  char first[48]; /* the first parameter named, for the sentence */
+  const diag_input *in; /* the configuration and its domains */
+  int blocked;    /* a parameter was left out: its domain ends there */
+} lever_buf;
+
+static long long config_value(const rt_vars *config, const char *name, long long dflt) {
+  long long v;
+  return config && name[0] && rt_vars_get(config, name, &v) ? v : dflt;
+}
+
+/* 0 when the parameter's domain has no value beyond the configuration's in direction sign. */
+static int lever_can_move(const diag_input *in, const char *name, char sign) {
+  if (!in || !in->domains || !in->config) return 1;
+  int p = space_param_index(in->domains, name);
+  long long cur;
+  if (p < 0 || !rt_vars_get(in->config, name, &cur)) return 1;
+  const space_param *sp = space_param_at(in->domains, p);
+  if (!sp->ints) return 1;
+  for (int i = 0; i < sp->count; i++)
+    if (sign == '+' ? sp->ints[i] > cur : sp->ints[i] < cur) return 1;
+  return 0;
+}
+
+static void lever_add_name(lever_buf *b, const char *name, char sign) {
+  if (!name[0]) return;
+  if (!lever_can_move(b->in, name, sign)) {
+    b->blocked = 1;
+    return;
+  }
+  char item[52];
+  snprintf(item, sizeof item, "%s%c", name, sign);
+  /* the same parameter never appears twice */
+  size_t n = strlen(item);
+  for (const char *s = b->text; (s = strstr(s, name)) != NULL; s++) {
+    int starts = s == b->text || s[-1] == ',';
+    if (starts && (s[strlen(name)] == '+' || s[strlen(name)] == '-')) return;
+  }
+  size_t len = strlen(b->text);
+  if (len + n + 2 > b->size) return;
+  if (len) b->text[len++] = ',';
+  memcpy(b->text + len, item, n + 1);
+  if (!b->first[0]) snprintf(b->first, sizeof b->first, "%s", name);
+}
+
+static void lever_add(lever_buf *b, const param_roles *roles, param_role role, char sign) {
+  if (!roles) return;
+  for (int i = 0; i < ROLE_MAX_PARAMS; i++) lever_add_name(b, roles->names[role][i], sign);
+}
+
+/* The tile of ROLE (tile_m or tile_n) and the problem's M or N it covers, from the
+ * configuration's values; 0 when it does not hold both. */
+static int tile_and_dim(const diag_input *in, param_role role, long long *tile, long long *dim) {
+  *dim = config_value(in->config, role == ROLE_TILE_M ? "M" : "N", 0);
+  *tile = config_value(in->config, in->roles->names[role][0], 0);
+  return *dim > 0 && *tile > 0;
+}
+
+/* 1 when the tile of ROLE already spans the problem: a larger one re-reads nothing less. */
+static int tile_spans_problem(const diag_input *in, param_role role) {
+  long long tile, dim;
+  return tile_and_dim(in, role, &tile, &dim) && tile >= dim;
+}
+
+/* Both output-tile sides, the smaller first: raising it cuts the larger share of re-reads
+ * (A is read once per column of blocks, B once per row of blocks).  Raising skips a side that
+ * already spans the problem (BLOCK_M past M = 1 re-reads nothing less). */
+static void lever_tiles(lever_buf *b, const diag_input *in, char sign) {
+  const param_roles *r = in->roles;
+  if (!r) return;
+  long long m = config_value(in->config, r->names[ROLE_TILE_M][0], 0);
+  long long n = config_value(in->config, r->names[ROLE_TILE_N][0], 0);
+  int n_first = sign == '+' ? n <= m : n >= m;
+  param_role first = n_first ? ROLE_TILE_N : ROLE_TILE_M;
+  param_role second = n_first ? ROLE_TILE_M : ROLE_TILE_N;
+  if (sign == '-' || !tile_spans_problem(in, first)) lever_add(b, r, first, sign);
+  if (sign == '-' || !tile_spans_problem(in, second)) lever_add(b, r, second, sign);
+}
+
+/* The role of the first parameter in the lever (ROLE_COUNT when none). */
+static param_role lever_first_role(const lever_buf *b) {
+  const param_roles *r = b->in ? b->in->roles : NULL;
+  for (int role = 0; r && b->first[0] && role < ROLE_COUNT; role++)
+    for (int i = 0; i < ROLE_MAX_PARAMS; i++)
+      if (strcmp(r->names[role][i], b->first) == 0) return (param_role)role;
+  return ROLE_COUNT;
+}
+
+/* What moving the lever's first parameter does for a memory-bound kernel, as words. */
+static void lever_memory_words(const lever_buf *b, char *buf, size_t size) {
+  param_role first = lever_first_role(b);
+  if (first == ROLE_SPLIT_K)
+    snprintf(buf, size, "a smaller %s writes fewer partial sums", b->first);
+  else if (first == ROLE_VECTOR)
+    snprintf(buf, size, "a larger %s moves the bytes in fewer, wider loads", b->first);
+  else if (first == ROLE_STAGES || first == ROLE_UNROLL)
+    snprintf(buf, size, "raising %s keeps more loads in flight", b->first);
+  else
+    snprintf(buf, size, "a larger %s reuses loaded data more", b->first);
+}
+
+/* 0 when the configuration loads every input about once (the cost formula's bytes within 5 %
+ * of the problem's compulsory bytes): larger tiles have no re-reads left to cut. */
+static int diag_rereads(const diag_input *in) {
+  return !(in->min_bytes > 0 && in->l2_bytes > 0 && in->l2_bytes <= 1.05 * in->min_bytes);
+}
+
+/* Smaller output tiles, the side that pads more first: round_up(M, BLOCK_M) / M against the
+ * same for N, when the configuration holds the problem's M and N; else as lever_tiles. */
+static void lever_padded_tiles(lever_buf *b, const diag_input *in) {
+  const param_roles *r = in->roles;
+  if (!r) return;
+  long long bm, m, bn, n;
+  if (!tile_and_dim(in, ROLE_TILE_M, &bm, &m) || !tile_and_dim(in, ROLE_TILE_N, &bn, &n)) {
+    lever_tiles(b, in, '-');
+    return;
+  }
+  double pad_m = (double)((m + bm - 1) / bm * bm) / (double)m;
+  double pad_n = (double)((n + bn - 1) / bn * bn) / (double)n;
+  int n_first = pad_n > pad_m;
+  lever_add(b, r, n_first ? ROLE_TILE_N : ROLE_TILE_M, '-');
+  lever_add(b, r, n_first ? ROLE_TILE_M : ROLE_TILE_N, '-');
+}
+
+/* ---- numbers for sentences ---- */
+
+static void fmt_rate(char *buf, size_t size, double v, const char *unit) {
+  if (v >= 1e12) snprintf(buf, size, "%.*f T%s", v >= 1e14 ? 0 : 1, v / 1e12, unit);
+  else if (v >= 1e9) snprintf(buf, size, "%.*f G%s", v >= 1e11 ? 0 : 1, v / 1e9, unit);
+  else snprintf(buf, size, "%.3g %s", v, unit);
+}
+
+static const char *path_words(compute_path p, int wgmma) {
+  switch (p) {
+  case PATH_SIMT_F32: return "fp32 SIMT";
+  case PATH_TC_TF32: return "tf32 tensor cores";
+  default: return wgmma ? "f16/bf16 tensor cores, wgmma" : "f16/bf16 tensor cores, mma.sync";
+  }
+}
+
+static int pct(double f) { return (int)lround(f * 100.0); }
+
+rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out,
+                   rt_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!(in->time_s > 0) || !isfinite(in->time_s))
+    return rt_error_set(err, RT_ERR_INVALID, "diagnosis needs a positive time, got %g s",
+                        in->time_s);
+  if (in->path < 0 || in->path >= PATH_COUNT)
+    return rt_error_set(err, RT_ERR_INVALID, "unknown compute path %d", (int)in->path);
+  double peak = cl->flops[in->path];
+  if (in->path == PATH_TC_F16 && !in->wgmma && cl->mma_sync_fraction > 0)
+    peak *= cl->mma_sync_fraction;
+  if (!(cl->bw > 0) || !(peak > 0))
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "diagnosis needs positive ceilings (bandwidth %g B/s, compute %g FLOP/s)",
+                        cl->bw, peak);
+
+  const static_facts *f = &in->facts;
+  out->achieved_flops = in->flops / in->time_s;
+  out->achieved_bw = in->dram_bytes / in->time_s;
+  out->flops_frac = out->achieved_flops / peak;
+  out->bw_frac = out->achieved_bw / cl->bw;
+  double l2_frac = in->l2_bytes > 0 && cl->l2_bw > 0 ? in->l2_bytes / in->time_s / cl->l2_bw : 0;
+  out->intensity = in->dram_bytes > 0 ? in->flops / in->dram_bytes : 0;
+  out->ridge = peak / cl->bw;
+  double wave_eff = 1.0;
+  if (f->grid_blocks > 0 && f->blocks_per_sm > 0 && cl->sm_count > 0) {
+    double full;
+    diag_waves(f->grid_blocks, f->work_blocks, (double)cl->sm_count * f->blocks_per_sm, &out->waves, &full);
+    out->tail = full - out->waves;
+    wave_eff = out->waves / full;
+  }
+
+  /* the math units also work on the padded parts of partial tiles */
+  double executed = in->executed_flops > in->flops ? in->executed_flops : in->flops;
+  double exec_frac = executed / in->time_s / peak;
+
+  lever_buf lb = {out->lever, sizeof out->lever, "", in, 0};
+  char *s = out->sentence;
+  size_t ss = sizeof out->sentence;
+  char roof[32], got[32];
+  int spill_bytes = f->spill_stores + f->spill_loads;
+
+  if (cl->launch_overhead_s > 0 && in->time_s < DIAG_LAUNCH_FACTOR * cl->launch_overhead_s) {
+    snprintf(out->limit, sizeof out->limit, "launch");
+    snprintf(s, ss,
+             "launch-bound: %.1f us is within %.0fx the %.0f us launch overhead: batch, fuse or "
+             "graph the launches (no template lever)",
+             in->time_s * 1e6, DIAG_LAUNCH_FACTOR, cl->launch_overhead_s * 1e6);
+  } else if (in->flops > 0 && executed >= DIAG_PAD_FACTOR * in->flops &&
+             exec_frac >= DIAG_NEAR_ROOF && exec_frac >= out->bw_frac) {
+    snprintf(out->limit, sizeof out->limit, "compute");
+    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
+    lever_padded_tiles(&lb, in);
+    snprintf(s, ss,
+             "compute-bound on padding: partial tiles make the kernel do %.1fx the problem's math, "
+             "at %d %% of %s (%s) counting it and %d %% without: %s%s wastes less",
+             executed / in->flops, pct(exec_frac), roof, path_words(in->path, in->wgmma),
+             pct(out->flops_frac), lb.first[0] ? "a smaller " : "a smaller tile or another template",
+             lb.first);
+  } else if (out->flops_frac >= DIAG_NEAR_ROOF && out->flops_frac >= out->bw_frac) {
+    snprintf(out->limit, sizeof out->limit, "compute");
+    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
+    if (out->flops_frac >= DIAG_AT_ROOF && in->path == PATH_TC_F16 && !in->wgmma &&
+        cl->mma_sync_fraction > 0 && cl->mma_sync_fraction < 1) {
+      snprintf(s, ss,
+               "compute-bound at %d %% of %s (%s): at this path's roof; only a wgmma template "
+               "(sm_90a) goes faster",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+    } else if (out->flops_frac >= DIAG_AT_ROOF) {
+      snprintf(s, ss, "compute-bound at %d %% of %s (%s): at the roof, stop", pct(out->flops_frac),
+               roof, path_words(in->path, in->wgmma));
+    } else if (in->path == PATH_SIMT_F32) {
+      snprintf(s, ss,
+               "compute-bound at %d %% of %s (%s): tensor cores (tf32) or a lower precision are "
+               "the faster path",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+    } else if (in->path == PATH_TC_F16 && !in->wgmma && cl->mma_sync_fraction < 1) {
+      snprintf(s, ss,
+               "compute-bound at %d %% of %s (%s): a wgmma template (sm_90a) has the higher "
+               "ceiling",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+    } else {
+      /* larger per-warp tiles issue more MMAs per load and per synchronisation */
+      lever_add(&lb, in->roles, ROLE_TILE_K, '+');
+      lever_tiles(&lb, in, '+');
+      snprintf(s, ss, "compute-bound at %d %% of %s (%s): %s%s issues more math per load",
+               pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
+               lb.first[0] ? "a larger " : "a larger tile", lb.first);
+    }
+  } else if (l2_frac >= DIAG_NEAR_ROOF && l2_frac > out->bw_frac) {
+    snprintf(out->limit, sizeof out->limit, "memory");
+    fmt_rate(roof, sizeof roof, cl->l2_bw, "B/s");
+    lever_tiles(&lb, in, '+');
+    lever_add(&lb, in->roles, ROLE_TILE_K, '+');
+    snprintf(s, ss,
+             "L2-bound: loads through L2 at %d %% of its ~%s (DRAM at %d %%): %s%s loads each "
+             "input tile fewer times",
+             pct(l2_frac), roof, pct(out->bw_frac), lb.first[0] ? "a larger " : "larger tiles",
+             lb.first);
+  } else if (out->bw_frac >= DIAG_NEAR_ROOF) {
+    snprintf(out->limit, sizeof out->limit, "memory");
+    fmt_rate(roof, sizeof roof, cl->bw, "B/s");
+    int rereads = diag_rereads(in);
+    if (rereads) lever_tiles(&lb, in, '+');
+    lever_add(&lb, in->roles, ROLE_SPLIT_K, '-');
+    lever_add(&lb, in->roles, ROLE_VECTOR, '+');
+    if (out->bw_frac < DIAG_AT_ROOF) lever_add(&lb, in->roles, ROLE_UNROLL, '+');
+    char words[96];
+    lever_memory_words(&lb, words, sizeof words);
+    if (lb.first[0])
+      snprintf(s, ss, "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): %s%s",
+               pct(out->bw_frac), roof, out->intensity, out->ridge,
+               rereads ? "" : "every input is read about once; ", words);
+    else
+      snprintf(s, ss,
+               "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): more reuse, "
+               "fewer bytes (precision) or fusion",
+               pct(out->bw_frac), roof, out->intensity, out->ridge);
+  } else if (spill_bytes > 0) {
+    snprintf(out->limit, sizeof out->limit, "spills");
+    lever_tiles(&lb, in, '-');
+    lever_add(&lb, in->roles, ROLE_WARPS, '+');
+    lever_add(&lb, in->roles, ROLE_UNROLL, '-');
+    snprintf(s, ss,
+             "spills %d bytes per thread to local memory (%d registers): %s%s removes them",
+             spill_bytes, f->registers, lb.first[0] ? "a smaller " : "a smaller per-thread tile",
+             lb.first);
+  } else if (wave_eff < DIAG_WAVE_EFF) {
+    snprintf(out->limit, sizeof out->limit, "waves");
+    long long capacity = (long long)cl->sm_count * f->blocks_per_sm;
+    if (out->waves < 1) {
+      lever_add(&lb, in->roles, ROLE_SPLIT_K, '+');
+      lever_tiles(&lb, in, '-');
+      int split_first = lb.first[0] && strcmp(lb.first, in->roles->names[ROLE_SPLIT_K][0]) == 0;
+      snprintf(s, ss,
+               "waves: %lld blocks fill %d %% of the %lld the GPU holds at once: %s%s makes more "
+               "blocks",
+               f->work_blocks > f->grid_blocks ? f->work_blocks : f->grid_blocks, pct(out->waves), capacity,
+               !lb.first[0] ? "split-K or a smaller tile" : split_first ? "raising " : "a smaller ",
+               lb.first);
+    } else {
+      lever_tiles(&lb, in, '-');
+      lever_add(&lb, in->roles, ROLE_SPLIT_K, '+');
+      snprintf(s, ss,
+               "waves: %.2f waves of %lld blocks leave %d %% of the last wave idle: another %s "
+               "balances the waves",
+               out->waves, capacity, pct(out->tail), lb.first[0] ? lb.first : "tile size");
+    }
+  } else if (out->flops_frac < DIAG_LOW && out->bw_frac < DIAG_LOW) {
+    snprintf(out->limit, sizeof out->limit, "occupancy");
+    const char *lim = f->limiter;
+    if (f->occupancy >= 0.5 || !lim[0]) {
+      /* more loads in flight per warp: a deeper pipeline, or more unrolled loads */
+      lever_add(&lb, in->roles, ROLE_STAGES, '+');
+      lever_add(&lb, in->roles, ROLE_UNROLL, '+');
+      snprintf(s, ss,
+               "latency-bound: %d %% of compute and %d %% of bandwidth at %d %% occupancy: "
+               "%s%s hides more latency",
+               pct(out->flops_frac), pct(out->bw_frac), pct(f->occupancy),
+               lb.first[0] ? "raising " : "more independent work per warp", lb.first);
+    } else {
+      const char *what;
+      if (strcmp(lim, "registers") == 0) {
+        lever_tiles(&lb, in, '-');
+        lever_add(&lb, in->roles, ROLE_WARPS, '+');
+        what = "smaller per-thread tiles free registers";
+      } else if (strcmp(lim, "smem") == 0) {
+        lever_add(&lb, in->roles, ROLE_STAGES, '-');
+        lever_add(&lb, in->roles, ROLE_TILE_K, '-');
+        lever_tiles(&lb, in, '-');
+        what = "fewer stages or smaller tiles free shared memory";
+      } else if (strcmp(lim, "threads") == 0) {
+        lever_add(&lb, in->roles, ROLE_WARPS, '-');
+        what = "fewer warps per block let more blocks in";
+      } else { /* blocks: each block is too small */
+        lever_tiles(&lb, in, '+');
+        lever_add(&lb, in->roles, ROLE_WARPS, '+');
+        what = "larger blocks fill the SM";
+      }
+      snprintf(s, ss,
+               "occupancy-limited: %d %% occupancy (%d blocks/SM, limited by %s), %d %% of "
+               "compute and %d %% of bandwidth: %s%s%s",
+               pct(f->occupancy), f->blocks_per_sm, lim, pct(out->flops_frac),
+               pct(out->bw_frac), what, lb.first[0] ? ", starting with " : "", lb.first);
+    }
+  } else if (out->bw_frac >= out->flops_frac) {
+    snprintf(out->limit, sizeof out->limit, "memory");
+    fmt_rate(roof, sizeof roof, cl->bw, "B/s");
+    fmt_rate(got, sizeof got, out->achieved_bw, "B/s");
+    if (diag_rereads(in)) lever_tiles(&lb, in, '+');
+    lever_add(&lb, in->roles, ROLE_STAGES, '+');
+    lever_add(&lb, in->roles, ROLE_UNROLL, '+');
+    char words[96];
+    lever_memory_words(&lb, words, sizeof words);
+    snprintf(s, ss, "closest to the memory roof: %s is %d %% of %s: %s", got, pct(out->bw_frac),
+             roof, lb.first[0] ? words : "more reuse moves fewer bytes per FLOP");
+  } else {
+    snprintf(out->limit, sizeof out->limit, "compute");
+    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
+    lever_add(&lb, in->roles, ROLE_STAGES, '+');
+    lever_tiles(&lb, in, '+');
+    snprintf(s, ss,
+             "closest to the compute roof: %d %% of %s (%s): %s%s keeps the math units fed",
+             pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
+             lb.first[0] ? "a deeper or larger " : "deeper pipelining", lb.first);
+  }
+  if (!out->lever[0] && lb.blocked) { /* the parameters that would help are at their ends */
+    size_t len = strlen(s);
+    snprintf(s + len, ss - len, " (this template's parameters cannot go further that way)");
+  }
+  return RT_OK;
+}

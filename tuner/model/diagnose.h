@@ -1,0 +1,103 @@
+/* diagnose.h — why a candidate is as fast as it is: one dominant limit, its lever, a sentence.
+ *
+ * Pure arithmetic over what a device and the compiler already know: the FLOPs and modeled
+ * DRAM bytes of the problem, the time (measured, predicted or replayed), the static facts
+ * (registers, spills, occupancy and its limiter, grid blocks, resident blocks per SM), the
+ * compute path the template uses (SIMT fp32, tf32 or f16/bf16 tensor cores; mma.sync or wgmma
+ * on sm_90) and the ceilings (the spec table, or a device's measured copy bandwidth and matmul
+ * rate).  The memory roof is DRAM, and L2 when the blocks' loads through it (every re-read
+ * of an input tile) come near its bandwidth.  Out come the achieved FLOP/s and bytes/s with their fractions of the ceilings, the
+ * arithmetic intensity against the ridge point, waves and the tail, and ONE dominant limit from
+ * the design table (memory, compute, occupancy/latency, waves/tail, spills, launch overhead).
+ * Compute counts the math the kernel does: a 128-row tile over a 1-row problem keeps the
+ * tensor cores busy on padding, which the diagnosis says, with smaller tiles as the lever.
+ *
+ * The lever is machine-readable for search's `lever` strategy: a comma-separated list of the
+ * template's parameters, each followed by '+' (raise it) or '-' (lower it), most promising
+ * first: "BLOCK_N+,BLOCK_M+".  Parameters are named by their role (tile sizes, split-K,
+ * stages, warps, vector width, unrolling), so one rule serves every template; roles come from
+ * the manifest or are guessed from common parameter names.  An empty lever means no template
+ * parameter helps (launch overhead; compute-bound at the roof), or none can move further.
+ */
+#ifndef ROOFTUNE_DIAGNOSE_H
+#define ROOFTUNE_DIAGNOSE_H
+
+#include "tuner/model/gpu_spec.h"
+#include "tuner/core/result.h"
+#include "tuner/template/space.h"
+#include "tuner/core/status.h"
+#include "tuner/core/vars.h"
+#include "tuner/template/roles.h"
+
+/* The roofs a candidate is held against. */
+typedef struct diag_ceilings {
+  double bw;                   /* DRAM bytes/s (copy bandwidth: bytes read + written) */
+  double flops[PATH_COUNT];    /* FLOP/s per compute path (wgmma rate for PATH_TC_F16) */
+  double mma_sync_fraction;    /* share of the f16 tensor rate mma.sync reaches; 1 off sm_90 */
+  double launch_overhead_s;    /* a launch's fixed cost */
+  int sm_count;                /* multiprocessors */
+  double l2_bw;                /* L2 bytes/s (an estimate, DIAG_L2_BW_FACTOR x bw); 0: unknown */
+  int measured;                /* 1: bw/flops measured on this device; 0: the spec table */
+  char gpu[64];                /* what they describe: "NVIDIA H200 (spec)" */
+} diag_ceilings;
+
+/* The spec table's ceilings for GPU (measured = 0). */
+void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out);
+
+typedef struct diag_input {
+  double flops;             /* FLOPs of the problem */
+  double executed_flops;    /* FLOPs the kernel does, the padded parts of partial tiles
+                               included (cost.executed_flops); 0: flops */
+  double dram_bytes;        /* modeled DRAM bytes of this configuration (after L2 reuse) */
+  double l2_bytes;          /* bytes the blocks load through L2 (the cost formula's count, every
+                               re-read included); 0: unknown */
+  double min_bytes;         /* the problem's compulsory bytes (inputs once, output once); 0:
+                               unknown.  Near l2_bytes, larger tiles have nothing to re-read
+                               less and are not proposed for a memory-bound kernel */
+  double time_s;            /* the candidate's time */
+  static_facts facts;       /* registers, spills, occupancy, limiter, grid blocks */
+  compute_path path;        /* the instruction path the template uses */
+  int wgmma;                /* 1 when a PATH_TC_F16 template uses wgmma (sm_90a) */
+  const param_roles *roles;  /* parameter roles of the template; NULL: no template lever */
+  const rt_vars *config;    /* the configuration's values (orders tile levers); may be NULL */
+  const space *domains;     /* the template's space, for its parameters' domains; may be NULL.
+                               With it (and config) a lever never names a parameter that its
+                               domain does not let move that way (BLOCK_K+ when 64 is the only
+                               BLOCK_K, BLOCK_M+ at the largest BLOCK_M) */
+} diag_input;
+
+/* Fills out (limit, lever, sentence, fractions, intensity, ridge, waves, tail).
+ * RT_ERR_INVALID when the time or the ceilings are not positive. */
+rt_status diagnose(const diag_input *in, const diag_ceilings *ceil, diagnosis *out,
+                   rt_error *err);
+
+/* The DRAM bytes a tiled kernel moves once L2 is counted: the compulsory bytes (min_bytes:
+ * inputs read once, output written once) plus the re-reads the cost formula counts (bytes -
+ * min_bytes) divided by sqrt(concurrent), the number of blocks resident at once: they form a
+ * patch of about sqrt(n) x sqrt(n) output tiles whose shared input panels come from L2.  bytes
+ * when min_bytes is 0 or larger. */
+double diag_dram_bytes(double bytes, double min_bytes, double concurrent);
+
+/* Wave quantization.  `capacity` blocks fit on the GPU at once; a launch of `grid` blocks does
+ * `work` blocks' worth of work (work == grid, or more for a persistent grid whose blocks loop).
+ * *waves = work / capacity, the GPU-fulls of work; *full = the GPU-fulls of time it takes: the
+ * rounds of min(grid, capacity) resident blocks, each costing as much as a full GPU's round
+ * (idle slots included).  waves / full is the fraction of the GPU kept busy.  Both 0 when the
+ * grid or capacity is unknown (<= 0). */
+void diag_waves(long long grid, long long work, double capacity, double *waves, double *full);
+
+/* The compute path a dtype's tensor-core template uses: "f32" → PATH_SIMT_F32 unless
+ * tensor_cores (then PATH_TC_TF32), "f16"/"bf16" → PATH_TC_F16. */
+compute_path diag_path_for_dtype(const char *dtype, int tensor_cores);
+
+/* Thresholds (fractions of a ceiling) the rules use, exposed for tests and docs. */
+#define DIAG_NEAR_ROOF 0.60   /* at or above: bound by that roof */
+#define DIAG_AT_ROOF 0.85     /* compute-bound at or above: stop, nothing left to gain */
+#define DIAG_LOW 0.50         /* both under: occupancy / latency */
+#define DIAG_PAD_FACTOR 1.5   /* executed / problem FLOPs at or above: padding can dominate */
+#define DIAG_WAVE_EFF 0.75    /* waves / ceil(waves) under this: waves / tail */
+#define DIAG_LAUNCH_FACTOR 3.0 /* time under this many launch overheads: launch-bound */
+#define DIAG_L2_BW_FACTOR 2.5  /* L2 bandwidth / DRAM copy bandwidth assumed without a
+                                  measurement (Hopper and Ampere L2 reads reach ~2-3x HBM) */
+
+#endif

@@ -1,0 +1,718 @@
+/* ktfile.c — Kernel Tuner and KTT result files → a space with recorded times. */
+#include "tuner/template/ktfile.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* One parameter's domain while it is being collected: the distinct JSON values (borrowed from
+ * the parsed tree), then their order and the form the space keeps them in. */
+typedef struct ktfile_dom {
+  const char *name; /* borrowed from the tree */
+  json_t **vals;    /* distinct values, in the final domain order after ktfile_dom_finish */
+  int n, cap;       /* entries, allocated */
+  int is_int;       /* every value is an integer */
+} ktfile_dom;
+
+static size_t ktfile_gz_read(void *buf, size_t len, void *data) {
+  gzFile gz = data;
+  if (len > (1u << 30)) len = 1u << 30;
+  int got = gzread(gz, buf, (unsigned)len);
+  return got < 0 ? (size_t)-1 : (size_t)got;
+}
+
+static rt_status ktfile_fail(rt_error *err, const char *path, rt_status code, const char *fmt,
+                             ...) __attribute__((format(printf, 4, 5)));
+static rt_status ktfile_fail(rt_error *err, const char *path, rt_status code, const char *fmt,
+                             ...) {
+  if (!err) return code;
+  char text[sizeof err->text];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  rt_error_set(err, code, "%s", text);
+  rt_error_locate(err, path, NULL, 0, 0);
+  return code;
+}
+
+/* Numbers are equal by value (1 == 1.0), strings by text, true/false/null by kind. */
+static int ktfile_val_eq(const json_t *a, const json_t *b) {
+  if (json_is_number(a) && json_is_number(b)) return json_number_value(a) == json_number_value(b);
+  if (json_is_string(a) && json_is_string(b))
+    return strcmp(json_string_value(a), json_string_value(b)) == 0;
+  return json_typeof(a) == json_typeof(b) && !json_is_string(a) && !json_is_number(a);
+}
+
+static int ktfile_val_is_int(const json_t *v) {
+  if (json_is_integer(v)) return 1;
+  if (!json_is_real(v)) return 0;
+  double d = json_real_value(v);
+  return d == floor(d) && fabs(d) < 9e15;
+}
+
+static void ktfile_val_text(const json_t *v, char *buf, size_t size) {
+  if (json_is_string(v)) snprintf(buf, size, "%s", json_string_value(v));
+  else if (json_is_integer(v)) snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+  else if (json_is_real(v)) snprintf(buf, size, "%.15g", json_real_value(v));
+  else if (json_is_true(v)) snprintf(buf, size, "true");
+  else if (json_is_false(v)) snprintf(buf, size, "false");
+  else snprintf(buf, size, "null");
+}
+
+static int ktfile_dom_find(const ktfile_dom *d, const json_t *v) {
+  for (int i = 0; i < d->n; i++)
+    if (ktfile_val_eq(d->vals[i], v)) return i;
+  return -1;
+}
+
+static rt_status ktfile_dom_add(ktfile_dom *d, json_t *v) {
+  if (ktfile_dom_find(d, v) >= 0) return RT_OK;
+  if (d->n == d->cap) {
+    int nc = d->cap ? 2 * d->cap : 8;
+    json_t **nv = realloc(d->vals, (size_t)nc * sizeof *nv);
+    if (!nv) return RT_ERR_NOMEM;
+    d->vals = nv;
+    d->cap = nc;
+  }
+  d->vals[d->n++] = v;
+  return RT_OK;
+}
+
+static int ktfile_cmp_num(const void *a, const void *b) {
+  double x = json_number_value(*(json_t *const *)a), y = json_number_value(*(json_t *const *)b);
+  return (x > y) - (x < y);
+}
+
+/* Sorts numeric domains ascending (a step along the domain then means a larger value) and adds
+ * the parameter to the space: integers as ints, anything else as identifiers (its text). */
+static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
+  int all_int = 1, all_num = 1;
+  for (int i = 0; i < d->n; i++) {
+    all_int &= ktfile_val_is_int(d->vals[i]);
+    all_num &= json_is_number(d->vals[i]) ? 1 : 0;
+  }
+  if (d->n > 65535) return rt_error_set(err, RT_ERR_INVALID, "parameter %s has too many values", d->name);
+  if (all_num) qsort(d->vals, (size_t)d->n, sizeof *d->vals, ktfile_cmp_num);
+  d->is_int = all_int;
+  rt_status rc;
+  if (all_int) {
+    long long *ints = malloc((size_t)d->n * sizeof *ints);
+    if (!ints) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < d->n; i++) ints[i] = (long long)llround(json_number_value(d->vals[i]));
+    rc = space_add_param(s, d->name, d->n, ints, NULL, err);
+    free(ints);
+  } else {
+    char **texts = calloc((size_t)d->n, sizeof *texts);
+    if (!texts) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    rc = RT_OK;
+    for (int i = 0; i < d->n && rc == RT_OK; i++) {
+      char buf[256];
+      ktfile_val_text(d->vals[i], buf, sizeof buf);
+      if (!(texts[i] = strdup(buf))) rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    }
+    if (rc == RT_OK) rc = space_add_param(s, d->name, d->n, NULL, (const char *const *)texts, err);
+    for (int i = 0; i < d->n; i++) free(texts[i]);
+    free(texts);
+  }
+  return rc;
+}
+
+static const char *ktfile_intern(ktfile *kf, const char *reason) {
+  for (int i = 0; i < kf->nreasons; i++)
+    if (strcmp(kf->reasons[i], reason) == 0) return kf->reasons[i];
+  char **nr = realloc(kf->reasons, (size_t)(kf->nreasons + 1) * sizeof *nr);
+  if (!nr) return NULL;
+  kf->reasons = nr;
+  if (!(nr[kf->nreasons] = strdup(reason))) return NULL;
+  return nr[kf->nreasons++];
+}
+
+/* Appends one configuration and its outcome (time in ms, or reason when failed). */
+static rt_status ktfile_push(ktfile *kf, size_t *cap, const uint16_t *cfg, double ms,
+                             const char *reason, rt_error *err) {
+  if (kf->configs == *cap) {
+    size_t nc = *cap ? 2 * *cap : 1024;
+    double *nt = realloc(kf->time_ms, nc * sizeof *nt);
+    if (!nt) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    kf->time_ms = nt;
+    const char **nf = realloc(kf->failure, nc * sizeof *nf);
+    if (!nf) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    kf->failure = nf;
+    *cap = nc;
+  }
+  rt_status rc = space_add_config(kf->space, cfg, err);
+  if (rc) return rc;
+  if (reason) {
+    const char *r = ktfile_intern(kf, reason);
+    if (!r) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    kf->time_ms[kf->configs] = NAN;
+    kf->failure[kf->configs] = r;
+  } else {
+    kf->time_ms[kf->configs] = ms;
+    kf->failure[kf->configs] = NULL;
+    kf->valid++;
+  }
+  kf->configs++;
+  return RT_OK;
+}
+
+static char *ktfile_strdup_or_empty(const json_t *v) {
+  return strdup(json_is_string(v) ? json_string_value(v) : "");
+}
+
+static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *err) {
+  const char *path = kf->path;
+  json_t *keys = json_object_get(root, "tune_params_keys");
+  json_t *params = json_object_get(root, "tune_params");
+  json_t *cache = json_object_get(root, "cache");
+  if (!json_is_array(keys) || json_array_size(keys) == 0 || !json_is_object(params) ||
+      !json_is_object(cache))
+    return ktfile_fail(err, path, RT_ERR_PARSE,
+                       "not a Kernel Tuner cache file: tune_params_keys, tune_params or cache "
+                       "is missing");
+  kf->format = KTFILE_KERNEL_TUNER;
+  kf->device_name = ktfile_strdup_or_empty(json_object_get(root, "device_name"));
+  kf->kernel_name = ktfile_strdup_or_empty(json_object_get(root, "kernel_name"));
+  if (!kf->device_name || !kf->kernel_name) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+
+  int np = (int)json_array_size(keys);
+  ktfile_dom *doms = calloc((size_t)np, sizeof *doms);
+  uint16_t *cfg = calloc((size_t)np, sizeof *cfg);
+  rt_status rc = RT_OK;
+  if (!doms || !cfg) rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (int p = 0; p < np && rc == RT_OK; p++) {
+    json_t *k = json_array_get(keys, (size_t)p);
+    json_t *vals = json_is_string(k) ? json_object_get(params, json_string_value(k)) : NULL;
+    if (!json_is_array(vals) || json_array_size(vals) == 0) {
+      rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                       "tune_params_keys[%d] names no list of values in tune_params", p);
+      break;
+    }
+    doms[p].name = json_string_value(k);
+    for (size_t i = 0; i < json_array_size(vals) && rc == RT_OK; i++)
+      if (ktfile_dom_add(&doms[p], json_array_get(vals, i)))
+        rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    if (rc == RT_OK) rc = ktfile_dom_finish(&doms[p], kf->space, err);
+  }
+
+  size_t cap = 0;
+  const char *key;
+  json_t *rec;
+  json_object_foreach(cache, key, rec) {
+    if (rc) break;
+    if (!json_is_object(rec)) {
+      rc = ktfile_fail(err, path, RT_ERR_PARSE, "cache entry \"%s\" is not an object", key);
+      break;
+    }
+    for (int p = 0; p < np; p++) {
+      json_t *v = json_object_get(rec, doms[p].name);
+      int pos = v ? ktfile_dom_find(&doms[p], v) : -1;
+      if (pos < 0) {
+        char t[128] = "nothing";
+        if (v) ktfile_val_text(v, t, sizeof t);
+        rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                         "cache entry \"%s\" gives %s=%s, which tune_params does not declare", key,
+                         doms[p].name, t);
+        break;
+      }
+      cfg[p] = (uint16_t)pos;
+    }
+    if (rc) break;
+    json_t *t = json_object_get(rec, "time");
+    if (json_is_number(t) && isfinite(json_number_value(t)) && json_number_value(t) > 0)
+      rc = ktfile_push(kf, &cap, cfg, json_number_value(t), NULL, err);
+    else if (json_is_string(t))
+      rc = ktfile_push(kf, &cap, cfg, 0, json_string_value(t), err);
+    else
+      rc = ktfile_push(kf, &cap, cfg, 0, t ? "InvalidTime" : "NoTime", err);
+    if (rc && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
+  }
+  if (doms)
+    for (int p = 0; p < np; p++) free(doms[p].vals);
+  free(doms);
+  free(cfg);
+  return rc;
+}
+
+static double ktfile_ktt_unit(json_t *root) {
+  const char *u = json_string_value(json_object_get(json_object_get(root, "Metadata"), "TimeUnit"));
+  if (!u || strcmp(u, "Microseconds") == 0) return 1e-3;
+  if (strcmp(u, "Nanoseconds") == 0) return 1e-6;
+  if (strcmp(u, "Milliseconds") == 0) return 1.0;
+  if (strcmp(u, "Seconds") == 0) return 1e3;
+  return -1;
+}
+
+static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
+  const char *path = kf->path;
+  json_t *results = json_object_get(root, "Results");
+  kf->format = KTFILE_KTT;
+  double unit = ktfile_ktt_unit(root);
+  if (unit < 0)
+    return ktfile_fail(err, path, RT_ERR_PARSE, "Metadata.TimeUnit is not a unit KTT writes");
+  json_t *meta = json_object_get(root, "Metadata");
+  kf->device_name = ktfile_strdup_or_empty(json_object_get(meta, "Device"));
+  json_t *first = json_array_get(results, 0);
+  kf->kernel_name = ktfile_strdup_or_empty(json_object_get(first, "KernelName"));
+  if (!kf->device_name || !kf->kernel_name) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+
+  /* The parameters are the first result's, in its order; every result must name the same. */
+  json_t *conf0 = json_object_get(first, "Configuration");
+  int np = (int)json_array_size(conf0);
+  if (!json_is_array(conf0) || np == 0)
+    return ktfile_fail(err, path, RT_ERR_PARSE, "Results[0].Configuration is missing or empty");
+  ktfile_dom *doms = calloc((size_t)np, sizeof *doms);
+  uint16_t *cfg = calloc((size_t)np, sizeof *cfg);
+  json_t **vals = calloc((size_t)np, sizeof *vals);
+  rt_status rc = RT_OK;
+  if (!doms || !cfg || !vals) rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (int p = 0; p < np && rc == RT_OK; p++) {
+    doms[p].name = json_string_value(json_object_get(json_array_get(conf0, (size_t)p), "Name"));
+    if (!doms[p].name)
+      rc = ktfile_fail(err, path, RT_ERR_PARSE, "Results[0].Configuration[%d] has no Name", p);
+  }
+  /* Pass 1: the domains; pass 2: the configurations. */
+  for (int pass = 0; pass < 2 && rc == RT_OK; pass++) {
+    size_t cap = 0;
+    for (size_t r = 0; r < json_array_size(results) && rc == RT_OK; r++) {
+      json_t *res = json_array_get(results, r);
+      json_t *conf = json_object_get(res, "Configuration");
+      if (!json_is_array(conf) || (int)json_array_size(conf) != np) {
+        rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                         "Results[%zu].Configuration does not list the %d parameters of "
+                         "Results[0]", r, np);
+        break;
+      }
+      for (int p = 0; p < np; p++) vals[p] = NULL;
+      for (int i = 0; i < np; i++) {
+        json_t *e = json_array_get(conf, (size_t)i);
+        const char *name = json_string_value(json_object_get(e, "Name"));
+        for (int p = 0; name && p < np; p++)
+          if (strcmp(name, doms[p].name) == 0) vals[p] = json_object_get(e, "Value");
+      }
+      for (int p = 0; p < np && rc == RT_OK; p++) {
+        if (!vals[p]) {
+          rc = ktfile_fail(err, path, RT_ERR_PARSE, "Results[%zu].Configuration lacks %s", r,
+                           doms[p].name);
+        } else if (pass == 0) {
+          if (ktfile_dom_add(&doms[p], vals[p])) rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+        } else {
+          cfg[p] = (uint16_t)ktfile_dom_find(&doms[p], vals[p]);
+        }
+      }
+      if (rc || pass == 0) continue;
+      const char *st = json_string_value(json_object_get(res, "Status"));
+      json_t *comps = json_object_get(res, "ComputationResults");
+      double us = 0;
+      int have = json_is_array(comps) && json_array_size(comps) > 0;
+      for (size_t c = 0; have && c < json_array_size(comps); c++) {
+        json_t *d = json_object_get(json_array_get(comps, c), "Duration");
+        if (!json_is_number(d)) have = 0;
+        else us += json_number_value(d);
+      }
+      if (st && strcmp(st, "Ok") != 0) rc = ktfile_push(kf, &cap, cfg, 0, st, err);
+      else if (!have || !(us > 0)) rc = ktfile_push(kf, &cap, cfg, 0, "NoDuration", err);
+      else rc = ktfile_push(kf, &cap, cfg, us * unit, NULL, err);
+      if (rc && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
+    }
+    if (pass == 0)
+      for (int p = 0; p < np && rc == RT_OK; p++) rc = ktfile_dom_finish(&doms[p], kf->space, err);
+  }
+  if (doms)
+    for (int p = 0; p < np; p++) free(doms[p].vals);
+  free(doms);
+  free(cfg);
+  free(vals);
+  return rc;
+}
+
+static const char *ktfile_text_of(const json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
+/* A rooftune export's rows of one template and problem, as a Kernel Tuner cache object. */
+static rt_status ktfile_export_to_kt(json_t *root, const char *path, const ktfile_select *o,
+                                     json_t **out, rt_error *err) {
+  *out = NULL;
+  json_t *rows = json_object_get(root, "results");
+  const char *want_t = o->template_name, *tmpl = NULL, *shape = NULL, *dtype = NULL;
+  size_t i;
+  json_t *row;
+  /* pick the template and the problem */
+  json_array_foreach(rows, i, row) {
+    const char *t = json_string_value(json_object_get(row, "template"));
+    const char *fam = json_string_value(json_object_get(row, "family"));
+    const char *sh = json_string_value(json_object_get(row, "shape"));
+    const char *dt = json_string_value(json_object_get(row, "dtype"));
+    if (!t || !sh || !dt) continue;
+    if (want_t && strcmp(want_t, t) && !(fam && !strcmp(want_t, fam))) continue;
+    if (o->shape && strcmp(o->shape, sh)) continue;
+    if (o->dtype && strcmp(o->dtype, dt)) continue;
+    if (!tmpl) {
+      tmpl = t;
+      shape = sh;
+      dtype = dt;
+    } else if (strcmp(tmpl, t)) {
+      rt_error_locate(err, path, NULL, 0, 0);
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "the export holds templates %s and %s: name one to replay", tmpl, t);
+    } else if (strcmp(shape, sh) || strcmp(dtype, dt)) {
+      rt_error_locate(err, path, NULL, 0, 0);
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "the export holds %s for %s %s and %s %s: give --shape and --dtype",
+                          tmpl, shape, dtype, sh, dt);
+    }
+  }
+  if (!tmpl) {
+    rt_error_locate(err, path, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_NOT_FOUND, "the export has no results%s%s%s%s%s%s",
+                        want_t ? " of " : "", want_t ? want_t : "", o->shape ? " for " : "",
+                        o->shape ? o->shape : "", o->dtype ? " " : "",
+                        o->dtype ? o->dtype : "");
+  }
+  json_t *kt = json_object(), *keys = json_array(), *params = json_object(), *cache = json_object();
+  const char *devname = NULL;
+  json_array_foreach(rows, i, row) {
+    if (strcmp(tmpl, ktfile_text_of(row, "template")) || strcmp(shape, ktfile_text_of(row, "shape")) ||
+        strcmp(dtype, ktfile_text_of(row, "dtype")))
+      continue;
+    json_t *cfg = json_object_get(row, "config");
+    if (!json_is_object(cfg)) continue;
+    const char *dn = json_string_value(json_object_get(json_object_get(row, "device"), "name"));
+    if (!devname) {
+      devname = dn;
+    } else if (dn && strcmp(dn, devname)) { /* never mix two GPUs' times in one space */
+      json_decref(kt);
+      json_decref(keys);
+      json_decref(params);
+      json_decref(cache);
+      rt_error_locate(err, path, NULL, 0, 0);
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "the export holds results of %s for %s %s from two devices (%s and %s): "
+                          "export one with 'rooftune db export --device NAME'", tmpl, shape,
+                          dtype, devname, dn);
+    }
+    char key[1024];
+    size_t kl = 0;
+    json_t *rec = json_object();
+    const char *name;
+    json_t *v;
+    key[0] = 0;
+    json_object_foreach(cfg, name, v) {
+      if (json_array_size(keys) < json_object_size(cfg) && !json_object_get(params, name)) {
+        json_array_append_new(keys, json_string(name));
+        json_object_set_new(params, name, json_array());
+      }
+      json_t *dom = json_object_get(params, name);
+      int seen = 0;
+      size_t k;
+      json_t *dv;
+      json_array_foreach(dom, k, dv) seen |= json_equal(dv, v);
+      if (!seen) json_array_append(dom, v);
+      char text[256];
+      if (json_is_integer(v)) snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
+      else snprintf(text, sizeof text, "%s", json_string_value(v) ? json_string_value(v) : "");
+      kl += (size_t)snprintf(key + kl, kl < sizeof key ? sizeof key - kl : 0, "%s%s", kl ? "," : "", text);
+      json_object_set(rec, name, v);
+    }
+    const char *status = json_string_value(json_object_get(row, "status"));
+    if (status && !strcmp(status, "OK")) {
+      json_object_set(rec, "time", json_object_get(row, "time_ms"));
+    } else {
+      const char *detail = json_string_value(json_object_get(row, "detail"));
+      char why[400];
+      snprintf(why, sizeof why, "%s: %s", status ? status : "ERR_INTERNAL", detail ? detail : "");
+      json_object_set_new(rec, "time", json_string(why));
+    }
+    json_object_set_new(cache, key, rec); /* a later row of the same config replaces it */
+  }
+  json_object_set_new(kt, "device_name", json_string(devname ? devname : ""));
+  json_object_set_new(kt, "kernel_name", json_string(tmpl));
+  json_object_set_new(kt, "tune_params_keys", keys);
+  json_object_set_new(kt, "tune_params", params);
+  json_object_set_new(kt, "objective", json_string("time"));
+  json_object_set_new(kt, "cache", cache);
+  *out = kt;
+  return RT_OK;
+}
+
+rt_status ktfile_load(const char *path, ktfile **out, rt_error *err) {
+  return ktfile_load_select(path, NULL, out, err);
+}
+
+rt_status ktfile_load_select(const char *path, const ktfile_select *sel, ktfile **out,
+                             rt_error *err) {
+  *out = NULL;
+  ktfile *kf = calloc(1, sizeof *kf);
+  if (!kf || !(kf->path = strdup(path)) || !(kf->space = space_new())) {
+    ktfile_free(kf);
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  }
+  gzFile gz = gzopen(path, "rb");
+  if (!gz) {
+    ktfile_free(kf);
+    return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(errno));
+  }
+  gzbuffer(gz, 1 << 17);
+  json_error_t jerr;
+  json_t *root = json_load_callback(ktfile_gz_read, gz, 0, &jerr);
+  int zerrno = 0;
+  const char *zmsg = gzerror(gz, &zerrno);
+  char zbuf[160];
+  snprintf(zbuf, sizeof zbuf, "%s", zmsg ? zmsg : "");
+  gzclose(gz);
+  rt_status rc = RT_OK;
+  if (!root) {
+    if (zerrno == Z_BUF_ERROR) {
+      rc = ktfile_fail(err, path, RT_ERR_IO, "cannot decompress the file: it ends early (truncated)");
+    } else if (zerrno != Z_OK) {
+      const char *m = strrchr(zbuf, ':');
+      rc = ktfile_fail(err, path, RT_ERR_IO, "cannot decompress the file: %s", m ? m + 2 : zbuf);
+    } else {
+      rc = ktfile_fail(err, path, RT_ERR_PARSE, "not a tuning results file (invalid JSON): %s",
+                       jerr.text);
+      if (err) err->line = jerr.line, err->column = jerr.column;
+    }
+  } else if (!json_is_object(root)) {
+    rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                     "not a tuning results file: expected a Kernel Tuner cache or KTT results "
+                     "object");
+  } else if (json_object_get(root, "rooftune_export")) {
+    ktfile_select all = {NULL, NULL, NULL};
+    json_t *kt = NULL;
+    rc = ktfile_export_to_kt(root, path, sel ? sel : &all, &kt, err);
+    if (rc == RT_OK) rc = ktfile_from_kernel_tuner(kf, kt, err);
+    kf->format = KTFILE_ROOFTUNE;
+    json_decref(kt);
+  } else if (json_is_array(json_object_get(root, "Results"))) {
+    rc = ktfile_from_ktt(kf, root, err);
+  } else if (json_object_get(root, "cache") || json_object_get(root, "tune_params")) {
+    rc = ktfile_from_kernel_tuner(kf, root, err);
+  } else {
+    rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                     "not a tuning results file: neither a Kernel Tuner cache (tune_params, "
+                     "cache) nor KTT results (Results)");
+  }
+  json_decref(root);
+  if (rc == RT_OK && kf->configs == 0)
+    rc = ktfile_fail(err, path, RT_ERR_SPACE_EMPTY, "the file records no configuration");
+  if (rc == RT_OK && (rc = space_finish(kf->space, err)) != RT_OK) rt_error_locate(err, path, NULL, 0, 0);
+  if (rc == RT_OK && kf->valid == 0)
+    rc = ktfile_fail(err, path, RT_ERR_SPACE_EMPTY,
+                     "every one of the %zu configurations failed; nothing to replay", kf->configs);
+  if (rc) {
+    ktfile_free(kf);
+    return rc;
+  }
+  kf->optimum_ms = INFINITY;
+  for (size_t i = 0; i < kf->configs; i++)
+    if (!kf->failure[i] && kf->time_ms[i] < kf->optimum_ms) {
+      kf->optimum_ms = kf->time_ms[i];
+      kf->optimum_idx = i;
+    }
+  *out = kf;
+  return RT_OK;
+}
+
+void ktfile_free(ktfile *kf) {
+  if (!kf) return;
+  space_free(kf->space);
+  free(kf->path);
+  free(kf->device_name);
+  free(kf->kernel_name);
+  free(kf->time_ms);
+  free(kf->failure);
+  for (int i = 0; i < kf->nreasons; i++) free(kf->reasons[i]);
+  free(kf->reasons);
+  free(kf);
+}
+
+rt_status ktfile_find(const ktfile *kf, const char *config, size_t *idx, rt_error *err) {
+  rt_status rc = space_parse_config(kf->space, config, idx, err);
+  if (rc == RT_ERR_NOT_FOUND)
+    return ktfile_fail(err, kf->path, rc,
+                       "configuration %s is not recorded in the file (the kernel's restrictions "
+                       "exclude it, or it was never measured)", config);
+  if (rc) rt_error_locate(err, kf->path, "configuration", 0, err ? err->column : 0);
+  return rc;
+}
+
+rt_status ktfile_status(const ktfile *kf, size_t idx) {
+  const char *f = kf->failure[idx];
+  if (!f) return RT_OK;
+  if (strstr(f, "Compil") || strstr(f, "compil")) return RT_ERR_COMPILE;
+  if (strstr(f, "Runtime") || strstr(f, "runtime") || strstr(f, "Launch")) return RT_ERR_LAUNCH;
+  return RT_ERR_INVALID;
+}
+
+void ktfile_result(const ktfile *kf, size_t idx, candidate_result *r) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->template_name, sizeof r->template_name, "%s", kf->kernel_name);
+  space_format_config(kf->space, idx, r->config, sizeof r->config);
+  r->status = ktfile_status(kf, idx);
+  if (kf->failure[idx]) snprintf(r->detail, sizeof r->detail, "%s", kf->failure[idx]);
+  r->timing = TIMING_REPLAYED;
+  snprintf(r->device_name, sizeof r->device_name, "replay:%s", kf->path);
+  r->time_ms = kf->failure[idx] ? NAN : kf->time_ms[idx];
+  r->repetitions = 1;
+  r->verify_error = -1;
+}
+
+size_t ktfile_count_within(const ktfile *kf, double eps) {
+  double lim = kf->optimum_ms * (1 + eps);
+  size_t k = 0;
+  for (size_t i = 0; i < kf->configs; i++)
+    if (!kf->failure[i] && kf->time_ms[i] <= lim) k++;
+  return k;
+}
+
+/* ---- a recorded file as a prior for another space ---- */
+
+/* The text of value v of parameter p ("128", "row"). */
+static void ktfile_value_text(const space_param *p, int v, char *buf, size_t size) {
+  if (p->ints) snprintf(buf, size, "%lld", p->ints[v]);
+  else snprintf(buf, size, "%s", p->idents[v]);
+}
+
+typedef struct {
+  const uint16_t *key; /* the configuration's values on the shared parameters (kf positions) */
+  int nkey;            /* entries in key */
+  size_t idx;          /* its number in s */
+} ktfile_rank_key;
+
+static int ktfile_rank_cmp_key(const void *a, const void *b) {
+  const ktfile_rank_key *x = a, *y = b;
+  return memcmp(x->key, y->key, (size_t)x->nkey * sizeof *x->key);
+}
+
+static int ktfile_rank_cmp(const void *a, const void *b) {
+  const ktfile_rank_key *x = a, *y = b;
+  int c = ktfile_rank_cmp_key(a, b);
+  return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int ktfile_time_cmp(const void *a, const void *b, void *ctx) {
+  const double *t = ctx;
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  if (t[x] < t[y]) return -1;
+  if (t[x] > t[y]) return 1;
+  return (x > y) - (x < y);
+}
+
+rt_status ktfile_rank_in(const ktfile *kf, const space *s, size_t **order, size_t *n,
+                         rt_error *err) {
+  *order = NULL;
+  *n = 0;
+  int nps = space_nparams(s), npk = space_nparams(kf->space);
+  size_t ns = space_size(s);
+  /* shared parameters: sp[i] in s, kp[i] in kf; map[i][v]: kf's position of s's value v */
+  int *sp = malloc((size_t)(nps + 1) * 2 * sizeof *sp), *kp = sp ? sp + nps + 1 : NULL;
+  uint16_t **map = calloc((size_t)nps + 1, sizeof *map);
+  uint16_t *keys = NULL, *probe = NULL;
+  ktfile_rank_key *rk = NULL;
+  size_t *byt = NULL, *out = NULL;
+  uint8_t *taken = NULL;
+  rt_status rc = RT_OK;
+  int nsh = 0;
+  if (!sp || !map) {
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (int p = 0; p < nps; p++) {
+    const space_param *a = space_param_at(s, p);
+    int q = space_param_index(kf->space, a->name);
+    if (q < 0) continue;
+    const space_param *b = space_param_at(kf->space, q);
+    map[nsh] = malloc((size_t)a->count * sizeof **map);
+    if (!map[nsh]) {
+      rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+      goto done;
+    }
+    for (int v = 0; v < a->count; v++) {
+      char ta[128], tb[128];
+      ktfile_value_text(a, v, ta, sizeof ta);
+      map[nsh][v] = UINT16_MAX; /* a value kf never declares */
+      for (int w = 0; w < b->count; w++) {
+        ktfile_value_text(b, w, tb, sizeof tb);
+        if (!strcmp(ta, tb)) map[nsh][v] = (uint16_t)w;
+      }
+    }
+    sp[nsh] = p;
+    kp[nsh++] = q;
+  }
+  if (nsh == 0) {
+    char names[256] = "";
+    for (int q = 0; q < npk && strlen(names) < 200; q++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", q ? ", " : "",
+               space_param_at(kf->space, q)->name);
+    char theirs[256] = "";
+    for (int p = 0; p < nps && strlen(theirs) < 200; p++)
+      snprintf(theirs + strlen(theirs), sizeof theirs - strlen(theirs), "%s%s", p ? ", " : "",
+               space_param_at(s, p)->name);
+    rc = ktfile_fail(err, kf->path, RT_ERR_INVALID,
+                     "shares no parameter with the space it should rank (its parameters are %s; "
+                     "the space's are %s): give a recording of the same kernel", names, theirs);
+    goto done;
+  }
+  /* s's configurations sorted by their values on the shared parameters */
+  keys = malloc((ns ? ns : 1) * (size_t)nsh * sizeof *keys);
+  rk = malloc((ns ? ns : 1) * sizeof *rk);
+  probe = malloc((size_t)nsh * sizeof *probe);
+  byt = malloc((kf->configs ? kf->configs : 1) * sizeof *byt);
+  out = malloc((ns ? ns : 1) * sizeof *out);
+  taken = calloc(ns ? ns : 1, 1);
+  if (!keys || !rk || !probe || !byt || !out || !taken) {
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < ns; i++) {
+    const uint16_t *c = space_config(s, i);
+    uint16_t *k = keys + i * (size_t)nsh;
+    for (int j = 0; j < nsh; j++) k[j] = map[j][c[sp[j]]];
+    rk[i].key = k;
+    rk[i].nkey = nsh;
+    rk[i].idx = i;
+  }
+  qsort(rk, ns, sizeof *rk, ktfile_rank_cmp);
+  /* kf's timed records, fastest first, each standing for the configurations with its key */
+  size_t nt = 0;
+  for (size_t i = 0; i < kf->configs; i++)
+    if (!kf->failure[i]) byt[nt++] = i;
+  qsort_r(byt, nt, sizeof *byt, ktfile_time_cmp, kf->time_ms);
+  size_t got = 0;
+  for (size_t t = 0; t < nt && got < ns; t++) {
+    const uint16_t *c = space_config(kf->space, byt[t]);
+    for (int j = 0; j < nsh; j++) probe[j] = c[kp[j]];
+    ktfile_rank_key want = {probe, nsh, 0};
+    ktfile_rank_key *hit = bsearch(&want, rk, ns, sizeof *rk, ktfile_rank_cmp_key);
+    if (!hit) continue;
+    while (hit > rk && !ktfile_rank_cmp_key(hit - 1, &want)) hit--;
+    for (; hit < rk + ns && !ktfile_rank_cmp_key(hit, &want); hit++)
+      if (!taken[hit->idx]) {
+        taken[hit->idx] = 1;
+        out[got++] = hit->idx;
+      }
+  }
+  *order = out;
+  *n = got;
+  out = NULL;
+done:
+  for (int j = 0; map && j < nsh; j++) free(map[j]);
+  free(map);
+  free(sp);
+  free(keys);
+  free(rk);
+  free(probe);
+  free(byt);
+  free(out);
+  free(taken);
+  return rc;
+}

@@ -1,0 +1,95 @@
+/* ktfile.h — brute-forced tuning spaces recorded by other tuners, loaded as a rooftune space
+ * with one recorded time (or failure) per configuration, so strategies can be replayed offline
+ * and `db import` can take foreign results.
+ *
+ * Three formats are read, plain or gzipped (zlib reads both transparently):
+ *   - Kernel Tuner cache files: `tune_params_keys`, `tune_params` (the declared domains) and
+ *     `cache`, whose records carry the parameter values and `time` in ms, or a failure string
+ *     ("CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig", ...).
+ *   - KTT result files: `Results[]` with `Configuration` [{Name, Value}], `Status` and
+ *     `ComputationResults[].Duration` in `Metadata.TimeUnit` (microseconds by default); the
+ *     domains are the values seen.
+ *   - rooftune's own export (`rooftune db export`): the rows of one template and problem
+ *     (ktfile_load_select), a failed row's text starting with its status name.
+ * The space's parameters are the file's, each domain sorted ascending (numeric when every
+ * value is an integer, otherwise identifiers holding the values' text); its configurations are
+ * every record of the file, the failed ones included: a strategy that picks one pays an
+ * evaluation (on a real run it costs a compile) and learns the failure.  `valid` counts the
+ * configurations with a time, which is what the published space sizes count.
+ */
+#ifndef ROOFTUNE_KTFILE_H
+#define ROOFTUNE_KTFILE_H
+
+#include <stddef.h>
+
+#include "tuner/core/result.h"
+#include "tuner/template/space.h"
+#include "tuner/core/status.h"
+
+typedef enum {
+  KTFILE_KERNEL_TUNER = 0, /* Kernel Tuner cache file */
+  KTFILE_KTT,              /* KTT tuning results */
+  KTFILE_ROOFTUNE          /* rooftune's `db export` (one template and problem of it) */
+} ktfile_format;
+
+typedef struct ktfile {
+  char *path;           /* the file as given */
+  ktfile_format format; /* which tuner wrote it */
+  char *device_name;    /* GPU the times were measured on ("" when the file does not say) */
+  char *kernel_name;    /* "" when the file does not say */
+  space *space;         /* parameters and every recorded configuration (owned) */
+  double *time_ms;      /* per configuration: the recorded time in ms, or NAN when it failed */
+  const char **failure; /* per configuration: NULL when timed, else the reason (interned) */
+  size_t configs;       /* configurations in the space (timed + failed) */
+  size_t valid;         /* configurations with a time */
+  size_t optimum_idx;   /* the fastest configuration */
+  double optimum_ms;    /* its time */
+  char **reasons;       /* the distinct failure reasons (owned; failure[] points into them) */
+  int nreasons;         /* entries in reasons */
+} ktfile;
+
+/* Loads PATH; on error *out is NULL and err names the file and what is wrong with it. */
+rt_status ktfile_load(const char *path, ktfile **out, rt_error *err);
+
+/* Which rows of a rooftune export to load: one template (or family) and one problem; a NULL
+ * field: the only one the file holds (two or more is an error asking for it).  The other
+ * formats record one kernel and problem and ignore it. */
+typedef struct ktfile_select {
+  const char *template_name; /* "gemm_mma", or a family "gemm" when one template has rows */
+  const char *shape;         /* "4096x4096x4096" as the export writes it */
+  const char *dtype;         /* "bf16" */
+} ktfile_select;
+
+/* ktfile_load, choosing the rows of an export by sel (NULL: as ktfile_load).  An export with no
+ * row for sel is RT_ERR_NOT_FOUND naming the file. */
+rt_status ktfile_load_select(const char *path, const ktfile_select *sel, ktfile **out,
+                             rt_error *err);
+void ktfile_free(ktfile *kf);
+
+/* The configuration written "NAME=V,NAME=V,..." (space_parse_config's format): its number, or
+ * RT_ERR_NOT_FOUND naming the file when the file does not record it. */
+rt_status ktfile_find(const ktfile *kf, const char *config, size_t *idx, rt_error *err);
+
+/* The status a failed configuration maps to: RT_ERR_COMPILE for compilation failures,
+ * RT_ERR_LAUNCH for runtime failures, RT_ERR_INVALID for any other reason; RT_OK when timed. */
+rt_status ktfile_status(const ktfile *kf, size_t idx);
+
+/* Fills r with configuration idx's recorded result: timing TIMING_REPLAYED, device_name
+ * "replay:FILE", the time or the failure with its reason.  Diagnosis fields stay empty. */
+void ktfile_result(const ktfile *kf, size_t idx, candidate_result *r);
+
+/* Configurations within eps of the optimum (time <= optimum * (1 + eps)). */
+size_t ktfile_count_within(const ktfile *kf, double eps);
+
+/* kf's timed configurations, fastest first, as configurations of another space s (the same
+ * kernel's space on this GPU, or a file recorded on another): a prior for a search of s
+ * (strategy_options.prior).  Parameters are matched by name and values by their text; a
+ * parameter s has and kf lacks leaves every value open (the record stands for each
+ * configuration of s that agrees on the others, in s's order), one kf has and s lacks is
+ * ignored, and a record with a value outside s's domains, or no configuration of s, is
+ * skipped.  *order (malloc'ed, each configuration once) may hold fewer than space_size(s)
+ * entries; RT_ERR_INVALID naming kf's file when the two share no parameter. */
+rt_status ktfile_rank_in(const ktfile *kf, const space *s, size_t **order, size_t *n,
+                         rt_error *err);
+
+#endif
