@@ -84,11 +84,9 @@ int main(int argc, char **argv) {
   const family_ops *fam = family_find(manifest_family(m));
   problem prob;
   rt_vars env;
-  rt_vars_clear(&env);
   space *sp = NULL;
-  if (!fam || fam->parse_shape("4096x4096x4096", dtype, &prob, &err) || fam->bind(&prob, &env) ||
-      manifest_env_dtype(dtype, &env, &err) ||
-      gpu_spec_env(arch_spec_find(arch), NULL, &env, &err) ||
+  if (!fam || fam->parse_shape("4096x4096x4096", dtype, &prob, &err) ||
+      problem_env(fam, &prob, arch_spec_find(arch), NULL, &env, &err) ||
       manifest_build_space(m, &env, &sp, &err)) {
     fprintf(stderr, "bench_compile: %s\n", err.text[0] ? err.text : "family not found");
     return 1;

@@ -70,9 +70,7 @@ static space *build_space(const problem_case *pc) {
   space *sp = NULL;
   const gpu_spec *gpu = gpu_spec_find("h200");
   rt_status s = fam->parse_shape(pc->shape, pc->dtype, &p, &err);
-  if (!s) s = fam->bind(&p, &env);
-  if (!s) s = manifest_env_dtype(pc->dtype, &env, &err);
-  if (!s) s = gpu_spec_env(arch_spec_find("sm_90"), gpu, &env, &err);
+  if (!s) s = problem_env(fam, &p, arch_spec_find("sm_90"), gpu, &env, &err);
   if (!s) {
     rt_vars_set(&env, "device.sm_count", gpu->sm_count);
     s = manifest_build_space(m, &env, &sp, &err);

@@ -93,11 +93,8 @@ static inline rt_status gh_env(const gh *h, const problem *p, rt_vars *env, rt_e
   int cc = h->info.cc_major * 10 + h->info.cc_minor;
   const arch_spec *as = arch_spec_for_cc(cc);
   if (!as) return rt_error_set(err, RT_ERR_UNSUPPORTED, "no architecture table entry for cc %d", cc);
-  rt_vars_clear(env);
   rt_status st;
-  if ((st = gpu_spec_env(as, gpu_spec_match(h->info.name, cc), env, err)) ||
-      (st = manifest_env_dtype(p->dtype, env, err)) || (st = gemm_family.bind(p, env)))
-    return st;
+  if ((st = problem_env(&gemm_family, p, as, gpu_spec_match(h->info.name, cc), env, err))) return st;
   rt_vars_set(env, "device.smem_per_block_optin", h->info.smem_per_block_optin);
   rt_vars_set(env, "device.sm_count", h->info.sm_count);
   return RT_OK;
@@ -178,13 +175,10 @@ static inline void gh_compile(gh *h, const manifest *m, const space *sp, const s
 /* Launches configuration idx through the family (vars, geometry from the manifest). */
 static inline rt_status gh_launch(gh *h, family_gpu *g, const manifest *m, const space *sp, size_t idx,
                                   const rt_vars *env, CUfunction fn, rt_error *err) {
-  rt_vars vars;
-  unsigned grid[3], block[3], smem = 0;
-  rt_status st;
-  if ((st = manifest_config_vars(m, sp, idx, env, &vars, err)) ||
-      (st = manifest_launch(m, &vars, grid, block, &smem, err)))
-    return st;
-  return gemm_family.gpu_launch(g, fn, &vars, grid, block, smem, h->stream, err);
+  candidate_plan pl;
+  rt_status st = manifest_plan(m, sp, idx, env, &pl, err);
+  if (st) return st;
+  return gemm_family.gpu_launch(g, fn, &pl.vars, pl.grid, pl.block, pl.smem, h->stream, err);
 }
 
 /* Median milliseconds of `reps` runs of launch(ctx), each after an L2 flush. */

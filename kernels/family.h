@@ -17,6 +17,7 @@
 #include "tuner/core/problem.h"
 #include "tuner/core/status.h"
 #include "tuner/core/vars.h"
+#include "tuner/model/gpu_spec.h"
 
 
 typedef struct family_gpu family_gpu; /* a family's device-side state for one problem */
@@ -56,6 +57,13 @@ typedef struct family_ops {
   rt_status (*library_describe)(family_gpu *g, int i, char *buf, size_t size, rt_error *err);
   rt_status (*library_launch)(family_gpu *g, int i, CUstream stream, rt_error *err);
 } family_ops;
+
+/* The names manifest expressions see for problem p of family fam: the family's own (fam->bind:
+ * dimensions and facts), the dtype facts (dtype_bytes, dtype_is_<d>) and the device facts of
+ * arch and, when known, gpu (gpu_spec_env).  env is cleared first.  The one way the engine, the
+ * runtime, the benchmarks and the tests build an environment. */
+rt_status problem_env(const family_ops *fam, const problem *p, const arch_spec *arch,
+                      const gpu_spec *gpu, rt_vars *env, rt_error *err);
 
 /* The registered families; NULL when unknown ("gemm"). */
 const family_ops *family_find(const char *name);

@@ -418,10 +418,8 @@ static int manifest_geometry(const idx_entry *x, const char *query, rooftune_mat
   int ok = 0;
   space *sp = NULL;
   rt_vars env, vars;
-  rt_vars_clear(&env);
   if (!file_has_hash(manifest_path(mf), e->manifest_hash)) goto done;
-  if (fam->bind(&p, &env) || manifest_env_dtype(e->dtype, &env, NULL) ||
-      gpu_spec_env(arch, gpu, &env, NULL) ||
+  if (problem_env(fam, &p, arch, gpu, &env, NULL) ||
       (e->device.sm_count > 0 && rt_vars_set(&env, "device.sm_count", e->device.sm_count)))
     goto done;
   /* A one-configuration space holding the winner's configuration. */

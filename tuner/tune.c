@@ -40,7 +40,7 @@ typedef struct tune_ctx {
   db *db;
   db_run *run;
   cubin_cache *cache;
-  diag_ceilings ceil;
+  roofline_ceilings ceil;
   int have_ceil;
   double t0;
   size_t cap;             /* capacity of rep->results */
@@ -114,19 +114,19 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed,
   return RT_OK;
 }
 
-static void diagnose_result(tune_ctx *c, candidate_result *r, double executed, compute_path path,
-                            int wgmma, const param_roles *roles, const rt_vars *vars,
+/* Diagnoses r (a template candidate of plan pl, or a library one when pl carries no values). */
+static void diagnose_result(tune_ctx *c, candidate_result *r, const candidate_plan *pl,
+                            compute_path path, int wgmma, const param_roles *roles,
                             const space *sp) {
   if (r->status != RT_OK || !c->have_ceil || !(r->flops > 0)) return;
   /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
-  double concurrent = (double)c->ceil.sm_count * r->facts.blocks_per_sm;
-  if (r->facts.grid_blocks > 0 && r->facts.grid_blocks < concurrent) concurrent = (double)r->facts.grid_blocks;
+  double concurrent = roofline_concurrent(c->ceil.sm_count, r->facts.blocks_per_sm, r->facts.grid_blocks);
   double loaded = r->dram_bytes; /* the cost formula's bytes: what passes through L2 */
-  if (c->fam) r->dram_bytes = diag_dram_bytes(r->dram_bytes, c->fam->min_bytes(&c->prob), concurrent);
+  if (c->fam) r->dram_bytes = roofline_dram_bytes(r->dram_bytes, c->fam->min_bytes(&c->prob), concurrent);
   diag_input in;
   memset(&in, 0, sizeof in);
   in.flops = r->flops;
-  in.executed_flops = executed;
+  in.executed_flops = pl && pl->vars.count ? pl->executed_flops : 0;
   in.dram_bytes = r->dram_bytes;
   in.l2_bytes = loaded;
   in.min_bytes = c->fam ? c->fam->min_bytes(&c->prob) : 0;
@@ -135,7 +135,7 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, double executed, c
   in.path = path;
   in.wgmma = wgmma;
   in.roles = roles;
-  in.config = vars;
+  in.config = pl && pl->vars.count ? &pl->vars : NULL;
   in.domains = sp;
   diagnose(&in, &c->ceil, &r->diag, NULL);
 }
@@ -176,21 +176,14 @@ static compute_path template_path(const manifest *m, const char *dtype, int *wgm
   const char *ins = manifest_instruction(m);
   *wgmma = strcmp(ins, "wgmma") == 0;
   if (strcmp(ins, "simt") == 0) return PATH_SIMT_F32;
-  return diag_path_for_dtype(dtype, 1);
+  return roofline_path_for_dtype(dtype, 1);
 }
 
 typedef struct pending {
-  size_t idx;             /* configuration number */
-  char config[768];       /* its text */
-  rt_vars vars;           /* env + parameters + derived values */
-  unsigned grid[3], block[3], smem;
-  long long work;         /* launch.work: blocks' worth of work (persistent grids) */
-  double flops, bytes;
-  double executed;        /* cost.executed_flops: padded tile parts included */
-  double inflight;        /* cost.bytes_in_flight (0: not stated) */
+  candidate_plan plan;    /* configuration, values, geometry, cost */
   char *source;           /* prefix + template source (owned) */
   candidate_result pre;   /* set when the candidate failed before compiling */
-  int failed_early;
+  int failed_early;       /* 1: failed before compiling; 2: resumed from the database */
 } pending;
 
 typedef struct template_best {
@@ -198,18 +191,13 @@ typedef struct template_best {
   double ms;
   long long id;
   compile_result cr;      /* its compile (cubin), owned */
-  rt_vars vars;
-  char config[768];
-  unsigned grid[3], block[3], smem;
-  double bytes;           /* the cost formula's bytes (before L2 is counted) */
-  double executed;        /* FLOPs executed, padded tile parts included */
-  double inflight;        /* bytes a block has in flight (0: not stated) */
+  candidate_plan plan;    /* its configuration, geometry and cost */
   candidate_result r;     /* its result */
 } template_best;
 
 /* Makes tb the candidate just evaluated (a copy of its compile). */
 static void template_best_set(template_best *tb, const candidate_result *r, const compile_result *cr,
-                              const pending *p, long long id) {
+                              const candidate_plan *pl, long long id) {
   compile_result_free(&tb->cr);
   memset(&tb->cr, 0, sizeof tb->cr);
   if (compile_result_copy(&tb->cr, cr) != RT_OK) {
@@ -219,14 +207,7 @@ static void template_best_set(template_best *tb, const candidate_result *r, cons
   tb->have = 1;
   tb->ms = r->time_ms;
   tb->id = id;
-  tb->vars = p->vars;
-  snprintf(tb->config, sizeof tb->config, "%s", p->config);
-  memcpy(tb->grid, p->grid, sizeof tb->grid);
-  memcpy(tb->block, p->block, sizeof tb->block);
-  tb->smem = p->smem;
-  tb->bytes = p->bytes;
-  tb->executed = p->executed;
-  tb->inflight = p->inflight;
+  tb->plan = *pl;
   tb->r = *r;
 }
 
@@ -245,7 +226,7 @@ static double median_of(double *v, int n) {
  * when two candidates are closer than the spread).  The re-measurements are stored too. */
 static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, template_best *b2,
                             compute_path path, int wgmma, const param_roles *roles, const space *sp) {
-  if (device_get_kind(c->dev) != DEVICE_CUDA || !b1->have || !b2->have) return;
+  if (!device_has(c->dev, DEVICE_CAP_MEASURES) || !b1->have || !b2->have) return;
   double noise = fmax(b1->r.spread, b2->r.spread);
   if (!(b2->ms - b1->ms < noise * b1->ms)) return;
   double t[2][3] = {{b1->ms}, {b2->ms}};
@@ -256,32 +237,26 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       device_candidate dc;
       memset(&dc, 0, sizeof dc);
       dc.template_name = name;
-      dc.config_text = b->config;
-      dc.values = &b->vars;
+      dc.plan = &b->plan;
       dc.entry = b->cr.lowered_name;
       dc.cubin = b->cr.cubin;
       dc.cubin_size = b->cr.cubin_size;
-      memcpy(dc.grid, b->grid, sizeof dc.grid);
-      memcpy(dc.block, b->block, sizeof dc.block);
-      dc.smem = b->smem;
-      dc.flops = b->r.flops;
-      dc.executed_flops = b->executed;
-      dc.inflight_bytes = b->inflight;
-      dc.dram_bytes = b->bytes;
+      dc.min_bytes = c->fam->min_bytes(&c->prob);
       dc.facts = b->r.facts;
       dc.path = path;
       dc.wgmma = wgmma;
       dc.library_index = -1;
       candidate_result r;
       if (device_evaluate(c->dev, &dc, &r, NULL) != RT_OK || r.status != RT_OK) continue;
-      diagnose_result(c, &r, b->executed, path, wgmma, roles, &b->vars, sp);
+      diagnose_result(c, &r, &b->plan, path, wgmma, roles, sp);
       snprintf(r.detail, sizeof r.detail, "re-measured: within the spread of another candidate");
       long long id = 0;
       store_result(c, &r, &id, NULL);
       t[k][n[k]++] = r.time_ms;
     }
   int was_best = c->rep->have_best && !strcmp(c->rep->best.template_name, name) &&
-                 (!strcmp(c->rep->best.config, b1->config) || !strcmp(c->rep->best.config, b2->config));
+                 (!strcmp(c->rep->best.config, b1->plan.config) ||
+                  !strcmp(c->rep->best.config, b2->plan.config));
   b1->ms = b1->r.time_ms = median_of(t[0], n[0]);
   b2->ms = b2->r.time_ms = median_of(t[1], n[1]);
   if (b2->ms < b1->ms) {
@@ -318,11 +293,11 @@ static void winner_launch_text(const manifest *m, db_winner *w) {
  * expressions with them for a nearby shape, so a value computed from this problem's dimensions
  * would be stale there and stays out. */
 static void winner_vars_text(const manifest *m, const template_best *b, char *buf, size_t size) {
-  size_t n = (size_t)snprintf(buf, size, "%s", b->config);
+  size_t n = (size_t)snprintf(buf, size, "%s", b->plan.config);
   for (int i = 0; i < manifest_nderived(m) && n < size; i++) {
     long long v;
     const char *name = manifest_derived_name(m, i);
-    if (manifest_derived_emitted(m, i) && rt_vars_get(&b->vars, name, &v))
+    if (manifest_derived_emitted(m, i) && rt_vars_get(&b->plan.vars, name, &v))
       n += (size_t)snprintf(buf + n, size - n, ",%s=%lld", name, v);
   }
 }
@@ -340,20 +315,17 @@ typedef struct predict_ctx {
 double tune_predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
                            const gpu_spec *gpu, const char *dtype, double min_bytes) {
   const arch_spec *arch = gpu ? arch_spec_find(gpu->arch) : NULL;
-  rt_vars v;
+  candidate_plan pl;
   device_candidate dc;
   memset(&dc, 0, sizeof dc);
-  if (!arch || manifest_config_vars(m, sp, idx, env, &v, NULL) ||
-      manifest_launch(m, &v, dc.grid, dc.block, &dc.smem, NULL) ||
-      manifest_cost(m, &v, &dc.flops, &dc.dram_bytes, &dc.executed_flops, NULL) ||
-      manifest_inflight(m, &v, &dc.inflight_bytes, NULL))
-    return HUGE_VAL;
+  if (!arch || manifest_plan(m, sp, idx, env, &pl, NULL)) return HUGE_VAL;
+  dc.plan = &pl;
   dc.min_bytes = min_bytes;
   dc.path = template_path(m, dtype, &dc.wgmma);
-  dc.facts.threads_per_block = (int)(dc.block[0] * dc.block[1] * dc.block[2]);
-  dc.facts.smem_dynamic = (int)dc.smem;
-  dc.facts.grid_blocks = (long long)dc.grid[0] * dc.grid[1] * dc.grid[2];
-  if (manifest_work(m, &v, dc.grid, &dc.facts.work_blocks, NULL)) return HUGE_VAL;
+  dc.facts.threads_per_block = (int)(pl.block[0] * pl.block[1] * pl.block[2]);
+  dc.facts.smem_dynamic = (int)pl.smem;
+  dc.facts.grid_blocks = (long long)pl.grid[0] * pl.grid[1] * pl.grid[2];
+  dc.facts.work_blocks = pl.work;
   double t;
   if (occupancy_fill_facts(arch, &dc.facts, NULL) || device_model_predict(gpu, &dc, &t, NULL)) return HUGE_VAL;
   return t * 1e3;
@@ -507,29 +479,25 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     for (size_t i = 0; i < n; i++) {
       pending *p = &pend[i];
       memset(p, 0, sizeof *p);
-      p->idx = idx[i];
-      space_format_config(sp, idx[i], p->config, sizeof p->config);
+      p->plan.idx = idx[i];
+      space_format_config(sp, idx[i], p->plan.config, sizeof p->plan.config);
       /* resume: a stored result is told, not recomputed */
       const candidate_result *old = NULL;
       for (size_t k = 0; k < nprev && !old; k++)
-        if (strcmp(prev[k].config, p->config) == 0) old = &prev[k];
+        if (strcmp(prev[k].config, p->plan.config) == 0) old = &prev[k];
       if (old) {
         p->pre = *old;
         p->failed_early = 2;
         continue;
       }
       rt_error cerr = {0};
-      rt_status s = manifest_config_vars(m, sp, idx[i], &c->env, &p->vars, &cerr);
-      if (!s) s = manifest_launch(m, &p->vars, p->grid, p->block, &p->smem, &cerr);
-      if (!s) s = manifest_cost(m, &p->vars, &p->flops, &p->bytes, &p->executed, &cerr);
-      if (!s) s = manifest_inflight(m, &p->vars, &p->inflight, &cerr);
-      if (!s) s = manifest_work(m, &p->vars, p->grid, &p->work, &cerr);
-      if (!s) s = manifest_config_source(m, sp, idx[i], &p->vars, o->dtype, src, &p->source, &cerr);
+      rt_status s = manifest_plan(m, sp, idx[i], &c->env, &p->plan, &cerr);
+      if (!s) s = manifest_config_source(m, sp, idx[i], &p->plan.vars, o->dtype, src, &p->source, &cerr);
       if (s) {
         candidate_result *r = &p->pre;
         memset(r, 0, sizeof *r);
         snprintf(r->template_name, sizeof r->template_name, "%s", name);
-        snprintf(r->config, sizeof r->config, "%s", p->config);
+        snprintf(r->config, sizeof r->config, "%s", p->plan.config);
         r->status = s;
         snprintf(r->detail, sizeof r->detail, "%.255s", cerr.text);
         r->timing = c->rep->timing;
@@ -581,21 +549,14 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         r = p->pre;
       } else {
         cr = &crs[j++];
+        const candidate_plan *pl = &p->plan;
         device_candidate dc;
         memset(&dc, 0, sizeof dc);
         dc.template_name = name;
-        dc.config_text = p->config;
-        dc.values = &p->vars;
+        dc.plan = pl;
         dc.entry = cr->lowered_name;
         dc.cubin = cr->cubin;
         dc.cubin_size = cr->cubin_size;
-        memcpy(dc.grid, p->grid, sizeof dc.grid);
-        memcpy(dc.block, p->block, sizeof dc.block);
-        dc.smem = p->smem;
-        dc.flops = p->flops;
-        dc.executed_flops = p->executed;
-        dc.inflight_bytes = p->inflight;
-        dc.dram_bytes = p->bytes;
         dc.min_bytes = c->fam->min_bytes(&c->prob);
         dc.path = path;
         dc.wgmma = wgmma;
@@ -603,44 +564,44 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         static_facts *f = &dc.facts;
         f->registers = cr->report.registers;
         f->smem_static = cr->report.smem_static;
-        f->smem_dynamic = (int)p->smem;
+        f->smem_dynamic = (int)pl->smem;
         f->spill_stores = cr->report.spill_stores;
         f->spill_loads = cr->report.spill_loads;
         f->stack_bytes = cr->report.stack_bytes;
-        f->threads_per_block = (int)(p->block[0] * p->block[1] * p->block[2]);
-        f->grid_blocks = (long long)p->grid[0] * p->grid[1] * p->grid[2];
-        f->work_blocks = p->work;
+        f->threads_per_block = (int)(pl->block[0] * pl->block[1] * pl->block[2]);
+        f->grid_blocks = (long long)pl->grid[0] * pl->grid[1] * pl->grid[2];
+        f->work_blocks = pl->work;
         if (cr->status == RT_OK && aspec) occupancy_fill_facts(aspec, f, NULL);
         if (cr->status != RT_OK) {
           memset(&r, 0, sizeof r);
           snprintf(r.template_name, sizeof r.template_name, "%s", name);
-          snprintf(r.config, sizeof r.config, "%s", p->config);
+          snprintf(r.config, sizeof r.config, "%s", pl->config);
           r.status = cr->status ? (rt_status)cr->status : RT_ERR_COMPILE;
           snprintf(r.detail, sizeof r.detail, "%s", cr->message);
           r.timing = c->rep->timing;
           snprintf(r.device_name, sizeof r.device_name, "%.63s", c->rep->device);
           r.verify_error = -1;
-          r.flops = p->flops;
-          r.dram_bytes = p->bytes;
+          r.flops = pl->flops;
+          r.dram_bytes = pl->dram_bytes;
           r.facts = *f;
         } else {
           rc = device_evaluate(c->dev, &dc, &r, err);
           if (rc) break;
-          diagnose_result(c, &r, p->executed, path, wgmma, &roles, &p->vars, sp);
+          diagnose_result(c, &r, pl, path, wgmma, &roles, sp);
         }
       }
       if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
       long long id = 0;
       if (p->failed_early != 2 && (rc = store_result(c, &r, &id, err))) break;
-      if ((rc = strategy_tell(st, p->idx, r.status, r.time_ms, &r.diag, err))) break;
+      if ((rc = strategy_tell(st, p->plan.idx, r.status, r.time_ms, &r.diag, err))) break;
       if ((rc = add_result(c, &r, p->failed_early == 2, "evaluate", err))) break;
       if (r.status == RT_OK && cr && (!best.have || r.time_ms < best.ms)) {
         compile_result_free(&second.cr);
         second = best; /* the old best (and its compile) becomes the runner-up */
         memset(&best, 0, sizeof best);
-        template_best_set(&best, &r, cr, p, id);
+        template_best_set(&best, &r, cr, &p->plan, id);
       } else if (r.status == RT_OK && cr && (!second.have || r.time_ms < second.ms)) {
-        template_best_set(&second, &r, cr, p, id);
+        template_best_set(&second, &r, cr, &p->plan, id);
       }
     }
     for (size_t k = 0; k < j; k++) compile_result_free(&crs[k]);
@@ -659,9 +620,9 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     w.cubin_size = best.cr.cubin_size;
     snprintf(w.entry, sizeof w.entry, "%.127s", best.cr.lowered_name);
     snprintf(w.arch, sizeof w.arch, "%.15s", arch);
-    memcpy(w.grid_v, best.grid, sizeof w.grid_v);
-    memcpy(w.block_v, best.block, sizeof w.block_v);
-    w.smem_v = best.smem;
+    memcpy(w.grid_v, best.plan.grid, sizeof w.grid_v);
+    memcpy(w.block_v, best.plan.block, sizeof w.block_v);
+    w.smem_v = best.plan.smem;
     winner_vars_text(m, &best, w.vars, sizeof w.vars);
     winner_launch_text(m, &w);
     rc = db_run_set_winner(c->run, best.id, &w, NULL, err);
@@ -691,19 +652,19 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
   double best_ms = 0;
   int best_i = -1;
   for (int i = 0; i < count && !TUNE_STOPPED(c); i++) {
+    candidate_plan pl;
+    candidate_plan_library(&pl, ids[i], c->fam->flops(&c->prob), c->fam->min_bytes(&c->prob));
     device_candidate dc;
     memset(&dc, 0, sizeof dc);
     dc.template_name = "cublaslt";
-    dc.config_text = ids[i];
+    dc.plan = &pl;
     dc.library_index = i;
-    dc.flops = c->fam->flops(&c->prob);
-    dc.dram_bytes = c->fam->min_bytes(&c->prob);
-    dc.path = diag_path_for_dtype(c->prob.dtype, 1);
+    dc.path = roofline_path_for_dtype(c->prob.dtype, 1);
     dc.wgmma = 1;
     candidate_result r;
     if ((rc = device_evaluate(c->dev, &dc, &r, err))) return rc;
     if (TUNE_STOPPED(c)) break;
-    diagnose_result(c, &r, 0, dc.path, 1, NULL, NULL, NULL);
+    diagnose_result(c, &r, &pl, dc.path, 1, NULL, NULL);
     long long id = 0;
     if ((rc = store_result(c, &r, &id, err))) return rc;
     if ((rc = add_result(c, &r, 0, "library", err))) return rc;
@@ -769,14 +730,15 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
     size_t n = strategy_ask(st, idx, TUNE_MAX_BATCH);
     if (n == 0) break;
     for (size_t i = 0; i < n && !rc; i++) {
-      char cfg[768];
-      space_format_config(kf->space, idx[i], cfg, sizeof cfg);
+      candidate_plan pl;
+      memset(&pl, 0, sizeof pl);
+      space_format_config(kf->space, idx[i], pl.config, sizeof pl.config);
+      pl.flops = pl.executed_flops = flops;
       device_candidate dc;
       memset(&dc, 0, sizeof dc);
       dc.template_name = name;
-      dc.config_text = cfg;
+      dc.plan = &pl;
       dc.library_index = -1;
-      dc.flops = flops;
       candidate_result r;
       if ((rc = device_evaluate(c->dev, &dc, &r, err))) break;
       long long id = 0;
@@ -814,6 +776,22 @@ const char *tune_default_device(char *note, size_t size) {
   return "model:h200";
 }
 
+/* The database's record of a device: its identity (db_device_pseudo for model and replay). */
+static void tune_db_device(const device *d, db_device *out) {
+  device_identity id;
+  device_get_identity(d, &id);
+  memset(out, 0, sizeof *out);
+  if (id.pseudo) {
+    db_device_pseudo(out, id.name);
+    return;
+  }
+  snprintf(out->name, sizeof out->name, "%s", id.name);
+  out->sm_count = id.sm_count;
+  out->cc_major = id.cc_major;
+  out->cc_minor = id.cc_minor;
+  out->driver_version = id.driver_version;
+}
+
 static rt_status open_db(tune_ctx *c, rt_error *err) {
   const tune_options *o = c->o;
   if (!o->db_path) return RT_OK;
@@ -822,19 +800,7 @@ static rt_status open_db(tune_ctx *c, rt_error *err) {
   db_run_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.prob = c->prob;
-  if (device_get_kind(c->dev) == DEVICE_CUDA) {
-    cuda_gpu_info info;
-    int dv = 0;
-    snprintf(spec.prov.device.name, sizeof spec.prov.device.name, "%s", device_label(c->dev));
-    if (cuda_gpu_query(device_ordinal(c->dev), &info, NULL) == RT_OK) {
-      spec.prov.device.sm_count = info.sm_count;
-      spec.prov.device.cc_major = info.cc_major;
-      spec.prov.device.cc_minor = info.cc_minor;
-    }
-    if (cuda_driver_version(&dv, NULL) == RT_OK) spec.prov.device.driver_version = dv;
-  } else {
-    db_device_pseudo(&spec.prov.device, device_label(c->dev));
-  }
+  tune_db_device(c->dev, &spec.prov.device);
   db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, NULL);
   snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s", device_arch(c->dev) ? device_arch(c->dev) : "");
   snprintf(spec.strategy, sizeof spec.strategy, "%s", o->strategy ? o->strategy : strategy_default());
@@ -848,30 +814,21 @@ static rt_status open_db(tune_ctx *c, rt_error *err) {
 
 /* Measured ceilings from the database, or measured now and stored (cuda only). */
 static rt_status cuda_ceilings(tune_ctx *c, rt_error *err) {
-  if (device_get_kind(c->dev) != DEVICE_CUDA) return RT_OK;
+  if (!device_has(c->dev, DEVICE_CAP_MEASURES)) return RT_OK;
   db_device dev;
-  memset(&dev, 0, sizeof dev);
-  snprintf(dev.name, sizeof dev.name, "%s", device_label(c->dev));
-  cuda_gpu_info info;
-  if (cuda_gpu_query(device_ordinal(c->dev), &info, NULL) == RT_OK) {
-    dev.sm_count = info.sm_count;
-    dev.cc_major = info.cc_major;
-    dev.cc_minor = info.cc_minor;
-  }
-  int dv = 0;
-  if (cuda_driver_version(&dv, NULL) == RT_OK) dev.driver_version = dv;
+  tune_db_device(c->dev, &dev);
   double bw = 0, fl = 0;
   int fb = 0, ff = 0;
   if (c->db) {
     db_ceiling_get(c->db, &dev, "copy_bw", "", &bw, NULL, 0, &fb, NULL);
     db_ceiling_get(c->db, &dev, "matmul", c->prob.dtype, &fl, NULL, 0, &ff, NULL);
   }
-  diag_ceilings m;
+  roofline_ceilings m;
   if (fb && ff) {
     device_ceilings(c->dev, &m);
     m.bw = bw;
-    m.l2_bw = DIAG_L2_BW_FACTOR * bw;
-    m.flops[diag_path_for_dtype(c->prob.dtype, 0)] = fl;
+    m.l2_bw = ROOFLINE_L2_BW_FACTOR * bw;
+    m.flops[roofline_path_for_dtype(c->prob.dtype, 0)] = fl;
     m.measured = 1;
     m.sm_count = device_sm_count(c->dev);
     snprintf(m.gpu, sizeof m.gpu, "%.50s (measured)", device_label(c->dev));
@@ -889,7 +846,7 @@ static rt_status cuda_ceilings(tune_ctx *c, rt_error *err) {
   device_set_ceilings(c->dev, &m);
   if (c->db) {
     db_ceiling_set(c->db, &dev, "copy_bw", "", m.bw, err);
-    db_ceiling_set(c->db, &dev, "matmul", c->prob.dtype, m.flops[diag_path_for_dtype(c->prob.dtype, 0)],
+    db_ceiling_set(c->db, &dev, "matmul", c->prob.dtype, m.flops[roofline_path_for_dtype(c->prob.dtype, 0)],
                    err);
   }
   return RT_OK;
@@ -934,11 +891,11 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   out->timing = device_timing(c.dev);
   c.have_ceil = device_ceilings(c.dev, &c.ceil);
 
-  if (device_get_kind(c.dev) == DEVICE_REPLAY && o->config) {
+  if (device_has(c.dev, DEVICE_CAP_RECORDED) && o->config) {
     rc = rt_error_set(err, RT_ERR_USAGE, "a replayed file has no template configuration to re-evaluate");
     goto done;
   }
-  if (device_get_kind(c.dev) == DEVICE_REPLAY) {
+  if (device_has(c.dev, DEVICE_CAP_RECORDED)) {
     /* the recorded file is the space; the shape and dtype only label the run */
     c.fam = o->target ? family_find(o->target) : NULL;
     manifest *rm = NULL;
@@ -1016,18 +973,11 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     if (err && !err->source[0]) rt_error_locate(err, "--shape", NULL, 0, 0);
     goto done;
   }
-  if ((rc = c.fam->bind(&c.prob, &c.env))) {
-    rc = rt_error_set(err, rc, "cannot bind problem %s", c.prob.shape);
-    goto done;
-  }
-  if ((rc = manifest_env_dtype(o->dtype, &c.env, err))) {
-    rt_error_locate(err, "--dtype", NULL, 0, 0);
-    goto done;
-  }
-  if ((rc = gpu_spec_env(arch_spec_find(device_arch(c.dev)), device_spec(c.dev), &c.env, err)))
+  if ((rc = problem_env(c.fam, &c.prob, arch_spec_find(device_arch(c.dev)), device_spec(c.dev), &c.env,
+                       err)))
     goto done;
   if (device_sm_count(c.dev) > 0) rt_vars_set(&c.env, "device.sm_count", device_sm_count(c.dev));
-  int use_library = whole_family && device_get_kind(c.dev) == DEVICE_CUDA && c.fam->library_list;
+  int use_library = whole_family && device_has(c.dev, DEVICE_CAP_RUNS) && c.fam->library_list;
   if (nms == 0 && !use_library) {
     rt_error_locate(err, "--dtype", NULL, 0, 0);
     rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "no %s template supports dtype %s on %s (%s)",

@@ -34,16 +34,19 @@ static void eval_bad(device *d, const char *arch, const char *entry, rt_status w
     compile_result_free(&cr);
     return;
   }
+  candidate_plan pl;
+  memset(&pl, 0, sizeof pl);
+  snprintf(pl.config, sizeof pl.config, "%s", entry);
+  pl.grid[0] = pl.grid[1] = pl.grid[2] = 1;
+  pl.block[0] = 32;
+  pl.block[1] = pl.block[2] = 1;
   device_candidate c;
   memset(&c, 0, sizeof c);
   c.template_name = "bad";
-  c.config_text = entry;
+  c.plan = &pl;
   c.entry = cr.lowered_name;
   c.cubin = cr.cubin;
   c.cubin_size = cr.cubin_size;
-  c.grid[0] = c.grid[1] = c.grid[2] = 1;
-  c.block[0] = 32;
-  c.block[1] = c.block[2] = 1;
   c.library_index = -1;
   candidate_result r;
   CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);
@@ -118,7 +121,7 @@ int main(void) {
   eval_bad(d, arch, "writes_nothing", RT_ERR_WRONG_RESULT); /* a fresh worker answers */
   CHECK(device_worker_restarts(d) >= 2);
 
-  diag_ceilings ceil;
+  roofline_ceilings ceil;
   CHECK_INT(device_measure_ceilings(d, "f16", &ceil, &err), RT_OK);
   CHECK(ceil.measured == 1);
   CHECK(ceil.bw > 1e11);

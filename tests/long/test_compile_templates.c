@@ -18,10 +18,8 @@ static space *space_for(const manifest *m, const char *dtype, const char *arch, 
   const family_ops *fam = family_find(manifest_family(m));
   problem p;
   rt_error err = {0};
-  rt_vars_clear(env);
-  if (!fam || fam->parse_shape(shape, dtype, &p, &err) || fam->bind(&p, env) ||
-      manifest_env_dtype(dtype, env, &err) ||
-      gpu_spec_env(arch_spec_find(arch), gpu_spec_for_arch(arch), env, &err))
+  if (!fam || fam->parse_shape(shape, dtype, &p, &err) ||
+      problem_env(fam, &p, arch_spec_find(arch), gpu_spec_for_arch(arch), env, &err))
     return NULL;
   space *sp = NULL;
   if (manifest_build_space(m, env, &sp, &err)) return NULL;

@@ -7,24 +7,37 @@
 #include "tuner/device/device.h"
 #include "tuner/template/ktfile.h"
 
+/* A candidate with its own plan: copies of a tcand are independent (tc() points the device
+ * candidate at the copy's plan before each use). */
+typedef struct tcand {
+  device_candidate dc;
+  candidate_plan pl;
+} tcand;
+
+static const device_candidate *tc(tcand *t) {
+  t->dc.plan = &t->pl;
+  return &t->dc;
+}
+
 /* A 128x128-tile bf16 GEMM candidate on M=N=K=n. */
-static device_candidate gemm_candidate(long long n, int tile) {
-  device_candidate c;
-  memset(&c, 0, sizeof c);
-  c.template_name = "gemm_test";
-  c.config_text = "BLOCK_M=128,BLOCK_N=128";
-  c.flops = 2.0 * n * n * n;
-  c.dram_bytes = 2.0 * ((double)n * n * ((n + tile - 1) / tile) * 2) + 4.0 * n * n;
-  c.facts.registers = 128;
-  c.facts.threads_per_block = 256;
-  c.facts.smem_dynamic = 3 * 2 * tile * 32 * 2;
-  c.facts.blocks_per_sm = 1;
-  c.facts.occupancy = 0.125;
-  c.facts.grid_blocks = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
-  c.path = PATH_TC_F16;
-  c.wgmma = 0;
-  c.library_index = -1;
-  return c;
+static tcand gemm_candidate(long long n, int tile) {
+  tcand t;
+  memset(&t, 0, sizeof t);
+  device_candidate *c = &t.dc;
+  c->template_name = "gemm_test";
+  snprintf(t.pl.config, sizeof t.pl.config, "BLOCK_M=128,BLOCK_N=128");
+  t.pl.flops = t.pl.executed_flops = 2.0 * n * n * n;
+  t.pl.dram_bytes = 2.0 * ((double)n * n * ((n + tile - 1) / tile) * 2) + 4.0 * n * n;
+  c->facts.registers = 128;
+  c->facts.threads_per_block = 256;
+  c->facts.smem_dynamic = 3 * 2 * tile * 32 * 2;
+  c->facts.blocks_per_sm = 1;
+  c->facts.occupancy = 0.125;
+  c->facts.grid_blocks = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
+  c->path = PATH_TC_F16;
+  c->wgmma = 0;
+  c->library_index = -1;
+  return t;
 }
 
 static void test_model(void) {
@@ -35,103 +48,103 @@ static void test_model(void) {
   CHECK_INT(device_timing(d), TIMING_PREDICTED);
   CHECK_STR(device_arch(d), "sm_90");
   CHECK_INT(device_sm_count(d), 132);
-  diag_ceilings ceil;
+  roofline_ceilings ceil;
   CHECK_INT(device_ceilings(d, &ceil), 1);
   CHECK_INT(ceil.measured, 0);
 
-  device_candidate c = gemm_candidate(4096, 128);
+  tcand c = gemm_candidate(4096, 128);
   candidate_result r1, r2;
-  CHECK_INT(device_evaluate(d, &c, &r1, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&c), &r1, &err), RT_OK);
   CHECK_INT(r1.status, RT_OK);
   CHECK_INT(r1.timing, TIMING_PREDICTED);
   CHECK_STR(r1.device_name, "model:h200");
   CHECK_STR(r1.config, "BLOCK_M=128,BLOCK_N=128");
   CHECK(r1.time_ms > 0);
-  CHECK_INT(device_evaluate(d, &c, &r2, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&c), &r2, &err), RT_OK);
   CHECK(r1.time_ms == r2.time_ms); /* deterministic */
   /* 4096^3 bf16 at 128x128 tiles with mma.sync: between the spec's best and 10x slower */
-  double tflops = c.flops / (r1.time_ms * 1e-3) / 1e12;
+  double tflops = c.pl.flops / (r1.time_ms * 1e-3) / 1e12;
   CHECK(tflops < 989.5 && tflops > 98.9);
 
   /* a bigger problem takes longer; so does the same problem in more bytes */
-  device_candidate big = gemm_candidate(8192, 128);
+  tcand big = gemm_candidate(8192, 128);
   candidate_result rb;
-  CHECK_INT(device_evaluate(d, &big, &rb, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&big), &rb, &err), RT_OK);
   CHECK(rb.time_ms > 4 * r1.time_ms);
 
   /* tiny 16x16 tiles read the inputs 256x over: predicted memory-bound, and slower */
-  device_candidate small = gemm_candidate(4096, 16);
-  small.facts.blocks_per_sm = 8;
-  small.facts.occupancy = 1.0;
-  small.facts.threads_per_block = 256;
+  tcand small = gemm_candidate(4096, 16);
+  small.dc.facts.blocks_per_sm = 8;
+  small.dc.facts.occupancy = 1.0;
+  small.dc.facts.threads_per_block = 256;
   candidate_result rs;
-  CHECK_INT(device_evaluate(d, &small, &rs, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&small), &rs, &err), RT_OK);
   CHECK(rs.time_ms > r1.time_ms);
   diagnosis dg;
   diag_input in;
   memset(&in, 0, sizeof in);
-  in.flops = small.flops;
-  in.dram_bytes = small.dram_bytes;
+  in.flops = small.pl.flops;
+  in.dram_bytes = small.pl.dram_bytes;
   in.time_s = rs.time_ms * 1e-3;
-  in.facts = small.facts;
-  in.path = small.path;
+  in.facts = small.dc.facts;
+  in.path = small.dc.path;
   CHECK_INT(diagnose(&in, &ceil, &dg, &err), RT_OK);
   CHECK_STR(dg.limit, "memory");
 
   /* wave quantization: one block more than a full wave costs nearly a wave */
-  device_candidate w1 = gemm_candidate(4096, 128), w2 = w1;
-  w1.facts.grid_blocks = 132;
-  w2.facts.grid_blocks = 133;
-  w2.flops = w1.flops * 133.0 / 132.0;
-  w2.dram_bytes = w1.dram_bytes * 133.0 / 132.0;
+  tcand w1 = gemm_candidate(4096, 128), w2 = w1;
+  w1.dc.facts.grid_blocks = 132;
+  w2.dc.facts.grid_blocks = 133;
+  w2.pl.flops = w1.pl.flops * 133.0 / 132.0;
+  w2.pl.dram_bytes = w1.pl.dram_bytes * 133.0 / 132.0;
   candidate_result rw1, rw2;
-  device_evaluate(d, &w1, &rw1, &err);
-  device_evaluate(d, &w2, &rw2, &err);
+  device_evaluate(d, tc(&w1), &rw1, &err);
+  device_evaluate(d, tc(&w2), &rw2, &err);
   CHECK(rw2.time_ms > 1.8 * rw1.time_ms);
   /* a persistent grid of 132 blocks doing 133 blocks' worth of work takes two rounds too */
-  device_candidate w3 = w2;
-  w3.facts.grid_blocks = 132;
-  w3.facts.work_blocks = 133;
+  tcand w3 = w2;
+  w3.dc.facts.grid_blocks = 132;
+  w3.dc.facts.work_blocks = 133;
   candidate_result rw3;
-  device_evaluate(d, &w3, &rw3, &err);
+  device_evaluate(d, tc(&w3), &rw3, &err);
   CHECK_NEAR(rw3.time_ms, rw2.time_ms, 1e-9);
 
   /* padding: the same launch doing 4x the math (padded tile parts) turns compute-bound and
    * slower; executed flops below the problem's count as the problem's */
-  device_candidate padded = gemm_candidate(4096, 128);
-  padded.executed_flops = 4 * padded.flops;
+  tcand padded = gemm_candidate(4096, 128);
+  padded.pl.executed_flops = 4 * padded.pl.flops;
   candidate_result rp;
-  CHECK_INT(device_evaluate(d, &padded, &rp, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&padded), &rp, &err), RT_OK);
   CHECK(rp.time_ms > 2 * r1.time_ms);
-  CHECK_NEAR(rp.flops, c.flops, 0); /* TFLOP/s stay the problem's */
-  padded.executed_flops = 0.5 * padded.flops;
-  CHECK_INT(device_evaluate(d, &padded, &rp, &err), RT_OK);
+  CHECK_NEAR(rp.flops, c.pl.flops, 0); /* TFLOP/s stay the problem's */
+  padded.pl.executed_flops = 0.5 * padded.pl.flops;
+  CHECK_INT(device_evaluate(d, tc(&padded), &rp, &err), RT_OK);
   CHECK_NEAR(rp.time_ms, r1.time_ms, 1e-12);
 
   /* a streaming block (no shared memory) with 4 KB in flight and one block per SM cannot cover
    * the DRAM latency; stating 64 KB in flight (more unrolled loads) does, and it is faster */
-  device_candidate stream = gemm_candidate(4096, 128);
-  stream.flops = 2.0 * 4096 * 4096; /* a decode-sized problem: memory-bound */
-  stream.facts.smem_dynamic = 0;
-  stream.inflight_bytes = 4096;
+  tcand stream = gemm_candidate(4096, 128);
+  stream.pl.flops = 2.0 * 4096 * 4096; /* a decode-sized problem: memory-bound */
+  stream.dc.facts.smem_dynamic = 0;
+  stream.pl.inflight_bytes = 4096;
   candidate_result rlo, rhi;
-  CHECK_INT(device_evaluate(d, &stream, &rlo, &err), RT_OK);
-  stream.inflight_bytes = 65536;
-  CHECK_INT(device_evaluate(d, &stream, &rhi, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&stream), &rlo, &err), RT_OK);
+  stream.pl.inflight_bytes = 65536;
+  CHECK_INT(device_evaluate(d, tc(&stream), &rhi, &err), RT_OK);
   CHECK(rhi.time_ms < 0.5 * rlo.time_ms);
 
   /* wgmma's ceiling is higher than mma.sync's on sm_90 */
-  device_candidate wg = gemm_candidate(4096, 128);
-  wg.wgmma = 1;
+  tcand wg = gemm_candidate(4096, 128);
+  wg.dc.wgmma = 1;
   candidate_result rg;
-  device_evaluate(d, &wg, &rg, &err);
+  device_evaluate(d, tc(&wg), &rg, &err);
   CHECK(rg.time_ms < r1.time_ms);
 
   /* a block that fits on no SM is a failed candidate, not a device error */
-  device_candidate nofit = gemm_candidate(4096, 128);
-  nofit.facts.blocks_per_sm = 0;
+  tcand nofit = gemm_candidate(4096, 128);
+  nofit.dc.facts.blocks_per_sm = 0;
   candidate_result rn;
-  CHECK_INT(device_evaluate(d, &nofit, &rn, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&nofit), &rn, &err), RT_OK);
   CHECK_INT(rn.status, RT_ERR_LAUNCH);
   CHECK_CONTAINS(rn.detail, "no block fits");
   device_close(d);
@@ -142,7 +155,7 @@ static void test_model(void) {
   for (int i = 0; i < 3; i++) {
     CHECK_INT(device_open(gpus[i], NULL, &d, &err), RT_OK);
     candidate_result r;
-    CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);
+    CHECK_INT(device_evaluate(d, tc(&c), &r, &err), RT_OK);
     CHECK(r.time_ms >= prev);
     prev = r.time_ms;
     device_close(d);
@@ -190,26 +203,29 @@ static void test_replay_fixture(void) {
   const ktfile *kf = device_replay_file(d);
   CHECK(kf != NULL);
   CHECK_INT(space_size(kf->space), 3);
+  candidate_plan pl;
+  memset(&pl, 0, sizeof pl);
   device_candidate c;
   memset(&c, 0, sizeof c);
+  c.plan = &pl;
   c.library_index = -1;
   candidate_result r;
-  c.config_text = "block_size_x=64,tile=2";
+  snprintf(pl.config, sizeof pl.config, "block_size_x=64,tile=2");
   CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);
   CHECK_INT(r.status, RT_OK);
   CHECK_NEAR(r.time_ms, 0.4, 1e-12);
   CHECK_INT(r.timing, TIMING_REPLAYED);
   CHECK_CONTAINS(r.device_name, "replay:");
-  c.config_text = "tile=1,block_size_x=128"; /* any order */
+  snprintf(pl.config, sizeof pl.config, "tile=1,block_size_x=128"); /* any order */
   CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);
   CHECK_INT(r.status, RT_ERR_COMPILE);
   CHECK_CONTAINS(r.detail, "CompilationFailedConfig");
-  c.config_text = "block_size_x=128,tile=2"; /* not in the file */
+  snprintf(pl.config, sizeof pl.config, "block_size_x=128,tile=2"); /* not in the file */
   CHECK_INT(device_evaluate(d, &c, &r, &err), RT_ERR_NOT_FOUND);
   CHECK_CONTAINS(err.source, "small.json");
   CHECK_CONTAINS(err.text, "block_size_x=128,tile=2");
   /* the A100 it was measured on is in the spec table: its roofs serve diagnosis */
-  diag_ceilings ceil;
+  roofline_ceilings ceil;
   CHECK_INT(device_ceilings(d, &ceil), 1);
   CHECK_INT(ceil.sm_count, 108);
   device_close(d);
@@ -239,11 +255,12 @@ static void test_replay_shared(void) {
       continue;
     }
     const ktfile *kf = device_replay_file(d);
-    char cfg[1024];
-    space_format_config(kf->space, kf->optimum_idx, cfg, sizeof cfg);
+    candidate_plan pl;
+    memset(&pl, 0, sizeof pl);
+    space_format_config(kf->space, kf->optimum_idx, pl.config, sizeof pl.config);
     device_candidate c;
     memset(&c, 0, sizeof c);
-    c.config_text = cfg;
+    c.plan = &pl;
     c.library_index = -1;
     candidate_result r;
     CHECK_INT(device_evaluate(d, &c, &r, &err), RT_OK);

@@ -7,7 +7,7 @@ static const char *const params[] = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "WARPS_M",
                                       "WARPS_N", "STAGES",  "SPLIT_K", "LAYOUT"};
 static param_roles roles;
 static rt_vars config;
-static diag_ceilings h200;
+static roofline_ceilings h200;
 
 /* A 4096^3 problem's FLOPs; bytes and time are chosen per case to land at given fractions. */
 static diag_input base(void) {
@@ -54,7 +54,7 @@ int main(void) {
   CHECK_INT(role_parse("nope"), -1);
   rt_vars_set(&config, "BLOCK_M", 128);
   rt_vars_set(&config, "BLOCK_N", 64);
-  diag_ceilings_from_spec(gpu_spec_find("h200"), &h200);
+  roofline_from_spec(gpu_spec_find("h200"), &h200);
   CHECK_INT(h200.sm_count, 132);
   CHECK_INT(h200.measured, 0);
   CHECK_CONTAINS(h200.gpu, "spec");
@@ -206,9 +206,9 @@ int main(void) {
   CHECK_CONTAINS(d.sentence, "L2-bound");
   CHECK_CONTAINS(d.sentence, "80 %");
   CHECK_STR(d.lever, "BLOCK_N+,BLOCK_M+,BLOCK_K+");
-  CHECK_NEAR(h200.l2_bw, DIAG_L2_BW_FACTOR * h200.bw, 1.0);
-  CHECK_NEAR(diag_dram_bytes(1000.0, 100.0, 9.0), 100.0 + 900.0 / 3.0, 1e-9);
-  CHECK_NEAR(diag_dram_bytes(1000.0, 0.0, 9.0), 1000.0, 1e-9);
+  CHECK_NEAR(h200.l2_bw, ROOFLINE_L2_BW_FACTOR * h200.bw, 1.0);
+  CHECK_NEAR(roofline_dram_bytes(1000.0, 100.0, 9.0), 100.0 + 900.0 / 3.0, 1e-9);
+  CHECK_NEAR(roofline_dram_bytes(1000.0, 0.0, 9.0), 1000.0, 1e-9);
 
   /* spills */
   in = base();
@@ -235,15 +235,15 @@ int main(void) {
    * 3.88 waves' worth; one of 66 blocks (the rest left idle) doing 512 takes 8 rounds */
   {
     double waves, full;
-    diag_waves(132, 512, 132, &waves, &full);
+    roofline_waves(132, 512, 132, &waves, &full);
     CHECK_NEAR(waves, 512.0 / 132.0, 1e-12);
     CHECK_NEAR(full, 4, 1e-12);
-    diag_waves(66, 512, 132, &waves, &full);
+    roofline_waves(66, 512, 132, &waves, &full);
     CHECK_NEAR(full, 8, 1e-12);
-    diag_waves(66, 0, 132, &waves, &full); /* no work given: the grid's blocks, one round */
+    roofline_waves(66, 0, 132, &waves, &full); /* no work given: the grid's blocks, one round */
     CHECK_NEAR(waves, 0.5, 1e-12);
     CHECK_NEAR(full, 1, 1e-12);
-    diag_waves(0, 0, 132, &waves, &full);
+    roofline_waves(0, 0, 132, &waves, &full);
     CHECK_NEAR(full, 0, 1e-12);
   }
   in = base();
@@ -363,7 +363,7 @@ int main(void) {
   CHECK_CONTAINS(d.sentence, "more reuse");
 
   /* measured ceilings replace the spec */
-  diag_ceilings measured = h200;
+  roofline_ceilings measured = h200;
   measured.bw = 2.0e12;
   measured.measured = 1;
   in = base();
@@ -381,12 +381,12 @@ int main(void) {
   CHECK_INT(diagnose(&in, &h200, &d, &err), RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "positive time");
   in.time_s = 1e-3;
-  diag_ceilings none;
+  roofline_ceilings none;
   memset(&none, 0, sizeof none);
   CHECK_INT(diagnose(&in, &none, &d, &err), RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "ceilings");
-  CHECK_INT(diag_path_for_dtype("bf16", 0), PATH_TC_F16);
-  CHECK_INT(diag_path_for_dtype("f32", 0), PATH_SIMT_F32);
-  CHECK_INT(diag_path_for_dtype("f32", 1), PATH_TC_TF32);
+  CHECK_INT(roofline_path_for_dtype("bf16", 0), PATH_TC_F16);
+  CHECK_INT(roofline_path_for_dtype("f32", 0), PATH_SIMT_F32);
+  CHECK_INT(roofline_path_for_dtype("f32", 1), PATH_TC_TF32);
   return test_done();
 }

@@ -16,9 +16,7 @@ int main(void) {
   space *sp = NULL;
   const gpu_spec *gpu = gpu_spec_find("h200");
   CHECK_INT(gemm_family.parse_shape("4096x4096x4096:nt", "bf16", &p, &err), RT_OK);
-  CHECK_INT(gemm_family.bind(&p, &env), RT_OK);
-  CHECK_INT(manifest_env_dtype("bf16", &env, NULL), RT_OK);
-  CHECK_INT(gpu_spec_env(arch_spec_find("sm_90a"), gpu, &env, NULL), RT_OK);
+  CHECK_INT(problem_env(&gemm_family, &p, arch_spec_find("sm_90a"), gpu, &env, NULL), RT_OK);
   CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
   if (!sp) return test_done();
   const size_t size = space_size(sp);

@@ -17,11 +17,9 @@ static int wgmma_config(manifest *mf, const problem *p, size_t idx, rt_vars *var
                         size_t size) {
   rt_error err = {0};
   rt_vars env;
-  rt_vars_clear(&env);
   const gpu_spec *gpu = gpu_spec_find("h200");
   space *sp = NULL;
-  int ok = gemm_family.bind(p, &env) == RT_OK && manifest_env_dtype(p->dtype, &env, &err) == RT_OK &&
-           gpu_spec_env(arch_spec_find(gpu->arch), gpu, &env, &err) == RT_OK &&
+  int ok = problem_env(&gemm_family, p, arch_spec_find(gpu->arch), gpu, &env, &err) == RT_OK &&
            manifest_build_space(mf, &env, &sp, &err) == RT_OK && idx < space_size(sp) &&
            manifest_config_vars(mf, sp, idx, &env, vars, &err) == RT_OK;
   if (ok) {

@@ -198,10 +198,8 @@ static int cmd_compile(int argc, char **argv) {
 
   /* the names the manifest's expressions see */
   rt_vars env;
-  rt_vars_clear(&env);
   const arch_spec *as = arch_spec_find(arch);
-  if ((s = fam->bind(&prob, &env)) || (s = manifest_env_dtype(dtype, &env, &err)) ||
-      (s = gpu_spec_env(as, gpu_spec_for_arch(arch), &env, &err))) {
+  if ((s = problem_env(fam, &prob, as, gpu_spec_for_arch(arch), &env, &err))) {
     if (!err.text[0]) rt_error_set(&err, s, "cannot set the problem's names for %s", shape);
     rc = cli_fail("compile", &err);
     goto done;
@@ -232,19 +230,17 @@ static int cmd_compile(int argc, char **argv) {
     size_t need = space_format_config(sp, idx, NULL, 0);
     rows[i].config = malloc(need + 1);
     char *text = NULL;
-    rt_vars cv;
-    unsigned grid[3], block[3], smem = 0;
+    candidate_plan pl;
     if (!rows[i].config || manifest_config_source(m, sp, idx, &env, dtype, source, &text, &err) ||
-        manifest_config_vars(m, sp, idx, &env, &cv, &err) ||
-        manifest_launch(m, &cv, grid, block, &smem, &err)) {
+        manifest_plan(m, sp, idx, &env, &pl, &err)) {
       free(text);
       if (!err.text[0]) rt_error_set(&err, RT_ERR_NOMEM, "out of memory");
       rc = cli_fail("compile", &err);
       goto done;
     }
     space_format_config(sp, idx, rows[i].config, need + 1);
-    rows[i].threads = block[0] * block[1] * block[2];
-    rows[i].smem_dynamic = smem;
+    rows[i].threads = pl.block[0] * pl.block[1] * pl.block[2];
+    rows[i].smem_dynamic = pl.smem;
     cjobs[i].source = text;
     cjobs[i].name = manifest_source_name(m);
   }

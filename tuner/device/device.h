@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "tuner/model/diagnose.h"
+#include "tuner/template/manifest.h"
 #include "tuner/model/gpu_spec.h"
 #include "tuner/core/result.h"
 #include "tuner/core/status.h"
@@ -40,19 +41,11 @@ struct problem;
 /* One candidate as the pipeline hands it to a device. */
 typedef struct device_candidate {
   const char *template_name;  /* "gemm_mma", or "cublaslt" */
-  const char *config_text;    /* "BLOCK_M=128,BLOCK_N=64,..." (space_format_config) */
-  const rt_vars *values;      /* parameter and derived values (kernel launch arguments) */
+  const candidate_plan *plan; /* its configuration text, values, launch geometry and cost
+                                 (manifest_plan; candidate_plan_library for a library one) */
   const char *entry;          /* the kernel's symbol in the cubin */
   const void *cubin;          /* compiled code; NULL for library candidates and non-cuda devices */
   size_t cubin_size;          /* bytes */
-  unsigned grid[3];           /* launch geometry from the manifest */
-  unsigned block[3];
-  unsigned smem;              /* dynamic shared memory bytes */
-  double flops;               /* FLOPs of the problem */
-  double executed_flops;      /* FLOPs the kernel does, padded tile parts included; 0: flops */
-  double inflight_bytes;      /* DRAM bytes a block has in flight (cost.bytes_in_flight); 0:
-                                 its shared-memory staging, at least 16 bytes a thread */
-  double dram_bytes;          /* modeled DRAM bytes of this configuration */
   double min_bytes;           /* the problem's compulsory bytes (inputs once, output once);
                                  0 when unknown.  The model lets L2 absorb part of the rest */
   static_facts facts;         /* ptxas and occupancy facts */
@@ -75,14 +68,30 @@ typedef struct device_options {
   const char *replay_dtype;
 } device_options;
 
-typedef enum { DEVICE_CUDA = 0, DEVICE_MODEL, DEVICE_REPLAY } device_kind;
-
 /* Opens "cuda" (or "cuda:N"), "model:GPU" (gpu_spec_keys()) or "replay:FILE".  Errors name the
  * --device text and list what is accepted. */
 rt_status device_open(const char *spec, const device_options *opt, device **out, rt_error *err);
 void device_close(device *d);
 
-device_kind device_get_kind(const device *d);
+/* What a device can do, for the pipeline to ask instead of naming device kinds. */
+enum {
+  DEVICE_CAP_MEASURES = 1, /* times are measurements: re-measure close ones, measure ceilings */
+  DEVICE_CAP_RUNS = 2,     /* kernels run: the family's library candidates can compete */
+  DEVICE_CAP_RECORDED = 4, /* the space and its times are the device's file (replay) */
+};
+/* 1 when the device has every capability in CAPS. */
+int device_has(const device *d, int caps);
+
+/* Where results come from, as the database's provenance wants it. */
+typedef struct device_identity {
+  char name[128];     /* "NVIDIA H200", "model:h200", "replay:FILE" */
+  int sm_count;       /* 0 for pseudo devices */
+  int cc_major, cc_minor; /* 0 for pseudo devices */
+  int driver_version; /* cuDriverGetVersion(); 0 for pseudo devices */
+  int pseudo;         /* 1 for model and replay devices */
+} device_identity;
+void device_get_identity(const device *d, device_identity *out);
+
 /* "model:h200", "replay:FILE", or the GPU's name ("NVIDIA H200") for cuda. */
 const char *device_label(const device *d);
 timing_kind device_timing(const device *d);
@@ -96,9 +105,9 @@ int device_ordinal(const device *d);
 int device_sm_count(const device *d);
 /* The roofs diagnosis holds candidates against: measured ones once device_set_ceilings was
  * called, else the spec table's.  0 when the device has none (replay of a foreign GPU). */
-int device_ceilings(const device *d, diag_ceilings *out);
+int device_ceilings(const device *d, roofline_ceilings *out);
 /* Replaces the ceilings by measured ones (from the database or device_measure_ceilings). */
-void device_set_ceilings(device *d, const diag_ceilings *measured);
+void device_set_ceilings(device *d, const roofline_ceilings *measured);
 /* The replay file (NULL for other devices): its space, times and failures. */
 const struct ktfile *device_replay_file(const device *d);
 
@@ -119,7 +128,7 @@ rt_status device_library_list(device *d, int max, char ids[][256], int *count, r
 
 /* cuda: measures the ceilings once: a large device-to-device copy, and the library matmul
  * rate for dtype (8192^3); fills out (measured = 1). */
-rt_status device_measure_ceilings(device *d, const char *dtype, diag_ceilings *out,
+rt_status device_measure_ceilings(device *d, const char *dtype, roofline_ceilings *out,
                                   rt_error *err);
 
 /* The model device's prediction for one candidate, in seconds (also used to rank candidates

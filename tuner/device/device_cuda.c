@@ -28,7 +28,15 @@
 
 /* ---------------- parent side ---------------- */
 
-rt_status device_cuda_open(device *d, rt_error *err) {
+static rt_status cuda_open(device *d, const char *arg, rt_error *err) {
+  if (*arg) { /* ":N" */
+    char *end = NULL;
+    d->ordinal = (int)strtol(arg + 1, &end, 10);
+    if (*arg != ':' || end == arg + 1 || *end || d->ordinal < 0) {
+      rt_error_locate(err, "--device", NULL, 0, 0);
+      return rt_error_set(err, RT_ERR_INVALID, "bad GPU index in 'cuda%s'; use cuda or cuda:N", arg);
+    }
+  }
   cuda_gpu_info info;
   rt_status st = cuda_gpu_query(d->ordinal, &info, err);
   if (st) return st;
@@ -38,7 +46,7 @@ rt_status device_cuda_open(device *d, rt_error *err) {
   d->l2_bytes = info.l2_bytes;
   d->spec = gpu_spec_match(info.name, info.cc_major * 10 + info.cc_minor);
   if (d->spec) {
-    diag_ceilings_from_spec(d->spec, &d->ceil);
+    roofline_from_spec(d->spec, &d->ceil);
     d->ceil.sm_count = info.sm_count;
     d->have_ceil = 1;
   }
@@ -47,12 +55,12 @@ rt_status device_cuda_open(device *d, rt_error *err) {
   return worker_new(exe, argv, &d->worker, err);
 }
 
-void device_cuda_close(device *d) {
+static void cuda_close(device *d) {
   worker_free(d->worker);
   d->worker = NULL;
 }
 
-int device_cuda_restarts(const device *d) {
+static int cuda_restarts(const device *d) {
   return d->worker && worker_starts(d->worker) > 0 ? worker_starts(d->worker) - 1 : 0;
 }
 
@@ -83,8 +91,8 @@ static rt_status reply_status(json_t *reply, rt_error *err) {
                       e ? e : "worker failed without a message");
 }
 
-rt_status device_cuda_begin(device *d, const char *family, const struct problem *p,
-                            rt_error *err) {
+static rt_status cuda_begin(device *d, const char *family, const struct problem *p,
+                           rt_error *err) {
   json_t *req = json_object();
   json_object_set_new(req, "ordinal", json_integer(d->ordinal));
   json_object_set_new(req, "family", json_string(family));
@@ -101,22 +109,23 @@ rt_status device_cuda_begin(device *d, const char *family, const struct problem 
   return st;
 }
 
-rt_status device_cuda_evaluate(device *d, const device_candidate *c, candidate_result *r,
-                               rt_error *err) {
+static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_result *r,
+                              rt_error *err) {
+  const candidate_plan *pl = c->plan;
   json_t *req = json_object();
   json_object_set_new(req, "entry", json_string(c->entry ? c->entry : ""));
   json_object_set_new(req, "library", json_integer(c->library_index));
   if (c->library_index >= 0) { /* lets a fresh worker list the library candidates again */
     json_object_set_new(req, "library_max", json_integer(d->library_max));
-    json_object_set_new(req, "library_id", json_string(c->config_text ? c->config_text : ""));
+    json_object_set_new(req, "library_id", json_string(pl->config));
   }
   json_t *vals = json_object();
-  for (int i = 0; c->values && i < c->values->count; i++)
-    json_object_set_new(vals, c->values->names[i], json_integer(c->values->values[i]));
+  for (int i = 0; i < pl->vars.count; i++)
+    json_object_set_new(vals, pl->vars.names[i], json_integer(pl->vars.values[i]));
   json_object_set_new(req, "values", vals);
-  json_object_set_new(req, "grid", json_pack("[iii]", c->grid[0], c->grid[1], c->grid[2]));
-  json_object_set_new(req, "block", json_pack("[iii]", c->block[0], c->block[1], c->block[2]));
-  json_object_set_new(req, "smem", json_integer(c->smem));
+  json_object_set_new(req, "grid", json_pack("[iii]", pl->grid[0], pl->grid[1], pl->grid[2]));
+  json_object_set_new(req, "block", json_pack("[iii]", pl->block[0], pl->block[1], pl->block[2]));
+  json_object_set_new(req, "smem", json_integer(pl->smem));
   json_object_set_new(req, "time_cap_s", json_real(d->opt.time_cap_s));
   json_object_set_new(req, "target_spread", json_real(d->opt.target_spread));
   json_object_set_new(req, "min_reps", json_integer(d->opt.min_reps));
@@ -149,8 +158,8 @@ rt_status device_cuda_evaluate(device *d, const device_candidate *c, candidate_r
   return RT_OK;
 }
 
-rt_status device_cuda_library_list(device *d, int max, char ids[][256], int *count,
-                                   rt_error *err) {
+static rt_status cuda_library_list(device *d, int max, char ids[][256], int *count,
+                                  rt_error *err) {
   json_t *req = json_pack("{si}", "max", max);
   json_t *reply = NULL;
   d->library_max = max;
@@ -171,8 +180,8 @@ rt_status device_cuda_library_list(device *d, int max, char ids[][256], int *cou
   return st;
 }
 
-rt_status device_cuda_measure_ceilings(device *d, const char *dtype, diag_ceilings *out,
-                                       rt_error *err) {
+static rt_status cuda_measure_ceilings(device *d, const char *dtype, roofline_ceilings *out,
+                                      rt_error *err) {
   json_t *req = json_pack("{sssi}", "dtype", dtype, "ordinal", d->ordinal);
   json_t *reply = NULL;
   rt_status st = cuda_call(d, WORKER_CEILINGS, req, NULL, 0, CUDA_CEILINGS_TIMEOUT_S, &reply, err);
@@ -182,9 +191,9 @@ rt_status device_cuda_measure_ceilings(device *d, const char *dtype, diag_ceilin
     if (d->have_ceil) *out = d->ceil;
     else memset(out, 0, sizeof *out);
     out->bw = json_number_value(json_object_get(reply, "bw"));
-    out->l2_bw = DIAG_L2_BW_FACTOR * out->bw;
+    out->l2_bw = ROOFLINE_L2_BW_FACTOR * out->bw;
     double flops = json_number_value(json_object_get(reply, "flops"));
-    compute_path path = diag_path_for_dtype(dtype, 0);
+    compute_path path = roofline_path_for_dtype(dtype, 0);
     out->flops[path] = flops;
     if (!d->spec) { /* no spec: the measured rate is the only roof, for every path */
       for (int p = 0; p < PATH_COUNT; p++)
@@ -199,6 +208,31 @@ rt_status device_cuda_measure_ceilings(device *d, const char *dtype, diag_ceilin
   json_decref(reply);
   return st;
 }
+
+static void cuda_identity(const device *d, device_identity *out) {
+  cuda_gpu_info info;
+  int dv = 0;
+  if (cuda_gpu_query(d->ordinal, &info, NULL) == RT_OK) {
+    out->sm_count = info.sm_count;
+    out->cc_major = info.cc_major;
+    out->cc_minor = info.cc_minor;
+  }
+  if (cuda_driver_version(&dv, NULL) == RT_OK) out->driver_version = dv;
+}
+
+const device_ops device_cuda_ops = {
+    .prefix = "cuda",
+    .caps = DEVICE_CAP_MEASURES | DEVICE_CAP_RUNS,
+    .timing = TIMING_MEASURED,
+    .open = cuda_open,
+    .close = cuda_close,
+    .begin = cuda_begin,
+    .evaluate = cuda_evaluate,
+    .library_list = cuda_library_list,
+    .measure_ceilings = cuda_measure_ceilings,
+    .identity = cuda_identity,
+    .restarts = cuda_restarts,
+};
 
 /* ---------------- worker side ---------------- */
 

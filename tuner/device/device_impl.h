@@ -1,5 +1,6 @@
-/* device_impl.h — private to device.c, device_cuda.c and device_replay.c: the device record
- * and the per-kind functions device.c dispatches to.  Not part of the public interface. */
+/* device_impl.h — private to the device implementations (device.c, device_model.c,
+ * device_cuda.c, device_replay.c): the device record and the table of operations each kind
+ * fills in, which device.c dispatches through.  Not part of the public interface. */
 #ifndef ROOFTUNE_DEVICE_IMPL_H
 #define ROOFTUNE_DEVICE_IMPL_H
 
@@ -8,14 +9,35 @@
 struct worker;
 struct ktfile;
 
+/* One device kind.  Optional operations are NULL where the kind has none. */
+typedef struct device_ops {
+  const char *prefix;  /* what --device starts with: "model:", "replay:", "cuda" */
+  int caps;            /* DEVICE_CAP_* */
+  timing_kind timing;  /* what its times are */
+  /* Opens the device named by the text after the prefix ("h200", "FILE", "", ":1"). */
+  rt_status (*open)(device *d, const char *arg, rt_error *err);
+  void (*close)(device *d);                                           /* optional */
+  rt_status (*begin)(device *d, const char *family, const struct problem *p,
+                     rt_error *err);                                  /* optional */
+  rt_status (*evaluate)(device *d, const device_candidate *c, candidate_result *r,
+                        rt_error *err);
+  rt_status (*library_list)(device *d, int max, char ids[][256], int *count,
+                            rt_error *err);                           /* optional */
+  rt_status (*measure_ceilings)(device *d, const char *dtype, roofline_ceilings *out,
+                                rt_error *err);                       /* optional */
+  void (*identity)(const device *d, device_identity *out);            /* optional: pseudo */
+  int (*restarts)(const device *d);                                   /* optional */
+} device_ops;
+
+extern const device_ops device_model_ops, device_replay_ops, device_cuda_ops;
+
 struct device {
-  device_kind kind;       /* cuda, model, replay */
-  timing_kind timing;     /* measured, predicted, replayed */
+  const device_ops *ops;  /* its kind */
   char label[600];        /* "model:h200", "replay:FILE", "NVIDIA H200" */
   char arch[16];          /* compile target "sm_90"; "" for replay */
   const gpu_spec *spec;   /* the spec-table entry (model) or match (cuda); may be NULL */
   int sm_count;           /* multiprocessors; 0 unknown */
-  diag_ceilings ceil;     /* the roofs for diagnosis */
+  roofline_ceilings ceil; /* the roofs for diagnosis */
   int have_ceil;          /* ceil is set */
   device_options opt;     /* with defaults filled in */
   char family[16];        /* the problem's family, from device_begin */
@@ -27,20 +49,5 @@ struct device {
   /* replay */
   struct ktfile *kf;      /* the recorded file */
 };
-
-rt_status device_cuda_open(device *d, rt_error *err);
-void device_cuda_close(device *d);
-rt_status device_cuda_begin(device *d, const char *family, const struct problem *p, rt_error *err);
-rt_status device_cuda_evaluate(device *d, const device_candidate *c, candidate_result *r,
-                               rt_error *err);
-rt_status device_cuda_library_list(device *d, int max, char ids[][256], int *count, rt_error *err);
-rt_status device_cuda_measure_ceilings(device *d, const char *dtype, diag_ceilings *out,
-                                       rt_error *err);
-int device_cuda_restarts(const device *d);
-
-rt_status device_replay_open(device *d, const char *path, rt_error *err);
-void device_replay_close(device *d);
-rt_status device_replay_evaluate(device *d, const device_candidate *c, candidate_result *r,
-                                 rt_error *err);
 
 #endif

@@ -14,7 +14,7 @@
 #include "tuner/device/device_impl.h"
 #include "tuner/template/ktfile.h"
 
-rt_status device_replay_open(device *d, const char *path, rt_error *err) {
+static rt_status replay_open(device *d, const char *path, rt_error *err) {
   if (!*path) {
     rt_error_locate(err, "--device", NULL, 0, 0);
     return rt_error_set(err, RT_ERR_INVALID, "replay needs a file: replay:FILE");
@@ -32,22 +32,22 @@ rt_status device_replay_open(device *d, const char *path, rt_error *err) {
     if (strcasestr(d->kf->device_name, all[i].key)) {
       d->spec = &all[i];
       d->sm_count = all[i].sm_count;
-      diag_ceilings_from_spec(d->spec, &d->ceil);
+      roofline_from_spec(d->spec, &d->ceil);
       d->have_ceil = 1;
       break;
     }
   return RT_OK;
 }
 
-void device_replay_close(device *d) {
+static void replay_close(device *d) {
   ktfile_free(d->kf);
   d->kf = NULL;
 }
 
-rt_status device_replay_evaluate(device *d, const device_candidate *c, candidate_result *r,
-                                 rt_error *err) {
+static rt_status replay_evaluate(device *d, const device_candidate *c, candidate_result *r,
+                                rt_error *err) {
   size_t idx;
-  rt_status st = ktfile_find(d->kf, c->config_text ? c->config_text : "", &idx, err);
+  rt_status st = ktfile_find(d->kf, c->plan ? c->plan->config : "", &idx, err);
   if (st) return st;
   candidate_result rec;
   memset(&rec, 0, sizeof rec);
@@ -69,4 +69,11 @@ rt_status device_replay_evaluate(device *d, const device_candidate *c, candidate
   return RT_OK;
 }
 
-const struct ktfile *device_replay_file(const device *d) { return d->kf; }
+const device_ops device_replay_ops = {
+    .prefix = "replay:",
+    .caps = DEVICE_CAP_RECORDED,
+    .timing = TIMING_REPLAYED,
+    .open = replay_open,
+    .close = replay_close,
+    .evaluate = replay_evaluate,
+};

@@ -15,38 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out) {
-  memset(out, 0, sizeof *out);
-  if (!gpu) return;
-  out->bw = gpu->dram_bw_achievable;
-  for (int p = 0; p < PATH_COUNT; p++) out->flops[p] = gpu->peak_flops[p];
-  out->mma_sync_fraction = gpu->mma_sync_fraction;
-  out->launch_overhead_s = gpu->launch_overhead_s;
-  out->l2_bw = DIAG_L2_BW_FACTOR * gpu->dram_bw_achievable;
-  out->sm_count = gpu->sm_count;
-  out->measured = 0;
-  snprintf(out->gpu, sizeof out->gpu, "%s (spec)", gpu->name);
-}
-
-double diag_dram_bytes(double bytes, double min_bytes, double concurrent) {
-  if (!(min_bytes > 0) || min_bytes >= bytes) return bytes;
-  return min_bytes + (bytes - min_bytes) / sqrt(concurrent > 1 ? concurrent : 1);
-}
-
-void diag_waves(long long grid, long long work, double capacity, double *waves, double *full) {
-  *waves = *full = 0;
-  if (grid <= 0 || !(capacity > 0)) return;
-  if (work < grid) work = grid;
-  double resident = fmin((double)grid, capacity);
-  *waves = (double)work / capacity;
-  *full = ceil((double)work / resident);
-}
-
-compute_path diag_path_for_dtype(const char *dtype, int tensor_cores) {
-  if (dtype && (strcmp(dtype, "f16") == 0 || strcmp(dtype, "bf16") == 0)) return PATH_TC_F16;
-  return tensor_cores ? PATH_TC_TF32 : PATH_SIMT_F32;
-}
-
 /* ---- the lever: "NAME+,NAME-" built from roles ---- */
 
 typedef struct lever_buf {
@@ -193,7 +161,7 @@ static const char *path_words(compute_path p, int wgmma) {
 
 static int pct(double f) { return (int)lround(f * 100.0); }
 
-rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out,
+rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis *out,
                    rt_error *err) {
   memset(out, 0, sizeof *out);
   if (!(in->time_s > 0) || !isfinite(in->time_s))
@@ -220,7 +188,7 @@ rt_status diagnose(const diag_input *in, const diag_ceilings *cl, diagnosis *out
   double wave_eff = 1.0;
   if (f->grid_blocks > 0 && f->blocks_per_sm > 0 && cl->sm_count > 0) {
     double full;
-    diag_waves(f->grid_blocks, f->work_blocks, (double)cl->sm_count * f->blocks_per_sm, &out->waves, &full);
+    roofline_waves(f->grid_blocks, f->work_blocks, (double)cl->sm_count * f->blocks_per_sm, &out->waves, &full);
     out->tail = full - out->waves;
     wave_eff = out->waves / full;
   }

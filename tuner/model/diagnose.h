@@ -23,26 +23,12 @@
 #define ROOFTUNE_DIAGNOSE_H
 
 #include "tuner/model/gpu_spec.h"
+#include "tuner/model/roofline.h"
 #include "tuner/core/result.h"
 #include "tuner/template/space.h"
 #include "tuner/core/status.h"
 #include "tuner/core/vars.h"
 #include "tuner/template/roles.h"
-
-/* The roofs a candidate is held against. */
-typedef struct diag_ceilings {
-  double bw;                   /* DRAM bytes/s (copy bandwidth: bytes read + written) */
-  double flops[PATH_COUNT];    /* FLOP/s per compute path (wgmma rate for PATH_TC_F16) */
-  double mma_sync_fraction;    /* share of the f16 tensor rate mma.sync reaches; 1 off sm_90 */
-  double launch_overhead_s;    /* a launch's fixed cost */
-  int sm_count;                /* multiprocessors */
-  double l2_bw;                /* L2 bytes/s (an estimate, DIAG_L2_BW_FACTOR x bw); 0: unknown */
-  int measured;                /* 1: bw/flops measured on this device; 0: the spec table */
-  char gpu[64];                /* what they describe: "NVIDIA H200 (spec)" */
-} diag_ceilings;
-
-/* The spec table's ceilings for GPU (measured = 0). */
-void diag_ceilings_from_spec(const gpu_spec *gpu, diag_ceilings *out);
 
 typedef struct diag_input {
   double flops;             /* FLOPs of the problem */
@@ -68,27 +54,8 @@ typedef struct diag_input {
 
 /* Fills out (limit, lever, sentence, fractions, intensity, ridge, waves, tail).
  * RT_ERR_INVALID when the time or the ceilings are not positive. */
-rt_status diagnose(const diag_input *in, const diag_ceilings *ceil, diagnosis *out,
+rt_status diagnose(const diag_input *in, const roofline_ceilings *ceil, diagnosis *out,
                    rt_error *err);
-
-/* The DRAM bytes a tiled kernel moves once L2 is counted: the compulsory bytes (min_bytes:
- * inputs read once, output written once) plus the re-reads the cost formula counts (bytes -
- * min_bytes) divided by sqrt(concurrent), the number of blocks resident at once: they form a
- * patch of about sqrt(n) x sqrt(n) output tiles whose shared input panels come from L2.  bytes
- * when min_bytes is 0 or larger. */
-double diag_dram_bytes(double bytes, double min_bytes, double concurrent);
-
-/* Wave quantization.  `capacity` blocks fit on the GPU at once; a launch of `grid` blocks does
- * `work` blocks' worth of work (work == grid, or more for a persistent grid whose blocks loop).
- * *waves = work / capacity, the GPU-fulls of work; *full = the GPU-fulls of time it takes: the
- * rounds of min(grid, capacity) resident blocks, each costing as much as a full GPU's round
- * (idle slots included).  waves / full is the fraction of the GPU kept busy.  Both 0 when the
- * grid or capacity is unknown (<= 0). */
-void diag_waves(long long grid, long long work, double capacity, double *waves, double *full);
-
-/* The compute path a dtype's tensor-core template uses: "f32" → PATH_SIMT_F32 unless
- * tensor_cores (then PATH_TC_TF32), "f16"/"bf16" → PATH_TC_F16. */
-compute_path diag_path_for_dtype(const char *dtype, int tensor_cores);
 
 /* Thresholds (fractions of a ceiling) the rules use, exposed for tests and docs. */
 #define DIAG_NEAR_ROOF 0.60   /* at or above: bound by that roof */
@@ -97,7 +64,5 @@ compute_path diag_path_for_dtype(const char *dtype, int tensor_cores);
 #define DIAG_PAD_FACTOR 1.5   /* executed / problem FLOPs at or above: padding can dominate */
 #define DIAG_WAVE_EFF 0.75    /* waves / ceil(waves) under this: waves / tail */
 #define DIAG_LAUNCH_FACTOR 3.0 /* time under this many launch overheads: launch-bound */
-#define DIAG_L2_BW_FACTOR 2.5  /* L2 bandwidth / DRAM copy bandwidth assumed without a
-                                  measurement (Hopper and Ampere L2 reads reach ~2-3x HBM) */
 
 #endif

@@ -1227,6 +1227,26 @@ rt_status manifest_inflight(const manifest *m, const rt_vars *vars, double *byte
   return RT_OK;
 }
 
+rt_status manifest_plan(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                        candidate_plan *out, rt_error *err) {
+  memset(out, 0, sizeof *out);
+  out->idx = idx;
+  space_format_config(sp, idx, out->config, sizeof out->config);
+  rt_status s = manifest_config_vars(m, sp, idx, env, &out->vars, err);
+  if (!s) s = manifest_launch(m, &out->vars, out->grid, out->block, &out->smem, err);
+  if (!s) s = manifest_work(m, &out->vars, out->grid, &out->work, err);
+  if (!s) s = manifest_cost(m, &out->vars, &out->flops, &out->dram_bytes, &out->executed_flops, err);
+  if (!s) s = manifest_inflight(m, &out->vars, &out->inflight_bytes, err);
+  return s;
+}
+
+void candidate_plan_library(candidate_plan *out, const char *text, double flops, double dram_bytes) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->config, sizeof out->config, "%s", text ? text : "");
+  out->flops = out->executed_flops = flops;
+  out->dram_bytes = dram_bytes;
+}
+
 /* ---------------------------------------------------------------- source prefix */
 
 typedef struct manifest_buf {

@@ -171,6 +171,30 @@ rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, d
                         double *executed_flops, rt_error *err);
 /* cost.bytes_in_flight for a configuration's vars; 0 when the manifest does not state it. */
 rt_status manifest_inflight(const manifest *m, const rt_vars *vars, double *bytes, rt_error *err);
+/* Everything the engine derives from one configuration before compiling it: its text, its
+ * values, its launch geometry and its cost.  manifest_plan() makes it in one step; the tuner,
+ * the model device, the diagnosis and the runtime's geometry all read it. */
+typedef struct candidate_plan {
+  size_t idx;              /* configuration number in the space */
+  char config[768];        /* "BLOCK_M=128,BLOCK_N=64,..." (space_format_config) */
+  rt_vars vars;            /* env + parameter values + derived values */
+  unsigned grid[3];        /* launch geometry (manifest_launch) */
+  unsigned block[3];
+  unsigned smem;           /* dynamic shared memory bytes */
+  long long work;          /* blocks' worth of work (manifest_work) */
+  double flops;            /* the problem's FLOPs (cost.flops) */
+  double dram_bytes;       /* DRAM bytes this configuration moves (cost.dram_bytes) */
+  double executed_flops;   /* FLOPs the kernel executes (cost.executed_flops, else flops) */
+  double inflight_bytes;   /* cost.bytes_in_flight; 0 when not stated */
+} candidate_plan;
+
+/* manifest_config_vars, manifest_launch, manifest_work, manifest_cost and manifest_inflight for
+ * configuration idx of sp, into *out.  The first failure is returned (with field and column). */
+rt_status manifest_plan(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                        candidate_plan *out, rt_error *err);
+/* A plan with only a text and a cost (library candidates: no template, no geometry). */
+void candidate_plan_library(candidate_plan *out, const char *text, double flops, double dram_bytes);
+
 /* The #define prefix described above for configuration idx; vars supplies dtype and device
  * facts (env or config vars); dtype may be NULL (no RT_DTYPE lines), else one of the
  * manifest's dtypes.  *out is malloc'ed, the caller frees it. */
