@@ -56,24 +56,22 @@ struct db_run {
   int ntmpl;                /* entries used */
 };
 
-/* The result columns, in the order bind_result() and read_result() use. */
-#define RESULT_COLS                                                                           \
-  "config,status,detail,timing,time_ms,spread,repetitions,verify_error,flops,dram_bytes,"     \
-  "registers,smem_static,smem_dynamic,spill_stores,spill_loads,stack_bytes,threads_per_block," \
-  "blocks_per_sm,occupancy,limiter,grid_blocks,diag_limit,diag_lever,diag_sentence,"          \
-  "achieved_flops,achieved_bw,flops_frac,bw_frac,intensity,ridge,waves,tail"
-#define RESULT_NCOLS 32
-#define RESULT_COLS_R                                                                              \
-  "r.config,r.status,r.detail,r.timing,r.time_ms,r.spread,r.repetitions,r.verify_error,r.flops,"   \
-  "r.dram_bytes,r.registers,r.smem_static,r.smem_dynamic,r.spill_stores,r.spill_loads,"            \
-  "r.stack_bytes,r.threads_per_block,r.blocks_per_sm,r.occupancy,r.limiter,r.grid_blocks,"         \
-  "r.diag_limit,r.diag_lever,r.diag_sentence,r.achieved_flops,r.achieved_bw,r.flops_frac,"         \
-  "r.bw_frac,r.intensity,r.ridge,r.waves,r.tail"
+/* The result columns (RESULT_COLUMNS of tuner/core/result.h), in the order bind_result() and
+ * read_result() use: "config,status,...", the same with "r." in front, and the placeholders. */
+#define COL_FIRST(col, json, kind, member, group) #col
+#define COL_REST(col, json, kind, member, group) "," #col
+#define COL_R_FIRST(col, json, kind, member, group) "r." #col
+#define COL_R_REST(col, json, kind, member, group) ",r." #col
+#define COL_Q_FIRST(col, json, kind, member, group) "?"
+#define COL_Q_REST(col, json, kind, member, group) ",?"
+#define RESULT_COLS RESULT_COLUMNS(COL_FIRST, COL_REST)
+#define RESULT_COLS_R RESULT_COLUMNS(COL_R_FIRST, COL_R_REST)
+#define RESULT_QMARKS RESULT_COLUMNS(COL_Q_FIRST, COL_Q_REST)
 
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT_RESULT] =
         "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,created_at," RESULT_COLS
-        ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        ") VALUES(?,?,?,?,?,?," RESULT_QMARKS ")",
     [ST_HAS_RESULT] = "SELECT 1 FROM results WHERE problem_id=? AND device_id=? AND template_id=? "
                       "AND toolkit=? AND config=? LIMIT 1",
     [ST_PREVIOUS] = "SELECT " RESULT_COLS_R " FROM results r WHERE r.problem_id=? AND "
@@ -729,83 +727,40 @@ static rt_status run_template_id(db_run *r, const char *name, int create, long l
   return s;
 }
 
+/* Binding and reading one field of each kind (RESULT_COLUMNS). */
+static void bind_TEXT(sqlite3_stmt *st, int i, const char *v) { bind_text(st, i, v); }
+static void bind_REAL(sqlite3_stmt *st, int i, double v) { bind_real(st, i, v); }
+static void bind_INT(sqlite3_stmt *st, int i, int v) { sqlite3_bind_int(st, i, v); }
+static void bind_INT64(sqlite3_stmt *st, int i, long long v) { sqlite3_bind_int64(st, i, v); }
+static void bind_STATUS(sqlite3_stmt *st, int i, rt_status v) { bind_text(st, i, rt_status_name(v)); }
+static void bind_TIMING(sqlite3_stmt *st, int i, timing_kind v) { bind_text(st, i, timing_kind_name(v)); }
+#define read_TEXT(st, i, p) col_text(st, i, *(p), sizeof *(p))
+#define read_REAL(st, i, p) (*(p) = col_real(st, i))
+#define read_INT(st, i, p) (*(p) = sqlite3_column_int(st, i))
+#define read_INT64(st, i, p) (*(p) = sqlite3_column_int64(st, i))
+static void read_STATUS(sqlite3_stmt *st, int i, rt_status *v) {
+  char name[64];
+  col_text(st, i, name, sizeof name);
+  int code = rt_status_from_name(name);
+  *v = code < 0 ? RT_ERR_INTERNAL : (rt_status)code;
+}
+static void read_TIMING(sqlite3_stmt *st, int i, timing_kind *v) {
+  char name[64];
+  col_text(st, i, name, sizeof name);
+  int t = timing_kind_parse(name);
+  *v = t < 0 ? TIMING_REPLAYED : (timing_kind)t;
+}
+
 static void bind_result(sqlite3_stmt *st, int i, const candidate_result *c) {
-  bind_text(st, i++, c->config);
-  bind_text(st, i++, rt_status_name(c->status));
-  bind_text(st, i++, c->detail);
-  bind_text(st, i++, timing_kind_name(c->timing));
-  bind_real(st, i++, c->time_ms);
-  bind_real(st, i++, c->spread);
-  sqlite3_bind_int(st, i++, c->repetitions);
-  bind_real(st, i++, c->verify_error);
-  bind_real(st, i++, c->flops);
-  bind_real(st, i++, c->dram_bytes);
-  const static_facts *f = &c->facts;
-  sqlite3_bind_int(st, i++, f->registers);
-  sqlite3_bind_int(st, i++, f->smem_static);
-  sqlite3_bind_int(st, i++, f->smem_dynamic);
-  sqlite3_bind_int(st, i++, f->spill_stores);
-  sqlite3_bind_int(st, i++, f->spill_loads);
-  sqlite3_bind_int(st, i++, f->stack_bytes);
-  sqlite3_bind_int(st, i++, f->threads_per_block);
-  sqlite3_bind_int(st, i++, f->blocks_per_sm);
-  bind_real(st, i++, f->occupancy);
-  bind_text(st, i++, f->limiter);
-  sqlite3_bind_int64(st, i++, f->grid_blocks);
-  const diagnosis *g = &c->diag;
-  bind_text(st, i++, g->limit);
-  bind_text(st, i++, g->lever);
-  bind_text(st, i++, g->sentence);
-  bind_real(st, i++, g->achieved_flops);
-  bind_real(st, i++, g->achieved_bw);
-  bind_real(st, i++, g->flops_frac);
-  bind_real(st, i++, g->bw_frac);
-  bind_real(st, i++, g->intensity);
-  bind_real(st, i++, g->ridge);
-  bind_real(st, i++, g->waves);
-  bind_real(st, i++, g->tail);
+#define COL_BIND(col, json, kind, member, group) bind_##kind(st, i++, c->member);
+  RESULT_COLUMNS(COL_BIND, COL_BIND)
+#undef COL_BIND
 }
 
 static void read_result(sqlite3_stmt *st, int i, candidate_result *c) {
-  col_text(st, i++, c->config, sizeof c->config);
-  char name[64];
-  col_text(st, i++, name, sizeof name);
-  int code = rt_status_from_name(name);
-  c->status = code < 0 ? RT_ERR_INTERNAL : (rt_status)code;
-  col_text(st, i++, c->detail, sizeof c->detail);
-  col_text(st, i++, name, sizeof name);
-  int t = timing_kind_parse(name);
-  c->timing = t < 0 ? TIMING_REPLAYED : (timing_kind)t;
-  c->time_ms = col_real(st, i++);
-  c->spread = col_real(st, i++);
-  c->repetitions = sqlite3_column_int(st, i++);
-  c->verify_error = col_real(st, i++);
-  c->flops = col_real(st, i++);
-  c->dram_bytes = col_real(st, i++);
-  static_facts *f = &c->facts;
-  f->registers = sqlite3_column_int(st, i++);
-  f->smem_static = sqlite3_column_int(st, i++);
-  f->smem_dynamic = sqlite3_column_int(st, i++);
-  f->spill_stores = sqlite3_column_int(st, i++);
-  f->spill_loads = sqlite3_column_int(st, i++);
-  f->stack_bytes = sqlite3_column_int(st, i++);
-  f->threads_per_block = sqlite3_column_int(st, i++);
-  f->blocks_per_sm = sqlite3_column_int(st, i++);
-  f->occupancy = col_real(st, i++);
-  col_text(st, i++, f->limiter, sizeof f->limiter);
-  f->grid_blocks = sqlite3_column_int64(st, i++);
-  diagnosis *g = &c->diag;
-  col_text(st, i++, g->limit, sizeof g->limit);
-  col_text(st, i++, g->lever, sizeof g->lever);
-  col_text(st, i++, g->sentence, sizeof g->sentence);
-  g->achieved_flops = col_real(st, i++);
-  g->achieved_bw = col_real(st, i++);
-  g->flops_frac = col_real(st, i++);
-  g->bw_frac = col_real(st, i++);
-  g->intensity = col_real(st, i++);
-  g->ridge = col_real(st, i++);
-  g->waves = col_real(st, i++);
-  g->tail = col_real(st, i++);
+#define COL_READ(col, json, kind, member, group) read_##kind(st, i++, &c->member);
+  RESULT_COLUMNS(COL_READ, COL_READ)
+#undef COL_READ
 }
 
 /* Inside a transaction: inserts one result. */
@@ -1491,6 +1446,14 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
                       "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
                       "('results'),('winners'),('winner_cubins')) WHERE column1 NOT IN (SELECT name FROM "
                       "sqlite_master WHERE type='table')", NULL, err)))
+    return s;
+  if (!rep.problems &&
+      (s = check_rows(d, &rep, 1,
+                      "SELECT 'schema: results has no column ' || value || ' (the columns this "
+                      "rooftune stores)' FROM json_each('[\"' || replace('" RESULT_COLS "', ',', "
+                      "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
+                      "pragma_table_info('results'))",
+                      NULL, err)))
     return s;
   if (rep.problems) { /* the other checks read those tables */
     *problems = rep.problems;

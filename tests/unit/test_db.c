@@ -273,6 +273,20 @@ static void test_merge(const char *a_path) {
   CHECK_INT(problems, 1);
   CHECK_CONTAINS(report, "table winners is missing");
   db_close(a);
+
+  /* A results table without a column this rooftune stores (RESULT_COLUMNS): check names it. */
+  fx_remove(a_path);
+  CHECK_INT(db_open(a_path, DB_CREATE, &a, &err), RT_OK);
+  db_close(a);
+  sqlite3_open(a_path, &h);
+  CHECK_INT(sqlite3_exec(h, "ALTER TABLE results DROP COLUMN tail", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  CHECK_INT(db_open(a_path, DB_READONLY, &a, &err), RT_OK);
+  problems = 0;
+  CHECK_INT(db_check(a, report, sizeof report, &problems, &err), RT_OK);
+  CHECK(problems >= 1);
+  CHECK_CONTAINS(report, "results has no column tail");
+  db_close(a);
 }
 
 static void test_distance(void) {

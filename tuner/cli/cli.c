@@ -49,25 +49,3 @@ int cli_parse_count(const char *cmd, const char *flag, const char *text, long *o
 
 int cli_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
 
-json_t *cli_config_json(const char *config) {
-  json_t *o = json_object();
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", config);
-  int pairs = 0;
-  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(t, '=');
-    if (!eq || strchr(t, ' ')) {
-      json_decref(o);
-      o = json_object();
-      json_object_set_new(o, "text", json_string(config));
-      return o;
-    }
-    *eq = '\0';
-    char *end;
-    long long v = strtoll(eq + 1, &end, 10);
-    json_object_set_new(o, t, *end || end == eq + 1 ? json_string(eq + 1) : json_integer(v));
-    pairs++;
-  }
-  if (!pairs && config[0]) json_object_set_new(o, "text", json_string(config));
-  return o;
-}

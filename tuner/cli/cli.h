@@ -41,9 +41,6 @@ int cli_fail(const char *cmd, const rt_error *err);
  * and returns -1 (callers then return CLI_EXIT_USAGE). */
 int cli_parse_count(const char *cmd, const char *flag, const char *text, long *out);
 
-/* A configuration text as JSON: "A=1,B=row" → {"A": 1, "B": "row"}; a text that is not
- * NAME=VALUE pairs (a cuBLASLt algorithm's identity) → {"text": "..."}.  A new reference. */
-json_t *cli_config_json(const char *config);
 
 /* 1 when stdout / stderr is a terminal, for progress bars and colour. */
 int cli_stderr_is_tty(void);

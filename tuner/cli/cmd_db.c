@@ -9,6 +9,7 @@
 
 #include "tuner/cli/cli.h"
 #include "db/db.h"
+#include "db/export.h"
 #include "kernels/family.h"
 #include "tuner/template/ktfile.h"
 #include "tuner/core/sha256.h"
@@ -82,55 +83,6 @@ static int open_db(const db_opts *o, int flags, db **d) {
 
 static double num_or_null(double v) { return v; }
 
-static json_t *jreal(double v) { return isnan(v) || isinf(v) ? json_null() : json_real(v); }
-
-
-static json_t *device_json(const db_device *d) {
-  json_t *o = json_object();
-  json_object_set_new(o, "name", json_string(d->name));
-  json_object_set_new(o, "sm_count", json_integer(d->sm_count));
-  char cc[16];
-  snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
-  json_object_set_new(o, "compute_capability", json_string(cc));
-  json_object_set_new(o, "driver_version", json_integer(d->driver_version));
-  return o;
-}
-
-static json_t *entry_json(const db_entry *e) {
-  json_t *o = json_object();
-  json_object_set_new(o, "family", json_string(e->family));
-  json_object_set_new(o, "shape", json_string(e->shape));
-  json_object_set_new(o, "dtype", json_string(e->dtype));
-  json_object_set_new(o, "layout", json_string(e->layout));
-  json_object_set_new(o, "device", device_json(&e->device));
-  json_object_set_new(o, "toolkit", json_string(e->toolkit));
-  json_object_set_new(o, "template", json_string(e->template_name));
-  json_object_set_new(o, "source_hash", json_string(e->source_hash));
-  json_object_set_new(o, "manifest_hash", json_string(e->manifest_hash));
-  json_object_set_new(o, "template_stale", json_boolean(e->template_stale));
-  json_object_set_new(o, "config", cli_config_json(e->config));
-  json_object_set_new(o, "config_text", json_string(e->config));
-  json_object_set_new(o, "timing", json_string(timing_kind_name(e->timing)));
-  json_object_set_new(o, "time_ms", jreal(e->time_ms));
-  json_object_set_new(o, "spread", jreal(e->spread));
-  json_object_set_new(o, "limit", json_string(e->limit));
-  json_object_set_new(o, "lever", json_string(e->lever));
-  json_object_set_new(o, "entry", json_string(e->launch.entry));
-  json_object_set_new(o, "arch", json_string(e->launch.arch));
-  json_object_set_new(o, "cubin_bytes", json_integer((json_int_t)e->launch.cubin_size));
-  json_t *g = json_array(), *b = json_array();
-  for (int k = 0; k < 3; k++) {
-    json_array_append_new(g, json_integer(e->launch.grid_v[k]));
-    json_array_append_new(b, json_integer(e->launch.block_v[k]));
-  }
-  json_object_set_new(o, "grid", g);
-  json_object_set_new(o, "block", b);
-  json_object_set_new(o, "smem", json_integer(e->launch.smem_v));
-  json_object_set_new(o, "library_algo", json_string(e->launch.library_algo));
-  json_object_set_new(o, "updated_at", json_string(e->created_at));
-  return o;
-}
-
 /* ---- list ---------------------------------------------------------------------------- */
 
 static int verb_list(const db_opts *o) {
@@ -157,7 +109,7 @@ static int verb_list(const db_opts *o) {
     json_object_set_new(cnt, "results", json_integer(c.results));
     json_object_set_new(cnt, "winners", json_integer(c.winners));
     json_object_set_new(root, "counts", cnt);
-    for (size_t i = 0; i < n; i++) json_array_append_new(w, entry_json(&e[i]));
+    for (size_t i = 0; i < n; i++) json_array_append_new(w, db_export_entry_json(&e[i]));
     json_object_set_new(root, "winners", w);
     json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', stdout);
@@ -200,141 +152,26 @@ static int walk_match(const walk *w, const db_run_spec *s) {
   return 1;
 }
 
-static void csv_field(FILE *f, const char *s, int last) {
-  if (strpbrk(s, ",\"\n")) {
-    fputc('"', f);
-    for (; *s; s++) {
-      if (*s == '"') fputc('"', f);
-      fputc(*s, f);
-    }
-    fputc('"', f);
-  } else {
-    fputs(s, f);
-  }
-  fputc(last ? '\n' : ',', f);
-}
-
-static void csv_num(FILE *f, double v, int last) {
-  if (isnan(v) || isinf(v)) fputs("", f);
-  else fprintf(f, "%.9g", v);
-  fputc(last ? '\n' : ',', f);
-}
-
-static const char csv_header[] =
-    "family,shape,dtype,layout,device,sm_count,compute_capability,driver_version,toolkit,arch,"
-    "template,source_hash,manifest_hash,strategy,seed,config,status,detail,timing,time_ms,spread,"
-    "repetitions,verify_error,flops,dram_bytes,registers,smem_static,smem_dynamic,spill_stores,"
-    "spill_loads,occupancy,limiter,limit,lever\n";
-
 static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, const char *src,
                           const char *man, const candidate_result *r, rt_error *err) {
   (void)err;
   walk *w = ctx;
   if (!walk_match(w, s)) return RT_OK;
   w->count++;
-  if (w->format == 0) {
-    fprintf(w->out, "%s %s %s%s%s on %s [%s]: %s %s: %s", s->prob.family, s->prob.shape,
-            s->prob.dtype, s->prob.layout[0] ? " " : "", s->prob.layout, s->prov.device.name,
-            s->prov.toolkit, tmpl, r->config, rt_status_name(r->status));
-    if (r->status == RT_OK)
-      fprintf(w->out, " %.5g ms %s (spread %.3g, %d runs)", r->time_ms, timing_kind_name(r->timing),
-              r->spread, r->repetitions);
-    else if (r->detail[0])
-      fprintf(w->out, " (%s)", r->detail);
-    if (r->diag.limit[0]) fprintf(w->out, "; limit %s, lever %s", r->diag.limit, r->diag.lever);
-    fputc('\n', w->out);
-  } else if (w->format == 1) {
-    json_t *o = json_object();
-    json_object_set_new(o, "family", json_string(s->prob.family));
-    json_object_set_new(o, "shape", json_string(s->prob.shape));
-    json_object_set_new(o, "dtype", json_string(s->prob.dtype));
-    json_object_set_new(o, "layout", json_string(s->prob.layout));
-    json_object_set_new(o, "device", device_json(&s->prov.device));
-    json_object_set_new(o, "toolkit", json_string(s->prov.toolkit));
-    json_object_set_new(o, "arch", json_string(s->prov.arch));
-    json_object_set_new(o, "template", json_string(tmpl));
-    json_object_set_new(o, "source_hash", json_string(src));
-    json_object_set_new(o, "manifest_hash", json_string(man));
-    json_object_set_new(o, "strategy", json_string(s->strategy));
-    json_object_set_new(o, "seed", json_integer((json_int_t)s->seed));
-    json_object_set_new(o, "config", cli_config_json(r->config));
-    json_object_set_new(o, "config_text", json_string(r->config));
-    json_object_set_new(o, "status", json_string(rt_status_name(r->status)));
-    json_object_set_new(o, "detail", json_string(r->detail));
-    json_object_set_new(o, "timing", json_string(timing_kind_name(r->timing)));
-    json_object_set_new(o, "time_ms", jreal(r->time_ms));
-    json_object_set_new(o, "spread", jreal(r->spread));
-    json_object_set_new(o, "repetitions", json_integer(r->repetitions));
-    json_object_set_new(o, "verify_error", jreal(r->verify_error));
-    json_object_set_new(o, "flops", jreal(r->flops));
-    json_object_set_new(o, "dram_bytes", jreal(r->dram_bytes));
-    json_t *f = json_object();
-    json_object_set_new(f, "registers", json_integer(r->facts.registers));
-    json_object_set_new(f, "smem_static", json_integer(r->facts.smem_static));
-    json_object_set_new(f, "smem_dynamic", json_integer(r->facts.smem_dynamic));
-    json_object_set_new(f, "spill_stores", json_integer(r->facts.spill_stores));
-    json_object_set_new(f, "spill_loads", json_integer(r->facts.spill_loads));
-    json_object_set_new(f, "stack_bytes", json_integer(r->facts.stack_bytes));
-    json_object_set_new(f, "threads_per_block", json_integer(r->facts.threads_per_block));
-    json_object_set_new(f, "blocks_per_sm", json_integer(r->facts.blocks_per_sm));
-    json_object_set_new(f, "occupancy", jreal(r->facts.occupancy));
-    json_object_set_new(f, "limiter", json_string(r->facts.limiter));
-    json_object_set_new(f, "grid_blocks", json_integer(r->facts.grid_blocks));
-    json_object_set_new(o, "static_facts", f);
-    json_t *g = json_object();
-    json_object_set_new(g, "limit", json_string(r->diag.limit));
-    json_object_set_new(g, "lever", json_string(r->diag.lever));
-    json_object_set_new(g, "sentence", json_string(r->diag.sentence));
-    json_object_set_new(g, "achieved_flops", jreal(r->diag.achieved_flops));
-    json_object_set_new(g, "achieved_bw", jreal(r->diag.achieved_bw));
-    json_object_set_new(g, "flops_frac", jreal(r->diag.flops_frac));
-    json_object_set_new(g, "bw_frac", jreal(r->diag.bw_frac));
-    json_object_set_new(g, "intensity", jreal(r->diag.intensity));
-    json_object_set_new(g, "ridge", jreal(r->diag.ridge));
-    json_object_set_new(g, "waves", jreal(r->diag.waves));
-    json_object_set_new(g, "tail", jreal(r->diag.tail));
-    json_object_set_new(o, "diagnosis", g);
-    json_array_append_new(w->rows, o);
-  } else {
-    FILE *f = w->out;
-    char cc[16], num[32];
-    csv_field(f, s->prob.family, 0);
-    csv_field(f, s->prob.shape, 0);
-    csv_field(f, s->prob.dtype, 0);
-    csv_field(f, s->prob.layout, 0);
-    csv_field(f, s->prov.device.name, 0);
-    csv_num(f, s->prov.device.sm_count, 0);
-    snprintf(cc, sizeof cc, "%d.%d", s->prov.device.cc_major, s->prov.device.cc_minor);
-    csv_field(f, cc, 0);
-    csv_num(f, s->prov.device.driver_version, 0);
-    csv_field(f, s->prov.toolkit, 0);
-    csv_field(f, s->prov.arch, 0);
-    csv_field(f, tmpl, 0);
-    csv_field(f, src, 0);
-    csv_field(f, man, 0);
-    csv_field(f, s->strategy, 0);
-    snprintf(num, sizeof num, "%llu", s->seed);
-    csv_field(f, num, 0);
-    csv_field(f, r->config, 0);
-    csv_field(f, rt_status_name(r->status), 0);
-    csv_field(f, r->detail, 0);
-    csv_field(f, timing_kind_name(r->timing), 0);
-    csv_num(f, r->time_ms, 0);
-    csv_num(f, r->spread, 0);
-    csv_num(f, r->repetitions, 0);
-    csv_num(f, r->verify_error, 0);
-    csv_num(f, r->flops, 0);
-    csv_num(f, r->dram_bytes, 0);
-    csv_num(f, r->facts.registers, 0);
-    csv_num(f, r->facts.smem_static, 0);
-    csv_num(f, r->facts.smem_dynamic, 0);
-    csv_num(f, r->facts.spill_stores, 0);
-    csv_num(f, r->facts.spill_loads, 0);
-    csv_num(f, r->facts.occupancy, 0);
-    csv_field(f, r->facts.limiter, 0);
-    csv_field(f, r->diag.limit, 0);
-    csv_field(f, r->diag.lever, 1);
+  if (w->format == 1) {
+    json_array_append_new(w->rows, db_export_row_json(s, tmpl, src, man, r));
+    return RT_OK;
   }
+  fprintf(w->out, "%s %s %s%s%s on %s [%s]: %s %s: %s", s->prob.family, s->prob.shape,
+          s->prob.dtype, s->prob.layout[0] ? " " : "", s->prob.layout, s->prov.device.name,
+          s->prov.toolkit, tmpl, r->config, rt_status_name(r->status));
+  if (r->status == RT_OK)
+    fprintf(w->out, " %.5g ms %s (spread %.3g, %d runs)", r->time_ms, timing_kind_name(r->timing),
+            r->spread, r->repetitions);
+  else if (r->detail[0])
+    fprintf(w->out, " (%s)", r->detail);
+  if (r->diag.limit[0]) fprintf(w->out, "; limit %s, lever %s", r->diag.limit, r->diag.lever);
+  fputc('\n', w->out);
   return RT_OK;
 }
 
@@ -362,104 +199,21 @@ static int verb_show(const db_opts *o) {
   return CLI_EXIT_OK;
 }
 
-/* A C identifier-safe copy of text, for the header's comments and strings. */
-static void c_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fputc('\\', f);
-    if ((unsigned char)*s >= 32 && *s != 127) fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
-static int export_header(db *d, FILE *f, rt_error *err) {
-  db_entry *e = NULL;
-  size_t n = 0;
-  if (db_entries(d, 0, &e, &n, err)) return 1;
-  fprintf(f,
-          "/* rooftune_tuned.h — the tuned configurations of %s, written by `rooftune db export\n"
-          " * --format header`.  One row per winner (problem, device, template version, toolkit);\n"
-          " * `timing` says whether its time was measured on `device`, predicted by the model or\n"
-          " * replayed from a recorded file.  grid/block/smem are the launch geometry for exactly\n"
-          " * this shape.  To load the kernels themselves, use librooftune (<rooftune.h>). */\n"
-          "#ifndef ROOFTUNE_TUNED_H\n#define ROOFTUNE_TUNED_H\n\n"
-          "typedef struct rooftune_tuned {\n"
-          "  const char *family, *shape, *dtype, *layout; /* the problem */\n"
-          "  const char *device;   /* GPU name, model:GPU or replay:FILE */\n"
-          "  const char *toolkit;  /* CUDA, NVRTC and cuBLASLt versions */\n"
-          "  const char *template_name, *source_hash; /* the template version */\n"
-          "  const char *config;   /* NAME=VALUE,... or a cuBLASLt algorithm */\n"
-          "  const char *timing;   /* measured | predicted | replayed */\n"
-          "  double time_ms;       /* median time */\n"
-          "  unsigned grid[3], block[3], smem; /* launch geometry for this shape */\n"
-          "} rooftune_tuned;\n\n"
-          "#define ROOFTUNE_TUNED_COUNT %zu\n\n"
-          "static const rooftune_tuned rooftune_tuned_configs[%zu] = {\n",
-          db_path(d), n, n ? n : 1);
-  for (size_t i = 0; i < n; i++) {
-    const db_entry *x = &e[i];
-    fputs("    {", f);
-    const char *fields[] = {x->family, x->shape, x->dtype, x->layout, x->device.name, x->toolkit,
-                            x->template_name, x->source_hash, x->config,
-                            timing_kind_name(x->timing)};
-    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
-      c_string(f, fields[k]);
-      fputs(", ", f);
-    }
-    fprintf(f, "%.9g, {%u, %u, %u}, {%u, %u, %u}, %u},\n", isnan(x->time_ms) ? -1.0 : x->time_ms,
-            x->launch.grid_v[0], x->launch.grid_v[1], x->launch.grid_v[2], x->launch.block_v[0],
-            x->launch.block_v[1], x->launch.block_v[2], x->launch.smem_v);
-  }
-  if (!n) fputs("    {0},\n", f);
-  fputs("};\n\n#endif\n", f);
-  free(e);
-  return 0;
-}
-
 static int verb_export(const db_opts *o) {
   const char *fmt = o->format ? o->format : "json";
-  int kind = !strcmp(fmt, "json") ? 1 : !strcmp(fmt, "csv") ? 2 : !strcmp(fmt, "header") ? 3 : 0;
+  int kind = !strcmp(fmt, "json")     ? DB_EXPORT_JSON
+             : !strcmp(fmt, "csv")    ? DB_EXPORT_CSV
+             : !strcmp(fmt, "header") ? DB_EXPORT_HEADER
+                                      : 0;
   if (!kind) return cli_usage_error("db", "--format must be json, csv or header, not '%s'", fmt);
   db *d = NULL;
   int rc = open_db(o, DB_READONLY, &d);
   if (rc) return rc;
-  FILE *f = stdout;
-  if (o->output && !(f = fopen(o->output, "w"))) {
-    db_close(d);
-    return fail_msg("cannot write %s", o->output);
-  }
+  db_export_filter f = {o->family, o->shape, o->dtype, o->device};
   rt_error err = {0};
-  int bad = 0;
-  if (kind == 3) {
-    bad = export_header(d, f, &err);
-  } else {
-    walk w = {o, f, kind == 1 ? 1 : 2, kind == 1 ? json_array() : NULL, 0};
-    if (kind == 2) fputs(csv_header, f);
-    bad = db_each_result(d, walk_row, &w, &err) != RT_OK;
-    if (kind == 1 && !bad) {
-      db_entry *e = NULL;
-      size_t n = 0;
-      bad = db_entries(d, 0, &e, &n, &err) != RT_OK;
-      json_t *root = json_object(), *wins = json_array();
-      json_object_set_new(root, "rooftune_export", json_integer(1));
-      json_object_set_new(root, "database", json_string(db_path(d)));
-      json_object_set_new(root, "schema_version", json_integer(db_schema_version(d)));
-      json_object_set_new(root, "results", w.rows);
-      for (size_t i = 0; i < n; i++) json_array_append_new(wins, entry_json(&e[i]));
-      json_object_set_new(root, "winners", wins);
-      free(e);
-      if (!bad) {
-        json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-        fputc('\n', f);
-      }
-      json_decref(root);
-    } else if (kind == 1) {
-      json_decref(w.rows);
-    }
-  }
+  rt_status s = db_export_write(d, kind, &f, o->output, &err);
   db_close(d);
-  if (f != stdout && fclose(f) != 0 && !bad) return fail_msg("cannot write %s", o->output);
-  return bad ? cli_fail("db", &err) : CLI_EXIT_OK;
+  return s ? cli_fail("db", &err) : CLI_EXIT_OK;
 }
 
 /* ---- import --------------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tuner/cli/cli.h"
+#include "db/export.h"
 #include "db/db.h"
 #include "runtime/include/rooftune.h"
 
@@ -107,7 +108,7 @@ static int cmd_lookup(int argc, char **argv) {
       json_object_set_new(o, "shape", json_string(m.shape));
       json_object_set_new(o, "distance", json_real(m.distance));
       json_object_set_new(o, "template", json_string(m.template_name));
-      json_object_set_new(o, "config", cli_config_json(m.config));
+      json_object_set_new(o, "config", db_export_config_json(m.config));
       json_object_set_new(o, "time_ms", isnan(m.time_ms) ? json_null() : json_real(m.time_ms));
       json_object_set_new(o, "timing", json_string(m.timing));
       json_object_set_new(o, "device", json_string(m.device));

@@ -9,6 +9,7 @@
 #include "tuner/cli/cli.h"
 #include "db/db.h"
 #include "tuner/device/device.h"
+#include "tuner/recheck.h"
 #include "tuner/tune.h"
 
 static const char usage[] =
@@ -38,67 +39,8 @@ static const char usage[] =
 
 typedef struct verdict {
   const db_entry *e;
-  const char *what;  /* "same", "faster", "SLOWER", "FAILS", "stale" (retune), "library",
-                        "error" (the recheck itself could not run) */
-  double now_ms;     /* NAN when not re-measured */
-  char detail[300];  /* why, for FAILS / error / stale */
+  recheck_result r;
 } verdict;
-
-/* Re-measures winner e on device spec into v. */
-static void recheck_one(const db_entry *e, const char *spec, const char *dbp, double tol,
-                        double timeout_s, verdict *v) {
-  v->e = e;
-  v->now_ms = NAN;
-  if (e->launch.library_algo[0]) {
-    v->what = "library";
-    snprintf(v->detail, sizeof v->detail, "cuBLASLt's own choice: not re-measured here");
-    return;
-  }
-  if (e->template_stale) {
-    v->what = "stale";
-    snprintf(v->detail, sizeof v->detail, "a newer version of %s is in the database: retune",
-             e->template_name);
-    return;
-  }
-  char command[1200];
-  snprintf(command, sizeof command, "rooftune recheck (%s %s %s %s)", e->template_name, e->shape,
-           e->dtype, e->config);
-  tune_options o;
-  memset(&o, 0, sizeof o);
-  o.target = e->template_name;
-  o.shape = e->shape;
-  o.dtype = e->dtype;
-  o.device = spec;
-  o.config = e->config;
-  o.db_path = dbp;
-  o.timeout_s = timeout_s;
-  o.command = command;
-  tune_report rep;
-  rt_error err = {0};
-  rt_status st = tune_run(&o, &rep, &err);
-  if (st) {
-    /* a configuration the template no longer has (parameters or constraints changed) */
-    v->what = st == RT_ERR_PARSE || st == RT_ERR_NOT_FOUND ? "stale" : "error";
-    rt_error_format(&err, v->detail, sizeof v->detail);
-    return;
-  }
-  if (rep.nresults == 0) {
-    v->what = "error";
-    snprintf(v->detail, sizeof v->detail, "nothing was evaluated");
-  } else if (rep.results[0].status != RT_OK) {
-    v->what = "FAILS";
-    snprintf(v->detail, sizeof v->detail, "%s: %.250s", rt_status_name(rep.results[0].status),
-             rep.results[0].detail);
-  } else {
-    const candidate_result *r = &rep.results[0];
-    v->now_ms = r->time_ms;
-    double margin = tol + (isfinite(e->spread) ? e->spread : 0) + (isfinite(r->spread) ? r->spread : 0);
-    v->what = r->time_ms > e->time_ms * (1 + margin)   ? "SLOWER"
-              : r->time_ms * (1 + margin) < e->time_ms ? "faster"
-                                                       : "same";
-  }
-  tune_report_free(&rep);
-}
 
 static int cmd_recheck(int argc, char **argv) {
   const char *dbp = NULL, *devspec = NULL, *family = NULL;
@@ -167,11 +109,12 @@ static int cmd_recheck(int argc, char **argv) {
     if (family && strcmp(es[i].family, family) != 0) continue;
     verdict *r = &vs[nv++];
     if (!json) fprintf(stderr, "rechecking %s %s %s %s ...\n", es[i].family, es[i].shape, es[i].dtype, es[i].template_name);
-    recheck_one(&es[i], spec, dbp, tol, timeout_s, r);
-    slower += !strcmp(r->what, "SLOWER");
-    failing += !strcmp(r->what, "FAILS");
-    errors += !strcmp(r->what, "error");
-    measured += isfinite(r->now_ms);
+    r->e = &es[i];
+    recheck_winner(&es[i], spec, dbp, tol, timeout_s, &r->r);
+    slower += r->r.verdict == RECHECK_SLOWER;
+    failing += r->r.verdict == RECHECK_FAILS;
+    errors += r->r.verdict == RECHECK_ERROR;
+    measured += isfinite(r->r.now_ms);
   }
 
   if (json) {
@@ -183,12 +126,13 @@ static int cmd_recheck(int argc, char **argv) {
       const verdict *r = &vs[i];
       json_t *o = json_pack("{ss ss ss ss ss sf ss}", "family", r->e->family, "shape", r->e->shape,
                             "dtype", r->e->dtype, "template", r->e->template_name, "config",
-                            r->e->config, "then_ms", r->e->time_ms, "verdict", r->what);
-      if (isfinite(r->now_ms)) {
-        json_object_set_new(o, "now_ms", json_real(r->now_ms));
-        json_object_set_new(o, "change", json_real(r->now_ms / r->e->time_ms - 1));
+                            r->e->config, "then_ms", r->e->time_ms, "verdict",
+                            recheck_verdict_name(r->r.verdict));
+      if (isfinite(r->r.now_ms)) {
+        json_object_set_new(o, "now_ms", json_real(r->r.now_ms));
+        json_object_set_new(o, "change", json_real(r->r.now_ms / r->e->time_ms - 1));
       }
-      if (r->detail[0]) json_object_set_new(o, "detail", json_string(r->detail));
+      if (r->r.detail[0]) json_object_set_new(o, "detail", json_string(r->r.detail));
       json_array_append_new(arr, o);
     }
     json_object_set_new(root, "results", arr);
@@ -205,9 +149,10 @@ static int cmd_recheck(int argc, char **argv) {
       const verdict *r = &vs[i];
       printf("%-6s %-22s %-5s %-12s %10.5g ", r->e->family, r->e->shape, r->e->dtype,
              r->e->template_name, r->e->time_ms);
-      if (isfinite(r->now_ms)) printf("%10.5g %+7.1f%%", r->now_ms, 100 * (r->now_ms / r->e->time_ms - 1));
+      if (isfinite(r->r.now_ms))
+        printf("%10.5g %+7.1f%%", r->r.now_ms, 100 * (r->r.now_ms / r->e->time_ms - 1));
       else printf("%10s %8s", "-", "-");
-      printf("  %s%s%s\n", r->what, r->detail[0] ? ": " : "", r->detail);
+      printf("  %s%s%s\n", recheck_verdict_name(r->r.verdict), r->r.detail[0] ? ": " : "", r->r.detail);
     }
   }
   free(vs);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tuner/cli/cli.h"
+#include "db/export.h"
 #include "search/strategy.h"
 #include "tuner/tune.h"
 
@@ -274,7 +275,7 @@ static int cmd_tune(int argc, char **argv) {
       const candidate_result *b = &rep.best;
       json_t *best = json_object();
       json_object_set_new(best, "template", json_string(b->template_name));
-      json_object_set_new(best, "config", cli_config_json(b->config));
+      json_object_set_new(best, "config", db_export_config_json(b->config));
       json_object_set_new(best, "time_ms", json_real(b->time_ms));
       json_object_set_new(best, "tflops", json_real(tflops(b)));
       json_object_set_new(best, "limit", json_string(b->diag.limit));

@@ -70,4 +70,48 @@ typedef struct candidate_result {
   diagnosis diag;          /* dominant limit, lever, sentence */
 } candidate_result;
 
+/* Every stored field of a candidate_result, once: the database's result columns, their bind and
+ * read code, the merge's column lists and the JSON/CSV export rows are all generated from it
+ * (db/db.c, db/export.c), and `db check` compares it with a file's real columns.
+ *   FIRST(column, json, kind, member, group) for the first field, REST(...) for the others:
+ *   column  the SQL column of the results table
+ *   json    its name in an export row (inside the group's object, or at the top for "")
+ *   kind    TEXT (char array), REAL (double), INT (int), INT64 (long long), STATUS (rt_status,
+ *           stored by name), TIMING (timing_kind, stored by name)
+ *   member  the field of candidate_result
+ *   group   "" (the row itself), "static_facts" or "diagnosis" */
+#define RESULT_COLUMNS(FIRST, REST)                                              \
+  FIRST(config, config, TEXT, config, "")                                      \
+  REST(status, status, STATUS, status, "")                                     \
+  REST(detail, detail, TEXT, detail, "")                                       \
+  REST(timing, timing, TIMING, timing, "")                                     \
+  REST(time_ms, time_ms, REAL, time_ms, "")                                    \
+  REST(spread, spread, REAL, spread, "")                                       \
+  REST(repetitions, repetitions, INT, repetitions, "")                         \
+  REST(verify_error, verify_error, REAL, verify_error, "")                     \
+  REST(flops, flops, REAL, flops, "")                                          \
+  REST(dram_bytes, dram_bytes, REAL, dram_bytes, "")                           \
+  REST(registers, registers, INT, facts.registers, "static_facts")            \
+  REST(smem_static, smem_static, INT, facts.smem_static, "static_facts")      \
+  REST(smem_dynamic, smem_dynamic, INT, facts.smem_dynamic, "static_facts")   \
+  REST(spill_stores, spill_stores, INT, facts.spill_stores, "static_facts")   \
+  REST(spill_loads, spill_loads, INT, facts.spill_loads, "static_facts")      \
+  REST(stack_bytes, stack_bytes, INT, facts.stack_bytes, "static_facts")      \
+  REST(threads_per_block, threads_per_block, INT, facts.threads_per_block, "static_facts") \
+  REST(blocks_per_sm, blocks_per_sm, INT, facts.blocks_per_sm, "static_facts") \
+  REST(occupancy, occupancy, REAL, facts.occupancy, "static_facts")           \
+  REST(limiter, limiter, TEXT, facts.limiter, "static_facts")                 \
+  REST(grid_blocks, grid_blocks, INT64, facts.grid_blocks, "static_facts")    \
+  REST(diag_limit, limit, TEXT, diag.limit, "diagnosis")                      \
+  REST(diag_lever, lever, TEXT, diag.lever, "diagnosis")                      \
+  REST(diag_sentence, sentence, TEXT, diag.sentence, "diagnosis")             \
+  REST(achieved_flops, achieved_flops, REAL, diag.achieved_flops, "diagnosis") \
+  REST(achieved_bw, achieved_bw, REAL, diag.achieved_bw, "diagnosis")         \
+  REST(flops_frac, flops_frac, REAL, diag.flops_frac, "diagnosis")            \
+  REST(bw_frac, bw_frac, REAL, diag.bw_frac, "diagnosis")                     \
+  REST(intensity, intensity, REAL, diag.intensity, "diagnosis")               \
+  REST(ridge, ridge, REAL, diag.ridge, "diagnosis")                           \
+  REST(waves, waves, REAL, diag.waves, "diagnosis")                           \
+  REST(tail, tail, REAL, diag.tail, "diagnosis")
+
 #endif

@@ -1,6 +1,8 @@
 /* ktfile.c — Kernel Tuner and KTT result files → a space with recorded times. */
 #include "tuner/template/ktfile.h"
 
+#include "db/export.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -333,117 +335,6 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
   return rc;
 }
 
-static const char *ktfile_text_of(const json_t *o, const char *key) {
-  const char *s = json_string_value(json_object_get(o, key));
-  return s ? s : "";
-}
-
-/* A rooftune export's rows of one template and problem, as a Kernel Tuner cache object. */
-static rt_status ktfile_export_to_kt(json_t *root, const char *path, const ktfile_select *o,
-                                     json_t **out, rt_error *err) {
-  *out = NULL;
-  json_t *rows = json_object_get(root, "results");
-  const char *want_t = o->template_name, *tmpl = NULL, *shape = NULL, *dtype = NULL;
-  size_t i;
-  json_t *row;
-  /* pick the template and the problem */
-  json_array_foreach(rows, i, row) {
-    const char *t = json_string_value(json_object_get(row, "template"));
-    const char *fam = json_string_value(json_object_get(row, "family"));
-    const char *sh = json_string_value(json_object_get(row, "shape"));
-    const char *dt = json_string_value(json_object_get(row, "dtype"));
-    if (!t || !sh || !dt) continue;
-    if (want_t && strcmp(want_t, t) && !(fam && !strcmp(want_t, fam))) continue;
-    if (o->shape && strcmp(o->shape, sh)) continue;
-    if (o->dtype && strcmp(o->dtype, dt)) continue;
-    if (!tmpl) {
-      tmpl = t;
-      shape = sh;
-      dtype = dt;
-    } else if (strcmp(tmpl, t)) {
-      rt_error_locate(err, path, NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID,
-                          "the export holds templates %s and %s: name one to replay", tmpl, t);
-    } else if (strcmp(shape, sh) || strcmp(dtype, dt)) {
-      rt_error_locate(err, path, NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID,
-                          "the export holds %s for %s %s and %s %s: give --shape and --dtype",
-                          tmpl, shape, dtype, sh, dt);
-    }
-  }
-  if (!tmpl) {
-    rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_NOT_FOUND, "the export has no results%s%s%s%s%s%s",
-                        want_t ? " of " : "", want_t ? want_t : "", o->shape ? " for " : "",
-                        o->shape ? o->shape : "", o->dtype ? " " : "",
-                        o->dtype ? o->dtype : "");
-  }
-  json_t *kt = json_object(), *keys = json_array(), *params = json_object(), *cache = json_object();
-  const char *devname = NULL;
-  json_array_foreach(rows, i, row) {
-    if (strcmp(tmpl, ktfile_text_of(row, "template")) || strcmp(shape, ktfile_text_of(row, "shape")) ||
-        strcmp(dtype, ktfile_text_of(row, "dtype")))
-      continue;
-    json_t *cfg = json_object_get(row, "config");
-    if (!json_is_object(cfg)) continue;
-    const char *dn = json_string_value(json_object_get(json_object_get(row, "device"), "name"));
-    if (!devname) {
-      devname = dn;
-    } else if (dn && strcmp(dn, devname)) { /* never mix two GPUs' times in one space */
-      json_decref(kt);
-      json_decref(keys);
-      json_decref(params);
-      json_decref(cache);
-      rt_error_locate(err, path, NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID,
-                          "the export holds results of %s for %s %s from two devices (%s and %s): "
-                          "export one with 'rooftune db export --device NAME'", tmpl, shape,
-                          dtype, devname, dn);
-    }
-    char key[1024];
-    size_t kl = 0;
-    json_t *rec = json_object();
-    const char *name;
-    json_t *v;
-    key[0] = 0;
-    json_object_foreach(cfg, name, v) {
-      if (json_array_size(keys) < json_object_size(cfg) && !json_object_get(params, name)) {
-        json_array_append_new(keys, json_string(name));
-        json_object_set_new(params, name, json_array());
-      }
-      json_t *dom = json_object_get(params, name);
-      int seen = 0;
-      size_t k;
-      json_t *dv;
-      json_array_foreach(dom, k, dv) seen |= json_equal(dv, v);
-      if (!seen) json_array_append(dom, v);
-      char text[256];
-      if (json_is_integer(v)) snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
-      else snprintf(text, sizeof text, "%s", json_string_value(v) ? json_string_value(v) : "");
-      kl += (size_t)snprintf(key + kl, kl < sizeof key ? sizeof key - kl : 0, "%s%s", kl ? "," : "", text);
-      json_object_set(rec, name, v);
-    }
-    const char *status = json_string_value(json_object_get(row, "status"));
-    if (status && !strcmp(status, "OK")) {
-      json_object_set(rec, "time", json_object_get(row, "time_ms"));
-    } else {
-      const char *detail = json_string_value(json_object_get(row, "detail"));
-      char why[400];
-      snprintf(why, sizeof why, "%s: %s", status ? status : "ERR_INTERNAL", detail ? detail : "");
-      json_object_set_new(rec, "time", json_string(why));
-    }
-    json_object_set_new(cache, key, rec); /* a later row of the same config replaces it */
-  }
-  json_object_set_new(kt, "device_name", json_string(devname ? devname : ""));
-  json_object_set_new(kt, "kernel_name", json_string(tmpl));
-  json_object_set_new(kt, "tune_params_keys", keys);
-  json_object_set_new(kt, "tune_params", params);
-  json_object_set_new(kt, "objective", json_string("time"));
-  json_object_set_new(kt, "cache", cache);
-  *out = kt;
-  return RT_OK;
-}
-
 rt_status ktfile_load(const char *path, ktfile **out, rt_error *err) {
   return ktfile_load_select(path, NULL, out, err);
 }
@@ -488,7 +379,10 @@ rt_status ktfile_load_select(const char *path, const ktfile_select *sel, ktfile 
   } else if (json_object_get(root, "rooftune_export")) {
     ktfile_select all = {NULL, NULL, NULL};
     json_t *kt = NULL;
-    rc = ktfile_export_to_kt(root, path, sel ? sel : &all, &kt, err);
+    {
+      const ktfile_select *o = sel ? sel : &all;
+      rc = db_export_to_kt(root, path, o->template_name, o->shape, o->dtype, &kt, err);
+    }
     if (rc == RT_OK) rc = ktfile_from_kernel_tuner(kf, kt, err);
     kf->format = KTFILE_ROOFTUNE;
     json_decref(kt);
