@@ -118,12 +118,12 @@ int main(int argc, char **argv) {
   for (int s = 0; s < ns; s++) {
     problem p;
     family_gpu *g = NULL;
-    if (gemm_family.parse_shape(suite[s][0], suite[s][1], &p, &err) ||
-        gemm_family.gpu_setup(&p, 7, h.stream, &g, &err)) {
+    if (gemm_family.parse_shape(&gemm_family, suite[s][0], suite[s][1], &p, &err) ||
+        gemm_family.gpu_setup(&gemm_family, &p, 7, h.stream, &g, &err)) {
       printf("%-20s %-5s setup failed: %s\n", suite[s][0], suite[s][1], err.text);
       continue;
     }
-    const double flops = gemm_family.flops(&p);
+    const double flops = gemm_family.flops(&gemm_family, &p);
     double best[NT] = {0};
     char best_cfg[NT][256] = {""};
     rt_vars env;

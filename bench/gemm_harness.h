@@ -237,7 +237,7 @@ static inline int gh_pick_for(const gpu_spec *gpu, const manifest *m, const spac
                               const problem *p, int n, size_t *out) {
   const size_t size = space_size(sp);
   int k = 0;
-  gh_predict_ctx c = {m, sp, env, gpu, p, gemm_family.min_bytes(p)};
+  gh_predict_ctx c = {m, sp, env, gpu, p, gemm_family.min_bytes(&gemm_family, p)};
   size_t *order = NULL;
   if (gpu && size && strategy_rank_predicted(sp, gh_predict, &c, &order, NULL) == RT_OK) {
     for (size_t i = 0; i < size && k < n / 2 && isfinite(gh_predict(&c, order[i])); i++) out[k++] = order[i];

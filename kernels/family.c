@@ -21,7 +21,7 @@ const char *family_names(void) { return "gemm"; }
 rt_status problem_env(const family_ops *fam, const problem *p, const arch_spec *arch,
                       const gpu_spec *gpu, rt_vars *env, rt_error *err) {
   rt_vars_clear(env);
-  rt_status st = fam->bind(p, env);
+  rt_status st = fam->bind(fam, p, env);
   if (st) return rt_error_set(err, st, "cannot bind %s problem %s", fam->name, p->shape);
   if ((st = manifest_env_dtype(p->dtype, env, err))) {
     rt_error_locate(err, "--dtype", NULL, 0, 0);

@@ -27,18 +27,22 @@ typedef struct family_ops {
   const char *shape_help; /* one line: the shape syntax, for error messages */
 
   /* --- host side, no GPU needed --- */
-  rt_status (*parse_shape)(const char *shape, const char *dtype, problem *out, rt_error *err);
+  /* Every host-side operation and gpu_setup take the family itself first (self), so one
+   * implementation serves every family declared in JSON (kernels/declared.h). */
+  rt_status (*parse_shape)(const struct family_ops *self, const char *shape, const char *dtype,
+                           problem *out, rt_error *err);
   /* Adds the names manifest expressions see for this problem (dims, dtype_bytes, ...). */
-  rt_status (*bind)(const problem *p, rt_vars *vars);
-  double (*flops)(const problem *p);
-  double (*min_bytes)(const problem *p); /* compulsory DRAM traffic: inputs read once, output written once */
+  rt_status (*bind)(const struct family_ops *self, const problem *p, rt_vars *vars);
+  double (*flops)(const struct family_ops *self, const problem *p);
+  /* compulsory DRAM traffic: inputs read once, output written once */
+  double (*min_bytes)(const struct family_ops *self, const problem *p);
   /* Relative error a correct kernel stays under for this dtype (and reduction length). */
-  double (*tolerance)(const problem *p);
+  double (*tolerance)(const struct family_ops *self, const problem *p);
 
   /* --- GPU side, inside the worker, with a current context --- */
   /* Allocates inputs (seeded), computes the reference output with the family's reference. */
-  rt_status (*gpu_setup)(const problem *p, uint64_t seed, CUstream stream, family_gpu **out,
-                         rt_error *err);
+  rt_status (*gpu_setup)(const struct family_ops *self, const problem *p, uint64_t seed,
+                         CUstream stream, family_gpu **out, rt_error *err);
   void (*gpu_teardown)(family_gpu *g);
   /* Fills the output with NaN so a kernel that writes nothing cannot pass. */
   rt_status (*gpu_poison)(family_gpu *g, CUstream stream, rt_error *err);

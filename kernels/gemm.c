@@ -106,8 +106,9 @@ static rt_status gemm_bad_shape(rt_error *err, const char *shape, const char *wh
   return RT_ERR_PARSE;
 }
 
-static rt_status gemm_parse_shape(const char *shape, const char *dtype, problem *out,
-                                  rt_error *err) {
+static rt_status gemm_parse_shape(const family_ops *self, const char *shape, const char *dtype,
+                                  problem *out, rt_error *err) {
+  (void)self;
   if (!shape || !*shape) return gemm_bad_shape(err, shape ? shape : "", "it is empty");
   if (gemm_dtype_code(dtype) < 0) {
     rt_error_set(err, RT_ERR_INVALID, "unknown gemm dtype \"%s\": use f32, f16 or bf16",
@@ -175,7 +176,8 @@ static rt_status gemm_parse_shape(const char *shape, const char *dtype, problem 
   return RT_OK;
 }
 
-static rt_status gemm_bind(const problem *p, rt_vars *vars) {
+static rt_status gemm_bind(const family_ops *self, const problem *p, rt_vars *vars) {
+  (void)self;
   rt_status st;
   int code = gemm_dtype_code(p->dtype);
   if (code < 0) return RT_ERR_INVALID;
@@ -190,17 +192,20 @@ static rt_status gemm_bind(const problem *p, rt_vars *vars) {
   return RT_OK;
 }
 
-static double gemm_flops(const problem *p) {
+static double gemm_flops(const family_ops *self, const problem *p) {
+  (void)self;
   return 2.0 * (double)problem_dim(p, "M") * (double)problem_dim(p, "N") * (double)problem_dim(p, "K") *
          (double)problem_dim(p, "BATCH");
 }
 
-static double gemm_min_bytes(const problem *p) {
+static double gemm_min_bytes(const family_ops *self, const problem *p) {
+  (void)self;
   double m = (double)problem_dim(p, "M"), n = (double)problem_dim(p, "N"), k = (double)problem_dim(p, "K");
   return (double)problem_dim(p, "BATCH") * (gemm_dtype_bytes(p->dtype) * (m * k + k * n) + 4.0 * m * n);
 }
 
-static double gemm_tolerance(const problem *p) {
+static double gemm_tolerance(const family_ops *self, const problem *p) {
+  (void)self;
   /* f16/bf16: both sides multiply the same rounded inputs exactly and add in fp32; only the
    * summation order differs (~sqrt(K) * 2^-24).  f32: admits tf32 candidates. */
   return gemm_dtype_code(p->dtype) == 0 ? 3e-3 : 1e-4;
@@ -515,8 +520,9 @@ static rt_status gemm_alloc(CUdeviceptr *p, size_t bytes, const char *what, rt_e
   return cuda_check(r, w, err);
 }
 
-static rt_status gemm_gpu_setup(const problem *p, uint64_t seed, CUstream stream, family_gpu **out,
-                                rt_error *err) {
+static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64_t seed, CUstream stream,
+                                family_gpu **out, rt_error *err) {
+  (void)self;
   *out = NULL;
   if (!cu.handle) return rt_error_set(err, RT_ERR_NO_DRIVER, "gemm needs a loaded CUDA driver and a current context");
   family_gpu *g = calloc(1, sizeof *g);
@@ -677,7 +683,7 @@ static rt_status gemm_gpu_verify(family_gpu *g, double *rel_error, rt_error *err
   if ((st = cuda_check(cu.cuCtxSynchronize(), "finish the gemm candidate", err)) ||
       (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_c, g->C, g->c_elems * 4), "download gemm output", err)))
     return st;
-  const double tol = gemm_tolerance(&g->p);
+  const double tol = gemm_tolerance(&gemm_family, &g->p);
   const double rms = sqrt(g->ref_sq / (double)g->c_elems);
   double diff_sq = 0;
   size_t bad = 0, first_bad = 0;

@@ -122,14 +122,14 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, const candidate_pl
   /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
   double concurrent = roofline_concurrent(c->ceil.sm_count, r->facts.blocks_per_sm, r->facts.grid_blocks);
   double loaded = r->dram_bytes; /* the cost formula's bytes: what passes through L2 */
-  if (c->fam) r->dram_bytes = roofline_dram_bytes(r->dram_bytes, c->fam->min_bytes(&c->prob), concurrent);
+  if (c->fam) r->dram_bytes = roofline_dram_bytes(r->dram_bytes, c->fam->min_bytes(c->fam, &c->prob), concurrent);
   diag_input in;
   memset(&in, 0, sizeof in);
   in.flops = r->flops;
   in.executed_flops = pl && pl->vars.count ? pl->executed_flops : 0;
   in.dram_bytes = r->dram_bytes;
   in.l2_bytes = loaded;
-  in.min_bytes = c->fam ? c->fam->min_bytes(&c->prob) : 0;
+  in.min_bytes = c->fam ? c->fam->min_bytes(c->fam, &c->prob) : 0;
   in.time_s = r->time_ms * 1e-3;
   in.facts = r->facts;
   in.path = path;
@@ -241,7 +241,7 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       dc.entry = b->cr.lowered_name;
       dc.cubin = b->cr.cubin;
       dc.cubin_size = b->cr.cubin_size;
-      dc.min_bytes = c->fam->min_bytes(&c->prob);
+      dc.min_bytes = c->fam->min_bytes(c->fam, &c->prob);
       dc.facts = b->r.facts;
       dc.path = path;
       dc.wgmma = wgmma;
@@ -334,7 +334,7 @@ double tune_predict_config(const manifest *m, const space *sp, size_t idx, const
 static double tune_predict(void *ctx, size_t idx) {
   predict_ctx *pc = ctx;
   return tune_predict_config(pc->m, pc->sp, idx, &pc->c->env, pc->gpu, pc->c->o->dtype,
-                             pc->c->fam->min_bytes(&pc->c->prob));
+                             pc->c->fam->min_bytes(pc->c->fam, &pc->c->prob));
 }
 
 /* ---- a prior: the same kernel's results elsewhere, or the model's ranking ---- */
@@ -557,7 +557,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         dc.entry = cr->lowered_name;
         dc.cubin = cr->cubin;
         dc.cubin_size = cr->cubin_size;
-        dc.min_bytes = c->fam->min_bytes(&c->prob);
+        dc.min_bytes = c->fam->min_bytes(c->fam, &c->prob);
         dc.path = path;
         dc.wgmma = wgmma;
         dc.library_index = -1;
@@ -653,7 +653,7 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
   int best_i = -1;
   for (int i = 0; i < count && !TUNE_STOPPED(c); i++) {
     candidate_plan pl;
-    candidate_plan_library(&pl, ids[i], c->fam->flops(&c->prob), c->fam->min_bytes(&c->prob));
+    candidate_plan_library(&pl, ids[i], c->fam->flops(c->fam, &c->prob), c->fam->min_bytes(c->fam, &c->prob));
     device_candidate dc;
     memset(&dc, 0, sizeof dc);
     dc.template_name = "cublaslt";
@@ -696,8 +696,8 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   problem p;
   double flops = 0;
   if (c->fam && c->o->shape && c->o->dtype &&
-      c->fam->parse_shape(c->o->shape, c->o->dtype, &p, NULL) == RT_OK)
-    flops = c->fam->flops(&p);
+      c->fam->parse_shape(c->fam, c->o->shape, c->o->dtype, &p, NULL) == RT_OK)
+    flops = c->fam->flops(c->fam, &p);
   strategy_options so;
   memset(&so, 0, sizeof so);
   so.name = c->o->strategy;
@@ -969,7 +969,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   }
 
   /* the problem */
-  if ((rc = c.fam->parse_shape(o->shape ? o->shape : "", o->dtype ? o->dtype : "", &c.prob, err))) {
+  if ((rc = c.fam->parse_shape(c.fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "", &c.prob, err))) {
     if (err && !err->source[0]) rt_error_locate(err, "--shape", NULL, 0, 0);
     goto done;
   }

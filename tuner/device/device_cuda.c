@@ -326,13 +326,13 @@ static json_t *handle_setup(cuda_worker *w, json_t *req) {
   }
   const char *shape = json_string_value(json_object_get(req, "shape"));
   const char *dtype = json_string_value(json_object_get(req, "dtype"));
-  st = w->fam->parse_shape(shape ? shape : "", dtype ? dtype : "", &w->prob, &err);
+  st = w->fam->parse_shape(w->fam, shape ? shape : "", dtype ? dtype : "", &w->prob, &err);
   if (st) return fail_reply(st, &err, 0);
   const char *layout = json_string_value(json_object_get(req, "layout"));
   if (layout) snprintf(w->prob.layout, sizeof w->prob.layout, "%s", layout);
-  w->tol = w->fam->tolerance(&w->prob);
+  w->tol = w->fam->tolerance(w->fam, &w->prob);
   uint64_t seed = (uint64_t)json_integer_value(json_object_get(req, "seed"));
-  st = w->fam->gpu_setup(&w->prob, seed, w->stream, &w->g, &err);
+  st = w->fam->gpu_setup(w->fam, &w->prob, seed, w->stream, &w->g, &err);
   if (st) return fail_reply(st, &err, 1);
   return json_pack("{ss}", "status", "OK");
 }
@@ -579,8 +579,8 @@ static json_t *handle_ceilings(cuda_worker *w, json_t *req) {
   family_gpu *g = NULL;
   int count = 0;
   if (!gemm) st = rt_error_set(&err, RT_ERR_NOT_FOUND, "no gemm family to measure a matmul with");
-  if (!st) st = gemm->parse_shape(CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", &p, &err);
-  if (!st) st = gemm->gpu_setup(&p, 1, w->stream, &g, &err);
+  if (!st) st = gemm->parse_shape(gemm, CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", &p, &err);
+  if (!st) st = gemm->gpu_setup(gemm, &p, 1, w->stream, &g, &err);
   if (!st) st = gemm->library_list(g, 4, &count, &err);
   if (!st && count < 1)
     st = rt_error_set(&err, RT_ERR_CUBLAS, "cuBLASLt offers no algorithm for %s %s", CEIL_GEMM_SHAPE,
@@ -602,7 +602,7 @@ static json_t *handle_ceilings(cuda_worker *w, json_t *req) {
   if (g) gemm->gpu_teardown(g);
   if (st) return fail_reply(st, &err, 1);
   return json_pack("{ss sf sf}", "status", "OK", "bw", 2.0 * CEIL_COPY_BYTES / copy_s, "flops",
-                   gemm->flops(&p) / mm_s);
+                   gemm->flops(gemm, &p) / mm_s);
 }
 
 int device_cuda_worker_handler(void *ctx, int type, const char *json, const void *blob,
