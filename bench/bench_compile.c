@@ -20,6 +20,7 @@
 #include "kernels/family.h"
 #include "tuner/compile/compile_pool.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 
 /* CPU seconds of reaped children (the compile workers) so far. */
@@ -76,7 +77,7 @@ int main(int argc, char **argv) {
   }
   rt_error err = {0};
   manifest *m = NULL;
-  if (manifest_find(NULL, name, &m, &err)) {
+  if (catalog_find(NULL, name, &m, &err)) {
     fprintf(stderr, "bench_compile: %s\n", err.text);
     return 1;
   }

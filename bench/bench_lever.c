@@ -40,6 +40,7 @@
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/tune.h"
 
@@ -59,7 +60,7 @@ static const problem_case cases[] = {
 static space *build_space(const problem_case *pc) {
   rt_error err = {0};
   manifest *m = NULL;
-  if (manifest_find(NULL, pc->tmpl, &m, &err)) {
+  if (catalog_find(NULL, pc->tmpl, &m, &err)) {
     fprintf(stderr, "%s: %s\n", pc->tmpl, err.text);
     return NULL;
   }

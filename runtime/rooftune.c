@@ -18,6 +18,7 @@
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/template/expr.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/core/sha256.h"
 #include "tuner/version.h"
@@ -414,7 +415,7 @@ static int manifest_geometry(const idx_entry *x, const char *query, rooftune_mat
   problem p;
   if (fam->parse_shape(fam, query, e->dtype, &p, NULL)) return 0;
   manifest *mf = NULL;
-  if (manifest_find(NULL, e->template_name, &mf, NULL)) return 0;
+  if (catalog_find(NULL, e->template_name, &mf, NULL)) return 0;
   int ok = 0;
   space *sp = NULL;
   rt_vars env, vars;

@@ -21,6 +21,7 @@
 #include "kernels/family.h"
 #include "tuner/template/ktfile.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/model/occupancy.h"
 #include "search/strategy.h"
@@ -899,7 +900,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     /* the recorded file is the space; the shape and dtype only label the run */
     c.fam = o->target ? family_find(o->target) : NULL;
     manifest *rm = NULL;
-    if (!c.fam && o->target && manifest_find(o->template_dir, o->target, &rm, NULL) == RT_OK)
+    if (!c.fam && o->target && catalog_find(o->template_dir, o->target, &rm, NULL) == RT_OK)
       c.fam = family_find(manifest_family(rm)); /* a template's family */
     manifest_free(rm);
     snprintf(c.prob.family, sizeof c.prob.family, "%s", o->target ? o->target : "replay");
@@ -914,13 +915,13 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   /* the family and the templates */
   const char *tdir_env = o->template_dir;
   char tdir[1024];
-  if (!tdir_env) tdir_env = manifest_template_dir(tdir, sizeof tdir);
+  if (!tdir_env) tdir_env = catalog_path(tdir, sizeof tdir);
   c.fam = family_find(o->target ? o->target : "");
   const int whole_family = c.fam != NULL; /* the family's library (cuBLASLt) runs only then */
   if (!c.fam) {
     manifest *m = NULL;
     rt_error ferr = {0};
-    if (manifest_find(tdir_env, o->target ? o->target : "", &m, &ferr)) {
+    if (catalog_find(tdir_env, o->target ? o->target : "", &m, &ferr)) {
       rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
       rc = rt_error_set(err, ferr.code == RT_ERR_NOT_FOUND ? RT_ERR_NOT_FOUND : ferr.code,
                         "'%s' is neither a kernel family (%s) nor a template: %.500s",
@@ -951,7 +952,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     }
     ms[nms++] = m;
   } else {
-    if ((rc = manifest_list(tdir_env, &paths, &npaths, err))) goto done;
+    if ((rc = catalog_list(tdir_env, &paths, &npaths, err))) goto done;
     for (int i = 0; i < npaths && nms < TUNE_MAX_TEMPLATES; i++) {
       manifest *m = NULL;
       if (manifest_load(paths[i], &m, err)) {
@@ -1060,7 +1061,7 @@ done:
     manifest_free(ms[i]);
     free(priors[i]);
   }
-  if (paths) manifest_list_free(paths, npaths);
+  if (paths) catalog_list_free(paths, npaths);
   device_close(c.dev);
   if (rc) {
     tune_report_free(out);

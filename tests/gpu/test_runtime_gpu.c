@@ -13,6 +13,7 @@
 #include "tuner/compile/compile.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/core/sha256.h"
 #include "unit/db_fixture.h"
@@ -58,7 +59,7 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
                         int cc, int sms, int driver) {
   rt_error err = {0};
   manifest *m = NULL;
-  if (manifest_find(NULL, tpl, &m, &err)) {
+  if (catalog_find(NULL, tpl, &m, &err)) {
     fprintf(stderr, "manifest: %s\n", err.text);
     return 0;
   }

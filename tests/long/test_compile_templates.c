@@ -9,6 +9,7 @@
 #include "test.h"
 #include "tuner/compile/compile_pool.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/model/occupancy.h"
 
@@ -31,7 +32,7 @@ int main(void) {
   int count = 0;
   rt_error err = {0};
   char dir[1024];
-  CHECK_INT(manifest_list(manifest_template_dir(dir, sizeof dir), &paths, &count, &err), RT_OK);
+  CHECK_INT(catalog_list(catalog_path(dir, sizeof dir), &paths, &count, &err), RT_OK);
   if (count == 0) test_skip("no templates installed");
   cubin_cache *cache = NULL;
   if (cubin_cache_open_default(&cache, &err)) cache = NULL;
@@ -115,7 +116,7 @@ int main(void) {
     free(source);
     manifest_free(m);
   }
-  manifest_list_free(paths, count);
+  catalog_list_free(paths, count);
   cubin_cache_close(cache);
   return test_done();
 }

@@ -8,6 +8,7 @@
 #include "kernels/gemm.h"
 #include "test.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/template/space.h"
 
@@ -129,7 +130,7 @@ static void check_refusals(void) {
 int main(void) {
   rt_error err = {0};
   manifest *mf = NULL;
-  CHECK_INT(manifest_find(NULL, "gemm_wgmma", &mf, &err), RT_OK);
+  CHECK_INT(catalog_find(NULL, "gemm_wgmma", &mf, &err), RT_OK);
   if (mf) {
     check_layout(mf, "2@256x512x1024");
     check_layout(mf, "2@256x512x1024:nt");

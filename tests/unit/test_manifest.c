@@ -17,6 +17,7 @@
 #include "test.h"
 #include "tuner/template/expr.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 
 static void make_env(rt_vars *env) {
@@ -168,7 +169,7 @@ static void check_shipped(void) {
   snprintf(dir, sizeof dir, "%s/templates", test_source_dir());
   char **paths;
   int n;
-  CHECK_INT(manifest_list(dir, &paths, &n, NULL), RT_OK);
+  CHECK_INT(catalog_list(dir, &paths, &n, NULL), RT_OK);
   static const char *const shapes[] = {"1024x1024x1024", "8@128x4096x4096", "100x300x70", "2@7x300x70"};
   static const char *const layouts[] = {"", ":nt"};
   for (int i = 0; i < n; i++) {
@@ -197,7 +198,7 @@ static void check_shipped(void) {
     CHECK(total > 0);
     manifest_free(m);
   }
-  manifest_list_free(paths, n);
+  catalog_list_free(paths, n);
 }
 
 /* gemm_wgmma's launch geometry on 4096^3 bf16 nt, h200 (132 SMs), 128x256 tiles (32 x 16):
@@ -498,38 +499,50 @@ static void check_idents(const char *dir, const rt_vars *env) {
 static void check_discovery(const char *valid_dir, const char *invalid_dir) {
   setenv("ROOFTUNE_TEMPLATE_DIR", valid_dir, 1);
   char buf[1024];
-  CHECK_STR(manifest_template_dir(buf, sizeof buf), valid_dir);
+  CHECK_STR(catalog_path(buf, sizeof buf), valid_dir);
   char **paths;
   int n;
-  CHECK_INT(manifest_list(NULL, &paths, &n, NULL), RT_OK);
+  CHECK_INT(catalog_list(NULL, &paths, &n, NULL), RT_OK);
   CHECK_INT(n, 5);
   if (n == 5) {
     CHECK_CONTAINS(paths[0], "/chain.json");
     CHECK_CONTAINS(paths[4], "/late.json");
   }
-  manifest_list_free(paths, n);
+  catalog_list_free(paths, n);
   manifest *m;
-  CHECK_INT(manifest_find(NULL, "late", &m, NULL), RT_OK);
+  CHECK_INT(catalog_find(NULL, "late", &m, NULL), RT_OK);
   CHECK_STR(manifest_name(m), "late");
   manifest_free(m);
   rt_error err;
   rt_error_clear(&err);
-  CHECK_INT(manifest_find(NULL, "nope", &m, &err), RT_ERR_NOT_FOUND);
+  CHECK_INT(catalog_find(NULL, "nope", &m, &err), RT_ERR_NOT_FOUND);
   CHECK_CONTAINS(err.text, "templates are: chain, full, gemm_like, idents, late");
   /* a broken NAME.json is reported, not skipped */
   rt_error_clear(&err);
-  CHECK_INT(manifest_find(invalid_dir, "bad_arch", &m, &err), RT_ERR_MANIFEST);
+  CHECK_INT(catalog_find(invalid_dir, "bad_arch", &m, &err), RT_ERR_MANIFEST);
   CHECK_STR(err.field, "archs[1]");
-  /* subfolders are searched too; a missing folder has no templates */
-  char parent[1100];
-  snprintf(parent, sizeof parent, "%s/..", valid_dir);
-  CHECK_INT(manifest_find(parent, "idents", &m, NULL), RT_OK);
+  /* subfolders are searched too (a manifest and its source in tmp/sub/); the same name in two
+   * folders of the path is an error naming both; a missing folder has no templates */
+  char tmp[] = "/tmp/rooftune-catalog-XXXXXX", sub[600], cmd[4200], two[1300];
+  CHECK(mkdtemp(tmp) != NULL);
+  snprintf(sub, sizeof sub, "%s/sub", tmp);
+  snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/late.json %s/kernel.cu %s/", sub, valid_dir, valid_dir, sub);
+  CHECK_INT(system(cmd), 0);
+  CHECK_INT(catalog_find(tmp, "late", &m, NULL), RT_OK);
   manifest_free(m);
-  CHECK_INT(manifest_list("/nonexistent/rooftune", &paths, &n, NULL), RT_OK);
+  snprintf(two, sizeof two, "%s:%s", tmp, valid_dir);
+  rt_error_clear(&err);
+  CHECK_INT(catalog_find(two, "late", &m, &err), RT_ERR_MANIFEST);
+  CHECK_CONTAINS(err.text, "template late is defined twice");
+  CHECK_CONTAINS(err.text, "/sub/late.json");
+  CHECK_CONTAINS(err.text, "/valid/late.json");
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  CHECK_INT(system(cmd), 0);
+  CHECK_INT(catalog_list("/nonexistent/rooftune", &paths, &n, NULL), RT_OK);
   CHECK_INT(n, 0);
-  manifest_list_free(paths, n);
+  catalog_list_free(paths, n);
   unsetenv("ROOFTUNE_TEMPLATE_DIR");
-  CHECK(manifest_template_dir(buf, sizeof buf)[0] == '/');
+  CHECK(catalog_path(buf, sizeof buf)[0] == '/');
   /* env helpers */
   rt_vars env;
   rt_vars_clear(&env);

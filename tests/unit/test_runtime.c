@@ -8,6 +8,7 @@
 #include "kernels/family.h"
 #include "test.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/core/sha256.h"
 #include "unit/db_fixture.h"
@@ -63,7 +64,7 @@ static void *lookup_thread(void *p) {
 static void put_manifest_winner(const char *path, int good_hash) {
   rt_error err = {0};
   manifest *mf = NULL;
-  CHECK_INT(manifest_find(NULL, "gemm_mma", &mf, &err), RT_OK);
+  CHECK_INT(catalog_find(NULL, "gemm_mma", &mf, &err), RT_OK);
   if (!mf) return;
   problem p;
   rt_vars env, vars;

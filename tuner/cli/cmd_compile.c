@@ -11,6 +11,7 @@
 #include "tuner/compile/cubin_cache.h"
 #include "tuner/model/gpu_spec.h"
 #include "kernels/family.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/model/occupancy.h"
 
@@ -144,7 +145,7 @@ static int cmd_compile(int argc, char **argv) {
 
   rt_error err = {0};
   manifest *m = NULL;
-  rt_status s = manifest_find(NULL, name, &m, &err);
+  rt_status s = catalog_find(NULL, name, &m, &err);
   if (s == RT_ERR_NOT_FOUND) return cli_usage_error("compile", "%s", err.text);
   if (s) return cli_fail("compile", &err);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tuner/cli/cli.h"
+#include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 
 static const char usage[] =
@@ -107,11 +108,11 @@ static int cmd_templates(int argc, char **argv) {
   if (optind < argc)
     return cli_usage_error("templates", "unexpected argument '%s'", argv[optind]);
   char dbuf[1024];
-  if (!dir) dir = manifest_template_dir(dbuf, sizeof dbuf);
+  if (!dir) dir = catalog_path(dbuf, sizeof dbuf);
   char **paths;
   int n;
   rt_error err = {0};
-  if (manifest_list(dir, &paths, &n, &err)) return cli_fail("templates", &err);
+  if (catalog_list(dir, &paths, &n, &err)) return cli_fail("templates", &err);
   json_t *root = json_object(), *list = json_array(), *errors = json_array();
   json_object_set_new(root, "dir", json_string(dir));
   int loaded = 0, failed = 0;
@@ -137,7 +138,7 @@ static int cmd_templates(int argc, char **argv) {
     loaded++;
     manifest_free(m);
   }
-  manifest_list_free(paths, n);
+  catalog_list_free(paths, n);
   json_object_set_new(root, "templates", list);
   json_object_set_new(root, "errors", errors);
   if (json) {

@@ -215,17 +215,4 @@ rt_status manifest_config_source(const manifest *m, const space *sp, size_t idx,
                                  const rt_vars *vars, const char *dtype, const char *body,
                                  char **out, rt_error *err);
 
-/* --- finding templates --- */
-/* The templates folder: $ROOFTUNE_TEMPLATE_DIR, else <source dir>/templates when it exists,
- * else the installed <datadir>/rooftune/templates.  Writes into buf and returns it. */
-const char *manifest_template_dir(char *buf, size_t size);
-/* Every manifest DIR/NAME.json and DIR/SUBDIR/NAME.json, sorted; dir NULL means manifest_template_dir().  A
- * missing folder gives 0 paths.  Free with manifest_list_free. */
-rt_status manifest_list(const char *dir, char ***paths, int *count, rt_error *err);
-void manifest_list_free(char **paths, int count);
-/* Loads the template called NAME from dir (NULL: the default folder): the file NAME.json when
- * there is one, else the manifest whose "name" is NAME.  RT_ERR_NOT_FOUND lists the names that
- * exist. */
-rt_status manifest_find(const char *dir, const char *name, manifest **out, rt_error *err);
-
 #endif

@@ -1,0 +1,266 @@
+/* catalog.c — the template search path and what is in it (see catalog.h). */
+#include "tuner/template/catalog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef ROOFTUNE_BUILD_DIR
+#define ROOFTUNE_BUILD_DIR ""
+#endif
+#ifndef ROOFTUNE_BIN_TO_DATADIR
+#define ROOFTUNE_BIN_TO_DATADIR "../share"
+#endif
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* 1 when this program's executable lives under the build folder it was built in. */
+static int running_from_build(void) {
+  char exe[PATH_MAX], build[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0 || !ROOFTUNE_BUILD_DIR[0] || !realpath(ROOFTUNE_BUILD_DIR, build)) return 0;
+  exe[n] = '\0';
+  size_t bl = strlen(build);
+  return strncmp(exe, build, bl) == 0 && exe[bl] == '/';
+}
+
+/* The installed templates next to this program: <bindir>/<bindir-to-datadir>/rooftune/templates,
+ * so an installation moved with `cmake --install --prefix` (or copied) finds its own. */
+static int installed_dir(char *buf, size_t size) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return 0;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return 0;
+  *slash = '\0';
+  if ((size_t)snprintf(buf, size, "%s/%s/rooftune/templates", exe, ROOFTUNE_BIN_TO_DATADIR) >= size) return 0;
+  return is_dir(buf);
+}
+
+const char *catalog_shipped_dir(char *buf, size_t size) {
+  const char *env = getenv("ROOFTUNE_TEMPLATE_DIR");
+  if (env && *env) snprintf(buf, size, "%s", env);
+  else if (running_from_build() && is_dir(ROOFTUNE_SOURCE_DIR "/templates"))
+    snprintf(buf, size, "%s", ROOFTUNE_SOURCE_DIR "/templates");
+  else if (!installed_dir(buf, size))
+    snprintf(buf, size, "%s", ROOFTUNE_INSTALL_DATADIR "/templates");
+  return buf;
+}
+
+const char *catalog_path(char *buf, size_t size) {
+  const char *user = getenv("ROOFTUNE_TEMPLATE_PATH");
+  char shipped[1024];
+  catalog_shipped_dir(shipped, sizeof shipped);
+  if (user && *user) snprintf(buf, size, "%s:%s", user, shipped);
+  else snprintf(buf, size, "%s", shipped);
+  return buf;
+}
+
+rt_status catalog_add_dir(const char *dir, rt_error *err) {
+  if (!dir || !*dir || !is_dir(dir)) {
+    rt_error_locate(err, "--templates", NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_INVALID, "%s is not a folder of templates", dir ? dir : "");
+  }
+  if (strchr(dir, ':')) {
+    rt_error_locate(err, "--templates", NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_INVALID, "a template folder's name cannot contain ':' (%s)", dir);
+  }
+  const char *old = getenv("ROOFTUNE_TEMPLATE_PATH");
+  size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
+  char *v = malloc(n);
+  if (!v) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  if (old && *old) snprintf(v, n, "%s:%s", dir, old);
+  else snprintf(v, n, "%s", dir);
+  int rc = setenv("ROOFTUNE_TEMPLATE_PATH", v, 1);
+  free(v);
+  return rc ? rt_error_set(err, RT_ERR_NOMEM, "cannot set ROOFTUNE_TEMPLATE_PATH") : RT_OK;
+}
+
+/* ---- listing ---- */
+
+typedef struct strv {
+  char **v;
+  int n, cap;
+  int oom;
+} strv;
+
+static void strv_push(strv *s, const char *dir, const char *name) {
+  if (s->oom) return;
+  if (s->n == s->cap) {
+    int nc = s->cap ? 2 * s->cap : 16;
+    char **nv = realloc(s->v, (size_t)nc * sizeof *nv);
+    if (!nv) {
+      s->oom = 1;
+      return;
+    }
+    s->v = nv;
+    s->cap = nc;
+  }
+  size_t len = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(len);
+  if (!p) {
+    s->oom = 1;
+    return;
+  }
+  snprintf(p, len, "%s/%s", dir, name);
+  s->v[s->n++] = p;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int ends_json(const char *name) {
+  size_t n = strlen(name);
+  return n > 5 && strcmp(name + n - 5, ".json") == 0 && name[0] != '.';
+}
+
+/* The .json files of one folder and its subfolders: manifests (families == 0) or family.json
+ * files (families == 1), sorted. */
+static void list_dir(const char *dir, int families, strv *out) {
+  int first = out->n;
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *de;
+  while (!out->oom && (de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.') continue;
+    char sub[8192];
+    if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) >= sizeof sub) continue;
+    struct stat st;
+    if (stat(sub, &st) != 0) continue;
+    if (S_ISREG(st.st_mode) && ends_json(de->d_name)) {
+      if ((strcmp(de->d_name, "family.json") == 0) == families) strv_push(out, dir, de->d_name);
+    } else if (S_ISDIR(st.st_mode)) {
+      DIR *d2 = opendir(sub);
+      if (!d2) continue;
+      struct dirent *de2;
+      while (!out->oom && (de2 = readdir(d2)) != NULL) {
+        char f[8192 + 260];
+        snprintf(f, sizeof f, "%s/%s", sub, de2->d_name);
+        if (ends_json(de2->d_name) && stat(f, &st) == 0 && S_ISREG(st.st_mode) &&
+            (strcmp(de2->d_name, "family.json") == 0) == families)
+          strv_push(out, sub, de2->d_name);
+      }
+      closedir(d2);
+    }
+  }
+  closedir(d);
+  if (out->n > first) qsort(out->v + first, (size_t)(out->n - first), sizeof *out->v, cmp_str);
+}
+
+static rt_status list_path(const char *path, int families, char ***paths, int *count,
+                           rt_error *err) {
+  char buf[8192];
+  if (!path) path = catalog_path(buf, sizeof buf);
+  strv s = {0};
+  const char *p = path;
+  char seen[CATALOG_MAX_DIRS][PATH_MAX];
+  int nseen = 0;
+  while (*p) {
+    size_t len = strcspn(p, ":");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", (int)len, p);
+    p += len + (p[len] == ':');
+    if (!dir[0]) continue;
+    /* a folder named twice (the same real folder) is read once */
+    char real[PATH_MAX];
+    if (!realpath(dir, real)) continue;
+    int dup = 0;
+    for (int i = 0; i < nseen; i++) dup |= strcmp(seen[i], real) == 0;
+    if (dup) continue;
+    if (nseen < CATALOG_MAX_DIRS) snprintf(seen[nseen++], PATH_MAX, "%s", real);
+    list_dir(dir, families, &s);
+  }
+  if (s.oom) {
+    catalog_list_free(s.v, s.n);
+    *paths = NULL;
+    *count = 0;
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory listing %s", path);
+  }
+  *paths = s.v;
+  *count = s.n;
+  return RT_OK;
+}
+
+rt_status catalog_list(const char *path, char ***paths, int *count, rt_error *err) {
+  return list_path(path, 0, paths, count, err);
+}
+
+rt_status catalog_families(const char *path, char ***paths, int *count, rt_error *err) {
+  return list_path(path, 1, paths, count, err);
+}
+
+void catalog_list_free(char **paths, int count) {
+  for (int i = 0; i < count; i++) free(paths[i]);
+  free(paths);
+}
+
+/* ---- finding one ---- */
+
+rt_status catalog_find(const char *path, const char *name, manifest **out, rt_error *err) {
+  char buf[8192];
+  if (!path) path = catalog_path(buf, sizeof buf);
+  *out = NULL;
+  char **paths;
+  int n;
+  rt_status s = catalog_list(path, &paths, &n, err);
+  if (s) return s;
+  size_t nl = strlen(name);
+  manifest *found = NULL;
+  const char *found_at = NULL;
+  char list[600] = "";
+  size_t k = 0;
+  for (int i = 0; i < n; i++) {
+    const char *base = strrchr(paths[i], '/');
+    base = base ? base + 1 : paths[i];
+    int named_file = strncmp(base, name, nl) == 0 && strcmp(base + nl, ".json") == 0;
+    manifest *m = NULL;
+    rt_error lerr = {0};
+    if (manifest_load(paths[i], &m, &lerr) != RT_OK) {
+      if (named_file) { /* NAME.json's own errors are worth reporting */
+        if (err) *err = lerr;
+        manifest_free(found);
+        catalog_list_free(paths, n);
+        return lerr.code ? lerr.code : RT_ERR_MANIFEST;
+      }
+      continue;
+    }
+    if (strcmp(manifest_name(m), name) == 0) {
+      if (found) {
+        rt_error_locate(err, paths[i], "name", 0, 0);
+        s = rt_error_set(err, RT_ERR_MANIFEST,
+                         "template %s is defined twice: in %s and in %s; rename one (or leave "
+                         "one folder out of the template path)",
+                         name, found_at, paths[i]);
+        manifest_free(m);
+        manifest_free(found);
+        catalog_list_free(paths, n);
+        return s;
+      }
+      found = m;
+      found_at = manifest_path(m);
+      continue;
+    }
+    if (k < sizeof list) {
+      int w = snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", manifest_name(m));
+      if (w > 0) k += (size_t)w;
+    }
+    manifest_free(m);
+  }
+  catalog_list_free(paths, n);
+  if (found) {
+    *out = found;
+    return RT_OK;
+  }
+  rt_error_set(err, RT_ERR_NOT_FOUND, "no template named %s in %s; templates are: %s", name, path,
+               k ? list : "(none)");
+  rt_error_locate(err, name, NULL, 0, 0);
+  return RT_ERR_NOT_FOUND;
+}
