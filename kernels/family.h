@@ -1,11 +1,18 @@
-/* family.h — what the engine needs from a kernel family (gemm, attention).
+/* family.h — what the engine needs from a kernel family, and the registry of families.
  *
- * A family knows its problems: how a shape is written, which names manifest expressions see
- * (M, N, K, BATCH, dtype_bytes, ...), how many FLOPs and compulsory bytes a problem has.  On a
- * GPU (inside the measuring worker, with a current CUDA context) it also owns the data: seeded
- * random inputs, the reference output, poisoning the output before each run, launching a
- * template's kernel with the family's argument layout, verifying, and the library candidates
- * (cuBLASLt for GEMM) that compete with the templates.
+ * A family is what a problem is: how a shape is written, which names manifest expressions see
+ * (M, N, K, BATCH, dtype_bytes, ...), how many FLOPs and compulsory bytes a problem has, and the
+ * reference its candidates are checked against.  On a GPU (inside the measuring worker, with a
+ * current CUDA context) it also owns the data: seeded random inputs, the reference output,
+ * poisoning the outputs before each run, launching a template's kernel with the family's
+ * argument layout, verifying, and the library candidates (cuBLASLt for GEMM) that compete with
+ * the templates.
+ *
+ * Two kinds sit behind this one seam.  Most families are declared in JSON beside their
+ * templates (FOLDER/family.json, kernels/declared.h): a user's own kernel needs no C.  Families
+ * that bring vendor libraries or host-side descriptors (gemm: cuBLASLt and TMA) are C modules.
+ * Everything after the family (model, diagnosis, search, database, runtime) is the same for
+ * both.
  */
 #ifndef ROOFTUNE_FAMILY_H
 #define ROOFTUNE_FAMILY_H
@@ -19,16 +26,33 @@
 #include "tuner/core/vars.h"
 #include "tuner/model/gpu_spec.h"
 
-
 typedef struct family_gpu family_gpu; /* a family's device-side state for one problem */
 
+/* The reference kernel a family's candidates are checked against: the family names a template
+ * (family_ops.reference); the engine compiles it for the GPU and plans its launch for the
+ * problem, and the family runs it once in gpu_setup. */
+typedef struct family_reference {
+  const void *cubin;    /* compiled for the GPU measured on */
+  size_t cubin_size;
+  const char *entry;    /* its kernel's symbol in the cubin */
+  rt_vars vars;         /* its configuration's values (as a candidate's plan has them) */
+  unsigned grid[3], block[3], smem; /* its launch for the problem */
+} family_reference;
+
 typedef struct family_ops {
-  const char *name;  /* "gemm" */
-  const char *shape_help; /* one line: the shape syntax, for error messages */
+  const char *name;          /* "gemm" */
+  const char *shape_help;    /* one line: the shape syntax, for error messages */
+  const char *example_shape; /* a shape that parses, for checks that need a problem */
+  const char *reference;     /* the reference template's name; NULL when the family checks
+                                against something else (gemm: cuBLASLt) */
+  const char *declared_in;   /* the family.json it was declared in; NULL for a C family */
+  /* Roles (tuner/template/roles.h) the diagnosis may name as levers for this family's
+   * templates, as a "tile_m,warps,..." list; NULL: every role. */
+  const char *levers;
 
   /* --- host side, no GPU needed --- */
   /* Every host-side operation and gpu_setup take the family itself first (self), so one
-   * implementation serves every family declared in JSON (kernels/declared.h). */
+   * implementation serves every family declared in JSON. */
   rt_status (*parse_shape)(const struct family_ops *self, const char *shape, const char *dtype,
                            problem *out, rt_error *err);
   /* Adds the names manifest expressions see for this problem (dims, dtype_bytes, ...). */
@@ -40,11 +64,14 @@ typedef struct family_ops {
   double (*tolerance)(const struct family_ops *self, const problem *p);
 
   /* --- GPU side, inside the worker, with a current context --- */
-  /* Allocates inputs (seeded), computes the reference output with the family's reference. */
+  /* Allocates inputs (seeded), computes the reference output with the family's reference (ref:
+   * the compiled reference template, NULL when the family names none). */
   rt_status (*gpu_setup)(const struct family_ops *self, const problem *p, uint64_t seed,
-                         CUstream stream, family_gpu **out, rt_error *err);
+                         const family_reference *ref, CUstream stream, family_gpu **out,
+                         rt_error *err);
   void (*gpu_teardown)(family_gpu *g);
-  /* Fills the output with NaN so a kernel that writes nothing cannot pass. */
+  /* Fills the outputs with NaN (and resets in-out buffers) so a kernel that writes nothing
+   * cannot pass. */
   rt_status (*gpu_poison)(family_gpu *g, CUstream stream, rt_error *err);
   /* Launches a template kernel: `config` holds the configuration's parameter and derived values
    * (the template's argument layout may depend on them, e.g. TMA boxes), grid/block/smem come
@@ -52,7 +79,8 @@ typedef struct family_ops {
   rt_status (*gpu_launch)(family_gpu *g, CUfunction fn, const rt_vars *config,
                           const unsigned grid[3], const unsigned block[3], unsigned smem,
                           CUstream stream, rt_error *err);
-  /* Compares the output with the reference: relative Frobenius error; NaN never passes. */
+  /* Compares the outputs with the reference's; NaN never passes.  *rel_error is the error the
+   * family's check measured (relative Frobenius, or the largest absolute difference). */
   rt_status (*gpu_verify)(family_gpu *g, double *rel_error, rt_error *err);
 
   /* Library candidates (cuBLASLt algorithms for GEMM); NULL when the family has none. */
@@ -62,6 +90,20 @@ typedef struct family_ops {
   rt_status (*library_launch)(family_gpu *g, int i, CUstream stream, rt_error *err);
 } family_ops;
 
+/* --- the registry --- */
+
+/* The family called NAME: a C family, or one declared in a family.json of the template search
+ * path (loaded on first use; family_load_path reports what does not load).  NULL when unknown. */
+const family_ops *family_find(const char *name);
+/* Loads every family.json of a template search path (NULL: catalog_path()).  Loading a file
+ * again is a no-op; a family name declared twice (or a declaration named like a C family) is
+ * RT_ERR_MANIFEST naming both files. */
+rt_status family_load_path(const char *path, rt_error *err);
+/* Loads one family.json (what the measuring worker does with the file it is sent). */
+rt_status family_load_file(const char *path, const family_ops **out, rt_error *err);
+/* "gemm, softmax, transpose": the families known now, for messages. */
+const char *family_names(void);
+
 /* The names manifest expressions see for problem p of family fam: the family's own (fam->bind:
  * dimensions and facts), the dtype facts (dtype_bytes, dtype_is_<d>) and the device facts of
  * arch and, when known, gpu (gpu_spec_env).  env is cleared first.  The one way the engine, the
@@ -69,9 +111,7 @@ typedef struct family_ops {
 rt_status problem_env(const family_ops *fam, const problem *p, const arch_spec *arch,
                       const gpu_spec *gpu, rt_vars *env, rt_error *err);
 
-/* The registered families; NULL when unknown ("gemm"). */
-const family_ops *family_find(const char *name);
-/* "gemm, attention": for error messages. */
-const char *family_names(void);
+/* 1 when the family lets the diagnosis name role ROLE_NAME ("tile_m") as a lever. */
+int family_allows_lever(const family_ops *fam, const char *role_name);
 
 #endif

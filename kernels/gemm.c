@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/numeric.h"
 #include "tuner/driver/cuda_driver.h"
 
 #define GEMM_SHAPE_HELP \
@@ -33,54 +34,6 @@ int gemm_dtype_code(const char *dtype) {
 int gemm_dtype_bytes(const char *dtype) {
   int c = gemm_dtype_code(dtype);
   return c < 0 ? 0 : c == 0 ? 4 : 2;
-}
-
-uint16_t gemm_f32_to_f16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  uint32_t sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
-  if (e == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-  int exp = (int)e - 127 + 15;
-  if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
-  if (exp <= 0) { /* subnormal half (or zero) */
-    if (exp < -10) return (uint16_t)sign;
-    mant |= 0x800000u;
-    int shift = 14 - exp;
-    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-  }
-  uint32_t h = ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* a carry rounds into the exponent */
-  return (uint16_t)(sign | h);
-}
-
-uint16_t gemm_f32_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu)) return (uint16_t)((x >> 16) | 0x40);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
-
-float gemm_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
-  if (e == 0) {
-    float v = ldexpf((float)mant, -24);
-    return sign ? -v : v;
-  }
-  if (e == 31) x = sign | 0x7f800000u | (mant << 13);
-  else x = sign | ((e - 15 + 127) << 23) | (mant << 13);
-  float f;
-  memcpy(&f, &x, sizeof f);
-  return f;
-}
-
-float gemm_bf16_to_f32(uint16_t h) {
-  uint32_t x = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &x, sizeof f);
-  return f;
 }
 
 /* ---------------------------------------------------------------- host side */
@@ -469,12 +422,6 @@ void gemm_gpu_buffers(const family_gpu *g, CUdeviceptr *A, CUdeviceptr *B, CUdev
 }
 size_t gemm_gpu_workspace_bytes(const family_gpu *g) { return g->ws_size; }
 
-static uint64_t gemm_rng(uint64_t *s) { /* splitmix64 */
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 /* Uploads n seeded uniform [-1, 1) values rounded to the dtype, in 1 Mi-element pieces. */
 static rt_status gemm_upload_random(CUdeviceptr dst, size_t n, int code, uint64_t seed, rt_error *err) {
@@ -486,10 +433,10 @@ static rt_status gemm_upload_random(CUdeviceptr dst, size_t n, int code, uint64_
   for (size_t off = 0; off < n && !st; off += piece) {
     size_t cnt = n - off < piece ? n - off : piece;
     for (size_t i = 0; i < cnt; i++) {
-      float v = (float)((double)(gemm_rng(&s) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+      float v = (float)((double)(num_rng(&s) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
       if (code == 0) memcpy(buf + 4 * i, &v, 4);
       else {
-        uint16_t h = code == 1 ? gemm_f32_to_f16(v) : gemm_f32_to_bf16(v);
+        uint16_t h = code == 1 ? num_f32_to_f16(v) : num_f32_to_bf16(v);
         memcpy(buf + 2 * i, &h, 2);
       }
     }
@@ -520,9 +467,11 @@ static rt_status gemm_alloc(CUdeviceptr *p, size_t bytes, const char *what, rt_e
   return cuda_check(r, w, err);
 }
 
-static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64_t seed, CUstream stream,
-                                family_gpu **out, rt_error *err) {
+static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64_t seed,
+                                const family_reference *ref, CUstream stream, family_gpu **out,
+                                rt_error *err) {
   (void)self;
+  (void)ref; /* the reference is cuBLASLt's own */
   *out = NULL;
   if (!cu.handle) return rt_error_set(err, RT_ERR_NO_DRIVER, "gemm needs a loaded CUDA driver and a current context");
   family_gpu *g = calloc(1, sizeof *g);
@@ -753,6 +702,7 @@ static rt_status gemm_library_launch(family_gpu *g, int i, CUstream stream, rt_e
 const family_ops gemm_family = {
     .name = "gemm",
     .shape_help = GEMM_SHAPE_HELP,
+    .example_shape = "4096x4096x4096",
     .parse_shape = gemm_parse_shape,
     .bind = gemm_bind,
     .flops = gemm_flops,

@@ -49,11 +49,6 @@ int gemm_dtype_code(const char *dtype);
 /* Bytes per input element (4 or 2); 0 for an unknown dtype. */
 int gemm_dtype_bytes(const char *dtype);
 
-/* Round-to-nearest-even conversions used for the inputs (and by tests). */
-uint16_t gemm_f32_to_f16(float f);
-uint16_t gemm_f32_to_bf16(float f);
-float gemm_f16_to_f32(uint16_t h);
-float gemm_bf16_to_f32(uint16_t h);
 
 /* A cuBLASLt algorithm as configuration attributes: what identifies it across processes. */
 typedef struct gemm_lt_algo {

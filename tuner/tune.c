@@ -45,6 +45,9 @@ typedef struct tune_ctx {
   int have_ceil;
   double t0;
   size_t cap;             /* capacity of rep->results */
+  family_reference ref;   /* the family's compiled reference template (have_ref) */
+  compile_result ref_cr;  /* its compile, owned */
+  int have_ref;
   long budget_left;       /* evaluations left in the whole run */
 } tune_ctx;
 
@@ -763,6 +766,67 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   return rc;
 }
 
+/* ---- the family's reference ---- */
+
+/* Finds the family's reference template in the path (an error when it is missing or belongs to
+ * another family) and, on a device that runs kernels, compiles it and plans its launch for the
+ * problem: the first valid configuration of its space. */
+static rt_status tune_reference(tune_ctx *c, const char *tpath, rt_error *err) {
+  if (!c->fam->reference) return RT_OK;
+  manifest *m = NULL;
+  space *sp = NULL;
+  char *src = NULL;
+  rt_error e = {0};
+  rt_status rc = catalog_find(tpath, c->fam->reference, &m, &e);
+  if (rc) {
+    if (err) *err = e;
+    if (rc == RT_ERR_NOT_FOUND) {
+      rt_error_locate(err, c->fam->declared_in ? c->fam->declared_in : c->fam->name, "reference", 0, 0);
+      rc = rt_error_set(err, RT_ERR_NOT_FOUND, "the %s family's reference template %s is not in the template "
+                        "path %s", c->fam->name, c->fam->reference, tpath);
+    }
+    return rc;
+  }
+  if (strcmp(manifest_family(m), c->fam->name) != 0) {
+    rt_error_locate(err, manifest_path(m), "family", 0, 0);
+    rc = rt_error_set(err, RT_ERR_MANIFEST, "%s is named the %s family's reference but belongs to family %s",
+                      manifest_name(m), c->fam->name, manifest_family(m));
+    goto done;
+  }
+  if (!device_has(c->dev, DEVICE_CAP_RUNS)) goto done; /* nothing runs: nothing to check */
+  char arch[16];
+  template_arch(m, device_arch(c->dev), arch, sizeof arch);
+  if (!arch[0] || !manifest_has_dtype(m, c->prob.dtype)) {
+    rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "the %s family's reference %s does not support %s on %s",
+                      c->fam->name, manifest_name(m), c->prob.dtype, device_arch(c->dev));
+    goto done;
+  }
+  candidate_plan pl;
+  compile_options copt;
+  if ((rc = manifest_build_space(m, &c->env, &sp, err)) || (rc = manifest_plan(m, sp, 0, &c->env, &pl, err)) ||
+      (rc = manifest_config_source(m, sp, 0, &pl.vars, c->prob.dtype, NULL, &src, err)))
+    goto done;
+  manifest_compile_options(m, arch, &copt);
+  if ((rc = compile_source(src, manifest_source_name(m), &copt, &c->ref_cr, err))) {
+    rt_error_locate(err, manifest_path(m), NULL, 0, 0);
+    goto done;
+  }
+  memset(&c->ref, 0, sizeof c->ref);
+  c->ref.cubin = c->ref_cr.cubin;
+  c->ref.cubin_size = c->ref_cr.cubin_size;
+  c->ref.entry = c->ref_cr.lowered_name;
+  c->ref.vars = pl.vars;
+  memcpy(c->ref.grid, pl.grid, sizeof pl.grid);
+  memcpy(c->ref.block, pl.block, sizeof pl.block);
+  c->ref.smem = pl.smem;
+  c->have_ref = 1;
+done:
+  free(src);
+  space_free(sp);
+  manifest_free(m);
+  return rc;
+}
+
 /* ---- the run ---- */
 
 const char *tune_default_device(char *note, size_t size) {
@@ -892,6 +956,11 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   out->timing = device_timing(c.dev);
   c.have_ceil = device_ceilings(c.dev, &c.ceil);
 
+  /* the template path and the families declared in it */
+  char tbuf[8192];
+  const char *tpath = o->template_path ? o->template_path : catalog_path(tbuf, sizeof tbuf);
+  if ((rc = family_load_path(tpath, err))) goto done;
+
   if (device_has(c.dev, DEVICE_CAP_RECORDED) && o->config) {
     rc = rt_error_set(err, RT_ERR_USAGE, "a replayed file has no template configuration to re-evaluate");
     goto done;
@@ -900,7 +969,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     /* the recorded file is the space; the shape and dtype only label the run */
     c.fam = o->target ? family_find(o->target) : NULL;
     manifest *rm = NULL;
-    if (!c.fam && o->target && catalog_find(o->template_dir, o->target, &rm, NULL) == RT_OK)
+    if (!c.fam && o->target && catalog_find(tpath, o->target, &rm, NULL) == RT_OK)
       c.fam = family_find(manifest_family(rm)); /* a template's family */
     manifest_free(rm);
     snprintf(c.prob.family, sizeof c.prob.family, "%s", o->target ? o->target : "replay");
@@ -913,15 +982,13 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   }
 
   /* the family and the templates */
-  const char *tdir_env = o->template_dir;
-  char tdir[1024];
-  if (!tdir_env) tdir_env = catalog_path(tdir, sizeof tdir);
   c.fam = family_find(o->target ? o->target : "");
+  int in_family = 0; /* the family's templates in the path, before dtype and arch choose */
   const int whole_family = c.fam != NULL; /* the family's library (cuBLASLt) runs only then */
   if (!c.fam) {
     manifest *m = NULL;
     rt_error ferr = {0};
-    if (catalog_find(tdir_env, o->target ? o->target : "", &m, &ferr)) {
+    if (catalog_find(tpath, o->target ? o->target : "", &m, &ferr)) {
       rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
       rc = rt_error_set(err, ferr.code == RT_ERR_NOT_FOUND ? RT_ERR_NOT_FOUND : ferr.code,
                         "'%s' is neither a kernel family (%s) nor a template: %.500s",
@@ -933,6 +1000,14 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
       rt_error_locate(err, manifest_path(m), "family", 0, 0);
       rc = rt_error_set(err, RT_ERR_MANIFEST, "template %s names an unknown family '%s' (known: %s)",
                         manifest_name(m), manifest_family(m), family_names());
+      manifest_free(m);
+      goto done;
+    }
+    if (c.fam->reference && !strcmp(manifest_name(m), c.fam->reference)) {
+      rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
+      rc = rt_error_set(err, RT_ERR_USAGE, "%s is the %s family's reference: candidates are checked against it, "
+                        "it is not tuned; tune the family or one of its other templates",
+                        manifest_name(m), c.fam->name);
       manifest_free(m);
       goto done;
     }
@@ -952,7 +1027,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     }
     ms[nms++] = m;
   } else {
-    if ((rc = catalog_list(tdir_env, &paths, &npaths, err))) goto done;
+    if ((rc = catalog_list(tpath, &paths, &npaths, err))) goto done;
     for (int i = 0; i < npaths && nms < TUNE_MAX_TEMPLATES; i++) {
       manifest *m = NULL;
       if (manifest_load(paths[i], &m, err)) {
@@ -960,8 +1035,10 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
         goto done;
       }
       template_arch(m, device_arch(c.dev), archs[nms], sizeof archs[nms]);
-      if (strcmp(manifest_family(m), c.fam->name) != 0 ||
-          !manifest_has_dtype(m, o->dtype ? o->dtype : "") || !archs[nms][0]) {
+      int mine = strcmp(manifest_family(m), c.fam->name) == 0 &&
+                 !(c.fam->reference && !strcmp(manifest_name(m), c.fam->reference));
+      in_family += mine;
+      if (!mine || !manifest_has_dtype(m, o->dtype ? o->dtype : "") || !archs[nms][0]) {
         manifest_free(m);
         continue;
       }
@@ -980,14 +1057,24 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   if (device_sm_count(c.dev) > 0) rt_vars_set(&c.env, "device.sm_count", device_sm_count(c.dev));
   int use_library = whole_family && device_has(c.dev, DEVICE_CAP_RUNS) && c.fam->library_list;
   if (nms == 0 && !use_library) {
+    if (whole_family && in_family == 0) {
+      rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
+      rc = rt_error_set(err, RT_ERR_NOT_FOUND, "the template path %s holds no %s template: add a folder "
+                        "with --templates DIR or $ROOFTUNE_TEMPLATE_PATH", tpath, c.fam->name);
+      goto done;
+    }
     rt_error_locate(err, "--dtype", NULL, 0, 0);
-    rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "no %s template supports dtype %s on %s (%s)",
-                      c.fam->name, o->dtype ? o->dtype : "", device_arch(c.dev), out->device);
+    rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "no %s template supports dtype %s on %s (%s): %d of the "
+                      "path's %s templates were left out for their dtypes or architectures",
+                      c.fam->name, o->dtype ? o->dtype : "", device_arch(c.dev), out->device, in_family,
+                      c.fam->name);
     goto done;
   }
+  /* the family's reference template: in the path always, compiled where kernels run */
+  if ((rc = tune_reference(&c, tpath, err))) goto done;
 
   if ((rc = open_db(&c, err))) goto done;
-  if ((rc = device_begin(c.dev, c.fam->name, &c.prob, err))) goto done;
+  if ((rc = device_begin(c.dev, c.fam, &c.prob, c.have_ref ? &c.ref : NULL, err))) goto done;
   if ((rc = cuda_ceilings(&c, err))) goto done;
   c.have_ceil = device_ceilings(c.dev, &c.ceil);
   if (c.have_ceil) snprintf(out->ceilings, sizeof out->ceilings, "%s", c.ceil.gpu);
@@ -1063,6 +1150,7 @@ done:
   }
   if (paths) catalog_list_free(paths, npaths);
   device_close(c.dev);
+  compile_result_free(&c.ref_cr);
   if (rc) {
     tune_report_free(out);
     memset(out, 0, sizeof *out);

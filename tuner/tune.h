@@ -62,7 +62,8 @@ typedef struct tune_options {
   double max_seconds;       /* wall-clock budget; 0: none */
   uint64_t seed;            /* strategy seed (and the GPU inputs' seed) */
   const char *db_path;      /* database to store into; NULL: none */
-  const char *template_dir; /* NULL: catalog_path() */
+  const char *template_path; /* folders of templates and family declarations, joined by ':'
+                               (tuner/template/catalog.h); NULL: catalog_path() */
   int compile_workers;      /* compile processes; 0: one per core */
   int batch;                /* candidates asked for and compiled together (a sequential
                                strategy gives one at a time); 0: compile_workers, else cores */

@@ -34,7 +34,7 @@ static void verify_problem(gh *h, manifest *const *ms, const char *shape, const 
   rt_error_clear(&err);
   CHECK_INT(gemm_family.parse_shape(&gemm_family, shape, dtype, &p, &err), RT_OK);
   family_gpu *g = NULL;
-  rt_status st = gemm_family.gpu_setup(&gemm_family, &p, 42, h->stream, &g, &err);
+  rt_status st = gemm_family.gpu_setup(&gemm_family, &p, 42, NULL, h->stream, &g, &err);
   CHECK_INT(st, RT_OK);
   if (st) {
     fprintf(stderr, "%s %s: setup: %s\n", shape, dtype, err.text);

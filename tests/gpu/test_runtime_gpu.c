@@ -9,6 +9,7 @@
  * output is poisoned with NaN before each run.  Skips (77) without a driver or GPU. */
 #include "runtime/include/rooftune.h"
 #include "kernels/gemm.h"
+#include "kernels/numeric.h"
 #include "test.h"
 #include "tuner/compile/compile.h"
 #include "tuner/driver/cuda_driver.h"
@@ -156,8 +157,8 @@ int main(void) {
   static float af[M * K], bf[K * N];
   for (int i = 0; i < M * K; i++) af[i] = (float)((i * 7 + 3) % 5 - 2);
   for (int i = 0; i < K * N; i++) bf[i] = (float)((i * 11 + 1) % 5 - 2);
-  for (int i = 0; i < M * K; i++) a[i] = gemm_f32_to_bf16(af[i]);
-  for (int i = 0; i < K * N; i++) b[i] = gemm_f32_to_bf16(bf[i]);
+  for (int i = 0; i < M * K; i++) a[i] = num_f32_to_bf16(af[i]);
+  for (int i = 0; i < K * N; i++) b[i] = num_f32_to_bf16(bf[i]);
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++) {
       double s = 0;

@@ -2,6 +2,7 @@
  * names, FLOP and byte formulas, tolerances, dtype conversions, the cuBLASLt algorithm text,
  * and the family registry. */
 #include "kernels/gemm.h"
+#include "kernels/numeric.h"
 #include "tuner/driver/cuda_driver.h"
 #include "test.h"
 
@@ -102,22 +103,22 @@ int main(void) {
   CHECK_STR(err.source, "--shape");
 
   /* conversions: round to nearest even */
-  CHECK_INT(gemm_f32_to_f16(1.0f), 0x3c00);
-  CHECK_INT(gemm_f32_to_f16(-2.0f), 0xc000);
-  CHECK_INT(gemm_f32_to_f16(0.1f), 0x2e66);
-  CHECK_INT(gemm_f32_to_f16(65504.0f), 0x7bff);
-  CHECK_INT(gemm_f32_to_f16(1e6f), 0x7c00);
-  CHECK_INT(gemm_f32_to_f16(5.960464477539063e-08f), 0x0001); /* smallest subnormal */
-  CHECK_INT(gemm_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00);      /* tie to even */
-  CHECK_INT(gemm_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);      /* tie to even, upwards */
-  CHECK_INT(gemm_f32_to_bf16(1.0f), 0x3f80);
-  CHECK_INT(gemm_f32_to_bf16(-0.5f), 0xbf00);
-  CHECK_INT(gemm_f32_to_bf16(1.0f + 1.0f / 256), 0x3f80);      /* tie to even */
-  CHECK_INT(gemm_f32_to_bf16(1.0f + 3.0f / 256), 0x3f82);
+  CHECK_INT(num_f32_to_f16(1.0f), 0x3c00);
+  CHECK_INT(num_f32_to_f16(-2.0f), 0xc000);
+  CHECK_INT(num_f32_to_f16(0.1f), 0x2e66);
+  CHECK_INT(num_f32_to_f16(65504.0f), 0x7bff);
+  CHECK_INT(num_f32_to_f16(1e6f), 0x7c00);
+  CHECK_INT(num_f32_to_f16(5.960464477539063e-08f), 0x0001); /* smallest subnormal */
+  CHECK_INT(num_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00);      /* tie to even */
+  CHECK_INT(num_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);      /* tie to even, upwards */
+  CHECK_INT(num_f32_to_bf16(1.0f), 0x3f80);
+  CHECK_INT(num_f32_to_bf16(-0.5f), 0xbf00);
+  CHECK_INT(num_f32_to_bf16(1.0f + 1.0f / 256), 0x3f80);      /* tie to even */
+  CHECK_INT(num_f32_to_bf16(1.0f + 3.0f / 256), 0x3f82);
   for (int i = -1000; i <= 1000; i++) {
     float f = i / 1000.0f;
-    CHECK_NEAR(gemm_f16_to_f32(gemm_f32_to_f16(f)), f, fabs(f) / 1024 + 1e-7);
-    CHECK_NEAR(gemm_bf16_to_f32(gemm_f32_to_bf16(f)), f, fabs(f) / 128 + 1e-30);
+    CHECK_NEAR(num_f16_to_f32(num_f32_to_f16(f)), f, fabs(f) / 1024 + 1e-7);
+    CHECK_NEAR(num_bf16_to_f32(num_f32_to_bf16(f)), f, fabs(f) / 128 + 1e-30);
   }
 
   /* cuBLASLt algorithm text round trip */
@@ -146,7 +147,7 @@ int main(void) {
   family_gpu *g = NULL;
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f32", &p, &err), RT_OK);
   if (cuda_driver_load(NULL) != RT_OK) {
-    CHECK(gemm_family.gpu_setup(&gemm_family, &p, 1, NULL, &g, &err) != RT_OK);
+    CHECK(gemm_family.gpu_setup(&gemm_family, &p, 1, NULL, NULL, &g, &err) != RT_OK);
     CHECK(g == NULL);
   }
   return test_done();

@@ -85,9 +85,10 @@ void device_set_ceilings(device *d, const roofline_ceilings *measured) {
   d->have_ceil = 1;
 }
 
-rt_status device_begin(device *d, const char *family, const struct problem *p, rt_error *err) {
-  snprintf(d->family, sizeof d->family, "%s", family ? family : "");
-  return d->ops->begin ? d->ops->begin(d, family, p, err) : RT_OK;
+rt_status device_begin(device *d, const family_ops *fam, const struct problem *p,
+                       const family_reference *ref, rt_error *err) {
+  snprintf(d->family, sizeof d->family, "%s", fam ? fam->name : "");
+  return d->ops->begin ? d->ops->begin(d, fam, p, ref, err) : RT_OK;
 }
 
 rt_status device_evaluate(device *d, const device_candidate *c, candidate_result *out,

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/family.h"
 #include "tuner/model/diagnose.h"
 #include "tuner/template/manifest.h"
 #include "tuner/model/gpu_spec.h"
@@ -111,9 +112,12 @@ void device_set_ceilings(device *d, const roofline_ceilings *measured);
 /* The replay file (NULL for other devices): its space, times and failures. */
 const struct ktfile *device_replay_file(const device *d);
 
-/* cuda: sets up the family's inputs and reference for problem P in the worker (again after a
- * worker restart).  model and replay: remembers the problem.  Call before evaluating. */
-rt_status device_begin(device *d, const char *family, const struct problem *p, rt_error *err);
+/* cuda: sets up family fam's inputs and reference for problem P in the worker (again after a
+ * worker restart): a declared family's declaration file and the compiled reference template
+ * (ref; NULL when the family names none) travel with the request.  model and replay: remembers
+ * the problem.  Call before evaluating. */
+rt_status device_begin(device *d, const family_ops *fam, const struct problem *p,
+                       const family_reference *ref, rt_error *err);
 
 /* Evaluates one candidate into out (status, time, timing, device name, ...).  The return value
  * is RT_OK when the candidate got a result, failed or not (its failure is out->status); an

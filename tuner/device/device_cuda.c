@@ -91,18 +91,31 @@ static rt_status reply_status(json_t *reply, rt_error *err) {
                       e ? e : "worker failed without a message");
 }
 
-static rt_status cuda_begin(device *d, const char *family, const struct problem *p,
-                           rt_error *err) {
+static rt_status cuda_begin(device *d, const family_ops *fam, const struct problem *p,
+                           const family_reference *ref, rt_error *err) {
   json_t *req = json_object();
   json_object_set_new(req, "ordinal", json_integer(d->ordinal));
-  json_object_set_new(req, "family", json_string(family));
+  json_object_set_new(req, "family", json_string(fam->name));
+  if (fam->declared_in) json_object_set_new(req, "family_file", json_string(fam->declared_in));
+  if (ref) {
+    json_t *r = json_object(), *vals = json_object();
+    json_object_set_new(r, "entry", json_string(ref->entry ? ref->entry : ""));
+    for (int i = 0; i < ref->vars.count; i++)
+      json_object_set_new(vals, ref->vars.names[i], json_integer(ref->vars.values[i]));
+    json_object_set_new(r, "values", vals);
+    json_object_set_new(r, "grid", json_pack("[iii]", ref->grid[0], ref->grid[1], ref->grid[2]));
+    json_object_set_new(r, "block", json_pack("[iii]", ref->block[0], ref->block[1], ref->block[2]));
+    json_object_set_new(r, "smem", json_integer(ref->smem));
+    json_object_set_new(req, "reference", r);
+  }
   json_object_set_new(req, "shape", json_string(p->shape));
   json_object_set_new(req, "dtype", json_string(p->dtype));
   json_object_set_new(req, "layout", json_string(p->layout));
   json_object_set_new(req, "seed", json_integer((json_int_t)d->opt.seed));
   json_object_set_new(req, "l2_bytes", json_integer(d->l2_bytes));
   json_t *reply = NULL;
-  rt_status st = cuda_call(d, WORKER_SETUP, req, NULL, 0, CUDA_SETUP_TIMEOUT_S, &reply, err);
+  rt_status st = cuda_call(d, WORKER_SETUP, req, ref ? ref->cubin : NULL, ref ? ref->cubin_size : 0,
+                           CUDA_SETUP_TIMEOUT_S, &reply, err);
   json_decref(req);
   if (!st) st = reply_status(reply, err);
   json_decref(reply);
@@ -308,7 +321,23 @@ static json_t *fail_reply(rt_status st, const rt_error *err, int fatal) {
   return r;
 }
 
-static json_t *handle_setup(cuda_worker *w, json_t *req) {
+/* The launch of a family's reference from a setup request ("reference" and the blob). */
+static void reference_from(json_t *r, const void *blob, size_t blob_len, family_reference *ref) {
+  memset(ref, 0, sizeof *ref);
+  ref->cubin = blob;
+  ref->cubin_size = blob_len;
+  ref->entry = json_string_value(json_object_get(r, "entry"));
+  const char *key;
+  json_t *v;
+  json_object_foreach(json_object_get(r, "values"), key, v) rt_vars_set(&ref->vars, key, (long long)json_integer_value(v));
+  for (int i = 0; i < 3; i++) {
+    ref->grid[i] = (unsigned)json_integer_value(json_array_get(json_object_get(r, "grid"), (size_t)i));
+    ref->block[i] = (unsigned)json_integer_value(json_array_get(json_object_get(r, "block"), (size_t)i));
+  }
+  ref->smem = (unsigned)json_integer_value(json_object_get(r, "smem"));
+}
+
+static json_t *handle_setup(cuda_worker *w, json_t *req, const void *blob, size_t blob_len) {
   rt_error err = {0};
   rt_status st = worker_init(w, (int)json_integer_value(json_object_get(req, "ordinal")),
                              (size_t)json_integer_value(json_object_get(req, "l2_bytes")), &err);
@@ -319,7 +348,14 @@ static json_t *handle_setup(cuda_worker *w, json_t *req) {
   }
   w->lib_listed = 0;
   const char *fname = json_string_value(json_object_get(req, "family"));
-  w->fam = family_find(fname ? fname : "");
+  const char *ffile = json_string_value(json_object_get(req, "family_file"));
+  if (ffile) {
+    const family_ops *f = NULL;
+    if ((st = family_load_file(ffile, &f, &err))) return fail_reply(st, &err, 0);
+    w->fam = f;
+  } else {
+    w->fam = family_find(fname ? fname : "");
+  }
   if (!w->fam) {
     rt_error_set(&err, RT_ERR_NOT_FOUND, "unknown kernel family '%s'", fname ? fname : "");
     return fail_reply(RT_ERR_NOT_FOUND, &err, 0);
@@ -332,7 +368,10 @@ static json_t *handle_setup(cuda_worker *w, json_t *req) {
   if (layout) snprintf(w->prob.layout, sizeof w->prob.layout, "%s", layout);
   w->tol = w->fam->tolerance(w->fam, &w->prob);
   uint64_t seed = (uint64_t)json_integer_value(json_object_get(req, "seed"));
-  st = w->fam->gpu_setup(w->fam, &w->prob, seed, w->stream, &w->g, &err);
+  family_reference ref;
+  json_t *rj = json_object_get(req, "reference");
+  if (rj) reference_from(rj, blob, blob_len, &ref);
+  st = w->fam->gpu_setup(w->fam, &w->prob, seed, rj ? &ref : NULL, w->stream, &w->g, &err);
   if (st) return fail_reply(st, &err, 1);
   return json_pack("{ss}", "status", "OK");
 }
@@ -580,7 +619,7 @@ static json_t *handle_ceilings(cuda_worker *w, json_t *req) {
   int count = 0;
   if (!gemm) st = rt_error_set(&err, RT_ERR_NOT_FOUND, "no gemm family to measure a matmul with");
   if (!st) st = gemm->parse_shape(gemm, CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", &p, &err);
-  if (!st) st = gemm->gpu_setup(gemm, &p, 1, w->stream, &g, &err);
+  if (!st) st = gemm->gpu_setup(gemm, &p, 1, NULL, w->stream, &g, &err);
   if (!st) st = gemm->library_list(g, 4, &count, &err);
   if (!st && count < 1)
     st = rt_error_set(&err, RT_ERR_CUBLAS, "cuBLASLt offers no algorithm for %s %s", CEIL_GEMM_SHAPE,
@@ -616,7 +655,7 @@ int device_cuda_worker_handler(void *ctx, int type, const char *json, const void
   if (!req || !w) {
     rt_error_set(&err, RT_ERR_PARSE, "worker request is not JSON: %s", jerr.text);
     reply = fail_reply(RT_ERR_PARSE, &err, 0);
-  } else if (type == WORKER_SETUP) reply = handle_setup(w, req);
+  } else if (type == WORKER_SETUP) reply = handle_setup(w, req, blob, blob_len);
   else if (type == WORKER_EVAL) reply = handle_eval(w, req, blob, blob_len);
   else if (type == WORKER_LIBRARY) reply = handle_library(w, req);
   else if (type == WORKER_CEILINGS) reply = handle_ceilings(w, req);

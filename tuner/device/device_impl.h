@@ -17,8 +17,8 @@ typedef struct device_ops {
   /* Opens the device named by the text after the prefix ("h200", "FILE", "", ":1"). */
   rt_status (*open)(device *d, const char *arg, rt_error *err);
   void (*close)(device *d);                                           /* optional */
-  rt_status (*begin)(device *d, const char *family, const struct problem *p,
-                     rt_error *err);                                  /* optional */
+  rt_status (*begin)(device *d, const family_ops *fam, const struct problem *p,
+                     const family_reference *ref, rt_error *err);     /* optional */
   rt_status (*evaluate)(device *d, const device_candidate *c, candidate_result *r,
                         rt_error *err);
   rt_status (*library_list)(device *d, int max, char ids[][256], int *count,

@@ -42,6 +42,7 @@
   X(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))                                            \
   X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                        \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                           \
+  X(cuMemsetD16Async, (CUdeviceptr, unsigned short, size_t, CUstream))                         \
   X(cuMemsetD32Async, (CUdeviceptr, unsigned int, size_t, CUstream))                           \
   X(cuStreamCreate, (CUstream *, unsigned int))                                                \
   X(cuStreamDestroy_v2, (CUstream))                                                            \
