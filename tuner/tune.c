@@ -122,7 +122,7 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed,
 static void diagnose_result(tune_ctx *c, candidate_result *r, const candidate_plan *pl,
                             compute_path path, int wgmma, const param_roles *roles,
                             const space *sp) {
-  if (r->status != RT_OK || !c->have_ceil || !(r->flops > 0)) return;
+  if (r->status != RT_OK || !c->have_ceil || !(r->time_ms > 0)) return; /* 0 FLOPs: data movement */
   /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
   double concurrent = roofline_concurrent(c->ceil.sm_count, r->facts.blocks_per_sm, r->facts.grid_blocks);
   double loaded = r->dram_bytes; /* the cost formula's bytes: what passes through L2 */
@@ -415,6 +415,8 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   param_roles roles;
   memset(&roles, 0, sizeof roles);
   manifest_roles(m, &roles);
+  for (int k = 0; k < ROLE_COUNT; k++) /* the family says which roles may be levers */
+    if (!family_allows_lever(c->fam, role_name((param_role)k))) memset(roles.names[k], 0, sizeof roles.names[k]);
   int wgmma = 0;
   compute_path path = template_path(m, o->dtype, &wgmma);
   if ((rc = manifest_read_source(m, &src, err))) goto done;

@@ -1135,6 +1135,19 @@ done:
   return s;
 }
 
+rt_status manifest_check_names(const manifest *m, const rt_vars *env, rt_error *err) {
+  unsigned char *have = calloc((size_t)m->nslots, 1);
+  if (!have) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < m->nslots; i++)
+    have[i] = m->slot_kind[i] != SLOT_EXTERNAL || rt_vars_find(env, expr_scope_name(m->scope, i)) >= 0;
+  manifest_expr *all[256];
+  int n = manifest_all_exprs((manifest *)m, all, 256);
+  rt_status s = RT_OK;
+  for (int i = 0; i < n && !s; i++) s = manifest_check_bound(m, all[i], have, env, err);
+  free(have);
+  return s;
+}
+
 /* Evaluates a list of expressions against vars (config vars: every slot by name). */
 static rt_status manifest_eval_vars(const manifest *m, const rt_vars *vars,
                                     const manifest_expr *const *xs, int n, long long *out,

@@ -156,6 +156,10 @@ rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **ou
  * domain position) and every derived value, into out (cleared first). */
 rt_status manifest_config_vars(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
                                rt_vars *out, rt_error *err);
+/* Every name the manifest's expressions read that it does not declare (problem dimensions, dtype
+ * and device facts) is in env: RT_ERR_EXPR naming the first missing one (field, column) and the
+ * names that exist otherwise.  What `rooftune templates` checks against a family's names. */
+rt_status manifest_check_names(const manifest *m, const rt_vars *env, rt_error *err);
 /* Launch geometry for a configuration's vars (from manifest_config_vars).  RT_ERR_EXPR when an
  * expression fails, RT_ERR_INVALID when a dimension is out of range (grid x 1..2^31-1, y and z
  * 1..65535, block dims >= 1 with product <= 1024, smem 0..2^32-1). */
