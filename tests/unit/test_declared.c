@@ -119,7 +119,7 @@ static void test_invalid(const char *dir) {
 static void test_registry(const char *dir) {
   char tmp[] = "/tmp/rooftune-families-XXXXXX";
   CHECK(mkdtemp(tmp) != NULL);
-  char a[200], b[200], cmd[2600];
+  char a[200], b[200], cmd[3200];
   snprintf(a, sizeof a, "%s/one", tmp);
   snprintf(b, sizeof b, "%s/two", tmp);
   snprintf(cmd, sizeof cmd, "mkdir -p %s %s && cp %s/valid/saxpy.json %s/family.json && cp %s/valid/saxpy.json %s/family.json",
