@@ -74,8 +74,9 @@ static const char *const stmt_sql[ST_COUNT] = {
         ") VALUES(?,?,?,?,?,?," RESULT_QMARKS ")",
     [ST_HAS_RESULT] = "SELECT 1 FROM results WHERE problem_id=? AND device_id=? AND template_id=? "
                       "AND toolkit=? AND config=? LIMIT 1",
-    [ST_PREVIOUS] = "SELECT " RESULT_COLS_R " FROM results r WHERE r.problem_id=? AND "
-                    "r.device_id=? AND r.template_id=? AND r.toolkit=? ORDER BY r.id",
+    [ST_PREVIOUS] = "SELECT " RESULT_COLS_R " FROM results r JOIN templates t ON t.id=r.template_id "
+                    "WHERE r.problem_id=? AND r.device_id=? AND r.toolkit=? AND t.name=? AND "
+                    "(r.template_id=? OR r.code_hash<>'') ORDER BY r.id",
     [ST_TEMPLATE_INSERT] = "INSERT OR IGNORE INTO templates(name,family,source_hash,manifest_hash) "
                            "VALUES(?,?,?,?)",
     [ST_TEMPLATE_SELECT] = "SELECT id FROM templates WHERE name=? AND source_hash=? AND "
@@ -841,8 +842,9 @@ rt_status db_run_previous(db_run *r, const char *template_name, candidate_result
   if (!st) return err ? err->code : RT_ERR_DB;
   sqlite3_bind_int64(st, 1, r->problem_id);
   sqlite3_bind_int64(st, 2, r->device_id);
-  sqlite3_bind_int64(st, 3, tid);
-  bind_text(st, 4, r->spec.prov.toolkit);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, template_name);
+  sqlite3_bind_int64(st, 5, tid);
   size_t cap = 0;
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -34,7 +34,7 @@
 #include "tuner/core/status.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 /* PRAGMA application_id of a rooftune database: "RTDB". */
 #define DB_APPLICATION_ID 0x52544442
 
@@ -121,8 +121,9 @@ rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, lo
 /* Resume: 1 when a result for CONFIG of TEMPLATE already exists for this run's problem,
  * device, template version and toolkit (from this run or any earlier one), else 0. */
 int db_run_has_result(db_run *r, const char *template_name, const char *config);
-/* Resume: every earlier result of TEMPLATE for this problem/device/template version/toolkit,
- * newest last; *out is malloc'ed (free it), *n its length. */
+/* Resume: every earlier result of TEMPLATE for this problem/device/toolkit that is of this
+ * template version or carries a code_hash (any version: the code says what ran), oldest first;
+ * *out is malloc'ed (free it), *n its length. */
 rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out,
                           size_t *n, rt_error *err);
 

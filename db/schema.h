@@ -114,10 +114,17 @@ static const char schema_v2[] =
     "  (SELECT length(c.cubin) FROM winner_cubins c WHERE c.winner_id = winners.id)\n"
     "  WHERE id IN (SELECT winner_id FROM winner_cubins);\n";
 
+/* Version 3: results remember what was run (code_hash: compiled source, options, toolkit,
+ * geometry), so resuming matches a configuration by its code across manifest edits. */
+static const char schema_v3[] =
+    "ALTER TABLE results ADD COLUMN code_hash TEXT NOT NULL DEFAULT '';\n"
+    "CREATE INDEX results_code ON results(problem_id, device_id, toolkit, code_hash);\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
     schema_v2, /* 1 -> 2 */
+    schema_v3, /* 2 -> 3 */
 };
 
 #endif

@@ -185,6 +185,7 @@ static compute_path template_path(const manifest *m, const char *dtype, int *wgm
 
 typedef struct pending {
   candidate_plan plan;    /* configuration, values, geometry, cost */
+  char code_hash[65];     /* what it runs (code_hash()) */
   char *source;           /* prefix + template source (owned) */
   candidate_result pre;   /* set when the candidate failed before compiling */
   int failed_early;       /* 1: failed before compiling; 2: resumed from the database */
@@ -253,6 +254,7 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       candidate_result r;
       if (device_evaluate(c->dev, &dc, &r, NULL) != RT_OK || r.status != RT_OK) continue;
       diagnose_result(c, &r, &b->plan, path, wgmma, roles, sp);
+      snprintf(r.code_hash, sizeof r.code_hash, "%s", b->r.code_hash);
       snprintf(r.detail, sizeof r.detail, "re-measured: within the spread of another candidate");
       long long id = 0;
       store_result(c, &r, &id, NULL);
@@ -392,6 +394,31 @@ static rt_status tune_prior_check(tune_ctx *c, size_t ranked, rt_error *err) {
                       c->rep->prior);
 }
 
+/* What a candidate runs, as a hex digest: the compile key of its complete source (NVRTC, its
+ * options, the headers of its folder, the text), its launch geometry and, where times are
+ * predicted rather than measured, the cost numbers the prediction reads.  Two configurations
+ * (or two versions of a manifest) that agree on all of it have the same timing. */
+static void code_hash(const tune_ctx *c, const unsigned char options_digest[32], const char *source,
+                      const candidate_plan *pl, char out[65]) {
+  unsigned char key[32];
+  compile_key(options_digest, source, key);
+  char text[512];
+  int n = snprintf(text, sizeof text, "%02x%02x%02x%02x%02x%02x%02x%02x|%u,%u,%u|%u,%u,%u|%u|%lld", key[0], key[1],
+                   key[2], key[3], key[4], key[5], key[6], key[7], pl->grid[0], pl->grid[1], pl->grid[2], pl->block[0],
+                   pl->block[1], pl->block[2], pl->smem, pl->work);
+  if (!device_has(c->dev, DEVICE_CAP_MEASURES))
+    snprintf(text + n, sizeof text - (size_t)n, "|%.17g,%.17g,%.17g,%.17g", pl->flops, pl->dram_bytes,
+             pl->executed_flops, pl->inflight_bytes);
+  unsigned char all[64];
+  memcpy(all, key, 32);
+  unsigned char tail[32];
+  sha256(text, strlen(text), tail);
+  memcpy(all + 32, tail, 32);
+  unsigned char dg[32];
+  sha256(all, sizeof all, dg);
+  sha256_hex(dg, out);
+}
+
 static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *arch, long share,
                                const size_t *prior, size_t nprior, rt_error *err) {
   const tune_options *o = c->o;
@@ -464,6 +491,8 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
 
   compile_options copt;
   manifest_compile_options(m, arch, &copt);
+  unsigned char options_digest[32];
+  if ((rc = compile_options_digest(&copt, options_digest, err))) goto done;
   compile_pool_options popt;
   memset(&popt, 0, sizeof popt);
   popt.workers = o->compile_workers;
@@ -487,18 +516,26 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       memset(p, 0, sizeof *p);
       p->plan.idx = idx[i];
       space_format_config(sp, idx[i], p->plan.config, sizeof p->plan.config);
-      /* resume: a stored result is told, not recomputed */
-      const candidate_result *old = NULL;
-      for (size_t k = 0; k < nprev && !old; k++)
-        if (strcmp(prev[k].config, p->plan.config) == 0) old = &prev[k];
-      if (old) {
-        p->pre = *old;
-        p->failed_early = 2;
-        continue;
-      }
       rt_error cerr = {0};
       rt_status s = manifest_plan(m, sp, idx[i], &c->env, &p->plan, &cerr);
       if (!s) s = manifest_config_source(m, sp, idx[i], &p->plan.vars, o->dtype, src, &p->source, &cerr);
+      if (!s) code_hash(c, options_digest, p->source, &p->plan, p->code_hash);
+      /* resume: a stored result of the same code (any template version), or of this
+       * configuration of this version before results carried their code, is told, not
+       * recomputed */
+      const candidate_result *old = NULL;
+      for (size_t k = 0; k < nprev && !old; k++)
+        if (prev[k].code_hash[0] ? strcmp(prev[k].code_hash, p->code_hash) == 0
+                                 : strcmp(prev[k].config, p->plan.config) == 0)
+          old = &prev[k];
+      if (old) {
+        p->pre = *old;
+        snprintf(p->pre.config, sizeof p->pre.config, "%s", p->plan.config); /* as this space spells it */
+        p->failed_early = 2;
+        free(p->source);
+        p->source = NULL;
+        continue;
+      }
       if (s) {
         candidate_result *r = &p->pre;
         memset(r, 0, sizeof *r);
@@ -590,9 +627,11 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
           r.flops = pl->flops;
           r.dram_bytes = pl->dram_bytes;
           r.facts = *f;
+          snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
         } else {
           rc = device_evaluate(c->dev, &dc, &r, err);
           if (rc) break;
+          snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
           diagnose_result(c, &r, pl, path, wgmma, &roles, sp);
         }
       }

@@ -10,12 +10,13 @@
 #include "tuner/cli/cli.h"
 #include "db/export.h"
 #include "search/strategy.h"
+#include "tuner/template/catalog.h"
 #include "tuner/tune.h"
 
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
     "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
-    "                     [--config C] [--prior FILE] [--no-db] [--json]\n\n"
+    "                     [--config C] [--prior FILE] [--templates DIR]... [--no-db] [--json]\n\n"
     "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
     "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
     "candidates with NVRTC (in parallel, through the cubin cache), measures, predicts or\n"
@@ -45,6 +46,8 @@ static const char usage[] =
     "                   or KTT results file.  Each template's search evaluates the fastest of\n"
     "                   its configurations there first (parameters matched by name).\n"
     "                   --prior model: the model device's ranking for this GPU instead\n"
+    "  --templates DIR  a folder of templates and family declarations (family.json) searched\n"
+    "                   before $ROOFTUNE_TEMPLATE_PATH and the shipped templates; repeatable\n"
     "  --no-db          store nothing\n"
     "  --json           print one JSON object instead of the table\n";
 
@@ -153,6 +156,7 @@ static int cmd_tune(int argc, char **argv) {
                                        {"json", no_argument, 0, 'j'},
                                        {"config", required_argument, 0, 'C'},
                                        {"prior", required_argument, 0, 'P'},
+                                       {"templates", required_argument, 0, 'L'},
                                        {0, 0, 0, 0}};
   int c;
   long v;
@@ -164,6 +168,11 @@ static int cmd_tune(int argc, char **argv) {
     case 'S': o.strategy = optarg; break;
     case 'C': o.config = optarg; break;
     case 'P': o.prior = optarg; break;
+    case 'L': {
+      rt_error terr = {0};
+      if (catalog_add_dir(optarg, &terr)) return cli_fail("tune", &terr);
+      break;
+    }
     case 'b':
       if (cli_parse_count("tune", "--budget", optarg, &v) < 0) return CLI_EXIT_USAGE;
       if (v < 1) return cli_usage_error("tune", "--budget must be at least 1");

@@ -56,6 +56,11 @@ typedef struct diagnosis {
 typedef struct candidate_result {
   char template_name[64];  /* "gemm_mma", or "cublaslt" for library candidates */
   char config[768];        /* "BLOCK_M=128,BLOCK_N=64,...", or the algorithm's identity */
+  char code_hash[65];      /* what was run: a digest of the compiled source, NVRTC options and
+                              toolkit, the launch geometry and, for a time that is not measured,
+                              the cost it was predicted from; "" for library and replayed
+                              candidates.  Resume matches results by it, so a manifest edit that
+                              leaves a configuration's code alone keeps its timing */
   rt_status status;        /* RT_OK, RT_ERR_COMPILE, RT_ERR_WRONG_RESULT, RT_ERR_CRASH, ... */
   char detail[256];        /* why it failed, or "" */
   timing_kind timing;      /* what the time is */
@@ -112,6 +117,7 @@ typedef struct candidate_result {
   REST(intensity, intensity, REAL, diag.intensity, "diagnosis")               \
   REST(ridge, ridge, REAL, diag.ridge, "diagnosis")                           \
   REST(waves, waves, REAL, diag.waves, "diagnosis")                           \
-  REST(tail, tail, REAL, diag.tail, "diagnosis")
+  REST(tail, tail, REAL, diag.tail, "diagnosis")                              \
+  REST(code_hash, code_hash, TEXT, code_hash, "")
 
 #endif

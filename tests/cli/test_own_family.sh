@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# A user's own kernel, outside the repository: a folder with its family declared in
+# family.json, a reference template and a tuned template is listed and checked by `rooftune
+# templates`, tuned on the model device through ROOFTUNE_TEMPLATE_PATH (and --templates),
+# stored, and looked up (exact and nearest).  Its reference is never tuned; the same template
+# name in two folders, a broken declaration and a template of an unknown family are each one
+# clear error.
+set -u
+bin=${ROOFTUNE_BIN:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+die() { echo "FAIL: $*"; fail=1; }
+export ROOFTUNE_CACHE_DIR="$tmp/cache"
+own="$tmp/my-kernels/vscale"
+mkdir -p "$own"
+cat >"$own/family.json" <<'JSON'
+{
+  "family": "vscale",
+  "description": "y = a * x over N floats",
+  "dims": ["N"],
+  "example": "1048576",
+  "dtypes": ["f32"],
+  "args": [
+    {"name": "x", "buffer": "dtype", "count": "N", "dir": "in", "init": {"uniform": [-1, 1]}},
+    {"name": "y", "buffer": "dtype", "count": "N", "dir": "out"},
+    {"name": "n", "scalar": "i32", "value": "N"},
+    {"name": "a", "scalar": "f32", "value": 3}
+  ],
+  "reference": "vscale_ref",
+  "check": {"f32": {"rel": 1e-6}},
+  "cost": {"flops": "N", "bytes": "2*N*dtype_bytes"}
+}
+JSON
+cat >"$own/vscale_ref.cu" <<'CU'
+extern "C" __global__ void vscale_ref(const float *x, float *y, int n, float a) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i];
+}
+CU
+cat >"$own/vscale_ref.json" <<'JSON'
+{"name": "vscale_ref", "family": "vscale", "source": "vscale_ref.cu", "entry": "vscale_ref",
+ "dtypes": ["f32"], "archs": ["sm_80", "sm_90"], "params": {"T": [256]},
+ "launch": {"grid": ["ceil_div(N, T)", 1, 1], "block": ["T", 1, 1]},
+ "cost": {"flops": "N", "dram_bytes": "8*N"}}
+JSON
+cat >"$own/vscale_vec.cu" <<'CU'
+// each thread scales UNROLL float4 vectors, a grid-stride loop over the rest
+extern "C" __global__ void vscale_vec(const float *x, float *y, int n, float a) {
+  int v = n / 4;
+  for (int i = blockIdx.x * THREADS * UNROLL + threadIdx.x; i < v; i += gridDim.x * THREADS * UNROLL)
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++)
+      if (i + u * THREADS < v) {
+        float4 t = ((const float4 *)x)[i + u * THREADS];
+        ((float4 *)y)[i + u * THREADS] = make_float4(a * t.x, a * t.y, a * t.z, a * t.w);
+      }
+  for (int i = 4 * v + blockIdx.x * THREADS + threadIdx.x; i < n; i += gridDim.x * THREADS) y[i] = a * x[i];
+}
+CU
+cat >"$own/vscale_vec.json" <<'JSON'
+{"name": "vscale_vec", "family": "vscale", "source": "vscale_vec.cu", "entry": "vscale_vec",
+ "dtypes": ["f32"], "archs": ["sm_80", "sm_90"],
+ "params": {"THREADS": [128, 256, 512], "UNROLL": [1, 2, 4], "WAVES": [1, 4, 16]},
+ "roles": {"THREADS": "warps", "UNROLL": "unroll"},
+ "constraints": ["N >= 4"],
+ "launch": {"grid": ["min(ceil_div(N, 4*THREADS*UNROLL), WAVES*device.sm_count)", 1, 1], "block": ["THREADS", 1, 1],
+            "work": "max(ceil_div(N, 4*THREADS*UNROLL), min(ceil_div(N, 4*THREADS*UNROLL), WAVES*device.sm_count))"},
+ "cost": {"flops": "N", "dram_bytes": "8*N", "bytes_in_flight": "THREADS*16*UNROLL"}}
+JSON
+
+# listed and checked, with where each came from
+out=$(ROOFTUNE_TEMPLATE_PATH="$tmp/my-kernels" "$bin" templates 2>&1) || die "templates exited $?: $out"
+echo "$out" | grep -q "^family vscale  (shape N; reference vscale_ref)" || die "family not listed: $out"
+echo "$out" | grep -q "from $own/vscale_vec.json" || die "origin not shown: $out"
+echo "$out" | grep -q "^gemm_mma " || die "the shipped templates are no longer listed beside: $out"
+
+# tuned on the model device, stored
+json=$(ROOFTUNE_TEMPLATE_PATH="$tmp/my-kernels" "$bin" tune vscale --shape 1048576 --dtype f32 \
+       --device model:h200 --budget 6 --db "$tmp/t.db" --json 2>"$tmp/err") || die "tune exited $?: $(cat "$tmp/err")"
+python3 - "$json" <<'PY' || die "tune json: $json"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["timing"] == "predicted", d
+assert d["evaluated"] >= 1, d
+assert d["best"]["template"] == "vscale_vec", d["best"]
+assert d["best"]["limit"] in ("memory", "waves", "occupancy", "launch"), d["best"]
+PY
+# the same with --templates instead of the environment; a rerun evaluates nothing new
+json=$("$bin" tune vscale_vec --templates "$tmp/my-kernels" --shape 1048576 --dtype f32 --device model:h200 \
+       --budget 6 --db "$tmp/t.db" --json 2>"$tmp/err") || die "tune --templates exited $?: $(cat "$tmp/err")"
+echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["evaluated"] == 0, d' ||
+  die "a rerun evaluated again: $json"
+
+# looked up as the runtime would serve it
+out=$("$bin" lookup vscale --shape 1048576 --dtype f32 --db "$tmp/t.db" --json) || die "lookup exited $?"
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["match"]=="exact" and d["template"]=="vscale_vec", d' ||
+  die "lookup: $out"
+out=$("$bin" lookup vscale --shape 1000000 --dtype f32 --db "$tmp/t.db" --json) || die "nearest lookup exited $?"
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["match"]=="nearest", d' ||
+  die "nearest lookup: $out"
+
+# stored timings survive an unrelated manifest edit: results are keyed by what was compiled and
+# launched, so adding a value to one parameter's list evaluates only the new configurations
+json=$("$bin" tune vscale_vec --templates "$tmp/my-kernels" --shape 65536 --dtype f32 --device model:h200 \
+       --strategy brute_force --budget 27 --db "$tmp/t.db" --json 2>"$tmp/err") || die "brute force exited $?: $(cat "$tmp/err")"
+echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["evaluated"] == 27, d' || die "first pass: $json"
+sed -i 's/"THREADS": \[128, 256, 512\]/"THREADS": [64, 128, 256, 512]/' "$own/vscale_vec.json"
+json=$("$bin" tune vscale_vec --templates "$tmp/my-kernels" --shape 65536 --dtype f32 --device model:h200 \
+       --strategy brute_force --budget 36 --db "$tmp/t.db" --json 2>"$tmp/err") || die "after the edit exited $?: $(cat "$tmp/err")"
+echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["resumed"] == 27 and d["evaluated"] == 9, d' ||
+  die "after adding a THREADS value: $json"
+
+# the reference is never a candidate
+ROOFTUNE_TEMPLATE_PATH="$tmp/my-kernels" "$bin" tune vscale_ref --shape 1024 --dtype f32 --device model:h200 \
+  --no-db >/dev/null 2>"$tmp/err"
+[ $? = 2 ] || die "tuning the reference did not exit 2"
+grep -q "is the vscale family's reference" "$tmp/err" || die "reference message: $(cat "$tmp/err")"
+
+# the same template name in two folders: one error naming both
+mkdir -p "$tmp/other"
+cp "$own/vscale_vec.json" "$own/vscale_vec.cu" "$tmp/other/"
+ROOFTUNE_TEMPLATE_PATH="$tmp/my-kernels:$tmp/other" "$bin" tune vscale_vec --shape 1024 --dtype f32 \
+  --device model:h200 --no-db >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || die "a duplicate template did not exit 1"
+grep -q "template vscale_vec is defined twice" "$tmp/err" && grep -q "$tmp/other/vscale_vec.json" "$tmp/err" ||
+  die "duplicate message: $(cat "$tmp/err")"
+
+# a broken declaration: the file and field
+sed -i 's/"dir": "out"/"dir": "output"/' "$own/family.json"
+ROOFTUNE_TEMPLATE_PATH="$tmp/my-kernels" "$bin" tune vscale --shape 1024 --dtype f32 --device model:h200 \
+  --no-db >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || die "a broken family.json did not exit 1"
+grep -q "family.json: args\[1\].dir: \"output\" is not in, out or inout" "$tmp/err" || die "broken family: $(cat "$tmp/err")"
+ROOFTUNE_TEMPLATE_PATH="$tmp/my-kernels" "$bin" templates >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || die "templates with a broken family.json did not exit 1"
+
+# a template of a family nobody declared
+rm "$own/family.json"
+ROOFTUNE_TEMPLATE_PATH="$tmp/my-kernels" "$bin" templates >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || die "a template of an unknown family did not fail the listing"
+grep -q "vscale_vec.json: family: unknown family 'vscale'" "$tmp/err" || die "unknown family: $(cat "$tmp/err")"
+exit $fail
