@@ -105,11 +105,14 @@ ATTN_REF_FN float attn_ref_score(const attn_args *a, int dtype, const float *q, 
   /* 16-byte loads (rows start on 16 bytes: D is a multiple of 8), the same order of fmas */
   for (int d = 0; d < a->D; d += 8) {
     const uint4 c = *(const uint4 *)(k + d);
-    const unsigned w[4] = {c.x, c.y, c.z, c.w};
-    for (int x = 0; x < 4; x++) {
-      s = fmaf(q[d + 2 * x], attn_ref_elem((unsigned short)(w[x] & 0xffffu), dtype), s);
-      s = fmaf(q[d + 2 * x + 1], attn_ref_elem((unsigned short)(w[x] >> 16), dtype), s);
-    }
+    s = fmaf(q[d + 0], attn_ref_elem((unsigned short)(c.x & 0xffffu), dtype), s);
+    s = fmaf(q[d + 1], attn_ref_elem((unsigned short)(c.x >> 16), dtype), s);
+    s = fmaf(q[d + 2], attn_ref_elem((unsigned short)(c.y & 0xffffu), dtype), s);
+    s = fmaf(q[d + 3], attn_ref_elem((unsigned short)(c.y >> 16), dtype), s);
+    s = fmaf(q[d + 4], attn_ref_elem((unsigned short)(c.z & 0xffffu), dtype), s);
+    s = fmaf(q[d + 5], attn_ref_elem((unsigned short)(c.z >> 16), dtype), s);
+    s = fmaf(q[d + 6], attn_ref_elem((unsigned short)(c.w & 0xffffu), dtype), s);
+    s = fmaf(q[d + 7], attn_ref_elem((unsigned short)(c.w >> 16), dtype), s);
   }
 #else
   for (int d = 0; d < a->D; d++) s = fmaf(q[d], attn_ref_elem(k[d], dtype), s);

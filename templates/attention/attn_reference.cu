@@ -29,7 +29,7 @@
 
 static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS must be a multiple of 32");
 
-extern "C" __global__ void __launch_bounds__(THREADS) attn_reference(const attn_args a) {
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_reference(const attn_args a) {
   __shared__ float q[ATTN_REF_MAX_D];
   __shared__ float p[THREADS];
   __shared__ float wmax[THREADS / 32];
@@ -50,18 +50,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_reference(const attn_
 
   // pass 2: weights, their sum and the weighted V, chunk by chunk in key order
   float acc[DPT], l = 0.f;
+#pragma unroll
   for (int k = 0; k < DPT; k++) acc[k] = 0.f;
   for (int j0 = 0; j0 < n; j0 += THREADS) {
     const int count = n - j0 < THREADS ? n - j0 : THREADS;
     if (t < count) p[t] = attn_ref_weight(attn_ref_score(&a, REF_DTYPE, q, b, hk, j0 + t), m);
     __syncthreads();
     l = attn_ref_sum(p, count, l);
+#pragma unroll
     for (int k = 0; k < DPT; k++)
       if (t + k * THREADS < D) acc[k] = attn_ref_accumulate(&a, REF_DTYPE, b, hk, j0, p, count, t + k * THREADS, acc[k]);
     __syncthreads();
   }
 
   float *o = (float *)a.o + attn_ref_q_row(&a, b, i, h);
+#pragma unroll
   for (int k = 0; k < DPT; k++)
     if (t + k * THREADS < D) o[t + k * THREADS] = attn_ref_out(acc[k], l);
   if (a.lse && t == 0) ((float *)a.lse)[attn_ref_lse_index(&a, b, h, i)] = attn_ref_lse(m, l);
