@@ -5,7 +5,9 @@
 // LSE = -INFINITY), LSE written when lse != 0.
 //
 // ONE EXCEPTION TO THE ABI: O is written as fp32 (a.o is a float *, [B, SQ, HQ, D]), so candidates
-// are compared against an unrounded result.  The host allocates B*SQ*HQ*D floats for it.
+// are compared against an unrounded result.  The host allocates B*SQ*HQ*D floats for it.  The
+// manifest's derived value ATTN_REFERENCE = 1 says so: the host runs this template as the
+// reference and never as a candidate.
 //
 // Block (i, h, b) of the grid (SQ, HQ, B) computes query row i of head h of sequence b with THREADS
 // threads; the per-row math is attn_ref.h's (which tests/unit/test_attn_reference.c runs on the

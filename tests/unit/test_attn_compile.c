@@ -47,6 +47,9 @@ static void compile_one(const acu_variant *v, long long pick, const char *config
   if (text) {
     CHECK_INT(manifest_config_vars(m, sp, idx, &env, &cv, &err), RT_OK);
     CHECK_INT(manifest_launch(m, &cv, grid, block, &smem, &err), RT_OK);
+    /* the reference says it is one (its O is fp32); no candidate does */
+    long long is_ref = 0;
+    CHECK_INT(rt_vars_get(&cv, "ATTN_REFERENCE", &is_ref) ? is_ref : 0, !strcmp(v->tmpl, "attn_reference"));
     compile_options opt;
     compile_result r;
     memset(&r, 0, sizeof r);
