@@ -116,6 +116,12 @@ ATTN_FN unsigned long long attn_desc(unsigned addr, unsigned lbo, unsigned sbo) 
   return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
          ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
+/* The descriptor of addr + off from that of addr (off a multiple of 16): the start field holds
+ * addr >> 4 in 14 bits and shared addresses stay below 2^18, so the sum never carries out of it.
+ * The kernel builds one descriptor per operand region and adds each wgmma's start to it. */
+ATTN_FN unsigned long long attn_desc_add(unsigned long long desc, int off) {
+  return desc + (unsigned long long)(off >> 4);
+}
 #define ATTN_SBO 1024 /* between 8-row core-matrix groups: 8 rows of 128 bytes */
 #define ATTN_LBO_KMAJOR 16 /* unused by a swizzled K-major operand; 16 as CUTLASS writes it */
 
@@ -170,12 +176,18 @@ ATTN_FN float attn_log2(float x) {
   asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
+/* max.f32 (one FMNMX; a NaN operand yields the other, as fmaxf) */
+ATTN_FN float attn_fmax(float a, float b) {
+  float y;
+  asm("max.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+  return y;
+}
 #else
 #define ATTN_NEG_INF (-INFINITY)
 ATTN_FN float attn_exp2(float x) { return exp2f(x); }
 ATTN_FN float attn_log2(float x) { return log2f(x); }
+ATTN_FN float attn_fmax(float a, float b) { return fmaxf(a, b); }
 #endif
-ATTN_FN float attn_fmax(float a, float b) { return a > b ? a : b; }
 #define ATTN_LN2 0.69314718055994530942f
 
 /* One thread's part of the softmax of a score tile s (its n = BLOCK_N/2 accumulator elements of
@@ -183,30 +195,37 @@ ATTN_FN float attn_fmax(float a, float b) { return a > b ? a : b; }
  * scores are only read, never written: they are the accumulators of the next tile's S = Q K^T,
  * and writing them while the PV product is in flight would make ptxas serialise the wgmmas.
  *
- * attn_tile_ends: the tile's columns each row attends are those below *e0 (row0, the thread's
- * first query row) and *e1 (row0 + 8), for the tile of keys n0..; ATTN_NO_MASK for both on tiles
+ * attn_tile_ends: thread t's element i of the tile of keys n0.. is attended when its column
+ * attn_acc_col(t, i) lies below its row's key end (rows row0, the thread's first query row, and
+ * row0 + 8), i.e. when 8*(i/4) + i%2 < *e0 (or *e1): the ends less n0 and the thread's column
+ * offset 2*(t%4), so the kernel compares a constant per element.  ATTN_NO_MASK for both on tiles
  * before attn_first_masked, which need no mask.  attn_keep: element i is attended. */
 #define ATTN_NO_MASK (1 << 30)
-ATTN_FN void attn_tile_ends(int row0, int n0, int L, int SQ, int causal, int *e0, int *e1) {
-  *e0 = attn_key_end(row0, L, SQ, causal) - n0;
-  *e1 = attn_key_end(row0 + 8, L, SQ, causal) - n0;
+ATTN_FN void attn_tile_ends(int t, int row0, int n0, int L, int SQ, int causal, int *e0, int *e1) {
+  *e0 = attn_key_end(row0, L, SQ, causal) - n0 - 2 * (t % 4);
+  *e1 = attn_key_end(row0 + 8, L, SQ, causal) - n0 - 2 * (t % 4);
 }
-ATTN_FN int attn_keep(int t, int i, int e0, int e1) { return attn_acc_col(t, i) < (attn_acc_half(i) ? e1 : e0); }
-/* The thread's maximum of each row over its attended elements (-inf when none); the kernel then
- * takes the maximum over the 4 threads of a quad (t ^ 1, t ^ 2 hold the same rows). */
-ATTN_FN void attn_row_max(const float *s, int n, int t, int e0, int e1, float mx[2]) {
+ATTN_FN int attn_keep(int i, int e0, int e1) { return 8 * (i / 4) + i % 2 < (attn_acc_half(i) ? e1 : e0); }
+/* x = the scores, -inf where not attended (with ATTN_NO_MASK a plain copy the compiler folds). */
+ATTN_FN void attn_masked_scores(const float *s, int n, int e0, int e1, float *x) {
+  ATTN_UNROLL
+  for (int i = 0; i < n; i++) x[i] = attn_keep(i, e0, e1) ? s[i] : ATTN_NEG_INF;
+}
+/* The thread's maximum of each row over its elements; the kernel then takes the maximum over
+ * the 4 threads of a quad (t ^ 1, t ^ 2 hold the same rows). */
+ATTN_FN void attn_row_max(const float *x, int n, float mx[2]) {
   mx[0] = mx[1] = ATTN_NEG_INF;
   ATTN_UNROLL
-  for (int i = 0; i < n; i++)
-    if (attn_keep(t, i, e0, e1)) mx[attn_acc_half(i)] = attn_fmax(mx[attn_acc_half(i)], s[i]);
+  for (int i = 0; i < n; i++) mx[attn_acc_half(i)] = attn_fmax(mx[attn_acc_half(i)], x[i]);
 }
 /* With the quad's row maxima mx: the new running maxima m (raw scores), the factor each row's
- * old sums and outputs are scaled by, p = exp2(scale_log2 * (s - m)) (0 where not attended), and
- * the thread's partial row sums l (scaled, plus its p; the quad's partial sums are added once,
- * at the end, since the 4 threads scale theirs alike).  A row whose maximum is still -inf (no
- * key attended yet) uses 0 as its maximum, so its p and factor are 0, never NaN. */
-ATTN_FN void attn_softmax_step(const float *s, int n, int t, int e0, int e1, const float mx[2], float m[2],
-                               float l[2], float factor[2], float scale_log2, float *p) {
+ * old sums and outputs are scaled by, x turned into p = exp2(scale_log2 * (x - m)) in place (0
+ * where x is -inf), and the thread's partial row sums l (scaled, plus its p; the quad's partial
+ * sums are added once, at the end, since the 4 threads scale theirs alike).  A row whose maximum
+ * is still -inf (no key attended yet) uses 0 as its maximum, so its p and factor are 0, never
+ * NaN. */
+ATTN_FN void attn_softmax_step(float *x, int n, const float mx[2], float m[2], float l[2], float factor[2],
+                               float scale_log2) {
   float base[2];
   ATTN_UNROLL
   for (int r = 0; r < 2; r++) {
@@ -220,8 +239,8 @@ ATTN_FN void attn_softmax_step(const float *s, int n, int t, int e0, int e1, con
   ATTN_UNROLL
   for (int i = 0; i < n; i++) {
     const int r = attn_acc_half(i);
-    p[i] = attn_keep(t, i, e0, e1) ? attn_exp2(s[i] * scale_log2 - base[r]) : 0.f;
-    l[r] += p[i];
+    x[i] = attn_exp2(x[i] * scale_log2 - base[r]);
+    l[r] += x[i];
   }
 }
 /* The output accumulators (n = HEAD_DIM/2, the accumulator layout) times their row's factor. */

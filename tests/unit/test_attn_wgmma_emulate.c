@@ -249,9 +249,10 @@ static float mat[64][256];
 static void wgmma_qk(emu *e, int c, int stage, float out[MAXT][MAXACC]) {
   const cfg *g = e->c;
   for (int ks = 0; ks < g->d / 16; ks++) {
-    const unsigned long long da = attn_desc(e->sQ + attn_q_desc_start(c, ks, e->bm), ATTN_LBO_KMAJOR, ATTN_SBO);
+    const unsigned long long da =
+        attn_desc_add(attn_desc(e->sQ, ATTN_LBO_KMAJOR, ATTN_SBO), attn_q_desc_start(c, ks, e->bm));
     const unsigned long long db =
-        attn_desc(e->sK + attn_k_desc_start(stage, ks, g->bn, g->d), ATTN_LBO_KMAJOR, ATTN_SBO);
+        attn_desc_add(attn_desc(e->sK, ATTN_LBO_KMAJOR, ATTN_SBO), attn_k_desc_start(stage, ks, g->bn, g->d));
     unsigned as, al, asb, bs, bl, bsb;
     if (!desc_decode(e, da, &as, &al, &asb) || !desc_decode(e, db, &bs, &bl, &bsb)) return;
     static float A[64][16], Bm[16][256];
@@ -285,7 +286,7 @@ static void wgmma_pv(emu *e, const wgstate *w, int stage, float base[MAXT][MAXAC
     }
   for (int kk = 0; kk < g->bn / 16; kk++) {
     const unsigned long long db =
-        attn_desc(e->sV + attn_v_desc_start(stage, kk, g->bn, g->d), attn_v_lbo(g->bn), ATTN_SBO);
+        attn_desc_add(attn_desc(e->sV, attn_v_lbo(g->bn), ATTN_SBO), attn_v_desc_start(stage, kk, g->bn, g->d));
     unsigned bs, bl, bsb;
     if (!desc_decode(e, db, &bs, &bl, &bsb)) return;
     static float A[64][16], Bm[16][256];
@@ -435,13 +436,13 @@ static void do_softmax(emu *e, int c, int tile, int into_pn) {
   const cfg *g = e->c;
   wgstate *w = e->wg[c];
   const int sacc = g->bn / 2, masked = tile >= e->first_masked;
-  static float mx[MAXT][2], v1[MAXT][2];
-  static int e0[MAXT], e1[MAXT];
+  static float mx[MAXT][2], v1[MAXT][2], x[MAXT][MAXACC];
   for (int t = 0; t < MAXT; t++) {
     const int row0 = e->m0 + c * 64 + attn_acc_row(t, 0);
-    if (masked) attn_tile_ends(row0, tile * g->bn, e->L, e->p->SQ, e->p->causal, &e0[t], &e1[t]);
-    else e0[t] = e1[t] = ATTN_NO_MASK;
-    attn_row_max(w->s[t], sacc, t, e0[t], e1[t], mx[t]);
+    int e0 = ATTN_NO_MASK, e1 = ATTN_NO_MASK;
+    if (masked) attn_tile_ends(t, row0, tile * g->bn, e->L, e->p->SQ, e->p->causal, &e0, &e1);
+    attn_masked_scores(w->s[t], sacc, e0, e1, x[t]);
+    attn_row_max(x[t], sacc, mx[t]);
   }
   for (int t = 0; t < MAXT; t++)
     for (int r = 0; r < 2; r++) v1[t][r] = attn_fmax(mx[t][r], mx[t ^ 1][r]);
@@ -449,8 +450,8 @@ static void do_softmax(emu *e, int c, int tile, int into_pn) {
     for (int r = 0; r < 2; r++) mx[t][r] = attn_fmax(v1[t][r], v1[t ^ 2][r]);
   float(*dst)[MAXACC] = into_pn ? w->pn : w->p;
   for (int t = 0; t < MAXT; t++) {
-    float pf[MAXACC];
-    attn_softmax_step(w->s[t], sacc, t, e0[t], e1[t], mx[t], w->m[t], w->l[t], w->factor[t], e->scale_log2, pf);
+    float *pf = x[t];
+    attn_softmax_step(pf, sacc, mx[t], w->m[t], w->l[t], w->factor[t], e->scale_log2);
     for (int kk = 0; kk < g->bn / 16; kk++)
       for (int q = 0; q < 4; q++) { /* p[4kk+q] = pack2(pf[p_acc(kk,2q)], pf[p_acc(kk,2q+1)]) */
         dst[t][2 * (4 * kk + q)] = rnd(e->mode, pf[attn_p_acc(kk, 2 * q)]);
@@ -870,6 +871,13 @@ static void check_layout(void) {
       CHECK_INT(attn_full_parity(n, stages), (n / stages) % 2);
       if (n >= stages) CHECK_INT(attn_empty_parity(n, stages), (n / stages - 1) % 2);
     }
+  /* a descriptor plus an offset is the descriptor of the address plus the offset */
+  ok = 1;
+  for (unsigned a = 0; a < (1u << 18); a += 1024)
+    for (int off = 0; a + (unsigned)off < (1u << 18) && off < 65536; off += 16 * 37)
+      ok &= attn_desc_add(attn_desc(a, 16, 1024), off) == attn_desc(a + (unsigned)off, 16, 1024) &&
+            attn_desc_add(attn_desc(a, 8192, 1024), off) == attn_desc(a + (unsigned)off, 8192, 1024);
+  CHECK(ok);
   CHECK_INT(attn_smem_bytes(128, 128, 128, 2), 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 9);
   CHECK_INT(attn_bar_vempty(3), 4 * 3 + 4);
 }
