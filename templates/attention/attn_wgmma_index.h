@@ -120,7 +120,8 @@ ATTN_FN unsigned long long attn_desc(unsigned addr, unsigned lbo, unsigned sbo) 
  * addr >> 4 in 14 bits and shared addresses stay below 2^18, so the sum never carries out of it.
  * The kernel builds one descriptor per operand region and adds each wgmma's start to it. */
 ATTN_FN unsigned long long attn_desc_add(unsigned long long desc, int off) {
-  return desc + (unsigned long long)(off >> 4);
+  /* a 32-bit add on the low word (start and LBO fields): no carry reaches the high word */
+  return (desc & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)desc + (unsigned)(off >> 4));
 }
 #define ATTN_SBO 1024 /* between 8-row core-matrix groups: 8 rows of 128 bytes */
 #define ATTN_LBO_KMAJOR 16 /* unused by a swizzled K-major operand; 16 as CUTLASS writes it */

@@ -905,7 +905,8 @@ static void check_manifest(void) {
       CHECK_INT(manifest_env_dtype("bf16", &env, &err), RT_OK);
       const char *names[] = {"B", "HQ", "HKV", "SQ", "SKV", "D", "causal", "group", "paged", "page_size",
                              "max_pages", "num_pages", "ragged", "kv_tokens", "pairs", "dtype_bytes"};
-      const long long vals[] = {2, 16, 4, 1000, 1000, dims[di], causal, 4, 0, 0, 0, 0, 0, 2000, 1000000, 2};
+      const long long pairs = causal ? 2 * 1000 * 1001 / 2 : 2 * 1000 * 1000; /* SQ = SKV = 1000, B = 2 */
+      const long long vals[] = {2, 16, 4, 1000, 1000, dims[di], causal, 4, 0, 0, 0, 0, 0, 2000, pairs, 2};
       for (int i = 0; i < 16; i++) rt_vars_set(&env, names[i], vals[i]);
       space *sp = NULL;
       CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
@@ -920,6 +921,17 @@ static void check_manifest(void) {
         CHECK_INT(smem, attn_smem_bytes(64 * (int)cons, (int)bn, (int)d, (int)st));
         CHECK(smem <= arch_spec_find("sm_90a")->smem_per_block_optin);
         CHECK(rq == 64 * cons && rkv == bn && inner == ATTN_CHUNK && tma == 1 && d == dims[di]);
+        /* the problem's FLOPs; the executed ones at least those and, on this shape, at most the
+         * padded tiles' (causal: half a KV tile of padding per query tile, estimated) */
+        double flops = 0, bytes = 0, executed = 0;
+        CHECK_INT(manifest_cost(m, &v, &flops, &bytes, &executed, &err), RT_OK);
+        CHECK_NEAR(flops, 4.0 * 16 * d * pairs, 1);
+        CHECK(executed >= flops && executed <= 1.45 * flops);
+        CHECK(bytes >= 2.0 * (2 * 2 * 1000 * 16 * d + 2 * 2 * 1000 * 4 * d));
+        unsigned grid[3], block[3], dyn = 0;
+        CHECK_INT(manifest_launch(m, &v, grid, block, &dyn, &err), RT_OK);
+        CHECK(grid[0] == (unsigned)attn_ceil_div(1000, 64 * (int)cons) && grid[1] == 16 && grid[2] == 2);
+        CHECK(block[0] == 128u * (unsigned)(cons + 1) && block[1] == 1 && block[2] == 1 && dyn == (unsigned)smem);
         total++;
       }
       space_free(sp);
