@@ -112,4 +112,16 @@ static inline int awu_check(const char *what, const compile_result *r) {
   return ok;
 }
 
+/* With two consumers the producer warpgroup gives registers back (setmaxnreg.dec 24) and the
+ * consumers take them (setmaxnreg.inc 240) from the block's own pool, which holds what the launch
+ * allocated: registers per thread x 384.  The hand-over balances only when ptxas gave every
+ * thread at least (24*128 + 240*256) / 384 = 168 registers at entry; with fewer, inc would wait
+ * for ever.  1 when the compiled count allows it (always for one consumer). */
+static inline int awu_regs_balance(long long consumers, const compile_result *r) {
+  if (consumers != 2) return 1;
+  const int ok = r->report.registers * 384 >= 24 * 128 + 240 * 256;
+  if (!ok) fprintf(stderr, "two consumers with %d registers at entry: setmaxnreg.inc 240 cannot be met\n", r->report.registers);
+  return ok;
+}
+
 #endif

@@ -23,9 +23,10 @@
 //                 on are masked: keys >= kv_len, causal), p = exp2(scale_log2 * (s - m))
 //                 (ex2.approx), running sums, the old output scaled by exp2(scale_log2 *
 //                 (m_old - m_new)); the scores are read, never overwritten;
-//   O += P V_n    wgmma m64 n HEAD_DIM k16 x BLOCK_N/16, A = P from registers (the S
-//                 accumulators packed to 16 bits in place: the register-A fragment is the
-//                 accumulator layout), B = V from shared memory MN-major with imm-trans-b 1.
+//   O += P V_n    wgmma m64 n HEAD_DIM k16 x BLOCK_N/16, A = P from registers (the softmax
+//                 output packed to 16-bit pairs where each thread holds it, no shuffles: the
+//                 register-A fragment of a k16 slab is the accumulator layout of its 16
+//                 columns), B = V from shared memory MN-major with imm-trans-b 1.
 // OVERLAP 1 (FA3's intra-warpgroup overlap): iteration n issues S_n = Q K_n^T, then O += P_{n-1}
 // V_{n-1}, waits for S_n only (wgmma.wait_group 1) and runs the softmax of tile n while the tensor
 // cores do the PV product of tile n-1; then waits for it (wait_group 0) and rescales O.  OVERLAP 0

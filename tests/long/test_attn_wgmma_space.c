@@ -1,7 +1,8 @@
 /* test_attn_wgmma_space.c (long) — EVERY configuration of attn_wgmma's default space, for each
  * head dim, mask and dtype, compiles for sm_90a with NVRTC without spills or a stack frame, with
  * wgmma.mma_async (both forms), cp.async.bulk.tensor and mbarrier waits in the PTX, and without
- * ptxas serialising the wgmmas or ignoring setmaxnreg (awu_check).  Compiles run in the compile
+ * ptxas serialising the wgmmas or ignoring setmaxnreg (awu_check), and with two consumers enough
+ * registers at entry for the setmaxnreg hand-over (awu_regs_balance).  Compiles run in the compile
  * pool (one worker per core).  Prints, per variant, the configurations, failures and the
  * register range.  ROOFTUNE_ATTN_SPACE=TEXT keeps only the variants whose "D causal dtype" line
  * contains TEXT (e.g. "256 1 bf16"). */
@@ -50,7 +51,11 @@ int main(void) {
           char config[512], what[600];
           space_format_config(sp, i, config, sizeof config);
           snprintf(what, sizeof what, "attn_wgmma %s [%s]", dtypes[dt], config);
-          if (!awu_check(what, &res[i])) bad++;
+          rt_vars cv;
+          long long cons = 0;
+          CHECK_INT(manifest_config_vars(m, sp, i, &env, &cv, &err), RT_OK);
+          rt_vars_get(&cv, "CONSUMERS", &cons);
+          if (!awu_check(what, &res[i]) || !awu_regs_balance(cons, &res[i])) bad++;
           if (getenv("ROOFTUNE_ATTN_SPACE_VERBOSE"))
             printf("  [%s]: %d registers, %d/%d spills\n", config, res[i].report.registers, res[i].report.spill_stores,
                    res[i].report.spill_loads);

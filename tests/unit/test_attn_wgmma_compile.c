@@ -3,7 +3,7 @@
  * forms, cp.async.bulk.tensor and mbarrier waits in the PTX, ptxas neither serialising the
  * wgmmas nor ignoring setmaxnreg); the PTX also holds the shapes the configuration needs
  * (m64n<BLOCK_N>k16 for S, m64n<HEAD_DIM>k16 for O), the register hand-over of two consumers
- * (setmaxnreg 24 / 240) and, with OVERLAP 1, the wait_group 1 that lets the softmax run beside
+ * (setmaxnreg 24 / 240, and enough registers at entry for it: awu_regs_balance) and, with OVERLAP 1, the wait_group 1 that lets the softmax run beside
  * the PV product.  Two configurations per head dim (the mask alternating, the dtype too), spread
  * over the space, then the register-heaviest ones.  Prints registers, dynamic shared memory and
  * spills per configuration.  ROOFTUNE_ATTN_CUBIN_DIR=DIR writes each cubin there (for
@@ -51,6 +51,7 @@ static void compile_one(const awu_problem *p, const char *dtype, const char *con
     CHECK(r.ptx && strstr(r.ptx, shape));
     snprintf(shape, sizeof shape, ".m64n%dk16.f32.%s.%s", p->D, dtype, dtype);
     CHECK(r.ptx && strstr(r.ptx, shape));
+    CHECK(awu_regs_balance(cons, &r));
     if (cons == 2) {
       CHECK(r.ptx && strstr(r.ptx, "setmaxnreg.dec.sync.aligned.u32 24;"));
       CHECK(r.ptx && strstr(r.ptx, "setmaxnreg.inc.sync.aligned.u32 240;"));
