@@ -29,7 +29,8 @@
 //                 columns), B = V from shared memory MN-major with imm-trans-b 1.
 // OVERLAP 1 (FA3's intra-warpgroup overlap): iteration n issues S_n = Q K_n^T, then O += P_{n-1}
 // V_{n-1}, waits for S_n only (wgmma.wait_group 1) and runs the softmax of tile n while the tensor
-// cores do the PV product of tile n-1; then waits for it (wait_group 0) and rescales O.  OVERLAP 0
+// cores do the PV product of tile n-1; then waits for it (wait_group 0) and rescales O (a warp
+// whose factors are all 1 skips that).  OVERLAP 0
 // runs the two products and the softmax one after another (the simplest pipeline).  A consumer
 // warp's lane 0 arrives at a stage's empty barrier once the wgmma group reading it has completed.
 // CONSUMERS 2: setmaxnreg moves registers from the producer (down to 24) to the consumers (up to
@@ -418,6 +419,13 @@ __device__ __forceinline__ void softmax_tile(const float *s, unsigned *p, float 
   }
 }
 
+// O *= factor, skipped by a warp whose rows all kept their running maxima (every factor exactly
+// 1, the usual case once a row's maximum has settled: the HEAD_DIM/2 multiplies would change
+// nothing).  A warp vote keeps the branch uniform.
+__device__ __forceinline__ void rescale(float *o, const float *factor) {
+  if (__any_sync(0xffffffffu, factor[0] != 1.f || factor[1] != 1.f)) attn_rescale(o, OACC, factor);
+}
+
 // A consumer warp is done with a stage: its lane 0 arrives at the stage's empty barrier.
 __device__ __forceinline__ void release(unsigned bar) {
   __syncwarp();
@@ -519,7 +527,7 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
         reg_fence<OACC>(o);
         reg_fence<SACC / 2>(p);
         release(BAR(attn_bar_vempty(sp)));
-        attn_rescale(o, OACC, factor);
+        rescale(o, factor);
 #pragma unroll
         for (int i = 0; i < SACC / 2; ++i) p[i] = reg_move(pn[i]);
       }
@@ -538,7 +546,7 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
         reg_fence<SACC>(s);
         release(BAR(attn_bar_kempty(sn)));
         softmax_tile(s, p, m, l, factor, n >= first_masked, t, row0, n * BLOCK_N, L, a.SQ, a.scale_log2);
-        attn_rescale(o, OACC, factor);
+        rescale(o, factor);
         mbar_wait(BAR(attn_bar_vfull(sn)), attn_full_parity(n, STAGES));
         issue_pv(o, p, sV, sn);
         wgmma_wait<0>();

@@ -589,8 +589,12 @@ static void step_consumer(emu *e, int c) {
       for (int warp = 0; warp < 4; warp++) bar_arrive(e, o->bar);
       break;
     case OP_SOFTMAX: do_softmax(e, c, o->tile, o->into_pn); break;
-    case OP_RESCALE:
-      for (int t = 0; t < MAXT; t++) attn_rescale(w->o[t], g->d / 2, w->factor[t]);
+    case OP_RESCALE: /* rescale(): a warp whose factors are all exactly 1 skips it */
+      for (int warp = 0; warp < 4; warp++) {
+        int any = 0;
+        for (int t = 32 * warp; t < 32 * warp + 32; t++) any |= w->factor[t][0] != 1.f || w->factor[t][1] != 1.f;
+        for (int t = 32 * warp; any && t < 32 * warp + 32; t++) attn_rescale(w->o[t], g->d / 2, w->factor[t]);
+      }
       break;
     case OP_MOVEP: memcpy(w->p, w->pn, sizeof w->p); break;
     case OP_EPI:
