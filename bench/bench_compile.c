@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
   problem prob;
   rt_vars env;
   space *sp = NULL;
-  if (!fam || fam->parse_shape(fam, "4096x4096x4096", dtype, &prob, &err) ||
+  if (!fam || fam->parse_shape(fam, "4096x4096x4096", dtype, NULL, &prob, &err) ||
       problem_env(fam, &prob, arch_spec_find(arch), NULL, &env, &err) ||
       manifest_build_space(m, &env, &sp, &err)) {
     fprintf(stderr, "bench_compile: %s\n", err.text[0] ? err.text : "family not found");

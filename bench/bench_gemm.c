@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
   for (int s = 0; s < ns; s++) {
     problem p;
     family_gpu *g = NULL;
-    if (gemm_family.parse_shape(&gemm_family, suite[s][0], suite[s][1], &p, &err) ||
+    if (gemm_family.parse_shape(&gemm_family, suite[s][0], suite[s][1], NULL, &p, &err) ||
         gemm_family.gpu_setup(&gemm_family, &p, 7, NULL, h.stream, &g, &err)) {
       printf("%-20s %-5s setup failed: %s\n", suite[s][0], suite[s][1], err.text);
       continue;

@@ -70,7 +70,7 @@ static space *build_space(const problem_case *pc) {
   rt_vars_clear(&env);
   space *sp = NULL;
   const gpu_spec *gpu = gpu_spec_find("h200");
-  rt_status s = fam->parse_shape(fam, pc->shape, pc->dtype, &p, &err);
+  rt_status s = fam->parse_shape(fam, pc->shape, pc->dtype, NULL, &p, &err);
   if (!s) s = problem_env(fam, &p, arch_spec_find("sm_90"), gpu, &env, &err);
   if (!s) {
     rt_vars_set(&env, "device.sm_count", gpu->sm_count);

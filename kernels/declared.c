@@ -482,8 +482,12 @@ static rt_status decl_values(const decl *d, const problem *p, long long *vals, r
 /* ---- host side ---- */
 
 static rt_status decl_parse_shape(const family_ops *self, const char *shape, const char *dtype,
-                                  problem *out, rt_error *err) {
+                                  const char *args, problem *out, rt_error *err) {
   const decl *d = (const decl *)self;
+  if (args && *args) {
+    rt_error_locate(err, "--kv-lens", NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_USAGE, "the %s family takes no per-sequence lengths", d->name);
+  }
   rt_error_locate(err, "--shape", NULL, 0, 0);
   int known = 0;
   for (int k = 0; k < d->ndtypes; k++) known |= dtype && !strcmp(d->dtypes[k], dtype);
@@ -936,7 +940,7 @@ rt_status declared_load(const char *path, family_ops **out, rt_error *err) {
       for (int i = 0, k = 0; i < d->ndims; i++) k += snprintf(d->example + k, sizeof d->example - (size_t)k, "%s%d", i ? "x" : "", 256);
     problem p;
     rt_error e = {0};
-    if (decl_parse_shape(&d->ops, d->example, d->dtypes[0], &p, &e)) {
+    if (decl_parse_shape(&d->ops, d->example, d->dtypes[0], NULL, &p, &e)) {
       s = decl_fail(err, RT_ERR_MANIFEST, path, "example", 0, "the example shape does not parse: %s", e.text);
       goto done;
     }

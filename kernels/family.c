@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/attention.h"
 #include "kernels/declared.h"
 #include "kernels/gemm.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 
-static const family_ops *const builtin[] = {&gemm_family};
+static const family_ops *const builtin[] = {&gemm_family, &attention_family};
 #define NBUILTIN (sizeof builtin / sizeof builtin[0])
 #define MAX_DECLARED 64
 

@@ -53,8 +53,11 @@ typedef struct family_ops {
   /* --- host side, no GPU needed --- */
   /* Every host-side operation and gpu_setup take the family itself first (self), so one
    * implementation serves every family declared in JSON. */
+  /* args: the problem's data beyond its shape (the attention family's per-sequence KV lengths,
+   * "L1,L2,..."), kept in out->args; NULL or "" when there is none.  A family that takes no
+   * such data refuses non-empty args. */
   rt_status (*parse_shape)(const struct family_ops *self, const char *shape, const char *dtype,
-                           problem *out, rt_error *err);
+                           const char *args, problem *out, rt_error *err);
   /* Adds the names manifest expressions see for this problem (dims, dtype_bytes, ...). */
   rt_status (*bind)(const struct family_ops *self, const problem *p, rt_vars *vars);
   double (*flops)(const struct family_ops *self, const problem *p);

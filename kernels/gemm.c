@@ -60,8 +60,12 @@ static rt_status gemm_bad_shape(rt_error *err, const char *shape, const char *wh
 }
 
 static rt_status gemm_parse_shape(const family_ops *self, const char *shape, const char *dtype,
-                                  problem *out, rt_error *err) {
+                                  const char *args, problem *out, rt_error *err) {
   (void)self;
+  if (args && *args) {
+    rt_error_locate(err, "--kv-lens", NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_USAGE, "the gemm family takes no per-sequence lengths");
+  }
   if (!shape || !*shape) return gemm_bad_shape(err, shape ? shape : "", "it is empty");
   if (gemm_dtype_code(dtype) < 0) {
     rt_error_set(err, RT_ERR_INVALID, "unknown gemm dtype \"%s\": use f32, f16 or bf16",

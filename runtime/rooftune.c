@@ -413,7 +413,7 @@ static int manifest_geometry(const idx_entry *x, const char *query, rooftune_mat
   const gpu_spec *gpu;
   if (!fam || !e->manifest_hash[0] || !winner_device(e, &arch, &gpu)) return 0;
   problem p;
-  if (fam->parse_shape(fam, query, e->dtype, &p, NULL)) return 0;
+  if (fam->parse_shape(fam, query, e->dtype, NULL, &p, NULL)) return 0;
   manifest *mf = NULL;
   if (catalog_find(NULL, e->template_name, &mf, NULL)) return 0;
   int ok = 0;
@@ -823,7 +823,7 @@ int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout,
   if (batch > 1) snprintf(prefix, sizeof prefix, "%lld@", batch);
   snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s", prefix, M, N, K, strcmp(layout, "nt") ? "" : ":nt");
   problem p;
-  if (gemm_family.parse_shape(&gemm_family, shape, dtype, &p, &err)) return fail_err(&err);
+  if (gemm_family.parse_shape(&gemm_family, shape, dtype, NULL, &p, &err)) return fail_err(&err);
 
   char devname[128] = "";
   cu.cuDeviceGetName(devname, sizeof devname, dev);

@@ -8,9 +8,9 @@
 #ifndef ROOFTUNE_ATTN_COMPILE_UTIL_H
 #define ROOFTUNE_ATTN_COMPILE_UTIL_H
 
-#include "tuner/compile.h"
-#include "tuner/gpu_spec.h"
-#include "tuner/manifest.h"
+#include "tuner/compile/compile.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 #include "test.h"
 
 /* An attention problem (attn_abi.h). */
@@ -90,7 +90,7 @@ static inline rt_status acu_env(const acu_problem *p, const char *arch, const ch
                                 rt_error *err) {
   rt_status st;
   rt_vars_clear(env);
-  if ((st = manifest_env_device(arch_spec_find(arch), gpu_spec_for_arch(arch), env, err)) ||
+  if ((st = gpu_spec_env(arch_spec_find(arch), gpu_spec_for_arch(arch), env, err)) ||
       (st = manifest_env_dtype(dtype, env, err)) || (st = acu_bind(p, env)))
     return st;
   return RT_OK;

@@ -7,9 +7,9 @@
 #define ROOFTUNE_ATTN_WGMMA_UTIL_H
 
 #include "test.h"
-#include "tuner/compile.h"
-#include "tuner/gpu_spec.h"
-#include "tuner/manifest.h"
+#include "tuner/compile/compile.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 
 /* A prefill problem: contiguous K/V, optional ragged kv_lens (NULL: every sequence SKV keys). */
 typedef struct awu_problem {
@@ -65,7 +65,7 @@ static inline rt_status awu_space(const awu_problem *p, const char *dtype, manif
   if (st) return st;
   rt_vars_clear(env);
   const gpu_spec *gpu = gpu_spec_find("h200");
-  if ((st = manifest_env_device(arch_spec_find("sm_90a"), gpu ? gpu : gpu_spec_for_arch("sm_90a"), env, err)) ||
+  if ((st = gpu_spec_env(arch_spec_find("sm_90a"), gpu ? gpu : gpu_spec_for_arch("sm_90a"), env, err)) ||
       (st = manifest_env_dtype(dtype, env, err)) || (st = awu_bind(p, env)) ||
       (st = manifest_build_space(*m, env, sp, err))) {
     manifest_free(*m);

@@ -35,7 +35,7 @@ static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp
   problem p;
   snprintf(shape, sizeof shape, "%sx4096x4096:%s", strcmp(v->tmpl, "gemm_skinny") ? "4096" : "16",
            v->layout);
-  if ((st = gemm_family.parse_shape(&gemm_family, shape, v->dtype, &p, err)) ||
+  if ((st = gemm_family.parse_shape(&gemm_family, shape, v->dtype, NULL, &p, err)) ||
       (st = problem_env(&gemm_family, &p, arch_spec_find(v->arch), gpu_spec_for_arch(v->arch), env, err)) ||
       (st = manifest_build_space(*m, env, sp, err))) {
     manifest_free(*m);

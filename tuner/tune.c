@@ -741,7 +741,7 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   problem p;
   double flops = 0;
   if (c->fam && c->o->shape && c->o->dtype &&
-      c->fam->parse_shape(c->fam, c->o->shape, c->o->dtype, &p, NULL) == RT_OK)
+      c->fam->parse_shape(c->fam, c->o->shape, c->o->dtype, NULL, &p, NULL) == RT_OK)
     flops = c->fam->flops(c->fam, &p);
   strategy_options so;
   memset(&so, 0, sizeof so);
@@ -1088,7 +1088,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   }
 
   /* the problem */
-  if ((rc = c.fam->parse_shape(c.fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "", &c.prob, err))) {
+  if ((rc = c.fam->parse_shape(c.fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "", NULL, &c.prob, err))) {
     if (err && !err->source[0]) rt_error_locate(err, "--shape", NULL, 0, 0);
     goto done;
   }

@@ -112,7 +112,7 @@ int main(void) {
   if (!d) return test_done();
   const family_ops *gemm = family_find("gemm");
   problem p;
-  CHECK_INT(gemm->parse_shape(gemm, "256x256x256", "f16", &p, &err), RT_OK);
+  CHECK_INT(gemm->parse_shape(gemm, "256x256x256", "f16", NULL, &p, &err), RT_OK);
   CHECK_INT(device_begin(d, gemm, &p, NULL, &err), RT_OK);
   const char *arch = device_arch(d);
   eval_bad(d, arch, "writes_nothing", RT_ERR_WRONG_RESULT);

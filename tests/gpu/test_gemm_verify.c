@@ -32,7 +32,7 @@ static void verify_problem(gh *h, manifest *const *ms, const char *shape, const 
   problem p;
   rt_error err;
   rt_error_clear(&err);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, shape, dtype, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, shape, dtype, NULL, &p, &err), RT_OK);
   family_gpu *g = NULL;
   rt_status st = gemm_family.gpu_setup(&gemm_family, &p, 42, NULL, h->stream, &g, &err);
   CHECK_INT(st, RT_OK);

@@ -70,7 +70,7 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
   space *sp = NULL;
   unsigned grid[3], block[3], smem = 0;
   char *src = NULL;
-  rt_status s = gemm_family.parse_shape(&gemm_family, "200x136x96", "bf16", &p, &err);
+  rt_status s = gemm_family.parse_shape(&gemm_family, "200x136x96", "bf16", NULL, &p, &err);
   if (!s) s = problem_env(&gemm_family, &p, arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
   if (!s && sms > 0) rt_vars_set(&env, "device.sm_count", sms);
   if (!s) s = manifest_build_space(m, &env, &sp, &err);

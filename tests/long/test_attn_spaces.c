@@ -5,7 +5,7 @@
  * ROOFTUNE_ATTN_SPACES=TEXT keeps only the variants whose "template arch dtype D=.. causal=.."
  * line contains TEXT (e.g. "attn_mma sm_80 bf16 D=256"). */
 #include "../attn_compile_util.h"
-#include "tuner/compile_pool.h"
+#include "tuner/compile/compile_pool.h"
 
 int main(void) {
   acu_variant variants[64];

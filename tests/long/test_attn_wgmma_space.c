@@ -7,7 +7,7 @@
  * register range.  ROOFTUNE_ATTN_SPACE=TEXT keeps only the variants whose "D causal dtype" line
  * contains TEXT (e.g. "256 1 bf16"). */
 #include "../attn_wgmma_util.h"
-#include "tuner/compile_pool.h"
+#include "tuner/compile/compile_pool.h"
 
 int main(void) {
   static const int dims[] = {64, 128, 256};

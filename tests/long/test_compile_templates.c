@@ -19,7 +19,7 @@ static space *space_for(const manifest *m, const char *dtype, const char *arch, 
   const family_ops *fam = family_find(manifest_family(m));
   problem p;
   rt_error err = {0};
-  if (!fam || fam->parse_shape(fam, shape, dtype, &p, &err) ||
+  if (!fam || fam->parse_shape(fam, shape, dtype, NULL, &p, &err) ||
       problem_env(fam, &p, arch_spec_find(arch), gpu_spec_for_arch(arch), env, &err))
     return NULL;
   space *sp = NULL;

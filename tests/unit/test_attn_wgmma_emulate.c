@@ -41,7 +41,8 @@
 #include "templates/attention/attn_tma.h"
 #include "templates/attention/attn_wgmma_index.h"
 #include "test.h"
-#include "tuner/manifest.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 
 /* ------------------------------------------------------------------ PTX layouts (test side) */
 
@@ -905,7 +906,7 @@ static void check_manifest(void) {
       rt_vars env;
       rt_vars_clear(&env);
       const gpu_spec *gpu = gpu_spec_find("h200");
-      CHECK_INT(manifest_env_device(arch_spec_find("sm_90a"), gpu, &env, &err), RT_OK);
+      CHECK_INT(gpu_spec_env(arch_spec_find("sm_90a"), gpu, &env, &err), RT_OK);
       CHECK_INT(manifest_env_dtype("bf16", &env, &err), RT_OK);
       const char *names[] = {"B", "HQ", "HKV", "SQ", "SKV", "D", "causal", "group", "paged", "page_size",
                              "max_pages", "num_pages", "ragged", "kv_tokens", "pairs", "dtype_bytes"};

@@ -25,7 +25,7 @@ static void test_valid(const char *dir) {
   CHECK_STR(f->reference, "saxpy_reference");
   CHECK_STR(f->declared_in, path);
   problem p;
-  CHECK_INT(f->parse_shape(f, "1048576", "f32", &p, &err), RT_OK);
+  CHECK_INT(f->parse_shape(f, "1048576", "f32", NULL, &p, &err), RT_OK);
   CHECK_STR(p.family, "saxpy");
   CHECK_STR(p.shape, "1048576");
   CHECK_INT(problem_dim(&p, "N"), 1048576);
@@ -38,7 +38,7 @@ static void test_valid(const char *dir) {
   CHECK_NEAR(f->flops(f, &p), 2.0 * 1048576, 0);
   CHECK_NEAR(f->min_bytes(f, &p), 3.0 * 4 * 1048576 + 4.0 * 524288, 0);
   CHECK_NEAR(f->tolerance(f, &p), 1e-6, 0);
-  CHECK_INT(f->parse_shape(f, "1024", "f16", &p, &err), RT_OK);
+  CHECK_INT(f->parse_shape(f, "1024", "f16", NULL, &p, &err), RT_OK);
   CHECK_NEAR(f->tolerance(f, &p), 1e-3, 0); /* "*": the absolute bound */
   CHECK_NEAR(f->min_bytes(f, &p), 3.0 * 2 * 1024 + 4.0 * 512, 0);
   /* the problem env: the family's names, dtype facts and device facts */
@@ -50,16 +50,16 @@ static void test_valid(const char *dir) {
   const char *bad[] = {"0", "12x3", "abc", "", "268435457", "-5", "12 "};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     rt_error_clear(&err);
-    CHECK(f->parse_shape(f, bad[i], "f32", &p, &err) != RT_OK);
+    CHECK(f->parse_shape(f, bad[i], "f32", NULL, &p, &err) != RT_OK);
     CHECK_CONTAINS(err.text, "saxpy shape");
     CHECK_STR(err.source, "--shape");
   }
   CHECK_CONTAINS(err.text, "expected N");
   rt_error_clear(&err);
-  CHECK_INT(f->parse_shape(f, "268435457", "f32", &p, &err), RT_ERR_PARSE);
+  CHECK_INT(f->parse_shape(f, "268435457", "f32", NULL, &p, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "N is larger than 268435456");
   rt_error_clear(&err);
-  CHECK_INT(f->parse_shape(f, "1024", "bf16", &p, &err), RT_ERR_INVALID);
+  CHECK_INT(f->parse_shape(f, "1024", "bf16", NULL, &p, &err), RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "takes dtype f32, f16, not \"bf16\"");
   CHECK_STR(err.source, "--dtype");
   /* levers: only the roles it lists */

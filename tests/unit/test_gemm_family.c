@@ -10,7 +10,7 @@ static void check_bad(const char *shape, const char *dtype, const char *needle) 
   problem p;
   rt_error err;
   rt_error_clear(&err);
-  rt_status st = gemm_family.parse_shape(&gemm_family, shape, dtype, &p, &err);
+  rt_status st = gemm_family.parse_shape(&gemm_family, shape, dtype, NULL, &p, &err);
   CHECK(st != RT_OK);
   CHECK_CONTAINS(err.text, needle);
   if (st == RT_OK) fprintf(stderr, "  \"%s\" was accepted\n", shape);
@@ -33,7 +33,7 @@ int main(void) {
   CHECK_CONTAINS(family_names(), "gemm");
 
   /* valid shapes */
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096", "bf16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096", "bf16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.family, "gemm");
   CHECK_STR(p.shape, "4096x4096x4096");
   CHECK_STR(p.layout, "nn");
@@ -49,7 +49,7 @@ int main(void) {
   CHECK_NEAR(gemm_family.flops(&gemm_family, &p), 2.0 * 4096.0 * 4096.0 * 4096.0, 0);
   CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 2.0 * (2 * 4096.0 * 4096.0) + 4.0 * 4096.0 * 4096.0, 0);
 
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "8@127x255x129:nt", "f32", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "8@127x255x129:nt", "f32", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "8@127x255x129:nt");
   CHECK_STR(p.layout, "nt");
   rt_vars_clear(&v);
@@ -63,17 +63,17 @@ int main(void) {
   CHECK_NEAR(gemm_family.flops(&gemm_family, &p), 8 * 2.0 * 127 * 255 * 129, 0);
   CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 8 * (4.0 * (127 * 129 + 129 * 255) + 4.0 * 127 * 255), 0);
 
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "1x4096x14336:nn", "f16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "1x4096x14336:nn", "f16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "1x4096x14336"); /* nn is the default and is not spelled out */
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "1@2x3x4", "f16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "1@2x3x4", "f16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "2x3x4");
 
   /* tolerances: f32 admits tf32 candidates, f16/bf16 only fp32 summation-order differences */
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f32", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f32", NULL, &p, &err), RT_OK);
   double t32 = gemm_family.tolerance(&gemm_family, &p);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f16", NULL, &p, &err), RT_OK);
   double t16 = gemm_family.tolerance(&gemm_family, &p);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "bf16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "bf16", NULL, &p, &err), RT_OK);
   CHECK(t32 >= 1e-3 && t32 <= 5e-3);
   CHECK(t16 < t32 && t16 > 0);
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), t16, 0);
@@ -97,7 +97,7 @@ int main(void) {
   check_bad("4x4x4", "f64", "unknown gemm dtype \"f64\"");
   check_bad("4x4x4", NULL, "unknown gemm dtype");
   rt_error_clear(&err);
-  gemm_family.parse_shape(&gemm_family, "12x", "f32", &p, &err);
+  gemm_family.parse_shape(&gemm_family, "12x", "f32", NULL, &p, &err);
   CHECK_CONTAINS(err.text, "\"12x\"");
   CHECK_CONTAINS(err.text, "[BATCH@]MxNxK");
   CHECK_STR(err.source, "--shape");
@@ -145,7 +145,7 @@ int main(void) {
 
   /* no driver here: GPU setup fails cleanly */
   family_gpu *g = NULL;
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f32", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f32", NULL, &p, &err), RT_OK);
   if (cuda_driver_load(NULL) != RT_OK) {
     CHECK(gemm_family.gpu_setup(&gemm_family, &p, 1, NULL, NULL, &g, &err) != RT_OK);
     CHECK(g == NULL);

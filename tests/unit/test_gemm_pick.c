@@ -15,7 +15,7 @@ int main(void) {
   rt_vars_clear(&env);
   space *sp = NULL;
   const gpu_spec *gpu = gpu_spec_find("h200");
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", NULL, &p, &err), RT_OK);
   CHECK_INT(problem_env(&gemm_family, &p, arch_spec_find("sm_90a"), gpu, &env, NULL), RT_OK);
   CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
   if (!sp) return test_done();

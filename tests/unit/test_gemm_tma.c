@@ -39,7 +39,7 @@ static int wgmma_config(manifest *mf, const problem *p, size_t idx, rt_vars *var
 static void check_layout(manifest *mf, const char *shape) {
   rt_error err = {0};
   problem p;
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, shape, "bf16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, shape, "bf16", NULL, &p, &err), RT_OK);
   const int nt = strstr(shape, ":nt") != NULL;
   const long long M = 256, N = 512, K = 1024, B = 2; /* the shapes below */
   const CUdeviceptr A = 0x7f0000000000ull, Bp = 0x7f0010000000ull;
@@ -106,23 +106,23 @@ static void check_refusals(void) {
   CHECK(!rt_vars_get(&v, "NAME", NULL));
   gemm_tma_params prm[2];
   problem p;
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024", "bf16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024", "bf16", NULL, &p, &err), RT_OK);
   CHECK_INT(gemm_tma_plan(&p, &v, 0x1000, 0x2000, prm, &err), RT_OK);
   CHECK_INT(gemm_tma_plan(&p, &v, 0x1002, 0x2000, prm, &err), RT_ERR_UNSUPPORTED);
   CHECK_CONTAINS(err.text, "A's address");
   CHECK_INT(gemm_tma_plan(&p, &v, 0x1000, 0x2008, prm, &err), RT_ERR_UNSUPPORTED);
   CHECK_CONTAINS(err.text, "B's address");
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1004:nt", "bf16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1004:nt", "bf16", NULL, &p, &err), RT_OK);
   CHECK_INT(gemm_tma_plan(&p, &v, 0x1000, 0x2000, prm, &err), RT_ERR_UNSUPPORTED);
   CHECK_CONTAINS(err.text, "K*dtype_bytes");
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x500x1024", "f16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x500x1024", "f16", NULL, &p, &err), RT_OK);
   CHECK_INT(gemm_tma_plan(&p, &v, 0x1000, 0x2000, prm, &err), RT_ERR_UNSUPPORTED);
   CHECK_CONTAINS(err.text, "N*dtype_bytes");
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024", "f32", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024", "f32", NULL, &p, &err), RT_OK);
   CHECK_INT(gemm_tma_plan(&p, &v, 0x1000, 0x2000, prm, &err), RT_ERR_UNSUPPORTED);
   rt_vars none;
   rt_vars_clear(&none);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024", "bf16", &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024", "bf16", NULL, &p, &err), RT_OK);
   CHECK_INT(gemm_tma_plan(&p, &none, 0x1000, 0x2000, prm, &err), RT_ERR_INVALID);
   CHECK_INT(rt_vars_parse(&none, "BLOCK_M", &err), RT_ERR_INVALID);
 }

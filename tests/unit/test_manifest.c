@@ -192,7 +192,7 @@ static void check_shipped(void) {
           problem pb;
           rt_vars env;
           rt_vars_clear(&env);
-          CHECK_INT(fam->parse_shape(fam, shape, manifest_dtype(m, d), &pb, &err), RT_OK);
+          CHECK_INT(fam->parse_shape(fam, shape, manifest_dtype(m, d), NULL, &pb, &err), RT_OK);
           CHECK_INT(problem_env(fam, &pb, arch, gpu_spec_find("h200"), &env, NULL), RT_OK);
           total += check_valid_env(paths[i], &env, 1);
         }
@@ -218,7 +218,7 @@ static void check_wgmma_launch(void) {
   rt_vars env;
   rt_vars_clear(&env);
   space *sp = NULL;
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", &pb, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", NULL, &pb, &err), RT_OK);
   CHECK_INT(problem_env(&gemm_family, &pb, arch_spec_find("sm_90a"), gpu_spec_find("h200"), &env, NULL), RT_OK);
   CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
   static const struct {
@@ -274,7 +274,7 @@ static void check_executed(const char *valid_dir) {
     space *sp = NULL;
     size_t idx = 0;
     double flops = 0, bytes = 0, executed = 0;
-    CHECK_INT(gemm_family.parse_shape(&gemm_family, want[i].shape, "bf16", &pb, &err), RT_OK);
+    CHECK_INT(gemm_family.parse_shape(&gemm_family, want[i].shape, "bf16", NULL, &pb, &err), RT_OK);
     CHECK_INT(problem_env(&gemm_family, &pb, arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
     CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
     CHECK_INT(sp ? space_parse_config(sp, want[i].config, &idx, &err) : RT_ERR_INVALID, RT_OK);
@@ -310,7 +310,7 @@ static void check_executed(const char *valid_dir) {
   rt_vars_clear(&env);
   sp = NULL;
   size_t idx = 0;
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "1x4096x4096:nt", "bf16", &pb, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "1x4096x4096:nt", "bf16", NULL, &pb, &err), RT_OK);
   CHECK_INT(problem_env(&gemm_family, &pb, arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
   CHECK_INT(m ? manifest_build_space(m, &env, &sp, &err) : RT_ERR_INVALID, RT_OK);
   CHECK_INT(sp ? space_parse_config(sp, "ROWS=1,COLS=2,WARPS=4,UNROLL=4,SPLIT_K=1,B_COL=1", &idx, &err)

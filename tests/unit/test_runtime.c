@@ -72,7 +72,7 @@ static void put_manifest_winner(const char *path, int good_hash) {
   space *sp = NULL;
   const family_ops *fam = family_find("gemm");
   const gpu_spec *gpu = gpu_spec_find("h200");
-  CHECK_INT(fam->parse_shape(fam, "256x256x256", "f32", &p, &err), RT_OK);
+  CHECK_INT(fam->parse_shape(fam, "256x256x256", "f32", NULL, &p, &err), RT_OK);
   CHECK_INT(problem_env(fam, &p, arch_spec_find(gpu->arch), gpu, &env, &err), RT_OK);
   CHECK_INT(manifest_build_space(mf, &env, &sp, &err), RT_OK);
   CHECK_INT(manifest_config_vars(mf, sp, 0, &env, &vars, &err), RT_OK);

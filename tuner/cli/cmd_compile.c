@@ -192,7 +192,7 @@ static int cmd_compile(int argc, char **argv) {
     goto done;
   }
   problem prob;
-  if (fam->parse_shape(fam, shape, dtype, &prob, &err)) {
+  if (fam->parse_shape(fam, shape, dtype, NULL, &prob, &err)) {
     rc = cli_usage_error("compile", "--shape '%s': %s (%s)", shape, err.text, fam->shape_help);
     goto done;
   }

@@ -225,7 +225,7 @@ static int import_problem(const char *family, const char *shape, const char *dty
   memset(p, 0, sizeof *p);
   const family_ops *f = family_find(family);
   if (f) {
-    if (f->parse_shape(f, shape, dtype, p, &err)) return cli_fail("db", &err);
+    if (f->parse_shape(f, shape, dtype, NULL, p, &err)) return cli_fail("db", &err);
     return CLI_EXIT_OK;
   }
   snprintf(p->family, sizeof p->family, "%s", family);

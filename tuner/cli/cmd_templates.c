@@ -116,7 +116,7 @@ static rt_status check_template(const manifest *m, const char *path, rt_error *e
   problem p;
   rt_vars env;
   const char *arch = manifest_arch(m, 0);
-  rt_status s = fam->parse_shape(fam, fam->example_shape, manifest_dtype(m, 0), &p, err);
+  rt_status s = fam->parse_shape(fam, fam->example_shape, manifest_dtype(m, 0), NULL, &p, err);
   if (!s) s = problem_env(fam, &p, arch_spec_find(arch), gpu_spec_for_arch(arch), &env, err);
   if (s) return s;
   if ((s = manifest_check_names(m, &env, err))) return s;

@@ -18,6 +18,10 @@ typedef struct problem {
   char dim_names[PROBLEM_MAX_DIMS][8]; /* "M", "N", "K", "BATCH" */
   long long dims[PROBLEM_MAX_DIMS]; /* their values */
   char shape[64];                   /* canonical text: "4096x4096x4096" (batch as "8@...") */
+  char args[8192];                  /* data of the problem beyond its shape text, as the family
+                                       parses it (the attention family's per-sequence KV
+                                       lengths "5,1000,777"); "" when none.  The shape names it
+                                       by a digest, so the pair identifies the problem */
 } problem;
 
 /* The value of dimension NAME, 0 when the problem has none of that name. */

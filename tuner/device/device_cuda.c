@@ -109,6 +109,7 @@ static rt_status cuda_begin(device *d, const family_ops *fam, const struct probl
     json_object_set_new(req, "reference", r);
   }
   json_object_set_new(req, "shape", json_string(p->shape));
+  json_object_set_new(req, "args", json_string(p->args));
   json_object_set_new(req, "dtype", json_string(p->dtype));
   json_object_set_new(req, "layout", json_string(p->layout));
   json_object_set_new(req, "seed", json_integer((json_int_t)d->opt.seed));
@@ -362,7 +363,8 @@ static json_t *handle_setup(cuda_worker *w, json_t *req, const void *blob, size_
   }
   const char *shape = json_string_value(json_object_get(req, "shape"));
   const char *dtype = json_string_value(json_object_get(req, "dtype"));
-  st = w->fam->parse_shape(w->fam, shape ? shape : "", dtype ? dtype : "", &w->prob, &err);
+  st = w->fam->parse_shape(w->fam, shape ? shape : "", dtype ? dtype : "",
+                           json_string_value(json_object_get(req, "args")), &w->prob, &err);
   if (st) return fail_reply(st, &err, 0);
   const char *layout = json_string_value(json_object_get(req, "layout"));
   if (layout) snprintf(w->prob.layout, sizeof w->prob.layout, "%s", layout);
@@ -618,7 +620,7 @@ static json_t *handle_ceilings(cuda_worker *w, json_t *req) {
   family_gpu *g = NULL;
   int count = 0;
   if (!gemm) st = rt_error_set(&err, RT_ERR_NOT_FOUND, "no gemm family to measure a matmul with");
-  if (!st) st = gemm->parse_shape(gemm, CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", &p, &err);
+  if (!st) st = gemm->parse_shape(gemm, CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", NULL, &p, &err);
   if (!st) st = gemm->gpu_setup(gemm, &p, 1, NULL, w->stream, &g, &err);
   if (!st) st = gemm->library_list(g, 4, &count, &err);
   if (!st && count < 1)
