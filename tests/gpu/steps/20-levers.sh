@@ -1,0 +1,13 @@
+# sourced by tests/gpu/run.sh: see its header for the helpers (log, left, cap, want, summary)
+# 3b. the Hopper template's levers one at a time on 4096^3 bf16, from the fastest measured base
+#     (128x256, two consumer warpgroups): what the producer warpgroup, the persistent grid and
+#     the two-block cluster each cost or gain on this GPU (the model cannot say)
+if want levers && [ "$(left)" -gt 120 ]; then
+  log "== gemm_wgmma levers on 4096x4096x4096 bf16 (one configuration each, measured)"
+  for v in "128,256,2,0,3,0,1" "128,256,2,1,3,0,1" "128,256,2,1,4,0,1" "128,256,2,1,4,1,1" \
+           "128,256,2,1,4,0,2" "128,256,2,1,4,1,2" "256,128,2,1,4,0,1" "256,128,2,1,4,1,2"; do
+    IFS=, read -r bm bn wg pr st pe cl <<<"$v"
+    cfg="BLOCK_M=$bm,BLOCK_N=$bn,BLOCK_K=64,WARPGROUPS=$wg,PRODUCER=$pr,STAGES=$st,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=$pe,CLUSTER=$cl"
+    log "    ${bm}x${bn} WG$wg PRODUCER=$pr STAGES=$st PERSISTENT=$pe CLUSTER=$cl: $(one_config gemm_wgmma 4096x4096x4096 "$cfg")"
+  done
+fi

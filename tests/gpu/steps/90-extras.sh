@@ -1,0 +1,32 @@
+# sourced by tests/gpu/run.sh: see its header for the helpers (log, left, cap, want, summary)
+# 7. what has run only on the model device so far: the example program on the winners just
+#    tuned, `tune --prior model` and the nightly script, on the cuda device ("extras")
+if want extras && [ "$(left)" -gt 90 ]; then
+  log "== extras: examples/load_gemm.c, tune --prior model, examples/nightly/nightly.sh"
+  if [ -x "$build/tests/gpu_load_gemm" ]; then
+    out=$(timeout "$(cap 30)" "$build/tests/gpu_load_gemm" "$db" 4096x4096x4096 bf16 2>&1)
+    rc=$?
+    log "load_gemm $db 4096x4096x4096 bf16: exit $rc"
+    echo "$out" | tail -6 | sed 's/^/    /' | tee -a "$results"
+    [ $rc = 0 ] || fail=1
+  else
+    log "load_gemm: not built (bash tests/gpu/prepare.sh builds it)"
+  fi
+  out=$(timeout "$(cap 60)" "$bin" tune gemm_mma --shape 2048x2048x2048 --dtype bf16 --device cuda \
+        --prior model --budget 6 --timeout 10 --no-db --json 2>>"$logs/tune.log")
+  rc=$?
+  log "tune gemm_mma 2048^3 bf16 --prior model: exit $rc"
+  [ -n "$out" ] && echo "$out" | summary gemm_mma "bf16 2048^3 prior" | tee -a "$results"
+  # two nights on a database of their own: the first tunes, the second rechecks that winner
+  echo "gemm 1024x1024x1024 bf16 4" >"$logs/nightly-shapes.txt"
+  for night in 1 2; do
+    [ "$(left)" -gt 45 ] || break
+    timeout "$(cap 45)" env ROOFTUNE="$bin" bash examples/nightly/nightly.sh "$logs/nightly-shapes.txt" \
+      "$logs/nightly/tuning.db" "$logs/nightly" >"$logs/nightly-$night.log" 2>&1
+    rc=$?
+    log "nightly.sh, night $night: exit $rc"
+    grep -E "recheck|REGRESSION|FAILED|^ok" "$logs/nightly-$night.log" | head -4 | sed 's/^/    /' | tee -a "$results"
+    [ -s "$logs/nightly/rooftune_tuned.h" ] && log "    header: $(grep -c '' "$logs/nightly/rooftune_tuned.h") lines"
+    case $rc in 0|3) ;; *) fail=1 ;; esac
+  done
+fi
