@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   double t_open = now_s() - t0;
-  rooftune_query q = {"gemm", "16x1024x512", "f16", NULL, "H200", 0};
+  rooftune_query q = {.family = "gemm", .shape = "16x1024x512", .dtype = "f16", .device = "H200"};
   rooftune_match m;
   t0 = now_s();
   rooftune_lookup(rt, &q, &m);
@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < reps; i++) {
     char shape[64];
     snprintf(shape, sizeof shape, "%dx%dx%d", 17 + i, 1000 + i % 7, 500 + i / 7);
-    rooftune_query qn = {"gemm", shape, "bf16", NULL, "H200", 0};
+    rooftune_query qn = {.family = "gemm", .shape = shape, .dtype = "bf16", .device = "H200"};
     rooftune_lookup(rt, &qn, &m);
   }
   printf("lookup uncached (new shape, nearest of %d):   %.2f us (match %s, geometry %s)\n", np,

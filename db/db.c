@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "db/schema.h"
-#include "tuner/compile/toolkit.h"
 #include "tuner/version.h"
 
 /* How long a writer keeps retrying a busy database before it reports it (ms).  SQLite's own
@@ -436,14 +435,7 @@ int db_schema_version(const db *d) { return d->version; }
 
 /* ---- provenance --------------------------------------------------------------------- */
 
-rt_status db_toolkit_string(char *buf, size_t size, rt_error *err) {
-  toolkit_info tk;
-  rt_status s = toolkit_query(&tk, err);
-  if (s) return s;
-  snprintf(buf, size, "cuda %d.%d, nvrtc %d.%d, cublaslt %zu", tk.cuda_major, tk.cuda_minor,
-           tk.nvrtc_major, tk.nvrtc_minor, tk.cublaslt_version);
-  return RT_OK;
-}
+/* db_toolkit_string is in db/toolkit.c: it asks NVRTC, which the runtime library does not link. */
 
 void db_device_pseudo(db_device *dev, const char *name) {
   memset(dev, 0, sizeof *dev);
@@ -1001,6 +993,38 @@ rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, 
     s = db_fail(d, rc, "storing the cubin", err);
     goto out;
   }
+  /* The serving recipe, also in a table of its own (schema 4). */
+  int has_recipe = w->env && *w->env;
+  st = prepare(d, has_recipe ? "INSERT INTO winner_recipes(winner_id,env,derived,constraints) "
+                               "SELECT id, ?, ?, ? FROM winners WHERE problem_id=? AND device_id=? "
+                               "AND template_id=? AND toolkit=? ON CONFLICT(winner_id) DO UPDATE "
+                               "SET env=excluded.env, derived=excluded.derived, "
+                               "constraints=excluded.constraints"
+                             : "DELETE FROM winner_recipes WHERE ?1 IS NULL AND ?2 IS NULL AND ?3 "
+                               "IS NULL AND winner_id IN (SELECT id FROM winners WHERE "
+                               "problem_id=? AND device_id=? AND template_id=? AND toolkit=?)",
+               err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  if (has_recipe) {
+    bind_text(st, 1, w->env);
+    bind_text(st, 2, w->derived ? w->derived : "");
+    bind_text(st, 3, w->constraints ? w->constraints : "");
+  } else {
+    for (int k = 1; k <= 3; k++) sqlite3_bind_null(st, k);
+  }
+  sqlite3_bind_int64(st, 4, r->problem_id);
+  sqlite3_bind_int64(st, 5, r->device_id);
+  sqlite3_bind_int64(st, 6, tid);
+  bind_text(st, 7, toolkit);
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "storing the serving recipe", err);
+    goto out;
+  }
   if ((s = tx_commit(d, err))) return s;
   if (replaced) *replaced = 1;
   return RT_OK;
@@ -1191,6 +1215,46 @@ rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, 
   return s;
 }
 
+rt_status db_winner_recipe(db *d, long long winner_id, db_recipe *out, rt_error *err) {
+  memset(out, 0, sizeof *out);
+  sqlite3_stmt *st = prepare(d, "SELECT env, derived, constraints FROM winner_recipes WHERE "
+                                "winner_id=?", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, winner_id);
+  int rc = sqlite3_step(st);
+  rt_status s = RT_OK;
+  if (rc == SQLITE_ROW) {
+    size_t n[3], total = 0;
+    for (int i = 0; i < 3; i++) total += (n[i] = (size_t)sqlite3_column_bytes(st, i)) + 1;
+    char *block = malloc(total);
+    if (!block) {
+      s = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading a serving recipe");
+    } else {
+      char **dst[3] = {&out->env, &out->derived, &out->constraints};
+      for (int i = 0; i < 3; i++) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+        if (n[i]) memcpy(block, t, n[i]);
+        block[n[i]] = '\0';
+        *dst[i] = block;
+        block += n[i] + 1;
+      }
+    }
+  } else if (rc == SQLITE_DONE) {
+    s = rt_error_set(err, RT_ERR_NOT_FOUND, "winner %lld has no serving recipe", winner_id);
+    rt_error_locate(err, d->path, NULL, 0, 0);
+  } else {
+    s = db_fail(d, rc, "reading a serving recipe", err);
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
+void db_recipe_free(db_recipe *r) {
+  if (!r) return;
+  free(r->env); /* one block: env comes first */
+  memset(r, 0, sizeof *r);
+}
+
 rt_status db_count(db *d, db_counts *c, rt_error *err) {
   memset(c, 0, sizeof *c);
   static const char sql[] =
@@ -1342,6 +1406,12 @@ static const char merge_winners_sql[] =
     "INSERT INTO main.winner_cubins(winner_id,cubin) SELECT mw.id, c.cubin FROM main.winners mw "
     "  JOIN map_res mr ON mr.mid=mw.result_id JOIN src.winners sw ON sw.result_id=mr.sid "
     "  JOIN src.winner_cubins c ON c.winner_id=sw.id;\n"
+    /* and src's serving recipe (or none) */
+    "DELETE FROM main.winner_recipes WHERE winner_id IN (SELECT mw.id FROM main.winners mw "
+    "  JOIN map_res mr ON mr.mid=mw.result_id JOIN src.winners sw ON sw.result_id=mr.sid);\n"
+    "INSERT INTO main.winner_recipes(winner_id,env,derived,constraints) SELECT mw.id, c.env, "
+    "  c.derived, c.constraints FROM main.winners mw JOIN map_res mr ON mr.mid=mw.result_id "
+    "  JOIN src.winners sw ON sw.result_id=mr.sid JOIN src.winner_recipes c ON c.winner_id=sw.id;\n"
     "INSERT INTO main.device_ceilings(device_id,kind,dtype,value,measured_at) "
     "  SELECT md.mid,c.kind,c.dtype,c.value,c.measured_at FROM src.device_ceilings c "
     "  JOIN map_dev md ON md.sid=c.device_id WHERE 1 "

@@ -34,7 +34,7 @@
 #include "tuner/core/status.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 /* PRAGMA application_id of a rooftune database: "RTDB". */
 #define DB_APPLICATION_ID 0x52544442
 
@@ -141,6 +141,12 @@ typedef struct db_winner {
   unsigned smem_v;         /* dynamic shared memory bytes */
   char vars[1024];         /* config plus derived values "BLOCK_M=128,...,THREADS=256" */
   char library_algo[1024]; /* cuBLASLt algorithm identity for a library winner, else "" */
+  /* The serving recipe (tuner/template/recipe.h): what the runtime evaluates to serve this
+   * winner for another shape.  NULL or "" for none (library winners, imports); db_entries
+   * leaves them NULL, db_winner_recipe reads them. */
+  const char *env;         /* the tuned problem's environment "M=4096,...,device.sm_count=132" */
+  const char *derived;     /* derived values that read the shape: "NAME=EXPR" lines, in order */
+  const char *constraints; /* constraints that read the shape: one expression a line */
 } db_winner;
 
 /* Makes RESULT_ID (a stored, successful result of this run) the winner for its template on
@@ -191,6 +197,17 @@ rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error
 /* The cubin of winner WINNER_ID (db_entry.winner_id): *out malloc'ed (free it), *size bytes;
  * RT_ERR_NOT_FOUND when the winner has none (a library winner, an import). */
 rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, rt_error *err);
+
+/* A winner's serving recipe (db_winner.env, .derived, .constraints), malloc'ed. */
+typedef struct db_recipe {
+  char *env;
+  char *derived;
+  char *constraints;
+} db_recipe;
+/* Reads the recipe of winner WINNER_ID; RT_ERR_NOT_FOUND when it has none (stored before
+ * schema 4, a library winner, an import).  Free it with db_recipe_free. */
+rt_status db_winner_recipe(db *d, long long winner_id, db_recipe *out, rt_error *err);
+void db_recipe_free(db_recipe *r);
 
 /* Counts for `db list`/`db check`. */
 typedef struct db_counts {

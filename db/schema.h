@@ -120,11 +120,22 @@ static const char schema_v3[] =
     "ALTER TABLE results ADD COLUMN code_hash TEXT NOT NULL DEFAULT '';\n"
     "CREATE INDEX results_code ON results(problem_id, device_id, toolkit, code_hash);\n";
 
+/* Version 4: what serving another shape needs, beside each winner (librooftune reads no
+ * manifest): the tuned problem's environment, the derived values and constraints that read the
+ * shape.  Winners stored before it have none and are served for their own shape only. */
+static const char schema_v4[] =
+    "CREATE TABLE winner_recipes(\n"
+    "  winner_id INTEGER PRIMARY KEY REFERENCES winners(id),\n"
+    "  env TEXT NOT NULL,                  -- 'M=4096,...,dtype_bytes=2,device.sm_count=132'\n"
+    "  derived TEXT NOT NULL,              -- 'NAME=EXPR' lines, in evaluation order\n"
+    "  constraints TEXT NOT NULL);         -- one expression a line\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
     schema_v2, /* 1 -> 2 */
     schema_v3, /* 2 -> 3 */
+    schema_v4, /* 3 -> 4 */
 };
 
 #endif

@@ -496,43 +496,6 @@ static rt_status attn_gpu_poison(family_gpu *g, CUstream stream, rt_error *err) 
   return st;
 }
 
-/* The TMA maps of a TMA template (config ATTN_TMA = 1) over the problem's Q, K and V. */
-static rt_status encode_maps(family_gpu *g, const rt_vars *config, attn_tma_maps *maps, rt_error *err) {
-  long long inner = 0, rq = 0, rkv = 0;
-  if (!rt_vars_get(config, "TMA_INNER", &inner) || !rt_vars_get(config, "TMA_ROWS_Q", &rq) ||
-      !rt_vars_get(config, "TMA_ROWS_KV", &rkv))
-    return rt_error_set(err, RT_ERR_INVALID, "a TMA attention template needs TMA_INNER, TMA_ROWS_Q and TMA_ROWS_KV");
-  const problem *p = &g->p;
-  attn_tma_problem tp = {dim(p, "B"), dim(p, "HQ"), dim(p, "HKV"), dim(p, "SQ"), dim(p, "SKV"), dim(p, "D"),
-                         2, g->bf16, g->q, g->k, g->v};
-  attn_tma_box box = {inner, rq, rkv};
-  attn_tma_params prm[ATTN_TMA_OPERANDS];
-  int bad = -1, rc = attn_tma_plan(&tp, &box, prm, &bad);
-  if (rc) return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA cannot map %s: %s", bad == 0 ? "Q" : bad == 1 ? "K" : bad == 2 ? "V" : "the problem", attn_tma_strerror(rc));
-  attn_tma_map *dst[3] = {&maps->q, &maps->k, &maps->v};
-  for (int o = 0; o < ATTN_TMA_OPERANDS; o++) {
-    CUtensorMap m;
-    cuuint64_t dims[4], strides[3];
-    cuuint32_t boxd[4], es[4];
-    for (int i = 0; i < 4; i++) {
-      dims[i] = prm[o].dims[i];
-      boxd[i] = prm[o].box[i];
-      es[i] = prm[o].elem_strides[i];
-    }
-    for (int i = 0; i < 3; i++) strides[i] = prm[o].strides[i];
-    rt_status st = cuda_check(cu.cuTensorMapEncodeTiled(&m, (CUtensorMapDataType)prm[o].type, prm[o].rank,
-                                                        (void *)(uintptr_t)prm[o].base, dims, strides, boxd, es,
-                                                        (CUtensorMapInterleave)prm[o].interleave,
-                                                        (CUtensorMapSwizzle)prm[o].swizzle,
-                                                        (CUtensorMapL2promotion)prm[o].l2,
-                                                        (CUtensorMapFloatOOBfill)prm[o].oob),
-                              "cuTensorMapEncodeTiled", err);
-    if (st) return st;
-    memcpy(dst[o], &m, sizeof *dst[o]);
-  }
-  return RT_OK;
-}
-
 static rt_status attn_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *config, const unsigned grid[3],
                                  const unsigned block[3], unsigned smem, CUstream stream, rt_error *err) {
   long long splits = 1;
@@ -553,7 +516,7 @@ static rt_status attn_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *co
   rt_vars_get(config, "ATTN_TMA", &tma);
   if (tma) {
     attn_tma_maps maps;
-    if ((st = encode_maps(g, config, &maps, err))) return st;
+    if ((st = attention_tma_maps(&g->p, config, g->q, g->k, g->v, &maps, err))) return st;
     void *args[] = {&maps, &a};
     return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, args, NULL),
                       "launch attention template", err);

@@ -33,6 +33,7 @@
 
 #include "kernels/family.h"
 #include "templates/attention/attn_abi.h"
+#include "templates/attention/attn_tma.h"
 
 extern const family_ops attention_family;
 
@@ -48,5 +49,19 @@ long long attention_kv_len(const problem *p, int b);
 
 /* The split-KV scratch a configuration needs, in floats (attn_abi.h: B*HQ*SQ*SPLITS*(D+2)). */
 size_t attention_work_floats(const problem *p, long long splits);
+
+/* The tensor maps of a TMA template (configuration ATTN_TMA = 1, box sizes TMA_INNER,
+ * TMA_ROWS_Q and TMA_ROWS_KV in config) over problem p's Q, K and V at those device addresses:
+ * the kernel's first argument (attn_tma.h).  attention_tma_plan computes the arguments of
+ * cuTensorMapEncodeTiled (pure: no driver), attention_tma_maps also encodes them (the driver
+ * loaded); the tuner's launcher and the runtime (rooftune_attention) both go through them.
+ * RT_ERR_UNSUPPORTED naming the operand and the rule when TMA cannot map it (an address not
+ * 16-byte aligned, ...), RT_ERR_INVALID when config lacks the box sizes. */
+rt_status attention_tma_plan(const problem *p, const rt_vars *config, unsigned long long q,
+                             unsigned long long k, unsigned long long v,
+                             attn_tma_params out[ATTN_TMA_OPERANDS], rt_error *err);
+rt_status attention_tma_maps(const problem *p, const rt_vars *config, unsigned long long q,
+                             unsigned long long k, unsigned long long v, attn_tma_maps *maps,
+                             rt_error *err);
 
 #endif

@@ -23,6 +23,7 @@
 #include "tuner/model/gpu_spec.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
+#include "tuner/template/recipe.h"
 #include "tuner/model/occupancy.h"
 #include "search/strategy.h"
 #include "tuner/core/sha256.h"
@@ -293,19 +294,6 @@ static void winner_launch_text(const manifest *m, db_winner *w) {
     else if (!v && items[k].i < 0) snprintf(items[k].out, 128, "0"); /* smem is optional */
   }
   json_decref(root);
-}
-
-/* The configuration and its shape-free derived values: the runtime evaluates the launch
- * expressions with them for a nearby shape, so a value computed from this problem's dimensions
- * would be stale there and stays out. */
-static void winner_vars_text(const manifest *m, const template_best *b, char *buf, size_t size) {
-  size_t n = (size_t)snprintf(buf, size, "%s", b->plan.config);
-  for (int i = 0; i < manifest_nderived(m) && n < size; i++) {
-    long long v;
-    const char *name = manifest_derived_name(m, i);
-    if (manifest_derived_emitted(m, i) && rt_vars_get(&b->plan.vars, name, &v))
-      n += (size_t)snprintf(buf + n, size - n, ",%s=%lld", name, v);
-  }
 }
 
 /* The model device's time for a configuration before it is compiled: launch geometry, cost and
@@ -668,9 +656,13 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     memcpy(w.grid_v, best.plan.grid, sizeof w.grid_v);
     memcpy(w.block_v, best.plan.block, sizeof w.block_v);
     w.smem_v = best.plan.smem;
-    winner_vars_text(m, &best, w.vars, sizeof w.vars);
     winner_launch_text(m, &w);
-    rc = db_run_set_winner(c->run, best.id, &w, NULL, err);
+    winner_recipe rec; /* what the runtime needs to serve it for another shape */
+    if (!(rc = winner_recipe_make(m, &best.plan.vars, &rec, err))) {
+      winner_recipe_apply(&rec, &w);
+      rc = db_run_set_winner(c->run, best.id, &w, NULL, err);
+      winner_recipe_free(&rec);
+    }
   }
 done:
   compile_result_free(&best.cr);

@@ -2,35 +2,76 @@
  * database, load its compiled code into your CUDA context and launch it on your stream.
  *
  * `rooftune tune` leaves a database with the winning kernel for each problem (family, shape,
- * dtype, layout) and device, with its cubin and launch geometry, and says how each time was
- * obtained (measured on a GPU, predicted by the model, or replayed from a file).  This library
- * reads that database; it needs neither NVRTC nor the rooftune command.  The CUDA driver is
- * loaded at run time, so a program linked with it starts on machines without a GPU.
+ * dtype, layout) and device, with its cubin, its launch geometry and what serving another
+ * shape needs (its constraints and its shape-dependent derived values), and says how each time
+ * was obtained (measured on a GPU, predicted by the model, or replayed from a file).  This
+ * library reads that database and nothing else: it needs neither NVRTC nor the template
+ * manifests nor the rooftune command.  It links cuBLASLt and SQLite; the CUDA driver is loaded
+ * at run time, so a program linked with it starts on machines without a GPU.
  *
  *     rooftune_db *db;
  *     if (rooftune_open("tuned.db", &db) == ROOFTUNE_OK) {
- *       rooftune_gemm_info info;
+ *       rooftune_info info;
  *       rooftune_gemm(db, "bf16", "nn", M, N, K, dA, dB, dC, stream, &info); // tuned or cuBLASLt
  *       rooftune_close(db);
  *     }
  *
- * Lookups.  An exact match has the same family, dtype, layout and shape.  Otherwise the nearest
- * tuned shape is the one with the smallest log-distance
- *     sqrt(sum_i (ln a_i - ln b_i)^2)    over the dimensions (M, N, K, batch; a missing batch = 1)
- * so halving one dimension costs the same at any size; ties go to the older entry.  Among
- * several winners for one shape (templates, devices), one without a provenance mismatch wins,
- * then a measured time over a replayed one over a predicted one, then the fastest.
+ * Serving rules.  A lookup considers the winners of the query's family, dtype and layout whose
+ * provenance agrees (below), ranked by: tuned for this very shape first, then the distance of
+ * the tuned shape to the queried one, then agreeing provenance, then a measured time over a
+ * replayed one over a predicted one, then the fastest, then the oldest.  It walks that ranking
+ * and serves the first winner that ADMITS the queried shape, and says by which rule:
+ *   1. ROOFTUNE_RULE_EXACT    a winner tuned for this shape;
+ *   2. ROOFTUNE_RULE_NEAREST  the best-ranked winner of the nearest tuned shape, when it admits
+ *                             the shape and lies within the distance cap;
+ *   3. ROOFTUNE_RULE_NEXT     a better-ranked winner did not admit the shape (a constraint of
+ *                             its kernel fails for it, or it has nothing to launch): the next
+ *                             one in the ranking that admits it, still within the cap (another
+ *                             template of the same tuned shape, or a further shape);
+ *   4. ROOFTUNE_RULE_LIBRARY  no tuned winner admits it within the cap: the family's vendor
+ *                             library (cuBLASLt's own heuristic for gemm, cuDNN for attention
+ *                             where this build has it) serves the call;
+ *   0. ROOFTUNE_RULE_NONE     nothing serves it (a family without a vendor library).
+ * A winner admits a shape when, evaluated for that shape, every constraint of its template
+ * that reads the shape holds (gemm_wgmma's K % BLOCK_K == 0, gemm_skinny's M <= 16) and its
+ * launch geometry is within CUDA's limits; a winner stored before schema 4 (no constraints
+ * with it) admits only its own shape.  A library winner (a tuned cuBLASLt algorithm) admits any
+ * shape; cuBLASLt checks it at call time.  The match lists every better-ranked winner that was
+ * passed over and why (passed_over), and for rule 4 or 0 why nothing tuned served (reason).
+ *
+ * Distance.  The log-distance sqrt(sum_i (ln a_i - ln b_i)^2) over the family's serving
+ * coordinates, so halving a coordinate costs the same at any size:
+ *   gemm                (BATCH, M, N, K), a missing batch = 1;
+ *   attention prefill   (B*HQ, SQ, SKV) when SQ > 8;
+ *   attention decode    (B*HKV, SKV) when SQ <= 8 (the grid's parallelism and the keys each
+ *                       split streams: what decides the split count);
+ *   other families      the dimensions of the shape in order, and the batch.
+ * Problems of another kind (prefill against decode), rank or layout are never compared.  The
+ * cap: query.nearest_max when > 0, else $ROOFTUNE_NEAREST_MAX, else ROOFTUNE_NEAREST_MAX_DEFAULT,
+ * chosen from the loss of serving each shape of rooftune's benchmark suite with another's
+ * winner (README, "Serving other shapes").
+ *
  * Provenance is never dropped silently: a winner made on another GPU (when the query names a
- * device), with another CUDA toolkit, or by a template version older than one in the database is
- * refused unless the query allows mismatches, and then the match says which (ROOFTUNE_MISMATCH_*).
+ * device), with another CUDA toolkit (query.toolkit, by default this library's: the CUDA
+ * version it was built with and the cuBLASLt it runs with), or by a template version older
+ * than one in the database is refused unless the query allows mismatches, and then the match
+ * says which (ROOFTUNE_MISMATCH_*).
  *
  * Threads.  A rooftune_db may be shared by threads: lookups take a mutex and are answered from
  * an in-memory index built on the first lookup (and from a cache of earlier answers), so a
- * repeated lookup costs a few microseconds.  rooftune_reload() rereads the file.
+ * repeated lookup costs well under a microsecond and a new one a few.  rooftune_reload()
+ * rereads the file.
  *
  * Errors.  Every function returns ROOFTUNE_OK (0) or a ROOFTUNE_ERR_* code;
- * rooftune_strerror() gives the code's meaning and rooftune_last_error() the calling thread's
- * last detailed message (naming the file or argument).
+ * rooftune_strerror() gives the code's meaning, rooftune_status_name() its name, and
+ * rooftune_last_error() the calling thread's last detailed message (naming the file or
+ * argument).
+ *
+ * ABI.  The structs below end in reserved room: zero them before use (= {0} or memset), and
+ * fields added in later 0.x versions come out of that room, so their size and the offsets of
+ * the fields here stay the same.  rooftune_version_number() is the library's version at run
+ * time, ROOFTUNE_VERSION_NUMBER the header's; rooftune_struct_size() the library's size of a
+ * struct, for bindings in other languages to check their layouts against.
  */
 #ifndef ROOFTUNE_H
 #define ROOFTUNE_H
@@ -41,33 +82,54 @@
 extern "C" {
 #endif
 
-#define ROOFTUNE_API_VERSION 1
+#define ROOFTUNE_VERSION_MAJOR 0
+#define ROOFTUNE_VERSION_MINOR 2
+#define ROOFTUNE_VERSION_PATCH 0
+#define ROOFTUNE_VERSION_NUMBER \
+  (ROOFTUNE_VERSION_MAJOR * 10000 + ROOFTUNE_VERSION_MINOR * 100 + ROOFTUNE_VERSION_PATCH)
+/* The public API's version: changes when a declaration here does. */
+#define ROOFTUNE_API_VERSION 2
 
-/* Status codes (stable numbers). */
+/* The default distance cap of rules 2 and 3 (see above). */
+#define ROOFTUNE_NEAREST_MAX_DEFAULT 1.5
+
+/* Status codes: X(NAME, number, meaning).  The enum, rooftune_strerror() and
+ * rooftune_status_name() come from this one table; numbers are stable. */
+#define ROOFTUNE_STATUS_TABLE(X)                                                   \
+  X(OK, 0, "success")                                                              \
+  X(ERR_INVALID, 1, "invalid argument")                                            \
+  X(ERR_NOMEM, 2, "out of memory")                                                 \
+  X(ERR_IO, 3, "the database file is missing or unreadable")                       \
+  X(ERR_NOT_FOUND, 4, "nothing tuned fits the query")                              \
+  X(ERR_DB, 5, "the database is damaged or locked")                                \
+  X(ERR_DB_FOREIGN, 6, "the file is not a rooftune database")                      \
+  X(ERR_DB_VERSION, 7, "the database schema does not match this library")          \
+  X(ERR_NO_DRIVER, 8, "no CUDA driver on this machine")                            \
+  X(ERR_NO_GPU, 9, "no CUDA GPU or no current CUDA context")                       \
+  X(ERR_CUDA, 10, "a CUDA driver call failed")                                     \
+  X(ERR_CUBLAS, 11, "a cuBLASLt call failed")                                      \
+  X(ERR_LAUNCH, 12, "the kernel launch failed")                                    \
+  X(ERR_UNSUPPORTED, 13, "not supported")                                          \
+  X(ERR_INTERNAL, 14, "internal error")
+
 enum {
-  ROOFTUNE_OK = 0,
-  ROOFTUNE_ERR_INVALID = 1,     /* a bad argument (shape, dtype, NULL pointer) */
-  ROOFTUNE_ERR_NOMEM = 2,       /* out of memory */
-  ROOFTUNE_ERR_IO = 3,          /* the database file is missing or unreadable */
-  ROOFTUNE_ERR_NOT_FOUND = 4,   /* nothing tuned fits, or the winner has no cubin */
-  ROOFTUNE_ERR_DB = 5,          /* the database is damaged or locked */
-  ROOFTUNE_ERR_DB_FOREIGN = 6,  /* the file is not a rooftune database */
-  ROOFTUNE_ERR_DB_VERSION = 7,  /* the database's schema is newer (or older) than this library */
-  ROOFTUNE_ERR_NO_DRIVER = 8,   /* no CUDA driver on this machine */
-  ROOFTUNE_ERR_NO_GPU = 9,      /* a driver but no GPU, or no current CUDA context */
-  ROOFTUNE_ERR_CUDA = 10,       /* a CUDA driver call failed */
-  ROOFTUNE_ERR_CUBLAS = 11,     /* a cuBLASLt call failed */
-  ROOFTUNE_ERR_LAUNCH = 12,     /* the kernel launch failed */
-  ROOFTUNE_ERR_UNSUPPORTED = 13, /* e.g. a winner whose argument layout rooftune_gemm cannot fill */
-  ROOFTUNE_ERR_INTERNAL = 14
+#define ROOFTUNE_STATUS_ENUM_(name, number, meaning) ROOFTUNE_##name = number,
+  ROOFTUNE_STATUS_TABLE(ROOFTUNE_STATUS_ENUM_)
+#undef ROOFTUNE_STATUS_ENUM_
 };
 
-/* The meaning of a status code ("the file is not a rooftune database"). */
+/* The meaning of a status code ("the file is not a rooftune database"); "unknown status code"
+ * outside the table. */
 const char *rooftune_strerror(int code);
+/* Its name ("ERR_DB_FOREIGN"); "UNKNOWN" outside the table. */
+const char *rooftune_status_name(int code);
 /* The calling thread's last detailed error message, "" when none. */
 const char *rooftune_last_error(void);
-/* "0.1.0" */
+/* "0.2.0", and the same as ROOFTUNE_VERSION_NUMBER computes it (200). */
 const char *rooftune_version(void);
+int rooftune_version_number(void);
+/* sizeof the public struct NAME ("rooftune_match", ...) in this library; 0 for another name. */
+size_t rooftune_struct_size(const char *name);
 
 typedef struct rooftune_db rooftune_db;         /* an open database (thread-safe) */
 typedef struct rooftune_kernel rooftune_kernel; /* a winner loaded into one CUDA context */
@@ -81,29 +143,46 @@ int rooftune_reload(rooftune_db *db);
 
 /* --- lookup --------------------------------------------------------------------------- */
 
+/* How the served winner's shape relates to the queried one. */
 enum { ROOFTUNE_MATCH_NONE = 0, ROOFTUNE_MATCH_EXACT = 1, ROOFTUNE_MATCH_NEAREST = 2 };
+
+/* Which serving rule answered (see above). */
+enum {
+  ROOFTUNE_RULE_NONE = 0,
+  ROOFTUNE_RULE_EXACT = 1,
+  ROOFTUNE_RULE_NEAREST = 2,
+  ROOFTUNE_RULE_NEXT = 3,
+  ROOFTUNE_RULE_LIBRARY = 4
+};
 
 /* Query flags. */
 enum {
-  ROOFTUNE_EXACT_ONLY = 1,     /* no nearest-shape answers */
+  ROOFTUNE_EXACT_ONLY = 1,     /* no winner tuned for another shape */
   ROOFTUNE_ALLOW_MISMATCH = 2, /* serve another GPU's, toolkit's or template version's winner,
                                   with its mismatch bits set, rather than nothing */
+  ROOFTUNE_RUNNABLE = 4,       /* only winners this library can launch (a cubin, or a library
+                                  algorithm): what rooftune_gemm and rooftune_attention ask */
 };
 
 /* Mismatch bits of a match. */
 enum {
   ROOFTUNE_MISMATCH_DEVICE = 1,   /* made on a GPU other than the query's device */
-  ROOFTUNE_MISMATCH_TOOLKIT = 2,  /* made with another CUDA toolkit than this library's */
+  ROOFTUNE_MISMATCH_TOOLKIT = 2,  /* made with another CUDA toolkit than the query's */
   ROOFTUNE_MISMATCH_TEMPLATE = 4, /* the database holds a newer version of its template */
 };
 
 typedef struct rooftune_query {
-  const char *family; /* "gemm" */
-  const char *shape;  /* "4096x4096x4096", batch as "8@4096x4096x4096" */
-  const char *dtype;  /* "f32", "f16", "bf16" */
-  const char *layout; /* "nn", "nt"; NULL or "" for the family's default */
-  const char *device; /* a GPU name or part of one ("H200", "model:h200"); NULL = any device */
-  int flags;          /* ROOFTUNE_EXACT_ONLY | ROOFTUNE_ALLOW_MISMATCH */
+  const char *family;  /* "gemm", "attention" */
+  const char *shape;   /* "4096x4096x4096", batch as "8@4096x4096x4096"; attention as
+                          rooftune_attention_shape() writes it */
+  const char *dtype;   /* "f32", "f16", "bf16" */
+  const char *layout;  /* "nn", "nt"; NULL or "" for the family's default */
+  const char *device;  /* a GPU name or part of one ("H200", "model:h200"); NULL = any device */
+  int flags;           /* ROOFTUNE_EXACT_ONLY | ROOFTUNE_ALLOW_MISMATCH | ROOFTUNE_RUNNABLE */
+  double nearest_max;  /* the distance cap; 0 = $ROOFTUNE_NEAREST_MAX, else the default */
+  const char *toolkit; /* the toolkit winners must be made with ("cuda 13.0, nvrtc 13.0,
+                          cublaslt 130100"); NULL = this library's */
+  void *reserved[8];   /* zero */
 } rooftune_query;
 
 typedef struct rooftune_match {
@@ -132,11 +211,22 @@ typedef struct rooftune_match {
   unsigned grid[3];        /* launch geometry */
   unsigned block[3];
   unsigned smem;           /* dynamic shared memory, bytes */
-  char vars[1024];         /* parameter and derived values "BLOCK_M=128,...,THREADS=256" */
+  char vars[1024];         /* parameter and shape-free derived values "BLOCK_M=128,...,THREADS=256" */
   long long id;            /* the winner's row (for rooftune_kernel_load) */
+  /* since 0.2 */
+  int rule;                /* ROOFTUNE_RULE_*: which serving rule answered */
+  int runnable;            /* 1 when this library can launch it (a cubin or a library algorithm) */
+  double nearest_max;      /* the distance cap the lookup applied */
+  int passed_count;        /* better-ranked winners passed over */
+  char passed_over[2048];  /* one line each: "gemm_wgmma 4096x4096x4096 (distance 0.000244):
+                              constraint K % BLOCK_K == 0 fails"; "... and N more" when full */
+  char reason[512];        /* rules 4 and 0: why no tuned winner serves; else "" */
+  char library[16];        /* rule 4: the vendor library ("cublaslt", "cudnn"); else "" */
+  unsigned char reserved[512]; /* zero */
 } rooftune_match;
 
-/* Finds the winner for a query.  ROOFTUNE_OK with m->match NONE when nothing fits. */
+/* Serves a query by the rules above.  ROOFTUNE_OK with m->match NONE when no tuned winner
+ * serves it (m->rule then says whether the vendor library would). */
 int rooftune_lookup(rooftune_db *db, const rooftune_query *q, rooftune_match *m);
 
 /* --- load and launch ------------------------------------------------------------------ */
@@ -148,7 +238,9 @@ int rooftune_kernel_load(rooftune_db *db, const rooftune_match *m, rooftune_kern
  * are (A, B, C, int M, int N, int K) as device pointers, except for TMA templates (vars holds
  * TMA_BOX_K, e.g. gemm_wgmma): there A and B are CUtensorMap descriptors (passed by value, so
  * args points at the CUtensorMap), built over your pointers with cuTensorMapEncodeTiled as
- * kernels/gemm.h describes, boxes TMA_BOX_M/N/K from vars; rooftune_gemm does this for you. */
+ * kernels/gemm.h describes, boxes TMA_BOX_M/N/K from vars; rooftune_gemm does this for you.
+ * Attention kernels take one attn_args struct (templates/attention/attn_abi.h), TMA ones the
+ * tensor maps first; rooftune_attention does this for you. */
 int rooftune_kernel_launch(rooftune_kernel *k, void *stream, void **args);
 /* Launches with explicit geometry. */
 int rooftune_kernel_launch_geometry(rooftune_kernel *k, const unsigned grid[3],
@@ -157,26 +249,36 @@ int rooftune_kernel_launch_geometry(rooftune_kernel *k, const unsigned grid[3],
 /* Unloads the module. */
 void rooftune_kernel_free(rooftune_kernel *k);
 
-/* --- GEMM in one call ------------------------------------------------------------------ */
+/* --- one call: GEMM and attention -------------------------------------------------------- */
 
+/* What ran, as a call's info says: the rule that served it (ROOFTUNE_PATH_* = ROOFTUNE_RULE_*). */
 enum {
-  ROOFTUNE_PATH_TUNED = 1,    /* the tuned kernel for this exact shape */
-  ROOFTUNE_PATH_NEAREST = 2,  /* the kernel tuned for the nearest shape */
-  ROOFTUNE_PATH_CUBLASLT = 3, /* cuBLASLt's own heuristic choice (nothing usable was tuned) */
+  ROOFTUNE_PATH_TUNED = ROOFTUNE_RULE_EXACT,     /* the kernel tuned for this exact shape */
+  ROOFTUNE_PATH_NEAREST = ROOFTUNE_RULE_NEAREST, /* the kernel tuned for the nearest shape */
+  ROOFTUNE_PATH_NEXT = ROOFTUNE_RULE_NEXT,       /* a further winner: better ones did not admit it */
+  ROOFTUNE_PATH_LIBRARY = ROOFTUNE_RULE_LIBRARY, /* the vendor library's own choice */
+  ROOFTUNE_PATH_CUBLASLT = ROOFTUNE_RULE_LIBRARY,
 };
 
-typedef struct rooftune_gemm_info {
+typedef struct rooftune_info {
   int path;                /* ROOFTUNE_PATH_* */
-  char template_name[64];  /* what ran ("cublaslt" for the fallback) */
-  char config[768];        /* its configuration ("" for the fallback) */
-  char reason[256];        /* why the fallback was taken, else "" */
-} rooftune_gemm_info;
+  char template_name[64];  /* what ran: the template, or "cublaslt" / "cudnn" */
+  char config[768];        /* its configuration ("" for the library's own choice) */
+  char reason[256];        /* why the library ran, else "" */
+  /* since 0.2 */
+  char shape[64];          /* the tuned shape that served ("" for the library's own choice) */
+  double distance;         /* its distance to the call's shape */
+  int passed_count;        /* better-ranked winners passed over */
+  char passed_over[1024];  /* why, one line each (rooftune_match.passed_over) */
+  unsigned char reserved[256]; /* zero */
+} rooftune_info;
+typedef rooftune_info rooftune_gemm_info;
 
 /* C = A * B on the caller's stream in the current CUDA context, with fp32 accumulation and an
  * fp32 output.  Row-major: A is MxK, C is MxN; B is KxN for layout "nn" (NULL) and NxK for
  * "nt".  A and B hold dtype ("f32", "f16", "bf16") elements; all three are device pointers.
- * Uses the tuned kernel for (M,N,K) on this GPU when the database (may be NULL) has one it can
- * launch, else cuBLASLt.  info (may be NULL) says which ran and why.
+ * Serves (M,N,K) by the rules above with ROOFTUNE_RUNNABLE and this GPU as the device; the
+ * vendor library is cuBLASLt.  info (may be NULL) says which ran and why.
  * TMA winners (gemm_wgmma on sm_90): the two tensor maps are encoded on every call from A, B,
  * M, N, K, the layout and the winner's TMA box sizes (host-side, about a microsecond; nothing
  * is cached, so new pointers or shapes are always right).  TMA needs A and B 16-byte aligned
@@ -186,15 +288,54 @@ typedef struct rooftune_gemm_info {
  * and C (any allocation is; a view that starts inside one may not), else cuBLASLt runs. */
 int rooftune_gemm(rooftune_db *db, const char *dtype, const char *layout, long long M,
                   long long N, long long K, const void *A, const void *B, float *C, void *stream,
-                  rooftune_gemm_info *info);
+                  rooftune_info *info);
 
 /* rooftune_gemm over `batch` independent products C[b] = A[b] * B[b] (1..4096), stored one
  * after another: A[b] starts b*M*K elements after A, B[b] b*K*N after B, C[b] b*M*N after C.
- * The tuned shape is "batch@MxNxK" (`rooftune tune gemm --shape 8@512x512x64`); the nearest
- * one counts the batch as a dimension.  cuBLASLt's fallback runs it as a strided batch. */
+ * The tuned shape is "batch@MxNxK" (`rooftune tune gemm --shape 8@512x512x64`); the distance
+ * counts the batch as a coordinate.  cuBLASLt's fallback runs it as a strided batch. */
 int rooftune_gemm_batched(rooftune_db *db, const char *dtype, const char *layout, long long batch,
                           long long M, long long N, long long K, const void *A, const void *B,
-                          float *C, void *stream, rooftune_gemm_info *info);
+                          float *C, void *stream, rooftune_info *info);
+
+/* An attention call: O = softmax(scale * Q K^T) V per query head, in the layouts of
+ * templates/attention/attn_abi.h (Q and O [batch, seq_q, heads_q, head_dim]; K and V
+ * [batch, seq_kv, heads_kv, head_dim], or paged [num_pages, page_size, heads_kv, head_dim]
+ * read through block_table, vLLM's layout), f16 or bf16 with fp32 accumulation. */
+typedef struct rooftune_attention_problem {
+  const char *dtype;       /* "f16" or "bf16" */
+  long long batch;         /* B sequences */
+  long long heads_q;       /* HQ query heads */
+  long long heads_kv;      /* HKV key/value heads (HQ % HKV == 0); 0 = heads_q */
+  long long seq_q;         /* SQ queries per sequence (at most 8: a decode problem) */
+  long long seq_kv;        /* SKV keys per sequence (0 = seq_q); with kv_lens the most any has */
+  long long head_dim;      /* D */
+  int causal;              /* 1: query i attends keys j <= i + kv_len - seq_q (bottom right) */
+  int page_size;           /* 0: K and V contiguous; 16, 32 or 64: paged */
+  long long num_pages;     /* paged: pages in the K and V pools */
+  float scale;             /* the softmax scale; 0 = 1/sqrt(head_dim) */
+  const void *q, *k, *v;   /* device pointers */
+  void *o;                 /* device pointer, the output */
+  float *lse;              /* optional [batch, heads_q, seq_q] fp32 log-sum-exp, or NULL */
+  const int *block_table;  /* paged: [batch, ceil(seq_kv / page_size)] page indices */
+  const int *kv_lens;      /* optional [batch] keys of each sequence (<= seq_kv), or NULL */
+  void *reserved[8];       /* zero */
+} rooftune_attention_problem;
+
+/* The shape text a lookup takes for problem p ("1x32:8x1:8192x128:paged16": the family's
+ * syntax, `rooftune lookup attention --shape`); ROOFTUNE_ERR_INVALID naming the bad field. */
+int rooftune_attention_shape(const rooftune_attention_problem *p, char *buf, size_t size);
+
+/* Runs attention problem p on the caller's stream in the current CUDA context.  Serves its
+ * shape by the rules above (ROOFTUNE_RUNNABLE, this GPU), launches the winner with the family's
+ * argument struct over p's pointers (and, for TMA winners, the tensor maps over Q, K and V,
+ * encoded per call), with the split-KV scratch a split-KV winner needs, which this library
+ * allocates and keeps per CUDA context and stream.  Tuned kernels need Q, K, V and O 16-byte
+ * aligned.  When no tuned winner serves, the vendor library (cuDNN) would: this build has no
+ * cuDNN fallback yet, so that call returns ROOFTUNE_ERR_NOT_FOUND with the reason in
+ * rooftune_last_error() and info->reason. */
+int rooftune_attention(rooftune_db *db, const rooftune_attention_problem *p, void *stream,
+                       rooftune_info *info);
 
 #ifdef __cplusplus
 }

@@ -1,16 +1,13 @@
 /* test_runtime.c — the public runtime API (rooftune.h) on a database written through db.h:
  * exact and nearest lookups by the documented log-distance, the preference order, refused and
- * flagged provenance mismatches, the answer cache, lookups from several threads, error codes
- * and messages, and loading without a driver. */
+ * flagged provenance mismatches, the answer cache, lookups from several threads, the status
+ * table, the version and struct sizes, error codes and messages, and loading without a
+ * driver.  The serving rules on real templates' recipes are test_serving.c's. */
 #include <pthread.h>
 
 #include "runtime/include/rooftune.h"
-#include "kernels/family.h"
 #include "test.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
-#include "tuner/core/sha256.h"
+#include "tuner/version.h"
 #include "unit/db_fixture.h"
 
 static char toolkit[96];
@@ -52,97 +49,11 @@ static void *lookup_thread(void *p) {
   for (int i = 0; i < 2000; i++) {
     char shape[64];
     snprintf(shape, sizeof shape, "%dx4096x4096", 1 << (i % 13));
-    rooftune_query q = {"gemm", shape, "bf16", NULL, "H200", 0};
+    rooftune_query q = {.family = "gemm", .shape = shape, .dtype = "bf16", .device = "H200", .nearest_max = 100};
     rooftune_match m;
     if (rooftune_lookup(a->db, &q, &m) != ROOFTUNE_OK || m.match == ROOFTUNE_MATCH_NONE) a->bad++;
   }
   return NULL;
-}
-
-/* A model-device winner of the real gemm_mma template (its first configuration for 256^3 f32)
- * stored without launch expressions; manifest_hash is the manifest file's SHA-256, or junk. */
-static void put_manifest_winner(const char *path, int good_hash) {
-  rt_error err = {0};
-  manifest *mf = NULL;
-  CHECK_INT(catalog_find(NULL, "gemm_mma", &mf, &err), RT_OK);
-  if (!mf) return;
-  problem p;
-  rt_vars env, vars;
-  rt_vars_clear(&env);
-  space *sp = NULL;
-  const family_ops *fam = family_find("gemm");
-  const gpu_spec *gpu = gpu_spec_find("h200");
-  CHECK_INT(fam->parse_shape(fam, "256x256x256", "f32", NULL, &p, &err), RT_OK);
-  CHECK_INT(problem_env(fam, &p, arch_spec_find(gpu->arch), gpu, &env, &err), RT_OK);
-  CHECK_INT(manifest_build_space(mf, &env, &sp, &err), RT_OK);
-  CHECK_INT(manifest_config_vars(mf, sp, 0, &env, &vars, &err), RT_OK);
-  unsigned grid[3], block[3], smem;
-  CHECK_INT(manifest_launch(mf, &vars, grid, block, &smem, &err), RT_OK);
-  FILE *f = fopen(manifest_path(mf), "rb");
-  static char text[1 << 16];
-  size_t n = f ? fread(text, 1, sizeof text, f) : 0;
-  if (f) fclose(f);
-  unsigned char d[32];
-  char hex[65];
-  sha256(text, n, d);
-  sha256_hex(d, hex);
-  if (!good_hash) hex[0] = hex[0] == '0' ? '1' : '0';
-  db *dbh = NULL;
-  CHECK_INT(db_open(path, DB_CREATE, &dbh, &err), RT_OK);
-  db_run_spec spec = fx_spec(p, "model:h200");
-  snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", toolkit);
-  db_run *r = NULL;
-  CHECK_INT(db_run_begin(dbh, &spec, &r, &err), RT_OK);
-  CHECK_INT(db_run_template(r, "gemm_mma", "gemm", "src", hex, &err), RT_OK);
-  candidate_result c = fx_result("gemm_mma", 0, 0, 0.01);
-  c.timing = TIMING_PREDICTED;
-  space_format_config(sp, 0, c.config, sizeof c.config);
-  long long id = 0;
-  CHECK_INT(db_run_store(r, &c, &id, &err), RT_OK);
-  db_winner w;
-  memset(&w, 0, sizeof w);
-  w.cubin = "\177ELF";
-  w.cubin_size = 4;
-  snprintf(w.entry, sizeof w.entry, "gemm_mma");
-  memcpy(w.grid_v, grid, sizeof grid);
-  memcpy(w.block_v, block, sizeof block);
-  w.smem_v = smem;
-  CHECK_INT(db_run_set_winner(r, id, &w, NULL, &err), RT_OK);
-  db_run_free(r);
-  db_close(dbh);
-  space_free(sp);
-  manifest_free(mf);
-}
-
-/* Nearest-shape geometry from the installed manifest when the winner has no expressions. */
-static void test_manifest_geometry(void) {
-  for (int good = 1; good >= 0; good--) {
-    char path[512];
-    fx_tmpname(path, sizeof path, "manifest");
-    put_manifest_winner(path, good);
-    rooftune_db *rt = NULL;
-    CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
-    rooftune_query q = {"gemm", "256x256x256", "f32", NULL, "model:h200", 0};
-    rooftune_match exact, near;
-    CHECK_INT(rooftune_lookup(rt, &q, &exact), ROOFTUNE_OK);
-    CHECK_INT(exact.match, ROOFTUNE_MATCH_EXACT);
-    CHECK_INT(exact.geometry_ok, 1);
-    q.shape = "4@512x256x256"; /* twice M, a batch of 4 */
-    CHECK_INT(rooftune_lookup(rt, &q, &near), ROOFTUNE_OK);
-    CHECK_INT(near.match, ROOFTUNE_MATCH_NEAREST);
-    CHECK_INT(near.geometry_ok, good); /* another manifest version: no geometry */
-    if (good && near.geometry_ok) {
-      long long bm = 0, sk = 0;
-      sscanf(strstr(near.config, "BLOCK_M=") + 8, "%lld", &bm);
-      sscanf(strstr(near.config, "SPLIT_K=") + 8, "%lld", &sk);
-      CHECK_INT(near.grid[0], exact.grid[0] * ((512 + bm - 1) / bm) / ((256 + bm - 1) / bm));
-      CHECK_INT(near.grid[2], sk * 4);
-      CHECK_INT(near.block[0], exact.block[0]);
-      CHECK_INT(near.smem, exact.smem);
-    }
-    rooftune_close(rt);
-    fx_remove(path);
-  }
 }
 
 /* A winner whose stored variables carry its own shape (as an older rooftune, or a caller of
@@ -159,26 +70,99 @@ static void test_stale_shape_vars(void) {
   db_close(d);
   rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
-  rooftune_query q = {"gemm", "4@300x4096x4096", "f16", "nn", "H200", 0};
+  rooftune_query q = {.family = "gemm", .shape = "4@300x4096x4096", .dtype = "f16", .layout = "nn",
+                      .device = "H200", .nearest_max = 100};
   rooftune_match m;
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
+  CHECK_INT(m.rule, ROOFTUNE_RULE_NEAREST);
   CHECK_INT(m.geometry_ok, 1);
   CHECK_INT(m.grid[0], 3 * 32);
   CHECK_INT(m.grid[2], 2 * 4);
-  /* SPLIT_K 2 over a batch of 40000: grid z 80000 is past CUDA's 65535, so no geometry */
-  q.shape = "40000@300x4096x4096";
+  /* SPLIT_K 2 over a batch of 4096: grid z 8192 fits; SPLIT_K 32 (below) would be 131072, past
+   * CUDA's 65535: that winner does not admit the shape and cuBLASLt serves it */
+  q.shape = "4096@300x4096x4096";
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
-  CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
-  CHECK_INT(m.geometry_ok, 0);
+  CHECK_INT(m.geometry_ok, 1);
+  CHECK_INT(m.grid[2], 2 * 4096);
+  rooftune_close(rt);
+  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  put_vars(d, fx_gemm(64, 4096, 4096, "f16"), "NVIDIA H200", "gemm_mma", "src", 0.09, TIMING_MEASURED, NULL,
+           "BLOCK_M=128,BLOCK_N=128,SPLIT_K=32,THREADS=256,SMEM=65536");
+  db_close(d);
+  CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
+  CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
+  CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
+  CHECK_INT(m.rule, ROOFTUNE_RULE_LIBRARY);
+  CHECK_STR(m.library, "cublaslt");
+  CHECK_CONTAINS(m.passed_over, "grid z would be 131072");
+  CHECK_INT(m.passed_count, 1);
   rooftune_close(rt);
   fx_remove(path);
+}
+
+/* The one status table: every public code has a name and a meaning, every engine code maps
+ * to a public one; the version and the struct sizes the bindings check. */
+static void test_status_table(void) {
+  static const int codes[] = {
+#define CODE(name, number, meaning) number,
+      ROOFTUNE_STATUS_TABLE(CODE)
+#undef CODE
+  };
+  static const char *const names[] = {
+#define NAME(name, number, meaning) #name,
+      ROOFTUNE_STATUS_TABLE(NAME)
+#undef NAME
+  };
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    CHECK_INT(codes[i], (int)i); /* stable and dense */
+    CHECK_STR(rooftune_status_name(codes[i]), names[i]);
+    CHECK(strcmp(rooftune_strerror(codes[i]), "unknown status code") != 0);
+  }
+  CHECK_STR(rooftune_status_name(ROOFTUNE_ERR_DB_FOREIGN), "ERR_DB_FOREIGN");
+  CHECK_STR(rooftune_status_name(-1), "UNKNOWN");
+  CHECK_STR(rooftune_strerror(99), "unknown status code");
+  /* the header's version is the build's */
+  char v[32];
+  snprintf(v, sizeof v, "%d.%d.%d", ROOFTUNE_VERSION_MAJOR, ROOFTUNE_VERSION_MINOR, ROOFTUNE_VERSION_PATCH);
+  CHECK_STR(v, ROOFTUNE_VERSION);
+  CHECK_STR(rooftune_version(), ROOFTUNE_VERSION);
+  CHECK_INT(rooftune_version_number(), ROOFTUNE_VERSION_NUMBER);
+  CHECK_INT(rooftune_struct_size("rooftune_query"), sizeof(rooftune_query));
+  CHECK_INT(rooftune_struct_size("rooftune_match"), sizeof(rooftune_match));
+  CHECK_INT(rooftune_struct_size("rooftune_info"), sizeof(rooftune_info));
+  CHECK_INT(rooftune_struct_size("rooftune_attention_problem"), sizeof(rooftune_attention_problem));
+  CHECK_INT(rooftune_struct_size("rooftune_nothing"), 0);
+  CHECK_INT(rooftune_struct_size(NULL), 0);
 }
 
 int main(void) {
   srand((unsigned)getpid());
   rt_error err = {0};
   CHECK_INT(db_toolkit_string(toolkit, sizeof toolkit, &err), RT_OK);
+  /* the runtime states its toolkit without NVRTC, from the CUDA it was built with: the same
+   * identity the tuner stores, or no winner would agree with it */
+  {
+    char path0[512];
+    fx_tmpname(path0, sizeof path0, "toolkit");
+    db *d0 = NULL;
+    CHECK_INT(db_open(path0, DB_CREATE, &d0, &err), RT_OK);
+    put(d0, fx_gemm(8, 8, 8, "f32"), "NVIDIA H200", "gemm_mma", "s", 1.0, TIMING_MEASURED, NULL);
+    db_close(d0);
+    rooftune_db *r0 = NULL;
+    CHECK_INT(rooftune_open(path0, &r0), ROOFTUNE_OK);
+    rooftune_query q0 = {.family = "gemm", .shape = "8x8x8", .dtype = "f32"};
+    rooftune_match m0;
+    CHECK_INT(rooftune_lookup(r0, &q0, &m0), ROOFTUNE_OK);
+    CHECK_INT(m0.match, ROOFTUNE_MATCH_EXACT);
+    CHECK_INT(m0.mismatch, 0);
+    q0.toolkit = "cuda 99.0, nvrtc 99.0, cublaslt 1"; /* the caller's own identity */
+    CHECK_INT(rooftune_lookup(r0, &q0, &m0), ROOFTUNE_OK);
+    CHECK_INT(m0.match, ROOFTUNE_MATCH_NONE);
+    CHECK_CONTAINS(m0.reason, "1 winner of another device, toolkit or template version refused");
+    rooftune_close(r0);
+    fx_remove(path0);
+  }
   char path[512];
   fx_tmpname(path, sizeof path, "runtime");
   db *d = NULL;
@@ -202,9 +186,13 @@ int main(void) {
   rooftune_match m;
 
   /* Exact: measured beats predicted even when slower; geometry is the stored one. */
-  rooftune_query q = {"gemm", "4096x4096x4096", "bf16", NULL, NULL, 0};
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_EXACT);
+  CHECK_INT(m.rule, ROOFTUNE_RULE_EXACT);
+  CHECK_INT(m.runnable, 1);
+  CHECK_INT(m.passed_count, 0);
+  CHECK_NEAR(m.nearest_max, ROOFTUNE_NEAREST_MAX_DEFAULT, 0);
   CHECK_STR(m.template_name, "gemm_mma");
   CHECK_STR(m.timing, "measured");
   CHECK_STR(m.device, "NVIDIA H200");
@@ -227,9 +215,10 @@ int main(void) {
   CHECK_STR(m.timing, "predicted");
 
   /* Nearest: 100x4096x4096 is closer to 64x... than to 4096x... (log distance). */
-  rooftune_query qn = {"gemm", "100x4096x4096", "bf16", "nn", "H200", 0};
+  rooftune_query qn = {.family = "gemm", .shape = "100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200"};
   CHECK_INT(rooftune_lookup(rt, &qn, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
+  CHECK_INT(m.rule, ROOFTUNE_RULE_NEAREST);
   CHECK_STR(m.shape, "64x4096x4096");
   CHECK_NEAR(m.distance, log(100.0 / 64.0), 1e-9);
   /* The launch expressions are evaluated for the queried shape, not the tuned one. */
@@ -239,7 +228,7 @@ int main(void) {
   CHECK_INT(m.grid[2], 1);
   CHECK_INT(m.block[0], 256);
   CHECK_INT(m.smem, 65536);
-  rooftune_query qb = {"gemm", "4@100x4096x4096", "bf16", "nn", "H200", 0};
+  rooftune_query qb = {.family = "gemm", .shape = "4@100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200"};
   CHECK_INT(rooftune_lookup(rt, &qb, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
   CHECK_INT(m.grid[2], 4); /* SPLIT_K*BATCH */
@@ -247,7 +236,7 @@ int main(void) {
   CHECK_INT(rooftune_lookup(rt, &qn, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
   /* Other dtype, layout, family or rank: nothing. */
-  rooftune_query qx = {"gemm", "4096x4096x4096", "f32", NULL, NULL, 0};
+  rooftune_query qx = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "f32"};
   CHECK_INT(rooftune_lookup(rt, &qx, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
   qx.dtype = "bf16";
@@ -258,12 +247,12 @@ int main(void) {
   qx.layout = NULL;
   CHECK_INT(rooftune_lookup(rt, &qx, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
-  qx.shape = "4096x4096";
-  CHECK_INT(rooftune_lookup(rt, &qx, &m), ROOFTUNE_OK);
-  CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
+  qx.shape = "4096x4096"; /* not a gemm shape at all */
+  CHECK_INT(rooftune_lookup(rt, &qx, &m), ROOFTUNE_ERR_INVALID);
+  CHECK_CONTAINS(rooftune_last_error(), "4096x4096");
 
   /* Another GPU: refused for a device that names H200, served with the bit when allowed. */
-  rooftune_query qd = {"gemm", "1024x1024x1024", "f16", NULL, "H200", 0};
+  rooftune_query qd = {.family = "gemm", .shape = "1024x1024x1024", .dtype = "f16", .device = "H200"};
   CHECK_INT(rooftune_lookup(rt, &qd, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
   /* ... the H200's 2048 winner has another toolkit, so it is refused too */
@@ -316,7 +305,7 @@ int main(void) {
   CHECK_STR(m.template_hash, "s2");
 
   /* Errors: codes, messages, never a crash. */
-  rooftune_query bad = {"gemm", "40x96x", "bf16", NULL, NULL, 0};
+  rooftune_query bad = {.family = "gemm", .shape = "40x96x", .dtype = "bf16"};
   CHECK_INT(rooftune_lookup(rt, &bad, &m), ROOFTUNE_ERR_INVALID);
   CHECK_CONTAINS(rooftune_last_error(), "40x96x");
   bad.shape = NULL;
@@ -359,7 +348,7 @@ int main(void) {
   fclose(f);
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_ERR_DB_FOREIGN);
   fx_remove(path);
-  test_manifest_geometry();
   test_stale_shape_vars();
+  test_status_table();
   return test_done();
 }

@@ -1,5 +1,7 @@
-/* cmd_lookup.c — `rooftune lookup`: what the runtime library would serve for a problem, through
- * the same public API (rooftune.h) an application calls. */
+/* cmd_lookup.c — `rooftune lookup`: what librooftune would serve for a problem, through the
+ * public API (rooftune.h) of the library itself, which the command links as an application
+ * does: the serving rule, the winner, what would run, and every better-ranked winner passed
+ * over with the reason. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,24 +15,53 @@
 
 static const char usage[] =
     "usage: rooftune lookup FAMILY --shape S --dtype D [--db FILE] [--device NAME] [--layout L]\n"
-    "                       [--exact] [--allow-mismatch] [--json]\n\n"
-    "Finds the tuned winner for a problem the way librooftune does: the exact shape, else the\n"
-    "nearest tuned shape by log-distance sqrt(sum (ln a_i - ln b_i)^2) over the dimensions.\n"
-    "Among winners of one shape, one with matching provenance comes first, then a measured time\n"
-    "over a replayed one over a predicted one, then the fastest.  A winner made on another GPU\n"
-    "(with --device), another toolkit, or by an older template version is refused unless\n"
-    "--allow-mismatch, and then it is reported as a mismatch.\n\n"
+    "                       [--exact] [--allow-mismatch] [--runnable] [--nearest-max D] [--json]\n\n"
+    "Serves a problem the way librooftune does (rooftune.h, \"Serving rules\"): the winner tuned\n"
+    "for the shape; else the nearest tuned shape's best winner when its kernel admits the shape\n"
+    "(every constraint that reads the shape holds for it) within the distance cap; else the next\n"
+    "winner in the ranking that admits it; else the family's vendor library (cuBLASLt for gemm).\n"
+    "The distance is sqrt(sum (ln a_i - ln b_i)^2) over the family's serving coordinates (gemm:\n"
+    "batch, M, N, K; attention decode, SQ <= 8: B*HKV, SKV; prefill: B*HQ, SQ, SKV).  Winners rank\n"
+    "by distance, then agreeing provenance, then a measured time over a replayed one over a\n"
+    "predicted one, then the fastest.  A winner made on another GPU (with --device), another\n"
+    "toolkit, or by an older template version is refused unless --allow-mismatch.  It prints\n"
+    "what would run: a winner with no cubin (predicted or replayed) is shown, and beside it what\n"
+    "rooftune_gemm or rooftune_attention, which launch only what they can, would run instead.\n\n"
     "options:\n"
-    "  --shape S          the problem's shape, e.g. 4096x4096x4096 or 8@512x512x64:nt\n"
+    "  --shape S          the problem's shape: gemm 4096x4096x4096 or 8@512x512x64:nt; attention\n"
+    "                     BxHQ[:HKV]xSQ[:SKV]xD[:causal][:pagedN], e.g. 64x32:8x1:8192x128:paged16\n"
     "  --dtype D          f32, f16 or bf16\n"
     "  --db FILE          the database (default: $ROOFTUNE_DB, else\n"
     "                     $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)\n"
     "  --device NAME      only winners from this GPU (any part of its name: H200, model:h200)\n"
-    "  --layout L         nn or nt (GEMM; default nn)\n"
-    "  --exact            no nearest-shape answer\n"
+    "  --layout L         nn or nt (gemm; default nn)\n"
+    "  --exact            no winner tuned for another shape\n"
     "  --allow-mismatch   serve another device's, toolkit's or template version's winner\n"
-    "  --json             {\"match\":\"exact|nearest|none\",\"shape\":..,\"template\":..,\n"
-    "                     \"config\":{..},\"time_ms\":..,\"timing\":\"measured|predicted|replayed\",..}\n";
+    "  --runnable         only winners the library can launch (what the one-call functions ask)\n"
+    "  --nearest-max D    the distance cap (default $ROOFTUNE_NEAREST_MAX, else 1.5)\n"
+    "  --json             {\"rule\":\"exact|nearest|next|library|none\",\"match\":\"exact|nearest|none\",\n"
+    "                     \"shape\":..,\"template\":..,\"config\":{..},\"time_ms\":..,\"timing\":..,\n"
+    "                     \"runnable\":..,\"passed_over\":[..],\"reason\":..,\"would_run\":{..},..}\n";
+
+static const char *rule_name(int rule) {
+  switch (rule) {
+  case ROOFTUNE_RULE_EXACT: return "exact";
+  case ROOFTUNE_RULE_NEAREST: return "nearest";
+  case ROOFTUNE_RULE_NEXT: return "next";
+  case ROOFTUNE_RULE_LIBRARY: return "library";
+  default: return "none";
+  }
+}
+
+static const char *rule_text(int rule) {
+  switch (rule) {
+  case ROOFTUNE_RULE_EXACT: return "tuned for this shape";
+  case ROOFTUNE_RULE_NEAREST: return "the nearest tuned shape's winner admits it";
+  case ROOFTUNE_RULE_NEXT: return "better-ranked winners do not admit it; the next one does";
+  case ROOFTUNE_RULE_LIBRARY: return "no tuned winner admits it: the vendor library serves it";
+  default: return "nothing serves it";
+  }
+}
 
 static void mismatch_names(unsigned bits, char *buf, size_t size) {
   snprintf(buf, size, "%s%s%s", bits & ROOFTUNE_MISMATCH_DEVICE ? "device " : "",
@@ -40,14 +71,115 @@ static void mismatch_names(unsigned bits, char *buf, size_t size) {
   if (n) buf[n - 1] = '\0';
 }
 
+/* What a one-call function would run for answer m (served with ROOFTUNE_RUNNABLE). */
+static void would_run_text(const rooftune_match *m, char *buf, size_t size) {
+  if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0])
+    snprintf(buf, size, "cuBLASLt with the tuned algorithm (%s %s)", m->template_name, m->shape);
+  else if (m->match != ROOFTUNE_MATCH_NONE)
+    snprintf(buf, size, "%s %s (tuned for %s, %s rule)", m->template_name, m->config, m->shape, rule_name(m->rule));
+  else if (m->rule == ROOFTUNE_RULE_LIBRARY)
+    snprintf(buf, size, "%s (its own choice)", strcmp(m->library, "cublaslt") ? m->library : "cuBLASLt");
+  else
+    snprintf(buf, size, "nothing (%s)", m->reason);
+}
+
+static json_t *lines_json(const char *text) {
+  json_t *a = json_array();
+  for (const char *s = text; *s;) {
+    size_t n = strcspn(s, "\n");
+    if (n) json_array_append_new(a, json_stringn(s, n));
+    s += n;
+    if (*s) s++;
+  }
+  return a;
+}
+
+static json_t *match_json(const rooftune_match *m, const char *query) {
+  json_t *o = json_object();
+  char mis[64];
+  mismatch_names(m->mismatch, mis, sizeof mis);
+  json_object_set_new(o, "rule", json_string(rule_name(m->rule)));
+  json_object_set_new(o, "match", json_string(m->match == ROOFTUNE_MATCH_EXACT     ? "exact"
+                                              : m->match == ROOFTUNE_MATCH_NEAREST ? "nearest"
+                                                                                   : "none"));
+  json_object_set_new(o, "query", json_string(query));
+  if (m->match) {
+    json_object_set_new(o, "shape", json_string(m->shape));
+    json_object_set_new(o, "distance", json_real(m->distance));
+    json_object_set_new(o, "template", json_string(m->template_name));
+    json_object_set_new(o, "config", db_export_config_json(m->config));
+    json_object_set_new(o, "time_ms", isnan(m->time_ms) ? json_null() : json_real(m->time_ms));
+    json_object_set_new(o, "timing", json_string(m->timing));
+    json_object_set_new(o, "device", json_string(m->device));
+    json_object_set_new(o, "toolkit", json_string(m->toolkit));
+    json_t *ma = json_array();
+    for (char *save = NULL, *t = strtok_r(mis, " ", &save); t; t = strtok_r(NULL, " ", &save))
+      json_array_append_new(ma, json_string(t));
+    json_object_set_new(o, "mismatch", ma);
+    json_object_set_new(o, "cubin_bytes", json_integer((json_int_t)m->cubin_size));
+    json_object_set_new(o, "runnable", json_boolean(m->runnable));
+    if (m->library_algo[0]) json_object_set_new(o, "library_algo", json_string(m->library_algo));
+    if (m->geometry_ok) {
+      json_t *l = json_object(), *g = json_array(), *b = json_array();
+      for (int k = 0; k < 3; k++) {
+        json_array_append_new(g, json_integer(m->grid[k]));
+        json_array_append_new(b, json_integer(m->block[k]));
+      }
+      json_object_set_new(l, "grid", g);
+      json_object_set_new(l, "block", b);
+      json_object_set_new(l, "smem", json_integer(m->smem));
+      json_object_set_new(o, "launch", l);
+    }
+  } else {
+    json_object_set_new(o, "shape", json_null());
+    json_object_set_new(o, "template", json_null());
+    json_object_set_new(o, "config", json_null());
+    json_object_set_new(o, "time_ms", json_null());
+    json_object_set_new(o, "library", m->library[0] ? json_string(m->library) : json_null());
+    json_object_set_new(o, "reason", json_string(m->reason));
+  }
+  json_object_set_new(o, "nearest_max", json_real(m->nearest_max));
+  json_object_set_new(o, "passed_over", lines_json(m->passed_over));
+  return o;
+}
+
+static void print_match(const rooftune_match *m, const char *family, const char *shape, const char *dtype) {
+  printf("rule      %s: %s\n", rule_name(m->rule), rule_text(m->rule));
+  if (m->match) {
+    char mis[64];
+    mismatch_names(m->mismatch, mis, sizeof mis);
+    printf("%s match: %s %s %s (distance %.3g)\n", m->match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", family,
+           m->shape, m->dtype, m->distance);
+    printf("template  %s  %s\n", m->template_name, m->config);
+    printf("time      %.5g ms, %s on %s (toolkit %s)\n", m->time_ms, m->timing, m->device, m->toolkit);
+    if (m->mismatch) printf("warning   provenance mismatch: %s\n", mis);
+    if (m->geometry_ok)
+      printf("launch    grid %u,%u,%u block %u,%u,%u smem %u (for %s)\n", m->grid[0], m->grid[1], m->grid[2],
+             m->block[0], m->block[1], m->block[2], m->smem, shape);
+  } else {
+    printf("none: no tuned winner serves %s %s %s\n", family, shape, dtype);
+    printf("reason    %s\n", m->reason);
+  }
+  int first = 1;
+  for (const char *s = m->passed_over; *s;) {
+    size_t n = strcspn(s, "\n");
+    if (n) printf("%s%.*s\n", first ? "passed    " : "          ", (int)n, s);
+    first = 0;
+    s += n;
+    if (*s) s++;
+  }
+}
+
 static int cmd_lookup(int argc, char **argv) {
   const char *shape = NULL, *dtype = NULL, *dbp = NULL, *device = NULL, *layout = NULL;
+  double nearest_max = 0;
   int json = 0, flags = 0;
   static const struct option opts[] = {
-      {"shape", required_argument, 0, 's'}, {"dtype", required_argument, 0, 't'},
-      {"db", required_argument, 0, 'd'},    {"device", required_argument, 0, 'D'},
-      {"layout", required_argument, 0, 'l'}, {"exact", no_argument, 0, 'e'},
-      {"allow-mismatch", no_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
+      {"shape", required_argument, 0, 's'},      {"dtype", required_argument, 0, 't'},
+      {"db", required_argument, 0, 'd'},         {"device", required_argument, 0, 'D'},
+      {"layout", required_argument, 0, 'l'},     {"exact", no_argument, 0, 'e'},
+      {"allow-mismatch", no_argument, 0, 'a'},   {"runnable", no_argument, 0, 'r'},
+      {"nearest-max", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
       {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -59,6 +191,14 @@ static int cmd_lookup(int argc, char **argv) {
     case 'l': layout = optarg; break;
     case 'e': flags |= ROOFTUNE_EXACT_ONLY; break;
     case 'a': flags |= ROOFTUNE_ALLOW_MISMATCH; break;
+    case 'r': flags |= ROOFTUNE_RUNNABLE; break;
+    case 'n': {
+      char *end;
+      nearest_max = strtod(optarg, &end);
+      if (*end || !(nearest_max > 0) || isinf(nearest_max))
+        return cli_usage_error("lookup", "--nearest-max '%s' is not a positive distance (e.g. 1.5)", optarg);
+      break;
+    }
     case 'j': json = 1; break;
     default: return cli_bad_option("lookup", argc, argv);
     }
@@ -78,85 +218,55 @@ static int cmd_lookup(int argc, char **argv) {
     fprintf(stderr, "rooftune lookup: %s\n", rooftune_last_error());
     return CLI_EXIT_FAIL;
   }
-  rooftune_query q = {family, shape, dtype, layout, device, flags};
-  rooftune_match m;
+  rooftune_query q = {.family = family, .shape = shape, .dtype = dtype, .layout = layout, .device = device,
+                      .flags = flags, .nearest_max = nearest_max};
+  rooftune_match m, runs, refused;
   rc = rooftune_lookup(rdb, &q, &m);
   if (rc) {
-    fprintf(stderr, "rooftune lookup: --shape: %s\n", rooftune_last_error());
+    fprintf(stderr, "rooftune lookup: %s\n", rooftune_last_error());
     rooftune_close(rdb);
     return rc == ROOFTUNE_ERR_INVALID ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
   }
-  /* When provenance refused everything, say what a mismatch would have served. */
-  rooftune_match refused;
+  /* what the one-call functions would run: the same query, launchable winners only */
+  q.flags = flags | ROOFTUNE_RUNNABLE;
+  if (rooftune_lookup(rdb, &q, &runs)) memset(&runs, 0, sizeof runs);
+  /* when provenance refused everything, what a mismatch would have served */
   memset(&refused, 0, sizeof refused);
   if (m.match == ROOFTUNE_MATCH_NONE && !(flags & ROOFTUNE_ALLOW_MISMATCH)) {
     q.flags = flags | ROOFTUNE_ALLOW_MISMATCH;
     if (rooftune_lookup(rdb, &q, &refused)) memset(&refused, 0, sizeof refused);
   }
   rooftune_close(rdb);
-
-  const char *kind = m.match == ROOFTUNE_MATCH_EXACT     ? "exact"
-                     : m.match == ROOFTUNE_MATCH_NEAREST ? "nearest"
-                                                         : "none";
   char mis[64];
-  mismatch_names(m.match ? m.mismatch : refused.mismatch, mis, sizeof mis);
+  mismatch_names(refused.mismatch, mis, sizeof mis);
+  char would[1024];
+  would_run_text(&runs, would, sizeof would);
   if (json) {
-    json_t *o = json_object();
-    json_object_set_new(o, "match", json_string(kind));
-    json_object_set_new(o, "query", json_string(shape));
-    if (m.match) {
-      json_object_set_new(o, "shape", json_string(m.shape));
-      json_object_set_new(o, "distance", json_real(m.distance));
-      json_object_set_new(o, "template", json_string(m.template_name));
-      json_object_set_new(o, "config", db_export_config_json(m.config));
-      json_object_set_new(o, "time_ms", isnan(m.time_ms) ? json_null() : json_real(m.time_ms));
-      json_object_set_new(o, "timing", json_string(m.timing));
-      json_object_set_new(o, "device", json_string(m.device));
-      json_object_set_new(o, "toolkit", json_string(m.toolkit));
-      json_t *ma = json_array();
-      for (char *save = NULL, *t = strtok_r(mis, " ", &save); t; t = strtok_r(NULL, " ", &save))
-        json_array_append_new(ma, json_string(t));
-      json_object_set_new(o, "mismatch", ma);
-      json_object_set_new(o, "cubin_bytes", json_integer((json_int_t)m.cubin_size));
-      if (m.library_algo[0]) json_object_set_new(o, "library_algo", json_string(m.library_algo));
-      if (m.geometry_ok) {
-        json_t *l = json_object(), *g = json_array(), *b = json_array();
-        for (int k = 0; k < 3; k++) {
-          json_array_append_new(g, json_integer(m.grid[k]));
-          json_array_append_new(b, json_integer(m.block[k]));
-        }
-        json_object_set_new(l, "grid", g);
-        json_object_set_new(l, "block", b);
-        json_object_set_new(l, "smem", json_integer(m.smem));
-        json_object_set_new(o, "launch", l);
-      }
-    } else {
-      json_object_set_new(o, "shape", json_null());
-      json_object_set_new(o, "template", json_null());
-      json_object_set_new(o, "config", json_null());
-      json_object_set_new(o, "time_ms", json_null());
-      if (refused.match) json_object_set_new(o, "refused_mismatch", json_string(mis));
-    }
+    json_t *o = match_json(&m, shape);
+    json_t *w = json_object();
+    json_object_set_new(w, "rule", json_string(rule_name(runs.rule)));
+    json_object_set_new(w, "template", runs.match ? json_string(runs.library_algo[0] ? "cublaslt" : runs.template_name)
+                                       : runs.rule == ROOFTUNE_RULE_LIBRARY ? json_string(runs.library)
+                                                                            : json_null());
+    json_object_set_new(w, "shape", runs.match ? json_string(runs.shape) : json_null());
+    json_object_set_new(w, "text", json_string(would));
+    json_object_set_new(o, "would_run", w);
+    if (refused.match) json_object_set_new(o, "refused_mismatch", json_string(mis));
     json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', stdout);
     json_decref(o);
-  } else if (m.match) {
-    printf("%s match: %s %s %s (distance %.3g)\n", kind, family, m.shape, m.dtype, m.distance);
-    printf("template  %s  %s\n", m.template_name, m.config);
-    printf("time      %.5g ms, %s on %s (toolkit %s)\n", m.time_ms, m.timing, m.device, m.toolkit);
-    if (m.mismatch) printf("warning   provenance mismatch: %s\n", mis);
-    if (m.geometry_ok)
-      printf("launch    grid %u,%u,%u block %u,%u,%u smem %u%s\n", m.grid[0], m.grid[1], m.grid[2],
-             m.block[0], m.block[1], m.block[2], m.smem, m.cubin_size ? "" : " (no cubin stored)");
-  } else {
-    printf("none: nothing tuned for %s %s %s%s%s\n", family, shape, dtype,
-           device ? " on " : "", device ? device : "");
-    if (refused.match)
-      printf("(a winner for %s exists but its %s does not match; --allow-mismatch shows it)\n",
-             refused.shape, mis);
+    return CLI_EXIT_OK;
   }
+  print_match(&m, family, shape, dtype);
+  if (m.match && !m.runnable)
+    printf("runs      nothing from this winner: it has no cubin (%s on %s); rooftune_%s would run %s\n",
+           m.timing, m.device, strcmp(family, "attention") ? "gemm" : "attention", would);
+  else
+    printf("runs      %s\n", would);
+  if (refused.match)
+    printf("(a winner for %s exists but its %s does not match; --allow-mismatch shows it)\n", refused.shape, mis);
   return CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_lookup = {"lookup", "find the tuned winner for a problem, as librooftune does",
-                                    usage, cmd_lookup, 0};
+const cli_command cli_cmd_lookup = {"lookup", "what librooftune would serve and run for a problem", usage,
+                                    cmd_lookup, 0};
