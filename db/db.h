@@ -133,9 +133,9 @@ typedef struct db_winner {
   size_t cubin_size;       /* bytes */
   char entry[128];         /* kernel name in the cubin */
   char arch[16];           /* "sm_90a" */
-  char grid[3][128];       /* launch expressions from the manifest ("ceil_div(N,BLOCK_N)") */
-  char block[3][128];
-  char smem[128];
+  char grid[3][512];       /* launch expressions from the manifest ("ceil_div(N,BLOCK_N)") */
+  char block[3][512];
+  char smem[512];
   unsigned grid_v[3];      /* their values for this problem */
   unsigned block_v[3];
   unsigned smem_v;         /* dynamic shared memory bytes */

@@ -274,28 +274,6 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
   if (was_best) c->rep->best = b1->r;
 }
 
-/* The manifest's launch expressions as written ("ceil_div(N,BLOCK_N)", or a number), so the
- * runtime can compute a winner's geometry for a nearby shape. */
-static void winner_launch_text(const manifest *m, db_winner *w) {
-  json_t *root = json_load_file(manifest_path(m), 0, NULL);
-  json_t *launch = json_object_get(root, "launch");
-  struct {
-    const char *key;
-    int i;
-    char *out;
-  } items[] = {{"grid", 0, w->grid[0]},  {"grid", 1, w->grid[1]},  {"grid", 2, w->grid[2]},
-               {"block", 0, w->block[0]}, {"block", 1, w->block[1]}, {"block", 2, w->block[2]},
-               {"smem", -1, w->smem}};
-  for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
-    json_t *v = json_object_get(launch, items[k].key);
-    if (items[k].i >= 0) v = json_array_get(v, (size_t)items[k].i);
-    if (json_is_string(v)) snprintf(items[k].out, 128, "%s", json_string_value(v));
-    else if (json_is_integer(v)) snprintf(items[k].out, 128, "%lld", (long long)json_integer_value(v));
-    else if (!v && items[k].i < 0) snprintf(items[k].out, 128, "0"); /* smem is optional */
-  }
-  json_decref(root);
-}
-
 /* The model device's time for a configuration before it is compiled: launch geometry, cost and
  * shared memory from the manifest, occupancy without the register count (unknown until ptxas
  * runs).  Strategies use it to rank candidates (the model strategy measures in this order). */
@@ -656,8 +634,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     memcpy(w.grid_v, best.plan.grid, sizeof w.grid_v);
     memcpy(w.block_v, best.plan.block, sizeof w.block_v);
     w.smem_v = best.plan.smem;
-    winner_launch_text(m, &w);
-    winner_recipe rec; /* what the runtime needs to serve it for another shape */
+    winner_recipe rec; /* what the runtime needs to serve it, also for another shape */
     if (!(rc = winner_recipe_make(m, &best.plan.vars, &rec, err))) {
       winner_recipe_apply(&rec, &w);
       rc = db_run_set_winner(c->run, best.id, &w, NULL, err);

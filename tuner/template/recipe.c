@@ -1,6 +1,7 @@
 /* recipe.c — a winner's serving recipe (recipe.h) from its manifest and plan values. */
 #include "tuner/template/recipe.h"
 
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,9 +95,47 @@ static rt_status reads_shape(const manifest *m, const char *text, int *reads, rt
   return s;
 }
 
+/* The manifest's launch expressions as written, read back from its file (the loaded manifest
+ * keeps them parsed). */
+static rt_status launch_text(const manifest *m, winner_recipe *out, rt_error *err) {
+  json_error_t je;
+  json_t *root = json_load_file(manifest_path(m), 0, &je);
+  if (!root) {
+    rt_error_set(err, RT_ERR_IO, "cannot read its launch expressions again: %s", je.text);
+    rt_error_locate(err, manifest_path(m), NULL, je.line, je.column);
+    return RT_ERR_IO;
+  }
+  json_t *launch = json_object_get(root, "launch");
+  struct {
+    const char *key;
+    int i;
+    char *out;
+  } items[] = {{"grid", 0, out->grid[0]},   {"grid", 1, out->grid[1]},   {"grid", 2, out->grid[2]},
+               {"block", 0, out->block[0]}, {"block", 1, out->block[1]}, {"block", 2, out->block[2]},
+               {"smem", -1, out->smem}};
+  for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
+    json_t *v = json_object_get(launch, items[k].key);
+    if (items[k].i >= 0) v = json_array_get(v, (size_t)items[k].i);
+    const size_t cap = sizeof out->smem;
+    if (json_is_string(v) && strlen(json_string_value(v)) >= cap) {
+      json_decref(root);
+      rt_error_set(err, RT_ERR_INVALID, "its launch expression is longer than the %zu bytes a winner keeps", cap - 1);
+      rt_error_locate(err, manifest_path(m), items[k].key, 0, 0);
+      return RT_ERR_INVALID;
+    }
+    if (json_is_string(v)) snprintf(items[k].out, cap, "%s", json_string_value(v));
+    else if (json_is_integer(v)) snprintf(items[k].out, cap, "%lld", (long long)json_integer_value(v));
+    else if (!v && items[k].i < 0) snprintf(items[k].out, cap, "0"); /* smem is optional */
+  }
+  json_decref(root);
+  return RT_OK;
+}
+
 rt_status winner_recipe_make(const manifest *m, const rt_vars *plan_vars, winner_recipe *out,
                              rt_error *err) {
   memset(out, 0, sizeof *out);
+  rt_status ls = launch_text(m, out, err);
+  if (ls) return ls;
   /* vars: parameters, then the shape-free derived values, in manifest order */
   size_t used = 0;
   for (int pass = 0; pass < 2; pass++) {
@@ -148,6 +187,11 @@ void winner_recipe_free(winner_recipe *r) {
 }
 
 void winner_recipe_apply(const winner_recipe *r, db_winner *w) {
+  for (int k = 0; k < 3; k++) {
+    snprintf(w->grid[k], sizeof w->grid[k], "%s", r->grid[k]);
+    snprintf(w->block[k], sizeof w->block[k], "%s", r->block[k]);
+  }
+  snprintf(w->smem, sizeof w->smem, "%s", r->smem);
   snprintf(w->vars, sizeof w->vars, "%s", r->vars);
   w->env = r->env;
   w->derived = r->derived;

@@ -26,6 +26,9 @@
 #include "tuner/template/manifest.h"
 
 typedef struct winner_recipe {
+  char grid[3][512];  /* the launch expressions as written ("ceil_div(N,BLOCK_N)", or a number) */
+  char block[3][512];
+  char smem[512];
   char vars[1024];   /* parameters and shape-free derived values: "BLOCK_M=128,...,SMEM=65536" */
   char *env;         /* malloc'ed: "M=4096,...,dtype_bytes=2,device.sm_count=132" */
   char *derived;     /* malloc'ed: "NAME=EXPR" lines */
@@ -34,12 +37,13 @@ typedef struct winner_recipe {
 
 /* The recipe of the configuration whose plan values (manifest_plan's vars: env, parameters and
  * derived values) are plan_vars.  RT_ERR_INVALID when the values do not fit db_winner.vars;
- * RT_ERR_EXPR when an expression of the manifest does not parse (it loaded, so it does). */
+ * RT_ERR_EXPR when an expression of the manifest does not parse (it loaded, so it does);
+ * RT_ERR_IO when the manifest file cannot be read again for its launch expressions. */
 rt_status winner_recipe_make(const manifest *m, const rt_vars *plan_vars, winner_recipe *out,
                              rt_error *err);
 void winner_recipe_free(winner_recipe *r);
-/* Copies vars into w and points w's env, derived and constraints at r's (r must outlive the
- * db_run_set_winner call). */
+/* Copies the launch expressions and vars into w and points w's env, derived and constraints at
+ * r's (r must outlive the db_run_set_winner call). */
 void winner_recipe_apply(const winner_recipe *r, db_winner *w);
 
 #endif
