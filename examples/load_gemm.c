@@ -5,10 +5,12 @@
  *
  * Built against the installed library only (<rooftune.h>, -lrooftune via pkg-config or
  * find_package(rooftune)).  The CUDA driver is loaded at run time here too, so the program
- * starts on a machine without a GPU: it then prints what it would run (template, config,
- * grid/block) and exits 0.  With a GPU it fills A and B with ones, calls rooftune_gemm (the tuned
- * kernel, or cuBLASLt when nothing usable is tuned) and checks that every C element it reads
- * back equals K.
+ * starts on a machine without a GPU.  It prints what would actually run: it asks
+ * rooftune_lookup exactly what rooftune_gemm asks (this GPU's winners, only those it can
+ * launch), so the answer names the serving rule (exact, nearest, next, or cuBLASLt), the
+ * winners passed over and why.  Without a GPU it asks for any device's winner, prints it and
+ * exits 0.  With a GPU it fills A and B with ones, calls rooftune_gemm and checks that every C
+ * element it reads back equals K, and prints what ran.
  */
 #include <dlfcn.h>
 #include <rooftune.h>
@@ -52,20 +54,50 @@ static const char *gpu_start(char *name, size_t size) {
   return NULL;
 }
 
+static const char *rule_name(int rule) {
+  return rule == ROOFTUNE_RULE_EXACT     ? "exact"
+         : rule == ROOFTUNE_RULE_NEAREST ? "nearest"
+         : rule == ROOFTUNE_RULE_NEXT    ? "next"
+         : rule == ROOFTUNE_RULE_LIBRARY ? "library"
+                                         : "none";
+}
+
+/* Prints a lookup's answer: the winner served, or why none is, and what was passed over. */
 static void print_match(const rooftune_match *m, const char *served) {
-  printf("%s: %s %s %s (%s match, distance %.3g)\n", served, m->family, m->shape, m->dtype,
-         m->match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", m->distance);
-  printf("  template %s, config %s\n", m->template_name, m->config);
-  printf("  time %.4g ms, %s on %s\n", m->time_ms, m->timing, m->device);
-  if (m->geometry_ok)
-    printf("  launch grid (%u, %u, %u), block (%u, %u, %u), %u bytes of shared memory%s\n",
-           m->grid[0], m->grid[1], m->grid[2], m->block[0], m->block[1], m->block[2], m->smem,
-           m->cubin_size ? "" : " (no cubin stored: cuBLASLt would run)");
-  if (m->mismatch)
-    printf("  not served by default: made with another %s%s%s\n",
-           m->mismatch & ROOFTUNE_MISMATCH_DEVICE ? "GPU " : "",
-           m->mismatch & ROOFTUNE_MISMATCH_TOOLKIT ? "toolkit " : "",
-           m->mismatch & ROOFTUNE_MISMATCH_TEMPLATE ? "template version" : "");
+  if (m->match != ROOFTUNE_MATCH_NONE) {
+    printf("%s: %s %s %s (%s match, distance %.3g; rule %s)\n", served, m->family, m->shape, m->dtype,
+           m->match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", m->distance, rule_name(m->rule));
+    printf("  template %s, config %s\n", m->template_name, m->config);
+    printf("  time %.4g ms, %s on %s\n", m->time_ms, m->timing, m->device);
+    if (m->geometry_ok)
+      printf("  launch grid (%u, %u, %u), block (%u, %u, %u), %u bytes of shared memory\n", m->grid[0], m->grid[1],
+             m->grid[2], m->block[0], m->block[1], m->block[2], m->smem);
+    if (m->mismatch)
+      printf("  not served by default: made with another %s%s%s\n", m->mismatch & ROOFTUNE_MISMATCH_DEVICE ? "GPU " : "",
+             m->mismatch & ROOFTUNE_MISMATCH_TOOLKIT ? "toolkit " : "",
+             m->mismatch & ROOFTUNE_MISMATCH_TEMPLATE ? "template version" : "");
+  } else {
+    printf("%s: no tuned winner (rule %s): %s\n", served, rule_name(m->rule), m->reason);
+  }
+  for (const char *s = m->passed_over; *s;) { /* one line each */
+    size_t n = strcspn(s, "\n");
+    printf("  passed over: %.*s\n", (int)n, s);
+    s += n;
+    if (*s) s++;
+  }
+}
+
+/* What rooftune_gemm runs for that answer. */
+static void print_runs(const rooftune_match *m) {
+  if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0])
+    printf("  runs: cuBLASLt with the tuned algorithm\n");
+  else if (m->match != ROOFTUNE_MATCH_NONE && m->runnable)
+    printf("  runs: %s from its cubin (%zu bytes)\n", m->template_name, m->cubin_size);
+  else if (m->match != ROOFTUNE_MATCH_NONE)
+    printf("  runs: nothing from this winner (no cubin: %s); on a GPU rooftune_gemm runs what it can launch\n",
+           m->timing);
+  else
+    printf("  runs: cuBLASLt's own choice\n");
 }
 
 int main(int argc, char **argv) {
@@ -88,22 +120,27 @@ int main(int argc, char **argv) {
   char gpu[256] = "";
   const char *no_gpu = gpu_start(gpu, sizeof gpu);
 
-  rooftune_query q = {"gemm", shape, dtype, NULL, no_gpu ? NULL : gpu, 0};
+  /* exactly what rooftune_gemm asks on this GPU; without one, any device's winner */
+  rooftune_query q;
+  memset(&q, 0, sizeof q);
+  q.family = "gemm";
+  q.shape = shape;
+  q.dtype = dtype;
+  q.device = no_gpu ? NULL : gpu;
+  q.flags = no_gpu ? 0 : ROOFTUNE_RUNNABLE;
   rooftune_match m;
   if (rooftune_lookup(db, &q, &m) != ROOFTUNE_OK) {
     fprintf(stderr, "load_gemm: %s\n", rooftune_last_error());
     rooftune_close(db);
     return 1;
   }
-  if (m.match != ROOFTUNE_MATCH_NONE) {
-    print_match(&m, "tuned");
-  } else {
-    q.flags = ROOFTUNE_ALLOW_MISMATCH;
+  print_match(&m, "tuned");
+  print_runs(&m);
+  if (m.match == ROOFTUNE_MATCH_NONE) {
+    q.flags |= ROOFTUNE_ALLOW_MISMATCH;
     rooftune_match other;
     if (rooftune_lookup(db, &q, &other) == ROOFTUNE_OK && other.match != ROOFTUNE_MATCH_NONE)
       print_match(&other, "found, but refused");
-    printf("nothing usable is tuned for gemm %s %s%s%s: rooftune_gemm will use cuBLASLt\n", shape,
-           dtype, no_gpu ? "" : " on ", gpu);
   }
   if (no_gpu) {
     printf("no GPU here (%s): that is what would run; exiting\n", no_gpu);
@@ -127,7 +164,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "load_gemm: cannot allocate or fill the matrices on %s\n", gpu);
     return 1;
   }
-  rooftune_gemm_info info;
+  rooftune_info info;
   int rc = rooftune_gemm(db, dtype, NULL, M, N, K, (const void *)A, (const void *)B, (float *)C,
                          NULL, &info);
   if (rc == ROOFTUNE_OK) rc = drv.cuCtxSynchronize() ? ROOFTUNE_ERR_CUDA : ROOFTUNE_OK;
@@ -139,10 +176,12 @@ int main(int argc, char **argv) {
   float first = 0, last = 0;
   drv.cuMemcpyDtoH_v2(&first, C, sizeof first);
   drv.cuMemcpyDtoH_v2(&last, C + (devptr)((M * N - 1) * (long long)sizeof(float)), sizeof last);
-  printf("ran %s%s%s on %s: C[0] = %g, C[last] = %g (expected %lld)%s%s\n",
-         info.path == ROOFTUNE_PATH_CUBLASLT ? "cuBLASLt" : info.template_name,
-         info.config[0] ? " " : "", info.config, gpu, first, last, K,
+  printf("ran %s%s%s on %s (rule %s%s%s): C[0] = %g, C[last] = %g (expected %lld)%s%s\n",
+         info.path == ROOFTUNE_PATH_LIBRARY ? "cuBLASLt" : info.template_name, info.config[0] ? " " : "",
+         info.config, gpu, rule_name(info.path), info.shape[0] ? ", tuned for " : "", info.shape, first, last, K,
          info.reason[0] ? "; fallback because " : "", info.reason);
+  if (info.path != m.rule)
+    printf("note: the call ran something else than the lookup named (%s)\n", info.reason);
   drv.cuMemFree_v2(A);
   drv.cuMemFree_v2(B);
   drv.cuMemFree_v2(C);

@@ -65,8 +65,11 @@ static int environment(const rt_family *f, const db_entry *e, const db_recipe *r
       rt_vars_set(v, tuned.dim_names[i], value);
     }
     if (pos != dims) return refuse(why, size, "it has %d dimensions, the shape %d", pos, dims);
-    for (int i = 0; i < v->count; i++) {
-      const char *n = v->names[i];
+    rt_vars env;
+    rt_vars_clear(&env);
+    rt_vars_parse(&env, r->env, NULL);
+    for (int i = 0; i < env.count; i++) {
+      const char *n = env.names[i];
       if (problem_dim(&tuned, n) || !strcmp(n, "BATCH") || !strncmp(n, "device.", 7) || !strncmp(n, "dtype_", 6))
         continue;
       return refuse(why, size, "the %s family computes %s from the shape in its family.json, which "

@@ -77,8 +77,19 @@ assert d["match"] == "exact" and d["template"] == "gemm_mma", d
 assert d["config"] == {"BLOCK_M": 128, "BLOCK_N": 64} and d["time_ms"] == 1.5, d
 assert d["timing"] == "replayed" and d["mismatch"] == ["toolkit"], d
 EOF
+# an imported winner carries no constraints: it serves its own shape only, and the answer says so
 expect_rc 0 "lookup nearest" -- "$bin" lookup gemm --shape 2048x4096x4096 --dtype bf16 --db "$db" --allow-mismatch --json
-python3 -c "import json,math; d=json.load(open('$tmp/out')); assert d['match']=='nearest' and abs(d['distance']-math.log(2))<1e-9, d" || die "lookup nearest"
+python3 - "$tmp/out" <<'EOF' || die "lookup nearest"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["match"] == "none" and d["rule"] == "library" and d["library"] == "cublaslt", d
+assert d["passed_over"] == ["gemm_mma 4096x4096x4096 (distance 0.693): stored without constraints (before schema 4, or an import): served for its own shape only"], d
+assert d["would_run"]["template"] == "cublaslt", d
+EOF
+expect_rc 0 "lookup nearest, text" -- "$bin" lookup gemm --shape 2048x4096x4096 --dtype bf16 --db "$db" --allow-mismatch
+has "$tmp/out" "^rule      library" "lookup names the rule"
+has "$tmp/out" "^passed    gemm_mma 4096x4096x4096 (distance 0.693): stored without constraints" "lookup says what it passed over"
+has "$tmp/out" "^runs      cuBLASLt (its own choice)" "lookup says what runs"
 expect_rc 0 "lookup exact only" -- "$bin" lookup gemm --shape 2048x4096x4096 --dtype bf16 --db "$db" --allow-mismatch --exact
 has "$tmp/out" "^none" "lookup --exact"
 expect_rc 0 "lookup other device" -- "$bin" lookup gemm --shape 4096x4096x4096 --dtype bf16 --db "$db" --allow-mismatch --device A100 --json

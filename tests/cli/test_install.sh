@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `cmake --install` into a temporary prefix, then the example is built against the installed
-# copy twice (pkg-config and find_package(rooftune)) and run on a database made by the installed
-# `rooftune`: without a GPU it prints what it would run and exits 0.
+# `cmake --install` into a temporary prefix; the installed librooftune needs only the promised
+# libraries (readelf -d) and exports exactly its version script's names; then the example is
+# built against the installed copy twice (pkg-config and find_package(rooftune)) and run on a
+# database made by the installed `rooftune` (whose `lookup` uses the installed library): without
+# a GPU it prints what it would run and exits 0.
 set -u
 bin=${ROOFTUNE_BIN:?ROOFTUNE_BIN is set by CTest}
 src=${ROOFTUNE_SOURCE_DIR:?}
@@ -18,9 +20,14 @@ for f in librooftune.so pkgconfig/rooftune.pc cmake/rooftune/rooftuneConfig.cmak
          cmake/rooftune/rooftuneConfigVersion.cmake cmake/rooftune/rooftuneTargets.cmake; do
   [ -e "$libdir/$f" ] || die "not installed: $libdir/$f"
 done
-# the library exports the public API and nothing else
-extra=$(nm -D --defined-only "$libdir/librooftune.so" | awk '$2 ~ /[TDB]/ && $3 !~ /^rooftune_/ {print $3}')
-[ -z "$extra" ] || die "librooftune exports more than rooftune_*: $(echo $extra | head -c 300)"
+# the library needs what it promises and exports the public API and nothing else
+# shellcheck source=/dev/null
+. "$src/tests/cli/librooftune_checks.sh"
+librooftune_check_needed "$libdir/librooftune.so" || fail=1
+librooftune_check_exports "$libdir/librooftune.so" "$src/runtime/rooftune.map" || fail=1
+used=$(ldd "$prefix/bin/rooftune" | sed -n 's/.*librooftune\.so[.0-9]* => \([^ ]*\) .*/\1/p')
+[ -n "$used" ] && [ "$(realpath "$(dirname "$used")")" = "$(realpath "$libdir")" ] ||
+  die "the installed rooftune does not use the installed librooftune (it finds: ${used:-none})"
 # the header stands alone
 echo '#include <rooftune.h>' | cc -std=c99 -Wall -Werror -fsyntax-only -I"$prefix/include" -x c - || die "rooftune.h does not compile alone"
 
@@ -33,6 +40,10 @@ JSON
 "$prefix/bin/rooftune" db import "$tmp/kt.json" --db "$tmp/t.db" --family gemm --shape 4096x4096x4096 --dtype bf16 >/dev/null || die "installed rooftune db import"
 # and a real winner with its cubin and launch geometry, tuned on the model device
 "$prefix/bin/rooftune" tune gemm --shape 256x256x256 --dtype f32 --device model:h200 --budget 2 --db "$tmp/m.db" >"$tmp/tune.log" 2>&1 || { tail -5 "$tmp/tune.log"; die "installed rooftune tune"; }
+
+# the installed command's lookup, through the installed library
+out=$("$prefix/bin/rooftune" lookup gemm --shape 256x256x256 --dtype f32 --db "$tmp/m.db" 2>&1) || die "installed rooftune lookup: $out"
+case "$out" in *"rule      exact"*"runs      gemm_"*) ;; *) die "installed rooftune lookup printed: $out" ;; esac
 
 # 1. pkg-config
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
@@ -55,7 +66,7 @@ for exe in "$tmp/load_gemm_pc" "$tmp/ex/load_gemm"; do
   out=$("$exe" "$tmp/m.db" 256x256x256 f32 2>&1); rc=$?
   if ! [ -e /dev/nvidia0 ]; then
     [ $rc = 0 ] || die "$exe on the model database exited $rc: $out"
-    case "$out" in *"tuned: gemm 256x256x256 f32 (exact match"*"template gemm_"*"predicted on model:h200"*"launch grid ("*"no GPU here"*) ;;
+    case "$out" in *"tuned: gemm 256x256x256 f32 (exact match, distance 0; rule exact)"*"template gemm_"*"predicted on model:h200"*"launch grid ("*"runs: gemm_"*"no GPU here"*) ;;
       *) die "$exe on the model database printed: $out" ;; esac
   fi
   out=$("$exe" "$tmp/missing.db" 2>&1); rc=$?
