@@ -1,7 +1,8 @@
 /* test_runtime_gpu.c — rooftune_gemm on a real GPU: the cuBLASLt fallback (no database), and a
  * gemm_mma configuration compiled by NVRTC, stored as a winner with its cubin and served back
  * through rooftune.h (lookup → load → launch on the caller's stream), for its own shape and,
- * with geometry recomputed from the manifest, for a nearest shape with fewer rows; on sm_90 the
+ * with geometry from its serving recipe (as the tuner stores it), for a nearest shape with
+ * fewer rows; on sm_90 the
  * same for gemm_wgmma, whose TMA tensor maps rooftune_gemm builds from the caller's pointers;
  * rooftune_gemm_batched over a batch of 2 (cuBLASLt's strided batch, and the tuned kernel over
  * gridDim.z).  Inputs are small
@@ -16,6 +17,7 @@
 #include "tuner/model/gpu_spec.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
+#include "tuner/template/recipe.h"
 #include "tuner/core/sha256.h"
 #include "unit/db_fixture.h"
 
@@ -114,10 +116,10 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
     w.block_v[k] = block[k];
   }
   w.smem_v = smem;
-  size_t used = 0;
-  for (int i = 0; i < vars.count && used < sizeof w.vars; i++)
-    used += (size_t)snprintf(w.vars + used, sizeof w.vars - used, "%s%s=%lld", i ? "," : "",
-                             vars.names[i], vars.values[i]);
+  winner_recipe rec; /* as the tuner stores it: what serving another shape needs */
+  memset(&rec, 0, sizeof rec);
+  if (!s) s = winner_recipe_make(m, &vars, &rec, &err);
+  if (!s) winner_recipe_apply(&rec, &w);
   int ok = !s && !db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
            !db_run_template(r, tpl, "gemm", "src", man_hash, &err) &&
            !db_run_store(r, &res, &id, &err) && !db_run_set_winner(r, id, &w, NULL, &err);
@@ -126,6 +128,7 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
          tpl, res.config, grid[0], grid[1], grid[2], block[0], smem, cr.cubin_size);
   db_run_free(r);
   db_close(d);
+  winner_recipe_free(&rec);
   compile_result_free(&cr);
   free(src);
   space_free(sp);
@@ -190,7 +193,7 @@ int main(void) {
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
     CHECK_INT(run_and_check(rdb, 1, M, A, B, C, "tuned"), ROOFTUNE_PATH_TUNED);
     CHECK_INT(run_and_check(rdb, 1, M, A, B, C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
-    /* Another M: the same cubin with geometry from the manifest for 120x136x96. */
+    /* Another M: the same cubin with geometry from its recipe for 120x136x96. */
     CHECK_INT(run_and_check(rdb, 1, 120, A, B, C, "nearest"), ROOFTUNE_PATH_NEAREST);
     /* a batch of 2: the nearest tuned shape is the batch-1 one, launched over gridDim.z = 2 */
     CHECK_INT(run_and_check(rdb, 2, M, A2, B2, C2, "batched, nearest"), ROOFTUNE_PATH_NEAREST);

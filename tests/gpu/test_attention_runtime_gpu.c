@@ -1,0 +1,340 @@
+/* test_attention_runtime_gpu.c — rooftune_attention on a real GPU: a configuration of each
+ * attention template compiled by NVRTC, stored as a winner with its serving recipe (as the
+ * tuner stores it) and served back through rooftune.h on the caller's Q, K, V and O:
+ *   - attn_mma (sm_80+) on a grouped-query prefill problem, for its own shape and a nearest one
+ *     (fewer queries), causal;
+ *   - attn_wgmma (sm_90), whose TMA maps rooftune_attention encodes over the caller's pointers;
+ *   - attn_decode when the template is installed: a split-KV configuration (SPLITS > 1, scratch
+ *     the library allocates) over a paged KV cache with ragged lengths, twice (the scratch and
+ *     its tickets are reused);
+ * every output against a double-precision CPU reference (O within 1e-2 relative Frobenius for
+ * bf16, the LSE within 1e-3), the output poisoned first; without a database the call fails
+ * with ROOFTUNE_ERR_NOT_FOUND naming the missing cuDNN fallback.  Skips (77) without a driver
+ * or GPU. */
+#include <math.h>
+
+#include "kernels/attention.h"
+#include "kernels/numeric.h"
+#include "runtime/include/rooftune.h"
+#include "test.h"
+#include "tuner/compile/compile.h"
+#include "tuner/driver/cuda_driver.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/catalog.h"
+#include "tuner/template/manifest.h"
+#include "tuner/template/recipe.h"
+#include "unit/db_fixture.h"
+
+static int cc, sms, driver;
+static char gpu[128];
+
+/* Compiles the first configuration of tpl for shape (where pick says yes) and stores it as the
+ * only winner in path; 0 when the template is not there or nothing fits. */
+static int store_winner(const char *path, const char *tpl, const char *shape, const char *arch,
+                        int (*pick)(const rt_vars *)) {
+  rt_error err = {0};
+  manifest *m = NULL;
+  if (catalog_find(NULL, tpl, &m, &err)) return 0;
+  static problem p;
+  rt_vars env, vars;
+  space *sp = NULL;
+  char *src = NULL;
+  rt_status s = attention_family.parse_shape(&attention_family, shape, "bf16", NULL, &p, &err);
+  if (!s) s = problem_env(&attention_family, &p, arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
+  if (!s && sms > 0) rt_vars_set(&env, "device.sm_count", sms);
+  if (!s) s = manifest_build_space(m, &env, &sp, &err);
+  size_t idx = 0;
+  for (; !s && idx < space_size(sp); idx++)
+    if (!manifest_config_vars(m, sp, idx, &env, &vars, &err) && (!pick || pick(&vars))) break;
+  if (!s && idx == space_size(sp)) s = rt_error_set(&err, RT_ERR_NOT_FOUND, "no configuration fits the test");
+  candidate_plan pl;
+  if (!s) s = manifest_plan(m, sp, idx, &env, &pl, &err);
+  if (!s) s = manifest_config_source(m, sp, idx, &pl.vars, "bf16", NULL, &src, &err);
+  compile_options opt;
+  compile_result cr;
+  memset(&cr, 0, sizeof cr);
+  if (!s) {
+    manifest_compile_options(m, arch, &opt);
+    s = compile_source(src, manifest_source_name(m), &opt, &cr, &err);
+  }
+  winner_recipe rec;
+  memset(&rec, 0, sizeof rec);
+  if (!s) s = winner_recipe_make(m, &pl.vars, &rec, &err);
+  db *d = NULL;
+  db_run *r = NULL;
+  db_run_spec spec = fx_spec(p, gpu);
+  spec.prov.device.sm_count = sms;
+  spec.prov.device.cc_major = cc / 10;
+  spec.prov.device.cc_minor = cc % 10;
+  spec.prov.device.driver_version = driver;
+  db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, &err);
+  snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s", arch);
+  candidate_result res = fx_result(tpl, 0, 0, 0.01);
+  snprintf(res.config, sizeof res.config, "%s", pl.config);
+  db_winner w;
+  memset(&w, 0, sizeof w);
+  long long id = 0;
+  if (!s) {
+    winner_recipe_apply(&rec, &w);
+    w.cubin = cr.cubin;
+    w.cubin_size = cr.cubin_size;
+    snprintf(w.entry, sizeof w.entry, "%.127s", cr.lowered_name);
+    snprintf(w.arch, sizeof w.arch, "%s", arch);
+    memcpy(w.grid_v, pl.grid, sizeof w.grid_v);
+    memcpy(w.block_v, pl.block, sizeof w.block_v);
+    w.smem_v = pl.smem;
+  }
+  int ok = !s && !db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
+           !db_run_template(r, tpl, "attention", "src", "man", &err) && !db_run_store(r, &res, &id, &err) &&
+           !db_run_set_winner(r, id, &w, NULL, &err);
+  if (!ok) fprintf(stderr, "%s %s: %s\n", tpl, shape, err.text);
+  else printf("stored %s %s for %s, grid %u,%u,%u block %u smem %u\n", tpl, pl.config, shape, pl.grid[0], pl.grid[1],
+              pl.grid[2], pl.block[0], pl.smem);
+  db_run_free(r);
+  db_close(d);
+  winner_recipe_free(&rec);
+  compile_result_free(&cr);
+  free(src);
+  space_free(sp);
+  manifest_free(m);
+  return ok;
+}
+
+static int splits_over_one(const rt_vars *v) {
+  long long s = 1;
+  rt_vars_get(v, "SPLITS", &s);
+  return s > 1;
+}
+
+/* A problem on the GPU with its inputs, outputs and the CPU reference. */
+typedef struct case_t {
+  rooftune_attention_problem a;
+  CUdeviceptr q, k, v, o, lse, table, lens;
+  float *qf, *kf, *vf;        /* the inputs as the kernel sees them (bf16 values) */
+  int *tab, *len;
+} case_t;
+
+static float rnd(uint64_t *s) { return num_bf16_to_f32(num_f32_to_bf16((float)num_uniform(s, -1, 1))); }
+
+/* K/V row (token t of sequence b, head h) in the host copy. */
+static const float *kv_row(const case_t *c, const float *base, int b, int t, int h) {
+  const rooftune_attention_problem *a = &c->a;
+  const long long hkv = a->heads_kv ? a->heads_kv : a->heads_q;
+  if (a->page_size) {
+    long long mp = (a->seq_kv + a->page_size - 1) / a->page_size;
+    long long page = c->tab[b * mp + t / a->page_size];
+    return base + ((page * a->page_size + t % a->page_size) * hkv + h) * a->head_dim;
+  }
+  return base + (((long long)b * a->seq_kv + t) * hkv + h) * a->head_dim;
+}
+
+static void setup(case_t *c, uint64_t seed) {
+  rooftune_attention_problem *a = &c->a;
+  const long long hkv = a->heads_kv ? a->heads_kv : a->heads_q, D = a->head_dim;
+  const size_t nq = (size_t)(a->batch * a->seq_q * a->heads_q * D);
+  const long long mp = a->page_size ? (a->seq_kv + a->page_size - 1) / a->page_size : 0;
+  if (a->page_size) a->num_pages = a->batch * mp;
+  const size_t nkv = (size_t)(a->page_size ? a->num_pages * a->page_size * hkv * D : a->batch * a->seq_kv * hkv * D);
+  c->qf = malloc(nq * 4);
+  c->kf = malloc(nkv * 4);
+  c->vf = malloc(nkv * 4);
+  uint16_t *h = malloc((nq > nkv ? nq : nkv) * 2);
+  uint64_t s = seed;
+  for (size_t i = 0; i < nq; i++) h[i] = num_f32_to_bf16(c->qf[i] = rnd(&s));
+  cu.cuMemAlloc_v2(&c->q, nq * 2);
+  cu.cuMemcpyHtoD_v2(c->q, h, nq * 2);
+  for (size_t i = 0; i < nkv; i++) h[i] = num_f32_to_bf16(c->kf[i] = rnd(&s));
+  cu.cuMemAlloc_v2(&c->k, nkv * 2);
+  cu.cuMemcpyHtoD_v2(c->k, h, nkv * 2);
+  for (size_t i = 0; i < nkv; i++) h[i] = num_f32_to_bf16(c->vf[i] = rnd(&s));
+  cu.cuMemAlloc_v2(&c->v, nkv * 2);
+  cu.cuMemcpyHtoD_v2(c->v, h, nkv * 2);
+  free(h);
+  cu.cuMemAlloc_v2(&c->o, nq * 2);
+  cu.cuMemAlloc_v2(&c->lse, (size_t)(a->batch * a->heads_q * a->seq_q) * 4);
+  if (a->page_size) { /* pages of all sequences in reverse order: neighbours are not neighbours */
+    c->tab = malloc((size_t)(a->batch * mp) * sizeof *c->tab);
+    for (long long i = 0; i < a->batch * mp; i++) c->tab[i] = (int)(a->batch * mp - 1 - i);
+    cu.cuMemAlloc_v2(&c->table, (size_t)(a->batch * mp) * 4);
+    cu.cuMemcpyHtoD_v2(c->table, c->tab, (size_t)(a->batch * mp) * 4);
+    a->block_table = (const int *)c->table;
+  }
+  if (c->len) {
+    cu.cuMemAlloc_v2(&c->lens, (size_t)a->batch * 4);
+    cu.cuMemcpyHtoD_v2(c->lens, c->len, (size_t)a->batch * 4);
+    a->kv_lens = (const int *)c->lens;
+  }
+  a->q = (const void *)c->q;
+  a->k = (const void *)c->k;
+  a->v = (const void *)c->v;
+  a->o = (void *)c->o;
+  a->lse = (float *)c->lse;
+}
+
+/* Runs the call (output poisoned first) and compares with the reference; returns the path. */
+static int run_and_check(rooftune_db *rdb, case_t *c, const char *what) {
+  rooftune_attention_problem *a = &c->a;
+  const long long hkv = a->heads_kv ? a->heads_kv : a->heads_q, D = a->head_dim, group = a->heads_q / hkv;
+  const size_t nq = (size_t)(a->batch * a->seq_q * a->heads_q * D), nl = (size_t)(a->batch * a->heads_q * a->seq_q);
+  cu.cuMemsetD16Async(c->o, 0x7fc0, nq, NULL);
+  cu.cuMemsetD32Async(c->lse, 0x7fc00000u, nl, NULL);
+  rooftune_info info;
+  int rc = rooftune_attention(rdb, a, NULL, &info);
+  if (rc) fprintf(stderr, "%s: %s\n", what, rooftune_last_error());
+  CHECK_INT(rc, ROOFTUNE_OK);
+  CHECK_INT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
+  uint16_t *o = malloc(nq * 2);
+  float *lse = malloc(nl * 4);
+  cu.cuMemcpyDtoH_v2(o, c->o, nq * 2);
+  cu.cuMemcpyDtoH_v2(lse, c->lse, nl * 4);
+  const double scale = 1.0 / sqrt((double)D);
+  double diff = 0, norm = 0;
+  int bad_lse = 0;
+  double *p = malloc((size_t)a->seq_kv * sizeof *p);
+  for (long long b = 0; b < a->batch; b++) {
+    const long long kv = c->len ? c->len[b] : a->seq_kv;
+    for (long long i = 0; i < a->seq_q; i++)
+      for (long long h = 0; h < a->heads_q; h++) {
+        const float *qr = c->qf + ((b * a->seq_q + i) * a->heads_q + h) * D;
+        long long last = a->causal ? i + kv - a->seq_q : kv - 1; /* bottom-right mask */
+        if (last > kv - 1) last = kv - 1;
+        double mx = -INFINITY, sum = 0;
+        for (long long j = 0; j <= last; j++) {
+          const float *kr = kv_row(c, c->kf, (int)b, (int)j, (int)(h / group));
+          double dot = 0;
+          for (long long d = 0; d < D; d++) dot += (double)qr[d] * kr[d];
+          p[j] = dot * scale;
+          if (p[j] > mx) mx = p[j];
+        }
+        for (long long j = 0; j <= last; j++) sum += (p[j] = exp(p[j] - mx));
+        const double want_lse = last >= 0 ? mx + log(sum) : -INFINITY;
+        const float got_lse = lse[(b * a->heads_q + h) * a->seq_q + i];
+        if (!(isinf(want_lse) ? isinf(got_lse) && got_lse < 0 : fabs(got_lse - want_lse) <= 1e-3 * fmax(1, fabs(want_lse))))
+          bad_lse++;
+        for (long long d = 0; d < D; d++) {
+          double want = 0;
+          for (long long j = 0; j <= last; j++) want += p[j] / sum * kv_row(c, c->vf, (int)b, (int)j, (int)(h / group))[d];
+          double got = num_bf16_to_f32(o[((b * a->seq_q + i) * a->heads_q + h) * D + d]);
+          diff += isfinite(got) ? (got - want) * (got - want) : INFINITY;
+          norm += want * want;
+        }
+      }
+  }
+  const double rel = sqrt(diff / (norm > 0 ? norm : 1));
+  printf("%s: path %d, %s %s (tuned for %s), relative error %.2g, %d LSE rows off%s%s\n", what, info.path,
+         info.template_name, info.config, info.shape, rel, bad_lse, info.reason[0] ? " — " : "", info.reason);
+  CHECK(rel < 1e-2);
+  CHECK_INT(bad_lse, 0);
+  free(p);
+  free(o);
+  free(lse);
+  return info.path;
+}
+
+static void teardown(case_t *c) {
+  CUdeviceptr *bufs[] = {&c->q, &c->k, &c->v, &c->o, &c->lse, &c->table, &c->lens};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    if (*bufs[i]) cu.cuMemFree_v2(*bufs[i]);
+  free(c->qf);
+  free(c->kf);
+  free(c->vf);
+  free(c->tab);
+}
+
+int main(void) {
+  rt_error err = {0};
+  if (cuda_driver_load(&err)) test_skip(err.text);
+  CUdevice dev;
+  CUcontext ctx;
+  int cc_major = 0, cc_minor = 0;
+  if (cu.cuDeviceGet(&dev, 0) || cu.cuDevicePrimaryCtxRetain(&ctx, dev) || cu.cuCtxSetCurrent(ctx))
+    test_skip("cannot make a context on GPU 0");
+  cu.cuDeviceGetName(gpu, sizeof gpu, dev);
+  cu.cuDeviceGetAttribute(&cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  cu.cuDeviceGetAttribute(&cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  cu.cuDriverGetVersion(&driver);
+  cc = cc_major * 10 + cc_minor;
+  if (cc < 80) test_skip("the attention templates need compute capability 8.0 or newer");
+  char arch[16];
+  snprintf(arch, sizeof arch, "sm_%d", cc >= 90 ? 90 : cc);
+  srand((unsigned)getpid());
+
+  /* prefill, grouped heads, causal: attn_mma for its shape and for fewer queries */
+  case_t c;
+  memset(&c, 0, sizeof c);
+  c.a.dtype = "bf16";
+  c.a.batch = 2;
+  c.a.heads_q = 4;
+  c.a.heads_kv = 2;
+  c.a.seq_q = 100;
+  c.a.seq_kv = 160;
+  c.a.head_dim = 64;
+  c.a.causal = 1;
+  setup(&c, 11);
+  char shape[160];
+  CHECK_INT(rooftune_attention_shape(&c.a, shape, sizeof shape), ROOFTUNE_OK);
+  /* no database: no tuned kernel, and no cuDNN fallback in this build yet */
+  rooftune_info info;
+  CHECK_INT(rooftune_attention(NULL, &c.a, NULL, &info), ROOFTUNE_ERR_NOT_FOUND);
+  CHECK_CONTAINS(rooftune_last_error(), "cuDNN");
+  char path[512];
+  fx_tmpname(path, sizeof path, "gpu-attn");
+  if (store_winner(path, "attn_mma", shape, arch, NULL)) {
+    rooftune_db *rdb = NULL;
+    CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
+    CHECK_INT(run_and_check(rdb, &c, "attn_mma tuned"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, &c, "attn_mma tuned, module cached"), ROOFTUNE_PATH_TUNED);
+    c.a.seq_q = 80; /* the same buffers hold fewer queries */
+    CHECK_INT(run_and_check(rdb, &c, "attn_mma nearest"), ROOFTUNE_PATH_NEAREST);
+    c.a.seq_q = 100;
+    rooftune_close(rdb);
+  } else {
+    CHECK(0);
+  }
+  fx_remove(path);
+  if (cc == 90) { /* attn_wgmma: the TMA maps over the caller's Q, K and V */
+    c.a.causal = 0;
+    CHECK_INT(rooftune_attention_shape(&c.a, shape, sizeof shape), ROOFTUNE_OK);
+    fx_tmpname(path, sizeof path, "gpu-attn-wgmma");
+    if (store_winner(path, "attn_wgmma", shape, "sm_90a", NULL)) {
+      rooftune_db *rdb = NULL;
+      CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
+      CHECK_INT(run_and_check(rdb, &c, "attn_wgmma tuned"), ROOFTUNE_PATH_TUNED);
+      rooftune_close(rdb);
+    } else {
+      CHECK(0);
+    }
+    fx_remove(path);
+  }
+  teardown(&c);
+
+  /* decode: split-KV over a paged cache with ragged lengths, when attn_decode is installed */
+  case_t dc;
+  memset(&dc, 0, sizeof dc);
+  static int lens[4] = {1000, 37, 640, 1024};
+  dc.len = lens;
+  dc.a.dtype = "bf16";
+  dc.a.batch = 4;
+  dc.a.heads_q = 8;
+  dc.a.heads_kv = 2;
+  dc.a.seq_q = 1;
+  dc.a.seq_kv = 1024;
+  dc.a.head_dim = 128;
+  dc.a.page_size = 16;
+  setup(&dc, 23);
+  CHECK_INT(rooftune_attention_shape(&dc.a, shape, sizeof shape), ROOFTUNE_OK);
+  fx_tmpname(path, sizeof path, "gpu-decode");
+  if (store_winner(path, "attn_decode", shape, arch, splits_over_one)) {
+    rooftune_db *rdb = NULL;
+    CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
+    CHECK_INT(run_and_check(rdb, &dc, "attn_decode split-KV, paged, ragged"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, &dc, "attn_decode again (scratch and tickets reused)"), ROOFTUNE_PATH_TUNED);
+    rooftune_close(rdb);
+  } else {
+    printf("attn_decode: not installed here, its split-KV call not tested\n");
+  }
+  fx_remove(path);
+  teardown(&dc);
+  return test_done();
+}
