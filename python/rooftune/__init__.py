@@ -1,0 +1,340 @@
+"""rooftune: look up and run CUDA kernels tuned by rooftune (ctypes over librooftune).
+
+    db = rooftune.Database("tuning.db")
+    m = db.lookup("gemm", "4096x4096x4096", "bf16")        # a Match: rule, template, config, ...
+    c = rooftune.gemm(a, b, db=db)                          # PyTorch CUDA tensors, fp32 out
+    o = rooftune.attention(q, k, v, db=db, causal=True)
+
+The serving rules are librooftune's (rooftune.h): the winner tuned for the shape; else the
+nearest tuned shape's winner when its kernel admits the shape, within a distance cap; else the
+next winner that admits it; else the vendor library (cuBLASLt for gemm).  A Match says which
+rule served and why better-ranked winners were passed over; gemm() and attention() report the
+path that ran.  Errors raise RooftuneError with the library's status name and message.
+"""
+import ctypes
+import os
+import threading
+
+from . import _lib
+
+__all__ = ["Database", "Match", "CallInfo", "RooftuneError", "LibraryNotFound", "gemm", "attention",
+           "attention_shape", "version", "library_path", "default_db_path"]
+
+LibraryNotFound = _lib.LibraryNotFound
+_state = {"lib": None, "path": None}
+_lock = threading.Lock()
+
+
+def _L():
+    with _lock:
+        if _state["lib"] is None:
+            _state["lib"], _state["path"] = _lib.load()
+        return _state["lib"]
+
+
+def library_path():
+    """The librooftune this package loaded."""
+    _L()
+    return _state["path"]
+
+
+def version():
+    """librooftune's version ("0.2.0")."""
+    return _L().rooftune_version().decode()
+
+
+class RooftuneError(Exception):
+    """A librooftune call failed: code (ROOFTUNE_ERR_*), name ("ERR_INVALID") and the message."""
+
+    def __init__(self, code, message):
+        lib = _L()
+        self.code = code
+        self.name = lib.rooftune_status_name(code).decode()
+        self.meaning = lib.rooftune_strerror(code).decode()
+        self.message = message
+        super().__init__("%s: %s" % (self.name, message or self.meaning))
+
+
+def _check(rc):
+    if rc != 0:
+        raise RooftuneError(rc, _L().rooftune_last_error().decode(errors="replace"))
+
+
+def _s(b):
+    return bytes(b).split(b"\0", 1)[0].decode(errors="replace")
+
+
+def _lines(b):
+    return [line for line in _s(b).split("\n") if line]
+
+
+def _pairs(text):
+    out = {}
+    for item in filter(None, text.split(",")):
+        k, _, v = item.partition("=")
+        try:
+            out[k] = int(v)
+        except ValueError:
+            out[k] = v
+    return out
+
+
+def default_db_path():
+    """The database `rooftune tune` writes by default: $ROOFTUNE_DB, else
+    $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db."""
+    if os.environ.get("ROOFTUNE_DB"):
+        return os.environ["ROOFTUNE_DB"]
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "rooftune", "tuning.db")
+
+
+class Match:
+    """What a lookup serves (rooftune_match).  found is False when no tuned winner serves the
+    problem; rule then says whether the vendor library would ("library") or nothing ("none")."""
+
+    def __init__(self, m):
+        self.rule = _lib.RULES.get(m.rule, "none")
+        self.found = m.match != _lib.MATCH_NONE
+        self.match = {_lib.MATCH_EXACT: "exact", _lib.MATCH_NEAREST: "nearest"}.get(m.match)
+        self.distance = m.distance
+        self.family, self.shape, self.dtype, self.layout = _s(m.family), _s(m.shape), _s(m.dtype), _s(m.layout)
+        self.template = _s(m.template_name) or None
+        self.config_text = _s(m.config)
+        self.config = _pairs(self.config_text) if self.found and not _s(m.library_algo) else {}
+        self.library_algo = _s(m.library_algo)
+        self.time_ms = m.time_ms if self.found else None
+        self.timing = _s(m.timing) or None
+        self.device = _s(m.device) or None
+        self.toolkit = _s(m.toolkit) or None
+        self.mismatch = [name for bit, name in sorted(_lib.MISMATCH.items()) if m.mismatch & bit]
+        self.runnable = bool(m.runnable)
+        self.cubin_bytes = m.cubin_size
+        self.geometry = (tuple(m.grid), tuple(m.block), m.smem) if m.geometry_ok else None
+        self.vars = _pairs(_s(m.vars))
+        self.nearest_max = m.nearest_max
+        self.passed_count = m.passed_count
+        self.passed_over = _lines(m.passed_over)
+        self.reason = _s(m.reason)
+        self.library = _s(m.library) or None
+
+    def __repr__(self):
+        if self.found:
+            return "<rooftune.Match %s: %s %s (%s, %s on %s)%s>" % (
+                self.rule, self.template, self.shape, self.config_text, self.timing, self.device,
+                " passed over %d" % self.passed_count if self.passed_count else "")
+        return "<rooftune.Match %s: %s>" % (self.rule, self.reason)
+
+
+class CallInfo:
+    """What a gemm() or attention() call ran (rooftune_info): path is the rule ("exact",
+    "nearest", "next", "library"), template the kernel or "cublaslt", reason why the library ran."""
+
+    def __init__(self, i):
+        self.path = _lib.RULES.get(i.path, "none")
+        self.template = _s(i.template_name)
+        self.config = _s(i.config)
+        self.reason = _s(i.reason)
+        self.shape = _s(i.shape)
+        self.distance = i.distance
+        self.passed_over = _lines(i.passed_over)
+
+    def __repr__(self):
+        return "<rooftune.CallInfo %s: %s %s%s>" % (self.path, self.template, self.config,
+                                                     " (%s)" % self.reason if self.reason else "")
+
+
+class Database:
+    """A tuning database opened read-only (rooftune_open); usable from several threads."""
+
+    def __init__(self, path=None):
+        self.path = os.fspath(path) if path is not None else default_db_path()
+        self._h = ctypes.c_void_p()
+        _check(_L().rooftune_open(self.path.encode(), ctypes.byref(self._h)))
+
+    def lookup(self, family, shape, dtype, layout=None, device=None, exact=False, allow_mismatch=False,
+               runnable=False, nearest_max=None, toolkit=None):
+        """Serves (family, shape, dtype) by rooftune.h's rules; returns a Match."""
+        self._open()
+        q = _lib.Query()
+        q.family, q.shape, q.dtype = family.encode(), shape.encode(), dtype.encode()
+        q.layout = layout.encode() if layout else None
+        q.device = device.encode() if device else None
+        q.flags = (_lib.EXACT_ONLY if exact else 0) | (_lib.ALLOW_MISMATCH if allow_mismatch else 0) | \
+                  (_lib.RUNNABLE if runnable else 0)
+        q.nearest_max = float(nearest_max) if nearest_max else 0.0
+        q.toolkit = toolkit.encode() if toolkit else None
+        m = _lib.Match()
+        _check(_L().rooftune_lookup(self._h, ctypes.byref(q), ctypes.byref(m)))
+        return Match(m)
+
+    def reload(self):
+        """Rereads the file on the next lookup (after another tune)."""
+        self._open()
+        _check(_L().rooftune_reload(self._h))
+
+    def close(self):
+        if self._h:
+            _L().rooftune_close(self._h)
+            self._h = ctypes.c_void_p()
+
+    def _open(self):
+        if not self._h:
+            raise ValueError("the database %s is closed" % self.path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _handle(db):
+    if db is None:
+        return None
+    if isinstance(db, Database):
+        db._open()
+        return db._h
+    raise TypeError("db must be a rooftune.Database or None, not %s" % type(db).__name__)
+
+
+_GEMM_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError("rooftune.gemm and rooftune.attention take PyTorch CUDA tensors: install torch") from e
+    return torch
+
+
+def _dtype_name(t):
+    return str(t.dtype).replace("torch.", "")
+
+
+def gemm(a, b, out=None, db=None, return_info=False):
+    """C = A @ B on the current CUDA stream with fp32 accumulation and an fp32 output.
+
+    a: (M, K) or (batch, M, K), contiguous; b: (K, N) contiguous (layout "nn"), or the transpose
+    of a contiguous (N, K) matrix, e.g. a linear layer's weight w.t() (layout "nt"); the same
+    batch in front when a has one.  float32, float16 or bfloat16, both alike, on one CUDA device.
+    out: an fp32 (M, N) / (batch, M, N) contiguous tensor to write, else a new one.  Runs the kernel
+    librooftune serves for this GPU (db may be None: cuBLASLt), or cuBLASLt, as rooftune_gemm does;
+    with return_info=True returns (out, CallInfo) saying which ran and why.
+    """
+    torch = _torch()
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, torch.Tensor) or not t.is_cuda:
+            raise ValueError("rooftune.gemm: %s must be a CUDA tensor" % name)
+    if a.dim() not in (2, 3) or b.dim() != a.dim():
+        raise ValueError("rooftune.gemm: a and b must both be 2-D (M x K, K x N) or both 3-D (batched)")
+    if a.dtype != b.dtype or _dtype_name(a) not in _GEMM_DTYPES:
+        raise ValueError("rooftune.gemm: a and b must have one dtype of float32, float16, bfloat16 (got %s and %s)"
+                         % (a.dtype, b.dtype))
+    if a.device != b.device:
+        raise ValueError("rooftune.gemm: a is on %s, b on %s" % (a.device, b.device))
+    batch = a.shape[0] if a.dim() == 3 else 1
+    M, K = a.shape[-2], a.shape[-1]
+    if b.shape[-2] != K or (a.dim() == 3 and b.shape[0] != batch):
+        raise ValueError("rooftune.gemm: shapes %s and %s do not multiply" % (tuple(a.shape), tuple(b.shape)))
+    N = b.shape[-1]
+    if not a.is_contiguous():
+        raise ValueError("rooftune.gemm: a must be contiguous (row-major): call a.contiguous()")
+    if b.is_contiguous():
+        layout = "nn"
+    elif b.transpose(-1, -2).is_contiguous():
+        layout = "nt"  # B stored N x K: the transpose of a contiguous weight
+    else:
+        raise ValueError("rooftune.gemm: b must be row-major (K x N) or the transpose of a row-major N x K "
+                         "matrix (a linear layer's weight.t()): call b.contiguous()")
+    oshape = (batch, M, N) if a.dim() == 3 else (M, N)
+    if out is None:
+        out = torch.empty(oshape, dtype=torch.float32, device=a.device)
+    elif (not isinstance(out, torch.Tensor) or out.dtype != torch.float32 or tuple(out.shape) != oshape or
+          not out.is_contiguous() or out.device != a.device):
+        raise ValueError("rooftune.gemm: out must be a contiguous float32 tensor of shape %s on %s" % (oshape, a.device))
+    info = _lib.Info()
+    with torch.cuda.device(a.device):  # makes the device's primary context current here
+        stream = torch.cuda.current_stream(a.device).cuda_stream
+        _check(_L().rooftune_gemm_batched(_handle(db), _GEMM_DTYPES[_dtype_name(a)].encode(), layout.encode(),
+                                          batch, M, N, K, a.data_ptr(), b.data_ptr(), out.data_ptr(),
+                                          stream, ctypes.byref(info)))
+    return (out, CallInfo(info)) if return_info else out
+
+
+def _attention_problem(dtype, batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal, page_size, num_pages, scale):
+    p = _lib.AttentionProblem()
+    p.dtype = dtype.encode()
+    p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim = batch, heads_q, heads_kv, seq_q, seq_kv, head_dim
+    p.causal, p.page_size, p.num_pages = int(bool(causal)), page_size, num_pages
+    p.scale = scale or 0.0
+    return p
+
+
+def attention_shape(dtype, batch, heads_q, seq_q, head_dim, heads_kv=0, seq_kv=0, causal=False, page_size=0):
+    """The shape text lookups take for an attention problem ("1x32:8x1:8192x128:paged16")."""
+    p = _attention_problem(dtype, batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal, page_size, 0, None)
+    buf = ctypes.create_string_buffer(160)
+    _check(_L().rooftune_attention_shape(ctypes.byref(p), buf, len(buf)))
+    return buf.value.decode()
+
+
+def attention(q, k, v, out=None, db=None, causal=False, lse=None, block_table=None, kv_lens=None, scale=None,
+              return_info=False):
+    """O = softmax(scale * Q K^T) V per query head on the current CUDA stream (rooftune_attention).
+
+    q: (B, SQ, HQ, D); k, v: (B, SKV, HKV, D), or with block_table (int32, B x pages per sequence)
+    a paged pool (num_pages, page_size, HKV, D) as vLLM lays it out; kv_lens: optional int32 (B,)
+    keys per sequence (at most SKV); lse: optional float32 (B, HQ, SQ) to receive the log-sum-exp.
+    float16 or bfloat16, contiguous, one CUDA device.  out: (B, SQ, HQ, D) in q's dtype, else a
+    new one.  Runs the kernel librooftune serves for this GPU; when none does, raises
+    RooftuneError (ERR_NOT_FOUND: the cuDNN fallback is not in librooftune yet).
+    """
+    torch = _torch()
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dim() != 4 or not t.is_contiguous():
+            raise ValueError("rooftune.attention: %s must be a contiguous 4-D CUDA tensor" % name)
+    if not (q.dtype == k.dtype == v.dtype) or _dtype_name(q) not in ("float16", "bfloat16"):
+        raise ValueError("rooftune.attention: q, k and v must all be float16 or all bfloat16")
+    if k.shape != v.shape:
+        raise ValueError("rooftune.attention: k and v differ in shape: %s and %s" % (tuple(k.shape), tuple(v.shape)))
+    B, SQ, HQ, D = q.shape
+    HKV = k.shape[2]
+    page_size, num_pages = 0, 0
+    if block_table is not None:
+        if block_table.dtype != torch.int32 or block_table.dim() != 2 or block_table.shape[0] != B or \
+                not block_table.is_contiguous() or not block_table.is_cuda:
+            raise ValueError("rooftune.attention: block_table must be a contiguous int32 CUDA tensor (B, pages)")
+        num_pages, page_size = k.shape[0], k.shape[1]
+        SKV = block_table.shape[1] * page_size
+    else:
+        if k.shape[0] != B:
+            raise ValueError("rooftune.attention: k has %d sequences, q %d" % (k.shape[0], B))
+        SKV = k.shape[1]
+    if k.shape[3] != D:
+        raise ValueError("rooftune.attention: head dims differ (q %d, k %d)" % (D, k.shape[3]))
+    if kv_lens is not None and (kv_lens.dtype != torch.int32 or tuple(kv_lens.shape) != (B,) or not kv_lens.is_cuda):
+        raise ValueError("rooftune.attention: kv_lens must be an int32 CUDA tensor of shape (%d,)" % B)
+    if out is None:
+        out = torch.empty_like(q)
+    elif out.shape != q.shape or out.dtype != q.dtype or not out.is_contiguous() or out.device != q.device:
+        raise ValueError("rooftune.attention: out must be a contiguous tensor like q")
+    if lse is not None and (lse.dtype != torch.float32 or tuple(lse.shape) != (B, HQ, SQ) or not lse.is_contiguous()):
+        raise ValueError("rooftune.attention: lse must be a contiguous float32 tensor of shape (%d, %d, %d)" % (B, HQ, SQ))
+    p = _attention_problem({"float16": "f16", "bfloat16": "bf16"}[_dtype_name(q)], B, HQ, HKV, SQ, SKV, D, causal,
+                           page_size, num_pages, scale)
+    p.q, p.k, p.v, p.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+    p.lse = lse.data_ptr() if lse is not None else None
+    p.block_table = block_table.data_ptr() if block_table is not None else None
+    p.kv_lens = kv_lens.data_ptr() if kv_lens is not None else None
+    info = _lib.Info()
+    with torch.cuda.device(q.device):
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        _check(_L().rooftune_attention(_handle(db), ctypes.byref(p), stream, ctypes.byref(info)))
+    return (out, CallInfo(info)) if return_info else out
