@@ -52,8 +52,8 @@ def test_library_past_the_cap(model_db):
     db = rooftune.Database(model_db)
     m = db.lookup("gemm", "64x64x64", "bf16")
     assert not m.found and m.rule == "library" and m.library == "cublaslt"
-    assert "over the cap 1.5" in m.passed_over[0]
-    assert "no tuned winner admits gemm 64x64x64 bf16 within distance 1.5" in m.reason
+    assert "over the cap 1.25" in m.passed_over[0]
+    assert "no tuned winner admits gemm 64x64x64 bf16 within distance 1.25" in m.reason
     far = db.lookup("gemm", "64x64x64", "bf16", nearest_max=100)
     assert far.found and far.rule in ("nearest", "next") and far.nearest_max == 100
     assert not db.lookup("gemm", "2048x4096x4096", "bf16", exact=True).found

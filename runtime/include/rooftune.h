@@ -91,7 +91,7 @@ extern "C" {
 #define ROOFTUNE_API_VERSION 2
 
 /* The default distance cap of rules 2 and 3 (see above). */
-#define ROOFTUNE_NEAREST_MAX_DEFAULT 1.5
+#define ROOFTUNE_NEAREST_MAX_DEFAULT 1.25
 
 /* Status codes: X(NAME, number, meaning).  The enum, rooftune_strerror() and
  * rooftune_status_name() come from this one table; numbers are stable. */

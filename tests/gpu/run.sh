@@ -28,8 +28,10 @@
 #     computed and compared with the family's reference before it is timed; any
 #     RT_ERR_WRONG_RESULT fails the script ("verify");
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
-#  7. runs examples/load_gemm.c (linked statically: build-gpu/tests/gpu_load_gemm) on the
-#     winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
+#  7. runs examples/load_gemm.c (build-gpu/tests/gpu_load_gemm, on the carried librooftune) on
+#     the winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
+#  8. the runtime as applications use it: load_gemm on the serving rules' cases, attention
+#     served through rooftune_attention, the Python package's GPU tests ("runtime");
 #  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but "levers", which
 #     the first H200 runs answered: bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests
 #     skinny" for a short second try;
@@ -55,7 +57,7 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 # RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras} "
+steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras runtime} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}

@@ -228,7 +228,8 @@ int main(void) {
   CHECK_INT(m.grid[2], 1);
   CHECK_INT(m.block[0], 256);
   CHECK_INT(m.smem, 65536);
-  rooftune_query qb = {.family = "gemm", .shape = "4@100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200"};
+  rooftune_query qb = {.family = "gemm", .shape = "4@100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200",
+                       .nearest_max = 2}; /* 1.45 away: past the default cap */
   CHECK_INT(rooftune_lookup(rt, &qb, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
   CHECK_INT(m.grid[2], 4); /* SPLIT_K*BATCH */

@@ -259,10 +259,10 @@ static void test_issue_cases(void) {
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
   CHECK_INT(m.rule, ROOFTUNE_RULE_LIBRARY);
   CHECK_STR(m.library, "cublaslt");
-  CHECK_CONTAINS(m.passed_over, "over the cap 1.5");
+  CHECK_CONTAINS(m.passed_over, "over the cap 1.25");
   CHECK_CONTAINS(m.passed_over, "... and 1 more beyond the cap");
   CHECK_INT(m.passed_count, 2);
-  CHECK_CONTAINS(m.reason, "no tuned winner admits gemm 64x64x64 bf16 within distance 1.5");
+  CHECK_CONTAINS(m.reason, "no tuned winner admits gemm 64x64x64 bf16 within distance 1.25");
   printf("64x64x64: rule library (%s); %s\n", m.library, m.reason);
 
   /* the cap: the query's beats the environment's, which beats the default; a bad one is an error */

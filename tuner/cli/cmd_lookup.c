@@ -38,7 +38,7 @@ static const char usage[] =
     "  --exact            no winner tuned for another shape\n"
     "  --allow-mismatch   serve another device's, toolkit's or template version's winner\n"
     "  --runnable         only winners the library can launch (what the one-call functions ask)\n"
-    "  --nearest-max D    the distance cap (default $ROOFTUNE_NEAREST_MAX, else 1.5)\n"
+    "  --nearest-max D    the distance cap (default $ROOFTUNE_NEAREST_MAX, else 1.25)\n"
     "  --json             {\"rule\":\"exact|nearest|next|library|none\",\"match\":\"exact|nearest|none\",\n"
     "                     \"shape\":..,\"template\":..,\"config\":{..},\"time_ms\":..,\"timing\":..,\n"
     "                     \"runnable\":..,\"passed_over\":[..],\"reason\":..,\"would_run\":{..},..}\n";
@@ -196,7 +196,7 @@ static int cmd_lookup(int argc, char **argv) {
       char *end;
       nearest_max = strtod(optarg, &end);
       if (*end || !(nearest_max > 0) || isinf(nearest_max))
-        return cli_usage_error("lookup", "--nearest-max '%s' is not a positive distance (e.g. 1.5)", optarg);
+        return cli_usage_error("lookup", "--nearest-max '%s' is not a positive distance (e.g. 1.25)", optarg);
       break;
     }
     case 'j': json = 1; break;
