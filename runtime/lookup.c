@@ -352,28 +352,24 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
 
 int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) {
   if (!r || !q || !m) return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_lookup: NULL argument");
-  memset(m, 0, sizeof *m);
-  if (!q->family || !q->shape || !q->dtype)
+  if (!q->family || !q->shape || !q->dtype) {
+    memset(m, 0, sizeof *m);
     return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_lookup: family, shape and dtype are required");
-  const rt_family *f = rt_family_get(q->family);
-  static _Thread_local problem qp; /* large (per-sequence lengths): not on the stack */
-  rt_error err = {0};
-  if (rt_problem_parse(f, q->shape, q->dtype, q->layout, &qp, &err)) {
-    rt_fail_err(&err);
-    return ROOFTUNE_ERR_INVALID;
   }
   double cap = ROOFTUNE_NEAREST_MAX_DEFAULT;
   int rc = nearest_cap(q, &cap);
-  if (rc) return rc;
-  const char *layout = qp.layout;
-  char key[512];
-  snprintf(key, sizeof key, "%s|%s|%s|%s|%s|%d|%.17g|%s", q->family, q->dtype, layout, qp.shape,
-           q->device ? q->device : "", q->flags, cap, q->toolkit ? q->toolkit : "");
-
-  pthread_mutex_lock(&r->mu);
-  rc = index_build(r);
   if (rc) {
+    memset(m, 0, sizeof *m);
+    return rc;
+  }
+  /* the query as given: a repeated one is answered from the cache before anything is parsed */
+  char key[512];
+  snprintf(key, sizeof key, "%s|%s|%s|%s|%s|%d|%.17g|%s", q->family, q->dtype, q->layout ? q->layout : "", q->shape,
+           q->device ? q->device : "", q->flags, cap, q->toolkit ? q->toolkit : "");
+  pthread_mutex_lock(&r->mu);
+  if ((rc = index_build(r))) {
     pthread_mutex_unlock(&r->mu);
+    memset(m, 0, sizeof *m);
     return rc;
   }
   unsigned long h = hash_text(key);
@@ -386,7 +382,16 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
     }
     slot = (slot + 1) & (CACHE_SLOTS - 1);
   }
-  rc = serve(r, f, q, &qp, layout, q->toolkit ? q->toolkit : r->toolkit, cap, m);
+  memset(m, 0, sizeof *m);
+  const rt_family *f = rt_family_get(q->family);
+  static _Thread_local problem qp; /* large (per-sequence lengths): not on the stack */
+  rt_error err = {0};
+  if (rt_problem_parse(f, q->shape, q->dtype, q->layout, &qp, &err)) {
+    pthread_mutex_unlock(&r->mu);
+    rt_fail_err(&err);
+    return ROOFTUNE_ERR_INVALID;
+  }
+  rc = serve(r, f, q, &qp, qp.layout, q->toolkit ? q->toolkit : r->toolkit, cap, m);
   if (rc == ROOFTUNE_OK) {
     if (r->cached >= CACHE_SLOTS / 2) { /* keep probing short: start over */
       cache_clear(r);
