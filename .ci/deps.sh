@@ -6,7 +6,7 @@
 set -eu
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev zlib1g-dev python3; do
+for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev zlib1g-dev python3 python3-venv; do
   have_pkg "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
