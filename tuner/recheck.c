@@ -54,6 +54,7 @@ void recheck_winner(const db_entry *e, const char *spec, const char *dbp, double
   memset(&o, 0, sizeof o);
   o.target = e->template_name;
   o.shape = e->shape;
+  o.problem_args = e->args[0] ? e->args : NULL;
   o.dtype = e->dtype;
   o.device = spec;
   o.config = e->config;

@@ -1088,7 +1088,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   }
 
   /* the problem */
-  if ((rc = c.fam->parse_shape(c.fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "", NULL, &c.prob, err))) {
+  if ((rc = c.fam->parse_shape(c.fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "", o->problem_args, &c.prob, err))) {
     if (err && !err->source[0]) rt_error_locate(err, "--shape", NULL, 0, 0);
     goto done;
   }

@@ -47,6 +47,8 @@ typedef struct tune_options {
   const char *target;       /* family ("gemm") or template name ("gemm_mma") */
   const char *shape;        /* "4096x4096x4096" (the family's syntax) */
   const char *dtype;        /* "bf16" */
+  const char *problem_args; /* the problem's data beyond its shape, as the family parses it
+                               (attention: per-sequence KV lengths "5,1000,777"); NULL: none */
   const char *device;       /* "cuda", "model:h200", "replay:FILE"; NULL: cuda when a GPU is
                                present, else model:h200 (tune_report.note says so) */
   const char *strategy;     /* NULL: the default strategy */
