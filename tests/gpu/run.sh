@@ -30,9 +30,9 @@
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
 #  7. runs examples/load_gemm.c (linked statically: build-gpu/tests/gpu_load_gemm) on the
 #     winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
-#  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but "levers", which
-#     the first H200 runs answered: bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests
-#     skinny" for a short second try;
+#  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but those in
+#     RT_GPU_SKIP, "levers" unless set: the first H200 runs answered it,
+#     bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests skinny" for a short second try;
 #  then writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
 #     and every log, and the main job's JSON, into one archive beside it, gpu_logs.tgz (the
 #     device tool brings back at most 8 files).
@@ -55,7 +55,13 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 # RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras} "
+# default: "tests" and every step file's NAME but those listed in $RT_GPU_SKIP (default "levers")
+all_steps="tests"
+for f in tests/gpu/steps/[0-9]*.sh; do n=$(basename "$f" .sh); all_steps="$all_steps ${n#*-}"; done
+skip=" ${RT_GPU_SKIP:-levers} "
+default_steps=""
+for n in $all_steps; do case "$skip" in *" $n "*) ;; *) default_steps="$default_steps $n" ;; esac; done
+steps=" ${RT_GPU_STEPS:-$default_steps} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
