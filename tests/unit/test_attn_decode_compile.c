@@ -86,11 +86,11 @@ int main(void) {
         const int npick = 2 * shapes[s].picks;
         compile_one(archs[a], dtypes[k % 2], shapes[s].shape, NULL, (size_t)(2 * i + a), npick);
       }
-  /* edges: the register-heaviest (D 256, 64-token slices, the ring) and the largest direct-load
-   * staging (16 loads of 16 bytes per operand and thread) */
+  /* edges: the register-heaviest ring (D 256 with 32-token slices) and the largest direct-load
+   * staging (8 loads of 16 bytes per operand and thread beside a 16 x 128 accumulator) */
   compile_one("sm_80", "bf16", "4x64:8x4:4096x256:p32:c",
-              "HEAD_DIM=256,PAGE=32,Q_ROWS=32,SPLITS=4,BLOCK_N=128,WARPS=4,VEC=8,STAGES=2", 0, 1);
+              "HEAD_DIM=256,PAGE=32,Q_ROWS=32,SPLITS=4,BLOCK_N=64,WARPS=4,VEC=8,STAGES=2", 0, 1);
   compile_one("sm_90", "f16", "64x32:8x1:8192x128",
-              "HEAD_DIM=128,PAGE=0,Q_ROWS=16,SPLITS=1,BLOCK_N=128,WARPS=1,VEC=8,STAGES=1", 0, 1);
+              "HEAD_DIM=128,PAGE=0,Q_ROWS=16,SPLITS=1,BLOCK_N=64,WARPS=4,VEC=8,STAGES=1", 0, 1);
   return test_done();
 }
