@@ -489,11 +489,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_decode(const attn_arg
     const long long total_rows = (long long)a.B * a.HQ * a.SQ;
     for (int r = tid; r < rows; r += THREADS) {
       float M = ATTN_NEG_INF, L = 0.f;
+#pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
       for (int s = 0; s < SPLITS; s++) {
         int sb, se;
         attn_split_range(kv_len, BLOCK_N, SPLITS, s, &sb, &se);
         if (sb < se) M = attn_fmax(M, load_cg(work + attn_work_ml(bg, s, r, SPLITS, rows, HEAD_DIM, total_rows)));
       }
+#pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
       for (int s = 0; s < SPLITS; s++) {
         int sb, se;
         attn_split_range(kv_len, BLOCK_N, SPLITS, s, &sb, &se);
@@ -517,6 +519,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_decode(const attn_arg
       float acc[8];
 #pragma unroll
       for (int x = 0; x < 8; x++) acc[x] = 0.f;
+#pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
       for (int s = 0; s < SPLITS; s++) {
         const float wt = wsm[s * Q_ROWS + r];
         if (wt != 0.f) {  // empty splits wrote nothing; a masked row's weight is 0
