@@ -6,8 +6,8 @@
  * reach the other head dims and row tiles (D 256 with GQA 8:1 and SQ 4 causal, paged by 32:
  * Q_ROWS 32; D 64 with GQA 8:1).  Configurations are spread over each space, shifted by arch,
  * cycling through f16 and bf16; then named ones at the edges (the register-heaviest: D 256 with
- * the widest token slice; the largest direct-load staging; a SPLITS 16 merge that once spilled).  Every configuration of the spaces
- * is compiled by tests/long/test_attn_decode_space.c. */
+ * the widest token slice; the largest direct-load staging; a SPLITS 16 merge that once
+ * spilled).  Every configuration of the spaces is compiled by tests/long/test_attn_decode_space.c. */
 #include "../attn_decode_util.h"
 
 static int compile_one(const char *arch, const char *dtype, const char *shape, const char *config_or_null,
