@@ -12,11 +12,13 @@
 // heads of KV head kvh and every query: its rows = group*SQ (head, query) pairs, padded to Q_ROWS,
 // share each K and V tile, so K and V are read from DRAM once per group.  Tiles of K and V (BLOCK_N
 // tokens x D) come into a shared-memory ring by cp.async (STAGES >= 2: STAGES-1 tiles in flight
-// while one is consumed) or by direct 16-byte (VEC = 8) or 8-byte (VEC = 4) register loads that
-// bypass L1 (STAGES == 1: the tile is requested, then stored to shared memory); rows are stored
-// with a 16-byte-chunk XOR swizzle (attn_swz) so ldmatrix and the copies are free of bank
-// conflicts; tokens past the split are zero-filled.  Paged: every thread reads the block-table
-// entries of its rows one tile ahead, so the table's latency never sits in front of a K/V load.
+// while one is consumed; VEC*2-byte copies) or by direct register loads that bypass L1
+// (STAGES == 1: the whole tile is requested, then stored to shared memory; the manifest keeps
+// these to 16-byte pieces); rows are stored with a 16-byte-chunk XOR swizzle (attn_swz) so
+// ldmatrix and the copies are free of bank conflicts; tokens past the split are zero-filled.
+// Paged: the block-table entries of the next tile's rows are read into registers while the
+// current tile is issued and consumed, then parked in a two-tile page-id buffer in shared memory,
+// so the table's latency never sits in front of a K/V load.
 //
 // Warps: Q_ROWS/16 row warps (wm) x WNS token-slice warps (wn).  Warp (wm, wn) computes
 // S = Q K^T for its 16 rows and its NW = BLOCK_N/WNS tokens of the tile with mma.m16n8k16
