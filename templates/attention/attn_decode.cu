@@ -154,7 +154,12 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
   return r;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) attn_decode(const attn_args a) {
+// No __launch_bounds__: given only the block size, ptxas aimed at about 12 resident warps and
+// spilled a few bytes under that register target (64-row blocks with SPLITS > 1, one-warp blocks
+// with SPLITS 16); without it the same code needs no more than the default limit (255 registers
+// a thread, which fits every THREADS <= 256), and in the configurations tried it used no more
+// registers than with __launch_bounds__(THREADS, 1).
+extern "C" __global__ void attn_decode(const attn_args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;

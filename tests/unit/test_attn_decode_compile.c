@@ -6,7 +6,7 @@
  * reach the other head dims and row tiles (D 256 with GQA 8:1 and SQ 4 causal, paged by 32:
  * Q_ROWS 32; D 64 with GQA 8:1).  Configurations are spread over each space, shifted by arch,
  * cycling through f16 and bf16; then named ones at the edges (the register-heaviest: D 256 with
- * the widest token slice; the largest direct-load staging; a SPLITS 16 merge that once
+ * the widest token slice; the largest direct-load staging; configurations that once
  * spilled).  Every configuration of the spaces is compiled by tests/long/test_attn_decode_space.c. */
 #include "../attn_decode_util.h"
 
@@ -92,8 +92,12 @@ int main(void) {
               "HEAD_DIM=256,PAGE=32,Q_ROWS=32,SPLITS=4,BLOCK_N=64,WARPS=4,VEC=8,STAGES=2", 0, 1);
   compile_one("sm_90", "f16", "64x32:8x1:8192x128",
               "HEAD_DIM=128,PAGE=0,Q_ROWS=16,SPLITS=1,BLOCK_N=64,WARPS=4,VEC=8,STAGES=1", 0, 1);
-  /* the merge loops over SPLITS: unrolled fully they spilled here (sm_80, SPLITS 16, one warp) */
+  /* configurations that once spilled a few bytes under ptxas's register target: the merge
+   * loops unrolled fully (sm_80, SPLITS 16, one warp), 64-row blocks with SPLITS > 1 under
+   * __launch_bounds__(THREADS) */
   compile_one("sm_80", "bf16", "64x32:8x1:8192x128:p16",
               "HEAD_DIM=128,PAGE=16,Q_ROWS=16,SPLITS=16,BLOCK_N=64,WARPS=1,VEC=8,STAGES=2", 0, 1);
+  compile_one("sm_80", "f16", "2x16:2x8:4096x128:p16",
+              "HEAD_DIM=128,PAGE=16,Q_ROWS=64,SPLITS=8,BLOCK_N=32,WARPS=8,VEC=8,STAGES=2", 0, 1);
   return test_done();
 }
