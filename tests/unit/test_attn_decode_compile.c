@@ -6,7 +6,7 @@
  * reach the other head dims and row tiles (D 256 with GQA 8:1 and SQ 4 causal, paged by 32:
  * Q_ROWS 32; D 64 with GQA 8:1).  Configurations are spread over each space, shifted by arch,
  * cycling through f16 and bf16; then named ones at the edges (the register-heaviest: D 256 with
- * the widest token slice; the largest direct-load staging; configurations that once
+ * the deepest ring; the largest direct-load staging; configurations that once
  * spilled).  Every configuration of the spaces is compiled by tests/long/test_attn_decode_space.c. */
 #include "../attn_decode_util.h"
 
@@ -86,10 +86,10 @@ int main(void) {
         const int npick = 2 * shapes[s].picks;
         compile_one(archs[a], dtypes[k % 2], shapes[s].shape, NULL, (size_t)(2 * i + a), npick);
       }
-  /* edges: the register-heaviest ring (D 256 with 32-token slices), the largest direct-load
+  /* edges: the register-heaviest ring (D 256, four stages), the largest direct-load
    * staging (8 loads of 16 bytes per operand and thread beside a 16 x 128 accumulator) */
   compile_one("sm_80", "bf16", "4x64:8x4:4096x256:p32:c",
-              "HEAD_DIM=256,PAGE=32,Q_ROWS=32,SPLITS=4,BLOCK_N=64,WARPS=4,VEC=8,STAGES=2", 0, 1);
+              "HEAD_DIM=256,PAGE=32,Q_ROWS=32,SPLITS=4,BLOCK_N=32,WARPS=4,VEC=8,STAGES=4", 0, 1);
   compile_one("sm_90", "f16", "64x32:8x1:8192x128",
               "HEAD_DIM=128,PAGE=0,Q_ROWS=16,SPLITS=1,BLOCK_N=64,WARPS=4,VEC=8,STAGES=1", 0, 1);
   /* configurations that once spilled a few bytes under ptxas's register target: the merge

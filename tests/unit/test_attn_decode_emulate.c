@@ -898,8 +898,11 @@ int main(void) {
     c.warps = warps[rng() % 4];
     c.vec = vecs[rng() % 2];
     c.stages = 1 + (int)(rng() % 4);
-    if (!cfg_valid(&p, &c) || p.D / 2 + c.block_n / (c.warps / (q_rows_for(p.HQ / p.HKV * p.SQ) / 16)) / 2 > 144) continue;
-    if (c.stages == 1 && c.block_n * (p.D / c.vec) / (32 * c.warps) * c.vec > 32) continue;
+    if (!cfg_valid(&p, &c)) continue;
+    /* the manifest's register budget: D/2 + NW/2 (+ ITERS*VEC for direct loads, 16-byte only) <= 136 */
+    const int nw = c.block_n / (c.warps / (q_rows_for(p.HQ / p.HKV * p.SQ) / 16));
+    const int staging = c.stages == 1 ? c.block_n * (p.D / c.vec) / (32 * c.warps) * c.vec : 0;
+    if (p.D / 2 + nw / 2 + staging > 136 || (c.stages == 1 && c.vec != 8)) continue;
     if (p.HQ / p.HKV * p.SQ * (p.D / 64) * p.SKV * p.B > 400000) continue; /* keep it quick */
     one(&p, &c);
     done++;
