@@ -10,9 +10,10 @@
 #ifndef ROOFTUNE_ATTN_DECODE_UTIL_H
 #define ROOFTUNE_ATTN_DECODE_UTIL_H
 
-#include "tuner/compile.h"
-#include "tuner/gpu_spec.h"
-#include "tuner/manifest.h"
+#include "tuner/compile/compile.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/model/gpu_spec.h"
+#include "tuner/template/manifest.h"
 #include "test.h"
 
 typedef struct adu_problem {
@@ -86,7 +87,7 @@ static inline rt_status adu_space(const char *arch, const char *dtype, const cha
   rt_status st = manifest_load(adu_manifest_path(path, sizeof path), m, err);
   if (st) return st;
   rt_vars_clear(env);
-  if ((st = manifest_env_device(arch_spec_find(arch), gpu_spec_for_arch(arch), env, err)) ||
+  if ((st = gpu_spec_env(arch_spec_find(arch), gpu_spec_for_arch(arch), env, err)) ||
       (st = manifest_env_dtype(dtype, env, err)) || (st = adu_bind(&p, env)) ||
       (st = manifest_build_space(*m, env, sp, err))) {
     manifest_free(*m);

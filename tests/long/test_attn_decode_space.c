@@ -6,7 +6,7 @@
  * worker per core).  ROOFTUNE_ATTN_DECODE_SPACE=TEXT keeps only the variants whose
  * "arch dtype problem" line contains TEXT (e.g. "sm_90 f16 64x32"). */
 #include "../attn_decode_util.h"
-#include "tuner/compile_pool.h"
+#include "tuner/compile/compile_pool.h"
 
 int main(void) {
   static const char *const archs[] = {"sm_80", "sm_90"};
