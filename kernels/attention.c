@@ -613,6 +613,7 @@ const family_ops attention_family = {
     .name = "attention",
     .shape_help = ATTN_SHAPE_HELP,
     .example_shape = "4x32x4096x128",
+    .example_more = "64x32:8x1:8192x128",
     .reference = "attn_reference",
     .parse_shape = attn_parse_shape,
     .bind = attn_bind,

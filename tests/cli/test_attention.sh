@@ -2,7 +2,8 @@
 # The attention family end to end on the model device, from the command line: the issue's main
 # job (4x32x4096x128:causal bf16) and a prefill with grouped heads and two lengths are tuned,
 # stored and looked up; the reference is never a candidate; bad shapes get one clear error.
-# (Decode shapes, paged and ragged, have their own test once the decode template exists.)
+# Decode (one query against a long cache, contiguous, paged, ragged, and four queries with the
+# causal mask) tunes the split-KV template and is stored and looked up the same way.
 set -u
 bin=${ROOFTUNE_BIN:?}
 tmp=$(mktemp -d)
@@ -32,6 +33,25 @@ echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["mat
   die "lookup: $out"
 out=$("$bin" lookup attention --shape 4x32x2048x128:causal --dtype bf16 --db "$db" --json) || die "nearest lookup exited $?"
 echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["match"]=="nearest", d' || die "nearest: $out"
+
+# decode: the issue's shapes on the model device; the split-KV template wins them all
+for spec in "64x32:8x1:8192x128" "64x32:8x1:8192x128:paged16" "8x32:8x4:4096x128:causal" "3x8:1x1:1000x128 5,1000,777"; do
+  set -- $spec
+  lens=()
+  [ $# = 2 ] && lens=(--kv-lens "$2")
+  json=$(tune --shape "$1" --dtype bf16 "${lens[@]}") || { die "decode $spec exited $?: $(tail -3 "$tmp/err")"; continue; }
+  echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["best"]["template"]=="attn_decode", d["best"]' ||
+    die "decode $spec: $json"
+done
+out=$("$bin" lookup attention --shape 64x32:8x1:8192x128:paged16 --dtype bf16 --db "$db" --json) || die "decode lookup exited $?"
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["match"]=="exact" and d["template"]=="attn_decode", d' ||
+  die "decode lookup: $out"
+# ragged problems are stored with their lengths: the database's shape names them by digest
+"$bin" db list --db "$db" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert any(w["shape"].startswith("3x8:1x1:1000x128:lens-") for w in d["winners"]), [w["shape"] for w in d["winners"]]' ||
+  die "the ragged winner is not stored under its digest"
 
 "$bin" tune attn_reference --shape 1x1x64x64 --dtype bf16 --device model:h200 --no-db >/dev/null 2>"$tmp/err"
 [ $? = 2 ] || die "tuning the reference did not exit 2"

@@ -51,6 +51,7 @@ int main(void) {
       rt_vars env;
       const family_ops *fam = family_find(manifest_family(m));
       space *sp = space_for(m, dtype, arch, fam && strcmp(fam->name, "gemm") ? fam->example_shape : "4096x4096x4096", &env);
+      if (!sp && fam && fam->example_more) sp = space_for(m, dtype, arch, fam->example_more, &env);
       if (!sp) sp = space_for(m, dtype, arch, "4096x4096x4096:nt", &env);
       if (!sp) sp = space_for(m, dtype, arch, "16x4096x4096:nt", &env);
       CHECK(sp != NULL);
