@@ -209,6 +209,8 @@ static int cmd_templates(int argc, char **argv) {
     manifest_free(m);
   }
   catalog_list_free(paths, n);
+  catalog_list_free(fams, nf);
+  json_object_set_new(root, "families", flist);
   json_object_set_new(root, "templates", list);
   json_object_set_new(root, "errors", errors);
   if (json) {
