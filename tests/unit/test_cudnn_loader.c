@@ -82,6 +82,28 @@ static int case_default(void) {
   return test_done();
 }
 
+/* The folders after the loader's: $CUDA_HOME's first, the user site's wheel folder among them
+ * ($PYTHONUSERBASE, set by the parent, decides where python3 says it is). */
+static int case_folders(const char *userbase) {
+  char f[16][1024];
+  int n = cudnn_search_folders(f, 16);
+  for (int i = 0; i < n; i++) printf("  search %s\n", f[i]);
+  CHECK(n >= 3);
+  if (n >= 2) {
+    CHECK_STR(f[0], "/nonexistent-cuda/lib64");
+    CHECK_STR(f[1], "/nonexistent-cuda/lib");
+  }
+  int cuda = 0, wheel = 0;
+  for (int i = 0; i < n; i++) {
+    cuda |= !strcmp(f[i], "/usr/local/cuda/lib64");
+    wheel |= !strncmp(f[i], userbase, strlen(userbase)) && strstr(f[i], "/site-packages/nvidia/cudnn/lib") != NULL;
+  }
+  CHECK(cuda);
+  if (system("python3 -c 'import site' 2>/dev/null") == 0) CHECK(wheel);
+  else printf("no python3 on PATH: the wheels' folders are not checked\n");
+  return test_done();
+}
+
 /* $ROOFTUNE_LIBCUDNN names what is loaded, and nothing else is tried when it is wrong. */
 static int case_wrong(const char *expect) {
   rt_error err;
@@ -185,6 +207,7 @@ int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--default")) return case_default();
   if (argc == 3 && !strcmp(argv[1], "--wrong")) return case_wrong(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "--farm")) return case_farm(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "--folders")) return case_folders(argv[2]);
 
 #ifdef HAVE_CUDNN_HEADER
   compare_constants();
@@ -202,6 +225,12 @@ int main(int argc, char **argv) {
   char in_tmp[260];
   snprintf(in_tmp, sizeof in_tmp, "%s/libcudnn.so.9", tmp);
   CHECK_INT(run_self("--wrong", in_tmp, tmp), 0); /* a folder without it: its file is named */
+
+  setenv("CUDA_HOME", "/nonexistent-cuda", 1);
+  setenv("PYTHONUSERBASE", tmp, 1);
+  CHECK_INT(run_self("--folders", tmp, NULL), 0);
+  unsetenv("CUDA_HOME");
+  unsetenv("PYTHONUSERBASE");
 
   int found = run_self("--default", "", NULL);
   CHECK(found == 0 || found == 77);

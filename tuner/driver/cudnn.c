@@ -84,8 +84,8 @@ static int is_dir(const char *p) {
 
 /* Tries FOLDER/libcudnn.so.9 when it exists; notes the folder (and why it failed). */
 static void *try_folder(const char *folder, tried *t) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", folder, CUDNN_SONAME);
+  char path[1100];
+  snprintf(path, sizeof path, "%.1000s/%s", folder, CUDNN_SONAME);
   if (access(path, F_OK) != 0) {
     note(t, "%s%s", folder, NULL);
     return NULL;
@@ -96,63 +96,46 @@ static void *try_folder(const char *folder, tried *t) {
     note(t, "%s (%s)", path, e ? e : "dlopen failed");
     return NULL;
   }
-  snprintf(dnn.path, sizeof dnn.path, "%s", path);
+  snprintf(dnn.path, sizeof dnn.path, "%.1000s", path);
   return h;
 }
 
-/* The CUDA toolkit's lib folders: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, the build's. */
-static void *try_toolkit(tried *t) {
-  const char *roots[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-  char folders[8][512];
+static int add_folder(char (*out)[1024], int n, int max, const char *a, const char *b) {
+  if (n >= max) return n;
+  char f[1024];
+  snprintf(f, sizeof f, "%s%s", a, b);
+  for (int i = 0; i < n; i++)
+    if (!strcmp(out[i], f)) return n;
+  snprintf(out[n], sizeof out[n], "%s", f);
+  return n + 1;
+}
+
+int cudnn_search_folders(char (*out)[1024], int max) {
   int n = 0;
+  /* the CUDA toolkit's lib folders: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, the build's */
+  const char *roots[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
   for (int i = 0; i < 3; i++) {
     if (!roots[i] || !*roots[i]) continue;
-    snprintf(folders[n++], sizeof folders[0], "%s/lib64", roots[i]);
-    snprintf(folders[n++], sizeof folders[0], "%s/lib", roots[i]);
+    n = add_folder(out, n, max, roots[i], "/lib64");
+    n = add_folder(out, n, max, roots[i], "/lib");
   }
 #ifdef ROOFTUNE_CUDA_LIB_DIR
-  snprintf(folders[n++], sizeof folders[0], "%s", ROOFTUNE_CUDA_LIB_DIR);
+  n = add_folder(out, n, max, ROOFTUNE_CUDA_LIB_DIR, "");
 #endif
-  for (int i = 0; i < n; i++) {
-    int dup = 0;
-    for (int j = 0; j < i; j++) dup |= strcmp(folders[i], folders[j]) == 0;
-    if (dup) continue;
-    void *h = try_folder(folders[i], t);
-    if (h) return h;
-  }
-  return NULL;
-}
-
-/* NVIDIA's wheels (nvidia-cudnn-cu12 / -cu13) put it in SITE/nvidia/cudnn/lib: asks the
- * python3 on PATH for its site-packages folders. */
-static void *try_wheels(tried *t) {
-  FILE *f = popen("python3 -c 'import site, sys; print(\"\\n\".join(site.getsitepackages() + "
+  /* NVIDIA's wheels (nvidia-cudnn-cu12 / -cu13) keep it in SITE/nvidia/cudnn/lib: ask the
+   * python3 on PATH for its site-packages folders */
+  FILE *f = popen("python3 -c 'import site; print(\"\\n\".join(site.getsitepackages() + "
                   "[site.getusersitepackages()]))' 2>/dev/null",
                   "r");
-  if (!f) {
-    note(t, "%s%s", "no python3 to ask for site-packages", NULL);
-    return NULL;
-  }
-  char line[768];
-  void *h = NULL;
-  int any = 0;
-  while (!h && fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\r\n")] = 0;
-    if (!line[0]) continue;
-    any = 1;
-    char folder[1024];
-    snprintf(folder, sizeof folder, "%s/nvidia/cudnn/lib", line);
-    if (!is_dir(folder)) {
-      note(t, "%s/nvidia/cudnn/lib", line, NULL);
-      continue;
+  if (f) {
+    char line[900];
+    while (fgets(line, sizeof line, f)) {
+      line[strcspn(line, "\r\n")] = 0;
+      if (line[0]) n = add_folder(out, n, max, line, "/nvidia/cudnn/lib");
     }
-    h = try_folder(folder, t);
+    pclose(f);
   }
-  while (fgets(line, sizeof line, f)) {
-  }
-  pclose(f);
-  if (!any && !h) note(t, "%s%s", "no python3 site-packages (python3 not on PATH)", NULL);
-  return h;
+  return n;
 }
 
 static rt_status fail(rt_status code, rt_error *err) {
@@ -199,8 +182,12 @@ rt_status cudnn_load(rt_error *err) {
       note(&t, "%s%s", "the loader's default paths", NULL);
     }
   }
-  if (!h) h = try_toolkit(&t);
-  if (!h) h = try_wheels(&t);
+  if (!h) {
+    char folders[16][1024];
+    int n = cudnn_search_folders(folders, 16);
+    for (int i = 0; i < n && !h; i++) h = try_folder(folders[i], &t);
+    if (!h && n == 0) note(&t, "%s%s", "no CUDA toolkit or python3 site-packages", NULL);
+  }
   if (!h) {
     snprintf(load_text, sizeof load_text,
              "cuDNN not found (looked in %.520s): install cuDNN 9 (the CUDA toolkit's, or pip install "

@@ -217,6 +217,11 @@ extern cudnn_lib dnn;
  * found lacks an entry point or is not cuDNN 9. */
 rt_status cudnn_load(rt_error *err);
 
+/* The folders searched after the loader's default paths, in order (at most max, no
+ * duplicates): the toolkit's lib folders, then SITE/nvidia/cudnn/lib for every site-packages
+ * folder of the python3 on PATH (its user site included).  Returns how many. */
+int cudnn_search_folders(char (*out)[1024], int max);
+
 /* Sets err from a cuDNN status: "WHAT: CUDNN_STATUS_... (cuDNN's last error message)".  A
  * CUDNN_STATUS_NOT_SUPPORTED* status is RT_ERR_UNSUPPORTED, any other RT_ERR_INTERNAL (a bad
  * parameter means rooftune built a wrong descriptor) or, for CUDNN_STATUS_EXECUTION_FAILED*,
