@@ -517,9 +517,15 @@ rt_status attn_cudnn_graph_build(const problem *p, void *handle, attn_cudnn_grap
 
 /* ---------------------------------------------------------------- candidates on a GPU */
 
+/* A candidate: its identity, and once built (on its first run: a plan may compile kernels at
+ * run time, so listing stays quick and the cost falls on the candidate's own evaluation) its
+ * descriptors; a build that failed is remembered with cuDNN's message. */
 typedef struct candidate {
   attn_cudnn_id id;
   char text[256];
+  int built;
+  rt_status failed;   /* RT_OK, or why it cannot be built */
+  char why[512];
   cudnnBackendDescriptor_t engine, cfg, plan;
   cudnnBackendDescriptor_t knobs[ATTN_CUDNN_MAX_KNOBS];
   int nknob_descs;
@@ -544,12 +550,27 @@ static void destroy(cudnnBackendDescriptor_t *d) {
   *d = NULL;
 }
 
-static void candidate_free(candidate *k) {
+/* Destroys a candidate's descriptors; its identity stays. */
+static void candidate_release(candidate *k) {
   destroy(&k->plan);
   destroy(&k->cfg);
   for (int i = k->nknob_descs - 1; i >= 0; i--) destroy(&k->knobs[i]);
+  k->nknob_descs = 0;
   destroy(&k->engine);
+  k->built = 0;
+  k->workspace = 0;
+}
+
+static void candidate_free(candidate *k) {
+  candidate_release(k);
   memset(k, 0, sizeof *k);
+}
+
+/* A candidate of identity id, not built yet. */
+static void candidate_init(candidate *k, const attn_cudnn_id *id) {
+  memset(k, 0, sizeof *k);
+  k->id = *id;
+  attn_cudnn_id_format(id, k->text, sizeof k->text);
 }
 
 static int cmp_knob(const void *a, const void *b) {
@@ -607,57 +628,90 @@ static rt_status read_cfg(cudnnBackendDescriptor_t cfg, attn_cudnn_id *id, rt_er
   return st;
 }
 
-/* Engine, knob choices, configuration and execution plan of identity id. */
-static rt_status build_plan(attn_cudnn *c, const attn_cudnn_id *id, candidate *k, rt_error *err) {
-  memset(k, 0, sizeof *k);
-  k->id = *id;
-  attn_cudnn_id_format(id, k->text, sizeof k->text);
-  if (id->engine < 0 || id->engine >= c->graph->engines) {
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN has engines 0 to %lld for this graph, not %lld",
-                        c->graph->engines - 1, id->engine);
-  }
-  void *graph = c->graph->graph;
-  int64_t index = id->engine, n = 0, ws = 0;
-  char what[320];
+/* The engine, knob choices and engine configuration an identity names, finalized for graph g
+ * (devprop: a device property descriptor, or NULL for the current GPU).  On failure what was
+ * made is destroyed. */
+static rt_status make_config(const attn_cudnn_graph *g, const attn_cudnn_id *id, void *devprop,
+                             cudnnBackendDescriptor_t *engine, cudnnBackendDescriptor_t *knobs, int *nknobs,
+                             cudnnBackendDescriptor_t *cfg, rt_error *err) {
+  *engine = *cfg = NULL;
+  *nknobs = 0;
+  if (id->engine < 0 || id->engine >= g->engines)
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN has engines 0 to %lld for this graph, not %lld", g->engines - 1,
+                        id->engine);
+  void *graph = g->graph;
+  int64_t index = id->engine;
+  char what[96];
   snprintf(what, sizeof what, "cuDNN engine %lld", id->engine);
-  rt_status st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &k->engine),
+  rt_status st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine),
                              "create an engine descriptor", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(k->engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph),
                      "set the engine's graph", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(k->engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &index),
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &index),
                      "set the engine's index", err);
-  if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(k->engine), what, err);
+  if (!st && devprop)
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*engine, CUDNN_ATTR_ENGINE_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                                  1, &devprop),
+                     "set the engine's device", err);
+  if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(*engine), what, err);
   for (int i = 0; !st && i < id->nknobs; i++) {
     int type = id->knobs[i].type;
     int64_t value = id->knobs[i].value;
-    st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &k->knobs[i]),
+    st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[i]),
                      "create a knob choice", err);
-    if (!st) k->nknob_descs = i + 1;
+    if (!st) *nknobs = i + 1;
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendSetAttribute(k->knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE,
-                                                    1, &type),
+      st = cudnn_check(dnn.cudnnBackendSetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1,
+                                                    &type),
                        "set a knob's type", err);
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendSetAttribute(k->knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
+      st = cudnn_check(dnn.cudnnBackendSetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
                                                     &value),
                        "set a knob's value", err);
-    if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(k->knobs[i]), "finalize a knob choice", err);
+    if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(knobs[i]), "finalize a knob choice", err);
   }
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &k->cfg),
+    st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, cfg),
                      "create an engine configuration", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(k->cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                  &k->engine),
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                                  engine),
                      "set the configuration's engine", err);
-  if (!st && id->nknobs)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(k->cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, id->nknobs, k->knobs),
+  if (!st)
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                                  id->nknobs, knobs),
                      "set the configuration's knobs", err);
-  if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(k->cfg), "finalize the engine configuration", err);
+  if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(*cfg), "finalize the engine configuration", err);
+  if (st) {
+    destroy(cfg);
+    for (int i = *nknobs - 1; i >= 0; i--) destroy(&knobs[i]);
+    *nknobs = 0;
+    destroy(engine);
+  }
+  return st;
+}
+
+rt_status attn_cudnn_graph_config(const attn_cudnn_graph *g, const char *text, void *devprop, rt_error *err) {
+  attn_cudnn_id id;
+  rt_status st = attn_cudnn_id_parse(text, &id, err);
+  if (st) return st;
+  cudnnBackendDescriptor_t engine, cfg, knobs[ATTN_CUDNN_MAX_KNOBS];
+  int nk = 0;
+  if ((st = make_config(g, &id, devprop, &engine, knobs, &nk, &cfg, err))) return st;
+  destroy(&cfg);
+  for (int i = nk - 1; i >= 0; i--) destroy(&knobs[i]);
+  destroy(&engine);
+  return RT_OK;
+}
+
+/* Engine configuration and execution plan of k's identity. */
+static rt_status build_plan(attn_cudnn *c, candidate *k, rt_error *err) {
+  int64_t n = 0, ws = 0;
+  char what[320];
+  rt_status st = make_config(c->graph, &k->id, NULL, &k->engine, k->knobs, &k->nknob_descs, &k->cfg, err);
   if (!st)
     st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &k->plan),
                      "create an execution plan", err);
@@ -681,10 +735,11 @@ static rt_status build_plan(attn_cudnn *c, const attn_cudnn_id *id, candidate *k
     st = rt_error_set(err, RT_ERR_UNSUPPORTED, "\"%s\" wants %lld bytes of workspace; rooftune allows %zu", k->text,
                       (long long)ws, ATTN_CUDNN_MAX_WORKSPACE);
   if (st) {
-    candidate_free(k);
+    candidate_release(k);
     return st;
   }
   k->workspace = (size_t)ws;
+  k->built = 1;
   return RT_OK;
 }
 
@@ -696,6 +751,8 @@ static rt_status make_pack(attn_cudnn *c, rt_error *err) {
   rt_status st;
   if (need > c->ws_size || !c->pack) {
     if (need > c->ws_size) {
+      /* a run in flight may still use the old workspace */
+      if (c->ws && (st = cuda_check(cu.cuCtxSynchronize(), "finish the runs on cuDNN's workspace", err))) return st;
       if (c->ws) cu.cuMemFree_v2(c->ws);
       c->ws = 0;
       c->ws_size = 0;
@@ -826,6 +883,8 @@ size_t attn_cudnn_workspace(const attn_cudnn *c, int i) {
   return c && i >= 0 && i < c->n ? c->cand[i].workspace : 0;
 }
 
+int attn_cudnn_built(const attn_cudnn *c, int i) { return c && i >= 0 && i < c->n && c->cand[i].built; }
+
 /* Appends the first reason a configuration was refused (why[]: what cuDNN said). */
 static void remember(char *why, size_t size, const rt_error *e) {
   size_t n = strlen(why);
@@ -897,11 +956,11 @@ rt_status attn_cudnn_list(attn_cudnn *c, int max, int *count, rt_error *err) {
       for (int j = 0; j < c->n; j++) dup |= strcmp(c->cand[j].text, text) == 0;
       if (dup) continue;
       /* the plan that runs is the one its text names: what the runtime would replay */
-      if (attn_cudnn_id_parse(text, &again, &e) || build_plan(c, &again, &c->cand[c->n], &e)) {
+      if (attn_cudnn_id_parse(text, &again, &e)) {
         remember(why, sizeof why, &e);
         continue;
       }
-      c->n++;
+      candidate_init(&c->cand[c->n++], &again);
     }
     for (int i = made - 1; i >= 0; i--) destroy(&cfgs[i]);
     destroy(&heur);
@@ -909,15 +968,34 @@ rt_status attn_cudnn_list(attn_cudnn *c, int max, int *count, rt_error *err) {
   char v[32];
   cudnn_version_text(dnn.version, v, sizeof v);
   if (c->n == 0)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN %s has no plan for this SDPA (%d configurations offered)%s%.400s", v,
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN %s offers no configuration for this SDPA (%d seen)%s%.400s", v,
                         offered, why[0] ? ": " : "", why);
-  rt_status st = make_pack(c, err);
-  if (st) {
-    drop_candidates(c);
-    return st;
-  }
   *count = c->n;
   return RT_OK;
+}
+
+/* Builds candidate i's plan when it has none, and the workspace and variant pack it needs. */
+static rt_status prepare(attn_cudnn *c, int i, rt_error *err) {
+  candidate *k = &c->cand[i];
+  if (k->failed) return rt_error_set(err, k->failed, "%s", k->why);
+  if (k->built && c->pack) return RT_OK;
+  rt_status st = RT_OK;
+  if (!k->built) {
+    rt_error e;
+    rt_error_clear(&e);
+    if ((st = build_plan(c, k, &e))) {
+      k->failed = st;
+      snprintf(k->why, sizeof k->why, "%.*s", (int)sizeof k->why - 1, e.text);
+      return rt_error_set(err, k->failed, "%s", k->why);
+    }
+  }
+  return make_pack(c, err);
+}
+
+rt_status attn_cudnn_build(attn_cudnn *c, int i, rt_error *err) {
+  if (!c || i < 0 || i >= c->n)
+    return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuDNN candidate %d (%d listed)", i, c ? c->n : 0);
+  return prepare(c, i, err);
 }
 
 rt_status attn_cudnn_describe(const attn_cudnn *c, int i, char *buf, size_t size, rt_error *err) {
@@ -942,7 +1020,11 @@ rt_status attn_cudnn_add(attn_cudnn *c, const char *text, int *index, rt_error *
   }
   if (c->n >= ATTN_CUDNN_MAX_CANDIDATES)
     return rt_error_set(err, RT_ERR_INVALID, "at most %d cuDNN candidates are held", ATTN_CUDNN_MAX_CANDIDATES);
-  if ((st = build_plan(c, &id, &c->cand[c->n], err))) return st;
+  candidate_init(&c->cand[c->n], &id);
+  if ((st = build_plan(c, &c->cand[c->n], err))) {
+    candidate_free(&c->cand[c->n]);
+    return st;
+  }
   c->n++;
   if ((st = make_pack(c, err))) {
     candidate_free(&c->cand[--c->n]);
@@ -955,8 +1037,9 @@ rt_status attn_cudnn_add(attn_cudnn *c, const char *text, int *index, rt_error *
 rt_status attn_cudnn_run(attn_cudnn *c, int i, CUstream stream, rt_error *err) {
   if (!c || i < 0 || i >= c->n)
     return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuDNN candidate %d (%d listed)", i, c ? c->n : 0);
-  rt_status st = cudnn_check(dnn.cudnnSetStream(c->handle, stream), "give cuDNN the stream", err);
+  rt_status st = prepare(c, i, err);
   if (st) return st;
+  if ((st = cudnn_check(dnn.cudnnSetStream(c->handle, stream), "give cuDNN the stream", err))) return st;
   char what[300];
   snprintf(what, sizeof what, "run \"%s\"", c->cand[i].text);
   return cudnn_check(dnn.cudnnBackendExecute(c->handle, c->cand[i].plan, c->pack), what, err);

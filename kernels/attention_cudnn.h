@@ -26,7 +26,8 @@
  * an operation graph without a handle); engine heuristics, plans and execution need one.
  *
  * Candidates.  cuDNN's heuristics (mode A, then the fallback list) name engine configurations;
- * every one that finalizes into an execution plan is a candidate, identified by the text
+ * each is a candidate (one whose execution plan does not finalize fails as that candidate's
+ * result, with cuDNN's message), identified by the text
  *     cudnn sdpa engine=N knobs=TYPE:VALUE,... version=V
  * (engine: CUDNN_ATTR_ENGINE_GLOBAL_INDEX; knobs: the configuration's knob choices sorted by
  * type, named as in cudnnBackendKnobType_t without CUDNN_KNOB_TYPE_, "-" for none; version: the
@@ -86,6 +87,12 @@ const char *attn_cudnn_graph_ops(const attn_cudnn_graph *g);
 long long attn_cudnn_graph_engines(const attn_cudnn_graph *g);
 /* The finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR. */
 void *attn_cudnn_graph_desc(const attn_cudnn_graph *g);
+/* Makes and finalizes the engine, knob choices and engine configuration an identity text names
+ * for graph g — the part of a plan that needs no GPU — and destroys them again (devprop: a
+ * CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR describing the GPU, or NULL for the current one).
+ * RT_ERR_UNSUPPORTED with cuDNN's message when the graph has no such engine or the engine
+ * refuses the knobs. */
+rt_status attn_cudnn_graph_config(const attn_cudnn_graph *g, const char *text, void *devprop, rt_error *err);
 
 /* ---- candidates on a GPU (a current CUDA context) ---- */
 
@@ -101,20 +108,28 @@ typedef struct attn_cudnn attn_cudnn; /* handle, graph, plans, workspace, length
  * uploads the per-sequence lengths a padded graph reads. */
 rt_status attn_cudnn_open(const problem *p, const attn_cudnn_io *io, attn_cudnn **out, rt_error *err);
 void attn_cudnn_close(attn_cudnn *c);
-/* Lists up to max candidates (heuristics mode A, then fallback; duplicates once) and builds
- * their plans from their texts; *count of them.  No candidate is RT_ERR_UNSUPPORTED with what
- * cuDNN said about the configurations it tried. */
+/* Lists up to max candidates: the configurations of cuDNN's heuristics, mode A then the
+ * fallback list, each once, each taken from its text parsed back; *count of them.  None is
+ * RT_ERR_UNSUPPORTED with what cuDNN said.  Plans are built when a candidate first runs (or
+ * by attn_cudnn_build): some engines compile kernels at run time, so that cost falls on each
+ * candidate's own evaluation rather than on one listing. */
 rt_status attn_cudnn_list(attn_cudnn *c, int max, int *count, rt_error *err);
+/* Builds candidate i's execution plan now (and the workspace it needs): RT_ERR_UNSUPPORTED with
+ * cuDNN's message when the configuration does not finalize; the answer is kept. */
+rt_status attn_cudnn_build(attn_cudnn *c, int i, rt_error *err);
+/* 1 when candidate i's plan is built. */
+int attn_cudnn_built(const attn_cudnn *c, int i);
 /* Candidate i's identity text. */
 rt_status attn_cudnn_describe(const attn_cudnn *c, int i, char *buf, size_t size, rt_error *err);
 /* Rebuilds the plan an identity text names (the runtime's replay) and appends it as a
  * candidate; *index is its number for attn_cudnn_run. */
 rt_status attn_cudnn_add(attn_cudnn *c, const char *text, int *index, rt_error *err);
-/* Runs candidate i on stream (asynchronously, like a kernel launch). */
+/* Runs candidate i on stream (asynchronously, like a kernel launch), building it first when
+ * needed. */
 rt_status attn_cudnn_run(attn_cudnn *c, int i, CUstream stream, rt_error *err);
 /* Candidates now held. */
 int attn_cudnn_count(const attn_cudnn *c);
-/* Workspace candidate i uses, in bytes. */
+/* Workspace candidate i uses, in bytes (0 until built). */
 size_t attn_cudnn_workspace(const attn_cudnn *c, int i);
 
 /* ---- the attention family's library_list / _describe / _launch ---- */

@@ -9,7 +9,10 @@
  *    it;
  *  - cuDNN's heuristics, given an H200 described from rooftune's spec table (a device property
  *    descriptor, no GPU), offer engine configurations for every graph, and refuse them only for
- *    want of a CUDA driver on this machine, never for the graph's pattern, data types or shapes.
+ *    want of a CUDA driver on this machine, never for the graph's pattern, data types or shapes;
+ *    each configuration offered, rebuilt from its identity text (engine, knob choices, engine
+ *    configuration), gets as far as the same driver check, while knob values the engine lacks
+ *    and engine numbers the graph lacks are refused before it.
  * The graph parts skip with a printed reason where cuDNN is absent; the rest runs everywhere. */
 #include <dlfcn.h>
 
@@ -220,11 +223,59 @@ static void heuristics(const attn_cudnn_graph *g, cudnnBackendDescriptor_t dp, c
       if (strstr(log, wrong[i])) fprintf(stderr, "  %s: cuDNN said:\n%s\n", shape, log);
     }
   }
-  const char *first = strstr(log, "{\"engineId\"");
-  printf("%-40s heuristics offer %lld configurations on a described H200 (first %.60s)\n", shape, (long long)offered,
-         first ? first : "-");
   for (int i = 0; i < offered; i++) dnn.cudnnBackendDestroyDescriptor(cfg[i]);
   dnn.cudnnBackendDestroyDescriptor(h);
+  /* The configurations it offered, as cuDNN logs them ({"engineId":2,...,"knobChoices":
+   * {"CUDNN_KNOB_TYPE_KERNEL_CFG":7}}), rebuilt from their identity texts: the engine, knobs
+   * and configuration finalize as far as the driver check, like the configuration itself. */
+  int rebuilt = 0;
+  for (const char *at = strstr(log, "{\"engineId\":"); at; at = strstr(at + 1, "{\"engineId\":")) {
+    attn_cudnn_id id;
+    memset(&id, 0, sizeof id);
+    id.version = dnn.version;
+    id.engine = strtol(at + 12, NULL, 10);
+    const char *k = strstr(at, "\"knobChoices\":{"), *end = k ? strchr(k, '}') : NULL;
+    for (const char *q = k ? strstr(k, "CUDNN_KNOB_TYPE_") : NULL; q && q < end && id.nknobs < ATTN_CUDNN_MAX_KNOBS;
+         q = strstr(q + 1, "CUDNN_KNOB_TYPE_")) {
+      size_t len = strcspn(q + 16, "\"");
+      for (int t = 0; t < CUDNN_KNOB_TYPE_COUNTS; t++) {
+        const char *name = attn_cudnn_knob_name(t);
+        if (name && strlen(name) == len && !strncmp(q + 16, name, len)) {
+          id.knobs[id.nknobs].type = t;
+          id.knobs[id.nknobs++].value = strtoll(q + 16 + len + 2, NULL, 10);
+        }
+      }
+    }
+    for (int a = 0; a < id.nknobs; a++) /* by type, as identities have them */
+      for (int b = a + 1; b < id.nknobs; b++)
+        if (id.knobs[b].type < id.knobs[a].type) {
+          attn_cudnn_knob t = id.knobs[a];
+          id.knobs[a] = id.knobs[b];
+          id.knobs[b] = t;
+        }
+    char text[256];
+    attn_cudnn_id_format(&id, text, sizeof text);
+    rt_error err;
+    rt_error_clear(&err);
+    rt_status st = attn_cudnn_graph_config(g, text, dp, &err);
+    if (!driver_here) {
+      CHECK_INT(st, RT_ERR_UNSUPPORTED);
+      CHECK_CONTAINS(err.text, "RUNTIME_PREREQUISITE_MISSING");
+    }
+    if (!rebuilt++) printf("%-40s heuristics offer %lld configurations on a described H200; \"%s\": %s\n", shape,
+                           (long long)offered, text, st ? err.text : "built");
+  }
+  if (!driver_here) CHECK(rebuilt >= 1);
+  /* knobs the engine does not have are refused by the engine configuration itself */
+  rt_error err;
+  rt_error_clear(&err);
+  CHECK_INT(attn_cudnn_graph_config(g, "cudnn sdpa engine=1 knobs=KERNEL_CFG:99999 version=91900", dp, &err),
+            RT_ERR_UNSUPPORTED);
+  CHECK(strstr(err.text, "RUNTIME_PREREQUISITE_MISSING") == NULL);
+  char text[128];
+  snprintf(text, sizeof text, "cudnn sdpa engine=%lld knobs=- version=%d", attn_cudnn_graph_engines(g), dnn.version);
+  CHECK_INT(attn_cudnn_graph_config(g, text, dp, &err), RT_ERR_UNSUPPORTED);
+  CHECK_CONTAINS(err.text, "for this graph, not");
 }
 
 typedef struct graph_case {
