@@ -140,7 +140,8 @@ rt_status attention_gpu_cudnn(family_gpu *g, attn_cudnn **out, rt_error *err);
 
 /* No candidate for the problem (cuDNN absent, too old, the problem or GPU not supported, no
  * engine) is RT_ERR_UNSUPPORTED with the reason, which the tuner notes before it goes on with
- * the templates. */
+ * the templates.  $ROOFTUNE_CUDNN_MAX (1 to 32) caps how many are listed, mode A's first — a
+ * plan of a runtime-compiled engine takes seconds to build; a bad value is RT_ERR_INVALID. */
 
 rt_status attention_cudnn_library_list(family_gpu *g, int max, int *count, rt_error *err);
 rt_status attention_cudnn_library_describe(family_gpu *g, int i, char *buf, size_t size, rt_error *err);

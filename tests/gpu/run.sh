@@ -27,6 +27,8 @@
 #     per template and dtype on the cuda device, where each candidate's output is poisoned,
 #     computed and compared with the family's reference before it is timed; any
 #     RT_ERR_WRONG_RESULT fails the script ("verify");
+#  5b. tunes attention 4x32x4096x128 bf16 (causal and not) with cuDNN's SDPA candidates in the
+#     same run and prints cuDNN's best against the templates' ("attention-cudnn");
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
 #  7. runs examples/load_gemm.c (linked statically: build-gpu/tests/gpu_load_gemm) on the
 #     winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
@@ -55,7 +57,7 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 # RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras} "
+steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify attention-cudnn recheck extras} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
