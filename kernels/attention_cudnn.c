@@ -3,6 +3,7 @@
 #include "kernels/attention_cudnn.h"
 
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -385,7 +386,7 @@ rt_status attn_cudnn_graph_build(const problem *p, void *handle, attn_cudnn_grap
   const int causal = dim(p, "CAUSAL") > 0;
   g->bottom_right = causal && (g->padded || SQ != SKV);
   g->scale = (float)(1.0 / sqrt((double)D));
-  g->neg_inf = -INFINITY;
+  g->neg_inf = dnn.version < 91000 ? -FLT_MAX : -INFINITY; /* older cuDNN masks with the lowest float */
   g->s_q = (int32_t)SQ;
   g->s_kv = (int32_t)SKV;
   builder bd = {g, err, RT_OK}, *b = &bd;
