@@ -82,6 +82,26 @@ static int is_dir(const char *p) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* cuDNN opens its sub-libraries by soname, found through libcudnn.so.9's RUNPATH ($ORIGIN).
+ * That breaks where dlopen's caller is not libcudnn itself (AddressSanitizer's interceptor), so
+ * before libcudnn.so.9 is opened from a folder the loader does not search, the sub-libraries the
+ * graph API uses are opened from that folder: cuDNN's dlopen of the same soname finds them. */
+static void open_siblings(const char *lib) {
+  static const char *const subs[] = {"libcudnn_graph.so.9", "libcudnn_heuristic.so.9",
+                                     "libcudnn_engines_precompiled.so.9",
+                                     "libcudnn_engines_runtime_compiled.so.9"};
+  char folder[1024];
+  snprintf(folder, sizeof folder, "%s", lib);
+  char *slash = strrchr(folder, '/');
+  if (!slash) return;
+  *slash = 0;
+  for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+    char path[1100];
+    snprintf(path, sizeof path, "%.1000s/%s", folder, subs[i]);
+    if (access(path, F_OK) == 0) dlopen(path, RTLD_LAZY | RTLD_LOCAL); /* kept open, like cuDNN */
+  }
+}
+
 /* Tries FOLDER/libcudnn.so.9 when it exists; notes the folder (and why it failed). */
 static void *try_folder(const char *folder, tried *t) {
   char path[1100];
@@ -90,6 +110,7 @@ static void *try_folder(const char *folder, tried *t) {
     note(t, "%s%s", folder, NULL);
     return NULL;
   }
+  open_siblings(path);
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
@@ -157,6 +178,7 @@ rt_status cudnn_load(rt_error *err) {
     char path[1024];
     if (is_dir(env)) snprintf(path, sizeof path, "%s/%s", env, CUDNN_SONAME);
     else snprintf(path, sizeof path, "%s", env);
+    if (access(path, F_OK) == 0) open_siblings(path);
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char *e = dlerror();

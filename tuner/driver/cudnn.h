@@ -12,8 +12,10 @@
  *   4. the nvidia/cudnn/lib folder of the Python wheel (nvidia-cudnn-cu12 / -cu13) in the
  *      site-packages of the python3 on PATH.
  * cuDNN's sub-libraries (libcudnn_graph, libcudnn_engines_*, libcudnn_heuristic) are opened by
- * libcudnn.so.9 itself; they carry RUNPATH $ORIGIN, so they are found beside it even when that
- * folder is on no loader path (tests/unit/test_cudnn_loader.c checks this).
+ * libcudnn.so.9 itself, found beside it through its RUNPATH ($ORIGIN) even when that folder is
+ * on no loader path.  Where dlopen's caller is not cuDNN (AddressSanitizer's interceptor) that
+ * lookup fails, so when the library came from a folder of 1, 3 or 4 the loader opens the four
+ * the graph API uses from that folder first (tests/unit/test_cudnn_loader.c checks both).
  *
  * Only the backend ("graph") API is used: descriptors created, attributes set, finalized and
  * executed.  Its constants are declared here (CUDNN_CONSTANTS, with the values of cuDNN 9's
