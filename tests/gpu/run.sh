@@ -101,6 +101,12 @@ if [ -z "${CUDA_HOME:-}" ] && [ ! -f /usr/local/cuda/include/cuda_fp16.h ]; then
   hdr=$(find / -xdev -name cuda_fp16.h -path "*/include/*" -print -quit 2>/dev/null)
   [ -n "$hdr" ] && export CUDA_HOME=$(dirname "$(dirname "$hdr")") && log "CUDA_HOME=$CUDA_HOME (for NVRTC's headers)"
 fi
+# cuDNN (the attention family's library candidates): where rooftune's own search
+# (tuner/driver/cudnn.h) finds none, the first libcudnn.so.9 on the machine
+if [ -z "${ROOFTUNE_LIBCUDNN:-}" ] && timeout 30 "$bin" info 2>/dev/null | grep -q "^cuDNN *none"; then
+  lib=$(find / -xdev -name libcudnn.so.9 -print -quit 2>/dev/null)
+  [ -n "$lib" ] && export ROOFTUNE_LIBCUDNN=$lib && log "ROOFTUNE_LIBCUDNN=$lib (outside rooftune's search)"
+fi
 log "build ready after $(( $(date +%s) - start )) s"
 timeout 30 "$bin" info | tee -a "$results"
 
