@@ -3,8 +3,9 @@
  * never sees the command line.
  *
  * A target is a family ("gemm": every template of the family that supports the dtype and the
- * device's architecture, plus the family's library candidates (cuBLASLt) on a real GPU) or one
- * template by name.  The evaluation budget is shared out evenly between the templates; each
+ * device's architecture, plus the family's library candidates (cuBLASLt for gemm, cuDNN's SDPA
+ * for attention) on a real GPU, stored under the identity's first word, "cublaslt" or "cudnn";
+ * a library with nothing for the problem leaves a note saying why) or one template by name.  The evaluation budget is shared out evenly between the templates; each
  * template is searched by its own strategy (search/strategy.h) over its manifest's space, in
  * batches that the compile pool builds in parallel through the cubin cache.  Every candidate is
  * diagnosed (diagnose.h) when it has a time and the device has ceilings, stored in the database

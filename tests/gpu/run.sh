@@ -27,6 +27,8 @@
 #     per template and dtype on the cuda device, where each candidate's output is poisoned,
 #     computed and compared with the family's reference before it is timed; any
 #     RT_ERR_WRONG_RESULT fails the script ("verify");
+#  5b. tunes attention 4x32x4096x128 bf16 (causal and not) with cuDNN's SDPA candidates in the
+#     same run and prints cuDNN's best against the templates' ("attention-cudnn");
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
 #  7. runs examples/load_gemm.c (linked statically: build-gpu/tests/gpu_load_gemm) on the
 #     winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
@@ -104,6 +106,12 @@ fi
 if [ -z "${CUDA_HOME:-}" ] && [ ! -f /usr/local/cuda/include/cuda_fp16.h ]; then
   hdr=$(find / -xdev -name cuda_fp16.h -path "*/include/*" -print -quit 2>/dev/null)
   [ -n "$hdr" ] && export CUDA_HOME=$(dirname "$(dirname "$hdr")") && log "CUDA_HOME=$CUDA_HOME (for NVRTC's headers)"
+fi
+# cuDNN (the attention family's library candidates): where rooftune's own search
+# (tuner/driver/cudnn.h) finds none, the first libcudnn.so.9 on the machine
+if [ -z "${ROOFTUNE_LIBCUDNN:-}" ] && timeout 30 "$bin" info 2>/dev/null | grep -q "^cuDNN *none"; then
+  lib=$(find / -xdev -name libcudnn.so.9 -print -quit 2>/dev/null)
+  [ -n "$lib" ] && export ROOFTUNE_LIBCUDNN=$lib && log "ROOFTUNE_LIBCUDNN=$lib (outside rooftune's search)"
 fi
 log "build ready after $(( $(date +%s) - start )) s"
 timeout 30 "$bin" info | tee -a "$results"
