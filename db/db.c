@@ -552,14 +552,15 @@ void db_dims_text(const problem *p, char *buf, size_t size) {
 static rt_status problem_id(db *d, const problem *p, long long *id, rt_error *err) {
   char dims[256];
   db_dims_text(p, dims, sizeof dims);
-  sqlite3_stmt *st = prepare(d, "INSERT OR IGNORE INTO problems(family,shape,dtype,layout,dims) "
-                                "VALUES(?,?,?,?,?)", err);
+  sqlite3_stmt *st = prepare(d, "INSERT OR IGNORE INTO problems(family,shape,dtype,layout,dims,args) "
+                                "VALUES(?,?,?,?,?,?)", err);
   if (!st) return err ? err->code : RT_ERR_DB;
   bind_text(st, 1, p->family);
   bind_text(st, 2, p->shape);
   bind_text(st, 3, p->dtype);
   bind_text(st, 4, p->layout);
   bind_text(st, 5, dims);
+  bind_text(st, 6, p->args);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) return db_fail(d, rc, "storing the problem", err);
@@ -1064,7 +1065,7 @@ void db_run_free(db_run *r) { free(r); }
 /* ---- reading ------------------------------------------------------------------------ */
 
 #define ENTRY_SELECT                                                                              \
-  "SELECT w.id, r.id, p.family, p.shape, p.dtype, p.layout, p.dims, v.name, v.sm_count, "         \
+  "SELECT w.id, r.id, p.family, p.shape, p.dtype, p.layout, p.dims, p.args, v.name, v.sm_count, " \
   "v.cc_major, v.cc_minor, v.driver_version, t.name, t.source_hash, t.manifest_hash, "           \
   "EXISTS(SELECT 1 FROM templates t2 WHERE t2.name=t.name AND t2.id>t.id), w.toolkit, r.config, " \
   "r.timing, r.time_ms, r.spread, r.repetitions, r.verify_error, r.flops, r.diag_limit, "         \
@@ -1083,6 +1084,7 @@ static void read_entry(sqlite3_stmt *st, db_entry *e) {
   col_text(st, i++, e->dtype, sizeof e->dtype);
   col_text(st, i++, e->layout, sizeof e->layout);
   col_text(st, i++, e->dims, sizeof e->dims);
+  col_text(st, i++, e->args, sizeof e->args);
   col_text(st, i++, e->device.name, sizeof e->device.name);
   e->device.sm_count = sqlite3_column_int(st, i++);
   e->device.cc_major = sqlite3_column_int(st, i++);
@@ -1299,7 +1301,7 @@ static void dims_parse(const char *text, problem *p) {
 rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err) {
   sqlite3_stmt *st = prepare(
       d,
-      "SELECT p.family, p.shape, p.dtype, p.layout, p.dims, v.name, v.sm_count, v.cc_major, "
+      "SELECT p.family, p.shape, p.dtype, p.layout, p.dims, p.args, v.name, v.sm_count, v.cc_major, "
       "v.cc_minor, v.driver_version, r.toolkit, u.arch, u.strategy, u.seed, u.budget, u.command, "
       "t.name, t.source_hash, t.manifest_hash, " RESULT_COLS_R " FROM results r "
       "JOIN problems p ON p.id=r.problem_id JOIN devices v ON v.id=r.device_id "
@@ -1321,6 +1323,7 @@ rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err) {
     char dims[256];
     col_text(st, i++, dims, sizeof dims);
     dims_parse(dims, &spec.prob);
+    col_text(st, i++, spec.prob.args, sizeof spec.prob.args);
     col_text(st, i++, spec.prov.device.name, sizeof spec.prov.device.name);
     spec.prov.device.sm_count = sqlite3_column_int(st, i++);
     spec.prov.device.cc_major = sqlite3_column_int(st, i++);
@@ -1352,8 +1355,8 @@ static const char merge_sql[] =
     "  SELECT name,sm_count,cc_major,cc_minor,driver_version FROM src.devices;\n"
     "INSERT OR IGNORE INTO main.templates(name,family,source_hash,manifest_hash) "
     "  SELECT name,family,source_hash,manifest_hash FROM src.templates ORDER BY id;\n"
-    "INSERT OR IGNORE INTO main.problems(family,shape,dtype,layout,dims) "
-    "  SELECT family,shape,dtype,layout,dims FROM src.problems;\n"
+    "INSERT OR IGNORE INTO main.problems(family,shape,dtype,layout,dims,args) "
+    "  SELECT family,shape,dtype,layout,dims,args FROM src.problems;\n"
     "DROP TABLE IF EXISTS temp.map_dev; DROP TABLE IF EXISTS temp.map_tpl;\n"
     "DROP TABLE IF EXISTS temp.map_prob; DROP TABLE IF EXISTS temp.map_run;\n"
     "DROP TABLE IF EXISTS temp.map_res;\n"

@@ -171,6 +171,7 @@ typedef struct db_entry {
   char dtype[8];
   char layout[8];
   char dims[128];           /* "M=4096,N=4096,K=4096" */
+  char args[8192];          /* the problem's data beyond its shape (problem.args), "" when none */
   db_device device;         /* where it was made */
   char template_name[64];
   char source_hash[72];

@@ -115,9 +115,13 @@ static const char schema_v2[] =
     "  WHERE id IN (SELECT winner_id FROM winner_cubins);\n";
 
 /* Version 3: results remember what was run (code_hash: compiled source, options, toolkit,
- * geometry), so resuming matches a configuration by its code across manifest edits. */
+ * geometry), so resuming matches a configuration by its code across manifest edits; problems
+ * keep their data beyond the shape text (args: per-sequence KV lengths, named in the shape by a
+ * digest). */
 static const char schema_v3[] =
     "ALTER TABLE results ADD COLUMN code_hash TEXT NOT NULL DEFAULT '';\n"
+    "ALTER TABLE problems ADD COLUMN args TEXT NOT NULL DEFAULT '';  -- the problem's data beyond\n"
+    "                                              -- its shape (attention: the KV lengths)\n"
     "CREATE INDEX results_code ON results(problem_id, device_id, toolkit, code_hash);\n";
 
 /* Version 4: what serving another shape needs, beside each winner (librooftune reads no

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/attention_cudnn.h"
 #include "kernels/numeric.h"
 #include "templates/attention/attn_tma.h"
 #include "tuner/driver/cuda_driver.h"
@@ -329,6 +330,7 @@ struct family_gpu {
   uint16_t *got_o;                   /* the candidate's O, downloaded */
   float *got_lse;
   double ref_sq;                     /* sum of squares of the reference O */
+  attn_cudnn *dnn;                   /* cuDNN's candidates (attention_cudnn.h), on first use */
 };
 
 static rt_status alloc(CUdeviceptr *p, size_t bytes, const char *what, rt_error *err) {
@@ -359,6 +361,7 @@ static rt_status upload_random(CUdeviceptr dst, size_t n, int bf16, uint64_t see
 
 static void attn_gpu_teardown(family_gpu *g) {
   if (!g) return;
+  attn_cudnn_close(g->dnn);
   CUdeviceptr *bufs[] = {&g->q, &g->k, &g->v, &g->o, &g->lse, &g->ref_o, &g->ref_lse,
                          &g->table, &g->lens, &g->work, &g->counters};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -368,6 +371,16 @@ static void attn_gpu_teardown(family_gpu *g) {
   free(g->got_o);
   free(g->got_lse);
   free(g);
+}
+
+rt_status attention_gpu_cudnn(family_gpu *g, attn_cudnn **out, rt_error *err) {
+  if (!g->dnn) {
+    attn_cudnn_io io = {g->q, g->k, g->v, g->o, g->lse, g->table};
+    rt_status st = attn_cudnn_open(&g->p, &io, &g->dnn, err);
+    if (st) return st;
+  }
+  *out = g->dnn;
+  return RT_OK;
 }
 
 static rt_status set_smem(CUfunction fn, unsigned smem, rt_error *err) {
@@ -576,6 +589,7 @@ const family_ops attention_family = {
     .name = "attention",
     .shape_help = ATTN_SHAPE_HELP,
     .example_shape = "4x32x4096x128",
+    .example_more = "64x32:8x1:8192x128",
     .reference = "attn_reference",
     .parse_shape = attn_parse_shape,
     .bind = attn_bind,
@@ -587,4 +601,7 @@ const family_ops attention_family = {
     .gpu_poison = attn_gpu_poison,
     .gpu_launch = attn_gpu_launch,
     .gpu_verify = attn_gpu_verify,
+    .library_list = attention_cudnn_library_list,
+    .library_describe = attention_cudnn_library_describe,
+    .library_launch = attention_cudnn_library_launch,
 };

@@ -114,20 +114,6 @@ typedef struct decl {
   int first_fact_slot;
 } decl;
 
-static rt_status decl_fail(rt_error *err, rt_status code, const char *path, const char *field,
-                           int column, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static rt_status decl_fail(rt_error *err, rt_status code, const char *path, const char *field,
-                           int column, const char *fmt, ...) {
-  if (!err) return code;
-  char buf[sizeof err->text];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  rt_error_set(err, code, "%s", buf);
-  rt_error_locate(err, path, field, 0, column);
-  return code;
-}
 
 static int is_ident(const char *s) {
   if (!s || !*s || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return 0;
@@ -150,11 +136,11 @@ static rt_status decl_expr(decl *d, json_t *v, const char *field, expr **out, rt
   } else if (json_is_string(v) && json_string_length(v) > 0) {
     t = json_string_value(v);
   } else {
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "must be an expression (a string or an integer)");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "must be an expression (a string or an integer)");
   }
   rt_error e = {0};
   rt_status s = expr_parse(t, d->scope, out, &e);
-  if (s) return decl_fail(err, s, d->path, field, e.column, "%s", e.text);
+  if (s) return rt_error_at(err, s, d->path, field, e.column, "%s", e.text);
   return RT_OK;
 }
 
@@ -170,7 +156,7 @@ static rt_status decl_unknown_fields(decl *d, json_t *obj, const char *where,
       size_t n = 0;
       snprintf(field, sizeof field, "%s%s%s", where, where[0] ? "." : "", key);
       for (int i = 0; known[i]; i++) n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", known[i]);
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "unknown field; fields are: %s", list);
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "unknown field; fields are: %s", list);
     }
   }
   return RT_OK;
@@ -180,11 +166,11 @@ static rt_status decl_string(decl *d, json_t *root, const char *key, int require
                              size_t size, rt_error *err) {
   json_t *v = json_object_get(root, key);
   out[0] = '\0';
-  if (!v) return required ? decl_fail(err, RT_ERR_MANIFEST, d->path, key, 0, "missing required field \"%s\"", key) : RT_OK;
+  if (!v) return required ? rt_error_at(err, RT_ERR_MANIFEST, d->path, key, 0, "missing required field \"%s\"", key) : RT_OK;
   if (!json_is_string(v) || (required && json_string_length(v) == 0))
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, key, 0, "\"%s\" must be a non-empty string", key);
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, key, 0, "\"%s\" must be a non-empty string", key);
   if (json_string_length(v) >= size)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, key, 0, "\"%s\" is longer than %zu characters", key, size - 1);
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, key, 0, "\"%s\" is longer than %zu characters", key, size - 1);
   snprintf(out, size, "%s", json_string_value(v));
   return RT_OK;
 }
@@ -192,9 +178,9 @@ static rt_status decl_string(decl *d, json_t *root, const char *key, int require
 static rt_status decl_load_dims(decl *d, json_t *root, rt_error *err) {
   json_t *v = json_object_get(root, "dims");
   if (!json_is_array(v) || json_array_size(v) == 0)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, "dims", 0, "\"dims\" must be a non-empty list of dimension names");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, "dims", 0, "\"dims\" must be a non-empty list of dimension names");
   if (json_array_size(v) > DECL_MAX_DIMS)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, "dims", 0, "at most %d dimensions", DECL_MAX_DIMS);
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, "dims", 0, "at most %d dimensions", DECL_MAX_DIMS);
   size_t i;
   json_t *x;
   json_array_foreach(v, i, x) {
@@ -202,10 +188,10 @@ static rt_status decl_load_dims(decl *d, json_t *root, rt_error *err) {
     snprintf(field, sizeof field, "dims[%zu]", i);
     const char *s = json_string_value(x);
     if (!s || !is_ident(s) || strlen(s) >= sizeof d->dims[0])
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0,
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0,
                        "a dimension is a C identifier of at most %zu characters", sizeof d->dims[0] - 1);
     for (int k = 0; k < d->ndims; k++)
-      if (!strcmp(d->dims[k], s)) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" listed twice", s);
+      if (!strcmp(d->dims[k], s)) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" listed twice", s);
     snprintf(d->dims[d->ndims], sizeof d->dims[0], "%s", s);
     d->dim_max[d->ndims] = DECL_DIM_MAX;
     if (expr_scope_add(d->scope, s, 0, NULL) < 0) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
@@ -213,16 +199,16 @@ static rt_status decl_load_dims(decl *d, json_t *root, rt_error *err) {
   }
   json_t *mx = json_object_get(root, "max");
   if (mx && !json_is_object(mx))
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, "max", 0, "\"max\" maps dimensions to their largest value");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, "max", 0, "\"max\" maps dimensions to their largest value");
   const char *key;
   json_object_foreach(mx, key, x) {
     char field[64];
     snprintf(field, sizeof field, "max.%s", key);
     int k = 0;
     while (k < d->ndims && strcmp(d->dims[k], key)) k++;
-    if (k == d->ndims) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "not one of the dims");
+    if (k == d->ndims) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "not one of the dims");
     if (!json_is_integer(x) || json_integer_value(x) < 1 || json_integer_value(x) > DECL_DIM_MAX)
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "must be an integer from 1 to %lld", DECL_DIM_MAX);
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "must be an integer from 1 to %lld", DECL_DIM_MAX);
     d->dim_max[k] = (long long)json_integer_value(x);
   }
   /* the dtype facts come after the dims, then the declared facts */
@@ -239,7 +225,7 @@ static rt_status decl_load_dims(decl *d, json_t *root, rt_error *err) {
 static rt_status decl_load_dtypes(decl *d, json_t *root, rt_error *err) {
   json_t *v = json_object_get(root, "dtypes");
   if (!json_is_array(v) || json_array_size(v) == 0)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, "dtypes", 0, "\"dtypes\" must be a non-empty list: f32, f16, bf16, f64");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, "dtypes", 0, "\"dtypes\" must be a non-empty list: f32, f16, bf16, f64");
   size_t i;
   json_t *x;
   json_array_foreach(v, i, x) {
@@ -248,10 +234,10 @@ static rt_status decl_load_dtypes(decl *d, json_t *root, rt_error *err) {
     const char *s = json_string_value(x);
     int t = s ? elem_parse(s) : -1;
     if (t <= ELEM_DTYPE || !elem_info[t].is_float)
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not a dtype a family can take: f32, f16, bf16, f64", s ? s : "");
-    if (d->ndtypes == DECL_MAX_DTYPES) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "too many dtypes");
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not a dtype a family can take: f32, f16, bf16, f64", s ? s : "");
+    if (d->ndtypes == DECL_MAX_DTYPES) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "too many dtypes");
     for (int k = 0; k < d->ndtypes; k++)
-      if (!strcmp(d->dtypes[k], s)) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" listed twice", s);
+      if (!strcmp(d->dtypes[k], s)) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" listed twice", s);
     snprintf(d->dtypes[d->ndtypes++], sizeof d->dtypes[0], "%s", s);
   }
   return RT_OK;
@@ -260,18 +246,18 @@ static rt_status decl_load_dtypes(decl *d, json_t *root, rt_error *err) {
 static rt_status decl_load_facts(decl *d, json_t *root, rt_error *err) {
   json_t *v = json_object_get(root, "facts");
   if (!v) return RT_OK;
-  if (!json_is_object(v)) return decl_fail(err, RT_ERR_MANIFEST, d->path, "facts", 0, "\"facts\" maps names to expressions");
+  if (!json_is_object(v)) return rt_error_at(err, RT_ERR_MANIFEST, d->path, "facts", 0, "\"facts\" maps names to expressions");
   const char *key;
   json_t *x;
   json_object_foreach(v, key, x) {
     char field[96];
     snprintf(field, sizeof field, "facts.%s", key);
     if (!is_ident(key) || strlen(key) >= sizeof d->facts[0] || !strncmp(key, "dtype_", 6) || !strncmp(key, "device", 6))
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0,
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0,
                        "a fact's name is a C identifier of at most %zu characters, not starting with dtype_ or device",
                        sizeof d->facts[0] - 1);
-    if (expr_scope_find(d->scope, key) >= 0) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is already a name", key);
-    if (d->nfacts == DECL_MAX_FACTS) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "at most %d facts", DECL_MAX_FACTS);
+    if (expr_scope_find(d->scope, key) >= 0) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is already a name", key);
+    if (d->nfacts == DECL_MAX_FACTS) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "at most %d facts", DECL_MAX_FACTS);
     rt_status s = decl_expr(d, x, field, &d->fact_expr[d->nfacts], err);
     if (s) return s;
     snprintf(d->facts[d->nfacts++], sizeof d->facts[0], "%s", key);
@@ -283,11 +269,11 @@ static rt_status decl_load_facts(decl *d, json_t *root, rt_error *err) {
 static rt_status decl_range(decl *d, json_t *v, const char *field, double *lo, double *hi, rt_error *err) {
   if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_number(json_array_get(v, 0)) ||
       !json_is_number(json_array_get(v, 1)))
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "must be [lo, hi]");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "must be [lo, hi]");
   *lo = json_number_value(json_array_get(v, 0));
   *hi = json_number_value(json_array_get(v, 1));
   if (!(*lo < *hi) || !isfinite(*lo) || !isfinite(*hi))
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "needs lo < hi, both finite");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "needs lo < hi, both finite");
   return RT_OK;
 }
 
@@ -295,58 +281,58 @@ static rt_status decl_load_arg(decl *d, json_t *a, size_t i, rt_error *err) {
   char where[32], field[96];
   snprintf(where, sizeof where, "args[%zu]", i);
   decl_arg *x = &d->args[d->nargs];
-  if (!json_is_object(a)) return decl_fail(err, RT_ERR_MANIFEST, d->path, where, 0, "an argument is an object");
+  if (!json_is_object(a)) return rt_error_at(err, RT_ERR_MANIFEST, d->path, where, 0, "an argument is an object");
   static const char *const known[] = {"name", "buffer", "scalar", "count", "value", "dir", "init", NULL};
   rt_status s = decl_unknown_fields(d, a, where, known, err);
   if (s) return s;
   const char *name = json_string_value(json_object_get(a, "name"));
   snprintf(field, sizeof field, "%s.name", where);
   if (!name || !is_ident(name) || strlen(name) >= sizeof x->name)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "every argument needs a \"name\" (a C identifier)");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "every argument needs a \"name\" (a C identifier)");
   for (int k = 0; k < d->nargs; k++)
-    if (!strcmp(d->args[k].name, name)) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is a name twice", name);
+    if (!strcmp(d->args[k].name, name)) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is a name twice", name);
   snprintf(x->name, sizeof x->name, "%s", name);
   json_t *buf = json_object_get(a, "buffer"), *sc = json_object_get(a, "scalar");
   if (!!buf == !!sc)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, where, 0, "an argument is a \"buffer\" (element type) or a \"scalar\" (type), exactly one");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, where, 0, "an argument is a \"buffer\" (element type) or a \"scalar\" (type), exactly one");
   x->is_buffer = buf != NULL;
   const char *tn = json_string_value(buf ? buf : sc);
   int t = tn ? elem_parse(tn) : -1;
   snprintf(field, sizeof field, "%s.%s", where, buf ? "buffer" : "scalar");
   if (buf && t < 0)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "element type \"%s\" unknown: dtype, f32, f16, bf16, f64, i8, u8, i32, u32, i64", tn ? tn : "");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "element type \"%s\" unknown: dtype, f32, f16, bf16, f64, i8, u8, i32, u32, i64", tn ? tn : "");
   if (!buf && t != ELEM_I32 && t != ELEM_U32 && t != ELEM_I64 && t != ELEM_F32)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "scalar type \"%s\" unknown: i32, u32, i64, f32", tn ? tn : "");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "scalar type \"%s\" unknown: i32, u32, i64, f32", tn ? tn : "");
   x->type = (elem_type)t;
   const char *vkey = buf ? "count" : "value";
   snprintf(field, sizeof field, "%s.%s", where, vkey);
   json_t *vv = json_object_get(a, vkey);
-  if (!vv) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "missing: a %s needs its \"%s\" expression", buf ? "buffer" : "scalar", vkey);
+  if (!vv) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "missing: a %s needs its \"%s\" expression", buf ? "buffer" : "scalar", vkey);
   if (json_object_get(a, buf ? "value" : "count"))
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, where, 0, "a %s has \"%s\", not \"%s\"", buf ? "buffer" : "scalar", vkey, buf ? "value" : "count");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, where, 0, "a %s has \"%s\", not \"%s\"", buf ? "buffer" : "scalar", vkey, buf ? "value" : "count");
   if ((s = decl_expr(d, vv, field, &x->value, err))) return s;
   if (!buf) {
     if (json_object_get(a, "dir") || json_object_get(a, "init"))
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, where, 0, "a scalar has no \"dir\" or \"init\"");
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, where, 0, "a scalar has no \"dir\" or \"init\"");
     d->nargs++;
     return RT_OK;
   }
   const char *dir = json_string_value(json_object_get(a, "dir"));
   snprintf(field, sizeof field, "%s.dir", where);
-  if (!dir) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "a buffer needs \"dir\": in, out or inout");
+  if (!dir) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "a buffer needs \"dir\": in, out or inout");
   if (!strcmp(dir, "in")) x->dir = DIR_IN;
   else if (!strcmp(dir, "out")) x->dir = DIR_OUT;
   else if (!strcmp(dir, "inout")) x->dir = DIR_INOUT;
-  else return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not in, out or inout", dir);
+  else return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not in, out or inout", dir);
   json_t *init = json_object_get(a, "init");
   snprintf(field, sizeof field, "%s.init", where);
   if (x->dir == DIR_OUT) {
-    if (init) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "an out buffer is poisoned, not initialized: leave \"init\" out");
+    if (init) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "an out buffer is poisoned, not initialized: leave \"init\" out");
     d->nargs++;
     return RT_OK;
   }
   if (!json_is_object(init) || json_object_size(init) != 1)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0,
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0,
                      "an %s buffer needs \"init\": {\"uniform\": [lo, hi]}, {\"int\": [lo, hi]} or {\"const\": v}", dir);
   json_t *u;
   char sub[128];
@@ -359,15 +345,15 @@ static rt_status decl_load_arg(decl *d, json_t *a, size_t i, rt_error *err) {
     snprintf(sub, sizeof sub, "%s.int", field);
     if ((s = decl_range(d, u, sub, &x->lo, &x->hi, err))) return s;
     if (x->lo != floor(x->lo) || x->hi != floor(x->hi))
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, sub, 0, "an integer range has integer ends");
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, sub, 0, "an integer range has integer ends");
   } else if ((u = json_object_get(init, "const"))) {
     x->init = INIT_CONST;
     snprintf(sub, sizeof sub, "%s.const", field);
     if (!json_is_number(u) || !isfinite(json_number_value(u)))
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, sub, 0, "must be a finite number");
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, sub, 0, "must be a finite number");
     x->lo = x->hi = json_number_value(u);
   } else {
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"init\" is one of uniform, int, const");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"init\" is one of uniform, int, const");
   }
   d->nargs++;
   return RT_OK;
@@ -376,9 +362,9 @@ static rt_status decl_load_arg(decl *d, json_t *a, size_t i, rt_error *err) {
 static rt_status decl_load_args(decl *d, json_t *root, rt_error *err) {
   json_t *v = json_object_get(root, "args");
   if (!json_is_array(v) || json_array_size(v) == 0)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, "args", 0, "\"args\" must be the non-empty list of the kernel's arguments");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, "args", 0, "\"args\" must be the non-empty list of the kernel's arguments");
   if (json_array_size(v) > DECL_MAX_ARGS)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, "args", 0, "at most %d arguments", DECL_MAX_ARGS);
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, "args", 0, "at most %d arguments", DECL_MAX_ARGS);
   size_t i;
   json_t *a;
   int outs = 0;
@@ -388,14 +374,14 @@ static rt_status decl_load_args(decl *d, json_t *root, rt_error *err) {
     const decl_arg *x = &d->args[d->nargs - 1];
     outs += x->is_buffer && x->dir != DIR_IN;
   }
-  if (!outs) return decl_fail(err, RT_ERR_MANIFEST, d->path, "args", 0, "no out or inout buffer: nothing to check against the reference");
+  if (!outs) return rt_error_at(err, RT_ERR_MANIFEST, d->path, "args", 0, "no out or inout buffer: nothing to check against the reference");
   return RT_OK;
 }
 
 static rt_status decl_load_check(decl *d, json_t *root, rt_error *err) {
   json_t *v = json_object_get(root, "check");
   if (!json_is_object(v) || json_object_size(v) == 0)
-    return decl_fail(err, RT_ERR_MANIFEST, d->path, "check", 0,
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, "check", 0,
                      "\"check\" maps dtypes (or \"*\") to {\"rel\": bound} and/or {\"abs\": bound}");
   const char *key;
   json_t *x;
@@ -404,8 +390,8 @@ static rt_status decl_load_check(decl *d, json_t *root, rt_error *err) {
     snprintf(field, sizeof field, "check.%s", key);
     int known = !strcmp(key, "*");
     for (int k = 0; k < d->ndtypes; k++) known |= !strcmp(d->dtypes[k], key);
-    if (!known) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not one of the family's dtypes (or \"*\")", key);
-    if (!json_is_object(x)) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "must be {\"rel\": bound} and/or {\"abs\": bound}");
+    if (!known) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not one of the family's dtypes (or \"*\")", key);
+    if (!json_is_object(x)) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "must be {\"rel\": bound} and/or {\"abs\": bound}");
     static const char *const fields[] = {"rel", "abs", NULL};
     rt_status s = decl_unknown_fields(d, x, field, fields, err);
     if (s) return s;
@@ -413,11 +399,11 @@ static rt_status decl_load_check(decl *d, json_t *root, rt_error *err) {
     snprintf(c->dtype, sizeof c->dtype, "%s", key);
     c->rel = c->abs = -1;
     json_t *r = json_object_get(x, "rel"), *a = json_object_get(x, "abs");
-    if (!r && !a) return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "needs \"rel\" or \"abs\"");
+    if (!r && !a) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "needs \"rel\" or \"abs\"");
     if (r && (!json_is_number(r) || !(json_number_value(r) > 0) || !(json_number_value(r) < 1)))
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"rel\" is a bound between 0 and 1");
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"rel\" is a bound between 0 and 1");
     if (a && (!json_is_number(a) || !(json_number_value(a) >= 0) || !isfinite(json_number_value(a))))
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"abs\" is a finite bound of at least 0");
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"abs\" is a finite bound of at least 0");
     if (r) c->rel = json_number_value(r);
     if (a) c->abs = json_number_value(a);
     d->nchecks++;
@@ -425,19 +411,19 @@ static rt_status decl_load_check(decl *d, json_t *root, rt_error *err) {
   for (int k = 0; k < d->ndtypes; k++) {
     int has = 0;
     for (int j = 0; j < d->nchecks; j++) has |= !strcmp(d->checks[j].dtype, d->dtypes[k]) || !strcmp(d->checks[j].dtype, "*");
-    if (!has) return decl_fail(err, RT_ERR_MANIFEST, d->path, "check", 0, "no check for dtype %s (give it, or \"*\")", d->dtypes[k]);
+    if (!has) return rt_error_at(err, RT_ERR_MANIFEST, d->path, "check", 0, "no check for dtype %s (give it, or \"*\")", d->dtypes[k]);
   }
   return RT_OK;
 }
 
 static rt_status decl_load_cost(decl *d, json_t *root, rt_error *err) {
   json_t *v = json_object_get(root, "cost");
-  if (!json_is_object(v)) return decl_fail(err, RT_ERR_MANIFEST, d->path, "cost", 0, "\"cost\" needs \"flops\" and \"bytes\" expressions");
+  if (!json_is_object(v)) return rt_error_at(err, RT_ERR_MANIFEST, d->path, "cost", 0, "\"cost\" needs \"flops\" and \"bytes\" expressions");
   static const char *const known[] = {"flops", "bytes", NULL};
   rt_status s = decl_unknown_fields(d, v, "cost", known, err);
   if (s) return s;
-  if (!json_object_get(v, "flops")) return decl_fail(err, RT_ERR_MANIFEST, d->path, "cost.flops", 0, "missing");
-  if (!json_object_get(v, "bytes")) return decl_fail(err, RT_ERR_MANIFEST, d->path, "cost.bytes", 0, "missing");
+  if (!json_object_get(v, "flops")) return rt_error_at(err, RT_ERR_MANIFEST, d->path, "cost.flops", 0, "missing");
+  if (!json_object_get(v, "bytes")) return rt_error_at(err, RT_ERR_MANIFEST, d->path, "cost.bytes", 0, "missing");
   if ((s = decl_expr(d, json_object_get(v, "flops"), "cost.flops", &d->flops, err))) return s;
   return decl_expr(d, json_object_get(v, "bytes"), "cost.bytes", &d->bytes, err);
 }
@@ -445,7 +431,7 @@ static rt_status decl_load_cost(decl *d, json_t *root, rt_error *err) {
 static rt_status decl_load_levers(decl *d, json_t *root, rt_error *err) {
   json_t *v = json_object_get(root, "levers");
   if (!v) return RT_OK;
-  if (!json_is_array(v)) return decl_fail(err, RT_ERR_MANIFEST, d->path, "levers", 0, "\"levers\" lists roles: %s", role_names_list());
+  if (!json_is_array(v)) return rt_error_at(err, RT_ERR_MANIFEST, d->path, "levers", 0, "\"levers\" lists roles: %s", role_names_list());
   size_t i, n = 0;
   json_t *x;
   json_array_foreach(v, i, x) {
@@ -453,7 +439,7 @@ static rt_status decl_load_levers(decl *d, json_t *root, rt_error *err) {
     snprintf(field, sizeof field, "levers[%zu]", i);
     const char *s = json_string_value(x);
     if (!s || role_parse(s) < 0)
-      return decl_fail(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not a role; roles are: %s", s ? s : "", role_names_list());
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not a role; roles are: %s", s ? s : "", role_names_list());
     n += (size_t)snprintf(d->levers + n, sizeof d->levers - n, "%s%s", n ? "," : "", s);
   }
   if (n == 0) snprintf(d->levers, sizeof d->levers, "none");
@@ -473,7 +459,7 @@ static rt_status decl_values(const decl *d, const problem *p, long long *vals, r
     if (s) {
       char field[64];
       snprintf(field, sizeof field, "facts.%s", d->facts[i]);
-      return decl_fail(err, s, d->path, field, e.column, "for %s: %s", p->shape, e.text);
+      return rt_error_at(err, s, d->path, field, e.column, "for %s: %s", p->shape, e.text);
     }
   }
   return RT_OK;
@@ -729,7 +715,7 @@ static rt_status decl_gpu_setup(const family_ops *self, const problem *p, uint64
     if ((s = expr_eval(a->value, vals, &v, &e))) {
       char field[96];
       snprintf(field, sizeof field, "args[%d].%s", i, a->is_buffer ? "count" : "value");
-      s = decl_fail(err, s, d->path, field, e.column, "%s", e.text);
+      s = rt_error_at(err, s, d->path, field, e.column, "%s", e.text);
       break;
     }
     if (!a->is_buffer) {
@@ -880,8 +866,9 @@ static rt_status decl_gpu_verify(family_gpu *g, double *measure, rt_error *err) 
 void declared_free(family_ops *f) {
   decl *d = (decl *)f;
   if (!d) return;
-  for (int i = 0; i < d->nfacts; i++) expr_free(d->fact_expr[i]);
-  for (int i = 0; i < d->nargs; i++) expr_free(d->args[i].value);
+  /* every slot: a load that failed halfway leaves an expression past the counts */
+  for (int i = 0; i < DECL_MAX_FACTS; i++) expr_free(d->fact_expr[i]);
+  for (int i = 0; i < DECL_MAX_ARGS; i++) expr_free(d->args[i].value);
   expr_free(d->flops);
   expr_free(d->bytes);
   expr_scope_free(d->scope);
@@ -894,8 +881,8 @@ rt_status declared_load(const char *path, family_ops **out, rt_error *err) {
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
     if (json_error_code(&jerr) == json_error_cannot_open_file)
-      return decl_fail(err, RT_ERR_IO, path, NULL, 0, "cannot read the family declaration: %s", jerr.text);
-    rt_status s = decl_fail(err, RT_ERR_PARSE, path, NULL, 0, "invalid JSON: %s", jerr.text);
+      return rt_error_at(err, RT_ERR_IO, path, NULL, 0, "cannot read the family declaration: %s", jerr.text);
+    rt_status s = rt_error_at(err, RT_ERR_PARSE, path, NULL, 0, "invalid JSON: %s", jerr.text);
     if (err) err->line = jerr.line, err->column = jerr.column;
     return s;
   }
@@ -911,7 +898,7 @@ rt_status declared_load(const char *path, family_ops **out, rt_error *err) {
                                       "args", "reference", "check", "cost", "levers", NULL};
   char description[256];
   if (!json_is_object(root)) {
-    s = decl_fail(err, RT_ERR_MANIFEST, path, NULL, 0, "a family declaration is a JSON object (see kernels/declared.h)");
+    s = rt_error_at(err, RT_ERR_MANIFEST, path, NULL, 0, "a family declaration is a JSON object (see kernels/declared.h)");
     goto done;
   }
   if ((s = decl_unknown_fields(d, root, "", known, err)) ||
@@ -921,11 +908,11 @@ rt_status declared_load(const char *path, family_ops **out, rt_error *err) {
       (s = decl_string(d, root, "example", 0, d->example, sizeof d->example, err)))
     goto done;
   if (!is_ident(d->name)) {
-    s = decl_fail(err, RT_ERR_MANIFEST, path, "family", 0, "\"%s\" is not a C identifier", d->name);
+    s = rt_error_at(err, RT_ERR_MANIFEST, path, "family", 0, "\"%s\" is not a C identifier", d->name);
     goto done;
   }
   if (!is_ident(d->reference)) {
-    s = decl_fail(err, RT_ERR_MANIFEST, path, "reference", 0, "\"%s\" is not a template name (a C identifier)", d->reference);
+    s = rt_error_at(err, RT_ERR_MANIFEST, path, "reference", 0, "\"%s\" is not a template name (a C identifier)", d->reference);
     goto done;
   }
   if ((s = decl_load_dims(d, root, err)) || (s = decl_load_dtypes(d, root, err)) ||
@@ -941,7 +928,7 @@ rt_status declared_load(const char *path, family_ops **out, rt_error *err) {
     problem p;
     rt_error e = {0};
     if (decl_parse_shape(&d->ops, d->example, d->dtypes[0], NULL, &p, &e)) {
-      s = decl_fail(err, RT_ERR_MANIFEST, path, "example", 0, "the example shape does not parse: %s", e.text);
+      s = rt_error_at(err, RT_ERR_MANIFEST, path, "example", 0, "the example shape does not parse: %s", e.text);
       goto done;
     }
   }

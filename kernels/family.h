@@ -43,6 +43,8 @@ typedef struct family_ops {
   const char *name;          /* "gemm" */
   const char *shape_help;    /* one line: the shape syntax, for error messages */
   const char *example_shape; /* a shape that parses, for checks that need a problem */
+  const char *example_more;  /* another, for templates the first does not admit (attention:
+                                a decode shape); NULL when the first serves them all */
   const char *reference;     /* the reference template's name; NULL when the family checks
                                 against something else (gemm: cuBLASLt) */
   const char *declared_in;   /* the family.json it was declared in; NULL for a C family */

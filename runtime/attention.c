@@ -189,6 +189,11 @@ int rooftune_attention(rooftune_db *r, const rooftune_attention_problem *a, void
     if ((rc = rooftune_lookup(r, &q, &m))) return rc;
     rt_copy(why, sizeof why, m.reason);
   }
+  if (m.match != ROOFTUNE_MATCH_NONE && m.library_algo[0]) { /* a tuned cuDNN plan */
+    info->passed_count = m.passed_count;
+    rt_copy(info->passed_over, sizeof info->passed_over, m.passed_over);
+    return rt_attention_library(&p, a, stream, m.library_algo, why, info);
+  }
   if (m.match != ROOFTUNE_MATCH_NONE) {
     rc = run_tuned(r, &m, &p, a, ctx, stream, why, sizeof why);
     if (rc == ROOFTUNE_OK) {
@@ -199,5 +204,5 @@ int rooftune_attention(rooftune_db *r, const rooftune_attention_problem *a, void
   }
   info->passed_count = m.passed_count;
   rt_copy(info->passed_over, sizeof info->passed_over, m.passed_over);
-  return rt_attention_library(&p, a, stream, why, info);
+  return rt_attention_library(&p, a, stream, NULL, why, info);
 }

@@ -35,7 +35,7 @@ int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kerne
   if (m->match == ROOFTUNE_MATCH_NONE) return rt_fail(ROOFTUNE_ERR_NOT_FOUND, "the match is empty");
   if (!m->cubin_size || !m->entry[0])
     return rt_fail(ROOFTUNE_ERR_NOT_FOUND, "winner %s %s has no cubin (%s)", m->template_name, m->config,
-                   m->library_algo[0] ? "a cuBLASLt algorithm" : "not tuned on a GPU");
+                   m->library_algo[0] ? "a library candidate" : "not tuned on a GPU");
   rt_error err = {0};
   if (rt_driver_load(&err)) return rt_fail_err(&err);
   CUcontext ctx = NULL;

@@ -160,11 +160,20 @@ static int rank_cmp(const void *pa, const void *pb) {
   return a->x->e->winner_id < b->x->e->winner_id ? -1 : a->x->e->winner_id > b->x->e->winner_id;
 }
 
-static int runnable(const db_entry *e) { return (e->launch.cubin_size && e->launch.entry[0]) || e->launch.library_algo[0]; }
+/* 1 when this library can run winner e: its cubin, or a library winner of a vendor library it
+ * calls (cuBLASLt always; cuDNN once attention's fallback is in, attention_library.c). */
+static int runnable(const db_entry *e) {
+  if (e->launch.cubin_size && e->launch.entry[0]) return 1;
+  if (!e->launch.library_algo[0]) return 0;
+  return strcmp(e->family, "attention") ? 1 : rt_attention_library_available();
+}
 
 /* Why a winner has nothing to launch. */
 static void nothing_to_launch(const db_entry *e, char *why, size_t size) {
-  snprintf(why, size, "nothing to launch: no cubin stored (%s on %s)", timing_kind_name(e->timing), e->device.name);
+  if (e->launch.library_algo[0])
+    snprintf(why, size, "a %s library winner, which this librooftune cannot run", e->template_name);
+  else
+    snprintf(why, size, "nothing to launch: no cubin stored (%s on %s)", timing_kind_name(e->timing), e->device.name);
 }
 
 /* Adds a passed-over line to m. */

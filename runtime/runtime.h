@@ -138,9 +138,11 @@ void rt_info_from_match(const rooftune_match *m, rooftune_info *info);
 
 /* 1 when this build can run attention through the vendor library (cuDNN). */
 int rt_attention_library_available(void);
-/* Runs p through the vendor library (the seam for cuDNN's SDPA); ROOFTUNE_ERR_NOT_FOUND with
- * the reason while this build has none. */
+/* Runs p through the vendor library (the seam for cuDNN's SDPA): the plan a tuned library
+ * winner names (identity, "cudnn sdpa engine=..."), or cuDNN's own choice (identity NULL; why
+ * says why no tuned kernel ran).  ROOFTUNE_ERR_NOT_FOUND with the reason while this build has
+ * none. */
 int rt_attention_library(const problem *p, const rooftune_attention_problem *a, void *stream,
-                         const char *why, rooftune_info *info);
+                         const char *identity, const char *why, rooftune_info *info);
 
 #endif

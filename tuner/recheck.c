@@ -38,7 +38,7 @@ void recheck_winner(const db_entry *e, const char *spec, const char *dbp, double
   v->now_ms = NAN;
   if (e->launch.library_algo[0]) {
     v->verdict = RECHECK_LIBRARY;
-    snprintf(v->detail, sizeof v->detail, "cuBLASLt's own choice: not re-measured here");
+    snprintf(v->detail, sizeof v->detail, "a library candidate (%.40s): not re-measured here", e->template_name);
     return;
   }
   if (e->template_stale) {
@@ -54,6 +54,7 @@ void recheck_winner(const db_entry *e, const char *spec, const char *dbp, double
   memset(&o, 0, sizeof o);
   o.target = e->template_name;
   o.shape = e->shape;
+  o.problem_args = e->args[0] ? e->args : NULL;
   o.dtype = e->dtype;
   o.device = spec;
   o.config = e->config;

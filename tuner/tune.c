@@ -659,9 +659,23 @@ done:
 static rt_status tune_library(tune_ctx *c, rt_error *err) {
   char ids[TUNE_MAX_LIBRARY][256];
   int count = 0;
-  rt_status rc = device_library_list(c->dev, TUNE_MAX_LIBRARY, ids, &count, err);
-  if (rc || count == 0) return rc;
-  if (c->run && (rc = db_run_template(c->run, "cublaslt", c->prob.family, "", "", err))) return rc;
+  rt_error lerr = {0};
+  rt_status rc = device_library_list(c->dev, TUNE_MAX_LIBRARY, ids, &count, &lerr);
+  if (rc == RT_ERR_UNSUPPORTED) { /* the library has nothing for this problem: say why, go on */
+    size_t l = strlen(c->rep->note);
+    snprintf(c->rep->note + l, sizeof c->rep->note - l, "%sno library candidates: %.200s", l ? "; " : "",
+             lerr.text);
+    return RT_OK;
+  }
+  if (rc) {
+    if (err) *err = lerr;
+    return rc;
+  }
+  if (count == 0) return RT_OK;
+  /* the library is the identity's first word: "cublaslt ...", "cudnn sdpa ..." */
+  char lib[32];
+  snprintf(lib, sizeof lib, "%.*s", (int)strcspn(ids[0], " "), ids[0]);
+  if (c->run && (rc = db_run_template(c->run, lib, c->prob.family, "", "", err))) return rc;
   long long best_id = 0;
   double best_ms = 0;
   int best_i = -1;
@@ -670,7 +684,7 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
     candidate_plan_library(&pl, ids[i], c->fam->flops(c->fam, &c->prob), c->fam->min_bytes(c->fam, &c->prob));
     device_candidate dc;
     memset(&dc, 0, sizeof dc);
-    dc.template_name = "cublaslt";
+    dc.template_name = lib;
     dc.plan = &pl;
     dc.library_index = i;
     dc.path = roofline_path_for_dtype(c->prob.dtype, 1);
@@ -1057,7 +1071,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   }
 
   /* the problem */
-  if ((rc = c.fam->parse_shape(c.fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "", NULL, &c.prob, err))) {
+  if ((rc = c.fam->parse_shape(c.fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "", o->problem_args, &c.prob, err))) {
     if (err && !err->source[0]) rt_error_locate(err, "--shape", NULL, 0, 0);
     goto done;
   }

@@ -3,8 +3,9 @@
  * never sees the command line.
  *
  * A target is a family ("gemm": every template of the family that supports the dtype and the
- * device's architecture, plus the family's library candidates (cuBLASLt) on a real GPU) or one
- * template by name.  The evaluation budget is shared out evenly between the templates; each
+ * device's architecture, plus the family's library candidates (cuBLASLt for gemm, cuDNN's SDPA
+ * for attention) on a real GPU, stored under the identity's first word, "cublaslt" or "cudnn";
+ * a library with nothing for the problem leaves a note saying why) or one template by name.  The evaluation budget is shared out evenly between the templates; each
  * template is searched by its own strategy (search/strategy.h) over its manifest's space, in
  * batches that the compile pool builds in parallel through the cubin cache.  Every candidate is
  * diagnosed (diagnose.h) when it has a time and the device has ceilings, stored in the database
@@ -47,6 +48,8 @@ typedef struct tune_options {
   const char *target;       /* family ("gemm") or template name ("gemm_mma") */
   const char *shape;        /* "4096x4096x4096" (the family's syntax) */
   const char *dtype;        /* "bf16" */
+  const char *problem_args; /* the problem's data beyond its shape, as the family parses it
+                               (attention: per-sequence KV lengths "5,1000,777"); NULL: none */
   const char *device;       /* "cuda", "model:h200", "replay:FILE"; NULL: cuda when a GPU is
                                present, else model:h200 (tune_report.note says so) */
   const char *strategy;     /* NULL: the default strategy */

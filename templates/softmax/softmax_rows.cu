@@ -49,6 +49,14 @@ __device__ __forceinline__ void row_reduce(float &m, float &s, int mode, float (
 #endif
 }
 
+// The UNROLL vectors of a row this thread reads at step i0 (ROW_THREADS vectors apart), all
+// loads issued before any is used; those past the row's nv vectors are left alone.
+__device__ __forceinline__ void load(vec_t (&buf)[UNROLL], const vec_t *xr, int i0, int nv) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; u++)
+    if (i0 + u * ROW_THREADS < nv) buf[u] = xr[i0 + u * ROW_THREADS];
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const elem *x, elem *y, int rows, int cols) {
   __shared__ float red[RPB][ROW_WARPS][2];
   const int r = blockIdx.x * RPB + threadIdx.x / ROW_THREADS, t = threadIdx.x % ROW_THREADS;
@@ -59,9 +67,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const elem *x
   float m = NEG_INF, s = 0.f;
   for (int i0 = t; i0 < nv; i0 += ROW_THREADS * UNROLL) {
     vec_t buf[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++)
-      if (i0 + u * ROW_THREADS < nv) buf[u] = xr[i0 + u * ROW_THREADS];
+    load(buf, xr, i0, nv);
 #pragma unroll
     for (int u = 0; u < UNROLL; u++)
       if (i0 + u * ROW_THREADS < nv)
@@ -86,9 +92,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const elem *x
   row_reduce(m, s, 0, red);
   for (int i0 = t; i0 < nv; i0 += ROW_THREADS * UNROLL) {
     vec_t buf[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++)
-      if (i0 + u * ROW_THREADS < nv) buf[u] = xr[i0 + u * ROW_THREADS];
+    load(buf, xr, i0, nv);
 #pragma unroll
     for (int u = 0; u < UNROLL; u++)
       if (i0 + u * ROW_THREADS < nv)
@@ -100,9 +104,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const elem *x
   const float inv = 1.f / s;
   for (int i0 = t; i0 < nv; i0 += ROW_THREADS * UNROLL) {
     vec_t buf[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++)
-      if (i0 + u * ROW_THREADS < nv) buf[u] = xr[i0 + u * ROW_THREADS];
+    load(buf, xr, i0, nv);
 #pragma unroll
     for (int u = 0; u < UNROLL; u++)
       if (i0 + u * ROW_THREADS < nv) {

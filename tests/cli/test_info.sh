@@ -5,6 +5,12 @@ bin=${ROOFTUNE_BIN:?}
 out=$("$bin" info) || { echo "FAIL: info exited $?"; exit 1; }
 echo "$out" | grep -q "^NVRTC .*sm_90" || { echo "FAIL: no sm_90 in: $out"; exit 1; }
 echo "$out" | grep -q "^CUDA driver" || { echo "FAIL: no driver line"; exit 1; }
+# cuDNN: its version and file, or why there is none (and a wrong ROOFTUNE_LIBCUDNN is named)
+echo "$out" | grep -Eq "^cuDNN         (9\.[0-9]+\.[0-9]+ at /.*libcudnn\.so\.9|none: cuDNN not found \(looked in )" ||
+  { echo "FAIL: no cuDNN line in: $out"; exit 1; }
+out2=$(ROOFTUNE_LIBCUDNN=/nonexistent/libcudnn.so.9 "$bin" info) || { echo "FAIL: info exited $?"; exit 1; }
+echo "$out2" | grep -q "^cuDNN         none: cuDNN not found: ROOFTUNE_LIBCUDNN=/nonexistent/libcudnn.so.9 could not be loaded" ||
+  { echo "FAIL: a wrong ROOFTUNE_LIBCUDNN is not named: $out2"; exit 1; }
 json=$("$bin" info --json) || { echo "FAIL: info --json exited $?"; exit 1; }
 python3 - "$json" <<'PY' || exit 1
 import json, sys
@@ -15,6 +21,8 @@ if not d["driver"]["present"]:
     assert d["gpus"] == [] and "driver" in d["driver"]["message"]
 for g in d["gpus"]:
     assert g["sm_count"] > 0 and g["memory_bytes"] > 0
+c = d["cudnn"]
+assert ("version" in c and c["version"].startswith("9.") and c["path"].endswith("libcudnn.so.9")) or "not found" in c["message"], c
 print("info ok:", "driver present" if d["driver"]["present"] else "no driver (reported plainly)")
 PY
 # the cubin cache: where, how much, its bound; a bad bound is said, and the default holds

@@ -73,5 +73,19 @@ for exe in "$tmp/load_gemm_pc" "$tmp/ex/load_gemm"; do
   [ $rc = 1 ] || die "$exe with a missing database exited $rc"
   case "$out" in *"missing.db: no such database"*) ;; *) die "$exe missing db: $out" ;; esac
 done
-[ $fail = 0 ] && echo "installed into $prefix; the example builds with pkg-config and find_package and runs"
+# 3. your own kernel (the README's "Tune your own kernel"): a folder outside the tree, tuned by the
+#    installed rooftune, served to examples/own_kernel/load_vscale.c built against the library
+mkdir -p "$tmp/my-kernels/vscale"
+cp "$src"/examples/own_kernel/*.json "$src"/examples/own_kernel/*.cu "$tmp/my-kernels/vscale/"
+"$prefix/bin/rooftune" tune vscale --templates "$tmp/my-kernels" --shape 16777216 --dtype f32 --device model:h200 \
+  --budget 4 --db "$tmp/own.db" >"$tmp/own.log" 2>&1 || { tail -5 "$tmp/own.log"; die "installed rooftune tune vscale"; }
+cc -std=c11 -Wall -Werror -o "$tmp/load_vscale" "$src/examples/own_kernel/load_vscale.c" $flags -ldl -lm \
+  -Wl,-rpath,"$libdir" || die "load_vscale via pkg-config"
+[ -x "$tmp/ex/load_vscale" ] || die "load_vscale via find_package"
+out=$("$tmp/load_vscale" "$tmp/own.db" 16777216 2>&1); rc=$?
+if ! [ -e /dev/nvidia0 ]; then
+  [ $rc = 0 ] || die "load_vscale exited $rc: $out"
+  case "$out" in *"tuned: vscale 16777216 f32 (exact match): vscale_vec"*"no GPU here"*) ;; *) die "load_vscale printed: $out" ;; esac
+fi
+[ $fail = 0 ] && echo "installed into $prefix; the examples build with pkg-config and find_package and run"
 exit $fail

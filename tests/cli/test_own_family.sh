@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A user's own kernel, outside the repository: a folder with its family declared in
-# family.json, a reference template and a tuned template is listed and checked by `rooftune
-# templates`, tuned on the model device through ROOFTUNE_TEMPLATE_PATH (and --templates),
+# A user's own kernel, outside the repository (a copy of examples/own_kernel, what the README's
+# "Tune your own kernel" walks through): a folder with its family declared in family.json, a
+# reference template and a tuned template is listed and checked by `rooftune templates`, tuned on the model device through ROOFTUNE_TEMPLATE_PATH (and --templates),
 # stored, and looked up (exact and nearest).  Its reference is never tuned; the same template
 # name in two folders, a broken declaration and a template of an unknown family are each one
 # clear error.
@@ -14,60 +14,7 @@ die() { echo "FAIL: $*"; fail=1; }
 export ROOFTUNE_CACHE_DIR="$tmp/cache"
 own="$tmp/my-kernels/vscale"
 mkdir -p "$own"
-cat >"$own/family.json" <<'JSON'
-{
-  "family": "vscale",
-  "description": "y = a * x over N floats",
-  "dims": ["N"],
-  "example": "1048576",
-  "dtypes": ["f32"],
-  "args": [
-    {"name": "x", "buffer": "dtype", "count": "N", "dir": "in", "init": {"uniform": [-1, 1]}},
-    {"name": "y", "buffer": "dtype", "count": "N", "dir": "out"},
-    {"name": "n", "scalar": "i32", "value": "N"},
-    {"name": "a", "scalar": "f32", "value": 3}
-  ],
-  "reference": "vscale_ref",
-  "check": {"f32": {"rel": 1e-6}},
-  "cost": {"flops": "N", "bytes": "2*N*dtype_bytes"}
-}
-JSON
-cat >"$own/vscale_ref.cu" <<'CU'
-extern "C" __global__ void vscale_ref(const float *x, float *y, int n, float a) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i];
-}
-CU
-cat >"$own/vscale_ref.json" <<'JSON'
-{"name": "vscale_ref", "family": "vscale", "source": "vscale_ref.cu", "entry": "vscale_ref",
- "dtypes": ["f32"], "archs": ["sm_80", "sm_90"], "params": {"T": [256]},
- "launch": {"grid": ["ceil_div(N, T)", 1, 1], "block": ["T", 1, 1]},
- "cost": {"flops": "N", "dram_bytes": "8*N"}}
-JSON
-cat >"$own/vscale_vec.cu" <<'CU'
-// each thread scales UNROLL float4 vectors, a grid-stride loop over the rest
-extern "C" __global__ void vscale_vec(const float *x, float *y, int n, float a) {
-  int v = n / 4;
-  for (int i = blockIdx.x * THREADS * UNROLL + threadIdx.x; i < v; i += gridDim.x * THREADS * UNROLL)
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++)
-      if (i + u * THREADS < v) {
-        float4 t = ((const float4 *)x)[i + u * THREADS];
-        ((float4 *)y)[i + u * THREADS] = make_float4(a * t.x, a * t.y, a * t.z, a * t.w);
-      }
-  for (int i = 4 * v + blockIdx.x * THREADS + threadIdx.x; i < n; i += gridDim.x * THREADS) y[i] = a * x[i];
-}
-CU
-cat >"$own/vscale_vec.json" <<'JSON'
-{"name": "vscale_vec", "family": "vscale", "source": "vscale_vec.cu", "entry": "vscale_vec",
- "dtypes": ["f32"], "archs": ["sm_80", "sm_90"],
- "params": {"THREADS": [128, 256, 512], "UNROLL": [1, 2, 4], "WAVES": [1, 4, 16]},
- "roles": {"THREADS": "warps", "UNROLL": "unroll"},
- "constraints": ["N >= 4"],
- "launch": {"grid": ["min(ceil_div(N, 4*THREADS*UNROLL), WAVES*device.sm_count)", 1, 1], "block": ["THREADS", 1, 1],
-            "work": "max(ceil_div(N, 4*THREADS*UNROLL), min(ceil_div(N, 4*THREADS*UNROLL), WAVES*device.sm_count))"},
- "cost": {"flops": "N", "dram_bytes": "8*N", "bytes_in_flight": "THREADS*16*UNROLL"}}
-JSON
+cp "${ROOFTUNE_SOURCE_DIR:?}"/examples/own_kernel/*.json "$ROOFTUNE_SOURCE_DIR"/examples/own_kernel/*.cu "$own/"
 
 # listed and checked, with where each came from
 out=$(ROOFTUNE_TEMPLATE_PATH="$tmp/my-kernels" "$bin" templates 2>&1) || die "templates exited $?: $out"

@@ -27,14 +27,16 @@
 #     per template and dtype on the cuda device, where each candidate's output is poisoned,
 #     computed and compared with the family's reference before it is timed; any
 #     RT_ERR_WRONG_RESULT fails the script ("verify");
+#  5b. tunes attention 4x32x4096x128 bf16 (causal and not) with cuDNN's SDPA candidates in the
+#     same run and prints cuDNN's best against the templates' ("attention-cudnn");
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
 #  7. runs examples/load_gemm.c (build-gpu/tests/gpu_load_gemm, on the carried librooftune) on
 #     the winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
 #  8. the runtime as applications use it: load_gemm on the serving rules' cases, attention
 #     served through rooftune_attention, the Python package's GPU tests ("runtime");
-#  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but "levers", which
-#     the first H200 runs answered: bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests
-#     skinny" for a short second try;
+#  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but those in
+#     RT_GPU_SKIP, "levers" unless set: the first H200 runs answered it,
+#     bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests skinny" for a short second try;
 #  then writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
 #     and every log, and the main job's JSON, into one archive beside it, gpu_logs.tgz (the
 #     device tool brings back at most 8 files).
@@ -57,7 +59,13 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 # RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras runtime} "
+# default: "tests" and every step file's NAME but those listed in $RT_GPU_SKIP (default "levers")
+all_steps="tests"
+for f in tests/gpu/steps/[0-9]*.sh; do n=$(basename "$f" .sh); all_steps="$all_steps ${n#*-}"; done
+skip=" ${RT_GPU_SKIP:-levers} "
+default_steps=""
+for n in $all_steps; do case "$skip" in *" $n "*) ;; *) default_steps="$default_steps $n" ;; esac; done
+steps=" ${RT_GPU_STEPS:-$default_steps} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
@@ -100,6 +108,12 @@ fi
 if [ -z "${CUDA_HOME:-}" ] && [ ! -f /usr/local/cuda/include/cuda_fp16.h ]; then
   hdr=$(find / -xdev -name cuda_fp16.h -path "*/include/*" -print -quit 2>/dev/null)
   [ -n "$hdr" ] && export CUDA_HOME=$(dirname "$(dirname "$hdr")") && log "CUDA_HOME=$CUDA_HOME (for NVRTC's headers)"
+fi
+# cuDNN (the attention family's library candidates): where rooftune's own search
+# (tuner/driver/cudnn.h) finds none, the first libcudnn.so.9 on the machine
+if [ -z "${ROOFTUNE_LIBCUDNN:-}" ] && timeout 30 "$bin" info 2>/dev/null | grep -q "^cuDNN *none"; then
+  lib=$(find / -xdev -name libcudnn.so.9 -print -quit 2>/dev/null)
+  [ -n "$lib" ] && export ROOFTUNE_LIBCUDNN=$lib && log "ROOFTUNE_LIBCUDNN=$lib (outside rooftune's search)"
 fi
 log "build ready after $(( $(date +%s) - start )) s"
 timeout 30 "$bin" info | tee -a "$results"

@@ -1,7 +1,7 @@
 /* test_compile_templates.c (long) — every installed template compiles in every configuration of
  * its space, for each of its dtypes, on the first architecture it lists, at the default shape of
  * its family (gemm: 4096x4096x4096, else :nt for templates that need B stored N x K, else
- * 16x4096x4096:nt for those of a few rows): no compile error, crash or timeout, a ptxas report
+ * 16x4096x4096:nt for those of a few rows; the other families: their example shape): no compile error, crash or timeout, a ptxas report
  * for each, and the occupancy calculator accepts each (launchable: at least one block per SM).
  * Uses the cubin cache (ROOFTUNE_CACHE_DIR), so a rerun is quick. */
 
@@ -49,7 +49,9 @@ int main(void) {
     for (int d = 0; source && d < manifest_ndtypes(m); d++) {
       const char *dtype = manifest_dtype(m, d);
       rt_vars env;
-      space *sp = space_for(m, dtype, arch, "4096x4096x4096", &env);
+      const family_ops *fam = family_find(manifest_family(m));
+      space *sp = space_for(m, dtype, arch, fam && strcmp(fam->name, "gemm") ? fam->example_shape : "4096x4096x4096", &env);
+      if (!sp && fam && fam->example_more) sp = space_for(m, dtype, arch, fam->example_more, &env);
       if (!sp) sp = space_for(m, dtype, arch, "4096x4096x4096:nt", &env);
       if (!sp) sp = space_for(m, dtype, arch, "16x4096x4096:nt", &env);
       CHECK(sp != NULL);

@@ -183,12 +183,14 @@ static void check_shipped(void) {
     CHECK(arch != NULL);
     size_t total = 0;
     /* gemm: the shapes and layouts above; a declared family: its example shape */
-    const int gemm = fam && !strcmp(fam->name, "gemm"), nsh = gemm ? 4 : 1, nl = gemm ? 2 : 1;
+    const int gemm = fam && !strcmp(fam->name, "gemm"), nl = gemm ? 2 : 1;
+    const int nsh = gemm ? 4 : fam && fam->example_more ? 2 : 1;
     for (int d = 0; fam && arch && d < manifest_ndtypes(m); d++)
       for (int sh = 0; sh < nsh; sh++)
         for (int l = 0; l < nl; l++) {
           char shape[64];
-          snprintf(shape, sizeof shape, "%s%s", gemm ? shapes[sh] : fam->example_shape, layouts[l]);
+          snprintf(shape, sizeof shape, "%s%s", gemm ? shapes[sh] : sh ? fam->example_more : fam->example_shape,
+                   layouts[l]);
           problem pb;
           rt_vars env;
           rt_vars_clear(&env);

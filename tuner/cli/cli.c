@@ -49,3 +49,52 @@ int cli_parse_count(const char *cmd, const char *flag, const char *text, long *o
 
 int cli_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
 
+
+int cli_read_list(const char *cmd, const char *flag, const char *text, char *out, size_t size) {
+  int inline_list = *text != '\0';
+  for (const char *p = text; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || *p == ',')) inline_list = 0;
+  char *buf = NULL;
+  const char *src = text;
+  if (!inline_list) {
+    FILE *f = fopen(text, "r");
+    if (!f) return cli_usage_error(cmd, "%s %s: neither a list of numbers nor a readable file", flag, text), -1;
+    size_t cap = 1 << 16, n = 0;
+    buf = malloc(cap);
+    int c;
+    while (buf && (c = fgetc(f)) != EOF && n + 1 < cap) buf[n++] = (char)c;
+    int too_long = buf && c != EOF;
+    fclose(f);
+    if (!buf || too_long) {
+      free(buf);
+      return cli_usage_error(cmd, "%s %s: the file is longer than 64 KiB", flag, text), -1;
+    }
+    buf[n] = '\0';
+    src = buf;
+  }
+  size_t w = 0;
+  int count = 0, rc = 0;
+  for (const char *p = src; *p && !rc;) {
+    if (*p == ',' || *p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') {
+      p++;
+      continue;
+    }
+    if (*p < '0' || *p > '9') {
+      rc = cli_usage_error(cmd, "%s %s: '%c' is not part of a number", flag, text, *p);
+      break;
+    }
+    const char *q = p;
+    while (*q >= '0' && *q <= '9') q++;
+    int need = snprintf(out + w, size > w ? size - w : 0, "%s%.*s", count ? "," : "", (int)(q - p), p);
+    if (need < 0 || (size_t)need >= size - w) {
+      rc = cli_usage_error(cmd, "%s %s: too many numbers", flag, text);
+      break;
+    }
+    w += (size_t)need;
+    count++;
+    p = q;
+  }
+  free(buf);
+  if (!rc && count == 0) rc = cli_usage_error(cmd, "%s %s: no numbers", flag, text);
+  return rc ? -1 : 0;
+}

@@ -42,6 +42,11 @@ int cli_fail(const char *cmd, const rt_error *err);
 int cli_parse_count(const char *cmd, const char *flag, const char *text, long *out);
 
 
+/* A list of non-negative integers for flag FLAG: TEXT itself when it is "N,N,...", else the
+ * numbers of the file TEXT names (separated by commas, spaces or newlines), written into out as
+ * "N,N,...".  On failure prints a usage error and returns -1. */
+int cli_read_list(const char *cmd, const char *flag, const char *text, char *out, size_t size);
+
 /* 1 when stdout / stderr is a terminal, for progress bars and colour. */
 int cli_stderr_is_tty(void);
 

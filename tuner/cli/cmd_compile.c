@@ -18,7 +18,7 @@
 static const char usage[] =
     "usage: rooftune compile TEMPLATE --arch ARCH [--dtype D] [--shape S] [--jobs N]\n"
     "                        [--limit N] [--timeout SEC] [--no-pch] [--no-cache] [--logs]\n"
-    "                        [--json]\n\n"
+    "                        [--templates DIR]... [--json]\n\n"
     "Compiles every valid configuration of TEMPLATE (or --limit of them, spread evenly over the\n"
     "space) with NVRTC for ARCH and prints one row per candidate: its configuration, registers\n"
     "per thread, shared memory (static + dynamic), spilled bytes, occupancy and what limits it,\n"
@@ -27,7 +27,8 @@ static const char usage[] =
     "options:\n"
     "  --arch ARCH     sm_80, sm_86, sm_89, sm_90 or sm_90a (required)\n"
     "  --dtype D       input precision, one of the template's dtypes (default: its first)\n"
-    "  --shape S       problem shape in the family's syntax (default for gemm: 4096x4096x4096);\n"
+    "  --shape S       problem shape in the family's syntax (default: the family's example,\n"
+    "                  gemm 4096x4096x4096, attention 4x32x4096x128);\n"
     "                  constraints and launch sizes may depend on it; launch sizes that read\n"
     "                  device.sm_count use the first model GPU of ARCH (sm_90: h200)\n"
     "  --jobs N        compile processes (default: one per core)\n"
@@ -36,19 +37,14 @@ static const char usage[] =
     "  --no-pch        do not precompile the template's system headers\n"
     "  --no-cache      neither read nor write the cubin cache\n"
     "  --logs          print the whole NVRTC log of every candidate that failed to stderr\n"
+    "  --templates DIR a folder of templates searched first (repeatable)\n"
     "  --json          print one JSON object instead of the table\n\n"
     "environment:\n"
-    "  ROOFTUNE_TEMPLATE_DIR  where templates are found\n"
+    "  ROOFTUNE_TEMPLATE_PATH folders of templates searched before the shipped ones\n"
     "  ROOFTUNE_CACHE_DIR     cubin cache folder; 'off' disables it (default\n"
     "                         $XDG_CACHE_HOME/rooftune, else ~/.cache/rooftune)\n"
     "  ROOFTUNE_CACHE_MAX_MB  the cache's bound in megabytes (default 2048); past it the\n"
     "                         least recently used compiles go (`rooftune info` shows its size)\n";
-
-/* The shape used when --shape is absent, per family. */
-static const char *compile_default_shape(const char *family) {
-  if (strcmp(family, "gemm") == 0) return "4096x4096x4096";
-  return NULL;
-}
 
 static const char *compile_status_word(int status) {
   switch (status) {
@@ -107,7 +103,7 @@ static int cmd_compile(int argc, char **argv) {
       {"limit", required_argument, 0, 'l'},  {"timeout", required_argument, 0, 't'},
       {"no-pch", no_argument, 0, 'P'},       {"no-cache", no_argument, 0, 'C'},
       {"logs", no_argument, 0, 'L'},         {"json", no_argument, 0, 'J'},
-      {0, 0, 0, 0}};
+      {"templates", required_argument, 0, 'T'}, {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -131,6 +127,11 @@ static int cmd_compile(int argc, char **argv) {
     case 'C': no_cache = 1; break;
     case 'J': json = 1; break;
     case 'L': logs = 1; break;
+    case 'T': {
+      rt_error terr = {0};
+      if (catalog_add_dir(optarg, &terr)) return cli_fail("compile", &terr);
+      break;
+    }
     default: return cli_bad_option("compile", argc, argv);
     }
   }
@@ -185,7 +186,7 @@ static int cmd_compile(int argc, char **argv) {
     rc = cli_fail("compile", &err);
     goto done;
   }
-  if (!shape) shape = compile_default_shape(fam->name);
+  if (!shape) shape = fam->example_shape; /* the family's example problem */
   if (!shape) {
     rc = cli_usage_error("compile", "--shape is required for family %s (%s)", fam->name,
                          fam->shape_help);

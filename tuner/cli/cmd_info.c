@@ -6,6 +6,7 @@
 #include "tuner/cli/cli.h"
 #include "tuner/compile/cubin_cache.h"
 #include "tuner/driver/cuda_driver.h"
+#include "tuner/driver/cudnn.h"
 #include "tuner/compile/toolkit.h"
 #include "tuner/version.h"
 
@@ -13,8 +14,10 @@ static const char usage[] =
     "usage: rooftune info [--json]\n\n"
     "Shows the CUDA toolkit and NVRTC versions, the architectures NVRTC can target, whether a\n"
     "CUDA driver and GPU are present and, for each GPU, its name, compute capability, SM\n"
-    "count, memory, L2 size and clocks, and the cubin cache: where it is, what it holds and its\n"
-    "bound (ROOFTUNE_CACHE_MAX_MB).  Without a driver it says so and still exits 0.\n\n"
+    "count, memory, L2 size and clocks, which cuDNN the attention family's library candidates\n"
+    "use (found as tuner/driver/cudnn.h says: ROOFTUNE_LIBCUDNN, the loader's paths, the\n"
+    "toolkit, Python wheels), and the cubin cache: where it is, what it holds and its bound\n"
+    "(ROOFTUNE_CACHE_MAX_MB).  Without a driver or cuDNN it says so and still exits 0.\n\n"
     "options:\n"
     "  --json     print one JSON object instead of text\n";
 
@@ -84,6 +87,17 @@ static int cmd_info(int argc, char **argv) {
   }
   json_object_set_new(root, "gpus", gpus);
 
+  json_t *dnnj = json_object();
+  rt_error nerr = {0};
+  if (cudnn_load(&nerr) == RT_OK) {
+    cudnn_version_text(dnn.version, v, sizeof v);
+    json_object_set_new(dnnj, "version", json_string(v));
+    json_object_set_new(dnnj, "path", json_string(dnn.path));
+  } else {
+    json_object_set_new(dnnj, "message", json_string(nerr.text));
+  }
+  json_object_set_new(root, "cudnn", dnnj);
+
   /* the cubin cache: opening it creates the folder and an empty file, as any compile would */
   json_t *cache = json_object();
   cubin_cache *cc = NULL;
@@ -131,6 +145,10 @@ static int cmd_info(int argc, char **argv) {
              json_integer_value(json_object_get(o, "memory_clock_mhz")));
     }
     if (ds != RT_OK) printf("GPU           none: kernels cannot run here; compile, model and replay work\n");
+    if (dnn.handle)
+      printf("cuDNN         %s at %s\n", json_string_value(json_object_get(dnnj, "version")), dnn.path);
+    else
+      printf("cuDNN         none: %s\n", nerr.text);
     json_t *path = json_object_get(cache, "path"), *msg = json_object_get(cache, "message");
     if (path)
       printf("cubin cache   %s: %lld compiles, %.1f MB of at most %.0f MB\n", json_string_value(path),

@@ -19,7 +19,7 @@ static const char usage[] =
     "and checks each one: its family is known, every name its expressions read is one the family\n"
     "provides, and the family's reference template is in the path.  The path is the --templates\n"
     "folders, then $ROOFTUNE_TEMPLATE_PATH (colon-separated), then the shipped templates\n"
-    "($ROOFTUNE_TEMPLATE_DIR, else the source tree's templates/ when rooftune runs from its build\n"
+    "($ROOFTUNE_TEMPLATE_DIR when set, else the source tree's templates/ when rooftune runs from its build\n"
     "folder, else the installed share/rooftune/templates); --dir lists one folder alone.  Anything\n"
     "that does not load or check is reported with its error (file, field, column) and the exit\n"
     "status is 1.  No templates at all is said plainly and is not an error.\n\n"
@@ -209,6 +209,8 @@ static int cmd_templates(int argc, char **argv) {
     manifest_free(m);
   }
   catalog_list_free(paths, n);
+  catalog_list_free(fams, nf);
+  json_object_set_new(root, "families", flist);
   json_object_set_new(root, "templates", list);
   json_object_set_new(root, "errors", errors);
   if (json) {

@@ -16,7 +16,8 @@
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
     "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
-    "                     [--config C] [--prior FILE] [--templates DIR]... [--no-db] [--json]\n\n"
+    "                     [--config C] [--prior FILE] [--templates DIR]... [--kv-lens L]\n"
+    "                     [--no-db] [--json]\n\n"
     "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
     "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
     "candidates with NVRTC (in parallel, through the cubin cache), measures, predicts or\n"
@@ -48,6 +49,8 @@ static const char usage[] =
     "                   --prior model: the model device's ranking for this GPU instead\n"
     "  --templates DIR  a folder of templates and family declarations (family.json) searched\n"
     "                   before $ROOFTUNE_TEMPLATE_PATH and the shipped templates; repeatable\n"
+    "  --kv-lens L      attention: each sequence's own KV length, as L1,L2,... (B numbers, each\n"
+    "                   at most SKV) or a file of them (one per line or comma-separated)\n"
     "  --no-db          store nothing\n"
     "  --json           print one JSON object instead of the table\n";
 
@@ -139,6 +142,7 @@ static void print_table(const tune_report *rep, int stored) {
 }
 
 static int cmd_tune(int argc, char **argv) {
+  static char kv_lens[8192];
   tune_options o;
   memset(&o, 0, sizeof o);
   int json = 0, no_db = 0;
@@ -157,6 +161,7 @@ static int cmd_tune(int argc, char **argv) {
                                        {"config", required_argument, 0, 'C'},
                                        {"prior", required_argument, 0, 'P'},
                                        {"templates", required_argument, 0, 'L'},
+                                       {"kv-lens", required_argument, 0, 'K'},
                                        {0, 0, 0, 0}};
   int c;
   long v;
@@ -168,6 +173,10 @@ static int cmd_tune(int argc, char **argv) {
     case 'S': o.strategy = optarg; break;
     case 'C': o.config = optarg; break;
     case 'P': o.prior = optarg; break;
+    case 'K':
+      if (cli_read_list("tune", "--kv-lens", optarg, kv_lens, sizeof kv_lens) < 0) return CLI_EXIT_USAGE;
+      o.problem_args = kv_lens;
+      break;
     case 'L': {
       rt_error terr = {0};
       if (catalog_add_dir(optarg, &terr)) return cli_fail("tune", &terr);

@@ -47,6 +47,19 @@ rt_status rt_error_set(rt_error *err, rt_status code, const char *fmt, ...) {
   return code;
 }
 
+rt_status rt_error_at(rt_error *err, rt_status code, const char *source, const char *field,
+                      int column, const char *fmt, ...) {
+  if (!err) return code;
+  char buf[sizeof err->text];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  rt_error_set(err, code, "%s", buf);
+  rt_error_locate(err, source, field, 0, column);
+  return code;
+}
+
 void rt_error_locate(rt_error *err, const char *source, const char *field, int line, int column) {
   if (!err) return;
   if (source) snprintf(err->source, sizeof err->source, "%s", source);

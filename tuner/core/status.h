@@ -69,6 +69,10 @@ void rt_error_clear(rt_error *err);
  * err may be NULL, in which case only code is returned. */
 rt_status rt_error_set(rt_error *err, rt_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* rt_error_set and rt_error_locate(err, source, field, 0, column) in one call: the usual way an
+ * input's loader reports a fault in a file's field (and column inside an expression). */
+rt_status rt_error_at(rt_error *err, rt_status code, const char *source, const char *field,
+                      int column, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Sets where the error is: source, field (either may be NULL), line and column. */
 void rt_error_locate(rt_error *err, const char *source, const char *field, int line, int column);
 /* Writes one line: "SOURCE: FIELD: line L, column C: TEXT" with the empty parts left out. */

@@ -85,22 +85,7 @@ static const char *const manifest_fields[] = {
 
 /* ---------------------------------------------------------------- small helpers */
 
-static rt_status manifest_fail(rt_error *err, rt_status code, const char *path, const char *field,
-                               int column, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
 
-static rt_status manifest_fail(rt_error *err, rt_status code, const char *path, const char *field,
-                               int column, const char *fmt, ...) {
-  if (!err) return code;
-  char buf[sizeof err->text];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  rt_error_set(err, code, "%s", buf);
-  rt_error_locate(err, path, field, 0, column);
-  return code;
-}
 
 static int manifest_is_ident(const char *s) {
   if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
@@ -304,15 +289,15 @@ static rt_status manifest_get_string(manifest_loader *ld, json_t *root, const ch
       *out = manifest_strdup("");
       return *out ? RT_OK : rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
     }
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
                          "missing required field \"%s\"", key);
   }
   if (!json_is_string(v) || (required && json_string_length(v) == 0))
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
                          "\"%s\" must be a non-empty string", key);
   const char *s = json_string_value(v);
   if (ident && !manifest_is_ident(s))
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
                          "\"%s\" is not a C identifier (letters, digits, '_'; no digit first)", s);
   *out = manifest_strdup(s);
   return *out ? RT_OK : rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
@@ -327,10 +312,10 @@ static rt_status manifest_get_strings(manifest_loader *ld, json_t *root, const c
   *count = 0;
   if (!v && !required) return RT_OK;
   if (!v)
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
                          "missing required field \"%s\"", key);
   if (!json_is_array(v) || (required && json_array_size(v) == 0))
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
                          "\"%s\" must be a %slist of strings", key, required ? "non-empty " : "");
   size_t n = json_array_size(v);
   *out = calloc(n ? n : 1, sizeof(char *));
@@ -340,13 +325,13 @@ static rt_status manifest_get_strings(manifest_loader *ld, json_t *root, const c
     char field[96];
     snprintf(field, sizeof field, "%s[%zu]", key, i);
     if (!json_is_string(s))
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "must be a string");
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "must be a string");
     const char *t = json_string_value(s);
     if (check && !check(t))
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "\"%s\" is not %s", t,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "\"%s\" is not %s", t,
                            what);
     if (manifest_in(*out, *count, t))
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "\"%s\" listed twice", t);
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "\"%s\" listed twice", t);
     (*out)[*count] = strdup(t);
     if (!(*out)[*count]) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
     (*count)++;
@@ -368,13 +353,13 @@ static rt_status manifest_compile(manifest_loader *ld, json_t *v, const char *fi
   } else if (json_is_string(v)) {
     text = json_string_value(v);
   } else {
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                          "must be an expression (a string) or an integer");
   }
   rt_error e2;
   rt_error_clear(&e2);
   rt_status s = expr_parse(text, ld->m->scope, &out->e, &e2);
-  if (s) return manifest_fail(ld->err, s, ld->path, field, e2.column, "%s", e2.text);
+  if (s) return rt_error_at(ld->err, s, ld->path, field, e2.column, "%s", e2.text);
   return RT_OK;
 }
 
@@ -395,14 +380,14 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
   manifest *m = ld->m;
   json_t *params = json_object_get(root, "params");
   if (!params)
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
                          "missing required field \"params\"");
   if (!json_is_object(params) || json_object_size(params) == 0)
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
                          "\"params\" must be an object of NAME: [values] with at least one entry");
   size_t np = json_object_size(params);
   if (np > 255)
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
                          "too many parameters (%zu, at most 255)", np);
   m->params = calloc(np, sizeof *m->params);
   m->roles = calloc(np, sizeof *m->roles);
@@ -413,15 +398,15 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
     char field[96];
     snprintf(field, sizeof field, "params.%s", key);
     if (!manifest_is_ident(key) || strncmp(key, "RT_", 3) == 0)
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "parameter name \"%s\" must be a C identifier not starting with RT_",
                            key);
     if (!json_is_array(dom) || json_array_size(dom) == 0)
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "must be a non-empty list of integers or identifiers");
     size_t n = json_array_size(dom);
     if (n > UINT16_MAX)
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "too many values (%zu, at most %d)", n, UINT16_MAX);
     space_param *p = &m->params[m->nparams++];
     p->name = strdup(key);
@@ -436,23 +421,23 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
       snprintf(field, sizeof field, "params.%s[%zu]", key, j);
       if (is_int) {
         if (!json_is_integer(v))
-          return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+          return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                                "must be an integer like the first value of %s", key);
         p->ints[j] = (long long)json_integer_value(v);
         for (size_t k = 0; k < j; k++)
           if (p->ints[k] == p->ints[j])
-            return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+            return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                                  "value %lld repeats %s[%zu]", p->ints[j], key, k);
       } else {
         if (!json_is_string(v) || !manifest_is_ident(json_string_value(v)))
-          return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+          return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                                "must be %s C identifier (values are integers or identifiers)",
                                j ? "a" : "an integer or a");
         p->idents[j] = strdup(json_string_value(v));
         if (!p->idents[j]) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
         for (size_t k = 0; k < j; k++)
           if (strcmp(p->idents[k], p->idents[j]) == 0)
-            return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+            return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                                  "value %s repeats %s[%zu]", p->idents[j], key, k);
       }
     }
@@ -468,7 +453,7 @@ static rt_status manifest_load_roles(manifest_loader *ld, json_t *root) {
   json_t *roles = json_object_get(root, "roles");
   if (!roles) return RT_OK;
   if (!json_is_object(roles))
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "roles", 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "roles", 0,
                          "\"roles\" must be an object of PARAM: role");
   m->has_roles = 1;
   const char *key;
@@ -480,10 +465,10 @@ static rt_status manifest_load_roles(manifest_loader *ld, json_t *root) {
     for (int i = 0; i < m->nparams; i++)
       if (strcmp(m->params[i].name, key) == 0) pi = i;
     if (pi < 0)
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "%s is not a parameter of this template", key);
     if (!json_is_string(v) || role_parse(json_string_value(v)) < 0)
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "role must be one of tile_m, tile_n, tile_k, split_k, stages, warps, "
                            "vector, unroll");
     m->roles[pi] = strdup(json_string_value(v));
@@ -497,7 +482,7 @@ static rt_status manifest_load_derived(manifest_loader *ld, json_t *root) {
   json_t *derived = json_object_get(root, "derived");
   if (!derived) return RT_OK;
   if (!json_is_object(derived))
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "derived", 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "derived", 0,
                          "\"derived\" must be an object of NAME: expression");
   size_t n = json_object_size(derived);
   m->derived_names = calloc(n ? n : 1, sizeof(char *));
@@ -512,22 +497,22 @@ static rt_status manifest_load_derived(manifest_loader *ld, json_t *root) {
     char field[96];
     snprintf(field, sizeof field, "derived.%s", key);
     if (!manifest_is_ident(key) || strncmp(key, "RT_", 3) == 0)
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "derived name \"%s\" must be a C identifier not starting with RT_", key);
     int existing = expr_scope_find(m->scope, key);
     if (existing >= 0 && existing < m->nparams)
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "%s is already a parameter", key);
     if (existing >= 0) { /* an earlier expression read it before it was declared */
       for (int i = 0; i < m->nderived; i++) {
         int c = manifest_name_col(expr_text(m->derived[i].e), key);
         if (c)
-          return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, m->derived[i].field, c,
+          return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, m->derived[i].field, c,
                                "%s is used before it is declared; derived values may use only "
                                "earlier ones",
                                key);
       }
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "%s declared twice", key);
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "%s declared twice", key);
     }
     int i = m->nderived;
     rt_status s = manifest_compile(ld, v, field, &m->derived[i]);
@@ -538,7 +523,7 @@ static rt_status manifest_load_derived(manifest_loader *ld, json_t *root) {
     int slot = expr_scope_add(m->scope, key, 0, NULL);
     if (slot < 0) {
       int c = manifest_name_col(expr_text(m->derived[i].e), key);
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, c,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, c,
                            "%s refers to itself", key);
     }
     m->derived_slot[i] = slot;
@@ -552,7 +537,7 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
   json_t *cons = json_object_get(root, "constraints");
   if (cons) {
     if (!json_is_array(cons))
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "constraints", 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "constraints", 0,
                            "\"constraints\" must be a list of expressions");
     size_t n = json_array_size(cons);
     m->constraints = calloc(n ? n : 1, sizeof *m->constraints);
@@ -567,7 +552,7 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
   }
   json_t *launch = json_object_get(root, "launch");
   if (!launch || !json_is_object(launch))
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "launch", 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "launch", 0,
                          "missing or not an object: \"launch\": {\"grid\": [x, y, z], "
                          "\"block\": [x, y, z], \"smem\": bytes}");
   const char *key;
@@ -576,7 +561,7 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
     if (strcmp(key, "grid") && strcmp(key, "block") && strcmp(key, "smem") && strcmp(key, "work")) {
       char field[96];
       snprintf(field, sizeof field, "launch.%s", key);
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "unknown field; launch has grid, block, smem and work");
     }
   }
@@ -586,7 +571,7 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
     snprintf(field, sizeof field, "launch.%s", dims[d]);
     json_t *a = json_object_get(launch, dims[d]);
     if (!a || !json_is_array(a) || json_array_size(a) != 3)
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "must be a list of 3 expressions (x, y, z)");
     for (int i = 0; i < 3; i++) {
       snprintf(field, sizeof field, "launch.%s[%d]", dims[d], i);
@@ -600,14 +585,14 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
     return s;
   json_t *cost = json_object_get(root, "cost");
   if (!cost || !json_is_object(cost))
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "cost", 0,
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cost", 0,
                          "missing or not an object: \"cost\": {\"flops\": e, \"dram_bytes\": e}");
   json_object_foreach(cost, key, v) {
     if (strcmp(key, "flops") && strcmp(key, "dram_bytes") && strcmp(key, "executed_flops") &&
         strcmp(key, "bytes_in_flight")) {
       char field[96];
       snprintf(field, sizeof field, "cost.%s", key);
-      return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "unknown field; cost has flops, dram_bytes, executed_flops and "
                            "bytes_in_flight");
     }
@@ -618,9 +603,9 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
                                      &m->has_inflight)))
     return s;
   json_t *f = json_object_get(cost, "flops"), *b = json_object_get(cost, "dram_bytes");
-  if (!f) return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "cost.flops", 0, "missing");
+  if (!f) return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cost.flops", 0, "missing");
   if (!b)
-    return manifest_fail(ld->err, RT_ERR_MANIFEST, ld->path, "cost.dram_bytes", 0, "missing");
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cost.dram_bytes", 0, "missing");
   s = manifest_compile(ld, f, "cost.flops", &m->flops);
   if (s) return s;
   return manifest_compile(ld, b, "cost.dram_bytes", &m->dram_bytes);
@@ -707,10 +692,10 @@ static rt_status manifest_analyse(manifest_loader *ld) {
         if (used[j] == s) {
           int c = manifest_name_col(expr_text(all[k]->e), name);
           if (bad_dev)
-            return manifest_fail(ld->err, RT_ERR_EXPR, ld->path, all[k]->field, c,
+            return rt_error_at(ld->err, RT_ERR_EXPR, ld->path, all[k]->field, c,
                                  "unknown device fact %s; device facts are: %s", name,
                                  manifest_device_facts());
-          return manifest_fail(ld->err, RT_ERR_EXPR, ld->path, all[k]->field, c,
+          return rt_error_at(ld->err, RT_ERR_EXPR, ld->path, all[k]->field, c,
                                "unknown dtype fact %s; dtype facts are: dtype_bytes, "
                                "dtype_is_<d> for d in %s",
                                name, manifest_dtype_list());
@@ -726,8 +711,8 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
     if (json_error_code(&jerr) == json_error_cannot_open_file)
-      return manifest_fail(err, RT_ERR_IO, path, NULL, 0, "cannot read the manifest: %s", jerr.text);
-    rt_status s = manifest_fail(err, RT_ERR_PARSE, path, NULL, 0, "invalid JSON: %s", jerr.text);
+      return rt_error_at(err, RT_ERR_IO, path, NULL, 0, "cannot read the manifest: %s", jerr.text);
+    rt_status s = rt_error_at(err, RT_ERR_PARSE, path, NULL, 0, "invalid JSON: %s", jerr.text);
     if (err) err->line = jerr.line, err->column = jerr.column;
     return s;
   }
@@ -739,7 +724,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     goto done;
   }
   if (!json_is_object(root)) {
-    s = manifest_fail(err, RT_ERR_MANIFEST, path, NULL, 0,
+    s = rt_error_at(err, RT_ERR_MANIFEST, path, NULL, 0,
                       "a manifest is a JSON object (see manifest.h for its fields)");
     goto done;
   }
@@ -750,7 +735,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     for (int i = 0; i < MANIFEST_NFIELDS; i++)
       if (strcmp(key, manifest_fields[i]) == 0) known = 1;
     if (!known) {
-      s = manifest_fail(err, RT_ERR_MANIFEST, path, key, 0,
+      s = rt_error_at(err, RT_ERR_MANIFEST, path, key, 0,
                         "unknown field; fields are: name, family, description, source, entry, "
                         "dtypes, archs, options, instruction, params, roles, derived, "
                         "constraints, launch, cost");
@@ -769,7 +754,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     m->instruction = strdup("simt");
   } else if (strcmp(m->instruction, "simt") && strcmp(m->instruction, "mma") &&
              strcmp(m->instruction, "wgmma")) {
-    s = manifest_fail(err, RT_ERR_MANIFEST, path, "instruction", 0,
+    s = rt_error_at(err, RT_ERR_MANIFEST, path, "instruction", 0,
                       "\"%s\" is not an instruction path; use simt, mma or wgmma", m->instruction);
     goto done;
   }
@@ -785,7 +770,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   {
     const char *sn = m->source_name;
     if (sn[0] == '/' || strstr(sn, "..")) {
-      s = manifest_fail(err, RT_ERR_MANIFEST, path, "source", 0,
+      s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
                         "\"%s\" must be a path inside the manifest's folder", sn);
       goto done;
     }
@@ -806,7 +791,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     }
     struct stat st;
     if (stat(m->source, &st) != 0 || !S_ISREG(st.st_mode)) {
-      s = manifest_fail(err, RT_ERR_MANIFEST, path, "source", 0,
+      s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
                         "source file %s not found next to the manifest", sn);
       goto done;
     }
@@ -888,7 +873,7 @@ static rt_status manifest_check_bound(const manifest *m, const manifest_expr *x,
     const char *name = expr_scope_name(m->scope, used[k]);
     char list[560];
     manifest_names_list(m, env, list, sizeof list);
-    return manifest_fail(err, RT_ERR_EXPR, m->path, x->field,
+    return rt_error_at(err, RT_ERR_EXPR, m->path, x->field,
                          manifest_name_col(expr_text(x->e), name),
                          "unknown name %s; names are: %s", name, list);
   }
@@ -899,7 +884,7 @@ static rt_status manifest_eval(const manifest *m, const manifest_expr *x, const 
                                long long *out, rt_error *err) {
   rt_error e2;
   if (expr_eval(x->e, vals, out, &e2) == RT_OK) return RT_OK;
-  return manifest_fail(err, RT_ERR_EXPR, m->path, x->field, e2.column, "%s", e2.text);
+  return rt_error_at(err, RT_ERR_EXPR, m->path, x->field, e2.column, "%s", e2.text);
 }
 
 /* ---------------------------------------------------------------- space construction */
@@ -929,7 +914,7 @@ static rt_status manifest_build_fail(manifest_build *b, const manifest_expr *x, 
                                p->idents[b->cfg[i]]);
     if (w > 0) n += (size_t)w;
   }
-  return manifest_fail(b->err, RT_ERR_EXPR, b->m->path, x->field, e2->column, "%s (at %s)",
+  return rt_error_at(b->err, RT_ERR_EXPR, b->m->path, x->field, e2->column, "%s (at %s)",
                        e2->text, bound ? cfg : "no parameters bound");
 }
 
@@ -1041,7 +1026,7 @@ rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **ou
     int c = -1;
     for (int i = 0; i < m->nconstraints; i++)
       if (b.rejected[i]) c = i;
-    s = manifest_fail(err, RT_ERR_SPACE_EMPTY, m->path, m->constraints[c].field, 0,
+    s = rt_error_at(err, RT_ERR_SPACE_EMPTY, m->path, m->constraints[c].field, 0,
                       "template %s has no valid configuration: \"%s\" is false for this "
                       "problem and device whatever the parameters",
                       m->name, expr_text(m->constraints[c].e));
@@ -1052,7 +1037,7 @@ rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **ou
     int c = 0;
     for (int i = 1; i < m->nconstraints; i++)
       if (b.rejected[i] > b.rejected[c]) c = i;
-    s = manifest_fail(err, RT_ERR_SPACE_EMPTY, m->path, m->nconstraints ? m->constraints[c].field : NULL, 0,
+    s = rt_error_at(err, RT_ERR_SPACE_EMPTY, m->path, m->nconstraints ? m->constraints[c].field : NULL, 0,
                       "template %s has no valid configuration for this problem and device "
                       "(%.0f combinations; \"%s\" rejected the most)",
                       m->name, space_product(b.sp),
@@ -1089,7 +1074,7 @@ static rt_status manifest_config_slots(const manifest *m, const space *sp, size_
                                        const rt_vars *vars, int emitted_only, long long *vals,
                                        unsigned char *have, rt_error *err) {
   if (!sp || space_nparams(sp) != m->nparams || idx >= space_size(sp))
-    return manifest_fail(err, RT_ERR_INVALID, m->path, NULL, 0,
+    return rt_error_at(err, RT_ERR_INVALID, m->path, NULL, 0,
                          "configuration %zu is not in a space of template %s", idx, m->name);
   const uint16_t *cfg = space_config(sp, idx);
   for (int i = 0; i < m->nparams; i++) {
@@ -1181,17 +1166,17 @@ rt_status manifest_launch(const manifest *m, const rt_vars *vars, unsigned grid[
   const long long gmax[3] = {2147483647LL, 65535, 65535};
   for (int i = 0; i < 3; i++)
     if (v[i] < 1 || v[i] > gmax[i])
-      return manifest_fail(err, RT_ERR_INVALID, m->path, xs[i]->field, 0,
+      return rt_error_at(err, RT_ERR_INVALID, m->path, xs[i]->field, 0,
                            "grid dimension %lld is out of range (1..%lld)", v[i], gmax[i]);
   for (int i = 3; i < 6; i++)
     if (v[i] < 1 || v[i] > 1024)
-      return manifest_fail(err, RT_ERR_INVALID, m->path, xs[i]->field, 0,
+      return rt_error_at(err, RT_ERR_INVALID, m->path, xs[i]->field, 0,
                            "block dimension %lld is out of range (1..1024)", v[i]);
   if (v[3] * v[4] * v[5] > 1024)
-    return manifest_fail(err, RT_ERR_INVALID, m->path, "launch.block", 0,
+    return rt_error_at(err, RT_ERR_INVALID, m->path, "launch.block", 0,
                          "block of %lld threads exceeds 1024", v[3] * v[4] * v[5]);
   if (v[6] < 0 || v[6] > 0xffffffffLL)
-    return manifest_fail(err, RT_ERR_INVALID, m->path, "launch.smem", 0,
+    return rt_error_at(err, RT_ERR_INVALID, m->path, "launch.smem", 0,
                          "shared memory size %lld is out of range", v[6]);
   for (int i = 0; i < 3; i++) {
     grid[i] = (unsigned)v[i];
@@ -1210,7 +1195,7 @@ rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned g
   rt_status s = manifest_eval_vars(m, vars, xs, 1, &v, err);
   if (s) return s;
   if (v < *work)
-    return manifest_fail(err, RT_ERR_INVALID, m->path, "launch.work", 0,
+    return rt_error_at(err, RT_ERR_INVALID, m->path, "launch.work", 0,
                          "work of %lld blocks is less than the grid's %lld blocks", v, *work);
   *work = v;
   return RT_OK;
@@ -1312,7 +1297,7 @@ rt_status manifest_source_prefix(const manifest *m, const space *sp, size_t idx,
     size_t n = 0;
     for (int i = 0; i < m->ndtypes && n < sizeof list; i++)
       n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", m->dtypes[i]);
-    return manifest_fail(err, RT_ERR_UNSUPPORTED, m->path, "dtypes", 0,
+    return rt_error_at(err, RT_ERR_UNSUPPORTED, m->path, "dtypes", 0,
                          "template %s does not support dtype %s; it supports: %s", m->name, dtype,
                          list);
   }
