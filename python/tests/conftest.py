@@ -26,3 +26,15 @@ def model_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("db") / "model.db"
     tune(db, "gemm", "--shape", "4096x4096x4096", "--dtype", "bf16")
     return db
+
+
+@pytest.fixture(scope="session")
+def decode_db(tmp_path_factory):
+    """An attn_decode winner (split-KV decode) for 8 sequences of 8 KV heads, 4096 keys, predicted
+    on the model H200; None where the template is not installed."""
+    db = tmp_path_factory.mktemp("db") / "decode.db"
+    r = subprocess.run([rooftune_bin(), "templates"], capture_output=True, text=True, timeout=120)
+    if "attn_decode" not in r.stdout:
+        pytest.skip("the attn_decode template is not installed with this rooftune")
+    tune(db, "attn_decode", "--shape", "8x32:8x1:4096x128", "--dtype", "bf16", budget=3)
+    return db

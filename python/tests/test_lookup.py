@@ -119,3 +119,18 @@ def test_call_checks():
         rooftune.gemm(cpu, cpu)
     with pytest.raises(ValueError, match="contiguous 4-D CUDA tensor"):
         rooftune.attention(cpu, cpu, cpu)
+
+
+def test_attention_decode_lookup(decode_db):
+    """Decode problems are served by (B*HKV, SKV): 64 sequences of one KV head sit where the tuned
+    8 x 8 heads do; half the keys for twice the sequences is sqrt(2) ln 2 away."""
+    db = rooftune.Database(decode_db)
+    m = db.lookup("attention", "8x32:8x1:4096x128", "bf16")
+    assert m.rule == "exact" and m.template == "attn_decode" and m.config["SPLITS"] >= 1
+    m = db.lookup("attention", "64x4:1x1:4096x128", "bf16")
+    assert m.found and m.distance == 0 and m.match == "nearest"
+    m = db.lookup("attention", "16x32:8x1:2048x128", "bf16")
+    assert abs(m.distance - 2 ** 0.5 * 0.6931471805599453) < 1e-9
+    assert m.found or "fails for" in m.passed_over[0]  # a split count may not fit half the keys
+    m = db.lookup("attention", "8x32:8x1:4096x128:paged16", "bf16")  # not paged when tuned
+    assert not m.found and "PAGE == page_size" in m.passed_over[0]

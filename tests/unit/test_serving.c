@@ -1,7 +1,8 @@
 /* test_serving.c — the serving rules of rooftune.h on the shipped templates' own recipes (as
  * `rooftune tune` stores them: winner_recipe_make), through the public API:
  *   - the runtime's one geometry path agrees with the engine's manifests: for sampled
- *     configurations of every gemm and attention template and shapes near the tuned one, a
+ *     configurations of every gemm and attention template (attn_decode's split-KV ones too,
+ *     where it is installed) and shapes near the tuned one, a
  *     winner admits a shape exactly when its configuration is in that shape's space, with the
  *     launch geometry manifest_launch gives;
  *   - the issue's two cases: 64x64x64 is not served the 4096^3 winner (over the distance cap:
@@ -182,6 +183,15 @@ static void test_agreement(void) {
                                        "2x16x1024x64", "2x16x1024x128:causal", "2x16x1024:3000x128"};
   agree("attn_mma", "attention", "bf16", "2x16x1024x128", attn_q, 7, 5);
   agree("attn_wgmma", "attention", "bf16", "2x16x1024x128", attn_q, 7, 5);
+  static const char *const decode_q[] = {"8x32:8x1:4096x128", "16x32:8x1:2048x128", "8x32:8x1:1000x128",
+                                         "8x32:8x4:4096x128", "8x32:8x1:4096x128:paged16", "64x4:1x1:4096x128",
+                                         "8x32:8x1:300x128"};
+  manifest *dec = NULL;
+  if (catalog_find(NULL, "attn_decode", &dec, NULL) == RT_OK) { /* the split-KV template, where installed */
+    manifest_free(dec);
+    agree("attn_decode", "attention", "bf16", "8x32:8x1:4096x128", decode_q, 7, 8);
+    agree("attn_decode", "attention", "bf16", "8x32:8x1:4096x128:paged16", decode_q, 7, 4);
+  }
 }
 
 /* A database with winners of several templates for one problem: gemm_wgmma (fastest) and
