@@ -19,14 +19,16 @@ sqlite=$(ldd build-gpu/librooftune.so | sed -n 's/.*libsqlite3\.so\.0 => \([^ ]*
 [ -n "$sqlite" ] && [ "$sqlite" != "$PWD/build-gpu/libsqlite3.so.0" ] && cp -L "$sqlite" build-gpu/libsqlite3.so.0
 for b in build-gpu/rooftune build-gpu/tests/gpu_test_* build-gpu/tests/gpu_load_gemm build-gpu/librooftune.so; do
   # Jansson linked in statically; SQLite too, or else the carried copy (librooftune's)
-  if ldd "$b" | grep -q libjansson || ldd "$b" | grep libsqlite3 | grep -vq "build-gpu/libsqlite3.so.0"; then
+  found=$(ldd "$b" | sed -n 's/.*libsqlite3\.so\.0 => \([^ ]*\) .*/\1/p')
+  if ldd "$b" | grep -q libjansson ||
+     { [ -n "$found" ] && [ "$(realpath "$found")" != "$(realpath build-gpu/libsqlite3.so.0)" ]; }; then
     echo "prepare.sh: $b links SQLite or Jansson from this machine" >&2
     exit 1
   fi
 done
 if python3 -m pip --version >/dev/null 2>&1; then
   rm -rf build-gpu/pylib
-  python3 -m pip install -q --disable-pip-version-check --target build-gpu/pylib pytest >/dev/null ||
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target build-gpu/pylib pytest >/dev/null ||
     echo "prepare.sh: pytest could not be put in build-gpu/pylib; the Python GPU tests will not run there" >&2
 fi
 echo "build-gpu ready: $(du -sh build-gpu | cut -f1) (carry it: [\"build-gpu\"])"
