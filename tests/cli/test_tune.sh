@@ -38,11 +38,19 @@ assert n == 1 and size > 0, (n, size)
 print("winner stored with a %d-byte cubin" % size)
 PY
 
-# the same again resumes from the database
+# the same again: the two stored configurations come from the database, and the budget buys
+# two new ones (--budget counts new evaluations)
 json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device model:h200 --budget 2 \
-  --strategy random --db "$tmp/t.db" --json 2>/dev/null)
-python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["evaluated"]==0 and d["resumed"]==2, d' "$json" \
-  || { echo "FAIL: the rerun did not resume: $json"; fail=1; }
+  --strategy random --db "$tmp/t.db" --json 2>"$tmp/err2")
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["evaluated"]==2 and d["resumed"]==2, d' "$json" \
+  || { echo "FAIL: the rerun did not resume and go on: $json"; fail=1; }
+[ "$(grep -c '^\[db\] gemm_mma ' "$tmp/err2")" = 2 ] || { echo "FAIL: resumed lines: $(cat "$tmp/err2")"; fail=1; }
+python3 - "$tmp/t.db" <<'PY2' || fail=1
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n, d = c.execute("SELECT count(*), count(DISTINCT config) FROM results").fetchone()
+assert n == 4 and d == 4, (n, d)
+PY2
 
 # text output: the table, the budget, and (without a GPU) the first line about predictions
 out=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --budget 1 --no-db 2>/dev/null); rc=$?
