@@ -118,6 +118,7 @@ static int winner_matches(const job *j, const job_problem *q, const job_env *env
   if (q->is_template && strcmp(e->template_name, q->target)) return 0;
   if (strcmp(e->device.name, env->device.name)) return 0;
   if (all) return 1;
+  if (e->template_stale) return 0; /* a newer version of its template has been tuned since */
   if (j->fresh.driver && e->device.driver_version != env->device.driver_version) return 0;
   if (j->fresh.toolkit && strcmp(e->toolkit, env->toolkit)) return 0;
   return 1;
