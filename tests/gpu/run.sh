@@ -30,6 +30,8 @@
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
 #  7. runs examples/load_gemm.c (linked statically: build-gpu/tests/gpu_load_gemm) on the
 #     winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
+#  8. a job on every GPU of the node at once (`rooftune job run --device cuda:all`), run twice:
+#     the rerun evaluates nothing and rechecks the winners measured the first time ("jobs");
 #  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but "levers", which
 #     the first H200 runs answered: bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests
 #     skinny" for a short second try;
@@ -55,7 +57,7 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 # RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras} "
+steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras jobs} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}

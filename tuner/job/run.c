@@ -754,8 +754,8 @@ rt_status job_status(const job *j, job_shard s, const char *device, const char *
     json_object_set_new(it, "regression", worst ? json_string(worst) : json_null());
     json_array_append_new(arr, it);
   }
-  json_t *root = json_pack("{ss ss ss ss so}", "job", j->name, "database", dbp, "device", devices[0], "gpu",
-                           env.device.name, "problems", arr);
+  json_t *root = json_pack("{ss ss ss ss ss so}", "job", j->name, "database", dbp, "output", j->output, "device",
+                           devices[0], "gpu", env.device.name, "problems", arr);
   if (note[0]) json_object_set_new(root, "note", json_string(note));
   job_env_free(&env);
   db_close(d);

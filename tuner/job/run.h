@@ -85,8 +85,9 @@ void job_outcome_free(job_outcome *o);
 /* 1 (a problem failed, or a signal stopped the run), else 3 (a regression), else 0. */
 int job_outcome_exit(const job_outcome *o);
 
-/* The state of every problem shard s owns, as a JSON list of {"target", "shape", "dtype",
- * "state", "reason", "age_s", "budget", "left", "best": {...} or null, "regression"}. */
+/* The state of every problem shard s owns: {"job", "database", "output", "device", "gpu",
+ * "problems": [{"target", "shape", "dtype", "state", "reason", "age_s", "budget", "left",
+ * "best": {...} or null, "regression"}]}.  Nothing is run or written. */
 rt_status job_status(const job *j, job_shard s, const char *device, const char *db_path, json_t **out,
                      rt_error *err);
 
