@@ -343,6 +343,7 @@ static int verb_merge(int argc, char **argv) {
 static int cmd_job(int argc, char **argv) {
   if (argc < 2) return cli_usage_error("job", "missing the verb: run, status or merge");
   const char *verb = argv[1];
+  if (verb[0] == '-') return cli_usage_error("job", "unknown option '%s' (the verbs are run, status and merge)", verb);
   optind = 1;
   if (!strcmp(verb, "run")) return verb_run(argc - 1, argv + 1);
   if (!strcmp(verb, "status")) return verb_status(argc - 1, argv + 1);
