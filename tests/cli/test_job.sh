@@ -196,7 +196,7 @@ EOF
 }
 mk one ""
 mk sh '"shard_database": "shards/{name}-{i}-of-{n}.db",'
-mk par '"device": ["model:h200", "model:h200"], "output": "par-out",'
+mk par '"device": ["model:h200", "model:h200"], "output": "par-out", "shard_database": "pshards/{i}.db",'
 sed -i 's/"device": "model:h200", "device"/"device"/' "$tmp/par.json"
 "$bin" job run "$tmp/one.json" >/dev/null 2>&1; check_rc "unsharded" 0 $?
 for i in 0 1 2 3; do "$bin" job run "$tmp/sh.json" --shard $i/4 --json >"$tmp/sh$i.json" 2>/dev/null & done
@@ -211,6 +211,7 @@ grep -q "^merged 4 databases into $tmp/sh.db" "$tmp/merge1" || die "merge: $(cat
 grep -q ": 0 new results" "$tmp/merge2" || die "a second merge added results: $(cat "$tmp/merge2")"
 "$bin" job run "$tmp/par.json" >"$tmp/par1" 2>&1; check_rc "two devices in parallel" 0 $?
 grep -q "^model:h200 \[1/3\]" "$tmp/par1" || die "parallel lines: $(cat "$tmp/par1")"
+[ ! -e "$tmp/pshards" ] || die "the processes of one node wrote shard databases: $(ls "$tmp/pshards")"
 python3 - "$tmp" <<'PY' || die "shards"
 import json, sqlite3, sys
 t = sys.argv[1]

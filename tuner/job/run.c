@@ -165,8 +165,10 @@ static void lock_release(int fd) {
 static void shard_file_part(job_shard s, char *buf, size_t size) { snprintf(buf, size, "%d-of-%d", s.index, s.count); }
 
 /* Marks "running" runs of this job that no live process holds interrupted: those of shard s
- * (whose lock we hold) and those of any other shard whose lock is free. */
-static rt_status mark_dead_runs(const job *j, job_shard s, db *d, size_t *marked, rt_error *err) {
+ * (whose lock we hold) and, unless only_mine, those of any other shard whose lock is free.  A
+ * shard's own database holds other shards' runs only as copies of the job's database (their
+ * own shards mark them), so there only_mine is set. */
+static rt_status mark_dead_runs(const job *j, job_shard s, db *d, int only_mine, size_t *marked, rt_error *err) {
   *marked = 0;
   db_run_info *runs = NULL;
   size_t n = 0;
@@ -180,6 +182,7 @@ static rt_status mark_dead_runs(const job *j, job_shard s, db *d, size_t *marked
     int a, b;
     if (!t || sscanf(t + strlen(prefix), "%d/%d]", &a, &b) != 2) continue;
     int mine = a == s.index && b == s.count, fd = -1;
+    if (!mine && only_mine) continue;
     if (!mine) {
       char part[48], lp[1200];
       job_shard other = {a, b};
@@ -209,6 +212,9 @@ typedef struct run_ctx {
   int why;                 /* 1 time budget, 2 signal */
   size_t index, total;     /* the problem being tuned */
   const job_problem *problem;
+  const char *db_path;     /* the database to write, chosen by the parent of a parallel run;
+                              NULL: job_database_path() */
+  int seeded;              /* the parent seeded it already */
 } run_ctx;
 
 static void *watchdog(void *arg) {
@@ -387,7 +393,7 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
                         j->name, c->shard.index, c->shard.count);
   }
   char dbp[1024], main_db[1024];
-  job_database_path(j, c->shard, o->db_path, dbp, sizeof dbp);
+  job_database_path(j, c->shard, c->db_path ? c->db_path : o->db_path, dbp, sizeof dbp);
   job_database_path(j, (job_shard){0, 1}, o->db_path, main_db, sizeof main_db);
   db *d = NULL;
   job_env env;
@@ -405,12 +411,12 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
     if ((rc = make_dirs(dir, err))) goto done;
   }
   if ((rc = db_open(dbp, DB_CREATE, &d, err))) goto done;
-  if (strcmp(dbp, main_db) && file_exists(main_db)) {
+  if (!c->seeded && strcmp(dbp, main_db) && file_exists(main_db)) {
     /* a shard's own database starts from everything the job's database knows */
     if ((rc = db_merge(d, main_db, NULL, err))) goto done;
   }
   size_t marked = 0;
-  if ((rc = mark_dead_runs(j, c->shard, d, &marked, err))) goto done;
+  if ((rc = mark_dead_runs(j, c->shard, d, strcmp(dbp, main_db) != 0, &marked, err))) goto done;
   if (marked && o->on_event) {
     char text[200];
     snprintf(text, sizeof text, "%zu run%s of a killed %s process marked interrupted", marked, marked > 1 ? "s" : "",
@@ -555,6 +561,27 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
     return rt_error_set(err, RT_ERR_INVALID, "job %s shard %d/%d is already running (this lock is held by "
                         "another process): wait for it or stop it", j->name, o->shard.index, o->shard.count);
   }
+  /* every process of the node writes the database this shard writes (one host: WAL is safe),
+   * seeded once from the job's database when it is a shard's own */
+  char dbp[1024], main_db[1024];
+  job_database_path(j, o->shard, o->db_path, dbp, sizeof dbp);
+  job_database_path(j, (job_shard){0, 1}, o->db_path, main_db, sizeof main_db);
+  if (strcmp(dbp, main_db) && file_exists(main_db)) {
+    db *d = NULL;
+    const char *slash = strrchr(dbp, '/');
+    char dir[1024];
+    if (slash && slash != dbp) {
+      snprintf(dir, sizeof dir, "%.*s", (int)(slash - dbp), dbp);
+      rc = make_dirs(dir, err);
+    }
+    if (!rc) rc = db_open(dbp, DB_CREATE, &d, err);
+    if (!rc) rc = db_merge(d, main_db, NULL, err);
+    db_close(d);
+    if (rc) {
+      lock_release(lockfd);
+      return rc;
+    }
+  }
   pid_t pids[JOB_MAX_DEVICES];
   job_shard subs[JOB_MAX_DEVICES];
   fflush(NULL);
@@ -570,6 +597,8 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
       c.device = devices[g];
       c.parallel = 1;
       c.deadline = deadline;
+      c.db_path = dbp;
+      c.seeded = 1;
       job_outcome co;
       rt_error e = {0};
       int code;
@@ -649,8 +678,6 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
   json_object_set_new(s, "problems", problems);
   json_object_set_new(s, "shards", shards);
   out->summary = s;
-  char dbp[1024];
-  job_database_path(j, o->shard, o->db_path, dbp, sizeof dbp);
   json_object_set_new(s, "database", json_string(dbp));
   if (!rc && !o->no_report && (o->shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path))) {
     db *d = NULL;
