@@ -209,6 +209,10 @@ grep -q "^merged 4 databases into $tmp/sh.db" "$tmp/merge1" || die "merge: $(cat
   "$tmp"/shards/sh-0-of-4.db >/dev/null; check_rc "merge in reverse" 0 $?
 "$bin" job merge "$tmp/rev.db" "$tmp"/shards/sh-*-of-4.db >"$tmp/merge2"; check_rc "merge again" 0 $?
 grep -q ": 0 new results" "$tmp/merge2" || die "a second merge added results: $(cat "$tmp/merge2")"
+# shards writing one database at once (one host): the same again
+mk shared ""
+for i in 0 1; do "$bin" job run "$tmp/shared.json" --shard $i/2 >/dev/null 2>&1 & done
+wait
 "$bin" job run "$tmp/par.json" >"$tmp/par1" 2>&1; check_rc "two devices in parallel" 0 $?
 grep -q "^model:h200 \[1/3\]" "$tmp/par1" || die "parallel lines: $(cat "$tmp/par1")"
 [ ! -e "$tmp/pshards" ] || die "the processes of one node wrote shard databases: $(ls "$tmp/pshards")"
@@ -221,7 +225,7 @@ def winners(p):
                             "JOIN problems p ON p.id=w.problem_id JOIN templates t ON t.id=w.template_id").fetchall())
 one = winners(t + "/one.db")
 assert len(one) >= 6, one
-for other in ("sh.db", "rev.db", "par.db"):
+for other in ("sh.db", "rev.db", "par.db", "shared.db"):
     assert winners(t + "/" + other) == one, (other, winners(t + "/" + other), one)
 owned = [set(p["shape"] for p in json.load(open("%s/sh%d.json" % (t, i)))["problems"]) for i in range(4)]
 assert sum(len(o) for o in owned) == 6 and len(set().union(*owned)) == 6, owned

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `rooftune report` in a real browser: a job's database (GEMM, attention and a declared family
+# `rooftune report` in a real browser: a job's database (8 problems: GEMM, attention and a declared family
 # on the model device, plus a winner made to look faster than it is and rechecked) is rendered
 # by headless Chromium to a PNG, which must not be blank and must show the roofs' red and the
 # points' blue; the DOM Chromium built must hold one SVG point per candidate of the database
@@ -22,7 +22,11 @@ cat >"$tmp/r.json" <<'EOF'
  "problems": [{"target": "gemm", "shape": "256x256x256", "dtype": "f16"},
               {"target": "gemm", "shape": "64x512x256:nt", "dtype": "bf16"},
               {"target": "attention", "shape": "1x8x256x64", "dtype": "bf16"},
-              {"target": "softmax", "shape": "128x2048", "dtype": "f32"}]}
+              {"target": "softmax", "shape": "128x2048", "dtype": "f32"},
+              {"target": "gemm", "shape": "128x128x128", "dtype": "f32"},
+              {"target": "gemm", "shape": "64x256x128:nt", "dtype": "f32"},
+              {"target": "gemm_simt", "shape": "96x96x96", "dtype": "f32"},
+              {"target": "attention", "shape": "2x8x128x128", "dtype": "f16"}]}
 EOF
 "$bin" job run "$tmp/r.json" >"$tmp/run1" 2>&1 || { cat "$tmp/run1"; die "job run"; }
 python3 - "$tmp/r.db" <<'PY'
@@ -115,7 +119,7 @@ want = c.execute("SELECT count(*) FROM (SELECT DISTINCT r.problem_id, r.device_i
                  "FROM results r WHERE r.status='OK' AND r.flops > 0)").fetchone()[0]
 problems = c.execute("SELECT count(*) FROM problems").fetchone()[0]
 assert dom.scripts == 0, "the report has scripts"
-assert len(dom.svgs) == problems == 4, (len(dom.svgs), problems)
+assert len(dom.svgs) == problems == 8, (len(dom.svgs), problems)
 assert all(n == k and n > 0 for n, k in dom.svgs), dom.svgs
 assert sum(k for _, k in dom.svgs) == want, (dom.svgs, want)
 text = ''.join(dom.text)

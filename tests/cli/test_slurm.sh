@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node Slurm cluster (Debian's slurm-wlm and munge, started here in a folder of
 # their own: proctrack/linuxproc, task/none, select/cons_tres) runs
-# examples/nightly/rooftune-nightly.slurm on a job of six small problems on the model device: an
+# examples/nightly/rooftune-nightly.slurm on a job of eight small problems on the model device: an
 # array of 4 shard tasks, then the merge task that depends on them.  The merged database's
 # winners must equal an unsharded run's, each shard must have done its own quarter, and the
 # report must be written.  Skipped with the reason where Slurm or munge is not installed or
@@ -79,14 +79,15 @@ for _ in $(seq 150); do
 done
 [ $up = 1 ] || skip "Slurm did not come up: $(tail -3 "$tmp/slurmctld.log" "$tmp/slurmd.log" 2>/dev/null | tr '\n' ' ')"
 
-# the job: six small problems, each shard writing its own database
+# the job: eight small problems, each shard writing its own database
 cat >"$tmp/night.json" <<'EOF'
 {"rooftune_job": 1, "name": "night", "database": "night.db", "device": "model:h200",
  "shard_database": "shards/{name}-{i}-of-{n}.db",
  "defaults": {"dtype": "f32", "budget": 2, "seed": 3},
  "problems": [{"target": "gemm", "shape": "128x128x128"}, {"target": "gemm", "shape": "64x256x128:nt"},
               {"target": "gemm", "shape": "256x128x64"}, {"target": "gemm", "shape": "32x64x128"},
-              {"target": "gemm", "shape": "48x48x48"}, {"target": "gemm", "shape": "96x96x96"}]}
+              {"target": "gemm", "shape": "48x48x48"}, {"target": "gemm", "shape": "96x96x96"},
+              {"target": "gemm", "shape": "160x32x64:nt"}, {"target": "gemm_simt", "shape": "64x64x64"}]}
 EOF
 out=$(cd "$tmp" && ROOFTUNE="$bin" ROOFTUNE_GRES="" ROOFTUNE_LOGS="$tmp/logs" \
       bash "$src/examples/nightly/rooftune-nightly.slurm" "$tmp/night.json" 4 2>&1) || die "submitting: $out"
@@ -119,9 +120,9 @@ def winners(p):
     return sorted(c.execute("SELECT p.shape, t.name, r.config, r.time_ms FROM winners w JOIN results r ON r.id=w.result_id "
                             "JOIN problems p ON p.id=w.problem_id JOIN templates t ON t.id=w.template_id").fetchall())
 one, merged = winners(t + "/one.db"), winners(t + "/night.db")
-assert len(one) >= 6 and merged == one, (merged, one)
+assert len(one) >= 8 and merged == one, (merged, one)
 owned = [[p["shape"] for p in json.load(open("%s/night-out/summary-shard-%d-of-4.json" % (t, i)))["problems"]] for i in range(4)]
-assert sorted(sum(owned, [])) == sorted(set(sum(owned, []))) and len(sum(owned, [])) == 6, owned
+assert sorted(sum(owned, [])) == sorted(set(sum(owned, []))) and len(sum(owned, [])) == 8, owned
 print("slurm: 4 array tasks owned", [len(o) for o in owned], "problems; the merged winners equal the unsharded run's (%d)" % len(one))
 PY
 [ $fail = 0 ] && echo "slurm: $(sinfo -V) ran the array and the merge"
