@@ -262,6 +262,10 @@ o=$("$bin" job run "$tmp/none.json" 2>&1); check_rc "missing job file" 1 $?
 case "$o" in *"$tmp/none.json"*) ;; *) die "missing file message: $o" ;; esac
 o=$("$bin" job run "$tmp/a.json" --shard 4/4 2>&1); check_rc "bad --shard" 2 $?
 case "$o" in *"--shard: '4/4' is not a shard"*) ;; *) die "bad --shard message: $o" ;; esac
+if command -v flock >/dev/null; then # a second process of the same job and shard is refused
+  o=$(flock "$tmp/a-out/.lock-a-shard-0-of-1" "$bin" job run "$tmp/a.json" 2>&1); check_rc "the same shard twice" 1 $?
+  case "$o" in *"job a shard 0/1 is already running"*) ;; *) die "second process: $o" ;; esac
+fi
 o=$("$bin" job 2>&1); check_rc "no verb" 2 $?
 o=$("$bin" job frobnicate x 2>&1); check_rc "unknown verb" 2 $?
 o=$("$bin" job merge "$tmp/x.db" 2>&1); check_rc "merge without shards" 2 $?
