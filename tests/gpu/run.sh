@@ -32,6 +32,8 @@
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
 #  7. runs examples/load_gemm.c (linked statically: build-gpu/tests/gpu_load_gemm) on the
 #     winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
+#  8. a job on every GPU of the node at once (`rooftune job run --device cuda:all`), run twice:
+#     the rerun evaluates nothing and rechecks the winners measured the first time ("jobs");
 #  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but those in
 #     RT_GPU_SKIP, "levers" unless set: the first H200 runs answered it,
 #     bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests skinny" for a short second try;
