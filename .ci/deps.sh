@@ -25,6 +25,21 @@ if [ ${#need[@]} -gt 0 ]; then
 else
   echo "deps: cmake, gcc, pkg-config, SQLite, Jansson and zlib development files are present"
 fi
+# What some tests use, and skip with the reason where it is missing: Chromium renders the report
+# (tests/cli/test_report_browser.sh), Slurm and munge run a one-node cluster
+# (tests/cli/test_slurm.sh).  Installed as root; otherwise the command is printed and the build
+# goes on.
+opt=()
+for p in chromium slurm-wlm munge; do have_pkg "$p" || opt+=("$p"); done
+if [ ${#opt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "deps: installing ${opt[*]} for the browser and Slurm tests"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${opt[@]}" >/dev/null; } ||
+      echo "deps: could not install ${opt[*]}: the tests that need them will be skipped" >&2
+  else
+    echo "deps: ${opt[*]} missing (the browser and Slurm tests will be skipped); as root: apt-get install ${opt[*]}" >&2
+  fi
+fi
 cuda=${CUDAToolkit_ROOT:-/usr/local/cuda}
 if ! [ -f "$cuda/include/nvrtc.h" ] && ! command -v nvcc >/dev/null; then
   echo "deps: the CUDA toolkit (NVRTC, cuBLASLt, headers) was not found in $cuda or on PATH;" >&2

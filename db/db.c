@@ -1280,6 +1280,129 @@ rt_status db_count(db *d, db_counts *c, rt_error *err) {
   return rc == SQLITE_ROW ? RT_OK : db_fail(d, rc, "counting rows", err);
 }
 
+/* ---- runs --------------------------------------------------------------------------- */
+
+rt_status db_runs(db *d, db_run_info **out, size_t *n, rt_error *err) {
+  *out = NULL;
+  *n = 0;
+  static const char sql[] =
+      "SELECT u.id, p.family, p.shape, p.dtype, p.layout, v.name, v.sm_count, v.cc_major, "
+      "v.cc_minor, v.driver_version, u.toolkit, u.status, u.started_at, coalesce(u.finished_at,''), "
+      "u.budget, u.command, "
+      "(SELECT count(*) FROM results r WHERE r.run_id=u.id), "
+      "(SELECT count(*) FROM results r WHERE r.run_id=u.id AND r.status='OK'), "
+      "b.time_ms, b.spread, b.timing, bt.name, b.config, "
+      "l.status, lt.name, l.config, l.time_ms, l.spread "
+      "FROM runs u JOIN problems p ON p.id=u.problem_id JOIN devices v ON v.id=u.device_id "
+      "LEFT JOIN results b ON b.id=(SELECT r.id FROM results r WHERE r.run_id=u.id AND "
+      "  r.status='OK' AND r.time_ms IS NOT NULL ORDER BY r.time_ms, r.id LIMIT 1) "
+      "LEFT JOIN templates bt ON bt.id=b.template_id "
+      "LEFT JOIN results l ON l.id=(SELECT max(r.id) FROM results r WHERE r.run_id=u.id) "
+      "LEFT JOIN templates lt ON lt.id=l.template_id "
+      "ORDER BY u.started_at, u.id";
+  int rc = exec_retry(d->h, "BEGIN");
+  if (rc != SQLITE_OK) return db_fail(d, rc, "reading runs", err);
+  rt_status s = RT_OK;
+  sqlite3_stmt *st = prepare(d, sql, err);
+  size_t cap = 0;
+  db_run_info *v = NULL;
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto done;
+  }
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 64;
+      db_run_info *g = realloc(v, cap * sizeof *g);
+      if (!g) {
+        s = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading runs");
+        break;
+      }
+      v = g;
+    }
+    db_run_info *u = &v[(*n)++];
+    memset(u, 0, sizeof *u);
+    int i = 0;
+    u->id = sqlite3_column_int64(st, i++);
+    col_text(st, i++, u->family, sizeof u->family);
+    col_text(st, i++, u->shape, sizeof u->shape);
+    col_text(st, i++, u->dtype, sizeof u->dtype);
+    col_text(st, i++, u->layout, sizeof u->layout);
+    col_text(st, i++, u->device.name, sizeof u->device.name);
+    u->device.sm_count = sqlite3_column_int(st, i++);
+    u->device.cc_major = sqlite3_column_int(st, i++);
+    u->device.cc_minor = sqlite3_column_int(st, i++);
+    u->device.driver_version = sqlite3_column_int(st, i++);
+    col_text(st, i++, u->toolkit, sizeof u->toolkit);
+    col_text(st, i++, u->status, sizeof u->status);
+    col_text(st, i++, u->started_at, sizeof u->started_at);
+    col_text(st, i++, u->finished_at, sizeof u->finished_at);
+    u->budget = sqlite3_column_int64(st, i++);
+    col_text(st, i++, u->command, sizeof u->command);
+    u->results = sqlite3_column_int64(st, i++);
+    u->ok = sqlite3_column_int64(st, i++);
+    u->best_ms = col_real(st, i++);
+    u->best_spread = col_real(st, i++);
+    char tk[16];
+    col_text(st, i++, tk, sizeof tk);
+    int t = timing_kind_parse(tk);
+    u->best_timing = t < 0 ? TIMING_PREDICTED : (timing_kind)t;
+    col_text(st, i++, u->best_template, sizeof u->best_template);
+    col_text(st, i++, u->best_config, sizeof u->best_config);
+    col_text(st, i++, u->last_status, sizeof u->last_status);
+    col_text(st, i++, u->last_template, sizeof u->last_template);
+    col_text(st, i++, u->last_config, sizeof u->last_config);
+    u->last_ms = col_real(st, i++);
+    u->last_spread = col_real(st, i++);
+  }
+  if (!s && rc != SQLITE_DONE) s = db_fail(d, rc, "reading runs", err);
+  sqlite3_finalize(st);
+done:
+  sqlite3_exec(d->h, "COMMIT", NULL, NULL, NULL);
+  if (s) {
+    free(v);
+    *n = 0;
+    return s;
+  }
+  *out = v;
+  return RT_OK;
+}
+
+rt_status db_run_set_status(db *d, long long run_id, const char *status, rt_error *err) {
+  if (!status || (strcmp(status, "done") && strcmp(status, "failed") && strcmp(status, "interrupted")))
+    return rt_error_set(err, RT_ERR_INVALID, "run status '%s' is not done, failed or interrupted",
+                        status ? status : "");
+  if (!d->writable)
+    return rt_error_set(err, RT_ERR_USAGE, "%s is open read-only; cannot change run %lld", d->path,
+                        run_id);
+  rt_status s = tx_begin(d, err);
+  if (s) return s;
+  sqlite3_stmt *st = prepare(d, "UPDATE runs SET status=?, finished_at=coalesce(finished_at,?) "
+                                "WHERE id=?", err);
+  if (!st) {
+    tx_rollback(d);
+    return err ? err->code : RT_ERR_DB;
+  }
+  char at[32];
+  now_iso(at, sizeof at);
+  bind_text(st, 1, status);
+  bind_text(st, 2, at);
+  sqlite3_bind_int64(st, 3, run_id);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "changing a run's status", err);
+    tx_rollback(d);
+    return s;
+  }
+  if (sqlite3_changes(d->h) != 1) {
+    tx_rollback(d);
+    rt_error_locate(err, d->path, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_NOT_FOUND, "no run %lld in the database", run_id);
+  }
+  return tx_commit(d, err);
+}
+
 /* Parses "M=4096,N=4096,K=4096" into a problem's dims. */
 static void dims_parse(const char *text, problem *p) {
   p->ndims = 0;
@@ -1350,6 +1473,11 @@ rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err) {
 
 /* ---- merge -------------------------------------------------------------------------- */
 
+/* A run's statuses in the order they can follow each other: a merge keeps the later one, so
+ * the order files are merged in does not matter. */
+#define MERGE_STATUS_RANK(col) \
+  "(CASE " col " WHEN 'running' THEN 0 WHEN 'done' THEN 1 WHEN 'failed' THEN 2 ELSE 3 END)"
+
 static const char merge_sql[] =
     "INSERT OR IGNORE INTO main.devices(name,sm_count,cc_major,cc_minor,driver_version) "
     "  SELECT name,sm_count,cc_major,cc_minor,driver_version FROM src.devices;\n"
@@ -1366,11 +1494,14 @@ static const char merge_sql[] =
     "  JOIN main.templates m USING(name,source_hash,manifest_hash);\n"
     "CREATE TEMP TABLE map_prob AS SELECT s.id AS sid, m.id AS mid FROM src.problems s "
     "  JOIN main.problems m USING(family,shape,dtype,layout);\n"
-    "INSERT OR IGNORE INTO main.runs(uid,problem_id,device_id,toolkit,arch,strategy,seed,budget,"
+    "INSERT INTO main.runs(uid,problem_id,device_id,toolkit,arch,strategy,seed,budget,"
     "  rooftune_version,command,started_at,finished_at,status) "
     "  SELECT r.uid,mp.mid,md.mid,r.toolkit,r.arch,r.strategy,r.seed,r.budget,r.rooftune_version,"
     "  r.command,r.started_at,r.finished_at,r.status FROM src.runs r "
-    "  JOIN map_prob mp ON mp.sid=r.problem_id JOIN map_dev md ON md.sid=r.device_id ORDER BY r.id;\n"
+    "  JOIN map_prob mp ON mp.sid=r.problem_id JOIN map_dev md ON md.sid=r.device_id WHERE 1 "
+    "  ORDER BY r.id ON CONFLICT(uid) DO UPDATE SET status=excluded.status,"
+    "  finished_at=excluded.finished_at WHERE " MERGE_STATUS_RANK("excluded.status") " > "
+    MERGE_STATUS_RANK("runs.status") ";\n"
     "CREATE TEMP TABLE map_run AS SELECT s.id AS sid, m.id AS mid FROM src.runs s "
     "  JOIN main.runs m USING(uid);\n";
 
@@ -1401,8 +1532,8 @@ static const char merge_winners_sql[] =
     "  grid_vz=excluded.grid_vz,block_vx=excluded.block_vx,block_vy=excluded.block_vy,"
     "  block_vz=excluded.block_vz,smem_v=excluded.smem_v,vars=excluded.vars,"
     "  library_algo=excluded.library_algo,updated_at=excluded.updated_at "
-    "  WHERE (SELECT time_ms FROM main.results WHERE id=excluded.result_id) < "
-    "        (SELECT time_ms FROM main.results WHERE id=winners.result_id);\n"
+    "  WHERE (SELECT time_ms, uid FROM main.results WHERE id=excluded.result_id) < "
+    "        (SELECT time_ms, uid FROM main.results WHERE id=winners.result_id);\n"
     /* the winners that now hold a result from src take src's cubin (or none) */
     "DELETE FROM main.winner_cubins WHERE winner_id IN (SELECT mw.id FROM main.winners mw "
     "  JOIN map_res mr ON mr.mid=mw.result_id JOIN src.winners sw ON sw.result_id=mr.sid);\n"

@@ -210,6 +210,44 @@ typedef struct db_recipe {
 rt_status db_winner_recipe(db *d, long long winner_id, db_recipe *out, rt_error *err);
 void db_recipe_free(db_recipe *r);
 
+/* --- runs ----------------------------------------------------------------------------- */
+
+/* One recorded run with its problem, device and a summary of its results: what a job reads to
+ * tell a fresh problem from a stale or interrupted one, and what a report's history plots. */
+typedef struct db_run_info {
+  long long id;              /* runs.id */
+  char family[16];           /* its problem */
+  char shape[64];
+  char dtype[8];
+  char layout[8];
+  db_device device;          /* where it ran */
+  char toolkit[96];
+  char status[16];           /* "running", "done", "failed", "interrupted" */
+  char started_at[32];       /* ISO 8601, UTC */
+  char finished_at[32];      /* "" while running */
+  long long budget;          /* as begun */
+  char command[512];         /* as begun */
+  long long results;         /* results the run stored */
+  long long ok;              /* of which succeeded */
+  double best_ms;            /* the fastest successful one (NAN when none) */
+  double best_spread;
+  timing_kind best_timing;
+  char best_template[64];
+  char best_config[768];
+  char last_status[24];      /* the run's last stored result (a recheck's only one): status */
+  char last_template[64];    /* "" when the run stored nothing */
+  char last_config[768];
+  double last_ms;            /* NAN when it failed */
+  double last_spread;
+} db_run_info;
+
+/* Every run, oldest first (by start time); *out malloc'ed (free it), *n entries. */
+rt_status db_runs(db *d, db_run_info **out, size_t *n, rt_error *err);
+/* Sets run RUN_ID's status ("done", "failed" or "interrupted"; finished_at set when it had
+ * none): a job marks the runs of a killed process interrupted, and a run its time budget cut.
+ * RT_ERR_NOT_FOUND when there is no such run. */
+rt_status db_run_set_status(db *d, long long run_id, const char *status, rt_error *err);
+
 /* Counts for `db list`/`db check`. */
 typedef struct db_counts {
   long long devices, templates, problems, runs, results, winners, ceilings;
@@ -224,8 +262,10 @@ typedef rt_status (*db_result_fn)(void *ctx, const db_run_spec *spec, const char
 rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err);
 
 /* Merges every row of SRC into D (same provenance kept; duplicates of a result already in D,
- * same key and config and time, are skipped); winners are kept when faster.  *added counts the
- * new results (may be NULL). */
+ * same key and config and time, are skipped); winners are kept when faster, a tie going to the
+ * result with the smaller uid, so merging several files gives the same winners in any order
+ * and merging one twice changes nothing.  A run D holds as "running" takes SRC's later status
+ * (running < done < failed < interrupted).  *added counts the new results (may be NULL). */
 rt_status db_merge(db *d, const char *src_path, long long *added, rt_error *err);
 
 /* PRAGMA integrity_check, foreign_key_check and the schema's own checks (winner results

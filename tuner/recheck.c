@@ -34,6 +34,12 @@ recheck_verdict recheck_compare(double then_ms, double then_spread, double now_m
 
 void recheck_winner(const db_entry *e, const char *spec, const char *dbp, double tol,
                     double timeout_s, recheck_result *v) {
+  recheck_winner_tagged(e, spec, dbp, tol, timeout_s, NULL, NULL, v);
+}
+
+void recheck_winner_tagged(const db_entry *e, const char *spec, const char *dbp, double tol,
+                           double timeout_s, const char *tag, volatile int *stop,
+                           recheck_result *v) {
   memset(v, 0, sizeof *v);
   v->now_ms = NAN;
   if (e->launch.library_algo[0]) {
@@ -48,8 +54,8 @@ void recheck_winner(const db_entry *e, const char *spec, const char *dbp, double
     return;
   }
   char command[1200];
-  snprintf(command, sizeof command, "rooftune recheck (%s %s %s %s)", e->template_name, e->shape,
-           e->dtype, e->config);
+  snprintf(command, sizeof command, "rooftune recheck (%s %s %s %s)%s%s", e->template_name, e->shape,
+           e->dtype, e->config, tag ? " " : "", tag ? tag : "");
   tune_options o;
   memset(&o, 0, sizeof o);
   o.target = e->template_name;
@@ -61,6 +67,7 @@ void recheck_winner(const db_entry *e, const char *spec, const char *dbp, double
   o.db_path = dbp;
   o.timeout_s = timeout_s;
   o.command = command;
+  o.stop = stop;
   tune_report rep;
   rt_error err = {0};
   rt_status st = tune_run(&o, &rep, &err);
@@ -70,7 +77,10 @@ void recheck_winner(const db_entry *e, const char *spec, const char *dbp, double
     rt_error_format(&err, v->detail, sizeof v->detail);
     return;
   }
-  if (rep.nresults == 0) {
+  if (rep.interrupted) {
+    v->verdict = RECHECK_ERROR;
+    snprintf(v->detail, sizeof v->detail, "interrupted");
+  } else if (rep.nresults == 0) {
     v->verdict = RECHECK_ERROR;
     snprintf(v->detail, sizeof v->detail, "nothing was evaluated");
   } else if (rep.results[0].status != RT_OK) {

@@ -50,5 +50,11 @@ typedef struct recheck_result {
  * timeout_s (0: the device's default), into out. */
 void recheck_winner(const db_entry *e, const char *device_spec, const char *db_path, double tol,
                     double timeout_s, recheck_result *out);
+/* The same, with TAG (may be NULL) appended to the stored run's command, so the caller can find
+ * its runs again (a job marks the runs of a killed process interrupted); stop as in
+ * tune_options (may be NULL). */
+void recheck_winner_tagged(const db_entry *e, const char *device_spec, const char *db_path,
+                           double tol, double timeout_s, const char *tag, volatile int *stop,
+                           recheck_result *out);
 
 #endif

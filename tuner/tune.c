@@ -106,9 +106,11 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed,
   if (c->o->progress) {
     tune_progress p;
     memset(&p, 0, sizeof p);
-    p.done = rep->evaluated + rep->resumed;
+    p.done = rep->evaluated;
     p.total = (size_t)rep->budget;
+    p.resumed = rep->resumed;
     p.last = r;
+    p.last_resumed = resumed;
     p.have_best = rep->have_best;
     p.best_ms = rep->best.time_ms;
     snprintf(p.best_template, sizeof p.best_template, "%s", rep->best.template_name);
@@ -428,7 +430,8 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   memset(&so, 0, sizeof so);
   so.name = o->strategy;
   so.seed = o->seed;
-  so.max_evals = share;
+  /* the share counts new evaluations (below), not the results told from the database */
+  so.max_evals = 0;
   so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (now_s() - c->t0)) : 0;
   so.prior = prior;
   so.nprior = nprior;
@@ -470,11 +473,13 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
               : o->compile_workers > 0 ? o->compile_workers
                                        : (int)(cores > 1 ? cores : 2);
   if (batch > TUNE_MAX_BATCH) batch = TUNE_MAX_BATCH;
+  long fresh = 0; /* new evaluations of this template: what the share counts */
 
   for (;;) {
     size_t idx[TUNE_MAX_BATCH];
-    if (TUNE_STOPPED(c)) break;
-    size_t n = strategy_ask(st, idx, (size_t)batch);
+    if (TUNE_STOPPED(c) || fresh >= share) break;
+    size_t want = (size_t)batch < (size_t)(share - fresh) ? (size_t)batch : (size_t)(share - fresh);
+    size_t n = strategy_ask(st, idx, want);
     if (n == 0) break;
     size_t njobs = 0;
     for (size_t i = 0; i < n; i++) {
@@ -522,8 +527,9 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     if (njobs && o->progress) { /* compiling takes a while: say so before it starts */
       tune_progress pr;
       memset(&pr, 0, sizeof pr);
-      pr.done = c->rep->evaluated + c->rep->resumed;
+      pr.done = c->rep->evaluated;
       pr.total = (size_t)c->rep->budget;
+      pr.resumed = c->rep->resumed;
       pr.have_best = c->rep->have_best;
       pr.best_ms = c->rep->best.time_ms;
       snprintf(pr.best_template, sizeof pr.best_template, "%s", c->rep->best.template_name);
@@ -604,6 +610,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
       long long id = 0;
       if (p->failed_early != 2 && (rc = store_result(c, &r, &id, err))) break;
+      if (p->failed_early != 2) fresh++;
       if ((rc = strategy_tell(st, p->plan.idx, r.status, r.time_ms, &r.diag, err))) break;
       if ((rc = add_result(c, &r, p->failed_early == 2, "evaluate", err))) break;
       if (r.status == RT_OK && cr && (!best.have || r.time_ms < best.ms)) {
@@ -622,7 +629,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     }
     if (rc) goto done;
   }
-  c->budget_left -= (long)strategy_evaluations(st);
+  c->budget_left -= fresh;
   if (!TUNE_STOPPED(c)) remeasure_close(c, name, &best, &second, path, wgmma, &roles, sp);
   if (best.have && c->run && best.id > 0) {
     db_winner w;
@@ -849,6 +856,44 @@ done:
   space_free(sp);
   manifest_free(m);
   return rc;
+}
+
+/* ---- shards of one problem's candidates ---- */
+
+int tune_config_shard(const char *config, int count) {
+  if (count <= 1) return 0;
+  unsigned char dg[32];
+  sha256(config, strlen(config), dg);
+  uint64_t h = 0;
+  for (int i = 0; i < 8; i++) h = h << 8 | dg[i];
+  return (int)(h % (uint64_t)count);
+}
+
+/* The configurations of sp that belong to shard index/count, as a space of their own (maybe
+ * empty: space_size 0). */
+static rt_status tune_shard_space(const space *sp, int index, int count, space **out, rt_error *err) {
+  *out = NULL;
+  if (index < 0 || index >= count)
+    return rt_error_set(err, RT_ERR_USAGE, "shard %d of %d does not exist (0 to %d)", index, count, count - 1);
+  space *part = space_new();
+  if (!part) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  rt_status rc = RT_OK;
+  for (int p = 0; p < space_nparams(sp) && !rc; p++) {
+    const space_param *q = space_param_at(sp, p);
+    rc = space_add_param(part, q->name, q->count, q->ints, (const char *const *)q->idents, err);
+  }
+  char text[1024];
+  for (size_t i = 0; i < space_size(sp) && !rc; i++) {
+    space_format_config(sp, i, text, sizeof text);
+    if (tune_config_shard(text, count) == index) rc = space_add_config(part, space_config(sp, i), err);
+  }
+  if (!rc) rc = space_finish(part, err);
+  if (rc) {
+    space_free(part);
+    return rc;
+  }
+  *out = part;
+  return RT_OK;
 }
 
 /* ---- the run ---- */
@@ -1118,6 +1163,20 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
                l ? "; " : "", manifest_name(ms[i]), c.prob.shape, c.prob.layout[0] ? ":" : "",
                c.prob.layout, why ? why : " (no valid configuration)");
       continue;
+    }
+    if (!s && !o->config && o->shard_count > 1) { /* this shard's configurations only */
+      space *part = NULL;
+      s = tune_shard_space(spaces[i], o->shard_index, o->shard_count, &part, &serr);
+      space_free(spaces[i]);
+      spaces[i] = part;
+      if (!s && space_size(part) == 0) {
+        space_free(part);
+        spaces[i] = NULL;
+        size_t l = strlen(out->note);
+        snprintf(out->note + l, sizeof out->note - l, "%s%s has no configuration in shard %d/%d",
+                 l ? "; " : "", manifest_name(ms[i]), o->shard_index, o->shard_count);
+        continue;
+      }
     }
     if (!s && o->config) { /* only the configuration asked for */
       size_t idx;

@@ -5,7 +5,9 @@
  * A target is a family ("gemm": every template of the family that supports the dtype and the
  * device's architecture, plus the family's library candidates (cuBLASLt for gemm, cuDNN's SDPA
  * for attention) on a real GPU, stored under the identity's first word, "cublaslt" or "cudnn";
- * a library with nothing for the problem leaves a note saying why) or one template by name.  The evaluation budget is shared out evenly between the templates; each
+ * a library with nothing for the problem leaves a note saying why) or one template by name.  The
+ * evaluation budget (new evaluations: what the database already holds is told to the strategy,
+ * not counted) is shared out evenly between the templates; each
  * template is searched by its own strategy (search/strategy.h) over its manifest's space, in
  * batches that the compile pool builds in parallel through the cubin cache.  Every candidate is
  * diagnosed (diagnose.h) when it has a time and the device has ceilings, stored in the database
@@ -34,9 +36,11 @@
 #define TUNE_DEFAULT_BUDGET 32
 
 typedef struct tune_progress {
-  size_t done;            /* candidates finished so far (resumed ones included) */
-  size_t total;           /* the budget: candidates this run will finish at most */
+  size_t done;            /* candidates evaluated so far (not those taken from the database) */
+  size_t total;           /* the budget: new evaluations this run makes at most */
+  size_t resumed;         /* candidates taken from the database so far */
   const candidate_result *last; /* the candidate just finished; NULL when a phase starts */
+  int last_resumed;       /* 1 when last came from the database instead of being evaluated */
   int have_best;          /* a candidate succeeded */
   double best_ms;         /* the best time so far */
   char best_template[64]; /* and its template */
@@ -53,7 +57,9 @@ typedef struct tune_options {
   const char *device;       /* "cuda", "model:h200", "replay:FILE"; NULL: cuda when a GPU is
                                present, else model:h200 (tune_report.note says so) */
   const char *strategy;     /* NULL: the default strategy */
-  long budget;              /* evaluations in all; 0: TUNE_DEFAULT_BUDGET */
+  long budget;              /* new evaluations: configurations the database already holds
+                               are told to the strategy and do not count; 0:
+                               TUNE_DEFAULT_BUDGET */
   const char *config;       /* NULL, or one configuration of the template named by target
                                ("BLOCK_M=128,BLOCK_N=64,..."): that configuration alone is
                                evaluated, afresh (a result the database holds for it is not
@@ -63,6 +69,12 @@ typedef struct tune_options {
                                database): each template's search evaluates the fastest of its
                                configurations there first (strategy_options.prior) */
   double max_seconds;       /* wall-clock budget; 0: none */
+  int shard_index;          /* with shard_count > 1: only the configurations of shard
+                               shard_index (0-based) are searched, so shard_count processes
+                               tune one problem's candidates without overlap; a configuration's
+                               shard is tune_config_shard() of its text, the same in every
+                               process and for every version of a manifest that keeps it */
+  int shard_count;          /* 0 or 1: every configuration */
   uint64_t seed;            /* strategy seed (and the GPU inputs' seed) */
   const char *db_path;      /* database to store into; NULL: none */
   const char *template_path; /* folders of templates and family declarations, joined by ':'
@@ -121,6 +133,10 @@ void tune_report_free(tune_report *r);
  * winners with it. */
 double tune_predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
                            const gpu_spec *gpu, const char *dtype, double min_bytes);
+
+/* The shard (0 .. count-1) that configuration text CONFIG ("BLOCK_M=128,...") belongs to: a
+ * hash of the text, so the partition depends on nothing but the configuration. */
+int tune_config_shard(const char *config, int count);
 
 /* The device used when none is named: "cuda" when a driver and a GPU are present, else
  * "model:h200" with a note (into note, "" otherwise) saying that times will be predictions. */

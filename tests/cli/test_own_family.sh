@@ -33,11 +33,14 @@ assert d["evaluated"] >= 1, d
 assert d["best"]["template"] == "vscale_vec", d["best"]
 assert d["best"]["limit"] in ("memory", "waves", "occupancy", "launch"), d["best"]
 PY
-# the same with --templates instead of the environment; a rerun evaluates nothing new
+# the same with --templates instead of the environment; a rerun evaluates nothing twice
+n0=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM results").fetchone()[0])' "$tmp/t.db")
 json=$("$bin" tune vscale_vec --templates "$tmp/my-kernels" --shape 1048576 --dtype f32 --device model:h200 \
        --budget 6 --db "$tmp/t.db" --json 2>"$tmp/err") || die "tune --templates exited $?: $(cat "$tmp/err")"
-echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["evaluated"] == 0, d' ||
-  die "a rerun evaluated again: $json"
+echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["resumed"] >= 1, d' ||
+  die "a rerun did not resume: $json"
+python3 -c 'import sqlite3,sys; n,d=sqlite3.connect(sys.argv[1]).execute("SELECT count(*), count(DISTINCT config) FROM results WHERE run_id IN (SELECT id FROM runs WHERE problem_id=(SELECT id FROM problems WHERE shape=\"1048576\"))").fetchone(); assert n==d, (n,d)' "$tmp/t.db" ||
+  die "a rerun evaluated a configuration twice (had $n0 results)"
 
 # looked up as the runtime would serve it
 out=$("$bin" lookup vscale --shape 1048576 --dtype f32 --db "$tmp/t.db" --json) || die "lookup exited $?"

@@ -38,11 +38,19 @@ assert n == 1 and size > 0, (n, size)
 print("winner stored with a %d-byte cubin" % size)
 PY
 
-# the same again resumes from the database
+# the same again: the two stored configurations come from the database, and the budget buys
+# two new ones (--budget counts new evaluations)
 json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device model:h200 --budget 2 \
-  --strategy random --db "$tmp/t.db" --json 2>/dev/null)
-python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["evaluated"]==0 and d["resumed"]==2, d' "$json" \
-  || { echo "FAIL: the rerun did not resume: $json"; fail=1; }
+  --strategy random --db "$tmp/t.db" --json 2>"$tmp/err2")
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["evaluated"]==2 and d["resumed"]==2, d' "$json" \
+  || { echo "FAIL: the rerun did not resume and go on: $json"; fail=1; }
+[ "$(grep -c '^\[db\] gemm_mma ' "$tmp/err2")" = 2 ] || { echo "FAIL: resumed lines: $(cat "$tmp/err2")"; fail=1; }
+python3 - "$tmp/t.db" <<'PY2' || fail=1
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n, d = c.execute("SELECT count(*), count(DISTINCT config) FROM results").fetchone()
+assert n == 4 and d == 4, (n, d)
+PY2
 
 # text output: the table, the budget, and (without a GPU) the first line about predictions
 out=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --budget 1 --no-db 2>/dev/null); rc=$?
@@ -62,12 +70,12 @@ python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="rep
   || { echo "FAIL: replay: $json"; fail=1; }
 
 # replay of rooftune's own export: the same best time comes back, marked as replayed
-best=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["best"]["time_ms"])' "$json0")
+best=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT min(time_ms) FROM results WHERE status=\"OK\"").fetchone()[0])' "$tmp/t.db")
 "$bin" db export --db "$tmp/t.db" -o "$tmp/export.json" || { echo "FAIL: db export"; fail=1; }
 json=$("$bin" tune gemm_mma --shape 256x256x256 --dtype f16 --device "replay:$tmp/export.json" \
   --strategy brute_force --no-db --json 2>/dev/null); rc=$?
 check_rc "tune replay of an export" 0 $rc
-python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="replayed" and d["evaluated"]==2 and abs(d["best"]["time_ms"]-float(sys.argv[2]))<1e-12 and d["best"]["template"]=="gemm_mma" and d["best"]["tflops"]>0, d' "$json" "$best" \
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="replayed" and d["evaluated"]==4 and abs(d["best"]["time_ms"]-float(sys.argv[2]))<1e-12 and d["best"]["template"]=="gemm_mma" and d["best"]["tflops"]>0, d' "$json" "$best" \
   || { echo "FAIL: replay of the export: $json"; fail=1; }
 
 # errors

@@ -32,7 +32,9 @@
 #  6. re-measures the stored winners with `rooftune recheck` (do timings repeat?) ("recheck");
 #  7. runs examples/load_gemm.c (build-gpu/tests/gpu_load_gemm, on the carried librooftune) on
 #     the winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
-#  8. the runtime as applications use it: load_gemm on the serving rules' cases, attention
+#  8. a job on every GPU of the node at once (`rooftune job run --device cuda:all`), run twice:
+#     the rerun evaluates nothing and rechecks the winners measured the first time ("jobs");
+#  9. the runtime as applications use it: load_gemm on the serving rules' cases, attention
 #     served through rooftune_attention, the Python package's GPU tests ("runtime");
 #  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but those in
 #     RT_GPU_SKIP, "levers" unless set: the first H200 runs answered it,

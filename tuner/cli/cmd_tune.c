@@ -32,7 +32,8 @@ static const char usage[] =
     "                   default: cuda when a GPU is present, else model:h200 (times are then\n"
     "                   predictions, and the first line says so)\n"
     "  --strategy NAME  search strategy (see 'rooftune replay --help'); default: the default\n"
-    "  --budget N       candidates to evaluate in all (default 32; each costs a compile)\n"
+    "  --budget N       new candidates to evaluate (default 32; each costs a compile);\n"
+    "                   configurations the database already holds do not count\n"
     "  --seconds S      stop after S seconds of wall time (default: no limit)\n"
     "  --seed N         strategy and input seed (default 0)\n"
     "  --timeout S      per-candidate limit on the GPU, in seconds (default 20)\n"
@@ -96,7 +97,8 @@ static void on_progress(void *ctx, const tune_progress *p) {
     fprintf(stderr, "%s   ", r ? "" : "  (compiling)");
     ps->drawn = 1;
   } else if (r) {
-    fprintf(stderr, "[%zu/%zu] %s %s: ", p->done, p->total, r->template_name, r->config);
+    if (p->last_resumed) fprintf(stderr, "[db] %s %s: ", r->template_name, r->config);
+    else fprintf(stderr, "[%zu/%zu] %s %s: ", p->done, p->total, r->template_name, r->config);
     if (r->status == RT_OK) fprintf(stderr, "%.4f ms%s%s\n", r->time_ms, r->diag.limit[0] ? " " : "", r->diag.limit);
     else fprintf(stderr, "%s (%s)\n", rt_status_name(r->status), r->detail);
   }

@@ -17,15 +17,18 @@ if want extras && [ "$(left)" -gt 90 ]; then
   rc=$?
   log "tune gemm_mma 2048^3 bf16 --prior model: exit $rc"
   [ -n "$out" ] && echo "$out" | summary gemm_mma "bf16 2048^3 prior" | tee -a "$results"
-  # two nights on a database of their own: the first tunes, the second rechecks that winner
-  echo "gemm 1024x1024x1024 bf16 4" >"$logs/nightly-shapes.txt"
+  # two nights of a job on a database of its own: the first tunes, the second rechecks that winner
+  mkdir -p "$logs/nightly"
+  printf '{"rooftune_job": 1, "name": "gpu-nightly", "database": "tuning.db", "output": ".", "device": "cuda",\n'\
+' "timeout": 10, "recheck": {"every": "0"}, "problems": [{"target": "gemm", "shape": "1024x1024x1024", "dtype": "bf16", "budget": 4}]}\n' \
+    >"$logs/nightly/job.json"
   for night in 1 2; do
     [ "$(left)" -gt 45 ] || break
-    timeout "$(cap 45)" env ROOFTUNE="$bin" bash examples/nightly/nightly.sh "$logs/nightly-shapes.txt" \
-      "$logs/nightly/tuning.db" "$logs/nightly" >"$logs/nightly-$night.log" 2>&1
+    timeout "$(cap 45)" env ROOFTUNE="$bin" bash examples/nightly/nightly.sh "$logs/nightly/job.json" \
+      >"$logs/nightly-$night.log" 2>&1
     rc=$?
     log "nightly.sh, night $night: exit $rc"
-    grep -E "recheck|REGRESSION|FAILED|^ok" "$logs/nightly-$night.log" | head -4 | sed 's/^/    /' | tee -a "$results"
+    grep -E "^\[|^job |REGRESSION" "$logs/nightly-$night.log" | head -4 | sed 's/^/    /' | tee -a "$results"
     [ -s "$logs/nightly/rooftune_tuned.h" ] && log "    header: $(grep -c '' "$logs/nightly/rooftune_tuned.h") lines"
     case $rc in 0|3) ;; *) fail=1 ;; esac
   done

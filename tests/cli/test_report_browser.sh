@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# `rooftune report` in a real browser: a job's database (8 problems: GEMM, attention and a declared family
+# on the model device, plus a winner made to look faster than it is and rechecked) is rendered
+# by headless Chromium to a PNG, which must not be blank and must show the roofs' red and the
+# points' blue; the DOM Chromium built must hold one SVG point per candidate of the database
+# (and as many as each plot says), no script, and the regression.  Skipped, with the reason,
+# where no Chromium is installed (.ci/deps.sh installs Debian's chromium when run as root).
+set -u
+bin=${ROOFTUNE_BIN:?}
+browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+if [ -z "$browser" ]; then
+  echo "SKIP: no Chromium here (as root, .ci/deps.sh installs Debian's chromium package)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+die() { echo "FAIL: $*"; fail=1; }
+cat >"$tmp/r.json" <<'EOF'
+{"rooftune_job": 1, "name": "browser", "database": "r.db", "device": "model:h200",
+ "recheck": {"every": "0"}, "defaults": {"budget": 4},
+ "problems": [{"target": "gemm", "shape": "256x256x256", "dtype": "f16"},
+              {"target": "gemm", "shape": "64x512x256:nt", "dtype": "bf16"},
+              {"target": "attention", "shape": "1x8x256x64", "dtype": "bf16"},
+              {"target": "softmax", "shape": "128x2048", "dtype": "f32"},
+              {"target": "gemm", "shape": "128x128x128", "dtype": "f32"},
+              {"target": "gemm", "shape": "64x256x128:nt", "dtype": "f32"},
+              {"target": "gemm_simt", "shape": "96x96x96", "dtype": "f32"},
+              {"target": "attention", "shape": "2x8x128x128", "dtype": "f16"}]}
+EOF
+"$bin" job run "$tmp/r.json" >"$tmp/run1" 2>&1 || { cat "$tmp/run1"; die "job run"; }
+python3 - "$tmp/r.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE results SET time_ms = time_ms / 2 WHERE id = (SELECT min(result_id) FROM winners)")
+c.commit()
+PY
+"$bin" job run "$tmp/r.json" >"$tmp/run2" 2>&1
+[ $? = 3 ] || die "the rechecked regression did not exit 3: $(cat "$tmp/run2")"
+html=$tmp/browser-out/report.html
+[ -s "$html" ] || die "no report"
+flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars --user-data-dir="$tmp/profile")
+timeout 120 "$browser" "${flags[@]}" --window-size=1000,1500 --screenshot="$tmp/shot.png" "file://$html" >"$tmp/shot.log" 2>&1 ||
+  die "chromium could not render the report: $(tail -5 "$tmp/shot.log")"
+timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$html" >"$tmp/dom.html" 2>"$tmp/dom.log" ||
+  die "chromium could not load the report: $(tail -5 "$tmp/dom.log")"
+python3 - "$tmp/shot.png" "$tmp/dom.html" "$tmp/r.db" <<'PY' || fail=1
+import html.parser, sqlite3, struct, sys, zlib
+
+def png_pixels(path):
+    data = open(path, 'rb').read()
+    assert data[:8] == b'\x89PNG\r\n\x1a\n', "not a PNG"
+    pos, idat = 8, []
+    while pos < len(data):
+        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b'IHDR':
+            w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+        elif kind == b'IDAT':
+            idat.append(body)
+        pos += 12 + n
+    assert depth == 8 and ctype in (2, 6), ("unexpected PNG format", depth, ctype)
+    bpp = 3 if ctype == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(b''.join(idat)), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if f == 1:
+            for i in range(bpp, stride): line[i] = (line[i] + line[i - bpp]) & 255
+        elif f == 2:
+            line = bytearray((a + b) & 255 for a, b in zip(line, prev))
+        elif f == 3:
+            for i in range(stride): line[i] = (line[i] + ((line[i - bpp] if i >= bpp else 0) + prev[i]) // 2) & 255
+        elif f == 4:
+            for i in range(stride):
+                a, b, c = (line[i - bpp] if i >= bpp else 0), prev[i], (prev[i - bpp] if i >= bpp else 0)
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+w, h, bpp, rows = png_pixels(sys.argv[1])
+assert (w, h) == (1000, 1500), (w, h)
+colours, ink, red, blue = set(), 0, 0, 0
+for y in range(0, h, 2):
+    r = rows[y]
+    for x in range(0, w * bpp, 2 * bpp):
+        px = (r[x], r[x + 1], r[x + 2])
+        colours.add(px)
+        if px != (255, 255, 255): ink += 1
+        if abs(px[0] - 207) < 30 and abs(px[1] - 34) < 40 and abs(px[2] - 46) < 40: red += 1
+        if abs(px[0] - 9) < 40 and abs(px[1] - 105) < 40 and abs(px[2] - 218) < 40: blue += 1
+total = (h // 2) * (w // 2)
+assert ink > total * 0.02, "the page is blank (%d of %d sampled pixels not white)" % (ink, total)
+assert len(colours) > 50, "only %d colours" % len(colours)
+assert red > 20, "no roof drawn (%d red pixels)" % red
+assert blue > 5, "no point drawn (%d blue pixels)" % blue
+
+class Dom(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.svgs, self.cur, self.scripts, self.text = [], None, 0, []
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == 'script': self.scripts += 1
+        if tag == 'svg' and 'roofline' in (a.get('class') or '').split():
+            self.cur = [int(a['data-candidates']), 0]
+            self.svgs.append(self.cur)
+        elif self.cur is not None and 'pt' in (a.get('class') or '').split():
+            self.cur[1] += 1
+    def handle_endtag(self, tag):
+        if tag == 'svg': self.cur = None
+    def handle_data(self, d): self.text.append(d)
+dom = Dom()
+dom.feed(open(sys.argv[2]).read())
+c = sqlite3.connect(sys.argv[3])
+want = c.execute("SELECT count(*) FROM (SELECT DISTINCT r.problem_id, r.device_id, r.template_id, r.toolkit, r.config "
+                 "FROM results r WHERE r.status='OK' AND r.flops > 0)").fetchone()[0]
+problems = c.execute("SELECT count(*) FROM problems").fetchone()[0]
+assert dom.scripts == 0, "the report has scripts"
+assert len(dom.svgs) == problems == 8, (len(dom.svgs), problems)
+assert all(n == k and n > 0 for n, k in dom.svgs), dom.svgs
+assert sum(k for _, k in dom.svgs) == want, (dom.svgs, want)
+text = ''.join(dom.text)
+assert '1 regression' in text and 'SLOWER' in text, "the regression is not on the page"
+print("browser: %dx%d PNG, %d colours, %d sampled pixels with ink; %d rooflines with %d points = the database's %d candidates"
+      % (w, h, len(colours), ink, len(dom.svgs), sum(k for _, k in dom.svgs), want))
+PY
+[ $fail = 0 ] && echo "report rendered by $("$browser" --version 2>/dev/null | head -1)"
+exit $fail

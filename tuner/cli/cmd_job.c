@@ -1,0 +1,355 @@
+/* cmd_job.c — `rooftune job run|status|merge`: a job file (tuner/job/job.h) → job_run(),
+ * job_status(), job_merge(); one line per problem for logs, a progress bar on a terminal,
+ * one JSON object with --json. */
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tuner/cli/cli.h"
+#include "tuner/job/job.h"
+#include "tuner/job/report.h"
+#include "tuner/job/run.h"
+
+static const char usage[] =
+    "usage: rooftune job run JOB [--shard I/N] [--device DEV] [--db FILE] [--json] [--no-report]\n"
+    "       rooftune job status JOB [--shard I/N] [--device DEV] [--db FILE] [--json]\n"
+    "       rooftune job merge OUT.db SHARD.db...\n"
+    "       rooftune job merge --job JOB\n\n"
+    "A job file (JSON) lists the problems to keep tuned, the device(s), the database, a time\n"
+    "budget and what \"fresh\" means; the README and tuner/job/job.h describe the format.\n\n"
+    "run      skips fresh problems and re-measures their winners when due (a winner slower or\n"
+    "         broken is a regression); retunes stale, failed and never tuned problems with their\n"
+    "         budget of new evaluations; resumes a round a time budget or a kill cut short.\n"
+    "         Stops cleanly when the job's time budget is spent.  Writes summary.json and\n"
+    "         report.html into the job's output folder.  One line per problem; a progress bar\n"
+    "         on a terminal.\n"
+    "status   each problem: fresh, stale, never tuned, failed or interrupted, why, its winner\n"
+    "         and its age; nothing is run\n"
+    "merge    merges shard databases into OUT.db (created when missing): winners the fastest\n"
+    "         across them, results of different GPUs kept apart; idempotent, in any order.\n"
+    "         --job JOB merges the job's shard_database files into its database and writes its\n"
+    "         report\n\n"
+    "options:\n"
+    "  --shard I/N     this process's shard: the problems at positions I, I+N, ... of the file,\n"
+    "                  and a share of the candidates of split problems (0 <= I < N)\n"
+    "  --device DEV    instead of the job's device: cuda, cuda:N, cuda:all, model:GPU\n"
+    "  --db FILE       instead of the job's (or the shard's) database\n"
+    "  --json          one JSON object on stdout (what summary.json holds); lines go to stderr\n"
+    "  --no-report     do not write report.html\n\n"
+    "exit status: 0 done (or stopped at the time budget), 1 a problem failed or the run was\n"
+    "interrupted, 2 bad usage or job file, 3 a rechecked winner regressed.\n";
+
+static volatile int job_stop;
+
+static void on_stop_signal(int sig) {
+  (void)sig;
+  job_stop = 1;
+}
+
+typedef struct view {
+  int tty;        /* draw the bar on stderr */
+  int drawn;      /* the bar is on the line */
+  FILE *lines;    /* where problem lines go */
+} view;
+
+static void clear_bar(view *v) {
+  if (v->drawn) fprintf(stderr, "\r\033[K");
+  v->drawn = 0;
+}
+
+static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+static const char *str(const json_t *o, const char *k) {
+  const char *s = json_string_value(json_object_get(o, k));
+  return s ? s : "";
+}
+
+static void problem_line(FILE *out, const job_event *ev) {
+  const json_t *it = ev->item;
+  const char *action = str(it, "action"), *state = str(it, "state"), *reason = str(it, "reason");
+  if (ev->parallel) fprintf(out, "%s ", ev->device);
+  fprintf(out, "[%zu/%zu] %s %s %s: ", ev->index, ev->total, ev->problem->target, ev->problem->shape,
+          ev->problem->dtype);
+  const json_t *best = json_object_get(it, "best");
+  if (!strcmp(action, "fresh")) {
+    char age[32];
+    job_format_duration(num(it, "age_s"), age, sizeof age);
+    fprintf(out, "fresh (tuned %s ago)", age);
+  } else if (!strcmp(action, "left")) {
+    fprintf(out, "left for the next run (%s%s%s; the time budget is spent)", state, reason[0] ? ": " : "", reason);
+  } else if (!strcmp(action, "failed")) {
+    fprintf(out, "FAILED (%s): %s", state, str(it, "error"));
+  } else {
+    fprintf(out, "%s (%s%s%s): %lld evaluated", action, state, reason[0] ? ": " : "", reason,
+            (long long)num(it, "evaluated"));
+    if (num(it, "resumed") > 0) fprintf(out, ", %lld from the database", (long long)num(it, "resumed"));
+    if (num(it, "failed") > 0) fprintf(out, ", %lld failed", (long long)num(it, "failed"));
+    if (!strcmp(action, "interrupted")) fprintf(out, ", stopped: the rest next run");
+  }
+  if (json_is_object(best))
+    fprintf(out, ", best %.4g ms %s (%s)", num(best, "time_ms"), str(best, "template"), str(best, "timing"));
+  if (num(it, "seconds") > 0) fprintf(out, " in %.1f s", num(it, "seconds"));
+  size_t i;
+  const json_t *r;
+  json_array_foreach(json_object_get(it, "rechecks"), i, r) {
+    const char *v = str(r, "verdict");
+    fprintf(out, "; recheck %s %s", str(r, "template"), v);
+    if (json_is_number(json_object_get(r, "now_ms")))
+      fprintf(out, " %.4g -> %.4g ms (%+.1f %%)", num(r, "then_ms"), num(r, "now_ms"),
+              100 * (num(r, "now_ms") / num(r, "then_ms") - 1));
+    if (str(r, "detail")[0]) fprintf(out, " (%s)", str(r, "detail"));
+    if (!strcmp(v, "SLOWER") || !strcmp(v, "FAILS")) fprintf(out, " REGRESSION");
+  }
+  fputc('\n', out);
+}
+
+static void on_event(void *ctx, const job_event *ev) {
+  view *v = ctx;
+  if (ev->kind == JOB_EV_NOTE) {
+    clear_bar(v);
+    fprintf(v->lines, "%s%snote: %s\n", ev->parallel ? ev->device : "", ev->parallel ? " " : "", ev->text);
+  } else if (ev->kind == JOB_EV_DONE) {
+    clear_bar(v);
+    problem_line(v->lines, ev);
+  } else if (ev->kind == JOB_EV_PROGRESS && v->tty && !ev->parallel) {
+    const tune_progress *p = ev->progress;
+    int width = 20, fill = p->total ? (int)(width * (double)p->done / (double)p->total) : 0;
+    if (fill > width) fill = width;
+    char bar[32];
+    for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+    bar[width] = 0;
+    fprintf(stderr, "\r\033[K[%zu/%zu] %.40s %.40s [%s] %zu/%zu", ev->index, ev->total, ev->problem->target,
+            ev->problem->shape, bar, p->done, p->total);
+    if (p->have_best) fprintf(stderr, " best %.4g ms", p->best_ms);
+    if (!p->last) fprintf(stderr, " (%s)", p->phase ? p->phase : "");
+    v->drawn = 1;
+  }
+  fflush(NULL);
+}
+
+typedef struct common {
+  const char *job_path, *device, *db;
+  job_shard shard;
+  int json, no_report;
+} common;
+
+static int parse_common(const char *verb, int argc, char **argv, common *c) {
+  static const struct option opts[] = {{"shard", required_argument, 0, 's'}, {"device", required_argument, 0, 'D'},
+                                       {"db", required_argument, 0, 'B'},    {"json", no_argument, 0, 'j'},
+                                       {"no-report", no_argument, 0, 'R'},   {0, 0, 0, 0}};
+  memset(c, 0, sizeof *c);
+  c->shard.count = 1;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (ch) {
+    case 's': {
+      rt_error err = {0};
+      if (job_shard_parse(optarg, &c->shard, &err)) return cli_fail("job", &err);
+      break;
+    }
+    case 'D': c->device = optarg; break;
+    case 'B': c->db = optarg; break;
+    case 'j': c->json = 1; break;
+    case 'R': c->no_report = 1; break;
+    default: return cli_bad_option("job", argc, argv);
+    }
+  }
+  if (optind >= argc) return cli_usage_error("job", "%s: missing the job file (JOB.json)", verb);
+  c->job_path = argv[optind++];
+  if (optind < argc) return cli_usage_error("job", "unexpected argument '%s'", argv[optind]);
+  return 0;
+}
+
+static int load(const common *c, job **j) {
+  rt_error err = {0};
+  if (job_load(c->job_path, j, &err)) {
+    cli_fail("job", &err);
+    return err.code == RT_ERR_IO ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+  }
+  return 0;
+}
+
+static int verb_run(int argc, char **argv) {
+  common c;
+  int rc = parse_common("run", argc, argv, &c);
+  if (rc) return rc;
+  job *j = NULL;
+  if ((rc = load(&c, &j))) return rc;
+  view v = {cli_stderr_is_tty() && !c.json, 0, c.json ? stderr : stdout};
+  job_run_options o;
+  memset(&o, 0, sizeof o);
+  o.shard = c.shard;
+  o.device = c.device;
+  o.db_path = c.db;
+  o.stop = &job_stop;
+  o.on_event = on_event;
+  o.ctx = &v;
+  o.no_report = c.no_report;
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  job_outcome out;
+  rt_error err = {0};
+  rt_status st = job_run(j, &o, &out, &err);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  clear_bar(&v);
+  if (st) {
+    job_free(j);
+    return cli_fail("job", &err);
+  }
+  const json_t *s = out.summary;
+  if (c.json) {
+    json_dumpf(s, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+  } else {
+    const json_t *dev = json_object_get(s, "device");
+    char devs[512] = "";
+    if (json_is_string(dev)) snprintf(devs, sizeof devs, "%s", json_string_value(dev));
+    else {
+      size_t i;
+      json_t *d;
+      json_array_foreach(dev, i, d) snprintf(devs + strlen(devs), sizeof devs - strlen(devs), "%s%s", i ? "," : "",
+                                            json_string_value(d));
+    }
+    printf("job %s", j->name);
+    if (c.shard.count > 1) printf(" shard %d/%d", c.shard.index, c.shard.count);
+    printf(" on %s: %zu tuned (%zu evaluated), %zu fresh, %zu failed, %zu left, %zu regression%s",
+           devs, out.tuned, out.evaluated, out.fresh, out.failed, out.left, out.regressions,
+           out.regressions == 1 ? "" : "s");
+    if (json_is_number(json_object_get(s, "seconds"))) printf(" in %.1f s", num(s, "seconds"));
+    printf("\n");
+    if (out.stopped) printf("stopped: the time budget is spent; the next run resumes where this one stopped\n");
+    if (out.interrupted) printf("interrupted: every finished candidate is kept; the next run resumes\n");
+    if (str(s, "report")[0]) printf("report: %s\n", str(s, "report"));
+    if (str(s, "report_error")[0]) printf("report not written: %s\n", str(s, "report_error"));
+    printf("database: %s\n", str(s, "database"));
+  }
+  if (out.regressions) fprintf(stderr, "rooftune job: %zu rechecked winner(s) slower or failing: a regression\n",
+                               out.regressions);
+  int code = job_outcome_exit(&out);
+  job_outcome_free(&out);
+  job_free(j);
+  return code;
+}
+
+static int verb_status(int argc, char **argv) {
+  common c;
+  int rc = parse_common("status", argc, argv, &c);
+  if (rc) return rc;
+  job *j = NULL;
+  if ((rc = load(&c, &j))) return rc;
+  json_t *st = NULL;
+  rt_error err = {0};
+  if (job_status(j, c.shard, c.device, c.db, &st, &err)) {
+    job_free(j);
+    return cli_fail("job", &err);
+  }
+  if (c.json) {
+    json_dumpf(st, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+  } else {
+    if (str(st, "note")[0]) printf("note: %s\n", str(st, "note"));
+    printf("job %s on %s (%s), database %s\n", j->name, str(st, "device"), str(st, "gpu"), str(st, "database"));
+    printf("%-11s %-34s %-5s %-12s %8s  %-12s %10s  %s\n", "target", "shape", "dtype", "state", "age", "winner",
+           "time_ms", "why");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(st, "problems"), i, p) {
+      char age[32];
+      job_format_duration(json_is_number(json_object_get(p, "age_s")) ? num(p, "age_s") : NAN, age, sizeof age);
+      const json_t *b = json_object_get(p, "best");
+      printf("%-11s %-34s %-5s %-12s %8s  %-12s ", str(p, "target"), str(p, "shape"), str(p, "dtype"), str(p, "state"),
+             age, json_is_object(b) ? str(b, "template") : "-");
+      if (json_is_object(b)) printf("%10.4g", num(b, "time_ms"));
+      else printf("%10s", "-");
+      printf("  %s", str(p, "reason"));
+      if (!strcmp(str(p, "state"), "interrupted")) printf(" (%lld left)", (long long)num(p, "left"));
+      if (str(p, "regression")[0]) printf(" REGRESSION (%s)", str(p, "regression"));
+      printf("\n");
+    }
+  }
+  json_decref(st);
+  job_free(j);
+  return CLI_EXIT_OK;
+}
+
+static int verb_merge(int argc, char **argv) {
+  static const struct option opts[] = {{"job", required_argument, 0, 'J'}, {0, 0, 0, 0}};
+  const char *job_path = NULL;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    if (ch == 'J') job_path = optarg;
+    else return cli_bad_option("job", argc, argv);
+  }
+  rt_error err = {0};
+  job_merge_stats ms;
+  job *j = NULL;
+  char **files = NULL;
+  size_t nfiles = 0;
+  char out[1024];
+  if (job_path) {
+    if (optind < argc) return cli_usage_error("job", "merge --job takes no other argument ('%s')", argv[optind]);
+    common c = {.job_path = job_path};
+    int rc = load(&c, &j);
+    if (rc) return rc;
+    if (job_shard_files(j, &files, &nfiles, &err)) {
+      job_free(j);
+      return cli_fail("job", &err);
+    }
+    job_database_path(j, (job_shard){0, 1}, NULL, out, sizeof out);
+    if (nfiles == 0) {
+      fprintf(stderr, "rooftune job: merge: no shard database of job %s exists yet (%s)\n", j->name, j->shard_database);
+      job_free(j);
+      return CLI_EXIT_FAIL;
+    }
+  } else {
+    if (argc - optind < 2) return cli_usage_error("job", "merge: give OUT.db and at least one SHARD.db (or --job JOB)");
+    snprintf(out, sizeof out, "%s", argv[optind]);
+    files = argv + optind + 1;
+    nfiles = (size_t)(argc - optind - 1);
+  }
+  rt_status st = job_merge(out, files, nfiles, &ms, &err);
+  int code = CLI_EXIT_OK;
+  if (st) code = cli_fail("job", &err);
+  else printf("merged %zu database%s into %s: %lld new results, %zu winners\n", ms.files, ms.files == 1 ? "" : "s",
+              out, ms.added, ms.winners);
+  if (!st && j) {
+    char rp[1200];
+    snprintf(rp, sizeof rp, "%s/report.html", j->output);
+    db *d = NULL;
+    report_options ro = {j, NULL, j->tolerance, 0};
+    report_stats rs;
+    if (db_open(out, DB_READONLY, &d, &err) || report_write(d, &ro, rp, &rs, &err)) code = cli_fail("job", &err);
+    else printf("report: %s (%zu problems, %zu candidates, %zu regressions)\n", rp, rs.sections, rs.candidates,
+                rs.regressions);
+    db_close(d);
+  }
+  if (j) {
+    for (size_t i = 0; i < nfiles; i++) free(files[i]);
+    free(files);
+    job_free(j);
+  }
+  return code;
+}
+
+static int cmd_job(int argc, char **argv) {
+  if (argc < 2) return cli_usage_error("job", "missing the verb: run, status or merge");
+  const char *verb = argv[1];
+  if (verb[0] == '-') return cli_usage_error("job", "unknown option '%s' (the verbs are run, status and merge)", verb);
+  optind = 1;
+  if (!strcmp(verb, "run")) return verb_run(argc - 1, argv + 1);
+  if (!strcmp(verb, "status")) return verb_status(argc - 1, argv + 1);
+  if (!strcmp(verb, "merge")) return verb_merge(argc - 1, argv + 1);
+  return cli_usage_error("job", "unknown verb '%s' (run, status or merge)", verb);
+}
+
+const cli_command cli_cmd_job = {"job", "run a tuning job file: incremental, sharded, with rechecks", usage,
+                                 cmd_job, 0};

@@ -1,0 +1,267 @@
+/* state.c — fresh, stale, interrupted, failed or never tuned (see state.h). */
+#include "tuner/job/state.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tuner/core/sha256.h"
+#include "tuner/device/device.h"
+#include "tuner/template/catalog.h"
+#include "tuner/template/manifest.h"
+
+static const char *const state_names[] = {"never tuned", "fresh", "stale", "interrupted", "failed"};
+
+const char *job_state_name(job_state_kind k) {
+  return k >= 0 && (size_t)k < sizeof state_names / sizeof state_names[0] ? state_names[k] : "?";
+}
+
+double job_iso_time(const char *iso) {
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  if (!iso || !iso[0]) return NAN;
+  const char *end = strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end) return NAN;
+  return (double)timegm(&tm);
+}
+
+static double now_epoch(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
+  free(env->winners);
+  free(env->runs);
+  env->winners = NULL;
+  env->runs = NULL;
+  env->nwinners = env->nruns = 0;
+  env->now = now_epoch();
+  if (!d) return RT_OK;
+  rt_status rc = db_entries(d, 0, &env->winners, &env->nwinners, err);
+  if (!rc) rc = db_runs(d, &env->runs, &env->nruns, err);
+  return rc;
+}
+
+rt_status job_env_open(job_env *env, const char *spec, db *d, rt_error *err) {
+  memset(env, 0, sizeof *env);
+  device *dev = NULL;
+  device_options dopt;
+  memset(&dopt, 0, sizeof dopt);
+  rt_status rc = device_open(spec, &dopt, &dev, err);
+  if (rc) return rc;
+  device_identity id;
+  device_get_identity(dev, &id);
+  device_close(dev);
+  if (id.pseudo) {
+    db_device_pseudo(&env->device, id.name);
+  } else {
+    snprintf(env->device.name, sizeof env->device.name, "%s", id.name);
+    env->device.sm_count = id.sm_count;
+    env->device.cc_major = id.cc_major;
+    env->device.cc_minor = id.cc_minor;
+    env->device.driver_version = id.driver_version;
+  }
+  db_toolkit_string(env->toolkit, sizeof env->toolkit, NULL);
+  return job_env_reload(env, d, err);
+}
+
+void job_env_free(job_env *env) {
+  free(env->winners);
+  free(env->runs);
+  free(env->tv);
+  memset(env, 0, sizeof *env);
+}
+
+/* The template's version in the template path now, as tune.c hashes it. */
+static const job_tversion *template_version(job_env *env, const char *name) {
+  for (size_t i = 0; i < env->ntv; i++)
+    if (!strcmp(env->tv[i].name, name)) return &env->tv[i];
+  if (env->ntv == env->tvcap) {
+    size_t cap = env->tvcap ? 2 * env->tvcap : 16;
+    job_tversion *g = realloc(env->tv, cap * sizeof *g);
+    if (!g) return NULL;
+    env->tv = g;
+    env->tvcap = cap;
+  }
+  job_tversion *t = &env->tv[env->ntv++];
+  memset(t, 0, sizeof *t);
+  snprintf(t->name, sizeof t->name, "%s", name);
+  manifest *m = NULL;
+  char *src = NULL;
+  if (catalog_find(NULL, name, &m, NULL) == RT_OK && manifest_read_source(m, &src, NULL) == RT_OK) {
+    unsigned char dg[32];
+    sha256(src, strlen(src), dg);
+    sha256_hex(dg, t->source_hash);
+    if (sha256_file(manifest_path(m), t->manifest_hash)) t->manifest_hash[0] = 0;
+    t->found = 1;
+  }
+  free(src);
+  manifest_free(m);
+  return t;
+}
+
+static int same_problem(const job_problem *q, const char *family, const char *shape, const char *dtype,
+                        const char *layout) {
+  return !strcmp(q->family, family) && !strcmp(q->key_shape, shape) && !strcmp(q->dtype, dtype) &&
+         !strcmp(q->layout, layout);
+}
+
+int job_run_is_recheck(const db_run_info *r) { return strncmp(r->command, "rooftune recheck (", 18) == 0; }
+
+/* The winners of problem q on this GPU model (any driver or toolkit when all is set). */
+static int winner_matches(const job *j, const job_problem *q, const job_env *env, const db_entry *e, int all) {
+  if (!same_problem(q, e->family, e->shape, e->dtype, e->layout)) return 0;
+  if (q->is_template && strcmp(e->template_name, q->target)) return 0;
+  if (strcmp(e->device.name, env->device.name)) return 0;
+  if (all) return 1;
+  if (e->template_stale) return 0; /* a newer version of its template has been tuned since */
+  if (j->fresh.driver && e->device.driver_version != env->device.driver_version) return 0;
+  if (j->fresh.toolkit && strcmp(e->toolkit, env->toolkit)) return 0;
+  return 1;
+}
+
+size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < env->nwinners; i++)
+    if (winner_matches(j, &j->problems[k], env, &env->winners[i], 0)) {
+      if (n < cap) out[n] = &env->winners[i];
+      n++;
+    }
+  return n;
+}
+
+/* A tuning run of problem k on this device (and toolkit) that counts for shard s. */
+static int tuning_run(const job *j, size_t k, job_shard s, const job_env *env, const db_run_info *r) {
+  const job_problem *q = &j->problems[k];
+  if (job_run_is_recheck(r) || !same_problem(q, r->family, r->shape, r->dtype, r->layout)) return 0;
+  if (strcmp(r->device.name, env->device.name)) return 0;
+  if (j->fresh.driver && r->device.driver_version != env->device.driver_version) return 0;
+  if (j->fresh.toolkit && strcmp(r->toolkit, env->toolkit)) return 0;
+  if (job_problem_split(j, k, s)) {
+    char tag[160];
+    job_shard_tag(j, s, tag, sizeof tag);
+    if (!strstr(r->command, tag)) return 0;
+  }
+  return 1;
+}
+
+void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *out) {
+  const job_problem *q = &j->problems[k];
+  memset(out, 0, sizeof *out);
+  out->age_s = NAN;
+  out->budget = q->budget;
+  if (job_problem_split(j, k, s)) out->budget = (q->budget + s.count - 1) / s.count;
+  out->left = out->budget;
+
+  /* the runs: the latest chain of interrupted (or abandoned) ones, the last complete one */
+  const db_run_info *last = NULL, *last_done = NULL;
+  long chain = 0;     /* results of the trailing interrupted runs */
+  int in_chain = 0, nruns = 0;
+  for (size_t i = 0; i < env->nruns; i++) {
+    const db_run_info *r = &env->runs[i];
+    if (!tuning_run(j, k, s, env, r)) continue;
+    nruns++;
+    last = r;
+    if (!strcmp(r->status, "interrupted") || !strcmp(r->status, "running")) {
+      if (!in_chain) chain = 0;
+      in_chain = 1;
+      chain += (long)r->results;
+    } else {
+      in_chain = 0;
+      if (!strcmp(r->status, "done")) last_done = r;
+    }
+  }
+  /* the winners */
+  const db_entry *cur[64];
+  size_t ncur = job_current_winners(j, k, env, cur, 64);
+  if (ncur > 64) ncur = 64;
+  const db_entry *any = NULL;
+  for (size_t i = 0; i < env->nwinners; i++)
+    if (winner_matches(j, q, env, &env->winners[i], 1)) any = &env->winners[i];
+  for (size_t i = 0; i < ncur; i++)
+    if (!out->best || cur[i]->time_ms < out->best->time_ms) out->best = cur[i];
+  double done_at = last_done ? job_iso_time(last_done->finished_at) : NAN;
+  if (isnan(done_at))
+    for (size_t i = 0; i < ncur; i++) {
+      double t = job_iso_time(cur[i]->created_at);
+      if (isnan(done_at) || t > done_at) done_at = t;
+    }
+  out->age_s = isnan(done_at) ? NAN : env->now - done_at;
+
+  if (in_chain && chain < out->budget) {
+    out->kind = JOB_STATE_INTERRUPTED;
+    out->left = out->budget - chain;
+    snprintf(out->reason, sizeof out->reason, "the round stopped after %ld of %ld evaluations (run %lld %s)",
+             chain, out->budget, last->id, last->status);
+    return;
+  }
+  if (last && !strcmp(last->status, "failed")) {
+    out->kind = JOB_STATE_FAILED;
+    snprintf(out->reason, sizeof out->reason, "the last run (%lld) failed", last->id);
+    return;
+  }
+  if (ncur == 0) {
+    if (any) {
+      out->kind = JOB_STATE_STALE;
+      if (j->fresh.toolkit && strcmp(any->toolkit, env->toolkit))
+        snprintf(out->reason, sizeof out->reason, "tuned with another toolkit (%.80s; now %.80s)", any->toolkit,
+                 env->toolkit);
+      else
+        snprintf(out->reason, sizeof out->reason, "tuned under driver %d (now %d)", any->device.driver_version,
+                 env->device.driver_version);
+      return;
+    }
+    if (nruns) {
+      out->kind = JOB_STATE_FAILED;
+      snprintf(out->reason, sizeof out->reason, "no candidate has succeeded (%d run%s)", nruns, nruns > 1 ? "s" : "");
+      return;
+    }
+    out->kind = JOB_STATE_NEVER;
+    return;
+  }
+  if (j->fresh.template_version)
+    for (size_t i = 0; i < ncur; i++) {
+      if (!cur[i]->source_hash[0]) continue; /* a library winner: no template */
+      const job_tversion *t = template_version(env, cur[i]->template_name);
+      if (!t || !t->found) continue;      /* no longer in the template path: nothing to retune */
+      if (strcmp(t->source_hash, cur[i]->source_hash) || strcmp(t->manifest_hash, cur[i]->manifest_hash)) {
+        out->kind = JOB_STATE_STALE;
+        snprintf(out->reason, sizeof out->reason, "template %s changed since its winner was tuned",
+                 cur[i]->template_name);
+        return;
+      }
+    }
+  if (j->fresh.max_age_s > 0 && out->age_s > j->fresh.max_age_s) {
+    char a[32], m[32];
+    job_format_duration(out->age_s, a, sizeof a);
+    job_format_duration(j->fresh.max_age_s, m, sizeof m);
+    out->kind = JOB_STATE_STALE;
+    snprintf(out->reason, sizeof out->reason, "tuned %s ago (max_age %s)", a, m);
+    return;
+  }
+  out->kind = JOB_STATE_FRESH;
+}
+
+const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns, double tol,
+                                    recheck_verdict *verdict) {
+  const db_run_info *found = NULL;
+  for (size_t i = 0; i < nruns; i++) {
+    const db_run_info *r = &runs[i];
+    if (!job_run_is_recheck(r) || r->results == 0) continue;
+    if (strcmp(r->family, e->family) || strcmp(r->shape, e->shape) || strcmp(r->dtype, e->dtype) ||
+        strcmp(r->layout, e->layout) || strcmp(r->device.name, e->device.name) ||
+        r->device.driver_version != e->device.driver_version || strcmp(r->toolkit, e->toolkit) ||
+        strcmp(r->last_template, e->template_name) || strcmp(r->last_config, e->config))
+      continue;
+    found = r;
+  }
+  if (found && verdict) {
+    if (strcmp(found->last_status, "OK") || isnan(found->last_ms)) *verdict = RECHECK_FAILS;
+    else *verdict = recheck_compare(e->time_ms, e->spread, found->last_ms, found->last_spread, tol);
+  }
+  return found;
+}

@@ -1,0 +1,95 @@
+/* state.h — what a job's problem needs: nothing (fresh), a retune (stale, failed, never tuned)
+ * or the rest of a round a time budget or a kill cut short (interrupted); and the verdict of a
+ * winner's latest recheck.  Everything is read from the database and compared with the device
+ * and the template files as they are now, so `job status`, `job run` and the report agree.
+ *
+ * The rules (job.h's "fresh"):
+ *   interrupted  the latest tuning runs of the problem on this device (and toolkit) ended
+ *                "interrupted" (a time budget or a signal) or were left "running" by a killed
+ *                process: the round goes on with what is left of its budget (budget minus the
+ *                results those runs stored)
+ *   failed       the latest tuning run failed, or runs exist and no candidate ever succeeded
+ *   never tuned  no winner and no run for this GPU model
+ *   stale        winners exist for this GPU model, but only from another driver or toolkit, or
+ *                one was made by another version of its template than the one in the template
+ *                path now, or the last complete round is older than max_age
+ *   fresh        otherwise
+ * A tuning run is any run of the problem that is not a recheck; a split problem in a sharded
+ * job (job.h) counts only its own shard's runs.
+ */
+#ifndef ROOFTUNE_JOB_STATE_H
+#define ROOFTUNE_JOB_STATE_H
+
+#include <stddef.h>
+
+#include "db/db.h"
+#include "tuner/job/job.h"
+#include "tuner/recheck.h"
+
+typedef enum {
+  JOB_STATE_NEVER = 0,
+  JOB_STATE_FRESH,
+  JOB_STATE_STALE,
+  JOB_STATE_INTERRUPTED,
+  JOB_STATE_FAILED,
+} job_state_kind;
+
+/* "never tuned", "fresh", "stale", "interrupted", "failed" */
+const char *job_state_name(job_state_kind k);
+
+typedef struct job_tversion {
+  char name[64];          /* template name */
+  int found;              /* 0: not in the template path now */
+  char source_hash[65];   /* as tune.c computes them */
+  char manifest_hash[65];
+} job_tversion;
+
+/* The device and the database as they are now, read once for all problems. */
+typedef struct job_env {
+  db_device device;       /* as the database records it */
+  char toolkit[96];       /* db_toolkit_string() */
+  double now;             /* seconds since the epoch */
+  db_entry *winners;      /* db_entries, without cubins (owned) */
+  size_t nwinners;
+  db_run_info *runs;      /* db_runs (owned) */
+  size_t nruns;
+  job_tversion *tv;       /* template versions met so far (owned) */
+  size_t ntv, tvcap;
+} job_env;
+
+/* Fills env for the device DEVICE_SPEC ("cuda:0", "model:h200") and database d (NULL: an
+ * empty one).  Errors: the device cannot be opened, the database cannot be read. */
+rt_status job_env_open(job_env *env, const char *device_spec, db *d, rt_error *err);
+/* Reads the database again (after a run changed it). */
+rt_status job_env_reload(job_env *env, db *d, rt_error *err);
+void job_env_free(job_env *env);
+
+typedef struct job_state {
+  job_state_kind kind;
+  char reason[320];       /* why (stale, failed, interrupted), for people */
+  const db_entry *best;   /* the fastest current winner on this device (into env); NULL */
+  double age_s;           /* since the last complete round; NAN when there was none */
+  long budget;            /* the round's budget for this shard (split problems: a share) */
+  long left;              /* new evaluations the round still has (interrupted: the rest) */
+} job_state;
+
+/* The state of problem K of job J for shard S. */
+void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *out);
+
+/* The winners of problem K made on this device, driver and toolkit (as the fresh rules ask):
+ * up to cap pointers into env, returns how many there are. */
+size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out, size_t cap);
+
+/* Seconds since the epoch of an ISO 8601 UTC time ("2026-12-01T02:30:00Z"); NAN when not one. */
+double job_iso_time(const char *iso);
+
+/* The latest recheck of winner e among runs (a run whose last result is e's configuration on
+ * e's device and toolkit, stored by `rooftune recheck` or a job), or NULL; *verdict is SAME,
+ * FASTER or SLOWER against e's time (tolerance tol plus both spreads), or FAILS. */
+const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns, double tol,
+                                    recheck_verdict *verdict);
+
+/* 1 when run R is a recheck (its command is recheck.c's). */
+int job_run_is_recheck(const db_run_info *r);
+
+#endif
