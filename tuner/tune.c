@@ -130,6 +130,10 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, const candidate_pl
   double concurrent = roofline_concurrent(c->ceil.sm_count, r->facts.blocks_per_sm, r->facts.grid_blocks);
   double loaded = r->dram_bytes; /* the cost formula's bytes: what passes through L2 */
   if (c->fam) r->dram_bytes = roofline_dram_bytes(r->dram_bytes, c->fam->min_bytes(c->fam, &c->prob), concurrent);
+  if (pl) { /* split partials reach DRAM whole */
+    r->dram_bytes += pl->scratch_bytes;
+    loaded += pl->scratch_bytes;
+  }
   diag_input in;
   memset(&in, 0, sizeof in);
   in.flops = r->flops;

@@ -133,6 +133,20 @@ static void test_model(void) {
   CHECK_INT(device_evaluate(d, tc(&stream), &rhi, &err), RT_OK);
   CHECK(rhi.time_ms < 0.5 * rlo.time_ms);
 
+  /* split partials (cost.scratch_bytes) reach DRAM whole: 1 GB of them costs about 1 GB at the
+   * copy bandwidth, where the same bytes as re-reads of shared inputs would mostly come from L2 */
+  tcand plain = gemm_candidate(4096, 128);
+  plain.dc.min_bytes = plain.pl.dram_bytes; /* what it moves now is compulsory */
+  tcand scratch = plain, reread = plain;
+  scratch.pl.scratch_bytes = 1e9;
+  reread.pl.dram_bytes += 1e9;
+  candidate_result rpl, rsc, rre;
+  CHECK_INT(device_evaluate(d, tc(&plain), &rpl, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&scratch), &rsc, &err), RT_OK);
+  CHECK_INT(device_evaluate(d, tc(&reread), &rre, &err), RT_OK);
+  CHECK(rsc.time_ms - rpl.time_ms > 0.8 * 1e9 / 4.3e12 * 1e3);
+  CHECK(rsc.time_ms > rre.time_ms);
+
   /* wgmma's ceiling is higher than mma.sync's on sm_90 */
   tcand wg = gemm_candidate(4096, 128);
   wg.dc.wgmma = 1;

@@ -60,10 +60,12 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   double needed = gpu->dram_bw_achievable / gpu->sm_count * MODEL_DRAM_LATENCY;
   double memory_eff = fmin(1.0, inflight / needed);
   double concurrent = roofline_concurrent(gpu->sm_count, f->blocks_per_sm, f->grid_blocks);
-  double dram = roofline_dram_bytes(pl->dram_bytes, c->min_bytes, concurrent);
+  /* scratch (split partials) is written and read back whole: no shared re-read L2 absorbs */
+  double dram = roofline_dram_bytes(pl->dram_bytes, c->min_bytes, concurrent) + pl->scratch_bytes;
   double tc = fmax(pl->flops, pl->executed_flops) / (peak * compute_eff);
   double tm = fmax(dram / gpu->dram_bw_achievable,
-                   pl->dram_bytes / (ROOFLINE_L2_BW_FACTOR * gpu->dram_bw_achievable)) / memory_eff;
+                   (pl->dram_bytes + pl->scratch_bytes) / (ROOFLINE_L2_BW_FACTOR * gpu->dram_bw_achievable)) /
+              memory_eff;
   double wave_factor = 1.0, waves, full;
   roofline_waves(f->grid_blocks, f->work_blocks, (double)gpu->sm_count * f->blocks_per_sm, &waves, &full);
   if (waves > 0) wave_factor = full / waves;

@@ -66,6 +66,8 @@ struct manifest {
   int has_executed;
   manifest_expr inflight;                /* cost.bytes_in_flight, when has_inflight */
   int has_inflight;
+  manifest_expr scratch;                 /* cost.scratch_bytes, when has_scratch */
+  int has_scratch;
   expr_scope *scope;   /* every name any expression reads */
   int nslots;          /* names in the scope */
   int *slot_kind;      /* SLOT_* per slot */
@@ -201,6 +203,7 @@ void manifest_free(manifest *m) {
   manifest_expr_free(&m->flops);
   manifest_expr_free(&m->executed_flops);
   manifest_expr_free(&m->inflight);
+  manifest_expr_free(&m->scratch);
   manifest_expr_free(&m->dram_bytes);
   expr_scope_free(m->scope);
   free(m->slot_kind);
@@ -589,18 +592,19 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
                          "missing or not an object: \"cost\": {\"flops\": e, \"dram_bytes\": e}");
   json_object_foreach(cost, key, v) {
     if (strcmp(key, "flops") && strcmp(key, "dram_bytes") && strcmp(key, "executed_flops") &&
-        strcmp(key, "bytes_in_flight")) {
+        strcmp(key, "bytes_in_flight") && strcmp(key, "scratch_bytes")) {
       char field[96];
       snprintf(field, sizeof field, "cost.%s", key);
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "unknown field; cost has flops, dram_bytes, executed_flops and "
-                           "bytes_in_flight");
+                           "unknown field; cost has flops, dram_bytes, executed_flops, "
+                           "bytes_in_flight and scratch_bytes");
     }
   }
   if ((s = manifest_compile_optional(ld, cost, "cost", "executed_flops", &m->executed_flops,
                                      &m->has_executed)) ||
       (s = manifest_compile_optional(ld, cost, "cost", "bytes_in_flight", &m->inflight,
-                                     &m->has_inflight)))
+                                     &m->has_inflight)) ||
+      (s = manifest_compile_optional(ld, cost, "cost", "scratch_bytes", &m->scratch, &m->has_scratch)))
     return s;
   json_t *f = json_object_get(cost, "flops"), *b = json_object_get(cost, "dram_bytes");
   if (!f) return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cost.flops", 0, "missing");
@@ -624,6 +628,7 @@ static int manifest_all_exprs(manifest *m, manifest_expr **out, int cap) {
   if (n < cap) out[n++] = &m->dram_bytes;
   if (m->has_executed && n < cap) out[n++] = &m->executed_flops;
   if (m->has_inflight && n < cap) out[n++] = &m->inflight;
+  if (m->has_scratch && n < cap) out[n++] = &m->scratch;
   return n;
 }
 
@@ -1235,6 +1240,14 @@ rt_status manifest_plan(const manifest *m, const space *sp, size_t idx, const rt
   if (!s) s = manifest_work(m, &out->vars, out->grid, &out->work, err);
   if (!s) s = manifest_cost(m, &out->vars, &out->flops, &out->dram_bytes, &out->executed_flops, err);
   if (!s) s = manifest_inflight(m, &out->vars, &out->inflight_bytes, err);
+  if (!s && m->has_scratch) {
+    const manifest_expr *xs[1] = {&m->scratch};
+    long long v = 0;
+    s = manifest_eval_vars(m, &out->vars, xs, 1, &v, err);
+    if (!s && v < 0)
+      s = rt_error_at(err, RT_ERR_INVALID, m->path, "cost.scratch_bytes", 0, "scratch bytes %lld are negative", v);
+    out->scratch_bytes = (double)v;
+  }
   return s;
 }
 

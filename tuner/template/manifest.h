@@ -28,11 +28,15 @@
  *                                 of its tiles included (a 128-row tile over M = 1 does 128x
  *                                 the problem's FLOPs); default flops.  The model device times
  *                                 compute by it and the diagnosis names padding from it
- *              "bytes_in_flight": e} optional: DRAM bytes one block has requested and not yet
+ *              "bytes_in_flight": e, optional: DRAM bytes one block has requested and not yet
  *                                 received, for templates that stream through registers
  *                                 (gemm_skinny: THREADS*16*UNROLL*COLS); default: its shared
  *                                 memory staging, at least 16 bytes a thread.  The model
  *                                 device's memory latency hiding reads it
+ *              "scratch_bytes": e} optional: bytes the kernel writes to scratch and reads back
+ *                                 itself (split-K or split-KV partials), not in dram_bytes: the
+ *                                 model counts them whole (they are no shared re-read that L2
+ *                                 absorbs); default 0
  *   }
  *
  * Parameters: an ordered, non-empty list of integers, or of C identifiers, no repeats, at most
@@ -190,6 +194,9 @@ typedef struct candidate_plan {
   double dram_bytes;       /* DRAM bytes this configuration moves (cost.dram_bytes) */
   double executed_flops;   /* FLOPs the kernel executes (cost.executed_flops, else flops) */
   double inflight_bytes;   /* cost.bytes_in_flight; 0 when not stated */
+  double scratch_bytes;    /* cost.scratch_bytes: bytes the candidate writes to scratch and
+                              reads back itself (split-K / split-KV partials), beyond dram_bytes;
+                              0 when not stated */
 } candidate_plan;
 
 /* manifest_config_vars, manifest_launch, manifest_work, manifest_cost and manifest_inflight for
