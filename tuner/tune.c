@@ -1163,7 +1163,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     if (s == RT_ERR_SPACE_EMPTY && (nms > 1 || use_library)) {
       size_t l = strlen(out->note);
       const char *why = strstr(serr.text, ": \"");
-      snprintf(out->note + l, sizeof out->note - l, "%s%s skipped for %s%s%s%.120s",
+      snprintf(out->note + l, sizeof out->note - l, "%s%s skipped for %s%s%s%.240s",
                l ? "; " : "", manifest_name(ms[i]), c.prob.shape, c.prob.layout[0] ? ":" : "",
                c.prob.layout, why ? why : " (no valid configuration)");
       continue;
@@ -1214,8 +1214,11 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   if (!o->config && (rc = tune_prior_check(&c, ranked, err))) goto done;
   for (int i = 0; i < nms; i++) {
     if (!spaces[i]) continue;
+    /* an even share of what is left; a budget smaller than the templates gives the first ones
+     * one each (a resumed job may have one evaluation left for two templates) */
     long share = c.budget_left / live--;
-    if (share < 1 || TUNE_STOPPED(&c)) break;
+    if (share < 1) share = 1;
+    if (c.budget_left < 1 || TUNE_STOPPED(&c)) break;
     if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, priors[i], npriors[i], err)))
       goto done;
   }

@@ -170,5 +170,14 @@ a=$(grep -E '^\[[123]/' "$tmp/pm" | awk '{print $3}'); b=$(grep -E '^\[[123]/' "
 check_rc "replay --prior model" 2 $?
 grep -q "no model to rank" "$tmp/err" || { echo "FAIL: replay --prior model: $(cat "$tmp/err")"; fail=1; }
 
+# a budget smaller than the live templates still buys what it says (attn_mma and attn_wgmma
+# both fit this prefill shape; one evaluation goes to the first); the skip note is whole
+"$bin" tune attention --shape 1x8x512x64 --dtype bf16 --device model:h200 --budget 1 --no-db --json \
+  2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["evaluated"] == 1 and d["best"] is not None, d
+assert d["note"].endswith("whatever the parameters"), d["note"]' || { echo "FAIL: --budget 1 over two templates"; fail=1; }
+
 [ $fail = 0 ] && echo "tune: model, resume, default device, replay, prior and errors ok"
 exit $fail
