@@ -732,6 +732,11 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
 
 static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   const ktfile *kf = device_replay_file(c->dev);
+  if (kf->unfinished) {
+    size_t l = strlen(c->rep->note);
+    snprintf(c->rep->note + l, sizeof c->rep->note - l, "%s%s is an unfinished Kernel Tuner cache, read as "
+             "Kernel Tuner reads it", l ? "; " : "", kf->path);
+  }
   /* a family names no template: the file's kernel (a rooftune export's template) does */
   const char *name = c->o->target && *c->o->target && !(c->fam && kf->kernel_name[0])
                          ? c->o->target

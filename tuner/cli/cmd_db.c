@@ -310,6 +310,9 @@ static int verb_import(const db_opts *o, const char *file) {
     printf("imported %zu results from %s (%zu already there) as %s %s %s on %s, replayed%s\n", nb,
            file, skipped, spec.prob.family, spec.prob.shape, spec.prob.dtype, dev,
            best != (size_t)-1 ? "; the fastest is the winner" : "");
+  if (!s && kf->unfinished)
+    printf("note: %s is an unfinished Kernel Tuner cache (its run was interrupted before the "
+           "closing braces); read as Kernel Tuner reads it\n", file);
   free(ids);
   free(batch);
   db_run_free(r);
