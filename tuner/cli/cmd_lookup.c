@@ -9,6 +9,7 @@
 #include "tuner/cli/cli.h"
 #include "db/export.h"
 #include "db/db.h"
+#include "kernels/family.h"
 #include "runtime/include/rooftune.h"
 
 static const char usage[] =
@@ -68,6 +69,22 @@ static int cmd_lookup(int argc, char **argv) {
   if (!shape) return cli_usage_error("lookup", "--shape is required");
   if (!dtype) return cli_usage_error("lookup", "--dtype is required");
   const char *family = argv[optind];
+  /* the problem as `tune` reads it: a shape or dtype tune refuses is not looked up */
+  const family_ops *fam = family_find(family);
+  if (!fam)
+    return cli_usage_error("lookup", "'%s' is not a kernel family (%s)", family, family_names());
+  {
+    char full[512];
+    if ((size_t)snprintf(full, sizeof full, "%s%s%s", shape, layout && *layout && !strchr(shape, ':') ? ":" : "",
+                         layout && *layout && !strchr(shape, ':') ? layout : "") >= sizeof full)
+      return cli_usage_error("lookup", "--shape is longer than %zu characters", sizeof full - 1);
+    problem p;
+    rt_error perr = {0};
+    if (fam->parse_shape(fam, full, dtype, NULL, &p, &perr)) {
+      cli_fail("lookup", &perr);
+      return CLI_EXIT_USAGE;
+    }
+  }
   char path[1024];
   if (dbp) snprintf(path, sizeof path, "%s", dbp);
   else db_default_path(path, sizeof path);
