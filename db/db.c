@@ -4,6 +4,7 @@
 #include "db/db.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -1573,6 +1574,30 @@ static rt_status check_rows(db *d, report *rep, int is_problem, const char *sql,
   return RT_OK;
 }
 
+/* 1 when text is "NAME=N,NAME=N,..." with identifier names of at most 7 characters,
+ * non-negative N (flags such as CAUSAL=0) and at most PROBLEM_MAX_DIMS of them, or "" (a
+ * replayed file's problem): what db_dims_text writes. */
+static int dims_valid(const char *t) {
+  if (!t) return 0;
+  int n = 0;
+  while (*t) {
+    int len = 0;
+    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || *t == '_')) return 0;
+    while ((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') || *t == '_') t++, len++;
+    if (len > 7 || *t++ != '=') return 0;
+    if (*t < '0' || *t > '9') return 0;
+    long long v = 0;
+    while (*t >= '0' && *t <= '9') {
+      if (v > (LLONG_MAX - 9) / 10) return 0;
+      v = v * 10 + (*t++ - '0');
+    }
+    if (v < 0 || ++n > PROBLEM_MAX_DIMS) return 0; /* 0 is a flag's value (CAUSAL=0) */
+    if (*t == ',') t++;
+    else if (*t) return 0;
+  }
+  return 1;
+}
+
 rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) {
   report rep = {out, size, 0, 0};
   if (out && size) out[0] = '\0';
@@ -1629,6 +1654,85 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
   if ((s = check_rows(d, &rep, 1,
                       "SELECT 'cubin of a missing winner ' || winner_id FROM winner_cubins WHERE "
                       "winner_id NOT IN (SELECT id FROM winners)", NULL, err)))
+    return s;
+  /* foreign triggers: rooftune creates none, and one can change or delete every new result */
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'schema: trigger ' || name || ' on ' || tbl_name || ' is not one "
+                      "rooftune creates (it can change or delete what is stored); remove it with "
+                      "DROP TRIGGER \"' || replace(name, '\"', '\"\"') || '\"' FROM sqlite_master "
+                      "WHERE type='trigger'", NULL, err)))
+    return s;
+  /* the values: times are numbers of milliseconds, a success has a positive one */
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'result ' || id || ': ' || c || ' is ' || typeof(v) || ' ' || "
+                      "quote(v) || ', not a number' FROM (SELECT id, 'time_ms' c, time_ms v FROM "
+                      "results UNION ALL SELECT id, 'spread', spread FROM results UNION ALL SELECT "
+                      "id, 'flops', flops FROM results UNION ALL SELECT id, 'dram_bytes', dram_bytes "
+                      "FROM results) WHERE typeof(v) NOT IN ('real', 'integer', 'null') ORDER BY id",
+                      NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'result ' || id || ' (' || status || '): time ' || coalesce(time_ms, "
+                      "'NULL') || ' ms is not a time (a positive number of milliseconds)' FROM "
+                      "results WHERE typeof(time_ms) IN ('real', 'integer') AND (time_ms <= 0 OR "
+                      "time_ms >= 1e20) OR (status = 'OK' AND typeof(time_ms) = 'null') ORDER BY id",
+                      NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'result ' || id || ': ' || c || ' ' || v || ' is negative' FROM (SELECT "
+                      "id, 'spread' c, spread v FROM results UNION ALL SELECT id, 'repetitions', "
+                      "repetitions FROM results UNION ALL SELECT id, 'flops', flops FROM results "
+                      "UNION ALL SELECT id, 'dram_bytes', dram_bytes FROM results) WHERE "
+                      "typeof(v) IN ('real', 'integer') AND v < 0 ORDER BY id", NULL, err)))
+    return s;
+  {
+    /* statuses are names of rooftune's status table */
+    char sql[2048];
+    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT 'result ' || id || ': status ' || "
+                                "quote(status) || ' is not a status rooftune writes' FROM results "
+                                "WHERE status NOT IN (");
+    for (int i = 0; i < RT_STATUS_COUNT && n < sizeof sql; i++)
+      n += (size_t)snprintf(sql + n, sizeof sql - n, "%s'%s'", i ? "," : "", rt_status_name(i));
+    snprintf(sql + n, n < sizeof sql ? sizeof sql - n : 0, ") ORDER BY id");
+    if ((s = check_rows(d, &rep, 1, sql, NULL, err))) return s;
+  }
+  /* the texts fit what rooftune reads them into (a longer one would be cut on reading), and a
+   * problem's shape and dimensions are what a family writes */
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'problem ' || id || ': ' || what FROM (SELECT id, CASE WHEN "
+                      "length(family) NOT BETWEEN 1 AND 15 THEN 'family ' || quote(family) || ' is "
+                      "empty or longer than 15 characters' WHEN length(dtype) NOT BETWEEN 1 AND 7 THEN "
+                      "'dtype ' || quote(dtype) || ' is empty or longer than 7 characters' WHEN "
+                      "length(layout) > 7 THEN 'layout ' || quote(layout) || ' is longer than 7 "
+                      "characters' WHEN length(shape) NOT BETWEEN 1 AND 63 THEN 'shape ' || "
+                      "quote(shape) || ' is empty or longer than 63 characters' WHEN length(dims) > "
+                      "255 THEN 'dims are longer than 255 characters' END AS what FROM problems) "
+                      "WHERE what IS NOT NULL ORDER BY id", NULL, err)))
+    return s;
+  {
+    sqlite3_stmt *st = prepare(d, "SELECT id, dims FROM problems ORDER BY id", err);
+    if (!st) return err ? err->code : RT_ERR_DB;
+    int rc, bad = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      const char *t = (const char *)sqlite3_column_text(st, 1);
+      if (dims_valid(t)) continue;
+      if (++bad <= 20)
+        report_line(&rep, 1, "problem %lld: dims %.100s are not NAME=N,... with whole N >= 0",
+                    (long long)sqlite3_column_int64(st, 0), t ? t : "NULL");
+      else
+        rep.problems++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_fail(d, rc, "checking", err);
+  }
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'result ' || id || ': its configuration is ' || length(config) || ' "
+                      "characters, more than the 767 rooftune reads' FROM results WHERE "
+                      "length(config) > 767 UNION ALL SELECT 'template ' || id || ': its name is "
+                      "empty or longer than 63 characters' FROM templates WHERE length(name) NOT "
+                      "BETWEEN 1 AND 63 UNION ALL SELECT 'device ' || id || ': its name is empty or "
+                      "longer than 127 characters' FROM devices WHERE length(name) NOT BETWEEN 1 AND "
+                      "127", NULL, err)))
     return s;
   if ((s = check_rows(d, &rep, 0,
                       "SELECT 'note: run ' || id || ' (started ' || started_at || ') never "
