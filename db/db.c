@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +33,8 @@ enum {
   ST_PREVIOUS,
   ST_TEMPLATE_INSERT,
   ST_TEMPLATE_SELECT,
+  ST_CLAIM_RELEASE,
+  ST_BEAT,
   ST_COUNT
 };
 
@@ -82,6 +86,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                            "VALUES(?,?,?,?)",
     [ST_TEMPLATE_SELECT] = "SELECT id FROM templates WHERE name=? AND source_hash=? AND "
                            "manifest_hash=?",
+    [ST_CLAIM_RELEASE] = "DELETE FROM claims WHERE problem_id=? AND device_id=? AND toolkit=? AND "
+                         "key=? AND run_id=?",
+    [ST_BEAT] = "UPDATE run_owners SET beat_at=? WHERE run_id=?",
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -111,6 +118,68 @@ static long long now_ms(void) {
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
+}
+
+/* ---- which process owns a run ---------------------------------------------------------- */
+
+typedef struct proc_id {
+  char host[256];   /* gethostname() */
+  char boot[64];    /* /proc/sys/kernel/random/boot_id, "" when unknown */
+  long long pid;    /* getpid() */
+  long long start;  /* start time in clock ticks since boot (/proc/PID/stat), 0 when unknown */
+} proc_id;
+
+/* The start time of process PID (field 22 of /proc/PID/stat), 0 when it cannot be read and
+ * -1 when there is no such process. */
+static long long proc_start_time(long long pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%lld/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    if (errno == ENOENT) return -1;
+    return 0;
+  }
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+  if (!p) return 0;
+  p++;
+  for (int field = 3; field < 22 && *p; field++) { /* p is before field 3 (the state) */
+    while (*p == ' ') p++;
+    while (*p && *p != ' ') p++;
+  }
+  return strtoll(p, NULL, 10);
+}
+
+static void proc_self(proc_id *id) {
+  memset(id, 0, sizeof *id);
+  if (gethostname(id->host, sizeof id->host - 1) != 0) copy(id->host, sizeof id->host, "?");
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (f) {
+    if (!fgets(id->boot, sizeof id->boot, f)) id->boot[0] = '\0';
+    fclose(f);
+    id->boot[strcspn(id->boot, "\n")] = '\0';
+  }
+  id->pid = (long long)getpid();
+  long long st = proc_start_time(id->pid);
+  id->start = st > 0 ? st : 0;
+}
+
+/* 1 when the owner recorded for a run still runs: on this machine (same host and boot) its
+ * process with the same start time exists; elsewhere it wrote within DB_CLAIM_LEASE_S. */
+static int owner_alive(const char *host, const char *boot, long long pid, long long start,
+                       long long beat_at) {
+  proc_id me;
+  proc_self(&me);
+  if (host && boot && boot[0] && !strcmp(host, me.host) && !strcmp(boot, me.boot)) {
+    if (pid == me.pid) return 1;
+    long long st = proc_start_time(pid);
+    if (st < 0) return 0;
+    if (st > 0 && start > 0) return st == start;
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+  }
+  return (long long)time(NULL) - beat_at < DB_CLAIM_LEASE_S;
 }
 
 static int is_busy(int rc) {
@@ -696,6 +765,65 @@ static rt_status problem_id(db *d, const problem *p, long long *id, rt_error *er
   return s;
 }
 
+/* Inside a transaction: this process becomes the owner of run RUN_ID. */
+static rt_status run_own(db *d, long long run_id, rt_error *err) {
+  proc_id me;
+  proc_self(&me);
+  sqlite3_stmt *st = prepare(d, "INSERT OR REPLACE INTO run_owners(run_id,host,boot_id,pid,pid_start,"
+                                "beat_at) VALUES(?,?,?,?,?,?)", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, run_id);
+  bind_text(st, 2, me.host);
+  bind_text(st, 3, me.boot);
+  sqlite3_bind_int64(st, 4, me.pid);
+  sqlite3_bind_int64(st, 5, me.start);
+  sqlite3_bind_int64(st, 6, (sqlite3_int64)time(NULL));
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? RT_OK : db_fail(d, rc, "recording the run's process", err);
+}
+
+/* Inside a transaction: a run still "running" whose owner process is gone was killed; it
+ * becomes "interrupted" (its committed results stay) and its claims are released. */
+static rt_status mark_interrupted(db *d, long long run_id, rt_error *err) {
+  char at[32];
+  now_iso(at, sizeof at);
+  sqlite3_stmt *st = prepare(d, "UPDATE runs SET status='interrupted', finished_at=? WHERE id=? AND "
+                                "status='running'", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, at);
+  sqlite3_bind_int64(st, 2, run_id);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return db_fail(d, rc, "marking a killed run", err);
+  if (!(st = prepare(d, "DELETE FROM claims WHERE run_id=?", err))) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, run_id);
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? RT_OK : db_fail(d, rc, "releasing a killed run's claims", err);
+}
+
+static rt_status reap_dead_runs(db *d, long long self, rt_error *err) {
+  sqlite3_stmt *st = prepare(d, "SELECT r.id, o.host, o.boot_id, o.pid, o.pid_start, o.beat_at FROM "
+                                "runs r JOIN run_owners o ON o.run_id=r.id WHERE r.status='running' "
+                                "AND r.id<>?", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, self);
+  long long dead[64];
+  int ndead = 0, rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && ndead < 64)
+    if (!owner_alive((const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
+                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5)))
+      dead[ndead++] = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return db_fail(d, rc, "reading running runs", err);
+  for (int i = 0; i < ndead; i++) { /* at most 64 a time: the next run takes the rest */
+    rt_status s = mark_interrupted(d, dead[i], err);
+    if (s) return s;
+  }
+  return RT_OK;
+}
+
 rt_status db_run_begin(db *d, const db_run_spec *spec, db_run **out, rt_error *err) {
   *out = NULL;
   if (!d->writable)
@@ -742,6 +870,7 @@ rt_status db_run_begin(db *d, const db_run_spec *spec, db_run **out, rt_error *e
     goto fail;
   }
   r->id = sqlite3_last_insert_rowid(d->h);
+  if ((s = run_own(d, r->id, err)) || (s = reap_dead_runs(d, r->id, err))) goto fail;
   if ((s = tx_commit(d, err))) {
     free(r);
     return s;
@@ -901,7 +1030,31 @@ static rt_status insert_result(db_run *r, const candidate_result *c, long long *
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) return db_fail(r->d, rc, "storing a result", err);
   if (id) *id = sqlite3_last_insert_rowid(r->d->h);
+  /* the result is there: its claim is released (whoever waits for it reads the result) */
+  char key[1024];
+  db_result_key(c->template_name, c->config, c->code_hash, key, sizeof key);
+  if (!(st = cached(r->d, ST_CLAIM_RELEASE, err))) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, key);
+  sqlite3_bind_int64(st, 5, r->id);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return db_fail(r->d, rc, "releasing a claim", err);
   return RT_OK;
+}
+
+/* Inside a transaction: the run's owner was heard from now (claims of a run on another machine
+ * expire DB_CLAIM_LEASE_S after its last write). */
+static rt_status run_beat(db_run *r, rt_error *err) {
+  sqlite3_stmt *st = cached(r->d, ST_BEAT, err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, (sqlite3_int64)time(NULL));
+  sqlite3_bind_int64(st, 2, r->id);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? RT_OK : db_fail(r->d, rc, "recording the run's progress", err);
 }
 
 rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, long long *ids,
@@ -910,8 +1063,8 @@ rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, lo
   if (s) return s;
   /* Templates created inside a rolled-back transaction must not stay in the map. */
   int ntmpl = r->ntmpl;
-  for (size_t i = 0; i < n; i++) {
-    if ((s = insert_result(r, &res[i], ids ? &ids[i] : NULL, err))) {
+  for (size_t i = 0; i <= n; i++) {
+    if ((s = i < n ? insert_result(r, &res[i], ids ? &ids[i] : NULL, err) : run_beat(r, err))) {
       tx_rollback(r->d);
       r->ntmpl = ntmpl;
       return s;
@@ -1138,8 +1291,178 @@ rt_status db_run_finish(db_run *r, const char *status, rt_error *err) {
   sqlite3_bind_int64(st, 3, r->id);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
+  if (rc == SQLITE_DONE && (st = prepare(r->d, "DELETE FROM claims WHERE run_id=?", err))) {
+    sqlite3_bind_int64(st, 1, r->id);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+  } else if (rc == SQLITE_DONE) {
+    tx_rollback(r->d);
+    return err ? err->code : RT_ERR_DB;
+  }
   if (rc != SQLITE_DONE) {
     s = db_fail(r->d, rc, "finishing the run", err);
+    tx_rollback(r->d);
+    return s;
+  }
+  return tx_commit(r->d, err);
+}
+
+/* ---- claims --------------------------------------------------------------------------- */
+
+void db_result_key(const char *template_name, const char *config, const char *code_hash,
+                   char *buf, size_t size) {
+  if (code_hash && *code_hash) snprintf(buf, size, "code:%s", code_hash);
+  else snprintf(buf, size, "config:%s:%s", template_name ? template_name : "", config ? config : "");
+}
+
+/* Inside a transaction: the oldest stored result of the candidate for this run's problem,
+ * device and toolkit (by code hash when known, else by template name and configuration). */
+static rt_status find_result(db_run *r, const char *template_name, const char *config,
+                             const char *code_hash, candidate_result *out, int *found,
+                             rt_error *err) {
+  *found = 0;
+  int by_code = code_hash && *code_hash;
+  sqlite3_stmt *st = prepare(r->d, by_code
+                                       ? "SELECT t.name, " RESULT_COLS_R " FROM results r JOIN templates "
+                                         "t ON t.id=r.template_id WHERE r.problem_id=? AND "
+                                         "r.device_id=? AND r.toolkit=? AND r.code_hash=? ORDER BY "
+                                         "r.id LIMIT 1"
+                                       : "SELECT t.name, " RESULT_COLS_R " FROM results r JOIN templates "
+                                         "t ON t.id=r.template_id WHERE r.problem_id=? AND "
+                                         "r.device_id=? AND r.toolkit=? AND t.name=? AND r.config=? "
+                                         "ORDER BY r.id LIMIT 1",
+                             err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  if (by_code) {
+    bind_text(st, 4, code_hash);
+  } else {
+    bind_text(st, 4, template_name);
+    bind_text(st, 5, config);
+  }
+  int rc = sqlite3_step(st);
+  rt_status s = RT_OK;
+  if (rc == SQLITE_ROW) {
+    *found = 1;
+    if (out) {
+      memset(out, 0, sizeof *out);
+      col_text(st, 0, out->template_name, sizeof out->template_name);
+      copy(out->device_name, sizeof out->device_name, r->spec.prov.device.name);
+      read_result(st, 1, out);
+    }
+  } else if (rc != SQLITE_DONE) {
+    s = db_fail(r->d, rc, "reading a stored result", err);
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
+rt_status db_run_claim(db_run *r, const char *template_name, const char *config,
+                       const char *code_hash, int *state, candidate_result *done,
+                       long long *holder, rt_error *err) {
+  *state = DB_CLAIM_HELD;
+  if (holder) *holder = 0;
+  db *d = r->d;
+  char key[1024];
+  db_result_key(template_name, config, code_hash, key, sizeof key);
+  rt_status s = tx_begin(d, err);
+  if (s) return s;
+  int found = 0;
+  if ((s = find_result(r, template_name, config, code_hash, done, &found, err))) goto out;
+  if (found) {
+    *state = DB_CLAIM_DONE;
+    tx_rollback(d);
+    return RT_OK;
+  }
+  sqlite3_stmt *st = prepare(d, "SELECT c.run_id, c.claimed_at, u.status, o.host, o.boot_id, o.pid, "
+                                "o.pid_start, o.beat_at FROM claims c LEFT JOIN runs u ON "
+                                "u.id=c.run_id LEFT JOIN run_owners o ON o.run_id=c.run_id WHERE "
+                                "c.problem_id=? AND c.device_id=? AND c.toolkit=? AND c.key=?",
+                             err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, key);
+  int rc = sqlite3_step(st);
+  long long owner = 0;
+  int live = 0, exists = rc == SQLITE_ROW;
+  if (exists) {
+    owner = sqlite3_column_int64(st, 0);
+    const char *status = (const char *)sqlite3_column_text(st, 2);
+    if (owner == r->id) live = 0;
+    else if (!status || strcmp(status, "running")) live = 0; /* finished, or gone from runs */
+    else if (sqlite3_column_type(st, 3) == SQLITE_NULL) /* no owner recorded: the claim's age */
+      live = (long long)time(NULL) - sqlite3_column_int64(st, 1) < DB_CLAIM_LEASE_S;
+    else
+      live = owner_alive((const char *)sqlite3_column_text(st, 3), (const char *)sqlite3_column_text(st, 4),
+                         sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
+                         sqlite3_column_int64(st, 7));
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "reading a claim", err);
+    goto out;
+  }
+  if (live) {
+    if (holder) *holder = owner;
+    tx_rollback(d);
+    return RT_OK; /* HELD */
+  }
+  if (exists && owner != r->id && (s = mark_interrupted(d, owner, err))) goto out; /* its run is dead */
+  st = prepare(d, "INSERT INTO claims(problem_id,device_id,toolkit,key,run_id,claimed_at) "
+                  "VALUES(?,?,?,?,?,?) ON CONFLICT(problem_id,device_id,toolkit,key) DO UPDATE SET "
+                  "run_id=excluded.run_id, claimed_at=excluded.claimed_at", err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, key);
+  sqlite3_bind_int64(st, 5, r->id);
+  sqlite3_bind_int64(st, 6, (sqlite3_int64)time(NULL));
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "claiming a candidate", err);
+    goto out;
+  }
+  if ((s = run_beat(r, err))) goto out;
+  if ((s = tx_commit(d, err))) return s;
+  *state = DB_CLAIM_GRANTED;
+  return RT_OK;
+out:
+  tx_rollback(d);
+  return s;
+}
+
+rt_status db_run_release(db_run *r, const char *template_name, const char *config,
+                         const char *code_hash, rt_error *err) {
+  char key[1024];
+  db_result_key(template_name, config, code_hash, key, sizeof key);
+  rt_status s = tx_begin(r->d, err);
+  if (s) return s;
+  sqlite3_stmt *st = cached(r->d, ST_CLAIM_RELEASE, err);
+  if (!st) {
+    tx_rollback(r->d);
+    return err ? err->code : RT_ERR_DB;
+  }
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, key);
+  sqlite3_bind_int64(st, 5, r->id);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(r->d, rc, "releasing a claim", err);
     tx_rollback(r->d);
     return s;
   }
@@ -1607,7 +1930,7 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
   if ((s = check_rows(d, &rep, 1,
                       "SELECT 'schema: table ' || column1 || ' is missing' FROM (VALUES "
                       "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
-                      "('results'),('winners'),('winner_cubins')) WHERE column1 NOT IN (SELECT name FROM "
+                      "('results'),('winners'),('winner_cubins'),('run_owners'),('claims')) WHERE column1 NOT IN (SELECT name FROM "
                       "sqlite_master WHERE type='table')", NULL, err)))
     return s;
   if (!rep.problems &&

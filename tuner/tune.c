@@ -188,8 +188,51 @@ typedef struct pending {
   char code_hash[65];     /* what it runs (code_hash()) */
   char *source;           /* prefix + template source (owned) */
   candidate_result pre;   /* set when the candidate failed before compiling */
-  int failed_early;       /* 1: failed before compiling; 2: resumed from the database */
+  int failed_early;       /* 0: to compile and evaluate; 1: failed before compiling; 2: resumed
+                             from the database; PENDING_HELD: another run is evaluating it;
+                             PENDING_TOLD: told to the strategy */
+  size_t job;             /* its compile job in this pass */
 } pending;
+
+enum { PENDING_HELD = 3, PENDING_TOLD = 4 };
+
+/* Claims pending candidate p for this run (db_run_claim): granted, it stays as it is; a result
+ * another run stored makes it resumed (failed_early 2); held by a live run, PENDING_HELD. */
+static rt_status tune_claim(tune_ctx *c, const char *name, pending *p, rt_error *err) {
+  int state = DB_CLAIM_GRANTED;
+  candidate_result done;
+  rt_status rc = db_run_claim(c->run, name, p->plan.config, p->code_hash, &state, &done, NULL, err);
+  if (rc) return rc;
+  if (state == DB_CLAIM_DONE) {
+    p->pre = done;
+    snprintf(p->pre.config, sizeof p->pre.config, "%s", p->plan.config);
+    p->failed_early = 2;
+  } else if (state == DB_CLAIM_HELD) {
+    p->failed_early = PENDING_HELD;
+  } else if (p->failed_early == PENDING_HELD) {
+    p->failed_early = p->pre.template_name[0] && p->pre.status ? 1 : 0; /* ours now */
+  }
+  return RT_OK;
+}
+
+/* Waits until no pending candidate is held by another run: each one's result appears (and is
+ * told as resumed) or its claim expires and becomes this run's. */
+static rt_status tune_wait_held(tune_ctx *c, const char *name, pending *pend, size_t n,
+                                rt_error *err) {
+  for (int round = 0;; round++) {
+    int held = 0, changed = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (pend[i].failed_early != PENDING_HELD) continue;
+      rt_status rc = tune_claim(c, name, &pend[i], err);
+      if (rc) return rc;
+      if (pend[i].failed_early == PENDING_HELD) held++;
+      else changed++;
+    }
+    if (!held || changed || TUNE_STOPPED(c)) return RT_OK;
+    struct timespec ts = {0, (round < 20 ? 20 : 100) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+}
 
 typedef struct template_best {
   int have;
@@ -510,7 +553,6 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     if (TUNE_STOPPED(c)) break;
     size_t n = strategy_ask(st, idx, (size_t)batch);
     if (n == 0) break;
-    size_t njobs = 0;
     for (size_t i = 0; i < n; i++) {
       pending *p = &pend[i];
       memset(p, 0, sizeof *p);
@@ -547,109 +589,128 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         snprintf(r->device_name, sizeof r->device_name, "%.63s", c->rep->device);
         r->verify_error = -1;
         p->failed_early = 1;
-        continue;
       }
-      jobs[njobs].source = p->source;
-      jobs[njobs].name = manifest_source_name(m);
-      njobs++;
+      /* another tuner of this problem may be evaluating it, or may have stored it since this
+       * run began: claim it first (a configuration asked for by name is measured afresh) */
+      if (c->run && !o->config && (rc = tune_claim(c, name, p, err))) goto done;
     }
-    if (njobs && o->progress) { /* compiling takes a while: say so before it starts */
-      tune_progress pr;
-      memset(&pr, 0, sizeof pr);
-      pr.done = c->rep->evaluated + c->rep->resumed;
-      pr.total = (size_t)c->rep->budget;
-      pr.have_best = c->rep->have_best;
-      pr.best_ms = c->rep->best.time_ms;
-      snprintf(pr.best_template, sizeof pr.best_template, "%s", c->rep->best.template_name);
-      pr.elapsed_s = now_s() - c->t0;
-      pr.phase = "compile";
-      o->progress(o->progress_ctx, &pr);
-    }
-    if (njobs) {
-      compile_pool_stats stats;
-      memset(&stats, 0, sizeof stats);
-      memset(crs, 0, sizeof *crs * njobs);
-      double tc = now_s();
-      rc = compile_pool_run(jobs, njobs, &copt, &popt, crs, &stats, err);
-      c->rep->compile_seconds += now_s() - tc;
-      c->rep->cache_hits += stats.cache_hits;
-      if (rc) goto done;
-      if (TUNE_STOPPED(c)) { /* the compile workers died with us: nothing of this batch counts */
-        for (size_t k = 0; k < njobs; k++) compile_result_free(&crs[k]);
-        for (size_t i = 0; i < n; i++) {
-          free(pend[i].source);
-          pend[i].source = NULL;
+    /* Passes: compile and evaluate what this run holds; then wait for what other runs hold
+     * (their results are told as resumed; a claim that expires becomes this run's). */
+    for (int pass = 0;; pass++) {
+      if (pass && TUNE_STOPPED(c)) break;
+      size_t njobs = 0;
+      for (size_t i = 0; i < n; i++) {
+        pending *p = &pend[i];
+        if (p->failed_early != 0) continue;
+        jobs[njobs].source = p->source;
+        jobs[njobs].name = manifest_source_name(m);
+        p->job = njobs++;
+      }
+      if (njobs && o->progress) { /* compiling takes a while: say so before it starts */
+        tune_progress pr;
+        memset(&pr, 0, sizeof pr);
+        pr.done = c->rep->evaluated + c->rep->resumed;
+        pr.total = (size_t)c->rep->budget;
+        pr.have_best = c->rep->have_best;
+        pr.best_ms = c->rep->best.time_ms;
+        snprintf(pr.best_template, sizeof pr.best_template, "%s", c->rep->best.template_name);
+        pr.elapsed_s = now_s() - c->t0;
+        pr.phase = "compile";
+        o->progress(o->progress_ctx, &pr);
+      }
+      if (njobs) {
+        compile_pool_stats stats;
+        memset(&stats, 0, sizeof stats);
+        memset(crs, 0, sizeof *crs * njobs);
+        double tc = now_s();
+        rc = compile_pool_run(jobs, njobs, &copt, &popt, crs, &stats, err);
+        c->rep->compile_seconds += now_s() - tc;
+        c->rep->cache_hits += stats.cache_hits;
+        if (rc) goto done;
+        if (TUNE_STOPPED(c)) { /* the compile workers died with us: nothing of this batch counts */
+          for (size_t k = 0; k < njobs; k++) compile_result_free(&crs[k]);
+          for (size_t i = 0; i < n; i++) {
+            free(pend[i].source);
+            pend[i].source = NULL;
+          }
+          break;
         }
-        break;
       }
-    }
-    size_t j = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-      pending *p = &pend[i];
-      candidate_result r;
-      compile_result *cr = NULL;
-      if (p->failed_early) {
-        r = p->pre;
-      } else {
-        cr = &crs[j++];
-        const candidate_plan *pl = &p->plan;
-        device_candidate dc;
-        memset(&dc, 0, sizeof dc);
-        dc.template_name = name;
-        dc.plan = pl;
-        dc.entry = cr->lowered_name;
-        dc.cubin = cr->cubin;
-        dc.cubin_size = cr->cubin_size;
-        dc.min_bytes = c->fam->min_bytes(c->fam, &c->prob);
-        dc.path = path;
-        dc.wgmma = wgmma;
-        dc.library_index = -1;
-        static_facts *f = &dc.facts;
-        f->registers = cr->report.registers;
-        f->smem_static = cr->report.smem_static;
-        f->smem_dynamic = (int)pl->smem;
-        f->spill_stores = cr->report.spill_stores;
-        f->spill_loads = cr->report.spill_loads;
-        f->stack_bytes = cr->report.stack_bytes;
-        f->threads_per_block = (int)(pl->block[0] * pl->block[1] * pl->block[2]);
-        f->grid_blocks = (long long)pl->grid[0] * pl->grid[1] * pl->grid[2];
-        f->work_blocks = pl->work;
-        if (cr->status == RT_OK && aspec) occupancy_fill_facts(aspec, f, NULL);
-        if (cr->status != RT_OK) {
-          memset(&r, 0, sizeof r);
-          snprintf(r.template_name, sizeof r.template_name, "%s", name);
-          snprintf(r.config, sizeof r.config, "%s", pl->config);
-          r.status = cr->status ? (rt_status)cr->status : RT_ERR_COMPILE;
-          snprintf(r.detail, sizeof r.detail, "%s", cr->message);
-          r.timing = c->rep->timing;
-          snprintf(r.device_name, sizeof r.device_name, "%.63s", c->rep->device);
-          r.verify_error = -1;
-          r.flops = pl->flops;
-          r.dram_bytes = pl->dram_bytes;
-          r.facts = *f;
-          snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
+      for (size_t i = 0; i < n && !rc; i++) {
+        pending *p = &pend[i];
+        if (p->failed_early == PENDING_TOLD || p->failed_early == PENDING_HELD) continue;
+        candidate_result r;
+        compile_result *cr = NULL;
+        if (p->failed_early) {
+          r = p->pre;
         } else {
-          rc = device_evaluate(c->dev, &dc, &r, err);
-          if (rc) break;
-          snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
-          diagnose_result(c, &r, pl, path, wgmma, &roles, sp);
+          cr = &crs[p->job];
+          const candidate_plan *pl = &p->plan;
+          device_candidate dc;
+          memset(&dc, 0, sizeof dc);
+          dc.template_name = name;
+          dc.plan = pl;
+          dc.entry = cr->lowered_name;
+          dc.cubin = cr->cubin;
+          dc.cubin_size = cr->cubin_size;
+          dc.min_bytes = c->fam->min_bytes(c->fam, &c->prob);
+          dc.path = path;
+          dc.wgmma = wgmma;
+          dc.library_index = -1;
+          static_facts *f = &dc.facts;
+          f->registers = cr->report.registers;
+          f->smem_static = cr->report.smem_static;
+          f->smem_dynamic = (int)pl->smem;
+          f->spill_stores = cr->report.spill_stores;
+          f->spill_loads = cr->report.spill_loads;
+          f->stack_bytes = cr->report.stack_bytes;
+          f->threads_per_block = (int)(pl->block[0] * pl->block[1] * pl->block[2]);
+          f->grid_blocks = (long long)pl->grid[0] * pl->grid[1] * pl->grid[2];
+          f->work_blocks = pl->work;
+          if (cr->status == RT_OK && aspec) occupancy_fill_facts(aspec, f, NULL);
+          if (cr->status != RT_OK) {
+            memset(&r, 0, sizeof r);
+            snprintf(r.template_name, sizeof r.template_name, "%s", name);
+            snprintf(r.config, sizeof r.config, "%s", pl->config);
+            r.status = cr->status ? (rt_status)cr->status : RT_ERR_COMPILE;
+            snprintf(r.detail, sizeof r.detail, "%s", cr->message);
+            r.timing = c->rep->timing;
+            snprintf(r.device_name, sizeof r.device_name, "%.63s", c->rep->device);
+            r.verify_error = -1;
+            r.flops = pl->flops;
+            r.dram_bytes = pl->dram_bytes;
+            r.facts = *f;
+            snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
+          } else {
+            rc = device_evaluate(c->dev, &dc, &r, err);
+            if (rc) break;
+            snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
+            diagnose_result(c, &r, pl, path, wgmma, &roles, sp);
+          }
+        }
+        if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
+        long long id = 0;
+        int resumed = p->failed_early == 2;
+        p->failed_early = PENDING_TOLD;
+        if (!resumed && (rc = store_result(c, &r, &id, err))) break;
+        if ((rc = strategy_tell(st, p->plan.idx, r.status, r.time_ms, &r.diag, err))) break;
+        if ((rc = add_result(c, &r, resumed, "evaluate", err))) break;
+        if (r.status == RT_OK && cr && (!best.have || r.time_ms < best.ms)) {
+          compile_result_free(&second.cr);
+          second = best; /* the old best (and its compile) becomes the runner-up */
+          memset(&best, 0, sizeof best);
+          template_best_set(&best, &r, cr, &p->plan, id);
+        } else if (r.status == RT_OK && cr && (!second.have || r.time_ms < second.ms)) {
+          template_best_set(&second, &r, cr, &p->plan, id);
         }
       }
-      if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
-      long long id = 0;
-      if (p->failed_early != 2 && (rc = store_result(c, &r, &id, err))) break;
-      if ((rc = strategy_tell(st, p->plan.idx, r.status, r.time_ms, &r.diag, err))) break;
-      if ((rc = add_result(c, &r, p->failed_early == 2, "evaluate", err))) break;
-      if (r.status == RT_OK && cr && (!best.have || r.time_ms < best.ms)) {
-        compile_result_free(&second.cr);
-        second = best; /* the old best (and its compile) becomes the runner-up */
-        memset(&best, 0, sizeof best);
-        template_best_set(&best, &r, cr, &p->plan, id);
-      } else if (r.status == RT_OK && cr && (!second.have || r.time_ms < second.ms)) {
-        template_best_set(&second, &r, cr, &p->plan, id);
-      }
+      for (size_t k = 0; k < njobs; k++) compile_result_free(&crs[k]);
+      if (rc || TUNE_STOPPED(c)) break;
+      if ((rc = tune_wait_held(c, name, pend, n, err))) break;
+      int more = 0;
+      for (size_t i = 0; i < n; i++) more |= pend[i].failed_early != PENDING_TOLD;
+      if (!more) break;
     }
-    for (size_t k = 0; k < j; k++) compile_result_free(&crs[k]);
     for (size_t i = 0; i < n; i++) {
       free(pend[i].source);
       pend[i].source = NULL;
@@ -773,6 +834,11 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   if (rc) return rc;
   snprintf(c->rep->strategy, sizeof c->rep->strategy, "%s", strategy_name(st));
   if (c->run) rc = db_run_template(c->run, name, c->o->target ? c->o->target : "", "", "", err);
+  /* resume: a configuration of this file the database holds for this run's problem and device
+   * is told, not evaluated and stored again */
+  candidate_result *prev = NULL;
+  size_t nprev = 0;
+  if (!rc && c->run) rc = db_run_previous(c->run, name, &prev, &nprev, err);
   long long best_id = 0;
   double best_ms = 0;
   while (!rc && !TUNE_STOPPED(c)) {
@@ -784,23 +850,41 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
       memset(&pl, 0, sizeof pl);
       space_format_config(kf->space, idx[i], pl.config, sizeof pl.config);
       pl.flops = pl.executed_flops = flops;
-      device_candidate dc;
-      memset(&dc, 0, sizeof dc);
-      dc.template_name = name;
-      dc.plan = &pl;
-      dc.library_index = -1;
       candidate_result r;
-      if ((rc = device_evaluate(c->dev, &dc, &r, err))) break;
+      int resumed = 0;
+      for (size_t k = 0; k < nprev && !resumed; k++)
+        if (!strcmp(prev[k].config, pl.config)) r = prev[k], resumed = 1;
+      /* another replay of this file into the database: claim the configuration, or take the
+       * result its claimant stores */
+      for (int state = DB_CLAIM_HELD, round = 0; !resumed && c->run && state == DB_CLAIM_HELD && !TUNE_STOPPED(c);
+           round++) {
+        if ((rc = db_run_claim(c->run, name, pl.config, "", &state, &r, NULL, err))) break;
+        if (state == DB_CLAIM_DONE) resumed = 1;
+        if (state == DB_CLAIM_HELD) {
+          struct timespec ts = {0, (round < 20 ? 5 : 50) * 1000000L};
+          nanosleep(&ts, NULL);
+        }
+      }
+      if (rc || TUNE_STOPPED(c)) break;
+      if (!resumed) {
+        device_candidate dc;
+        memset(&dc, 0, sizeof dc);
+        dc.template_name = name;
+        dc.plan = &pl;
+        dc.library_index = -1;
+        if ((rc = device_evaluate(c->dev, &dc, &r, err))) break;
+      }
       long long id = 0;
-      if ((rc = store_result(c, &r, &id, err))) break;
+      if (!resumed && (rc = store_result(c, &r, &id, err))) break;
       if ((rc = strategy_tell(st, idx[i], r.status, r.time_ms, NULL, err))) break;
-      rc = add_result(c, &r, 0, "evaluate", err);
-      if (r.status == RT_OK && (best_id == 0 || r.time_ms < best_ms)) {
+      rc = add_result(c, &r, resumed, "evaluate", err);
+      if (!resumed && r.status == RT_OK && (best_id == 0 || r.time_ms < best_ms)) {
         best_id = id;
         best_ms = r.time_ms;
       }
     }
   }
+  free(prev);
   c->rep->templates = 1;
   if (!rc && c->run && best_id > 0) {
     db_winner w;
