@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,18 @@ const char *tune_default_db_path(char *buf, size_t size) {
   mkdir(dir, 0755);
   snprintf(buf, size, "%s/tuning.db", dir);
   return buf;
+}
+
+/* Appends "; TEXT" (or TEXT) to the report's note. */
+static void tune_note(tune_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tune_note(tune_report *rep, const char *fmt, ...) {
+  size_t l = strlen(rep->note);
+  if (l + 3 >= sizeof rep->note) return;
+  if (l) l += (size_t)snprintf(rep->note + l, sizeof rep->note - l, "; ");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rep->note + l, sizeof rep->note - l, fmt, ap);
+  va_end(ap);
 }
 
 /* ---- results ---- */
@@ -1164,6 +1177,19 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
         rc = err ? err->code : RT_ERR_MANIFEST;
         goto done;
       }
+      /* two manifests of one name would both be tuned and stored as one template */
+      for (int k = 0; k < i; k++) {
+        manifest *o2 = NULL;
+        if (manifest_load(paths[k], &o2, NULL) == RT_OK && !strcmp(manifest_name(o2), manifest_name(m))) {
+          rt_error_locate(err, paths[i], "name", 0, 0);
+          rc = rt_error_set(err, RT_ERR_MANIFEST, "template %s is defined twice: in %s and in %s; rename one",
+                            manifest_name(m), paths[k], paths[i]);
+          manifest_free(o2);
+          manifest_free(m);
+          goto done;
+        }
+        manifest_free(o2);
+      }
       template_arch(m, device_arch(c.dev), archs[nms], sizeof archs[nms]);
       int mine = strcmp(manifest_family(m), c.fam->name) == 0 &&
                  !(c.fam->reference && !strcmp(manifest_name(m), c.fam->reference));
@@ -1210,7 +1236,12 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   if (c.have_ceil) snprintf(out->ceilings, sizeof out->ceilings, "%s", c.ceil.gpu);
 
   rt_error cerr = {0};
-  if (cubin_cache_open_default(&c.cache, &cerr) != RT_OK) c.cache = NULL; /* compile without */
+  if (cubin_cache_open_default(&c.cache, &cerr) != RT_OK) { /* compile without it, and say so */
+    c.cache = NULL;
+    tune_note(out, "%.160s; compiling without the cubin cache", cerr.text);
+  } else if (c.cache && cubin_cache_warning(c.cache)[0]) {
+    tune_note(out, "%.160s", cubin_cache_warning(c.cache));
+  }
 
   /* every template's space first, so the budget goes only to templates with candidates */
   int live = 0;
@@ -1255,16 +1286,29 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     ranked += npriors[i];
   }
   if (!o->config && (rc = tune_prior_check(&c, ranked, err))) goto done;
+  char no_budget[192] = "", no_time[192] = ""; /* templates left out, and why */
   for (int i = 0; i < nms; i++) {
     if (!spaces[i]) continue;
     long share = c.budget_left / live--;
-    if (share < 1 || TUNE_STOPPED(&c)) break;
+    if (share < 1 && c.budget_left > 0) share = 1; /* a budget below the templates: one each, in order */
+    int late = o->max_seconds > 0 && now_s() - c.t0 >= o->max_seconds;
+    if (share < 1 || late) {
+      char *list = late ? no_time : no_budget;
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof no_time - l, "%s%s", l ? ", " : "", manifest_name(ms[i]));
+      continue;
+    }
+    if (TUNE_STOPPED(&c)) break;
     if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, priors[i], npriors[i], err)))
       goto done;
   }
+  if (no_budget[0]) tune_note(out, "%s not searched: the evaluation budget (--budget) was spent", no_budget);
+  if (no_time[0]) tune_note(out, "%s not searched: the time budget (--seconds) was spent", no_time);
   if (use_library && !TUNE_STOPPED(&c) && (rc = tune_library(&c, err))) goto done;
 
 finish:
+  if (c.cache && !cubin_cache_usable(c.cache) && !strstr(out->note, "cubin cache"))
+    tune_note(out, "%.160s", cubin_cache_warning(c.cache)); /* it failed during the run */
   out->interrupted = TUNE_STOPPED(&c);
   if (!rc && c.run) rc = db_run_finish(c.run, out->interrupted ? "interrupted" : "done", err);
 done:
