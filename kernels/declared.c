@@ -900,8 +900,10 @@ static rt_status decl_gpu_verify(family_gpu *g, double *measure, rt_error *err) 
 void declared_free(family_ops *f) {
   decl *d = (decl *)f;
   if (!d) return;
-  for (int i = 0; i < d->nfacts; i++) expr_free(d->fact_expr[i]);
-  for (int i = 0; i < d->nargs; i++) expr_free(d->args[i].value);
+  /* every slot, not only the counted ones: a declaration refused halfway through an argument
+   * or fact has compiled its expression already */
+  for (int i = 0; i < DECL_MAX_FACTS; i++) expr_free(d->fact_expr[i]);
+  for (int i = 0; i < DECL_MAX_ARGS; i++) expr_free(d->args[i].value);
   expr_free(d->flops);
   expr_free(d->bytes);
   expr_scope_free(d->scope);

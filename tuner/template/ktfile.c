@@ -112,6 +112,11 @@ static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
                         "space holds", d->name, d->n);
   if (ktfile_has_ctrl(d->name))
     return rt_error_set(err, RT_ERR_PARSE, "a parameter name holds a control character");
+  /* a configuration is written NAME=VALUE,NAME=VALUE: what cannot be written so is refused
+   * (it could never be found again) */
+  if (!d->name[0] || strpbrk(d->name, "=, \t"))
+    return rt_error_set(err, RT_ERR_PARSE, "parameter name \"%.100s\" is empty or holds '=', ',' or "
+                        "a blank, which configuration texts cannot carry", d->name);
   for (int i = 0; i < d->n; i++) {
     char buf[KTFILE_VALUE_MAX + 2];
     ktfile_val_text(d->vals[i], buf, sizeof buf);
@@ -123,6 +128,10 @@ static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
                                  strlen(json_string_value(d->vals[i])) != json_string_length(d->vals[i])))
       return rt_error_set(err, RT_ERR_PARSE, "a value of parameter %s holds a control character",
                           d->name);
+    size_t bl = strlen(buf);
+    if (strchr(buf, ',') || (bl && (buf[0] == ' ' || buf[bl - 1] == ' ')))
+      return rt_error_set(err, RT_ERR_PARSE, "value \"%.100s\" of parameter %s holds a ',' or starts or "
+                          "ends with a blank, which configuration texts cannot carry", buf, d->name);
   }
   if (all_num) qsort(d->vals, (size_t)d->n, sizeof *d->vals, ktfile_cmp_num);
   d->is_int = all_int;
