@@ -1434,8 +1434,7 @@ rt_status db_run_claim(db_run *r, const char *template_name, const char *config,
     s = db_fail(d, rc, "claiming a candidate", err);
     goto out;
   }
-  if ((s = run_beat(r, err))) goto out;
-  if ((s = tx_commit(d, err))) return s;
+  if ((s = tx_commit(d, err))) return s; /* the run's next store is its sign of life */
   *state = DB_CLAIM_GRANTED;
   return RT_OK;
 out:

@@ -140,8 +140,7 @@ static const char schema_v4[] =
     "  key TEXT NOT NULL,                  -- db_result_key(): 'code:HASH' or 'config:TEMPLATE:CONFIG'\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
     "  claimed_at INTEGER NOT NULL,\n"
-    "  PRIMARY KEY(problem_id, device_id, toolkit, key));\n"
-    "CREATE INDEX claims_run ON claims(run_id);\n";
+    "  PRIMARY KEY(problem_id, device_id, toolkit, key));\n";
 
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */

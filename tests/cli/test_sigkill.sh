@@ -79,21 +79,7 @@ model=(gemm_simt --shape 256x256x256 --dtype f32 --device model:h200 --strategy 
 kill_series model "$tmp/model.db" 2 -- "${model[@]}"
 
 # --- a replay tune of a recorded space (every candidate one stored row) ---
-python3 - "$tmp/space.json" <<'PY'
-import json, random, sys
-random.seed(7)
-keys = ["a", "b", "c", "d"]
-dom = {"a": list(range(1, 11)), "b": list(range(1, 11)), "c": list(range(1, 11)), "d": [1, 2, 4]}
-cache = {}
-for a in dom["a"]:
-    for b in dom["b"]:
-        for c in dom["c"]:
-            for d in dom["d"]:
-                t = random.uniform(1, 10) if (a * b + c) % 17 else "RuntimeFailedConfig"
-                cache[f"{a},{b},{c},{d}"] = {"a": a, "b": b, "c": c, "d": d, "time": t}
-json.dump({"device_name": "Synthetic GPU", "kernel_name": "synthetic", "tune_params_keys": keys,
-           "tune_params": dom, "cache": cache}, open(sys.argv[1], "w"))
-PY
+python3 "$(dirname "$0")/space_fixture.py" "$tmp/space.json"
 replay=(synthetic --device "replay:$tmp/space.json" --strategy random --budget 1500)
 kill_series replay "$tmp/replay.db" 60 -- "${replay[@]}"
 exit $fail
