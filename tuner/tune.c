@@ -232,7 +232,16 @@ static rt_status tune_claim(tune_ctx *c, const char *name, pending *p, rt_error 
  * told as resumed) or its claim expires and becomes this run's. */
 static rt_status tune_wait_held(tune_ctx *c, const char *name, pending *pend, size_t n,
                                 rt_error *err) {
+  double t0 = now_s();
   for (int round = 0;; round++) {
+    if (now_s() - t0 > DB_CLAIM_LEASE_S) { /* the holder lives but does not finish: evaluate here */
+      for (size_t i = 0; i < n; i++)
+        if (pend[i].failed_early == PENDING_HELD)
+          pend[i].failed_early = pend[i].pre.template_name[0] && pend[i].pre.status ? 1 : 0;
+      tune_note(c->rep, "a candidate another tuner claimed was not done after %d s: evaluated here too",
+                DB_CLAIM_LEASE_S);
+      return RT_OK;
+    }
     int held = 0, changed = 0;
     for (size_t i = 0; i < n; i++) {
       if (pend[i].failed_early != PENDING_HELD) continue;
@@ -869,8 +878,10 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
         if (!strcmp(prev[k].config, pl.config)) r = prev[k], resumed = 1;
       /* another replay of this file into the database: claim the configuration, or take the
        * result its claimant stores */
+      double waited = now_s();
       for (int state = DB_CLAIM_HELD, round = 0; !resumed && c->run && state == DB_CLAIM_HELD && !TUNE_STOPPED(c);
            round++) {
+        if (now_s() - waited > DB_CLAIM_LEASE_S) break; /* its holder lives but does not finish */
         if ((rc = db_run_claim(c->run, name, pl.config, "", &state, &r, NULL, err))) break;
         if (state == DB_CLAIM_DONE) resumed = 1;
         if (state == DB_CLAIM_HELD) {
