@@ -4,13 +4,16 @@
 #include "db/db.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +32,8 @@ enum {
   ST_PREVIOUS,
   ST_TEMPLATE_INSERT,
   ST_TEMPLATE_SELECT,
+  ST_CLAIM_RELEASE,
+  ST_BEAT,
   ST_COUNT
 };
 
@@ -80,6 +85,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                            "VALUES(?,?,?,?)",
     [ST_TEMPLATE_SELECT] = "SELECT id FROM templates WHERE name=? AND source_hash=? AND "
                            "manifest_hash=?",
+    [ST_CLAIM_RELEASE] = "DELETE FROM claims WHERE problem_id=? AND device_id=? AND toolkit=? AND "
+                         "key=? AND run_id=?",
+    [ST_BEAT] = "UPDATE run_owners SET beat_at=? WHERE run_id=?",
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -109,6 +117,68 @@ static long long now_ms(void) {
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
+}
+
+/* ---- which process owns a run ---------------------------------------------------------- */
+
+typedef struct proc_id {
+  char host[256];   /* gethostname() */
+  char boot[64];    /* /proc/sys/kernel/random/boot_id, "" when unknown */
+  long long pid;    /* getpid() */
+  long long start;  /* start time in clock ticks since boot (/proc/PID/stat), 0 when unknown */
+} proc_id;
+
+/* The start time of process PID (field 22 of /proc/PID/stat), 0 when it cannot be read and
+ * -1 when there is no such process. */
+static long long proc_start_time(long long pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%lld/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    if (errno == ENOENT) return -1;
+    return 0;
+  }
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+  if (!p) return 0;
+  p++;
+  for (int field = 3; field < 22 && *p; field++) { /* p is before field 3 (the state) */
+    while (*p == ' ') p++;
+    while (*p && *p != ' ') p++;
+  }
+  return strtoll(p, NULL, 10);
+}
+
+static void proc_self(proc_id *id) {
+  memset(id, 0, sizeof *id);
+  if (gethostname(id->host, sizeof id->host - 1) != 0) copy(id->host, sizeof id->host, "?");
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (f) {
+    if (!fgets(id->boot, sizeof id->boot, f)) id->boot[0] = '\0';
+    fclose(f);
+    id->boot[strcspn(id->boot, "\n")] = '\0';
+  }
+  id->pid = (long long)getpid();
+  long long st = proc_start_time(id->pid);
+  id->start = st > 0 ? st : 0;
+}
+
+/* 1 when the owner recorded for a run still runs: on this machine (same host and boot) its
+ * process with the same start time exists; elsewhere it wrote within DB_CLAIM_LEASE_S. */
+static int owner_alive(const char *host, const char *boot, long long pid, long long start,
+                       long long beat_at) {
+  proc_id me;
+  proc_self(&me);
+  if (host && boot && boot[0] && !strcmp(host, me.host) && !strcmp(boot, me.boot)) {
+    if (pid == me.pid) return 1;
+    long long st = proc_start_time(pid);
+    if (st < 0) return 0;
+    if (st > 0 && start > 0) return st == start;
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+  }
+  return (long long)time(NULL) - beat_at < DB_CLAIM_LEASE_S;
 }
 
 static int is_busy(int rc) {
@@ -277,6 +347,47 @@ rt_status db_make_parent(const char *path, rt_error *err) {
   return RT_OK;
 }
 
+/* 1 when a process can create files in the folder that holds PATH (SQLite's journal, WAL and
+ * shared-memory files live beside the database). */
+static int folder_writable(const char *path) {
+  char dir[1024];
+  copy(dir, sizeof dir, path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) copy(dir, sizeof dir, ".");
+  else if (slash == dir) dir[1] = '\0';
+  else *slash = '\0';
+  return access(dir, W_OK) == 0;
+}
+
+/* What a path that is not a regular file is, for the message. */
+static const char *file_kind(mode_t m) {
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+/* PATH as a read-only, immutable SQLite URI ("file:PATH?immutable=1", '%', '?' and '#'
+ * escaped): what opens a WAL database in a folder nobody can write, where SQLite cannot create
+ * the shared-memory file it otherwise needs even to read. */
+static void immutable_uri(const char *path, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "file:");
+  for (const char *p = path; *p && n + 4 < size; p++) {
+    if (*p == '%' || *p == '?' || *p == '#') n += (size_t)snprintf(buf + n, size - n, "%%%02X", (unsigned char)*p);
+    else buf[n++] = *p;
+  }
+  snprintf(buf + n, size > n ? size - n : 0, "?immutable=1");
+}
+
+/* 1 when PATH has a write-ahead log with content beside it (unapplied commits an immutable
+ * open would not see). */
+static int has_wal(const char *path) {
+  char wal[1100];
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  struct stat sb;
+  return stat(wal, &sb) == 0 && sb.st_size > 0;
+}
+
 static rt_status pragma_int(db *d, const char *sql, long long *out, rt_error *err) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(d->h, sql, -1, &st, NULL);
@@ -299,6 +410,14 @@ static rt_status migrate(db *d, rt_error *err) {
     tx_rollback(d);
     return s;
   }
+  if (v < 0 || v > DB_SCHEMA_VERSION) { /* changed under us */
+    tx_rollback(d);
+    rt_error_set(err, RT_ERR_DB_VERSION, "schema version %lld is not one rooftune writes (0 to %d); "
+                 "the file's header is damaged: restore a backup or start a new file", v,
+                 DB_SCHEMA_VERSION);
+    rt_error_locate(err, d->path, NULL, 0, 0);
+    return RT_ERR_DB_VERSION;
+  }
   if (app != DB_APPLICATION_ID && objects > 0) { /* changed under us: someone else's file */
     tx_rollback(d);
     rt_error_set(err, RT_ERR_DB_FOREIGN, "an SQLite database of another program; give rooftune a "
@@ -309,7 +428,11 @@ static rt_status migrate(db *d, rt_error *err) {
   for (long long ver = v + 1; ver <= DB_SCHEMA_VERSION; ver++) {
     int rc = sqlite3_exec(d->h, schema_migrations[ver], NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-      s = db_fail(d, rc, "creating the schema", err);
+      char what[160];
+      if (v == 0) snprintf(what, sizeof what, "creating the schema");
+      else snprintf(what, sizeof what, "migrating schema version %lld to %lld (the tables are not "
+                    "the ones that version has: restore a backup or start a new file)", v, ver);
+      s = db_fail(d, rc, what, err);
       tx_rollback(d);
       return s;
     }
@@ -330,6 +453,37 @@ static rt_status migrate(db *d, rt_error *err) {
   return RT_OK;
 }
 
+/* The file's application id, schema version and schema size, in one read transaction: read
+ * one by one, a process creating the file at the same moment could be seen half done (its
+ * schema without its application id).  *code: the SQLite code of a failure. */
+static rt_status read_header(db *d, long long *app, long long *ver, long long *objects, int *code,
+                             rt_error *err) {
+  *code = SQLITE_OK;
+  int rc = exec_retry(d->h, "BEGIN");
+  rt_status s = RT_OK;
+  if (rc != SQLITE_OK) {
+    *code = rc;
+    return db_fail(d, rc, "reading the file header", err);
+  }
+  if ((s = pragma_int(d, "PRAGMA application_id", app, err)) ||
+      (s = pragma_int(d, "PRAGMA user_version", ver, err)) ||
+      (s = pragma_int(d, "SELECT count(*) FROM sqlite_master", objects, err)))
+    *code = sqlite3_errcode(d->h);
+  sqlite3_exec(d->h, s ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+  return s;
+}
+
+static int db_open_handle(db *d, const char *name, int oflags) {
+  if (d->h) sqlite3_close_v2(d->h);
+  d->h = NULL;
+  int rc = sqlite3_open_v2(name, &d->h, oflags | SQLITE_OPEN_FULLMUTEX, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_extended_result_codes(d->h, 0);
+    sqlite3_busy_timeout(d->h, DB_BUSY_MS);
+  }
+  return rc;
+}
+
 rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   *out = NULL;
   if (!path || !*path) return rt_error_set(err, RT_ERR_USAGE, "no database path given");
@@ -346,35 +500,42 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
     rt_error_locate(err, path, NULL, 0, 0);
     return RT_ERR_IO;
   }
+  if (exists && !S_ISREG(sb.st_mode)) { /* a FIFO would block every reader, a device worse */
+    rt_error_set(err, RT_ERR_IO, "is %s, not a database file; give the path of a regular file",
+                 file_kind(sb.st_mode));
+    rt_error_locate(err, path, NULL, 0, 0);
+    return RT_ERR_IO;
+  }
   db *d = calloc(1, sizeof *d);
   if (!d) return rt_error_set(err, RT_ERR_NOMEM, "out of memory opening %s", path);
   copy(d->path, sizeof d->path, path);
   d->writable = (flags & DB_CREATE) != 0;
   int oflags = d->writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-  int rc = sqlite3_open_v2(path, &d->h, oflags | SQLITE_OPEN_FULLMUTEX, NULL);
+  int rc = db_open_handle(d, path, oflags);
   rt_status s = RT_OK;
   if (rc != SQLITE_OK) {
     s = db_fail(d, rc, "opening", err);
+    if ((rc & 0xff) == SQLITE_CANTOPEN && d->writable && !folder_writable(path)) goto readonly_folder;
     goto fail;
   }
-  sqlite3_extended_result_codes(d->h, 0);
-  sqlite3_busy_timeout(d->h, DB_BUSY_MS);
 
-  /* the three in one read transaction: read one by one, a process creating the file at the
-   * same moment could be seen half done (its schema without its application id) */
   long long app = 0, ver = 0, objects = 0;
-  rc = exec_retry(d->h, "BEGIN");
-  if (rc != SQLITE_OK) {
-    s = db_fail(d, rc, "reading the file header", err);
-    goto fail;
+  int code = SQLITE_OK;
+  s = read_header(d, &app, &ver, &objects, &code, err);
+  if (s && (code & 0xff) == SQLITE_CANTOPEN && !folder_writable(path)) {
+    if (d->writable) goto readonly_folder;
+    if (!has_wal(path)) {
+      /* a WAL database in a folder nobody can write: nothing can change it, so it can be read
+       * as immutable (SQLite cannot create the shared-memory file a WAL reader needs) */
+      char uri[2200];
+      immutable_uri(path, uri, sizeof uri);
+      rt_error_clear(err);
+      rc = db_open_handle(d, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+      s = rc == SQLITE_OK ? read_header(d, &app, &ver, &objects, &code, err)
+                          : db_fail(d, rc, "opening", err);
+    }
   }
-  if ((s = pragma_int(d, "PRAGMA application_id", &app, err)) ||
-      (s = pragma_int(d, "PRAGMA user_version", &ver, err)) ||
-      (s = pragma_int(d, "SELECT count(*) FROM sqlite_master", &objects, err))) {
-    sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
-    goto fail;
-  }
-  sqlite3_exec(d->h, "COMMIT", NULL, NULL, NULL);
+  if (s) goto fail;
   if (app != DB_APPLICATION_ID && (objects > 0 || app != 0)) {
     s = rt_error_set(err, RT_ERR_DB_FOREIGN,
                      "an SQLite database of another program (application_id %#llx, %lld schema "
@@ -387,6 +548,13 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
     s = rt_error_set(err, RT_ERR_DB_FOREIGN,
                      "an empty file, not a rooftune database; tune into it first "
                      "(rooftune tune ... --db %s)", path);
+    rt_error_locate(err, path, NULL, 0, 0);
+    goto fail;
+  }
+  if (ver < 0) { /* no rooftune writes one; the migrations would be indexed below 0 */
+    s = rt_error_set(err, RT_ERR_DB_VERSION,
+                     "schema version %lld is not one rooftune writes (0 to %d); the file's header "
+                     "is damaged: restore a backup or start a new file", ver, DB_SCHEMA_VERSION);
     rt_error_locate(err, path, NULL, 0, 0);
     goto fail;
   }
@@ -409,15 +577,27 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
     sqlite3_exec(d->h, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
     if (ver < DB_SCHEMA_VERSION && (s = migrate(d, err))) goto fail;
   } else if (ver < DB_SCHEMA_VERSION) {
-    s = rt_error_set(err, RT_ERR_DB_VERSION,
-                     "schema version %lld is older than this rooftune's %d; migrate it once "
-                     "with 'rooftune db upgrade --db %s'", ver, DB_SCHEMA_VERSION, path);
+    if (access(path, W_OK) == 0 && folder_writable(path))
+      s = rt_error_set(err, RT_ERR_DB_VERSION,
+                       "schema version %lld is older than this rooftune's %d; migrate it once "
+                       "with 'rooftune db upgrade --db %s'", ver, DB_SCHEMA_VERSION, path);
+    else
+      s = rt_error_set(err, RT_ERR_DB_VERSION,
+                       "schema version %lld is older than this rooftune's %d, and the file or its "
+                       "folder cannot be written: copy it somewhere writable and run 'rooftune db "
+                       "upgrade --db COPY' on the copy", ver, DB_SCHEMA_VERSION);
     rt_error_locate(err, path, NULL, 0, 0);
     goto fail;
   }
   sqlite3_exec(d->h, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
   *out = d;
   return RT_OK;
+readonly_folder:
+  s = rt_error_set(err, RT_ERR_IO,
+                   "cannot write the database: its folder is read-only, and a writer creates its "
+                   "journal files beside it; reading it still works (db list, show, lookup), "
+                   "writing needs a writable copy");
+  rt_error_locate(err, path, NULL, 0, 0);
 fail:
   db_close(d);
   return s;
@@ -578,6 +758,65 @@ static rt_status problem_id(db *d, const problem *p, long long *id, rt_error *er
   return s;
 }
 
+/* Inside a transaction: this process becomes the owner of run RUN_ID. */
+static rt_status run_own(db *d, long long run_id, rt_error *err) {
+  proc_id me;
+  proc_self(&me);
+  sqlite3_stmt *st = prepare(d, "INSERT OR REPLACE INTO run_owners(run_id,host,boot_id,pid,pid_start,"
+                                "beat_at) VALUES(?,?,?,?,?,?)", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, run_id);
+  bind_text(st, 2, me.host);
+  bind_text(st, 3, me.boot);
+  sqlite3_bind_int64(st, 4, me.pid);
+  sqlite3_bind_int64(st, 5, me.start);
+  sqlite3_bind_int64(st, 6, (sqlite3_int64)time(NULL));
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? RT_OK : db_fail(d, rc, "recording the run's process", err);
+}
+
+/* Inside a transaction: a run still "running" whose owner process is gone was killed; it
+ * becomes "interrupted" (its committed results stay) and its claims are released. */
+static rt_status mark_interrupted(db *d, long long run_id, rt_error *err) {
+  char at[32];
+  now_iso(at, sizeof at);
+  sqlite3_stmt *st = prepare(d, "UPDATE runs SET status='interrupted', finished_at=? WHERE id=? AND "
+                                "status='running'", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, at);
+  sqlite3_bind_int64(st, 2, run_id);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return db_fail(d, rc, "marking a killed run", err);
+  if (!(st = prepare(d, "DELETE FROM claims WHERE run_id=?", err))) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, run_id);
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? RT_OK : db_fail(d, rc, "releasing a killed run's claims", err);
+}
+
+static rt_status reap_dead_runs(db *d, long long self, rt_error *err) {
+  sqlite3_stmt *st = prepare(d, "SELECT r.id, o.host, o.boot_id, o.pid, o.pid_start, o.beat_at FROM "
+                                "runs r JOIN run_owners o ON o.run_id=r.id WHERE r.status='running' "
+                                "AND r.id<>?", err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, self);
+  long long dead[64];
+  int ndead = 0, rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && ndead < 64)
+    if (!owner_alive((const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
+                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5)))
+      dead[ndead++] = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return db_fail(d, rc, "reading running runs", err);
+  for (int i = 0; i < ndead; i++) { /* at most 64 a time: the next run takes the rest */
+    rt_status s = mark_interrupted(d, dead[i], err);
+    if (s) return s;
+  }
+  return RT_OK;
+}
+
 rt_status db_run_begin(db *d, const db_run_spec *spec, db_run **out, rt_error *err) {
   *out = NULL;
   if (!d->writable)
@@ -624,6 +863,7 @@ rt_status db_run_begin(db *d, const db_run_spec *spec, db_run **out, rt_error *e
     goto fail;
   }
   r->id = sqlite3_last_insert_rowid(d->h);
+  if ((s = run_own(d, r->id, err)) || (s = reap_dead_runs(d, r->id, err))) goto fail;
   if ((s = tx_commit(d, err))) {
     free(r);
     return s;
@@ -783,7 +1023,31 @@ static rt_status insert_result(db_run *r, const candidate_result *c, long long *
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) return db_fail(r->d, rc, "storing a result", err);
   if (id) *id = sqlite3_last_insert_rowid(r->d->h);
+  /* the result is there: its claim is released (whoever waits for it reads the result) */
+  char key[1024];
+  db_result_key(c->template_name, c->config, c->code_hash, key, sizeof key);
+  if (!(st = cached(r->d, ST_CLAIM_RELEASE, err))) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, key);
+  sqlite3_bind_int64(st, 5, r->id);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return db_fail(r->d, rc, "releasing a claim", err);
   return RT_OK;
+}
+
+/* Inside a transaction: the run's owner was heard from now (claims of a run on another machine
+ * expire DB_CLAIM_LEASE_S after its last write). */
+static rt_status run_beat(db_run *r, rt_error *err) {
+  sqlite3_stmt *st = cached(r->d, ST_BEAT, err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, (sqlite3_int64)time(NULL));
+  sqlite3_bind_int64(st, 2, r->id);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? RT_OK : db_fail(r->d, rc, "recording the run's progress", err);
 }
 
 rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, long long *ids,
@@ -792,8 +1056,8 @@ rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, lo
   if (s) return s;
   /* Templates created inside a rolled-back transaction must not stay in the map. */
   int ntmpl = r->ntmpl;
-  for (size_t i = 0; i < n; i++) {
-    if ((s = insert_result(r, &res[i], ids ? &ids[i] : NULL, err))) {
+  for (size_t i = 0; i <= n; i++) {
+    if ((s = i < n ? insert_result(r, &res[i], ids ? &ids[i] : NULL, err) : run_beat(r, err))) {
       tx_rollback(r->d);
       r->ntmpl = ntmpl;
       return s;
@@ -1052,8 +1316,177 @@ rt_status db_run_finish(db_run *r, const char *status, rt_error *err) {
   sqlite3_bind_int64(st, 3, r->id);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
+  if (rc == SQLITE_DONE && (st = prepare(r->d, "DELETE FROM claims WHERE run_id=?", err))) {
+    sqlite3_bind_int64(st, 1, r->id);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+  } else if (rc == SQLITE_DONE) {
+    tx_rollback(r->d);
+    return err ? err->code : RT_ERR_DB;
+  }
   if (rc != SQLITE_DONE) {
     s = db_fail(r->d, rc, "finishing the run", err);
+    tx_rollback(r->d);
+    return s;
+  }
+  return tx_commit(r->d, err);
+}
+
+/* ---- claims --------------------------------------------------------------------------- */
+
+void db_result_key(const char *template_name, const char *config, const char *code_hash,
+                   char *buf, size_t size) {
+  if (code_hash && *code_hash) snprintf(buf, size, "code:%s", code_hash);
+  else snprintf(buf, size, "config:%s:%s", template_name ? template_name : "", config ? config : "");
+}
+
+/* Inside a transaction: the oldest stored result of the candidate for this run's problem,
+ * device and toolkit (by code hash when known, else by template name and configuration). */
+static rt_status find_result(db_run *r, const char *template_name, const char *config,
+                             const char *code_hash, candidate_result *out, int *found,
+                             rt_error *err) {
+  *found = 0;
+  int by_code = code_hash && *code_hash;
+  sqlite3_stmt *st = prepare(r->d, by_code
+                                       ? "SELECT t.name, " RESULT_COLS_R " FROM results r JOIN templates "
+                                         "t ON t.id=r.template_id WHERE r.problem_id=? AND "
+                                         "r.device_id=? AND r.toolkit=? AND r.code_hash=? ORDER BY "
+                                         "r.id LIMIT 1"
+                                       : "SELECT t.name, " RESULT_COLS_R " FROM results r JOIN templates "
+                                         "t ON t.id=r.template_id WHERE r.problem_id=? AND "
+                                         "r.device_id=? AND r.toolkit=? AND t.name=? AND r.config=? "
+                                         "ORDER BY r.id LIMIT 1",
+                             err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  if (by_code) {
+    bind_text(st, 4, code_hash);
+  } else {
+    bind_text(st, 4, template_name);
+    bind_text(st, 5, config);
+  }
+  int rc = sqlite3_step(st);
+  rt_status s = RT_OK;
+  if (rc == SQLITE_ROW) {
+    *found = 1;
+    if (out) {
+      memset(out, 0, sizeof *out);
+      col_text(st, 0, out->template_name, sizeof out->template_name);
+      copy(out->device_name, sizeof out->device_name, r->spec.prov.device.name);
+      read_result(st, 1, out);
+    }
+  } else if (rc != SQLITE_DONE) {
+    s = db_fail(r->d, rc, "reading a stored result", err);
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
+rt_status db_run_claim(db_run *r, const char *template_name, const char *config,
+                       const char *code_hash, int *state, candidate_result *done,
+                       long long *holder, rt_error *err) {
+  *state = DB_CLAIM_HELD;
+  if (holder) *holder = 0;
+  db *d = r->d;
+  char key[1024];
+  db_result_key(template_name, config, code_hash, key, sizeof key);
+  rt_status s = tx_begin(d, err);
+  if (s) return s;
+  int found = 0;
+  if ((s = find_result(r, template_name, config, code_hash, done, &found, err))) goto out;
+  if (found) {
+    *state = DB_CLAIM_DONE;
+    tx_rollback(d);
+    return RT_OK;
+  }
+  sqlite3_stmt *st = prepare(d, "SELECT c.run_id, c.claimed_at, u.status, o.host, o.boot_id, o.pid, "
+                                "o.pid_start, o.beat_at FROM claims c LEFT JOIN runs u ON "
+                                "u.id=c.run_id LEFT JOIN run_owners o ON o.run_id=c.run_id WHERE "
+                                "c.problem_id=? AND c.device_id=? AND c.toolkit=? AND c.key=?",
+                             err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, key);
+  int rc = sqlite3_step(st);
+  long long owner = 0;
+  int live = 0, exists = rc == SQLITE_ROW;
+  if (exists) {
+    owner = sqlite3_column_int64(st, 0);
+    const char *status = (const char *)sqlite3_column_text(st, 2);
+    if (owner == r->id) live = 0;
+    else if (!status || strcmp(status, "running")) live = 0; /* finished, or gone from runs */
+    else if (sqlite3_column_type(st, 3) == SQLITE_NULL) /* no owner recorded: the claim's age */
+      live = (long long)time(NULL) - sqlite3_column_int64(st, 1) < DB_CLAIM_LEASE_S;
+    else
+      live = owner_alive((const char *)sqlite3_column_text(st, 3), (const char *)sqlite3_column_text(st, 4),
+                         sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
+                         sqlite3_column_int64(st, 7));
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "reading a claim", err);
+    goto out;
+  }
+  if (live) {
+    if (holder) *holder = owner;
+    tx_rollback(d);
+    return RT_OK; /* HELD */
+  }
+  if (exists && owner != r->id && (s = mark_interrupted(d, owner, err))) goto out; /* its run is dead */
+  st = prepare(d, "INSERT INTO claims(problem_id,device_id,toolkit,key,run_id,claimed_at) "
+                  "VALUES(?,?,?,?,?,?) ON CONFLICT(problem_id,device_id,toolkit,key) DO UPDATE SET "
+                  "run_id=excluded.run_id, claimed_at=excluded.claimed_at", err);
+  if (!st) {
+    s = err ? err->code : RT_ERR_DB;
+    goto out;
+  }
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, key);
+  sqlite3_bind_int64(st, 5, r->id);
+  sqlite3_bind_int64(st, 6, (sqlite3_int64)time(NULL));
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "claiming a candidate", err);
+    goto out;
+  }
+  if ((s = tx_commit(d, err))) return s; /* the run's next store is its sign of life */
+  *state = DB_CLAIM_GRANTED;
+  return RT_OK;
+out:
+  tx_rollback(d);
+  return s;
+}
+
+rt_status db_run_release(db_run *r, const char *template_name, const char *config,
+                         const char *code_hash, rt_error *err) {
+  char key[1024];
+  db_result_key(template_name, config, code_hash, key, sizeof key);
+  rt_status s = tx_begin(r->d, err);
+  if (s) return s;
+  sqlite3_stmt *st = cached(r->d, ST_CLAIM_RELEASE, err);
+  if (!st) {
+    tx_rollback(r->d);
+    return err ? err->code : RT_ERR_DB;
+  }
+  sqlite3_bind_int64(st, 1, r->problem_id);
+  sqlite3_bind_int64(st, 2, r->device_id);
+  bind_text(st, 3, r->spec.prov.toolkit);
+  bind_text(st, 4, key);
+  sqlite3_bind_int64(st, 5, r->id);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(r->d, rc, "releasing a claim", err);
     tx_rollback(r->d);
     return s;
   }
@@ -1558,11 +1991,37 @@ rt_status db_merge(db *d, const char *src_path, long long *added, rt_error *err)
   if (added) *added = 0;
   if (!d->writable)
     return rt_error_set(err, RT_ERR_USAGE, "%s is open read-only; cannot merge into it", d->path);
-  /* Identify the source first: a foreign or newer file gets its own clear error. */
+  /* The same file under any name: attached to itself the merge would wait for its own lock. */
+  struct stat sa, sb;
+  if (src_path && stat(src_path, &sb) == 0 && stat(d->path, &sa) == 0 && sa.st_dev == sb.st_dev &&
+      sa.st_ino == sb.st_ino) {
+    rt_error_locate(err, src_path, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_USAGE, "is the database being merged into (%s): a database "
+                        "cannot be merged into itself", d->path);
+  }
+  /* Identify the source first: a foreign or newer file gets its own clear error, and so does a
+   * damaged one (found here, a damaged page would be reported against the file merged into). */
   db *src = NULL;
   rt_status s = db_open(src_path, DB_READONLY, &src, err);
   if (s) return s;
+  {
+    sqlite3_stmt *qc = prepare(src, "PRAGMA quick_check(1)", err);
+    if (!qc) s = err ? err->code : RT_ERR_DB;
+    else {
+      int rc = sqlite3_step(qc);
+      const char *t = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(qc, 0) : NULL;
+      if (rc == SQLITE_ROW && t && strcmp(t, "ok") != 0) {
+        s = rt_error_set(err, RT_ERR_DB, "the database to merge is damaged (%s); run 'rooftune db "
+                         "check --db %s' and merge a backup instead", t, src_path);
+        rt_error_locate(err, src_path, NULL, 0, 0);
+      } else if (rc != SQLITE_ROW) {
+        s = db_fail(src, rc, "checking the database to merge", err);
+      }
+      sqlite3_finalize(qc);
+    }
+  }
   db_close(src);
+  if (s) return s;
   sqlite3_stmt *st = prepare(d, "ATTACH DATABASE ? AS src", err);
   if (!st) return err ? err->code : RT_ERR_DB;
   bind_text(st, 1, src_path);
@@ -1641,6 +2100,30 @@ static rt_status check_rows(db *d, report *rep, int is_problem, const char *sql,
   return RT_OK;
 }
 
+/* 1 when text is "NAME=N,NAME=N,..." with identifier names of at most 7 characters,
+ * non-negative N (flags such as CAUSAL=0) and at most PROBLEM_MAX_DIMS of them, or "" (a
+ * replayed file's problem): what db_dims_text writes. */
+static int dims_valid(const char *t) {
+  if (!t) return 0;
+  int n = 0;
+  while (*t) {
+    int len = 0;
+    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || *t == '_')) return 0;
+    while ((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') || *t == '_') t++, len++;
+    if (len > 7 || *t++ != '=') return 0;
+    if (*t < '0' || *t > '9') return 0;
+    long long v = 0;
+    while (*t >= '0' && *t <= '9') {
+      if (v > (LLONG_MAX - 9) / 10) return 0;
+      v = v * 10 + (*t++ - '0');
+    }
+    if (v < 0 || ++n > PROBLEM_MAX_DIMS) return 0; /* 0 is a flag's value (CAUSAL=0) */
+    if (*t == ',') t++;
+    else if (*t) return 0;
+  }
+  return 1;
+}
+
 rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) {
   report rep = {out, size, 0, 0};
   if (out && size) out[0] = '\0';
@@ -1650,7 +2133,7 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
   if ((s = check_rows(d, &rep, 1,
                       "SELECT 'schema: table ' || column1 || ' is missing' FROM (VALUES "
                       "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
-                      "('results'),('winners'),('winner_cubins')) WHERE column1 NOT IN (SELECT name FROM "
+                      "('results'),('winners'),('winner_cubins'),('run_owners'),('claims')) WHERE column1 NOT IN (SELECT name FROM "
                       "sqlite_master WHERE type='table')", NULL, err)))
     return s;
   if (!rep.problems &&
@@ -1697,6 +2180,85 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
   if ((s = check_rows(d, &rep, 1,
                       "SELECT 'cubin of a missing winner ' || winner_id FROM winner_cubins WHERE "
                       "winner_id NOT IN (SELECT id FROM winners)", NULL, err)))
+    return s;
+  /* foreign triggers: rooftune creates none, and one can change or delete every new result */
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'schema: trigger ' || name || ' on ' || tbl_name || ' is not one "
+                      "rooftune creates (it can change or delete what is stored); remove it with "
+                      "DROP TRIGGER \"' || replace(name, '\"', '\"\"') || '\"' FROM sqlite_master "
+                      "WHERE type='trigger'", NULL, err)))
+    return s;
+  /* the values: times are numbers of milliseconds, a success has a positive one */
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'result ' || id || ': ' || c || ' is ' || typeof(v) || ' ' || "
+                      "quote(v) || ', not a number' FROM (SELECT id, 'time_ms' c, time_ms v FROM "
+                      "results UNION ALL SELECT id, 'spread', spread FROM results UNION ALL SELECT "
+                      "id, 'flops', flops FROM results UNION ALL SELECT id, 'dram_bytes', dram_bytes "
+                      "FROM results) WHERE typeof(v) NOT IN ('real', 'integer', 'null') ORDER BY id",
+                      NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'result ' || id || ' (' || status || '): time ' || coalesce(time_ms, "
+                      "'NULL') || ' ms is not a time (a positive number of milliseconds)' FROM "
+                      "results WHERE typeof(time_ms) IN ('real', 'integer') AND (time_ms <= 0 OR "
+                      "time_ms >= 1e20) OR (status = 'OK' AND typeof(time_ms) = 'null') ORDER BY id",
+                      NULL, err)))
+    return s;
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'result ' || id || ': ' || c || ' ' || v || ' is negative' FROM (SELECT "
+                      "id, 'spread' c, spread v FROM results UNION ALL SELECT id, 'repetitions', "
+                      "repetitions FROM results UNION ALL SELECT id, 'flops', flops FROM results "
+                      "UNION ALL SELECT id, 'dram_bytes', dram_bytes FROM results) WHERE "
+                      "typeof(v) IN ('real', 'integer') AND v < 0 ORDER BY id", NULL, err)))
+    return s;
+  {
+    /* statuses are names of rooftune's status table */
+    char sql[2048];
+    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT 'result ' || id || ': status ' || "
+                                "quote(status) || ' is not a status rooftune writes' FROM results "
+                                "WHERE status NOT IN (");
+    for (int i = 0; i < RT_STATUS_COUNT && n < sizeof sql; i++)
+      n += (size_t)snprintf(sql + n, sizeof sql - n, "%s'%s'", i ? "," : "", rt_status_name(i));
+    snprintf(sql + n, n < sizeof sql ? sizeof sql - n : 0, ") ORDER BY id");
+    if ((s = check_rows(d, &rep, 1, sql, NULL, err))) return s;
+  }
+  /* the texts fit what rooftune reads them into (a longer one would be cut on reading), and a
+   * problem's shape and dimensions are what a family writes */
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'problem ' || id || ': ' || what FROM (SELECT id, CASE WHEN "
+                      "length(family) NOT BETWEEN 1 AND 15 THEN 'family ' || quote(family) || ' is "
+                      "empty or longer than 15 characters' WHEN length(dtype) NOT BETWEEN 1 AND 7 THEN "
+                      "'dtype ' || quote(dtype) || ' is empty or longer than 7 characters' WHEN "
+                      "length(layout) > 7 THEN 'layout ' || quote(layout) || ' is longer than 7 "
+                      "characters' WHEN length(shape) NOT BETWEEN 1 AND 63 THEN 'shape ' || "
+                      "quote(shape) || ' is empty or longer than 63 characters' WHEN length(dims) > "
+                      "255 THEN 'dims are longer than 255 characters' END AS what FROM problems) "
+                      "WHERE what IS NOT NULL ORDER BY id", NULL, err)))
+    return s;
+  {
+    sqlite3_stmt *st = prepare(d, "SELECT id, dims FROM problems ORDER BY id", err);
+    if (!st) return err ? err->code : RT_ERR_DB;
+    int rc, bad = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      const char *t = (const char *)sqlite3_column_text(st, 1);
+      if (dims_valid(t)) continue;
+      if (++bad <= 20)
+        report_line(&rep, 1, "problem %lld: dims %.100s are not NAME=N,... with whole N >= 0",
+                    (long long)sqlite3_column_int64(st, 0), t ? t : "NULL");
+      else
+        rep.problems++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_fail(d, rc, "checking", err);
+  }
+  if ((s = check_rows(d, &rep, 1,
+                      "SELECT 'result ' || id || ': its configuration is ' || length(config) || ' "
+                      "characters, more than the 767 rooftune reads' FROM results WHERE "
+                      "length(config) > 767 UNION ALL SELECT 'template ' || id || ': its name is "
+                      "empty or longer than 63 characters' FROM templates WHERE length(name) NOT "
+                      "BETWEEN 1 AND 63 UNION ALL SELECT 'device ' || id || ': its name is empty or "
+                      "longer than 127 characters' FROM devices WHERE length(name) NOT BETWEEN 1 AND "
+                      "127", NULL, err)))
     return s;
   if ((s = check_rows(d, &rep, 0,
                       "SELECT 'note: run ' || id || ' (started ' || started_at || ') never "

@@ -34,7 +34,7 @@
 #include "tuner/core/status.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 /* PRAGMA application_id of a rooftune database: "RTDB". */
 #define DB_APPLICATION_ID 0x52544442
 
@@ -104,7 +104,8 @@ typedef struct db_run_spec {
   char command[512];         /* the command line, for people */
 } db_run_spec;
 
-/* Starts a run (status "running"); committed at once. */
+/* Starts a run (status "running", with this process as its owner); committed at once.  Runs of
+ * the problem's database whose owner process is gone are marked "interrupted" on the way. */
 rt_status db_run_begin(db *d, const db_run_spec *spec, db_run **out, rt_error *err);
 /* Declares a template version used in this run.  Results name their template by
  * candidate_result.template_name; a name never declared is stored as a library candidate
@@ -126,6 +127,37 @@ int db_run_has_result(db_run *r, const char *template_name, const char *config);
  * *out is malloc'ed (free it), *n its length. */
 rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out,
                           size_t *n, rt_error *err);
+
+/* --- concurrent tuners of one problem ------------------------------------------------ */
+
+/* A claim keeps two tuners of the same problem, device and toolkit from evaluating the same
+ * candidate: before evaluating, a run claims its key; a run that finds the key held by another
+ * live run waits for that run's result instead (on a GPU each evaluation costs a compile and a
+ * measurement).  Storing the result releases the claim, so does finishing the run; a claim of
+ * a run whose process is gone (same machine: its pid and start time; another machine: no write
+ * for DB_CLAIM_LEASE_S) has expired and is taken over.  db_run_begin marks such dead runs
+ * "interrupted". */
+#define DB_CLAIM_LEASE_S 900
+
+/* The key of a candidate: "code:HASH" when its code hash is known (what ran), else
+ * "config:TEMPLATE:CONFIG". */
+void db_result_key(const char *template_name, const char *config, const char *code_hash,
+                   char *buf, size_t size);
+
+enum {
+  DB_CLAIM_GRANTED = 0, /* this run holds the claim now: evaluate, then store */
+  DB_CLAIM_DONE = 1,    /* a result is stored already (by any run): *done holds it */
+  DB_CLAIM_HELD = 2     /* another live run is evaluating it: wait and ask again */
+};
+/* Claims the candidate (template, config, code_hash as in db_result_key) for this run, in one
+ * transaction with the check for a stored result; *state is one of DB_CLAIM_*, *holder the
+ * holding run when HELD (may be NULL); done may be NULL. */
+rt_status db_run_claim(db_run *r, const char *template_name, const char *config,
+                       const char *code_hash, int *state, candidate_result *done,
+                       long long *holder, rt_error *err);
+/* Gives up a claim without storing a result (the candidate was dropped). */
+rt_status db_run_release(db_run *r, const char *template_name, const char *config,
+                         const char *code_hash, rt_error *err);
 
 /* What the runtime needs to launch a winner without NVRTC. */
 typedef struct db_winner {
@@ -154,7 +186,7 @@ typedef struct db_winner {
  * one came from another template version).  *replaced tells (may be NULL). */
 rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, int *replaced,
                             rt_error *err);
-/* Ends the run: status "done", "failed" or "interrupted". */
+/* Ends the run: status "done", "failed" or "interrupted"; its claims are released. */
 rt_status db_run_finish(db_run *r, const char *status, rt_error *err);
 /* Frees the handle (does not change the run's status: a run never finished stays "running"). */
 void db_run_free(db_run *r);

@@ -302,7 +302,7 @@ static rt_status export_to(db *d, int format, const db_export_filter *f, FILE *o
   int bad = json_dumpf(root, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0;
   fputc('\n', out);
   json_decref(root);
-  if (bad) return rt_error_set(err, RT_ERR_IO, "cannot write the export");
+  if (bad) return rt_error_set(err, RT_ERR_IO, "cannot write the export: %s", strerror(errno));
   return RT_OK;
 }
 
@@ -336,6 +336,7 @@ rt_status db_export_write(db *d, int format, const db_export_filter *f, const ch
       s = rt_error_set(err, RT_ERR_IO, "cannot write %s completely: %s", tmp, strerror(errno));
     }
   }
+  if (s && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
   if (!s && rename(tmp, path) != 0) {
     rt_error_locate(err, path, NULL, 0, 0);
     s = rt_error_set(err, RT_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));

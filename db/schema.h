@@ -134,12 +134,35 @@ static const char schema_v4[] =
     "  derived TEXT NOT NULL,              -- 'NAME=EXPR' lines, in evaluation order\n"
     "  constraints TEXT NOT NULL);         -- one expression a line\n";
 
+/* Version 5: which process runs a run (so a killed run can be told from a live one and marked
+ * interrupted), and claims: a configuration a running tuner is evaluating, so a second tuner
+ * of the same problem waits for its result instead of evaluating it again.  A claim is
+ * released when its result is stored or its run finishes, and expires when its run's process
+ * is gone (same machine) or has not been heard from for a lease (another machine). */
+static const char schema_v5[] =
+    "CREATE TABLE run_owners(\n"
+    "  run_id INTEGER PRIMARY KEY REFERENCES runs(id),\n"
+    "  host TEXT NOT NULL,                 -- gethostname()\n"
+    "  boot_id TEXT NOT NULL DEFAULT '',   -- the kernel's boot id: a pid means something only within one\n"
+    "  pid INTEGER NOT NULL,\n"
+    "  pid_start INTEGER NOT NULL DEFAULT 0, -- the process's start time (clock ticks since boot)\n"
+    "  beat_at INTEGER NOT NULL);          -- unix time of the run's last write\n"
+    "CREATE TABLE claims(\n"
+    "  problem_id INTEGER NOT NULL REFERENCES problems(id),\n"
+    "  device_id INTEGER NOT NULL REFERENCES devices(id),\n"
+    "  toolkit TEXT NOT NULL,\n"
+    "  key TEXT NOT NULL,                  -- db_result_key(): 'code:HASH' or 'config:TEMPLATE:CONFIG'\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "  claimed_at INTEGER NOT NULL,\n"
+    "  PRIMARY KEY(problem_id, device_id, toolkit, key));\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
     schema_v2, /* 1 -> 2 */
     schema_v3, /* 2 -> 3 */
     schema_v4, /* 3 -> 4 */
+    schema_v5, /* 4 -> 5 */
 };
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kernels/numeric.h"
 #include "tuner/driver/cuda_driver.h"
@@ -440,7 +441,13 @@ static rt_status decl_load_levers(decl *d, json_t *root, rt_error *err) {
     const char *s = json_string_value(x);
     if (!s || role_parse(s) < 0)
       return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is not a role; roles are: %s", s ? s : "", role_names_list());
-    n += (size_t)snprintf(d->levers + n, sizeof d->levers - n, "%s%s", n ? "," : "", s);
+    for (size_t k = 0; k < i; k++)
+      if (!strcmp(json_string_value(json_array_get(v, k)), s))
+        return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "\"%s\" is listed twice (levers[%zu])", s, k);
+    int w = snprintf(d->levers + n, sizeof d->levers - n, "%s%s", n ? "," : "", s);
+    if (w < 0 || (size_t)w >= sizeof d->levers - n) /* every role once fits; guard anyway */
+      return rt_error_at(err, RT_ERR_MANIFEST, d->path, "levers", 0, "too many levers");
+    n += (size_t)w;
   }
   if (n == 0) snprintf(d->levers, sizeof d->levers, "none");
   return RT_OK;
@@ -503,12 +510,25 @@ static rt_status decl_parse_shape(const family_ops *self, const char *shape, con
   if (*s) goto bad;
   snprintf(out->family, sizeof out->family, "%s", d->name);
   snprintf(out->dtype, sizeof out->dtype, "%s", dtype);
-  snprintf(out->shape, sizeof out->shape, "%s", shape);
-  if (strlen(shape) >= sizeof out->shape)
-    return rt_error_set(err, RT_ERR_PARSE, "bad %s shape \"%.80s...\": longer than %zu characters", d->name, shape, sizeof out->shape - 1);
-  /* the facts must evaluate for this problem (no division by zero, no overflow) */
+  /* the canonical text ("064x8" and "64x8" are one problem): at most 8 dims of 10 digits */
+  for (int i = 0, n = 0; i < out->ndims; i++)
+    n += snprintf(out->shape + n, sizeof out->shape - (size_t)n, "%s%lld", i ? "x" : "", out->dims[i]);
+  /* the facts must evaluate for this problem (no division by zero, no overflow), and so must
+   * the cost, which counts FLOPs and bytes: never negative */
   long long vals[64];
-  return decl_values(d, out, vals, err);
+  rt_status st = decl_values(d, out, vals, err);
+  const expr *cost[2] = {d->flops, d->bytes};
+  static const char *const cost_field[2] = {"cost.flops", "cost.bytes"};
+  for (int k = 0; !st && k < 2; k++) {
+    long long v = 0;
+    rt_error e = {0};
+    if ((st = expr_eval(cost[k], vals, &v, &e)))
+      return rt_error_at(err, st, d->path, cost_field[k], e.column, "for %s: %s", out->shape, e.text);
+    if (v < 0)
+      return rt_error_at(err, RT_ERR_INVALID, d->path, cost_field[k], 0,
+                       "is negative (%lld) for %s: a cost counts FLOPs or bytes", v, out->shape);
+  }
+  return st;
 bad:
   return rt_error_set(err, RT_ERR_PARSE, "bad %s shape \"%s\"; expected %s", d->name, shape ? shape : "", d->shape_help);
 }
@@ -866,7 +886,8 @@ static rt_status decl_gpu_verify(family_gpu *g, double *measure, rt_error *err) 
 void declared_free(family_ops *f) {
   decl *d = (decl *)f;
   if (!d) return;
-  /* every slot: a load that failed halfway leaves an expression past the counts */
+  /* every slot, not only the counted ones: a declaration refused halfway through an argument
+   * or fact has compiled its expression already */
   for (int i = 0; i < DECL_MAX_FACTS; i++) expr_free(d->fact_expr[i]);
   for (int i = 0; i < DECL_MAX_ARGS; i++) expr_free(d->args[i].value);
   expr_free(d->flops);
@@ -875,8 +896,20 @@ void declared_free(family_ops *f) {
   free(d);
 }
 
+/* The largest family declaration read (bytes): a declaration is a page of JSON. */
+#define DECL_FILE_MAX (1 << 20)
+
 rt_status declared_load(const char *path, family_ops **out, rt_error *err) {
   *out = NULL;
+  struct stat fst;
+  if (strlen(path) >= sizeof ((decl *)0)->path)
+    return rt_error_at(err, RT_ERR_IO, path, NULL, 0, "the path is longer than %zu characters",
+                     sizeof ((decl *)0)->path - 1);
+  if (stat(path, &fst) == 0 && (!S_ISREG(fst.st_mode) || fst.st_size > DECL_FILE_MAX))
+    return rt_error_at(err, RT_ERR_IO, path, NULL, 0, S_ISREG(fst.st_mode)
+                         ? "the family declaration is larger than %d bytes"
+                         : "cannot read the family declaration: not a regular file (at most %d bytes)",
+                     DECL_FILE_MAX);
   json_error_t jerr;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {

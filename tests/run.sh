@@ -27,3 +27,16 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
 ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE "long|heavy"
 skip_reasons build-asan
+echo "== the fuzz targets under libFuzzer, ASan and UBSan (tests/fuzz) =="
+if command -v clang >/dev/null &&
+   printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |
+     clang -fsanitize=fuzzer,address -x c - -o build/fuzz-probe 2>/dev/null; then
+  rm -f build/fuzz-probe
+  CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFTUNE_FUZZ=ON >/dev/null
+  cmake --build build-fuzz -j "$jobs" --target fuzz_all
+  labels='^fuzz$'
+  [ "${ROOFTUNE_LONG:-0}" = 1 ] && labels='^fuzz$|^fuzz_long$'
+  ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L "$labels"
+else
+  echo "  skipped the fuzz targets: no clang with libFuzzer here (install clang and libclang-rt-dev)"
+fi

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,18 @@ const char *tune_default_db_path(char *buf, size_t size) {
   mkdir(dir, 0755);
   snprintf(buf, size, "%s/tuning.db", dir);
   return buf;
+}
+
+/* Appends "; TEXT" (or TEXT) to the report's note. */
+static void tune_note(tune_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tune_note(tune_report *rep, const char *fmt, ...) {
+  size_t l = strlen(rep->note);
+  if (l + 3 >= sizeof rep->note) return;
+  if (l) l += (size_t)snprintf(rep->note + l, sizeof rep->note - l, "; ");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rep->note + l, sizeof rep->note - l, fmt, ap);
+  va_end(ap);
 }
 
 /* ---- results ---- */
@@ -195,8 +208,60 @@ typedef struct pending {
   char code_hash[65];     /* what it runs (code_hash()) */
   char *source;           /* prefix + template source (owned) */
   candidate_result pre;   /* set when the candidate failed before compiling */
-  int failed_early;       /* 1: failed before compiling; 2: resumed from the database */
+  int failed_early;       /* 0: to compile and evaluate; 1: failed before compiling; 2: resumed
+                             from the database; PENDING_HELD: another run is evaluating it;
+                             PENDING_TOLD: told to the strategy */
+  size_t job;             /* its compile job in this pass */
 } pending;
+
+enum { PENDING_HELD = 3, PENDING_TOLD = 4 };
+
+/* Claims pending candidate p for this run (db_run_claim): granted, it stays as it is; a result
+ * another run stored makes it resumed (failed_early 2); held by a live run, PENDING_HELD. */
+static rt_status tune_claim(tune_ctx *c, const char *name, pending *p, rt_error *err) {
+  int state = DB_CLAIM_GRANTED;
+  candidate_result done;
+  rt_status rc = db_run_claim(c->run, name, p->plan.config, p->code_hash, &state, &done, NULL, err);
+  if (rc) return rc;
+  if (state == DB_CLAIM_DONE) {
+    p->pre = done;
+    snprintf(p->pre.config, sizeof p->pre.config, "%s", p->plan.config);
+    p->failed_early = 2;
+  } else if (state == DB_CLAIM_HELD) {
+    p->failed_early = PENDING_HELD;
+  } else if (p->failed_early == PENDING_HELD) {
+    p->failed_early = p->pre.template_name[0] && p->pre.status ? 1 : 0; /* ours now */
+  }
+  return RT_OK;
+}
+
+/* Waits until no pending candidate is held by another run: each one's result appears (and is
+ * told as resumed) or its claim expires and becomes this run's. */
+static rt_status tune_wait_held(tune_ctx *c, const char *name, pending *pend, size_t n,
+                                rt_error *err) {
+  double t0 = now_s();
+  for (int round = 0;; round++) {
+    if (now_s() - t0 > DB_CLAIM_LEASE_S) { /* the holder lives but does not finish: evaluate here */
+      for (size_t i = 0; i < n; i++)
+        if (pend[i].failed_early == PENDING_HELD)
+          pend[i].failed_early = pend[i].pre.template_name[0] && pend[i].pre.status ? 1 : 0;
+      tune_note(c->rep, "a candidate another tuner claimed was not done after %d s: evaluated here too",
+                DB_CLAIM_LEASE_S);
+      return RT_OK;
+    }
+    int held = 0, changed = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (pend[i].failed_early != PENDING_HELD) continue;
+      rt_status rc = tune_claim(c, name, &pend[i], err);
+      if (rc) return rc;
+      if (pend[i].failed_early == PENDING_HELD) held++;
+      else changed++;
+    }
+    if (!held || changed || TUNE_STOPPED(c)) return RT_OK;
+    struct timespec ts = {0, (round < 20 ? 20 : 100) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+}
 
 typedef struct template_best {
   int have;
@@ -485,7 +550,6 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     size_t want = (size_t)batch < (size_t)(share - fresh) ? (size_t)batch : (size_t)(share - fresh);
     size_t n = strategy_ask(st, idx, want);
     if (n == 0) break;
-    size_t njobs = 0;
     for (size_t i = 0; i < n; i++) {
       pending *p = &pend[i];
       memset(p, 0, sizeof *p);
@@ -522,111 +586,130 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         snprintf(r->device_name, sizeof r->device_name, "%.63s", c->rep->device);
         r->verify_error = -1;
         p->failed_early = 1;
-        continue;
       }
-      jobs[njobs].source = p->source;
-      jobs[njobs].name = manifest_source_name(m);
-      njobs++;
+      /* another tuner of this problem may be evaluating it, or may have stored it since this
+       * run began: claim it first (a configuration asked for by name is measured afresh) */
+      if (c->run && !o->config && (rc = tune_claim(c, name, p, err))) goto done;
     }
-    if (njobs && o->progress) { /* compiling takes a while: say so before it starts */
-      tune_progress pr;
-      memset(&pr, 0, sizeof pr);
-      pr.done = c->rep->evaluated;
-      pr.total = (size_t)c->rep->budget;
-      pr.resumed = c->rep->resumed;
-      pr.have_best = c->rep->have_best;
-      pr.best_ms = c->rep->best.time_ms;
-      snprintf(pr.best_template, sizeof pr.best_template, "%s", c->rep->best.template_name);
-      pr.elapsed_s = now_s() - c->t0;
-      pr.phase = "compile";
-      o->progress(o->progress_ctx, &pr);
-    }
-    if (njobs) {
-      compile_pool_stats stats;
-      memset(&stats, 0, sizeof stats);
-      memset(crs, 0, sizeof *crs * njobs);
-      double tc = now_s();
-      rc = compile_pool_run(jobs, njobs, &copt, &popt, crs, &stats, err);
-      c->rep->compile_seconds += now_s() - tc;
-      c->rep->cache_hits += stats.cache_hits;
-      if (rc) goto done;
-      if (TUNE_STOPPED(c)) { /* the compile workers died with us: nothing of this batch counts */
-        for (size_t k = 0; k < njobs; k++) compile_result_free(&crs[k]);
-        for (size_t i = 0; i < n; i++) {
-          free(pend[i].source);
-          pend[i].source = NULL;
+    /* Passes: compile and evaluate what this run holds; then wait for what other runs hold
+     * (their results are told as resumed; a claim that expires becomes this run's). */
+    for (int pass = 0;; pass++) {
+      if (pass && TUNE_STOPPED(c)) break;
+      size_t njobs = 0;
+      for (size_t i = 0; i < n; i++) {
+        pending *p = &pend[i];
+        if (p->failed_early != 0) continue;
+        jobs[njobs].source = p->source;
+        jobs[njobs].name = manifest_source_name(m);
+        p->job = njobs++;
+      }
+      if (njobs && o->progress) { /* compiling takes a while: say so before it starts */
+        tune_progress pr;
+        memset(&pr, 0, sizeof pr);
+        pr.done = c->rep->evaluated;
+        pr.total = (size_t)c->rep->budget;
+        pr.resumed = c->rep->resumed;
+        pr.have_best = c->rep->have_best;
+        pr.best_ms = c->rep->best.time_ms;
+        snprintf(pr.best_template, sizeof pr.best_template, "%s", c->rep->best.template_name);
+        pr.elapsed_s = now_s() - c->t0;
+        pr.phase = "compile";
+        o->progress(o->progress_ctx, &pr);
+      }
+      if (njobs) {
+        compile_pool_stats stats;
+        memset(&stats, 0, sizeof stats);
+        memset(crs, 0, sizeof *crs * njobs);
+        double tc = now_s();
+        rc = compile_pool_run(jobs, njobs, &copt, &popt, crs, &stats, err);
+        c->rep->compile_seconds += now_s() - tc;
+        c->rep->cache_hits += stats.cache_hits;
+        if (rc) goto done;
+        if (TUNE_STOPPED(c)) { /* the compile workers died with us: nothing of this batch counts */
+          for (size_t k = 0; k < njobs; k++) compile_result_free(&crs[k]);
+          for (size_t i = 0; i < n; i++) {
+            free(pend[i].source);
+            pend[i].source = NULL;
+          }
+          break;
         }
-        break;
       }
-    }
-    size_t j = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-      pending *p = &pend[i];
-      candidate_result r;
-      compile_result *cr = NULL;
-      if (p->failed_early) {
-        r = p->pre;
-      } else {
-        cr = &crs[j++];
-        const candidate_plan *pl = &p->plan;
-        device_candidate dc;
-        memset(&dc, 0, sizeof dc);
-        dc.template_name = name;
-        dc.plan = pl;
-        dc.entry = cr->lowered_name;
-        dc.cubin = cr->cubin;
-        dc.cubin_size = cr->cubin_size;
-        dc.min_bytes = c->fam->min_bytes(c->fam, &c->prob);
-        dc.path = path;
-        dc.wgmma = wgmma;
-        dc.library_index = -1;
-        static_facts *f = &dc.facts;
-        f->registers = cr->report.registers;
-        f->smem_static = cr->report.smem_static;
-        f->smem_dynamic = (int)pl->smem;
-        f->spill_stores = cr->report.spill_stores;
-        f->spill_loads = cr->report.spill_loads;
-        f->stack_bytes = cr->report.stack_bytes;
-        f->threads_per_block = (int)(pl->block[0] * pl->block[1] * pl->block[2]);
-        f->grid_blocks = (long long)pl->grid[0] * pl->grid[1] * pl->grid[2];
-        f->work_blocks = pl->work;
-        if (cr->status == RT_OK && aspec) occupancy_fill_facts(aspec, f, NULL);
-        if (cr->status != RT_OK) {
-          memset(&r, 0, sizeof r);
-          snprintf(r.template_name, sizeof r.template_name, "%s", name);
-          snprintf(r.config, sizeof r.config, "%s", pl->config);
-          r.status = cr->status ? (rt_status)cr->status : RT_ERR_COMPILE;
-          snprintf(r.detail, sizeof r.detail, "%s", cr->message);
-          r.timing = c->rep->timing;
-          snprintf(r.device_name, sizeof r.device_name, "%.63s", c->rep->device);
-          r.verify_error = -1;
-          r.flops = pl->flops;
-          r.dram_bytes = pl->dram_bytes;
-          r.facts = *f;
-          snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
+      for (size_t i = 0; i < n && !rc; i++) {
+        pending *p = &pend[i];
+        if (p->failed_early == PENDING_TOLD || p->failed_early == PENDING_HELD) continue;
+        candidate_result r;
+        compile_result *cr = NULL;
+        if (p->failed_early) {
+          r = p->pre;
         } else {
-          rc = device_evaluate(c->dev, &dc, &r, err);
-          if (rc) break;
-          snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
-          diagnose_result(c, &r, pl, path, wgmma, &roles, sp);
+          cr = &crs[p->job];
+          const candidate_plan *pl = &p->plan;
+          device_candidate dc;
+          memset(&dc, 0, sizeof dc);
+          dc.template_name = name;
+          dc.plan = pl;
+          dc.entry = cr->lowered_name;
+          dc.cubin = cr->cubin;
+          dc.cubin_size = cr->cubin_size;
+          dc.min_bytes = c->fam->min_bytes(c->fam, &c->prob);
+          dc.path = path;
+          dc.wgmma = wgmma;
+          dc.library_index = -1;
+          static_facts *f = &dc.facts;
+          f->registers = cr->report.registers;
+          f->smem_static = cr->report.smem_static;
+          f->smem_dynamic = (int)pl->smem;
+          f->spill_stores = cr->report.spill_stores;
+          f->spill_loads = cr->report.spill_loads;
+          f->stack_bytes = cr->report.stack_bytes;
+          f->threads_per_block = (int)(pl->block[0] * pl->block[1] * pl->block[2]);
+          f->grid_blocks = (long long)pl->grid[0] * pl->grid[1] * pl->grid[2];
+          f->work_blocks = pl->work;
+          if (cr->status == RT_OK && aspec) occupancy_fill_facts(aspec, f, NULL);
+          if (cr->status != RT_OK) {
+            memset(&r, 0, sizeof r);
+            snprintf(r.template_name, sizeof r.template_name, "%s", name);
+            snprintf(r.config, sizeof r.config, "%s", pl->config);
+            r.status = cr->status ? (rt_status)cr->status : RT_ERR_COMPILE;
+            snprintf(r.detail, sizeof r.detail, "%s", cr->message);
+            r.timing = c->rep->timing;
+            snprintf(r.device_name, sizeof r.device_name, "%.63s", c->rep->device);
+            r.verify_error = -1;
+            r.flops = pl->flops;
+            r.dram_bytes = pl->dram_bytes;
+            r.facts = *f;
+            snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
+          } else {
+            rc = device_evaluate(c->dev, &dc, &r, err);
+            if (rc) break;
+            snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
+            diagnose_result(c, &r, pl, path, wgmma, &roles, sp);
+          }
+        }
+        if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
+        long long id = 0;
+        int resumed = p->failed_early == 2;
+        p->failed_early = PENDING_TOLD;
+        if (!resumed && (rc = store_result(c, &r, &id, err))) break;
+        if (!resumed) fresh++;
+        if ((rc = strategy_tell(st, p->plan.idx, r.status, r.time_ms, &r.diag, err))) break;
+        if ((rc = add_result(c, &r, resumed, "evaluate", err))) break;
+        if (r.status == RT_OK && cr && (!best.have || r.time_ms < best.ms)) {
+          compile_result_free(&second.cr);
+          second = best; /* the old best (and its compile) becomes the runner-up */
+          memset(&best, 0, sizeof best);
+          template_best_set(&best, &r, cr, &p->plan, id);
+        } else if (r.status == RT_OK && cr && (!second.have || r.time_ms < second.ms)) {
+          template_best_set(&second, &r, cr, &p->plan, id);
         }
       }
-      if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
-      long long id = 0;
-      if (p->failed_early != 2 && (rc = store_result(c, &r, &id, err))) break;
-      if (p->failed_early != 2) fresh++;
-      if ((rc = strategy_tell(st, p->plan.idx, r.status, r.time_ms, &r.diag, err))) break;
-      if ((rc = add_result(c, &r, p->failed_early == 2, "evaluate", err))) break;
-      if (r.status == RT_OK && cr && (!best.have || r.time_ms < best.ms)) {
-        compile_result_free(&second.cr);
-        second = best; /* the old best (and its compile) becomes the runner-up */
-        memset(&best, 0, sizeof best);
-        template_best_set(&best, &r, cr, &p->plan, id);
-      } else if (r.status == RT_OK && cr && (!second.have || r.time_ms < second.ms)) {
-        template_best_set(&second, &r, cr, &p->plan, id);
-      }
+      for (size_t k = 0; k < njobs; k++) compile_result_free(&crs[k]);
+      if (rc || TUNE_STOPPED(c)) break;
+      if ((rc = tune_wait_held(c, name, pend, n, err))) break;
+      int more = 0;
+      for (size_t i = 0; i < n; i++) more |= pend[i].failed_early != PENDING_TOLD;
+      if (!more) break;
     }
-    for (size_t k = 0; k < j; k++) compile_result_free(&crs[k]);
     for (size_t i = 0; i < n; i++) {
       free(pend[i].source);
       pend[i].source = NULL;
@@ -726,6 +809,11 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
 
 static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   const ktfile *kf = device_replay_file(c->dev);
+  if (kf->unfinished) {
+    size_t l = strlen(c->rep->note);
+    snprintf(c->rep->note + l, sizeof c->rep->note - l, "%s%s is an unfinished Kernel Tuner cache, read as "
+             "Kernel Tuner reads it", l ? "; " : "", kf->path);
+  }
   /* a family names no template: the file's kernel (a rooftune export's template) does */
   const char *name = c->o->target && *c->o->target && !(c->fam && kf->kernel_name[0])
                          ? c->o->target
@@ -741,7 +829,7 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   memset(&so, 0, sizeof so);
   so.name = c->o->strategy;
   so.seed = c->o->seed;
-  so.max_evals = c->budget_left;
+  so.max_evals = 0; /* the budget counts new evaluations (below), as a template's share does */
   so.max_seconds = c->o->max_seconds;
   size_t *prior = NULL;
   rt_status rc = RT_OK;
@@ -762,34 +850,62 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
   if (rc) return rc;
   snprintf(c->rep->strategy, sizeof c->rep->strategy, "%s", strategy_name(st));
   if (c->run) rc = db_run_template(c->run, name, c->o->target ? c->o->target : "", "", "", err);
+  /* resume: a configuration of this file the database holds for this run's problem and device
+   * is told, not evaluated and stored again */
+  candidate_result *prev = NULL;
+  size_t nprev = 0;
+  if (!rc && c->run) rc = db_run_previous(c->run, name, &prev, &nprev, err);
   long long best_id = 0;
   double best_ms = 0;
-  while (!rc && !TUNE_STOPPED(c)) {
+  long fresh = 0;
+  while (!rc && !TUNE_STOPPED(c) && fresh < c->budget_left) {
     size_t idx[TUNE_MAX_BATCH];
-    size_t n = strategy_ask(st, idx, TUNE_MAX_BATCH);
+    size_t want = c->budget_left - fresh < TUNE_MAX_BATCH ? (size_t)(c->budget_left - fresh) : TUNE_MAX_BATCH;
+    size_t n = strategy_ask(st, idx, want);
     if (n == 0) break;
     for (size_t i = 0; i < n && !rc; i++) {
       candidate_plan pl;
       memset(&pl, 0, sizeof pl);
       space_format_config(kf->space, idx[i], pl.config, sizeof pl.config);
       pl.flops = pl.executed_flops = flops;
-      device_candidate dc;
-      memset(&dc, 0, sizeof dc);
-      dc.template_name = name;
-      dc.plan = &pl;
-      dc.library_index = -1;
       candidate_result r;
-      if ((rc = device_evaluate(c->dev, &dc, &r, err))) break;
+      int resumed = 0;
+      for (size_t k = 0; k < nprev && !resumed; k++)
+        if (!strcmp(prev[k].config, pl.config)) r = prev[k], resumed = 1;
+      /* another replay of this file into the database: claim the configuration, or take the
+       * result its claimant stores */
+      double waited = now_s();
+      for (int state = DB_CLAIM_HELD, round = 0; !resumed && c->run && state == DB_CLAIM_HELD && !TUNE_STOPPED(c);
+           round++) {
+        if (now_s() - waited > DB_CLAIM_LEASE_S) break; /* its holder lives but does not finish */
+        if ((rc = db_run_claim(c->run, name, pl.config, "", &state, &r, NULL, err))) break;
+        if (state == DB_CLAIM_DONE) resumed = 1;
+        if (state == DB_CLAIM_HELD) {
+          struct timespec ts = {0, (round < 20 ? 5 : 50) * 1000000L};
+          nanosleep(&ts, NULL);
+        }
+      }
+      if (rc || TUNE_STOPPED(c)) break;
+      if (!resumed) {
+        device_candidate dc;
+        memset(&dc, 0, sizeof dc);
+        dc.template_name = name;
+        dc.plan = &pl;
+        dc.library_index = -1;
+        if ((rc = device_evaluate(c->dev, &dc, &r, err))) break;
+      }
       long long id = 0;
-      if ((rc = store_result(c, &r, &id, err))) break;
+      if (!resumed && (rc = store_result(c, &r, &id, err))) break;
+      if (!resumed) fresh++;
       if ((rc = strategy_tell(st, idx[i], r.status, r.time_ms, NULL, err))) break;
-      rc = add_result(c, &r, 0, "evaluate", err);
-      if (r.status == RT_OK && (best_id == 0 || r.time_ms < best_ms)) {
+      rc = add_result(c, &r, resumed, "evaluate", err);
+      if (!resumed && r.status == RT_OK && (best_id == 0 || r.time_ms < best_ms)) {
         best_id = id;
         best_ms = r.time_ms;
       }
     }
   }
+  free(prev);
   c->rep->templates = 1;
   if (!rc && c->run && best_id > 0) {
     db_winner w;
@@ -1107,6 +1223,19 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
         rc = err ? err->code : RT_ERR_MANIFEST;
         goto done;
       }
+      /* two manifests of one name would both be tuned and stored as one template */
+      for (int k = 0; k < i; k++) {
+        manifest *o2 = NULL;
+        if (manifest_load(paths[k], &o2, NULL) == RT_OK && !strcmp(manifest_name(o2), manifest_name(m))) {
+          rt_error_locate(err, paths[i], "name", 0, 0);
+          rc = rt_error_set(err, RT_ERR_MANIFEST, "template %s is defined twice: in %s and in %s; rename one",
+                            manifest_name(m), paths[k], paths[i]);
+          manifest_free(o2);
+          manifest_free(m);
+          goto done;
+        }
+        manifest_free(o2);
+      }
       template_arch(m, device_arch(c.dev), archs[nms], sizeof archs[nms]);
       int mine = strcmp(manifest_family(m), c.fam->name) == 0 &&
                  !(c.fam->reference && !strcmp(manifest_name(m), c.fam->reference));
@@ -1153,7 +1282,12 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   if (c.have_ceil) snprintf(out->ceilings, sizeof out->ceilings, "%s", c.ceil.gpu);
 
   rt_error cerr = {0};
-  if (cubin_cache_open_default(&c.cache, &cerr) != RT_OK) c.cache = NULL; /* compile without */
+  if (cubin_cache_open_default(&c.cache, &cerr) != RT_OK) { /* compile without it, and say so */
+    c.cache = NULL;
+    tune_note(out, "%.160s; compiling without the cubin cache", cerr.text);
+  } else if (c.cache && cubin_cache_warning(c.cache)[0]) {
+    tune_note(out, "%.160s", cubin_cache_warning(c.cache));
+  }
 
   /* every template's space first, so the budget goes only to templates with candidates */
   int live = 0;
@@ -1212,19 +1346,31 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     ranked += npriors[i];
   }
   if (!o->config && (rc = tune_prior_check(&c, ranked, err))) goto done;
+  char no_budget[192] = "", no_time[192] = ""; /* templates left out, and why */
   for (int i = 0; i < nms; i++) {
     if (!spaces[i]) continue;
     /* an even share of what is left; a budget smaller than the templates gives the first ones
-     * one each (a resumed job may have one evaluation left for two templates) */
+     * one each, in order (a resumed job may have one evaluation left for two templates) */
     long share = c.budget_left / live--;
-    if (share < 1) share = 1;
-    if (c.budget_left < 1 || TUNE_STOPPED(&c)) break;
+    if (share < 1 && c.budget_left > 0) share = 1;
+    int late = o->max_seconds > 0 && now_s() - c.t0 >= o->max_seconds;
+    if (share < 1 || late) {
+      char *list = late ? no_time : no_budget;
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof no_time - l, "%s%s", l ? ", " : "", manifest_name(ms[i]));
+      continue;
+    }
+    if (TUNE_STOPPED(&c)) break;
     if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, priors[i], npriors[i], err)))
       goto done;
   }
+  if (no_budget[0]) tune_note(out, "%s not searched: the evaluation budget (--budget) was spent", no_budget);
+  if (no_time[0]) tune_note(out, "%s not searched: the time budget (--seconds) was spent", no_time);
   if (use_library && !TUNE_STOPPED(&c) && (rc = tune_library(&c, err))) goto done;
 
 finish:
+  if (c.cache && !cubin_cache_usable(c.cache) && !strstr(out->note, "cubin cache"))
+    tune_note(out, "%.160s", cubin_cache_warning(c.cache)); /* it failed during the run */
   out->interrupted = TUNE_STOPPED(&c);
   if (!rc && c.run) rc = db_run_finish(c.run, out->interrupted ? "interrupted" : "done", err);
 done:

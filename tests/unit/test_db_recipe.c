@@ -138,7 +138,7 @@ static void test_migration_v3(void) {
   CHECK_CONTAINS(rooftune_last_error(), "rooftune db upgrade");
   /* a writer migrates it: everything stays, the new table is there and empty */
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  CHECK_INT(db_schema_version(d), 4);
+  CHECK_INT(db_schema_version(d), DB_SCHEMA_VERSION);
   db_entry *e = NULL;
   size_t n = 0;
   CHECK_INT(db_entries(d, 1, &e, &n, &err), RT_OK);
@@ -172,7 +172,7 @@ static void test_migration_v3(void) {
   rooftune_close(rt);
   /* migrating twice is a no-op */
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  CHECK_INT(db_schema_version(d), 4);
+  CHECK_INT(db_schema_version(d), DB_SCHEMA_VERSION);
   db_close(d);
   fx_remove(path);
 }

@@ -28,7 +28,8 @@ static const char usage[] =
     "                       importing the same file again adds nothing\n"
     "  merge A B            merge database B into database A, keeping provenance; merging twice\n"
     "                       adds nothing\n"
-    "  check                integrity and schema checks; exit 1 when something is wrong\n"
+    "  check                integrity, schema (no foreign triggers) and value checks (times,\n"
+    "                       statuses, shapes); exit 1 when something is wrong\n"
     "  upgrade              migrate a database written by an older rooftune to this schema\n\n"
     "options:\n"
     "  --db FILE            the database (default: $ROOFTUNE_DB, else\n"
@@ -228,6 +229,16 @@ static int import_problem(const char *family, const char *shape, const char *dty
     if (f->parse_shape(f, shape, dtype, NULL, p, &err)) return cli_fail("db", &err);
     return CLI_EXIT_OK;
   }
+  /* the problem's texts are stored as they are: too long is an error, never a cut (two
+   * families cut to one name would merge into one problem) */
+  if (strlen(family) >= sizeof p->family)
+    return cli_usage_error("db", "the family name '%s' is longer than %zu characters; give a "
+                           "shorter one with --family", family, sizeof p->family - 1);
+  if (strlen(dtype) >= sizeof p->dtype)
+    return cli_usage_error("db", "--dtype '%s' is longer than %zu characters", dtype,
+                           sizeof p->dtype - 1);
+  if (strlen(shape) >= sizeof p->shape)
+    return cli_usage_error("db", "--shape is longer than %zu characters", sizeof p->shape - 1);
   snprintf(p->family, sizeof p->family, "%s", family);
   snprintf(p->dtype, sizeof p->dtype, "%s", dtype);
   snprintf(p->shape, sizeof p->shape, "%s", shape);
@@ -266,8 +277,20 @@ static int verb_import(const db_opts *o, const char *file) {
     ktfile_free(kf);
     return rc;
   }
-  char dev[160];
-  snprintf(dev, sizeof dev, "replay:%s", kf->device_name[0] ? kf->device_name : base);
+  char dev[sizeof spec.prov.device.name + 1];
+  if ((size_t)snprintf(dev, sizeof dev, "replay:%s", kf->device_name[0] ? kf->device_name : base) >=
+      sizeof spec.prov.device.name) {
+    ktfile_free(kf);
+    return fail_msg("%s: the device name it records is too long to store (at most 120 "
+                    "characters)", file);
+  }
+  if (strlen(tmpl) >= sizeof ((candidate_result *)0)->template_name) {
+    rc = cli_usage_error("db", "the template name '%.80s...' is longer than %zu characters; give "
+                         "a shorter one with --template", tmpl,
+                         sizeof ((candidate_result *)0)->template_name - 1);
+    ktfile_free(kf);
+    return rc;
+  }
   db_device_pseudo(&spec.prov.device, dev);
   /* The toolkit that compiled the recorded kernels is unknown: lookups flag it. */
   snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "unknown (imported)");
@@ -310,6 +333,9 @@ static int verb_import(const db_opts *o, const char *file) {
     printf("imported %zu results from %s (%zu already there) as %s %s %s on %s, replayed%s\n", nb,
            file, skipped, spec.prob.family, spec.prob.shape, spec.prob.dtype, dev,
            best != (size_t)-1 ? "; the fastest is the winner" : "");
+  if (!s && kf->unfinished)
+    printf("note: %s is an unfinished Kernel Tuner cache (its run was interrupted before the "
+           "closing braces); read as Kernel Tuner reads it\n", file);
   free(ids);
   free(batch);
   db_run_free(r);

@@ -11,6 +11,7 @@
 #include "tuner/cli/cli.h"
 #include "db/export.h"
 #include "db/db.h"
+#include "kernels/family.h"
 #include "runtime/include/rooftune.h"
 
 static const char usage[] =
@@ -143,6 +144,20 @@ static json_t *match_json(const rooftune_match *m, const char *query) {
   return o;
 }
 
+/* 1 when the database at PATH holds a winner of FAMILY (0 when it does not or cannot be read:
+ * the lookup then says so itself). */
+static int db_holds_family(const char *path, const char *family) {
+  db *d = NULL;
+  db_entry *e = NULL;
+  size_t n = 0;
+  int found = 0;
+  if (db_open(path, DB_READONLY, &d, NULL) == RT_OK && db_entries(d, 0, &e, &n, NULL) == RT_OK)
+    for (size_t i = 0; i < n && !found; i++) found = strcmp(e[i].family, family) == 0;
+  free(e);
+  db_close(d);
+  return found;
+}
+
 static void print_match(const rooftune_match *m, const char *family, const char *shape, const char *dtype) {
   printf("rule      %s: %s\n", rule_name(m->rule), rule_text(m->rule));
   if (m->match) {
@@ -211,6 +226,25 @@ static int cmd_lookup(int argc, char **argv) {
   char path[1024];
   if (dbp) snprintf(path, sizeof path, "%s", dbp);
   else db_default_path(path, sizeof path);
+  /* the problem as `tune` reads it: a shape or dtype tune refuses is not looked up.  A declared
+   * family off this search path is served from the database alone, as the runtime serves it */
+  const family_ops *fam = family_find(family);
+  if (!fam && !db_holds_family(path, family))
+    return cli_usage_error("lookup", "'%s' is not a kernel family (%s) and %s holds no winner of it "
+                           "(a declared family's folder goes on ROOFTUNE_TEMPLATE_PATH)",
+                           family, family_names(), path);
+  if (fam) {
+    char full[512];
+    if ((size_t)snprintf(full, sizeof full, "%s%s%s", shape, layout && *layout && !strchr(shape, ':') ? ":" : "",
+                         layout && *layout && !strchr(shape, ':') ? layout : "") >= sizeof full)
+      return cli_usage_error("lookup", "--shape is longer than %zu characters", sizeof full - 1);
+    problem p;
+    rt_error perr = {0};
+    if (fam->parse_shape(fam, full, dtype, NULL, &p, &perr)) {
+      cli_fail("lookup", &perr);
+      return CLI_EXIT_USAGE;
+    }
+  }
 
   rooftune_db *rdb = NULL;
   int rc = rooftune_open(path, &rdb);

@@ -21,7 +21,10 @@ static const char usage[] =
     "the file's optimum (median and p90; a run that misses counts as twice the budget) and the\n"
     "fraction of runs that reached it within the budget, next to what random search needs on\n"
     "average, computed exactly: (V+1)/(k+1) for V timed configurations of which k are within\n"
-    "the target.  Failed configurations count as evaluations (on a GPU each costs a compile).\n\n"
+    "the target.  Failed configurations count as evaluations (on a GPU each costs a compile).\n"
+    "A file that does not load is reported (in --json as {\"space\", \"error\"}) and the others\n"
+    "are scored; the exit status is then 1.  An unfinished Kernel Tuner cache (its run was\n"
+    "interrupted) is read as Kernel Tuner reads it, with a note.\n\n"
     "options:\n"
     "  --strategy S   brute_force, random, ils, annealing, genetic, bayes or lever (default:\n"
     "                 lever, which on recorded spaces, lacking diagnoses, acts as bayes)\n"
@@ -104,21 +107,33 @@ static int cmd_replay(int argc, char **argv) {
     if (ktfile_load(prior_path, &prior, &err)) return cli_fail("replay", &err);
   }
   json_t *results = json_array();
-  int rcode = CLI_EXIT_OK;
+  int rcode = CLI_EXIT_OK, scored = 0;
   for (int f = optind; f < argc; f++) {
+    /* a file that does not load is reported and the others are still scored */
     rt_error err = {0};
     ktfile *kf;
-    if (ktfile_load(argv[f], &kf, &err)) {
-      rcode = cli_fail("replay", &err);
-      break;
-    }
+    rt_status ls = ktfile_load(argv[f], &kf, &err);
     replay_stats rs;
-    if (replay_run(kf, name, (int)seeds, budget, eps, prior, &rs, &err)) {
+    if (!ls && (ls = replay_run(kf, name, (int)seeds, budget, eps, prior, &rs, &err))) {
       if (!err.source[0]) rt_error_locate(&err, argv[f], NULL, 0, 0);
       ktfile_free(kf);
-      rcode = cli_fail("replay", &err);
-      break;
     }
+    if (ls) {
+      rcode = cli_fail("replay", &err);
+      if (json) {
+        char line[2048];
+        rt_error_format(&err, line, sizeof line);
+        json_t *o = json_object();
+        json_object_set_new(o, "space", json_string(argv[f]));
+        json_object_set_new(o, "error", json_string(line));
+        json_array_append_new(results, o);
+      }
+      continue;
+    }
+    scored++;
+    if (kf->unfinished)
+      fprintf(stderr, "rooftune replay: note: %s is an unfinished Kernel Tuner cache (its run was "
+              "interrupted before the closing braces); read as Kernel Tuner reads it\n", argv[f]);
     size_t first = rs.prior < STRATEGY_PRIOR_FIRST ? rs.prior : STRATEGY_PRIOR_FIRST;
     if (json) {
       json_t *o = json_object();
@@ -130,6 +145,7 @@ static int cmd_replay(int argc, char **argv) {
       json_object_set_new(o, "optimum_ms", json_real(rs.optimum_ms));
       json_object_set_new(o, "timing", json_string("replayed"));
       json_object_set_new(o, "device_name", json_string(kf->device_name));
+      json_object_set_new(o, "unfinished", json_boolean(kf->unfinished));
       json_object_set_new(o, "target", json_real(rs.eps));
       json_object_set_new(o, "within_target", json_integer((json_int_t)rs.within));
       json_object_set_new(o, "budget", json_integer(rs.budget));
@@ -170,7 +186,10 @@ static int cmd_replay(int argc, char **argv) {
     ktfile_free(kf);
   }
   ktfile_free(prior);
-  if (json && rcode == CLI_EXIT_OK) {
+  if (optind + 1 < argc && rcode != CLI_EXIT_OK)
+    fprintf(stderr, "rooftune replay: %d of %d files scored; the others are reported above\n",
+            scored, argc - optind);
+  if (json && (rcode == CLI_EXIT_OK || scored)) {
     json_t *root = json_object();
     json_object_set_new(root, "results", results);
     json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));

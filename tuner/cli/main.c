@@ -1,5 +1,6 @@
 /* main.c — the `rooftune` command: finds the subcommand in the generated table and runs it.
  * Global flags: --help, --version.  Every subcommand answers -h/--help here, from its usage. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,7 +34,28 @@ static int wants_help(int argc, char **argv) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+/* Every command's output is checked once it is complete: a full disk, a closed pipe (with
+ * SIGPIPE ignored) or /dev/full makes the exit status non-zero with the reason, instead of a
+ * success that wrote nothing. */
+static int finish(int rc) {
+  int bad = fflush(stdout) != 0 || ferror(stdout);
+  int e = errno;
+  if (fclose(stdout) != 0 && !bad && errno != EBADF) { /* EBADF: stdout was closed, nothing written */
+    bad = 1;
+    e = errno;
+  }
+  if (bad) {
+    fprintf(stderr, "rooftune: cannot write standard output: %s\n", e ? strerror(e) : "write error");
+    return rc ? rc : CLI_EXIT_FAIL;
+  }
+  return rc;
+}
+
+static int run(int argc, char **argv);
+
+int main(int argc, char **argv) { return finish(run(argc, argv)); }
+
+static int run(int argc, char **argv) {
   if (argc < 2) {
     print_overview(stderr);
     return CLI_EXIT_USAGE;

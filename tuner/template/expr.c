@@ -152,6 +152,7 @@ typedef struct expr_node {
   long long val;  /* N_NUM: value; N_NAME after resolution: slot (op OP_LOAD) or constant */
   int name_off;   /* N_NAME: offset of the name in the text */
   int name_len;   /* N_NAME: its length */
+  int height;     /* levels of the subtree: 1 for a leaf */
 } expr_node;
 
 typedef struct expr_parser {
@@ -214,7 +215,30 @@ static int expr_node_new(expr_parser *ps, int kind, int op, int col) {
   n->op = op;
   n->col = col;
   n->a = n->b = n->c = -1;
+  n->height = 1;
   return ps->nnodes++;
+}
+
+/* Sets node n's height from its children; an error past EXPR_HEIGHT_MAX (a long chain of
+ * operators is as deep as its length, and resolution and code generation recurse over it). */
+static int expr_node_height(expr_parser *ps, int n) {
+  if (n < 0) return -1;
+  expr_node *x = &ps->nodes[n];
+  int h = 0;
+  if (x->kind == N_CALL) {
+    for (int i = 0; i < x->b; i++)
+      if (ps->nodes[ps->args[x->a + i]].height > h) h = ps->nodes[ps->args[x->a + i]].height;
+  } else {
+    int kids[3] = {x->a, x->b, x->c};
+    for (int i = 0; i < 3; i++)
+      if (kids[i] >= 0 && ps->nodes[kids[i]].height > h) h = ps->nodes[kids[i]].height;
+  }
+  x->height = h + 1;
+  if (x->height > EXPR_HEIGHT_MAX)
+    return expr_fail(ps, x->col, RT_ERR_EXPR,
+                     "expression nested too deeply (more than %d levels of operators and calls); "
+                     "split it into derived values", EXPR_HEIGHT_MAX);
+  return n;
 }
 
 static void expr_skip(expr_parser *ps) {
@@ -309,7 +333,7 @@ static int expr_parse_primary(expr_parser *ps) {
       ps->nodes[n].b = nl;
       memcpy(ps->args + ps->nargs, local, (size_t)nl * sizeof *local);
       ps->nargs += nl;
-      return n;
+      return expr_node_height(ps, n);
     }
     int n = expr_node_new(ps, N_NAME, OP_LOAD, col);
     if (n >= 0) {
@@ -347,7 +371,7 @@ static int expr_parse_unary(expr_parser *ps) {
     if (c == '+') return a;
     int n = expr_node_new(ps, N_UNARY, c == '-' ? OP_NEG : OP_NOT, col);
     if (n >= 0) ps->nodes[n].a = a;
-    return n;
+    return expr_node_height(ps, n);
   }
   return expr_parse_primary(ps);
 }
@@ -393,7 +417,7 @@ static int expr_parse_binary(expr_parser *ps, int min_prec) {
     if (n < 0) return -1;
     ps->nodes[n].a = lhs;
     ps->nodes[n].b = rhs;
-    lhs = n;
+    if ((lhs = expr_node_height(ps, n)) < 0) return -1;
   }
 }
 
@@ -420,7 +444,7 @@ static int expr_parse_cond(expr_parser *ps) {
     ps->nodes[n].a = c;
     ps->nodes[n].b = a;
     ps->nodes[n].c = b;
-    c = n;
+    if ((c = expr_node_height(ps, n)) < 0) return -1;
   }
   ps->depth--;
   return c;
@@ -625,6 +649,13 @@ static int expr_cmp_int(const void *a, const void *b) {
 rt_status expr_parse(const char *text, expr_scope *sc, expr **out, rt_error *err) {
   *out = NULL;
   if (!text) return rt_error_set(err, RT_ERR_EXPR, "expression missing");
+  size_t len = strlen(text);
+  if (len > EXPR_TEXT_MAX) {
+    rt_error_set(err, RT_ERR_EXPR, "expression too long (%zu characters, at most %d); split it into "
+                 "derived values", len, EXPR_TEXT_MAX);
+    if (err) err->column = EXPR_TEXT_MAX + 1;
+    return RT_ERR_EXPR;
+  }
   expr_parser ps = {.text = text, .p = text, .sc = sc, .err = err};
   int root = expr_parse_cond(&ps);
   if (root >= 0) {

@@ -42,6 +42,13 @@
 
 #include "tuner/core/status.h"
 
+/* Limits, enforced by expr_parse (RT_ERR_EXPR, never a truncation): the text of one expression
+ * has at most EXPR_TEXT_MAX characters, and its syntax tree at most EXPR_HEIGHT_MAX levels
+ * (each operator, call or conditional is one level above its deepest operand; parentheses
+ * nest at most 100 deep), so evaluation and name resolution run in bounded stack. */
+#define EXPR_TEXT_MAX 4096
+#define EXPR_HEIGHT_MAX 256
+
 typedef struct expr expr;
 typedef struct expr_scope expr_scope;
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 /* One parameter's domain while it is being collected: the distinct JSON values (borrowed from
@@ -22,11 +23,17 @@ typedef struct ktfile_dom {
   int is_int;       /* every value is an integer */
 } ktfile_dom;
 
-static size_t ktfile_gz_read(void *buf, size_t len, void *data) {
-  gzFile gz = data;
-  if (len > (1u << 30)) len = 1u << 30;
-  int got = gzread(gz, buf, (unsigned)len);
-  return got < 0 ? (size_t)-1 : (size_t)got;
+/* 1 when s holds a control character (a file's names and values never need one). */
+static int ktfile_has_ctrl(const char *s) {
+  for (; s && *s; s++)
+    if ((unsigned char)*s < 32 || *s == 127) return 1;
+  return 0;
+}
+
+/* Replaces every control character with '?': text from a file that reaches a terminal. */
+static void ktfile_clean(char *s) {
+  for (; s && *s; s++)
+    if ((unsigned char)*s < 32 || *s == 127) *s = '?';
 }
 
 static rt_status ktfile_fail(rt_error *err, const char *path, rt_status code, const char *fmt,
@@ -100,7 +107,32 @@ static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
     all_int &= ktfile_val_is_int(d->vals[i]);
     all_num &= json_is_number(d->vals[i]) ? 1 : 0;
   }
-  if (d->n > 65535) return rt_error_set(err, RT_ERR_INVALID, "parameter %s has too many values", d->name);
+  if (d->n > 65535)
+    return rt_error_set(err, RT_ERR_INVALID, "parameter %s has %d values, more than the 65535 a "
+                        "space holds", d->name, d->n);
+  if (ktfile_has_ctrl(d->name))
+    return rt_error_set(err, RT_ERR_PARSE, "a parameter name holds a control character");
+  /* a configuration is written NAME=VALUE,NAME=VALUE: what cannot be written so is refused
+   * (it could never be found again) */
+  if (!d->name[0] || strpbrk(d->name, "=, \t"))
+    return rt_error_set(err, RT_ERR_PARSE, "parameter name \"%.100s\" is empty or holds '=', ',' or "
+                        "a blank, which configuration texts cannot carry", d->name);
+  for (int i = 0; i < d->n; i++) {
+    char buf[KTFILE_VALUE_MAX + 2];
+    ktfile_val_text(d->vals[i], buf, sizeof buf);
+    if (strlen(buf) > KTFILE_VALUE_MAX || (json_is_string(d->vals[i]) &&
+                                           json_string_length(d->vals[i]) > KTFILE_VALUE_MAX))
+      return rt_error_set(err, RT_ERR_PARSE, "a value of parameter %s is longer than %d characters",
+                          d->name, KTFILE_VALUE_MAX);
+    if (ktfile_has_ctrl(buf) || (json_is_string(d->vals[i]) &&
+                                 strlen(json_string_value(d->vals[i])) != json_string_length(d->vals[i])))
+      return rt_error_set(err, RT_ERR_PARSE, "a value of parameter %s holds a control character",
+                          d->name);
+    size_t bl = strlen(buf);
+    if (strchr(buf, ',') || (bl && (buf[0] == ' ' || buf[bl - 1] == ' ')))
+      return rt_error_set(err, RT_ERR_PARSE, "value \"%.100s\" of parameter %s holds a ',' or starts or "
+                          "ends with a blank, which configuration texts cannot carry", buf, d->name);
+  }
   if (all_num) qsort(d->vals, (size_t)d->n, sizeof *d->vals, ktfile_cmp_num);
   d->is_int = all_int;
   rt_status rc;
@@ -115,7 +147,7 @@ static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
     if (!texts) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
     rc = RT_OK;
     for (int i = 0; i < d->n && rc == RT_OK; i++) {
-      char buf[256];
+      char buf[KTFILE_VALUE_MAX + 1];
       ktfile_val_text(d->vals[i], buf, sizeof buf);
       if (!(texts[i] = strdup(buf))) rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
     }
@@ -127,12 +159,16 @@ static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
 }
 
 static const char *ktfile_intern(ktfile *kf, const char *reason) {
+  char clean[256];
+  snprintf(clean, sizeof clean, "%s", reason);
+  ktfile_clean(clean);
   for (int i = 0; i < kf->nreasons; i++)
-    if (strcmp(kf->reasons[i], reason) == 0) return kf->reasons[i];
+    if (strcmp(kf->reasons[i], clean) == 0) return kf->reasons[i];
   char **nr = realloc(kf->reasons, (size_t)(kf->nreasons + 1) * sizeof *nr);
   if (!nr) return NULL;
   kf->reasons = nr;
   if (!(nr[kf->nreasons] = strdup(reason))) return NULL;
+  ktfile_clean(nr[kf->nreasons]);
   return nr[kf->nreasons++];
 }
 
@@ -166,7 +202,45 @@ static rt_status ktfile_push(ktfile *kf, size_t *cap, const uint16_t *cfg, doubl
 }
 
 static char *ktfile_strdup_or_empty(const json_t *v) {
-  return strdup(json_is_string(v) ? json_string_value(v) : "");
+  char *s = strdup(json_is_string(v) ? json_string_value(v) : "");
+  ktfile_clean(s);
+  return s;
+}
+
+/* The longest configuration text the space's parameters can make ("A=1,B=row"), checked
+ * against what results store. */
+static rt_status ktfile_check_config_len(const ktfile *kf, rt_error *err) {
+  size_t longest = 0;
+  for (int p = 0; p < space_nparams(kf->space); p++) {
+    const space_param *sp = space_param_at(kf->space, p);
+    size_t w = 0;
+    for (int v = 0; v < sp->count; v++) {
+      char num[32];
+      size_t l = sp->ints ? (size_t)snprintf(num, sizeof num, "%lld", sp->ints[v]) : strlen(sp->idents[v]);
+      if (l > w) w = l;
+    }
+    longest += (p ? 1 : 0) + strlen(sp->name) + 1 + w;
+  }
+  if (longest > KTFILE_CONFIG_MAX)
+    return rt_error_set(err, RT_ERR_PARSE, "a configuration's text (NAME=VALUE,...) can reach %zu "
+                        "characters, more than the %d rooftune stores", longest, KTFILE_CONFIG_MAX);
+  return RT_OK;
+}
+
+/* A recorded time in ms: RT_OK and *ms when it is one, *failed = 1 for Kernel Tuner's failure
+ * marker (1e20 and above), an error naming the record otherwise. */
+static rt_status ktfile_check_time(double t, const char *what, const char *key, double *ms,
+                                   int *failed, rt_error *err) {
+  *failed = 0;
+  *ms = t;
+  if (isfinite(t) && t >= 1e20) {
+    *failed = 1;
+    return RT_OK;
+  }
+  if (!isfinite(t) || !(t >= KTFILE_MIN_MS))
+    return rt_error_set(err, RT_ERR_PARSE, "%s \"%.200s\": time %g ms is not a kernel time (at least "
+                        "%g ms, finite)", what, key, t, KTFILE_MIN_MS);
+  return RT_OK;
 }
 
 static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *err) {
@@ -198,6 +272,10 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
       break;
     }
     doms[p].name = json_string_value(k);
+    if (ktfile_has_ctrl(doms[p].name) || strlen(doms[p].name) != json_string_length(k)) {
+      rc = ktfile_fail(err, path, RT_ERR_PARSE, "tune_params_keys[%d] holds a control character", p);
+      break;
+    }
     for (size_t i = 0; i < json_array_size(vals) && rc == RT_OK; i++)
       if (ktfile_dom_add(&doms[p], json_array_get(vals, i)))
         rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
@@ -228,12 +306,18 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
     }
     if (rc) break;
     json_t *t = json_object_get(rec, "time");
-    if (json_is_number(t) && isfinite(json_number_value(t)) && json_number_value(t) > 0)
-      rc = ktfile_push(kf, &cap, cfg, json_number_value(t), NULL, err);
-    else if (json_is_string(t))
+    if (json_is_number(t)) {
+      double ms = 0;
+      int failed = 0;
+      if (!(rc = ktfile_check_time(json_number_value(t), "cache entry", key, &ms, &failed, err)))
+        rc = failed ? ktfile_push(kf, &cap, cfg, 0, "InvalidConfig (time 1e20)", err)
+                    : ktfile_push(kf, &cap, cfg, ms, NULL, err);
+    } else if (json_is_string(t)) {
       rc = ktfile_push(kf, &cap, cfg, 0, json_string_value(t), err);
-    else
-      rc = ktfile_push(kf, &cap, cfg, 0, t ? "InvalidTime" : "NoTime", err);
+    } else {
+      rc = ktfile_fail(err, path, RT_ERR_PARSE, "cache entry \"%.200s\" has %s time: a time in ms "
+                       "or a failure name is expected", key, t ? "a time that is not a number, its" : "no");
+    }
     if (rc && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
   }
   if (doms)
@@ -317,11 +401,24 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
       for (size_t c = 0; have && c < json_array_size(comps); c++) {
         json_t *d = json_object_get(json_array_get(comps, c), "Duration");
         if (!json_is_number(d)) have = 0;
+        else if (!(json_number_value(d) >= 0)) have = -1;
         else us += json_number_value(d);
       }
-      if (st && strcmp(st, "Ok") != 0) rc = ktfile_push(kf, &cap, cfg, 0, st, err);
-      else if (!have || !(us > 0)) rc = ktfile_push(kf, &cap, cfg, 0, "NoDuration", err);
-      else rc = ktfile_push(kf, &cap, cfg, us * unit, NULL, err);
+      char what[48];
+      snprintf(what, sizeof what, "Results[%zu]", r);
+      if (st && strcmp(st, "Ok") != 0) {
+        rc = ktfile_push(kf, &cap, cfg, 0, st, err);
+      } else if (have == 0) {
+        rc = ktfile_push(kf, &cap, cfg, 0, "NoDuration", err);
+      } else if (have < 0) {
+        rc = ktfile_fail(err, path, RT_ERR_PARSE, "%s has a negative Duration", what);
+      } else {
+        double ms = 0;
+        int failed = 0;
+        if (!(rc = ktfile_check_time(us * unit, "result", what, &ms, &failed, err)))
+          rc = failed ? ktfile_push(kf, &cap, cfg, 0, "InvalidDuration", err)
+                      : ktfile_push(kf, &cap, cfg, ms, NULL, err);
+      }
       if (rc && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
     }
     if (pass == 0)
@@ -339,39 +436,143 @@ rt_status ktfile_load(const char *path, ktfile **out, rt_error *err) {
   return ktfile_load_select(path, NULL, out, err);
 }
 
+/* The whole (decompressed) text of PATH: zlib reads plain and gzipped files alike.  A gzip
+ * stream that ends early is an error even when every byte of its data is there (a truncation
+ * inside the CRC trailer would otherwise pass unnoticed). */
+static rt_status ktfile_read(const char *path, char **out, size_t *len, rt_error *err) {
+  *out = NULL;
+  *len = 0;
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(errno));
+  if (!S_ISREG(sb.st_mode))
+    return ktfile_fail(err, path, RT_ERR_IO, "cannot read the file: not a regular file");
+  gzFile gz = gzopen(path, "rb");
+  if (!gz) return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(errno));
+  gzbuffer(gz, 1 << 17);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  rt_status rc = buf ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  while (!rc) {
+    if (n == cap) {
+      if (cap >= KTFILE_MAX_BYTES) {
+        rc = ktfile_fail(err, path, RT_ERR_PARSE, "the file holds more than %u MiB of text, more "
+                         "than a tuning results file may", KTFILE_MAX_BYTES >> 20);
+        break;
+      }
+      size_t nc = cap * 2 > KTFILE_MAX_BYTES ? KTFILE_MAX_BYTES : cap * 2;
+      char *g = realloc(buf, nc + 2); /* one more byte tells a file of exactly the limit */
+      if (!g) {
+        rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading %s", path);
+        break;
+      }
+      buf = g;
+      cap = nc + (nc == KTFILE_MAX_BYTES ? 1 : 0);
+    }
+    int got = gzread(gz, buf + n, (unsigned)(cap - n > (1u << 30) ? 1u << 30 : cap - n));
+    if (got <= 0) {
+      int zerr = Z_OK;
+      const char *zmsg = gzerror(gz, &zerr);
+      if (got < 0 || zerr != Z_OK) {
+        if (zerr == Z_BUF_ERROR)
+          rc = ktfile_fail(err, path, RT_ERR_IO, "cannot decompress the file: it ends early (truncated)");
+        else {
+          const char *m = zmsg ? strrchr(zmsg, ':') : NULL;
+          rc = ktfile_fail(err, path, RT_ERR_IO, "cannot decompress the file: %s",
+                           m ? m + 2 : zmsg ? zmsg : "read error");
+        }
+      }
+      break;
+    }
+    n += (size_t)got;
+    if (n > KTFILE_MAX_BYTES) {
+      rc = ktfile_fail(err, path, RT_ERR_PARSE, "the file holds more than %u MiB of text, more "
+                       "than a tuning results file may", KTFILE_MAX_BYTES >> 20);
+      break;
+    }
+  }
+  int zc = gzclose_r(gz);
+  if (!rc && zc != Z_OK)
+    rc = ktfile_fail(err, path, RT_ERR_IO, zc == Z_BUF_ERROR
+                         ? "cannot decompress the file: it ends early (truncated)"
+                         : "cannot read the file (error %d closing it)", zc);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return RT_OK;
+}
+
 rt_status ktfile_load_select(const char *path, const ktfile_select *sel, ktfile **out,
                              rt_error *err) {
   *out = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  rt_status rc = ktfile_read(path, &text, &len, err);
+  if (!rc) rc = ktfile_load_buffer(path, text, len, sel, out, err);
+  free(text);
+  return rc;
+}
+
+/* Kernel Tuner's reading of its own cache (util.py, correct_open_cache): whitespace stripped;
+ * a text that does not end in "}\n}" or "}}}" loses one trailing comma and gets "}\n}".  NULL
+ * when that changes nothing. */
+static char *ktfile_kt_close(const char *data, size_t len, size_t *out_len) {
+  size_t a = 0, b = len;
+  while (a < b && (data[a] == ' ' || data[a] == '\t' || data[a] == '\n' || data[a] == '\r')) a++;
+  while (b > a && (data[b - 1] == ' ' || data[b - 1] == '\t' || data[b - 1] == '\n' || data[b - 1] == '\r')) b--;
+  if (b - a >= 3 && (!memcmp(data + b - 3, "}\n}", 3) || !memcmp(data + b - 3, "}}}", 3))) return NULL;
+  if (b > a && data[b - 1] == ',') b--;
+  if (b == a) return NULL;
+  char *t = malloc(b - a + 4);
+  if (!t) return NULL;
+  memcpy(t, data + a, b - a);
+  memcpy(t + (b - a), "}\n}", 4);
+  *out_len = b - a + 3;
+  return t;
+}
+
+rt_status ktfile_load_buffer(const char *path, const char *data, size_t len,
+                             const ktfile_select *sel, ktfile **out, rt_error *err) {
+  *out = NULL;
+  if (len > KTFILE_MAX_BYTES)
+    return ktfile_fail(err, path, RT_ERR_PARSE, "the file holds more than %u MiB of text, more than "
+                       "a tuning results file may", KTFILE_MAX_BYTES >> 20);
+  size_t blank = 0;
+  while (blank < len && (data[blank] == ' ' || data[blank] == '\t' || data[blank] == '\n' || data[blank] == '\r'))
+    blank++;
+  if (blank == len)
+    return ktfile_fail(err, path, RT_ERR_PARSE, len ? "the file holds only white space: no tuning "
+                       "results in it" : "the file is empty: no tuning results in it");
   ktfile *kf = calloc(1, sizeof *kf);
   if (!kf || !(kf->path = strdup(path)) || !(kf->space = space_new())) {
     ktfile_free(kf);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   }
-  gzFile gz = gzopen(path, "rb");
-  if (!gz) {
-    ktfile_free(kf);
-    return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(errno));
-  }
-  gzbuffer(gz, 1 << 17);
   json_error_t jerr;
-  json_t *root = json_load_callback(ktfile_gz_read, gz, 0, &jerr);
-  int zerrno = 0;
-  const char *zmsg = gzerror(gz, &zerrno);
-  char zbuf[160];
-  snprintf(zbuf, sizeof zbuf, "%s", zmsg ? zmsg : "");
-  gzclose(gz);
+  json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (!root && !strstr(jerr.text, "duplicate")) {
+    /* an interrupted Kernel Tuner run leaves its cache without the closing braces */
+    size_t fl = 0;
+    char *fixed = ktfile_kt_close(data, len, &fl);
+    json_error_t jerr2;
+    json_t *r2 = fixed ? json_loadb(fixed, fl, JSON_REJECT_DUPLICATES, &jerr2) : NULL;
+    free(fixed);
+    if (r2 && json_is_object(r2) && json_object_get(r2, "cache") && json_object_get(r2, "tune_params")) {
+      root = r2;
+      kf->unfinished = 1;
+    } else {
+      json_decref(r2);
+    }
+  }
   rt_status rc = RT_OK;
   if (!root) {
-    if (zerrno == Z_BUF_ERROR) {
-      rc = ktfile_fail(err, path, RT_ERR_IO, "cannot decompress the file: it ends early (truncated)");
-    } else if (zerrno != Z_OK) {
-      const char *m = strrchr(zbuf, ':');
-      rc = ktfile_fail(err, path, RT_ERR_IO, "cannot decompress the file: %s", m ? m + 2 : zbuf);
-    } else {
-      rc = ktfile_fail(err, path, RT_ERR_PARSE, "not a tuning results file (invalid JSON): %s",
-                       jerr.text);
-      if (err) err->line = jerr.line, err->column = jerr.column;
-    }
+    rc = ktfile_fail(err, path, RT_ERR_PARSE, "not a tuning results file (invalid JSON): %s",
+                     jerr.text);
+    if (err) err->line = jerr.line, err->column = jerr.column;
   } else if (!json_is_object(root)) {
     rc = ktfile_fail(err, path, RT_ERR_PARSE,
                      "not a tuning results file: expected a Kernel Tuner cache or KTT results "
@@ -398,11 +599,17 @@ rt_status ktfile_load_select(const char *path, const ktfile_select *sel, ktfile 
   json_decref(root);
   if (rc == RT_OK && kf->configs == 0)
     rc = ktfile_fail(err, path, RT_ERR_SPACE_EMPTY, "the file records no configuration");
-  if (rc == RT_OK && (rc = space_finish(kf->space, err)) != RT_OK) rt_error_locate(err, path, NULL, 0, 0);
+  if (rc == RT_OK) rc = ktfile_check_config_len(kf, err);
+  if (rc == RT_OK) rc = space_finish(kf->space, err);
   if (rc == RT_OK && kf->valid == 0)
     rc = ktfile_fail(err, path, RT_ERR_SPACE_EMPTY,
                      "every one of the %zu configurations failed; nothing to replay", kf->configs);
   if (rc) {
+    /* every error names the file (a message from the space or a domain may not) */
+    if (err && strcmp(err->source, path) != 0) {
+      rt_error_locate(err, path, NULL, err->line, err->column);
+      err->field[0] = '\0';
+    }
     ktfile_free(kf);
     return rc;
   }

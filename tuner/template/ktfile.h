@@ -16,6 +16,19 @@
  * every record of the file, the failed ones included: a strategy that picks one pays an
  * evaluation (on a real run it costs a compile) and learns the failure.  `valid` counts the
  * configurations with a time, which is what the published space sizes count.
+ *
+ * Kernel Tuner writes its cache as results arrive, so the cache of an interrupted run ends
+ * without its closing braces (and perhaps with a comma).  Such a file is read as Kernel Tuner
+ * reads it (the comma dropped, "}\n}" appended) and `unfinished` says so.
+ *
+ * What the loader refuses, with the file named (never cut, never silently fixed): more than
+ * KTFILE_MAX_BYTES of (decompressed) text; an empty file; a gzip stream that ends early (even
+ * inside its CRC trailer); invalid JSON and duplicate keys; a time that is not a number of
+ * milliseconds in [KTFILE_MIN_MS, 1e20) (Kernel Tuner's failure marker 1e20 and above is a
+ * failure, as is a failure name such as "CompilationFailedConfig"); parameter names and values
+ * with control characters, a value longer than KTFILE_VALUE_MAX characters and a configuration
+ * text longer than KTFILE_CONFIG_MAX.  Device and kernel names and failure reasons keep their
+ * text with every control character replaced by '?', so a file cannot write to a terminal.
  */
 #ifndef ROOFTUNE_KTFILE_H
 #define ROOFTUNE_KTFILE_H
@@ -32,8 +45,14 @@ typedef enum {
   KTFILE_ROOFTUNE          /* rooftune's `db export` (one template and problem of it) */
 } ktfile_format;
 
+#define KTFILE_MAX_BYTES (256u << 20) /* decompressed text of one file */
+#define KTFILE_MIN_MS 1e-6             /* the shortest plausible kernel time: one nanosecond */
+#define KTFILE_VALUE_MAX 255           /* characters of one parameter value */
+#define KTFILE_CONFIG_MAX 767          /* characters of a configuration's text */
+
 typedef struct ktfile {
   char *path;           /* the file as given */
+  int unfinished;       /* 1: a Kernel Tuner cache an interrupted run left without its end */
   ktfile_format format; /* which tuner wrote it */
   char *device_name;    /* GPU the times were measured on ("" when the file does not say) */
   char *kernel_name;    /* "" when the file does not say */
@@ -64,6 +83,10 @@ typedef struct ktfile_select {
  * row for sel is RT_ERR_NOT_FOUND naming the file. */
 rt_status ktfile_load_select(const char *path, const ktfile_select *sel, ktfile **out,
                              rt_error *err);
+/* ktfile_load_select on text already in memory (len bytes, decompressed); name stands for the
+ * file in errors and results.  What the fuzzer and the file loader share. */
+rt_status ktfile_load_buffer(const char *name, const char *data, size_t len,
+                             const ktfile_select *sel, ktfile **out, rt_error *err);
 void ktfile_free(ktfile *kf);
 
 /* The configuration written "NAME=V,NAME=V,..." (space_parse_config's format): its number, or

@@ -379,6 +379,42 @@ static rt_status manifest_compile_optional(manifest_loader *ld, json_t *object,
   return s;
 }
 
+/* Duplicate values of a parameter, found by sorting (a list may hold 65535 values): *a and *b
+ * get the positions of the first repeat (a < b), and 1 is returned; 0 when all differ. */
+typedef struct manifest_pos {
+  const space_param *p; /* the parameter */
+  int i;                /* a position in its list */
+} manifest_pos;
+
+static int manifest_pos_cmp(const void *x, const void *y) {
+  const manifest_pos *a = x, *b = y;
+  int c;
+  if (a->p->ints) c = (a->p->ints[a->i] > b->p->ints[b->i]) - (a->p->ints[a->i] < b->p->ints[b->i]);
+  else c = strcmp(a->p->idents[a->i], b->p->idents[b->i]);
+  return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+static int manifest_find_repeat(const space_param *p, int *first, int *second, int *oom) {
+  *oom = 0;
+  manifest_pos *v = malloc((size_t)p->count * sizeof *v);
+  if (!v) return *oom = 1, 0;
+  for (int i = 0; i < p->count; i++) v[i] = (manifest_pos){p, i};
+  qsort(v, (size_t)p->count, sizeof *v, manifest_pos_cmp);
+  int found = 0;
+  *second = INT32_MAX;
+  for (int i = 1; i < p->count; i++) {
+    int same = p->ints ? p->ints[v[i].i] == p->ints[v[i - 1].i]
+                       : strcmp(p->idents[v[i].i], p->idents[v[i - 1].i]) == 0;
+    if (same && v[i].i < *second) { /* report the repeat that comes first in the file */
+      found = 1;
+      *first = v[i - 1].i;
+      *second = v[i].i;
+    }
+  }
+  free(v);
+  return found;
+}
+
 static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
   manifest *m = ld->m;
   json_t *params = json_object_get(root, "params");
@@ -389,9 +425,10 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
                          "\"params\" must be an object of NAME: [values] with at least one entry");
   size_t np = json_object_size(params);
-  if (np > 255)
+  if (np > MANIFEST_NAMES_MAX)
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
-                         "too many parameters (%zu, at most 255)", np);
+                         "too many parameters (%zu, at most %d with the derived values)", np,
+                         MANIFEST_NAMES_MAX);
   m->params = calloc(np, sizeof *m->params);
   m->roles = calloc(np, sizeof *m->roles);
   if (!m->params || !m->roles) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
@@ -404,6 +441,10 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "parameter name \"%s\" must be a C identifier not starting with RT_",
                            key);
+    if (strlen(key) >= RT_VAR_NAME_MAX)
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+                           "parameter name of %zu characters is too long (at most %d)", strlen(key),
+                           RT_VAR_NAME_MAX - 1);
     if (!json_is_array(dom) || json_array_size(dom) == 0)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "must be a non-empty list of integers or identifiers");
@@ -427,10 +468,6 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
           return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                                "must be an integer like the first value of %s", key);
         p->ints[j] = (long long)json_integer_value(v);
-        for (size_t k = 0; k < j; k++)
-          if (p->ints[k] == p->ints[j])
-            return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                                 "value %lld repeats %s[%zu]", p->ints[j], key, k);
       } else {
         if (!json_is_string(v) || !manifest_is_ident(json_string_value(v)))
           return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
@@ -438,16 +475,47 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
                                j ? "a" : "an integer or a");
         p->idents[j] = strdup(json_string_value(v));
         if (!p->idents[j]) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < j; k++)
-          if (strcmp(p->idents[k], p->idents[j]) == 0)
-            return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                                 "value %s repeats %s[%zu]", p->idents[j], key, k);
       }
     }
+    int first = 0, second = 0, oom = 0;
+    if (manifest_find_repeat(p, &first, &second, &oom)) {
+      snprintf(field, sizeof field, "params.%s[%d]", key, second);
+      if (p->ints)
+        return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+                             "value %lld repeats %s[%d]", p->ints[second], key, first);
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "value %s repeats %s[%d]",
+                           p->idents[second], key, first);
+    }
+    if (oom) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
     if (expr_scope_add(m->scope, key, p->idents ? p->count : 0,
                        (const char *const *)p->idents) < 0)
       return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
   }
+  /* the space's size, refused before anything is enumerated, and the longest configuration
+   * text (what the database and the tuner store; never cut) */
+  double product = 1;
+  size_t longest = 0;
+  for (int i = 0; i < m->nparams; i++) {
+    const space_param *p = &m->params[i];
+    product *= p->count;
+    size_t w = 0;
+    for (int j = 0; j < p->count; j++) {
+      char num[32];
+      size_t l = p->ints ? (size_t)snprintf(num, sizeof num, "%lld", p->ints[j]) : strlen(p->idents[j]);
+      if (l > w) w = l;
+    }
+    longest += (i ? 1 : 0) + strlen(p->name) + 1 + w;
+  }
+  if (product > MANIFEST_SPACE_MAX)
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
+                         "the parameters span %.3g combinations before constraints, more than the "
+                         "%.0e rooftune enumerates; shorten their lists or split the template",
+                         product, MANIFEST_SPACE_MAX);
+  if (longest > MANIFEST_CONFIG_MAX)
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
+                         "a configuration's text can reach %zu characters (NAME=VALUE,...), more "
+                         "than the %d rooftune stores; shorten parameter names or values",
+                         longest, MANIFEST_CONFIG_MAX);
   return RT_OK;
 }
 
@@ -502,6 +570,15 @@ static rt_status manifest_load_derived(manifest_loader *ld, json_t *root) {
     if (!manifest_is_ident(key) || strncmp(key, "RT_", 3) == 0)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
                            "derived name \"%s\" must be a C identifier not starting with RT_", key);
+    if (strlen(key) >= RT_VAR_NAME_MAX)
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+                           "derived name of %zu characters is too long (at most %d)", strlen(key),
+                           RT_VAR_NAME_MAX - 1);
+    if (m->nparams + m->nderived >= MANIFEST_NAMES_MAX)
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+                           "more than %d parameters and derived values together (a configuration's "
+                           "values travel beside the problem's and device's facts)",
+                           MANIFEST_NAMES_MAX);
     int existing = expr_scope_find(m->scope, key);
     if (existing >= 0 && existing < m->nparams)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
@@ -710,8 +787,23 @@ static rt_status manifest_analyse(manifest_loader *ld) {
   return RT_OK;
 }
 
+/* 1 when a source file name can go into `#line 1 "NAME"` as it is: no quote, backslash or
+ * control character could end the string or the line and put text into the compiled source. */
+static int manifest_safe_file_name(const char *s) {
+  for (; *s; s++)
+    if (*s == '"' || *s == '\\' || (unsigned char)*s < 32 || *s == 127) return 0;
+  return 1;
+}
+
 rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   *out = NULL;
+  struct stat fst;
+  if (stat(path, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_size > MANIFEST_FILE_MAX)
+    return rt_error_at(err, RT_ERR_MANIFEST, path, NULL, 0,
+                         "the manifest is %lld bytes, more than the %d a manifest may have",
+                         (long long)fst.st_size, MANIFEST_FILE_MAX);
+  if (stat(path, &fst) == 0 && !S_ISREG(fst.st_mode))
+    return rt_error_at(err, RT_ERR_IO, path, NULL, 0, "cannot read the manifest: not a regular file");
   json_error_t jerr;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
@@ -774,6 +866,12 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   /* the source, next to the manifest */
   {
     const char *sn = m->source_name;
+    if (!manifest_safe_file_name(sn)) {
+      s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
+                        "the file name holds a quote, a backslash or a control character; name "
+                        "the source file without them");
+      goto done;
+    }
     if (sn[0] == '/' || strstr(sn, "..")) {
       s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
                         "\"%s\" must be a path inside the manifest's folder", sn);
@@ -960,6 +1058,11 @@ static rt_status manifest_build_level(manifest_build *b, int i) {
     int ok = manifest_run_level(b, i);
     if (ok < 0) return b->err ? b->err->code : RT_ERR_EXPR;
     if (!ok) continue;
+    if (last && space_size(b->sp) >= MANIFEST_CONFIGS_MAX)
+      return rt_error_at(b->err, RT_ERR_MANIFEST, b->m->path, "params", 0,
+                           "template %s has more than %d valid configurations for this problem; "
+                           "shorten its parameter lists or add constraints",
+                           b->m->name, MANIFEST_CONFIGS_MAX);
     rt_status s = last ? space_add_config(b->sp, b->cfg, b->err) : manifest_build_level(b, i + 1);
     if (s) return s;
   }
@@ -1213,6 +1316,11 @@ rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, d
   int n = m->has_executed && executed_flops ? 3 : 2;
   rt_status s = manifest_eval_vars(m, vars, xs, n, v, err);
   if (s) return s;
+  for (int i = 0; i < n; i++)
+    if (v[i] < 0)
+      return rt_error_at(err, RT_ERR_INVALID, m->path, xs[i]->field, 0,
+                           "is negative (%lld) for this configuration: a cost counts FLOPs or "
+                           "bytes", v[i]);
   *flops = (double)v[0];
   *dram_bytes = (double)v[1];
   if (executed_flops) *executed_flops = n == 3 ? (double)v[2] : *flops;
@@ -1226,6 +1334,9 @@ rt_status manifest_inflight(const manifest *m, const rt_vars *vars, double *byte
   long long v = 0;
   rt_status s = manifest_eval_vars(m, vars, xs, 1, &v, err);
   if (s) return s;
+  if (v < 0)
+    return rt_error_at(err, RT_ERR_INVALID, m->path, "cost.bytes_in_flight", 0,
+                         "is negative (%lld) for this configuration", v);
   *bytes = (double)v;
   return RT_OK;
 }

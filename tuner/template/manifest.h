@@ -41,6 +41,17 @@
  *
  * Parameters: an ordered, non-empty list of integers, or of C identifiers, no repeats, at most
  * 65535 values; parameter and derived names are C identifiers that do not start with RT_.
+ * Limits, each refused at load with the number found (never cut): the file at most
+ * MANIFEST_FILE_MAX bytes; "source" a file name without quotes, backslashes or control
+ * characters (it is written into the #line directive of the compiled source); at most
+ * MANIFEST_NAMES_MAX parameters and derived values together, each name at most
+ * RT_VAR_NAME_MAX - 1 characters (a configuration's values travel as rt_vars beside the
+ * problem's and device's); a configuration's text ("A=1,B=2") at most MANIFEST_CONFIG_MAX
+ * characters; at most MANIFEST_SPACE_MAX combinations of parameter values before constraints
+ * (refused before anything is enumerated); every expression within expr.h's limits.  A space
+ * with more than MANIFEST_CONFIGS_MAX valid configurations is refused when it is built.  Cost
+ * values are never negative: a configuration whose cost formula gives one fails with the
+ * field named.
  * Object order is declaration order: it fixes the configuration format, the space order
  * (lexicographic over parameters in declaration order, each over its domain in the order
  * written), and derived values, which are evaluated in that order and may use earlier ones.
@@ -80,6 +91,12 @@
 #include "tuner/core/vars.h"
 
 typedef struct manifest manifest;
+
+#define MANIFEST_FILE_MAX (1 << 20)    /* bytes of one manifest file */
+#define MANIFEST_NAMES_MAX 48          /* parameters + derived values */
+#define MANIFEST_CONFIG_MAX 767        /* characters of a configuration's text */
+#define MANIFEST_SPACE_MAX 1e10        /* combinations of parameter values, before constraints */
+#define MANIFEST_CONFIGS_MAX (1 << 24) /* valid configurations of one space */
 
 /* The device facts expressions may name (device.NAME), each with where its value comes from:
  * X(NAME, ARCH, field) from the architecture table, X(NAME, GPU, field) from a GPU's entry (set

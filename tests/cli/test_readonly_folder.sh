@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# A database in a read-only folder (a tmpfs remounted read-only by this test as root; as
+# another user, a folder without write permission): it could not even be read, because a WAL
+# reader needs to create its shared-memory file beside it.  Now every read works (db list,
+# show, check, export to stdout, lookup), a writer (tune, import) fails with one clear error
+# naming the file and saying the folder is read-only, and nothing in the file changes.
+# Skipped, saying why, where neither can be arranged.
+set -u
+bin=${ROOFTUNE_BIN:?}
+here=$(dirname "$0")
+tmp=$(mktemp -d)
+dir="$tmp/ro"
+mounted=0
+cleanup() { [ $mounted = 1 ] && umount "$dir"; chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+mkdir -p "$dir"
+fail=0
+die() { echo "FAIL: $*"; fail=1; }
+if [ "$(id -u)" = 0 ]; then
+  mount -t tmpfs -o size=16m tmpfs "$dir" 2>"$tmp/merr" || { echo "SKIP: root, but cannot mount a tmpfs (root ignores folder permissions): $(cat "$tmp/merr")"; exit 77; }
+  mounted=1
+fi
+python3 "$here/space_fixture.py" "$tmp/space.json"
+db="$dir/t.db"
+"$bin" tune synthetic --device "replay:$tmp/space.json" --budget 100 --db "$db" >/dev/null 2>"$tmp/err" \
+  || { echo "FAIL: tune: $(tail -2 "$tmp/err")"; exit 1; }
+"$bin" db import "${ROOFTUNE_SOURCE_DIR:?}/tests/data/ktfiles/small.json" --family gemm --shape 64x64x64 --dtype f32 \
+  --db "$db" >/dev/null || { echo "FAIL: import"; exit 1; }
+sum=$(sha256sum "$db" | cut -d' ' -f1)
+if [ $mounted = 1 ]; then
+  mount -o remount,ro "$dir" || { echo "SKIP: cannot remount the tmpfs read-only"; exit 77; }
+else
+  chmod a-w "$dir"
+fi
+ls "$dir" | grep -q -- "-shm" && echo "note: the WAL's shared-memory file is there"
+for c in "db list" "db list --json" "db show" "db check" "db export" "db export --format header" \
+         "lookup gemm --shape 64x64x64 --dtype f32 --allow-mismatch"; do
+  # shellcheck disable=SC2086
+  "$bin" $c --db "$db" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ $rc = 0 ] || die "'$c' in a read-only folder: exit $rc: $(tail -2 "$tmp/err")"
+  [ -s "$tmp/out" ] || die "'$c' in a read-only folder printed nothing"
+done
+"$bin" tune synthetic --device "replay:$tmp/space.json" --budget 120 --db "$db" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] || die "a tune into a read-only folder exited $rc"
+grep -q "t.db: cannot write the database: its folder is read-only" "$tmp/err" || die "tune: $(tail -2 "$tmp/err")"
+"$bin" db import "$ROOFTUNE_SOURCE_DIR/tests/data/ktfiles/ktt_small.json" --shape 8x8 --db "$db" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] || die "an import into a read-only folder exited $rc"
+grep -q "read-only" "$tmp/err" || die "import: $(tail -2 "$tmp/err")"
+[ "$(sha256sum "$db" | cut -d' ' -f1)" = "$sum" ] || die "the database changed"
+[ $fail = 0 ] && echo "read-only folder: list, show, check, export and lookup work; tune and import fail naming the file; the file is unchanged"
+exit $fail

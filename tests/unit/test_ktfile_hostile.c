@@ -1,0 +1,259 @@
+/* test_ktfile_hostile.c — Kernel Tuner, KTT and export files that once loaded as something
+ * they are not, or failed in a way Kernel Tuner does not:
+ *   - an unfinished Kernel Tuner cache (an interrupted run writes no closing braces) is read as
+ *     Kernel Tuner reads it, and says it was unfinished;
+ *   - a gzip file truncated inside its CRC trailer is refused (it was accepted);
+ *   - duplicate keys are refused (the last one silently won);
+ *   - times that are no kernel time (1e-300 ms became the optimum; negative, zero, text-less)
+ *     are refused naming the record; Kernel Tuner's failure marker 1e20 is a failure;
+ *   - device names, kernel names and failure reasons lose their control characters;
+ *   - parameter values longer than 255 characters and configurations longer than 767 are
+ *     refused (they were cut, so two configurations could become one);
+ *   - an empty file is reported as empty, not as invalid JSON;
+ *   - every error names the file. */
+#include <unistd.h>
+#include <zlib.h>
+
+#include "test.h"
+#include "tuner/template/ktfile.h"
+
+static char dir[256];
+
+static const char *put(const char *name, const char *text) {
+  static char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  return path;
+}
+
+/* A Kernel Tuner cache as its writer leaves it: header, entries with a comma after each, and
+ * (when finished) "}\n}".  TIMES are the entries' time texts. */
+static char *kt_cache(const char *device, int n, const char *const *times, int finished) {
+  size_t cap = 4096 + (size_t)n * 256;
+  char *s = malloc(cap);
+  size_t k = (size_t)snprintf(s, cap,
+                              "{\n\"device_name\": \"%s\",\n\"kernel_name\": \"k\",\n"
+                              "\"tune_params_keys\": [\"x\"],\n\"tune_params\": {\"x\": [",
+                              device);
+  for (int i = 0; i < n; i++) k += (size_t)snprintf(s + k, cap - k, "%s%d", i ? ", " : "", i + 1);
+  k += (size_t)snprintf(s + k, cap - k, "]},\n\"cache\": {\n");
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(s + k, cap - k, "\"%d\": {\"x\": %d, \"time\": %s},\n", i + 1, i + 1, times[i]);
+  if (finished) {
+    s[k - 2] = '\n'; /* the last entry has no comma */
+    k--;
+    snprintf(s + k, cap - k, "}\n}\n");
+  }
+  return s;
+}
+
+static rt_status load(const char *path, ktfile **kf, rt_error *err) {
+  rt_error_clear(err);
+  *kf = NULL;
+  rt_status s = ktfile_load(path, kf, err);
+  if (s) CHECK_STR(err->source, path); /* every error names the file */
+  return s;
+}
+
+static void test_unfinished_cache(void) {
+  const char *times[] = {"2.0", "1.5", "\"CompilationFailedConfig\"", "3.25"};
+  ktfile *kf;
+  rt_error err;
+  char *done = kt_cache("GPU", 4, times, 1);
+  CHECK_INT(load(put("done.json", done), &kf, &err), RT_OK);
+  if (kf) CHECK_INT(kf->unfinished, 0);
+  ktfile_free(kf);
+  /* as an interrupted run leaves it: a comma after the last entry, no closing braces */
+  char *open = kt_cache("GPU", 4, times, 0);
+  CHECK_INT(load(put("open.json", open), &kf, &err), RT_OK);
+  if (kf) {
+    CHECK_INT(kf->unfinished, 1);
+    CHECK_INT(kf->configs, 4);
+    CHECK_INT(kf->valid, 3);
+    CHECK_NEAR(kf->optimum_ms, 1.5, 0);
+  }
+  ktfile_free(kf);
+  /* cut in the middle of an entry: Kernel Tuner cannot read it either */
+  open[strlen(open) - 12] = '\0';
+  CHECK_INT(load(put("cut.json", open), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "invalid JSON");
+  free(done);
+  free(open);
+}
+
+static void test_gzip_trailer(void) {
+  char plain[512], gz[512];
+  snprintf(plain, sizeof plain, "%s/tests/data/ktfiles/small.json", test_source_dir());
+  snprintf(gz, sizeof gz, "%s/trailer.json.gz", dir);
+  FILE *in = fopen(plain, "rb");
+  gzFile out = gzopen(gz, "wb");
+  char buf[4096];
+  size_t n;
+  while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0) gzwrite(out, buf, (unsigned)n);
+  if (in) fclose(in);
+  if (out) gzclose(out);
+  ktfile *kf;
+  rt_error err;
+  CHECK_INT(load(gz, &kf, &err), RT_OK);
+  ktfile_free(kf);
+  /* drop the last 3 bytes: the CRC and length trailer is incomplete, the data is whole */
+  FILE *f = fopen(gz, "rb");
+  unsigned char data[1 << 16];
+  size_t len = f ? fread(data, 1, sizeof data, f) : 0;
+  if (f) fclose(f);
+  f = fopen(gz, "wb");
+  if (f) {
+    fwrite(data, 1, len - 3, f);
+    fclose(f);
+  }
+  CHECK_INT(load(gz, &kf, &err), RT_ERR_IO);
+  CHECK_CONTAINS(err.text, "ends early");
+  ktfile_free(kf);
+}
+
+static void test_duplicate_keys(void) {
+  ktfile *kf;
+  rt_error err;
+  const char *text = "{\"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [1, 2]}, \"cache\": {"
+                     "\"1\": {\"x\": 1, \"time\": 5.0}, \"1\": {\"x\": 1, \"time\": 0.5}}}";
+  CHECK_INT(load(put("dup.json", text), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "duplicate");
+  ktfile_free(kf);
+}
+
+static void test_times(void) {
+  static const struct {
+    const char *time;
+    int ok;             /* 1: timed, 2: a failure, 0: refused */
+    const char *text;   /* in the error */
+  } cases[] = {
+      {"1e-300", 0, "not a kernel time"}, {"-1.0", 0, "not a kernel time"},
+      {"0", 0, "not a kernel time"},      {"true", 0, "not a number"},
+      {"null", 0, "not a number"},        {"[1]", 0, "not a number"},
+      {"1e20", 2, NULL},                  {"1e300", 2, NULL},
+      {"0.000001", 1, NULL},              {"86400000", 1, NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *times[] = {"1.0", cases[i].time};
+    char *text = kt_cache("GPU", 2, times, 1);
+    ktfile *kf;
+    rt_error err;
+    rt_status s = load(put("time.json", text), &kf, &err);
+    if (cases[i].ok) {
+      CHECK_INT(s, RT_OK);
+      if (kf) CHECK_INT(kf->valid, cases[i].ok == 1 ? 2 : 1);
+    } else {
+      CHECK_INT(s, RT_ERR_PARSE);
+      CHECK_CONTAINS(err.text, cases[i].text);
+      CHECK_CONTAINS(err.text, "cache entry \"2\"");
+    }
+    ktfile_free(kf);
+    free(text);
+  }
+  /* a whole record without a time */
+  ktfile *kf;
+  rt_error err;
+  const char *none = "{\"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [1, 2]}, \"cache\": {"
+                     "\"1\": {\"x\": 1, \"time\": 5.0}, \"2\": {\"x\": 2}}}";
+  CHECK_INT(load(put("notime.json", none), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "no time");
+  ktfile_free(kf);
+  /* KTT: a negative duration */
+  const char *ktt = "{\"Metadata\": {\"TimeUnit\": \"Microseconds\"}, \"Results\": ["
+                    "{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": [{\"Name\": \"x\", "
+                    "\"Value\": 1}], \"ComputationResults\": [{\"Duration\": 12}]},"
+                    "{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": [{\"Name\": \"x\", "
+                    "\"Value\": 2}], \"ComputationResults\": [{\"Duration\": -3}]}]}";
+  CHECK_INT(load(put("ktt.json", ktt), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "Results[1]");
+  ktfile_free(kf);
+}
+
+static void test_control_characters(void) {
+  const char *times[] = {"1.0", "\"Runtime\\u001b[2Jfailed\"", "2.0"};
+  char *text = kt_cache("GPU\\u001b]0;owned\\u0007\\nname", 3, times, 1);
+  ktfile *kf;
+  rt_error err;
+  CHECK_INT(load(put("ctrl.json", text), &kf, &err), RT_OK);
+  if (kf) {
+    CHECK_STR(kf->device_name, "GPU?]0;owned??name");
+    CHECK_INT(kf->nreasons, 1);
+    if (kf->nreasons) CHECK_STR(kf->reasons[0], "Runtime?[2Jfailed");
+  }
+  ktfile_free(kf);
+  free(text);
+  /* a control character in a parameter name or value is refused */
+  const char *bad = "{\"tune_params_keys\": [\"x\\ny\"], \"tune_params\": {\"x\\ny\": [1]}, \"cache\": {"
+                    "\"1\": {\"x\\ny\": 1, \"time\": 5.0}}}";
+  CHECK_INT(load(put("ctrlname.json", bad), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "control character");
+  ktfile_free(kf);
+}
+
+static void test_lengths(void) {
+  char big[400];
+  memset(big, 'v', 300);
+  big[300] = '\0';
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [\"%s\", \"b\"]}, \"cache\": {"
+           "\"a\": {\"x\": \"%s\", \"time\": 5.0}, \"b\": {\"x\": \"b\", \"time\": 4.0}}}",
+           big, big);
+  ktfile *kf;
+  rt_error err;
+  CHECK_INT(load(put("longval.json", text), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "longer than 255 characters");
+  ktfile_free(kf);
+  /* four values of 200 characters: each fits, a configuration does not */
+  memset(big, 'w', 200);
+  big[200] = '\0';
+  snprintf(text, sizeof text,
+           "{\"tune_params_keys\": [\"a\", \"b\", \"c\", \"d\"], \"tune_params\": {\"a\": [\"%s\"], "
+           "\"b\": [\"%s\"], \"c\": [\"%s\"], \"d\": [\"%s\"]}, \"cache\": {\"1\": {\"a\": \"%s\", "
+           "\"b\": \"%s\", \"c\": \"%s\", \"d\": \"%s\", \"time\": 1.0}}}",
+           big, big, big, big, big, big, big, big);
+  CHECK_INT(load(put("longcfg.json", text), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "811 characters");
+  ktfile_free(kf);
+}
+
+static void test_empty(void) {
+  ktfile *kf;
+  rt_error err;
+  CHECK_INT(load(put("empty.json", ""), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "the file is empty");
+  CHECK_INT(load(put("blank.json", " \n\t\n"), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "only white space");
+  /* an empty gzip stream is as empty */
+  char gz[512];
+  snprintf(gz, sizeof gz, "%s/empty.json.gz", dir);
+  gzFile out = gzopen(gz, "wb");
+  if (out) gzclose(out);
+  CHECK_INT(load(gz, &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "the file is empty");
+  /* a folder is not a file (and a FIFO would block) */
+  CHECK_INT(load(dir, &kf, &err), RT_ERR_IO);
+  CHECK_CONTAINS(err.text, "not a regular file");
+}
+
+int main(void) {
+  const char *t = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/rooftune-kth-XXXXXX", t && *t ? t : "/tmp");
+  if (!mkdtemp(dir)) test_skip("cannot create a temporary folder");
+  test_unfinished_cache();
+  test_gzip_trailer();
+  test_duplicate_keys();
+  test_times();
+  test_control_characters();
+  test_lengths();
+  test_empty();
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
+  return test_done();
+}
