@@ -106,8 +106,10 @@ int main(void) {
   CHECK_STR(d.limit, "compute");
   CHECK_STR(d.lever, "BLOCK_K+,BLOCK_N+,BLOCK_M+");
 
-  /* the same with the template's domains: BLOCK_K has only 64 and BLOCK_M is at its largest, so
-   * the lever names BLOCK_N alone; with every tile at its end, none and the sentence says so */
+  /* the same with the template's space: BLOCK_K has only 64 and BLOCK_M is at its largest, so
+   * the lever names BLOCK_N alone, and its move skips BLOCK_N=128, which no valid configuration
+   * has (a constraint the manifest would state), for 256; from 64x256 only BLOCK_M+ is left;
+   * with every tile at its end, none and the sentence says so */
   {
     space *dom = space_new();
     static const long long bm[] = {64, 128}, bn[] = {64, 128, 256}, bk[] = {64};
@@ -115,8 +117,8 @@ int main(void) {
     CHECK_INT(space_add_param(dom, "BLOCK_M", 2, bm, NULL, &e), RT_OK);
     CHECK_INT(space_add_param(dom, "BLOCK_N", 3, bn, NULL, &e), RT_OK);
     CHECK_INT(space_add_param(dom, "BLOCK_K", 1, bk, NULL, &e), RT_OK);
-    uint16_t cfg[3] = {1, 0, 0};
-    CHECK_INT(space_add_config(dom, cfg, &e), RT_OK);
+    static const uint16_t cfgs[][3] = {{1, 0, 0}, {1, 2, 0}, {0, 2, 0}};
+    for (int k = 0; k < 3; k++) CHECK_INT(space_add_config(dom, cfgs[k], &e), RT_OK);
     CHECK_INT(space_finish(dom, &e), RT_OK);
     rt_vars at_end;
     rt_vars_clear(&at_end);
@@ -127,10 +129,17 @@ int main(void) {
     in.config = &at_end;
     d = run(&in);
     CHECK_STR(d.lever, "BLOCK_N+");
+    CHECK_STR(d.move, "BLOCK_N=256");
     CHECK_CONTAINS(d.sentence, "a larger BLOCK_N");
+    rt_vars_set(&at_end, "BLOCK_M", 64);
     rt_vars_set(&at_end, "BLOCK_N", 256);
     d = run(&in);
+    CHECK_STR(d.lever, "BLOCK_M+");
+    CHECK_STR(d.move, "BLOCK_M=128");
+    rt_vars_set(&at_end, "BLOCK_M", 128);
+    d = run(&in);
     CHECK_STR(d.lever, "");
+    CHECK_STR(d.move, "");
     CHECK_CONTAINS(d.sentence, "cannot go further");
     space_free(dom);
   }

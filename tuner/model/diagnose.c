@@ -20,6 +20,8 @@
 typedef struct lever_buf {
   char *text;
   size_t size;
+  char *move;     /* the moves as "NAME=value,...", one per lever item (when checked) */
+  size_t move_size;
   char first[48]; /* the first parameter named, for the sentence */
   const diag_input *in; /* the configuration and its domains */
   int blocked;    /* a parameter was left out: its domain ends there */
@@ -30,37 +32,58 @@ static long long config_value(const rt_vars *config, const char *name, long long
   return config && name[0] && rt_vars_get(config, name, &v) ? v : dflt;
 }
 
-/* 0 when the parameter's domain has no value beyond the configuration's in direction sign. */
-static int lever_can_move(const diag_input *in, const char *name, char sign) {
-  if (!in || !in->domains || !in->config) return 1;
+static int vars_lookup(void *ctx, const char *name, long long *v) {
+  return rt_vars_get(ctx, name, v);
+}
+
+/* Where moving parameter NAME one way (sign '+' or '-') lands: the configuration's number in
+ * the space (space_move: the nearest value that way whose configuration satisfies every
+ * constraint), -1 when no value that way is valid, -2 when the diagnosis has no space or
+ * configuration to check against (the lever is then named unchecked). */
+static long lever_target(const diag_input *in, const char *name, char sign) {
+  if (!in || !in->domains || !in->config) return -2;
   int p = space_param_index(in->domains, name);
-  long long cur;
-  if (p < 0 || !rt_vars_get(in->config, name, &cur)) return 1;
-  const space_param *sp = space_param_at(in->domains, p);
-  if (!sp->ints) return 1;
-  for (int i = 0; i < sp->count; i++)
-    if (sign == '+' ? sp->ints[i] > cur : sp->ints[i] < cur) return 1;
-  return 0;
+  int np = space_nparams(in->domains);
+  if (p < 0 || np <= 0 || np > 64) return -2;
+  uint16_t cfg[64];
+  if (!space_values_to_config(in->domains, vars_lookup, (void *)in->config, cfg)) return -2;
+  return space_move(in->domains, cfg, p, sign == '+' ? 1 : -1, 1);
 }
 
 static void lever_add_name(lever_buf *b, const char *name, char sign) {
   if (!name[0]) return;
-  if (!lever_can_move(b->in, name, sign)) {
+  /* the same parameter never appears twice */
+  for (const char *s = b->text; (s = strstr(s, name)) != NULL; s++) {
+    int starts = s == b->text || s[-1] == ',';
+    if (starts && (s[strlen(name)] == '+' || s[strlen(name)] == '-')) return;
+  }
+  long to = lever_target(b->in, name, sign);
+  if (to == -1) { /* no valid configuration that way: not a lever */
     b->blocked = 1;
     return;
   }
   char item[52];
   snprintf(item, sizeof item, "%s%c", name, sign);
-  /* the same parameter never appears twice */
   size_t n = strlen(item);
-  for (const char *s = b->text; (s = strstr(s, name)) != NULL; s++) {
-    int starts = s == b->text || s[-1] == ',';
-    if (starts && (s[strlen(name)] == '+' || s[strlen(name)] == '-')) return;
-  }
   size_t len = strlen(b->text);
   if (len + n + 2 > b->size) return;
+  /* the concrete move: "NAME=value" of the configuration it lands on */
+  char mv[96] = "";
+  if (to >= 0) {
+    int p = space_param_index(b->in->domains, name);
+    const space_param *sp = space_param_at(b->in->domains, p);
+    int pos = space_config(b->in->domains, (size_t)to)[p];
+    if (sp->ints) snprintf(mv, sizeof mv, "%s=%lld", name, sp->ints[pos]);
+    else snprintf(mv, sizeof mv, "%s=%s", name, sp->idents[pos]);
+  }
+  size_t ml = strlen(b->move), mn = strlen(mv);
+  if (to >= 0 && ml + mn + 2 > b->move_size) return;
   if (len) b->text[len++] = ',';
   memcpy(b->text + len, item, n + 1);
+  if (to >= 0) {
+    if (ml) b->move[ml++] = ',';
+    memcpy(b->move + ml, mv, mn + 1);
+  }
   if (!b->first[0]) snprintf(b->first, sizeof b->first, "%s", name);
 }
 
@@ -197,7 +220,7 @@ rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis 
   double executed = in->executed_flops > in->flops ? in->executed_flops : in->flops;
   double exec_frac = executed / in->time_s / peak;
 
-  lever_buf lb = {out->lever, sizeof out->lever, "", in, 0};
+  lever_buf lb = {out->lever, sizeof out->lever, out->move, sizeof out->move, "", in, 0};
   char *s = out->sentence;
   size_t ss = sizeof out->sentence;
   char roof[32], got[32];
