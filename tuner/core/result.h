@@ -101,6 +101,8 @@ typedef struct candidate_result {
                               "bf16" (products of those inputs, fp32 accumulation); "" unknown */
   hw_counters counters;    /* measured counters (the best few candidates on a GPU) */
   char verdict[320];       /* a winner's "why this wins" (and tie) sentence; "" for the others */
+  double saved_s;          /* GPU seconds this evaluation did not spend (stopped early, or the
+                              result of an identical cubin reused); not stored in the database */
 } candidate_result;
 
 /* Every stored field of a candidate_result, once: the database's result columns, their bind and

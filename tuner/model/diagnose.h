@@ -53,6 +53,11 @@ typedef struct diag_input {
                                says which: never BLOCK_K+ when 64 is the only BLOCK_K, BLOCK_M+
                                at the largest BLOCK_M, or BLOCK_N+ where every larger BLOCK_N
                                breaks a shared-memory or warp-count constraint */
+  const hw_counters *measured; /* the candidate's hardware counters, or NULL: with them the
+                               roofline position comes from the measured DRAM bytes (read +
+                               written) and L2 bytes, occupancy from the measured active warps,
+                               and the sentence names the top warp-stall reason; diagnosis.basis
+                               lists the facts that were measured */
 } diag_input;
 
 /* Fills out (limit, lever, sentence, fractions, intensity, ridge, waves, tail).
