@@ -258,6 +258,15 @@ static double median_of(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The verification tolerance of a candidate computing in dtype d in this run: 0 (the family's
+ * for the problem) unless d is not the problem's dtype (tf32 in an f32 run), then d's own. */
+static double tune_tolerance(const tune_ctx *c, const char *d) {
+  if (!strcmp(d, c->prob.dtype) || !c->fam || !c->fam->tolerance) return 0;
+  problem p = c->prob;
+  snprintf(p.dtype, sizeof p.dtype, "%s", d);
+  return c->fam->tolerance(c->fam, &p);
+}
+
 /* On a GPU, a template's best and runner-up closer than their spread are measured twice more
  * each, alternately, and ranked by the median of their three medians (design.md: re-measure
  * when two candidates are closer than the spread).  The re-measurements are stored too. */
@@ -283,6 +292,8 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       dc.path = path;
       dc.wgmma = wgmma;
       dc.library_index = -1;
+      dc.precision = b->r.precision;
+      dc.tolerance = !strcmp(b->r.precision, "tf32") ? tune_tolerance(c, "tf32") : 0;
       candidate_result r;
       if (device_evaluate(c->dev, &dc, &r, NULL) != RT_OK || r.status != RT_OK) continue;
       diagnose_result(c, &r, &b->plan, path, wgmma, roles, sp);
@@ -622,6 +633,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
    * f32 run with --allow-tf32 runs a tf32 template) */
   rt_vars tenv = c->env;
   if (strcmp(tdtype, c->prob.dtype) && (rc = manifest_env_dtype(tdtype, &tenv, err))) goto done;
+  double tolerance = tune_tolerance(c, tdtype); /* its own when it computes in another dtype */
   /* the model device scales the formula's DRAM bytes by what counters measured on this GPU */
   double calibration = 0;
   if (c->db && !device_has(c->dev, DEVICE_CAP_MEASURES) && device_spec(c->dev)) {
@@ -794,6 +806,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         dc.library_index = -1;
         dc.precision = precision;
         dc.dram_calibration = calibration;
+        dc.tolerance = tolerance;
         /* a candidate that cannot win stops repeating: 3x the best so far */
         if (device_has(c->dev, DEVICE_CAP_MEASURES) && c->rep->have_best)
           dc.stop_above_ms = DEVICE_SLOW_FACTOR * c->rep->best.time_ms;
@@ -929,6 +942,7 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
     dc.path = !strcmp(precision, "fp32") ? PATH_SIMT_F32 : roofline_path_for_dtype(precision, 1);
     dc.wgmma = 1;
     dc.precision = precision;
+    dc.tolerance = !strcmp(precision, "tf32") ? tune_tolerance(c, "tf32") : 0;
     if (c->rep->have_best) dc.stop_above_ms = DEVICE_SLOW_FACTOR * c->rep->best.time_ms;
     candidate_result r;
     if ((rc = device_evaluate(c->dev, &dc, &r, err))) return rc;
@@ -1115,6 +1129,22 @@ done:
 
 /* ---- the run ---- */
 
+/* The fastest of the tie group other than the winner w (of template tmpl, or any when NULL):
+ * what the tie-break decided against; -1 without a tie. */
+static long tie_other(const candidate_result *all, size_t n, long w, const char *tmpl, size_t tied) {
+  if (!tied) return -1;
+  long fast = -1, to = -1;
+  for (size_t k = 0; k < n; k++)
+    if (all[k].status == RT_OK && (!tmpl || !strcmp(all[k].template_name, tmpl)) &&
+        (fast < 0 || all[k].time_ms < all[fast].time_ms))
+      fast = (long)k;
+  for (size_t k = 0; k < n; k++)
+    if ((long)k != w && all[k].status == RT_OK && (!tmpl || !strcmp(all[k].template_name, tmpl)) &&
+        verdict_tied(&all[fast], &all[k]) && (to < 0 || all[k].time_ms < all[to].time_ms))
+      to = (long)k;
+  return to;
+}
+
 /* Every template's winner (and the library's) gets its "why this wins" sentence, stored with its
  * result; the run's best is the overall winner, ties broken by the stated rule, with a sentence
  * of its own against the best of the other templates and cuBLASLt's default. */
@@ -1134,11 +1164,7 @@ static void tune_verdicts(tune_ctx *c) {
     long w = verdict_pick(all, n, name, &tied);
     if (w < 0) continue;
     long ru = verdict_runner_up(all, n, w, name, 0);
-    long to = -1; /* the fastest of those tied with it, for the tie-break's words */
-    for (size_t k = 0; k < n && tied; k++)
-      if ((long)k != w && !strcmp(all[k].template_name, name) && verdict_tied(&all[w], &all[k]) &&
-          (to < 0 || all[k].time_ms < all[to].time_ms))
-        to = (long)k;
+    long to = tie_other(all, n, w, name, tied); /* for the tie-break's words */
     verdict_sentence(&all[w], tied, to >= 0 ? &all[to] : NULL, ru >= 0 ? &all[ru] : NULL,
                      "this template's runner-up", vendor >= 0 && vendor != w ? &all[vendor] : NULL,
                      rep->results[w].verdict, sizeof rep->results[w].verdict);
@@ -1150,9 +1176,7 @@ static void tune_verdicts(tune_ctx *c) {
   long ru = verdict_runner_up(all, n, w, NULL, 1);
   int same = ru < 0; /* one template: its own runner-up */
   if (same) ru = verdict_runner_up(all, n, w, NULL, 0);
-  long to = -1;
-  for (size_t k = 0; k < n && tied; k++)
-    if ((long)k != w && verdict_tied(&all[w], &all[k]) && (to < 0 || all[k].time_ms < all[to].time_ms)) to = (long)k;
+  long to = tie_other(all, n, w, NULL, tied);
   char label[96];
   snprintf(label, sizeof label, same ? "the runner-up" : "the best of %s", ru >= 0 ? all[ru].template_name : "");
   rep->best = all[w];

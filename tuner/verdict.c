@@ -48,10 +48,14 @@ long verdict_pick(const candidate_result *r, size_t n, const char *tmpl, size_t 
 }
 
 long verdict_runner_up(const candidate_result *r, size_t n, long win, const char *tmpl, int other_template) {
+  /* the tie group is the fastest's: those tied with it are the winner's ties, not runners-up */
+  long fast = -1;
+  for (size_t i = 0; i < n; i++)
+    if (in_scope(&r[i], tmpl) && (fast < 0 || r[i].time_ms < r[fast].time_ms)) fast = (long)i;
   long best = -1;
   for (size_t i = 0; i < n; i++) {
-    if ((long)i == win || !in_scope(&r[i], tmpl)) continue;
-    if (win >= 0 && verdict_tied(&r[win], &r[i])) continue;
+    if ((long)i == win || (long)i == fast || !in_scope(&r[i], tmpl)) continue;
+    if (fast >= 0 && verdict_tied(&r[fast], &r[i])) continue;
     if (win >= 0 && other_template && !strcmp(r[i].template_name, r[win].template_name)) continue;
     if (best < 0 || r[i].time_ms < r[best].time_ms) best = (long)i;
   }
@@ -145,17 +149,18 @@ void verdict_sentence(const candidate_result *win, size_t tied, const candidate_
                       100.0 * fmax(win->spread, tie_other ? tie_other->spread : 0));
     else add(&t, "tied with %zu other%s at %.4g ms (equal %s)", tied, tied == 1 ? "" : "s", win->time_ms,
              win->timing == TIMING_PREDICTED ? "on the model device" : "in the recording");
-    add(&t, "; the tie-break (fewer registers, then less shared memory) picks it");
+    add(&t, "; ties break on fewer registers, then less shared memory");
     if (tie_other) {
       if (win->facts.registers > 0 && win->facts.registers != tie_other->facts.registers)
         add(&t, ": %d registers against %d", win->facts.registers, tie_other->facts.registers);
       else if (smem_of(win) != smem_of(tie_other))
         add(&t, ": %d bytes of shared memory against %d", smem_of(win), smem_of(tie_other));
       else
-        add(&t, ": the same registers and shared memory, the faster time");
+        add(&t, ": equal in both, the first evaluated");
     }
-    add(&t, ". ");
   }
+  size_t tie_end = t.len;
+  if (tied) add(&t, ". ");
   size_t before = t.len;
   if (runner_up) margin(&t, win, runner_up, runner_label ? runner_label : "the runner-up");
   if (vendor && vendor != win && !(runner_up && vendor == runner_up)) {
@@ -163,6 +168,11 @@ void verdict_sentence(const candidate_result *win, size_t tied, const candidate_
     margin(&t, win, vendor, "cuBLASLt's default");
   }
   if (t.len == before && !tied) add(&t, "the only successful candidate");
+  if (t.len == before && tied) { /* nothing but the tie to say */
+    t.len = tie_end;
+    out[t.len] = 0;
+    return;
+  }
   const candidate_result *o = runner_up ? runner_up : vendor && vendor != win ? vendor : NULL;
   if (o) differences(&t, win, o, runner_up ? "the runner-up" : "cuBLASLt's default");
 }

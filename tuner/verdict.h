@@ -5,7 +5,8 @@
  * not measurements (the model device, a replayed file), equal to one part in 10^9.  Ties break
  * by a stated rule: fewer registers per thread (a candidate whose registers are unknown, a
  * library one, after those known), then less shared memory per block (static + dynamic), then
- * the faster time, then the earlier evaluated.
+ * the faster time, then the earlier evaluated.  The sentence says "ties break on fewer
+ * registers, then less shared memory" and the fact that decided.
  *
  * "Why this wins": one sentence comparing the winner with the runner-up (the fastest candidate
  * not tied with it) and with the vendor's pick (cuBLASLt's default: the first algorithm its
@@ -35,7 +36,8 @@ int verdict_tie_cmp(const candidate_result *a, const candidate_result *b);
  * index, -1 when none succeeded; *tied (may be NULL) counts the others tied with it. */
 long verdict_pick(const candidate_result *r, size_t n, const char *tmpl, size_t *tied);
 
-/* The index of the fastest successful result of r[0..n) that is neither `win` nor tied with it
+/* The index of the fastest successful result of r[0..n) that is neither `win` nor in its tie
+ * group (tied with the fastest)
  * (of template tmpl only, when not NULL; of another template than win's when other_template);
  * -1 when there is none. */
 long verdict_runner_up(const candidate_result *r, size_t n, long win, const char *tmpl, int other_template);

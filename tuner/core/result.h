@@ -100,7 +100,7 @@ typedef struct candidate_result {
                               (fp32 inputs rounded to tf32 for tensor-core products), "f16",
                               "bf16" (products of those inputs, fp32 accumulation); "" unknown */
   hw_counters counters;    /* measured counters (the best few candidates on a GPU) */
-  char verdict[320];       /* a winner's "why this wins" (and tie) sentence; "" for the others */
+  char verdict[512];       /* a winner's "why this wins" (and tie) sentence; "" for the others */
   double saved_s;          /* GPU seconds this evaluation did not spend (stopped early, or the
                               result of an identical cubin reused); not stored in the database */
 } candidate_result;

@@ -59,6 +59,9 @@ typedef struct device_candidate {
                                  GPU modelled (db_calibration_get); 0 or 1: none */
   const char *precision;      /* what the candidate computes in ("fp32", "tf32", "bf16"...),
                                  copied into the result; NULL: "" */
+  double tolerance;           /* cuda: the verification tolerance when the candidate computes in
+                                 another precision than the problem's (a tf32 candidate of an
+                                 f32 run: tf32's); 0: the family's for the problem */
 } device_candidate;
 
 typedef struct device_options {

@@ -152,6 +152,7 @@ static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_r
   json_object_set_new(req, "min_reps", json_integer(d->opt.min_reps));
   json_object_set_new(req, "max_reps", json_integer(d->opt.max_reps));
   if (c->stop_above_ms > 0) json_object_set_new(req, "stop_above_ms", json_real(c->stop_above_ms));
+  if (c->tolerance > 0) json_object_set_new(req, "tolerance", json_real(c->tolerance));
   json_t *reply = NULL;
   rt_error cerr = {0};
   rt_status st = cuda_call(d, WORKER_EVAL, req, c->cubin, c->cubin_size, d->opt.timeout_s,
@@ -546,16 +547,27 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     goto out;
   }
   t_first = now_s() - t_first; /* one run's wall time, launch included */
+  /* a candidate of another precision than the problem's (tf32 in an f32 run) has its own
+   * tolerance, when the family can hold it to one */
+  double tol = json_number_value(json_object_get(req, "tolerance")) > 0
+                   ? json_number_value(json_object_get(req, "tolerance")) : w->tol;
+  if (tol != w->tol && !w->fam->gpu_tolerance) {
+    rt_error_set(&err, RT_ERR_UNSUPPORTED, "the %s family cannot verify a candidate to another tolerance (%.3g)",
+                 w->fam->name, tol);
+    reply = fail_reply(RT_ERR_UNSUPPORTED, &err, 0);
+    goto out;
+  }
+  if (w->fam->gpu_tolerance) w->fam->gpu_tolerance(w->g, tol != w->tol ? tol : 0);
   st = w->fam->gpu_verify(w->g, &rel, &err);
+  if (w->fam->gpu_tolerance) w->fam->gpu_tolerance(w->g, 0);
   if (st) { /* RT_ERR_WRONG_RESULT with the family's account of it, or a CUDA failure */
     reply = fail_reply(st, &err, st == RT_ERR_CUDA);
     if (st == RT_ERR_WRONG_RESULT)
       json_object_set_new(reply, "verify_error", json_real(isfinite(rel) ? rel : 1e300));
     goto out;
   }
-  if (!(rel <= w->tol)) {
-    rt_error_set(&err, RT_ERR_WRONG_RESULT, "relative error %.3g exceeds the tolerance %.3g", rel,
-                 w->tol);
+  if (!(rel <= tol)) {
+    rt_error_set(&err, RT_ERR_WRONG_RESULT, "relative error %.3g exceeds the tolerance %.3g", rel, tol);
     reply = fail_reply(RT_ERR_WRONG_RESULT, &err, 0);
     json_object_set_new(reply, "verify_error", json_real(isfinite(rel) ? rel : 1e300));
     goto out;
