@@ -1446,6 +1446,12 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   if ((rc = open_db(&c, err))) goto done;
   if ((rc = device_begin(c.dev, c.fam, &c.prob, c.have_ref ? &c.ref : NULL, err))) goto done;
   if ((rc = cuda_ceilings(&c, err))) goto done;
+  const char *ctr_env = getenv("ROOFTUNE_COUNTERS");
+  if (device_has(c.dev, DEVICE_CAP_MEASURES) && ctr_env && !strcmp(ctr_env, "0")) {
+    rt_error off = {0};
+    rt_error_set(&off, RT_ERR_UNSUPPORTED, "ROOFTUNE_COUNTERS=0");
+    counters_unavailable(&c, &off);
+  }
   c.have_ceil = device_ceilings(c.dev, &c.ceil);
   if (c.have_ceil) snprintf(out->ceilings, sizeof out->ceilings, "%s", c.ceil.gpu);
 

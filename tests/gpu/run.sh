@@ -15,6 +15,9 @@
 #     benchmarks the main job, `rooftune tune gemm --shape 4096x4096x4096 --dtype bf16` (and the
 #     :nt layout) against the cuBLASLt candidates measured in the same run, and measures the
 #     device's ceilings (step "main");
+#  3a. hardware counters: the main job's best candidates with their measured DRAM and L2 bytes,
+#     occupancy, pipes and stalls, and rooftune's counters against Nsight Compute's on one
+#     gemm_wgmma kernel ("counters");
 #  3b. measures gemm_wgmma's levers one at a time on 4096^3 bf16: producer warpgroup, stages,
 #     persistent grid, two-block cluster ("levers");
 #  3b'. measures gemm_mma's 64x64-warp-tile configurations on 4096^3 bf16, for the mma.sync
@@ -31,8 +34,9 @@
 #  7. runs examples/load_gemm.c (linked statically: build-gpu/tests/gpu_load_gemm) on the
 #     winners just stored, `tune --prior model` and examples/nightly/nightly.sh ("extras");
 #  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but "levers", which
-#     the first H200 runs answered: bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests
-#     skinny" for a short second try;
+#     the first H200 runs answered: bench/results/h200-2026-11-30, and "record", which
+#     brute-forces small own-template spaces with counters into replayable exports for
+#     bench_lever), e.g. RT_GPU_STEPS="tests skinny" for a short second try;
 #  then writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
 #     and every log, and the main job's JSON, into one archive beside it, gpu_logs.tgz (the
 #     device tool brings back at most 8 files).
@@ -55,7 +59,7 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 # RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras} "
+steps=" ${RT_GPU_STEPS:-tests main counters mma skinny bench ncu verify recheck extras} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}

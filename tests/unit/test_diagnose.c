@@ -397,5 +397,49 @@ int main(void) {
   CHECK_INT(roofline_path_for_dtype("bf16", 0), PATH_TC_F16);
   CHECK_INT(roofline_path_for_dtype("f32", 0), PATH_SIMT_F32);
   CHECK_INT(roofline_path_for_dtype("f32", 1), PATH_TC_TF32);
+
+  /* measured counters: the roofline position from measured DRAM bytes (here 3x the formula's:
+   * memory-bound where the model said latency), occupancy from the measured warps, the top stall
+   * named, and the facts that were measured listed */
+  {
+    in = base();
+    at(&in, 0.20, 0.20);
+    in.facts.occupancy = 0.75;
+    hw_counters hw;
+    memset(&hw, 0, sizeof hw);
+    hw.measured = 1;
+    hw.dram_read_bytes = 2.5 * in.dram_bytes;
+    hw.dram_write_bytes = 0.5 * in.dram_bytes;
+    hw.l2_bytes = 4 * in.dram_bytes;
+    hw.occupancy = 0.31;
+    snprintf(hw.stalls, sizeof hw.stalls, "long_scoreboard:0.41,barrier:0.22,wait:0.11");
+    in.measured = &hw;
+    d = run(&in);
+    CHECK_STR(d.basis, "dram,l2,occupancy,stalls");
+    CHECK_STR(d.limit, "memory");
+    CHECK_NEAR(d.bw_frac, 0.60, 1e-9);
+    CHECK_CONTAINS(d.sentence, "memory-bound at 60 %");
+    CHECK_CONTAINS(d.sentence, "; measured: 41 % of stalls wait on global or local memory (long scoreboard)");
+    /* the same bytes as the formula, stalled at barriers, 31 % measured occupancy against 75 %
+     * calculated: occupancy-limited by its limiter, with the stall said */
+    hw.dram_read_bytes = in.dram_bytes;
+    hw.dram_write_bytes = 0;
+    snprintf(hw.stalls, sizeof hw.stalls, "membar:0.41,wait:0.30");
+    d = run(&in);
+    CHECK_STR(d.limit, "occupancy");
+    CHECK_CONTAINS(d.sentence, "31 % occupancy");
+    CHECK_CONTAINS(d.sentence, "41 % of stalls wait on a memory barrier");
+    /* measured occupancy at or above one half: latency-bound, the stall first */
+    hw.occupancy = 0.62;
+    d = run(&in);
+    CHECK_CONTAINS(d.sentence, "latency-bound: 41 % of stalls wait on a memory barrier; 20 % of compute");
+    CHECK_CONTAINS(d.sentence, "at 62 % measured occupancy");
+    CHECK(!strstr(d.sentence, "; measured: ")); /* said once */
+    /* no counters: nothing is said to be measured */
+    in.measured = NULL;
+    d = run(&in);
+    CHECK_STR(d.basis, "");
+    CHECK(!strstr(d.sentence, "stalls"));
+  }
   return test_done();
 }

@@ -375,6 +375,14 @@ static int cmd_tune(int argc, char **argv) {
       json_object_set_new(best, "measured", json_string(b->diag.basis));
       json_object_set_new(best, "verdict", json_string(b->verdict));
       json_object_set_new(best, "tied", json_integer((json_int_t)rep.tied));
+      json_object_set_new(best, "dram_bytes_modelled", json_real(b->dram_bytes));
+      if (b->counters.measured)
+        json_object_set_new(best, "counters",
+                            json_pack("{sf sf sf sf sf sf sf sf ss}", "dram_read_bytes", b->counters.dram_read_bytes,
+                                      "dram_write_bytes", b->counters.dram_write_bytes, "l2_bytes", b->counters.l2_bytes,
+                                      "occupancy", b->counters.occupancy, "tensor_pipe", b->counters.tensor_pipe,
+                                      "fma_pipe", b->counters.fma_pipe, "sm_throughput", b->counters.sm_throughput,
+                                      "duration_ms", b->counters.duration_ms, "stalls", b->counters.stalls));
       json_object_set_new(root, "best", best);
     } else {
       json_object_set_new(root, "best", json_null());

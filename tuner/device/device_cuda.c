@@ -636,6 +636,15 @@ static rt_status profile_run(void *ctx, rt_error *err) {
   return st;
 }
 
+/* Before each profiled pass: the L2 flushed as before every timed run. */
+static rt_status profile_flush(void *ctx, rt_error *err) {
+  run_ctx *rc = ctx;
+  cuda_worker *w = rc->w;
+  rt_status st = cuda_check(cu.cuMemsetD32Async(w->flush, 0x5a5a5a5au, w->flush_bytes / 4, w->stream), "L2 flush", err);
+  if (!st) st = cuda_check(cu.cuStreamSynchronize(w->stream), "L2 flush", err);
+  return st;
+}
+
 static json_t *handle_profile(cuda_worker *w, json_t *req, const void *blob, size_t blob_len) {
   rt_error err = {0};
   if (!w->ready || !w->g) {
@@ -653,8 +662,8 @@ static json_t *handle_profile(cuda_worker *w, json_t *req, const void *blob, siz
   if (st) {
     reply = fail_reply(st, &err, 1);
   } else {
-    st = cupti_profile(w->ctx, (int)json_integer_value(json_object_get(req, "ordinal")), profile_run, &rc, &c,
-                       &passes, NULL, NULL, &err);
+    st = cupti_profile(w->ctx, (int)json_integer_value(json_object_get(req, "ordinal")), profile_flush, profile_run,
+                       &rc, &c, &passes, NULL, NULL, &err);
     if (st) {
       /* a failure to read counters is the profiler's, not the candidate's; a launch that failed
        * under it left the context unusable */

@@ -426,8 +426,10 @@ static rt_status prof_prepare(void *cuctx, int ordinal, rt_error *err) {
 
 #define CUPTI_MAX_PASSES 64
 
-rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn run, void *run_ctx, hw_counters *out,
-                        size_t *passes, uint8_t **image, size_t *image_size, rt_error *err) {
+const cupti_metrics *cupti_profile_metrics(void) { return prof.ready ? &prof.m : NULL; }
+
+rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_run_fn run, void *run_ctx,
+                        hw_counters *out, size_t *passes, uint8_t **image, size_t *image_size, rt_error *err) {
   memset(out, 0, sizeof *out);
   if (passes) *passes = 0;
   if (image) *image = NULL;
@@ -497,7 +499,8 @@ rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn run, void *run_ct
     pu.pRangeProfilerObject = obj;
     pu.pRangeName = "candidate";
     if ((st = cupti_check(cupti.cuptiRangeProfilerStart(&o), "cuptiRangeProfilerStart", err))) break;
-    st = cupti_check(cupti.cuptiRangeProfilerPushRange(&pu), "cuptiRangeProfilerPushRange", err);
+    if (prepare) st = prepare(run_ctx, err); /* outside the range: not counted */
+    if (!st) st = cupti_check(cupti.cuptiRangeProfilerPushRange(&pu), "cuptiRangeProfilerPushRange", err);
     rt_status rs = st ? st : run(run_ctx, err); /* a failed launch is the caller's error */
     rt_cupti_object_params po = o;
     if (!st) st = cupti_check(cupti.cuptiRangeProfilerPopRange(&po), "cuptiRangeProfilerPopRange", err);

@@ -108,9 +108,15 @@ typedef rt_status (*cupti_run_fn)(void *ctx, rt_error *err);
 
 /* On the current CUDA context `cuctx` (a CUcontext) of GPU `ordinal`: enables the range
  * profiler, runs `run` once per pass inside one user range, decodes, disables the profiler.
- * *passes (may be NULL) gets the passes it took.  When image/image_size are not NULL the
- * counter data image is handed over (malloc'ed) as well, for tests. */
-rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn run, void *run_ctx, hw_counters *out,
-                        size_t *passes, uint8_t **image, size_t *image_size, rt_error *err);
+ * `prepare` (may be NULL) runs before each pass outside the range: an L2 flush, so every pass
+ * starts as cold as a timed run (and as Nsight Compute's --cache-control all).  *passes (may be
+ * NULL) gets the passes it took.  When image/image_size are not NULL the counter data image is
+ * handed over (malloc'ed) as well, for tests. */
+rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_run_fn run, void *run_ctx,
+                        hw_counters *out, size_t *passes, uint8_t **image, size_t *image_size, rt_error *err);
+
+/* The metric list cupti_profile collects with on GPU `ordinal` (after a successful profile),
+ * or NULL: what its counter data image decodes with. */
+const cupti_metrics *cupti_profile_metrics(void);
 
 #endif
