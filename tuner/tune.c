@@ -1345,6 +1345,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     snprintf(c.prob.shape, sizeof c.prob.shape, "%s", o->shape ? o->shape : "recorded");
     if ((rc = open_db(&c, err))) goto done;
     rc = tune_replay(&c, err);
+    if (!rc) tune_verdicts(&c);
     goto finish;
   }
 

@@ -115,6 +115,12 @@ static void test_values(void) {
 
 int main(void) {
   rt_error err = {0};
+#if defined(__SANITIZE_ADDRESS__)
+  /* libcupti opens libnvperf_host with RTLD_DEEPBIND, which the sanitizer runtime refuses (it
+   * aborts the process); the plain build runs this test */
+  printf("SKIP: libcupti loads libnvperf_host with RTLD_DEEPBIND, which AddressSanitizer cannot run\n");
+  return 77;
+#endif
   if (cupti_load(&err) != RT_OK) {
     printf("skipped: %s\n", err.text);
     return 77;

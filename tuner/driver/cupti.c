@@ -28,6 +28,13 @@ rt_status cupti_load(rt_error *err) {
     return load_status;
   }
   load_tried = 1;
+#if defined(__SANITIZE_ADDRESS__)
+  /* libcupti opens libnvperf_host with RTLD_DEEPBIND, which the sanitizer runtime aborts on */
+  load_status = RT_ERR_UNSUPPORTED;
+  snprintf(load_text, sizeof load_text, "this rooftune is built with AddressSanitizer, which cannot load libcupti "
+           "(its libnvperf_host needs RTLD_DEEPBIND)");
+  return rt_error_set(err, load_status, "%s", load_text);
+#endif
   char tried[600] = "";
   void *h = NULL;
   const char *env = getenv("ROOFTUNE_LIBCUPTI");
