@@ -731,6 +731,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       if (old) {
         p->pre = *old;
         snprintf(p->pre.config, sizeof p->pre.config, "%s", p->plan.config); /* as this space spells it */
+        p->pre.verdict[0] = 0; /* this run's verdicts are this run's */
         p->failed_early = 2;
         free(p->source);
         p->source = NULL;
