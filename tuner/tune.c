@@ -454,7 +454,7 @@ static rt_status tune_prior_check(tune_ctx *c, size_t ranked, rt_error *err) {
  * predicted rather than measured, the cost numbers the prediction reads.  Two configurations
  * (or two versions of a manifest) that agree on all of it have the same timing. */
 static void code_hash(const tune_ctx *c, const unsigned char options_digest[32], const char *source,
-                      const candidate_plan *pl, char out[65]) {
+                      const candidate_plan *pl, double calibration, char out[65]) {
   unsigned char key[32];
   compile_key(options_digest, source, key);
   char text[512];
@@ -462,8 +462,11 @@ static void code_hash(const tune_ctx *c, const unsigned char options_digest[32],
                    key[2], key[3], key[4], key[5], key[6], key[7], pl->grid[0], pl->grid[1], pl->grid[2], pl->block[0],
                    pl->block[1], pl->block[2], pl->smem, pl->work);
   if (!device_has(c->dev, DEVICE_CAP_MEASURES))
-    snprintf(text + n, sizeof text - (size_t)n, "|%.17g,%.17g,%.17g,%.17g", pl->flops, pl->dram_bytes,
-             pl->executed_flops, pl->inflight_bytes);
+    n += snprintf(text + n, sizeof text - (size_t)n, "|%.17g,%.17g,%.17g,%.17g", pl->flops, pl->dram_bytes,
+                  pl->executed_flops, pl->inflight_bytes);
+  /* a prediction scaled by a calibration is another prediction (none: the text of before) */
+  if (!device_has(c->dev, DEVICE_CAP_MEASURES) && calibration > 0 && n > 0 && (size_t)n < sizeof text)
+    snprintf(text + n, sizeof text - (size_t)n, "|cal %.17g", calibration);
   unsigned char all[64];
   memcpy(all, key, 32);
   unsigned char tail[32];
@@ -636,7 +639,8 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   double tolerance = tune_tolerance(c, tdtype); /* its own when it computes in another dtype */
   /* the model device scales the formula's DRAM bytes by what counters measured on this GPU */
   double calibration = 0;
-  if (c->db && !device_has(c->dev, DEVICE_CAP_MEASURES) && device_spec(c->dev)) {
+  int model_ranks = !device_has(c->dev, DEVICE_CAP_MEASURES) || tune_prior_is_model(o);
+  if (c->db && model_ranks && device_spec(c->dev)) {
     int found = 0;
     db_calibration_get(c->db, device_spec(c->dev)->key, name, "dram_bytes", &calibration, NULL, &found, NULL);
     if (!found) calibration = 0;
@@ -719,7 +723,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       rt_error cerr = {0};
       rt_status s = manifest_plan(m, sp, idx[i], &tenv, &p->plan, &cerr);
       if (!s) s = manifest_config_source(m, sp, idx[i], &p->plan.vars, tdtype, src, &p->source, &cerr);
-      if (!s) code_hash(c, options_digest, p->source, &p->plan, p->code_hash);
+      if (!s) code_hash(c, options_digest, p->source, &p->plan, calibration, p->code_hash);
       /* resume: a stored result of the same code (any template version), or of this
        * configuration of this version before results carried their code, is told, not
        * recomputed */
