@@ -97,8 +97,8 @@ int main(int argc, char **argv) {
       snprintf(suite[ns][0], 48, "%dx%dx%d:nt", ms_[i], nk[j][0], nk[j][1]);
       snprintf(suite[ns++][1], 48, "bf16");
     }
-  static const char *const dts[] = {"bf16", "f16", "f32"};
-  for (int d = 0; d < 3; d++)
+  static const char *const dts[] = {"bf16", "f16", "f32", "tf32"};
+  for (int d = 0; d < 4; d++)
     for (int s = 1024; s <= 8192; s *= 2) {
       if (d == 0 && s == 4096) continue; /* first already */
       snprintf(suite[ns][0], 48, "%dx%dx%d:nt", s, s, s);
@@ -108,9 +108,9 @@ int main(int argc, char **argv) {
   printf("GPU: %s (cc %d.%d), %d configs per template, median of %d runs, L2 flushed\n", h.info.name,
          h.info.cc_major, h.info.cc_minor, nconf, reps);
   printf("own/lt: the best template over cuBLASLt's default; tuned/lt: the tuner's pick (templates\n"
-         "and the 8 cuBLASLt candidates) over cuBLASLt's default.  f32 rows: mma runs tf32 (the\n"
-         "tuner's f32 path), lt-default is true fp32 (CUBLAS_COMPUTE_32F), lt-best-of8 includes\n"
-         "FAST_TF32 algorithms.\n");
+         "and the 8 cuBLASLt candidates) over cuBLASLt's default.  f32 rows are fp32 math (simt,\n"
+         "skinny; lt-best-of8 mixes in FAST_TF32 algorithms); tf32 rows: mma's tf32 path and\n"
+         "cuBLASLt's FAST_TF32 algorithms (lt-default stays CUBLAS_COMPUTE_32F, true fp32).\n");
   printf("%-20s %-5s %9s %9s %9s %9s %11s %11s %9s %9s  %s\n", "shape", "dtype", "simt", "mma", "wgmma",
          "skinny", "lt-default", "lt-best-of8", "own/lt", "tuned/lt", "(TFLOP/s, measured)");
   cublasLtHandle_t lt = NULL;

@@ -1073,6 +1073,97 @@ rt_status db_run_store(db_run *r, const candidate_result *res, long long *result
   return db_run_store_many(r, res, 1, result_id, err);
 }
 
+#define COL_SET_FIRST(col, json, kind, member, group) #col "=?"
+#define COL_SET_REST(col, json, kind, member, group) "," #col "=?"
+
+rt_status db_run_update_result(db_run *r, long long result_id, const candidate_result *res,
+                               rt_error *err) {
+  rt_status s = tx_begin(r->d, err);
+  if (s) return s;
+  sqlite3_stmt *st = prepare(r->d, "UPDATE results SET " RESULT_COLUMNS(COL_SET_FIRST, COL_SET_REST)
+                                   " WHERE id=? AND run_id=?", err);
+  if (!st) {
+    tx_rollback(r->d);
+    return err ? err->code : RT_ERR_DB;
+  }
+  int i = 1;
+  bind_result(st, i, res);
+#define COL_COUNT(col, json, kind, member, group) i++;
+  RESULT_COLUMNS(COL_COUNT, COL_COUNT)
+#undef COL_COUNT
+  sqlite3_bind_int64(st, i++, result_id);
+  sqlite3_bind_int64(st, i, r->id);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = db_fail(r->d, rc, "updating a result", err);
+  } else if (sqlite3_changes(r->d->h) != 1) {
+    s = rt_error_set(err, RT_ERR_NOT_FOUND, "result %lld is not one of run %lld's", result_id, r->id);
+  }
+  if (s) {
+    tx_rollback(r->d);
+    return s;
+  }
+  return tx_commit(r->d, err);
+}
+
+rt_status db_calibration_set(db *d, const char *gpu, const char *template_name, const char *kind,
+                             double ratio, int samples, rt_error *err) {
+  if (!(ratio > 0) || !isfinite(ratio) || samples < 1)
+    return rt_error_set(err, RT_ERR_INVALID, "a calibration of %s on %s needs a positive ratio and "
+                        "samples (got %g from %d)", template_name, gpu, ratio, samples);
+  rt_status s = tx_begin(d, err);
+  if (s) return s;
+  sqlite3_stmt *st = prepare(d, "INSERT INTO calibrations(gpu,template,kind,ratio,samples,measured_at) "
+                                "VALUES(?,?,?,?,?,?) ON CONFLICT(gpu,template,kind) DO UPDATE SET "
+                                "ratio=excluded.ratio, samples=excluded.samples, "
+                                "measured_at=excluded.measured_at", err);
+  if (!st) {
+    tx_rollback(d);
+    return err ? err->code : RT_ERR_DB;
+  }
+  char at[32];
+  now_iso(at, sizeof at);
+  bind_text(st, 1, gpu);
+  bind_text(st, 2, template_name);
+  bind_text(st, 3, kind);
+  sqlite3_bind_double(st, 4, ratio);
+  sqlite3_bind_int(st, 5, samples);
+  bind_text(st, 6, at);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    s = rc == SQLITE_CONSTRAINT ? rt_error_set(err, RT_ERR_INVALID, "calibration kind '%s' is not dram_bytes", kind)
+                                : db_fail(d, rc, "storing a calibration", err);
+    tx_rollback(d);
+    return s;
+  }
+  return tx_commit(d, err);
+}
+
+rt_status db_calibration_get(db *d, const char *gpu, const char *template_name, const char *kind,
+                             double *ratio, int *samples, int *found, rt_error *err) {
+  *found = 0;
+  if (d->version < 4) return RT_OK; /* an older file read as it is: it has none */
+  sqlite3_stmt *st = prepare(d, "SELECT ratio, samples FROM calibrations WHERE gpu=? AND template=? AND kind=?",
+                             err);
+  if (!st) return err ? err->code : RT_ERR_DB;
+  bind_text(st, 1, gpu);
+  bind_text(st, 2, template_name);
+  bind_text(st, 3, kind);
+  int rc = sqlite3_step(st);
+  rt_status s = RT_OK;
+  if (rc == SQLITE_ROW) {
+    *found = 1;
+    *ratio = sqlite3_column_double(st, 0);
+    if (samples) *samples = sqlite3_column_int(st, 1);
+  } else if (rc != SQLITE_DONE) {
+    s = db_fail(d, rc, "reading a calibration", err);
+  }
+  sqlite3_finalize(st);
+  return s;
+}
+
 int db_run_has_result(db_run *r, const char *template_name, const char *config) {
   long long tid = -1;
   if (run_template_id(r, template_name, 0, &tid, NULL) || tid < 0) return 0;

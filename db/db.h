@@ -34,7 +34,7 @@
 #include "tuner/core/status.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 /* PRAGMA application_id of a rooftune database: "RTDB". */
 #define DB_APPLICATION_ID 0x52544442
 
@@ -118,6 +118,21 @@ rt_status db_run_store(db_run *r, const candidate_result *res, long long *result
 /* Stores n candidates in one transaction (faster for imports); ids may be NULL. */
 rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, long long *ids,
                             rt_error *err);
+
+/* Rewrites every RESULT_COLUMNS field of RESULT_ID, a result this run stored, from res: what
+ * was learnt about it after it was stored (its hardware counters and the diagnosis made with
+ * them, a winner's verdict).  RT_ERR_NOT_FOUND when the result is not this run's. */
+rt_status db_run_update_result(db_run *r, long long result_id, const candidate_result *res,
+                               rt_error *err);
+
+/* Per-template calibrations of the model, keyed by the spec-table GPU they were measured on
+ * ("h200": what model:h200 reads) and kind ("dram_bytes": measured DRAM bytes over the cost
+ * formula's, after L2 reuse).  set replaces an older value; get sets *found = 0 when there is
+ * none (also for a file older than schema 6).  samples may be NULL. */
+rt_status db_calibration_set(db *d, const char *gpu, const char *template_name, const char *kind,
+                             double ratio, int samples, rt_error *err);
+rt_status db_calibration_get(db *d, const char *gpu, const char *template_name, const char *kind,
+                             double *ratio, int *samples, int *found, rt_error *err);
 
 /* Resume: 1 when a result for CONFIG of TEMPLATE already exists for this run's problem,
  * device, template version and toolkit (from this run or any earlier one), else 0. */

@@ -71,11 +71,12 @@ json_t *db_export_row_json(const db_run_spec *s, const char *tmpl, const char *s
   json_object_set_new(o, "manifest_hash", json_string(man));
   json_object_set_new(o, "strategy", json_string(s->strategy));
   json_object_set_new(o, "seed", json_integer((json_int_t)s->seed));
-  json_t *facts = json_object(), *diag = json_object();
+  json_t *facts = json_object(), *diag = json_object(), *ctr = json_object();
   json_object_set_new(o, "config", db_export_config_json(r->config));
 #define ROW_JSON(col, jname, kind, member, group)                                             \
   {                                                                                           \
-    json_t *into = !strcmp(group, "static_facts") ? facts : !strcmp(group, "diagnosis") ? diag : o; \
+    json_t *into = !strcmp(group, "static_facts") ? facts : !strcmp(group, "diagnosis") ? diag \
+                   : !strcmp(group, "counters") ? ctr : o;                                     \
     json_object_set_new(into, strcmp(#jname, "config") ? #jname : "config_text",            \
                         json_##kind(r->member));                                              \
   }
@@ -83,6 +84,7 @@ json_t *db_export_row_json(const db_run_spec *s, const char *tmpl, const char *s
 #undef ROW_JSON
   json_object_set_new(o, "static_facts", facts);
   json_object_set_new(o, "diagnosis", diag);
+  json_object_set_new(o, "counters", ctr);
   return o;
 }
 

@@ -156,6 +156,35 @@ static const char schema_v5[] =
     "  claimed_at INTEGER NOT NULL,\n"
     "  PRIMARY KEY(problem_id, device_id, toolkit, key));\n";
 
+/* Version 6: what a result computed in (precision), the concrete move its lever proposes, which
+ * facts of its diagnosis were measured, a winner's "why this wins" sentence, the hardware
+ * counters read for the best candidates (CUPTI), and per-template calibrations of the cost
+ * formulas' DRAM bytes against measured ones (what the model device scales its bytes by). */
+static const char schema_v6[] =
+    "ALTER TABLE results ADD COLUMN precision TEXT NOT NULL DEFAULT '';\n"
+    "ALTER TABLE results ADD COLUMN diag_move TEXT NOT NULL DEFAULT '';\n"
+    "ALTER TABLE results ADD COLUMN diag_basis TEXT NOT NULL DEFAULT '';\n"
+    "ALTER TABLE results ADD COLUMN verdict TEXT NOT NULL DEFAULT '';\n"
+    "ALTER TABLE results ADD COLUMN ctr_measured INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_dram_read REAL NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_dram_write REAL NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_l2_bytes REAL NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_occupancy REAL NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_tensor_pipe REAL NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_fma_pipe REAL NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_sm_throughput REAL NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_duration_ms REAL NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE results ADD COLUMN ctr_stalls TEXT NOT NULL DEFAULT '';\n"
+    "CREATE TABLE calibrations(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  gpu TEXT NOT NULL,                  -- the spec-table GPU the measurements were made on: 'h200'\n"
+    "  template TEXT NOT NULL,\n"
+    "  kind TEXT NOT NULL CHECK(kind IN ('dram_bytes')),\n"
+    "  ratio REAL NOT NULL,                -- measured / modelled, the geometric mean over samples\n"
+    "  samples INTEGER NOT NULL,\n"
+    "  measured_at TEXT NOT NULL,\n"
+    "  UNIQUE(gpu, template, kind));\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
@@ -163,6 +192,7 @@ static const char *const schema_migrations[] = {
     schema_v3, /* 2 -> 3 */
     schema_v4, /* 3 -> 4 */
     schema_v5, /* 4 -> 5 */
+    schema_v6, /* 5 -> 6 */
 };
 
 #endif

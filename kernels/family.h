@@ -87,6 +87,10 @@ typedef struct family_ops {
   /* Compares the outputs with the reference's; NaN never passes.  *rel_error is the error the
    * family's check measured (relative Frobenius, or the largest absolute difference). */
   rt_status (*gpu_verify)(family_gpu *g, double *rel_error, rt_error *err);
+  /* Optional: the tolerance gpu_verify holds the next candidates to (0: the problem's own), for a
+   * candidate that computes in another precision than the problem (a tf32 candidate of an f32
+   * gemm run).  A family without it admits no such candidate. */
+  void (*gpu_tolerance)(family_gpu *g, double tolerance);
 
   /* Library candidates (cuBLASLt algorithms for GEMM); NULL when the family has none. */
   rt_status (*library_list)(family_gpu *g, int max, int *count, rt_error *err);

@@ -1,7 +1,10 @@
-/* gemm.h — the GEMM kernel family: C = A * B (optionally batched) in f32, f16 or bf16.
+/* gemm.h — the GEMM kernel family: C = A * B (optionally batched) in f32, tf32, f16 or bf16.
  *
  * Problem syntax (`--shape`): `[BATCH@]MxNxK[:LAYOUT]` with positive integers and the input
- * precision given separately as dtype f32 | f16 | bf16.  LAYOUT says how B is stored; A is
+ * precision given separately as dtype f32 | tf32 | f16 | bf16: f32 is fp32 inputs and fp32
+ * math (CUDA-core FMA, cuBLASLt's CUBLAS_COMPUTE_32F); tf32 is fp32 inputs rounded to tf32 for
+ * tensor-core products with fp32 accumulation (the mma templates' m16n8k8 path, cuBLASLt's
+ * CUBLAS_COMPUTE_32F_FAST_TF32), a dtype of its own with its own tolerance.  LAYOUT says how B is stored; A is
  * always M x K row-major and C is always M x N row-major:
  *   nn (default)  B is K x N row-major;
  *   nt            B is stored N x K row-major (the weight of a linear layer, y = x W^T).
@@ -22,11 +25,12 @@
  * Verification: inputs are seeded uniform values in [-1, 1) rounded to the dtype; the
  * reference is cuBLASLt with CUBLAS_COMPUTE_32F (true fp32 for f32 inputs); a candidate passes
  * when its relative Frobenius error is under gemm's tolerance for the dtype and no element is
- * NaN or further than 32 tolerances times the reference's RMS from its reference value.  For
- * f32 the tolerance (3e-3) admits tf32 tensor-core candidates (inputs rounded to 10 mantissa
- * bits, relative error ~5e-4); f16/bf16 get 1e-4 (both sides multiply the same rounded inputs
- * exactly and add in fp32).  cuBLASLt candidates for f32 alternate CUBLAS_COMPUTE_32F_FAST_TF32
- * and CUBLAS_COMPUTE_32F algorithms, tf32 first.
+ * NaN or further than 32 tolerances times the reference's RMS from its reference value.  tf32
+ * gets 3e-3 (inputs rounded to 10 mantissa bits, relative error ~5e-4); f32, f16 and bf16 get
+ * 1e-4 (both sides form the same products exactly and add in fp32).  cuBLASLt candidates: for
+ * tf32 the CUBLAS_COMPUTE_32F_FAST_TF32 algorithms; for f32 CUBLAS_COMPUTE_32F_FAST_TF32 and
+ * CUBLAS_COMPUTE_32F algorithms alternate, tf32 first, and the tuner keeps the tf32 ones only
+ * when an f32 run admits tf32 (--allow-tf32), verifying them with tf32's tolerance.
  *
  * cuBLASLt candidates are described by a stable text, e.g.
  *   "cublaslt compute=32F id=21 tile=20 stages=19 splitk=1 reduction=0 swizzle=1 custom=0
@@ -44,7 +48,7 @@
 
 extern const family_ops gemm_family;
 
-/* 0 f32, 1 f16, 2 bf16; -1 for anything else. */
+/* 0 f32 and tf32 (fp32 inputs), 1 f16, 2 bf16; -1 for anything else. */
 int gemm_dtype_code(const char *dtype);
 /* Bytes per input element (4 or 2); 0 for an unknown dtype. */
 int gemm_dtype_bytes(const char *dtype);

@@ -176,8 +176,10 @@ static void strategy_lever_push(strategy *st, strategy_lever *lv) {
   if (j >= 0 && st->state[j] == ST_UNSEEN && lv->nqueue < lv->qcap) lv->queue[lv->nqueue++] = (size_t)j;
 }
 
-/* Parses the best's lever ("BLOCK_N+,BLOCK_M-") into moves of the best: each named parameter
- * one step its way (in the lever's order), then all of them together, then each two steps. */
+/* Parses the best's lever ("BLOCK_N+,BLOCK_M-") into moves of the best that stay in the space
+ * (space_move: the nearest value that way whose configuration is valid): each named parameter
+ * one valid move its way (in the lever's order), then all of them together, then each a second
+ * valid move further. */
 static void strategy_lever_plan(strategy *st, strategy_lever *lv) {
   lv->nqueue = lv->qpos = 0;
   int pidx[32], dir[32], nl = 0;
@@ -208,23 +210,28 @@ static void strategy_lever_plan(strategy *st, strategy_lever *lv) {
   if (nl == 0) return;
   const uint16_t *best = space_config(st->sp, (size_t)st->best);
   size_t bytes = (size_t)st->np * sizeof *st->cfg;
-  for (int steps = 1; steps <= 2; steps++) {
-    for (int i = 0; i < nl; i++) {
-      memcpy(st->cfg, best, bytes);
-      int v = best[pidx[i]] + dir[i] * steps;
-      if (v < 0 || v >= space_param_at(st->sp, pidx[i])->count) continue;
-      st->cfg[pidx[i]] = (uint16_t)v;
+  long one[32];
+  for (int i = 0; i < nl; i++) {
+    one[i] = space_move(st->sp, best, pidx[i], dir[i], 1);
+    if (one[i] >= 0) {
+      memcpy(st->cfg, space_config(st->sp, (size_t)one[i]), bytes);
       strategy_lever_push(st, lv);
     }
-    if (steps == 1 && nl > 1) {
-      memcpy(st->cfg, best, bytes);
-      int ok = 1;
-      for (int i = 0; i < nl && ok; i++) {
-        int v = best[pidx[i]] + dir[i];
-        ok = v >= 0 && v < space_param_at(st->sp, pidx[i])->count;
-        if (ok) st->cfg[pidx[i]] = (uint16_t)v;
-      }
-      if (ok) strategy_lever_push(st, lv);
+  }
+  if (nl > 1) { /* every named parameter moved at once, each to its own valid move's value */
+    memcpy(st->cfg, best, bytes);
+    int ok = 1;
+    for (int i = 0; i < nl && ok; i++) {
+      ok = one[i] >= 0;
+      if (ok) st->cfg[pidx[i]] = space_config(st->sp, (size_t)one[i])[pidx[i]];
+    }
+    if (ok) strategy_lever_push(st, lv);
+  }
+  for (int i = 0; i < nl; i++) {
+    long two = space_move(st->sp, best, pidx[i], dir[i], 2);
+    if (two >= 0) {
+      memcpy(st->cfg, space_config(st->sp, (size_t)two), bytes);
+      strategy_lever_push(st, lv);
     }
   }
 }

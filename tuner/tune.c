@@ -28,6 +28,7 @@
 #include "tuner/model/occupancy.h"
 #include "search/strategy.h"
 #include "tuner/core/sha256.h"
+#include "tuner/verdict.h"
 
 #define TUNE_MAX_TEMPLATES 32
 #define TUNE_MAX_BATCH 16
@@ -51,7 +52,22 @@ typedef struct tune_ctx {
   compile_result ref_cr;  /* its compile, owned */
   int have_ref;
   long budget_left;       /* evaluations left in the whole run */
+  long long *ids;         /* the database id of each of rep->results (0: not stored by this run) */
+  int counters_off;       /* hardware counters cannot be read here: not tried again this run */
+  struct seen_cubin *seen; /* every cubin evaluated in this run, by what it runs */
+  size_t nseen, seen_cap;
 } tune_ctx;
+
+/* A cubin already evaluated in this run: a configuration that compiles to the same code with
+ * the same launch gets its result instead of a measurement of its own. */
+typedef struct seen_cubin {
+  unsigned char key[32];  /* sha256 of the cubin, the launch geometry and the derived values */
+  candidate_result r;     /* its result */
+  double seconds;         /* what evaluating it took (GPU time on a measuring device) */
+} seen_cubin;
+
+#define TUNE_TOP 6     /* compiled candidates each template keeps: re-measured, profiled, tie-broken */
+#define TUNE_PROFILE 3 /* the best of each template (and of the library) whose counters are read */
 
 #define TUNE_STOPPED(c) ((c)->o->stop && *(c)->o->stop)
 
@@ -98,17 +114,27 @@ static void tune_note(tune_report *rep, const char *fmt, ...) {
 
 /* ---- results ---- */
 
-static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed, const char *phase,
-                            rt_error *err) {
+static rt_status add_result(tune_ctx *c, const candidate_result *r, long long id, int resumed,
+                            const char *phase, rt_error *err) {
   tune_report *rep = c->rep;
   if (rep->nresults == c->cap) {
     size_t cap = c->cap ? 2 * c->cap : 64;
     candidate_result *n = realloc(rep->results, cap * sizeof *n);
-    if (!n) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-    rep->results = n;
+    if (n) rep->results = n;
+    long long *ids = n ? realloc(c->ids, cap * sizeof *ids) : NULL;
+    if (!n || !ids) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    c->ids = ids;
     c->cap = cap;
   }
+  c->ids[rep->nresults] = id;
   rep->results[rep->nresults++] = *r;
+  if (!resumed && strncmp(r->detail, "same cubin", 10) == 0) {
+    rep->deduplicated++;
+    rep->dedup_saved_s += r->saved_s;
+  } else if (!resumed && strncmp(r->detail, "stopped after", 13) == 0) {
+    rep->stopped_early++;
+    rep->early_saved_s += r->saved_s;
+  }
   if (resumed) rep->resumed++;
   else rep->evaluated++;
   if (r->status != RT_OK) rep->failed++;
@@ -134,15 +160,18 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, int resumed,
   return RT_OK;
 }
 
-/* Diagnoses r (a template candidate of plan pl, or a library one when pl carries no values). */
+/* Diagnoses r (a template candidate of plan pl, or a library one when pl carries no values),
+ * with its measured counters when it has them.  Idempotent: the formula's bytes come from the
+ * plan, so a result diagnosed again once its counters are read ends as if diagnosed then. */
 static void diagnose_result(tune_ctx *c, candidate_result *r, const candidate_plan *pl,
                             compute_path path, int wgmma, const param_roles *roles,
                             const space *sp) {
   if (r->status != RT_OK || !c->have_ceil || !(r->time_ms > 0)) return; /* 0 FLOPs: data movement */
   /* the bytes that reach DRAM: re-reads by blocks resident together come from L2 */
   double concurrent = roofline_concurrent(c->ceil.sm_count, r->facts.blocks_per_sm, r->facts.grid_blocks);
-  double loaded = r->dram_bytes; /* the cost formula's bytes: what passes through L2 */
-  if (c->fam) r->dram_bytes = roofline_dram_bytes(r->dram_bytes, c->fam->min_bytes(c->fam, &c->prob), concurrent);
+  double loaded = pl ? pl->dram_bytes : r->dram_bytes; /* the cost formula's bytes: what passes through L2 */
+  r->dram_bytes = loaded;
+  if (c->fam) r->dram_bytes = roofline_dram_bytes(loaded, c->fam->min_bytes(c->fam, &c->prob), concurrent);
   if (pl) { /* split partials reach DRAM whole */
     r->dram_bytes += pl->scratch_bytes;
     loaded += pl->scratch_bytes;
@@ -161,6 +190,7 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, const candidate_pl
   in.roles = roles;
   in.config = pl && pl->vars.count ? &pl->vars : NULL;
   in.domains = sp;
+  in.measured = r->counters.measured ? &r->counters : NULL;
   diagnose(&in, &c->ceil, &r->diag, NULL);
 }
 
@@ -267,6 +297,7 @@ typedef struct template_best {
   int have;
   double ms;
   long long id;
+  size_t at;              /* its place in rep->results */
   compile_result cr;      /* its compile (cubin), owned */
   candidate_plan plan;    /* its configuration, geometry and cost */
   candidate_result r;     /* its result */
@@ -274,7 +305,7 @@ typedef struct template_best {
 
 /* Makes tb the candidate just evaluated (a copy of its compile). */
 static void template_best_set(template_best *tb, const candidate_result *r, const compile_result *cr,
-                              const candidate_plan *pl, long long id) {
+                              const candidate_plan *pl, long long id, size_t at) {
   compile_result_free(&tb->cr);
   memset(&tb->cr, 0, sizeof tb->cr);
   if (compile_result_copy(&tb->cr, cr) != RT_OK) {
@@ -284,6 +315,7 @@ static void template_best_set(template_best *tb, const candidate_result *r, cons
   tb->have = 1;
   tb->ms = r->time_ms;
   tb->id = id;
+  tb->at = at;
   tb->plan = *pl;
   tb->r = *r;
 }
@@ -296,6 +328,15 @@ static double median_of(double *v, int n) {
       v[j - 1] = t;
     }
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The verification tolerance of a candidate computing in dtype d in this run: 0 (the family's
+ * for the problem) unless d is not the problem's dtype (tf32 in an f32 run), then d's own. */
+static double tune_tolerance(const tune_ctx *c, const char *d) {
+  if (!strcmp(d, c->prob.dtype) || !c->fam || !c->fam->tolerance) return 0;
+  problem p = c->prob;
+  snprintf(p.dtype, sizeof p.dtype, "%s", d);
+  return c->fam->tolerance(c->fam, &p);
 }
 
 /* On a GPU, a template's best and runner-up closer than their spread are measured twice more
@@ -323,6 +364,8 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
       dc.path = path;
       dc.wgmma = wgmma;
       dc.library_index = -1;
+      dc.precision = b->r.precision;
+      dc.tolerance = !strcmp(b->r.precision, "tf32") ? tune_tolerance(c, "tf32") : 0;
       candidate_result r;
       if (device_evaluate(c->dev, &dc, &r, NULL) != RT_OK || r.status != RT_OK) continue;
       diagnose_result(c, &r, &b->plan, path, wgmma, roles, sp);
@@ -337,6 +380,9 @@ static void remeasure_close(tune_ctx *c, const char *name, template_best *b1, te
                   !strcmp(c->rep->best.config, b2->plan.config));
   b1->ms = b1->r.time_ms = median_of(t[0], n[0]);
   b2->ms = b2->r.time_ms = median_of(t[1], n[1]);
+  /* the verdict reads the report's results: they carry the medians it was decided by */
+  c->rep->results[b1->at].time_ms = b1->ms;
+  c->rep->results[b2->at].time_ms = b2->ms;
   if (b2->ms < b1->ms) {
     template_best tmp = *b1; /* the compile results move with their candidates */
     *b1 = *b2;
@@ -353,10 +399,13 @@ typedef struct predict_ctx {
   const manifest *m;
   const space *sp;
   const gpu_spec *gpu;
+  const rt_vars *env;  /* the template's names (its dtype's facts) */
+  const char *dtype;   /* what it computes in */
+  double calibration;  /* its DRAM calibration on this GPU; 0: none */
 } predict_ctx;
 
-double tune_predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
-                           const gpu_spec *gpu, const char *dtype, double min_bytes) {
+static double predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                             const gpu_spec *gpu, const char *dtype, double min_bytes, double calibration) {
   const arch_spec *arch = gpu ? arch_spec_find(gpu->arch) : NULL;
   candidate_plan pl;
   device_candidate dc;
@@ -369,15 +418,21 @@ double tune_predict_config(const manifest *m, const space *sp, size_t idx, const
   dc.facts.smem_dynamic = (int)pl.smem;
   dc.facts.grid_blocks = (long long)pl.grid[0] * pl.grid[1] * pl.grid[2];
   dc.facts.work_blocks = pl.work;
+  dc.dram_calibration = calibration;
   double t;
   if (occupancy_fill_facts(arch, &dc.facts, NULL) || device_model_predict(gpu, &dc, &t, NULL)) return HUGE_VAL;
   return t * 1e3;
 }
 
+double tune_predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                           const gpu_spec *gpu, const char *dtype, double min_bytes) {
+  return predict_config(m, sp, idx, env, gpu, dtype, min_bytes, 0);
+}
+
 static double tune_predict(void *ctx, size_t idx) {
   predict_ctx *pc = ctx;
-  return tune_predict_config(pc->m, pc->sp, idx, &pc->c->env, pc->gpu, pc->c->o->dtype,
-                             pc->c->fam->min_bytes(pc->c->fam, &pc->c->prob));
+  return predict_config(pc->m, pc->sp, idx, pc->env, pc->gpu, pc->dtype,
+                        pc->c->fam->min_bytes(pc->c->fam, &pc->c->prob), pc->calibration);
 }
 
 /* ---- a prior: the same kernel's results elsewhere, or the model's ranking ---- */
@@ -436,7 +491,7 @@ static rt_status tune_prior_check(tune_ctx *c, size_t ranked, rt_error *err) {
  * predicted rather than measured, the cost numbers the prediction reads.  Two configurations
  * (or two versions of a manifest) that agree on all of it have the same timing. */
 static void code_hash(const tune_ctx *c, const unsigned char options_digest[32], const char *source,
-                      const candidate_plan *pl, char out[65]) {
+                      const candidate_plan *pl, double calibration, char out[65]) {
   unsigned char key[32];
   compile_key(options_digest, source, key);
   char text[512];
@@ -444,8 +499,11 @@ static void code_hash(const tune_ctx *c, const unsigned char options_digest[32],
                    key[2], key[3], key[4], key[5], key[6], key[7], pl->grid[0], pl->grid[1], pl->grid[2], pl->block[0],
                    pl->block[1], pl->block[2], pl->smem, pl->work);
   if (!device_has(c->dev, DEVICE_CAP_MEASURES))
-    snprintf(text + n, sizeof text - (size_t)n, "|%.17g,%.17g,%.17g,%.17g", pl->flops, pl->dram_bytes,
-             pl->executed_flops, pl->inflight_bytes);
+    n += snprintf(text + n, sizeof text - (size_t)n, "|%.17g,%.17g,%.17g,%.17g", pl->flops, pl->dram_bytes,
+                  pl->executed_flops, pl->inflight_bytes);
+  /* a prediction scaled by a calibration is another prediction (none: the text of before) */
+  if (!device_has(c->dev, DEVICE_CAP_MEASURES) && calibration > 0 && n > 0 && (size_t)n < sizeof text)
+    snprintf(text + n, sizeof text - (size_t)n, "|cal %.17g", calibration);
   unsigned char all[64];
   memcpy(all, key, 32);
   unsigned char tail[32];
@@ -456,17 +514,144 @@ static void code_hash(const tune_ctx *c, const unsigned char options_digest[32],
   sha256_hex(dg, out);
 }
 
+/* What a candidate computes in, said plainly: "fp32" for fp32 products on the CUDA cores,
+ * "tf32" for fp32 inputs rounded to tf32 for tensor-core products, else the input dtype. */
+static const char *precision_of(const char *instruction, const char *dtype) {
+  if (!strcmp(dtype, "f32")) return !strcmp(instruction, "simt") ? "fp32" : "tf32";
+  return dtype;
+}
+
+/* A cuBLASLt candidate's precision from its identity text ("compute=32F_FAST_TF32"). */
+static const char *library_precision(const char *id, const char *dtype) {
+  if (strstr(id, "FAST_TF32")) return "tf32";
+  return !strcmp(dtype, "f32") || !strcmp(dtype, "tf32") ? "fp32" : dtype;
+}
+
+/* What decides a run's outcome besides the code: the cubin's bytes, the launch geometry and the
+ * derived values (the family's launcher reads some of them, e.g. TMA boxes).  Parameters that
+ * only reach the source and leave the cubin alone are not part of it. */
+static void cubin_key(const compile_result *cr, const manifest *m, const candidate_plan *pl, unsigned char out[32]) {
+  unsigned char dg[32];
+  sha256(cr->cubin, cr->cubin_size, dg);
+  char text[2048];
+  size_t n = (size_t)snprintf(text, sizeof text, "%02x%02x%02x%02x%02x%02x%02x%02x|%u,%u,%u|%u,%u,%u|%u|%lld", dg[0],
+                              dg[1], dg[2], dg[3], dg[4], dg[5], dg[6], dg[7], pl->grid[0], pl->grid[1], pl->grid[2],
+                              pl->block[0], pl->block[1], pl->block[2], pl->smem, pl->work);
+  for (int i = 0; i < manifest_nderived(m) && n < sizeof text; i++) {
+    long long v = 0;
+    rt_vars_get(&pl->vars, manifest_derived_name(m, i), &v);
+    n += (size_t)snprintf(text + n, sizeof text - n, "|%s=%lld", manifest_derived_name(m, i), v);
+  }
+  unsigned char all[64];
+  memcpy(all, dg, 32);
+  sha256(text, strlen(text), all + 32);
+  sha256(all, sizeof all, out);
+}
+
+static const seen_cubin *seen_find(const tune_ctx *c, const unsigned char key[32]) {
+  for (size_t i = 0; i < c->nseen; i++)
+    if (!memcmp(c->seen[i].key, key, 32)) return &c->seen[i];
+  return NULL;
+}
+
+static void seen_add(tune_ctx *c, const unsigned char key[32], const candidate_result *r, double seconds) {
+  if (c->nseen == c->seen_cap) {
+    size_t cap = c->seen_cap ? 2 * c->seen_cap : 64;
+    seen_cubin *n = realloc(c->seen, cap * sizeof *n);
+    if (!n) return; /* without the record the next one is measured: nothing lost but time */
+    c->seen = n;
+    c->seen_cap = cap;
+  }
+  seen_cubin *e = &c->seen[c->nseen++];
+  memcpy(e->key, key, 32);
+  e->r = *r;
+  e->seconds = seconds;
+}
+
+/* Inserts a successful candidate into a template's top list (fastest first, TUNE_TOP kept with
+ * their compiles); the one that falls off is freed. */
+static void top_insert(template_best *top, const candidate_result *r, const compile_result *cr,
+                       const candidate_plan *pl, long long id, size_t at) {
+  int k = 0;
+  while (k < TUNE_TOP && top[k].have && top[k].ms <= r->time_ms) k++;
+  if (k == TUNE_TOP) return;
+  compile_result_free(&top[TUNE_TOP - 1].cr);
+  memmove(&top[k + 1], &top[k], (size_t)(TUNE_TOP - 1 - k) * sizeof *top);
+  memset(&top[k], 0, sizeof top[k]);
+  template_best_set(&top[k], r, cr, pl, id, at);
+}
+
+/* Counters could not be read: said once, and the model's facts stand for the rest of the run. */
+static void counters_unavailable(tune_ctx *c, const rt_error *e) {
+  c->counters_off = 1;
+  size_t l = strlen(c->rep->note);
+  snprintf(c->rep->note + l, sizeof c->rep->note - l, "%shardware counters not read (%.150s): the diagnosis "
+           "uses the model's bytes and occupancy", l ? "; " : "", e->text);
+}
+
+/* Reads the counters of one stored candidate (dc describes it) and diagnoses it again with them:
+ * into the report's entry `at` and its database row.  Returns 1 when counters were read. */
+static int profile_one(tune_ctx *c, const device_candidate *dc, size_t at, const candidate_plan *pl,
+                       compute_path path, int wgmma, const param_roles *roles, const space *sp) {
+  if (c->counters_off || !device_has(c->dev, DEVICE_CAP_MEASURES) || TUNE_STOPPED(c)) return 0;
+  hw_counters ctr;
+  rt_error e = {0};
+  if (device_profile(c->dev, dc, &ctr, &e) != RT_OK) {
+    counters_unavailable(c, &e);
+    return 0;
+  }
+  candidate_result *r = &c->rep->results[at];
+  r->counters = ctr;
+  diagnose_result(c, r, pl, path, wgmma, roles, sp);
+  c->rep->profiled++;
+  if (c->run && c->ids[at] > 0) db_run_update_result(c->run, c->ids[at], r, NULL);
+  return 1;
+}
+
+/* The counters of a template's best few, then the template's calibration on this GPU: the
+ * geometric mean of measured over modelled DRAM bytes, stored for the model device. */
+static void profile_template(tune_ctx *c, const char *name, template_best *top, compute_path path, int wgmma,
+                             const param_roles *roles, const space *sp) {
+  double logsum = 0;
+  int n = 0;
+  for (int k = 0; k < TUNE_PROFILE && k < TUNE_TOP && top[k].have; k++) {
+    device_candidate dc;
+    memset(&dc, 0, sizeof dc);
+    dc.template_name = name;
+    dc.plan = &top[k].plan;
+    dc.entry = top[k].cr.lowered_name;
+    dc.cubin = top[k].cr.cubin;
+    dc.cubin_size = top[k].cr.cubin_size;
+    dc.facts = top[k].r.facts;
+    dc.path = path;
+    dc.wgmma = wgmma;
+    dc.library_index = -1;
+    if (!profile_one(c, &dc, top[k].at, &top[k].plan, path, wgmma, roles, sp)) break;
+    const candidate_result *r = &c->rep->results[top[k].at];
+    double measured = r->counters.dram_read_bytes + r->counters.dram_write_bytes;
+    if (measured > 0 && r->dram_bytes > 0) {
+      logsum += log(measured / r->dram_bytes);
+      n++;
+    }
+  }
+  const gpu_spec *gpu = device_spec(c->dev);
+  if (n == 0 || !gpu) return;
+  double ratio = exp(logsum / n);
+  if (c->db) db_calibration_set(c->db, gpu->key, name, "dram_bytes", ratio, n, NULL);
+  size_t l = strlen(c->rep->calibration);
+  snprintf(c->rep->calibration + l, sizeof c->rep->calibration - l, "%s%s %.2fx (%d)", l ? ", " : "", name, ratio, n);
+}
+
 static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *arch, long share,
-                               const size_t *prior, size_t nprior, rt_error *err) {
+                               const size_t *prior, size_t nprior, const char *tdtype, rt_error *err) {
   const tune_options *o = c->o;
   strategy *st = NULL;
   char *src = NULL;
   candidate_result *prev = NULL;
   size_t nprev = 0;
   size_t *model_prior = NULL;
-  template_best best, second;
-  memset(&best, 0, sizeof best);
-  memset(&second, 0, sizeof second);
+  template_best top[TUNE_TOP];
+  memset(top, 0, sizeof top);
   pending *pend = calloc(TUNE_MAX_BATCH, sizeof *pend);
   compile_job *jobs = calloc(TUNE_MAX_BATCH, sizeof *jobs);
   compile_result *crs = calloc(TUNE_MAX_BATCH, sizeof *crs);
@@ -482,7 +667,26 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   for (int k = 0; k < ROLE_COUNT; k++) /* the family says which roles may be levers */
     if (!family_allows_lever(c->fam, role_name((param_role)k))) memset(roles.names[k], 0, sizeof roles.names[k]);
   int wgmma = 0;
-  compute_path path = template_path(m, o->dtype, &wgmma);
+  compute_path path = template_path(m, tdtype, &wgmma);
+  const char *precision = precision_of(manifest_instruction(m), tdtype);
+  /* the names the manifest's expressions see, with the dtype facts of what it computes in (an
+   * f32 run with --allow-tf32 runs a tf32 template) */
+  rt_vars tenv = c->env;
+  if (strcmp(tdtype, c->prob.dtype) && (rc = manifest_env_dtype(tdtype, &tenv, err))) goto done;
+  double tolerance = tune_tolerance(c, tdtype); /* its own when it computes in another dtype */
+  /* the model device scales the formula's DRAM bytes by what counters measured on this GPU */
+  double calibration = 0;
+  int model_ranks = !device_has(c->dev, DEVICE_CAP_MEASURES) || tune_prior_is_model(o);
+  if (c->db && model_ranks && device_spec(c->dev)) {
+    int found = 0;
+    db_calibration_get(c->db, device_spec(c->dev)->key, name, "dram_bytes", &calibration, NULL, &found, NULL);
+    if (!found) calibration = 0;
+    else {
+      size_t l = strlen(c->rep->calibration);
+      snprintf(c->rep->calibration + l, sizeof c->rep->calibration - l, "%s%s %.2fx (applied)", l ? ", " : "", name,
+               calibration);
+    }
+  }
   if ((rc = manifest_read_source(m, &src, err))) goto done;
   char src_hash[65], man_hash[65];
   unsigned char dg[32];
@@ -504,7 +708,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
   so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (now_s() - c->t0)) : 0;
   so.prior = prior;
   so.nprior = nprior;
-  predict_ctx pc = {c, m, sp, device_spec(c->dev)};
+  predict_ctx pc = {c, m, sp, device_spec(c->dev), &tenv, tdtype, calibration};
   if (pc.gpu && arch_spec_find(pc.gpu->arch)) {
     so.predict = tune_predict;
     so.predict_ctx = &pc;
@@ -556,9 +760,9 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       p->plan.idx = idx[i];
       space_format_config(sp, idx[i], p->plan.config, sizeof p->plan.config);
       rt_error cerr = {0};
-      rt_status s = manifest_plan(m, sp, idx[i], &c->env, &p->plan, &cerr);
-      if (!s) s = manifest_config_source(m, sp, idx[i], &p->plan.vars, o->dtype, src, &p->source, &cerr);
-      if (!s) code_hash(c, options_digest, p->source, &p->plan, p->code_hash);
+      rt_status s = manifest_plan(m, sp, idx[i], &tenv, &p->plan, &cerr);
+      if (!s) s = manifest_config_source(m, sp, idx[i], &p->plan.vars, tdtype, src, &p->source, &cerr);
+      if (!s) code_hash(c, options_digest, p->source, &p->plan, calibration, p->code_hash);
       /* resume: a stored result of the same code (any template version), or of this
        * configuration of this version before results carried their code, is told, not
        * recomputed */
@@ -570,6 +774,7 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
       if (old) {
         p->pre = *old;
         snprintf(p->pre.config, sizeof p->pre.config, "%s", p->plan.config); /* as this space spells it */
+        p->pre.verdict[0] = 0; /* this run's verdicts are this run's */
         p->failed_early = 2;
         free(p->source);
         p->source = NULL;
@@ -655,6 +860,12 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
           dc.path = path;
           dc.wgmma = wgmma;
           dc.library_index = -1;
+          dc.precision = precision;
+          dc.dram_calibration = calibration;
+          dc.tolerance = tolerance;
+          /* a candidate that cannot win stops repeating: 3x the best so far */
+          if (device_has(c->dev, DEVICE_CAP_MEASURES) && c->rep->have_best)
+            dc.stop_above_ms = DEVICE_SLOW_FACTOR * c->rep->best.time_ms;
           static_facts *f = &dc.facts;
           f->registers = cr->report.registers;
           f->smem_static = cr->report.smem_static;
@@ -678,14 +889,35 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
             r.flops = pl->flops;
             r.dram_bytes = pl->dram_bytes;
             r.facts = *f;
+            snprintf(r.precision, sizeof r.precision, "%s", precision);
             snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
           } else {
-            rc = device_evaluate(c->dev, &dc, &r, err);
-            if (rc) break;
+            /* a cubin this run evaluated already, with the same launch, runs the same: its
+             * result is taken, not measured again */
+            unsigned char key[32];
+            cubin_key(cr, m, pl, key);
+            const seen_cubin *same = seen_find(c, key);
+            if (same) {
+              r = same->r;
+              snprintf(r.config, sizeof r.config, "%s", pl->config);
+              snprintf(r.template_name, sizeof r.template_name, "%s", name);
+              r.facts = *f;
+              r.diag.move[0] = r.verdict[0] = 0;
+              memset(&r.counters, 0, sizeof r.counters);
+              r.saved_s = device_has(c->dev, DEVICE_CAP_MEASURES) ? same->seconds : 0;
+              snprintf(r.detail, sizeof r.detail, "same cubin and launch as %.40s %.160s: measured once",
+                       same->r.template_name, same->r.config);
+            } else {
+              double t0 = now_s();
+              rc = device_evaluate(c->dev, &dc, &r, err);
+              if (rc) break;
+              seen_add(c, key, &r, now_s() - t0);
+            }
             snprintf(r.code_hash, sizeof r.code_hash, "%s", p->code_hash);
             diagnose_result(c, &r, pl, path, wgmma, &roles, sp);
           }
         }
+        if (!r.precision[0]) snprintf(r.precision, sizeof r.precision, "%s", precision);
         if (TUNE_STOPPED(c)) break; /* its worker may have died with us: drop it */
         long long id = 0;
         int resumed = p->failed_early == 2;
@@ -693,15 +925,9 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
         if (!resumed && (rc = store_result(c, &r, &id, err))) break;
         if (!resumed) fresh++;
         if ((rc = strategy_tell(st, p->plan.idx, r.status, r.time_ms, &r.diag, err))) break;
-        if ((rc = add_result(c, &r, resumed, "evaluate", err))) break;
-        if (r.status == RT_OK && cr && (!best.have || r.time_ms < best.ms)) {
-          compile_result_free(&second.cr);
-          second = best; /* the old best (and its compile) becomes the runner-up */
-          memset(&best, 0, sizeof best);
-          template_best_set(&best, &r, cr, &p->plan, id);
-        } else if (r.status == RT_OK && cr && (!second.have || r.time_ms < second.ms)) {
-          template_best_set(&second, &r, cr, &p->plan, id);
-        }
+        if ((rc = add_result(c, &r, id, resumed, "evaluate", err))) break;
+        if (r.status == RT_OK && cr && strncmp(r.detail, "stopped after", 13))
+          top_insert(top, &r, cr, &p->plan, id, c->rep->nresults - 1);
       }
       for (size_t k = 0; k < njobs; k++) compile_result_free(&crs[k]);
       if (rc || TUNE_STOPPED(c)) break;
@@ -717,27 +943,36 @@ static rt_status tune_template(tune_ctx *c, manifest *m, space *sp, const char *
     if (rc) goto done;
   }
   c->budget_left -= fresh;
-  if (!TUNE_STOPPED(c)) remeasure_close(c, name, &best, &second, path, wgmma, &roles, sp);
-  if (best.have && c->run && best.id > 0) {
-    db_winner w;
-    memset(&w, 0, sizeof w);
-    w.cubin = best.cr.cubin;
-    w.cubin_size = best.cr.cubin_size;
-    snprintf(w.entry, sizeof w.entry, "%.127s", best.cr.lowered_name);
-    snprintf(w.arch, sizeof w.arch, "%.15s", arch);
-    memcpy(w.grid_v, best.plan.grid, sizeof w.grid_v);
-    memcpy(w.block_v, best.plan.block, sizeof w.block_v);
-    w.smem_v = best.plan.smem;
+  if (!TUNE_STOPPED(c)) remeasure_close(c, name, &top[0], &top[1], path, wgmma, &roles, sp);
+  /* the counters of the best few, after every timing of this template */
+  if (!TUNE_STOPPED(c)) profile_template(c, name, top, path, wgmma, &roles, sp);
+  /* the winner: the fastest, or among those tied with it the tie-break's first (fewer
+   * registers, then less shared memory) */
+  int w = 0;
+  for (int k = 1; k < TUNE_TOP && top[0].have && top[k].have; k++) {
+    const candidate_result *rk = &c->rep->results[top[k].at], *rw = &c->rep->results[top[w].at];
+    if (verdict_tied(&c->rep->results[top[0].at], rk) && verdict_tie_cmp(rk, rw) < 0) w = k;
+  }
+  const template_best *best = &top[w];
+  if (best->have && c->run && best->id > 0) {
+    db_winner dw;
+    memset(&dw, 0, sizeof dw);
+    dw.cubin = best->cr.cubin;
+    dw.cubin_size = best->cr.cubin_size;
+    snprintf(dw.entry, sizeof dw.entry, "%.127s", best->cr.lowered_name);
+    snprintf(dw.arch, sizeof dw.arch, "%.15s", arch);
+    memcpy(dw.grid_v, best->plan.grid, sizeof dw.grid_v);
+    memcpy(dw.block_v, best->plan.block, sizeof dw.block_v);
+    dw.smem_v = best->plan.smem;
     winner_recipe rec; /* what the runtime needs to serve it, also for another shape */
-    if (!(rc = winner_recipe_make(m, &best.plan.vars, &rec, err))) {
-      winner_recipe_apply(&rec, &w);
-      rc = db_run_set_winner(c->run, best.id, &w, NULL, err);
+    if (!(rc = winner_recipe_make(m, &best->plan.vars, &rec, err))) {
+      winner_recipe_apply(&rec, &dw);
+      rc = db_run_set_winner(c->run, best->id, &dw, NULL, err);
       winner_recipe_free(&rec);
     }
   }
 done:
-  compile_result_free(&best.cr);
-  compile_result_free(&second.cr);
+  for (int k = 0; k < TUNE_TOP; k++) compile_result_free(&top[k].cr);
   free(prev);
   free(src);
   free(pend);
@@ -773,28 +1008,57 @@ static rt_status tune_library(tune_ctx *c, rt_error *err) {
   long long best_id = 0;
   double best_ms = 0;
   int best_i = -1;
+  candidate_plan pl[TUNE_MAX_LIBRARY];
+  size_t at[TUNE_MAX_LIBRARY];
+  int evaluated[TUNE_MAX_LIBRARY] = {0};
   for (int i = 0; i < count && !TUNE_STOPPED(c); i++) {
-    candidate_plan pl;
-    candidate_plan_library(&pl, ids[i], c->fam->flops(c->fam, &c->prob), c->fam->min_bytes(c->fam, &c->prob));
+    const char *precision = library_precision(ids[i], c->prob.dtype);
+    /* f32 means fp32 math: cuBLASLt's FAST_TF32 algorithms only with --allow-tf32 */
+    if (!strcmp(c->prob.dtype, "f32") && !strcmp(precision, "tf32") && !c->o->allow_tf32) continue;
+    candidate_plan_library(&pl[i], ids[i], c->fam->flops(c->fam, &c->prob), c->fam->min_bytes(c->fam, &c->prob));
     device_candidate dc;
     memset(&dc, 0, sizeof dc);
     dc.template_name = lib;
-    dc.plan = &pl;
+    dc.plan = &pl[i];
     dc.library_index = i;
-    dc.path = roofline_path_for_dtype(c->prob.dtype, 1);
+    dc.path = !strcmp(precision, "fp32") ? PATH_SIMT_F32 : roofline_path_for_dtype(precision, 1);
     dc.wgmma = 1;
+    dc.precision = precision;
+    dc.tolerance = !strcmp(precision, "tf32") ? tune_tolerance(c, "tf32") : 0;
+    if (c->rep->have_best) dc.stop_above_ms = DEVICE_SLOW_FACTOR * c->rep->best.time_ms;
     candidate_result r;
     if ((rc = device_evaluate(c->dev, &dc, &r, err))) return rc;
     if (TUNE_STOPPED(c)) break;
-    diagnose_result(c, &r, &pl, dc.path, 1, NULL, NULL);
+    diagnose_result(c, &r, &pl[i], dc.path, 1, NULL, NULL);
     long long id = 0;
     if ((rc = store_result(c, &r, &id, err))) return rc;
-    if ((rc = add_result(c, &r, 0, "library", err))) return rc;
+    if ((rc = add_result(c, &r, id, 0, "library", err))) return rc;
+    at[i] = c->rep->nresults - 1;
+    evaluated[i] = 1;
     if (r.status == RT_OK && (best_i < 0 || r.time_ms < best_ms)) {
       best_i = i;
       best_ms = r.time_ms;
       best_id = id;
     }
+  }
+  /* the counters of the fastest few */
+  for (int k = 0; k < TUNE_PROFILE && !c->counters_off; k++) {
+    int pick = -1;
+    for (int i = 0; i < count; i++) {
+      if (!evaluated[i] || evaluated[i] == 2 || c->rep->results[at[i]].status != RT_OK) continue;
+      if (pick < 0 || c->rep->results[at[i]].time_ms < c->rep->results[at[pick]].time_ms) pick = i;
+    }
+    if (pick < 0) break;
+    evaluated[pick] = 2;
+    const candidate_result *r = &c->rep->results[at[pick]];
+    device_candidate dc;
+    memset(&dc, 0, sizeof dc);
+    dc.template_name = lib;
+    dc.plan = &pl[pick];
+    dc.library_index = pick;
+    dc.path = !strcmp(r->precision, "fp32") ? PATH_SIMT_F32 : roofline_path_for_dtype(r->precision, 1);
+    dc.wgmma = 1;
+    if (!profile_one(c, &dc, at[pick], &pl[pick], dc.path, 1, NULL, NULL)) break;
   }
   if (best_i >= 0 && c->run && best_id > 0) {
     db_winner w;
@@ -898,7 +1162,7 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
       if (!resumed && (rc = store_result(c, &r, &id, err))) break;
       if (!resumed) fresh++;
       if ((rc = strategy_tell(st, idx[i], r.status, r.time_ms, NULL, err))) break;
-      rc = add_result(c, &r, resumed, "evaluate", err);
+      rc = add_result(c, &r, id, resumed, "evaluate", err);
       if (!resumed && r.status == RT_OK && (best_id == 0 || r.time_ms < best_ms)) {
         best_id = id;
         best_ms = r.time_ms;
@@ -1018,6 +1282,74 @@ static rt_status tune_shard_space(const space *sp, int index, int count, space *
 
 /* ---- the run ---- */
 
+/* The fastest of the tie group other than the winner w (of template tmpl, or any when NULL):
+ * what the tie-break decided against; -1 without a tie. */
+static long tie_other(const candidate_result *all, size_t n, long w, const char *tmpl, size_t tied) {
+  if (!tied) return -1;
+  long fast = -1, to = -1;
+  for (size_t k = 0; k < n; k++)
+    if (all[k].status == RT_OK && (!tmpl || !strcmp(all[k].template_name, tmpl)) &&
+        (fast < 0 || all[k].time_ms < all[fast].time_ms))
+      fast = (long)k;
+  for (size_t k = 0; k < n; k++)
+    if ((long)k != w && all[k].status == RT_OK && (!tmpl || !strcmp(all[k].template_name, tmpl)) &&
+        verdict_tied(&all[fast], &all[k]) && (to < 0 || all[k].time_ms < all[to].time_ms))
+      to = (long)k;
+  return to;
+}
+
+/* Every template's winner (and the library's) gets its "why this wins" sentence, stored with its
+ * result; the run's best is the overall winner, ties broken by the stated rule, with a sentence
+ * of its own against the best of the other templates and cuBLASLt's default. */
+static void tune_verdicts(tune_ctx *c) {
+  tune_report *rep = c->rep;
+  const candidate_result *all = rep->results;
+  size_t n = rep->nresults;
+  long vendor = -1; /* the library's default (cuBLASLt, cuDNN): the first its heuristic returned */
+  for (size_t i = 0; i < n && vendor < 0; i++)
+    if ((!strcmp(all[i].template_name, "cublaslt") || !strcmp(all[i].template_name, "cudnn")) &&
+        all[i].status == RT_OK)
+      vendor = (long)i;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = all[i].template_name;
+    int first = 1; /* each template once */
+    for (size_t j = 0; j < i && first; j++) first = strcmp(all[j].template_name, name) != 0;
+    if (!first) continue;
+    size_t tied = 0;
+    long w = verdict_pick(all, n, name, &tied);
+    if (w < 0) continue;
+    long ru = verdict_runner_up(all, n, w, name, 0);
+    long to = tie_other(all, n, w, name, tied); /* for the tie-break's words */
+    verdict_sentence(&all[w], tied, to >= 0 ? &all[to] : NULL, ru >= 0 ? &all[ru] : NULL,
+                     "this template's runner-up", vendor >= 0 && vendor != w ? &all[vendor] : NULL,
+                     rep->results[w].verdict, sizeof rep->results[w].verdict);
+    if (c->run && c->ids[w] > 0) db_run_update_result(c->run, c->ids[w], &rep->results[w], NULL);
+  }
+  size_t tied = 0;
+  long w = verdict_pick(all, n, NULL, &tied);
+  if (w < 0) return;
+  long ru = verdict_runner_up(all, n, w, NULL, 1);
+  int same = ru < 0; /* one template: its own runner-up */
+  if (same) ru = verdict_runner_up(all, n, w, NULL, 0);
+  long to = tie_other(all, n, w, NULL, tied);
+  char label[96];
+  snprintf(label, sizeof label, same ? "the runner-up" : "the best of %s", ru >= 0 ? all[ru].template_name : "");
+  rep->best = all[w];
+  rep->have_best = 1;
+  rep->tied = tied;
+  verdict_sentence(&all[w], tied, to >= 0 ? &all[to] : NULL, ru >= 0 ? &all[ru] : NULL, label,
+                   vendor >= 0 && vendor != w ? &all[vendor] : NULL, rep->best.verdict, sizeof rep->best.verdict);
+}
+
+/* The dtype template m computes the problem in: the problem's, or tf32 for an f32 problem with
+ * --allow-tf32 when the template takes tf32 and not f32; NULL when it takes neither. */
+static const char *template_dtype(const manifest *m, const tune_options *o) {
+  const char *d = o->dtype ? o->dtype : "";
+  if (manifest_has_dtype(m, d)) return d;
+  if (o->allow_tf32 && !strcmp(d, "f32") && manifest_has_dtype(m, "tf32")) return "tf32";
+  return NULL;
+}
+
 const char *tune_default_device(char *note, size_t size) {
   int n = 0;
   rt_error e = {0};
@@ -1118,6 +1450,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   manifest *ms[TUNE_MAX_TEMPLATES];
   space *spaces[TUNE_MAX_TEMPLATES] = {0};
   char archs[TUNE_MAX_TEMPLATES][16];
+  const char *tdtypes[TUNE_MAX_TEMPLATES]; /* what each template computes in */
   size_t *priors[TUNE_MAX_TEMPLATES] = {0}, npriors[TUNE_MAX_TEMPLATES] = {0};
   int nms = 0;
   char **paths = NULL;
@@ -1167,6 +1500,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     snprintf(c.prob.shape, sizeof c.prob.shape, "%s", o->shape ? o->shape : "recorded");
     if ((rc = open_db(&c, err))) goto done;
     rc = tune_replay(&c, err);
+    if (!rc) tune_verdicts(&c);
     goto finish;
   }
 
@@ -1200,10 +1534,13 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
       manifest_free(m);
       goto done;
     }
-    if (!manifest_has_dtype(m, o->dtype ? o->dtype : "")) {
+    tdtypes[0] = template_dtype(m, o);
+    if (!tdtypes[0]) {
       rt_error_locate(err, "--dtype", NULL, 0, 0);
-      rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "template %s does not support dtype '%s'",
-                        manifest_name(m), o->dtype ? o->dtype : "");
+      int tf = o->dtype && !strcmp(o->dtype, "f32") && manifest_has_dtype(m, "tf32");
+      rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "template %s does not support dtype '%s'%s",
+                        manifest_name(m), o->dtype ? o->dtype : "",
+                        tf ? " (it computes in tf32: give --dtype tf32, or --allow-tf32 to admit it for f32)" : "");
       manifest_free(m);
       goto done;
     }
@@ -1240,7 +1577,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
       int mine = strcmp(manifest_family(m), c.fam->name) == 0 &&
                  !(c.fam->reference && !strcmp(manifest_name(m), c.fam->reference));
       in_family += mine;
-      if (!mine || !manifest_has_dtype(m, o->dtype ? o->dtype : "") || !archs[nms][0]) {
+      if (!mine || !(tdtypes[nms] = template_dtype(m, o)) || !archs[nms][0]) {
         manifest_free(m);
         continue;
       }
@@ -1278,6 +1615,12 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   if ((rc = open_db(&c, err))) goto done;
   if ((rc = device_begin(c.dev, c.fam, &c.prob, c.have_ref ? &c.ref : NULL, err))) goto done;
   if ((rc = cuda_ceilings(&c, err))) goto done;
+  const char *ctr_env = getenv("ROOFTUNE_COUNTERS");
+  if (device_has(c.dev, DEVICE_CAP_MEASURES) && ctr_env && !strcmp(ctr_env, "0")) {
+    rt_error off = {0};
+    rt_error_set(&off, RT_ERR_UNSUPPORTED, "ROOFTUNE_COUNTERS=0");
+    counters_unavailable(&c, &off);
+  }
   c.have_ceil = device_ceilings(c.dev, &c.ceil);
   if (c.have_ceil) snprintf(out->ceilings, sizeof out->ceilings, "%s", c.ceil.gpu);
 
@@ -1293,7 +1636,9 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   int live = 0;
   for (int i = 0; i < nms; i++) {
     rt_error serr = {0};
-    rt_status s = manifest_build_space(ms[i], &c.env, &spaces[i], &serr);
+    rt_vars tenv = c.env;
+    rt_status s = strcmp(tdtypes[i], c.prob.dtype) ? manifest_env_dtype(tdtypes[i], &tenv, &serr) : RT_OK;
+    if (!s) s = manifest_build_space(ms[i], &tenv, &spaces[i], &serr);
     if (s == RT_ERR_SPACE_EMPTY && (nms > 1 || use_library)) {
       size_t l = strlen(out->note);
       const char *why = strstr(serr.text, ": \"");
@@ -1361,12 +1706,13 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
       continue;
     }
     if (TUNE_STOPPED(&c)) break;
-    if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, priors[i], npriors[i], err)))
+    if ((rc = tune_template(&c, ms[i], spaces[i], archs[i], share, priors[i], npriors[i], tdtypes[i], err)))
       goto done;
   }
   if (no_budget[0]) tune_note(out, "%s not searched: the evaluation budget (--budget) was spent", no_budget);
   if (no_time[0]) tune_note(out, "%s not searched: the time budget (--seconds) was spent", no_time);
   if (use_library && !TUNE_STOPPED(&c) && (rc = tune_library(&c, err))) goto done;
+  tune_verdicts(&c);
 
 finish:
   if (c.cache && !cubin_cache_usable(c.cache) && !strstr(out->note, "cubin cache"))
@@ -1387,6 +1733,8 @@ done:
   if (paths) catalog_list_free(paths, npaths);
   device_close(c.dev);
   compile_result_free(&c.ref_cr);
+  free(c.ids);
+  free(c.seen);
   if (rc) {
     tune_report_free(out);
     memset(out, 0, sizeof *out);

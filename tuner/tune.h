@@ -83,6 +83,9 @@ typedef struct tune_options {
   int batch;                /* candidates asked for and compiled together (a sequential
                                strategy gives one at a time); 0: compile_workers, else cores */
   double timeout_s;         /* per-candidate limit on the GPU (0: the device's default) */
+  int allow_tf32;           /* an f32 problem (fp32 math) admits tf32 candidates too: templates
+                               that take tf32 and not f32 (gemm_mma), cuBLASLt's FAST_TF32
+                               algorithms; each result says what it computed in (precision) */
   const char *worker_exe;   /* binary for the cuda worker; NULL: this one */
   const char *command;      /* the command line, stored with the run */
   void (*progress)(void *ctx, const tune_progress *p); /* may be NULL */
@@ -115,6 +118,17 @@ typedef struct tune_report {
   long long run_id;           /* the database run, 0 without a database */
   char ceilings[96];          /* the roofs diagnosis used: "NVIDIA H200 (spec)" */
   int interrupted;            /* *opt->stop ended the run early */
+  size_t tied;                /* candidates tied with the best (verdict.h); best.verdict says
+                                 why it wins and how the tie broke */
+  size_t deduplicated;        /* candidates whose cubin and launch matched one evaluated before:
+                                 given its result, not measured */
+  double dedup_saved_s;       /* GPU seconds that saved (the first one's evaluation time) */
+  size_t stopped_early;       /* candidates stopped after their first timed runs: every one over
+                                 3x the best so far */
+  double early_saved_s;       /* GPU seconds that saved at least (the runs up to the minimum) */
+  size_t profiled;            /* candidates whose hardware counters were read */
+  char calibration[256];      /* the DRAM calibrations measured ("gemm_wgmma 0.83x (3)") or
+                                 applied by the model ("... (applied)"); "" when none */
 } tune_report;
 
 /* Runs the loop; on RT_OK the report holds the results (free with tune_report_free).  A

@@ -20,8 +20,8 @@
 #define GEMM_FN static inline
 #endif
 
-/* The templates' input dtype, from the source prefix's RT_DTYPE_<dtype> line: DTYPE_CODE 0 f32,
- * 1 f16, 2 bf16. */
+/* The templates' input dtype, from the source prefix's RT_DTYPE_<dtype> line: DTYPE_CODE 0 f32
+ * (and tf32: fp32 inputs, which the mma template rounds to tf32), 1 f16, 2 bf16. */
 #ifndef DTYPE_CODE
 #if defined(RT_DTYPE_f16)
 #define DTYPE_CODE 1

@@ -15,6 +15,9 @@
 #     benchmarks the main job, `rooftune tune gemm --shape 4096x4096x4096 --dtype bf16` (and the
 #     :nt layout) against the cuBLASLt candidates measured in the same run, and measures the
 #     device's ceilings (step "main");
+#  3a. hardware counters: the main job's best candidates with their measured DRAM and L2 bytes,
+#     occupancy, pipes and stalls, and rooftune's counters against Nsight Compute's on one
+#     gemm_wgmma kernel ("counters");
 #  3b. measures gemm_wgmma's levers one at a time on 4096^3 bf16: producer warpgroup, stages,
 #     persistent grid, two-block cluster ("levers");
 #  3b'. measures gemm_mma's 64x64-warp-tile configurations on 4096^3 bf16, for the mma.sync
@@ -36,9 +39,12 @@
 #     the rerun evaluates nothing and rechecks the winners measured the first time ("jobs");
 #  9. the runtime as applications use it: load_gemm on the serving rules' cases, attention
 #     served through rooftune_attention, the Python package's GPU tests ("runtime");
+#  (opt-in) brute-forces small own-template spaces with counters into replayable exports for
+#     bench_lever ("record");
 #  RT_GPU_STEPS picks steps by those names ("tests" for step 2; default all but those in
-#     RT_GPU_SKIP, "levers" unless set: the first H200 runs answered it,
-#     bench/results/h200-2026-11-30), e.g. RT_GPU_STEPS="tests skinny" for a short second try;
+#     RT_GPU_SKIP, "levers record" unless set: the first H200 runs answered "levers",
+#     bench/results/h200-2026-11-30, and "record" is a recording session of its own), e.g.
+#     RT_GPU_STEPS="tests skinny" for a short second try;
 #  then writes the summary to $OUT/gpu_results.txt (or bench/results/gpu-DATE.txt without $OUT)
 #     and every log, and the main job's JSON, into one archive beside it, gpu_logs.tgz (the
 #     device tool brings back at most 8 files).
@@ -60,11 +66,10 @@ budget=${RT_GPU_BUDGET_S:-450}
 left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
-# RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-# default: "tests" and every step file's NAME but those listed in $RT_GPU_SKIP (default "levers")
+# default: "tests" and every step file's NAME but those listed in $RT_GPU_SKIP (default "levers record")
 all_steps="tests"
 for f in tests/gpu/steps/[0-9]*.sh; do n=$(basename "$f" .sh); all_steps="$all_steps ${n#*-}"; done
-skip=" ${RT_GPU_SKIP:-levers} "
+skip=" ${RT_GPU_SKIP:-levers record} "
 default_steps=""
 for n in $all_steps; do case "$skip" in *" $n "*) ;; *) default_steps="$default_steps $n" ;; esac; done
 steps=" ${RT_GPU_STEPS:-$default_steps} "

@@ -8,10 +8,10 @@
 
 int main(void) {
   static const gcu_variant variants[] = {
-      {"gemm_mma", "sm_80", "f32", "nn"},  {"gemm_mma", "sm_80", "f32", "nt"},
+      {"gemm_mma", "sm_80", "tf32", "nn"}, {"gemm_mma", "sm_80", "tf32", "nt"},
       {"gemm_mma", "sm_80", "f16", "nn"},  {"gemm_mma", "sm_80", "f16", "nt"},
       {"gemm_mma", "sm_80", "bf16", "nn"}, {"gemm_mma", "sm_80", "bf16", "nt"},
-      {"gemm_mma", "sm_90", "f32", "nn"},  {"gemm_mma", "sm_90", "f32", "nt"},
+      {"gemm_mma", "sm_90", "tf32", "nn"}, {"gemm_mma", "sm_90", "tf32", "nt"},
       {"gemm_mma", "sm_90", "f16", "nn"},  {"gemm_mma", "sm_90", "f16", "nt"},
       {"gemm_mma", "sm_90", "bf16", "nn"}, {"gemm_mma", "sm_90", "bf16", "nt"},
       {"gemm_simt", "sm_80", "f32", "nn"}, {"gemm_simt", "sm_80", "f32", "nt"},

@@ -288,10 +288,32 @@ static void test_replay_shared(void) {
   printf("replayed the optimum of %d shared spaces\n", files);
 }
 
+/* The cuda device's repetition rule (device_timing_next), decided on the host: steady once the
+ * spread is small after min_reps, capped by time or max_reps, and the early stop of a candidate
+ * whose first DEVICE_SLOW_RUNS runs are all over the threshold (3x the best). */
+static void test_timing_rule(void) {
+  double sp = -1;
+  const double steady[5] = {1.00, 1.001, 1.002, 1.003, 1.004};
+  for (int n = 1; n < 5; n++) CHECK_INT(device_timing_next(steady, n, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE);
+  CHECK_INT(device_timing_next(steady, 5, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_STEADY);
+  CHECK(sp >= 0 && sp < 0.02);
+  const double noisy[5] = {1.0, 1.2, 1.4, 1.6, 1.8};
+  CHECK_INT(device_timing_next(noisy, 5, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE);
+  CHECK_INT(device_timing_next(noisy, 5, 5, 200, 0.02, 0.6, 0.5, 0, &sp), DEVICE_TIMING_STEADY); /* capped */
+  CHECK_INT(device_timing_next(noisy, 5, 5, 5, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_STEADY);  /* max_reps */
+  /* best so far 1 ms: threshold 3 ms */
+  const double slow[2] = {3.1, 3.3}, mixed[2] = {2.9, 3.4};
+  CHECK_INT(device_timing_next(slow, 1, 5, 200, 0.02, 0.01, 0.5, 3.0, &sp), DEVICE_TIMING_MORE);
+  CHECK_INT(device_timing_next(slow, 2, 5, 200, 0.02, 0.01, 0.5, 3.0, &sp), DEVICE_TIMING_SLOW);
+  CHECK_INT(device_timing_next(mixed, 2, 5, 200, 0.02, 0.01, 0.5, 3.0, &sp), DEVICE_TIMING_MORE);
+  CHECK_INT(device_timing_next(slow, 2, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE); /* no best yet */
+}
+
 int main(void) {
   test_model();
   test_open_errors();
   test_replay_fixture();
   test_replay_shared();
+  test_timing_rule();
   return test_done();
 }

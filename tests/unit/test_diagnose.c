@@ -106,8 +106,10 @@ int main(void) {
   CHECK_STR(d.limit, "compute");
   CHECK_STR(d.lever, "BLOCK_K+,BLOCK_N+,BLOCK_M+");
 
-  /* the same with the template's domains: BLOCK_K has only 64 and BLOCK_M is at its largest, so
-   * the lever names BLOCK_N alone; with every tile at its end, none and the sentence says so */
+  /* the same with the template's space: BLOCK_K has only 64 and BLOCK_M is at its largest, so
+   * the lever names BLOCK_N alone, and its move skips BLOCK_N=128, which no valid configuration
+   * has (a constraint the manifest would state), for 256; from 64x256 only BLOCK_M+ is left;
+   * with every tile at its end, none and the sentence says so */
   {
     space *dom = space_new();
     static const long long bm[] = {64, 128}, bn[] = {64, 128, 256}, bk[] = {64};
@@ -115,8 +117,8 @@ int main(void) {
     CHECK_INT(space_add_param(dom, "BLOCK_M", 2, bm, NULL, &e), RT_OK);
     CHECK_INT(space_add_param(dom, "BLOCK_N", 3, bn, NULL, &e), RT_OK);
     CHECK_INT(space_add_param(dom, "BLOCK_K", 1, bk, NULL, &e), RT_OK);
-    uint16_t cfg[3] = {1, 0, 0};
-    CHECK_INT(space_add_config(dom, cfg, &e), RT_OK);
+    static const uint16_t cfgs[][3] = {{1, 0, 0}, {1, 2, 0}, {0, 2, 0}};
+    for (int k = 0; k < 3; k++) CHECK_INT(space_add_config(dom, cfgs[k], &e), RT_OK);
     CHECK_INT(space_finish(dom, &e), RT_OK);
     rt_vars at_end;
     rt_vars_clear(&at_end);
@@ -127,10 +129,17 @@ int main(void) {
     in.config = &at_end;
     d = run(&in);
     CHECK_STR(d.lever, "BLOCK_N+");
+    CHECK_STR(d.move, "BLOCK_N=256");
     CHECK_CONTAINS(d.sentence, "a larger BLOCK_N");
+    rt_vars_set(&at_end, "BLOCK_M", 64);
     rt_vars_set(&at_end, "BLOCK_N", 256);
     d = run(&in);
+    CHECK_STR(d.lever, "BLOCK_M+");
+    CHECK_STR(d.move, "BLOCK_M=128");
+    rt_vars_set(&at_end, "BLOCK_M", 128);
+    d = run(&in);
     CHECK_STR(d.lever, "");
+    CHECK_STR(d.move, "");
     CHECK_CONTAINS(d.sentence, "cannot go further");
     space_free(dom);
   }
@@ -388,5 +397,49 @@ int main(void) {
   CHECK_INT(roofline_path_for_dtype("bf16", 0), PATH_TC_F16);
   CHECK_INT(roofline_path_for_dtype("f32", 0), PATH_SIMT_F32);
   CHECK_INT(roofline_path_for_dtype("f32", 1), PATH_TC_TF32);
+
+  /* measured counters: the roofline position from measured DRAM bytes (here 3x the formula's:
+   * memory-bound where the model said latency), occupancy from the measured warps, the top stall
+   * named, and the facts that were measured listed */
+  {
+    in = base();
+    at(&in, 0.20, 0.20);
+    in.facts.occupancy = 0.75;
+    hw_counters hw;
+    memset(&hw, 0, sizeof hw);
+    hw.measured = 1;
+    hw.dram_read_bytes = 2.5 * in.dram_bytes;
+    hw.dram_write_bytes = 0.5 * in.dram_bytes;
+    hw.l2_bytes = 4 * in.dram_bytes;
+    hw.occupancy = 0.31;
+    snprintf(hw.stalls, sizeof hw.stalls, "long_scoreboard:0.41,barrier:0.22,wait:0.11");
+    in.measured = &hw;
+    d = run(&in);
+    CHECK_STR(d.basis, "dram,l2,occupancy,stalls");
+    CHECK_STR(d.limit, "memory");
+    CHECK_NEAR(d.bw_frac, 0.60, 1e-9);
+    CHECK_CONTAINS(d.sentence, "memory-bound at 60 %");
+    CHECK_CONTAINS(d.sentence, "; measured: 41 % of stalls wait on global or local memory (long scoreboard)");
+    /* the same bytes as the formula, stalled at barriers, 31 % measured occupancy against 75 %
+     * calculated: occupancy-limited by its limiter, with the stall said */
+    hw.dram_read_bytes = in.dram_bytes;
+    hw.dram_write_bytes = 0;
+    snprintf(hw.stalls, sizeof hw.stalls, "membar:0.41,wait:0.30");
+    d = run(&in);
+    CHECK_STR(d.limit, "occupancy");
+    CHECK_CONTAINS(d.sentence, "31 % occupancy");
+    CHECK_CONTAINS(d.sentence, "41 % of stalls wait on a memory barrier");
+    /* measured occupancy at or above one half: latency-bound, the stall first */
+    hw.occupancy = 0.62;
+    d = run(&in);
+    CHECK_CONTAINS(d.sentence, "latency-bound: 41 % of stalls wait on a memory barrier; 20 % of compute");
+    CHECK_CONTAINS(d.sentence, "at 62 % measured occupancy");
+    CHECK(!strstr(d.sentence, "; measured: ")); /* said once */
+    /* no counters: nothing is said to be measured */
+    in.measured = NULL;
+    d = run(&in);
+    CHECK_STR(d.basis, "");
+    CHECK(!strstr(d.sentence, "stalls"));
+  }
   return test_done();
 }

@@ -51,7 +51,7 @@ int main(void) {
     const char *layouts[2];
     int nlayouts;
   } tmpls[] = {
-      {"gemm_mma", archs_mma, 2, {"bf16", "f16", "f32"}, 3, {"nt", "nn"}, 2},
+      {"gemm_mma", archs_mma, 2, {"bf16", "f16", "tf32"}, 3, {"nt", "nn"}, 2},
       {"gemm_simt", archs_mma, 2, {"f32"}, 1, {"nn", "nt"}, 2},
       {"gemm_wgmma", archs_wg, 1, {"bf16", "f16"}, 2, {"nn", "nt"}, 2},
       {"gemm_skinny", archs_mma, 2, {"bf16", "f16", "f32"}, 3, {"nt", "nt"}, 1},
@@ -121,15 +121,15 @@ int main(void) {
    * and sm_90, split-K on sm_80, few threads per tile, and the H200's 256x128 winner */
   {
     static const struct { const char *arch, *dtype, *layout, *config; } heavy[] = {
-        {"sm_80", "f32", "nt", "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
-        {"sm_80", "f32", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
+        {"sm_80", "tf32", "nt", "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
+        {"sm_80", "tf32", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
         {"sm_80", "bf16", "nn", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=4,SWIZZLE=1,B_COL=0"},
         {"sm_80", "f16", "nt", "BLOCK_M=64,BLOCK_N=256,BLOCK_K=32,WARPS_M=1,WARPS_N=4,STAGES=3,SPLIT_K=16,SWIZZLE=1,B_COL=1"},
-        {"sm_90", "f32", "nt", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,WARPS_M=2,WARPS_N=2,STAGES=4,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
-        {"sm_90", "f32", "nt", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=32,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
-        {"sm_90", "f32", "nt", "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
-        {"sm_90", "f32", "nn", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
-        {"sm_90", "f32", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
+        {"sm_90", "tf32", "nt", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,WARPS_M=2,WARPS_N=2,STAGES=4,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
+        {"sm_90", "tf32", "nt", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=32,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
+        {"sm_90", "tf32", "nt", "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
+        {"sm_90", "tf32", "nn", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
+        {"sm_90", "tf32", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
         {"sm_90", "bf16", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=4,SPLIT_K=16,SWIZZLE=1,B_COL=0"},
         {"sm_90", "bf16", "nn", "BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
     };

@@ -68,15 +68,25 @@ int main(void) {
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "1@2x3x4", "f16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "2x3x4");
 
-  /* tolerances: f32 admits tf32 candidates, f16/bf16 only fp32 summation-order differences */
+  /* tolerances: tf32 (inputs rounded to 10 mantissa bits) its own; f32 is fp32 math, held like
+   * f16/bf16 to fp32 summation-order differences only */
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "tf32", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.dtype, "tf32");
+  double ttf = gemm_family.tolerance(&gemm_family, &p);
+  rt_vars_clear(&v);
+  CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
+  CHECK_INT(var(&v, "dtype_bytes"), 4); /* tf32 inputs are fp32 in memory */
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f32", NULL, &p, &err), RT_OK);
   double t32 = gemm_family.tolerance(&gemm_family, &p);
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f16", NULL, &p, &err), RT_OK);
   double t16 = gemm_family.tolerance(&gemm_family, &p);
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "bf16", NULL, &p, &err), RT_OK);
-  CHECK(t32 >= 1e-3 && t32 <= 5e-3);
-  CHECK(t16 < t32 && t16 > 0);
+  CHECK(ttf >= 1e-3 && ttf <= 5e-3);
+  CHECK(t32 <= 1e-4 && t32 > 0);
+  CHECK(t16 < ttf && t16 > 0);
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), t16, 0);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "fp32", NULL, &p, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "use f32, tf32, f16 or bf16");
 
   /* invalid shapes name the problem and the syntax */
   check_bad("", "f32", "empty");

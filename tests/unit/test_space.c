@@ -27,6 +27,39 @@ static int contains(const size_t *v, size_t n, size_t x) {
   return 0;
 }
 
+/* space_move: the nearest valid value that way, by value (the domain written out of order),
+ * skipping values no valid configuration has; identifiers by position; nth; -1 at the ends. */
+static void test_move(void) {
+  space *s = space_new();
+  rt_error e = {0};
+  static const long long tile[] = {128, 32, 256, 64};
+  static const char *const lay[] = {"row", "col", "blk"};
+  CHECK_INT(space_add_param(s, "TILE", 4, tile, NULL, &e), RT_OK);
+  CHECK_INT(space_add_param(s, "LAYOUT", 3, NULL, lay, &e), RT_OK);
+  /* valid: TILE 32, 128, 256 with row; TILE 64 only with blk; 128 with col */
+  static const uint16_t cfgs[][2] = {{1, 0}, {0, 0}, {2, 0}, {3, 2}, {0, 1}};
+  for (int i = 0; i < 5; i++) CHECK_INT(space_add_config(s, cfgs[i], &e), RT_OK);
+  CHECK_INT(space_finish(s, &e), RT_OK);
+  uint16_t c32row[2] = {1, 0};
+  /* 32 -> (64 has no row configuration) -> 128 */
+  CHECK_INT(space_move(s, c32row, 0, 1, 1), 1);
+  CHECK_INT(space_move(s, c32row, 0, 1, 2), 2); /* the second valid one: 256 */
+  CHECK_INT(space_move(s, c32row, 0, 1, 3), -1);
+  CHECK_INT(space_move(s, c32row, 0, -1, 1), -1); /* 32 is the smallest */
+  uint16_t c256row[2] = {2, 0};
+  CHECK_INT(space_move(s, c256row, 0, -1, 1), 1); /* 256 -> 128 */
+  CHECK_INT(space_move(s, c256row, 0, 1, 1), -1);
+  uint16_t c128row[2] = {0, 0};
+  CHECK_INT(space_move(s, c128row, 1, 1, 1), 4);  /* row -> col */
+  CHECK_INT(space_move(s, c128row, 1, -1, 1), -1);
+  uint16_t c64blk[2] = {3, 2};
+  CHECK_INT(space_move(s, c64blk, 1, -1, 1), -1); /* 64 has no col or row configuration */
+  CHECK_INT(space_move(s, c64blk, 0, 1, 1), -1);  /* nor blk with a larger TILE */
+  CHECK_INT(space_move(s, c32row, 5, 1, 1), -1);  /* no such parameter */
+  CHECK_INT(space_move(s, c32row, 0, 0, 1), -1);
+  space_free(s);
+}
+
 int main(void) {
   rt_error err;
   space *s = make_space();
@@ -194,5 +227,6 @@ int main(void) {
   CHECK_INT(space_neighbours(s, 5, nb, 16), 0);
   space_free(s);
   space_free(NULL);
+  test_move();
   return test_done();
 }

@@ -171,8 +171,19 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
             r->spread, r->repetitions);
   else if (r->detail[0])
     fprintf(w->out, " (%s)", r->detail);
+  if (r->precision[0]) fprintf(w->out, " in %s", r->precision);
   if (r->diag.limit[0]) fprintf(w->out, "; limit %s, lever %s", r->diag.limit, r->diag.lever);
+  if (r->diag.move[0]) fprintf(w->out, " (%s)", r->diag.move);
+  if (r->status == RT_OK && r->detail[0]) fprintf(w->out, "; %s", r->detail);
   fputc('\n', w->out);
+  if (r->counters.measured)
+    fprintf(w->out, "    measured: DRAM %.4g GB read + %.4g GB written (model %.4g GB), L2 %.4g GB, occupancy "
+            "%.0f %% (calculated %.0f %%), tensor pipe %.0f %%, FMA pipe %.0f %%, SM %.0f %%, stalls %s\n",
+            r->counters.dram_read_bytes / 1e9, r->counters.dram_write_bytes / 1e9, r->dram_bytes / 1e9,
+            r->counters.l2_bytes / 1e9, 100 * r->counters.occupancy, 100 * r->facts.occupancy,
+            100 * r->counters.tensor_pipe, 100 * r->counters.fma_pipe, 100 * r->counters.sm_throughput,
+            r->counters.stalls[0] ? r->counters.stalls : "-");
+  if (r->verdict[0]) fprintf(w->out, "    winner: %s\n", r->verdict);
   return RT_OK;
 }
 

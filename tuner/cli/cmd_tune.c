@@ -17,7 +17,7 @@ static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
     "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
     "                     [--config C] [--prior FILE] [--templates DIR]... [--kv-lens L]\n"
-    "                     [--no-db] [--json]\n\n"
+    "                     [--allow-tf32] [--no-db] [--json]\n\n"
     "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
     "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
     "candidates with NVRTC (in parallel, through the cubin cache), measures, predicts or\n"
@@ -27,7 +27,10 @@ static const char usage[] =
     "template version and toolkit are not evaluated again.\n\n"
     "options:\n"
     "  --shape S        problem shape, e.g. 4096x4096x4096 (MxNxK) for gemm\n"
-    "  --dtype D        input precision: f32, f16, bf16\n"
+    "  --dtype D        input precision: f32 (fp32 math), tf32 (fp32 inputs, tf32 tensor-core\n"
+    "                   products), f16, bf16\n"
+    "  --allow-tf32     with --dtype f32: admit tf32 candidates too (the mma templates,\n"
+    "                   cuBLASLt's FAST_TF32); every result says what it computed in\n"
     "  --device DEV     cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE\n"
     "                   default: cuda when a GPU is present, else model:h200 (times are then\n"
     "                   predictions, and the first line says so)\n"
@@ -116,6 +119,46 @@ static int by_time(const void *a, const void *b) {
   return (x->time_ms > y->time_ms) - (x->time_ms < y->time_ms);
 }
 
+/* "1.21 GB" */
+static void fmt_bytes(char *buf, size_t size, double b) {
+  if (b >= 1e9) snprintf(buf, size, "%.2f GB", b / 1e9);
+  else if (b >= 1e6) snprintf(buf, size, "%.1f MB", b / 1e6);
+  else snprintf(buf, size, "%.0f kB", b / 1e3);
+}
+
+/* The facts of the best candidates, each said measured (GPU counters) or modelled. */
+static void print_facts(const tune_report *rep, const candidate_result *const *order, size_t n) {
+  int any = 0;
+  for (size_t i = 0; i < n; i++) any |= order[i]->counters.measured;
+  printf("\n%-11s %-12s %-22s %-10s %-16s %-20s %s\n", "template", "time ms", "DRAM bytes", "L2 bytes",
+         "occupancy", "pipes tensor/fma/SM", "top stalls (measured)");
+  size_t shown = 0;
+  for (size_t i = 0; i < n && shown < 6; i++) {
+    const candidate_result *r = order[i];
+    if (r->status != RT_OK) break;
+    if (any && !r->counters.measured) continue;
+    shown++;
+    char dram[40], model[16], l2[16] = "-", occ[24], pipes[24] = "-";
+    fmt_bytes(model, sizeof model, r->dram_bytes);
+    if (r->counters.measured) {
+      char m[16];
+      fmt_bytes(m, sizeof m, r->counters.dram_read_bytes + r->counters.dram_write_bytes);
+      snprintf(dram, sizeof dram, "%s (model %s)", m, model);
+      fmt_bytes(l2, sizeof l2, r->counters.l2_bytes);
+      snprintf(occ, sizeof occ, "%.0f %% (calc %.0f)", 100 * r->counters.occupancy, 100 * r->facts.occupancy);
+      snprintf(pipes, sizeof pipes, "%.0f/%.0f/%.0f %%", 100 * r->counters.tensor_pipe, 100 * r->counters.fma_pipe,
+               100 * r->counters.sm_throughput);
+    } else {
+      snprintf(dram, sizeof dram, "%s modelled", model);
+      snprintf(occ, sizeof occ, "%.0f %% calculated", 100 * r->facts.occupancy);
+    }
+    printf("%-11.11s %-12.4f %-22s %-10s %-16s %-20s %s\n", r->template_name, r->time_ms, dram, l2, occ, pipes,
+           r->counters.measured && r->counters.stalls[0] ? r->counters.stalls : "-");
+  }
+  if (!any)
+    printf("(no hardware counters on %s: bytes from the cost formulas, occupancy calculated)\n", rep->device);
+}
+
 static void print_table(const tune_report *rep, int stored) {
   size_t n = rep->nresults;
   const candidate_result **order = malloc((n ? n : 1) * sizeof *order);
@@ -123,24 +166,50 @@ static void print_table(const tune_report *rep, int stored) {
   for (size_t i = 0; i < n; i++) order[i] = &rep->results[i];
   qsort(order, n, sizeof *order, by_time);
   size_t show = n < 12 ? n : 12;
-  printf("\n%9s %8s %-9s %-9s %-11s %-28s %s\n", "time ms", "TFLOP/s", "timing", "limit",
+  printf("\n%9s %8s %-9s %-5s %-9s %-11s %-28s %s\n", "time ms", "TFLOP/s", "timing", "math", "limit",
          "template", "lever", "config");
   for (size_t i = 0; i < show; i++) {
     const candidate_result *r = order[i];
     char tf[16] = "-";
     if (tflops(r) > 0) snprintf(tf, sizeof tf, "%.1f", tflops(r));
+    const char *prec = r->precision[0] ? r->precision : "-";
     if (r->status == RT_OK)
-      printf("%9.4f %8s %-9s %-9s %-11.11s %-28s %s\n", r->time_ms, tf,
-             timing_kind_name(r->timing), r->diag.limit[0] ? r->diag.limit : "-", r->template_name,
-             r->diag.lever[0] ? r->diag.lever : "-", r->config);
+      printf("%9.4f %8s %-9s %-5s %-9s %-11.11s %-28s %s\n", r->time_ms, tf, timing_kind_name(r->timing), prec,
+             r->diag.limit[0] ? r->diag.limit : "-", r->template_name, r->diag.lever[0] ? r->diag.lever : "-",
+             r->config);
     else
-      printf("%9s %8s %-9s %-9s %-11.11s %-28.28s %s\n", "-", "-", timing_kind_name(r->timing),
+      printf("%9s %8s %-9s %-5s %-9s %-11.11s %-28.28s %s\n", "-", "-", timing_kind_name(r->timing), prec,
              rt_status_name(r->status), r->template_name, r->detail, r->config);
   }
   if (n > show)
     printf("(%zu more; %s)\n", n - show,
            stored ? "every candidate is in the database" : "--no-db: none was stored");
+  print_facts(rep, order, n);
   free(order);
+}
+
+/* CONFIG with the assignments of MOVE ("BLOCK_N=256") put in: the configuration a lever proposes. */
+static void apply_move(const char *config, const char *move, char *out, size_t size) {
+  snprintf(out, size, "%s", config);
+  char mv[160];
+  snprintf(mv, sizeof mv, "%s", move);
+  for (char *save = NULL, *a = strtok_r(mv, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(a, '=');
+    if (!eq) continue;
+    size_t nl = (size_t)(eq - a);
+    char next[1024];
+    size_t k = 0;
+    for (const char *p = out; *p;) {
+      const char *end = strchr(p, ',');
+      size_t len = end ? (size_t)(end - p) : strlen(p);
+      int hit = len > nl && p[nl] == '=' && !strncmp(p, a, nl);
+      k += (size_t)snprintf(next + k, sizeof next - k, "%s%.*s", k ? "," : "", hit ? (int)strlen(a) : (int)len,
+                            hit ? a : p);
+      if (k >= sizeof next) break;
+      p = end ? end + 1 : p + len;
+    }
+    snprintf(out, size, "%s", next);
+  }
 }
 
 static int cmd_tune(int argc, char **argv) {
@@ -164,6 +233,7 @@ static int cmd_tune(int argc, char **argv) {
                                        {"prior", required_argument, 0, 'P'},
                                        {"templates", required_argument, 0, 'L'},
                                        {"kv-lens", required_argument, 0, 'K'},
+                                       {"allow-tf32", no_argument, 0, 'A'},
                                        {0, 0, 0, 0}};
   int c;
   long v;
@@ -204,6 +274,7 @@ static int cmd_tune(int argc, char **argv) {
       break;
     case 'B': db_path = optarg; break;
     case 'N': no_db = 1; break;
+    case 'A': o.allow_tf32 = 1; break;
     case 'j': json = 1; break;
     default: return cli_bad_option("tune", argc, argv);
     }
@@ -213,8 +284,10 @@ static int cmd_tune(int argc, char **argv) {
   if (optind < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
   int replay = o.device && strncmp(o.device, "replay:", 7) == 0;
   if (!replay && !o.shape) return cli_usage_error("tune", "missing --shape (e.g. --shape 4096x4096x4096)");
-  if (!replay && !o.dtype) return cli_usage_error("tune", "missing --dtype (f32, f16 or bf16)");
+  if (!replay && !o.dtype) return cli_usage_error("tune", "missing --dtype (f32, tf32, f16 or bf16)");
   if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");
+  if (o.allow_tf32 && o.dtype && strcmp(o.dtype, "f32"))
+    return cli_usage_error("tune", "--allow-tf32 admits tf32 candidates to an f32 run; --dtype is %s", o.dtype);
   if (o.config && o.prior)
     return cli_usage_error("tune", "--config evaluates one configuration; --prior orders a "
                                    "search: give one of them");
@@ -275,11 +348,17 @@ static int cmd_tune(int argc, char **argv) {
       json_t *cur = json_object_get(per, r->template_name);
       if (cur && json_number_value(json_object_get(cur, "time_ms")) <= r->time_ms) continue;
       json_object_set_new(per, r->template_name,
-                          json_pack("{sf sf ss ss}", "time_ms", r->time_ms, "tflops", tflops(r),
-                                    "limit", r->diag.limit, "config", r->config));
+                          json_pack("{sf sf ss ss ss}", "time_ms", r->time_ms, "tflops", tflops(r),
+                                    "limit", r->diag.limit, "config", r->config, "precision", r->precision));
     }
     json_object_set_new(root, "best_per_template", per);
     json_object_set_new(root, "strategy", json_string(rep.strategy));
+    json_object_set_new(root, "saved",
+                        json_pack("{si sf si sf}", "same_cubin", (int)rep.deduplicated, "same_cubin_gpu_s",
+                                  rep.dedup_saved_s, "stopped_early", (int)rep.stopped_early, "stopped_early_gpu_s",
+                                  rep.early_saved_s));
+    json_object_set_new(root, "profiled", json_integer((json_int_t)rep.profiled));
+    if (rep.calibration[0]) json_object_set_new(root, "calibration", json_string(rep.calibration));
     json_object_set_new(root, "seconds", json_real(rep.seconds));
     if (rep.interrupted) json_object_set_new(root, "interrupted", json_true());
     if (note[0] || rep.note[0])
@@ -301,6 +380,19 @@ static int cmd_tune(int argc, char **argv) {
       json_object_set_new(best, "limit", json_string(b->diag.limit));
       json_object_set_new(best, "lever", json_string(b->diag.lever));
       json_object_set_new(best, "sentence", json_string(b->diag.sentence));
+      json_object_set_new(best, "move", json_string(b->diag.move));
+      json_object_set_new(best, "precision", json_string(b->precision));
+      json_object_set_new(best, "measured", json_string(b->diag.basis));
+      json_object_set_new(best, "verdict", json_string(b->verdict));
+      json_object_set_new(best, "tied", json_integer((json_int_t)rep.tied));
+      json_object_set_new(best, "dram_bytes_modelled", json_real(b->dram_bytes));
+      if (b->counters.measured)
+        json_object_set_new(best, "counters",
+                            json_pack("{sf sf sf sf sf sf sf sf ss}", "dram_read_bytes", b->counters.dram_read_bytes,
+                                      "dram_write_bytes", b->counters.dram_write_bytes, "l2_bytes", b->counters.l2_bytes,
+                                      "occupancy", b->counters.occupancy, "tensor_pipe", b->counters.tensor_pipe,
+                                      "fma_pipe", b->counters.fma_pipe, "sm_throughput", b->counters.sm_throughput,
+                                      "duration_ms", b->counters.duration_ms, "stalls", b->counters.stalls));
       json_object_set_new(root, "best", best);
     } else {
       json_object_set_new(root, "best", json_null());
@@ -328,10 +420,31 @@ static int cmd_tune(int argc, char **argv) {
       printf("\nbest: %s %s\n      %.4f ms", b->template_name, b->config, b->time_ms);
       if (tflops(b) > 0) printf(", %.1f TFLOP/s", tflops(b));
       printf(" (%s on %s)\n", timing_kind_name(b->timing), rep.device);
+      if (b->precision[0]) printf("      computes in %s\n", b->precision);
       if (b->diag.sentence[0]) printf("      %s\n", b->diag.sentence);
-      if (b->diag.lever[0]) printf("      lever: %s\n", b->diag.lever);
+      if (b->diag.basis[0])
+        printf("      facts: %s measured by the GPU's counters, the rest modelled\n", b->diag.basis);
+      else
+        printf("      facts: DRAM bytes from the cost formula, occupancy calculated (no counters read)\n");
+      if (b->diag.lever[0]) {
+        printf("      lever: %s", b->diag.lever);
+        if (b->diag.move[0]) {
+          char moved[1024];
+          char first[96];
+          snprintf(first, sizeof first, "%.*s", (int)strcspn(b->diag.move, ","), b->diag.move);
+          apply_move(b->config, first, moved, sizeof moved);
+          printf(" (%s): try %s", b->diag.move, moved);
+        }
+        printf("\n");
+      }
+      if (b->verdict[0]) printf("      why it wins: %s\n", b->verdict);
       if (rep.ceilings[0]) printf("      roofs: %s\n", rep.ceilings);
     }
+    if (rep.deduplicated || rep.stopped_early)
+      printf("saved: %zu candidates with a cubin measured before (%.2f s of GPU time), %zu stopped early at "
+             "3x the best (%.2f s at least)\n",
+             rep.deduplicated, rep.dedup_saved_s, rep.stopped_early, rep.early_saved_s);
+    if (rep.calibration[0]) printf("calibration (measured / modelled DRAM bytes): %s\n", rep.calibration);
     if (o.db_path) printf("stored in %s (run %lld)\n", o.db_path, rep.run_id);
   }
   int rc = rep.have_best && !rep.interrupted ? CLI_EXIT_OK : CLI_EXIT_FAIL;

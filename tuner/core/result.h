@@ -41,7 +41,11 @@ typedef struct static_facts {
 /* The dominant limit of a candidate and the lever that moves it (see diagnose.h). */
 typedef struct diagnosis {
   char limit[24];        /* "memory", "compute", "occupancy", "waves", "spills", "launch", "" */
-  char lever[160];       /* "BLOCK_N+,BLOCK_M+": parameters to move and which way */
+  char lever[160];       /* "BLOCK_N+,BLOCK_M+": parameters to move and which way; each names a
+                            move that lands on a valid configuration of the space */
+  char move[160];        /* the configurations the lever proposes, as the changed values, one per
+                            lever item: "BLOCK_N=256,BLOCK_M=256" (BLOCK_N+ moves BLOCK_N to
+                            256, every other value kept); "" when the diagnosis had no space */
   char sentence[320];    /* one plain sentence for people */
   double achieved_flops; /* FLOP/s */
   double achieved_bw;    /* modeled DRAM bytes / s */
@@ -51,7 +55,26 @@ typedef struct diagnosis {
   double ridge;          /* ceiling FLOP/s / ceiling bytes/s */
   double waves;          /* grid blocks / (SMs * resident blocks per SM) */
   double tail;           /* fraction of the last wave left idle, 0..1 */
+  char basis[64];        /* the facts read from the GPU's counters, "dram,l2,occupancy,stalls";
+                            "" when every fact but the time is modelled (cost formula bytes,
+                            calculated occupancy) */
 } diagnosis;
+
+/* Hardware counters of one run of a candidate, read with CUPTI's range profiler after its
+ * timing (tuner/driver/cupti.h); all 0 with measured = 0 when none were read. */
+typedef struct hw_counters {
+  int measured;            /* 1: read from the GPU's counters */
+  double dram_read_bytes;  /* dram__bytes_read.sum */
+  double dram_write_bytes; /* dram__bytes_write.sum */
+  double l2_bytes;         /* lts__t_bytes.sum: every byte the L2 slices served or took */
+  double occupancy;        /* achieved: sm__warps_active.avg.pct_of_peak_sustained_active, 0..1 */
+  double tensor_pipe;      /* sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active, 0..1 */
+  double fma_pipe;         /* sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active, 0..1 */
+  double sm_throughput;    /* sm__throughput.avg.pct_of_peak_sustained_elapsed, 0..1 */
+  double duration_ms;      /* gpu__time_duration.sum of the profiled run (no L2 flush before it) */
+  char stalls[96];         /* the top warp-stall reasons with their share of all stalled warp
+                              cycles, largest first: "long_scoreboard:0.41,barrier:0.22,wait:0.11" */
+} hw_counters;
 
 typedef struct candidate_result {
   char template_name[64];  /* "gemm_mma", or "cublaslt" for library candidates */
@@ -73,6 +96,13 @@ typedef struct candidate_result {
   double dram_bytes;       /* modeled DRAM bytes for this config */
   static_facts facts;      /* compiler and occupancy facts */
   diagnosis diag;          /* dominant limit, lever, sentence */
+  char precision[8];       /* what the candidate computed in: "fp32" (fp32 products), "tf32"
+                              (fp32 inputs rounded to tf32 for tensor-core products), "f16",
+                              "bf16" (products of those inputs, fp32 accumulation); "" unknown */
+  hw_counters counters;    /* measured counters (the best few candidates on a GPU) */
+  char verdict[512];       /* a winner's "why this wins" (and tie) sentence; "" for the others */
+  double saved_s;          /* GPU seconds this evaluation did not spend (stopped early, or the
+                              result of an identical cubin reused); not stored in the database */
 } candidate_result;
 
 /* Every stored field of a candidate_result, once: the database's result columns, their bind and
@@ -84,7 +114,7 @@ typedef struct candidate_result {
  *   kind    TEXT (char array), REAL (double), INT (int), INT64 (long long), STATUS (rt_status,
  *           stored by name), TIMING (timing_kind, stored by name)
  *   member  the field of candidate_result
- *   group   "" (the row itself), "static_facts" or "diagnosis" */
+ *   group   "" (the row itself), "static_facts", "diagnosis" or "counters" */
 #define RESULT_COLUMNS(FIRST, REST)                                              \
   FIRST(config, config, TEXT, config, "")                                      \
   REST(status, status, STATUS, status, "")                                     \
@@ -118,6 +148,20 @@ typedef struct candidate_result {
   REST(ridge, ridge, REAL, diag.ridge, "diagnosis")                           \
   REST(waves, waves, REAL, diag.waves, "diagnosis")                           \
   REST(tail, tail, REAL, diag.tail, "diagnosis")                              \
-  REST(code_hash, code_hash, TEXT, code_hash, "")
+  REST(code_hash, code_hash, TEXT, code_hash, "")                              \
+  REST(precision, precision, TEXT, precision, "")                              \
+  REST(diag_move, move, TEXT, diag.move, "diagnosis")                          \
+  REST(diag_basis, basis, TEXT, diag.basis, "diagnosis")                       \
+  REST(verdict, verdict, TEXT, verdict, "")                                    \
+  REST(ctr_measured, measured, INT, counters.measured, "counters")             \
+  REST(ctr_dram_read, dram_read_bytes, REAL, counters.dram_read_bytes, "counters") \
+  REST(ctr_dram_write, dram_write_bytes, REAL, counters.dram_write_bytes, "counters") \
+  REST(ctr_l2_bytes, l2_bytes, REAL, counters.l2_bytes, "counters")           \
+  REST(ctr_occupancy, occupancy, REAL, counters.occupancy, "counters")        \
+  REST(ctr_tensor_pipe, tensor_pipe, REAL, counters.tensor_pipe, "counters")  \
+  REST(ctr_fma_pipe, fma_pipe, REAL, counters.fma_pipe, "counters")           \
+  REST(ctr_sm_throughput, sm_throughput, REAL, counters.sm_throughput, "counters") \
+  REST(ctr_duration_ms, duration_ms, REAL, counters.duration_ms, "counters")  \
+  REST(ctr_stalls, stalls, TEXT, counters.stalls, "counters")
 
 #endif

@@ -104,7 +104,33 @@ rt_status device_evaluate(device *d, const device_candidate *c, candidate_result
   out->flops = pl ? pl->flops : 0;
   out->dram_bytes = pl ? pl->dram_bytes : 0;
   out->facts = c->facts;
+  snprintf(out->precision, sizeof out->precision, "%s", c->precision ? c->precision : "");
   return d->ops->evaluate(d, c, out, err);
+}
+
+rt_status device_profile(device *d, const device_candidate *c, hw_counters *out, rt_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!d->ops->profile)
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "%s reads no hardware counters (only a GPU does)", d->label);
+  return d->ops->profile(d, c, out, err);
+}
+
+static double timing_quantile(const double *sorted, int n, double q) {
+  double pos = q * (n - 1);
+  int lo = (int)pos;
+  int hi = lo + 1 < n ? lo + 1 : lo;
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+int device_timing_next(const double *sorted_ms, int n, int min_reps, int max_reps, double target,
+                       double elapsed_s, double cap_s, double stop_above_ms, double *spread) {
+  if (n <= 0) return DEVICE_TIMING_MORE;
+  double med = timing_quantile(sorted_ms, n, 0.5);
+  *spread = n > 1 && med > 0 ? (timing_quantile(sorted_ms, n, 0.9) - timing_quantile(sorted_ms, n, 0.1)) / med : 0;
+  if (stop_above_ms > 0 && n == DEVICE_SLOW_RUNS && sorted_ms[0] > stop_above_ms) return DEVICE_TIMING_SLOW;
+  if (n >= max_reps) return DEVICE_TIMING_STEADY;
+  if (n >= min_reps && (*spread <= target || elapsed_s >= cap_s)) return DEVICE_TIMING_STEADY;
+  return DEVICE_TIMING_MORE;
 }
 
 rt_status device_library_list(device *d, int max, char ids[][256], int *count, rt_error *err) {

@@ -53,6 +53,15 @@ typedef struct device_candidate {
   compute_path path;          /* instruction path the template uses */
   int wgmma;                  /* 1 when the template uses wgmma (sm_90a) */
   int library_index;          /* >= 0: the family's library candidate with that index */
+  double stop_above_ms;       /* cuda: stop repeating once the first timed runs are all slower
+                                 than this (3x the best so far; DEVICE_SLOW_FACTOR); 0: never */
+  double dram_calibration;    /* model: measured / modelled DRAM bytes of this template on the
+                                 GPU modelled (db_calibration_get); 0 or 1: none */
+  const char *precision;      /* what the candidate computes in ("fp32", "tf32", "bf16"...),
+                                 copied into the result; NULL: "" */
+  double tolerance;           /* cuda: the verification tolerance when the candidate computes in
+                                 another precision than the problem's (a tf32 candidate of an
+                                 f32 run: tf32's); 0: the family's for the problem */
 } device_candidate;
 
 typedef struct device_options {
@@ -139,6 +148,24 @@ rt_status device_measure_ceilings(device *d, const char *dtype, roofline_ceiling
  * before measuring).  RT_ERR_LAUNCH when the candidate cannot be resident on an SM. */
 rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, double *seconds,
                                rt_error *err);
+
+/* cuda: hardware counters of one more run of candidate c (after its timing, never inside it):
+ * CUPTI's range profiler around the launch, one pass per replay (tuner/driver/cupti.h).
+ * RT_ERR_UNSUPPORTED (with CUPTI's reason) where counters cannot be read: no CUPTI, an unknown
+ * chip, no permission, a device that does not run kernels. */
+rt_status device_profile(device *d, const device_candidate *c, hw_counters *out, rt_error *err);
+
+/* The cuda device's repetition rule, one decision after each timed run: times[0..n) the runs
+ * so far, sorted ascending.  DEVICE_TIMING_MORE: run again; DEVICE_TIMING_STEADY: stop, the
+ * spread ((p90-p10)/median, into *spread) is at most target after at least min_reps runs, or
+ * max_reps runs or cap_s seconds (elapsed_s) were reached; DEVICE_TIMING_SLOW: stop, every one
+ * of the first DEVICE_SLOW_RUNS runs is slower than stop_above_ms (> 0), so a candidate that
+ * cannot win spends no more GPU time (tinygrad's early stop). */
+enum { DEVICE_TIMING_MORE = 0, DEVICE_TIMING_STEADY = 1, DEVICE_TIMING_SLOW = 2 };
+#define DEVICE_SLOW_FACTOR 3.0 /* a candidate this many times slower than the best stops early */
+#define DEVICE_SLOW_RUNS 2     /* after this many timed runs */
+int device_timing_next(const double *sorted_ms, int n, int min_reps, int max_reps, double target,
+                       double elapsed_s, double cap_s, double stop_above_ms, double *spread);
 
 /* Worker restarts so far (cuda). */
 int device_worker_restarts(const device *d);

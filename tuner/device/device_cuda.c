@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "tuner/driver/cuda_driver.h"
+#include "tuner/driver/cupti.h"
 #include "tuner/device/device_impl.h"
 #include "kernels/family.h"
 #include "tuner/device/worker.h"
@@ -123,13 +124,13 @@ static rt_status cuda_begin(device *d, const family_ops *fam, const struct probl
   return st;
 }
 
-static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_result *r,
-                              rt_error *err) {
+/* The launch of candidate c as a worker request (entry, library, values, geometry). */
+static json_t *candidate_request(device *d, const device_candidate *c) {
   const candidate_plan *pl = c->plan;
   json_t *req = json_object();
   json_object_set_new(req, "entry", json_string(c->entry ? c->entry : ""));
   json_object_set_new(req, "library", json_integer(c->library_index));
-  if (c->library_index >= 0) { /* lets a fresh worker list the library candidates again */
+  if (c->library_index >= 0) {
     json_object_set_new(req, "library_max", json_integer(d->library_max));
     json_object_set_new(req, "library_id", json_string(pl->config));
   }
@@ -140,10 +141,18 @@ static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_r
   json_object_set_new(req, "grid", json_pack("[iii]", pl->grid[0], pl->grid[1], pl->grid[2]));
   json_object_set_new(req, "block", json_pack("[iii]", pl->block[0], pl->block[1], pl->block[2]));
   json_object_set_new(req, "smem", json_integer(pl->smem));
+  return req;
+}
+
+static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_result *r,
+                              rt_error *err) {
+  json_t *req = candidate_request(d, c);
   json_object_set_new(req, "time_cap_s", json_real(d->opt.time_cap_s));
   json_object_set_new(req, "target_spread", json_real(d->opt.target_spread));
   json_object_set_new(req, "min_reps", json_integer(d->opt.min_reps));
   json_object_set_new(req, "max_reps", json_integer(d->opt.max_reps));
+  if (c->stop_above_ms > 0) json_object_set_new(req, "stop_above_ms", json_real(c->stop_above_ms));
+  if (c->tolerance > 0) json_object_set_new(req, "tolerance", json_real(c->tolerance));
   json_t *reply = NULL;
   rt_error cerr = {0};
   rt_status st = cuda_call(d, WORKER_EVAL, req, c->cubin, c->cubin_size, d->opt.timeout_s,
@@ -168,6 +177,47 @@ static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_r
   r->repetitions = (int)json_integer_value(json_object_get(reply, "reps"));
   json_t *ve = json_object_get(reply, "verify_error");
   r->verify_error = ve ? json_number_value(ve) : -1;
+  if (json_is_true(json_object_get(reply, "stopped_early"))) {
+    r->saved_s = json_number_value(json_object_get(reply, "saved_s"));
+    snprintf(r->detail, sizeof r->detail,
+             "stopped after %d timed runs: every one over %.0fx the best so far (%.4g ms)", r->repetitions,
+             DEVICE_SLOW_FACTOR, c->stop_above_ms / DEVICE_SLOW_FACTOR);
+  }
+  json_decref(reply);
+  return RT_OK;
+}
+
+static rt_status cuda_profile(device *d, const device_candidate *c, hw_counters *out, rt_error *err) {
+  json_t *req = candidate_request(d, c);
+  json_object_set_new(req, "ordinal", json_integer(d->ordinal));
+  json_t *reply = NULL;
+  rt_error cerr = {0};
+  /* up to ~40 passes of the kernel plus CUPTI's setup */
+  rt_status st = cuda_call(d, WORKER_PROFILE, req, c->cubin, c->cubin_size, d->opt.timeout_s + 60, &reply, &cerr);
+  json_decref(req);
+  if (st) { /* a crash or hang under the profiler: no counters, the run goes on */
+    rt_error_set(err, RT_ERR_UNSUPPORTED, "profiling failed: %.200s", cerr.text);
+    return RT_ERR_UNSUPPORTED;
+  }
+  const char *s = json_string_value(json_object_get(reply, "status"));
+  if (!s || strcmp(s, "OK")) {
+    const char *e = json_string_value(json_object_get(reply, "error"));
+    int code = s ? rt_status_from_name(s) : RT_ERR_INTERNAL;
+    rt_error_set(err, code > 0 ? (rt_status)code : RT_ERR_INTERNAL, "%s", e ? e : "profiling failed");
+    json_decref(reply);
+    return code > 0 ? (rt_status)code : RT_ERR_INTERNAL;
+  }
+  out->measured = 1;
+  out->dram_read_bytes = json_number_value(json_object_get(reply, "dram_read_bytes"));
+  out->dram_write_bytes = json_number_value(json_object_get(reply, "dram_write_bytes"));
+  out->l2_bytes = json_number_value(json_object_get(reply, "l2_bytes"));
+  out->occupancy = json_number_value(json_object_get(reply, "occupancy"));
+  out->tensor_pipe = json_number_value(json_object_get(reply, "tensor_pipe"));
+  out->fma_pipe = json_number_value(json_object_get(reply, "fma_pipe"));
+  out->sm_throughput = json_number_value(json_object_get(reply, "sm_throughput"));
+  out->duration_ms = json_number_value(json_object_get(reply, "duration_ms"));
+  const char *stalls = json_string_value(json_object_get(reply, "stalls"));
+  snprintf(out->stalls, sizeof out->stalls, "%s", stalls ? stalls : "");
   json_decref(reply);
   return RT_OK;
 }
@@ -246,6 +296,7 @@ const device_ops device_cuda_ops = {
     .measure_ceilings = cuda_measure_ceilings,
     .identity = cuda_identity,
     .restarts = cuda_restarts,
+    .profile = cuda_profile,
 };
 
 /* ---------------- worker side ---------------- */
@@ -405,6 +456,60 @@ static rt_status sync_check(cuda_worker *w, const char *what, int *fatal, rt_err
   return RT_ERR_CRASH;
 }
 
+/* The candidate a request names, ready to run: its launch (values, grid, block, shared memory)
+ * and its module loaded from the blob, or library candidate `library` (listed again and checked
+ * by identity when this worker is fresh).  RT_ERR_LAUNCH when the module does not load. */
+static rt_status candidate_load(cuda_worker *w, json_t *req, const void *blob, size_t blob_len, run_ctx *rc,
+                                CUmodule *mod, rt_error *err) {
+  memset(rc, 0, sizeof *rc);
+  *mod = NULL;
+  rc->w = w;
+  rc->lib = (int)json_integer_value(json_object_get(req, "library"));
+  if (!json_object_get(req, "library")) rc->lib = -1;
+  const char *key;
+  json_t *v;
+  json_object_foreach(json_object_get(req, "values"), key, v) {
+    rt_vars_set(&rc->values, key, (long long)json_integer_value(v));
+  }
+  for (int i = 0; i < 3; i++) {
+    rc->grid[i] = (unsigned)json_integer_value(json_array_get(json_object_get(req, "grid"), i));
+    rc->block[i] = (unsigned)json_integer_value(json_array_get(json_object_get(req, "block"), i));
+  }
+  rc->smem = (unsigned)json_integer_value(json_object_get(req, "smem"));
+  rt_status st = RT_OK;
+  if (rc->lib >= 0 && rc->lib >= w->lib_listed) {
+    /* a fresh worker has not listed the library candidates yet: list them as the parent did
+     * and check that candidate `lib` is still the one it names */
+    int max = (int)json_integer_value(json_object_get(req, "library_max")), count = 0;
+    const char *want = json_string_value(json_object_get(req, "library_id"));
+    char got[256] = "";
+    if (!w->fam->library_list) st = rt_error_set(err, RT_ERR_UNSUPPORTED, "the family has no library candidates");
+    if (!st) st = w->fam->library_list(w->g, max > rc->lib ? max : rc->lib + 1, &count, err);
+    if (!st) w->lib_listed = count;
+    if (!st && rc->lib >= count)
+      st = rt_error_set(err, RT_ERR_NOT_FOUND, "library candidate %d is gone (%d listed)", rc->lib, count);
+    if (!st) st = w->fam->library_describe(w->g, rc->lib, got, sizeof got, err);
+    if (!st && want && strcmp(want, got))
+      st = rt_error_set(err, RT_ERR_NOT_FOUND, "library candidate %d is now %s, not %s", rc->lib, got, want);
+    if (st) return st;
+  }
+  if (rc->lib < 0) {
+    const char *entry = json_string_value(json_object_get(req, "entry"));
+    if (!blob || !blob_len) return rt_error_set(err, RT_ERR_INVALID, "candidate has no cubin");
+    st = cuda_check(cu.cuModuleLoadData(mod, blob), "cuModuleLoadData", err);
+    if (!st) st = cuda_check(cu.cuModuleGetFunction(&rc->fn, *mod, entry ? entry : ""), "cuModuleGetFunction", err);
+    if (!st && rc->smem > 48 * 1024)
+      st = cuda_check(cu.cuFuncSetAttribute(rc->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)rc->smem),
+                      "cuFuncSetAttribute(max dynamic shared memory)", err);
+    if (st) {
+      if (*mod) cu.cuModuleUnload(*mod);
+      *mod = NULL;
+      return RT_ERR_LAUNCH;
+    }
+  }
+  return RT_OK;
+}
+
 static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t blob_len) {
   rt_error err = {0};
   if (!w->ready || !w->g) {
@@ -412,63 +517,15 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     return fail_reply(RT_ERR_INTERNAL, &err, 0);
   }
   run_ctx rc;
-  memset(&rc, 0, sizeof rc);
-  rc.w = w;
-  rc.lib = (int)json_integer_value(json_object_get(req, "library"));
-  if (!json_object_get(req, "library")) rc.lib = -1;
-  const char *key;
-  json_t *v;
-  json_object_foreach(json_object_get(req, "values"), key, v) {
-    rt_vars_set(&rc.values, key, (long long)json_integer_value(v));
-  }
-  for (int i = 0; i < 3; i++) {
-    rc.grid[i] = (unsigned)json_integer_value(json_array_get(json_object_get(req, "grid"), i));
-    rc.block[i] = (unsigned)json_integer_value(json_array_get(json_object_get(req, "block"), i));
-  }
-  rc.smem = (unsigned)json_integer_value(json_object_get(req, "smem"));
+  CUmodule mod = NULL;
+  rt_status st = candidate_load(w, req, blob, blob_len, &rc, &mod, &err);
+  if (st) return fail_reply(st, &err, 0);
   double cap = json_number_value(json_object_get(req, "time_cap_s"));
   double target = json_number_value(json_object_get(req, "target_spread"));
   int min_reps = (int)json_integer_value(json_object_get(req, "min_reps"));
   int max_reps = (int)json_integer_value(json_object_get(req, "max_reps"));
   if (min_reps < 1) min_reps = 1;
   if (max_reps < min_reps) max_reps = min_reps;
-
-  CUmodule mod = NULL;
-  rt_status st = RT_OK;
-  if (rc.lib >= 0 && rc.lib >= w->lib_listed) {
-    /* a fresh worker has not listed the library candidates yet: list them as the parent did
-     * and check that candidate `lib` is still the one it names */
-    int max = (int)json_integer_value(json_object_get(req, "library_max")), count = 0;
-    const char *want = json_string_value(json_object_get(req, "library_id"));
-    char got[256] = "";
-    if (!w->fam->library_list) st = rt_error_set(&err, RT_ERR_UNSUPPORTED, "the family has no library candidates");
-    if (!st) st = w->fam->library_list(w->g, max > rc.lib ? max : rc.lib + 1, &count, &err);
-    if (!st) w->lib_listed = count;
-    if (!st && rc.lib >= count)
-      st = rt_error_set(&err, RT_ERR_NOT_FOUND, "library candidate %d is gone (%d listed)", rc.lib, count);
-    if (!st) st = w->fam->library_describe(w->g, rc.lib, got, sizeof got, &err);
-    if (!st && want && strcmp(want, got))
-      st = rt_error_set(&err, RT_ERR_NOT_FOUND, "library candidate %d is now %s, not %s", rc.lib, got, want);
-    if (st) return fail_reply(st, &err, 0);
-  }
-  if (rc.lib < 0) {
-    const char *entry = json_string_value(json_object_get(req, "entry"));
-    if (!blob || !blob_len) {
-      rt_error_set(&err, RT_ERR_INVALID, "candidate has no cubin");
-      return fail_reply(RT_ERR_INVALID, &err, 0);
-    }
-    st = cuda_check(cu.cuModuleLoadData(&mod, blob), "cuModuleLoadData", &err);
-    if (!st) st = cuda_check(cu.cuModuleGetFunction(&rc.fn, mod, entry ? entry : ""),
-                             "cuModuleGetFunction", &err);
-    if (!st && rc.smem > 48 * 1024)
-      st = cuda_check(cu.cuFuncSetAttribute(rc.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                            (int)rc.smem),
-                      "cuFuncSetAttribute(max dynamic shared memory)", &err);
-    if (st) {
-      if (mod) cu.cuModuleUnload(mod);
-      return fail_reply(RT_ERR_LAUNCH, &err, 0);
-    }
-  }
   json_t *reply = NULL;
   /* 1. poison, run once, verify: a wrong candidate is never timed */
   double rel = -1;
@@ -490,16 +547,27 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     goto out;
   }
   t_first = now_s() - t_first; /* one run's wall time, launch included */
+  /* a candidate of another precision than the problem's (tf32 in an f32 run) has its own
+   * tolerance, when the family can hold it to one */
+  double tol = json_number_value(json_object_get(req, "tolerance")) > 0
+                   ? json_number_value(json_object_get(req, "tolerance")) : w->tol;
+  if (tol != w->tol && !w->fam->gpu_tolerance) {
+    rt_error_set(&err, RT_ERR_UNSUPPORTED, "the %s family cannot verify a candidate to another tolerance (%.3g)",
+                 w->fam->name, tol);
+    reply = fail_reply(RT_ERR_UNSUPPORTED, &err, 0);
+    goto out;
+  }
+  if (w->fam->gpu_tolerance) w->fam->gpu_tolerance(w->g, tol != w->tol ? tol : 0);
   st = w->fam->gpu_verify(w->g, &rel, &err);
+  if (w->fam->gpu_tolerance) w->fam->gpu_tolerance(w->g, 0);
   if (st) { /* RT_ERR_WRONG_RESULT with the family's account of it, or a CUDA failure */
     reply = fail_reply(st, &err, st == RT_ERR_CUDA);
     if (st == RT_ERR_WRONG_RESULT)
       json_object_set_new(reply, "verify_error", json_real(isfinite(rel) ? rel : 1e300));
     goto out;
   }
-  if (!(rel <= w->tol)) {
-    rt_error_set(&err, RT_ERR_WRONG_RESULT, "relative error %.3g exceeds the tolerance %.3g", rel,
-                 w->tol);
+  if (!(rel <= tol)) {
+    rt_error_set(&err, RT_ERR_WRONG_RESULT, "relative error %.3g exceeds the tolerance %.3g", rel, tol);
     reply = fail_reply(RT_ERR_WRONG_RESULT, &err, 0);
     json_object_set_new(reply, "verify_error", json_real(isfinite(rel) ? rel : 1e300));
     goto out;
@@ -514,11 +582,14 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   }
   for (int i = 0; i < warmups && !st; i++) st = run_once(&rc, &err);
   if (!st) st = sync_check(w, "warm-up", &fatal, &err);
-  /* 3. timed runs, each after an L2 flush */
-  double *times = calloc((size_t)max_reps, sizeof *times);
-  int n = 0;
+  /* 3. timed runs, each after an L2 flush, until device_timing_next says enough (steady, capped,
+   * or too slow to win: then the runs it did not do are GPU time saved) */
+  double *times = calloc((size_t)max_reps, sizeof *times), *sorted = calloc((size_t)max_reps, sizeof *sorted);
+  double stop_above = json_number_value(json_object_get(req, "stop_above_ms"));
+  int n = 0, verdict = DEVICE_TIMING_MORE;
   double spread = 0, t_start = now_s();
-  while (!st && n < max_reps) {
+  if (!times || !sorted) st = rt_error_set(&err, RT_ERR_NOMEM, "out of memory for %d timings", max_reps);
+  while (!st && verdict == DEVICE_TIMING_MORE) {
     st = cuda_check(cu.cuMemsetD32Async(w->flush, (unsigned)n, w->flush_bytes / 4, w->stream),
                     "L2 flush", &err);
     if (!st) st = cuda_check(cu.cuEventRecord(w->ev0, w->stream), "cuEventRecord", &err);
@@ -529,27 +600,84 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     if (!st) st = cuda_check(cu.cuEventElapsedTime(&ms, w->ev0, w->ev1), "cuEventElapsedTime", &err);
     if (st) break;
     times[n++] = ms;
-    if (n >= min_reps) {
-      double *sorted = malloc((size_t)n * sizeof *sorted);
-      memcpy(sorted, times, (size_t)n * sizeof *sorted);
-      qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
-      double med = quantile(sorted, n, 0.5);
-      spread = med > 0 ? (quantile(sorted, n, 0.9) - quantile(sorted, n, 0.1)) / med : 0;
-      free(sorted);
-      if (spread <= target || now_s() - t_start >= cap) break;
-    }
+    memcpy(sorted, times, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    verdict = device_timing_next(sorted, n, min_reps, max_reps, target, now_s() - t_start, cap, stop_above, &spread);
   }
   if (st) {
     free(times);
+    free(sorted);
     reply = fail_reply(st == RT_ERR_CUDA ? RT_ERR_CRASH : st, &err, 1);
     goto out;
   }
-  qsort(times, (size_t)n, sizeof *times, cmp_double);
-  reply = json_pack("{ss sf sf si sf}", "status", "OK", "time_ms", quantile(times, n, 0.5),
-                    "spread", spread, "reps", n, "verify_error", rel);
+  double median = quantile(sorted, n, 0.5);
+  reply = json_pack("{ss sf sf si sf}", "status", "OK", "time_ms", median, "spread", spread, "reps", n,
+                    "verify_error", rel);
+  if (verdict == DEVICE_TIMING_SLOW) {
+    /* the runs up to min_reps that were not done, each a flush and a run, are saved at least */
+    double per_run = (now_s() - t_start) / n;
+    json_object_set_new(reply, "stopped_early", json_true());
+    json_object_set_new(reply, "saved_s", json_real(min_reps > n ? (min_reps - n) * per_run : 0));
+  }
   free(times);
+  free(sorted);
 out:
   if (mod && !fatal) cu.cuModuleUnload(mod);
+  return reply;
+}
+
+/* Hardware counters of one more run of a candidate that was timed already: its module loaded
+ * again, one untimed run (caches and clocks as after the warm-up), then CUPTI's range profiler
+ * with one launch per pass.  Nothing here is timed. */
+static rt_status profile_run(void *ctx, rt_error *err) {
+  run_ctx *rc = ctx;
+  rt_status st = run_once(rc, err);
+  if (!st) st = cuda_check(cu.cuStreamSynchronize(rc->w->stream), "profiled run", err);
+  return st;
+}
+
+/* Before each profiled pass: the L2 flushed as before every timed run. */
+static rt_status profile_flush(void *ctx, rt_error *err) {
+  run_ctx *rc = ctx;
+  cuda_worker *w = rc->w;
+  rt_status st = cuda_check(cu.cuMemsetD32Async(w->flush, 0x5a5a5a5au, w->flush_bytes / 4, w->stream), "L2 flush", err);
+  if (!st) st = cuda_check(cu.cuStreamSynchronize(w->stream), "L2 flush", err);
+  return st;
+}
+
+static json_t *handle_profile(cuda_worker *w, json_t *req, const void *blob, size_t blob_len) {
+  rt_error err = {0};
+  if (!w->ready || !w->g) {
+    rt_error_set(&err, RT_ERR_INTERNAL, "worker has no problem set up");
+    return fail_reply(RT_ERR_INTERNAL, &err, 0);
+  }
+  run_ctx rc;
+  CUmodule mod = NULL;
+  rt_status st = candidate_load(w, req, blob, blob_len, &rc, &mod, &err);
+  if (st) return fail_reply(st, &err, 0);
+  json_t *reply = NULL;
+  hw_counters c;
+  size_t passes = 0;
+  st = profile_run(&rc, &err); /* warm: the profiled passes see what the timed runs saw */
+  if (st) {
+    reply = fail_reply(st, &err, 1);
+  } else {
+    st = cupti_profile(w->ctx, (int)json_integer_value(json_object_get(req, "ordinal")), profile_flush, profile_run,
+                       &rc, &c, &passes, NULL, NULL, &err);
+    if (st) {
+      /* a failure to read counters is the profiler's, not the candidate's; a launch that failed
+       * under it left the context unusable */
+      CUresult sticky = cu.cuStreamSynchronize(w->stream);
+      reply = fail_reply(st, &err, sticky != CUDA_SUCCESS);
+    } else {
+      reply = json_pack("{ss si sf sf sf sf sf sf sf sf ss}", "status", "OK", "passes", (int)passes,
+                        "dram_read_bytes", c.dram_read_bytes, "dram_write_bytes", c.dram_write_bytes,
+                        "l2_bytes", c.l2_bytes, "occupancy", c.occupancy, "tensor_pipe", c.tensor_pipe,
+                        "fma_pipe", c.fma_pipe, "sm_throughput", c.sm_throughput, "duration_ms", c.duration_ms,
+                        "stalls", c.stalls);
+    }
+  }
+  if (mod && !json_is_true(json_object_get(reply, "fatal"))) cu.cuModuleUnload(mod);
   return reply;
 }
 
@@ -661,6 +789,7 @@ int device_cuda_worker_handler(void *ctx, int type, const char *json, const void
   else if (type == WORKER_EVAL) reply = handle_eval(w, req, blob, blob_len);
   else if (type == WORKER_LIBRARY) reply = handle_library(w, req);
   else if (type == WORKER_CEILINGS) reply = handle_ceilings(w, req);
+  else if (type == WORKER_PROFILE) reply = handle_profile(w, req, blob, blob_len);
   else {
     rt_error_set(&err, RT_ERR_INVALID, "unknown worker request type %d", type);
     reply = fail_reply(RT_ERR_INVALID, &err, 0);

@@ -26,6 +26,8 @@ typedef struct device_ops {
   rt_status (*measure_ceilings)(device *d, const char *dtype, roofline_ceilings *out,
                                 rt_error *err);                       /* optional */
   void (*identity)(const device *d, device_identity *out);            /* optional: pseudo */
+  rt_status (*profile)(device *d, const device_candidate *c, hw_counters *out,
+                       rt_error *err);                                /* optional */
   int (*restarts)(const device *d);                                   /* optional */
 } device_ops;
 

@@ -27,6 +27,8 @@
  *   wave_factor = full / waves (roofline_waves): the last wave's idle SMs cost as much as busy
  *               ones; a persistent grid (launch.work) counts rounds of its resident blocks
  *   spill_factor = 1 + MODEL_SPILL_COST * min(1, spill bytes / 256)
+ *   dram is multiplied by the template's calibration on this GPU when one was measured
+ *   (device_candidate.dram_calibration: measured DRAM bytes / these bytes, from CUPTI)
  */
 #define MODEL_COMPUTE_EFF 0.80     /* cuBLAS reaches ~80 % of the dense datasheet (790/989 on H200) */
 #define MODEL_OVERLAP 0.15         /* compute and memory never overlap perfectly */
@@ -60,8 +62,12 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   double needed = gpu->dram_bw_achievable / gpu->sm_count * MODEL_DRAM_LATENCY;
   double memory_eff = fmin(1.0, inflight / needed);
   double concurrent = roofline_concurrent(gpu->sm_count, f->blocks_per_sm, f->grid_blocks);
+  double dram = roofline_dram_bytes(pl->dram_bytes, c->min_bytes, concurrent);
+  /* a calibration measured on this GPU scales the formula's DRAM bytes (the L2 traffic is the
+   * formula's: a re-read that L2 serves is still a load through L2) */
+  if (c->dram_calibration > 0) dram *= c->dram_calibration;
   /* scratch (split partials) is written and read back whole: no shared re-read L2 absorbs */
-  double dram = roofline_dram_bytes(pl->dram_bytes, c->min_bytes, concurrent) + pl->scratch_bytes;
+  dram += pl->scratch_bytes;
   double tc = fmax(pl->flops, pl->executed_flops) / (peak * compute_eff);
   double tm = fmax(dram / gpu->dram_bw_achievable,
                    (pl->dram_bytes + pl->scratch_bytes) / (ROOFLINE_L2_BW_FACTOR * gpu->dram_bw_achievable)) /

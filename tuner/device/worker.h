@@ -34,6 +34,7 @@ enum {
   WORKER_LIBRARY,   /* list library candidates */
   WORKER_CEILINGS,  /* measure the device's ceilings */
   WORKER_TEST,      /* --test mode: {"action":"echo"|"abort"|"segv"|"hang"|"exit"} */
+  WORKER_PROFILE,   /* hardware counters of one candidate (CUPTI), after its timing */
   WORKER_QUIT       /* ends the child's loop */
 };
 

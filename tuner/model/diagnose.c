@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <strings.h>
 
 /* ---- the lever: "NAME+,NAME-" built from roles ---- */
@@ -20,6 +21,8 @@
 typedef struct lever_buf {
   char *text;
   size_t size;
+  char *move;     /* the moves as "NAME=value,...", one per lever item (when checked) */
+  size_t move_size;
   char first[48]; /* the first parameter named, for the sentence */
   const diag_input *in; /* the configuration and its domains */
   int blocked;    /* a parameter was left out: its domain ends there */
@@ -30,37 +33,58 @@ static long long config_value(const rt_vars *config, const char *name, long long
   return config && name[0] && rt_vars_get(config, name, &v) ? v : dflt;
 }
 
-/* 0 when the parameter's domain has no value beyond the configuration's in direction sign. */
-static int lever_can_move(const diag_input *in, const char *name, char sign) {
-  if (!in || !in->domains || !in->config) return 1;
+static int vars_lookup(void *ctx, const char *name, long long *v) {
+  return rt_vars_get(ctx, name, v);
+}
+
+/* Where moving parameter NAME one way (sign '+' or '-') lands: the configuration's number in
+ * the space (space_move: the nearest value that way whose configuration satisfies every
+ * constraint), -1 when no value that way is valid, -2 when the diagnosis has no space or
+ * configuration to check against (the lever is then named unchecked). */
+static long lever_target(const diag_input *in, const char *name, char sign) {
+  if (!in || !in->domains || !in->config) return -2;
   int p = space_param_index(in->domains, name);
-  long long cur;
-  if (p < 0 || !rt_vars_get(in->config, name, &cur)) return 1;
-  const space_param *sp = space_param_at(in->domains, p);
-  if (!sp->ints) return 1;
-  for (int i = 0; i < sp->count; i++)
-    if (sign == '+' ? sp->ints[i] > cur : sp->ints[i] < cur) return 1;
-  return 0;
+  int np = space_nparams(in->domains);
+  if (p < 0 || np <= 0 || np > 64) return -2;
+  uint16_t cfg[64];
+  if (!space_values_to_config(in->domains, vars_lookup, (void *)in->config, cfg)) return -2;
+  return space_move(in->domains, cfg, p, sign == '+' ? 1 : -1, 1);
 }
 
 static void lever_add_name(lever_buf *b, const char *name, char sign) {
   if (!name[0]) return;
-  if (!lever_can_move(b->in, name, sign)) {
+  /* the same parameter never appears twice */
+  for (const char *s = b->text; (s = strstr(s, name)) != NULL; s++) {
+    int starts = s == b->text || s[-1] == ',';
+    if (starts && (s[strlen(name)] == '+' || s[strlen(name)] == '-')) return;
+  }
+  long to = lever_target(b->in, name, sign);
+  if (to == -1) { /* no valid configuration that way: not a lever */
     b->blocked = 1;
     return;
   }
   char item[52];
   snprintf(item, sizeof item, "%s%c", name, sign);
-  /* the same parameter never appears twice */
   size_t n = strlen(item);
-  for (const char *s = b->text; (s = strstr(s, name)) != NULL; s++) {
-    int starts = s == b->text || s[-1] == ',';
-    if (starts && (s[strlen(name)] == '+' || s[strlen(name)] == '-')) return;
-  }
   size_t len = strlen(b->text);
   if (len + n + 2 > b->size) return;
+  /* the concrete move: "NAME=value" of the configuration it lands on */
+  char mv[96] = "";
+  if (to >= 0) {
+    int p = space_param_index(b->in->domains, name);
+    const space_param *sp = space_param_at(b->in->domains, p);
+    int pos = space_config(b->in->domains, (size_t)to)[p];
+    if (sp->ints) snprintf(mv, sizeof mv, "%s=%lld", name, sp->ints[pos]);
+    else snprintf(mv, sizeof mv, "%s=%s", name, sp->idents[pos]);
+  }
+  size_t ml = strlen(b->move), mn = strlen(mv);
+  if (to >= 0 && ml + mn + 2 > b->move_size) return;
   if (len) b->text[len++] = ',';
   memcpy(b->text + len, item, n + 1);
+  if (to >= 0) {
+    if (ml) b->move[ml++] = ',';
+    memcpy(b->move + ml, mv, mn + 1);
+  }
   if (!b->first[0]) snprintf(b->first, sizeof b->first, "%s", name);
 }
 
@@ -161,6 +185,46 @@ static const char *path_words(compute_path p, int wgmma) {
 
 static int pct(double f) { return (int)lround(f * 100.0); }
 
+/* What a warp-stall reason (Nsight Compute's names) means, as the end of "N % of stalls ...". */
+static const char *stall_words(const char *reason) {
+  static const struct {
+    const char *reason, *words;
+  } t[] = {{"long_scoreboard", "wait on global or local memory (long scoreboard)"},
+           {"barrier", "wait at a block barrier (__syncthreads)"},
+           {"membar", "wait on a memory barrier"},
+           {"short_scoreboard", "wait on shared memory or special functions (short scoreboard)"},
+           {"mio_throttle", "wait for the shared-memory instruction queue (MIO throttle)"},
+           {"lg_throttle", "wait for the global/local memory queue (LG throttle)"},
+           {"math_pipe_throttle", "wait for a busy math pipe"},
+           {"wait", "wait out fixed instruction latencies"},
+           {"not_selected", "are ready but another warp issued (not selected)"},
+           {"gmma", "wait on wgmma"},
+           {"branch_resolving", "wait for a branch to resolve"},
+           {"dispatch_stall", "wait for dispatch"},
+           {"drain", "wait for stores to drain at exit"},
+           {"imc_miss", "wait on the constant cache"},
+           {"no_instruction", "wait for instructions (instruction cache)"},
+           {"sleeping", "sleep"},
+           {"tex_throttle", "wait for the texture queue"},
+           {"misc", "wait for other reasons"}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strcmp(t[i].reason, reason)) return t[i].words;
+  return "stall";
+}
+
+/* "41 % of stalls wait on a memory barrier" from counters' "membar:0.41,..."; "" without. */
+static void stall_phrase(const hw_counters *m, char *buf, size_t size) {
+  buf[0] = 0;
+  if (!m || !m->stalls[0]) return;
+  char reason[40];
+  size_t n = strcspn(m->stalls, ":");
+  if (n >= sizeof reason) return;
+  memcpy(reason, m->stalls, n);
+  reason[n] = 0;
+  double share = m->stalls[n] == ':' ? atof(m->stalls + n + 1) : 0;
+  snprintf(buf, size, "%d %% of stalls %s", pct(share), stall_words(reason));
+}
+
 rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis *out,
                    rt_error *err) {
   memset(out, 0, sizeof *out);
@@ -177,6 +241,31 @@ rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis 
                         "diagnosis needs positive ceilings (bandwidth %g B/s, compute %g FLOP/s)",
                         cl->bw, peak);
 
+  /* measured facts replace modelled ones where the counters have them */
+  diag_input mi;
+  const hw_counters *hw = in->measured && in->measured->measured ? in->measured : NULL;
+  if (hw) {
+    mi = *in;
+    double dram = hw->dram_read_bytes + hw->dram_write_bytes;
+    size_t bl = 0;
+    if (dram > 0) {
+      mi.dram_bytes = dram;
+      bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%sdram", bl ? "," : "");
+    }
+    if (hw->l2_bytes > 0) {
+      mi.l2_bytes = hw->l2_bytes;
+      mi.min_bytes = 0; /* measured L2 traffic: no formula to compare it with */
+      bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%sl2", bl ? "," : "");
+    }
+    if (hw->occupancy > 0) {
+      mi.facts.occupancy = hw->occupancy;
+      bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%soccupancy", bl ? "," : "");
+    }
+    if (hw->stalls[0]) snprintf(out->basis + bl, sizeof out->basis - bl, "%sstalls", bl ? "," : "");
+    in = &mi;
+  }
+  char stalls[160];
+  stall_phrase(hw, stalls, sizeof stalls);
   const static_facts *f = &in->facts;
   out->achieved_flops = in->flops / in->time_s;
   out->achieved_bw = in->dram_bytes / in->time_s;
@@ -197,7 +286,7 @@ rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis 
   double executed = in->executed_flops > in->flops ? in->executed_flops : in->flops;
   double exec_frac = executed / in->time_s / peak;
 
-  lever_buf lb = {out->lever, sizeof out->lever, "", in, 0};
+  lever_buf lb = {out->lever, sizeof out->lever, out->move, sizeof out->move, "", in, 0};
   char *s = out->sentence;
   size_t ss = sizeof out->sentence;
   char roof[32], got[32];
@@ -317,10 +406,12 @@ rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis 
       lever_add(&lb, in->roles, ROLE_STAGES, '+');
       lever_add(&lb, in->roles, ROLE_UNROLL, '+');
       snprintf(s, ss,
-               "latency-bound: %d %% of compute and %d %% of bandwidth at %d %% occupancy: "
+               "latency-bound: %s%s%d %% of compute and %d %% of bandwidth at %d %% %soccupancy: "
                "%s%s hides more latency",
-               pct(out->flops_frac), pct(out->bw_frac), pct(f->occupancy),
+               stalls, stalls[0] ? "; " : "", pct(out->flops_frac), pct(out->bw_frac), pct(f->occupancy),
+               hw && hw->occupancy > 0 ? "measured " : "",
                lb.first[0] ? "raising " : "more independent work per warp", lb.first);
+      stalls[0] = 0; /* said */
     } else {
       const char *what;
       if (strcmp(lim, "registers") == 0) {
@@ -370,6 +461,10 @@ rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis 
   if (!out->lever[0] && lb.blocked) { /* the parameters that would help are at their ends */
     size_t len = strlen(s);
     snprintf(s + len, ss - len, " (this template's parameters cannot go further that way)");
+  }
+  if (stalls[0]) { /* measured: what the warps wait on, after the verdict */
+    size_t len = strlen(s);
+    snprintf(s + len, ss - len, "; measured: %s", stalls);
   }
   return RT_OK;
 }

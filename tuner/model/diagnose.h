@@ -46,10 +46,18 @@ typedef struct diag_input {
   int wgmma;                /* 1 when a PATH_TC_F16 template uses wgmma (sm_90a) */
   const param_roles *roles;  /* parameter roles of the template; NULL: no template lever */
   const rt_vars *config;    /* the configuration's values (orders tile levers); may be NULL */
-  const space *domains;     /* the template's space, for its parameters' domains; may be NULL.
-                               With it (and config) a lever never names a parameter that its
-                               domain does not let move that way (BLOCK_K+ when 64 is the only
-                               BLOCK_K, BLOCK_M+ at the largest BLOCK_M) */
+  const space *domains;     /* the template's space; may be NULL.  With it (and config) a lever
+                               names a parameter only when moving it that way (the next value,
+                               and the next, every other value kept) reaches a configuration
+                               that satisfies every constraint (space_move), and diagnosis.move
+                               says which: never BLOCK_K+ when 64 is the only BLOCK_K, BLOCK_M+
+                               at the largest BLOCK_M, or BLOCK_N+ where every larger BLOCK_N
+                               breaks a shared-memory or warp-count constraint */
+  const hw_counters *measured; /* the candidate's hardware counters, or NULL: with them the
+                               roofline position comes from the measured DRAM bytes (read +
+                               written) and L2 bytes, occupancy from the measured active warps,
+                               and the sentence names the top warp-stall reason; diagnosis.basis
+                               lists the facts that were measured */
 } diag_input;
 
 /* Fills out (limit, lever, sentence, fractions, intensity, ridge, waves, tail).

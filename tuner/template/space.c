@@ -240,6 +240,59 @@ size_t space_neighbours(const space *s, size_t idx, size_t *out, size_t cap) {
   return found;
 }
 
+long space_move(const space *s, const uint16_t *cfg, int p, int dir, int nth) {
+  if (!s || p < 0 || p >= s->nparams || !dir || nth < 1) return -1;
+  const space_param *pp = &s->params[p];
+  uint16_t *c = malloc((size_t)s->nparams * sizeof *c);
+  if (!c) return -1;
+  memcpy(c, cfg, (size_t)s->nparams * sizeof *c);
+  int cur = cfg[p];
+  long found = -1;
+  /* the candidate positions in the order of their distance from the current value that way:
+   * by value for numbers (a domain need not be written in order), by position for identifiers */
+  int last = -1; /* the position taken last (its value is the floor for the next) */
+  for (int seen = 0;;) {
+    int best = -1;
+    for (int k = 0; k < pp->count; k++) {
+      if (k == cur) continue;
+      long long v = pp->ints ? pp->ints[k] : k, vc = pp->ints ? pp->ints[cur] : cur;
+      long long vl = last < 0 ? vc : pp->ints ? pp->ints[last] : last;
+      if (dir > 0 ? !(v > vl) : !(v < vl)) continue;
+      long long vb = best < 0 ? 0 : pp->ints ? pp->ints[best] : best;
+      if (best < 0 || (dir > 0 ? v < vb : v > vb)) best = k;
+    }
+    if (best < 0) break; /* the domain ends that way */
+    last = best;
+    c[p] = (uint16_t)best;
+    long j = space_index(s, c);
+    if (j >= 0 && ++seen == nth) {
+      found = j;
+      break;
+    }
+  }
+  free(c);
+  return found;
+}
+
+int space_values_to_config(const space *s, int (*lookup)(void *ctx, const char *name, long long *v),
+                           void *ctx, uint16_t *cfg) {
+  for (int i = 0; i < s->nparams; i++) {
+    const space_param *pp = &s->params[i];
+    long long v;
+    if (!lookup(ctx, pp->name, &v)) return 0;
+    int pos = -1;
+    if (pp->ints) {
+      for (int k = 0; k < pp->count && pos < 0; k++)
+        if (pp->ints[k] == v) pos = k;
+    } else if (v >= 0 && v < pp->count) {
+      pos = (int)v;
+    }
+    if (pos < 0) return 0;
+    cfg[i] = (uint16_t)pos;
+  }
+  return 1;
+}
+
 long long space_value(const space *s, size_t idx, int p) {
   const space_param *pp = &s->params[p];
   uint16_t v = s->cfgs[idx * (size_t)s->nparams + (size_t)p];

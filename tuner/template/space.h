@@ -58,6 +58,20 @@ long space_index(const space *s, const uint16_t *cfg);
  * writes at most cap indices into out and returns how many exist. */
 size_t space_neighbours(const space *s, size_t idx, size_t *out, size_t cap);
 
+/* A move of one parameter that stays inside the space: the configuration cfg with parameter p
+ * moved towards larger values (dir > 0) or smaller ones (dir < 0), every other parameter kept,
+ * taking the nearest value that way whose configuration is valid (the next value, and the
+ * next, until one is valid or the domain ends); `nth` = 2 the second such valid value, and so
+ * on.  Numeric domains are ordered by value, identifier domains by position.  The number of
+ * that configuration, or -1 when there is none (cfg itself need not be valid). */
+long space_move(const space *s, const uint16_t *cfg, int p, int dir, int nth);
+/* The value positions of a configuration given by its parameter values (vals: every
+ * parameter's numeric value, an identifier parameter's domain position; missing, a name the
+ * lookup cannot find): fills cfg (nparams entries); 0 when some parameter is missing or its
+ * value is outside its domain. */
+int space_values_to_config(const space *s, int (*lookup)(void *ctx, const char *name, long long *v),
+                           void *ctx, uint16_t *cfg);
+
 /* Numeric value of parameter p in configuration idx; for identifiers, the domain position. */
 long long space_value(const space *s, size_t idx, int p);
 /* "BLOCK_M=128,BLOCK_N=64,LAYOUT=row" into buf; returns the length it needed. */

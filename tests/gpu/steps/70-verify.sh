@@ -1,7 +1,7 @@
 # sourced by tests/gpu/run.sh: see its header for the helpers (log, left, cap, want, summary)
 # 5. every template against its reference through the tuner (the tests above verify them too)
 want verify && log "== verification: every template, every dtype it supports"
-want verify && for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma f32 1024x1024x1024" "gemm_mma f16 1024x1024x1024" \
+want verify && for spec in "gemm_simt f32 1024x1024x1024" "gemm_mma tf32 1024x1024x1024" "gemm_mma f16 1024x1024x1024" \
             "gemm_mma bf16 1000x1000x1000" "gemm_wgmma f16 1024x1024x1024:nt" "gemm_wgmma bf16 1024x1024x1024:nt" \
             "gemm_skinny bf16 16x4096x4096:nt" "gemm_skinny f16 1x4096x4095:nt" "gemm_skinny f32 3x1000x1000:nt"; do
   set -- $spec
