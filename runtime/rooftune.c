@@ -15,6 +15,7 @@
 #include "db/db.h"
 #include "kernels/family.h"
 #include "kernels/gemm.h"
+#include "templates/gemm/gemm_epilogue.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/template/expr.h"
 #include "tuner/model/gpu_spec.h"
@@ -100,12 +101,14 @@ static void copy(char *dst, size_t size, const char *src) {
 
 #define SHAPE_MAX 8
 
-/* A shape as numbers: "[BATCH@]d1xd2x...[:LAYOUT]". */
+/* A shape as numbers: "[BATCH@]d1xd2x...[:LAYOUT][+OPTION...]". */
 typedef struct shape_vec {
   long long batch;        /* 1 when absent */
   long long d[SHAPE_MAX]; /* the dimensions in the text's order */
   int n;                  /* how many */
   char layout[8];         /* the suffix after ':' ("" when absent) */
+  char opts[64];          /* the options from the first '+' on (gemm: operand types, epilogue),
+                             "" when none: a winner serves only queries with the same options */
 } shape_vec;
 
 static int parse_num(const char **s, long long *out) {
@@ -137,7 +140,18 @@ static int shape_parse(const char *text, shape_vec *v) {
     if (v->n == SHAPE_MAX || !parse_num(&s, &v->d[v->n])) return 0;
     v->n++;
   }
-  if (*s == ':') copy(v->layout, sizeof v->layout, s + 1), s += strlen(s);
+  if (*s == ':') {
+    size_t n = strcspn(s + 1, "+");
+    if (n >= sizeof v->layout) return 0;
+    memcpy(v->layout, s + 1, n);
+    v->layout[n] = '\0';
+    s += 1 + n;
+  }
+  if (*s == '+') {
+    if (strlen(s) >= sizeof v->opts) return 0;
+    copy(v->opts, sizeof v->opts, s);
+    s += strlen(s);
+  }
   return *s == '\0';
 }
 
@@ -536,7 +550,7 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
   snprintf(key, sizeof key, "%s|%s|%s|%lld@", q->family, q->dtype, layout, qs.batch);
   for (int i = 0; i < qs.n; i++)
     snprintf(key + strlen(key), sizeof key - strlen(key), "%lldx", qs.d[i]);
-  snprintf(key + strlen(key), sizeof key - strlen(key), "|%s|%d", q->device ? q->device : "",
+  snprintf(key + strlen(key), sizeof key - strlen(key), "%s|%s|%d", qs.opts, q->device ? q->device : "",
            q->flags);
 
   pthread_mutex_lock(&r->mu);
@@ -562,7 +576,8 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
   for (size_t i = 0; i < r->n; i++) {
     const idx_entry *x = &r->idx[i];
     const db_entry *e = x->e;
-    if (strcmp(e->family, q->family) || strcmp(e->dtype, q->dtype) || strcmp(x->layout, layout))
+    if (strcmp(e->family, q->family) || strcmp(e->dtype, q->dtype) || strcmp(x->layout, layout) ||
+        strcmp(x->shape.opts, qs.opts))
       continue;
     if (e->template_name[0] == '\0' || isnan(e->time_ms)) continue;
     double dist = shape_distance(&x->shape, &qs);
@@ -582,9 +597,9 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
   }
   if (best) {
     /* The queried problem in the family's syntax, with its layout. */
-    char query[96];
-    snprintf(query, sizeof query, "%.*s%s%s", (int)strcspn(q->shape, ":"), q->shape,
-             layout[0] ? ":" : "", layout);
+    char query[160];
+    snprintf(query, sizeof query, "%.*s%s%s%s", (int)strcspn(q->shape, ":+"), q->shape,
+             layout[0] ? ":" : "", layout, qs.opts);
     fill_match(best, best_d == 0 ? ROOFTUNE_MATCH_EXACT : ROOFTUNE_MATCH_NEAREST, best_d,
                best_m, &qs, query, m);
   }
@@ -706,7 +721,7 @@ static struct {
 #define LT_WS_BYTES (32u << 20)
 
 static int lt_fallback(const problem *p, const gemm_lt_algo *algo, const void *A, const void *B,
-                       float *C, CUcontext ctx, void *stream) {
+                       void *C, const gemm_epi_args *epi, CUcontext ctx, void *stream) {
   rt_error err = {0};
   pthread_mutex_lock(&lt_mu);
   if (!lt_handle && cublasLtCreate(&lt_handle) != CUBLAS_STATUS_SUCCESS) {
@@ -727,8 +742,8 @@ static int lt_fallback(const problem *p, const gemm_lt_algo *algo, const void *A
     }
   }
   pthread_mutex_unlock(&lt_mu);
-  rt_status s = gemm_lt_matmul(lt_handle, p, algo, (CUdeviceptr)A, (CUdeviceptr)B, (CUdeviceptr)C,
-                               ws, ws ? LT_WS_BYTES : 0, (CUstream)stream, &err);
+  rt_status s = gemm_lt_matmul_epi(lt_handle, p, algo, (CUdeviceptr)A, (CUdeviceptr)B, (CUdeviceptr)C, epi,
+                                   ws, ws ? LT_WS_BYTES : 0, (CUstream)stream, &err);
   return s ? fail_err(&err) : ROOFTUNE_OK;
 }
 
@@ -798,11 +813,56 @@ int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long lo
 int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout, long long batch,
                           long long M, long long N, long long K, const void *A, const void *B,
                           float *C, void *stream, rooftune_gemm_info *info) {
+  if (!dtype || (strcmp(dtype, "f32") && strcmp(dtype, "f16") && strcmp(dtype, "bf16"))) {
+    if (info) memset(info, 0, sizeof *info);
+    return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: dtype '%s' is not f32, f16 or bf16 (fp8 goes through rooftune_gemm_ex)",
+                dtype ? dtype : "(null)");
+  }
+  return rooftune_gemm_ex(r, dtype, layout, batch, M, N, K, A, B, C, NULL, stream, info);
+}
+
+/* The options text of kernels/gemm.h for opt ("" for none) and the epilogue argument of the
+ * kernels; an unknown name is ROOFTUNE_ERR_INVALID. */
+static int gemm_options(const char *dtype, const rooftune_gemm_options *opt, char *text, size_t size,
+                        gemm_epi_args *args) {
+  memset(args, 0, sizeof *args);
+  args->alpha = 1.0f;
+  text[0] = '\0';
+  if (!opt) return ROOFTUNE_OK;
+  size_t n = 0;
+#define OPT_ADD(...) n += (size_t)snprintf(text + n, n < size ? size - n : 0, __VA_ARGS__)
+  if (opt->b_dtype && strcmp(opt->b_dtype, dtype)) OPT_ADD("+b=%s", opt->b_dtype);
+  if (opt->alpha != 1.0f) OPT_ADD("+alpha");
+  if (opt->C) OPT_ADD("+beta");
+  if (opt->bias) OPT_ADD("+bias");
+  if (opt->activation && *opt->activation && strcmp(opt->activation, "none")) {
+    if (strcmp(opt->activation, "relu") && strcmp(opt->activation, "gelu") && strcmp(opt->activation, "silu"))
+      return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm_ex: activation '%s' is not none, relu, gelu or silu",
+                  opt->activation);
+    OPT_ADD("+%s", opt->activation);
+  }
+  if (opt->residual) OPT_ADD("+residual");
+  if (opt->out_dtype) OPT_ADD("+out=%s", opt->out_dtype);
+#undef OPT_ADD
+  if (n >= size) return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm_ex: too many options");
+  args->c = (unsigned long long)(uintptr_t)opt->C;
+  args->bias = (unsigned long long)(uintptr_t)opt->bias;
+  args->residual = (unsigned long long)(uintptr_t)opt->residual;
+  args->scale_a = (unsigned long long)(uintptr_t)opt->scale_a;
+  args->scale_b = (unsigned long long)(uintptr_t)opt->scale_b;
+  args->alpha = opt->alpha;
+  args->beta = opt->C ? opt->beta : 0.0f;
+  return ROOFTUNE_OK;
+}
+
+int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long long batch,
+                     long long M, long long N, long long K, const void *A, const void *B, void *C,
+                     const rooftune_gemm_options *opt, void *stream, rooftune_gemm_info *info) {
   rooftune_gemm_info local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
-  if (!dtype || (strcmp(dtype, "f32") && strcmp(dtype, "f16") && strcmp(dtype, "bf16")))
-    return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: dtype '%s' is not f32, f16 or bf16",
+  if (gemm_dtype_code(dtype) < 0)
+    return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: dtype '%s' is not f32, f16, bf16, e4m3 or e5m2",
                 dtype ? dtype : "(null)");
   if (!layout || !*layout) layout = "nn";
   if (strcmp(layout, "nn") && strcmp(layout, "nt"))
@@ -818,12 +878,21 @@ int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout,
   CUdevice dev = 0;
   if (cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
     return fail(ROOFTUNE_ERR_NO_GPU, "rooftune_gemm: no current CUDA context");
-  char shape[96];
+  char shape[160], opts[96];
   char prefix[24] = "";
+  gemm_epi_args epi;
+  int rc0 = gemm_options(dtype, opt, opts, sizeof opts, &epi);
+  if (rc0) return rc0;
   if (batch > 1) snprintf(prefix, sizeof prefix, "%lld@", batch);
-  snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s", prefix, M, N, K, strcmp(layout, "nt") ? "" : ":nt");
+  snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s%s", prefix, M, N, K, strcmp(layout, "nt") ? "" : ":nt", opts);
   problem p;
   if (gemm_family.parse_shape(&gemm_family, shape, dtype, NULL, &p, &err)) return fail_err(&err);
+  gemm_epi pe;
+  if (gemm_problem_epi(&p, &pe, &err)) return fail_err(&err);
+  epi.flags = (pe.beta ? GEMM_EPI_BETA : 0u) | (pe.bias ? GEMM_EPI_BIAS : 0u) | (pe.residual ? GEMM_EPI_RES : 0u) |
+              ((unsigned)pe.act << GEMM_EPI_ACT_SHIFT);
+  /* the canonical text is what was tuned (it drops a +b= equal to the dtype, +alpha beside others) */
+  snprintf(shape, sizeof shape, "%s", p.shape);
 
   char devname[128] = "";
   cu.cuDeviceGetName(devname, sizeof devname, dev);
@@ -832,7 +901,7 @@ int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout,
   rooftune_match m;
   memset(&m, 0, sizeof m);
   if (r) {
-    rooftune_query q = {"gemm", shape, dtype, layout, devname, 0};
+    rooftune_query q = {"gemm", shape, dtype, layout, devname, 0};  /* the options travel in the shape */
     int rc = rooftune_lookup(r, &q, &m);
     if (rc) return rc;
     why = "nothing tuned for this shape, dtype and layout on this GPU";
@@ -840,7 +909,7 @@ int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout,
   if (m.match != ROOFTUNE_MATCH_NONE && m.library_algo[0]) {
     gemm_lt_algo algo;
     if (gemm_lt_algo_parse(m.library_algo, &algo, &err) == RT_OK &&
-        lt_fallback(&p, &algo, A, B, C, ctx, stream) == ROOFTUNE_OK) {
+        lt_fallback(&p, &algo, A, B, C, pe.on ? &epi : NULL, ctx, stream) == ROOFTUNE_OK) {
       info->path = m.match == ROOFTUNE_MATCH_EXACT ? ROOFTUNE_PATH_TUNED : ROOFTUNE_PATH_NEAREST;
       copy(info->template_name, sizeof info->template_name, m.template_name);
       copy(info->config, sizeof info->config, m.library_algo);
@@ -865,13 +934,15 @@ int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout,
       int owned = 0;
       int rc = gemm_kernel(r, &m, ctx, &k, &owned);
       if (rc) return rc;
+      /* split-K adds fp32 partial sums (the manifests allow it only with an fp32 output) */
       if (var_value(m.vars, "SPLIT_K", 1) > 1 &&
           cuda_check(cu.cuMemsetD32Async((CUdeviceptr)C, 0, (size_t)(batch * M * N), (CUstream)stream),
                      "cuMemsetD32Async", &err))
         return fail_err(&err);
       int im = (int)M, in = (int)N, ik = (int)K;
       CUdeviceptr pa = (CUdeviceptr)A, pb = (CUdeviceptr)B, pc = (CUdeviceptr)C;
-      void *args[] = {&pa, &pb, &pc, &im, &in, &ik};
+      /* a kernel with the epilogue (kernels/gemm.h) takes its argument seventh */
+      void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &epi};
       if (tma) { /* TMA templates take A's and B's tensor maps in place of the pointers */
         args[0] = &ma;
         args[1] = &mb;
@@ -889,7 +960,7 @@ int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout,
       return ROOFTUNE_OK;
     }
   }
-  int rc = lt_fallback(&p, NULL, A, B, C, ctx, stream);
+  int rc = lt_fallback(&p, NULL, A, B, C, pe.on ? &epi : NULL, ctx, stream);
   if (rc) return rc;
   info->path = ROOFTUNE_PATH_CUBLASLT;
   copy(info->template_name, sizeof info->template_name, "cublaslt");
