@@ -21,6 +21,11 @@
 #     target (50 % of cuBLASLt): the pipeline rewritten after the first runs ("mma");
 #  3c. tunes six skinny LLM shapes like the main job ("skinny");
 #  4. bench_gemm on the issue's shape suite, the rows its targets read first ("bench");
+#  4c. fp8 (issue 21): tune 8192^3 and 4096^3 e4m3 against cuBLASLt's fp8 candidates, bench_gemm
+#     --suite fp8 ("fp8");
+#  4d. fused epilogues (issue 21): tune bias + GELU on 4096x14336x4096 to bf16, bench_gemm
+#     --suite epilogue (fused against cuBLASLt's GEMM plus a separate bias + GELU kernel)
+#     ("epilogue");
 #  4b. Nsight Compute on the best mma.sync kernel, the best wgmma one and a gemm_skinny one
 #     ("ncu"; full reports in the archive);
 #  5. verifies every template against its reference through the tuner: a small `rooftune tune`
@@ -55,7 +60,7 @@ left() { echo $(( budget - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 fail=0
 # RT_GPU_STEPS: the steps to run (default below; "levers" on request)
-steps=" ${RT_GPU_STEPS:-tests main mma skinny bench ncu verify recheck extras} "
+steps=" ${RT_GPU_STEPS:-tests main mma skinny bench fp8 epilogue ncu verify recheck extras} "
 want() { case "$steps" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
