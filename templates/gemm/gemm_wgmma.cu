@@ -121,6 +121,16 @@ static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "BLOCK_M must be a multiple of 6
 static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "BLOCK_N must be 64, 128 or 256");
 static_assert(CLUSTER == 1 || (PRODUCER == 1 && A_PART_ROWS % 8 == 0),
               "a cluster needs the producer warpgroup and A parts of whole 8-row swizzle atoms");
+// SETMAXNREG 1 (a producer and two consumer warpgroups, 384 threads: 168 registers each at
+// entry): the producer gives registers back and the consumers take them, 40 and 232 a thread
+// (40*128 + 232*256 = 64512 of the SM's 65536).
+#ifndef SETMAXNREG
+#define SETMAXNREG 0
+#endif
+#define PRODUCER_REGS 40
+#define CONSUMER_REGS 232
+static_assert(!SETMAXNREG || (PRODUCER == 1 && WARPGROUPS == 2), "SETMAXNREG needs a producer and two consumers");
+static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 256 <= 65536, "register split");
 
 struct __align__(64) tma_desc {
   unsigned long long opaque[16];  // a CUtensorMap, passed by value as a __grid_constant__
@@ -491,6 +501,9 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
 
 #if PRODUCER
   if (wg == WARPGROUPS) {
+#if SETMAXNREG
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+#endif
     // The producer warpgroup: one thread streams the K slabs of every unit of this cluster;
     // g counts slabs over the units, so the pipeline runs on across tile boundaries and the
     // next tile's loads overlap this tile's epilogue.
@@ -509,6 +522,9 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
     }
     __syncwarp();
   } else {
+#if SETMAXNREG
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+#endif
 #else
   {
 #endif

@@ -110,7 +110,7 @@ int main(void) {
     gcu_variant v = {"gemm_wgmma", "sm_90a", "bf16", "nt", NULL};
     compile_result r;
     if (compile_config(&v, "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
-                           "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2,B_E5M2=0,EPI=0,OUT_TYPE=0", &r)) {
+                           "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0", &r)) {
       CHECK(r.ptx && strstr(r.ptx, ".reqnctapercluster 2, 1, 1"));
       CHECK(r.ptx && strstr(r.ptx, ".multicast::cluster"));
       CHECK(r.ptx && strstr(r.ptx, "mapa.shared::cluster"));
@@ -124,28 +124,34 @@ int main(void) {
   {
     static const struct { const char *dtype, *opts, *config, *need[3]; } epi[] = {
         {"e4m3", "", "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,"
-                     "PERSISTENT=1,CLUSTER=1,B_E5M2=0,EPI=1,OUT_TYPE=0",
+                     "PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=0",
          {"wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", "p, 1, 1;", "st.global.v2.f32"}},
         {"e4m3", "+b=e5m2+out=bf16", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=1,STAGES=5,SPLIT_K=1,"
-                     "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=2,B_E5M2=1,EPI=1,OUT_TYPE=2",
+                     "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=2,SETMAXNREG=0,B_E5M2=1,EPI=1,OUT_TYPE=2",
          {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "cvt.rn.bf16x2.f32", ".multicast::cluster"}},
         {"e5m2", "+b=e4m3+bias+relu+out=bf16", "BLOCK_M=256,BLOCK_N=128,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
-                     "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+                     "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=2",
          {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3", "cvt.rn.bf16x2.f32", "max.f32"}},
         {"bf16", "+bias+gelu+out=bf16", "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
-                     "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+                     "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
          {"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "cvt.rn.bf16x2.f32", "ex2.approx"}},
         {"f16", "+beta+silu+residual+out=f16", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=0,STAGES=4,SPLIT_K=1,"
-                     "SWIZZLE=1,B_COL=1,PERSISTENT=0,CLUSTER=1,B_E5M2=0,EPI=1,OUT_TYPE=1",
+                     "SWIZZLE=1,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=1",
          {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "cvt.rn.f16x2.f32", "ex2.approx"}},
         {"bf16", "+bias+residual", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=1,STAGES=4,SPLIT_K=4,"
-                     "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=1,B_E5M2=0,EPI=1,OUT_TYPE=0",
+                     "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=0",
          {"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "atom.global.add.f32", "p, 1, 1, 0, 0;"}},
     };
     for (size_t i = 0; i < sizeof epi / sizeof epi[0]; i++) {
       gcu_variant v = {"gemm_wgmma", "sm_90a", epi[i].dtype, "nt", epi[i].opts};
       compile_result r;
       if (compile_config(&v, epi[i].config, &r)) {
+        /* the register hand-over: the producer gives back, the consumers take */
+        if (strstr(epi[i].config, "SETMAXNREG=1")) {
+          CHECK(r.ptx && strstr(r.ptx, "setmaxnreg.dec.sync.aligned.u32 40"));
+          CHECK(r.ptx && strstr(r.ptx, "setmaxnreg.inc.sync.aligned.u32 232"));
+          CHECK(r.report.registers <= 168); /* what 384 threads get at entry */
+        }
         for (int k = 0; k < 3; k++) {
           CHECK(r.ptx && strstr(r.ptx, epi[i].need[k]));
           if (!r.ptx || !strstr(r.ptx, epi[i].need[k])) fprintf(stderr, "  %s %s: no %s in the PTX\n", epi[i].dtype, epi[i].opts, epi[i].need[k]);
