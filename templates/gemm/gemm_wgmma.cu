@@ -1,10 +1,17 @@
 // gemm_wgmma.cu — Hopper (sm_90a) GEMM: TMA bulk tensor loads into 128-byte-swizzled shared
 // memory, an mbarrier-tracked multi-stage pipeline, and warpgroup MMA (wgmma.mma_async).
 //
-// C[b] = A[b] * B[b], fp32 accumulation and fp32 output (the gemm family ABI, kernels/gemm.h).
+// C[b] = A[b] * B[b], fp32 accumulation and fp32 output (the gemm family ABI, kernels/gemm.h),
+// or with EPI 1 the fused epilogue of gemm_epilogue.h on the accumulators in registers (alpha,
+// fp8 scales, beta*C, bias, ReLU/GELU/SiLU, residual; the steps are the argument's run-time
+// flags) stored as OUT_TYPE (fp32, or f16/bf16 pairs packed by cvt.rn.{f16,bf16}x2.f32).
 // A is M x K row-major; B (parameter B_COL) is stored N x K row-major (B_COL 1, layout "nt":
 // both operands K-major) or is K x N row-major (B_COL 0, layout "nn": B is N-major and the
-// wgmma reads it transposed, imm-trans-b 1); inputs f16 or bf16.  Operands arrive as two
+// wgmma reads it transposed, imm-trans-b 1); inputs f16 or bf16, or fp8 (e4m3, e5m2; B's type
+// B_E5M2) with layout nt only: wgmma k32 on 1-byte elements, which have no transpose operands.
+// Either way a K slab is one 128-byte swizzle row (BLOCK_K = 128/dtype_bytes, derived) read by
+// four wgmmas of 32 bytes of K each (gemm_wgmma_k_steps), so the stage layout, the TMA boxes
+// and the descriptors are the same in bytes for both element sizes.  Operands arrive as two
 // CUtensorMap descriptors built by the gemm family from the config's TMA_BOX_* values
 // (SWIZZLE_128B, zero fill out of bounds): A over (K, M, batch) with box 64 x BLOCK_M/CLUSTER; B over
 // (K, N, batch) with box 64 x BLOCK_N (nt) or over (N, K, batch) with box 64 x BLOCK_K (nn,
@@ -42,12 +49,14 @@
 // (gemm_wgmma_stage_bytes): the PTX ISA promises zero fill only for a box's outside part.
 // Those rows and columns are never stored, so their stale shared memory is harmless.
 //
-// Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
-// WARPGROUPS, PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, PERSISTENT, CLUSTER (1 or 2; > 1 needs
-// PRODUCER 1), THREADS (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_f16 or
-// RT_DTYPE_bf16.  Launch: grid (CLUSTER * clusters, 1, SPLIT_K*BATCH) with clusters = the units
+// Parameters: BLOCK_M, BLOCK_N, BLOCK_K (derived: one 128-byte swizzle row), WARPGROUPS,
+// PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, PERSISTENT, CLUSTER (1 or 2; > 1 needs PRODUCER 1),
+// SETMAXNREG (producer 40 / consumers 232 registers, a producer and two consumers), B_E5M2,
+// EPI, OUT_TYPE (the last three tied to the problem's facts), THREADS
+// (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_<f16|bf16|e4m3|e5m2>.  Launch: grid (CLUSTER * clusters, 1, SPLIT_K*BATCH) with clusters = the units
 // or, persistent, at most SMs / (CLUSTER*SPLIT_K*BATCH); block THREADS; dynamic shared memory
-// SMEM = STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 16*STAGES (mbarriers).
+// SMEM = STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*dtype_bytes + 1024 (alignment slack) + 16*STAGES
+// (mbarriers).
 #include "gemm_epilogue.h"
 #include "gemm_index.h"
 

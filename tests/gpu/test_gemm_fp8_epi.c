@@ -7,7 +7,8 @@
  * per-tensor scales, fp32 and bf16 outputs, edge shapes (a K whose last 128-element slab is
  * partly outside, M and N off the tiles, batches, one row).  Epilogues: bias + GELU to bf16 (the
  * issue's 4096x14336x4096 among them), beta + SiLU + residual to f16 (nn), bias + residual
- * with split-K, bias + ReLU, alpha alone.  The relative errors it prints for cuBLASLt's fp8
+ * with split-K, bias + ReLU, alpha alone; gemm_skinny's fp8 paths (vector and element-wise) and
+ * epilogue at M <= 16.  The relative errors it prints for cuBLASLt's fp8
  * candidates with and without fast accumulation are what the fp8 tolerance rests on.  Skips
  * (77) without a GPU. */
 #include "gemm_verify_util.h"
@@ -33,6 +34,10 @@ int main(void) {
       {"16x136x4096:nt+bias+residual", "bf16", 1},
       {"256x512x1024+bias+relu", "bf16", 1},
       {"64x64x64:nt+alpha", "f16", 1},
+      /* gemm_skinny: a batch with N off its tiles and the epilogue; fp8 with a K off the vector
+       * (its element path) */
+      {"7@5x333x1008:nt+bias+silu+out=bf16", "bf16", 0},
+      {"3x100x1000:nt+out=bf16", "e4m3", 0},
   };
   for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++)
     verify_problem_lt(&h, ms, probs[i].shape, probs[i].dtype, probs[i].lt_min);

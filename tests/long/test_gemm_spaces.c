@@ -29,6 +29,8 @@ int main(void) {
       {"gemm_wgmma", "sm_90a", "bf16", "nt", "+bias+gelu+out=bf16"},
       {"gemm_wgmma", "sm_90a", "f16", "nn", "+beta+silu+residual+out=f16"},
       {"gemm_wgmma", "sm_90a", "bf16", "nt", "+bias+residual"},
+      {"gemm_skinny", "sm_90", "e4m3", "nt", NULL}, {"gemm_skinny", "sm_90", "e4m3", "nt", "+b=e5m2+out=bf16"},
+      {"gemm_skinny", "sm_90", "bf16", "nt", "+bias+gelu+out=bf16"},
   };
   size_t total = 0, failed = 0;
   for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {

@@ -5,7 +5,8 @@
  * spread over the space, cycling through the dtypes and layouts; then named configurations: a
  * wgmma cluster, gemm_wgmma's fp8 shapes (k32, e4m3 x e4m3 and e4m3 x e5m2, no transpose
  * operands) and fused epilogues (bias + GELU to bf16, beta + SiLU + residual to f16, fp8 with
- * bias + ReLU), and gemm_mma's register-heaviest tiles (which spill first).
+ * bias + ReLU), gemm_skinny's fp8 and epilogue paths, and gemm_mma's register-heaviest tiles
+ * (which spill first).
  * The whole spaces are compiled by tests/long/test_gemm_spaces.c. */
 #include "../gemm_compile_util.h"
 
@@ -156,6 +157,29 @@ int main(void) {
           CHECK(r.ptx && strstr(r.ptx, epi[i].need[k]));
           if (!r.ptx || !strstr(r.ptx, epi[i].need[k])) fprintf(stderr, "  %s %s: no %s in the PTX\n", epi[i].dtype, epi[i].opts, epi[i].need[k]);
         }
+        compile_result_free(&r);
+      }
+    }
+  }
+  /* gemm_skinny with fp8 inputs (sm_90: e4m3 pairs through cvt.rn.f16x2.e4m3x2, e5m2 by a byte
+   * shift) and with the fused epilogue, its widest tiles */
+  {
+    static const struct { const char *dtype, *opts, *config, *need; } sk[] = {
+        {"e4m3", "+out=bf16", "ROWS=16,COLS=4,WARPS=4,UNROLL=2,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+         "cvt.rn.f16x2.e4m3x2"},
+        {"e4m3", "+b=e5m2", "ROWS=1,COLS=4,WARPS=4,UNROLL=4,SPLIT_K=4,B_COL=1,B_E5M2=1,EPI=1,OUT_TYPE=0",
+         "atom.global.add.f32"},
+        {"e5m2", "+b=e4m3+bias+gelu+out=f16", "ROWS=8,COLS=2,WARPS=8,UNROLL=4,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=1",
+         "cvt.rn.f16.f32"},
+        {"bf16", "+bias+silu+out=bf16", "ROWS=16,COLS=4,WARPS=8,UNROLL=2,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+         "cvt.rn.bf16.f32"},
+    };
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+      gcu_variant v = {"gemm_skinny", "sm_90", sk[i].dtype, "nt", sk[i].opts};
+      compile_result r;
+      if (compile_config(&v, sk[i].config, &r)) {
+        CHECK(r.ptx && strstr(r.ptx, sk[i].need));
+        CHECK(r.ptx && strstr(r.ptx, "ld.global.nc.L1::no_allocate.v4.u32"));
         compile_result_free(&r);
       }
     }
