@@ -1078,9 +1078,9 @@ static rt_status gemm_library_list(family_gpu *g, int max, int *count, rt_error 
   cublasLtMatmulHeuristicResult_t r0[GEMM_LIB_MAX], r1[GEMM_LIB_MAX];
   int n0 = 0, n1 = 0;
   rt_status st = gemm_lt_heuristic(g->lt, &g->desc[0], g->ws_size, max, r0, &n0, err);
-  /* fp8 combinations cuBLASLt does not take (e5m2 x e5m2, some epilogue types) have no
-   * candidates rather than an error: the templates still tune */
-  if (st == RT_ERR_UNSUPPORTED || (st == RT_ERR_CUBLAS && GEMM_IS_FP8(g->code))) {
+  /* what cuBLASLt does not take (fp8 e5m2 x e5m2, an output or bias type of an epilogue) has
+   * no candidates rather than an error: the templates still tune */
+  if (st == RT_ERR_UNSUPPORTED || (st == RT_ERR_CUBLAS && g->epi.on)) {
     n0 = 0;
     st = RT_OK;
   }

@@ -319,7 +319,7 @@ static void check_executed(const char *valid_dir) {
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "1x4096x4096:nt", "bf16", NULL, &pb, &err), RT_OK);
   CHECK_INT(problem_env(&gemm_family, &pb, arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
   CHECK_INT(m ? manifest_build_space(m, &env, &sp, &err) : RT_ERR_INVALID, RT_OK);
-  CHECK_INT(sp ? space_parse_config(sp, "ROWS=1,COLS=2,WARPS=4,UNROLL=4,SPLIT_K=1,B_COL=1", &idx, &err)
+  CHECK_INT(sp ? space_parse_config(sp, "ROWS=1,COLS=2,WARPS=4,UNROLL=4,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=0,OUT_TYPE=0", &idx, &err)
                : RT_ERR_INVALID, RT_OK);
   CHECK_INT(manifest_config_vars(m, sp, idx, &env, &v, &err), RT_OK);
   CHECK_INT(manifest_inflight(m, &v, &inflight, &err), RT_OK);

@@ -5,7 +5,9 @@
  * neighbouring codes the midpoint rounds to the even code and the floats just beside it to the
  * nearer code (round-to-nearest-even over the normal and the subnormal range, and into zero);
  * past the largest finite value a value saturates (PTX cvt .satfinite) or, without saturation,
- * becomes infinity (e5m2) or NaN (e4m3); NaN stays NaN with its sign; infinity saturates. */
+ * becomes infinity (e5m2) or NaN (e4m3); NaN stays NaN with its sign; infinity saturates.  And
+ * the two facts the GEMM kernels and reference lean on: an e5m2 byte is the top byte of the f16
+ * of its value, and every fp8 value is a bf16 value. */
 #include <math.h>
 
 #include "kernels/numeric.h"
@@ -154,6 +156,11 @@ int main(void) {
   CHECK_INT(num_f32_to_e5m2(0.1f, 0), 0x2e);               /* 0.09375 */
   CHECK_NEAR(num_e4m3_to_f32(0x7e), 448.0, 0);
   CHECK_NEAR(num_e5m2_to_f32(0x7b), 57344.0, 0);
+  /* an e5m2 byte is the top byte of the f16 of the same value (gemm_skinny widens e5m2 so) */
+  for (unsigned c = 0; c < 256; c++) {
+    const float h = num_f16_to_f32((uint16_t)(c << 8)), e = num_e5m2_to_f32((uint8_t)c);
+    CHECK(isnan(e) ? isnan(h) : h == e);
+  }
   /* every fp8 value is a bf16 value: the GEMM family's reference multiplies bf16 copies */
   for (unsigned c = 0; c < 256; c++) {
     float a = num_e4m3_to_f32((uint8_t)c), b = num_e5m2_to_f32((uint8_t)c);
