@@ -159,7 +159,8 @@ int main(int argc, char **argv) {
     /* the target rows first: 8192^3 (own >= 0.9x) and 4096^3, then the LLM shapes, B e5m2 */
     static const char *const f8[][2] = {{"8192x8192x8192:nt", "e4m3"}, {"4096x4096x4096:nt", "e4m3"},
                                         {"4096x4096x4096:nt+out=bf16", "e4m3"}, {"256x14336x4096:nt+out=bf16", "e4m3"},
-                                        {"16x14336x4096:nt+out=bf16", "e4m3"}, {"8192x8192x8192:nt+b=e5m2", "e4m3"}};
+                                        {"16x14336x4096:nt+out=bf16", "e4m3"}, {"8192x8192x8192:nt+b=e5m2", "e4m3"},
+                                        {"8192x8192x8192:nt+vscale+out=bf16", "e4m3"}};
     for (size_t i = 0; i < sizeof f8 / sizeof f8[0]; i++) {
       snprintf(suite[ns][0], 64, "%s", f8[i][0]);
       snprintf(suite[ns++][1], 64, "%s", f8[i][1]);

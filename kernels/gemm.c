@@ -14,7 +14,7 @@
 #include "tuner/driver/cuda_driver.h"
 
 #define GEMM_SHAPE_HELP \
-  "[BATCH@]MxNxK[:nn|:nt][+OPTION...] with positive integers (nt: B stored N x K; options b=e4m3|e5m2 alpha " \
+  "[BATCH@]MxNxK[:nn|:nt][+OPTION...] with positive integers (nt: B stored N x K; options b=e4m3|e5m2 vscale alpha " \
   "beta bias relu|gelu|silu residual out=f32|f16|bf16), e.g. 4096x4096x4096, 8@128x4096x4096:nt or " \
   "4096x14336x4096:nt+bias+gelu+out=bf16"
 /* Kernels take int dimensions and do their tile arithmetic in 32 bits (ceil_div(M, BLOCK_M),
@@ -96,7 +96,10 @@ static rt_status gemm_parse_options(const char *shape, const char *text, int a_c
       e->out_code = o;
       continue;
     }
-    if (!strcmp(tok, "alpha")) flag = &e->alpha;
+    if (!strcmp(tok, "vscale")) {
+      if (!GEMM_IS_FP8(a_code)) return gemm_bad_shape(err, shape, "+vscale scales fp8 inputs; the dtype is not fp8");
+      flag = &e->vscale;
+    } else if (!strcmp(tok, "alpha")) flag = &e->alpha;
     else if (!strcmp(tok, "beta")) flag = &e->beta;
     else if (!strcmp(tok, "bias")) flag = &e->bias;
     else if (!strcmp(tok, "residual")) flag = &e->residual;
@@ -131,6 +134,7 @@ static void gemm_options_text(const gemm_epi *e, char *buf, size_t size) {
   buf[0] = '\0';
 #define GEMM_ADD(...) n += (size_t)snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__)
   if (e->b_code != e->a_code) GEMM_ADD("+b=%s", gemm_code_name(e->b_code));
+  if (e->vscale) GEMM_ADD("+vscale");
   const int other = e->beta || e->bias || e->act || e->residual || e->out_code != GEMM_OUT_F32;
   if (e->alpha && !other) GEMM_ADD("+alpha");
   if (e->beta) GEMM_ADD("+beta");
@@ -311,7 +315,8 @@ static double gemm_min_bytes(const family_ops *self, const problem *p) {
   /* A and B once, D written once, C and the residual read once, the bias once per batch */
   return (double)problem_dim(p, "BATCH") *
          (gemm_code_bytes(e.a_code) * m * k + gemm_code_bytes(e.b_code) * k * n +
-          ob * m * n * (1 + e.beta + e.residual) + ob * n * e.bias);
+          ob * m * n * (1 + e.beta + e.residual) + ob * n * e.bias) +
+         (e.vscale ? 4.0 * (m + n) : 0);
 }
 
 static double gemm_tolerance(const family_ops *self, const problem *p) {
@@ -442,6 +447,13 @@ static rt_status gemm_lt_desc_make_epi(const problem *p, int tf32, int fast_accu
     /* cuBLASLt's A is our B: the scales swap too */
     const void *sa = (const void *)(uintptr_t)(epi ? epi->scale_b : 0), *sb = (const void *)(uintptr_t)(epi ? epi->scale_a : 0);
     const int8_t fast = (int8_t)(fast_accum != 0);
+    const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    if (e.vscale &&
+        ((st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode),
+                             "cublasLtMatmulDescSetAttribute(A_SCALE_MODE)", err)) ||
+         (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode),
+                             "cublasLtMatmulDescSetAttribute(B_SCALE_MODE)", err))))
+      goto fail;
     if ((sa && (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa),
                                    "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)", err))) ||
         (sb && (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb),
@@ -703,6 +715,12 @@ void gemm_gpu_epi_args(const family_gpu *g, gemm_epi_args *out) { *out = g->args
 
 /* The per-tensor scale of seeded fp8 inputs: amax / max_finite with amax 1 (gemm.h). */
 static float gemm_fp8_scale(int code) { return code == GEMM_CODE_E4M3 ? 1.0f / NUM_E4M3_MAX : 1.0f / NUM_E5M2_MAX; }
+/* +vscale: row i of A (column i of B) stands for values of amax 2^(i % 7 - 3) (2^(i % 5 - 2)),
+ * quantised with that amax: the same stored values as the per-tensor case, each row's scale
+ * apart. */
+static float gemm_fp8_vscale(int code, long long i, int of_b) {
+  return gemm_fp8_scale(code) * ldexpf(1.0f, of_b ? (int)(i % 5) - 2 : (int)(i % 7) - 3);
+}
 
 /* Element i of a buffer of type code (gemm_dtype_code, or for outputs 0/1/2) as a double. */
 static double gemm_elem(const unsigned char *buf, size_t i, int code) {
@@ -810,7 +828,7 @@ static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64
   if (!cu.handle) return rt_error_set(err, RT_ERR_NO_DRIVER, "gemm needs a loaded CUDA driver and a current context");
   family_gpu *g = calloc(1, sizeof *g);
   if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-  float *hc = NULL, *hbias = NULL, *hres = NULL;
+  float *hc = NULL, *hbias = NULL, *hres = NULL, *vsc = NULL;
   g->p = *p;
   rt_status st;
   if ((st = gemm_problem_epi(p, &g->epi, err)) || (st = gemm_reference_problem(p, &g->epi, &g->pref, err))) {
@@ -834,7 +852,7 @@ static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64
       (st = gemm_alloc(&g->ws, g->ws_size, "workspace", err)) ||
       (fp8 && ((st = gemm_alloc(&g->A16, g->a_elems * 2, "A's bf16 copy", err)) ||
                (st = gemm_alloc(&g->B16, g->b_elems * 2, "B's bf16 copy", err)) ||
-               (st = gemm_alloc(&g->scales, 8, "scales", err)))) ||
+               (st = gemm_alloc(&g->scales, e->vscale ? 4 * (M + N) : 8, "scales", err)))) ||
       (e->beta && (st = gemm_alloc(&g->cin, g->c_elems * g->os, "C input", err))) ||
       (e->bias && (st = gemm_alloc(&g->bias, N * g->os, "bias", err))) ||
       (e->residual && (st = gemm_alloc(&g->res, g->c_elems * g->os, "residual", err))))
@@ -856,16 +874,27 @@ static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64
     goto fail;
   /* the epilogue's scalars (gemm.h): alpha 3/sqrt(K) gives an output of RMS about 1 */
   const float sc[2] = {fp8 ? gemm_fp8_scale(e->a_code) : 1.0f, fp8 ? gemm_fp8_scale(e->b_code) : 1.0f};
-  if (fp8 && (st = cuda_check(cu.cuMemcpyHtoD_v2(g->scales, sc, sizeof sc), "upload the fp8 scales", err))) goto fail;
+  if (e->vscale) {
+    vsc = malloc(4 * (M + N));
+    if (!vsc) {
+      st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for the fp8 scale vectors");
+      goto fail;
+    }
+    for (size_t i = 0; i < M; i++) vsc[i] = gemm_fp8_vscale(e->a_code, (long long)i, 0);
+    for (size_t i = 0; i < N; i++) vsc[M + i] = gemm_fp8_vscale(e->b_code, (long long)i, 1);
+    if ((st = cuda_check(cu.cuMemcpyHtoD_v2(g->scales, vsc, 4 * (M + N)), "upload the fp8 scale vectors", err))) goto fail;
+  } else if (fp8 && (st = cuda_check(cu.cuMemcpyHtoD_v2(g->scales, sc, sizeof sc), "upload the fp8 scales", err))) {
+    goto fail;
+  }
   g->args.c = g->cin;
   g->args.bias = g->bias;
   g->args.residual = g->res;
   g->args.scale_a = fp8 ? g->scales : 0;
-  g->args.scale_b = fp8 ? g->scales + 4 : 0;
+  g->args.scale_b = fp8 ? g->scales + (e->vscale ? 4 * M : 4) : 0;
   g->args.alpha = e->on ? (float)(3.0 / sqrt((double)K)) : 1.0f;
   g->args.beta = e->beta ? 0.5f : 0.0f;
   g->args.flags = (e->beta ? GEMM_EPI_BETA : 0u) | (e->bias ? GEMM_EPI_BIAS : 0u) | (e->residual ? GEMM_EPI_RES : 0u) |
-                  ((unsigned)e->act << GEMM_EPI_ACT_SHIFT);
+                  (e->vscale ? GEMM_EPI_VSCALE : 0u) | ((unsigned)e->act << GEMM_EPI_ACT_SHIFT);
   /* a copy from pageable memory may return before its DMA lands, and the candidates' stream
    * does not wait for the default stream: wait here, once */
   if ((st = cuda_check(cu.cuCtxSynchronize(), "finish the input upload", err))) goto fail;
@@ -905,13 +934,15 @@ static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64
   {
     const double s = (double)g->args.alpha * sc[0] * sc[1];
     for (size_t i = 0; i < g->c_elems; i++) {
+      /* +vscale: element (m, n) of batch b is at b*M*N + m*N + n */
+      const double si = vsc ? (double)g->args.alpha * vsc[i % (M * N) / N] * vsc[M + i % N] : s;
       double v = g->host_ref[i];
       if (!isfinite(v)) {
         st = rt_error_set(err, RT_ERR_INTERNAL, "the cuBLASLt reference has a non-finite element at %zu", i);
         goto fail;
       }
       if (e->on) {
-        v = gemm_epi_reference(e, s, g->args.beta, v, hc ? hc[i] : 0, hbias ? hbias[i % N] : 0, hres ? hres[i] : 0);
+        v = gemm_epi_reference(e, si, g->args.beta, v, hc ? hc[i] : 0, hbias ? hbias[i % N] : 0, hres ? hres[i] : 0);
         g->host_ref[i] = (float)v;
       }
       g->ref_sq += v * v;
@@ -920,12 +951,14 @@ static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64
   free(hc);
   free(hbias);
   free(hres);
+  free(vsc);
   *out = g;
   return RT_OK;
 fail:
   free(hc);
   free(hbias);
   free(hres);
+  free(vsc);
   gemm_gpu_teardown(g);
   return st;
 }

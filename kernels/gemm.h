@@ -9,6 +9,8 @@
  *   nt            B is stored N x K row-major (the weight of a linear layer, y = x W^T).
  * Options (any order, each at most once; the canonical text lists them in this order):
  *   b=e4m3|e5m2   B's element type when it is not A's (fp8 only: e4m3 x e5m2 and so on);
+ *   vscale        fp8 scales per row of A (M floats) and per column of B (N floats) instead of
+ *                 one per tensor (the outer-product scaling of row-wise quantisation);
  *   alpha         D = alpha * acc (an epilogue with nothing else);
  *   beta          + beta * C, C an M x N input of the output type (pre-activation);
  *   bias          + bias[N] of the output type (pre-activation);
@@ -97,6 +99,7 @@ typedef struct gemm_epi {
   int alpha;          /* +alpha was given */
   int beta, bias, residual; /* the inputs it reads */
   int act;            /* GEMM_ACT_* */
+  int vscale;         /* +vscale: fp8 scales per row of A and per column of B */
 } gemm_epi;
 
 /* The operand types and epilogue of problem p (a gemm problem whose shape parsed). */

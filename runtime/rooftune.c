@@ -832,6 +832,11 @@ static int gemm_options(const char *dtype, const rooftune_gemm_options *opt, cha
   size_t n = 0;
 #define OPT_ADD(...) n += (size_t)snprintf(text + n, n < size ? size - n : 0, __VA_ARGS__)
   if (opt->b_dtype && strcmp(opt->b_dtype, dtype)) OPT_ADD("+b=%s", opt->b_dtype);
+  if (opt->vector_scales) {
+    if (!opt->scale_a || !opt->scale_b)
+      return fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm_ex: vector_scales needs scale_a (M floats) and scale_b (N floats)");
+    OPT_ADD("+vscale");
+  }
   if (opt->alpha != 1.0f) OPT_ADD("+alpha");
   if (opt->C) OPT_ADD("+beta");
   if (opt->bias) OPT_ADD("+bias");
@@ -890,7 +895,7 @@ int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long
   gemm_epi pe;
   if (gemm_problem_epi(&p, &pe, &err)) return fail_err(&err);
   epi.flags = (pe.beta ? GEMM_EPI_BETA : 0u) | (pe.bias ? GEMM_EPI_BIAS : 0u) | (pe.residual ? GEMM_EPI_RES : 0u) |
-              ((unsigned)pe.act << GEMM_EPI_ACT_SHIFT);
+              (pe.vscale ? GEMM_EPI_VSCALE : 0u) | ((unsigned)pe.act << GEMM_EPI_ACT_SHIFT);
   /* the canonical text is what was tuned (it drops a +b= equal to the dtype, +alpha beside others) */
   snprintf(shape, sizeof shape, "%s", p.shape);
 

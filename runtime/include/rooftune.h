@@ -217,9 +217,11 @@ typedef struct rooftune_gemm_options {
   const void *residual;    /* NULL: no residual */
   const float *scale_a;    /* fp8: A's per-tensor scale (device), NULL for 1 */
   const float *scale_b;    /* fp8: B's per-tensor scale (device), NULL for 1 */
+  int vector_scales;       /* fp8: 1 when scale_a holds M floats (per row of A) and scale_b N
+                              (per column of B), the tuned problem's +vscale */
 } rooftune_gemm_options;
 
-#define ROOFTUNE_GEMM_OPTIONS_INIT {NULL, NULL, 1.0f, 0.0f, NULL, NULL, NULL, NULL, NULL, NULL}
+#define ROOFTUNE_GEMM_OPTIONS_INIT {NULL, NULL, 1.0f, 0.0f, NULL, NULL, NULL, NULL, NULL, NULL, 0}
 
 /* rooftune_gemm_batched with options (opt NULL: plain, as rooftune_gemm_batched) and inputs of
  * any gemm dtype ("f32", "f16", "bf16", "e4m3", "e5m2"; fp8 needs layout "nt").  The tuned

@@ -15,7 +15,7 @@
  * C, bias and residual hold elements of the output type; C and residual are M x N row-major
  * per batch (stride M*N), bias has N elements shared by the batch.  scale_a and scale_b point at
  * one fp32 value each (the per-tensor dequantisation scales of fp8 inputs; 0 means 1), as
- * cuBLASLt's A/B_SCALE_POINTER do.  Such a kernel takes one more argument after (A, B, D, M, N,
+ * cuBLASLt's A/B_SCALE_POINTER do (with +vscale: M and N floats, cuBLASLt's OUTER_VEC_32F).  Such a kernel takes one more argument after (A, B, D, M, N,
  * K): a gemm_epi_args by value.  Which steps run is in its flags, read at run time (a uniform
  * branch per step, after the main loop), so one compiled kernel serves every epilogue of its
  * output type; the output type is a template parameter (it changes the stores).
@@ -49,8 +49,10 @@ typedef struct gemm_epi_args {
 
 /* Activation codes: the family's epi_act. */
 enum { GEMM_ACT_NONE = 0, GEMM_ACT_RELU = 1, GEMM_ACT_GELU = 2, GEMM_ACT_SILU = 3 };
-/* gemm_epi_args.flags */
-enum { GEMM_EPI_BETA = 1, GEMM_EPI_BIAS = 2, GEMM_EPI_RES = 4, GEMM_EPI_ACT_SHIFT = 8 };
+/* gemm_epi_args.flags; GEMM_EPI_VSCALE: scale_a holds M floats (one per row of A) and scale_b N
+ * (one per column of D), so the product's scale is alpha * scale_a[m] * scale_b[n] (fp8 with
+ * per-row / per-column quantisation, +vscale; both vectors shared by the batch) */
+enum { GEMM_EPI_BETA = 1, GEMM_EPI_BIAS = 2, GEMM_EPI_RES = 4, GEMM_EPI_VSCALE = 16, GEMM_EPI_ACT_SHIFT = 8 };
 /* Output type codes: the manifests' OUT_TYPE and the family's out_code. */
 enum { GEMM_OUT_F32 = 0, GEMM_OUT_F16 = 1, GEMM_OUT_BF16 = 2 };
 

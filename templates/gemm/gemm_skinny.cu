@@ -200,8 +200,10 @@ gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__r
   // The warp's sum of each element, then one lane per element writes it (through the epilogue;
   // with split-K only slice 0 adds the bias and the residual).
 #if EPI
-  const float scale = epi.alpha * (epi.scale_a ? *(const float *)epi.scale_a : 1.f) *
-                      (epi.scale_b ? *(const float *)epi.scale_b : 1.f);
+  const bool vscale = (epi.flags & GEMM_EPI_VSCALE) != 0;  // scales per row of A, column of B
+  const float scale = vscale ? epi.alpha
+                             : epi.alpha * (epi.scale_a ? *(const float *)epi.scale_a : 1.f) *
+                                   (epi.scale_b ? *(const float *)epi.scale_b : 1.f);
   const unsigned flags = slice == 0 ? epi.flags : epi.flags & ~(unsigned)(GEMM_EPI_BIAS | GEMM_EPI_RES);
   const int act = (int)(epi.flags >> GEMM_EPI_ACT_SHIFT) & 3;
 #endif
@@ -217,7 +219,8 @@ gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__r
         out_t *dst = C + at;
 #if EPI
         const long long bat = (long long)batch * M * N + at;
-        v = gemm_epi_apply(flags, act, scale, epi.beta, v,
+        const float sv = vscale ? scale * ((const float *)epi.scale_a)[m0 + m] * ((const float *)epi.scale_b)[n0 + c] : scale;
+        v = gemm_epi_apply(flags, act, sv, epi.beta, v,
                            (flags & GEMM_EPI_BETA) ? ld_out((const out_t *)epi.c + bat) : 0.f,
                            (flags & GEMM_EPI_BIAS) ? ld_out((const out_t *)epi.bias + n0 + c) : 0.f,
                            (flags & GEMM_EPI_RES) ? ld_out((const out_t *)epi.residual + bat) : 0.f);

@@ -398,14 +398,21 @@ __device__ __forceinline__ void st_out2(unsigned short *p, float a, float b) {
 // the argument's flags (uniform branches).  With SPLIT_K > 1 (no activation, no beta: the
 // manifest's constraints) only slice 0 adds the bias and the residual.
 struct epi_ctx {
-  float s;  // alpha * scale_a * scale_b
+  float s;  // alpha * scale_a * scale_b (GEMM_EPI_VSCALE: alpha; the scales are per row/column)
   const gemm_epi_args *a;
   unsigned flags;  // a->flags, with bias and residual dropped for slices after the first
   int act;
   long long base;  // this batch's first element of C, D and the residual
 };
-__device__ __forceinline__ void epi_pair(const epi_ctx &e, long long at, int col, bool two, float &v0, float &v1) {
+__device__ __forceinline__ void epi_pair(const epi_ctx &e, int row, long long at, int col, bool two, float &v0,
+                                         float &v1) {
   float2 cv = make_float2(0.f, 0.f), rv = cv, bv = cv;
+  float s0 = e.s, s1 = e.s;
+  if (e.flags & GEMM_EPI_VSCALE) {
+    const float sr = e.s * ((const float *)e.a->scale_a)[row], *sb = (const float *)e.a->scale_b + col;
+    s0 = sr * sb[0];
+    s1 = two ? sr * sb[1] : 0.f;
+  }
   if (e.flags & GEMM_EPI_BETA) {
     const out_t *c = (const out_t *)e.a->c + e.base + at;
     cv = two ? ld_out2(c) : make_float2(ld_out(c), 0.f);
@@ -419,8 +426,8 @@ __device__ __forceinline__ void epi_pair(const epi_ctx &e, long long at, int col
     rv = two ? ld_out2(r) : make_float2(ld_out(r), 0.f);
   }
   const float beta = e.a->beta;
-  v0 = gemm_epi_apply(e.flags, e.act, e.s, beta, v0, cv.x, bv.x, rv.x);
-  v1 = gemm_epi_apply(e.flags, e.act, e.s, beta, v1, cv.y, bv.y, rv.y);
+  v0 = gemm_epi_apply(e.flags, e.act, s0, beta, v0, cv.x, bv.x, rv.x);
+  v1 = gemm_epi_apply(e.flags, e.act, s1, beta, v1, cv.y, bv.y, rv.y);
 }
 
 // A finished tile's accumulators into D (this batch's matrix), bounds-checked (edge tiles, and a
@@ -441,10 +448,10 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], out_t *D
       const bool two = col + 1 < N;
       float v0 = acc[mt][i], v1 = acc[mt][i + 1];
 #if EPI
-      epi_pair(e, at, col, two && pair_ok, v0, v1);
+      epi_pair(e, row, at, col, two && pair_ok, v0, v1);
       if (two && !pair_ok) {  // an odd N: the second element's own loads
         float w0 = acc[mt][i + 1], w1 = 0.f;
-        epi_pair(e, at + 1, col + 1, false, w0, w1);
+        epi_pair(e, row, at + 1, col + 1, false, w0, w1);
         v1 = w0;
       }
 #endif
@@ -542,8 +549,9 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
     ectx.base = (long long)batch * M * N;
 #if EPI
     ectx.a = &epi;
-    ectx.s = epi.alpha * (epi.scale_a ? *(const float *)epi.scale_a : 1.f) *
-             (epi.scale_b ? *(const float *)epi.scale_b : 1.f);
+    ectx.s = (epi.flags & GEMM_EPI_VSCALE) ? epi.alpha
+                                           : epi.alpha * (epi.scale_a ? *(const float *)epi.scale_a : 1.f) *
+                                                 (epi.scale_b ? *(const float *)epi.scale_b : 1.f);
     ectx.flags = slice == 0 ? epi.flags : epi.flags & ~(unsigned)(GEMM_EPI_BIAS | GEMM_EPI_RES);
     ectx.act = (int)(epi.flags >> GEMM_EPI_ACT_SHIFT) & 3;
 #else

@@ -4,7 +4,7 @@
  * gemm_lt_matmul_epi) against the family's reference: cuBLASLt's fp32-output matmul (of bf16
  * copies for fp8 inputs) and the epilogue on the host in double precision, within the
  * tolerances of kernels/gemm.h.  fp8: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3 and e5m2 x e5m2 with
- * per-tensor scales, fp32 and bf16 outputs, edge shapes (a K whose last 128-element slab is
+ * per-tensor scales and per-row / per-column ones (+vscale), fp32 and bf16 outputs, edge shapes (a K whose last 128-element slab is
  * partly outside, M and N off the tiles, batches, one row).  Epilogues: bias + GELU to bf16 (the
  * issue's 4096x14336x4096 among them), beta + SiLU + residual to f16 (nn), bias + residual
  * with split-K, bias + ReLU, alpha alone; gemm_skinny's fp8 paths (vector and element-wise) and
@@ -28,6 +28,9 @@ int main(void) {
       {"3@96x200x256:nt+bias+gelu+out=bf16", "e4m3", 0},
       {"1x4096x4096:nt", "e4m3", 0},
       {"256x256x256:nt", "e5m2", 0},
+      /* per-row / per-column scales (cuBLASLt's OUTER_VEC_32F, where this GPU has it) */
+      {"4096x4096x4096:nt+vscale+out=bf16", "e4m3", 0},
+      {"16x4096x4096:nt+vscale", "e4m3", 0},
       {"4096x14336x4096:nt+bias+gelu+out=bf16", "bf16", 1},
       {"127x255x136:nt+bias+gelu+out=bf16", "bf16", 0},
       {"3@96x200x136+beta+silu+residual+out=f16", "f16", 0},

@@ -153,6 +153,13 @@ int main(void) {
   CHECK_STR(p.shape, "16x4096x4096:nt"); /* B's type is A's: not spelled out */
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "16x4096x4096:nt+b=e4m3", "e5m2", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "16x4096x4096:nt+b=e4m3");
+  /* per-row / per-column fp8 scales: M + N floats more to read */
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024:nt+out=bf16+vscale+b=e5m2", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "256x512x1024:nt+b=e5m2+vscale+out=bf16");
+  CHECK_INT(gemm_problem_epi(&p, &e, &err), RT_OK);
+  CHECK_INT(e.vscale, 1);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 256.0 * 1024 + 1024.0 * 512 + 2.0 * 256 * 512 + 4.0 * (256 + 512), 0);
+  check_bad("4x4x4:nt+vscale", "bf16", "+vscale scales fp8 inputs");
   CHECK_INT(gemm_dtype_bytes("e4m3"), 1);
   CHECK_INT(gemm_dtype_bytes("e5m2"), 1);
   CHECK_INT(gemm_dtype_code("e5m2"), GEMM_CODE_E5M2);

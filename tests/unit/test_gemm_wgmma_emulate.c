@@ -97,6 +97,11 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   for (int i = 0; i < N; i++) bias[i] = round_out(c->out, (float)num_uniform(&s, -1, 1));
   const int tiles_m = gemm_ceil_div(M, c->bm), tiles_n = gemm_ceil_div(N, c->bn);
   const float sc = alpha * sa * sb;
+  /* +vscale: per-row and per-column scales (amax 2^(i%7-3), 2^(i%5-2), as the family seeds) */
+  const int vs = (c->flags & GEMM_EPI_VSCALE) != 0;
+  float *va = malloc(sizeof(float) * M), *vb = malloc(sizeof(float) * N);
+  for (int i = 0; i < M; i++) va[i] = sa * ldexpf(1.0f, i % 7 - 3);
+  for (int i = 0; i < N; i++) vb[i] = sb * ldexpf(1.0f, i % 5 - 2);
   for (int u = 0; u < gemm_units(tiles_m, tiles_n, 1); u++) {
     int tm, tn;
     gemm_unit_tile(u, tiles_m, tiles_n, 1, 8, 0, &tm, &tn);
@@ -131,7 +136,7 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
             const int row = m0 + (w * wg_tiles + mt) * 64 + gemm_wgmma_d_row(t, i), col = n0 + gemm_wgmma_d_col(t, i);
             if (row >= M || col >= N) continue;
             const size_t at = (size_t)row * N + col;
-            const float v = gemm_epi_apply(c->flags, c->act, sc, beta, acc[((size_t)(w * wg_tiles + mt) * 128 + t) * acc_n + i],
+            const float v = gemm_epi_apply(c->flags, c->act, vs ? alpha * va[row] * vb[col] : sc, beta, acc[((size_t)(w * wg_tiles + mt) * 128 + t) * acc_n + i],
                                            (c->flags & GEMM_EPI_BETA) ? Cin[at] : 0, (c->flags & GEMM_EPI_BIAS) ? bias[col] : 0,
                                            (c->flags & GEMM_EPI_RES) ? R[at] : 0);
             D[at] = round_out(c->out, v);
@@ -151,7 +156,8 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
       for (int k = 0; k < K; k++)
         dot += decode(A + ((size_t)m * K + k) * es, c->a_code) * decode(B + ((size_t)n * K + k) * es, c->b_code);
       const size_t at = (size_t)m * N + n;
-      ref[at] = gemm_epi_reference(&e, (double)alpha * sa * sb, beta, dot, Cin[at], bias[n], R[at]);
+      const double s_mn = vs ? (double)alpha * va[m] * vb[n] : (double)alpha * sa * sb;
+      ref[at] = gemm_epi_reference(&e, s_mn, beta, dot, Cin[at], bias[n], R[at]);
       sq += ref[at] * ref[at];
     }
   const double rms = sqrt(sq / (M * (double)N));
@@ -183,6 +189,8 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   free(sB);
   free(acc);
   free(ref);
+  free(va);
+  free(vb);
   return bad == 0 && unwritten == 0 && rms > 0.1;
 }
 
@@ -195,6 +203,7 @@ int main(void) {
   cfgs[n++] = (cfg){GEMM_CODE_E4M3, GEMM_CODE_E5M2, 64, 128, 1, GEMM_OUT_BF16, BIAS, GEMM_ACT_GELU};
   cfgs[n++] = (cfg){GEMM_CODE_E5M2, GEMM_CODE_E4M3, 256, 128, 2, GEMM_OUT_F16, BETA | RES, GEMM_ACT_SILU};
   cfgs[n++] = (cfg){GEMM_CODE_E5M2, GEMM_CODE_E5M2, 128, 64, 1, GEMM_OUT_F32, BIAS | RES, GEMM_ACT_RELU};
+  cfgs[n++] = (cfg){GEMM_CODE_E4M3, GEMM_CODE_E4M3, 128, 128, 1, GEMM_OUT_BF16, BIAS | GEMM_EPI_VSCALE, GEMM_ACT_GELU};
   cfgs[n++] = (cfg){2, 2, 128, 128, 1, GEMM_OUT_BF16, BIAS, GEMM_ACT_GELU};
   cfgs[n++] = (cfg){2, 2, 64, 256, 1, GEMM_OUT_F32, BETA | BIAS | RES, GEMM_ACT_RELU};
   /* edge shapes: rows and columns past the tile, a K whose last slab is mostly outside, one row */
