@@ -319,6 +319,16 @@ static double gemm_min_bytes(const family_ops *self, const problem *p) {
          (e.vscale ? 4.0 * (m + n) : 0);
 }
 
+/* A separate pass would read the product back and write it again: twice the output's bytes, for
+ * an epilogue with an elementwise step (a lone alpha or output type cuBLASLt's GEMM does itself). */
+static double gemm_fused_bytes(const family_ops *self, const problem *p) {
+  (void)self;
+  gemm_epi e;
+  if (gemm_problem_epi(p, &e, NULL) || !(e.beta || e.bias || e.act || e.residual)) return 0;
+  return 2.0 * gemm_out_bytes(e.out_code) * (double)problem_dim(p, "M") * (double)problem_dim(p, "N") *
+         (double)problem_dim(p, "BATCH");
+}
+
 static double gemm_tolerance(const family_ops *self, const problem *p) {
   (void)self;
   /* see gemm.h: f16/bf16 multiply the same rounded inputs exactly and add in fp32 (only the
@@ -1170,4 +1180,5 @@ const family_ops gemm_family = {
     .library_list = gemm_library_list,
     .library_describe = gemm_library_describe,
     .library_launch = gemm_library_launch,
+    .fused_bytes = gemm_fused_bytes,
 };

@@ -141,6 +141,7 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, const candidate_pl
   in.roles = roles;
   in.config = pl && pl->vars.count ? &pl->vars : NULL;
   in.domains = sp;
+  in.fused_bytes = c->fam && c->fam->fused_bytes ? c->fam->fused_bytes(c->fam, &c->prob) : 0;
   diagnose(&in, &c->ceil, &r->diag, NULL);
 }
 

@@ -105,6 +105,8 @@ int main(void) {
   CHECK_INT(var(&v, "b_e5m2"), 0);
   /* A, B, D (bf16) and the bias */
   CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 2.0 * (4096.0 * 4096 + 4096.0 * 14336) + 2.0 * 4096 * 14336 + 2.0 * 14336, 0);
+  /* unfused, the bf16 product would be written and read again */
+  CHECK_NEAR(gemm_family.fused_bytes(&gemm_family, &p), 2.0 * 2 * 4096 * 14336, 0);
   /* bf16 output: the rounding's 2^-8 on top */
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), 1e-4 + 1.0 / 256, 1e-12);
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "2@64x64x64+residual+beta+silu", "f16", NULL, &p, &err), RT_OK);
@@ -115,6 +117,7 @@ int main(void) {
   CHECK_STR(p.shape, "64x64x64+bias"); /* alpha is part of every epilogue */
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64+alpha", "f16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "64x64x64+alpha");
+  CHECK_NEAR(gemm_family.fused_bytes(&gemm_family, &p), 0, 0); /* nothing a separate pass would do */
   rt_vars_clear(&v);
   CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
   CHECK_INT(var(&v, "epi"), 1);

@@ -50,6 +50,10 @@ typedef struct diag_input {
                                With it (and config) a lever never names a parameter that its
                                domain does not let move that way (BLOCK_K+ when 64 is the only
                                BLOCK_K, BLOCK_M+ at the largest BLOCK_M) */
+  double fused_bytes;       /* DRAM bytes the problem's fused epilogue saves against running it
+                               as a separate pass (the intermediate written and read again); 0:
+                               none.  The sentence then says so, with the time at the copy
+                               bandwidth */
 } diag_input;
 
 /* Fills out (limit, lever, sentence, fractions, intensity, ridge, waves, tail).
