@@ -89,6 +89,7 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   unsigned char *cnt = calloc((size_t)M * N, 1);
   unsigned char *sA = malloc((size_t)c->bm * 128), *sB = malloc((size_t)c->bn * 128);
   float *acc = malloc(sizeof(float) * c->wg * wg_tiles * 128 * acc_n);
+  float *opA = malloc(sizeof(float) * 64 * 32), *opB = malloc(sizeof(float) * 256 * 32); /* operands, k <= 32 */
   uint64_t s = seed;
   for (size_t i = 0; i < (size_t)M * K; i++) encode(A + i * es, c->a_code, (float)num_uniform(&s, -1, 1) / sa);
   for (size_t i = 0; i < (size_t)N * K; i++) encode(B + i * es, c->b_code, (float)num_uniform(&s, -1, 1) / sb);
@@ -112,17 +113,20 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
       tma_box(sB, B, N, K, es, n0, kt * bk, c->bn, bk);
       for (int ks = 0; ks < ksteps; ks++) {
         const int bstart = gemm_wgmma_b_start(1, ks), sbo = gemm_wgmma_b_sbo();
+        /* the wgmma's B operand (N x k) through its descriptor, decoded once */
+        for (int n = 0; n < c->bn; n++)
+          for (int k = 0; k < ik; k++) opB[n * 32 + k] = (float)decode(desc_read(sB, bstart, sbo, n, k, es), c->b_code);
         for (int w = 0; w < c->wg; w++)
           for (int mt = 0; mt < wg_tiles; mt++) {
             const int astart = gemm_wgmma_a_start(w * wg_tiles + mt, ks);
+            for (int r = 0; r < 64; r++)
+              for (int k = 0; k < ik; k++) opA[r * 32 + k] = (float)decode(desc_read(sA, astart, 1024, r, k, es), c->a_code);
             float *a = acc + ((size_t)(w * wg_tiles + mt) * 128) * acc_n;
             for (int t = 0; t < 128; t++)
               for (int i = 0; i < acc_n; i++) {
-                const int row = gemm_wgmma_d_row(t, i), col = gemm_wgmma_d_col(t, i);
+                const float *ar = opA + gemm_wgmma_d_row(t, i) * 32, *bc = opB + gemm_wgmma_d_col(t, i) * 32;
                 float sum = 0;
-                for (int k = 0; k < ik; k++)
-                  sum += (float)(decode(desc_read(sA, astart, 1024, row, k, es), c->a_code) *
-                                 decode(desc_read(sB, bstart, sbo, col, k, es), c->b_code));
+                for (int k = 0; k < ik; k++) sum += ar[k] * bc[k];
                 a[(size_t)t * acc_n + i] += sum;
               }
           }
@@ -188,6 +192,8 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   free(sA);
   free(sB);
   free(acc);
+  free(opA);
+  free(opB);
   free(ref);
   free(va);
   free(vb);
