@@ -97,6 +97,11 @@ typedef struct family_ops {
   /* A stable text that identifies library candidate i so the runtime can use it again. */
   rt_status (*library_describe)(family_gpu *g, int i, char *buf, size_t size, rt_error *err);
   rt_status (*library_launch)(family_gpu *g, int i, CUstream stream, rt_error *err);
+
+  /* DRAM bytes the problem's fused epilogue saves against a separate pass over the output
+   * (gemm: its bias, activation, residual or beta); NULL or 0: nothing fused.  The diagnosis
+   * says it. */
+  double (*fused_bytes)(const struct family_ops *self, const problem *p);
 } family_ops;
 
 /* --- the registry --- */

@@ -10,10 +10,13 @@
 #include <string.h>
 
 #include "kernels/numeric.h"
+#include "templates/gemm/gemm_epilogue.h"
 #include "tuner/driver/cuda_driver.h"
 
 #define GEMM_SHAPE_HELP \
-  "[BATCH@]MxNxK[:nn|:nt] with positive integers (nt: B stored N x K), e.g. 4096x4096x4096 or 8@128x4096x4096:nt"
+  "[BATCH@]MxNxK[:nn|:nt][+OPTION...] with positive integers (nt: B stored N x K; options b=e4m3|e5m2 vscale alpha " \
+  "beta bias relu|gelu|silu residual out=f32|f16|bf16), e.g. 4096x4096x4096, 8@128x4096x4096:nt or " \
+  "4096x14336x4096:nt+bias+gelu+out=bf16"
 /* Kernels take int dimensions and do their tile arithmetic in 32 bits (ceil_div(M, BLOCK_M),
  * tile * BLOCK_M + offset): a dimension leaves room for one more tile of up to 1024. */
 #define GEMM_MAX_DIM (2147483647LL - 1024)
@@ -28,12 +31,137 @@ int gemm_dtype_code(const char *dtype) {
   if (!strcmp(dtype, "f32") || !strcmp(dtype, "tf32")) return 0; /* tf32: fp32 inputs */
   if (!strcmp(dtype, "f16")) return 1;
   if (!strcmp(dtype, "bf16")) return 2;
+  if (!strcmp(dtype, "e4m3")) return GEMM_CODE_E4M3;
+  if (!strcmp(dtype, "e5m2")) return GEMM_CODE_E5M2;
   return -1;
 }
 
-int gemm_dtype_bytes(const char *dtype) {
-  int c = gemm_dtype_code(dtype);
-  return c < 0 ? 0 : c == 0 ? 4 : 2;
+static int gemm_code_bytes(int c) { return c < 0 ? 0 : c == 0 ? 4 : GEMM_IS_FP8(c) ? 1 : 2; }
+
+int gemm_dtype_bytes(const char *dtype) { return gemm_code_bytes(gemm_dtype_code(dtype)); }
+
+int gemm_out_bytes(int out_code) { return out_code == GEMM_OUT_F32 ? 4 : 2; }
+
+static const char *gemm_code_name(int c) {
+  switch (c) {
+  case 0: return "f32";
+  case 1: return "f16";
+  case 2: return "bf16";
+  case GEMM_CODE_E4M3: return "e4m3";
+  case GEMM_CODE_E5M2: return "e5m2";
+  default: return "?";
+  }
+}
+
+/* ---------------------------------------------------------------- options and epilogue */
+
+static rt_status gemm_bad_shape(rt_error *err, const char *shape, const char *why);
+
+static const char *const gemm_act_names[] = {"", "relu", "gelu", "silu"};
+static const char *const gemm_out_names[] = {"f32", "f16", "bf16"};
+
+/* Parses the options at `text` ("+bias+gelu", "" for none) of a problem whose A has type
+ * a_code; the error names the shape. */
+static rt_status gemm_parse_options(const char *shape, const char *text, int a_code, gemm_epi *e,
+                                    rt_error *err) {
+  memset(e, 0, sizeof *e);
+  e->a_code = e->b_code = a_code;
+  e->out_code = GEMM_OUT_F32;
+  int seen_b = 0, seen_out = 0;
+  const char *s = text;
+  while (*s) {
+    char tok[32], why[160];
+    if (*s != '+') return gemm_bad_shape(err, shape, "options follow K or the layout, each after a '+'");
+    s++;
+    size_t n = strcspn(s, "+");
+    if (n == 0 || n >= sizeof tok) return gemm_bad_shape(err, shape, "an option after '+' is empty or too long");
+    memcpy(tok, s, n);
+    tok[n] = '\0';
+    s += n;
+    int *flag = NULL, act = 0;
+    if (!strncmp(tok, "b=", 2)) {
+      const int b = gemm_dtype_code(tok + 2);
+      if (!GEMM_IS_FP8(b) || !GEMM_IS_FP8(a_code))
+        return gemm_bad_shape(err, shape, "+b= gives B an fp8 type (e4m3 or e5m2) beside an fp8 dtype");
+      if (seen_b++) return gemm_bad_shape(err, shape, "option +b= is given twice");
+      e->b_code = b;
+      continue;
+    }
+    if (!strncmp(tok, "out=", 4)) {
+      int o = -1;
+      for (int i = 0; i < 3; i++)
+        if (!strcmp(tok + 4, gemm_out_names[i])) o = i;
+      if (o < 0) return gemm_bad_shape(err, shape, "+out= takes f32, f16 or bf16");
+      if (seen_out++) return gemm_bad_shape(err, shape, "option +out= is given twice");
+      e->out_code = o;
+      continue;
+    }
+    if (!strcmp(tok, "vscale")) {
+      if (!GEMM_IS_FP8(a_code)) return gemm_bad_shape(err, shape, "+vscale scales fp8 inputs; the dtype is not fp8");
+      flag = &e->vscale;
+    } else if (!strcmp(tok, "alpha")) flag = &e->alpha;
+    else if (!strcmp(tok, "beta")) flag = &e->beta;
+    else if (!strcmp(tok, "bias")) flag = &e->bias;
+    else if (!strcmp(tok, "residual")) flag = &e->residual;
+    else
+      for (int i = 1; i < 4; i++)
+        if (!strcmp(tok, gemm_act_names[i])) act = i;
+    if (act) {
+      if (e->act) {
+        snprintf(why, sizeof why, "one activation at most (+%s and +%s)", gemm_act_names[e->act], tok);
+        return gemm_bad_shape(err, shape, why);
+      }
+      e->act = act;
+      continue;
+    }
+    if (!flag) {
+      snprintf(why, sizeof why, "unknown option +%s", tok);
+      return gemm_bad_shape(err, shape, why);
+    }
+    if ((*flag)++) {
+      snprintf(why, sizeof why, "option +%s is given twice", tok);
+      return gemm_bad_shape(err, shape, why);
+    }
+  }
+  e->on = e->alpha || e->beta || e->bias || e->residual || e->act || e->out_code != GEMM_OUT_F32 ||
+          GEMM_IS_FP8(e->a_code);
+  return RT_OK;
+}
+
+/* The canonical options text of e ("" without options). */
+static void gemm_options_text(const gemm_epi *e, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = '\0';
+#define GEMM_ADD(...) n += (size_t)snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__)
+  if (e->b_code != e->a_code) GEMM_ADD("+b=%s", gemm_code_name(e->b_code));
+  if (e->vscale) GEMM_ADD("+vscale");
+  const int other = e->beta || e->bias || e->act || e->residual || e->out_code != GEMM_OUT_F32;
+  if (e->alpha && !other) GEMM_ADD("+alpha");
+  if (e->beta) GEMM_ADD("+beta");
+  if (e->bias) GEMM_ADD("+bias");
+  if (e->act) GEMM_ADD("+%s", gemm_act_names[e->act]);
+  if (e->residual) GEMM_ADD("+residual");
+  if (e->out_code != GEMM_OUT_F32) GEMM_ADD("+out=%s", gemm_out_names[e->out_code]);
+#undef GEMM_ADD
+}
+
+rt_status gemm_problem_epi(const problem *p, gemm_epi *out, rt_error *err) {
+  const int a = gemm_dtype_code(p->dtype);
+  if (a < 0) return rt_error_set(err, RT_ERR_INVALID, "unknown gemm dtype \"%s\"", p->dtype);
+  const char *plus = strchr(p->shape, '+');
+  return gemm_parse_options(p->shape, plus ? plus : "", a, out, err);
+}
+
+double gemm_epi_reference(const gemm_epi *e, double s, double beta, double acc, double c, double bias,
+                          double r) {
+  double v = s * acc;
+  if (e->beta) v += beta * c;
+  if (e->bias) v += bias;
+  if (e->act == GEMM_ACT_RELU) v = v > 0 ? v : 0;
+  else if (e->act == GEMM_ACT_GELU) v = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  else if (e->act == GEMM_ACT_SILU) v = v / (1.0 + exp(-v));
+  if (e->residual) v += r;
+  return v;
 }
 
 /* ---------------------------------------------------------------- host side */
@@ -68,7 +196,7 @@ static rt_status gemm_parse_shape(const family_ops *self, const char *shape, con
   }
   if (!shape || !*shape) return gemm_bad_shape(err, shape ? shape : "", "it is empty");
   if (gemm_dtype_code(dtype) < 0) {
-    rt_error_set(err, RT_ERR_INVALID, "unknown gemm dtype \"%s\": use f32, tf32, f16 or bf16",
+    rt_error_set(err, RT_ERR_INVALID, "unknown gemm dtype \"%s\": use f32, tf32, f16, bf16, e4m3 or e5m2",
                  dtype ? dtype : "");
     rt_error_locate(err, "--dtype", NULL, 0, 0);
     return RT_ERR_INVALID;
@@ -105,16 +233,26 @@ static rt_status gemm_parse_shape(const family_ops *self, const char *shape, con
   char layout[8] = "nn";
   if (*s == ':') {
     s++;
-    if (!strcmp(s, "nn") || !strcmp(s, "nt")) {
-      snprintf(layout, sizeof layout, "%s", s);
-    } else if (!strcmp(s, "tn") || !strcmp(s, "tt")) {
+    const size_t n = strcspn(s, "+");
+    if (n == 2 && (!strncmp(s, "nn", 2) || !strncmp(s, "nt", 2))) {
+      snprintf(layout, sizeof layout, "%.2s", s);
+    } else if (n == 2 && (!strncmp(s, "tn", 2) || !strncmp(s, "tt", 2))) {
       return gemm_bad_shape(err, shape, "A must be row-major (layouts tn and tt are not supported); use nn or nt");
     } else {
       return gemm_bad_shape(err, shape, "the layout after ':' must be nn or nt");
     }
-  } else if (*s) {
+    s += n;
+  } else if (*s && *s != '+') {
     return gemm_bad_shape(err, shape, "unexpected text after K");
   }
+  gemm_epi e;
+  rt_status st = gemm_parse_options(shape, s, gemm_dtype_code(dtype), &e, err);
+  if (st) return st;
+  if (GEMM_IS_FP8(e.a_code) && strcmp(layout, "nt"))
+    return gemm_bad_shape(err, shape, "fp8 inputs need B stored N x K, layout nt (wgmma and cuBLASLt read fp8 "
+                                      "operands K-major only)");
+  char opts[96];
+  gemm_options_text(&e, opts, sizeof opts);
   memset(out, 0, sizeof *out);
   snprintf(out->family, sizeof out->family, "gemm");
   snprintf(out->dtype, sizeof out->dtype, "%s", dtype);
@@ -128,23 +266,36 @@ static rt_status gemm_parse_shape(const family_ops *self, const char *shape, con
   }
   char b[24] = "";
   if (batch > 1) snprintf(b, sizeof b, "%lld@", batch);
-  snprintf(out->shape, sizeof out->shape, "%s%lldx%lldx%lld%s", b, v[0], v[1], v[2],
-           strcmp(layout, "nt") ? "" : ":nt");
+  int len = snprintf(out->shape, sizeof out->shape, "%s%lldx%lldx%lld%s%s", b, v[0], v[1], v[2],
+                     strcmp(layout, "nt") ? "" : ":nt", opts);
+  if (len < 0 || (size_t)len >= sizeof out->shape) {
+    char why[96];
+    snprintf(why, sizeof why, "its canonical text is longer than %zu characters", sizeof out->shape - 1);
+    return gemm_bad_shape(err, shape, why);
+  }
   return RT_OK;
 }
 
 static rt_status gemm_bind(const family_ops *self, const problem *p, rt_vars *vars) {
   (void)self;
   rt_status st;
-  int code = gemm_dtype_code(p->dtype);
-  if (code < 0) return RT_ERR_INVALID;
+  gemm_epi e;
+  if (gemm_problem_epi(p, &e, NULL)) return RT_ERR_INVALID;
   if ((st = rt_vars_set(vars, "M", problem_dim(p, "M"))) ||
       (st = rt_vars_set(vars, "N", problem_dim(p, "N"))) ||
       (st = rt_vars_set(vars, "K", problem_dim(p, "K"))) ||
       (st = rt_vars_set(vars, "BATCH", problem_dim(p, "BATCH"))) ||
-      (st = rt_vars_set(vars, "dtype_bytes", gemm_dtype_bytes(p->dtype))) ||
+      (st = rt_vars_set(vars, "dtype_bytes", gemm_code_bytes(e.a_code))) ||
+      (st = rt_vars_set(vars, "b_bytes", gemm_code_bytes(e.b_code))) ||
+      (st = rt_vars_set(vars, "b_e5m2", e.b_code == GEMM_CODE_E5M2)) ||
       (st = rt_vars_set(vars, "b_col", !strcmp(p->layout, "nt"))) ||
-      (st = rt_vars_set(vars, "out_bytes", 4)))
+      (st = rt_vars_set(vars, "out_bytes", gemm_out_bytes(e.out_code))) ||
+      (st = rt_vars_set(vars, "out_code", e.out_code)) ||
+      (st = rt_vars_set(vars, "epi", e.on)) ||
+      (st = rt_vars_set(vars, "epi_beta", e.beta)) ||
+      (st = rt_vars_set(vars, "epi_bias", e.bias)) ||
+      (st = rt_vars_set(vars, "epi_act", e.act)) ||
+      (st = rt_vars_set(vars, "epi_res", e.residual)))
     return st;
   return RT_OK;
 }
@@ -157,16 +308,45 @@ static double gemm_flops(const family_ops *self, const problem *p) {
 
 static double gemm_min_bytes(const family_ops *self, const problem *p) {
   (void)self;
+  gemm_epi e;
+  if (gemm_problem_epi(p, &e, NULL)) return 0;
   double m = (double)problem_dim(p, "M"), n = (double)problem_dim(p, "N"), k = (double)problem_dim(p, "K");
-  return (double)problem_dim(p, "BATCH") * (gemm_dtype_bytes(p->dtype) * (m * k + k * n) + 4.0 * m * n);
+  const double ob = gemm_out_bytes(e.out_code);
+  /* A and B once, D written once, C and the residual read once, the bias once per batch */
+  return (double)problem_dim(p, "BATCH") *
+         (gemm_code_bytes(e.a_code) * m * k + gemm_code_bytes(e.b_code) * k * n +
+          ob * m * n * (1 + e.beta + e.residual) + ob * n * e.bias) +
+         (e.vscale ? 4.0 * (m + n) : 0);
+}
+
+/* A separate pass would read the product back and write it again: twice the output's bytes, for
+ * an epilogue with an elementwise step (a lone alpha or output type cuBLASLt's GEMM does itself). */
+static double gemm_fused_bytes(const family_ops *self, const problem *p) {
+  (void)self;
+  gemm_epi e;
+  if (gemm_problem_epi(p, &e, NULL) || !(e.beta || e.bias || e.act || e.residual)) return 0;
+  return 2.0 * gemm_out_bytes(e.out_code) * (double)problem_dim(p, "M") * (double)problem_dim(p, "N") *
+         (double)problem_dim(p, "BATCH");
 }
 
 static double gemm_tolerance(const family_ops *self, const problem *p) {
   (void)self;
-  /* f32 (fp32 products), f16/bf16 (exact products of the rounded inputs): both sides add in
-   * fp32, only the summation order differs (~sqrt(K) * 2^-24).  tf32: the inputs are rounded to
-   * 10 mantissa bits before the products (relative error ~5e-4 against fp32). */
-  return !strcmp(p->dtype, "tf32") ? 3e-3 : 1e-4;
+  /* see gemm.h: f32 (fp32 products) and f16/bf16 (exact products of the rounded inputs) add in
+   * fp32 on both sides, only the summation order differs (~sqrt(K) * 2^-24); tf32 rounds the
+   * inputs to 10 mantissa bits before the products (~5e-4 against fp32); fp8 admits the fp8
+   * tensor cores' 14-bit accumulation; the output's rounding comes on top */
+  gemm_epi e;
+  if (gemm_problem_epi(p, &e, NULL)) return 0;
+  double tol;
+  if (GEMM_IS_FP8(e.a_code)) {
+    const double steps = fmax(1.0, (double)problem_dim(p, "K") / 32.0);
+    tol = 4.0 * ldexp(1.0, -13) * sqrt(steps);
+  } else {
+    tol = !strcmp(p->dtype, "tf32") ? 3e-3 : 1e-4;
+  }
+  if (e.out_code == GEMM_OUT_BF16) tol += ldexp(1.0, -8);
+  else if (e.out_code == GEMM_OUT_F16) tol += ldexp(1.0, -11);
+  return tol;
 }
 
 /* ---------------------------------------------------------------- cuBLASLt */
@@ -178,13 +358,25 @@ static rt_status gemm_lt_check(cublasStatus_t s, const char *what, rt_error *err
 }
 
 static cudaDataType_t gemm_cuda_type(int code) {
-  return code == 0 ? CUDA_R_32F : code == 1 ? CUDA_R_16F : CUDA_R_16BF;
+  switch (code) {
+  case 0: return CUDA_R_32F;
+  case 1: return CUDA_R_16F;
+  case GEMM_CODE_E4M3: return CUDA_R_8F_E4M3;
+  case GEMM_CODE_E5M2: return CUDA_R_8F_E5M2;
+  default: return CUDA_R_16BF;
+  }
 }
 
-/* Descriptors for row-major C = A * B computed as column-major C^T = B^T A^T. */
+static cudaDataType_t gemm_out_type(int out_code) {
+  return out_code == GEMM_OUT_F32 ? CUDA_R_32F : out_code == GEMM_OUT_F16 ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+/* Descriptors for row-major D = A * B computed as column-major D^T = B^T A^T. */
 typedef struct gemm_lt_desc {
-  cublasLtMatmulDesc_t op;      /* compute type, transposes */
+  cublasLtMatmulDesc_t op;      /* compute type, transposes, epilogue, scales */
   cublasLtMatrixLayout_t a, b, c; /* cuBLASLt's A (= our B), B (= our A), C = D */
+  int c_mode;                   /* what cuBLASLt's C is: 0 none (beta 0), 1 our C (beta), 2 the
+                                   residual (beta 1) */
 } gemm_lt_desc;
 
 static void gemm_lt_desc_free(gemm_lt_desc *d) {
@@ -204,15 +396,37 @@ static rt_status gemm_lt_batch(cublasLtMatrixLayout_t l, int32_t batch, int64_t 
                        "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)", err);
 }
 
-static rt_status gemm_lt_desc_make(const problem *p, int tf32, gemm_lt_desc *d, rt_error *err) {
+/* cuBLASLt's fused form of an epilogue: its epilogue value and what its C is (c_mode of
+ * gemm_lt_desc).  0 when it has none (SiLU; a residual after an activation or beside beta). */
+static int gemm_lt_epilogue(const gemm_epi *e, cublasLtEpilogue_t *ep, int *c_mode) {
+  if (e->act == GEMM_ACT_SILU || (e->residual && (e->act || e->beta))) return 0;
+  static const cublasLtEpilogue_t plain[] = {CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_GELU};
+  static const cublasLtEpilogue_t biased[] = {CUBLASLT_EPILOGUE_BIAS, CUBLASLT_EPILOGUE_RELU_BIAS,
+                                              CUBLASLT_EPILOGUE_GELU_BIAS};
+  *ep = e->bias ? biased[e->act] : plain[e->act];
+  *c_mode = e->beta ? 1 : e->residual ? 2 : 0;
+  return 1;
+}
+
+/* The descriptors of problem p (operand types, output type and epilogue from its options): tf32
+ * picks CUBLAS_COMPUTE_32F_FAST_TF32, fast_accum fp8 fast accumulation; epi (NULL: none) gives
+ * the bias and scale pointers.  RT_ERR_UNSUPPORTED when cuBLASLt has no fused form of the
+ * epilogue. */
+static rt_status gemm_lt_desc_make_epi(const problem *p, int tf32, int fast_accum, const gemm_epi_args *epi,
+                                       gemm_lt_desc *d, rt_error *err) {
   memset(d, 0, sizeof *d);
+  gemm_epi e;
+  rt_status st = gemm_problem_epi(p, &e, err);
+  if (st) return st;
+  cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_DEFAULT;
+  if (!gemm_lt_epilogue(&e, &ep, &d->c_mode))
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuBLASLt has no fused epilogue for %s", p->shape);
   const uint64_t M = (uint64_t)problem_dim(p, "M"), N = (uint64_t)problem_dim(p, "N"),
                  K = (uint64_t)problem_dim(p, "K");
   const int32_t batch = (int32_t)problem_dim(p, "BATCH");
-  const int code = gemm_dtype_code(p->dtype), nt = !strcmp(p->layout, "nt");
-  const cudaDataType_t t = gemm_cuda_type(code);
+  const int nt = !strcmp(p->layout, "nt");
+  const cudaDataType_t ta_t = gemm_cuda_type(e.b_code), tb_t = gemm_cuda_type(e.a_code), tc = gemm_out_type(e.out_code);
   cublasOperation_t ta = nt ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
-  rt_status st;
   if ((st = gemm_lt_check(cublasLtMatmulDescCreate(&d->op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
                           "cublasLtMatmulDescCreate", err)) ||
       (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
@@ -220,22 +434,57 @@ static rt_status gemm_lt_desc_make(const problem *p, int tf32, gemm_lt_desc *d, 
       (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
                           "cublasLtMatmulDescSetAttribute(TRANSB)", err)) ||
       /* cuBLASLt's A is our B: column-major N x K (ld N) for nn, K x N (ld K) transposed for nt */
-      (st = gemm_lt_check(nt ? cublasLtMatrixLayoutCreate(&d->a, t, K, N, (int64_t)K)
-                             : cublasLtMatrixLayoutCreate(&d->a, t, N, K, (int64_t)N),
+      (st = gemm_lt_check(nt ? cublasLtMatrixLayoutCreate(&d->a, ta_t, K, N, (int64_t)K)
+                             : cublasLtMatrixLayoutCreate(&d->a, ta_t, N, K, (int64_t)N),
                           "cublasLtMatrixLayoutCreate(B)", err)) ||
       /* cuBLASLt's B is our A: column-major K x M, ld K */
-      (st = gemm_lt_check(cublasLtMatrixLayoutCreate(&d->b, t, K, M, (int64_t)K), "cublasLtMatrixLayoutCreate(A)", err)) ||
-      (st = gemm_lt_check(cublasLtMatrixLayoutCreate(&d->c, CUDA_R_32F, N, M, (int64_t)N), "cublasLtMatrixLayoutCreate(C)", err))) {
-    gemm_lt_desc_free(d);
-    return st;
+      (st = gemm_lt_check(cublasLtMatrixLayoutCreate(&d->b, tb_t, K, M, (int64_t)K), "cublasLtMatrixLayoutCreate(A)", err)) ||
+      (st = gemm_lt_check(cublasLtMatrixLayoutCreate(&d->c, tc, N, M, (int64_t)N), "cublasLtMatrixLayoutCreate(C)", err)))
+    goto fail;
+  if (ep != CUBLASLT_EPILOGUE_DEFAULT &&
+      (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep),
+                          "cublasLtMatmulDescSetAttribute(EPILOGUE)", err)))
+    goto fail;
+  if (e.bias) {
+    const void *bias = (const void *)(uintptr_t)(epi ? epi->bias : 0);
+    const int32_t bt = (int32_t)tc; /* our bias has the output's type */
+    if ((st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+                            "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", err)) ||
+        (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt),
+                            "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)", err)))
+      goto fail;
+  }
+  if (GEMM_IS_FP8(e.a_code)) {
+    /* cuBLASLt's A is our B: the scales swap too */
+    const void *sa = (const void *)(uintptr_t)(epi ? epi->scale_b : 0), *sb = (const void *)(uintptr_t)(epi ? epi->scale_a : 0);
+    const int8_t fast = (int8_t)(fast_accum != 0);
+    const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    if (e.vscale &&
+        ((st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode),
+                             "cublasLtMatmulDescSetAttribute(A_SCALE_MODE)", err)) ||
+         (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode),
+                             "cublasLtMatmulDescSetAttribute(B_SCALE_MODE)", err))))
+      goto fail;
+    if ((sa && (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa),
+                                   "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)", err))) ||
+        (sb && (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb),
+                                   "cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)", err))) ||
+        (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
+                            "cublasLtMatmulDescSetAttribute(FAST_ACCUM)", err)))
+      goto fail;
   }
   if (batch > 1 && ((st = gemm_lt_batch(d->a, batch, (int64_t)(K * N), err)) ||
                     (st = gemm_lt_batch(d->b, batch, (int64_t)(M * K), err)) ||
-                    (st = gemm_lt_batch(d->c, batch, (int64_t)(M * N), err)))) {
-    gemm_lt_desc_free(d);
-    return st;
-  }
+                    (st = gemm_lt_batch(d->c, batch, (int64_t)(M * N), err))))
+    goto fail;
   return RT_OK;
+fail:
+  gemm_lt_desc_free(d);
+  return st;
+}
+
+static rt_status gemm_lt_desc_make(const problem *p, int tf32, gemm_lt_desc *d, rt_error *err) {
+  return gemm_lt_desc_make_epi(p, tf32, 0, NULL, d, err);
 }
 
 /* Top `max` heuristic algorithms for the descriptors; *count of them written. */
@@ -261,9 +510,10 @@ static rt_status gemm_lt_heuristic(cublasLtHandle_t lt, const gemm_lt_desc *d, s
 int gemm_lt_algo_format(const gemm_lt_algo *a, char *buf, size_t size) {
   return snprintf(buf, size,
                   "cublaslt compute=%s id=%d tile=%u stages=%u splitk=%d reduction=%u swizzle=%u "
-                  "custom=%u inner=%u cluster=%u",
+                  "custom=%u inner=%u cluster=%u%s",
                   a->tf32 ? "32F_FAST_TF32" : "32F", a->id, a->tile, a->stages, a->splitk,
-                  a->reduction, a->swizzle, a->custom, a->inner, a->cluster);
+                  a->reduction, a->swizzle, a->custom, a->inner, a->cluster,
+                  a->fast_accum ? " fastaccum=1" : "");
 }
 
 rt_status gemm_lt_algo_parse(const char *text, gemm_lt_algo *out, rt_error *err) {
@@ -292,6 +542,13 @@ rt_status gemm_lt_algo_parse(const char *text, gemm_lt_algo *out, rt_error *err)
     if (end == k || (*end && *end != ' ') || errno || vals[i] < 0 || vals[i] > INT_MAX)
       return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": %s must be a non-negative integer",
                           text, keys[i]);
+  }
+  const char *fa = strstr(text, " fastaccum=");
+  if (fa) {
+    fa += 11;
+    if ((fa[0] != '0' && fa[0] != '1') || (fa[1] && fa[1] != ' '))
+      return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": fastaccum must be 0 or 1", text);
+    out->fast_accum = fa[0] == '1';
   }
   out->id = (int)vals[0];
   out->tile = (unsigned)vals[1];
@@ -340,13 +597,15 @@ rt_status gemm_lt_algo_read(const cublasLtMatmulAlgo_t *algo, int tf32, gemm_lt_
 static rt_status gemm_lt_algo_build(cublasLtHandle_t lt, const problem *p, const gemm_lt_desc *d,
                                     const gemm_lt_algo *a, size_t ws, cublasLtMatmulAlgo_t *algo,
                                     rt_error *err) {
-  const cudaDataType_t t = gemm_cuda_type(gemm_dtype_code(p->dtype));
+  gemm_epi e;
+  rt_status st = gemm_problem_epi(p, &e, err);
+  if (st) return st;
+  const cudaDataType_t tA = gemm_cuda_type(e.b_code), tB = gemm_cuda_type(e.a_code), tC = gemm_out_type(e.out_code);
   int32_t splitk = a->splitk;
   uint32_t tile = a->tile, stages = a->stages, red = a->reduction, swz = a->swizzle, custom = a->custom;
   uint16_t inner = (uint16_t)a->inner, cluster = (uint16_t)a->cluster;
-  rt_status st;
   cublasStatus_t s = cublasLtMatmulAlgoInit(lt, a->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
-                                            CUDA_R_32F, t, t, CUDA_R_32F, CUDA_R_32F, a->id, algo);
+                                            CUDA_R_32F, tA, tB, tC, tC, a->id, algo);
   if (s != CUBLAS_STATUS_SUCCESS)
     return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuBLASLt algorithm %d cannot be initialized for %s: %s", a->id,
                         p->dtype, cublasLtGetStatusName(s));
@@ -371,24 +630,43 @@ static rt_status gemm_lt_algo_build(cublasLtHandle_t lt, const problem *p, const
   return RT_OK;
 }
 
+/* D = alpha * op(A) op(B) (+ beta * Cin) with the descriptors' epilogue; Cin is ignored when
+ * beta is 0 (D stands in for it). */
 static rt_status gemm_lt_run(cublasLtHandle_t lt, const gemm_lt_desc *d, const cublasLtMatmulAlgo_t *algo,
-                             CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, CUdeviceptr ws, size_t ws_size,
-                             CUstream stream, rt_error *err) {
-  const float one = 1.0f, zero = 0.0f;
-  /* C^T = B^T A^T: cuBLASLt's A operand is our B and its B operand our A. */
-  return gemm_lt_check(cublasLtMatmul(lt, d->op, &one, (const void *)(uintptr_t)B, d->a, (const void *)(uintptr_t)A, d->b,
-                                      &zero, (const void *)(uintptr_t)C, d->c, (void *)(uintptr_t)C, d->c, algo,
+                             CUdeviceptr A, CUdeviceptr B, CUdeviceptr Cin, float alpha, float beta, CUdeviceptr D,
+                             CUdeviceptr ws, size_t ws_size, CUstream stream, rt_error *err) {
+  if (!beta || !Cin) Cin = D;
+  /* D^T = B^T A^T: cuBLASLt's A operand is our B and its B operand our A. */
+  return gemm_lt_check(cublasLtMatmul(lt, d->op, &alpha, (const void *)(uintptr_t)B, d->a, (const void *)(uintptr_t)A, d->b,
+                                      &beta, (const void *)(uintptr_t)Cin, d->c, (void *)(uintptr_t)D, d->c, algo,
                                       (void *)(uintptr_t)ws, ws_size, (cudaStream_t)stream),
                        "cublasLtMatmul", err);
 }
 
-rt_status gemm_lt_matmul(cublasLtHandle_t lt, const problem *p, const gemm_lt_algo *a,
-                         CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, CUdeviceptr workspace,
-                         size_t ws_size, CUstream stream, rt_error *err) {
+/* cuBLASLt's C and beta for the descriptors' c_mode. */
+static void gemm_lt_c(const gemm_lt_desc *d, const gemm_epi_args *epi, CUdeviceptr *c, float *beta) {
+  *c = 0;
+  *beta = 0;
+  if (d->c_mode == 1 && epi) {
+    *c = (CUdeviceptr)epi->c;
+    *beta = epi->beta;
+  } else if (d->c_mode == 2 && epi) {
+    *c = (CUdeviceptr)epi->residual;
+    *beta = 1;
+  }
+}
+
+rt_status gemm_lt_matmul_epi(cublasLtHandle_t lt, const problem *p, const gemm_lt_algo *a, CUdeviceptr A,
+                             CUdeviceptr B, CUdeviceptr D, const gemm_epi_args *epi, CUdeviceptr workspace,
+                             size_t ws_size, CUstream stream, rt_error *err) {
+  gemm_epi e;
+  rt_status st = gemm_problem_epi(p, &e, err);
+  if (st) return st;
+  if (!epi && (e.beta || e.bias || e.residual))
+    return rt_error_set(err, RT_ERR_INVALID, "gemm %s needs its epilogue's operands (C, bias or residual)", p->shape);
   gemm_lt_desc d;
   cublasLtMatmulAlgo_t algo;
-  rt_status st = gemm_lt_desc_make(p, a ? a->tf32 : 0, &d, err);
-  if (st) return st;
+  if ((st = gemm_lt_desc_make_epi(p, a ? a->tf32 : 0, a ? a->fast_accum : 0, epi, &d, err))) return st;
   if (a) {
     st = gemm_lt_algo_build(lt, p, &d, a, ws_size, &algo, err);
   } else {
@@ -397,26 +675,44 @@ rt_status gemm_lt_matmul(cublasLtHandle_t lt, const problem *p, const gemm_lt_al
     st = gemm_lt_heuristic(lt, &d, ws_size, 1, &r, &n, err);
     algo = r.algo;
   }
-  if (!st) st = gemm_lt_run(lt, &d, &algo, A, B, C, workspace, ws_size, stream, err);
+  CUdeviceptr c;
+  float beta;
+  gemm_lt_c(&d, epi, &c, &beta);
+  if (!st) st = gemm_lt_run(lt, &d, &algo, A, B, c, epi ? epi->alpha : 1.0f, beta, D, workspace, ws_size, stream, err);
   gemm_lt_desc_free(&d);
   return st;
+}
+
+rt_status gemm_lt_matmul(cublasLtHandle_t lt, const problem *p, const gemm_lt_algo *a,
+                         CUdeviceptr A, CUdeviceptr B, CUdeviceptr C, CUdeviceptr workspace,
+                         size_t ws_size, CUstream stream, rt_error *err) {
+  return gemm_lt_matmul_epi(lt, p, a, A, B, C, NULL, workspace, ws_size, stream, err);
 }
 
 /* ---------------------------------------------------------------- GPU side */
 
 struct family_gpu {
   problem p;                   /* the problem */
-  int code;                    /* dtype code */
-  size_t es;                   /* input element bytes */
+  problem pref;                /* the reference's: plain, fp32 out, bf16 for fp8 inputs */
+  gemm_epi epi;                /* its operand types and epilogue */
+  int code;                    /* A's dtype code */
+  size_t es, bs, os;           /* bytes of an A, a B and an output element */
   size_t a_elems, b_elems, c_elems; /* elements of A, B and C over the batch */
-  CUdeviceptr A, B, C, ref, ws; /* inputs, candidate output, reference output, cuBLASLt workspace */
+  CUdeviceptr A, B, C, ref, ws; /* inputs, candidate output, reference product, cuBLASLt workspace */
+  CUdeviceptr A16, B16;        /* fp8 inputs: their bf16 copies, which the reference multiplies */
+  CUdeviceptr cin, bias, res, scales; /* the epilogue's inputs (0 when unused); scales: sa, sb */
+  gemm_epi_args args;          /* what the templates get */
   size_t ws_size;              /* workspace bytes */
-  float *host_ref, *host_c;    /* reference copy, candidate copy for verification */
+  float *host_ref;             /* the reference output (after the epilogue, unrounded) */
+  unsigned char *host_c;       /* candidate copy for verification (output type) */
   double ref_sq;               /* sum of squares of the reference */
   double tol;                  /* the tolerance verification holds candidates to (gemm_tolerance
                                   of the problem, or a candidate's own: gpu_tolerance) */
   cublasLtHandle_t lt;         /* cuBLASLt handle (current context) */
-  gemm_lt_desc desc[2];        /* [0] CUBLAS_COMPUTE_32F, [1] 32F_FAST_TF32 (f32 only) */
+  gemm_lt_desc ref_desc;       /* the reference matmul */
+  gemm_lt_desc desc[2];        /* candidates: [0] CUBLAS_COMPUTE_32F, [1] 32F_FAST_TF32 (f32) or
+                                  FAST_ACCUM (fp8); with the problem's epilogue */
+  int ndesc;                   /* descriptors made: 0 when cuBLASLt cannot fuse the epilogue */
   int nlib;                    /* library candidates listed */
   gemm_lt_algo lib[GEMM_LIB_MAX];            /* their descriptions */
   cublasLtMatmulAlgo_t lib_algo[GEMM_LIB_MAX]; /* and configured algorithms */
@@ -428,37 +724,92 @@ void gemm_gpu_buffers(const family_gpu *g, CUdeviceptr *A, CUdeviceptr *B, CUdev
   *C = g->C;
 }
 size_t gemm_gpu_workspace_bytes(const family_gpu *g) { return g->ws_size; }
+void gemm_gpu_epi_args(const family_gpu *g, gemm_epi_args *out) { *out = g->args; }
 
+/* The per-tensor scale of seeded fp8 inputs: amax / max_finite with amax 1 (gemm.h). */
+static float gemm_fp8_scale(int code) { return code == GEMM_CODE_E4M3 ? 1.0f / NUM_E4M3_MAX : 1.0f / NUM_E5M2_MAX; }
+/* +vscale: row i of A (column i of B) stands for values of amax 2^(i % 7 - 3) (2^(i % 5 - 2)),
+ * quantised with that amax: the same stored values as the per-tensor case, each row's scale
+ * apart. */
+static float gemm_fp8_vscale(int code, long long i, int of_b) {
+  return gemm_fp8_scale(code) * ldexpf(1.0f, of_b ? (int)(i % 5) - 2 : (int)(i % 7) - 3);
+}
 
-/* Uploads n seeded uniform [-1, 1) values rounded to the dtype, in 1 Mi-element pieces. */
-static rt_status gemm_upload_random(CUdeviceptr dst, size_t n, int code, uint64_t seed, rt_error *err) {
-  const size_t piece = (size_t)1 << 20, es = code == 0 ? 4 : 2;
-  unsigned char *buf = malloc(piece * es);
-  if (!buf) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for gemm inputs");
+/* Element i of a buffer of type code (gemm_dtype_code, or for outputs 0/1/2) as a double. */
+static double gemm_elem(const unsigned char *buf, size_t i, int code) {
+  switch (code) {
+  case 0: {
+    float f;
+    memcpy(&f, buf + 4 * i, 4);
+    return f;
+  }
+  case 1: {
+    uint16_t h;
+    memcpy(&h, buf + 2 * i, 2);
+    return num_f16_to_f32(h);
+  }
+  case 2: {
+    uint16_t h;
+    memcpy(&h, buf + 2 * i, 2);
+    return num_bf16_to_f32(h);
+  }
+  case GEMM_CODE_E4M3: return num_e4m3_to_f32(buf[i]);
+  case GEMM_CODE_E5M2: return num_e5m2_to_f32(buf[i]);
+  default: return NAN;
+  }
+}
+
+/* Stores v in element i of a buffer of type code, rounded to nearest even (fp8: v / scale,
+ * saturating). */
+static void gemm_put(unsigned char *buf, size_t i, int code, float v, float scale) {
+  if (code == 0) memcpy(buf + 4 * i, &v, 4);
+  else if (code == 1 || code == 2) {
+    uint16_t h = code == 1 ? num_f32_to_f16(v) : num_f32_to_bf16(v);
+    memcpy(buf + 2 * i, &h, 2);
+  } else {
+    buf[i] = code == GEMM_CODE_E4M3 ? num_f32_to_e4m3(v / scale, 1) : num_f32_to_e5m2(v / scale, 1);
+  }
+}
+
+/* Uploads n seeded uniform [-1, 1) values rounded to type code (fp8: divided by its scale
+ * first) in 1 Mi-element pieces; for fp8 also their exact bf16 copies to dst16, and with host
+ * != NULL the stored values as floats there. */
+static rt_status gemm_upload_random(CUdeviceptr dst, CUdeviceptr dst16, float *host, size_t n, int code,
+                                    uint64_t seed, rt_error *err) {
+  const size_t piece = (size_t)1 << 20, es = (size_t)gemm_code_bytes(code);
+  const float scale = GEMM_IS_FP8(code) ? gemm_fp8_scale(code) : 1.0f;
+  unsigned char *buf = malloc(piece * es), *b16 = dst16 ? malloc(piece * 2) : NULL;
+  if (!buf || (dst16 && !b16)) {
+    free(buf);
+    free(b16);
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory for gemm inputs");
+  }
   uint64_t s = seed;
   rt_status st = RT_OK;
   for (size_t off = 0; off < n && !st; off += piece) {
     size_t cnt = n - off < piece ? n - off : piece;
     for (size_t i = 0; i < cnt; i++) {
       float v = (float)((double)(num_rng(&s) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-      if (code == 0) memcpy(buf + 4 * i, &v, 4);
-      else {
-        uint16_t h = code == 1 ? num_f32_to_f16(v) : num_f32_to_bf16(v);
-        memcpy(buf + 2 * i, &h, 2);
-      }
+      gemm_put(buf, i, code, v, scale);
+      const float stored = (float)gemm_elem(buf, i, code);
+      if (b16) gemm_put(b16, i, 2, stored, 1.0f); /* exact: every fp8 value is a bf16 value */
+      if (host) host[off + i] = stored;
     }
     st = cuda_check(cu.cuMemcpyHtoD_v2(dst + off * es, buf, cnt * es), "upload gemm inputs", err);
+    if (!st && b16) st = cuda_check(cu.cuMemcpyHtoD_v2(dst16 + off * 2, b16, cnt * 2), "upload gemm inputs", err);
   }
   free(buf);
+  free(b16);
   return st;
 }
 
 static void gemm_gpu_teardown(family_gpu *g) {
   if (!g) return;
+  gemm_lt_desc_free(&g->ref_desc);
   gemm_lt_desc_free(&g->desc[0]);
   gemm_lt_desc_free(&g->desc[1]);
   if (g->lt) cublasLtDestroy(g->lt);
-  CUdeviceptr *bufs[] = {&g->A, &g->B, &g->C, &g->ref, &g->ws};
+  CUdeviceptr *bufs[] = {&g->A, &g->B, &g->C, &g->ref, &g->ws, &g->A16, &g->B16, &g->cin, &g->bias, &g->res, &g->scales};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (*bufs[i]) cu.cuMemFree_v2(*bufs[i]);
   free(g->host_ref);
@@ -474,6 +825,13 @@ static rt_status gemm_alloc(CUdeviceptr *p, size_t bytes, const char *what, rt_e
   return cuda_check(r, w, err);
 }
 
+/* The reference's problem: the same dims and layout, no options, bf16 for fp8 inputs. */
+static rt_status gemm_reference_problem(const problem *p, const gemm_epi *e, problem *out, rt_error *err) {
+  char shape[64];
+  snprintf(shape, sizeof shape, "%.*s", (int)strcspn(p->shape, "+"), p->shape);
+  return gemm_parse_shape(&gemm_family, shape, GEMM_IS_FP8(e->a_code) ? "bf16" : p->dtype, NULL, out, err);
+}
+
 static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64_t seed,
                                 const family_reference *ref, CUstream stream, family_gpu **out,
                                 rt_error *err) {
@@ -483,64 +841,145 @@ static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64
   if (!cu.handle) return rt_error_set(err, RT_ERR_NO_DRIVER, "gemm needs a loaded CUDA driver and a current context");
   family_gpu *g = calloc(1, sizeof *g);
   if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  float *hc = NULL, *hbias = NULL, *hres = NULL, *vsc = NULL;
   g->p = *p;
-  g->code = gemm_dtype_code(p->dtype);
-  g->es = (size_t)gemm_dtype_bytes(p->dtype);
+  rt_status st;
+  if ((st = gemm_problem_epi(p, &g->epi, err)) || (st = gemm_reference_problem(p, &g->epi, &g->pref, err))) {
+    free(g);
+    return st;
+  }
+  const gemm_epi *e = &g->epi;
+  const int fp8 = GEMM_IS_FP8(e->a_code);
+  g->code = e->a_code;
+  g->es = (size_t)gemm_code_bytes(e->a_code);
+  g->bs = (size_t)gemm_code_bytes(e->b_code);
+  g->os = (size_t)gemm_out_bytes(e->out_code);
   const size_t M = (size_t)problem_dim(p, "M"), N = (size_t)problem_dim(p, "N"), K = (size_t)problem_dim(p, "K"),
                batch = (size_t)problem_dim(p, "BATCH");
   g->a_elems = batch * M * K;
   g->b_elems = batch * K * N;
   g->c_elems = batch * M * N;
   g->ws_size = GEMM_WORKSPACE;
-  rt_status st;
-  if ((st = gemm_alloc(&g->A, g->a_elems * g->es, "A", err)) || (st = gemm_alloc(&g->B, g->b_elems * g->es, "B", err)) ||
-      (st = gemm_alloc(&g->C, g->c_elems * 4, "C", err)) || (st = gemm_alloc(&g->ref, g->c_elems * 4, "reference", err)) ||
-      (st = gemm_alloc(&g->ws, g->ws_size, "workspace", err)))
+  if ((st = gemm_alloc(&g->A, g->a_elems * g->es, "A", err)) || (st = gemm_alloc(&g->B, g->b_elems * g->bs, "B", err)) ||
+      (st = gemm_alloc(&g->C, g->c_elems * g->os, "C", err)) || (st = gemm_alloc(&g->ref, g->c_elems * 4, "reference", err)) ||
+      (st = gemm_alloc(&g->ws, g->ws_size, "workspace", err)) ||
+      (fp8 && ((st = gemm_alloc(&g->A16, g->a_elems * 2, "A's bf16 copy", err)) ||
+               (st = gemm_alloc(&g->B16, g->b_elems * 2, "B's bf16 copy", err)) ||
+               (st = gemm_alloc(&g->scales, e->vscale ? 4 * (M + N) : 8, "scales", err)))) ||
+      (e->beta && (st = gemm_alloc(&g->cin, g->c_elems * g->os, "C input", err))) ||
+      (e->bias && (st = gemm_alloc(&g->bias, N * g->os, "bias", err))) ||
+      (e->residual && (st = gemm_alloc(&g->res, g->c_elems * g->os, "residual", err))))
     goto fail;
   g->host_ref = malloc(g->c_elems * 4);
   g->host_c = malloc(g->c_elems * 4);
-  if (!g->host_ref || !g->host_c) {
+  hc = e->beta ? malloc(g->c_elems * 4) : NULL;
+  hbias = e->bias ? malloc(N * 4) : NULL;
+  hres = e->residual ? malloc(g->c_elems * 4) : NULL;
+  if (!g->host_ref || !g->host_c || (e->beta && !hc) || (e->bias && !hbias) || (e->residual && !hres)) {
     st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for %zu output elements", g->c_elems);
     goto fail;
   }
-  if ((st = gemm_upload_random(g->A, g->a_elems, g->code, seed ^ 0xa11ce5eedull, err)) ||
-      (st = gemm_upload_random(g->B, g->b_elems, g->code, seed ^ 0xb0b5eedull, err)) ||
-      /* a copy from pageable memory may return before its DMA lands, and the candidates' stream
-       * does not wait for the default stream: wait here, once */
-      (st = cuda_check(cu.cuCtxSynchronize(), "finish the input upload", err)))
+  if ((st = gemm_upload_random(g->A, g->A16, NULL, g->a_elems, e->a_code, seed ^ 0xa11ce5eedull, err)) ||
+      (st = gemm_upload_random(g->B, g->B16, NULL, g->b_elems, e->b_code, seed ^ 0xb0b5eedull, err)) ||
+      (e->beta && (st = gemm_upload_random(g->cin, 0, hc, g->c_elems, e->out_code, seed ^ 0xc0ffeeull, err))) ||
+      (e->bias && (st = gemm_upload_random(g->bias, 0, hbias, N, e->out_code, seed ^ 0xb1a5ull, err))) ||
+      (e->residual && (st = gemm_upload_random(g->res, 0, hres, g->c_elems, e->out_code, seed ^ 0x7e51dull, err))))
     goto fail;
+  /* the epilogue's scalars (gemm.h): alpha 3/sqrt(K) gives an output of RMS about 1 */
+  const float sc[2] = {fp8 ? gemm_fp8_scale(e->a_code) : 1.0f, fp8 ? gemm_fp8_scale(e->b_code) : 1.0f};
+  if (e->vscale) {
+    vsc = malloc(4 * (M + N));
+    if (!vsc) {
+      st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for the fp8 scale vectors");
+      goto fail;
+    }
+    for (size_t i = 0; i < M; i++) vsc[i] = gemm_fp8_vscale(e->a_code, (long long)i, 0);
+    for (size_t i = 0; i < N; i++) vsc[M + i] = gemm_fp8_vscale(e->b_code, (long long)i, 1);
+    if ((st = cuda_check(cu.cuMemcpyHtoD_v2(g->scales, vsc, 4 * (M + N)), "upload the fp8 scale vectors", err))) goto fail;
+  } else if (fp8 && (st = cuda_check(cu.cuMemcpyHtoD_v2(g->scales, sc, sizeof sc), "upload the fp8 scales", err))) {
+    goto fail;
+  }
+  g->args.c = g->cin;
+  g->args.bias = g->bias;
+  g->args.residual = g->res;
+  g->args.scale_a = fp8 ? g->scales : 0;
+  g->args.scale_b = fp8 ? g->scales + (e->vscale ? 4 * M : 4) : 0;
+  g->args.alpha = e->on ? (float)(3.0 / sqrt((double)K)) : 1.0f;
+  g->args.beta = e->beta ? 0.5f : 0.0f;
+  g->args.flags = (e->beta ? GEMM_EPI_BETA : 0u) | (e->bias ? GEMM_EPI_BIAS : 0u) | (e->residual ? GEMM_EPI_RES : 0u) |
+                  (e->vscale ? GEMM_EPI_VSCALE : 0u) | ((unsigned)e->act << GEMM_EPI_ACT_SHIFT);
+  /* a copy from pageable memory may return before its DMA lands, and the candidates' stream
+   * does not wait for the default stream: wait here, once */
+  if ((st = cuda_check(cu.cuCtxSynchronize(), "finish the input upload", err))) goto fail;
   if ((st = gemm_lt_check(cublasLtCreate(&g->lt), "cublasLtCreate", err)) ||
-      (st = gemm_lt_desc_make(p, 0, &g->desc[0], err)) ||
-      (g->code == 0 && (st = gemm_lt_desc_make(p, 1, &g->desc[1], err))))
+      (st = gemm_lt_desc_make(&g->pref, 0, &g->ref_desc, err)))
     goto fail;
-  /* The reference: cuBLASLt's own choice with true fp32 compute. */
+  /* the candidates' descriptors: f32 tf32 beside fp32, fp8 fast accumulation beside promotion;
+   * none when cuBLASLt cannot fuse the epilogue */
+  {
+    const int two = g->code == 0 || fp8;
+    rt_error derr = {0};
+    g->ndesc = 0;
+    for (int i = 0; i < 1 + two; i++) {
+      st = gemm_lt_desc_make_epi(p, g->code == 0 && i, fp8 && i, &g->args, &g->desc[i], &derr);
+      if (st == RT_ERR_UNSUPPORTED) break;
+      if (st) {
+        *err = derr;
+        goto fail;
+      }
+      g->ndesc++;
+    }
+    st = RT_OK;
+  }
+  /* The reference: cuBLASLt's own choice with true fp32 compute and an fp32 output (bf16 copies
+   * of fp8 inputs), then the epilogue here in double precision. */
   {
     cublasLtMatmulHeuristicResult_t r;
     int n = 0;
-    if ((st = gemm_lt_heuristic(g->lt, &g->desc[0], g->ws_size, 1, &r, &n, err)) ||
+    const CUdeviceptr ra = fp8 ? g->A16 : g->A, rb = fp8 ? g->B16 : g->B;
+    if ((st = gemm_lt_heuristic(g->lt, &g->ref_desc, g->ws_size, 1, &r, &n, err)) ||
         (st = cuda_check(cu.cuMemsetD32Async(g->ref, 0x7fc00000u, g->c_elems, stream), "poison reference", err)) ||
-        (st = gemm_lt_run(g->lt, &g->desc[0], &r.algo, g->A, g->B, g->ref, g->ws, g->ws_size, stream, err)) ||
+        (st = gemm_lt_run(g->lt, &g->ref_desc, &r.algo, ra, rb, 0, 1.0f, 0.0f, g->ref, g->ws, g->ws_size, stream, err)) ||
         (st = cuda_check(cu.cuStreamSynchronize(stream), "reference matmul", err)) ||
         (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_ref, g->ref, g->c_elems * 4), "download reference", err)))
       goto fail;
   }
-  for (size_t i = 0; i < g->c_elems; i++) {
-    double v = g->host_ref[i];
-    if (!isfinite(v)) {
-      st = rt_error_set(err, RT_ERR_INTERNAL, "the cuBLASLt reference has a non-finite element at %zu", i);
-      goto fail;
+  {
+    const double s = (double)g->args.alpha * sc[0] * sc[1];
+    for (size_t i = 0; i < g->c_elems; i++) {
+      /* +vscale: element (m, n) of batch b is at b*M*N + m*N + n */
+      const double si = vsc ? (double)g->args.alpha * vsc[i % (M * N) / N] * vsc[M + i % N] : s;
+      double v = g->host_ref[i];
+      if (!isfinite(v)) {
+        st = rt_error_set(err, RT_ERR_INTERNAL, "the cuBLASLt reference has a non-finite element at %zu", i);
+        goto fail;
+      }
+      if (e->on) {
+        v = gemm_epi_reference(e, si, g->args.beta, v, hc ? hc[i] : 0, hbias ? hbias[i % N] : 0, hres ? hres[i] : 0);
+        g->host_ref[i] = (float)v;
+      }
+      g->ref_sq += v * v;
     }
-    g->ref_sq += v * v;
   }
+  free(hc);
+  free(hbias);
+  free(hres);
+  free(vsc);
   *out = g;
   return RT_OK;
 fail:
+  free(hc);
+  free(hbias);
+  free(hres);
+  free(vsc);
   gemm_gpu_teardown(g);
   return st;
 }
 
 static rt_status gemm_gpu_poison(family_gpu *g, CUstream stream, rt_error *err) {
-  return cuda_check(cu.cuMemsetD32Async(g->C, 0x7fc00000u, g->c_elems, stream), "poison gemm output", err);
+  if (g->os == 4) return cuda_check(cu.cuMemsetD32Async(g->C, 0x7fc00000u, g->c_elems, stream), "poison gemm output", err);
+  const unsigned short nan = g->epi.out_code == GEMM_OUT_F16 ? 0x7e00u : 0x7fc0u;
+  return cuda_check(cu.cuMemsetD16Async(g->C, nan, g->c_elems, stream), "poison gemm output", err);
 }
 
 /* A rank-3 (inner, rows, batch) tensor map over a row-major operand whose rows hold `inner`
@@ -550,7 +989,8 @@ static rt_status gemm_tma_operand(gemm_tma_params *o, const problem *p, int es, 
                                   const char *what, const char *name, long long inner, long long rows,
                                   long long box_inner, long long box_rows, rt_error *err) {
   const int code = gemm_dtype_code(p->dtype);
-  if (code != 1 && code != 2) return rt_error_set(err, RT_ERR_UNSUPPORTED, "the TMA templates take f16 or bf16 inputs");
+  if (code != 1 && code != 2 && !GEMM_IS_FP8(code))
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "the TMA templates take f16, bf16 or fp8 inputs");
   if ((inner * (long long)es) % 16 != 0)
     return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA needs %s*dtype_bytes to be a multiple of 16 (%s is %lld)",
                         name, name, inner);
@@ -561,7 +1001,9 @@ static rt_status gemm_tma_operand(gemm_tma_params *o, const problem *p, int es, 
     return rt_error_set(err, RT_ERR_INVALID, "TMA box %lldx%lld is outside the 128-byte swizzle limits", box_inner,
                         box_rows);
   memset(o, 0, sizeof *o);
-  o->type = code == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  o->type = code == 1   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+            : code == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                        : CU_TENSOR_MAP_DATA_TYPE_UINT8; /* fp8: bytes, which TMA only moves */
   o->rank = 3;
   o->base = base;
   o->dims[0] = (cuuint64_t)inner;
@@ -618,17 +1060,22 @@ static rt_status gemm_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *co
       (st = cuda_check(cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
                        "allow the template's dynamic shared memory", err)))
     return st;
-  /* split-K adds partial sums with atomics: the output starts at zero */
+  /* split-K adds partial sums with atomics: the output (fp32: the manifests' constraints)
+   * starts at zero */
+  if (split > 1 && g->os != 4)
+    return rt_error_set(err, RT_ERR_INVALID, "split-K adds fp32 partial sums; this output is %s",
+                        gemm_out_names[g->epi.out_code]);
   if (split > 1 && (st = cuda_check(cu.cuMemsetD32Async(g->C, 0, g->c_elems, stream), "zero the split-K output", err)))
     return st;
+  /* the seventh, the epilogue's argument, is read only by a kernel that declares it (the driver
+   * reads as many as the kernel has) */
+  void *args[7] = {&g->A, &g->B, &g->C, &M, &N, &K, &g->args};
+  CUtensorMap ma, mb;
   if (rt_vars_find(config, "TMA_BOX_K") >= 0) {
-    CUtensorMap ma, mb;
     if ((st = gemm_tma_maps(&g->p, config, g->A, g->B, &ma, &mb, err))) return st;
-    void *args[] = {&ma, &mb, &g->C, &M, &N, &K};
-    return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, args, NULL),
-                      "launch gemm template", err);
+    args[0] = &ma;
+    args[1] = &mb;
   }
-  void *args[] = {&g->A, &g->B, &g->C, &M, &N, &K};
   return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, args, NULL),
                     "launch gemm template", err);
 }
@@ -637,14 +1084,14 @@ static rt_status gemm_gpu_verify(family_gpu *g, double *rel_error, rt_error *err
   rt_status st;
   *rel_error = NAN;
   if ((st = cuda_check(cu.cuCtxSynchronize(), "finish the gemm candidate", err)) ||
-      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_c, g->C, g->c_elems * 4), "download gemm output", err)))
+      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_c, g->C, g->c_elems * g->os), "download gemm output", err)))
     return st;
   const double tol = g->tol > 0 ? g->tol : gemm_tolerance(&gemm_family, &g->p);
   const double rms = sqrt(g->ref_sq / (double)g->c_elems);
   double diff_sq = 0;
   size_t bad = 0, first_bad = 0;
   for (size_t i = 0; i < g->c_elems; i++) {
-    double c = g->host_c[i], r = g->host_ref[i], d = c - r;
+    double c = gemm_elem(g->host_c, i, g->epi.out_code), r = g->host_ref[i], d = c - r;
     if (!isfinite(c) || fabs(d) > 32 * tol * rms) {
       if (!bad++) first_bad = i;
       if (!isfinite(c)) diff_sq = INFINITY;
@@ -665,7 +1112,7 @@ static rt_status gemm_gpu_verify(family_gpu *g, double *rel_error, rt_error *err
                         "%zu elements NaN or off by more than 32 tolerances of the reference RMS, first at batch %zu "
                         "row %zu column %zu (%g, expected %g)",
                         rel, tol, g->p.dtype, bad, first_bad / (M * N), first_bad % (M * N) / N, first_bad % N,
-                        (double)g->host_c[first_bad], (double)g->host_ref[first_bad]);
+                        gemm_elem(g->host_c, first_bad, g->epi.out_code), (double)g->host_ref[first_bad]);
   }
   return RT_OK;
 }
@@ -675,21 +1122,30 @@ static void gemm_gpu_tolerance(family_gpu *g, double tolerance) { g->tol = toler
 static rt_status gemm_library_list(family_gpu *g, int max, int *count, rt_error *err) {
   if (max > GEMM_LIB_MAX) max = GEMM_LIB_MAX;
   *count = g->nlib = 0;
-  if (max <= 0) return RT_OK;
-  cublasLtMatmulHeuristicResult_t r32[GEMM_LIB_MAX], rtf[GEMM_LIB_MAX];
-  int n32 = 0, ntf = 0;
-  rt_status st = gemm_lt_heuristic(g->lt, &g->desc[0], g->ws_size, max, r32, &n32, err);
+  if (max <= 0 || g->ndesc == 0) return RT_OK; /* no fused form of this epilogue in cuBLASLt */
+  cublasLtMatmulHeuristicResult_t r0[GEMM_LIB_MAX], r1[GEMM_LIB_MAX];
+  int n0 = 0, n1 = 0;
+  rt_status st = gemm_lt_heuristic(g->lt, &g->desc[0], g->ws_size, max, r0, &n0, err);
+  /* what cuBLASLt does not take (fp8 e5m2 x e5m2, an output or bias type of an epilogue) has
+   * no candidates rather than an error: the templates still tune */
+  if (st == RT_ERR_UNSUPPORTED || (st == RT_ERR_CUBLAS && g->epi.on)) {
+    n0 = 0;
+    st = RT_OK;
+  }
   if (st) return st;
-  if (g->code == 0 && gemm_lt_heuristic(g->lt, &g->desc[1], g->ws_size, max, rtf, &ntf, NULL) != RT_OK) ntf = 0;
-  /* tf32: the FAST_TF32 algorithms alone; f32: fp32 and tf32 algorithms alternate, tf32 first
-   * (the tuner runs the tf32 ones in an f32 run only when asked to: --allow-tf32) */
-  if (!strcmp(g->p.dtype, "tf32")) n32 = 0;
-  int i32 = 0, itf = 0;
-  while (g->nlib < max && (i32 < n32 || itf < ntf)) {
-    int use_tf = itf < ntf && (i32 >= n32 || itf <= i32);
-    const cublasLtMatmulHeuristicResult_t *r = use_tf ? &rtf[itf++] : &r32[i32++];
+  if (g->ndesc > 1 && gemm_lt_heuristic(g->lt, &g->desc[1], g->ws_size, max, r1, &n1, NULL) != RT_OK) n1 = 0;
+  /* tf32: the FAST_TF32 algorithms alone; f32: tf32 and fp32 algorithms alternate, tf32 first
+   * (the tuner runs the tf32 ones in an f32 run only when asked to: --allow-tf32); fp8:
+   * promoting and fast-accumulating ones alternate, promoting first */
+  if (!strcmp(g->p.dtype, "tf32")) n0 = 0;
+  const int second_first = g->code == 0;
+  int i0 = 0, i1 = 0;
+  while (g->nlib < max && (i0 < n0 || i1 < n1)) {
+    int use1 = i1 < n1 && (i0 >= n0 || (second_first ? i1 <= i0 : i1 < i0));
+    const cublasLtMatmulHeuristicResult_t *r = use1 ? &r1[i1++] : &r0[i0++];
     if (r->state != CUBLAS_STATUS_SUCCESS) continue;
-    if ((st = gemm_lt_algo_read(&r->algo, use_tf, &g->lib[g->nlib], err))) return st;
+    if ((st = gemm_lt_algo_read(&r->algo, use1 && g->code == 0, &g->lib[g->nlib], err))) return st;
+    g->lib[g->nlib].fast_accum = use1 && GEMM_IS_FP8(g->code);
     g->lib_algo[g->nlib++] = r->algo;
   }
   *count = g->nlib;
@@ -706,8 +1162,12 @@ static rt_status gemm_library_describe(family_gpu *g, int i, char *buf, size_t s
 static rt_status gemm_library_launch(family_gpu *g, int i, CUstream stream, rt_error *err) {
   if (i < 0 || i >= g->nlib)
     return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuBLASLt candidate %d (%d listed)", i, g->nlib);
-  return gemm_lt_run(g->lt, &g->desc[g->lib[i].tf32 ? 1 : 0], &g->lib_algo[i], g->A, g->B, g->C, g->ws,
-                     g->ws_size, stream, err);
+  const gemm_lt_desc *d = &g->desc[g->lib[i].tf32 || g->lib[i].fast_accum ? 1 : 0];
+  CUdeviceptr c;
+  float beta;
+  gemm_lt_c(d, &g->args, &c, &beta);
+  return gemm_lt_run(g->lt, d, &g->lib_algo[i], g->A, g->B, c, g->args.alpha, beta, g->C, g->ws, g->ws_size, stream,
+                     err);
 }
 
 const family_ops gemm_family = {
@@ -728,4 +1188,5 @@ const family_ops gemm_family = {
     .library_list = gemm_library_list,
     .library_describe = gemm_library_describe,
     .library_launch = gemm_library_launch,
+    .fused_bytes = gemm_fused_bytes,
 };

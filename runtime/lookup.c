@@ -281,6 +281,12 @@ static int nearest_cap(const rooftune_query *q, double *cap) {
   return ROOFTUNE_OK;
 }
 
+/* The options of a canonical shape text: from its first '+' on ("" when none). */
+static const char *shape_options(const char *shape) {
+  const char *plus = strchr(shape, '+');
+  return plus ? plus : "";
+}
+
 /* Under the lock: walks the ranking (rooftune.h's rules) into m. */
 static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, const problem *qp,
                  const char *layout, const char *toolkit, double cap, rooftune_match *m) {
@@ -294,6 +300,9 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
     rt_index_entry *x = &r->idx[i];
     const db_entry *e = x->e;
     if (strcmp(e->family, q->family) || strcmp(e->dtype, q->dtype) || strcmp(x->layout, layout)) continue;
+    /* the problem's options (gemm: fp8 operand types, vector scales, the fused epilogue) are part
+     * of what was tuned: a winner serves only queries with the same ones */
+    if (strcmp(shape_options(e->shape), shape_options(qp->shape))) continue;
     if (!e->template_name[0] || isnan(e->time_ms)) continue;
     double dist = rt_coords_distance(&x->c, &qc);
     if (dist < 0) continue;

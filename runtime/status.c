@@ -82,6 +82,7 @@ size_t rooftune_struct_size(const char *name) {
       {"rooftune_match", sizeof(rooftune_match)},
       {"rooftune_info", sizeof(rooftune_info)},
       {"rooftune_attention_problem", sizeof(rooftune_attention_problem)},
+      {"rooftune_gemm_options", sizeof(rooftune_gemm_options)},
   };
   for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
     if (!strcmp(sizes[i].name, name)) return sizes[i].size;

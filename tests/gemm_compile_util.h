@@ -16,6 +16,7 @@ typedef struct gcu_variant {
   const char *arch;   /* "sm_80", "sm_90", "sm_90a" */
   const char *dtype;  /* "f32", "f16", "bf16" */
   const char *layout; /* "nn" or "nt" */
+  const char *opts;   /* the shape's options ("+bias+gelu+out=bf16", "+b=e5m2"); NULL: none */
 } gcu_variant;
 
 static inline const char *gcu_dir(char *buf, size_t size) {
@@ -24,7 +25,7 @@ static inline const char *gcu_dir(char *buf, size_t size) {
 }
 
 /* Loads the manifest and builds the space for a 4096^3 problem (16x4096x4096 for gemm_skinny,
- * whose space is for at most 16 rows) of the variant's dtype and layout on the variant's
+ * whose space is for at most 16 rows) of the variant's dtype, layout and options on the variant's
  * architecture (the compiled source does not depend on the shape). */
 static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp, rt_vars *env,
                                   rt_error *err) {
@@ -33,8 +34,8 @@ static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp
   rt_status st = manifest_load(path, m, err);
   if (st) return st;
   problem p;
-  snprintf(shape, sizeof shape, "%sx4096x4096:%s", strcmp(v->tmpl, "gemm_skinny") ? "4096" : "16",
-           v->layout);
+  snprintf(shape, sizeof shape, "%sx4096x4096:%s%s", strcmp(v->tmpl, "gemm_skinny") ? "4096" : "16",
+           v->layout, v->opts ? v->opts : "");
   if ((st = gemm_family.parse_shape(&gemm_family, shape, v->dtype, NULL, &p, err)) ||
       (st = problem_env(&gemm_family, &p, arch_spec_find(v->arch), gpu_spec_for_arch(v->arch), env, err)) ||
       (st = manifest_build_space(*m, env, sp, err))) {

@@ -191,6 +191,7 @@ static void diagnose_result(tune_ctx *c, candidate_result *r, const candidate_pl
   in.config = pl && pl->vars.count ? &pl->vars : NULL;
   in.domains = sp;
   in.measured = r->counters.measured ? &r->counters : NULL;
+  in.fused_bytes = c->fam && c->fam->fused_bytes ? c->fam->fused_bytes(c->fam, &c->prob) : 0;
   diagnose(&in, &c->ceil, &r->diag, NULL);
 }
 

@@ -338,6 +338,44 @@ int rooftune_attention_shape(const rooftune_attention_problem *p, char *buf, siz
 int rooftune_attention(rooftune_db *db, const rooftune_attention_problem *p, void *stream,
                        rooftune_info *info);
 
+/* --- GEMM with fp8 inputs and a fused epilogue ---------------------------------------- */
+
+/* What rooftune_gemm_ex computes beyond D = A * B (kernels/gemm.h's options; the tuned problem
+ * is the shape with those options, e.g. `rooftune tune gemm --shape
+ * 4096x14336x4096:nt+bias+gelu+out=bf16 --dtype bf16`):
+ *     D = act(alpha * scale_a * scale_b * A*B + beta * C + bias) + residual
+ * in fp32, rounded to out_dtype.  Start from ROOFTUNE_GEMM_OPTIONS_INIT (alpha 1, nothing
+ * else).  C, bias and residual hold out_dtype elements (C and residual M x N per batch, bias N
+ * elements shared by the batch); scale_a and scale_b are device pointers to one float each (fp8
+ * inputs; NULL means 1). */
+typedef struct rooftune_gemm_options {
+  const char *b_dtype;     /* B's type when it is not A's (fp8: "e4m3", "e5m2"); NULL: A's */
+  const char *out_dtype;   /* "f32" (NULL), "f16" or "bf16" */
+  float alpha;             /* the product's scale (1 in ROOFTUNE_GEMM_OPTIONS_INIT) */
+  float beta;              /* C's scale; used when C is given */
+  const void *C;           /* NULL: no beta * C */
+  const void *bias;        /* NULL: no bias */
+  const char *activation;  /* NULL or "none", "relu", "gelu" (tanh form), "silu" */
+  const void *residual;    /* NULL: no residual */
+  const float *scale_a;    /* fp8: A's per-tensor scale (device), NULL for 1 */
+  const float *scale_b;    /* fp8: B's per-tensor scale (device), NULL for 1 */
+  int vector_scales;       /* fp8: 1 when scale_a holds M floats (per row of A) and scale_b N
+                              (per column of B), the tuned problem's +vscale */
+} rooftune_gemm_options;
+
+#define ROOFTUNE_GEMM_OPTIONS_INIT {NULL, NULL, 1.0f, 0.0f, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+
+/* rooftune_gemm_batched with options (opt NULL: plain, as rooftune_gemm_batched) and inputs of
+ * any gemm dtype ("f32", "f16", "bf16", "e4m3", "e5m2"; fp8 needs layout "nt").  The tuned
+ * kernel for the problem with these options serves the call (a winner tuned with other
+ * options never does); else cuBLASLt's fused epilogue (BIAS, RELU, GELU, beta with C, a
+ * residual without activation as C with beta 1), and where cuBLASLt has none (SiLU, a residual
+ * after an activation or beside beta) ROOFTUNE_ERR_UNSUPPORTED with the reason in
+ * rooftune_last_error(). */
+int rooftune_gemm_ex(rooftune_db *db, const char *dtype, const char *layout, long long batch,
+                     long long M, long long N, long long K, const void *A, const void *B, void *D,
+                     const rooftune_gemm_options *opt, void *stream, rooftune_gemm_info *info);
+
 #ifdef __cplusplus
 }
 #endif

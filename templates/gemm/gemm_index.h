@@ -21,12 +21,17 @@
 #endif
 
 /* The templates' input dtype, from the source prefix's RT_DTYPE_<dtype> line: DTYPE_CODE 0 f32
- * (and tf32: fp32 inputs, which the mma template rounds to tf32), 1 f16, 2 bf16. */
+ * (and tf32: fp32 inputs, which the mma template rounds to tf32), 1 f16, 2 bf16, 4 e4m3, 5 e5m2
+ * (kernels/gemm.h's gemm_dtype_code). */
 #ifndef DTYPE_CODE
 #if defined(RT_DTYPE_f16)
 #define DTYPE_CODE 1
 #elif defined(RT_DTYPE_bf16)
 #define DTYPE_CODE 2
+#elif defined(RT_DTYPE_e4m3)
+#define DTYPE_CODE 4
+#elif defined(RT_DTYPE_e5m2)
+#define DTYPE_CODE 5
 #else
 #define DTYPE_CODE 0
 #endif
@@ -38,6 +43,9 @@
 #if DTYPE_CODE == 0
 #define ES 4
 typedef unsigned int elem_t;
+#elif DTYPE_CODE == 4 || DTYPE_CODE == 5
+#define ES 1
+typedef unsigned char elem_t;
 #else
 #define ES 2
 typedef unsigned short elem_t;
@@ -237,12 +245,18 @@ GEMM_FN int gemm_wgmma_a_parts_in(int m0, int M, int part_rows, int cluster) {
   for (int r = 0; r < cluster; r++) in += m0 + r * part_rows < M;
   return in;
 }
-GEMM_FN int gemm_wgmma_stage_bytes(int b_col, int block_m, int block_n, int block_k, int cluster, int m0, int n0,
-                                   int M, int N) {
-  int bytes = gemm_wgmma_a_parts_in(m0, M, block_m / cluster, cluster) * (block_m / cluster) * block_k * 2;
-  const int box_bytes = (b_col ? block_n : 64) * block_k * 2;
+/* gemm_wgmma_stage_bytes_es for elements of es bytes (fp8: 1, with block_k 128; a K row of a
+ * stage is 128 bytes either way); gemm_wgmma_stage_bytes for 16-bit elements. */
+GEMM_FN int gemm_wgmma_stage_bytes_es(int b_col, int block_m, int block_n, int block_k, int es, int cluster, int m0,
+                                      int n0, int M, int N) {
+  int bytes = gemm_wgmma_a_parts_in(m0, M, block_m / cluster, cluster) * (block_m / cluster) * block_k * es;
+  const int box_bytes = (b_col ? block_n : 64) * block_k * es;
   for (int j = 0; j < gemm_wgmma_b_boxes(b_col, block_n); j++) bytes += gemm_wgmma_b_box_in(b_col, j, n0, N) * box_bytes;
   return bytes;
+}
+GEMM_FN int gemm_wgmma_stage_bytes(int b_col, int block_m, int block_n, int block_k, int cluster, int m0, int n0,
+                                   int M, int N) {
+  return gemm_wgmma_stage_bytes_es(b_col, block_m, block_n, block_k, 2, cluster, m0, n0, M, N);
 }
 
 /* The B matrix descriptor of the wgmma for K slab ks (16 K elements): start byte offset from
@@ -251,6 +265,13 @@ GEMM_FN int gemm_wgmma_stage_bytes(int b_col, int block_m, int block_n, int bloc
  * 2048*ks (16 rows of k), LBO = the stride between 64-element N atoms (one box, BLOCK_K*128
  * bytes), SBO 1024 between 8-row groups of k. */
 GEMM_FN int gemm_wgmma_b_start(int b_col, int ks) { return b_col ? 32 * ks : 16 * 128 * ks; }
+/* The wgmma K steps of a slab: each instruction reads 32 bytes of K (k16 of 16-bit elements,
+ * k32 of fp8), so a 128-byte swizzle row (BLOCK_K elements of es bytes) takes 4.  A (K-major,
+ * like an nt B) for m64 tile `tile` of the stage (64 rows of 128 bytes each) and K step ks
+ * starts at gemm_wgmma_a_start, with LBO 16 (unused) and SBO 1024. */
+GEMM_FN int gemm_wgmma_k_steps(int block_k, int es) { return block_k * es / 32; }
+GEMM_FN int gemm_wgmma_instr_k(int es) { return 32 / es; }
+GEMM_FN int gemm_wgmma_a_start(int tile, int ks) { return tile * 64 * 128 + 32 * ks; }
 GEMM_FN int gemm_wgmma_b_lbo(int b_col, int block_k) { return b_col ? 16 : block_k * 128; }
 GEMM_FN int gemm_wgmma_b_sbo(void) { return 1024; }
 

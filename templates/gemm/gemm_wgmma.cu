@@ -1,10 +1,17 @@
 // gemm_wgmma.cu — Hopper (sm_90a) GEMM: TMA bulk tensor loads into 128-byte-swizzled shared
 // memory, an mbarrier-tracked multi-stage pipeline, and warpgroup MMA (wgmma.mma_async).
 //
-// C[b] = A[b] * B[b], fp32 accumulation and fp32 output (the gemm family ABI, kernels/gemm.h).
+// C[b] = A[b] * B[b], fp32 accumulation and fp32 output (the gemm family ABI, kernels/gemm.h),
+// or with EPI 1 the fused epilogue of gemm_epilogue.h on the accumulators in registers (alpha,
+// fp8 scales, beta*C, bias, ReLU/GELU/SiLU, residual; the steps are the argument's run-time
+// flags) stored as OUT_TYPE (fp32, or f16/bf16 pairs packed by cvt.rn.{f16,bf16}x2.f32).
 // A is M x K row-major; B (parameter B_COL) is stored N x K row-major (B_COL 1, layout "nt":
 // both operands K-major) or is K x N row-major (B_COL 0, layout "nn": B is N-major and the
-// wgmma reads it transposed, imm-trans-b 1); inputs f16 or bf16.  Operands arrive as two
+// wgmma reads it transposed, imm-trans-b 1); inputs f16 or bf16, or fp8 (e4m3, e5m2; B's type
+// B_E5M2) with layout nt only: wgmma k32 on 1-byte elements, which have no transpose operands.
+// Either way a K slab is one 128-byte swizzle row (BLOCK_K = 128/dtype_bytes, derived) read by
+// four wgmmas of 32 bytes of K each (gemm_wgmma_k_steps), so the stage layout, the TMA boxes
+// and the descriptors are the same in bytes for both element sizes.  Operands arrive as two
 // CUtensorMap descriptors built by the gemm family from the config's TMA_BOX_* values
 // (SWIZZLE_128B, zero fill out of bounds): A over (K, M, batch) with box 64 x BLOCK_M/CLUSTER; B over
 // (K, N, batch) with box 64 x BLOCK_N (nt) or over (N, K, batch) with box 64 x BLOCK_K (nn,
@@ -42,33 +49,72 @@
 // (gemm_wgmma_stage_bytes): the PTX ISA promises zero fill only for a box's outside part.
 // Those rows and columns are never stored, so their stale shared memory is harmless.
 //
-// Parameters: BLOCK_M, BLOCK_N, BLOCK_K (64: one 128-byte swizzle row of 16-bit elements),
-// WARPGROUPS, PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, PERSISTENT, CLUSTER (1 or 2; > 1 needs
-// PRODUCER 1), THREADS (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_f16 or
-// RT_DTYPE_bf16.  Launch: grid (CLUSTER * clusters, 1, SPLIT_K*BATCH) with clusters = the units
+// Parameters: BLOCK_M, BLOCK_N, BLOCK_K (derived: one 128-byte swizzle row), WARPGROUPS,
+// PRODUCER, STAGES, SPLIT_K, SWIZZLE, B_COL, PERSISTENT, CLUSTER (1 or 2; > 1 needs PRODUCER 1),
+// SETMAXNREG (producer 40 / consumers 232 registers, a producer and two consumers), B_E5M2,
+// EPI, OUT_TYPE (the last three tied to the problem's facts), THREADS
+// (128*(WARPGROUPS+PRODUCER)) and the prefix's RT_DTYPE_<f16|bf16|e4m3|e5m2>.  Launch: grid (CLUSTER * clusters, 1, SPLIT_K*BATCH) with clusters = the units
 // or, persistent, at most SMs / (CLUSTER*SPLIT_K*BATCH); block THREADS; dynamic shared memory
-// SMEM = STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*2 + 1024 (alignment slack) + 16*STAGES (mbarriers).
+// SMEM = STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*dtype_bytes + 1024 (alignment slack) + 16*STAGES
+// (mbarriers).
+#include "gemm_epilogue.h"
 #include "gemm_index.h"
 
+#ifndef B_E5M2
+#define B_E5M2 0
+#endif
 #if DTYPE_CODE == 1
-#define WGMMA_TYPE "f16"
+#define WGMMA_AB "f16.f16"
 #elif DTYPE_CODE == 2
-#define WGMMA_TYPE "bf16"
+#define WGMMA_AB "bf16.bf16"
+#elif DTYPE_CODE == 4 || DTYPE_CODE == 5
+#define FP8 1
+#define WGMMA_A (DTYPE_CODE == 4 ? "e4m3" : "e5m2")
+#if DTYPE_CODE == 4 && !B_E5M2
+#define WGMMA_AB "e4m3.e4m3"
+#elif DTYPE_CODE == 4
+#define WGMMA_AB "e4m3.e5m2"
+#elif !B_E5M2
+#define WGMMA_AB "e5m2.e4m3"
 #else
-#error "gemm_wgmma supports f16 and bf16 only"
+#define WGMMA_AB "e5m2.e5m2"
+#endif
+#else
+#error "gemm_wgmma supports f16, bf16, e4m3 and e5m2 only"
+#endif
+#ifndef FP8
+#define FP8 0
 #endif
 
 #define WG_TILES (BLOCK_M / (64 * WARPGROUPS))  // m64 tiles per warpgroup
 #define ACC (BLOCK_N / 2)                         // f32 accumulators per thread per m64 tile
-#define A_STAGE_BYTES (BLOCK_M * BLOCK_K * 2)
-#define B_STAGE_BYTES (BLOCK_N * BLOCK_K * 2)
-#if B_COL
-#define B_TRANS "0"  // B K-major
+#define A_STAGE_BYTES (BLOCK_M * BLOCK_K * ES)
+#define B_STAGE_BYTES (BLOCK_N * BLOCK_K * ES)
+// One wgmma reads 32 bytes of K: k16 of 16-bit elements, k32 of fp8 ones.  Its last operands:
+// scale-d, imm-scale-a, imm-scale-b and for 16-bit types imm-trans-a, imm-trans-b (fp8 operands
+// are K-major only, with no transpose operands).
+#if FP8
+#define WGMMA_K "32"
+#define WGMMA_TAIL "p, 1, 1"
+#elif B_COL
+#define WGMMA_K "16"
+#define WGMMA_TAIL "p, 1, 1, 0, 0"  // B K-major
 #else
-#define B_TRANS "1"  // B N-major: imm-trans-b
+#define WGMMA_K "16"
+#define WGMMA_TAIL "p, 1, 1, 0, 1"  // B N-major: imm-trans-b
 #endif
+#define K_STEPS gemm_wgmma_k_steps(BLOCK_K, ES)  // wgmmas per m64 tile and K slab
 
-static_assert(BLOCK_K == 64, "BLOCK_K must be 64 (one 128-byte swizzle row)");
+static_assert(BLOCK_K * ES == 128, "BLOCK_K must fill one 128-byte swizzle row (64 16-bit or 128 fp8 elements)");
+static_assert(!FP8 || B_COL == 1, "fp8 operands are read K-major: B stored N x K (layout nt)");
+#ifndef EPI
+#define EPI 0
+#endif
+#ifndef OUT_TYPE
+#define OUT_TYPE 0
+#endif
+static_assert(EPI || (!FP8 && OUT_TYPE == 0), "fp8 inputs and a 16-bit output need EPI 1");
+static_assert(SPLIT_K == 1 || OUT_TYPE == 0, "split-K adds fp32 partial sums");
 #ifndef PRODUCER
 #define PRODUCER 0
 #endif
@@ -84,6 +130,16 @@ static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "BLOCK_M must be a multiple of 6
 static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "BLOCK_N must be 64, 128 or 256");
 static_assert(CLUSTER == 1 || (PRODUCER == 1 && A_PART_ROWS % 8 == 0),
               "a cluster needs the producer warpgroup and A parts of whole 8-row swizzle atoms");
+// SETMAXNREG 1 (a producer and two consumer warpgroups, 384 threads: 168 registers each at
+// entry): the producer gives registers back and the consumers take them, 40 and 232 a thread
+// (40*128 + 232*256 = 64512 of the SM's 65536).
+#ifndef SETMAXNREG
+#define SETMAXNREG 0
+#endif
+#define PRODUCER_REGS 40
+#define CONSUMER_REGS 232
+static_assert(!SETMAXNREG || (PRODUCER == 1 && WARPGROUPS == 2), "SETMAXNREG needs a producer and two consumers");
+static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 256 <= 65536, "register split");
 
 struct __align__(64) tma_desc {
   unsigned long long opaque[16];  // a CUtensorMap, passed by value as a __grid_constant__
@@ -175,7 +231,7 @@ __device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned fu
                                            const tma_desc *tmB, int s, int kt, int m0, int n0, int batch,
                                            int rank, int M, int N) {
   // the bytes of every box that reaches this block's stage (boxes wholly outside are skipped)
-  mbar_expect_tx(full, gemm_wgmma_stage_bytes(B_COL, BLOCK_M, BLOCK_N, BLOCK_K, CLUSTER, m0, n0, M, N));
+  mbar_expect_tx(full, gemm_wgmma_stage_bytes_es(B_COL, BLOCK_M, BLOCK_N, BLOCK_K, ES, CLUSTER, m0, n0, M, N));
 #if CLUSTER > 1
   if (m0 + rank * A_PART_ROWS < M)
     tma_load_3d_multicast(sA + s * A_STAGE_BYTES + rank * A_PART_BYTES, tmA, full, kt * BLOCK_K,
@@ -234,8 +290,8 @@ template <int N> __device__ __forceinline__ void acc_fence(float *d) {
 __device__ __forceinline__ void wgmma_n64(float *d, unsigned long long da, unsigned long long db) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, " B_TRANS ";\n}\n"
+      "wgmma.mma_async.sync.aligned.m64n64k" WGMMA_K ".f32." WGMMA_AB " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, " WGMMA_TAIL ";\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -246,8 +302,8 @@ __device__ __forceinline__ void wgmma_n64(float *d, unsigned long long da, unsig
 __device__ __forceinline__ void wgmma_n128(float *d, unsigned long long da, unsigned long long db) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, " B_TRANS ";\n}\n"
+      "wgmma.mma_async.sync.aligned.m64n128k" WGMMA_K ".f32." WGMMA_AB " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, " WGMMA_TAIL ";\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -262,8 +318,8 @@ __device__ __forceinline__ void wgmma_n128(float *d, unsigned long long da, unsi
 __device__ __forceinline__ void wgmma_n256(float *d, unsigned long long da, unsigned long long db) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." WGMMA_TYPE "." WGMMA_TYPE " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, " B_TRANS ";\n}\n"
+      "wgmma.mma_async.sync.aligned.m64n256k" WGMMA_K ".f32." WGMMA_AB " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, " WGMMA_TAIL ";\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -293,11 +349,92 @@ __device__ __forceinline__ void wgmma_tile(float *d, unsigned long long da, unsi
 #endif
 }
 
-// The epilogue: a finished tile's accumulators into C (this batch's matrix), bounds-checked
-// (edge tiles, and a cluster's tile past N, which only shares its A).  SPLIT_K > 1 adds the
-// partial sums with atomics into C, which the launcher zeroes.
-__device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], float *C, int m0, int n0, int M, int N,
-                                           int wg, int t) {
+// Output elements: OUT_TYPE 0 fp32, 1 f16, 2 bf16 (gemm_epilogue.h), stored and loaded two
+// neighbouring columns at a time (one 8- or 4-byte access) or one by one at an odd edge.
+#if OUT_TYPE == 0
+typedef float out_t;
+#else
+typedef unsigned short out_t;
+#endif
+__device__ __forceinline__ float out_to_f32(unsigned short h) {
+#if OUT_TYPE == 2
+  return __uint_as_float((unsigned)h << 16);
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#endif
+}
+__device__ __forceinline__ float ld_out(const float *p) { return *p; }
+__device__ __forceinline__ float ld_out(const unsigned short *p) { return out_to_f32(*p); }
+__device__ __forceinline__ float2 ld_out2(const float *p) { return *(const float2 *)p; }
+__device__ __forceinline__ float2 ld_out2(const unsigned short *p) {
+  const unsigned w = *(const unsigned *)p;
+  return make_float2(out_to_f32((unsigned short)(w & 0xffffu)), out_to_f32((unsigned short)(w >> 16)));
+}
+__device__ __forceinline__ void st_out(float *p, float v) { *p = v; }
+__device__ __forceinline__ void st_out(unsigned short *p, float v) {
+  unsigned short h;
+#if OUT_TYPE == 2
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+#else
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+#endif
+  *p = h;
+}
+__device__ __forceinline__ void st_out2(float *p, float a, float b) { *(float2 *)p = make_float2(a, b); }
+__device__ __forceinline__ void st_out2(unsigned short *p, float a, float b) {
+  unsigned w;  // cvt.rn.{bf16,f16}x2: the first source goes to the upper half
+#if OUT_TYPE == 2
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(b), "f"(a));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(b), "f"(a));
+#endif
+  *(unsigned *)p = w;
+}
+
+// The epilogue of gemm_epilogue.h on two neighbouring elements (row, col) and (row, col + 1) of
+// this batch's matrices: v = s*acc (+ beta*C) (+ bias) -> act (+ residual), the steps chosen by
+// the argument's flags (uniform branches).  With SPLIT_K > 1 (no activation, no beta: the
+// manifest's constraints) only slice 0 adds the bias and the residual.
+struct epi_ctx {
+  float s;  // alpha * scale_a * scale_b (GEMM_EPI_VSCALE: alpha; the scales are per row/column)
+  const gemm_epi_args *a;
+  unsigned flags;  // a->flags, with bias and residual dropped for slices after the first
+  int act;
+  long long base;  // this batch's first element of C, D and the residual
+};
+__device__ __forceinline__ void epi_pair(const epi_ctx &e, int row, long long at, int col, bool two, float &v0,
+                                         float &v1) {
+  float2 cv = make_float2(0.f, 0.f), rv = cv, bv = cv;
+  float s0 = e.s, s1 = e.s;
+  if (e.flags & GEMM_EPI_VSCALE) {
+    const float sr = e.s * ((const float *)e.a->scale_a)[row], *sb = (const float *)e.a->scale_b + col;
+    s0 = sr * sb[0];
+    s1 = two ? sr * sb[1] : 0.f;
+  }
+  if (e.flags & GEMM_EPI_BETA) {
+    const out_t *c = (const out_t *)e.a->c + e.base + at;
+    cv = two ? ld_out2(c) : make_float2(ld_out(c), 0.f);
+  }
+  if (e.flags & GEMM_EPI_BIAS) {
+    const out_t *b = (const out_t *)e.a->bias + col;
+    bv = make_float2(ld_out(b), two ? ld_out(b + 1) : 0.f);
+  }
+  if (e.flags & GEMM_EPI_RES) {
+    const out_t *r = (const out_t *)e.a->residual + e.base + at;
+    rv = two ? ld_out2(r) : make_float2(ld_out(r), 0.f);
+  }
+  const float beta = e.a->beta;
+  v0 = gemm_epi_apply(e.flags, e.act, s0, beta, v0, cv.x, bv.x, rv.x);
+  v1 = gemm_epi_apply(e.flags, e.act, s1, beta, v1, cv.y, bv.y, rv.y);
+}
+
+// A finished tile's accumulators into D (this batch's matrix), bounds-checked (edge tiles, and a
+// cluster's tile past N, which only shares its A), through the epilogue when EPI.  SPLIT_K > 1
+// adds the partial sums with atomics into D (fp32), which the launcher zeroes.
+__device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], out_t *D, const epi_ctx &e, int m0, int n0,
+                                           int M, int N, int wg, int t) {
   const bool pair_ok = N % 2 == 0;
 #pragma unroll
   for (int mt = 0; mt < WG_TILES; ++mt)
@@ -305,19 +442,30 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], float *C
     for (int i = 0; i < ACC; i += 2) {
       const int row = m0 + (wg * WG_TILES + mt) * 64 + gemm_wgmma_d_row(t, i);
       const int col = n0 + gemm_wgmma_d_col(t, i);
-      if (row >= M) continue;
-      float *dst = C + (long long)row * N + col;
+      if (row >= M || col >= N) continue;
+      const long long at = (long long)row * N + col;
+      out_t *dst = D + e.base + at;
+      const bool two = col + 1 < N;
+      float v0 = acc[mt][i], v1 = acc[mt][i + 1];
+#if EPI
+      epi_pair(e, row, at, col, two && pair_ok, v0, v1);
+      if (two && !pair_ok) {  // an odd N: the second element's own loads
+        float w0 = acc[mt][i + 1], w1 = 0.f;
+        epi_pair(e, row, at + 1, col + 1, false, w0, w1);
+        v1 = w0;
+      }
+#endif
 #if SPLIT_K == 1
-      if (pair_ok && col + 1 < N) {
-        *(float2 *)dst = make_float2(acc[mt][i], acc[mt][i + 1]);
+      if (pair_ok && two) {
+        st_out2(dst, v0, v1);
       } else {
-        if (col < N) dst[0] = acc[mt][i];
-        if (col + 1 < N) dst[1] = acc[mt][i + 1];
+        st_out(dst, v0);
+        if (two) st_out(dst + 1, v1);
       }
 #else
       (void)pair_ok;
-      if (col < N) atomicAdd(dst, acc[mt][i]);
-      if (col + 1 < N) atomicAdd(dst + 1, acc[mt][i + 1]);
+      atomicAdd(dst, v0);
+      if (two) atomicAdd(dst + 1, v1);
 #endif
     }
 }
@@ -330,7 +478,11 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], float *C
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_desc tmB,
-           float *__restrict__ C, int M, int N, int K) {
+           out_t *__restrict__ C, int M, int N, int K
+#if EPI
+           , const gemm_epi_args epi
+#endif
+) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned raw = smem_u32(smem_raw);
   const unsigned base = (raw + 1023u) & ~1023u;  // 128B swizzle wants 1024-byte alignment
@@ -365,6 +517,9 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
 
 #if PRODUCER
   if (wg == WARPGROUPS) {
+#if SETMAXNREG
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+#endif
     // The producer warpgroup: one thread streams the K slabs of every unit of this cluster;
     // g counts slabs over the units, so the pipeline runs on across tile boundaries and the
     // next tile's loads overlap this tile's epilogue.
@@ -383,10 +538,28 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
     }
     __syncwarp();
   } else {
+#if SETMAXNREG
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+#endif
 #else
   {
 #endif
     float acc[WG_TILES][ACC];
+    epi_ctx ectx;
+    ectx.base = (long long)batch * M * N;
+#if EPI
+    ectx.a = &epi;
+    ectx.s = (epi.flags & GEMM_EPI_VSCALE) ? epi.alpha
+                                           : epi.alpha * (epi.scale_a ? *(const float *)epi.scale_a : 1.f) *
+                                                 (epi.scale_b ? *(const float *)epi.scale_b : 1.f);
+    ectx.flags = slice == 0 ? epi.flags : epi.flags & ~(unsigned)(GEMM_EPI_BIAS | GEMM_EPI_RES);
+    ectx.act = (int)(epi.flags >> GEMM_EPI_ACT_SHIFT) & 3;
+#else
+    ectx.a = nullptr;
+    ectx.s = 1.f;
+    ectx.flags = 0;
+    ectx.act = 0;
+#endif
     int g = 0;  // slabs consumed so far, over the units
     for (int u = first; u < units; u += step, g += nk) {
       int tile_m, tile_n;
@@ -409,12 +582,12 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
         mbar_wait(full + 8 * s, gemm_pipe_full_parity(g + kt, STAGES));
         wgmma_fence();
 #pragma unroll
-        for (int k = 0; k < BLOCK_K / 16; ++k) {
+        for (int k = 0; k < K_STEPS; ++k) {
           const unsigned long long db = smem_desc(sB + s * B_STAGE_BYTES + gemm_wgmma_b_start(B_COL, k),
                                                   gemm_wgmma_b_lbo(B_COL, BLOCK_K), gemm_wgmma_b_sbo());
 #pragma unroll
           for (int mt = 0; mt < WG_TILES; ++mt) {
-            const unsigned a = sA + s * A_STAGE_BYTES + (wg * WG_TILES + mt) * 64 * 128 + k * 32;
+            const unsigned a = sA + s * A_STAGE_BYTES + gemm_wgmma_a_start(wg * WG_TILES + mt, k);
             wgmma_tile(acc[mt], smem_desc(a, 16, 1024), db);
           }
         }
@@ -436,7 +609,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
 #if PRODUCER
       if (nk > 0) release_stage(empty + 8 * gemm_pipe_stage(g + nk - 1, STAGES));  // the unit's last slab
 #endif
-      store_tile(acc, C + (long long)batch * M * N, m0, n0, M, N, wg, t);
+      store_tile(acc, C, ectx, m0, n0, M, N, wg, t);
     }
   }
   cluster_sync();  // no block leaves while a peer may still arrive at its barriers

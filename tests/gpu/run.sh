@@ -24,6 +24,11 @@
 #     target (50 % of cuBLASLt): the pipeline rewritten after the first runs ("mma");
 #  3c. tunes six skinny LLM shapes like the main job ("skinny");
 #  4. bench_gemm on the issue's shape suite, the rows its targets read first ("bench");
+#  4c. fp8 (issue 21): tune 8192^3 and 4096^3 e4m3 against cuBLASLt's fp8 candidates, bench_gemm
+#     --suite fp8 ("fp8");
+#  4d. fused epilogues (issue 21): tune bias + GELU on 4096x14336x4096 to bf16, bench_gemm
+#     --suite epilogue (fused against cuBLASLt's GEMM plus a separate bias + GELU kernel)
+#     ("epilogue");
 #  4b. Nsight Compute on the best mma.sync kernel, the best wgmma one and a gemm_skinny one
 #     ("ncu"; full reports in the archive);
 #  5. verifies every template against its reference through the tuner: a small `rooftune tune`

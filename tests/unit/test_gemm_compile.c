@@ -3,7 +3,10 @@
  * holds the template's instruction (mma.sync, wgmma.mma_async, fma; for wgmma also the
  * imm-trans-b that the layout needs, for gemm_skinny the streaming 16-byte loads of B).  Four configurations per template and architecture,
  * spread over the space, cycling through the dtypes and layouts; then named configurations: a
- * wgmma cluster, and gemm_mma's register-heaviest tiles (which spill first).
+ * wgmma cluster, gemm_wgmma's fp8 shapes (k32, e4m3 x e4m3 and e4m3 x e5m2, no transpose
+ * operands) and fused epilogues (bias + GELU to bf16, beta + SiLU + residual to f16, fp8 with
+ * bias + ReLU), gemm_skinny's fp8 and epilogue paths, and gemm_mma's register-heaviest tiles
+ * (which spill first).
  * The whole spaces are compiled by tests/long/test_gemm_spaces.c. */
 #include "../gemm_compile_util.h"
 
@@ -61,7 +64,7 @@ int main(void) {
     for (int a = 0; a < tmpls[t].narchs; a++)
       for (int i = 0; i < per_arch; i++) {
         gcu_variant v = {tmpls[t].tmpl, tmpls[t].archs[a], tmpls[t].dtypes[i % tmpls[t].ndtypes],
-                         tmpls[t].layouts[(i + i / 2) % tmpls[t].nlayouts]};
+                         tmpls[t].layouts[(i + i / 2) % tmpls[t].nlayouts], NULL};
         manifest *m = NULL;
         space *sp = NULL;
         rt_vars env;
@@ -105,15 +108,82 @@ int main(void) {
   /* gemm_wgmma with a persistent grid and a two-block cluster: the PTX declares the cluster
    * shape (a plain launch forms it), multicasts A and arrives at the peer's barriers */
   {
-    gcu_variant v = {"gemm_wgmma", "sm_90a", "bf16", "nt"};
+    gcu_variant v = {"gemm_wgmma", "sm_90a", "bf16", "nt", NULL};
     compile_result r;
-    if (compile_config(&v, "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
-                           "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2", &r)) {
+    if (compile_config(&v, "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
+                           "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0", &r)) {
       CHECK(r.ptx && strstr(r.ptx, ".reqnctapercluster 2, 1, 1"));
       CHECK(r.ptx && strstr(r.ptx, ".multicast::cluster"));
       CHECK(r.ptx && strstr(r.ptx, "mapa.shared::cluster"));
       CHECK(r.ptx && strstr(r.ptx, "barrier.cluster.arrive"));
       compile_result_free(&r);
+    }
+  }
+  /* gemm_wgmma with fp8 inputs and with fused epilogues: the k32 instruction of the operand
+   * types, the epilogue's stores (packed bf16/f16 pairs), the heaviest tiles (128x256 with two
+   * consumer warpgroups, 128 accumulators a thread) */
+  {
+    static const struct { const char *dtype, *opts, *config, *need[3]; } epi[] = {
+        {"e4m3", "", "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,"
+                     "PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=0",
+         {"wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", "p, 1, 1;", "st.global.v2.f32"}},
+        {"e4m3", "+b=e5m2+out=bf16", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=1,STAGES=5,SPLIT_K=1,"
+                     "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=2,SETMAXNREG=0,B_E5M2=1,EPI=1,OUT_TYPE=2",
+         {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "cvt.rn.bf16x2.f32", ".multicast::cluster"}},
+        /* two consumers of 256x128 with the epilogue need the register hand-over: without it
+         * (SETMAXNREG=0) the 168 registers 384 threads get spill 8 bytes since +vscale */
+        {"e5m2", "+b=e4m3+bias+relu+out=bf16", "BLOCK_M=256,BLOCK_N=128,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
+                     "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+         {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3", "cvt.rn.bf16x2.f32", "max.f32"}},
+        {"bf16", "+bias+gelu+out=bf16", "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
+                     "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+         {"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "cvt.rn.bf16x2.f32", "ex2.approx"}},
+        {"f16", "+beta+silu+residual+out=f16", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=0,STAGES=4,SPLIT_K=1,"
+                     "SWIZZLE=1,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=1",
+         {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "cvt.rn.f16x2.f32", "ex2.approx"}},
+        {"bf16", "+bias+residual", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=1,STAGES=4,SPLIT_K=4,"
+                     "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=0",
+         {"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "atom.global.add.f32", "p, 1, 1, 0, 0;"}},
+    };
+    for (size_t i = 0; i < sizeof epi / sizeof epi[0]; i++) {
+      gcu_variant v = {"gemm_wgmma", "sm_90a", epi[i].dtype, "nt", epi[i].opts};
+      compile_result r;
+      if (compile_config(&v, epi[i].config, &r)) {
+        /* the register hand-over: the producer gives back, the consumers take */
+        if (strstr(epi[i].config, "SETMAXNREG=1")) {
+          CHECK(r.ptx && strstr(r.ptx, "setmaxnreg.dec.sync.aligned.u32 40"));
+          CHECK(r.ptx && strstr(r.ptx, "setmaxnreg.inc.sync.aligned.u32 232"));
+          CHECK(r.report.registers <= 168); /* what 384 threads get at entry */
+        }
+        for (int k = 0; k < 3; k++) {
+          CHECK(r.ptx && strstr(r.ptx, epi[i].need[k]));
+          if (!r.ptx || !strstr(r.ptx, epi[i].need[k])) fprintf(stderr, "  %s %s: no %s in the PTX\n", epi[i].dtype, epi[i].opts, epi[i].need[k]);
+        }
+        compile_result_free(&r);
+      }
+    }
+  }
+  /* gemm_skinny with fp8 inputs (sm_90: e4m3 pairs through cvt.rn.f16x2.e4m3x2, e5m2 by a byte
+   * shift) and with the fused epilogue, its widest tiles */
+  {
+    static const struct { const char *dtype, *opts, *config, *need; } sk[] = {
+        {"e4m3", "+out=bf16", "ROWS=16,COLS=4,WARPS=4,UNROLL=2,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+         "cvt.rn.f16x2.e4m3x2"},
+        {"e4m3", "+b=e5m2", "ROWS=1,COLS=4,WARPS=4,UNROLL=4,SPLIT_K=4,B_COL=1,B_E5M2=1,EPI=1,OUT_TYPE=0",
+         "atom.global.add.f32"},
+        {"e5m2", "+b=e4m3+bias+gelu+out=f16", "ROWS=8,COLS=2,WARPS=8,UNROLL=4,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=1",
+         "cvt.rn.f16.f32"},
+        {"bf16", "+bias+silu+out=bf16", "ROWS=16,COLS=4,WARPS=8,UNROLL=2,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+         "cvt.rn.bf16.f32"},
+    };
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+      gcu_variant v = {"gemm_skinny", "sm_90", sk[i].dtype, "nt", sk[i].opts};
+      compile_result r;
+      if (compile_config(&v, sk[i].config, &r)) {
+        CHECK(r.ptx && strstr(r.ptx, sk[i].need));
+        CHECK(r.ptx && strstr(r.ptx, "ld.global.nc.L1::no_allocate.v4.u32"));
+        compile_result_free(&r);
+      }
     }
   }
   /* gemm_mma's register-heaviest tiles (64x64 warp tiles, 230-255 registers), the ones that
@@ -134,7 +204,7 @@ int main(void) {
         {"sm_90", "bf16", "nn", "BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
     };
     for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++) {
-      gcu_variant v = {"gemm_mma", heavy[i].arch, heavy[i].dtype, heavy[i].layout};
+      gcu_variant v = {"gemm_mma", heavy[i].arch, heavy[i].dtype, heavy[i].layout, NULL};
       compile_result r;
       if (compile_config(&v, heavy[i].config, &r)) compile_result_free(&r);
     }

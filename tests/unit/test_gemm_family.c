@@ -1,8 +1,10 @@
-/* test_gemm_family.c — the gemm family's host side: shape syntax (valid and invalid), bound
- * names, FLOP and byte formulas, tolerances, dtype conversions, the cuBLASLt algorithm text,
- * and the family registry. */
+/* test_gemm_family.c — the gemm family's host side: shape syntax (valid and invalid), its
+ * options (fp8 operand types, the epilogue, the output type) and their canonical text, bound
+ * names, FLOP and byte formulas, tolerances, the reference epilogue against the templates'
+ * (gemm_epilogue.h), dtype conversions, the cuBLASLt algorithm text, and the family registry. */
 #include "kernels/gemm.h"
 #include "kernels/numeric.h"
+#include "templates/gemm/gemm_epilogue.h"
 #include "tuner/driver/cuda_driver.h"
 #include "test.h"
 
@@ -86,7 +88,123 @@ int main(void) {
   CHECK(t16 < ttf && t16 > 0);
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), t16, 0);
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "fp32", NULL, &p, &err), RT_ERR_INVALID);
-  CHECK_CONTAINS(err.text, "use f32, tf32, f16 or bf16");
+  CHECK_CONTAINS(err.text, "use f32, tf32, f16, bf16, e4m3 or e5m2");
+
+  /* options: the epilogue and the output type, in canonical order */
+  gemm_epi e;
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x14336x4096:nt+out=bf16+gelu+bias", "bf16", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "4096x14336x4096:nt+bias+gelu+out=bf16");
+  CHECK_STR(p.layout, "nt");
+  CHECK_INT(p.ndims, 4);
+  CHECK_INT(gemm_problem_epi(&p, &e, &err), RT_OK);
+  CHECK_INT(e.on, 1);
+  CHECK_INT(e.bias, 1);
+  CHECK_INT(e.act, GEMM_ACT_GELU);
+  CHECK_INT(e.out_code, GEMM_OUT_BF16);
+  CHECK_INT(e.beta + e.residual + e.alpha, 0);
+  rt_vars_clear(&v);
+  CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
+  CHECK_INT(var(&v, "epi"), 1);
+  CHECK_INT(var(&v, "epi_bias"), 1);
+  CHECK_INT(var(&v, "epi_act"), 2);
+  CHECK_INT(var(&v, "epi_beta"), 0);
+  CHECK_INT(var(&v, "epi_res"), 0);
+  CHECK_INT(var(&v, "out_bytes"), 2);
+  CHECK_INT(var(&v, "out_code"), 2);
+  CHECK_INT(var(&v, "b_bytes"), 2);
+  CHECK_INT(var(&v, "b_e5m2"), 0);
+  /* A, B, D (bf16) and the bias */
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 2.0 * (4096.0 * 4096 + 4096.0 * 14336) + 2.0 * 4096 * 14336 + 2.0 * 14336, 0);
+  /* unfused, the bf16 product would be written and read again */
+  CHECK_NEAR(gemm_family.fused_bytes(&gemm_family, &p), 2.0 * 2 * 4096 * 14336, 0);
+  /* bf16 output: the rounding's 2^-8 on top */
+  CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), 1e-4 + 1.0 / 256, 1e-12);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "2@64x64x64+residual+beta+silu", "f16", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "2@64x64x64+beta+silu+residual");
+  CHECK_STR(p.layout, "nn");
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 2 * (2.0 * (64 * 64 * 2) + 4.0 * 64 * 64 * 3), 0);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64+alpha+bias", "f16", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "64x64x64+bias"); /* alpha is part of every epilogue */
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64+alpha", "f16", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "64x64x64+alpha");
+  CHECK_NEAR(gemm_family.fused_bytes(&gemm_family, &p), 0, 0); /* nothing a separate pass would do */
+  rt_vars_clear(&v);
+  CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
+  CHECK_INT(var(&v, "epi"), 1);
+  CHECK_INT(var(&v, "out_bytes"), 4);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64:nn+out=f32", "f16", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "64x64x64"); /* the default output: no epilogue */
+  rt_vars_clear(&v);
+  CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
+  CHECK_INT(var(&v, "epi"), 0);
+  CHECK_INT(var(&v, "epi_act"), 0);
+
+  /* fp8: one-byte inputs, always an epilogue (the per-tensor scales), B's type as an option */
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024:nt", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "256x512x1024:nt");
+  CHECK_STR(p.dtype, "e4m3");
+  rt_vars_clear(&v);
+  CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
+  CHECK_INT(var(&v, "dtype_bytes"), 1);
+  CHECK_INT(var(&v, "b_bytes"), 1);
+  CHECK_INT(var(&v, "b_e5m2"), 0);
+  CHECK_INT(var(&v, "epi"), 1);
+  CHECK_INT(var(&v, "out_bytes"), 4);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 256.0 * 1024 + 1024.0 * 512 + 4.0 * 256 * 512, 0);
+  /* 4 * 2^-13 * sqrt(K/32) */
+  CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), 4.0 / 8192 * sqrt(32.0), 1e-12);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "8192x8192x8192:nt+out=bf16+b=e5m2", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "8192x8192x8192:nt+b=e5m2+out=bf16");
+  CHECK_INT(gemm_problem_epi(&p, &e, &err), RT_OK);
+  CHECK_INT(e.a_code, GEMM_CODE_E4M3);
+  CHECK_INT(e.b_code, GEMM_CODE_E5M2);
+  rt_vars_clear(&v);
+  CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
+  CHECK_INT(var(&v, "b_e5m2"), 1);
+  CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), 4.0 / 8192 * 16 + 1.0 / 256, 1e-12);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "16x4096x4096:nt+b=e4m3", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "16x4096x4096:nt"); /* B's type is A's: not spelled out */
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "16x4096x4096:nt+b=e4m3", "e5m2", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "16x4096x4096:nt+b=e4m3");
+  /* per-row / per-column fp8 scales: M + N floats more to read */
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024:nt+out=bf16+vscale+b=e5m2", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_STR(p.shape, "256x512x1024:nt+b=e5m2+vscale+out=bf16");
+  CHECK_INT(gemm_problem_epi(&p, &e, &err), RT_OK);
+  CHECK_INT(e.vscale, 1);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 256.0 * 1024 + 1024.0 * 512 + 2.0 * 256 * 512 + 4.0 * (256 + 512), 0);
+  check_bad("4x4x4:nt+vscale", "bf16", "+vscale scales fp8 inputs");
+  CHECK_INT(gemm_dtype_bytes("e4m3"), 1);
+  CHECK_INT(gemm_dtype_bytes("e5m2"), 1);
+  CHECK_INT(gemm_dtype_code("e5m2"), GEMM_CODE_E5M2);
+
+  /* the reference epilogue (double) against the templates' (gemm_epilogue.h, fp32): the order
+   * of the steps, and the activations within a few fp32 ulps over the range that matters */
+  {
+    gemm_epi r = {0};
+    r.beta = r.bias = r.residual = 1;
+    r.act = GEMM_ACT_RELU;
+    /* 0.5*2 + 0.5*(-4) + (-1) = -2 -> relu 0 -> + residual 0.25 */
+    CHECK_NEAR(gemm_epi_reference(&r, 0.5, 0.5, 2.0, -4.0, -1.0, 0.25), 0.25, 0);
+    r.act = GEMM_ACT_GELU;
+    r.beta = r.bias = r.residual = 0;
+    CHECK_NEAR(gemm_epi_reference(&r, 1, 0, 1.0, 0, 0, 0), 0.8411919906082768, 1e-12);
+    r.act = GEMM_ACT_SILU;
+    CHECK_NEAR(gemm_epi_reference(&r, 1, 0, 1.0, 0, 0, 0), 0.7310585786300049, 1e-12);
+    CHECK_NEAR(gemm_epi_reference(&r, 1, 0, -200.0, 0, 0, 0), 0, 1e-60);
+    double worst = 0;
+    for (int act = 1; act <= 3; act++) {
+      r.act = act;
+      for (int i = -4000; i <= 4000; i++) {
+        const double x = i / 200.0, ref = gemm_epi_reference(&r, 1, 0, x, 0, 0, 0);
+        const double got = gemm_epi_act(act, (float)x);
+        worst = fmax(worst, fabs(got - ref) / fmax(1.0, fabs(x)));
+      }
+    }
+    CHECK(worst < 2e-6);
+    printf("templates' activations against the reference: largest error %.2e (relative to max(1, |x|))\n", worst);
+    CHECK(fabsf(gemm_epi_act(GEMM_ACT_GELU, -100.0f)) < 1e-30f);
+    CHECK(!isnan(gemm_epi_act(GEMM_ACT_SILU, -1e30f)));
+  }
 
   /* invalid shapes name the problem and the syntax */
   check_bad("", "f32", "empty");
@@ -104,8 +222,23 @@ int main(void) {
   check_bad("3000000000x4x4", "f32", "larger than 2147482623");
   check_bad("4x2147483000x4", "f32", "N is larger than 2147482623");
   check_bad("99999999999999999999999x4x4", "f32", "positive integer");
-  check_bad("4x4x4", "f64", "unknown gemm dtype \"f64\"");
+  check_bad("4x4x4", "f64", "unknown gemm dtype \"f64\": use f32, tf32, f16, bf16, e4m3 or e5m2");
   check_bad("4x4x4", NULL, "unknown gemm dtype");
+  check_bad("4x4x4", "e4m3", "layout nt");
+  check_bad("4x4x4:nn", "e5m2", "fp8 inputs need B stored N x K");
+  check_bad("4x4x4:nt+b=e5m2", "bf16", "+b= gives B an fp8 type");
+  check_bad("4x4x4:nt+b=bf16", "e4m3", "+b= gives B an fp8 type");
+  check_bad("4x4x4:nt+b=e5m2+b=e5m2", "e4m3", "+b= is given twice");
+  check_bad("4x4x4+gelu+relu", "bf16", "one activation at most (+gelu and +relu)");
+  check_bad("4x4x4+bias+bias", "bf16", "option +bias is given twice");
+  check_bad("4x4x4+bias+swish", "bf16", "unknown option +swish");
+  check_bad("4x4x4:nt+", "bf16", "empty");
+  check_bad("4x4x4++bias", "bf16", "empty");
+  check_bad("4x4x4+out=f64", "bf16", "+out= takes f32, f16 or bf16");
+  check_bad("4x4x4+out=bf16+out=f16", "bf16", "+out= is given twice");
+  check_bad("4x4x4:ntt", "bf16", "must be nn or nt");
+  check_bad("4x4x4:nt bias", "bf16", "must be nn or nt");
+  check_bad("4096@1000000000x1000000000x1000000000:nt+beta+bias+gelu+residual", "bf16", "longer than 63");
   rt_error_clear(&err);
   gemm_family.parse_shape(&gemm_family, "12x", "f32", NULL, &p, &err);
   CHECK_CONTAINS(err.text, "\"12x\"");
@@ -132,7 +265,7 @@ int main(void) {
   }
 
   /* cuBLASLt algorithm text round trip */
-  gemm_lt_algo a = {1, 21, 20, 19, 4, 2, 1, 3, 7, 9}, b;
+  gemm_lt_algo a = {1, 21, 20, 19, 4, 2, 1, 3, 7, 9, 0}, b;
   char text[256];
   gemm_lt_algo_format(&a, text, sizeof text);
   CHECK_STR(text, "cublaslt compute=32F_FAST_TF32 id=21 tile=20 stages=19 splitk=4 reduction=2 swizzle=1 custom=3 inner=7 cluster=9");
@@ -152,6 +285,16 @@ int main(void) {
   CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=x tile=0 stages=0 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0",
                                &b, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "id must be");
+
+  /* fp8 fast accumulation travels in the text (and an old text without it still parses) */
+  a.fast_accum = 1;
+  gemm_lt_algo_format(&a, text, sizeof text);
+  CHECK_CONTAINS(text, " fastaccum=1");
+  CHECK_INT(gemm_lt_algo_parse(text, &b, &err), RT_OK);
+  CHECK(memcmp(&a, &b, sizeof a) == 0);
+  CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=1 tile=0 stages=0 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0 fastaccum=2",
+                               &b, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "fastaccum must be 0 or 1");
 
   /* no driver here: GPU setup fails cleanly */
   family_gpu *g = NULL;

@@ -179,6 +179,11 @@ int main(void) {
       TIMING_MEASURED, NULL);
   put(d, fx_gemm(2048, 2048, 2048, "f16"), "NVIDIA H200", "gemm_mma", "s1", 0.4, TIMING_MEASURED,
       "cuda 11.0, nvrtc 11.0, cublaslt 110000");
+  { /* a fused epilogue's winner (faster than the plain one): it serves its own options only */
+    problem pe = fx_gemm(4096, 4096, 4096, "bf16");
+    snprintf(pe.shape, sizeof pe.shape, "4096x4096x4096+bias+gelu+out=bf16");
+    put(d, pe, "NVIDIA H200", "gemm_wgmma", "w1", 0.2, TIMING_MEASURED, NULL);
+  }
   db_close(d);
 
   rooftune_db *rt = NULL;
@@ -208,6 +213,29 @@ int main(void) {
   rooftune_match m2;
   CHECK_INT(rooftune_lookup(rt, &q, &m2), ROOFTUNE_OK);
   CHECK(memcmp(&m, &m2, sizeof m) == 0);
+  /* The epilogue's winner: exact for its options, nearest for other dims with the same options,
+   * never for a query without them or with other ones. */
+  {
+    rooftune_query qe = {.family = "gemm", .shape = "4096x4096x4096+bias+gelu+out=bf16", .dtype = "bf16", .device = "H200"};
+    CHECK_INT(rooftune_lookup(rt, &qe, &m), ROOFTUNE_OK);
+    CHECK_INT(m.match, ROOFTUNE_MATCH_EXACT);
+    CHECK_STR(m.template_name, "gemm_wgmma");
+    CHECK_STR(m.shape, "4096x4096x4096+bias+gelu+out=bf16");
+    CHECK_STR(m.layout, "nn");
+    qe.shape = "2048x4096x4096:nn+bias+gelu+out=bf16";
+    CHECK_INT(rooftune_lookup(rt, &qe, &m), ROOFTUNE_OK);
+    CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
+    CHECK_STR(m.template_name, "gemm_wgmma");
+    qe.shape = "4096x4096x4096+bias+out=bf16";
+    CHECK_INT(rooftune_lookup(rt, &qe, &m), ROOFTUNE_OK);
+    CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
+    qe.shape = "4096x4096x4096:nt+bias+gelu+out=bf16";
+    CHECK_INT(rooftune_lookup(rt, &qe, &m), ROOFTUNE_OK);
+    CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
+    qe.shape = "4096x4096x4096";
+    CHECK_INT(rooftune_lookup(rt, &qe, &m), ROOFTUNE_OK);
+    CHECK_STR(m.template_name, "gemm_mma"); /* not the faster epilogue kernel */
+  }
   /* Only the model device: its prediction, marked as one. */
   q.device = "model:h200";
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);

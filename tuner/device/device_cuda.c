@@ -748,7 +748,9 @@ static json_t *handle_ceilings(cuda_worker *w, json_t *req) {
   family_gpu *g = NULL;
   int count = 0;
   if (!gemm) st = rt_error_set(&err, RT_ERR_NOT_FOUND, "no gemm family to measure a matmul with");
-  if (!st) st = gemm->parse_shape(gemm, CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", NULL, &p, &err);
+  /* fp8 operands are K-major only: the weight layout nt */
+  const int fp8 = dtype && (!strcmp(dtype, "e4m3") || !strcmp(dtype, "e5m2"));
+  if (!st) st = gemm->parse_shape(gemm, fp8 ? CEIL_GEMM_SHAPE ":nt" : CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", NULL, &p, &err);
   if (!st) st = gemm->gpu_setup(gemm, &p, 1, NULL, w->stream, &g, &err);
   if (!st) st = gemm->library_list(g, 4, &count, &err);
   if (!st && count < 1)

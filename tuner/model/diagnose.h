@@ -58,6 +58,10 @@ typedef struct diag_input {
                                written) and L2 bytes, occupancy from the measured active warps,
                                and the sentence names the top warp-stall reason; diagnosis.basis
                                lists the facts that were measured */
+  double fused_bytes;       /* DRAM bytes the problem's fused epilogue saves against running it
+                               as a separate pass (the intermediate written and read again); 0:
+                               none.  The sentence then says so, with the time at the copy
+                               bandwidth */
 } diag_input;
 
 /* Fills out (limit, lever, sentence, fractions, intensity, ridge, waves, tail).

@@ -25,14 +25,14 @@ static const arch_spec arch_table[] = {
 
 static const gpu_spec gpu_table[] = {
     {"h200", "NVIDIA H200", "sm_90", 132, 1980, 60 * MiB, 141 * GB, 4.8 * TB, 4.3 * TB,
-     {67 * TF, 494.5 * TF, 989.5 * TF}, 0.66, 4e-6,
+     {67 * TF, 494.5 * TF, 989.5 * TF, 1979 * TF}, 0.66, 4e-6,
      "NVIDIA H200 datasheet (SXM); copy bandwidth 4.3 TB/s measured on one H200"},
     {"h100", "NVIDIA H100", "sm_90", 132, 1980, 50 * MiB, 80 * GB, 3.35 * TB, 0.9 * 3.35 * TB,
-     {67 * TF, 494.5 * TF, 989.5 * TF}, 0.66, 4e-6, "NVIDIA H100 datasheet (SXM5)"},
+     {67 * TF, 494.5 * TF, 989.5 * TF, 1979 * TF}, 0.66, 4e-6, "NVIDIA H100 datasheet (SXM5)"},
     {"a100", "NVIDIA A100", "sm_80", 108, 1410, 40 * MiB, 80 * GB, 2.039 * TB, 0.9 * 2.039 * TB,
-     {19.5 * TF, 156 * TF, 312 * TF}, 1.0, 4e-6, "NVIDIA A100 datasheet (SXM4 80GB)"},
+     {19.5 * TF, 156 * TF, 312 * TF, 0}, 1.0, 4e-6, "NVIDIA A100 datasheet (SXM4 80GB)"},
     {"l4", "NVIDIA L4", "sm_89", 58, 2040, 48 * MiB, 24 * GB, 0.3 * TB, 0.9 * 0.3 * TB,
-     {30.3 * TF, 60 * TF, 121 * TF}, 1.0, 4e-6, "NVIDIA L4 datasheet (dense rates)"},
+     {30.3 * TF, 60 * TF, 121 * TF, 242 * TF}, 1.0, 4e-6, "NVIDIA L4 datasheet (dense rates)"},
 };
 
 const arch_spec *arch_spec_for_cc(int cc) {

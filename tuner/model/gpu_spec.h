@@ -39,6 +39,7 @@ typedef enum {
   PATH_SIMT_F32 = 0, /* fp32 FMA on CUDA cores */
   PATH_TC_TF32,      /* tensor cores, tf32 inputs, fp32 accumulation */
   PATH_TC_F16,       /* tensor cores, fp16/bf16 inputs, fp32 accumulation */
+  PATH_TC_F8,        /* tensor cores, fp8 (e4m3/e5m2) inputs, fp32 accumulation (sm_89, sm_90) */
   PATH_COUNT
 } compute_path;
 

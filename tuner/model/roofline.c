@@ -35,6 +35,7 @@ void roofline_waves(long long grid, long long work, double capacity, double *wav
 compute_path roofline_path_for_dtype(const char *dtype, int tensor_cores) {
   if (dtype && (strcmp(dtype, "f16") == 0 || strcmp(dtype, "bf16") == 0)) return PATH_TC_F16;
   if (dtype && strcmp(dtype, "tf32") == 0) return PATH_TC_TF32; /* tf32 products: tensor cores */
+  if (dtype && (strcmp(dtype, "e4m3") == 0 || strcmp(dtype, "e5m2") == 0)) return PATH_TC_F8;
   return tensor_cores ? PATH_TC_TF32 : PATH_SIMT_F32;
 }
 

@@ -44,7 +44,8 @@ double roofline_dram_bytes(double bytes, double min_bytes, double concurrent);
 void roofline_waves(long long grid, long long work, double capacity, double *waves, double *full);
 
 /* The compute path a dtype's tensor-core template uses: "f32" → PATH_SIMT_F32 unless
- * tensor_cores (then PATH_TC_TF32), "tf32" → PATH_TC_TF32, "f16"/"bf16" → PATH_TC_F16. */
+ * tensor_cores (then PATH_TC_TF32), "tf32" → PATH_TC_TF32, "f16"/"bf16" → PATH_TC_F16,
+ * "e4m3"/"e5m2" → PATH_TC_F8. */
 compute_path roofline_path_for_dtype(const char *dtype, int tensor_cores);
 
 /* The blocks resident at once: SMs x resident blocks per SM, at most the grid (when known). */

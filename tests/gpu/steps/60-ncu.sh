@@ -6,8 +6,8 @@ ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/
 if want ncu && [ -n "$ncu_bin" ] && [ "$(left)" -gt 120 ]; then
   log "== ncu ($ncu_bin): speed of light, occupancy, warp stalls (full reports in gpu_logs.tgz)"
   for spec in "gemm_mma 4096x4096x4096 BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0" \
-              "gemm_wgmma 4096x4096x4096 BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=1,CLUSTER=1" \
-              "gemm_skinny 1x14336x4096:nt ROWS=1,COLS=4,WARPS=4,UNROLL=2,SPLIT_K=4,B_COL=1"; do
+              "gemm_wgmma 4096x4096x4096 BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=1,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0" \
+              "gemm_skinny 1x14336x4096:nt ROWS=1,COLS=4,WARPS=4,UNROLL=2,SPLIT_K=4,B_COL=1,B_E5M2=0,EPI=0,OUT_TYPE=0"; do
     set -- $spec
     [ "$(left)" -gt 60 ] || break
     name=ncu-$1-$(echo "$3" | md5sum | cut -c1-6).txt
