@@ -72,6 +72,41 @@ struct db_run {
 #define RESULT_COLS_R RESULT_COLUMNS(COL_R_FIRST, COL_R_REST)
 #define RESULT_QMARKS RESULT_COLUMNS(COL_Q_FIRST, COL_Q_REST)
 
+/* The winner's launch columns, each once: SQL column, kind (TEXT or UINT) and the db_winner
+ * member it holds.  They generate the column lists of storing, reading and merging a winner,
+ * its binding and reading, and db check's list of the columns this rooftune stores. */
+#define WINNER_COLUMNS(FIRST, REST)                                              \
+  FIRST(entry, TEXT, entry)                                                      \
+  REST(arch, TEXT, arch)                                                         \
+  REST(grid_x, TEXT, grid[0])                                                    \
+  REST(grid_y, TEXT, grid[1])                                                    \
+  REST(grid_z, TEXT, grid[2])                                                    \
+  REST(block_x, TEXT, block[0])                                                  \
+  REST(block_y, TEXT, block[1])                                                  \
+  REST(block_z, TEXT, block[2])                                                  \
+  REST(smem, TEXT, smem)                                                         \
+  REST(grid_vx, UINT, grid_v[0])                                                 \
+  REST(grid_vy, UINT, grid_v[1])                                                 \
+  REST(grid_vz, UINT, grid_v[2])                                                 \
+  REST(block_vx, UINT, block_v[0])                                               \
+  REST(block_vy, UINT, block_v[1])                                               \
+  REST(block_vz, UINT, block_v[2])                                               \
+  REST(smem_v, UINT, smem_v)                                                     \
+  REST(vars, TEXT, vars)                                                         \
+  REST(library_algo, TEXT, library_algo)
+#define WCOL_FIRST(col, kind, member) #col
+#define WCOL_REST(col, kind, member) "," #col
+#define WCOL_W_FIRST(col, kind, member) "w." #col
+#define WCOL_W_REST(col, kind, member) ",w." #col
+#define WCOL_Q_FIRST(col, kind, member) "?"
+#define WCOL_Q_REST(col, kind, member) ",?"
+#define WCOL_X_FIRST(col, kind, member) #col "=excluded." #col
+#define WCOL_X_REST(col, kind, member) "," #col "=excluded." #col
+#define WINNER_COLS WINNER_COLUMNS(WCOL_FIRST, WCOL_REST)
+#define WINNER_COLS_W WINNER_COLUMNS(WCOL_W_FIRST, WCOL_W_REST)
+#define WINNER_QMARKS WINNER_COLUMNS(WCOL_Q_FIRST, WCOL_Q_REST)
+#define WINNER_EXCLUDED WINNER_COLUMNS(WCOL_X_FIRST, WCOL_X_REST)
+
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT_RESULT] =
         "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,created_at," RESULT_COLS
@@ -1279,17 +1314,9 @@ rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, 
   }
   st = prepare(d,
                "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,cubin_bytes,"
-               "entry,arch,grid_x,grid_y,grid_z,block_x,block_y,block_z,smem,grid_vx,grid_vy,"
-               "grid_vz,block_vx,block_vy,block_vz,smem_v,vars,library_algo,updated_at) VALUES(?,?,"
-               "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(problem_id,device_id,"
-               "template_id,toolkit) DO UPDATE SET result_id=excluded.result_id,"
-               "cubin_bytes=excluded.cubin_bytes,entry=excluded.entry,arch=excluded.arch,"
-               "grid_x=excluded.grid_x,grid_y=excluded.grid_y,grid_z=excluded.grid_z,"
-               "block_x=excluded.block_x,block_y=excluded.block_y,block_z=excluded.block_z,"
-               "smem=excluded.smem,grid_vx=excluded.grid_vx,grid_vy=excluded.grid_vy,"
-               "grid_vz=excluded.grid_vz,block_vx=excluded.block_vx,block_vy=excluded.block_vy,"
-               "block_vz=excluded.block_vz,smem_v=excluded.smem_v,vars=excluded.vars,"
-               "library_algo=excluded.library_algo,updated_at=excluded.updated_at",
+               WINNER_COLS ",updated_at) VALUES(?,?,?,?,?,?," WINNER_QMARKS ",?) ON CONFLICT("
+               "problem_id,device_id,template_id,toolkit) DO UPDATE SET result_id=excluded.result_id,"
+               "cubin_bytes=excluded.cubin_bytes," WINNER_EXCLUDED ",updated_at=excluded.updated_at",
                err);
   if (!st) {
     s = err ? err->code : RT_ERR_DB;
@@ -1308,16 +1335,10 @@ rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, 
   db_winner none;
   memset(&none, 0, sizeof none);
   if (!w) w = &none;
-  bind_text(st, i++, w->entry);
-  bind_text(st, i++, w->arch);
-  for (int k = 0; k < 3; k++) bind_text(st, i++, w->grid[k]);
-  for (int k = 0; k < 3; k++) bind_text(st, i++, w->block[k]);
-  bind_text(st, i++, w->smem);
-  for (int k = 0; k < 3; k++) sqlite3_bind_int64(st, i++, w->grid_v[k]);
-  for (int k = 0; k < 3; k++) sqlite3_bind_int64(st, i++, w->block_v[k]);
-  sqlite3_bind_int64(st, i++, w->smem_v);
-  bind_text(st, i++, w->vars);
-  bind_text(st, i++, w->library_algo);
+#define WBIND_TEXT(member) bind_text(st, i++, w->member);
+#define WBIND_UINT(member) sqlite3_bind_int64(st, i++, w->member);
+#define WBIND(col, kind, member) WBIND_##kind(member)
+  WINNER_COLUMNS(WBIND, WBIND)
   bind_text(st, i++, at);
   rc = sqlite3_step(st);
   sqlite3_finalize(st);
@@ -1593,9 +1614,7 @@ void db_run_free(db_run *r) { free(r); }
   "v.cc_major, v.cc_minor, v.driver_version, t.name, t.source_hash, t.manifest_hash, "           \
   "EXISTS(SELECT 1 FROM templates t2 WHERE t2.name=t.name AND t2.id>t.id), w.toolkit, r.config, " \
   "r.timing, r.time_ms, r.spread, r.repetitions, r.verify_error, r.flops, r.diag_limit, "         \
-  "r.diag_lever, w.entry, w.arch, w.grid_x, w.grid_y, w.grid_z, w.block_x, w.block_y, w.block_z, " \
-  "w.smem, w.grid_vx, w.grid_vy, w.grid_vz, w.block_vx, w.block_vy, w.block_vz, w.smem_v, "       \
-  "w.vars, w.library_algo, w.updated_at, w.cubin_bytes, %s FROM winners w "                     \
+  "r.diag_lever, " WINNER_COLS_W ", w.updated_at, w.cubin_bytes, %s FROM winners w "            \
   "JOIN results r ON r.id=w.result_id JOIN problems p ON p.id=w.problem_id "                     \
   "JOIN devices v ON v.id=w.device_id JOIN templates t ON t.id=w.template_id ORDER BY w.id"
 
@@ -1632,16 +1651,10 @@ static void read_entry(sqlite3_stmt *st, db_entry *e) {
   col_text(st, i++, e->limit, sizeof e->limit);
   col_text(st, i++, e->lever, sizeof e->lever);
   db_winner *w = &e->launch;
-  col_text(st, i++, w->entry, sizeof w->entry);
-  col_text(st, i++, w->arch, sizeof w->arch);
-  for (int k = 0; k < 3; k++) col_text(st, i++, w->grid[k], sizeof w->grid[k]);
-  for (int k = 0; k < 3; k++) col_text(st, i++, w->block[k], sizeof w->block[k]);
-  col_text(st, i++, w->smem, sizeof w->smem);
-  for (int k = 0; k < 3; k++) w->grid_v[k] = (unsigned)sqlite3_column_int64(st, i++);
-  for (int k = 0; k < 3; k++) w->block_v[k] = (unsigned)sqlite3_column_int64(st, i++);
-  w->smem_v = (unsigned)sqlite3_column_int64(st, i++);
-  col_text(st, i++, w->vars, sizeof w->vars);
-  col_text(st, i++, w->library_algo, sizeof w->library_algo);
+#define WREAD_TEXT(member) col_text(st, i++, w->member, sizeof w->member);
+#define WREAD_UINT(member) w->member = (unsigned)sqlite3_column_int64(st, i++);
+#define WREAD(col, kind, member) WREAD_##kind(member)
+  WINNER_COLUMNS(WREAD, WREAD)
   col_text(st, i++, e->created_at, sizeof e->created_at);
   w->cubin_size = (size_t)sqlite3_column_int64(st, i++);
   w->cubin = NULL;
@@ -2040,22 +2053,14 @@ static const char merge_winners_sql[] =
     "CREATE TEMP TABLE map_res AS SELECT s.id AS sid, m.id AS mid FROM src.results s "
     "  JOIN main.results m USING(uid);\n"
     "INSERT INTO main.winners(problem_id,device_id,template_id,toolkit,result_id,cubin_bytes,"
-    "  entry,arch,grid_x,grid_y,grid_z,block_x,block_y,block_z,smem,grid_vx,grid_vy,grid_vz,"
-    "  block_vx,block_vy,block_vz,smem_v,vars,library_algo,updated_at) "
-    "  SELECT mp.mid,md.mid,mt.mid,w.toolkit,mr.mid,w.cubin_bytes,w.entry,w.arch,w.grid_x,w.grid_y,"
-    "  w.grid_z,w.block_x,w.block_y,w.block_z,w.smem,w.grid_vx,w.grid_vy,w.grid_vz,w.block_vx,"
-    "  w.block_vy,w.block_vz,w.smem_v,w.vars,w.library_algo,w.updated_at FROM src.winners w "
+    WINNER_COLS ",updated_at) "
+    "  SELECT mp.mid,md.mid,mt.mid,w.toolkit,mr.mid,w.cubin_bytes," WINNER_COLS_W ",w.updated_at "
+    "  FROM src.winners w "
     "  JOIN map_prob mp ON mp.sid=w.problem_id JOIN map_dev md ON md.sid=w.device_id "
     "  JOIN map_tpl mt ON mt.sid=w.template_id JOIN map_res mr ON mr.sid=w.result_id WHERE 1 "
     "  ON CONFLICT(problem_id,device_id,template_id,toolkit) DO UPDATE SET "
-    "  result_id=excluded.result_id,cubin_bytes=excluded.cubin_bytes,entry=excluded.entry,"
-    "  arch=excluded.arch,"
-    "  grid_x=excluded.grid_x,grid_y=excluded.grid_y,grid_z=excluded.grid_z,"
-    "  block_x=excluded.block_x,block_y=excluded.block_y,block_z=excluded.block_z,"
-    "  smem=excluded.smem,grid_vx=excluded.grid_vx,grid_vy=excluded.grid_vy,"
-    "  grid_vz=excluded.grid_vz,block_vx=excluded.block_vx,block_vy=excluded.block_vy,"
-    "  block_vz=excluded.block_vz,smem_v=excluded.smem_v,vars=excluded.vars,"
-    "  library_algo=excluded.library_algo,updated_at=excluded.updated_at "
+    "  result_id=excluded.result_id,cubin_bytes=excluded.cubin_bytes," WINNER_EXCLUDED ","
+    "  updated_at=excluded.updated_at "
     "  WHERE (SELECT time_ms, uid FROM main.results WHERE id=excluded.result_id) < "
     "        (SELECT time_ms, uid FROM main.results WHERE id=winners.result_id);\n"
     /* the winners that now hold a result from src take src's cubin (or none) */
@@ -2233,6 +2238,14 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
                       "rooftune stores)' FROM json_each('[\"' || replace('" RESULT_COLS "', ',', "
                       "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
                       "pragma_table_info('results'))",
+                      NULL, err)))
+    return s;
+  if (!rep.problems &&
+      (s = check_rows(d, &rep, 1,
+                      "SELECT 'schema: winners has no column ' || value || ' (the columns this "
+                      "rooftune stores)' FROM json_each('[\"' || replace('" WINNER_COLS "', ',', "
+                      "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
+                      "pragma_table_info('winners'))",
                       NULL, err)))
     return s;
   if (rep.problems) { /* the other checks read those tables */

@@ -287,6 +287,20 @@ static void test_merge(const char *a_path) {
   CHECK(problems >= 1);
   CHECK_CONTAINS(report, "results has no column tail");
   db_close(a);
+
+  /* The same for the winners' launch columns (WINNER_COLUMNS of db.c). */
+  fx_remove(a_path);
+  CHECK_INT(db_open(a_path, DB_CREATE, &a, &err), RT_OK);
+  db_close(a);
+  sqlite3_open(a_path, &h);
+  CHECK_INT(sqlite3_exec(h, "ALTER TABLE winners DROP COLUMN library_algo", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  CHECK_INT(db_open(a_path, DB_READONLY, &a, &err), RT_OK);
+  problems = 0;
+  CHECK_INT(db_check(a, report, sizeof report, &problems, &err), RT_OK);
+  CHECK(problems >= 1);
+  CHECK_CONTAINS(report, "winners has no column library_algo");
+  db_close(a);
 }
 
 static void test_distance(void) {
