@@ -433,7 +433,10 @@ static int cmd_tune(int argc, char **argv) {
           char first[96];
           snprintf(first, sizeof first, "%.*s", (int)strcspn(b->diag.move, ","), b->diag.move);
           apply_move(b->config, first, moved, sizeof moved);
-          printf(" (%s): try %s", b->diag.move, moved);
+          if (strcmp(first, b->diag.move)) /* a move per lever: the configuration is the first's */
+            printf(" (%s): try %s first: %s", b->diag.move, first, moved);
+          else
+            printf(" (%s): try %s", b->diag.move, moved);
         }
         printf("\n");
       }
