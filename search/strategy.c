@@ -22,7 +22,13 @@ const char *const *strategy_names(void) {
 
 /* Chosen by bench/bench_strategies, where bayes (which lever runs when no lever applies) leads
  * on the development and on the held-out spaces (see the bench's header comment for figures). */
-const char *strategy_default(void) { return "lever"; }
+/* bayes: on the replayed brute-forced spaces (bench/results/strategies.md) lever makes bayes'
+ * choices (foreign kernels carry no diagnosis), and on rooftune's own templates, where every
+ * candidate carries one, steering by it did not pay on the model device (bench/bench_lever.c:
+ * bayes 1.93, lever 1.59; with bayes' design first and lever moves alternating with bayes'
+ * steps, lever made bayes' choices).  Whether measured diagnoses change that is what the GPU's
+ * recorded spaces will say. */
+const char *strategy_default(void) { return "bayes"; }
 
 static double strategy_monotonic(void *ctx) {
   (void)ctx;

@@ -164,7 +164,8 @@ static void check_errors(const space *s) {
   CHECK_INT(strategy_tell(st, idx, RT_OK, 2.0, NULL, &err), RT_ERR_INVALID); /* twice */
   CHECK_INT(strategy_tell(st, 100000, RT_OK, 2.0, NULL, &err), RT_ERR_INVALID);
   strategy_free(st);
-  CHECK(strcmp(strategy_default(), "lever") == 0 || strcmp(strategy_default(), "ils") == 0 ||
+  CHECK(strcmp(strategy_default(), "lever") == 0 || strcmp(strategy_default(), "bayes") == 0 ||
+        strcmp(strategy_default(), "ils") == 0 ||
         strcmp(strategy_default(), "genetic") == 0 || strcmp(strategy_default(), "annealing") == 0);
 }
 

@@ -27,7 +27,7 @@ static const char usage[] =
     "interrupted) is read as Kernel Tuner reads it, with a note.\n\n"
     "options:\n"
     "  --strategy S   brute_force, random, ils, annealing, genetic, bayes or lever (default:\n"
-    "                 lever, which on recorded spaces, lacking diagnoses, acts as bayes)\n"
+    "                 bayes; lever, lacking diagnoses on recorded spaces, makes the same choices)\n"
     "  --seeds N      runs per file, seeds 0..N-1 (default 30)\n"
     "  --budget B     evaluations per run, failed ones included (default 1000: about an hour\n"
     "                 of compiling and timing on a GPU)\n"

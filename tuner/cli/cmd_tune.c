@@ -34,7 +34,7 @@ static const char usage[] =
     "  --device DEV     cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE\n"
     "                   default: cuda when a GPU is present, else model:h200 (times are then\n"
     "                   predictions, and the first line says so)\n"
-    "  --strategy NAME  search strategy (see 'rooftune replay --help'); default: the default\n"
+    "  --strategy NAME  search strategy (see 'rooftune replay --help'; default bayes)\n"
     "  --budget N       new candidates to evaluate (default 32; each costs a compile);\n"
     "                   configurations the database already holds do not count\n"
     "  --seconds S      stop after S seconds of wall time (default: no limit)\n"
