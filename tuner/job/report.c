@@ -217,7 +217,7 @@ typedef struct roofs {
   const char *peak_name[2];
   int peak_measured[2];
   int npeaks;
-  char gpu[96];
+  char gpu[128];         /* db_device.name fits */
 } roofs;
 
 static void section_roofs(db *d, const section *s, roofs *r) {
