@@ -6,7 +6,15 @@
  * worker per core).  ROOFTUNE_ATTN_DECODE_SPACE=TEXT keeps only the variants whose
  * "arch dtype problem" line contains TEXT (e.g. "sm_90 f16 64x32"). */
 #include "../attn_decode_util.h"
-#include "tuner/compile/compile_pool.h"
+#include "../space_compile_util.h"
+
+/* ctx: the arch and dtype */
+static int decode_check(void *ctx, const manifest *m, const space *sp, size_t idx, const char *config,
+                        const compile_result *r) {
+  (void)m, (void)sp, (void)idx;
+  const char *const *what = ctx;
+  return adu_check(what[0], what[1], config, r);
+}
 
 int main(void) {
   static const char *const archs[] = {"sm_80", "sm_90"};
@@ -37,38 +45,14 @@ int main(void) {
         fprintf(stderr, "%s: %s\n", line, err.text);
         continue;
       }
-      size_t n = space_size(sp);
-      compile_job *jobs = calloc(n, sizeof *jobs);
-      compile_result *res = calloc(n, sizeof *res);
-      for (size_t i = 0; i < n; i++) {
-        jobs[i].source = adu_source(m, sp, i, &env, dtype, &err);
-        jobs[i].name = manifest_source_name(m);
-        CHECK(jobs[i].source != NULL);
-      }
-      compile_options opt;
-      compile_pool_options po;
-      memset(&po, 0, sizeof po);
-      adu_options(m, arch, &opt);
-      st = compile_pool_run(jobs, n, &opt, &po, res, NULL, &err);
-      CHECK_INT(st, RT_OK);
-      int most_regs = 0;
-      size_t bad = 0;
-      for (size_t i = 0; i < n; i++) {
-        char config[512];
-        space_format_config(sp, i, config, sizeof config);
-        if (!adu_check(arch, dtype, config, &res[i])) bad++;
-        if (res[i].report.registers > most_regs) most_regs = res[i].report.registers;
-        compile_result_free(&res[i]);
-        free((char *)jobs[i].source);
-      }
-      CHECK_INT(bad, 0);
-      printf("%-5s %-4s %-24s: %zu configurations, %zu failed, at most %d registers\n", arch, dtype, shape, n, bad,
-             most_regs);
+      const char *what[2] = {arch, dtype};
+      sc_stats r;
+      sc_compile_space(m, sp, &env, dtype, arch, decode_check, what, &r);
+      printf("%-5s %-4s %-24s: %zu configurations, %zu failed, at most %d registers\n", arch, dtype, shape, r.n, r.bad,
+             r.most_regs);
       fflush(stdout);
-      total += n;
-      failed += bad;
-      free(jobs);
-      free(res);
+      total += r.n;
+      failed += r.bad;
       space_free(sp);
       manifest_free(m);
     }

@@ -5,7 +5,13 @@
  * ROOFTUNE_ATTN_SPACES=TEXT keeps only the variants whose "template arch dtype D=.. causal=.."
  * line contains TEXT (e.g. "attn_mma sm_80 bf16 D=256"). */
 #include "../attn_compile_util.h"
-#include "tuner/compile/compile_pool.h"
+#include "../space_compile_util.h"
+
+static int attn_check(void *ctx, const manifest *m, const space *sp, size_t idx, const char *config,
+                      const compile_result *r) {
+  (void)m, (void)sp, (void)idx;
+  return acu_check(ctx, config, r);
+}
 
 int main(void) {
   acu_variant variants[64];
@@ -36,37 +42,12 @@ int main(void) {
       fprintf(stderr, "%s: %s\n", line, err.text);
       continue;
     }
-    size_t n = space_size(sp);
-    compile_job *jobs = calloc(n, sizeof *jobs);
-    compile_result *res = calloc(n, sizeof *res);
-    for (size_t i = 0; i < n; i++) {
-      jobs[i].source = acu_source(m, sp, i, &env, v->dtype, &err);
-      jobs[i].name = manifest_source_name(m);
-      CHECK(jobs[i].source != NULL);
-    }
-    compile_options opt;
-    compile_pool_options po;
-    memset(&po, 0, sizeof po);
-    acu_options(v, m, &opt);
-    st = compile_pool_run(jobs, n, &opt, &po, res, NULL, &err);
-    CHECK_INT(st, RT_OK);
-    int most_regs = 0, least_regs = 1 << 30;
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-      char config[512];
-      space_format_config(sp, i, config, sizeof config);
-      if (!acu_check(v, config, &res[i])) bad++;
-      if (res[i].report.registers > most_regs) most_regs = res[i].report.registers;
-      if (res[i].report.registers < least_regs) least_regs = res[i].report.registers;
-      compile_result_free(&res[i]);
-      free((char *)jobs[i].source);
-    }
-    CHECK_INT(bad, 0);
-    printf("%-44s: %3zu configurations, %zu failed, %d to %d registers\n", line, n, bad, least_regs, most_regs);
-    total += n;
-    failed += bad;
-    free(jobs);
-    free(res);
+    sc_stats r;
+    sc_compile_space(m, sp, &env, v->dtype, v->arch, attn_check, (void *)v, &r);
+    printf("%-44s: %3zu configurations, %zu failed, %d to %d registers\n", line, r.n, r.bad, r.least_regs,
+           r.most_regs);
+    total += r.n;
+    failed += r.bad;
     space_free(sp);
     manifest_free(m);
   }

@@ -7,7 +7,30 @@
  * register range.  ROOFTUNE_ATTN_SPACE=TEXT keeps only the variants whose "D causal dtype" line
  * contains TEXT (e.g. "256 1 bf16"). */
 #include "../attn_wgmma_util.h"
-#include "tuner/compile/compile_pool.h"
+#include "../space_compile_util.h"
+
+typedef struct {
+  const char *dtype;
+  const rt_vars *env;
+} wgmma_ctx;
+
+/* awu_check, and with two consumers enough registers at entry for the setmaxnreg hand-over */
+static int wgmma_check(void *ctx, const manifest *m, const space *sp, size_t idx, const char *config,
+                       const compile_result *r) {
+  const wgmma_ctx *c = ctx;
+  char what[600];
+  snprintf(what, sizeof what, "attn_wgmma %s [%s]", c->dtype, config);
+  rt_vars cv;
+  long long cons = 0;
+  rt_error err;
+  rt_error_clear(&err);
+  CHECK_INT(manifest_config_vars(m, sp, idx, c->env, &cv, &err), RT_OK);
+  rt_vars_get(&cv, "CONSUMERS", &cons);
+  if (getenv("ROOFTUNE_ATTN_SPACE_VERBOSE"))
+    printf("  [%s]: %d registers, %d/%d spills\n", config, r->report.registers, r->report.spill_stores,
+           r->report.spill_loads);
+  return awu_check(what, r) && awu_regs_balance(cons, r);
+}
 
 int main(void) {
   static const int dims[] = {64, 128, 256};
@@ -32,45 +55,13 @@ int main(void) {
           fprintf(stderr, "%s: %s\n", line, err.text);
           continue;
         }
-        const size_t n = space_size(sp);
-        compile_job *jobs = calloc(n, sizeof *jobs);
-        compile_result *res = calloc(n, sizeof *res);
-        for (size_t i = 0; i < n; i++) {
-          jobs[i].source = awu_source(m, sp, i, &env, dtypes[dt], &err);
-          jobs[i].name = manifest_source_name(m);
-          CHECK(jobs[i].source != NULL);
-        }
-        compile_options opt;
-        compile_pool_options po;
-        memset(&po, 0, sizeof po);
-        awu_options(m, &opt);
-        CHECK_INT(compile_pool_run(jobs, n, &opt, &po, res, NULL, &err), RT_OK);
-        int lo = 1 << 30, hi = 0;
-        size_t bad = 0;
-        for (size_t i = 0; i < n; i++) {
-          char config[512], what[600];
-          space_format_config(sp, i, config, sizeof config);
-          snprintf(what, sizeof what, "attn_wgmma %s [%s]", dtypes[dt], config);
-          rt_vars cv;
-          long long cons = 0;
-          CHECK_INT(manifest_config_vars(m, sp, i, &env, &cv, &err), RT_OK);
-          rt_vars_get(&cv, "CONSUMERS", &cons);
-          if (!awu_check(what, &res[i]) || !awu_regs_balance(cons, &res[i])) bad++;
-          if (getenv("ROOFTUNE_ATTN_SPACE_VERBOSE"))
-            printf("  [%s]: %d registers, %d/%d spills\n", config, res[i].report.registers, res[i].report.spill_stores,
-                   res[i].report.spill_loads);
-          if (res[i].report.registers < lo) lo = res[i].report.registers;
-          if (res[i].report.registers > hi) hi = res[i].report.registers;
-          compile_result_free(&res[i]);
-          free((char *)jobs[i].source);
-        }
-        CHECK_INT(bad, 0);
+        wgmma_ctx c = {dtypes[dt], &env};
+        sc_stats r;
+        sc_compile_space(m, sp, &env, dtypes[dt], "sm_90a", wgmma_check, &c, &r);
         printf("attn_wgmma D %3d causal %d %-4s: %zu configurations, %zu failed, %d..%d registers\n", dims[di], causal,
-               dtypes[dt], n, bad, lo, hi);
-        total += n;
-        failed += bad;
-        free(jobs);
-        free(res);
+               dtypes[dt], r.n, r.bad, r.least_regs, r.most_regs);
+        total += r.n;
+        failed += r.bad;
         space_free(sp);
         manifest_free(m);
       }

@@ -5,7 +5,13 @@
  * the compile pool (one worker per core).  ROOFTUNE_GEMM_SPACES=TEXT keeps only the variants
  * whose "template arch dtype layout" line contains TEXT (e.g. "gemm_simt sm_80"). */
 #include "../gemm_compile_util.h"
-#include "tuner/compile/compile_pool.h"
+#include "../space_compile_util.h"
+
+static int gemm_check(void *ctx, const manifest *m, const space *sp, size_t idx, const char *config,
+                      const compile_result *r) {
+  (void)m, (void)sp, (void)idx;
+  return gcu_check(ctx, config, r);
+}
 
 int main(void) {
   static const gcu_variant variants[] = {
@@ -47,37 +53,12 @@ int main(void) {
     rt_status st = gcu_space(v, &m, &sp, &env, &err);
     CHECK_INT(st, RT_OK);
     if (st) continue;
-    size_t n = space_size(sp);
-    compile_job *jobs = calloc(n, sizeof *jobs);
-    compile_result *res = calloc(n, sizeof *res);
-    for (size_t i = 0; i < n; i++) {
-      jobs[i].source = gcu_source(m, sp, i, &env, v->dtype, &err);
-      jobs[i].name = manifest_source_name(m);
-      CHECK(jobs[i].source != NULL);
-    }
-    compile_options opt;
-    compile_pool_options po;
-    memset(&po, 0, sizeof po);
-    gcu_options(v, m, &opt);
-    st = compile_pool_run(jobs, n, &opt, &po, res, NULL, &err);
-    CHECK_INT(st, RT_OK);
-    int most_regs = 0;
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-      char config[512];
-      space_format_config(sp, i, config, sizeof config);
-      if (!gcu_check(v, config, &res[i])) bad++;
-      if (res[i].report.registers > most_regs) most_regs = res[i].report.registers;
-      compile_result_free(&res[i]);
-      free((char *)jobs[i].source);
-    }
-    CHECK_INT(bad, 0);
+    sc_stats r;
+    sc_compile_space(m, sp, &env, v->dtype, v->arch, gemm_check, (void *)v, &r);
     printf("%-10s %-6s %-4s %s%s: %zu configurations, %zu failed, at most %d registers\n", v->tmpl, v->arch,
-           v->dtype, v->layout, v->opts ? v->opts : "", n, bad, most_regs);
-    total += n;
-    failed += bad;
-    free(jobs);
-    free(res);
+           v->dtype, v->layout, v->opts ? v->opts : "", r.n, r.bad, r.most_regs);
+    total += r.n;
+    failed += r.bad;
     space_free(sp);
     manifest_free(m);
   }
