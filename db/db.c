@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db/check_text.h"
 #include "db/schema.h"
 #include "tuner/version.h"
 
@@ -2364,6 +2365,7 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
                       "longer than 127 characters' FROM devices WHERE length(name) NOT BETWEEN 1 AND "
                       "127", NULL, err)))
     return s;
+  if ((s = db_check_texts(d->h, rep.buf, rep.size, &rep.used, &rep.problems, err))) return s;
   if ((s = check_rows(d, &rep, 0,
                       "SELECT 'note: run ' || id || ' (started ' || started_at || ') never "
                       "finished: killed or still running; its committed results are kept' FROM "
