@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What a path that is not a regular file is, for messages. */
-static const char *kind_of(mode_t m) {
+const char *fileio_kind(unsigned mode) {
+  mode_t m = (mode_t)mode;
   if (S_ISDIR(m)) return "a folder";
   if (S_ISFIFO(m)) return "a FIFO";
   if (S_ISCHR(m)) return "a character device";
@@ -41,7 +41,7 @@ rt_status fileio_read_max(const char *path, size_t max, char **out, size_t *len,
   if (!S_ISREG(sb.st_mode)) {
     close(fd);
     return io_fail(err, path, "cannot read it: it is %s, not a regular file (give the path of a file)",
-                   kind_of(sb.st_mode));
+                   fileio_kind(sb.st_mode));
   }
   if (max && (unsigned long long)sb.st_size > max) {
     close(fd);
@@ -146,7 +146,7 @@ rt_status fileio_out_open(fileio_out *o, const char *path, rt_error *err) {
     if (!S_ISCHR(sb.st_mode) && !S_ISFIFO(sb.st_mode)) {
       rt_error_locate(err, path, NULL, 0, 0);
       return rt_error_set(err, RT_ERR_IO, "cannot write it: it is %s; give the path of a file (or a character "
-                          "device or FIFO, written in place)", kind_of(sb.st_mode));
+                          "device or FIFO, written in place)", fileio_kind(sb.st_mode));
     }
     /* in place: a device stays a device, a FIFO a FIFO (O_NONBLOCK: ENXIO when nobody reads) */
     int fd = open(o->target, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -155,7 +155,7 @@ rt_status fileio_out_open(fileio_out *o, const char *path, rt_error *err) {
       rt_error_locate(err, path, NULL, 0, 0);
       if (e == ENXIO && S_ISFIFO(sb.st_mode))
         return rt_error_set(err, RT_ERR_IO, "cannot write it: it is a FIFO and nothing reads it");
-      return rt_error_set(err, RT_ERR_IO, "cannot write %s: %s", kind_of(sb.st_mode), strerror(e));
+      return rt_error_set(err, RT_ERR_IO, "cannot write %s: %s", fileio_kind(sb.st_mode), strerror(e));
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (!(o->f = fdopen(fd, "w"))) {
@@ -235,5 +235,5 @@ rt_status fileio_check_target(const char *path, rt_error *err) {
   struct stat sb;
   if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode)) return RT_OK;
   rt_error_locate(err, path, NULL, 0, 0);
-  return rt_error_set(err, RT_ERR_IO, "it is %s, not a regular file; give the path of a file", kind_of(sb.st_mode));
+  return rt_error_set(err, RT_ERR_IO, "it is %s, not a regular file; give the path of a file", fileio_kind(sb.st_mode));
 }

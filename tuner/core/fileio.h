@@ -51,6 +51,10 @@ rt_status fileio_out_commit(fileio_out *o, rt_error *err);
 /* Gives up: closes and removes the temporary file (the target is untouched). */
 void fileio_out_abort(fileio_out *o);
 
+/* What a file of st_mode MODE is, for messages: "a folder", "a FIFO", "a character device",
+ * "a block device", "a socket", "not a regular file". */
+const char *fileio_kind(unsigned mode);
+
 /* RT_OK when PATH is a regular file or does not exist (following symbolic links); else RT_ERR_IO
  * naming it and saying what it is (a folder, a FIFO, a device, a socket). */
 rt_status fileio_check_target(const char *path, rt_error *err);
