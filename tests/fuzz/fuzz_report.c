@@ -115,10 +115,11 @@ static void make(page_data *x, input *in) {
     while (i < ncand && (size_t)x->cand[i].section < s) i++;
     x->start[s] = s == nsec ? ncand : i;
   }
-  for (size_t i = 0; i < nruns; i++) {
+  for (size_t i = 0; i < nruns; i++) { /* in section order, each section's a slice */
     db_run_info *r = &x->runs[i];
-    const report_section *S = &x->sec[take_byte(in) % nsec]; /* a run of a section, or not */
-    if (take_byte(in) % 4) {
+    size_t si = i * nsec / nruns;
+    const report_section *S = &x->sec[si];
+    if (take_byte(in) % 4) { /* a run of its section, or one whose keys differ */
       memcpy(r->family, S->family, sizeof r->family);
       memcpy(r->shape, S->shape, sizeof r->shape);
       memcpy(r->dtype, S->dtype, sizeof r->dtype);
@@ -137,10 +138,11 @@ static void make(page_data *x, input *in) {
     r->best_ms = take_double(in);
     r->last_ms = take_double(in);
     r->last_spread = take_double(in);
+    if (!x->sec[si].runs) x->sec[si].runs = r;
+    x->sec[si].nruns++;
   }
   x->page = (report_page){.title = x->title, .source = x->source, .generated = x->generated, .sec = x->sec,
-                          .nsec = nsec, .order = x->order, .start = x->start, .ncand = ncand, .runs = x->runs,
-                          .nruns = nruns, .tol = 0.05, .top = 1 + (int)(take_byte(in) % 10),
+                          .nsec = nsec, .order = x->order, .start = x->start, .ncand = ncand, .tol = 0.05, .top = 1 + (int)(take_byte(in) % 10),
                           .regressions = take_byte(in) % 3};
 }
 

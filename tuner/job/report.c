@@ -32,6 +32,10 @@ typedef struct rep {
   size_t ncand, candcap;
   size_t *table;         /* open addressing over cand, index + 1 */
   size_t tmask;
+  size_t *stable;        /* open addressing over sec by problem and device, index + 1 */
+  size_t smask;
+  size_t *jtable;        /* open addressing over the job's problems, index + 1 (NULL: no job) */
+  size_t jmask;
   int last;              /* section of the previous row */
   int oom;
 } rep;
@@ -41,28 +45,72 @@ static uint64_t fnv(uint64_t h, const char *s) {
   return (h ^ 0xff) * 1099511628211ULL;
 }
 
+static uint64_t problem_hash(const char *family, const char *shape, const char *dtype, const char *layout) {
+  return fnv(fnv(fnv(fnv(1469598103934665603ULL, family), shape), dtype), layout);
+}
+
+static uint64_t section_hash(const section *s) {
+  return fnv(problem_hash(s->family, s->shape, s->dtype, s->layout), s->device.name);
+}
+
+/* An open-addressing table of n entries (index + 1), sized for a load of at most 1/2, filled by
+ * hash(i); NULL on no memory. */
+static size_t *table_build(size_t n, uint64_t (*hash)(const rep *, size_t), const rep *R, size_t *mask) {
+  size_t size = 1024;
+  while (size < 2 * n + 2) size *= 2;
+  size_t *t = calloc(size, sizeof *t);
+  if (!t) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    size_t slot = (size_t)hash(R, i) & (size - 1);
+    while (t[slot]) slot = (slot + 1) & (size - 1);
+    t[slot] = i + 1;
+  }
+  *mask = size - 1;
+  return t;
+}
+
+static uint64_t sec_hash_at(const rep *R, size_t i) { return section_hash(&R->sec[i]); }
+static uint64_t job_hash_at(const rep *R, size_t i) {
+  const job_problem *q = &R->o->job->problems[i];
+  return problem_hash(q->family, q->key_shape, q->dtype, q->layout);
+}
+
+/* 1 when problem p is one of the job's (always when there is no job). */
+static int in_job(rep *R, const problem *p) {
+  if (!R->o->job) return 1;
+  if (!R->jtable && !(R->jtable = table_build(R->o->job->nproblems, job_hash_at, R, &R->jmask))) {
+    R->oom = 1;
+    return 0;
+  }
+  for (size_t slot = (size_t)problem_hash(p->family, p->shape, p->dtype, p->layout) & R->jmask; R->jtable[slot];
+       slot = (slot + 1) & R->jmask) {
+    const job_problem *q = &R->o->job->problems[R->jtable[slot] - 1];
+    if (!strcmp(q->family, p->family) && !strcmp(q->key_shape, p->shape) && !strcmp(q->dtype, p->dtype) &&
+        !strcmp(q->layout, p->layout))
+      return 1;
+  }
+  return 0;
+}
+
+static int same_section(const section *s, const problem *p, const char *dev) {
+  return !strcmp(s->shape, p->shape) && !strcmp(s->device.name, dev) && !strcmp(s->family, p->family) &&
+         !strcmp(s->dtype, p->dtype) && !strcmp(s->layout, p->layout);
+}
+
 static int section_of(rep *R, const db_run_spec *spec) {
   const problem *p = &spec->prob;
   const char *dev = spec->prov.device.name;
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t i = pass ? 0 : (size_t)(R->last >= 0 ? R->last : 0); i < R->nsec; i++) {
-      section *s = &R->sec[i];
-      if (!strcmp(s->shape, p->shape) && !strcmp(s->device.name, dev) && !strcmp(s->family, p->family) &&
-          !strcmp(s->dtype, p->dtype) && !strcmp(s->layout, p->layout)) {
-        s->device = spec->prov.device; /* the latest identity (driver) seen */
-        return R->last = (int)i;
-      }
-      if (!pass) break;
-    }
-  if (R->o->job) { /* only the job's problems */
-    int mine = 0;
-    for (size_t k = 0; k < R->o->job->nproblems && !mine; k++) {
-      const job_problem *q = &R->o->job->problems[k];
-      mine = !strcmp(q->family, p->family) && !strcmp(q->key_shape, p->shape) && !strcmp(q->dtype, p->dtype) &&
-             !strcmp(q->layout, p->layout);
-    }
-    if (!mine) return -1;
+  int found = -1;
+  if (R->last >= 0 && same_section(&R->sec[R->last], p, dev)) found = R->last; /* rows come grouped */
+  uint64_t h = fnv(problem_hash(p->family, p->shape, p->dtype, p->layout), dev);
+  for (size_t slot = R->stable ? (size_t)h & R->smask : 0; found < 0 && R->stable && R->stable[slot];
+       slot = (slot + 1) & R->smask)
+    if (same_section(&R->sec[R->stable[slot] - 1], p, dev)) found = (int)R->stable[slot] - 1;
+  if (found >= 0) {
+    R->sec[found].device = spec->prov.device; /* the latest identity (driver) seen */
+    return R->last = found;
   }
+  if (!in_job(R, p)) return -1; /* only the job's problems */
   if (R->nsec == R->seccap) {
     size_t cap = R->seccap ? 2 * R->seccap : 32;
     section *g = realloc(R->sec, cap * sizeof *g);
@@ -80,7 +128,19 @@ static int section_of(rep *R, const db_run_spec *spec) {
   snprintf(s->dtype, sizeof s->dtype, "%s", p->dtype);
   snprintf(s->layout, sizeof s->layout, "%s", p->layout);
   s->device = spec->prov.device;
-  return R->last = (int)R->nsec++;
+  R->nsec++;
+  if (2 * R->nsec + 2 > (R->stable ? R->smask + 1 : 0)) { /* grow: rebuild over every section */
+    free(R->stable);
+    if (!(R->stable = table_build(R->nsec, sec_hash_at, R, &R->smask))) {
+      R->oom = 1;
+      return -1;
+    }
+  } else {
+    size_t slot = (size_t)section_hash(s) & R->smask;
+    while (R->stable[slot]) slot = (slot + 1) & R->smask;
+    R->stable[slot] = R->nsec;
+  }
+  return R->last = (int)R->nsec - 1;
 }
 
 static rt_status grow_table(rep *R) {
@@ -207,34 +267,98 @@ static int cmp_time(const void *a, const void *b) {
   return (x->ms > y->ms) - (x->ms < y->ms);
 }
 
-static int same_problem(const db_entry *e, const section *s) {
-  return !strcmp(e->shape, s->shape) && !strcmp(e->device.name, s->device.name) && !strcmp(e->family, s->family) &&
-         !strcmp(e->dtype, s->dtype) && !strcmp(e->layout, s->layout) && !e->template_stale;
+/* The problem and device of a winner or a run, for sorting them into sections. */
+typedef struct skey {
+  const char *family, *shape, *dtype, *layout, *device;
+} skey;
+
+static int skey_cmp(skey a, skey b) {
+  int c = strcmp(a.shape, b.shape);
+  if (!c) c = strcmp(a.family, b.family);
+  if (!c) c = strcmp(a.dtype, b.dtype);
+  if (!c) c = strcmp(a.layout, b.layout);
+  if (!c) c = strcmp(a.device, b.device);
+  return c;
 }
 
-static int section_run(const section *s, const db_run_info *r) {
-  return !strcmp(r->family, s->family) && !strcmp(r->shape, s->shape) && !strcmp(r->dtype, s->dtype) &&
-         !strcmp(r->layout, s->layout) && !strcmp(r->device.name, s->device.name);
+static skey entry_key(const db_entry *e) { return (skey){e->family, e->shape, e->dtype, e->layout, e->device.name}; }
+static skey run_key(const db_run_info *r) { return (skey){r->family, r->shape, r->dtype, r->layout, r->device.name}; }
+static skey section_key(const section *s) { return (skey){s->family, s->shape, s->dtype, s->layout, s->device.name}; }
+
+static int cmp_entry(const void *a, const void *b) {
+  const db_entry *x = a, *y = b;
+  int c = skey_cmp(entry_key(x), entry_key(y));
+  return c ? c : (x->winner_id > y->winner_id) - (x->winner_id < y->winner_id);
 }
 
-/* Each section's winner (the fastest current one), its latest recheck, its last run, its roofs
- * and its counts; returns how many regressed. */
+static int cmp_run(const void *a, const void *b, void *ctx) {
+  const db_run_info *runs = ctx;
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  int c = skey_cmp(run_key(&runs[x]), run_key(&runs[y]));
+  return c ? c : (x > y) - (x < y); /* within a section, the order of db_runs: oldest first */
+}
+
+/* Sorts winners and runs by problem and device, so each section's are one slice found by binary
+ * search (a report of 100,000 problems is not 10^10 comparisons); *runs is replaced by a sorted
+ * copy.  RT_ERR_NOMEM. */
+static rt_status sort_by_section(db_entry *w, size_t nw, db_run_info **runs, size_t nruns) {
+  qsort(w, nw, sizeof *w, cmp_entry);
+  size_t *ix = malloc((nruns ? nruns : 1) * sizeof *ix);
+  db_run_info *sorted = malloc((nruns ? nruns : 1) * sizeof *sorted);
+  if (!ix || !sorted) {
+    free(ix);
+    free(sorted);
+    return RT_ERR_NOMEM;
+  }
+  for (size_t i = 0; i < nruns; i++) ix[i] = i;
+  qsort_r(ix, nruns, sizeof *ix, cmp_run, *runs);
+  for (size_t i = 0; i < nruns; i++) sorted[i] = (*runs)[ix[i]];
+  free(ix);
+  free(*runs);
+  *runs = sorted;
+  return RT_OK;
+}
+
+/* The slice [*lo, *hi) of the n items (of size `size`, keys by key()) of section s. */
+static void slice_of(const section *s, const void *base, size_t n, size_t size, skey (*key)(const void *), size_t *lo,
+                     size_t *hi) {
+  skey k = section_key(s);
+  size_t a = 0, b = n;
+  while (a < b) {
+    size_t m = a + (b - a) / 2;
+    if (skey_cmp(key((const char *)base + m * size), k) < 0) a = m + 1;
+    else b = m;
+  }
+  *lo = a;
+  for (b = a; b < n && !skey_cmp(key((const char *)base + b * size), k); b++) {}
+  *hi = b;
+}
+
+static skey entry_key_v(const void *p) { return entry_key(p); }
+static skey run_key_v(const void *p) { return run_key(p); }
+
+/* Each section's winner (the fastest current one), its latest recheck, its runs and last run,
+ * its roofs and its counts; returns how many regressed.  w and runs sorted by sort_by_section. */
 static size_t fill_sections(db *d, rep *R, const db_entry *w, size_t nw, const db_run_info *runs, size_t nruns,
                             double tol) {
   size_t regressions = 0;
   for (size_t i = 0; i < R->nsec; i++) {
     section *s = &R->sec[i];
-    for (size_t k = 0; k < nw; k++)
-      if (same_problem(&w[k], s) && (!s->have_winner || w[k].time_ms < s->winner.time_ms)) {
-        s->winner = w[k];
+    size_t wlo, whi, rlo, rhi;
+    slice_of(s, w, nw, sizeof *w, entry_key_v, &wlo, &whi);
+    slice_of(s, runs, nruns, sizeof *runs, run_key_v, &rlo, &rhi);
+    s->runs = runs + rlo;
+    s->nruns = rhi - rlo;
+    if (s->nruns) snprintf(s->last_run, sizeof s->last_run, "%s", s->runs[s->nruns - 1].started_at);
+    for (size_t k = wlo; k < whi; k++) {
+      const db_entry *e = &w[k];
+      if (e->template_stale) continue;
+      if (!s->have_winner || e->time_ms < s->winner.time_ms) {
+        s->winner = *e;
         s->have_winner = 1;
       }
-    for (size_t k = 0; k < nruns; k++)
-      if (section_run(s, &runs[k])) snprintf(s->last_run, sizeof s->last_run, "%s", runs[k].started_at);
-    for (size_t k = 0; k < nw; k++) { /* any current winner regressed */
-      if (!same_problem(&w[k], s)) continue;
-      recheck_verdict v;
-      const db_run_info *r = job_last_recheck(&w[k], runs, nruns, tol, &v);
+      recheck_verdict v; /* any current winner regressed */
+      const db_run_info *r = job_last_recheck(e, s->runs, s->nruns, tol, &v);
       if (!r) continue;
       if (recheck_is_regression(v) || !s->have_verdict) {
         s->verdict = v;
@@ -316,6 +440,10 @@ rt_status report_write(db *d, const report_options *o, const char *path, report_
   if (!rc) rc = db_entries(d, 0, &w, &nw, err);
   if (!rc) rc = db_runs(d, &runs, &nruns, err);
   if (rc) goto done;
+  if (sort_by_section(w, nw, &runs, nruns)) {
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    goto done;
+  }
   st->regressions = fill_sections(d, &R, w, nw, runs, nruns, tol);
   if (order_candidates(&R, &order, &start)) {
     rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
@@ -334,8 +462,6 @@ rt_status report_write(db *d, const report_options *o, const char *path, report_
                       .order = order,
                       .start = start,
                       .ncand = R.ncand,
-                      .runs = runs,
-                      .nruns = nruns,
                       .tol = tol,
                       .top = o->top > 0 ? o->top : 10,
                       .regressions = st->regressions};
@@ -351,6 +477,8 @@ done:
   }
   free(R.cand);
   free(R.table);
+  free(R.stable);
+  free(R.jtable);
   free(R.sec);
   free(order);
   free(start);

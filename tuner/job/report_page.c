@@ -465,7 +465,7 @@ static void page_section(const report_page *p, html *h, size_t i, report_stats *
     html_close(h);
     html_newline(h);
   }
-  history_svg(h, s, p->runs, p->nruns, p->tol);
+  history_svg(h, s, s->runs, s->nruns, p->tol);
   html_close(h); /* section */
   html_newline(h);
 }

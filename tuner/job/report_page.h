@@ -49,6 +49,8 @@ typedef struct report_section {
   double recheck_ms;
   char last_run[32];
   report_roofs roofs;
+  const db_run_info *runs;       /* the section's runs, oldest first (a slice of report.c's copy) */
+  size_t nruns;
 } report_section;
 
 typedef struct report_page {
@@ -60,8 +62,6 @@ typedef struct report_page {
   const report_cand *const *order; /* the candidates grouped by section, each group by time */
   const size_t *start;           /* section i's are order[start[i] .. start[i+1]) */
   size_t ncand;
-  const db_run_info *runs;       /* oldest first */
-  size_t nruns;
   double tol;                    /* for recheck verdicts, a fraction */
   int top;                       /* rows of each candidates table */
   size_t regressions;

@@ -311,7 +311,7 @@ static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp,
     if (job_problem_split(j, k, c->shard) && tune_config_shard(e->config, c->shard.count) != c->shard.index)
       continue; /* another shard rechecks it */
     recheck_verdict last_v;
-    const db_run_info *last = job_last_recheck(e, env->runs, env->nruns, j->tolerance, &last_v);
+    const db_run_info *last = job_env_last_recheck(env, e, j->tolerance, &last_v);
     double measured = job_iso_time(e->created_at);
     if (last) {
       double t = job_iso_time(last->finished_at[0] ? last->finished_at : last->started_at);
@@ -794,7 +794,7 @@ rt_status job_status(const job *j, job_shard s, const char *device, const char *
     const char *worst = NULL;
     for (size_t i = 0; i < nw && i < 64; i++) {
       recheck_verdict v;
-      if (job_last_recheck(w[i], env.runs, env.nruns, j->tolerance, &v) && recheck_is_regression(v))
+      if (job_env_last_recheck(&env, w[i], j->tolerance, &v) && recheck_is_regression(v))
         worst = recheck_verdict_name(v);
     }
     json_object_set_new(it, "regression", worst ? json_string(worst) : json_null());
