@@ -392,8 +392,17 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
                                                               rep.best.time_ms, rep.best.timing)
                                                   : json_null());
   out->evaluated += rep.evaluated;
-  if (!cut) out->tuned++;
-  if (!cut && !rep.have_best) {
+  /* a split problem's space with fewer configurations than there are shards: this one holds
+   * none, which is nothing to do, not a failure */
+  int nothing = !cut && !rep.have_best && rep.nresults == 0 && job_problem_split(j, k, c->shard);
+  if (!cut && !nothing) out->tuned++;
+  if (nothing) {
+    json_object_set_new(item, "action", json_string("nothing"));
+    char why[200];
+    snprintf(why, sizeof why, "shard %d/%d holds no configuration of this problem's space (the other shards "
+             "cover it)", c->shard.index, c->shard.count);
+    json_object_set_new(item, "note", json_string(why));
+  } else if (!cut && !rep.have_best) {
     out->failed++;
     json_object_set_new(item, "error", json_string(rep.nresults ? "no candidate succeeded"
                                                                 : "nothing was evaluated (no configuration)"));

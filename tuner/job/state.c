@@ -230,13 +230,14 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   /* the runs: the latest chain of interrupted (or abandoned) ones, the last complete one */
   const db_run_info *last = NULL, *last_done = NULL;
   long chain = 0;     /* results of the trailing interrupted runs */
-  int in_chain = 0, nruns = 0;
+  int in_chain = 0, nruns = 0, stored = 0;
   size_t lo, hi;
   key_range(env, 1, problem_key(q), &lo, &hi);
   for (size_t x = lo; x < hi; x++) {
     const db_run_info *r = &env->runs[env->run_by_problem[x]];
     if (!tuning_run(j, k, s, env, r)) continue;
     nruns++;
+    stored += r->results > 0;
     last = r;
     if (!strcmp(r->status, "interrupted") || !strcmp(r->status, "running")) {
       if (!in_chain) chain = 0;
@@ -286,6 +287,13 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
       else
         snprintf(out->reason, sizeof out->reason, "tuned under driver %d (now %d)", any->device.driver_version,
                  env->device.driver_version);
+      return;
+    }
+    if (nruns && !stored && job_problem_split(j, k, s) && !strcmp(last->status, "done")) {
+      /* this shard's part of the space is empty (more shards than configurations) */
+      out->kind = JOB_STATE_FRESH;
+      snprintf(out->reason, sizeof out->reason, "shard %d/%d holds no configuration of this problem's space",
+               s.index, s.count);
       return;
     }
     if (nruns) {
