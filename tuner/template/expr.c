@@ -325,8 +325,9 @@ static int expr_parse_primary(expr_parser *ps) {
       if (f < 0) {
         char list[256] = "";
         size_t k = 0;
-        for (int i = 0; i < EXPR_NFUNCS; i++)
-          k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", expr_funcs[i].name);
+        for (int i = 0; i < EXPR_NFUNCS; i++) /* those of this kind of expression */
+          if (expr_op_domain(expr_funcs[i].op) != (ps->real ? 1 : 2))
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", expr_funcs[i].name);
         return expr_fail(ps, col, RT_ERR_EXPR, "unknown function %.*s; functions are: %s", len,
                          start, list);
       }
