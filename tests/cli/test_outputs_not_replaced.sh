@@ -89,7 +89,7 @@ for w in export report; do
   chmod 600 "$tmp/file-$w"
   [ "$(out $w "$tmp/file-$w")" = 0 ] || die "$w -o a file: $(cat "$tmp/err")"
   [ "$(stat -c %a "$tmp/file-$w")" = 600 ] || die "$w -o a file changed its mode to $(stat -c %a "$tmp/file-$w")"
-  kinds=$((kinds + 7))
+  kinds=$((kinds + 11)) # /dev/full, /dev/null, 2 FIFOs, 3 symlinks, folder, socket, missing folder, file
 done
 ls "$tmp" | grep -q '\.tmp$' && die "a temporary file was left: $(ls "$tmp" | grep '\.tmp$')"
 
@@ -109,6 +109,11 @@ sed 's/"output": "out"/"output": "afile"/' "$tmp/j.json" >"$tmp/j2.json"
 echo x >"$tmp/afile"
 "$bin" job run "$tmp/j2.json" >"$tmp/job.log" 2>&1 && die "a job whose output folder is a file ran"
 grep -q "afile: is a file, not a folder" "$tmp/job.log" || die "output folder a file: $(tail -2 "$tmp/job.log")"
+sed 's|"output": "out"|"output": "/dev/null"|' "$tmp/j.json" >"$tmp/j3.json"
+"$bin" job run "$tmp/j3.json" >"$tmp/job.log" 2>&1 && die "a job whose output folder is /dev/null ran"
+grep -q "/dev/null: is a device or another special file, not a folder" "$tmp/job.log" ||
+  die "output folder a device: $(tail -2 "$tmp/job.log")"
+[ -c /dev/null ] || { die "a job replaced /dev/null"; restore /dev/null 3; }
 
 # the cubin cache's database a FIFO: refused, not moved aside as damaged, the tune goes on
 mkdir -p "$tmp/cache"
@@ -118,7 +123,7 @@ ROOFTUNE_CACHE_DIR="$tmp/cache" timeout 300 "$bin" tune softmax --shape 64x256 -
 [ $rc = 0 ] || die "tune with a FIFO as the cubin cache exited $rc: $(tail -2 "$tmp/tune.log")"
 grep -q "cubins.db: it is a FIFO" "$tmp/tune.log" || die "no note on the FIFO cache: $(grep -i cache "$tmp/tune.log")"
 [ -p "$tmp/cache/cubins.db" ] && [ ! -e "$tmp/cache/cubins.db.damaged" ] || die "the FIFO cache was moved aside"
-[ $fail = 0 ] && echo "outputs: $kinds outputs of export and report (/dev/full, /dev/null, device nodes, FIFOs with" \
+[ $fail = 0 ] && echo "outputs: $kinds targets of export and report (/dev/full, /dev/null, device nodes, FIFOs with" \
   "and without a reader, symlinks live, dangling and to /dev/full, a folder, a socket, a missing folder, a file) as" \
   "they must be; job outputs through links; a FIFO cubin cache refused"
 exit $fail
