@@ -46,7 +46,7 @@ static long long proc_start_time(long long pid) {
 
 static void proc_self(proc_id *id) {
   memset(id, 0, sizeof *id);
-  if (gethostname(id->host, sizeof id->host - 1) != 0) db_copy(id->host, sizeof id->host, "?");
+  if (gethostname(id->host, sizeof id->host - 1) != 0) rt_copy(id->host, sizeof id->host, "?");
   FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
   if (f) {
     if (!fgets(id->boot, sizeof id->boot, f)) id->boot[0] = '\0';
@@ -145,7 +145,7 @@ static rt_status find_result(db_run *r, const char *template_name, const char *c
     if (out) {
       memset(out, 0, sizeof *out);
       db_col_text(st, 0, out->template_name, sizeof out->template_name);
-      db_copy(out->device_name, sizeof out->device_name, r->spec.prov.device.name);
+      rt_copy(out->device_name, sizeof out->device_name, r->spec.prov.device.name);
       db_read_result(st, 1, out);
     }
   }

@@ -25,6 +25,7 @@
 #include <stdarg.h>
 
 #include "db/db.h"
+#include "tuner/core/util.h"
 
 /* How long a writer keeps retrying a busy database before it reports it (ms).  SQLite's own
  * busy handler waits DB_BUSY_MS per attempt; we retry whole transactions up to DB_RETRY_MS. */
@@ -152,8 +153,6 @@ void db_tx_rollback(db *d);
 rt_status db_fail_at(sqlite3 *h, const char *path, int rc, const char *what, rt_error *err);
 rt_status db_fail(db *d, int rc, const char *what, rt_error *err);
 
-/* Copies src (NULL = "") into dst, cut to size. */
-void db_copy(char *dst, size_t size, const char *src);
 /* Now as ISO 8601 UTC ("2025-01-31T12:00:00Z"). */
 void db_now_iso(char *buf, size_t size);
 /* Column i as text into dst (NULL = ""), and as a double (NULL = NaN). */

@@ -14,44 +14,13 @@
 #include "db/schema.h"
 #include "tuner/version.h"
 
-void db_default_path(char *buf, size_t size) {
-  const char *env = getenv("ROOFTUNE_DB");
-  if (env && *env) {
-    db_copy(buf, size, env);
-    return;
-  }
-  const char *xdg = getenv("XDG_DATA_HOME");
-  if (xdg && *xdg) {
-    snprintf(buf, size, "%s/rooftune/tuning.db", xdg);
-    return;
-  }
-  const char *home = getenv("HOME");
-  snprintf(buf, size, "%s/.local/share/rooftune/tuning.db", home && *home ? home : ".");
-}
-
-rt_status db_make_parent(const char *path, rt_error *err) {
-  char dir[1024];
-  db_copy(dir, sizeof dir, path);
-  for (char *p = dir + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-      rt_error_set(err, RT_ERR_IO, "cannot create folder %s: %s", dir, strerror(errno));
-      rt_error_locate(err, path, NULL, 0, 0);
-      return RT_ERR_IO;
-    }
-    *p = '/';
-  }
-  return RT_OK;
-}
-
 /* 1 when a process can create files in the folder that holds PATH (SQLite's journal, WAL and
  * shared-memory files live beside the database). */
 static int folder_writable(const char *path) {
   char dir[1024];
-  db_copy(dir, sizeof dir, path);
+  rt_copy(dir, sizeof dir, path);
   char *slash = strrchr(dir, '/');
-  if (!slash) db_copy(dir, sizeof dir, ".");
+  if (!slash) rt_copy(dir, sizeof dir, ".");
   else if (slash == dir) dir[1] = '\0';
   else *slash = '\0';
   return access(dir, W_OK) == 0;
@@ -202,7 +171,7 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   }
   db *d = calloc(1, sizeof *d);
   if (!d) return rt_error_set(err, RT_ERR_NOMEM, "out of memory opening %s", path);
-  db_copy(d->path, sizeof d->path, path);
+  rt_copy(d->path, sizeof d->path, path);
   d->writable = (flags & DB_CREATE) != 0;
   int oflags = d->writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
   int rc = db_open_handle(d, path, oflags);
@@ -309,5 +278,5 @@ int db_schema_version(const db *d) { return d->version; }
 
 void db_device_pseudo(db_device *dev, const char *name) {
   memset(dev, 0, sizeof *dev);
-  db_copy(dev->name, sizeof dev->name, name);
+  rt_copy(dev->name, sizeof dev->name, name);
 }

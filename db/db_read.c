@@ -4,7 +4,6 @@
  * db_sql.c; nothing here writes. */
 #include "db/db_impl.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,41 +402,9 @@ rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err) {
     db_col_text(st, i++, src, sizeof src);
     db_col_text(st, i++, man, sizeof man);
     db_read_result(st, i, &c);
-    db_copy(c.device_name, sizeof c.device_name, spec.prov.device.name);
+    rt_copy(c.device_name, sizeof c.device_name, spec.prov.device.name);
     if ((s = fn(ctx, &spec, c.template_name, src, man, &c, err))) break;
   }
   rt_status e = db_stmt_end(d, st, s ? SQLITE_DONE : rc, "reading results", err);
   return s ? s : e;
-}
-/* ---- nearest shape ------------------------------------------------------------------ */
-
-double db_shape_distance(const char *dims_a, const char *dims_b) {
-  problem a, b;
-  memset(&a, 0, sizeof a);
-  memset(&b, 0, sizeof b);
-  dims_parse(dims_a, &a);
-  dims_parse(dims_b, &b);
-  if (a.ndims == 0 || b.ndims == 0) return -1;
-  double sum = 0;
-  /* Every name of a, then the names only b has; a missing dimension counts as 1. */
-  for (int i = 0; i < a.ndims; i++) {
-    double vb = 1;
-    for (int j = 0; j < b.ndims; j++)
-      if (strcmp(a.dim_names[i], b.dim_names[j]) == 0) vb = (double)b.dims[j];
-    double va = (double)a.dims[i];
-    if (va < 1) va = 1;
-    if (vb < 1) vb = 1;
-    double dl = log(va) - log(vb);
-    sum += dl * dl;
-  }
-  for (int j = 0; j < b.ndims; j++) {
-    int in_a = 0;
-    for (int i = 0; i < a.ndims; i++)
-      if (strcmp(a.dim_names[i], b.dim_names[j]) == 0) in_a = 1;
-    if (!in_a && b.dims[j] > 1) {
-      double dl = log((double)b.dims[j]);
-      sum += dl * dl;
-    }
-  }
-  return sqrt(sum);
 }

@@ -235,7 +235,7 @@ static rt_status run_add_template(db_run *r, const char *name, long long id, rt_
       return rt_error_set(err, RT_ERR_INVALID, "too many templates in one run (at most %d)",
                           (int)(sizeof r->tmpl / sizeof r->tmpl[0]));
     t = &r->tmpl[r->ntmpl++];
-    db_copy(t->name, sizeof t->name, name);
+    rt_copy(t->name, sizeof t->name, name);
   }
   t->id = id;
   return RT_OK;
@@ -416,8 +416,8 @@ rt_status db_run_previous(db_run *r, const char *template_name, candidate_result
     }
     candidate_result *c = &(*out)[(*n)++];
     memset(c, 0, sizeof *c);
-    db_copy(c->template_name, sizeof c->template_name, template_name);
-    db_copy(c->device_name, sizeof c->device_name, r->spec.prov.device.name);
+    rt_copy(c->template_name, sizeof c->template_name, template_name);
+    rt_copy(c->device_name, sizeof c->device_name, r->spec.prov.device.name);
     db_read_result(st, 0, c);
   }
   rt_status e = db_stmt_end(r->d, st, s ? SQLITE_DONE : rc, "reading earlier results", err);

@@ -10,13 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-void db_copy(char *dst, size_t size, const char *src) {
-  if (!size) return;
-  size_t n = src ? strlen(src) : 0;
-  if (n >= size) n = size - 1;
-  if (n) memcpy(dst, src, n);
-  dst[n] = '\0';
-}
+#include "tuner/core/util.h"
 
 void db_now_iso(char *buf, size_t size) {
   struct timespec ts;
@@ -24,17 +18,6 @@ void db_now_iso(char *buf, size_t size) {
   struct tm tm;
   gmtime_r(&ts.tv_sec, &tm);
   strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static long long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
 }
 
 static int is_busy(int rc) {
@@ -90,11 +73,11 @@ rt_status db_fail(db *d, int rc, const char *what, rt_error *err) {
 /* ---- transactions ------------------------------------------------------------------- */
 
 int db_exec_retry(sqlite3 *h, const char *sql) {
-  long long deadline = now_ms() + DB_RETRY_MS;
+  double deadline = rt_now_s() + DB_RETRY_MS / 1000.0;
   for (;;) {
     int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
-    if (!is_busy(rc) || now_ms() > deadline) return rc;
-    sleep_ms(1 + rand() % 10);
+    if (!is_busy(rc) || rt_now_s() > deadline) return rc;
+    rt_sleep_ms(1 + rand() % 10);
   }
 }
 
@@ -206,7 +189,7 @@ rt_status db_query_int(db *d, sqlite3_stmt *st, long long *out, int *found, rt_e
 
 void db_col_text(sqlite3_stmt *st, int i, char *dst, size_t size) {
   const unsigned char *t = sqlite3_column_text(st, i);
-  db_copy(dst, size, (const char *)t);
+  rt_copy(dst, size, (const char *)t);
 }
 
 double db_col_real(sqlite3_stmt *st, int i) {

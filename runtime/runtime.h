@@ -23,6 +23,7 @@
 #include "runtime/include/rooftune.h"
 #include "tuner/core/problem.h"
 #include "tuner/core/status.h"
+#include "tuner/core/util.h"
 
 /* ---- status.c ---- */
 
@@ -32,8 +33,7 @@ int rt_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 int rt_fail_err(const rt_error *err);
 /* The public code for an engine status. */
 int rt_public_code(rt_status s);
-/* Copies src (NULL = "") into dst, truncated. */
-void rt_copy(char *dst, size_t size, const char *src);
+/* rt_copy (a bounded copy) is tuner/core/util.h's. */
 
 /* ---- families.c ---- */
 

@@ -65,14 +65,6 @@ int rt_fail_err(const rt_error *err) {
   return rt_public_code(err->code);
 }
 
-void rt_copy(char *dst, size_t size, const char *src) {
-  if (!size) return;
-  size_t n = src ? strlen(src) : 0;
-  if (n >= size) n = size - 1;
-  if (n) memcpy(dst, src, n);
-  dst[n] = '\0';
-}
-
 size_t rooftune_struct_size(const char *name) {
   static const struct {
     const char *name;

@@ -11,6 +11,7 @@
 #include "tuner/device/device.h"
 #include "tuner/recheck.h"
 #include "tuner/tune.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune recheck [--db FILE] [--device DEV] [--family F] [--tolerance PCT]\n"
@@ -75,7 +76,11 @@ static int cmd_recheck(int argc, char **argv) {
   if (devspec && strncmp(devspec, "replay:", 7) == 0)
     return cli_usage_error("recheck", "--device %s: a replayed file has nothing to re-measure", devspec);
   char dbbuf[1024], note[256] = "";
-  if (!dbp) dbp = tune_default_db_path(dbbuf, sizeof dbbuf);
+  if (!dbp) { /* the default database, its folder made for the runs a recheck stores (a folder
+               * that cannot be made: db_open says so, naming the path) */
+    dbp = rt_default_db_path(dbbuf, sizeof dbbuf);
+    rt_mkdir_parents(dbp, NULL);
+  }
   const char *spec = devspec ? devspec : tune_default_device(note, sizeof note);
 
   /* the device's name, which the winners made on it carry */

@@ -12,6 +12,7 @@
 #include "search/strategy.h"
 #include "tuner/template/catalog.h"
 #include "tuner/tune.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
@@ -292,7 +293,12 @@ static int cmd_tune(int argc, char **argv) {
     return cli_usage_error("tune", "--config evaluates one configuration; --prior orders a "
                                    "search: give one of them");
   char dbbuf[1024];
-  if (!no_db) o.db_path = db_path ? db_path : tune_default_db_path(dbbuf, sizeof dbbuf);
+  if (!no_db && !db_path) { /* the default database, its folder made (a folder that cannot be
+                             * made: db_open says so, naming the path) */
+    db_path = rt_default_db_path(dbbuf, sizeof dbbuf);
+    rt_mkdir_parents(db_path, NULL);
+  }
+  if (!no_db) o.db_path = db_path;
   char command[512];
   size_t n = 0;
   command[0] = 0;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/core/util.h"
+
 static const device_ops *const device_kinds[] = {&device_model_ops, &device_replay_ops,
                                                  &device_cuda_ops};
 
@@ -115,18 +117,11 @@ rt_status device_profile(device *d, const device_candidate *c, hw_counters *out,
   return d->ops->profile(d, c, out, err);
 }
 
-static double timing_quantile(const double *sorted, int n, double q) {
-  double pos = q * (n - 1);
-  int lo = (int)pos;
-  int hi = lo + 1 < n ? lo + 1 : lo;
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
-
 int device_timing_next(const double *sorted_ms, int n, int min_reps, int max_reps, double target,
                        double elapsed_s, double cap_s, double stop_above_ms, double *spread) {
   if (n <= 0) return DEVICE_TIMING_MORE;
-  double med = timing_quantile(sorted_ms, n, 0.5);
-  *spread = n > 1 && med > 0 ? (timing_quantile(sorted_ms, n, 0.9) - timing_quantile(sorted_ms, n, 0.1)) / med : 0;
+  double med = rt_quantile(sorted_ms, (size_t)n, 0.5);
+  *spread = n > 1 && med > 0 ? (rt_quantile(sorted_ms, (size_t)n, 0.9) - rt_quantile(sorted_ms, (size_t)n, 0.1)) / med : 0;
   if (stop_above_ms > 0 && n == DEVICE_SLOW_RUNS && sorted_ms[0] > stop_above_ms) return DEVICE_TIMING_SLOW;
   if (n >= max_reps) return DEVICE_TIMING_STEADY;
   if (n >= min_reps && (*spread <= target || elapsed_s >= cap_s)) return DEVICE_TIMING_STEADY;
