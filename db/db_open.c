@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "db/schema.h"
-#include "tuner/version.h"
+#include "tuner/core/version.h"
 
 /* 1 when a process can create files in the folder that holds PATH (SQLite's journal, WAL and
  * shared-memory files live beside the database). */

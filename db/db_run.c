@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tuner/version.h"
+#include "tuner/core/version.h"
 
 /* The hot statements, prepared once per connection (db_stmt_cached). */
 static const char *const stmt_sql[ST_COUNT] = {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "tuner/version.h"
+#include "tuner/core/version.h"
 
 static _Thread_local char last_error[1024];
 

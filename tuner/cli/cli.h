@@ -50,4 +50,8 @@ int cli_read_list(const char *cmd, const char *flag, const char *text, char *out
 /* 1 when stdout / stderr is a terminal, for progress bars and colour. */
 int cli_stderr_is_tty(void);
 
+/* The command line the cuda device runs its worker with, NULL-ended: this binary's `__worker`
+ * subcommand (cmd___worker.c), handed down in tune_options / device_options.worker_argv. */
+extern const char *const cli_worker_argv[];
+
 #endif

@@ -188,6 +188,7 @@ static int verb_run(int argc, char **argv) {
   o.on_event = on_event;
   o.ctx = &v;
   o.no_report = c.no_report;
+  o.worker_argv = cli_worker_argv;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_stop_signal;

@@ -217,6 +217,7 @@ static int cmd_tune(int argc, char **argv) {
   static char kv_lens[8192];
   tune_options o;
   memset(&o, 0, sizeof o);
+  o.worker_argv = cli_worker_argv;
   int json = 0, no_db = 0;
   const char *db_path = NULL;
   static const struct option opts[] = {{"shape", required_argument, 0, 's'},

@@ -71,7 +71,11 @@ typedef struct device_options {
   int min_reps;          /* cuda: at least this many timed runs (0: 5) */
   int max_reps;          /* cuda: at most this many timed runs (0: 200) */
   uint64_t seed;         /* cuda: seed of the random inputs */
-  const char *worker_exe; /* cuda: the rooftune binary to run `__worker` from (NULL: this one) */
+  const char *worker_exe; /* cuda: the binary the worker runs (NULL: this one, /proc/self/exe) */
+  const char *const *worker_argv; /* cuda: the worker's command line, argv[0] first, NULL-ended:
+                                     what the command that opens the device names (the rooftune
+                                     command: cli_worker_argv).  NULL: the device opens, and
+                                     measuring says that it has no worker */
   const char *replay_template; /* replay of a rooftune export: the template (or family) to
                                   serve; NULL: the export's only one */
   const char *replay_shape;    /* replay of a rooftune export: the problem; NULL: the only one */

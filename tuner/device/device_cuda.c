@@ -52,9 +52,9 @@ static rt_status cuda_open(device *d, const char *arg, rt_error *err) {
     d->ceil.sm_count = info.sm_count;
     d->have_ceil = 1;
   }
+  if (!d->opt.worker_argv) return RT_OK; /* cuda_call says so when it is asked to measure */
   const char *exe = d->opt.worker_exe ? d->opt.worker_exe : "/proc/self/exe";
-  const char *argv[] = {"rooftune", "__worker", NULL};
-  return worker_new(exe, argv, &d->worker, err);
+  return worker_new(exe, d->opt.worker_argv, &d->worker, err);
 }
 
 static void cuda_close(device *d) {
@@ -70,6 +70,10 @@ static int cuda_restarts(const device *d) {
 static rt_status cuda_call(device *d, int type, json_t *req, const void *blob, size_t blob_len,
                            double timeout_s, json_t **reply, rt_error *err) {
   *reply = NULL;
+  if (!d->worker)
+    return rt_error_set(err, RT_ERR_USAGE, "the cuda device was opened without its worker's command "
+                        "(device_options.worker_argv), so it cannot measure; the program that opens "
+                        "it names the command its worker runs");
   char *text = json_dumps(req, JSON_COMPACT);
   if (!text) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   char *rtext = NULL;

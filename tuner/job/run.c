@@ -303,6 +303,7 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
   o.db_path = dbp;
   o.timeout_s = j->timeout_s;
   o.worker_exe = c->o->worker_exe;
+  o.worker_argv = c->o->worker_argv;
   o.compile_workers = c->o->compile_workers;
   o.command = command;
   o.progress = on_tune_progress;
