@@ -10,6 +10,7 @@
 #include "tuner/cli/cli.h"
 #include "db/export.h"
 #include "search/strategy.h"
+#include "tuner/device/device.h"
 #include "tuner/template/catalog.h"
 #include "tuner/tune.h"
 #include "tuner/core/util.h"
@@ -32,7 +33,7 @@ static const char usage[] =
     "                   products), f16, bf16\n"
     "  --allow-tf32     with --dtype f32: admit tf32 candidates too (the mma templates,\n"
     "                   cuBLASLt's FAST_TF32); every result says what it computed in\n"
-    "  --device DEV     cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE\n"
+    "  --device DEV     {DEVICES}\n"
     "                   default: cuda when a GPU is present, else model:h200 (times are then\n"
     "                   predictions, and the first line says so)\n"
     "  --strategy NAME  search strategy (see 'rooftune replay --help'; default bayes)\n"
@@ -284,7 +285,8 @@ static int cmd_tune(int argc, char **argv) {
   if (optind >= argc) return cli_usage_error("tune", "missing FAMILY or TEMPLATE (e.g. gemm)");
   o.target = argv[optind++];
   if (optind < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
-  int replay = o.device && strncmp(o.device, "replay:", 7) == 0;
+  const device_kind *kind = o.device ? device_kind_lookup(o.device) : NULL;
+  int replay = kind && (kind->caps & DEVICE_CAP_RECORDED); /* the file holds the problem */
   if (!replay && !o.shape) return cli_usage_error("tune", "missing --shape (e.g. --shape 4096x4096x4096)");
   if (!replay && !o.dtype) return cli_usage_error("tune", "missing --dtype (f32, tf32, f16 or bf16)");
   if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");

@@ -65,7 +65,7 @@ static int run(int argc, char **argv) {
     if (argc > 2 && strcmp(name, "help") == 0) {
       const cli_command *c = find_command(argv[2]);
       if (!c) return cli_usage_error("help", "no command named '%s'", argv[2]);
-      fputs(c->usage, stdout);
+      cli_print_usage(c, stdout);
       return CLI_EXIT_OK;
     }
     print_overview(stdout);
@@ -86,7 +86,7 @@ static int run(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   if (wants_help(argc - 1, argv + 1)) {
-    fputs(cmd->usage, stdout);
+    cli_print_usage(cmd, stdout);
     return CLI_EXIT_OK;
   }
   optind = 1; /* each command parses argv+1 with getopt from the start */

@@ -10,6 +10,7 @@
  * unusable, so the worker answers and then exits ("fatal"), and the next request gets a fresh
  * one. */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,15 +31,18 @@
 
 /* ---------------- parent side ---------------- */
 
+/* "" or ":N" with N a GPU index. */
+static rt_status cuda_check_arg(const char *arg, rt_error *err) {
+  if (!*arg) return RT_OK;
+  char *end = NULL;
+  long n = strtol(arg + 1, &end, 10);
+  if (*arg != ':' || end == arg + 1 || *end || n < 0 || n > INT_MAX || !(arg[1] >= '0' && arg[1] <= '9'))
+    return rt_error_set(err, RT_ERR_INVALID, "bad GPU index in 'cuda%s'; use cuda or cuda:N", arg);
+  return RT_OK;
+}
+
 static rt_status cuda_open(device *d, const char *arg, rt_error *err) {
-  if (*arg) { /* ":N" */
-    char *end = NULL;
-    d->ordinal = (int)strtol(arg + 1, &end, 10);
-    if (*arg != ':' || end == arg + 1 || *end || d->ordinal < 0) {
-      rt_error_locate(err, "--device", NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID, "bad GPU index in 'cuda%s'; use cuda or cuda:N", arg);
-    }
-  }
+  if (*arg) d->ordinal = (int)strtol(arg + 1, NULL, 10); /* ":N", checked */
   cuda_gpu_info info;
   rt_status st = cuda_gpu_query(d->ordinal, &info, err);
   if (st) return st;
@@ -290,9 +294,9 @@ static void cuda_identity(const device *d, device_identity *out) {
 }
 
 const device_ops device_cuda_ops = {
-    .prefix = "cuda",
-    .caps = DEVICE_CAP_MEASURES | DEVICE_CAP_RUNS,
-    .timing = TIMING_MEASURED,
+    .kind = {.prefix = "cuda", .syntax = "cuda | cuda:N", .caps = DEVICE_CAP_MEASURES | DEVICE_CAP_RUNS,
+             .timing = TIMING_MEASURED},
+    .check = cuda_check_arg,
     .open = cuda_open,
     .close = cuda_close,
     .begin = cuda_begin,

@@ -407,7 +407,11 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
     job_event ev = {.kind = JOB_EV_NOTE, .text = note};
     emit(c, &ev);
   }
-  if ((rc = job_env_open(&env, c->device, d, err))) goto done;
+  if ((rc = job_env_open(&env, c->device, d, err))) {
+    /* a device the job file names is the file's field, not the --device flag's */
+    if (!c->o->device && err && !strcmp(err->source, "--device")) rt_error_locate(err, j->path, "device", 0, 0);
+    goto done;
+  }
   if (pthread_create(&th, NULL, watchdog, c) == 0) have_thread = 1;
 
   /* the states, then the rechecks of fresh problems, then the tuning */
