@@ -18,9 +18,12 @@ die() { echo "FAIL: $*"; fail=1; }
 librooftune_check_needed "$lib" || fail=1
 librooftune_check_exports "$lib" "$src/runtime/rooftune.map" || fail=1
 # What serving does not need: the database's write, claim, merge and check halves (db/db_run.c,
-# db_claim.c, db_merge.c, db_check.c).
+# db_claim.c, db_merge.c, db_check.c) and the C families' tuning halves (kernels/NAME.c: the GPU
+# side, cuDNN's candidates).
 tuning_only="db_run_begin db_run_store_many db_run_set_winner db_run_claim db_ceiling_set
-  db_calibration_set db_run_set_status db_merge db_check"
+  db_calibration_set db_run_set_status db_merge db_check
+  gemm_family gemm_gpu_setup gemm_gpu_verify gemm_library_list attention_family attn_gpu_setup
+  attn_gpu_verify attention_cudnn_library_list"
 defined=$(nm --defined-only "$lib" 2>/dev/null | awk 'NF==3{print $3}')
 if ! echo "$defined" | grep -qx db_open; then
   echo "note: $lib has no symbol table (stripped): what it links is not checked"
