@@ -86,6 +86,14 @@ static void read_device(sqlite3_stmt *st, int *i, db_device *dev) {
   dev->driver_version = sqlite3_column_int(st, (*i)++);
 }
 
+/* A problem's family, shape, dtype and layout columns from column i on, into x's members of
+ * those names (db_entry, db_run_info, problem). */
+#define READ_PROBLEM(st, i, x)                                                                   \
+  (db_col_text(st, (i)++, (x)->family, sizeof (x)->family),                                      \
+   db_col_text(st, (i)++, (x)->shape, sizeof (x)->shape),                                        \
+   db_col_text(st, (i)++, (x)->dtype, sizeof (x)->dtype),                                        \
+   db_col_text(st, (i)++, (x)->layout, sizeof (x)->layout))
+
 /* A timing column: its kind, or FALLBACK when it names none. */
 static timing_kind read_timing(sqlite3_stmt *st, int i, timing_kind fallback) {
   char tk[16];
@@ -109,10 +117,7 @@ static void read_entry(sqlite3_stmt *st, db_entry *e) {
   int i = 0;
   e->winner_id = sqlite3_column_int64(st, i++);
   e->result_id = sqlite3_column_int64(st, i++);
-  db_col_text(st, i++, e->family, sizeof e->family);
-  db_col_text(st, i++, e->shape, sizeof e->shape);
-  db_col_text(st, i++, e->dtype, sizeof e->dtype);
-  db_col_text(st, i++, e->layout, sizeof e->layout);
+  READ_PROBLEM(st, i, e);
   db_col_text(st, i++, e->dims, sizeof e->dims);
   db_col_text(st, i++, e->args, sizeof e->args);
   read_device(st, &i, &e->device);
@@ -284,10 +289,7 @@ static void read_run_info(sqlite3_stmt *st, db_run_info *u) {
   memset(u, 0, sizeof *u);
   int i = 0;
   u->id = sqlite3_column_int64(st, i++);
-  db_col_text(st, i++, u->family, sizeof u->family);
-  db_col_text(st, i++, u->shape, sizeof u->shape);
-  db_col_text(st, i++, u->dtype, sizeof u->dtype);
-  db_col_text(st, i++, u->layout, sizeof u->layout);
+  READ_PROBLEM(st, i, u);
   read_device(st, &i, &u->device);
   db_col_text(st, i++, u->toolkit, sizeof u->toolkit);
   db_col_text(st, i++, u->status, sizeof u->status);
@@ -382,10 +384,7 @@ rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err) {
     memset(&spec, 0, sizeof spec);
     memset(&c, 0, sizeof c);
     int i = 0;
-    db_col_text(st, i++, spec.prob.family, sizeof spec.prob.family);
-    db_col_text(st, i++, spec.prob.shape, sizeof spec.prob.shape);
-    db_col_text(st, i++, spec.prob.dtype, sizeof spec.prob.dtype);
-    db_col_text(st, i++, spec.prob.layout, sizeof spec.prob.layout);
+    READ_PROBLEM(st, i, &spec.prob);
     char dims[256];
     db_col_text(st, i++, dims, sizeof dims);
     dims_parse(dims, &spec.prob);
