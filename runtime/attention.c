@@ -37,7 +37,7 @@ int rooftune_attention_shape(const rooftune_attention_problem *a, char *buf, siz
   if (a->page_size) snprintf(text + n, sizeof text - (size_t)n, ":paged%d", a->page_size);
   static _Thread_local problem p;
   rt_error err = {0};
-  if (attention_family.parse_shape(&attention_family, text, a->dtype, NULL, &p, &err)) {
+  if (attention_serving.parse_shape(&attention_serving, text, a->dtype, NULL, &p, &err)) {
     rt_fail_err(&err);
     return ROOFTUNE_ERR_INVALID;
   }
@@ -178,7 +178,7 @@ int rooftune_attention(rooftune_db *r, const rooftune_attention_problem *a, void
   if ((rc = rt_current(&ctx, &dev, devname, sizeof devname, "rooftune_attention"))) return rc;
   static _Thread_local problem p;
   rt_error err = {0};
-  if (attention_family.parse_shape(&attention_family, shape, a->dtype, NULL, &p, &err)) return rt_fail_err(&err);
+  if (attention_serving.parse_shape(&attention_serving, shape, a->dtype, NULL, &p, &err)) return rt_fail_err(&err);
 
   char why[512] = "no tuning database given";
   rooftune_match m;

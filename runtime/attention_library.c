@@ -2,8 +2,9 @@
  * rooftune_attention goes when no tuned kernel serves a problem, or when the served winner is a
  * tuned cuDNN plan (a library winner, "cudnn sdpa engine=N knobs=... version=V").
  *
- * What belongs here: cuDNN's SDPA through kernels/attention_cudnn.h, which librooftune already
- * links (the family needs it; cuDNN itself is dlopen()ed): attn_cudnn_open(p, io) over the
+ * What belongs here: cuDNN's SDPA through kernels/attention_cudnn.h (add kernels/attention_cudnn.c
+ * and tuner/driver/cudnn.c to RT_RUNTIME_BELOW then; the family's serving half does not need
+ * them, and cuDNN itself is dlopen()ed): attn_cudnn_open(p, io) over the
  * caller's Q, K, V, O, an LSE (the graph always writes one: a scratch when the caller gives
  * none) and block table; attn_cudnn_add(c, identity) to replay a tuned plan, or
  * attn_cudnn_list(c, 1) for cuDNN's own choice; attn_cudnn_run(c, i, stream).  Still to solve

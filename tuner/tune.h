@@ -87,6 +87,8 @@ typedef struct tune_options {
                                that take tf32 and not f32 (gemm_mma), cuBLASLt's FAST_TF32
                                algorithms; each result says what it computed in (precision) */
   const char *worker_exe;   /* binary for the cuda worker; NULL: this one */
+  const char *const *worker_argv; /* the cuda worker's command line (device_options.worker_argv),
+                               given by the command (cli_worker_argv); NULL: cuda cannot measure */
   const char *command;      /* the command line, stored with the run */
   void (*progress)(void *ctx, const tune_progress *p); /* may be NULL */
   void *progress_ctx;

@@ -211,6 +211,7 @@ static void through_tuner(const char *bin, const char *shape) {
   opt.budget = 3;
   opt.strategy = "random";
   opt.worker_exe = bin;
+  opt.worker_argv = TEST_WORKER_ARGV;
   opt.timeout_s = 30;
   tune_report rep;
   rt_error err = {0};
@@ -250,6 +251,7 @@ static void refused_by_cudnn(const char *bin) {
   opt.budget = 2;
   opt.strategy = "random";
   opt.worker_exe = bin;
+  opt.worker_argv = TEST_WORKER_ARGV;
   tune_report rep;
   rt_error err = {0};
   CHECK_INT(tune_run(&opt, &rep, &err), RT_OK);

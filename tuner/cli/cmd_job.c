@@ -36,7 +36,8 @@ static const char usage[] =
     "options:\n"
     "  --shard I/N     this process's shard: the problems at positions I, I+N, ... of the file,\n"
     "                  and a share of the candidates of split problems (0 <= I < N)\n"
-    "  --device DEV    instead of the job's device: cuda, cuda:N, cuda:all, model:GPU\n"
+    "  --device DEV    instead of the job's device: cuda:all (one process per GPU) or\n"
+    "                  {DEVICES}\n"
     "  --db FILE       instead of the job's (or the shard's) database\n"
     "  --json          one JSON object on stdout (what summary.json holds); lines go to stderr\n"
     "  --no-report     do not write report.html\n\n"
@@ -188,6 +189,7 @@ static int verb_run(int argc, char **argv) {
   o.on_event = on_event;
   o.ctx = &v;
   o.no_report = c.no_report;
+  o.worker_argv = cli_worker_argv;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_stop_signal;

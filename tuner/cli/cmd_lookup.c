@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "kernels/family.h"
 #include "runtime/include/rooftune.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune lookup FAMILY --shape S --dtype D [--db FILE] [--device NAME] [--layout L]\n"
@@ -225,7 +226,7 @@ static int cmd_lookup(int argc, char **argv) {
   const char *family = argv[optind];
   char path[1024];
   if (dbp) snprintf(path, sizeof path, "%s", dbp);
-  else db_default_path(path, sizeof path);
+  else rt_default_db_path(path, sizeof path);
   /* the problem as `tune` reads it: a shape or dtype tune refuses is not looked up.  A declared
    * family off this search path is served from the database alone, as the runtime serves it */
   const family_ops *fam = family_find(family);

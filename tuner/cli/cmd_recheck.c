@@ -11,6 +11,7 @@
 #include "tuner/device/device.h"
 #include "tuner/recheck.h"
 #include "tuner/tune.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune recheck [--db FILE] [--device DEV] [--family F] [--tolerance PCT]\n"
@@ -26,7 +27,7 @@ static const char usage[] =
     "options:\n"
     "  --db FILE         database (default: $ROOFTUNE_DB, else\n"
     "                    $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)\n"
-    "  --device DEV      cuda | cuda:N | model:GPU (h200, h100, a100, l4); default: cuda when a\n"
+    "  --device DEV      {DEVICES_EVALUATING}; default: cuda when a\n"
     "                    GPU is present, else model:h200 (whose times are predictions)\n"
     "  --family F        only this family's winners (default: every family)\n"
     "  --tolerance PCT   how much slower counts, in percent (default 5)\n"
@@ -72,10 +73,15 @@ static int cmd_recheck(int argc, char **argv) {
     }
   }
   if (optind < argc) return cli_usage_error("recheck", "unexpected argument '%s'", argv[optind]);
-  if (devspec && strncmp(devspec, "replay:", 7) == 0)
-    return cli_usage_error("recheck", "--device %s: a replayed file has nothing to re-measure", devspec);
+  const device_kind *kind = devspec ? device_kind_lookup(devspec) : NULL;
+  if (kind && (kind->caps & DEVICE_CAP_RECORDED))
+    return cli_usage_error("recheck", "--device %s: a recorded file has nothing to re-measure", devspec);
   char dbbuf[1024], note[256] = "";
-  if (!dbp) dbp = tune_default_db_path(dbbuf, sizeof dbbuf);
+  if (!dbp) { /* the default database, its folder made for the runs a recheck stores (a folder
+               * that cannot be made: db_open says so, naming the path) */
+    dbp = rt_default_db_path(dbbuf, sizeof dbbuf);
+    rt_mkdir_parents(dbp, NULL);
+  }
   const char *spec = devspec ? devspec : tune_default_device(note, sizeof note);
 
   /* the device's name, which the winners made on it carry */

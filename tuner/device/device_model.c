@@ -102,13 +102,15 @@ static rt_status model_evaluate(device *d, const device_candidate *c, candidate_
 }
 
 
+/* A GPU of the spec table. */
+static rt_status model_check_arg(const char *gpu, rt_error *err) {
+  if (gpu_spec_find(gpu)) return RT_OK;
+  return rt_error_set(err, RT_ERR_INVALID, "unknown GPU '%s' for the model device; known: %s", gpu,
+                      gpu_spec_keys());
+}
+
 static rt_status model_open(device *d, const char *gpu, rt_error *err) {
-  d->spec = gpu_spec_find(gpu);
-  if (!d->spec) {
-    rt_error_locate(err, "--device", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "unknown GPU '%s' for the model device; known: %s", gpu,
-                        gpu_spec_keys());
-  }
+  d->spec = gpu_spec_find(gpu); /* checked */
   snprintf(d->label, sizeof d->label, "model:%s", d->spec->key);
   snprintf(d->arch, sizeof d->arch, "%s", d->spec->arch);
   d->sm_count = d->spec->sm_count;
@@ -118,9 +120,10 @@ static rt_status model_open(device *d, const char *gpu, rt_error *err) {
 }
 
 const device_ops device_model_ops = {
-    .prefix = "model:",
-    .caps = 0,
-    .timing = TIMING_PREDICTED,
+    .kind = {.prefix = "model:", .syntax = "model:GPU", .choices = gpu_spec_keys, .caps = 0,
+             .timing = TIMING_PREDICTED},
+    .check = model_check_arg,
+    .gpu = gpu_spec_find,
     .open = model_open,
     .evaluate = model_evaluate,
 };
