@@ -13,35 +13,6 @@
 #include "tuner/template/catalog.h"
 #include "tuner/tune_impl.h"
 
-double tune_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-const char *tune_default_db_path(char *buf, size_t size) {
-  const char *env = getenv("ROOFTUNE_DB");
-  if (env && *env) {
-    snprintf(buf, size, "%s", env);
-    return buf;
-  }
-  const char *xdg = getenv("XDG_DATA_HOME");
-  const char *home = getenv("HOME");
-  char dir[1024];
-  if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/rooftune", xdg);
-  else snprintf(dir, sizeof dir, "%s/.local/share/rooftune", home && *home ? home : ".");
-  /* create the folder and its parents */
-  for (char *p = dir + 1; *p; p++)
-    if (*p == '/') {
-      *p = 0;
-      mkdir(dir, 0755);
-      *p = '/';
-    }
-  mkdir(dir, 0755);
-  snprintf(buf, size, "%s/tuning.db", dir);
-  return buf;
-}
-
 void tune_note(tune_report *rep, const char *fmt, ...) {
   size_t l = strlen(rep->note);
   if (l + 3 >= sizeof rep->note) return;
@@ -82,6 +53,7 @@ static rt_status open_device(tune_ctx *c, rt_error *err) {
   dopt.timeout_s = o->timeout_s;
   dopt.seed = o->seed;
   dopt.worker_exe = o->worker_exe;
+  dopt.worker_argv = o->worker_argv;
   dopt.replay_template = o->target;
   dopt.replay_shape = o->shape;
   dopt.replay_dtype = o->dtype;
@@ -149,7 +121,7 @@ static rt_status run_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
     if (!L->sp[i]) continue;
     long share = c->budget_left / live--;
     if (share < 1 && c->budget_left > 0) share = 1;
-    int late = o->max_seconds > 0 && tune_now() - c->t0 >= o->max_seconds;
+    int late = o->max_seconds > 0 && rt_now_s() - c->t0 >= o->max_seconds;
     if (share < 1 || late) {
       char *list = late ? no_time : no_budget;
       size_t l = strlen(list);
@@ -189,7 +161,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   memset(&c, 0, sizeof c);
   c.o = o;
   c.rep = out;
-  c.t0 = tune_now();
+  c.t0 = rt_now_s();
   out->budget = o->budget > 0 ? o->budget : TUNE_DEFAULT_BUDGET;
   c.budget_left = out->budget;
   tune_lineup *L = calloc(1, sizeof *L);
@@ -211,7 +183,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     out->interrupted = TUNE_STOPPED(&c);
   }
   rc = tune_store_close(&c, rc, err);
-  out->seconds = tune_now() - c.t0;
+  out->seconds = rt_now_s() - c.t0;
   cubin_cache_close(c.cache);
   if (L) tune_lineup_free(L);
   free(L);

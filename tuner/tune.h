@@ -158,8 +158,4 @@ int tune_config_shard(const char *config, int count);
  * "model:h200" with a note (into note, "" otherwise) saying that times will be predictions. */
 const char *tune_default_device(char *note, size_t size);
 
-/* The default database: $ROOFTUNE_DB, else $XDG_DATA_HOME/rooftune/tuning.db, else
- * ~/.local/share/rooftune/tuning.db (the folder is created).  Writes into buf, returns it. */
-const char *tune_default_db_path(char *buf, size_t size);
-
 #endif

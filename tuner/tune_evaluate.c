@@ -55,7 +55,7 @@ static void tune_progress_say(tune_ctx *c, const char *phase, const candidate_re
   p.have_best = rep->have_best;
   p.best_ms = rep->best.time_ms;
   snprintf(p.best_template, sizeof p.best_template, "%s", rep->best.template_name);
-  p.elapsed_s = tune_now() - c->t0;
+  p.elapsed_s = rt_now_s() - c->t0;
   p.phase = phase;
   c->o->progress(c->o->progress_ctx, &p);
 }
@@ -184,10 +184,10 @@ static rt_status cand_run(tune_ctx *c, const tune_search *s, tune_cand *k, const
                       : 0;
     device_candidate dc;
     tune_cand_device(k, cr, stop, &dc);
-    double t0 = tune_now();
+    double t0 = rt_now_s();
     rt_status rc = device_evaluate(c->dev, &dc, r, err);
     if (rc) return rc;
-    if (cr) seen_add(c, key, r, tune_now() - t0);
+    if (cr) seen_add(c, key, r, rt_now_s() - t0);
   }
   if (k->code_hash[0]) snprintf(r->code_hash, sizeof r->code_hash, "%s", k->code_hash);
   if (s->kind != TUNE_RECORDED) tune_diagnose(c, s, k, r);
@@ -237,9 +237,9 @@ static rt_status compile_batch(tune_ctx *c, tune_search *s, tune_cand *k, size_t
   compile_pool_stats stats;
   memset(&stats, 0, sizeof stats);
   memset(s->crs, 0, sizeof *s->crs * *njobs);
-  double tc = tune_now();
+  double tc = rt_now_s();
   rt_status rc = compile_pool_run(s->jobs, *njobs, &s->copt, &s->popt, s->crs, &stats, err);
-  c->rep->compile_seconds += tune_now() - tc;
+  c->rep->compile_seconds += rt_now_s() - tc;
   c->rep->cache_hits += stats.cache_hits;
   if (rc) return rc;
   if (TUNE_STOPPED(c)) { /* the compile workers died with us: nothing of this batch counts */

@@ -28,6 +28,7 @@
 #include "tuner/compile/compile.h"
 #include "tuner/compile/compile_pool.h"
 #include "tuner/compile/cubin_cache.h"
+#include "tuner/core/util.h"
 #include "tuner/device/device.h"
 #include "tuner/template/roles.h"
 #include "tuner/tune.h"
@@ -172,7 +173,6 @@ typedef struct tune_search {
 /* ---- tune.c ---- */
 /* Appends "; TEXT" (or TEXT) to the report's note. */
 void tune_note(tune_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-double tune_now(void);
 
 /* ---- the phases: a template's search, the library's candidates, a recorded file's ---- */
 /* Template i of the lineup, with share new evaluations. */

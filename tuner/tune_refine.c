@@ -42,13 +42,8 @@ void tune_top_insert(tune_search *s, const tune_cand *k, const compile_result *c
 /* ---- re-measuring the close ones ---- */
 
 static double median_of(double *v, int n) {
-  for (int i = 1; i < n; i++) /* insertion sort: n <= 3 */
-    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-      double t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  rt_sort_doubles(v, (size_t)n);
+  return rt_quantile(v, (size_t)n, 0.5);
 }
 
 /* On a GPU, a search's best and runner-up closer than their spread are measured twice more

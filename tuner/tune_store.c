@@ -113,9 +113,9 @@ rt_status tune_store_resume(tune_ctx *c, tune_search *s, tune_cand *k, rt_error 
 
 rt_status tune_store_wait_held(tune_ctx *c, tune_search *s, tune_cand *k, size_t n,
                                rt_error *err) {
-  double t0 = tune_now();
+  double t0 = rt_now_s();
   for (int round = 0;; round++) {
-    if (tune_now() - t0 > DB_CLAIM_LEASE_S) { /* the holder lives but does not finish: evaluate here */
+    if (rt_now_s() - t0 > DB_CLAIM_LEASE_S) { /* the holder lives but does not finish: evaluate here */
       for (size_t i = 0; i < n; i++)
         if (k[i].state == CAND_HELD) k[i].state = k[i].r.template_name[0] && k[i].r.status ? CAND_FAILED : CAND_NEW;
       tune_note(c->rep, "a candidate another tuner claimed was not done after %d s: evaluated here too",
@@ -131,8 +131,7 @@ rt_status tune_store_wait_held(tune_ctx *c, tune_search *s, tune_cand *k, size_t
       else changed++;
     }
     if (!held || changed || TUNE_STOPPED(c)) return RT_OK;
-    struct timespec ts = {0, (round < 20 ? 20 : 100) * 1000000L};
-    nanosleep(&ts, NULL);
+    rt_sleep_ms(round < 20 ? 20 : 100);
   }
 }
 

@@ -71,7 +71,7 @@ static rt_status template_strategy(tune_ctx *c, tune_search *s, const size_t *pr
   so.seed = o->seed;
   /* the share counts new evaluations (tune_evaluate), not the results told from the database */
   so.max_evals = 0;
-  so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (tune_now() - c->t0)) : 0;
+  so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (rt_now_s() - c->t0)) : 0;
   so.prior = prior;
   so.nprior = nprior;
   size_t *model_prior = NULL;

@@ -116,7 +116,7 @@ static int cmd_recheck(int argc, char **argv) {
     verdict *r = &vs[nv++];
     if (!json) fprintf(stderr, "rechecking %s %s %s %s ...\n", es[i].family, es[i].shape, es[i].dtype, es[i].template_name);
     r->e = &es[i];
-    recheck_winner(&es[i], spec, dbp, tol, timeout_s, &r->r);
+    recheck_winner(&es[i], spec, dbp, tol, timeout_s, cli_worker_argv, &r->r);
     slower += r->r.verdict == RECHECK_SLOWER;
     failing += r->r.verdict == RECHECK_FAILS;
     errors += r->r.verdict == RECHECK_ERROR;

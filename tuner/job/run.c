@@ -205,8 +205,7 @@ static void *watchdog(void *arg) {
       if (!c->why) c->why = 1;
       c->stopflag = 1;
     }
-    struct timespec ts = {0, 20 * 1000000L};
-    nanosleep(&ts, NULL);
+    rt_sleep_ms(20);
   }
   return NULL;
 }
@@ -268,7 +267,8 @@ static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp,
     if (isfinite(measured) && env->now - measured < j->recheck_every_s) continue;
     db_entry copy = *e;
     recheck_result r;
-    recheck_winner_tagged(&copy, c->device, dbp, j->tolerance, j->timeout_s, tag, &c->stopflag, &r);
+    recheck_winner_tagged(&copy, c->device, dbp, j->tolerance, j->timeout_s, c->o->worker_argv, tag,
+                          &c->stopflag, &r);
     json_t *o = json_pack("{ss ss sf ss}", "template", e->template_name, "config", e->config, "then_ms",
                           e->time_ms, "verdict", recheck_verdict_name(r.verdict));
     if (isfinite(r.now_ms)) json_object_set_new(o, "now_ms", json_real(r.now_ms));
