@@ -1174,6 +1174,7 @@ const family_ops gemm_family = {
     .name = "gemm",
     .shape_help = GEMM_SHAPE_HELP,
     .example_shape = "4096x4096x4096",
+    .example_more = "16x4096x4096:nt", /* a decode-time linear layer: gemm_skinny takes at most 16 rows */
     .parse_shape = gemm_parse_shape,
     .bind = gemm_bind,
     .flops = gemm_flops,
