@@ -129,27 +129,26 @@ static void prefill(void) {
   teardown(&c);
 }
 
+/* Problem a (per-sequence lengths lens, or NULL) served by cuDNN's own choice, checked. */
+static void own_choice(rooftune_attention_problem a, int *lens, uint64_t seed, const char *what) {
+  case_t c;
+  memset(&c, 0, sizeof c);
+  c.len = lens;
+  c.a = a;
+  setup(&c, seed);
+  CHECK_INT(run_on(NULL, &c, NULL, what, NULL), ROOFTUNE_PATH_LIBRARY);
+  teardown(&c);
+}
+
 static void ragged(void) {
-  /* decode over a paged cache, the lengths on the device */
-  case_t dc;
-  memset(&dc, 0, sizeof dc);
-  static int lens[4] = {1000, 37, 640, 1024};
-  dc.len = lens;
-  dc.a = (rooftune_attention_problem){.dtype = "bf16", .batch = 4, .heads_q = 8, .heads_kv = 2, .seq_q = 1,
-                                      .seq_kv = 1024, .head_dim = 128, .page_size = 16};
-  setup(&dc, 37);
-  CHECK_INT(run_on(NULL, &dc, NULL, "cuDNN: paged decode, lengths on the device", NULL), ROOFTUNE_PATH_LIBRARY);
-  teardown(&dc);
-  /* a contiguous ragged prefill, causal from the bottom right of each sequence */
-  case_t rc;
-  memset(&rc, 0, sizeof rc);
-  static int rlens[3] = {256, 70, 129};
-  rc.len = rlens;
-  rc.a = (rooftune_attention_problem){.dtype = "bf16", .batch = 3, .heads_q = 8, .heads_kv = 8, .seq_q = 64,
-                                      .seq_kv = 256, .head_dim = 64, .causal = 1};
-  setup(&rc, 41);
-  CHECK_INT(run_on(NULL, &rc, NULL, "cuDNN: ragged causal prefill", NULL), ROOFTUNE_PATH_LIBRARY);
-  teardown(&rc);
+  static int lens[4] = {1000, 37, 640, 1024}, rlens[3] = {256, 70, 129};
+  own_choice((rooftune_attention_problem){.dtype = "bf16", .batch = 4, .heads_q = 8, .heads_kv = 2, .seq_q = 1,
+                                          .seq_kv = 1024, .head_dim = 128, .page_size = 16},
+             lens, 37, "cuDNN: paged decode, lengths on the device");
+  /* causal from the bottom right of each sequence */
+  own_choice((rooftune_attention_problem){.dtype = "bf16", .batch = 3, .heads_q = 8, .heads_kv = 8, .seq_q = 64,
+                                          .seq_kv = 256, .head_dim = 64, .causal = 1},
+             rlens, 41, "cuDNN: ragged causal prefill");
   /* more queries than keys under the bottom-right mask, no lengths: cuDNN cannot */
   case_t bad;
   memset(&bad, 0, sizeof bad);
