@@ -418,7 +418,7 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
   g->pages = pool_pages(p, call);
   const int causal = dim(p, "CAUSAL") > 0;
   g->bottom_right = causal && (g->padded || SQ != SKV);
-  g->scale = call && call->scale > 0 ? call->scale : (float)(1.0 / sqrt((double)D));
+  g->scale = call && call->scale != 0 ? call->scale : (float)(1.0 / sqrt((double)D));
   g->neg_inf = dnn.version < 91000 ? -FLT_MAX : -INFINITY; /* older cuDNN masks with the lowest float */
   g->s_q = (int32_t)SQ;
   g->s_kv = (int32_t)SKV;
