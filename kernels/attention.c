@@ -98,7 +98,7 @@ static void attn_gpu_teardown(family_gpu *g) {
 
 rt_status attention_gpu_cudnn(family_gpu *g, attn_cudnn **out, rt_error *err) {
   if (!g->dnn) {
-    attn_cudnn_io io = {g->q, g->k, g->v, g->o, g->lse, g->table};
+    attn_cudnn_io io = {g->q, g->k, g->v, g->o, g->lse, g->table, 0};
     rt_status st = attn_cudnn_open(&g->p, &io, &g->dnn, err);
     if (st) return st;
   }

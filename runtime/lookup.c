@@ -161,7 +161,7 @@ static int rank_cmp(const void *pa, const void *pb) {
 }
 
 /* 1 when this library can run winner e: its cubin, or a library winner of a vendor library it
- * calls (cuBLASLt always; cuDNN once attention's fallback is in, attention_library.c). */
+ * calls (cuBLASLt always; cuDNN where it loads, attention_library.c). */
 static int runnable(const db_entry *e) {
   if (e->launch.cubin_size && e->launch.entry[0]) return 1;
   if (!e->launch.library_algo[0]) return 0;
@@ -171,7 +171,7 @@ static int runnable(const db_entry *e) {
 /* Why a winner has nothing to launch. */
 static void nothing_to_launch(const db_entry *e, char *why, size_t size) {
   if (e->launch.library_algo[0])
-    snprintf(why, size, "a %s library winner, which this librooftune cannot run", e->template_name);
+    snprintf(why, size, "a %s library winner, and %s cannot be loaded here", e->template_name, e->template_name);
   else
     snprintf(why, size, "nothing to launch: no cubin stored (%s on %s)", timing_kind_name(e->timing), e->device.name);
 }
@@ -378,9 +378,12 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
                             "ROOFTUNE_ALLOW_MISMATCH serves them)", refused, refused > 1 ? "s" : "");
     if (n < sizeof m->reason && lib)
       snprintf(m->reason + n, sizeof m->reason - n, "; %s's own choice serves it", v->words);
+    else if (n < sizeof m->reason && v)
+      snprintf(m->reason + n, sizeof m->reason - n, "; its vendor library (%s) cannot be loaded here",
+               v->words);
     else if (n < sizeof m->reason && f->library)
       snprintf(m->reason + n, sizeof m->reason - n, "; the vendor fallback (%s) is not in this build",
-               v ? v->words : f->library);
+               f->library);
     else if (n < sizeof m->reason)
       snprintf(m->reason + n, sizeof m->reason - n, "; the family has no vendor library");
   }

@@ -9,7 +9,7 @@
  *   launch.c      the driver, loading cubins, launching, the per-handle kernel cache
  *   gemm.c        rooftune_gemm and its cuBLASLt fallback
  *   attention.c   rooftune_attention: arguments, TMA maps, split-KV scratch
- *   attention_library.c  the seam where the vendor (cuDNN) fallback of attention goes
+ *   attention_library.c  attention's vendor library: cuDNN's SDPA, its plans kept per context and stream
  */
 #ifndef ROOFTUNE_RUNTIME_INTERNAL_H
 #define ROOFTUNE_RUNTIME_INTERNAL_H
@@ -127,13 +127,17 @@ void rt_info_from_match(const rooftune_match *m, rooftune_info *info);
 
 /* ---- attention_library.c ---- */
 
-/* 1 when this build can run attention through the vendor library (cuDNN). */
+/* 1 when attention can run through the vendor library: cuDNN loads (once; the first answer
+ * stays). */
 int rt_attention_library_available(void);
-/* Runs p through the vendor library (the seam for cuDNN's SDPA): the plan a tuned library
- * winner names (identity, "cudnn sdpa engine=..."), or cuDNN's own choice (identity NULL; why
- * says why no tuned kernel ran).  ROOFTUNE_ERR_NOT_FOUND with the reason while this build has
- * none. */
+/* Runs call a (problem p) through cuDNN's SDPA on stream: the plan a tuned library winner names
+ * (identity, "cudnn sdpa engine=..."): ROOFTUNE_OK, an error of the run, or -1 with why (of
+ * why_size) saying why that plan cannot run here, for the caller to go on with cuDNN's own
+ * choice; or cuDNN's own choice (identity NULL; why says why no tuned kernel ran): ROOFTUNE_OK
+ * with info's path ROOFTUNE_PATH_LIBRARY, template "cudnn" and the reason, else
+ * ROOFTUNE_ERR_NOT_FOUND when cuDNN is not available, ROOFTUNE_ERR_UNSUPPORTED when it cannot
+ * run the problem, each with both reasons in rooftune_last_error(). */
 int rt_attention_library(const problem *p, const rooftune_attention_problem *a, void *stream,
-                         const char *identity, const char *why, rooftune_info *info);
+                         const char *identity, char *why, size_t why_size, rooftune_info *info);
 
 #endif

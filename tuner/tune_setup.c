@@ -92,6 +92,11 @@ static rt_status select_one(tune_ctx *c, const char *tpath, tune_lineup *L, rt_e
 static rt_status select_family(tune_ctx *c, const char *tpath, tune_lineup *L, rt_error *err) {
   rt_status rc = catalog_list(tpath, &L->paths, &L->npaths, err);
   if (rc) return rc;
+  char **skipped = NULL;
+  int nskipped = 0;
+  if (catalog_skipped(tpath, &skipped, &nskipped, NULL) == RT_OK)
+    for (int i = 0; i < nskipped; i++) tune_note(c->rep, "skipped %.300s (not a template manifest)", skipped[i]);
+  catalog_list_free(skipped, nskipped);
   for (int i = 0; i < L->npaths && L->n < TUNE_MAX_TEMPLATES; i++) {
     manifest *m = NULL;
     if (manifest_load(L->paths[i], &m, err)) return err ? err->code : RT_ERR_MANIFEST;

@@ -39,5 +39,15 @@ if command -v c++ >/dev/null; then
 int main() { rooftune_query q = {}; return q.flags; }' | c++ -Wall -Werror -fsyntax-only -I"$src/runtime/include" -x c++ - ||
     die "rooftune.h does not compile as C++"
 fi
+# attention's cuDNN fallback is in (kernels/attention_sdpa.c: the graph, plans and runs), and with
+# it nothing of NVRTC, Jansson or the manifests (the symbol table, where the build keeps one)
+syms=$(nm --defined-only "$lib" 2>/dev/null | awk 'NF==3{print $3}')
+if echo "$syms" | grep -qx rooftune_attention; then
+  for f in attn_cudnn_open_call attn_cudnn_graph_build_call attn_cudnn_bind attn_cudnn_run; do
+    echo "$syms" | grep -qx "$f" || die "$lib lacks $f: no cuDNN fallback for rooftune_attention"
+  done
+  bad=$(echo "$syms" | grep -E '^(nvrtc|json_|manifest_|catalog_|compile_source)' | head -3)
+  [ -z "$bad" ] || die "$lib carries engine code it must not: $(echo $bad)"
+fi
 [ $fail = 0 ] && echo "librooftune needs $(readelf -d "$lib" | grep -c NEEDED) libraries, all promised, and exports exactly its $(grep -c 'rooftune_' "$src/runtime/rooftune.map") functions"
 exit $fail

@@ -13,6 +13,7 @@
 #include "tuner/job/job.h"
 #include "tuner/job/report.h"
 #include "tuner/job/run.h"
+#include "tuner/verdict.h"
 
 static const char usage[] =
     "usage: rooftune job run JOB [--shard I/N] [--device DEV] [--db FILE] [--json] [--no-report]\n"
@@ -98,9 +99,10 @@ static void problem_line(FILE *out, const job_event *ev) {
   json_array_foreach(json_object_get(it, "rechecks"), i, r) {
     const char *v = str(r, "verdict");
     fprintf(out, "; recheck %s %s", str(r, "template"), v);
+    char ratio[32];
     if (json_is_number(json_object_get(r, "now_ms")))
-      fprintf(out, " %.4g -> %.4g ms (%+.1f %%)", num(r, "then_ms"), num(r, "now_ms"),
-              100 * (num(r, "now_ms") / num(r, "then_ms") - 1));
+      fprintf(out, " %.4g -> %.4g ms (%s)", num(r, "then_ms"), num(r, "now_ms"),
+              verdict_ratio(num(r, "now_ms"), num(r, "then_ms"), ratio, sizeof ratio));
     if (str(r, "detail")[0]) fprintf(out, " (%s)", str(r, "detail"));
     if (!strcmp(v, "SLOWER") || !strcmp(v, "FAILS")) fprintf(out, " REGRESSION");
   }

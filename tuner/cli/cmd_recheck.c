@@ -10,6 +10,7 @@
 #include "db/db.h"
 #include "tuner/device/device.h"
 #include "tuner/recheck.h"
+#include "tuner/verdict.h"
 #include "tuner/tune.h"
 #include "tuner/core/util.h"
 
@@ -149,15 +150,16 @@ static int cmd_recheck(int argc, char **argv) {
   } else {
     printf("recheck on %s of %s: %zu winners for this device, %zu re-measured, %zu slower, %zu failing "
            "(tolerance %.0f %%)\n", label, dbp, nv, measured, slower, failing, tol * 100);
-    if (nv) printf("%-6s %-22s %-5s %-12s %10s %10s %8s  %s\n", "family", "shape", "dtype", "template",
-                   "then_ms", "now_ms", "change", "verdict");
+    if (nv) printf("%-6s %-22s %-5s %-12s %10s %10s %14s  %s\n", "family", "shape", "dtype", "template",
+                   "then_ms", "now_ms", "now", "verdict");
     for (size_t i = 0; i < nv; i++) {
       const verdict *r = &vs[i];
       printf("%-6s %-22s %-5s %-12s %10.5g ", r->e->family, r->e->shape, r->e->dtype,
              r->e->template_name, r->e->time_ms);
+      char ratio[32];
       if (isfinite(r->r.now_ms))
-        printf("%10.5g %+7.1f%%", r->r.now_ms, 100 * (r->r.now_ms / r->e->time_ms - 1));
-      else printf("%10s %8s", "-", "-");
+        printf("%10.5g %14s", r->r.now_ms, verdict_ratio(r->r.now_ms, r->e->time_ms, ratio, sizeof ratio));
+      else printf("%10s %14s", "-", "-");
       printf("  %s%s%s\n", recheck_verdict_name(r->r.verdict), r->r.detail[0] ? ": " : "", r->r.detail);
     }
   }
