@@ -46,11 +46,7 @@ enum {
   DB_CREATE = 1,   /* open for writing, creating the file and schema when absent */
 };
 
-/* The default database path: $ROOFTUNE_DB, else $XDG_DATA_HOME/rooftune/tuning.db, else
- * ~/.local/share/rooftune/tuning.db (what `rooftune tune`, `db` and `lookup` use without --db). */
-void db_default_path(char *buf, size_t size);
-/* Creates the folders above PATH when missing (for writers of the default path). */
-rt_status db_make_parent(const char *path, rt_error *err);
+/* The default database path is rt_default_db_path() (tuner/core/util.h). */
 
 /* Opens PATH.  Errors: RT_ERR_IO (missing, unreadable), RT_ERR_DB_FOREIGN (not SQLite, or an
  * SQLite file of another program), RT_ERR_DB_VERSION (written by a newer rooftune), RT_ERR_DB
@@ -320,12 +316,6 @@ rt_status db_merge(db *d, const char *src_path, long long *added, rt_error *err)
  * per problem into report (may be NULL); *problems counts them. */
 rt_status db_check(db *d, char *report, size_t size, int *problems, rt_error *err);
 
-/* --- nearest shape -------------------------------------------------------------------- */
-
-/* The distance between two problems' dims texts ("M=..,N=..,K=.."): the Euclidean distance of
- * the natural logs of the dimensions, so 2048 vs 4096 counts as much as 64 vs 128; a missing
- * dimension counts as 1 (BATCH).  Returns -1 when either text has no dimensions. */
-double db_shape_distance(const char *dims_a, const char *dims_b);
 /* Writes a problem's dims as "M=4096,N=4096,K=4096". */
 void db_dims_text(const problem *p, char *buf, size_t size);
 

@@ -1,7 +1,8 @@
-/* attention.c — the attention family (see attention.h): shapes and their facts, the GPU inputs
- * (contiguous or paged KV, ragged lengths), the reference run, TMA maps for TMA templates, the
- * split-KV scratch, verification of O and the LSE. */
-#include "kernels/attention.h"
+/* attention.c — the attention family's tuning half (see attention.h): FLOPs, compulsory bytes
+ * and tolerance, and on the GPU its inputs (contiguous or paged KV, ragged lengths), the
+ * reference run, the split-KV scratch, verification of O and the LSE; the whole
+ * attention_family.  attention_serve.c has what serving needs. */
+#include "kernels/attention_impl.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -15,251 +16,7 @@
 #include "templates/attention/attn_tma.h"
 #include "tuner/driver/cuda_driver.h"
 
-#define ATTN_SHAPE_HELP                                                                          \
-  "BxHQ[:HKV]xSQ[:SKV]xD[:causal][:paged[16|32|64]] with positive integers, e.g. 4x32x4096x128, " \
-  "1x32:8x8192x128:causal or 64x32:8x1:8192x128:paged16"
-#define ATTN_MAX_B 65535     /* grid z */
-#define ATTN_MAX_H 65535     /* grid y */
-#define ATTN_MAX_S (1 << 24) /* tokens per sequence */
-#define ATTN_MAX_LENS 1024   /* sequences with their own lengths (--kv-lens) */
-
-/* ---- the problem ---- */
-
-static long long dim(const problem *p, const char *n) { return problem_dim(p, n); }
-
-/* The KV lengths of p into lens (B entries): args when ragged, else SKV each. */
-static void kv_lens_of(const problem *p, int *lens) {
-  const long long B = dim(p, "B"), SKV = dim(p, "SKV");
-  const char *s = p->args;
-  for (long long b = 0; b < B; b++) {
-    if (dim(p, "RAGGED") && *s) {
-      lens[b] = (int)strtol(s, (char **)&s, 10);
-      if (*s == ',') s++;
-    } else {
-      lens[b] = (int)SKV;
-    }
-  }
-}
-
-long long attention_kv_len(const problem *p, int b) {
-  if (!dim(p, "RAGGED")) return dim(p, "SKV");
-  const char *s = p->args;
-  for (int i = 0; i < b && *s; i++) {
-    s = strchr(s, ',');
-    if (!s) return 0;
-    s++;
-  }
-  return strtol(s, NULL, 10);
-}
-
-/* (query, key) pairs one head attends in a sequence of kv keys under the mask. */
-static long long seq_pairs(long long SQ, long long kv, int causal) {
-  if (!causal) return SQ * kv;
-  /* query i attends min(kv, max(0, i + kv - SQ + 1)) keys */
-  long long total = 0;
-  long long first = SQ - kv; /* queries i < first attend nothing */
-  if (first < 0) first = 0;
-  for (long long i = first; i < SQ; i++) {
-    long long n = i + kv - SQ + 1;
-    total += n > kv ? kv : n;
-  }
-  return total;
-}
-
-static rt_status bad_shape(rt_error *err, const char *shape, const char *why) {
-  rt_error_set(err, RT_ERR_PARSE, "bad attention shape \"%s\": %s; expected %s", shape, why, ATTN_SHAPE_HELP);
-  rt_error_locate(err, "--shape", NULL, 0, 0);
-  return RT_ERR_PARSE;
-}
-
-static int number(const char **s, long long *v) {
-  if (**s < '0' || **s > '9') return 0;
-  errno = 0;
-  char *end;
-  *v = strtoll(*s, &end, 10);
-  if (errno || *v <= 0) return 0;
-  *s = end;
-  return 1;
-}
-
-static unsigned long long fnv64(const char *s) {
-  unsigned long long h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-static rt_status attn_parse_shape(const family_ops *self, const char *shape, const char *dtype,
-                                  const char *args, problem *out, rt_error *err) {
-  (void)self;
-  const char *in = shape ? shape : "";
-  if (!dtype || (strcmp(dtype, "f16") && strcmp(dtype, "bf16"))) {
-    rt_error_locate(err, "--dtype", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "the attention family takes dtype f16 or bf16, not \"%s\"",
-                        dtype ? dtype : "");
-  }
-  const char *s = in;
-  long long B, HQ, HKV, SQ, SKV, D;
-  if (!number(&s, &B)) return bad_shape(err, in, "B must be a positive integer");
-  if (*s++ != 'x' || !number(&s, &HQ)) return bad_shape(err, in, "HQ must follow B after 'x'");
-  HKV = HQ;
-  if (*s == ':' && s[1] >= '0' && s[1] <= '9') {
-    s++;
-    if (!number(&s, &HKV)) return bad_shape(err, in, "HKV must be a positive integer");
-  }
-  if (*s++ != 'x' || !number(&s, &SQ)) return bad_shape(err, in, "SQ must follow the heads after 'x'");
-  SKV = SQ;
-  if (*s == ':' && s[1] >= '0' && s[1] <= '9') {
-    s++;
-    if (!number(&s, &SKV)) return bad_shape(err, in, "SKV must be a positive integer");
-  }
-  if (*s++ != 'x' || !number(&s, &D)) return bad_shape(err, in, "D must follow the lengths after 'x'");
-  int causal = 0, page = 0;
-  unsigned long long digest = 0;
-  int has_digest = 0;
-  while (*s == ':') {
-    s++;
-    if (!strncmp(s, "causal", 6) && (s[6] == ':' || !s[6])) {
-      if (causal) return bad_shape(err, in, ":causal given twice");
-      causal = 1;
-      s += 6;
-    } else if (!strncmp(s, "paged", 5)) {
-      if (page) return bad_shape(err, in, ":paged given twice");
-      s += 5;
-      long long n = 16;
-      if (*s >= '0' && *s <= '9' && !number(&s, &n)) return bad_shape(err, in, "bad page size");
-      if (n != 16 && n != 32 && n != 64) return bad_shape(err, in, "pages hold 16, 32 or 64 tokens");
-      page = (int)n;
-    } else if (!strncmp(s, "lens-", 5)) {
-      char *end;
-      errno = 0;
-      digest = strtoull(s + 5, &end, 16);
-      if (errno || end != s + 5 + 8) return bad_shape(err, in, ":lens- is followed by the 8 hex digits of the lengths' digest");
-      has_digest = 1;
-      s = end;
-    } else {
-      return bad_shape(err, in, "the suffixes are :causal and :paged[16|32|64]");
-    }
-  }
-  if (*s) return bad_shape(err, in, "unexpected text after the head dim");
-  if (B > ATTN_MAX_B) return bad_shape(err, in, "B is larger than 65535");
-  if (HQ > ATTN_MAX_H) return bad_shape(err, in, "HQ is larger than 65535");
-  if (HQ % HKV) return bad_shape(err, in, "HQ must be a multiple of HKV");
-  if (SQ > ATTN_MAX_S || SKV > ATTN_MAX_S) return bad_shape(err, in, "a sequence has at most 16777216 tokens");
-  if (D % 8 || D > 256) return bad_shape(err, in, "D must be a multiple of 8 and at most 256");
-  if ((double)B * SKV * HKV * D > 1e12 || (double)B * SQ * HQ * D > 1e12)
-    return bad_shape(err, in, "the tensors would exceed 10^12 elements");
-  memset(out, 0, sizeof *out);
-  snprintf(out->family, sizeof out->family, "attention");
-  snprintf(out->dtype, sizeof out->dtype, "%s", dtype);
-  const char *names[] = {"B", "HQ", "HKV", "SQ", "SKV", "D", "CAUSAL", "PAGE"};
-  long long vals[] = {B, HQ, HKV, SQ, SKV, D, causal, page};
-  for (int i = 0; i < 8; i++) problem_add_dim(out, names[i], vals[i]);
-  /* ragged lengths: the args, named in the shape by their digest */
-  long long kv_tokens = 0, pairs = 0;
-  int ragged = args && *args;
-  if (has_digest && !ragged) {
-    rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_USAGE, "the shape \"%s\" names per-sequence KV lengths by their digest: give the "
-                        "lengths themselves with --kv-lens", in);
-  }
-  if (ragged) {
-    if (B > ATTN_MAX_LENS) {
-      rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID, "at most %d sequences have their own lengths (B is %lld)", ATTN_MAX_LENS, B);
-    }
-    const char *a = args;
-    size_t n = 0;
-    for (long long b = 0; b < B; b++) {
-      char *end;
-      errno = 0;
-      long long len = strtoll(a, &end, 10);
-      if (end == a || errno || len < 0 || len > SKV || (*end && *end != ',') || (b + 1 < B && *end != ',') ||
-          (b + 1 == B && *end)) {
-        rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-        return rt_error_set(err, RT_ERR_INVALID,
-                            "--kv-lens needs %lld lengths from 0 to SKV = %lld, separated by commas; "
-                            "length %lld is wrong or missing", B, SKV, b + 1);
-      }
-      int w = snprintf(out->args + n, sizeof out->args - n, "%s%lld", b ? "," : "", len);
-      if (w < 0 || (size_t)w >= sizeof out->args - n) {
-        rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-        return rt_error_set(err, RT_ERR_INVALID, "--kv-lens is too long");
-      }
-      n += (size_t)w;
-      kv_tokens += len;
-      pairs += seq_pairs(SQ, len, causal);
-      a = *end ? end + 1 : end;
-    }
-    unsigned long long h = fnv64(out->args) & 0xffffffffull;
-    if (has_digest && h != digest) {
-      rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID, "the lengths given (digest %08llx) are not the ones the shape names "
-                          "(%08llx)", h, digest);
-    }
-    digest = h;
-  } else {
-    kv_tokens = B * SKV;
-    pairs = B * seq_pairs(SQ, SKV, causal);
-  }
-  problem_add_dim(out, "RAGGED", ragged);
-  problem_add_dim(out, "KVTOK", kv_tokens);
-  problem_add_dim(out, "PAIRS", pairs);
-  char base[64];
-  int w = snprintf(base, sizeof base, "%lldx%lld", B, HQ);
-  if (HKV != HQ) w += snprintf(base + w, sizeof base - (size_t)w, ":%lld", HKV);
-  w += snprintf(base + w, sizeof base - (size_t)w, "x%lld", SQ);
-  if (SKV != SQ) w += snprintf(base + w, sizeof base - (size_t)w, ":%lld", SKV);
-  w += snprintf(base + w, sizeof base - (size_t)w, "x%lld%s", D, causal ? ":causal" : "");
-  if (page) w += snprintf(base + w, sizeof base - (size_t)w, ":paged%d", page);
-  if (ragged) snprintf(base + w, sizeof base - (size_t)w, ":lens-%08llx", digest);
-  snprintf(out->shape, sizeof out->shape, "%s", base);
-  return RT_OK;
-}
-
-static long long max_pages(const problem *p) {
-  long long page = dim(p, "PAGE");
-  return page ? (dim(p, "SKV") + page - 1) / page : 0;
-}
-
-static long long num_pages(const problem *p) {
-  long long page = dim(p, "PAGE");
-  if (!page) return 0;
-  if (!dim(p, "RAGGED")) return dim(p, "B") * max_pages(p);
-  long long n = 0;
-  for (int b = 0; b < dim(p, "B"); b++) n += (attention_kv_len(p, b) + page - 1) / page;
-  return n > 0 ? n : 1;
-}
-
-static rt_status attn_bind(const family_ops *self, const problem *p, rt_vars *v) {
-  (void)self;
-  const long long HQ = dim(p, "HQ"), HKV = dim(p, "HKV");
-  const struct {
-    const char *name;
-    long long value;
-  } f[] = {
-      {"B", dim(p, "B")},
-      {"HQ", HQ},
-      {"HKV", HKV},
-      {"SQ", dim(p, "SQ")},
-      {"SKV", dim(p, "SKV")},
-      {"D", dim(p, "D")},
-      {"causal", dim(p, "CAUSAL")},
-      {"group", HKV ? HQ / HKV : 0},
-      {"paged", dim(p, "PAGE") > 0},
-      {"page_size", dim(p, "PAGE")},
-      {"max_pages", max_pages(p)},
-      {"num_pages", num_pages(p)},
-      {"ragged", dim(p, "RAGGED")},
-      {"kv_tokens", dim(p, "KVTOK")},
-      {"pairs", dim(p, "PAIRS")},
-      {"dtype_bytes", 2},
-  };
-  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-    rt_status s = rt_vars_set(v, f[i].name, f[i].value);
-    if (s) return s;
-  }
-  return RT_OK;
-}
+/* ---- the problem's costs ---- */
 
 static double attn_flops(const family_ops *self, const problem *p) {
   (void)self;
@@ -279,40 +36,6 @@ static double attn_min_bytes(const family_ops *self, const problem *p) {
 static double attn_tolerance(const family_ops *self, const problem *p) {
   (void)self;
   return strcmp(p->dtype, "bf16") ? 2e-3 : 1e-2;
-}
-
-void attention_args(const problem *p, unsigned long long q, unsigned long long k, unsigned long long v,
-                    unsigned long long o, unsigned long long lse, unsigned long long block_table,
-                    unsigned long long kv_lens, unsigned long long work, unsigned long long counters,
-                    attn_args *a) {
-  memset(a, 0, sizeof *a);
-  a->q = q;
-  a->k = k;
-  a->v = v;
-  a->o = o;
-  a->lse = lse;
-  a->block_table = block_table;
-  a->kv_lens = kv_lens;
-  a->work = work;
-  a->counters = counters;
-  a->B = (int)dim(p, "B");
-  a->HQ = (int)dim(p, "HQ");
-  a->HKV = (int)dim(p, "HKV");
-  a->SQ = (int)dim(p, "SQ");
-  a->SKV = (int)dim(p, "SKV");
-  a->D = (int)dim(p, "D");
-  a->causal = (int)dim(p, "CAUSAL");
-  a->page_size = (int)dim(p, "PAGE");
-  a->max_pages = (int)max_pages(p);
-  a->num_pages = (int)num_pages(p);
-  a->scale = (float)(1.0 / sqrt((double)a->D));
-  a->scale_log2 = (float)(1.0 / sqrt((double)a->D) * 1.4426950408889634);
-}
-
-size_t attention_work_floats(const problem *p, long long splits) {
-  if (splits < 1) splits = 1;
-  return (size_t)dim(p, "B") * (size_t)dim(p, "HQ") * (size_t)dim(p, "SQ") * (size_t)splits *
-         (size_t)(dim(p, "D") + 2);
 }
 
 /* ---- the GPU side ---- */
@@ -375,7 +98,7 @@ static void attn_gpu_teardown(family_gpu *g) {
 
 rt_status attention_gpu_cudnn(family_gpu *g, attn_cudnn **out, rt_error *err) {
   if (!g->dnn) {
-    attn_cudnn_io io = {g->q, g->k, g->v, g->o, g->lse, g->table};
+    attn_cudnn_io io = {g->q, g->k, g->v, g->o, g->lse, g->table, 0};
     rt_status st = attn_cudnn_open(&g->p, &io, &g->dnn, err);
     if (st) return st;
   }
@@ -586,13 +309,8 @@ static rt_status attn_gpu_verify(family_gpu *g, double *rel_error, rt_error *err
 }
 
 const family_ops attention_family = {
-    .name = "attention",
-    .shape_help = ATTN_SHAPE_HELP,
-    .example_shape = "4x32x4096x128",
-    .example_more = "64x32:8x1:8192x128",
+    ATTN_SERVING_OPS,
     .reference = "attn_reference",
-    .parse_shape = attn_parse_shape,
-    .bind = attn_bind,
     .flops = attn_flops,
     .min_bytes = attn_min_bytes,
     .tolerance = attn_tolerance,

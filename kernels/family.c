@@ -1,5 +1,6 @@
-/* family.c — the registry of kernel families: the C families, and those declared in the
- * family.json files of the template search path, loaded on first use. */
+/* family.c — the registry of kernel families: the C families (the generated C_FAMILIES list),
+ * and those declared in the family.json files of the template search path, loaded on first
+ * use. */
 #include "kernels/family.h"
 
 #include <pthread.h>
@@ -7,13 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/attention.h"
+#include "kernels/c_families.h"
 #include "kernels/declared.h"
-#include "kernels/gemm.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 
-static const family_ops *const builtin[] = {&gemm_family, &attention_family};
+/* The C families (C_FAMILIES: kernels/NAME_serve.c and kernels/NAME.c each), whole. */
+#define FAMILY_DECL(name) extern const family_ops name##_family;
+C_FAMILIES(FAMILY_DECL)
+#undef FAMILY_DECL
+static const family_ops *const builtin[] = {
+#define FAMILY_ENTRY(name) &name##_family,
+    C_FAMILIES(FAMILY_ENTRY)
+#undef FAMILY_ENTRY
+};
 #define NBUILTIN (sizeof builtin / sizeof builtin[0])
 #define MAX_DECLARED 64
 

@@ -13,11 +13,21 @@
  * that bring vendor libraries or host-side descriptors (gemm: cuBLASLt and TMA) are C modules.
  * Everything after the family (model, diagnosis, search, database, runtime) is the same for
  * both.
+ *
+ * A C family NAME is two files: kernels/NAME_serve.c, what serving needs (the shape syntax and
+ * names, the serving coordinates, the vendor library's name, the default layout, and what the
+ * runtime launches with: descriptors, argument blocks), which librooftune links and which
+ * defines NAME_serving, the family_ops with only those fields; and kernels/NAME.c, what tuning
+ * needs on top (costs, tolerance, the GPU side), which defines NAME_family, the whole
+ * family_ops.  CMake finds the C families by the first file (kernels/NAME_serve.c) and lists them
+ * once, as C_FAMILIES in the generated kernels/c_families.h: the registry below and the
+ * runtime's table (family_serving_find) both come from it.
  */
 #ifndef ROOFTUNE_FAMILY_H
 #define ROOFTUNE_FAMILY_H
 
 #include <cuda.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +49,25 @@ typedef struct family_reference {
   unsigned grid[3], block[3], smem; /* its launch for the problem */
 } family_reference;
 
+#define FAMILY_COORDS_MAX 10
+
+/* A problem's serving coordinates (runtime/include/rooftune.h, "Distance"): natural logs of the
+ * dimensions that decide how alike two problems are, and a kind, so that problems of different
+ * kinds (attention prefill and decode) are never compared. */
+typedef struct family_coords {
+  int kind;                   /* the family's own (1 gemm, 2 attention prefill, 3 decode); the
+                                 runtime's generic coordinates are 10 + n */
+  int n;                      /* coordinates used */
+  double x[FAMILY_COORDS_MAX]; /* ln of each */
+} family_coords;
+
+/* ln of problem p's dimension NAME, 1 when it is absent or not positive: what coordinates are
+ * made of. */
+static inline double family_ln_dim(const problem *p, const char *name) {
+  long long v = problem_dim(p, name);
+  return log((double)(v > 0 ? v : 1));
+}
+
 typedef struct family_ops {
   const char *name;          /* "gemm" */
   const char *shape_help;    /* one line: the shape syntax, for error messages */
@@ -51,6 +80,17 @@ typedef struct family_ops {
   /* Roles (tuner/template/roles.h) the diagnosis may name as levers for this family's
    * templates, as a "tile_m,warps,..." list; NULL: every role. */
   const char *levers;
+  /* The vendor library whose candidates compete with the templates and which serves a problem
+   * no tuned kernel admits (rule 4 of rooftune.h): "cublaslt", "cudnn"; NULL: none. */
+  const char *library;
+  /* The layout a problem has when its shape names none ("nn" for gemm: the layout travels as
+   * the shape's suffix); NULL: the family has no layouts. */
+  const char *default_layout;
+
+  /* --- serving: what librooftune needs (kernels/NAME_serve.c) --- */
+  /* The problem's serving coordinates; NULL: the runtime's generic ones (BATCH, then the
+   * dimensions in order). */
+  void (*coords)(const struct family_ops *self, const problem *p, family_coords *out);
 
   /* --- host side, no GPU needed --- */
   /* Every host-side operation and gpu_setup take the family itself first (self), so one
@@ -92,7 +132,8 @@ typedef struct family_ops {
    * gemm run).  A family without it admits no such candidate. */
   void (*gpu_tolerance)(family_gpu *g, double tolerance);
 
-  /* Library candidates (cuBLASLt algorithms for GEMM); NULL when the family has none. */
+  /* Library candidates (cuBLASLt algorithms for GEMM), stored under `library` above; NULL when
+   * the family has none. */
   rt_status (*library_list)(family_gpu *g, int max, int *count, rt_error *err);
   /* A stable text that identifies library candidate i so the runtime can use it again. */
   rt_status (*library_describe)(family_gpu *g, int i, char *buf, size_t size, rt_error *err);
@@ -105,6 +146,11 @@ typedef struct family_ops {
 } family_ops;
 
 /* --- the registry --- */
+
+/* The serving half of C family NAME (NAME_serving: shape, names, coordinates, library, default
+ * layout; no tuning field), from the one list of C families; NULL for any other name.  What
+ * librooftune serves families by (kernels/served.c). */
+const family_ops *family_serving_find(const char *name);
 
 /* The family called NAME: a C family, or one declared in a family.json of the template search
  * path (loaded on first use; family_load_path reports what does not load).  NULL when unknown. */

@@ -85,7 +85,8 @@
 
 #include "kernels/family.h"
 
-extern const family_ops gemm_family;
+extern const family_ops gemm_family;  /* the whole family (gemm.c), for the tuner */
+extern const family_ops gemm_serving; /* its serving half (gemm_serve.c), for librooftune */
 
 /* 0 f32 and tf32 (fp32 inputs), 1 f16, 2 bf16, 4 e4m3, 5 e5m2; -1 for anything else. */
 int gemm_dtype_code(const char *dtype);

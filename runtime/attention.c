@@ -1,8 +1,8 @@
 /* attention.c — rooftune_attention: the tuned attention kernel served by the rules of
  * rooftune.h for this GPU, launched with the family's argument struct (kernels/attention.h:
  * attention_args), the TMA maps of TMA winners (attention_tma_maps) and the split-KV scratch of
- * split-KV winners (kept per context and stream); else the vendor fallback's seam
- * (attention_library.c). */
+ * split-KV winners (kept per context and stream); a tuned cuDNN plan, and cuDNN's own choice when
+ * nothing tuned serves, through attention_library.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +37,7 @@ int rooftune_attention_shape(const rooftune_attention_problem *a, char *buf, siz
   if (a->page_size) snprintf(text + n, sizeof text - (size_t)n, ":paged%d", a->page_size);
   static _Thread_local problem p;
   rt_error err = {0};
-  if (attention_family.parse_shape(&attention_family, text, a->dtype, NULL, &p, &err)) {
+  if (attention_serving.parse_shape(&attention_serving, text, a->dtype, NULL, &p, &err)) {
     rt_fail_err(&err);
     return ROOFTUNE_ERR_INVALID;
   }
@@ -178,7 +178,7 @@ int rooftune_attention(rooftune_db *r, const rooftune_attention_problem *a, void
   if ((rc = rt_current(&ctx, &dev, devname, sizeof devname, "rooftune_attention"))) return rc;
   static _Thread_local problem p;
   rt_error err = {0};
-  if (attention_family.parse_shape(&attention_family, shape, a->dtype, NULL, &p, &err)) return rt_fail_err(&err);
+  if (attention_serving.parse_shape(&attention_serving, shape, a->dtype, NULL, &p, &err)) return rt_fail_err(&err);
 
   char why[512] = "no tuning database given";
   rooftune_match m;
@@ -189,13 +189,9 @@ int rooftune_attention(rooftune_db *r, const rooftune_attention_problem *a, void
     if ((rc = rooftune_lookup(r, &q, &m))) return rc;
     rt_copy(why, sizeof why, m.reason);
   }
-  if (m.match != ROOFTUNE_MATCH_NONE && m.library_algo[0]) { /* a tuned cuDNN plan */
-    info->passed_count = m.passed_count;
-    rt_copy(info->passed_over, sizeof info->passed_over, m.passed_over);
-    return rt_attention_library(&p, a, stream, m.library_algo, why, info);
-  }
   if (m.match != ROOFTUNE_MATCH_NONE) {
-    rc = run_tuned(r, &m, &p, a, ctx, stream, why, sizeof why);
+    rc = m.library_algo[0] ? rt_attention_library(&p, a, stream, m.library_algo, why, sizeof why, info) /* a cuDNN plan */
+                           : run_tuned(r, &m, &p, a, ctx, stream, why, sizeof why);
     if (rc == ROOFTUNE_OK) {
       rt_info_from_match(&m, info);
       return ROOFTUNE_OK;
@@ -204,5 +200,5 @@ int rooftune_attention(rooftune_db *r, const rooftune_attention_problem *a, void
   }
   info->passed_count = m.passed_count;
   rt_copy(info->passed_over, sizeof info->passed_over, m.passed_over);
-  return rt_attention_library(&p, a, stream, NULL, why, info);
+  return rt_attention_library(&p, a, stream, NULL, why, sizeof why, info);
 }

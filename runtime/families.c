@@ -1,67 +1,38 @@
-/* families.c — the families librooftune serves beyond their tuned shapes (gemm and attention:
- * their own shape parsers and names, linked in), a generic entry for the others (dimensions by
- * position), and the serving coordinates of rooftune.h's "Distance". */
+/* families.c — the families librooftune serves beyond their tuned shapes: the C families'
+ * serving halves (kernels/served.c: their shape parsers, names, coordinates, vendor library and
+ * default layout), and a generic entry for the others (dimensions by position), with the
+ * serving distance of rooftune.h's "Distance". */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/attention.h"
-#include "kernels/gemm.h"
 #include "runtime/runtime.h"
 
-/* At most this many queries per sequence make an attention problem a decode problem. */
-#define RT_DECODE_MAX_SQ 8
-
-static const rt_family families[] = {
-    {"gemm", &gemm_family, "cublaslt", "nn"},
-    {"attention", &attention_family, "cudnn", ""},
-};
-
-const rt_family *rt_family_get(const char *name) {
-  static _Thread_local rt_family generic;
-  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
-    if (name && !strcmp(families[i].name, name)) return &families[i];
-  generic.name = name ? name : "";
-  generic.ops = NULL;
-  generic.library = NULL;
-  generic.default_layout = "";
-  return &generic;
+rt_family rt_family_get(const char *name) {
+  rt_family f;
+  f.ops = family_serving_find(name);
+  f.name = f.ops ? f.ops->name : name ? name : "";
+  f.library = f.ops ? f.ops->library : NULL;
+  f.default_layout = f.ops && f.ops->default_layout ? f.ops->default_layout : "";
+  return f;
 }
 
-static double ln_dim(const problem *p, const char *name) {
-  long long v = problem_dim(p, name);
-  return log((double)(v > 0 ? v : 1));
-}
-
-void rt_coords_of(const rt_family *f, const problem *p, rt_coords *out) {
+void rt_coords_of(const rt_family *f, const problem *p, family_coords *out) {
   memset(out, 0, sizeof *out);
-  if (!strcmp(f->name, "gemm")) {
-    out->kind = 1;
-    const char *names[] = {"BATCH", "M", "N", "K"};
-    for (int i = 0; i < 4; i++) out->x[out->n++] = ln_dim(p, names[i]);
-  } else if (!strcmp(f->name, "attention")) {
-    const double b = ln_dim(p, "B");
-    if (problem_dim(p, "SQ") <= RT_DECODE_MAX_SQ) {
-      out->kind = 3; /* decode: the grid's parallelism, the keys a split streams */
-      out->x[out->n++] = b + ln_dim(p, "HKV");
-      out->x[out->n++] = ln_dim(p, "SKV");
-    } else {
-      out->kind = 2;
-      out->x[out->n++] = b + ln_dim(p, "HQ");
-      out->x[out->n++] = ln_dim(p, "SQ");
-      out->x[out->n++] = ln_dim(p, "SKV");
-    }
-  } else { /* the batch, then the dimensions in order */
-    out->x[out->n++] = ln_dim(p, "BATCH");
-    for (int i = 0; i < p->ndims && out->n < RT_COORDS_MAX; i++)
-      if (strcmp(p->dim_names[i], "BATCH")) out->x[out->n++] = log((double)(p->dims[i] > 0 ? p->dims[i] : 1));
-    out->kind = 10 + out->n;
+  if (f->ops && f->ops->coords) {
+    f->ops->coords(f->ops, p, out);
+    return;
   }
+  /* the batch, then the dimensions in order */
+  out->x[out->n++] = family_ln_dim(p, "BATCH");
+  for (int i = 0; i < p->ndims && out->n < FAMILY_COORDS_MAX; i++)
+    if (strcmp(p->dim_names[i], "BATCH")) out->x[out->n++] = log((double)(p->dims[i] > 0 ? p->dims[i] : 1));
+  out->kind = 10 + out->n;
 }
 
-double rt_coords_distance(const rt_coords *a, const rt_coords *b) {
+double rt_coords_distance(const family_coords *a, const family_coords *b) {
   if (a->kind != b->kind || a->n != b->n) return -1;
   double sum = 0;
   for (int i = 0; i < a->n; i++) sum += (a->x[i] - b->x[i]) * (a->x[i] - b->x[i]);

@@ -210,7 +210,7 @@ int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long
   snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s%s", prefix, M, N, K, strcmp(layout, "nt") ? "" : ":nt", opts);
   static _Thread_local problem p;
   rt_error err = {0};
-  if (gemm_family.parse_shape(&gemm_family, shape, dtype, NULL, &p, &err)) return rt_fail_err(&err);
+  if (gemm_serving.parse_shape(&gemm_serving, shape, dtype, NULL, &p, &err)) return rt_fail_err(&err);
   gemm_epi pe;
   if (gemm_problem_epi(&p, &pe, &err)) return rt_fail_err(&err);
   epi.flags = (pe.beta ? GEMM_EPI_BETA : 0u) | (pe.bias ? GEMM_EPI_BIAS : 0u) | (pe.residual ? GEMM_EPI_RES : 0u) |

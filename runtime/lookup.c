@@ -14,7 +14,7 @@
 
 struct rt_index_entry {
   const db_entry *e;  /* the winner */
-  rt_coords c;        /* its serving coordinates */
+  family_coords c;    /* its serving coordinates */
   char layout[8];     /* normalized layout */
   int timing_rank;    /* 0 measured, 1 replayed, 2 predicted */
   int recipe_state;   /* 0 not read yet, 1 read, 2 has none */
@@ -113,7 +113,7 @@ static int index_build(rooftune_db *r) {
   }
   problem p;
   for (size_t i = 0; i < n; i++) {
-    const rt_family *f = rt_family_get(e[i].family);
+    const rt_family fam = rt_family_get(e[i].family), *f = &fam;
     idx[i].e = &e[i];
     rt_problem_from_entry(&e[i], &p);
     rt_coords_of(f, &p, &idx[i].c);
@@ -161,7 +161,7 @@ static int rank_cmp(const void *pa, const void *pb) {
 }
 
 /* 1 when this library can run winner e: its cubin, or a library winner of a vendor library it
- * calls (cuBLASLt always; cuDNN once attention's fallback is in, attention_library.c). */
+ * calls (cuBLASLt always; cuDNN where it loads, attention_library.c). */
 static int runnable(const db_entry *e) {
   if (e->launch.cubin_size && e->launch.entry[0]) return 1;
   if (!e->launch.library_algo[0]) return 0;
@@ -171,7 +171,7 @@ static int runnable(const db_entry *e) {
 /* Why a winner has nothing to launch. */
 static void nothing_to_launch(const db_entry *e, char *why, size_t size) {
   if (e->launch.library_algo[0])
-    snprintf(why, size, "a %s library winner, which this librooftune cannot run", e->template_name);
+    snprintf(why, size, "a %s library winner, and %s cannot be loaded here", e->template_name, e->template_name);
   else
     snprintf(why, size, "nothing to launch: no cubin stored (%s on %s)", timing_kind_name(e->timing), e->device.name);
 }
@@ -290,10 +290,28 @@ static const char *shape_options(const char *shape) {
   return plus ? plus : "";
 }
 
+/* The vendor libraries this build falls back to, by their family_ops.library name. */
+typedef struct rt_vendor {
+  const char *name;       /* "cublaslt" */
+  const char *words;      /* "cuBLASLt", for reasons */
+  int (*available)(void); /* NULL: always */
+} rt_vendor;
+
+static const rt_vendor vendors[] = {
+    {"cublaslt", "cuBLASLt", NULL},
+    {"cudnn", "cuDNN", rt_attention_library_available},
+};
+
+static const rt_vendor *vendor_of(const char *library) {
+  for (size_t i = 0; library && i < sizeof vendors / sizeof vendors[0]; i++)
+    if (!strcmp(vendors[i].name, library)) return &vendors[i];
+  return NULL;
+}
+
 /* Under the lock: walks the ranking (rooftune.h's rules) into m. */
 static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, const problem *qp,
                  const char *layout, const char *toolkit, double cap, rooftune_match *m) {
-  rt_coords qc;
+  family_coords qc;
   rt_coords_of(f, qp, &qc);
   candidate *cs = malloc((r->n ? r->n : 1) * sizeof *cs);
   if (!cs) return rt_fail(ROOFTUNE_ERR_NOMEM, "out of memory looking up %s", q->shape);
@@ -349,8 +367,8 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
     fill_from(&cs[k], m);
     m->rule = cs[k].exact ? ROOFTUNE_RULE_EXACT : m->passed_count ? ROOFTUNE_RULE_NEXT : ROOFTUNE_RULE_NEAREST;
   } else {
-    const char *lib = f->library;
-    if (lib && !strcmp(lib, "cudnn") && !rt_attention_library_available()) lib = NULL;
+    const rt_vendor *v = vendor_of(f->library);
+    const char *lib = v && (!v->available || v->available()) ? f->library : NULL;
     m->rule = lib ? ROOFTUNE_RULE_LIBRARY : ROOFTUNE_RULE_NONE;
     rt_copy(m->library, sizeof m->library, lib);
     size_t n = (size_t)snprintf(m->reason, sizeof m->reason, nc ? "no tuned winner admits %s %s %s%s%s within distance %.3g"
@@ -361,11 +379,16 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
       n += (size_t)snprintf(m->reason + n, sizeof m->reason - n,
                             " (%d winner%s of another device, toolkit or template version refused: "
                             "ROOFTUNE_ALLOW_MISMATCH serves them)", refused, refused > 1 ? "s" : "");
-    if (n < sizeof m->reason)
-      snprintf(m->reason + n, sizeof m->reason - n, "%s",
-               lib ? !strcmp(lib, "cublaslt") ? "; cuBLASLt's own choice serves it" : "; the vendor library serves it"
-               : !strcmp(f->name, "attention") ? "; the vendor fallback (cuDNN) is not in this build"
-                                               : "; the family has no vendor library");
+    if (n < sizeof m->reason && lib)
+      snprintf(m->reason + n, sizeof m->reason - n, "; %s's own choice serves it", v->words);
+    else if (n < sizeof m->reason && v)
+      snprintf(m->reason + n, sizeof m->reason - n, "; its vendor library (%s) cannot be loaded here",
+               v->words);
+    else if (n < sizeof m->reason && f->library)
+      snprintf(m->reason + n, sizeof m->reason - n, "; the vendor fallback (%s) is not in this build",
+               f->library);
+    else if (n < sizeof m->reason)
+      snprintf(m->reason + n, sizeof m->reason - n, "; the family has no vendor library");
   }
   free(cs);
   return ROOFTUNE_OK;
@@ -404,7 +427,7 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
     slot = (slot + 1) & (CACHE_SLOTS - 1);
   }
   memset(m, 0, sizeof *m);
-  const rt_family *f = rt_family_get(q->family);
+  const rt_family fam = rt_family_get(q->family), *f = &fam;
   static _Thread_local problem qp; /* large (per-sequence lengths): not on the stack */
   rt_error err = {0};
   if (rt_problem_parse(f, q->shape, q->dtype, q->layout, &qp, &err)) {

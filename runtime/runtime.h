@@ -3,13 +3,13 @@
  * index, the driver and the loaded-kernel cache.
  *
  *   status.c      the status table: rooftune_strerror, the mapping from engine codes, errors
- *   families.c    the families served beyond their tuned shapes and their coordinates
+ *   families.c    the families served beyond their tuned shapes (kernels/served.c) and the distance
  *   geometry.c    one path: a winner's recipe evaluated and checked for a queried shape
  *   lookup.c      the handle, the index, the serving rules, the answer cache
  *   launch.c      the driver, loading cubins, launching, the per-handle kernel cache
  *   gemm.c        rooftune_gemm and its cuBLASLt fallback
  *   attention.c   rooftune_attention: arguments, TMA maps, split-KV scratch
- *   attention_library.c  the seam where the vendor (cuDNN) fallback of attention goes
+ *   attention_library.c  attention's vendor library: cuDNN's SDPA, its plans kept per context and stream
  */
 #ifndef ROOFTUNE_RUNTIME_INTERNAL_H
 #define ROOFTUNE_RUNTIME_INTERNAL_H
@@ -23,6 +23,7 @@
 #include "runtime/include/rooftune.h"
 #include "tuner/core/problem.h"
 #include "tuner/core/status.h"
+#include "tuner/core/util.h"
 
 /* ---- status.c ---- */
 
@@ -32,37 +33,27 @@ int rt_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 int rt_fail_err(const rt_error *err);
 /* The public code for an engine status. */
 int rt_public_code(rt_status s);
-/* Copies src (NULL = "") into dst, truncated. */
-void rt_copy(char *dst, size_t size, const char *src);
+/* rt_copy (a bounded copy) is tuner/core/util.h's. */
 
 /* ---- families.c ---- */
 
-/* A family as this library knows it. */
+/* A family as this library knows it: a C family's serving half (family_serving_find), or a
+ * generic entry (positional dimensions, no vendor library) for any other name. */
 typedef struct rt_family {
-  const char *name;          /* "gemm" */
-  const family_ops *ops;     /* its shape parser and names; NULL: dims by position only */
-  const char *library;       /* rule 4's vendor library ("cublaslt", "cudnn"), or NULL */
-  const char *default_layout; /* "nn" for gemm, else "" */
+  const char *name;           /* "gemm" */
+  const family_ops *ops;      /* its serving half; NULL: dims by position only */
+  const char *library;        /* rule 4's vendor library (ops->library: "cublaslt", "cudnn"), or NULL */
+  const char *default_layout; /* ops->default_layout ("nn" for gemm), else "" */
 } rt_family;
 
-/* The family NAME: gemm and attention are built in; any other name gets a generic entry
- * (positional dimensions, no vendor library). */
-const rt_family *rt_family_get(const char *name);
+/* The family NAME (by value: it names static data only). */
+rt_family rt_family_get(const char *name);
 
-#define RT_COORDS_MAX 10
-
-/* A problem's serving coordinates (rooftune.h, "Distance"): natural logs, and the kind of
- * problem, so that problems of different kinds are never compared. */
-typedef struct rt_coords {
-  int kind;                /* 1 gemm, 2 attention prefill, 3 attention decode, 10+n generic */
-  int n;                   /* coordinates used */
-  double x[RT_COORDS_MAX]; /* ln of each */
-} rt_coords;
-
-/* The coordinates of a problem of family f (by its named dimensions). */
-void rt_coords_of(const rt_family *f, const problem *p, rt_coords *out);
+/* The serving coordinates of a problem of family f (rooftune.h, "Distance"): the family's own
+ * (family_ops.coords), or the batch then every dimension in order (kind 10 + n). */
+void rt_coords_of(const rt_family *f, const problem *p, family_coords *out);
 /* The log-distance; -1 when the two are of different kinds. */
-double rt_coords_distance(const rt_coords *a, const rt_coords *b);
+double rt_coords_distance(const family_coords *a, const family_coords *b);
 
 /* A problem parsed from a shape text: by the family (ops), or as "[BATCH@]d1xd2x..." with
  * positional dimensions D0, D1, ... and BATCH.  RT_ERR_PARSE / RT_ERR_INVALID with the
@@ -136,13 +127,17 @@ void rt_info_from_match(const rooftune_match *m, rooftune_info *info);
 
 /* ---- attention_library.c ---- */
 
-/* 1 when this build can run attention through the vendor library (cuDNN). */
+/* 1 when attention can run through the vendor library: cuDNN loads (once; the first answer
+ * stays). */
 int rt_attention_library_available(void);
-/* Runs p through the vendor library (the seam for cuDNN's SDPA): the plan a tuned library
- * winner names (identity, "cudnn sdpa engine=..."), or cuDNN's own choice (identity NULL; why
- * says why no tuned kernel ran).  ROOFTUNE_ERR_NOT_FOUND with the reason while this build has
- * none. */
+/* Runs call a (problem p) through cuDNN's SDPA on stream: the plan a tuned library winner names
+ * (identity, "cudnn sdpa engine=..."): ROOFTUNE_OK, an error of the run, or -1 with why (of
+ * why_size) saying why that plan cannot run here, for the caller to go on with cuDNN's own
+ * choice; or cuDNN's own choice (identity NULL; why says why no tuned kernel ran): ROOFTUNE_OK
+ * with info's path ROOFTUNE_PATH_LIBRARY, template "cudnn" and the reason, else
+ * ROOFTUNE_ERR_NOT_FOUND when cuDNN is not available, ROOFTUNE_ERR_UNSUPPORTED when it cannot
+ * run the problem, each with both reasons in rooftune_last_error(). */
 int rt_attention_library(const problem *p, const rooftune_attention_problem *a, void *stream,
-                         const char *identity, const char *why, rooftune_info *info);
+                         const char *identity, char *why, size_t why_size, rooftune_info *info);
 
 #endif

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "tuner/version.h"
+#include "tuner/core/version.h"
 
 static _Thread_local char last_error[1024];
 
@@ -63,14 +63,6 @@ int rt_fail(int code, const char *fmt, ...) {
 int rt_fail_err(const rt_error *err) {
   rt_error_format(err, last_error, sizeof last_error);
   return rt_public_code(err->code);
-}
-
-void rt_copy(char *dst, size_t size, const char *src) {
-  if (!size) return;
-  size_t n = src ? strlen(src) : 0;
-  if (n >= size) n = size - 1;
-  if (n) memcpy(dst, src, n);
-  dst[n] = '\0';
 }
 
 size_t rooftune_struct_size(const char *name) {

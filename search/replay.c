@@ -7,19 +7,12 @@
 #include <string.h>
 
 #include "search/strategy.h"
-
-static int replay_cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+#include "tuner/core/util.h"
 
 double replay_percentile(double *v, size_t n, double q) {
   if (n == 0) return NAN;
-  qsort(v, n, sizeof *v, replay_cmp);
-  double pos = q / 100.0 * (double)(n - 1);
-  size_t lo = (size_t)floor(pos);
-  size_t hi = lo + 1 < n ? lo + 1 : lo;
-  return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
+  rt_sort_doubles(v, n);
+  return rt_quantile(v, n, q / 100.0);
 }
 
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,

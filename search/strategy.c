@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "search/strategy_internal.h"
+#include "tuner/core/util.h"
 
 static const strategy_kind *const strategy_kinds[] = {
     &strategy_kind_brute_force, &strategy_kind_random, &strategy_kind_ils,
@@ -32,9 +33,7 @@ const char *strategy_default(void) { return "bayes"; }
 
 static double strategy_monotonic(void *ctx) {
   (void)ctx;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  return rt_now_s();
 }
 
 static double strategy_now(const strategy *st) { return st->opt.clock(st->opt.clock_ctx); }

@@ -65,6 +65,10 @@ static int test_checks;
     }                                                                                         \
   } while (0)
 
+/* The command line a test's cuda device runs its worker with (device_options.worker_argv): the
+ * rooftune binary's own `__worker`, as the command hands it down (cli_worker_argv). */
+#define TEST_WORKER_ARGV ((const char *const[]){"rooftune", "__worker", NULL})
+
 static inline int test_done(void) {
   if (test_failures) fprintf(stderr, "%d of %d checks failed\n", test_failures, test_checks);
   else printf("%d checks passed\n", test_checks);

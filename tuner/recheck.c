@@ -33,13 +33,13 @@ recheck_verdict recheck_compare(double then_ms, double then_spread, double now_m
 }
 
 void recheck_winner(const db_entry *e, const char *spec, const char *dbp, double tol,
-                    double timeout_s, recheck_result *v) {
-  recheck_winner_tagged(e, spec, dbp, tol, timeout_s, NULL, NULL, v);
+                    double timeout_s, const char *const *worker_argv, recheck_result *v) {
+  recheck_winner_tagged(e, spec, dbp, tol, timeout_s, worker_argv, NULL, NULL, v);
 }
 
 void recheck_winner_tagged(const db_entry *e, const char *spec, const char *dbp, double tol,
-                           double timeout_s, const char *tag, volatile int *stop,
-                           recheck_result *v) {
+                           double timeout_s, const char *const *worker_argv, const char *tag,
+                           volatile int *stop, recheck_result *v) {
   memset(v, 0, sizeof *v);
   v->now_ms = NAN;
   if (e->launch.library_algo[0]) {
@@ -68,6 +68,7 @@ void recheck_winner_tagged(const db_entry *e, const char *spec, const char *dbp,
   o.timeout_s = timeout_s;
   o.command = command;
   o.stop = stop;
+  o.worker_argv = worker_argv;
   tune_report rep;
   rt_error err = {0};
   rt_status st = tune_run(&o, &rep, &err);

@@ -47,14 +47,15 @@ typedef struct recheck_result {
 } recheck_result;
 
 /* Re-measures winner e on device spec (storing into db_path), with the per-candidate timeout
- * timeout_s (0: the device's default), into out. */
+ * timeout_s (0: the device's default), into out; worker_argv is the measuring worker's command
+ * (tune_options.worker_argv, given by the command line: cli_worker_argv). */
 void recheck_winner(const db_entry *e, const char *device_spec, const char *db_path, double tol,
-                    double timeout_s, recheck_result *out);
+                    double timeout_s, const char *const *worker_argv, recheck_result *out);
 /* The same, with TAG (may be NULL) appended to the stored run's command, so the caller can find
  * its runs again (a job marks the runs of a killed process interrupted); stop as in
  * tune_options (may be NULL). */
 void recheck_winner_tagged(const db_entry *e, const char *device_spec, const char *db_path,
-                           double tol, double timeout_s, const char *tag, volatile int *stop,
-                           recheck_result *out);
+                           double tol, double timeout_s, const char *const *worker_argv,
+                           const char *tag, volatile int *stop, recheck_result *out);
 
 #endif

@@ -4,7 +4,7 @@
  *
  * A target is a family ("gemm": every template of the family that supports the dtype and the
  * device's architecture, plus the family's library candidates (cuBLASLt for gemm, cuDNN's SDPA
- * for attention) on a real GPU, stored under the identity's first word, "cublaslt" or "cudnn";
+ * for attention) on a real GPU, stored under the library's name (family_ops.library);
  * a library with nothing for the problem leaves a note saying why) or one template by name.  The
  * evaluation budget (new evaluations: what the database already holds is told to the strategy,
  * not counted) is shared out evenly between the templates; each
@@ -87,6 +87,8 @@ typedef struct tune_options {
                                that take tf32 and not f32 (gemm_mma), cuBLASLt's FAST_TF32
                                algorithms; each result says what it computed in (precision) */
   const char *worker_exe;   /* binary for the cuda worker; NULL: this one */
+  const char *const *worker_argv; /* the cuda worker's command line (device_options.worker_argv),
+                               given by the command (cli_worker_argv); NULL: cuda cannot measure */
   const char *command;      /* the command line, stored with the run */
   void (*progress)(void *ctx, const tune_progress *p); /* may be NULL */
   void *progress_ctx;
@@ -155,9 +157,5 @@ int tune_config_shard(const char *config, int count);
 /* The device used when none is named: "cuda" when a driver and a GPU are present, else
  * "model:h200" with a note (into note, "" otherwise) saying that times will be predictions. */
 const char *tune_default_device(char *note, size_t size);
-
-/* The default database: $ROOFTUNE_DB, else $XDG_DATA_HOME/rooftune/tuning.db, else
- * ~/.local/share/rooftune/tuning.db (the folder is created).  Writes into buf, returns it. */
-const char *tune_default_db_path(char *buf, size_t size);
 
 #endif

@@ -87,11 +87,22 @@ static double roof_fraction(const candidate_result *r) {
   return fmax(r->diag.bw_frac, r->diag.flops_frac);
 }
 
-/* "x % faster than LABEL (t ms)", or slower. */
+const char *verdict_ratio(double time_ms, double other_ms, char *buf, size_t size) {
+  double r = other_ms / time_ms; /* > 1: time_ms is the faster */
+  if (!(r > 0) || !isfinite(r)) snprintf(buf, size, "not comparable");
+  else if (fabs(r - 1) < 0.0005) snprintf(buf, size, "as fast");
+  else {
+    double x = r > 1 ? r : 1 / r;
+    snprintf(buf, size, x < 1.1 ? "%.3fx %s" : x < 10 ? "%.2fx %s" : "%.1fx %s", x, r > 1 ? "faster" : "slower");
+  }
+  return buf;
+}
+
+/* "1.50x faster than LABEL (t ms)", "1.10x slower than ...", or "as fast as ...". */
 static void margin(text *t, const candidate_result *win, const candidate_result *other, const char *label) {
-  double d = (other->time_ms - win->time_ms) / other->time_ms;
-  if (fabs(d) < 0.0005) add(t, "as fast as %s (%.4g ms)", label, other->time_ms);
-  else add(t, "%.1f %% %s than %s (%.4g ms)", fabs(d) * 100.0, d > 0 ? "faster" : "slower", label, other->time_ms);
+  char ratio[32];
+  verdict_ratio(win->time_ms, other->time_ms, ratio, sizeof ratio);
+  add(t, "%s %s %s (%.4g ms)", ratio, strcmp(ratio, "as fast") ? "than" : "as", label, other->time_ms);
 }
 
 static double dram_of(const candidate_result *r, int *measured) {

@@ -12,9 +12,13 @@
  * not tied with it) and with the vendor's pick (cuBLASLt's default: the first algorithm its
  * heuristic returns), then what tells them apart in their diagnoses: the dominant limit and how
  * close each is to its roof, the wave tail, spills, the DRAM bytes (measured when counters were
- * read) or the occupancy, e.g. "0.4 % faster than the runner-up gemm_mma (0.2010 ms) and 7.9 %
- * faster than cuBLASLt's default (0.2170 ms); both compute-bound, at 97 % and 96 % of the roof;
- * wins on the tail: 264 blocks fill 2 waves exactly".  Pure functions over results.
+ * read) or the occupancy, e.g. "1.004x faster than the runner-up gemm_mma (0.2010 ms) and
+ * 1.09x faster than cuBLASLt's default (0.2170 ms); both compute-bound, at 97 % and 96 % of the
+ * roof; wins on the tail: 264 blocks fill 2 waves exactly".  Pure functions over results.
+ *
+ * Speed-ups are ratios of times, never percentages: "84.4 % faster" (the time saved) meant
+ * 6.4x, and a reader takes it for 1.84x.  verdict_ratio writes them for every text that
+ * compares two times (the sentence, recheck's and a job's lines).
  */
 #ifndef ROOFTUNE_VERDICT_H
 #define ROOFTUNE_VERDICT_H
@@ -41,6 +45,11 @@ long verdict_pick(const candidate_result *r, size_t n, const char *tmpl, size_t 
  * (of template tmpl only, when not NULL; of another template than win's when other_template);
  * -1 when there is none. */
 long verdict_runner_up(const candidate_result *r, size_t n, long win, const char *tmpl, int other_template);
+
+/* How time_ms compares with other_ms, as a ratio of the two: "1.50x faster", "6.41x faster",
+ * "1.004x slower" (three decimals under 1.1x, two under 10x, then one), "as fast" within
+ * 0.05 %, "not comparable" for a time that is not positive.  Returns buf. */
+const char *verdict_ratio(double time_ms, double other_ms, char *buf, size_t size);
 
 /* The winner's sentence into out: the tie (tied others counted, the tie-break's deciding fact
  * against the fastest of them, tie_other, which may be NULL), the margins over runner_up (may be

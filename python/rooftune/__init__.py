@@ -196,7 +196,8 @@ class Match:
 
 class CallInfo:
     """What a gemm() or attention() call ran (rooftune_info): path is the rule ("exact",
-    "nearest", "next", "library"), template the kernel or "cublaslt", reason why the library ran."""
+    "nearest", "next", "library"), template the kernel or "cublaslt" / "cudnn", reason why the
+    library ran.  An attention() call PyTorch computed has path "torch" (_fallback.TorchInfo)."""
 
     def __init__(self, i):
         self.path = _lib.RULES.get(i.path, "none")
@@ -415,6 +416,10 @@ def attention_shape(dtype, batch, heads_q, seq_q, head_dim, heads_kv=0, seq_kv=0
     return buf.value.decode()
 
 
+from ._fallback import sdpa_fallback as _sdpa_fallback  # noqa: E402 (it needs RooftuneError, above)
+
+
+@_sdpa_fallback
 def attention(q, k, v, out=None, db=None, causal=False, lse=None, block_table=None, kv_lens=None, scale=None,
               return_info=False):
     """O = softmax(scale * Q K^T) V per query head on the current CUDA stream (rooftune_attention).
@@ -423,8 +428,10 @@ def attention(q, k, v, out=None, db=None, causal=False, lse=None, block_table=No
     a paged pool (num_pages, page_size, HKV, D) as vLLM lays it out; kv_lens: optional int32 (B,)
     keys per sequence (at most SKV); lse: optional float32 (B, HQ, SQ) to receive the log-sum-exp.
     float16 or bfloat16, contiguous, one CUDA device.  out: (B, SQ, HQ, D) in q's dtype, else a
-    new one.  Runs the kernel librooftune serves for this GPU; when none does, raises
-    RooftuneError (ERR_NOT_FOUND: the cuDNN fallback is not in librooftune yet).
+    new one.  Runs the kernel librooftune serves for this GPU, else cuDNN's fused attention
+    (librooftune's fallback); where librooftune has neither for the call, PyTorch's
+    torch.nn.functional.scaled_dot_product_attention computes it, and the info says so (path
+    "torch", the reason).
     """
     torch = _torch()
     for name, t in (("q", q), ("k", k), ("v", v)):

@@ -1,7 +1,8 @@
 """rooftune's Python package on a GPU: rooftune.gemm against torch.matmul (cuBLASLt without a
 database, then kernels tuned on this GPU by the rooftune command, for their own shape, a nearby
 one and a linear layer's transposed weight), and rooftune.attention against PyTorch's
-scaled_dot_product_attention on an attn_mma winner tuned here.  Every test skips with its reason
+scaled_dot_product_attention on an attn_mma winner tuned here, through cuDNN for a shape nothing
+tuned serves, and through PyTorch itself for a mask cuDNN refuses.  Every test skips with its reason
 without PyTorch, a GPU or the rooftune command."""
 import os
 
@@ -9,6 +10,7 @@ import pytest
 
 import rooftune
 from conftest import tune
+from rooftune import _fallback
 
 torch = pytest.importorskip("torch", reason="the GPU tests compare with PyTorch, which is not installed")
 if not torch.cuda.is_available():
@@ -76,6 +78,26 @@ def test_attention_tuned(gpu_db):
                                                            vr.transpose(1, 2).float(), is_causal=True).transpose(1, 2)
     err = ((o.float() - ref).norm() / ref.norm()).item()
     assert err < 1e-2, "attention: relative error %g" % err
-    with pytest.raises(rooftune.RooftuneError) as e:  # nothing tuned, no cuDNN fallback yet
-        rooftune.attention(q, k, v, db=db, causal=False)
-    assert e.value.name == "ERR_NOT_FOUND" and "cuDNN" in e.value.message
+    # nothing tuned without the mask: cuDNN's own choice (librooftune's fallback), else PyTorch's
+    o2, info = rooftune.attention(q, k, v, db=db, causal=False, return_info=True)
+    assert info.path in ("library", "torch") and info.template in ("cudnn", _fallback.TORCH_SDPA), info
+    ref = torch.nn.functional.scaled_dot_product_attention(q.transpose(1, 2).float(), kr.transpose(1, 2).float(),
+                                                           vr.transpose(1, 2).float()).transpose(1, 2)
+    err = ((o2.float() - ref).norm() / ref.norm()).item()
+    assert err < 1e-2, "attention by %s: relative error %g" % (info.template, err)
+
+
+def test_attention_without_cudnn_runs_torch():
+    """A causal mask cuDNN refuses (SQ > SKV with no per-sequence lengths): PyTorch computes it,
+    the queries that attend no key get 0, and the info says why."""
+    q = torch.randn(2, 64, 4, 64, device="cuda", dtype=torch.float16)
+    k = torch.randn(2, 32, 4, 64, device="cuda", dtype=torch.float16)
+    v = torch.randn(2, 32, 4, 64, device="cuda", dtype=torch.float16)
+    lse = torch.empty(2, 4, 64, device="cuda", dtype=torch.float32)
+    o, info = rooftune.attention(q, k, v, causal=True, lse=lse, return_info=True)
+    assert info.path == "torch" and info.template == _fallback.TORCH_SDPA, info
+    assert "cuDNN" in info.reason and "ERR_" in info.reason, info.reason
+    ref = _fallback.torch_attention(q.cpu().float(), k.cpu().float(), v.cpu().float(), causal=True)
+    err = ((o.cpu().float() - ref).norm() / ref.norm()).item()
+    assert err < 1e-2 and torch.all(o[:, :32] == 0), "relative error %g" % err
+    assert torch.all(torch.isinf(lse[:, :, :32]))

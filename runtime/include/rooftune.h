@@ -6,8 +6,9 @@
  * shape needs (its constraints and its shape-dependent derived values), and says how each time
  * was obtained (measured on a GPU, predicted by the model, or replayed from a file).  This
  * library reads that database and nothing else: it needs neither NVRTC nor the template
- * manifests nor the rooftune command.  It links cuBLASLt and SQLite; the CUDA driver is loaded
- * at run time, so a program linked with it starts on machines without a GPU.
+ * manifests nor the rooftune command.  It links cuBLASLt and SQLite; the CUDA driver and cuDNN
+ * (attention's fallback) are loaded at run time, so a program linked with it starts on machines
+ * without a GPU or cuDNN.
  *
  *     rooftune_db *db;
  *     if (rooftune_open("tuned.db", &db) == ROOFTUNE_OK) {
@@ -29,15 +30,16 @@
  *                             one in the ranking that admits it, still within the cap (another
  *                             template of the same tuned shape, or a further shape);
  *   4. ROOFTUNE_RULE_LIBRARY  no tuned winner admits it within the cap: the family's vendor
- *                             library (cuBLASLt's own heuristic for gemm, cuDNN for attention
- *                             where this build has it) serves the call;
+ *                             library (cuBLASLt's own heuristic for gemm, cuDNN's own choice
+ *                             for attention where cuDNN loads) serves the call;
  *   0. ROOFTUNE_RULE_NONE     nothing serves it (a family without a vendor library).
  * A winner admits a shape when, evaluated for that shape, every constraint of its template
  * that reads the shape holds (gemm_wgmma's K % BLOCK_K == 0, gemm_skinny's M <= 16) and its
  * launch geometry is within CUDA's limits; a winner stored before schema 4 (no constraints
- * with it) admits only its own shape.  A library winner (a tuned cuBLASLt algorithm) admits any
- * shape; cuBLASLt checks it at call time.  The match lists every better-ranked winner that was
- * passed over and why (passed_over), and for rule 4 or 0 why nothing tuned served (reason).
+ * with it) admits only its own shape.  A library winner (a tuned cuBLASLt algorithm or cuDNN
+ * plan) admits any shape; the library checks it at call time.  The match lists every
+ * better-ranked winner that was passed over and why (passed_over), and for rule 4 or 0 why
+ * nothing tuned served (reason).
  *
  * Distance.  The log-distance sqrt(sum_i (ln a_i - ln b_i)^2) over the family's serving
  * coordinates, so halving a coordinate costs the same at any size:
@@ -333,9 +335,16 @@ int rooftune_attention_shape(const rooftune_attention_problem *p, char *buf, siz
  * argument struct over p's pointers (and, for TMA winners, the tensor maps over Q, K and V,
  * encoded per call), with the split-KV scratch a split-KV winner needs, which this library
  * allocates and keeps per CUDA context and stream.  Tuned kernels need Q, K, V and O 16-byte
- * aligned.  When no tuned winner serves, the vendor library (cuDNN) would: this build has no
- * cuDNN fallback yet, so that call returns ROOFTUNE_ERR_NOT_FOUND with the reason in
- * rooftune_last_error() and info->reason. */
+ * aligned.  When no tuned winner serves, cuDNN's fused attention (SDPA) runs it: cuDNN is loaded
+ * at run time (libcudnn.so.9, found as the tuner finds it), the graph is built over p's layouts
+ * with its scale, its paged pool and its kv_lens read on the GPU, and the graph with its plan
+ * is kept per CUDA context, stream and problem (the first call of a problem pays for building
+ * it, some engines compile kernels then; later calls only rebind their pointers); info->path is
+ * ROOFTUNE_PATH_LIBRARY, template_name "cudnn" and info->reason why no tuned kernel ran.  A
+ * tuned cuDNN plan is served by the rules like any winner.  Where cuDNN is not installed the
+ * call returns ROOFTUNE_ERR_NOT_FOUND, where it cannot run the problem ROOFTUNE_ERR_UNSUPPORTED,
+ * each with both reasons in rooftune_last_error() and info->reason saying why nothing tuned
+ * ran. */
 int rooftune_attention(rooftune_db *db, const rooftune_attention_problem *p, void *stream,
                        rooftune_info *info);
 

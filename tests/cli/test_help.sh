@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every subcommand answers -h and --help with exit 0 and a usage line; unknown commands and
-# flags exit 2 with one clear line; --version works.
+# Every subcommand answers -h and --help with exit 0 and a usage line (its device kinds filled in
+# from the device table); unknown commands and flags exit 2 with one clear line; --version works.
 set -u
 bin=${ROOFTUNE_BIN:?ROOFTUNE_BIN is set by CTest}
 fail=0
@@ -15,11 +15,19 @@ for c in $cmds; do
     o=$("$bin" "$c" "$h" 2>&1); rc=$?
     check "rooftune $c $h" 0 $rc
     case "$o" in "usage: rooftune $c"*) ;; *) echo "FAIL: rooftune $c $h: no usage line"; fail=1 ;; esac
+    case "$o" in *"{DEVICES"*) echo "FAIL: rooftune $c $h: a device marker left unfilled"; fail=1 ;; esac
   done
   o=$("$bin" "$c" --no-such-flag 2>&1); rc=$?
   check "rooftune $c --no-such-flag" 2 $rc
   case "$o" in *"unknown option '--no-such-flag'"*) ;; *) echo "FAIL: rooftune $c: unclear error: $o"; fail=1 ;; esac
 done
+# the device kinds in a usage text come from the device stage's table
+o=$("$bin" tune --help)
+case "$o" in *"--device DEV     cuda | cuda:N | model:GPU (h200"*"| replay:FILE"*) ;;
+  *) echo "FAIL: tune --help does not list the device kinds"; fail=1 ;; esac
+o=$("$bin" recheck --help)
+case "$o" in *"replay:FILE"*) echo "FAIL: recheck --help offers a recorded file"; fail=1 ;; *"model:GPU"*) ;;
+  *) echo "FAIL: recheck --help does not list the device kinds"; fail=1 ;; esac
 o=$("$bin" no-such-command 2>&1); check "unknown command" 2 $?
 case "$o" in *"'no-such-command' is not a rooftune command"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
 o=$("$bin" --no-such-flag 2>&1); check "unknown global flag" 2 $?

@@ -48,14 +48,23 @@ case "$out" in *"rule      exact"*"runs      gemm_"*) ;; *) die "installed rooft
 # 1. pkg-config
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 flags=$(pkg-config --cflags --libs rooftune) || die "pkg-config rooftune"
-cc -std=c11 -Wall -Werror -o "$tmp/load_gemm_pc" "$src/examples/load_gemm.c" $flags -ldl -Wl,-rpath,"$libdir" || die "example via pkg-config"
+# (no -Wl,-rpath here: outside /usr the .pc file's Libs carry it)
+cc -std=c11 -Wall -Werror -o "$tmp/load_gemm_pc" "$src/examples/load_gemm.c" $flags -ldl || die "example via pkg-config"
+# a /usr install (as a package is staged, with DESTDIR) gets a .pc without an rpath
+DESTDIR="$tmp/stage" cmake --install "$build" --prefix /usr >"$tmp/stage.log" 2>&1 || die "cmake --install --prefix /usr"
+pc_usr=$(find "$tmp/stage/usr" -name rooftune.pc | head -1)
+grep -q '^Libs: -L${libdir} -lrooftune$' "$pc_usr" || die "the /usr rooftune.pc: $(grep '^Libs' "$pc_usr")"
+grep -q '^Libs: -L${libdir} -Wl,-rpath,${libdir} -lrooftune$' "$libdir/pkgconfig/rooftune.pc" ||
+  die "the prefix's rooftune.pc has no rpath: $(grep '^Libs' "$libdir/pkgconfig/rooftune.pc")"
 # 2. find_package(rooftune)
 cmake -S "$src/examples" -B "$tmp/ex" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/ex.log" 2>&1 &&
   cmake --build "$tmp/ex" >>"$tmp/ex.log" 2>&1 || { tail -20 "$tmp/ex.log"; die "example via find_package"; }
 
 for exe in "$tmp/load_gemm_pc" "$tmp/ex/load_gemm"; do
   [ -x "$exe" ] || continue
-  ldd "$exe" | grep -q "$libdir/librooftune.so" || die "$exe does not use the installed librooftune"
+  got=$(ldd "$exe" | sed -n 's/.*librooftune\.so\.0 => \([^ ]*\) .*/\1/p')
+  [ -n "$got" ] && [ "$(realpath "$(dirname "$got")")" = "$(realpath "$libdir")" ] ||
+    die "$exe does not use the installed librooftune (it finds: ${got:-none})"
   out=$("$exe" "$tmp/t.db" 4096x4096x4096 bf16 2>&1); rc=$?
   if [ -e /dev/nvidia0 ] && [ "$rc" = 0 ]; then
     case "$out" in *"ran "*) ;; *) die "$exe on a GPU: $out" ;; esac
@@ -79,8 +88,8 @@ mkdir -p "$tmp/my-kernels/vscale"
 cp "$src"/examples/own_kernel/*.json "$src"/examples/own_kernel/*.cu "$tmp/my-kernels/vscale/"
 "$prefix/bin/rooftune" tune vscale --templates "$tmp/my-kernels" --shape 16777216 --dtype f32 --device model:h200 \
   --budget 4 --db "$tmp/own.db" >"$tmp/own.log" 2>&1 || { tail -5 "$tmp/own.log"; die "installed rooftune tune vscale"; }
-cc -std=c11 -Wall -Werror -o "$tmp/load_vscale" "$src/examples/own_kernel/load_vscale.c" $flags -ldl -lm \
-  -Wl,-rpath,"$libdir" || die "load_vscale via pkg-config"
+cc -std=c11 -Wall -Werror -o "$tmp/load_vscale" "$src/examples/own_kernel/load_vscale.c" $flags -ldl -lm ||
+  die "load_vscale via pkg-config"
 [ -x "$tmp/ex/load_vscale" ] || die "load_vscale via find_package"
 out=$("$tmp/load_vscale" "$tmp/own.db" 16777216 2>&1); rc=$?
 if ! [ -e /dev/nvidia0 ]; then

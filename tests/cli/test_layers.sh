@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The engine's stage libraries link only downwards (ARCHITECTURE.md): no symbol a stage needs
 # may be defined only by a stage above it.  Reads the archives in order from the build's
-# generated/stages.txt and checks every undefined symbol of each against the ones above.
+# generated/stages.txt and checks every undefined symbol of each against the ones above.  Then
+# the same for includes, which nm cannot see (a header of constants, a generated one): no source
+# of a stage includes a header of a stage above it (the folders in order from
+# generated/stage_dirs.txt; runtime/ may include what it links, the stages up to kernels/).
 set -u
 stages="$(dirname "$ROOFTUNE_BIN")/generated/stages.txt"
 [ -f "$stages" ] || { echo "no $stages: build rooftune first"; exit 1; }
@@ -23,5 +26,32 @@ for ((i = 0; i < ${#libs[@]}; i++)); do
     fi
   done
 done
-[ $bad = 0 ] && echo "ok: ${#libs[@]} stages, every edge points down"
+# includes: each stage's folder and rank, lowest 0
+src=${ROOFTUNE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+dirs="$(dirname "$ROOFTUNE_BIN")/generated/stage_dirs.txt"
+[ -f "$dirs" ] || { echo "no $dirs: build rooftune first"; exit 1; }
+declare -A rank
+r=0
+while read -r _ ds; do
+  for d in $ds; do rank[$d]=$r; done
+  r=$((r + 1))
+done <"$dirs"
+rank_runtime=${rank[kernels]}
+nincl=0
+for d in "${!rank[@]}" runtime; do
+  me=${rank[$d]:-$rank_runtime}
+  for f in "$src/$d"/*.c "$src/$d"/*.h; do
+    [ -f "$f" ] || continue
+    while read -r h; do
+      hd=$(dirname "$h")
+      [ -n "${rank[$hd]:-}" ] || continue # not a stage (templates/, runtime/, the system)
+      nincl=$((nincl + 1))
+      if [ "${rank[$hd]}" -gt "$me" ]; then
+        echo "${f#"$src"/} includes $h, a header of the higher stage $hd/"
+        bad=1
+      fi
+    done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+  done
+done
+[ $bad = 0 ] && echo "ok: ${#libs[@]} stages, every edge points down ($nincl includes between stages too)"
 exit $bad

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # `rooftune templates`: lists fixture manifests (text and JSON), says plainly when there are
-# none (exit 0), reports a broken manifest with its file and field (exit 1), rejects bad flags.
+# none (exit 0), reports a broken manifest with its file and field (exit 1), rejects bad flags;
+# on a copy of examples/own_kernel: --check compiles one configuration of each template and
+# reports a CUDA syntax error with the source file and the compiler's line, a missing reference
+# template is blamed once on family.json's "reference", and JSON files that are not manifests
+# (an editor's settings, a result) are skipped with a note by `templates` and by `tune`; every
+# shipped template compiles under --check.
 set -u
 bin=${ROOFTUNE_BIN:?}
 src=${ROOFTUNE_SOURCE_DIR:?}
 valid=$src/tests/data/manifests/valid
 empty=$(mktemp -d)
 trap 'rm -rf "$empty"' EXIT
+fresh_kernel() { rm -rf "$empty/k"; mkdir -p "$empty/k"; cp -r "$src/examples/own_kernel" "$empty/k/vscale"; }
 
 out=$(ROOFTUNE_TEMPLATE_DIR=$empty "$bin" templates) || { echo "FAIL: empty dir exited $?"; exit 1; }
 echo "$out" | grep -q "^no templates in $empty" || { echo "FAIL: empty dir said: $out"; exit 1; }
@@ -37,11 +43,65 @@ rc=$?
 echo "$err" | grep -q "unknown_device.json: constraints\[2\]: column 9: unknown device fact" ||
   { echo "FAIL: no located error in: $err"; exit 1; }
 
-# every template the project ships loads
+# every template the project ships loads, and one configuration of each compiles
 if [ -d "$src/templates" ]; then
   out=$(ROOFTUNE_TEMPLATE_DIR=$src/templates "$bin" templates 2>&1) ||
     { echo "FAIL: a shipped template does not load: $out"; exit 1; }
+  out=$(ROOFTUNE_TEMPLATE_DIR=$src/templates "$bin" templates --check 2>&1) ||
+    { echo "FAIL: a shipped template does not compile: $out"; exit 1; }
+  n=$(echo "$out" | grep -c "^  compiles: ")
+  t=$(echo "$out" | grep -c "^  from ")
+  [ "$n" -gt 0 ] && [ "$n" = "$t" ] || { echo "FAIL: $n of $t shipped templates compiled: $out"; exit 1; }
 fi
+
+# your own kernel: --check compiles each template once
+fresh_kernel
+out=$("$bin" templates --dir "$empty/k" --check 2>&1) || { echo "FAIL: --check on own_kernel exited $?: $out"; exit 1; }
+echo "$out" | grep -q "^  compiles: THREADS=128,UNROLL=1,WAVES=1 for sm_80, f32, vscale 1048576: [0-9]* registers" ||
+  { echo "FAIL: no compile line for vscale_vec: $out"; exit 1; }
+[ "$(echo "$out" | grep -c "^  compiles: ")" = 2 ] || { echo "FAIL: not both templates compiled: $out"; exit 1; }
+json=$("$bin" templates --dir "$empty/k" --check --json) || { echo "FAIL: --check --json exited $?"; exit 1; }
+python3 - "$json" <<'PY' || exit 1
+import json, sys
+d = json.loads(sys.argv[1])
+c = {t["name"]: t["check"] for t in d["templates"]}
+assert c["vscale_vec"]["status"] == "compiled" and c["vscale_vec"]["arch"] == "sm_80", c
+assert c["vscale_vec"]["config"] == "THREADS=128,UNROLL=1,WAVES=1" and c["vscale_vec"]["registers"] > 0, c
+assert d["skipped"] == [] and d["errors"] == [], d
+PY
+# without --check the same folder is only read: a CUDA syntax error passes
+sed -i '0,/;/s/;/ oops;/' "$empty/k/vscale/vscale_vec.cu"
+line=$(grep -n oops "$empty/k/vscale/vscale_vec.cu" | cut -d: -f1)
+"$bin" templates --dir "$empty/k" >/dev/null 2>&1 || { echo "FAIL: templates without --check compiled something"; exit 1; }
+err=$("$bin" templates --dir "$empty/k" --check 2>&1 >/dev/null)
+rc=$?
+[ $rc = 1 ] || { echo "FAIL: a CUDA syntax error under --check exited $rc: $err"; exit 1; }
+echo "$err" | grep -q "^rooftune templates: $empty/k/vscale/vscale_vec.cu: line $line: error: expected a \";\" (vscale_vec THREADS=128" ||
+  { echo "FAIL: the syntax error is not located at the source and its line $line: $err"; exit 1; }
+
+# a missing reference: blamed once, on family.json's "reference", not on the template
+fresh_kernel
+rm "$empty/k/vscale/vscale_ref.json"
+err=$("$bin" templates --dir "$empty/k" 2>&1 >/dev/null)
+rc=$?
+[ $rc = 1 ] || { echo "FAIL: a missing reference exited $rc"; exit 1; }
+echo "$err" | grep -q "^rooftune templates: $empty/k/vscale/family.json: reference: the vscale family's reference template vscale_ref is not in the template path" ||
+  { echo "FAIL: the missing reference is not blamed on family.json: $err"; exit 1; }
+[ "$(echo "$err" | grep -c "reference template vscale_ref")" = 1 ] || { echo "FAIL: reported more than once: $err"; exit 1; }
+echo "$err" | grep -q "vscale_vec.json" && { echo "FAIL: the template is blamed: $err"; exit 1; }
+
+# JSON files that are not manifests are skipped with a note, by templates and by tune
+fresh_kernel
+echo '{"editor.tabSize": 2}' >"$empty/k/vscale/settings.json"
+echo 'not json at all' >"$empty/k/notes.json"
+out=$("$bin" templates --dir "$empty/k" 2>&1) || { echo "FAIL: an editor's settings broke templates: $out"; exit 1; }
+echo "$out" | grep -q "^rooftune templates: note: $empty/k/vscale/settings.json is not a template manifest (a JSON object without the \"family\" and \"source\" fields a manifest has); skipped" ||
+  { echo "FAIL: no note for settings.json: $out"; exit 1; }
+echo "$out" | grep -q "note: $empty/k/notes.json is not a template manifest (not valid JSON" || { echo "FAIL: no note for notes.json: $out"; exit 1; }
+echo "$out" | grep -q "^vscale_vec  (family vscale" || { echo "FAIL: vscale_vec not listed: $out"; exit 1; }
+out=$("$bin" tune vscale --templates "$empty/k" --shape 4096 --dtype f32 --device model:h200 --budget 1 --no-db 2>&1) ||
+  { echo "FAIL: an editor's settings broke tune: $out"; exit 1; }
+echo "$out" | grep -q "skipped $empty/k/vscale/settings.json: a JSON object without" || { echo "FAIL: tune has no note: $out"; exit 1; }
 
 "$bin" templates --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: bad option did not exit 2"; exit 1; }

@@ -53,7 +53,7 @@ JSON
 json=$("$bin" tune vpad --templates "$tmp/k" --shape 16777216 --dtype f32 --device model:h200 --budget 6 \
   --strategy brute_force --db "$tmp/t.db" --json 2>"$tmp/err") || die "tune exited $?: $(tail -3 "$tmp/err")"
 python3 - "$json" <<'PY' || fail=1
-import json, sys
+import json, re, sys
 d = json.loads(sys.argv[1])
 assert d["evaluated"] == 6, d
 assert d["saved"]["same_cubin"] == 4, d["saved"]
@@ -63,7 +63,8 @@ assert b["tied"] == 2, b
 assert b["verdict"].startswith("tied with 2 others at "), b["verdict"]
 assert "(equal on the model device)" in b["verdict"], b["verdict"]
 assert "; ties break on fewer registers, then less shared memory: equal in both, the first evaluated. " in b["verdict"], b["verdict"]
-assert "faster than the runner-up" in b["verdict"], b["verdict"]
+assert re.search(r"\. [0-9.]+x faster than the runner-up \(", b["verdict"]), b["verdict"]  # a ratio
+assert "% faster" not in b["verdict"] and "% slower" not in b["verdict"], b["verdict"]
 assert b["config"]["PAD"] == 0, b  # same registers and shared memory: the earliest of the tied
 assert b["precision"] == "fp32", b
 assert b["measured"] == "", b      # no counters on the model device
@@ -78,6 +79,7 @@ echo "$out" | grep -Eq "predicted fp32 +(memory|launch|waves|occupancy)" || die 
 show=$("$bin" db show --db "$tmp/t.db") || die "db show exited $?"
 echo "$show" | grep -q "same cubin and launch as vpad THREADS=" || die "db show lacks the reuse note: $show"
 echo "$show" | grep -q "^    winner: tied with 2 others" || die "db show lacks the winner's sentence: $show"
+echo "$show" | grep -Eq "^    winner: .*[0-9.]+x faster than this template.s runner-up" || die "db show's sentence has no ratio: $show"
 echo "$show" | grep -q " in fp32" || die "db show lacks the precision: $show"
 [ "$(echo "$show" | grep -c "^    winner:")" = 1 ] || die "one winner sentence per template expected: $show"
 

@@ -138,7 +138,7 @@ static void in_process(const char *shape, const char *lens) {
         *lse2 = malloc(in.lse_elems * 4);
   uint16_t *o = malloc(in.q_elems * 2), *o2 = malloc(in.q_elems * 2);
   reference(&in, ro, rlse);
-  attn_cudnn_io io = {in.dq, in.dk, in.dv, in.dout, in.dlse, in.dtable};
+  attn_cudnn_io io = {in.dq, in.dk, in.dv, in.dout, in.dlse, in.dtable, 0};
   attn_cudnn *c = NULL;
   rt_error err = {0};
   CHECK_INT(attn_cudnn_open(&in.p, &io, &c, &err), RT_OK);
@@ -211,6 +211,7 @@ static void through_tuner(const char *bin, const char *shape) {
   opt.budget = 3;
   opt.strategy = "random";
   opt.worker_exe = bin;
+  opt.worker_argv = TEST_WORKER_ARGV;
   opt.timeout_s = 30;
   tune_report rep;
   rt_error err = {0};
@@ -250,6 +251,7 @@ static void refused_by_cudnn(const char *bin) {
   opt.budget = 2;
   opt.strategy = "random";
   opt.worker_exe = bin;
+  opt.worker_argv = TEST_WORKER_ARGV;
   tune_report rep;
   rt_error err = {0};
   CHECK_INT(tune_run(&opt, &rep, &err), RT_OK);

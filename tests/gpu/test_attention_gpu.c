@@ -20,6 +20,7 @@ static void check(const char *shape, const char *args, const char *dtype) {
   o.budget = 5;
   o.strategy = "random";
   o.worker_exe = getenv("ROOFTUNE_BIN");
+  o.worker_argv = TEST_WORKER_ARGV;
   tune_report rep;
   rt_error err = {0};
   rt_status st = tune_run(&o, &rep, &err);

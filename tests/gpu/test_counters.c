@@ -143,6 +143,7 @@ int main(void) {
   o.budget = 6;
   o.strategy = "random";
   o.worker_exe = bin;
+  o.worker_argv = TEST_WORKER_ARGV;
   tune_report rep;
   rt_error_clear(&err);
   CHECK_INT(tune_run(&o, &rep, &err), RT_OK);

@@ -24,6 +24,7 @@ static tune_report run(const char *target, const char *shape, const char *dtype,
   o.budget = budget;
   o.strategy = "random";
   o.worker_exe = getenv("ROOFTUNE_BIN");
+  o.worker_argv = TEST_WORKER_ARGV;
   tune_report rep;
   rt_error err = {0};
   *st = tune_run(&o, &rep, &err);

@@ -75,6 +75,7 @@ int main(void) {
   o.budget = 4;
   o.strategy = "random";
   o.worker_exe = bin;
+  o.worker_argv = TEST_WORKER_ARGV;
   tune_report rep;
   CHECK_INT(tune_run(&o, &rep, &err), RT_OK);
   if (!err.text[0]) {
@@ -105,6 +106,7 @@ int main(void) {
   device_options dopt;
   memset(&dopt, 0, sizeof dopt);
   dopt.worker_exe = bin;
+  dopt.worker_argv = TEST_WORKER_ARGV;
   dopt.timeout_s = 3;
   device *d = NULL;
   rt_error_clear(&err);
@@ -129,5 +131,17 @@ int main(void) {
   printf("ceilings: copy %.2f TB/s, f16 matmul %.1f TFLOP/s\n", ceil.bw / 1e12,
          ceil.flops[PATH_TC_F16] / 1e12);
   device_close(d);
+
+  /* the worker's command comes from whoever opens the device: without it the device opens (its
+   * name is still known) and measuring says what is missing */
+  memset(&dopt, 0, sizeof dopt);
+  dopt.worker_exe = bin;
+  rt_error_clear(&err);
+  CHECK_INT(device_open("cuda", &dopt, &d, &err), RT_OK);
+  if (d) {
+    CHECK_INT(device_begin(d, gemm, &p, NULL, &err), RT_ERR_USAGE);
+    CHECK_CONTAINS(err.text, "worker_argv");
+    device_close(d);
+  }
   return test_done();
 }

@@ -13,6 +13,8 @@
  *    each configuration offered, rebuilt from its identity text (engine, knob choices, engine
  *    configuration), gets as far as the same driver check, while knob values the engine lacks
  *    and engine numbers the graph lacks are refused before it.
+ *  - the graphs librooftune's fallback builds for a call (attn_cudnn_call): the caller's KV
+ *    lengths read on the device, its pool's pages, its softmax scale.
  * The graph parts skip with a printed reason where cuDNN is absent; the rest runs everywhere. */
 #include <dlfcn.h>
 
@@ -365,6 +367,85 @@ static void graphs(void) {
   }
 }
 
+/* The graphs librooftune's fallback builds for rooftune_attention calls (attn_cudnn_call: what a
+ * call adds to its shape), up to the point that needs a GPU: the caller's kv_lens read on the
+ * device make the graph padded (masked per sequence) without --kv-lens; a paged call's pools
+ * have the caller's num_pages; a scale of the caller's replaces 1/sqrt(D); each is a graph
+ * cuDNN has engines for and whose configurations its heuristics offer. */
+static void calls(void) {
+  rt_error err;
+  rt_error_clear(&err);
+  if (cudnn_load(&err) != RT_OK || dnn.version < 90800) {
+    printf("call graph checks skipped: %s\n", err.text[0] ? err.text : "cuDNN before 9.8 needs a handle");
+    return;
+  }
+  char padded[240], padded_causal[320], paged[260];
+  snprintf(padded, sizeof padded, "matmul mul gen_index gen_index cmp_lt cmp_lt and select %s matmul", SOFTMAX);
+  snprintf(padded_causal, sizeof padded_causal,
+           "matmul mul gen_index gen_index cmp_lt cmp_lt and select gen_index gen_index add sub cmp_ge select %s matmul",
+           SOFTMAX);
+  snprintf(paged, sizeof paged, "paged_load matmul mul gen_index gen_index cmp_lt cmp_lt and select %s paged_load matmul",
+           SOFTMAX);
+  const struct {
+    const char *shape;
+    attn_cudnn_call call;
+    const char *ops;
+    long long pages;
+  } cases[] = {
+      {"3x8:2x64:1000x64:causal", {0, 0, 1}, padded_causal, 0}, /* ragged prefill, lengths on the device */
+      {"4x8:1x1:1000x128", {0, 0, 1}, padded, 0},               /* ragged decode */
+      {"64x32:8x1:8192x128:paged16", {0, 777, 1}, paged, 777},  /* the caller's pool, its lengths */
+      {"64x32:8x1:8192x128:paged16", {0.05f, 40000, 0}, paged, 40000},
+  };
+  cudnnBackendDescriptor_t dp = described_h200();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    problem p;
+    parse(cases[i].shape, NULL, &p);
+    if (cases[i].pages && dnn.version < 90500) continue;
+    attn_cudnn_graph *g = NULL;
+    rt_error_clear(&err);
+    CHECK_INT(attn_cudnn_graph_build_call(&p, &cases[i].call, NULL, &g, &err), RT_OK);
+    if (!g) {
+      fprintf(stderr, "  %s: %s\n", cases[i].shape, err.text);
+      continue;
+    }
+    CHECK_STR(attn_cudnn_graph_ops(g), cases[i].ops);
+    CHECK_INT(attn_cudnn_graph_padded(g), 1);
+    CHECK_INT(attn_cudnn_graph_pages(g), cases[i].pages);
+    CHECK_NEAR(attn_cudnn_graph_scale(g), cases[i].call.scale ? cases[i].call.scale : 1 / sqrt((double)problem_dim(&p, "D")),
+               1e-7);
+    CHECK(attn_cudnn_graph_engines(g) >= 1);
+    printf("call %-35s lens on the device %d, %lld pages, scale %.4g: %lld engines\n", p.shape,
+           cases[i].call.device_lens, attn_cudnn_graph_pages(g), attn_cudnn_graph_scale(g), attn_cudnn_graph_engines(g));
+    if (dp) heuristics(g, dp, p.shape);
+    attn_cudnn_graph_free(g);
+  }
+  if (dp) dnn.cudnnBackendDestroyDescriptor(dp);
+  /* the same problem without the call: not padded, the problem's pages, 1/sqrt(D) */
+  problem p;
+  parse("64x32:8x1:8192x128:paged16", NULL, &p);
+  attn_cudnn_graph *g = NULL;
+  if (attn_cudnn_graph_build_call(&p, NULL, NULL, &g, &err) == RT_OK) {
+    CHECK_INT(attn_cudnn_graph_pages(g), 64 * 512);
+    CHECK_NEAR(attn_cudnn_graph_scale(g), 1 / sqrt(128.0), 1e-7);
+    attn_cudnn_graph_free(g);
+  }
+  /* a bottom-right mask with more queries than keys needs per-sequence lengths: the device's do */
+  parse("2x4x64:32x64:causal", NULL, &p);
+  const attn_cudnn_call lens = {0, 0, 1};
+  CHECK_INT(attn_cudnn_supports_call(&p, NULL, dnn.version, &err), RT_ERR_UNSUPPORTED);
+  CHECK_CONTAINS(err.text, "bottom-right causal mask needs SQ <= SKV");
+  CHECK_INT(attn_cudnn_supports_call(&p, &lens, dnn.version, &err), RT_OK);
+  /* opening a plan needs the driver's context (the GPU step of tests/gpu runs it) */
+  if (!cu.handle) {
+    attn_cudnn *c = NULL;
+    attn_cudnn_io io;
+    memset(&io, 0, sizeof io);
+    CHECK_INT(attn_cudnn_open_call(&p, &lens, &io, &c, &err), RT_ERR_NO_DRIVER);
+    CHECK(c == NULL);
+  }
+}
+
 int main(void) {
   void *libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   driver_here = libcuda != NULL;
@@ -372,6 +453,7 @@ int main(void) {
   identity();
   rules();
   graphs();
+  calls();
   CHECK(attention_family.library_list != NULL);
   CHECK(attention_family.library_describe != NULL);
   CHECK(attention_family.library_launch != NULL);

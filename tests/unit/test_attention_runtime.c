@@ -1,11 +1,17 @@
 /* test_attention_runtime.c — the host side of rooftune_attention: the shape text a call looks
  * up (rooftune_attention_shape) and its refusals; the TMA plan the runtime and the tuner's
  * launcher share (attention_tma_plan: every operand's dims, byte strides and boxes, and the
- * operand named when TMA cannot map it); and a call's argument checks and, on a machine
- * without a driver, its clean failure. */
+ * operand named when TMA cannot map it); a call's argument checks and, on a machine without a
+ * driver, its clean failure; and the lookups of its cuDNN fallback, with and without cuDNN (a
+ * tuned cuDNN plan served or passed over, cuDNN's own choice for an untuned shape). */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "kernels/attention.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
+#include "tuner/driver/cudnn.h"
+#include "unit/db_fixture.h"
 
 static void test_shape(void) {
   char buf[160];
@@ -136,7 +142,78 @@ static void test_call(void) {
   CHECK(rooftune_last_error()[0] != '\0');
 }
 
+/* A tuned cuDNN plan (a library winner: no cubin, its identity) for prefill 2x8x1024x128 bf16,
+ * and the lookups rooftune_attention makes (ROOFTUNE_RUNNABLE).  Where cuDNN loads, the plan is
+ * served and an untuned shape goes to cuDNN's own choice (rule 4, library "cudnn"); where it does
+ * not, the plan is passed over and nothing serves, each saying why.  Returns the checks failed. */
+static int fallback_lookups(const char *path, int cudnn_here) {
+  int before = test_failures;
+  rooftune_db *rdb = NULL;
+  CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
+  rooftune_query q = {.family = "attention", .shape = "2x8x1024x128", .dtype = "bf16", .flags = ROOFTUNE_RUNNABLE};
+  rooftune_match m;
+  CHECK_INT(rooftune_lookup(rdb, &q, &m), ROOFTUNE_OK);
+  if (cudnn_here) {
+    CHECK_INT(m.match, ROOFTUNE_MATCH_EXACT);
+    CHECK_INT(m.runnable, 1);
+    CHECK_STR(m.template_name, "cudnn");
+    CHECK_STR(m.library_algo, "cudnn sdpa engine=3 knobs=- version=91900");
+  } else {
+    CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
+    CHECK_INT(m.rule, ROOFTUNE_RULE_NONE);
+    CHECK_CONTAINS(m.passed_over, "a cudnn library winner, and cudnn cannot be loaded here");
+    CHECK_CONTAINS(m.reason, "its vendor library (cuDNN) cannot be loaded here");
+  }
+  q.shape = "1x32:8x8192x128:causal"; /* nothing tuned near it */
+  CHECK_INT(rooftune_lookup(rdb, &q, &m), ROOFTUNE_OK);
+  CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
+  CHECK_INT(m.rule, cudnn_here ? ROOFTUNE_RULE_LIBRARY : ROOFTUNE_RULE_NONE);
+  CHECK_STR(m.library, cudnn_here ? "cudnn" : "");
+  CHECK_CONTAINS(m.reason, cudnn_here ? "cuDNN's own choice serves it" : "cannot be loaded here");
+  rooftune_close(rdb);
+  return test_failures - before;
+}
+
+static void test_fallback_lookups(void) {
+  char path[512], tk[96];
+  fx_tmpname(path, sizeof path, "attn-cudnn");
+  rt_error err = {0};
+  problem p;
+  CHECK_INT(attention_family.parse_shape(&attention_family, "2x8x1024x128", "bf16", NULL, &p, &err), RT_OK);
+  CHECK_INT(db_toolkit_string(tk, sizeof tk, &err), RT_OK);
+  db_run_spec spec = fx_spec(p, "NVIDIA H200");
+  snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", tk);
+  db *d = NULL;
+  db_run *r = NULL;
+  candidate_result c = fx_result("cudnn", 0, 0, 0.5);
+  snprintf(c.config, sizeof c.config, "cudnn sdpa engine=3 knobs=- version=91900");
+  db_winner w;
+  memset(&w, 0, sizeof w);
+  snprintf(w.library_algo, sizeof w.library_algo, "%s", c.config);
+  long long id = 0;
+  CHECK(!db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
+        !db_run_template(r, "cudnn", "attention", "", "", &err) && !db_run_store(r, &c, &id, &err) &&
+        !db_run_set_winner(r, id, &w, NULL, &err));
+  if (err.text[0]) fprintf(stderr, "  %s\n", err.text);
+  db_run_free(r);
+  db_close(d);
+  /* without cuDNN: a child that points the loader at nothing before anything loads it */
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("ROOFTUNE_LIBCUDNN", "/nonexistent/libcudnn.so.9", 1);
+    _exit(fallback_lookups(path, 0) ? 1 : 0);
+  }
+  int status = 0;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+  CHECK_INT(WEXITSTATUS(status), 0);
+  int here = cudnn_load(&err) == RT_OK;
+  if (!here) printf("cuDNN does not load here (%s): the lookups without it only\n", err.text);
+  fallback_lookups(path, here);
+  fx_remove(path);
+}
+
 int main(void) {
+  test_fallback_lookups(); /* first: its child must load cuDNN itself */
   test_shape();
   test_tma_plan();
   test_call();

@@ -303,15 +303,7 @@ static void test_merge(const char *a_path) {
   db_close(a);
 }
 
-static void test_distance(void) {
-  CHECK_NEAR(db_shape_distance("M=4096,N=4096,K=4096", "M=4096,N=4096,K=4096"), 0, 1e-12);
-  CHECK_NEAR(db_shape_distance("M=2048,N=4096,K=4096", "M=4096,N=4096,K=4096"), log(2), 1e-12);
-  CHECK_NEAR(db_shape_distance("M=64,N=4096,K=4096", "M=128,N=4096,K=4096"), log(2), 1e-12);
-  CHECK_NEAR(db_shape_distance("M=1,N=1,K=1", "M=2,N=4,K=8"), sqrt(log(2) * log(2) * 14), 1e-9);
-  /* BATCH missing on one side counts as 1. */
-  CHECK_NEAR(db_shape_distance("BATCH=8,M=16,N=16,K=16", "M=16,N=16,K=16"), log(8), 1e-12);
-  CHECK_NEAR(db_shape_distance("M=16,N=16,K=16", "BATCH=8,M=16,N=16,K=16"), log(8), 1e-12);
-  CHECK(db_shape_distance("", "M=1") < 0);
+static void test_dims_text(void) {
   problem p = fx_gemm(7, 8, 9, "f32");
   char buf[64];
   db_dims_text(&p, buf, sizeof buf);
@@ -392,7 +384,7 @@ int main(void) {
   fx_tmpname(path, sizeof path, "unit");
   test_store_and_resume(path);
   test_merge(path);
-  test_distance();
+  test_dims_text();
   test_open_errors();
   test_migration();
   fx_remove(path);

@@ -200,6 +200,39 @@ static void test_open_errors(void) {
   else CHECK(st == RT_ERR_NO_DRIVER || st == RT_ERR_NO_GPU || st == RT_ERR_CUDA);
 }
 
+/* The kinds' table: lookup by prefix, checks without opening, the generated help. */
+static void test_kinds(void) {
+  const device_kind *k = device_kind_lookup("cuda:3");
+  CHECK(k != NULL);
+  if (k) CHECK(k->caps & DEVICE_CAP_MEASURES);
+  CHECK(device_kind_lookup("cuda") == k);
+  CHECK(device_kind_lookup("cudax") == NULL); /* a prefix is the whole word, or ends in ':' */
+  CHECK(device_kind_lookup("tpu") == NULL);
+  k = device_kind_lookup("replay:any.json");
+  CHECK(k && k->caps & DEVICE_CAP_RECORDED && k->timing == TIMING_REPLAYED);
+  k = device_kind_lookup("model:nosuch"); /* the kind, whatever follows */
+  CHECK(k && k->timing == TIMING_PREDICTED);
+  rt_error err = {0};
+  CHECK_INT(device_check("model:h200", &err), RT_OK);
+  CHECK_INT(device_check("cuda", &err), RT_OK);
+  CHECK_INT(device_check("cuda:12", &err), RT_OK);
+  CHECK_INT(device_check("replay:x.json", &err), RT_OK); /* whether it reads is open's to say */
+  CHECK_INT(device_check("model:nosuch", &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "unknown GPU 'nosuch'");
+  CHECK_STR(err.source, ""); /* the caller says where the text came from */
+  CHECK_INT(device_check("cuda:-1", &err), RT_ERR_INVALID);
+  CHECK_INT(device_check("cuda:1x", &err), RT_ERR_INVALID);
+  CHECK_INT(device_check("cuda: 1", &err), RT_ERR_INVALID);
+  CHECK_INT(device_check("replay:", &err), RT_ERR_INVALID);
+  CHECK_INT(device_check("tpu", &err), RT_ERR_INVALID);
+  char help[512];
+  CHECK_STR(device_kinds_help(0, help, sizeof help), "cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE");
+  CHECK_STR(device_kinds_help(DEVICE_CAP_RECORDED, help, sizeof help), "cuda | cuda:N | model:GPU (h200, h100, a100, l4)");
+  CHECK(device_kind_gpu("model:a100") == gpu_spec_find("a100"));
+  CHECK(device_kind_gpu("model:nosuch") == NULL);
+  CHECK(device_kind_gpu("cuda") == NULL);
+}
+
 static void test_replay_fixture(void) {
   const char *src = getenv("ROOFTUNE_SOURCE_DIR");
   if (!src) return;
@@ -312,6 +345,7 @@ static void test_timing_rule(void) {
 int main(void) {
   test_model();
   test_open_errors();
+  test_kinds();
   test_replay_fixture();
   test_replay_shared();
   test_timing_rule();

@@ -7,7 +7,7 @@
 
 #include "runtime/include/rooftune.h"
 #include "test.h"
-#include "tuner/version.h"
+#include "tuner/core/version.h"
 #include "unit/db_fixture.h"
 
 static char toolkit[96];

@@ -69,8 +69,8 @@ int main(void) {
   verdict_sentence(&set[1], 1, &set[0], &set[2], "this template's runner-up", &set[4], s, sizeof s);
   CHECK_CONTAINS(s, "tied with 1 other within the 2.0 % spread");
   CHECK_CONTAINS(s, "ties break on fewer registers, then less shared memory: 128 registers against 168");
-  CHECK_CONTAINS(s, "1.5 % faster than this template's runner-up (1.03 ms)");
-  CHECK_CONTAINS(s, "and 15.4 % faster than cuBLASLt's default (1.2 ms)");
+  CHECK_CONTAINS(s, "1.015x faster than this template's runner-up (1.03 ms)");
+  CHECK_CONTAINS(s, "and 1.18x faster than cuBLASLt's default (1.2 ms)");
   CHECK_CONTAINS(s, "both compute-bound, at 90 % and 88 % of the roof");
   CHECK_CONTAINS(s, "wins on the tail: 264 blocks fill 2 waves exactly");
   printf("%s\n", s);
@@ -82,7 +82,7 @@ int main(void) {
   o.facts.spill_stores = 64;
   candidate_result v = make("cublaslt", 1.00, 0.01, 0, 0, TIMING_MEASURED);
   verdict_sentence(&w, 0, NULL, &o, "the best of gemm_simt", &v, s, sizeof s);
-  CHECK_CONTAINS(s, "26.7 % faster than the best of gemm_simt (1.5 ms) and 10.0 % slower than cuBLASLt's default (1 ms)");
+  CHECK_CONTAINS(s, "1.36x faster than the best of gemm_simt (1.5 ms) and 1.10x slower than cuBLASLt's default (1 ms)");
   CHECK_CONTAINS(s, "it is compute-bound at 90 % of its roof where the runner-up is spills-bound");
   CHECK_CONTAINS(s, "no spills where the runner-up spills 64 bytes");
 
@@ -93,8 +93,21 @@ int main(void) {
   m1.counters.dram_read_bytes = 1e8;
   m2.counters.dram_read_bytes = 2e8;
   verdict_sentence(&m1, 0, NULL, &m2, NULL, NULL, s, sizeof s);
-  CHECK_CONTAINS(s, "16.7 % faster than the runner-up (1.2 ms)");
+  CHECK_CONTAINS(s, "1.20x faster than the runner-up (1.2 ms)");
   CHECK_CONTAINS(s, "moves 50 % fewer DRAM bytes (measured)");
+  /* speed-ups are ratios: the 84.4 % of time saved that read as 1.84x is 6.41x */
+  char r[32];
+  CHECK_STR(verdict_ratio(1.0, 6.41, r, sizeof r), "6.41x faster");
+  CHECK_STR(verdict_ratio(1.0 - 0.844, 1.0, r, sizeof r), "6.41x faster");
+  CHECK_STR(verdict_ratio(6.41, 1.0, r, sizeof r), "6.41x slower");
+  CHECK_STR(verdict_ratio(1.0, 1.004, r, sizeof r), "1.004x faster");
+  CHECK_STR(verdict_ratio(1.0, 15.4, r, sizeof r), "15.4x faster");
+  CHECK_STR(verdict_ratio(1.0, 1.0003, r, sizeof r), "as fast");
+  CHECK_STR(verdict_ratio(0, 1.0, r, sizeof r), "not comparable");
+  m2.time_ms = 1.0002;
+  verdict_sentence(&m1, 0, NULL, &m2, NULL, NULL, s, sizeof s);
+  CHECK_CONTAINS(s, "as fast as the runner-up (1 ms)");
+  CHECK(!strstr(s, "% faster") && !strstr(s, "% slower"));
   /* alone */
   verdict_sentence(&m1, 0, NULL, NULL, NULL, NULL, s, sizeof s);
   CHECK_STR(s, "the only successful candidate");

@@ -1,4 +1,5 @@
-/* cli.c — uniform usage errors and small parsing helpers for the subcommands. */
+/* cli.c — uniform usage errors, the usage printer, and small parsing helpers for the
+ * subcommands. */
 #include "tuner/cli/cli.h"
 
 #include <errno.h>
@@ -9,6 +10,43 @@
 #include <unistd.h>
 
 #include "tuner/core/fileio.h"
+#include "tuner/device/device.h"
+
+/* The device texts a usage text names through a marker, generated from the device stage's
+ * table (device_kinds_help): every kind, or the kinds that evaluate anew (not a recorded file). */
+static const struct {
+  const char *marker;
+  int without; /* the kinds with one of these capabilities are left out */
+} usage_devices[] = {
+    {"{DEVICES}", 0},
+    {"{DEVICES_EVALUATING}", DEVICE_CAP_RECORDED},
+};
+
+/* The marker at s (its index, *len its length), -1 when none starts there. */
+static int usage_marker(const char *s, size_t *len) {
+  for (size_t i = 0; i < sizeof usage_devices / sizeof usage_devices[0]; i++) {
+    size_t n = strlen(usage_devices[i].marker);
+    if (!strncmp(s, usage_devices[i].marker, n)) {
+      *len = n;
+      return (int)i;
+    }
+  }
+  return -1;
+}
+
+void cli_print_usage(const cli_command *c, FILE *out) {
+  for (const char *s = c->usage; *s;) {
+    size_t n = 0;
+    int m = *s == '{' ? usage_marker(s, &n) : -1;
+    if (m < 0) {
+      fputc(*s++, out);
+      continue;
+    }
+    char kinds[512];
+    fputs(device_kinds_help(usage_devices[m].without, kinds, sizeof kinds), out);
+    s += n;
+  }
+}
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;

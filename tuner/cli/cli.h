@@ -47,7 +47,16 @@ int cli_parse_count(const char *cmd, const char *flag, const char *text, long *o
  * "N,N,...".  On failure prints a usage error and returns -1. */
 int cli_read_list(const char *cmd, const char *flag, const char *text, char *out, size_t size);
 
+/* Prints c's usage text to out, its markers filled in: "{DEVICES}" becomes the device texts
+ * --device accepts ("cuda | cuda:N | model:GPU (h200, ...) | replay:FILE", from the device
+ * stage's table), "{DEVICES_EVALUATING}" the same without a recorded file's kind. */
+void cli_print_usage(const cli_command *c, FILE *out);
+
 /* 1 when stdout / stderr is a terminal, for progress bars and colour. */
 int cli_stderr_is_tty(void);
+
+/* The command line the cuda device runs its worker with, NULL-ended: this binary's `__worker`
+ * subcommand (cmd___worker.c), handed down in tune_options / device_options.worker_argv. */
+extern const char *const cli_worker_argv[];
 
 #endif

@@ -37,5 +37,7 @@ static int cmd_worker(int argc, char **argv) {
   return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
+const char *const cli_worker_argv[] = {"rooftune", "__worker", NULL};
+
 const cli_command cli_cmd___worker = {"__worker", "internal: the measuring worker process",
                                       usage, cmd_worker, 1};

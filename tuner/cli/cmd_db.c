@@ -13,6 +13,7 @@
 #include "kernels/family.h"
 #include "tuner/template/ktfile.h"
 #include "tuner/core/sha256.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune db VERB [options]\n\n"
@@ -70,14 +71,13 @@ static int fail_msg(const char *fmt, const char *a) {
 
 static const char *opts_db(const db_opts *o) {
   if (o->db) return o->db;
-  db_default_path(default_db, sizeof default_db);
-  return default_db;
+  return rt_default_db_path(default_db, sizeof default_db);
 }
 
 static int open_db(const db_opts *o, int flags, db **d) {
   rt_error err = {0};
   const char *path = opts_db(o);
-  if ((flags & DB_CREATE) && !o->db && db_make_parent(path, &err)) return cli_fail("db", &err);
+  if ((flags & DB_CREATE) && !o->db && rt_mkdir_parents(path, &err)) return cli_fail("db", &err);
   if (db_open(path, flags, d, &err)) return cli_fail("db", &err);
   return CLI_EXIT_OK;
 }

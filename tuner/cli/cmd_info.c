@@ -8,7 +8,7 @@
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/driver/cudnn.h"
 #include "tuner/compile/toolkit.h"
-#include "tuner/version.h"
+#include "tuner/core/version.h"
 
 static const char usage[] =
     "usage: rooftune info [--json]\n\n"

@@ -13,6 +13,7 @@
 #include "tuner/job/job.h"
 #include "tuner/job/report.h"
 #include "tuner/job/run.h"
+#include "tuner/verdict.h"
 
 static const char usage[] =
     "usage: rooftune job run JOB [--shard I/N] [--device DEV] [--db FILE] [--json] [--no-report]\n"
@@ -36,7 +37,8 @@ static const char usage[] =
     "options:\n"
     "  --shard I/N     this process's shard: the problems at positions I, I+N, ... of the file,\n"
     "                  and a share of the candidates of split problems (0 <= I < N)\n"
-    "  --device DEV    instead of the job's device: cuda, cuda:N, cuda:all, model:GPU\n"
+    "  --device DEV    instead of the job's device: cuda:all (one process per GPU) or\n"
+    "                  {DEVICES}\n"
     "  --db FILE       instead of the job's (or the shard's) database\n"
     "  --json          one JSON object on stdout (what summary.json holds); lines go to stderr\n"
     "  --no-report     do not write report.html\n\n"
@@ -99,9 +101,10 @@ static void problem_line(FILE *out, const job_event *ev) {
   json_array_foreach(json_object_get(it, "rechecks"), i, r) {
     const char *v = str(r, "verdict");
     fprintf(out, "; recheck %s %s", str(r, "template"), v);
+    char ratio[32];
     if (json_is_number(json_object_get(r, "now_ms")))
-      fprintf(out, " %.4g -> %.4g ms (%+.1f %%)", num(r, "then_ms"), num(r, "now_ms"),
-              100 * (num(r, "now_ms") / num(r, "then_ms") - 1));
+      fprintf(out, " %.4g -> %.4g ms (%s)", num(r, "then_ms"), num(r, "now_ms"),
+              verdict_ratio(num(r, "now_ms"), num(r, "then_ms"), ratio, sizeof ratio));
     if (str(r, "detail")[0]) fprintf(out, " (%s)", str(r, "detail"));
     if (!strcmp(v, "SLOWER") || !strcmp(v, "FAILS")) fprintf(out, " REGRESSION");
   }
@@ -190,6 +193,7 @@ static int verb_run(int argc, char **argv) {
   o.on_event = on_event;
   o.ctx = &v;
   o.no_report = c.no_report;
+  o.worker_argv = cli_worker_argv;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_stop_signal;

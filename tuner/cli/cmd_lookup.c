@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "kernels/family.h"
 #include "runtime/include/rooftune.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune lookup FAMILY --shape S --dtype D [--db FILE] [--device NAME] [--layout L]\n"
@@ -74,7 +75,9 @@ static void mismatch_names(unsigned bits, char *buf, size_t size) {
 
 /* What a one-call function would run for answer m (served with ROOFTUNE_RUNNABLE). */
 static void would_run_text(const rooftune_match *m, char *buf, size_t size) {
-  if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0])
+  if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0] && !strcmp(m->template_name, "cudnn"))
+    snprintf(buf, size, "cuDNN with the tuned plan (%.300s, %s)", m->library_algo, m->shape);
+  else if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0])
     snprintf(buf, size, "cuBLASLt with the tuned algorithm (%s %s)", m->template_name, m->shape);
   else if (m->match != ROOFTUNE_MATCH_NONE)
     snprintf(buf, size, "%s %s (tuned for %s, %s rule)", m->template_name, m->config, m->shape, rule_name(m->rule));
@@ -225,7 +228,7 @@ static int cmd_lookup(int argc, char **argv) {
   const char *family = argv[optind];
   char path[1024];
   if (dbp) snprintf(path, sizeof path, "%s", dbp);
-  else db_default_path(path, sizeof path);
+  else rt_default_db_path(path, sizeof path);
   /* the problem as `tune` reads it: a shape or dtype tune refuses is not looked up.  A declared
    * family off this search path is served from the database alone, as the runtime serves it */
   const family_ops *fam = family_find(family);
@@ -279,7 +282,7 @@ static int cmd_lookup(int argc, char **argv) {
     json_t *o = match_json(&m, shape);
     json_t *w = json_object();
     json_object_set_new(w, "rule", json_string(rule_name(runs.rule)));
-    json_object_set_new(w, "template", runs.match ? json_string(runs.library_algo[0] ? "cublaslt" : runs.template_name)
+    json_object_set_new(w, "template", runs.match ? json_string(runs.template_name)
                                        : runs.rule == ROOFTUNE_RULE_LIBRARY ? json_string(runs.library)
                                                                             : json_null());
     json_object_set_new(w, "shape", runs.match ? json_string(runs.shape) : json_null());

@@ -10,7 +10,9 @@
 #include "db/db.h"
 #include "tuner/device/device.h"
 #include "tuner/recheck.h"
+#include "tuner/verdict.h"
 #include "tuner/tune.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune recheck [--db FILE] [--device DEV] [--family F] [--tolerance PCT]\n"
@@ -26,7 +28,7 @@ static const char usage[] =
     "options:\n"
     "  --db FILE         database (default: $ROOFTUNE_DB, else\n"
     "                    $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)\n"
-    "  --device DEV      cuda | cuda:N | model:GPU (h200, h100, a100, l4); default: cuda when a\n"
+    "  --device DEV      {DEVICES_EVALUATING}; default: cuda when a\n"
     "                    GPU is present, else model:h200 (whose times are predictions)\n"
     "  --family F        only this family's winners (default: every family)\n"
     "  --tolerance PCT   how much slower counts, in percent (default 5)\n"
@@ -72,10 +74,15 @@ static int cmd_recheck(int argc, char **argv) {
     }
   }
   if (optind < argc) return cli_usage_error("recheck", "unexpected argument '%s'", argv[optind]);
-  if (devspec && strncmp(devspec, "replay:", 7) == 0)
-    return cli_usage_error("recheck", "--device %s: a replayed file has nothing to re-measure", devspec);
+  const device_kind *kind = devspec ? device_kind_lookup(devspec) : NULL;
+  if (kind && (kind->caps & DEVICE_CAP_RECORDED))
+    return cli_usage_error("recheck", "--device %s: a recorded file has nothing to re-measure", devspec);
   char dbbuf[1024], note[256] = "";
-  if (!dbp) dbp = tune_default_db_path(dbbuf, sizeof dbbuf);
+  if (!dbp) { /* the default database, its folder made for the runs a recheck stores (a folder
+               * that cannot be made: db_open says so, naming the path) */
+    dbp = rt_default_db_path(dbbuf, sizeof dbbuf);
+    rt_mkdir_parents(dbp, NULL);
+  }
   const char *spec = devspec ? devspec : tune_default_device(note, sizeof note);
 
   /* the device's name, which the winners made on it carry */
@@ -110,7 +117,7 @@ static int cmd_recheck(int argc, char **argv) {
     verdict *r = &vs[nv++];
     if (!json) fprintf(stderr, "rechecking %s %s %s %s ...\n", es[i].family, es[i].shape, es[i].dtype, es[i].template_name);
     r->e = &es[i];
-    recheck_winner(&es[i], spec, dbp, tol, timeout_s, &r->r);
+    recheck_winner(&es[i], spec, dbp, tol, timeout_s, cli_worker_argv, &r->r);
     slower += r->r.verdict == RECHECK_SLOWER;
     failing += r->r.verdict == RECHECK_FAILS;
     errors += r->r.verdict == RECHECK_ERROR;
@@ -143,15 +150,16 @@ static int cmd_recheck(int argc, char **argv) {
   } else {
     printf("recheck on %s of %s: %zu winners for this device, %zu re-measured, %zu slower, %zu failing "
            "(tolerance %.0f %%)\n", label, dbp, nv, measured, slower, failing, tol * 100);
-    if (nv) printf("%-6s %-22s %-5s %-12s %10s %10s %8s  %s\n", "family", "shape", "dtype", "template",
-                   "then_ms", "now_ms", "change", "verdict");
+    if (nv) printf("%-6s %-22s %-5s %-12s %10s %10s %14s  %s\n", "family", "shape", "dtype", "template",
+                   "then_ms", "now_ms", "now", "verdict");
     for (size_t i = 0; i < nv; i++) {
       const verdict *r = &vs[i];
       printf("%-6s %-22s %-5s %-12s %10.5g ", r->e->family, r->e->shape, r->e->dtype,
              r->e->template_name, r->e->time_ms);
+      char ratio[32];
       if (isfinite(r->r.now_ms))
-        printf("%10.5g %+7.1f%%", r->r.now_ms, 100 * (r->r.now_ms / r->e->time_ms - 1));
-      else printf("%10s %8s", "-", "-");
+        printf("%10.5g %14s", r->r.now_ms, verdict_ratio(r->r.now_ms, r->e->time_ms, ratio, sizeof ratio));
+      else printf("%10s %14s", "-", "-");
       printf("  %s%s%s\n", recheck_verdict_name(r->r.verdict), r->r.detail[0] ? ": " : "", r->r.detail);
     }
   }

@@ -8,6 +8,7 @@
 #include "tuner/job/job.h"
 #include "tuner/job/report.h"
 #include "tuner/job/run.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune report [--db FILE] [--job JOB] -o FILE [--top N] [--title TEXT]\n\n"
@@ -56,7 +57,7 @@ static int cmd_report(int argc, char **argv) {
   char buf[1024];
   if (!dbp) {
     if (j) job_database_path(j, (job_shard){0, 1}, NULL, buf, sizeof buf);
-    else db_default_path(buf, sizeof buf);
+    else rt_default_db_path(buf, sizeof buf);
     dbp = buf;
   }
   db *d = NULL;

@@ -1,33 +1,45 @@
-/* cmd_templates.c — `rooftune templates`: the installed templates, their family, dtypes,
- * architectures and parameters. */
+/* cmd_templates.c — `rooftune templates`: the families and templates of the template path,
+ * where each came from, its family, dtypes, architectures and parameters, and checks of each
+ * (`--check` also compiles one configuration of every template). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tuner/cli/cli.h"
+#include "tuner/compile/compile_pool.h"
+#include "tuner/compile/cubin_cache.h"
 #include "tuner/template/catalog.h"
 #include "kernels/family.h"
 #include "tuner/model/gpu_spec.h"
 #include "tuner/template/manifest.h"
 
 static const char usage[] =
-    "usage: rooftune templates [--json] [--templates DIR]... [--dir DIR]\n\n"
-    "Lists the kernel families declared in family.json files and the kernel templates (every\n"
-    "FOLDER/NAME.json and FOLDER/SUB/NAME.json manifest) of the template path, each with where it\n"
-    "came from, its family, dtypes, target architectures and parameters (each with its values),\n"
-    "and checks each one: its family is known, every name its expressions read is one the family\n"
-    "provides, and the family's reference template is in the path.  The path is the --templates\n"
+    "usage: rooftune templates [--check] [--json] [--templates DIR]... [--dir DIR]\n\n"
+    "Lists the kernel families declared in family.json files and the kernel templates of the\n"
+    "template path, each with where it came from, its family, dtypes, target architectures and\n"
+    "parameters (each with its values), and checks each one: its family is known, every name its\n"
+    "expressions read is one the family provides, and each family's reference template is in the\n"
+    "path (a missing one is blamed on the family.json that names it).  A manifest is a NAME.json\n"
+    "beside its NAME.cu, or a JSON object with a \"family\" or \"source\" field; any other .json\n"
+    "file is skipped with a note.  The path is the --templates\n"
     "folders, then $ROOFTUNE_TEMPLATE_PATH (colon-separated), then the shipped templates\n"
     "($ROOFTUNE_TEMPLATE_DIR when set, else the source tree's templates/ when rooftune runs from its build\n"
     "folder, else the installed share/rooftune/templates); --dir lists one folder alone.  Anything\n"
-    "that does not load or check is reported with its error (file, field, column) and the exit\n"
-    "status is 1.  No templates at all is said plainly and is not an error.\n\n"
+    "that does not load, check or compile is reported with its error (file, field, line) and the\n"
+    "exit status is 1.  No templates at all is said plainly and is not an error.\n\n"
     "options:\n"
+    "  --check          also compile one configuration of each template with NVRTC (the first of\n"
+    "                   its space for the family's example problem, its first dtype and\n"
+    "                   architecture), through the cubin cache: a CUDA error is reported with the\n"
+    "                   source file and the compiler's line.  No GPU is needed\n"
     "  --json           print {\"path\":..,\"families\":[{\"name\",\"declared_in\",\"shape\",\n"
     "                   \"reference\"}],\"templates\":[{\"name\",\"family\",\"path\",\"description\",\n"
     "                   \"dtypes\",\"archs\",\"instruction\",\"source\",\"params\":{NAME:[values]},\n"
-    "                   \"derived\",\"constraints\"}],\"errors\":[{\"path\",\"message\"}]}\n"
+    "                   \"derived\",\"constraints\"[,\"check\":{\"status\":\"compiled|compile_error|\n"
+    "                   not_compiled\",\"config\",\"dtype\",\"arch\",\"shape\",\"registers\",\n"
+    "                   \"spill_bytes\",\"message\"}]}],\"skipped\":[{\"path\",\"why\"}],\n"
+    "                   \"errors\":[{\"path\",\"message\"}]}\n"
     "  --templates DIR  a folder of templates (and family.json files) before the others\n"
     "  --dir DIR        list only the templates of DIR\n";
 
@@ -104,9 +116,9 @@ static void templates_print(const manifest *m) {
   printf("  from %s\n", manifest_path(m));
 }
 
-/* Checks a loaded manifest against its family: known, names resolve for the family's example
- * problem on the manifest's first architecture, the family's reference in the path. */
-static rt_status check_template(const manifest *m, const char *path, rt_error *err) {
+/* Checks a loaded manifest against its family: known, and the names its expressions read
+ * resolve for the family's example problem on the manifest's first architecture. */
+static rt_status check_template(const manifest *m, rt_error *err) {
   const family_ops *fam = family_find(manifest_family(m));
   if (!fam) {
     rt_error_locate(err, manifest_path(m), "family", 0, 0);
@@ -119,19 +131,24 @@ static rt_status check_template(const manifest *m, const char *path, rt_error *e
   rt_status s = fam->parse_shape(fam, fam->example_shape, manifest_dtype(m, 0), NULL, &p, err);
   if (!s) s = problem_env(fam, &p, arch_spec_find(arch), gpu_spec_for_arch(arch), &env, err);
   if (s) return s;
-  if ((s = manifest_check_names(m, &env, err))) return s;
-  if (fam->reference && strcmp(fam->reference, manifest_name(m))) {
-    manifest *r = NULL;
-    rt_error e = {0};
-    s = catalog_find(path, fam->reference, &r, &e);
-    manifest_free(r);
-    if (s) {
-      rt_error_locate(err, manifest_path(m), "family", 0, 0);
-      return rt_error_set(err, RT_ERR_NOT_FOUND, "the %s family's reference template %s is not in the "
-                          "template path (%.300s)", fam->name, fam->reference, e.text);
-    }
+  return manifest_check_names(m, &env, err);
+}
+
+/* The family's reference template is in the path; a missing one is blamed on what names it:
+ * the family.json's "reference", or for a C family the family itself. */
+static rt_status check_reference(const family_ops *fam, const char *path, rt_error *err) {
+  if (!fam->reference) return RT_OK;
+  manifest *r = NULL;
+  rt_error e = {0};
+  rt_status s = catalog_find(path, fam->reference, &r, &e);
+  manifest_free(r);
+  if (s == RT_ERR_NOT_FOUND) {
+    rt_error_locate(err, fam->declared_in ? fam->declared_in : fam->name, "reference", 0, 0);
+    return rt_error_set(err, RT_ERR_NOT_FOUND, "the %s family's reference template %s is not in the template "
+                        "path (%.300s)", fam->name, fam->reference, e.text);
   }
-  return RT_OK;
+  if (s && err) *err = e;
+  return s;
 }
 
 static void report_error(json_t *errors, const char *path, const rt_error *err) {
@@ -144,42 +161,169 @@ static void report_error(json_t *errors, const char *path, const rt_error *err) 
   json_array_append_new(errors, e);
 }
 
-static int cmd_templates(int argc, char **argv) {
-  int json = 0;
-  const char *dir = NULL;
-  static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                       {"dir", required_argument, 0, 'd'},
-                                       {"templates", required_argument, 0, 't'},
-                                       {0, 0, 0, 0}};
-  int c;
+/* ---- --check: one configuration of each template compiled ---- */
+
+/* A compile error as the source file and the compiler's line: NVRTC writes "NAME(LINE): error:
+ * ..." with NAME the source's own name (#line 1 "NAME"); an error in an included header keeps
+ * the header's name in the text. */
+static void locate_compile_error(const manifest *m, const char *message, const char *what, rt_error *err) {
+  const char *name = manifest_source_name(m), *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  size_t n = strlen(base);
+  int line = 0;
+  const char *text = message;
+  if (!strncmp(message, base, n) && message[n] == '(' && sscanf(message + n + 1, "%d", &line) == 1 && line > 0) {
+    const char *close = strstr(message + n, "): ");
+    if (close) text = close + 3;
+  } else {
+    line = 0;
+  }
+  rt_error_set(err, RT_ERR_COMPILE, "%s (%s; `rooftune compile %s --arch %s --limit 1 --logs`, with the same --templates, prints the whole log)",
+               text, what, manifest_name(m), manifest_arch(m, 0));
+  rt_error_locate(err, manifest_source(m), NULL, line, 0);
+}
+
+/* The space of m for the family's example problem, else its other one: the first that admits a
+ * configuration.  NULL with why (a note, not an error) when neither does. */
+static space *example_space(const manifest *m, const family_ops *fam, problem *p, rt_vars *env, char *why,
+                            size_t size) {
+  const char *shapes[2] = {fam->example_shape, fam->example_more};
+  const char *arch = manifest_arch(m, 0);
+  for (int i = 0; i < 2 && shapes[i]; i++) {
+    rt_error e = {0};
+    space *sp = NULL;
+    if (fam->parse_shape(fam, shapes[i], manifest_dtype(m, 0), NULL, p, &e) ||
+        problem_env(fam, p, arch_spec_find(arch), gpu_spec_for_arch(arch), env, &e) ||
+        manifest_build_space(m, env, &sp, &e) || space_size(sp) == 0) {
+      space_free(sp);
+      snprintf(why, size, "no configuration for the %s family's example problem %s (%.300s)", fam->name,
+               shapes[i], e.text[0] ? e.text : "an empty space");
+      continue;
+    }
+    return sp;
+  }
+  return NULL;
+}
+
+/* Compiles the first configuration of m's example space (check_template passed) into o["check"];
+ * RT_ERR_COMPILE located at the source file and line when it does not compile.  In text mode
+ * the line it prints says what compiled. */
+static rt_status compile_check(const manifest *m, cubin_cache *cache, json_t *o, int json, rt_error *err) {
+  const family_ops *fam = family_find(manifest_family(m));
+  problem p;
+  rt_vars env;
+  char why[600] = "", cfg[800] = "", what[1000];
+  json_t *c = json_object();
+  json_object_set_new(o, "check", c);
+  space *sp = example_space(m, fam, &p, &env, why, sizeof why);
+  if (!sp) {
+    json_object_set_new(c, "status", json_string("not_compiled"));
+    json_object_set_new(c, "message", json_string(why));
+    if (!json) printf("  not compiled: %s\n", why);
+    return RT_OK;
+  }
+  const char *arch = manifest_arch(m, 0), *dtype = manifest_dtype(m, 0);
+  space_format_config(sp, 0, cfg, sizeof cfg);
+  snprintf(what, sizeof what, "%s %s for %s, %s, %s %s", manifest_name(m), cfg, arch, dtype, fam->name, p.shape);
+  json_object_set_new(c, "config", json_string(cfg));
+  json_object_set_new(c, "dtype", json_string(dtype));
+  json_object_set_new(c, "arch", json_string(arch));
+  json_object_set_new(c, "shape", json_string(p.shape));
+  char *source = NULL, *text = NULL;
+  rt_status s = manifest_read_source(m, &source, err);
+  if (!s) s = manifest_config_source(m, sp, 0, &env, dtype, source, &text, err);
+  compile_result r;
+  memset(&r, 0, sizeof r);
+  if (!s) {
+    compile_job job = {text, manifest_source_name(m)};
+    compile_options copt;
+    manifest_compile_options(m, arch, &copt);
+    copt.pch = 1;
+    compile_pool_options popt = {0};
+    popt.workers = 1;
+    popt.timeout_s = 600;
+    popt.cache = cache;
+    compile_pool_stats st;
+    s = compile_pool_run(&job, 1, &copt, &popt, &r, &st, err);
+  }
+  if (!s && r.status == RT_OK) {
+    json_object_set_new(c, "status", json_string("compiled"));
+    json_object_set_new(c, "registers", json_integer(r.report.registers));
+    json_object_set_new(c, "spill_bytes", json_integer((json_int_t)r.report.spill_stores + r.report.spill_loads));
+    if (!json)
+      printf("  compiles: %s for %s, %s, %s %s: %d registers, %d bytes spilled\n", cfg, arch, dtype, fam->name,
+             p.shape, r.report.registers, r.report.spill_stores + r.report.spill_loads);
+  } else if (!s) {
+    locate_compile_error(m, r.message[0] ? r.message : "the compile failed", what, err);
+    s = RT_ERR_COMPILE;
+    json_object_set_new(c, "status", json_string("compile_error"));
+    json_object_set_new(c, "message", json_string(r.message));
+  }
+  compile_result_free(&r);
+  free(text);
+  free(source);
+  space_free(sp);
+  return s;
+}
+
+/* ---- the listing ---- */
+
+typedef struct templates_run {
+  const char *dir;    /* the path listed */
+  int json, check;
+  json_t *errors;
+  int failed;
+  cubin_cache *cache; /* --check's; NULL without one */
+  const char *checked[64]; /* families whose reference was checked */
+  int nchecked;
+} templates_run;
+
+/* Checks fam's reference once per run (the templates of a family share it). */
+static void reference_once(templates_run *t, const family_ops *fam) {
+  for (int i = 0; i < t->nchecked; i++)
+    if (!strcmp(t->checked[i], fam->name)) return;
+  if (t->nchecked < 64) t->checked[t->nchecked++] = fam->name;
   rt_error err = {0};
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == 'j') json = 1;
-    else if (c == 'd') dir = optarg;
-    else if (c == 't') {
-      if (catalog_add_dir(optarg, &err)) return cli_fail("templates", &err);
-    } else return cli_bad_option("templates", argc, argv);
+  if (check_reference(fam, t->dir, &err)) {
+    report_error(t->errors, fam->declared_in ? fam->declared_in : fam->name, &err);
+    t->failed++;
   }
-  if (optind < argc)
-    return cli_usage_error("templates", "unexpected argument '%s'", argv[optind]);
-  char dbuf[8192];
-  if (!dir) dir = catalog_path(dbuf, sizeof dbuf);
-  char **paths, **fams;
-  int n, nf;
-  if (catalog_list(dir, &paths, &n, &err)) return cli_fail("templates", &err);
-  if (catalog_families(dir, &fams, &nf, &err)) {
-    catalog_list_free(paths, n);
-    return cli_fail("templates", &err);
+}
+
+static void list_skipped(templates_run *t, json_t *root) {
+  char **notes = NULL;
+  int n = 0;
+  json_t *arr = json_array();
+  json_object_set_new(root, "skipped", arr);
+  if (catalog_skipped(t->dir, &notes, &n, NULL)) return;
+  for (int i = 0; i < n; i++) {
+    char *sep = strstr(notes[i], ".json: ");
+    if (sep) sep[5] = '\0';
+    const char *why = sep ? sep + 7 : "";
+    fprintf(stderr, "rooftune templates: note: %s is not a template manifest (%s); skipped\n", notes[i], why);
+    json_t *e = json_object();
+    json_object_set_new(e, "path", json_string(notes[i]));
+    json_object_set_new(e, "why", json_string(why));
+    json_array_append_new(arr, e);
   }
-  json_t *root = json_object(), *list = json_array(), *errors = json_array(), *flist = json_array();
-  json_object_set_new(root, "path", json_string(dir));
-  int loaded = 0, failed = 0;
+  catalog_list_free(notes, n);
+}
+
+static void list_families(templates_run *t, json_t *flist) {
+  char **fams = NULL;
+  int nf = 0;
+  rt_error err = {0};
+  if (catalog_families(t->dir, &fams, &nf, &err)) {
+    report_error(t->errors, t->dir, &err);
+    t->failed++;
+    return;
+  }
   for (int i = 0; i < nf; i++) {
     const family_ops *f = NULL;
     rt_error_clear(&err);
     if (family_load_file(fams[i], &f, &err)) {
-      report_error(errors, fams[i], &err);
-      failed++;
+      report_error(t->errors, fams[i], &err);
+      t->failed++;
       continue;
     }
     json_t *o = json_object();
@@ -188,40 +332,96 @@ static int cmd_templates(int argc, char **argv) {
     json_object_set_new(o, "shape", json_string(f->shape_help));
     json_object_set_new(o, "reference", json_string(f->reference ? f->reference : ""));
     json_array_append_new(flist, o);
-    if (!json) printf("family %s  (shape %s; reference %s)\n  declared in %s\n\n", f->name, f->shape_help,
-                      f->reference ? f->reference : "-", f->declared_in);
+    if (!t->json) printf("family %s  (shape %s; reference %s)\n  declared in %s\n\n", f->name, f->shape_help,
+                         f->reference ? f->reference : "-", f->declared_in);
+    reference_once(t, f);
+  }
+  catalog_list_free(fams, nf);
+}
+
+/* Lists (and checks) every template; returns how many loaded. */
+static int list_templates(templates_run *t, json_t *list) {
+  char **paths = NULL;
+  int n = 0, loaded = 0;
+  rt_error err = {0};
+  if (catalog_list(t->dir, &paths, &n, &err)) {
+    report_error(t->errors, t->dir, &err);
+    t->failed++;
+    return 0;
   }
   for (int i = 0; i < n; i++) {
     manifest *m;
     rt_error_clear(&err);
-    if (manifest_load(paths[i], &m, &err) || check_template(m, dir, &err)) {
+    if (manifest_load(paths[i], &m, &err) || check_template(m, &err)) {
       if (!err.source[0]) rt_error_locate(&err, paths[i], NULL, 0, 0);
-      report_error(errors, paths[i], &err);
-      failed++;
+      report_error(t->errors, paths[i], &err);
+      t->failed++;
       continue;
     }
-    if (json) json_array_append_new(list, templates_json(m));
-    else {
+    reference_once(t, family_find(manifest_family(m)));
+    json_t *o = templates_json(m);
+    if (!t->json) {
       if (loaded) printf("\n");
       templates_print(m);
     }
+    rt_error_clear(&err);
+    if (t->check && compile_check(m, t->cache, o, t->json, &err)) {
+      report_error(t->errors, manifest_path(m), &err);
+      t->failed++;
+    }
+    if (t->json) json_array_append_new(list, o);
+    else json_decref(o);
     loaded++;
     manifest_free(m);
   }
   catalog_list_free(paths, n);
-  catalog_list_free(fams, nf);
+  return loaded;
+}
+
+static int cmd_templates(int argc, char **argv) {
+  templates_run t = {0};
+  static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                       {"check", no_argument, 0, 'c'},
+                                       {"dir", required_argument, 0, 'd'},
+                                       {"templates", required_argument, 0, 't'},
+                                       {0, 0, 0, 0}};
+  int c;
+  rt_error err = {0};
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    if (c == 'j') t.json = 1;
+    else if (c == 'c') t.check = 1;
+    else if (c == 'd') t.dir = optarg;
+    else if (c == 't') {
+      if (catalog_add_dir(optarg, &err)) return cli_fail("templates", &err);
+    } else return cli_bad_option("templates", argc, argv);
+  }
+  if (optind < argc)
+    return cli_usage_error("templates", "unexpected argument '%s'", argv[optind]);
+  char dbuf[8192];
+  if (!t.dir) t.dir = catalog_path(dbuf, sizeof dbuf);
+  if (t.check && cubin_cache_open_default(&t.cache, &err)) {
+    fprintf(stderr, "rooftune templates: warning: %s; compiling without the cubin cache\n", err.text);
+    t.cache = NULL;
+  }
+  json_t *root = json_object(), *list = json_array(), *flist = json_array();
+  t.errors = json_array();
+  json_object_set_new(root, "path", json_string(t.dir));
+  list_skipped(&t, root);
+  list_families(&t, flist);
+  int loaded = list_templates(&t, list);
+  cubin_cache_close(t.cache);
   json_object_set_new(root, "families", flist);
   json_object_set_new(root, "templates", list);
-  json_object_set_new(root, "errors", errors);
-  if (json) {
+  json_object_set_new(root, "errors", t.errors);
+  if (t.json) {
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (s) printf("%s\n", s);
     free(s);
-  } else if (loaded + failed == 0) {
-    printf("no templates in %s (add a folder with --templates DIR or $ROOFTUNE_TEMPLATE_PATH)\n", dir);
+  } else if (loaded + t.failed == 0) {
+    printf("no templates in %s (add a folder with --templates DIR or $ROOFTUNE_TEMPLATE_PATH)\n", t.dir);
   }
   json_decref(root);
-  return failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+  return t.failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
 const cli_command cli_cmd_templates = {"templates", "list the kernel templates and their parameters",

@@ -10,8 +10,10 @@
 #include "tuner/cli/cli.h"
 #include "db/export.h"
 #include "search/strategy.h"
+#include "tuner/device/device.h"
 #include "tuner/template/catalog.h"
 #include "tuner/tune.h"
+#include "tuner/core/util.h"
 
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
@@ -31,7 +33,7 @@ static const char usage[] =
     "                   products), f16, bf16\n"
     "  --allow-tf32     with --dtype f32: admit tf32 candidates too (the mma templates,\n"
     "                   cuBLASLt's FAST_TF32); every result says what it computed in\n"
-    "  --device DEV     cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE\n"
+    "  --device DEV     {DEVICES}\n"
     "                   default: cuda when a GPU is present, else model:h200 (times are then\n"
     "                   predictions, and the first line says so)\n"
     "  --strategy NAME  search strategy (see 'rooftune replay --help'; default bayes)\n"
@@ -216,6 +218,7 @@ static int cmd_tune(int argc, char **argv) {
   static char kv_lens[8192];
   tune_options o;
   memset(&o, 0, sizeof o);
+  o.worker_argv = cli_worker_argv;
   int json = 0, no_db = 0;
   const char *db_path = NULL;
   static const struct option opts[] = {{"shape", required_argument, 0, 's'},
@@ -282,7 +285,8 @@ static int cmd_tune(int argc, char **argv) {
   if (optind >= argc) return cli_usage_error("tune", "missing FAMILY or TEMPLATE (e.g. gemm)");
   o.target = argv[optind++];
   if (optind < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
-  int replay = o.device && strncmp(o.device, "replay:", 7) == 0;
+  const device_kind *kind = o.device ? device_kind_lookup(o.device) : NULL;
+  int replay = kind && (kind->caps & DEVICE_CAP_RECORDED); /* the file holds the problem */
   if (!replay && !o.shape) return cli_usage_error("tune", "missing --shape (e.g. --shape 4096x4096x4096)");
   if (!replay && !o.dtype) return cli_usage_error("tune", "missing --dtype (f32, tf32, f16 or bf16)");
   if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");
@@ -292,7 +296,12 @@ static int cmd_tune(int argc, char **argv) {
     return cli_usage_error("tune", "--config evaluates one configuration; --prior orders a "
                                    "search: give one of them");
   char dbbuf[1024];
-  if (!no_db) o.db_path = db_path ? db_path : tune_default_db_path(dbbuf, sizeof dbbuf);
+  if (!no_db && !db_path) { /* the default database, its folder made (a folder that cannot be
+                             * made: db_open says so, naming the path) */
+    db_path = rt_default_db_path(dbbuf, sizeof dbbuf);
+    rt_mkdir_parents(db_path, NULL);
+  }
+  if (!no_db) o.db_path = db_path;
   char command[512];
   size_t n = 0;
   command[0] = 0;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "tuner/core/sha256.h"
+#include "tuner/core/util.h"
 
 #ifndef ROOFTUNE_CUDA_INCLUDE_DIR
 #define ROOFTUNE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -52,12 +53,6 @@ const char *compile_cuda_include_dir(void) {
   }
   snprintf(dir, sizeof dir, "%s", ROOFTUNE_CUDA_INCLUDE_DIR);
   return dir;
-}
-
-static double compile_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* ---------------------------------------------------------------- options */
@@ -450,9 +445,9 @@ rt_status compile_source(const char *source, const char *name, const compile_opt
     return compile_fail(out, err, RT_ERR_NVRTC, "nvrtcAddNameExpression: %s",
                         nvrtcGetErrorString(r));
   }
-  double t0 = compile_now();
+  double t0 = rt_now_s();
   nvrtcResult cr = nvrtcCompileProgram(prog, argc, argv);
-  out->seconds = compile_now() - t0;
+  out->seconds = rt_now_s() - t0;
   free(storage);
 
   size_t log_size = 0;

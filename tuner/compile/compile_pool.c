@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tuner/core/util.h"
+
 typedef struct pool_worker {
   pid_t pid;          /* 0 when no process */
   int job_fd;         /* parent writes job numbers here */
@@ -32,12 +34,6 @@ typedef struct pool_header {
   double seconds;
   uint64_t log_len, cubin_len, ptx_len; /* UINT64_MAX: absent */
 } pool_header;
-
-static double pool_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int pool_write_all(int fd, const void *buf, size_t n) {
   const char *p = buf;
@@ -252,7 +248,7 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
   if (popt_in) popt = *popt_in;
   compile_pool_stats stats = {0};
   stats.jobs = n;
-  double t0 = pool_now();
+  double t0 = rt_now_s();
   memset(results, 0, n * sizeof *results);
 
   unsigned char digest[32];
@@ -321,7 +317,7 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
       if (ws[i].job >= 0) continue;
       uint64_t idx = pending[next];
       ws[i].job = (long)idx;
-      ws[i].started = pool_now();
+      ws[i].started = rt_now_s();
       next++;
       if (pool_write_all(ws[i].job_fd, &idx, sizeof idx) != 0) {
         /* it died between jobs: the poll below sees its result pipe close */
@@ -330,7 +326,7 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
     struct pollfd pfd[256];
     int map[256], np = 0;
     double wait_s = -1;
-    double now = pool_now();
+    double now = rt_now_s();
     for (int i = 0; i < nw && np < 256; i++) {
       if (!ws[i].pid || ws[i].job < 0) continue;
       pfd[np].fd = ws[i].result_fd;
@@ -354,7 +350,7 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
       s = rt_error_set(err, RT_ERR_IO, "poll: %s", strerror(errno));
       goto out;
     }
-    now = pool_now();
+    now = rt_now_s();
     for (int k = 0; k < np; k++) {
       pool_worker *w = &ws[map[k]];
       size_t idx = (size_t)w->job;
@@ -400,7 +396,7 @@ out:
   free(ws);
   free(keys);
   free(pending);
-  stats.seconds = pool_now() - t0;
+  stats.seconds = rt_now_s() - t0;
   if (stats_out) *stats_out = stats;
   return s;
 }

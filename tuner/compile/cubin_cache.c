@@ -1,5 +1,6 @@
 /* cubin_cache.c — the SQLite cubin cache (see cubin_cache.h). */
 #include "tuner/compile/cubin_cache.h"
+#include "tuner/core/util.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -56,20 +57,6 @@ int cubin_cache_dir(char *buf, size_t size) {
   const char *home = getenv("HOME");
   snprintf(buf, size, "%s/.cache/rooftune", home && *home ? home : ".");
   return 1;
-}
-
-/* mkdir -p */
-static int cubin_mkdirs(const char *dir) {
-  char tmp[1024];
-  snprintf(tmp, sizeof tmp, "%s", dir);
-  for (char *p = tmp + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-    *p = '/';
-  }
-  if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-  return 0;
 }
 
 static void cubin_close_db(cubin_cache *c) {
@@ -133,9 +120,8 @@ static int cubin_try_open(cubin_cache *c) {
 
 rt_status cubin_cache_open(const char *dir, cubin_cache **out, rt_error *err) {
   *out = NULL;
-  if (cubin_mkdirs(dir) != 0)
-    return rt_error_set(err, RT_ERR_IO, "cannot create the cache folder %s: %s", dir,
-                        strerror(errno));
+  if (rt_mkdir_p(dir, NULL))
+    return rt_error_set(err, RT_ERR_IO, "cannot create the cache folder %s: %s", dir, strerror(errno));
   cubin_cache *c = calloc(1, sizeof *c);
   if (!c) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   snprintf(c->path, sizeof c->path, "%s/cubins.db", dir);

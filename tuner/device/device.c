@@ -6,13 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const device_ops *const device_kinds[] = {&device_model_ops, &device_replay_ops,
-                                                 &device_cuda_ops};
+#include "tuner/core/util.h"
+
+/* The device kinds, in the order help lists them. */
+static const device_ops *const device_kinds[] = {&device_cuda_ops, &device_model_ops,
+                                                 &device_replay_ops};
+#define NKINDS (sizeof device_kinds / sizeof device_kinds[0])
 
 /* The kind whose prefix starts SPEC ("cuda" also takes "cuda:N"), NULL when none does. */
-static const device_ops *device_kind_of(const char *spec) {
-  for (size_t i = 0; i < sizeof device_kinds / sizeof device_kinds[0]; i++) {
-    const char *p = device_kinds[i]->prefix;
+static const device_ops *device_ops_of(const char *spec) {
+  for (size_t i = 0; spec && i < NKINDS; i++) {
+    const char *p = device_kinds[i]->kind.prefix;
     size_t n = strlen(p);
     if (strncmp(spec, p, n) == 0 && (p[n - 1] == ':' || spec[n] == '\0' || spec[n] == ':'))
       return device_kinds[i];
@@ -20,16 +24,50 @@ static const device_ops *device_kind_of(const char *spec) {
   return NULL;
 }
 
+const device_kind *device_kind_lookup(const char *spec) {
+  const device_ops *ops = device_ops_of(spec);
+  return ops ? &ops->kind : NULL;
+}
+
+const char *device_kinds_help(int without, char *buf, size_t size) {
+  size_t n = 0;
+  if (size) buf[0] = '\0';
+  for (size_t i = 0; i < NKINDS && n < size; i++) {
+    const device_kind *k = &device_kinds[i]->kind;
+    if (k->caps & without) continue;
+    char choices[256] = "";
+    if (k->choices) snprintf(choices, sizeof choices, " (%s)", k->choices());
+    int w = snprintf(buf + n, size - n, "%s%s%s", n ? " | " : "", k->syntax, choices);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+  return buf;
+}
+
+rt_status device_check(const char *spec, rt_error *err) {
+  const device_ops *ops = device_ops_of(spec);
+  if (!ops) {
+    char kinds[512];
+    return rt_error_set(err, RT_ERR_INVALID, "unknown device '%s'; use %s", spec ? spec : "",
+                        device_kinds_help(0, kinds, sizeof kinds));
+  }
+  return ops->check ? ops->check(spec + strlen(ops->kind.prefix), err) : RT_OK;
+}
+
+const gpu_spec *device_kind_gpu(const char *spec) {
+  const device_ops *ops = device_ops_of(spec);
+  return ops && ops->gpu ? ops->gpu(spec + strlen(ops->kind.prefix)) : NULL;
+}
+
 rt_status device_open(const char *spec, const device_options *opt, device **out, rt_error *err) {
   *out = NULL;
   if (!spec || !*spec) spec = "cuda";
-  const device_ops *ops = device_kind_of(spec);
-  if (!ops) {
+  rt_status st = device_check(spec, err);
+  if (st) {
     rt_error_locate(err, "--device", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID,
-                        "unknown device '%s'; use cuda, cuda:N, model:GPU (%s) or replay:FILE",
-                        spec, gpu_spec_keys());
+    return st;
   }
+  const device_ops *ops = device_ops_of(spec);
   device *d = calloc(1, sizeof *d);
   if (!d) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   d->ops = ops;
@@ -40,8 +78,7 @@ rt_status device_open(const char *spec, const device_options *opt, device **out,
   if (d->opt.min_reps <= 0) d->opt.min_reps = 5;
   if (d->opt.max_reps <= 0) d->opt.max_reps = 200;
   if (d->opt.max_reps < d->opt.min_reps) d->opt.max_reps = d->opt.min_reps;
-  rt_status st = ops->open(d, spec + strlen(ops->prefix), err);
-  if (st) {
+  if ((st = ops->open(d, spec + strlen(ops->kind.prefix), err))) {
     device_close(d);
     return st;
   }
@@ -55,9 +92,9 @@ void device_close(device *d) {
   free(d);
 }
 
-int device_has(const device *d, int caps) { return (d->ops->caps & caps) == caps; }
+int device_has(const device *d, int caps) { return (d->ops->kind.caps & caps) == caps; }
 const char *device_label(const device *d) { return d->label; }
-timing_kind device_timing(const device *d) { return d->ops->timing; }
+timing_kind device_timing(const device *d) { return d->ops->kind.timing; }
 const char *device_arch(const device *d) { return d->arch[0] ? d->arch : NULL; }
 const gpu_spec *device_spec(const device *d) { return d->spec; }
 int device_sm_count(const device *d) { return d->sm_count; }
@@ -98,7 +135,7 @@ rt_status device_evaluate(device *d, const device_candidate *c, candidate_result
   snprintf(out->template_name, sizeof out->template_name, "%s",
            c->template_name ? c->template_name : "");
   snprintf(out->config, sizeof out->config, "%s", pl ? pl->config : "");
-  out->timing = d->ops->timing;
+  out->timing = d->ops->kind.timing;
   snprintf(out->device_name, sizeof out->device_name, "%.63s", d->label);
   out->verify_error = -1;
   out->flops = pl ? pl->flops : 0;
@@ -115,18 +152,11 @@ rt_status device_profile(device *d, const device_candidate *c, hw_counters *out,
   return d->ops->profile(d, c, out, err);
 }
 
-static double timing_quantile(const double *sorted, int n, double q) {
-  double pos = q * (n - 1);
-  int lo = (int)pos;
-  int hi = lo + 1 < n ? lo + 1 : lo;
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
-
 int device_timing_next(const double *sorted_ms, int n, int min_reps, int max_reps, double target,
                        double elapsed_s, double cap_s, double stop_above_ms, double *spread) {
   if (n <= 0) return DEVICE_TIMING_MORE;
-  double med = timing_quantile(sorted_ms, n, 0.5);
-  *spread = n > 1 && med > 0 ? (timing_quantile(sorted_ms, n, 0.9) - timing_quantile(sorted_ms, n, 0.1)) / med : 0;
+  double med = rt_quantile(sorted_ms, (size_t)n, 0.5);
+  *spread = n > 1 && med > 0 ? (rt_quantile(sorted_ms, (size_t)n, 0.9) - rt_quantile(sorted_ms, (size_t)n, 0.1)) / med : 0;
   if (stop_above_ms > 0 && n == DEVICE_SLOW_RUNS && sorted_ms[0] > stop_above_ms) return DEVICE_TIMING_SLOW;
   if (n >= max_reps) return DEVICE_TIMING_STEADY;
   if (n >= min_reps && (*spread <= target || elapsed_s >= cap_s)) return DEVICE_TIMING_STEADY;

@@ -71,17 +71,16 @@ typedef struct device_options {
   int min_reps;          /* cuda: at least this many timed runs (0: 5) */
   int max_reps;          /* cuda: at most this many timed runs (0: 200) */
   uint64_t seed;         /* cuda: seed of the random inputs */
-  const char *worker_exe; /* cuda: the rooftune binary to run `__worker` from (NULL: this one) */
+  const char *worker_exe; /* cuda: the binary the worker runs (NULL: this one, /proc/self/exe) */
+  const char *const *worker_argv; /* cuda: the worker's command line, argv[0] first, NULL-ended:
+                                     what the command that opens the device names (the rooftune
+                                     command: cli_worker_argv).  NULL: the device opens, and
+                                     measuring says that it has no worker */
   const char *replay_template; /* replay of a rooftune export: the template (or family) to
                                   serve; NULL: the export's only one */
   const char *replay_shape;    /* replay of a rooftune export: the problem; NULL: the only one */
   const char *replay_dtype;
 } device_options;
-
-/* Opens "cuda" (or "cuda:N"), "model:GPU" (gpu_spec_keys()) or "replay:FILE".  Errors name the
- * --device text and list what is accepted. */
-rt_status device_open(const char *spec, const device_options *opt, device **out, rt_error *err);
-void device_close(device *d);
 
 /* What a device can do, for the pipeline to ask instead of naming device kinds. */
 enum {
@@ -89,6 +88,39 @@ enum {
   DEVICE_CAP_RUNS = 2,     /* kernels run: the family's library candidates can compete */
   DEVICE_CAP_RECORDED = 4, /* the space and its times are the device's file (replay) */
 };
+
+/* --- device kinds: what --device and a job file's "device" accept --------------------- */
+
+/* One kind of device as its text is written; device.c's table holds one per kind (a new kind
+ * is one file, device_NAME.c, and its two entries: device_impl.h and that table). */
+typedef struct device_kind {
+  const char *prefix;  /* what the text starts with: "cuda", "model:", "replay:" */
+  const char *syntax;  /* how it is written, for help: "cuda | cuda:N", "model:GPU" */
+  const char *(*choices)(void); /* what may follow the prefix, for help (model: the spec
+                                   table's GPUs); NULL: nothing to list */
+  int caps;            /* DEVICE_CAP_* */
+  timing_kind timing;  /* what its times are */
+} device_kind;
+
+/* The kind of device text SPEC ("cuda", "cuda:1", "model:h200", "replay:FILE"): the kind whose
+ * prefix starts it ("cuda" only as itself or "cuda:..."); NULL when none does. */
+const device_kind *device_kind_lookup(const char *spec);
+/* Checks SPEC without opening anything: a known kind, and what follows its prefix (a GPU index,
+ * a GPU of the spec table, a file name).  RT_ERR_INVALID saying what is accepted, not located:
+ * the caller says where SPEC came from (--device, a job file's field). */
+rt_status device_check(const char *spec, rt_error *err);
+/* The device texts accepted, generated from the table, kinds with a capability in WITHOUT left
+ * out: "cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE".  Into buf; returns
+ * buf. */
+const char *device_kinds_help(int without, char *buf, size_t size);
+/* The spec-table GPU a device text stands for without opening it (model:GPU's); NULL for the
+ * other kinds, whose GPU is known once opened (device_spec). */
+const gpu_spec *device_kind_gpu(const char *spec);
+
+/* Opens a device text device_check accepts.  Errors are located at --device (a caller that got
+ * SPEC elsewhere relocates them) and list what is accepted. */
+rt_status device_open(const char *spec, const device_options *opt, device **out, rt_error *err);
+void device_close(device *d);
 /* 1 when the device has every capability in CAPS. */
 int device_has(const device *d, int caps);
 

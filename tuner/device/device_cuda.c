@@ -10,6 +10,7 @@
  * unusable, so the worker answers and then exits ("fatal"), and the next request gets a fresh
  * one. */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "tuner/device/device_impl.h"
 #include "kernels/family.h"
 #include "tuner/device/worker.h"
+#include "tuner/core/util.h"
 
 #define CUDA_SETUP_TIMEOUT_S 300.0   /* inputs and the reference of a large problem */
 #define CUDA_CEILINGS_TIMEOUT_S 300.0
@@ -29,15 +31,18 @@
 
 /* ---------------- parent side ---------------- */
 
+/* "" or ":N" with N a GPU index. */
+static rt_status cuda_check_arg(const char *arg, rt_error *err) {
+  if (!*arg) return RT_OK;
+  char *end = NULL;
+  long n = strtol(arg + 1, &end, 10);
+  if (*arg != ':' || end == arg + 1 || *end || n < 0 || n > INT_MAX || !(arg[1] >= '0' && arg[1] <= '9'))
+    return rt_error_set(err, RT_ERR_INVALID, "bad GPU index in 'cuda%s'; use cuda or cuda:N", arg);
+  return RT_OK;
+}
+
 static rt_status cuda_open(device *d, const char *arg, rt_error *err) {
-  if (*arg) { /* ":N" */
-    char *end = NULL;
-    d->ordinal = (int)strtol(arg + 1, &end, 10);
-    if (*arg != ':' || end == arg + 1 || *end || d->ordinal < 0) {
-      rt_error_locate(err, "--device", NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID, "bad GPU index in 'cuda%s'; use cuda or cuda:N", arg);
-    }
-  }
+  if (*arg) d->ordinal = (int)strtol(arg + 1, NULL, 10); /* ":N", checked */
   cuda_gpu_info info;
   rt_status st = cuda_gpu_query(d->ordinal, &info, err);
   if (st) return st;
@@ -51,9 +56,9 @@ static rt_status cuda_open(device *d, const char *arg, rt_error *err) {
     d->ceil.sm_count = info.sm_count;
     d->have_ceil = 1;
   }
+  if (!d->opt.worker_argv) return RT_OK; /* cuda_call says so when it is asked to measure */
   const char *exe = d->opt.worker_exe ? d->opt.worker_exe : "/proc/self/exe";
-  const char *argv[] = {"rooftune", "__worker", NULL};
-  return worker_new(exe, argv, &d->worker, err);
+  return worker_new(exe, d->opt.worker_argv, &d->worker, err);
 }
 
 static void cuda_close(device *d) {
@@ -69,6 +74,10 @@ static int cuda_restarts(const device *d) {
 static rt_status cuda_call(device *d, int type, json_t *req, const void *blob, size_t blob_len,
                            double timeout_s, json_t **reply, rt_error *err) {
   *reply = NULL;
+  if (!d->worker)
+    return rt_error_set(err, RT_ERR_USAGE, "the cuda device was opened without its worker's command "
+                        "(device_options.worker_argv), so it cannot measure; the program that opens "
+                        "it names the command its worker runs");
   char *text = json_dumps(req, JSON_COMPACT);
   if (!text) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   char *rtext = NULL;
@@ -285,9 +294,9 @@ static void cuda_identity(const device *d, device_identity *out) {
 }
 
 const device_ops device_cuda_ops = {
-    .prefix = "cuda",
-    .caps = DEVICE_CAP_MEASURES | DEVICE_CAP_RUNS,
-    .timing = TIMING_MEASURED,
+    .kind = {.prefix = "cuda", .syntax = "cuda | cuda:N", .caps = DEVICE_CAP_MEASURES | DEVICE_CAP_RUNS,
+             .timing = TIMING_MEASURED},
+    .check = cuda_check_arg,
     .open = cuda_open,
     .close = cuda_close,
     .begin = cuda_begin,
@@ -345,24 +354,6 @@ static rt_status worker_init(cuda_worker *w, int ordinal, size_t l2_bytes, rt_er
   if (!st) st = cuda_check(cu.cuMemAlloc_v2(&w->flush, w->flush_bytes), "cuMemAlloc (L2 flush)", err);
   if (!st) w->ready = 1;
   return st;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double quantile(const double *sorted, int n, double q) {
-  double pos = q * (n - 1);
-  int lo = (int)pos;
-  int hi = lo + 1 < n ? lo + 1 : lo;
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
 static json_t *fail_reply(rt_status st, const rt_error *err, int fatal) {
@@ -536,7 +527,7 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     reply = fail_reply(st, &err, 1);
     goto out;
   }
-  double t_first = now_s();
+  double t_first = rt_now_s();
   st = run_once(&rc, &err);
   if (st) { /* the launch itself was refused (resources, geometry): not sticky */
     reply = fail_reply(RT_ERR_LAUNCH, &err, 0);
@@ -546,7 +537,7 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     reply = fail_reply(st, &err, fatal);
     goto out;
   }
-  t_first = now_s() - t_first; /* one run's wall time, launch included */
+  t_first = rt_now_s() - t_first; /* one run's wall time, launch included */
   /* a candidate of another precision than the problem's (tf32 in an f32 run) has its own
    * tolerance, when the family can hold it to one */
   double tol = json_number_value(json_object_get(req, "tolerance")) > 0
@@ -587,7 +578,7 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   double *times = calloc((size_t)max_reps, sizeof *times), *sorted = calloc((size_t)max_reps, sizeof *sorted);
   double stop_above = json_number_value(json_object_get(req, "stop_above_ms"));
   int n = 0, verdict = DEVICE_TIMING_MORE;
-  double spread = 0, t_start = now_s();
+  double spread = 0, t_start = rt_now_s();
   if (!times || !sorted) st = rt_error_set(&err, RT_ERR_NOMEM, "out of memory for %d timings", max_reps);
   while (!st && verdict == DEVICE_TIMING_MORE) {
     st = cuda_check(cu.cuMemsetD32Async(w->flush, (unsigned)n, w->flush_bytes / 4, w->stream),
@@ -601,8 +592,8 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     if (st) break;
     times[n++] = ms;
     memcpy(sorted, times, (size_t)n * sizeof *sorted);
-    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
-    verdict = device_timing_next(sorted, n, min_reps, max_reps, target, now_s() - t_start, cap, stop_above, &spread);
+    rt_sort_doubles(sorted, (size_t)n);
+    verdict = device_timing_next(sorted, n, min_reps, max_reps, target, rt_now_s() - t_start, cap, stop_above, &spread);
   }
   if (st) {
     free(times);
@@ -610,12 +601,12 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     reply = fail_reply(st == RT_ERR_CUDA ? RT_ERR_CRASH : st, &err, 1);
     goto out;
   }
-  double median = quantile(sorted, n, 0.5);
+  double median = rt_quantile(sorted, (size_t)n, 0.5);
   reply = json_pack("{ss sf sf si sf}", "status", "OK", "time_ms", median, "spread", spread, "reps", n,
                     "verify_error", rel);
   if (verdict == DEVICE_TIMING_SLOW) {
     /* the runs up to min_reps that were not done, each a flush and a run, are saved at least */
-    double per_run = (now_s() - t_start) / n;
+    double per_run = (rt_now_s() - t_start) / n;
     json_object_set_new(reply, "stopped_early", json_true());
     json_object_set_new(reply, "saved_s", json_real(min_reps > n ? (min_reps - n) * per_run : 0));
   }
@@ -723,8 +714,8 @@ static rt_status time_median(cuda_worker *w, int reps, CUdeviceptr dst, CUdevice
     if (!st && i >= 0) t[i] = ms * 1e-3;
   }
   if (st) return st;
-  qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-  *median_s = quantile(t, reps, 0.5);
+  rt_sort_doubles(t, (size_t)reps);
+  *median_s = rt_quantile(t, (size_t)reps, 0.5);
   return RT_OK;
 }
 

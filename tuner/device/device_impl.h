@@ -11,10 +11,13 @@ struct ktfile;
 
 /* One device kind.  Optional operations are NULL where the kind has none. */
 typedef struct device_ops {
-  const char *prefix;  /* what --device starts with: "model:", "replay:", "cuda" */
-  int caps;            /* DEVICE_CAP_* */
-  timing_kind timing;  /* what its times are */
-  /* Opens the device named by the text after the prefix ("h200", "FILE", "", ":1"). */
+  device_kind kind;    /* its prefix, syntax, capabilities and timing (device.h) */
+  /* Checks the text after the prefix ("h200", "FILE", "", ":1") without opening anything:
+   * RT_ERR_INVALID saying what is accepted, unlocated.  NULL: any text. */
+  rt_status (*check)(const char *arg, rt_error *err);
+  /* The spec-table GPU the text after the prefix names (model); NULL: none. */
+  const gpu_spec *(*gpu)(const char *arg);
+  /* Opens the device named by the text after the prefix, which check accepted. */
   rt_status (*open)(device *d, const char *arg, rt_error *err);
   void (*close)(device *d);                                           /* optional */
   rt_status (*begin)(device *d, const family_ops *fam, const struct problem *p,

@@ -61,13 +61,11 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   double inflight = f->blocks_per_sm * staging;
   double needed = gpu->dram_bw_achievable / gpu->sm_count * MODEL_DRAM_LATENCY;
   double memory_eff = fmin(1.0, inflight / needed);
-  double concurrent = roofline_concurrent(gpu->sm_count, f->blocks_per_sm, f->grid_blocks);
-  double dram = roofline_dram_bytes(pl->dram_bytes, c->min_bytes, concurrent);
   /* a calibration measured on this GPU scales the formula's DRAM bytes (the L2 traffic is the
-   * formula's: a re-read that L2 serves is still a load through L2) */
-  if (c->dram_calibration > 0) dram *= c->dram_calibration;
-  /* scratch (split partials) is written and read back whole: no shared re-read L2 absorbs */
-  dram += pl->scratch_bytes;
+   * formula's: a re-read that L2 serves is still a load through L2); scratch (split partials)
+   * is written and read back whole: no shared re-read L2 absorbs */
+  double dram = roofline_candidate_dram(pl->dram_bytes, pl->scratch_bytes, c->min_bytes, c->dram_calibration,
+                                        gpu->sm_count, f);
   double tc = fmax(pl->flops, pl->executed_flops) / (peak * compute_eff);
   double tm = fmax(dram / gpu->dram_bw_achievable,
                    (pl->dram_bytes + pl->scratch_bytes) / (ROOFLINE_L2_BW_FACTOR * gpu->dram_bw_achievable)) /
@@ -104,13 +102,15 @@ static rt_status model_evaluate(device *d, const device_candidate *c, candidate_
 }
 
 
+/* A GPU of the spec table. */
+static rt_status model_check_arg(const char *gpu, rt_error *err) {
+  if (gpu_spec_find(gpu)) return RT_OK;
+  return rt_error_set(err, RT_ERR_INVALID, "unknown GPU '%s' for the model device; known: %s", gpu,
+                      gpu_spec_keys());
+}
+
 static rt_status model_open(device *d, const char *gpu, rt_error *err) {
-  d->spec = gpu_spec_find(gpu);
-  if (!d->spec) {
-    rt_error_locate(err, "--device", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "unknown GPU '%s' for the model device; known: %s", gpu,
-                        gpu_spec_keys());
-  }
+  d->spec = gpu_spec_find(gpu); /* checked */
   snprintf(d->label, sizeof d->label, "model:%s", d->spec->key);
   snprintf(d->arch, sizeof d->arch, "%s", d->spec->arch);
   d->sm_count = d->spec->sm_count;
@@ -120,9 +120,10 @@ static rt_status model_open(device *d, const char *gpu, rt_error *err) {
 }
 
 const device_ops device_model_ops = {
-    .prefix = "model:",
-    .caps = 0,
-    .timing = TIMING_PREDICTED,
+    .kind = {.prefix = "model:", .syntax = "model:GPU", .choices = gpu_spec_keys, .caps = 0,
+             .timing = TIMING_PREDICTED},
+    .check = model_check_arg,
+    .gpu = gpu_spec_find,
     .open = model_open,
     .evaluate = model_evaluate,
 };

@@ -14,11 +14,12 @@
 #include "tuner/device/device_impl.h"
 #include "tuner/template/ktfile.h"
 
+/* A file's name (whether it reads is open's to say). */
+static rt_status replay_check_arg(const char *path, rt_error *err) {
+  return *path ? RT_OK : rt_error_set(err, RT_ERR_INVALID, "replay needs a file: replay:FILE");
+}
+
 static rt_status replay_open(device *d, const char *path, rt_error *err) {
-  if (!*path) {
-    rt_error_locate(err, "--device", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "replay needs a file: replay:FILE");
-  }
   ktfile_select sel = {d->opt.replay_template, d->opt.replay_shape, d->opt.replay_dtype};
   rt_status st = ktfile_load_select(path, &sel, &d->kf, err);
   if (st) return st;
@@ -70,9 +71,9 @@ static rt_status replay_evaluate(device *d, const device_candidate *c, candidate
 }
 
 const device_ops device_replay_ops = {
-    .prefix = "replay:",
-    .caps = DEVICE_CAP_RECORDED,
-    .timing = TIMING_REPLAYED,
+    .kind = {.prefix = "replay:", .syntax = "replay:FILE", .caps = DEVICE_CAP_RECORDED,
+             .timing = TIMING_REPLAYED},
+    .check = replay_check_arg,
     .open = replay_open,
     .close = replay_close,
     .evaluate = replay_evaluate,

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tuner/core/util.h"
+
 #define WORKER_MAX_JSON (64u << 20)
 #define WORKER_MAX_BLOB (1u << 30)
 
@@ -29,12 +31,6 @@ struct worker {
   size_t setup_blob_len;
   double setup_timeout_s; /* the limit it was sent with, kept for its replays */
 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- frames ---- */
 
@@ -58,7 +54,7 @@ static rt_status read_all(int fd, void *buf, size_t n, double deadline, rt_error
   char *p = buf;
   while (n > 0) {
     if (deadline > 0) {
-      double left = deadline - now_s();
+      double left = deadline - rt_now_s();
       if (left <= 0) return rt_error_set(err, RT_ERR_TIMEOUT, "worker did not answer in time");
       struct pollfd pfd = {fd, POLLIN, 0};
       int ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
@@ -221,7 +217,7 @@ static rt_status spawn(worker *w, rt_error *err) {
 static rt_status exchange(worker *w, int type, const char *json, const void *blob,
                           size_t blob_len, double timeout_s, char **reply, void **rblob,
                           size_t *rblob_len, rt_error *err) {
-  double deadline = timeout_s > 0 ? now_s() + timeout_s : 0;
+  double deadline = timeout_s > 0 ? rt_now_s() + timeout_s : 0;
   rt_status st = worker_write_frame(w->to_child, type, json, blob, blob_len, err);
   int rtype = 0;
   if (!st) st = read_frame_deadline(w->from_child, &rtype, reply, rblob, rblob_len, deadline, err);

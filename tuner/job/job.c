@@ -14,6 +14,7 @@
 #include "kernels/family.h"
 #include "search/strategy.h"
 #include "tuner/core/fileio.h"
+#include "tuner/device/device.h"
 #include "tuner/job/jsonline.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
@@ -268,11 +269,16 @@ static rt_status load_devices(loader *L, job *j, json_t *v) {
     if (!json_is_string(d) || !json_string_value(d)[0] || strlen(json_string_value(d)) >= sizeof j->devices[0])
       return bad(L, f, RT_ERR_PARSE, "must be a device name such as \"cuda:0\" or \"model:h200\"");
     const char *s = json_string_value(d);
-    if (strncmp(s, "cuda", 4) && strncmp(s, "model:", 6))
-      return bad(L, f, RT_ERR_PARSE, "'%s' is not a device a job can run on: give cuda, cuda:N, cuda:all "
-                 "or model:GPU", s);
-    if (!strcmp(s, "cuda:all") && !one)
-      return bad(L, f, RT_ERR_PARSE, "cuda:all stands alone, not in a list");
+    rt_error e = {0};
+    char kinds[512];
+    if (!strcmp(s, "cuda:all")) { /* one process per GPU of the node (job_devices) */
+      if (!one) return bad(L, f, RT_ERR_PARSE, "cuda:all stands alone, not in a list");
+    } else if (!device_kind_lookup(s)) {
+      return bad(L, f, RT_ERR_PARSE, "'%s' is not a device a job can run on: give %s, or cuda:all", s,
+                 device_kinds_help(0, kinds, sizeof kinds));
+    } else if (device_check(s, &e)) {
+      return bad(L, f, RT_ERR_PARSE, "%s", e.text);
+    }
     snprintf(j->devices[j->ndevices++], sizeof j->devices[0], "%s", s);
   }
   return RT_OK;

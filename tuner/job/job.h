@@ -11,9 +11,11 @@
  *     "database": "tuning.db",                default: rooftune's default database
  *     "output": "llama3-8b-out",              folder for report.html and summary*.json;
  *                                             default: NAME-out beside the job file
- *     "device": "cuda",                       "cuda", "cuda:N", "cuda:all" (one measuring
- *                                             process per GPU of the node), "model:GPU", or a
- *                                             list of them (one process each, in parallel);
+ *     "device": "cuda",                       what --device takes ("cuda", "cuda:N",
+ *                                             "model:GPU", "replay:FILE": device_check), or
+ *                                             "cuda:all" (one measuring process per GPU of the
+ *                                             node), or a list of them (one process each, in
+ *                                             parallel);
  *                                             default: cuda when a GPU is present, else
  *                                             model:h200 (whose times are predictions)
  *     "time_budget": "3h",                    a run stops cleanly when it is spent and the next

@@ -22,42 +22,13 @@
 #include "tuner/job/report.h"
 #include "tuner/recheck.h"
 #include "tuner/template/catalog.h"
-
-static double mono_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "tuner/core/util.h"
 
 static void iso_now(char *buf, size_t size) {
   time_t t = time(NULL);
   struct tm tm;
   gmtime_r(&t, &tm);
   strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* mkdir -p */
-static rt_status make_dirs(const char *path, rt_error *err) {
-  char p[1024];
-  if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p)
-    return rt_error_set(err, RT_ERR_IO, "%s: the path is too long", path);
-  for (char *s = p + 1; *s; s++)
-    if (*s == '/') {
-      *s = 0;
-      if (mkdir(p, 0755) && errno != EEXIST) goto fail;
-      *s = '/';
-    }
-  if (mkdir(p, 0755) && errno != EEXIST) goto fail;
-  struct stat sb;
-  if (stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode)) { /* EEXIST said nothing about what exists */
-    rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "is %s, not a folder: give the path of a folder (or one to create)",
-                        S_ISREG(sb.st_mode) ? "a file" : "a device or another special file");
-  }
-  return RT_OK;
-fail:
-  rt_error_locate(err, path, NULL, 0, 0);
-  return rt_error_set(err, RT_ERR_IO, "cannot create the folder: %s", strerror(errno));
 }
 
 static int file_exists(const char *p) {
@@ -115,7 +86,8 @@ void job_database_path(const job *j, job_shard s, const char *db_path, char *buf
     return;
   }
   if (j->database[0]) snprintf(buf, size, "%s", j->database);
-  else tune_default_db_path(buf, size);
+  else /* its folder made for the writer (one that cannot be made: db_open names the path) */
+    rt_mkdir_parents(rt_default_db_path(buf, size), NULL);
 }
 
 /* The job's template folders in the search path of this process (and its workers), once. */
@@ -253,12 +225,11 @@ static void *watchdog(void *arg) {
     if (c->o->stop && *c->o->stop) {
       if (!c->why) c->why = 2;
       c->stopflag = 1;
-    } else if (c->deadline > 0 && mono_s() >= c->deadline) {
+    } else if (c->deadline > 0 && rt_now_s() >= c->deadline) {
       if (!c->why) c->why = 1;
       c->stopflag = 1;
     }
-    struct timespec ts = {0, 20 * 1000000L};
-    nanosleep(&ts, NULL);
+    rt_sleep_ms(20);
   }
   return NULL;
 }
@@ -320,7 +291,8 @@ static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp,
     if (isfinite(measured) && env->now - measured < j->recheck_every_s) continue;
     db_entry copy = *e;
     recheck_result r;
-    recheck_winner_tagged(&copy, c->device, dbp, j->tolerance, j->timeout_s, tag, &c->stopflag, &r);
+    recheck_winner_tagged(&copy, c->device, dbp, j->tolerance, j->timeout_s, c->o->worker_argv, tag,
+                          &c->stopflag, &r);
     json_t *o = json_pack("{ss ss sf ss}", "template", e->template_name, "config", e->config, "then_ms",
                           e->time_ms, "verdict", recheck_verdict_name(r.verdict));
     if (isfinite(r.now_ms)) json_object_set_new(o, "now_ms", json_real(r.now_ms));
@@ -355,6 +327,7 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
   o.db_path = dbp;
   o.timeout_s = j->timeout_s;
   o.worker_exe = c->o->worker_exe;
+  o.worker_argv = c->o->worker_argv;
   o.compile_workers = c->o->compile_workers;
   o.command = command;
   o.progress = on_tune_progress;
@@ -366,9 +339,9 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
   }
   tune_report rep;
   rt_error err = {0};
-  double t0 = mono_s();
+  double t0 = rt_now_s();
   rt_status rc = tune_run(&o, &rep, &err);
-  json_object_set_new(item, "seconds", json_real(mono_s() - t0));
+  json_object_set_new(item, "seconds", json_real(rt_now_s() - t0));
   if (rc) {
     char line[1024];
     rt_error_format(&err, line, sizeof line);
@@ -416,7 +389,7 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   const job *j = c->j;
   const job_run_options *o = c->o;
   memset(out, 0, sizeof *out);
-  rt_status rc = make_dirs(j->output, err);
+  rt_status rc = rt_mkdir_p(j->output, err);
   if (rc) return rc;
   char part[48], lp[1200];
   shard_file_part(c->shard, part, sizeof part);
@@ -435,12 +408,12 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   json_t *problems = json_array();
   char started[32];
   iso_now(started, sizeof started);
-  double t0 = mono_s();
+  double t0 = rt_now_s();
   const char *slash = strrchr(dbp, '/');
   if (slash && slash != dbp) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%.*s", (int)(slash - dbp), dbp);
-    if ((rc = make_dirs(dir, err))) goto done;
+    if ((rc = rt_mkdir_p(dir, err))) goto done;
   }
   if ((rc = db_open(dbp, DB_CREATE, &d, err))) goto done;
   if (!c->seeded && strcmp(dbp, main_db) && file_exists(main_db)) {
@@ -460,7 +433,11 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
     job_event ev = {.kind = JOB_EV_NOTE, .text = note};
     emit(c, &ev);
   }
-  if ((rc = job_env_open(&env, c->device, d, err))) goto done;
+  if ((rc = job_env_open(&env, c->device, d, err))) {
+    /* a device the job file names is the file's field, not the --device flag's */
+    if (!c->o->device && err && !strcmp(err->source, "--device")) rt_error_locate(err, j->path, "device", 0, 0);
+    goto done;
+  }
   if (pthread_create(&th, NULL, watchdog, c) == 0) have_thread = 1;
 
   /* the states, then the rechecks of fresh problems, then the tuning */
@@ -528,7 +505,7 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   snprintf(sh, sizeof sh, "%d/%d", c->shard.index, c->shard.count);
   json_object_set_new(s, "shard", json_string(sh));
   json_object_set_new(s, "started_at", json_string(started));
-  json_object_set_new(s, "seconds", json_real(mono_s() - t0));
+  json_object_set_new(s, "seconds", json_real(rt_now_s() - t0));
   json_object_set_new(s, "complete", json_boolean(!c->why));
   json_object_set_new(s, "stopped", c->why == 1 ? json_string("time budget") : c->why == 2 ? json_string("signal")
                                                                                           : json_null());
@@ -580,7 +557,7 @@ done:
 static rt_status run_parallel(const job *j, const job_run_options *o, char devices[][64], int nd, double deadline,
                               const char *note, job_outcome *out, rt_error *err) {
   memset(out, 0, sizeof *out);
-  rt_status rc = make_dirs(j->output, err);
+  rt_status rc = rt_mkdir_p(j->output, err);
   if (rc) return rc;
   /* this shard's lock, and the runs dead processes left behind, before the children start */
   char part[48], lp[1200];
@@ -600,7 +577,7 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
     char dir[1024];
     if (slash && slash != dbp) {
       snprintf(dir, sizeof dir, "%.*s", (int)(slash - dbp), dbp);
-      rc = make_dirs(dir, err);
+      rc = rt_mkdir_p(dir, err);
     }
     if (!rc) rc = db_open(dbp, DB_CREATE, &d, err);
     if (!rc) rc = db_merge(d, main_db, NULL, err);
@@ -739,7 +716,7 @@ rt_status job_run(const job *j, const job_run_options *o, job_outcome *out, rt_e
   char devices[JOB_MAX_DEVICES][64], note[256];
   int nd = 0;
   if ((rc = job_devices(j, o->device, devices, &nd, note, sizeof note, err))) return rc;
-  double deadline = j->time_budget_s > 0 ? mono_s() + j->time_budget_s : 0;
+  double deadline = j->time_budget_s > 0 ? rt_now_s() + j->time_budget_s : 0;
   if (nd > 1) return run_parallel(j, o, devices, nd, deadline, note, out, err);
   run_ctx c;
   memset(&c, 0, sizeof c);

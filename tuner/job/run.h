@@ -64,6 +64,7 @@ typedef struct job_run_options {
   void (*on_event)(void *ctx, const job_event *ev); /* may be NULL */
   void *ctx;
   const char *worker_exe;       /* the binary the cuda worker runs (NULL: this one) */
+  const char *const *worker_argv; /* its command line (tune_options.worker_argv) */
   int compile_workers;          /* 0: one per core */
   int no_report;                /* 1: write no report.html */
 } job_run_options;

@@ -226,141 +226,181 @@ static void stall_phrase(const hw_counters *m, char *buf, size_t size) {
   snprintf(buf, size, "%d %% of stalls %s", pct(share), stall_words(reason));
 }
 
-rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis *out,
-                   rt_error *err) {
-  memset(out, 0, sizeof *out);
+/* ---- the diagnosis, in the order it is made ---- */
+
+/* What the rules of one diagnosis share. */
+typedef struct diag_ctx {
+  const diag_input *in;        /* the candidate, measured facts in place of modelled ones */
+  const roofline_ceilings *cl; /* the roofs */
+  const hw_counters *hw;       /* its hardware counters, NULL when not measured */
+  diagnosis *out;              /* what is being filled */
+  double peak;                 /* the compute path's FLOP/s ceiling */
+  double executed;             /* FLOPs the kernel does, padding included */
+  double exec_frac;            /* their rate against peak */
+  double l2_frac;              /* L2 bytes/s against the L2 bandwidth; 0 unknown */
+  double wave_eff;             /* waves / ceil(waves); 1 when unknown */
+  lever_buf lb;                /* the lever being built */
+  char stalls[160];            /* the measured stall phrase, "" when none or said */
+} diag_ctx;
+
+/* The input and the path's peak, or RT_ERR_INVALID for a time or ceilings that are not positive. */
+static rt_status diag_check(const diag_input *in, const roofline_ceilings *cl, double *peak, rt_error *err) {
   if (!(in->time_s > 0) || !isfinite(in->time_s))
     return rt_error_set(err, RT_ERR_INVALID, "diagnosis needs a positive time, got %g s",
                         in->time_s);
   if (in->path < 0 || in->path >= PATH_COUNT)
     return rt_error_set(err, RT_ERR_INVALID, "unknown compute path %d", (int)in->path);
-  double peak = cl->flops[in->path];
+  *peak = cl->flops[in->path];
   if (in->path == PATH_TC_F16 && !in->wgmma && cl->mma_sync_fraction > 0)
-    peak *= cl->mma_sync_fraction;
-  if (!(cl->bw > 0) || !(peak > 0))
+    *peak *= cl->mma_sync_fraction;
+  if (!(cl->bw > 0) || !(*peak > 0))
     return rt_error_set(err, RT_ERR_INVALID,
                         "diagnosis needs positive ceilings (bandwidth %g B/s, compute %g FLOP/s)",
-                        cl->bw, peak);
+                        cl->bw, *peak);
+  return RT_OK;
+}
 
-  /* measured facts replace modelled ones where the counters have them */
-  diag_input mi;
-  const hw_counters *hw = in->measured && in->measured->measured ? in->measured : NULL;
-  if (hw) {
-    mi = *in;
-    double dram = hw->dram_read_bytes + hw->dram_write_bytes;
-    size_t bl = 0;
-    if (dram > 0) {
-      mi.dram_bytes = dram;
-      bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%sdram", bl ? "," : "");
-    }
-    if (hw->l2_bytes > 0) {
-      mi.l2_bytes = hw->l2_bytes;
-      mi.min_bytes = 0; /* measured L2 traffic: no formula to compare it with */
-      bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%sl2", bl ? "," : "");
-    }
-    if (hw->occupancy > 0) {
-      mi.facts.occupancy = hw->occupancy;
-      bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%soccupancy", bl ? "," : "");
-    }
-    if (hw->stalls[0]) snprintf(out->basis + bl, sizeof out->basis - bl, "%sstalls", bl ? "," : "");
-    in = &mi;
+/* Measured facts replace modelled ones where the counters have them: IN copied into *mi with
+ * them, and out->basis lists which.  Returns the input the rules read (in when unmeasured). */
+static const diag_input *diag_measured(const diag_input *in, const hw_counters *hw, diag_input *mi,
+                                       diagnosis *out) {
+  if (!hw) return in;
+  *mi = *in;
+  double dram = hw->dram_read_bytes + hw->dram_write_bytes;
+  size_t bl = 0;
+  if (dram > 0) {
+    mi->dram_bytes = dram;
+    bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%sdram", bl ? "," : "");
   }
-  char stalls[160];
-  stall_phrase(hw, stalls, sizeof stalls);
-  const static_facts *f = &in->facts;
+  if (hw->l2_bytes > 0) {
+    mi->l2_bytes = hw->l2_bytes;
+    mi->min_bytes = 0; /* measured L2 traffic: no formula to compare it with */
+    bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%sl2", bl ? "," : "");
+  }
+  if (hw->occupancy > 0) {
+    mi->facts.occupancy = hw->occupancy;
+    bl += (size_t)snprintf(out->basis + bl, sizeof out->basis - bl, "%soccupancy", bl ? "," : "");
+  }
+  if (hw->stalls[0]) snprintf(out->basis + bl, sizeof out->basis - bl, "%sstalls", bl ? "," : "");
+  return mi;
+}
+
+/* The roofline position: achieved rates and their fractions of the roofs, the intensity
+ * against the ridge, and the rate of the math done on padding. */
+static void diag_roofline(diag_ctx *c) {
+  const diag_input *in = c->in;
+  diagnosis *out = c->out;
   out->achieved_flops = in->flops / in->time_s;
   out->achieved_bw = in->dram_bytes / in->time_s;
-  out->flops_frac = out->achieved_flops / peak;
-  out->bw_frac = out->achieved_bw / cl->bw;
-  double l2_frac = in->l2_bytes > 0 && cl->l2_bw > 0 ? in->l2_bytes / in->time_s / cl->l2_bw : 0;
+  out->flops_frac = out->achieved_flops / c->peak;
+  out->bw_frac = out->achieved_bw / c->cl->bw;
+  c->l2_frac = in->l2_bytes > 0 && c->cl->l2_bw > 0 ? in->l2_bytes / in->time_s / c->cl->l2_bw : 0;
   out->intensity = in->dram_bytes > 0 ? in->flops / in->dram_bytes : 0;
-  out->ridge = peak / cl->bw;
-  double wave_eff = 1.0;
-  if (f->grid_blocks > 0 && f->blocks_per_sm > 0 && cl->sm_count > 0) {
-    double full;
-    roofline_waves(f->grid_blocks, f->work_blocks, (double)cl->sm_count * f->blocks_per_sm, &out->waves, &full);
-    out->tail = full - out->waves;
-    wave_eff = out->waves / full;
-  }
-
+  out->ridge = c->peak / c->cl->bw;
   /* the math units also work on the padded parts of partial tiles */
-  double executed = in->executed_flops > in->flops ? in->executed_flops : in->flops;
-  double exec_frac = executed / in->time_s / peak;
+  c->executed = in->executed_flops > in->flops ? in->executed_flops : in->flops;
+  c->exec_frac = c->executed / in->time_s / c->peak;
+}
 
-  lever_buf lb = {out->lever, sizeof out->lever, out->move, sizeof out->move, "", in, 0};
-  char *s = out->sentence;
-  size_t ss = sizeof out->sentence;
-  char roof[32], got[32];
-  int spill_bytes = f->spill_stores + f->spill_loads;
+/* Waves of resident blocks over the GPU and the idle part of the last one. */
+static void diag_waves(diag_ctx *c) {
+  const static_facts *f = &c->in->facts;
+  c->wave_eff = 1.0;
+  if (f->grid_blocks > 0 && f->blocks_per_sm > 0 && c->cl->sm_count > 0) {
+    double full;
+    roofline_waves(f->grid_blocks, f->work_blocks, (double)c->cl->sm_count * f->blocks_per_sm, &c->out->waves,
+                   &full);
+    c->out->tail = full - c->out->waves;
+    c->wave_eff = c->out->waves / full;
+  }
+}
 
+/* The limit rules, each filling limit, sentence and lever.  Compute-bound, at a roof or not. */
+static void say_compute(diag_ctx *c, char *s, size_t ss) {
+  const diag_input *in = c->in;
+  const roofline_ceilings *cl = c->cl;
+  diagnosis *out = c->out;
+  lever_buf *lb = &c->lb;
+  char roof[32];
+  snprintf(out->limit, sizeof out->limit, "compute");
+  fmt_rate(roof, sizeof roof, c->peak, "FLOP/s");
+  if (out->flops_frac >= DIAG_AT_ROOF && in->path == PATH_TC_F16 && !in->wgmma &&
+      cl->mma_sync_fraction > 0 && cl->mma_sync_fraction < 1) {
+    snprintf(s, ss,
+             "compute-bound at %d %% of %s (%s): at this path's roof; only a wgmma template "
+             "(sm_90a) goes faster",
+             pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+  } else if (out->flops_frac >= DIAG_AT_ROOF) {
+    snprintf(s, ss, "compute-bound at %d %% of %s (%s): at the roof, stop", pct(out->flops_frac),
+             roof, path_words(in->path, in->wgmma));
+  } else if (in->path == PATH_SIMT_F32) {
+    snprintf(s, ss,
+             "compute-bound at %d %% of %s (%s): tensor cores (tf32) or a lower precision are "
+             "the faster path",
+             pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+  } else if (in->path == PATH_TC_F16 && !in->wgmma && cl->mma_sync_fraction < 1) {
+    snprintf(s, ss,
+             "compute-bound at %d %% of %s (%s): a wgmma template (sm_90a) has the higher "
+             "ceiling",
+             pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
+  } else {
+    /* larger per-warp tiles issue more MMAs per load and per synchronisation */
+    lever_add(lb, in->roles, ROLE_TILE_K, '+');
+    lever_tiles(lb, in, '+');
+    snprintf(s, ss, "compute-bound at %d %% of %s (%s): %s%s issues more math per load",
+             pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
+             lb->first[0] ? "a larger " : "a larger tile", lb->first);
+  }
+}
+
+/* Near a roof: launch overhead, compute (on padding, or on the problem's math), L2, DRAM.
+ * 0 when the candidate is near none of them. */
+static int say_roof(diag_ctx *c, char *s, size_t ss) {
+  const diag_input *in = c->in;
+  const roofline_ceilings *cl = c->cl;
+  diagnosis *out = c->out;
+  lever_buf *lb = &c->lb;
+  char roof[32];
   if (cl->launch_overhead_s > 0 && in->time_s < DIAG_LAUNCH_FACTOR * cl->launch_overhead_s) {
     snprintf(out->limit, sizeof out->limit, "launch");
     snprintf(s, ss,
              "launch-bound: %.1f us is within %.0fx the %.0f us launch overhead: batch, fuse or "
              "graph the launches (no template lever)",
              in->time_s * 1e6, DIAG_LAUNCH_FACTOR, cl->launch_overhead_s * 1e6);
-  } else if (in->flops > 0 && executed >= DIAG_PAD_FACTOR * in->flops &&
-             exec_frac >= DIAG_NEAR_ROOF && exec_frac >= out->bw_frac) {
+  } else if (in->flops > 0 && c->executed >= DIAG_PAD_FACTOR * in->flops &&
+             c->exec_frac >= DIAG_NEAR_ROOF && c->exec_frac >= out->bw_frac) {
     snprintf(out->limit, sizeof out->limit, "compute");
-    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
-    lever_padded_tiles(&lb, in);
+    fmt_rate(roof, sizeof roof, c->peak, "FLOP/s");
+    lever_padded_tiles(lb, in);
     snprintf(s, ss,
              "compute-bound on padding: partial tiles make the kernel do %.1fx the problem's math, "
              "at %d %% of %s (%s) counting it and %d %% without: %s%s wastes less",
-             executed / in->flops, pct(exec_frac), roof, path_words(in->path, in->wgmma),
-             pct(out->flops_frac), lb.first[0] ? "a smaller " : "a smaller tile or another template",
-             lb.first);
+             c->executed / in->flops, pct(c->exec_frac), roof, path_words(in->path, in->wgmma),
+             pct(out->flops_frac), lb->first[0] ? "a smaller " : "a smaller tile or another template",
+             lb->first);
   } else if (out->flops_frac >= DIAG_NEAR_ROOF && out->flops_frac >= out->bw_frac) {
-    snprintf(out->limit, sizeof out->limit, "compute");
-    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
-    if (out->flops_frac >= DIAG_AT_ROOF && in->path == PATH_TC_F16 && !in->wgmma &&
-        cl->mma_sync_fraction > 0 && cl->mma_sync_fraction < 1) {
-      snprintf(s, ss,
-               "compute-bound at %d %% of %s (%s): at this path's roof; only a wgmma template "
-               "(sm_90a) goes faster",
-               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
-    } else if (out->flops_frac >= DIAG_AT_ROOF) {
-      snprintf(s, ss, "compute-bound at %d %% of %s (%s): at the roof, stop", pct(out->flops_frac),
-               roof, path_words(in->path, in->wgmma));
-    } else if (in->path == PATH_SIMT_F32) {
-      snprintf(s, ss,
-               "compute-bound at %d %% of %s (%s): tensor cores (tf32) or a lower precision are "
-               "the faster path",
-               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
-    } else if (in->path == PATH_TC_F16 && !in->wgmma && cl->mma_sync_fraction < 1) {
-      snprintf(s, ss,
-               "compute-bound at %d %% of %s (%s): a wgmma template (sm_90a) has the higher "
-               "ceiling",
-               pct(out->flops_frac), roof, path_words(in->path, in->wgmma));
-    } else {
-      /* larger per-warp tiles issue more MMAs per load and per synchronisation */
-      lever_add(&lb, in->roles, ROLE_TILE_K, '+');
-      lever_tiles(&lb, in, '+');
-      snprintf(s, ss, "compute-bound at %d %% of %s (%s): %s%s issues more math per load",
-               pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
-               lb.first[0] ? "a larger " : "a larger tile", lb.first);
-    }
-  } else if (l2_frac >= DIAG_NEAR_ROOF && l2_frac > out->bw_frac) {
+    say_compute(c, s, ss);
+  } else if (c->l2_frac >= DIAG_NEAR_ROOF && c->l2_frac > out->bw_frac) {
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, cl->l2_bw, "B/s");
-    lever_tiles(&lb, in, '+');
-    lever_add(&lb, in->roles, ROLE_TILE_K, '+');
+    lever_tiles(lb, in, '+');
+    lever_add(lb, in->roles, ROLE_TILE_K, '+');
     snprintf(s, ss,
              "L2-bound: loads through L2 at %d %% of its ~%s (DRAM at %d %%): %s%s loads each "
              "input tile fewer times",
-             pct(l2_frac), roof, pct(out->bw_frac), lb.first[0] ? "a larger " : "larger tiles",
-             lb.first);
+             pct(c->l2_frac), roof, pct(out->bw_frac), lb->first[0] ? "a larger " : "larger tiles",
+             lb->first);
   } else if (out->bw_frac >= DIAG_NEAR_ROOF) {
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, cl->bw, "B/s");
     int rereads = diag_rereads(in);
-    if (rereads) lever_tiles(&lb, in, '+');
-    lever_add(&lb, in->roles, ROLE_SPLIT_K, '-');
-    lever_add(&lb, in->roles, ROLE_VECTOR, '+');
-    if (out->bw_frac < DIAG_AT_ROOF) lever_add(&lb, in->roles, ROLE_UNROLL, '+');
+    if (rereads) lever_tiles(lb, in, '+');
+    lever_add(lb, in->roles, ROLE_SPLIT_K, '-');
+    lever_add(lb, in->roles, ROLE_VECTOR, '+');
+    if (out->bw_frac < DIAG_AT_ROOF) lever_add(lb, in->roles, ROLE_UNROLL, '+');
     char words[96];
-    lever_memory_words(&lb, words, sizeof words);
-    if (lb.first[0])
+    lever_memory_words(lb, words, sizeof words);
+    if (lb->first[0])
       snprintf(s, ss, "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): %s%s",
                pct(out->bw_frac), roof, out->intensity, out->ridge,
                rereads ? "" : "every input is read about once; ", words);
@@ -369,108 +409,173 @@ rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis 
                "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): more reuse, "
                "fewer bytes (precision) or fusion",
                pct(out->bw_frac), roof, out->intensity, out->ridge);
-  } else if (spill_bytes > 0) {
-    snprintf(out->limit, sizeof out->limit, "spills");
-    lever_tiles(&lb, in, '-');
-    lever_add(&lb, in->roles, ROLE_WARPS, '+');
-    lever_add(&lb, in->roles, ROLE_UNROLL, '-');
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+/* Spills to local memory. */
+static void say_spills(diag_ctx *c, char *s, size_t ss) {
+  const diag_input *in = c->in;
+  lever_buf *lb = &c->lb;
+  snprintf(c->out->limit, sizeof c->out->limit, "spills");
+  lever_tiles(lb, in, '-');
+  lever_add(lb, in->roles, ROLE_WARPS, '+');
+  lever_add(lb, in->roles, ROLE_UNROLL, '-');
+  snprintf(s, ss, "spills %d bytes per thread to local memory (%d registers): %s%s removes them",
+           in->facts.spill_stores + in->facts.spill_loads, in->facts.registers,
+           lb->first[0] ? "a smaller " : "a smaller per-thread tile", lb->first);
+}
+
+/* Too few blocks for one wave, or a last wave that leaves much of the GPU idle. */
+static void say_waves(diag_ctx *c, char *s, size_t ss) {
+  const diag_input *in = c->in;
+  const static_facts *f = &in->facts;
+  diagnosis *out = c->out;
+  lever_buf *lb = &c->lb;
+  snprintf(out->limit, sizeof out->limit, "waves");
+  long long capacity = (long long)c->cl->sm_count * f->blocks_per_sm;
+  if (out->waves < 1) {
+    lever_add(lb, in->roles, ROLE_SPLIT_K, '+');
+    lever_tiles(lb, in, '-');
+    int split_first = lb->first[0] && strcmp(lb->first, in->roles->names[ROLE_SPLIT_K][0]) == 0;
     snprintf(s, ss,
-             "spills %d bytes per thread to local memory (%d registers): %s%s removes them",
-             spill_bytes, f->registers, lb.first[0] ? "a smaller " : "a smaller per-thread tile",
-             lb.first);
-  } else if (wave_eff < DIAG_WAVE_EFF) {
-    snprintf(out->limit, sizeof out->limit, "waves");
-    long long capacity = (long long)cl->sm_count * f->blocks_per_sm;
-    if (out->waves < 1) {
-      lever_add(&lb, in->roles, ROLE_SPLIT_K, '+');
-      lever_tiles(&lb, in, '-');
-      int split_first = lb.first[0] && strcmp(lb.first, in->roles->names[ROLE_SPLIT_K][0]) == 0;
-      snprintf(s, ss,
-               "waves: %lld blocks fill %d %% of the %lld the GPU holds at once: %s%s makes more "
-               "blocks",
-               f->work_blocks > f->grid_blocks ? f->work_blocks : f->grid_blocks, pct(out->waves), capacity,
-               !lb.first[0] ? "split-K or a smaller tile" : split_first ? "raising " : "a smaller ",
-               lb.first);
-    } else {
-      lever_tiles(&lb, in, '-');
-      lever_add(&lb, in->roles, ROLE_SPLIT_K, '+');
-      snprintf(s, ss,
-               "waves: %.2f waves of %lld blocks leave %d %% of the last wave idle: another %s "
-               "balances the waves",
-               out->waves, capacity, pct(out->tail), lb.first[0] ? lb.first : "tile size");
-    }
-  } else if (out->flops_frac < DIAG_LOW && out->bw_frac < DIAG_LOW) {
-    snprintf(out->limit, sizeof out->limit, "occupancy");
-    const char *lim = f->limiter;
-    if (f->occupancy >= 0.5 || !lim[0]) {
-      /* more loads in flight per warp: a deeper pipeline, or more unrolled loads */
-      lever_add(&lb, in->roles, ROLE_STAGES, '+');
-      lever_add(&lb, in->roles, ROLE_UNROLL, '+');
-      snprintf(s, ss,
-               "latency-bound: %s%s%d %% of compute and %d %% of bandwidth at %d %% %soccupancy: "
-               "%s%s hides more latency",
-               stalls, stalls[0] ? "; " : "", pct(out->flops_frac), pct(out->bw_frac), pct(f->occupancy),
-               hw && hw->occupancy > 0 ? "measured " : "",
-               lb.first[0] ? "raising " : "more independent work per warp", lb.first);
-      stalls[0] = 0; /* said */
-    } else {
-      const char *what;
-      if (strcmp(lim, "registers") == 0) {
-        lever_tiles(&lb, in, '-');
-        lever_add(&lb, in->roles, ROLE_WARPS, '+');
-        what = "smaller per-thread tiles free registers";
-      } else if (strcmp(lim, "smem") == 0) {
-        lever_add(&lb, in->roles, ROLE_STAGES, '-');
-        lever_add(&lb, in->roles, ROLE_TILE_K, '-');
-        lever_tiles(&lb, in, '-');
-        what = "fewer stages or smaller tiles free shared memory";
-      } else if (strcmp(lim, "threads") == 0) {
-        lever_add(&lb, in->roles, ROLE_WARPS, '-');
-        what = "fewer warps per block let more blocks in";
-      } else { /* blocks: each block is too small */
-        lever_tiles(&lb, in, '+');
-        lever_add(&lb, in->roles, ROLE_WARPS, '+');
-        what = "larger blocks fill the SM";
-      }
-      snprintf(s, ss,
-               "occupancy-limited: %d %% occupancy (%d blocks/SM, limited by %s), %d %% of "
-               "compute and %d %% of bandwidth: %s%s%s",
-               pct(f->occupancy), f->blocks_per_sm, lim, pct(out->flops_frac),
-               pct(out->bw_frac), what, lb.first[0] ? ", starting with " : "", lb.first);
-    }
-  } else if (out->bw_frac >= out->flops_frac) {
+             "waves: %lld blocks fill %d %% of the %lld the GPU holds at once: %s%s makes more "
+             "blocks",
+             f->work_blocks > f->grid_blocks ? f->work_blocks : f->grid_blocks, pct(out->waves), capacity,
+             !lb->first[0] ? "split-K or a smaller tile" : split_first ? "raising " : "a smaller ",
+             lb->first);
+  } else {
+    lever_tiles(lb, in, '-');
+    lever_add(lb, in->roles, ROLE_SPLIT_K, '+');
+    snprintf(s, ss,
+             "waves: %.2f waves of %lld blocks leave %d %% of the last wave idle: another %s "
+             "balances the waves",
+             out->waves, capacity, pct(out->tail), lb->first[0] ? lb->first : "tile size");
+  }
+}
+
+/* Far from both roofs: latency (occupancy is fine, or nothing limits it), or the occupancy
+ * limiter's lever. */
+static void say_occupancy(diag_ctx *c, char *s, size_t ss) {
+  const diag_input *in = c->in;
+  const static_facts *f = &in->facts;
+  diagnosis *out = c->out;
+  lever_buf *lb = &c->lb;
+  snprintf(out->limit, sizeof out->limit, "occupancy");
+  const char *lim = f->limiter;
+  if (f->occupancy >= 0.5 || !lim[0]) {
+    /* more loads in flight per warp: a deeper pipeline, or more unrolled loads */
+    lever_add(lb, in->roles, ROLE_STAGES, '+');
+    lever_add(lb, in->roles, ROLE_UNROLL, '+');
+    snprintf(s, ss,
+             "latency-bound: %s%s%d %% of compute and %d %% of bandwidth at %d %% %soccupancy: "
+             "%s%s hides more latency",
+             c->stalls, c->stalls[0] ? "; " : "", pct(out->flops_frac), pct(out->bw_frac), pct(f->occupancy),
+             c->hw && c->hw->occupancy > 0 ? "measured " : "",
+             lb->first[0] ? "raising " : "more independent work per warp", lb->first);
+    c->stalls[0] = 0; /* said */
+    return;
+  }
+  const char *what;
+  if (strcmp(lim, "registers") == 0) {
+    lever_tiles(lb, in, '-');
+    lever_add(lb, in->roles, ROLE_WARPS, '+');
+    what = "smaller per-thread tiles free registers";
+  } else if (strcmp(lim, "smem") == 0) {
+    lever_add(lb, in->roles, ROLE_STAGES, '-');
+    lever_add(lb, in->roles, ROLE_TILE_K, '-');
+    lever_tiles(lb, in, '-');
+    what = "fewer stages or smaller tiles free shared memory";
+  } else if (strcmp(lim, "threads") == 0) {
+    lever_add(lb, in->roles, ROLE_WARPS, '-');
+    what = "fewer warps per block let more blocks in";
+  } else { /* blocks: each block is too small */
+    lever_tiles(lb, in, '+');
+    lever_add(lb, in->roles, ROLE_WARPS, '+');
+    what = "larger blocks fill the SM";
+  }
+  snprintf(s, ss,
+           "occupancy-limited: %d %% occupancy (%d blocks/SM, limited by %s), %d %% of "
+           "compute and %d %% of bandwidth: %s%s%s",
+           pct(f->occupancy), f->blocks_per_sm, lim, pct(out->flops_frac),
+           pct(out->bw_frac), what, lb->first[0] ? ", starting with " : "", lb->first);
+}
+
+/* Near no roof and no other limit: the roof the candidate is closest to. */
+static void say_closest(diag_ctx *c, char *s, size_t ss) {
+  const diag_input *in = c->in;
+  diagnosis *out = c->out;
+  lever_buf *lb = &c->lb;
+  char roof[32], got[32];
+  if (out->bw_frac >= out->flops_frac) {
     snprintf(out->limit, sizeof out->limit, "memory");
-    fmt_rate(roof, sizeof roof, cl->bw, "B/s");
+    fmt_rate(roof, sizeof roof, c->cl->bw, "B/s");
     fmt_rate(got, sizeof got, out->achieved_bw, "B/s");
-    if (diag_rereads(in)) lever_tiles(&lb, in, '+');
-    lever_add(&lb, in->roles, ROLE_STAGES, '+');
-    lever_add(&lb, in->roles, ROLE_UNROLL, '+');
+    if (diag_rereads(in)) lever_tiles(lb, in, '+');
+    lever_add(lb, in->roles, ROLE_STAGES, '+');
+    lever_add(lb, in->roles, ROLE_UNROLL, '+');
     char words[96];
-    lever_memory_words(&lb, words, sizeof words);
+    lever_memory_words(lb, words, sizeof words);
     snprintf(s, ss, "closest to the memory roof: %s is %d %% of %s: %s", got, pct(out->bw_frac),
-             roof, lb.first[0] ? words : "more reuse moves fewer bytes per FLOP");
+             roof, lb->first[0] ? words : "more reuse moves fewer bytes per FLOP");
   } else {
     snprintf(out->limit, sizeof out->limit, "compute");
-    fmt_rate(roof, sizeof roof, peak, "FLOP/s");
-    lever_add(&lb, in->roles, ROLE_STAGES, '+');
-    lever_tiles(&lb, in, '+');
+    fmt_rate(roof, sizeof roof, c->peak, "FLOP/s");
+    lever_add(lb, in->roles, ROLE_STAGES, '+');
+    lever_tiles(lb, in, '+');
     snprintf(s, ss,
              "closest to the compute roof: %d %% of %s (%s): %s%s keeps the math units fed",
              pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
-             lb.first[0] ? "a deeper or larger " : "deeper pipelining", lb.first);
+             lb->first[0] ? "a deeper or larger " : "deeper pipelining", lb->first);
   }
-  if (!out->lever[0] && lb.blocked) { /* the parameters that would help are at their ends */
+}
+
+/* The dominant limit: the first rule that applies, in the order of design.md's table. */
+static void say_limit(diag_ctx *c, char *s, size_t ss) {
+  const diagnosis *out = c->out;
+  if (say_roof(c, s, ss)) return;
+  if (c->in->facts.spill_stores + c->in->facts.spill_loads > 0) say_spills(c, s, ss);
+  else if (c->wave_eff < DIAG_WAVE_EFF) say_waves(c, s, ss);
+  else if (out->flops_frac < DIAG_LOW && out->bw_frac < DIAG_LOW) say_occupancy(c, s, ss);
+  else say_closest(c, s, ss);
+}
+
+/* What follows the verdict: a lever blocked at its parameters' ends, the measured stalls, and
+ * the DRAM traffic a fused epilogue saves. */
+static void say_notes(diag_ctx *c, char *s, size_t ss) {
+  const diag_input *in = c->in;
+  if (!c->out->lever[0] && c->lb.blocked) { /* the parameters that would help are at their ends */
     size_t len = strlen(s);
     snprintf(s + len, ss - len, " (this template's parameters cannot go further that way)");
   }
-  if (stalls[0]) { /* measured: what the warps wait on, after the verdict */
+  if (c->stalls[0]) { /* measured: what the warps wait on, after the verdict */
     size_t len = strlen(s);
-    snprintf(s + len, ss - len, "; measured: %s", stalls);
+    snprintf(s + len, ss - len, "; measured: %s", c->stalls);
   }
-  if (in->fused_bytes > 0 && cl->bw > 0) {
+  if (in->fused_bytes > 0 && c->cl->bw > 0) {
     size_t len = strlen(s);
     snprintf(s + len, ss - len, "; the fused epilogue saves %.0f MB of DRAM traffic against a separate pass (%.0f us at the "
-             "copy bandwidth)", in->fused_bytes / 1e6, in->fused_bytes / cl->bw * 1e6);
+             "copy bandwidth)", in->fused_bytes / 1e6, in->fused_bytes / c->cl->bw * 1e6);
   }
+}
+
+rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis *out,
+                   rt_error *err) {
+  memset(out, 0, sizeof *out);
+  diag_ctx c = {.cl = cl, .out = out};
+  rt_status st = diag_check(in, cl, &c.peak, err);
+  if (st) return st;
+  diag_input mi;
+  c.hw = in->measured && in->measured->measured ? in->measured : NULL;
+  c.in = in = diag_measured(in, c.hw, &mi, out);
+  stall_phrase(c.hw, c.stalls, sizeof c.stalls);
+  diag_roofline(&c);
+  diag_waves(&c);
+
+  c.lb = (lever_buf){out->lever, sizeof out->lever, out->move, sizeof out->move, "", in, 0};
+  say_limit(&c, out->sentence, sizeof out->sentence);
+  say_notes(&c, out->sentence, sizeof out->sentence);
   return RT_OK;
 }

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,9 +123,93 @@ static int ends_json(const char *name) {
   return n > 5 && strcmp(name + n - 5, ".json") == 0 && name[0] != '.';
 }
 
-/* The .json files of one folder and its subfolders: manifests (families == 0) or family.json
- * files (families == 1), sorted. */
-static void list_dir(const char *dir, int families, strv *out) {
+/* Pushes DIR/NAME when it is of kind (for CATALOG_OTHER as "DIR/NAME: why"). */
+static void push_kind(strv *out, const char *dir, const char *name, catalog_kind kind) {
+  char path[8192 + 260], why[400];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  catalog_kind k = strcmp(name, "family.json") == 0 ? CATALOG_FAMILY
+                   : kind == CATALOG_FAMILY         ? CATALOG_MANIFEST /* not a family: no need to read it */
+                                                    : catalog_classify(path, why, sizeof why);
+  if (k != kind) return;
+  if (kind != CATALOG_OTHER) {
+    strv_push(out, dir, name);
+    return;
+  }
+  char note[600];
+  snprintf(note, sizeof note, "%s: %s", name, why);
+  strv_push(out, dir, note);
+}
+
+/* ---- what a .json file is ---- */
+
+/* 1 when TEXT has "KEY" followed by a colon: a field of that name, for text that is not JSON. */
+static int mentions_field(const char *text, const char *key) {
+  size_t k = strlen(key);
+  for (const char *s = strchr(text, '"'); s; s = strchr(s + 1, '"')) {
+    if (strncmp(s + 1, key, k) || s[k + 1] != '"') continue;
+    const char *c = s + k + 2;
+    while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') c++;
+    if (*c == ':') return 1;
+  }
+  return 0;
+}
+
+/* 1 when DIR/BASE (BASE = NAME.json) has NAME.cu or NAME.cuh beside it. */
+static int has_source_beside(const char *path) {
+  char src[PATH_MAX + 8];
+  size_t n = strlen(path);
+  if (n < 5 || n >= sizeof src - 4) return 0;
+  struct stat st;
+  static const char *const exts[] = {".cu", ".cuh"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(src, sizeof src, "%.*s%s", (int)(n - 5), path, exts[i]);
+    if (stat(src, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+  }
+  return 0;
+}
+
+catalog_kind catalog_classify(const char *path, char *why, size_t size) {
+  char scratch[8];
+  if (!why || !size) why = scratch, size = sizeof scratch;
+  why[0] = '\0';
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  if (strcmp(base, "family.json") == 0) return CATALOG_FAMILY;
+  if (has_source_beside(path)) return CATALOG_MANIFEST; /* NAME.json beside NAME.cu */
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return CATALOG_MANIFEST; /* its load says why */
+  if (st.st_size > MANIFEST_FILE_MAX) {
+    snprintf(why, size, "%lld bytes, more than a manifest may have, and no .cu beside it", (long long)st.st_size);
+    return CATALOG_OTHER;
+  }
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  if (root) {
+    int is_manifest = json_is_object(root) && (json_object_get(root, "family") || json_object_get(root, "source"));
+    if (!is_manifest)
+      snprintf(why, size, "%s without the \"family\" and \"source\" fields a manifest has",
+               json_is_object(root) ? "a JSON object" : "JSON but not an object");
+    json_decref(root);
+    return is_manifest ? CATALOG_MANIFEST : CATALOG_OTHER;
+  }
+  if (json_error_code(&jerr) == json_error_cannot_open_file) return CATALOG_MANIFEST; /* its load says why */
+  /* not JSON: a manifest with a syntax error still names its fields */
+  char *text = NULL;
+  FILE *f = fopen(path, "rb");
+  if (f && (text = malloc((size_t)st.st_size + 1))) {
+    size_t got = fread(text, 1, (size_t)st.st_size, f);
+    text[got] = '\0';
+  }
+  if (f) fclose(f);
+  int is_manifest = text && (mentions_field(text, "family") || mentions_field(text, "source"));
+  free(text);
+  if (!is_manifest) snprintf(why, size, "not valid JSON (line %d: %s) and no .cu beside it", jerr.line, jerr.text);
+  return is_manifest ? CATALOG_MANIFEST : CATALOG_OTHER;
+}
+
+/* The .json files of one folder and its subfolders of one kind (catalog_classify), sorted;
+ * for CATALOG_OTHER each entry is "FILE: why". */
+static void list_dir(const char *dir, catalog_kind kind, strv *out) {
   int first = out->n;
   DIR *d = opendir(dir);
   if (!d) return;
@@ -136,7 +221,7 @@ static void list_dir(const char *dir, int families, strv *out) {
     struct stat st;
     if (stat(sub, &st) != 0) continue;
     if (S_ISREG(st.st_mode) && ends_json(de->d_name)) {
-      if ((strcmp(de->d_name, "family.json") == 0) == families) strv_push(out, dir, de->d_name);
+      push_kind(out, dir, de->d_name, kind);
     } else if (S_ISDIR(st.st_mode)) {
       DIR *d2 = opendir(sub);
       if (!d2) continue;
@@ -144,9 +229,7 @@ static void list_dir(const char *dir, int families, strv *out) {
       while (!out->oom && (de2 = readdir(d2)) != NULL) {
         char f[8192 + 260];
         snprintf(f, sizeof f, "%s/%s", sub, de2->d_name);
-        if (ends_json(de2->d_name) && stat(f, &st) == 0 && S_ISREG(st.st_mode) &&
-            (strcmp(de2->d_name, "family.json") == 0) == families)
-          strv_push(out, sub, de2->d_name);
+        if (ends_json(de2->d_name) && stat(f, &st) == 0 && S_ISREG(st.st_mode)) push_kind(out, sub, de2->d_name, kind);
       }
       closedir(d2);
     }
@@ -155,7 +238,7 @@ static void list_dir(const char *dir, int families, strv *out) {
   if (out->n > first) qsort(out->v + first, (size_t)(out->n - first), sizeof *out->v, cmp_str);
 }
 
-static rt_status list_path(const char *path, int families, char ***paths, int *count,
+static rt_status list_path(const char *path, catalog_kind kind, char ***paths, int *count,
                            rt_error *err) {
   char buf[8192];
   if (!path) path = catalog_path(buf, sizeof buf);
@@ -176,7 +259,7 @@ static rt_status list_path(const char *path, int families, char ***paths, int *c
     for (int i = 0; i < nseen; i++) dup |= strcmp(seen[i], real) == 0;
     if (dup) continue;
     if (nseen < CATALOG_MAX_DIRS) snprintf(seen[nseen++], PATH_MAX, "%s", real);
-    list_dir(dir, families, &s);
+    list_dir(dir, kind, &s);
   }
   if (s.oom) {
     catalog_list_free(s.v, s.n);
@@ -190,11 +273,15 @@ static rt_status list_path(const char *path, int families, char ***paths, int *c
 }
 
 rt_status catalog_list(const char *path, char ***paths, int *count, rt_error *err) {
-  return list_path(path, 0, paths, count, err);
+  return list_path(path, CATALOG_MANIFEST, paths, count, err);
 }
 
 rt_status catalog_families(const char *path, char ***paths, int *count, rt_error *err) {
-  return list_path(path, 1, paths, count, err);
+  return list_path(path, CATALOG_FAMILY, paths, count, err);
+}
+
+rt_status catalog_skipped(const char *path, char ***notes, int *count, rt_error *err) {
+  return list_path(path, CATALOG_OTHER, notes, count, err);
 }
 
 void catalog_list_free(char **paths, int count) {

@@ -8,9 +8,14 @@
  *      the source tree's templates/ when the running program is the build's own (it lives under
  *      the build folder), else the installed <datadir>/rooftune/templates.  An installed
  *      rooftune never reads the source tree it was built from.
- * In each folder, every FOLDER/NAME.json and FOLDER/SUB/NAME.json is a template manifest, except
- * files named family.json, which declare a family (kernels/declared.h).  A template name (or a
- * family name) defined in two places is an error that names both, never a silent shadowing.
+ * In each folder, the files FOLDER/NAME.json and FOLDER/SUB/NAME.json are read by what they are
+ * (catalog_classify): family.json declares a family (kernels/declared.h); a manifest is a
+ * NAME.json beside its NAME.cu (or .cuh), or a JSON object with the "family" or "source" field
+ * every manifest has (a text that is not JSON counts when it names one of those fields, so a
+ * manifest with a syntax error is still reported as one); any other .json (an editor's
+ * settings, a result written beside the templates) is skipped, and catalog_skipped says why.
+ * A template name (or a family name) defined in two places is an error that names both, never
+ * a silent shadowing.
  * Paths are passed around as one text, the folders joined by ':'.
  */
 #ifndef ROOFTUNE_CATALOG_H
@@ -31,11 +36,20 @@ const char *catalog_shipped_dir(char *buf, size_t size);
  * (what `--templates DIR` does).  RT_ERR_INVALID when DIR is not a folder. */
 rt_status catalog_add_dir(const char *dir, rt_error *err);
 
+/* What a .json file of the path is (above).  For CATALOG_OTHER, why (may be NULL) says why it is
+ * not read as a manifest ("a JSON object without the \"family\" and \"source\" fields a
+ * manifest has"). */
+typedef enum catalog_kind { CATALOG_MANIFEST, CATALOG_FAMILY, CATALOG_OTHER } catalog_kind;
+catalog_kind catalog_classify(const char *path, char *why, size_t size);
+
 /* Every manifest of the path (NULL: catalog_path()), folder by folder in path order, sorted
  * within a folder.  A missing folder contributes nothing.  Free with catalog_list_free. */
 rt_status catalog_list(const char *path, char ***paths, int *count, rt_error *err);
 /* Every family.json of the path, in the same order. */
 rt_status catalog_families(const char *path, char ***paths, int *count, rt_error *err);
+/* The other .json files of the path, skipped, in the same order, each as "FILE: why" (for a
+ * note). */
+rt_status catalog_skipped(const char *path, char ***notes, int *count, rt_error *err);
 void catalog_list_free(char **paths, int count);
 
 /* Loads the template called NAME from the path (NULL: catalog_path()): the file NAME.json when
