@@ -59,6 +59,7 @@ if [ -s "$tmp/evil-out/report.html" ]; then
 else
   die "job run wrote no report: $(tail -3 "$tmp/run.log")"
 fi
-[ $fail = 0 ] && echo "hostile databases: db check flagged $(grep -c 'holds' "$tmp/check") texts in the shard and" \
-  "$(grep -c 'holds' "$tmp/check2") in the merged team database; $tried reports ($(head -c 60 "$tmp/p1")...) safe"
+problems() { "$bin" db check --db "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["problems"])'; }
+[ $fail = 0 ] && echo "hostile databases: db check found $(problems "$tmp/evil.db") problems in the shard and" \
+  "$(problems "$tmp/team.db") in the merged team database; $tried reports safe ($(cat "$tmp/p1"))"
 exit $fail
