@@ -108,10 +108,10 @@ ln -s ../elsewhere/report.html "$tmp/out/report.html"
 sed 's/"output": "out"/"output": "afile"/' "$tmp/j.json" >"$tmp/j2.json"
 echo x >"$tmp/afile"
 "$bin" job run "$tmp/j2.json" >"$tmp/job.log" 2>&1 && die "a job whose output folder is a file ran"
-grep -q "afile as a folder: it is a file" "$tmp/job.log" || die "output folder a file: $(tail -2 "$tmp/job.log")"
+grep -q "afile is a file, not a folder" "$tmp/job.log" || die "output folder a file: $(tail -2 "$tmp/job.log")"
 sed 's|"output": "out"|"output": "/dev/null"|' "$tmp/j.json" >"$tmp/j3.json"
 "$bin" job run "$tmp/j3.json" >"$tmp/job.log" 2>&1 && die "a job whose output folder is /dev/null ran"
-grep -q "/dev/null as a folder: it is a device" "$tmp/job.log" ||
+grep -q "/dev/null is a device, not a folder" "$tmp/job.log" ||
   die "output folder a device: $(tail -2 "$tmp/job.log")"
 [ -c /dev/null ] || { die "a job replaced /dev/null"; restore /dev/null 3; }
 
