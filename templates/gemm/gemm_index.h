@@ -254,6 +254,17 @@ GEMM_FN int gemm_wgmma_stage_bytes_es(int b_col, int block_m, int block_n, int b
   for (int j = 0; j < gemm_wgmma_b_boxes(b_col, block_n); j++) bytes += gemm_wgmma_b_box_in(b_col, j, n0, N) * box_bytes;
   return bytes;
 }
+/* A cluster's shared A tile: block `rank` of `cluster` loads tile rows [rank*part_rows, +part_rows)
+ * (part_rows = block_m / cluster) from tensor row gemm_wgmma_a_part_row and multicasts them to
+ * byte gemm_wgmma_a_part_offset of the A stage in every block of the cluster: each tile row is one
+ * 128-byte swizzle row of K (block_k elements of es bytes), so the part starts part_rows rows in. */
+GEMM_FN int gemm_wgmma_a_part_rows(int block_m, int cluster) { return block_m / cluster; }
+GEMM_FN int gemm_wgmma_a_part_row(int rank, int m0, int block_m, int cluster) {
+  return m0 + rank * gemm_wgmma_a_part_rows(block_m, cluster);
+}
+GEMM_FN int gemm_wgmma_a_part_offset(int rank, int block_m, int block_k, int es, int cluster) {
+  return rank * gemm_wgmma_a_part_rows(block_m, cluster) * block_k * es;
+}
 GEMM_FN int gemm_wgmma_stage_bytes(int b_col, int block_m, int block_n, int block_k, int cluster, int m0, int n0,
                                    int M, int N) {
   return gemm_wgmma_stage_bytes_es(b_col, block_m, block_n, block_k, 2, cluster, m0, n0, M, N);

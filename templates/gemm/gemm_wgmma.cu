@@ -122,8 +122,7 @@ static_assert(SPLIT_K == 1 || OUT_TYPE == 0, "split-K adds fp32 partial sums");
 #ifndef CLUSTER
 #define CLUSTER 1
 #endif
-#define A_PART_ROWS (BLOCK_M / CLUSTER)            // rows of the shared A tile each block loads
-#define A_PART_BYTES (A_PART_ROWS * BLOCK_K * 2)
+#define A_PART_ROWS (BLOCK_M / CLUSTER)  // rows of the shared A tile each block loads (gemm_wgmma_a_part_rows)
 #define EMPTY_ARRIVALS (WARPGROUPS * 4 * CLUSTER)  // consumer warps of the cluster, per stage
 static_assert(THREADS == 128 * (WARPGROUPS + PRODUCER), "THREADS must be 128*(WARPGROUPS+PRODUCER)");
 static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "BLOCK_M must be a multiple of 64*WARPGROUPS");
@@ -233,9 +232,10 @@ __device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned fu
   // the bytes of every box that reaches this block's stage (boxes wholly outside are skipped)
   mbar_expect_tx(full, gemm_wgmma_stage_bytes_es(B_COL, BLOCK_M, BLOCK_N, BLOCK_K, ES, CLUSTER, m0, n0, M, N));
 #if CLUSTER > 1
-  if (m0 + rank * A_PART_ROWS < M)
-    tma_load_3d_multicast(sA + s * A_STAGE_BYTES + rank * A_PART_BYTES, tmA, full, kt * BLOCK_K,
-                          m0 + rank * A_PART_ROWS, batch, (unsigned short)((1u << CLUSTER) - 1));
+  const int row = gemm_wgmma_a_part_row(rank, m0, BLOCK_M, CLUSTER);
+  if (row < M)
+    tma_load_3d_multicast(sA + s * A_STAGE_BYTES + gemm_wgmma_a_part_offset(rank, BLOCK_M, BLOCK_K, ES, CLUSTER), tmA,
+                          full, kt * BLOCK_K, row, batch, (unsigned short)((1u << CLUSTER) - 1));
 #else
   (void)rank;
   tma_load_3d(sA + s * A_STAGE_BYTES, tmA, full, kt * BLOCK_K, m0, batch);  // m0 < M: inside
