@@ -503,9 +503,14 @@ fail:
   return st;
 }
 
+/* Before a candidate's checked run: O and the LSE NaN, and the split-KV tickets back to 0 (a
+ * correct template leaves them 0 after every launch, attn_abi.h; a faulty one may not, and must
+ * not make the next split candidate of this worker fail). */
 static rt_status attn_gpu_poison(family_gpu *g, CUstream stream, rt_error *err) {
+  const size_t groups = (size_t)dim(&g->p, "B") * (size_t)dim(&g->p, "HKV");
   rt_status st = cuda_check(cu.cuMemsetD16Async(g->o, g->bf16 ? 0x7fc0u : 0x7e00u, g->o_elems, stream), "poison O", err);
   if (!st) st = cuda_check(cu.cuMemsetD32Async(g->lse, 0x7fc00000u, g->lse_elems, stream), "poison the LSE", err);
+  if (!st) st = cuda_check(cu.cuMemsetD32Async(g->counters, 0, groups, stream), "zero the split-KV counters", err);
   return st;
 }
 
