@@ -36,6 +36,9 @@
 // CONSUMERS 2: setmaxnreg moves registers from the producer (down to 24) to the consumers (up to
 // 240); with one consumer every thread may have 255 anyway.
 //
+// Ragged kv_lens: the V rows of the last tile at keys >= kv_len are cleared in shared memory
+// before its PV product (clear_v_tail), so nothing the caller keeps past a sequence reaches O.
+//
 // Epilogue: row sums over the quad, O / l (0 for a row with no key), O stored from the
 // accumulator layout as 16-bit pairs, rows < SQ only; LSE = ln2 * (m*scale_log2 + log2 l), -inf
 // for a row with no key.  Every index, placement, descriptor field, fragment coordinate, stage
@@ -426,6 +429,24 @@ __device__ __forceinline__ void rescale(float *o, const float *factor) {
   if (__any_sync(0xffffffffu, factor[0] != 1.f || factor[1] != 1.f)) attn_rescale(o, OACC, factor);
 }
 
+// Ragged inputs: rows of the V stage at keys >= L (the caller's data past the sequence, which
+// TMA loads since they lie inside SKV) are cleared before the PV product reads them, by every
+// consumer thread, each with its share of the 16-byte chunks; the generic-proxy stores are
+// fenced for the tensor cores (async proxy) and the consumers meet at named barrier 1 before
+// any of them issues the product.  Uniform: every consumer thread has the same n, L, kv_lens.
+__device__ __forceinline__ void clear_v_tail(unsigned sV, int stage, int n, int L, bool ragged) {
+  const int from = attn_v_clear_from(n, BLOCK_N, L), tc = threadIdx.x - 128;
+  if (!ragged || from == BLOCK_N) return;
+  for (int r = from + tc / 8; r < BLOCK_N; r += 16 * CONSUMERS)
+#pragma unroll
+    for (int j = 0; j < KCH; ++j)
+      asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sV + attn_v_clear_offset(stage, j, r, tc % 8, BLOCK_N, HEAD_DIM)),
+                   "r"(0)
+                   : "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
+}
+
 // A consumer warp is done with a stage: its lane 0 arrives at the stage's empty barrier.
 __device__ __forceinline__ void release(unsigned bar) {
   __syncwarp();
@@ -533,6 +554,7 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
       }
       const int sl = attn_stage(n_tiles - 1, STAGES);
       mbar_wait(BAR(attn_bar_vfull(sl)), attn_full_parity(n_tiles - 1, STAGES));
+      clear_v_tail(sV, sl, n_tiles - 1, L, a.kv_lens != 0);
       issue_pv(o, p, sV, sl);
       wgmma_wait<0>();
       reg_fence<OACC>(o);
@@ -548,6 +570,7 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
         softmax_tile(s, p, m, l, factor, n >= first_masked, t, row0, n * BLOCK_N, L, a.SQ, a.scale_log2);
         rescale(o, factor);
         mbar_wait(BAR(attn_bar_vfull(sn)), attn_full_parity(n, STAGES));
+        clear_v_tail(sV, sn, n, L, a.kv_lens != 0);  // only the last tile has rows past L
         issue_pv(o, p, sV, sn);
         wgmma_wait<0>();
         reg_fence<OACC>(o);

@@ -107,6 +107,18 @@ ATTN_FN int attn_box_col(int j) { return j * ATTN_CHUNK; }
 /* bytes a full barrier expects for one tile (TMA counts the zero-filled part of a box too) */
 ATTN_FN int attn_tile_bytes(int rows, int d) { return rows * d * 2; }
 
+/* Ragged inputs: the rows of a KV tile at keys >= L hold the caller's data past the sequence
+ * (TMA zero-fills only past SKV), where the masked P is 0 but 0 * NaN is NaN.  Before the PV
+ * product of such a tile the consumers clear those rows of its V stage: rows
+ * [attn_v_clear_from, block_n) of tile n (block_n: nothing to clear, every tile but the last).
+ * Consumer thread tc (0 .. 128*consumers-1) clears 16-byte chunk tc % 8 of rows
+ * from + tc/8 + i*16*consumers in every box j, at byte attn_v_clear_offset of the V region; a
+ * whole 128-byte row is cleared, so the swizzle does not matter. */
+ATTN_FN int attn_v_clear_from(int n, int block_n, int L) { return attn_max(0, attn_min(block_n, L - n * block_n)); }
+ATTN_FN int attn_v_clear_offset(int s, int j, int row, int chunk, int block_n, int d) {
+  return attn_kv_box(s, j, block_n, d) + row * ATTN_ROW_BYTES + chunk * 16;
+}
+
 /* ------------------------------------------------------------------ wgmma descriptors */
 
 /* Shared-memory matrix descriptor (PTX 9.7.15.5.1.2): start address >> 4 in bits 0-13, leading

@@ -97,7 +97,8 @@ typedef struct cfg {
 #define MAXACC 128 /* accumulators per thread (N/2, N <= 256) */
 #define MAXOPS 4096
 
-enum { OP_EXPECT, OP_TMA, OP_WAIT, OP_QK, OP_PV, OP_WAITG, OP_RELEASE, OP_SOFTMAX, OP_RESCALE, OP_MOVEP, OP_EPI };
+enum { OP_EXPECT, OP_TMA, OP_WAIT, OP_QK, OP_PV, OP_WAITG, OP_RELEASE, OP_SOFTMAX, OP_RESCALE, OP_MOVEP, OP_EPI,
+       OP_CLEARV, OP_CBAR };
 typedef struct op {
   int kind;
   int bar, parity, bytes;   /* EXPECT, WAIT, RELEASE; TMA: its barrier */
@@ -152,6 +153,7 @@ typedef struct emu {
   int nev;
   float *O, *LSE;
   int *o_hits, *lse_hits;
+  int cbar_passed[2]; /* named barriers (bar.sync 1) each consumer has passed */
   int failed;
 } emu;
 
@@ -355,6 +357,14 @@ static void emit_release(emu *e, program *pg, int bar) {
   o->bar = bar;
 }
 
+/* clear_v_tail(): with ragged kv_lens, the consumers clear the V rows of tile n at keys >= L,
+ * then meet at the named barrier; nothing when the tile has no such row. */
+static void emit_clear_v(emu *e, program *pg, int stage, int n) {
+  if (!e->p->kv_lens || attn_v_clear_from(n, e->c->bn, e->L) == e->c->bn) return;
+  emit_simple(e, pg, OP_CLEARV, stage, n, 0);
+  emit_simple(e, pg, OP_CBAR, 0, 0, 0);
+}
+
 /* The producer warpgroup's thread 0 (attn_wgmma.cu, `if (wg == 0)`). */
 static void producer_program(emu *e) {
   const cfg *g = e->c;
@@ -408,6 +418,7 @@ static void consumer_program(emu *e, int c) {
       }
       const int sl = attn_stage(N - 1, S);
       emit_wait(e, pg, attn_bar_vfull(sl), attn_full_parity(N - 1, S));
+      emit_clear_v(e, pg, sl, N - 1);
       emit_simple(e, pg, OP_PV, sl, 0, 0);
       emit_simple(e, pg, OP_WAITG, 0, 0, 0);
       emit_release(e, pg, attn_bar_vempty(sl));
@@ -421,6 +432,7 @@ static void consumer_program(emu *e, int c) {
         emit_simple(e, pg, OP_SOFTMAX, 0, n, 0);
         emit_simple(e, pg, OP_RESCALE, 0, 0, 0);
         emit_wait(e, pg, attn_bar_vfull(sn), attn_full_parity(n, S));
+        emit_clear_v(e, pg, sn, n);
         emit_simple(e, pg, OP_PV, sn, 0, 0);
         emit_simple(e, pg, OP_WAITG, 0, 0, 0);
         emit_release(e, pg, attn_bar_vempty(sn));
@@ -457,6 +469,25 @@ static void do_softmax(emu *e, int c, int tile, int into_pn) {
       for (int q = 0; q < 4; q++) { /* p[4kk+q] = pack2(pf[p_acc(kk,2q)], pf[p_acc(kk,2q+1)]) */
         dst[t][2 * (4 * kk + q)] = rnd(e->mode, pf[attn_p_acc(kk, 2 * q)]);
         dst[t][2 * (4 * kk + q) + 1] = rnd(e->mode, pf[attn_p_acc(kk, 2 * q + 1)]);
+      }
+  }
+}
+
+/* Consumer c's share of the rows clear_v_tail zeroes (its thread t is consumer thread
+ * tc = 128c + t), as generic stores at the physical addresses. */
+static void do_clear_v(emu *e, int c, int stage, int n) {
+  const cfg *g = e->c;
+  const int from = attn_v_clear_from(n, g->bn, e->L);
+  for (int t = 0; t < MAXT; t++) {
+    const int tc = c * MAXT + t;
+    for (int r = from + tc / 8; r < g->bn; r += 16 * g->consumers)
+      for (int j = 0; j < g->d / ATTN_CHUNK; j++) {
+        const unsigned addr = e->sV + (unsigned)attn_v_clear_offset(stage, j, r, tc % 8, g->bn, g->d);
+        if (addr < e->sV || addr + 16 > e->smem_end) {
+          FAIL(e, "V clear at %u outside the V region\n", addr);
+          return;
+        }
+        for (int x = 0; x < 8; x++) e->sm[addr / 2 + (unsigned)x] = 0.f;
       }
   }
 }
@@ -543,6 +574,15 @@ static void do_issue(emu *e, int c, int kind, int stage) {
 static int runnable(const emu *e, const program *pg) {
   if (pg->pc >= pg->n) return 0;
   const op *o = &pg->ops[pg->pc];
+  if (o->kind == OP_CBAR) { /* bar.sync 1: passes once every consumer has arrived at it */
+    const int me = (int)(pg - e->cons), k = e->cbar_passed[me];
+    for (int c = 0; c < e->c->consumers; c++) {
+      const program *q = &e->cons[c];
+      const int there = q->pc < q->n && q->ops[q->pc].kind == OP_CBAR && e->cbar_passed[c] == k;
+      if (!there && e->cbar_passed[c] <= k) return 0;
+    }
+    return 1;
+  }
   return o->kind != OP_WAIT || bar_passes(e, o->bar, o->parity);
 }
 
@@ -598,6 +638,8 @@ static void step_consumer(emu *e, int c) {
       }
       break;
     case OP_MOVEP: memcpy(w->p, w->pn, sizeof w->p); break;
+    case OP_CLEARV: do_clear_v(e, c, o->stage, o->tile); break;
+    case OP_CBAR: e->cbar_passed[c]++; break;
     case OP_EPI:
       if (w->ng) FAIL(e, "epilogue with wgmma groups in flight\n");
       do_epilogue(e, c);
@@ -645,6 +687,7 @@ static void run_block(emu *e, int bx, int h, int b) {
       w->factor[t][0] = w->factor[t][1] = NAN;
     }
     w->ng = 0;
+    e->cbar_passed[c] = 0;
     e->cons[c].n = e->cons[c].pc = 0;
     consumer_program(e, c);
   }
@@ -734,6 +777,12 @@ static void check_launch(const prob *p, const cfg *g, int mode, unsigned seed) {
   fill(Q, nq);
   fill(K, nk);
   fill(V, nk);
+  /* ragged: the caller's K and V rows past a sequence's length are NaN (TMA loads them: they lie
+   * inside SKV); none may reach O, not even multiplied by a zero weight */
+  if (p->kv_lens)
+    for (int b = 0; b < p->B; b++)
+      for (size_t i = (size_t)p->kv_lens[b] * p->HKV * g->d; i < (size_t)p->SKV * p->HKV * g->d; i++)
+        K[(size_t)b * p->SKV * p->HKV * g->d + i] = V[(size_t)b * p->SKV * p->HKV * g->d + i] = NAN;
   for (size_t i = 0; i < nq; i++) e->O[i] = NAN; /* outputs poisoned, as the family does */
   for (size_t i = 0; i < nl; i++) e->LSE[i] = NAN;
   e->scale = 1.f / sqrtf((float)g->d);
