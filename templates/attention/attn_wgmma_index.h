@@ -15,6 +15,8 @@
 #ifndef ROOFTUNE_ATTN_WGMMA_INDEX_H
 #define ROOFTUNE_ATTN_WGMMA_INDEX_H
 
+#include "../common/rt_ptx.h" /* the swizzle, descriptors and stage phases every template shares */
+
 #if defined(__CUDACC__)
 #define ATTN_FN static __host__ __device__ __forceinline__
 #define ATTN_UNROLL _Pragma("unroll")
@@ -62,14 +64,9 @@ ATTN_FN int attn_first_masked(int m0, int L, int SQ, int causal, int block_n, in
 /* ------------------------------------------------------------------ shared memory */
 
 /* Every TMA box is ROWS rows of 128 bytes (64 elements of the head dim; one swizzle row),
- * placed by the 128-byte swizzle: the 16-byte chunk index XOR-ed with the row index mod 8
- * inside each 1024-byte group (the regions below are 1024-byte aligned).  Byte `byte` of box
- * row `row` lands at attn_sw128(row, byte). */
+ * placed by rt_ptx.h's ptx_sw128 (the regions below are 1024-byte aligned). */
 #define ATTN_ROW_BYTES 128
 #define ATTN_CHUNK 64 /* head-dim elements per box */
-ATTN_FN int attn_sw128(int row, int byte) {
-  return row * ATTN_ROW_BYTES + ((((byte / 16) ^ (row % 8)) * 16) | (byte % 16));
-}
 
 /* The block's shared memory, from a 1024-byte aligned base:
  *   Q      d/64 boxes of block_m rows                       (loaded once)
@@ -121,20 +118,8 @@ ATTN_FN int attn_v_clear_offset(int s, int j, int row, int chunk, int block_n, i
 
 /* ------------------------------------------------------------------ wgmma descriptors */
 
-/* Shared-memory matrix descriptor (PTX 9.7.15.5.1.2): start address >> 4 in bits 0-13, leading
- * byte offset >> 4 in bits 16-29, stride byte offset >> 4 in bits 32-45, base offset 0 (bits
- * 49-51: regions are 1024-byte aligned), swizzle mode 1 = 128-byte in bits 62-63. */
-ATTN_FN unsigned long long attn_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
-         ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-/* The descriptor of addr + off from that of addr (off a multiple of 16): the start field holds
- * addr >> 4 in 14 bits and shared addresses stay below 2^18, so the sum never carries out of it.
- * The kernel builds one descriptor per operand region and adds each wgmma's start to it. */
-ATTN_FN unsigned long long attn_desc_add(unsigned long long desc, int off) {
-  /* a 32-bit add on the low word (start and LBO fields): no carry reaches the high word */
-  return (desc & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)desc + (unsigned)(off >> 4));
-}
+/* The wgmma descriptors are rt_ptx.h's ptx_desc, one per operand region, with each wgmma's
+ * start added by ptx_desc_add. */
 #define ATTN_SBO 1024 /* between 8-row core-matrix groups: 8 rows of 128 bytes */
 #define ATTN_LBO_KMAJOR 16 /* unused by a swizzled K-major operand; 16 as CUTLASS writes it */
 
@@ -167,13 +152,9 @@ ATTN_FN int attn_p_acc(int kk, int i) { return 8 * kk + i; }
 
 /* ------------------------------------------------------------------ pipeline */
 
-/* KV tile n lives in stage n % stages.  Consumers wait for the K (V) full barrier's phase
- * n / stages; the producer refilling the stage with tile n >= stages first waits for the empty
- * barrier's phase n / stages - 1, completed by the consumers' release of tile n - stages.
- * mbarrier waits take the phase's parity. */
-ATTN_FN int attn_stage(int n, int stages) { return n % stages; }
-ATTN_FN int attn_full_parity(int n, int stages) { return (n / stages) & 1; }
-ATTN_FN int attn_empty_parity(int n, int stages) { return (n / stages + 1) & 1; }
+/* KV tile n lives in stage ptx_stage(n, stages); its consumers wait for the K (V) full barrier's
+ * ptx_full_parity, the producer refilling the stage with tile n >= stages for the empty
+ * barrier's ptx_empty_parity (rt_ptx.h). */
 
 /* ------------------------------------------------------------------ online softmax */
 

@@ -253,9 +253,9 @@ static void wgmma_qk(emu *e, int c, int stage, float out[MAXT][MAXACC]) {
   const cfg *g = e->c;
   for (int ks = 0; ks < g->d / 16; ks++) {
     const unsigned long long da =
-        attn_desc_add(attn_desc(e->sQ, ATTN_LBO_KMAJOR, ATTN_SBO), attn_q_desc_start(c, ks, e->bm));
+        ptx_desc_add(ptx_desc(e->sQ, ATTN_LBO_KMAJOR, ATTN_SBO), attn_q_desc_start(c, ks, e->bm));
     const unsigned long long db =
-        attn_desc_add(attn_desc(e->sK, ATTN_LBO_KMAJOR, ATTN_SBO), attn_k_desc_start(stage, ks, g->bn, g->d));
+        ptx_desc_add(ptx_desc(e->sK, ATTN_LBO_KMAJOR, ATTN_SBO), attn_k_desc_start(stage, ks, g->bn, g->d));
     unsigned as, al, asb, bs, bl, bsb;
     if (!desc_decode(e, da, &as, &al, &asb) || !desc_decode(e, db, &bs, &bl, &bsb)) return;
     static float A[64][16], Bm[16][256];
@@ -289,7 +289,7 @@ static void wgmma_pv(emu *e, const wgstate *w, int stage, float base[MAXT][MAXAC
     }
   for (int kk = 0; kk < g->bn / 16; kk++) {
     const unsigned long long db =
-        attn_desc_add(attn_desc(e->sV, attn_v_lbo(g->bn), ATTN_SBO), attn_v_desc_start(stage, kk, g->bn, g->d));
+        ptx_desc_add(ptx_desc(e->sV, attn_v_lbo(g->bn), ATTN_SBO), attn_v_desc_start(stage, kk, g->bn, g->d));
     unsigned bs, bl, bsb;
     if (!desc_decode(e, db, &bs, &bl, &bsb)) return;
     static float A[64][16], Bm[16][256];
@@ -375,13 +375,13 @@ static void producer_program(emu *e) {
   for (int j = 0; j < KCH; j++)
     emit_tma(e, pg, ATTN_TMA_Q, e->sQ + attn_q_box(j, e->bm), attn_bar_q(), attn_box_col(j), e->h, e->m0, e->b);
   for (int n = 0; n < e->n_tiles; n++) {
-    const int s = attn_stage(n, S);
-    if (n >= S) emit_wait(e, pg, attn_bar_kempty(s), attn_empty_parity(n, S));
+    const int s = ptx_stage(n, S);
+    if (n >= S) emit_wait(e, pg, attn_bar_kempty(s), ptx_empty_parity(n, S));
     emit_expect(e, pg, attn_bar_kfull(s), attn_tile_bytes(g->bn, g->d));
     for (int j = 0; j < KCH; j++)
       emit_tma(e, pg, ATTN_TMA_K, e->sK + attn_kv_box(s, j, g->bn, g->d), attn_bar_kfull(s), attn_box_col(j), e->hkv,
                n * g->bn, e->b);
-    if (n >= S) emit_wait(e, pg, attn_bar_vempty(s), attn_empty_parity(n, S));
+    if (n >= S) emit_wait(e, pg, attn_bar_vempty(s), ptx_empty_parity(n, S));
     emit_expect(e, pg, attn_bar_vfull(s), attn_tile_bytes(g->bn, g->d));
     for (int j = 0; j < KCH; j++)
       emit_tma(e, pg, ATTN_TMA_V, e->sV + attn_kv_box(s, j, g->bn, g->d), attn_bar_vfull(s), attn_box_col(j), e->hkv,
@@ -403,10 +403,10 @@ static void consumer_program(emu *e, int c) {
       emit_release(e, pg, attn_bar_kempty(0));
       emit_simple(e, pg, OP_SOFTMAX, 0, 0, 0);
       for (int n = 1; n < N; n++) {
-        const int sn = attn_stage(n, S), sp = attn_stage(n - 1, S);
-        emit_wait(e, pg, attn_bar_kfull(sn), attn_full_parity(n, S));
+        const int sn = ptx_stage(n, S), sp = ptx_stage(n - 1, S);
+        emit_wait(e, pg, attn_bar_kfull(sn), ptx_full_parity(n, S));
         emit_simple(e, pg, OP_QK, sn, 0, 0);
-        emit_wait(e, pg, attn_bar_vfull(sp), attn_full_parity(n - 1, S));
+        emit_wait(e, pg, attn_bar_vfull(sp), ptx_full_parity(n - 1, S));
         emit_simple(e, pg, OP_PV, sp, 0, 0);
         emit_simple(e, pg, OP_WAITG, 1, 0, 0);
         emit_release(e, pg, attn_bar_kempty(sn));
@@ -416,22 +416,22 @@ static void consumer_program(emu *e, int c) {
         emit_simple(e, pg, OP_RESCALE, 0, 0, 0);
         emit_simple(e, pg, OP_MOVEP, 0, 0, 0);
       }
-      const int sl = attn_stage(N - 1, S);
-      emit_wait(e, pg, attn_bar_vfull(sl), attn_full_parity(N - 1, S));
+      const int sl = ptx_stage(N - 1, S);
+      emit_wait(e, pg, attn_bar_vfull(sl), ptx_full_parity(N - 1, S));
       emit_clear_v(e, pg, sl, N - 1);
       emit_simple(e, pg, OP_PV, sl, 0, 0);
       emit_simple(e, pg, OP_WAITG, 0, 0, 0);
       emit_release(e, pg, attn_bar_vempty(sl));
     } else {
       for (int n = 0; n < N; n++) {
-        const int sn = attn_stage(n, S);
-        emit_wait(e, pg, attn_bar_kfull(sn), attn_full_parity(n, S));
+        const int sn = ptx_stage(n, S);
+        emit_wait(e, pg, attn_bar_kfull(sn), ptx_full_parity(n, S));
         emit_simple(e, pg, OP_QK, sn, 0, 0);
         emit_simple(e, pg, OP_WAITG, 0, 0, 0);
         emit_release(e, pg, attn_bar_kempty(sn));
         emit_simple(e, pg, OP_SOFTMAX, 0, n, 0);
         emit_simple(e, pg, OP_RESCALE, 0, 0, 0);
-        emit_wait(e, pg, attn_bar_vfull(sn), attn_full_parity(n, S));
+        emit_wait(e, pg, attn_bar_vfull(sn), ptx_full_parity(n, S));
         emit_clear_v(e, pg, sn, n);
         emit_simple(e, pg, OP_PV, sn, 0, 0);
         emit_simple(e, pg, OP_WAITG, 0, 0, 0);
@@ -911,26 +911,26 @@ static void check_tiles(void) {
   CHECK_INT(attn_m_tile(0, 7, 1), 6);
 }
 
-/* The swizzle attn_sw128 documents is the TMA unit's (address bits) on 1024-aligned boxes; the
+/* The swizzle ptx_sw128 (rt_ptx.h) documents is the TMA unit's (address bits) on 1024-aligned boxes; the
  * barriers lie past the data; the stage ring's parities. */
 static void check_layout(void) {
   int ok = 1;
   for (int row = 0; row < 256; row++)
-    for (int byte = 0; byte < 128; byte++) ok &= (unsigned)attn_sw128(row, byte) == swz((unsigned)(row * 128 + byte));
+    for (int byte = 0; byte < 128; byte++) ok &= (unsigned)ptx_sw128(row, byte) == swz((unsigned)(row * 128 + byte));
   CHECK(ok);
   for (int stages = 1; stages <= 4; stages++)
     for (int n = 0; n < 40; n++) {
       /* the consumer of tile n waits for completed phase n/stages of its full barrier; the
        * producer refilling for tile n waits for phase n/stages - 1 of the empty barrier */
-      CHECK_INT(attn_full_parity(n, stages), (n / stages) % 2);
-      if (n >= stages) CHECK_INT(attn_empty_parity(n, stages), (n / stages - 1) % 2);
+      CHECK_INT(ptx_full_parity(n, stages), (n / stages) % 2);
+      if (n >= stages) CHECK_INT(ptx_empty_parity(n, stages), (n / stages - 1) % 2);
     }
   /* a descriptor plus an offset is the descriptor of the address plus the offset */
   ok = 1;
   for (unsigned a = 0; a < (1u << 18); a += 1024)
     for (int off = 0; a + (unsigned)off < (1u << 18) && off < 65536; off += 16 * 37)
-      ok &= attn_desc_add(attn_desc(a, 16, 1024), off) == attn_desc(a + (unsigned)off, 16, 1024) &&
-            attn_desc_add(attn_desc(a, 8192, 1024), off) == attn_desc(a + (unsigned)off, 8192, 1024);
+      ok &= ptx_desc_add(ptx_desc(a, 16, 1024), off) == ptx_desc(a + (unsigned)off, 16, 1024) &&
+            ptx_desc_add(ptx_desc(a, 8192, 1024), off) == ptx_desc(a + (unsigned)off, 8192, 1024);
   CHECK(ok);
   CHECK_INT(attn_smem_bytes(128, 128, 128, 2), 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 9);
   CHECK_INT(attn_bar_vempty(3), 4 * 3 + 4);

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tuner/template/catalog.h"
 #include "tuner/template/expr.h"
 
 typedef struct manifest_expr {
@@ -1493,11 +1495,24 @@ rt_status manifest_config_source(const manifest *m, const space *sp, size_t idx,
   return RT_OK;
 }
 
+/* The shipped templates' common/ folder (templates/common/rt_ptx.h, the PTX wrappers every
+ * template may include), found once per process; "" when there is none. */
+static char common_dir[1100];
+static pthread_once_t common_once = PTHREAD_ONCE_INIT;
+static void find_common_dir(void) {
+  char shipped[1024];
+  struct stat st;
+  snprintf(common_dir, sizeof common_dir, "%s/common", catalog_shipped_dir(shipped, sizeof shipped));
+  if (stat(common_dir, &st) || !S_ISDIR(st.st_mode)) common_dir[0] = 0;
+}
+
 void manifest_compile_options(const manifest *m, const char *arch, compile_options *opt) {
   memset(opt, 0, sizeof *opt);
   opt->arch = arch;
   opt->entry = manifest_entry(m);
   opt->include_dirs[opt->include_count++] = m->source_dir;
+  pthread_once(&common_once, find_common_dir);
+  if (common_dir[0]) opt->include_dirs[opt->include_count++] = common_dir;
   for (int i = 0; i < manifest_noptions(m) && opt->extra_count < COMPILE_MAX_EXTRA; i++)
     opt->extra[opt->extra_count++] = manifest_option(m, i);
   opt->pch = 1;

@@ -230,8 +230,10 @@ rt_status manifest_source_prefix(const manifest *m, const space *sp, size_t idx,
                                  const rt_vars *vars, const char *dtype, char **out,
                                  rt_error *err);
 /* NVRTC options for compiling this template for ARCH: its entry, its folder on the include path
- * (for headers shared by the template and host tests), its own "options", and precompiled
- * headers on.  The strings point into the manifest, which must outlive opt. */
+ * (for headers shared by the template and host tests) and the shipped templates' common/ folder
+ * (rt_ptx.h, the PTX wrappers of every template; both folders' files are part of the cache
+ * key), its own "options", and precompiled headers on.  The strings point into the manifest,
+ * which must outlive opt. */
 void manifest_compile_options(const manifest *m, const char *arch, compile_options *opt);
 /* The template's source text as it is on disk (malloc'ed; RT_ERR_IO names the file). */
 rt_status manifest_read_source(const manifest *m, char **out, rt_error *err);
