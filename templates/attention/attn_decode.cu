@@ -241,7 +241,7 @@ extern "C" __global__ void attn_decode(const attn_args a) {
         mx[h] = attn_fmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
         const float mn = attn_fmax(m[h], mx[h]);
         eb[h] = attn_exp_base(mn);
-        alpha[h] = attn_exp2(m[h] - eb[h]);
+        alpha[h] = ptx_exp2(m[h] - eb[h]);
         m[h] = mn;
       }
       float rs[2] = {0.f, 0.f};
@@ -249,7 +249,7 @@ extern "C" __global__ void attn_decode(const attn_args a) {
       for (int j = 0; j < NW / 8; j++)
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-          const float p = attn_exp2(s[j][i] - eb[i / 2]);
+          const float p = ptx_exp2(s[j][i] - eb[i / 2]);
           s[j][i] = p;
           rs[i / 2] += p;
         }

@@ -25,27 +25,15 @@
 #ifndef ROOFTUNE_ATTN_DECODE_INDEX_H
 #define ROOFTUNE_ATTN_DECODE_INDEX_H
 
+#include "../common/rt_ptx.h" /* exp2 and log2 as the device computes them (the MUFU approximations) */
+
 #if defined(__CUDACC__)
 #define ATTN_FN static __host__ __device__ __forceinline__
-#define ATTN_NEG_INF (__int_as_float(0xff800000u))
-/* exp2 and log2 as the kernel computes them: the MUFU approximations (ex2.approx(-inf) == +0). */
-ATTN_FN float attn_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-ATTN_FN float attn_log2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 #else
 #include <math.h>
 #define ATTN_FN static inline
-#define ATTN_NEG_INF (-INFINITY)
-ATTN_FN float attn_exp2(float x) { return exp2f(x); }
-ATTN_FN float attn_log2(float x) { return log2f(x); }
 #endif
+#define ATTN_NEG_INF PTX_NEG_INF
 
 #define ATTN_LN2 0.69314718055994530942f
 
@@ -197,10 +185,10 @@ ATTN_FN long long attn_work_ml(int bg, int s, int r, int splits, int rows, int D
 ATTN_FN float attn_exp_base(float m) { return m == ATTN_NEG_INF ? 0.f : m; }
 /* Weight of a state with maximum m inside a merge whose maximum is M (M >= m): exp2(m - M), 0
  * when m is -INFINITY (an empty split, a masked row). */
-ATTN_FN float attn_merge_weight(float m, float M) { return attn_exp2(m - attn_exp_base(M)); }
+ATTN_FN float attn_merge_weight(float m, float M) { return ptx_exp2(m - attn_exp_base(M)); }
 /* The final output's factor 1/l (0 for a row with no key) and its natural-log LSE. */
 ATTN_FN float attn_out_scale(float l) { return l > 0.f ? 1.f / l : 0.f; }
-ATTN_FN float attn_lse(float M, float l) { return l > 0.f ? (M + attn_log2(l)) * ATTN_LN2 : ATTN_NEG_INF; }
+ATTN_FN float attn_lse(float M, float l) { return l > 0.f ? (M + ptx_log2(l)) * ATTN_LN2 : ATTN_NEG_INF; }
 
 /* The split-KV ticket: the block that draws ticket splits-1 (the last) merges. */
 ATTN_FN int attn_ticket_is_last(int ticket, int splits) { return ticket == splits - 1; }

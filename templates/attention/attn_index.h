@@ -15,6 +15,8 @@
 #ifndef ROOFTUNE_ATTN_INDEX_H
 #define ROOFTUNE_ATTN_INDEX_H
 
+#include "../common/rt_ptx.h" /* exp2 and log2 as the device computes them */
+
 #if defined(__CUDACC__)
 #define ATTN_FN static __host__ __device__ __forceinline__
 #else
@@ -160,24 +162,7 @@ ATTN_FN int attn_p_elem(int r, int half) { return 2 * (r % 2) + half; }
 
 /* --- online softmax (one query row; a lane holds two: g and g+8) --- */
 
-#if defined(__CUDACC__)
-ATTN_FN float attn_neg_inf(void) { return __int_as_float(0xff800000u); }
-/* ex2.approx.ftz.f32 (PTX 9.7.4.x: max relative error 2^-22 or so; ex2(-inf) = +0) */
-ATTN_FN float attn_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-ATTN_FN float attn_log2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-#else
-ATTN_FN float attn_neg_inf(void) { return -INFINITY; }
-ATTN_FN float attn_exp2(float x) { return exp2f(x); }
-ATTN_FN float attn_log2(float x) { return log2f(x); }
-#endif
+ATTN_FN float attn_neg_inf(void) { return PTX_NEG_INF; }
 
 /* The running max m is kept in raw score units (s = q.k, before the scale), -inf before any key
  * was seen; l is the thread's part of the row sum (the four lanes of a quad add theirs at the
@@ -188,16 +173,16 @@ ATTN_FN float attn_softmax_max(float m, float tile_max) { return m > tile_max ? 
 /* exp2 subtracts this: the scaled max, 0 while the row has seen no key (so -inf - -inf never
  * happens: a masked score gives exp2(-inf) = 0). */
 ATTN_FN float attn_softmax_base(float m, float scale_log2) { return m == attn_neg_inf() ? 0.f : m * scale_log2; }
-ATTN_FN float attn_softmax_p(float s, float base, float scale_log2) { return attn_exp2(fmaf(s, scale_log2, -base)); }
+ATTN_FN float attn_softmax_p(float s, float base, float scale_log2) { return ptx_exp2(fmaf(s, scale_log2, -base)); }
 /* Rescale of what was accumulated under m: 0 when nothing was (m == -inf; O and l are 0). */
 ATTN_FN float attn_softmax_alpha(float m, float m_new, float scale_log2) {
-  return m == attn_neg_inf() ? 0.f : attn_exp2((m - m_new) * scale_log2);
+  return m == attn_neg_inf() ? 0.f : ptx_exp2((m - m_new) * scale_log2);
 }
 /* Final normalisation with the row's whole sum l: O *= attn_softmax_inv(l), and the natural log
  * LSE = scale*m + ln(l); a row that attended no key (l == 0) gets O = 0 and LSE = -inf. */
 ATTN_FN float attn_softmax_inv(float l) { return l > 0.f ? 1.f / l : 0.f; }
 ATTN_FN float attn_softmax_lse(float m, float l, float scale_log2) {
-  return l > 0.f ? (m * scale_log2 + attn_log2(l)) * 0.693147180559945309f : attn_neg_inf();
+  return l > 0.f ? (m * scale_log2 + ptx_log2(l)) * 0.693147180559945309f : attn_neg_inf();
 }
 
 /* --- output --- */

@@ -15,7 +15,7 @@
 #ifndef ROOFTUNE_ATTN_WGMMA_INDEX_H
 #define ROOFTUNE_ATTN_WGMMA_INDEX_H
 
-#include "../common/rt_ptx.h" /* the swizzle, descriptors and stage phases every template shares */
+#include "../common/rt_ptx.h" /* swizzle, descriptors, stage phases, exp2 and log2: shared by every template */
 
 #if defined(__CUDACC__)
 #define ATTN_FN static __host__ __device__ __forceinline__
@@ -158,18 +158,8 @@ ATTN_FN int attn_p_acc(int kk, int i) { return 8 * kk + i; }
 
 /* ------------------------------------------------------------------ online softmax */
 
+#define ATTN_NEG_INF PTX_NEG_INF
 #if defined(__CUDACC__)
-#define ATTN_NEG_INF __int_as_float(0xff800000u)
-ATTN_FN float attn_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-ATTN_FN float attn_log2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 /* max.f32 (one FMNMX; a NaN operand yields the other, as fmaxf) */
 ATTN_FN float attn_fmax(float a, float b) {
   float y;
@@ -177,9 +167,6 @@ ATTN_FN float attn_fmax(float a, float b) {
   return y;
 }
 #else
-#define ATTN_NEG_INF (-INFINITY)
-ATTN_FN float attn_exp2(float x) { return exp2f(x); }
-ATTN_FN float attn_log2(float x) { return log2f(x); }
 ATTN_FN float attn_fmax(float a, float b) { return fmaxf(a, b); }
 #endif
 #define ATTN_LN2 0.69314718055994530942f
@@ -225,7 +212,7 @@ ATTN_FN void attn_softmax_step(float *x, int n, const float mx[2], float m[2], f
   for (int r = 0; r < 2; r++) {
     const float mnew = attn_fmax(m[r], mx[r]);
     const float muse = mnew == ATTN_NEG_INF ? 0.f : mnew;
-    factor[r] = attn_exp2((m[r] - muse) * scale_log2);
+    factor[r] = ptx_exp2((m[r] - muse) * scale_log2);
     m[r] = mnew;
     base[r] = muse * scale_log2;
     l[r] *= factor[r];
@@ -233,7 +220,7 @@ ATTN_FN void attn_softmax_step(float *x, int n, const float mx[2], float m[2], f
   ATTN_UNROLL
   for (int i = 0; i < n; i++) {
     const int r = attn_acc_half(i);
-    x[i] = attn_exp2(x[i] * scale_log2 - base[r]);
+    x[i] = ptx_exp2(x[i] * scale_log2 - base[r]);
     l[r] += x[i];
   }
 }
@@ -251,7 +238,7 @@ ATTN_FN void attn_normalise(float *o, int n, const float l[2]) {
 /* The row's natural-log log-sum-exp of the scaled scores: ln(sum_j exp(scale*s_j)) =
  * ln 2 * (m*scale_log2 + log2 l); -inf for a row that attended no key. */
 ATTN_FN float attn_lse(float m, float l, float scale_log2) {
-  return l > 0.f ? (m * scale_log2 + attn_log2(l)) * ATTN_LN2 : ATTN_NEG_INF;
+  return l > 0.f ? (m * scale_log2 + ptx_log2(l)) * ATTN_LN2 : ATTN_NEG_INF;
 }
 
 /* ------------------------------------------------------------------ output */

@@ -30,7 +30,31 @@
 #if defined(__CUDACC__)
 #define PTX_FN static __host__ __device__ __forceinline__
 #else
+#include <math.h>
 #define PTX_FN static inline
+#endif
+
+/* ------------------------------------------------------------------ special functions */
+
+/* exp2 and log2 as the kernels compute them, ex2.approx.ftz.f32 and lg2.approx.ftz.f32 (PTX ISA
+ * 9.7.4: a relative error of about 2^-22, ex2(-inf) = +0); on the host (the emulations)
+ * exp2f and log2f.  PTX_NEG_INF is -infinity on both. */
+#if defined(__CUDACC__)
+#define PTX_NEG_INF (__int_as_float(0xff800000u))
+PTX_FN float ptx_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+PTX_FN float ptx_log2(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+#else
+#define PTX_NEG_INF (-INFINITY)
+PTX_FN float ptx_exp2(float x) { return exp2f(x); }
+PTX_FN float ptx_log2(float x) { return log2f(x); }
 #endif
 
 /* ------------------------------------------------------------------ layouts (C and CUDA) */

@@ -277,12 +277,12 @@ static void consume(emu *e, lane_regs *lr, int warp, int stage, int base, int ma
     for (int h = 0; h < 2; h++) {
       const float mn = attn_fmax(lr[l].m[h], mx[l][h]);
       eb[h] = attn_exp_base(mn);
-      alpha[h] = attn_exp2(lr[l].m[h] - eb[h]);
+      alpha[h] = ptx_exp2(lr[l].m[h] - eb[h]);
       lr[l].m[h] = mn;
     }
     for (int j = 0; j < e->nw / 8; j++)
       for (int i = 0; i < 4; i++) {
-        const float p = attn_exp2(s[l][j][i] - eb[i / 2]);
+        const float p = ptx_exp2(s[l][j][i] - eb[i / 2]);
         s[l][j][i] = p;
         rs[i / 2] += p;
       }
