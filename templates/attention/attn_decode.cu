@@ -155,10 +155,7 @@ extern "C" __global__ void attn_decode(const attn_args a) {
     // This thread's two rows (g and g+8 of its row warp): their key bounds.
     int bnd[2];
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-      const int r = 16 * wm + attn_acc_row(lane, 2 * h);
-      bnd[h] = r < rows ? attn_key_bound(kv_len, a.SQ, attn_row_query(r, group), a.causal) : kv_len;
-    }
+    for (int h = 0; h < 2; h++) bnd[h] = attn_row_bound(attn_thread_row(wm, lane, h), rows, kv_len, a.SQ, group, a.causal);
     const int mask_from = attn_key_bound(kv_len, a.SQ, 0, a.causal);  // no row is masked below it
     const float scale_log2 = a.scale_log2;
     float m[2] = {ATTN_NEG_INF, ATTN_NEG_INF}, l[2] = {0.f, 0.f};
@@ -223,42 +220,14 @@ extern "C" __global__ void attn_decode(const attn_args a) {
           mma(s[2 * jp + 1], qa, kb + 2);
         }
       }
-      const bool need_mask = base + BLOCK_N > mask_from;
-      float mx[2] = {ATTN_NEG_INF, ATTN_NEG_INF};
-#pragma unroll
-      for (int j = 0; j < NW / 8; j++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-          float x = s[j][i] * scale_log2;
-          if (need_mask && base + wn * NW + 8 * j + attn_acc_col(lane, i) >= bnd[i / 2]) x = ATTN_NEG_INF;
-          s[j][i] = x;
-          mx[i / 2] = attn_fmax(mx[i / 2], x);
-        }
-      float alpha[2], eb[2];
+      float mx[2];
+      attn_decode_scores(s, NW / 8, scale_log2, base + BLOCK_N > mask_from, base + wn * NW, lane, bnd, mx);
 #pragma unroll
       for (int h = 0; h < 2; h++) {
         mx[h] = attn_fmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
         mx[h] = attn_fmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-        const float mn = attn_fmax(m[h], mx[h]);
-        eb[h] = attn_exp_base(mn);
-        alpha[h] = ptx_exp2(m[h] - eb[h]);
-        m[h] = mn;
       }
-      float rs[2] = {0.f, 0.f};
-#pragma unroll
-      for (int j = 0; j < NW / 8; j++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-          const float p = ptx_exp2(s[j][i] - eb[i / 2]);
-          s[j][i] = p;
-          rs[i / 2] += p;
-        }
-#pragma unroll
-      for (int h = 0; h < 2; h++) l[h] = l[h] * alpha[h] + rs[h];
-#pragma unroll
-      for (int nt = 0; nt < HEAD_DIM / 8; nt++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) o[nt][i] *= alpha[i / 2];
+      attn_decode_softmax(s, NW / 8, o, HEAD_DIM / 8, m, l, mx);
 #pragma unroll
       for (int kk = 0; kk < NW / 16; kk++) {
         unsigned pa[4];
@@ -369,30 +338,18 @@ extern "C" __global__ void attn_decode(const attn_args a) {
     for (int nt = 0; nt < HEAD_DIM / 8; nt++)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        const int r = 16 * wm + attn_acc_row(lane, 2 * h), d = 8 * nt + attn_acc_col(lane, 2 * h);
+        const int r = attn_thread_row(wm, lane, h), d = 8 * nt + attn_acc_col(lane, 2 * h);
         *(float2 *)(oscr + attn_oscr(wn, r, d, Q_ROWS, HEAD_DIM)) = make_float2(o[nt][2 * h], o[nt][2 * h + 1]);
       }
     if (lane % 4 == 0)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        const int r = 16 * wm + attn_acc_row(lane, 2 * h);
+        const int r = attn_thread_row(wm, lane, h);
         mls[attn_mlscr(wn, r, Q_ROWS)] = m[h];
         mls[WNS * Q_ROWS + attn_mlscr(wn, r, Q_ROWS)] = l[h];
       }
     __syncthreads();
-    for (int r = tid; r < Q_ROWS; r += THREADS) {
-      float M = ATTN_NEG_INF, L = 0.f;
-#pragma unroll
-      for (int w = 0; w < WNS; w++) M = attn_fmax(M, mls[attn_mlscr(w, r, Q_ROWS)]);
-#pragma unroll
-      for (int w = 0; w < WNS; w++) {
-        const float wt = attn_merge_weight(mls[attn_mlscr(w, r, Q_ROWS)], M);
-        L += wt * mls[WNS * Q_ROWS + attn_mlscr(w, r, Q_ROWS)];
-        mls[attn_mlscr(w, r, Q_ROWS)] = wt;
-      }
-      row_m[r] = M;
-      row_l[r] = L;
-    }
+    for (int r = tid; r < Q_ROWS; r += THREADS) attn_merge_slices(mls, r, Q_ROWS, WNS, &row_m[r], &row_l[r]);
     __syncthreads();
 
 #if SPLITS == 1
@@ -456,25 +413,8 @@ extern "C" __global__ void attn_decode(const attn_args a) {
     const float *work = (const float *)a.work;
     const long long total_rows = (long long)a.B * a.HQ * a.SQ;
     for (int r = tid; r < rows; r += THREADS) {
-      float M = ATTN_NEG_INF, L = 0.f;
-#pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
-      for (int s = 0; s < SPLITS; s++) {
-        int sb, se;
-        attn_split_range(kv_len, BLOCK_N, SPLITS, s, &sb, &se);
-        if (sb < se) M = attn_fmax(M, ptx_ld_cg(work + attn_work_ml(bg, s, r, SPLITS, rows, HEAD_DIM, total_rows)));
-      }
-#pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
-      for (int s = 0; s < SPLITS; s++) {
-        int sb, se;
-        attn_split_range(kv_len, BLOCK_N, SPLITS, s, &sb, &se);
-        float wt = 0.f;
-        if (sb < se) {
-          const float *ml = work + attn_work_ml(bg, s, r, SPLITS, rows, HEAD_DIM, total_rows);
-          wt = attn_merge_weight(ptx_ld_cg(ml), M);
-          L += wt * ptx_ld_cg(ml + 1);
-        }
-        wsm[s * Q_ROWS + r] = wt;
-      }
+      float M, L;
+      attn_merge_splits(work, bg, r, SPLITS, rows, HEAD_DIM, total_rows, kv_len, BLOCK_N, wsm, Q_ROWS, &M, &L);
       row_l[r] = L;
       if (a.lse)
         ((float *)a.lse)[attn_lse_offset(b, attn_row_head(r, group, kvh), attn_row_query(r, group), a.HQ, a.SQ)] =
@@ -489,7 +429,7 @@ extern "C" __global__ void attn_decode(const attn_args a) {
       for (int x = 0; x < 8; x++) acc[x] = 0.f;
 #pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
       for (int s = 0; s < SPLITS; s++) {
-        const float wt = wsm[s * Q_ROWS + r];
+        const float wt = wsm[attn_wsm(s, r, Q_ROWS)];
         if (wt != 0.f) {  // empty splits wrote nothing; a masked row's weight is 0
           const float *src = work + attn_work_o(bg, s, r, SPLITS, rows, HEAD_DIM) + 8 * c;
           const float4 x0 = ptx_ld_cg4(src), x1 = ptx_ld_cg4(src + 4);

@@ -165,42 +165,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
     }
 
     // The mask, on the tiles that need it.
-    if (n >= n_full) {
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (!attn_visible(m0 + row0 + attn_mma_c_row(lane, e), n * BLOCK_N + nt * 8 + attn_mma_c_col(lane, e), SQ,
-                            kv_len, IS_CAUSAL))
-            s[nt][e] = attn_neg_inf();
-    }
+    if (n >= n_full) attn_mma_mask(s, NT, lane, m0 + row0, n * BLOCK_N, SQ, kv_len, IS_CAUSAL);
 
     // Online softmax: row r of the lane's two (g, g+8) holds elements 2r, 2r+1 of each key tile;
     // the quad's four lanes hold the rest of the row.
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      float mx = attn_neg_inf();
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) mx = attn_softmax_max(mx, attn_softmax_max(s[nt][2 * r], s[nt][2 * r + 1]));
+      float mx = attn_mma_row_max(s, NT, r);
       mx = attn_softmax_max(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = attn_softmax_max(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = attn_softmax_max(m[r], mx);
-      const float alpha = attn_softmax_alpha(m[r], m_new, sl2), base = attn_softmax_base(m_new, sl2);
-      m[r] = m_new;
-      l[r] *= alpha;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        o[dt][2 * r] *= alpha;
-        o[dt][2 * r + 1] *= alpha;
-      }
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int x = 0; x < 2; ++x) {
-          const float p = attn_softmax_p(s[nt][2 * r + x], base, sl2);
-          s[nt][2 * r + x] = p;
-          l[r] += p;
-        }
+      attn_mma_softmax_row(s, NT, o, DT, r, mx, &m[r], &l[r], sl2);
     }
 
     // V of tile n landed and is visible to all.
@@ -244,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
 #pragma unroll
     for (int e = 0; e < 4; e += 2)
       *(unsigned *)(stage + attn_o_stage_offset(row0, dt, lane, e, LD)) =
-          pack2(o[dt][e] * inv[e / 2], o[dt][e + 1] * inv[e / 2]);
+          pack2(o[dt][e] * inv[attn_mma_c_half(e)], o[dt][e + 1] * inv[attn_mma_c_half(e)]);
   __syncwarp();
   elem_t *Og = (elem_t *)a.o;
 #pragma unroll
@@ -257,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
     float *lse = (float *)a.lse;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int row = m0 + row0 + attn_mma_c_row(lane, 2 * r);
+      const int row = attn_mma_lse_row(m0, row0, lane, r);
       if (row < SQ) lse[attn_lse_offset(b, h, row, a.HQ, SQ)] = attn_softmax_lse(m[r], l[r], sl2);
     }
   }

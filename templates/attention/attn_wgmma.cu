@@ -252,7 +252,7 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
     const int c = wg - 1;                             // this consumer's 64 rows: m0 + 64c ..
-    const int row0 = m0 + c * 64 + attn_acc_row(t, 0);  // the thread's rows: row0, row0 + 8
+    const int row0 = attn_thread_row(m0, c, t);  // the thread's rows: row0, row0 + 8
     const int first_masked = attn_first_masked(m0, L, a.SQ, IS_CAUSAL, BLOCK_N, n_tiles);
     float o[OACC], m[2] = {ATTN_NEG_INF, ATTN_NEG_INF}, l[2] = {0.f, 0.f}, factor[2];
 #pragma unroll
@@ -326,15 +326,17 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
     unsigned short *O = (unsigned short *)a.o;
 #pragma unroll
     for (int i = 0; i < OACC; i += 2) {
-      const int row = row0 + 8 * attn_acc_half(i);
+      const int row = attn_o_row(row0, i);
       if (row < a.SQ)
         *(unsigned *)(O + attn_o_offset(b, row, h, attn_acc_col(t, i), a.SQ, a.HQ, HEAD_DIM)) = pack2(o[i], o[i + 1]);
     }
-    if (a.lse && t % 4 == 0) {
+    if (a.lse && attn_lse_writer(t)) {
       float *lse = (float *)a.lse;
 #pragma unroll
-      for (int r = 0; r < 2; ++r)
-        if (row0 + 8 * r < a.SQ) lse[attn_lse_offset(b, h, row0 + 8 * r, a.SQ, a.HQ)] = attn_lse(m[r], l[r], a.scale_log2);
+      for (int r = 0; r < 2; ++r) {
+        const int row = attn_lse_row(row0, r);
+        if (row < a.SQ) lse[attn_lse_offset(b, h, row, a.SQ, a.HQ)] = attn_lse(m[r], l[r], a.scale_log2);
+      }
     }
   }
 #undef BAR

@@ -243,6 +243,15 @@ ATTN_FN float attn_lse(float m, float l, float scale_log2) {
 
 /* ------------------------------------------------------------------ output */
 
+/* The query rows of thread t of consumer warpgroup c in the tile at row m0: attn_thread_row and
+ * that + 8 (accumulator element i is in row attn_o_row); the LSE of the thread's row r
+ * (attn_lse_row) is written by the first thread of each quad (attn_lse_writer), which holds the
+ * quad's full row sums. */
+ATTN_FN int attn_thread_row(int m0, int c, int t) { return m0 + c * 64 + attn_acc_row(t, 0); }
+ATTN_FN int attn_o_row(int row0, int i) { return row0 + 8 * attn_acc_half(i); }
+ATTN_FN int attn_lse_row(int row0, int r) { return row0 + 8 * r; }
+ATTN_FN int attn_lse_writer(int t) { return t % 4 == 0; }
+
 /* Element offsets (64-bit) of O[b, row, h, col] and LSE[b, h, row]. */
 ATTN_FN long long attn_o_offset(int b, int row, int h, int col, int SQ, int HQ, int D) {
   return (((long long)b * SQ + row) * HQ + h) * D + col;

@@ -29,9 +29,11 @@
 
 #if defined(__CUDACC__)
 #define PTX_FN static __host__ __device__ __forceinline__
+#define PTX_UNROLL _Pragma("unroll") /* loops over a thread's registers: constant trip counts */
 #else
 #include <math.h>
 #define PTX_FN static inline
+#define PTX_UNROLL
 #endif
 
 /* ------------------------------------------------------------------ special functions */

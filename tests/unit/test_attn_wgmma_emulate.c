@@ -451,7 +451,7 @@ static void do_softmax(emu *e, int c, int tile, int into_pn) {
   const int sacc = g->bn / 2, masked = tile >= e->first_masked;
   static float mx[MAXT][2], v1[MAXT][2], x[MAXT][MAXACC];
   for (int t = 0; t < MAXT; t++) {
-    const int row0 = e->m0 + c * 64 + attn_acc_row(t, 0);
+    const int row0 = attn_thread_row(e->m0, c, t);
     int e0 = ATTN_NO_MASK, e1 = ATTN_NO_MASK;
     if (masked) attn_tile_ends(t, row0, tile * g->bn, e->L, e->p->SQ, e->p->causal, &e0, &e1);
     attn_masked_scores(w->s[t], sacc, e0, e1, x[t]);
@@ -503,9 +503,9 @@ static void do_epilogue(emu *e, int c) {
     for (int r = 0; r < 2; r++) lf[t][r] = l1[t][r] + l1[t ^ 2][r];
   for (int t = 0; t < MAXT; t++) {
     attn_normalise(w->o[t], g->d / 2, lf[t]);
-    const int row0 = e->m0 + c * 64 + attn_acc_row(t, 0);
+    const int row0 = attn_thread_row(e->m0, c, t);
     for (int i = 0; i < g->d / 2; i += 2) {
-      const int row = row0 + 8 * attn_acc_half(i);
+      const int row = attn_o_row(row0, i);
       if (row >= p->SQ) continue;
       const long long off = attn_o_offset(e->b, row, e->h, attn_acc_col(t, i), p->SQ, p->HQ, g->d);
       e->O[off] = rnd(e->mode, w->o[t][i]);
@@ -513,10 +513,10 @@ static void do_epilogue(emu *e, int c) {
       e->o_hits[off]++;
       e->o_hits[off + 1]++;
     }
-    if (t % 4 == 0)
+    if (attn_lse_writer(t))
       for (int r = 0; r < 2; r++)
-        if (row0 + 8 * r < p->SQ) {
-          const long long off = attn_lse_offset(e->b, e->h, row0 + 8 * r, p->SQ, p->HQ);
+        if (attn_lse_row(row0, r) < p->SQ) {
+          const long long off = attn_lse_offset(e->b, e->h, attn_lse_row(row0, r), p->SQ, p->HQ);
           e->LSE[off] = attn_lse(w->m[t][r], lf[t][r], e->scale_log2);
           e->lse_hits[off]++;
         }
