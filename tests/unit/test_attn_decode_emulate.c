@@ -613,7 +613,10 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
   /* inputs: Q, and K/V contiguous or in scattered pages; unused K/V rows are NaN */
   const long long q_n = (long long)p->B * p->SQ * p->HQ * D;
   float *Q = malloc(sizeof(float) * (size_t)q_n);
-  for (long long i = 0; i < q_n; i++) Q[i] = round_to(urand(), p->bf16);
+  /* the family's kind of inputs (kernels/attention.c): Q = 2.75u + sign(d), K = 2.75u (scaled
+   * logits of standard deviation ~3), spike keys at 1/8, 3/8, 5/8 and 7/8 of each sequence,
+   * K = 2(n + 2) / sqrt(D) sign(d), standing about 4, 6, 8 and 10 above the row's mean; V = u */
+  for (long long i = 0; i < q_n; i++) Q[i] = round_to(2.75f * urand() + ((i % D) * 7 % 3 ? 1.f : -1.f), p->bf16);
   int *table = NULL, pages_used = 0;
   long long kv_n;
   if (p->page) {
@@ -650,8 +653,11 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
             p->page ? (((long long)table[b * e.max_pages + t / p->page] * p->page + t % p->page) * p->HKV + h) * D
                     : (((long long)b * p->SKV + t) * p->HKV + h) * D;
         const long long lg = (((long long)b * p->SKV + t) * p->HKV + h) * D;
+        const int spike = lens[b] >= 8 && t % (lens[b] / 4 > 0 ? lens[b] / 4 : 1) == lens[b] / 8 && t < 4 * (lens[b] / 4);
+        const int n = spike ? t / (lens[b] / 4) : 0;
         for (int d = 0; d < D; d++) {
-          K[dst + d] = Kl[lg + d] = round_to(urand(), p->bf16);
+          const float k = spike ? 2.f * (n + 2) / sqrtf((float)D) * ((d * 7 % 3) ? 1.f : -1.f) : 2.75f * urand();
+          K[dst + d] = Kl[lg + d] = round_to(k, p->bf16);
           V[dst + d] = Vl[lg + d] = round_to(urand(), p->bf16);
         }
       }

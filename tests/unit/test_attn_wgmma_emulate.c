@@ -777,6 +777,20 @@ static void check_launch(const prob *p, const cfg *g, int mode, unsigned seed) {
   fill(Q, nq);
   fill(K, nk);
   fill(V, nk);
+  /* the family's kind of inputs (kernels/attention.c), kept exact in f16 and bf16: Q = 3u +
+   * sign(d), K = 3u (u the fill's multiples of 1/64), scaled logits with a standard deviation
+   * near 3.5, and spike keys at 1/8, 3/8, 5/8 and 7/8 of each sequence, K = 2(n + 2) / sqrt(D)
+   * sign(d) (to 1/64), whose logits stand about 4, 6, 8 and 10 above the row's mean */
+  for (size_t i = 0; i < nq; i++) Q[i] = 3 * Q[i] + ((i % (size_t)g->d) * 7 % 3 ? 1.f : -1.f);
+  for (size_t i = 0; i < nk; i++) K[i] *= 3;
+  for (int b = 0; b < p->B; b++) {
+    const int L = p->kv_lens ? p->kv_lens[b] : p->SKV;
+    for (int n = 0; n < 4 && L >= 8; n++)
+      for (int hk = 0; hk < p->HKV; hk++)
+        for (int d = 0; d < g->d; d++)
+          K[(((size_t)b * p->SKV + (size_t)((2 * n + 1) * L / 8)) * p->HKV + hk) * g->d + d] =
+              roundf(64.f * 2 * (n + 2) / sqrtf((float)g->d)) / 64.f * ((d * 7 % 3) ? 1.f : -1.f);
+  }
   /* ragged: the caller's K and V rows past a sequence's length are NaN (TMA loads them: they lie
    * inside SKV); none may reach O, not even multiplied by a zero weight */
   if (p->kv_lens)
