@@ -23,6 +23,7 @@
 #include "tuner/template/ktfile.h"
 #include "tuner/model/gpu_spec.h"
 #include "tuner/template/catalog.h"
+#include "tuner/template/cover.h"
 #include "tuner/template/manifest.h"
 #include "tuner/template/recipe.h"
 #include "tuner/model/occupancy.h"
@@ -1661,6 +1662,12 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
                  l ? "; " : "", manifest_name(ms[i]), o->shard_index, o->shard_count);
         continue;
       }
+    }
+    if (!s && o->cover) { /* a covering set only */
+      space *part = NULL;
+      s = manifest_cover_space(ms[i], spaces[i], &part, &serr);
+      space_free(spaces[i]);
+      spaces[i] = part;
     }
     if (!s && o->config) { /* only the configuration asked for */
       size_t idx;

@@ -454,22 +454,27 @@ rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_e
   return st;
 }
 
-rt_status space_single(const space *s, size_t idx, space **out, rt_error *err) {
+rt_status space_subset(const space *s, const size_t *idx, size_t n, space **out, rt_error *err) {
   *out = NULL;
-  if (idx >= space_size(s)) return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx);
-  space *one = space_new();
-  if (!one) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    if (idx[i] >= space_size(s)) return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx[i]);
+  space *sub = space_new();
+  if (!sub) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   rt_status rc = RT_OK;
   for (int p = 0; p < space_nparams(s) && !rc; p++) {
     const space_param *sp = space_param_at(s, p);
-    rc = space_add_param(one, sp->name, sp->count, sp->ints, (const char *const *)sp->idents, err);
+    rc = space_add_param(sub, sp->name, sp->count, sp->ints, (const char *const *)sp->idents, err);
   }
-  if (!rc) rc = space_add_config(one, space_config(s, idx), err);
-  if (!rc) rc = space_finish(one, err);
+  for (size_t i = 0; i < n && !rc; i++) rc = space_add_config(sub, space_config(s, idx[i]), err);
+  if (!rc) rc = space_finish(sub, err);
   if (rc) {
-    space_free(one);
+    space_free(sub);
     return rc;
   }
-  *out = one;
+  *out = sub;
   return RT_OK;
+}
+
+rt_status space_single(const space *s, size_t idx, space **out, rt_error *err) {
+  return space_subset(s, &idx, 1, out, err);
 }
