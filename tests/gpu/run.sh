@@ -221,7 +221,7 @@ try:
 except Exception as e:
     print("%-44s no result (%s)" % (what, str(e).splitlines()[0] if str(e) else "no output")); sys.exit(2)
 s = d.get("statuses", {})
-bad = ["ERR_WRONG_RESULT"] + (["ERR_CRASH", "ERR_TIMEOUT", "ERR_LAUNCH", "ERR_COMPILE", "ERR_NVRTC"] if tier == "1" else [])
+bad = ["ERR_WRONG_RESULT"] + (["ERR_CRASH", "ERR_TIMEOUT", "ERR_LAUNCH", "ERR_COMPILE", "ERR_NVRTC", "ERR_CUDA", "ERR_INTERNAL"] if tier == "1" else [])
 line = "%-44s evaluated %3d  statuses %s" % (what, d.get("evaluated", 0), s)
 b = d.get("best") or {}
 if b: line += "\n    best %s %.4f ms %.1f TFLOP/s limit %s" % (b.get("template"), b.get("time_ms", 0), b.get("tflops", 0), b.get("limit"))
@@ -264,6 +264,21 @@ run_table() { # TIER STEP
     archive
   done < <(table_lines "$1")
   return $bad
+}
+# json_report CODE FILE...: Python CODE run on each tune JSON FILE that exists, with d (the JSON),
+# per (its best per template) and name (the file's tag) set; prints into the summary, one line
+# instead of a traceback when it fails
+json_report() {
+  local code=$1 f; shift
+  for f in "$@"; do
+    [ -s "$f" ] || continue
+    python3 -c "import json, sqlite3, sys
+try:
+    d = json.load(open(sys.argv[1])); per = d.get('best_per_template', {}); name = sys.argv[1].split('/')[-1][:-5]
+$(echo "$code" | sed 's/^/    /')
+except Exception as e:
+    print('    no figure: %s' % e)" "$f" "$db" 2>&1 | tee -a "$results"
+  done
 }
 one_config() { # TEMPLATE SHAPE CONFIG → "time_ms limit" of that one configuration, measured
   timeout "$(cap 40)" "$bin" tune "$1" --shape "$2" --dtype bf16 --device cuda --no-db --json \
