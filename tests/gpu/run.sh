@@ -40,9 +40,10 @@ case "${1:-}" in
 esac
 start=$(date +%s)
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
+case "$build" in /*) ;; *) build=$build ;; esac
 table=tests/gpu/tiers.txt
 budget=${RT_GPU_BUDGET_S:-500}
-export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$PWD/$build/gpu-cache}
+export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$build/gpu-cache}
 # the carried cubin cache travels packed (5x smaller): unpacked before anything reads it
 unpack_cache() {
   if [ ! -d "$build/gpu-cache" ] && [ -f "$build/gpu-cache.tgz" ]; then
@@ -89,12 +90,12 @@ line_env() { local e="" x; for x in "$@"; do e="$e $x"; done; echo "$e"; } # NAM
 
 if [ "$mode" = plan ]; then
   # the packed cache read from a copy, so build-gpu/ keeps travelling packed
-  if [ ! -d "$build/gpu-cache" ] && [ -f "$build/gpu-cache.tgz" ] && [ "$ROOFTUNE_CACHE_DIR" = "$PWD/$build/gpu-cache" ]; then
+  if [ ! -d "$build/gpu-cache" ] && [ -f "$build/gpu-cache.tgz" ] && [ "$ROOFTUNE_CACHE_DIR" = "$build/gpu-cache" ]; then
     plan_tmp=$(mktemp -d)
     trap 'rm -rf "$plan_tmp"' EXIT
     tar -xzf "$build/gpu-cache.tgz" -C "$plan_tmp" 2>/dev/null && export ROOFTUNE_CACHE_DIR=$plan_tmp/gpu-cache
   fi
-  bin=${ROOFTUNE_BIN:-$PWD/$build/rooftune}
+  bin=${ROOFTUNE_BIN:-$build/rooftune}
   [ -x "$bin" ] || bin=$PWD/build/rooftune
   [ -x "$bin" ] || { echo "run.sh --plan: no rooftune binary in $build/ or build/ (bash tests/gpu/prepare.sh builds one)" >&2; exit 2; }
   total12=0 compiles12=0
@@ -177,7 +178,7 @@ if [ ! -x "$build/rooftune" ]; then
     exit 1
   fi
 fi
-bin=$PWD/$build/rooftune
+bin=$build/rooftune
 # a carried build finds the CUDA libraries through this machine's paths: where they are not
 # found, look in the usual places (bounded: a few folders, a few levels, 20 s at most)
 find_one() { timeout 20 find /usr/local /usr/lib /usr/lib64 /opt /usr/local/lib/python3*/dist-packages /usr/lib/python3/dist-packages \
@@ -203,7 +204,7 @@ fi
 log "build ready after $(( $(date +%s) - start )) s"
 timeout 30 "$bin" info 2>&1 | tee -a "$results"
 export ROOFTUNE_BIN=$bin ROOFTUNE_SOURCE_DIR=$PWD ROOFTUNE_SHARED_DIR=$PWD/../shared
-db=$PWD/$build/gpu-tuning.db
+db=$build/gpu-tuning.db
 # a run with tier 2 starts a fresh database; a second try without it keeps the first's (a warm
 # machine keeps build-gpu/), so recheck and extras still find its winners
 want main && rm -f "$db" "$db-wal" "$db-shm"

@@ -10,7 +10,7 @@
 #    rooftune.attention against PyTorch; they skip with a reason where PyTorch is missing)
 if [ "$(left)" -gt 90 ]; then
   log "== runtime: load_gemm, lookup and rooftune_attention, the Python GPU tests"
-  rdb=$PWD/$build/gpu-runtime.db
+  rdb=$build/gpu-runtime.db
   rm -f "$rdb" "$rdb-wal" "$rdb-shm"
   gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
   for spec in "gemm_mma 512x512x512" "attn_mma 2x8:2x256x64:causal"; do
@@ -43,9 +43,9 @@ if [ "$(left)" -gt 90 ]; then
   fi
   # the package from the source tree, pytest from build-gpu/pylib when prepare.sh put it there
   pyp=$PWD/python
-  [ -d "$build/pylib" ] && pyp=$pyp:$PWD/$build/pylib
+  [ -d "$build/pylib" ] && pyp=$pyp:$build/pylib
   if PYTHONPATH=$pyp python3 -c 'import pytest' 2>/dev/null; then
-    ROOFTUNE_LIBRARY=$PWD/$build/librooftune.so.0 ROOFTUNE_BIN=$bin ROOFTUNE_GPU_DB=$rdb PYTHONPATH=$pyp \
+    ROOFTUNE_LIBRARY=$build/librooftune.so.0 ROOFTUNE_BIN=$bin ROOFTUNE_GPU_DB=$rdb PYTHONPATH=$pyp \
       timeout "$(cap 150)" python3 -m pytest -q -rs -p no:cacheprovider python/tests/test_gpu.py >"$logs/pytest_gpu.log" 2>&1
     rc=$?
     log "python GPU tests: exit $rc"
