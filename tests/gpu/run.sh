@@ -99,6 +99,7 @@ if [ "$mode" = plan ]; then
   [ -x "$bin" ] || bin=$PWD/build/rooftune
   [ -x "$bin" ] || { echo "run.sh --plan: no rooftune binary in $build/ or build/ (bash tests/gpu/prepare.sh builds one)" >&2; exit 2; }
   total12=0 compiles12=0
+  declare -A tier_s
   printf '%-5s %-15s %-58s %6s %6s %7s\n' tier step "run (its model-device dry run)" cands compile "est. s"
   while read -r tier name file; do
     if [ "$tier" -le 2 ]; then
@@ -124,11 +125,13 @@ except Exception: print(0, 0)' 2>/dev/null)
         compiles12=$((compiles12 + left))
       done < <(table_lines "$tier")
       total12=$(python3 -c "print($total12 + $step_s)")
+      tier_s[$tier]=$(python3 -c "print(${tier_s[$tier]:-0} + $step_s)")
     else
       est=$(sed -n 's/^# plan: *\([0-9]*\).*/\1/p' "$file" | head -1)
       printf '%-5s %-15s %-58s %6s %6s %7s\n' "$tier" "$name" "(as time allows$(want "$name" || echo '; not run by default'))" - - "${est:-?}"
     fi
   done < <(step_list)
+  echo "tier 1: $(python3 -c "print(round(${tier_s[1]:-0}))") s (aim: about 240), tier 2: $(python3 -c "print(round(${tier_s[2]:-0}))") s (aim: about 180), estimated on an H200"
   echo "tiers 1+2: $(python3 -c "print(round($total12))") s, $compiles12 compiles left"
   exit 0
 fi

@@ -41,7 +41,7 @@ if [ "$(left)" -gt 90 ]; then
     tail -12 "$logs/attention_runtime.log" | sed 's/^/    /' | tee -a "$results"
     case $rc in 0|77) ;; *) step_fail=1 ;; esac
   fi
-  # the package from the source tree, pytest from build-gpu/pylib when prepare.sh put it there
+  # the package from the source tree, pytest from the image (or build-gpu/pylib: RT_GPU_PYLIB=1 prepare.sh)
   pyp=$PWD/python
   [ -d "$build/pylib" ] && pyp=$pyp:$build/pylib
   if PYTHONPATH=$pyp python3 -c 'import pytest' 2>/dev/null; then
@@ -52,6 +52,6 @@ if [ "$(left)" -gt 90 ]; then
     tail -8 "$logs/pytest_gpu.log" | sed 's/^/    /' | tee -a "$results"
     case $rc in 0|5) ;; *) step_fail=1 ;; esac
   else
-    log "python GPU tests: not run, no pytest here (tests/gpu/prepare.sh puts one in $build/pylib)"
+    log "python GPU tests: not run, no pytest here (RT_GPU_PYLIB=1 bash tests/gpu/prepare.sh puts one in $build/pylib)"
   fi
 fi
