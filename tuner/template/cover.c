@@ -89,6 +89,12 @@ rt_status space_cover(const space *s, const char *const (*pairs)[2], int npairs,
   return RT_OK;
 }
 
+/* space_subset's test: the configurations the set chose (a mask over the space) */
+static int cover_keeps(void *ctx, const space *s, size_t idx) {
+  (void)s;
+  return ((const unsigned char *)ctx)[idx];
+}
+
 rt_status manifest_cover_space(const manifest *m, const space *s, space **out, rt_error *err) {
   *out = NULL;
   const int np = manifest_ncover(m);
@@ -97,7 +103,11 @@ rt_status manifest_cover_space(const manifest *m, const space *s, space **out, r
   for (int i = 0; i < np; i++) manifest_cover_pair(m, i, &pairs[i][0], &pairs[i][1]);
   size_t *idx = NULL, n = 0;
   rt_status st = space_cover(s, (const char *const(*)[2])pairs, np, &idx, &n, NULL, err);
-  if (!st) st = space_subset(s, idx, n, out, err);
+  unsigned char *mask = st ? NULL : calloc(space_size(s) + 1, 1);
+  if (!st && !mask) st = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; !st && i < n; i++) mask[idx[i]] = 1;
+  if (!st) st = space_subset(s, cover_keeps, mask, out, err);
+  free(mask);
   free(idx);
   free(pairs);
   return st;

@@ -25,7 +25,8 @@
 rt_status space_cover(const space *s, const char *const (*pairs)[2], int npairs, size_t **out, size_t *n,
                       size_t *items, rt_error *err);
 
-/* space_cover with manifest m's "cover" pairs, as a space of its own (space_subset). */
+/* space_cover with manifest m's "cover" pairs, as a space of its own (space_subset: the chosen
+ * configurations in the space's order). */
 rt_status manifest_cover_space(const manifest *m, const space *s, space **out, rt_error *err);
 
 #endif

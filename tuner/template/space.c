@@ -454,27 +454,34 @@ rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_e
   return st;
 }
 
-rt_status space_subset(const space *s, const size_t *idx, size_t n, space **out, rt_error *err) {
+rt_status space_subset(const space *s, int (*keep)(void *ctx, const space *s, size_t idx), void *ctx,
+                       space **out, rt_error *err) {
   *out = NULL;
-  for (size_t i = 0; i < n; i++)
-    if (idx[i] >= space_size(s)) return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx[i]);
-  space *sub = space_new();
-  if (!sub) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  space *part = space_new();
+  if (!part) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   rt_status rc = RT_OK;
   for (int p = 0; p < space_nparams(s) && !rc; p++) {
     const space_param *sp = space_param_at(s, p);
-    rc = space_add_param(sub, sp->name, sp->count, sp->ints, (const char *const *)sp->idents, err);
+    rc = space_add_param(part, sp->name, sp->count, sp->ints, (const char *const *)sp->idents, err);
   }
-  for (size_t i = 0; i < n && !rc; i++) rc = space_add_config(sub, space_config(s, idx[i]), err);
-  if (!rc) rc = space_finish(sub, err);
+  for (size_t i = 0; i < space_size(s) && !rc; i++)
+    if (keep(ctx, s, i)) rc = space_add_config(part, space_config(s, i), err);
+  if (!rc) rc = space_finish(part, err);
   if (rc) {
-    space_free(sub);
+    space_free(part);
     return rc;
   }
-  *out = sub;
+  *out = part;
   return RT_OK;
 }
 
+static int keep_one(void *ctx, const space *s, size_t idx) {
+  (void)s;
+  return idx == *(const size_t *)ctx;
+}
+
 rt_status space_single(const space *s, size_t idx, space **out, rt_error *err) {
-  return space_subset(s, &idx, 1, out, err);
+  *out = NULL;
+  if (idx >= space_size(s)) return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx);
+  return space_subset(s, keep_one, &idx, out, err);
 }
