@@ -26,7 +26,7 @@ static const char usage[] =
     "options:\n"
     "  --db FILE         database (default: $ROOFTUNE_DB, else\n"
     "                    $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)\n"
-    "  --device DEV      cuda | cuda:N | model:GPU (h200, h100, a100, l4); default: cuda when a\n"
+    "  --device DEV      cuda | cuda:N | model:GPU (h200, h100, a100, l4, ...); default: cuda when a\n"
     "                    GPU is present, else model:h200 (whose times are predictions)\n"
     "  --family F        only this family's winners (default: every family)\n"
     "  --tolerance PCT   how much slower counts, in percent (default 5)\n"

@@ -31,7 +31,7 @@ static const char usage[] =
     "                   products), f16, bf16\n"
     "  --allow-tf32     with --dtype f32: admit tf32 candidates too (the mma templates,\n"
     "                   cuBLASLt's FAST_TF32); every result says what it computed in\n"
-    "  --device DEV     cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE\n"
+    "  --device DEV     cuda | cuda:N | model:GPU (h200, h100, a100, l4, rtx3090, ...) | replay:FILE\n"
     "                   default: cuda when a GPU is present, else model:h200 (times are then\n"
     "                   predictions, and the first line says so)\n"
     "  --strategy NAME  search strategy (see 'rooftune replay --help'; default bayes)\n"
