@@ -1162,7 +1162,8 @@ static rt_status tune_replay(tune_ctx *c, rt_error *err) {
       long long id = 0;
       if (!resumed && (rc = store_result(c, &r, &id, err))) break;
       if (!resumed) fresh++;
-      if ((rc = strategy_tell(st, idx[i], r.status, r.time_ms, NULL, err))) break;
+      /* a recording's counters come diagnosed from the device (recorded.h) */
+      if ((rc = strategy_tell(st, idx[i], r.status, r.time_ms, r.diag.limit[0] ? &r.diag : NULL, err))) break;
       rc = add_result(c, &r, id, resumed, "evaluate", err);
       if (!resumed && r.status == RT_OK && (best_id == 0 || r.time_ms < best_ms)) {
         best_id = id;
