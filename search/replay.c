@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "search/strategy.h"
+#include "tuner/model/features.h"
+#include "tuner/model/recorded.h"
 
 static int replay_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -20,6 +22,32 @@ double replay_percentile(double *v, size_t n, double q) {
   size_t lo = (size_t)floor(pos);
   size_t hi = lo + 1 < n ? lo + 1 : lo;
   return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
+}
+
+/* What a recording with counters tells the strategy beyond times (recorded.h): each timed
+ * configuration's diagnosis, and every configuration's compile facts as features.  Both NULL
+ * when the file has no counters or its GPU is not in the spec table. */
+static rt_status replay_recorded(const ktfile *kf, replay_stats *stats, diagnosis **diag,
+                                 double **feat, rt_error *err) {
+  *diag = NULL;
+  *feat = NULL;
+  const gpu_spec *gpu = gpu_spec_match_name(kf->device_name);
+  if (!kf->counters || !gpu) return RT_OK;
+  *diag = calloc(kf->configs, sizeof **diag);
+  if (kf->facts) *feat = malloc(kf->configs * FEATURE_COUNT * sizeof **feat);
+  if (!*diag || (kf->facts && !*feat)) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  snprintf(stats->gpu, sizeof stats->gpu, "%s", gpu->name);
+  for (size_t i = 0; i < kf->configs; i++) {
+    candidate_result r;
+    ktfile_result(kf, i, &r);
+    if (*feat) recorded_features(&r.facts, gpu, *feat + i * FEATURE_COUNT);
+    rt_status rc = recorded_diagnose(&r, gpu, NULL, kf->space, i, err);
+    if (rc) return rc;
+    (*diag)[i] = r.diag;
+    stats->diagnosed += r.diag.limit[0] != 0;
+  }
+  stats->features = *feat ? FEATURE_COUNT : 0;
+  return RT_OK;
 }
 
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
@@ -37,57 +65,50 @@ rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget,
   stats->within = ktfile_count_within(kf, eps);
   stats->random_expected = (double)(kf->valid + 1) / (double)(stats->within + 1);
   size_t *order = NULL;
-  if (prior) {
-    rt_status rc = ktfile_rank_in(prior, kf->space, &order, &stats->prior, err);
-    if (rc) return rc;
-  }
+  diagnosis *diag = NULL;
+  double *feat = NULL, *v = NULL;
+  rt_status rc = RT_OK;
+  if (prior && (rc = ktfile_rank_in(prior, kf->space, &order, &stats->prior, err))) goto done;
+  if ((rc = replay_recorded(kf, stats, &diag, &feat, err))) goto done;
   stats->evals = malloc((size_t)seeds * sizeof *stats->evals);
-  double *v = malloc((size_t)seeds * sizeof *v);
+  v = malloc((size_t)seeds * sizeof *v);
   if (!stats->evals || !v) {
-    free(order);
-    free(v);
-    replay_stats_free(stats);
-    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    goto done;
   }
   double target = kf->optimum_ms * (1 + eps);
   int reached = 0;
-  for (int s = 0; s < seeds; s++) {
-    strategy_options o = {.name = name, .seed = (uint64_t)s, .max_evals = budget,
-                          .prior = order, .nprior = stats->prior};
+  for (int s = 0; s < seeds && !rc; s++) {
+    strategy_options o = {.name = name, .seed = (uint64_t)s, .max_evals = budget, .prior = order,
+                          .nprior = stats->prior, .features = feat, .nfeatures = stats->features};
     strategy *st;
-    rt_status rc = strategy_new(kf->space, &o, &st, err);
-    if (rc) {
-      free(order);
-      free(v);
-      replay_stats_free(stats);
-      return rc;
-    }
+    if ((rc = strategy_new(kf->space, &o, &st, err))) break;
     snprintf(stats->strategy, sizeof stats->strategy, "%s", strategy_name(st));
     long hit = -1;
     size_t idx;
     while (hit < 0 && strategy_ask(st, &idx, 1) == 1) {
       rt_status status = ktfile_status(kf, idx);
-      rc = strategy_tell(st, idx, status, kf->time_ms[idx], NULL, err);
-      if (rc) break;
+      const diagnosis *d = diag && diag[idx].limit[0] ? &diag[idx] : NULL;
+      if ((rc = strategy_tell(st, idx, status, kf->time_ms[idx], d, err))) break;
       if (status == RT_OK && kf->time_ms[idx] <= target) hit = (long)strategy_evaluations(st);
     }
     strategy_free(st);
-    if (rc) {
-      free(order);
-      free(v);
-      replay_stats_free(stats);
-      return rc;
-    }
     stats->evals[s] = hit;
     v[s] = hit >= 0 ? (double)hit : 2.0 * (double)budget;
     reached += hit >= 0;
   }
-  stats->reached = (double)reached / seeds;
-  stats->median = replay_percentile(v, (size_t)seeds, 50);
-  stats->p90 = replay_percentile(v, (size_t)seeds, 90);
+  if (!rc) {
+    stats->reached = (double)reached / seeds;
+    stats->median = replay_percentile(v, (size_t)seeds, 50);
+    stats->p90 = replay_percentile(v, (size_t)seeds, 90);
+  }
+done:
   free(order);
+  free(diag);
+  free(feat);
   free(v);
-  return RT_OK;
+  if (rc) replay_stats_free(stats);
+  return rc;
 }
 
 void replay_stats_free(replay_stats *stats) {

@@ -8,6 +8,12 @@
  * V timed configurations of which k are within the target takes (V+1)/(k+1) draws on average.
  * (Random search over the whole file would also draw the failed configurations, so this
  * flatters random search slightly: the comparison is conservative.)
+ *
+ * A recording that carries counters (KTT's results files) is replayed as a GPU run would be:
+ * every timed configuration is told with its diagnosis, made from its measured counters on the
+ * recorded GPU's roofs (recorded.h), and the strategy is given every configuration's compile
+ * facts (registers, shared memory, block, grid) as features, as compiling it would give them
+ * before it runs (strategy_options.features; steer uses both, bayes neither).
  */
 #ifndef ROOFTUNE_REPLAY_H
 #define ROOFTUNE_REPLAY_H
@@ -37,6 +43,11 @@ typedef struct replay_stats {
   double random_expected; /* (valid + 1) / (within + 1) */
   long *evals;            /* per seed: evaluations to target, or -1 when missed (owned) */
   size_t prior;           /* configurations of kf the prior ranks (0: no prior) */
+  size_t diagnosed;       /* configurations told with a diagnosis from their recorded counters
+                             (recorded.h; a KTT file on a GPU of the spec table), 0: none */
+  int features;           /* features per configuration the strategy is given (its compile
+                             facts, features.h), 0: none */
+  char gpu[64];           /* the spec-table GPU the counters are held against, "" */
 } replay_stats;
 
 /* Runs strategy NAME (NULL: the default) on kf; stats->evals is allocated (replay_stats_free).

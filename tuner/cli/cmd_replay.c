@@ -26,8 +26,11 @@ static const char usage[] =
     "are scored; the exit status is then 1.  An unfinished Kernel Tuner cache (its run was\n"
     "interrupted) is read as Kernel Tuner reads it, with a note.\n\n"
     "options:\n"
-    "  --strategy S   brute_force, random, ils, annealing, genetic, bayes or lever (default:\n"
-    "                 bayes; lever, lacking diagnoses on recorded spaces, makes the same choices)\n"
+    "  --strategy S   brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
+    "                 (default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
+    "                 spec table knows, replays each configuration with its diagnosis from its\n"
+    "                 counters and gives the strategy every configuration's compile facts\n"
+    "                 (lever and steer use them); other files carry times only\n"
     "  --seeds N      runs per file, seeds 0..N-1 (default 30)\n"
     "  --budget B     evaluations per run, failed ones included (default 1000: about an hour\n"
     "                 of compiling and timing on a GPU)\n"
@@ -95,7 +98,7 @@ static int cmd_replay(int argc, char **argv) {
     if (!known)
       return cli_usage_error("replay",
                              "unknown strategy '%s' for --strategy; the strategies are "
-                             "brute_force, random, ils, annealing, genetic, bayes, lever", name);
+                             "brute_force, random, ils, annealing, genetic, bayes, lever, steer", name);
     if (strcmp(name, "model") == 0)
       return cli_usage_error("replay", "--strategy model ranks by a model device's predicted "
                                        "times, which a recorded space does not have");
@@ -154,6 +157,9 @@ static int cmd_replay(int argc, char **argv) {
       json_object_set_new(e, "p90", json_real(rs.p90));
       json_object_set_new(o, "evals_to_target", e);
       json_object_set_new(o, "reached", json_real(rs.reached));
+      json_object_set_new(o, "diagnosed", json_integer((json_int_t)rs.diagnosed));
+      json_object_set_new(o, "features", json_integer(rs.features));
+      json_object_set_new(o, "counters_gpu", json_string(rs.gpu));
       json_object_set_new(o, "random_expected", json_real(rs.random_expected));
       if (prior) {
         json_t *pj = json_object();
@@ -174,6 +180,10 @@ static int cmd_replay(int argc, char **argv) {
                "fastest %d first\n",
                prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU",
                rs.prior, (int)first);
+      if (rs.diagnosed)
+        printf("  %zu configurations diagnosed from their recorded counters against the %s's "
+               "spec-table roofs%s\n", rs.diagnosed, rs.gpu,
+               rs.features ? "; the strategy is given every configuration's compile facts" : "");
       printf("  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
              "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
              rs.strategy, rs.seeds, rs.budget, 100 * rs.eps, rs.median, rs.p90,

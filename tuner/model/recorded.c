@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tuner/model/diagnose.h"
+#include "tuner/model/features.h"
 #include "tuner/model/occupancy.h"
 #include "tuner/model/roofline.h"
 
@@ -50,4 +51,13 @@ rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const para
   in.domains = ok ? sp : NULL;
   in.measured = &r->counters;
   return diagnose(&in, &ceil, &r->diag, err);
+}
+
+void recorded_features(const static_facts *facts, const gpu_spec *gpu, double *out) {
+  static_facts f = *facts;
+  const arch_spec *arch = gpu ? arch_spec_find(gpu->arch) : NULL;
+  if (arch && f.threads_per_block > 0 && f.blocks_per_sm == 0 && occupancy_fill_facts(arch, &f, NULL) != RT_OK)
+    f.threads_per_block = 0;
+  feature_input in = {.facts = &f, .sm_count = gpu ? gpu->sm_count : 0};
+  features_fill(&in, out);
 }

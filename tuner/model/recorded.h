@@ -28,4 +28,9 @@
 rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const param_roles *roles,
                             const space *sp, size_t idx, rt_error *err);
 
+/* The features (features.h) of a recorded configuration from its compile facts on gpu's
+ * architecture (occupancy computed here), NaN where the recording has none; its roofline bound
+ * is unknown (a recording has no cost formula).  out: FEATURE_COUNT values. */
+void recorded_features(const static_facts *facts, const gpu_spec *gpu, double *out);
+
 #endif
