@@ -121,7 +121,7 @@ static int load_recording(const char *path, bench_space *b) {
     b->status[i] = ktfile_status(kf, i);
     b->time[i] = kf->time_ms[i];
     if (counted && recorded_diagnose(&r, gpu, NULL, kf->space, i, &err) == RT_OK) b->diag[i] = r.diag;
-    if (b->feat) recorded_features(&r.facts, gpu, b->feat + i * FEATURE_COUNT);
+    if (b->feat) recorded_features(&r.facts, gpu, 0, 0, b->feat + i * FEATURE_COUNT);
   }
   b->sp = kf->space;
   kf->space = NULL; /* kept by the bench */

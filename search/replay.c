@@ -24,24 +24,34 @@ double replay_percentile(double *v, size_t n, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
 }
 
-/* What a recording with counters tells the strategy beyond times (recorded.h): each timed
- * configuration's diagnosis, and every configuration's compile facts as features.  Both NULL
- * when the file has no counters or its GPU is not in the spec table. */
-static rt_status replay_recorded(const ktfile *kf, replay_stats *stats, diagnosis **diag,
-                                 double **feat, rt_error *err) {
+/* What the strategy is told beyond times (recorded.h): each timed configuration's diagnosis
+ * from its recorded counters, and every configuration's compile facts as features, those a
+ * manifest compiled (given) in place of the recording's, with the roofline bound of its cost
+ * formulas.  NULL where there is nothing to tell (no counters, no facts, a GPU the spec table
+ * does not know). */
+static rt_status replay_recorded(const ktfile *kf, const replay_given *given, replay_stats *stats,
+                                 diagnosis **diag, double **feat, rt_error *err) {
   *diag = NULL;
   *feat = NULL;
   const gpu_spec *gpu = gpu_spec_match_name(kf->device_name);
-  if (!kf->counters || !gpu) return RT_OK;
-  *diag = calloc(kf->configs, sizeof **diag);
-  if (kf->facts) *feat = malloc(kf->configs * FEATURE_COUNT * sizeof **feat);
-  if (!*diag || (kf->facts && !*feat)) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  if (!gpu) return RT_OK;
+  int facts = kf->facts || (given && given->facts);
+  if (kf->counters) *diag = calloc(kf->configs, sizeof **diag);
+  if (facts) *feat = malloc(kf->configs * FEATURE_COUNT * sizeof **feat);
+  if ((kf->counters && !*diag) || (facts && !*feat)) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  if (!*diag && !*feat) return RT_OK;
   snprintf(stats->gpu, sizeof stats->gpu, "%s", gpu->name);
   for (size_t i = 0; i < kf->configs; i++) {
     candidate_result r;
     ktfile_result(kf, i, &r);
-    if (*feat) recorded_features(&r.facts, gpu, *feat + i * FEATURE_COUNT);
-    rt_status rc = recorded_diagnose(&r, gpu, NULL, kf->space, i, err);
+    double executed = 0, bytes = 0;
+    if (given && given->facts && given->facts[i].threads_per_block > 0) r.facts = given->facts[i];
+    if (given && given->flops) r.flops = given->flops[i];
+    if (given && given->executed_flops) executed = given->executed_flops[i];
+    if (given && given->dram_bytes) bytes = given->dram_bytes[i];
+    if (*feat) recorded_features(&r.facts, gpu, executed, bytes, *feat + i * FEATURE_COUNT);
+    if (!*diag) continue;
+    rt_status rc = recorded_diagnose(&r, gpu, given ? given->roles : NULL, kf->space, i, err);
     if (rc) return rc;
     (*diag)[i] = r.diag;
     stats->diagnosed += r.diag.limit[0] != 0;
@@ -52,6 +62,12 @@ static rt_status replay_recorded(const ktfile *kf, replay_stats *stats, diagnosi
 
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
                      const ktfile *prior, replay_stats *stats, rt_error *err) {
+  return replay_run_given(kf, name, seeds, budget, eps, prior, NULL, stats, err);
+}
+
+rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long budget, double eps,
+                           const ktfile *prior, const replay_given *given, replay_stats *stats,
+                           rt_error *err) {
   memset(stats, 0, sizeof *stats);
   if (seeds < 1) return rt_error_set(err, RT_ERR_USAGE, "--seeds must be at least 1");
   if (budget < 1) return rt_error_set(err, RT_ERR_USAGE, "--budget must be at least 1");
@@ -69,7 +85,7 @@ rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget,
   double *feat = NULL, *v = NULL;
   rt_status rc = RT_OK;
   if (prior && (rc = ktfile_rank_in(prior, kf->space, &order, &stats->prior, err))) goto done;
-  if ((rc = replay_recorded(kf, stats, &diag, &feat, err))) goto done;
+  if ((rc = replay_recorded(kf, given, stats, &diag, &feat, err))) goto done;
   stats->evals = malloc((size_t)seeds * sizeof *stats->evals);
   v = malloc((size_t)seeds * sizeof *v);
   if (!stats->evals || !v) {

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "tuner/template/ktfile.h"
+#include "tuner/template/roles.h"
 #include "tuner/core/status.h"
 
 /* Evaluations a replay may spend per run unless told otherwise: a long tuning session on a real
@@ -50,11 +51,25 @@ typedef struct replay_stats {
   char gpu[64];           /* the spec-table GPU the counters are held against, "" */
 } replay_stats;
 
+/* What a replay knows of kf's configurations beyond the file: a manifest's compile facts and
+ * cost formulas (tuner/replay_compile.h), one entry per configuration of kf; any field NULL. */
+typedef struct replay_given {
+  const static_facts *facts;    /* in place of the recording's where threads_per_block > 0 */
+  const double *flops;          /* cost.flops: the diagnosis' FLOPs (0: the recording's estimate) */
+  const double *executed_flops; /* cost.executed_flops, and dram_bytes: the roofline bound */
+  const double *dram_bytes;
+  const param_roles *roles;     /* the levers' names (NULL: guessed from the parameter names) */
+} replay_given;
+
 /* Runs strategy NAME (NULL: the default) on kf; stats->evals is allocated (replay_stats_free).
  * prior (NULL: none) is another recording of the same kernel, typically on another GPU, whose
  * fastest configurations every run starts with (ktfile_rank_in, strategy_options.prior). */
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
                      const ktfile *prior, replay_stats *stats, rt_error *err);
+/* replay_run with what a manifest adds (given may be NULL: replay_run). */
+rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long budget, double eps,
+                           const ktfile *prior, const replay_given *given, replay_stats *stats,
+                           rt_error *err);
 void replay_stats_free(replay_stats *stats);
 
 /* Percentile q (0..100) of v[0..n) with linear interpolation; v is sorted in place. */

@@ -54,12 +54,15 @@ static void check_diagnose(void) {
   /* its features: the compile facts on sm_75, no roofline bound (no cost formula) */
   double f[FEATURE_COUNT];
   ktfile_result(kf, idx, &r);
-  recorded_features(&r.facts, gpu, f);
+  recorded_features(&r.facts, gpu, 0, 0, f);
   CHECK_NEAR(f[FEATURE_OCCUPANCY], 1.0, 1e-12);
   CHECK_NEAR(f[FEATURE_REGISTERS], log2(33.0), 1e-12);
   CHECK_NEAR(f[FEATURE_SMEM], log2(1025.0), 1e-12);
   CHECK_NEAR(f[FEATURE_THREADS], 6.0, 1e-12);
   CHECK(isnan(f[FEATURE_ROOF]));
+  /* with a manifest's cost: 1e9 FLOPs on the 2080 Ti's 13.4 TFLOP/s fp32 against 1e6 bytes */
+  recorded_features(&r.facts, gpu, 1e9, 1e6, f);
+  CHECK_NEAR(f[FEATURE_ROOF], log(1e9 / 13.4e12), 1e-9);
   ktfile_free(kf);
 }
 

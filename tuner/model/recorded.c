@@ -15,7 +15,7 @@ rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const para
   const arch_spec *arch = gpu ? arch_spec_find(gpu->arch) : NULL;
   if (!arch)
     return rt_error_set(err, RT_ERR_INVALID, "no spec-table GPU to hold the recording against");
-  if (r->facts.threads_per_block > 0) {
+  if (r->facts.threads_per_block > 0 && r->facts.blocks_per_sm == 0) {
     rt_status rc = occupancy_fill_facts(arch, &r->facts, err);
     if (rc) return rc;
   }
@@ -36,7 +36,7 @@ rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const para
   }
   roofline_ceilings ceil;
   roofline_from_spec(gpu, &ceil);
-  r->flops = 2.0 * r->counters.fp32_inst;
+  if (!(r->flops > 0)) r->flops = 2.0 * r->counters.fp32_inst;
   r->dram_bytes = r->counters.dram_read_bytes + r->counters.dram_write_bytes;
   diag_input in;
   memset(&in, 0, sizeof in);
@@ -53,11 +53,16 @@ rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const para
   return diagnose(&in, &ceil, &r->diag, err);
 }
 
-void recorded_features(const static_facts *facts, const gpu_spec *gpu, double *out) {
+void recorded_features(const static_facts *facts, const gpu_spec *gpu, double executed_flops,
+                       double dram_bytes, double *out) {
   static_facts f = *facts;
   const arch_spec *arch = gpu ? arch_spec_find(gpu->arch) : NULL;
   if (arch && f.threads_per_block > 0 && f.blocks_per_sm == 0 && occupancy_fill_facts(arch, &f, NULL) != RT_OK)
     f.threads_per_block = 0;
-  feature_input in = {.facts = &f, .sm_count = gpu ? gpu->sm_count : 0};
+  roofline_ceilings c;
+  roofline_from_spec(gpu, &c);
+  feature_input in = {.facts = &f, .sm_count = gpu ? gpu->sm_count : 0, .executed_flops = executed_flops,
+                      .dram_bytes = dram_bytes, .peak_flops = roofline_path_peak(&c, PATH_SIMT_F32, 0),
+                      .bw = c.bw};
   features_fill(&in, out);
 }

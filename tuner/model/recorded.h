@@ -22,15 +22,18 @@
 #include "tuner/template/space.h"
 
 /* Diagnoses r (configuration idx of space sp, as ktfile_result filled it: time, counters and
- * facts) on GPU gpu: fills r->facts' occupancy fields, r->flops and r->dram_bytes (measured), and
- * r->diag.  Leaves r alone (RT_OK) when it failed or carries no counters.  roles NULL: guessed
+ * facts) on GPU gpu: fills r->facts' occupancy fields, r->flops (unless the caller set it from a
+ * cost formula) and r->dram_bytes (measured), and r->diag.  Leaves r alone (RT_OK) when it failed or carries no counters.  roles NULL: guessed
  * from sp's parameter names.  RT_ERR_INVALID when gpu is NULL or its architecture is unknown. */
 rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const param_roles *roles,
                             const space *sp, size_t idx, rt_error *err);
 
 /* The features (features.h) of a recorded configuration from its compile facts on gpu's
- * architecture (occupancy computed here), NaN where the recording has none; its roofline bound
- * is unknown (a recording has no cost formula).  out: FEATURE_COUNT values. */
-void recorded_features(const static_facts *facts, const gpu_spec *gpu, double *out);
+ * architecture (occupancy computed here when the facts lack it), NaN where the recording has
+ * none; its roofline bound from executed_flops and dram_bytes (a manifest's cost formulas) on
+ * the fp32 SIMT roof and the copy bandwidth, NaN when both are 0 (a recording alone has no cost
+ * formula).  out: FEATURE_COUNT values. */
+void recorded_features(const static_facts *facts, const gpu_spec *gpu, double executed_flops,
+                       double dram_bytes, double *out);
 
 #endif
