@@ -42,6 +42,9 @@
  *   choices exactly).  So bayes is the default (search/strategy.c); lever stays a strategy.
  *   With the cubin cache and the evaluated spaces warm, a run takes 2.4 s.
  *
+ * bench/bench_steer.c runs the same problems with attention prefill and decode ones beside them,
+ * every strategy, the steered one included (bench/results/steer.md).
+ *
  * usage: bench_lever [--seeds N]
  */
 #include <math.h>
