@@ -46,6 +46,7 @@
 #include "tuner/template/ktfile.h"
 #include "tuner/template/manifest.h"
 #include "tuner/tune.h"
+#include "model_cases.h"
 
 enum { BUDGET = 1000, MAX_SPACES = 64, MAX_STRATEGIES = 12 };
 
@@ -132,50 +133,6 @@ static int load_recording(const char *path, bench_space *b) {
 
 /* ---- (b): rooftune's templates on the model device ---- */
 
-typedef struct problem_case {
-  const char *what, *tmpl, *dtype, *shape, *arch;
-} problem_case;
-
-static const problem_case cases[] = {
-    {"GEMM", "gemm_wgmma", "bf16", "4096x4096x4096:nt", "sm_90a"},
-    {"GEMM", "gemm_wgmma", "bf16", "16x4096x14336:nt", "sm_90a"},
-    {"GEMM", "gemm_mma", "bf16", "4096x4096x4096", "sm_90"},
-    {"GEMM", "gemm_mma", "f16", "64x14336x4096:nt", "sm_90"},
-    {"GEMM", "gemm_simt", "f32", "2048x2048x2048", "sm_90"},
-    {"prefill", "attn_mma", "bf16", "4x32x4096x128:causal", "sm_90"},
-    {"prefill", "attn_wgmma", "bf16", "4x32x4096x128:causal", "sm_90a"},
-    {"prefill", "attn_wgmma", "f16", "8x16:4x512:2048x64", "sm_90a"},
-    {"decode", "attn_decode", "bf16", "1x32:8x1:32768x128", "sm_90"},
-    {"decode", "attn_decode", "bf16", "64x32:8x1:8192x128:paged16", "sm_90"},
-};
-
-/* The template's space for the problem, built as tune builds it on model:h200, with the
- * manifest and environment for its plans. */
-static space *case_space(const problem_case *pc, manifest **mo, rt_vars *env) {
-  rt_error err = {0};
-  manifest *m = NULL;
-  if (catalog_find(NULL, pc->tmpl, &m, &err)) {
-    fprintf(stderr, "%s: %s\n", pc->tmpl, err.text);
-    return NULL;
-  }
-  const family_ops *fam = family_find(manifest_family(m));
-  problem p;
-  rt_vars_clear(env);
-  space *sp = NULL;
-  const gpu_spec *gpu = gpu_spec_find("h200");
-  rt_status s = fam->parse_shape(fam, pc->shape, pc->dtype, NULL, &p, &err);
-  if (!s) s = problem_env(fam, &p, arch_spec_find("sm_90"), gpu, env, &err);
-  if (!s) s = rt_vars_set(env, "device.sm_count", gpu->sm_count);
-  if (!s) s = manifest_build_space(m, env, &sp, &err);
-  if (s) {
-    fprintf(stderr, "%s %s: %s\n", pc->tmpl, pc->shape, err.text);
-    manifest_free(m);
-    return NULL;
-  }
-  *mo = m;
-  return sp;
-}
-
 /* The peak FLOP/s of the template's compute path on gpu (tune.c's choice of path). */
 static double case_peak(const manifest *m, const char *dtype, const gpu_spec *gpu) {
   const char *ins = manifest_instruction(m);
@@ -188,25 +145,16 @@ static double case_peak(const manifest *m, const char *dtype, const gpu_spec *gp
 static int load_case(const problem_case *pc, const char *db, bench_space *b) {
   manifest *m = NULL;
   rt_vars env;
-  space *sp = case_space(pc, &m, &env);
+  space *sp = model_case_space(pc, &m, &env);
   if (!sp) return -1;
   snprintf(b->name, sizeof b->name, "%s %s %s", pc->tmpl, pc->dtype, pc->shape);
   b->set = 'b';
   b->sp = sp;
   size_t n = space_size(sp);
   if (alloc_space(b, n, 1, 1)) return -1;
-  tune_options o;
-  memset(&o, 0, sizeof o);
-  o.target = pc->tmpl;
-  o.shape = pc->shape;
-  o.dtype = pc->dtype;
-  o.device = "model:h200";
-  o.strategy = "brute_force";
-  o.budget = (long)n;
-  o.db_path = db;
   tune_report rep;
   rt_error err = {0};
-  if (tune_run(&o, &rep, &err)) {
+  if (model_case_brute_force(pc, n, db, &rep, &err)) {
     fprintf(stderr, "%s %s: %s\n", pc->tmpl, pc->shape, err.text);
     manifest_free(m);
     return -1;
@@ -386,8 +334,8 @@ int main(int argc, char **argv) {
     const char *home = getenv("HOME");
     snprintf(db, sizeof db, "%s%s/rooftune/bench_steer.db", cache ? cache : home ? home : "/tmp",
              cache ? "" : "/.cache");
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0] && ns < MAX_SPACES - 1; c++)
-      if (!load_case(&cases[c], db, &sp[ns])) ns++;
+    for (size_t c = 0; c < MODEL_CASES && ns < MAX_SPACES - 1; c++)
+      if (!load_case(&model_cases[c], db, &sp[ns])) ns++;
   }
   double t_cases = now();
   printf("bench_steer: %d seeds, budget %d, target within 5 %% of each space's optimum\n\n", seeds, BUDGET);

@@ -12,6 +12,7 @@
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "test.h"
+#include "shared_spaces_util.h"
 
 static const char *const files[] = {"convolution_A100.json.gz",      "convolution_A4000.json.gz",
                                     "dedispersion_A100.json.gz",     "dedispersion_A4000.json.gz",
@@ -30,12 +31,9 @@ static void check_steer(const char *dir) {
                                     "ktt_convolution_RTX_2080_Ti.json.gz"};
   double ls = 0, lb = 0;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, all[i]);
-    ktfile *kf = NULL;
-    rt_error err = {0};
-    CHECK_INT(ktfile_load(path, &kf, &err), RT_OK);
+    ktfile *kf = test_load_space(dir, all[i]);
     if (!kf) continue;
+    rt_error err = {0};
     replay_stats st, ba;
     CHECK_INT(replay_run(kf, "steer", 30, REPLAY_DEFAULT_BUDGET, 0.05, NULL, &st, &err), RT_OK);
     CHECK_INT(replay_run(kf, "bayes", 30, REPLAY_DEFAULT_BUDGET, 0.05, NULL, &ba, &err), RT_OK);
@@ -60,12 +58,9 @@ int main(void) {
   double logsum = 0;
   int n = 0;
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    ktfile *kf = NULL;
-    rt_error err = {0};
-    CHECK_INT(ktfile_load(path, &kf, &err), RT_OK);
+    ktfile *kf = test_load_space(dir, files[i]);
     if (!kf) continue;
+    rt_error err = {0};
     replay_stats rs;
     CHECK_INT(replay_run(kf, NULL, 30, REPLAY_DEFAULT_BUDGET, 0.05, NULL, &rs, &err), RT_OK);
     CHECK_NEAR(rs.reached, 1.0, 0);

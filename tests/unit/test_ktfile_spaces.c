@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "shared_spaces_util.h"
 #include "tuner/template/ktfile.h"
 
 static const struct {
@@ -40,11 +41,7 @@ static const struct {
 
 static void check_counted(const char *dir) {
   for (size_t i = 0; i < sizeof counted / sizeof counted[0]; i++) {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, counted[i].file);
-    ktfile *kf = NULL;
-    rt_error err = {0};
-    CHECK_INT(ktfile_load(path, &kf, &err), RT_OK);
+    ktfile *kf = test_load_space(dir, counted[i].file);
     if (!kf) continue;
     CHECK(kf->counters != NULL && kf->facts != NULL);
     size_t with = 0;
@@ -74,15 +71,9 @@ int main(void) {
   snprintf(dir, sizeof dir, "%s/data/spaces", test_shared_dir());
   if (access(dir, R_OK) != 0) test_skip("no brute-forced spaces in ../shared/data/spaces");
   for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; i++) {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, spaces[i].file);
-    ktfile *kf = NULL;
+    ktfile *kf = test_load_space(dir, spaces[i].file);
+    if (!kf) continue;
     rt_error err = {0};
-    CHECK_INT(ktfile_load(path, &kf, &err), RT_OK);
-    if (!kf) {
-      fprintf(stderr, "%s: %s\n", spaces[i].file, err.text);
-      continue;
-    }
     CHECK_INT(kf->valid, spaces[i].valid);
     CHECK_INT(kf->configs, spaces[i].configs);
     CHECK_INT(space_size(kf->space), spaces[i].configs);
