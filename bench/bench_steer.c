@@ -101,6 +101,15 @@ static int alloc_space(bench_space *b, size_t n, int with_diag, int with_feat) {
   return 0;
 }
 
+static void free_space(bench_space *b) {
+  space_free(b->sp);
+  free(b->status);
+  free(b->time);
+  free(b->diag);
+  free(b->feat);
+  memset(b, 0, sizeof *b);
+}
+
 /* ---- (a) and (c): recorded files ---- */
 
 static int load_recording(const char *path, bench_space *b) {
@@ -323,8 +332,11 @@ int main(int argc, char **argv) {
   if ((strchr(sets, 'a') || strchr(sets, 'c')) && add_dir(dir, files, &nf))
     fprintf(stderr, "bench_steer: no spaces folder %s: sets (a) and (c) skipped\n", dir);
   qsort(files, (size_t)nf, sizeof *files, cmp_str);
-  for (int f = 0; f < nf && ns < MAX_SPACES - 1; f++) {
-    if (!load_recording(files[f], &sp[ns]) && strchr(sets, sp[ns].set)) ns++;
+  for (int f = 0; f < nf; f++) {
+    if (ns < MAX_SPACES - 1 && !load_recording(files[f], &sp[ns])) {
+      if (strchr(sets, sp[ns].set)) ns++;
+      else free_space(&sp[ns]);
+    }
     free(files[f]);
   }
   double t_load = now();
@@ -355,13 +367,7 @@ int main(int argc, char **argv) {
   double t1 = now();
   printf("\ntime: %.1f s in all (loading the recordings %.1f s, the model device's spaces %.1f s, "
          "the strategies %.1f s)\n", t1 - t0, t_load - t0, t_cases - t_load, t1 - t_cases);
-  for (int i = 0; i < ns; i++) {
-    space_free(sp[i].sp);
-    free(sp[i].status);
-    free(sp[i].time);
-    free(sp[i].diag);
-    free(sp[i].feat);
-  }
+  for (int i = 0; i < ns; i++) free_space(&sp[i]);
   free(names_buf);
   return 0;
 }
