@@ -52,9 +52,9 @@ double roofline_path_peak(const roofline_ceilings *c, compute_path path, int wgm
   return peak > 0 ? peak : 0;
 }
 
-rt_status roofline_template_roof(double min_executed_flops, double min_bytes, compute_path path,
-                                 int wgmma, const roofline_ceilings *c, template_roof *out,
-                                 rt_error *err) {
+rt_status roofline_template_roof(double min_executed_flops, double min_bytes, long long max_blocks,
+                                 compute_path path, int wgmma, const roofline_ceilings *c,
+                                 template_roof *out, rt_error *err) {
   memset(out, 0, sizeof *out);
   if (!(min_executed_flops >= 0) || !(min_bytes >= 0) || !isfinite(min_executed_flops) ||
       !isfinite(min_bytes) || (min_executed_flops == 0 && min_bytes == 0))
@@ -67,7 +67,9 @@ rt_status roofline_template_roof(double min_executed_flops, double min_bytes, co
   if (min_bytes > 0 && !(c && c->bw > 0))
     return rt_error_set(err, RT_ERR_INVALID, "no bandwidth ceiling on %s",
                         c && c->gpu[0] ? c->gpu : "this device");
-  out->compute_s = min_executed_flops > 0 ? min_executed_flops / peak : 0;
+  double share = 1;
+  if (max_blocks > 0 && c->sm_count > 0 && max_blocks < c->sm_count) share = (double)max_blocks / c->sm_count;
+  out->compute_s = min_executed_flops > 0 ? min_executed_flops / (peak * share) : 0;
   out->memory_s = min_bytes > 0 ? min_bytes / c->bw : 0;
   out->launch_s = c->launch_overhead_s > 0 ? c->launch_overhead_s : 0;
   out->memory_bound = out->memory_s >= out->compute_s;
