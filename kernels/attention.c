@@ -601,6 +601,7 @@ const family_ops attention_family = {
     .gpu_poison = attn_gpu_poison,
     .gpu_launch = attn_gpu_launch,
     .gpu_verify = attn_gpu_verify,
+    .library = "cudnn",
     .library_list = attention_cudnn_library_list,
     .library_describe = attention_cudnn_library_describe,
     .library_launch = attention_cudnn_library_launch,

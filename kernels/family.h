@@ -93,6 +93,9 @@ typedef struct family_ops {
   void (*gpu_tolerance)(family_gpu *g, double tolerance);
 
   /* Library candidates (cuBLASLt algorithms for GEMM); NULL when the family has none. */
+  const char *library;       /* the vendor library they come from, the name their results and
+                                winner are stored under ("cublaslt", "cudnn"); set with
+                                library_list */
   rt_status (*library_list)(family_gpu *g, int max, int *count, rt_error *err);
   /* A stable text that identifies library candidate i so the runtime can use it again. */
   rt_status (*library_describe)(family_gpu *g, int i, char *buf, size_t size, rt_error *err);

@@ -1185,6 +1185,7 @@ const family_ops gemm_family = {
     .gpu_launch = gemm_gpu_launch,
     .gpu_verify = gemm_gpu_verify,
     .gpu_tolerance = gemm_gpu_tolerance,
+    .library = "cublaslt",
     .library_list = gemm_library_list,
     .library_describe = gemm_library_describe,
     .library_launch = gemm_library_launch,

@@ -4,7 +4,7 @@
  *
  * A target is a family ("gemm": every template of the family that supports the dtype and the
  * device's architecture, plus the family's library candidates (cuBLASLt for gemm, cuDNN's SDPA
- * for attention) on a real GPU, stored under the identity's first word, "cublaslt" or "cudnn";
+ * for attention) on a real GPU, stored under the library's name (family_ops.library);
  * a library with nothing for the problem leaves a note saying why) or one template by name.  The
  * evaluation budget (new evaluations: what the database already holds is told to the strategy,
  * not counted) is shared out evenly between the templates; each

@@ -61,13 +61,11 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   double inflight = f->blocks_per_sm * staging;
   double needed = gpu->dram_bw_achievable / gpu->sm_count * MODEL_DRAM_LATENCY;
   double memory_eff = fmin(1.0, inflight / needed);
-  double concurrent = roofline_concurrent(gpu->sm_count, f->blocks_per_sm, f->grid_blocks);
-  double dram = roofline_dram_bytes(pl->dram_bytes, c->min_bytes, concurrent);
   /* a calibration measured on this GPU scales the formula's DRAM bytes (the L2 traffic is the
-   * formula's: a re-read that L2 serves is still a load through L2) */
-  if (c->dram_calibration > 0) dram *= c->dram_calibration;
-  /* scratch (split partials) is written and read back whole: no shared re-read L2 absorbs */
-  dram += pl->scratch_bytes;
+   * formula's: a re-read that L2 serves is still a load through L2); scratch (split partials)
+   * is written and read back whole: no shared re-read L2 absorbs */
+  double dram = roofline_candidate_dram(pl->dram_bytes, pl->scratch_bytes, c->min_bytes, c->dram_calibration,
+                                        gpu->sm_count, f);
   double tc = fmax(pl->flops, pl->executed_flops) / (peak * compute_eff);
   double tm = fmax(dram / gpu->dram_bw_achievable,
                    (pl->dram_bytes + pl->scratch_bytes) / (ROOFLINE_L2_BW_FACTOR * gpu->dram_bw_achievable)) /

@@ -23,6 +23,14 @@ double roofline_dram_bytes(double bytes, double min_bytes, double concurrent) {
   return min_bytes + (bytes - min_bytes) / sqrt(concurrent > 1 ? concurrent : 1);
 }
 
+double roofline_candidate_dram(double bytes, double scratch_bytes, double min_bytes, double calibration,
+                               int sm_count, const static_facts *facts) {
+  double concurrent = roofline_concurrent(sm_count, facts->blocks_per_sm, facts->grid_blocks);
+  double dram = roofline_dram_bytes(bytes, min_bytes, concurrent);
+  if (calibration > 0) dram *= calibration; /* L2's traffic stays the formula's */
+  return dram + scratch_bytes;
+}
+
 void roofline_waves(long long grid, long long work, double capacity, double *waves, double *full) {
   *waves = *full = 0;
   if (grid <= 0 || !(capacity > 0)) return;

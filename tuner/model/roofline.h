@@ -8,6 +8,7 @@
 #ifndef ROOFTUNE_ROOFLINE_H
 #define ROOFTUNE_ROOFLINE_H
 
+#include "tuner/core/result.h"
 #include "tuner/model/gpu_spec.h"
 
 #define ROOFLINE_L2_BW_FACTOR 2.5 /* L2 bandwidth / DRAM copy bandwidth assumed without a
@@ -34,6 +35,14 @@ void roofline_from_spec(const gpu_spec *gpu, roofline_ceilings *out);
  * patch of about sqrt(n) x sqrt(n) output tiles whose shared input panels come from L2.  bytes
  * when min_bytes is 0 or larger. */
 double roofline_dram_bytes(double bytes, double min_bytes, double concurrent);
+
+/* The DRAM bytes one candidate moves, for the model device and the diagnosis alike: the cost
+ * formula's bytes (every load, re-reads included) less what L2 serves (roofline_dram_bytes over
+ * the blocks of facts resident at once on sm_count SMs), times calibration (> 0: measured over
+ * modelled DRAM bytes of its template on this GPU; 0: none), plus scratch_bytes (split partials,
+ * written and read back whole).  What passes through L2 is bytes + scratch_bytes. */
+double roofline_candidate_dram(double bytes, double scratch_bytes, double min_bytes, double calibration,
+                               int sm_count, const static_facts *facts);
 
 /* Wave quantization.  `capacity` blocks fit on the GPU at once; a launch of `grid` blocks does
  * `work` blocks' worth of work (work == grid, or more for a persistent grid whose blocks loop).

@@ -454,22 +454,34 @@ rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_e
   return st;
 }
 
-rt_status space_single(const space *s, size_t idx, space **out, rt_error *err) {
+rt_status space_subset(const space *s, int (*keep)(void *ctx, const space *s, size_t idx), void *ctx,
+                       space **out, rt_error *err) {
   *out = NULL;
-  if (idx >= space_size(s)) return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx);
-  space *one = space_new();
-  if (!one) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  space *part = space_new();
+  if (!part) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   rt_status rc = RT_OK;
   for (int p = 0; p < space_nparams(s) && !rc; p++) {
     const space_param *sp = space_param_at(s, p);
-    rc = space_add_param(one, sp->name, sp->count, sp->ints, (const char *const *)sp->idents, err);
+    rc = space_add_param(part, sp->name, sp->count, sp->ints, (const char *const *)sp->idents, err);
   }
-  if (!rc) rc = space_add_config(one, space_config(s, idx), err);
-  if (!rc) rc = space_finish(one, err);
+  for (size_t i = 0; i < space_size(s) && !rc; i++)
+    if (keep(ctx, s, i)) rc = space_add_config(part, space_config(s, i), err);
+  if (!rc) rc = space_finish(part, err);
   if (rc) {
-    space_free(one);
+    space_free(part);
     return rc;
   }
-  *out = one;
+  *out = part;
   return RT_OK;
+}
+
+static int keep_one(void *ctx, const space *s, size_t idx) {
+  (void)s;
+  return idx == *(const size_t *)ctx;
+}
+
+rt_status space_single(const space *s, size_t idx, space **out, rt_error *err) {
+  *out = NULL;
+  if (idx >= space_size(s)) return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx);
+  return space_subset(s, keep_one, &idx, out, err);
 }

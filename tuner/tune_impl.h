@@ -1,0 +1,270 @@
+/* tune_impl.h — what the files of the tuning loop share; tune.h is the loop's public face.
+ *
+ * A run (tune_ctx) searches a lineup of templates, then the family's vendor library, or, on
+ * the replay device, one recorded file.  Each of those is a search (tune_search): a name the
+ * results are stored under, a space and a strategy (not the library: its candidates are a
+ * list), and its fastest candidates so far (top).  A candidate (tune_cand) is made once from
+ * its plan (manifest_plan, candidate_plan_library, a recorded configuration) with everything
+ * the device and the diagnosis need, and carried through compile → evaluate → diagnose → store
+ * by tune_evaluate(), the one evaluate path for the three kinds.  The files, by what they do:
+ *
+ *   tune.c            tune_run(): set-up, then the phases in order; the budget across templates
+ *   tune_setup.c      what a target means: its templates, the problem, their spaces, the reference
+ *   tune_candidate.c  the candidate: made from a plan, its facts, the one device description
+ *   tune_evaluate.c   the evaluate path: ask, compile, evaluate, diagnose, store, tell, report
+ *   tune_template.c   one template's search: set-up, search, refinement, its winner
+ *   tune_library.c    the family's vendor-library candidates
+ *   tune_replay.c     a recorded file's space
+ *   tune_refine.c     after a search: re-measure close ones, counters of the best, ties, verdicts
+ *   tune_prior.c      priors: another recording's ranking, the model's prediction
+ *   tune_store.c      the database, in one place: the run, resume and claims, results,
+ *                     winners, ceilings, calibrations
+ */
+#ifndef ROOFTUNE_TUNE_IMPL_H
+#define ROOFTUNE_TUNE_IMPL_H
+
+#include "kernels/family.h"
+#include "search/strategy.h"
+#include "tuner/compile/compile.h"
+#include "tuner/compile/compile_pool.h"
+#include "tuner/compile/cubin_cache.h"
+#include "tuner/device/device.h"
+#include "tuner/template/roles.h"
+#include "tuner/tune.h"
+
+#define TUNE_MAX_TEMPLATES 32
+#define TUNE_MAX_BATCH 16
+#define TUNE_MAX_LIBRARY 16
+#define TUNE_TOP 6     /* candidates each search keeps: re-measured, profiled, tie-broken */
+#define TUNE_PROFILE 3 /* the best of each search whose hardware counters are read */
+
+#define TUNE_STOPPED(c) ((c)->o->stop && *(c)->o->stop)
+
+struct db;
+struct db_run;
+typedef struct seen_cubin seen_cubin;
+
+/* One run of the loop. */
+typedef struct tune_ctx {
+  const tune_options *o;
+  tune_report *rep;
+  device *dev;
+  const family_ops *fam;  /* NULL on replay without a known family */
+  problem prob;
+  rt_vars env;            /* problem, dtype and device facts for manifest expressions */
+  struct db *db;
+  struct db_run *run;
+  cubin_cache *cache;
+  roofline_ceilings ceil;
+  int have_ceil;
+  double t0;
+  size_t cap;             /* capacity of rep->results */
+  family_reference ref;   /* the family's compiled reference template (have_ref) */
+  compile_result ref_cr;  /* its compile, owned */
+  int have_ref;
+  long budget_left;       /* evaluations left in the whole run */
+  long long *ids;         /* the database id of each of rep->results (0: not stored by this run) */
+  int counters_off;       /* hardware counters cannot be read here: not tried again this run */
+  seen_cubin *seen;       /* every cubin evaluated in this run, by what it runs */
+  size_t nseen, seen_cap;
+} tune_ctx;
+
+/* The templates a run searches, and what each computes in, is compiled for and searches. */
+typedef struct tune_lineup {
+  int n;                                  /* templates */
+  manifest *m[TUNE_MAX_TEMPLATES];
+  const char *dtype[TUNE_MAX_TEMPLATES];  /* what each computes in (the problem's, or tf32) */
+  char arch[TUNE_MAX_TEMPLATES][16];      /* what each is compiled for */
+  space *sp[TUNE_MAX_TEMPLATES];          /* each one's space; NULL: skipped (a note says why) */
+  size_t *prior[TUNE_MAX_TEMPLATES];      /* --prior FILE's order of each space (owned) */
+  size_t nprior[TUNE_MAX_TEMPLATES];
+  int live;                               /* templates with a space */
+  int in_family;                          /* the family's templates in the path, before dtype
+                                             and arch choose */
+  int whole_family;                       /* the target is the family: its library runs too */
+  char **paths;                           /* the catalog's manifests (a family target) */
+  int npaths;
+} tune_lineup;
+
+typedef enum { TUNE_TEMPLATE, TUNE_LIBRARY, TUNE_RECORDED } tune_kind;
+
+/* Where a candidate stands in its batch. */
+typedef enum {
+  CAND_NEW = 0, /* to compile (a template's) and evaluate */
+  CAND_FAILED,  /* failed before compiling (its plan or source): r says why */
+  CAND_RESUMED, /* the database holds its result: r */
+  CAND_HELD,    /* another run is evaluating it */
+  CAND_TOLD,    /* done: stored, told to the strategy, in the report */
+} tune_cand_state;
+
+/* One candidate, made once from its plan.  Everything the device and the diagnosis read is
+ * here, so the device's description of it is made in one place (tune_cand_device). */
+typedef struct tune_cand {
+  const char *name;         /* its template, library or recording (the search's) */
+  candidate_plan plan;      /* configuration, values, launch geometry and cost */
+  int library_index;        /* the library's candidate number; -1 for the others */
+  compute_path path;        /* the instruction path it computes on */
+  int wgmma;                /* 1: wgmma (sm_90a) */
+  const char *precision;    /* what it computes in ("bf16", "tf32", "fp32"); NULL: unknown */
+  double tolerance;         /* its verification tolerance; 0: the problem's */
+  double min_bytes;         /* the problem's compulsory bytes; 0: unknown */
+  double calibration;       /* the model's DRAM calibration of its template; 0: none */
+  static_facts facts;       /* the plan's launch facts, with ptxas's and occupancy once compiled */
+  char code_hash[65];       /* what it runs (a template's); "" for the others */
+  char *source;             /* a template's complete source, owned until compiled */
+  size_t job;               /* its compile job in this pass */
+  tune_cand_state state;
+  candidate_result r;       /* its result (set before evaluation when FAILED or RESUMED) */
+} tune_cand;
+
+/* A candidate a search keeps (its fastest few), with its compile. */
+typedef struct tune_kept {
+  int have;
+  tune_cand cand;           /* the candidate, with its result (cand.r); cand.source is NULL */
+  compile_result cr;        /* its compile, owned (empty for library and recorded ones) */
+  long long id;             /* its database row; 0: not stored */
+  size_t at;                /* its place in rep->results */
+} tune_kept;
+
+/* One search: a template's space, the library's list, or a recorded file's space. */
+typedef struct tune_search {
+  tune_kind kind;
+  const char *name;         /* what its results are stored under */
+  const manifest *m;        /* a template's manifest; NULL for the others */
+  const space *sp;          /* the space searched; NULL for the library */
+  strategy *st;             /* asks and is told; NULL for the library (owned) */
+  const char *phase;        /* its candidates' progress phase: "evaluate", "library" */
+  double min_bytes;         /* the problem's compulsory bytes; 0 for a recorded file */
+  int resumes;              /* 1: what the database holds is told, the rest claimed */
+  long share;               /* new evaluations it may make */
+  long fresh;               /* new evaluations made */
+  size_t batch;             /* candidates asked for together */
+  int top_all;              /* top keeps candidates stopped early too (the library's) */
+  tune_kept top[TUNE_TOP];  /* its fastest new successful candidates, fastest first */
+  candidate_result *prev;   /* what the database held for it when it began (owned) */
+  size_t nprev;
+  /* a template's */
+  const char *dtype;        /* what it computes in */
+  rt_vars env;              /* the names its expressions see, with its dtype's facts */
+  param_roles roles;        /* the roles the diagnosis may name as levers */
+  compute_path path;
+  int wgmma;
+  const char *precision;
+  double tolerance;
+  double calibration;
+  const gpu_spec *gpu;      /* the model's figures for ranking it (device_spec); may be NULL */
+  const char *arch;         /* compiled for */
+  const arch_spec *aspec;   /* its occupancy facts; NULL when unknown */
+  const char *source_name;  /* its source file's name, for the compiler's messages */
+  const char *derived[RT_VARS_MAX]; /* its derived values' names (the cubin key reads them) */
+  int nderived;
+  char *source;             /* the template's source text (owned) */
+  char src_hash[65], man_hash[65];
+  compile_options copt;
+  unsigned char options_digest[32];
+  compile_pool_options popt;
+  compile_job *jobs;        /* TUNE_MAX_BATCH of them (owned) */
+  compile_result *crs;
+  /* a recorded file's */
+  double flops;             /* the problem's FLOPs when the family and problem are known */
+} tune_search;
+
+/* ---- tune.c ---- */
+/* Appends "; TEXT" (or TEXT) to the report's note. */
+void tune_note(tune_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+double tune_now(void);
+
+/* ---- the phases: a template's search, the library's candidates, a recorded file's ---- */
+/* Template i of the lineup, with share new evaluations. */
+rt_status tune_template(tune_ctx *c, const tune_lineup *L, int i, long share, rt_error *err);
+rt_status tune_library(tune_ctx *c, rt_error *err);
+rt_status tune_replay(tune_ctx *c, rt_error *err);
+
+/* ---- tune_setup.c ---- */
+rt_status tune_select(tune_ctx *c, const char *tpath, tune_lineup *L, rt_error *err);
+rt_status tune_problem(tune_ctx *c, const tune_lineup *L, const char *tpath, int use_library,
+                       rt_error *err);
+rt_status tune_reference(tune_ctx *c, const char *tpath, rt_error *err);
+rt_status tune_spaces(tune_ctx *c, tune_lineup *L, int use_library, rt_error *err);
+void tune_lineup_free(tune_lineup *L);
+
+/* ---- tune_candidate.c ---- */
+/* The compute path of template m computing in dtype, and whether it uses wgmma. */
+compute_path tune_template_path(const manifest *m, const char *dtype, int *wgmma);
+/* The verification tolerance of a candidate computing in dtype d: 0 (the family's for the
+ * problem) unless d is not the problem's dtype (tf32 in an f32 run), then d's own. */
+double tune_tolerance(const tune_ctx *c, const char *d);
+/* The launch facts of plan pl, with ptxas's (NULL: before compiling). */
+void tune_plan_facts(const candidate_plan *pl, const ptxas_report *ptxas, static_facts *f);
+/* Configuration idx of template search s, made from its plan and source (state CAND_NEW, or
+ * CAND_FAILED when either cannot be made). */
+void tune_cand_template(tune_ctx *c, const tune_search *s, size_t idx, tune_cand *k);
+/* Library candidate i of identity id (its precision from the identity). */
+void tune_cand_library(tune_ctx *c, const tune_search *s, int i, const char *id, tune_cand *k);
+/* Configuration idx of a recorded file's space. */
+void tune_cand_recorded(const tune_search *s, size_t idx, tune_cand *k);
+/* The device's description of candidate k: its compile cr (NULL: none), and the time above
+ * which its timing stops early (0: never).  The one place a device_candidate is filled. */
+void tune_cand_device(const tune_cand *k, const compile_result *cr, double stop_above_ms,
+                      device_candidate *dc);
+/* What decides a compiled candidate's outcome besides the code: see tune_candidate.c. */
+void tune_cubin_key(const compile_result *cr, const tune_search *s, const candidate_plan *pl,
+                    unsigned char out[32]);
+
+/* ---- tune_evaluate.c ---- */
+/* The search loop: ask s's strategy for batches until its share is spent, the strategy has
+ * nothing more, or the run stops; every candidate goes through tune_evaluate. */
+rt_status tune_search_run(tune_ctx *c, tune_search *s, rt_error *err);
+/* Evaluates candidates k[0..n) of s in passes: compile (templates), evaluate, then wait for
+ * those another run holds. */
+rt_status tune_batch(tune_ctx *c, tune_search *s, tune_cand *k, size_t n, rt_error *err);
+/* Diagnoses result r of candidate k, with its measured counters when it has them (idempotent). */
+void tune_diagnose(tune_ctx *c, const tune_search *s, const tune_cand *k, candidate_result *r);
+void tune_search_free(tune_search *s);
+
+/* ---- tune_refine.c ---- */
+void tune_top_insert(tune_search *s, const tune_cand *k, const compile_result *cr, long long id,
+                     size_t at);
+void tune_remeasure_close(tune_ctx *c, tune_search *s);
+void tune_profile(tune_ctx *c, tune_search *s);
+/* Counters could not be read: said once, and the model's facts stand for the rest of the run. */
+void tune_counters_unavailable(tune_ctx *c, const rt_error *e);
+/* The top entry that wins s: the fastest, or among those tied with it the tie-break's first. */
+int tune_winner(const tune_ctx *c, const tune_search *s);
+void tune_verdicts(tune_ctx *c);
+
+/* ---- tune_prior.c ---- */
+int tune_prior_is_model(const tune_options *o);
+rt_status tune_priors(tune_ctx *c, tune_lineup *L, rt_error *err);
+rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size_t **order, size_t *n,
+                     rt_error *err);
+rt_status tune_prior_check(tune_ctx *c, size_t ranked, rt_error *err);
+/* The model's ranking of template search s (for --prior model and the model strategy). */
+rt_status tune_prior_model(tune_ctx *c, tune_search *s, strategy_options *so, size_t **order,
+                           rt_error *err);
+
+/* ---- tune_store.c: the database ---- */
+rt_status tune_store_open(tune_ctx *c, rt_error *err);
+/* Ends the run: done, interrupted or (rc) failed, and closes the database. */
+rt_status tune_store_close(tune_ctx *c, rt_status rc, rt_error *err);
+/* Registers search s (family, hashes) and, when it resumes, reads what the database holds. */
+rt_status tune_store_search(tune_ctx *c, tune_search *s, const char *family, rt_error *err);
+/* A new candidate the database already holds is resumed (CAND_RESUMED); else it is claimed. */
+rt_status tune_store_resume(tune_ctx *c, tune_search *s, tune_cand *k, rt_error *err);
+/* Waits until no candidate of k[0..n) is held by another run. */
+rt_status tune_store_wait_held(tune_ctx *c, tune_search *s, tune_cand *k, size_t n,
+                               rt_error *err);
+rt_status tune_store_result(tune_ctx *c, const candidate_result *r, long long *id,
+                            rt_error *err);
+/* Writes rep->results[at] again (counters, verdict) where this run stored it. */
+void tune_store_update(tune_ctx *c, size_t at);
+/* Stores search s's winner, top[w]: a template's cubin and recipe, the library's algorithm,
+ * a recorded file's configuration. */
+rt_status tune_store_winner(tune_ctx *c, const tune_search *s, int w, rt_error *err);
+/* The DRAM calibration of template NAME on this GPU (0: none), and a new one measured. */
+double tune_store_calibration(tune_ctx *c, const char *name);
+void tune_store_set_calibration(tune_ctx *c, const char *name, double ratio, int n);
+/* Measured ceilings from the database, or measured now and stored (a measuring device only). */
+rt_status tune_ceilings(tune_ctx *c, rt_error *err);
+
+#endif
