@@ -105,7 +105,7 @@ expect2() {
   [ ! -s "$tmp/out" ] || fail "'compile $*' printed to stdout"
 }
 expect2 "no template named nope.*tiny_gemm" nope --arch sm_90
-expect2 "unknown architecture 'sm_75'; valid: sm_80, sm_86, sm_89, sm_90, sm_90a" tiny_gemm --arch sm_75
+expect2 "unknown architecture 'sm_70'; valid: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a" tiny_gemm --arch sm_70
 expect2 "arch is required" tiny_gemm
 expect2 "no dtype 'bf16'; it has: f32, f16" tiny_gemm --arch sm_90 --dtype bf16
 expect2 "does not support sm_86" broken_gemm --arch sm_86

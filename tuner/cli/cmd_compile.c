@@ -28,7 +28,7 @@ static const char usage[] =
     "(static + dynamic), spilled bytes, occupancy and what limits it, then a summary.  Results\n"
     "are cached (see ROOFTUNE_CACHE_DIR), so a second run compiles nothing.  No GPU is needed.\n\n"
     "options:\n"
-    "  --arch ARCH     sm_80, sm_86, sm_89, sm_90 or sm_90a (required)\n"
+    "  --arch ARCH     sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (required)\n"
     "  --dtype D       input precision, one of the template's dtypes (default: its first)\n"
     "  --shape S       problem shape in the family's syntax (default: the family's example,\n"
     "                  gemm 4096x4096x4096, attention 4x32x4096x128);\n"
