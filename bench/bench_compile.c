@@ -4,7 +4,11 @@
  *
  * Takes N configurations spread evenly over TEMPLATE's space (default gemm_mma, 8 of them, for
  * 4096^3) and prints:
- *   1. compiles per second with 1 and with 2 worker processes (no cache, no PCH);
+ *   1. the pool's scaling: compiles per second with 1 worker, 2 and one per core (no cache, no
+ *      PCH), the speed-up of each over 1, the CPU seconds each compile took (other programs'
+ *      load inflates wall time, much less CPU time), and what a worker's start costs: as many
+ *      one-compile jobs as workers, against one compile in one worker (fork, NVRTC's
+ *      initialisation, which every worker pays once);
  *   2. the cache: a run that fills it, then the rerun that compiles nothing;
  *   3. precompiled headers: 1 worker with and without PCH on the template as it is, and on the
  *      same template with <cuda/barrier> and <cuda/pipeline> included at its top (the case PCH
@@ -128,10 +132,25 @@ int main(int argc, char **argv) {
          manifest_name(m), arch, dtype, n, size, sysconf(_SC_NPROCESSORS_ONLN), load[0]);
   compile_pool_stats st;
   int bad = 0;
+  const int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
   bad |= bench_run("1 worker, no cache, no PCH", jobs, n, &opt, 1, NULL, &st);
-  double one = st.seconds;
-  bad |= bench_run("2 workers, no cache, no PCH", jobs, n, &opt, 2, NULL, &st);
-  printf("  speed-up with 2 workers: %.2fx\n", st.seconds > 0 ? one / st.seconds : 0);
+  const double one = st.seconds;
+  const int counts[] = {2, cores};
+  for (int k = 0; k < 2; k++) {
+    if (k == 1 && cores <= 2) break; /* all cores is 2 here: measured above */
+    char what[64];
+    snprintf(what, sizeof what, "%d workers%s, no cache, no PCH", counts[k], k ? " (all cores)" : "");
+    bad |= bench_run(what, jobs, n, &opt, counts[k], NULL, &st);
+    printf("  speed-up with %d workers: %.2fx (ideal %dx)\n", counts[k], st.seconds > 0 ? one / st.seconds : 0,
+           counts[k]);
+  }
+  /* a worker's start: one compile in one fresh worker, then W fresh workers with one each */
+  bad |= bench_run("1 job, 1 fresh worker", jobs, 1, &opt, 1, NULL, &st);
+  const double single = st.seconds;
+  const int w = cores < (int)n ? cores : (int)n;
+  bad |= bench_run("one job each for every worker", jobs, (size_t)w, &opt, w, NULL, &st);
+  printf("  a fresh worker's first compile: %.2f s; %d of them side by side: %.2f s (steady state %.2f s a compile)\n",
+         single, w, st.seconds, one / (double)n);
 
   char dir[] = "/tmp/rooftune-bench-XXXXXX";
   if (!mkdtemp(dir)) return 1;

@@ -42,6 +42,9 @@
  *   choices exactly).  So bayes is the default (search/strategy.c); lever stays a strategy.
  *   With the cubin cache and the evaluated spaces warm, a run takes 2.4 s.
  *
+ * bench/bench_steer.c runs the same problems with attention prefill and decode ones beside them,
+ * every strategy, the steered one included (bench/results/steer.md).
+ *
  * usage: bench_lever [--seeds N]
  */
 #include <math.h>
@@ -56,43 +59,7 @@
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/tune.h"
-
-typedef struct problem_case {
-  const char *tmpl, *dtype, *shape, *arch;
-} problem_case;
-
-static const problem_case cases[] = {
-    {"gemm_wgmma", "bf16", "4096x4096x4096:nt", "sm_90a"},
-    {"gemm_wgmma", "bf16", "16x4096x14336:nt", "sm_90a"},
-    {"gemm_mma", "bf16", "4096x4096x4096", "sm_90"},
-    {"gemm_mma", "f16", "64x14336x4096:nt", "sm_90"},
-    {"gemm_simt", "f32", "2048x2048x2048", "sm_90"},
-};
-
-/* The template's space for the problem, built as tune builds it on model:h200. */
-static space *build_space(const problem_case *pc) {
-  rt_error err = {0};
-  manifest *m = NULL;
-  if (catalog_find(NULL, pc->tmpl, &m, &err)) {
-    fprintf(stderr, "%s: %s\n", pc->tmpl, err.text);
-    return NULL;
-  }
-  const family_ops *fam = family_find(manifest_family(m));
-  problem p;
-  rt_vars env;
-  rt_vars_clear(&env);
-  space *sp = NULL;
-  const gpu_spec *gpu = gpu_spec_find("h200");
-  rt_status s = fam->parse_shape(fam, pc->shape, pc->dtype, NULL, &p, &err);
-  if (!s) s = problem_env(fam, &p, arch_spec_find("sm_90"), gpu, &env, &err);
-  if (!s) {
-    rt_vars_set(&env, "device.sm_count", gpu->sm_count);
-    s = manifest_build_space(m, &env, &sp, &err);
-  }
-  if (s) fprintf(stderr, "%s %s: %s\n", pc->tmpl, pc->shape, err.text);
-  manifest_free(m);
-  return sp;
-}
+#include "model_cases.h"
 
 int main(int argc, char **argv) {
   int seeds = 30;
@@ -105,22 +72,15 @@ int main(int argc, char **argv) {
   printf("model:h200 (predicted times), %d seeds, target within 5 %% of the space's optimum\n", seeds);
   printf("%-10s %-18s %-4s %5s %4s %8s | %-7s %7s %7s %7s\n", "template", "shape", "type", "valid",
          "k", "random", "strategy", "median", "p90", "ratio");
-  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-    const problem_case *pc = &cases[ci];
-    space *sp = build_space(pc);
+  for (size_t ci = 0; ci < MODEL_CASES && !strcmp(model_cases[ci].what, "GEMM"); ci++) {
+    const problem_case *pc = &model_cases[ci];
+    rt_vars env;
+    space *sp = model_case_space(pc, NULL, &env);
     if (!sp) return 1;
     size_t n = space_size(sp);
-    tune_options o;
-    memset(&o, 0, sizeof o);
-    o.target = pc->tmpl;
-    o.shape = pc->shape;
-    o.dtype = pc->dtype;
-    o.device = "model:h200";
-    o.strategy = "brute_force";
-    o.budget = (long)n;
     tune_report rep;
     rt_error err = {0};
-    if (tune_run(&o, &rep, &err)) {
+    if (model_case_brute_force(pc, n, NULL, &rep, &err)) {
       fprintf(stderr, "%s %s: %s\n", pc->tmpl, pc->shape, err.text);
       space_free(sp);
       return 1;

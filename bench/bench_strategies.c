@@ -13,7 +13,8 @@
  *
  * Runs are unbounded here (budget = the whole space), so the median is the true need; the
  * `model` strategy is left out (it needs a predicted time, which foreign kernels lack), and
- * lever equals bayes here (replayed spaces carry no diagnosis, so no lever applies).
+ * lever equals bayes on the Kernel Tuner files (they carry no diagnosis, so no lever applies;
+ * the KTT recordings with counters are diagnosed, see bench/bench_steer.c for steer).
  *
  * Caveat on the metric: it sets a median against random search's mean, and the median of a
  * geometric-like distribution is below its mean, so random search itself scores about 1.5.

@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/attention_cudnn.h"
 #include "kernels/numeric.h"
@@ -64,19 +66,110 @@ static rt_status alloc(CUdeviceptr *p, size_t bytes, const char *what, rt_error 
   return cuda_check(r, w, err);
 }
 
-static rt_status upload_random(CUdeviceptr dst, size_t n, int bf16, uint64_t seed, rt_error *err) {
-  const size_t piece = (size_t)1 << 20;
-  uint16_t *buf = malloc(piece * 2);
-  if (!buf) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for attention inputs");
-  uint64_t s = seed;
-  rt_status st = RT_OK;
-  for (size_t off = 0; off < n && !st; off += piece) {
-    size_t cnt = n - off < piece ? n - off : piece;
-    for (size_t i = 0; i < cnt; i++) {
-      float x = (float)num_uniform(&s, -1.0, 1.0);
-      buf[i] = bf16 ? num_f32_to_bf16(x) : num_f32_to_f16(x);
+/* ---- the inputs a candidate is checked on (attention.h) ----
+ * Element by element a hash of (seed, tensor, element index), so a tensor of billions of
+ * elements is made by every core at once, piece by piece, and the same seed makes the same
+ * inputs.  With u uniform in [-1, 1) and sign(d) a fixed +-1 per head-dim column:
+ *   Q = IN_A u + IN_B sign(d),   K = IN_A u,   V = u,
+ * so the scaled logits q.k / sqrt(D) spread with a standard deviation of about 3 (tens of units
+ * over a long row).  Each sequence has ATTN_SPIKES spike keys, one in each quarter of its length
+ * (jittered), whose K is IN_GAIN[n] / (IN_B sqrt(D)) sign(d): their logits stand about 5, 7, 9
+ * and 11 above the mean, comparable to the whole of a row's ordinary keys, so the running
+ * maximum jumps late in a row (the rescale matters) while the ordinary keys keep their share, and
+ * a causal row whose diagonal key is a spike is wrong by its weight when the mask is off by one.
+ * K and V rows that belong to no key (past a ragged sequence's length, the tail of its last
+ * page) are NaN: no kernel may read them into O, not even multiplied by 0. */
+#define ATTN_IN_A 2.75f
+#define ATTN_IN_B 1.0f
+#define ATTN_SPIKES 4
+static const float attn_in_gain[ATTN_SPIKES] = {5.f, 7.f, 9.f, 11.f};
+
+/* The head-dim column's fixed sign. */
+static float col_sign(int d) { return (num_hash(0x5157u, (uint64_t)d) >> 63) ? -1.f : 1.f; }
+
+/* Which spike key (0 .. ATTN_SPIKES-1) token t of sequence b (of L keys) is, or -1: spike n
+ * lies in the n-th quarter of [0, L), somewhere in its middle half. */
+static int spike_of(uint64_t seed, int b, long long t, long long L) {
+  for (int n = 0; n < ATTN_SPIKES; n++) {
+    const long long q0 = n * L / ATTN_SPIKES, q = (n + 1) * L / ATTN_SPIKES - q0, span = q / 2 > 1 ? q / 2 : 1;
+    const long long pos = q0 + q / 4 + (long long)(num_hash(seed ^ 0x5b1cull, (uint64_t)b * ATTN_SPIKES + n) % (uint64_t)span);
+    if (q > 0 && pos == t) return n;
+  }
+  return -1;
+}
+
+typedef struct input_fill {
+  const problem *p;
+  uint64_t seed;
+  int which;           /* 0 Q, 1 K, 2 V */
+  int bf16;
+  const long long *owner; /* paged K/V: pool token row -> b * SKV + t, or -1 (no key) */
+  uint16_t *out;       /* rows [row0, row0 + rows) of D elements */
+  size_t row0, rows;
+} input_fill;
+
+static void *fill_rows(void *arg) {
+  const input_fill *f = arg;
+  const problem *p = f->p;
+  const long long D = dim(p, "D"), SKV = dim(p, "SKV"), heads = f->which ? dim(p, "HKV") : dim(p, "HQ");
+  const float gain_scale = 1.f / sqrtf((float)D);
+  float sign[256]; /* D <= 256 (the shape's rule) */
+  for (long long d = 0; d < D && d < 256; d++) sign[d] = col_sign((int)d);
+  const uint64_t seed = f->seed ^ (0x51ull + (uint64_t)f->which * 0x1f3ull);
+  for (size_t r = 0; r < f->rows; r++) {
+    const size_t row = f->row0 + r;
+    uint16_t *o = f->out + r * (size_t)D;
+    float shift = f->which == 0 ? ATTN_IN_B : 0.f; /* along sign(d) */
+    int none = 0, spike = -1;
+    if (f->which) { /* K or V: which token of which sequence, if any */
+      const long long tok = (long long)(row / (size_t)heads);
+      const long long bt = f->owner ? f->owner[tok] : tok;
+      const int b = bt < 0 ? 0 : (int)(bt / SKV);
+      const long long t = bt < 0 ? 0 : bt % SKV, L = attention_kv_len(p, b);
+      none = bt < 0 || t >= L;
+      spike = none || f->which == 2 ? -1 : spike_of(f->seed, b, t, L);
+      if (spike >= 0) shift = attn_in_gain[spike] * gain_scale / ATTN_IN_B;
     }
-    st = cuda_check(cu.cuMemcpyHtoD_v2(dst + off * 2, buf, cnt * 2), "upload attention inputs", err);
+    /* three 21-bit uniforms from each 64-bit hash (the dtype keeps 8 or 11 bits of them) */
+    const float a = f->which == 2 ? 1.f : spike >= 0 ? 0.f : ATTN_IN_A;
+    for (long long d = 0; d < D; d += 3) {
+      const uint64_t h = num_hash(seed, (uint64_t)row * (uint64_t)D + (uint64_t)d);
+      for (long long e = d; e < d + 3 && e < D; e++) {
+        const float u = (float)((h >> (43 - 21 * (e - d))) & 0x1fffff) * (2.f / 2097152.f) - 1.f;
+        const float x = none ? NAN : a * u + shift * sign[e];
+        o[e] = f->bf16 ? num_f32_to_bf16(x) : num_f32_to_f16(x);
+      }
+    }
+  }
+  return NULL;
+}
+
+/* Tensor `which` (rows of D elements) made and uploaded piece by piece, each piece by up to 16
+ * threads. */
+static rt_status upload_input(CUdeviceptr dst, size_t elems, int which, const family_gpu *g, const long long *owner,
+                              uint64_t seed, rt_error *err) {
+  const size_t D = (size_t)dim(&g->p, "D"), rows = elems / D, piece = ((size_t)1 << 24) / D; /* rows */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const int nt = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+  uint16_t *buf = malloc(piece * D * 2);
+  if (!buf) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for attention inputs");
+  rt_status st = RT_OK;
+  for (size_t r0 = 0; r0 < rows && !st; r0 += piece) {
+    const size_t n = rows - r0 < piece ? rows - r0 : piece;
+    input_fill f[16];
+    pthread_t th[16];
+    int started[16] = {0};
+    for (int i = 0; i < nt; i++) {
+      const size_t a = n * (size_t)i / (size_t)nt, b = n * (size_t)(i + 1) / (size_t)nt;
+      f[i] = (input_fill){&g->p, seed, which, g->bf16, owner, buf + a * D, r0 + a, b - a};
+      started[i] = i > 0 && pthread_create(&th[i], NULL, fill_rows, &f[i]) == 0;
+    }
+    fill_rows(&f[0]);
+    for (int i = 1; i < nt; i++) {
+      if (started[i]) pthread_join(th[i], NULL);
+      else fill_rows(&f[i]); /* no thread: this one does it */
+    }
+    st = cuda_check(cu.cuMemcpyHtoD_v2(dst + r0 * D * 2, buf, n * D * 2), "upload attention inputs", err);
   }
   free(buf);
   return st;
@@ -132,6 +225,7 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
   g->kv_elems = page ? pages * page * HKV * D : B * SKV * HKV * D;
   g->lse_elems = B * HQ * SQ;
   int *lens = malloc(B * sizeof *lens), *table = NULL;
+  long long *owner = NULL; /* paged: pool token row -> b * SKV + t, -1 for none */
   rt_status st = lens ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   if (!st) kv_lens_of(p, lens);
   if (!st && ((st = alloc(&g->q, g->q_elems * 2, "Q", err)) || (st = alloc(&g->k, g->kv_elems * 2, "K", err)) ||
@@ -165,16 +259,27 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
       perm[j] = t;
     }
     size_t next = 0;
+    owner = malloc(pages * page * sizeof *owner);
+    if (!owner) {
+      free(perm);
+      st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for the block table");
+      goto fail;
+    }
+    for (size_t i = 0; i < pages * page; i++) owner[i] = -1;
     for (size_t b = 0; b < B; b++)
-      for (size_t j = 0; j < (size_t)((lens[b] + (int)page - 1) / (int)page); j++) table[b * mp + j] = perm[next++];
+      for (size_t j = 0; j < (size_t)((lens[b] + (int)page - 1) / (int)page); j++) {
+        table[b * mp + j] = perm[next++];
+        for (size_t r = 0; r < page && j * page + r < (size_t)lens[b]; r++)
+          owner[(size_t)table[b * mp + j] * page + r] = (long long)(b * SKV + j * page + r);
+      }
     free(perm);
     if ((st = alloc(&g->table, B * mp * 4, "the block table", err)) ||
         (st = cuda_check(cu.cuMemcpyHtoD_v2(g->table, table, B * mp * 4), "upload the block table", err)))
       goto fail;
   }
-  if ((st = upload_random(g->q, g->q_elems, g->bf16, seed ^ 0x51ull, err)) ||
-      (st = upload_random(g->k, g->kv_elems, g->bf16, seed ^ 0x4bull, err)) ||
-      (st = upload_random(g->v, g->kv_elems, g->bf16, seed ^ 0x56ull, err)) ||
+  if ((st = upload_input(g->q, g->q_elems, 0, g, NULL, seed, err)) ||
+      (st = upload_input(g->k, g->kv_elems, 1, g, owner, seed, err)) ||
+      (st = upload_input(g->v, g->kv_elems, 2, g, owner, seed, err)) ||
       (st = cuda_check(cu.cuCtxSynchronize(), "finish the input upload", err)))
     goto fail;
   /* the reference, once */
@@ -217,18 +322,25 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
   }
   free(lens);
   free(table);
+  free(owner);
   *out = g;
   return RT_OK;
 fail:
   free(lens);
   free(table);
+  free(owner);
   attn_gpu_teardown(g);
   return st;
 }
 
+/* Before a candidate's checked run: O and the LSE NaN, and the split-KV tickets back to 0 (a
+ * correct template leaves them 0 after every launch, attn_abi.h; a faulty one may not, and must
+ * not make the next split candidate of this worker fail). */
 static rt_status attn_gpu_poison(family_gpu *g, CUstream stream, rt_error *err) {
+  const size_t groups = (size_t)dim(&g->p, "B") * (size_t)dim(&g->p, "HKV");
   rt_status st = cuda_check(cu.cuMemsetD16Async(g->o, g->bf16 ? 0x7fc0u : 0x7e00u, g->o_elems, stream), "poison O", err);
   if (!st) st = cuda_check(cu.cuMemsetD32Async(g->lse, 0x7fc00000u, g->lse_elems, stream), "poison the LSE", err);
+  if (!st) st = cuda_check(cu.cuMemsetD32Async(g->counters, 0, groups, stream), "zero the split-KV counters", err);
   return st;
 }
 

@@ -21,8 +21,12 @@
  * batch, exactly under the mask) dtype_bytes.  FLOPs: 4*HQ*D*pairs.  Compulsory bytes: Q and O
  * once, K and V once per KV head, the LSE, the block table and lengths when present.
  *
- * Verification (on a GPU): Q, K, V seeded uniform in [-1, 1) rounded to the dtype (the page
- * pool in a shuffled order, so pages are scattered); the reference template attn_reference
+ * Verification (on a GPU): seeded inputs, made by every core (attention.c's upload_input): Q and
+ * K with scaled logits that spread over tens of units (a standard deviation of about 3) and four
+ * spike keys per sequence, one per quarter of its length, standing 5 to 11 above the rest; V
+ * uniform in [-1, 1); all rounded to the dtype; K and V rows past a sequence's keys NaN (a
+ * kernel must not read them into O); the page pool in a shuffled order, so pages are
+ * scattered.  The reference template attn_reference
  * writes O and the LSE in fp32; a candidate passes when its O's relative Frobenius error is
  * under 1e-2 (bf16) or 2e-3 (f16), no element is NaN or off by more than 32 tolerances of the
  * reference's RMS, and every LSE agrees within 1e-3 (rows with no key: O = 0, LSE = -inf

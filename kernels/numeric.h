@@ -35,6 +35,15 @@ float num_e5m2_to_f32(uint8_t x);
 #define NUM_E4M3_MAX 448.0f
 #define NUM_E5M2_MAX 57344.0f
 
+/* Element i of the splitmix64 stream that starts at state `seed` (num_hash(seed, 0) is what
+ * num_rng gives first from *s == seed): a counter-based generator, so any part of a large input
+ * can be made on its own, by several threads at once. */
+static inline uint64_t num_hash(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
 /* The next value of a splitmix64 stream with state *s. */
 uint64_t num_rng(uint64_t *s);
 /* A uniform double in [lo, hi) from the stream (53 random bits). */

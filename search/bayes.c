@@ -24,12 +24,17 @@
  *
  * The maximin initial design (bo_design) replaced ten uniform random picks; the pool of 1000
  * candidates per pick was chosen on the development spaces (300 seeds, their geometric mean:
- * random picks 3.68; pools of 20, 100, 1000: 3.84, 4.00, 4.59). */
+ * random picks 3.68; pools of 20, 100, 1000: 3.84, 4.00, 4.59).
+ *
+ * The same search is what the steered strategy runs (steer.c, through bayes_internal.h), with
+ * three differences set up by bo_setup: mode-like parameters as one input per value, the
+ * caller's pre-run features as inputs (never in the design's distance: a design spread over
+ * feature space cost the Coulomb recording 4 -> 7 evaluations), and steer's own exploitation. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/strategy_internal.h"
+#include "search/bayes_internal.h"
 
 /* Tuned on the development spaces (convolution_A100, dedispersion_A100, pnpoly_RTX_3090;
  * see bench/bench_strategies.c): */
@@ -55,7 +60,10 @@ typedef struct {
   double *y;         /* their log times (failures: filled in at fit time) */
   double *L;         /* Cholesky factor, row-major, BO_MAXOBS x BO_MAXOBS, lower */
   double *alpha;     /* K^-1 (y - mean) / sd */
-  int nd;            /* model inputs per configuration (positions, then alignments) */
+  int nd;            /* model inputs per configuration (positions, alignments, mode values,
+                        then features) */
+  int ndesign;       /* the first ndesign inputs measure the initial design's spread (all but
+                        the features) */
   double *x;         /* model inputs of every configuration, n x nd */
   size_t *cand;      /* candidate configurations */
   double *v;         /* scratch: L^-1 k */
@@ -68,6 +76,7 @@ typedef struct {
   double seen_best;  /* the best time as of that moment */
   unsigned *mark;    /* per configuration: the step that made it a candidate */
   unsigned stamp;    /* this step */
+  bo_hooks hooks;    /* steer's exploitation; exploit NULL for bayes */
 } strategy_bo;
 
 static double bo_kernel(const strategy_bo *bo, size_t a, size_t b) {
@@ -88,24 +97,26 @@ static int bo_twos(long long v) {
   return k;
 }
 
-static rt_status strategy_bo_init(strategy *st, rt_error *err) {
-  strategy_bo *bo = calloc(1, sizeof *bo);
-  st->impl = bo;
-  if (!bo) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-  size_t m = (size_t)BO_MAXOBS;
-  bo->obs = malloc(m * sizeof *bo->obs);
-  bo->y = malloc(m * sizeof *bo->y);
-  bo->L = calloc(m * m, sizeof *bo->L);
-  bo->alpha = malloc(m * sizeof *bo->alpha);
-  /* inputs: each parameter's domain position scaled to 0..1, and for numeric parameters whose
-   * values differ in their power-of-two alignment (16, 32, 48, 64 ...) that alignment too:
-   * on GPUs a block or tile size's divisibility (warps, banks, vector widths, the problem
-   * size) often matters more than its magnitude, which a smooth model of positions misses.
-   * align[p]: the input holding parameter p's alignment (0: none), lo[p]/hi[p] its range. */
-  int *align = calloc((size_t)st->np * 3, sizeof *align), *lo = align + st->np, *hi = lo + st->np;
+/* 1 when parameter sp looks like a choice of modes: 3 or 4 values that are 0, 1, 2 (, 3). */
+static int bo_is_mode(const space_param *sp) {
+  int seq = sp->ints && sp->count >= 3 && sp->count <= 4;
+  for (int i = 0; seq && i < sp->count; i++) seq = sp->ints[i] == i;
+  return seq;
+}
+
+/* Fills bo->x.  Inputs: each parameter's domain position scaled to 0..1, and for numeric
+ * parameters whose values differ in their power-of-two alignment (16, 32, 48, 64 ...) that
+ * alignment too: on GPUs a block or tile size's divisibility (warps, banks, vector widths, the
+ * problem size) often matters more than its magnitude, which a smooth model of positions
+ * misses.  With setup->categorical, a mode-like parameter's position is replaced by one input
+ * per value (any two modes equally far apart); with setup->features, the caller's features
+ * scaled to 0..1 over the space (an unknown value in the middle) come last. */
+static rt_status bo_inputs(strategy *st, strategy_bo *bo, const bo_setup *setup, rt_error *err) {
+  int np = st->np;
+  int *align = calloc((size_t)np * 4, sizeof *align), *lo = align + np, *hi = lo + np, *mode = hi + np;
   if (!align) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
-  bo->nd = st->np;
-  for (int p = 0; p < st->np; p++) {
+  bo->nd = np;
+  for (int p = 0; p < np; p++) {
     const space_param *sp = space_param_at(st->sp, p);
     if (!sp->ints || sp->count < 3) continue;
     lo[p] = 99;
@@ -117,32 +128,65 @@ static rt_status strategy_bo_init(strategy *st, rt_error *err) {
     }
     if (hi[p] > lo[p]) align[p] = bo->nd++;
   }
-  bo->x = malloc(st->n * (size_t)bo->nd * sizeof *bo->x);
-  bo->cand = malloc((2 * (size_t)BO_SAMPLE + (size_t)BO_CHILDREN + 2 * strategy_moves_cap(st) + 1) * sizeof *bo->cand);
-  bo->v = malloc(m * sizeof *bo->v);
-  bo->mark = calloc(st->n, sizeof *bo->mark);
-  rt_status rc = strategy_ls_init(st, &bo->ls, err);
-  if (rc) {
-    free(align);
-    return rc;
-  }
-  bo->seen_best = INFINITY;
-  if (!bo->obs || !bo->y || !bo->L || !bo->alpha || !bo->x || !bo->cand ||
-      !bo->v || !bo->mark) {
+  for (int p = 0; setup->categorical && p < np; p++)
+    if (bo_is_mode(space_param_at(st->sp, p))) {
+      mode[p] = bo->nd;
+      bo->nd += space_param_at(st->sp, p)->count;
+    }
+  bo->ndesign = bo->nd;
+  int nf = setup->features && st->opt.features ? st->opt.nfeatures : 0;
+  bo->nd += nf;
+  bo->x = calloc(st->n * (size_t)bo->nd, sizeof *bo->x);
+  if (!bo->x) {
     free(align);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
   }
   for (size_t i = 0; i < st->n; i++) {
     const uint16_t *c = space_config(st->sp, i);
     double *xi = bo->x + i * (size_t)bo->nd;
-    for (int p = 0; p < st->np; p++) {
+    for (int p = 0; p < np; p++) {
       const space_param *sp = space_param_at(st->sp, p);
-      xi[p] = sp->count > 1 ? (double)c[p] / (sp->count - 1) : 0;
+      xi[p] = sp->count > 1 && !mode[p] ? (double)c[p] / (sp->count - 1) : 0;
       if (align[p]) xi[align[p]] = (double)(bo_twos(sp->ints[c[p]]) - lo[p]) / (hi[p] - lo[p]);
+      if (mode[p]) xi[mode[p] + c[p]] = sqrt(0.5); /* two modes: a squared distance of 1 */
+    }
+  }
+  for (int f = 0; f < nf; f++) {
+    const double *fv = st->opt.features;
+    double fl = INFINITY, fh = -INFINITY;
+    for (size_t i = 0; i < st->n; i++) {
+      double v = fv[i * (size_t)nf + (size_t)f];
+      if (isfinite(v)) fl = v < fl ? v : fl, fh = v > fh ? v : fh;
+    }
+    for (size_t i = 0; i < st->n; i++) {
+      double v = fv[i * (size_t)nf + (size_t)f];
+      bo->x[i * (size_t)bo->nd + (size_t)(bo->ndesign + f)] =
+          !isfinite(v) || !(fh > fl) ? 0.5 : (v - fl) / (fh - fl);
     }
   }
   free(align);
   return RT_OK;
+}
+
+rt_status bo_init(strategy *st, const bo_setup *setup, rt_error *err) {
+  strategy_bo *bo = calloc(1, sizeof *bo);
+  st->impl = bo;
+  if (!bo) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  bo->hooks = setup->hooks;
+  size_t m = (size_t)BO_MAXOBS;
+  bo->obs = malloc(m * sizeof *bo->obs);
+  bo->y = malloc(m * sizeof *bo->y);
+  bo->L = calloc(m * m, sizeof *bo->L);
+  bo->alpha = malloc(m * sizeof *bo->alpha);
+  bo->cand = malloc((2 * (size_t)BO_SAMPLE + (size_t)BO_CHILDREN + 2 * strategy_moves_cap(st) + 1) * sizeof *bo->cand);
+  bo->v = malloc(m * sizeof *bo->v);
+  bo->mark = calloc(st->n, sizeof *bo->mark);
+  bo->seen_best = INFINITY;
+  rt_status rc = strategy_ls_init(st, &bo->ls, err);
+  if (rc) return rc;
+  if (!bo->obs || !bo->y || !bo->L || !bo->alpha || !bo->cand || !bo->v || !bo->mark)
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
+  return bo_inputs(st, bo, setup, err);
 }
 
 /* Appends configuration idx to the model: one new row of the Cholesky factor. */
@@ -228,7 +272,7 @@ static int bo_best(const strategy *st, const strategy_bo *bo, long *out, int k) 
 }
 
 /* The initial design: a random configuration first, then of BO_DESIGN random unseen ones the
- * farthest (in the model's inputs) from its nearest result, so the model's first view covers
+ * farthest (in the model's inputs but the features) from its nearest result, so the model's first view covers
  * the space instead of a random clump.  -1 (the core's random pick) for the first. */
 static long bo_design(strategy *st, const strategy_bo *bo) {
   if (bo->nobs == 0) return -1;
@@ -242,7 +286,7 @@ static long bo_design(strategy *st, const strategy_bo *bo) {
     for (int o = 0; o < bo->nobs && near > far; o++) {
       const double *xo = bo->x + bo->obs[o] * (size_t)bo->nd;
       double d2 = 0;
-      for (int p = 0; p < bo->nd; p++) d2 += (xj[p] - xo[p]) * (xj[p] - xo[p]);
+      for (int p = 0; p < bo->ndesign; p++) d2 += (xj[p] - xo[p]) * (xj[p] - xo[p]);
       if (d2 < near) near = d2;
     }
     if (near > far) far = near, pick = (long)j;
@@ -250,62 +294,49 @@ static long bo_design(strategy *st, const strategy_bo *bo) {
   return pick;
 }
 
-static long strategy_bo_next(strategy *st) {
-  strategy_bo *bo = st->impl;
-  if (bo->nobs < BO_INIT) return bo_design(st, bo);
-  if (st->best_time < bo->seen_best) {
-    bo->seen_best = st->best_time;
-    bo->last_gain = bo->nobs;
-    if (bo->nobs < BO_MAXOBS) bo->ls_on = 0; /* progress: the model leads again */
-  }
-  if (bo->nobs >= BO_MAXOBS || bo->nobs - bo->last_gain >= BO_STALL) {
-    /* the model is full, or stalled: iterated local search from the best (kicks from it,
-     * random restarts) until the best improves */
-    if (!bo->ls_on && st->best >= 0) {
-      bo->ls_on = 1;
-      strategy_ls_move(st, &bo->ls, (size_t)st->best);
-    }
-    return bo->ls_on ? strategy_ls_next(st, &bo->ls) : -1;
-  }
-  if (bo->stale) bo_fit(bo);
-  int n = bo->nobs, m = BO_MAXOBS;
-  /* candidates: the one-parameter neighbours of the BO_TOP best results, then a uniform
-   * sample of the unseen */
+/* This step's candidates into bo->cand: the one-parameter neighbours of the BO_TOP best results
+ * (the best's first, the next best's once those are spent; *base: whose), children of the best
+ * results (*nneigh counts both, *nmoves the neighbours), then a uniform sample of the unseen.
+ * Returns how many. */
+static size_t bo_candidates(strategy *st, strategy_bo *bo, size_t *nneigh, size_t *nmoves, long *base) {
   size_t nc = 0, cap = strategy_moves_cap(st);
   long pop[BO_POP]; /* the best results, fastest first; the first BO_TOP lend neighbours */
   int npop = bo_best(st, bo, pop, BO_POP);
   int ntop = npop < BO_TOP ? npop : BO_TOP;
+  *base = -1;
   bo->stamp++;
   for (int t = 0; t < ntop && nc < (size_t)BO_SAMPLE; t++) {
-    size_t base = nc;
-    size_t got = strategy_moves(st, (size_t)pop[t], 0, bo->cand + base, cap);
+    size_t from = nc;
+    size_t got = strategy_moves(st, (size_t)pop[t], 0, bo->cand + from, cap);
     for (size_t i = 0; i < got; i++) {
-      size_t c = bo->cand[base + i];
+      size_t c = bo->cand[from + i];
       if (st->state[c] == ST_UNSEEN && bo->mark[c] != bo->stamp) {
         bo->mark[c] = bo->stamp;
         bo->cand[nc++] = c;
       }
     }
-    if (nc > 0) break; /* the best's neighbours first, the next best's when they are spent */
-  }
-  /* children of the best results: uniform crossover of two of the BO_POP best, one mutation */
-  {
-    uint16_t *cfg = st->cfg;
-    for (int k = 0; npop >= 2 && k < BO_CHILDREN; k++) {
-      const uint16_t *a = space_config(st->sp, (size_t)pop[strategy_rand_below(st, (size_t)npop)]);
-      const uint16_t *b = space_config(st->sp, (size_t)pop[strategy_rand_below(st, (size_t)npop)]);
-      for (int p = 0; p < st->np; p++) cfg[p] = strategy_rand_below(st, 2) ? a[p] : b[p];
-      int q = (int)strategy_rand_below(st, (size_t)st->np);
-      int count = space_param_at(st->sp, q)->count;
-      if (count > 1 && strategy_rand_below(st, 2)) cfg[q] = (uint16_t)strategy_rand_below(st, (size_t)count);
-      long j = space_index(st->sp, cfg);
-      if (j >= 0 && st->state[j] == ST_UNSEEN && bo->mark[j] != bo->stamp) {
-        bo->mark[j] = bo->stamp;
-        bo->cand[nc++] = (size_t)j;
-      }
+    if (nc > 0) {
+      *base = pop[t];
+      break;
     }
   }
-  size_t nneigh = nc;
+  *nmoves = nc;
+  /* children of the best results: uniform crossover of two of the BO_POP best, one mutation */
+  uint16_t *cfg = st->cfg;
+  for (int k = 0; npop >= 2 && k < BO_CHILDREN; k++) {
+    const uint16_t *a = space_config(st->sp, (size_t)pop[strategy_rand_below(st, (size_t)npop)]);
+    const uint16_t *b = space_config(st->sp, (size_t)pop[strategy_rand_below(st, (size_t)npop)]);
+    for (int p = 0; p < st->np; p++) cfg[p] = strategy_rand_below(st, 2) ? a[p] : b[p];
+    int q = (int)strategy_rand_below(st, (size_t)st->np);
+    int count = space_param_at(st->sp, q)->count;
+    if (count > 1 && strategy_rand_below(st, 2)) cfg[q] = (uint16_t)strategy_rand_below(st, (size_t)count);
+    long j = space_index(st->sp, cfg);
+    if (j >= 0 && st->state[j] == ST_UNSEEN && bo->mark[j] != bo->stamp) {
+      bo->mark[j] = bo->stamp;
+      bo->cand[nc++] = (size_t)j;
+    }
+  }
+  *nneigh = nc;
   size_t unseen = st->n - st->handed;
   if (unseen <= (size_t)BO_SAMPLE) {
     for (size_t i = 0; i < st->n; i++)
@@ -316,25 +347,13 @@ static long strategy_bo_next(strategy *st) {
       if (st->state[j] == ST_UNSEEN) bo->cand[nc++] = j;
     }
   }
-  if (nc == 0) return -1;
-  strategy_rank_key *rank = malloc(nc * sizeof *rank);
-  if (!rank) return -1;
-  for (size_t c = 0; c < nc; c++) {
-    double mu = 0;
-    for (int j = 0; j < n; j++) mu += bo_kernel(bo, bo->cand[c], bo->obs[j]) * bo->alpha[j];
-    rank[c].key = mu;
-    rank[c].idx = c;
-  }
-  if (nneigh > 0 && bo->nobs % 2 == 1) {
-    /* exploit: the lowest mean among the best's unseen neighbours */
-    long pick = -1;
-    double lo = INFINITY;
-    for (size_t c = 0; c < nc; c++)
-      if (rank[c].idx < nneigh && rank[c].key < lo) lo = rank[c].key, pick = (long)bo->cand[rank[c].idx];
-    free(rank);
-    return pick;
-  }
-  /* variances for the best means and for a random share of the rest */
+  return nc;
+}
+
+/* Explore: the highest expected improvement among the best means and a random share of the
+ * rest (rank is sorted here). */
+static long bo_explore(strategy *st, strategy_bo *bo, strategy_rank_key *rank, size_t nc) {
+  int n = bo->nobs, m = BO_MAXOBS;
   qsort(rank, nc, sizeof *rank, strategy_rank_cmp);
   size_t nv = nc < (size_t)BO_VAR ? nc : (size_t)BO_VAR;
   size_t half = nv / 2;
@@ -365,17 +384,64 @@ static long strategy_bo_next(strategy *st) {
       best = (long)c;
     }
   }
-  free(rank);
   return best;
 }
 
-static void strategy_bo_told(strategy *st, size_t idx, double t) {
+long bo_next(strategy *st) {
+  strategy_bo *bo = st->impl;
+  if (bo->nobs < BO_INIT) return bo_design(st, bo);
+  if (st->best_time < bo->seen_best) {
+    bo->seen_best = st->best_time;
+    bo->last_gain = bo->nobs;
+    if (bo->nobs < BO_MAXOBS) bo->ls_on = 0; /* progress: the model leads again */
+  }
+  if (bo->nobs >= BO_MAXOBS || bo->nobs - bo->last_gain >= BO_STALL) {
+    /* the model is full, or stalled: iterated local search from the best (kicks from it,
+     * random restarts) until the best improves */
+    if (!bo->ls_on && st->best >= 0) {
+      bo->ls_on = 1;
+      strategy_ls_move(st, &bo->ls, (size_t)st->best);
+    }
+    return bo->ls_on ? strategy_ls_next(st, &bo->ls) : -1;
+  }
+  if (bo->stale) bo_fit(bo);
+  size_t nneigh, nmoves;
+  long base;
+  size_t nc = bo_candidates(st, bo, &nneigh, &nmoves, &base);
+  if (nc == 0) return -1;
+  strategy_rank_key *rank = malloc(nc * sizeof *rank);
+  if (!rank) return -1;
+  for (size_t c = 0; c < nc; c++) {
+    double mu = 0;
+    for (int j = 0; j < bo->nobs; j++) mu += bo_kernel(bo, bo->cand[c], bo->obs[j]) * bo->alpha[j];
+    rank[c].key = mu;
+    rank[c].idx = c;
+  }
+  long pick = -1;
+  size_t best_c = nc;
+  if (nneigh > 0 && bo->nobs % 2 == 1) {
+    /* exploit: steer's choice, or the lowest mean among the best's unseen neighbours */
+    bo_step step = {rank, bo->cand, nneigh, nmoves, base};
+    if (bo->hooks.exploit) pick = bo->hooks.exploit(st, bo->hooks.state, &step);
+    double lo = INFINITY;
+    for (size_t c = 0; pick < 0 && c < nc; c++)
+      if (rank[c].idx < nneigh && rank[c].key < lo) lo = rank[c].key, best_c = c;
+    if (pick < 0 && best_c < nc) pick = (long)bo->cand[rank[best_c].idx];
+  } else {
+    pick = bo_explore(st, bo, rank, nc);
+  }
+  free(rank);
+  return pick;
+}
+
+void bo_told(strategy *st, size_t idx, double t) {
   strategy_bo *bo = st->impl;
   bo_add(st, bo, idx, t);
   if (bo->ls_on) strategy_ls_told(st, &bo->ls, idx, t);
+  if (bo->hooks.told) bo->hooks.told(st, bo->hooks.state, idx, t);
 }
 
-static void strategy_bo_free(strategy *st) {
+void bo_free(strategy *st) {
   strategy_bo *bo = st->impl;
   if (!bo) return;
   free(bo->obs);
@@ -387,8 +453,13 @@ static void strategy_bo_free(strategy *st) {
   free(bo->v);
   free(bo->mark);
   strategy_ls_free(&bo->ls);
+  free(bo->hooks.state);
   free(bo);
 }
 
-const strategy_kind strategy_kind_bayes = {"bayes", 0, strategy_bo_init, strategy_bo_next,
-                                           strategy_bo_told, strategy_bo_free};
+static rt_status strategy_bayes_init(strategy *st, rt_error *err) {
+  bo_setup plain = {0, 0, {NULL, NULL, NULL}};
+  return bo_init(st, &plain, err);
+}
+
+const strategy_kind strategy_kind_bayes = {"bayes", 0, strategy_bayes_init, bo_next, bo_told, bo_free};

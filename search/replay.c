@@ -8,6 +8,8 @@
 
 #include "search/strategy.h"
 #include "tuner/core/util.h"
+#include "tuner/model/features.h"
+#include "tuner/model/recorded.h"
 
 double replay_percentile(double *v, size_t n, double q) {
   if (n == 0) return NAN;
@@ -15,8 +17,50 @@ double replay_percentile(double *v, size_t n, double q) {
   return rt_quantile(v, n, q / 100.0);
 }
 
+/* What the strategy is told beyond times (recorded.h): each timed configuration's diagnosis
+ * from its recorded counters, and every configuration's compile facts as features, those a
+ * manifest compiled (given) in place of the recording's, with the roofline bound of its cost
+ * formulas.  NULL where there is nothing to tell (no counters, no facts, a GPU the spec table
+ * does not know). */
+static rt_status replay_recorded(const ktfile *kf, const replay_given *given, replay_stats *stats,
+                                 diagnosis **diag, double **feat, rt_error *err) {
+  *diag = NULL;
+  *feat = NULL;
+  const gpu_spec *gpu = gpu_spec_match_name(kf->device_name);
+  if (!gpu) return RT_OK;
+  int facts = kf->facts || (given && given->facts);
+  if (kf->counters) *diag = calloc(kf->configs, sizeof **diag);
+  if (facts) *feat = malloc(kf->configs * FEATURE_COUNT * sizeof **feat);
+  if ((kf->counters && !*diag) || (facts && !*feat)) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  if (!*diag && !*feat) return RT_OK;
+  snprintf(stats->gpu, sizeof stats->gpu, "%s", gpu->name);
+  for (size_t i = 0; i < kf->configs; i++) {
+    candidate_result r;
+    ktfile_result(kf, i, &r);
+    double executed = 0, bytes = 0;
+    if (given && given->facts && given->facts[i].threads_per_block > 0) r.facts = given->facts[i];
+    if (given && given->flops) r.flops = given->flops[i];
+    if (given && given->executed_flops) executed = given->executed_flops[i];
+    if (given && given->dram_bytes) bytes = given->dram_bytes[i];
+    if (*feat) recorded_features(&r.facts, gpu, executed, bytes, *feat + i * FEATURE_COUNT);
+    if (!*diag) continue;
+    rt_status rc = recorded_diagnose(&r, gpu, given ? given->roles : NULL, kf->space, i, err);
+    if (rc) return rc;
+    (*diag)[i] = r.diag;
+    stats->diagnosed += r.diag.limit[0] != 0;
+  }
+  stats->features = *feat ? FEATURE_COUNT : 0;
+  return RT_OK;
+}
+
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
                      const ktfile *prior, replay_stats *stats, rt_error *err) {
+  return replay_run_given(kf, name, seeds, budget, eps, prior, NULL, stats, err);
+}
+
+rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long budget, double eps,
+                           const ktfile *prior, const replay_given *given, replay_stats *stats,
+                           rt_error *err) {
   memset(stats, 0, sizeof *stats);
   if (seeds < 1) return rt_error_set(err, RT_ERR_USAGE, "--seeds must be at least 1");
   if (budget < 1) return rt_error_set(err, RT_ERR_USAGE, "--budget must be at least 1");
@@ -30,57 +74,50 @@ rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget,
   stats->within = ktfile_count_within(kf, eps);
   stats->random_expected = (double)(kf->valid + 1) / (double)(stats->within + 1);
   size_t *order = NULL;
-  if (prior) {
-    rt_status rc = ktfile_rank_in(prior, kf->space, &order, &stats->prior, err);
-    if (rc) return rc;
-  }
+  diagnosis *diag = NULL;
+  double *feat = NULL, *v = NULL;
+  rt_status rc = RT_OK;
+  if (prior && (rc = ktfile_rank_in(prior, kf->space, &order, &stats->prior, err))) goto done;
+  if ((rc = replay_recorded(kf, given, stats, &diag, &feat, err))) goto done;
   stats->evals = malloc((size_t)seeds * sizeof *stats->evals);
-  double *v = malloc((size_t)seeds * sizeof *v);
+  v = malloc((size_t)seeds * sizeof *v);
   if (!stats->evals || !v) {
-    free(order);
-    free(v);
-    replay_stats_free(stats);
-    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    goto done;
   }
   double target = kf->optimum_ms * (1 + eps);
   int reached = 0;
-  for (int s = 0; s < seeds; s++) {
-    strategy_options o = {.name = name, .seed = (uint64_t)s, .max_evals = budget,
-                          .prior = order, .nprior = stats->prior};
+  for (int s = 0; s < seeds && !rc; s++) {
+    strategy_options o = {.name = name, .seed = (uint64_t)s, .max_evals = budget, .prior = order,
+                          .nprior = stats->prior, .features = feat, .nfeatures = stats->features};
     strategy *st;
-    rt_status rc = strategy_new(kf->space, &o, &st, err);
-    if (rc) {
-      free(order);
-      free(v);
-      replay_stats_free(stats);
-      return rc;
-    }
+    if ((rc = strategy_new(kf->space, &o, &st, err))) break;
     snprintf(stats->strategy, sizeof stats->strategy, "%s", strategy_name(st));
     long hit = -1;
     size_t idx;
     while (hit < 0 && strategy_ask(st, &idx, 1) == 1) {
       rt_status status = ktfile_status(kf, idx);
-      rc = strategy_tell(st, idx, status, kf->time_ms[idx], NULL, err);
-      if (rc) break;
+      const diagnosis *d = diag && diag[idx].limit[0] ? &diag[idx] : NULL;
+      if ((rc = strategy_tell(st, idx, status, kf->time_ms[idx], d, err))) break;
       if (status == RT_OK && kf->time_ms[idx] <= target) hit = (long)strategy_evaluations(st);
     }
     strategy_free(st);
-    if (rc) {
-      free(order);
-      free(v);
-      replay_stats_free(stats);
-      return rc;
-    }
     stats->evals[s] = hit;
     v[s] = hit >= 0 ? (double)hit : 2.0 * (double)budget;
     reached += hit >= 0;
   }
-  stats->reached = (double)reached / seeds;
-  stats->median = replay_percentile(v, (size_t)seeds, 50);
-  stats->p90 = replay_percentile(v, (size_t)seeds, 90);
+  if (!rc) {
+    stats->reached = (double)reached / seeds;
+    stats->median = replay_percentile(v, (size_t)seeds, 50);
+    stats->p90 = replay_percentile(v, (size_t)seeds, 90);
+  }
+done:
   free(order);
+  free(diag);
+  free(feat);
   free(v);
-  return RT_OK;
+  if (rc) replay_stats_free(stats);
+  return rc;
 }
 
 void replay_stats_free(replay_stats *stats) {

@@ -8,6 +8,12 @@
  * V timed configurations of which k are within the target takes (V+1)/(k+1) draws on average.
  * (Random search over the whole file would also draw the failed configurations, so this
  * flatters random search slightly: the comparison is conservative.)
+ *
+ * A recording that carries counters (KTT's results files) is replayed as a GPU run would be:
+ * every timed configuration is told with its diagnosis, made from its measured counters on the
+ * recorded GPU's roofs (recorded.h), and the strategy is given every configuration's compile
+ * facts (registers, shared memory, block, grid) as features, as compiling it would give them
+ * before it runs (strategy_options.features; steer uses both, bayes neither).
  */
 #ifndef ROOFTUNE_REPLAY_H
 #define ROOFTUNE_REPLAY_H
@@ -15,6 +21,7 @@
 #include <stddef.h>
 
 #include "tuner/template/ktfile.h"
+#include "tuner/template/roles.h"
 #include "tuner/core/status.h"
 
 /* Evaluations a replay may spend per run unless told otherwise: a long tuning session on a real
@@ -37,13 +44,32 @@ typedef struct replay_stats {
   double random_expected; /* (valid + 1) / (within + 1) */
   long *evals;            /* per seed: evaluations to target, or -1 when missed (owned) */
   size_t prior;           /* configurations of kf the prior ranks (0: no prior) */
+  size_t diagnosed;       /* configurations told with a diagnosis from their recorded counters
+                             (recorded.h; a KTT file on a GPU of the spec table), 0: none */
+  int features;           /* features per configuration the strategy is given (its compile
+                             facts, features.h), 0: none */
+  char gpu[64];           /* the spec-table GPU the counters are held against, "" */
 } replay_stats;
+
+/* What a replay knows of kf's configurations beyond the file: a manifest's compile facts and
+ * cost formulas (tuner/replay_compile.h), one entry per configuration of kf; any field NULL. */
+typedef struct replay_given {
+  const static_facts *facts;    /* in place of the recording's where threads_per_block > 0 */
+  const double *flops;          /* cost.flops: the diagnosis' FLOPs (0: the recording's estimate) */
+  const double *executed_flops; /* cost.executed_flops, and dram_bytes: the roofline bound */
+  const double *dram_bytes;
+  const param_roles *roles;     /* the levers' names (NULL: guessed from the parameter names) */
+} replay_given;
 
 /* Runs strategy NAME (NULL: the default) on kf; stats->evals is allocated (replay_stats_free).
  * prior (NULL: none) is another recording of the same kernel, typically on another GPU, whose
  * fastest configurations every run starts with (ktfile_rank_in, strategy_options.prior). */
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
                      const ktfile *prior, replay_stats *stats, rt_error *err);
+/* replay_run with what a manifest adds (given may be NULL: replay_run). */
+rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long budget, double eps,
+                           const ktfile *prior, const replay_given *given, replay_stats *stats,
+                           rt_error *err);
 void replay_stats_free(replay_stats *stats);
 
 /* Percentile q (0..100) of v[0..n) with linear interpolation; v is sorted in place. */

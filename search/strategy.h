@@ -16,10 +16,13 @@
  * annealing (simulated annealing), genetic (steady-state genetic algorithm), bayes (Bayesian
  * optimisation: a Gaussian process on log times, alternating exploitation of the best's
  * neighbours and children with expected improvement), lever (moves the parameters the current
- * best's lever names first, and falls back to bayes when no lever applies: on replayed foreign
- * kernels, which carry no diagnosis, lever and bayes make the same choices), and model (in the
- * order of a predicted time from the caller, e.g. the model device).  The default was chosen
- * by results on brute-forced spaces: see bench/bench_strategies.c and strategy_default().
+ * best's lever names first, and falls back to bayes when no lever applies: on replayed files
+ * without counters, which carry no diagnosis, lever and bayes make the same choices), steer
+ * (bayes told what the diagnosis knows: the configurations' pre-run facts as surrogate inputs,
+ * the best's lever first while lever moves pay, exploitation one parameter at a time; see
+ * steer.c), and model (in the order of a predicted time from the caller, e.g. the model
+ * device).  The default was chosen by results on brute-forced spaces: see
+ * bench/bench_strategies.c, bench/bench_steer.c and strategy_default().
  *
  * A prior (strategy_options.prior) transfers what is known from elsewhere, typically the same
  * kernel's results on another GPU: every strategy but brute_force and model starts with its
@@ -51,6 +54,12 @@ typedef struct strategy_options {
   void *clock_ctx;           /* passed to clock */
   strategy_predict_fn predict; /* required by "model", ignored by the others */
   void *predict_ctx;         /* passed to predict */
+  const double *features;    /* what is known of each configuration before it runs (its static
+                              * facts from compiling it: occupancy, registers, shared memory,
+                              * waves ...), space_size x nfeatures values, row-major, NaN where
+                              * unknown; copied.  bayes ignores them; steer weighs them as inputs
+                              * of its surrogate.  NULL: none */
+  int nfeatures;             /* values per configuration in features */
   const size_t *prior;       /* configurations to evaluate first, most promising first: e.g.
                               * the fastest of the same kernel's results on another GPU
                               * (ktfile_rank_in); copied.  NULL: none */

@@ -98,5 +98,6 @@ extern const strategy_kind strategy_kind_genetic;
 extern const strategy_kind strategy_kind_lever;
 extern const strategy_kind strategy_kind_model;
 extern const strategy_kind strategy_kind_bayes;
+extern const strategy_kind strategy_kind_steer;
 
 #endif

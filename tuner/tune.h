@@ -64,6 +64,8 @@ typedef struct tune_options {
                                ("BLOCK_M=128,BLOCK_N=64,..."): that configuration alone is
                                evaluated, afresh (a result the database holds for it is not
                                reused); `rooftune recheck` re-measures winners this way */
+  int cover;                /* 1: each template's space is cut to its covering set
+                               (tuner/template/cover.h), for checking every code path once */
   const char *prior;        /* NULL, or a recording of the same kernel elsewhere (a Kernel
                                Tuner or KTT file, or a rooftune export, e.g. of another GPU's
                                database): each template's search evaluates the fastest of its

@@ -210,8 +210,9 @@ static rt_status tune_evaluate(tune_ctx *c, tune_search *s, tune_cand *k, const 
   long long id = 0;
   if (!resumed && (rc = tune_store_result(c, r, &id, err))) return rc;
   if (!resumed) s->fresh++;
+  /* a recording's candidate comes diagnosed from its counters by the replay device (recorded.h) */
   if (s->st && (rc = strategy_tell(s->st, k->plan.idx, r->status, r->time_ms,
-                                   s->kind == TUNE_RECORDED ? NULL : &r->diag, err)))
+                                   s->kind == TUNE_RECORDED && !r->diag.limit[0] ? NULL : &r->diag, err)))
     return rc;
   if ((rc = add_result(c, r, id, resumed, s->phase, err))) return rc;
   if (!resumed && r->status == RT_OK && (s->top_all || strncmp(r->detail, "stopped after", 13)))

@@ -8,6 +8,7 @@
 
 #include "tuner/core/sha256.h"
 #include "tuner/template/catalog.h"
+#include "tuner/template/cover.h"
 #include "tuner/tune_impl.h"
 
 /* The architecture to compile template m for on this device: the device's own when listed,
@@ -288,6 +289,12 @@ static rt_status space_of(tune_ctx *c, const tune_lineup *L, int i, int use_libr
       tune_note(c->rep, "%s has no configuration in shard %d/%d", name, o->shard_index, o->shard_count);
       return RT_OK;
     }
+  }
+  if (!s && o->cover) { /* a covering set only */
+    space *part = NULL;
+    s = manifest_cover_space(L->m[i], *sp, &part, err);
+    space_free(*sp);
+    *sp = part;
   }
   if (!s && o->config) { /* only the configuration asked for */
     size_t idx;

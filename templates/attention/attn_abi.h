@@ -28,7 +28,9 @@
  * (SPLITS from the configuration, 1 when it has none), laid out as the template likes (partial
  * outputs and their running max and sum); counters holds B * HKV ints that are zero before the
  * launch, and a template that uses them (an atomic ticket: the last block of a group merges the
- * partials) leaves them zero again, so the same buffers serve the next launch unchanged.
+ * partials) leaves them zero again, so the same buffers serve the next launch unchanged (the
+ * tuner also zeroes them before each candidate's checked run: one faulty candidate cannot make
+ * the next fail).
  *
  * Kernels: extern "C" __global__ void NAME(const attn_args a) — one struct by value, so adding a
  * field never changes a template's signature.  Device pointers travel as 64-bit integers.

@@ -38,6 +38,7 @@
 // SMEM bytes of dynamic shared memory.  Every index comes from attn_decode_index.h.
 #include "attn_abi.h"
 #include "attn_decode_index.h"
+#include "rt_ptx.h"
 
 #if defined(RT_DTYPE_f16)
 #define AD_BF16 0
@@ -69,32 +70,29 @@ static_assert(VB == 16 || VB == 8, "loads are 16 or 8 bytes");
 static_assert(CPR == ROW_BYTES / VB && ITERS * THREADS == BLOCK_N * CPR, "a tile's loads split evenly");
 static_assert(SMEM == TK_OFF + 16, "SMEM (manifest) must match the layout");
 
-__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
 // One load's worth of bytes.
 struct piece_t {
   unsigned w[VB / 4];
 };
 
+// A 16- (cp.async.cg) or 8-byte (.ca) copy into shared memory, zeros when !ok (rt_ptx.h).
 __device__ __forceinline__ void cp_async(unsigned dst, const void *src, bool ok) {
 #if VB == 16
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0));
+  ptx_cp_async16(dst, src, ok);
 #else
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 8 : 0));
+  ptx_cp_async8(dst, src, ok);
 #endif
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // K and V are read once: kept out of L1.
 __device__ __forceinline__ piece_t load_stream(const unsigned short *p) {
   piece_t v;
 #if VB == 16
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.w[0]), "=r"(v.w[1]), "=r"(v.w[2]), "=r"(v.w[3])
-               : "l"(p));
+  const uint4 x = ptx_ld_stream16(p);
+  v.w[0] = x.x, v.w[1] = x.y, v.w[2] = x.z, v.w[3] = x.w;
 #else
-  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];\n" : "=r"(v.w[0]), "=r"(v.w[1]) : "l"(p));
+  const uint2 x = ptx_ld_stream8(p);
+  v.w[0] = x.x, v.w[1] = x.y;
 #endif
   return v;
 }
@@ -111,48 +109,11 @@ __device__ __forceinline__ uint4 load_q(const unsigned short *p) {
   asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
-// Partials written by other blocks: read from L2, never from a stale L1 line.
-__device__ __forceinline__ float4 load_cg4(const float *p) {
-  float4 v;
-  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
-__device__ __forceinline__ float load_cg(const float *p) {
-  float v;
-  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p));
-  return v;
-}
-
-__device__ __forceinline__ void ldsm_x4(unsigned r[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_trans(unsigned r[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
 __device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsigned *b) {
-#if AD_BF16
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-#else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-#endif
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  ptx_mma_m16n8k16<AD_BF16>(c, a, b[0], b[1]);
 }
 // Two floats to the input dtype, rounded to nearest: lo in the low half.
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-  unsigned r;
-#if AD_BF16
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
+__device__ __forceinline__ unsigned pack2(float lo, float hi) { return ptx_pack2<AD_BF16>(lo, hi); }
 
 // No __launch_bounds__: given only the block size, ptxas aimed at about 12 resident warps and
 // spilled a few bytes under that register target (64-row blocks with SPLITS > 1, one-warp blocks
@@ -171,7 +132,7 @@ extern "C" __global__ void attn_decode(const attn_args a) {
   int t0, t1;
   attn_split_range(kv_len, BLOCK_N, SPLITS, split, &t0, &t1);
 
-  const unsigned q_s = smem_u32(smem), kv_s = q_s + Q_BYTES;
+  const unsigned q_s = ptx_smem_u32(smem), kv_s = q_s + Q_BYTES;
   float *oscr = (float *)(smem + Q_BYTES);  // the block merge, over the stage buffers
   float *mls = (float *)(smem + ML_OFF);    // [2][WNS*Q_ROWS]: m (then weight), l of each slice
   float *wsm = (float *)(smem + W_OFF);     // [SPLITS][Q_ROWS] split weights, then row M, row L
@@ -194,10 +155,7 @@ extern "C" __global__ void attn_decode(const attn_args a) {
     // This thread's two rows (g and g+8 of its row warp): their key bounds.
     int bnd[2];
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-      const int r = 16 * wm + attn_acc_row(lane, 2 * h);
-      bnd[h] = r < rows ? attn_key_bound(kv_len, a.SQ, attn_row_query(r, group), a.causal) : kv_len;
-    }
+    for (int h = 0; h < 2; h++) bnd[h] = attn_row_bound(attn_thread_row(wm, lane, h), rows, kv_len, a.SQ, group, a.causal);
     const int mask_from = attn_key_bound(kv_len, a.SQ, 0, a.causal);  // no row is masked below it
     const float scale_log2 = a.scale_log2;
     float m[2] = {ATTN_NEG_INF, ATTN_NEG_INF}, l[2] = {0.f, 0.f};
@@ -253,51 +211,23 @@ extern "C" __global__ void attn_decode(const attn_args a) {
 #pragma unroll
       for (int ks = 0; ks < HEAD_DIM / 16; ks++) {
         unsigned qa[4];
-        ldsm_x4(qa, q_s + attn_ldsm_q(16 * wm, ks, lane, ROW_BYTES));
+        ptx_ldsm_x4(qa, q_s + attn_ldsm_q(16 * wm, ks, lane, ROW_BYTES));
 #pragma unroll
         for (int jp = 0; jp < NW / 16; jp++) {
           unsigned kb[4];
-          ldsm_x4(kb, sk + attn_ldsm_k(wn * NW + 16 * jp, ks, lane, ROW_BYTES));
+          ptx_ldsm_x4(kb, sk + attn_ldsm_k(wn * NW + 16 * jp, ks, lane, ROW_BYTES));
           mma(s[2 * jp], qa, kb);
           mma(s[2 * jp + 1], qa, kb + 2);
         }
       }
-      const bool need_mask = base + BLOCK_N > mask_from;
-      float mx[2] = {ATTN_NEG_INF, ATTN_NEG_INF};
-#pragma unroll
-      for (int j = 0; j < NW / 8; j++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-          float x = s[j][i] * scale_log2;
-          if (need_mask && base + wn * NW + 8 * j + attn_acc_col(lane, i) >= bnd[i / 2]) x = ATTN_NEG_INF;
-          s[j][i] = x;
-          mx[i / 2] = attn_fmax(mx[i / 2], x);
-        }
-      float alpha[2], eb[2];
+      float mx[2];
+      attn_decode_scores(s, NW / 8, scale_log2, base + BLOCK_N > mask_from, base + wn * NW, lane, bnd, mx);
 #pragma unroll
       for (int h = 0; h < 2; h++) {
         mx[h] = attn_fmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
         mx[h] = attn_fmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-        const float mn = attn_fmax(m[h], mx[h]);
-        eb[h] = attn_exp_base(mn);
-        alpha[h] = attn_exp2(m[h] - eb[h]);
-        m[h] = mn;
       }
-      float rs[2] = {0.f, 0.f};
-#pragma unroll
-      for (int j = 0; j < NW / 8; j++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-          const float p = attn_exp2(s[j][i] - eb[i / 2]);
-          s[j][i] = p;
-          rs[i / 2] += p;
-        }
-#pragma unroll
-      for (int h = 0; h < 2; h++) l[h] = l[h] * alpha[h] + rs[h];
-#pragma unroll
-      for (int nt = 0; nt < HEAD_DIM / 8; nt++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) o[nt][i] *= alpha[i / 2];
+      attn_decode_softmax(s, NW / 8, o, HEAD_DIM / 8, m, l, mx);
 #pragma unroll
       for (int kk = 0; kk < NW / 16; kk++) {
         unsigned pa[4];
@@ -309,7 +239,7 @@ extern "C" __global__ void attn_decode(const attn_args a) {
 #pragma unroll
         for (int dp = 0; dp < HEAD_DIM / 16; dp++) {
           unsigned vb[4];
-          ldsm_x4_trans(vb, sv + attn_ldsm_v(wn * NW + 16 * kk, 16 * dp, lane, ROW_BYTES));
+          ptx_ldsm_x4_trans(vb, sv + attn_ldsm_v(wn * NW + 16 * kk, 16 * dp, lane, ROW_BYTES));
           mma(o[2 * dp], pa, vb);
           mma(o[2 * dp + 1], pa, vb + 2);
         }
@@ -349,21 +279,21 @@ extern "C" __global__ void attn_decode(const attn_args a) {
         __syncthreads();  // page ids of tile st+1, and every thread is done with tile st-1's
 #endif
       }
-      cp_async_commit();
+      ptx_cp_async_commit();
     }
     for (int kt = 0; kt < ntiles; kt++) {
-      cp_async_wait<STAGES - 2>();
+      ptx_cp_async_wait<STAGES - 2>();
       __syncthreads();  // tile kt landed for every thread; tile kt-1's stage is free
       const int kn = kt + STAGES - 1;
       if (kn < ntiles) {
         issue(kn, kn % STAGES);
         table_load(kn + 1);
       }
-      cp_async_commit();
+      ptx_cp_async_commit();
       consume(kt % STAGES, t0 + kt * BLOCK_N);
       if (kn < ntiles) table_store(kn + 1);  // read after the next barrier
     }
-    cp_async_wait<0>();
+    ptx_cp_async_wait<0>();
 #else
     // Direct loads: the tile's pieces into registers, then into the one stage.
     __syncthreads();  // page ids of tile 0
@@ -408,30 +338,18 @@ extern "C" __global__ void attn_decode(const attn_args a) {
     for (int nt = 0; nt < HEAD_DIM / 8; nt++)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        const int r = 16 * wm + attn_acc_row(lane, 2 * h), d = 8 * nt + attn_acc_col(lane, 2 * h);
+        const int r = attn_thread_row(wm, lane, h), d = 8 * nt + attn_acc_col(lane, 2 * h);
         *(float2 *)(oscr + attn_oscr(wn, r, d, Q_ROWS, HEAD_DIM)) = make_float2(o[nt][2 * h], o[nt][2 * h + 1]);
       }
     if (lane % 4 == 0)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        const int r = 16 * wm + attn_acc_row(lane, 2 * h);
+        const int r = attn_thread_row(wm, lane, h);
         mls[attn_mlscr(wn, r, Q_ROWS)] = m[h];
         mls[WNS * Q_ROWS + attn_mlscr(wn, r, Q_ROWS)] = l[h];
       }
     __syncthreads();
-    for (int r = tid; r < Q_ROWS; r += THREADS) {
-      float M = ATTN_NEG_INF, L = 0.f;
-#pragma unroll
-      for (int w = 0; w < WNS; w++) M = attn_fmax(M, mls[attn_mlscr(w, r, Q_ROWS)]);
-#pragma unroll
-      for (int w = 0; w < WNS; w++) {
-        const float wt = attn_merge_weight(mls[attn_mlscr(w, r, Q_ROWS)], M);
-        L += wt * mls[WNS * Q_ROWS + attn_mlscr(w, r, Q_ROWS)];
-        mls[attn_mlscr(w, r, Q_ROWS)] = wt;
-      }
-      row_m[r] = M;
-      row_l[r] = L;
-    }
+    for (int r = tid; r < Q_ROWS; r += THREADS) attn_merge_slices(mls, r, Q_ROWS, WNS, &row_m[r], &row_l[r]);
     __syncthreads();
 
 #if SPLITS == 1
@@ -495,25 +413,8 @@ extern "C" __global__ void attn_decode(const attn_args a) {
     const float *work = (const float *)a.work;
     const long long total_rows = (long long)a.B * a.HQ * a.SQ;
     for (int r = tid; r < rows; r += THREADS) {
-      float M = ATTN_NEG_INF, L = 0.f;
-#pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
-      for (int s = 0; s < SPLITS; s++) {
-        int sb, se;
-        attn_split_range(kv_len, BLOCK_N, SPLITS, s, &sb, &se);
-        if (sb < se) M = attn_fmax(M, load_cg(work + attn_work_ml(bg, s, r, SPLITS, rows, HEAD_DIM, total_rows)));
-      }
-#pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
-      for (int s = 0; s < SPLITS; s++) {
-        int sb, se;
-        attn_split_range(kv_len, BLOCK_N, SPLITS, s, &sb, &se);
-        float wt = 0.f;
-        if (sb < se) {
-          const float *ml = work + attn_work_ml(bg, s, r, SPLITS, rows, HEAD_DIM, total_rows);
-          wt = attn_merge_weight(load_cg(ml), M);
-          L += wt * load_cg(ml + 1);
-        }
-        wsm[s * Q_ROWS + r] = wt;
-      }
+      float M, L;
+      attn_merge_splits(work, bg, r, SPLITS, rows, HEAD_DIM, total_rows, kv_len, BLOCK_N, wsm, Q_ROWS, &M, &L);
       row_l[r] = L;
       if (a.lse)
         ((float *)a.lse)[attn_lse_offset(b, attn_row_head(r, group, kvh), attn_row_query(r, group), a.HQ, a.SQ)] =
@@ -528,10 +429,10 @@ extern "C" __global__ void attn_decode(const attn_args a) {
       for (int x = 0; x < 8; x++) acc[x] = 0.f;
 #pragma unroll 4  // a few partials in flight; unrolled fully, SPLITS 16 spilled on sm_80
       for (int s = 0; s < SPLITS; s++) {
-        const float wt = wsm[s * Q_ROWS + r];
+        const float wt = wsm[attn_wsm(s, r, Q_ROWS)];
         if (wt != 0.f) {  // empty splits wrote nothing; a masked row's weight is 0
           const float *src = work + attn_work_o(bg, s, r, SPLITS, rows, HEAD_DIM) + 8 * c;
-          const float4 x0 = load_cg4(src), x1 = load_cg4(src + 4);
+          const float4 x0 = ptx_ld_cg4(src), x1 = ptx_ld_cg4(src + 4);
           acc[0] += wt * x0.x, acc[1] += wt * x0.y, acc[2] += wt * x0.z, acc[3] += wt * x0.w;
           acc[4] += wt * x1.x, acc[5] += wt * x1.y, acc[6] += wt * x1.z, acc[7] += wt * x1.w;
         }

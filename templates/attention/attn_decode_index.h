@@ -25,27 +25,15 @@
 #ifndef ROOFTUNE_ATTN_DECODE_INDEX_H
 #define ROOFTUNE_ATTN_DECODE_INDEX_H
 
+#include "../common/rt_ptx.h" /* exp2 and log2 as the device computes them (the MUFU approximations) */
+
 #if defined(__CUDACC__)
 #define ATTN_FN static __host__ __device__ __forceinline__
-#define ATTN_NEG_INF (__int_as_float(0xff800000u))
-/* exp2 and log2 as the kernel computes them: the MUFU approximations (ex2.approx(-inf) == +0). */
-ATTN_FN float attn_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-ATTN_FN float attn_log2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 #else
 #include <math.h>
 #define ATTN_FN static inline
-#define ATTN_NEG_INF (-INFINITY)
-ATTN_FN float attn_exp2(float x) { return exp2f(x); }
-ATTN_FN float attn_log2(float x) { return log2f(x); }
 #endif
+#define ATTN_NEG_INF PTX_NEG_INF
 
 #define ATTN_LN2 0.69314718055994530942f
 
@@ -197,10 +185,119 @@ ATTN_FN long long attn_work_ml(int bg, int s, int r, int splits, int rows, int D
 ATTN_FN float attn_exp_base(float m) { return m == ATTN_NEG_INF ? 0.f : m; }
 /* Weight of a state with maximum m inside a merge whose maximum is M (M >= m): exp2(m - M), 0
  * when m is -INFINITY (an empty split, a masked row). */
-ATTN_FN float attn_merge_weight(float m, float M) { return attn_exp2(m - attn_exp_base(M)); }
+ATTN_FN float attn_merge_weight(float m, float M) { return ptx_exp2(m - attn_exp_base(M)); }
 /* The final output's factor 1/l (0 for a row with no key) and its natural-log LSE. */
 ATTN_FN float attn_out_scale(float l) { return l > 0.f ? 1.f / l : 0.f; }
-ATTN_FN float attn_lse(float M, float l) { return l > 0.f ? (M + attn_log2(l)) * ATTN_LN2 : ATTN_NEG_INF; }
+ATTN_FN float attn_lse(float M, float l) { return l > 0.f ? (M + ptx_log2(l)) * ATTN_LN2 : ATTN_NEG_INF; }
+
+/* ---- one thread's registers (the kernel's body only calls these; the host emulation runs
+ * them per lane, with the quad's shuffles in between) ---- */
+
+/* The two rows h = 0, 1 of lane `lane` of row warp wm (groupID and groupID + 8 of its m16 tile),
+ * and the keys such a row attends: [0, attn_row_bound), kv_len for padding rows past `rows`. */
+ATTN_FN int attn_thread_row(int wm, int lane, int h) { return 16 * wm + attn_acc_row(lane, 2 * h); }
+ATTN_FN int attn_row_bound(int r, int rows, int kv_len, int SQ, int group, int causal) {
+  return r < rows ? attn_key_bound(kv_len, SQ, attn_row_query(r, group), causal) : kv_len;
+}
+/* A score tile s[nj][4] (the warp's tokens from key0, n8 tiles of the m16n8 accumulator) into
+ * the log2 domain, -inf where the token is at or past its row's bound (when the tile needs the
+ * mask), and the thread's maximum of each row into mx. */
+ATTN_FN void attn_decode_scores(float (*s)[4], int nj, float scale_log2, int need_mask, int key0, int lane,
+                                const int bnd[2], float mx[2]) {
+  mx[0] = mx[1] = ATTN_NEG_INF;
+  PTX_UNROLL
+  for (int j = 0; j < nj; j++)
+    PTX_UNROLL
+    for (int i = 0; i < 4; i++) {
+      float x = s[j][i] * scale_log2;
+      if (need_mask && key0 + 8 * j + attn_acc_col(lane, i) >= bnd[i / 2]) x = ATTN_NEG_INF;
+      s[j][i] = x;
+      mx[i / 2] = attn_fmax(mx[i / 2], x);
+    }
+}
+/* With the quad's row maxima mx: the running maxima m move on, the row sums l and the O
+ * accumulators o[nd][4] are rescaled from the old ones, the scores become p (in place) and are
+ * added to l. */
+ATTN_FN void attn_decode_softmax(float (*s)[4], int nj, float (*o)[4], int nd, float m[2], float l[2],
+                                 const float mx[2]) {
+  float alpha[2], eb[2], rs[2] = {0.f, 0.f};
+  PTX_UNROLL
+  for (int h = 0; h < 2; h++) {
+    const float mn = attn_fmax(m[h], mx[h]);
+    eb[h] = attn_exp_base(mn);
+    alpha[h] = ptx_exp2(m[h] - eb[h]);
+    m[h] = mn;
+  }
+  PTX_UNROLL
+  for (int j = 0; j < nj; j++)
+    PTX_UNROLL
+    for (int i = 0; i < 4; i++) {
+      const float p = ptx_exp2(s[j][i] - eb[i / 2]);
+      s[j][i] = p;
+      rs[i / 2] += p;
+    }
+  PTX_UNROLL
+  for (int h = 0; h < 2; h++) l[h] = l[h] * alpha[h] + rs[h];
+  PTX_UNROLL
+  for (int d = 0; d < nd; d++)
+    PTX_UNROLL
+    for (int i = 0; i < 4; i++) o[d][i] *= alpha[i / 2];
+}
+
+/* ---- the merges ---- */
+
+/* Row r's token slices (m at attn_mlscr, l wns*q_rows further, in shared scratch): the row's
+ * maximum *M and sum *L, each slice's weight written over its m. */
+ATTN_FN void attn_merge_slices(float *mls, int r, int q_rows, int wns, float *M, float *L) {
+  float mx = ATTN_NEG_INF, sum = 0.f;
+  PTX_UNROLL
+  for (int w = 0; w < wns; w++) mx = attn_fmax(mx, mls[attn_mlscr(w, r, q_rows)]);
+  PTX_UNROLL
+  for (int w = 0; w < wns; w++) {
+    const float wt = attn_merge_weight(mls[attn_mlscr(w, r, q_rows)], mx);
+    sum += wt * mls[wns * q_rows + attn_mlscr(w, r, q_rows)];
+    mls[attn_mlscr(w, r, q_rows)] = wt;
+  }
+  *M = mx;
+  *L = sum;
+}
+/* The weight of split s for row r in the merging block's shared scratch. */
+ATTN_FN int attn_wsm(int s, int r, int q_rows) { return s * q_rows + r; }
+/* Row r's split partials in `work` (group bg, sequence length kv_len): the maximum *M over the
+ * non-empty splits (empty ones wrote nothing), the sum *L, and each split's weight into
+ * wsm[s*q_rows + r] (0 for an empty split, or a row none of its keys reached).  The partials are
+ * read from L2 (other blocks wrote them). */
+#if defined(__CUDACC__)
+#define ATTN_LD_PARTIAL(p) ptx_ld_cg(p)
+#define ATTN_UNROLL4 _Pragma("unroll 4") /* a few partials in flight; fully unrolled, SPLITS 16 spilled on sm_80 */
+#else
+#define ATTN_LD_PARTIAL(p) (*(p))
+#define ATTN_UNROLL4
+#endif
+ATTN_FN void attn_merge_splits(const float *work, int bg, int r, int splits, int rows, int D, long long total_rows,
+                               int kv_len, int block_n, float *wsm, int q_rows, float *M, float *L) {
+  float mx = ATTN_NEG_INF, sum = 0.f;
+  ATTN_UNROLL4
+  for (int s = 0; s < splits; s++) {
+    int sb, se;
+    attn_split_range(kv_len, block_n, splits, s, &sb, &se);
+    if (sb < se) mx = attn_fmax(mx, ATTN_LD_PARTIAL(work + attn_work_ml(bg, s, r, splits, rows, D, total_rows)));
+  }
+  ATTN_UNROLL4
+  for (int s = 0; s < splits; s++) {
+    int sb, se;
+    attn_split_range(kv_len, block_n, splits, s, &sb, &se);
+    float wt = 0.f;
+    if (sb < se) {
+      const float *ml = work + attn_work_ml(bg, s, r, splits, rows, D, total_rows);
+      wt = attn_merge_weight(ATTN_LD_PARTIAL(ml), mx);
+      sum += wt * ATTN_LD_PARTIAL(ml + 1);
+    }
+    wsm[attn_wsm(s, r, q_rows)] = wt;
+  }
+  *M = mx;
+  *L = sum;
+}
 
 /* The split-KV ticket: the block that draws ticket splits-1 (the last) merges. */
 ATTN_FN int attn_ticket_is_last(int ticket, int splits) { return ticket == splits - 1; }

@@ -15,6 +15,8 @@
 #ifndef ROOFTUNE_ATTN_INDEX_H
 #define ROOFTUNE_ATTN_INDEX_H
 
+#include "../common/rt_ptx.h" /* exp2 and log2 as the device computes them */
+
 #if defined(__CUDACC__)
 #define ATTN_FN static __host__ __device__ __forceinline__
 #else
@@ -160,24 +162,7 @@ ATTN_FN int attn_p_elem(int r, int half) { return 2 * (r % 2) + half; }
 
 /* --- online softmax (one query row; a lane holds two: g and g+8) --- */
 
-#if defined(__CUDACC__)
-ATTN_FN float attn_neg_inf(void) { return __int_as_float(0xff800000u); }
-/* ex2.approx.ftz.f32 (PTX 9.7.4.x: max relative error 2^-22 or so; ex2(-inf) = +0) */
-ATTN_FN float attn_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-ATTN_FN float attn_log2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-#else
-ATTN_FN float attn_neg_inf(void) { return -INFINITY; }
-ATTN_FN float attn_exp2(float x) { return exp2f(x); }
-ATTN_FN float attn_log2(float x) { return log2f(x); }
-#endif
+ATTN_FN float attn_neg_inf(void) { return PTX_NEG_INF; }
 
 /* The running max m is kept in raw score units (s = q.k, before the scale), -inf before any key
  * was seen; l is the thread's part of the row sum (the four lanes of a quad add theirs at the
@@ -188,19 +173,73 @@ ATTN_FN float attn_softmax_max(float m, float tile_max) { return m > tile_max ? 
 /* exp2 subtracts this: the scaled max, 0 while the row has seen no key (so -inf - -inf never
  * happens: a masked score gives exp2(-inf) = 0). */
 ATTN_FN float attn_softmax_base(float m, float scale_log2) { return m == attn_neg_inf() ? 0.f : m * scale_log2; }
-ATTN_FN float attn_softmax_p(float s, float base, float scale_log2) { return attn_exp2(fmaf(s, scale_log2, -base)); }
+ATTN_FN float attn_softmax_p(float s, float base, float scale_log2) { return ptx_exp2(fmaf(s, scale_log2, -base)); }
 /* Rescale of what was accumulated under m: 0 when nothing was (m == -inf; O and l are 0). */
 ATTN_FN float attn_softmax_alpha(float m, float m_new, float scale_log2) {
-  return m == attn_neg_inf() ? 0.f : attn_exp2((m - m_new) * scale_log2);
+  return m == attn_neg_inf() ? 0.f : ptx_exp2((m - m_new) * scale_log2);
 }
 /* Final normalisation with the row's whole sum l: O *= attn_softmax_inv(l), and the natural log
  * LSE = scale*m + ln(l); a row that attended no key (l == 0) gets O = 0 and LSE = -inf. */
 ATTN_FN float attn_softmax_inv(float l) { return l > 0.f ? 1.f / l : 0.f; }
 ATTN_FN float attn_softmax_lse(float m, float l, float scale_log2) {
-  return l > 0.f ? (m * scale_log2 + attn_log2(l)) * 0.693147180559945309f : attn_neg_inf();
+  return l > 0.f ? (m * scale_log2 + ptx_log2(l)) * 0.693147180559945309f : attn_neg_inf();
+}
+
+/* --- one tile of the thread's S and O registers (attn_mma: s[nt][4], o[dt][4], the m16n8
+ * accumulator layout; the thread's two rows r = 0 (groupID) and 1 (groupID + 8) hold elements
+ * 2r and 2r+1 of each n8 tile).  The kernel's body only calls these; the host emulation runs
+ * them per lane, with the quad's shuffles in between. --- */
+
+/* The mask of a tile that needs it: element e of key tile j becomes -inf unless query
+ * row0 + attn_mma_c_row(lane, e) attends key key0 + 8j + attn_mma_c_col(lane, e). */
+ATTN_FN void attn_mma_mask(float (*s)[4], int nt, int lane, int row0, int key0, int SQ, int kv_len, int causal) {
+  PTX_UNROLL
+  for (int j = 0; j < nt; j++)
+    PTX_UNROLL
+    for (int e = 0; e < 4; e++)
+      if (!attn_visible(row0 + attn_mma_c_row(lane, e), key0 + 8 * j + attn_mma_c_col(lane, e), SQ, kv_len, causal))
+        s[j][e] = attn_neg_inf();
+}
+/* The thread's maximum of row r over the tile (masked scores are -inf). */
+ATTN_FN float attn_mma_row_max(const float (*s)[4], int nt, int r) {
+  float mx = attn_neg_inf();
+  PTX_UNROLL
+  for (int j = 0; j < nt; j++) mx = attn_softmax_max(mx, attn_softmax_max(s[j][2 * r], s[j][2 * r + 1]));
+  return mx;
+}
+/* Row r's online-softmax step, mx its maximum over the quad: the running max *m moves to the
+ * new maximum, *l and the row's O accumulators are rescaled from the old one, and the row's
+ * scores become p (in place), added to *l. */
+ATTN_FN void attn_mma_softmax_row(float (*s)[4], int nt, float (*o)[4], int dt, int r, float mx, float *m, float *l,
+                                  float scale_log2) {
+  const float m_new = attn_softmax_max(*m, mx);
+  const float alpha = attn_softmax_alpha(*m, m_new, scale_log2), base = attn_softmax_base(m_new, scale_log2);
+  *m = m_new;
+  *l *= alpha;
+  PTX_UNROLL
+  for (int d = 0; d < dt; d++) {
+    o[d][2 * r] *= alpha;
+    o[d][2 * r + 1] *= alpha;
+  }
+  PTX_UNROLL
+  for (int j = 0; j < nt; j++)
+    PTX_UNROLL
+    for (int x = 0; x < 2; x++) {
+      const float p = attn_softmax_p(s[j][2 * r + x], base, scale_log2);
+      s[j][2 * r + x] = p;
+      *l += p;
+    }
 }
 
 /* --- output --- */
+
+/* Accumulator element e of an O tile belongs to the thread's row attn_mma_c_half(e): it is
+ * normalised by that row's 1/l. */
+ATTN_FN int attn_mma_c_half(int e) { return e / 2; }
+/* The query row (of the sequence) whose LSE the thread's row r holds: tile row m0, warp rows
+ * row0 .., lane row attn_mma_c_row(lane, 2r). */
+ATTN_FN int attn_mma_lse_row(int m0, int row0, int lane, int r) { return m0 + row0 + attn_mma_c_row(lane, 2 * r); }
+
 
 /* The warp stages its 16 x D output tile in its own 16 rows of the Q tile (row0 = 16*warp; only
  * this warp ever read them): accumulator element e of O tile dt (d columns 8dt..8dt+7) at element

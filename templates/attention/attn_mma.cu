@@ -27,6 +27,7 @@
 // (BLOCK_M + 2*STAGES*BLOCK_N) * (HEAD_DIM + 8) elements (the manifest's SMEM).
 #include "attn_abi.h"
 #include "attn_index.h"
+#include "rt_ptx.h"
 
 typedef unsigned short elem_t;
 
@@ -50,47 +51,16 @@ static_assert(THREADS % CPR == 0 && (BLOCK_M * CPR) % THREADS == 0 && (BLOCK_N *
               "tile chunks must split evenly over the threads");
 static_assert(STAGES >= 2, "STAGES must be at least 2");
 
-__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool pred) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-__device__ __forceinline__ void ldsm_x4(unsigned r[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_trans(unsigned r[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
+#if defined(RT_DTYPE_bf16)
+#define AM_BF16 1
+#else
+#define AM_BF16 0
+#endif
+// rt_ptx.h's mma.m16n8k16 and 16-bit pair (lo in the lower half) for this dtype.
 __device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsigned b0, const unsigned b1) {
-#if defined(RT_DTYPE_bf16)
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-#else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-#endif
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  ptx_mma_m16n8k16<AM_BF16>(c, a, b0, b1);
 }
-
-// Two floats rounded to the input dtype, lo in the lower half (cvt puts its first source in the
-// upper half).
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-  unsigned r;
-#if defined(RT_DTYPE_bf16)
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
+__device__ __forceinline__ unsigned pack2(float lo, float hi) { return ptx_pack2<AM_BF16>(lo, hi); }
 
 // One thread's chunks of a tile (its plan p, attn_index.h) into the stage at byte address
 // `stage`; chunks on rows past the matrix are zero-filled, their source pointed at the base.
@@ -103,14 +73,14 @@ __device__ __forceinline__ void copy_tile(unsigned stage, const elem_t *base, co
 #pragma unroll
   for (int i = 0; i < ITERS; ++i) {
     const bool ok = attn_plan_in(p, i, THREADS, CPR);
-    cp_async16(stage + i * RSTEP * LDB, ok ? src : base, ok);
+    ptx_cp_async16(stage + i * RSTEP * LDB, ok ? src : base, ok);
     src += p.step;
   }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_args a) {
   extern __shared__ __align__(128) unsigned char smem[];
-  const unsigned sQ = smem_u32(smem), sK = sQ + Q_TILE * 2, sV = sK + STAGES * KV_TILE * 2;
+  const unsigned sQ = ptx_smem_u32(smem), sK = sQ + Q_TILE * 2, sV = sK + STAGES * KV_TILE * 2;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 
   int tile, h, b;
@@ -134,9 +104,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < n_end) copy_tile<KV_ITERS>(sK + s * KV_TILE * 2, Kg, pkv);
-    cp_async_commit();
+    ptx_cp_async_commit();
     if (s < n_end) copy_tile<KV_ITERS>(sV + s * KV_TILE * 2, Vg, pkv);
-    cp_async_commit();
+    ptx_cp_async_commit();
     attn_plan_next(&pkv, BLOCK_N, kv_pitch);
   }
 
@@ -156,17 +126,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
   for (int n = 0; n < n_end; ++n) {
     // K of tile n landed (this thread's copies), then visible to all; every warp is past tile
     // n-1, so its stage (st_fill) may be refilled.
-    cp_async_wait<2 * STAGES - 3>();
+    ptx_cp_async_wait<2 * STAGES - 3>();
     __syncthreads();
     if (n + STAGES - 1 < n_end) copy_tile<KV_ITERS>(sK + st_fill * KV_TILE * 2, Kg, pkv);
-    cp_async_commit();
+    ptx_cp_async_commit();
     if (n + STAGES - 1 < n_end) copy_tile<KV_ITERS>(sV + st_fill * KV_TILE * 2, Vg, pkv);
-    cp_async_commit();
+    ptx_cp_async_commit();
     attn_plan_next(&pkv, BLOCK_N, kv_pitch);
 #if Q_IN_REGS
     if (n == 0) {
 #pragma unroll
-      for (int kd = 0; kd < KD; ++kd) ldsm_x4(qf[kd], sQ + attn_ldsm_q_offset(row0, kd, lane, LDB));
+      for (int kd = 0; kd < KD; ++kd) ptx_ldsm_x4(qf[kd], sQ + attn_ldsm_q_offset(row0, kd, lane, LDB));
     }
 #endif
 
@@ -183,58 +153,32 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
       const unsigned *qa = qf[kd];
 #else
       unsigned qa[4];
-      ldsm_x4(qa, sQ + attn_ldsm_q_offset(row0, kd, lane, LDB));
+      ptx_ldsm_x4(qa, sQ + attn_ldsm_q_offset(row0, kd, lane, LDB));
 #endif
 #pragma unroll
       for (int np = 0; np < NT / 2; ++np) {
         unsigned kb[4];
-        ldsm_x4(kb, kst + attn_ldsm_k_offset(np * 16, kd, lane, LDB));
+        ptx_ldsm_x4(kb, kst + attn_ldsm_k_offset(np * 16, kd, lane, LDB));
         mma(s[2 * np], qa, kb[0], kb[1]);
         mma(s[2 * np + 1], qa, kb[2], kb[3]);
       }
     }
 
     // The mask, on the tiles that need it.
-    if (n >= n_full) {
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (!attn_visible(m0 + row0 + attn_mma_c_row(lane, e), n * BLOCK_N + nt * 8 + attn_mma_c_col(lane, e), SQ,
-                            kv_len, IS_CAUSAL))
-            s[nt][e] = attn_neg_inf();
-    }
+    if (n >= n_full) attn_mma_mask(s, NT, lane, m0 + row0, n * BLOCK_N, SQ, kv_len, IS_CAUSAL);
 
     // Online softmax: row r of the lane's two (g, g+8) holds elements 2r, 2r+1 of each key tile;
     // the quad's four lanes hold the rest of the row.
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      float mx = attn_neg_inf();
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) mx = attn_softmax_max(mx, attn_softmax_max(s[nt][2 * r], s[nt][2 * r + 1]));
+      float mx = attn_mma_row_max(s, NT, r);
       mx = attn_softmax_max(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = attn_softmax_max(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = attn_softmax_max(m[r], mx);
-      const float alpha = attn_softmax_alpha(m[r], m_new, sl2), base = attn_softmax_base(m_new, sl2);
-      m[r] = m_new;
-      l[r] *= alpha;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        o[dt][2 * r] *= alpha;
-        o[dt][2 * r + 1] *= alpha;
-      }
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int x = 0; x < 2; ++x) {
-          const float p = attn_softmax_p(s[nt][2 * r + x], base, sl2);
-          s[nt][2 * r + x] = p;
-          l[r] += p;
-        }
+      attn_mma_softmax_row(s, NT, o, DT, r, mx, &m[r], &l[r], sl2);
     }
 
     // V of tile n landed and is visible to all.
-    cp_async_wait<2 * STAGES - 2>();
+    ptx_cp_async_wait<2 * STAGES - 2>();
     __syncthreads();
 
     // O += P V, P straight from the S registers.
@@ -248,7 +192,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
 #pragma unroll
       for (int dp = 0; dp < DT / 2; ++dp) {
         unsigned vb[4];
-        ldsm_x4_trans(vb, vst + attn_ldsm_v_offset(kk * 16, dp * 16, lane, LDB));
+        ptx_ldsm_x4_trans(vb, vst + attn_ldsm_v_offset(kk * 16, dp * 16, lane, LDB));
         mma(o[2 * dp], pa, vb[0], vb[1]);
         mma(o[2 * dp + 1], pa, vb[2], vb[3]);
       }
@@ -256,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
     st = st + 1 == STAGES ? 0 : st + 1;
     st_fill = st_fill + 1 == STAGES ? 0 : st_fill + 1;
   }
-  cp_async_wait<0>();  // only empty groups are left
+  ptx_cp_async_wait<0>();  // only empty groups are left
 
   // Epilogue: the rows' sums over the quad, normalisation, O staged in the warp's own Q rows (no
   // other warp reads them; with no tile visited Q was never loaded) and stored in 16-byte chunks.
@@ -274,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
 #pragma unroll
     for (int e = 0; e < 4; e += 2)
       *(unsigned *)(stage + attn_o_stage_offset(row0, dt, lane, e, LD)) =
-          pack2(o[dt][e] * inv[e / 2], o[dt][e + 1] * inv[e / 2]);
+          pack2(o[dt][e] * inv[attn_mma_c_half(e)], o[dt][e + 1] * inv[attn_mma_c_half(e)]);
   __syncwarp();
   elem_t *Og = (elem_t *)a.o;
 #pragma unroll
@@ -287,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
     float *lse = (float *)a.lse;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int row = m0 + row0 + attn_mma_c_row(lane, 2 * r);
+      const int row = attn_mma_lse_row(m0, row0, lane, r);
       if (row < SQ) lse[attn_lse_offset(b, h, row, a.HQ, SQ)] = attn_softmax_lse(m[r], l[r], sl2);
     }
   }

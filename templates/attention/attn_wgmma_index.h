@@ -15,6 +15,8 @@
 #ifndef ROOFTUNE_ATTN_WGMMA_INDEX_H
 #define ROOFTUNE_ATTN_WGMMA_INDEX_H
 
+#include "../common/rt_ptx.h" /* swizzle, descriptors, stage phases, exp2 and log2: shared by every template */
+
 #if defined(__CUDACC__)
 #define ATTN_FN static __host__ __device__ __forceinline__
 #define ATTN_UNROLL _Pragma("unroll")
@@ -62,14 +64,9 @@ ATTN_FN int attn_first_masked(int m0, int L, int SQ, int causal, int block_n, in
 /* ------------------------------------------------------------------ shared memory */
 
 /* Every TMA box is ROWS rows of 128 bytes (64 elements of the head dim; one swizzle row),
- * placed by the 128-byte swizzle: the 16-byte chunk index XOR-ed with the row index mod 8
- * inside each 1024-byte group (the regions below are 1024-byte aligned).  Byte `byte` of box
- * row `row` lands at attn_sw128(row, byte). */
+ * placed by rt_ptx.h's ptx_sw128 (the regions below are 1024-byte aligned). */
 #define ATTN_ROW_BYTES 128
 #define ATTN_CHUNK 64 /* head-dim elements per box */
-ATTN_FN int attn_sw128(int row, int byte) {
-  return row * ATTN_ROW_BYTES + ((((byte / 16) ^ (row % 8)) * 16) | (byte % 16));
-}
 
 /* The block's shared memory, from a 1024-byte aligned base:
  *   Q      d/64 boxes of block_m rows                       (loaded once)
@@ -107,22 +104,22 @@ ATTN_FN int attn_box_col(int j) { return j * ATTN_CHUNK; }
 /* bytes a full barrier expects for one tile (TMA counts the zero-filled part of a box too) */
 ATTN_FN int attn_tile_bytes(int rows, int d) { return rows * d * 2; }
 
+/* Ragged inputs: the rows of a KV tile at keys >= L hold the caller's data past the sequence
+ * (TMA zero-fills only past SKV), where the masked P is 0 but 0 * NaN is NaN.  Before the PV
+ * product of such a tile the consumers clear those rows of its V stage: rows
+ * [attn_v_clear_from, block_n) of tile n (block_n: nothing to clear, every tile but the last).
+ * Consumer thread tc (0 .. 128*consumers-1) clears 16-byte chunk tc % 8 of rows
+ * from + tc/8 + i*16*consumers in every box j, at byte attn_v_clear_offset of the V region; a
+ * whole 128-byte row is cleared, so the swizzle does not matter. */
+ATTN_FN int attn_v_clear_from(int n, int block_n, int L) { return attn_max(0, attn_min(block_n, L - n * block_n)); }
+ATTN_FN int attn_v_clear_offset(int s, int j, int row, int chunk, int block_n, int d) {
+  return attn_kv_box(s, j, block_n, d) + row * ATTN_ROW_BYTES + chunk * 16;
+}
+
 /* ------------------------------------------------------------------ wgmma descriptors */
 
-/* Shared-memory matrix descriptor (PTX 9.7.15.5.1.2): start address >> 4 in bits 0-13, leading
- * byte offset >> 4 in bits 16-29, stride byte offset >> 4 in bits 32-45, base offset 0 (bits
- * 49-51: regions are 1024-byte aligned), swizzle mode 1 = 128-byte in bits 62-63. */
-ATTN_FN unsigned long long attn_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
-         ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-/* The descriptor of addr + off from that of addr (off a multiple of 16): the start field holds
- * addr >> 4 in 14 bits and shared addresses stay below 2^18, so the sum never carries out of it.
- * The kernel builds one descriptor per operand region and adds each wgmma's start to it. */
-ATTN_FN unsigned long long attn_desc_add(unsigned long long desc, int off) {
-  /* a 32-bit add on the low word (start and LBO fields): no carry reaches the high word */
-  return (desc & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)desc + (unsigned)(off >> 4));
-}
+/* The wgmma descriptors are rt_ptx.h's ptx_desc, one per operand region, with each wgmma's
+ * start added by ptx_desc_add. */
 #define ATTN_SBO 1024 /* between 8-row core-matrix groups: 8 rows of 128 bytes */
 #define ATTN_LBO_KMAJOR 16 /* unused by a swizzled K-major operand; 16 as CUTLASS writes it */
 
@@ -155,28 +152,14 @@ ATTN_FN int attn_p_acc(int kk, int i) { return 8 * kk + i; }
 
 /* ------------------------------------------------------------------ pipeline */
 
-/* KV tile n lives in stage n % stages.  Consumers wait for the K (V) full barrier's phase
- * n / stages; the producer refilling the stage with tile n >= stages first waits for the empty
- * barrier's phase n / stages - 1, completed by the consumers' release of tile n - stages.
- * mbarrier waits take the phase's parity. */
-ATTN_FN int attn_stage(int n, int stages) { return n % stages; }
-ATTN_FN int attn_full_parity(int n, int stages) { return (n / stages) & 1; }
-ATTN_FN int attn_empty_parity(int n, int stages) { return (n / stages + 1) & 1; }
+/* KV tile n lives in stage ptx_stage(n, stages); its consumers wait for the K (V) full barrier's
+ * ptx_full_parity, the producer refilling the stage with tile n >= stages for the empty
+ * barrier's ptx_empty_parity (rt_ptx.h). */
 
 /* ------------------------------------------------------------------ online softmax */
 
+#define ATTN_NEG_INF PTX_NEG_INF
 #if defined(__CUDACC__)
-#define ATTN_NEG_INF __int_as_float(0xff800000u)
-ATTN_FN float attn_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-ATTN_FN float attn_log2(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 /* max.f32 (one FMNMX; a NaN operand yields the other, as fmaxf) */
 ATTN_FN float attn_fmax(float a, float b) {
   float y;
@@ -184,9 +167,6 @@ ATTN_FN float attn_fmax(float a, float b) {
   return y;
 }
 #else
-#define ATTN_NEG_INF (-INFINITY)
-ATTN_FN float attn_exp2(float x) { return exp2f(x); }
-ATTN_FN float attn_log2(float x) { return log2f(x); }
 ATTN_FN float attn_fmax(float a, float b) { return fmaxf(a, b); }
 #endif
 #define ATTN_LN2 0.69314718055994530942f
@@ -232,7 +212,7 @@ ATTN_FN void attn_softmax_step(float *x, int n, const float mx[2], float m[2], f
   for (int r = 0; r < 2; r++) {
     const float mnew = attn_fmax(m[r], mx[r]);
     const float muse = mnew == ATTN_NEG_INF ? 0.f : mnew;
-    factor[r] = attn_exp2((m[r] - muse) * scale_log2);
+    factor[r] = ptx_exp2((m[r] - muse) * scale_log2);
     m[r] = mnew;
     base[r] = muse * scale_log2;
     l[r] *= factor[r];
@@ -240,7 +220,7 @@ ATTN_FN void attn_softmax_step(float *x, int n, const float mx[2], float m[2], f
   ATTN_UNROLL
   for (int i = 0; i < n; i++) {
     const int r = attn_acc_half(i);
-    x[i] = attn_exp2(x[i] * scale_log2 - base[r]);
+    x[i] = ptx_exp2(x[i] * scale_log2 - base[r]);
     l[r] += x[i];
   }
 }
@@ -258,10 +238,19 @@ ATTN_FN void attn_normalise(float *o, int n, const float l[2]) {
 /* The row's natural-log log-sum-exp of the scaled scores: ln(sum_j exp(scale*s_j)) =
  * ln 2 * (m*scale_log2 + log2 l); -inf for a row that attended no key. */
 ATTN_FN float attn_lse(float m, float l, float scale_log2) {
-  return l > 0.f ? (m * scale_log2 + attn_log2(l)) * ATTN_LN2 : ATTN_NEG_INF;
+  return l > 0.f ? (m * scale_log2 + ptx_log2(l)) * ATTN_LN2 : ATTN_NEG_INF;
 }
 
 /* ------------------------------------------------------------------ output */
+
+/* The query rows of thread t of consumer warpgroup c in the tile at row m0: attn_thread_row and
+ * that + 8 (accumulator element i is in row attn_o_row); the LSE of the thread's row r
+ * (attn_lse_row) is written by the first thread of each quad (attn_lse_writer), which holds the
+ * quad's full row sums. */
+ATTN_FN int attn_thread_row(int m0, int c, int t) { return m0 + c * 64 + attn_acc_row(t, 0); }
+ATTN_FN int attn_o_row(int row0, int i) { return row0 + 8 * attn_acc_half(i); }
+ATTN_FN int attn_lse_row(int row0, int r) { return row0 + 8 * r; }
+ATTN_FN int attn_lse_writer(int t) { return t % 4 == 0; }
 
 /* Element offsets (64-bit) of O[b, row, h, col] and LSE[b, h, row]. */
 ATTN_FN long long attn_o_offset(int b, int row, int h, int col, int SQ, int HQ, int D) {

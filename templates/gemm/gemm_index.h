@@ -14,6 +14,8 @@
 #ifndef ROOFTUNE_GEMM_INDEX_H
 #define ROOFTUNE_GEMM_INDEX_H
 
+#include "../common/rt_ptx.h" /* the swizzle, descriptors and stage phases every template shares */
+
 #if defined(__CUDACC__)
 #define GEMM_FN static __host__ __device__ __forceinline__
 #else
@@ -205,22 +207,17 @@ GEMM_FN int gemm_mma_out_col(int tile_n, int block_n, int warp_n, int warp_tile_
 GEMM_FN int gemm_wgmma_d_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2); }
 GEMM_FN int gemm_wgmma_d_col(int t, int i) { return 8 * (i / 4) + 2 * (t % 4) + i % 2; }
 
-/* gemm_wgmma's shared-memory operand layout (PTX ISA 9.7.15.5.1.2, 128-byte swizzle, 16-bit
- * elements).  TMA writes every box as rows of 128 bytes (64 elements of the box's inner
- * dimension), XOR-ing the 16-byte chunk index with the row index mod 8 inside each 1024-byte
- * group; stage buffers are 1024-byte aligned.  gemm_sw128_offset is that placement: byte
- * `byte` of row `row` of a box. */
-GEMM_FN int gemm_sw128_offset(int row, int byte) {
-  return row * 128 + ((((byte / 16) ^ (row % 8)) * 16) | (byte % 16));
-}
+/* gemm_wgmma's shared-memory operand layout (PTX ISA 9.7.15.5.1.2, 128-byte swizzle): TMA
+ * writes every box as rows of 128 bytes (64 elements of the box's inner dimension) under
+ * rt_ptx.h's ptx_sw128; stage buffers are 1024-byte aligned. */
 /* B tile in a stage, BLOCK_N x BLOCK_K (BLOCK_K == 64).  b_col 1 (nt, K-major): one box of
  * BLOCK_N rows of 64 K elements.  b_col 0 (nn, N-major): BLOCK_N/64 boxes, box j holding N
  * columns 64j..64j+63 as BLOCK_K rows of k, at byte gemm_wgmma_b_box_offset(j) of the stage.
  * Where element (k, n) of the tile lands, in bytes from the stage start: */
 GEMM_FN int gemm_wgmma_b_box_offset(int b_col, int j, int block_k) { return b_col ? 0 : j * block_k * 128; }
 GEMM_FN int gemm_wgmma_b_tma_offset(int b_col, int k, int n, int block_k) {
-  return b_col ? gemm_sw128_offset(n, 2 * k)
-               : gemm_wgmma_b_box_offset(0, n / 64, block_k) + gemm_sw128_offset(k, 2 * (n % 64));
+  return b_col ? ptx_sw128(n, 2 * k)
+               : gemm_wgmma_b_box_offset(0, n / 64, block_k) + ptx_sw128(k, 2 * (n % 64));
 }
 /* The TMA loads of a stage's B tile (K slab kt, columns n0..): gemm_wgmma_b_boxes boxes, box j
  * at tensor coordinates (*c0, *c1) innermost first, written gemm_wgmma_b_box_offset(j) bytes
@@ -253,6 +250,17 @@ GEMM_FN int gemm_wgmma_stage_bytes_es(int b_col, int block_m, int block_n, int b
   const int box_bytes = (b_col ? block_n : 64) * block_k * es;
   for (int j = 0; j < gemm_wgmma_b_boxes(b_col, block_n); j++) bytes += gemm_wgmma_b_box_in(b_col, j, n0, N) * box_bytes;
   return bytes;
+}
+/* A cluster's shared A tile: block `rank` of `cluster` loads tile rows [rank*part_rows, +part_rows)
+ * (part_rows = block_m / cluster) from tensor row gemm_wgmma_a_part_row and multicasts them to
+ * byte gemm_wgmma_a_part_offset of the A stage in every block of the cluster: each tile row is one
+ * 128-byte swizzle row of K (block_k elements of es bytes), so the part starts part_rows rows in. */
+GEMM_FN int gemm_wgmma_a_part_rows(int block_m, int cluster) { return block_m / cluster; }
+GEMM_FN int gemm_wgmma_a_part_row(int rank, int m0, int block_m, int cluster) {
+  return m0 + rank * gemm_wgmma_a_part_rows(block_m, cluster);
+}
+GEMM_FN int gemm_wgmma_a_part_offset(int rank, int block_m, int block_k, int es, int cluster) {
+  return rank * gemm_wgmma_a_part_rows(block_m, cluster) * block_k * es;
 }
 GEMM_FN int gemm_wgmma_stage_bytes(int b_col, int block_m, int block_n, int block_k, int cluster, int m0, int n0,
                                    int M, int N) {
@@ -288,16 +296,10 @@ GEMM_FN int gemm_simt_col(int tile_n, int block_n, int tx, int threads_n, int ve
 }
 
 /* gemm_wgmma's warp-specialised pipeline (PRODUCER 1): STAGES stage buffers, each with a
- * "full" mbarrier (the producer's expect_tx arrival plus the TMA bytes complete a phase) and an
- * "empty" one (lane 0 of every consumer warp of the cluster arrives once the warp's wgmma reads
- * of the stage are done: in a cluster a refill of A is multicast into every block).  K
- * slab kt lives in stage kt % STAGES.  The consumer of slab kt waits for the full barrier's
- * phase kt / STAGES; the producer of slab kt >= STAGES first waits for the empty barrier's
- * phase kt / STAGES - 1, completed by the consumers of slab kt - STAGES.  mbarrier waits take
- * the parity of the phase number. */
-GEMM_FN int gemm_pipe_stage(int kt, int stages) { return kt % stages; }
-GEMM_FN int gemm_pipe_full_parity(int kt, int stages) { return (kt / stages) & 1; }
-GEMM_FN int gemm_pipe_empty_parity(int kt, int stages) { return (kt / stages + 1) & 1; }
+ * "full" mbarrier and an "empty" one (lane 0 of every consumer warp of the cluster arrives once
+ * the warp's wgmma reads of the stage are done: in a cluster a refill of A is multicast into
+ * every block).  K slab kt lives in stage ptx_stage(kt, STAGES); its consumer waits for
+ * ptx_full_parity, its producer (kt >= STAGES) for ptx_empty_parity (rt_ptx.h). */
 /* Slabs are counted over all the units a block computes (g is the count before this unit), so
  * the pipeline runs on from one tile to the next.  After issuing slab g + kt's wgmmas and
  * waiting for all but the newest group, the consumers release slab g + kt - 1, which belongs to

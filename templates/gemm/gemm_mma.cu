@@ -20,6 +20,7 @@
 // stored N x K) and the prefix's RT_DTYPE_<dtype>.  Launch: grid (tiles_m*tiles_n, 1, SPLIT_K*BATCH), block THREADS, dynamic
 // shared memory STAGES*(A tile + B tile) with the padded strides below (= the manifest's SMEM).
 #include "gemm_index.h"
+#include "rt_ptx.h"
 
 #define CH (16 / ES)       // elements per 16-byte chunk
 #define KSTEP (32 / ES)    // K of one mma: 16 (f16/bf16) or 8 (tf32)
@@ -42,30 +43,6 @@ static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 1
 static_assert(BLOCK_K % 16 == 0, "BLOCK_K must be a multiple of 16");
 static_assert(STAGES >= 2, "STAGES must be at least 2");
 
-__device__ __forceinline__ unsigned smem_u32(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool pred) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(pred ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-__device__ __forceinline__ void ldsm_x4(unsigned r[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_trans(unsigned r[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
 // f32 -> tf32, rounded to nearest: sm_90 has it as one instruction (cvt.rn, PTX ISA 7.8); before
 // that only .rna exists, which compiles to a compare, an add and a mask.
 __device__ __forceinline__ unsigned to_tf32(unsigned x) {
@@ -78,19 +55,13 @@ __device__ __forceinline__ unsigned to_tf32(unsigned x) {
   return r;
 }
 
+// c += a b for this dtype (rt_ptx.h): m16n8k8 tf32, or m16n8k16 f16 / bf16.
 __device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsigned b[2]) {
 #if DTYPE_CODE == 0
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-#elif DTYPE_CODE == 1
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+  ptx_mma_m16n8k8_tf32(c, a, b[0], b[1]);
 #else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+  ptx_mma_m16n8k16<DTYPE_CODE == 2>(c, a, b[0], b[1]);
 #endif
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 #define KSTEPS (BLOCK_K / KSTEP)
@@ -145,7 +116,7 @@ __device__ __forceinline__ void copy_kmajor(chunk_plan &p, unsigned stage, const
 #pragma unroll unroll
   for (int i = 0; i < ITERS; ++i) {
     const bool ok = k_in && (p.rows_in >> i & 1u);
-    cp_async16(stage + p.smem + i * SMEM_STEP, ok ? src : X, ok);
+    ptx_cp_async16(stage + p.smem + i * SMEM_STEP, ok ? src : X, ok);
     src += p.step;
   }
   p.src += BLOCK_K;
@@ -161,7 +132,7 @@ __device__ __forceinline__ void copy_b_nmajor(chunk_plan &p, unsigned stage, con
 #pragma unroll unroll
   for (int i = 0; i < B_ITERS; ++i) {
     const bool ok = p.rows_in != 0 && i * B_RSTEP < p.k_left;
-    cp_async16(stage + p.smem + i * (B_RSTEP * B_LD * ES), ok ? p.src : B, ok);
+    ptx_cp_async16(stage + p.smem + i * (B_RSTEP * B_LD * ES), ok ? p.src : B, ok);
     p.src += p.step;
   }
   p.k_left -= BLOCK_K;
@@ -178,11 +149,11 @@ __device__ __forceinline__ void load_tile(const elem_t *__restrict__ A, const el
                                           int tid) {
   const int k0 = kt * BLOCK_K;
   if (VEC) {
-    copy_kmajor<A_ITERS, A_RSTEP * A_LD * ES>(pa, smem_u32(sA), A);
+    copy_kmajor<A_ITERS, A_RSTEP * A_LD * ES>(pa, ptx_smem_u32(sA), A);
 #if B_COL
-    copy_kmajor<B_ITERS, B_RSTEP * B_LD * ES>(pb, smem_u32(sB), B);
+    copy_kmajor<B_ITERS, B_RSTEP * B_LD * ES>(pb, ptx_smem_u32(sB), B);
 #else
-    copy_b_nmajor(pb, smem_u32(sB), B);
+    copy_b_nmajor(pb, ptx_smem_u32(sB), B);
 #endif
   } else {
     for (int e = tid; e < BLOCK_M * BLOCK_K; e += THREADS) {
@@ -210,20 +181,20 @@ __device__ __forceinline__ void load_tile(const elem_t *__restrict__ A, const el
 // tiles (rounded to tf32 for f32 inputs).
 __device__ __forceinline__ void load_frags(unsigned af[MI][4], unsigned bf[NI][2], const elem_t *sA,
                                            const elem_t *sB, int ks, int warp_m, int warp_n, int lane) {
-  const unsigned a_base = smem_u32(sA), b_base = smem_u32(sB);
+  const unsigned a_base = ptx_smem_u32(sA), b_base = ptx_smem_u32(sB);
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
-    ldsm_x4(af[mi], a_base + gemm_ldsm_a_offset(warp_m * WTM + mi * 16, ks, lane, A_LD * ES));
+    ptx_ldsm_x4(af[mi], a_base + gemm_ldsm_a_offset(warp_m * WTM + mi * 16, ks, lane, A_LD * ES));
 #pragma unroll
   for (int nj = 0; nj < NI / 2; ++nj) {
 #if B_COL
     unsigned r[4];
-    ldsm_x4(r, b_base + gemm_ldsm_bcol_offset(warp_n * WTN + nj * 16, ks, lane, B_LD * ES));
+    ptx_ldsm_x4(r, b_base + gemm_ldsm_bcol_offset(warp_n * WTN + nj * 16, ks, lane, B_LD * ES));
     bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
     bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
 #elif ES == 2
     unsigned r[4];
-    ldsm_x4_trans(r, b_base + gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, KSTEP, lane, B_LD * ES, ES));
+    ptx_ldsm_x4_trans(r, b_base + gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, KSTEP, lane, B_LD * ES, ES));
     bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
     bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
 #else
@@ -293,9 +264,9 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < nk) load_tile<VEC>(A, B, pa, pb, sA0 + s * A_TILE, sB0 + s * B_TILE, m0, n0, kt_begin + s, M, N, K, tid);
-    cp_async_commit();
+    ptx_cp_async_commit();
   }
-  cp_async_wait<STAGES - 2>();
+  ptx_cp_async_wait<STAGES - 2>();
   __syncthreads();
 
   unsigned af[2][MI][4], bf[2][NI][2];
@@ -306,11 +277,11 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
   for (int i = 0; i < nk; ++i) {
     if (i + STAGES - 1 < nk)
       load_tile<VEC>(A, B, pa, pb, sA0 + st_fill * A_TILE, sB0 + st_fill * B_TILE, m0, n0, kt_begin + i + STAGES - 1, M, N, K, tid);
-    cp_async_commit();
+    ptx_cp_async_commit();
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks) {
       if (ks == KSTEPS - 1) {  // tile i+1 landed; every warp holds tile i's last fragments
-        cp_async_wait<STAGES - 2>();
+        ptx_cp_async_wait<STAGES - 2>();
         __syncthreads();
       }
       if (!FRAGS_AFTER) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
@@ -324,7 +295,7 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
     st = st_next;
     st_next = st_next + 1 == STAGES ? 0 : st_next + 1;
   }
-  cp_async_wait<0>();
+  ptx_cp_async_wait<0>();
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)

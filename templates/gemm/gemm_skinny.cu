@@ -19,6 +19,7 @@
 // shared memory.  Placement and K ranges come from gemm_index.h (gemm_skinny_*).
 #include "gemm_epilogue.h"
 #include "gemm_index.h"
+#include "rt_ptx.h"
 
 #define VEC (16 / ES)  // elements per 16-byte load
 #ifndef EPI
@@ -120,14 +121,7 @@ __device__ __forceinline__ void st_out(unsigned short *p, float v) {
 }
 #endif
 
-// B is streamed: read once, kept out of L1 so that A stays there.
-__device__ __forceinline__ uint4 load_stream(const elem_t *p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
+// B is streamed: read once, kept out of L1 so that A stays there (rt_ptx.h's ptx_ld_stream16).
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__restrict__ C,
@@ -162,7 +156,7 @@ gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__r
         const int k = gemm_skinny_k(k0, k1, lane, VEC, i + u);
 #pragma unroll
         for (int c = 0; c < COLS; ++c)
-          b[u][c] = (k < k1 && n0 + c < N) ? load_stream(B + (long long)(n0 + c) * K + k)
+          b[u][c] = (k < k1 && n0 + c < N) ? ptx_ld_stream16(B + (long long)(n0 + c) * K + k)
                                            : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll

@@ -29,7 +29,8 @@
 //   1: warp specialisation: an extra producer warpgroup, one thread of which streams the K
 //      slabs, waiting on each stage's "empty" mbarrier, at which lane 0 of every consumer warp
 //      arrives when the warp releases the stage; the consumers never wait for each other.  The barrier
-//      phases and parities are gemm_pipe_* in gemm_index.h (host-tested with a simulation).
+//      phases and parities are rt_ptx.h's ptx_stage / ptx_*_parity and gemm_pipe_release (gemm_index.h;
+//      host-tested with a simulation).
 //
 // SPLIT_K > 1 splits the K slabs over gridDim.z (gemm_split_range) and adds the partial sums
 // into C with atomics (the launcher zeroes C first): the lever for skinny shapes such as
@@ -59,6 +60,7 @@
 // (mbarriers).
 #include "gemm_epilogue.h"
 #include "gemm_index.h"
+#include "rt_ptx.h"
 
 #ifndef B_E5M2
 #define B_E5M2 0
@@ -122,8 +124,7 @@ static_assert(SPLIT_K == 1 || OUT_TYPE == 0, "split-K adds fp32 partial sums");
 #ifndef CLUSTER
 #define CLUSTER 1
 #endif
-#define A_PART_ROWS (BLOCK_M / CLUSTER)            // rows of the shared A tile each block loads
-#define A_PART_BYTES (A_PART_ROWS * BLOCK_K * 2)
+#define A_PART_ROWS (BLOCK_M / CLUSTER)  // rows of the shared A tile each block loads (gemm_wgmma_a_part_rows)
 #define EMPTY_ARRIVALS (WARPGROUPS * 4 * CLUSTER)  // consumer warps of the cluster, per stage
 static_assert(THREADS == 128 * (WARPGROUPS + PRODUCER), "THREADS must be 128*(WARPGROUPS+PRODUCER)");
 static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "BLOCK_M must be a multiple of 64*WARPGROUPS");
@@ -145,70 +146,10 @@ struct __align__(64) tma_desc {
   unsigned long long opaque[16];  // a CUtensorMap, passed by value as a __grid_constant__
 };
 
-__device__ __forceinline__ unsigned smem_u32(const void *p) {
-  return (unsigned)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_3d(unsigned dst, const tma_desc *map, unsigned bar,
-                                            int c0, int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-      "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
-
-__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const tma_desc *map, unsigned bar, int c0,
-                                                      int c1, int c2, unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
-      "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
-      : "memory");
-}
-// Arrive at the mbarrier at shared offset `bar` of block `cta` of the cluster.  The default
-// semantics (release at CTA scope), as CUTLASS's ClusterBarrier::arrive: the arrival only says
-// that this warp's wgmmas have finished reading the stage.  `.release.cluster` put a cluster-wide
-// memory barrier before every arrival, which an H200 showed as 41 % of the warps' stall cycles
-// and a two-block cluster at half the speed of a single block (0.36 against 0.19 ms on 4096^3).
-__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta) {
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-      "r"(cta)
-      : "memory");
-}
-
-// Shared-memory matrix descriptor of an operand in the 128-byte swizzle layout TMA wrote:
-// start address >> 4 (bits 0-13), leading byte offset >> 4 (bits 16-29), stride byte offset
-// >> 4 (bits 32-45), swizzle mode 1 = 128B (bits 62-63).  K-major (A, and B for nt): LBO 16
-// (unused), SBO 1024 between 8-row core-matrix groups.  N-major B (nn): LBO between 64-wide N
-// atoms, SBO 1024 between 8-row groups of k (gemm_wgmma_b_lbo/_sbo).  Stage buffers are
-// 1024-byte aligned so the base offset is 0.
-__device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
-         ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
+// Shared-memory matrix descriptors (rt_ptx.h's ptx_desc) of the operands in the 128-byte swizzle
+// layout TMA wrote.  K-major (A, and B for nt): LBO 16 (unused), SBO 1024 between 8-row
+// core-matrix groups.  N-major B (nn): LBO between 64-wide N atoms, SBO 1024 between 8-row
+// groups of k (gemm_wgmma_b_lbo/_sbo).  Stage buffers are 1024-byte aligned so the base offset is 0.
 
 // The TMA loads of one stage's B tile: K slab kt, N columns n0.. of the block.
 // (Boxes wholly past N are skipped: gemm_wgmma_b_box_in.)
@@ -219,7 +160,7 @@ __device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsign
     int c0, c1;
     gemm_wgmma_b_box(B_COL, j, kt, n0, BLOCK_K, &c0, &c1);
     if (gemm_wgmma_b_box_in(B_COL, j, n0, N))
-      tma_load_3d(dst + gemm_wgmma_b_box_offset(B_COL, j, BLOCK_K), map, bar, c0, c1, batch);
+      ptx_tma_load_3d(dst + gemm_wgmma_b_box_offset(B_COL, j, BLOCK_K), map, bar, c0, c1, batch);
   }
 }
 
@@ -231,14 +172,15 @@ __device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned fu
                                            const tma_desc *tmB, int s, int kt, int m0, int n0, int batch,
                                            int rank, int M, int N) {
   // the bytes of every box that reaches this block's stage (boxes wholly outside are skipped)
-  mbar_expect_tx(full, gemm_wgmma_stage_bytes_es(B_COL, BLOCK_M, BLOCK_N, BLOCK_K, ES, CLUSTER, m0, n0, M, N));
+  ptx_mbar_expect_tx(full, gemm_wgmma_stage_bytes_es(B_COL, BLOCK_M, BLOCK_N, BLOCK_K, ES, CLUSTER, m0, n0, M, N));
 #if CLUSTER > 1
-  if (m0 + rank * A_PART_ROWS < M)
-    tma_load_3d_multicast(sA + s * A_STAGE_BYTES + rank * A_PART_BYTES, tmA, full, kt * BLOCK_K,
-                          m0 + rank * A_PART_ROWS, batch, (unsigned short)((1u << CLUSTER) - 1));
+  const int row = gemm_wgmma_a_part_row(rank, m0, BLOCK_M, CLUSTER);
+  if (row < M)
+    ptx_tma_load_3d_multicast(sA + s * A_STAGE_BYTES + gemm_wgmma_a_part_offset(rank, BLOCK_M, BLOCK_K, ES, CLUSTER), tmA,
+                          full, kt * BLOCK_K, row, batch, (unsigned short)((1u << CLUSTER) - 1));
 #else
   (void)rank;
-  tma_load_3d(sA + s * A_STAGE_BYTES, tmA, full, kt * BLOCK_K, m0, batch);  // m0 < M: inside
+  ptx_tma_load_3d(sA + s * A_STAGE_BYTES, tmA, full, kt * BLOCK_K, m0, batch);  // m0 < M: inside
 #endif
   load_b(sB + s * B_STAGE_BYTES, tmB, full, kt, n0, batch, N);
 }
@@ -247,16 +189,14 @@ __device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned fu
 // cluster (of the block without clusters).
 __device__ __forceinline__ int cluster_rank() {
 #if CLUSTER > 1
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return (int)r;
+  return ptx_cluster_rank();
 #else
   return 0;
 #endif
 }
 __device__ __forceinline__ void cluster_sync() {
 #if CLUSTER > 1
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  ptx_cluster_sync();
 #else
   __syncthreads();
 #endif
@@ -269,83 +209,25 @@ __device__ __forceinline__ void release_stage(unsigned bar) {
   if (threadIdx.x % 32 == 0) {
 #if CLUSTER > 1
 #pragma unroll
-    for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(bar, (unsigned)r);
+    for (int r = 0; r < CLUSTER; ++r) ptx_mbar_arrive_cluster(bar, (unsigned)r);
 #else
-    mbar_arrive(bar);
+    ptx_mbar_arrive(bar);
 #endif
   }
 }
 
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-template <int N> __device__ __forceinline__ void acc_fence(float *d) {
-  // keeps the compiler from moving accumulator reads across wgmma.wait_group
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-__device__ __forceinline__ void wgmma_n64(float *d, unsigned long long da, unsigned long long db) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k" WGMMA_K ".f32." WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, " WGMMA_TAIL ";\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(da), "l"(db), "r"(1));
-}
-
-__device__ __forceinline__ void wgmma_n128(float *d, unsigned long long da, unsigned long long db) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k" WGMMA_K ".f32." WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, " WGMMA_TAIL ";\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db), "r"(1));
-}
-
-__device__ __forceinline__ void wgmma_n256(float *d, unsigned long long da, unsigned long long db) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k" WGMMA_K ".f32." WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, " WGMMA_TAIL ";\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(da), "l"(db), "r"(1));
-}
-
+// The m64nNk (16-bit: k16, fp8: k32) wgmma of rt_ptx.h for this block's N, A and B from shared
+// memory; the accumulators are zeroed before a tile's first slab, so every slab adds (scale-d 1).
+PTX_WGMMA_SS(wgmma_n64, 64, WGMMA_AB, WGMMA_K, WGMMA_TAIL)
+PTX_WGMMA_SS(wgmma_n128, 128, WGMMA_AB, WGMMA_K, WGMMA_TAIL)
+PTX_WGMMA_SS(wgmma_n256, 256, WGMMA_AB, WGMMA_K, WGMMA_TAIL)
 __device__ __forceinline__ void wgmma_tile(float *d, unsigned long long da, unsigned long long db) {
 #if BLOCK_N == 64
-  wgmma_n64(d, da, db);
+  wgmma_n64(d, da, db, false);
 #elif BLOCK_N == 128
-  wgmma_n128(d, da, db);
+  wgmma_n128(d, da, db, false);
 #else
-  wgmma_n256(d, da, db);
+  wgmma_n256(d, da, db, false);
 #endif
 }
 
@@ -484,7 +366,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
 #endif
 ) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  const unsigned raw = smem_u32(smem_raw);
+  const unsigned raw = ptx_smem_u32(smem_raw);
   const unsigned base = (raw + 1023u) & ~1023u;  // 128B swizzle wants 1024-byte alignment
   const unsigned sA = base;
   const unsigned sB = base + STAGES * A_STAGE_BYTES;
@@ -507,11 +389,10 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full + 8 * s, 1);
-      if (PRODUCER) mbar_init(empty + 8 * s, EMPTY_ARRIVALS);
+      ptx_mbar_init(full + 8 * s, 1);
+      if (PRODUCER) ptx_mbar_init(empty + 8 * s, EMPTY_ARRIVALS);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    ptx_mbar_init_fence();
   }
   cluster_sync();  // every barrier of the cluster is initialised before anyone loads or arrives
 
@@ -529,8 +410,8 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
         int tile_m, tile_n;
         gemm_unit_tile(u, tiles_m, tiles_n, CLUSTER, SWIZZLE, rank, &tile_m, &tile_n);
         for (int kt = 0; kt < nk; ++kt, ++g) {
-          const int s = gemm_pipe_stage(g, STAGES);
-          if (g >= STAGES) mbar_wait(empty + 8 * s, gemm_pipe_empty_parity(g, STAGES));
+          const int s = ptx_stage(g, STAGES);
+          if (g >= STAGES) ptx_mbar_wait(empty + 8 * s, ptx_empty_parity(g, STAGES));
           load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + kt, tile_m * BLOCK_M, tile_n * BLOCK_N, batch,
                      rank, M, N);
         }
@@ -569,7 +450,7 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
       __syncthreads();  // every thread is past the last unit's wait_group 0: its stages are free
       if (tid == 0)
         for (int s = 0; s < STAGES && s < nk; ++s)
-          load_stage(sA, sB, full + 8 * gemm_pipe_stage(g + s, STAGES), &tmA, &tmB, gemm_pipe_stage(g + s, STAGES),
+          load_stage(sA, sB, full + 8 * ptx_stage(g + s, STAGES), &tmA, &tmB, ptx_stage(g + s, STAGES),
                      k0 + s, m0, n0, batch, 0, M, N);
 #endif
 #pragma unroll
@@ -578,36 +459,36 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
         for (int j = 0; j < ACC; ++j) acc[i][j] = 0.f;
 
       for (int kt = 0; kt < nk; ++kt) {
-        const int s = gemm_pipe_stage(g + kt, STAGES);
-        mbar_wait(full + 8 * s, gemm_pipe_full_parity(g + kt, STAGES));
-        wgmma_fence();
+        const int s = ptx_stage(g + kt, STAGES);
+        ptx_mbar_wait(full + 8 * s, ptx_full_parity(g + kt, STAGES));
+        ptx_wgmma_fence();
 #pragma unroll
         for (int k = 0; k < K_STEPS; ++k) {
-          const unsigned long long db = smem_desc(sB + s * B_STAGE_BYTES + gemm_wgmma_b_start(B_COL, k),
+          const unsigned long long db = ptx_desc(sB + s * B_STAGE_BYTES + gemm_wgmma_b_start(B_COL, k),
                                                   gemm_wgmma_b_lbo(B_COL, BLOCK_K), gemm_wgmma_b_sbo());
 #pragma unroll
           for (int mt = 0; mt < WG_TILES; ++mt) {
             const unsigned a = sA + s * A_STAGE_BYTES + gemm_wgmma_a_start(wg * WG_TILES + mt, k);
-            wgmma_tile(acc[mt], smem_desc(a, 16, 1024), db);
+            wgmma_tile(acc[mt], ptx_desc(a, 16, 1024), db);
           }
         }
-        wgmma_commit();
-        wgmma_wait<1>();  // the group of slab g+kt-1 is done: its stage may be refilled
+        ptx_wgmma_commit();
+        ptx_wgmma_wait<1>();  // the group of slab g+kt-1 is done: its stage may be refilled
         const int done = gemm_pipe_release(g, kt);
 #if PRODUCER
-        if (done >= 0) release_stage(empty + 8 * gemm_pipe_stage(done, STAGES));
+        if (done >= 0) release_stage(empty + 8 * ptx_stage(done, STAGES));
 #else
         __syncthreads();
         if (tid == 0 && done >= 0 && kt - 1 + STAGES < nk)
-          load_stage(sA, sB, full + 8 * gemm_pipe_stage(done, STAGES), &tmA, &tmB, gemm_pipe_stage(done, STAGES),
+          load_stage(sA, sB, full + 8 * ptx_stage(done, STAGES), &tmA, &tmB, ptx_stage(done, STAGES),
                      k0 + kt - 1 + STAGES, m0, n0, batch, 0, M, N);
 #endif
       }
-      wgmma_wait<0>();
+      ptx_wgmma_wait<0>();
 #pragma unroll
-      for (int mt = 0; mt < WG_TILES; ++mt) acc_fence<ACC>(acc[mt]);
+      for (int mt = 0; mt < WG_TILES; ++mt) ptx_reg_fence<ACC>(acc[mt]);
 #if PRODUCER
-      if (nk > 0) release_stage(empty + 8 * gemm_pipe_stage(g + nk - 1, STAGES));  // the unit's last slab
+      if (nk > 0) release_stage(empty + 8 * ptx_stage(g + nk - 1, STAGES));  // the unit's last slab
 #endif
       store_tile(acc, C, ectx, m0, n0, M, N, wg, t);
     }

@@ -72,6 +72,29 @@ out=$("$bin" compile broken_gemm --arch sm_80 2>"$tmp/err") || fail "damaged cac
 grep -q "warning: .*damaged" "$tmp/err" || fail "no warning for the damaged cache: $(cat "$tmp/err")"
 [ "$(grep -c warning "$tmp/err")" = 1 ] || fail "more than one warning: $(cat "$tmp/err")"
 
+# the selections tier 1 and 2 of tests/gpu/run.sh compile ahead: the covering set (every value
+# of TILE and UNROLL at least once), the model's fastest; --dry-run says what the cache holds
+# and compiles nothing
+export ROOFTUNE_CACHE_DIR="$tmp/cache2"
+json=$("$bin" compile tiny_gemm --arch sm_80 --cover --dry-run --json) || fail "compile --cover --dry-run exited $?"
+all=$("$bin" compile tiny_gemm --arch sm_80 --dry-run --json) || fail "compile --dry-run exited $?"
+python3 - "$json" "$all" <<'PY' || exit 1
+import json, sys
+d, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert d["cache_hits"] == 0 and d["to_compile"] == d["candidates"], d
+assert all(r["status"] == "not_cached" for r in d["results"]), d
+for p in ("TILE", "UNROLL"):
+    assert {r["config"][p] for r in d["results"]} == {r["config"][p] for r in a["results"]}, (p, d, a)
+assert d["candidates"] < a["candidates"] == 9, d
+PY
+n=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["candidates"])')
+"$bin" compile tiny_gemm --arch sm_80 --cover >/dev/null || fail "compile --cover exited $?"
+out=$("$bin" compile tiny_gemm --arch sm_80 --cover --dry-run) || fail "second dry run exited $?"
+echo "$out" | tail -1 | grep -q "$n candidates of 9, $n in the cache, 0 to compile (dry run: nothing compiled)" || fail "dry run after the compile: $out"
+out=$("$bin" compile tiny_gemm --arch sm_80 --best 2 --dry-run) || fail "--best exited $?"
+echo "$out" | tail -1 | grep -q "2 candidates of 9" || fail "--best 2: $out"
+export ROOFTUNE_CACHE_DIR="$tmp/cache"
+
 # bad input: one clear error, exit 2
 expect2() {
   local want=$1; shift
@@ -82,7 +105,7 @@ expect2() {
   [ ! -s "$tmp/out" ] || fail "'compile $*' printed to stdout"
 }
 expect2 "no template named nope.*tiny_gemm" nope --arch sm_90
-expect2 "unknown architecture 'sm_75'; valid: sm_80, sm_86, sm_89, sm_90, sm_90a" tiny_gemm --arch sm_75
+expect2 "unknown architecture 'sm_70'; valid: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a" tiny_gemm --arch sm_70
 expect2 "arch is required" tiny_gemm
 expect2 "no dtype 'bf16'; it has: f32, f16" tiny_gemm --arch sm_90 --dtype bf16
 expect2 "does not support sm_86" broken_gemm --arch sm_86
@@ -90,4 +113,7 @@ expect2 "shape '12xx'" tiny_gemm --arch sm_90 --shape 12xx
 expect2 "jobs" tiny_gemm --arch sm_90 --jobs two
 expect2 "unknown option '--fast'" tiny_gemm --arch sm_90 --fast
 expect2 "unexpected argument" tiny_gemm extra --arch sm_90
+expect2 "give one of them" tiny_gemm --arch sm_90 --cover --best 2
+expect2 "best takes a count" tiny_gemm --arch sm_90 --best 0
+expect2 "dry-run reads the cache" tiny_gemm --arch sm_90 --dry-run --no-cache
 echo "compile ok"

@@ -21,6 +21,18 @@ assert b["valid"] == 7 and abs(b["optimum_ms"] - 2.0) < 1e-9, b
 assert k["valid"] == 3 and abs(k["optimum_ms"] - 0.8) < 1e-9 and abs(k["random_expected"] - 2) < 1e-9, k
 print("replay json ok")
 PY
+# a KTT recording with counters: diagnosed from them, the strategy given the compile facts
+json=$("$bin" replay --json --seeds 3 --budget 10 --strategy steer "$fx/ktt_counters.json") \
+  || { echo "FAIL: replay --json on ktt_counters.json exited $?"; exit 1; }
+python3 - "$json" <<'PY' || exit 1
+import json, sys
+x = json.loads(sys.argv[1])["results"][0]
+assert x["strategy"] == "steer" and x["diagnosed"] == 4 and x["features"] == 7, x
+assert x["counters_gpu"] == "NVIDIA GeForce RTX 2080 Ti", x
+print("replay with counters ok")
+PY
+out=$("$bin" replay --seeds 2 --budget 10 "$fx/ktt_counters.json") || { echo "FAIL: replay text on ktt_counters.json"; exit 1; }
+echo "$out" | grep -q "4 configurations diagnosed from their recorded counters" || { echo "FAIL: text: $out"; exit 1; }
 # text output names the default strategy and random search's need
 out=$("$bin" replay --seeds 3 "$fx/small.json") || { echo "FAIL: replay text exited $?"; exit 1; }
 echo "$out" | grep -q "random search needs 2.7" || { echo "FAIL: text: $out"; exit 1; }

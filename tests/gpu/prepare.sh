@@ -1,34 +1,86 @@
 #!/usr/bin/env bash
-# Builds, on this machine, what tests/gpu/run.sh runs on a GPU machine where nothing can be
-# installed: a Release build in build-gpu/ with SQLite and Jansson linked statically, so it
-# needs only libc, zlib, NVRTC and cuBLASLt there.  librooftune.so (which the command, the
-# examples and the Python package load) links SQLite's shared library, so a copy of
-# libsqlite3.so.0 travels beside it, found through its $ORIGIN run path; pytest goes into
-# build-gpu/pylib for the Python GPU tests.  Then, with the device tool:
-#   run  command: bash tests/gpu/run.sh    carry: ["build-gpu"]
-# run.sh uses the carried build (and builds one itself only when none came).  Prints the size
-# that will travel (the limit is 64 MiB with the working tree).
+# Makes, on this machine, what tests/gpu/run.sh runs on a GPU machine where nothing can be
+# installed, and which must cost it no compile in tiers 1 and 2:
+#   1. a Release build in build-gpu-full/ with SQLite and Jansson linked statically, so it
+#      needs only libc, zlib, NVRTC and cuBLASLt there (librooftune.so links SQLite's shared
+#      library: a copy of libsqlite3.so.0 travels beside it, found through its $ORIGIN run path);
+#   2. build-gpu/: only what the GPU machine runs from it (rooftune, librooftune, the GPU test
+#      programs, load_gemm, bench_gemm), not the object files and libraries of the build, nor
+#      pytest (the H200 image has it; RT_GPU_PYLIB=1 puts one in pylib/ for a machine without);
+#   3. the cubin cache build-gpu/gpu-cache, filled with every candidate of tiers 1 and 2: each
+#      line of tests/gpu/tiers.txt tuned on the model device (NVRTC needs no GPU), covering sets
+#      as they are and the model's fastest N with twice N (the GPU ranks by the same model, and
+#      a measured roof may move a few places); SQLite's cache compacted and packed
+#      (gpu-cache.tgz, 5x smaller; run.sh unpacks it);
+#   4. the dry run: `run.sh --plan` on that cache, whose last line must say 0 compiles left, and
+#      the size that travels (the working tree and build-gpu/ together under 64 MiB).
+# Then, with the device tool:  run  command: bash tests/gpu/run.sh   carry: ["build-gpu"]
 set -eu
 cd "$(dirname "$0")/../.."
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DROOFTUNE_STATIC_DEPS=ON >/dev/null
+full=build-gpu-full
+cmake -S . -B "$full" -DCMAKE_BUILD_TYPE=Release -DROOFTUNE_STATIC_DEPS=ON >/dev/null
 targets=(rooftune rooftune_shared bench_gemm gpu_load_gemm)
 for f in tests/gpu/test_*.c; do t=$(basename "$f" .c); targets+=("gpu_$t"); done
-cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" >/dev/null
-rm -rf build-gpu/gpu-cache build-gpu/gpu-tuning.db* build-gpu/gpu-runtime.db*
-sqlite=$(ldd build-gpu/librooftune.so | sed -n 's/.*libsqlite3\.so\.0 => \([^ ]*\) .*/\1/p')
-[ -n "$sqlite" ] && [ "$sqlite" != "$PWD/build-gpu/libsqlite3.so.0" ] && cp -L "$sqlite" build-gpu/libsqlite3.so.0
-for b in build-gpu/rooftune build-gpu/tests/gpu_test_* build-gpu/tests/gpu_load_gemm build-gpu/librooftune.so; do
+cmake --build "$full" -j "$(nproc)" --target "${targets[@]}" >/dev/null
+sqlite=$(ldd "$full/librooftune.so" | sed -n 's/.*libsqlite3\.so\.0 => \([^ ]*\) .*/\1/p')
+[ -n "$sqlite" ] && [ "$sqlite" != "$PWD/$full/libsqlite3.so.0" ] && cp -L "$sqlite" "$full/libsqlite3.so.0"
+for b in "$full"/rooftune "$full"/tests/gpu_test_* "$full"/tests/gpu_load_gemm "$full"/librooftune.so; do
   # Jansson linked in statically; SQLite too, or else the carried copy (librooftune's)
   found=$(ldd "$b" | sed -n 's/.*libsqlite3\.so\.0 => \([^ ]*\) .*/\1/p')
   if ldd "$b" | grep -q libjansson ||
-     { [ -n "$found" ] && [ "$(realpath "$found")" != "$(realpath build-gpu/libsqlite3.so.0)" ]; }; then
+     { [ -n "$found" ] && [ "$(realpath "$found")" != "$(realpath "$full/libsqlite3.so.0")" ]; }; then
     echo "prepare.sh: $b links SQLite or Jansson from this machine" >&2
     exit 1
   fi
 done
-if python3 -m pip --version >/dev/null 2>&1; then
-  rm -rf build-gpu/pylib
+
+# 2. build-gpu: what runs there, laid out as in the build (run.sh and the steps expect it)
+cache_keep=""
+[ ! -d build-gpu/gpu-cache ] && [ -f build-gpu/gpu-cache.tgz ] && tar -xzf build-gpu/gpu-cache.tgz -C build-gpu
+[ -d build-gpu/gpu-cache ] && cache_keep=$(mktemp -d) && mv build-gpu/gpu-cache "$cache_keep/"
+rm -rf build-gpu
+mkdir -p build-gpu/tests build-gpu/bench
+cp -a "$full"/rooftune "$full"/librooftune.so* build-gpu/
+[ -f "$full/libsqlite3.so.0" ] && cp -a "$full/libsqlite3.so.0" build-gpu/
+cp -a "$full"/tests/gpu_test_* "$full"/tests/gpu_load_gemm build-gpu/tests/
+cp -a "$full"/bench/bench_gemm build-gpu/bench/
+[ -n "$cache_keep" ] && mv "$cache_keep/gpu-cache" build-gpu/ && rmdir "$cache_keep"
+if [ "${RT_GPU_PYLIB:-0}" = 1 ] && python3 -m pip --version >/dev/null 2>&1; then
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target build-gpu/pylib pytest >/dev/null ||
     echo "prepare.sh: pytest could not be put in build-gpu/pylib; the Python GPU tests will not run there" >&2
 fi
-echo "build-gpu ready: $(du -sh build-gpu | cut -f1) (carry it: [\"build-gpu\"])"
+
+# 3. the cubin cache of tiers 1 and 2
+export ROOFTUNE_CACHE_DIR=$PWD/build-gpu/gpu-cache ROOFTUNE_TEMPLATE_DIR=$PWD/templates
+bin=$PWD/build-gpu/rooftune
+n=0
+while read -r tier step target shape dtype lens bud envs; do
+  case "$tier" in 1|2) ;; *) continue ;; esac
+  args="$target --shape $shape --dtype $dtype"
+  [ "$lens" = "-" ] || args="$args --kv-lens $lens"
+  if [ "$bud" = cover ]; then args="$args --cover --strategy brute_force --budget 64"; else args="$args --strategy model --budget $((2 * bud))"; fi
+  # shellcheck disable=SC2086
+  if ! env ROOFTUNE_COUNTERS=0 $envs "$bin" tune $args --device model:h200 --no-db >/dev/null 2>"$ROOFTUNE_CACHE_DIR.log"; then
+    echo "prepare.sh: tier $tier: rooftune tune $args --device model:h200 failed:" >&2
+    tail -3 "$ROOFTUNE_CACHE_DIR.log" >&2
+    exit 1
+  fi
+  n=$((n + 1))
+done < <(grep -v '^#' tests/gpu/tiers.txt)
+rm -f "$ROOFTUNE_CACHE_DIR.log"
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.execute('VACUUM')" \
+  "$ROOFTUNE_CACHE_DIR/cubins.db" 2>/dev/null || true
+rm -f "$ROOFTUNE_CACHE_DIR"/cubins.db-wal "$ROOFTUNE_CACHE_DIR"/cubins.db-shm
+echo "prepare.sh: $n tune runs of tiers 1 and 2 on the model device: $(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from cubins_v1').fetchone()[0])" "$ROOFTUNE_CACHE_DIR/cubins.db") cubins cached"
+
+# 4. the dry run and the size that travels
+plan=$(ROOFTUNE_BIN=$bin bash tests/gpu/run.sh --plan | tail -1) # (on the unpacked cache)
+echo "prepare.sh: dry run (run.sh --plan): $plan"
+case "$plan" in *", 0 compiles left") ;; *) echo "prepare.sh: tiers 1 and 2 would still compile on the GPU machine" >&2; exit 1 ;; esac
+tar -czf build-gpu/gpu-cache.tgz -C build-gpu gpu-cache && rm -rf build-gpu/gpu-cache
+tree_kb=$(git ls-files -z | xargs -0 du -ck 2>/dev/null | tail -1 | cut -f1)
+other_kb=$(git ls-files -z --others --exclude-standard | xargs -0 -r du -ck 2>/dev/null | tail -1 | cut -f1)
+build_kb=$(du -sk build-gpu | cut -f1)
+total_mb=$(( (tree_kb + ${other_kb:-0} + build_kb) / 1024 ))
+echo "build-gpu ready: $((build_kb / 1024)) MiB (the packed cache $(du -sk build-gpu/gpu-cache.tgz | cut -f1) KiB), with the working tree $total_mb MiB of the 64 MiB that travel (carry it: [\"build-gpu\"])"
+[ "$total_mb" -lt 64 ] || { echo "prepare.sh: over the 64 MiB the device tool carries" >&2; exit 1; }

@@ -256,40 +256,15 @@ static void consume(emu *e, lane_regs *lr, int warp, int stage, int base, int ma
       }
     }
   }
+  /* the header's scaling and mask, the quad's max by xor shuffles, the header's softmax step */
   const int need_mask = base + e->c->block_n > mask_from;
   float mx[32][2];
-  for (int l = 0; l < 32; l++) {
-    mx[l][0] = mx[l][1] = ATTN_NEG_INF;
-    for (int j = 0; j < e->nw / 8; j++)
-      for (int i = 0; i < 4; i++) {
-        float x = s[l][j][i] * scale_log2;
-        if (need_mask && base + wn * e->nw + 8 * j + attn_acc_col(l, i) >= lr[l].bnd[i / 2]) x = ATTN_NEG_INF;
-        s[l][j][i] = x;
-        mx[l][i / 2] = attn_fmax(mx[l][i / 2], x);
-      }
-  }
+  for (int l = 0; l < 32; l++) attn_decode_scores(s[l], e->nw / 8, scale_log2, need_mask, base + wn * e->nw, l, lr[l].bnd, mx[l]);
   for (int h = 0; h < 2; h++) {
     shfl_xor_max(mx, h, 1);
     shfl_xor_max(mx, h, 2);
   }
-  for (int l = 0; l < 32; l++) {
-    float alpha[2], eb[2], rs[2] = {0, 0};
-    for (int h = 0; h < 2; h++) {
-      const float mn = attn_fmax(lr[l].m[h], mx[l][h]);
-      eb[h] = attn_exp_base(mn);
-      alpha[h] = attn_exp2(lr[l].m[h] - eb[h]);
-      lr[l].m[h] = mn;
-    }
-    for (int j = 0; j < e->nw / 8; j++)
-      for (int i = 0; i < 4; i++) {
-        const float p = attn_exp2(s[l][j][i] - eb[i / 2]);
-        s[l][j][i] = p;
-        rs[i / 2] += p;
-      }
-    for (int h = 0; h < 2; h++) lr[l].l[h] = lr[l].l[h] * alpha[h] + rs[h];
-    for (int nt = 0; nt < D / 8; nt++)
-      for (int i = 0; i < 4; i++) lr[l].o[nt][i] *= alpha[i / 2];
-  }
+  for (int l = 0; l < 32; l++) attn_decode_softmax(s[l], e->nw / 8, lr[l].o, D / 8, lr[l].m, lr[l].l, mx[l]);
   for (int kk = 0; kk < e->nw / 16; kk++) {
     for (int l = 0; l < 32; l++)
       for (int j = 0; j < 4; j++) {
@@ -377,8 +352,7 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
       for (int l = 0; l < 32; l++) {
         lane_regs *lr = &g_lr[w][l];
         for (int h = 0; h < 2; h++) {
-          const int r = 16 * attn_warp_m(w, e->wms) + attn_acc_row(l, 2 * h);
-          lr->bnd[h] = r < rows ? attn_key_bound(kv_len, p->SQ, attn_row_query(r, e->group), p->causal) : kv_len;
+          lr->bnd[h] = attn_row_bound(attn_thread_row(attn_warp_m(w, e->wms), l, h), rows, kv_len, p->SQ, e->group, p->causal);
           lr->m[h] = ATTN_NEG_INF;
           lr->l[h] = 0;
         }
@@ -509,13 +483,13 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
       for (int l = 0; l < 32; l++) {
         for (int nt = 0; nt < D / 8; nt++)
           for (int h = 0; h < 2; h++) {
-            const int r = 16 * wm + attn_acc_row(l, 2 * h), d = 8 * nt + attn_acc_col(l, 2 * h);
+            const int r = attn_thread_row(wm, l, h), d = 8 * nt + attn_acc_col(l, 2 * h);
             tr_write(&e->oscr, attn_oscr(wn, r, d, Qr, D), lr[l].o[nt][2 * h]);
             tr_write(&e->oscr, attn_oscr(wn, r, d, Qr, D) + 1, lr[l].o[nt][2 * h + 1]);
           }
         if (l % 4 == 0)
           for (int h = 0; h < 2; h++) {
-            const int r = 16 * wm + attn_acc_row(l, 2 * h);
+            const int r = attn_thread_row(wm, l, h);
             tr_write(&e->mls, attn_mlscr(wn, r, Qr), lr[l].m[h]);
             tr_write(&e->mls, wns * Qr + attn_mlscr(wn, r, Qr), lr[l].l[h]);
           }
@@ -523,13 +497,14 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
     }
     barrier();
     for (int r = 0; r < Qr; r++) {
-      float M = ATTN_NEG_INF, L = 0;
-      for (int w = 0; w < wns; w++) M = attn_fmax(M, tr_read(&e->mls, attn_mlscr(w, r, Qr)));
+      /* the row's thread: the reads of its merge checked against the barrier epochs, then the
+       * header's merge on the scratch itself (the weights go in place, the row's own slots) */
       for (int w = 0; w < wns; w++) {
-        const float wt = attn_merge_weight(e->mls.v[attn_mlscr(w, r, Qr)], M); /* the same thread read it above */
-        L += wt * tr_read(&e->mls, wns * Qr + attn_mlscr(w, r, Qr));
-        e->mls.v[attn_mlscr(w, r, Qr)] = wt; /* in place, the row's own thread */
+        tr_read(&e->mls, attn_mlscr(w, r, Qr));
+        tr_read(&e->mls, wns * Qr + attn_mlscr(w, r, Qr));
       }
+      float M, L;
+      attn_merge_slices(e->mls.v, r, Qr, wns, &M, &L);
       tr_write(&e->wsm, c->splits * Qr + r, M);
       tr_write(&e->wsm, (c->splits + 1) * Qr + r, L);
     }
@@ -572,23 +547,11 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
   const long long total_rows = (long long)p->B * p->HQ * p->SQ;
   barrier();
   for (int r = 0; r < rows; r++) {
-    float M = ATTN_NEG_INF, L = 0;
-    for (int s = 0; s < c->splits; s++) {
-      int sb, se;
-      attn_split_range(kv_len, BN, c->splits, s, &sb, &se);
-      if (sb < se) M = attn_fmax(M, work_read(e, attn_work_ml(bg, s, r, c->splits, rows, D, total_rows)));
-    }
-    for (int s = 0; s < c->splits; s++) {
-      int sb, se;
-      attn_split_range(kv_len, BN, c->splits, s, &sb, &se);
-      float wt = 0;
-      if (sb < se) {
-        const long long ml = attn_work_ml(bg, s, r, c->splits, rows, D, total_rows);
-        wt = attn_merge_weight(work_read(e, ml), M);
-        L += wt * work_read(e, ml + 1);
-      }
-      tr_write(&e->wsm, s * Qr + r, wt);
-    }
+    /* the header's merge reads `work` itself (never-written partials are NaN, so a wrong split
+     * or offset shows); its weights are then recorded in the tracked scratch */
+    float M, L;
+    attn_merge_splits(e->work, bg, r, c->splits, rows, D, total_rows, kv_len, BN, e->wsm.v, Qr, &M, &L);
+    for (int s = 0; s < c->splits; s++) tr_write(&e->wsm, attn_wsm(s, r, Qr), e->wsm.v[attn_wsm(s, r, Qr)]);
     tr_write(&e->wsm, (c->splits + 1) * Qr + r, L);
     store_lse(e, b, kvh, r, attn_lse(M, L));
   }
@@ -597,7 +560,7 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
     const int r = ei / (D / 8), c8 = ei % (D / 8);
     float acc[8] = {0};
     for (int s = 0; s < c->splits; s++) {
-      const float wt = tr_read(&e->wsm, s * Qr + r);
+      const float wt = tr_read(&e->wsm, attn_wsm(s, r, Qr));
       if (wt != 0.f)
         for (int x = 0; x < 8; x++) acc[x] += wt * work_read(e, attn_work_o(bg, s, r, c->splits, rows, D) + 8 * c8 + x);
     }
@@ -650,7 +613,10 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
   /* inputs: Q, and K/V contiguous or in scattered pages; unused K/V rows are NaN */
   const long long q_n = (long long)p->B * p->SQ * p->HQ * D;
   float *Q = malloc(sizeof(float) * (size_t)q_n);
-  for (long long i = 0; i < q_n; i++) Q[i] = round_to(urand(), p->bf16);
+  /* the family's kind of inputs (kernels/attention.c): Q = 2.75u + sign(d), K = 2.75u (scaled
+   * logits of standard deviation ~3), spike keys at 1/8, 3/8, 5/8 and 7/8 of each sequence,
+   * K = 2(n + 2) / sqrt(D) sign(d), standing about 4, 6, 8 and 10 above the row's mean; V = u */
+  for (long long i = 0; i < q_n; i++) Q[i] = round_to(2.75f * urand() + ((i % D) * 7 % 3 ? 1.f : -1.f), p->bf16);
   int *table = NULL, pages_used = 0;
   long long kv_n;
   if (p->page) {
@@ -687,8 +653,11 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
             p->page ? (((long long)table[b * e.max_pages + t / p->page] * p->page + t % p->page) * p->HKV + h) * D
                     : (((long long)b * p->SKV + t) * p->HKV + h) * D;
         const long long lg = (((long long)b * p->SKV + t) * p->HKV + h) * D;
+        const int spike = lens[b] >= 8 && t % (lens[b] / 4 > 0 ? lens[b] / 4 : 1) == lens[b] / 8 && t < 4 * (lens[b] / 4);
+        const int n = spike ? t / (lens[b] / 4) : 0;
         for (int d = 0; d < D; d++) {
-          K[dst + d] = Kl[lg + d] = round_to(urand(), p->bf16);
+          const float k = spike ? 2.f * (n + 2) / sqrtf((float)D) * ((d * 7 % 3) ? 1.f : -1.f) : 2.75f * urand();
+          K[dst + d] = Kl[lg + d] = round_to(k, p->bf16);
           V[dst + d] = Vl[lg + d] = round_to(urand(), p->bf16);
         }
       }

@@ -42,10 +42,10 @@ static state reduce(const float *x, const float (*v)[DV], int a, int b, int chun
     const int c1 = c0 + chunk < b ? c0 + chunk : b;
     float mx = ATTN_NEG_INF;
     for (int j = c0; j < c1; j++) mx = attn_fmax(mx, x[j]);
-    const float mn = attn_fmax(s.m, mx), eb = attn_exp_base(mn), alpha = attn_exp2(s.m - eb);
+    const float mn = attn_fmax(s.m, mx), eb = attn_exp_base(mn), alpha = ptx_exp2(s.m - eb);
     float rs = 0, po[DV] = {0};
     for (int j = c0; j < c1; j++) {
-      const float p = attn_exp2(x[j] - eb);
+      const float p = ptx_exp2(x[j] - eb);
       rs += p;
       for (int d = 0; d < DV; d++) po[d] += p * v[j][d];
     }

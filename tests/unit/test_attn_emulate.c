@@ -28,7 +28,8 @@
  * kv_lens with an empty sequence, causal and not, D 64, 128, 256, several configurations each,
  * f16 and bf16 in turn.
  *
- * Inputs are multiples of 1/8 in [-1, 1], exact in f16 and bf16, so S = Q K^T is exact in fp32.
+ * Inputs are the family's kind (logits over tens of units, spike keys: kernels/attention.c) in
+ * multiples of 1/8 that f16 and bf16 hold exactly, so S = Q K^T is exact in fp32.
  * Two kinds of run: the kernel's rounding (P and O to the dtype): |O - O_double| <=
  * u (1 + |O_double|) + 2e-5 with u the dtype's unit roundoff (2^-8 bf16, 2^-11 f16), since
  * rounding each p_j moves O = sum p_j v_j / l by at most u max|v| (|v| <= 1) and the output
@@ -197,6 +198,7 @@ static void mma(float a[32][4][2], float b[32][2][2], float c[32][4]) {
 static float o_acc[MAXW][MAXDT][32][4], m_st[MAXW][32][2], l_st[MAXW][32][2];
 static float qf[MAXW][MAXKD][32][4][2];
 static float s_acc[MAXNT][32][4];
+static float lane_s[32][MAXNT][4], lane_o[32][MAXDT][4]; /* one lane's S and O registers */
 
 static void pick(float frag[32][4][2], int lo, float out[32][2][2]) {
   for (int l = 0; l < 32; l++)
@@ -292,40 +294,28 @@ static void run_block(int bx, int by, int bz) {
           mma(qa, b01, s_acc[2 * np + 1]);
         }
       }
+      /* the lane's registers as the kernel holds them (s[nt][4], o[dt][4]), through the
+       * header's mask and softmax steps, the quad's max by xor shuffles in between */
+      for (int l = 0; l < 32; l++)
+        for (int e = 0; e < 4; e++) {
+          for (int nt = 0; nt < NT; nt++) lane_s[l][nt][e] = s_acc[nt][l][e];
+          for (int dt = 0; dt < DT; dt++) lane_o[l][dt][e] = o_acc[w][dt][l][e];
+        }
       if (n >= n_full)
-        for (int nt = 0; nt < NT; nt++)
-          for (int l = 0; l < 32; l++)
-            for (int e = 0; e < 4; e++)
-              if (!attn_visible(m0 + 16 * w + attn_mma_c_row(l, e), n * BN + nt * 8 + attn_mma_c_col(l, e), SQ, kv_len,
-                                causal))
-                s_acc[nt][l][e] = attn_neg_inf();
+        for (int l = 0; l < 32; l++) attn_mma_mask(lane_s[l], NT, l, m0 + 16 * w, n * BN, SQ, kv_len, causal);
       for (int r = 0; r < 2; r++) {
         float mx[32], mx1[32], mx2[32];
-        for (int l = 0; l < 32; l++) {
-          mx[l] = attn_neg_inf();
-          for (int nt = 0; nt < NT; nt++)
-            mx[l] = attn_softmax_max(mx[l], attn_softmax_max(s_acc[nt][l][2 * r], s_acc[nt][l][2 * r + 1]));
-        }
+        for (int l = 0; l < 32; l++) mx[l] = attn_mma_row_max((const float(*)[4])lane_s[l], NT, r);
         for (int l = 0; l < 32; l++) mx1[l] = attn_softmax_max(mx[l], mx[l ^ 1]);
         for (int l = 0; l < 32; l++) mx2[l] = attn_softmax_max(mx1[l], mx1[l ^ 2]);
-        for (int l = 0; l < 32; l++) {
-          const float m_new = attn_softmax_max(m_st[w][l][r], mx2[l]);
-          const float alpha = attn_softmax_alpha(m_st[w][l][r], m_new, scale_log2);
-          const float base = attn_softmax_base(m_new, scale_log2);
-          m_st[w][l][r] = m_new;
-          l_st[w][l][r] *= alpha;
-          for (int dt = 0; dt < DT; dt++) {
-            o_acc[w][dt][l][2 * r] *= alpha;
-            o_acc[w][dt][l][2 * r + 1] *= alpha;
-          }
-          for (int nt = 0; nt < NT; nt++)
-            for (int x = 0; x < 2; x++) {
-              const float p = attn_softmax_p(s_acc[nt][l][2 * r + x], base, scale_log2);
-              s_acc[nt][l][2 * r + x] = p;
-              l_st[w][l][r] += p;
-            }
-        }
+        for (int l = 0; l < 32; l++)
+          attn_mma_softmax_row(lane_s[l], NT, lane_o[l], DT, r, mx2[l], &m_st[w][l][r], &l_st[w][l][r], scale_log2);
       }
+      for (int l = 0; l < 32; l++)
+        for (int e = 0; e < 4; e++) {
+          for (int nt = 0; nt < NT; nt++) s_acc[nt][l][e] = lane_s[l][nt][e];
+          for (int dt = 0; dt < DT; dt++) o_acc[w][dt][l][e] = lane_o[l][dt][e];
+        }
       memcpy(sp[w], s_acc, sizeof s_acc);
     }
     wait_group(2 * ST - 2);
@@ -376,8 +366,8 @@ static void run_block(int bx, int by, int bz) {
             smem_bad++;
             continue;
           }
-          buf[0][at] = round_dtype(o_acc[w][dt][l][e] * inv[l][e / 2]);
-          buf[0][at + 1] = round_dtype(o_acc[w][dt][l][e + 1] * inv[l][e / 2]);
+          buf[0][at] = round_dtype(o_acc[w][dt][l][e] * inv[l][attn_mma_c_half(e)]);
+          buf[0][at + 1] = round_dtype(o_acc[w][dt][l][e + 1] * inv[l][attn_mma_c_half(e)]);
         }
     for (int i = 0; i < attn_store_iters(CPR); i++)
       for (int l = 0; l < 32; l++) {
@@ -391,7 +381,7 @@ static void run_block(int bx, int by, int bz) {
       }
     for (int l = 0; l < 32; l += 4)
       for (int r = 0; r < 2; r++) {
-        const int row = m0 + 16 * w + attn_mma_c_row(l, 2 * r);
+        const int row = attn_mma_lse_row(m0, 16 * w, l, r);
         if (row >= SQ) continue;
         const long long at = attn_lse_offset(b, h, row, HQ, SQ);
         Lg[at] = attn_softmax_lse(m_st[w][l][r], l2[l][r], scale_log2);
@@ -419,8 +409,20 @@ static int run(const cfg *c, int d, const shape *sh, int cs, int dt_code, int ex
   Lg = malloc(sizeof(float) * nl), Lw = calloc(nl, sizeof(int));
   uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)(D * 131 + SQ * 7 + SKV);
 #define NEXT() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, (int)((rng >> 33) % 17) - 8)
-  for (long long x = 0; x < nq; x++) Qg[x] = NEXT() / 8.f, Og[x] = NAN;
-  for (long long x = 0; x < nkv; x++) Kg[x] = NEXT() / 8.f, Vg[x] = NEXT() / 8.f;
+  /* the family's kind of inputs (kernels/attention.c), kept exact: Q = 3/8 k + sign(d), K = 3/8 k
+   * (k an integer in [-8, 8]), scaled logits with a standard deviation near 4; spike keys at
+   * 1/8, 3/8, 5/8 and 7/8 of every sequence, K = 2(n + 2) / sqrt(D) * sign(d) (to 1/8), whose
+   * logits stand about 4, 6, 8 and 10 above the row's mean; V = k/8 */
+  for (long long x = 0; x < nq; x++) Qg[x] = NEXT() * 3 / 8.f + ((x % D) * 7 % 3 ? 1.f : -1.f), Og[x] = NAN;
+  for (long long x = 0; x < nkv; x++) Kg[x] = NEXT() * 3 / 8.f, Vg[x] = NEXT() / 8.f;
+  for (int b = 0; b < B_; b++) {
+    const int L = kv_lens ? kv_lens[b] : SKV;
+    for (int n = 0; n < 4 && L >= 8; n++)
+      for (int hk = 0; hk < HKV; hk++)
+        for (int e = 0; e < D; e++)
+          Kg[(((long long)b * SKV + (2 * n + 1) * L / 8) * HKV + hk) * D + e] =
+              roundf(8.f * 2 * (n + 2) / sqrtf((float)D)) / 8.f * ((e * 7 % 3) ? 1.f : -1.f);
+  }
   for (long long x = 0; x < nl; x++) Lg[x] = NAN;
   if (kv_lens) /* keys past kv_len exist in memory and must not reach the result */
     for (int b = 0; b < B_; b++)

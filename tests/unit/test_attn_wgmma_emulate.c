@@ -97,7 +97,8 @@ typedef struct cfg {
 #define MAXACC 128 /* accumulators per thread (N/2, N <= 256) */
 #define MAXOPS 4096
 
-enum { OP_EXPECT, OP_TMA, OP_WAIT, OP_QK, OP_PV, OP_WAITG, OP_RELEASE, OP_SOFTMAX, OP_RESCALE, OP_MOVEP, OP_EPI };
+enum { OP_EXPECT, OP_TMA, OP_WAIT, OP_QK, OP_PV, OP_WAITG, OP_RELEASE, OP_SOFTMAX, OP_RESCALE, OP_MOVEP, OP_EPI,
+       OP_CLEARV, OP_CBAR };
 typedef struct op {
   int kind;
   int bar, parity, bytes;   /* EXPECT, WAIT, RELEASE; TMA: its barrier */
@@ -152,6 +153,7 @@ typedef struct emu {
   int nev;
   float *O, *LSE;
   int *o_hits, *lse_hits;
+  int cbar_passed[2]; /* named barriers (bar.sync 1) each consumer has passed */
   int failed;
 } emu;
 
@@ -251,9 +253,9 @@ static void wgmma_qk(emu *e, int c, int stage, float out[MAXT][MAXACC]) {
   const cfg *g = e->c;
   for (int ks = 0; ks < g->d / 16; ks++) {
     const unsigned long long da =
-        attn_desc_add(attn_desc(e->sQ, ATTN_LBO_KMAJOR, ATTN_SBO), attn_q_desc_start(c, ks, e->bm));
+        ptx_desc_add(ptx_desc(e->sQ, ATTN_LBO_KMAJOR, ATTN_SBO), attn_q_desc_start(c, ks, e->bm));
     const unsigned long long db =
-        attn_desc_add(attn_desc(e->sK, ATTN_LBO_KMAJOR, ATTN_SBO), attn_k_desc_start(stage, ks, g->bn, g->d));
+        ptx_desc_add(ptx_desc(e->sK, ATTN_LBO_KMAJOR, ATTN_SBO), attn_k_desc_start(stage, ks, g->bn, g->d));
     unsigned as, al, asb, bs, bl, bsb;
     if (!desc_decode(e, da, &as, &al, &asb) || !desc_decode(e, db, &bs, &bl, &bsb)) return;
     static float A[64][16], Bm[16][256];
@@ -287,7 +289,7 @@ static void wgmma_pv(emu *e, const wgstate *w, int stage, float base[MAXT][MAXAC
     }
   for (int kk = 0; kk < g->bn / 16; kk++) {
     const unsigned long long db =
-        attn_desc_add(attn_desc(e->sV, attn_v_lbo(g->bn), ATTN_SBO), attn_v_desc_start(stage, kk, g->bn, g->d));
+        ptx_desc_add(ptx_desc(e->sV, attn_v_lbo(g->bn), ATTN_SBO), attn_v_desc_start(stage, kk, g->bn, g->d));
     unsigned bs, bl, bsb;
     if (!desc_decode(e, db, &bs, &bl, &bsb)) return;
     static float A[64][16], Bm[16][256];
@@ -355,6 +357,14 @@ static void emit_release(emu *e, program *pg, int bar) {
   o->bar = bar;
 }
 
+/* clear_v_tail(): with ragged kv_lens, the consumers clear the V rows of tile n at keys >= L,
+ * then meet at the named barrier; nothing when the tile has no such row. */
+static void emit_clear_v(emu *e, program *pg, int stage, int n) {
+  if (!e->p->kv_lens || attn_v_clear_from(n, e->c->bn, e->L) == e->c->bn) return;
+  emit_simple(e, pg, OP_CLEARV, stage, n, 0);
+  emit_simple(e, pg, OP_CBAR, 0, 0, 0);
+}
+
 /* The producer warpgroup's thread 0 (attn_wgmma.cu, `if (wg == 0)`). */
 static void producer_program(emu *e) {
   const cfg *g = e->c;
@@ -365,13 +375,13 @@ static void producer_program(emu *e) {
   for (int j = 0; j < KCH; j++)
     emit_tma(e, pg, ATTN_TMA_Q, e->sQ + attn_q_box(j, e->bm), attn_bar_q(), attn_box_col(j), e->h, e->m0, e->b);
   for (int n = 0; n < e->n_tiles; n++) {
-    const int s = attn_stage(n, S);
-    if (n >= S) emit_wait(e, pg, attn_bar_kempty(s), attn_empty_parity(n, S));
+    const int s = ptx_stage(n, S);
+    if (n >= S) emit_wait(e, pg, attn_bar_kempty(s), ptx_empty_parity(n, S));
     emit_expect(e, pg, attn_bar_kfull(s), attn_tile_bytes(g->bn, g->d));
     for (int j = 0; j < KCH; j++)
       emit_tma(e, pg, ATTN_TMA_K, e->sK + attn_kv_box(s, j, g->bn, g->d), attn_bar_kfull(s), attn_box_col(j), e->hkv,
                n * g->bn, e->b);
-    if (n >= S) emit_wait(e, pg, attn_bar_vempty(s), attn_empty_parity(n, S));
+    if (n >= S) emit_wait(e, pg, attn_bar_vempty(s), ptx_empty_parity(n, S));
     emit_expect(e, pg, attn_bar_vfull(s), attn_tile_bytes(g->bn, g->d));
     for (int j = 0; j < KCH; j++)
       emit_tma(e, pg, ATTN_TMA_V, e->sV + attn_kv_box(s, j, g->bn, g->d), attn_bar_vfull(s), attn_box_col(j), e->hkv,
@@ -393,10 +403,10 @@ static void consumer_program(emu *e, int c) {
       emit_release(e, pg, attn_bar_kempty(0));
       emit_simple(e, pg, OP_SOFTMAX, 0, 0, 0);
       for (int n = 1; n < N; n++) {
-        const int sn = attn_stage(n, S), sp = attn_stage(n - 1, S);
-        emit_wait(e, pg, attn_bar_kfull(sn), attn_full_parity(n, S));
+        const int sn = ptx_stage(n, S), sp = ptx_stage(n - 1, S);
+        emit_wait(e, pg, attn_bar_kfull(sn), ptx_full_parity(n, S));
         emit_simple(e, pg, OP_QK, sn, 0, 0);
-        emit_wait(e, pg, attn_bar_vfull(sp), attn_full_parity(n - 1, S));
+        emit_wait(e, pg, attn_bar_vfull(sp), ptx_full_parity(n - 1, S));
         emit_simple(e, pg, OP_PV, sp, 0, 0);
         emit_simple(e, pg, OP_WAITG, 1, 0, 0);
         emit_release(e, pg, attn_bar_kempty(sn));
@@ -406,21 +416,23 @@ static void consumer_program(emu *e, int c) {
         emit_simple(e, pg, OP_RESCALE, 0, 0, 0);
         emit_simple(e, pg, OP_MOVEP, 0, 0, 0);
       }
-      const int sl = attn_stage(N - 1, S);
-      emit_wait(e, pg, attn_bar_vfull(sl), attn_full_parity(N - 1, S));
+      const int sl = ptx_stage(N - 1, S);
+      emit_wait(e, pg, attn_bar_vfull(sl), ptx_full_parity(N - 1, S));
+      emit_clear_v(e, pg, sl, N - 1);
       emit_simple(e, pg, OP_PV, sl, 0, 0);
       emit_simple(e, pg, OP_WAITG, 0, 0, 0);
       emit_release(e, pg, attn_bar_vempty(sl));
     } else {
       for (int n = 0; n < N; n++) {
-        const int sn = attn_stage(n, S);
-        emit_wait(e, pg, attn_bar_kfull(sn), attn_full_parity(n, S));
+        const int sn = ptx_stage(n, S);
+        emit_wait(e, pg, attn_bar_kfull(sn), ptx_full_parity(n, S));
         emit_simple(e, pg, OP_QK, sn, 0, 0);
         emit_simple(e, pg, OP_WAITG, 0, 0, 0);
         emit_release(e, pg, attn_bar_kempty(sn));
         emit_simple(e, pg, OP_SOFTMAX, 0, n, 0);
         emit_simple(e, pg, OP_RESCALE, 0, 0, 0);
-        emit_wait(e, pg, attn_bar_vfull(sn), attn_full_parity(n, S));
+        emit_wait(e, pg, attn_bar_vfull(sn), ptx_full_parity(n, S));
+        emit_clear_v(e, pg, sn, n);
         emit_simple(e, pg, OP_PV, sn, 0, 0);
         emit_simple(e, pg, OP_WAITG, 0, 0, 0);
         emit_release(e, pg, attn_bar_vempty(sn));
@@ -439,7 +451,7 @@ static void do_softmax(emu *e, int c, int tile, int into_pn) {
   const int sacc = g->bn / 2, masked = tile >= e->first_masked;
   static float mx[MAXT][2], v1[MAXT][2], x[MAXT][MAXACC];
   for (int t = 0; t < MAXT; t++) {
-    const int row0 = e->m0 + c * 64 + attn_acc_row(t, 0);
+    const int row0 = attn_thread_row(e->m0, c, t);
     int e0 = ATTN_NO_MASK, e1 = ATTN_NO_MASK;
     if (masked) attn_tile_ends(t, row0, tile * g->bn, e->L, e->p->SQ, e->p->causal, &e0, &e1);
     attn_masked_scores(w->s[t], sacc, e0, e1, x[t]);
@@ -461,6 +473,25 @@ static void do_softmax(emu *e, int c, int tile, int into_pn) {
   }
 }
 
+/* Consumer c's share of the rows clear_v_tail zeroes (its thread t is consumer thread
+ * tc = 128c + t), as generic stores at the physical addresses. */
+static void do_clear_v(emu *e, int c, int stage, int n) {
+  const cfg *g = e->c;
+  const int from = attn_v_clear_from(n, g->bn, e->L);
+  for (int t = 0; t < MAXT; t++) {
+    const int tc = c * MAXT + t;
+    for (int r = from + tc / 8; r < g->bn; r += 16 * g->consumers)
+      for (int j = 0; j < g->d / ATTN_CHUNK; j++) {
+        const unsigned addr = e->sV + (unsigned)attn_v_clear_offset(stage, j, r, tc % 8, g->bn, g->d);
+        if (addr < e->sV || addr + 16 > e->smem_end) {
+          FAIL(e, "V clear at %u outside the V region\n", addr);
+          return;
+        }
+        for (int x = 0; x < 8; x++) e->sm[addr / 2 + (unsigned)x] = 0.f;
+      }
+  }
+}
+
 static void do_epilogue(emu *e, int c) {
   const cfg *g = e->c;
   const prob *p = e->p;
@@ -472,9 +503,9 @@ static void do_epilogue(emu *e, int c) {
     for (int r = 0; r < 2; r++) lf[t][r] = l1[t][r] + l1[t ^ 2][r];
   for (int t = 0; t < MAXT; t++) {
     attn_normalise(w->o[t], g->d / 2, lf[t]);
-    const int row0 = e->m0 + c * 64 + attn_acc_row(t, 0);
+    const int row0 = attn_thread_row(e->m0, c, t);
     for (int i = 0; i < g->d / 2; i += 2) {
-      const int row = row0 + 8 * attn_acc_half(i);
+      const int row = attn_o_row(row0, i);
       if (row >= p->SQ) continue;
       const long long off = attn_o_offset(e->b, row, e->h, attn_acc_col(t, i), p->SQ, p->HQ, g->d);
       e->O[off] = rnd(e->mode, w->o[t][i]);
@@ -482,10 +513,10 @@ static void do_epilogue(emu *e, int c) {
       e->o_hits[off]++;
       e->o_hits[off + 1]++;
     }
-    if (t % 4 == 0)
+    if (attn_lse_writer(t))
       for (int r = 0; r < 2; r++)
-        if (row0 + 8 * r < p->SQ) {
-          const long long off = attn_lse_offset(e->b, e->h, row0 + 8 * r, p->SQ, p->HQ);
+        if (attn_lse_row(row0, r) < p->SQ) {
+          const long long off = attn_lse_offset(e->b, e->h, attn_lse_row(row0, r), p->SQ, p->HQ);
           e->LSE[off] = attn_lse(w->m[t][r], lf[t][r], e->scale_log2);
           e->lse_hits[off]++;
         }
@@ -543,6 +574,15 @@ static void do_issue(emu *e, int c, int kind, int stage) {
 static int runnable(const emu *e, const program *pg) {
   if (pg->pc >= pg->n) return 0;
   const op *o = &pg->ops[pg->pc];
+  if (o->kind == OP_CBAR) { /* bar.sync 1: passes once every consumer has arrived at it */
+    const int me = (int)(pg - e->cons), k = e->cbar_passed[me];
+    for (int c = 0; c < e->c->consumers; c++) {
+      const program *q = &e->cons[c];
+      const int there = q->pc < q->n && q->ops[q->pc].kind == OP_CBAR && e->cbar_passed[c] == k;
+      if (!there && e->cbar_passed[c] <= k) return 0;
+    }
+    return 1;
+  }
   return o->kind != OP_WAIT || bar_passes(e, o->bar, o->parity);
 }
 
@@ -598,6 +638,8 @@ static void step_consumer(emu *e, int c) {
       }
       break;
     case OP_MOVEP: memcpy(w->p, w->pn, sizeof w->p); break;
+    case OP_CLEARV: do_clear_v(e, c, o->stage, o->tile); break;
+    case OP_CBAR: e->cbar_passed[c]++; break;
     case OP_EPI:
       if (w->ng) FAIL(e, "epilogue with wgmma groups in flight\n");
       do_epilogue(e, c);
@@ -645,6 +687,7 @@ static void run_block(emu *e, int bx, int h, int b) {
       w->factor[t][0] = w->factor[t][1] = NAN;
     }
     w->ng = 0;
+    e->cbar_passed[c] = 0;
     e->cons[c].n = e->cons[c].pc = 0;
     consumer_program(e, c);
   }
@@ -734,6 +777,26 @@ static void check_launch(const prob *p, const cfg *g, int mode, unsigned seed) {
   fill(Q, nq);
   fill(K, nk);
   fill(V, nk);
+  /* the family's kind of inputs (kernels/attention.c), kept exact in f16 and bf16: Q = 3u +
+   * sign(d), K = 3u (u the fill's multiples of 1/64), scaled logits with a standard deviation
+   * near 3.5, and spike keys at 1/8, 3/8, 5/8 and 7/8 of each sequence, K = 2(n + 2) / sqrt(D)
+   * sign(d) (to 1/64), whose logits stand about 4, 6, 8 and 10 above the row's mean */
+  for (size_t i = 0; i < nq; i++) Q[i] = 3 * Q[i] + ((i % (size_t)g->d) * 7 % 3 ? 1.f : -1.f);
+  for (size_t i = 0; i < nk; i++) K[i] *= 3;
+  for (int b = 0; b < p->B; b++) {
+    const int L = p->kv_lens ? p->kv_lens[b] : p->SKV;
+    for (int n = 0; n < 4 && L >= 8; n++)
+      for (int hk = 0; hk < p->HKV; hk++)
+        for (int d = 0; d < g->d; d++)
+          K[(((size_t)b * p->SKV + (size_t)((2 * n + 1) * L / 8)) * p->HKV + hk) * g->d + d] =
+              roundf(64.f * 2 * (n + 2) / sqrtf((float)g->d)) / 64.f * ((d * 7 % 3) ? 1.f : -1.f);
+  }
+  /* ragged: the caller's K and V rows past a sequence's length are NaN (TMA loads them: they lie
+   * inside SKV); none may reach O, not even multiplied by a zero weight */
+  if (p->kv_lens)
+    for (int b = 0; b < p->B; b++)
+      for (size_t i = (size_t)p->kv_lens[b] * p->HKV * g->d; i < (size_t)p->SKV * p->HKV * g->d; i++)
+        K[(size_t)b * p->SKV * p->HKV * g->d + i] = V[(size_t)b * p->SKV * p->HKV * g->d + i] = NAN;
   for (size_t i = 0; i < nq; i++) e->O[i] = NAN; /* outputs poisoned, as the family does */
   for (size_t i = 0; i < nl; i++) e->LSE[i] = NAN;
   e->scale = 1.f / sqrtf((float)g->d);
@@ -862,26 +925,26 @@ static void check_tiles(void) {
   CHECK_INT(attn_m_tile(0, 7, 1), 6);
 }
 
-/* The swizzle attn_sw128 documents is the TMA unit's (address bits) on 1024-aligned boxes; the
+/* The swizzle ptx_sw128 (rt_ptx.h) documents is the TMA unit's (address bits) on 1024-aligned boxes; the
  * barriers lie past the data; the stage ring's parities. */
 static void check_layout(void) {
   int ok = 1;
   for (int row = 0; row < 256; row++)
-    for (int byte = 0; byte < 128; byte++) ok &= (unsigned)attn_sw128(row, byte) == swz((unsigned)(row * 128 + byte));
+    for (int byte = 0; byte < 128; byte++) ok &= (unsigned)ptx_sw128(row, byte) == swz((unsigned)(row * 128 + byte));
   CHECK(ok);
   for (int stages = 1; stages <= 4; stages++)
     for (int n = 0; n < 40; n++) {
       /* the consumer of tile n waits for completed phase n/stages of its full barrier; the
        * producer refilling for tile n waits for phase n/stages - 1 of the empty barrier */
-      CHECK_INT(attn_full_parity(n, stages), (n / stages) % 2);
-      if (n >= stages) CHECK_INT(attn_empty_parity(n, stages), (n / stages - 1) % 2);
+      CHECK_INT(ptx_full_parity(n, stages), (n / stages) % 2);
+      if (n >= stages) CHECK_INT(ptx_empty_parity(n, stages), (n / stages - 1) % 2);
     }
   /* a descriptor plus an offset is the descriptor of the address plus the offset */
   ok = 1;
   for (unsigned a = 0; a < (1u << 18); a += 1024)
     for (int off = 0; a + (unsigned)off < (1u << 18) && off < 65536; off += 16 * 37)
-      ok &= attn_desc_add(attn_desc(a, 16, 1024), off) == attn_desc(a + (unsigned)off, 16, 1024) &&
-            attn_desc_add(attn_desc(a, 8192, 1024), off) == attn_desc(a + (unsigned)off, 8192, 1024);
+      ok &= ptx_desc_add(ptx_desc(a, 16, 1024), off) == ptx_desc(a + (unsigned)off, 16, 1024) &&
+            ptx_desc_add(ptx_desc(a, 8192, 1024), off) == ptx_desc(a + (unsigned)off, 8192, 1024);
   CHECK(ok);
   CHECK_INT(attn_smem_bytes(128, 128, 128, 2), 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 9);
   CHECK_INT(attn_bar_vempty(3), 4 * 3 + 4);

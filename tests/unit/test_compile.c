@@ -88,14 +88,21 @@ int main(void) {
   compile_result_free(&r);
 
   /* a bad arch is refused before compiling and lists the valid ones */
-  opt.arch = "sm_75";
+  opt.arch = "sm_70";
   opt.entry = "scale";
   CHECK_INT(compile_source(kernel, "scale.cu", &opt, &r, &err), RT_ERR_INVALID);
-  CHECK_CONTAINS(err.text, "sm_75");
+  CHECK_CONTAINS(err.text, "sm_70");
+  CHECK_CONTAINS(err.text, "sm_75, sm_80");
   CHECK_CONTAINS(err.text, "sm_90a");
   CHECK(r.log != NULL);
   compile_result_free(&r);
   CHECK(compile_arch_valid("sm_90a") && !compile_arch_valid("sm_90b") && !compile_arch_valid(NULL));
+  /* Turing (sm_75), the recorded GPUs' architecture, compiles: replay compiles their kernels */
+  CHECK(compile_arch_valid("sm_75"));
+  opt.arch = "sm_75";
+  CHECK_INT(compile_source(kernel, "scale.cu", &opt, &r, &err), RT_OK);
+  CHECK(r.report.found && r.report.registers > 0);
+  compile_result_free(&r);
 
   /* with precompiled headers the kernel compiles the same (twice: create, then use the PCH) */
   opt.arch = "sm_90";

@@ -226,8 +226,8 @@ static void test_kinds(void) {
   CHECK_INT(device_check("replay:", &err), RT_ERR_INVALID);
   CHECK_INT(device_check("tpu", &err), RT_ERR_INVALID);
   char help[512];
-  CHECK_STR(device_kinds_help(0, help, sizeof help), "cuda | cuda:N | model:GPU (h200, h100, a100, l4) | replay:FILE");
-  CHECK_STR(device_kinds_help(DEVICE_CAP_RECORDED, help, sizeof help), "cuda | cuda:N | model:GPU (h200, h100, a100, l4)");
+  CHECK_STR(device_kinds_help(0, help, sizeof help), "cuda | cuda:N | model:GPU (h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, rtx2080ti, rtx2080) | replay:FILE");
+  CHECK_STR(device_kinds_help(DEVICE_CAP_RECORDED, help, sizeof help), "cuda | cuda:N | model:GPU (h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, rtx2080ti, rtx2080)");
   CHECK(device_kind_gpu("model:a100") == gpu_spec_find("a100"));
   CHECK(device_kind_gpu("model:nosuch") == NULL);
   CHECK(device_kind_gpu("cuda") == NULL);

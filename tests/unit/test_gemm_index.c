@@ -132,7 +132,7 @@ static int wgmma_b_layout(int b_col, int block_n, int block_k) {
     for (int r = 0; ok && r < rows; r++)
       for (int i = 0; i < 64; i++) {
         int k = b_col ? c0 + i : c1 + r, n = b_col ? c1 + r : c0 + i;
-        int put = gemm_wgmma_b_box_offset(b_col, j, block_k) + gemm_sw128_offset(r, 2 * i);
+        int put = gemm_wgmma_b_box_offset(b_col, j, block_k) + ptx_sw128(r, 2 * i);
         if (put != gemm_wgmma_b_tma_offset(b_col, k - kt * block_k, n - n0, block_k)) {
           fprintf(stderr, "wgmma B b_col %d n %d box %d: tensor (%d, %d) lands at %d\n", b_col, block_n, j, c0 + i,
                   c1 + r, put);
@@ -350,8 +350,8 @@ int main(void) {
     CHECK(wgmma_b_layout(0, n, 64));
   }
   /* the 128-byte swizzle by hand: row 3, bytes 0 and 41 go to chunks 0^3 = 3 and 2^3 = 1 */
-  CHECK_INT(gemm_sw128_offset(3, 0), 3 * 128 + 48);
-  CHECK_INT(gemm_sw128_offset(3, 41), 3 * 128 + 16 + 9);
+  CHECK_INT(ptx_sw128(3, 0), 3 * 128 + 48);
+  CHECK_INT(ptx_sw128(3, 41), 3 * 128 + 16 + 9);
   /* ldmatrix x4 lane addresses: each of the four 8x8 matrices gets 8 distinct rows */
   {
     int a[16][2] = {{0}}, bc[16][2] = {{0}}, br[16][2] = {{0}}, ok = 1;

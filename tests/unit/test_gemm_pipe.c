@@ -1,5 +1,6 @@
 /* test_gemm_pipe.c — gemm_wgmma's warp-specialised pipeline (PRODUCER 1), simulated on the host
- * with the kernel's own stage, parity and release arithmetic (gemm_pipe_* in gemm_index.h):
+ * with the kernel's own stage, parity and release arithmetic (ptx_stage and ptx_*_parity of
+ * rt_ptx.h, gemm_pipe_release of gemm_index.h):
  * one block or a cluster of two sharing A by multicast, over one or several work units (a
  * persistent block's tiles, whose slabs the pipeline counts on from one tile to the next).
  *
@@ -97,7 +98,7 @@ typedef struct {
 static void check_write(sim *s, int c, int st) {
   for (int w = 0; w < WARPS; w++)
     for (int k = 0; k < 2; k++)
-      if (s->w[c][w].reading[k] >= 0 && gemm_pipe_stage(s->w[c][w].reading[k], s->stages) == st) s->bad_write++;
+      if (s->w[c][w].reading[k] >= 0 && ptx_stage(s->w[c][w].reading[k], s->stages) == st) s->bad_write++;
 }
 
 static int broken; /* 1: the producer skips the empty barrier (the test must notice) */
@@ -124,9 +125,9 @@ static int issue(sim *s, int cta, int st, int part, int g, int bytes) {
 static int step_producer(sim *s, int r) {
   int g = s->prod_g[r];
   if (g >= s->units * s->nk) return 0;
-  int st = gemm_pipe_stage(g, s->stages);
+  int st = ptx_stage(g, s->stages);
   if (g >= s->stages && !broken &&
-      !mbar_try_wait(&s->empty[r][st], gemm_pipe_empty_parity(g, s->stages), g / s->stages - 1))
+      !mbar_try_wait(&s->empty[r][st], ptx_empty_parity(g, s->stages), g / s->stages - 1))
     return 0;
   int free_slots = 0;
   for (int i = 0; i < MAXLOADS; i++) free_slots += s->loads[i].slab < 0;
@@ -156,7 +157,7 @@ static int step_tma(sim *s, int i) {
  * block of the cluster. */
 static void release(sim *s, int r, int slab) {
   for (int c = 0; c < s->cl; c++)
-    if (!local || c == r) mbar_arrive(&s->empty[c][gemm_pipe_stage(slab, s->stages)]);
+    if (!local || c == r) mbar_arrive(&s->empty[c][ptx_stage(slab, s->stages)]);
 }
 
 static int step_consumer(sim *s, int r, int wi) {
@@ -170,8 +171,8 @@ static int step_consumer(sim *s, int r, int wi) {
     w->kt = 0;
     return 1;
   }
-  int st = gemm_pipe_stage(w->g, s->stages);
-  if (!mbar_try_wait(&s->full[r][st], gemm_pipe_full_parity(w->g, s->stages), w->g / s->stages)) return 0;
+  int st = ptx_stage(w->g, s->stages);
+  if (!mbar_try_wait(&s->full[r][st], ptx_full_parity(w->g, s->stages), w->g / s->stages)) return 0;
   for (int p = 0; p < MAXCL + 2; p++) /* every part inside holds this slab */
     if ((p >= MAXCL || p < s->cl) && inside(s, w->unit, r, p) && s->content[r][st][p] != w->g) s->bad_read++;
   /* commit slab g's group, then wait_group 1: the older group is done */

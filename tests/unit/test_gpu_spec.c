@@ -1,4 +1,6 @@
 /* test_gpu_spec.c — the spec tables answer lookups and hold the documented numbers. */
+#include <math.h>
+
 #include "test.h"
 #include "tuner/model/gpu_spec.h"
 
@@ -7,7 +9,10 @@ int main(void) {
   CHECK(a && a->cc == 90 && a->smem_per_block_optin == 227 * 1024);
   CHECK(arch_spec_find("sm_90a") == a);
   CHECK(arch_spec_find("90") == a);
-  CHECK(arch_spec_find("sm_75") == NULL);
+  const arch_spec *t = arch_spec_find("sm_75");
+  CHECK(t && t->max_warps_per_sm == 32 && t->smem_per_sm == 64 * 1024 && t->smem_alloc_unit == 256 &&
+        t->smem_reserved_per_block == 0 && t->max_blocks_per_sm == 16);
+  CHECK(arch_spec_find("sm_70") == NULL);
   CHECK(arch_spec_find("sm_9x") == NULL);
   CHECK(arch_spec_find("sm_80")->smem_per_block_optin == 163 * 1024);
   CHECK(arch_spec_find("sm_86")->max_threads_per_sm == 1536);
@@ -17,15 +22,39 @@ int main(void) {
   CHECK(gpu_spec_find("v100") == NULL);
   CHECK(gpu_spec_match("NVIDIA H200", 90) == h);
   CHECK(gpu_spec_match("NVIDIA A100-SXM4-80GB", 80) == gpu_spec_find("a100"));
-  CHECK(gpu_spec_match("NVIDIA GeForce RTX 3090", 86) == NULL);
-  CHECK_STR(gpu_spec_keys(), "h200, h100, a100, l4");
+  CHECK(gpu_spec_match("NVIDIA GeForce RTX 3090", 86) == gpu_spec_find("rtx3090"));
+  CHECK(gpu_spec_match("NVIDIA GeForce RTX 4090", 89) == NULL);
+  /* recorded device names: the whole name, the longest that fits */
+  CHECK(gpu_spec_match_name("NVIDIA GeForce RTX 2080 Ti") == gpu_spec_find("rtx2080ti"));
+  CHECK(gpu_spec_match_name("NVIDIA GeForce RTX 2080") == gpu_spec_find("rtx2080"));
+  CHECK(gpu_spec_match_name("NVIDIA GeForce RTX 2080 SUPER") == NULL);
+  CHECK(gpu_spec_match_name("NVIDIA A100-PCIE-40GB") == gpu_spec_find("a100-pcie"));
+  CHECK(gpu_spec_match_name("NVIDIA A100-SXM4-80GB") == gpu_spec_find("a100"));
+  CHECK(gpu_spec_match_name("NVIDIA H100 80GB HBM3") == gpu_spec_find("h100"));
+  CHECK(gpu_spec_match_name("NVIDIA RTX A4000") == gpu_spec_find("a4000"));
+  CHECK(gpu_spec_match_name("NVIDIA RTX A6000") == gpu_spec_find("a6000"));
+  CHECK(gpu_spec_match_name("NVIDIA GeForce RTX 3090") == gpu_spec_find("rtx3090"));
+  CHECK(gpu_spec_match_name("") == NULL && gpu_spec_match_name(NULL) == NULL);
+  CHECK_STR(gpu_spec_keys(), "h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, rtx2080ti, rtx2080");
   size_t n;
   const gpu_spec *all = gpu_spec_all(&n);
-  CHECK_INT(n, 4);
+  CHECK_INT(n, 10);
   for (size_t i = 0; i < n; i++) {
     CHECK(arch_spec_find(all[i].arch) != NULL);
+    CHECK(all[i].sm_count > 0 && all[i].dram_bw_spec > 0 && all[i].peak_flops[PATH_SIMT_F32] > 0);
+    CHECK(all[i].dram_bw_achievable < all[i].dram_bw_spec);
     CHECK(all[i].peak_flops[PATH_TC_F16] > all[i].peak_flops[PATH_TC_TF32]);
-    CHECK(all[i].peak_flops[PATH_TC_TF32] > all[i].peak_flops[PATH_SIMT_F32]);
+    CHECK(all[i].peak_flops[PATH_TC_TF32] >= all[i].peak_flops[PATH_SIMT_F32] ||
+          all[i].peak_flops[PATH_TC_TF32] == 0); /* Turing has no tf32 */
+    CHECK(all[i].source && strlen(all[i].source) > 20);
   }
+  /* datasheet figures, one per recorded GPU */
+  CHECK_INT(gpu_spec_find("rtx2080ti")->sm_count, 68);
+  CHECK(fabs(gpu_spec_find("rtx2080ti")->dram_bw_spec - 616e9) < 1e3);
+  CHECK_INT(gpu_spec_find("rtx2080")->sm_count, 46);
+  CHECK(fabs(gpu_spec_find("rtx3090")->dram_bw_spec - 936e9) < 1e3);
+  CHECK(fabs(gpu_spec_find("a100-pcie")->dram_bw_spec - 1555e9) < 1e3);
+  CHECK_INT(gpu_spec_find("a4000")->sm_count, 48);
+  CHECK_INT(gpu_spec_find("a6000")->sm_count, 84);
   return test_done();
 }

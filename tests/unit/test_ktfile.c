@@ -103,6 +103,72 @@ static void check_ktt(void) {
   ktfile_free(kf);
 }
 
+/* A KTT file's counters and compile data: the metric table maps sectors to bytes and
+ * percentages to fractions, a metric it does not list is ignored, the block and grid become
+ * static facts; a failed configuration and the Kernel Tuner formats carry none. */
+static void check_counters(void) {
+  ktfile *kf = NULL;
+  rt_error err = {0};
+  CHECK_INT(ktfile_load(fixture("ktt_counters.json"), &kf, &err), RT_OK);
+  if (!kf) {
+    fprintf(stderr, "ktt_counters: %s\n", err.text);
+    return;
+  }
+  CHECK(kf->counters != NULL && kf->facts != NULL);
+  size_t idx = 0;
+  CHECK_INT(ktfile_find(kf, "WG_X=32,UNROLL=2", &idx, &err), RT_OK);
+  const hw_counters *h = &kf->counters[idx];
+  CHECK_INT(h->measured, 1);
+  CHECK_NEAR(h->dram_read_bytes, 1000 * 32.0, 1e-9);
+  CHECK_NEAR(h->dram_write_bytes, 500 * 32.0, 1e-9);
+  CHECK_NEAR(h->l2_bytes, (3000 + 500) * 32.0, 1e-9); /* reads and writes */
+  CHECK_NEAR(h->occupancy, 0.5, 1e-12);
+  CHECK_NEAR(h->fma_pipe, 0.55, 1e-12);
+  CHECK_NEAR(h->fp32_inst, 2.0e6, 1e-9);
+  CHECK_NEAR(h->local_bytes, 0, 0);
+  const static_facts *f = &kf->facts[idx];
+  CHECK_INT(f->registers, 40);
+  CHECK_INT(f->smem_static, 1024);
+  CHECK_INT(f->threads_per_block, 64);
+  CHECK_INT(f->grid_blocks, 128 * 64); /* GlobalSizeType CUDA: the grid in blocks */
+  CHECK_INT(ktfile_find(kf, "WG_X=64,UNROLL=2", &idx, &err), RT_OK);
+  CHECK_NEAR(kf->counters[idx].local_bytes, 2 * 4000 * 32.0, 1e-9); /* loads and stores */
+  CHECK_INT(kf->facts[idx].stack_bytes, 64);
+  CHECK_INT(kf->facts[idx].registers, 255);
+  /* the result a replay serves carries them */
+  candidate_result r;
+  ktfile_result(kf, idx, &r);
+  CHECK_INT(r.counters.measured, 1);
+  CHECK_INT(r.facts.registers, 255);
+  CHECK_INT(ktfile_find(kf, "WG_X=128,UNROLL=2", &idx, &err), RT_OK);
+  CHECK_INT(kf->counters[idx].measured, 0);
+  CHECK_INT(kf->facts[idx].threads_per_block, 0);
+  ktfile_free(kf);
+  /* the table: every row names a field or says why not, and a name is listed once */
+  size_t n = 0;
+  const ktfile_metric *t = ktfile_metric_table(&n);
+  CHECK(n >= 33);
+  for (size_t i = 0; i < n; i++) {
+    CHECK((t[i].field != NULL) != (t[i].why != NULL));
+    CHECK(ktfile_metric_find(t[i].name) != NULL);
+    for (size_t j = i + 1; j < n; j++) CHECK(strcmp(t[i].name, t[j].name) != 0);
+  }
+  CHECK(ktfile_metric_find("a_metric_no_table_lists") == NULL);
+  CHECK_STR(ktfile_metric_find("dram__sectors_read.sum")->field, "dram_read_bytes");
+  hw_counters c = {0};
+  CHECK_INT(ktfile_metric_apply(ktfile_metric_find("smsp__inst_executed.sum"), 5, &c), 0);
+  CHECK_INT(c.measured, 0);
+  CHECK_INT(ktfile_metric_apply(ktfile_metric_find("lts__t_bytes.sum"), 5, &c), 1);
+  CHECK(c.measured == 1 && c.l2_bytes == 5);
+  /* other formats record none */
+  CHECK_INT(ktfile_load(fixture("small.json"), &kf, &err), RT_OK);
+  CHECK(kf && kf->counters == NULL && kf->facts == NULL);
+  ktfile_free(kf);
+  CHECK_INT(ktfile_load(fixture("ktt_small.json"), &kf, &err), RT_OK);
+  CHECK(kf && kf->counters == NULL && kf->facts == NULL); /* two kernels per result, no counters */
+  ktfile_free(kf);
+}
+
 /* Non-integer values become identifiers (numbers sorted by value); 1.0 counts as the integer 1. */
 static void check_mixed(void) {
   ktfile *kf = NULL;
@@ -175,6 +241,7 @@ int main(void) {
   check_small("small.json", 1.0);
   check_small("small.json.gz", 2.0);
   check_ktt();
+  check_counters();
   check_mixed();
   check_bad("broken.json", RT_ERR_PARSE, "invalid JSON");
   check_bad("broken.json.gz", RT_ERR_IO, "decompress");

@@ -206,6 +206,33 @@ static void test_times(void) {
   CHECK_INT(load(put("ktt.json", ktt), &kf, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "Results[1]");
   ktfile_free(kf);
+  /* KTT: a counter that is no count, a register count that is no whole number, a block of 0 */
+  static const struct {
+    const char *comp, *text;
+  } bad[] = {
+      {"\"ProfilingData\": {\"Counters\": [{\"Name\": \"dram__sectors_read.sum\", \"Value\": -1}]}",
+       "dram__sectors_read.sum"},
+      {"\"ProfilingData\": {\"Counters\": [{\"Name\": \"dram__sectors_read.sum\", \"Value\": \"9\"}]}",
+       "dram__sectors_read.sum"},
+      {"\"ProfilingData\": {\"Counters\": [{\"Value\": 3}]}", "no Name"},
+      {"\"ProfilingData\": {\"Counters\": 7}", "not a list"},
+      {"\"CompilationData\": {\"RegistersCount\": 31.5}, \"LocalSize\": {\"X\": 32}",
+       "RegistersCount"},
+      {"\"LocalSize\": {\"X\": 0, \"Y\": 1, \"Z\": 1}", "LocalSize"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"Metadata\": {\"TimeUnit\": \"Microseconds\", \"GlobalSizeType\": \"CUDA\"}, "
+             "\"Results\": [{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": "
+             "[{\"Name\": \"x\", \"Value\": 1}], \"ComputationResults\": [{\"Duration\": 12, %s}]}]}",
+             bad[i].comp);
+    CHECK_INT(load(put("ktt_counter.json", text), &kf, &err), RT_ERR_PARSE);
+    CHECK(kf == NULL);
+    CHECK_CONTAINS(err.text, "Results[0]");
+    CHECK_CONTAINS(err.text, bad[i].text);
+    CHECK_CONTAINS(err.source, "ktt_counter.json");
+  }
 }
 
 static void test_control_characters(void) {

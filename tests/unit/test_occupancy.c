@@ -99,6 +99,23 @@ int main(void) {
   CHECK_STR(o.limiter, "threads");
   CHECK_INT(o.by_registers, 8);
 
+  /* sm_75 (Turing: 1024 threads, 16 blocks, 64 KiB, smem unit 256, none reserved), the recorded
+   * convolution's best: 256 threads x 62 regs (-> 64: 2048 per warp -> 32 warps -> 4 blocks),
+   * 15904 B smem (-> 16128: 65536/16128 = 4 blocks), threads 32/8 = 4: 4 blocks, 100 %, named
+   * after the warp slots */
+  o = run("sm_75", 256, 62, 15904, 0);
+  CHECK_INT(o.smem_per_block, 16128);
+  CHECK_INT(o.blocks_per_sm, 4);
+  CHECK_NEAR(o.fraction, 1.0, 1e-12);
+  CHECK_STR(o.limiter, "threads");
+  /* the recorded Coulomb sum: 64 threads, 44 regs (-> 48: 1536 per warp -> 42 warps -> 21
+   * blocks), no shared memory at all (no limit from it), threads 32/2 = 16: 16 blocks by the
+   * per-SM block limit, 32 warps = 100 % */
+  o = run("sm_75", 64, 44, 0, 0);
+  CHECK_INT(o.blocks_per_sm, 16);
+  CHECK_NEAR(o.fraction, 1.0, 1e-12);
+  CHECK(o.by_smem >= 16);
+
   /* bad input is an error, not a crash */
   occupancy_input bad = {0, 32, 0, 0};
   rt_error err = {0};

@@ -1,8 +1,10 @@
 /* test_replay.c — replay scoring on a small recorded space: evaluations to target, misses at
- * twice the budget, random search's exact expectation. */
+ * twice the budget, random search's exact expectation; a recording with counters replays with
+ * its diagnoses and compile facts. */
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "test.h"
+#include "tuner/model/features.h"
 
 int main(void) {
   char path[1024];
@@ -50,6 +52,27 @@ int main(void) {
   replay_stats_free(&rs);
   CHECK_INT(replay_run(kf, "nope", 1, 10, 0.05, NULL, &rs, &err), RT_ERR_INVALID);
   CHECK_INT(replay_run(kf, "random", 0, 10, 0.05, NULL, &rs, &err), RT_ERR_USAGE);
+
+  /* a KTT recording with counters on a GPU of the spec table: every timed configuration is
+   * told with its diagnosis and the strategy gets the compile facts; a file without counters
+   * gives neither */
+  CHECK_INT(replay_run(kf, "steer", 2, 10, 0.05, NULL, &rs, &err), RT_OK);
+  CHECK_INT(rs.diagnosed, 0);
+  CHECK_INT(rs.features, 0);
+  CHECK_STR(rs.gpu, "");
+  replay_stats_free(&rs);
+  ktfile *kc = NULL;
+  snprintf(path, sizeof path, "%s/tests/data/ktfiles/ktt_counters.json", test_source_dir());
+  CHECK_INT(ktfile_load(path, &kc, &err), RT_OK);
+  if (kc) {
+    CHECK_INT(replay_run(kc, "steer", 3, 10, 0.05, NULL, &rs, &err), RT_OK);
+    CHECK_INT(rs.diagnosed, 4);
+    CHECK_INT(rs.features, FEATURE_COUNT);
+    CHECK_STR(rs.gpu, "NVIDIA GeForce RTX 2080 Ti");
+    CHECK_NEAR(rs.reached, 1, 0);
+    replay_stats_free(&rs);
+    ktfile_free(kc);
+  }
 
   double v[] = {5, 1, 4, 2, 3};
   CHECK_NEAR(replay_percentile(v, 5, 50), 3, 1e-12);

@@ -1,6 +1,7 @@
-/* cmd_compile.c — `rooftune compile`: compile a template's space (or a spread sample of it) for
- * one architecture and show each candidate's static facts: registers, shared memory, spills,
- * occupancy and its limiter.  No GPU needed. */
+/* cmd_compile.c — `rooftune compile`: compile a template's space (a spread sample of it, its
+ * covering set, or the model's fastest) for one architecture and show each candidate's static
+ * facts: registers, shared memory, spills, occupancy and its limiter; or, with --dry-run, only
+ * which of them the cubin cache holds.  No GPU needed. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,25 +15,34 @@
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/model/occupancy.h"
+#include "tuner/template/cover.h"
+#include "tuner/tune.h"
 
 static const char usage[] =
-    "usage: rooftune compile TEMPLATE --arch ARCH [--dtype D] [--shape S] [--jobs N]\n"
-    "                        [--limit N] [--timeout SEC] [--no-pch] [--no-cache] [--logs]\n"
+    "usage: rooftune compile TEMPLATE --arch ARCH [--dtype D] [--shape S] [--kv-lens L]\n"
+    "                        [--limit N | --cover | --best N] [--dry-run] [--jobs N]\n"
+    "                        [--timeout SEC] [--no-pch] [--no-cache] [--logs]\n"
     "                        [--templates DIR]... [--json]\n\n"
-    "Compiles every valid configuration of TEMPLATE (or --limit of them, spread evenly over the\n"
-    "space) with NVRTC for ARCH and prints one row per candidate: its configuration, registers\n"
-    "per thread, shared memory (static + dynamic), spilled bytes, occupancy and what limits it,\n"
-    "then a summary.  Results are cached (see ROOFTUNE_CACHE_DIR), so a second run compiles\n"
-    "nothing.  No GPU is needed.\n\n"
+    "Compiles every valid configuration of TEMPLATE (or a selection of them) with NVRTC for ARCH\n"
+    "and prints one row per candidate: its configuration, registers per thread, shared memory\n"
+    "(static + dynamic), spilled bytes, occupancy and what limits it, then a summary.  Results\n"
+    "are cached (see ROOFTUNE_CACHE_DIR), so a second run compiles nothing.  No GPU is needed.\n\n"
     "options:\n"
-    "  --arch ARCH     sm_80, sm_86, sm_89, sm_90 or sm_90a (required)\n"
+    "  --arch ARCH     sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (required)\n"
     "  --dtype D       input precision, one of the template's dtypes (default: its first)\n"
     "  --shape S       problem shape in the family's syntax (default: the family's example,\n"
     "                  gemm 4096x4096x4096, attention 4x32x4096x128);\n"
     "                  constraints and launch sizes may depend on it; launch sizes that read\n"
-    "                  device.sm_count use the first model GPU of ARCH (sm_90: h200)\n"
-    "  --jobs N        compile processes (default: one per core)\n"
+    "                  device.sm_count use the first model GPU of ARCH (sm_90 and sm_90a: h200)\n"
+    "  --kv-lens L     attention: each sequence's own KV length (as `rooftune tune` takes it)\n"
     "  --limit N       compile N configurations spread evenly over the space (0: all)\n"
+    "  --cover         compile the covering set `rooftune tune --cover` evaluates\n"
+    "                  (tuner/template/cover.h)\n"
+    "  --best N        compile the N configurations the model predicts fastest on the first\n"
+    "                  model GPU of ARCH, the ones `rooftune tune --prior model --budget N`\n"
+    "                  evaluates first\n"
+    "  --dry-run       compile nothing: say which candidates the cubin cache holds\n"
+    "  --jobs N        compile processes (default: one per core)\n"
     "  --timeout SEC   give up on one compile after SEC seconds (default 300)\n"
     "  --no-pch        do not precompile the template's system headers\n"
     "  --no-cache      neither read nor write the cubin cache\n"
@@ -92,41 +102,62 @@ static json_t *compile_config_json(const space *sp, size_t idx) {
   return o;
 }
 
-static int cmd_compile(int argc, char **argv) {
-  const char *arch = NULL, *dtype = NULL, *shape = NULL;
-  long jobs = 0, limit = 0;
-  double timeout_s = 300;
-  int json = 0, no_pch = 0, no_cache = 0, logs = 0;
+/* The command's options. */
+typedef struct compile_cli {
+  const char *name, *arch, *dtype, *shape;
+  char kv_lens[8192];
+  int have_lens;
+  long jobs, limit, best;
+  double timeout_s;
+  int json, no_pch, no_cache, logs, cover, dry_run;
+} compile_cli;
+
+/* Parses argv into o; a CLI exit code when it fails, -1 when it succeeds. */
+static int compile_parse(int argc, char **argv, compile_cli *o) {
+  memset(o, 0, sizeof *o);
+  o->timeout_s = 300;
   static const struct option opts[] = {
       {"arch", required_argument, 0, 'a'},   {"dtype", required_argument, 0, 'd'},
       {"shape", required_argument, 0, 's'},  {"jobs", required_argument, 0, 'j'},
       {"limit", required_argument, 0, 'l'},  {"timeout", required_argument, 0, 't'},
       {"no-pch", no_argument, 0, 'P'},       {"no-cache", no_argument, 0, 'C'},
       {"logs", no_argument, 0, 'L'},         {"json", no_argument, 0, 'J'},
-      {"templates", required_argument, 0, 'T'}, {0, 0, 0, 0}};
+      {"templates", required_argument, 0, 'T'}, {"kv-lens", required_argument, 0, 'K'},
+      {"cover", no_argument, 0, 'V'},        {"best", required_argument, 0, 'B'},
+      {"dry-run", no_argument, 0, 'D'},      {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
-    case 'a': arch = optarg; break;
-    case 'd': dtype = optarg; break;
-    case 's': shape = optarg; break;
+    case 'a': o->arch = optarg; break;
+    case 'd': o->dtype = optarg; break;
+    case 's': o->shape = optarg; break;
     case 'j':
-      if (cli_parse_count("compile", "--jobs", optarg, &jobs)) return CLI_EXIT_USAGE;
+      if (cli_parse_count("compile", "--jobs", optarg, &o->jobs)) return CLI_EXIT_USAGE;
       break;
     case 'l':
-      if (cli_parse_count("compile", "--limit", optarg, &limit)) return CLI_EXIT_USAGE;
+      if (cli_parse_count("compile", "--limit", optarg, &o->limit)) return CLI_EXIT_USAGE;
+      break;
+    case 'B':
+      if (cli_parse_count("compile", "--best", optarg, &o->best)) return CLI_EXIT_USAGE;
+      if (o->best < 1) return cli_usage_error("compile", "--best takes a count of at least 1");
       break;
     case 't': {
       char *end = NULL;
-      timeout_s = strtod(optarg, &end);
-      if (!end || *end || end == optarg || !(timeout_s > 0))
+      o->timeout_s = strtod(optarg, &end);
+      if (!end || *end || end == optarg || !(o->timeout_s > 0))
         return cli_usage_error("compile", "--timeout takes seconds > 0, not '%s'", optarg);
       break;
     }
-    case 'P': no_pch = 1; break;
-    case 'C': no_cache = 1; break;
-    case 'J': json = 1; break;
-    case 'L': logs = 1; break;
+    case 'K':
+      if (cli_read_list("compile", "--kv-lens", optarg, o->kv_lens, sizeof o->kv_lens) < 0) return CLI_EXIT_USAGE;
+      o->have_lens = 1;
+      break;
+    case 'P': o->no_pch = 1; break;
+    case 'C': o->no_cache = 1; break;
+    case 'J': o->json = 1; break;
+    case 'L': o->logs = 1; break;
+    case 'V': o->cover = 1; break;
+    case 'D': o->dry_run = 1; break;
     case 'T': {
       rt_error terr = {0};
       if (catalog_add_dir(optarg, &terr)) return cli_fail("compile", &terr);
@@ -136,84 +167,249 @@ static int cmd_compile(int argc, char **argv) {
     }
   }
   if (optind >= argc) return cli_usage_error("compile", "which template? (see 'rooftune templates')");
-  const char *name = argv[optind];
-  if (optind + 1 < argc)
-    return cli_usage_error("compile", "unexpected argument '%s'", argv[optind + 1]);
-  if (!arch) return cli_usage_error("compile", "--arch is required; valid: %s", compile_arch_list());
-  if (!compile_arch_valid(arch))
-    return cli_usage_error("compile", "--arch: unknown architecture '%s'; valid: %s", arch,
-                           compile_arch_list());
+  o->name = argv[optind];
+  if (optind + 1 < argc) return cli_usage_error("compile", "unexpected argument '%s'", argv[optind + 1]);
+  if (!o->arch) return cli_usage_error("compile", "--arch is required; valid: %s", compile_arch_list());
+  if (!compile_arch_valid(o->arch))
+    return cli_usage_error("compile", "--arch: unknown architecture '%s'; valid: %s", o->arch, compile_arch_list());
+  if ((o->limit > 0) + o->cover + (o->best > 0) > 1)
+    return cli_usage_error("compile", "--limit, --cover and --best each choose the candidates: give one of them");
+  if (o->dry_run && o->no_cache) return cli_usage_error("compile", "--dry-run reads the cache; --no-cache ignores it");
+  return -1;
+}
 
+/* The model GPU of an architecture, as the tuner meets it: sm_90a templates run on an sm_90
+ * GPU (h200). */
+static const gpu_spec *compile_gpu(const char *arch) {
+  const gpu_spec *g = gpu_spec_for_arch(arch);
+  char base[16];
+  size_t n = strlen(arch);
+  if (!g && n > 1 && n < sizeof base && arch[n - 1] == 'a') {
+    snprintf(base, sizeof base, "%.*s", (int)(n - 1), arch);
+    g = gpu_spec_for_arch(base);
+  }
+  return g;
+}
+
+/* The template's problem for the options: its arch and dtype checked, the names its
+ * expressions see (env) and its space.  A CLI exit code when it fails, -1 when it succeeds. */
+static int compile_setup(compile_cli *o, const manifest *m, problem *prob, rt_vars *env, space **sp) {
+  rt_error err = {0};
+  char list[256] = "";
+  if (!manifest_has_arch(m, o->arch)) { /* sm_90a is sm_90 plus the arch-specific features */
+    for (int i = 0; i < manifest_narchs(m); i++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", manifest_arch(m, i));
+    return cli_usage_error("compile", "--arch: template %s does not support %s; it supports: %s", manifest_name(m),
+                           o->arch, list);
+  }
+  if (!o->dtype) o->dtype = manifest_dtype(m, 0);
+  if (!manifest_has_dtype(m, o->dtype)) {
+    for (int i = 0; i < manifest_ndtypes(m); i++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", manifest_dtype(m, i));
+    return cli_usage_error("compile", "--dtype: template %s has no dtype '%s'; it has: %s", manifest_name(m), o->dtype,
+                           list);
+  }
+  const family_ops *fam = family_find(manifest_family(m));
+  if (!fam) {
+    rt_error_set(&err, RT_ERR_NOT_FOUND, "template %s names family '%s', which is not known (known: %s)",
+                 manifest_name(m), manifest_family(m), family_names());
+    return cli_fail("compile", &err);
+  }
+  if (!o->shape) o->shape = fam->example_shape; /* the family's example problem */
+  if (!o->shape) return cli_usage_error("compile", "--shape is required for family %s (%s)", fam->name, fam->shape_help);
+  if (fam->parse_shape(fam, o->shape, o->dtype, o->have_lens ? o->kv_lens : NULL, prob, &err))
+    return cli_usage_error("compile", "--shape '%s': %s (%s)", o->shape, err.text, fam->shape_help);
+  rt_status s = problem_env(fam, prob, arch_spec_find(o->arch), compile_gpu(o->arch), env, &err);
+  if (s) {
+    if (!err.text[0]) rt_error_set(&err, s, "cannot set the problem's names for %s", o->shape);
+    return cli_fail("compile", &err);
+  }
+  if (manifest_build_space(m, env, sp, &err)) return cli_fail("compile", &err);
+  return -1;
+}
+
+typedef struct predicted {
+  size_t idx;
+  double ms;
+} predicted;
+static int cmp_predicted(const void *a, const void *b) {
+  const predicted *x = a, *y = b;
+  return x->ms < y->ms ? -1 : x->ms > y->ms ? 1 : x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The candidates' configuration numbers into *idx (*n of them): all, an even spread of --limit,
+ * the covering set, or the model's --best fastest.  RT_OK or an error in err. */
+static rt_status compile_choose(const compile_cli *o, const manifest *m, const space *sp, const rt_vars *env,
+                                const problem *prob, size_t **idx, size_t *n, rt_error *err) {
+  const size_t size = space_size(sp);
+  *idx = NULL;
+  *n = 0;
+  if (o->cover) {
+    const int np = manifest_ncover(m);
+    const char *pairs[64][2];
+    for (int i = 0; i < np && i < 64; i++) manifest_cover_pair(m, i, &pairs[i][0], &pairs[i][1]);
+    return space_cover(sp, (const char *const(*)[2])pairs, np < 64 ? np : 64, idx, n, NULL, err);
+  }
+  size_t want = o->best > 0 ? (size_t)o->best : o->limit > 0 ? (size_t)o->limit : size;
+  if (want > size) want = size;
+  *idx = malloc((want ? want : 1) * sizeof **idx);
+  if (!*idx) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for %zu candidates", want);
+  if (o->best > 0) { /* as tune --prior model ranks them: tune_predict_config, ties by number */
+    const family_ops *fam = family_find(manifest_family(m));
+    predicted *p = malloc((size ? size : 1) * sizeof *p);
+    if (!p) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for %zu predictions", size);
+    for (size_t i = 0; i < size; i++)
+      p[i] = (predicted){i, tune_predict_config(m, sp, i, env, compile_gpu(o->arch), o->dtype, fam->min_bytes(fam, prob))};
+    qsort(p, size, sizeof *p, cmp_predicted);
+    for (size_t i = 0; i < want; i++) (*idx)[i] = p[i].idx;
+    free(p);
+  } else {
+    for (size_t i = 0; i < want; i++) (*idx)[i] = (size_t)((unsigned long long)i * size / want); /* an even spread */
+  }
+  *n = want;
+  return RT_OK;
+}
+
+/* --dry-run: which candidates the cache holds (results[i].cache_hit, status from the cache);
+ * nothing is compiled.  Fills st as the pool would. */
+static rt_status compile_dry_run(const compile_job *jobs, size_t n, const compile_options *copt, cubin_cache *cache,
+                                 compile_result *results, compile_pool_stats *st, rt_error *err) {
+  memset(st, 0, sizeof *st);
+  st->jobs = n;
+  unsigned char digest[32], key[32];
+  rt_status s = compile_options_digest(copt, digest, err);
+  for (size_t i = 0; !s && i < n; i++) {
+    compile_key(digest, jobs[i].source, key);
+    if (cache && cubin_cache_get(cache, key, &results[i])) {
+      st->cache_hits++;
+      if (results[i].status == RT_OK) st->compiled++;
+      else st->compile_errors++;
+    } else {
+      memset(&results[i], 0, sizeof results[i]);
+      results[i].status = RT_ERR_NOT_FOUND;
+      snprintf(results[i].message, sizeof results[i].message, "not in the cache: would be compiled");
+    }
+  }
+  return s;
+}
+
+/* The table (or JSON) of the candidates and the summary line; the exit code. */
+static int compile_print(const compile_cli *o, const manifest *m, const space *sp, const problem *prob, size_t size,
+                         compile_row *rows, const compile_result *results, size_t n, const compile_pool_stats *st,
+                         const arch_spec *as) {
+  const char *arch = o->arch, *dtype = o->dtype;
+  for (size_t i = 0; o->logs && i < n; i++)
+    if (results[i].status != RT_OK && !o->dry_run)
+      fprintf(stderr, "== %s: %s\n%s\n", rows[i].config, compile_status_word(results[i].status),
+              results[i].log ? results[i].log : "");
+  for (size_t i = 0; i < n; i++) {
+    if (results[i].status != RT_OK) continue;
+    occupancy_input in = {(int)rows[i].threads, results[i].report.registers, results[i].report.smem_static,
+                          (int)rows[i].smem_dynamic};
+    occupancy_compute(as, &in, &rows[i].occ, NULL);
+  }
+  const size_t to_compile = o->dry_run ? n - st->cache_hits : 0;
+  if (o->json) {
+    json_t *root = json_object();
+    json_object_set_new(root, "template", json_string(manifest_name(m)));
+    json_object_set_new(root, "arch", json_string(arch));
+    json_object_set_new(root, "dtype", json_string(dtype));
+    json_object_set_new(root, "shape", json_string(prob->shape));
+    json_object_set_new(root, "space_size", json_integer((json_int_t)size));
+    json_object_set_new(root, "candidates", json_integer((json_int_t)n));
+    json_object_set_new(root, "compiled", json_integer((json_int_t)st->compiled));
+    json_object_set_new(root, "failed", json_integer((json_int_t)(st->compile_errors + st->failed)));
+    json_object_set_new(root, "cache_hits", json_integer((json_int_t)st->cache_hits));
+    if (o->dry_run) json_object_set_new(root, "to_compile", json_integer((json_int_t)to_compile));
+    json_object_set_new(root, "workers", json_integer(st->workers));
+    json_object_set_new(root, "seconds", json_real(st->seconds));
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+      const compile_result *r = &results[i];
+      json_t *obj = json_object();
+      json_object_set_new(obj, "config", compile_config_json(sp, rows[i].idx));
+      json_object_set_new(obj, "status", json_string(o->dry_run && !r->cache_hit ? "not_cached" : compile_status_word(r->status)));
+      if (r->status == RT_OK) {
+        json_object_set_new(obj, "registers", json_integer(r->report.registers));
+        json_object_set_new(obj, "smem_bytes", json_integer((json_int_t)r->report.smem_static + rows[i].smem_dynamic));
+        json_object_set_new(obj, "smem_static", json_integer(r->report.smem_static));
+        json_object_set_new(obj, "smem_dynamic", json_integer(rows[i].smem_dynamic));
+        json_object_set_new(obj, "spill_bytes", json_integer((json_int_t)r->report.spill_stores + r->report.spill_loads));
+        json_object_set_new(obj, "stack_bytes", json_integer(r->report.stack_bytes));
+        json_object_set_new(obj, "threads", json_integer(rows[i].threads));
+        json_object_set_new(obj, "blocks_per_sm", json_integer(rows[i].occ.blocks_per_sm));
+        json_object_set_new(obj, "occupancy", json_real(rows[i].occ.fraction));
+        json_object_set_new(obj, "limiter", json_string(rows[i].occ.limiter));
+      } else {
+        json_object_set_new(obj, "message", json_string(r->message));
+      }
+      json_object_set_new(obj, "cache_hit", json_boolean(r->cache_hit));
+      json_array_append_new(arr, obj);
+    }
+    json_object_set_new(root, "results", arr);
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+    json_decref(root);
+  } else {
+    int w = 6;
+    for (size_t i = 0; i < n; i++)
+      if ((int)strlen(rows[i].config) > w) w = (int)strlen(rows[i].config);
+    printf("%-*s  %4s  %7s  %6s  %5s  %s\n", w, "config", "regs", "smem", "spills", "occ", "limiter");
+    for (size_t i = 0; i < n; i++) {
+      const compile_result *r = &results[i];
+      if (r->status == RT_OK)
+        printf("%-*s  %4d  %7u  %6d  %4.0f%%  %s\n", w, rows[i].config, r->report.registers,
+               (unsigned)r->report.smem_static + rows[i].smem_dynamic, r->report.spill_stores + r->report.spill_loads,
+               100 * rows[i].occ.fraction, rows[i].occ.limiter);
+      else if (o->dry_run && !r->cache_hit)
+        printf("%-*s  not in the cache\n", w, rows[i].config);
+      else
+        printf("%-*s  %s: %s\n", w, rows[i].config, compile_status_word(r->status), r->message);
+    }
+    if (o->dry_run)
+      printf("%s %s %s %s: %zu candidate%s of %zu, %zu in the cache, %zu to compile (dry run: nothing compiled)\n",
+             manifest_name(m), arch, dtype, prob->shape, n, n == 1 ? "" : "s", size, st->cache_hits, to_compile);
+    else
+      printf("%s %s %s %s: %zu candidate%s of %zu, %zu compiled, %zu failed, %zu cache hit%s, %.2f s with %d worker%s\n",
+             manifest_name(m), arch, dtype, prob->shape, n, n == 1 ? "" : "s", size, st->compiled,
+             st->compile_errors + st->failed, st->cache_hits, st->cache_hits == 1 ? "" : "s", st->seconds, st->workers,
+             st->workers == 1 ? "" : "s");
+  }
+  if (o->dry_run) return CLI_EXIT_OK;
+  if (n > 0 && st->compiled == 0) {
+    fprintf(stderr, "rooftune compile: no candidate compiled\n");
+    return CLI_EXIT_FAIL;
+  }
+  return CLI_EXIT_OK;
+}
+
+static int cmd_compile(int argc, char **argv) {
+  compile_cli o;
+  int rc = compile_parse(argc, argv, &o);
+  if (rc >= 0) return rc;
   rt_error err = {0};
   manifest *m = NULL;
-  rt_status s = catalog_find(NULL, name, &m, &err);
+  rt_status s = catalog_find(NULL, o.name, &m, &err);
   if (s == RT_ERR_NOT_FOUND) return cli_usage_error("compile", "%s", err.text);
   if (s) return cli_fail("compile", &err);
 
-  int rc = CLI_EXIT_FAIL;
+  rc = CLI_EXIT_FAIL;
   space *sp = NULL;
   char *source = NULL;
   compile_row *rows = NULL;
   compile_job *cjobs = NULL;
   compile_result *results = NULL;
   cubin_cache *cache = NULL;
-  size_t n = 0;
-
-  /* the template must support the arch (sm_90a is sm_90 plus the arch-specific features) */
-  if (!manifest_has_arch(m, arch)) {
-    char list[256] = "";
-    for (int i = 0; i < manifest_narchs(m); i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-               manifest_arch(m, i));
-    rc = cli_usage_error("compile", "--arch: template %s does not support %s; it supports: %s",
-                         manifest_name(m), arch, list);
-    goto done;
-  }
-  if (!dtype) dtype = manifest_dtype(m, 0);
-  if (!manifest_has_dtype(m, dtype)) {
-    char list[256] = "";
-    for (int i = 0; i < manifest_ndtypes(m); i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-               manifest_dtype(m, i));
-    rc = cli_usage_error("compile", "--dtype: template %s has no dtype '%s'; it has: %s",
-                         manifest_name(m), dtype, list);
-    goto done;
-  }
-  const family_ops *fam = family_find(manifest_family(m));
-  if (!fam) {
-    rt_error_set(&err, RT_ERR_NOT_FOUND, "template %s names family '%s', which is not known (known: %s)",
-                 manifest_name(m), manifest_family(m), family_names());
-    rc = cli_fail("compile", &err);
-    goto done;
-  }
-  if (!shape) shape = fam->example_shape; /* the family's example problem */
-  if (!shape) {
-    rc = cli_usage_error("compile", "--shape is required for family %s (%s)", fam->name,
-                         fam->shape_help);
-    goto done;
-  }
+  size_t n = 0, *chosen = NULL;
+  const char *arch = o.arch, *dtype;
   problem prob;
-  if (fam->parse_shape(fam, shape, dtype, NULL, &prob, &err)) {
-    rc = cli_usage_error("compile", "--shape '%s': %s (%s)", shape, err.text, fam->shape_help);
-    goto done;
-  }
-
-  /* the names the manifest's expressions see */
   rt_vars env;
+  if ((rc = compile_setup(&o, m, &prob, &env, &sp)) >= 0) goto done;
+  rc = CLI_EXIT_FAIL;
+  dtype = o.dtype;
   const arch_spec *as = arch_spec_find(arch);
-  if ((s = problem_env(fam, &prob, as, gpu_spec_for_arch(arch), &env, &err))) {
-    if (!err.text[0]) rt_error_set(&err, s, "cannot set the problem's names for %s", shape);
-    rc = cli_fail("compile", &err);
-    goto done;
-  }
-  if (manifest_build_space(m, &env, &sp, &err)) {
-    rc = cli_fail("compile", &err);
-    goto done;
-  }
   size_t size = space_size(sp);
-  n = (limit > 0 && (size_t)limit < size) ? (size_t)limit : size;
-
-  if (manifest_read_source(m, &source, &err)) {
+  if (compile_choose(&o, m, sp, &env, &prob, &chosen, &n, &err) || manifest_read_source(m, &source, &err)) {
     rc = cli_fail("compile", &err);
     goto done;
   }
@@ -226,8 +422,7 @@ static int cmd_compile(int argc, char **argv) {
     goto done;
   }
   for (size_t i = 0; i < n; i++) {
-    /* an even, deterministic spread: i * size / n */
-    size_t idx = (size_t)((unsigned long long)i * size / n);
+    size_t idx = chosen[i];
     rows[i].idx = idx;
     size_t need = space_format_config(sp, idx, NULL, 0);
     rows[i].config = malloc(need + 1);
@@ -249,9 +444,9 @@ static int cmd_compile(int argc, char **argv) {
 
   compile_options copt;
   manifest_compile_options(m, arch, &copt);
-  copt.pch = !no_pch;
+  copt.pch = !o.no_pch;
 
-  if (!no_cache) {
+  if (!o.no_cache) {
     rt_error cerr = {0};
     if (cubin_cache_open_default(&cache, &cerr) != RT_OK) {
       fprintf(stderr, "rooftune compile: warning: %s; compiling without the cache\n", cerr.text);
@@ -260,105 +455,29 @@ static int cmd_compile(int argc, char **argv) {
       fprintf(stderr, "rooftune compile: warning: %s\n", cubin_cache_warning(cache));
     }
   }
-  compile_progress prog = {n, 0, !json && cli_stderr_is_tty()};
+  compile_progress prog = {n, 0, !o.json && cli_stderr_is_tty()};
   compile_pool_options popt = {0};
-  popt.workers = (int)jobs;
-  popt.timeout_s = timeout_s;
+  popt.workers = (int)o.jobs;
+  popt.timeout_s = o.timeout_s;
   popt.cache = cache;
   popt.progress = compile_on_result;
   popt.progress_ctx = &prog;
   compile_pool_stats st;
-  if (compile_pool_run(cjobs, n, &copt, &popt, results, &st, &err)) {
+  if (o.dry_run ? compile_dry_run(cjobs, n, &copt, cache, results, &st, &err)
+                : compile_pool_run(cjobs, n, &copt, &popt, results, &st, &err)) {
     rc = cli_fail("compile", &err);
     goto done;
   }
   if (cache && cubin_cache_warning(cache)[0] && !cubin_cache_usable(cache))
     fprintf(stderr, "rooftune compile: warning: %s\n", cubin_cache_warning(cache));
-
-  for (size_t i = 0; logs && i < n; i++)
-    if (results[i].status != RT_OK)
-      fprintf(stderr, "== %s: %s\n%s\n", rows[i].config, compile_status_word(results[i].status),
-              results[i].log ? results[i].log : "");
-  for (size_t i = 0; i < n; i++) {
-    if (results[i].status != RT_OK) continue;
-    occupancy_input in = {(int)rows[i].threads, results[i].report.registers,
-                          results[i].report.smem_static, (int)rows[i].smem_dynamic};
-    occupancy_compute(as, &in, &rows[i].occ, NULL);
-  }
-
-  if (json) {
-    json_t *root = json_object();
-    json_object_set_new(root, "template", json_string(manifest_name(m)));
-    json_object_set_new(root, "arch", json_string(arch));
-    json_object_set_new(root, "dtype", json_string(dtype));
-    json_object_set_new(root, "shape", json_string(prob.shape));
-    json_object_set_new(root, "space_size", json_integer((json_int_t)size));
-    json_object_set_new(root, "candidates", json_integer((json_int_t)n));
-    json_object_set_new(root, "compiled", json_integer((json_int_t)st.compiled));
-    json_object_set_new(root, "failed",
-                        json_integer((json_int_t)(st.compile_errors + st.failed)));
-    json_object_set_new(root, "cache_hits", json_integer((json_int_t)st.cache_hits));
-    json_object_set_new(root, "workers", json_integer(st.workers));
-    json_object_set_new(root, "seconds", json_real(st.seconds));
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-      const compile_result *r = &results[i];
-      json_t *o = json_object();
-      json_object_set_new(o, "config", compile_config_json(sp, rows[i].idx));
-      json_object_set_new(o, "status", json_string(compile_status_word(r->status)));
-      if (r->status == RT_OK) {
-        json_object_set_new(o, "registers", json_integer(r->report.registers));
-        json_object_set_new(o, "smem_bytes",
-                            json_integer((json_int_t)r->report.smem_static + rows[i].smem_dynamic));
-        json_object_set_new(o, "smem_static", json_integer(r->report.smem_static));
-        json_object_set_new(o, "smem_dynamic", json_integer(rows[i].smem_dynamic));
-        json_object_set_new(o, "spill_bytes",
-                            json_integer((json_int_t)r->report.spill_stores + r->report.spill_loads));
-        json_object_set_new(o, "stack_bytes", json_integer(r->report.stack_bytes));
-        json_object_set_new(o, "threads", json_integer(rows[i].threads));
-        json_object_set_new(o, "blocks_per_sm", json_integer(rows[i].occ.blocks_per_sm));
-        json_object_set_new(o, "occupancy", json_real(rows[i].occ.fraction));
-        json_object_set_new(o, "limiter", json_string(rows[i].occ.limiter));
-      } else {
-        json_object_set_new(o, "message", json_string(r->message));
-      }
-      json_object_set_new(o, "cache_hit", json_boolean(r->cache_hit));
-      json_array_append_new(arr, o);
-    }
-    json_object_set_new(root, "results", arr);
-    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', stdout);
-    json_decref(root);
-  } else {
-    int w = 6;
-    for (size_t i = 0; i < n; i++)
-      if ((int)strlen(rows[i].config) > w) w = (int)strlen(rows[i].config);
-    printf("%-*s  %4s  %7s  %6s  %5s  %s\n", w, "config", "regs", "smem", "spills", "occ",
-           "limiter");
-    for (size_t i = 0; i < n; i++) {
-      const compile_result *r = &results[i];
-      if (r->status == RT_OK)
-        printf("%-*s  %4d  %7u  %6d  %4.0f%%  %s\n", w, rows[i].config, r->report.registers,
-               (unsigned)r->report.smem_static + rows[i].smem_dynamic,
-               r->report.spill_stores + r->report.spill_loads, 100 * rows[i].occ.fraction,
-               rows[i].occ.limiter);
-      else
-        printf("%-*s  %s: %s\n", w, rows[i].config, compile_status_word(r->status), r->message);
-    }
-    printf("%s %s %s %s: %zu candidate%s of %zu, %zu compiled, %zu failed, %zu cache hit%s, "
-           "%.2f s with %d worker%s\n",
-           manifest_name(m), arch, dtype, prob.shape, n, n == 1 ? "" : "s", size, st.compiled,
-           st.compile_errors + st.failed, st.cache_hits, st.cache_hits == 1 ? "" : "s",
-           st.seconds, st.workers, st.workers == 1 ? "" : "s");
-  }
-  rc = (n > 0 && st.compiled == 0) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-  if (rc) fprintf(stderr, "rooftune compile: no candidate compiled\n");
+  rc = compile_print(&o, m, sp, &prob, size, rows, results, n, &st, as);
 
 done:
   for (size_t i = 0; rows && i < n; i++) free(rows[i].config);
   for (size_t i = 0; cjobs && i < n; i++) free((char *)cjobs[i].source);
   for (size_t i = 0; results && i < n; i++) compile_result_free(&results[i]);
   free(rows);
+  free(chosen);
   free(cjobs);
   free(results);
   free(source);

@@ -10,10 +10,11 @@
 #include "tuner/template/ktfile.h"
 #include "search/replay.h"
 #include "search/strategy.h"
+#include "tuner/replay_compile.h"
 
 static const char usage[] =
     "usage: rooftune replay SPACE_FILE... [--strategy S] [--seeds N] [--budget B] [--target EPS]\n"
-    "                       [--prior FILE] [--json]\n\n"
+    "                       [--prior FILE] [--manifest FILE [--jobs N]] [--json]\n\n"
     "Replays a search strategy on brute-forced spaces recorded by Kernel Tuner (cache files,\n"
     ".json or .json.gz) or KTT (results files): the strategy asks for configurations and gets\n"
     "their recorded times, so no GPU is needed.  For each file it runs the strategy once per\n"
@@ -26,8 +27,11 @@ static const char usage[] =
     "are scored; the exit status is then 1.  An unfinished Kernel Tuner cache (its run was\n"
     "interrupted) is read as Kernel Tuner reads it, with a note.\n\n"
     "options:\n"
-    "  --strategy S   brute_force, random, ils, annealing, genetic, bayes or lever (default:\n"
-    "                 bayes; lever, lacking diagnoses on recorded spaces, makes the same choices)\n"
+    "  --strategy S   brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
+    "                 (default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
+    "                 spec table knows, replays each configuration with its diagnosis from its\n"
+    "                 counters and gives the strategy every configuration's compile facts\n"
+    "                 (lever and steer use them); other files carry times only\n"
     "  --seeds N      runs per file, seeds 0..N-1 (default 30)\n"
     "  --budget B     evaluations per run, failed ones included (default 1000: about an hour\n"
     "                 of compiling and timing on a GPU)\n"
@@ -35,6 +39,14 @@ static const char usage[] =
     "  --prior FILE   another recording of the same kernel (typically on another GPU), whose\n"
     "                 fastest configurations each run evaluates first: what transfer from a\n"
     "                 known GPU gains (parameters matched by name; random's figure has none)\n"
+    "  --manifest FILE  a manifest of the recorded kernel (its parameters, by the recording's\n"
+    "                 names, roles, launch and cost formulas; see tuner/replay_compile.h) whose\n"
+    "                 \"source\" is the kernel's source, which you put beside it: every recorded\n"
+    "                 configuration is compiled with NVRTC for the recorded GPU's architecture\n"
+    "                 (cached), and the strategy is given those static facts (registers, shared\n"
+    "                 memory, occupancy and its limiter) and the cost formulas' roofline bound;\n"
+    "                 the compiled register counts are compared with the recording's\n"
+    "  --jobs N       compile processes for --manifest (default: one per core)\n"
     "  --json         print {\"results\":[...]} instead of text\n";
 
 static int replay_parse_double(const char *flag, const char *text, double *out) {
@@ -56,7 +68,8 @@ static const char *replay_format_name(const ktfile *kf) {
 }
 
 static int cmd_replay(int argc, char **argv) {
-  const char *name = NULL, *prior_path = NULL;
+  const char *name = NULL, *prior_path = NULL, *manifest_path = NULL;
+  long jobs = 0;
   long seeds = 30, budget = REPLAY_DEFAULT_BUDGET;
   double eps = REPLAY_DEFAULT_EPS;
   int json = 0;
@@ -65,6 +78,8 @@ static int cmd_replay(int argc, char **argv) {
                                        {"budget", required_argument, 0, 'b'},
                                        {"target", required_argument, 0, 't'},
                                        {"prior", required_argument, 0, 'p'},
+                                       {"manifest", required_argument, 0, 'm'},
+                                       {"jobs", required_argument, 0, 'J'},
                                        {"json", no_argument, 0, 'j'},
                                        {0, 0, 0, 0}};
   int c;
@@ -82,6 +97,10 @@ static int cmd_replay(int argc, char **argv) {
       break;
     case 'j': json = 1; break;
     case 'p': prior_path = optarg; break;
+    case 'm': manifest_path = optarg; break;
+    case 'J':
+      if (cli_parse_count("replay", "--jobs", optarg, &jobs)) return CLI_EXIT_USAGE;
+      break;
     default: return cli_bad_option("replay", argc, argv);
     }
   }
@@ -95,7 +114,7 @@ static int cmd_replay(int argc, char **argv) {
     if (!known)
       return cli_usage_error("replay",
                              "unknown strategy '%s' for --strategy; the strategies are "
-                             "brute_force, random, ils, annealing, genetic, bayes, lever", name);
+                             "brute_force, random, ils, annealing, genetic, bayes, lever, steer", name);
     if (strcmp(name, "model") == 0)
       return cli_usage_error("replay", "--strategy model ranks by a model device's predicted "
                                        "times, which a recorded space does not have");
@@ -114,11 +133,24 @@ static int cmd_replay(int argc, char **argv) {
     ktfile *kf;
     rt_status ls = ktfile_load(argv[f], &kf, &err);
     replay_stats rs;
-    if (!ls && (ls = replay_run(kf, name, (int)seeds, budget, eps, prior, &rs, &err))) {
+    replay_facts rf;
+    memset(&rf, 0, sizeof rf);
+    replay_given given = {0};
+    if (!ls && manifest_path &&
+        !(ls = replay_compile(kf, manifest_path, gpu_spec_match_name(kf->device_name), (int)jobs, &rf, &err)))
+      given = (replay_given){rf.facts, rf.flops, rf.executed_flops, rf.dram_bytes, &rf.roles};
+    if (ls && kf) {
+      ktfile_free(kf);
+      kf = NULL;
+    }
+    if (!ls && (ls = replay_run_given(kf, name, (int)seeds, budget, eps, prior,
+                                      manifest_path ? &given : NULL, &rs, &err))) {
       if (!err.source[0]) rt_error_locate(&err, argv[f], NULL, 0, 0);
       ktfile_free(kf);
+      kf = NULL;
     }
     if (ls) {
+      replay_facts_free(&rf);
       rcode = cli_fail("replay", &err);
       if (json) {
         char line[2048];
@@ -154,6 +186,21 @@ static int cmd_replay(int argc, char **argv) {
       json_object_set_new(e, "p90", json_real(rs.p90));
       json_object_set_new(o, "evals_to_target", e);
       json_object_set_new(o, "reached", json_real(rs.reached));
+      json_object_set_new(o, "diagnosed", json_integer((json_int_t)rs.diagnosed));
+      json_object_set_new(o, "features", json_integer(rs.features));
+      json_object_set_new(o, "counters_gpu", json_string(rs.gpu));
+      if (manifest_path) {
+        json_t *cj = json_object();
+        json_object_set_new(cj, "manifest", json_string(manifest_path));
+        json_object_set_new(cj, "arch", json_string(rf.arch));
+        json_object_set_new(cj, "mapped", json_integer((json_int_t)rf.mapped));
+        json_object_set_new(cj, "compiled", json_integer((json_int_t)rf.compiled));
+        json_object_set_new(cj, "failed", json_integer((json_int_t)rf.failed));
+        json_object_set_new(cj, "cache_hits", json_integer((json_int_t)rf.cache_hits));
+        json_object_set_new(cj, "registers_compared", json_integer((json_int_t)rf.compared));
+        json_object_set_new(cj, "registers_agree", json_integer((json_int_t)rf.agree));
+        json_object_set_new(o, "compiled", cj);
+      }
       json_object_set_new(o, "random_expected", json_real(rs.random_expected));
       if (prior) {
         json_t *pj = json_object();
@@ -174,6 +221,15 @@ static int cmd_replay(int argc, char **argv) {
                "fastest %d first\n",
                prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU",
                rs.prior, (int)first);
+      if (manifest_path)
+        printf("  %s: %zu of the %zu configurations are in its space; %zu compiled for %s (%zu "
+               "from the cubin cache), %zu failed; registers agree with the recording on %zu of "
+               "%zu\n", manifest_path, rf.mapped, rs.configs, rf.compiled, rf.arch, rf.cache_hits,
+               rf.failed, rf.agree, rf.compared);
+      if (rs.diagnosed)
+        printf("  %zu configurations diagnosed from their recorded counters against the %s's "
+               "spec-table roofs%s\n", rs.diagnosed, rs.gpu,
+               rs.features ? "; the strategy is given every configuration's compile facts" : "");
       printf("  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
              "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
              rs.strategy, rs.seeds, rs.budget, 100 * rs.eps, rs.median, rs.p90,
@@ -183,6 +239,7 @@ static int cmd_replay(int argc, char **argv) {
              rs.random_expected, rs.valid, rs.within, rs.strategy, rs.random_expected / rs.median);
     }
     replay_stats_free(&rs);
+    replay_facts_free(&rf);
     ktfile_free(kf);
   }
   ktfile_free(prior);

@@ -18,7 +18,7 @@
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
     "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
-    "                     [--config C] [--prior FILE] [--templates DIR]... [--kv-lens L]\n"
+    "                     [--config C | --cover] [--prior FILE] [--templates DIR]... [--kv-lens L]\n"
     "                     [--allow-tf32] [--no-db] [--json]\n\n"
     "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
     "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
@@ -47,6 +47,9 @@ static const char usage[] =
     "                   ~/.local/share/rooftune/tuning.db)\n"
     "  --config C       evaluate only this configuration of TEMPLATE (\"BLOCK_M=128,...\", every\n"
     "                   parameter), afresh even when the database holds it\n"
+    "  --cover          evaluate only a covering set of each template's space: every value of\n"
+    "                   every parameter and every value pair of the manifest's \"cover\" pairs\n"
+    "                   at least once (tuner/template/cover.h; give a --budget that holds it)\n"
     "  --prior FILE     results of the same kernel elsewhere, typically another GPU's: a\n"
     "                   rooftune export ('rooftune db export' of that machine's database; the\n"
     "                   rows of each template for this shape and dtype), a Kernel Tuner cache\n"
@@ -237,6 +240,7 @@ static int cmd_tune(int argc, char **argv) {
                                        {"templates", required_argument, 0, 'L'},
                                        {"kv-lens", required_argument, 0, 'K'},
                                        {"allow-tf32", no_argument, 0, 'A'},
+                                       {"cover", no_argument, 0, 'V'},
                                        {0, 0, 0, 0}};
   int c;
   long v;
@@ -278,6 +282,7 @@ static int cmd_tune(int argc, char **argv) {
     case 'B': db_path = optarg; break;
     case 'N': no_db = 1; break;
     case 'A': o.allow_tf32 = 1; break;
+    case 'V': o.cover = 1; break;
     case 'j': json = 1; break;
     default: return cli_bad_option("tune", argc, argv);
     }
@@ -292,6 +297,7 @@ static int cmd_tune(int argc, char **argv) {
   if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");
   if (o.allow_tf32 && o.dtype && strcmp(o.dtype, "f32"))
     return cli_usage_error("tune", "--allow-tf32 admits tf32 candidates to an f32 run; --dtype is %s", o.dtype);
+  if (o.config && o.cover) return cli_usage_error("tune", "--config evaluates one configuration; --cover a set of them");
   if (o.config && o.prior)
     return cli_usage_error("tune", "--config evaluates one configuration; --prior orders a "
                                    "search: give one of them");
@@ -367,6 +373,8 @@ static int cmd_tune(int argc, char **argv) {
                                   rep.dedup_saved_s, "stopped_early", (int)rep.stopped_early, "stopped_early_gpu_s",
                                   rep.early_saved_s));
     json_object_set_new(root, "profiled", json_integer((json_int_t)rep.profiled));
+    json_object_set_new(root, "compile",
+                        json_pack("{sf si}", "seconds", rep.compile_seconds, "cache_hits", (int)rep.cache_hits));
     if (rep.calibration[0]) json_object_set_new(root, "calibration", json_string(rep.calibration));
     json_object_set_new(root, "seconds", json_real(rep.seconds));
     if (rep.interrupted) json_object_set_new(root, "interrupted", json_true());

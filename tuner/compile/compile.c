@@ -17,9 +17,10 @@
 #define ROOFTUNE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
 #endif
 
-static const char *const compile_archs[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+/* sm_75: the Turing GPUs public recordings were made on (replay compiles their kernels again) */
+static const char *const compile_archs[] = {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
 
-const char *compile_arch_list(void) { return "sm_80, sm_86, sm_89, sm_90, sm_90a"; }
+const char *compile_arch_list(void) { return "sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a"; }
 
 int compile_arch_valid(const char *arch) {
   if (!arch) return 0;

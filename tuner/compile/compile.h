@@ -3,7 +3,7 @@
  *
  * The text is complete: a template's `#define NAME value` prefix, `#line 1` and the template
  * source (manifest_source_prefix builds the prefix).  It is compiled for one real architecture
- * (sm_80, sm_86, sm_89, sm_90, sm_90a) with -std=c++17, -default-device and
+ * (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a) with -std=c++17, -default-device and
  * --ptxas-options=-v and --no-cache (a hit in the compute cache NVRTC shares with the driver
  * would skip ptxas and its report); NVRTC 13 finds no headers on its own (not even
  * <cuda_fp16.h>), so the toolkit's include folder and its cccl/ folder (<cuda/barrier>,
@@ -83,7 +83,7 @@ typedef struct compile_result {
   int cache_hit;          /* 1 when the result came from the cubin cache */
 } compile_result;
 
-/* "sm_80, sm_86, sm_89, sm_90, sm_90a": the targets rooftune compiles for. */
+/* "sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a": the targets rooftune compiles for. */
 const char *compile_arch_list(void);
 /* 1 when arch is one of those. */
 int compile_arch_valid(const char *arch);

@@ -273,6 +273,18 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
     }
   }
 
+  /* a dry run (ROOFTUNE_COMPILE_DRY=1): what the cache lacks is reported, not compiled */
+  const char *dry = getenv("ROOFTUNE_COMPILE_DRY");
+  if (dry && !strcmp(dry, "1")) {
+    for (size_t k = 0; k < npending; k++) {
+      compile_result *r = &results[pending[k]];
+      r->status = RT_ERR_NOT_FOUND;
+      snprintf(r->message, sizeof r->message, "not in the cubin cache, not compiled (ROOFTUNE_COMPILE_DRY=1)");
+      r->log = strdup("");
+      stats.failed++;
+    }
+    npending = 0;
+  }
   int nw = popt.workers;
   if (nw <= 0) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -57,7 +57,10 @@ typedef struct compile_pool_stats {
 
 /* Compiles jobs[0..n) into results[0..n) (the caller frees each with compile_result_free).
  * Returns RT_OK when every job has a result, whatever its status; an error only when the run
- * could not happen (bad options, no processes or pipes). */
+ * could not happen (bad options, no processes or pipes).  With ROOFTUNE_COMPILE_DRY=1 in the
+ * environment nothing is compiled: what the cache lacks gets status RT_ERR_NOT_FOUND (counted
+ * as failed), so a run on the model device says which candidates it would have compiled
+ * (tests/gpu/run.sh --plan). */
 rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_options *opt,
                            const compile_pool_options *popt, compile_result *results,
                            compile_pool_stats *stats, rt_error *err);

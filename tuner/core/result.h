@@ -74,6 +74,16 @@ typedef struct hw_counters {
   double duration_ms;      /* gpu__time_duration.sum of the profiled run (no L2 flush before it) */
   char stalls[96];         /* the top warp-stall reasons with their share of all stalled warp
                               cycles, largest first: "long_scoreboard:0.41,barrier:0.22,wait:0.11" */
+  /* What recordings made by other tuners carry beside the above (tuner/template/ktfile.h maps
+   * KTT's Nsight Compute metrics onto them); not stored in the database (no RESULT_COLUMNS
+   * row), 0 when unknown. */
+  double local_bytes;      /* local-memory traffic, loads and stores (spills, stack arrays) */
+  double shared_wavefronts; /* shared-memory wavefronts, loads and stores */
+  double fp32_inst;        /* fp32 instructions executed, per thread (FADD, FMUL, FFMA: one each) */
+  double issue_active;     /* fraction of cycles a warp scheduler issued an instruction, 0..1 */
+  double sm_active;        /* fraction of the elapsed cycles the SMs had a warp, 0..1 */
+  double xu_pipe;          /* special-function (XU: rsqrt, sin, ...) pipe, fraction of peak, 0..1 */
+  double lsu_pipe;         /* load/store pipe, fraction of peak, 0..1 */
 } hw_counters;
 
 typedef struct candidate_result {

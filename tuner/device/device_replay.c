@@ -2,7 +2,9 @@
  * rooftune's own export (`rooftune db export`; the rows of device_options.replay_template,
  * replay_shape and replay_dtype), loaded by ktfile.c and served as TIMING_REPLAYED results.
  * A failed row of an export keeps its status: the failure text starts with the status name
- * ("ERR_WRONG_RESULT: ..."). */
+ * ("ERR_WRONG_RESULT: ..."). A KTT recording's configuration comes with its counters and
+ * compile data, diagnosed here (recorded.h) on the recorded GPU's spec-table roofs: only the
+ * device holds the recording these facts come from. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <zlib.h>
 
 #include "tuner/device/device_impl.h"
+#include "tuner/model/recorded.h"
 #include "tuner/template/ktfile.h"
 
 /* A file's name (whether it reads is open's to say). */
@@ -25,18 +28,19 @@ static rt_status replay_open(device *d, const char *path, rt_error *err) {
   if (st) return st;
   snprintf(d->label, sizeof d->label, "replay:%s", path);
   d->arch[0] = 0;
-  /* the GPU the file was measured on, when the spec table knows it: its roofs for diagnosis */
+  /* the GPU the file was measured on, when the spec table knows it: its roofs for diagnosis
+   * (by its recorded name, else a key in it: a rooftune export of "model:h200") */
   const gpu_spec *all;
   size_t n;
   all = gpu_spec_all(&n);
-  for (size_t i = 0; i < n && d->kf->device_name && d->kf->device_name[0]; i++)
-    if (strcasestr(d->kf->device_name, all[i].key)) {
-      d->spec = &all[i];
-      d->sm_count = all[i].sm_count;
-      roofline_from_spec(d->spec, &d->ceil);
-      d->have_ceil = 1;
-      break;
-    }
+  d->spec = gpu_spec_match_name(d->kf->device_name);
+  for (size_t i = 0; !d->spec && i < n && d->kf->device_name && d->kf->device_name[0]; i++)
+    if (strcasestr(d->kf->device_name, all[i].key)) d->spec = &all[i];
+  if (d->spec) {
+    d->sm_count = d->spec->sm_count;
+    roofline_from_spec(d->spec, &d->ceil);
+    d->have_ceil = 1;
+  }
   return RT_OK;
 }
 
@@ -67,6 +71,10 @@ static rt_status replay_evaluate(device *d, const device_candidate *c, candidate
   r->spread = rec.spread;
   r->repetitions = rec.repetitions;
   if (rec.device_name[0]) snprintf(r->device_name, sizeof r->device_name, "%s", rec.device_name);
+  /* a recording's counters and compile data: diagnosed as a GPU run is, with a measured basis */
+  r->counters = rec.counters;
+  r->facts = rec.facts;
+  if (d->spec) return recorded_diagnose(r, d->spec, NULL, d->kf->space, idx, err);
   return RT_OK;
 }
 

@@ -1,14 +1,16 @@
 /* gpu_spec.h — what rooftune knows about GPUs without running on one.
  *
- * Two tables.  The architecture table (sm_80, sm_86, sm_89, sm_90) holds the per-SM resource
- * limits and allocation granularities that the occupancy calculator needs; the numbers are
- * those of the CUDA C++ Programming Guide, "Compute Capabilities" (Table: technical
+ * Two tables.  The architecture table (sm_75, sm_80, sm_86, sm_89, sm_90) holds the per-SM
+ * resource limits and allocation granularities that the occupancy calculator needs; the numbers
+ * are those of the CUDA C++ Programming Guide, "Compute Capabilities" (Table: technical
  * specifications per compute capability) and the CUDA Occupancy Calculator spreadsheet
- * (register allocation unit 256 per warp, shared memory allocation unit 128 bytes, 1 KiB
- * reserved by the system per block from sm_80 on).  The GPU table (h200, h100, a100, l4) adds
- * SM counts, clocks and the datasheet ceilings (DRAM bandwidth, dense tensor and SIMT rates)
- * that the model device predicts from and that diagnosis uses until a device's ceilings have
- * been measured.  Every ceiling here is a spec-sheet number and is reported as such.
+ * (register allocation unit 256 per warp; shared memory allocation unit 128 bytes with 1 KiB
+ * reserved by the system per block from sm_80 on, 256 bytes and none reserved on sm_75).  The
+ * GPU table (h200, h100, a100, l4, and the GPUs public recordings were made on: a100-pcie,
+ * a6000, a4000, rtx3090, rtx2080ti, rtx2080) adds SM counts, clocks and the datasheet ceilings
+ * (DRAM bandwidth, dense tensor and SIMT rates) that the model device predicts from and that
+ * diagnosis uses until a device's ceilings have been measured; each entry names its sources.
+ * Every ceiling here is a spec-sheet number and is reported as such.
  */
 #ifndef ROOFTUNE_GPU_SPEC_H
 #define ROOFTUNE_GPU_SPEC_H
@@ -70,6 +72,12 @@ const gpu_spec *gpu_spec_all(size_t *count);
 /* Best match for a real GPU by its name and compute capability ("NVIDIA H200", 90): the
  * entry whose name the device name contains, else NULL. */
 const gpu_spec *gpu_spec_match(const char *device_name, int cc);
+/* The entry a recorded device name stands for ("NVIDIA GeForce RTX 2080 Ti", "NVIDIA
+ * A100-PCIE-40GB"): the longest table name (without "NVIDIA ") the device name contains as a
+ * whole name, i.e. followed by its end, '-', '(' or a blank and a digit ("RTX 2080" does not
+ * stand for "RTX 2080 Ti" or "RTX 2080 SUPER"); NULL when none.  For files recorded elsewhere,
+ * where no compute capability is known. */
+const gpu_spec *gpu_spec_match_name(const char *device_name);
 /* The first GPU of the table with architecture `arch` ("sm_90" or "sm_90a": h200), for
  * contexts that compile without a device but whose launch sizes read device.sm_count; NULL when
  * the table has none. */

@@ -39,6 +39,7 @@ rt_status occupancy_compute(const arch_spec *a, const occupancy_input *in, occup
   long long smem = (long long)in->smem_static + in->smem_dynamic;
   out->smem_per_block = occ_round_up(smem, a->smem_alloc_unit) + a->smem_reserved_per_block;
   if (smem > a->smem_per_block_optin) out->by_smem = 0;
+  else if (out->smem_per_block == 0) out->by_smem = a->smem_per_sm; /* none used, none reserved (sm_75) */
   else out->by_smem = a->smem_per_sm / out->smem_per_block;
 
   /* threads (warp slots) */

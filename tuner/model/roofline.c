@@ -52,3 +52,49 @@ double roofline_concurrent(int sm_count, int blocks_per_sm, long long grid_block
   if (grid_blocks > 0 && grid_blocks < c) c = (double)grid_blocks;
   return c;
 }
+
+double roofline_path_peak(const roofline_ceilings *c, compute_path path, int wgmma) {
+  if (!c || path < 0 || path >= PATH_COUNT) return 0;
+  double peak = c->flops[path];
+  if (path == PATH_TC_F16 && !wgmma && c->mma_sync_fraction > 0) peak *= c->mma_sync_fraction;
+  return peak > 0 ? peak : 0;
+}
+
+rt_status roofline_template_roof(double min_executed_flops, double min_bytes, long long max_blocks,
+                                 compute_path path, int wgmma, const roofline_ceilings *c,
+                                 template_roof *out, rt_error *err) {
+  memset(out, 0, sizeof *out);
+  if (!(min_executed_flops >= 0) || !(min_bytes >= 0) || !isfinite(min_executed_flops) ||
+      !isfinite(min_bytes) || (min_executed_flops == 0 && min_bytes == 0))
+    return rt_error_set(err, RT_ERR_INVALID, "a template's roof needs FLOPs or bytes >= 0 (not both "
+                        "0), got %g FLOPs and %g bytes", min_executed_flops, min_bytes);
+  double peak = roofline_path_peak(c, path, wgmma);
+  if (min_executed_flops > 0 && !(peak > 0))
+    return rt_error_set(err, RT_ERR_INVALID, "no compute ceiling for path %d on %s", (int)path,
+                        c && c->gpu[0] ? c->gpu : "this device");
+  if (min_bytes > 0 && !(c && c->bw > 0))
+    return rt_error_set(err, RT_ERR_INVALID, "no bandwidth ceiling on %s",
+                        c && c->gpu[0] ? c->gpu : "this device");
+  double share = 1;
+  if (max_blocks > 0 && c->sm_count > 0 && max_blocks < c->sm_count) share = (double)max_blocks / c->sm_count;
+  out->compute_s = min_executed_flops > 0 ? min_executed_flops / (peak * share) : 0;
+  out->memory_s = min_bytes > 0 ? min_bytes / c->bw : 0;
+  out->launch_s = c->launch_overhead_s > 0 ? c->launch_overhead_s : 0;
+  out->memory_bound = out->memory_s >= out->compute_s;
+  out->seconds = fmax(out->compute_s, out->memory_s) + out->launch_s;
+  return RT_OK;
+}
+
+int roofline_can_win(const template_roof *roof, double incumbent_s, double slack) {
+  if (!(incumbent_s > 0)) return 1;
+  return roof->seconds <= incumbent_s * (1 + (slack > 0 ? slack : 0));
+}
+
+double roofline_stop_fraction(const roofline_ceilings *c) {
+  return c && c->measured ? ROOFLINE_STOP_MEASURED : ROOFLINE_STOP_SPEC;
+}
+
+int roofline_at_roof(const template_roof *roof, double best_s, double fraction) {
+  if (!(best_s > 0) || !(roof->seconds > 0)) return 0;
+  return roof->seconds / best_s >= fraction;
+}

@@ -60,4 +60,53 @@ compute_path roofline_path_for_dtype(const char *dtype, int tensor_cores);
 /* The blocks resident at once: SMs x resident blocks per SM, at most the grid (when known). */
 double roofline_concurrent(int sm_count, int blocks_per_sm, long long grid_blocks);
 
+/* The FLOP/s ceiling of a compute path: c->flops[path], times c->mma_sync_fraction for f16/bf16
+ * tensor cores through mma.sync rather than wgmma (wgmma 0); 0 when the device has none. */
+double roofline_path_peak(const roofline_ceilings *c, compute_path path, int wgmma);
+
+/* ---- spending the budget where it can pay ----
+ * A template's best possible time on a problem: its roofline bound, the larger of the fewest
+ * FLOPs any of its configurations executes (cost.executed_flops: the padding of its smallest
+ * fitting tiles included) over its precision path's peak and the problem's compulsory bytes
+ * (inputs read once, output written once) over the copy bandwidth, plus one launch.  The compute
+ * peak is the share of the SMs the largest grid any configuration launches can occupy (a block
+ * runs on one SM: 32 blocks on 132 SMs reach 32/132 of the peak), which is what bounds a prefill
+ * template on a one-row decode problem; the bandwidth is not scaled so (one SM can draw more than
+ * its share of DRAM bandwidth, by an amount the spec table does not hold).  No configuration of
+ * the template can run faster on these ceilings, so the bound is safe to prune with: a template
+ * whose bound cannot come within `slack` of the incumbent cannot win.  With spec-sheet ceilings
+ * the bound is optimistic (kernels reach ~85 % of a datasheet peak); with measured ceilings it is
+ * the achievable roof. */
+typedef struct template_roof {
+  double seconds;   /* the bound: max(compute_s, memory_s) + launch_s */
+  double compute_s; /* fewest executed FLOPs / the path's peak on the SMs the grid can fill */
+  double memory_s;  /* compulsory bytes / copy bandwidth */
+  double launch_s;  /* one launch's fixed cost */
+  int memory_bound; /* 1 when memory_s >= compute_s */
+} template_roof;
+
+/* The bound for a template that executes at least min_executed_flops (> 0, or 0 for a pure
+ * data-movement kernel), moves at least min_bytes (>= 0) and launches at most max_blocks blocks
+ * (0: unknown, the whole GPU), on path/wgmma of ceilings c.  RT_ERR_INVALID when both counts are
+ * 0, a count is negative or not finite, or the device has no ceiling for what the template needs
+ * (the path's peak for FLOPs, bandwidth for bytes). */
+rt_status roofline_template_roof(double min_executed_flops, double min_bytes, long long max_blocks,
+                                 compute_path path, int wgmma, const roofline_ceilings *c,
+                                 template_roof *out, rt_error *err);
+
+/* Across templates: 1 when a template with bound `roof` can still come within `slack` (0.05:
+ * five per cent) of the incumbent's time, i.e. roof->seconds <= incumbent_s * (1 + slack); 1
+ * without an incumbent (incumbent_s not > 0).  0: the template gets no more evaluations. */
+int roofline_can_win(const template_roof *roof, double incumbent_s, double slack);
+
+/* The share of a roof at which a template's search stops: ROOFLINE_STOP_MEASURED of measured
+ * ceilings, ROOFLINE_STOP_SPEC of spec-sheet ones (the diagnosis' "at the roof", DIAG_AT_ROOF). */
+#define ROOFLINE_STOP_MEASURED 0.95
+#define ROOFLINE_STOP_SPEC 0.85
+double roofline_stop_fraction(const roofline_ceilings *c);
+
+/* Within a template: 1 when its best time reaches `fraction` of its bound (roof->seconds /
+ * best_s >= fraction): a further evaluation can gain at most 1/fraction - 1.  0 without a best. */
+int roofline_at_roof(const template_roof *roof, double best_s, double fraction);
+
 #endif

@@ -2,6 +2,7 @@
 #include "tuner/template/ktfile.h"
 
 #include "db/export.h"
+#include "tuner/template/ktfile_internal.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -366,6 +367,13 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
     if (!doms[p].name)
       rc = ktfile_fail(err, path, RT_ERR_PARSE, "Results[0].Configuration[%d] has no Name", p);
   }
+  /* counters and static facts, per record (trimmed to the configurations at the end) */
+  const char *gst = json_string_value(json_object_get(meta, "GlobalSizeType"));
+  int grid_in_blocks = gst && strcmp(gst, "CUDA") == 0;
+  size_t nres = json_array_size(results);
+  kf->counters = calloc(nres ? nres : 1, sizeof *kf->counters);
+  kf->facts = calloc(nres ? nres : 1, sizeof *kf->facts);
+  if (!kf->counters || !kf->facts) rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   /* Pass 1: the domains; pass 2: the configurations. */
   for (int pass = 0; pass < 2 && rc == RT_OK; pass++) {
     size_t cap = 0;
@@ -420,6 +428,10 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
         if (!(rc = ktfile_check_time(us * unit, "result", what, &ms, &failed, err)))
           rc = failed ? ktfile_push(kf, &cap, cfg, 0, "InvalidDuration", err)
                       : ktfile_push(kf, &cap, cfg, ms, NULL, err);
+        /* what one kernel's run recorded beside its time: counters and static facts */
+        if (!rc && !failed && json_array_size(comps) == 1)
+          rc = ktfile_ktt_record(json_array_get(comps, 0), what, grid_in_blocks,
+                                 &kf->counters[kf->configs - 1], &kf->facts[kf->configs - 1], err);
       }
       if (rc && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
     }
@@ -431,6 +443,14 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
   free(doms);
   free(cfg);
   free(vals);
+  /* none recorded: NULL, as for the other formats */
+  int any_ctr = 0, any_facts = 0;
+  for (size_t i = 0; !rc && i < kf->configs; i++) {
+    any_ctr |= kf->counters[i].measured;
+    any_facts |= kf->facts[i].threads_per_block > 0;
+  }
+  if (!any_ctr) free(kf->counters), kf->counters = NULL;
+  if (!any_facts) free(kf->facts), kf->facts = NULL;
   return rc;
 }
 
@@ -687,6 +707,8 @@ void ktfile_free(ktfile *kf) {
   free(kf->kernel_name);
   free(kf->time_ms);
   free(kf->failure);
+  free(kf->counters);
+  free(kf->facts);
   for (int i = 0; i < kf->nreasons; i++) free(kf->reasons[i]);
   free(kf->reasons);
   free(kf);
@@ -721,6 +743,8 @@ void ktfile_result(const ktfile *kf, size_t idx, candidate_result *r) {
   r->time_ms = kf->failure[idx] ? NAN : kf->time_ms[idx];
   r->repetitions = 1;
   r->verify_error = -1;
+  if (kf->counters) r->counters = kf->counters[idx];
+  if (kf->facts) r->facts = kf->facts[idx];
 }
 
 size_t ktfile_count_within(const ktfile *kf, double eps) {

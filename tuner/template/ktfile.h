@@ -8,7 +8,15 @@
  *     ("CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig", ...).
  *   - KTT result files: `Results[]` with `Configuration` [{Name, Value}], `Status` and
  *     `ComputationResults[].Duration` in `Metadata.TimeUnit` (microseconds by default); the
- *     domains are the values seen.
+ *     domains are the values seen.  A result of one kernel (one ComputationResult) also brings
+ *     what the recording measured and compiled: `ProfilingData.Counters[]` {Name, Value}, the
+ *     Nsight Compute metrics, mapped onto rooftune's hardware counters by one table
+ *     (ktfile_metric_find: DRAM and L2 sectors become bytes, percentages fractions), and
+ *     `CompilationData` (RegistersCount, LocalMemorySize: OpenCL's name for CUDA's shared
+ *     memory, PrivateMemorySize: local memory per thread), `LocalSize` (the block) and
+ *     `GlobalSize` (the grid: blocks when Metadata.GlobalSizeType is "CUDA", threads
+ *     otherwise) as static facts.  A metric the table does not name is ignored; a counter
+ *     value that is not a finite number >= 0 is refused with the result and metric named.
  *   - rooftune's own export (`rooftune db export`): the rows of one template and problem
  *     (ktfile_load_select), a failed row's text starting with its status name.
  * The space's parameters are the file's, each domain sorted ascending (numeric when every
@@ -65,7 +73,31 @@ typedef struct ktfile {
   double optimum_ms;    /* its time */
   char **reasons;       /* the distinct failure reasons (owned; failure[] points into them) */
   int nreasons;         /* entries in reasons */
+  hw_counters *counters; /* per configuration: its recorded hardware counters, measured = 1
+                            where the recording profiled it (KTT); NULL when no configuration
+                            carries counters */
+  static_facts *facts;  /* per configuration: registers, shared memory, local memory per thread
+                           (stack_bytes), block and grid as recorded (KTT), threads_per_block 0
+                           where unknown; occupancy is left to the caller, who knows the
+                           architecture.  NULL when the file records none */
 } ktfile;
+
+/* One row of the table that maps a recording's metric names onto rooftune's counters. */
+typedef struct ktfile_metric {
+  const char *name;   /* Nsight Compute's metric name, as KTT writes it */
+  const char *field;  /* the hw_counters field it feeds ("dram_read_bytes"), NULL: not used */
+  double scale;       /* value x scale is added to the field (32: sectors to bytes; 0.01:
+                         percent to a fraction) */
+  const char *why;    /* for a metric not used: what stands for it, or why it is left out */
+} ktfile_metric;
+
+/* The table row for metric NAME, NULL when the table does not list it. */
+const ktfile_metric *ktfile_metric_find(const char *name);
+/* The whole table: *count rows. */
+const ktfile_metric *ktfile_metric_table(size_t *count);
+/* Adds a recorded metric's value to the counters its table row names (measured set to 1);
+ * returns 0 when the table lists no field for it (nothing changed). */
+int ktfile_metric_apply(const ktfile_metric *m, double value, hw_counters *out);
 
 /* Loads PATH; on error *out is NULL and err names the file and what is wrong with it. */
 rt_status ktfile_load(const char *path, ktfile **out, rt_error *err);
@@ -98,7 +130,8 @@ rt_status ktfile_find(const ktfile *kf, const char *config, size_t *idx, rt_erro
 rt_status ktfile_status(const ktfile *kf, size_t idx);
 
 /* Fills r with configuration idx's recorded result: timing TIMING_REPLAYED, device_name
- * "replay:FILE", the time or the failure with its reason.  Diagnosis fields stay empty. */
+ * "replay:FILE", the time or the failure with its reason, and its counters and static facts
+ * when the file records them.  Diagnosis fields stay empty. */
 void ktfile_result(const ktfile *kf, size_t idx, candidate_result *r);
 
 /* Configurations within eps of the optimum (time <= optimum * (1 + eps)). */

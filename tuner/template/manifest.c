@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tuner/template/catalog.h"
 #include "tuner/template/expr.h"
 
 typedef struct manifest_expr {
@@ -50,6 +52,9 @@ struct manifest {
   int nparams;         /* how many */
   char **roles;        /* per parameter: role name from "roles", or NULL */
   int has_roles;       /* "roles" was given */
+  int (*cover)[2];     /* "cover": pairs of parameter indices whose value pairs a covering
+                          set must hold (tuner/template/cover.h) */
+  int ncover;          /* how many */
   char **derived_names;   /* derived values in declaration order */
   manifest_expr *derived; /* their expressions */
   int *derived_slot;      /* their slots */
@@ -81,8 +86,8 @@ static const int manifest_dtypes_bytes[] = {4, 4, 2, 2, 8, 1, 1, 1};
 
 static const char *const manifest_fields[] = {
     "name",   "family",      "description", "source", "entry", "dtypes",      "archs",
-    "options", "instruction", "params",      "roles",  "derived", "constraints", "launch",
-    "cost"};
+    "options", "instruction", "params",      "roles",  "cover",   "derived",     "constraints",
+    "launch", "cost"};
 #define MANIFEST_NFIELDS ((int)(sizeof manifest_fields / sizeof manifest_fields[0]))
 
 /* ---------------------------------------------------------------- small helpers */
@@ -187,6 +192,7 @@ void manifest_free(manifest *m) {
   }
   free(m->params);
   manifest_strv_free(m->roles, m->nparams);
+  free(m->cover);
   manifest_strv_free(m->derived_names, m->nderived);
   for (int i = 0; i < m->nderived; i++) manifest_expr_free(&m->derived[i]);
   free(m->derived);
@@ -548,6 +554,44 @@ static rt_status manifest_load_roles(manifest_loader *ld, json_t *root) {
   return RT_OK;
 }
 
+/* "cover": [["A", "B"], ...], pairs of distinct parameters. */
+static rt_status manifest_load_cover(manifest_loader *ld, json_t *root) {
+  manifest *m = ld->m;
+  json_t *cover = json_object_get(root, "cover");
+  if (!cover) return RT_OK;
+  if (!json_is_array(cover))
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cover", 0,
+                       "\"cover\" must be an array of parameter pairs, e.g. [[\"CLUSTER\", \"PERSISTENT\"]]");
+  m->ncover = (int)json_array_size(cover);
+  m->cover = calloc(m->ncover ? (size_t)m->ncover : 1, sizeof *m->cover);
+  if (!m->cover) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < m->ncover; i++) {
+    json_t *pair = json_array_get(cover, (size_t)i);
+    char field[32];
+    snprintf(field, sizeof field, "cover[%d]", i);
+    if (!json_is_array(pair) || json_array_size(pair) != 2)
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "a pair of two parameter names");
+    for (int k = 0; k < 2; k++) {
+      const char *name = json_string_value(json_array_get(pair, (size_t)k));
+      m->cover[i][k] = -1;
+      for (int j = 0; name && j < m->nparams; j++)
+        if (strcmp(m->params[j].name, name) == 0) m->cover[i][k] = j;
+      if (m->cover[i][k] < 0)
+        return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "%s is not a parameter of this template",
+                           name ? name : "(not a string)");
+    }
+    if (m->cover[i][0] == m->cover[i][1])
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "a pair of two different parameters");
+  }
+  return RT_OK;
+}
+
+int manifest_ncover(const manifest *m) { return m->ncover; }
+void manifest_cover_pair(const manifest *m, int i, const char **a, const char **b) {
+  *a = m->params[m->cover[i][0]].name;
+  *b = m->params[m->cover[i][1]].name;
+}
+
 static rt_status manifest_load_derived(manifest_loader *ld, json_t *root) {
   manifest *m = ld->m;
   json_t *derived = json_object_get(root, "derived");
@@ -832,10 +876,10 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     for (int i = 0; i < MANIFEST_NFIELDS; i++)
       if (strcmp(key, manifest_fields[i]) == 0) known = 1;
     if (!known) {
-      s = rt_error_at(err, RT_ERR_MANIFEST, path, key, 0,
-                        "unknown field; fields are: name, family, description, source, entry, "
-                        "dtypes, archs, options, instruction, params, roles, derived, "
-                        "constraints, launch, cost");
+      char list[256] = "";
+      for (int i = 0; i < MANIFEST_NFIELDS; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", manifest_fields[i]);
+      s = rt_error_at(err, RT_ERR_MANIFEST, path, key, 0, "unknown field; fields are: %s", list);
       goto done;
     }
   }
@@ -899,7 +943,9 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
       goto done;
     }
   }
-  if ((s = manifest_load_params(&ld, root)) || (s = manifest_load_roles(&ld, root))) goto done;
+  if ((s = manifest_load_params(&ld, root)) || (s = manifest_load_roles(&ld, root)) ||
+      (s = manifest_load_cover(&ld, root)))
+    goto done;
   /* names no parameter or derived value declares are external (problem, dtype, device facts) */
   expr_scope_set_open(m->scope, 1);
   if ((s = manifest_load_derived(&ld, root)) || (s = manifest_load_exprs(&ld, root)) ||
@@ -1492,11 +1538,24 @@ rt_status manifest_config_source(const manifest *m, const space *sp, size_t idx,
   return RT_OK;
 }
 
+/* The shipped templates' common/ folder (templates/common/rt_ptx.h, the PTX wrappers every
+ * template may include), found once per process; "" when there is none. */
+static char common_dir[1100];
+static pthread_once_t common_once = PTHREAD_ONCE_INIT;
+static void find_common_dir(void) {
+  char shipped[1024];
+  struct stat st;
+  snprintf(common_dir, sizeof common_dir, "%s/common", catalog_shipped_dir(shipped, sizeof shipped));
+  if (stat(common_dir, &st) || !S_ISDIR(st.st_mode)) common_dir[0] = 0;
+}
+
 void manifest_compile_options(const manifest *m, const char *arch, compile_options *opt) {
   memset(opt, 0, sizeof *opt);
   opt->arch = arch;
   opt->entry = manifest_entry(m);
   opt->include_dirs[opt->include_count++] = m->source_dir;
+  pthread_once(&common_once, find_common_dir);
+  if (common_dir[0]) opt->include_dirs[opt->include_count++] = common_dir;
   for (int i = 0; i < manifest_noptions(m) && opt->extra_count < COMPILE_MAX_EXTRA; i++)
     opt->extra[opt->extra_count++] = manifest_option(m, i);
   opt->pch = 1;

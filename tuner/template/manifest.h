@@ -16,6 +16,9 @@
  *     "instruction": "mma",               optional: simt (default) | mma | wgmma
  *     "params": {"BLOCK_M": [64, 128], "LAYOUT_B": ["row", "col"], ...},
  *     "roles": {"BLOCK_M": "tile_m", ...}, optional, diagnose.h role names
+ *     "cover": [["CLUSTER", "PERSISTENT"], ...], optional: parameter pairs that interact (the
+ *                                 code differs per pair of values), which a covering set
+ *                                 (tuner/template/cover.h) holds every valid value pair of
  *     "derived": {"THREADS": "WARPS_M*WARPS_N*32", ...},
  *     "constraints": ["BLOCK_M % (WARPS_M*16) == 0", ...],
  *     "launch": {"grid": [e, e, e], "block": [e, e, e], "smem": e,    smem optional (0)
@@ -144,6 +147,9 @@ int manifest_has_arch(const manifest *m, const char *arch);
 int manifest_noptions(const manifest *m);
 const char *manifest_option(const manifest *m, int i);
 int manifest_nparams(const manifest *m);
+/* The "cover" pairs: how many, and pair i's parameter names. */
+int manifest_ncover(const manifest *m);
+void manifest_cover_pair(const manifest *m, int i, const char **a, const char **b);
 /* Parameter i (name and domain), NULL out of range. */
 const space_param *manifest_param(const manifest *m, int i);
 int manifest_nderived(const manifest *m);
@@ -230,8 +236,10 @@ rt_status manifest_source_prefix(const manifest *m, const space *sp, size_t idx,
                                  const rt_vars *vars, const char *dtype, char **out,
                                  rt_error *err);
 /* NVRTC options for compiling this template for ARCH: its entry, its folder on the include path
- * (for headers shared by the template and host tests), its own "options", and precompiled
- * headers on.  The strings point into the manifest, which must outlive opt. */
+ * (for headers shared by the template and host tests) and the shipped templates' common/ folder
+ * (rt_ptx.h, the PTX wrappers of every template; both folders' files are part of the cache
+ * key), its own "options", and precompiled headers on.  The strings point into the manifest,
+ * which must outlive opt. */
 void manifest_compile_options(const manifest *m, const char *arch, compile_options *opt);
 /* The template's source text as it is on disk (malloc'ed; RT_ERR_IO names the file). */
 rt_status manifest_read_source(const manifest *m, char **out, rt_error *err);

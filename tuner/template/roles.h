@@ -3,7 +3,11 @@
  * which role ("roles": {"BLOCK_N": "tile_n"}), or leaves them to be guessed from common names.
  *
  * The roles are one table (ROLE_TABLE); the enum and the names come from it.  A role may be
- * played by several parameters (WARPS_M and WARPS_N are both "warps").
+ * played by several parameters (WARPS_M and WARPS_N are both "warps").  A parameter the
+ * manifest gives no role is never named by a lever: attention's key tile (BLOCK_N) is neither
+ * an output tile (K and V are read once per query tile whatever it is) nor a plain reduction
+ * step (a larger one pads the causal diagonal more), so the attention templates leave it out
+ * and name their query rows (BLOCK_M, or attn_wgmma's CONSUMERS of 64 rows) tile_m.
  */
 #ifndef ROOFTUNE_ROLES_H
 #define ROOFTUNE_ROLES_H

@@ -1,14 +1,12 @@
-# sourced by tests/gpu/run.sh: see its header for the helpers (log, left, cap, want, summary)
-# 3. the main job against cuBLASLt, and the ceilings (measured once, kept in the database)
-want main && log "== main job: rooftune tune gemm --shape 4096x4096x4096 --dtype bf16"
-want main && for shape in 4096x4096x4096 4096x4096x4096:nt; do
-  [ "$(left)" -gt 30 ] || { log "skipped $shape: out of time"; continue; }
-  t0=$(date +%s)
-  out=$(timeout "$(cap 150)" "$bin" tune gemm --shape "$shape" --dtype bf16 --device cuda \
-        --budget 24 --timeout 10 --db "$db" --json 2>>"$logs/tune.log")
-  rc=$?
-  log "gemm bf16 $shape: exit $rc in $(( $(date +%s) - t0 )) s"
-  [ $rc = 0 ] || log "    $(tail -1 "$logs/tune.log")"
-  [ -n "$out" ] && { echo "$out" | summary gemm "bf16 $shape" | tee -a "$results"; echo "$out" >"$logs/main-${shape/:/-}.json"; }
-  echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("    roofs:", d.get("ceilings")); print("    diagnosis:", (d.get("best") or {}).get("sentence"))' 2>/dev/null | tee -a "$results"
-done
+# tier: 2
+# sourced by tests/gpu/run.sh.  The main job, `rooftune tune gemm` on 4096^3 bf16 nn and nt, its
+# templates (gemm_mma and gemm_wgmma among them) against the cuBLASLt candidates measured in the
+# same run; the first run of the database measures the device's ceilings (copy bandwidth,
+# matmul) that later steps compare with.
+run_table 2 main || step_fail=1
+json_report '
+lt = per.get("cublaslt")
+for t in ("gemm_wgmma", "gemm_mma"):
+    if t in per and lt:
+        print("    %s: %s / cuBLASLt %.1f / %.1f TFLOP/s = %.2f (measured)" % (name, t, per[t]["tflops"], lt["tflops"], per[t]["tflops"] / lt["tflops"]))
+print("    roofs: %s" % d.get("ceilings"))' "$logs"/main-gemm-4096x4096x4096*-bf16.json

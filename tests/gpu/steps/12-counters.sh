@@ -1,4 +1,6 @@
-# sourced by tests/gpu/run.sh: see its header for the helpers (log, left, cap, want, summary)
+# tier: 3
+# plan: 120
+# sourced by tests/gpu/run.sh: see its head for the helpers (log, left, cap, tune_line, one_config)
 # 3a. hardware counters ("counters"):
 #   - the main job's table again from its database (the templates' results resumed, cuBLASLt's
 #     measured again): measured DRAM and L2 bytes, occupancy, pipes and stalls of the best
@@ -7,7 +9,7 @@
 #     bf16): ncu with its caches flushed (--cache-control all, as rooftune flushes the L2 before
 #     each profiled pass); a ratio outside 0.85-1.15 for bytes, or 10 points for percentages,
 #     fails the step.
-if want counters && [ "$(left)" -gt 60 ]; then
+if [ "$(left)" -gt 60 ]; then
   log "== counters: the main job's best candidates, measured"
   out=$(timeout "$(cap 90)" "$bin" tune gemm --shape 4096x4096x4096 --dtype bf16 --device cuda --budget 24 --timeout 10 \
         --db "$db" 2>>"$logs/counters.log")
@@ -16,10 +18,10 @@ if want counters && [ "$(left)" -gt 60 ]; then
   echo "$out" >"$logs/counters-main.txt"
   printf '%s\n' "$out" | sed -n '/^template .*DRAM bytes/,/^$/p' | sed 's/^/    /' | tee -a "$results"
   printf '%s\n' "$out" | sed -n '/^best:/,$p' | sed 's/^/    /' | tee -a "$results"
-  printf '%s\n' "$out" | grep -q "measured by the GPU's counters" || { log "    FAIL: the winner's diagnosis used no counters"; fail=1; }
+  printf '%s\n' "$out" | grep -q "measured by the GPU's counters" || { log "    FAIL: the winner's diagnosis used no counters"; step_fail=1; }
 fi
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-if want counters && [ -n "$ncu_bin" ] && [ "$(left)" -gt 60 ]; then
+if [ -n "$ncu_bin" ] && [ "$(left)" -gt 60 ]; then
   cfg="BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=1,CLUSTER=1"
   log "== counters: rooftune against Nsight Compute on gemm_wgmma 4096^3 bf16 [$cfg]"
   ours=$(timeout "$(cap 60)" "$bin" tune gemm_wgmma --shape 4096x4096x4096 --dtype bf16 --device cuda --no-db \
@@ -58,5 +60,5 @@ for name, a, b, ratio in pairs:
 print("    stalls (rooftune): %s" % ours["stalls"])
 sys.exit(bad)
 PY
-  [ "${PIPESTATUS[0]}" = 0 ] || fail=1
+  [ "${PIPESTATUS[0]}" = 0 ] || step_fail=1
 fi

@@ -1,23 +1,11 @@
-# sourced by tests/gpu/run.sh: see its header for the helpers (log, left, cap, want, summary)
-# 3a. attention prefill, the issue's main job and its benchmark rows: rooftune's templates tuned
-#     on 4x32x4096x128 bf16, causal and not, then PyTorch's scaled_dot_product_attention on the
-#     same machine and shapes (bench/attention_torch.py; cuDNN's candidates join the tuning when
-#     the family has them)
-if want attention && [ "$(left)" -gt 120 ]; then
-  log "== attention: rooftune tune attention --shape 4x32x4096x128[:causal] --dtype bf16"
-  for shape in 4x32x4096x128 4x32x4096x128:causal; do
-    [ "$(left)" -gt 60 ] || { log "skipped $shape: out of time"; continue; }
-    out=$(timeout "$(cap 90)" "$bin" tune attention --shape "$shape" --dtype bf16 --device cuda \
-          --budget 16 --timeout 10 --db "$db" --json 2>>"$logs/attention.log")
-    rc=$?
-    log "attention bf16 $shape: exit $rc"
-    [ -n "$out" ] && { echo "$out" | summary attention "bf16 $shape" | tee -a "$results"; echo "$out" >"$logs/attention-${shape/:/-}.json"; }
-  done
-  if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-    log "== PyTorch scaled_dot_product_attention on the same GPU (TFLOP/s, the causal pairs counted exactly)"
-    timeout "$(cap 60)" python3 bench/attention_torch.py 4x32x4096x128 4x32x4096x128:causal 1x32:8x8192x128:causal \
-      2>>"$logs/attention.log" | tee -a "$results"
-  else
-    log "PyTorch with CUDA is not importable here: no PyTorch comparison"
-  fi
-fi
+# tier: 2
+# sourced by tests/gpu/run.sh.  Attention prefill 4x32x4096x128 bf16, causal and not: the
+# templates against cuDNN's SDPA candidates measured in the same run (TFLOP/s).
+run_table 2 attention || step_fail=1
+json_report '
+lib = per.get("cudnn")
+best = max(((v["tflops"], t) for t, v in per.items() if t != "cudnn"), default=None)
+line = "    %s: cuDNN best %s" % (name, "%.1f TFLOP/s" % lib["tflops"] if lib else "none")
+if best: line += "; templates best %.1f TFLOP/s (%s)" % best
+if lib and best: line += "; templates/cuDNN %.2f (measured)" % (best[0] / lib["tflops"])
+print(line)' "$logs"/attention-attention-4x32x4096x128*-bf16.json

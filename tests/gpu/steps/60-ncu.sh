@@ -1,9 +1,11 @@
-# sourced by tests/gpu/run.sh: see its header for the helpers (log, left, cap, want, summary)
+# tier: 3
+# plan: 150
+# sourced by tests/gpu/run.sh: see its head for the helpers (log, left, cap, tune_line, one_config)
 # 4b. Nsight Compute on three kernels (no clock control: the card's clocks are left alone), for
 #     the next change to read: the best mma.sync configuration and the best wgmma one on 4096^3,
 #     and a gemm_skinny one on a decode shape
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-if want ncu && [ -n "$ncu_bin" ] && [ "$(left)" -gt 120 ]; then
+if [ -n "$ncu_bin" ] && [ "$(left)" -gt 120 ]; then
   log "== ncu ($ncu_bin): speed of light, occupancy, warp stalls (full reports in gpu_logs.tgz)"
   for spec in "gemm_mma 4096x4096x4096 BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0" \
               "gemm_wgmma 4096x4096x4096 BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=0,PERSISTENT=1,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0" \

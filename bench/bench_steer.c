@@ -1,0 +1,373 @@
+/* bench_steer.c — does the diagnosis steer the search better than a plain surrogate?  Every
+ * strategy on three sets of brute-forced spaces, 30 seeds each:
+ *
+ *   (a) the recordings that carry hardware counters (KTT results files, ktt_*.json.gz in the
+ *       spaces folder): each configuration replays with its measured counters, diagnosed on the
+ *       recorded GPU's roofs (recorded.h), and with its compile facts (registers, shared memory,
+ *       block, grid: features.h) known before it is evaluated, as a compile would know them;
+ *   (b) rooftune's own templates on the model device (model:h200: predicted times, every
+ *       candidate compiled by NVRTC for its ptxas facts and diagnosed): GEMM, prefill attention
+ *       and decode problems, each space evaluated whole first, as `rooftune tune TEMPLATE
+ *       --strategy brute_force` would (the results are kept in a database in the cache folder,
+ *       so a rerun does not compile again);
+ *   (c) the public spaces without counters (Kernel Tuner cache files): no diagnosis, no facts.
+ *
+ * Each strategy is asked for configurations and told each one's time (and, where the set has
+ * them, its diagnosis); the figures are those of `rooftune replay`: evaluations until a
+ * configuration within 5 % of the space's optimum (median over the seeds; a miss counts as twice
+ * the budget of 1000), the score random search's exact expectation (V+1)/(k+1) over that median
+ * (higher is better), its geometric mean over a set and its ratio to bayes' — and at users'
+ * budgets, the fraction of the optimum reached after 16 and after 32 evaluations (the optimum's
+ * time over the best time found, median over the seeds, 0 when nothing ran; geometric mean over
+ * a set).  `steer` is also run with its inputs withheld ("steer-blind": no diagnoses, no facts),
+ * which separates what the diagnosis brings from what steer's search does on its own.
+ *
+ * The times of (b) are the model's, not a GPU's, and the model's times are a function of the
+ * very facts steer takes as inputs (occupancy, waves, roofline bound): (b) says how well the
+ * search uses them when they are the whole truth; (a) says it on real hardware.
+ *
+ * usage: bench_steer [--spaces DIR] [--seeds N] [--set abc] [--strategies a,b,...]
+ *   DIR: the brute-forced spaces (default ../shared/data/spaces beside the checkout).
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/family.h"
+#include "search/replay.h"
+#include "search/strategy.h"
+#include "tuner/model/features.h"
+#include "tuner/model/recorded.h"
+#include "tuner/model/roofline.h"
+#include "tuner/template/catalog.h"
+#include "tuner/template/ktfile.h"
+#include "tuner/template/manifest.h"
+#include "tuner/tune.h"
+#include "model_cases.h"
+
+enum { BUDGET = 1000, MAX_SPACES = 64, MAX_STRATEGIES = 12 };
+
+/* One brute-forced space with everything a strategy may be told. */
+typedef struct bench_space {
+  char name[96];
+  char set;                /* 'a', 'b' or 'c' */
+  space *sp;               /* owned */
+  size_t n;
+  rt_status *status;       /* per configuration */
+  double *time;            /* ms, NAN when failed */
+  diagnosis *diag;         /* per configuration; NULL: none */
+  double *feat;            /* n x FEATURE_COUNT; NULL: none */
+  double optimum;
+  size_t valid, within;
+} bench_space;
+
+/* What one strategy did on one space. */
+typedef struct bench_score {
+  double median, score, frac16, frac32;
+} bench_score;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void space_stats(bench_space *b) {
+  b->optimum = INFINITY;
+  b->valid = b->within = 0;
+  for (size_t i = 0; i < b->n; i++)
+    if (b->status[i] == RT_OK) {
+      b->valid++;
+      if (b->time[i] < b->optimum) b->optimum = b->time[i];
+    }
+  for (size_t i = 0; i < b->n; i++) b->within += b->status[i] == RT_OK && b->time[i] <= b->optimum * 1.05;
+}
+
+static int alloc_space(bench_space *b, size_t n, int with_diag, int with_feat) {
+  b->n = n;
+  b->status = calloc(n, sizeof *b->status);
+  b->time = malloc(n * sizeof *b->time);
+  b->diag = with_diag ? calloc(n, sizeof *b->diag) : NULL;
+  b->feat = with_feat ? malloc(n * FEATURE_COUNT * sizeof *b->feat) : NULL;
+  if (!b->status || !b->time || (with_diag && !b->diag) || (with_feat && !b->feat)) return -1;
+  for (size_t i = 0; i < n; i++) {
+    b->status[i] = RT_ERR_INVALID;
+    b->time[i] = NAN;
+    for (int f = 0; with_feat && f < FEATURE_COUNT; f++) b->feat[i * FEATURE_COUNT + f] = NAN;
+  }
+  return 0;
+}
+
+static void free_space(bench_space *b) {
+  space_free(b->sp);
+  free(b->status);
+  free(b->time);
+  free(b->diag);
+  free(b->feat);
+  memset(b, 0, sizeof *b);
+}
+
+/* ---- (a) and (c): recorded files ---- */
+
+static int load_recording(const char *path, bench_space *b) {
+  ktfile *kf = NULL;
+  rt_error err = {0};
+  if (ktfile_load(path, &kf, &err)) {
+    fprintf(stderr, "%s: %s\n", path, err.text);
+    return -1;
+  }
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  snprintf(b->name, sizeof b->name, "%.*s", (int)strcspn(base, "."), base);
+  const gpu_spec *gpu = gpu_spec_match_name(kf->device_name);
+  int counted = kf->counters && gpu;
+  b->set = counted ? 'a' : 'c';
+  if (alloc_space(b, kf->configs, counted, counted && kf->facts)) return -1;
+  for (size_t i = 0; i < kf->configs; i++) {
+    candidate_result r;
+    ktfile_result(kf, i, &r);
+    b->status[i] = ktfile_status(kf, i);
+    b->time[i] = kf->time_ms[i];
+    if (counted && recorded_diagnose(&r, gpu, NULL, kf->space, i, &err) == RT_OK) b->diag[i] = r.diag;
+    if (b->feat) recorded_features(&r.facts, gpu, 0, 0, b->feat + i * FEATURE_COUNT);
+  }
+  b->sp = kf->space;
+  kf->space = NULL; /* kept by the bench */
+  ktfile_free(kf);
+  space_stats(b);
+  return 0;
+}
+
+/* ---- (b): rooftune's templates on the model device ---- */
+
+/* The peak FLOP/s of the template's compute path on gpu (tune.c's choice of path). */
+static double case_peak(const manifest *m, const char *dtype, const gpu_spec *gpu) {
+  const char *ins = manifest_instruction(m);
+  compute_path path = strcmp(ins, "simt") == 0 ? PATH_SIMT_F32 : roofline_path_for_dtype(dtype, 1);
+  roofline_ceilings c;
+  roofline_from_spec(gpu, &c);
+  return roofline_path_peak(&c, path, strcmp(ins, "wgmma") == 0);
+}
+
+static int load_case(const problem_case *pc, const char *db, bench_space *b) {
+  manifest *m = NULL;
+  rt_vars env;
+  space *sp = model_case_space(pc, &m, &env);
+  if (!sp) return -1;
+  snprintf(b->name, sizeof b->name, "%s %s %s", pc->tmpl, pc->dtype, pc->shape);
+  b->set = 'b';
+  b->sp = sp;
+  size_t n = space_size(sp);
+  if (alloc_space(b, n, 1, 1)) return -1;
+  tune_report rep;
+  rt_error err = {0};
+  if (model_case_brute_force(pc, n, db, &rep, &err)) {
+    fprintf(stderr, "%s %s: %s\n", pc->tmpl, pc->shape, err.text);
+    manifest_free(m);
+    return -1;
+  }
+  const gpu_spec *gpu = gpu_spec_find("h200");
+  double peak = case_peak(m, pc->dtype, gpu);
+  for (size_t r = 0; r < rep.nresults; r++) {
+    const candidate_result *c = &rep.results[r];
+    size_t idx;
+    if (space_parse_config(sp, c->config, &idx, NULL)) continue;
+    b->status[idx] = c->status;
+    b->time[idx] = c->status == RT_OK ? c->time_ms : NAN;
+    if (c->status == RT_OK) b->diag[idx] = c->diag;
+    candidate_plan pl;
+    double executed = 0;
+    if (manifest_plan(m, sp, idx, &env, &pl, NULL) == RT_OK) executed = pl.executed_flops;
+    static_facts f = c->facts;
+    f.work_blocks = 0;
+    feature_input fi = {.facts = &f, .sm_count = gpu->sm_count, .executed_flops = executed,
+                        .dram_bytes = c->dram_bytes, .peak_flops = peak, .bw = gpu->dram_bw_achievable};
+    features_fill(&fi, b->feat + idx * FEATURE_COUNT);
+  }
+  tune_report_free(&rep);
+  manifest_free(m);
+  space_stats(b);
+  return 0;
+}
+
+/* ---- running a strategy ---- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* name "steer-blind": steer told nothing but times. */
+static int run_strategy(const bench_space *b, const char *name, int seeds, bench_score *out) {
+  int blind = strcmp(name, "steer-blind") == 0;
+  const char *kind = blind ? "steer" : name;
+  double *need = malloc((size_t)seeds * 3 * sizeof *need), *f16 = need + seeds, *f32 = f16 + seeds;
+  if (!need) return -1;
+  long budget = (long)b->n < BUDGET ? (long)b->n : BUDGET;
+  for (int s = 0; s < seeds; s++) {
+    strategy_options o = {.name = kind, .seed = (uint64_t)s, .max_evals = budget};
+    if (!blind && b->feat) o.features = b->feat, o.nfeatures = FEATURE_COUNT;
+    strategy *st;
+    rt_error err = {0};
+    if (strategy_new(b->sp, &o, &st, &err)) {
+      fprintf(stderr, "%s on %s: %s\n", name, b->name, err.text);
+      free(need);
+      return -1;
+    }
+    long hit = -1, k = 0;
+    double best = INFINITY;
+    size_t idx;
+    f16[s] = f32[s] = 0;
+    while (strategy_ask(st, &idx, 1) == 1) {
+      const diagnosis *d = !blind && b->diag && b->diag[idx].limit[0] ? &b->diag[idx] : NULL;
+      strategy_tell(st, idx, b->status[idx], b->time[idx], d, &err);
+      k++;
+      if (b->status[idx] == RT_OK && b->time[idx] < best) best = b->time[idx];
+      if (k == 16) f16[s] = isfinite(best) ? b->optimum / best : 0;
+      if (k == 32) f32[s] = isfinite(best) ? b->optimum / best : 0;
+      if (hit < 0 && best <= b->optimum * 1.05) hit = k;
+      if (hit >= 0 && k >= 32) break;
+    }
+    if (k < 16) f16[s] = isfinite(best) ? b->optimum / best : 0;
+    if (k < 32) f32[s] = isfinite(best) ? b->optimum / best : 0;
+    strategy_free(st);
+    need[s] = hit >= 0 ? (double)hit : 2.0 * (double)budget;
+  }
+  out->median = median_of(need, seeds);
+  out->frac16 = median_of(f16, seeds);
+  out->frac32 = median_of(f32, seeds);
+  out->score = ((double)b->valid + 1) / ((double)b->within + 1) / out->median;
+  free(need);
+  return 0;
+}
+
+/* ---- main ---- */
+
+static int add_dir(const char *dir, char **files, int *nf) {
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  struct dirent *e;
+  while ((e = readdir(d)) && *nf < MAX_SPACES)
+    if (strstr(e->d_name, ".json")) {
+      size_t len = strlen(dir) + strlen(e->d_name) + 2;
+      files[*nf] = malloc(len);
+      snprintf(files[*nf], len, "%s/%s", dir, e->d_name);
+      (*nf)++;
+    }
+  closedir(d);
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The set's geometric means per strategy, and each against bayes'. */
+static void print_sets(const bench_space *sp, int ns, bench_score (*sc)[MAX_STRATEGIES],
+                       const char *const *names, int nstrat) {
+  static const char *const set_names[] = {"(a) counter recordings", "(b) rooftune templates, model:h200",
+                                          "(c) public spaces without counters"};
+  int bayes = 0;
+  for (int k = 0; k < nstrat; k++)
+    if (!strcmp(names[k], "bayes")) bayes = k;
+  printf("\n| set | strategy | score (geo. mean) | x bayes | frac. of optimum @16 | @32 |\n");
+  printf("|---|---|---|---|---|---|\n");
+  for (int set = 0; set < 3; set++) {
+    bench_score mean[MAX_STRATEGIES];
+    int n = 0;
+    for (int k = 0; k < nstrat; k++) {
+      double ls = 0, l16 = 0, l32 = 0;
+      n = 0;
+      for (int i = 0; i < ns; i++)
+        if (sp[i].set == 'a' + set) {
+          ls += log(sc[i][k].score);
+          l16 += log(sc[i][k].frac16 > 0 ? sc[i][k].frac16 : 1e-9);
+          l32 += log(sc[i][k].frac32 > 0 ? sc[i][k].frac32 : 1e-9);
+          n++;
+        }
+      if (n) mean[k] = (bench_score){0, exp(ls / n), exp(l16 / n), exp(l32 / n)};
+    }
+    for (int k = 0; n && k < nstrat; k++)
+      printf("| %s (%d) | %s | %.2f | %.2f | %.3f | %.3f |\n", set_names[set], n, names[k], mean[k].score,
+             mean[k].score / mean[bayes].score, mean[k].frac16, mean[k].frac32);
+  }
+}
+
+int main(int argc, char **argv) {
+  int seeds = 30;
+  const char *dir = NULL, *sets = "abc", *list = "random,ils,annealing,genetic,lever,bayes,steer,steer-blind";
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--spaces") && i + 1 < argc) dir = argv[++i];
+    else if (!strcmp(argv[i], "--set") && i + 1 < argc) sets = argv[++i];
+    else if (!strcmp(argv[i], "--strategies") && i + 1 < argc) list = argv[++i];
+    else {
+      fprintf(stderr, "usage: bench_steer [--spaces DIR] [--seeds N] [--set abc] [--strategies a,b,...]\n");
+      return 2;
+    }
+  }
+  if (seeds < 1) seeds = 1;
+  char defdir[1200];
+  if (!dir) {
+    snprintf(defdir, sizeof defdir, "%s/../shared/data/spaces", ROOFTUNE_SOURCE_DIR);
+    dir = defdir;
+  }
+  char *names_buf = strdup(list);
+  const char *names[MAX_STRATEGIES];
+  int nstrat = 0;
+  for (char *t = strtok(names_buf, ","); t && nstrat < MAX_STRATEGIES; t = strtok(NULL, ",")) names[nstrat++] = t;
+  double t0 = now();
+  static bench_space sp[MAX_SPACES];
+  static bench_score sc[MAX_SPACES][MAX_STRATEGIES];
+  int ns = 0;
+  char *files[MAX_SPACES];
+  int nf = 0;
+  if ((strchr(sets, 'a') || strchr(sets, 'c')) && add_dir(dir, files, &nf))
+    fprintf(stderr, "bench_steer: no spaces folder %s: sets (a) and (c) skipped\n", dir);
+  qsort(files, (size_t)nf, sizeof *files, cmp_str);
+  for (int f = 0; f < nf; f++) {
+    if (ns < MAX_SPACES - 1 && !load_recording(files[f], &sp[ns])) {
+      if (strchr(sets, sp[ns].set)) ns++;
+      else free_space(&sp[ns]);
+    }
+    free(files[f]);
+  }
+  double t_load = now();
+  if (strchr(sets, 'b')) {
+    char db[1200];
+    const char *cache = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    snprintf(db, sizeof db, "%s%s/rooftune/bench_steer.db", cache ? cache : home ? home : "/tmp",
+             cache ? "" : "/.cache");
+    for (size_t c = 0; c < MODEL_CASES && ns < MAX_SPACES - 1; c++)
+      if (!load_case(&model_cases[c], db, &sp[ns])) ns++;
+  }
+  double t_cases = now();
+  printf("bench_steer: %d seeds, budget %d, target within 5 %% of each space's optimum\n\n", seeds, BUDGET);
+  printf("| set | space | valid | k | random | strategy | median | score | @16 | @32 |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < ns; i++) {
+    double rnd = ((double)sp[i].valid + 1) / ((double)sp[i].within + 1);
+    for (int k = 0; k < nstrat; k++) {
+      if (run_strategy(&sp[i], names[k], seeds, &sc[i][k])) return 1;
+      printf("| %c | %s | %zu | %zu | %.1f | %s | %.1f | %.2f | %.3f | %.3f |\n", sp[i].set, sp[i].name,
+             sp[i].valid, sp[i].within, rnd, names[k], sc[i][k].median, sc[i][k].score,
+             sc[i][k].frac16, sc[i][k].frac32);
+      fflush(stdout);
+    }
+  }
+  print_sets(sp, ns, sc, names, nstrat);
+  double t1 = now();
+  printf("\ntime: %.1f s in all (loading the recordings %.1f s, the model device's spaces %.1f s, "
+         "the strategies %.1f s)\n", t1 - t0, t_load - t0, t_cases - t_load, t1 - t_cases);
+  for (int i = 0; i < ns; i++) free_space(&sp[i]);
+  free(names_buf);
+  return 0;
+}

@@ -1,0 +1,263 @@
+/* test_steer.c — what the steered search does with what it is told, on synthetic spaces where
+ * each piece of knowledge is what decides (deterministic per seed; evaluations are counted,
+ * never timed):
+ *   - features: the time depends only on a pre-run fact (an "occupancy" scrambled over the
+ *     parameters), so told the fact steer needs far fewer evaluations than told nothing;
+ *   - one parameter at a time, and modes as modes: pnpoly's shape (a parameter of 31 values that
+ *     moves the time a little, two modes whose best pair holds only with the largest tiles),
+ *     where bayes' exploitation spends its steps on the 31 values;
+ *   - the lever: after the initial design the best's lever names the parameter and the way, and
+ *     steer's first exploit step moves it that way; a lever whose moves keep losing stops being
+ *     followed;
+ *   - bad options are refused. */
+#include <math.h>
+#include <stdint.h>
+
+#include "search/strategy.h"
+#include "test.h"
+
+/* ---- a space where only a pre-run fact matters ---- */
+
+enum { FA = 16, FB = 16 };
+
+static space *make_grid(int na, int nb, const char *a, const char *b) {
+  space *s = space_new();
+  rt_error err = {0};
+  long long va[64], vb[64];
+  for (int i = 0; i < na; i++) va[i] = i;
+  for (int i = 0; i < nb; i++) vb[i] = 1 + i; /* not mode-like: starts at 1 */
+  CHECK_INT(space_add_param(s, a, na, va, NULL, &err), RT_OK);
+  CHECK_INT(space_add_param(s, b, nb, vb, NULL, &err), RT_OK);
+  for (uint16_t i = 0; i < na; i++)
+    for (uint16_t j = 0; j < nb; j++) {
+      uint16_t cfg[2] = {i, j};
+      CHECK_INT(space_add_config(s, cfg, &err), RT_OK);
+    }
+  CHECK_INT(space_finish(s, &err), RT_OK);
+  return s;
+}
+
+/* A fact the parameters scramble (a hash), which alone sets the time. */
+static double fact_of(const space *s, size_t idx) {
+  uint64_t h = (uint64_t)space_value(s, idx, 0) * 0x9e3779b97f4a7c15ull ^
+               (uint64_t)space_value(s, idx, 1) * 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 29;
+  return (double)(h % 1000) / 1000.0;
+}
+
+/* Evaluations until the optimum (time 1.0 within 1e-9), with or without the features. */
+static long until_best(const space *s, const char *name, uint64_t seed, const double *feat,
+                       double (*time_fn)(const space *, size_t), const char *lever) {
+  strategy_options o = {.name = name, .seed = seed, .features = feat, .nfeatures = feat ? 1 : 0};
+  strategy *st = NULL;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  if (!st) return -1;
+  double best = INFINITY;
+  for (size_t i = 0; i < space_size(s); i++) best = fmin(best, time_fn(s, i));
+  size_t idx;
+  long k = 0;
+  diagnosis d;
+  memset(&d, 0, sizeof d);
+  snprintf(d.limit, sizeof d.limit, "memory");
+  snprintf(d.lever, sizeof d.lever, "%s", lever ? lever : "");
+  while (strategy_ask(st, &idx, 1) == 1) {
+    k++;
+    double t = time_fn(s, idx);
+    CHECK_INT(strategy_tell(st, idx, RT_OK, t, lever ? &d : NULL, &err), RT_OK);
+    if (t <= best) break;
+  }
+  strategy_free(st);
+  return k;
+}
+
+static double time_by_fact(const space *s, size_t idx) { return 1.0 + 4.0 * fact_of(s, idx); }
+
+static double median(long *v, int n) {
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      long t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return n % 2 ? (double)v[n / 2] : 0.5 * (double)(v[n / 2 - 1] + v[n / 2]);
+}
+
+static void check_features(void) {
+  space *s = make_grid(FA, FB, "A", "B");
+  size_t n = space_size(s);
+  double *feat = malloc(n * sizeof *feat);
+  for (size_t i = 0; i < n; i++) feat[i] = fact_of(s, i);
+  long told[15], blind[15];
+  for (int seed = 0; seed < 15; seed++) {
+    told[seed] = until_best(s, "steer", (uint64_t)seed, feat, time_by_fact, NULL);
+    blind[seed] = until_best(s, "steer", (uint64_t)seed, NULL, time_by_fact, NULL);
+  }
+  double mt = median(told, 15), mb = median(blind, 15);
+  printf("features: steer told the fact needs %.0f evaluations, told nothing %.0f (of %zu)\n", mt,
+         mb, n);
+  CHECK(mt * 3 < mb);
+  /* bayes ignores them: the same run with and without */
+  CHECK_INT(until_best(s, "bayes", 3, feat, time_by_fact, NULL), until_best(s, "bayes", 3, NULL, time_by_fact, NULL));
+  free(feat);
+  space_free(s);
+}
+
+/* ---- one parameter at a time ---- */
+
+/* pnpoly's shape: W (31 block sizes) moves the time by a few per cent, irregularly; T (11 tile
+ * sizes) matters most, larger is better; of the modes M (4) and U (3), M = 0 is best, and U = 0
+ * only with the largest tiles (U = 2 is better below) */
+static space *make_modes(void) {
+  space *s = space_new();
+  rt_error err = {0};
+  long long w[31], m[4] = {0, 1, 2, 3}, t[11], u[3] = {0, 1, 2};
+  for (int i = 0; i < 31; i++) w[i] = 32 * (i + 1);
+  for (int i = 0; i < 11; i++) t[i] = 2 * i + (i == 0);
+  CHECK_INT(space_add_param(s, "M", 4, m, NULL, &err), RT_OK);
+  CHECK_INT(space_add_param(s, "W", 31, w, NULL, &err), RT_OK);
+  CHECK_INT(space_add_param(s, "T", 11, t, NULL, &err), RT_OK);
+  CHECK_INT(space_add_param(s, "U", 3, u, NULL, &err), RT_OK);
+  for (uint16_t a = 0; a < 4; a++)
+    for (uint16_t b = 0; b < 31; b++)
+      for (uint16_t c = 0; c < 11; c++)
+        for (uint16_t d = 0; d < 3; d++) {
+          uint16_t cfg[4] = {a, b, c, d};
+          CHECK_INT(space_add_config(s, cfg, &err), RT_OK);
+        }
+  CHECK_INT(space_finish(s, &err), RT_OK);
+  return s;
+}
+
+static double time_modes(const space *s, size_t idx) {
+  static const double mf[4] = {1.0, 1.7, 1.05, 1.05};
+  int mode = (int)space_value(s, idx, 0), w = (int)space_value(s, idx, 1) / 32;
+  int t = (int)space_value(s, idx, 2), u = (int)space_value(s, idx, 3);
+  double tf = 1.0 + 2.5 / (1.0 + t);
+  double uf = u == 0 ? (t >= 18 ? 1.0 : 1.25) : u == 1 ? 1.24 : 1.15 - 0.05 * (t >= 18);
+  double wf = 1.0 + 0.04 * ((w * 7) % 5) / 5.0 + (w > 16 ? 0.1 : 0);
+  return tf * mf[mode] * uf * wf;
+}
+
+/* The parameters the exploit steps move (from the best at that moment), over the first 8
+ * exploit steps after the design: a bit per parameter (children count as none). */
+static unsigned moved_params(const space *s, const char *name, uint64_t seed) {
+  strategy_options o = {.name = name, .seed = seed};
+  strategy *st = NULL;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  unsigned bits = 0;
+  size_t idx;
+  for (size_t k = 0; k < 26 && st && strategy_ask(st, &idx, 1) == 1; k++) {
+    size_t b;
+    if (k >= 10 && k % 2 == 1 && strategy_best(st, &b, NULL)) {
+      int moved = -1, ndiff = 0;
+      for (int p = 0; p < space_nparams(s); p++)
+        if (space_value(s, idx, p) != space_value(s, b, p)) moved = p, ndiff++;
+      if (ndiff == 1) bits |= 1u << moved;
+    }
+    CHECK_INT(strategy_tell(st, idx, RT_OK, time_modes(s, idx), NULL, &err), RT_OK);
+  }
+  strategy_free(st);
+  return bits;
+}
+
+static int popcount(unsigned v) {
+  int n = 0;
+  for (; v; v &= v - 1) n++;
+  return n;
+}
+
+static void check_turns(void) {
+  space *s = make_modes();
+  int steer = 0, bayes = 0;
+  for (int seed = 0; seed < 10; seed++) {
+    steer += popcount(moved_params(s, "steer", (uint64_t)seed));
+    bayes += popcount(moved_params(s, "bayes", (uint64_t)seed));
+  }
+  printf("turns: over 10 runs the first 8 exploit steps moved %d parameters (steer) and %d (bayes)\n",
+         steer, bayes);
+  CHECK(steer >= 3 * 10); /* at least 3 of the 4 parameters each run */
+  CHECK(steer > bayes);
+  space_free(s);
+}
+
+/* ---- the lever ---- */
+
+static double time_by_b(const space *s, size_t idx) {
+  /* B = 10 is best, A barely matters */
+  return 1.0 + 0.5 * fabs((double)space_value(s, idx, 1) - 10) / FB + 0.001 * (double)space_value(s, idx, 0);
+}
+
+static void check_lever(void) {
+  space *s = make_grid(FA, FB, "A", "B");
+  /* the lever names B+: every exploit step after the design (the odd results from the 11th
+   * on) whose best can still move B up moves it up, and only B */
+  strategy_options o = {.name = "steer", .seed = 4};
+  strategy *st = NULL;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  diagnosis d;
+  memset(&d, 0, sizeof d);
+  snprintf(d.limit, sizeof d.limit, "memory");
+  snprintf(d.lever, sizeof d.lever, "B+");
+  size_t idx;
+  int checked = 0, moved_up = 0;
+  for (size_t k = 0; k < 40 && strategy_ask(st, &idx, 1) == 1; k++) {
+    size_t b;
+    if (!checked && k >= 10 && k % 2 == 1 && strategy_best(st, &b, NULL) && space_value(s, b, 1) < 10) {
+      checked++;
+      moved_up += space_value(s, idx, 1) > space_value(s, b, 1) &&
+                  space_value(s, idx, 0) == space_value(s, b, 0);
+    }
+    CHECK_INT(strategy_tell(st, idx, RT_OK, time_by_b(s, idx), &d, &err), RT_OK);
+  }
+  CHECK_INT(checked, 1);
+  CHECK_INT(moved_up, 1);
+  strategy_free(st);
+  /* a lever that names the wrong way (B-) loses every time: after a few losses the exploit
+   * steps go back to their turns, and the search still finds the best */
+  long wrong[9], none[9];
+  for (int seed = 0; seed < 9; seed++) {
+    wrong[seed] = until_best(s, "steer", (uint64_t)seed, NULL, time_by_b, "B-");
+    none[seed] = until_best(s, "steer", (uint64_t)seed, NULL, time_by_b, NULL);
+  }
+  double mw = median(wrong, 9), mn = median(none, 9);
+  printf("lever: a wrong lever costs %.0f evaluations against %.0f without one\n", mw, mn);
+  CHECK(mw <= 2 * mn + 4);
+  space_free(s);
+}
+
+static void check_options(void) {
+  space *s = make_grid(4, 4, "A", "B");
+  double f[16] = {0};
+  strategy *st = NULL;
+  rt_error err = {0};
+  strategy_options o = {.name = "steer", .features = NULL, .nfeatures = 2};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "features");
+  o = (strategy_options){.name = "steer", .features = f, .nfeatures = 0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+  o = (strategy_options){.name = "steer", .features = f, .nfeatures = -1};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+  /* unknown values (NaN) are fine */
+  for (int i = 0; i < 16; i++) f[i] = i % 3 ? NAN : i;
+  o = (strategy_options){.name = "steer", .features = f, .nfeatures = 1, .max_evals = 16};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  size_t idx, k = 0;
+  while (st && strategy_ask(st, &idx, 1) == 1) {
+    CHECK_INT(strategy_tell(st, idx, RT_OK, 1.0 + (double)idx, NULL, &err), RT_OK);
+    k++;
+  }
+  CHECK_INT(k, 16);
+  strategy_free(st);
+  space_free(s);
+}
+
+int main(void) {
+  check_features();
+  check_turns();
+  check_lever();
+  check_options();
+  return test_done();
+}
