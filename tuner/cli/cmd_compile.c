@@ -487,7 +487,7 @@ done:
   return rc;
 }
 
-const cli_command cli_cmd_compile = {"compile",
-                                     "compile a template's configurations and show registers, "
-                                     "smem, spills and occupancy",
-                                     usage, cmd_compile, 0};
+const cli_command cli_cmd_compile = {.name = "compile",
+                                     .summary = "compile a template's configurations and show registers, "
+                                                "smem, spills and occupancy",
+                                     .usage = usage, .run = cmd_compile};

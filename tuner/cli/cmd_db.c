@@ -466,5 +466,4 @@ static int cmd_db(int argc, char **argv) {
   return verb_check(&o);
 }
 
-const cli_command cli_cmd_db = {"db", "list, show, export, import, merge, check, upgrade a tuning database",
-                                usage, cmd_db, 0};
+const cli_command cli_cmd_db = {.name = "db", .summary = "list, show, export, import, merge, check, upgrade a tuning database", .usage = usage, .run = cmd_db};

@@ -357,5 +357,4 @@ static int cmd_job(int argc, char **argv) {
   return cli_usage_error("job", "unknown verb '%s' (run, status or merge)", verb);
 }
 
-const cli_command cli_cmd_job = {"job", "run a tuning job file: incremental, sharded, with rechecks", usage,
-                                 cmd_job, 0};
+const cli_command cli_cmd_job = {.name = "job", .summary = "run a tuning job file: incremental, sharded, with rechecks", .usage = usage, .run = cmd_job};

@@ -258,5 +258,4 @@ static int cmd_replay(int argc, char **argv) {
   return rcode;
 }
 
-const cli_command cli_cmd_replay = {"replay", "score a search strategy on recorded brute-forced spaces",
-                                    usage, cmd_replay, 0};
+const cli_command cli_cmd_replay = {.name = "replay", .summary = "score a search strategy on recorded brute-forced spaces", .usage = usage, .run = cmd_replay};

@@ -481,5 +481,4 @@ static int cmd_tune(int argc, char **argv) {
   return rc;
 }
 
-const cli_command cli_cmd_tune = {"tune", "tune a kernel family or template for one problem",
-                                  usage, cmd_tune, 0};
+const cli_command cli_cmd_tune = {.name = "tune", .summary = "tune a kernel family or template for one problem", .usage = usage, .run = cmd_tune};
