@@ -161,20 +161,20 @@ static void print_command(const void *c, FILE *f) { cli_print_usage(c, f); }
 
 static void test_help(void) {
   char *h = capture(print_demo, demo_table);
-  CHECK_STR(h, "  --name NAME             a name\n"
-               "  -o, --output FILE       where to write\n"
-               "  --count N               a count\n"
-               "                          its second line\n"
-               "  --least N               at least one\n"
-               "  --above X               above zero\n"
-               "  --ratio R               zero or more\n"
-               "  --list L                numbers\n"
-               "  --json                  JSON\n"
-               "  --four                  sets 4\n"
-               "  --two                   sets 2\n"
-               "  --call V                calls back\n"
+  CHECK_STR(h, "  --name NAME        a name\n"
+               "  -o, --output FILE  where to write\n"
+               "  --count N          a count\n"
+               "                     its second line\n"
+               "  --least N          at least one\n"
+               "  --above X          above zero\n"
+               "  --ratio R          zero or more\n"
+               "  --list L           numbers\n"
+               "  --json             JSON\n"
+               "  --four             sets 4\n"
+               "  --two              sets 2\n"
+               "  --call V           calls back\n"
                "  --a-very-long-option-name VALUE\n"
-               "                          help on the next line\n");
+               "                     help on the next line\n");
   free(h);
 }
 
@@ -190,6 +190,7 @@ static const cli_verb vd_verbs[] = {
     {"list", NULL, "lists", vd_list},
     {"show", NULL, "shows\nall", vd_show},
     {"merge", "A B", "merges", vd_merge},
+    {"check", NULL, "checks", vd_show},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -200,10 +201,14 @@ static void test_verbs(void) {
                "  show       shows\n"
                "             all\n"
                "  merge A B  merges\n"
+               "  check      checks\n"
                "\n"
                "options:\n"
                "  --db FILE  all but merge: the database\n"
                "  --json     list: JSON\n");
+  free(h);
+  h = capture(print_verbs, vd_verbs + 1); /* show, merge, check: the verbs named */
+  CHECK_CONTAINS(h, "  --db FILE  show, check: the database\n");
   free(h);
   char *a1[] = {"db", "--db", "x.db", "show", NULL};
   CHECK_INT(cli_verbs_find(vd_verbs, 4, a1), 3);
@@ -211,6 +216,10 @@ static void test_verbs(void) {
   CHECK_INT(cli_verbs_find(vd_verbs, 4, a2), 3);
   char *a3[] = {"db", "--db", "x.db", NULL};
   CHECK_INT(cli_verbs_find(vd_verbs, 3, a3), -1);
+  char *a4[] = {"db", "--db", "--nope", "--json", "-x", NULL};
+  CHECK(cli_verbs_stray(vd_verbs, 5, a4) == a4[4]); /* --nope is --db's value */
+  char *a5[] = {"db", "--d=x", "--js", NULL};
+  CHECK(cli_verbs_stray(vd_verbs, 3, a5) == NULL);
   CHECK(cli_verb_named(vd_verbs, "merge") == &vd_verbs[2]);
   CHECK(cli_verb_named(vd_verbs, "frob") == NULL);
 }

@@ -146,16 +146,17 @@ static void print_row(const char *left, const char *prefix, const char *help, in
   fputc('\n', out);
 }
 
-static int clamp_width(int w) { return w > HELP_LEFT_MAX ? HELP_LEFT_MAX : w; }
+/* The help column follows the widest option text that fits; a wider one has its help below it. */
+static void widen(int *width, int len) {
+  if (len > *width && len <= HELP_LEFT_MAX) *width = len;
+}
 
 void cli_options_print(const cli_option *table, FILE *out) {
   char left[128];
   int width = 0;
   for (size_t i = 0; table && table[i].kind != CLI_OPT_END; i++) {
-    int len = option_left(&table[i], left, sizeof left);
-    if (len > width) width = len;
+    widen(&width, option_left(&table[i], left, sizeof left));
   }
-  width = clamp_width(width);
   for (size_t i = 0; table && table[i].kind != CLI_OPT_END; i++) {
     option_left(&table[i], left, sizeof left);
     print_row(left, NULL, table[i].help, width, out);
@@ -185,7 +186,7 @@ static void takers(const cli_verb *verbs, const char *name, char *buf, size_t si
   }
   buf[0] = 0;
   if (count == nverbs) return;
-  if (count + 1 == nverbs && nverbs > 2) {
+  if (count + 1 == nverbs && nverbs > 3) { /* shorter than naming three or more */
     snprintf(buf, size, "all but %s: ", missing);
     return;
   }
@@ -199,15 +200,11 @@ void cli_verbs_print(const cli_verb *verbs, FILE *out) {
   char left[128], prefix[160];
   int width = 0;
   for (size_t k = 0; verbs[k].name; k++) {
-    int len = snprintf(left, sizeof left, "%s%s%s", verbs[k].name, verbs[k].args ? " " : "",
-                       verbs[k].args ? verbs[k].args : "");
-    if (len > width) width = len;
-    for (size_t i = 0; verbs[k].options && verbs[k].options[i].kind != CLI_OPT_END; i++) {
-      len = option_left(&verbs[k].options[i], left, sizeof left);
-      if (len > width) width = len;
-    }
+    widen(&width, snprintf(left, sizeof left, "%s%s%s", verbs[k].name, verbs[k].args ? " " : "",
+                           verbs[k].args ? verbs[k].args : ""));
+    for (size_t i = 0; verbs[k].options && verbs[k].options[i].kind != CLI_OPT_END; i++)
+      widen(&width, option_left(&verbs[k].options[i], left, sizeof left));
   }
-  width = clamp_width(width);
   fputs("verbs:\n", out);
   for (size_t k = 0; verbs[k].name; k++) {
     snprintf(left, sizeof left, "%s%s%s", verbs[k].name, verbs[k].args ? " " : "", verbs[k].args ? verbs[k].args : "");
@@ -231,17 +228,33 @@ const cli_verb *cli_verb_named(const cli_verb *verbs, const char *name) {
   return NULL;
 }
 
-/* Whether the option ARG ("--db", "--db=F", "-o", "-oF") is followed by its value as the next
- * argument, by any verb's table (a long name may be abbreviated, as getopt_long allows). */
-static int value_follows(const cli_verb *verbs, const char *arg) {
+/* The option of a verb that ARG ("--db", "--db=F", "--d", "-o", "-oF") names (a long name may be
+ * abbreviated, as getopt_long allows), or NULL. */
+static const cli_option *verbs_option(const cli_verb *verbs, const char *arg) {
+  size_t n = strcspn(arg + 2, "=");
   for (size_t k = 0; verbs[k].name; k++)
     for (size_t i = 0; verbs[k].options && verbs[k].options[i].kind != CLI_OPT_END; i++) {
       const cli_option *o = &verbs[k].options[i];
-      if (!takes_value(o)) continue;
-      if (arg[1] == '-' && !strchr(arg, '=') && arg[2] && !strncmp(o->name, arg + 2, strlen(arg + 2))) return 1;
-      if (arg[1] != '-' && o->letter == arg[1] && !arg[2]) return 1;
+      if (arg[1] == '-' && n && !strncmp(o->name, arg + 2, n)) return o;
+      if (arg[1] != '-' && o->letter == arg[1]) return o;
     }
-  return 0;
+  return NULL;
+}
+
+/* Whether the option ARG is followed by its value as the next argument. */
+static int value_follows(const cli_verb *verbs, const char *arg) {
+  const cli_option *o = verbs_option(verbs, arg);
+  if (!o || !takes_value(o)) return 0;
+  return arg[1] == '-' ? !strchr(arg, '=') : !arg[2];
+}
+
+const char *cli_verbs_stray(const cli_verb *verbs, int argc, char **argv) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+    if (argv[i][0] != '-' || !argv[i][1]) continue;
+    if (!verbs_option(verbs, argv[i])) return argv[i];
+    if (value_follows(verbs, argv[i])) i++;
+  }
+  return NULL;
 }
 
 int cli_verbs_find(const cli_verb *verbs, int argc, char **argv) {

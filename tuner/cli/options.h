@@ -98,7 +98,7 @@ int cli_options_parse(const char *cmd, const char *verb, const cli_option *table
 
 /* Prints the help of TABLE's options, one per line: "  -o, --output FILE  help", the help
  * aligned in one column (a longer option puts its help on the next line), continuation lines
- * under the first.  Returns the column the help starts in. */
+ * under the first. */
 void cli_options_print(const cli_option *table, FILE *out);
 
 /* Prints VERBS ("  name args  help") and then the options of all of them once each, every
@@ -108,6 +108,10 @@ void cli_verbs_print(const cli_verb *verbs, FILE *out);
 /* The verb in argv[1..argc-1]: the first operand (an argument that is neither an option nor an
  * option's value, by the verbs' tables), or -1 when there is none. */
 int cli_verbs_find(const cli_verb *verbs, int argc, char **argv);
+
+/* The first argument of argv[1..argc-1] that looks like an option no verb takes ("--nope"), or
+ * NULL: what to report when cli_verbs_find finds no verb. */
+const char *cli_verbs_stray(const cli_verb *verbs, int argc, char **argv);
 
 /* The verb named NAME, or NULL. */
 const cli_verb *cli_verb_named(const cli_verb *verbs, const char *name);
