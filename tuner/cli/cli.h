@@ -12,7 +12,6 @@
 #ifndef ROOFTUNE_CLI_H
 #define ROOFTUNE_CLI_H
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 
@@ -36,16 +35,9 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_REGRESSI
 
 /* Prints "rooftune CMD: MESSAGE" and a usage hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Reports the option getopt_long rejected at argv[optind-1] (unknown or missing its value). */
-int cli_bad_option(const char *cmd, int argc, char **argv);
 /* Prints "rooftune CMD: <formatted error>" to stderr; returns CLI_EXIT_FAIL, or
  * CLI_EXIT_USAGE when the error is RT_ERR_USAGE. */
 int cli_fail(const char *cmd, const rt_error *err);
-
-/* Parses a whole non-negative decimal integer for flag FLAG; on failure prints a usage error
- * and returns -1 (callers then return CLI_EXIT_USAGE). */
-int cli_parse_count(const char *cmd, const char *flag, const char *text, long *out);
-
 
 /* A list of non-negative integers for flag FLAG: TEXT itself when it is "N,N,...", else the
  * numbers of the file TEXT names (separated by commas, spaces or newlines), written into out as
