@@ -60,14 +60,13 @@ static void mismatch_names(unsigned bits, char *buf, size_t size) {
 
 /* What a one-call function would run for answer m (served with ROOFTUNE_RUNNABLE). */
 static void would_run_text(const rooftune_match *m, char *buf, size_t size) {
-  if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0] && !strcmp(m->template_name, "cudnn"))
-    snprintf(buf, size, "cuDNN with the tuned plan (%.300s, %s)", m->library_algo, m->shape);
-  else if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0])
-    snprintf(buf, size, "cuBLASLt with the tuned algorithm (%s %s)", m->template_name, m->shape);
+  if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0])
+    snprintf(buf, size, "%s with the tuned choice (%.300s, %s)", family_library_label(m->template_name),
+             m->library_algo, m->shape);
   else if (m->match != ROOFTUNE_MATCH_NONE)
     snprintf(buf, size, "%s %s (tuned for %s, %s rule)", m->template_name, m->config, m->shape, rule_name(m->rule));
   else if (m->rule == ROOFTUNE_RULE_LIBRARY)
-    snprintf(buf, size, "%s (its own choice)", strcmp(m->library, "cublaslt") ? m->library : "cuBLASLt");
+    snprintf(buf, size, "%s (its own choice)", family_library_label(m->library));
   else
     snprintf(buf, size, "nothing (%s)", m->reason);
 }
