@@ -5,8 +5,8 @@
  *                                       .options = table, .run = cmd_NAME};
  * CMake finds the file and generates the command table, so adding a command touches nothing
  * else.  Its options are one table (options.h) that yields both the parser and the help's
- * "options:" block; main() answers -h/--help for every command from it.  Exit codes: 0 success, 1 the work failed, 2 bad usage, 3 a
- * regression found by `recheck`.
+ * "options:" block; main() answers -h/--help for every command from it.  Exit codes: 0
+ * success, 1 the work failed, 2 bad usage, 3 a regression found by `recheck`.
  * The engine never sees the command line: commands turn flags into engine calls.
  */
 #ifndef ROOFTUNE_CLI_H
@@ -49,6 +49,9 @@ int cli_read_list(const char *cmd, const char *flag, const char *text, char *out
  * ("cuda | cuda:N | model:GPU (h200, ...) | replay:FILE", from the device stage's table),
  * "{DEVICES_EVALUATING}" the same without a recorded file's kind. */
 void cli_print_usage(const cli_command *c, FILE *out);
+
+/* Where the database is when --db is not given (rt_default_db_path), for the help of --db. */
+#define CLI_DEFAULT_DB_TEXT "$ROOFTUNE_DB, else\n$XDG_DATA_HOME/rooftune/tuning.db, else\n~/.local/share/rooftune/tuning.db"
 
 /* --templates DIR (a cli_option callback, repeatable): adds DIR to the template path searched
  * first (catalog_add_dir); CLI_EXIT_FAIL with the catalog's error when DIR is not a folder. */

@@ -18,14 +18,14 @@ typedef struct worker_cli {
   int test; /* --test */
 } worker_cli;
 
-static const cli_option worker_options[] = {
+static const cli_option worker_table[] = {
     CLI_FLAG(worker_cli, "test", test, "serve the test handler (echo, abort, segv, hang, exit) instead of the GPU"),
     CLI_END,
 };
 
 static int cmd_worker(int argc, char **argv) {
   worker_cli cli = {0};
-  int arg, bad = cli_options_parse("__worker", NULL, worker_options, argc, argv, &cli, &arg);
+  int arg, bad = cli_options_parse("__worker", NULL, worker_table, argc, argv, &cli, &arg);
   if (bad) return bad;
   int test = cli.test;
   if (arg < argc) return cli_usage_error("__worker", "unexpected argument '%s'", argv[arg]);
@@ -43,6 +43,7 @@ static int cmd_worker(int argc, char **argv) {
 
 const char *const cli_worker_argv[] = {"rooftune", "__worker", NULL};
 
-const cli_command cli_cmd___worker = {.name = "__worker", .summary = "internal: the measuring worker process",
-                                      .usage = usage, .options = worker_options, .run = cmd_worker,
+const cli_command cli_cmd___worker = {.name = "__worker",
+                                      .summary = "internal: the measuring worker process",
+                                      .usage = usage, .options = worker_table, .run = cmd_worker,
                                       .hidden = 1};

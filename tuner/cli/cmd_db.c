@@ -34,11 +34,9 @@ typedef struct db_opts {
 } db_opts;
 
 /* Each option once; a verb's table lists those it takes. */
-#define DB_OPT_DB                                                                          \
-  CLI_STRING(db_opts, "db", "FILE", db,                                                    \
-             "the database (default: $ROOFTUNE_DB, else\n"                                 \
-             "$XDG_DATA_HOME/rooftune/tuning.db, else\n"                                   \
-             "~/.local/share/rooftune/tuning.db)")
+#define DB_OPT_DB \
+  CLI_STRING(db_opts, "db", "FILE", db, \
+             "the database (default: " CLI_DEFAULT_DB_TEXT ")")
 #define DB_OPT_FAMILY \
   CLI_STRING(db_opts, "family", "F", family, "the problem's family (import: default the file's kernel)")
 #define DB_OPT_SHAPE                                                                         \
@@ -57,38 +55,38 @@ typedef struct db_opts {
 #define DB_OPT_OUTPUT CLI_STRING_SHORT(db_opts, 'o', "output", "FILE", output, "write here instead of stdout")
 #define DB_OPT_JSON CLI_FLAG(db_opts, "json", json, "one JSON object instead of text")
 
-static const cli_option db_list_options[] = {DB_OPT_DB, DB_OPT_JSON, CLI_END};
-static const cli_option db_show_options[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE, DB_OPT_DTYPE,
+static const cli_option db_list_table[] = {DB_OPT_DB, DB_OPT_JSON, CLI_END};
+static const cli_option db_show_table[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE, DB_OPT_DTYPE,
                                              DB_OPT_DEVICE, DB_OPT_JSON,   CLI_END};
-static const cli_option db_export_options[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE,  DB_OPT_DTYPE,
+static const cli_option db_export_table[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE,  DB_OPT_DTYPE,
                                                DB_OPT_DEVICE, DB_OPT_FORMAT, DB_OPT_OUTPUT, CLI_END};
-static const cli_option db_import_options[] = {DB_OPT_DB,    DB_OPT_FAMILY,   DB_OPT_SHAPE,
+static const cli_option db_import_table[] = {DB_OPT_DB,    DB_OPT_FAMILY,   DB_OPT_SHAPE,
                                                DB_OPT_DTYPE, DB_OPT_TEMPLATE, CLI_END};
-static const cli_option db_merge_options[] = {CLI_END};
-static const cli_option db_check_options[] = {DB_OPT_DB, DB_OPT_JSON, CLI_END};
-static const cli_option db_upgrade_options[] = {DB_OPT_DB, CLI_END};
+static const cli_option db_merge_table[] = {CLI_END};
+static const cli_option db_check_table[] = {DB_OPT_DB, DB_OPT_JSON, CLI_END};
+static const cli_option db_upgrade_table[] = {DB_OPT_DB, CLI_END};
 
 static const cli_verb db_verbs[] = {
-    {"list", NULL, "row counts and one line per winner", db_list_options},
-    {"show", NULL, "every result of the matching problems, with full provenance", db_show_options},
+    {"list", NULL, "row counts and one line per winner", db_list_table},
+    {"show", NULL, "every result of the matching problems, with full provenance", db_show_table},
     {"export", NULL,
      "write the database as --format json (default), csv or header\n"
      "(a C header with the tuned configs) to stdout or -o FILE",
-     db_export_options},
+     db_export_table},
     {"import", "KTFILE",
      "store a Kernel Tuner cache file (plain or .gz) as replayed results;\n"
      "importing the same file again adds nothing",
-     db_import_options},
+     db_import_table},
     {"merge", "A B",
      "merge database B into database A, keeping provenance; merging twice\n"
      "adds nothing",
-     db_merge_options},
+     db_merge_table},
     {"check", NULL,
      "integrity, schema (no foreign triggers) and value checks (times,\n"
      "statuses, shapes, markup or bytes that are not UTF-8 where rooftune\n"
      "writes none); exit 1 when something is wrong",
-     db_check_options},
-    {"upgrade", NULL, "migrate a database written by an older rooftune to this schema", db_upgrade_options},
+     db_check_table},
+    {"upgrade", NULL, "migrate a database written by an older rooftune to this schema", db_upgrade_table},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -484,4 +482,6 @@ static int cmd_db(int argc, char **argv) {
   return verb_check(&o);
 }
 
-const cli_command cli_cmd_db = {.name = "db", .summary = "list, show, export, import, merge, check, upgrade a tuning database", .usage = usage, .verbs = db_verbs, .run = cmd_db};
+const cli_command cli_cmd_db = {.name = "db",
+                                .summary = "list, show, export, import, merge, check, upgrade a tuning database",
+                                .usage = usage, .verbs = db_verbs, .run = cmd_db};

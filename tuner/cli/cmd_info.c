@@ -23,14 +23,14 @@ typedef struct info_cli {
   int json; /* --json */
 } info_cli;
 
-static const cli_option info_options[] = {
+static const cli_option info_table[] = {
     CLI_FLAG(info_cli, "json", json, "print one JSON object instead of text"),
     CLI_END,
 };
 
 static int cmd_info(int argc, char **argv) {
   info_cli cli = {0};
-  int arg, bad = cli_options_parse("info", NULL, info_options, argc, argv, &cli, &arg);
+  int arg, bad = cli_options_parse("info", NULL, info_table, argc, argv, &cli, &arg);
   if (bad) return bad;
   int json = cli.json;
   if (arg < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[arg]);
@@ -165,5 +165,6 @@ static int cmd_info(int argc, char **argv) {
   return CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_info = {.name = "info", .summary = "show the CUDA toolkit, NVRTC, driver and GPUs",
-                                  .usage = usage, .options = info_options, .run = cmd_info};
+const cli_command cli_cmd_info = {.name = "info",
+                                  .summary = "show the CUDA toolkit, NVRTC, driver and GPUs",
+                                  .usage = usage, .options = info_table, .run = cmd_info};

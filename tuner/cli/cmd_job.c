@@ -368,5 +368,7 @@ static int cmd_job(int argc, char **argv) {
   return cli_usage_error("job", "unknown verb '%s' (run, status or merge)", verb);
 }
 
-const cli_command cli_cmd_job = {.name = "job", .summary = "run a tuning job file: incremental, sharded, with rechecks", .usage = usage, .verbs = job_verbs, .epilog = epilog,
+const cli_command cli_cmd_job = {.name = "job",
+                                 .summary = "run a tuning job file: incremental, sharded, with rechecks",
+                                 .usage = usage, .verbs = job_verbs, .epilog = epilog,
                                  .run = cmd_job};

@@ -185,8 +185,7 @@ static const cli_option lookup_table[] = {
     CLI_STRING(lookup_cli, "dtype", "D", dtype,
         "f32, f16 or bf16"),
     CLI_STRING(lookup_cli, "db", "FILE", db,
-        "the database (default: $ROOFTUNE_DB, else\n"
-        "$XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)"),
+        "the database (default: " CLI_DEFAULT_DB_TEXT ")"),
     CLI_STRING(lookup_cli, "device", "NAME", device,
         "only winners from this GPU (any part of its name: H200, model:h200)"),
     CLI_STRING(lookup_cli, "layout", "L", layout,
@@ -297,5 +296,6 @@ static int cmd_lookup(int argc, char **argv) {
   return CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_lookup = {.name = "lookup", .summary = "what librooftune would serve and run for a problem",
+const cli_command cli_cmd_lookup = {.name = "lookup",
+                                    .summary = "what librooftune would serve and run for a problem",
                                     .usage = usage, .options = lookup_table, .run = cmd_lookup};

@@ -43,8 +43,7 @@ typedef struct recheck_cli {
 
 static const cli_option recheck_table[] = {
     CLI_STRING(recheck_cli, "db", "FILE", db,
-        "database (default: $ROOFTUNE_DB, else\n"
-        "$XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)"),
+        "database (default: " CLI_DEFAULT_DB_TEXT ")"),
     CLI_STRING(recheck_cli, "device", "DEV", device,
         "{DEVICES_EVALUATING}; default: cuda when a\n"
         "GPU is present, else model:h200 (whose times are predictions)"),

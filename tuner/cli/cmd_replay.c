@@ -234,4 +234,6 @@ static int cmd_replay(int argc, char **argv) {
   return rcode;
 }
 
-const cli_command cli_cmd_replay = {.name = "replay", .summary = "score a search strategy on recorded brute-forced spaces", .usage = usage, .options = replay_table, .run = cmd_replay};
+const cli_command cli_cmd_replay = {.name = "replay",
+                                    .summary = "score a search strategy on recorded brute-forced spaces",
+                                    .usage = usage, .options = replay_table, .run = cmd_replay};

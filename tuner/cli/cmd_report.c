@@ -26,8 +26,7 @@ typedef struct report_cli {
 
 static const cli_option report_table[] = {
     CLI_STRING(report_cli, "db", "FILE", db,
-               "the database (default: the job's, else $ROOFTUNE_DB, else\n"
-               "$XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)"),
+               "the database (default: the job's, else " CLI_DEFAULT_DB_TEXT ")"),
     CLI_STRING(report_cli, "job", "JOB", job, "only the problems of this job file (and its database and tolerance)"),
     CLI_STRING_SHORT(report_cli, 'o', "output", "FILE", output, "where to write the report (required)"),
     CLI_COUNT(report_cli, "top", "N", top, 1, "rows in each problem's table of candidates (default 10)"),

@@ -364,7 +364,7 @@ static int list_templates(templates_run *t, json_t *list) {
   return loaded;
 }
 
-static const cli_option templates_options[] = {
+static const cli_option templates_table[] = {
     CLI_FLAG(templates_run, "check", check,
              "also compile one configuration of each template with NVRTC (the first of\n"
              "its space for the family's example problem, its first dtype and\n"
@@ -386,7 +386,7 @@ static const cli_option templates_options[] = {
 static int cmd_templates(int argc, char **argv) {
   templates_run t = {0};
   rt_error err = {0};
-  int arg, bad = cli_options_parse("templates", NULL, templates_options, argc, argv, &t, &arg);
+  int arg, bad = cli_options_parse("templates", NULL, templates_table, argc, argv, &t, &arg);
   if (bad) return bad;
   if (arg < argc) return cli_usage_error("templates", "unexpected argument '%s'", argv[arg]);
   char dbuf[8192];
@@ -418,4 +418,5 @@ static int cmd_templates(int argc, char **argv) {
 
 const cli_command cli_cmd_templates = {.name = "templates",
                                        .summary = "list the kernel templates and their parameters",
-                                       .usage = usage, .options = templates_options, .run = cmd_templates};
+                                       .usage = usage, .options = templates_table,
+                                       .run = cmd_templates};

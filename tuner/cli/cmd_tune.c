@@ -215,9 +215,7 @@ static const cli_option tune_table[] = {
     CLI_COUNT(tune_cli, "timeout", "S", timeout, 1,
         "per-candidate limit on the GPU, in seconds (default 20)"),
     CLI_STRING(tune_cli, "db", "FILE", db,
-        "database (default: $ROOFTUNE_DB, else\n"
-        "$XDG_DATA_HOME/rooftune/tuning.db, else\n"
-        "~/.local/share/rooftune/tuning.db)"),
+        "database (default: " CLI_DEFAULT_DB_TEXT ")"),
     CLI_STRING(tune_cli, "config", "C", config,
         "evaluate only this configuration of TEMPLATE (\"BLOCK_M=128,...\", every\n"
         "parameter), afresh even when the database holds it"),
@@ -462,4 +460,6 @@ static int cmd_tune(int argc, char **argv) {
   return rc;
 }
 
-const cli_command cli_cmd_tune = {.name = "tune", .summary = "tune a kernel family or template for one problem", .usage = usage, .options = tune_table, .run = cmd_tune};
+const cli_command cli_cmd_tune = {.name = "tune",
+                                  .summary = "tune a kernel family or template for one problem",
+                                  .usage = usage, .options = tune_table, .run = cmd_tune};
