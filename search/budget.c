@@ -102,6 +102,7 @@ void budget_told(budget_plan *b, int i, long spent, double best_s, int spent_out
   if (!b->unsound && a->bound_s > 0 && a->best_s > 0 && a->best_s < a->bound_s) {
     /* faster than it can be: the ceilings are wrong, and so is every rule built on them */
     b->unsound = 1;
+    b->unsound_arm = i;
     for (int k = 0; k < b->n; k++) {
       budget_arm *o = &b->arm[k];
       if (o->state == ARM_RULED_OUT) o->state = o->spent ? ARM_OPEN : ARM_WAITING;

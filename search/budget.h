@@ -56,6 +56,7 @@ typedef struct budget_plan {
   int at;                     /* the next position in order */
   long round_spent;           /* evaluations made in this round (a round of none ends the plan) */
   int unsound;                /* a best beat its bound: both rules off from then on */
+  int unsound_arm;            /* the arm whose best did */
 } budget_plan;
 
 /* n arms (at most BUDGET_MAX_ARMS; more are left out), bound_s and roof_s per arm (NULL, or 0

@@ -77,7 +77,7 @@ static void report_template(tune_ctx *c, const budget_plan *p, int a, const tune
 
 /* What the rules did, in the note: the templates ruled out, those stopped at their roofs, the
  * budget they left unspent, and a bound a result beat. */
-static void say_rules(tune_ctx *c, const budget_plan *p, int ended) {
+static void say_rules(tune_ctx *c, const budget_plan *p, const char *const *names, int ended) {
   tune_report *rep = c->rep;
   char out[256] = "", bounds[192] = "", at[256] = "";
   double against = 0, gpu_s = 0, stopped_s = 0;
@@ -110,9 +110,12 @@ static void say_rules(tune_ctx *c, const budget_plan *p, int ended) {
               ruled > 1 ? "s" : "", bounds, 100 * BUDGET_SLACK, against, ruled > 1 ? "their" : "its");
   if (roofed)
     tune_note(rep, "stopped at the roof (%.0f %% of it): %s evaluations", 100 * p->stop, at);
-  if (p->unsound)
-    tune_note(rep, "a result beat its template's roof bound: the ceilings (%s) are below what this GPU "
-              "does, so no template was ruled out or stopped by its bound from then on", c->ceil.gpu);
+  if (p->unsound) {
+    const budget_arm *u = &p->arm[p->unsound_arm];
+    tune_note(rep, "%s's best (%.3g ms) beat its roof bound (%.3g ms): bounds on these ceilings (%s) do not "
+              "hold here, so no template was ruled out or stopped by its bound from then on", names[p->unsound_arm],
+              u->best_s * 1e3, u->bound_s * 1e3, c->ceil.gpu);
+  }
   if (ended && p->left > 0 && (ruled || roofed)) {
     rep->roof_unspent = p->left;
     /* at the mean evaluation time of the templates that stopped, else of all searched */
@@ -190,6 +193,8 @@ rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
   if (waiting[0] && !TUNE_STOPPED(c))
     tune_note(c->rep, "%s not searched: the %s", waiting,
               late ? "time budget (--seconds) was spent" : "evaluation budget (--budget) was spent");
-  say_rules(c, &plan, ended);
+  const char *names[TUNE_MAX_TEMPLATES];
+  for (int a = 0; a < n; a++) names[a] = manifest_name(L->m[idx[a]]);
+  say_rules(c, &plan, names, ended);
   return RT_OK;
 }
