@@ -24,7 +24,8 @@
 #include "tuner/template/manifest.h"
 #include "tuner/tune.h"
 
-/* The template's bound for the problem on gpu, from its space's plans. */
+/* The template's roof for the problem on gpu's spec-table ceilings, from its space's plans
+ * (tune_template_survey, as tune computes it). */
 static int template_bound(const char *name, const char *shape, const char *dtype, const gpu_spec *gpu,
                           template_roof *roof) {
   rt_error err = {0};
@@ -34,25 +35,15 @@ static int template_bound(const char *name, const char *shape, const char *dtype
   problem p;
   rt_vars env;
   space *sp = NULL;
+  tune_survey sv;
   rt_status s = fam ? fam->parse_shape(fam, shape, dtype, NULL, &p, &err) : RT_ERR_NOT_FOUND;
   if (!s) s = problem_env(fam, &p, arch_spec_find(gpu->arch), gpu, &env, &err);
   if (!s) s = manifest_build_space(m, &env, &sp, &err);
-  double least = INFINITY;
-  long long most = 0;
-  for (size_t i = 0; !s && i < space_size(sp); i++) {
-    candidate_plan pl;
-    if (manifest_plan(m, sp, i, &env, &pl, NULL) != RT_OK) continue;
-    if (pl.executed_flops < least) least = pl.executed_flops;
-    long long g = (long long)pl.grid[0] * pl.grid[1] * pl.grid[2];
-    if (g > most) most = g;
-  }
-  if (!s && isfinite(least)) {
-    const char *ins = manifest_instruction(m);
-    compute_path path = strcmp(ins, "simt") == 0 ? PATH_SIMT_F32 : roofline_path_for_dtype(dtype, 1);
-    roofline_ceilings c;
-    roofline_from_spec(gpu, &c);
-    s = roofline_template_roof(least, fam->min_bytes(fam, &p), most, path, strcmp(ins, "wgmma") == 0, &c, roof, &err);
-  }
+  roofline_ceilings c;
+  roofline_from_spec(gpu, &c);
+  if (!s) s = tune_template_survey(m, sp, &env, dtype, fam->min_bytes(fam, &p), &c, gpu, NULL, 0, NULL, &sv, &err);
+  if (!s && !sv.planned) s = rt_error_set(&err, RT_ERR_INVALID, "no configuration could be planned");
+  if (!s) *roof = sv.roof;
   if (s) fprintf(stderr, "%s: %s\n", name, err.text);
   space_free(sp);
   manifest_free(m);
