@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/check_text.h"
+
 typedef struct report {
   char *buf;     /* where lines go (may be NULL) */
   size_t size;   /* its size */
@@ -110,6 +112,11 @@ static rt_status check_statuses(db *d, report *rep, rt_error *err) {
 }
 
 /* A problem's dimensions are what a family writes (dims_valid). */
+/* Markup, control characters and bytes that are not UTF-8 in stored texts (db/check_text.h). */
+static rt_status check_texts(db *d, report *rep, rt_error *err) {
+  return db_check_texts(d->h, rep->buf, rep->size, &rep->used, &rep->problems, err);
+}
+
 static rt_status check_dims(db *d, report *rep, rt_error *err) {
   sqlite3_stmt *st;
   rt_status s = db_stmt(d, &st, err, "SELECT id, dims FROM problems ORDER BY id", "");
@@ -208,6 +215,7 @@ static const value_check value_checks[] = {
      "longer than 127 characters' FROM devices WHERE length(name) NOT BETWEEN 1 AND "
      "127",
      NULL, 1},
+    {NULL, check_texts, 1},
     {"SELECT 'note: run ' || id || ' (started ' || started_at || ') never "
      "finished: killed or still running; its committed results are kept' FROM "
      "runs WHERE status='running'",
