@@ -50,21 +50,28 @@ static const family_case family_cases[] = {
 };
 #define FAMILY_CASES (sizeof family_cases / sizeof family_cases[0])
 
-/* Every configuration of every template tune lines up for the family case, evaluated on
- * model:h200 (`rooftune tune FAMILY --strategy brute_force`; the roof rules are off for it); db
- * as for model_case_brute_force. */
-static inline rt_status family_case_brute_force(const family_case *fc, const char *db, tune_report *rep,
-                                                rt_error *err) {
+/* `rooftune tune TARGET --strategy brute_force --budget BUDGET` on model:h200: every configuration
+ * evaluated (the roof rules are off for brute_force); db: the database that keeps them for a rerun,
+ * NULL: none.  The report is the caller's (tune_report_free). */
+static inline rt_status model_brute_force(const char *target, const char *shape, const char *dtype, long budget,
+                                          const char *db, tune_report *rep, rt_error *err) {
   tune_options o;
   memset(&o, 0, sizeof o);
-  o.target = fc->family;
-  o.shape = fc->shape;
-  o.dtype = fc->dtype;
+  o.target = target;
+  o.shape = shape;
+  o.dtype = dtype;
   o.device = "model:h200";
   o.strategy = "brute_force";
-  o.budget = 1000000;
+  o.budget = budget;
   o.db_path = db;
   return tune_run(&o, rep, err);
+}
+
+/* Every configuration of every template tune lines up for the family case (`rooftune tune
+ * FAMILY`), db as for model_case_brute_force. */
+static inline rt_status family_case_brute_force(const family_case *fc, const char *db, tune_report *rep,
+                                                rt_error *err) {
+  return model_brute_force(fc->family, fc->shape, fc->dtype, 1000000, db, rep, err);
 }
 
 /* The template's space for the problem, built as tune builds it on model:h200; with mo non-NULL
@@ -91,21 +98,10 @@ static inline space *model_case_space(const problem_case *pc, manifest **mo, rt_
   return s ? NULL : sp;
 }
 
-/* Every configuration of the case's space (n of them) evaluated on model:h200, as `rooftune tune
- * TEMPLATE --strategy brute_force` would; db: the database that keeps them for a rerun, NULL:
- * none.  The report is the caller's (tune_report_free). */
+/* Every configuration of the case's space (n of them), as `rooftune tune TEMPLATE` would. */
 static inline rt_status model_case_brute_force(const problem_case *pc, size_t n, const char *db,
                                                tune_report *rep, rt_error *err) {
-  tune_options o;
-  memset(&o, 0, sizeof o);
-  o.target = pc->tmpl;
-  o.shape = pc->shape;
-  o.dtype = pc->dtype;
-  o.device = "model:h200";
-  o.strategy = "brute_force";
-  o.budget = (long)n;
-  o.db_path = db;
-  return tune_run(&o, rep, err);
+  return model_brute_force(pc->tmpl, pc->shape, pc->dtype, (long)n, db, rep, err);
 }
 
 #endif
