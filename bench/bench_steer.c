@@ -1,5 +1,5 @@
 /* bench_steer.c — does the diagnosis steer the search better than a plain surrogate?  Every
- * strategy on three sets of brute-forced spaces, 30 seeds each:
+ * strategy on four sets of brute-forced spaces, 30 seeds each:
  *
  *   (a) the recordings that carry hardware counters (KTT results files, ktt_*.json.gz in the
  *       spaces folder): each configuration replays with its measured counters, diagnosed on the
@@ -10,7 +10,12 @@
  *       and decode problems, each space evaluated whole first, as `rooftune tune TEMPLATE
  *       --strategy brute_force` would (the results are kept in a database in the cache folder,
  *       so a rerun does not compile again);
- *   (c) the public spaces without counters (Kernel Tuner cache files): no diagnosis, no facts.
+ *   (c) the public spaces without counters (Kernel Tuner cache files): no diagnosis, no facts;
+ *   (f) (b) as a user tunes a family (`rooftune tune FAMILY`, bench/model_cases.h's
+ *       family_cases): every template tune lines up, the family's optimum as the target, each
+ *       strategy through the budget across templates (search/budget.h) as tune spends it, and
+ *       with "-even" through the even split in the lineup's order that tune made before the roof
+ *       rules: the evaluations the rules leave unspent at budgets 16 and 32, and the quality.
  *
  * Each strategy is asked for configurations and told each one's time (and, where the set has
  * them, its diagnosis); the figures are those of `rooftune replay`: evaluations until a
@@ -26,8 +31,11 @@
  * very facts steer takes as inputs (occupancy, waves, roofline bound): (b) says how well the
  * search uses them when they are the whole truth; (a) says it on real hardware.
  *
- * usage: bench_steer [--spaces DIR] [--seeds N] [--set abc] [--strategies a,b,...]
- *   DIR: the brute-forced spaces (default ../shared/data/spaces beside the checkout).
+ * usage: bench_steer [--spaces DIR] [--seeds N] [--set abcf] [--strategies a,b,...]
+ *                    [--family-strategies a,b-even,...] [--stop FRACTION]
+ *   DIR: the brute-forced spaces (default ../shared/data/spaces beside the checkout);
+ *   FRACTION: the share of its roof at which a template stops in (f) (default: the model
+ *   device's, ROOFLINE_STOP_SPEC).
  */
 #include <dirent.h>
 #include <math.h>
