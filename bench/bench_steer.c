@@ -1,5 +1,5 @@
 /* bench_steer.c — does the diagnosis steer the search better than a plain surrogate?  Every
- * strategy on three sets of brute-forced spaces, 30 seeds each:
+ * strategy on four sets of brute-forced spaces, 30 seeds each:
  *
  *   (a) the recordings that carry hardware counters (KTT results files, ktt_*.json.gz in the
  *       spaces folder): each configuration replays with its measured counters, diagnosed on the
@@ -10,7 +10,12 @@
  *       and decode problems, each space evaluated whole first, as `rooftune tune TEMPLATE
  *       --strategy brute_force` would (the results are kept in a database in the cache folder,
  *       so a rerun does not compile again);
- *   (c) the public spaces without counters (Kernel Tuner cache files): no diagnosis, no facts.
+ *   (c) the public spaces without counters (Kernel Tuner cache files): no diagnosis, no facts;
+ *   (f) (b) as a user tunes a family (`rooftune tune FAMILY`, bench/model_cases.h's
+ *       family_cases): every template tune lines up, the family's optimum as the target, each
+ *       strategy through the budget across templates (search/budget.h) as tune spends it, and
+ *       with "-even" through the even split in the lineup's order that tune made before the roof
+ *       rules: the evaluations the rules leave unspent at budgets 16 and 32, and the quality.
  *
  * Each strategy is asked for configurations and told each one's time (and, where the set has
  * them, its diagnosis); the figures are those of `rooftune replay`: evaluations until a
@@ -26,8 +31,11 @@
  * very facts steer takes as inputs (occupancy, waves, roofline bound): (b) says how well the
  * search uses them when they are the whole truth; (a) says it on real hardware.
  *
- * usage: bench_steer [--spaces DIR] [--seeds N] [--set abc] [--strategies a,b,...]
- *   DIR: the brute-forced spaces (default ../shared/data/spaces beside the checkout).
+ * usage: bench_steer [--spaces DIR] [--seeds N] [--set abcf] [--strategies a,b,...]
+ *                    [--family-strategies a,b-even,...] [--stop FRACTION]
+ *   DIR: the brute-forced spaces (default ../shared/data/spaces beside the checkout);
+ *   FRACTION: the share of its roof at which a template stops in (f) (default: the model
+ *   device's, ROOFLINE_STOP_SPEC).
  */
 #include <dirent.h>
 #include <math.h>
@@ -37,6 +45,7 @@
 #include <time.h>
 
 #include "kernels/family.h"
+#include "search/budget.h"
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "tuner/model/features.h"
@@ -248,6 +257,181 @@ static int run_strategy(const bench_space *b, const char *name, int seeds, bench
   return 0;
 }
 
+/* ---- (b) families: every template tune lines up, the budget across them ---- */
+
+/* A family problem: each template's brute-forced space, with the features tune hands the
+ * strategy (tune_template_survey: the plan's facts before compiling) and its bound and roof. */
+typedef struct family_space {
+  char name[96];
+  int n;                                 /* templates, in the order tune lines them up */
+  bench_space arm[BUDGET_MAX_ARMS];
+  double bound_s[BUDGET_MAX_ARMS];       /* the survey's, seconds */
+  double roof_s[BUDGET_MAX_ARMS];
+  double optimum;                        /* the family's: the fastest of every template, ms */
+  size_t valid, within;
+} family_space;
+
+/* Template name's share of a family run rep: its space, results and survey. */
+static int load_family_arm(const family_case *fc, const char *name, const tune_report *rep, bench_space *b,
+                           double *bound_s, double *roof_s) {
+  problem_case pc = {fc->what, name, fc->dtype, fc->shape, NULL};
+  manifest *m = NULL;
+  rt_vars env;
+  space *sp = model_case_space(&pc, &m, &env);
+  if (!sp) return -1;
+  snprintf(b->name, sizeof b->name, "%s", name);
+  b->set = 'f';
+  b->sp = sp;
+  if (alloc_space(b, space_size(sp), 1, 1)) return -1;
+  for (size_t r = 0; r < rep->nresults; r++) {
+    const candidate_result *c = &rep->results[r];
+    size_t idx;
+    if (strcmp(c->template_name, name) || space_parse_config(sp, c->config, &idx, NULL)) continue;
+    b->status[idx] = c->status;
+    b->time[idx] = c->status == RT_OK ? c->time_ms : NAN;
+    if (c->status == RT_OK) b->diag[idx] = c->diag;
+  }
+  const gpu_spec *gpu = gpu_spec_find("h200");
+  const family_ops *fam = family_find(manifest_family(m));
+  problem p;
+  roofline_ceilings ceil;
+  roofline_from_spec(gpu, &ceil); /* the model device's ceilings */
+  tune_survey sv;
+  rt_error err = {0};
+  rt_status st = fam->parse_shape(fam, fc->shape, fc->dtype, NULL, &p, &err);
+  if (!st) st = tune_template_survey(m, sp, &env, fc->dtype, fam->min_bytes(fam, &p), &ceil, gpu, NULL, 0, b->feat, &sv,
+                                     &err);
+  manifest_free(m);
+  if (st) {
+    fprintf(stderr, "%s %s: %s\n", name, fc->shape, err.text);
+    return -1;
+  }
+  *bound_s = sv.bound.seconds;
+  *roof_s = sv.roof.seconds;
+  space_stats(b);
+  return 0;
+}
+
+static int load_family(const family_case *fc, const char *db, family_space *F) {
+  memset(F, 0, sizeof *F);
+  snprintf(F->name, sizeof F->name, "%s %s %s", fc->family, fc->dtype, fc->shape);
+  tune_report rep;
+  rt_error err = {0};
+  if (family_case_brute_force(fc, db, &rep, &err)) {
+    fprintf(stderr, "%s %s: %s\n", fc->family, fc->shape, err.text);
+    return -1;
+  }
+  int rc = 0;
+  for (size_t r = 0; r < rep.nresults && !rc; r++) { /* the templates, as the run lined them up */
+    const char *name = rep.results[r].template_name;
+    int seen = 0;
+    for (int k = 0; k < F->n; k++) seen |= !strcmp(F->arm[k].name, name);
+    if (seen || F->n == BUDGET_MAX_ARMS) continue;
+    rc = load_family_arm(fc, name, &rep, &F->arm[F->n], &F->bound_s[F->n], &F->roof_s[F->n]);
+    if (!rc) F->n++;
+  }
+  tune_report_free(&rep);
+  F->optimum = INFINITY;
+  for (int k = 0; k < F->n; k++) F->optimum = fmin(F->optimum, F->arm[k].optimum);
+  for (int k = 0; k < F->n; k++) {
+    const bench_space *b = &F->arm[k];
+    F->valid += b->valid;
+    for (size_t i = 0; i < b->n; i++) F->within += b->status[i] == RT_OK && b->time[i] <= F->optimum * 1.05;
+  }
+  return rc || !F->n ? -1 : 0;
+}
+
+/* One family run as tune makes it: the budget plan over the templates (rules: as tune spends its
+ * budget; 0: the even split in the lineup's order of before), each template's strategy seeded
+ * alike and told its times, diagnoses and features (none when blind).  *hit: the evaluation that
+ * first came within 5 % of the family's optimum (-1: none), *best its best time (ms), *spent
+ * the evaluations made. */
+static int family_run(const family_space *F, const char *kind, int blind, int rules, double stop, long budget,
+                      uint64_t seed, long *hit, double *best, long *spent) {
+  budget_plan plan;
+  budget_init(&plan, F->n, F->bound_s, F->roof_s, budget, rules ? BUDGET_SLACK : 0, rules ? stop : 0);
+  strategy *st[BUDGET_MAX_ARMS] = {0};
+  double arm_best[BUDGET_MAX_ARMS] = {0};
+  *hit = -1;
+  *best = INFINITY;
+  *spent = 0;
+  int a, rc = 0;
+  long share;
+  while (!rc && (a = budget_next(&plan, isfinite(*best) ? *best * 1e-3 : 0, &share)) >= 0) {
+    const bench_space *b = &F->arm[a];
+    rt_error err = {0};
+    if (!st[a]) {
+      strategy_options o = {.name = kind, .seed = seed};
+      if (!blind && b->feat) o.features = b->feat, o.nfeatures = FEATURE_COUNT;
+      if (strategy_new(b->sp, &o, &st[a], &err)) {
+        fprintf(stderr, "%s on %s: %s\n", kind, b->name, err.text);
+        rc = -1;
+        break;
+      }
+    }
+    long made = 0;
+    int out = 0;
+    while (made < share && !budget_stops(&plan, a, arm_best[a] * 1e-3)) {
+      size_t idx;
+      if (strategy_ask(st[a], &idx, 1) != 1) {
+        out = 1;
+        break;
+      }
+      const diagnosis *d = !blind && b->diag[idx].limit[0] ? &b->diag[idx] : NULL;
+      strategy_tell(st[a], idx, b->status[idx], b->time[idx], d, &err);
+      made++;
+      ++*spent;
+      if (b->status[idx] != RT_OK) continue;
+      if (!(arm_best[a] > 0) || b->time[idx] < arm_best[a]) arm_best[a] = b->time[idx];
+      if (b->time[idx] < *best) *best = b->time[idx];
+      if (*hit < 0 && *best <= F->optimum * 1.05) *hit = *spent;
+    }
+    budget_told(&plan, a, made, arm_best[a] * 1e-3, out);
+    if (*hit >= 0 && budget >= BUDGET) break; /* the score needs no more */
+  }
+  for (int k = 0; k < F->n; k++) strategy_free(st[k]);
+  return rc;
+}
+
+/* name: a strategy, "steer-blind", or either with "-even" (the rules off: tune's budget before). */
+static int run_family_strategy(const family_space *F, const char *name, int seeds, double stop, bench_score *out,
+                               double *spent16, double *spent32) {
+  char kind[32];
+  snprintf(kind, sizeof kind, "%s", name);
+  char *even = strstr(kind, "-even");
+  if (even) *even = 0;
+  int blind = strcmp(kind, "steer-blind") == 0;
+  if (blind) snprintf(kind, sizeof kind, "steer");
+  double *need = malloc((size_t)seeds * 5 * sizeof *need), *f16 = need + seeds, *f32 = f16 + seeds,
+         *s16 = f32 + seeds, *s32 = s16 + seeds;
+  if (!need) return -1;
+  for (int s = 0; s < seeds; s++) {
+    long hit, spent;
+    double best;
+    if (family_run(F, kind, blind, !even, stop, BUDGET, (uint64_t)s, &hit, &best, &spent)) {
+      free(need);
+      return -1;
+    }
+    need[s] = hit >= 0 ? (double)hit : 2.0 * BUDGET;
+    family_run(F, kind, blind, !even, stop, 16, (uint64_t)s, &hit, &best, &spent);
+    f16[s] = isfinite(best) ? F->optimum / best : 0;
+    s16[s] = (double)spent;
+    family_run(F, kind, blind, !even, stop, 32, (uint64_t)s, &hit, &best, &spent);
+    f32[s] = isfinite(best) ? F->optimum / best : 0;
+    s32[s] = (double)spent;
+  }
+  out->median = median_of(need, seeds);
+  out->frac16 = median_of(f16, seeds);
+  out->frac32 = median_of(f32, seeds);
+  out->score = ((double)F->valid + 1) / ((double)F->within + 1) / out->median;
+  double m16 = 0, m32 = 0;
+  for (int s = 0; s < seeds; s++) m16 += s16[s], m32 += s32[s];
+  *spent16 = m16 / seeds;
+  *spent32 = m32 / seeds;
+  free(need);
+  return 0;
+}
+
 /* ---- main ---- */
 
 static int add_dir(const char *dir, char **files, int *nf) {
@@ -300,16 +484,81 @@ static void print_sets(const bench_space *sp, int ns, bench_score (*sc)[MAX_STRA
   }
 }
 
+/* The family problems: each strategy through the budget plan, per problem and over the set. */
+static int bench_families(const char *db, const char *list, int seeds, double stop) {
+  static family_space F[FAMILY_CASES];
+  int nfam = 0;
+  for (size_t c = 0; c < FAMILY_CASES; c++)
+    if (!load_family(&family_cases[c], db, &F[nfam])) nfam++;
+  char *buf = strdup(list);
+  const char *names[MAX_STRATEGIES];
+  int nstrat = 0;
+  for (char *t = strtok(buf, ","); t && nstrat < MAX_STRATEGIES; t = strtok(NULL, ",")) names[nstrat++] = t;
+  static bench_score sc[FAMILY_CASES][MAX_STRATEGIES];
+  static double s16[FAMILY_CASES][MAX_STRATEGIES], s32[FAMILY_CASES][MAX_STRATEGIES];
+  printf("\n(b) families: the family's optimum over its templates, the budget across them as tune spends "
+         "it (-even: the even split in the lineup's order, tune before the roof rules); stop at %.2f of the "
+         "roof\n\n", stop);
+  printf("| family problem | templates (bound, roof, optimum ms) | valid | k | strategy | median | score | @16 | @32 "
+         "| evaluations made of 16 | of 32 |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int f = 0; f < nfam; f++) {
+    char arms[512] = "";
+    size_t l = 0;
+    for (int k = 0; k < F[f].n && l < sizeof arms; k++)
+      l += (size_t)snprintf(arms + l, sizeof arms - l, "%s%s (%.4g, %.4g, %.4g)", k ? ", " : "", F[f].arm[k].name,
+                            F[f].bound_s[k] * 1e3, F[f].roof_s[k] * 1e3, F[f].arm[k].optimum);
+    for (int k = 0; k < nstrat; k++) {
+      if (run_family_strategy(&F[f], names[k], seeds, stop, &sc[f][k], &s16[f][k], &s32[f][k])) return -1;
+      printf("| %s | %s | %zu | %zu | %s | %.1f | %.2f | %.3f | %.3f | %.1f | %.1f |\n", F[f].name, arms, F[f].valid,
+             F[f].within, names[k], sc[f][k].median, sc[f][k].score, sc[f][k].frac16, sc[f][k].frac32, s16[f][k],
+             s32[f][k]);
+      fflush(stdout);
+    }
+  }
+  int bayes = 0, even = -1;
+  for (int k = 0; k < nstrat; k++) {
+    if (!strcmp(names[k], "bayes")) bayes = k;
+    if (!strcmp(names[k], "bayes-even")) even = k;
+  }
+  printf("\n| set | strategy | score (geo. mean) | x bayes | x bayes-even | @16 | @32 | evaluations made of 16 | of 32 "
+         "|\n|---|---|---|---|---|---|---|---|---|\n");
+  double ls[MAX_STRATEGIES] = {0};
+  for (int k = 0; k < nstrat; k++)
+    for (int f = 0; f < nfam; f++) ls[k] += log(sc[f][k].score);
+  for (int k = 0; k < nstrat && nfam; k++) {
+    double l16 = 0, l32 = 0, m16 = 0, m32 = 0;
+    for (int f = 0; f < nfam; f++) {
+      l16 += log(sc[f][k].frac16 > 0 ? sc[f][k].frac16 : 1e-9);
+      l32 += log(sc[f][k].frac32 > 0 ? sc[f][k].frac32 : 1e-9);
+      m16 += s16[f][k] / nfam;
+      m32 += s32[f][k] / nfam;
+    }
+    char xe[16] = "-";
+    if (even >= 0) snprintf(xe, sizeof xe, "%.2f", exp((ls[k] - ls[even]) / nfam));
+    printf("| (b) families, model:h200 (%d) | %s | %.2f | %.2f | %s | %.3f | %.3f | %.1f | %.1f |\n", nfam, names[k],
+           exp(ls[k] / nfam), exp((ls[k] - ls[bayes]) / nfam), xe, exp(l16 / nfam), exp(l32 / nfam), m16, m32);
+  }
+  for (int f = 0; f < nfam; f++)
+    for (int k = 0; k < F[f].n; k++) free_space(&F[f].arm[k]);
+  free(buf);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int seeds = 30;
-  const char *dir = NULL, *sets = "abc", *list = "random,ils,annealing,genetic,lever,bayes,steer,steer-blind";
+  const char *dir = NULL, *sets = "abcf", *list = "random,ils,annealing,genetic,lever,bayes,steer,steer-blind";
+  const char *flist = "random,bayes,steer,steer-blind,bayes-even,steer-even";
+  double stop = roofline_stop_fraction(&(roofline_ceilings){.measured = 0}); /* the model device's */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--spaces") && i + 1 < argc) dir = argv[++i];
     else if (!strcmp(argv[i], "--set") && i + 1 < argc) sets = argv[++i];
     else if (!strcmp(argv[i], "--strategies") && i + 1 < argc) list = argv[++i];
+    else if (!strcmp(argv[i], "--family-strategies") && i + 1 < argc) flist = argv[++i];
+    else if (!strcmp(argv[i], "--stop") && i + 1 < argc) stop = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_steer [--spaces DIR] [--seeds N] [--set abc] [--strategies a,b,...]\n");
+      fprintf(stderr, "usage: bench_steer [--spaces DIR] [--seeds N] [--set abcf] [--strategies a,b,...] "
+              "[--family-strategies a,b-even,...] [--stop FRACTION]\n");
       return 2;
     }
   }
@@ -340,12 +589,12 @@ int main(int argc, char **argv) {
     free(files[f]);
   }
   double t_load = now();
+  char db[1200];
+  const char *cache = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  snprintf(db, sizeof db, "%s%s/rooftune/bench_steer.db", cache ? cache : home ? home : "/tmp",
+           cache ? "" : "/.cache");
   if (strchr(sets, 'b')) {
-    char db[1200];
-    const char *cache = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    snprintf(db, sizeof db, "%s%s/rooftune/bench_steer.db", cache ? cache : home ? home : "/tmp",
-             cache ? "" : "/.cache");
     for (size_t c = 0; c < MODEL_CASES && ns < MAX_SPACES - 1; c++)
       if (!load_case(&model_cases[c], db, &sp[ns])) ns++;
   }
@@ -363,7 +612,8 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
   }
-  print_sets(sp, ns, sc, names, nstrat);
+  if (ns) print_sets(sp, ns, sc, names, nstrat);
+  if (strchr(sets, 'f') && bench_families(db, flist, seeds, stop)) return 1;
   double t1 = now();
   printf("\ntime: %.1f s in all (loading the recordings %.1f s, the model device's spaces %.1f s, "
          "the strategies %.1f s)\n", t1 - t0, t_load - t0, t_cases - t_load, t1 - t_cases);

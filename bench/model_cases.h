@@ -32,6 +32,48 @@ static const problem_case model_cases[] = {
 };
 #define MODEL_CASES (sizeof model_cases / sizeof model_cases[0])
 
+/* The problems a user tunes a family for (`rooftune tune gemm ...`): the target is the family's
+ * optimum over every template tune lines up, and the budget across templates takes part.  The
+ * same problems as the per-template cases above, where they fit a family run. */
+typedef struct family_case {
+  const char *what, *family, *dtype, *shape;
+} family_case;
+
+static const family_case family_cases[] = {
+    {"GEMM", "gemm", "bf16", "4096x4096x4096:nt"},
+    {"GEMM", "gemm", "bf16", "16x4096x14336:nt"},
+    {"GEMM", "gemm", "f16", "64x14336x4096:nt"},
+    {"prefill", "attention", "bf16", "4x32x4096x128:causal"},
+    {"prefill", "attention", "f16", "8x16:4x512:2048x64"},
+    {"decode", "attention", "bf16", "1x32:8x1:32768x128"},
+    {"decode", "attention", "bf16", "64x32:8x1:8192x128:paged16"},
+};
+#define FAMILY_CASES (sizeof family_cases / sizeof family_cases[0])
+
+/* `rooftune tune TARGET --strategy brute_force --budget BUDGET` on model:h200: every configuration
+ * evaluated (the roof rules are off for brute_force); db: the database that keeps them for a rerun,
+ * NULL: none.  The report is the caller's (tune_report_free). */
+static inline rt_status model_brute_force(const char *target, const char *shape, const char *dtype, long budget,
+                                          const char *db, tune_report *rep, rt_error *err) {
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = target;
+  o.shape = shape;
+  o.dtype = dtype;
+  o.device = "model:h200";
+  o.strategy = "brute_force";
+  o.budget = budget;
+  o.db_path = db;
+  return tune_run(&o, rep, err);
+}
+
+/* Every configuration of every template tune lines up for the family case (`rooftune tune
+ * FAMILY`), db as for model_case_brute_force. */
+static inline rt_status family_case_brute_force(const family_case *fc, const char *db, tune_report *rep,
+                                                rt_error *err) {
+  return model_brute_force(fc->family, fc->shape, fc->dtype, 1000000, db, rep, err);
+}
+
 /* The template's space for the problem, built as tune builds it on model:h200; with mo non-NULL
  * the manifest (*mo, the caller frees it) and env the names its plans read. */
 static inline space *model_case_space(const problem_case *pc, manifest **mo, rt_vars *env) {
@@ -56,21 +98,10 @@ static inline space *model_case_space(const problem_case *pc, manifest **mo, rt_
   return s ? NULL : sp;
 }
 
-/* Every configuration of the case's space (n of them) evaluated on model:h200, as `rooftune tune
- * TEMPLATE --strategy brute_force` would; db: the database that keeps them for a rerun, NULL:
- * none.  The report is the caller's (tune_report_free). */
+/* Every configuration of the case's space (n of them), as `rooftune tune TEMPLATE` would. */
 static inline rt_status model_case_brute_force(const problem_case *pc, size_t n, const char *db,
                                                tune_report *rep, rt_error *err) {
-  tune_options o;
-  memset(&o, 0, sizeof o);
-  o.target = pc->tmpl;
-  o.shape = pc->shape;
-  o.dtype = pc->dtype;
-  o.device = "model:h200";
-  o.strategy = "brute_force";
-  o.budget = (long)n;
-  o.db_path = db;
-  return tune_run(&o, rep, err);
+  return model_brute_force(pc->tmpl, pc->shape, pc->dtype, (long)n, db, rep, err);
 }
 
 #endif

@@ -336,6 +336,28 @@ rt_status db_export_write(db *d, int format, const db_export_filter *f, const ch
 
 /* ---- reading an export back ------------------------------------------------------------- */
 
+/* One field of each kind from JSON (RESULT_COLUMNS), into a member of that kind. */
+#define READ_TEXT(v, member) snprintf(member, sizeof member, "%s", json_string_value(v) ? json_string_value(v) : "")
+#define READ_REAL(v, member) member = json_is_number(v) ? json_number_value(v) : 0
+#define READ_INT(v, member) member = json_is_integer(v) ? (int)json_integer_value(v) : 0
+#define READ_INT64(v, member) member = json_is_integer(v) ? (long long)json_integer_value(v) : 0
+#define READ_STATUS(v, member) member = json_string_value(v) && rt_status_from_name(json_string_value(v)) >= 0 \
+                                            ? (rt_status)rt_status_from_name(json_string_value(v)) : RT_OK
+#define READ_TIMING(v, member) member = json_string_value(v) && timing_kind_parse(json_string_value(v)) >= 0 \
+                                            ? (timing_kind)timing_kind_parse(json_string_value(v)) : (timing_kind)0
+
+void db_export_row_read(const json_t *row, candidate_result *r) {
+  memset(r, 0, sizeof *r);
+#define ROW_READ(col, jname, kind, member, group)                                              \
+  {                                                                                            \
+    const json_t *from = *group ? json_object_get(row, group) : row;                           \
+    const json_t *v = json_object_get(from, strcmp(#jname, "config") ? #jname : "config_text"); \
+    READ_##kind(v, r->member);                                                                 \
+  }
+  RESULT_COLUMNS(ROW_READ, ROW_READ)
+#undef ROW_READ
+}
+
 static const char *text_of(const json_t *o, const char *key) {
   const char *s = json_string_value(json_object_get(o, key));
   return s ? s : "";
@@ -425,6 +447,7 @@ rt_status db_export_to_kt(json_t *root, const char *path, const char *template_n
       kl += (size_t)snprintf(key + kl, kl < sizeof key ? sizeof key - kl : 0, "%s%s", kl ? "," : "", text);
       json_object_set(rec, name, v);
     }
+    json_object_set(rec, "rooftune_row", row); /* its counters and facts replay with it */
     const char *status = json_string_value(json_object_get(row, "status"));
     if (status && !strcmp(status, "OK")) {
       json_object_set(rec, "time", json_object_get(row, "time_ms"));

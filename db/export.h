@@ -11,8 +11,10 @@
  * diagnosis in objects of their own.  Numbers that are not finite are null.
  *
  * The reader turns one template's rows for one problem into a Kernel Tuner cache object, the
- * form tuner/template/ktfile.h loads; an export holding two templates, two problems or two
- * devices for the selection is refused with a message that says how to narrow it.
+ * form tuner/template/ktfile.h loads, each record keeping its row ("rooftune_row"), so what a
+ * GPU run measured beside the time (its counters, static facts, FLOPs, precision) replays with
+ * it (db_export_row_read); an export holding two templates, two problems or two devices for the
+ * selection is refused with a message that says how to narrow it.
  *
  * Output files are written to FILE.tmp and renamed over FILE once complete, so a failed or
  * interrupted export never leaves half a file under the name asked for.
@@ -46,6 +48,10 @@ json_t *db_export_entry_json(const db_entry *e);
 /* A configuration text as JSON: "A=1,B=row" → {"A": 1, "B": "row"}; a text that is not
  * NAME=VALUE pairs (a cuBLASLt algorithm's identity) → {"text": "..."}.  A new reference. */
 json_t *db_export_config_json(const char *config);
+
+/* Every field of RESULT_COLUMNS an export row (db_export_row_json's) holds, read back into *r
+ * (zeroed first); a field it lacks, or of the wrong type, stays 0 or "". */
+void db_export_row_read(const json_t *row, candidate_result *r);
 
 /* The reader: the export's rows of one template and problem as a Kernel Tuner cache object
  * (*out, a new reference).  template_name may name the template or its family; shape and

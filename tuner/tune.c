@@ -109,34 +109,6 @@ static rt_status begin_device(tune_ctx *c, rt_error *err) {
   return RT_OK;
 }
 
-/* The budget across the templates, in order: each gets an even share of what is left, and
- * a budget smaller than the templates gives the first ones one each (a resumed job may have
- * one evaluation left for two templates).  A policy that shares it otherwise (by what the
- * first candidates say) replaces the share computed here. */
-static rt_status run_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
-  const tune_options *o = c->o;
-  char no_budget[192] = "", no_time[192] = ""; /* templates left out, and why */
-  int live = L->live;
-  for (int i = 0; i < L->n; i++) {
-    if (!L->sp[i]) continue;
-    long share = c->budget_left / live--;
-    if (share < 1 && c->budget_left > 0) share = 1;
-    int late = o->max_seconds > 0 && rt_now_s() - c->t0 >= o->max_seconds;
-    if (share < 1 || late) {
-      char *list = late ? no_time : no_budget;
-      size_t l = strlen(list);
-      snprintf(list + l, sizeof no_time - l, "%s%s", l ? ", " : "", manifest_name(L->m[i]));
-      continue;
-    }
-    if (TUNE_STOPPED(c)) break;
-    rt_status rc = tune_template(c, L, i, share, err);
-    if (rc) return rc;
-  }
-  if (no_budget[0]) tune_note(c->rep, "%s not searched: the evaluation budget (--budget) was spent", no_budget);
-  if (no_time[0]) tune_note(c->rep, "%s not searched: the time budget (--seconds) was spent", no_time);
-  return RT_OK;
-}
-
 /* A family or template target: its templates, the problem, the reference, the device's set-up,
  * the spaces and priors; then each template's search, the library's candidates, the verdicts. */
 static rt_status run_target(tune_ctx *c, tune_lineup *L, const char *tpath, rt_error *err) {
@@ -149,7 +121,7 @@ static rt_status run_target(tune_ctx *c, tune_lineup *L, const char *tpath, rt_e
   if ((rc = begin_device(c, err))) return rc;
   if ((rc = tune_spaces(c, L, use_library, err))) return rc;
   if ((rc = tune_priors(c, L, err))) return rc;
-  if ((rc = run_templates(c, L, err))) return rc;
+  if ((rc = tune_templates(c, L, err))) return rc;
   if (use_library && !TUNE_STOPPED(c) && (rc = tune_library(c, err))) return rc;
   tune_verdicts(c);
   return RT_OK;

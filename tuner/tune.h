@@ -7,7 +7,10 @@
  * for attention) on a real GPU, stored under the library's name (family_ops.library);
  * a library with nothing for the problem leaves a note saying why) or one template by name.  The
  * evaluation budget (new evaluations: what the database already holds is told to the strategy,
- * not counted) is shared out evenly between the templates; each
+ * not counted) is spent where it can pay (search/budget.h): the templates are searched in
+ * increasing roof bound, each for an even share of what is left; a template whose bound cannot
+ * come within 5 % of the best so far gets none, a template whose best reaches its roof stops,
+ * and what they leave goes to those that can still win.  Each
  * template is searched by its own strategy (search/strategy.h) over its manifest's space, in
  * batches that the compile pool builds in parallel through the cubin cache.  Every candidate is
  * diagnosed (diagnose.h) when it has a time and the device has ceilings, stored in the database
@@ -25,6 +28,7 @@
 #include <stdint.h>
 
 #include "tuner/model/gpu_spec.h"
+#include "tuner/model/roofline.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 #include "tuner/core/result.h"
@@ -100,6 +104,21 @@ typedef struct tune_options {
                                database run is marked "interrupted" */
 } tune_options;
 
+/* What the budget across templates (search/budget.h) did with one template. */
+#define TUNE_REPORT_TEMPLATES 32
+typedef struct tune_template_report {
+  char name[64];
+  double bound_ms;          /* its roof bound: no configuration runs faster (datasheet ceilings,
+                               no launch); 0: none */
+  int bound_by_bytes;       /* 1: the compulsory bytes bound it, 0: its FLOPs */
+  double roof_ms;           /* its roof on the run's ceilings (what its best stops near); 0: none */
+  double best_ms;           /* its fastest result; 0: none */
+  long evaluated;           /* new evaluations it got */
+  char outcome[24];         /* "searched", "ruled out", "at its roof", "space exhausted", "not searched" */
+  double against_ms;        /* ruled out: the incumbent its bound could not come within 5 % of */
+  double eval_s;            /* what one of its evaluations took on the device, on average; 0: none */
+} tune_template_report;
+
 typedef struct tune_report {
   char device[128];           /* "model:h200", "NVIDIA H200", "replay:FILE" */
   timing_kind timing;         /* measured / predicted / replayed */
@@ -131,6 +150,17 @@ typedef struct tune_report {
                                  3x the best so far */
   double early_saved_s;       /* GPU seconds that saved at least (the runs up to the minimum) */
   size_t profiled;            /* candidates whose hardware counters were read */
+  tune_template_report tmpl[TUNE_REPORT_TEMPLATES]; /* each template the run lined up, in
+                                 the order searched (by increasing bound) */
+  size_t ntmpl;
+  int roof_rules;             /* 1: templates were ruled out by their bounds and stopped at their
+                                 roofs (off for brute_force, --config and --cover, and from the
+                                 moment a result beats its bound) */
+  double roof_stop;           /* the share of its roof at which a template stops */
+  long roof_unspent;          /* evaluations of the budget not spent because every template left
+                                 was ruled out, at its roof or exhausted */
+  double roof_unspent_gpu_s;  /* their GPU seconds at the mean evaluation time of the templates
+                                 that stopped (a measuring device; 0 otherwise) */
   char calibration[256];      /* the DRAM calibrations measured ("gemm_wgmma 0.83x (3)") or
                                  applied by the model ("... (applied)"); "" when none */
 } tune_report;
@@ -151,6 +181,30 @@ void tune_report_free(tune_report *r);
  * winners with it. */
 double tune_predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
                            const gpu_spec *gpu, const char *dtype, double min_bytes);
+
+/* What a template's space says before anything runs (tune_template_survey). */
+typedef struct tune_survey {
+  template_roof bound; /* on the datasheet's ceilings, no launch (roofline_bound_ceilings): a time
+                          no configuration beats, what a template is ruled out by; seconds 0:
+                          none (no datasheet for the GPU, or no configuration planned) */
+  template_roof roof;  /* on the run's ceilings (measured where the run has them): the roof a
+                          template's best stops near; seconds 0: none */
+  size_t planned;      /* configurations whose plan could be made */
+} tune_survey;
+
+/* Template m's space sp for a problem (env: the names its expressions see; dtype: what it
+ * computes in; min_bytes: the family's compulsory bytes) on the run's ceilings `run` and the
+ * GPU's datasheet `gpu` (NULL: no bound), its configurations' occupancy on architecture arch
+ * (NULL: gpu's), the model's DRAM calibration of the template (0: none): its bound and roof from
+ * the fewest FLOPs any configuration executes and the largest grid any launches, and, with
+ * features non-NULL (space_size x FEATURE_COUNT, tuner/model/features.h), each configuration's
+ * pre-run features (threads, dynamic shared memory, waves, its roofline bound; the compiler's
+ * facts NaN).  What the tune loop spends its budget by and hands to the steer strategy, and what
+ * the benchmarks compute bounds with. */
+rt_status tune_template_survey(const manifest *m, const space *sp, const rt_vars *env, const char *dtype,
+                               double min_bytes, const roofline_ceilings *run, const gpu_spec *gpu,
+                               const char *arch, double calibration, double *features, tune_survey *out,
+                               rt_error *err);
 
 /* The shard (0 .. count-1) that configuration text CONFIG ("BLOCK_M=128,...") belongs to: a
  * hash of the text, so the partition depends on nothing but the configuration. */

@@ -157,7 +157,7 @@ static void same_cubin(const tune_ctx *c, const tune_cand *k, const seen_cubin *
 
 /* New candidate k's result into k->r: a compile failure, the result of an identical cubin, or
  * the device's; diagnosed. */
-static rt_status cand_run(tune_ctx *c, const tune_search *s, tune_cand *k, const compile_result *cr,
+static rt_status cand_run(tune_ctx *c, tune_search *s, tune_cand *k, const compile_result *cr,
                           rt_error *err) {
   candidate_result *r = &k->r;
   if (cr) { /* a template's: ptxas's facts, and occupancy once it compiled */
@@ -187,7 +187,9 @@ static rt_status cand_run(tune_ctx *c, const tune_search *s, tune_cand *k, const
     double t0 = rt_now_s();
     rt_status rc = device_evaluate(c->dev, &dc, r, err);
     if (rc) return rc;
-    if (cr) seen_add(c, key, r, rt_now_s() - t0);
+    double took = rt_now_s() - t0;
+    s->eval_s += took;
+    if (cr) seen_add(c, key, r, took);
   }
   if (k->code_hash[0]) snprintf(r->code_hash, sizeof r->code_hash, "%s", k->code_hash);
   if (s->kind != TUNE_RECORDED) tune_diagnose(c, s, k, r);
@@ -215,6 +217,7 @@ static rt_status tune_evaluate(tune_ctx *c, tune_search *s, tune_cand *k, const 
                                    s->kind == TUNE_RECORDED && !r->diag.limit[0] ? NULL : &r->diag, err)))
     return rc;
   if ((rc = add_result(c, r, id, resumed, s->phase, err))) return rc;
+  if (r->status == RT_OK && r->time_ms > 0 && (!(s->best_ms > 0) || r->time_ms < s->best_ms)) s->best_ms = r->time_ms;
   if (!resumed && r->status == RT_OK && (s->top_all || strncmp(r->detail, "stopped after", 13)))
     tune_top_insert(s, k, cr, id, c->rep->nresults - 1);
   return RT_OK;
@@ -289,10 +292,10 @@ rt_status tune_batch(tune_ctx *c, tune_search *s, tune_cand *k, size_t n, rt_err
 
 /* ---- the search ---- */
 
-/* Whether search s asks for more: its share not spent and the run not stopped.  (A stop rule
- * of the search's own, e.g. a best candidate at its roof, belongs here.) */
+/* Whether search s asks for more: its share not spent, the run not stopped, and its best not
+ * yet at its roof (the budget's stop, search/budget.h). */
 static int search_goes_on(const tune_ctx *c, const tune_search *s) {
-  return !TUNE_STOPPED(c) && s->fresh < s->share;
+  return !TUNE_STOPPED(c) && s->fresh < s->share && !(s->plan && budget_stops(s->plan, s->arm, s->best_ms * 1e-3));
 }
 
 rt_status tune_search_run(tune_ctx *c, tune_search *s, rt_error *err) {
@@ -303,7 +306,10 @@ rt_status tune_search_run(tune_ctx *c, tune_search *s, rt_error *err) {
     size_t idx[TUNE_MAX_BATCH];
     size_t left = (size_t)(s->share - s->fresh);
     size_t n = strategy_ask(s->st, idx, s->batch < left ? s->batch : left);
-    if (n == 0) break;
+    if (n == 0) {
+      s->spent_out = 1;
+      break;
+    }
     for (size_t i = 0; i < n && !rc; i++) {
       if (s->kind == TUNE_TEMPLATE) tune_cand_template(c, s, idx[i], &k[i]);
       else tune_cand_recorded(s, idx[i], &k[i]);

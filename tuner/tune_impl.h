@@ -8,7 +8,9 @@
  * the device and the diagnosis need, and carried through compile → evaluate → diagnose → store
  * by tune_evaluate(), the one evaluate path for the three kinds.  The files, by what they do:
  *
- *   tune.c            tune_run(): set-up, then the phases in order; the budget across templates
+ *   tune.c            tune_run(): set-up, then the phases in order
+ *   tune_budget.c     the budget across templates: by their roof bounds, the roof stop, the report
+ *   tune_survey.c     what a space says before it runs: its roof bound, each configuration's features
  *   tune_setup.c      what a target means: its templates, the problem, their spaces, the reference
  *   tune_candidate.c  the candidate: made from a plan, its facts, the one device description
  *   tune_evaluate.c   the evaluate path: ask, compile, evaluate, diagnose, store, tell, report
@@ -24,6 +26,7 @@
 #define ROOFTUNE_TUNE_IMPL_H
 
 #include "kernels/family.h"
+#include "search/budget.h"
 #include "search/strategy.h"
 #include "tuner/compile/compile.h"
 #include "tuner/compile/compile_pool.h"
@@ -79,6 +82,9 @@ typedef struct tune_lineup {
   space *sp[TUNE_MAX_TEMPLATES];          /* each one's space; NULL: skipped (a note says why) */
   size_t *prior[TUNE_MAX_TEMPLATES];      /* --prior FILE's order of each space (owned) */
   size_t nprior[TUNE_MAX_TEMPLATES];
+  tune_survey survey[TUNE_MAX_TEMPLATES]; /* each one's roof bound and roof (tune_budget.c) */
+  double *features[TUNE_MAX_TEMPLATES];   /* each configuration's pre-run features, for the
+                                             strategy (owned; NULL: none) */
   int live;                               /* templates with a space */
   int in_family;                          /* the family's templates in the path, before dtype
                                              and arch choose */
@@ -139,6 +145,12 @@ typedef struct tune_search {
   int resumes;              /* 1: what the database holds is told, the rest claimed */
   long share;               /* new evaluations it may make */
   long fresh;               /* new evaluations made */
+  int spent_out;            /* 1: its strategy had nothing more to ask */
+  double best_ms;           /* its fastest result told (new or from the database); 0: none */
+  double eval_s;            /* what its new evaluations took on the device, in all */
+  const budget_plan *plan;  /* the budget across templates, whose roof stop it asks (arm);
+                               NULL: none */
+  int arm;
   size_t batch;             /* candidates asked for together */
   int top_all;              /* top keeps candidates stopped early too (the library's) */
   tune_kept top[TUNE_TOP];  /* its fastest new successful candidates, fastest first */
@@ -174,9 +186,15 @@ typedef struct tune_search {
 /* Appends "; TEXT" (or TEXT) to the report's note. */
 void tune_note(tune_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- the phases: a template's search, the library's candidates, a recorded file's ---- */
-/* Template i of the lineup, with share new evaluations. */
-rt_status tune_template(tune_ctx *c, const tune_lineup *L, int i, long share, rt_error *err);
+/* ---- the phases: the templates' searches, the library's candidates, a recorded file's ---- */
+/* Every template of the lineup, the budget spent by their roof bounds (tune_budget.c). */
+rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err);
+/* Template i of the lineup's search, set up and its strategy made (*out, owned by the caller);
+ * then tune_search_run for each share, and tune_template_close. */
+rt_status tune_template_open(tune_ctx *c, const tune_lineup *L, int i, tune_search **out, rt_error *err);
+/* After its last share: the close ones re-measured, the counters of its best few, its winner
+ * stored; s freed. */
+rt_status tune_template_close(tune_ctx *c, tune_search *s, rt_error *err);
 rt_status tune_library(tune_ctx *c, rt_error *err);
 rt_status tune_replay(tune_ctx *c, rt_error *err);
 
@@ -186,6 +204,9 @@ rt_status tune_problem(tune_ctx *c, const tune_lineup *L, const char *tpath, int
                        rt_error *err);
 rt_status tune_reference(tune_ctx *c, const char *tpath, rt_error *err);
 rt_status tune_spaces(tune_ctx *c, tune_lineup *L, int use_library, rt_error *err);
+/* The names a template computing in dtype sees: the run's, with dtype's facts when it is not the
+ * problem's (an f32 run with --allow-tf32 runs a tf32 template). */
+rt_status tune_template_env(const tune_ctx *c, const char *dtype, rt_vars *env, rt_error *err);
 void tune_lineup_free(tune_lineup *L);
 
 /* ---- tune_candidate.c ---- */
@@ -213,7 +234,8 @@ void tune_cubin_key(const compile_result *cr, const tune_search *s, const candid
 
 /* ---- tune_evaluate.c ---- */
 /* The search loop: ask s's strategy for batches until its share is spent, the strategy has
- * nothing more, or the run stops; every candidate goes through tune_evaluate. */
+ * nothing more (spent_out), its best reaches its roof (s->plan's stop), or the run stops;
+ * every candidate goes through tune_evaluate.  Called again with a larger share, it goes on. */
 rt_status tune_search_run(tune_ctx *c, tune_search *s, rt_error *err);
 /* Evaluates candidates k[0..n) of s in passes: compile (templates), evaluate, then wait for
  * those another run holds. */

@@ -138,6 +138,7 @@ void tune_lineup_free(tune_lineup *L) {
     space_free(L->sp[i]);
     manifest_free(L->m[i]);
     free(L->prior[i]);
+    free(L->features[i]);
   }
   if (L->paths) catalog_list_free(L->paths, L->npaths);
   memset(L, 0, sizeof *L);
@@ -264,13 +265,18 @@ static rt_status tune_shard_space(const space *sp, int index, int count, space *
   return space_subset(sp, keep_shard, shard, out, err);
 }
 
+rt_status tune_template_env(const tune_ctx *c, const char *dtype, rt_vars *env, rt_error *err) {
+  *env = c->env;
+  return strcmp(dtype, c->prob.dtype) ? manifest_env_dtype(dtype, env, err) : RT_OK;
+}
+
 /* Template i's space (*sp; NULL with a note when it has no configuration here and others
  * remain), narrowed to this shard's configurations, or to the one asked for. */
 static rt_status space_of(tune_ctx *c, const tune_lineup *L, int i, int use_library, space **sp, rt_error *err) {
   const tune_options *o = c->o;
   const char *name = manifest_name(L->m[i]);
-  rt_vars tenv = c->env;
-  rt_status s = strcmp(L->dtype[i], c->prob.dtype) ? manifest_env_dtype(L->dtype[i], &tenv, err) : RT_OK;
+  rt_vars tenv;
+  rt_status s = tune_template_env(c, L->dtype[i], &tenv, err);
   if (!s) s = manifest_build_space(L->m[i], &tenv, sp, err);
   if (s == RT_ERR_SPACE_EMPTY && (L->n > 1 || use_library)) {
     const char *why = strstr(err->text, ": \"");

@@ -1,7 +1,8 @@
 /* tune_template.c — one template's search (tune_impl.h): what its candidates share (roles,
  * instruction path, precision, tolerance, calibration, source, compile options), its strategy
- * with the priors, the search over its share of the budget, then the re-measurements, the
- * counters of its best few and its winner, stored with its cubin. */
+ * with the priors and the pre-run features, searched for the shares of the budget it is handed
+ * (tune_budget.c), then the re-measurements, the counters of its best few and its winner, stored
+ * with its cubin. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "tuner/core/sha256.h"
+#include "tuner/model/features.h"
 #include "tuner/tune_impl.h"
 
 /* What a candidate computes in, said plainly: "fp32" for fp32 products on the CUDA cores,
@@ -40,9 +42,8 @@ static rt_status template_begin(tune_ctx *c, tune_search *s, const manifest *m, 
   for (int i = 0; i < s->nderived; i++) s->derived[i] = manifest_derived_name(m, i);
   /* the names the manifest's expressions see, with the dtype facts of what it computes in (an
    * f32 run with --allow-tf32 runs a tf32 template) */
-  s->env = c->env;
-  rt_status rc;
-  if (strcmp(dtype, c->prob.dtype) && (rc = manifest_env_dtype(dtype, &s->env, err))) return rc;
+  rt_status rc = tune_template_env(c, dtype, &s->env, err);
+  if (rc) return rc;
   s->tolerance = tune_tolerance(c, dtype); /* its own when it computes in another dtype */
   /* the model device scales the formula's DRAM bytes by what counters measured on this GPU */
   if (!device_has(c->dev, DEVICE_CAP_MEASURES) || tune_prior_is_model(c->o)) {
@@ -61,9 +62,10 @@ static rt_status template_begin(tune_ctx *c, tune_search *s, const manifest *m, 
 }
 
 /* The template's strategy: the priors first (FILE's order, or the model's), the model's
- * prediction for strategies that rank. */
+ * prediction for strategies that rank, each configuration's pre-run features (tune_survey.c) for
+ * strategies that weigh them, as a recording's compile facts reach them on replay. */
 static rt_status template_strategy(tune_ctx *c, tune_search *s, const size_t *prior, size_t nprior,
-                                   rt_error *err) {
+                                   const double *features, rt_error *err) {
   const tune_options *o = c->o;
   strategy_options so;
   memset(&so, 0, sizeof so);
@@ -74,6 +76,8 @@ static rt_status template_strategy(tune_ctx *c, tune_search *s, const size_t *pr
   so.max_seconds = o->max_seconds > 0 ? fmax(1e-3, o->max_seconds - (rt_now_s() - c->t0)) : 0;
   so.prior = prior;
   so.nprior = nprior;
+  so.features = features;
+  so.nfeatures = features ? FEATURE_COUNT : 0;
   size_t *model_prior = NULL;
   rt_status rc = tune_prior_model(c, s, &so, &model_prior, err);
   if (!rc) rc = strategy_new(s->sp, &so, &s->st, err);
@@ -101,21 +105,22 @@ static rt_status template_compiler(tune_ctx *c, tune_search *s, rt_error *err) {
   return RT_OK;
 }
 
-rt_status tune_template(tune_ctx *c, const tune_lineup *L, int i, long share, rt_error *err) {
-  tune_search *s = calloc(1, sizeof *s);
+rt_status tune_template_open(tune_ctx *c, const tune_lineup *L, int i, tune_search **out, rt_error *err) {
+  tune_search *s = *out = calloc(1, sizeof *s);
   if (!s) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-  s->share = share;
   rt_status rc = template_begin(c, s, L->m[i], L->sp[i], L->arch[i], L->dtype[i], err);
-  if (!rc) rc = template_strategy(c, s, L->prior[i], L->nprior[i], err);
+  if (!rc) rc = template_strategy(c, s, L->prior[i], L->nprior[i], L->features[i], err);
   if (!rc) rc = template_compiler(c, s, err);
-  if (!rc) rc = tune_search_run(c, s, err);
-  if (!rc) {
-    c->budget_left -= s->fresh;
-    if (!TUNE_STOPPED(c)) tune_remeasure_close(c, s);
-    /* the counters of the best few, after every timing of this template */
-    if (!TUNE_STOPPED(c)) tune_profile(c, s);
-    rc = tune_store_winner(c, s, tune_winner(c, s), err);
-  }
+  return rc;
+}
+
+rt_status tune_template_close(tune_ctx *c, tune_search *s, rt_error *err) {
+  if (!s) return RT_OK;
+  rt_status rc = RT_OK;
+  if (!TUNE_STOPPED(c)) tune_remeasure_close(c, s);
+  /* the counters of the best few, after every timing of this template */
+  if (!TUNE_STOPPED(c)) tune_profile(c, s);
+  rc = tune_store_winner(c, s, tune_winner(c, s), err);
   tune_search_free(s);
   free(s);
   return rc;

@@ -179,5 +179,21 @@ d = json.load(sys.stdin)
 assert d["evaluated"] == 1 and d["best"] is not None, d
 assert "whatever the parameters;" in d["note"] + ";", d["note"]' || { echo "FAIL: --budget 1 over two templates"; fail=1; }
 
+# the budget across templates: on a one-row decode problem the prefill templates are ruled out
+# by their roof bounds and attn_decode stops at its roof; --json and the table say so
+"$bin" tune attention --shape 1x32:8x1:32768x128 --dtype bf16 --device model:h200 --budget 16 --no-db \
+  --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = {x["template"]: x for x in d["templates"]}
+assert t["attn_mma"]["outcome"] == "ruled out" and t["attn_mma"]["evaluated"] == 0, t
+assert t["attn_mma"]["bound_ms"] > 1.05 * t["attn_mma"]["ruled_out_against_ms"], t
+assert t["attn_decode"]["outcome"] == "at its roof", t
+assert d["roof_rules"]["on"] and d["roof_rules"]["unspent"] == 16 - d["evaluated"], d["roof_rules"]
+assert "ruled out" in d["note"], d["note"]' || { echo "FAIL: the roof rules in --json"; fail=1; }
+out=$("$bin" tune attention --shape 1x32:8x1:32768x128 --dtype bf16 --device model:h200 --budget 16 --no-db 2>/dev/null)
+printf '%s\n' "$out" | grep -q "^attn_wgmma .*ruled out against" || { echo "FAIL: the templates table: $out"; fail=1; }
+printf '%s\n' "$out" | grep -q "^saved by the roof rules: " || { echo "FAIL: the saving line: $out"; fail=1; }
+
 [ $fail = 0 ] && echo "tune: model, resume, default device, replay, prior and errors ok"
 exit $fail

@@ -14,8 +14,8 @@
 #      it is timed; any candidate that is wrong, crashes, hangs or does not build fails)
 #   2  the headline figures against the vendor libraries, at most about 3 minutes (the tier-2
 #      lines of tiers.txt: the main job and gemm_mma against cuBLASLt, attention against cuDNN,
-#      decode against the copy bandwidth, fp8 against cuBLASLt fp8, bias + GELU fused against
-#      the GEMM alone plus a separate pass)
+#      decode against the copy bandwidth, the roof rules on the one-row decode problem, fp8
+#      against cuBLASLt fp8, bias + GELU fused against the GEMM alone plus a separate pass)
 #   3  everything else, as time allows: the GPU test programs, counters, levers, skinny shapes,
 #      bench_gemm, Nsight Compute, recheck, the runtime, extras, jobs (RT_GPU_SKIP, default
 #      "levers record", leaves some out; RT_GPU_STEPS picks steps by name)

@@ -446,6 +446,26 @@ int main(void) {
     CHECK_CONTAINS(d.sentence, "latency-bound: 41 % of stalls wait on a memory barrier; 20 % of compute");
     CHECK_CONTAINS(d.sentence, "at 62 % measured occupancy");
     CHECK(!strstr(d.sentence, "; measured: ")); /* said once */
+    /* the special-function pipe busy at 97 % (a Coulomb sum of rsqrt), the FMA pipe at 80 % and
+     * the fp32 roof at 70 %: bound by the XU, not "compute-bound at the roof" */
+    in = base();
+    at(&in, 0.70, 0.10);
+    memset(&hw, 0, sizeof hw);
+    hw.measured = 1;
+    hw.dram_read_bytes = in.dram_bytes;
+    hw.xu_pipe = 0.97;
+    hw.fma_pipe = 0.80;
+    in.measured = &hw;
+    d = run(&in);
+    CHECK_STR(d.limit, "xu");
+    CHECK_CONTAINS(d.sentence, "special-function unit (XU: rsqrt, exp, sin ...) at 97 %");
+    CHECK_STR(d.lever, "");
+    hw.xu_pipe = 0.55; /* under the near-roof share: the fp32 roof decides */
+    d = run(&in);
+    CHECK_STR(d.limit, "compute");
+    hw.xu_pipe = 0.75; /* near its roof but below the FMA pipe: the FMA pipe is the limit */
+    d = run(&in);
+    CHECK_STR(d.limit, "compute");
     /* no counters: nothing is said to be measured */
     in.measured = NULL;
     d = run(&in);

@@ -3,13 +3,15 @@
  * configurations, times and failures; every RESULT_COLUMNS field is in the JSON row under its
  * export name with the stored value; CSV has one column per field; a C header export of a
  * database whose path holds a comment terminator still compiles as one comment; an export to a
- * file that cannot be completed leaves no file behind. */
+ * file that cannot be completed leaves no file behind; what a GPU run read beside a time (its
+ * counters, static facts, FLOPs, precision) replays with it, diagnosed with a measured basis. */
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "db/export.h"
 #include "test.h"
 #include "tuner/template/ktfile.h"
+#include "tuner/tune.h"
 #include "unit/db_fixture.h"
 
 static void fill_db(const char *path) {
@@ -93,6 +95,81 @@ static void test_json_round_trip(const char *dbp, const char *out) {
   json_decref(root);
 }
 
+/* A GPU run's results, the best with the counters the GPU read: replayed from the export, each
+ * configuration comes with its counters and facts, and the diagnosis is measured. */
+static void test_counters_replay(const char *dir) {
+  char dbp[1200], out[1200], dev[1300];
+  snprintf(dbp, sizeof dbp, "%s/gpu.db", dir);
+  snprintf(out, sizeof out, "%s/gpu.json", dir);
+  rt_error err = {0};
+  db *d = NULL;
+  CHECK_INT(db_open(dbp, DB_CREATE, &d, &err), RT_OK);
+  if (!d) return;
+  db_run_spec spec = fx_spec(fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200");
+  db_run *r = NULL;
+  CHECK_INT(db_run_begin(d, &spec, &r, &err), RT_OK);
+  CHECK_INT(db_run_template(r, "gemm_wgmma", "gemm", "s", "m", &err), RT_OK);
+  candidate_result a = fx_result("gemm_wgmma", 128, 256, 0.19), b = fx_result("gemm_wgmma", 64, 64, 0.5);
+  snprintf(a.precision, sizeof a.precision, "bf16");
+  snprintf(b.precision, sizeof b.precision, "bf16");
+  a.counters.measured = 1;
+  a.counters.dram_read_bytes = 1.25e8;
+  a.counters.dram_write_bytes = 3.4e7;
+  a.counters.l2_bytes = 2.1e9;
+  a.counters.occupancy = 0.12;
+  a.counters.tensor_pipe = 0.74;
+  snprintf(a.counters.stalls, sizeof a.counters.stalls, "gmma:0.48,barrier:0.20");
+  long long id;
+  CHECK_INT(db_run_store(r, &a, &id, &err), RT_OK);
+  CHECK_INT(db_run_store(r, &b, &id, &err), RT_OK);
+  CHECK_INT(db_run_finish(r, "done", &err), RT_OK);
+  db_run_free(r);
+  CHECK_INT(db_export_write(d, DB_EXPORT_JSON, NULL, out, &err), RT_OK);
+  db_close(d);
+  ktfile_select sel = {"gemm_wgmma", NULL, NULL};
+  ktfile *kf = NULL;
+  CHECK_INT(ktfile_load_select(out, &sel, &kf, &err), RT_OK);
+  if (!kf) return;
+  size_t ia, ib;
+  CHECK_INT(ktfile_find(kf, "BLOCK_M=128,BLOCK_N=256", &ia, &err), RT_OK);
+  CHECK_INT(ktfile_find(kf, "BLOCK_M=64,BLOCK_N=64", &ib, &err), RT_OK);
+  CHECK(kf->counters != NULL && kf->facts != NULL);
+  if (kf->counters && kf->facts) {
+    CHECK_INT(kf->counters[ia].measured, 1);
+    CHECK_NEAR(kf->counters[ia].dram_read_bytes, 1.25e8, 0);
+    CHECK_NEAR(kf->counters[ia].tensor_pipe, 0.74, 1e-12);
+    CHECK_STR(kf->counters[ia].stalls, "gmma:0.48,barrier:0.20");
+    CHECK_INT(kf->counters[ib].measured, 0); /* not profiled */
+    CHECK_INT(kf->facts[ib].registers, 128);
+    CHECK_INT(kf->facts[ib].threads_per_block, 256);
+  }
+  CHECK_NEAR(kf->flops, 2.0 * 4096 * 4096 * 4096, 1);
+  CHECK_STR(kf->precision, "bf16");
+  ktfile_free(kf);
+  /* replayed through the loop: the profiled one is diagnosed on its measured bytes, against the
+   * recorded GPU's bf16 tensor roof */
+  snprintf(dev, sizeof dev, "replay:%s", out);
+  tune_options o;
+  memset(&o, 0, sizeof o);
+  o.target = "gemm_wgmma";
+  o.device = dev;
+  o.strategy = "brute_force";
+  o.budget = 2;
+  tune_report rep;
+  CHECK_INT(tune_run(&o, &rep, &err), RT_OK);
+  if (rep.nresults == 2) {
+    const candidate_result *best = &rep.best;
+    CHECK_STR(best->config, "BLOCK_M=128,BLOCK_N=256");
+    CHECK_INT(best->counters.measured, 1);
+    CHECK_CONTAINS(best->diag.basis, "dram");
+    CHECK_NEAR(best->dram_bytes, 1.25e8 + 3.4e7, 1);
+    /* 1.37e11 FLOPs in 0.19 ms: 723 TFLOP/s, 73 % of the 989.5 TFLOP/s bf16 tensor roof */
+    CHECK_NEAR(best->diag.flops_frac, 2.0 * 4096 * 4096 * 4096 / 0.19e-3 / 989.5e12, 1e-6);
+    CHECK_STR(best->diag.limit, "compute");
+  }
+  tune_report_free(&rep);
+}
+
 static void test_csv_and_header(const char *dbp, const char *dir) {
   rt_error err = {0};
   db *d = NULL;
@@ -171,6 +248,7 @@ int main(void) {
   fill_db(dbp);
   test_json_round_trip(dbp, out);
   test_csv_and_header(dbp, dir);
+  test_counters_replay(dir);
   fx_remove(dbp);
   char cmd[1200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -9,6 +9,7 @@
 
 #include "tuner/cli/cli.h"
 #include "db/export.h"
+#include "search/budget.h"
 #include "search/strategy.h"
 #include "tuner/device/device.h"
 #include "tuner/template/catalog.h"
@@ -156,6 +157,48 @@ static void print_table(const tune_report *rep, int stored) {
            stored ? "every candidate is in the database" : "--no-db: none was stored");
   print_facts(rep, order, n);
   free(order);
+}
+
+/* What the budget across templates did with each (tune_report.tmpl), when there was a choice:
+ * more than one template, or one stopped at its roof. */
+static void print_templates(const tune_report *rep) {
+  int show = rep->ntmpl > 1;
+  for (size_t i = 0; i < rep->ntmpl; i++) show |= !strcmp(rep->tmpl[i].outcome, "at its roof");
+  if (!show) return;
+  printf("\ntemplates, by roof bound (");
+  if (rep->roof_rules)
+    printf("ruled out when the bound is over %.0f %% above the best; stopped at %.0f %% of the roof):\n",
+           100 * BUDGET_SLACK, 100 * rep->roof_stop);
+  else
+    printf("the rules are off for brute_force, --config and --cover):\n");
+  printf("%-12s %-20s %-11s %-11s %-11s %s\n", "template", "roof bound", "roof", "best", "evaluations", "budget");
+  for (size_t i = 0; i < rep->ntmpl; i++) {
+    const tune_template_report *t = &rep->tmpl[i];
+    char bound[32] = "-", roof[16] = "-", best[16] = "-", what[64];
+    if (t->bound_ms > 0) snprintf(bound, sizeof bound, "%.4g ms (%s)", t->bound_ms, t->bound_by_bytes ? "bytes" : "FLOPs");
+    if (t->roof_ms > 0) snprintf(roof, sizeof roof, "%.4g ms", t->roof_ms);
+    if (t->best_ms > 0) snprintf(best, sizeof best, "%.4g ms", t->best_ms);
+    if (t->against_ms > 0) snprintf(what, sizeof what, "%s against %.4g ms", t->outcome, t->against_ms);
+    else snprintf(what, sizeof what, "%s", t->outcome);
+    printf("%-12.12s %-20s %-11s %-11s %-11ld %s\n", t->name, bound, roof, best, t->evaluated, what);
+  }
+}
+
+/* The same as JSON. */
+static json_t *templates_json(const tune_report *rep) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < rep->ntmpl; i++) {
+    const tune_template_report *t = &rep->tmpl[i];
+    json_t *o = json_pack("{ss si ss}", "template", t->name, "evaluated", (int)t->evaluated, "outcome", t->outcome);
+    json_object_set_new(o, "bound_ms", t->bound_ms > 0 ? json_real(t->bound_ms) : json_null());
+    json_object_set_new(o, "bound_by", json_string(t->bound_ms > 0 ? t->bound_by_bytes ? "bytes" : "flops" : ""));
+    json_object_set_new(o, "roof_ms", t->roof_ms > 0 ? json_real(t->roof_ms) : json_null());
+    json_object_set_new(o, "best_ms", t->best_ms > 0 ? json_real(t->best_ms) : json_null());
+    if (t->against_ms > 0) json_object_set_new(o, "ruled_out_against_ms", json_real(t->against_ms));
+    if (t->eval_s > 0) json_object_set_new(o, "mean_evaluation_s", json_real(t->eval_s));
+    json_array_append_new(a, o);
+  }
+  return a;
 }
 
 /* CONFIG with the assignments of MOVE ("BLOCK_N=256") put in: the configuration a lever proposes. */
@@ -351,6 +394,11 @@ static int cmd_tune(int argc, char **argv) {
                         json_pack("{si sf si sf}", "same_cubin", (int)rep.deduplicated, "same_cubin_gpu_s",
                                   rep.dedup_saved_s, "stopped_early", (int)rep.stopped_early, "stopped_early_gpu_s",
                                   rep.early_saved_s));
+    json_object_set_new(root, "templates", templates_json(&rep));
+    json_object_set_new(root, "roof_rules",
+                        json_pack("{sb sf sf si sf}", "on", rep.roof_rules, "slack", rep.roof_rules ? BUDGET_SLACK : 0.0,
+                                  "stop", rep.roof_stop, "unspent", (int)rep.roof_unspent, "unspent_gpu_s",
+                                  rep.roof_unspent_gpu_s));
     json_object_set_new(root, "profiled", json_integer((json_int_t)rep.profiled));
     json_object_set_new(root, "compile",
                         json_pack("{sf si}", "seconds", rep.compile_seconds, "cache_hits", (int)rep.cache_hits));
@@ -411,6 +459,7 @@ static int cmd_tune(int argc, char **argv) {
       printf("prior: %s (the first %d of each ranking evaluated first): %s\n", o.prior,
              STRATEGY_PRIOR_FIRST, rep.prior);
     print_table(&rep, !no_db);
+    print_templates(&rep);
     if (rep.have_best) {
       const candidate_result *b = &rep.best;
       printf("\nbest: %s %s\n      %.4f ms", b->template_name, b->config, b->time_ms);
@@ -438,6 +487,12 @@ static int cmd_tune(int argc, char **argv) {
       }
       if (b->verdict[0]) printf("      why it wins: %s\n", b->verdict);
       if (rep.ceilings[0]) printf("      roofs: %s\n", rep.ceilings);
+    }
+    if (rep.roof_unspent)
+    {
+      printf("saved by the roof rules: %ld of %ld evaluations not spent", rep.roof_unspent, rep.budget);
+      if (rep.roof_unspent_gpu_s > 0) printf(" (about %.1f s of GPU time)", rep.roof_unspent_gpu_s);
+      printf("\n");
     }
     if (rep.deduplicated || rep.stopped_early)
       printf("saved: %zu candidates with a cubin measured before (%.2f s of GPU time), %zu stopped early at "

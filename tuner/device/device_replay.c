@@ -2,8 +2,8 @@
  * rooftune's own export (`rooftune db export`; the rows of device_options.replay_template,
  * replay_shape and replay_dtype), loaded by ktfile.c and served as TIMING_REPLAYED results.
  * A failed row of an export keeps its status: the failure text starts with the status name
- * ("ERR_WRONG_RESULT: ..."). A KTT recording's configuration comes with its counters and
- * compile data, diagnosed here (recorded.h) on the recorded GPU's spec-table roofs: only the
+ * ("ERR_WRONG_RESULT: ..."). A KTT recording's configuration (or a rooftune export's that a GPU
+ * run profiled) comes with its counters and compile data, diagnosed here (recorded.h) on the recorded GPU's spec-table roofs: only the
  * device holds the recording these facts come from. */
 #include <jansson.h>
 #include <math.h>
@@ -74,6 +74,9 @@ static rt_status replay_evaluate(device *d, const device_candidate *c, candidate
   /* a recording's counters and compile data: diagnosed as a GPU run is, with a measured basis */
   r->counters = rec.counters;
   r->facts = rec.facts;
+  /* a rooftune export knows the problem's FLOPs and what its template computed in */
+  if (d->kf->flops > 0) r->flops = d->kf->flops;
+  if (d->kf->precision[0]) snprintf(r->precision, sizeof r->precision, "%s", d->kf->precision);
   if (d->spec) return recorded_diagnose(r, d->spec, NULL, d->kf->space, idx, err);
   return RT_OK;
 }

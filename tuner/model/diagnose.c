@@ -1,5 +1,7 @@
 /* diagnose.c — the dominant-limit rules of design.md's table, in the order they are checked:
  *   launch overhead  time within DIAG_LAUNCH_FACTOR launch overheads
+ *   special function the measured XU pipe (rsqrt, exp, sin ...) busy at or above DIAG_NEAR_ROOF
+ *                    of its peak and above the FMA pipe and both roofs (counters only)
  *   compute          FLOP/s at or above DIAG_NEAR_ROOF of the path's ceiling (and above memory)
  *   memory           bytes/s at or above DIAG_NEAR_ROOF of the copy bandwidth
  *   spills           any local-memory spill bytes in the ptxas report
@@ -367,6 +369,16 @@ static int say_roof(diag_ctx *c, char *s, size_t ss) {
              "launch-bound: %.1f us is within %.0fx the %.0f us launch overhead: batch, fuse or "
              "graph the launches (no template lever)",
              in->time_s * 1e6, DIAG_LAUNCH_FACTOR, cl->launch_overhead_s * 1e6);
+  } else if (c->hw && c->hw->xu_pipe >= DIAG_NEAR_ROOF && c->hw->xu_pipe >= c->hw->fma_pipe &&
+             c->hw->xu_pipe >= out->flops_frac && c->hw->xu_pipe >= out->bw_frac) {
+    /* the special-function unit issues far fewer operations per clock than the FMA pipe: a
+     * kernel of many rsqrt or exp waits on it before it reaches the fp32 roof */
+    snprintf(out->limit, sizeof out->limit, "xu");
+    snprintf(s, ss,
+             "bound by the special-function unit (XU: rsqrt, exp, sin ...) at %d %% of its peak, the "
+             "FMA pipe at %d %% and %d %% of the fp32 roof: fewer or cheaper transcendental operations "
+             "(fast intrinsics, values computed once) go faster; no template parameter moves it",
+             pct(c->hw->xu_pipe), pct(c->hw->fma_pipe), pct(out->flops_frac));
   } else if (in->flops > 0 && c->executed >= DIAG_PAD_FACTOR * in->flops &&
              c->exec_frac >= DIAG_NEAR_ROOF && c->exec_frac >= out->bw_frac) {
     snprintf(out->limit, sizeof out->limit, "compute");

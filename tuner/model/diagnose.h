@@ -8,7 +8,8 @@
  * rate).  The memory roof is DRAM, and L2 when the blocks' loads through it (every re-read
  * of an input tile) come near its bandwidth.  Out come the achieved FLOP/s and bytes/s with their fractions of the ceilings, the
  * arithmetic intensity against the ridge point, waves and the tail, and ONE dominant limit from
- * the design table (memory, compute, occupancy/latency, waves/tail, spills, launch overhead).
+ * the design table (memory, compute, occupancy/latency, waves/tail, spills, launch overhead),
+ * and "xu" where measured counters show the special-function pipe busier than any roof.
  * Compute counts the math the kernel does: a 128-row tile over a 1-row problem keeps the
  * tensor cores busy on padding, which the diagnosis says, with smaller tiles as the lever.
  *

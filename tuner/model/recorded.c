@@ -45,7 +45,10 @@ rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const para
   in.l2_bytes = r->counters.l2_bytes;
   in.time_s = r->time_ms * 1e-3;
   in.facts = r->facts;
-  in.path = PATH_SIMT_F32;
+  /* a foreign kernel on the fp32 SIMT roof; a rooftune export's on its precision's path, at the
+   * full tensor rate (whether it used wgmma the recording does not say: the higher roof) */
+  in.path = !r->precision[0] || !strcmp(r->precision, "fp32") ? PATH_SIMT_F32 : roofline_path_for_dtype(r->precision, 1);
+  in.wgmma = in.path == PATH_TC_F16;
   in.roles = roles;
   in.config = ok ? &config : NULL;
   in.domains = ok ? sp : NULL;

@@ -9,7 +9,8 @@
  * against the spec table's ceilings for the recorded GPU.  A foreign kernel has no family to
  * count its FLOPs: its fp32 instructions are counted as fused multiply-adds (2 FLOPs each, an
  * upper bound; exact for a kernel that only does FFMA, such as the recorded convolution) and it
- * is held against the fp32 SIMT roof.  Roles for its levers are guessed from its parameter
+ * is held against the fp32 SIMT roof; a configuration of rooftune's own export (the counters a GPU
+ * run read, the problem's FLOPs, its precision) against its precision's path.  Roles for its levers are guessed from its parameter
  * names unless the caller has a manifest's.
  */
 #ifndef ROOFTUNE_RECORDED_H

@@ -85,6 +85,20 @@ rt_status roofline_template_roof(double min_executed_flops, double min_bytes, lo
   return RT_OK;
 }
 
+int roofline_bound_ceilings(const roofline_ceilings *run, const gpu_spec *gpu, roofline_ceilings *out) {
+  memset(out, 0, sizeof *out);
+  if (!gpu) return 0;
+  if (run) *out = *run;
+  else roofline_from_spec(gpu, out);
+  out->bw = fmax(out->bw, fmax(gpu->dram_bw_spec, gpu->dram_bw_achievable));
+  for (int p = 0; p < PATH_COUNT; p++) out->flops[p] = fmax(out->flops[p], gpu->peak_flops[p]);
+  if (!(out->mma_sync_fraction > 0)) out->mma_sync_fraction = gpu->mma_sync_fraction;
+  if (!(out->sm_count > 0)) out->sm_count = gpu->sm_count;
+  out->launch_overhead_s = 0;
+  snprintf(out->gpu, sizeof out->gpu, "%s (datasheet bound)", gpu->name);
+  return 1;
+}
+
 int roofline_can_win(const template_roof *roof, double incumbent_s, double slack) {
   if (!(incumbent_s > 0)) return 1;
   return roof->seconds <= incumbent_s * (1 + (slack > 0 ? slack : 0));

@@ -94,6 +94,15 @@ rt_status roofline_template_roof(double min_executed_flops, double min_bytes, lo
                                  compute_path path, int wgmma, const roofline_ceilings *c,
                                  template_roof *out, rt_error *err);
 
+/* The ceilings a bound that must hold on the GPU is computed on (the across-template rule rules
+ * templates out by it): for each roof the higher of the run's (measured, or the spec table's
+ * achievable copy bandwidth) and gpu's datasheet figure (dram_bw_spec, peak_flops), and no launch
+ * cost (an event-timed kernel may take less than the spec's launch overhead).  A measured copy
+ * bandwidth is not an upper bound (a kernel that only reads can beat a copy), nor is a measured
+ * matmul rate (a tuned kernel can beat the library's), so neither bounds alone.  Returns 0 (out
+ * zeroed) without a datasheet (gpu NULL): then no bound is safe to rule out by. */
+int roofline_bound_ceilings(const roofline_ceilings *run, const gpu_spec *gpu, roofline_ceilings *out);
+
 /* Across templates: 1 when a template with bound `roof` can still come within `slack` (0.05:
  * five per cent) of the incumbent's time, i.e. roof->seconds <= incumbent_s * (1 + slack); 1
  * without an incumbent (incumbent_s not > 0).  0: the template gets no more evaluations. */

@@ -246,6 +246,15 @@ static rt_status ktfile_check_time(double t, const char *what, const char *key, 
   return RT_OK;
 }
 
+/* Counters or facts that no configuration recorded: NULL, as for a file that has none. */
+static void ktfile_drop_unrecorded(ktfile *kf) {
+  int any_ctr = 0, any_facts = 0;
+  for (size_t i = 0; kf->counters && i < kf->configs; i++) any_ctr |= kf->counters[i].measured;
+  for (size_t i = 0; kf->facts && i < kf->configs; i++) any_facts |= kf->facts[i].threads_per_block > 0;
+  if (!any_ctr) free(kf->counters), kf->counters = NULL;
+  if (!any_facts) free(kf->facts), kf->facts = NULL;
+}
+
 static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *err) {
   const char *path = kf->path;
   json_t *keys = json_object_get(root, "tune_params_keys");
@@ -288,6 +297,15 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
   size_t cap = 0;
   const char *key;
   json_t *rec;
+  /* a rooftune export's records keep their rows: counters and static facts per configuration */
+  size_t nrec = json_object_size(cache);
+  int rows = 0;
+  json_object_foreach(cache, key, rec) rows |= json_is_object(json_object_get(rec, "rooftune_row"));
+  if (!rc && rows) {
+    kf->counters = calloc(nrec ? nrec : 1, sizeof *kf->counters);
+    kf->facts = calloc(nrec ? nrec : 1, sizeof *kf->facts);
+    if (!kf->counters || !kf->facts) rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  }
   json_object_foreach(cache, key, rec) {
     if (rc) break;
     if (!json_is_object(rec)) {
@@ -321,12 +339,22 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
       rc = ktfile_fail(err, path, RT_ERR_PARSE, "cache entry \"%.200s\" has %s time: a time in ms "
                        "or a failure name is expected", key, t ? "a time that is not a number, its" : "no");
     }
+    json_t *row = json_object_get(rec, "rooftune_row");
+    if (!rc && kf->counters && json_is_object(row) && kf->configs > 0) {
+      candidate_result r;
+      db_export_row_read(row, &r);
+      if (r.counters.measured) kf->counters[kf->configs - 1] = r.counters;
+      kf->facts[kf->configs - 1] = r.facts;
+      if (r.flops > 0 && !(kf->flops > 0)) kf->flops = r.flops;
+      if (r.precision[0] && !kf->precision[0]) snprintf(kf->precision, sizeof kf->precision, "%s", r.precision);
+    }
     if (rc && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
   }
   if (doms)
     for (int p = 0; p < np; p++) free(doms[p].vals);
   free(doms);
   free(cfg);
+  ktfile_drop_unrecorded(kf);
   return rc;
 }
 
@@ -443,14 +471,7 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
   free(doms);
   free(cfg);
   free(vals);
-  /* none recorded: NULL, as for the other formats */
-  int any_ctr = 0, any_facts = 0;
-  for (size_t i = 0; !rc && i < kf->configs; i++) {
-    any_ctr |= kf->counters[i].measured;
-    any_facts |= kf->facts[i].threads_per_block > 0;
-  }
-  if (!any_ctr) free(kf->counters), kf->counters = NULL;
-  if (!any_facts) free(kf->facts), kf->facts = NULL;
+  ktfile_drop_unrecorded(kf);
   return rc;
 }
 

@@ -18,7 +18,9 @@
  *     otherwise) as static facts.  A metric the table does not name is ignored; a counter
  *     value that is not a finite number >= 0 is refused with the result and metric named.
  *   - rooftune's own export (`rooftune db export`): the rows of one template and problem
- *     (ktfile_load_select), a failed row's text starting with its status name.
+ *     (ktfile_load_select), a failed row's text starting with its status name; a row a GPU run
+ *     profiled brings its counters (rooftune's own), and every row its static facts, the
+ *     problem's FLOPs and the precision it computed in.
  * The space's parameters are the file's, each domain sorted ascending (numeric when every
  * value is an integer, otherwise identifiers holding the values' text); its configurations are
  * every record of the file, the failed ones included: a strategy that picks one pays an
@@ -80,6 +82,8 @@ typedef struct ktfile {
                            (stack_bytes), block and grid as recorded (KTT), threads_per_block 0
                            where unknown; occupancy is left to the caller, who knows the
                            architecture.  NULL when the file records none */
+  double flops;         /* the problem's FLOPs a rooftune export's rows carry; 0: unknown */
+  char precision[8];    /* what its template computed in ("bf16", "tf32", "fp32"); "" unknown */
 } ktfile;
 
 /* One row of the table that maps a recording's metric names onto rooftune's counters. */

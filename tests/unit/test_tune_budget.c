@@ -1,0 +1,163 @@
+/* test_tune_budget.c — tune spends its budget where it can pay (search/budget.h through
+ * tuner/tune_budget.c), on the model device:
+ *   - `tune attention --shape 1x32:8x1:32768x128`: the prefill templates' roof bounds (a one-row
+ *     problem gives them 32 blocks for 132 SMs) cannot come within 5 % of what attn_decode
+ *     reaches, so every evaluation goes to attn_decode, and the note and the report say which
+ *     were ruled out; attn_decode reaches its roof share and stops, the rest of the budget unspent;
+ *   - with the rules off, for brute_force and --config, nothing stops early;
+ *   - a result faster than its bound (here: a DRAM calibration that makes the model predict
+ *     below the compulsory bytes, as wrong ceilings would on a GPU) turns the rules off, and the
+ *     templates ruled out before are searched after all. */
+#include <unistd.h>
+
+#include "db/db.h"
+#include "test.h"
+#include "tuner/tune.h"
+
+static const tune_template_report *find(const tune_report *rep, const char *name) {
+  for (size_t i = 0; i < rep->ntmpl; i++)
+    if (!strcmp(rep->tmpl[i].name, name)) return &rep->tmpl[i];
+  return NULL;
+}
+
+static size_t count(const tune_report *rep, const char *name) {
+  size_t n = 0;
+  for (size_t i = 0; i < rep->nresults; i++) n += !strcmp(rep->results[i].template_name, name);
+  return n;
+}
+
+static void decode_options(tune_options *o) {
+  memset(o, 0, sizeof *o);
+  o->target = "attention";
+  o->shape = "1x32:8x1:32768x128";
+  o->dtype = "bf16";
+  o->device = "model:h200";
+  o->budget = 24;
+  o->compile_workers = 2;
+  o->seed = 3;
+}
+
+static void test_decode(void) {
+  tune_options o;
+  decode_options(&o);
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "  %s\n", err.text);
+    return;
+  }
+  CHECK_INT(rep.roof_rules, 1);
+  CHECK_INT(rep.ntmpl, 3);
+  CHECK_STR(rep.tmpl[0].name, "attn_decode"); /* the lowest bound first */
+  CHECK_INT(count(&rep, "attn_decode"), rep.nresults);
+  CHECK_INT(count(&rep, "attn_mma") + count(&rep, "attn_wgmma"), 0);
+  CHECK_CONTAINS(rep.note, "attn_mma, attn_wgmma ruled out");
+  const tune_template_report *mma = find(&rep, "attn_mma"), *dec = find(&rep, "attn_decode");
+  CHECK(mma && dec);
+  if (mma && dec) {
+    CHECK_STR(mma->outcome, "ruled out");
+    CHECK_INT(mma->evaluated, 0);
+    CHECK(mma->bound_ms > 1.05 * mma->against_ms); /* what it was ruled out by */
+    CHECK(mma->bound_ms > 2 * dec->bound_ms);
+    CHECK_INT(mma->bound_by_bytes, 0);             /* its FLOPs on a quarter of the SMs */
+    CHECK_INT(dec->bound_by_bytes, 1);             /* the K/V cache read once */
+    /* attn_decode at its roof share: it stops, and what it leaves is not spent */
+    CHECK_STR(dec->outcome, "at its roof");
+    CHECK(dec->roof_ms / dec->best_ms >= rep.roof_stop);
+    CHECK(dec->best_ms >= dec->bound_ms);
+    CHECK_INT(dec->evaluated, (long)rep.evaluated);
+    CHECK(rep.evaluated < 24);
+    CHECK_INT(rep.roof_unspent, 24 - (long)rep.evaluated);
+    CHECK_NEAR(rep.roof_unspent_gpu_s, 0, 0); /* predicted: no GPU time */
+    CHECK_CONTAINS(rep.note, "stopped at the roof");
+    CHECK_CONTAINS(rep.note, "evaluations not spent");
+  }
+  tune_report_free(&rep);
+
+  /* brute_force: the rules are off, the budget is spent in the lineup's order */
+  o.strategy = "brute_force";
+  o.budget = 6;
+  st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (!st) {
+    CHECK_INT(rep.roof_rules, 0);
+    CHECK_INT(rep.evaluated, 6);
+    CHECK_INT(rep.roof_unspent, 0);
+    CHECK(count(&rep, "attn_mma") > 0); /* not ruled out */
+    tune_report_free(&rep);
+  }
+}
+
+/* One template: no template to rule out, but it stops at its roof; --config measures its one
+ * configuration whatever the roof says. */
+static void test_one_template(void) {
+  tune_options o;
+  decode_options(&o);
+  o.target = "attn_decode";
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (!st) {
+    CHECK_INT(rep.ntmpl, 1);
+    CHECK_STR(rep.tmpl[0].outcome, "at its roof");
+    CHECK(rep.evaluated < 24);
+    tune_report_free(&rep);
+  }
+  o.config = "HEAD_DIM=128,PAGE=0,Q_ROWS=16,SPLITS=32,BLOCK_N=128,WARPS=8,VEC=8,STAGES=1";
+  st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) fprintf(stderr, "  %s\n", err.text);
+  if (!st) {
+    CHECK_INT(rep.roof_rules, 0);
+    CHECK_INT(rep.evaluated, 1);
+    tune_report_free(&rep);
+  }
+}
+
+/* A model that predicts below the compulsory bytes (a DRAM calibration of 0.3 for attn_decode, as
+ * counters would leave it) breaks the bound: the rules turn off and say so. */
+static void test_unsound(const char *dir) {
+  char dbp[1200];
+  snprintf(dbp, sizeof dbp, "%s/budget.db", dir);
+  db *d = NULL;
+  rt_error err = {0};
+  CHECK_INT(db_open(dbp, DB_CREATE, &d, &err), RT_OK);
+  if (!d) return;
+  CHECK_INT(db_calibration_set(d, "h200", "attn_decode", "dram_bytes", 0.3, 1, &err), RT_OK);
+  db_close(d);
+  tune_options o;
+  decode_options(&o);
+  o.db_path = dbp;
+  o.budget = 12;
+  tune_report rep;
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "  %s\n", err.text);
+    return;
+  }
+  CHECK_CONTAINS(rep.note, "attn_decode's best");
+  CHECK_CONTAINS(rep.note, "beat its roof bound");
+  CHECK_INT(rep.evaluated, 12);                /* nothing stopped */
+  CHECK(count(&rep, "attn_mma") > 0);          /* ruled out, then searched after all */
+  CHECK(strstr(rep.note, "ruled out:") == NULL);
+  tune_report_free(&rep);
+}
+
+int main(void) {
+  char dir[] = "/tmp/rooftune_test_tune_budget_XXXXXX";
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_decode();
+  test_one_template();
+  test_unsound(dir);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return test_done();
+}
