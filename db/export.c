@@ -53,6 +53,7 @@ static json_t *json_TEXT(const char *v) { return json_string(v); }
 static json_t *json_REAL(double v) { return jreal(v); }
 static json_t *json_INT(int v) { return json_integer(v); }
 static json_t *json_INT64(long long v) { return json_integer((json_int_t)v); }
+static json_t *json_BOOL(int v) { return json_boolean(v); }
 static json_t *json_STATUS(rt_status v) { return json_string(rt_status_name(v)); }
 static json_t *json_TIMING(timing_kind v) { return json_string(timing_kind_name(v)); }
 
@@ -103,6 +104,7 @@ json_t *db_export_entry_json(const db_entry *e) {
   json_object_set_new(o, "config", db_export_config_json(e->config));
   json_object_set_new(o, "config_text", json_string(e->config));
   json_object_set_new(o, "timing", json_string(timing_kind_name(e->timing)));
+  json_object_set_new(o, "verified", json_boolean(e->verified));
   json_object_set_new(o, "time_ms", jreal(e->time_ms));
   json_object_set_new(o, "spread", jreal(e->spread));
   json_object_set_new(o, "limit", json_string(e->limit));
@@ -148,6 +150,7 @@ static void csv_TEXT(FILE *f, const char *v, int last) { csv_field(f, v, last); 
 static void csv_REAL(FILE *f, double v, int last) { csv_num(f, v, last); }
 static void csv_INT(FILE *f, int v, int last) { csv_num(f, v, last); }
 static void csv_INT64(FILE *f, long long v, int last) { csv_num(f, (double)v, last); }
+static void csv_BOOL(FILE *f, int v, int last) { csv_num(f, v != 0, last); }
 static void csv_STATUS(FILE *f, rt_status v, int last) { csv_field(f, rt_status_name(v), last); }
 static void csv_TIMING(FILE *f, timing_kind v, int last) { csv_field(f, timing_kind_name(v), last); }
 
