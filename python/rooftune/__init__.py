@@ -9,7 +9,10 @@ The serving rules are librooftune's (rooftune.h): the winner tuned for the shape
 nearest tuned shape's winner when its kernel admits the shape, within a distance cap; else the
 next winner that admits it; else the vendor library (cuBLASLt for gemm).  A Match says which
 rule served and why better-ranked winners were passed over; gemm() and attention() report the
-path that ran.  Errors raise RooftuneError with the library's status name and message.
+path that ran.  A winner whose output was never checked against the reference (predicted by the
+model device, replayed, imported: Match.verified False) is not launched unless the Database is
+opened with allow_unverified=True.  Errors raise RooftuneError with the library's status name and
+message.
 """
 import ctypes
 import os
@@ -39,7 +42,7 @@ def library_path():
 
 
 def version():
-    """librooftune's version ("0.2.0")."""
+    """librooftune's version ("0.3.0")."""
     return _L().rooftune_version().decode()
 
 
@@ -107,6 +110,7 @@ class Match:
         self.device = _s(m.device) or None
         self.toolkit = _s(m.toolkit) or None
         self.mismatch = [name for bit, name in sorted(_lib.MISMATCH.items()) if m.mismatch & bit]
+        self.verified = bool(m.verified)
         self.runnable = bool(m.runnable)
         self.cubin_bytes = m.cubin_size
         self.geometry = (tuple(m.grid), tuple(m.block), m.smem) if m.geometry_ok else None
@@ -119,8 +123,9 @@ class Match:
 
     def __repr__(self):
         if self.found:
-            return "<rooftune.Match %s: %s %s (%s, %s on %s)%s>" % (
+            return "<rooftune.Match %s: %s %s (%s, %s on %s%s)%s>" % (
                 self.rule, self.template, self.shape, self.config_text, self.timing, self.device,
+                "" if self.verified else ", not verified",
                 " passed over %d" % self.passed_count if self.passed_count else "")
         return "<rooftune.Match %s: %s>" % (self.rule, self.reason)
 
@@ -128,7 +133,8 @@ class Match:
 class CallInfo:
     """What a gemm() or attention() call ran (rooftune_info): path is the rule ("exact",
     "nearest", "next", "library"), template the kernel or "cublaslt" / "cudnn", reason why the
-    library ran.  An attention() call PyTorch computed has path "torch" (_fallback.TorchInfo)."""
+    library ran, verified whether what ran is a tuned winner that passed its reference check.  An
+    attention() call PyTorch computed has path "torch" (_fallback.TorchInfo)."""
 
     def __init__(self, i):
         self.path = _lib.RULES.get(i.path, "none")
@@ -138,6 +144,7 @@ class CallInfo:
         self.shape = _s(i.shape)
         self.distance = i.distance
         self.passed_over = _lines(i.passed_over)
+        self.verified = bool(i.verified)
 
     def __repr__(self):
         return "<rooftune.CallInfo %s: %s %s%s>" % (self.path, self.template, self.config,
@@ -145,23 +152,32 @@ class CallInfo:
 
 
 class Database:
-    """A tuning database opened read-only (rooftune_open); usable from several threads."""
+    """A tuning database opened read-only (rooftune_open); usable from several threads.
 
-    def __init__(self, path=None):
+    allow_unverified=True lets gemm() and attention() on it launch winners whose output was never
+    checked against the reference (rooftune_set_flags): for trying a predicted kernel out, never
+    for results that matter."""
+
+    def __init__(self, path=None, allow_unverified=False):
         self.path = os.fspath(path) if path is not None else default_db_path()
         self._h = ctypes.c_void_p()
         _check(_L().rooftune_open(self.path.encode(), ctypes.byref(self._h)))
+        self.allow_unverified = bool(allow_unverified)
+        if self.allow_unverified:
+            _check(_L().rooftune_set_flags(self._h, _lib.ALLOW_UNVERIFIED))
 
     def lookup(self, family, shape, dtype, layout=None, device=None, exact=False, allow_mismatch=False,
-               runnable=False, nearest_max=None, toolkit=None):
-        """Serves (family, shape, dtype) by rooftune.h's rules; returns a Match."""
+               runnable=False, nearest_max=None, toolkit=None, allow_unverified=False):
+        """Serves (family, shape, dtype) by rooftune.h's rules; returns a Match.  runnable: only
+        winners librooftune would launch (a cubin or library algorithm, verified unless
+        allow_unverified)."""
         self._open()
         q = _lib.Query()
         q.family, q.shape, q.dtype = family.encode(), shape.encode(), dtype.encode()
         q.layout = layout.encode() if layout else None
         q.device = device.encode() if device else None
         q.flags = (_lib.EXACT_ONLY if exact else 0) | (_lib.ALLOW_MISMATCH if allow_mismatch else 0) | \
-                  (_lib.RUNNABLE if runnable else 0)
+                  (_lib.RUNNABLE if runnable else 0) | (_lib.ALLOW_UNVERIFIED if allow_unverified else 0)
         q.nearest_max = float(nearest_max) if nearest_max else 0.0
         q.toolkit = toolkit.encode() if toolkit else None
         m = _lib.Match()
