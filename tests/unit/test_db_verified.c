@@ -4,13 +4,11 @@
  * checked), decided for old rows by the migration from a version-6 file, and read by
  * librooftune, which passes an unverified winner over when it would launch it, refuses to load
  * it, and serves it only when the caller allows unverified winners. */
-#include <sqlite3.h>
-
 #include "db/export.h"
-#include "db/schema.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
 #include "unit/db_fixture.h"
+#include "unit/db_old_schema.h"
 
 /* Stores one winner of TEMPLATE for 256x256x256 f16 on DEVICE: measured and verified, or
  * predicted (not verified) when the device is model:... */
@@ -180,12 +178,6 @@ static void test_serving(const char *path) {
 
 /* A version-6 file: what its rows record decides verified. */
 static void write_v6(const char *path) {
-  sqlite3 *h = NULL;
-  sqlite3_open(path, &h);
-  for (int v = 1; v <= 6; v++) CHECK_INT(sqlite3_exec(h, schema_migrations[v], NULL, NULL, NULL), SQLITE_OK);
-  char sql[256];
-  snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=6", DB_APPLICATION_ID);
-  CHECK_INT(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
   static const char rows[] =
       "INSERT INTO devices(name,sm_count,cc_major,cc_minor) VALUES('NVIDIA H200',132,9,0),('model:h200',0,0,0);"
       "INSERT INTO templates(name,family,source_hash,manifest_hash) VALUES('gemm_mma','gemm','s','m'),"
@@ -212,8 +204,7 @@ static void write_v6(const char *path) {
       "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,entry,updated_at,cubin_bytes,"
       "grid_vx,block_vx) VALUES(1,1,1,'tk',1,'k','2026',4,1,256),(1,2,2,'tk',6,'k2','2026',4,1,256);"
       "INSERT INTO winner_cubins(winner_id,cubin) VALUES(1,x'7f454c46'),(2,x'7f454c46');";
-  CHECK_INT(sqlite3_exec(h, rows, NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(h);
+  fx_old_db(path, 6, rows);
 }
 
 static void test_migration_v6(void) {
@@ -221,11 +212,7 @@ static void test_migration_v6(void) {
   fx_tmpname(path, sizeof path, "v6");
   write_v6(path);
   rt_error err = {0};
-  db *d = NULL;
-  CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_ERR_DB_VERSION);
-  CHECK_CONTAINS(err.text, "rooftune db upgrade");
-  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  CHECK_INT(db_schema_version(d), DB_SCHEMA_VERSION);
+  db *d = fx_old_db_migrate(path);
   db_close(d);
   sqlite3 *h = NULL;
   sqlite3_open(path, &h);
