@@ -7,6 +7,7 @@
 #include "db/export.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
+#include "tuner/template/ktfile.h"
 #include "unit/db_fixture.h"
 #include "unit/db_old_schema.h"
 
@@ -119,6 +120,26 @@ static void test_round_trip(const char *a, const char *b) {
   CHECK_INT(problems, 0);
   CHECK_CONTAINS(rep, "note: winner 2 (gemm_simt, predicted) is not verified");
   db_close(d);
+}
+
+/* The export read back (what --device replay:FILE, --prior FILE and db import read): the rows'
+ * times come back replayed, so never verified, whatever the file says. */
+static void test_export_read_back(const char *path, const char *out) {
+  rt_error err = {0};
+  db *d = NULL;
+  CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_OK);
+  CHECK_INT(db_export_write(d, DB_EXPORT_JSON, NULL, out, &err), RT_OK);
+  db_close(d);
+  ktfile_select sel = {"gemm_mma", "256x256x256", "f16"};
+  ktfile *kf = NULL;
+  CHECK_INT(ktfile_load_select(out, &sel, &kf, &err), RT_OK);
+  if (!kf) return;
+  CHECK_INT(kf->valid, 1);
+  candidate_result r;
+  ktfile_result(kf, 0, &r);
+  CHECK_INT(r.timing, TIMING_REPLAYED);
+  CHECK_INT(r.verified, 0);
+  ktfile_free(kf);
 }
 
 /* librooftune: an unverified winner is shown, not launched; passed over when the query wants
@@ -260,6 +281,10 @@ int main(void) {
   fx_tmpname(a, sizeof a, "verified-a");
   fx_tmpname(b, sizeof b, "verified-b");
   test_round_trip(a, b);
+  char out[520];
+  snprintf(out, sizeof out, "%s.json", a);
+  test_export_read_back(a, out);
+  unlink(out);
   test_serving(a);
   test_migration_v6();
   fx_remove(a);
