@@ -186,8 +186,9 @@ static const char schema_v6[] =
     "  UNIQUE(gpu, template, kind));\n";
 
 /* Version 7: whether a result's output was checked against its family's reference and passed
- * (results.verified): librooftune launches only verified winners unless a caller asks
- * otherwise.  What an older row records decides it: only a measuring device checks, and it
+ * (results.verified), and the instruction path it computed on (results.path: "tc_f16", whose
+ * peak is its compute roof; '' for rows stored before).  librooftune launches only verified
+ * winners unless a caller asks otherwise.  What an older row records decides it: only a measuring device checks, and it
  * stored a result as OK only after the check passed, with the check's error (verify_error, a
  * number >= 0; a failed check is ERR_WRONG_RESULT and never OK).  So a row is verified when its
  * time was measured, its status is OK and it carries a check's error; every predicted,
@@ -195,7 +196,8 @@ static const char schema_v6[] =
 static const char schema_v7[] =
     "ALTER TABLE results ADD COLUMN verified INTEGER NOT NULL DEFAULT 0 CHECK(verified IN (0,1));\n"
     "UPDATE results SET verified = 1\n"
-    "  WHERE timing = 'measured' AND status = 'OK' AND verify_error IS NOT NULL AND verify_error >= 0;\n";
+    "  WHERE timing = 'measured' AND status = 'OK' AND verify_error IS NOT NULL AND verify_error >= 0;\n"
+    "ALTER TABLE results ADD COLUMN path TEXT NOT NULL DEFAULT '';\n";
 
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */

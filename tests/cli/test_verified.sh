@@ -106,6 +106,7 @@ python3 - "$tmp/export.json" <<'PY' || die "export"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["results"] and all(r["verified"] is False for r in d["results"]), d["results"][:1]
+assert all(r["path"] == "simt_f32" for r in d["results"]), d["results"][:1]  # what its roof is
 assert [w["verified"] for w in d["winners"]] == [False], d["winners"]
 PY
 "$bin" db export --db "$db" --format csv | head -1 | tr ',' '\n' | grep -qx verified || die "the CSV has no verified column"

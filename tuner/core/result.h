@@ -112,6 +112,9 @@ typedef struct candidate_result {
   char precision[8];       /* what the candidate computed in: "fp32" (fp32 products), "tf32"
                               (fp32 inputs rounded to tf32 for tensor-core products), "f16",
                               "bf16" (products of those inputs, fp32 accumulation); "" unknown */
+  char path[12];           /* the instruction path it computed on, whose peak is its compute
+                              roof: "simt_f32", "tc_tf32", "tc_f16", "tc_f8" (compute_path_key of
+                              tuner/model/gpu_spec.h); "" unknown (stored before schema 7) */
   hw_counters counters;    /* measured counters (the best few candidates on a GPU) */
   char verdict[512];       /* a winner's "why this wins" (and tie) sentence; "" for the others */
   double saved_s;          /* GPU seconds this evaluation did not spend (stopped early, or the
@@ -177,6 +180,7 @@ typedef struct candidate_result {
   REST(ctr_sm_throughput, sm_throughput, REAL, counters.sm_throughput, "counters") \
   REST(ctr_duration_ms, duration_ms, REAL, counters.duration_ms, "counters")  \
   REST(ctr_stalls, stalls, TEXT, counters.stalls, "counters")                 \
-  REST(verified, verified, BOOL, verified, "")
+  REST(verified, verified, BOOL, verified, "")                                \
+  REST(path, path, TEXT, path, "")
 
 #endif
