@@ -6,7 +6,8 @@
 set -eu
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev zlib1g-dev python3 python3-venv clang; do
+# libxml2-dev: the tests parse the HTML report with libxml2 (tests/html_check.h); rooftune does not link it
+for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev zlib1g-dev libxml2-dev python3 python3-venv clang; do
   have_pkg "$p" || need+=("$p")
 done
 # libFuzzer (for tests/fuzz): in libclang-rt-dev on Debian 12 and Ubuntu 24.04
@@ -27,7 +28,7 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 else
-  echo "deps: cmake, gcc, clang, pkg-config, SQLite, Jansson and zlib development files are present"
+  echo "deps: cmake, gcc, clang, pkg-config, SQLite, Jansson, zlib and libxml2 development files are present"
 fi
 # What some tests use, and skip with the reason where it is missing: Chromium renders the report
 # (tests/cli/test_report_browser.sh), Slurm and munge run a one-node cluster

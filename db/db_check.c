@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/check_text.h"
+
 typedef struct report {
   char *buf;     /* where lines go (may be NULL) */
   size_t size;   /* its size */
@@ -111,6 +113,11 @@ static rt_status check_statuses(db *d, report *rep, rt_error *err) {
 }
 
 /* A problem's dimensions are what a family writes (dims_valid). */
+/* Markup, control characters and bytes that are not UTF-8 in stored texts (db/check_text.h). */
+static rt_status check_texts(db *d, report *rep, rt_error *err) {
+  return db_check_texts(d->h, rep->buf, rep->size, &rep->used, &rep->problems, err);
+}
+
 static rt_status check_dims(db *d, report *rep, rt_error *err) {
   sqlite3_stmt *st;
   rt_status s = db_stmt(d, &st, err, "SELECT id, dims FROM problems ORDER BY id", "");
@@ -223,6 +230,7 @@ static const value_check value_checks[] = {
      "winners w JOIN results r ON r.id=w.result_id JOIN templates t ON t.id=w.template_id "
      "WHERE r.verified = 0 AND (w.cubin_bytes > 0 OR w.library_algo <> '') ORDER BY w.id",
      NULL, 0},
+    {NULL, check_texts, 1},
     {"SELECT 'note: run ' || id || ' (started ' || started_at || ') never "
      "finished: killed or still running; its committed results are kept' FROM "
      "runs WHERE status='running'",

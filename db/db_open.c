@@ -26,6 +26,18 @@ static int folder_writable(const char *path) {
   return access(dir, W_OK) == 0;
 }
 
+/* 1 when the folder that holds PATH exists (a missing one is not a read-only one). */
+static int folder_exists(const char *path) {
+  char dir[1024];
+  rt_copy(dir, sizeof dir, path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) return 1;
+  if (slash == dir) dir[1] = '\0';
+  else *slash = '\0';
+  struct stat sb;
+  return stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 /* What a path that is not a regular file is, for the message. */
 static const char *file_kind(mode_t m) {
   if (S_ISFIFO(m)) return "a FIFO";
@@ -185,7 +197,9 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   long long app = 0, ver = 0, objects = 0;
   int code = SQLITE_OK;
   s = read_header(d, &app, &ver, &objects, &code, err);
-  if (s && (code & 0xff) == SQLITE_CANTOPEN && !folder_writable(path)) {
+  /* a WAL reader must open or create the shared-memory file beside the database: in a folder it
+   * cannot write, SQLite says CANTOPEN, or READONLY when the user is not root */
+  if (s && ((code & 0xff) == SQLITE_CANTOPEN || (code & 0xff) == SQLITE_READONLY) && !folder_writable(path)) {
     if (d->writable) goto readonly_folder;
     if (!has_wal(path)) {
       /* a WAL database in a folder nobody can write: nothing can change it, so it can be read
@@ -256,10 +270,14 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   *out = d;
   return RT_OK;
 readonly_folder:
-  s = rt_error_set(err, RT_ERR_IO,
-                   "cannot write the database: its folder is read-only, and a writer creates its "
-                   "journal files beside it; reading it still works (db list, show, lookup), "
-                   "writing needs a writable copy");
+  if (!folder_exists(path))
+    s = rt_error_set(err, RT_ERR_IO, "cannot create the database: its folder does not exist (create it first, "
+                     "or give a path in a folder that does)");
+  else
+    s = rt_error_set(err, RT_ERR_IO,
+                     "cannot write the database: its folder is read-only, and a writer creates its "
+                     "journal files beside it; reading it still works (db list, show, lookup), "
+                     "writing needs a writable copy");
   rt_error_locate(err, path, NULL, 0, 0);
 fail:
   db_close(d);

@@ -20,7 +20,7 @@ static const char *const stmt_sql[ST_COUNT] = {
         ") VALUES(?,?,?,?,?,?," RESULT_QMARKS ")",
     [ST_HAS_RESULT] = "SELECT 1 FROM results WHERE problem_id=? AND device_id=? AND template_id=? "
                       "AND toolkit=? AND config=? LIMIT 1",
-    [ST_PREVIOUS] = "SELECT " RESULT_COLS_R " FROM results r JOIN templates t ON t.id=r.template_id "
+    [ST_PREVIOUS] = "SELECT " RESULT_COLS_R ", r.id FROM results r JOIN templates t ON t.id=r.template_id "
                     "WHERE r.problem_id=? AND r.device_id=? AND r.toolkit=? AND t.name=? AND "
                     "(r.template_id=? OR r.code_hash<>'') ORDER BY r.id",
     [ST_TEMPLATE_INSERT] = "INSERT OR IGNORE INTO templates(name,family,source_hash,manifest_hash) "
@@ -406,6 +406,37 @@ int db_run_has_result(db_run *r, const char *template_name, const char *config) 
   return found;
 }
 
+/* A stored result that resuming would tell as data, checked as it was read (st on its row,
+ * results.id in the last column): an unknown status or timing, or a success without a time,
+ * is a damaged row, an error naming the file and the row (db_read_result would make it a
+ * failure or a replay without a word). */
+static rt_status check_stored(db *d, sqlite3_stmt *st, const candidate_result *c, rt_error *err) {
+  int n = sqlite3_column_count(st);
+  char what[200] = "";
+  for (int i = 0; i < n - 1 && !what[0]; i++) {
+    const char *col = sqlite3_column_name(st, i), *v = (const char *)sqlite3_column_text(st, i);
+    int type = sqlite3_column_type(st, i);
+    if (!strcmp(col, "status") && rt_status_from_name(v ? v : "") < 0) {
+      snprintf(what, sizeof what, "status '%.40s' is not one rooftune writes", v ? v : "NULL");
+    } else if (!strcmp(col, "timing") && timing_kind_parse(v ? v : "") < 0) {
+      snprintf(what, sizeof what, "timing '%.40s' is not measured, predicted or replayed", v ? v : "NULL");
+    } else if (!strcmp(col, "time_ms") && c->status == RT_OK) {
+      if (type == SQLITE_FLOAT || type == SQLITE_INTEGER) {
+        if (!(c->time_ms > 0) || !(c->time_ms < 1e20))
+          snprintf(what, sizeof what, "a successful result with time_ms %g, not a time", c->time_ms);
+      } else {
+        snprintf(what, sizeof what, "a successful result with time_ms %s%.40s%s, not a time", v ? "'" : "",
+                 v ? v : "NULL", v ? "'" : "");
+      }
+    }
+  }
+  if (!what[0]) return RT_OK;
+  rt_error_locate(err, d->path, NULL, 0, 0);
+  return rt_error_set(err, RT_ERR_DB, "results row %lld (%.60s %.200s): %s: the row is damaged; "
+                      "'rooftune db check --db %s' lists what is wrong", (long long)sqlite3_column_int64(st, n - 1),
+                      c->template_name, c->config, what, d->path);
+}
+
 rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out,
                           size_t *n, rt_error *err) {
   *out = NULL;
@@ -434,6 +465,7 @@ rt_status db_run_previous(db_run *r, const char *template_name, candidate_result
     rt_copy(c->template_name, sizeof c->template_name, template_name);
     rt_copy(c->device_name, sizeof c->device_name, r->spec.prov.device.name);
     db_read_result(st, 0, c);
+    if ((s = check_stored(r->d, st, c, err))) break;
   }
   rt_status e = db_stmt_end(r->d, st, s ? SQLITE_DONE : rc, "reading earlier results", err);
   if (!s) s = e;

@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "tuner/core/fileio.h"
+
 /* ---- JSON ------------------------------------------------------------------------------ */
 
 static json_t *jreal(double v) { return isnan(v) || isinf(v) ? json_null() : json_real(v); }
@@ -323,31 +325,16 @@ rt_status db_export_write(db *d, int format, const db_export_filter *f, const ch
     }
     return s;
   }
-  char tmp[4096];
-  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
-    rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "the output path is too long");
+  fileio_out o;
+  rt_status s = fileio_out_open(&o, path, err);
+  if (s) return s;
+  s = export_to(d, format, f, o.f, err);
+  if (s) {
+    fileio_out_abort(&o);
+    if (err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
+    return s;
   }
-  FILE *out = fopen(tmp, "w");
-  if (!out) {
-    rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-  }
-  rt_status s = export_to(d, format, f, out, err);
-  int werr = ferror(out);
-  if (fclose(out) != 0 || werr) {
-    if (!s) {
-      rt_error_locate(err, path, NULL, 0, 0);
-      s = rt_error_set(err, RT_ERR_IO, "cannot write %s completely: %s", tmp, strerror(errno));
-    }
-  }
-  if (s && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
-  if (!s && rename(tmp, path) != 0) {
-    rt_error_locate(err, path, NULL, 0, 0);
-    s = rt_error_set(err, RT_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-  }
-  if (s) unlink(tmp);
-  return s;
+  return fileio_out_commit(&o, err);
 }
 
 /* ---- reading an export back ------------------------------------------------------------- */

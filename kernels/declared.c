@@ -4,6 +4,7 @@
 #include "kernels/declared.h"
 
 #include <errno.h>
+#include <float.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -25,6 +26,9 @@
 #define DECL_MAX_DTYPES 8
 #define DECL_MAX_CHECKS 10
 #define DECL_DIM_MAX (2147483647LL - 1024)
+/* The largest buffer a declared argument may be: more than any GPU's memory, far below where a
+ * byte count could wrap. */
+#define DECL_BUFFER_MAX_BYTES (1LL << 40)
 
 /* ---- element types ---- */
 
@@ -79,7 +83,7 @@ typedef struct decl_arg {
   char name[48];
   int is_buffer;       /* 1: device buffer; 0: scalar */
   elem_type type;      /* element type (buffer) or scalar type */
-  expr *value;         /* buffer: element count; scalar: its value */
+  expr *value;         /* buffer: element count; scalar: its value (a real expression for f32) */
   int dir;             /* DIR_* (buffers) */
   int init;            /* INIT_* (in and inout buffers) */
   double lo, hi;       /* uniform/int range, or the constant in lo */
@@ -127,22 +131,35 @@ static int is_ident(const char *s) {
 static const char *const dtype_names[] = {"f32", "tf32", "f16", "bf16", "f64", "e4m3", "e5m2", "i8"};
 #define NDTYPE_NAMES (sizeof dtype_names / sizeof dtype_names[0])
 
-/* Parses an expression (a JSON string or integer) against the declaration's scope. */
-static rt_status decl_expr(decl *d, json_t *v, const char *field, expr **out, rt_error *err) {
+/* Parses an expression (a JSON string or integer; a number too when real) against the
+ * declaration's scope: an integer expression, or a real one (an f32 scalar's value). */
+static rt_status decl_expr_mode(decl *d, json_t *v, const char *field, int real, expr **out, rt_error *err) {
   char text[64];
   const char *t;
   if (json_is_integer(v)) {
     snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
     t = text;
+  } else if (json_is_real(v) && real) {
+    snprintf(text, sizeof text, "%.17g", json_real_value(v));
+    t = text;
   } else if (json_is_string(v) && json_string_length(v) > 0) {
     t = json_string_value(v);
+  } else if (json_is_real(v)) {
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0,
+                       "must be an integer expression (a string or an integer): %g is not an integer "
+                       "(floating-point values are for f32 scalars)", json_real_value(v));
   } else {
-    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "must be an expression (a string or an integer)");
+    return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, real ? "must be an expression (a string or a number)"
+                                                                    : "must be an expression (a string or an integer)");
   }
   rt_error e = {0};
-  rt_status s = expr_parse(t, d->scope, out, &e);
+  rt_status s = real ? expr_parse_real(t, d->scope, out, &e) : expr_parse(t, d->scope, out, &e);
   if (s) return rt_error_at(err, s, d->path, field, e.column, "%s", e.text);
   return RT_OK;
+}
+
+static rt_status decl_expr(decl *d, json_t *v, const char *field, expr **out, rt_error *err) {
+  return decl_expr_mode(d, v, field, 0, out, err);
 }
 
 static rt_status decl_unknown_fields(decl *d, json_t *obj, const char *where,
@@ -311,7 +328,7 @@ static rt_status decl_load_arg(decl *d, json_t *a, size_t i, rt_error *err) {
   if (!vv) return rt_error_at(err, RT_ERR_MANIFEST, d->path, field, 0, "missing: a %s needs its \"%s\" expression", buf ? "buffer" : "scalar", vkey);
   if (json_object_get(a, buf ? "value" : "count"))
     return rt_error_at(err, RT_ERR_MANIFEST, d->path, where, 0, "a %s has \"%s\", not \"%s\"", buf ? "buffer" : "scalar", vkey, buf ? "value" : "count");
-  if ((s = decl_expr(d, vv, field, &x->value, err))) return s;
+  if ((s = decl_expr_mode(d, vv, field, !buf && t == ELEM_F32, &x->value, err))) return s;
   if (!buf) {
     if (json_object_get(a, "dir") || json_object_get(a, "init"))
       return rt_error_at(err, RT_ERR_MANIFEST, d->path, where, 0, "a scalar has no \"dir\" or \"init\"");
@@ -472,6 +489,70 @@ static rt_status decl_values(const decl *d, const problem *p, long long *vals, r
   return RT_OK;
 }
 
+/* An argument's value for a problem: a buffer's element type, count and bytes, or a scalar. */
+typedef struct arg_value {
+  elem_type type;      /* a buffer's, resolved for the dtype */
+  long long count;     /* a buffer's elements */
+  size_t bytes;        /* a buffer's bytes */
+  long long i;         /* an integer scalar */
+  double r;            /* an f32 scalar */
+} arg_value;
+
+/* Evaluates argument i of d for problem p (vals: decl_values) and checks it: a buffer has at
+ * least one element and at most DECL_BUFFER_MAX_BYTES bytes (its byte count computed without
+ * wrapping), a scalar fits its type.  Errors name the file, the field (args[i].count or .value),
+ * the argument, the problem and the value. */
+static rt_status decl_arg_eval(const decl *d, int i, const problem *p, const long long *vals, arg_value *out,
+                               rt_error *err) {
+  const decl_arg *a = &d->args[i];
+  char field[96];
+  snprintf(field, sizeof field, "args[%d].%s", i, a->is_buffer ? "count" : "value");
+  memset(out, 0, sizeof *out);
+  rt_error e = {0};
+  rt_status s = !a->is_buffer && a->type == ELEM_F32 ? expr_eval_real(a->value, vals, &out->r, &e)
+                                                      : expr_eval(a->value, vals, &out->i, &e);
+  if (s)
+    return rt_error_at(err, s, d->path, field, e.column, "%s %s for %s: %s", a->is_buffer ? "buffer" : "scalar",
+                       a->name, p->shape, e.text);
+  if (!a->is_buffer) {
+    long long v = out->i;
+    switch (a->type) {
+    case ELEM_I32:
+      if (v < INT_MIN || v > INT_MAX)
+        return rt_error_at(err, RT_ERR_INVALID, d->path, field, 0, "scalar %s = %lld for %s does not fit an i32 "
+                           "(%d to %d)", a->name, v, p->shape, INT_MIN, INT_MAX);
+      break;
+    case ELEM_U32:
+      if (v < 0 || v > (long long)UINT_MAX)
+        return rt_error_at(err, RT_ERR_INVALID, d->path, field, 0, "scalar %s = %lld for %s does not fit a u32 "
+                           "(0 to %u)", a->name, v, p->shape, UINT_MAX);
+      break;
+    case ELEM_F32:
+      if (!(fabs(out->r) <= FLT_MAX))
+        return rt_error_at(err, RT_ERR_INVALID, d->path, field, 0, "scalar %s = %g for %s does not fit an f32 "
+                           "(at most %g in magnitude)", a->name, out->r, p->shape, (double)FLT_MAX);
+      break;
+    default: break; /* an i64 holds every value an expression has */
+    }
+    return RT_OK;
+  }
+  out->type = elem_resolve(a->type, p->dtype);
+  if ((int)out->type < 0)
+    return rt_error_at(err, RT_ERR_UNSUPPORTED, d->path, field, 0, "buffer %s: dtype %s has no element type", a->name,
+                       p->dtype);
+  out->count = out->i;
+  if (out->count < 1)
+    return rt_error_at(err, RT_ERR_INVALID, d->path, field, 0, "buffer %s has %lld elements for %s; a buffer needs at "
+                       "least one", a->name, out->count, p->shape);
+  long long bytes;
+  if (__builtin_mul_overflow(out->count, (long long)elem_info[out->type].bytes, &bytes) || bytes > DECL_BUFFER_MAX_BYTES)
+    return rt_error_at(err, RT_ERR_INVALID, d->path, field, 0, "buffer %s has %lld elements of %d bytes for %s: more "
+                       "than the %lld bytes (1 TiB) a buffer may hold", a->name, out->count,
+                       elem_info[out->type].bytes, p->shape, DECL_BUFFER_MAX_BYTES);
+  out->bytes = (size_t)bytes;
+  return RT_OK;
+}
+
 /* ---- host side ---- */
 
 static rt_status decl_parse_shape(const family_ops *self, const char *shape, const char *dtype,
@@ -527,6 +608,12 @@ static rt_status decl_parse_shape(const family_ops *self, const char *shape, con
     if (v < 0)
       return rt_error_at(err, RT_ERR_INVALID, d->path, cost_field[k], 0,
                        "is negative (%lld) for %s: a cost counts FLOPs or bytes", v, out->shape);
+  }
+  /* and every argument: a buffer's count and bytes, a scalar's value in its type, before
+   * anything runs on any device (the model device allocates nothing, so it would never know) */
+  for (int i = 0; !st && i < d->nargs; i++) {
+    arg_value av;
+    st = decl_arg_eval(d, i, out, vals, &av, err);
   }
   return st;
 bad:
@@ -730,40 +817,20 @@ static rt_status decl_gpu_setup(const family_ops *self, const problem *p, uint64
     const decl_arg *a = &d->args[i];
     gbuf *b = &g->b[i];
     b->a = a;
-    long long v = 0;
-    rt_error e = {0};
-    if ((s = expr_eval(a->value, vals, &v, &e))) {
-      char field[96];
-      snprintf(field, sizeof field, "args[%d].%s", i, a->is_buffer ? "count" : "value");
-      s = rt_error_at(err, s, d->path, field, e.column, "%s", e.text);
-      break;
-    }
+    arg_value av;
+    if ((s = decl_arg_eval(d, i, p, vals, &av, err))) break;
     if (!a->is_buffer) {
       switch (a->type) {
-      case ELEM_I32:
-        if (v < INT_MIN || v > INT_MAX) s = rt_error_set(err, RT_ERR_INVALID, "scalar %s = %lld does not fit an i32", a->name, v);
-        g->scalar[i].i32 = (int)v;
-        break;
-      case ELEM_U32:
-        if (v < 0 || v > (long long)UINT_MAX) s = rt_error_set(err, RT_ERR_INVALID, "scalar %s = %lld does not fit a u32", a->name, v);
-        g->scalar[i].u32 = (unsigned)v;
-        break;
-      case ELEM_F32: g->scalar[i].f32 = (float)v; break;
-      default: g->scalar[i].i64 = v; break;
+      case ELEM_I32: g->scalar[i].i32 = (int)av.i; break;
+      case ELEM_U32: g->scalar[i].u32 = (unsigned)av.i; break;
+      case ELEM_F32: g->scalar[i].f32 = (float)av.r; break;
+      default: g->scalar[i].i64 = av.i; break;
       }
       continue;
     }
-    b->type = elem_resolve(a->type, p->dtype);
-    if ((int)b->type < 0) {
-      s = rt_error_set(err, RT_ERR_UNSUPPORTED, "buffer %s: dtype %s has no element type", a->name, p->dtype);
-      break;
-    }
-    if (v < 1) {
-      s = rt_error_set(err, RT_ERR_INVALID, "buffer %s has %lld elements for %s; a buffer needs at least one", a->name, v, p->shape);
-      break;
-    }
-    b->count = (size_t)v;
-    b->bytes = b->count * (size_t)elem_info[b->type].bytes;
+    b->type = av.type;
+    b->count = (size_t)av.count;
+    b->bytes = av.bytes;
     CUresult r = cu.cuMemAlloc_v2(&b->dev, b->bytes);
     if (r == CUDA_SUCCESS && a->dir != DIR_IN) r = cu.cuMemAlloc_v2(&b->ref, b->bytes);
     if (r != CUDA_SUCCESS) {
@@ -961,7 +1028,12 @@ rt_status declared_load(const char *path, family_ops **out, rt_error *err) {
     problem p;
     rt_error e = {0};
     if (decl_parse_shape(&d->ops, d->example, d->dtypes[0], NULL, &p, &e)) {
-      s = rt_error_at(err, RT_ERR_MANIFEST, path, "example", 0, "the example shape does not parse: %s", e.text);
+      if (!strcmp(e.source, path) && e.field[0]) { /* a fact, a cost or an argument that fails for it */
+        if (err) *err = e;
+        s = e.code;
+      } else {
+        s = rt_error_at(err, RT_ERR_MANIFEST, path, "example", 0, "the example shape does not parse: %s", e.text);
+      }
       goto done;
     }
   }

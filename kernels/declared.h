@@ -25,7 +25,11 @@
  *   }
  *
  * Element types: "dtype" (the problem's), f32 f16 bf16 f64 i8 u8 i32 u32 i64.  Scalars: i32 u32
- * i64 f32 (the value expression is an integer; an f32 scalar receives it converted).  dir: in
+ * i64 from an integer expression, f32 from a real one (expr.h: "value": 0.25, "0.5/COLS",
+ * "sqrt(2)/2").  Every count and scalar is evaluated and checked for each problem when its shape
+ * is parsed, before anything runs on any device: a buffer has at least one element and at most
+ * 1 TiB (its byte count computed without wrapping), a scalar fits its type; the error names the
+ * file, the field (args[2].count), the argument, the shape and the value.  dir: in
  * (filled once), out (poisoned before every checked run: NaN for floats, 0xa5 bytes for
  * integers; compared with the reference), inout (filled, reset before every checked run,
  * compared).  init (in and inout): {"uniform": [lo, hi]} seeded uniform values rounded to the

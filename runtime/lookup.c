@@ -277,6 +277,9 @@ static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const 
 
 /* The distance cap: the query's, else $ROOFTUNE_NEAREST_MAX, else the default. */
 static int nearest_cap(const rooftune_query *q, double *cap) {
+  if (!(q->nearest_max >= 0) || isinf(q->nearest_max)) /* negative or NaN meant the default silently */
+    return rt_fail(ROOFTUNE_ERR_INVALID, "query.nearest_max %g is not a distance cap (a finite number >= 0; 0 for "
+                   "$ROOFTUNE_NEAREST_MAX or the default %g)", q->nearest_max, ROOFTUNE_NEAREST_MAX_DEFAULT);
   if (q->nearest_max > 0) {
     *cap = q->nearest_max;
     return ROOFTUNE_OK;

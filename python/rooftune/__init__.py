@@ -12,16 +12,19 @@ rule served and why better-ranked winners were passed over; gemm() and attention
 path that ran.  A winner whose output was never checked against the reference (predicted by the
 model device, replayed, imported: Match.verified False) is not launched unless the Database is
 opened with allow_unverified=True.  Errors raise RooftuneError with the library's status name and
-message.
+message; arguments of the wrong type raise TypeError and out-of-range ones ValueError, each naming
+the argument, before anything reaches the library; a closed Database raises DatabaseClosed.
 """
 import ctypes
+import math
+import numbers
 import os
 import threading
 
 from . import _lib
 
-__all__ = ["Database", "Match", "CallInfo", "RooftuneError", "LibraryNotFound", "gemm", "attention",
-           "attention_shape", "version", "library_path", "default_db_path"]
+__all__ = ["Database", "DatabaseClosed", "Match", "CallInfo", "RooftuneError", "LibraryNotFound", "gemm",
+           "attention", "attention_shape", "version", "library_path", "default_db_path"]
 
 LibraryNotFound = _lib.LibraryNotFound
 _state = {"lib": None, "path": None}
@@ -56,6 +59,71 @@ class RooftuneError(Exception):
         self.meaning = lib.rooftune_strerror(code).decode()
         self.message = message
         super().__init__("%s: %s" % (self.name, message or self.meaning))
+
+
+class DatabaseClosed(ValueError):
+    """A call on a Database after close() (or while close() waits for the calls in flight)."""
+
+
+# ---- arguments: checked here, so nothing the C library would misread reaches it ----
+
+_INT_RANGE = {"int": (-2 ** 31, 2 ** 31 - 1), "long long": (-2 ** 63, 2 ** 63 - 1)}
+
+
+def _text(fn, name, value, optional=False):
+    """A str argument as UTF-8 bytes (None when optional and None)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("rooftune.%s: %s must be a str%s, not %s" % (fn, name, " or None" if optional else "",
+                                                                     type(value).__name__))
+    if "\0" in value:
+        raise ValueError("rooftune.%s: %s holds a NUL character (%r)" % (fn, name, value[:60]))
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError("rooftune.%s: %s is not valid text (%s)" % (fn, name, e)) from None
+
+
+def _path(fn, name, value):
+    """A path argument (str, bytes or os.PathLike) as bytes for the C library."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError("rooftune.%s: %s must be a path (str, bytes or os.PathLike), not %s"
+                        % (fn, name, type(value).__name__))
+    b = os.fsencode(value)
+    if b"\0" in b:
+        raise ValueError("rooftune.%s: %s holds a NUL character: %r" % (fn, name, b[:80]))
+    if not b:
+        raise ValueError("rooftune.%s: %s is empty" % (fn, name))
+    return b
+
+
+def _flag(fn, name, value):
+    if isinstance(value, bool) or (isinstance(value, numbers.Integral) and value in (0, 1)):
+        return bool(value)
+    raise TypeError("rooftune.%s: %s must be True or False, not %r" % (fn, name, value))
+
+
+def _int(fn, name, value, lo, ctype="long long"):
+    """An integer argument in [lo, the C type's largest value]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError("rooftune.%s: %s must be an int, not %s" % (fn, name, type(value).__name__))
+    value = int(value)
+    hi = _INT_RANGE[ctype][1]
+    if value < lo or value > hi:
+        raise ValueError("rooftune.%s: %s = %d is out of range (%d to %d)" % (fn, name, value, lo, hi))
+    return value
+
+
+def _real(fn, name, value, positive=False):
+    """A finite, non-negative (or positive) real argument."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError("rooftune.%s: %s must be a number, not %s" % (fn, name, type(value).__name__))
+    value = float(value)
+    if math.isnan(value) or math.isinf(value) or value < 0 or (positive and value == 0):
+        raise ValueError("rooftune.%s: %s = %r is not a %s finite number" % (fn, name, value,
+                                                                            "positive" if positive else "non-negative"))
+    return value
 
 
 def _check(rc):
@@ -156,49 +224,95 @@ class Database:
 
     allow_unverified=True lets gemm() and attention() on it launch winners whose output was never
     checked against the reference (rooftune_set_flags): for trying a predicted kernel out, never
-    for results that matter."""
+    for results that matter.
+
+    close() may be called from any thread at any time: it waits for the calls in flight to
+    finish, then frees the library's handle; every call after it raises DatabaseClosed."""
 
     def __init__(self, path=None, allow_unverified=False):
-        self.path = os.fspath(path) if path is not None else default_db_path()
+        if path is None:
+            path = default_db_path()
+        raw = _path("Database", "path", path)
+        self.path = os.fsdecode(raw)
         self._h = ctypes.c_void_p()
-        _check(_L().rooftune_open(self.path.encode(), ctypes.byref(self._h)))
-        self.allow_unverified = bool(allow_unverified)
+        self._cv = threading.Condition()
+        self._users = 0       # calls in flight that hold the handle
+        self._closed = False
+        self.allow_unverified = _flag("Database", "allow_unverified", allow_unverified)
+        h = ctypes.c_void_p()
+        _check(_L().rooftune_open(raw, ctypes.byref(h)))
+        self._h = h
         if self.allow_unverified:
-            _check(_L().rooftune_set_flags(self._h, _lib.ALLOW_UNVERIFIED))
+            _check(_L().rooftune_set_flags(h, _lib.ALLOW_UNVERIFIED))
+
+    def _acquire(self):
+        """The library's handle, held until _release (close() waits for it)."""
+        with self._cv:
+            if self._closed or not self._h:
+                raise DatabaseClosed("rooftune.Database(%r) is closed" % self.path)
+            self._users += 1
+            return self._h
+
+    def _release(self):
+        with self._cv:
+            self._users -= 1
+            if self._users == 0:
+                self._cv.notify_all()
 
     def lookup(self, family, shape, dtype, layout=None, device=None, exact=False, allow_mismatch=False,
                runnable=False, nearest_max=None, toolkit=None, allow_unverified=False):
         """Serves (family, shape, dtype) by rooftune.h's rules; returns a Match.  runnable: only
         winners librooftune would launch (a cubin or library algorithm, verified unless
         allow_unverified)."""
-        self._open()
+        fn = "Database.lookup"
         q = _lib.Query()
-        q.family, q.shape, q.dtype = family.encode(), shape.encode(), dtype.encode()
-        q.layout = layout.encode() if layout else None
-        q.device = device.encode() if device else None
-        q.flags = (_lib.EXACT_ONLY if exact else 0) | (_lib.ALLOW_MISMATCH if allow_mismatch else 0) | \
-                  (_lib.RUNNABLE if runnable else 0) | (_lib.ALLOW_UNVERIFIED if allow_unverified else 0)
-        q.nearest_max = float(nearest_max) if nearest_max else 0.0
-        q.toolkit = toolkit.encode() if toolkit else None
+        q.family, q.shape, q.dtype = _text(fn, "family", family), _text(fn, "shape", shape), _text(fn, "dtype", dtype)
+        q.layout = _text(fn, "layout", layout, optional=True)
+        q.device = _text(fn, "device", device, optional=True)
+        q.toolkit = _text(fn, "toolkit", toolkit, optional=True)
+        q.flags = (_lib.EXACT_ONLY if _flag(fn, "exact", exact) else 0) | \
+                  (_lib.ALLOW_MISMATCH if _flag(fn, "allow_mismatch", allow_mismatch) else 0) | \
+                  (_lib.RUNNABLE if _flag(fn, "runnable", runnable) else 0) | \
+                  (_lib.ALLOW_UNVERIFIED if _flag(fn, "allow_unverified", allow_unverified) else 0)
+        q.nearest_max = 0.0 if nearest_max is None else _real(fn, "nearest_max", nearest_max, positive=True)
         m = _lib.Match()
-        _check(_L().rooftune_lookup(self._h, ctypes.byref(q), ctypes.byref(m)))
+        h = self._acquire()
+        try:
+            _check(_L().rooftune_lookup(h, ctypes.byref(q), ctypes.byref(m)))
+        finally:
+            self._release()
         return Match(m)
 
     def reload(self):
         """Rereads the file on the next lookup (after another tune)."""
-        self._open()
-        _check(_L().rooftune_reload(self._h))
+        h = self._acquire()
+        try:
+            _check(_L().rooftune_reload(h))
+        finally:
+            self._release()
 
     def close(self):
-        if self._h:
-            _L().rooftune_close(self._h)
-            self._h = ctypes.c_void_p()
+        """Waits for the calls in flight, then frees the handle; later calls raise DatabaseClosed."""
+        with self._cv:
+            if self._closed:
+                return
+            self._closed = True
+            while self._users:
+                self._cv.wait()
+            h, self._h = self._h, ctypes.c_void_p()
+        if h:
+            _L().rooftune_close(h)
+
+    @property
+    def closed(self):
+        return self._closed
 
     def _open(self):
-        if not self._h:
-            raise ValueError("the database %s is closed" % self.path)
+        if self._closed or not self._h:
+            raise DatabaseClosed("rooftune.Database(%r) is closed" % self.path)
 
     def __enter__(self):
+        self._open()
         return self
 
     def __exit__(self, *exc):
@@ -206,18 +320,26 @@ class Database:
 
     def __del__(self):
         try:
-            self.close()
+            if getattr(self, "_cv", None) is not None:
+                self.close()
         except Exception:
             pass
 
 
-def _handle(db):
-    if db is None:
-        return None
-    if isinstance(db, Database):
-        db._open()
-        return db._h
-    raise TypeError("db must be a rooftune.Database or None, not %s" % type(db).__name__)
+class _Using:
+    """with _Using(db) as h: the handle of db (None for no database), held for the call."""
+
+    def __init__(self, db, fn):
+        if db is not None and not isinstance(db, Database):
+            raise TypeError("rooftune.%s: db must be a rooftune.Database or None, not %s" % (fn, type(db).__name__))
+        self.db = db
+
+    def __enter__(self):
+        return self.db._acquire() if self.db is not None else None
+
+    def __exit__(self, *exc):
+        if self.db is not None:
+            self.db._release()
 
 
 _GEMM_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
@@ -277,26 +399,34 @@ def gemm(a, b, out=None, db=None, return_info=False):
           not out.is_contiguous() or out.device != a.device):
         raise ValueError("rooftune.gemm: out must be a contiguous float32 tensor of shape %s on %s" % (oshape, a.device))
     info = _lib.Info()
-    with torch.cuda.device(a.device):  # makes the device's primary context current here
+    with torch.cuda.device(a.device), _Using(db, "gemm") as h:  # the device's primary context current here
         stream = torch.cuda.current_stream(a.device).cuda_stream
-        _check(_L().rooftune_gemm_batched(_handle(db), _GEMM_DTYPES[_dtype_name(a)].encode(), layout.encode(),
+        _check(_L().rooftune_gemm_batched(h, _GEMM_DTYPES[_dtype_name(a)].encode(), layout.encode(),
                                           batch, M, N, K, a.data_ptr(), b.data_ptr(), out.data_ptr(),
                                           stream, ctypes.byref(info)))
     return (out, CallInfo(info)) if return_info else out
 
 
-def _attention_problem(dtype, batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal, page_size, num_pages, scale):
+def _attention_problem(fn, dtype, batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal, page_size, num_pages,
+                       scale):
     p = _lib.AttentionProblem()
-    p.dtype = dtype.encode()
-    p.batch, p.heads_q, p.heads_kv, p.seq_q, p.seq_kv, p.head_dim = batch, heads_q, heads_kv, seq_q, seq_kv, head_dim
-    p.causal, p.page_size, p.num_pages = int(bool(causal)), page_size, num_pages
-    p.scale = scale or 0.0
+    p.dtype = _text(fn, "dtype", dtype)
+    p.batch, p.heads_q, p.seq_q, p.head_dim = (_int(fn, "batch", batch, 1), _int(fn, "heads_q", heads_q, 1),
+                                               _int(fn, "seq_q", seq_q, 1), _int(fn, "head_dim", head_dim, 1))
+    p.heads_kv, p.seq_kv = _int(fn, "heads_kv", heads_kv, 0), _int(fn, "seq_kv", seq_kv, 0)
+    p.causal = int(_flag(fn, "causal", causal))
+    p.page_size = _int(fn, "page_size", page_size, 0, "int")  # a C int: 2**40 would wrap to 0, contiguous
+    p.num_pages = _int(fn, "num_pages", num_pages, 0)
+    p.scale = 0.0 if scale is None else _real(fn, "scale", scale, positive=True)
+    if p.scale and not math.isfinite(ctypes.c_float(p.scale).value):
+        raise ValueError("rooftune.%s: scale = %r does not fit a float" % (fn, scale))
     return p
 
 
 def attention_shape(dtype, batch, heads_q, seq_q, head_dim, heads_kv=0, seq_kv=0, causal=False, page_size=0):
     """The shape text lookups take for an attention problem ("1x32:8x1:8192x128:paged16")."""
-    p = _attention_problem(dtype, batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal, page_size, 0, None)
+    p = _attention_problem("attention_shape", dtype, batch, heads_q, heads_kv, seq_q, seq_kv, head_dim, causal,
+                           page_size, 0, None)
     buf = ctypes.create_string_buffer(160)
     _check(_L().rooftune_attention_shape(ctypes.byref(p), buf, len(buf)))
     return buf.value.decode()
@@ -350,14 +480,14 @@ def attention(q, k, v, out=None, db=None, causal=False, lse=None, block_table=No
         raise ValueError("rooftune.attention: out must be a contiguous tensor like q")
     if lse is not None and (lse.dtype != torch.float32 or tuple(lse.shape) != (B, HQ, SQ) or not lse.is_contiguous()):
         raise ValueError("rooftune.attention: lse must be a contiguous float32 tensor of shape (%d, %d, %d)" % (B, HQ, SQ))
-    p = _attention_problem({"float16": "f16", "bfloat16": "bf16"}[_dtype_name(q)], B, HQ, HKV, SQ, SKV, D, causal,
-                           page_size, num_pages, scale)
+    p = _attention_problem("attention", {"float16": "f16", "bfloat16": "bf16"}[_dtype_name(q)], B, HQ, HKV, SQ,
+                           SKV, D, causal, page_size, num_pages, scale)
     p.q, p.k, p.v, p.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
     p.lse = lse.data_ptr() if lse is not None else None
     p.block_table = block_table.data_ptr() if block_table is not None else None
     p.kv_lens = kv_lens.data_ptr() if kv_lens is not None else None
     info = _lib.Info()
-    with torch.cuda.device(q.device):
+    with torch.cuda.device(q.device), _Using(db, "attention") as h:
         stream = torch.cuda.current_stream(q.device).cuda_stream
-        _check(_L().rooftune_attention(_handle(db), ctypes.byref(p), stream, ctypes.byref(info)))
+        _check(_L().rooftune_attention(h, ctypes.byref(p), stream, ctypes.byref(info)))
     return (out, CallInfo(info)) if return_info else out

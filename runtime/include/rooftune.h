@@ -201,7 +201,8 @@ typedef struct rooftune_query {
   const char *device;  /* a GPU name or part of one ("H200", "model:h200"); NULL = any device */
   int flags;           /* ROOFTUNE_EXACT_ONLY | ROOFTUNE_ALLOW_MISMATCH | ROOFTUNE_RUNNABLE |
                           ROOFTUNE_ALLOW_UNVERIFIED */
-  double nearest_max;  /* the distance cap; 0 = $ROOFTUNE_NEAREST_MAX, else the default */
+  double nearest_max;  /* the distance cap; 0 = $ROOFTUNE_NEAREST_MAX, else the default;
+                          negative, NaN or infinite: ROOFTUNE_ERR_INVALID */
   const char *toolkit; /* the toolkit winners must be made with ("cuda 13.0, nvrtc 13.0,
                           cublaslt 130100"); NULL = this library's */
   void *reserved[8];   /* zero */

@@ -3,7 +3,10 @@
 # another user, a folder without write permission): it could not even be read, because a WAL
 # reader needs to create its shared-memory file beside it.  Now every read works (db list,
 # show, check, export to stdout, lookup), a writer (tune, import) fails with one clear error
-# naming the file and saying the folder is read-only, and nothing in the file changes.
+# naming the file and saying the folder is read-only, and nothing in the file changes.  As root,
+# the same reads again by a user who is not root (nobody) on a folder it cannot write (SQLite
+# says READONLY to such a reader, not CANTOPEN: those reads failed), and a database in a folder
+# that does not exist is "its folder does not exist", not "read-only".
 # Skipped, saying why, where neither can be arranged.
 set -u
 bin=${ROOFTUNE_BIN:?}
@@ -47,5 +50,17 @@ grep -q "t.db: cannot write the database: its folder is read-only" "$tmp/err" ||
 [ $rc = 1 ] || die "an import into a read-only folder exited $rc"
 grep -q "read-only" "$tmp/err" || die "import: $(tail -2 "$tmp/err")"
 [ "$(sha256sum "$db" | cut -d' ' -f1)" = "$sum" ] || die "the database changed"
+# a user who is not root, on a folder it may not write (root's own, mode 555)
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  mkdir -p "$tmp/nr"
+  cp "$db" "$tmp/nr/t.db"
+  chmod 755 "$tmp" && chmod 555 "$tmp/nr" && chmod 644 "$tmp/nr/t.db"
+  for c in "db list" "db show" "db check" "lookup gemm --shape 64x64x64 --dtype f32 --allow-mismatch"; do
+    su nobody -s /bin/sh -c "'$bin' $c --db '$tmp/nr/t.db'" >"$tmp/out" 2>"$tmp/err" </dev/null; rc=$?
+    [ $rc = 0 ] || die "'$c' by nobody in a folder it cannot write: exit $rc: $(tail -2 "$tmp/err")"
+  done
+fi
+"$bin" tune synthetic --device "replay:$tmp/space.json" --budget 1 --db "$tmp/missing/sub/t.db" >/dev/null 2>"$tmp/err"
+grep -q "its folder does not exist" "$tmp/err" || die "a database in a missing folder: $(tail -1 "$tmp/err")"
 [ $fail = 0 ] && echo "read-only folder: list, show, check, export and lookup work; tune and import fail naming the file; the file is unchanged"
 exit $fail

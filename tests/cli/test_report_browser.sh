@@ -3,8 +3,13 @@
 # on the model device, plus a winner made to look faster than it is and rechecked) is rendered
 # by headless Chromium to a PNG, which must not be blank and must show the roofs' red and the
 # points' blue; the DOM Chromium built must hold one SVG point per candidate of the database
-# (and as many as each plot says), no script, and the regression.  Skipped, with the reason,
-# where no Chromium is installed (.ci/deps.sh installs Debian's chromium when run as root).
+# (and as many as each plot says), no script, and the regression.  Then the same database made
+# hostile (tests/cli/poison_db.py: a script payload, an <img onerror>, an <svg onload>, a
+# javascript: link, markup closing what it is in and invalid UTF-8 appended to every text
+# column of every row; once every column, once all but the keys and statuses so the rows plot):
+# Chromium renders each report and runs no script (each payload would set data-pwned on the
+# page), and its DOM holds no script element and shows the payloads as text.  Skipped, with the
+# reason, where no Chromium is installed (.ci/deps.sh installs Debian's chromium when run as root).
 set -u
 bin=${ROOFTUNE_BIN:?}
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
@@ -127,5 +132,44 @@ assert '1 regression' in text and 'SLOWER' in text, "the regression is not on th
 print("browser: %dx%d PNG, %d colours, %d sampled pixels with ink; %d rooflines with %d points = the database's %d candidates"
       % (w, h, len(colours), ink, len(dom.svgs), sum(k for _, k in dom.svgs), want))
 PY
+# the hostile databases: no script runs (a short payload too, that fits the fixed-size fields
+# rooftune reads: a long one is cut and would not run even unescaped)
+keys=problems.family,problems.shape,problems.dtype,problems.layout,problems.dims,problems.args,devices.name
+keys=$keys,templates.name,templates.family,templates.source_hash,templates.manifest_hash,runs.toolkit
+keys=$keys,results.toolkit,winners.toolkit,results.status,runs.status,results.timing,runs.command,results.uid,runs.uid
+for v in all keys short; do
+  cp "$tmp/r.db" "$tmp/h-$v.db"
+  case $v in
+  all) python3 "$(dirname "$0")/poison_db.py" "$tmp/h-$v.db" >/dev/null ;;
+  keys) python3 "$(dirname "$0")/poison_db.py" "$tmp/h-$v.db" --keep "$keys" >/dev/null ;;
+  short) python3 "$(dirname "$0")/poison_db.py" "$tmp/h-$v.db" --keep "$keys" --set '<svg onload=id=7>' >/dev/null ;;
+  esac
+  "$bin" report --db "$tmp/h-$v.db" -o "$tmp/h-$v.html" >"$tmp/h.log" 2>&1 || { die "report of the hostile database: $(cat "$tmp/h.log")"; continue; }
+  timeout 120 "$browser" "${flags[@]}" --virtual-time-budget=3000 --dump-dom "file://$tmp/h-$v.html" \
+    >"$tmp/h-$v.dom" 2>"$tmp/h.log" || { die "chromium could not load the hostile report: $(tail -3 "$tmp/h.log")"; continue; }
+  python3 - "$tmp/h-$v.dom" "$v" <<'PY' || fail=1
+import html.parser, sys
+dom = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+class D(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.pwned, self.scripts, self.text = [], [], []
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-pwned" in a: self.pwned.append(a["data-pwned"])
+        if a.get("id") == "7": self.pwned.append("onload set an id")
+        if tag in ("script", "img", "iframe", "object", "embed") or any(k.startswith("on") for k in a):
+            self.scripts.append(tag)
+    def handle_data(self, d): self.text.append(d)
+d = D()
+d.feed(dom)
+assert not d.pwned, "%s: the hostile report ran script in Chromium: %s" % (sys.argv[2], d.pwned)
+assert not d.scripts, "%s: script, img or event handlers in Chromium's DOM: %s" % (sys.argv[2], d.scripts)
+text = "".join(d.text)
+want = "<svg onload=id=7>" if sys.argv[2] == "short" else "<script>document.documentElement"
+assert want in text, "%s: the payloads are not on the page as text" % sys.argv[2]
+print("hostile report (%s): Chromium ran no script; the payloads show as text" % sys.argv[2])
+PY
+done
 [ $fail = 0 ] && echo "report rendered by $("$browser" --version 2>/dev/null | head -1)"
 exit $fail

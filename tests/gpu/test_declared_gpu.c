@@ -3,8 +3,10 @@
  * verified against the family's reference template before it is timed, and none may be wrong;
  * the fixture family "twice" (tests/data/families/gpu) has a template whose BUG parameter
  * leaves the last element unwritten (BUG=1) or scales by 2.002 (BUG=2): the check must catch
- * both in f32, and the bf16 bound (1e-2) must let BUG=2 pass while still catching BUG=1.
- * Skips (77) without a GPU. */
+ * both in f32, and the bf16 bound (1e-2) must let BUG=2 pass while still catching BUG=1; the
+ * fixture family "affine" (y = a*x + b, its f32 scalars written 0.25 and "-1.5e-3 + 1/N") has a
+ * reference that writes those constants itself, so its candidates pass only when the float
+ * scalars reach the kernel as written.  Skips (77) without a GPU. */
 #include "test.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/tune.h"
@@ -80,5 +82,17 @@ int main(void) {
   fixture(path, "f32", 2, RT_ERR_WRONG_RESULT);
   fixture(path, "bf16", 1, RT_ERR_WRONG_RESULT);
   fixture(path, "bf16", 2, RT_OK);
+  rt_status st;
+  tune_report rep = run("affine", "4096", "f32", NULL, path, 2, &st);
+  CHECK_INT(st, RT_OK);
+  if (!st) {
+    for (size_t i = 0; i < rep.nresults; i++) {
+      CHECK_INT(rep.results[i].status, RT_OK);
+      printf("affine 4096 f32 %s: %s (%s)\n", rep.results[i].config, rt_status_name(rep.results[i].status),
+             rep.results[i].detail);
+    }
+    CHECK(rep.nresults >= 1);
+    tune_report_free(&rep);
+  }
   return test_done();
 }

@@ -2,7 +2,9 @@
  * they are not, or failed in a way Kernel Tuner does not:
  *   - an unfinished Kernel Tuner cache (an interrupted run writes no closing braces) is read as
  *     Kernel Tuner reads it, and says it was unfinished;
- *   - a gzip file truncated inside its CRC trailer is refused (it was accepted);
+ *   - a gzip file truncated inside its CRC trailer is refused (it was accepted), and so is one
+ *     with bytes after its gzip stream (zlib ignores them; it was accepted), while two gzip
+ *     streams one after the other still read as one file;
  *   - duplicate keys are refused (the last one silently won);
  *   - times that are no kernel time (1e-300 ms became the optimum; negative, zero, text-less)
  *     are refused naming the record; Kernel Tuner's failure marker 1e20 is a failure;
@@ -113,6 +115,38 @@ static void test_gzip_trailer(void) {
   }
   CHECK_INT(load(gz, &kf, &err), RT_ERR_IO);
   CHECK_CONTAINS(err.text, "ends early");
+  ktfile_free(kf);
+  /* the whole stream and garbage after it */
+  f = fopen(gz, "wb");
+  if (f) {
+    fwrite(data, 1, len, f);
+    fputs("trailing garbage\n", f);
+    fclose(f);
+  }
+  CHECK_INT(load(gz, &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "17 more bytes follow it");
+  ktfile_free(kf);
+  /* a zero padding too */
+  f = fopen(gz, "wb");
+  if (f) {
+    fwrite(data, 1, len, f);
+    fwrite("\0\0\0\0", 1, 4, f);
+    fclose(f);
+  }
+  CHECK_INT(load(gz, &kf, &err), RT_ERR_PARSE);
+  ktfile_free(kf);
+  /* a gzip stream of whitespace after the first: two members are one file, as gzip reads them */
+  f = fopen(gz, "wb");
+  if (f) {
+    fwrite(data, 1, len, f);
+    fclose(f);
+  }
+  out = gzopen(gz, "ab");
+  if (out) {
+    gzwrite(out, "\n\n", 2);
+    gzclose(out);
+  }
+  CHECK_INT(load(gz, &kf, &err), RT_OK);
   ktfile_free(kf);
 }
 

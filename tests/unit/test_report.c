@@ -122,7 +122,7 @@ int main(void) {
   CHECK_CONTAINS(html, "1 regression</span>");
   const char *ov = strstr(html, "<table class=\"overview\">");
   CHECK(ov && strstr(ov, "SLOWER") && strstr(ov, "SLOWER") < strstr(ov, "model:h200"));
-  CHECK_CONTAINS(html, "<section id=\"p0\" class=\"regressed\"><h2>gemm 128x64x64 f16 on NVIDIA H200 &mdash; "
+  CHECK_CONTAINS(html, "<section id=\"p0\" class=\"regressed\"><h2>gemm 128x64x64 f16 on NVIDIA H200 \u2014 "
                        "regression (SLOWER)");
   CHECK_CONTAINS(html, "class=\"recheck regressed\"");
   CHECK_CONTAINS(html, "data-runs=\"3\"");

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tuner/core/fileio.h"
 #include "tuner/device/device.h"
 
 /* The device texts a usage text names through a marker, generated from the device stage's
@@ -95,20 +96,12 @@ int cli_read_list(const char *cmd, const char *flag, const char *text, char *out
     if (!((*p >= '0' && *p <= '9') || *p == ',')) inline_list = 0;
   char *buf = NULL;
   const char *src = text;
-  if (!inline_list) {
-    FILE *f = fopen(text, "r");
-    if (!f) return cli_usage_error(cmd, "%s %s: neither a list of numbers nor a readable file", flag, text), -1;
-    size_t cap = 1 << 16, n = 0;
-    buf = malloc(cap);
-    int c;
-    while (buf && (c = fgetc(f)) != EOF && n + 1 < cap) buf[n++] = (char)c;
-    int too_long = buf && c != EOF;
-    fclose(f);
-    if (!buf || too_long) {
-      free(buf);
-      return cli_usage_error(cmd, "%s %s: the file is longer than 64 KiB", flag, text), -1;
-    }
-    buf[n] = '\0';
+  if (!inline_list) { /* a file, read only when it is a regular one (a FIFO would block) */
+    rt_error e = {0};
+    if (access(text, F_OK) != 0)
+      return cli_usage_error(cmd, "%s %s: neither a list of numbers nor a readable file", flag, text), -1;
+    if (fileio_read_max(text, (size_t)1 << 16, &buf, NULL, &e))
+      return cli_usage_error(cmd, "%s %s: %s", flag, text, e.text), -1;
     src = buf;
   }
   size_t w = 0;

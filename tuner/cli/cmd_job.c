@@ -84,6 +84,8 @@ static void problem_line(FILE *out, const job_event *ev) {
     fprintf(out, "left for the next run (%s%s%s; the time budget is spent)", state, reason[0] ? ": " : "", reason);
   } else if (!strcmp(action, "failed")) {
     fprintf(out, "FAILED (%s): %s", state, str(it, "error"));
+  } else if (!strcmp(action, "nothing")) {
+    fprintf(out, "nothing to do: %s", str(it, "note"));
   } else {
     fprintf(out, "%s (%s%s%s): %lld evaluated", action, state, reason[0] ? ": " : "", reason,
             (long long)num(it, "evaluated"));

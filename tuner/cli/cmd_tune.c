@@ -478,7 +478,10 @@ static int cmd_tune(int argc, char **argv) {
   if (rep.interrupted)
     fprintf(stderr, "rooftune tune: interrupted; the %zu candidates finished are kept%s\n",
             rep.evaluated + rep.resumed, o.db_path ? " in the database" : "");
-  if (!rep.have_best && !rep.interrupted)
+  if (!rep.have_best && !rep.interrupted && rep.templates == 0 && rep.evaluated + rep.resumed == 0)
+    fprintf(stderr, "rooftune tune: no template admits %s %s: the note says which constraint of each refused "
+            "it\n", o.shape ? o.shape : "", o.dtype ? o.dtype : "");
+  else if (!rep.have_best && !rep.interrupted)
     fprintf(stderr, "rooftune tune: no candidate succeeded (%zu evaluated, %zu failed)\n",
             rep.evaluated + rep.resumed, rep.failed);
   tune_report_free(&rep);

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tuner/core/fileio.h"
+
 /* Bump the suffix when the row format changes: old rows are then never read. */
 #define CUBIN_TABLE "cubins_v1"
 
@@ -123,6 +125,12 @@ rt_status cubin_cache_open(const char *dir, cubin_cache **out, rt_error *err) {
   cubin_cache *c = calloc(1, sizeof *c);
   if (!c) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   snprintf(c->path, sizeof c->path, "%s/cubins.db", dir);
+  rt_error terr = {0};
+  if (fileio_check_target(c->path, &terr)) { /* a FIFO would block, and "damaged" would move a device aside */
+    rt_error_set(err, RT_ERR_IO, "cannot use the cubin cache %s: %s", c->path, terr.text);
+    free(c);
+    return RT_ERR_IO;
+  }
   c->max_bytes = (long long)CUBIN_DEFAULT_MAX_MB << 20;
   const char *max = getenv("ROOFTUNE_CACHE_MAX_MB");
   if (max && *max) {

@@ -1,24 +1,65 @@
-/* fileio.c — whole-file reads. */
+/* fileio.c — whole-file reads, and writes that never replace what they must not (see fileio.h). */
 #include "tuner/core/fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-rt_status fileio_read(const char *path, char **out, size_t *len, rt_error *err) {
+const char *fileio_kind(unsigned mode) {
+  mode_t m = (mode_t)mode;
+  if (S_ISDIR(m)) return "a folder";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+static rt_status io_fail(rt_error *err, const char *path, const char *fmt, const char *what) {
+  rt_error_locate(err, path, NULL, 0, 0);
+  return rt_error_set(err, RT_ERR_IO, fmt, what);
+}
+
+/* ---- reading ---- */
+
+rt_status fileio_read_max(const char *path, size_t max, char **out, size_t *len, rt_error *err) {
   *out = NULL;
   if (len) *len = 0;
-  FILE *f = fopen(path, "rb");
+  /* O_NONBLOCK: opening a FIFO nobody writes returns at once, and fstat then refuses it */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return io_fail(err, path, "cannot read the file: %s", strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) {
+    int e = errno;
+    close(fd);
+    return io_fail(err, path, "cannot read the file: %s", strerror(e));
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    close(fd);
+    return io_fail(err, path, "cannot read it: it is %s, not a regular file (give the path of a file)",
+                   fileio_kind(sb.st_mode));
+  }
+  if (max && (unsigned long long)sb.st_size > max) {
+    close(fd);
+    rt_error_locate(err, path, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_IO, "the file is larger than %zu bytes (%lld)", max, (long long)sb.st_size);
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  FILE *f = fdopen(fd, "rb");
   if (!f) {
     int e = errno;
-    rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "cannot read the file: %s", strerror(e));
+    close(fd);
+    return io_fail(err, path, "cannot read the file: %s", strerror(e));
   }
   size_t cap = 1 << 16, n = 0, got;
   char *buf = malloc(cap + 1);
   while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
     n += got;
+    if (max && n > max) break; /* it grew while being read */
     if (n == cap) {
       char *grown = realloc(buf, cap * 2 + 1);
       if (!grown) {
@@ -36,13 +77,163 @@ rt_status fileio_read(const char *path, char **out, size_t *len, rt_error *err) 
     rt_error_locate(err, path, NULL, 0, 0);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading the file");
   }
-  if (failed) {
+  if (failed || (max && n > max)) {
     free(buf);
     rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "read error");
+    return failed ? rt_error_set(err, RT_ERR_IO, "read error")
+                  : rt_error_set(err, RT_ERR_IO, "the file is larger than %zu bytes", max);
   }
   buf[n] = '\0';
   *out = buf;
   if (len) *len = n;
   return RT_OK;
+}
+
+rt_status fileio_read(const char *path, char **out, size_t *len, rt_error *err) {
+  return fileio_read_max(path, 0, out, len, err);
+}
+
+/* ---- writing ---- */
+
+static int copy_path(char *dst, size_t size, const char *src) {
+  size_t n = strlen(src);
+  if (n >= size) return -1;
+  memcpy(dst, src, n + 1);
+  return 0;
+}
+
+/* PATH with the symbolic links of its last component followed (the folders above are the
+ * kernel's to follow), into out; -1 with errno on a loop or a name too long. */
+static int follow_links(const char *path, char *out, size_t size) {
+  char cur[4096];
+  if (copy_path(cur, sizeof cur, path)) return errno = ENAMETOOLONG, -1;
+  for (int hops = 0; hops < 40; hops++) {
+    struct stat sb;
+    if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode)) return copy_path(out, size, cur) ? (errno = ENAMETOOLONG, -1) : 0;
+    char link[4096];
+    ssize_t n = readlink(cur, link, sizeof link - 1);
+    if (n < 0) return -1;
+    link[n] = '\0';
+    if (link[0] == '/') {
+      if (copy_path(cur, sizeof cur, link)) return errno = ENAMETOOLONG, -1;
+      continue;
+    }
+    char *slash = strrchr(cur, '/');
+    size_t keep = slash ? (size_t)(slash - cur) + 1 : 0;
+    if (keep + (size_t)n >= sizeof cur) return errno = ENAMETOOLONG, -1;
+    memcpy(cur + keep, link, (size_t)n + 1);
+  }
+  return errno = ELOOP, -1;
+}
+
+/* The folder part of PATH ("." when none), for messages. */
+static void folder_of(const char *path, char *buf, size_t size) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(buf, size, ".");
+  else if (slash == path) snprintf(buf, size, "/");
+  else snprintf(buf, size, "%.*s", (int)(slash - path), path);
+}
+
+rt_status fileio_out_open(fileio_out *o, const char *path, rt_error *err) {
+  memset(o, 0, sizeof *o);
+  if (!path || !*path) return rt_error_set(err, RT_ERR_USAGE, "no output path given");
+  if (copy_path(o->path, sizeof o->path, path)) return io_fail(err, path, "%s", "the path is too long");
+  if (follow_links(path, o->target, sizeof o->target))
+    return io_fail(err, path, "cannot follow the symbolic link: %s", strerror(errno));
+  struct stat sb;
+  int exists = stat(o->target, &sb) == 0;
+  if (exists && !S_ISREG(sb.st_mode)) {
+    if (!S_ISCHR(sb.st_mode) && !S_ISFIFO(sb.st_mode)) {
+      rt_error_locate(err, path, NULL, 0, 0);
+      return rt_error_set(err, RT_ERR_IO, "cannot write it: it is %s; give the path of a file (or a character "
+                          "device or FIFO, written in place)", fileio_kind(sb.st_mode));
+    }
+    /* in place: a device stays a device, a FIFO a FIFO (O_NONBLOCK: ENXIO when nobody reads) */
+    int fd = open(o->target, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      int e = errno;
+      rt_error_locate(err, path, NULL, 0, 0);
+      if (e == ENXIO && S_ISFIFO(sb.st_mode))
+        return rt_error_set(err, RT_ERR_IO, "cannot write it: it is a FIFO and nothing reads it");
+      return rt_error_set(err, RT_ERR_IO, "cannot write %s: %s", fileio_kind(sb.st_mode), strerror(e));
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    if (!(o->f = fdopen(fd, "w"))) {
+      int e = errno;
+      close(fd);
+      return io_fail(err, path, "cannot write it: %s", strerror(e));
+    }
+    o->in_place = 1;
+    return RT_OK;
+  }
+  /* a regular file or nothing yet: a temporary beside it, created exclusively */
+  int fd = -1;
+  for (int k = 0; k < 100 && fd < 0; k++) {
+    int w = k ? snprintf(o->tmp, sizeof o->tmp, "%s.%ld-%d.tmp", o->target, (long)getpid(), k)
+              : snprintf(o->tmp, sizeof o->tmp, "%s.%ld.tmp", o->target, (long)getpid());
+    if (w < 0 || (size_t)w >= sizeof o->tmp)
+      return io_fail(err, path, "%s", "the path is too long");
+    fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    int e = errno;
+    char dir[4096];
+    folder_of(o->target, dir, sizeof dir);
+    o->tmp[0] = '\0';
+    struct stat ds;
+    rt_error_locate(err, path, NULL, 0, 0);
+    if (e == ENOENT || (e == ENOTDIR && stat(dir, &ds) != 0))
+      return rt_error_set(err, RT_ERR_IO, "cannot write it: the folder %s does not exist", dir);
+    if (e == ENOTDIR) return rt_error_set(err, RT_ERR_IO, "cannot write it: %s is not a folder", dir);
+    return rt_error_set(err, RT_ERR_IO, "cannot write it (a new file in %s): %s", dir, strerror(e));
+  }
+  if (exists) fchmod(fd, sb.st_mode & 07777); /* the file keeps its permissions */
+  if (!(o->f = fdopen(fd, "w"))) {
+    int e = errno;
+    close(fd);
+    unlink(o->tmp);
+    o->tmp[0] = '\0';
+    return io_fail(err, path, "cannot write it: %s", strerror(e));
+  }
+  return RT_OK;
+}
+
+rt_status fileio_out_commit(fileio_out *o, rt_error *err) {
+  if (!o->f) return io_fail(err, o->path, "%s", "cannot write it: the file is not open");
+  errno = 0;
+  int bad = fflush(o->f) != 0 || ferror(o->f);
+  int e = errno;
+  if (!bad && !o->in_place && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS) bad = 1, e = errno;
+  if (fclose(o->f) != 0 && !bad) bad = 1, e = errno;
+  o->f = NULL;
+  if (bad) {
+    if (o->tmp[0]) unlink(o->tmp);
+    o->tmp[0] = '\0';
+    rt_error_locate(err, o->path, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_IO, "cannot write it completely: %s", e ? strerror(e) : "a write failed");
+  }
+  if (o->tmp[0] && rename(o->tmp, o->target) != 0) {
+    e = errno;
+    unlink(o->tmp);
+    o->tmp[0] = '\0';
+    rt_error_locate(err, o->path, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_IO, "cannot put it in place: %s", strerror(e));
+  }
+  o->tmp[0] = '\0';
+  return RT_OK;
+}
+
+void fileio_out_abort(fileio_out *o) {
+  if (o->f) fclose(o->f);
+  o->f = NULL;
+  if (o->tmp[0]) unlink(o->tmp);
+  o->tmp[0] = '\0';
+}
+
+rt_status fileio_check_target(const char *path, rt_error *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode)) return RT_OK;
+  rt_error_locate(err, path, NULL, 0, 0);
+  return rt_error_set(err, RT_ERR_IO, "it is %s, not a regular file; give the path of a file", fileio_kind(sb.st_mode));
 }

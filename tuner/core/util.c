@@ -41,6 +41,17 @@ static rt_status mkdir_prefix(const char *path, size_t len, const char *where, r
       errno = e;
       return RT_ERR_IO;
     }
+    struct stat sb; /* EEXIST says nothing about what exists: a file is not a folder */
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+      rt_error_locate(err, where, NULL, 0, 0);
+      rt_error_set(err, RT_ERR_IO, "cannot create the folder %.*s: %s is %s, not a folder", (int)len, path, dir,
+                   S_ISREG(sb.st_mode)                          ? "a file"
+                   : S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device"
+                   : S_ISFIFO(sb.st_mode)                       ? "a FIFO"
+                                                                : "something else");
+      errno = ENOTDIR;
+      return RT_ERR_IO;
+    }
     *p = c;
   }
   return RT_OK;

@@ -129,6 +129,7 @@ typedef struct loader {
   const char *path; /* the file */
   const char *text; /* its text, for lines */
   rt_error *err;
+  const int *lines; /* the line of each problem (jsonline_elements), or NULL */
 } loader;
 
 /* An error about FIELD of the file, with its line. */
@@ -314,7 +315,7 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
   snprintf(field, sizeof field, "problems[%zu]", k);
   job_problem *q = &j->problems[k];
   memset(q, 0, sizeof *q);
-  q->line = jsonline_find(L->text, field);
+  q->line = L->lines ? L->lines[k] : jsonline_find(L->text, field);
   if (!json_is_object(p))
     return bad(L, field, RT_ERR_PARSE, "must be an object with target, shape and dtype, not %s", json_kind(p));
   rt_status rc = known_keys(L, field, p, "target,shape,dtype,budget,strategy,seed,split");
@@ -383,14 +384,45 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
   snprintf(q->family, sizeof q->family, "%s", prob.family);
   snprintf(q->key_shape, sizeof q->key_shape, "%s", prob.shape);
   snprintf(q->layout, sizeof q->layout, "%s", prob.layout);
-  for (size_t i = 0; i < k; i++) {
-    const job_problem *o = &j->problems[i];
-    if (!strcmp(o->target, q->target) && !strcmp(o->family, q->family) && !strcmp(o->key_shape, q->key_shape) &&
-        !strcmp(o->dtype, q->dtype) && !strcmp(o->layout, q->layout))
-      return bad(L, field, RT_ERR_PARSE, "the same problem as problems[%zu] (line %d): %s %s %s", i, o->line,
-                 q->target, q->key_shape, q->dtype);
-  }
   return RT_OK;
+}
+
+/* Problems a and b in the order of (target, family, shape, dtype, layout), then of the file. */
+static int cmp_problem(const void *a, const void *b) {
+  const job_problem *x = *(const job_problem *const *)a, *y = *(const job_problem *const *)b;
+  int c = strcmp(x->target, y->target);
+  if (!c) c = strcmp(x->family, y->family);
+  if (!c) c = strcmp(x->key_shape, y->key_shape);
+  if (!c) c = strcmp(x->dtype, y->dtype);
+  if (!c) c = strcmp(x->layout, y->layout);
+  return c ? c : (x > y) - (x < y);
+}
+
+/* The first problem (in file order) that repeats an earlier one is an error naming both; by
+ * sorting, so a job of 100,000 problems is not 5 * 10^9 comparisons. */
+static rt_status no_duplicates(loader *L, const job *j) {
+  const job_problem **v = malloc((j->nproblems ? j->nproblems : 1) * sizeof *v);
+  if (!v) return rt_error_set(L->err, RT_ERR_NOMEM, "out of memory for %zu problems", j->nproblems);
+  for (size_t k = 0; k < j->nproblems; k++) v[k] = &j->problems[k];
+  qsort(v, j->nproblems, sizeof *v, cmp_problem);
+  /* in a run of equal problems the file's order holds: its first is the original, its second
+   * the first repetition; the error is about the repetition that comes first in the file */
+  const job_problem *first = NULL, *dup = NULL;
+  for (size_t k = 1; k < j->nproblems; k++) {
+    const job_problem *a = v[k - 1], *b = v[k];
+    int same = !strcmp(a->target, b->target) && !strcmp(a->family, b->family) && !strcmp(a->key_shape, b->key_shape) &&
+               !strcmp(a->dtype, b->dtype) && !strcmp(a->layout, b->layout);
+    int starts_run = k < 2 || strcmp(v[k - 2]->target, a->target) || strcmp(v[k - 2]->family, a->family) ||
+                     strcmp(v[k - 2]->key_shape, a->key_shape) || strcmp(v[k - 2]->dtype, a->dtype) ||
+                     strcmp(v[k - 2]->layout, a->layout);
+    if (same && starts_run && (!dup || b < dup)) dup = b, first = a;
+  }
+  free(v);
+  if (!dup) return RT_OK;
+  char field[64];
+  snprintf(field, sizeof field, "problems[%zu]", (size_t)(dup - j->problems));
+  return bad(L, field, RT_ERR_PARSE, "the same problem as problems[%zu] (line %d): %s %s %s",
+             (size_t)(first - j->problems), first->line, dup->target, dup->key_shape, dup->dtype);
 }
 
 rt_status job_load(const char *path, job **out, rt_error *err) {
@@ -398,7 +430,7 @@ rt_status job_load(const char *path, job **out, rt_error *err) {
   char *text = NULL;
   rt_status rc = fileio_read(path, &text, NULL, err);
   if (rc) return rc;
-  loader L = {path, text, err};
+  loader L = {path, text, err, NULL};
   json_error_t je;
   json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
   job *j = NULL;
@@ -545,8 +577,12 @@ rt_status job_load(const char *path, job **out, rt_error *err) {
     rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory for %zu problems", j->nproblems);
     goto done;
   }
-  for (size_t k = 0; k < j->nproblems; k++)
-    if ((rc = load_problem(&L, j, json_array_get(ps, k), defaults, k, tpath))) goto done;
+  int *lines = calloc(j->nproblems, sizeof *lines);
+  if (lines && jsonline_elements(text, "problems", lines, j->nproblems) == j->nproblems) L.lines = lines;
+  for (size_t k = 0; k < j->nproblems && !rc; k++) rc = load_problem(&L, j, json_array_get(ps, k), defaults, k, tpath);
+  if (!rc) rc = no_duplicates(&L, j);
+  L.lines = NULL;
+  free(lines);
 done:
   json_decref(root);
   free(text);

@@ -78,48 +78,77 @@ static int next_step(const char **p, char *key, size_t size, long *idx) {
   return 1;
 }
 
-int jsonline_find(const char *text, const char *path) {
-  if (!text) return 0;
-  scan sc = {text, 1};
-  ws(&sc);
-  int found = sc.line; /* the innermost value reached so far */
+/* Walks sc along PATH; returns 1 at the value it names (sc on it), or 0 with *found the line of
+ * the innermost value on the way. */
+static int walk(scan *sc, const char *path, int *found) {
+  ws(sc);
+  *found = sc->line; /* the innermost value reached so far */
   const char *p = path ? path : "";
   char key[128], k[128];
   long idx = 0;
   int step;
   while ((step = next_step(&p, key, sizeof key, &idx)) != 0) {
-    ws(&sc);
-    found = sc.line;
+    ws(sc);
+    *found = sc->line;
     if (step == 1) {
-      if (*sc.s != '{') return found;
-      sc.s++;
+      if (*sc->s != '{') return 0;
+      sc->s++;
       for (;;) {
-        ws(&sc);
-        if (*sc.s != '"') return found;
-        string_at(&sc, k, sizeof k);
-        ws(&sc);
-        if (*sc.s == ':') sc.s++;
-        ws(&sc);
+        ws(sc);
+        if (*sc->s != '"') return 0;
+        string_at(sc, k, sizeof k);
+        ws(sc);
+        if (*sc->s == ':') sc->s++;
+        ws(sc);
         if (strcmp(k, key) == 0) break;
-        skip_value(&sc);
-        ws(&sc);
-        if (*sc.s != ',') return found;
-        sc.s++;
+        skip_value(sc);
+        ws(sc);
+        if (*sc->s != ',') return 0;
+        sc->s++;
       }
     } else {
-      if (*sc.s != '[') return found;
-      sc.s++;
+      if (*sc->s != '[') return 0;
+      sc->s++;
       for (long i = 0;; i++) {
-        ws(&sc);
-        if (*sc.s == ']' || !*sc.s) return found;
+        ws(sc);
+        if (*sc->s == ']' || !*sc->s) return 0;
         if (i == idx) break;
-        skip_value(&sc);
-        ws(&sc);
-        if (*sc.s != ',') return found;
-        sc.s++;
+        skip_value(sc);
+        ws(sc);
+        if (*sc->s != ',') return 0;
+        sc->s++;
       }
     }
   }
-  ws(&sc);
-  return sc.line;
+  ws(sc);
+  return 1;
+}
+
+int jsonline_find(const char *text, const char *path) {
+  if (!text) return 0;
+  scan sc = {text, 1};
+  int found;
+  return walk(&sc, path, &found) ? sc.line : found;
+}
+
+size_t jsonline_elements(const char *text, const char *path, int *lines, size_t n) {
+  if (!text) return 0;
+  scan sc = {text, 1};
+  int found;
+  if (!walk(&sc, path, &found) || *sc.s != '[') return 0;
+  sc.s++;
+  size_t i = 0;
+  for (;; i++) {
+    ws(&sc);
+    if (*sc.s == ']' || !*sc.s) break;
+    if (i < n) lines[i] = sc.line;
+    skip_value(&sc);
+    ws(&sc);
+    if (*sc.s != ',') {
+      i++;
+      break;
+    }
+    sc.s++;
+  }
+  return i;
 }

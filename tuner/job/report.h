@@ -37,8 +37,10 @@ typedef struct report_stats {
   long bytes;              /* the file's size */
 } report_stats;
 
-/* Writes the report of database d to path (through path.tmp, renamed when complete); st may be
- * NULL.  RT_ERR_IO names the file when it cannot be written. */
+/* Writes the report of database d to path by fileio.h's rules (a new file renamed over a
+ * regular one when complete, a device or FIFO written in place, a symbolic link followed); st
+ * may be NULL.  Every value from the database reaches the page through html.h's writer, so
+ * none can become markup.  RT_ERR_IO names the file when it cannot be written. */
 rt_status report_write(db *d, const report_options *o, const char *path, report_stats *st, rt_error *err);
 
 #endif

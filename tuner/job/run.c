@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "db/export.h"
+#include "tuner/core/fileio.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/job/report.h"
 #include "tuner/recheck.h"
@@ -35,16 +36,18 @@ static int file_exists(const char *p) {
   return stat(p, &sb) == 0;
 }
 
-/* Writes JSON to path through path.tmp. */
+/* Writes JSON to path (fileio.h: a new file renamed into place, or a device written in place). */
 static rt_status write_json(const char *path, const json_t *v, rt_error *err) {
-  char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  if (json_dump_file(v, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 || rename(tmp, path) != 0) {
-    unlink(tmp);
+  fileio_out o;
+  rt_status rc = fileio_out_open(&o, path, err);
+  if (rc) return rc;
+  if (json_dumpf(v, o.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+    int e = errno;
+    fileio_out_abort(&o);
     rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "cannot write the summary: %s", strerror(errno));
+    return rt_error_set(err, RT_ERR_IO, "cannot write the summary: %s", e ? strerror(e) : "a write failed");
   }
-  return RT_OK;
+  return fileio_out_commit(&o, err);
 }
 
 /* ---- devices and paths ---- */
@@ -117,12 +120,21 @@ static void lock_path(const job *j, const char *tagshard, char *buf, size_t size
 
 /* 0 locked (*fd), 1 held by another process, -1 error. */
 static int lock_take(const char *path, int *fd) {
-  *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  /* O_NOFOLLOW and O_NONBLOCK: a lock file is never a link to elsewhere, nor a FIFO to block on */
+  *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (*fd < 0) return -1;
-  if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
-    int busy = errno == EWOULDBLOCK;
+  struct stat sb;
+  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     close(*fd);
     *fd = -1;
+    errno = EINVAL;
+    return -1;
+  }
+  if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno, busy = e == EWOULDBLOCK;
+    close(*fd);
+    *fd = -1;
+    errno = e;
     return busy ? 1 : -1;
   }
   char who[300], host[256] = "?";
@@ -137,6 +149,18 @@ static int lock_take(const char *path, int *fd) {
 
 static void lock_release(int fd) {
   if (fd >= 0) close(fd); /* closing drops the flock */
+}
+
+/* The error of lock_take's result l (1 held, -1 with errno): held by another process, or why
+ * the lock file could not be taken. */
+static rt_status lock_error(const job *j, job_shard s, const char *path, int l, rt_error *err) {
+  int e = errno;
+  rt_error_locate(err, path, NULL, 0, 0);
+  if (l > 0)
+    return rt_error_set(err, RT_ERR_INVALID, "job %s shard %d/%d is already running (this lock is held by another "
+                        "process): wait for it or stop it", j->name, s.index, s.count);
+  return rt_error_set(err, RT_ERR_IO, "cannot take the lock of job %s shard %d/%d: %s", j->name, s.index, s.count,
+                      e == EINVAL ? "the lock's path is not a regular file" : strerror(e));
 }
 
 /* "I-of-N" for file names, from a shard. */
@@ -258,7 +282,7 @@ static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp,
     if (job_problem_split(j, k, c->shard) && tune_config_shard(e->config, c->shard.count) != c->shard.index)
       continue; /* another shard rechecks it */
     recheck_verdict last_v;
-    const db_run_info *last = job_last_recheck(e, env->runs, env->nruns, j->tolerance, &last_v);
+    const db_run_info *last = job_env_last_recheck(env, e, j->tolerance, &last_v);
     double measured = job_iso_time(e->created_at);
     if (last) {
       double t = job_iso_time(last->finished_at[0] ? last->finished_at : last->started_at);
@@ -341,8 +365,17 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
                                                               rep.best.time_ms, rep.best.timing)
                                                   : json_null());
   out->evaluated += rep.evaluated;
-  if (!cut) out->tuned++;
-  if (!cut && !rep.have_best) {
+  /* a split problem's space with fewer configurations than there are shards: this one holds
+   * none, which is nothing to do, not a failure */
+  int nothing = !cut && !rep.have_best && rep.nresults == 0 && job_problem_split(j, k, c->shard);
+  if (!cut && !nothing) out->tuned++;
+  if (nothing) {
+    json_object_set_new(item, "action", json_string("nothing"));
+    char why[200];
+    snprintf(why, sizeof why, "shard %d/%d holds no configuration of this problem's space (the other shards "
+             "cover it)", c->shard.index, c->shard.count);
+    json_object_set_new(item, "note", json_string(why));
+  } else if (!cut && !rep.have_best) {
     out->failed++;
     json_object_set_new(item, "error", json_string(rep.nresults ? "no candidate succeeded"
                                                                 : "nothing was evaluated (no configuration)"));
@@ -363,14 +396,7 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   lock_path(j, part, lp, sizeof lp);
   int lockfd = -1;
   int l = lock_take(lp, &lockfd);
-  if (l) {
-    rt_error_locate(err, lp, NULL, 0, 0);
-    return rt_error_set(err, l > 0 ? RT_ERR_INVALID : RT_ERR_IO,
-                        l > 0 ? "job %s shard %d/%d is already running (this lock is held by another process): "
-                                "wait for it or stop it"
-                              : "cannot take the lock of job %s shard %d/%d",
-                        j->name, c->shard.index, c->shard.count);
-  }
+  if (l) return lock_error(j, c->shard, lp, l, err);
   char dbp[1024], main_db[1024];
   job_database_path(j, c->shard, c->db_path ? c->db_path : o->db_path, dbp, sizeof dbp);
   job_database_path(j, (job_shard){0, 1}, o->db_path, main_db, sizeof main_db);
@@ -539,11 +565,7 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
   lock_path(j, part, lp, sizeof lp);
   int lockfd = -1;
   int l = lock_take(lp, &lockfd);
-  if (l) {
-    rt_error_locate(err, lp, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "job %s shard %d/%d is already running (this lock is held by "
-                        "another process): wait for it or stop it", j->name, o->shard.index, o->shard.count);
-  }
+  if (l) return lock_error(j, o->shard, lp, l, err);
   /* every process of the node writes the database this shard writes (one host: WAL is safe),
    * seeded once from the job's database when it is a shard's own */
   char dbp[1024], main_db[1024];
@@ -758,7 +780,7 @@ rt_status job_status(const job *j, job_shard s, const char *device, const char *
     const char *worst = NULL;
     for (size_t i = 0; i < nw && i < 64; i++) {
       recheck_verdict v;
-      if (job_last_recheck(w[i], env.runs, env.nruns, j->tolerance, &v) && recheck_is_regression(v))
+      if (job_env_last_recheck(&env, w[i], j->tolerance, &v) && recheck_is_regression(v))
         worst = recheck_verdict_name(v);
     }
     json_object_set_new(it, "regression", worst ? json_string(worst) : json_null());

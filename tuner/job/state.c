@@ -33,6 +33,70 @@ static double now_epoch(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* ---- the index: runs and winners by problem ---- */
+
+/* The problem key of a run or a winner: pointers to its four strings. */
+typedef struct pkey {
+  const char *family, *shape, *dtype, *layout;
+} pkey;
+
+static int pkey_cmp(pkey a, pkey b) {
+  int c = strcmp(a.shape, b.shape);
+  if (!c) c = strcmp(a.family, b.family);
+  if (!c) c = strcmp(a.dtype, b.dtype);
+  if (!c) c = strcmp(a.layout, b.layout);
+  return c;
+}
+
+static pkey run_key(const db_run_info *r) { return (pkey){r->family, r->shape, r->dtype, r->layout}; }
+static pkey win_key(const db_entry *e) { return (pkey){e->family, e->shape, e->dtype, e->layout}; }
+
+static int cmp_run(const void *a, const void *b, void *ctx) {
+  const job_env *env = ctx;
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  int c = pkey_cmp(run_key(&env->runs[x]), run_key(&env->runs[y]));
+  return c ? c : (x > y) - (x < y); /* a problem's runs keep their order (oldest first) */
+}
+
+static int cmp_win(const void *a, const void *b, void *ctx) {
+  const job_env *env = ctx;
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  int c = pkey_cmp(win_key(&env->winners[x]), win_key(&env->winners[y]));
+  return c ? c : (x > y) - (x < y);
+}
+
+static rt_status build_index(job_env *env, rt_error *err) {
+  free(env->run_by_problem);
+  free(env->win_by_problem);
+  env->run_by_problem = malloc((env->nruns ? env->nruns : 1) * sizeof *env->run_by_problem);
+  env->win_by_problem = malloc((env->nwinners ? env->nwinners : 1) * sizeof *env->win_by_problem);
+  if (!env->run_by_problem || !env->win_by_problem) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < env->nruns; i++) env->run_by_problem[i] = i;
+  for (size_t i = 0; i < env->nwinners; i++) env->win_by_problem[i] = i;
+  qsort_r(env->run_by_problem, env->nruns, sizeof *env->run_by_problem, cmp_run, env);
+  qsort_r(env->win_by_problem, env->nwinners, sizeof *env->win_by_problem, cmp_win, env);
+  return RT_OK;
+}
+
+/* [*lo, *hi) of the index entries (runs: 1, winners: 0) of problem key k. */
+static void key_range(const job_env *env, int runs, pkey k, size_t *lo, size_t *hi) {
+  const size_t *ix = runs ? env->run_by_problem : env->win_by_problem;
+  size_t n = runs ? env->nruns : env->nwinners;
+  if (!ix) n = 0;
+  size_t a = 0, b = n;
+  while (a < b) { /* the first not below k */
+    size_t m = a + (b - a) / 2;
+    pkey x = runs ? run_key(&env->runs[ix[m]]) : win_key(&env->winners[ix[m]]);
+    if (pkey_cmp(x, k) < 0) a = m + 1;
+    else b = m;
+  }
+  *lo = a;
+  for (b = a; b < n && !pkey_cmp(runs ? run_key(&env->runs[ix[b]]) : win_key(&env->winners[ix[b]]), k); b++) {}
+  *hi = b;
+}
+
+static pkey problem_key(const job_problem *q) { return (pkey){q->family, q->key_shape, q->dtype, q->layout}; }
+
 rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
   free(env->winners);
   free(env->runs);
@@ -40,9 +104,10 @@ rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
   env->runs = NULL;
   env->nwinners = env->nruns = 0;
   env->now = now_epoch();
-  if (!d) return RT_OK;
-  rt_status rc = db_entries(d, 0, &env->winners, &env->nwinners, err);
-  if (!rc) rc = db_runs(d, &env->runs, &env->nruns, err);
+  rt_status rc = RT_OK;
+  if (d) rc = db_entries(d, 0, &env->winners, &env->nwinners, err);
+  if (d && !rc) rc = db_runs(d, &env->runs, &env->nruns, err);
+  if (!rc) rc = build_index(env, err);
   return rc;
 }
 
@@ -73,6 +138,8 @@ void job_env_free(job_env *env) {
   free(env->winners);
   free(env->runs);
   free(env->tv);
+  free(env->run_by_problem);
+  free(env->win_by_problem);
   memset(env, 0, sizeof *env);
 }
 
@@ -125,12 +192,15 @@ static int winner_matches(const job *j, const job_problem *q, const job_env *env
 }
 
 size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out, size_t cap) {
-  size_t n = 0;
-  for (size_t i = 0; i < env->nwinners; i++)
-    if (winner_matches(j, &j->problems[k], env, &env->winners[i], 0)) {
-      if (n < cap) out[n] = &env->winners[i];
+  size_t n = 0, lo, hi;
+  key_range(env, 0, problem_key(&j->problems[k]), &lo, &hi);
+  for (size_t x = lo; x < hi; x++) {
+    const db_entry *e = &env->winners[env->win_by_problem[x]];
+    if (winner_matches(j, &j->problems[k], env, e, 0)) {
+      if (n < cap) out[n] = e;
       n++;
     }
+  }
   return n;
 }
 
@@ -160,11 +230,14 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   /* the runs: the latest chain of interrupted (or abandoned) ones, the last complete one */
   const db_run_info *last = NULL, *last_done = NULL;
   long chain = 0;     /* results of the trailing interrupted runs */
-  int in_chain = 0, nruns = 0;
-  for (size_t i = 0; i < env->nruns; i++) {
-    const db_run_info *r = &env->runs[i];
+  int in_chain = 0, nruns = 0, stored = 0;
+  size_t lo, hi;
+  key_range(env, 1, problem_key(q), &lo, &hi);
+  for (size_t x = lo; x < hi; x++) {
+    const db_run_info *r = &env->runs[env->run_by_problem[x]];
     if (!tuning_run(j, k, s, env, r)) continue;
     nruns++;
+    stored += r->results > 0;
     last = r;
     if (!strcmp(r->status, "interrupted") || !strcmp(r->status, "running")) {
       if (!in_chain) chain = 0;
@@ -180,8 +253,9 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   size_t ncur = job_current_winners(j, k, env, cur, 64);
   if (ncur > 64) ncur = 64;
   const db_entry *any = NULL;
-  for (size_t i = 0; i < env->nwinners; i++)
-    if (winner_matches(j, q, env, &env->winners[i], 1)) any = &env->winners[i];
+  key_range(env, 0, problem_key(q), &lo, &hi);
+  for (size_t x = lo; x < hi; x++)
+    if (winner_matches(j, q, env, &env->winners[env->win_by_problem[x]], 1)) any = &env->winners[env->win_by_problem[x]];
   for (size_t i = 0; i < ncur; i++)
     if (!out->best || cur[i]->time_ms < out->best->time_ms) out->best = cur[i];
   double done_at = last_done ? job_iso_time(last_done->finished_at) : NAN;
@@ -215,6 +289,13 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
                  env->device.driver_version);
       return;
     }
+    if (nruns && !stored && job_problem_split(j, k, s) && !strcmp(last->status, "done")) {
+      /* this shard's part of the space is empty (more shards than configurations) */
+      out->kind = JOB_STATE_FRESH;
+      snprintf(out->reason, sizeof out->reason, "shard %d/%d holds no configuration of this problem's space",
+               s.index, s.count);
+      return;
+    }
     if (nruns) {
       out->kind = JOB_STATE_FAILED;
       snprintf(out->reason, sizeof out->reason, "no candidate has succeeded (%d run%s)", nruns, nruns > 1 ? "s" : "");
@@ -246,11 +327,12 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   out->kind = JOB_STATE_FRESH;
 }
 
-const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns, double tol,
-                                    recheck_verdict *verdict) {
+/* The recheck of e among the runs picked by idx (NULL: all), n of them. */
+static const db_run_info *last_recheck(const db_entry *e, const db_run_info *runs, const size_t *idx, size_t n,
+                                       double tol, recheck_verdict *verdict) {
   const db_run_info *found = NULL;
-  for (size_t i = 0; i < nruns; i++) {
-    const db_run_info *r = &runs[i];
+  for (size_t i = 0; i < n; i++) {
+    const db_run_info *r = &runs[idx ? idx[i] : i];
     if (!job_run_is_recheck(r) || r->results == 0) continue;
     if (strcmp(r->family, e->family) || strcmp(r->shape, e->shape) || strcmp(r->dtype, e->dtype) ||
         strcmp(r->layout, e->layout) || strcmp(r->device.name, e->device.name) ||
@@ -264,4 +346,15 @@ const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, 
     else *verdict = recheck_compare(e->time_ms, e->spread, found->last_ms, found->last_spread, tol);
   }
   return found;
+}
+
+const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns, double tol,
+                                    recheck_verdict *verdict) {
+  return last_recheck(e, runs, NULL, nruns, tol, verdict);
+}
+
+const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol, recheck_verdict *verdict) {
+  size_t lo, hi;
+  key_range(env, 1, win_key(e), &lo, &hi);
+  return last_recheck(e, env->runs, env->run_by_problem ? env->run_by_problem + lo : NULL, hi - lo, tol, verdict);
 }

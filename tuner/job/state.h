@@ -55,6 +55,9 @@ typedef struct job_env {
   size_t nruns;
   job_tversion *tv;       /* template versions met so far (owned) */
   size_t ntv, tvcap;
+  size_t *run_by_problem; /* indices into runs, by problem (family, shape, dtype, layout), then
+                             oldest first: a problem's runs in one binary search (owned) */
+  size_t *win_by_problem; /* the same into winners (owned) */
 } job_env;
 
 /* Fills env for the device DEVICE_SPEC ("cuda:0", "model:h200") and database d (NULL: an
@@ -88,6 +91,10 @@ double job_iso_time(const char *iso);
  * FASTER or SLOWER against e's time (tolerance tol plus both spreads), or FAILS. */
 const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns, double tol,
                                     recheck_verdict *verdict);
+
+/* job_last_recheck over the runs of e's problem only (env's index): what job status and job run
+ * ask for every winner of every problem, in time linear in the runs. */
+const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol, recheck_verdict *verdict);
 
 /* 1 when run R is a recheck (its command is recheck.c's). */
 int job_run_is_recheck(const db_run_info *r);

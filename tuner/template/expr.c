@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +122,8 @@ enum {
   OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
   OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
   OP_MIN, OP_MAX, OP_CEIL_DIV, OP_ROUND_UP, OP_ABS, OP_IS_POW2, OP_LOG2, OP_POW2,
+  OP_RCONST, /* real expressions: a double (its bits in arg) */
+  OP_SQRT,   /* real expressions */
   OP_JZ,  /* pop; jump to arg when zero */
   OP_JNZ, /* pop; jump to arg when non-zero */
   OP_JMP  /* jump to arg */
@@ -133,6 +136,7 @@ typedef struct expr_ins {
 } expr_ins;
 
 struct expr {
+  int real;       /* parsed by expr_parse_real: evaluated by expr_eval_real */
   char *text;     /* the source text */
   expr_ins *code; /* the program */
   int ncode;      /* its length */
@@ -166,6 +170,7 @@ typedef struct expr_parser {
   expr_scope *sc;    /* names */
   rt_error *err;     /* where errors go */
   rt_status st;      /* first error */
+  int real;          /* a real expression (expr_parse_real) */
 } expr_parser;
 
 static const struct {
@@ -178,7 +183,17 @@ static const struct {
     {"ceil_div", OP_CEIL_DIV, 2, 2},     {"round_up", OP_ROUND_UP, 2, 2},
     {"abs", OP_ABS, 1, 1},               {"is_pow2", OP_IS_POW2, 1, 1},
     {"log2", OP_LOG2, 1, 1},             {"pow2", OP_POW2, 1, 1},
+    {"sqrt", OP_SQRT, 1, 1},
 };
+
+/* 1 when op is for integers only (refused in a real expression), 2 for reals only. */
+static int expr_op_domain(int op) {
+  switch (op) {
+  case OP_MOD: case OP_CEIL_DIV: case OP_ROUND_UP: case OP_IS_POW2: case OP_LOG2: case OP_POW2: return 1;
+  case OP_SQRT: case OP_RCONST: return 2;
+  default: return 0;
+  }
+}
 #define EXPR_NFUNCS ((int)(sizeof expr_funcs / sizeof expr_funcs[0]))
 
 static int expr_fail(expr_parser *ps, int col, rt_status code, const char *fmt, ...)
@@ -255,10 +270,31 @@ static int expr_parse_primary(expr_parser *ps) {
   const char *start = ps->p;
   int col = expr_col(ps, start);
   char c = *ps->p;
-  if (isdigit((unsigned char)c)) {
+  if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)ps->p[1]))) {
     errno = 0;
     char *end;
     int base = start[0] == '0' && (start[1] == 'x' || start[1] == 'X') ? 16 : 10;
+    if (base == 10) { /* a decimal with a fraction or an exponent: a real */
+      char *rend;
+      double r = strtod(start, &rend);
+      if (rend > start && memchr(start, '.', (size_t)(rend - start)) == NULL && !memchr(start, 'e', (size_t)(rend - start)) &&
+          !memchr(start, 'E', (size_t)(rend - start)))
+        rend = NULL; /* an integer */
+      if (rend) {
+        if (!ps->real)
+          return expr_fail(ps, col, RT_ERR_EXPR, "%.*s is not an integer: expressions here are 64-bit integers "
+                           "(floating-point values are for a float scalar's value)", (int)(rend - start), start);
+        if (expr_is_ident_char(*rend) || *rend == '.')
+          return expr_fail(ps, col, RT_ERR_EXPR, "bad number \"%.*s\"", (int)strcspn(start, " \t()+-*/%<>=!&|,?:"),
+                           start);
+        if (!isfinite(r))
+          return expr_fail(ps, col, RT_ERR_EXPR, "number %.*s is too large (a double)", (int)(rend - start), start);
+        ps->p = rend;
+        int n = expr_node_new(ps, N_NUM, OP_RCONST, col);
+        if (n >= 0) memcpy(&ps->nodes[n].val, &r, sizeof r);
+        return n;
+      }
+    }
     unsigned long long v = strtoull(start, &end, base);
     if (expr_is_ident_char(*end))
       return expr_fail(ps, col, RT_ERR_EXPR, "bad number \"%.*s\"",
@@ -282,11 +318,16 @@ static int expr_parse_primary(expr_parser *ps) {
       for (int i = 0; i < EXPR_NFUNCS; i++)
         if ((int)strlen(expr_funcs[i].name) == len && strncmp(expr_funcs[i].name, start, (size_t)len) == 0)
           f = i;
+      if (f >= 0 && expr_op_domain(expr_funcs[f].op) == (ps->real ? 1 : 2))
+        return expr_fail(ps, col, RT_ERR_EXPR, ps->real ? "%s takes integers: not in a float scalar's value"
+                                                          : "%s is for a float scalar's value, not an integer expression",
+                         expr_funcs[f].name);
       if (f < 0) {
         char list[256] = "";
         size_t k = 0;
-        for (int i = 0; i < EXPR_NFUNCS; i++)
-          k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", expr_funcs[i].name);
+        for (int i = 0; i < EXPR_NFUNCS; i++) /* those of this kind of expression */
+          if (expr_op_domain(expr_funcs[i].op) != (ps->real ? 1 : 2))
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", expr_funcs[i].name);
         return expr_fail(ps, col, RT_ERR_EXPR, "unknown function %.*s; functions are: %s", len,
                          start, list);
       }
@@ -407,6 +448,8 @@ static int expr_parse_binary(expr_parser *ps, int min_prec) {
     int prec = expr_binop(ps->p, &op, &len);
     if (prec == 0 || prec < min_prec) return lhs;
     int col = expr_col(ps, ps->p);
+    if (op == OP_MOD && ps->real)
+      return expr_fail(ps, col, RT_ERR_EXPR, "%% takes integers: not in a float scalar's value");
     ps->p += len;
     if (++ps->depth > EXPR_DEPTH_MAX)
       return expr_fail(ps, col, RT_ERR_EXPR, "expression nested too deeply");
@@ -592,7 +635,7 @@ static int expr_emit(expr_gen *g, int op, int col, long long arg, int stack_delt
 static void expr_gen_node(expr_parser *ps, expr_gen *g, int node) {
   const expr_node *n = &ps->nodes[node];
   switch (n->kind) {
-    case N_NUM: expr_emit(g, OP_CONST, n->col, n->val, 1); return;
+    case N_NUM: expr_emit(g, n->op == OP_RCONST ? OP_RCONST : OP_CONST, n->col, n->val, 1); return;
     case N_NAME: expr_emit(g, n->op, n->col, n->val, 1); return;
     case N_UNARY:
       expr_gen_node(ps, g, n->a);
@@ -646,7 +689,17 @@ static int expr_cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static rt_status expr_parse_mode(const char *text, expr_scope *sc, int real, expr **out, rt_error *err);
+
 rt_status expr_parse(const char *text, expr_scope *sc, expr **out, rt_error *err) {
+  return expr_parse_mode(text, sc, 0, out, err);
+}
+
+rt_status expr_parse_real(const char *text, expr_scope *sc, expr **out, rt_error *err) {
+  return expr_parse_mode(text, sc, 1, out, err);
+}
+
+static rt_status expr_parse_mode(const char *text, expr_scope *sc, int real, expr **out, rt_error *err) {
   *out = NULL;
   if (!text) return rt_error_set(err, RT_ERR_EXPR, "expression missing");
   size_t len = strlen(text);
@@ -656,7 +709,7 @@ rt_status expr_parse(const char *text, expr_scope *sc, expr **out, rt_error *err
     if (err) err->column = EXPR_TEXT_MAX + 1;
     return RT_ERR_EXPR;
   }
-  expr_parser ps = {.text = text, .p = text, .sc = sc, .err = err};
+  expr_parser ps = {.text = text, .p = text, .sc = sc, .err = err, .real = real};
   int root = expr_parse_cond(&ps);
   if (root >= 0) {
     expr_skip(&ps);
@@ -678,7 +731,7 @@ rt_status expr_parse(const char *text, expr_scope *sc, expr **out, rt_error *err
   expr *e = NULL;
   if (!ps.st) {
     e = calloc(1, sizeof *e);
-    if (e) e->text = strdup(text);
+    if (e) e->text = strdup(text), e->real = real;
     if (e) e->slots = malloc((size_t)(g.n ? g.n : 1) * sizeof *e->slots);
     if (!e || !e->text || !e->slots) {
       expr_fail(&ps, 1, RT_ERR_NOMEM, "out of memory compiling an expression");
@@ -722,7 +775,7 @@ const int *expr_slots(const expr *e, int *count) {
 const char *expr_text(const expr *e) { return e->text; }
 
 int expr_constant(const expr *e, long long *value) {
-  if (e->nslots) return 0;
+  if (e->nslots || e->real) return 0;
   return expr_eval(e, NULL, value, NULL) == RT_OK;
 }
 
@@ -736,6 +789,7 @@ static rt_status expr_eval_fail(const expr_ins *in, rt_error *err, const char *w
 }
 
 rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_error *err) {
+  if (e->real) return rt_error_set(err, RT_ERR_EXPR, "a real expression evaluated as an integer one");
   long long st[EXPR_STACK_MAX];
   int sp = 0;
   const expr_ins *code = e->code;
@@ -810,6 +864,57 @@ rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_er
           case OP_MAX: r = a > b ? a : b; break;
           default: return expr_eval_fail(in, err, "internal error: bad instruction");
         }
+        st[sp - 1] = r;
+    }
+  }
+  *out = st[0];
+  return RT_OK;
+}
+
+
+rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_error *err) {
+  double st[EXPR_STACK_MAX];
+  int sp = 0;
+  for (int pc = 0; pc < e->ncode; pc++) {
+    const expr_ins *in = &e->code[pc];
+    double a, b, r = 0;
+    switch (in->op) {
+      case OP_CONST: st[sp++] = (double)in->arg; break;
+      case OP_RCONST: memcpy(&st[sp++], &in->arg, sizeof(double)); break;
+      case OP_LOAD: st[sp++] = (double)slots[in->arg]; break;
+      case OP_NEG: st[sp - 1] = -st[sp - 1]; break;
+      case OP_NOT: st[sp - 1] = st[sp - 1] == 0; break;
+      case OP_BOOL: st[sp - 1] = st[sp - 1] != 0; break;
+      case OP_JZ: if (st[--sp] == 0) pc = (int)in->arg - 1; break;
+      case OP_JNZ: if (st[--sp] != 0) pc = (int)in->arg - 1; break;
+      case OP_JMP: pc = (int)in->arg - 1; break;
+      case OP_ABS: st[sp - 1] = fabs(st[sp - 1]); break;
+      case OP_SQRT:
+        if (st[sp - 1] < 0) return expr_eval_fail(in, err, "sqrt of a negative value");
+        st[sp - 1] = sqrt(st[sp - 1]);
+        break;
+      default:
+        b = st[--sp];
+        a = st[sp - 1];
+        switch (in->op) {
+          case OP_ADD: r = a + b; break;
+          case OP_SUB: r = a - b; break;
+          case OP_MUL: r = a * b; break;
+          case OP_DIV:
+            if (b == 0) return expr_eval_fail(in, err, "division by zero");
+            r = a / b;
+            break;
+          case OP_EQ: r = a == b; break;
+          case OP_NE: r = a != b; break;
+          case OP_LT: r = a < b; break;
+          case OP_LE: r = a <= b; break;
+          case OP_GT: r = a > b; break;
+          case OP_GE: r = a >= b; break;
+          case OP_MIN: r = a < b ? a : b; break;
+          case OP_MAX: r = a > b ? a : b; break;
+          default: return expr_eval_fail(in, err, "internal error: an integer instruction in a real expression");
+        }
+        if (!isfinite(r)) return expr_eval_fail(in, err, "overflow: the value is not a finite number");
         st[sp - 1] = r;
     }
   }

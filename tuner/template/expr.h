@@ -19,6 +19,13 @@
  * zero, overflow, log2 of a non-positive value and pow2 out of range are evaluation errors
  * (RT_ERR_EXPR with the column of the operator or function), never a crash.
  *
+ * Real expressions (expr_parse_real, for a family's float scalars: a stencil's or a GELU's
+ * coefficients) are the same language in double precision: literals may have a fraction or an
+ * exponent (0.25, 1e-3, .5), names are their integer values, `/` divides exactly, and sqrt(a)
+ * (a >= 0) joins min, max and abs; % and the integer functions (ceil_div, round_up, is_pow2,
+ * log2, pow2) are parse errors there, as a fraction or an exponent and sqrt are in an integer
+ * expression.  A result that is not finite is an evaluation error (RT_ERR_EXPR).
+ *
  * Identifier values.  A name may carry an identifier domain (a parameter such as
  * LAYOUT_B: [row, col]); its slot holds the position in that domain (row = 0, col = 1).  A bare
  * identifier compared with such a name (LAYOUT_B == col, col != LAYOUT_B, also < <= > >=) is
@@ -71,10 +78,16 @@ void expr_scope_list(const expr_scope *sc, int first, char *buf, size_t size);
 /* Parses text against the scope (which an open scope may grow).  RT_ERR_EXPR with
  * err->column on a syntax error or an unknown or ambiguous name. */
 rt_status expr_parse(const char *text, expr_scope *sc, expr **out, rt_error *err);
+/* The same for a real expression (see above); evaluate it with expr_eval_real. */
+rt_status expr_parse_real(const char *text, expr_scope *sc, expr **out, rt_error *err);
 void expr_free(expr *e);
 /* Evaluates with slots[i] the value of scope slot i.  RT_ERR_EXPR with err->column on
  * division by zero, overflow and the other evaluation errors listed above. */
 rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_error *err);
+/* Evaluates a real expression (expr_parse_real) in double precision, the slots' integers as
+ * doubles.  RT_ERR_EXPR with err->column on division by zero, sqrt of a negative value and a
+ * result that is not finite. */
+rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_error *err);
 /* The distinct slots the expression reads, ascending (*count of them). */
 const int *expr_slots(const expr *e, int *count);
 /* 1 and *value when the expression reads no slot (a constant), else 0. */

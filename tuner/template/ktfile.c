@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "tuner/core/fileio.h"
+
 /* One parameter's domain while it is being collected: the distinct JSON values (borrowed from
  * the parsed tree), then their order and the form the space keeps them in. */
 typedef struct ktfile_dom {
@@ -456,6 +458,52 @@ rt_status ktfile_load(const char *path, ktfile **out, rt_error *err) {
   return ktfile_load_select(path, NULL, out, err);
 }
 
+/* 0 when the gzip file PATH is gzip streams to its last byte; else the offset of the first byte
+ * after them (zlib's gzread ignores what follows a stream when it is not another one), or -1
+ * when it cannot be read back. */
+static long long gz_trailing(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  z_stream zs;
+  memset(&zs, 0, sizeof zs);
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+    fclose(f);
+    return -1;
+  }
+  unsigned char in[1 << 16], out[1 << 16];
+  long long consumed = 0, at = 0; /* bytes of the file inflate has taken; where the last stream ended */
+  int rc = Z_OK, between = 0;     /* between: a stream ended, the next has not begun */
+  size_t got;
+  while ((got = fread(in, 1, sizeof in, f)) > 0) {
+    zs.next_in = in;
+    zs.avail_in = (uInt)got;
+    while (zs.avail_in > 0) {
+      if (between) { /* what follows a stream: another stream's magic, or trailing bytes */
+        if (zs.next_in[0] != 0x1f) break;
+        between = 0;
+        inflateReset(&zs);
+      }
+      zs.next_out = out;
+      zs.avail_out = sizeof out;
+      uInt before = zs.avail_in;
+      rc = inflate(&zs, Z_NO_FLUSH);
+      consumed += before - zs.avail_in;
+      if (rc == Z_STREAM_END) {
+        at = consumed;
+        between = 1;
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        break;
+      }
+    }
+    if (zs.avail_in > 0) break;
+  }
+  inflateEnd(&zs);
+  fclose(f);
+  struct stat sb;
+  if (stat(path, &sb) != 0) return -1;
+  return between && at == (long long)sb.st_size ? 0 : at > 0 ? at : -1;
+}
+
 /* The whole (decompressed) text of PATH: zlib reads plain and gzipped files alike.  A gzip
  * stream that ends early is an error even when every byte of its data is there (a truncation
  * inside the CRC trailer would otherwise pass unnoticed). */
@@ -466,7 +514,8 @@ static rt_status ktfile_read(const char *path, char **out, size_t *len, rt_error
   if (stat(path, &sb) != 0)
     return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(errno));
   if (!S_ISREG(sb.st_mode))
-    return ktfile_fail(err, path, RT_ERR_IO, "cannot read the file: not a regular file");
+    return ktfile_fail(err, path, RT_ERR_IO, "cannot read the file: it is %s, not a regular file",
+                       fileio_kind(sb.st_mode));
   gzFile gz = gzopen(path, "rb");
   if (!gz) return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(errno));
   gzbuffer(gz, 1 << 17);
@@ -510,6 +559,13 @@ static rt_status ktfile_read(const char *path, char **out, size_t *len, rt_error
                        "than a tuning results file may", KTFILE_MAX_BYTES >> 20);
       break;
     }
+  }
+  if (!rc && !gzdirect(gz)) { /* a gzip file: nothing may follow its streams */
+    long long end = gz_trailing(path);
+    if (end > 0)
+      rc = ktfile_fail(err, path, RT_ERR_PARSE, "the gzip data ends at byte %lld and %lld more bytes follow it "
+                       "(not another gzip stream): a damaged file, or one with bytes appended", end,
+                       (long long)sb.st_size - end);
   }
   int zc = gzclose_r(gz);
   if (!rc && zc != Z_OK)

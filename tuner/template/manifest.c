@@ -1192,10 +1192,9 @@ rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **ou
     for (int i = 1; i < m->nconstraints; i++)
       if (b.rejected[i] > b.rejected[c]) c = i;
     s = rt_error_at(err, RT_ERR_SPACE_EMPTY, m->path, m->nconstraints ? m->constraints[c].field : NULL, 0,
-                      "template %s has no valid configuration for this problem and device "
-                      "(%.0f combinations; \"%s\" rejected the most)",
-                      m->name, space_product(b.sp),
-                      m->nconstraints ? expr_text(m->constraints[c].e) : "");
+                      "template %s has no valid configuration for this problem and device: \"%s\" "
+                      "rejected the most of its %.0f combinations",
+                      m->name, m->nconstraints ? expr_text(m->constraints[c].e) : "", space_product(b.sp));
     goto done;
   }
   s = space_finish(b.sp, err);

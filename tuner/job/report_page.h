@@ -1,0 +1,76 @@
+/* report_page.h — the report's page drawn from plain data: report.c reads the data from a
+ * database, the escaping test and the fuzz target make it up.  Every string in it, whatever it
+ * holds, reaches the page through the HTML writer (html.h), so none can become markup.  What
+ * the page shows is report.h's. */
+#ifndef ROOFTUNE_JOB_REPORT_PAGE_H
+#define ROOFTUNE_JOB_REPORT_PAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "tuner/job/html.h"
+#include "tuner/job/report.h"
+#include "tuner/recheck.h"
+
+/* One candidate: a template's configuration on one problem and device, its latest result. */
+typedef struct report_cand {
+  int section;             /* index into report_page.sec */
+  char *tmpl, *config, *toolkit, *limit, *lever;
+  char status[24];         /* rt_status_name() of the result */
+  timing_kind timing;
+  double ms;               /* NAN when it failed */
+  double intensity;        /* FLOP per modeled DRAM byte */
+  double achieved;         /* FLOP/s */
+  uint64_t hash;           /* report.c's table */
+} report_cand;
+
+/* A section's roofs: the memory slope and up to two compute roofs. */
+typedef struct report_roofs {
+  double bw;               /* bytes/s; 0 unknown */
+  int bw_measured;
+  double peak[2];          /* FLOP/s of the dtype's paths */
+  const char *peak_name[2];
+  int peak_measured[2];
+  int npeaks;
+  char gpu[128];           /* whose roofs (a db_device name fits) */
+} report_roofs;
+
+/* One problem on one device. */
+typedef struct report_section {
+  char family[16], shape[64], dtype[8], layout[8];
+  db_device device;
+  size_t ncand, npoints, nfailed;
+  int have_winner;
+  db_entry winner;         /* the fastest current winner */
+  int regression;          /* its latest recheck is SLOWER or FAILS */
+  recheck_verdict verdict;
+  int have_verdict;
+  double recheck_ms;
+  char last_run[32];
+  report_roofs roofs;
+  const db_run_info *runs;       /* the section's runs, oldest first (a slice of report.c's copy) */
+  size_t nruns;
+} report_section;
+
+typedef struct report_page {
+  const char *title;
+  const char *source;            /* the database's path */
+  const char *generated;         /* "2026-12-01 02:30 UTC" */
+  const report_section *sec;
+  size_t nsec;
+  const report_cand *const *order; /* the candidates grouped by section, each group by time */
+  const size_t *start;           /* section i's are order[start[i] .. start[i+1]) */
+  size_t ncand;
+  double tol;                    /* for recheck verdicts, a fraction */
+  int top;                       /* rows of each candidates table */
+  size_t regressions;
+} report_page;
+
+/* 1 when candidate c has a point on the roofline (a time and a FLOP count). */
+int report_plottable(const report_cand *c);
+
+/* Writes the page onto h; adds the points, candidates and failures drawn to st. */
+void report_page_write(const report_page *p, html *h, report_stats *st);
+
+#endif
