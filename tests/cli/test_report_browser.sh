@@ -43,40 +43,8 @@ EOF
 # a user's declared family, a 3-point stencil: CUDA cores only, so no tensor-core roof
 k=$tmp/kernels/stencil3
 mkdir -p "$k"
-cat >"$k/family.json" <<'JSON'
-{"family": "stencil3", "description": "y[i] = x[i-1] + 2 x[i] + x[i+1] inside, y = x at the ends",
- "dims": ["N"], "example": "1048576", "dtypes": ["f32"],
- "args": [
-   {"name": "x", "buffer": "dtype", "count": "N", "dir": "in", "init": {"uniform": [-1, 1]}},
-   {"name": "y", "buffer": "dtype", "count": "N", "dir": "out"},
-   {"name": "n", "scalar": "i32", "value": "N"}],
- "reference": "stencil3_ref", "check": {"f32": {"rel": 1e-6}},
- "cost": {"flops": "4*N", "bytes": "2*N*dtype_bytes"}}
-JSON
-cat >"$k/stencil3_ref.cu" <<'CU'
-extern "C" __global__ void stencil3_ref(const float *x, float *y, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  y[i] = i == 0 || i == n - 1 ? x[i] : x[i - 1] + 2.0f * x[i] + x[i + 1];
-}
-CU
-cat >"$k/stencil3_ref.json" <<'JSON'
-{"name": "stencil3_ref", "family": "stencil3", "source": "stencil3_ref.cu", "entry": "stencil3_ref",
- "dtypes": ["f32"], "archs": ["sm_80", "sm_90"], "params": {"T": [256]},
- "launch": {"grid": ["ceil_div(N, T)", 1, 1], "block": ["T", 1, 1]}, "cost": {"flops": "4*N", "dram_bytes": "8*N"}}
-JSON
-cat >"$k/stencil3.cu" <<'CU'
-extern "C" __global__ void stencil3_grid(const float *x, float *y, int n) {
-  for (int i = blockIdx.x * THREADS + threadIdx.x; i < n; i += gridDim.x * THREADS)
-    y[i] = i == 0 || i == n - 1 ? x[i] : x[i - 1] + 2.0f * x[i] + x[i + 1];
-}
-CU
-cat >"$k/stencil3.json" <<'JSON'
-{"name": "stencil3_grid", "family": "stencil3", "source": "stencil3.cu", "entry": "stencil3_grid",
- "dtypes": ["f32"], "archs": ["sm_80", "sm_90"], "params": {"THREADS": [128, 256, 512], "WAVES": [1, 4]},
- "launch": {"grid": ["min(ceil_div(N, THREADS), WAVES*device.sm_count)", 1, 1], "block": ["THREADS", 1, 1]},
- "cost": {"flops": "4*N", "dram_bytes": "8*N"}}
-JSON
+# the family, its reference and a grid-stride template: tests/data/families/user/stencil3
+cp "${ROOFTUNE_SOURCE_DIR:?}/tests/data/families/user/stencil3/"* "$k/"
 export ROOFTUNE_TEMPLATE_PATH=$tmp/kernels ROOFTUNE_CACHE_DIR=$tmp/cache
 "$bin" job run "$tmp/r.json" >"$tmp/run1" 2>&1 || { cat "$tmp/run1"; die "job run"; }
 python3 - "$tmp/r.db" <<'PY'

@@ -20,41 +20,14 @@ die() { echo "FAIL: $*"; fail=1; }
 export ROOFTUNE_CACHE_DIR="$tmp/cache"
 k="$tmp/kernels/stencil3"
 mkdir -p "$k"
-cat >"$k/family.json" <<'JSON'
-{"family": "stencil3", "description": "y[i] = x[i-1] + 2 x[i] + x[i+1] inside, y = x at the ends",
- "dims": ["N"], "example": "1048576", "dtypes": ["f32"],
- "args": [
-   {"name": "x", "buffer": "dtype", "count": "N", "dir": "in", "init": {"uniform": [-1, 1]}},
-   {"name": "y", "buffer": "dtype", "count": "N", "dir": "out"},
-   {"name": "n", "scalar": "i32", "value": "N"}],
- "reference": "stencil3_ref", "check": {"f32": {"rel": 1e-6}},
- "cost": {"flops": "4*N", "bytes": "2*N*dtype_bytes"}}
-JSON
-cat >"$k/stencil3_ref.cu" <<'CU'
-extern "C" __global__ void stencil3_ref(const float *x, float *y, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  y[i] = i == 0 || i == n - 1 ? x[i] : x[i - 1] + 2.0f * x[i] + x[i + 1];
-}
-CU
-cat >"$k/stencil3_ref.json" <<'JSON'
-{"name": "stencil3_ref", "family": "stencil3", "source": "stencil3_ref.cu", "entry": "stencil3_ref",
- "dtypes": ["f32"], "archs": ["sm_80", "sm_90"], "params": {"T": [256]},
- "launch": {"grid": ["ceil_div(N, T)", 1, 1], "block": ["T", 1, 1]}, "cost": {"flops": "4*N", "dram_bytes": "8*N"}}
-JSON
+# the family, its reference and a grid-stride template: a user's folder,
+# tests/data/families/user/stencil3; the template made wrong here
+fx=$src/tests/data/families/user/stencil3
+cp "$fx/family.json" "$fx/stencil3_ref.cu" "$fx/stencil3_ref.json" "$k/"
 # the deliberate bug: x[i + 2] where the stencil reads x[i + 1] (and, at i = n - 2, one past the end)
-cat >"$k/stencil3_bad.cu" <<'CU'
-extern "C" __global__ void stencil3_bad(const float *x, float *y, int n) {
-  for (int i = blockIdx.x * THREADS + threadIdx.x; i < n; i += gridDim.x * THREADS)
-    y[i] = i == 0 || i == n - 1 ? x[i] : x[i - 1] + 2.0f * x[i] + x[i + 2];
-}
-CU
-cat >"$k/stencil3_bad.json" <<'JSON'
-{"name": "stencil3_bad", "family": "stencil3", "source": "stencil3_bad.cu", "entry": "stencil3_bad",
- "dtypes": ["f32"], "archs": ["sm_80", "sm_90"], "params": {"THREADS": [128, 256, 512], "WAVES": [1, 4]},
- "launch": {"grid": ["min(ceil_div(N, THREADS), WAVES*device.sm_count)", 1, 1], "block": ["THREADS", 1, 1]},
- "cost": {"flops": "4*N", "dram_bytes": "8*N"}}
-JSON
+sed -e 's/stencil3_grid/stencil3_bad/g' -e 's/x\[i + 1\];/x[i + 2];/' "$fx/stencil3_grid.cu" >"$k/stencil3_bad.cu"
+sed -e 's/stencil3_grid/stencil3_bad/g' "$fx/stencil3_grid.json" >"$k/stencil3_bad.json"
+grep -q 'x\[i + 2\];' "$k/stencil3_bad.cu" || { echo "FAIL: the bug was not written into $k/stencil3_bad.cu"; exit 1; }
 db="$tmp/t.db"
 export ROOFTUNE_TEMPLATE_PATH="$tmp/kernels"
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_render.h"
 #include "test.h"
 #include "tuner/job/html.h"
 #include "tuner/job/report_page.h"
@@ -116,18 +117,10 @@ static void make(look *x) {
 }
 
 static char *render(const report_page *p) {
-  char *buf = NULL;
   size_t n = 0;
-  FILE *f = open_memstream(&buf, &n);
-  if (!f) return NULL;
-  html *h = html_new(f);
-  report_stats st = {0};
-  report_page_write(p, h, &st);
-  rt_error err = {0};
-  rt_status rc = html_finish(h, &err);
-  html_free(h);
-  fclose(f);
-  CHECK_INT(rc, RT_OK);
+  report_stats st;
+  char *buf = report_render(p, &n, &st);
+  CHECK(buf != NULL);
   CHECK_INT(st.points, 7);
   return buf;
 }
