@@ -582,6 +582,7 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
     "tr.win td{background:#fff8c5}section.regressed h2{color:#b42318}.banner{background:#fdecea;border:1px solid " \
     "#f5c2c0;padding:8px 12px;border-radius:6px}svg text{font:11px system-ui,sans-serif;fill:#57606a}" \
     "svg .axis{font-size:12px;fill:#1b1f24}rect.plot{fill:#fbfcfd;stroke:#d0d7de}line.grid{stroke:#eaeef2}" \
+    "table.overview,table.top{display:block;overflow-x:auto;max-width:100%}" \
     "div.chart{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 24px}" \
     "svg.roofline{flex:1 1 640px;min-width:0;max-width:1100px;height:auto}svg.history{width:100%;max-width:1100px;" \
     "height:auto}table.legend{flex:0 1 260px;margin:0}table.legend td{border:0;padding:1px 6px;word-break:break-all}" \
