@@ -22,7 +22,7 @@ static const struct {
     {"problems", "family,shape,dtype,layout,dims,args", ""},
     {"runs", "uid,toolkit,arch,strategy,rooftune_version,started_at,finished_at,status", "command"},
     {"results", "uid,toolkit,config,status,timing,limiter,diag_limit,diag_lever,created_at,code_hash,precision,"
-                "diag_basis,ctr_stalls", "detail,diag_sentence,diag_move,verdict"},
+                "diag_basis,ctr_stalls,path", "detail,diag_sentence,diag_move,verdict"},
     {"winners", "toolkit,entry,arch,vars,library_algo,updated_at",
      "grid_x,grid_y,grid_z,block_x,block_y,block_z,smem"},
     {"winner_recipes", "env", "derived,constraints"},

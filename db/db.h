@@ -34,7 +34,7 @@
 #include "tuner/core/status.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 /* PRAGMA application_id of a rooftune database: "RTDB". */
 #define DB_APPLICATION_ID 0x52544442
 
@@ -227,6 +227,8 @@ typedef struct db_entry {
   double spread;
   int repetitions;
   double verify_error;
+  int verified;             /* 1: its output passed the reference check on the GPU that measured
+                               it (candidate_result.verified) */
   double flops;             /* of the problem */
   char limit[24];           /* diagnosis: dominant limit */
   char lever[160];

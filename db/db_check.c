@@ -1,6 +1,7 @@
 /* db_check.c — `rooftune db check` (db.h): SQLite's integrity checks, the schema this
  * rooftune reads, and what the schema cannot say (winners that did not succeed, cubins that are
- * missing, values that are not numbers, texts longer than what reads them). */
+ * missing, values that are not numbers, results that say verified without a check, texts longer
+ * than what reads them). */
 #include "db/db_impl.h"
 
 #include <limits.h>
@@ -194,6 +195,15 @@ static const value_check value_checks[] = {
      "typeof(v) IN ('real', 'integer') AND v < 0 ORDER BY id",
      NULL, 1},
     {NULL, check_statuses, 1},
+    /* verified: 0 or 1, and 1 only where a measuring device ran the reference check and stored
+     * an OK result with its error (what rooftune writes, and what the migration to schema 7
+     * decided for older rows) */
+    {"SELECT 'result ' || id || ': verified is ' || quote(verified) || ', not 0 or 1' FROM "
+     "results WHERE verified IS NULL OR verified NOT IN (0, 1) UNION ALL SELECT 'result ' || id "
+     "|| ' (' || timing || ', ' || status || '): says verified, but only a measured OK result "
+     "with a reference check''s error is' FROM results WHERE verified = 1 AND (timing <> "
+     "'measured' OR status <> 'OK' OR verify_error IS NULL OR verify_error < 0) ORDER BY 1",
+     NULL, 1},
     /* the texts fit what rooftune reads them into (a longer one would be cut on reading), and a
      * problem's shape and dimensions are what a family writes */
     {"SELECT 'problem ' || id || ': ' || what FROM (SELECT id, CASE WHEN "
@@ -215,6 +225,11 @@ static const value_check value_checks[] = {
      "longer than 127 characters' FROM devices WHERE length(name) NOT BETWEEN 1 AND "
      "127",
      NULL, 1},
+    {"SELECT 'note: winner ' || w.id || ' (' || t.name || ', ' || r.timing || ') is not "
+     "verified: librooftune launches it only when a caller allows unverified winners' FROM "
+     "winners w JOIN results r ON r.id=w.result_id JOIN templates t ON t.id=w.template_id "
+     "WHERE r.verified = 0 AND (w.cubin_bytes > 0 OR w.library_algo <> '') ORDER BY w.id",
+     NULL, 0},
     {NULL, check_texts, 1},
     {"SELECT 'note: run ' || id || ' (started ' || started_at || ') never "
      "finished: killed or still running; its committed results are kept' FROM "

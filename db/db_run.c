@@ -286,6 +286,7 @@ static void bind_REAL(sqlite3_stmt *st, int i, double v) {
 }
 static void bind_INT(sqlite3_stmt *st, int i, int v) { sqlite3_bind_int(st, i, v); }
 static void bind_INT64(sqlite3_stmt *st, int i, long long v) { sqlite3_bind_int64(st, i, v); }
+static void bind_BOOL(sqlite3_stmt *st, int i, int v) { sqlite3_bind_int(st, i, v != 0); }
 static void bind_STATUS(sqlite3_stmt *st, int i, rt_status v) { bind_TEXT(st, i, rt_status_name(v)); }
 static void bind_TIMING(sqlite3_stmt *st, int i, timing_kind v) { bind_TEXT(st, i, timing_kind_name(v)); }
 
@@ -297,17 +298,29 @@ static int bind_result(sqlite3_stmt *st, int i, const candidate_result *c) {
   return i;
 }
 
-/* Inside a transaction: inserts one result and releases its claim (whoever waits for it reads
- * the result). */
-static rt_status insert_result(db_run *r, const candidate_result *c, long long *id,
-                               rt_error *err) {
+/* A result's fields the schema cannot hold to: a known timing kind, and verified only where a
+ * measuring device checked (measured, OK, with the check's error: what db check holds too). */
+static rt_status check_result(const candidate_result *c, rt_error *err) {
   if (!c->template_name[0])
     return rt_error_set(err, RT_ERR_INVALID, "a result without a template name");
   if (c->timing < TIMING_MEASURED || c->timing > TIMING_REPLAYED)
     return rt_error_set(err, RT_ERR_INVALID, "result of %s: unknown timing kind %d",
                         c->template_name, (int)c->timing);
+  if (c->verified && (c->timing != TIMING_MEASURED || c->status != RT_OK || !(c->verify_error >= 0)))
+    return rt_error_set(err, RT_ERR_INVALID, "result of %s %s says verified, but it is %s, %s, with check "
+                        "error %g: only a measured OK result whose reference check ran is verified",
+                        c->template_name, c->config, timing_kind_name(c->timing), rt_status_name(c->status),
+                        c->verify_error);
+  return RT_OK;
+}
+
+/* Inside a transaction: inserts one result and releases its claim (whoever waits for it reads
+ * the result). */
+static rt_status insert_result(db_run *r, const candidate_result *c, long long *id,
+                               rt_error *err) {
   long long tid = 0;
-  rt_status s = run_template_id(r, c->template_name, 1, &tid, err);
+  rt_status s = check_result(c, err);
+  if (!s) s = run_template_id(r, c->template_name, 1, &tid, err);
   if (s) return s;
   char at[32];
   db_now_iso(at, sizeof at);
@@ -357,7 +370,9 @@ rt_status db_run_store(db_run *r, const candidate_result *res, long long *result
 static rt_status update_result(db_run *r, long long result_id, const candidate_result *res,
                                rt_error *err) {
   sqlite3_stmt *st;
-  rt_status s = db_stmt(r->d, &st, err,
+  rt_status s = check_result(res, err);
+  if (s) return s;
+  s = db_stmt(r->d, &st, err,
                         "UPDATE results SET " RESULT_COLUMNS(COL_SET_FIRST, COL_SET_REST) " WHERE id=? AND run_id=?",
                         "");
   if (s) return s;

@@ -201,6 +201,7 @@ double db_col_real(sqlite3_stmt *st, int i) {
 #define read_REAL(st, i, p) (*(p) = db_col_real(st, i))
 #define read_INT(st, i, p) (*(p) = sqlite3_column_int(st, i))
 #define read_INT64(st, i, p) (*(p) = sqlite3_column_int64(st, i))
+#define read_BOOL(st, i, p) (*(p) = sqlite3_column_int(st, i) != 0)
 static void read_STATUS(sqlite3_stmt *st, int i, rt_status *v) {
   char name[64];
   db_col_text(st, i, name, sizeof name);

@@ -55,6 +55,7 @@ static json_t *json_TEXT(const char *v) { return json_string(v); }
 static json_t *json_REAL(double v) { return jreal(v); }
 static json_t *json_INT(int v) { return json_integer(v); }
 static json_t *json_INT64(long long v) { return json_integer((json_int_t)v); }
+static json_t *json_BOOL(int v) { return json_boolean(v); }
 static json_t *json_STATUS(rt_status v) { return json_string(rt_status_name(v)); }
 static json_t *json_TIMING(timing_kind v) { return json_string(timing_kind_name(v)); }
 
@@ -105,6 +106,7 @@ json_t *db_export_entry_json(const db_entry *e) {
   json_object_set_new(o, "config", db_export_config_json(e->config));
   json_object_set_new(o, "config_text", json_string(e->config));
   json_object_set_new(o, "timing", json_string(timing_kind_name(e->timing)));
+  json_object_set_new(o, "verified", json_boolean(e->verified));
   json_object_set_new(o, "time_ms", jreal(e->time_ms));
   json_object_set_new(o, "spread", jreal(e->spread));
   json_object_set_new(o, "limit", json_string(e->limit));
@@ -150,6 +152,7 @@ static void csv_TEXT(FILE *f, const char *v, int last) { csv_field(f, v, last); 
 static void csv_REAL(FILE *f, double v, int last) { csv_num(f, v, last); }
 static void csv_INT(FILE *f, int v, int last) { csv_num(f, v, last); }
 static void csv_INT64(FILE *f, long long v, int last) { csv_num(f, (double)v, last); }
+static void csv_BOOL(FILE *f, int v, int last) { csv_num(f, v != 0, last); }
 static void csv_STATUS(FILE *f, rt_status v, int last) { csv_field(f, rt_status_name(v), last); }
 static void csv_TIMING(FILE *f, timing_kind v, int last) { csv_field(f, timing_kind_name(v), last); }
 
@@ -340,6 +343,8 @@ rt_status db_export_write(db *d, int format, const db_export_filter *f, const ch
 #define READ_TEXT(v, member) snprintf(member, sizeof member, "%s", json_string_value(v) ? json_string_value(v) : "")
 #define READ_REAL(v, member) member = json_is_number(v) ? json_number_value(v) : 0
 #define READ_INT(v, member) member = json_is_integer(v) ? (int)json_integer_value(v) : 0
+/* an export read back is a recording: never verified here, whatever its row says (export.h) */
+#define READ_BOOL(v, member) ((void)(v), member = 0)
 #define READ_INT64(v, member) member = json_is_integer(v) ? (long long)json_integer_value(v) : 0
 #define READ_STATUS(v, member) member = json_string_value(v) && rt_status_from_name(json_string_value(v)) >= 0 \
                                             ? (rt_status)rt_status_from_name(json_string_value(v)) : RT_OK

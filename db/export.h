@@ -14,7 +14,9 @@
  * form tuner/template/ktfile.h loads, each record keeping its row ("rooftune_row"), so what a
  * GPU run measured beside the time (its counters, static facts, FLOPs, precision) replays with
  * it (db_export_row_read); an export holding two templates, two problems or two devices for the
- * selection is refused with a message that says how to narrow it.
+ * selection is refused with a message that says how to narrow it.  What it reads back is a
+ * recording: its times are replayed and never verified here, whatever a row's "verified" says
+ * (only a check on this machine's GPU makes a result verified).
  *
  * Output files are written to FILE.tmp and renamed over FILE once complete, so a failed or
  * interrupted export never leaves half a file under the name asked for.

@@ -1,4 +1,4 @@
-/* schema.h — the tuning database's SQL schema, one migration per version (db.c applies them
+/* schema.h — the tuning database's SQL schema, one migration per version (db_open.c applies them
  * in order, keyed by PRAGMA user_version).  Never edit a released migration: add the next. */
 #ifndef ROOFTUNE_DB_SCHEMA_H
 #define ROOFTUNE_DB_SCHEMA_H
@@ -185,6 +185,20 @@ static const char schema_v6[] =
     "  measured_at TEXT NOT NULL,\n"
     "  UNIQUE(gpu, template, kind));\n";
 
+/* Version 7: whether a result's output was checked against its family's reference and passed
+ * (results.verified), and the instruction path it computed on (results.path: "tc_f16", whose
+ * peak is its compute roof; '' for rows stored before).  librooftune launches only verified
+ * winners unless a caller asks otherwise.  What an older row records decides it: only a measuring device checks, and it
+ * stored a result as OK only after the check passed, with the check's error (verify_error, a
+ * number >= 0; a failed check is ERR_WRONG_RESULT and never OK).  So a row is verified when its
+ * time was measured, its status is OK and it carries a check's error; every predicted,
+ * replayed, imported or failed row, and a measured row without a check's error, is not. */
+static const char schema_v7[] =
+    "ALTER TABLE results ADD COLUMN verified INTEGER NOT NULL DEFAULT 0 CHECK(verified IN (0,1));\n"
+    "UPDATE results SET verified = 1\n"
+    "  WHERE timing = 'measured' AND status = 'OK' AND verify_error IS NOT NULL AND verify_error >= 0;\n"
+    "ALTER TABLE results ADD COLUMN path TEXT NOT NULL DEFAULT '';\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
@@ -193,6 +207,7 @@ static const char *const schema_migrations[] = {
     schema_v4, /* 3 -> 4 */
     schema_v5, /* 4 -> 5 */
     schema_v6, /* 5 -> 6 */
+    schema_v7, /* 6 -> 7 */
 };
 
 #endif

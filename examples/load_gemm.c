@@ -7,8 +7,8 @@
  * find_package(rooftune)).  The CUDA driver is loaded at run time here too, so the program
  * starts on a machine without a GPU.  It prints what would actually run: it asks
  * rooftune_lookup exactly what rooftune_gemm asks (this GPU's winners, only those it can
- * launch), so the answer names the serving rule (exact, nearest, next, or cuBLASLt), the
- * winners passed over and why.  Without a GPU it asks for any device's winner, prints it and
+ * launch and that passed their reference check), so the answer names the serving rule (exact,
+ * nearest, next, or cuBLASLt), the winners passed over and why.  Without a GPU it asks for any device's winner, prints it and
  * exits 0.  With a GPU it fills A and B with ones, calls rooftune_gemm and checks that every C
  * element it reads back equals K, and prints what ran.
  */
@@ -68,7 +68,8 @@ static void print_match(const rooftune_match *m, const char *served) {
     printf("%s: %s %s %s (%s match, distance %.3g; rule %s)\n", served, m->family, m->shape, m->dtype,
            m->match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", m->distance, rule_name(m->rule));
     printf("  template %s, config %s\n", m->template_name, m->config);
-    printf("  time %.4g ms, %s on %s\n", m->time_ms, m->timing, m->device);
+    printf("  time %.4g ms, %s on %s; %s\n", m->time_ms, m->timing, m->device,
+           m->verified ? "verified against the reference" : "not verified (never checked against the reference)");
     if (m->geometry_ok)
       printf("  launch grid (%u, %u, %u), block (%u, %u, %u), %u bytes of shared memory\n", m->grid[0], m->grid[1],
              m->grid[2], m->block[0], m->block[1], m->block[2], m->smem);
@@ -93,6 +94,9 @@ static void print_runs(const rooftune_match *m) {
     printf("  runs: cuBLASLt with the tuned algorithm\n");
   else if (m->match != ROOFTUNE_MATCH_NONE && m->runnable)
     printf("  runs: %s from its cubin (%zu bytes)\n", m->template_name, m->cubin_size);
+  else if (m->match != ROOFTUNE_MATCH_NONE && m->cubin_size && !m->verified)
+    printf("  runs: nothing from this winner (not verified: %s on %s); on a GPU rooftune_gemm runs the next "
+           "verified winner or cuBLASLt\n", m->timing, m->device);
   else if (m->match != ROOFTUNE_MATCH_NONE)
     printf("  runs: nothing from this winner (no cubin: %s); on a GPU rooftune_gemm runs what it can launch\n",
            m->timing);

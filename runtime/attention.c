@@ -185,7 +185,7 @@ int rooftune_attention(rooftune_db *r, const rooftune_attention_problem *a, void
   memset(&m, 0, sizeof m);
   if (r) {
     rooftune_query q = {.family = "attention", .shape = shape, .dtype = a->dtype, .device = devname,
-                         .flags = ROOFTUNE_RUNNABLE};
+                         .flags = ROOFTUNE_RUNNABLE | rt_call_flags(r)};
     if ((rc = rooftune_lookup(r, &q, &m))) return rc;
     rt_copy(why, sizeof why, m.reason);
   }

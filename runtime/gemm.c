@@ -223,7 +223,7 @@ int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long
   memset(&m, 0, sizeof m);
   if (r) { /* the options travel in the shape */
     rooftune_query q = {.family = "gemm", .shape = shape, .dtype = dtype, .layout = layout, .device = devname,
-                         .flags = ROOFTUNE_RUNNABLE};
+                         .flags = ROOFTUNE_RUNNABLE | rt_call_flags(r)};
     if ((rc = rooftune_lookup(r, &q, &m))) return rc;
     rt_copy(why, sizeof why, m.reason);
   }

@@ -36,6 +36,11 @@ int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kerne
   if (!m->cubin_size || !m->entry[0])
     return rt_fail(ROOFTUNE_ERR_NOT_FOUND, "winner %s %s has no cubin (%s)", m->template_name, m->config,
                    m->library_algo[0] ? "a library candidate" : "not tuned on a GPU");
+  if (!m->verified && !m->runnable)
+    return rt_fail(ROOFTUNE_ERR_UNVERIFIED, "winner %s %s (%s on %s) is not verified: its output was never "
+                   "checked against the reference, so it is not launched; tune it on a GPU (rooftune tune "
+                   "--device cuda), or look it up with ROOFTUNE_ALLOW_UNVERIFIED to launch it anyway",
+                   m->template_name, m->config, m->timing, m->device);
   rt_error err = {0};
   if (rt_driver_load(&err)) return rt_fail_err(&err);
   CUcontext ctx = NULL;
@@ -136,4 +141,5 @@ void rt_info_from_match(const rooftune_match *m, rooftune_info *info) {
   info->distance = m->distance;
   info->passed_count = m->passed_count;
   rt_copy(info->passed_over, sizeof info->passed_over, m->passed_over);
+  info->verified = m->verified;
 }

@@ -162,7 +162,7 @@ static int rank_cmp(const void *pa, const void *pb) {
 
 /* 1 when this library can run winner e: its cubin, or a library winner of a vendor library it
  * calls (cuBLASLt always; cuDNN where it loads, attention_library.c). */
-static int runnable(const db_entry *e) {
+static int launchable(const db_entry *e) {
   if (e->launch.cubin_size && e->launch.entry[0]) return 1;
   if (!e->launch.library_algo[0]) return 0;
   return strcmp(e->family, "attention") ? 1 : rt_attention_library_available();
@@ -174,6 +174,16 @@ static void nothing_to_launch(const db_entry *e, char *why, size_t size) {
     snprintf(why, size, "a %s library winner, and %s cannot be loaded here", e->template_name, e->template_name);
   else
     snprintf(why, size, "nothing to launch: no cubin stored (%s on %s)", timing_kind_name(e->timing), e->device.name);
+}
+
+/* 1 when winner e may be launched for a query with FLAGS: verified, or unverified ones allowed. */
+static int trusted(const db_entry *e, int flags) { return e->verified || (flags & ROOFTUNE_ALLOW_UNVERIFIED); }
+
+/* Why an unverified winner is not launched. */
+static void not_verified(const db_entry *e, char *why, size_t size) {
+  snprintf(why, size, "not verified: %s on %s, its output was never checked against the reference "
+           "(tune it on a GPU; ROOFTUNE_ALLOW_UNVERIFIED serves it anyway)", timing_kind_name(e->timing),
+           e->device.name);
 }
 
 /* Adds a passed-over line to m. */
@@ -189,7 +199,7 @@ static void passed(rooftune_match *m, const candidate *c, const char *why) {
   }
 }
 
-static void fill_from(const candidate *c, rooftune_match *m) {
+static void fill_from(const candidate *c, int flags, rooftune_match *m) {
   const db_entry *e = c->x->e;
   m->match = c->exact ? ROOFTUNE_MATCH_EXACT : ROOFTUNE_MATCH_NEAREST;
   m->mismatch = c->mis;
@@ -215,7 +225,8 @@ static void fill_from(const candidate *c, rooftune_match *m) {
   rt_copy(m->library_algo, sizeof m->library_algo, e->launch.library_algo);
   rt_copy(m->vars, sizeof m->vars, e->launch.vars);
   m->id = e->winner_id;
-  m->runnable = runnable(e);
+  m->verified = e->verified;
+  m->runnable = launchable(e) && trusted(e, flags);
 }
 
 /* Under the lock: 1 when candidate c admits the queried problem (m's geometry filled), else 0
@@ -223,8 +234,12 @@ static void fill_from(const candidate *c, rooftune_match *m) {
 static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const problem *qp, int flags,
                   rooftune_match *m, char *why, size_t size) {
   const db_entry *e = c->x->e;
-  if ((flags & ROOFTUNE_RUNNABLE) && !runnable(e)) {
+  if ((flags & ROOFTUNE_RUNNABLE) && !launchable(e)) {
     nothing_to_launch(e, why, size);
+    return 0;
+  }
+  if ((flags & ROOFTUNE_RUNNABLE) && !trusted(e, flags)) {
+    not_verified(e, why, size);
     return 0;
   }
   if (c->exact) {
@@ -315,7 +330,7 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
   candidate *cs = malloc((r->n ? r->n : 1) * sizeof *cs);
   if (!cs) return rt_fail(ROOFTUNE_ERR_NOMEM, "out of memory looking up %s", q->shape);
   size_t nc = 0;
-  int refused = 0;
+  int refused = 0, unverified = 0;
   for (size_t i = 0; i < r->n; i++) {
     rt_index_entry *x = &r->idx[i];
     const db_entry *e = x->e;
@@ -356,6 +371,7 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
     }
     why[0] = '\0';
     if (admits(r, f, &cs[k], qp, q->flags, m, why, sizeof why)) break;
+    unverified += !strncmp(why, "not verified", 12);
     memset(m->grid, 0, sizeof m->grid);
     memset(m->block, 0, sizeof m->block);
     m->smem = 0;
@@ -363,21 +379,26 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
     passed(m, &cs[k], why);
   }
   if (k < nc) {
-    fill_from(&cs[k], m);
+    fill_from(&cs[k], q->flags, m);
     m->rule = cs[k].exact ? ROOFTUNE_RULE_EXACT : m->passed_count ? ROOFTUNE_RULE_NEXT : ROOFTUNE_RULE_NEAREST;
   } else {
     const rt_vendor *v = vendor_of(f->library);
     const char *lib = v && (!v->available || v->available()) ? f->library : NULL;
     m->rule = lib ? ROOFTUNE_RULE_LIBRARY : ROOFTUNE_RULE_NONE;
     rt_copy(m->library, sizeof m->library, lib);
-    size_t n = (size_t)snprintf(m->reason, sizeof m->reason, nc ? "no tuned winner admits %s %s %s%s%s within distance %.3g"
-                                                                : "nothing is tuned for %s %s %s%s%s",
-                                q->family, qp->shape, q->dtype, q->device && *q->device ? " on " : "",
+    size_t n = (size_t)snprintf(m->reason, sizeof m->reason, nc ? "no %stuned winner admits %s %s %s%s%s within distance %.3g"
+                                                                : "%snothing is tuned for %s %s %s%s%s",
+                                unverified ? "verified " : "", q->family, qp->shape, q->dtype,
+                                q->device && *q->device ? " on " : "",
                                 q->device && *q->device ? q->device : "", cap);
     if (refused && n < sizeof m->reason)
       n += (size_t)snprintf(m->reason + n, sizeof m->reason - n,
                             " (%d winner%s of another device, toolkit or template version refused: "
                             "ROOFTUNE_ALLOW_MISMATCH serves them)", refused, refused > 1 ? "s" : "");
+    if (unverified && n < sizeof m->reason)
+      n += (size_t)snprintf(m->reason + n, sizeof m->reason - n,
+                            " (%d unverified winner%s passed over: never checked against the reference; "
+                            "ROOFTUNE_ALLOW_UNVERIFIED serves them)", unverified, unverified > 1 ? "s" : "");
     if (n < sizeof m->reason && lib)
       snprintf(m->reason + n, sizeof m->reason - n, "; %s's own choice serves it", family_library_label(v->name));
     else if (n < sizeof m->reason && v)
@@ -392,6 +413,17 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
   free(cs);
   return ROOFTUNE_OK;
 }
+
+int rooftune_set_flags(rooftune_db *r, int flags) {
+  if (!r) return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_set_flags: db is NULL");
+  if (flags & ~ROOFTUNE_ALLOW_UNVERIFIED)
+    return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_set_flags: flags %#x: only ROOFTUNE_ALLOW_UNVERIFIED (%#x) "
+                   "applies to the one-call functions", (unsigned)flags, ROOFTUNE_ALLOW_UNVERIFIED);
+  atomic_store(&r->call_flags, flags);
+  return ROOFTUNE_OK;
+}
+
+int rt_call_flags(rooftune_db *r) { return r ? atomic_load(&r->call_flags) : 0; }
 
 int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) {
   if (!r || !q || !m) return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_lookup: NULL argument");

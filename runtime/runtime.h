@@ -16,6 +16,7 @@
 
 #include <cuda.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "db/db.h"
@@ -97,7 +98,12 @@ struct rooftune_db {
   size_t cached;          /* slots used */
   rt_loaded kernels[32];  /* kernels the one-call entry points loaded */
   int nkernels;           /* entries used */
+  atomic_int call_flags;  /* rooftune_set_flags(): what the one-call functions add to their query */
 };
+
+/* The query flags the one-call functions add to ROOFTUNE_RUNNABLE (rooftune_set_flags; 0 for a
+ * NULL db). */
+int rt_call_flags(rooftune_db *r);
 
 /* This library's toolkit identity: "cuda A.B, nvrtc A.B, cublaslt V" (the CUDA it was built
  * with, whose NVRTC the tuner runs; the cuBLASLt it runs with). */

@@ -60,6 +60,14 @@ int rt_fail(int code, const char *fmt, ...) {
   return code;
 }
 
+/* The structs end in reserved room that later fields come out of: their sizes are those of
+ * 0.2 for good (on LP64, where they were first published). */
+#if __SIZEOF_POINTER__ == 8 && __SIZEOF_LONG_LONG__ == 8
+_Static_assert(sizeof(rooftune_query) == 128, "rooftune_query changed size");
+_Static_assert(sizeof(rooftune_match) == 6632, "rooftune_match changed size");
+_Static_assert(sizeof(rooftune_info) == 2456, "rooftune_info changed size");
+#endif
+
 int rt_fail_err(const rt_error *err) {
   rt_error_format(err, last_error, sizeof last_error);
   return rt_public_code(err->code);

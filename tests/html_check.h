@@ -26,7 +26,7 @@
 /* The elements the report writes. */
 static const char *const html_check_allowed[] = {
     "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "span", "a", "table", "tr", "th", "td",
-    "code", "section", "svg", "defs", "clipPath", "clippath", "rect", "line", "text", "polyline", "circle", "path",
+    "code", "section", "div", "svg", "defs", "clipPath", "clippath", "rect", "line", "text", "polyline", "circle", "path",
     "g", NULL};
 
 static int html_check_utf8(const unsigned char *s, size_t n, size_t *bad_at) {

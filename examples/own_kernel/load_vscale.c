@@ -2,12 +2,14 @@
  * the vscale family (this folder's family.json) for a size, load its cubin and launch it with
  * the family's arguments (x, y, n, a, in family.json's order).
  *
- *     load_vscale DB [N]        e.g. load_vscale tuning.db 16777216
+ *     load_vscale DB [N] [--allow-unverified]        e.g. load_vscale tuning.db 16777216
  *
  * Built against the installed library only (<rooftune.h>, -lrooftune; see the README's "Tune
  * your own kernel").  The CUDA driver is loaded at run time, so without a GPU the program prints
  * what it would run and exits 0.  With a GPU it fills x with 2, runs y = 3x and checks the first
- * and last y.
+ * and last y.  librooftune launches only a winner whose output passed the reference check when
+ * it was tuned on a GPU; one predicted on the model device is refused with the reason, unless
+ * --allow-unverified asks for it (ROOFTUNE_ALLOW_UNVERIFIED).
  */
 #include <dlfcn.h>
 #include <rooftune.h>
@@ -49,8 +51,10 @@ static const char *gpu_start(char *name, size_t size) {
 }
 
 int main(int argc, char **argv) {
+  int allow = argc > 2 && !strcmp(argv[argc - 1], "--allow-unverified");
+  argc -= allow;
   if (argc < 2 || argc > 3) {
-    fprintf(stderr, "usage: load_vscale DB [N]\n");
+    fprintf(stderr, "usage: load_vscale DB [N] [--allow-unverified]\n");
     return 2;
   }
   const char *shape = argc > 2 ? argv[2] : "16777216";
@@ -66,7 +70,7 @@ int main(int argc, char **argv) {
   }
   char gpu[256] = "";
   const char *no_gpu = gpu_start(gpu, sizeof gpu);
-  rooftune_query q = {"vscale", shape, "f32", NULL, no_gpu ? NULL : gpu, 0};
+  rooftune_query q = {"vscale", shape, "f32", NULL, no_gpu ? NULL : gpu, allow ? ROOFTUNE_ALLOW_UNVERIFIED : 0};
   rooftune_match m;
   if (rooftune_lookup(db, &q, &m) != ROOFTUNE_OK || m.match == ROOFTUNE_MATCH_NONE) {
     fprintf(stderr, "load_vscale: nothing tuned for vscale %s (tune it: rooftune tune vscale --shape %s --dtype f32)\n",
@@ -80,6 +84,10 @@ int main(int argc, char **argv) {
   if (m.geometry_ok)
     printf("  launch grid (%u, %u, %u), block (%u, %u, %u)\n", m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
            m.block[2]);
+  printf("  %s\n", m.verified ? "verified: its output matched the reference on that GPU"
+                   : m.runnable ? "not verified, launched as asked (--allow-unverified)"
+                                : "not verified: never checked against the reference, so not launched (tune it on a "
+                                  "GPU, or pass --allow-unverified)");
   if (no_gpu) {
     printf("no GPU here (%s): that is what would run; exiting\n", no_gpu);
     rooftune_close(db);

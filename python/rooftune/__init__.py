@@ -9,9 +9,11 @@ The serving rules are librooftune's (rooftune.h): the winner tuned for the shape
 nearest tuned shape's winner when its kernel admits the shape, within a distance cap; else the
 next winner that admits it; else the vendor library (cuBLASLt for gemm).  A Match says which
 rule served and why better-ranked winners were passed over; gemm() and attention() report the
-path that ran.  Errors raise RooftuneError with the library's status name and message;
-arguments of the wrong type raise TypeError and out-of-range ones ValueError, each naming the
-argument, before anything reaches the library; a closed Database raises DatabaseClosed.
+path that ran.  A winner whose output was never checked against the reference (predicted by the
+model device, replayed, imported: Match.verified False) is not launched unless the Database is
+opened with allow_unverified=True.  Errors raise RooftuneError with the library's status name and
+message; arguments of the wrong type raise TypeError and out-of-range ones ValueError, each naming
+the argument, before anything reaches the library; a closed Database raises DatabaseClosed.
 """
 import ctypes
 import math
@@ -43,7 +45,7 @@ def library_path():
 
 
 def version():
-    """librooftune's version ("0.2.0")."""
+    """librooftune's version ("0.3.0")."""
     return _L().rooftune_version().decode()
 
 
@@ -176,6 +178,7 @@ class Match:
         self.device = _s(m.device) or None
         self.toolkit = _s(m.toolkit) or None
         self.mismatch = [name for bit, name in sorted(_lib.MISMATCH.items()) if m.mismatch & bit]
+        self.verified = bool(m.verified)
         self.runnable = bool(m.runnable)
         self.cubin_bytes = m.cubin_size
         self.geometry = (tuple(m.grid), tuple(m.block), m.smem) if m.geometry_ok else None
@@ -188,8 +191,9 @@ class Match:
 
     def __repr__(self):
         if self.found:
-            return "<rooftune.Match %s: %s %s (%s, %s on %s)%s>" % (
+            return "<rooftune.Match %s: %s %s (%s, %s on %s%s)%s>" % (
                 self.rule, self.template, self.shape, self.config_text, self.timing, self.device,
+                "" if self.verified else ", not verified",
                 " passed over %d" % self.passed_count if self.passed_count else "")
         return "<rooftune.Match %s: %s>" % (self.rule, self.reason)
 
@@ -197,7 +201,8 @@ class Match:
 class CallInfo:
     """What a gemm() or attention() call ran (rooftune_info): path is the rule ("exact",
     "nearest", "next", "library"), template the kernel or "cublaslt" / "cudnn", reason why the
-    library ran.  An attention() call PyTorch computed has path "torch" (_fallback.TorchInfo)."""
+    library ran, verified whether what ran is a tuned winner that passed its reference check.  An
+    attention() call PyTorch computed has path "torch" (_fallback.TorchInfo)."""
 
     def __init__(self, i):
         self.path = _lib.RULES.get(i.path, "none")
@@ -207,6 +212,7 @@ class CallInfo:
         self.shape = _s(i.shape)
         self.distance = i.distance
         self.passed_over = _lines(i.passed_over)
+        self.verified = bool(i.verified)
 
     def __repr__(self):
         return "<rooftune.CallInfo %s: %s %s%s>" % (self.path, self.template, self.config,
@@ -216,10 +222,14 @@ class CallInfo:
 class Database:
     """A tuning database opened read-only (rooftune_open); usable from several threads.
 
+    allow_unverified=True lets gemm() and attention() on it launch winners whose output was never
+    checked against the reference (rooftune_set_flags): for trying a predicted kernel out, never
+    for results that matter.
+
     close() may be called from any thread at any time: it waits for the calls in flight to
     finish, then frees the library's handle; every call after it raises DatabaseClosed."""
 
-    def __init__(self, path=None):
+    def __init__(self, path=None, allow_unverified=False):
         if path is None:
             path = default_db_path()
         raw = _path("Database", "path", path)
@@ -228,9 +238,12 @@ class Database:
         self._cv = threading.Condition()
         self._users = 0       # calls in flight that hold the handle
         self._closed = False
+        self.allow_unverified = _flag("Database", "allow_unverified", allow_unverified)
         h = ctypes.c_void_p()
         _check(_L().rooftune_open(raw, ctypes.byref(h)))
         self._h = h
+        if self.allow_unverified:
+            _check(_L().rooftune_set_flags(h, _lib.ALLOW_UNVERIFIED))
 
     def _acquire(self):
         """The library's handle, held until _release (close() waits for it)."""
@@ -247,8 +260,10 @@ class Database:
                 self._cv.notify_all()
 
     def lookup(self, family, shape, dtype, layout=None, device=None, exact=False, allow_mismatch=False,
-               runnable=False, nearest_max=None, toolkit=None):
-        """Serves (family, shape, dtype) by rooftune.h's rules; returns a Match."""
+               runnable=False, nearest_max=None, toolkit=None, allow_unverified=False):
+        """Serves (family, shape, dtype) by rooftune.h's rules; returns a Match.  runnable: only
+        winners librooftune would launch (a cubin or library algorithm, verified unless
+        allow_unverified)."""
         fn = "Database.lookup"
         q = _lib.Query()
         q.family, q.shape, q.dtype = _text(fn, "family", family), _text(fn, "shape", shape), _text(fn, "dtype", dtype)
@@ -257,7 +272,8 @@ class Database:
         q.toolkit = _text(fn, "toolkit", toolkit, optional=True)
         q.flags = (_lib.EXACT_ONLY if _flag(fn, "exact", exact) else 0) | \
                   (_lib.ALLOW_MISMATCH if _flag(fn, "allow_mismatch", allow_mismatch) else 0) | \
-                  (_lib.RUNNABLE if _flag(fn, "runnable", runnable) else 0)
+                  (_lib.RUNNABLE if _flag(fn, "runnable", runnable) else 0) | \
+                  (_lib.ALLOW_UNVERIFIED if _flag(fn, "allow_unverified", allow_unverified) else 0)
         q.nearest_max = 0.0 if nearest_max is None else _real(fn, "nearest_max", nearest_max, positive=True)
         m = _lib.Match()
         h = self._acquire()

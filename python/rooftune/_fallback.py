@@ -28,6 +28,7 @@ class TorchInfo:
         self.shape = ""
         self.distance = 0.0
         self.passed_over = []
+        self.verified = False  # no tuned winner ran
 
     def __repr__(self):
         return "<rooftune.CallInfo torch: %s (%s)>" % (self.template, self.reason)

@@ -10,7 +10,7 @@ import os
 import subprocess
 
 # The API version of rooftune.h this package was written against (ROOFTUNE_VERSION_MAJOR/MINOR).
-API_MAJOR, API_MINOR = 0, 2
+API_MAJOR, API_MINOR = 0, 3
 
 c_char_p, c_int, c_uint, c_double, c_void_p = ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_double, ctypes.c_void_p
 c_longlong, c_size_t, c_float, c_ubyte = ctypes.c_longlong, ctypes.c_size_t, ctypes.c_float, ctypes.c_ubyte
@@ -67,7 +67,8 @@ class Match(ctypes.Structure):
         ("passed_over", ctypes.c_char * 2048),
         ("reason", ctypes.c_char * 512),
         ("library", ctypes.c_char * 16),
-        ("reserved", c_ubyte * 512),
+        ("verified", c_int),
+        ("reserved", c_ubyte * 508),
     ]
 
 
@@ -81,7 +82,8 @@ class Info(ctypes.Structure):
         ("distance", c_double),
         ("passed_count", c_int),
         ("passed_over", ctypes.c_char * 1024),
-        ("reserved", c_ubyte * 256),
+        ("verified", c_int),
+        ("reserved", c_ubyte * 252),
     ]
 
 
@@ -115,7 +117,7 @@ STRUCTS = {"rooftune_query": Query, "rooftune_match": Match, "rooftune_info": In
 # rooftune.h's constants
 MATCH_NONE, MATCH_EXACT, MATCH_NEAREST = 0, 1, 2
 RULES = {0: "none", 1: "exact", 2: "nearest", 3: "next", 4: "library"}
-EXACT_ONLY, ALLOW_MISMATCH, RUNNABLE = 1, 2, 4
+EXACT_ONLY, ALLOW_MISMATCH, RUNNABLE, ALLOW_UNVERIFIED = 1, 2, 4, 8
 MISMATCH = {1: "device", 2: "toolkit", 4: "template"}
 
 
@@ -158,6 +160,7 @@ def _declare(lib):
         "rooftune_open": (c_int, [c_char_p, P(c_void_p)]),
         "rooftune_close": (None, [c_void_p]),
         "rooftune_reload": (c_int, [c_void_p]),
+        "rooftune_set_flags": (c_int, [c_void_p, c_int]),
         "rooftune_lookup": (c_int, [c_void_p, P(Query), P(Match)]),
         "rooftune_gemm_batched": (c_int, [c_void_p, c_char_p, c_char_p, c_longlong, c_longlong, c_longlong,
                                           c_longlong, c_void_p, c_void_p, c_void_p, c_void_p, P(Info)]),

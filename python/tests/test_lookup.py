@@ -14,7 +14,7 @@ from rooftune import _lib
 
 
 def test_library_and_layouts():
-    assert rooftune.version() == "0.2.0"
+    assert rooftune.version() == "0.3.0"
     assert os.path.exists(rooftune.library_path()) or rooftune.library_path().startswith("librooftune")
     lib = rooftune._L()
     for name, cls in _lib.STRUCTS.items():  # the package's structs are the library's
@@ -27,11 +27,30 @@ def test_exact(model_db):
         assert m.found and m.rule == "exact" and m.match == "exact"
         assert m.template in ("gemm_mma", "gemm_wgmma")
         assert m.timing == "predicted" and m.device == "model:h200" and m.mismatch == []
-        assert m.runnable and m.cubin_bytes > 0
-        assert m.config["BLOCK_M"] > 0 and m.geometry is not None
+        assert m.cubin_bytes > 0 and m.config["BLOCK_M"] > 0 and m.geometry is not None
         assert m.passed_over == [] and m.distance == 0
-        # the same through the runnable-only query rooftune_gemm makes
-        assert db.lookup("gemm", "4096x4096x4096", "bf16", runnable=True).template == m.template
+        # predicted: never checked against the reference, so not launched unless allowed
+        assert not m.verified and not m.runnable and "not verified" in repr(m)
+        refused = db.lookup("gemm", "4096x4096x4096", "bf16", runnable=True)  # what rooftune_gemm asks
+        assert not refused.found and refused.rule == "library" and refused.library == "cublaslt"
+        assert any(line.startswith(m.template + " 4096x4096x4096") and "not verified: predicted on model:h200" in line
+                   for line in refused.passed_over), refused.passed_over
+        assert "unverified winner" in refused.reason and "ROOFTUNE_ALLOW_UNVERIFIED" in refused.reason
+        allowed = db.lookup("gemm", "4096x4096x4096", "bf16", runnable=True, allow_unverified=True)
+        assert allowed.found and allowed.template == m.template and allowed.runnable and not allowed.verified
+
+
+def test_allow_unverified_calls(model_db):
+    """Database(allow_unverified=True) asks the one-call functions to launch unverified winners too
+    (rooftune_set_flags); a CallInfo says whether what ran was verified."""
+    db = rooftune.Database(model_db, allow_unverified=True)
+    assert db.allow_unverified
+    lib = rooftune._L()
+    with pytest.raises(rooftune.RooftuneError) as e:
+        rooftune._check(lib.rooftune_set_flags(db._h, _lib.RUNNABLE))
+    assert e.value.name == "ERR_INVALID" and "only ROOFTUNE_ALLOW_UNVERIFIED" in str(e.value)
+    info = rooftune.CallInfo(_lib.Info())
+    assert info.verified is False
 
 
 def test_next_past_a_failing_constraint(model_db):

@@ -26,7 +26,8 @@
  *   2. ROOFTUNE_RULE_NEAREST  the best-ranked winner of the nearest tuned shape, when it admits
  *                             the shape and lies within the distance cap;
  *   3. ROOFTUNE_RULE_NEXT     a better-ranked winner did not admit the shape (a constraint of
- *                             its kernel fails for it, or it has nothing to launch): the next
+ *                             its kernel fails for it, it has nothing to launch, or, with
+ *                             ROOFTUNE_RUNNABLE, it is not verified): the next
  *                             one in the ranking that admits it, still within the cap (another
  *                             template of the same tuned shape, or a further shape);
  *   4. ROOFTUNE_RULE_LIBRARY  no tuned winner admits it within the cap: the family's vendor
@@ -52,6 +53,19 @@
  * cap: query.nearest_max when > 0, else $ROOFTUNE_NEAREST_MAX, else ROOFTUNE_NEAREST_MAX_DEFAULT,
  * chosen from the loss of serving each shape of rooftune's benchmark suite with another's
  * winner (README, "Serving other shapes").
+ *
+ * Verification.  A winner is verified when its output was checked against its family's reference
+ * on the GPU that measured it and the check passed (`rooftune tune --device cuda` checks every
+ * candidate before timing it).  A winner predicted by the model (`--device model:GPU`), replayed
+ * from a file or imported was never checked: its cubin may compute anything.  This library never
+ * launches an unverified winner unless the caller allows it: with ROOFTUNE_RUNNABLE (what
+ * rooftune_gemm and rooftune_attention ask) an unverified winner is passed over ("not verified:
+ * ...", in passed_over) and the rules go on to the next verified winner or the vendor library;
+ * a lookup without it still shows the winner, with verified 0 and runnable 0, and
+ * rooftune_kernel_load refuses its match with ROOFTUNE_ERR_UNVERIFIED naming why.  The query flag
+ * ROOFTUNE_ALLOW_UNVERIFIED serves and loads such winners anyway, and rooftune_set_flags() asks
+ * the same of the one-call functions.  A winner stored before schema 7 is verified when its row
+ * records a measured, successful time with a reference check's error (db/schema.h).
  *
  * Provenance is never dropped silently: a winner made on another GPU (when the query names a
  * device), with another CUDA toolkit (query.toolkit, by default this library's: the CUDA
@@ -86,12 +100,12 @@ extern "C" {
 #endif
 
 #define ROOFTUNE_VERSION_MAJOR 0
-#define ROOFTUNE_VERSION_MINOR 2
+#define ROOFTUNE_VERSION_MINOR 3
 #define ROOFTUNE_VERSION_PATCH 0
 #define ROOFTUNE_VERSION_NUMBER \
   (ROOFTUNE_VERSION_MAJOR * 10000 + ROOFTUNE_VERSION_MINOR * 100 + ROOFTUNE_VERSION_PATCH)
 /* The public API's version: changes when a declaration here does. */
-#define ROOFTUNE_API_VERSION 2
+#define ROOFTUNE_API_VERSION 3
 
 /* The default distance cap of rules 2 and 3 (see above). */
 #define ROOFTUNE_NEAREST_MAX_DEFAULT 1.25
@@ -113,7 +127,8 @@ extern "C" {
   X(ERR_CUBLAS, 11, "a cuBLASLt call failed")                                      \
   X(ERR_LAUNCH, 12, "the kernel launch failed")                                    \
   X(ERR_UNSUPPORTED, 13, "not supported")                                          \
-  X(ERR_INTERNAL, 14, "internal error")
+  X(ERR_INTERNAL, 14, "internal error")                                            \
+  X(ERR_UNVERIFIED, 15, "the winner was never checked against its reference")
 
 enum {
 #define ROOFTUNE_STATUS_ENUM_(name, number, meaning) ROOFTUNE_##name = number,
@@ -128,7 +143,7 @@ const char *rooftune_strerror(int code);
 const char *rooftune_status_name(int code);
 /* The calling thread's last detailed error message, "" when none. */
 const char *rooftune_last_error(void);
-/* "0.2.0", and the same as ROOFTUNE_VERSION_NUMBER computes it (200). */
+/* "0.3.0", and the same as ROOFTUNE_VERSION_NUMBER computes it (300). */
 const char *rooftune_version(void);
 int rooftune_version_number(void);
 /* sizeof the public struct NAME ("rooftune_match", ...) in this library; 0 for another name. */
@@ -164,7 +179,10 @@ enum {
   ROOFTUNE_ALLOW_MISMATCH = 2, /* serve another GPU's, toolkit's or template version's winner,
                                   with its mismatch bits set, rather than nothing */
   ROOFTUNE_RUNNABLE = 4,       /* only winners this library can launch (a cubin, or a library
-                                  algorithm): what rooftune_gemm and rooftune_attention ask */
+                                  algorithm) and that are verified (see above): what
+                                  rooftune_gemm and rooftune_attention ask */
+  ROOFTUNE_ALLOW_UNVERIFIED = 8, /* since 0.3: serve and launch winners no reference check passed
+                                    for (predicted, replayed, imported) as if they were verified */
 };
 
 /* Mismatch bits of a match. */
@@ -181,7 +199,8 @@ typedef struct rooftune_query {
   const char *dtype;   /* "f32", "f16", "bf16" */
   const char *layout;  /* "nn", "nt"; NULL or "" for the family's default */
   const char *device;  /* a GPU name or part of one ("H200", "model:h200"); NULL = any device */
-  int flags;           /* ROOFTUNE_EXACT_ONLY | ROOFTUNE_ALLOW_MISMATCH | ROOFTUNE_RUNNABLE */
+  int flags;           /* ROOFTUNE_EXACT_ONLY | ROOFTUNE_ALLOW_MISMATCH | ROOFTUNE_RUNNABLE |
+                          ROOFTUNE_ALLOW_UNVERIFIED */
   double nearest_max;  /* the distance cap; 0 = $ROOFTUNE_NEAREST_MAX, else the default;
                           negative, NaN or infinite: ROOFTUNE_ERR_INVALID */
   const char *toolkit; /* the toolkit winners must be made with ("cuda 13.0, nvrtc 13.0,
@@ -219,14 +238,18 @@ typedef struct rooftune_match {
   long long id;            /* the winner's row (for rooftune_kernel_load) */
   /* since 0.2 */
   int rule;                /* ROOFTUNE_RULE_*: which serving rule answered */
-  int runnable;            /* 1 when this library can launch it (a cubin or a library algorithm) */
+  int runnable;            /* 1 when this library can launch it (a cubin or a library algorithm)
+                              and will (verified, or the query has ROOFTUNE_ALLOW_UNVERIFIED) */
   double nearest_max;      /* the distance cap the lookup applied */
   int passed_count;        /* better-ranked winners passed over */
   char passed_over[2048];  /* one line each: "gemm_wgmma 4096x4096x4096 (distance 0.000244):
                               constraint K % BLOCK_K == 0 fails"; "... and N more" when full */
   char reason[512];        /* rules 4 and 0: why no tuned winner serves; else "" */
   char library[16];        /* rule 4: the vendor library ("cublaslt", "cudnn"); else "" */
-  unsigned char reserved[512]; /* zero */
+  /* since 0.3 */
+  int verified;            /* 1 when its output passed the reference check on the GPU that
+                              measured it; 0: never checked (predicted, replayed, imported) */
+  unsigned char reserved[508]; /* zero */
 } rooftune_match;
 
 /* Serves a query by the rules above.  ROOFTUNE_OK with m->match NONE when no tuned winner
@@ -235,7 +258,9 @@ int rooftune_lookup(rooftune_db *db, const rooftune_query *q, rooftune_match *m)
 
 /* --- load and launch ------------------------------------------------------------------ */
 
-/* Loads the match's cubin into the calling thread's current CUDA context. */
+/* Loads the match's cubin into the calling thread's current CUDA context.  A match of an
+ * unverified winner (m->verified 0) that was not served with ROOFTUNE_ALLOW_UNVERIFIED (m->runnable
+ * 0) is refused with ROOFTUNE_ERR_UNVERIFIED, the reason in rooftune_last_error(). */
 int rooftune_kernel_load(rooftune_db *db, const rooftune_match *m, rooftune_kernel **out);
 /* Launches with the match's geometry (geometry_ok must be 1) on stream (a CUstream or
  * cudaStream_t; NULL = the default stream); args as for cuLaunchKernel.  For GEMM the arguments
@@ -274,9 +299,20 @@ typedef struct rooftune_info {
   double distance;         /* its distance to the call's shape */
   int passed_count;        /* better-ranked winners passed over */
   char passed_over[1024];  /* why, one line each (rooftune_match.passed_over) */
-  unsigned char reserved[256]; /* zero */
+  /* since 0.3 */
+  int verified;            /* 1 when a tuned winner that passed its reference check ran; 0 when
+                              the vendor library's own choice ran, or an unverified winner the
+                              caller allowed (rooftune_set_flags) */
+  unsigned char reserved[252]; /* zero */
 } rooftune_info;
 typedef rooftune_info rooftune_gemm_info;
+
+/* Since 0.3: query flags every later one-call function on db (rooftune_gemm*, rooftune_attention)
+ * adds to its own.  Only ROOFTUNE_ALLOW_UNVERIFIED is taken: those calls then launch unverified
+ * winners too (a kernel predicted by the model, never checked against the reference: for trying
+ * one out, never for results that matter), and info->verified says when one ran.  0 restores
+ * the default.  ROOFTUNE_ERR_INVALID for any other bit.  Set it before sharing db with threads. */
+int rooftune_set_flags(rooftune_db *db, int flags);
 
 /* C = A * B on the caller's stream in the current CUDA context, with fp32 accumulation and an
  * fp32 output.  Row-major: A is MxK, C is MxN; B is KxN for layout "nn" (NULL) and NxK for

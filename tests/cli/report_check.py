@@ -10,7 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 ALLOWED = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "span", "a", "table", "tr", "th",
-           "td", "code", "section", "svg", "defs", "clipPath", "clippath", "rect", "line", "text", "polyline",
+           "td", "code", "section", "div", "svg", "defs", "clipPath", "clippath", "rect", "line", "text", "polyline",
            "circle", "path", "g"}
 
 

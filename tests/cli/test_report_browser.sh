@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# `rooftune report` in a real browser: a job's database (8 problems: GEMM, attention and a declared family
-# on the model device, plus a winner made to look faster than it is and rechecked) is rendered
-# by headless Chromium to a PNG, which must not be blank and must show the roofs' red and the
-# points' blue; the DOM Chromium built must hold one SVG point per candidate of the database
-# (and as many as each plot says), no script, and the regression.  Then the same database made
-# hostile (tests/cli/poison_db.py: a script payload, an <img onerror>, an <svg onload>, a
-# javascript: link, markup closing what it is in and invalid UTF-8 appended to every text
-# column of every row; once every column, once all but the keys and statuses so the rows plot):
-# Chromium renders each report and runs no script (each payload would set data-pwned on the
-# page), and its DOM holds no script element and shows the payloads as text.  Skipped, with the
-# reason, where no Chromium is installed (.ci/deps.sh installs Debian's chromium when run as root).
+# `rooftune report` in a real browser: a job's database (10 problems: GEMM, attention, softmax and a
+# user's declared stencil on the model device, gemm_skinny and the tensor-core GEMMs on one
+# problem, plus a winner made to look faster than it is and rechecked) is rendered by headless
+# Chromium to a PNG, which must not be blank and must show the roofs' red and the markers'
+# colours; the DOM Chromium built must hold one SVG point per candidate of the database (and as
+# many as each plot says), no script, and the regression.  At 1400 px, Chromium measures the
+# look (getBBox): a marker class and a legend entry per template, every roof labelled, the roofs
+# those of the points' paths, no label over a point, no sideways overflow.  Then the same
+# database made hostile (tests/cli/poison_db.py: a script payload, an <img onerror>, an <svg
+# onload>, a javascript: link, markup closing what it is in and invalid UTF-8 appended to every
+# text column of every row; once every column, once all but the keys and statuses so the rows
+# plot): Chromium renders each report and runs no script (each payload would set data-pwned on
+# the page), and its DOM holds no script element and shows the payloads as text.  Skipped, with
+# the reason, where no Chromium is installed (.ci/deps.sh installs Debian's chromium when run
+# as root).
 set -u
 bin=${ROOFTUNE_BIN:?}
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
@@ -31,8 +35,17 @@ cat >"$tmp/r.json" <<'EOF'
               {"target": "gemm", "shape": "128x128x128", "dtype": "f32"},
               {"target": "gemm", "shape": "64x256x128:nt", "dtype": "f32"},
               {"target": "gemm_simt", "shape": "96x96x96", "dtype": "f32"},
-              {"target": "attention", "shape": "2x8x128x128", "dtype": "f16"}]}
+              {"target": "attention", "shape": "2x8x128x128", "dtype": "f16"},
+              {"target": "gemm", "shape": "16x4096x4096:nt", "dtype": "bf16"},
+              {"target": "gemm_skinny", "shape": "16x4096x4096:nt", "dtype": "bf16"},
+              {"target": "stencil3", "shape": "1048576", "dtype": "f32"}]}
 EOF
+# a user's declared family, a 3-point stencil: CUDA cores only, so no tensor-core roof
+k=$tmp/kernels/stencil3
+mkdir -p "$k"
+# the family, its reference and a grid-stride template: tests/data/families/user/stencil3
+cp "${ROOFTUNE_SOURCE_DIR:?}/tests/data/families/user/stencil3/"* "$k/"
+export ROOFTUNE_TEMPLATE_PATH=$tmp/kernels ROOFTUNE_CACHE_DIR=$tmp/cache
 "$bin" job run "$tmp/r.json" >"$tmp/run1" 2>&1 || { cat "$tmp/run1"; die "job run"; }
 python3 - "$tmp/r.db" <<'PY'
 import sqlite3, sys
@@ -86,6 +99,8 @@ def png_pixels(path):
     return w, h, bpp, rows
 
 w, h, bpp, rows = png_pixels(sys.argv[1])
+# the markers' colours (report_page.c's .c0 ... .c6; .c7 is the text's grey)
+MARKS = [(9, 105, 218), (191, 135, 0), (26, 127, 55), (130, 80, 223), (225, 111, 36), (27, 124, 131), (191, 57, 137)]
 assert (w, h) == (1000, 1500), (w, h)
 colours, ink, red, blue = set(), 0, 0, 0
 for y in range(0, h, 2):
@@ -95,12 +110,12 @@ for y in range(0, h, 2):
         colours.add(px)
         if px != (255, 255, 255): ink += 1
         if abs(px[0] - 207) < 30 and abs(px[1] - 34) < 40 and abs(px[2] - 46) < 40: red += 1
-        if abs(px[0] - 9) < 40 and abs(px[1] - 105) < 40 and abs(px[2] - 218) < 40: blue += 1
+        if any(abs(px[0] - c[0]) < 30 and abs(px[1] - c[1]) < 30 and abs(px[2] - c[2]) < 30 for c in MARKS): blue += 1
 total = (h // 2) * (w // 2)
 assert ink > total * 0.02, "the page is blank (%d of %d sampled pixels not white)" % (ink, total)
 assert len(colours) > 50, "only %d colours" % len(colours)
 assert red > 20, "no roof drawn (%d red pixels)" % red
-assert blue > 5, "no point drawn (%d blue pixels)" % blue
+assert blue > 5, "no point drawn (%d pixels of the markers' colours)" % blue
 
 class Dom(html.parser.HTMLParser):
     def __init__(self):
@@ -124,13 +139,132 @@ want = c.execute("SELECT count(*) FROM (SELECT DISTINCT r.problem_id, r.device_i
                  "FROM results r WHERE r.status='OK' AND r.flops > 0)").fetchone()[0]
 problems = c.execute("SELECT count(*) FROM problems").fetchone()[0]
 assert dom.scripts == 0, "the report has scripts"
-assert len(dom.svgs) == problems == 8, (len(dom.svgs), problems)
+assert len(dom.svgs) == problems == 10, (len(dom.svgs), problems)
 assert all(n == k and n > 0 for n, k in dom.svgs), dom.svgs
 assert sum(k for _, k in dom.svgs) == want, (dom.svgs, want)
 text = ''.join(dom.text)
 assert '1 regression' in text and 'SLOWER' in text, "the regression is not on the page"
 print("browser: %dx%d PNG, %d colours, %d sampled pixels with ink; %d rooflines with %d points = the database's %d candidates"
       % (w, h, len(colours), ink, len(dom.svgs), sum(k for _, k in dom.svgs), want))
+PY
+# the look at 1400 px, measured by Chromium from the SVG's own coordinates (getBBox): a copy of
+# the report with a measuring script appended (the report itself has none) writes what it finds
+# into the page, and the DOM dump carries it out.  Each template its own marker class and a
+# legend entry with that marker; every roof drawn is labelled; the roofs are exactly the paths
+# the points ran on (gemm_skinny's CUDA-core point under the CUDA-core roof, no tf32 roof where
+# no result used tf32, none but CUDA-core fp32 on the stencil); every point under the roof of
+# its path; no label's box meets a point's or the winner ring's; the page does not overflow
+# sideways and the charts use the width.
+# The tensor-core points of the skinny problem are moved to where the CUDA-core roof's label
+# would go first (just above that roof at the right end): the label must find another place.
+cp "$tmp/r.db" "$tmp/look.db"
+python3 - "$tmp/look.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n = c.execute("UPDATE results SET intensity = 2000, achieved_flops = 80e12 WHERE path = 'tc_f16' AND problem_id IN "
+              "(SELECT id FROM problems WHERE shape = '16x4096x4096:nt')").rowcount
+assert n > 0, "no tensor-core result of the skinny problem to move"
+c.commit()
+PY
+"$bin" report --db "$tmp/look.db" -o "$tmp/look-src.html" >"$tmp/look.log" 2>&1 || die "report: $(cat "$tmp/look.log")"
+python3 - "$tmp/look-src.html" "$tmp/look.html" <<'PY'
+import sys
+page = open(sys.argv[1], encoding="utf-8").read()
+js = r"""
+(function () {
+  function bb(e) { var b = e.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; }
+  function marks(e) { return Array.prototype.filter.call(e.classList, function (c) { return /^mk\d+$/.test(c); }); }
+  var out = {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, charts: []};
+  document.querySelectorAll("section").forEach(function (sec) {
+    var svg = sec.querySelector("svg.roofline");
+    if (!svg) return;
+    var c = {title: sec.querySelector("h2").textContent, width: svg.getBoundingClientRect().width,
+             pts: [], rings: [], roofs: [], labels: [], legend: []};
+    svg.querySelectorAll(".pt").forEach(function (p) {
+      c.pts.push({t: p.getAttribute("data-template"), marks: marks(p), path: p.getAttribute("data-path"), box: bb(p)});
+    });
+    svg.querySelectorAll(".win").forEach(function (p) { c.rings.push(bb(p)); });
+    svg.querySelectorAll("polyline.roof").forEach(function (r) {
+      var pts = [];
+      for (var i = 0; i < r.points.numberOfItems; i++) { var q = r.points.getItem(i); pts.push([q.x, q.y]); }
+      c.roofs.push({key: r.getAttribute("data-roof"), points: pts});
+    });
+    svg.querySelectorAll("text.rooflabel, text.winlabel").forEach(function (t) {
+      c.labels.push({key: t.getAttribute("data-roof"), text: t.textContent, box: bb(t)});
+    });
+    sec.querySelectorAll("table.legend tr.entry").forEach(function (e) {
+      var k = e.querySelector(".keymark");
+      c.legend.push({t: e.getAttribute("data-template"), marks: k ? marks(k) : []});
+    });
+    out.charts.push(c);
+  });
+  var pre = document.createElement("pre");
+  pre.id = "look";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+"""
+open(sys.argv[2], "w", encoding="utf-8").write(page.replace("</body>", "<script>" + js + "</script></body>"))
+PY
+timeout 120 "$browser" "${flags[@]}" --window-size=1400,1000 --virtual-time-budget=5000 --dump-dom "file://$tmp/look.html" \
+  >"$tmp/look.dom" 2>"$tmp/look.log" || die "chromium could not load the report at 1400 px: $(tail -5 "$tmp/look.log")"
+python3 - "$tmp/look.dom" <<'PY' || fail=1
+import html, json, re, sys
+m = re.search(r'<pre id="look">(.*?)</pre>', open(sys.argv[1], encoding="utf-8").read(), re.S)
+assert m, "the measuring script wrote nothing"
+d = json.loads(html.unescape(m.group(1)))
+LABEL = {"simt_f32": "CUDA-core fp32", "tc_tf32": "tensor-core tf32", "tc_f16": "tensor-core f16/bf16",
+         "tc_f8": "tensor-core fp8", "dram": "DRAM"}
+assert d["scroll"] <= d["inner"] == 1400, "the page overflows sideways at 1400 px: %d > %d" % (d["scroll"], d["inner"])
+meet = lambda a, b: a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+seen, labels, overlaps = {}, 0, 0
+for c in d["charts"]:
+    t = c["title"]
+    assert c["width"] > 900, "%s: the chart is %.0f px wide at 1400 px (use the width)" % (t, c["width"])
+    by = {}
+    for p in c["pts"]:
+        assert len(p["marks"]) == 1, "%s: a point of %s has marker classes %s" % (t, p["t"], p["marks"])
+        by.setdefault(p["t"], set()).add(p["marks"][0])
+    for tmpl, ms in by.items():
+        assert len(ms) == 1, "%s: %s is drawn with %s" % (t, tmpl, sorted(ms))
+        m0 = next(iter(ms))
+        assert seen.setdefault(tmpl, m0) == m0, "%s: %s is %s here, %s elsewhere" % (t, tmpl, m0, seen[tmpl])
+    owners = [tm for tm in by for _ in by[tm]]
+    assert len(set(next(iter(v)) for v in by.values())) == len(by), "%s: two templates share a marker: %s" % (t, by)
+    legend = {e["t"]: e["marks"] for e in c["legend"]}
+    assert set(legend) == set(by), "%s: legend %s, templates %s" % (t, sorted(legend), sorted(by))
+    for tmpl, ms in by.items():
+        assert legend[tmpl] == list(ms), "%s: %s's legend marker %s, its points' %s" % (t, tmpl, legend[tmpl], ms)
+    roofs = {r["key"]: r["points"] for r in c["roofs"]}
+    keys = {l["key"] for l in c["labels"] if l["key"]}
+    assert set(roofs) - {"dram"} <= keys and "dram" in keys, "%s: roofs %s, labels %s" % (t, sorted(roofs), sorted(keys))
+    for l in c["labels"]:
+        if l["key"]:
+            assert l["text"].startswith(LABEL[l["key"]]), "%s: the %s roof is labelled %r" % (t, l["key"], l["text"])
+    paths = {p["path"] for p in c["pts"]}
+    assert paths == set(roofs) - {"dram"}, "%s: roofs %s for points on %s" % (t, sorted(roofs), sorted(paths))
+    for p in c["pts"]:
+        x, y = (p["box"][0] + p["box"][2]) / 2, (p["box"][1] + p["box"][3]) / 2
+        r = roofs[p["path"]]
+        for (x0, y0), (x1, y1) in zip(r, r[1:]):
+            if x0 <= x <= x1 and x1 > x0:
+                ry = y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+                assert y >= ry - 1, "%s: a point of %s is above its %s roof" % (t, p["t"], p["path"])
+    if t.startswith("stencil3"):
+        assert set(roofs) == {"simt_f32"}, "%s: the stencil's roofs are %s" % (t, sorted(roofs))
+    if t.startswith("gemm 16x4096x4096:nt"):
+        assert "gemm_skinny" in by and {"simt_f32", "tc_f16"} <= set(roofs), "%s: %s, %s" % (t, sorted(by), sorted(roofs))
+        assert all(p["path"] == "simt_f32" for p in c["pts"] if p["t"] == "gemm_skinny"), t
+    for l in c["labels"]:
+        labels += 1
+        for b in [p["box"] for p in c["pts"]] + c["rings"]:
+            if meet(l["box"], b):
+                overlaps += 1
+                print("%s: label %r %s covers a point %s" % (t, l["text"], l["box"], b))
+assert not overlaps, "%d labels cover points" % overlaps
+assert len(seen) >= 6, seen
+print("look at 1400 px: %d charts, %d templates each with its marker and legend entry, %d labels (every roof's) "
+      "covering no point, page %d px wide" % (len(d["charts"]), len(seen), labels, d["scroll"]))
 PY
 # the hostile databases: no script runs (a short payload too, that fits the fixed-size fields
 # rooftune reads: a long one is cut and would not run even unescaped)

@@ -1,10 +1,11 @@
 /* fuzz_report.c — the report's page (tuner/job/report_page.h) drawn from data made of the input:
  * every text field (titles, problems, devices, templates, configurations, limits, statuses, run
- * times, roof names) and every number (times, intensities, rates, roofs: NaN, infinities and
- * negatives included) comes from it, with up to 3 sections, 8 candidates and 6 runs.  Whatever
- * the input, the writer never fails on data, and the page is valid UTF-8, well-formed XML and,
- * in libxml2's XML and HTML trees, holds only the report's elements, no event handler and no
- * outside link (tests/html_check.h). */
+ * times), every number (times, intensities, rates, roofs: NaN, infinities and negatives
+ * included), which roofs are drawn and each candidate's path (-1 and one past the table too)
+ * come from it, with up to 3 sections, 8 candidates and 6 runs.  Whatever the input, the writer
+ * never fails on data, and the page is valid UTF-8, well-formed XML and, in libxml2's XML and
+ * HTML trees, holds only the report's elements, no event handler and no outside link
+ * (tests/html_check.h). */
 #include <math.h>
 
 #include "fuzz_util.h"
@@ -54,7 +55,7 @@ typedef struct page_data {
   size_t start[4];
   db_run_info runs[6];
   char strings[8][5][128];
-  char title[128], source[128], generated[64], peak[3][2][64];
+  char title[128], source[128], generated[64];
   report_page page;
 } page_data;
 
@@ -86,12 +87,10 @@ static void make(page_data *x, input *in) {
     S->recheck_ms = take_double(in);
     S->roofs.bw = take_double(in);
     S->roofs.bw_measured = take_byte(in) % 2;
-    S->roofs.npeaks = (int)(take_byte(in) % 3);
-    for (int k = 0; k < 2; k++) {
-      S->roofs.peak[k] = take_double(in);
-      TEXT(x->peak[s][k]);
-      S->roofs.peak_name[k] = x->peak[s][k];
-      S->roofs.peak_measured[k] = take_byte(in) % 2;
+    for (int k = 0; k < PATH_COUNT; k++) {
+      S->roofs.path[k].present = take_byte(in) % 2;
+      S->roofs.path[k].peak = take_double(in);
+      S->roofs.path[k].measured = take_byte(in) % 2;
     }
     S->nfailed = take_byte(in) % 4;
   }
@@ -109,6 +108,7 @@ static void make(page_data *x, input *in) {
     c->ms = take_double(in);
     c->intensity = take_double(in);
     c->achieved = take_double(in);
+    c->path = (int)(take_byte(in) % (PATH_COUNT + 2)) - 1; /* -1 (unknown) .. one past the table */
     x->order[i] = c;
   }
   for (size_t i = 0, s = 0; s <= nsec; s++) { /* the candidates are in section order */

@@ -57,6 +57,7 @@ static int store_plan(const char *path, case_t *c, const char *text) {
   spec.prov.device.driver_version = driver;
   db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, &err);
   candidate_result res = fx_result("cudnn", 0, 0, 0.05);
+  res.verified = 1; /* as if measured and checked: what the one-call functions launch */
   snprintf(res.config, sizeof res.config, "%s", text);
   db_winner w;
   memset(&w, 0, sizeof w);

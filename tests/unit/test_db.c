@@ -4,9 +4,9 @@
 #include <math.h>
 #include <sqlite3.h>
 
-#include "db/schema.h"
 #include "test.h"
 #include "unit/db_fixture.h"
+#include "unit/db_old_schema.h"
 
 static void test_store_and_resume(const char *path) {
   rt_error err = {0};
@@ -328,34 +328,21 @@ static void test_open_errors(void) {
 static void test_migration(void) {
   char path[512];
   fx_tmpname(path, sizeof path, "v1");
-  sqlite3 *h = NULL;
-  sqlite3_open(path, &h);
-  char sql[256];
-  snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=1", DB_APPLICATION_ID);
-  CHECK_INT(sqlite3_exec(h, schema_v1, NULL, NULL, NULL), SQLITE_OK);
-  CHECK_INT(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
-  CHECK_INT(sqlite3_exec(h,
-                         "INSERT INTO devices(name) VALUES('NVIDIA H200');"
-                         "INSERT INTO templates(name,family,source_hash,manifest_hash) "
-                         "VALUES('gemm_mma','gemm','s','m');"
-                         "INSERT INTO problems(family,shape,dtype,dims) "
-                         "VALUES('gemm','8x8x8','f32','M=8,N=8,K=8');"
-                         "INSERT INTO runs(problem_id,device_id,toolkit,rooftune_version,started_at,"
-                         "status) VALUES(1,1,'tk','0.1.0','2026-01-01T00:00:00Z','done');"
-                         "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,config,"
-                         "status,timing,time_ms,created_at) VALUES(1,1,1,1,'tk','BLOCK_M=8','OK',"
-                         "'measured',0.5,'2026-01-01T00:00:00Z');"
-                         "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,cubin,"
-                         "entry,updated_at) VALUES(1,1,1,'tk',1,x'7f454c46aabb','k','2026');",
-                         NULL, NULL, NULL),
-            SQLITE_OK);
-  sqlite3_close(h);
+  fx_old_db(path, 1,
+            "INSERT INTO devices(name) VALUES('NVIDIA H200');"
+            "INSERT INTO templates(name,family,source_hash,manifest_hash) "
+            "VALUES('gemm_mma','gemm','s','m');"
+            "INSERT INTO problems(family,shape,dtype,dims) "
+            "VALUES('gemm','8x8x8','f32','M=8,N=8,K=8');"
+            "INSERT INTO runs(problem_id,device_id,toolkit,rooftune_version,started_at,"
+            "status) VALUES(1,1,'tk','0.1.0','2026-01-01T00:00:00Z','done');"
+            "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,config,"
+            "status,timing,time_ms,created_at) VALUES(1,1,1,1,'tk','BLOCK_M=8','OK',"
+            "'measured',0.5,'2026-01-01T00:00:00Z');"
+            "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,cubin,"
+            "entry,updated_at) VALUES(1,1,1,'tk',1,x'7f454c46aabb','k','2026');");
   rt_error err = {0};
-  db *d = NULL;
-  CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_ERR_DB_VERSION);
-  CHECK_CONTAINS(err.text, "rooftune db upgrade");
-  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  CHECK_INT(db_schema_version(d), DB_SCHEMA_VERSION);
+  db *d = fx_old_db_migrate(path);
   db_entry *e = NULL;
   size_t n = 0;
   CHECK_INT(db_entries(d, 1, &e, &n, &err), RT_OK);

@@ -8,6 +8,7 @@
 #include "runtime/include/rooftune.h"
 #include "test.h"
 #include "unit/db_fixture.h"
+#include "unit/db_old_schema.h"
 
 /* Stores one winner for shape MxNxK with recipe env (NULL: none), time ms. */
 static void put(db *d, long long m, long long n, long long k, double ms, const char *env, const char *cons) {
@@ -97,12 +98,6 @@ static void test_store_read_merge(void) {
 
 /* A version-3 file (what rooftune 0.1 wrote) with one winner and its cubin. */
 static void write_v3(const char *path) {
-  sqlite3 *h = NULL;
-  sqlite3_open(path, &h);
-  for (int v = 1; v <= 3; v++) CHECK_INT(sqlite3_exec(h, schema_migrations[v], NULL, NULL, NULL), SQLITE_OK);
-  char sql[256];
-  snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=3", DB_APPLICATION_ID);
-  CHECK_INT(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
   char tk[96], ins[4096];
   rt_error err = {0};
   CHECK_INT(db_toolkit_string(tk, sizeof tk, &err), RT_OK);
@@ -122,8 +117,7 @@ static void write_v3(const char *path) {
            "'BLOCK_M=128,BLOCK_N=128,SPLIT_K=1,THREADS=256,SMEM=65536','2026',4);"
            "INSERT INTO winner_cubins(winner_id,cubin) VALUES(1,x'7f454c46');",
            tk, tk, tk);
-  CHECK_INT(sqlite3_exec(h, ins, NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(h);
+  fx_old_db(path, 3, ins);
 }
 
 static void test_migration_v3(void) {

@@ -56,5 +56,15 @@ int main(void) {
   CHECK(fabs(gpu_spec_find("a100-pcie")->dram_bw_spec - 1555e9) < 1e3);
   CHECK_INT(gpu_spec_find("a4000")->sm_count, 48);
   CHECK_INT(gpu_spec_find("a6000")->sm_count, 84);
+  /* the compute paths' names: a stored result's key, a report roof's label, and back */
+  for (int p = 0; p < PATH_COUNT; p++) {
+    CHECK(compute_path_key((compute_path)p)[0] && compute_path_label((compute_path)p)[0]);
+    CHECK_INT(compute_path_parse(compute_path_key((compute_path)p)), p);
+  }
+  CHECK_STR(compute_path_key(PATH_TC_F16), "tc_f16");
+  CHECK_STR(compute_path_label(PATH_SIMT_F32), "CUDA-core fp32");
+  CHECK_INT(compute_path_parse(""), -1);
+  CHECK_INT(compute_path_parse("tc_f32"), -1);
+  CHECK_STR(compute_path_key(PATH_COUNT), "");
   return test_done();
 }

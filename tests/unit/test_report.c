@@ -27,6 +27,9 @@ static char *section_svg(const char *html, const char *what, char *buf, size_t s
   return buf;
 }
 
+/* The paths store() gives its results, odd and even ones ("" as rows before schema 7 have). */
+static const char *store_path[2] = {"", ""};
+
 static long long store(db *d, const char *device, long long m, int n, int nfail, double ms0, long long *best,
                        const char *command) {
   db_run_spec spec = fx_spec(fx_gemm(m, 64, 64, "f16"), device);
@@ -40,6 +43,7 @@ static long long store(db *d, const char *device, long long m, int n, int nfail,
     candidate_result c = fx_result("gemm_mma", 16 << i, 32, ms0 * (1 + 0.25 * i));
     if (!strncmp(device, "model:", 6)) c.timing = TIMING_PREDICTED;
     if (i == 1) snprintf(c.config, sizeof c.config, "BLOCK_M=32,NAME=<b&c>");
+    snprintf(c.path, sizeof c.path, "%s", store_path[i % 2]);
     if (i >= n) {
       c.status = RT_ERR_WRONG_RESULT;
       c.time_ms = NAN;
@@ -81,6 +85,7 @@ int main(void) {
   /* the same problem predicted on model:h200, and another problem there */
   long long b3 = 0, b4 = 0;
   store(d, "model:h200", 128, 3, 0, 2.0, &b3, "rooftune tune gemm");
+  store_path[0] = "tc_f16", store_path[1] = "simt_f32"; /* a tensor-core and a CUDA-core template */
   store(d, "model:h200", 512, 4, 2, 3.0, &b4, "rooftune tune gemm");
   db_close(d);
   CHECK_INT(db_open(dbp, DB_READONLY, &d, &err), RT_OK);
@@ -106,16 +111,24 @@ int main(void) {
   CHECK_INT(occurrences(html, "<svg class=\"roofline\""), 3);
   char svg[200000];
   section_svg(html, "<h2>gemm 128x64x64 f16 on NVIDIA H200", svg, sizeof svg);
-  CHECK_INT(occurrences(svg, "class=\"pt measured\""), 5);
+  CHECK_INT(occurrences(svg, "class=\"pt measured "), 5);
   CHECK_CONTAINS(svg, "data-candidates=\"5\"");
   CHECK_CONTAINS(svg, "DRAM 4.3 TB/s (measured)");
-  CHECK_CONTAINS(svg, "f16/bf16 tensor cores 790 TFLOP/s (measured)");
+  CHECK_CONTAINS(svg, "tensor-core f16/bf16 790 TFLOP/s (measured)");
+  CHECK(strstr(svg, "CUDA-core") == NULL); /* rows without a path: the dtype's, tensor cores */
   CHECK_INT(occurrences(svg, "class=\"win\""), 1);
   section_svg(html, "<h2>gemm 128x64x64 f16 on model:h200", svg, sizeof svg);
-  CHECK_INT(occurrences(svg, "class=\"pt predicted\""), 3);
+  CHECK_INT(occurrences(svg, "class=\"pt predicted "), 3);
   CHECK_CONTAINS(svg, "(spec)");
   section_svg(html, "<h2>gemm 512x64x64 f16 on model:h200", svg, sizeof svg);
-  CHECK_INT(occurrences(svg, "class=\"pt predicted\""), 4);
+  CHECK_INT(occurrences(svg, "class=\"pt predicted "), 4);
+  /* results that say their path: a roof for each, the point on it saying which */
+  CHECK_INT(occurrences(svg, "<polyline class=\"roof "), 2);
+  CHECK_CONTAINS(svg, ">CUDA-core fp32 67 TFLOP/s (spec)</text>");
+  CHECK_CONTAINS(svg, ">tensor-core f16/bf16 990 TFLOP/s (spec)</text>");
+  CHECK(strstr(svg, "tf32") == NULL);
+  CHECK_INT(occurrences(svg, "data-path=\"simt_f32\""), 2);
+  CHECK_INT(occurrences(svg, "data-path=\"tc_f16\""), 2);
   CHECK_CONTAINS(html, "4 plotted, 2 failed (no time, not plotted)");
   /* the regression: the banner, first in the overview, the section marked; rechecks in the
    * history */

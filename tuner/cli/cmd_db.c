@@ -151,12 +151,12 @@ static int verb_list(const db_opts *o) {
            db_path(d), db_schema_version(d), c.results, c.runs, c.problems, c.devices,
            c.templates, c.winners);
     if (n)
-      printf("%-6s %-22s %-5s %-26s %-14s %12s  %-9s %s\n", "family", "shape", "dtype", "device",
-             "template", "time_ms", "timing", "config");
+      printf("%-6s %-22s %-5s %-26s %-14s %12s  %-9s %-8s %s\n", "family", "shape", "dtype", "device",
+             "template", "time_ms", "timing", "verified", "config");
     for (size_t i = 0; i < n; i++)
-      printf("%-6s %-22s %-5s %-26s %-14s %12.5g  %-9s %s%s\n", e[i].family, e[i].shape,
+      printf("%-6s %-22s %-5s %-26s %-14s %12.5g  %-9s %-8s %s%s\n", e[i].family, e[i].shape,
              e[i].dtype, e[i].device.name, e[i].template_name, num_or_null(e[i].time_ms),
-             timing_kind_name(e[i].timing), e[i].config,
+             timing_kind_name(e[i].timing), e[i].verified ? "yes" : "no", e[i].config,
              e[i].template_stale ? "  (older template version)" : "");
   }
   free(e);
@@ -197,8 +197,8 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
           s->prob.dtype, s->prob.layout[0] ? " " : "", s->prob.layout, s->prov.device.name,
           s->prov.toolkit, tmpl, r->config, rt_status_name(r->status));
   if (r->status == RT_OK)
-    fprintf(w->out, " %.5g ms %s (spread %.3g, %d runs)", r->time_ms, timing_kind_name(r->timing),
-            r->spread, r->repetitions);
+    fprintf(w->out, " %.5g ms %s, %s (spread %.3g, %d runs)", r->time_ms, timing_kind_name(r->timing),
+            r->verified ? "verified" : "not verified", r->spread, r->repetitions);
   else if (r->detail[0])
     fprintf(w->out, " (%s)", r->detail);
   if (r->precision[0]) fprintf(w->out, " in %s", r->precision);

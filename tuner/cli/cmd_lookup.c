@@ -17,7 +17,8 @@
 
 static const char usage[] =
     "usage: rooftune lookup FAMILY --shape S --dtype D [--db FILE] [--device NAME] [--layout L]\n"
-    "                       [--exact] [--allow-mismatch] [--runnable] [--nearest-max D] [--json]\n\n"
+    "                       [--exact] [--allow-mismatch] [--runnable] [--allow-unverified]\n"
+    "                       [--nearest-max D] [--json]\n\n"
     "Serves a problem the way librooftune does (rooftune.h, \"Serving rules\"): the winner tuned\n"
     "for the shape; else the nearest tuned shape's best winner when its kernel admits the shape\n"
     "(every constraint that reads the shape holds for it) within the distance cap; else the next\n"
@@ -26,9 +27,12 @@ static const char usage[] =
     "batch, M, N, K; attention decode, SQ <= 8: B*HKV, SKV; prefill: B*HQ, SQ, SKV).  Winners rank\n"
     "by distance, then agreeing provenance, then a measured time over a replayed one over a\n"
     "predicted one, then the fastest.  A winner made on another GPU (with --device), another\n"
-    "toolkit, or by an older template version is refused unless --allow-mismatch.  It prints\n"
-    "what would run: a winner with no cubin (predicted or replayed) is shown, and beside it what\n"
-    "rooftune_gemm or rooftune_attention, which launch only what they can, would run instead.\n";
+    "toolkit, or by an older template version is refused unless --allow-mismatch.  A winner is\n"
+    "verified when its output passed the reference check on the GPU that measured it; one\n"
+    "predicted by the model, replayed or imported never was, and librooftune does not launch it\n"
+    "unless asked (--allow-unverified, ROOFTUNE_ALLOW_UNVERIFIED).  It prints what would run: a\n"
+    "winner with no cubin or not verified is shown, and beside it what rooftune_gemm or\n"
+    "rooftune_attention, which launch only what they can and may, would run instead.\n";
 
 static const char *rule_name(int rule) {
   switch (rule) {
@@ -105,6 +109,7 @@ static json_t *match_json(const rooftune_match *m, const char *query) {
       json_array_append_new(ma, json_string(t));
     json_object_set_new(o, "mismatch", ma);
     json_object_set_new(o, "cubin_bytes", json_integer((json_int_t)m->cubin_size));
+    json_object_set_new(o, "verified", json_boolean(m->verified));
     json_object_set_new(o, "runnable", json_boolean(m->runnable));
     if (m->library_algo[0]) json_object_set_new(o, "library_algo", json_string(m->library_algo));
     if (m->geometry_ok) {
@@ -154,6 +159,8 @@ static void print_match(const rooftune_match *m, const char *family, const char 
            m->shape, m->dtype, m->distance);
     printf("template  %s  %s\n", m->template_name, m->config);
     printf("time      %.5g ms, %s on %s (toolkit %s)\n", m->time_ms, m->timing, m->device, m->toolkit);
+    printf("verified  %s\n", m->verified ? "yes: its output passed the reference check on that GPU"
+                                          : "no: its output was never checked against the reference");
     if (m->mismatch) printf("warning   provenance mismatch: %s\n", mis);
     if (m->geometry_ok)
       printf("launch    grid %u,%u,%u block %u,%u,%u smem %u (for %s)\n", m->grid[0], m->grid[1], m->grid[2],
@@ -195,13 +202,17 @@ static const cli_option lookup_table[] = {
     CLI_BITS(lookup_cli, "allow-mismatch", flags, ROOFTUNE_ALLOW_MISMATCH,
         "serve another device's, toolkit's or template version's winner"),
     CLI_BITS(lookup_cli, "runnable", flags, ROOFTUNE_RUNNABLE,
-        "only winners the library can launch (what the one-call functions ask)"),
+        "only winners the library can launch and may: a cubin or a library\n"
+        "algorithm, verified (what the one-call functions ask)"),
+    CLI_BITS(lookup_cli, "allow-unverified", flags, ROOFTUNE_ALLOW_UNVERIFIED,
+        "serve and launch winners never checked against the reference"),
     CLI_NUMBER(lookup_cli, "nearest-max", "D", nearest_max, CLI_OPT_ABOVE_ZERO,
         "the distance cap (default $ROOFTUNE_NEAREST_MAX, else 1.25)"),
     CLI_FLAG(lookup_cli, "json", json,
         "{\"rule\":\"exact|nearest|next|library|none\",\"match\":\"exact|nearest|none\",\n"
         "\"shape\":..,\"template\":..,\"config\":{..},\"time_ms\":..,\"timing\":..,\n"
-        "\"runnable\":..,\"passed_over\":[..],\"reason\":..,\"would_run\":{..},..}"),
+        "\"verified\":..,\"runnable\":..,\"passed_over\":[..],\"reason\":..,\n"
+        "\"would_run\":{..},..}"),
     CLI_END,
 };
 
@@ -286,9 +297,15 @@ static int cmd_lookup(int argc, char **argv) {
     return CLI_EXIT_OK;
   }
   print_match(&m, family, shape, dtype);
-  if (m.match && !m.runnable)
-    printf("runs      nothing from this winner: it has no cubin (%s on %s); rooftune_%s would run %s\n",
-           m.timing, m.device, strcmp(family, "attention") ? "gemm" : "attention", would);
+  const char *caller = !strcmp(family, "attention") ? "rooftune_attention"
+                       : !strcmp(family, "gemm")    ? "rooftune_gemm"
+                                                    : "a runnable lookup";
+  if (m.match && !m.runnable && (m.cubin_size || m.library_algo[0]) && !m.verified)
+    printf("runs      nothing from this winner: it is not verified (%s on %s; --allow-unverified runs it); "
+           "%s would run %s\n", m.timing, m.device, caller, would);
+  else if (m.match && !m.runnable)
+    printf("runs      nothing from this winner: it has no cubin (%s on %s); %s would run %s\n",
+           m.timing, m.device, caller, would);
   else
     printf("runs      %s\n", would);
   if (refused.match)

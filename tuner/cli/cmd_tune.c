@@ -420,6 +420,7 @@ static int cmd_tune(int argc, char **argv) {
       json_object_set_new(best, "template", json_string(b->template_name));
       json_object_set_new(best, "config", db_export_config_json(b->config));
       json_object_set_new(best, "time_ms", json_real(b->time_ms));
+      json_object_set_new(best, "verified", json_boolean(b->verified));
       json_object_set_new(best, "tflops", json_real(tflops(b)));
       json_object_set_new(best, "limit", json_string(b->diag.limit));
       json_object_set_new(best, "lever", json_string(b->diag.lever));
@@ -465,6 +466,12 @@ static int cmd_tune(int argc, char **argv) {
       printf("\nbest: %s %s\n      %.4f ms", b->template_name, b->config, b->time_ms);
       if (tflops(b) > 0) printf(", %.1f TFLOP/s", tflops(b));
       printf(" (%s on %s)\n", timing_kind_name(b->timing), rep.device);
+      if (b->verified)
+        printf("      verified: its output matches the reference on this GPU\n");
+      else
+        printf("      not verified: its output was never checked against the reference (%s); librooftune "
+               "launches it only when a caller allows unverified winners\n",
+               b->timing == TIMING_MEASURED ? "no check ran" : "nothing ran on a GPU");
       if (b->precision[0]) printf("      computes in %s\n", b->precision);
       if (b->diag.sentence[0]) printf("      %s\n", b->diag.sentence);
       if (b->diag.basis[0])

@@ -102,6 +102,9 @@ typedef struct candidate_result {
   double spread;           /* (p90 - p10) / median over the repetitions; 0 when one value */
   int repetitions;         /* timed runs behind the median */
   double verify_error;     /* relative Frobenius error against the reference; -1 if not checked */
+  int verified;            /* 1: the output was checked against the family's reference on the GPU
+                              that measured it, and the check passed (only a measuring device sets
+                              it); 0: no check passed (predicted, replayed, imported, failed) */
   double flops;            /* FLOPs of the problem */
   double dram_bytes;       /* modeled DRAM bytes for this config */
   static_facts facts;      /* compiler and occupancy facts */
@@ -109,6 +112,9 @@ typedef struct candidate_result {
   char precision[8];       /* what the candidate computed in: "fp32" (fp32 products), "tf32"
                               (fp32 inputs rounded to tf32 for tensor-core products), "f16",
                               "bf16" (products of those inputs, fp32 accumulation); "" unknown */
+  char path[12];           /* the instruction path it computed on, whose peak is its compute
+                              roof: "simt_f32", "tc_tf32", "tc_f16", "tc_f8" (compute_path_key of
+                              tuner/model/gpu_spec.h); "" unknown (stored before schema 7) */
   hw_counters counters;    /* measured counters (the best few candidates on a GPU) */
   char verdict[512];       /* a winner's "why this wins" (and tie) sentence; "" for the others */
   double saved_s;          /* GPU seconds this evaluation did not spend (stopped early, or the
@@ -121,8 +127,9 @@ typedef struct candidate_result {
  *   FIRST(column, json, kind, member, group) for the first field, REST(...) for the others:
  *   column  the SQL column of the results table
  *   json    its name in an export row (inside the group's object, or at the top for "")
- *   kind    TEXT (char array), REAL (double), INT (int), INT64 (long long), STATUS (rt_status,
- *           stored by name), TIMING (timing_kind, stored by name)
+ *   kind    TEXT (char array), REAL (double), INT (int), INT64 (long long), BOOL (int, 0 or 1;
+ *           a JSON boolean in exports), STATUS (rt_status, stored by name), TIMING (timing_kind,
+ *           stored by name)
  *   member  the field of candidate_result
  *   group   "" (the row itself), "static_facts", "diagnosis" or "counters" */
 #define RESULT_COLUMNS(FIRST, REST)                                              \
@@ -172,6 +179,8 @@ typedef struct candidate_result {
   REST(ctr_fma_pipe, fma_pipe, REAL, counters.fma_pipe, "counters")           \
   REST(ctr_sm_throughput, sm_throughput, REAL, counters.sm_throughput, "counters") \
   REST(ctr_duration_ms, duration_ms, REAL, counters.duration_ms, "counters")  \
-  REST(ctr_stalls, stalls, TEXT, counters.stalls, "counters")
+  REST(ctr_stalls, stalls, TEXT, counters.stalls, "counters")                 \
+  REST(verified, verified, BOOL, verified, "")                                \
+  REST(path, path, TEXT, path, "")
 
 #endif

@@ -38,7 +38,8 @@
   X(ERR_DB_FOREIGN, "not a rooftune database")                               \
   X(ERR_DB_VERSION, "database schema is newer than this rooftune")           \
   X(ERR_BUDGET, "budget exhausted")                                          \
-  X(ERR_INTERNAL, "internal error")
+  X(ERR_INTERNAL, "internal error")                                          \
+  X(ERR_UNVERIFIED, "never checked against the reference")
 
 typedef enum {
 #define RT_STATUS_ENUM(name, msg) RT_##name,

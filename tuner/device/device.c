@@ -142,6 +142,7 @@ rt_status device_evaluate(device *d, const device_candidate *c, candidate_result
   out->dram_bytes = pl ? pl->dram_bytes : 0;
   out->facts = c->facts;
   snprintf(out->precision, sizeof out->precision, "%s", c->precision ? c->precision : "");
+  snprintf(out->path, sizeof out->path, "%s", compute_path_key(c->path));
   return d->ops->evaluate(d, c, out, err);
 }
 

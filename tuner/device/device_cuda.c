@@ -186,6 +186,7 @@ static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_r
   r->repetitions = (int)json_integer_value(json_object_get(reply, "reps"));
   json_t *ve = json_object_get(reply, "verify_error");
   r->verify_error = ve ? json_number_value(ve) : -1;
+  r->verified = r->status == RT_OK && json_is_true(json_object_get(reply, "verified")) && r->verify_error >= 0;
   if (json_is_true(json_object_get(reply, "stopped_early"))) {
     r->saved_s = json_number_value(json_object_get(reply, "saved_s"));
     snprintf(r->detail, sizeof r->detail,
@@ -602,8 +603,9 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     goto out;
   }
   double median = rt_quantile(sorted, (size_t)n, 0.5);
-  reply = json_pack("{ss sf sf si sf}", "status", "OK", "time_ms", median, "spread", spread, "reps", n,
-                    "verify_error", rel);
+  /* every OK reply passed the check above: verified */
+  reply = json_pack("{ss sf sf si sf sb}", "status", "OK", "time_ms", median, "spread", spread, "reps", n,
+                    "verify_error", rel, "verified", 1);
   if (verdict == DEVICE_TIMING_SLOW) {
     /* the runs up to min_reps that were not done, each a flush and a run, are saved at least */
     double per_run = (rt_now_s() - t_start) / n;

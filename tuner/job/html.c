@@ -427,6 +427,11 @@ void svg_polygon_open(html *h, const char *cls, double x, double y, const double
 }
 
 void svg_polyline(html *h, const char *cls, const double *xy, size_t n, const char *clip) {
+  svg_polyline_open(h, cls, xy, n, clip);
+  html_close(h);
+}
+
+void svg_polyline_open(html *h, const char *cls, const double *xy, size_t n, const char *clip) {
   html_open_class(h, "polyline", cls);
   if (clip) html_attrf(h, "clip-path", "url(#%s)", clip);
   coords c = {0};
@@ -435,14 +440,17 @@ void svg_polyline(html *h, const char *cls, const double *xy, size_t n, const ch
     coords_add(&c, ",", xy[2 * i + 1]);
   }
   coords_attr(h, "points", &c);
-  html_close(h);
 }
 
-void svg_text(html *h, const char *cls, double x, double y, const char *anchor, const char *text) {
+void svg_text_open(html *h, const char *cls, double x, double y, const char *anchor) {
   html_open_class(h, "text", cls);
   html_attr_num(h, "x", x);
   html_attr_num(h, "y", y);
   if (anchor) html_attr(h, "text-anchor", anchor);
+}
+
+void svg_text(html *h, const char *cls, double x, double y, const char *anchor, const char *text) {
+  svg_text_open(h, cls, x, y, anchor);
   html_text(h, text);
   html_close(h);
 }

@@ -97,8 +97,12 @@ void svg_polygon_open(html *h, const char *cls, double x, double y, const double
 /* <polyline class points="x,y ..."/> over n points (xy: x0, y0, x1, y1, ...); clip: the id of
  * a clipPath, or NULL. */
 void svg_polyline(html *h, const char *cls, const double *xy, size_t n, const char *clip);
+/* The same left open (attributes may follow); html_close is the caller's. */
+void svg_polyline_open(html *h, const char *cls, const double *xy, size_t n, const char *clip);
 /* <text class x y text-anchor>TEXT</text>; anchor NULL: start. */
 void svg_text(html *h, const char *cls, double x, double y, const char *anchor, const char *text);
+/* <text class x y text-anchor> left open: attributes, then the text, then html_close. */
+void svg_text_open(html *h, const char *cls, double x, double y, const char *anchor);
 /* <title>TEXT</title>: a tooltip of the element open around it. */
 void svg_title(html *h, const char *text);
 void svg_titlef(html *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -207,6 +207,7 @@ static rt_status on_result(void *ctx, const db_run_spec *spec, const char *templ
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   snprintf(c->status, sizeof c->status, "%s", rt_status_name(r->status));
   c->timing = r->timing;
+  c->path = compute_path_parse(r->path);
   c->ms = r->status == RT_OK ? r->time_ms : NAN;
   c->intensity = r->diag.intensity > 0 ? r->diag.intensity : r->dram_bytes > 0 ? r->flops / r->dram_bytes : NAN;
   c->achieved = r->diag.achieved_flops > 0 ? r->diag.achieved_flops
@@ -231,6 +232,9 @@ static const gpu_spec *spec_for(const db_device *d) {
   return NULL;
 }
 
+/* Section s's roofs: the spec table's peak of every path, the measured copy bandwidth and
+ * library matmul rate where the device has them; which paths are drawn is the candidates'
+ * (section_paths). */
 static void section_roofs(db *d, const section *s, report_roofs *r) {
   memset(r, 0, sizeof *r);
   const gpu_spec *g = spec_for(&s->device);
@@ -238,14 +242,7 @@ static void section_roofs(db *d, const section *s, report_roofs *r) {
   roofline_from_spec(g, &c);
   snprintf(r->gpu, sizeof r->gpu, "%s", g ? g->name : s->device.name);
   r->bw = c.bw;
-  int f32 = !strcmp(s->dtype, "f32");
-  r->npeaks = f32 ? 2 : 1;
-  r->peak[0] = c.flops[f32 ? PATH_SIMT_F32 : PATH_TC_F16];
-  r->peak_name[0] = f32 ? "fp32 CUDA cores" : "f16/bf16 tensor cores";
-  if (f32) {
-    r->peak[1] = c.flops[PATH_TC_TF32];
-    r->peak_name[1] = "tf32 tensor cores";
-  }
+  for (int p = 0; p < PATH_COUNT; p++) r->path[p].peak = c.flops[p];
   double v = 0;
   int found = 0;
   if (db_ceiling_get(d, &s->device, "copy_bw", "", &v, NULL, 0, &found, NULL) == RT_OK && found && v > 0) {
@@ -255,9 +252,25 @@ static void section_roofs(db *d, const section *s, report_roofs *r) {
   found = 0;
   if (db_ceiling_get(d, &s->device, "matmul", s->dtype, &v, NULL, 0, &found, NULL) == RT_OK && found && v > 0) {
     /* the library matmul's rate: the dtype's tensor path (tf32 for f32) */
-    int i = f32 ? 1 : 0;
-    r->peak[i] = v;
-    r->peak_measured[i] = 1;
+    compute_path p = roofline_path_for_dtype(s->dtype, 1);
+    r->path[p].peak = v;
+    r->path[p].measured = 1;
+  }
+}
+
+/* Marks the roofs the plotted candidates of each section ran on; a section none of whose
+ * candidates says (rows stored before schema 7) gets its dtype's path: the tensor cores for
+ * f16/bf16/fp8, the CUDA cores for f32. */
+static void section_paths(rep *R) {
+  for (size_t i = 0; i < R->ncand; i++) {
+    const cand *c = &R->cand[i];
+    if (report_plottable(c) && c->path >= 0 && c->path < PATH_COUNT) R->sec[c->section].roofs.path[c->path].present = 1;
+  }
+  for (size_t i = 0; i < R->nsec; i++) {
+    report_roofs *r = &R->sec[i].roofs;
+    int any = 0;
+    for (int p = 0; p < PATH_COUNT; p++) any |= r->path[p].present;
+    if (!any) r->path[roofline_path_for_dtype(R->sec[i].dtype, strcmp(R->sec[i].dtype, "f32") != 0)].present = 1;
   }
 }
 
@@ -378,6 +391,7 @@ static size_t fill_sections(db *d, rep *R, const db_entry *w, size_t nw, const d
     if (report_plottable(&R->cand[i])) s->npoints++;
     else if (strcmp(R->cand[i].status, "OK")) s->nfailed++;
   }
+  section_paths(R);
   return regressions;
 }
 

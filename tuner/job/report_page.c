@@ -21,14 +21,73 @@ static void si_unit(double v, const char *unit, char *buf, size_t size) {
   snprintf(buf, size, "%.3g %s%s", v, p[i], unit);
 }
 
+/* ---- markers: each template its own shape and colour, the same on every chart of the page ---- */
+
+enum { NSHAPES = 6, NCOLOURS = 8 };
+
+/* The page's templates, sorted: template k's marker is shape k % NSHAPES, colour k % NCOLOURS
+ * (distinct for the first 24), class "mkK". */
+typedef struct marks {
+  const char **name;
+  size_t n;
+} marks;
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static void marks_make(marks *m, const report_page *p) {
+  m->n = 0;
+  m->name = malloc((p->ncand ? p->ncand : 1) * sizeof *m->name);
+  if (!m->name) return;
+  for (size_t i = 0; i < p->ncand; i++) m->name[m->n++] = p->order[i]->tmpl;
+  qsort(m->name, m->n, sizeof *m->name, cmp_name);
+  size_t k = 0;
+  for (size_t i = 0; i < m->n; i++)
+    if (!k || strcmp(m->name[k - 1], m->name[i])) m->name[k++] = m->name[i];
+  m->n = k;
+}
+
+static int mark_of(const marks *m, const char *tmpl) {
+  const char **f = m->name ? bsearch(&tmpl, m->name, m->n, sizeof *m->name, cmp_name) : NULL;
+  return f ? (int)(f - m->name) : 0;
+}
+
+#define MARK_R 4.2      /* a marker's size */
+#define POINT_HALF 6.5  /* half the side of the box a marker covers, its stroke included */
+#define WIN_R 7.5       /* the winner's ring */
+
+/* Opens marker k at (x, y) with classes "CLS mkK cK"; html_close is the caller's. */
+static void marker_open(html *h, int k, const char *cls, double x, double y) {
+  char c[64];
+  snprintf(c, sizeof c, "%s mk%d c%d", cls, k, k % NCOLOURS);
+  static const struct {
+    int sides;       /* 0 circle */
+    double turn, r;  /* the first vertex's angle from "up" (turns) and the radius, in MARK_R */
+  } shape[NSHAPES] = {{0, 0, 1}, {4, 0.125, 1.25}, {3, 0, 1.3}, {4, 0, 1.3}, {3, 0.5, 1.3}, {5, 0, 1.15}};
+  int s = k % NSHAPES;
+  if (!shape[s].sides) {
+    svg_circle_open(h, c, x, y, MARK_R);
+    return;
+  }
+  double vx[6], vy[6], steps[10];
+  int n = shape[s].sides;
+  for (int i = 0; i < n; i++) {
+    double a = 2 * M_PI * (shape[s].turn + (double)i / n);
+    vx[i] = x + shape[s].r * MARK_R * sin(a);
+    vy[i] = y - shape[s].r * MARK_R * cos(a);
+  }
+  for (int i = 0; i + 1 < n; i++) steps[2 * i] = vx[i + 1] - vx[i], steps[2 * i + 1] = vy[i + 1] - vy[i];
+  svg_polygon_open(h, c, vx[0], vy[0], steps, (size_t)n - 1);
+}
+
 /* ---- the roofline ---- */
 
-#define PW 660
-#define PH 380
-#define ML 70
+#define PW 1000
+#define PH 440
+#define ML 72
 #define MR 16
-#define MT 14
+#define MT 30 /* above the plot: the lane of a label that finds no free place inside */
 #define MB 46
+#define LABEL_PX 11.0 /* the labels' font size (REPORT_CSS: svg text) */
 
 typedef struct axes {
   double x0, x1, y0, y1; /* log10 bounds */
@@ -37,7 +96,12 @@ typedef struct axes {
 static double ax_x(const axes *a, double x) { return ML + (log10(x) - a->x0) / (a->x1 - a->x0) * (PW - ML - MR); }
 static double ax_y(const axes *a, double y) { return MT + (a->y1 - log10(y)) / (a->y1 - a->y0) * (PH - MT - MB); }
 
-/* The plot's log bounds: every point, the roofs and their ridge. */
+/* 1 when path p's roof is drawn: present, with a peak, and a memory slope to meet. */
+static int roof_drawn(const report_roofs *rf, int p) {
+  return rf->path[p].present && rf->path[p].peak > 0 && isfinite(rf->path[p].peak);
+}
+
+/* The plot's log bounds: every point, the roofs and their ridges. */
 static axes roofline_axes(const report_roofs *rf, const report_cand *const *cs, size_t n) {
   double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
   for (size_t i = 0; i < n; i++) {
@@ -46,13 +110,14 @@ static axes roofline_axes(const report_roofs *rf, const report_cand *const *cs, 
     ymin = fmin(ymin, cs[i]->achieved);
     ymax = fmax(ymax, cs[i]->achieved);
   }
-  double peak = 0;
-  for (int i = 0; i < rf->npeaks && i < 2; i++) peak = fmax(peak, rf->peak[i]);
-  if (peak > 0 && isfinite(peak)) ymax = fmax(ymax, peak);
-  if (rf->bw > 0 && peak > 0 && isfinite(peak / rf->bw)) {
-    double ridge = peak / rf->bw;
-    xmin = fmin(xmin, ridge);
-    xmax = fmax(xmax, ridge);
+  for (int p = 0; p < PATH_COUNT; p++) {
+    if (!roof_drawn(rf, p)) continue;
+    double peak = rf->path[p].peak;
+    ymax = fmax(ymax, peak);
+    if (rf->bw > 0 && isfinite(peak / rf->bw)) {
+      xmin = fmin(xmin, peak / rf->bw);
+      xmax = fmax(xmax, peak / rf->bw);
+    }
   }
   if (!isfinite(xmin) || !isfinite(xmax) || !isfinite(ymin) || !isfinite(ymax) || !(xmax > 0) || !(ymax > 0))
     xmin = 1, xmax = 100, ymin = 1e9, ymax = 1e12;
@@ -88,60 +153,235 @@ static void roofline_grid(html *h, const axes *a) {
   html_newline(h);
 }
 
-static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs *rf) {
-  double X0 = pow(10, a->x0), X1 = pow(10, a->x1);
-  char clip[32];
-  snprintf(clip, sizeof clip, "clip%zu", si);
-  for (int i = 0; i < rf->npeaks && i < 2 && rf->bw > 0; i++) {
-    if (!(rf->peak[i] > 0)) continue;
-    double ridge = rf->peak[i] / rf->bw;
-    double xy[6] = {ax_x(a, X0), ax_y(a, rf->bw * X0), ax_x(a, ridge), ax_y(a, rf->peak[i]), ax_x(a, X1),
-                    ax_y(a, rf->peak[i])};
-    svg_polyline(h, i ? "roof second" : "roof", xy, 3, clip);
-    char t[32], label[200];
-    si_unit(rf->peak[i], "FLOP/s", t, sizeof t);
-    snprintf(label, sizeof label, "%s %s (%s)", rf->peak_name[i] ? rf->peak_name[i] : "compute", t,
-             rf->peak_measured[i] ? "measured" : "spec");
-    svg_text(h, "rooflabel", PW - MR - 4, ax_y(a, rf->peak[i]) - 5, "end", label);
+/* ---- labels placed where they cover no point ---- */
+
+typedef struct box {
+  double x0, y0, x1, y1;
+} box;
+
+/* The boxes taken (the points', then each label's as it is placed) and the plot's. */
+typedef struct taken {
+  box *b;
+  size_t n, cap;
+  box plot;
+  double lane; /* where the next label of the lane above the plot ends */
+} taken;
+
+static void take(taken *t, box b) {
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 64;
+    box *g = realloc(t->b, cap * sizeof *g);
+    if (!g) return; /* then a later label may meet it: nothing worse */
+    t->b = g;
+    t->cap = cap;
   }
-  if (rf->bw > 0) {
-    char t[32], label[96];
-    si_unit(rf->bw, "B/s", t, sizeof t);
-    double lx = pow(10, a->x0 + 0.25), ly = rf->bw * lx;
-    if (ly < pow(10, a->y0)) { /* the slope enters the plot further right */
-      ly = pow(10, a->y0 + 0.4);
-      lx = ly / rf->bw;
-    }
-    snprintf(label, sizeof label, "DRAM %s (%s)", t, rf->bw_measured ? "measured" : "spec");
-    svg_text(h, "rooflabel", ax_x(a, lx) + 6, ax_y(a, ly) - 2, NULL, label);
+  t->b[t->n++] = b;
+}
+
+/* TEXT's width at LABEL_PX, no less than DejaVu Sans draws it (system-ui on Debian; the usual
+ * sans fonts are narrower): per-character advances in em, rounded up. */
+static double text_width(const char *s) {
+  double em = 0;
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if ((*c & 0xc0) == 0x80) continue; /* a UTF-8 continuation byte */
+    if (*c >= 0x80) em += 1.0;
+    else if (strchr(" .,:;'|!il", *c)) em += 0.34;
+    else if (strchr("()/-[]fjrtI", *c)) em += 0.45;
+    else if (strchr("mwMW%", *c)) em += 1.02;
+    else if (*c >= 'A' && *c <= 'Z') em += 0.8;
+    else em += 0.66;
+  }
+  return em * LABEL_PX + 2;
+}
+
+/* The box of a label of width w whose baseline is at y, starting at x (end 0) or ending there. */
+static box label_box(double x, double y, int end, double w) {
+  box b = {end ? x - w : x, y - 0.96 * LABEL_PX - 1, end ? x : x + w, y + 0.26 * LABEL_PX + 1};
+  return b;
+}
+
+/* 1 when b lies inside the plot and meets no box taken. */
+static int box_free(const taken *t, box b) {
+  if (b.x0 < t->plot.x0 || b.x1 > t->plot.x1 || b.y0 < t->plot.y0 || b.y1 > t->plot.y1) return 0;
+  for (size_t i = 0; i < t->n; i++)
+    if (b.x0 < t->b[i].x1 && t->b[i].x0 < b.x1 && b.y0 < t->b[i].y1 && t->b[i].y0 < b.y1) return 0;
+  return 1;
+}
+
+typedef struct place {
+  double x, y;
+  int end;
+} place;
+
+/* Tries the place; takes its box and returns 1 when it is free. */
+static int try_place(taken *t, double x, double y, int end, double w, place *out) {
+  box b = label_box(x, y, end, w);
+  if (!box_free(t, b)) return 0;
+  take(t, b);
+  *out = (place){x, y, end};
+  return 1;
+}
+
+/* The lane above the plot, filled from the right: for a label no free place inside takes. */
+static place lane_place(taken *t, double w) {
+  place p = {t->lane, MT - 9, 1};
+  t->lane -= w + 16;
+  return p;
+}
+
+/* A compute roof's label: along the roof at height ry, from the plot's right end leftwards,
+ * above the line (where the slope left of the ridge rx is lower still) or below it right of the
+ * ridge. */
+static place roof_label_place(taken *t, double ry, double rx, double w) {
+  place p;
+  for (double xe = PW - MR - 6; xe - w >= ML + 4; xe -= 12)
+    if (try_place(t, xe, ry - 5 - 0.26 * LABEL_PX, 1, w, &p) ||
+        (xe - w >= rx + 4 && try_place(t, xe, ry + 5 + 0.96 * LABEL_PX, 1, w, &p)))
+      return p;
+  return lane_place(t, w);
+}
+
+/* The DRAM slope's label: beside the slope, left of the lowest ridge (x at most xr), above-left of
+ * the line (where no point under the roofs is) or below-right of it. */
+static place dram_label_place(taken *t, const axes *a, double bw, double xr, double w) {
+  place p;
+  for (double x = ML + 8; x <= fmin(xr, PW - MR); x += 10) {
+    double v = pow(10, a->x0 + (x - ML) / (PW - ML - MR) * (a->x1 - a->x0)); /* the intensity at x */
+    double y = ax_y(a, bw * v);
+    if (!(y > MT && y < PH - MB)) continue;
+    if (try_place(t, x - 4, y - 4 - 0.26 * LABEL_PX - 1, 1, w, &p) ||
+        try_place(t, x + 4, y + 4 + 0.96 * LABEL_PX + 1, 0, w, &p))
+      return p;
+  }
+  return lane_place(t, w);
+}
+
+/* The winner's label: beside its ring, nearer places first. */
+static place win_label_place(taken *t, double cx, double cy, double w) {
+  static const struct {
+    double dx, dy;
+    int end;
+  } at[] = {{1, -1, 0}, {1, 1, 0}, {-1, -1, 1}, {-1, 1, 1}};
+  place p;
+  for (double d = WIN_R + 3; d < 80; d += 8)
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+      if (try_place(t, cx + at[i].dx * d, cy + (at[i].dy < 0 ? -d + 0.26 * LABEL_PX : d + 0.96 * LABEL_PX), at[i].end,
+                    w, &p))
+        return p;
+  return lane_place(t, w);
+}
+
+/* The labels of a chart, placed before they are written (after the points, over them). */
+typedef struct labels {
+  struct {
+    char cls[40], key[16], text[160];
+    place at;
+  } l[PATH_COUNT + 2];
+  int n;
+} labels;
+
+static void label_add(labels *L, const char *cls, const char *key, place at, const char *text) {
+  if (L->n >= (int)(sizeof L->l / sizeof L->l[0])) return;
+  snprintf(L->l[L->n].cls, sizeof L->l[L->n].cls, "%s", cls);
+  snprintf(L->l[L->n].key, sizeof L->l[L->n].key, "%s", key ? key : "");
+  snprintf(L->l[L->n].text, sizeof L->l[L->n].text, "%s", text);
+  L->l[L->n++].at = at;
+}
+
+static void labels_write(html *h, const labels *L) {
+  for (int i = 0; i < L->n; i++) {
+    place p = L->l[i].at;
+    svg_text_open(h, L->l[i].cls, p.x, p.y, p.end ? "end" : NULL);
+    if (L->l[i].key[0]) html_attr(h, "data-roof", L->l[i].key);
+    html_text(h, L->l[i].text);
+    html_close(h);
   }
 }
 
-static void roofline_points(html *h, const axes *a, const report_cand *const *cs, size_t n, const report_cand *win) {
+/* The roofs present (gpu_spec.h's paths the candidates ran on, and the DRAM slope), their labels
+ * placed off the boxes in t, into L. */
+static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs *rf, taken *t, labels *L) {
+  double X0 = pow(10, a->x0), X1 = pow(10, a->x1), ridge_x = PW - MR;
+  char clip[32];
+  snprintf(clip, sizeof clip, "clip%zu", si);
+  int order[PATH_COUNT], n = 0;
+  for (int p = 0; p < PATH_COUNT; p++)
+    if (roof_drawn(rf, p)) order[n++] = p;
+  for (int i = 1; i < n; i++) /* the highest roof first: its label has the most room */
+    for (int j = i; j > 0 && rf->path[order[j]].peak > rf->path[order[j - 1]].peak; j--) {
+      int x = order[j];
+      order[j] = order[j - 1], order[j - 1] = x;
+    }
+  for (int i = 0; i < n; i++) {
+    compute_path p = (compute_path)order[i];
+    double peak = rf->path[p].peak, ridge = rf->bw > 0 ? peak / rf->bw : X0;
+    double xy[6] = {ax_x(a, X0), ax_y(a, rf->bw * X0), ax_x(a, ridge), ax_y(a, peak), ax_x(a, X1), ax_y(a, peak)};
+    char cls[40], v[32], text[160];
+    snprintf(cls, sizeof cls, "roof %s", compute_path_key(p));
+    svg_polyline_open(h, cls, rf->bw > 0 ? xy : xy + 2, rf->bw > 0 ? 3 : 2, clip);
+    html_attr(h, "data-roof", compute_path_key(p));
+    html_close(h);
+    si_unit(peak, "FLOP/s", v, sizeof v);
+    snprintf(text, sizeof text, "%s %s (%s)", compute_path_label(p), v, rf->path[p].measured ? "measured" : "spec");
+    double rx = rf->bw > 0 ? ax_x(a, ridge) : ML;
+    snprintf(cls, sizeof cls, "rooflabel %s", compute_path_key(p));
+    label_add(L, cls, compute_path_key(p), roof_label_place(t, ax_y(a, peak), rx, text_width(text)), text);
+    ridge_x = fmin(ridge_x, rx);
+  }
+  html_newline(h);
+  if (!(rf->bw > 0)) return;
+  char v[32], dram[96];
+  si_unit(rf->bw, "B/s", v, sizeof v);
+  snprintf(dram, sizeof dram, "DRAM %s (%s)", v, rf->bw_measured ? "measured" : "spec");
+  if (!n) { /* a slope alone, over the whole plot */
+    double xy[4] = {ax_x(a, X0), ax_y(a, rf->bw * X0), ax_x(a, X1), ax_y(a, rf->bw * X1)};
+    svg_polyline_open(h, "roof dram", xy, 2, clip);
+    html_attr(h, "data-roof", "dram");
+    html_close(h);
+  }
+  label_add(L, "rooflabel dram", "dram", dram_label_place(t, a, rf->bw, ridge_x, text_width(dram)), dram);
+}
+
+/* The boxes the points and the winner's ring cover, into t. */
+static void roofline_take_points(const axes *a, const report_cand *const *cs, size_t n, const report_cand *win,
+                                 taken *t) {
+  for (size_t i = 0; i < n; i++) {
+    double x = ax_x(a, cs[i]->intensity), y = ax_y(a, cs[i]->achieved);
+    take(t, (box){x - POINT_HALF, y - POINT_HALF, x + POINT_HALF, y + POINT_HALF});
+  }
+  if (win) {
+    double x = ax_x(a, win->intensity), y = ax_y(a, win->achieved), r = WIN_R + 1.5;
+    take(t, (box){x - r, y - r, x + r, y + r});
+  }
+}
+
+static void roofline_points(html *h, const axes *a, const marks *mk, const report_cand *const *cs, size_t n,
+                            const report_cand *win) {
   for (size_t i = 0; i < n; i++) {
     const report_cand *c = cs[i];
     double x = ax_x(a, c->intensity), y = ax_y(a, c->achieved);
     const char *kind = timing_kind_name(c->timing);
     char cls[40];
     snprintf(cls, sizeof cls, "pt %s", kind);
-    if (c->timing == TIMING_REPLAYED) svg_rect_open(h, cls, x - 3, y - 3, 6, 6);
-    else svg_circle_open(h, cls, x, y, 3.2);
-    char t[32];
-    si_unit(c->achieved, "FLOP/s", t, sizeof t);
-    svg_titlef(h, "%s %s: %.4g ms, %s, %s%s%s", c->tmpl, c->config, c->ms, t, kind, c->limit[0] ? ", " : "",
-               c->limit);
+    marker_open(h, mark_of(mk, c->tmpl), cls, x, y);
+    html_attr(h, "data-template", c->tmpl);
+    const char *path = c->path >= 0 && c->path < PATH_COUNT ? compute_path_key((compute_path)c->path) : "";
+    if (path[0]) html_attr(h, "data-path", path);
+    char v[32];
+    si_unit(c->achieved, "FLOP/s", v, sizeof v);
+    svg_titlef(h, "%s %s: %.4g ms, %s, %s%s%s%s%s", c->tmpl, c->config, c->ms, v, kind, path[0] ? ", " : "",
+               path[0] ? compute_path_label((compute_path)c->path) : "", c->limit[0] ? ", " : "", c->limit);
     html_close(h);
     html_newline(h);
   }
   if (win) {
-    svg_circle_open(h, "win", ax_x(a, win->intensity), ax_y(a, win->achieved), 7.5);
+    svg_circle_open(h, "win", ax_x(a, win->intensity), ax_y(a, win->achieved), WIN_R);
     html_close(h);
-    svg_text(h, "winlabel", ax_x(a, win->intensity) + 9, ax_y(a, win->achieved) - 8, NULL, "winner");
   }
 }
 
-static void roofline_svg(html *h, size_t si, const report_section *s, const report_cand *const *cs, size_t n,
-                         const report_cand *win) {
+static void roofline_svg(html *h, size_t si, const report_section *s, const marks *mk, const report_cand *const *cs,
+                         size_t n, const report_cand *win) {
   const report_roofs *rf = &s->roofs;
   axes a = roofline_axes(rf, cs, n);
   svg_open(h, "roofline", PW, PH);
@@ -159,9 +399,46 @@ static void roofline_svg(html *h, size_t si, const report_section *s, const repo
   html_close(h);
   html_newline(h);
   roofline_grid(h, &a);
-  roofline_roofs(h, &a, si, rf);
-  roofline_points(h, &a, cs, n, win);
+  taken t = {.plot = {ML + 2, MT + 2, PW - MR - 2, PH - MB - 2}, .lane = PW - MR};
+  labels L = {.n = 0};
+  roofline_take_points(&a, cs, n, win, &t);
+  roofline_roofs(h, &a, si, rf, &t, &L);
+  roofline_points(h, &a, mk, cs, n, win);
+  if (win)
+    label_add(&L, "winlabel", NULL,
+              win_label_place(&t, ax_x(&a, win->intensity), ax_y(&a, win->achieved), text_width("winner")), "winner");
+  labels_write(h, &L);
+  free(t.b);
   html_close(h); /* svg */
+  html_newline(h);
+}
+
+/* The chart's legend: a row per template plotted, its marker and count. */
+static void roofline_legend(html *h, const marks *mk, const report_cand *const *cs, size_t n) {
+  html_open_class(h, "table", "legend");
+  html_open(h, "tr");
+  html_elem(h, "th", NULL, "");
+  html_elem(h, "th", NULL, "template");
+  html_elem(h, "th", "num", "points");
+  html_close(h);
+  for (size_t k = 0; k < mk->n; k++) {
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) count += !strcmp(cs[i]->tmpl, mk->name[k]);
+    if (!count) continue;
+    html_open_class(h, "tr", "entry");
+    html_attr(h, "data-template", mk->name[k]);
+    html_open(h, "td");
+    svg_open(h, "key", 16, 16);
+    marker_open(h, (int)k, "keymark", 8, 8);
+    html_close(h);
+    html_close(h); /* svg */
+    html_close(h); /* td */
+    html_elem(h, "td", NULL, mk->name[k]);
+    html_elemf(h, "td", "num", "%zu", count);
+    html_close(h);
+    html_newline(h);
+  }
+  html_close(h);
   html_newline(h);
 }
 
@@ -172,7 +449,7 @@ static int run_of(const report_section *s, const db_run_info *r) {
          !strcmp(r->layout, s->layout) && !strcmp(r->device.name, s->device.name);
 }
 
-enum { HW = 660, HH = 170, HL = 70, HR = 16, HT = 12, HB = 34 };
+enum { HW = 1000, HH = 190, HL = 72, HR = 16, HT = 12, HB = 34 };
 
 /* The best-so-far line over the runs of section s (k-th run at x HL + 10 + step k). */
 static void history_best(html *h, const report_section *s, const db_run_info *runs, size_t nruns, double step,
@@ -229,6 +506,26 @@ static void history_marks(html *h, const report_section *s, const db_run_info *r
   }
 }
 
+/* A section with a single run: its values in a line (a chart of one dot says less). */
+static void history_one(html *h, const report_section *s, const db_run_info *runs, size_t nruns) {
+  for (size_t i = 0; i < nruns; i++) {
+    const db_run_info *r = &runs[i];
+    if (!run_of(s, r) || r->results == 0) continue;
+    html_open_class(h, "p", "history-one");
+    html_elem(h, "span", "lead", "History: one run so far");
+    if (job_run_is_recheck(r))
+      html_textf(h, " \u2014 a recheck, started %s: %s, %.4g ms (%s).", r->started_at, r->last_status, r->last_ms,
+                 r->status);
+    else
+      html_textf(h, " \u2014 run %lld, started %s: best %.4g ms over %lld result%s (%s). The chart of the best "
+                 "time run after run starts with the second run.", r->id, r->started_at, r->best_ms, r->results,
+                 r->results == 1 ? "" : "s", r->status);
+    html_close(h);
+    html_newline(h);
+    return;
+  }
+}
+
 static void history_svg(html *h, const report_section *s, const db_run_info *runs, size_t nruns, double tol) {
   size_t n = 0;
   double ymax = 0;
@@ -241,6 +538,10 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
   if (n == 0 || !(ymax > 0) || !isfinite(ymax)) {
     html_elem(h, "p", "muted", "no run with a time yet");
     html_newline(h);
+    return;
+  }
+  if (n == 1) {
+    history_one(h, s, runs, nruns);
     return;
   }
   ymax *= 1.15;
@@ -256,7 +557,7 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
     svg_line(h, "grid", HL, y, HW - HR, y);
     svg_text(h, "tick", HL - 4, y + 4, "end", t);
   }
-  double step = n > 1 ? (double)(HW - HL - HR - 20) / (double)(n - 1) : 0;
+  double step = (double)(HW - HL - HR - 20) / (double)(n - 1);
   history_best(h, s, runs, nruns, step, ymax);
   char first[32] = "", last[32] = "";
   history_marks(h, s, runs, nruns, step, ymax, tol, first, last, sizeof first);
@@ -272,7 +573,8 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
 
 /* The style sheet: a literal, as html_style takes it. */
 #define REPORT_CSS \
-    "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1b1f24;background:#fff;max-width:1100px}" \
+    "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;padding:0 24px;color:#1b1f24;background:#fff;" \
+    "max-width:1400px}" \
     "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-top:1px solid #d0d7de;" \
     "padding-top:14px}table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid " \
     "#eaeef2;text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:" \
@@ -280,12 +582,21 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
     "tr.win td{background:#fff8c5}section.regressed h2{color:#b42318}.banner{background:#fdecea;border:1px solid " \
     "#f5c2c0;padding:8px 12px;border-radius:6px}svg text{font:11px system-ui,sans-serif;fill:#57606a}" \
     "svg .axis{font-size:12px;fill:#1b1f24}rect.plot{fill:#fbfcfd;stroke:#d0d7de}line.grid{stroke:#eaeef2}" \
-    ".roof{fill:none;stroke:#cf222e;stroke-width:2}.roof.second{stroke:#bc4c00;stroke-dasharray:6 3}" \
-    ".rooflabel{fill:#cf222e!important;font-weight:600}.pt.measured{fill:#0969da;fill-opacity:.75}" \
-    ".pt.predicted{fill:#fff;stroke:#0969da;stroke-width:1.3}.pt.replayed{fill:#8250df;fill-opacity:.75}" \
+    "table.overview,table.top{display:block;overflow-x:auto;max-width:100%}" \
+    "div.chart{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 24px}" \
+    "svg.roofline{flex:1 1 640px;min-width:0;max-width:1100px;height:auto}svg.history{width:100%;max-width:1100px;" \
+    "height:auto}table.legend{flex:0 1 260px;margin:0}table.legend td{border:0;padding:1px 6px;word-break:break-all}" \
+    ".roof{fill:none;stroke-width:2}.roof.tc_f16{stroke:#cf222e}.roof.tc_tf32{stroke:#953800;stroke-dasharray:8 3}" \
+    ".roof.simt_f32{stroke:#bc4c00;stroke-dasharray:3 3}.roof.tc_f8{stroke:#a0111f;stroke-dasharray:10 3 2 3}" \
+    ".roof.dram{stroke:#cf222e}.rooflabel{fill:#cf222e!important}.rooflabel.tc_tf32{fill:#953800!important}" \
+    ".rooflabel.simt_f32{fill:#bc4c00!important}.rooflabel.tc_f8{fill:#a0111f!important}" \
+    ".pt,.keymark{stroke-width:1.3}.c0{fill:#0969da;stroke:#0969da}.c1{fill:#bf8700;stroke:#bf8700}" \
+    ".c2{fill:#1a7f37;stroke:#1a7f37}.c3{fill:#8250df;stroke:#8250df}.c4{fill:#e16f24;stroke:#e16f24}" \
+    ".c5{fill:#1b7c83;stroke:#1b7c83}.c6{fill:#bf3989;stroke:#bf3989}.c7{fill:#57606a;stroke:#57606a}" \
+    ".pt.measured,.keymark{fill-opacity:.8}.pt.predicted{fill:#fff}.pt.replayed{fill-opacity:.3}" \
     ".win{fill:none;stroke:#1b1f24;stroke-width:2}.winlabel{fill:#1b1f24!important;font-weight:600}" \
     ".best{fill:none;stroke:#1a7f37;stroke-width:2}.run{fill:#1a7f37}.recheck{fill:#0969da}" \
-    ".recheck.regressed{fill:#cf222e}.legend span{margin-right:14px}"
+    ".recheck.regressed{fill:#cf222e}.legend span{margin-right:14px}.lead{font-weight:600}"
 
 /* A link to section i, its text the problem and device. */
 static void problem_link(html *h, const report_section *s, size_t i, int with_device) {
@@ -342,10 +653,12 @@ static void page_head(const report_page *p, html *h) {
     html_newline(h);
   }
   html_open_class(h, "p", "legend muted");
-  html_elem(h, "span", NULL, "\u25cf measured on the GPU");
-  html_elem(h, "span", NULL, "\u25cb predicted by the model device");
-  html_elem(h, "span", NULL, "\u25a0 replayed from a file");
+  html_elem(h, "span", NULL, "each template its own marker (the legend beside each chart)");
+  html_elem(h, "span", NULL, "filled: measured on the GPU");
+  html_elem(h, "span", NULL, "open: predicted by the model device");
+  html_elem(h, "span", NULL, "pale: replayed from a file");
   html_elem(h, "span", NULL, "\u25ef winner");
+  html_elem(h, "span", NULL, "a roof per instruction path the candidates ran on");
   html_close(h);
   html_newline(h);
 }
@@ -421,7 +734,7 @@ static void section_table(const report_page *p, html *h, const report_cand *cons
   html_newline(h);
 }
 
-static void page_section(const report_page *p, html *h, size_t i, report_stats *st) {
+static void page_section(const report_page *p, const marks *mk, html *h, size_t i, report_stats *st) {
   const report_section *s = &p->sec[i];
   const report_cand *const *cs = p->order + p->start[i];
   size_t n = p->start[i + 1] - p->start[i];
@@ -451,7 +764,11 @@ static void page_section(const report_page *p, html *h, size_t i, report_stats *
   html_textf(h, "; roofs of %s", s->roofs.gpu);
   html_close(h);
   html_newline(h);
-  roofline_svg(h, i, s, pts ? (const report_cand *const *)pts : cs, pts ? np : 0, win);
+  html_open_class(h, "div", "chart");
+  roofline_svg(h, i, s, mk, pts ? (const report_cand *const *)pts : cs, pts ? np : 0, win);
+  roofline_legend(h, mk, pts ? (const report_cand *const *)pts : cs, pts ? np : 0);
+  html_close(h); /* div.chart */
+  html_newline(h);
   free(pts);
   st->points += np;
   st->candidates += n;
@@ -471,9 +788,12 @@ static void page_section(const report_page *p, html *h, size_t i, report_stats *
 }
 
 void report_page_write(const report_page *p, html *h, report_stats *st) {
+  marks mk;
+  marks_make(&mk, p);
   page_head(p, h);
   page_overview(p, h);
-  for (size_t i = 0; i < p->nsec; i++) page_section(p, h, i, st);
+  for (size_t i = 0; i < p->nsec; i++) page_section(p, &mk, h, i, st);
+  free(mk.name);
   html_close(h); /* body */
   html_close(h); /* html */
   html_newline(h);

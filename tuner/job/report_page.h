@@ -11,6 +11,7 @@
 #include "db/db.h"
 #include "tuner/job/html.h"
 #include "tuner/job/report.h"
+#include "tuner/model/gpu_spec.h"
 #include "tuner/recheck.h"
 
 /* One candidate: a template's configuration on one problem and device, its latest result. */
@@ -22,17 +23,26 @@ typedef struct report_cand {
   double ms;               /* NAN when it failed */
   double intensity;        /* FLOP per modeled DRAM byte */
   double achieved;         /* FLOP/s */
+  int path;                /* the compute_path it ran on (results.path); -1 unknown (a row
+                              stored before schema 7) */
   uint64_t hash;           /* report.c's table */
 } report_cand;
 
-/* A section's roofs: the memory slope and up to two compute roofs. */
+/* One compute roof: the peak of an instruction path (gpu_spec.h's COMPUTE_PATHS, whose label
+ * the chart prints). */
+typedef struct report_roof {
+  double peak;             /* FLOP/s; 0 unknown */
+  int measured;            /* 1: this device's measured rate, 0: the spec table's */
+  int present;             /* drawn: a plotted candidate computed on this path */
+} report_roof;
+
+/* A section's roofs: the memory slope and one compute roof per path its candidates ran on
+ * (CUDA-core fp32 for gemm_skinny, tensor-core f16/bf16 for gemm_mma, tf32 only where a result
+ * used it; a declared family computes on the CUDA cores). */
 typedef struct report_roofs {
   double bw;               /* bytes/s; 0 unknown */
   int bw_measured;
-  double peak[2];          /* FLOP/s of the dtype's paths */
-  const char *peak_name[2];
-  int peak_measured[2];
-  int npeaks;
+  report_roof path[PATH_COUNT]; /* by compute_path */
   char gpu[128];           /* whose roofs (a db_device name fits) */
 } report_roofs;
 

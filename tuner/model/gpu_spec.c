@@ -92,6 +92,23 @@ const gpu_spec *gpu_spec_all(size_t *count) {
   return gpu_table;
 }
 
+static const struct {
+  const char *key, *label;
+} path_names[] = {
+#define COMPUTE_PATH_NAME_(name, key, label) {key, label},
+    COMPUTE_PATHS(COMPUTE_PATH_NAME_)
+#undef COMPUTE_PATH_NAME_
+};
+
+const char *compute_path_key(compute_path p) { return p >= 0 && p < PATH_COUNT ? path_names[p].key : ""; }
+const char *compute_path_label(compute_path p) { return p >= 0 && p < PATH_COUNT ? path_names[p].label : ""; }
+
+int compute_path_parse(const char *key) {
+  for (int i = 0; key && i < PATH_COUNT; i++)
+    if (!strcmp(path_names[i].key, key)) return i;
+  return -1;
+}
+
 const gpu_spec *gpu_spec_find(const char *key) {
   if (!key) return NULL;
   for (size_t i = 0; i < sizeof gpu_table / sizeof gpu_table[0]; i++)

@@ -36,14 +36,32 @@ typedef struct arch_spec {
   int smem_reserved_per_block; /* bytes the system reserves per resident block */
 } arch_spec;
 
-/* Dense peak rates of one instruction path, in FLOP/s (spec-sheet numbers). */
+/* The instruction paths a kernel computes on, each with its dense peak rate in FLOP/s below
+ * (spec-sheet numbers): X(NAME, key, label), key what a stored result names it by
+ * (candidate_result.path), label what a report's roof says.
+ *   SIMT_F32  fp32 FMA on CUDA cores
+ *   TC_TF32   tensor cores, tf32 inputs, fp32 accumulation
+ *   TC_F16    tensor cores, fp16/bf16 inputs, fp32 accumulation
+ *   TC_F8     tensor cores, fp8 (e4m3/e5m2) inputs, fp32 accumulation (sm_89, sm_90) */
+#define COMPUTE_PATHS(X)                                  \
+  X(SIMT_F32, "simt_f32", "CUDA-core fp32")               \
+  X(TC_TF32, "tc_tf32", "tensor-core tf32")               \
+  X(TC_F16, "tc_f16", "tensor-core f16/bf16")             \
+  X(TC_F8, "tc_f8", "tensor-core fp8")
+
 typedef enum {
-  PATH_SIMT_F32 = 0, /* fp32 FMA on CUDA cores */
-  PATH_TC_TF32,      /* tensor cores, tf32 inputs, fp32 accumulation */
-  PATH_TC_F16,       /* tensor cores, fp16/bf16 inputs, fp32 accumulation */
-  PATH_TC_F8,        /* tensor cores, fp8 (e4m3/e5m2) inputs, fp32 accumulation (sm_89, sm_90) */
+#define COMPUTE_PATH_ENUM_(name, key, label) PATH_##name,
+  COMPUTE_PATHS(COMPUTE_PATH_ENUM_)
+#undef COMPUTE_PATH_ENUM_
   PATH_COUNT
 } compute_path;
+
+/* "tc_f16" for PATH_TC_F16; "" outside the table. */
+const char *compute_path_key(compute_path p);
+/* "tensor-core f16/bf16"; "" outside the table. */
+const char *compute_path_label(compute_path p);
+/* The path of a key ("tc_f16"); -1 when it names none ("" included). */
+int compute_path_parse(const char *key);
 
 typedef struct gpu_spec {
   const char *key;             /* "h200": what --device model:h200 names */

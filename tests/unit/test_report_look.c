@@ -1,0 +1,179 @@
+/* test_report_look.c — what the report's page shows a reader, drawn from plain data
+ * (report_page.h): a roof per instruction path the plotted candidates ran on and no other
+ * (gemm_skinny's CUDA-core points and gemm_mma's tensor-core ones on one chart, no tf32 or fp8
+ * roof where no result used them, the CUDA-core roof alone on a declared stencil), each labelled
+ * with its path; each template one marker class, the same on every chart, and a legend row with
+ * that marker; the page fluid up to 1400 px; a problem with one run says so with its values
+ * instead of drawing one dot, and draws the history chart from the second run.  Where labels go
+ * and what Chromium draws are tests/cli/test_report_browser.sh's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_render.h"
+#include "test.h"
+#include "tuner/job/html.h"
+#include "tuner/job/report_page.h"
+
+#define FILL(field, text) snprintf((field), sizeof(field), "%s", (text))
+
+static size_t occurrences(const char *hay, const char *needle) {
+  size_t n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  return n;
+}
+
+/* Section i of the page, malloc'ed. */
+static char *section(const char *page, int i) {
+  char open[32];
+  snprintf(open, sizeof open, "<section id=\"p%d\"", i);
+  const char *a = strstr(page, open), *b = a ? strstr(a, "</section>") : NULL;
+  if (!a || !b) return strdup("");
+  return strndup(a, (size_t)(b - a));
+}
+
+typedef struct look {
+  report_section sec[2];
+  report_cand cand[7];
+  const report_cand *order[7];
+  size_t start[3];
+  db_run_info runs[3];
+  report_page page;
+} look;
+
+static void roofs(report_roofs *r) {
+  r->bw = 4.3e12;
+  r->path[PATH_SIMT_F32].peak = 67e12;
+  r->path[PATH_TC_TF32].peak = 495e12;
+  r->path[PATH_TC_F16].peak = 990e12;
+  r->path[PATH_TC_F8].peak = 1979e12;
+  FILL(r->gpu, "NVIDIA H200 SXM");
+}
+
+static void cand(look *x, int i, int sec, const char *tmpl, compute_path path, double ms, double intensity) {
+  report_cand *c = &x->cand[i];
+  c->section = sec;
+  c->tmpl = (char *)tmpl;
+  c->config = (char *)"A=1";
+  c->toolkit = (char *)"cuda 13.0";
+  c->limit = (char *)"memory";
+  c->lever = (char *)"";
+  FILL(c->status, "OK");
+  c->timing = TIMING_MEASURED;
+  c->ms = ms;
+  c->intensity = intensity;
+  c->achieved = 1e12 / ms;
+  c->path = path;
+  x->order[i] = c;
+}
+
+static void run(db_run_info *r, const report_section *s, long long id, double best) {
+  FILL(r->family, s->family);
+  FILL(r->shape, s->shape);
+  FILL(r->dtype, s->dtype);
+  FILL(r->layout, s->layout);
+  r->device = s->device;
+  FILL(r->status, "done");
+  FILL(r->started_at, "2026-12-01T19:00:00Z");
+  FILL(r->command, "rooftune tune");
+  r->id = id;
+  r->results = 3;
+  r->best_ms = best;
+  r->last_ms = NAN;
+}
+
+/* gemm 16x4096x4096:nt bf16 (tensor-core and CUDA-core templates, one run) and a stencil (CUDA
+ * cores only, two runs). */
+static void make(look *x) {
+  memset(x, 0, sizeof *x);
+  const char *fam[2] = {"gemm", "stencil3"}, *shape[2] = {"16x4096x4096", "1048576"}, *dt[2] = {"bf16", "f32"};
+  for (int s = 0; s < 2; s++) {
+    report_section *S = &x->sec[s];
+    FILL(S->family, fam[s]);
+    FILL(S->shape, shape[s]);
+    FILL(S->dtype, dt[s]);
+    FILL(S->layout, s ? "" : "nt");
+    FILL(S->device.name, "NVIDIA H200");
+    roofs(&S->roofs);
+  }
+  x->sec[0].roofs.path[PATH_SIMT_F32].present = x->sec[0].roofs.path[PATH_TC_F16].present = 1;
+  x->sec[1].roofs.path[PATH_SIMT_F32].present = 1;
+  cand(x, 0, 0, "gemm_wgmma", PATH_TC_F16, 0.010, 15);
+  cand(x, 1, 0, "gemm_mma", PATH_TC_F16, 0.012, 15);
+  cand(x, 2, 0, "gemm_skinny", PATH_SIMT_F32, 0.017, 12);
+  cand(x, 3, 0, "gemm_mma", PATH_TC_F16, 0.02, 14);
+  cand(x, 4, 0, "gemm_skinny", PATH_SIMT_F32, 0.03, 10);
+  cand(x, 5, 1, "stencil3_grid", PATH_SIMT_F32, 0.008, 0.5);
+  cand(x, 6, 1, "stencil3_grid", PATH_SIMT_F32, 0.009, 0.5);
+  x->start[0] = 0, x->start[1] = 5, x->start[2] = 7;
+  run(&x->runs[0], &x->sec[0], 3, 0.010);
+  run(&x->runs[1], &x->sec[1], 4, 0.009);
+  run(&x->runs[2], &x->sec[1], 5, 0.008);
+  x->sec[0].runs = x->runs, x->sec[0].nruns = 1;
+  x->sec[1].runs = x->runs + 1, x->sec[1].nruns = 2;
+  x->page = (report_page){.title = "look", .source = "t.db", .generated = "now", .sec = x->sec, .nsec = 2,
+                          .order = x->order, .start = x->start, .ncand = 7, .tol = 0.05, .top = 10};
+}
+
+static char *render(const report_page *p) {
+  size_t n = 0;
+  report_stats st;
+  char *buf = report_render(p, &n, &st);
+  CHECK(buf != NULL);
+  CHECK_INT(st.points, 7);
+  return buf;
+}
+
+int main(void) {
+  look *x = calloc(1, sizeof *x);
+  make(x);
+  char *page = render(&x->page);
+  if (!page) return test_done();
+  CHECK_CONTAINS(page, "max-width:1400px");
+  char *g = section(page, 0), *st = section(page, 1);
+  /* the GEMM: the CUDA-core and the tensor-core f16 roofs, labelled; no tf32 or fp8 */
+  CHECK_INT(occurrences(g, "<polyline class=\"roof "), 2);
+  CHECK_CONTAINS(g, "<polyline class=\"roof simt_f32\"");
+  CHECK_CONTAINS(g, "<polyline class=\"roof tc_f16\"");
+  CHECK_CONTAINS(g, "data-roof=\"simt_f32\">CUDA-core fp32 67 TFLOP/s (spec)</text>");
+  CHECK_CONTAINS(g, "data-roof=\"tc_f16\">tensor-core f16/bf16 990 TFLOP/s (spec)</text>");
+  CHECK_CONTAINS(g, "data-roof=\"dram\">DRAM 4.3 TB/s (spec)</text>");
+  CHECK(strstr(g, "tf32") == NULL && strstr(g, "fp8") == NULL && strstr(g, "tc_f8") == NULL);
+  /* markers: templates sorted over the page, each one class; the legend shows each with it */
+  CHECK_INT(occurrences(g, "class=\"pt measured mk0 c0\""), 2); /* gemm_mma */
+  CHECK_INT(occurrences(g, "class=\"pt measured mk1 c1\""), 2); /* gemm_skinny */
+  CHECK_INT(occurrences(g, "class=\"pt measured mk2 c2\""), 1); /* gemm_wgmma */
+  CHECK_INT(occurrences(g, "data-template=\"gemm_skinny\" data-path=\"simt_f32\""), 2);
+  CHECK_INT(occurrences(g, "<tr class=\"entry\""), 3);
+  const char *e = strstr(g, "<tr class=\"entry\" data-template=\"gemm_skinny\">");
+  CHECK(e && strstr(e, "class=\"keymark mk1 c1\"") && strstr(e, "class=\"keymark mk1 c1\"") < strstr(e, "</tr>"));
+  CHECK_CONTAINS(g, "<div class=\"chart\">");
+  /* one run: said, with its values, not drawn */
+  CHECK_CONTAINS(g, "History: one run so far</span> \u2014 run 3, started 2026-12-01T19:00:00Z: best 0.01 ms over 3 "
+                    "results (done).");
+  CHECK(strstr(g, "<svg class=\"history\"") == NULL);
+  /* the stencil: the CUDA-core roof alone (the spec table's tf32 peak is there, unused) */
+  CHECK_INT(occurrences(st, "<polyline class=\"roof "), 1);
+  CHECK_CONTAINS(st, "<polyline class=\"roof simt_f32\"");
+  CHECK(strstr(st, "tensor-core") == NULL);
+  CHECK_INT(occurrences(st, "class=\"pt measured mk3 c3\""), 2); /* stencil3_grid, the page's fourth */
+  CHECK_INT(occurrences(st, "<tr class=\"entry\""), 1);
+  /* two runs: the chart */
+  CHECK_CONTAINS(st, "<svg class=\"history\"");
+  CHECK_CONTAINS(st, "data-runs=\"2\"");
+  CHECK(strstr(st, "one run so far") == NULL);
+  free(g);
+  free(st);
+  free(page);
+  /* a section that says no path present (nothing plotted) draws no compute roof, only the slope */
+  x->sec[1].roofs.path[PATH_SIMT_F32].present = 0;
+  page = render(&x->page);
+  st = page ? section(page, 1) : strdup("");
+  CHECK_INT(occurrences(st, "<polyline class=\"roof "), 1);
+  CHECK_CONTAINS(st, "<polyline class=\"roof dram\"");
+  free(st);
+  free(page);
+  free(x);
+  return test_done();
+}
