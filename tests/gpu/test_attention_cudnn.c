@@ -13,6 +13,7 @@
  *  3. A problem cuDNN refuses (causal with SQ > SKV): the tune goes on with the templates and its
  *     note says why there are no library candidates.
  * Skips (77) without a driver, a GPU or cuDNN. */
+/* stages: tune */
 #include "kernels/attention.h"
 #include "kernels/attention_cudnn.h"
 #include "kernels/numeric.h"

@@ -5,6 +5,7 @@
  * decode shapes (ragged lengths 5, 1000 and 777; paged with 16-token pages; four queries with
  * the causal mask).  Every template the family has for the shape runs a few configurations;
  * none may be wrong, and each shape needs a verified winner.  Skips (77) without a GPU. */
+/* stages: tune */
 #include "test.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/tune.h"

@@ -2,6 +2,7 @@
  * compiled for the GPU's own architecture loads from its cubin under the lowered name, the
  * driver's register and static shared memory counts equal the parsed ptxas report, and the kernel
  * computes the right values (a C++ template entry, so the mangled name is exercised). */
+/* stages: driver compile */
 #include "test.h"
 #include "tuner/compile/compile.h"
 #include "tuner/driver/cuda_driver.h"

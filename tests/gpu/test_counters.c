@@ -8,6 +8,7 @@
  *   2. The whole path: `tune` on the cuda device profiles each template's best after timing
  *      (in the worker, never inside the timed runs), stores the counters with the result and
  *      diagnoses with them; a cuBLASLt candidate is profiled through the device too. */
+/* stages: tune */
 #include "test.h"
 #include "kernels/family.h"
 #include "tuner/compile/compile.h"

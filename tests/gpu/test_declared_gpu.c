@@ -7,6 +7,7 @@
  * fixture family "affine" (y = a*x + b, its f32 scalars written 0.25 and "-1.5e-3 + 1/N") has a
  * reference that writes those constants itself, so its candidates pass only when the float
  * scalars reach the kernel as written.  Skips (77) without a GPU. */
+/* stages: tune */
 #include "test.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/tune.h"

@@ -2,6 +2,7 @@
  * measured; a kernel that writes nothing is RT_ERR_WRONG_RESULT; an illegal address and an
  * endless loop cost only their candidate and a fresh worker carries on; cuBLASLt candidates are
  * listed and measured; the ceilings are measured.  Skips (77) without a driver or GPU. */
+/* stages: tune */
 #include "test.h"
 #include "kernels/family.h"
 #include "tuner/compile/compile.h"

@@ -11,6 +11,7 @@
  * epilogue at M <= 16.  The relative errors it prints for cuBLASLt's fp8
  * candidates with and without fast accumulation are what the fp8 tolerance rests on.  Skips
  * (77) without a GPU. */
+/* stages: tune */
 #include "gemm_verify_util.h"
 
 int main(void) {

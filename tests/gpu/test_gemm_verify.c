@@ -7,6 +7,7 @@
  * f32, f16 and bf16, with the output poisoned before every run.  A cuBLASLt candidate's text is
  * parsed back and run through gemm_lt_matmul (the runtime's replay path) and verified too.
  * Skips (77) without a GPU. */
+/* stages: tune */
 #include "gemm_verify_util.h"
 
 int main(void) {

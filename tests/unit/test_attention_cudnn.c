@@ -16,6 +16,7 @@
  *  - the graphs librooftune's fallback builds for a call (attn_cudnn_call): the caller's KV
  *    lengths read on the device, its pool's pages, its softmax scale.
  * The graph parts skip with a printed reason where cuDNN is absent; the rest runs everywhere. */
+/* stages: kernels */
 #include <dlfcn.h>
 
 #include "kernels/attention.h"

@@ -5,6 +5,7 @@
  * decode, causal, grouped, paged and ragged problems; FLOPs and compulsory bytes; the argument
  * struct the launcher and the runtime fill; ragged lengths travel as the problem's args and the
  * shape names them by a digest that must match. */
+/* stages: kernels */
 #include "../attn_compile_util.h"
 #include "kernels/attention.h"
 

@@ -10,6 +10,7 @@
  *    spike keys (attention.h) whose logit stands well above every other key of their row, at
  *    positions spread over each sequence, contiguous and paged, ragged; K and V rows past a
  *    sequence's length are NaN (a kernel that reads them and multiplies by 0 fails). */
+/* stages: kernels */
 #include <math.h>
 
 #include "fake_cuda.h"

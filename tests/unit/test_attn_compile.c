@@ -6,6 +6,7 @@
  * then its register-heaviest configurations by name; the reference for each architecture and
  * dtype.  Prints registers, shared memory (dynamic, from the manifest) and spills of each.
  * The whole spaces are compiled by tests/long/test_attn_spaces.c. */
+/* stages: model */
 #include "../attn_compile_util.h"
 
 #include <time.h>

@@ -8,6 +8,7 @@
  * cycling through f16 and bf16; then named ones at the edges (the register-heaviest: D 256 with
  * the deepest ring; the largest direct-load staging; configurations that once
  * spilled).  Every configuration of the spaces is compiled by tests/long/test_attn_decode_space.c. */
+/* stages: model */
 #include "../attn_decode_util.h"
 
 static int compile_one(const char *arch, const char *dtype, const char *shape, const char *config_or_null,

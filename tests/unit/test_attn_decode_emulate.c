@@ -24,6 +24,7 @@
  * not multiples of BLOCK_N or PAGE, SQ 1, 4 and 8 with and without the causal mask, GQA 1:1,
  * 4:1 and 8:1, D 64, 128 and 256, SPLITS 1..16 (more splits than tiles and than tokens),
  * every STAGES, both VEC, several warp layouts; then a seeded random sweep. */
+/* stages: none */
 #include <math.h>
 #include <stdint.h>
 

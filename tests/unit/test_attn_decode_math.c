@@ -15,6 +15,7 @@
  *   - the tile-load lane mapping covers a tile exactly once; the shared-memory swizzle is a
  *     bijection within each row and the eight rows an ldmatrix matrix (or a cp.async wave) reads
  *     fall into eight different 16-byte bank groups. */
+/* stages: none */
 #include <math.h>
 #include <stdint.h>
 

@@ -37,6 +37,7 @@
  * unrounded:
  * |O - O_double| <= 1e-5 (exp2f and fp32 sums over at most a few hundred keys).  LSE in both:
  * relative 1e-5. */
+/* stages: none */
 #include "../templates/attention/attn_index.h"
 #include "test.h"
 

@@ -10,6 +10,7 @@
  * BLOCK_N is then the same), and the mean rounding (BLOCK_N - BLOCK_M)/2 otherwise; ragged
  * sequences use the mean kv_len.  The test holds the exact cases to equality and the others to
  * 10% on the problems below (it prints the largest deviation). */
+/* stages: model */
 #include "../attn_compile_util.h"
 #include "../templates/attention/attn_index.h"
 

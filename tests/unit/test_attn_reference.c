@@ -17,6 +17,7 @@
  * combination O (|O| <= 1) by about as much; expf and the key-order sums add a few ulp.  The
  * largest errors seen are about 1.4e-7.  A wrong key, head, page or mask moves O by far more
  * (of the order of 1/kv_len). */
+/* stages: none */
 #include "../templates/attention/attn_ref.h"
 #include "test.h"
 

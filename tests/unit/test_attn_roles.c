@@ -4,6 +4,7 @@
  * diagonal more: no lever may name it.  A memory- or compute-bound candidate's lever raises the
  * query rows first (attn_wgmma: CONSUMERS, 64 rows each: K and V are read once per 64 more rows).
  * Failing before: attn_wgmma's BLOCK_N was "tile_n", and both levers began with BLOCK_N+. */
+/* stages: model */
 #include "test.h"
 #include "tuner/model/diagnose.h"
 #include "tuner/template/catalog.h"

@@ -8,6 +8,7 @@
  * over the space, then the register-heaviest ones.  Prints registers, dynamic shared memory and
  * spills per configuration.  ROOFTUNE_ATTN_CUBIN_DIR=DIR writes each cubin there (for
  * cuobjdump -sass / nvdisasm).  The whole space: tests/long/test_attn_wgmma_space.c. */
+/* stages: model */
 #include "../attn_wgmma_util.h"
 
 static void compile_one(const awu_problem *p, const char *dtype, const char *config, size_t pick, int per) {

@@ -33,6 +33,7 @@
  * configurations each (one and two consumers, OVERLAP 0 and 1, 2 to 4 stages, BLOCK_N 64 to
  * 176).  Also: the TMA plan's parameters for several problems and its refusals, and the
  * manifest's SMEM against attn_smem_bytes. */
+/* stages: model */
 #include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -3,6 +3,7 @@
  * counters and the verdict surviving a read back and an export, calibrations stored per GPU and
  * template (replaced, refused when not positive, absent as "not found"), and the model device
  * scaling a template's modelled DRAM bytes by its calibration. */
+/* stages: device */
 #include "test.h"
 #include "db_fixture.h"
 #include "tuner/device/device.h"

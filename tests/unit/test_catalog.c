@@ -3,6 +3,7 @@
  * its .cu or by the fields every manifest has (also when it is not valid JSON, so that a
  * manifest with a syntax error is still reported), any other JSON file skipped with the reason;
  * catalog_list, catalog_families and catalog_skipped over the same folder. */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/catalog.h"
 

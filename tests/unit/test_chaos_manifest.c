@@ -6,6 +6,7 @@
  * out-of-memory path in expr.c, space.c and manifest.c runs.  Each must return an error (never
  * crash, never report success with a wrong result); the sanitizer build checks for leaks.
  */
+/* stages: model */
 #include <stdint.h>
 
 #include <jansson.h>

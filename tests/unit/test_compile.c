@@ -2,6 +2,7 @@
  * and a ptxas report, a C++ template entry gets its lowered name, a compile error comes back as
  * data with its log, a missing entry is an error, a bad arch is refused before compiling, and the
  * cache key moves with the source and the options. */
+/* stages: compile */
 #include "test.h"
 #include "tuner/compile/compile.h"
 

@@ -2,6 +2,7 @@
  * worker that aborts or hangs costs only its job (RT_ERR_CRASH with the signal, RT_ERR_TIMEOUT),
  * a compile error is data, a second run through the cache compiles nothing, and the PCH files
  * NVRTC writes are in a folder of the run's own while it runs and gone after it. */
+/* stages: compile */
 #include <dirent.h>
 #include <signal.h>
 #include <unistd.h>

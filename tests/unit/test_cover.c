@@ -8,6 +8,7 @@
  *    parameter and every value pair of the manifest's "cover" pairs that the whole space holds,
  *    checked against the space by brute force, and it stays small (at most 24 configurations:
  *    tier 1 evaluates each on the GPU).  The sizes are printed, for --plan to compare. */
+/* stages: kernels */
 #include <stdlib.h>
 #include <string.h>
 

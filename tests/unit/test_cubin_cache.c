@@ -1,6 +1,7 @@
 /* test_cubin_cache.c — the cache stores and returns whole results, follows ROOFTUNE_CACHE_DIR and
  * XDG_CACHE_HOME, is off with ROOFTUNE_CACHE_DIR=off, survives a damaged file (moved aside,
  * one warning, a fresh cache), and keeps to its bound, least recently used rows out first. */
+/* stages: compile */
 #include <sys/stat.h>
 #include <unistd.h>
 

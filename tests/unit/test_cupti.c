@@ -7,6 +7,7 @@
  * decoding arithmetic (bytes add over ranges, percentages weighted by duration, stall shares
  * ranked) on worked values; and a counter data image that is not one is refused, not read.
  * What needs a GPU (a collection, a real counter data image) is tests/gpu/test_counters.c. */
+/* stages: driver */
 #include "test.h"
 #include "tuner/driver/cupti.h"
 

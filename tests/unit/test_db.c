@@ -390,3 +390,4 @@ int main(void) {
   fx_remove(path);
   return test_done();
 }
+/* stages: db */

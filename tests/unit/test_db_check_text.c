@@ -3,6 +3,7 @@
  * (a configuration), a terminal escape in a free-text one (a compiler message), naming the
  * table, the row and the column; and leaves alone what free text legitimately holds (a launch
  * expression with < and &&, a compiler message with template brackets, a sentence). */
+/* stages: db */
 #include <sqlite3.h>
 
 #include "db_fixture.h"

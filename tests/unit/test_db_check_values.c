@@ -3,6 +3,7 @@
  * success without a time, unknown statuses, problems whose texts do not fit what rooftune reads
  * them into or whose dimensions are not NAME=N lists.  Each passed `db check` before; each is
  * now one line of the report.  A healthy database (with a killed run) still checks out. */
+/* stages: db */
 #include <sqlite3.h>
 
 #include "test.h"

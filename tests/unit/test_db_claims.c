@@ -6,6 +6,7 @@
  *     takes it, and the dead run is marked "interrupted" (killed runs stayed "running" forever);
  *   - a run on another machine holds its claims for DB_CLAIM_LEASE_S after its last write;
  *   - db_run_begin marks killed runs interrupted, keeping their committed results. */
+/* stages: db */
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>

@@ -6,6 +6,7 @@
  *   - an older schema in a file that cannot be written (advice to upgrade that then fails).
  * Every case must end at once with one error naming the file.  An alarm turns a hang into a
  * failure instead of a stalled suite. */
+/* stages: db */
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/socket.h>

@@ -5,6 +5,7 @@
  *     done and ends with each configuration stored once;
  *   - a damaged file (random bytes, a truncated database), a foreign SQLite file, an empty file
  *     and a newer schema get a clear error naming the file, never a crash. */
+/* stages: db */
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>

@@ -3,6 +3,7 @@
  * load with exactly the one-line error in NAME.expected (or, where there is none, a located
  * error naming the file); the registry loads a file once and refuses a family name declared
  * twice, naming both files. */
+/* stages: kernels */
 #include <dirent.h>
 #include <sys/stat.h>
 

@@ -3,6 +3,7 @@
  *   - a shape written with leading zeros ("0064x8") stored as another problem than "64x8";
  *   - a "levers" list of repeated roles, which wrote past the levers text (found by fuzzing);
  *   - a declaration file larger than a declaration may be, or not a regular file. */
+/* stages: kernels */
 #include <sys/stat.h>
 #include <unistd.h>
 

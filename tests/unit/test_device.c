@@ -1,6 +1,7 @@
 /* test_device.c — the model device (deterministic, sane: a bigger problem takes longer, a
  * memory-heavy configuration is predicted memory-bound, a block that fits nowhere fails), the
  * replay device on a fixture and on the shared brute-forced spaces, and --device errors. */
+/* stages: device */
 #include <dirent.h>
 
 #include "test.h"

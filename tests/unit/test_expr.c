@@ -1,5 +1,6 @@
 /* test_expr.c — the manifest expression language: values, precedence, short-circuit,
  * identifier values, slots, and the column of every parse and evaluation error. */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/expr.h"
 

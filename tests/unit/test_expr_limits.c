@@ -5,6 +5,7 @@
  *     from parentheses or from a long chain of left-associative operators (a derived value of
  *     ~130k terms once overflowed the stack of the name resolver, which recursed per term);
  *   - the limits themselves are accepted (a limit that refuses what it states is a bug too). */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/expr.h"
 

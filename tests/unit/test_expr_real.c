@@ -4,6 +4,7 @@
  * value and a result that is not finite are evaluation errors with the column; % and the
  * integer functions are refused in them, and a fraction, an exponent or sqrt in an integer
  * expression is refused with a message that says where floating point belongs. */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/expr.h"
 

@@ -2,6 +2,7 @@
  * (templates/softmax, templates/transpose: their references and tuned templates) compiles with
  * NVRTC for sm_80 and sm_90 without spills, at the family's example shape, for each dtype: the
  * first, middle and last configuration of each space.  Whole spaces: tests/long/test_compile_templates.c. */
+/* stages: kernels */
 #include "kernels/family.h"
 #include "test.h"
 #include "tuner/compile/compile.h"

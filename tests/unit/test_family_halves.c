@@ -3,6 +3,7 @@
  * same shape syntax, names, coordinates, vendor library and default layout as the whole family
  * (family_find), and carries none of the tuning fields; the coordinates of gemm and of attention
  * prefill and decode. */
+/* stages: kernels */
 #include "test.h"
 #include "kernels/c_families.h"
 #include "kernels/family.h"

@@ -1,5 +1,6 @@
 /* test_fileio.c — whole-file reads: contents and length, files past the first buffer, and an
  * error that names the missing file. */
+/* stages: core */
 #include <unistd.h>
 
 #include "test.h"

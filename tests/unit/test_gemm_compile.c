@@ -8,6 +8,7 @@
  * bias + ReLU), gemm_skinny's fp8 and epilogue paths, and gemm_mma's register-heaviest tiles
  * (which spill first).
  * The whole spaces are compiled by tests/long/test_gemm_spaces.c. */
+/* stages: kernels */
 #include "../gemm_compile_util.h"
 
 /* Compiles one named configuration of a variant and checks it (gcu_check: compiled, no spills,

@@ -2,6 +2,7 @@
  * options (fp8 operand types, the epilogue, the output type) and their canonical text, bound
  * names, FLOP and byte formulas, tolerances, the reference epilogue against the templates'
  * (gemm_epilogue.h), dtype conversions, the cuBLASLt algorithm text, and the family registry. */
+/* stages: kernels */
 #include "kernels/gemm.h"
 #include "kernels/numeric.h"
 #include "templates/gemm/gemm_epilogue.h"

@@ -6,6 +6,7 @@
  * gemm_wgmma's B tile (K-major and N-major) must be read by each wgmma descriptor exactly where
  * TMA's 128-byte swizzle put it, and gemm_mma's cp.async plans must copy every chunk of a stage
  * exactly once. */
+/* stages: none */
 #include "templates/gemm/gemm_index.h"
 #include "test.h"
 

@@ -12,6 +12,7 @@
  * must equal a plain matrix product exactly (small integer inputs), for f16-style (2-byte) and
  * tf32 (4-byte) elements, B stored K x N and N x K, several tiles, stage counts, split-K and
  * edge shapes. */
+/* stages: none */
 #include "templates/gemm/gemm_index.h"
 #include "test.h"
 

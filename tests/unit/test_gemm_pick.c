@@ -1,6 +1,7 @@
 /* test_gemm_pick.c — the configurations the GPU benchmark measures per template (gh_pick_for in
  * bench/gemm_harness.h): the model's fastest first, in its order, then a spread over the space,
  * all distinct and inside it; without a model GPU only the spread. */
+/* stages: tune */
 #include "../../bench/gemm_harness.h"
 #include "test.h"
 

@@ -17,6 +17,7 @@
  * columns of the cluster's tiles), so boxes wholly outside the tensor, which the kernel does not
  * load, happen often: what a full barrier expects (gemm_wgmma_stage_bytes) must equal the
  * bytes the loads that are issued bring, or the run sticks. */
+/* stages: none */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,6 +2,7 @@
  * only a stored winner's vars text, computes the same cuTensorMapEncodeTiled parameters as the
  * tuning launcher, which has the configuration's rt_vars; both match the ABI in gemm.h; operands
  * TMA cannot address are refused with RT_ERR_UNSUPPORTED (the runtime then uses cuBLASLt). */
+/* stages: kernels */
 #include <stdio.h>
 #include <string.h>
 

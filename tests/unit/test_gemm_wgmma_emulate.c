@@ -15,6 +15,7 @@
  * through the family's reference epilogue (gemm_epi_reference) to fp32 accuracy plus the
  * output's rounding, and every output element must be written exactly once, on edge shapes
  * (M, N not multiples of the tile, a K whose last slab is partly outside). */
+/* stages: kernels */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

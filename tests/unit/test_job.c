@@ -2,6 +2,7 @@
  * every invalid file in tests/data/jobs/invalid is refused with exactly the one-line error of
  * its .expected (file, field, line); durations; jsonline's lines; shards own disjoint problems
  * that cover the job, split problems belong to all, tags and shard databases. */
+/* stages: job */
 #include <dirent.h>
 #include <unistd.h>
 

@@ -2,6 +2,7 @@
  * shards, the same whichever order the files are merged in (a tie goes to the same result), a
  * second merge adds nothing, results of another GPU model stay apart, and a run a shard first
  * had "running" takes its later status. */
+/* stages: job */
 #include <sqlite3.h>
 #include <unistd.h>
 

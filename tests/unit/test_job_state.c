@@ -2,6 +2,7 @@
  * (with what is left of the round), failed (a failed run; runs without a success), stale by
  * toolkit, by driver and by age, the rules turned off, a split problem counting only its
  * shard's runs; and recheck verdicts (same, SLOWER, FAILS) from recheck runs. */
+/* stages: job */
 #include <sqlite3.h>
 #include <unistd.h>
 

@@ -1,5 +1,6 @@
 /* test_ktfile.c — Kernel Tuner and KTT files load into a space with recorded times; bad files
  * give one error naming the file. */
+/* stages: template */
 #include <math.h>
 
 #include "test.h"

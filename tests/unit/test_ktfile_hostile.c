@@ -13,6 +13,7 @@
  *     refused (they were cut, so two configurations could become one);
  *   - an empty file is reported as empty, not as invalid JSON;
  *   - every error names the file. */
+/* stages: template */
 #include <unistd.h>
 #include <zlib.h>
 

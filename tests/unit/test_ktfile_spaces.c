@@ -1,6 +1,7 @@
 /* test_ktfile_spaces.c — the brute-forced spaces in ../shared/data/spaces load with their
  * published sizes ("valid" = configurations with a time; failed ones are in the space too).
  * Skips when the data is absent. */
+/* stages: template */
 #include <math.h>
 #include <unistd.h>
 

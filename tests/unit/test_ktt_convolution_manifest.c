@@ -6,6 +6,7 @@
  * third-party and not in the project, so a stub stands in for it here (nothing is compiled; with
  * the real file, `rooftune replay --manifest` found the compiled register counts equal to the
  * recorded ones).  Skips without the data. */
+/* stages: model */
 #include <unistd.h>
 
 #include "test.h"

@@ -11,6 +11,7 @@
  * go the lever's way and, applied to the configuration, give one that `--config` accepts
  * (space_parse_config: every constraint holds).  No lever may name a parameter that cannot
  * move.  The counts printed say how many levers were checked. */
+/* stages: device */
 #include "test.h"
 #include "kernels/family.h"
 #include "tuner/device/device.h"

@@ -8,6 +8,7 @@
  * at load or, for errors that need the problem, when the space is built.  Set
  * ROOFTUNE_WRITE_EXPECTED=1 to write missing .expected files (then read them before committing).
  */
+/* stages: kernels */
 #include <dirent.h>
 #include <stdint.h>
 #include <string.h>

@@ -9,6 +9,7 @@
  *     a configuration's value table holds, a file larger than a manifest may be;
  *   - a parameter with 65535 values loads in linear-logarithmic time (the repeat check was
  *     quadratic: 35 s), and a repeat among them is still found, at its first place. */
+/* stages: model */
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>

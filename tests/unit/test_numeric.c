@@ -8,6 +8,7 @@
  * becomes infinity (e5m2) or NaN (e4m3); NaN stays NaN with its sign; infinity saturates.  And
  * the two facts the GEMM kernels and reference lean on: an e5m2 byte is the top byte of the f16
  * of its value, and every fp8 value is a bf16 value. */
+/* stages: kernels */
 #include <math.h>
 
 #include "kernels/numeric.h"

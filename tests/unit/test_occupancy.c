@@ -2,6 +2,7 @@
  * the formulas of occupancy.h and the arch_spec numbers (regs_per_sm 65536, unit 256 per warp;
  * smem unit 128 + 1024 reserved per block; sm_80 2048 threads/32 blocks/164 KiB, sm_86 1536/16/
  * 100 KiB, sm_89 1536/24/100 KiB, sm_90 2048/32/228 KiB). */
+/* stages: model */
 #include "test.h"
 #include "tuner/model/occupancy.h"
 

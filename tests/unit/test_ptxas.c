@@ -1,6 +1,7 @@
 /* test_ptxas.c — the ptxas -v parser on logs recorded from NVRTC 13 (the .txt files in tests/data/ptxas):
  * one kernel, constant bank, two kernels with spills, a non-inlined call with a stack frame, and
  * the older layout without a barrier count. */
+/* stages: compile */
 #include "test.h"
 #include "tuner/compile/compile.h"
 #include "tuner/core/fileio.h"

@@ -1,6 +1,7 @@
 /* test_recheck.c — the verdict rule of a re-measured winner: slower only beyond the tolerance
  * plus both spreads, faster symmetrically, NAN spreads count as 0, and which verdicts are
  * regressions. */
+/* stages: tune */
 #include <math.h>
 
 #include "test.h"

@@ -2,6 +2,7 @@
  * pre-run features of a configuration (features.h), on the project's own KTT fixture
  * (tests/data/ktfiles/ktt_counters.json, "recorded" on an RTX 2080 Ti) and on numbers worked by
  * hand. */
+/* stages: model */
 #include <math.h>
 
 #include "test.h"

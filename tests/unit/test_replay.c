@@ -1,6 +1,7 @@
 /* test_replay.c — replay scoring on a small recorded space: evaluations to target, misses at
  * twice the budget, random search's exact expectation; a recording with counters replays with
  * its diagnoses and compile facts. */
+/* stages: search */
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "test.h"

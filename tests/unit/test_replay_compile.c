@@ -5,6 +5,7 @@
  * roles; a replay then gives the strategy those facts and the roofline bound.  On the project's
  * own kernel (tests/data/replay_manifest: saxpy_tile.cu, its manifest and a KTT-format recording
  * of ours).  And what cannot be mapped or compiled is said, naming the file. */
+/* stages: tune */
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -3,6 +3,7 @@
  * plotted, measured and predicted points told apart, the device's roofs labelled measured or
  * spec, the winner ringed, the regression of a recheck highlighted first, text escaped, no
  * script; a job limits it to its problems; the file appears only complete. */
+/* stages: job */
 #include <sys/stat.h>
 #include <unistd.h>
 

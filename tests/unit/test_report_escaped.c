@@ -6,6 +6,7 @@
  * Any one field written unescaped fails it.  The writer itself refuses what could run (script
  * elements, on... attributes, outside links, text outside an element), repairs UTF-8 as
  * html.h says, and reports a write that fails (/dev/full) as an error. */
+/* stages: job */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

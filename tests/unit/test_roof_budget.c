@@ -3,6 +3,7 @@
  * fill, the problem's compulsory bytes on the bandwidth, one launch), the across-template rule (a template whose bound cannot come
  * within a few percent of the incumbent gets no more evaluations) and the within-template stop
  * (the best within a share of its bound).  Numbers worked by hand from the spec table. */
+/* stages: model */
 #include <math.h>
 
 #include "test.h"

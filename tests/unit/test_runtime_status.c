@@ -3,6 +3,7 @@
  * code of the table, a code of the same name on itself, the caller's input errors on
  * ERR_INVALID and the tuner's own on ERR_INTERNAL.  (status.c is compiled in here: the library
  * does not export its internals.) */
+/* stages: core runtime */
 #include "runtime/status.c"
 
 #include "test.h"

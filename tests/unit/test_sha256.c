@@ -1,4 +1,5 @@
 /* test_sha256.c — FIPS 180-4 / NIST example vectors, and incremental updates equal one call. */
+/* stages: core */
 #include "test.h"
 #include "tuner/core/sha256.h"
 

@@ -1,4 +1,5 @@
 /* test_space.c — the space's index, neighbours, format and parse, and its error paths. */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/space.h"
 

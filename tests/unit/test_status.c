@@ -1,4 +1,5 @@
 /* test_status.c — the status table and rt_error formatting. */
+/* stages: core */
 #include "test.h"
 #include "tuner/core/status.h"
 

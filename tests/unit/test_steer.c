@@ -10,6 +10,7 @@
  *     steer's first exploit step moves it that way; a lever whose moves keep losing stops being
  *     followed;
  *   - bad options are refused. */
+/* stages: search */
 #include <math.h>
 #include <stdint.h>
 

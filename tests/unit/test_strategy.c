@@ -2,6 +2,7 @@
  * configuration out twice, honours budgets in evaluations and (on a fake clock) seconds; brute
  * force finds the optimum; lever moves the parameter the diagnosis names first; a prior's
  * configurations come first. */
+/* stages: search */
 #include <math.h>
 #include <stdint.h>
 

@@ -1,6 +1,7 @@
 /* test_tune.c — the whole loop on the model device into a fresh database: every candidate is
  * predicted and diagnosed, the winner is stored with its cubin, a second run resumes from the
  * database instead of evaluating again; and on the replay device over the fixture file. */
+/* stages: tune */
 #include <unistd.h>
 
 #include "db/db.h"

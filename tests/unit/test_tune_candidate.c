@@ -2,6 +2,7 @@
  * a library's and a recorded file's candidate made from their plans, and the one device
  * description of each (tune_cand_device) carrying what the device reads; the DRAM bytes the
  * model and the diagnosis share (roofline_candidate_dram); the family's vendor library name. */
+/* stages: tune */
 #include "kernels/family.h"
 #include "test.h"
 #include "tuner/template/catalog.h"

@@ -1,6 +1,7 @@
 /* test_util.c — tuner/core/util: quantiles of sorted samples (the median and spread every
  * timing and replay score reads), mkdir -p and its errors, the bounded copy, the monotonic
  * clock, and the default database path's order ($ROOFTUNE_DB, $XDG_DATA_HOME, $HOME). */
+/* stages: core */
 #include <sys/stat.h>
 #include <unistd.h>
 

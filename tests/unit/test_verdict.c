@@ -4,6 +4,7 @@
  * registers (library candidates) last; the runner-up skips the tied; the sentence gives the
  * margins over the runner-up and cuBLASLt's default (faster or slower), the limits, and the fact
  * that tells them apart (the wave tail, spills, measured bytes). */
+/* stages: tune */
 #include "test.h"
 #include "tuner/verdict.h"
 

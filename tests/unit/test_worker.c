@@ -1,6 +1,7 @@
 /* test_worker.c — worker isolation without a GPU: `rooftune __worker --test` crashes (abort,
  * SIGSEGV, exit) or hangs on request; each becomes that request's status (RT_ERR_CRASH /
  * RT_ERR_TIMEOUT) and a fresh worker, set up again, carries on. */
+/* stages: device */
 #include <jansson.h>
 #include <unistd.h>
 
