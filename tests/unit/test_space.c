@@ -30,7 +30,7 @@ static int contains(const size_t *v, size_t n, size_t x) {
 
 /* space_move: the nearest valid value that way, by value (the domain written out of order),
  * skipping values no valid configuration has; identifiers by position; nth; -1 at the ends. */
-static void test_move(void) {
+TEST_CASE(move) {
   space *s = space_new();
   rt_error e = {0};
   static const long long tile[] = {128, 32, 256, 64};
@@ -61,7 +61,7 @@ static void test_move(void) {
   space_free(s);
 }
 
-int main(void) {
+TEST_CASE(small_space) {
   rt_error err;
   space *s = make_space();
   /* valid: A=16 (3 B) + 32 (3) + 64 (2) + 128 (1) = 9, times 2 layouts */
@@ -185,7 +185,12 @@ int main(void) {
   uint16_t cfg0[3] = {0, 0, 0};
   CHECK_INT(space_add_config(s, cfg0, &err), RT_ERR_INVALID);
   space_free(s);
+}
 
+TEST_CASE(param_errors) {
+  const long long one[] = {1};
+  rt_error err;
+  space *s;
   s = space_new();
   CHECK_INT(space_add_param(s, "X", 0, one, NULL, &err), RT_ERR_INVALID);
   CHECK_INT(space_add_param(s, "X", 1, NULL, NULL, &err), RT_ERR_INVALID);
@@ -201,7 +206,11 @@ int main(void) {
   CHECK_INT(space_finish(s, &err), RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "repeats");
   space_free(s);
+}
 
+TEST_CASE(large_space) {
+  size_t nb[16];
+  space *s;
   /* a larger space: 40*40*40 product, every third config valid, all round trips */
   s = space_new();
   long long dom[40];
@@ -228,6 +237,6 @@ int main(void) {
   CHECK_INT(space_neighbours(s, 5, nb, 16), 0);
   space_free(s);
   space_free(NULL);
-  test_move();
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(small_space), TEST_ENTRY(param_errors), TEST_ENTRY(large_space), TEST_ENTRY(move))
