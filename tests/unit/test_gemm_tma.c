@@ -99,7 +99,7 @@ static void check_layout(manifest *mf, const char *shape) {
 }
 
 /* Operands TMA cannot address: RT_ERR_UNSUPPORTED naming what is wrong. */
-static void check_refusals(void) {
+TEST_CASE(refusals) {
   rt_error err = {0};
   rt_vars v;
   rt_vars_clear(&v);
@@ -128,7 +128,7 @@ static void check_refusals(void) {
   CHECK_INT(rt_vars_parse(&none, "BLOCK_M", &err), RT_ERR_INVALID);
 }
 
-int main(void) {
+TEST_CASE(layouts) {
   rt_error err = {0};
   manifest *mf = NULL;
   CHECK_INT(catalog_find(NULL, "gemm_wgmma", &mf, &err), RT_OK);
@@ -137,6 +137,6 @@ int main(void) {
     check_layout(mf, "2@256x512x1024:nt");
     manifest_free(mf);
   }
-  check_refusals();
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(layouts), TEST_ENTRY(refusals))
