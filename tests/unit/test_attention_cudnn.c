@@ -447,7 +447,7 @@ static void calls(void) {
   }
 }
 
-int main(void) {
+TEST_CASE(sdpa_plans) {
   void *libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   driver_here = libcuda != NULL;
   if (libcuda) dlclose(libcuda);
@@ -458,5 +458,6 @@ int main(void) {
   CHECK(attention_family.library_list != NULL);
   CHECK(attention_family.library_describe != NULL);
   CHECK(attention_family.library_launch != NULL);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(sdpa_plans))

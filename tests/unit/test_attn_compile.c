@@ -68,7 +68,7 @@ static void compile_one(const acu_variant *v, long long pick, const char *config
   manifest_free(m);
 }
 
-int main(void) {
+TEST_CASE(samples) {
   const double t0 = now();
   static const char *const archs[] = {"sm_80", "sm_90"}, *const dtypes[] = {"f16", "bf16"};
   static const int dims[] = {64, 128, 256};
@@ -96,5 +96,6 @@ int main(void) {
       compile_one(&v, a + d, NULL);
     }
   printf("compile sample: %.0f s\n", now() - t0);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(samples))

@@ -571,7 +571,7 @@ static void check_layouts(void) {
         }
 }
 
-int main(void) {
+TEST_CASE(configurations) {
   check_layouts();
   static const cfg cfgs[] = {
       {32, 32, 2, 0}, {64, 32, 3, 1}, {64, 64, 2, 1}, {128, 64, 3, 0}, {32, 128, 2, 1}, {128, 128, 2, 0}, {64, 128, 3, 0},
@@ -597,5 +597,6 @@ int main(void) {
         }
     }
   printf("%d emulated runs\n", runs);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(configurations))

@@ -211,7 +211,7 @@ static int run_case(const tcase *c, int dtype, double *worst_o, double *worst_ls
   return bad == 0;
 }
 
-int main(void) {
+TEST_CASE(references) {
   check_elements();
   static const tcase cases[] = {
       {"MHA, no mask, SQ = SKV = 37, D 64", 2, 2, 2, 37, 37, 64, 0, 0, 0, {0}},
@@ -233,5 +233,6 @@ int main(void) {
     printf("%s: largest |O - O_double| %.3g, largest relative LSE error %.3g (bound 4e-6)\n",
            dtype == 2 ? "bf16" : "f16", worst_o, worst_lse);
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(references))

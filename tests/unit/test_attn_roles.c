@@ -32,7 +32,7 @@ static diagnosis diagnose_at(const param_roles *roles, const rt_vars *config, do
   return d;
 }
 
-int main(void) {
+TEST_CASE(roles) {
   static const struct {
     const char *tmpl, *rows; /* the parameter that sets the query rows */
   } t[] = {{"attn_wgmma", "CONSUMERS"}, {"attn_mma", "BLOCK_M"}, {"attn_decode", "Q_ROWS"}};
@@ -62,5 +62,6 @@ int main(void) {
     printf("%s: memory-bound lever %s, compute-bound lever %s\n", t[i].tmpl, mem.lever, cmp.lever);
     manifest_free(m);
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(roles))

@@ -1124,7 +1124,7 @@ static void check_plan(void) {
   CHECK_INT(attn_tma_plan(&ok, &bx, out, &bad), ATTN_TMA_OK);
 }
 
-int main(void) {
+TEST_CASE(configurations) {
   check_fragments();
   check_tiles();
   check_layout();
@@ -1154,5 +1154,6 @@ int main(void) {
   check_launch(&probs[0], &cfgs[1], 1, 78);
   check_launch(&probs[4], &cfgs[8], 2, 79);
   check_launch(&probs[6], &cfgs[3], 1, 80);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(configurations))

@@ -30,7 +30,7 @@ static void sql(const char *path, const char *text) {
   sqlite3_close(h);
 }
 
-int main(void) {
+TEST_CASE(hostile_text) {
   char path[256];
   fx_tmpname(path, sizeof path, "checktext");
   db *d = NULL;
@@ -82,5 +82,6 @@ int main(void) {
   CHECK_INT(n, 5 + 30);
   CHECK_CONTAINS(report, "... and 11 more texts like it in results.diag_limit");
   fx_remove(path);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(hostile_text))

@@ -56,7 +56,7 @@ static int check(char *report, size_t size) {
   return problems;
 }
 
-int main(void) {
+TEST_CASE(tampered_values) {
   srand((unsigned)getpid());
   char report[8192];
   make_db();
@@ -113,5 +113,6 @@ int main(void) {
   CHECK(check(report, sizeof report) >= 1);
   CHECK_CONTAINS(report, "DROP TRIGGER \"eat\"");
   fx_remove(path);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(tampered_values))

@@ -152,11 +152,12 @@ static void test_registry(const char *dir) {
   CHECK_INT(system(cmd), 0);
 }
 
-int main(void) {
+TEST_CASE(declared) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/tests/data/families", test_source_dir());
   test_valid(dir);
   test_invalid(dir);
   test_registry(dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(declared))

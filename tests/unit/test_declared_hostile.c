@@ -91,7 +91,7 @@ static void test_file_limits(void) {
   declared_free(fam);
 }
 
-int main(void) {
+TEST_CASE(hostile_declared) {
   const char *t = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/rooftune-decl-XXXXXX", t && *t ? t : "/tmp");
   if (!mkdtemp(dir)) test_skip("cannot create a temporary folder");
@@ -102,5 +102,6 @@ int main(void) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(hostile_declared))

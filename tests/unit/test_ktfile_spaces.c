@@ -67,7 +67,7 @@ static void check_counted(const char *dir) {
   }
 }
 
-int main(void) {
+TEST_CASE(every_space) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/data/spaces", test_shared_dir());
   if (access(dir, R_OK) != 0) test_skip("no brute-forced spaces in ../shared/data/spaces");
@@ -92,5 +92,6 @@ int main(void) {
     ktfile_free(kf);
   }
   check_counted(dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(every_space))

@@ -211,7 +211,7 @@ static void test_long_value_list(void) {
   free(params);
 }
 
-int main(void) {
+TEST_CASE(limits) {
   signal(SIGALRM, on_alarm);
   alarm(60);
   const char *t = getenv("TMPDIR");
@@ -227,5 +227,6 @@ int main(void) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(limits))

@@ -4,7 +4,6 @@
  * with ROOFTUNE_REGISTRY_DEMO=fail|skip|skip_all|skip_file to see a failing case named, a case
  * that skips, every case skipping (77) and a setup that skips the file (77). */
 /* stages: none */
-/* stages: none */
 #include "test.h"
 
 static int setups, ran;

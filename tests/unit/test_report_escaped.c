@@ -318,7 +318,7 @@ static void test_write_error(void) {
   fclose(f);
 }
 
-int main(void) {
+TEST_CASE(escaped) {
   test_writer_refuses();
   test_utf8_repair();
   test_write_error();
@@ -328,5 +328,6 @@ int main(void) {
 #else
   printf("SKIP (in part): no libxml2 here to parse the page (install libxml2-dev; .ci/deps.sh does)\n");
 #endif
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(escaped))

@@ -265,11 +265,11 @@ static void test_replay(const char *dir) {
   tune_report_free(&rep);
 }
 
-int main(void) {
+TEST_CASE(end_to_end) {
   char dir[] = "/tmp/rooftune_test_tune_XXXXXX";
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
-    return 1;
+    exit(1);
   }
   test_model(dir);
   test_family();
@@ -279,5 +279,6 @@ int main(void) {
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(end_to_end))
