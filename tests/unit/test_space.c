@@ -62,7 +62,6 @@ TEST_CASE(move) {
 }
 
 TEST_CASE(small_space) {
-  rt_error err;
   space *s = make_space();
   /* valid: A=16 (3 B) + 32 (3) + 64 (2) + 128 (1) = 9, times 2 layouts */
   CHECK_INT(space_size(s), 18);
@@ -101,6 +100,11 @@ TEST_CASE(small_space) {
   uint16_t out_of_range[3] = {9, 0, 0};
   CHECK_INT(space_index(s, out_of_range), -1);
 
+  space_free(s);
+}
+
+TEST_CASE(neighbours_and_single) {
+  space *s = make_space();
   /* neighbours of A=32,B=2,L=row: A 16/64 (B=2: 32,128 ok), B 1/4 (32*4=128 ok), L col */
   size_t idx;
   CHECK_INT(space_parse_config(s, "A=32,B=2,L=row", &idx, NULL), RT_OK);
@@ -142,6 +146,14 @@ TEST_CASE(small_space) {
   CHECK_INT(space_single(s, space_size(s), &single, NULL), RT_ERR_INVALID);
   CHECK(single == NULL);
 
+  space_free(s);
+}
+
+TEST_CASE(parse_errors) {
+  rt_error err;
+  space *s = make_space();
+  size_t idx;
+  char buf[128];
   /* parse errors carry a column */
   rt_error_clear(&err);
   CHECK_INT(space_parse_config(s, "A=16,Q=1,L=row", &idx, &err), RT_ERR_PARSE);
@@ -178,6 +190,12 @@ TEST_CASE(small_space) {
   CHECK_INT(space_format_values(s, vals, buf, sizeof buf), 15);
   CHECK_STR(buf, "A=128,B=4,L=row");
 
+  space_free(s);
+}
+
+TEST_CASE(build_errors) {
+  rt_error err;
+  space *s = make_space();
   /* build errors */
   rt_error_clear(&err);
   const long long one[] = {1};
@@ -239,4 +257,5 @@ TEST_CASE(large_space) {
   space_free(NULL);
 }
 
-TEST_LIST(TEST_ENTRY(small_space), TEST_ENTRY(param_errors), TEST_ENTRY(large_space), TEST_ENTRY(move))
+TEST_LIST(TEST_ENTRY(small_space), TEST_ENTRY(neighbours_and_single), TEST_ENTRY(parse_errors),
+          TEST_ENTRY(build_errors), TEST_ENTRY(param_errors), TEST_ENTRY(large_space), TEST_ENTRY(move))
