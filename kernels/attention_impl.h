@@ -23,7 +23,7 @@ void attn_coords(const family_ops *self, const problem *p, family_coords *out);
 /* What serving and tuning both say of attention (family.h). */
 #define ATTN_SERVING_OPS                                                                          \
   .name = "attention", .shape_help = ATTN_SHAPE_HELP, .example_shape = "4x32x4096x128",           \
-  .example_more = "64x32:8x1:8192x128", .library = "cudnn", .parse_shape = attn_parse_shape,      \
+  .example_more = "64x32:8x1:8192x128", .library = "cudnn", .library_label = "cuDNN", .parse_shape = attn_parse_shape,      \
   .bind = attn_bind, .coords = attn_coords
 
 /* ---- the problem's dimensions, for both halves ---- */

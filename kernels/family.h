@@ -83,6 +83,7 @@ typedef struct family_ops {
   /* The vendor library whose candidates compete with the templates and which serves a problem
    * no tuned kernel admits (rule 4 of rooftune.h): "cublaslt", "cudnn"; NULL: none. */
   const char *library;
+  const char *library_label; /* how a reader knows it: "cuBLASLt", "cuDNN" */
   /* The layout a problem has when its shape names none ("nn" for gemm: the layout travels as
    * the shape's suffix); NULL: the family has no layouts. */
   const char *default_layout;
@@ -151,6 +152,9 @@ typedef struct family_ops {
  * layout; no tuning field), from the one list of C families; NULL for any other name.  What
  * librooftune serves families by (kernels/served.c). */
 const family_ops *family_serving_find(const char *name);
+/* How a reader knows the vendor library called LIBRARY ("cublaslt": "cuBLASLt"), from the family
+ * that names it; LIBRARY itself when no C family does. */
+const char *family_library_label(const char *library);
 
 /* The family called NAME: a C family, or one declared in a family.json of the template search
  * path (loaded on first use; family_load_path reports what does not load).  NULL when unknown. */

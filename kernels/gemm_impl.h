@@ -23,7 +23,7 @@ void gemm_coords(const family_ops *self, const problem *p, family_coords *out);
 #define GEMM_SERVING_OPS                                                                          \
   .name = "gemm", .shape_help = GEMM_SHAPE_HELP, .example_shape = "4096x4096x4096",               \
   .example_more = "16x4096x4096:nt", /* a decode-time linear layer: gemm_skinny takes <= 16 rows */ \
-  .library = "cublaslt", .default_layout = "nn", .parse_shape = gemm_parse_shape, .bind = gemm_bind, \
+  .library = "cublaslt", .library_label = "cuBLASLt", .default_layout = "nn", .parse_shape = gemm_parse_shape, .bind = gemm_bind, \
   .coords = gemm_coords
 
 /* Bytes of an element of dtype code c (gemm_dtype_code); 0 for an unknown one. */

@@ -20,3 +20,10 @@ const family_ops *family_serving_find(const char *name) {
     if (!strcmp(serving[i]->name, name)) return serving[i];
   return NULL;
 }
+
+const char *family_library_label(const char *library) {
+  for (size_t i = 0; library && i < sizeof serving / sizeof serving[0]; i++)
+    if (serving[i]->library && !strcmp(serving[i]->library, library) && serving[i]->library_label)
+      return serving[i]->library_label;
+  return library;
+}

@@ -293,13 +293,12 @@ static const char *shape_options(const char *shape) {
 /* The vendor libraries this build falls back to, by their family_ops.library name. */
 typedef struct rt_vendor {
   const char *name;       /* "cublaslt" */
-  const char *words;      /* "cuBLASLt", for reasons */
   int (*available)(void); /* NULL: always */
 } rt_vendor;
 
 static const rt_vendor vendors[] = {
-    {"cublaslt", "cuBLASLt", NULL},
-    {"cudnn", "cuDNN", rt_attention_library_available},
+    {"cublaslt", NULL},
+    {"cudnn", rt_attention_library_available},
 };
 
 static const rt_vendor *vendor_of(const char *library) {
@@ -380,10 +379,10 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
                             " (%d winner%s of another device, toolkit or template version refused: "
                             "ROOFTUNE_ALLOW_MISMATCH serves them)", refused, refused > 1 ? "s" : "");
     if (n < sizeof m->reason && lib)
-      snprintf(m->reason + n, sizeof m->reason - n, "; %s's own choice serves it", v->words);
+      snprintf(m->reason + n, sizeof m->reason - n, "; %s's own choice serves it", family_library_label(v->name));
     else if (n < sizeof m->reason && v)
       snprintf(m->reason + n, sizeof m->reason - n, "; its vendor library (%s) cannot be loaded here",
-               v->words);
+               family_library_label(v->name));
     else if (n < sizeof m->reason && f->library)
       snprintf(m->reason + n, sizeof m->reason - n, "; the vendor fallback (%s) is not in this build",
                f->library);

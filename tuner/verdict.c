@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/family.h"
+
 static int ok(const candidate_result *r) { return r && r->status == RT_OK && r->time_ms > 0; }
 
 int verdict_tied(const candidate_result *a, const candidate_result *b) {
@@ -149,14 +151,17 @@ static void differences(text *t, const candidate_result *w, const candidate_resu
 }
 
 /* The vendor library's pick, named: the first algorithm its heuristic returned. */
-static const char *vendor_label(const candidate_result *v) {
-  return !strcmp(v->template_name, "cudnn") ? "cuDNN's default" : "cuBLASLt's default";
+static const char *vendor_label(const candidate_result *v, char *buf, size_t size) {
+  snprintf(buf, size, "%s's default", v ? family_library_label(v->template_name) : "the library");
+  return buf;
 }
 
 void verdict_sentence(const candidate_result *win, size_t tied, const candidate_result *tie_other,
                       const candidate_result *runner_up, const char *runner_label,
                       const candidate_result *vendor, char *out, size_t size) {
   text t = {out, size, 0};
+  char vlabel[64];
+  vendor_label(vendor, vlabel, sizeof vlabel);
   if (size) out[0] = 0;
   if (!ok(win)) return;
   if (tied) {
@@ -181,7 +186,7 @@ void verdict_sentence(const candidate_result *win, size_t tied, const candidate_
   if (runner_up) margin(&t, win, runner_up, runner_label ? runner_label : "the runner-up");
   if (vendor && vendor != win && !(runner_up && vendor == runner_up)) {
     if (t.len > before) add(&t, " and ");
-    margin(&t, win, vendor, vendor_label(vendor));
+    margin(&t, win, vendor, vlabel);
   }
   if (t.len == before && !tied) add(&t, "the only successful candidate");
   if (t.len == before && tied) { /* nothing but the tie to say */
@@ -190,5 +195,5 @@ void verdict_sentence(const candidate_result *win, size_t tied, const candidate_
     return;
   }
   const candidate_result *o = runner_up ? runner_up : vendor && vendor != win ? vendor : NULL;
-  if (o) differences(&t, win, o, runner_up ? "the runner-up" : vendor_label(vendor));
+  if (o) differences(&t, win, o, runner_up ? "the runner-up" : vlabel);
 }

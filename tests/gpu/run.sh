@@ -124,6 +124,11 @@ except Exception: print(0, 0)' 2>/dev/null)
         step_s=$(python3 -c "print($step_s + $s)")
         compiles12=$((compiles12 + left))
       done < <(table_lines "$tier")
+      est=$(sed -n 's/^# plan: *\([0-9]*\).*/\1/p' "$file" | head -1) # a step that runs a program
+      if [ -n "$est" ]; then
+        printf '%-5s %-15s %-58s %6s %6s %7s\n' "$tier" "$name" "(its own programs)" - - "$est"
+        step_s=$(python3 -c "print($step_s + $est)")
+      fi
       total12=$(python3 -c "print($total12 + $step_s)")
       tier_s[$tier]=$(python3 -c "print(${tier_s[$tier]:-0} + $step_s)")
     else

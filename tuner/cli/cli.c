@@ -11,6 +11,7 @@
 
 #include "tuner/core/fileio.h"
 #include "tuner/device/device.h"
+#include "tuner/template/catalog.h"
 
 /* The device texts a usage text names through a marker, generated from the device stage's
  * table (device_kinds_help): every kind, or the kinds that evaluate anew (not a recorded file). */
@@ -34,8 +35,8 @@ static int usage_marker(const char *s, size_t *len) {
   return -1;
 }
 
-void cli_print_usage(const cli_command *c, FILE *out) {
-  for (const char *s = c->usage; *s;) {
+void cli_put_text(const char *text, FILE *out) {
+  for (const char *s = text; *s;) {
     size_t n = 0;
     int m = *s == '{' ? usage_marker(s, &n) : -1;
     if (m < 0) {
@@ -45,6 +46,21 @@ void cli_print_usage(const cli_command *c, FILE *out) {
     char kinds[512];
     fputs(device_kinds_help(usage_devices[m].without, kinds, sizeof kinds), out);
     s += n;
+  }
+}
+
+void cli_print_usage(const cli_command *c, FILE *out) {
+  cli_put_text(c->usage, out);
+  if (c->verbs) {
+    fputc('\n', out);
+    cli_verbs_print(c->verbs, out);
+  } else if (cli_options_count(c->options)) {
+    fputs("\noptions:\n", out);
+    cli_options_print(c->options, out);
+  }
+  if (c->epilog) {
+    fputc('\n', out);
+    cli_put_text(c->epilog, out);
   }
 }
 
@@ -58,16 +74,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
   return CLI_EXIT_USAGE;
 }
 
-int cli_bad_option(const char *cmd, int argc, char **argv) {
-  const char *opt = (optind - 1 < argc && optind > 0) ? argv[optind - 1] : "?";
-  if (optopt && strchr(opt, '=') == NULL && opt[0] == '-' && opt[1] != '-' && opt[1] != optopt)
-    return cli_usage_error(cmd, "unknown option '-%c'", optopt);
-  /* getopt sets optopt for a known option missing its value, 0 for an unknown long one */
-  const char *why = "unknown option";
-  if (optopt) why = "option needs a value";
-  return cli_usage_error(cmd, "%s '%s'", why, opt);
-}
-
 int cli_fail(const char *cmd, const rt_error *err) {
   char line[2048];
   rt_error_format(err, line, sizeof line);
@@ -75,16 +81,10 @@ int cli_fail(const char *cmd, const rt_error *err) {
   return err && err->code == RT_ERR_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 }
 
-int cli_parse_count(const char *cmd, const char *flag, const char *text, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno || !end || *end || end == text || v < 0) {
-    cli_usage_error(cmd, "%s takes a whole number >= 0, not '%s'", flag, text);
-    return -1;
-  }
-  *out = v;
-  return 0;
+int cli_add_templates(const char *cmd, const char *dir, void *base) {
+  (void)base;
+  rt_error err = {0};
+  return catalog_add_dir(dir, &err) ? cli_fail(cmd, &err) : 0;
 }
 
 int cli_stderr_is_tty(void) { return isatty(STDERR_FILENO); }

@@ -12,19 +12,23 @@
 static const char usage[] =
     "usage: rooftune __worker [--test]\n\n"
     "Internal: the worker process that owns the CUDA context while `rooftune tune` measures.\n"
-    "It reads framed requests on stdin and answers on stdout (see tuner/worker.h).\n\n"
-    "options:\n"
-    "  --test     serve the test handler (echo, abort, segv, hang, exit) instead of the GPU\n";
+    "It reads framed requests on stdin and answers on stdout (see tuner/worker.h).\n";
+
+typedef struct worker_cli {
+  int test; /* --test */
+} worker_cli;
+
+static const cli_option worker_table[] = {
+    CLI_FLAG(worker_cli, "test", test, "serve the test handler (echo, abort, segv, hang, exit) instead of the GPU"),
+    CLI_END,
+};
 
 static int cmd_worker(int argc, char **argv) {
-  int test = 0;
-  static const struct option opts[] = {{"test", no_argument, 0, 't'}, {0, 0, 0, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == 't') test = 1;
-    else return cli_bad_option("__worker", argc, argv);
-  }
-  if (optind < argc) return cli_usage_error("__worker", "unexpected argument '%s'", argv[optind]);
+  worker_cli cli = {0};
+  int arg, bad = cli_options_parse("__worker", NULL, worker_table, argc, argv, &cli, &arg);
+  if (bad) return bad;
+  int test = cli.test;
+  if (arg < argc) return cli_usage_error("__worker", "unexpected argument '%s'", argv[arg]);
   /* Replies go on a private copy of stdout; anything a library prints lands on stderr. */
   int out = dup(1);
   if (out < 0 || dup2(2, 1) < 0) {
@@ -39,5 +43,7 @@ static int cmd_worker(int argc, char **argv) {
 
 const char *const cli_worker_argv[] = {"rooftune", "__worker", NULL};
 
-const cli_command cli_cmd___worker = {"__worker", "internal: the measuring worker process",
-                                      usage, cmd_worker, 1};
+const cli_command cli_cmd___worker = {.name = "__worker",
+                                      .summary = "internal: the measuring worker process",
+                                      .usage = usage, .options = worker_table, .run = cmd_worker,
+                                      .hidden = 1};

@@ -26,29 +26,9 @@ static const char usage[] =
     "Compiles every valid configuration of TEMPLATE (or a selection of them) with NVRTC for ARCH\n"
     "and prints one row per candidate: its configuration, registers per thread, shared memory\n"
     "(static + dynamic), spilled bytes, occupancy and what limits it, then a summary.  Results\n"
-    "are cached (see ROOFTUNE_CACHE_DIR), so a second run compiles nothing.  No GPU is needed.\n\n"
-    "options:\n"
-    "  --arch ARCH     sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (required)\n"
-    "  --dtype D       input precision, one of the template's dtypes (default: its first)\n"
-    "  --shape S       problem shape in the family's syntax (default: the family's example,\n"
-    "                  gemm 4096x4096x4096, attention 4x32x4096x128);\n"
-    "                  constraints and launch sizes may depend on it; launch sizes that read\n"
-    "                  device.sm_count use the first model GPU of ARCH (sm_90 and sm_90a: h200)\n"
-    "  --kv-lens L     attention: each sequence's own KV length (as `rooftune tune` takes it)\n"
-    "  --limit N       compile N configurations spread evenly over the space (0: all)\n"
-    "  --cover         compile the covering set `rooftune tune --cover` evaluates\n"
-    "                  (tuner/template/cover.h)\n"
-    "  --best N        compile the N configurations the model predicts fastest on the first\n"
-    "                  model GPU of ARCH, the ones `rooftune tune --prior model --budget N`\n"
-    "                  evaluates first\n"
-    "  --dry-run       compile nothing: say which candidates the cubin cache holds\n"
-    "  --jobs N        compile processes (default: one per core)\n"
-    "  --timeout SEC   give up on one compile after SEC seconds (default 300)\n"
-    "  --no-pch        do not precompile the template's system headers\n"
-    "  --no-cache      neither read nor write the cubin cache\n"
-    "  --logs          print the whole NVRTC log of every candidate that failed to stderr\n"
-    "  --templates DIR a folder of templates searched first (repeatable)\n"
-    "  --json          print one JSON object instead of the table\n\n"
+    "are cached (see ROOFTUNE_CACHE_DIR), so a second run compiles nothing.  No GPU is needed.\n";
+
+static const char epilog[] =
     "environment:\n"
     "  ROOFTUNE_TEMPLATE_PATH folders of templates searched before the shipped ones\n"
     "  ROOFTUNE_CACHE_DIR     cubin cache folder; 'off' disables it (default\n"
@@ -105,70 +85,61 @@ static json_t *compile_config_json(const space *sp, size_t idx) {
 /* The command's options. */
 typedef struct compile_cli {
   const char *name, *arch, *dtype, *shape;
-  char kv_lens[8192];
-  int have_lens;
+  char kv_lens[8192]; /* --kv-lens, "" when not given */
   long jobs, limit, best;
   double timeout_s;
   int json, no_pch, no_cache, logs, cover, dry_run;
 } compile_cli;
 
+static const cli_option compile_table[] = {
+    CLI_STRING(compile_cli, "arch", "ARCH", arch,
+        "sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (required)"),
+    CLI_STRING(compile_cli, "dtype", "D", dtype,
+        "input precision, one of the template's dtypes (default: its first)"),
+    CLI_STRING(compile_cli, "shape", "S", shape,
+        "problem shape in the family's syntax (default: the family's example,\n"
+        "gemm 4096x4096x4096, attention 4x32x4096x128);\n"
+        "constraints and launch sizes may depend on it; launch sizes that read\n"
+        "device.sm_count use the first model GPU of ARCH (sm_90 and sm_90a: h200)"),
+    CLI_LIST(compile_cli, "kv-lens", "L", kv_lens,
+        "attention: each sequence's own KV length (as `rooftune tune` takes it)"),
+    CLI_COUNT(compile_cli, "limit", "N", limit, 0,
+        "compile N configurations spread evenly over the space (0: all)"),
+    CLI_FLAG(compile_cli, "cover", cover,
+        "compile the covering set `rooftune tune --cover` evaluates\n"
+        "(tuner/template/cover.h)"),
+    CLI_COUNT(compile_cli, "best", "N", best, 1,
+        "compile the N configurations the model predicts fastest on the first\n"
+        "model GPU of ARCH, the ones `rooftune tune --prior model --budget N`\n"
+        "evaluates first"),
+    CLI_FLAG(compile_cli, "dry-run", dry_run,
+        "compile nothing: say which candidates the cubin cache holds"),
+    CLI_COUNT(compile_cli, "jobs", "N", jobs, 0,
+        "compile processes (default: one per core)"),
+    CLI_NUMBER(compile_cli, "timeout", "SEC", timeout_s, CLI_OPT_ABOVE_ZERO,
+        "give up on one compile after SEC seconds (default 300)"),
+    CLI_FLAG(compile_cli, "no-pch", no_pch,
+        "do not precompile the template's system headers"),
+    CLI_FLAG(compile_cli, "no-cache", no_cache,
+        "neither read nor write the cubin cache"),
+    CLI_FLAG(compile_cli, "logs", logs,
+        "print the whole NVRTC log of every candidate that failed to stderr"),
+    CLI_TEMPLATES_OPTION(
+        "a folder of templates searched first (repeatable)"),
+    CLI_FLAG(compile_cli, "json", json,
+        "print one JSON object instead of the table"),
+    CLI_END,
+};
+
 /* Parses argv into o; a CLI exit code when it fails, -1 when it succeeds. */
 static int compile_parse(int argc, char **argv, compile_cli *o) {
   memset(o, 0, sizeof *o);
   o->timeout_s = 300;
-  static const struct option opts[] = {
-      {"arch", required_argument, 0, 'a'},   {"dtype", required_argument, 0, 'd'},
-      {"shape", required_argument, 0, 's'},  {"jobs", required_argument, 0, 'j'},
-      {"limit", required_argument, 0, 'l'},  {"timeout", required_argument, 0, 't'},
-      {"no-pch", no_argument, 0, 'P'},       {"no-cache", no_argument, 0, 'C'},
-      {"logs", no_argument, 0, 'L'},         {"json", no_argument, 0, 'J'},
-      {"templates", required_argument, 0, 'T'}, {"kv-lens", required_argument, 0, 'K'},
-      {"cover", no_argument, 0, 'V'},        {"best", required_argument, 0, 'B'},
-      {"dry-run", no_argument, 0, 'D'},      {0, 0, 0, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (c) {
-    case 'a': o->arch = optarg; break;
-    case 'd': o->dtype = optarg; break;
-    case 's': o->shape = optarg; break;
-    case 'j':
-      if (cli_parse_count("compile", "--jobs", optarg, &o->jobs)) return CLI_EXIT_USAGE;
-      break;
-    case 'l':
-      if (cli_parse_count("compile", "--limit", optarg, &o->limit)) return CLI_EXIT_USAGE;
-      break;
-    case 'B':
-      if (cli_parse_count("compile", "--best", optarg, &o->best)) return CLI_EXIT_USAGE;
-      if (o->best < 1) return cli_usage_error("compile", "--best takes a count of at least 1");
-      break;
-    case 't': {
-      char *end = NULL;
-      o->timeout_s = strtod(optarg, &end);
-      if (!end || *end || end == optarg || !(o->timeout_s > 0))
-        return cli_usage_error("compile", "--timeout takes seconds > 0, not '%s'", optarg);
-      break;
-    }
-    case 'K':
-      if (cli_read_list("compile", "--kv-lens", optarg, o->kv_lens, sizeof o->kv_lens) < 0) return CLI_EXIT_USAGE;
-      o->have_lens = 1;
-      break;
-    case 'P': o->no_pch = 1; break;
-    case 'C': o->no_cache = 1; break;
-    case 'J': o->json = 1; break;
-    case 'L': o->logs = 1; break;
-    case 'V': o->cover = 1; break;
-    case 'D': o->dry_run = 1; break;
-    case 'T': {
-      rt_error terr = {0};
-      if (catalog_add_dir(optarg, &terr)) return cli_fail("compile", &terr);
-      break;
-    }
-    default: return cli_bad_option("compile", argc, argv);
-    }
-  }
-  if (optind >= argc) return cli_usage_error("compile", "which template? (see 'rooftune templates')");
-  o->name = argv[optind];
-  if (optind + 1 < argc) return cli_usage_error("compile", "unexpected argument '%s'", argv[optind + 1]);
+  int arg, bad = cli_options_parse("compile", NULL, compile_table, argc, argv, o, &arg);
+  if (bad) return bad;
+  if (arg >= argc) return cli_usage_error("compile", "which template? (see 'rooftune templates')");
+  o->name = argv[arg];
+  if (arg + 1 < argc) return cli_usage_error("compile", "unexpected argument '%s'", argv[arg + 1]);
   if (!o->arch) return cli_usage_error("compile", "--arch is required; valid: %s", compile_arch_list());
   if (!compile_arch_valid(o->arch))
     return cli_usage_error("compile", "--arch: unknown architecture '%s'; valid: %s", o->arch, compile_arch_list());
@@ -217,7 +188,7 @@ static int compile_setup(compile_cli *o, const manifest *m, problem *prob, rt_va
   }
   if (!o->shape) o->shape = fam->example_shape; /* the family's example problem */
   if (!o->shape) return cli_usage_error("compile", "--shape is required for family %s (%s)", fam->name, fam->shape_help);
-  if (fam->parse_shape(fam, o->shape, o->dtype, o->have_lens ? o->kv_lens : NULL, prob, &err))
+  if (fam->parse_shape(fam, o->shape, o->dtype, o->kv_lens[0] ? o->kv_lens : NULL, prob, &err))
     return cli_usage_error("compile", "--shape '%s': %s (%s)", o->shape, err.text, fam->shape_help);
   rt_status s = problem_env(fam, prob, arch_spec_find(o->arch), compile_gpu(o->arch), env, &err);
   if (s) {
@@ -487,7 +458,8 @@ done:
   return rc;
 }
 
-const cli_command cli_cmd_compile = {"compile",
-                                     "compile a template's configurations and show registers, "
-                                     "smem, spills and occupancy",
-                                     usage, cmd_compile, 0};
+const cli_command cli_cmd_compile = {.name = "compile",
+                                     .summary = "compile a template's configurations and show registers, "
+                                                "smem, spills and occupancy",
+                                     .usage = usage, .options = compile_table, .epilog = epilog,
+                                     .run = cmd_compile};

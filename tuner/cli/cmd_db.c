@@ -19,35 +19,7 @@ static const char usage[] =
     "usage: rooftune db VERB [options]\n\n"
     "Reads and maintains a tuning database: every candidate rooftune evaluated, the winners\n"
     "with their cubins, and the provenance of each number (device, toolkit, template version;\n"
-    "measured, predicted or replayed).\n\n"
-    "verbs:\n"
-    "  list                 row counts and one line per winner\n"
-    "  show                 every result of the matching problems, with full provenance\n"
-    "  export               write the database as --format json (default), csv or header\n"
-    "                       (a C header with the tuned configs) to stdout or -o FILE\n"
-    "  import KTFILE        store a Kernel Tuner cache file (plain or .gz) as replayed results;\n"
-    "                       importing the same file again adds nothing\n"
-    "  merge A B            merge database B into database A, keeping provenance; merging twice\n"
-    "                       adds nothing\n"
-    "  check                integrity, schema (no foreign triggers) and value checks (times,\n"
-    "                       statuses, shapes, markup or bytes that are not UTF-8 where rooftune\n"
-    "                       writes none); exit 1 when something is wrong\n"
-    "  upgrade              migrate a database written by an older rooftune to this schema\n\n"
-    "options:\n"
-    "  --db FILE            the database (default: $ROOFTUNE_DB, else\n"
-    "                       $XDG_DATA_HOME/rooftune/tuning.db, else\n"
-    "                       ~/.local/share/rooftune/tuning.db)\n"
-    "  --family F           show/import: the problem's family (import: default the file's kernel)\n"
-    "  --shape S            show/import: the problem's shape (import: default the file's problem\n"
-    "                       size, e.g. 4096x4096)\n"
-    "  --dtype D            show/import: the input precision (import: default f32)\n"
-    "  --template NAME      import: the template name (default the file's kernel name)\n"
-    "  --device NAME        show/export (json, csv): only results of devices whose name\n"
-    "                       contains NAME (\"H100\", \"model:h200\"), e.g. one GPU's results\n"
-    "                       of a merged database as another GPU's --prior\n"
-    "  --format FMT         export: json, csv or header\n"
-    "  -o, --output FILE    export: write here instead of stdout\n"
-    "  --json               list/show/check: one JSON object instead of text\n";
+    "measured, predicted or replayed).\n";
 
 typedef struct db_opts {
   const char *db;       /* --db */
@@ -60,6 +32,63 @@ typedef struct db_opts {
   const char *output;   /* -o */
   int json;             /* --json */
 } db_opts;
+
+/* Each option once; a verb's table lists those it takes. */
+#define DB_OPT_DB \
+  CLI_STRING(db_opts, "db", "FILE", db, \
+             "the database (default: " CLI_DEFAULT_DB_TEXT ")")
+#define DB_OPT_FAMILY \
+  CLI_STRING(db_opts, "family", "F", family, "the problem's family (import: default the file's kernel)")
+#define DB_OPT_SHAPE                                                                         \
+  CLI_STRING(db_opts, "shape", "S", shape,                                                   \
+             "the problem's shape (import: default the file's problem\n"                     \
+             "size, e.g. 4096x4096)")
+#define DB_OPT_DTYPE CLI_STRING(db_opts, "dtype", "D", dtype, "the input precision (import: default f32)")
+#define DB_OPT_TEMPLATE \
+  CLI_STRING(db_opts, "template", "NAME", tmpl, "the template name (default the file's kernel name)")
+#define DB_OPT_DEVICE                                                                          \
+  CLI_STRING(db_opts, "device", "NAME", device,                                                \
+             "only results of devices whose name contains NAME\n"                              \
+             "(\"H100\", \"model:h200\"; export: json and csv), e.g. one GPU's\n"               \
+             "results of a merged database as another GPU's --prior")
+#define DB_OPT_FORMAT CLI_STRING(db_opts, "format", "FMT", format, "json, csv or header")
+#define DB_OPT_OUTPUT CLI_STRING_SHORT(db_opts, 'o', "output", "FILE", output, "write here instead of stdout")
+#define DB_OPT_JSON CLI_FLAG(db_opts, "json", json, "one JSON object instead of text")
+
+static const cli_option db_list_table[] = {DB_OPT_DB, DB_OPT_JSON, CLI_END};
+static const cli_option db_show_table[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE, DB_OPT_DTYPE,
+                                             DB_OPT_DEVICE, DB_OPT_JSON,   CLI_END};
+static const cli_option db_export_table[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE,  DB_OPT_DTYPE,
+                                               DB_OPT_DEVICE, DB_OPT_FORMAT, DB_OPT_OUTPUT, CLI_END};
+static const cli_option db_import_table[] = {DB_OPT_DB,    DB_OPT_FAMILY,   DB_OPT_SHAPE,
+                                               DB_OPT_DTYPE, DB_OPT_TEMPLATE, CLI_END};
+static const cli_option db_merge_table[] = {CLI_END};
+static const cli_option db_check_table[] = {DB_OPT_DB, DB_OPT_JSON, CLI_END};
+static const cli_option db_upgrade_table[] = {DB_OPT_DB, CLI_END};
+
+static const cli_verb db_verbs[] = {
+    {"list", NULL, "row counts and one line per winner", db_list_table},
+    {"show", NULL, "every result of the matching problems, with full provenance", db_show_table},
+    {"export", NULL,
+     "write the database as --format json (default), csv or header\n"
+     "(a C header with the tuned configs) to stdout or -o FILE",
+     db_export_table},
+    {"import", "KTFILE",
+     "store a Kernel Tuner cache file (plain or .gz) as replayed results;\n"
+     "importing the same file again adds nothing",
+     db_import_table},
+    {"merge", "A B",
+     "merge database B into database A, keeping provenance; merging twice\n"
+     "adds nothing",
+     db_merge_table},
+    {"check", NULL,
+     "integrity, schema (no foreign triggers) and value checks (times,\n"
+     "statuses, shapes, markup or bytes that are not UTF-8 where rooftune\n"
+     "writes none); exit 1 when something is wrong",
+     db_check_table},
+    {"upgrade", NULL, "migrate a database written by an older rooftune to this schema", db_upgrade_table},
+    {NULL, NULL, NULL, NULL},
+};
 
 static char default_db[1024];
 
@@ -421,39 +450,26 @@ static int verb_upgrade(const db_opts *o) {
 static int cmd_db(int argc, char **argv) {
   db_opts o;
   memset(&o, 0, sizeof o);
-  static const struct option opts[] = {
-      {"db", required_argument, 0, 'd'},     {"family", required_argument, 0, 'f'},
-      {"shape", required_argument, 0, 's'},  {"dtype", required_argument, 0, 't'},
-      {"template", required_argument, 0, 'T'}, {"format", required_argument, 0, 'F'},
-      {"device", required_argument, 0, 'D'},
-      {"output", required_argument, 0, 'o'}, {"json", no_argument, 0, 'j'},
-      {0, 0, 0, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    switch (c) {
-    case 'd': o.db = optarg; break;
-    case 'f': o.family = optarg; break;
-    case 's': o.shape = optarg; break;
-    case 't': o.dtype = optarg; break;
-    case 'T': o.tmpl = optarg; break;
-    case 'D': o.device = optarg; break;
-    case 'F': o.format = optarg; break;
-    case 'o': o.output = optarg; break;
-    case 'j': o.json = 1; break;
-    default: return cli_bad_option("db", argc, argv);
-    }
-  }
-  if (optind >= argc)
-    return cli_usage_error("db", "which verb? list, show, export, import, merge, check or upgrade");
-  const char *verb = argv[optind];
-  int nargs = argc - optind - 1;
-  char **args = argv + optind + 1;
-  int want = !strcmp(verb, "merge") ? 2 : !strcmp(verb, "import") ? 1 : 0;
-  if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "export") &&
-      strcmp(verb, "import") && strcmp(verb, "merge") && strcmp(verb, "check") &&
-      strcmp(verb, "upgrade"))
+  int at = cli_verbs_find(db_verbs, argc, argv);
+  const char *stray = at < 0 ? cli_verbs_stray(db_verbs, argc, argv) : NULL;
+  if (stray) return cli_usage_error("db", "unknown option '%s'", stray);
+  if (at < 0) return cli_usage_error("db", "which verb? list, show, export, import, merge, check or upgrade");
+  const char *verb = argv[at];
+  const cli_verb *v = cli_verb_named(db_verbs, verb);
+  if (!v)
     return cli_usage_error("db", "'%s' is not a verb: list, show, export, import, merge, check or "
                            "upgrade", verb);
+  /* the verb's own options: argv without the verb, parsed with its table */
+  char *vargv[argc + 1];
+  int vargc = 0;
+  for (int i = 0; i < argc; i++)
+    if (i != at) vargv[vargc++] = argv[i];
+  vargv[vargc] = NULL;
+  int arg, bad = cli_options_parse("db", verb, v->options, vargc, vargv, &o, &arg);
+  if (bad) return bad;
+  int nargs = vargc - arg;
+  char **args = vargv + arg;
+  int want = !strcmp(verb, "merge") ? 2 : !strcmp(verb, "import") ? 1 : 0;
   if (nargs != want)
     return cli_usage_error("db", "%s takes %d file argument%s, got %d", verb, want,
                            want == 1 ? "" : "s", nargs);
@@ -466,5 +482,6 @@ static int cmd_db(int argc, char **argv) {
   return verb_check(&o);
 }
 
-const cli_command cli_cmd_db = {"db", "list, show, export, import, merge, check, upgrade a tuning database",
-                                usage, cmd_db, 0};
+const cli_command cli_cmd_db = {.name = "db",
+                                .summary = "list, show, export, import, merge, check, upgrade a tuning database",
+                                .usage = usage, .verbs = db_verbs, .run = cmd_db};

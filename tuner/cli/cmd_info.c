@@ -17,19 +17,23 @@ static const char usage[] =
     "count, memory, L2 size and clocks, which cuDNN the attention family's library candidates\n"
     "use (found as tuner/driver/cudnn.h says: ROOFTUNE_LIBCUDNN, the loader's paths, the\n"
     "toolkit, Python wheels), and the cubin cache: where it is, what it holds and its bound\n"
-    "(ROOFTUNE_CACHE_MAX_MB).  Without a driver or cuDNN it says so and still exits 0.\n\n"
-    "options:\n"
-    "  --json     print one JSON object instead of text\n";
+    "(ROOFTUNE_CACHE_MAX_MB).  Without a driver or cuDNN it says so and still exits 0.\n";
+
+typedef struct info_cli {
+  int json; /* --json */
+} info_cli;
+
+static const cli_option info_table[] = {
+    CLI_FLAG(info_cli, "json", json, "print one JSON object instead of text"),
+    CLI_END,
+};
 
 static int cmd_info(int argc, char **argv) {
-  int json = 0;
-  static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == 'j') json = 1;
-    else return cli_bad_option("info", argc, argv);
-  }
-  if (optind < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
+  info_cli cli = {0};
+  int arg, bad = cli_options_parse("info", NULL, info_table, argc, argv, &cli, &arg);
+  if (bad) return bad;
+  int json = cli.json;
+  if (arg < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[arg]);
 
   rt_error err = {0};
   toolkit_info tk;
@@ -161,5 +165,6 @@ static int cmd_info(int argc, char **argv) {
   return CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_info = {"info", "show the CUDA toolkit, NVRTC, driver and GPUs", usage,
-                                  cmd_info, 0};
+const cli_command cli_cmd_info = {.name = "info",
+                                  .summary = "show the CUDA toolkit, NVRTC, driver and GPUs",
+                                  .usage = usage, .options = info_table, .run = cmd_info};

@@ -21,27 +21,9 @@ static const char usage[] =
     "       rooftune job merge OUT.db SHARD.db...\n"
     "       rooftune job merge --job JOB\n\n"
     "A job file (JSON) lists the problems to keep tuned, the device(s), the database, a time\n"
-    "budget and what \"fresh\" means; the README and tuner/job/job.h describe the format.\n\n"
-    "run      skips fresh problems and re-measures their winners when due (a winner slower or\n"
-    "         broken is a regression); retunes stale, failed and never tuned problems with their\n"
-    "         budget of new evaluations; resumes a round a time budget or a kill cut short.\n"
-    "         Stops cleanly when the job's time budget is spent.  Writes summary.json and\n"
-    "         report.html into the job's output folder.  One line per problem; a progress bar\n"
-    "         on a terminal.\n"
-    "status   each problem: fresh, stale, never tuned, failed or interrupted, why, its winner\n"
-    "         and its age; nothing is run\n"
-    "merge    merges shard databases into OUT.db (created when missing): winners the fastest\n"
-    "         across them, results of different GPUs kept apart; idempotent, in any order.\n"
-    "         --job JOB merges the job's shard_database files into its database and writes its\n"
-    "         report\n\n"
-    "options:\n"
-    "  --shard I/N     this process's shard: the problems at positions I, I+N, ... of the file,\n"
-    "                  and a share of the candidates of split problems (0 <= I < N)\n"
-    "  --device DEV    instead of the job's device: cuda:all (one process per GPU) or\n"
-    "                  {DEVICES}\n"
-    "  --db FILE       instead of the job's (or the shard's) database\n"
-    "  --json          one JSON object on stdout (what summary.json holds); lines go to stderr\n"
-    "  --no-report     do not write report.html\n\n"
+    "budget and what \"fresh\" means; the README and tuner/job/job.h describe the format.\n";
+
+static const char epilog[] =
     "exit status: 0 done (or stopped at the time budget), 1 a problem failed or the run was\n"
     "interrupted, 2 bad usage or job file, 3 a rechecked winner regressed.\n";
 
@@ -136,35 +118,68 @@ static void on_event(void *ctx, const job_event *ev) {
 }
 
 typedef struct common {
-  const char *job_path, *device, *db;
-  job_shard shard;
-  int json, no_report;
+  const char *job_path, *device, *db; /* JOB (merge: --job), --device, --db */
+  job_shard shard;                    /* --shard */
+  int json, no_report;                /* --json, --no-report */
 } common;
 
+static int set_shard(const char *cmd, const char *value, void *base) {
+  rt_error err = {0};
+  return job_shard_parse(value, &((common *)base)->shard, &err) ? cli_fail(cmd, &err) : 0;
+}
+
+/* Each option once; a verb's table lists those it takes. */
+#define JOB_OPT_SHARD                                                                         \
+  CLI_CALL("shard", "I/N", set_shard, 0,                                                      \
+           "this process's shard: the problems at positions I, I+N, ... of the file,\n"        \
+           "and a share of the candidates of split problems (0 <= I < N)")
+#define JOB_OPT_DEVICE                                                                        \
+  CLI_STRING(common, "device", "DEV", device,                                                 \
+             "instead of the job's device: cuda:all (one process per GPU) or\n"                \
+             "{DEVICES}")
+#define JOB_OPT_DB CLI_STRING(common, "db", "FILE", db, "instead of the job's (or the shard's) database")
+#define JOB_OPT_JSON \
+  CLI_FLAG(common, "json", json, "one JSON object on stdout (what summary.json holds); lines go to stderr")
+
+static const cli_option job_run_table[] = {
+    JOB_OPT_SHARD, JOB_OPT_DEVICE, JOB_OPT_DB, JOB_OPT_JSON,
+    CLI_FLAG(common, "no-report", no_report, "do not write report.html"), CLI_END};
+static const cli_option job_status_table[] = {JOB_OPT_SHARD, JOB_OPT_DEVICE, JOB_OPT_DB, JOB_OPT_JSON, CLI_END};
+static const cli_option job_merge_table[] = {
+    CLI_STRING(common, "job", "JOB", job_path,
+               "merge the job's shard_database files into its database and write\n"
+               "its report"),
+    CLI_END};
+
+static const cli_verb job_verbs[] = {
+    {"run", "JOB",
+     "skips fresh problems and re-measures their winners when due (a winner\n"
+     "slower or broken is a regression); retunes stale, failed and never tuned\n"
+     "problems with their budget of new evaluations; resumes a round a time\n"
+     "budget or a kill cut short.  Stops cleanly when the job's time budget is\n"
+     "spent.  Writes summary.json and report.html into the job's output folder.\n"
+     "One line per problem; a progress bar on a terminal",
+     job_run_table},
+    {"status", "JOB",
+     "each problem: fresh, stale, never tuned, failed or interrupted, why, its\n"
+     "winner and its age; nothing is run",
+     job_status_table},
+    {"merge", "OUT.db SHARD.db...",
+     "merges shard databases into OUT.db (created when missing): winners the\n"
+     "fastest across them, results of different GPUs kept apart; idempotent, in\n"
+     "any order",
+     job_merge_table},
+    {NULL, NULL, NULL, NULL},
+};
+
 static int parse_common(const char *verb, int argc, char **argv, common *c) {
-  static const struct option opts[] = {{"shard", required_argument, 0, 's'}, {"device", required_argument, 0, 'D'},
-                                       {"db", required_argument, 0, 'B'},    {"json", no_argument, 0, 'j'},
-                                       {"no-report", no_argument, 0, 'R'},   {0, 0, 0, 0}};
   memset(c, 0, sizeof *c);
   c->shard.count = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (ch) {
-    case 's': {
-      rt_error err = {0};
-      if (job_shard_parse(optarg, &c->shard, &err)) return cli_fail("job", &err);
-      break;
-    }
-    case 'D': c->device = optarg; break;
-    case 'B': c->db = optarg; break;
-    case 'j': c->json = 1; break;
-    case 'R': c->no_report = 1; break;
-    default: return cli_bad_option("job", argc, argv);
-    }
-  }
-  if (optind >= argc) return cli_usage_error("job", "%s: missing the job file (JOB.json)", verb);
-  c->job_path = argv[optind++];
-  if (optind < argc) return cli_usage_error("job", "unexpected argument '%s'", argv[optind]);
+  int arg, bad = cli_options_parse("job", verb, cli_verb_named(job_verbs, verb)->options, argc, argv, c, &arg);
+  if (bad) return bad;
+  if (arg >= argc) return cli_usage_error("job", "%s: missing the job file (JOB.json)", verb);
+  c->job_path = argv[arg++];
+  if (arg < argc) return cli_usage_error("job", "unexpected argument '%s'", argv[arg]);
   return 0;
 }
 
@@ -288,13 +303,10 @@ static int verb_status(int argc, char **argv) {
 }
 
 static int verb_merge(int argc, char **argv) {
-  static const struct option opts[] = {{"job", required_argument, 0, 'J'}, {0, 0, 0, 0}};
-  const char *job_path = NULL;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (ch == 'J') job_path = optarg;
-    else return cli_bad_option("job", argc, argv);
-  }
+  common mc = {0};
+  int arg, bad = cli_options_parse("job", "merge", job_merge_table, argc, argv, &mc, &arg);
+  if (bad) return bad;
+  const char *job_path = mc.job_path;
   rt_error err = {0};
   job_merge_stats ms;
   job *j = NULL;
@@ -302,7 +314,7 @@ static int verb_merge(int argc, char **argv) {
   size_t nfiles = 0;
   char out[1024];
   if (job_path) {
-    if (optind < argc) return cli_usage_error("job", "merge --job takes no other argument ('%s')", argv[optind]);
+    if (arg < argc) return cli_usage_error("job", "merge --job takes no other argument ('%s')", argv[arg]);
     common c = {.job_path = job_path};
     int rc = load(&c, &j);
     if (rc) return rc;
@@ -317,10 +329,10 @@ static int verb_merge(int argc, char **argv) {
       return CLI_EXIT_FAIL;
     }
   } else {
-    if (argc - optind < 2) return cli_usage_error("job", "merge: give OUT.db and at least one SHARD.db (or --job JOB)");
-    snprintf(out, sizeof out, "%s", argv[optind]);
-    files = argv + optind + 1;
-    nfiles = (size_t)(argc - optind - 1);
+    if (argc - arg < 2) return cli_usage_error("job", "merge: give OUT.db and at least one SHARD.db (or --job JOB)");
+    snprintf(out, sizeof out, "%s", argv[arg]);
+    files = argv + arg + 1;
+    nfiles = (size_t)(argc - arg - 1);
   }
   rt_status st = job_merge(out, files, nfiles, &ms, &err);
   int code = CLI_EXIT_OK;
@@ -350,12 +362,13 @@ static int cmd_job(int argc, char **argv) {
   if (argc < 2) return cli_usage_error("job", "missing the verb: run, status or merge");
   const char *verb = argv[1];
   if (verb[0] == '-') return cli_usage_error("job", "unknown option '%s' (the verbs are run, status and merge)", verb);
-  optind = 1;
   if (!strcmp(verb, "run")) return verb_run(argc - 1, argv + 1);
   if (!strcmp(verb, "status")) return verb_status(argc - 1, argv + 1);
   if (!strcmp(verb, "merge")) return verb_merge(argc - 1, argv + 1);
   return cli_usage_error("job", "unknown verb '%s' (run, status or merge)", verb);
 }
 
-const cli_command cli_cmd_job = {"job", "run a tuning job file: incremental, sharded, with rechecks", usage,
-                                 cmd_job, 0};
+const cli_command cli_cmd_job = {.name = "job",
+                                 .summary = "run a tuning job file: incremental, sharded, with rechecks",
+                                 .usage = usage, .verbs = job_verbs, .epilog = epilog,
+                                 .run = cmd_job};

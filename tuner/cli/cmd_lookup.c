@@ -28,22 +28,7 @@ static const char usage[] =
     "predicted one, then the fastest.  A winner made on another GPU (with --device), another\n"
     "toolkit, or by an older template version is refused unless --allow-mismatch.  It prints\n"
     "what would run: a winner with no cubin (predicted or replayed) is shown, and beside it what\n"
-    "rooftune_gemm or rooftune_attention, which launch only what they can, would run instead.\n\n"
-    "options:\n"
-    "  --shape S          the problem's shape: gemm 4096x4096x4096 or 8@512x512x64:nt; attention\n"
-    "                     BxHQ[:HKV]xSQ[:SKV]xD[:causal][:pagedN], e.g. 64x32:8x1:8192x128:paged16\n"
-    "  --dtype D          f32, f16 or bf16\n"
-    "  --db FILE          the database (default: $ROOFTUNE_DB, else\n"
-    "                     $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)\n"
-    "  --device NAME      only winners from this GPU (any part of its name: H200, model:h200)\n"
-    "  --layout L         nn or nt (gemm; default nn)\n"
-    "  --exact            no winner tuned for another shape\n"
-    "  --allow-mismatch   serve another device's, toolkit's or template version's winner\n"
-    "  --runnable         only winners the library can launch (what the one-call functions ask)\n"
-    "  --nearest-max D    the distance cap (default $ROOFTUNE_NEAREST_MAX, else 1.25)\n"
-    "  --json             {\"rule\":\"exact|nearest|next|library|none\",\"match\":\"exact|nearest|none\",\n"
-    "                     \"shape\":..,\"template\":..,\"config\":{..},\"time_ms\":..,\"timing\":..,\n"
-    "                     \"runnable\":..,\"passed_over\":[..],\"reason\":..,\"would_run\":{..},..}\n";
+    "rooftune_gemm or rooftune_attention, which launch only what they can, would run instead.\n";
 
 static const char *rule_name(int rule) {
   switch (rule) {
@@ -75,14 +60,13 @@ static void mismatch_names(unsigned bits, char *buf, size_t size) {
 
 /* What a one-call function would run for answer m (served with ROOFTUNE_RUNNABLE). */
 static void would_run_text(const rooftune_match *m, char *buf, size_t size) {
-  if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0] && !strcmp(m->template_name, "cudnn"))
-    snprintf(buf, size, "cuDNN with the tuned plan (%.300s, %s)", m->library_algo, m->shape);
-  else if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0])
-    snprintf(buf, size, "cuBLASLt with the tuned algorithm (%s %s)", m->template_name, m->shape);
+  if (m->match != ROOFTUNE_MATCH_NONE && m->library_algo[0])
+    snprintf(buf, size, "%s with the tuned choice (%.300s, %s)", family_library_label(m->template_name),
+             m->library_algo, m->shape);
   else if (m->match != ROOFTUNE_MATCH_NONE)
     snprintf(buf, size, "%s %s (tuned for %s, %s rule)", m->template_name, m->config, m->shape, rule_name(m->rule));
   else if (m->rule == ROOFTUNE_RULE_LIBRARY)
-    snprintf(buf, size, "%s (its own choice)", strcmp(m->library, "cublaslt") ? m->library : "cuBLASLt");
+    snprintf(buf, size, "%s (its own choice)", family_library_label(m->library));
   else
     snprintf(buf, size, "nothing (%s)", m->reason);
 }
@@ -188,44 +172,51 @@ static void print_match(const rooftune_match *m, const char *family, const char 
   }
 }
 
+typedef struct lookup_cli {
+  const char *shape, *dtype, *db, *device, *layout; /* --shape, --dtype, --db, --device, --layout */
+  double nearest_max;                              /* --nearest-max; 0: the default */
+  int json, flags;                                 /* --json; --exact, --allow-mismatch, --runnable */
+} lookup_cli;
+
+static const cli_option lookup_table[] = {
+    CLI_STRING(lookup_cli, "shape", "S", shape,
+        "the problem's shape: gemm 4096x4096x4096 or 8@512x512x64:nt; attention\n"
+        "BxHQ[:HKV]xSQ[:SKV]xD[:causal][:pagedN], e.g. 64x32:8x1:8192x128:paged16"),
+    CLI_STRING(lookup_cli, "dtype", "D", dtype,
+        "f32, f16 or bf16"),
+    CLI_STRING(lookup_cli, "db", "FILE", db,
+        "the database (default: " CLI_DEFAULT_DB_TEXT ")"),
+    CLI_STRING(lookup_cli, "device", "NAME", device,
+        "only winners from this GPU (any part of its name: H200, model:h200)"),
+    CLI_STRING(lookup_cli, "layout", "L", layout,
+        "nn or nt (gemm; default nn)"),
+    CLI_BITS(lookup_cli, "exact", flags, ROOFTUNE_EXACT_ONLY,
+        "no winner tuned for another shape"),
+    CLI_BITS(lookup_cli, "allow-mismatch", flags, ROOFTUNE_ALLOW_MISMATCH,
+        "serve another device's, toolkit's or template version's winner"),
+    CLI_BITS(lookup_cli, "runnable", flags, ROOFTUNE_RUNNABLE,
+        "only winners the library can launch (what the one-call functions ask)"),
+    CLI_NUMBER(lookup_cli, "nearest-max", "D", nearest_max, CLI_OPT_ABOVE_ZERO,
+        "the distance cap (default $ROOFTUNE_NEAREST_MAX, else 1.25)"),
+    CLI_FLAG(lookup_cli, "json", json,
+        "{\"rule\":\"exact|nearest|next|library|none\",\"match\":\"exact|nearest|none\",\n"
+        "\"shape\":..,\"template\":..,\"config\":{..},\"time_ms\":..,\"timing\":..,\n"
+        "\"runnable\":..,\"passed_over\":[..],\"reason\":..,\"would_run\":{..},..}"),
+    CLI_END,
+};
+
 static int cmd_lookup(int argc, char **argv) {
-  const char *shape = NULL, *dtype = NULL, *dbp = NULL, *device = NULL, *layout = NULL;
-  double nearest_max = 0;
-  int json = 0, flags = 0;
-  static const struct option opts[] = {
-      {"shape", required_argument, 0, 's'},      {"dtype", required_argument, 0, 't'},
-      {"db", required_argument, 0, 'd'},         {"device", required_argument, 0, 'D'},
-      {"layout", required_argument, 0, 'l'},     {"exact", no_argument, 0, 'e'},
-      {"allow-mismatch", no_argument, 0, 'a'},   {"runnable", no_argument, 0, 'r'},
-      {"nearest-max", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
-      {0, 0, 0, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (c) {
-    case 's': shape = optarg; break;
-    case 't': dtype = optarg; break;
-    case 'd': dbp = optarg; break;
-    case 'D': device = optarg; break;
-    case 'l': layout = optarg; break;
-    case 'e': flags |= ROOFTUNE_EXACT_ONLY; break;
-    case 'a': flags |= ROOFTUNE_ALLOW_MISMATCH; break;
-    case 'r': flags |= ROOFTUNE_RUNNABLE; break;
-    case 'n': {
-      char *end;
-      nearest_max = strtod(optarg, &end);
-      if (*end || !(nearest_max > 0) || isinf(nearest_max))
-        return cli_usage_error("lookup", "--nearest-max '%s' is not a positive distance (e.g. 1.25)", optarg);
-      break;
-    }
-    case 'j': json = 1; break;
-    default: return cli_bad_option("lookup", argc, argv);
-    }
-  }
-  if (optind >= argc) return cli_usage_error("lookup", "which family? e.g. rooftune lookup gemm");
-  if (optind + 1 < argc) return cli_usage_error("lookup", "unexpected argument '%s'", argv[optind + 1]);
+  lookup_cli cli = {0};
+  int arg, bad = cli_options_parse("lookup", NULL, lookup_table, argc, argv, &cli, &arg);
+  if (bad) return bad;
+  const char *shape = cli.shape, *dtype = cli.dtype, *dbp = cli.db, *device = cli.device, *layout = cli.layout;
+  double nearest_max = cli.nearest_max;
+  int json = cli.json, flags = cli.flags;
+  if (arg >= argc) return cli_usage_error("lookup", "which family? e.g. rooftune lookup gemm");
+  if (arg + 1 < argc) return cli_usage_error("lookup", "unexpected argument '%s'", argv[arg + 1]);
   if (!shape) return cli_usage_error("lookup", "--shape is required");
   if (!dtype) return cli_usage_error("lookup", "--dtype is required");
-  const char *family = argv[optind];
+  const char *family = argv[arg];
   char path[1024];
   if (dbp) snprintf(path, sizeof path, "%s", dbp);
   else rt_default_db_path(path, sizeof path);
@@ -305,5 +296,6 @@ static int cmd_lookup(int argc, char **argv) {
   return CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_lookup = {"lookup", "what librooftune would serve and run for a problem", usage,
-                                    cmd_lookup, 0};
+const cli_command cli_cmd_lookup = {.name = "lookup",
+                                    .summary = "what librooftune would serve and run for a problem",
+                                    .usage = usage, .options = lookup_table, .run = cmd_lookup};

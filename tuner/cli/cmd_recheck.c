@@ -24,18 +24,9 @@ static const char usage[] =
     "compiles, launches or verifies.  The stored winner stays (the database keeps the fastest);\n"
     "the new measurement is kept beside it as history.  Winners from other devices are left\n"
     "out, cuBLASLt winners and winners of an older template version are listed but not\n"
-    "re-measured (retune those).\n\n"
-    "options:\n"
-    "  --db FILE         database (default: $ROOFTUNE_DB, else\n"
-    "                    $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)\n"
-    "  --device DEV      {DEVICES_EVALUATING}; default: cuda when a\n"
-    "                    GPU is present, else model:h200 (whose times are predictions)\n"
-    "  --family F        only this family's winners (default: every family)\n"
-    "  --tolerance PCT   how much slower counts, in percent (default 5)\n"
-    "  --timeout S       per-candidate limit on the GPU, in seconds (default 20)\n"
-    "  --json            {\"device\":..,\"rechecked\":N,\"slower\":N,\"failing\":N,\"results\":[{\"family\",\n"
-    "                    \"shape\",\"dtype\",\"template\",\"config\",\"then_ms\",\"now_ms\",\"change\",\n"
-    "                    \"verdict\"}]}\n\n"
+    "re-measured (retune those).\n";
+
+static const char epilog[] =
     "exit status: 0 no winner got slower or broke, 3 one did (a regression), 1 a recheck could\n"
     "not run, 2 bad usage.\n";
 
@@ -44,36 +35,39 @@ typedef struct verdict {
   recheck_result r;
 } verdict;
 
+typedef struct recheck_cli {
+  const char *db, *device, *family; /* --db, --device, --family */
+  long tolerance, timeout;          /* --tolerance (percent), --timeout (seconds; 0: the default) */
+  int json;                         /* --json */
+} recheck_cli;
+
+static const cli_option recheck_table[] = {
+    CLI_STRING(recheck_cli, "db", "FILE", db,
+        "database (default: " CLI_DEFAULT_DB_TEXT ")"),
+    CLI_STRING(recheck_cli, "device", "DEV", device,
+        "{DEVICES_EVALUATING}; default: cuda when a\n"
+        "GPU is present, else model:h200 (whose times are predictions)"),
+    CLI_STRING(recheck_cli, "family", "F", family,
+        "only this family's winners (default: every family)"),
+    CLI_COUNT(recheck_cli, "tolerance", "PCT", tolerance, 0,
+        "how much slower counts, in percent (default 5)"),
+    CLI_COUNT(recheck_cli, "timeout", "S", timeout, 1,
+        "per-candidate limit on the GPU, in seconds (default 20)"),
+    CLI_FLAG(recheck_cli, "json", json,
+        "{\"device\":..,\"rechecked\":N,\"slower\":N,\"failing\":N,\"results\":[{\"family\",\n"
+        "\"shape\",\"dtype\",\"template\",\"config\",\"then_ms\",\"now_ms\",\"change\",\n"
+        "\"verdict\"}]}"),
+    CLI_END,
+};
+
 static int cmd_recheck(int argc, char **argv) {
-  const char *dbp = NULL, *devspec = NULL, *family = NULL;
-  double tol = 0.05, timeout_s = 0;
-  int json = 0;
-  static const struct option opts[] = {
-      {"db", required_argument, 0, 'd'},        {"device", required_argument, 0, 'D'},
-      {"family", required_argument, 0, 'f'},    {"tolerance", required_argument, 0, 't'},
-      {"timeout", required_argument, 0, 'T'},   {"json", no_argument, 0, 'j'},
-      {0, 0, 0, 0}};
-  int c;
-  long v;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (c) {
-    case 'd': dbp = optarg; break;
-    case 'D': devspec = optarg; break;
-    case 'f': family = optarg; break;
-    case 't':
-      if (cli_parse_count("recheck", "--tolerance", optarg, &v) < 0) return CLI_EXIT_USAGE;
-      tol = (double)v / 100;
-      break;
-    case 'T':
-      if (cli_parse_count("recheck", "--timeout", optarg, &v) < 0) return CLI_EXIT_USAGE;
-      if (v < 1) return cli_usage_error("recheck", "--timeout must be at least 1 second");
-      timeout_s = (double)v;
-      break;
-    case 'j': json = 1; break;
-    default: return cli_bad_option("recheck", argc, argv);
-    }
-  }
-  if (optind < argc) return cli_usage_error("recheck", "unexpected argument '%s'", argv[optind]);
+  recheck_cli cli = {.tolerance = 5};
+  int arg, bad = cli_options_parse("recheck", NULL, recheck_table, argc, argv, &cli, &arg);
+  if (bad) return bad;
+  const char *dbp = cli.db, *devspec = cli.device, *family = cli.family;
+  double tol = (double)cli.tolerance / 100, timeout_s = (double)cli.timeout;
+  int json = cli.json;
+  if (arg < argc) return cli_usage_error("recheck", "unexpected argument '%s'", argv[arg]);
   const device_kind *kind = devspec ? device_kind_lookup(devspec) : NULL;
   if (kind && (kind->caps & DEVICE_CAP_RECORDED))
     return cli_usage_error("recheck", "--device %s: a recorded file has nothing to re-measure", devspec);
@@ -173,5 +167,7 @@ static int cmd_recheck(int argc, char **argv) {
   return errors ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_recheck = {"recheck", "re-measure the stored winners and flag regressions",
-                                     usage, cmd_recheck, 0};
+const cli_command cli_cmd_recheck = {.name = "recheck",
+                                     .summary = "re-measure the stored winners and flag regressions",
+                                     .usage = usage, .options = recheck_table, .epilog = epilog,
+                                     .run = cmd_recheck};

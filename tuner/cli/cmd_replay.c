@@ -25,41 +25,7 @@ static const char usage[] =
     "the target.  Failed configurations count as evaluations (on a GPU each costs a compile).\n"
     "A file that does not load is reported (in --json as {\"space\", \"error\"}) and the others\n"
     "are scored; the exit status is then 1.  An unfinished Kernel Tuner cache (its run was\n"
-    "interrupted) is read as Kernel Tuner reads it, with a note.\n\n"
-    "options:\n"
-    "  --strategy S   brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
-    "                 (default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
-    "                 spec table knows, replays each configuration with its diagnosis from its\n"
-    "                 counters and gives the strategy every configuration's compile facts\n"
-    "                 (lever and steer use them); other files carry times only\n"
-    "  --seeds N      runs per file, seeds 0..N-1 (default 30)\n"
-    "  --budget B     evaluations per run, failed ones included (default 1000: about an hour\n"
-    "                 of compiling and timing on a GPU)\n"
-    "  --target EPS   within this fraction of the optimum (default 0.05)\n"
-    "  --prior FILE   another recording of the same kernel (typically on another GPU), whose\n"
-    "                 fastest configurations each run evaluates first: what transfer from a\n"
-    "                 known GPU gains (parameters matched by name; random's figure has none)\n"
-    "  --manifest FILE  a manifest of the recorded kernel (its parameters, by the recording's\n"
-    "                 names, roles, launch and cost formulas; see tuner/replay_compile.h) whose\n"
-    "                 \"source\" is the kernel's source, which you put beside it: every recorded\n"
-    "                 configuration is compiled with NVRTC for the recorded GPU's architecture\n"
-    "                 (cached), and the strategy is given those static facts (registers, shared\n"
-    "                 memory, occupancy and its limiter) and the cost formulas' roofline bound;\n"
-    "                 the compiled register counts are compared with the recording's\n"
-    "  --jobs N       compile processes for --manifest (default: one per core)\n"
-    "  --json         print {\"results\":[...]} instead of text\n";
-
-static int replay_parse_double(const char *flag, const char *text, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (errno || end == text || *end || !(v >= 0) || !isfinite(v)) {
-    cli_usage_error("replay", "%s takes a number >= 0, not '%s'", flag, text);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
+    "interrupted) is read as Kernel Tuner reads it, with a note.\n";
 
 static const char *replay_format_name(const ktfile *kf) {
   return kf->format == KTFILE_KTT        ? "KTT results"
@@ -67,47 +33,57 @@ static const char *replay_format_name(const ktfile *kf) {
                                          : "Kernel Tuner cache";
 }
 
+typedef struct replay_cli {
+  const char *strategy, *prior, *manifest; /* --strategy, --prior, --manifest */
+  long seeds, budget, jobs;                /* --seeds, --budget, --jobs */
+  double target;                           /* --target */
+  int json;                                /* --json */
+} replay_cli;
+
+static const cli_option replay_table[] = {
+    CLI_STRING(replay_cli, "strategy", "S", strategy,
+        "brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
+        "(default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
+        "spec table knows, replays each configuration with its diagnosis from its\n"
+        "counters and gives the strategy every configuration's compile facts\n"
+        "(lever and steer use them); other files carry times only"),
+    CLI_COUNT(replay_cli, "seeds", "N", seeds, 0,
+        "runs per file, seeds 0..N-1 (default 30)"),
+    CLI_COUNT(replay_cli, "budget", "B", budget, 1,
+        "evaluations per run, failed ones included (default 1000: about an hour\n"
+        "of compiling and timing on a GPU)"),
+    CLI_NUMBER(replay_cli, "target", "EPS", target, 0,
+        "within this fraction of the optimum (default 0.05)"),
+    CLI_STRING(replay_cli, "prior", "FILE", prior,
+        "another recording of the same kernel (typically on another GPU), whose\n"
+        "fastest configurations each run evaluates first: what transfer from a\n"
+        "known GPU gains (parameters matched by name; random's figure has none)"),
+    CLI_STRING(replay_cli, "manifest", "FILE", manifest,
+        "a manifest of the recorded kernel (its parameters, by the recording's\n"
+        "names, roles, launch and cost formulas; see tuner/replay_compile.h) whose\n"
+        "\"source\" is the kernel's source, which you put beside it: every recorded\n"
+        "configuration is compiled with NVRTC for the recorded GPU's architecture\n"
+        "(cached), and the strategy is given those static facts (registers, shared\n"
+        "memory, occupancy and its limiter) and the cost formulas' roofline bound;\n"
+        "the compiled register counts are compared with the recording's"),
+    CLI_COUNT(replay_cli, "jobs", "N", jobs, 0,
+        "compile processes for --manifest (default: one per core)"),
+    CLI_FLAG(replay_cli, "json", json,
+        "print {\"results\":[...]} instead of text"),
+    CLI_END,
+};
+
 static int cmd_replay(int argc, char **argv) {
-  const char *name = NULL, *prior_path = NULL, *manifest_path = NULL;
-  long jobs = 0;
-  long seeds = 30, budget = REPLAY_DEFAULT_BUDGET;
-  double eps = REPLAY_DEFAULT_EPS;
-  int json = 0;
-  static const struct option opts[] = {{"strategy", required_argument, 0, 's'},
-                                       {"seeds", required_argument, 0, 'n'},
-                                       {"budget", required_argument, 0, 'b'},
-                                       {"target", required_argument, 0, 't'},
-                                       {"prior", required_argument, 0, 'p'},
-                                       {"manifest", required_argument, 0, 'm'},
-                                       {"jobs", required_argument, 0, 'J'},
-                                       {"json", no_argument, 0, 'j'},
-                                       {0, 0, 0, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (c) {
-    case 's': name = optarg; break;
-    case 'n':
-      if (cli_parse_count("replay", "--seeds", optarg, &seeds)) return CLI_EXIT_USAGE;
-      break;
-    case 'b':
-      if (cli_parse_count("replay", "--budget", optarg, &budget)) return CLI_EXIT_USAGE;
-      break;
-    case 't':
-      if (replay_parse_double("--target", optarg, &eps)) return CLI_EXIT_USAGE;
-      break;
-    case 'j': json = 1; break;
-    case 'p': prior_path = optarg; break;
-    case 'm': manifest_path = optarg; break;
-    case 'J':
-      if (cli_parse_count("replay", "--jobs", optarg, &jobs)) return CLI_EXIT_USAGE;
-      break;
-    default: return cli_bad_option("replay", argc, argv);
-    }
-  }
-  if (optind >= argc) return cli_usage_error("replay", "give at least one SPACE_FILE");
+  replay_cli cli = {.seeds = 30, .budget = REPLAY_DEFAULT_BUDGET, .target = REPLAY_DEFAULT_EPS};
+  int arg, bad = cli_options_parse("replay", NULL, replay_table, argc, argv, &cli, &arg);
+  if (bad) return bad;
+  const char *name = cli.strategy, *prior_path = cli.prior, *manifest_path = cli.manifest;
+  long jobs = cli.jobs, seeds = cli.seeds, budget = cli.budget;
+  double eps = cli.target;
+  int json = cli.json;
+  if (arg >= argc) return cli_usage_error("replay", "give at least one SPACE_FILE");
   if (seeds < 1 || seeds > 100000)
     return cli_usage_error("replay", "--seeds takes 1 to 100000 runs, not %ld", seeds);
-  if (budget < 1) return cli_usage_error("replay", "--budget must be at least 1 evaluation");
   if (name) {
     int known = 0;
     for (const char *const *n = strategy_names(); *n; n++) known |= strcmp(*n, name) == 0;
@@ -127,7 +103,7 @@ static int cmd_replay(int argc, char **argv) {
   }
   json_t *results = json_array();
   int rcode = CLI_EXIT_OK, scored = 0;
-  for (int f = optind; f < argc; f++) {
+  for (int f = arg; f < argc; f++) {
     /* a file that does not load is reported and the others are still scored */
     rt_error err = {0};
     ktfile *kf;
@@ -243,9 +219,9 @@ static int cmd_replay(int argc, char **argv) {
     ktfile_free(kf);
   }
   ktfile_free(prior);
-  if (optind + 1 < argc && rcode != CLI_EXIT_OK)
+  if (arg + 1 < argc && rcode != CLI_EXIT_OK)
     fprintf(stderr, "rooftune replay: %d of %d files scored; the others are reported above\n",
-            scored, argc - optind);
+            scored, argc - arg);
   if (json && (rcode == CLI_EXIT_OK || scored)) {
     json_t *root = json_object();
     json_object_set_new(root, "results", results);
@@ -258,5 +234,6 @@ static int cmd_replay(int argc, char **argv) {
   return rcode;
 }
 
-const cli_command cli_cmd_replay = {"replay", "score a search strategy on recorded brute-forced spaces",
-                                    usage, cmd_replay, 0};
+const cli_command cli_cmd_replay = {.name = "replay",
+                                    .summary = "score a search strategy on recorded brute-forced spaces",
+                                    .usage = usage, .options = replay_table, .run = cmd_replay};

@@ -17,36 +17,30 @@ static const char usage[] =
     "log scales, under the device's memory and compute roofs, measured or from the spec table),\n"
     "measured, predicted and replayed candidates told apart and the winner marked; the fastest\n"
     "candidates with their dominant limit and lever; the winner's time run after run, with\n"
-    "rechecks; and regressions first.  `rooftune job run` writes one into its output folder.\n\n"
-    "options:\n"
-    "  --db FILE      the database (default: the job's, else $ROOFTUNE_DB, else\n"
-    "                 $XDG_DATA_HOME/rooftune/tuning.db, else ~/.local/share/rooftune/tuning.db)\n"
-    "  --job JOB      only the problems of this job file (and its database and tolerance)\n"
-    "  -o, --output FILE  where to write the report (required)\n"
-    "  --top N        rows in each problem's table of candidates (default 10)\n"
-    "  --title TEXT   the page's title\n";
+    "rechecks; and regressions first.  `rooftune job run` writes one into its output folder.\n";
+
+typedef struct report_cli {
+  const char *db, *job, *output, *title; /* --db, --job, -o, --title */
+  long top;                              /* --top; 0: the default */
+} report_cli;
+
+static const cli_option report_table[] = {
+    CLI_STRING(report_cli, "db", "FILE", db,
+               "the database (default: the job's, else " CLI_DEFAULT_DB_TEXT ")"),
+    CLI_STRING(report_cli, "job", "JOB", job, "only the problems of this job file (and its database and tolerance)"),
+    CLI_STRING_SHORT(report_cli, 'o', "output", "FILE", output, "where to write the report (required)"),
+    CLI_COUNT(report_cli, "top", "N", top, 1, "rows in each problem's table of candidates (default 10)"),
+    CLI_STRING(report_cli, "title", "TEXT", title, "the page's title"),
+    CLI_END,
+};
 
 static int cmd_report(int argc, char **argv) {
-  static const struct option opts[] = {{"db", required_argument, 0, 'd'},    {"job", required_argument, 0, 'J'},
-                                       {"output", required_argument, 0, 'o'}, {"top", required_argument, 0, 't'},
-                                       {"title", required_argument, 0, 'T'},  {0, 0, 0, 0}};
-  const char *dbp = NULL, *job_path = NULL, *out = NULL, *title = NULL;
-  long top = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    switch (c) {
-    case 'd': dbp = optarg; break;
-    case 'J': job_path = optarg; break;
-    case 'o': out = optarg; break;
-    case 'T': title = optarg; break;
-    case 't':
-      if (cli_parse_count("report", "--top", optarg, &top) < 0) return CLI_EXIT_USAGE;
-      if (top < 1) return cli_usage_error("report", "--top must be at least 1");
-      break;
-    default: return cli_bad_option("report", argc, argv);
-    }
-  }
-  if (optind < argc) return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+  report_cli cli = {0};
+  int arg, bad = cli_options_parse("report", NULL, report_table, argc, argv, &cli, &arg);
+  if (bad) return bad;
+  const char *dbp = cli.db, *job_path = cli.job, *out = cli.output, *title = cli.title;
+  long top = cli.top;
+  if (arg < argc) return cli_usage_error("report", "unexpected argument '%s'", argv[arg]);
   if (!out) return cli_usage_error("report", "missing -o FILE (where to write the HTML)");
   rt_error err = {0};
   job *j = NULL;
@@ -74,5 +68,6 @@ static int cmd_report(int argc, char **argv) {
   return rc;
 }
 
-const cli_command cli_cmd_report = {"report", "write an HTML report with rooflines of a tuning database", usage,
-                                    cmd_report, 0};
+const cli_command cli_cmd_report = {.name = "report",
+                                    .summary = "write an HTML report with rooflines of a tuning database",
+                                    .usage = usage, .options = report_table, .run = cmd_report};

@@ -27,21 +27,7 @@ static const char usage[] =
     "($ROOFTUNE_TEMPLATE_DIR when set, else the source tree's templates/ when rooftune runs from its build\n"
     "folder, else the installed share/rooftune/templates); --dir lists one folder alone.  Anything\n"
     "that does not load, check or compile is reported with its error (file, field, line) and the\n"
-    "exit status is 1.  No templates at all is said plainly and is not an error.\n\n"
-    "options:\n"
-    "  --check          also compile one configuration of each template with NVRTC (the first of\n"
-    "                   its space for the family's example problem, its first dtype and\n"
-    "                   architecture), through the cubin cache: a CUDA error is reported with the\n"
-    "                   source file and the compiler's line.  No GPU is needed\n"
-    "  --json           print {\"path\":..,\"families\":[{\"name\",\"declared_in\",\"shape\",\n"
-    "                   \"reference\"}],\"templates\":[{\"name\",\"family\",\"path\",\"description\",\n"
-    "                   \"dtypes\",\"archs\",\"instruction\",\"source\",\"params\":{NAME:[values]},\n"
-    "                   \"derived\",\"constraints\"[,\"check\":{\"status\":\"compiled|compile_error|\n"
-    "                   not_compiled\",\"config\",\"dtype\",\"arch\",\"shape\",\"registers\",\n"
-    "                   \"spill_bytes\",\"message\"}]}],\"skipped\":[{\"path\",\"why\"}],\n"
-    "                   \"errors\":[{\"path\",\"message\"}]}\n"
-    "  --templates DIR  a folder of templates (and family.json files) before the others\n"
-    "  --dir DIR        list only the templates of DIR\n";
+    "exit status is 1.  No templates at all is said plainly and is not an error.\n";
 
 static json_t *templates_strings(int n, const char *(*get)(const manifest *, int),
                                  const manifest *m) {
@@ -378,25 +364,31 @@ static int list_templates(templates_run *t, json_t *list) {
   return loaded;
 }
 
+static const cli_option templates_table[] = {
+    CLI_FLAG(templates_run, "check", check,
+             "also compile one configuration of each template with NVRTC (the first of\n"
+             "its space for the family's example problem, its first dtype and\n"
+             "architecture), through the cubin cache: a CUDA error is reported with the\n"
+             "source file and the compiler's line.  No GPU is needed"),
+    CLI_FLAG(templates_run, "json", json,
+             "print {\"path\":..,\"families\":[{\"name\",\"declared_in\",\"shape\",\n"
+             "\"reference\"}],\"templates\":[{\"name\",\"family\",\"path\",\"description\",\n"
+             "\"dtypes\",\"archs\",\"instruction\",\"source\",\"params\":{NAME:[values]},\n"
+             "\"derived\",\"constraints\"[,\"check\":{\"status\":\"compiled|compile_error|\n"
+             "not_compiled\",\"config\",\"dtype\",\"arch\",\"shape\",\"registers\",\n"
+             "\"spill_bytes\",\"message\"}]}],\"skipped\":[{\"path\",\"why\"}],\n"
+             "\"errors\":[{\"path\",\"message\"}]}"),
+    CLI_TEMPLATES_OPTION("a folder of templates (and family.json files) before the others"),
+    CLI_STRING(templates_run, "dir", "DIR", dir, "list only the templates of DIR"),
+    CLI_END,
+};
+
 static int cmd_templates(int argc, char **argv) {
   templates_run t = {0};
-  static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                       {"check", no_argument, 0, 'c'},
-                                       {"dir", required_argument, 0, 'd'},
-                                       {"templates", required_argument, 0, 't'},
-                                       {0, 0, 0, 0}};
-  int c;
   rt_error err = {0};
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == 'j') t.json = 1;
-    else if (c == 'c') t.check = 1;
-    else if (c == 'd') t.dir = optarg;
-    else if (c == 't') {
-      if (catalog_add_dir(optarg, &err)) return cli_fail("templates", &err);
-    } else return cli_bad_option("templates", argc, argv);
-  }
-  if (optind < argc)
-    return cli_usage_error("templates", "unexpected argument '%s'", argv[optind]);
+  int arg, bad = cli_options_parse("templates", NULL, templates_table, argc, argv, &t, &arg);
+  if (bad) return bad;
+  if (arg < argc) return cli_usage_error("templates", "unexpected argument '%s'", argv[arg]);
   char dbuf[8192];
   if (!t.dir) t.dir = catalog_path(dbuf, sizeof dbuf);
   if (t.check && cubin_cache_open_default(&t.cache, &err)) {
@@ -424,5 +416,7 @@ static int cmd_templates(int argc, char **argv) {
   return t.failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_templates = {"templates", "list the kernel templates and their parameters",
-                                       usage, cmd_templates, 0};
+const cli_command cli_cmd_templates = {.name = "templates",
+                                       .summary = "list the kernel templates and their parameters",
+                                       .usage = usage, .options = templates_table,
+                                       .run = cmd_templates};

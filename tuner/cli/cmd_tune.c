@@ -26,42 +26,7 @@ static const char usage[] =
     "replays them, diagnoses each (dominant limit and lever), lets the search strategy pick the\n"
     "next ones, and stores every candidate and each template's winner (with its cubin) in the\n"
     "database.  Configurations the database already holds for the same problem, device,\n"
-    "template version and toolkit are not evaluated again.\n\n"
-    "options:\n"
-    "  --shape S        problem shape, e.g. 4096x4096x4096 (MxNxK) for gemm\n"
-    "  --dtype D        input precision: f32 (fp32 math), tf32 (fp32 inputs, tf32 tensor-core\n"
-    "                   products), f16, bf16\n"
-    "  --allow-tf32     with --dtype f32: admit tf32 candidates too (the mma templates,\n"
-    "                   cuBLASLt's FAST_TF32); every result says what it computed in\n"
-    "  --device DEV     {DEVICES}\n"
-    "                   default: cuda when a GPU is present, else model:h200 (times are then\n"
-    "                   predictions, and the first line says so)\n"
-    "  --strategy NAME  search strategy (see 'rooftune replay --help'; default bayes)\n"
-    "  --budget N       new candidates to evaluate (default 32; each costs a compile);\n"
-    "                   configurations the database already holds do not count\n"
-    "  --seconds S      stop after S seconds of wall time (default: no limit)\n"
-    "  --seed N         strategy and input seed (default 0)\n"
-    "  --timeout S      per-candidate limit on the GPU, in seconds (default 20)\n"
-    "  --db FILE        database (default: $ROOFTUNE_DB, else\n"
-    "                   $XDG_DATA_HOME/rooftune/tuning.db, else\n"
-    "                   ~/.local/share/rooftune/tuning.db)\n"
-    "  --config C       evaluate only this configuration of TEMPLATE (\"BLOCK_M=128,...\", every\n"
-    "                   parameter), afresh even when the database holds it\n"
-    "  --cover          evaluate only a covering set of each template's space: every value of\n"
-    "                   every parameter and every value pair of the manifest's \"cover\" pairs\n"
-    "                   at least once (tuner/template/cover.h; give a --budget that holds it)\n"
-    "  --prior FILE     results of the same kernel elsewhere, typically another GPU's: a\n"
-    "                   rooftune export ('rooftune db export' of that machine's database; the\n"
-    "                   rows of each template for this shape and dtype), a Kernel Tuner cache\n"
-    "                   or KTT results file.  Each template's search evaluates the fastest of\n"
-    "                   its configurations there first (parameters matched by name).\n"
-    "                   --prior model: the model device's ranking for this GPU instead\n"
-    "  --templates DIR  a folder of templates and family declarations (family.json) searched\n"
-    "                   before $ROOFTUNE_TEMPLATE_PATH and the shipped templates; repeatable\n"
-    "  --kv-lens L      attention: each sequence's own KV length, as L1,L2,... (B numbers, each\n"
-    "                   at most SKV) or a file of them (one per line or comma-separated)\n"
-    "  --no-db          store nothing\n"
-    "  --json           print one JSON object instead of the table\n";
+    "template version and toolkit are not evaluated again.\n";
 
 /* Set by SIGINT/SIGTERM: tune_run finishes what it has and marks the run interrupted.  A
  * second signal acts as usual (SA_RESETHAND). */
@@ -217,79 +182,93 @@ static void apply_move(const char *config, const char *move, char *out, size_t s
   }
 }
 
+/* The command's options; cmd_tune hands them to tune_options. */
+typedef struct tune_cli {
+  const char *shape, *dtype, *device, *strategy, *db, *config, *prior; /* the flags of the same names */
+  long budget, seconds, seed, timeout; /* --budget, --seconds, --seed, --timeout; 0: the default */
+  char kv_lens[8192];                  /* --kv-lens, "" when not given */
+  int allow_tf32, cover, no_db, json;  /* --allow-tf32, --cover, --no-db, --json */
+} tune_cli;
+
+static const cli_option tune_table[] = {
+    CLI_STRING(tune_cli, "shape", "S", shape,
+        "problem shape, e.g. 4096x4096x4096 (MxNxK) for gemm"),
+    CLI_STRING(tune_cli, "dtype", "D", dtype,
+        "input precision: f32 (fp32 math), tf32 (fp32 inputs, tf32 tensor-core\n"
+        "products), f16, bf16"),
+    CLI_FLAG(tune_cli, "allow-tf32", allow_tf32,
+        "with --dtype f32: admit tf32 candidates too (the mma templates,\n"
+        "cuBLASLt's FAST_TF32); every result says what it computed in"),
+    CLI_STRING(tune_cli, "device", "DEV", device,
+        "{DEVICES}\n"
+        "default: cuda when a GPU is present, else model:h200 (times are then\n"
+        "predictions, and the first line says so)"),
+    CLI_STRING(tune_cli, "strategy", "NAME", strategy,
+        "search strategy (see 'rooftune replay --help'; default bayes)"),
+    CLI_COUNT(tune_cli, "budget", "N", budget, 1,
+        "new candidates to evaluate (default 32; each costs a compile);\n"
+        "configurations the database already holds do not count"),
+    CLI_COUNT(tune_cli, "seconds", "S", seconds, 0,
+        "stop after S seconds of wall time (default: no limit)"),
+    CLI_COUNT(tune_cli, "seed", "N", seed, 0,
+        "strategy and input seed (default 0)"),
+    CLI_COUNT(tune_cli, "timeout", "S", timeout, 1,
+        "per-candidate limit on the GPU, in seconds (default 20)"),
+    CLI_STRING(tune_cli, "db", "FILE", db,
+        "database (default: " CLI_DEFAULT_DB_TEXT ")"),
+    CLI_STRING(tune_cli, "config", "C", config,
+        "evaluate only this configuration of TEMPLATE (\"BLOCK_M=128,...\", every\n"
+        "parameter), afresh even when the database holds it"),
+    CLI_FLAG(tune_cli, "cover", cover,
+        "evaluate only a covering set of each template's space: every value of\n"
+        "every parameter and every value pair of the manifest's \"cover\" pairs\n"
+        "at least once (tuner/template/cover.h; give a --budget that holds it)"),
+    CLI_STRING(tune_cli, "prior", "FILE", prior,
+        "results of the same kernel elsewhere, typically another GPU's: a\n"
+        "rooftune export ('rooftune db export' of that machine's database; the\n"
+        "rows of each template for this shape and dtype), a Kernel Tuner cache\n"
+        "or KTT results file.  Each template's search evaluates the fastest of\n"
+        "its configurations there first (parameters matched by name).\n"
+        "--prior model: the model device's ranking for this GPU instead"),
+    CLI_TEMPLATES_OPTION(
+        "a folder of templates and family declarations (family.json) searched\n"
+        "before $ROOFTUNE_TEMPLATE_PATH and the shipped templates; repeatable"),
+    CLI_LIST(tune_cli, "kv-lens", "L", kv_lens,
+        "attention: each sequence's own KV length, as L1,L2,... (B numbers, each\n"
+        "at most SKV) or a file of them (one per line or comma-separated)"),
+    CLI_FLAG(tune_cli, "no-db", no_db,
+        "store nothing"),
+    CLI_FLAG(tune_cli, "json", json,
+        "print one JSON object instead of the table"),
+    CLI_END,
+};
+
 static int cmd_tune(int argc, char **argv) {
-  static char kv_lens[8192];
+  static tune_cli cli; /* static: kv_lens outlives the parse in tune_options */
+  memset(&cli, 0, sizeof cli);
+  int arg, bad = cli_options_parse("tune", NULL, tune_table, argc, argv, &cli, &arg);
+  if (bad) return bad;
   tune_options o;
   memset(&o, 0, sizeof o);
   o.worker_argv = cli_worker_argv;
-  int json = 0, no_db = 0;
-  const char *db_path = NULL;
-  static const struct option opts[] = {{"shape", required_argument, 0, 's'},
-                                       {"dtype", required_argument, 0, 'd'},
-                                       {"device", required_argument, 0, 'D'},
-                                       {"strategy", required_argument, 0, 'S'},
-                                       {"budget", required_argument, 0, 'b'},
-                                       {"seconds", required_argument, 0, 'T'},
-                                       {"seed", required_argument, 0, 'r'},
-                                       {"timeout", required_argument, 0, 't'},
-                                       {"db", required_argument, 0, 'B'},
-                                       {"no-db", no_argument, 0, 'N'},
-                                       {"json", no_argument, 0, 'j'},
-                                       {"config", required_argument, 0, 'C'},
-                                       {"prior", required_argument, 0, 'P'},
-                                       {"templates", required_argument, 0, 'L'},
-                                       {"kv-lens", required_argument, 0, 'K'},
-                                       {"allow-tf32", no_argument, 0, 'A'},
-                                       {"cover", no_argument, 0, 'V'},
-                                       {0, 0, 0, 0}};
-  int c;
-  long v;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (c) {
-    case 's': o.shape = optarg; break;
-    case 'd': o.dtype = optarg; break;
-    case 'D': o.device = optarg; break;
-    case 'S': o.strategy = optarg; break;
-    case 'C': o.config = optarg; break;
-    case 'P': o.prior = optarg; break;
-    case 'K':
-      if (cli_read_list("tune", "--kv-lens", optarg, kv_lens, sizeof kv_lens) < 0) return CLI_EXIT_USAGE;
-      o.problem_args = kv_lens;
-      break;
-    case 'L': {
-      rt_error terr = {0};
-      if (catalog_add_dir(optarg, &terr)) return cli_fail("tune", &terr);
-      break;
-    }
-    case 'b':
-      if (cli_parse_count("tune", "--budget", optarg, &v) < 0) return CLI_EXIT_USAGE;
-      if (v < 1) return cli_usage_error("tune", "--budget must be at least 1");
-      o.budget = v;
-      break;
-    case 'T':
-      if (cli_parse_count("tune", "--seconds", optarg, &v) < 0) return CLI_EXIT_USAGE;
-      o.max_seconds = (double)v;
-      break;
-    case 'r':
-      if (cli_parse_count("tune", "--seed", optarg, &v) < 0) return CLI_EXIT_USAGE;
-      o.seed = (uint64_t)v;
-      break;
-    case 't':
-      if (cli_parse_count("tune", "--timeout", optarg, &v) < 0) return CLI_EXIT_USAGE;
-      if (v < 1) return cli_usage_error("tune", "--timeout must be at least 1 second");
-      o.timeout_s = (double)v;
-      break;
-    case 'B': db_path = optarg; break;
-    case 'N': no_db = 1; break;
-    case 'A': o.allow_tf32 = 1; break;
-    case 'V': o.cover = 1; break;
-    case 'j': json = 1; break;
-    default: return cli_bad_option("tune", argc, argv);
-    }
-  }
-  if (optind >= argc) return cli_usage_error("tune", "missing FAMILY or TEMPLATE (e.g. gemm)");
-  o.target = argv[optind++];
-  if (optind < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+  o.shape = cli.shape;
+  o.dtype = cli.dtype;
+  o.device = cli.device;
+  o.strategy = cli.strategy;
+  o.config = cli.config;
+  o.prior = cli.prior;
+  o.problem_args = cli.kv_lens[0] ? cli.kv_lens : NULL;
+  o.budget = cli.budget;
+  o.max_seconds = (double)cli.seconds;
+  o.seed = (uint64_t)cli.seed;
+  o.timeout_s = (double)cli.timeout;
+  o.allow_tf32 = cli.allow_tf32;
+  o.cover = cli.cover;
+  int json = cli.json, no_db = cli.no_db;
+  const char *db_path = cli.db;
+  if (arg >= argc) return cli_usage_error("tune", "missing FAMILY or TEMPLATE (e.g. gemm)");
+  o.target = argv[arg++];
+  if (arg < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[arg]);
   const device_kind *kind = o.device ? device_kind_lookup(o.device) : NULL;
   int replay = kind && (kind->caps & DEVICE_CAP_RECORDED); /* the file holds the problem */
   if (!replay && !o.shape) return cli_usage_error("tune", "missing --shape (e.g. --shape 4096x4096x4096)");
@@ -481,5 +460,6 @@ static int cmd_tune(int argc, char **argv) {
   return rc;
 }
 
-const cli_command cli_cmd_tune = {"tune", "tune a kernel family or template for one problem",
-                                  usage, cmd_tune, 0};
+const cli_command cli_cmd_tune = {.name = "tune",
+                                  .summary = "tune a kernel family or template for one problem",
+                                  .usage = usage, .options = tune_table, .run = cmd_tune};

@@ -89,7 +89,5 @@ static int run(int argc, char **argv) {
     cli_print_usage(cmd, stdout);
     return CLI_EXIT_OK;
   }
-  optind = 1; /* each command parses argv+1 with getopt from the start */
-  opterr = 0;
   return cmd->run(argc - 1, argv + 1);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tuner/core/fileio.h"
+#include "tuner/device/device.h"
 #include "tuner/job/html.h"
 #include "tuner/job/report_page.h"
 #include "tuner/job/state.h"
@@ -215,8 +216,9 @@ static rt_status on_result(void *ctx, const db_run_spec *spec, const char *templ
 }
 
 static const gpu_spec *spec_for(const db_device *d) {
-  if (!strncmp(d->name, "model:", 6)) return gpu_spec_find(d->name + 6);
-  const gpu_spec *g = gpu_spec_match(d->name, d->cc_major * 10 + d->cc_minor);
+  const gpu_spec *g = device_kind_gpu(d->name); /* model:GPU names its GPU */
+  if (g) return g;
+  g = gpu_spec_match(d->name, d->cc_major * 10 + d->cc_minor);
   if (g) return g;
   size_t n = 0;
   const gpu_spec *all = gpu_spec_all(&n);

@@ -5,6 +5,7 @@
 for t in "$build"/tests/gpu_test_*; do
   [ -x "$t" ] || continue
   n=$(basename "$t")
+  [ "$n" = gpu_test_attention_cudnn_runtime ] && continue # tier 1 ran it (07-cudnn-runtime.sh)
   if [ "$(left)" -lt 30 ]; then log "$n: not reached (out of time)"; continue; fi
   ROOFTUNE_CUDNN_MAX=${ROOFTUNE_CUDNN_MAX:-3} timeout "$(cap 120)" "$t" >"$logs/$n.log" 2>&1
   rc=$?
