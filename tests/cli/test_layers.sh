@@ -4,7 +4,8 @@
 # generated/stages.txt and checks every undefined symbol of each against the ones above.  Then
 # the same for includes, which nm cannot see (a header of constants, a generated one): no source
 # of a stage includes a header of a stage above it (the folders in order from
-# generated/stage_dirs.txt; runtime/ may include what it links, the stages up to kernels/).
+# generated/stage_dirs.txt; runtime/ may include what it links, the stages up to kernels/).  Last,
+# that every C test declares the stages it links (generated/test_stages.txt).
 set -u
 stages="$(dirname "$ROOFTUNE_BIN")/generated/stages.txt"
 [ -f "$stages" ] || { echo "no $stages: build rooftune first"; exit 1; }
@@ -53,5 +54,22 @@ for d in "${!rank[@]}" runtime; do
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
   done
 done
-[ $bad = 0 ] && echo "ok: ${#libs[@]} stages, every edge points down ($nincl includes between stages too)"
+# tests: each C test names the stages it links in a `/* stages: ... */` line (tests/CMakeLists.txt);
+# one without it links the whole engine, which hides what it depends on
+tests="$(dirname "$ROOFTUNE_BIN")/generated/test_stages.txt"
+[ -f "$tests" ] || { echo "no $tests: configure the build first"; exit 1; }
+ntests=0 nfewer=0
+while read -r t words; do
+  ntests=$((ntests + 1))
+  case " $words " in
+  " - "*)
+    echo "${words#- } declares no stages: add a line /* stages: ... */ naming the stages it tests" \
+         "(their lower stages come along; ARCHITECTURE.md, Tests), or /* stages: all */ end to end"
+    bad=1 ;;
+  *" all "* | *" job "*) ;;
+  *) nfewer=$((nfewer + 1)) ;;
+  esac
+done <"$tests"
+[ $bad = 0 ] && echo "ok: ${#libs[@]} stages, every edge points down ($nincl includes between stages too);" \
+  "$nfewer of $ntests C tests link fewer than all stages"
 exit $bad

@@ -13,6 +13,7 @@
  *  3. A problem cuDNN refuses (causal with SQ > SKV): the tune goes on with the templates and its
  *     note says why there are no library candidates.
  * Skips (77) without a driver, a GPU or cuDNN. */
+/* stages: tune */
 #include "kernels/attention.h"
 #include "kernels/attention_cudnn.h"
 #include "kernels/numeric.h"
@@ -267,16 +268,14 @@ static void refused_by_cudnn(const char *bin) {
   tune_report_free(&rep);
 }
 
-int main(void) {
+TEST_CASE(cudnn_candidates) {
   rt_error err = {0};
   int n = 0;
   if (cuda_driver_load(&err) != RT_OK || cuda_gpu_count(&n, &err) != RT_OK || n == 0) {
-    printf("SKIP: %s\n", err.text[0] ? err.text : "no CUDA GPU");
-    return 77;
+    test_skip(err.text[0] ? err.text : "no CUDA GPU");
   }
   if (cudnn_load(&err) != RT_OK) {
-    printf("SKIP: %s\n", err.text);
-    return 77;
+    test_skip(err.text);
   }
   char v[32];
   cudnn_version_text(dnn.version, v, sizeof v);
@@ -298,5 +297,6 @@ int main(void) {
   through_tuner(bin, "2x8x129x128");
   through_tuner(bin, "1x32:8x512x128:causal");
   refused_by_cudnn(bin);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(cudnn_candidates))

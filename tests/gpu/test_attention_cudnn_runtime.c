@@ -12,6 +12,7 @@
  *   - a mask cuDNN cannot take (bottom-right causal, more queries than keys, no lengths):
  *     ROOFTUNE_ERR_UNSUPPORTED naming both reasons.
  * Skips (77) without a driver, a GPU of compute capability 8.0 or newer, or cuDNN. */
+/* stages: kernels runtime */
 #include "kernels/attention.h"
 #include "kernels/attention_sdpa.h"
 #include "runtime/include/rooftune.h"

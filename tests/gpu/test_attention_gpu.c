@@ -5,6 +5,7 @@
  * decode shapes (ragged lengths 5, 1000 and 777; paged with 16-token pages; four queries with
  * the causal mask).  Every template the family has for the shape runs a few configurations;
  * none may be wrong, and each shape needs a verified winner.  Skips (77) without a GPU. */
+/* stages: tune */
 #include "test.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/tune.h"
@@ -46,12 +47,11 @@ static void check(const char *shape, const char *args, const char *dtype) {
   tune_report_free(&rep);
 }
 
-int main(void) {
+TEST_CASE(templates_verified) {
   rt_error err = {0};
   int n = 0;
   if (cuda_driver_load(&err) != RT_OK || cuda_gpu_count(&n, &err) != RT_OK || n == 0) {
-    printf("SKIP: %s\n", err.text[0] ? err.text : "no CUDA GPU");
-    return 77;
+    test_skip(err.text[0] ? err.text : "no CUDA GPU");
   }
   if (!getenv("ROOFTUNE_BIN")) test_skip("ROOFTUNE_BIN is not set (run through ctest)");
   check("1x1x1x64", NULL, "bf16");
@@ -63,5 +63,6 @@ int main(void) {
   check("3x8:1x1:1000x128", "5,1000,777", "bf16");
   check("64x32:8x1:8192x128:paged16", NULL, "bf16");
   check("8x32:8x4:4096x128:causal", NULL, "bf16");
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(templates_verified))

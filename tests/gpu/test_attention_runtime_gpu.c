@@ -11,6 +11,7 @@
  * bf16, the LSE within 1e-3), the output poisoned first; without a database cuDNN's own
  * choice serves the call (ROOFTUNE_ERR_NOT_FOUND naming cuDNN where it does not load).  Skips
  * (77) without a driver or GPU. */
+/* stages: kernels runtime */
 #include <math.h>
 
 #include "kernels/attention.h"

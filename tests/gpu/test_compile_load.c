@@ -2,6 +2,7 @@
  * compiled for the GPU's own architecture loads from its cubin under the lowered name, the
  * driver's register and static shared memory counts equal the parsed ptxas report, and the kernel
  * computes the right values (a C++ template entry, so the mangled name is exercised). */
+/* stages: driver compile */
 #include "test.h"
 #include "tuner/compile/compile.h"
 #include "tuner/driver/cuda_driver.h"
@@ -18,7 +19,7 @@ static const char source[] =
     "}\n"
     "template __global__ void scale<128>(const float *, float *, int);\n";
 
-int main(void) {
+TEST_CASE(loads_as_reported) {
   rt_error err = {0};
   if (cuda_driver_load(&err) != RT_OK) {
     char why[900];
@@ -36,7 +37,7 @@ int main(void) {
   opt.entry = "scale<128>";
   compile_result r;
   CHECK_INT(compile_source(source, "scale.cu", &opt, &r, &err), RT_OK);
-  if (r.status) return test_done();
+  if (r.status) return;
 
   CUdevice dev;
   CUcontext ctx;
@@ -74,5 +75,6 @@ int main(void) {
   cu.cuModuleUnload(mod);
   cu.cuDevicePrimaryCtxRelease_v2(dev);
   compile_result_free(&r);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(loads_as_reported))

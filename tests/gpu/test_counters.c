@@ -8,6 +8,7 @@
  *   2. The whole path: `tune` on the cuda device profiles each template's best after timing
  *      (in the worker, never inside the timed runs), stores the counters with the result and
  *      diagnoses with them; a cuBLASLt candidate is profiled through the device too. */
+/* stages: tune */
 #include "test.h"
 #include "kernels/family.h"
 #include "tuner/compile/compile.h"
@@ -45,20 +46,17 @@ static rt_status launch(void *ctx, rt_error *err) {
   return st ? st : cuda_check(cu.cuStreamSynchronize(r->stream), "scale2", err);
 }
 
-int main(void) {
+TEST_CASE(counters) {
   rt_error err = {0};
   int n = 0;
   if (cuda_driver_load(&err) != RT_OK || cuda_gpu_count(&n, &err) != RT_OK || n == 0) {
-    printf("SKIP: %s\n", err.text[0] ? err.text : "no CUDA GPU");
-    return 77;
+    test_skip(err.text[0] ? err.text : "no CUDA GPU");
   }
 #if defined(__SANITIZE_ADDRESS__)
-  printf("SKIP: libcupti loads libnvperf_host with RTLD_DEEPBIND, which AddressSanitizer cannot run\n");
-  return 77;
+  test_skip("libcupti loads libnvperf_host with RTLD_DEEPBIND, which AddressSanitizer cannot run");
 #endif
   if (cupti_load(&err) != RT_OK) {
-    printf("SKIP: %s\n", err.text);
-    return 77;
+    test_skip(err.text);
   }
   cuda_gpu_info info;
   CHECK_INT(cuda_gpu_query(0, &info, &err), RT_OK);
@@ -96,8 +94,9 @@ int main(void) {
   uint8_t *image = NULL;
   rt_status st = cupti_profile(ctx, 0, flush, launch, &r, &c, &passes, &image, &size, &err);
   if (st == RT_ERR_UNSUPPORTED) {
-    printf("SKIP: counters cannot be read on this machine: %s\n", err.text);
-    return 77;
+    char why[sizeof err.text + 64];
+    snprintf(why, sizeof why, "counters cannot be read on this machine: %s", err.text);
+    test_skip(why);
   }
   CHECK_INT(st, RT_OK);
   const double bytes = (double)r.n * 4;
@@ -173,5 +172,6 @@ int main(void) {
     tune_report_free(&rep);
   }
   cu.cuDevicePrimaryCtxRelease_v2(dev);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(counters))

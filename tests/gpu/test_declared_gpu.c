@@ -7,6 +7,7 @@
  * fixture family "affine" (y = a*x + b, its f32 scalars written 0.25 and "-1.5e-3 + 1/N") has a
  * reference that writes those constants itself, so its candidates pass only when the float
  * scalars reach the kernel as written.  Skips (77) without a GPU. */
+/* stages: tune */
 #include "test.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/tune.h"
@@ -62,12 +63,11 @@ static void fixture(const char *path, const char *dtype, int bug, rt_status want
   tune_report_free(&rep);
 }
 
-int main(void) {
+TEST_CASE(declared_families) {
   rt_error err = {0};
   int n = 0;
   if (cuda_driver_load(&err) != RT_OK || cuda_gpu_count(&n, &err) != RT_OK || n == 0) {
-    printf("SKIP: %s\n", err.text[0] ? err.text : "no CUDA GPU");
-    return 77;
+    test_skip(err.text[0] ? err.text : "no CUDA GPU");
   }
   if (!getenv("ROOFTUNE_BIN")) test_skip("ROOFTUNE_BIN is not set (run through ctest)");
   shipped("softmax", "4096x1000", "f32");
@@ -94,5 +94,6 @@ int main(void) {
     CHECK(rep.nresults >= 1);
     tune_report_free(&rep);
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(declared_families))

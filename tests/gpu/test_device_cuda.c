@@ -2,6 +2,7 @@
  * measured; a kernel that writes nothing is RT_ERR_WRONG_RESULT; an illegal address and an
  * endless loop cost only their candidate and a fresh worker carries on; cuBLASLt candidates are
  * listed and measured; the ceilings are measured.  Skips (77) without a driver or GPU. */
+/* stages: tune */
 #include "test.h"
 #include "kernels/family.h"
 #include "tuner/compile/compile.h"
@@ -55,17 +56,20 @@ static void eval_bad(device *d, const char *arch, const char *entry, rt_status w
   compile_result_free(&cr);
 }
 
-int main(void) {
+static const char *bin; /* the rooftune binary, whose __worker the device runs */
+
+static void setup(void) {
   rt_error err = {0};
   int n = 0;
-  if (cuda_driver_load(&err) != RT_OK || cuda_gpu_count(&n, &err) != RT_OK || n == 0) {
-    printf("SKIP: %s\n", err.text[0] ? err.text : "no CUDA GPU");
-    return 77;
-  }
-  const char *bin = getenv("ROOFTUNE_BIN");
+  if (cuda_driver_load(&err) != RT_OK || cuda_gpu_count(&n, &err) != RT_OK || n == 0)
+    test_skip(err.text[0] ? err.text : "no CUDA GPU");
+  bin = getenv("ROOFTUNE_BIN");
   if (!bin) test_skip("ROOFTUNE_BIN is not set (run through ctest)");
+}
 
-  /* the whole loop on the GPU: verified, measured, stored nowhere */
+/* the whole loop on the GPU: verified, measured, stored nowhere */
+TEST_CASE(tune_loop) {
+  rt_error err = {0};
   tune_options o;
   memset(&o, 0, sizeof o);
   o.target = "gemm";
@@ -101,8 +105,11 @@ int main(void) {
   } else {
     fprintf(stderr, "  %s\n", err.text);
   }
+}
 
-  /* failures are the candidate's, and the worker is replaced */
+/* failures are the candidate's, and the worker is replaced; the ceilings are measured */
+TEST_CASE(candidate_failures) {
+  rt_error err = {0};
   device_options dopt;
   memset(&dopt, 0, sizeof dopt);
   dopt.worker_exe = bin;
@@ -111,7 +118,7 @@ int main(void) {
   device *d = NULL;
   rt_error_clear(&err);
   CHECK_INT(device_open("cuda", &dopt, &d, &err), RT_OK);
-  if (!d) return test_done();
+  if (!d) return;
   const family_ops *gemm = family_find("gemm");
   problem p;
   CHECK_INT(gemm->parse_shape(gemm, "256x256x256", "f16", NULL, &p, &err), RT_OK);
@@ -131,9 +138,17 @@ int main(void) {
   printf("ceilings: copy %.2f TB/s, f16 matmul %.1f TFLOP/s\n", ceil.bw / 1e12,
          ceil.flops[PATH_TC_F16] / 1e12);
   device_close(d);
+}
 
-  /* the worker's command comes from whoever opens the device: without it the device opens (its
-   * name is still known) and measuring says what is missing */
+/* the worker's command comes from whoever opens the device: without it the device opens (its
+ * name is still known) and measuring says what is missing */
+TEST_CASE(no_worker_argv) {
+  rt_error err = {0};
+  const family_ops *gemm = family_find("gemm");
+  problem p;
+  CHECK_INT(gemm->parse_shape(gemm, "256x256x256", "f16", NULL, &p, &err), RT_OK);
+  device_options dopt;
+  device *d = NULL;
   memset(&dopt, 0, sizeof dopt);
   dopt.worker_exe = bin;
   rt_error_clear(&err);
@@ -143,5 +158,7 @@ int main(void) {
     CHECK_CONTAINS(err.text, "worker_argv");
     device_close(d);
   }
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(tune_loop), TEST_ENTRY(candidate_failures),
+                  TEST_ENTRY(no_worker_argv))

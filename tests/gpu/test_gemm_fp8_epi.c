@@ -11,14 +11,15 @@
  * epilogue at M <= 16.  The relative errors it prints for cuBLASLt's fp8
  * candidates with and without fast accumulation are what the fp8 tolerance rests on.  Skips
  * (77) without a GPU. */
+/* stages: tune */
 #include "gemm_verify_util.h"
 
-int main(void) {
+TEST_CASE(fp8_epilogues) {
   gh h;
   manifest *ms[NTEMPLATES] = {NULL};
   verify_open(&h, ms);
   for (size_t t = 0; t < NTEMPLATES; t++)
-    if (!ms[t]) return test_done();
+    if (!ms[t]) return;
   if (h.info.cc_major < 9) test_skip("fp8 wgmma needs sm_90 (Hopper)");
   static const struct { const char *shape, *dtype; int lt_min; } probs[] = {
       {"4096x4096x4096:nt", "e4m3", 1},
@@ -46,5 +47,6 @@ int main(void) {
     verify_problem_lt(&h, ms, probs[i].shape, probs[i].dtype, probs[i].lt_min);
   for (size_t t = 0; t < NTEMPLATES; t++) manifest_free(ms[t]);
   gh_close(&h);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(fp8_epilogues))

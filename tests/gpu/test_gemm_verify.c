@@ -7,14 +7,15 @@
  * f32, f16 and bf16, with the output poisoned before every run.  A cuBLASLt candidate's text is
  * parsed back and run through gemm_lt_matmul (the runtime's replay path) and verified too.
  * Skips (77) without a GPU. */
+/* stages: tune */
 #include "gemm_verify_util.h"
 
-int main(void) {
+TEST_CASE(templates_verified) {
   gh h;
   manifest *ms[NTEMPLATES] = {NULL};
   verify_open(&h, ms);
   for (size_t t = 0; t < NTEMPLATES; t++)
-    if (!ms[t]) return test_done();
+    if (!ms[t]) return;
   static const char *const dtypes[] = {"f32", "tf32", "f16", "bf16"};
   /* odd shapes take the element-wise load path, the aligned batched ones cp.async (and TMA);
    * 16x136x4096 (nn) gives gemm_wgmma boxes that lie wholly outside the tensor: B columns past
@@ -27,5 +28,6 @@ int main(void) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) verify_problem(&h, ms, shapes[s], dtypes[d]);
   for (size_t t = 0; t < NTEMPLATES; t++) manifest_free(ms[t]);
   gh_close(&h);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(templates_verified))

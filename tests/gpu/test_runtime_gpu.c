@@ -8,6 +8,7 @@
  * gridDim.z).  Inputs are small
  * integers, exact in bf16, so every output element must equal the CPU reference exactly; the
  * output is poisoned with NaN before each run.  Skips (77) without a driver or GPU. */
+/* stages: kernels runtime */
 #include "runtime/include/rooftune.h"
 #include "kernels/gemm.h"
 #include "kernels/numeric.h"

@@ -5,6 +5,7 @@
  * 32 and 64 query rows per block, paged by 32 and 64.  Compiles run in the compile pool (one
  * worker per core).  ROOFTUNE_ATTN_DECODE_SPACE=TEXT keeps only the variants whose
  * "arch dtype problem" line contains TEXT (e.g. "sm_90 f16 64x32"). */
+/* stages: model */
 #include "../attn_decode_util.h"
 #include "../space_compile_util.h"
 

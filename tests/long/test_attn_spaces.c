@@ -4,6 +4,7 @@
  * for each dtype.  Compiles run in the compile pool (one worker per core).
  * ROOFTUNE_ATTN_SPACES=TEXT keeps only the variants whose "template arch dtype D=.. causal=.."
  * line contains TEXT (e.g. "attn_mma sm_80 bf16 D=256"). */
+/* stages: model */
 #include "../attn_compile_util.h"
 #include "../space_compile_util.h"
 

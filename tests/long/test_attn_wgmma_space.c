@@ -6,6 +6,7 @@
  * pool (one worker per core).  Prints, per variant, the configurations, failures and the
  * register range.  ROOFTUNE_ATTN_SPACE=TEXT keeps only the variants whose "D causal dtype" line
  * contains TEXT (e.g. "256 1 bf16"). */
+/* stages: model */
 #include "../attn_wgmma_util.h"
 #include "../space_compile_util.h"
 

@@ -5,6 +5,7 @@
  * for each, and the occupancy calculator accepts each (launchable: at least one block per SM).
  * Uses the cubin cache (ROOFTUNE_CACHE_DIR), so a rerun is quick. */
 
+/* stages: kernels */
 #include "kernels/family.h"
 #include "test.h"
 #include "tuner/compile/compile_pool.h"

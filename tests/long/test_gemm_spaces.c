@@ -4,6 +4,7 @@
  * instruction in the PTX.  Compiles run in
  * the compile pool (one worker per core).  ROOFTUNE_GEMM_SPACES=TEXT keeps only the variants
  * whose "template arch dtype layout" line contains TEXT (e.g. "gemm_simt sm_80"). */
+/* stages: kernels */
 #include "../gemm_compile_util.h"
 #include "../space_compile_util.h"
 

@@ -2,6 +2,7 @@
  * bf16`, end to end on the model device with the default budget: every evaluation is a real
  * NVRTC compile, the winner is stored with its cubin, and a second run takes the stored
  * candidates from the database and evaluates as many new ones (--budget counts new evaluations).   Slow on a cold cubin cache (a minute on two cores): label long. */
+/* stages: tune */
 #include <unistd.h>
 
 #include "db/db.h"

@@ -5,6 +5,7 @@
  * compiles the manifest's texts in its own scope and evaluates every derived value and every
  * constraint (stopping at the first false one) for every combination, last parameter fastest.
  */
+/* stages: model */
 #include <stdint.h>
 
 #include "test.h"

@@ -5,6 +5,7 @@
  * seed, so this is a regression check, not a timing.  And another GPU's space as the prior
  * (dedispersion: the A100's for the A4000) takes every run there in one evaluation.  And the
  * steered search against bayes on every space (check_steer).  Skips without the data. */
+/* stages: search */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>

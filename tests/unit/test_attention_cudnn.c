@@ -16,6 +16,7 @@
  *  - the graphs librooftune's fallback builds for a call (attn_cudnn_call): the caller's KV
  *    lengths read on the device, its pool's pages, its softmax scale.
  * The graph parts skip with a printed reason where cuDNN is absent; the rest runs everywhere. */
+/* stages: kernels */
 #include <dlfcn.h>
 
 #include "kernels/attention.h"
@@ -446,7 +447,7 @@ static void calls(void) {
   }
 }
 
-int main(void) {
+TEST_CASE(sdpa_plans) {
   void *libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   driver_here = libcuda != NULL;
   if (libcuda) dlclose(libcuda);
@@ -457,5 +458,6 @@ int main(void) {
   CHECK(attention_family.library_list != NULL);
   CHECK(attention_family.library_describe != NULL);
   CHECK(attention_family.library_launch != NULL);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(sdpa_plans))

@@ -5,6 +5,7 @@
  * decode, causal, grouped, paged and ragged problems; FLOPs and compulsory bytes; the argument
  * struct the launcher and the runtime fill; ragged lengths travel as the problem's args and the
  * shape names them by a digest that must match. */
+/* stages: kernels */
 #include "../attn_compile_util.h"
 #include "kernels/attention.h"
 
@@ -50,11 +51,14 @@ static void same_facts(const problem *p, const int *lens) {
   }
 }
 
-int main(void) {
+static void setup(void) {
   fam = family_find("attention");
   CHECK(fam != NULL);
-  if (!fam) return test_done();
+  if (!fam) exit(test_done());
   CHECK_STR(fam->reference, "attn_reference");
+}
+
+TEST_CASE(forms) {
   problem p;
   /* the forms */
   parse_ok("4x32x4096x128", NULL, "4x32x4096x128", &p);
@@ -85,6 +89,10 @@ int main(void) {
   same_facts(&p, NULL);
   parse_ok("1x1x1:1x64", NULL, "1x1x1x64", &p); /* SKV == SQ is left out of the canonical text */
   same_facts(&p, NULL);
+}
+
+TEST_CASE(ragged) {
+  problem p;
   /* ragged: the args, named by a digest; the same lengths again parse the canonical shape */
   static const int lens[3] = {5, 1000, 777};
   parse_ok("3x8:1x1:1000x128", "5,1000,777", NULL, &p);
@@ -104,6 +112,10 @@ int main(void) {
   same_facts(&p, lens);
   parse_ok("3x8:1x4:1000x128:causal", "5,1000,777", NULL, &p); /* SQ 4 against 5 keys and more */
   same_facts(&p, lens);
+}
+
+TEST_CASE(args) {
+  problem p;
   /* the argument struct */
   attn_args a;
   parse_ok("2x8:2x129x128:causal", NULL, NULL, &p);
@@ -119,6 +131,9 @@ int main(void) {
   CHECK_NEAR(a.scale, 1.0 / sqrt(128.0), 1e-7);
   CHECK_NEAR(a.scale_log2, 1.0 / sqrt(128.0) * 1.4426950408889634, 1e-6);
   CHECK_INT(attention_work_floats(&p, 4), 2 * 8 * 129 * 4 * 130);
+}
+
+TEST_CASE(bad_input) {
   /* bad input: one clear error each */
   parse_bad("4x32x4096", "bf16", NULL, "D must follow");
   parse_bad("4x30:8x4096x128", "bf16", NULL, "HQ must be a multiple of HKV");
@@ -133,5 +148,7 @@ int main(void) {
   parse_bad("3x8:1x1:1000x128", "bf16", "5,1001,777", "from 0 to SKV = 1000");
   parse_bad("3x8:1x1:1000x128", "bf16", "5,x,777", "length 2 is wrong");
   parse_bad("70000x1x1x64", "bf16", NULL, "larger than 65535");
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(forms), TEST_ENTRY(ragged), TEST_ENTRY(args),
+                  TEST_ENTRY(bad_input))

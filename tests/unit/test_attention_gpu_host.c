@@ -10,6 +10,7 @@
  *    spike keys (attention.h) whose logit stands well above every other key of their row, at
  *    positions spread over each sequence, contiguous and paged, ragged; K and V rows past a
  *    sequence's length are NaN (a kernel that reads them and multiplies by 0 fails). */
+/* stages: kernels */
 #include <math.h>
 
 #include "fake_cuda.h"
@@ -171,12 +172,13 @@ static void check_inputs(const char *shape, const char *dtype, const char *lens)
   attention_family.gpu_teardown(g);
 }
 
-int main(void) {
+TEST_CASE(inputs) {
   check_counters();
   check_inputs("2x4:2x256x64:causal", "bf16", NULL);
   check_inputs("2x2x1:300x128", "f16", "300,40");
   check_inputs("2x8:2x1:200x64:paged16", "bf16", "200,77");
   check_inputs("1x2x2:600x256", "bf16", NULL);
   check_inputs("1x2:1x700x128:causal", "f16", NULL);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(inputs))

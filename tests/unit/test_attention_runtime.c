@@ -4,6 +4,7 @@
  * operand named when TMA cannot map it); a call's argument checks and, on a machine without a
  * driver, its clean failure; and the lookups of its cuDNN fallback, with and without cuDNN (a
  * tuned cuDNN plan served or passed over, cuDNN's own choice for an untuned shape). */
+/* stages: kernels runtime */
 #include <sys/wait.h>
 #include <unistd.h>
 

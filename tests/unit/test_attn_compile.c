@@ -6,6 +6,7 @@
  * then its register-heaviest configurations by name; the reference for each architecture and
  * dtype.  Prints registers, shared memory (dynamic, from the manifest) and spills of each.
  * The whole spaces are compiled by tests/long/test_attn_spaces.c. */
+/* stages: model */
 #include "../attn_compile_util.h"
 
 #include <time.h>
@@ -67,7 +68,7 @@ static void compile_one(const acu_variant *v, long long pick, const char *config
   manifest_free(m);
 }
 
-int main(void) {
+TEST_CASE(samples) {
   const double t0 = now();
   static const char *const archs[] = {"sm_80", "sm_90"}, *const dtypes[] = {"f16", "bf16"};
   static const int dims[] = {64, 128, 256};
@@ -95,5 +96,6 @@ int main(void) {
       compile_one(&v, a + d, NULL);
     }
   printf("compile sample: %.0f s\n", now() - t0);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(samples))

@@ -8,6 +8,7 @@
  * cycling through f16 and bf16; then named ones at the edges (the register-heaviest: D 256 with
  * the deepest ring; the largest direct-load staging; configurations that once
  * spilled).  Every configuration of the spaces is compiled by tests/long/test_attn_decode_space.c. */
+/* stages: model */
 #include "../attn_decode_util.h"
 
 static int compile_one(const char *arch, const char *dtype, const char *shape, const char *config_or_null,
@@ -67,7 +68,7 @@ static int compile_one(const char *arch, const char *dtype, const char *shape, c
   return ok;
 }
 
-int main(void) {
+TEST_CASE(samples) {
   static const char *const archs[] = {"sm_80", "sm_90"}, *const dtypes[] = {"f16", "bf16"};
   static const struct {
     const char *shape;
@@ -86,12 +87,18 @@ int main(void) {
         const int npick = 2 * shapes[s].picks;
         compile_one(archs[a], dtypes[k % 2], shapes[s].shape, NULL, (size_t)(2 * i + a), npick);
       }
+}
+
+TEST_CASE(edges) {
   /* edges: the register-heaviest ring (D 256, four stages), the largest direct-load
    * staging (8 loads of 16 bytes per operand and thread beside a 16 x 128 accumulator) */
   compile_one("sm_80", "bf16", "4x64:8x4:4096x256:p32:c",
               "HEAD_DIM=256,PAGE=32,Q_ROWS=32,SPLITS=4,BLOCK_N=32,WARPS=4,VEC=8,STAGES=4", 0, 1);
   compile_one("sm_90", "f16", "64x32:8x1:8192x128",
               "HEAD_DIM=128,PAGE=0,Q_ROWS=16,SPLITS=1,BLOCK_N=64,WARPS=4,VEC=8,STAGES=1", 0, 1);
+}
+
+TEST_CASE(once_spilled) {
   /* configurations that once spilled a few bytes under ptxas's register target: the merge
    * loops unrolled fully (sm_80, SPLITS 16, one warp), 64-row blocks with SPLITS > 1 under
    * __launch_bounds__(THREADS) */
@@ -99,5 +106,6 @@ int main(void) {
               "HEAD_DIM=128,PAGE=16,Q_ROWS=16,SPLITS=16,BLOCK_N=64,WARPS=1,VEC=8,STAGES=2", 0, 1);
   compile_one("sm_80", "f16", "2x16:2x8:4096x128:p16",
               "HEAD_DIM=128,PAGE=16,Q_ROWS=64,SPLITS=8,BLOCK_N=32,WARPS=8,VEC=8,STAGES=2", 0, 1);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(samples), TEST_ENTRY(edges), TEST_ENTRY(once_spilled))

@@ -24,6 +24,7 @@
  * not multiples of BLOCK_N or PAGE, SQ 1, 4 and 8 with and without the causal mask, GQA 1:1,
  * 4:1 and 8:1, D 64, 128 and 256, SPLITS 1..16 (more splits than tiles and than tokens),
  * every STAGES, both VEC, several warp layouts; then a seeded random sweep. */
+/* stages: none */
 #include <math.h>
 #include <stdint.h>
 
@@ -810,8 +811,11 @@ static void one(const prob *p, const cfg *c) {
   printf("%-150s rel error %.2e\n", label, err);
 }
 
-int main(void) {
+static void setup(void) {
   rng_state = 12345;
+}
+
+TEST_CASE(named) {
   /* named cases: each line a problem and a configuration */
   static const struct {
     prob p;
@@ -842,7 +846,9 @@ int main(void) {
       {{3, 4, 1, 4, 40, 64, 1, 16, {0, 2, 40}, 1, 0}, {9, 16, 1, 8, 2}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) one(&cases[i].p, &cases[i].c);
+}
 
+TEST_CASE(random_sweep) {
   /* a seeded random sweep over problems and configurations the manifest allows */
   static const int dims[] = {64, 128, 256}, pages[] = {0, 16, 32, 64}, groups[] = {1, 4, 8}, sqs[] = {1, 2, 4, 8};
   static const int bns[] = {16, 32, 64, 128}, warps[] = {1, 2, 4, 8}, vecs[] = {4, 8};
@@ -877,6 +883,10 @@ int main(void) {
     done++;
   }
   CHECK(done == 24);
-  free(g_copies);
-  return test_done();
 }
+
+static void teardown(void) {
+  free(g_copies);
+}
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(named), TEST_ENTRY(random_sweep))

@@ -15,6 +15,7 @@
  *   - the tile-load lane mapping covers a tile exactly once; the shared-memory swizzle is a
  *     bijection within each row and the eight rows an ldmatrix matrix (or a cp.async wave) reads
  *     fall into eight different 16-byte bank groups. */
+/* stages: none */
 #include <math.h>
 #include <stdint.h>
 
@@ -99,7 +100,7 @@ static void check_state(const state *s, const float *x, const float (*v)[DV], in
   if (test_failures) fprintf(stderr, "  (in %s, n %d)\n", what, n);
 }
 
-static void test_split_combine(void) {
+TEST_CASE(split_combine) {
   enum { N = 300 };
   static float x[N], v[N][DV];
   const int fails0 = test_failures;
@@ -160,7 +161,7 @@ static void test_split_combine(void) {
   CHECK_NEAR(attn_lse(1.f, 4.f), 3.0 * log(2.0), 1e-6);
 }
 
-static void test_split_ranges(void) {
+TEST_CASE(split_ranges) {
   const int fails0 = test_failures;
   for (int kv_len = 0; kv_len <= 300 && test_failures == fails0; kv_len++)
     for (int bn = 16; bn <= 128; bn *= 2)
@@ -190,7 +191,7 @@ static void test_split_ranges(void) {
       }
 }
 
-static void test_addresses(void) {
+TEST_CASE(addresses) {
   /* paged: B sequences of ragged lengths in pages scattered by a permutation */
   static const int pages[] = {16, 32, 64};
   for (int pi = 0; pi < 3; pi++) {
@@ -245,7 +246,7 @@ static void test_addresses(void) {
   CHECK(attn_work_o(65535, 31, 63, 32, 64, 256) == ((65535LL * 32 + 31) * 64 + 63) * 256);
 }
 
-static void test_causal(void) {
+TEST_CASE(causal) {
   for (int kv_len = 0; kv_len <= 20; kv_len++)
     for (int SQ = 1; SQ <= 8; SQ++)
       for (int i = 0; i < SQ; i++) {
@@ -257,7 +258,7 @@ static void test_causal(void) {
       }
 }
 
-static void test_work_layout(void) {
+TEST_CASE(work_layout) {
   const int B = 3, HKV = 2, D = 64;
   static const int groups[] = {1, 4, 8}, sqs[] = {1, 4}, splitss[] = {2, 5, 16};
   for (int gi = 0; gi < 3; gi++)
@@ -286,7 +287,7 @@ static void test_work_layout(void) {
       }
 }
 
-static void test_loads_and_swizzle(void) {
+TEST_CASE(loads_and_swizzle) {
   /* every piece of a tile loaded once, for the layouts the manifest allows */
   for (int D = 64; D <= 256; D *= 2)
     for (int vec = 4; vec <= 8; vec *= 2)
@@ -333,12 +334,9 @@ static void test_loads_and_swizzle(void) {
   }
 }
 
-int main(void) {
-  test_split_combine();
-  test_split_ranges();
-  test_addresses();
-  test_causal();
-  test_work_layout();
-  test_loads_and_swizzle();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(split_combine),
+          TEST_ENTRY(split_ranges),
+          TEST_ENTRY(addresses),
+          TEST_ENTRY(causal),
+          TEST_ENTRY(work_layout),
+          TEST_ENTRY(loads_and_swizzle))

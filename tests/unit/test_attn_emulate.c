@@ -37,6 +37,7 @@
  * unrounded:
  * |O - O_double| <= 1e-5 (exp2f and fp32 sums over at most a few hundred keys).  LSE in both:
  * relative 1e-5. */
+/* stages: none */
 #include "../templates/attention/attn_index.h"
 #include "test.h"
 
@@ -570,7 +571,7 @@ static void check_layouts(void) {
         }
 }
 
-int main(void) {
+TEST_CASE(configurations) {
   check_layouts();
   static const cfg cfgs[] = {
       {32, 32, 2, 0}, {64, 32, 3, 1}, {64, 64, 2, 1}, {128, 64, 3, 0}, {32, 128, 2, 1}, {128, 128, 2, 0}, {64, 128, 3, 0},
@@ -596,5 +597,6 @@ int main(void) {
         }
     }
   printf("%d emulated runs\n", runs);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(configurations))

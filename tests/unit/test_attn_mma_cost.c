@@ -10,6 +10,7 @@
  * BLOCK_N is then the same), and the mean rounding (BLOCK_N - BLOCK_M)/2 otherwise; ragged
  * sequences use the mean kv_len.  The test holds the exact cases to equality and the others to
  * 10% on the problems below (it prints the largest deviation). */
+/* stages: model */
 #include "../attn_compile_util.h"
 #include "../templates/attention/attn_index.h"
 
@@ -18,7 +19,7 @@ typedef struct prob {
   int lens[4]; /* lens[0] < 0: not ragged */
 } prob;
 
-int main(void) {
+TEST_CASE(closed_forms) {
   static const prob probs[] = {
       {2, 32, 8, 4096, 4096, 128, 0, {-1}}, {2, 32, 8, 4096, 4096, 128, 1, {-1}}, {1, 8, 8, 1000, 1000, 64, 1, {-1}},
       {3, 4, 2, 777, 2049, 64, 1, {-1}},    {2, 4, 4, 3000, 500, 128, 1, {-1}},   {1, 16, 2, 1, 4096, 256, 1, {-1}},
@@ -97,5 +98,6 @@ int main(void) {
   }
   printf("closed forms off by at most %.2f%% (executed_flops) and %.2f%% (dram_bytes) where not exact\n",
          100 * worst_exec, 100 * worst_dram);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(closed_forms))

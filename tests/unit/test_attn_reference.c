@@ -17,6 +17,7 @@
  * combination O (|O| <= 1) by about as much; expf and the key-order sums add a few ulp.  The
  * largest errors seen are about 1.4e-7.  A wrong key, head, page or mask moves O by far more
  * (of the order of 1/kv_len). */
+/* stages: none */
 #include "../templates/attention/attn_ref.h"
 #include "test.h"
 
@@ -210,7 +211,7 @@ static int run_case(const tcase *c, int dtype, double *worst_o, double *worst_ls
   return bad == 0;
 }
 
-int main(void) {
+TEST_CASE(references) {
   check_elements();
   static const tcase cases[] = {
       {"MHA, no mask, SQ = SKV = 37, D 64", 2, 2, 2, 37, 37, 64, 0, 0, 0, {0}},
@@ -232,5 +233,6 @@ int main(void) {
     printf("%s: largest |O - O_double| %.3g, largest relative LSE error %.3g (bound 4e-6)\n",
            dtype == 2 ? "bf16" : "f16", worst_o, worst_lse);
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(references))

@@ -4,6 +4,7 @@
  * diagonal more: no lever may name it.  A memory- or compute-bound candidate's lever raises the
  * query rows first (attn_wgmma: CONSUMERS, 64 rows each: K and V are read once per 64 more rows).
  * Failing before: attn_wgmma's BLOCK_N was "tile_n", and both levers began with BLOCK_N+. */
+/* stages: model */
 #include "test.h"
 #include "tuner/model/diagnose.h"
 #include "tuner/template/catalog.h"
@@ -31,7 +32,7 @@ static diagnosis diagnose_at(const param_roles *roles, const rt_vars *config, do
   return d;
 }
 
-int main(void) {
+TEST_CASE(roles) {
   static const struct {
     const char *tmpl, *rows; /* the parameter that sets the query rows */
   } t[] = {{"attn_wgmma", "CONSUMERS"}, {"attn_mma", "BLOCK_M"}, {"attn_decode", "Q_ROWS"}};
@@ -61,5 +62,6 @@ int main(void) {
     printf("%s: memory-bound lever %s, compute-bound lever %s\n", t[i].tmpl, mem.lever, cmp.lever);
     manifest_free(m);
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(roles))

@@ -8,6 +8,7 @@
  * over the space, then the register-heaviest ones.  Prints registers, dynamic shared memory and
  * spills per configuration.  ROOFTUNE_ATTN_CUBIN_DIR=DIR writes each cubin there (for
  * cuobjdump -sass / nvdisasm).  The whole space: tests/long/test_attn_wgmma_space.c. */
+/* stages: model */
 #include "../attn_wgmma_util.h"
 
 static void compile_one(const awu_problem *p, const char *dtype, const char *config, size_t pick, int per) {
@@ -76,7 +77,7 @@ static void compile_one(const awu_problem *p, const char *dtype, const char *con
   manifest_free(m);
 }
 
-int main(void) {
+TEST_CASE(samples) {
   static const int dims[] = {64, 128, 256};
   const int per = 2;
   for (int di = 0; di < 3; di++)
@@ -98,5 +99,6 @@ int main(void) {
     const awu_problem p = {2, 16, 4, 4096, 4096, heavy[i].d, heavy[i].causal, NULL};
     compile_one(&p, "bf16", heavy[i].config, 0, 1);
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(samples))

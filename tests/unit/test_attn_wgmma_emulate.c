@@ -33,6 +33,7 @@
  * configurations each (one and two consumers, OVERLAP 0 and 1, 2 to 4 stages, BLOCK_N 64 to
  * 176).  Also: the TMA plan's parameters for several problems and its refusals, and the
  * manifest's SMEM against attn_smem_bytes. */
+/* stages: model */
 #include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1123,7 +1124,7 @@ static void check_plan(void) {
   CHECK_INT(attn_tma_plan(&ok, &bx, out, &bad), ATTN_TMA_OK);
 }
 
-int main(void) {
+TEST_CASE(configurations) {
   check_fragments();
   check_tiles();
   check_layout();
@@ -1153,5 +1154,6 @@ int main(void) {
   check_launch(&probs[0], &cfgs[1], 1, 78);
   check_launch(&probs[4], &cfgs[8], 2, 79);
   check_launch(&probs[6], &cfgs[3], 1, 80);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(configurations))

@@ -3,6 +3,7 @@
  * counters and the verdict surviving a read back and an export, calibrations stored per GPU and
  * template (replaced, refused when not positive, absent as "not found"), and the model device
  * scaling a template's modelled DRAM bytes by its calibration. */
+/* stages: device */
 #include "test.h"
 #include "db_fixture.h"
 #include "tuner/device/device.h"
@@ -82,7 +83,7 @@ static void test_calibrations(const char *path) {
 }
 
 /* A memory-bound candidate on model:h200: the predicted time follows the calibrated bytes. */
-static void test_model_scale(void) {
+TEST_CASE(model_scale) {
   const gpu_spec *gpu = gpu_spec_find("h200");
   candidate_plan pl;
   memset(&pl, 0, sizeof pl);
@@ -112,13 +113,13 @@ static void test_model_scale(void) {
   printf("model:h200, 4 GB modelled: %.3f ms, calibrated 0.5x: %.3f ms\n", t1 * 1e3, t2 * 1e3);
 }
 
-int main(void) {
+TEST_CASE(update_and_calibrations) {
   char path[512];
   fx_tmpname(path, sizeof path, "calibration");
   fx_remove(path);
   test_update(path);
   test_calibrations(path);
   fx_remove(path);
-  test_model_scale();
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(update_and_calibrations), TEST_ENTRY(model_scale))

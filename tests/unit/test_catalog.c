@@ -3,6 +3,7 @@
  * its .cu or by the fields every manifest has (also when it is not valid JSON, so that a
  * manifest with a syntax error is still reported), any other JSON file skipped with the reason;
  * catalog_list, catalog_families and catalog_skipped over the same folder. */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/catalog.h"
 
@@ -22,7 +23,7 @@ static const char *base(const char *p) {
   return s ? s + 1 : p;
 }
 
-int main(void) {
+TEST_CASE(kinds) {
   kind("family.json", CATALOG_FAMILY, NULL);
   kind("beside.json", CATALOG_MANIFEST, NULL);
   kind("fields.json", CATALOG_MANIFEST, NULL);
@@ -33,7 +34,9 @@ int main(void) {
   kind("notes.json", CATALOG_OTHER, "not valid JSON (line 1: ");
   kind("notes.json", CATALOG_OTHER, "and no .cu beside it");
   kind("missing.json", CATALOG_MANIFEST, NULL); /* loading it says what is wrong */
+}
 
+TEST_CASE(listing) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/tests/data/catalog", test_source_dir());
   char **v = NULL;
@@ -60,9 +63,16 @@ int main(void) {
     CHECK_CONTAINS(v[3], "/own/settings.json: a JSON object without");
   }
   catalog_list_free(v, n);
+}
+
+TEST_CASE(find_by_name) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/tests/data/catalog", test_source_dir());
+  rt_error err = {0};
   /* finding a template by name passes over the skipped files instead of failing on them */
   manifest *m = NULL;
   CHECK_INT(catalog_find(dir, "nothing_here", &m, &err), RT_ERR_NOT_FOUND);
   CHECK_CONTAINS(err.text, "no template named nothing_here");
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(kinds), TEST_ENTRY(listing), TEST_ENTRY(find_by_name))

@@ -6,6 +6,7 @@
  * out-of-memory path in expr.c, space.c and manifest.c runs.  Each must return an error (never
  * crash, never report success with a wrong result); the sanitizer build checks for leaks.
  */
+/* stages: model */
 #include <stdint.h>
 
 #include <jansson.h>
@@ -73,7 +74,7 @@ static rt_status chaos_pass(const char *path, const rt_vars *env, size_t *size) 
   return s;
 }
 
-int main(void) {
+TEST_CASE(every_allocation) {
   json_set_alloc_funcs(chaos_json_malloc, chaos_json_free);
   char path[1100];
   snprintf(path, sizeof path, "%s/tests/data/manifests/valid/idents.json", test_source_dir());
@@ -108,5 +109,6 @@ int main(void) {
   CHECK_INT(bad, 0);
   CHECK(n > 50 && n < 100000);
   printf("failed each of %ld allocations in turn\n", n - 1);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(every_allocation))

@@ -1,6 +1,7 @@
 /* test_cli_options.c — the option tables of tuner/cli/options.h: table → getopt_long's table and
  * short-option string, parsing into fields with its errors, the generated help; and every
  * command's (and verb's) table: unique names, a help line for each option, help that lists them. */
+/* stages: all */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,7 @@ static int parse(demo *d, char *err, size_t size, int *operands, const char *con
 
 #define WORDS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-static void test_getopt_table(void) {
+TEST_CASE(getopt_table) {
   struct option lo[CLI_OPTIONS_MAX + 1];
   char shorts[2 * CLI_OPTIONS_MAX + 1];
   int n = cli_options_getopt(demo_table, lo, shorts);
@@ -86,7 +87,7 @@ static void test_getopt_table(void) {
   CHECK(lo[n].name == NULL);
 }
 
-static void test_parse_values(void) {
+TEST_CASE(parse_values) {
   demo d;
   char err[1024];
   int ops = 0;
@@ -108,7 +109,7 @@ static void test_parse_values(void) {
   CHECK_INT(ops, 22);    /* 23 words, the two operands permuted to the end */
 }
 
-static void test_parse_errors(void) {
+TEST_CASE(parse_errors) {
   static const struct {
     const char *words[4];
     int rc;
@@ -159,7 +160,7 @@ static void print_demo(const void *t, FILE *f) { cli_options_print(t, f); }
 static void print_verbs(const void *v, FILE *f) { cli_verbs_print(v, f); }
 static void print_command(const void *c, FILE *f) { cli_print_usage(c, f); }
 
-static void test_help(void) {
+TEST_CASE(help) {
   char *h = capture(print_demo, demo_table);
   CHECK_STR(h, "  --name NAME        a name\n"
                "  -o, --output FILE  where to write\n"
@@ -194,7 +195,7 @@ static const cli_verb vd_verbs[] = {
     {NULL, NULL, NULL, NULL},
 };
 
-static void test_verbs(void) {
+TEST_CASE(verbs) {
   char *h = capture(print_verbs, vd_verbs);
   CHECK_STR(h, "verbs:\n"
                "  list       lists\n"
@@ -248,7 +249,7 @@ static void check_table(const char *cmd, const char *verb, const cli_option *tab
   }
 }
 
-static void test_every_command(void) {
+TEST_CASE(every_command) {
   size_t ncmd = sizeof cli_commands / sizeof cli_commands[0];
   CHECK(ncmd >= 11);
   for (size_t c = 0; c < ncmd; c++) {
@@ -277,12 +278,9 @@ static void test_every_command(void) {
   }
 }
 
-int main(void) {
-  test_getopt_table();
-  test_parse_values();
-  test_parse_errors();
-  test_help();
-  test_verbs();
-  test_every_command();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(getopt_table),
+          TEST_ENTRY(parse_values),
+          TEST_ENTRY(parse_errors),
+          TEST_ENTRY(help),
+          TEST_ENTRY(verbs),
+          TEST_ENTRY(every_command))

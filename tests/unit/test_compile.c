@@ -2,6 +2,7 @@
  * and a ptxas report, a C++ template entry gets its lowered name, a compile error comes back as
  * data with its log, a missing entry is an error, a bad arch is refused before compiling, and the
  * cache key moves with the source and the options. */
+/* stages: compile */
 #include "test.h"
 #include "tuner/compile/compile.h"
 
@@ -28,11 +29,10 @@ static const char broken[] =
     "  p[0] = undefined_thing;\n"
     "}\n";
 
-int main(void) {
+TEST_CASE(sm80) {
   compile_options opt = {0};
   compile_result r;
   rt_error err = {0};
-
   opt.arch = "sm_80";
   opt.entry = "scale";
   CHECK_INT(compile_source(kernel, "scale.cu", &opt, &r, &err), RT_OK);
@@ -47,8 +47,14 @@ int main(void) {
   CHECK(r.seconds > 0);
   CHECK(r.ptx == NULL);
   compile_result_free(&r);
+}
 
+TEST_CASE(sm90_ptx_copy) {
+  compile_options opt = {0};
+  compile_result r;
+  rt_error err = {0};
   opt.arch = "sm_90";
+  opt.entry = "scale";
   opt.want_ptx = 1;
   CHECK_INT(compile_source(kernel, "scale.cu", &opt, &r, &err), RT_OK);
   CHECK(r.cubin_size > 0 && r.report.registers > 0);
@@ -60,16 +66,27 @@ int main(void) {
         memcmp(copy.cubin, r.cubin, r.cubin_size) == 0);
   compile_result_free(&copy);
   compile_result_free(&r);
-  opt.want_ptx = 0;
+}
 
+TEST_CASE(cpp_names) {
+  compile_options opt = {0};
+  compile_result r;
+  rt_error err = {0};
   /* C++ names: the entry is a name expression, the result the mangled symbol */
+  opt.arch = "sm_90";
   opt.entry = "fill<7>";
   CHECK_INT(compile_source(templ, "fill.cu", &opt, &r, &err), RT_OK);
   CHECK_STR(r.lowered_name, "_Z4fillILi7EEvPf");
   CHECK(r.report.registers > 0);
   compile_result_free(&r);
+}
 
+TEST_CASE(compile_error) {
+  compile_options opt = {0};
+  compile_result r;
+  rt_error err = {0};
   /* a compile error is data: status, one-line message, the log with the file's own lines */
+  opt.arch = "sm_90";
   opt.entry = "bad";
   rt_error_clear(&err);
   CHECK_INT(compile_source(broken, "bad.cu", &opt, &r, &err), RT_ERR_COMPILE);
@@ -80,13 +97,24 @@ int main(void) {
   CHECK_CONTAINS(r.message, "error");
   CHECK_CONTAINS(err.text, "undefined_thing");
   compile_result_free(&r);
+}
 
+TEST_CASE(missing_entry) {
+  compile_options opt = {0};
+  compile_result r;
+  rt_error err = {0};
   /* an entry that does not exist is a compile error too */
+  opt.arch = "sm_90";
   opt.entry = "no_such_kernel";
   CHECK_INT(compile_source(kernel, "scale.cu", &opt, &r, &err), RT_ERR_COMPILE);
   CHECK_CONTAINS(r.log, "no_such_kernel");
   compile_result_free(&r);
+}
 
+TEST_CASE(arch_refused) {
+  compile_options opt = {0};
+  compile_result r;
+  rt_error err = {0};
   /* a bad arch is refused before compiling and lists the valid ones */
   opt.arch = "sm_70";
   opt.entry = "scale";
@@ -103,9 +131,15 @@ int main(void) {
   CHECK_INT(compile_source(kernel, "scale.cu", &opt, &r, &err), RT_OK);
   CHECK(r.report.found && r.report.registers > 0);
   compile_result_free(&r);
+}
 
+TEST_CASE(pch) {
+  compile_options opt = {0};
+  compile_result r;
+  rt_error err = {0};
   /* with precompiled headers the kernel compiles the same (twice: create, then use the PCH) */
   opt.arch = "sm_90";
+  opt.entry = "scale";
   opt.pch = 1;
   int regs_plain = 0;
   {
@@ -126,9 +160,13 @@ int main(void) {
   CHECK_INT(compile_source(broken, "bad.cu", &opt, &r, &err), RT_ERR_COMPILE);
   CHECK_CONTAINS(r.log, "bad.cu(2)");
   compile_result_free(&r);
-  opt.entry = "scale";
+}
 
+TEST_CASE(option_list) {
+  compile_options opt = {0};
+  rt_error err = {0};
   /* option list: arch, standard, ptxas verbosity, the toolkit headers */
+  opt.entry = "scale";
   opt.arch = "sm_90a";
   opt.pch = 1;
   const char **argv;
@@ -144,10 +182,15 @@ int main(void) {
   }
   CHECK(seen_arch && seen_ptxas && seen_inc && seen_pch);
   free(storage);
+}
 
+TEST_CASE(cache_key) {
+  compile_options opt = {0};
+  rt_error err = {0};
   /* the cache key follows the source, the options and the arch */
   unsigned char d1[32], d2[32], k1[32], k2[32], k3[32];
-  opt.pch = 0;
+  opt.arch = "sm_90a";
+  opt.entry = "scale";
   CHECK_INT(compile_options_digest(&opt, d1, &err), RT_OK);
   opt.arch = "sm_90";
   CHECK_INT(compile_options_digest(&opt, d2, &err), RT_OK);
@@ -158,5 +201,14 @@ int main(void) {
   CHECK(memcmp(k1, k2, 32) != 0 && memcmp(k1, k3, 32) != 0);
   compile_key(d1, kernel, k2);
   CHECK(memcmp(k1, k2, 32) == 0);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(sm80),
+          TEST_ENTRY(sm90_ptx_copy),
+          TEST_ENTRY(cpp_names),
+          TEST_ENTRY(compile_error),
+          TEST_ENTRY(missing_entry),
+          TEST_ENTRY(arch_refused),
+          TEST_ENTRY(pch),
+          TEST_ENTRY(option_list),
+          TEST_ENTRY(cache_key))

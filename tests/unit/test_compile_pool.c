@@ -2,6 +2,7 @@
  * worker that aborts or hangs costs only its job (RT_ERR_CRASH with the signal, RT_ERR_TIMEOUT),
  * a compile error is data, a second run through the cache compiles nothing, and the PCH files
  * NVRTC writes are in a folder of the run's own while it runs and gone after it. */
+/* stages: compile */
 #include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
@@ -40,7 +41,7 @@ static void pch_hook(size_t index) {
 /* NVRTC's automatic PCH: a worker's PCH file lives in the pool's folder, and nothing is left
  * behind in $TMPDIR, neither that folder nor NVRTC's own __nvrtc_auto_pch_PID_N (which NVRTC
  * makes in $TMPDIR too, and which the workers' _exit skips removing). */
-static void check_pch_folder(void) {
+TEST_CASE(pch_folder) {
   char tmp[] = "/tmp/rooftune-pchtest-XXXXXX";
   if (!mkdtemp(tmp)) test_skip("no temporary folder");
   char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
@@ -96,7 +97,9 @@ static char *make_source(int value) {
   return s;
 }
 
-int main(void) {
+/* five jobs through two workers (one crashes, one times out, one does not compile), then again
+ * from the cache */
+TEST_CASE(runs) {
   char dir[] = "/tmp/rooftune-pool-XXXXXX";
   if (!mkdtemp(dir)) test_skip("no temporary folder");
   enum { N = 5 };
@@ -181,9 +184,9 @@ int main(void) {
 
   cubin_cache_close(cache);
   for (int i = 0; i < N; i++) free(src[i]);
-  check_pch_folder();
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(runs), TEST_ENTRY(pch_folder))

@@ -8,6 +8,7 @@
  *    parameter and every value pair of the manifest's "cover" pairs that the whole space holds,
  *    checked against the space by brute force, and it stays small (at most 24 configurations:
  *    tier 1 evaluates each on the GPU).  The sizes are printed, for --plan to compare. */
+/* stages: kernels */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +51,7 @@ static int covers(const space *s, const size_t *idx, size_t n, const char *const
   return ok;
 }
 
-static void check_small(void) {
+TEST_CASE(small) {
   rt_error err = {0};
   space *s = space_new();
   const long long a[] = {0, 1, 2}, b[] = {0, 1}, c[] = {0, 1, 2, 3}, d[] = {7, 8};
@@ -90,7 +91,7 @@ static void check_small(void) {
 /* Tier 1's covering runs: the "cover" lines of tests/gpu/tiers.txt (TIER STEP TARGET SHAPE
  * DTYPE KV_LENS cover), each template compiled for the arch an H200 takes it in (sm_90a when
  * the template lists it, else sm_90). */
-static void check_templates(void) {
+TEST_CASE(templates) {
   rt_error err = {0};
   char buf[4096], path[1024], line[1024];
   const char *tpath = catalog_path(buf, sizeof buf);
@@ -148,8 +149,4 @@ static void check_templates(void) {
   CHECK(lines >= 20);
 }
 
-int main(void) {
-  check_small();
-  check_templates();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(small), TEST_ENTRY(templates))

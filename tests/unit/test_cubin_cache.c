@@ -1,11 +1,13 @@
 /* test_cubin_cache.c — the cache stores and returns whole results, follows ROOFTUNE_CACHE_DIR and
  * XDG_CACHE_HOME, is off with ROOFTUNE_CACHE_DIR=off, survives a damaged file (moved aside,
  * one warning, a fresh cache), and keeps to its bound, least recently used rows out first. */
+/* stages: compile */
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "test.h"
 #include "tuner/compile/cubin_cache.h"
+#include "tuner/core/util.h"
 
 static void fake_result(compile_result *r, int status) {
   memset(r, 0, sizeof *r);
@@ -29,12 +31,24 @@ static void fake_result(compile_result *r, int status) {
   r->seconds = 1.5;
 }
 
-int main(void) {
-  char dir[] = "/tmp/rooftune-cache-XXXXXX";
-  if (!mkdtemp(dir)) test_skip("no temporary folder");
-  char buf[1024];
+/* A temporary folder for the caches, and sub/ in it: where ROOFTUNE_CACHE_DIR points. */
+static char dir[] = "/tmp/rooftune-cache-XXXXXX";
+static char sub[600];
 
-  /* where the cache lives */
+static void setup(void) {
+  if (!mkdtemp(dir)) test_skip("no temporary folder");
+  snprintf(sub, sizeof sub, "%s/a/b", dir);
+}
+
+static void teardown(void) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* where the cache lives */
+TEST_CASE(location) {
+  char buf[1024];
   setenv("ROOFTUNE_CACHE_DIR", "off", 1);
   CHECK_INT(cubin_cache_dir(buf, sizeof buf), 0);
   cubin_cache *c = (cubin_cache *)1;
@@ -48,13 +62,15 @@ int main(void) {
   setenv("HOME", "/home/someone", 1);
   cubin_cache_dir(buf, sizeof buf);
   CHECK_STR(buf, "/home/someone/.cache/rooftune");
-  char sub[600];
-  snprintf(sub, sizeof sub, "%s/a/b", dir);
   setenv("ROOFTUNE_CACHE_DIR", sub, 1);
   cubin_cache_dir(buf, sizeof buf);
   CHECK_STR(buf, sub);
+}
 
-  /* store and read back, in a folder that does not exist yet */
+/* store and read back, in a folder that does not exist yet; reopened: still there */
+TEST_CASE(store) {
+  cubin_cache *c = NULL;
+  setenv("ROOFTUNE_CACHE_DIR", sub, 1);
   rt_error err = {0};
   CHECK_INT(cubin_cache_open_default(&c, &err), RT_OK);
   CHECK(c && cubin_cache_usable(c));
@@ -103,8 +119,16 @@ int main(void) {
   CHECK_INT(cubin_cache_get(c, k1, &got), 1);
   compile_result_free(&got);
   cubin_cache_close(c);
+}
 
-  /* a damaged file: moved aside, one warning, a working empty cache */
+/* a damaged file: moved aside, one warning, a working empty cache */
+TEST_CASE(damaged) {
+  cubin_cache *c = NULL;
+  rt_error err = {0};
+  compile_result r, got;
+  unsigned char k1[32];
+  memset(k1, 1, 32);
+  rt_mkdir_p(sub, &err); /* there already when the store case ran first */
   char path[700], aside[720];
   snprintf(path, sizeof path, "%s/cubins.db", sub);
   snprintf(aside, sizeof aside, "%s.damaged", path);
@@ -131,7 +155,12 @@ int main(void) {
   compile_result_free(&r);
   CHECK_INT(cubin_cache_count(c), 1);
   cubin_cache_close(c);
+}
 
+TEST_CASE(bound) {
+  cubin_cache *c = NULL;
+  compile_result r, got;
+  rt_error err = {0};
   /* the bound: 100-byte cubins cost about 330 bytes a row (log, PTX, message, overhead); with
    * room for ten, storing an eleventh evicts down to nine, least recently used first: a row
    * hit after the others were stored outlives them */
@@ -187,14 +216,16 @@ int main(void) {
     cubin_cache_close(c);
     unsetenv("ROOFTUNE_CACHE_MAX_MB");
   }
+}
 
-  /* a cache folder that cannot be created is an error the caller can step around */
+/* a cache folder that cannot be created is an error the caller can step around */
+TEST_CASE(uncreatable) {
+  cubin_cache *c = NULL;
+  rt_error err = {0};
   CHECK_INT(cubin_cache_open("/proc/no/such/place", &c, &err), RT_ERR_IO);
   CHECK(c == NULL);
   CHECK_CONTAINS(err.text, "/proc/no/such/place");
-
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(location), TEST_ENTRY(store), TEST_ENTRY(damaged),
+                  TEST_ENTRY(bound), TEST_ENTRY(uncreatable))

@@ -7,6 +7,7 @@
  * Skips (77) only when cuDNN is absent, after checking the message that says so. */
 #if defined(__has_include)
 #if __has_include(<cudnn.h>)
+/* stages: kernels */
 #include <cudnn.h> /* first: cudnn.h then declares nothing of its own, and the values compare */
 #define HAVE_CUDNN_HEADER 1
 #endif

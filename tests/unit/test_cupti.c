@@ -7,6 +7,7 @@
  * decoding arithmetic (bytes add over ranges, percentages weighted by duration, stall shares
  * ranked) on worked values; and a counter data image that is not one is refused, not read.
  * What needs a GPU (a collection, a real counter data image) is tests/gpu/test_counters.c. */
+/* stages: driver */
 #include "test.h"
 #include "tuner/driver/cupti.h"
 
@@ -113,18 +114,14 @@ static void test_values(void) {
   CHECK_NEAR(c.occupancy, 0.5, 1e-12);
 }
 
-int main(void) {
+TEST_CASE(profiler_host) {
   rt_error err = {0};
 #if defined(__SANITIZE_ADDRESS__)
   /* libcupti opens libnvperf_host with RTLD_DEEPBIND, which the sanitizer runtime refuses (it
    * aborts the process); the plain build runs this test */
-  printf("SKIP: libcupti loads libnvperf_host with RTLD_DEEPBIND, which AddressSanitizer cannot run\n");
-  return 77;
+  test_skip("libcupti loads libnvperf_host with RTLD_DEEPBIND, which AddressSanitizer cannot run");
 #endif
-  if (cupti_load(&err) != RT_OK) {
-    printf("skipped: %s\n", err.text);
-    return 77;
-  }
+  if (cupti_load(&err) != RT_OK) test_skip(err.text);
   printf("libcupti: %s\n", cupti.path);
   char chips[1024];
   CHECK_INT(cupti_supported_chips(chips, sizeof chips, &err), RT_OK);
@@ -153,5 +150,6 @@ int main(void) {
   printf("a zeroed image: %s\n", e3.text);
   CHECK_INT(cupti_decode(&m, NULL, 0, &c, &e3), RT_ERR_INVALID);
   free(junk);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(profiler_host))

@@ -377,3 +377,4 @@ int main(void) {
   fx_remove(path);
   return test_done();
 }
+/* stages: db */

@@ -3,6 +3,7 @@
  * (a configuration), a terminal escape in a free-text one (a compiler message), naming the
  * table, the row and the column; and leaves alone what free text legitimately holds (a launch
  * expression with < and &&, a compiler message with template brackets, a sentence). */
+/* stages: db */
 #include <sqlite3.h>
 
 #include "db_fixture.h"
@@ -29,7 +30,7 @@ static void sql(const char *path, const char *text) {
   sqlite3_close(h);
 }
 
-int main(void) {
+TEST_CASE(hostile_text) {
   char path[256];
   fx_tmpname(path, sizeof path, "checktext");
   db *d = NULL;
@@ -82,5 +83,6 @@ int main(void) {
   CHECK_INT(n, 5 + 30);
   CHECK_CONTAINS(report, "... and 11 more texts like it in results.diag_limit");
   fx_remove(path);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(hostile_text))

@@ -3,6 +3,7 @@
  * success without a time, unknown statuses, problems whose texts do not fit what rooftune reads
  * them into or whose dimensions are not NAME=N lists.  Each passed `db check` before; each is
  * now one line of the report.  A healthy database (with a killed run) still checks out. */
+/* stages: db */
 #include <sqlite3.h>
 
 #include "test.h"
@@ -55,7 +56,7 @@ static int check(char *report, size_t size) {
   return problems;
 }
 
-int main(void) {
+TEST_CASE(tampered_values) {
   srand((unsigned)getpid());
   char report[8192];
   make_db();
@@ -112,5 +113,6 @@ int main(void) {
   CHECK(check(report, sizeof report) >= 1);
   CHECK_CONTAINS(report, "DROP TRIGGER \"eat\"");
   fx_remove(path);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(tampered_values))

@@ -6,6 +6,7 @@
  *     takes it, and the dead run is marked "interrupted" (killed runs stayed "running" forever);
  *   - a run on another machine holds its claims for DB_CLAIM_LEASE_S after its last write;
  *   - db_run_begin marks killed runs interrupted, keeping their committed results. */
+/* stages: db */
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -177,13 +178,13 @@ static void test_other_machine_lease(db *d) {
   db_run_free(b);
 }
 
-int main(void) {
+TEST_CASE(claims) {
   srand((unsigned)getpid());
   fx_tmpname(path, sizeof path, "claims");
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  if (!d) return test_done();
+  if (!d) return;
   test_held_then_done(d);
   test_dead_run_expires(d);
   test_other_machine_lease(d);
@@ -193,5 +194,6 @@ int main(void) {
   CHECK_INT(problems, 0);
   db_close(d);
   fx_remove(path);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(claims))

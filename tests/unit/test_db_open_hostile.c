@@ -6,6 +6,7 @@
  *   - an older schema in a file that cannot be written (advice to upgrade that then fails).
  * Every case must end at once with one error naming the file.  An alarm turns a hang into a
  * failure instead of a stalled suite. */
+/* stages: db */
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
@@ -47,7 +48,7 @@ static void set_user_version(const char *path, int v) {
   sqlite3_close(h);
 }
 
-static void test_negative_schema_version(void) {
+TEST_CASE(negative_schema_version) {
   char path[512];
   fx_tmpname(path, sizeof path, "negver");
   make_db(path);
@@ -80,7 +81,7 @@ static void expect_not_regular(const char *path, const char *kind) {
   }
 }
 
-static void test_special_files_refused(void) {
+TEST_CASE(special_files_refused) {
   char path[512];
   fx_tmpname(path, sizeof path, "fifo");
   CHECK(mkfifo(path, 0600) == 0);
@@ -101,7 +102,7 @@ static void test_special_files_refused(void) {
   unlink(path);
 }
 
-static void test_merge_into_itself(void) {
+TEST_CASE(merge_into_itself) {
   char path[512], link[600];
   fx_tmpname(path, sizeof path, "self");
   make_db(path);
@@ -123,7 +124,7 @@ static void test_merge_into_itself(void) {
   fx_remove(path);
 }
 
-static void test_merge_names_damaged_source(void) {
+TEST_CASE(merge_names_damaged_source) {
   char a[512], b[512];
   fx_tmpname(a, sizeof a, "healthy");
   fx_tmpname(b, sizeof b, "damaged");
@@ -171,7 +172,7 @@ static void test_merge_names_damaged_source(void) {
   fx_remove(b);
 }
 
-static void test_old_schema_unwritable_advice(void) {
+TEST_CASE(old_schema_unwritable_advice) {
   char path[512];
   fx_tmpname(path, sizeof path, "oldro");
   make_db(path);
@@ -191,14 +192,15 @@ static void test_old_schema_unwritable_advice(void) {
   fx_remove(path);
 }
 
-int main(void) {
+static void setup(void) {
   signal(SIGALRM, on_alarm);
   alarm(20);
   srand((unsigned)getpid());
-  test_negative_schema_version();
-  test_special_files_refused();
-  test_merge_into_itself();
-  test_merge_names_damaged_source();
-  test_old_schema_unwritable_advice();
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, NULL,
+                  TEST_ENTRY(negative_schema_version),
+                  TEST_ENTRY(special_files_refused),
+                  TEST_ENTRY(merge_into_itself),
+                  TEST_ENTRY(merge_names_damaged_source),
+                  TEST_ENTRY(old_schema_unwritable_advice))

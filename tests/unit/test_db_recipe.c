@@ -177,3 +177,4 @@ int main(void) {
   test_migration_v3();
   return test_done();
 }
+/* stages: db runtime */

@@ -5,6 +5,7 @@
  *     done and ends with each configuration stored once;
  *   - a damaged file (random bytes, a truncated database), a foreign SQLite file, an empty file
  *     and a newer schema get a clear error naming the file, never a crash. */
+/* stages: db */
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -47,7 +48,7 @@ static int writer(const char *path, int who) {
   return s ? 1 : 0;
 }
 
-static void test_concurrent_writers(void) {
+TEST_CASE(concurrent_writers) {
   char path[512];
   fx_tmpname(path, sizeof path, "concurrent");
   pid_t pids[2];
@@ -100,7 +101,7 @@ static int tune_loop(const char *path, int total, int fd, int *skipped) {
   return 0;
 }
 
-static void test_sigkill_and_resume(void) {
+TEST_CASE(sigkill_and_resume) {
   char path[512];
   fx_tmpname(path, sizeof path, "sigkill");
   enum { TOTAL = 100000 }; /* more than the child can finish before it is killed */
@@ -196,7 +197,7 @@ static int use_damaged(const char *path) {
   return errors;
 }
 
-static void test_damaged_files(void) {
+TEST_CASE(damaged_files) {
   char path[512];
   fx_tmpname(path, sizeof path, "damaged");
   /* Random bytes. */
@@ -294,10 +295,11 @@ static void test_damaged_files(void) {
   fx_remove(path);
 }
 
-int main(void) {
+static void setup(void) {
   srand((unsigned)getpid());
-  test_concurrent_writers();
-  test_sigkill_and_resume();
-  test_damaged_files();
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, NULL,
+                  TEST_ENTRY(concurrent_writers),
+                  TEST_ENTRY(sigkill_and_resume),
+                  TEST_ENTRY(damaged_files))

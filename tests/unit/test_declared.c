@@ -3,6 +3,7 @@
  * load with exactly the one-line error in NAME.expected (or, where there is none, a located
  * error naming the file); the registry loads a file once and refuses a family name declared
  * twice, naming both files. */
+/* stages: kernels */
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -151,11 +152,12 @@ static void test_registry(const char *dir) {
   CHECK_INT(system(cmd), 0);
 }
 
-int main(void) {
+TEST_CASE(declared) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/tests/data/families", test_source_dir());
   test_valid(dir);
   test_invalid(dir);
   test_registry(dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(declared))

@@ -3,6 +3,7 @@
  *   - a shape written with leading zeros ("0064x8") stored as another problem than "64x8";
  *   - a "levers" list of repeated roles, which wrote past the levers text (found by fuzzing);
  *   - a declaration file larger than a declaration may be, or not a regular file. */
+/* stages: kernels */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,7 +91,7 @@ static void test_file_limits(void) {
   declared_free(fam);
 }
 
-int main(void) {
+TEST_CASE(hostile_declared) {
   const char *t = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/rooftune-decl-XXXXXX", t && *t ? t : "/tmp");
   if (!mkdtemp(dir)) test_skip("cannot create a temporary folder");
@@ -101,5 +102,6 @@ int main(void) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(hostile_declared))

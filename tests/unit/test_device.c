@@ -1,6 +1,7 @@
 /* test_device.c — the model device (deterministic, sane: a bigger problem takes longer, a
  * memory-heavy configuration is predicted memory-bound, a block that fits nowhere fails), the
  * replay device on a fixture and on the shared brute-forced spaces, and --device errors. */
+/* stages: device */
 #include <dirent.h>
 
 #include "test.h"
@@ -40,7 +41,7 @@ static tcand gemm_candidate(long long n, int tile) {
   return t;
 }
 
-static void test_model(void) {
+TEST_CASE(model) {
   device *d = NULL;
   rt_error err = {0};
   CHECK_INT(device_open("model:h200", NULL, &d, &err), RT_OK);
@@ -176,7 +177,7 @@ static void test_model(void) {
   }
 }
 
-static void test_open_errors(void) {
+TEST_CASE(open_errors) {
   device *d = NULL;
   rt_error err = {0};
   CHECK_INT(device_open("model:v100", NULL, &d, &err), RT_ERR_INVALID);
@@ -201,7 +202,7 @@ static void test_open_errors(void) {
 }
 
 /* The kinds' table: lookup by prefix, checks without opening, the generated help. */
-static void test_kinds(void) {
+TEST_CASE(kinds) {
   const device_kind *k = device_kind_lookup("cuda:3");
   CHECK(k != NULL);
   if (k) CHECK(k->caps & DEVICE_CAP_MEASURES);
@@ -233,7 +234,7 @@ static void test_kinds(void) {
   CHECK(device_kind_gpu("cuda") == NULL);
 }
 
-static void test_replay_fixture(void) {
+TEST_CASE(replay_fixture) {
   const char *src = getenv("ROOFTUNE_SOURCE_DIR");
   if (!src) return;
   char spec[1024];
@@ -279,7 +280,7 @@ static void test_replay_fixture(void) {
 }
 
 /* Every shared brute-forced space replays: the file's optimum comes back as its time. */
-static void test_replay_shared(void) {
+TEST_CASE(replay_shared) {
   const char *shared = getenv("ROOFTUNE_SHARED_DIR");
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/data/spaces", shared ? shared : "");
@@ -324,7 +325,7 @@ static void test_replay_shared(void) {
 /* The cuda device's repetition rule (device_timing_next), decided on the host: steady once the
  * spread is small after min_reps, capped by time or max_reps, and the early stop of a candidate
  * whose first DEVICE_SLOW_RUNS runs are all over the threshold (3x the best). */
-static void test_timing_rule(void) {
+TEST_CASE(timing_rule) {
   double sp = -1;
   const double steady[5] = {1.00, 1.001, 1.002, 1.003, 1.004};
   for (int n = 1; n < 5; n++) CHECK_INT(device_timing_next(steady, n, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE);
@@ -342,12 +343,9 @@ static void test_timing_rule(void) {
   CHECK_INT(device_timing_next(slow, 2, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE); /* no best yet */
 }
 
-int main(void) {
-  test_model();
-  test_open_errors();
-  test_kinds();
-  test_replay_fixture();
-  test_replay_shared();
-  test_timing_rule();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(model),
+          TEST_ENTRY(open_errors),
+          TEST_ENTRY(kinds),
+          TEST_ENTRY(replay_fixture),
+          TEST_ENTRY(replay_shared),
+          TEST_ENTRY(timing_rule))

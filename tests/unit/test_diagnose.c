@@ -1,5 +1,6 @@
 /* test_diagnose.c — a crafted candidate for every dominant limit of the design table, the
  * levers each one names (by parameter role), and the error paths. */
+/* stages: model */
 #include "test.h"
 #include "tuner/model/diagnose.h"
 

@@ -1,5 +1,6 @@
 /* test_expr.c — the manifest expression language: values, precedence, short-circuit,
  * identifier values, slots, and the column of every parse and evaluation error. */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/expr.h"
 
@@ -29,7 +30,7 @@ static void bad(const char *text, int col, const char *what) {
   CHECK_CONTAINS(err.text, what);
 }
 
-int main(void) {
+TEST_CASE(arithmetic) {
   CHECK_INT(ev("1 + 2 * 3"), 7);
   CHECK_INT(ev("(1 + 2) * 3"), 9);
   CHECK_INT(ev("10 - 4 - 3"), 3);
@@ -65,12 +66,17 @@ int main(void) {
   CHECK_INT(ev("ZERO ? 1 : ZERO ? 2 : 3"), 3);
   CHECK_INT(ev("2 * M * N * K"), 2LL * 1000 * 64 * 4096);
   CHECK_INT(ev("9223372036854775807"), 9223372036854775807LL);
+}
+
+TEST_CASE(short_circuit) {
   /* short-circuit: the side not needed is not evaluated, so no division by zero */
   CHECK_INT(ev("ZERO != 0 && M / ZERO > 1"), 0);
   CHECK_INT(ev("ZERO == 0 || M / ZERO > 1"), 1);
   CHECK_INT(ev("ZERO ? M / ZERO : 5"), 5);
   CHECK_INT(ev("  M\t+\nN "), 1064);
+}
 
+TEST_CASE(eval_errors) {
   /* evaluation errors point at the operator */
   bad("M / ZERO", 3, "division by zero");
   bad("1 + M % ZERO", 7, "remainder by zero");
@@ -80,6 +86,9 @@ int main(void) {
   bad("M * 9223372036854775807", 3, "overflow");
   bad("log2(ZERO)", 1, "log2");
   bad("pow2(63)", 1, "pow2");
+}
+
+TEST_CASE(parse_errors) {
   /* parse errors */
   bad("M +", 4, "expected a value at the end");
   bad("M + * N", 5, "expected a value");
@@ -101,7 +110,9 @@ int main(void) {
   memset(deep, '(', 300);
   strcpy(deep + 300, "1");
   bad(deep, 101, "nested too deeply");
+}
 
+TEST_CASE(scopes) {
   /* identifier values, slots, open scopes */
   expr_scope *sc = expr_scope_new();
   const char *const lay_b[] = {"row", "col"}, *const lay_a[] = {"col", "row"};
@@ -167,7 +178,11 @@ int main(void) {
   expr_scope_list(sc, 4, list, sizeof list);
   CHECK_STR(list, "dtype_bytes, device.smem_per_block_optin");
   expr_scope_free(sc);
+}
 
+TEST_CASE(token_soup) {
+  long long v;
+  rt_error err;
   /* random token soup never crashes: every text parses or fails with a column inside it, and
    * every parsed program evaluates or fails with a column inside it */
   static const char *const toks[] = {"M", "N", "ZERO", "NEG", "device.sm_count", "0", "1", "7",
@@ -201,5 +216,11 @@ int main(void) {
   CHECK_INT(bad_col, 0);
   CHECK(evaluated > 100); /* the soup is not all syntax errors */
   printf("random expressions: %d of 20000 parsed, %d evaluated\n", parsed, evaluated);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(arithmetic),
+          TEST_ENTRY(short_circuit),
+          TEST_ENTRY(eval_errors),
+          TEST_ENTRY(parse_errors),
+          TEST_ENTRY(scopes),
+          TEST_ENTRY(token_soup))

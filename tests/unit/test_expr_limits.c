@@ -5,6 +5,7 @@
  *     from parentheses or from a long chain of left-associative operators (a derived value of
  *     ~130k terms once overflowed the stack of the name resolver, which recursed per term);
  *   - the limits themselves are accepted (a limit that refuses what it states is a bug too). */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/expr.h"
 
@@ -32,7 +33,7 @@ static rt_status parse(const char *text, rt_error *err) {
   return s;
 }
 
-static void test_huge_chain_refused(void) {
+TEST_CASE(huge_chain_refused) {
   rt_error err;
   char *t = chain(130000, "A", "+"); /* what once overflowed the stack */
   CHECK_INT(parse(t, &err), RT_ERR_EXPR);
@@ -41,7 +42,7 @@ static void test_huge_chain_refused(void) {
   free(t);
 }
 
-static void test_length_limit(void) {
+TEST_CASE(length_limit) {
   rt_error err;
   /* exactly the limit: "1+1+...+1" of EXPR_TEXT_MAX characters is too deep, so use a number */
   char *t = malloc(EXPR_TEXT_MAX + 2);
@@ -56,7 +57,7 @@ static void test_length_limit(void) {
   free(t);
 }
 
-static void test_height_limit(void) {
+TEST_CASE(height_limit) {
   rt_error err;
   /* a left-associative chain: each operator is one level of the tree */
   char *ok = chain(EXPR_HEIGHT_MAX, "A", "*");     /* EXPR_HEIGHT_MAX - 1 operators */
@@ -84,7 +85,7 @@ static void test_height_limit(void) {
   free(c2);
 }
 
-static void test_evaluates_at_the_limit(void) {
+TEST_CASE(evaluates_at_the_limit) {
   /* the deepest accepted tree also evaluates (its stack need stays within the program's) */
   char *t = chain(EXPR_HEIGHT_MAX, "A", "+");
   const char *names[] = {"A"};
@@ -95,10 +96,7 @@ static void test_evaluates_at_the_limit(void) {
   free(t);
 }
 
-int main(void) {
-  test_huge_chain_refused();
-  test_length_limit();
-  test_height_limit();
-  test_evaluates_at_the_limit();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(huge_chain_refused),
+          TEST_ENTRY(length_limit),
+          TEST_ENTRY(height_limit),
+          TEST_ENTRY(evaluates_at_the_limit))

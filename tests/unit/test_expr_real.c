@@ -4,6 +4,7 @@
  * value and a result that is not finite are evaluation errors with the column; % and the
  * integer functions are refused in them, and a fraction, an exponent or sqrt in an integer
  * expression is refused with a message that says where floating point belongs. */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/expr.h"
 
@@ -27,7 +28,7 @@ static double real(const char *text, rt_status *st, rt_error *err) {
   return v;
 }
 
-int main(void) {
+TEST_CASE(valid) {
   static const struct {
     const char *text;
     double want;
@@ -56,6 +57,11 @@ int main(void) {
     CHECK_INT(st, RT_OK);
     CHECK_NEAR(v, ok[i].want, 1e-12 * fabs(ok[i].want) + 1e-15);
   }
+}
+
+TEST_CASE(invalid) {
+  rt_status st;
+  rt_error err = {0};
   static const struct {
     const char *text, *want;
     int column;
@@ -77,6 +83,10 @@ int main(void) {
     CHECK_CONTAINS(err.text, bad[i].want);
     CHECK_INT(err.column, bad[i].column);
   }
+}
+
+TEST_CASE(integer_errors) {
+  rt_error err = {0};
   /* in an integer expression */
   const char *int_bad[][2] = {{"0.25", "0.25 is not an integer"}, {"COLS*1e3", "1e3 is not an integer"},
                               {"sqrt(4)", "sqrt is for a float scalar"}, {".5", ".5 is not an integer"}};
@@ -89,6 +99,10 @@ int main(void) {
     expr_free(e);
     expr_scope_free(sc);
   }
+}
+
+TEST_CASE(integer_stays) {
+  rt_error err = {0};
   /* an integer expression still is one, and a real one is not evaluated as an integer */
   long long v = 0;
   CHECK_INT(expr_eval_text("7/2", 0, NULL, NULL, &v, &err), RT_OK);
@@ -100,5 +114,9 @@ int main(void) {
   CHECK_INT(expr_constant(e, &v), 0);
   expr_free(e);
   expr_scope_free(sc);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(valid),
+          TEST_ENTRY(invalid),
+          TEST_ENTRY(integer_errors),
+          TEST_ENTRY(integer_stays))

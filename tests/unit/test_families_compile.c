@@ -2,6 +2,7 @@
  * (templates/softmax, templates/transpose: their references and tuned templates) compiles with
  * NVRTC for sm_80 and sm_90 without spills, at the family's example shape, for each dtype: the
  * first, middle and last configuration of each space.  Whole spaces: tests/long/test_compile_templates.c. */
+/* stages: kernels */
 #include "kernels/family.h"
 #include "test.h"
 #include "tuner/compile/compile.h"
@@ -9,7 +10,7 @@
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 
-int main(void) {
+TEST_CASE(declared_families) {
   char dir[1200];
   snprintf(dir, sizeof dir, "%s/templates", test_source_dir());
   rt_error err = {0};
@@ -66,5 +67,6 @@ int main(void) {
   catalog_list_free(paths, n);
   CHECK(compiled >= 20);
   printf("%d configurations of the declared families compiled without spills\n", compiled);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(declared_families))

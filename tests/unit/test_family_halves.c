@@ -3,6 +3,7 @@
  * same shape syntax, names, coordinates, vendor library and default layout as the whole family
  * (family_find), and carries none of the tuning fields; the coordinates of gemm and of attention
  * prefill and decode. */
+/* stages: kernels */
 #include "test.h"
 #include "kernels/c_families.h"
 #include "kernels/family.h"
@@ -40,7 +41,7 @@ static void coords(const char *family, const char *shape, int kind, int n) {
   CHECK_INT(c.n, n);
 }
 
-int main(void) {
+TEST_CASE(halves) {
   int n = 0;
 #define HALVES(name) check_halves(#name), n++;
   C_FAMILIES(HALVES)
@@ -55,5 +56,6 @@ int main(void) {
   coords("attention", "4x32x4096x128", 2, 3);  /* prefill */
   coords("attention", "64x32:8x1:8192x128", 3, 2); /* decode */
   printf("%d C families, each a serving half and the whole\n", n);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(halves))

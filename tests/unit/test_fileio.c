@@ -1,11 +1,12 @@
 /* test_fileio.c — whole-file reads: contents and length, files past the first buffer, and an
  * error that names the missing file. */
+/* stages: core */
 #include <unistd.h>
 
 #include "test.h"
 #include "tuner/core/fileio.h"
 
-int main(void) {
+TEST_CASE(read_write) {
   char path[] = "/tmp/rooftune-fileio-XXXXXX";
   int fd = mkstemp(path);
   CHECK(fd >= 0);
@@ -29,5 +30,6 @@ int main(void) {
   CHECK_STR(err.source, path);
   CHECK_CONTAINS(err.text, "No such file");
   free(data);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(read_write))

@@ -8,6 +8,7 @@
  * bias + ReLU), gemm_skinny's fp8 and epilogue paths, and gemm_mma's register-heaviest tiles
  * (which spill first).
  * The whole spaces are compiled by tests/long/test_gemm_spaces.c. */
+/* stages: kernels */
 #include "../gemm_compile_util.h"
 
 /* Compiles one named configuration of a variant and checks it (gcu_check: compiled, no spills,
@@ -43,7 +44,7 @@ static int compile_config(const gcu_variant *v, const char *config, compile_resu
   return ok;
 }
 
-int main(void) {
+TEST_CASE(samples) {
   static const char *const archs_mma[] = {"sm_80", "sm_90"}, *const archs_wg[] = {"sm_90a"};
   static const struct {
     const char *tmpl;
@@ -105,6 +106,9 @@ int main(void) {
         space_free(sp);
         manifest_free(m);
       }
+}
+
+TEST_CASE(persistent_cluster) {
   /* gemm_wgmma with a persistent grid and a two-block cluster: the PTX declares the cluster
    * shape (a plain launch forms it), multicasts A and arrives at the peer's barriers */
   {
@@ -119,6 +123,9 @@ int main(void) {
       compile_result_free(&r);
     }
   }
+}
+
+TEST_CASE(wgmma_fp8_epilogues) {
   /* gemm_wgmma with fp8 inputs and with fused epilogues: the k32 instruction of the operand
    * types, the epilogue's stores (packed bf16/f16 pairs), the heaviest tiles (128x256 with two
    * consumer warpgroups, 128 accumulators a thread) */
@@ -163,6 +170,9 @@ int main(void) {
       }
     }
   }
+}
+
+TEST_CASE(skinny_fp8) {
   /* gemm_skinny with fp8 inputs (sm_90: e4m3 pairs through cvt.rn.f16x2.e4m3x2, e5m2 by a byte
    * shift) and with the fused epilogue, its widest tiles */
   {
@@ -186,6 +196,9 @@ int main(void) {
       }
     }
   }
+}
+
+TEST_CASE(heavy_tiles) {
   /* gemm_mma's register-heaviest tiles (64x64 warp tiles, 230-255 registers), the ones that
    * spilled while its main loop was rewritten: tf32 on sm_80 (three instructions per rounding)
    * and sm_90, split-K on sm_80, few threads per tile, and the H200's 256x128 winner */
@@ -209,5 +222,10 @@ int main(void) {
       if (compile_config(&v, heavy[i].config, &r)) compile_result_free(&r);
     }
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(samples),
+          TEST_ENTRY(persistent_cluster),
+          TEST_ENTRY(wgmma_fp8_epilogues),
+          TEST_ENTRY(skinny_fp8),
+          TEST_ENTRY(heavy_tiles))

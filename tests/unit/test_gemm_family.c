@@ -2,6 +2,7 @@
  * options (fp8 operand types, the epilogue, the output type) and their canonical text, bound
  * names, FLOP and byte formulas, tolerances, the reference epilogue against the templates'
  * (gemm_epilogue.h), dtype conversions, the cuBLASLt algorithm text, and the family registry. */
+/* stages: kernels */
 #include "kernels/gemm.h"
 #include "kernels/numeric.h"
 #include "templates/gemm/gemm_epilogue.h"
@@ -24,16 +25,17 @@ static long long var(const rt_vars *v, const char *name) {
   return x;
 }
 
-int main(void) {
-  problem p;
-  rt_error err;
-  rt_vars v;
-
+TEST_CASE(find) {
   CHECK(family_find("gemm") == &gemm_family);
   CHECK(family_find("nope") == NULL);
   CHECK(family_find(NULL) == NULL);
   CHECK_CONTAINS(family_names(), "gemm");
+}
 
+TEST_CASE(valid_shapes) {
+  problem p;
+  rt_error err;
+  rt_vars v;
   /* valid shapes */
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096", "bf16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.family, "gemm");
@@ -69,7 +71,12 @@ int main(void) {
   CHECK_STR(p.shape, "1x4096x14336"); /* nn is the default and is not spelled out */
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "1@2x3x4", "f16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "2x3x4");
+}
 
+TEST_CASE(tolerances) {
+  problem p;
+  rt_error err;
+  rt_vars v;
   /* tolerances: tf32 (inputs rounded to 10 mantissa bits) its own; f32 is fp32 math, held like
    * f16/bf16 to fp32 summation-order differences only */
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "tf32", NULL, &p, &err), RT_OK);
@@ -89,7 +96,12 @@ int main(void) {
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), t16, 0);
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "fp32", NULL, &p, &err), RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "use f32, tf32, f16, bf16, e4m3 or e5m2");
+}
 
+TEST_CASE(epilogue_options) {
+  problem p;
+  rt_error err;
+  rt_vars v;
   /* options: the epilogue and the output type, in canonical order */
   gemm_epi e;
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x14336x4096:nt+out=bf16+gelu+bias", "bf16", NULL, &p, &err), RT_OK);
@@ -138,7 +150,13 @@ int main(void) {
   CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
   CHECK_INT(var(&v, "epi"), 0);
   CHECK_INT(var(&v, "epi_act"), 0);
+}
 
+TEST_CASE(fp8) {
+  gemm_epi e;
+  problem p;
+  rt_error err;
+  rt_vars v;
   /* fp8: one-byte inputs, always an epilogue (the per-tensor scales), B's type as an option */
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024:nt", "e4m3", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "256x512x1024:nt");
@@ -176,7 +194,9 @@ int main(void) {
   CHECK_INT(gemm_dtype_bytes("e4m3"), 1);
   CHECK_INT(gemm_dtype_bytes("e5m2"), 1);
   CHECK_INT(gemm_dtype_code("e5m2"), GEMM_CODE_E5M2);
+}
 
+TEST_CASE(epilogue_reference) {
   /* the reference epilogue (double) against the templates' (gemm_epilogue.h, fp32): the order
    * of the steps, and the activations within a few fp32 ulps over the range that matters */
   {
@@ -205,7 +225,11 @@ int main(void) {
     CHECK(fabsf(gemm_epi_act(GEMM_ACT_GELU, -100.0f)) < 1e-30f);
     CHECK(!isnan(gemm_epi_act(GEMM_ACT_SILU, -1e30f)));
   }
+}
 
+TEST_CASE(invalid_shapes) {
+  problem p;
+  rt_error err;
   /* invalid shapes name the problem and the syntax */
   check_bad("", "f32", "empty");
   check_bad("4096x4096", "f32", "separated by 'x'");
@@ -244,7 +268,9 @@ int main(void) {
   CHECK_CONTAINS(err.text, "\"12x\"");
   CHECK_CONTAINS(err.text, "[BATCH@]MxNxK");
   CHECK_STR(err.source, "--shape");
+}
 
+TEST_CASE(conversions) {
   /* conversions: round to nearest even */
   CHECK_INT(num_f32_to_f16(1.0f), 0x3c00);
   CHECK_INT(num_f32_to_f16(-2.0f), 0xc000);
@@ -263,7 +289,10 @@ int main(void) {
     CHECK_NEAR(num_f16_to_f32(num_f32_to_f16(f)), f, fabs(f) / 1024 + 1e-7);
     CHECK_NEAR(num_bf16_to_f32(num_f32_to_bf16(f)), f, fabs(f) / 128 + 1e-30);
   }
+}
 
+TEST_CASE(cublaslt_algo_text) {
+  rt_error err;
   /* cuBLASLt algorithm text round trip */
   gemm_lt_algo a = {1, 21, 20, 19, 4, 2, 1, 3, 7, 9, 0}, b;
   char text[256];
@@ -285,7 +314,6 @@ int main(void) {
   CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=x tile=0 stages=0 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0",
                                &b, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "id must be");
-
   /* fp8 fast accumulation travels in the text (and an old text without it still parses) */
   a.fast_accum = 1;
   gemm_lt_algo_format(&a, text, sizeof text);
@@ -295,7 +323,11 @@ int main(void) {
   CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=1 tile=0 stages=0 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0 fastaccum=2",
                                &b, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "fastaccum must be 0 or 1");
+}
 
+TEST_CASE(no_driver_setup) {
+  problem p;
+  rt_error err;
   /* no driver here: GPU setup fails cleanly */
   family_gpu *g = NULL;
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "f32", NULL, &p, &err), RT_OK);
@@ -303,5 +335,15 @@ int main(void) {
     CHECK(gemm_family.gpu_setup(&gemm_family, &p, 1, NULL, NULL, &g, &err) != RT_OK);
     CHECK(g == NULL);
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(find),
+          TEST_ENTRY(valid_shapes),
+          TEST_ENTRY(tolerances),
+          TEST_ENTRY(epilogue_options),
+          TEST_ENTRY(fp8),
+          TEST_ENTRY(epilogue_reference),
+          TEST_ENTRY(invalid_shapes),
+          TEST_ENTRY(conversions),
+          TEST_ENTRY(cublaslt_algo_text),
+          TEST_ENTRY(no_driver_setup))

@@ -6,6 +6,7 @@
  * gemm_wgmma's B tile (K-major and N-major) must be read by each wgmma descriptor exactly where
  * TMA's 128-byte swizzle put it, and gemm_mma's cp.async plans must copy every chunk of a stage
  * exactly once. */
+/* stages: none */
 #include "templates/gemm/gemm_index.h"
 #include "test.h"
 
@@ -210,14 +211,16 @@ static int skinny_coverage(int M, int N, int K, int rows, int cols, int warps, i
   return ok;
 }
 
-int main(void) {
+static void setup(void) {
   size_t most = 0;
   for (int s = 0; s < NSHAPES; s++)
     if ((size_t)shapes[s].m * shapes[s].n > most) most = (size_t)shapes[s].m * shapes[s].n;
   counts = malloc(most);
   CHECK(counts != NULL);
-  if (!counts) return test_done();
+  if (!counts) exit(test_done());
+}
 
+TEST_CASE(swizzle) {
   /* swizzle: a bijection onto the tiles for every group size, including ragged last groups */
   for (int tiles_m = 1; tiles_m <= 23; tiles_m += 2)
     for (int tiles_n = 1; tiles_n <= 19; tiles_n += 3)
@@ -237,7 +240,9 @@ int main(void) {
     CHECK_INT(tm, 1);
     CHECK_INT(tn, 2);
   }
+}
 
+TEST_CASE(wgmma_work_units) {
   /* gemm_wgmma's work units: for one block or a cluster of two along N, and any number of
    * (persistent) clusters walking the units, every tile is computed exactly once, the blocks of
    * a cluster always share their tile row (their A tile), and the only tiles past N are a last
@@ -268,7 +273,9 @@ int main(void) {
             CHECK_INT(phantoms, cluster == 2 && tiles_n % 2 ? tiles_m : 0);
           }
         }
+}
 
+TEST_CASE(full_barrier) {
   /* what a stage's full barrier expects: everything inside a big problem; a cluster's second
    * A part past M=16 and a pair's extra tile past N are left out, as are nn B boxes past N */
   CHECK_INT(gemm_wgmma_stage_bytes(1, 128, 256, 64, 1, 0, 0, 4096, 4096), (128 + 256) * 64 * 2);
@@ -277,7 +284,9 @@ int main(void) {
   CHECK_INT(gemm_wgmma_stage_bytes(1, 128, 256, 64, 2, 0, 256, 16, 136), 64 * 64 * 2);
   CHECK_INT(gemm_wgmma_stage_bytes(0, 128, 256, 64, 1, 0, 0, 4096, 136), (128 + 3 * 64) * 64 * 2);
   CHECK_INT(gemm_wgmma_stage_bytes(0, 128, 256, 64, 1, 128, 0, 129, 4096), (128 + 256) * 64 * 2);
+}
 
+TEST_CASE(skinny) {
   /* gemm_skinny: rows and columns past the edges, K not a multiple of the vector, more slices
    * than chunks */
   {
@@ -294,7 +303,9 @@ int main(void) {
     CHECK_INT(gemm_skinny_k(2147482600 - 16, 2147482600, 31, 8, 4), 2147482600);
     CHECK_INT(gemm_skinny_k(0, 4096, 31, 8, 0), 248);
   }
+}
 
+TEST_CASE(split_k) {
   /* split-K: contiguous, balanced, exact cover (empty slices allowed when K is short) */
   for (int k_tiles = 1; k_tiles <= 300; k_tiles += 7)
     for (int split = 1; split <= 16; split++) {
@@ -307,7 +318,9 @@ int main(void) {
       }
       CHECK(ok && next == k_tiles);
     }
+}
 
+TEST_CASE(mma_fragment) {
   /* mma.sync accumulator fragment: the 32 lanes x 4 elements tile 16x8 exactly */
   {
     int seen[16][8] = {{0}};
@@ -322,6 +335,9 @@ int main(void) {
     CHECK_INT(gemm_mma_c_col(5, 1), 3);
     CHECK_INT(gemm_mma_c_row(5, 2), 9);
   }
+}
+
+TEST_CASE(wgmma_fragment) {
   /* wgmma m64nNk16 accumulator: 128 threads x N/2 elements tile 64xN exactly */
   for (int n = 64; n <= 256; n *= 2) {
     static int seen[64][256];
@@ -344,6 +360,9 @@ int main(void) {
       CHECK_INT(gemm_wgmma_d_col(pin[k][0], pin[k][1]), pin[k][3]);
     }
   }
+}
+
+TEST_CASE(wgmma_b_smem) {
   /* gemm_wgmma's B operand in shared memory, K-major (nt) and N-major (nn) */
   for (int n = 64; n <= 256; n *= 2) {
     CHECK(wgmma_b_layout(1, n, 64));
@@ -352,6 +371,9 @@ int main(void) {
   /* the 128-byte swizzle by hand: row 3, bytes 0 and 41 go to chunks 0^3 = 3 and 2^3 = 1 */
   CHECK_INT(ptx_sw128(3, 0), 3 * 128 + 48);
   CHECK_INT(ptx_sw128(3, 41), 3 * 128 + 16 + 9);
+}
+
+TEST_CASE(ldmatrix) {
   /* ldmatrix x4 lane addresses: each of the four 8x8 matrices gets 8 distinct rows */
   {
     int a[16][2] = {{0}}, bc[16][2] = {{0}}, br[16][2] = {{0}}, ok = 1;
@@ -371,7 +393,9 @@ int main(void) {
       for (int c = 0; c < 2; c++) ok &= a[r][c] == 1 && bc[r][c] == 1 && br[r][c] == 1;
     CHECK(ok);
   }
+}
 
+TEST_CASE(cp_async_plans) {
   /* gemm_mma's cp.async plans: for every tile the manifest allows (rows of 32..256 and 4..64
    * chunks per row, 64..256 threads, dividing evenly as the kernel asserts), each chunk of a
    * stage is copied by exactly one thread, and a thread's row mask marks exactly its rows
@@ -407,7 +431,9 @@ int main(void) {
     CHECK(tried >= 20);
     CHECK(ok);
   }
+}
 
+TEST_CASE(coverage) {
   /* every output element written exactly once, on edge shapes, for several configurations */
   static const int mma_cfgs[][5] = {{128, 128, 2, 2, 8}, {64, 64, 2, 2, 1}, {32, 64, 1, 2, 8},
                                     {256, 128, 4, 2, 8}, {64, 256, 1, 4, 1}, {128, 64, 4, 2, 8}};
@@ -422,6 +448,21 @@ int main(void) {
     for (size_t c = 0; c < sizeof simt_cfgs / sizeof simt_cfgs[0]; c++)
       CHECK(simt_coverage(M, N, simt_cfgs[c][0], simt_cfgs[c][1], simt_cfgs[c][2], simt_cfgs[c][3], simt_cfgs[c][4]));
   }
-  free(counts);
-  return test_done();
 }
+
+static void teardown(void) {
+  free(counts);
+}
+
+TEST_LIST_FIXTURE(setup, teardown,
+                  TEST_ENTRY(swizzle),
+                  TEST_ENTRY(wgmma_work_units),
+                  TEST_ENTRY(full_barrier),
+                  TEST_ENTRY(skinny),
+                  TEST_ENTRY(split_k),
+                  TEST_ENTRY(mma_fragment),
+                  TEST_ENTRY(wgmma_fragment),
+                  TEST_ENTRY(wgmma_b_smem),
+                  TEST_ENTRY(ldmatrix),
+                  TEST_ENTRY(cp_async_plans),
+                  TEST_ENTRY(coverage))

@@ -12,6 +12,7 @@
  * must equal a plain matrix product exactly (small integer inputs), for f16-style (2-byte) and
  * tf32 (4-byte) elements, B stored K x N and N x K, several tiles, stage counts, split-K and
  * edge shapes. */
+/* stages: none */
 #include "templates/gemm/gemm_index.h"
 #include "test.h"
 
@@ -356,7 +357,7 @@ static int run(const cfg *c, int M, int N, int K) {
   return bad == 0;
 }
 
-int main(void) {
+TEST_CASE(configurations) {
   static const cfg cfgs[] = {
       {64, 64, 32, 2, 2, 2, 0, 1, 8, 3},  {64, 64, 32, 2, 2, 2, 1, 1, 1, 2},   {32, 64, 64, 1, 2, 2, 1, 3, 8, 4},
       {128, 64, 32, 2, 2, 2, 0, 2, 8, 3}, {64, 64, 32, 2, 2, 4, 0, 1, 8, 4},   {64, 64, 32, 2, 2, 4, 1, 1, 1, 3},
@@ -369,5 +370,6 @@ int main(void) {
   for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
       CHECK(run(&cfgs[c], shapes[s][0], shapes[s][1], shapes[s][2]));
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(configurations))

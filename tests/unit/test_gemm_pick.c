@@ -1,10 +1,11 @@
 /* test_gemm_pick.c — the configurations the GPU benchmark measures per template (gh_pick_for in
  * bench/gemm_harness.h): the model's fastest first, in its order, then a spread over the space,
  * all distinct and inside it; without a model GPU only the spread. */
+/* stages: tune */
 #include "../../bench/gemm_harness.h"
 #include "test.h"
 
-int main(void) {
+TEST_CASE(pick_order) {
   char path[1200];
   snprintf(path, sizeof path, "%s/templates/gemm/gemm_wgmma.json", test_source_dir());
   manifest *m = NULL;
@@ -18,7 +19,7 @@ int main(void) {
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", NULL, &p, &err), RT_OK);
   CHECK_INT(problem_env(&gemm_family, &p, arch_spec_find("sm_90a"), gpu, &env, NULL), RT_OK);
   CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
-  if (!sp) return test_done();
+  if (!sp) return;
   const size_t size = space_size(sp);
   const double min_bytes = gemm_family.min_bytes(&gemm_family, &p);
   double best = HUGE_VAL;
@@ -44,5 +45,6 @@ int main(void) {
   CHECK_INT(idx[7], size - 1);
   space_free(sp);
   manifest_free(m);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(pick_order))

@@ -17,6 +17,7 @@
  * columns of the cluster's tiles), so boxes wholly outside the tensor, which the kernel does not
  * load, happen often: what a full barrier expects (gemm_wgmma_stage_bytes) must equal the
  * bytes the loads that are issued bring, or the run sticks. */
+/* stages: none */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,7 +237,7 @@ static int run(int cl, int stages, int nk, int units, sim *s) {
   return 1;
 }
 
-int main(void) {
+TEST_CASE(protocol) {
   static sim s;
   int runs = 0, stuck = 0, bad_read = 0, bad_write = 0;
   for (int cl = 1; cl <= MAXCL; cl++)
@@ -254,7 +255,10 @@ int main(void) {
   CHECK_INT(bad_read, 0);
   CHECK_INT(bad_write, 0);
   CHECK_INT(failures_alias, 0);
+}
 
+TEST_CASE(broken_producer) {
+  static sim s;
   /* the simulation can fail: a producer that does not wait for the empty barrier overwrites a
    * stage under a consumer's wgmma, hands it the wrong slab, or arrives twice in one phase of
    * the full barrier, which then never completes (stuck) */
@@ -268,7 +272,10 @@ int main(void) {
     CHECK(caught > 0);
   }
   broken = 0;
+}
 
+TEST_CASE(local_barriers) {
+  static sim s;
   /* and a cluster whose empty barriers count only their own block's warps: a peer's multicast
    * refill of A overwrites a stage under this block's wgmma */
   local = 1;
@@ -278,5 +285,6 @@ int main(void) {
     caught += s.bad_write + s.bad_read;
   }
   CHECK(caught > 0);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(protocol), TEST_ENTRY(broken_producer), TEST_ENTRY(local_barriers))

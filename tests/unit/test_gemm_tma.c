@@ -2,6 +2,7 @@
  * only a stored winner's vars text, computes the same cuTensorMapEncodeTiled parameters as the
  * tuning launcher, which has the configuration's rt_vars; both match the ABI in gemm.h; operands
  * TMA cannot address are refused with RT_ERR_UNSUPPORTED (the runtime then uses cuBLASLt). */
+/* stages: kernels */
 #include <stdio.h>
 #include <string.h>
 
@@ -98,7 +99,7 @@ static void check_layout(manifest *mf, const char *shape) {
 }
 
 /* Operands TMA cannot address: RT_ERR_UNSUPPORTED naming what is wrong. */
-static void check_refusals(void) {
+TEST_CASE(refusals) {
   rt_error err = {0};
   rt_vars v;
   rt_vars_clear(&v);
@@ -127,7 +128,7 @@ static void check_refusals(void) {
   CHECK_INT(rt_vars_parse(&none, "BLOCK_M", &err), RT_ERR_INVALID);
 }
 
-int main(void) {
+TEST_CASE(layouts) {
   rt_error err = {0};
   manifest *mf = NULL;
   CHECK_INT(catalog_find(NULL, "gemm_wgmma", &mf, &err), RT_OK);
@@ -136,6 +137,6 @@ int main(void) {
     check_layout(mf, "2@256x512x1024:nt");
     manifest_free(mf);
   }
-  check_refusals();
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(layouts), TEST_ENTRY(refusals))

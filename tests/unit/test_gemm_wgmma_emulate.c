@@ -15,6 +15,7 @@
  * through the family's reference epilogue (gemm_epi_reference) to fp32 accuracy plus the
  * output's rounding, and every output element must be written exactly once, on edge shapes
  * (M, N not multiples of the tile, a K whose last slab is partly outside). */
+/* stages: kernels */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -248,7 +249,7 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   return bad == 0 && unwritten == 0 && misplaced == 0 && bytes_bad == 0 && desc_bad == 0 && rms > 0.1;
 }
 
-int main(void) {
+TEST_CASE(tiles) {
   const unsigned BIAS = GEMM_EPI_BIAS, BETA = GEMM_EPI_BETA, RES = GEMM_EPI_RES;
   static cfg cfgs[20];
   int n = 0;
@@ -271,15 +272,22 @@ int main(void) {
   for (int i = 0; i < n; i++)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
       CHECK(run(&cfgs[i], shapes[s][0], shapes[s][1], shapes[s][2], 7 + 13 * i + s));
+}
+
+TEST_CASE(step_arithmetic) {
   /* the step arithmetic by hand: 4 wgmmas per 128-byte row, k32 for fp8, k16 for 16-bit */
   CHECK_INT(gemm_wgmma_k_steps(128, 1), 4);
   CHECK_INT(gemm_wgmma_k_steps(64, 2), 4);
   CHECK_INT(gemm_wgmma_instr_k(1), 32);
   CHECK_INT(gemm_wgmma_instr_k(2), 16);
   CHECK_INT(gemm_wgmma_a_start(3, 2), 3 * 8192 + 64);
+}
+
+TEST_CASE(stage_bytes) {
   /* a stage's expected bytes for fp8 are those of bf16 with half the elements of K */
   CHECK_INT(gemm_wgmma_stage_bytes_es(1, 128, 256, 128, 1, 1, 0, 0, 4096, 4096),
             gemm_wgmma_stage_bytes(1, 128, 256, 64, 1, 0, 0, 4096, 4096));
   CHECK_INT(gemm_wgmma_stage_bytes_es(1, 128, 256, 128, 1, 2, 0, 0, 16, 4096), (64 + 256) * 128);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(tiles), TEST_ENTRY(step_arithmetic), TEST_ENTRY(stage_bytes))

@@ -1,4 +1,5 @@
 /* test_gpu_spec.c — the spec tables answer lookups and hold the documented numbers. */
+/* stages: model */
 #include <math.h>
 
 #include "test.h"

@@ -2,6 +2,7 @@
  * every invalid file in tests/data/jobs/invalid is refused with exactly the one-line error of
  * its .expected (file, field, line); durations; jsonline's lines; shards own disjoint problems
  * that cover the job, split problems belong to all, tags and shard databases. */
+/* stages: job */
 #include <dirent.h>
 #include <unistd.h>
 
@@ -178,12 +179,13 @@ static void test_jsonline(void) {
   CHECK_INT(jsonline_find(NULL, "a"), 0);
 }
 
-int main(void) {
+TEST_CASE(jobs) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/tests/data/jobs", test_source_dir());
   test_durations();
   test_jsonline();
   test_valid(dir);
   test_invalid(dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(jobs))

@@ -2,6 +2,7 @@
  * shards, the same whichever order the files are merged in (a tie goes to the same result), a
  * second merge adds nothing, results of another GPU model stay apart, and a run a shard first
  * had "running" takes its later status. */
+/* stages: job */
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -63,8 +64,10 @@ static long long count(const char *path, const char *q) {
   return v;
 }
 
-int main(void) {
-  char a[256], b[256], c[256], x[256], y[256];
+/* Three shards' databases and two merged ones. */
+static char a[256], b[256], c[256], x[256], y[256];
+
+static void setup(void) {
   fx_tmpname(a, sizeof a, "merge-a");
   fx_tmpname(b, sizeof b, "merge-b");
   fx_tmpname(c, sizeof c, "merge-c");
@@ -78,6 +81,18 @@ int main(void) {
   shard(b, 128, "NVIDIA H200", b128, "done");
   shard(b, 256, "NVIDIA H200", b256, "done");
   shard(c, 128, "NVIDIA A100-SXM4-80GB", c128, "running");
+}
+
+static void teardown(void) {
+  fx_remove(a);
+  fx_remove(b);
+  fx_remove(c);
+  fx_remove(x);
+  fx_remove(y);
+}
+
+/* in either order the same winners; again, nothing added; a run's later status wins */
+TEST_CASE(merged) {
   char *order1[] = {a, b, c}, *order2[] = {c, b, a};
   job_merge_stats st;
   rt_error err = {0};
@@ -120,7 +135,12 @@ int main(void) {
   /* an older copy of the run ("running") merged after it changes nothing back */
   CHECK_INT(job_merge(y, one, 1, &st, &err), RT_OK);
   CHECK_INT(count(y, "SELECT count(*) FROM runs WHERE status='interrupted'"), 1);
-  /* a file that is not a database is refused naming it */
+}
+
+/* a file that is not a database is refused naming it */
+TEST_CASE(not_a_database) {
+  job_merge_stats st;
+  rt_error err = {0};
   char bad[300];
   snprintf(bad, sizeof bad, "%s.txt", a);
   FILE *f = fopen(bad, "w");
@@ -134,10 +154,6 @@ int main(void) {
   rt_error_format(&err, line, sizeof line);
   CHECK_CONTAINS(line, bad);
   unlink(bad);
-  fx_remove(a);
-  fx_remove(b);
-  fx_remove(c);
-  fx_remove(x);
-  fx_remove(y);
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(merged), TEST_ENTRY(not_a_database))

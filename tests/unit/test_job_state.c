@@ -2,6 +2,7 @@
  * (with what is left of the round), failed (a failed run; runs without a success), stale by
  * toolkit, by driver and by age, the rules turned off, a split problem counting only its
  * shard's runs; and recheck verdicts (same, SLOWER, FAILS) from recheck runs. */
+/* stages: job */
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -85,17 +86,21 @@ static void sql(const char *path, const char *q) {
   sqlite3_close(h);
 }
 
-int main(void) {
+/* The fixture every case reads: a job of nine problems, one state each, and its database. */
+static char dir[] = "/tmp/rooftune-job-state-XXXXXX";
+static char jp[256], dbp[256];
+static job *j;
+static const job_shard whole = {0, 1};
+
+static void setup(void) {
   rt_error err = {0};
   CHECK_INT(db_toolkit_string(toolkit, sizeof toolkit, &err), RT_OK);
-  char dir[] = "/tmp/rooftune-job-state-XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
-  char jp[256], dbp[256];
   snprintf(jp, sizeof jp, "%s/j.json", dir);
   snprintf(dbp, sizeof dbp, "%s/t.db", dir);
   FILE *f = fopen(jp, "w");
   CHECK(f != NULL);
-  if (!f) return test_done();
+  if (!f) exit(test_done());
   /* problem k is 2^k x 64 x 64 ... (k = 0..8): one state each */
   fprintf(f, "{\"rooftune_job\": 1, \"name\": \"st\", \"database\": \"t.db\", \"defaults\": {\"dtype\": \"f32\", "
              "\"budget\": 8}, \"fresh\": {\"max_age\": \"7d\"}, \"problems\": [\n");
@@ -104,11 +109,10 @@ int main(void) {
             k < 8 ? "," : "");
   fprintf(f, "]}\n");
   fclose(f);
-  job *j = NULL;
   CHECK_INT(job_load(jp, &j, &err), RT_OK);
   if (!j) {
     fprintf(stderr, "  %s\n", err.text);
-    return test_done();
+    exit(test_done());
   }
   db *d = NULL;
   CHECK_INT(db_open(dbp, DB_CREATE, &d, &err), RT_OK);
@@ -132,10 +136,31 @@ int main(void) {
            "(SELECT id FROM problems WHERE shape='4096x64x64');"
            "UPDATE winners SET updated_at='2020-01-01T01:00:00Z' WHERE problem_id=(SELECT id FROM problems WHERE "
            "shape='4096x64x64')");
-  CHECK_INT(db_open(dbp, DB_READONLY, &d, &err), RT_OK);
+}
+
+static void teardown(void) {
+  job_free(j);
+  fx_remove(dbp);
+  unlink(jp);
+  rmdir(dir);
+}
+
+/* The database (read-only, or to add rechecks to) and the job's view of it. */
+static void open_env(db **d, int mode, job_env *env) {
+  rt_error err = {0};
+  CHECK_INT(db_open(dbp, mode, d, &err), RT_OK);
+  CHECK_INT(job_env_open(env, "model:h200", *d, &err), RT_OK);
+}
+
+static void close_env(db *d, job_env *env) {
+  job_env_free(env);
+  db_close(d);
+}
+
+TEST_CASE(states) {
+  db *d = NULL;
   job_env env;
-  CHECK_INT(job_env_open(&env, "model:h200", d, &err), RT_OK);
-  job_shard whole = {0, 1};
+  open_env(&d, DB_READONLY, &env);
   job_state st[9];
   for (int k = 0; k < 9; k++) job_state_of(j, (size_t)k, whole, &env, &st[k]);
   CHECK_INT(st[0].kind, JOB_STATE_NEVER);
@@ -160,6 +185,13 @@ int main(void) {
   CHECK_INT(st[8].kind, JOB_STATE_STALE);
   CHECK_CONTAINS(st[8].reason, "(max_age 7.0 d)");
   CHECK(st[8].age_s > 300 * 86400.0);
+  close_env(d, &env);
+}
+
+TEST_CASE(shards) {
+  db *d = NULL;
+  job_env env;
+  open_env(&d, DB_READONLY, &env);
   /* the split problem under two shards: each counts its own runs, and has half the budget */
   job_state s0, s1;
   job_state_of(j, 7, (job_shard){0, 2}, &env, &s0);
@@ -168,6 +200,13 @@ int main(void) {
   CHECK_INT(s0.budget, 4);
   CHECK_INT(s1.kind, JOB_STATE_INTERRUPTED);
   CHECK_INT(s1.left, 3);
+  close_env(d, &env);
+}
+
+TEST_CASE(rules_off) {
+  db *d = NULL;
+  job_env env;
+  open_env(&d, DB_READONLY, &env);
   /* the rules can be turned off */
   j->fresh.toolkit = 0;
   j->fresh.driver = 0;
@@ -184,12 +223,23 @@ int main(void) {
   const db_entry *w[4];
   CHECK_INT(job_current_winners(j, 1, &env, w, 4), 1);
   CHECK_INT(job_current_winners(j, 5, &env, w, 4), 0);
+  close_env(d, &env);
+}
 
-  /* rechecks of problem 1's winner (1.0 ms): same, then 50 % slower, then broken */
+/* rechecks of problem 1's winner (1.0 ms): same, then 50 % slower, then broken; then the run
+ * sets, the rechecks' among them */
+TEST_CASE(rechecks_and_runs) {
+  db *d = NULL;
+  job_env env;
+  rt_error err = {0};
+  const db_entry *w[4];
+  job_state st[9];
+  open_env(&d, DB_READONLY, &env);
   recheck_verdict v;
   if (job_current_winners(j, 1, &env, w, 4) != 1) {
     CHECK(!"problem 1 has its winner");
-    return test_done();
+    close_env(d, &env);
+    return;
   }
   CHECK(job_last_recheck(w[0], env.runs, env.nruns, 0.05, &v) == NULL);
   db_close(d);
@@ -251,11 +301,8 @@ int main(void) {
       CHECK(runs[i].finished_at[0] != 0);
     }
   free(runs);
-  job_env_free(&env);
-  db_close(d);
-  job_free(j);
-  fx_remove(dbp);
-  unlink(jp);
-  rmdir(dir);
-  return test_done();
+  close_env(d, &env);
 }
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(states), TEST_ENTRY(shards), TEST_ENTRY(rules_off),
+                  TEST_ENTRY(rechecks_and_runs))

@@ -1,5 +1,6 @@
 /* test_ktfile.c — Kernel Tuner and KTT files load into a space with recorded times; bad files
  * give one error naming the file. */
+/* stages: template */
 #include <math.h>
 
 #include "test.h"
@@ -236,7 +237,7 @@ static void check_bad(const char *name, rt_status code, const char *text) {
   CHECK_CONTAINS(err.text, text);
 }
 
-int main(void) {
+TEST_CASE(files) {
   check_rank_in();
   check_small("small.json", 1.0);
   check_small("small.json.gz", 2.0);
@@ -248,5 +249,6 @@ int main(void) {
   check_bad("foreign.json", RT_ERR_PARSE, "neither a Kernel Tuner cache");
   check_bad("undeclared.json", RT_ERR_PARSE, "block_size_x=128");
   check_bad("no-such-file.json", RT_ERR_IO, "cannot open");
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(files))

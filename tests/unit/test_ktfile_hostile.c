@@ -13,6 +13,7 @@
  *     refused (they were cut, so two configurations could become one);
  *   - an empty file is reported as empty, not as invalid JSON;
  *   - every error names the file. */
+/* stages: template */
 #include <unistd.h>
 #include <zlib.h>
 
@@ -302,7 +303,7 @@ static void test_empty(void) {
   CHECK_CONTAINS(err.text, "not a regular file");
 }
 
-int main(void) {
+TEST_CASE(hostile_files) {
   const char *t = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/rooftune-kth-XXXXXX", t && *t ? t : "/tmp");
   if (!mkdtemp(dir)) test_skip("cannot create a temporary folder");
@@ -316,5 +317,6 @@ int main(void) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(hostile_files))

@@ -1,6 +1,7 @@
 /* test_ktfile_spaces.c — the brute-forced spaces in ../shared/data/spaces load with their
  * published sizes ("valid" = configurations with a time; failed ones are in the space too).
  * Skips when the data is absent. */
+/* stages: template */
 #include <math.h>
 #include <unistd.h>
 
@@ -66,7 +67,7 @@ static void check_counted(const char *dir) {
   }
 }
 
-int main(void) {
+TEST_CASE(every_space) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/data/spaces", test_shared_dir());
   if (access(dir, R_OK) != 0) test_skip("no brute-forced spaces in ../shared/data/spaces");
@@ -91,5 +92,6 @@ int main(void) {
     ktfile_free(kf);
   }
   check_counted(dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(every_space))

@@ -6,6 +6,7 @@
  * third-party and not in the project, so a stub stands in for it here (nothing is compiled; with
  * the real file, `rooftune replay --manifest` found the compiled register counts equal to the
  * recorded ones).  Skips without the data. */
+/* stages: model */
 #include <unistd.h>
 
 #include "test.h"
@@ -22,7 +23,7 @@ static int lookup_rec(void *ctx, const char *name, long long *v) {
   return 1;
 }
 
-int main(void) {
+TEST_CASE(recorded_space) {
   char rec[1200];
   snprintf(rec, sizeof rec, "%s/data/spaces/ktt_convolution_RTX_2080_Ti.json.gz", test_shared_dir());
   if (access(rec, R_OK) != 0) test_skip("no ktt_convolution_RTX_2080_Ti.json.gz in ../shared/data/spaces");
@@ -90,5 +91,6 @@ int main(void) {
   unlink(stub);
   unlink(src);
   rmdir(tmp);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(recorded_space))

@@ -11,6 +11,7 @@
  * go the lever's way and, applied to the configuration, give one that `--config` accepts
  * (space_parse_config: every constraint holds).  No lever may name a parameter that cannot
  * move.  The counts printed say how many levers were checked. */
+/* stages: device */
 #include "test.h"
 #include "kernels/family.h"
 #include "tuner/device/device.h"
@@ -160,11 +161,11 @@ typedef struct suite {
   const char *shapes[32];
 } suite;
 
-int main(void) {
+TEST_CASE(every_template) {
   rt_error err = {0};
   if (family_load_path(NULL, &err)) {
     fprintf(stderr, "%s\n", err.text);
-    return 1;
+    exit(1);
   }
   static const suite suites[] = {
       {"gemm", {"bf16", NULL, NULL},
@@ -183,7 +184,7 @@ int main(void) {
   int npaths = 0;
   if (catalog_list(NULL, &paths, &npaths, &err)) {
     fprintf(stderr, "%s\n", err.text);
-    return 1;
+    exit(1);
   }
   int templates = 0;
   for (int i = 0; i < npaths; i++) {
@@ -211,5 +212,6 @@ int main(void) {
          configs_checked, levers_checked, moves_checked);
   CHECK(templates >= 8);
   CHECK(levers_checked > 1000);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(every_template))

@@ -8,6 +8,7 @@
  * at load or, for errors that need the problem, when the space is built.  Set
  * ROOFTUNE_WRITE_EXPECTED=1 to write missing .expected files (then read them before committing).
  */
+/* stages: kernels */
 #include <dirent.h>
 #include <stdint.h>
 #include <string.h>
@@ -570,7 +571,7 @@ static void check_discovery(const char *valid_dir, const char *invalid_dir) {
   CHECK_INT(manifest_load("/nonexistent/x.json", &none, &err), RT_ERR_IO);
 }
 
-int main(void) {
+TEST_CASE(manifests) {
   char valid[1024], invalid[1024];
   snprintf(valid, sizeof valid, "%s/tests/data/manifests/valid", test_source_dir());
   snprintf(invalid, sizeof invalid, "%s/tests/data/manifests/invalid", test_source_dir());
@@ -593,5 +594,6 @@ int main(void) {
   check_wgmma_launch();
   check_executed(valid);
   check_discovery(valid, invalid);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(manifests))

@@ -9,6 +9,7 @@
  *     a configuration's value table holds, a file larger than a manifest may be;
  *   - a parameter with 65535 values loads in linear-logarithmic time (the repeat check was
  *     quadratic: 35 s), and a repeat among them is still found, at its first place. */
+/* stages: model */
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -210,7 +211,7 @@ static void test_long_value_list(void) {
   free(params);
 }
 
-int main(void) {
+TEST_CASE(limits) {
   signal(SIGALRM, on_alarm);
   alarm(60);
   const char *t = getenv("TMPDIR");
@@ -226,5 +227,6 @@ int main(void) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(limits))

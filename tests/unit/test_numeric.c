@@ -8,6 +8,7 @@
  * becomes infinity (e5m2) or NaN (e4m3); NaN stays NaN with its sign; infinity saturates.  And
  * the two facts the GEMM kernels and reference lean on: an e5m2 byte is the top byte of the f16
  * of its value, and every fp8 value is a bf16 value. */
+/* stages: kernels */
 #include <math.h>
 
 #include "kernels/numeric.h"
@@ -136,11 +137,14 @@ static void check_format(const fmt *f) {
   CHECK_INT(bad, 0);
 }
 
-int main(void) {
+TEST_CASE(formats) {
   static const fmt e4m3 = {"e4m3", 4, 3, 7, num_f32_to_e4m3, num_e4m3_to_f32, NUM_E4M3_MAX};
   static const fmt e5m2 = {"e5m2", 5, 2, 15, num_f32_to_e5m2, num_e5m2_to_f32, NUM_E5M2_MAX};
   check_format(&e4m3);
   check_format(&e5m2);
+}
+
+TEST_CASE(hand_codes) {
   /* hand-checked codes (the OCP tables) */
   CHECK_INT(num_f32_to_e4m3(1.0f, 1), 0x38);
   CHECK_INT(num_f32_to_e4m3(-2.0f, 1), 0xc0);
@@ -156,16 +160,26 @@ int main(void) {
   CHECK_INT(num_f32_to_e5m2(0.1f, 0), 0x2e);               /* 0.09375 */
   CHECK_NEAR(num_e4m3_to_f32(0x7e), 448.0, 0);
   CHECK_NEAR(num_e5m2_to_f32(0x7b), 57344.0, 0);
+}
+
+TEST_CASE(e5m2_is_f16_top) {
   /* an e5m2 byte is the top byte of the f16 of the same value (gemm_skinny widens e5m2 so) */
   for (unsigned c = 0; c < 256; c++) {
     const float h = num_f16_to_f32((uint16_t)(c << 8)), e = num_e5m2_to_f32((uint8_t)c);
     CHECK(isnan(e) ? isnan(h) : h == e);
   }
+}
+
+TEST_CASE(fp8_in_bf16) {
   /* every fp8 value is a bf16 value: the GEMM family's reference multiplies bf16 copies */
   for (unsigned c = 0; c < 256; c++) {
     float a = num_e4m3_to_f32((uint8_t)c), b = num_e5m2_to_f32((uint8_t)c);
     if (!isnan(a)) CHECK(num_bf16_to_f32(num_f32_to_bf16(a)) == a);
     if (!isnan(b)) CHECK(num_bf16_to_f32(num_f32_to_bf16(b)) == b);
   }
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(formats),
+          TEST_ENTRY(hand_codes),
+          TEST_ENTRY(e5m2_is_f16_top),
+          TEST_ENTRY(fp8_in_bf16))

@@ -2,6 +2,7 @@
  * pre-run features of a configuration (features.h), on the project's own KTT fixture
  * (tests/data/ktfiles/ktt_counters.json, "recorded" on an RTX 2080 Ti) and on numbers worked by
  * hand. */
+/* stages: model */
 #include <math.h>
 
 #include "test.h"
@@ -9,7 +10,7 @@
 #include "tuner/model/recorded.h"
 #include "tuner/template/ktfile.h"
 
-static void check_diagnose(void) {
+TEST_CASE(diagnose) {
   char path[1024];
   snprintf(path, sizeof path, "%s/tests/data/ktfiles/ktt_counters.json", test_source_dir());
   ktfile *kf = NULL;
@@ -66,7 +67,7 @@ static void check_diagnose(void) {
   ktfile_free(kf);
 }
 
-static void check_features(void) {
+TEST_CASE(features) {
   /* 256 threads x 64 registers on sm_90's 132 SMs: 4 blocks/SM (from the facts), a grid of 792
    * blocks is 1.5 waves, the second half-empty: 0.75; 1e12 executed FLOPs at 989.5e12 FLOP/s
    * = 1.01 ms against 1e9 bytes at 4.3e12 B/s = 0.23 ms: the bound is the compute one */
@@ -100,8 +101,4 @@ static void check_features(void) {
   CHECK_STR(feature_what(FEATURE_COUNT), "");
 }
 
-int main(void) {
-  check_diagnose();
-  check_features();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(diagnose), TEST_ENTRY(features))

@@ -1,19 +1,30 @@
 /* test_replay.c — replay scoring on a small recorded space: evaluations to target, misses at
  * twice the budget, random search's exact expectation; a recording with counters replays with
  * its diagnoses and compile facts. */
+/* stages: search */
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "test.h"
 #include "tuner/model/features.h"
 
-int main(void) {
+/* tests/data/ktfiles/small.json: ten configurations, seven valid, for every case */
+static ktfile *small;
+
+static void setup(void) {
   char path[1024];
   snprintf(path, sizeof path, "%s/tests/data/ktfiles/small.json", test_source_dir());
-  ktfile *kf;
   rt_error err = {0};
-  CHECK_INT(ktfile_load(path, &kf, &err), RT_OK);
-  if (!kf) return test_done();
+  CHECK_INT(ktfile_load(path, &small, &err), RT_OK);
+  if (!small) exit(test_done());
+}
 
+static void teardown(void) {
+  ktfile_free(small);
+}
+
+TEST_CASE(brute_force) {
+  ktfile *kf = small;
+  rt_error err = {0};
   replay_stats rs;
   /* brute force walks the file's order: 1.04 ms (within 5 % of 1.0) is the 4th record */
   CHECK_INT(replay_run(kf, "brute_force", 3, 100, 0.05, NULL, &rs, &err), RT_OK);
@@ -38,6 +49,12 @@ int main(void) {
   CHECK_NEAR(rs.reached, 0, 0);
   CHECK_INT(rs.evals[1], -1);
   replay_stats_free(&rs);
+}
+
+TEST_CASE(every_strategy) {
+  ktfile *kf = small;
+  rt_error err = {0};
+  replay_stats rs;
   /* every strategy reaches the target on a 10-configuration space within 10 evaluations */
   for (const char *const *n = strategy_names(); *n; n++) {
     if (strcmp(*n, "model") == 0) continue;
@@ -46,13 +63,25 @@ int main(void) {
     CHECK(rs.median >= 1 && rs.median <= 10);
     replay_stats_free(&rs);
   }
+}
+
+TEST_CASE(default_strategy) {
+  ktfile *kf = small;
+  rt_error err = {0};
+  replay_stats rs;
   /* the default strategy when none is named */
   CHECK_INT(replay_run(kf, NULL, 1, 10, 0.05, NULL, &rs, &err), RT_OK);
   CHECK_STR(rs.strategy, strategy_default());
   replay_stats_free(&rs);
   CHECK_INT(replay_run(kf, "nope", 1, 10, 0.05, NULL, &rs, &err), RT_ERR_INVALID);
   CHECK_INT(replay_run(kf, "random", 0, 10, 0.05, NULL, &rs, &err), RT_ERR_USAGE);
+}
 
+TEST_CASE(counters) {
+  ktfile *kf = small;
+  rt_error err = {0};
+  replay_stats rs;
+  char path[1024];
   /* a KTT recording with counters on a GPU of the spec table: every timed configuration is
    * told with its diagnosis and the strategy gets the compile facts; a file without counters
    * gives neither */
@@ -73,12 +102,15 @@ int main(void) {
     replay_stats_free(&rs);
     ktfile_free(kc);
   }
+}
 
+TEST_CASE(percentiles) {
   double v[] = {5, 1, 4, 2, 3};
   CHECK_NEAR(replay_percentile(v, 5, 50), 3, 1e-12);
   CHECK_NEAR(replay_percentile(v, 5, 90), 4.6, 1e-12);
   double w[] = {1, 2};
   CHECK_NEAR(replay_percentile(w, 2, 50), 1.5, 1e-12);
-  ktfile_free(kf);
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(brute_force), TEST_ENTRY(every_strategy),
+                  TEST_ENTRY(default_strategy), TEST_ENTRY(counters), TEST_ENTRY(percentiles))

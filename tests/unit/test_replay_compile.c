@@ -5,6 +5,7 @@
  * roles; a replay then gives the strategy those facts and the roofline bound.  On the project's
  * own kernel (tests/data/replay_manifest: saxpy_tile.cu, its manifest and a KTT-format recording
  * of ours).  And what cannot be mapped or compiled is said, naming the file. */
+/* stages: tune */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,20 +50,28 @@ static void variant(const char *name, const char *from, const char *to) {
   put(file, text);
 }
 
-int main(void) {
+/* The recording, its manifest and the GPU it was recorded on, for every case. */
+static char man[1200];
+static ktfile *kf;
+static const gpu_spec *gpu;
+
+static void setup(void) {
   snprintf(dir, sizeof dir, "%s/tests/data/replay_manifest", test_source_dir());
   snprintf(tmp, sizeof tmp, "/tmp/rt_replay_compile_XXXXXX");
   CHECK(mkdtemp(tmp) != NULL);
-  char rec[1200], man[1200];
+  char rec[1200];
   snprintf(rec, sizeof rec, "%s/saxpy_ktt.json", dir);
   snprintf(man, sizeof man, "%s/saxpy_tile.json", dir);
-  ktfile *kf = NULL;
   rt_error err = {0};
   CHECK_INT(ktfile_load(rec, &kf, &err), RT_OK);
-  if (!kf) return test_done();
-  const gpu_spec *gpu = gpu_spec_match_name(kf->device_name);
+  if (!kf) exit(test_done());
+  gpu = gpu_spec_match_name(kf->device_name);
   CHECK(gpu == gpu_spec_find("rtx2080ti"));
+}
 
+/* compiled for sm_75, then again from the cubin cache, then replayed with the facts */
+TEST_CASE(compiled) {
+  rt_error err = {0};
   replay_facts rf;
   CHECK_INT(replay_compile(kf, man, gpu, 1, &rf, &err), RT_OK);
   if (err.text[0]) fprintf(stderr, "%s\n", err.text);
@@ -108,8 +117,12 @@ int main(void) {
   CHECK_NEAR(rs.reached, 1, 0);
   replay_stats_free(&rs);
   replay_facts_free(&rf);
+}
 
-  /* what cannot be done is said, naming the manifest */
+/* what cannot be done is said, naming the manifest */
+TEST_CASE(refused) {
+  rt_error err = {0};
+  replay_facts rf;
   char src[1200], path[1200];
   snprintf(src, sizeof src, "%s/saxpy_tile.cu", dir);
   put("saxpy_tile.cu", slurp(src));
@@ -134,14 +147,18 @@ int main(void) {
   CHECK_CONTAINS(err.text, "saxpy_tile.cu");
   CHECK_INT(replay_compile(kf, man, NULL, 1, &rf, &err), RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "spec table");
+}
 
+static void teardown(void) {
   static const char *const names[] = {"no_sm75.json", "few_blocks.json", "other_param.json",
                                       "no_source.json", "saxpy_tile.cu"};
+  char path[1200];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     snprintf(path, sizeof path, "%s/%s", tmp, names[i]);
     unlink(path);
   }
   rmdir(tmp);
   ktfile_free(kf);
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(compiled), TEST_ENTRY(refused))

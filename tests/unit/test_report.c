@@ -3,6 +3,7 @@
  * plotted, measured and predicted points told apart, the device's roofs labelled measured or
  * spec, the winner ringed, the regression of a recheck highlighted first, text escaped, no
  * script; a job limits it to its problems; the file appears only complete. */
+/* stages: job */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,8 +63,12 @@ static long long store(db *d, const char *device, long long m, int n, int nfail,
   return id;
 }
 
-int main(void) {
-  char dbp[256], out[300];
+/* The database every case reads (read-only), and the report written from it. */
+static char dbp[256], out[300];
+static db *page_db;
+static char *page;
+
+static void setup(void) {
   fx_tmpname(dbp, sizeof dbp, "report");
   snprintf(out, sizeof out, "%s.html", dbp);
   db *d = NULL;
@@ -88,20 +93,31 @@ int main(void) {
   store_path[0] = "tc_f16", store_path[1] = "simt_f32"; /* a tensor-core and a CUDA-core template */
   store(d, "model:h200", 512, 4, 2, 3.0, &b4, "rooftune tune gemm");
   db_close(d);
-  CHECK_INT(db_open(dbp, DB_READONLY, &d, &err), RT_OK);
+  CHECK_INT(db_open(dbp, DB_READONLY, &page_db, &err), RT_OK);
   report_options o = {NULL, "test <report>", 0.05, 3};
   report_stats st;
-  CHECK_INT(report_write(d, &o, out, &st, &err), RT_OK);
+  CHECK_INT(report_write(page_db, &o, out, &st, &err), RT_OK);
   CHECK_INT(st.sections, 3);
   CHECK_INT(st.candidates, 6 + 3 + 6);
   CHECK_INT(st.points, 5 + 3 + 4);
   CHECK_INT(st.failed, 1 + 0 + 2);
   CHECK_INT(st.regressions, 1);
-  char *html = NULL;
   size_t len = 0;
-  CHECK_INT(fileio_read(out, &html, &len, &err), RT_OK);
-  if (!html) return test_done();
+  CHECK_INT(fileio_read(out, &page, &len, &err), RT_OK);
+  if (!page) exit(test_done());
   CHECK_INT((long long)len, st.bytes);
+}
+
+static void teardown(void) {
+  free(page);
+  db_close(page_db);
+  unlink(out);
+  fx_remove(dbp);
+}
+
+/* no script, nothing fetched, the names escaped, every point and chart */
+TEST_CASE(page) {
+  const char *html = page;
   CHECK(strstr(html, "<script") == NULL);
   CHECK(strstr(html, "http://") == NULL || strstr(html, "http://") == strstr(html, "http://www.w3.org/2000/svg"));
   CHECK_CONTAINS(html, "<title>test &lt;report&gt;</title>");
@@ -109,6 +125,11 @@ int main(void) {
   CHECK(strstr(html, "NAME=<b") == NULL);
   CHECK_INT(occurrences(html, "class=\"pt "), 5 + 3 + 4);
   CHECK_INT(occurrences(html, "<svg class=\"roofline\""), 3);
+}
+
+/* each section's chart: measured or predicted points, the roofs said as measured or spec */
+TEST_CASE(charts) {
+  const char *html = page;
   char svg[200000];
   section_svg(html, "<h2>gemm 128x64x64 f16 on NVIDIA H200", svg, sizeof svg);
   CHECK_INT(occurrences(svg, "class=\"pt measured "), 5);
@@ -130,8 +151,12 @@ int main(void) {
   CHECK_INT(occurrences(svg, "data-path=\"simt_f32\""), 2);
   CHECK_INT(occurrences(svg, "data-path=\"tc_f16\""), 2);
   CHECK_CONTAINS(html, "4 plotted, 2 failed (no time, not plotted)");
-  /* the regression: the banner, first in the overview, the section marked; rechecks in the
-   * history */
+}
+
+/* the regression: the banner, first in the overview, the section marked; rechecks in the
+ * history */
+TEST_CASE(regression) {
+  const char *html = page;
   CHECK_CONTAINS(html, "1 regression</span>");
   const char *ov = strstr(html, "<table class=\"overview\">");
   CHECK(ov && strstr(ov, "SLOWER") && strstr(ov, "SLOWER") < strstr(ov, "model:h200"));
@@ -139,7 +164,11 @@ int main(void) {
                        "regression (SLOWER)");
   CHECK_CONTAINS(html, "class=\"recheck regressed\"");
   CHECK_CONTAINS(html, "data-runs=\"3\"");
-  /* the table shows --top rows */
+}
+
+/* the table shows --top rows */
+TEST_CASE(top_rows) {
+  const char *html = page;
   const char *sec = strstr(html, "<section id=\"p2\"");
   const char *tab = sec ? strstr(sec, "<table class=\"top\">") : NULL;
   const char *end = tab ? strstr(tab, "</table>") : NULL;
@@ -148,18 +177,25 @@ int main(void) {
     snprintf(t, sizeof t, "%.*s", (int)(end - tab), tab);
     CHECK_INT(occurrences(t, "<tr"), 1 + 3);
   }
-  free(html);
-  /* nothing left but the report */
+}
+
+/* nothing left but the report */
+TEST_CASE(no_temporary_left) {
   char tmp[400];
   snprintf(tmp, sizeof tmp, "%s.%ld.tmp", out, (long)getpid());
   CHECK(access(tmp, F_OK) != 0);
-  /* a folder that does not exist: an error naming the file */
-  CHECK_INT(report_write(d, &o, "/nonexistent/dir/r.html", &st, &err), RT_ERR_IO);
+}
+
+/* a folder that does not exist: an error naming the file */
+TEST_CASE(missing_folder) {
+  rt_error err = {0};
+  report_options o = {NULL, "test <report>", 0.05, 3};
+  report_stats st;
+  CHECK_INT(report_write(page_db, &o, "/nonexistent/dir/r.html", &st, &err), RT_ERR_IO);
   char line[1600];
   rt_error_format(&err, line, sizeof line);
   CHECK_CONTAINS(line, "/nonexistent/dir/r.html");
-  db_close(d);
-  unlink(out);
-  fx_remove(dbp);
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(page), TEST_ENTRY(charts), TEST_ENTRY(regression),
+                  TEST_ENTRY(top_rows), TEST_ENTRY(no_temporary_left), TEST_ENTRY(missing_folder))

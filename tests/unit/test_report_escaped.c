@@ -6,6 +6,7 @@
  * Any one field written unescaped fails it.  The writer itself refuses what could run (script
  * elements, on... attributes, outside links, text outside an element), repairs UTF-8 as
  * html.h says, and reports a write that fails (/dev/full) as an error. */
+/* stages: job */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,7 +304,7 @@ static void test_write_error(void) {
   fclose(f);
 }
 
-int main(void) {
+TEST_CASE(escaped) {
   test_writer_refuses();
   test_utf8_repair();
   test_write_error();
@@ -313,5 +314,6 @@ int main(void) {
 #else
   printf("SKIP (in part): no libxml2 here to parse the page (install libxml2-dev; .ci/deps.sh does)\n");
 #endif
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(escaped))

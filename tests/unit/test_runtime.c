@@ -3,6 +3,7 @@
  * flagged provenance mismatches, the answer cache, lookups from several threads, the status
  * table, the version and struct sizes, error codes and messages, and loading without a
  * driver.  The serving rules on real templates' recipes are test_serving.c's. */
+/* stages: db runtime */
 #include <pthread.h>
 
 #include "runtime/include/rooftune.h"

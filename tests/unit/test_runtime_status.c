@@ -3,11 +3,12 @@
  * code of the table, a code of the same name on itself, the caller's input errors on
  * ERR_INVALID and the tuner's own on ERR_INTERNAL.  (status.c is compiled in here: the library
  * does not export its internals.) */
+/* stages: core runtime */
 #include "runtime/status.c"
 
 #include "test.h"
 
-int main(void) {
+TEST_CASE(statuses) {
   for (int s = 0; s < RT_STATUS_COUNT; s++) {
     int c = rt_public_code((rt_status)s);
     CHECK(strcmp(rooftune_status_name(c), "UNKNOWN") != 0);
@@ -27,5 +28,6 @@ int main(void) {
   rt_error_locate(&err, "x.db", NULL, 0, 0);
   CHECK_INT(rt_fail_err(&err), ROOFTUNE_ERR_DB);
   CHECK_STR(rooftune_last_error(), "x.db: a damaged page");
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(statuses))

@@ -14,6 +14,7 @@
  *     without a recipe serves only its own shape;
  *   - attention: exact by the canonical shape, decode problems by (B*HKV, SKV), prefill by
  *     (B*HQ, SQ, SKV), the two never compared. */
+/* stages: kernels runtime */
 #include "kernels/family.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"

@@ -1,4 +1,5 @@
 /* test_sha256.c — FIPS 180-4 / NIST example vectors, and incremental updates equal one call. */
+/* stages: core */
 #include "test.h"
 #include "tuner/core/sha256.h"
 
@@ -10,7 +11,7 @@ static const char *hex_of(const char *msg, size_t n) {
   return hex;
 }
 
-int main(void) {
+TEST_CASE(digests) {
   CHECK_STR(hex_of("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK_STR(hex_of("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
@@ -32,5 +33,6 @@ int main(void) {
   sha256_final(&c, d);
   sha256_hex(d, hex);
   CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(digests))

@@ -1,4 +1,5 @@
 /* test_space.c — the space's index, neighbours, format and parse, and its error paths. */
+/* stages: template */
 #include "test.h"
 #include "tuner/template/space.h"
 
@@ -29,7 +30,7 @@ static int contains(const size_t *v, size_t n, size_t x) {
 
 /* space_move: the nearest valid value that way, by value (the domain written out of order),
  * skipping values no valid configuration has; identifiers by position; nth; -1 at the ends. */
-static void test_move(void) {
+TEST_CASE(move) {
   space *s = space_new();
   rt_error e = {0};
   static const long long tile[] = {128, 32, 256, 64};
@@ -60,8 +61,7 @@ static void test_move(void) {
   space_free(s);
 }
 
-int main(void) {
-  rt_error err;
+TEST_CASE(small_space) {
   space *s = make_space();
   /* valid: A=16 (3 B) + 32 (3) + 64 (2) + 128 (1) = 9, times 2 layouts */
   CHECK_INT(space_size(s), 18);
@@ -100,6 +100,11 @@ int main(void) {
   uint16_t out_of_range[3] = {9, 0, 0};
   CHECK_INT(space_index(s, out_of_range), -1);
 
+  space_free(s);
+}
+
+TEST_CASE(neighbours_and_single) {
+  space *s = make_space();
   /* neighbours of A=32,B=2,L=row: A 16/64 (B=2: 32,128 ok), B 1/4 (32*4=128 ok), L col */
   size_t idx;
   CHECK_INT(space_parse_config(s, "A=32,B=2,L=row", &idx, NULL), RT_OK);
@@ -141,6 +146,14 @@ int main(void) {
   CHECK_INT(space_single(s, space_size(s), &single, NULL), RT_ERR_INVALID);
   CHECK(single == NULL);
 
+  space_free(s);
+}
+
+TEST_CASE(parse_errors) {
+  rt_error err;
+  space *s = make_space();
+  size_t idx;
+  char buf[128];
   /* parse errors carry a column */
   rt_error_clear(&err);
   CHECK_INT(space_parse_config(s, "A=16,Q=1,L=row", &idx, &err), RT_ERR_PARSE);
@@ -177,6 +190,12 @@ int main(void) {
   CHECK_INT(space_format_values(s, vals, buf, sizeof buf), 15);
   CHECK_STR(buf, "A=128,B=4,L=row");
 
+  space_free(s);
+}
+
+TEST_CASE(build_errors) {
+  rt_error err;
+  space *s = make_space();
   /* build errors */
   rt_error_clear(&err);
   const long long one[] = {1};
@@ -184,7 +203,12 @@ int main(void) {
   uint16_t cfg0[3] = {0, 0, 0};
   CHECK_INT(space_add_config(s, cfg0, &err), RT_ERR_INVALID);
   space_free(s);
+}
 
+TEST_CASE(param_errors) {
+  const long long one[] = {1};
+  rt_error err;
+  space *s;
   s = space_new();
   CHECK_INT(space_add_param(s, "X", 0, one, NULL, &err), RT_ERR_INVALID);
   CHECK_INT(space_add_param(s, "X", 1, NULL, NULL, &err), RT_ERR_INVALID);
@@ -200,7 +224,11 @@ int main(void) {
   CHECK_INT(space_finish(s, &err), RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "repeats");
   space_free(s);
+}
 
+TEST_CASE(large_space) {
+  size_t nb[16];
+  space *s;
   /* a larger space: 40*40*40 product, every third config valid, all round trips */
   s = space_new();
   long long dom[40];
@@ -227,6 +255,7 @@ int main(void) {
   CHECK_INT(space_neighbours(s, 5, nb, 16), 0);
   space_free(s);
   space_free(NULL);
-  test_move();
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(small_space), TEST_ENTRY(neighbours_and_single), TEST_ENTRY(parse_errors),
+          TEST_ENTRY(build_errors), TEST_ENTRY(param_errors), TEST_ENTRY(large_space), TEST_ENTRY(move))

@@ -1,8 +1,9 @@
 /* test_status.c — the status table and rt_error formatting. */
+/* stages: core */
 #include "test.h"
 #include "tuner/core/status.h"
 
-int main(void) {
+TEST_CASE(names_and_format) {
   CHECK_INT(RT_OK, 0);
   CHECK_STR(rt_status_name(RT_ERR_MANIFEST), "ERR_MANIFEST");
   CHECK_STR(rt_status_message(RT_OK), "success");
@@ -34,5 +35,6 @@ int main(void) {
   rt_error_set(&err, RT_ERR_IO, "a long message that does not fit");
   rt_error_format(&err, small, sizeof small);
   CHECK_INT(strlen(small), 7);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(names_and_format))

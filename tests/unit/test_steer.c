@@ -10,6 +10,7 @@
  *     steer's first exploit step moves it that way; a lever whose moves keep losing stops being
  *     followed;
  *   - bad options are refused. */
+/* stages: search */
 #include <math.h>
 #include <stdint.h>
 
@@ -83,7 +84,7 @@ static double median(long *v, int n) {
   return n % 2 ? (double)v[n / 2] : 0.5 * (double)(v[n / 2 - 1] + v[n / 2]);
 }
 
-static void check_features(void) {
+TEST_CASE(features) {
   space *s = make_grid(FA, FB, "A", "B");
   size_t n = space_size(s);
   double *feat = malloc(n * sizeof *feat);
@@ -168,7 +169,7 @@ static int popcount(unsigned v) {
   return n;
 }
 
-static void check_turns(void) {
+TEST_CASE(turns) {
   space *s = make_modes();
   int steer = 0, bayes = 0;
   for (int seed = 0; seed < 10; seed++) {
@@ -189,7 +190,7 @@ static double time_by_b(const space *s, size_t idx) {
   return 1.0 + 0.5 * fabs((double)space_value(s, idx, 1) - 10) / FB + 0.001 * (double)space_value(s, idx, 0);
 }
 
-static void check_lever(void) {
+TEST_CASE(lever) {
   space *s = make_grid(FA, FB, "A", "B");
   /* the lever names B+: every exploit step after the design (the odd results from the 11th
    * on) whose best can still move B up moves it up, and only B */
@@ -228,7 +229,7 @@ static void check_lever(void) {
   space_free(s);
 }
 
-static void check_options(void) {
+TEST_CASE(options) {
   space *s = make_grid(4, 4, "A", "B");
   double f[16] = {0};
   strategy *st = NULL;
@@ -254,10 +255,4 @@ static void check_options(void) {
   space_free(s);
 }
 
-int main(void) {
-  check_features();
-  check_turns();
-  check_lever();
-  check_options();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(features), TEST_ENTRY(turns), TEST_ENTRY(lever), TEST_ENTRY(options))

@@ -2,6 +2,7 @@
  * configuration out twice, honours budgets in evaluations and (on a fake clock) seconds; brute
  * force finds the optimum; lever moves the parameter the diagnosis names first; a prior's
  * configurations come first. */
+/* stages: search */
 #include <math.h>
 #include <stdint.h>
 
@@ -284,7 +285,7 @@ static void check_model(const space *s) {
   strategy_free(st);
 }
 
-int main(void) {
+TEST_CASE(strategies) {
   space *s = make_space();
   CHECK(space_size(s) > 40);
   check_every_strategy(s);
@@ -295,5 +296,6 @@ int main(void) {
   check_model(s);
   check_prior(s);
   space_free(s);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(strategies))

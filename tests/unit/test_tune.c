@@ -1,6 +1,7 @@
 /* test_tune.c — the whole loop on the model device into a fresh database: every candidate is
  * predicted and diagnosed, the winner is stored with its cubin, a second run resumes from the
  * database instead of evaluating again; and on the replay device over the fixture file. */
+/* stages: tune */
 #include <unistd.h>
 
 #include "db/db.h"
@@ -264,11 +265,11 @@ static void test_replay(const char *dir) {
   tune_report_free(&rep);
 }
 
-int main(void) {
+TEST_CASE(end_to_end) {
   char dir[] = "/tmp/rooftune_test_tune_XXXXXX";
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
-    return 1;
+    exit(1);
   }
   test_model(dir);
   test_family();
@@ -278,5 +279,6 @@ int main(void) {
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(end_to_end))

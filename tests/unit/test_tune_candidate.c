@@ -2,6 +2,7 @@
  * a library's and a recorded file's candidate made from their plans, and the one device
  * description of each (tune_cand_device) carrying what the device reads; the DRAM bytes the
  * model and the diagnosis share (roofline_candidate_dram); the family's vendor library name. */
+/* stages: tune */
 #include "kernels/family.h"
 #include "test.h"
 #include "tuner/template/catalog.h"
@@ -37,7 +38,7 @@ static int ctx_open(tune_ctx *c, const char *dtype) {
   return 1;
 }
 
-static void test_library(void) {
+TEST_CASE(library) {
   tune_ctx c;
   if (!ctx_open(&c, "f32")) return;
   tune_search s;
@@ -75,7 +76,7 @@ static void test_library(void) {
   device_close(c.dev);
 }
 
-static void test_template(void) {
+TEST_CASE(template) {
   tune_ctx c;
   if (!ctx_open(&c, "f32")) return;
   manifest *m = NULL;
@@ -169,7 +170,7 @@ done:
   device_close(c.dev);
 }
 
-static void test_dram_bytes(void) {
+TEST_CASE(dram_bytes) {
   static_facts f;
   memset(&f, 0, sizeof f);
   f.blocks_per_sm = 1;
@@ -183,7 +184,7 @@ static void test_dram_bytes(void) {
   CHECK_NEAR(roofline_candidate_dram(1000.0, 0, 100.0, 0, 9, &f), 100.0 + 900.0 / 2.0, 1e-9);
 }
 
-static void test_library_names(void) {
+TEST_CASE(library_names) {
   /* every family with library candidates names the library they are stored under */
   char list[512];
   snprintf(list, sizeof list, "%s", family_names());
@@ -200,10 +201,7 @@ static void test_library_names(void) {
   CHECK_STR(family_find("attention")->library, "cudnn");
 }
 
-int main(void) {
-  test_library();
-  test_template();
-  test_dram_bytes();
-  test_library_names();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(library),
+          TEST_ENTRY(template),
+          TEST_ENTRY(dram_bytes),
+          TEST_ENTRY(library_names))

@@ -1,6 +1,7 @@
 /* test_util.c — tuner/core/util: quantiles of sorted samples (the median and spread every
  * timing and replay score reads), mkdir -p and its errors, the bounded copy, the monotonic
  * clock, and the default database path's order ($ROOFTUNE_DB, $XDG_DATA_HOME, $HOME). */
+/* stages: core */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,7 +13,7 @@ static int is_dir(const char *p) {
   return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static void test_quantiles(void) {
+TEST_CASE(quantiles) {
   double v[] = {5, 1, 4, 2, 3};
   rt_sort_doubles(v, 5);
   for (int i = 0; i < 5; i++) CHECK_NEAR(v[i], i + 1, 0);
@@ -27,7 +28,7 @@ static void test_quantiles(void) {
   CHECK_NEAR(rt_quantile(one, 1, 0.9), 7, 0);
 }
 
-static void test_mkdir(void) {
+TEST_CASE(mkdir) {
   char root[] = "/tmp/rooftune_util_XXXXXX";
   CHECK(mkdtemp(root) != NULL);
   char p[256];
@@ -59,7 +60,7 @@ static void test_mkdir(void) {
   CHECK_INT(system(cmd), 0);
 }
 
-static void test_copy_clock(void) {
+TEST_CASE(copy_clock) {
   char b[4];
   rt_copy(b, sizeof b, "abcdef");
   CHECK_STR(b, "abc");
@@ -70,7 +71,7 @@ static void test_copy_clock(void) {
   CHECK(rt_now_s() > t0);
 }
 
-static void test_default_db(void) {
+TEST_CASE(default_db) {
   char buf[512];
   setenv("HOME", "/home/u", 1);
   unsetenv("XDG_DATA_HOME");
@@ -84,10 +85,4 @@ static void test_default_db(void) {
   CHECK_STR(rt_default_db_path(buf, sizeof buf), "/data/rooftune/tuning.db");
 }
 
-int main(void) {
-  test_quantiles();
-  test_mkdir();
-  test_copy_clock();
-  test_default_db();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(quantiles), TEST_ENTRY(mkdir), TEST_ENTRY(copy_clock), TEST_ENTRY(default_db))

@@ -4,6 +4,7 @@
  * registers (library candidates) last; the runner-up skips the tied; the sentence gives the
  * margins over the runner-up and cuBLASLt's default (faster or slower), the limits, and the fact
  * that tells them apart (the wave tail, spills, measured bytes). */
+/* stages: tune */
 #include "test.h"
 #include "tuner/verdict.h"
 
@@ -22,11 +23,11 @@ static candidate_result make(const char *tmpl, double ms, double spread, int reg
   return r;
 }
 
-int main(void) {
-  /* measured: 1.00 and 1.015 ms with a 2 % spread tie; 1.03 does not */
+TEST_CASE(ties) {
   candidate_result a = make("gemm_wgmma", 1.00, 0.02, 168, 200000, TIMING_MEASURED);
   candidate_result b = make("gemm_wgmma", 1.015, 0.01, 128, 200000, TIMING_MEASURED);
   candidate_result c = make("gemm_wgmma", 1.03, 0.02, 96, 100000, TIMING_MEASURED);
+  /* measured: 1.00 and 1.015 ms with a 2 % spread tie; 1.03 does not */
   CHECK(verdict_tied(&a, &b));
   CHECK(!verdict_tied(&a, &c));
   /* predicted: equal only */
@@ -45,7 +46,14 @@ int main(void) {
   CHECK(verdict_tie_cmp(&d, &b) < 0);
   candidate_result lib = make("cublaslt", 0.99, 0.02, 0, 0, TIMING_MEASURED);
   CHECK(verdict_tie_cmp(&a, &lib) < 0);
+}
 
+TEST_CASE(pick) {
+  candidate_result a = make("gemm_wgmma", 1.00, 0.02, 168, 200000, TIMING_MEASURED);
+  candidate_result b = make("gemm_wgmma", 1.015, 0.01, 128, 200000, TIMING_MEASURED);
+  candidate_result c = make("gemm_wgmma", 1.03, 0.02, 96, 100000, TIMING_MEASURED);
+  candidate_result failed = a;
+  failed.status = RT_ERR_WRONG_RESULT;
   /* the pick among a, b, c: a is fastest, b ties with it and has fewer registers */
   candidate_result set[5] = {a, b, c, failed, make("cublaslt", 1.20, 0.01, 0, 0, TIMING_MEASURED)};
   size_t tied = 9;
@@ -74,7 +82,10 @@ int main(void) {
   CHECK_CONTAINS(s, "both compute-bound, at 90 % and 88 % of the roof");
   CHECK_CONTAINS(s, "wins on the tail: 264 blocks fill 2 waves exactly");
   printf("%s\n", s);
+}
 
+TEST_CASE(slower_than_vendor) {
+  char s[512];
   /* slower than the vendor, a different limit, spills */
   candidate_result w = make("gemm_mma", 1.10, 0.01, 200, 0, TIMING_MEASURED);
   candidate_result o = make("gemm_simt", 1.50, 0.01, 255, 0, TIMING_MEASURED);
@@ -85,7 +96,10 @@ int main(void) {
   CHECK_CONTAINS(s, "1.36x faster than the best of gemm_simt (1.5 ms) and 1.10x slower than cuBLASLt's default (1 ms)");
   CHECK_CONTAINS(s, "it is compute-bound at 90 % of its roof where the runner-up is spills-bound");
   CHECK_CONTAINS(s, "no spills where the runner-up spills 64 bytes");
+}
 
+TEST_CASE(dram_bytes_and_ratios) {
+  char s[512];
   /* measured DRAM bytes */
   candidate_result m1 = make("gemm_wgmma", 1.0, 0.01, 128, 0, TIMING_MEASURED), m2 = m1;
   m2.time_ms = 1.2;
@@ -111,5 +125,9 @@ int main(void) {
   /* alone */
   verdict_sentence(&m1, 0, NULL, NULL, NULL, NULL, s, sizeof s);
   CHECK_STR(s, "the only successful candidate");
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(ties),
+          TEST_ENTRY(pick),
+          TEST_ENTRY(slower_than_vendor),
+          TEST_ENTRY(dram_bytes_and_ratios))

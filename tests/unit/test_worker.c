@@ -1,6 +1,7 @@
 /* test_worker.c — worker isolation without a GPU: `rooftune __worker --test` crashes (abort,
  * SIGSEGV, exit) or hangs on request; each becomes that request's status (RT_ERR_CRASH /
  * RT_ERR_TIMEOUT) and a fresh worker, set up again, carries on. */
+/* stages: device */
 #include <jansson.h>
 #include <unistd.h>
 
@@ -48,7 +49,7 @@ static void expect_failure(worker *w, const char *action, double timeout, rt_sta
   free(reply);
 }
 
-int main(void) {
+TEST_CASE(children_replaced) {
   const char *bin = getenv("ROOFTUNE_BIN");
   if (!bin) test_skip("ROOFTUNE_BIN is not set (run through ctest)");
   const char *argv[] = {"rooftune", "__worker", "--test", NULL};
@@ -103,5 +104,6 @@ int main(void) {
             RT_ERR_CRASH);
   CHECK_CONTAINS(err.text, "could not be started");
   worker_free(w);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(children_replaced))
