@@ -2,6 +2,7 @@
  * order, the even shares of the first round, an arm ruled out against the incumbent (its share
  * goes to the others), an arm stopped at its roof, the rounds that hand out what is left, and
  * the rules switched off when a best beats its bound. */
+/* stages: search */
 #include "search/budget.h"
 #include "test.h"
 

@@ -4,6 +4,7 @@
  * checked), decided for old rows by the migration from a version-6 file, and read by
  * librooftune, which passes an unverified winner over when it would launch it, refuses to load
  * it, and serves it only when the caller allows unverified winners. */
+/* stages: template runtime */
 #include "db/export.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"

@@ -255,4 +255,4 @@ int main(void) {
   if (system(cmd) != 0) return 1;
   return test_done();
 }
-/* stages: template */
+/* stages: tune */

@@ -6,6 +6,7 @@
  * that marker; the page fluid up to 1400 px; a problem with one run says so with its values
  * instead of drawing one dot, and draws the history chart from the second run.  Where labels go
  * and what Chromium draws are tests/cli/test_report_browser.sh's. */
+/* stages: job */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

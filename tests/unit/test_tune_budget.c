@@ -8,6 +8,7 @@
  *   - a result faster than its bound (here: a DRAM calibration that makes the model predict
  *     below the compulsory bytes, as wrong ceilings would on a GPU) turns the rules off, and the
  *     templates ruled out before are searched after all. */
+/* stages: tune */
 #include <unistd.h>
 
 #include "db/db.h"
