@@ -266,16 +266,20 @@ static char *vformat(const char *fmt, va_list ap) {
   return s;
 }
 
-void html_attrf(html *h, const char *name, const char *fmt, ...) {
-  if (h->st) return;
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = vformat(fmt, ap);
-  va_end(ap);
-  if (!s) fail(h, RT_ERR_NOMEM, "out of memory writing the page");
-  else html_attr(h, name, s);
-  free(s);
-}
+/* The printf-style variants: FMT's text made, then CALL (the plain function, given s) with it. */
+#define WITH_FORMATTED(h, fmt, call)                                   \
+  do {                                                                 \
+    if ((h)->st) return;                                               \
+    va_list ap;                                                        \
+    va_start(ap, fmt);                                                 \
+    char *s = vformat(fmt, ap);                                        \
+    va_end(ap);                                                        \
+    if (!s) fail(h, RT_ERR_NOMEM, "out of memory writing the page");   \
+    else call;                                                         \
+    free(s);                                                           \
+  } while (0)
+
+void html_attrf(html *h, const char *name, const char *fmt, ...) { WITH_FORMATTED(h, fmt, html_attr(h, name, s)); }
 
 void html_attr_num(html *h, const char *name, double v) { html_attrf(h, name, "%.1f", isfinite(v) ? v : 0.0); }
 
@@ -299,16 +303,7 @@ void html_text(html *h, const char *s) {
   free(v);
 }
 
-void html_textf(html *h, const char *fmt, ...) {
-  if (h->st) return;
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = vformat(fmt, ap);
-  va_end(ap);
-  if (!s) fail(h, RT_ERR_NOMEM, "out of memory writing the page");
-  else html_text(h, s);
-  free(s);
-}
+void html_textf(html *h, const char *fmt, ...) { WITH_FORMATTED(h, fmt, html_text(h, s)); }
 
 void html_elem(html *h, const char *tag, const char *cls, const char *text) {
   html_open_class(h, tag, cls);
@@ -316,16 +311,7 @@ void html_elem(html *h, const char *tag, const char *cls, const char *text) {
   html_close(h);
 }
 
-void html_elemf(html *h, const char *tag, const char *cls, const char *fmt, ...) {
-  if (h->st) return;
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = vformat(fmt, ap);
-  va_end(ap);
-  if (!s) fail(h, RT_ERR_NOMEM, "out of memory writing the page");
-  else html_elem(h, tag, cls, s);
-  free(s);
-}
+void html_elemf(html *h, const char *tag, const char *cls, const char *fmt, ...) { WITH_FORMATTED(h, fmt, html_elem(h, tag, cls, s)); }
 
 void html_style_literal_(html *h, const char *css) {
   if (strchr(css, '<') || strchr(css, '&')) {
@@ -457,13 +443,4 @@ void svg_text(html *h, const char *cls, double x, double y, const char *anchor, 
 
 void svg_title(html *h, const char *text) { html_elem(h, "title", NULL, text); }
 
-void svg_titlef(html *h, const char *fmt, ...) {
-  if (h->st) return;
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = vformat(fmt, ap);
-  va_end(ap);
-  if (!s) fail(h, RT_ERR_NOMEM, "out of memory writing the page");
-  else svg_title(h, s);
-  free(s);
-}
+void svg_titlef(html *h, const char *fmt, ...) { WITH_FORMATTED(h, fmt, svg_title(h, s)); }
