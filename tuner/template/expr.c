@@ -788,6 +788,17 @@ static rt_status expr_eval_fail(const expr_ins *in, rt_error *err, const char *w
   return RT_ERR_EXPR;
 }
 
+/* The comparisons and min/max, the same for integer and real evaluation. */
+#define COMPARE_CASES(a, b, r)            \
+  case OP_EQ: r = a == b; break;          \
+  case OP_NE: r = a != b; break;          \
+  case OP_LT: r = a < b; break;           \
+  case OP_LE: r = a <= b; break;          \
+  case OP_GT: r = a > b; break;           \
+  case OP_GE: r = a >= b; break;          \
+  case OP_MIN: r = a < b ? a : b; break;  \
+  case OP_MAX: r = a > b ? a : b; break;
+
 rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_error *err) {
   if (e->real) return rt_error_set(err, RT_ERR_EXPR, "a real expression evaluated as an integer one");
   long long st[EXPR_STACK_MAX];
@@ -854,14 +865,7 @@ rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_er
             if (in->op == OP_ROUND_UP && __builtin_mul_overflow(r, b, &r))
               return expr_eval_fail(in, err, "integer overflow in round_up");
             break;
-          case OP_EQ: r = a == b; break;
-          case OP_NE: r = a != b; break;
-          case OP_LT: r = a < b; break;
-          case OP_LE: r = a <= b; break;
-          case OP_GT: r = a > b; break;
-          case OP_GE: r = a >= b; break;
-          case OP_MIN: r = a < b ? a : b; break;
-          case OP_MAX: r = a > b ? a : b; break;
+          COMPARE_CASES(a, b, r)
           default: return expr_eval_fail(in, err, "internal error: bad instruction");
         }
         st[sp - 1] = r;
@@ -904,14 +908,7 @@ rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_
             if (b == 0) return expr_eval_fail(in, err, "division by zero");
             r = a / b;
             break;
-          case OP_EQ: r = a == b; break;
-          case OP_NE: r = a != b; break;
-          case OP_LT: r = a < b; break;
-          case OP_LE: r = a <= b; break;
-          case OP_GT: r = a > b; break;
-          case OP_GE: r = a >= b; break;
-          case OP_MIN: r = a < b ? a : b; break;
-          case OP_MAX: r = a > b ? a : b; break;
+          COMPARE_CASES(a, b, r)
           default: return expr_eval_fail(in, err, "internal error: an integer instruction in a real expression");
         }
         if (!isfinite(r)) return expr_eval_fail(in, err, "overflow: the value is not a finite number");
