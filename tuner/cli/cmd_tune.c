@@ -286,29 +286,181 @@ static const cli_option tune_table[] = {
     CLI_END,
 };
 
-static int cmd_tune(int argc, char **argv) {
-  static tune_cli cli; /* static: kv_lens outlives the parse in tune_options */
-  memset(&cli, 0, sizeof cli);
-  int arg, bad = cli_options_parse("tune", NULL, tune_table, argc, argv, &cli, &arg);
-  if (bad) return bad;
+/* --json's "best": the winner, its diagnosis, verdict and counters. */
+static json_t *best_json(const tune_report *rep) {
+  const candidate_result *b = &rep->best;
+  json_t *best = json_object();
+  json_object_set_new(best, "template", json_string(b->template_name));
+  json_object_set_new(best, "config", db_export_config_json(b->config));
+  json_object_set_new(best, "time_ms", json_real(b->time_ms));
+  json_object_set_new(best, "verified", json_boolean(b->verified));
+  json_object_set_new(best, "tflops", json_real(tflops(b)));
+  json_object_set_new(best, "limit", json_string(b->diag.limit));
+  json_object_set_new(best, "lever", json_string(b->diag.lever));
+  json_object_set_new(best, "sentence", json_string(b->diag.sentence));
+  json_object_set_new(best, "move", json_string(b->diag.move));
+  json_object_set_new(best, "precision", json_string(b->precision));
+  json_object_set_new(best, "measured", json_string(b->diag.basis));
+  json_object_set_new(best, "verdict", json_string(b->verdict));
+  json_object_set_new(best, "tied", json_integer((json_int_t)rep->tied));
+  json_object_set_new(best, "dram_bytes_modelled", json_real(b->dram_bytes));
+  if (b->counters.measured)
+    json_object_set_new(best, "counters",
+                        json_pack("{sf sf sf sf sf sf sf sf ss}", "dram_read_bytes", b->counters.dram_read_bytes,
+                                  "dram_write_bytes", b->counters.dram_write_bytes, "l2_bytes", b->counters.l2_bytes,
+                                  "occupancy", b->counters.occupancy, "tensor_pipe", b->counters.tensor_pipe,
+                                  "fma_pipe", b->counters.fma_pipe, "sm_throughput", b->counters.sm_throughput,
+                                  "duration_ms", b->counters.duration_ms, "stalls", b->counters.stalls));
+  return best;
+}
+
+/* --json's object for a finished run. */
+static void print_json(const tune_options *o, const tune_report *rep, const char *note) {
+  json_t *root = json_object();
+  json_object_set_new(root, "device", json_string(rep->device));
+  json_object_set_new(root, "timing", json_string(timing_kind_name(rep->timing)));
+  json_object_set_new(root, "evaluated", json_integer((json_int_t)rep->evaluated));
+  json_object_set_new(root, "resumed", json_integer((json_int_t)rep->resumed));
+  json_object_set_new(root, "failed", json_integer((json_int_t)rep->failed));
+  json_object_set_new(root, "budget", json_integer(rep->budget));
+  json_t *statuses = json_object();
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const char *name = rt_status_name(rep->results[i].status);
+    json_t *cnt = json_object_get(statuses, name);
+    json_object_set_new(statuses, name, json_integer(cnt ? json_integer_value(cnt) + 1 : 1));
+  }
+  json_object_set_new(root, "statuses", statuses);
+  json_t *per = json_object(); /* the fastest of each template (cuBLASLt included on a GPU) */
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const candidate_result *r = &rep->results[i];
+    if (r->status != RT_OK) continue;
+    json_t *cur = json_object_get(per, r->template_name);
+    if (cur && json_number_value(json_object_get(cur, "time_ms")) <= r->time_ms) continue;
+    json_object_set_new(per, r->template_name,
+                        json_pack("{sf sf ss ss ss}", "time_ms", r->time_ms, "tflops", tflops(r),
+                                  "limit", r->diag.limit, "config", r->config, "precision", r->precision));
+  }
+  json_object_set_new(root, "best_per_template", per);
+  json_object_set_new(root, "strategy", json_string(rep->strategy));
+  json_object_set_new(root, "saved",
+                      json_pack("{si sf si sf}", "same_cubin", (int)rep->deduplicated, "same_cubin_gpu_s",
+                                rep->dedup_saved_s, "stopped_early", (int)rep->stopped_early, "stopped_early_gpu_s",
+                                rep->early_saved_s));
+  json_object_set_new(root, "templates", templates_json(rep));
+  json_object_set_new(root, "roof_rules",
+                      json_pack("{sb sf sf si sf}", "on", rep->roof_rules, "slack", rep->roof_rules ? BUDGET_SLACK : 0.0,
+                                "stop", rep->roof_stop, "unspent", (int)rep->roof_unspent, "unspent_gpu_s",
+                                rep->roof_unspent_gpu_s));
+  json_object_set_new(root, "profiled", json_integer((json_int_t)rep->profiled));
+  json_object_set_new(root, "compile",
+                      json_pack("{sf si}", "seconds", rep->compile_seconds, "cache_hits", (int)rep->cache_hits));
+  if (rep->calibration[0]) json_object_set_new(root, "calibration", json_string(rep->calibration));
+  json_object_set_new(root, "seconds", json_real(rep->seconds));
+  if (rep->interrupted) json_object_set_new(root, "interrupted", json_true());
+  if (note[0] || rep->note[0])
+    json_object_set_new(root, "note", json_string(rep->note[0] ? rep->note : note));
+  if (rep->ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep->ceilings));
+  if (o->prior)
+    json_object_set_new(root, "prior", json_pack("{ss ss}", "file", o->prior, "summary", rep->prior));
+  if (o->db_path) {
+    json_object_set_new(root, "db", json_string(o->db_path));
+    json_object_set_new(root, "run_id", json_integer(rep->run_id));
+  }
+  json_object_set_new(root, "best", rep->have_best ? best_json(rep) : json_null());
+  char *text = json_dumps(root, JSON_INDENT(2));
+  if (text) puts(text);
+  free(text);
+  json_decref(root);
+}
+
+/* The winner in words: time, verified or not, precision, diagnosis, lever and its move, verdict. */
+static void print_best(const tune_report *rep) {
+  const candidate_result *b = &rep->best;
+  printf("\nbest: %s %s\n      %.4f ms", b->template_name, b->config, b->time_ms);
+  if (tflops(b) > 0) printf(", %.1f TFLOP/s", tflops(b));
+  printf(" (%s on %s)\n", timing_kind_name(b->timing), rep->device);
+  if (b->verified)
+    printf("      verified: its output matches the reference on this GPU\n");
+  else
+    printf("      not verified: its output was never checked against the reference (%s); librooftune "
+           "launches it only when a caller allows unverified winners\n",
+           b->timing == TIMING_MEASURED ? "no check ran" : "nothing ran on a GPU");
+  if (b->precision[0]) printf("      computes in %s\n", b->precision);
+  if (b->diag.sentence[0]) printf("      %s\n", b->diag.sentence);
+  if (b->diag.basis[0])
+    printf("      facts: %s measured by the GPU's counters, the rest modelled\n", b->diag.basis);
+  else
+    printf("      facts: DRAM bytes from the cost formula, occupancy calculated (no counters read)\n");
+  if (b->diag.lever[0]) {
+    printf("      lever: %s", b->diag.lever);
+    if (b->diag.move[0]) {
+      char moved[1024];
+      char first[96];
+      snprintf(first, sizeof first, "%.*s", (int)strcspn(b->diag.move, ","), b->diag.move);
+      apply_move(b->config, first, moved, sizeof moved);
+      if (strcmp(first, b->diag.move)) /* a move per lever: the configuration is the first's */
+        printf(" (%s): try %s first: %s", b->diag.move, first, moved);
+      else
+        printf(" (%s): try %s", b->diag.move, moved);
+    }
+    printf("\n");
+  }
+  if (b->verdict[0]) printf("      why it wins: %s\n", b->verdict);
+  if (rep->ceilings[0]) printf("      roofs: %s\n", rep->ceilings);
+}
+
+/* The run in words: counts, the table, each template's line, the winner, what was saved. */
+static void print_text(const tune_options *o, const tune_report *rep, const char *note, int stored) {
+  if (rep->note[0] && strcmp(rep->note, note) != 0) printf("note: %s\n", rep->note);
+  printf("tuned %s on %s (%s), strategy %s, budget %ld: %zu evaluated", o->target, rep->device,
+         timing_kind_name(rep->timing), rep->strategy, rep->budget, rep->evaluated);
+  if (rep->resumed) printf(", %zu from the database", rep->resumed);
+  if (rep->failed) printf(", %zu failed", rep->failed);
+  printf(" in %.1f s", rep->seconds);
+  if (rep->compile_seconds > 0 || rep->cache_hits)
+    printf(" (compiling %.1f s, %zu compiles from the cache)", rep->compile_seconds, rep->cache_hits);
+  printf("\n");
+  if (o->prior)
+    printf("prior: %s (the first %d of each ranking evaluated first): %s\n", o->prior,
+           STRATEGY_PRIOR_FIRST, rep->prior);
+  print_table(rep, stored);
+  print_templates(rep);
+  if (rep->have_best) print_best(rep);
+  if (rep->roof_unspent) {
+    printf("saved by the roof rules: %ld of %ld evaluations not spent", rep->roof_unspent, rep->budget);
+    if (rep->roof_unspent_gpu_s > 0) printf(" (about %.1f s of GPU time)", rep->roof_unspent_gpu_s);
+    printf("\n");
+  }
+  if (rep->deduplicated || rep->stopped_early)
+    printf("saved: %zu candidates with a cubin measured before (%.2f s of GPU time), %zu stopped early at "
+           "3x the best (%.2f s at least)\n",
+           rep->deduplicated, rep->dedup_saved_s, rep->stopped_early, rep->early_saved_s);
+  if (rep->calibration[0]) printf("calibration (measured / modelled DRAM bytes): %s\n", rep->calibration);
+  if (o->db_path) printf("stored in %s (run %lld)\n", o->db_path, rep->run_id);
+}
+
+/* tune_options from the parsed flags and operands, with the checks that span flags; 0 or the
+ * usage error's exit code.  COMMAND receives the command line for the run's record. */
+static int options_of(tune_cli *cli, int argc, char **argv, int arg, tune_options *out, char *dbbuf,
+                      size_t dbsize, char *command, size_t csize) {
   tune_options o;
   memset(&o, 0, sizeof o);
   o.worker_argv = cli_worker_argv;
-  o.shape = cli.shape;
-  o.dtype = cli.dtype;
-  o.device = cli.device;
-  o.strategy = cli.strategy;
-  o.config = cli.config;
-  o.prior = cli.prior;
-  o.problem_args = cli.kv_lens[0] ? cli.kv_lens : NULL;
-  o.budget = cli.budget;
-  o.max_seconds = (double)cli.seconds;
-  o.seed = (uint64_t)cli.seed;
-  o.timeout_s = (double)cli.timeout;
-  o.allow_tf32 = cli.allow_tf32;
-  o.cover = cli.cover;
-  int json = cli.json, no_db = cli.no_db;
-  const char *db_path = cli.db;
+  o.shape = cli->shape;
+  o.dtype = cli->dtype;
+  o.device = cli->device;
+  o.strategy = cli->strategy;
+  o.config = cli->config;
+  o.prior = cli->prior;
+  o.problem_args = cli->kv_lens[0] ? cli->kv_lens : NULL;
+  o.budget = cli->budget;
+  o.max_seconds = (double)cli->seconds;
+  o.seed = (uint64_t)cli->seed;
+  o.timeout_s = (double)cli->timeout;
+  o.allow_tf32 = cli->allow_tf32;
+  o.cover = cli->cover;
+  int no_db = cli->no_db;
+  const char *db_path = cli->db;
   if (arg >= argc) return cli_usage_error("tune", "missing FAMILY or TEMPLATE (e.g. gemm)");
   o.target = argv[arg++];
   if (arg < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[arg]);
@@ -323,20 +475,32 @@ static int cmd_tune(int argc, char **argv) {
   if (o.config && o.prior)
     return cli_usage_error("tune", "--config evaluates one configuration; --prior orders a "
                                    "search: give one of them");
-  char dbbuf[1024];
   if (!no_db && !db_path) { /* the default database, its folder made (a folder that cannot be
                              * made: db_open says so, naming the path) */
-    db_path = rt_default_db_path(dbbuf, sizeof dbbuf);
+    db_path = rt_default_db_path(dbbuf, dbsize);
     rt_mkdir_parents(db_path, NULL);
   }
   if (!no_db) o.db_path = db_path;
-  char command[512];
   size_t n = 0;
   command[0] = 0;
-  for (int i = 0; i < argc && n < sizeof command; i++)
-    n += (size_t)snprintf(command + n, sizeof command - n, "%s%s", i ? " " : "rooftune ", argv[i]);
+  for (int i = 0; i < argc && n < csize; i++)
+    n += (size_t)snprintf(command + n, csize - n, "%s%s", i ? " " : "rooftune ", argv[i]);
   o.command = command;
 
+  *out = o;
+  return 0;
+}
+
+static int cmd_tune(int argc, char **argv) {
+  static tune_cli cli; /* static: kv_lens outlives the parse in tune_options */
+  memset(&cli, 0, sizeof cli);
+  int arg, bad = cli_options_parse("tune", NULL, tune_table, argc, argv, &cli, &arg);
+  if (bad) return bad;
+  tune_options o;
+  char dbbuf[1024], command[512];
+  bad = options_of(&cli, argc, argv, arg, &o, dbbuf, sizeof dbbuf, command, sizeof command);
+  if (bad) return bad;
+  int json = cli.json;
   progress_state ps = {cli_stderr_is_tty(), 0, NULL, json ? stderr : stdout};
   o.progress = on_progress;
   o.progress_ctx = &ps;
@@ -363,151 +527,8 @@ static int cmd_tune(int argc, char **argv) {
   if (st) return cli_fail("tune", &err);
   print_note(&ps); /* when no candidate was reported (all resumed from the database) */
 
-  if (json) {
-    json_t *root = json_object();
-    json_object_set_new(root, "device", json_string(rep.device));
-    json_object_set_new(root, "timing", json_string(timing_kind_name(rep.timing)));
-    json_object_set_new(root, "evaluated", json_integer((json_int_t)rep.evaluated));
-    json_object_set_new(root, "resumed", json_integer((json_int_t)rep.resumed));
-    json_object_set_new(root, "failed", json_integer((json_int_t)rep.failed));
-    json_object_set_new(root, "budget", json_integer(rep.budget));
-    json_t *statuses = json_object();
-    for (size_t i = 0; i < rep.nresults; i++) {
-      const char *name = rt_status_name(rep.results[i].status);
-      json_t *cnt = json_object_get(statuses, name);
-      json_object_set_new(statuses, name, json_integer(cnt ? json_integer_value(cnt) + 1 : 1));
-    }
-    json_object_set_new(root, "statuses", statuses);
-    json_t *per = json_object(); /* the fastest of each template (cuBLASLt included on a GPU) */
-    for (size_t i = 0; i < rep.nresults; i++) {
-      const candidate_result *r = &rep.results[i];
-      if (r->status != RT_OK) continue;
-      json_t *cur = json_object_get(per, r->template_name);
-      if (cur && json_number_value(json_object_get(cur, "time_ms")) <= r->time_ms) continue;
-      json_object_set_new(per, r->template_name,
-                          json_pack("{sf sf ss ss ss}", "time_ms", r->time_ms, "tflops", tflops(r),
-                                    "limit", r->diag.limit, "config", r->config, "precision", r->precision));
-    }
-    json_object_set_new(root, "best_per_template", per);
-    json_object_set_new(root, "strategy", json_string(rep.strategy));
-    json_object_set_new(root, "saved",
-                        json_pack("{si sf si sf}", "same_cubin", (int)rep.deduplicated, "same_cubin_gpu_s",
-                                  rep.dedup_saved_s, "stopped_early", (int)rep.stopped_early, "stopped_early_gpu_s",
-                                  rep.early_saved_s));
-    json_object_set_new(root, "templates", templates_json(&rep));
-    json_object_set_new(root, "roof_rules",
-                        json_pack("{sb sf sf si sf}", "on", rep.roof_rules, "slack", rep.roof_rules ? BUDGET_SLACK : 0.0,
-                                  "stop", rep.roof_stop, "unspent", (int)rep.roof_unspent, "unspent_gpu_s",
-                                  rep.roof_unspent_gpu_s));
-    json_object_set_new(root, "profiled", json_integer((json_int_t)rep.profiled));
-    json_object_set_new(root, "compile",
-                        json_pack("{sf si}", "seconds", rep.compile_seconds, "cache_hits", (int)rep.cache_hits));
-    if (rep.calibration[0]) json_object_set_new(root, "calibration", json_string(rep.calibration));
-    json_object_set_new(root, "seconds", json_real(rep.seconds));
-    if (rep.interrupted) json_object_set_new(root, "interrupted", json_true());
-    if (note[0] || rep.note[0])
-      json_object_set_new(root, "note", json_string(rep.note[0] ? rep.note : note));
-    if (rep.ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep.ceilings));
-    if (o.prior)
-      json_object_set_new(root, "prior", json_pack("{ss ss}", "file", o.prior, "summary", rep.prior));
-    if (o.db_path) {
-      json_object_set_new(root, "db", json_string(o.db_path));
-      json_object_set_new(root, "run_id", json_integer(rep.run_id));
-    }
-    if (rep.have_best) {
-      const candidate_result *b = &rep.best;
-      json_t *best = json_object();
-      json_object_set_new(best, "template", json_string(b->template_name));
-      json_object_set_new(best, "config", db_export_config_json(b->config));
-      json_object_set_new(best, "time_ms", json_real(b->time_ms));
-      json_object_set_new(best, "verified", json_boolean(b->verified));
-      json_object_set_new(best, "tflops", json_real(tflops(b)));
-      json_object_set_new(best, "limit", json_string(b->diag.limit));
-      json_object_set_new(best, "lever", json_string(b->diag.lever));
-      json_object_set_new(best, "sentence", json_string(b->diag.sentence));
-      json_object_set_new(best, "move", json_string(b->diag.move));
-      json_object_set_new(best, "precision", json_string(b->precision));
-      json_object_set_new(best, "measured", json_string(b->diag.basis));
-      json_object_set_new(best, "verdict", json_string(b->verdict));
-      json_object_set_new(best, "tied", json_integer((json_int_t)rep.tied));
-      json_object_set_new(best, "dram_bytes_modelled", json_real(b->dram_bytes));
-      if (b->counters.measured)
-        json_object_set_new(best, "counters",
-                            json_pack("{sf sf sf sf sf sf sf sf ss}", "dram_read_bytes", b->counters.dram_read_bytes,
-                                      "dram_write_bytes", b->counters.dram_write_bytes, "l2_bytes", b->counters.l2_bytes,
-                                      "occupancy", b->counters.occupancy, "tensor_pipe", b->counters.tensor_pipe,
-                                      "fma_pipe", b->counters.fma_pipe, "sm_throughput", b->counters.sm_throughput,
-                                      "duration_ms", b->counters.duration_ms, "stalls", b->counters.stalls));
-      json_object_set_new(root, "best", best);
-    } else {
-      json_object_set_new(root, "best", json_null());
-    }
-    char *text = json_dumps(root, JSON_INDENT(2));
-    if (text) puts(text);
-    free(text);
-    json_decref(root);
-  } else {
-    if (rep.note[0] && strcmp(rep.note, note) != 0) printf("note: %s\n", rep.note);
-    printf("tuned %s on %s (%s), strategy %s, budget %ld: %zu evaluated", o.target, rep.device,
-           timing_kind_name(rep.timing), rep.strategy, rep.budget, rep.evaluated);
-    if (rep.resumed) printf(", %zu from the database", rep.resumed);
-    if (rep.failed) printf(", %zu failed", rep.failed);
-    printf(" in %.1f s", rep.seconds);
-    if (rep.compile_seconds > 0 || rep.cache_hits)
-      printf(" (compiling %.1f s, %zu compiles from the cache)", rep.compile_seconds, rep.cache_hits);
-    printf("\n");
-    if (o.prior)
-      printf("prior: %s (the first %d of each ranking evaluated first): %s\n", o.prior,
-             STRATEGY_PRIOR_FIRST, rep.prior);
-    print_table(&rep, !no_db);
-    print_templates(&rep);
-    if (rep.have_best) {
-      const candidate_result *b = &rep.best;
-      printf("\nbest: %s %s\n      %.4f ms", b->template_name, b->config, b->time_ms);
-      if (tflops(b) > 0) printf(", %.1f TFLOP/s", tflops(b));
-      printf(" (%s on %s)\n", timing_kind_name(b->timing), rep.device);
-      if (b->verified)
-        printf("      verified: its output matches the reference on this GPU\n");
-      else
-        printf("      not verified: its output was never checked against the reference (%s); librooftune "
-               "launches it only when a caller allows unverified winners\n",
-               b->timing == TIMING_MEASURED ? "no check ran" : "nothing ran on a GPU");
-      if (b->precision[0]) printf("      computes in %s\n", b->precision);
-      if (b->diag.sentence[0]) printf("      %s\n", b->diag.sentence);
-      if (b->diag.basis[0])
-        printf("      facts: %s measured by the GPU's counters, the rest modelled\n", b->diag.basis);
-      else
-        printf("      facts: DRAM bytes from the cost formula, occupancy calculated (no counters read)\n");
-      if (b->diag.lever[0]) {
-        printf("      lever: %s", b->diag.lever);
-        if (b->diag.move[0]) {
-          char moved[1024];
-          char first[96];
-          snprintf(first, sizeof first, "%.*s", (int)strcspn(b->diag.move, ","), b->diag.move);
-          apply_move(b->config, first, moved, sizeof moved);
-          if (strcmp(first, b->diag.move)) /* a move per lever: the configuration is the first's */
-            printf(" (%s): try %s first: %s", b->diag.move, first, moved);
-          else
-            printf(" (%s): try %s", b->diag.move, moved);
-        }
-        printf("\n");
-      }
-      if (b->verdict[0]) printf("      why it wins: %s\n", b->verdict);
-      if (rep.ceilings[0]) printf("      roofs: %s\n", rep.ceilings);
-    }
-    if (rep.roof_unspent)
-    {
-      printf("saved by the roof rules: %ld of %ld evaluations not spent", rep.roof_unspent, rep.budget);
-      if (rep.roof_unspent_gpu_s > 0) printf(" (about %.1f s of GPU time)", rep.roof_unspent_gpu_s);
-      printf("\n");
-    }
-    if (rep.deduplicated || rep.stopped_early)
-      printf("saved: %zu candidates with a cubin measured before (%.2f s of GPU time), %zu stopped early at "
-             "3x the best (%.2f s at least)\n",
-             rep.deduplicated, rep.dedup_saved_s, rep.stopped_early, rep.early_saved_s);
-    if (rep.calibration[0]) printf("calibration (measured / modelled DRAM bytes): %s\n", rep.calibration);
-    if (o.db_path) printf("stored in %s (run %lld)\n", o.db_path, rep.run_id);
-  }
+  if (json) print_json(&o, &rep, note);
+  else print_text(&o, &rep, note, o.db_path != NULL);
   int rc = rep.have_best && !rep.interrupted ? CLI_EXIT_OK : CLI_EXIT_FAIL;
   if (rep.interrupted)
     fprintf(stderr, "rooftune tune: interrupted; the %zu candidates finished are kept%s\n",
