@@ -425,6 +425,105 @@ static rt_status no_duplicates(loader *L, const job *j) {
              (size_t)(first - j->problems), first->line, dup->target, dup->key_shape, dup->dtype);
 }
 
+/* The job's path, folder and name, and the paths it names (database, output, shard_database),
+ * relative ones taken from the job file's folder. */
+static rt_status load_paths(loader *L, job *j, json_t *root, const char *path) {
+  rt_status rc = RT_OK;
+  /* the file's absolute path: relative paths in it stay right from any working folder */
+  char absolute[PATH_MAX];
+  if (!realpath(path, absolute)) snprintf(absolute, sizeof absolute, "%s", path);
+  if (strlen(absolute) >= sizeof j->path) {
+    rc = rt_error_set(L->err, RT_ERR_IO, "%s: the job file's path is longer than %zu characters", path,
+                      sizeof j->path - 1);
+    return rc;
+  }
+  memcpy(j->path, absolute, strlen(absolute) + 1);
+  const char *slash = strrchr(j->path, '/');
+  if (slash) snprintf(j->dir, sizeof j->dir, "%.*s", (int)(slash - j->path), j->path);
+  else snprintf(j->dir, sizeof j->dir, ".");
+  if (!j->dir[0]) snprintf(j->dir, sizeof j->dir, "/");
+  /* name: the file's name without .json by default */
+  const char *base = slash ? slash + 1 : j->path;
+  snprintf(j->name, sizeof j->name, "%.*s", (int)strcspn(base, "."), base);
+  if ((rc = get_string(L, root, "", "name", j->name, sizeof j->name, 0))) return rc;
+  if (!valid_name(j->name)) {
+    rc = bad(L, json_object_get(root, "name") ? "name" : "", RT_ERR_PARSE,
+             "'%s' is not a job name: letters, digits, '.', '_' and '-', at most 48%s", j->name,
+             json_object_get(root, "name") ? "" : " (taken from the file name; set \"name\")");
+    return rc;
+  }
+  char buf[1024];
+  buf[0] = 0;
+  if ((rc = get_string(L, root, "", "database", buf, sizeof buf, 0))) return rc;
+  if (buf[0] && resolve(j, buf, j->database, sizeof j->database)) {
+    rc = bad(L, "database", RT_ERR_PARSE, "the path is too long");
+    return rc;
+  }
+  snprintf(buf, sizeof buf, "%s-out", j->name);
+  if ((rc = get_string(L, root, "", "output", buf, sizeof buf, 0))) return rc;
+  if (resolve(j, buf, j->output, sizeof j->output)) {
+    rc = bad(L, "output", RT_ERR_PARSE, "the path is too long");
+    return rc;
+  }
+  buf[0] = 0;
+  if ((rc = get_string(L, root, "", "shard_database", buf, sizeof buf, 0))) return rc;
+  if (buf[0]) {
+    if (!strstr(buf, "{i}")) {
+      rc = bad(L, "shard_database", RT_ERR_PARSE, "must contain {i} (the shard's number), e.g. "
+               "\"shards/%s-{i}-of-{n}.db\"", j->name);
+      return rc;
+    }
+    if (resolve(j, buf, j->shard_database, sizeof j->shard_database)) {
+      rc = bad(L, "shard_database", RT_ERR_PARSE, "the path is too long");
+      return rc;
+    }
+  }
+  return rc;
+}
+
+/* "fresh" (when a winner is stale) and "recheck" (how often and how close), with their defaults. */
+static rt_status load_fresh_recheck(loader *L, job *j, json_t *root) {
+  rt_status rc = RT_OK;
+  j->fresh.max_age_s = JOB_DEFAULT_MAX_AGE_S;
+  j->fresh.driver = j->fresh.toolkit = j->fresh.template_version = 1;
+  json_t *fr = json_object_get(root, "fresh");
+  if (fr) {
+    if (!json_is_object(fr)) {
+      rc = bad(L, "fresh", RT_ERR_PARSE, "must be an object: {\"max_age\": \"7d\", \"driver\": true, "
+               "\"toolkit\": true, \"template\": true}");
+      return rc;
+    }
+    if ((rc = known_keys(L, "fresh", fr, "max_age,driver,toolkit,template")) ||
+        (rc = get_duration(L, fr, "fresh", "max_age", &j->fresh.max_age_s, 1)) ||
+        (rc = get_bool(L, fr, "fresh", "driver", &j->fresh.driver)) ||
+        (rc = get_bool(L, fr, "fresh", "toolkit", &j->fresh.toolkit)) ||
+        (rc = get_bool(L, fr, "fresh", "template", &j->fresh.template_version)))
+      return rc;
+  }
+  j->recheck = 1;
+  j->recheck_every_s = JOB_DEFAULT_RECHECK_EVERY_S;
+  j->tolerance = 0.05;
+  json_t *rk = json_object_get(root, "recheck");
+  if (rk && json_is_boolean(rk)) {
+    j->recheck = json_is_true(rk);
+  } else if (rk) {
+    if (!json_is_object(rk)) {
+      rc = bad(L, "recheck", RT_ERR_PARSE, "must be true, false or {\"every\": \"20h\", \"tolerance\": 5}");
+      return rc;
+    }
+    if ((rc = known_keys(L, "recheck", rk, "every,tolerance")) ||
+        (rc = get_duration(L, rk, "recheck", "every", &j->recheck_every_s, 1)))
+      return rc;
+    json_t *t = json_object_get(rk, "tolerance");
+    if (t && (!json_is_number(t) || !(json_number_value(t) >= 0) || json_number_value(t) > 1000)) {
+      rc = bad(L, "recheck.tolerance", RT_ERR_PARSE, "must be a percentage between 0 and 1000");
+      return rc;
+    }
+    if (t) j->tolerance = json_number_value(t) / 100;
+  }
+  return rc;
+}
+
 rt_status job_load(const char *path, job **out, rt_error *err) {
   *out = NULL;
   char *text = NULL;
@@ -462,97 +561,15 @@ rt_status job_load(const char *path, job **out, rt_error *err) {
     rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
     goto done;
   }
-  /* the file's absolute path: relative paths in it stay right from any working folder */
-  char absolute[PATH_MAX];
-  if (!realpath(path, absolute)) snprintf(absolute, sizeof absolute, "%s", path);
-  if (strlen(absolute) >= sizeof j->path) {
-    rc = rt_error_set(err, RT_ERR_IO, "%s: the job file's path is longer than %zu characters", path,
-                      sizeof j->path - 1);
+  if ((rc = load_paths(&L, j, root, path)))
     goto done;
-  }
-  memcpy(j->path, absolute, strlen(absolute) + 1);
-  const char *slash = strrchr(j->path, '/');
-  if (slash) snprintf(j->dir, sizeof j->dir, "%.*s", (int)(slash - j->path), j->path);
-  else snprintf(j->dir, sizeof j->dir, ".");
-  if (!j->dir[0]) snprintf(j->dir, sizeof j->dir, "/");
-  /* name: the file's name without .json by default */
-  const char *base = slash ? slash + 1 : j->path;
-  snprintf(j->name, sizeof j->name, "%.*s", (int)strcspn(base, "."), base);
-  if ((rc = get_string(&L, root, "", "name", j->name, sizeof j->name, 0))) goto done;
-  if (!valid_name(j->name)) {
-    rc = bad(&L, json_object_get(root, "name") ? "name" : "", RT_ERR_PARSE,
-             "'%s' is not a job name: letters, digits, '.', '_' and '-', at most 48%s", j->name,
-             json_object_get(root, "name") ? "" : " (taken from the file name; set \"name\")");
-    goto done;
-  }
-  char buf[1024];
-  buf[0] = 0;
-  if ((rc = get_string(&L, root, "", "database", buf, sizeof buf, 0))) goto done;
-  if (buf[0] && resolve(j, buf, j->database, sizeof j->database)) {
-    rc = bad(&L, "database", RT_ERR_PARSE, "the path is too long");
-    goto done;
-  }
-  snprintf(buf, sizeof buf, "%s-out", j->name);
-  if ((rc = get_string(&L, root, "", "output", buf, sizeof buf, 0))) goto done;
-  if (resolve(j, buf, j->output, sizeof j->output)) {
-    rc = bad(&L, "output", RT_ERR_PARSE, "the path is too long");
-    goto done;
-  }
-  buf[0] = 0;
-  if ((rc = get_string(&L, root, "", "shard_database", buf, sizeof buf, 0))) goto done;
-  if (buf[0]) {
-    if (!strstr(buf, "{i}")) {
-      rc = bad(&L, "shard_database", RT_ERR_PARSE, "must contain {i} (the shard's number), e.g. "
-               "\"shards/%s-{i}-of-{n}.db\"", j->name);
-      goto done;
-    }
-    if (resolve(j, buf, j->shard_database, sizeof j->shard_database)) {
-      rc = bad(&L, "shard_database", RT_ERR_PARSE, "the path is too long");
-      goto done;
-    }
-  }
   if ((rc = load_devices(&L, j, json_object_get(root, "device"))) ||
       (rc = get_duration(&L, root, "", "time_budget", &j->time_budget_s, 0)) ||
       (rc = get_duration(&L, root, "", "timeout", &j->timeout_s, 0)) ||
       (rc = load_templates(&L, j, json_object_get(root, "templates"))))
     goto done;
-  j->fresh.max_age_s = JOB_DEFAULT_MAX_AGE_S;
-  j->fresh.driver = j->fresh.toolkit = j->fresh.template_version = 1;
-  json_t *fr = json_object_get(root, "fresh");
-  if (fr) {
-    if (!json_is_object(fr)) {
-      rc = bad(&L, "fresh", RT_ERR_PARSE, "must be an object: {\"max_age\": \"7d\", \"driver\": true, "
-               "\"toolkit\": true, \"template\": true}");
-      goto done;
-    }
-    if ((rc = known_keys(&L, "fresh", fr, "max_age,driver,toolkit,template")) ||
-        (rc = get_duration(&L, fr, "fresh", "max_age", &j->fresh.max_age_s, 1)) ||
-        (rc = get_bool(&L, fr, "fresh", "driver", &j->fresh.driver)) ||
-        (rc = get_bool(&L, fr, "fresh", "toolkit", &j->fresh.toolkit)) ||
-        (rc = get_bool(&L, fr, "fresh", "template", &j->fresh.template_version)))
-      goto done;
-  }
-  j->recheck = 1;
-  j->recheck_every_s = JOB_DEFAULT_RECHECK_EVERY_S;
-  j->tolerance = 0.05;
-  json_t *rk = json_object_get(root, "recheck");
-  if (rk && json_is_boolean(rk)) {
-    j->recheck = json_is_true(rk);
-  } else if (rk) {
-    if (!json_is_object(rk)) {
-      rc = bad(&L, "recheck", RT_ERR_PARSE, "must be true, false or {\"every\": \"20h\", \"tolerance\": 5}");
-      goto done;
-    }
-    if ((rc = known_keys(&L, "recheck", rk, "every,tolerance")) ||
-        (rc = get_duration(&L, rk, "recheck", "every", &j->recheck_every_s, 1)))
-      goto done;
-    json_t *t = json_object_get(rk, "tolerance");
-    if (t && (!json_is_number(t) || !(json_number_value(t) >= 0) || json_number_value(t) > 1000)) {
-      rc = bad(&L, "recheck.tolerance", RT_ERR_PARSE, "must be a percentage between 0 and 1000");
-      goto done;
-    }
-    if (t) j->tolerance = json_number_value(t) / 100;
-  }
+  if ((rc = load_fresh_recheck(&L, j, root)))
+    goto done;
   json_t *defaults = json_object_get(root, "defaults");
   if (defaults && (!json_is_object(defaults) || (rc = known_keys(&L, "defaults", defaults, "dtype,budget,strategy,seed")))) {
     if (!rc) rc = bad(&L, "defaults", RT_ERR_PARSE, "must be an object of dtype, budget, strategy and seed");
