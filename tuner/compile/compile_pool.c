@@ -241,6 +241,65 @@ static void pool_failure(compile_result *r, int status, const char *msg) {
   r->log = strdup(msg);
 }
 
+/* Waits for the busy workers (until the first compile timeout at most) and takes what they
+ * finished, or stops the ones past the timeout; each job done counts in *done. */
+static rt_status pool_collect(pool_worker *ws, int nw, const compile_pool_options *popt,
+                              compile_result *results, unsigned char (*keys)[32],
+                              compile_pool_stats *stats, size_t *done, rt_error *err) {
+  struct pollfd pfd[256];
+  int map[256], np = 0;
+  double wait_s = -1;
+  double now = rt_now_s();
+  for (int i = 0; i < nw && np < 256; i++) {
+    if (!ws[i].pid || ws[i].job < 0) continue;
+    pfd[np].fd = ws[i].result_fd;
+    pfd[np].events = POLLIN;
+    pfd[np].revents = 0;
+    map[np++] = i;
+    if (popt->timeout_s > 0) {
+      double left = ws[i].started + popt->timeout_s - now;
+      if (left < 0) left = 0;
+      if (wait_s < 0 || left < wait_s) wait_s = left;
+    }
+  }
+  if (np == 0) {
+    /* no worker could start */
+    return rt_error_set(err, RT_ERR_IO, "cannot start a compile worker: %s", strerror(errno));
+  }
+  int timeout_ms = wait_s < 0 ? -1 : (int)(wait_s * 1000) + 1;
+  int got = poll(pfd, (nfds_t)np, timeout_ms);
+  if (got < 0 && errno != EINTR) {
+    return rt_error_set(err, RT_ERR_IO, "poll: %s", strerror(errno));
+  }
+  now = rt_now_s();
+  for (int k = 0; k < np; k++) {
+    pool_worker *w = &ws[map[k]];
+    size_t idx = (size_t)w->job;
+    compile_result r;
+    if (got > 0 && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) {
+      if (pool_recv_result(w->result_fd, &r) == 0) {
+        w->job = -1;
+      } else {
+        char why[256];
+        kill(w->pid, SIGKILL);
+        pool_reap(w, why, sizeof why);
+        pool_failure(&r, RT_ERR_CRASH, why);
+      }
+      pool_finish(results, idx, &r, popt, keys[idx], stats);
+      (*done)++;
+    } else if (popt->timeout_s > 0 && now - w->started >= popt->timeout_s) {
+      char why[256], msg[256];
+      kill(w->pid, SIGKILL);
+      pool_reap(w, why, sizeof why);
+      snprintf(msg, sizeof msg, "compile took longer than %.3g s; stopped it", popt->timeout_s);
+      pool_failure(&r, RT_ERR_TIMEOUT, msg);
+      pool_finish(results, idx, &r, popt, keys[idx], stats);
+      (*done)++;
+    }
+  }
+  return RT_OK;
+}
+
 rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_options *opt,
                            const compile_pool_options *popt_in, compile_result *results,
                            compile_pool_stats *stats_out, rt_error *err) {
@@ -335,59 +394,8 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
         /* it died between jobs: the poll below sees its result pipe close */
       }
     }
-    struct pollfd pfd[256];
-    int map[256], np = 0;
-    double wait_s = -1;
-    double now = rt_now_s();
-    for (int i = 0; i < nw && np < 256; i++) {
-      if (!ws[i].pid || ws[i].job < 0) continue;
-      pfd[np].fd = ws[i].result_fd;
-      pfd[np].events = POLLIN;
-      pfd[np].revents = 0;
-      map[np++] = i;
-      if (popt.timeout_s > 0) {
-        double left = ws[i].started + popt.timeout_s - now;
-        if (left < 0) left = 0;
-        if (wait_s < 0 || left < wait_s) wait_s = left;
-      }
-    }
-    if (np == 0) {
-      /* no worker could start */
-      s = rt_error_set(err, RT_ERR_IO, "cannot start a compile worker: %s", strerror(errno));
-      goto out;
-    }
-    int timeout_ms = wait_s < 0 ? -1 : (int)(wait_s * 1000) + 1;
-    int got = poll(pfd, (nfds_t)np, timeout_ms);
-    if (got < 0 && errno != EINTR) {
-      s = rt_error_set(err, RT_ERR_IO, "poll: %s", strerror(errno));
-      goto out;
-    }
-    now = rt_now_s();
-    for (int k = 0; k < np; k++) {
-      pool_worker *w = &ws[map[k]];
-      size_t idx = (size_t)w->job;
-      compile_result r;
-      if (got > 0 && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) {
-        if (pool_recv_result(w->result_fd, &r) == 0) {
-          w->job = -1;
-        } else {
-          char why[256];
-          kill(w->pid, SIGKILL);
-          pool_reap(w, why, sizeof why);
-          pool_failure(&r, RT_ERR_CRASH, why);
-        }
-        pool_finish(results, idx, &r, &popt, keys[idx], &stats);
-        done++;
-      } else if (popt.timeout_s > 0 && now - w->started >= popt.timeout_s) {
-        char why[256], msg[256];
-        kill(w->pid, SIGKILL);
-        pool_reap(w, why, sizeof why);
-        snprintf(msg, sizeof msg, "compile took longer than %.3g s; stopped it", popt.timeout_s);
-        pool_failure(&r, RT_ERR_TIMEOUT, msg);
-        pool_finish(results, idx, &r, &popt, keys[idx], &stats);
-        done++;
-      }
-    }
+    s = pool_collect(ws, nw, &popt, results, keys, &stats, &done, err);
+    if (s) goto out;
   }
 
 out:
