@@ -385,6 +385,36 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
 }
 
 /* One process's whole run: shard c->shard on device c->device. */
+/* The run's summary.json object: what ran where, its counts and each problem's item (PROBLEMS,
+ * taken). */
+static json_t *run_summary(const run_ctx *c, const job_env *env, const char *dbp, const char *started,
+                           double t0, size_t marked, json_t *problems, const job_outcome *out) {
+  const job *j = c->j;
+  json_t *s = json_object();
+  json_object_set_new(s, "job", json_string(j->name));
+  json_object_set_new(s, "file", json_string(j->path));
+  json_object_set_new(s, "database", json_string(dbp));
+  json_object_set_new(s, "device", json_string(c->device));
+  json_object_set_new(s, "gpu", json_string(env->device.name));
+  char sh[32];
+  snprintf(sh, sizeof sh, "%d/%d", c->shard.index, c->shard.count);
+  json_object_set_new(s, "shard", json_string(sh));
+  json_object_set_new(s, "started_at", json_string(started));
+  json_object_set_new(s, "seconds", json_real(rt_now_s() - t0));
+  json_object_set_new(s, "complete", json_boolean(!c->why));
+  json_object_set_new(s, "stopped", c->why == 1 ? json_string("time budget") : c->why == 2 ? json_string("signal")
+                                                                                          : json_null());
+  set_count(s, "evaluated", out->evaluated);
+  set_count(s, "tuned", out->tuned);
+  set_count(s, "fresh", out->fresh);
+  set_count(s, "failed", out->failed);
+  set_count(s, "left", out->left);
+  set_count(s, "regressions", out->regressions);
+  if (marked) set_count(s, "marked_interrupted", marked);
+  json_object_set_new(s, "problems", problems);
+  return s;
+}
+
 static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_error *err) {
   const job *j = c->j;
   const job_run_options *o = c->o;
@@ -495,28 +525,7 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   out->interrupted = c->why == 2;
 
   /* the summary, and the report of the database written */
-  json_t *s = json_object();
-  json_object_set_new(s, "job", json_string(j->name));
-  json_object_set_new(s, "file", json_string(j->path));
-  json_object_set_new(s, "database", json_string(dbp));
-  json_object_set_new(s, "device", json_string(c->device));
-  json_object_set_new(s, "gpu", json_string(env.device.name));
-  char sh[32];
-  snprintf(sh, sizeof sh, "%d/%d", c->shard.index, c->shard.count);
-  json_object_set_new(s, "shard", json_string(sh));
-  json_object_set_new(s, "started_at", json_string(started));
-  json_object_set_new(s, "seconds", json_real(rt_now_s() - t0));
-  json_object_set_new(s, "complete", json_boolean(!c->why));
-  json_object_set_new(s, "stopped", c->why == 1 ? json_string("time budget") : c->why == 2 ? json_string("signal")
-                                                                                          : json_null());
-  set_count(s, "evaluated", out->evaluated);
-  set_count(s, "tuned", out->tuned);
-  set_count(s, "fresh", out->fresh);
-  set_count(s, "failed", out->failed);
-  set_count(s, "left", out->left);
-  set_count(s, "regressions", out->regressions);
-  if (marked) set_count(s, "marked_interrupted", marked);
-  json_object_set_new(s, "problems", problems);
+  json_t *s = run_summary(c, &env, dbp, started, t0, marked, problems, out);
   problems = NULL;
   out->summary = s;
   if (!o->no_report && !c->parallel && (c->shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path))) {
