@@ -1,6 +1,7 @@
 /* test_db.c — the tuning database: schema and identity, storing every candidate with its
  * provenance, resume queries, winners (replaced only by faster ones), entries, ceilings, merge,
  * check and the nearest-shape measure. */
+/* stages: db */
 #include <math.h>
 #include <sqlite3.h>
 
@@ -8,7 +9,7 @@
 #include "unit/db_fixture.h"
 #include "unit/db_old_schema.h"
 
-static void test_store_and_resume(const char *path) {
+static void store_and_resume(const char *path) {
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
@@ -181,7 +182,8 @@ static rt_status count_fn(void *ctx, const db_run_spec *spec, const char *tmpl, 
   return RT_OK;
 }
 
-static void test_merge(const char *a_path) {
+/* Merges into a_path, the database store_and_resume wrote. */
+static void merge_into(const char *a_path) {
   rt_error err = {0};
   char b_path[512];
   fx_tmpname(b_path, sizeof b_path, "merge-b");
@@ -303,14 +305,14 @@ static void test_merge(const char *a_path) {
   db_close(a);
 }
 
-static void test_dims_text(void) {
+TEST_CASE(dims_text) {
   problem p = fx_gemm(7, 8, 9, "f32");
   char buf[64];
   db_dims_text(&p, buf, sizeof buf);
   CHECK_STR(buf, "M=7,N=8,K=9");
 }
 
-static void test_open_errors(void) {
+TEST_CASE(open_errors) {
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open("/nonexistent/dir/x.db", DB_READONLY, &d, &err), RT_ERR_IO);
@@ -325,7 +327,7 @@ static void test_open_errors(void) {
 
 /* A version-1 file (cubins inside winners) migrates to the current schema on a writer's open,
  * keeping its cubin; a reader gets RT_ERR_DB_VERSION naming the upgrade command. */
-static void test_migration(void) {
+TEST_CASE(migration) {
   char path[512];
   fx_tmpname(path, sizeof path, "v1");
   fx_old_db(path, 1,
@@ -365,16 +367,17 @@ static void test_migration(void) {
   fx_remove(path);
 }
 
-int main(void) {
-  srand((unsigned)getpid());
+/* store, resume, then a merge into what was stored: one sequence, the merge counts what the
+ * first part wrote */
+TEST_CASE(store_resume_and_merge) {
   char path[512];
   fx_tmpname(path, sizeof path, "unit");
-  test_store_and_resume(path);
-  test_merge(path);
-  test_dims_text();
-  test_open_errors();
-  test_migration();
+  store_and_resume(path);
+  merge_into(path);
   fx_remove(path);
-  return test_done();
 }
-/* stages: db */
+
+static void setup(void) { srand((unsigned)getpid()); }
+
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(store_resume_and_merge), TEST_ENTRY(dims_text),
+                  TEST_ENTRY(open_errors), TEST_ENTRY(migration))
