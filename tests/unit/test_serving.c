@@ -173,7 +173,7 @@ static int agree(const char *tpl, const char *family, const char *dtype, const c
   return admitted;
 }
 
-static void test_agreement(void) {
+TEST_CASE(agreement) {
   static const char *const gemm_q[] = {"4096x4096x4096", "4096x4096x4095", "2048x4096x4096", "4000x4000x4000",
                                        "8@1024x1024x1024", "4096x4096x4100"};
   agree("gemm_simt", "gemm", "f32", "1024x1024x1024", gemm_q, 6, 4);
@@ -199,7 +199,7 @@ static void test_agreement(void) {
 
 /* A database with winners of several templates for one problem: gemm_wgmma (fastest) and
  * gemm_mma, each the first configuration of its 4096^3 space that also serves 4095 for gemm_mma. */
-static void test_issue_cases(void) {
+TEST_CASE(issue_cases) {
   manifest *wg = NULL, *mma = NULL;
   rt_error err = {0};
   CHECK_INT(catalog_find(NULL, "gemm_wgmma", &wg, &err), RT_OK);
@@ -358,7 +358,7 @@ static void test_issue_cases(void) {
 }
 
 /* gemm_skinny admits at most 16 rows: 8 rows are served its 16-row winner, 32 are not. */
-static void test_skinny(void) {
+TEST_CASE(skinny) {
   manifest *mf = NULL;
   rt_error err = {0};
   CHECK_INT(catalog_find(NULL, "gemm_skinny", &mf, &err), RT_OK);
@@ -387,7 +387,7 @@ static void test_skinny(void) {
 }
 
 /* Attention: exact by canonical shape, decode by (B*HKV, SKV), prefill by (B*HQ, SQ, SKV). */
-static void test_attention(void) {
+TEST_CASE(attention) {
   manifest *mf = NULL;
   rt_error err = {0};
   CHECK_INT(catalog_find(NULL, "attn_mma", &mf, &err), RT_OK);
@@ -456,17 +456,17 @@ static void test_attention(void) {
   manifest_free(mf);
 }
 
-int main(void) {
+/* The fixture: the toolkit string winners are stored with, the H200's spec, and no nearest
+ * cap from the environment. */
+static void setup(void) {
   srand((unsigned)getpid());
   rt_error err = {0};
   CHECK_INT(db_toolkit_string(toolkit, sizeof toolkit, &err), RT_OK);
   h200 = gpu_spec_find("h200");
   CHECK(h200 != NULL);
-  if (!h200) return test_done();
+  if (!h200) exit(test_done());
   unsetenv("ROOFTUNE_NEAREST_MAX");
-  test_issue_cases();
-  test_skinny();
-  test_attention();
-  test_agreement();
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(issue_cases), TEST_ENTRY(skinny), TEST_ENTRY(attention),
+                  TEST_ENTRY(agreement))
