@@ -199,37 +199,70 @@ TEST_CASE(agreement) {
 
 /* A database with winners of several templates for one problem: gemm_wgmma (fastest) and
  * gemm_mma, each the first configuration of its 4096^3 space that also serves 4095 for gemm_mma. */
-TEST_CASE(issue_cases) {
-  manifest *wg = NULL, *mma = NULL;
+/* What the issue's cases store: gemm_wgmma's and gemm_mma's spaces for 4096^3 bf16, and the
+ * gemm_mma configuration (pick) that serves K = 4095 too.  0 when a template is missing. */
+typedef struct issue_templates {
+  manifest *wg, *mma;
+  problem p;
+  rt_vars env;
+  space *swg, *smma;
+  long pick;
+} issue_templates;
+
+static void issue_free(issue_templates *t) {
+  space_free(t->swg);
+  space_free(t->smma);
+  manifest_free(t->wg);
+  manifest_free(t->mma);
+}
+
+static int issue_load(issue_templates *t) {
+  memset(t, 0, sizeof *t);
   rt_error err = {0};
-  CHECK_INT(catalog_find(NULL, "gemm_wgmma", &wg, &err), RT_OK);
-  CHECK_INT(catalog_find(NULL, "gemm_mma", &mma, &err), RT_OK);
-  if (!wg || !mma) return;
-  problem p, p5;
-  rt_vars env, env5;
-  CHECK(env_of("gemm", "4096x4096x4096", "bf16", &p, &env));
+  CHECK_INT(catalog_find(NULL, "gemm_wgmma", &t->wg, &err), RT_OK);
+  CHECK_INT(catalog_find(NULL, "gemm_mma", &t->mma, &err), RT_OK);
+  problem p5;
+  rt_vars env5;
+  CHECK(env_of("gemm", "4096x4096x4096", "bf16", &t->p, &t->env));
   CHECK(env_of("gemm", "4096x4096x4095", "bf16", &p5, &env5));
-  space *swg = NULL, *smma = NULL, *s5 = NULL;
-  CHECK_INT(manifest_build_space(wg, &env, &swg, &err), RT_OK);
-  CHECK_INT(manifest_build_space(mma, &env, &smma, &err), RT_OK);
-  if (!swg || !smma) return;
-  /* a gemm_mma configuration that serves K = 4095 too */
-  long pick = -1;
-  char cfg[768];
-  for (size_t i = 0; i < space_size(smma) && pick < 0; i++) {
-    space_format_config(smma, i, cfg, sizeof cfg);
-    space *tmp = NULL;
-    if (find_config(mma, &env5, cfg, &tmp) >= 0) pick = (long)i;
-    space_free(tmp);
-    if (!s5 && pick >= 0) s5 = NULL;
+  if (t->wg && t->mma) {
+    CHECK_INT(manifest_build_space(t->wg, &t->env, &t->swg, &err), RT_OK);
+    CHECK_INT(manifest_build_space(t->mma, &t->env, &t->smma, &err), RT_OK);
   }
-  CHECK(pick >= 0);
+  if (!t->swg || !t->smma) {
+    issue_free(t);
+    return 0;
+  }
+  /* a gemm_mma configuration that serves K = 4095 too */
+  t->pick = -1;
+  char cfg[768];
+  for (size_t i = 0; i < space_size(t->smma) && t->pick < 0; i++) {
+    space_format_config(t->smma, i, cfg, sizeof cfg);
+    space *tmp = NULL;
+    if (find_config(t->mma, &env5, cfg, &tmp) >= 0) t->pick = (long)i;
+    space_free(tmp);
+  }
+  CHECK(t->pick >= 0);
+  if (t->pick < 0) {
+    issue_free(t);
+    return 0;
+  }
+  return 1;
+}
+
+TEST_CASE(issue_cases) {
+  issue_templates t;
+  if (!issue_load(&t)) return;
+  rt_error err = {0};
+  problem p5;
+  rt_vars env5;
+  CHECK(env_of("gemm", "4096x4096x4095", "bf16", &p5, &env5));
   char path[512];
   fx_tmpname(path, sizeof path, "issue");
   db *d = NULL;
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  store(d, wg, &p, swg, 0, &env, 0.2, TIMING_MEASURED, 1, 1);
-  store(d, mma, &p, smma, (size_t)pick, &env, 0.5, TIMING_MEASURED, 1, 1);
+  store(d, t.wg, &t.p, t.swg, 0, &t.env, 0.2, TIMING_MEASURED, 1, 1);
+  store(d, t.mma, &t.p, t.smma, (size_t)t.pick, &t.env, 0.5, TIMING_MEASURED, 1, 1);
   db_close(d);
   rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
@@ -254,11 +287,13 @@ TEST_CASE(issue_cases) {
   CHECK_INT(m.geometry_ok, 1);
   printf("4096x4096x4095: rule next, %s %s; passed over: %s", m.template_name, m.config, m.passed_over);
   {
+    char cfg[768]; /* the picked configuration */
+    space_format_config(t.smma, (size_t)t.pick, cfg, sizeof cfg);
     space *sp = NULL;
-    long idx = find_config(mma, &env5, cfg, &sp);
+    long idx = find_config(t.mma, &env5, cfg, &sp);
     candidate_plan pl;
     CHECK(idx >= 0);
-    if (idx >= 0 && manifest_plan(mma, sp, (size_t)idx, &env5, &pl, &err) == RT_OK) {
+    if (idx >= 0 && manifest_plan(t.mma, sp, (size_t)idx, &env5, &pl, &err) == RT_OK) {
       CHECK_INT(m.grid[0], pl.grid[0]);
       CHECK_INT(m.grid[2], pl.grid[2]);
       CHECK_INT(m.smem, pl.smem);
@@ -306,22 +341,31 @@ TEST_CASE(issue_cases) {
   CHECK_INT(m.passed_count, 0);
   rooftune_close(rt);
   fx_remove(path);
+  issue_free(&t);
+}
 
-  /* nothing to launch: the exact winner is a prediction without a cubin, the nearest one has
-   * one; ROOFTUNE_RUNNABLE (what rooftune_gemm asks) passes over the first */
+/* nothing to launch: the exact winner is a prediction without a cubin, the nearest one has
+ * one; ROOFTUNE_RUNNABLE (what rooftune_gemm asks) passes over the first */
+TEST_CASE(runnable) {
+  issue_templates t;
+  if (!issue_load(&t)) return;
+  rt_error err = {0};
+  char path[512];
+  db *d = NULL;
+  rooftune_db *rt = NULL;
+  rooftune_match m;
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
   fx_tmpname(path, sizeof path, "runnable");
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  store(d, wg, &p, swg, 0, &env, 0.2, TIMING_PREDICTED, 0, 1);
+  store(d, t.wg, &t.p, t.swg, 0, &t.env, 0.2, TIMING_PREDICTED, 0, 1);
   problem p2;
   rt_vars env2;
   space *s2 = NULL;
   CHECK(env_of("gemm", "4096x4096x2048", "bf16", &p2, &env2));
-  CHECK_INT(manifest_build_space(wg, &env2, &s2, &err), RT_OK);
-  if (s2) store(d, wg, &p2, s2, 0, &env2, 0.1, TIMING_MEASURED, 1, 1);
+  CHECK_INT(manifest_build_space(t.wg, &env2, &s2, &err), RT_OK);
+  if (s2) store(d, t.wg, &p2, s2, 0, &env2, 0.1, TIMING_MEASURED, 1, 1);
   db_close(d);
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
-  q.flags = 0;
-  q.shape = "4096x4096x4096";
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, ROOFTUNE_RULE_EXACT);
   CHECK_INT(m.runnable, 0);
@@ -333,14 +377,25 @@ TEST_CASE(issue_cases) {
   CHECK_CONTAINS(m.passed_over, "nothing to launch: no cubin stored (predicted on model:h200)");
   rooftune_close(rt);
   fx_remove(path);
+  space_free(s2);
+  issue_free(&t);
+}
 
-  /* a winner stored without a recipe (before schema 4, an import): its own shape only */
+/* a winner stored without a recipe (before schema 4, an import): its own shape only */
+TEST_CASE(no_recipe) {
+  issue_templates t;
+  if (!issue_load(&t)) return;
+  rt_error err = {0};
+  char path[512];
+  db *d = NULL;
+  rooftune_db *rt = NULL;
+  rooftune_match m;
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
   fx_tmpname(path, sizeof path, "norecipe");
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  store(d, mma, &p, smma, (size_t)pick, &env, 0.5, TIMING_MEASURED, 1, 0);
+  store(d, t.mma, &t.p, t.smma, (size_t)t.pick, &t.env, 0.5, TIMING_MEASURED, 1, 0);
   db_close(d);
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
-  q.flags = 0;
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, ROOFTUNE_RULE_EXACT);
   CHECK_INT(m.geometry_ok, 1);
@@ -350,11 +405,7 @@ TEST_CASE(issue_cases) {
   CHECK_CONTAINS(m.passed_over, "served for its own shape only");
   rooftune_close(rt);
   fx_remove(path);
-  space_free(swg);
-  space_free(smma);
-  space_free(s2);
-  manifest_free(wg);
-  manifest_free(mma);
+  issue_free(&t);
 }
 
 /* gemm_skinny admits at most 16 rows: 8 rows are served its 16-row winner, 32 are not. */
@@ -468,5 +519,6 @@ static void setup(void) {
   unsetenv("ROOFTUNE_NEAREST_MAX");
 }
 
-TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(issue_cases), TEST_ENTRY(skinny), TEST_ENTRY(attention),
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(issue_cases), TEST_ENTRY(runnable), TEST_ENTRY(no_recipe),
+                  TEST_ENTRY(skinny), TEST_ENTRY(attention),
                   TEST_ENTRY(agreement))
