@@ -126,15 +126,23 @@ static char *render(const report_page *p) {
   return buf;
 }
 
+/* make()'s page rendered (*x holds it; freed when the render fails: NULL). */
+static char *made_page(look **x) {
+  *x = calloc(1, sizeof **x);
+  make(*x);
+  char *page = render(&(*x)->page);
+  if (!page) {
+    free(*x);
+    *x = NULL;
+  }
+  return page;
+}
+
 /* the page's width; the GEMM */
 TEST_CASE(gemm_section) {
-  look *x = calloc(1, sizeof *x);
-  make(x);
-  char *page = render(&x->page);
-  if (!page) {
-    free(x);
-    return;
-  }
+  look *x = NULL;
+  char *page = made_page(&x);
+  if (!page) return;
   CHECK_CONTAINS(page, "max-width:1400px");
   char *g = section(page, 0);
   /* the GEMM: the CUDA-core and the tensor-core f16 roofs, labelled; no tf32 or fp8 */
@@ -164,13 +172,9 @@ TEST_CASE(gemm_section) {
 }
 
 TEST_CASE(stencil_section) {
-  look *x = calloc(1, sizeof *x);
-  make(x);
-  char *page = render(&x->page);
-  if (!page) {
-    free(x);
-    return;
-  }
+  look *x = NULL;
+  char *page = made_page(&x);
+  if (!page) return;
   char *st = section(page, 1);
   /* the stencil: the CUDA-core roof alone (the spec table's tf32 peak is there, unused) */
   CHECK_INT(occurrences(st, "<polyline class=\"roof "), 1);

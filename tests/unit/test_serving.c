@@ -250,6 +250,15 @@ static int issue_load(issue_templates *t) {
   return 1;
 }
 
+/* A fresh database for a case's winners (its name in path). */
+static db *issue_db(char *path, size_t size, const char *name) {
+  rt_error err = {0};
+  db *d = NULL;
+  fx_tmpname(path, size, name);
+  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  return d;
+}
+
 TEST_CASE(issue_cases) {
   issue_templates t;
   if (!issue_load(&t)) return;
@@ -351,12 +360,7 @@ TEST_CASE(runnable) {
   if (!issue_load(&t)) return;
   rt_error err = {0};
   char path[512];
-  db *d = NULL;
-  rooftune_db *rt = NULL;
-  rooftune_match m;
-  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
-  fx_tmpname(path, sizeof path, "runnable");
-  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  db *d = issue_db(path, sizeof path, "runnable");
   store(d, t.wg, &t.p, t.swg, 0, &t.env, 0.2, TIMING_PREDICTED, 0, 1);
   problem p2;
   rt_vars env2;
@@ -365,7 +369,10 @@ TEST_CASE(runnable) {
   CHECK_INT(manifest_build_space(t.wg, &env2, &s2, &err), RT_OK);
   if (s2) store(d, t.wg, &p2, s2, 0, &env2, 0.1, TIMING_MEASURED, 1, 1);
   db_close(d);
+  rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
+  rooftune_match m;
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, ROOFTUNE_RULE_EXACT);
   CHECK_INT(m.runnable, 0);
@@ -385,16 +392,13 @@ TEST_CASE(runnable) {
 TEST_CASE(no_recipe) {
   issue_templates t;
   if (!issue_load(&t)) return;
-  rt_error err = {0};
-  char path[512];
-  db *d = NULL;
-  rooftune_db *rt = NULL;
-  rooftune_match m;
   rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
-  fx_tmpname(path, sizeof path, "norecipe");
-  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  rooftune_match m;
+  char path[512];
+  db *d = issue_db(path, sizeof path, "norecipe");
   store(d, t.mma, &t.p, t.smma, (size_t)t.pick, &t.env, 0.5, TIMING_MEASURED, 1, 0);
   db_close(d);
+  rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, ROOFTUNE_RULE_EXACT);
