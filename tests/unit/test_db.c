@@ -9,6 +9,25 @@
 #include "unit/db_fixture.h"
 #include "unit/db_old_schema.h"
 
+/* Ceilings on dev in d: the latest measurement replaces the older one. */
+static void ceilings(db *d, const db_device *dev) {
+  rt_error err = {0};
+  CHECK_INT(db_ceiling_set(d, dev, "copy_bw", "", 4.1e12, &err), RT_OK);
+  CHECK_INT(db_ceiling_set(d, dev, "copy_bw", "", 4.3e12, &err), RT_OK);
+  CHECK_INT(db_ceiling_set(d, dev, "matmul", "bf16", 7.9e14, &err), RT_OK);
+  CHECK_INT(db_ceiling_set(d, dev, "nonsense", "", 1, &err), RT_ERR_INVALID);
+  double v = 0;
+  int found = 0;
+  char at[32];
+  CHECK_INT(db_ceiling_get(d, dev, "copy_bw", "", &v, at, sizeof at, &found, &err),
+            RT_OK);
+  CHECK(found);
+  CHECK_NEAR(v, 4.3e12, 1);
+  CHECK(at[0] == '2');
+  CHECK_INT(db_ceiling_get(d, dev, "matmul", "f16", &v, NULL, 0, &found, &err), RT_OK);
+  CHECK(!found);
+}
+
 static void store_and_resume(const char *path) {
   rt_error err = {0};
   db *d = NULL;
@@ -140,21 +159,7 @@ static void store_and_resume(const char *path) {
   }
   free(e);
 
-  /* Ceilings: the latest measurement replaces the older one. */
-  CHECK_INT(db_ceiling_set(d, &spec.prov.device, "copy_bw", "", 4.1e12, &err), RT_OK);
-  CHECK_INT(db_ceiling_set(d, &spec.prov.device, "copy_bw", "", 4.3e12, &err), RT_OK);
-  CHECK_INT(db_ceiling_set(d, &spec.prov.device, "matmul", "bf16", 7.9e14, &err), RT_OK);
-  CHECK_INT(db_ceiling_set(d, &spec.prov.device, "nonsense", "", 1, &err), RT_ERR_INVALID);
-  double v = 0;
-  int found = 0;
-  char at[32];
-  CHECK_INT(db_ceiling_get(d, &spec.prov.device, "copy_bw", "", &v, at, sizeof at, &found, &err),
-            RT_OK);
-  CHECK(found);
-  CHECK_NEAR(v, 4.3e12, 1);
-  CHECK(at[0] == '2');
-  CHECK_INT(db_ceiling_get(d, &spec.prov.device, "matmul", "f16", &v, NULL, 0, &found, &err), RT_OK);
-  CHECK(!found);
+  ceilings(d, &spec.prov.device);
 
   char report[4096];
   int problems = -1;
