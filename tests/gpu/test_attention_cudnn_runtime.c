@@ -75,7 +75,7 @@ static int store_plan(const char *path, case_t *c, const char *text) {
   return ok;
 }
 
-static void prefill(void) {
+TEST_CASE(prefill) {
   case_t c;
   memset(&c, 0, sizeof c);
   c.a = (rooftune_attention_problem){.dtype = "bf16", .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 100,
@@ -142,7 +142,7 @@ static void own_choice(rooftune_attention_problem a, int *lens, uint64_t seed, c
   teardown(&c);
 }
 
-static void ragged(void) {
+TEST_CASE(ragged) {
   static int lens[4] = {1000, 37, 640, 1024}, rlens[3] = {256, 70, 129};
   own_choice((rooftune_attention_problem){.dtype = "bf16", .batch = 4, .heads_q = 8, .heads_kv = 2, .seq_q = 1,
                                           .seq_kv = 1024, .head_dim = 128, .page_size = 16},
@@ -165,7 +165,9 @@ static void ragged(void) {
   teardown(&bad);
 }
 
-int main(void) {
+/* The fixture: a context on GPU 0 and cuDNN.  Skips the file without a driver, a GPU of
+ * compute capability 8.0 or newer, or cuDNN. */
+static void file_setup(void) {
   rt_error err = {0};
   if (cuda_driver_load(&err) != RT_OK) test_skip(err.text);
   CUdevice dev;
@@ -182,7 +184,6 @@ int main(void) {
   char v[32];
   cudnn_version_text(dnn.version, v, sizeof v);
   printf("%s, cuDNN %s at %s\n", gpu, v, dnn.path);
-  prefill();
-  ragged();
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(file_setup, NULL, TEST_ENTRY(prefill), TEST_ENTRY(ragged))

@@ -110,7 +110,11 @@ static int splits_over_one(const rt_vars *v) {
   return s > 1;
 }
 
-int main(void) {
+static char own_arch[16]; /* sm_90 on Hopper, else the device's own */
+
+/* The fixture: a context on GPU 0 and its identity.  Skips the file without a driver, a GPU or
+ * compute capability 8.0. */
+static void file_setup(void) {
   rt_error err = {0};
   if (cuda_driver_load(&err)) test_skip(err.text);
   CUdevice dev;
@@ -125,22 +129,29 @@ int main(void) {
   cu.cuDriverGetVersion(&driver);
   cc = cc_major * 10 + cc_minor;
   if (cc < 80) test_skip("the attention templates need compute capability 8.0 or newer");
-  char arch[16];
-  snprintf(arch, sizeof arch, "sm_%d", cc >= 90 ? 90 : cc);
+  snprintf(own_arch, sizeof own_arch, "sm_%d", cc >= 90 ? 90 : cc);
   srand((unsigned)getpid());
+}
 
-  /* prefill, grouped heads, causal: attn_mma for its shape and for fewer queries */
+/* prefill, grouped heads, causal (its inputs from seed 11) */
+static void prefill_problem(case_t *c) {
+  memset(c, 0, sizeof *c);
+  c->a.dtype = "bf16";
+  c->a.batch = 2;
+  c->a.heads_q = 4;
+  c->a.heads_kv = 2;
+  c->a.seq_q = 100;
+  c->a.seq_kv = 160;
+  c->a.head_dim = 64;
+  c->a.causal = 1;
+  setup(c, 11);
+}
+
+/* prefill: cuDNN without a database, attn_mma for its shape and for fewer queries */
+TEST_CASE(prefill_mma) {
+  rt_error err = {0};
   case_t c;
-  memset(&c, 0, sizeof c);
-  c.a.dtype = "bf16";
-  c.a.batch = 2;
-  c.a.heads_q = 4;
-  c.a.heads_kv = 2;
-  c.a.seq_q = 100;
-  c.a.seq_kv = 160;
-  c.a.head_dim = 64;
-  c.a.causal = 1;
-  setup(&c, 11);
+  prefill_problem(&c);
   char shape[160];
   CHECK_INT(rooftune_attention_shape(&c.a, shape, sizeof shape), ROOFTUNE_OK);
   /* no database: cuDNN's own choice where it loads (test_attention_cudnn_runtime.c has the rest) */
@@ -153,7 +164,7 @@ int main(void) {
   }
   char path[512];
   fx_tmpname(path, sizeof path, "gpu-attn");
-  if (store_winner(path, "attn_mma", shape, arch, NULL)) {
+  if (store_winner(path, "attn_mma", shape, own_arch, NULL)) {
     rooftune_db *rdb = NULL;
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
     CHECK_INT(run_and_check(rdb, &c, "attn_mma tuned"), ROOFTUNE_PATH_TUNED);
@@ -166,23 +177,33 @@ int main(void) {
     CHECK(0);
   }
   fx_remove(path);
-  if (cc == 90) { /* attn_wgmma: the TMA maps over the caller's Q, K and V */
-    c.a.causal = 0;
-    CHECK_INT(rooftune_attention_shape(&c.a, shape, sizeof shape), ROOFTUNE_OK);
-    fx_tmpname(path, sizeof path, "gpu-attn-wgmma");
-    if (store_winner(path, "attn_wgmma", shape, "sm_90a", NULL)) {
-      rooftune_db *rdb = NULL;
-      CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
-      CHECK_INT(run_and_check(rdb, &c, "attn_wgmma tuned"), ROOFTUNE_PATH_TUNED);
-      rooftune_close(rdb);
-    } else {
-      CHECK(0);
-    }
-    fx_remove(path);
-  }
   teardown(&c);
+}
 
-  /* decode: split-KV over a paged cache with ragged lengths, when attn_decode is installed */
+/* attn_wgmma: the TMA maps over the caller's Q, K and V (the prefill problem, not causal) */
+TEST_CASE(prefill_wgmma) {
+  if (cc != 90) test_skip("attn_wgmma needs sm_90");
+  case_t c;
+  prefill_problem(&c);
+  c.a.causal = 0;
+  char shape[160];
+  CHECK_INT(rooftune_attention_shape(&c.a, shape, sizeof shape), ROOFTUNE_OK);
+  char path[512];
+  fx_tmpname(path, sizeof path, "gpu-attn-wgmma");
+  if (store_winner(path, "attn_wgmma", shape, "sm_90a", NULL)) {
+    rooftune_db *rdb = NULL;
+    CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
+    CHECK_INT(run_and_check(rdb, &c, "attn_wgmma tuned"), ROOFTUNE_PATH_TUNED);
+    rooftune_close(rdb);
+  } else {
+    CHECK(0);
+  }
+  fx_remove(path);
+  teardown(&c);
+}
+
+/* decode: split-KV over a paged cache with ragged lengths, when attn_decode is installed */
+TEST_CASE(decode) {
   case_t dc;
   memset(&dc, 0, sizeof dc);
   static int lens[4] = {1000, 37, 640, 1024};
@@ -196,9 +217,10 @@ int main(void) {
   dc.a.head_dim = 128;
   dc.a.page_size = 16;
   setup(&dc, 23);
+  char shape[160], path[512];
   CHECK_INT(rooftune_attention_shape(&dc.a, shape, sizeof shape), ROOFTUNE_OK);
   fx_tmpname(path, sizeof path, "gpu-decode");
-  if (store_winner(path, "attn_decode", shape, arch, splits_over_one)) {
+  if (store_winner(path, "attn_decode", shape, own_arch, splits_over_one)) {
     rooftune_db *rdb = NULL;
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
     CHECK_INT(run_and_check(rdb, &dc, "attn_decode split-KV, paged, ragged"), ROOFTUNE_PATH_TUNED);
@@ -209,5 +231,6 @@ int main(void) {
   }
   fx_remove(path);
   teardown(&dc);
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(file_setup, NULL, TEST_ENTRY(prefill_mma), TEST_ENTRY(prefill_wgmma), TEST_ENTRY(decode))

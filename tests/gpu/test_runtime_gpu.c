@@ -138,25 +138,32 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
   return ok;
 }
 
-int main(void) {
+/* The fixture: a context on GPU 0, its identity, and the inputs (once, and twice for the
+ * batched call) with room for the outputs on it.  Skips the file without a driver, a GPU or
+ * compute capability 8.0. */
+static struct {
+  CUdeviceptr A, B, C, A2, B2, C2;
+  char gpu[128], arch[16];
+  int cc, sms, driver;
+} fix;
+
+static void setup(void) {
   rt_error err = {0};
   if (cuda_driver_load(&err)) test_skip(err.text);
   CUdevice dev;
   CUcontext ctx;
-  int cc_major = 0, cc_minor = 0, sms = 0, driver = 0;
-  char gpu[128] = "";
+  int cc_major = 0, cc_minor = 0;
   if (cu.cuDeviceGet(&dev, 0) || cu.cuDevicePrimaryCtxRetain(&ctx, dev) ||
       cu.cuCtxSetCurrent(ctx))
     test_skip("cannot make a context on GPU 0");
-  cu.cuDeviceGetName(gpu, sizeof gpu, dev);
+  cu.cuDeviceGetName(fix.gpu, sizeof fix.gpu, dev);
   cu.cuDeviceGetAttribute(&cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
   cu.cuDeviceGetAttribute(&cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-  cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-  cu.cuDriverGetVersion(&driver);
-  int cc = cc_major * 10 + cc_minor;
-  if (cc < 80) test_skip("gemm_mma needs compute capability 8.0 or newer");
-  char arch[16];
-  snprintf(arch, sizeof arch, "sm_%d", cc >= 90 ? 90 : cc);
+  cu.cuDeviceGetAttribute(&fix.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  cu.cuDriverGetVersion(&fix.driver);
+  fix.cc = cc_major * 10 + cc_minor;
+  if (fix.cc < 80) test_skip("gemm_mma needs compute capability 8.0 or newer");
+  snprintf(fix.arch, sizeof fix.arch, "sm_%d", fix.cc >= 90 ? 90 : fix.cc);
 
   static uint16_t a[M * K], b[K * N];
   static float af[M * K], bf[K * N];
@@ -170,60 +177,72 @@ int main(void) {
       for (int k = 0; k < K; k++) s += (double)af[i * K + k] * bf[k * N + j];
       ref[i * N + j] = (float)s;
     }
-  CUdeviceptr A, B, C;
-  CHECK_INT(cu.cuMemAlloc_v2(&A, sizeof a), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemAlloc_v2(&B, sizeof b), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemAlloc_v2(&C, sizeof out / 2), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemcpyHtoD_v2(A, a, sizeof a), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemcpyHtoD_v2(B, b, sizeof b), CUDA_SUCCESS);
-
-  CHECK_INT(run_and_check(NULL, 1, M, A, B, C, "no database"), ROOFTUNE_PATH_CUBLASLT);
-  CUdeviceptr A2, B2, C2; /* the problem twice, for the batched call */
-  CHECK_INT(cu.cuMemAlloc_v2(&A2, 2 * sizeof a), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemAlloc_v2(&B2, 2 * sizeof b), CUDA_SUCCESS);
-  CHECK_INT(cu.cuMemAlloc_v2(&C2, sizeof out), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&fix.A, sizeof a), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&fix.B, sizeof b), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&fix.C, sizeof out / 2), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemcpyHtoD_v2(fix.A, a, sizeof a), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemcpyHtoD_v2(fix.B, b, sizeof b), CUDA_SUCCESS);
+  /* the problem twice, for the batched call */
+  CHECK_INT(cu.cuMemAlloc_v2(&fix.A2, 2 * sizeof a), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&fix.B2, 2 * sizeof b), CUDA_SUCCESS);
+  CHECK_INT(cu.cuMemAlloc_v2(&fix.C2, sizeof out), CUDA_SUCCESS);
   for (int h = 0; h < 2; h++) {
-    CHECK_INT(cu.cuMemcpyHtoD_v2(A2 + h * sizeof a, a, sizeof a), CUDA_SUCCESS);
-    CHECK_INT(cu.cuMemcpyHtoD_v2(B2 + h * sizeof b, b, sizeof b), CUDA_SUCCESS);
+    CHECK_INT(cu.cuMemcpyHtoD_v2(fix.A2 + h * sizeof a, a, sizeof a), CUDA_SUCCESS);
+    CHECK_INT(cu.cuMemcpyHtoD_v2(fix.B2 + h * sizeof b, b, sizeof b), CUDA_SUCCESS);
   }
-  CHECK_INT(run_and_check(NULL, 2, M, A2, B2, C2, "batched, no database"), ROOFTUNE_PATH_CUBLASLT);
+}
 
+static void teardown(void) {
+  cu.cuMemFree_v2(fix.A);
+  cu.cuMemFree_v2(fix.B);
+  cu.cuMemFree_v2(fix.C);
+  cu.cuMemFree_v2(fix.A2);
+  cu.cuMemFree_v2(fix.B2);
+  cu.cuMemFree_v2(fix.C2);
+}
+
+/* no database: cuBLASLt, once and over a batch of 2 */
+TEST_CASE(cublaslt) {
+  CHECK_INT(run_and_check(NULL, 1, M, fix.A, fix.B, fix.C, "no database"), ROOFTUNE_PATH_CUBLASLT);
+  CHECK_INT(run_and_check(NULL, 2, M, fix.A2, fix.B2, fix.C2, "batched, no database"), ROOFTUNE_PATH_CUBLASLT);
+}
+
+TEST_CASE(tuned_mma) {
   char path[512];
   fx_tmpname(path, sizeof path, "gpu");
-  if (store_winner(path, "gemm_mma", arch, gpu, cc, sms, driver)) {
+  if (store_winner(path, "gemm_mma", fix.arch, fix.gpu, fix.cc, fix.sms, fix.driver)) {
     rooftune_db *rdb = NULL;
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
-    CHECK_INT(run_and_check(rdb, 1, M, A, B, C, "tuned"), ROOFTUNE_PATH_TUNED);
-    CHECK_INT(run_and_check(rdb, 1, M, A, B, C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, 1, M, fix.A, fix.B, fix.C, "tuned"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, 1, M, fix.A, fix.B, fix.C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
     /* Another M: the same cubin with geometry from its recipe for 120x136x96. */
-    CHECK_INT(run_and_check(rdb, 1, 120, A, B, C, "nearest"), ROOFTUNE_PATH_NEAREST);
+    CHECK_INT(run_and_check(rdb, 1, 120, fix.A, fix.B, fix.C, "nearest"), ROOFTUNE_PATH_NEAREST);
     /* a batch of 2: the nearest tuned shape is the batch-1 one, launched over gridDim.z = 2 */
-    CHECK_INT(run_and_check(rdb, 2, M, A2, B2, C2, "batched, nearest"), ROOFTUNE_PATH_NEAREST);
+    CHECK_INT(run_and_check(rdb, 2, M, fix.A2, fix.B2, fix.C2, "batched, nearest"), ROOFTUNE_PATH_NEAREST);
     rooftune_close(rdb);
   } else {
     CHECK(0);
   }
   fx_remove(path);
-  if (cc == 90) { /* gemm_wgmma: rooftune_gemm builds its TMA descriptors over A and B */
-    fx_tmpname(path, sizeof path, "gpu-wgmma");
-    if (store_winner(path, "gemm_wgmma", "sm_90a", gpu, cc, sms, driver)) {
-      rooftune_db *rdb = NULL;
-      CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
-      CHECK_INT(run_and_check(rdb, 1, M, A, B, C, "wgmma tuned"), ROOFTUNE_PATH_TUNED);
-      CHECK_STR(last_template, "gemm_wgmma");
-      CHECK_INT(run_and_check(rdb, 1, 120, A, B, C, "wgmma nearest"), ROOFTUNE_PATH_NEAREST);
-      CHECK_STR(last_template, "gemm_wgmma");
-      rooftune_close(rdb);
-    } else {
-      CHECK(0);
-    }
-    fx_remove(path);
-  }
-  cu.cuMemFree_v2(A);
-  cu.cuMemFree_v2(B);
-  cu.cuMemFree_v2(C);
-  cu.cuMemFree_v2(A2);
-  cu.cuMemFree_v2(B2);
-  cu.cuMemFree_v2(C2);
-  return test_done();
 }
+
+/* gemm_wgmma: rooftune_gemm builds its TMA descriptors over A and B */
+TEST_CASE(tuned_wgmma) {
+  if (fix.cc != 90) test_skip("gemm_wgmma needs sm_90");
+  char path[512];
+  fx_tmpname(path, sizeof path, "gpu-wgmma");
+  if (store_winner(path, "gemm_wgmma", "sm_90a", fix.gpu, fix.cc, fix.sms, fix.driver)) {
+    rooftune_db *rdb = NULL;
+    CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
+    CHECK_INT(run_and_check(rdb, 1, M, fix.A, fix.B, fix.C, "wgmma tuned"), ROOFTUNE_PATH_TUNED);
+    CHECK_STR(last_template, "gemm_wgmma");
+    CHECK_INT(run_and_check(rdb, 1, 120, fix.A, fix.B, fix.C, "wgmma nearest"), ROOFTUNE_PATH_NEAREST);
+    CHECK_STR(last_template, "gemm_wgmma");
+    rooftune_close(rdb);
+  } else {
+    CHECK(0);
+  }
+  fx_remove(path);
+}
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(cublaslt), TEST_ENTRY(tuned_mma), TEST_ENTRY(tuned_wgmma))

@@ -14,7 +14,7 @@
 #include "tuner/driver/cudnn.h"
 #include "unit/db_fixture.h"
 
-static void test_shape(void) {
+TEST_CASE(shape) {
   char buf[160];
   rooftune_attention_problem a;
   memset(&a, 0, sizeof a);
@@ -57,7 +57,7 @@ static void test_shape(void) {
   CHECK_INT(rooftune_attention_shape(NULL, buf, sizeof buf), ROOFTUNE_ERR_INVALID);
 }
 
-static void test_tma_plan(void) {
+TEST_CASE(tma_plan) {
   problem p;
   rt_error err = {0};
   CHECK_INT(attention_family.parse_shape(&attention_family, "2x16:4x1000:1500x128", "bf16", NULL, &p, &err), RT_OK);
@@ -119,7 +119,7 @@ static void test_tma_plan(void) {
   CHECK(s == RT_ERR_NO_DRIVER || s == RT_OK);
 }
 
-static void test_call(void) {
+TEST_CASE(call) {
   static char buf[64] __attribute__((aligned(16)));
   rooftune_attention_problem a;
   memset(&a, 0, sizeof a);
@@ -175,7 +175,7 @@ static int fallback_lookups(const char *path, int cudnn_here) {
   return test_failures - before;
 }
 
-static void test_fallback_lookups(void) {
+TEST_CASE(fallback_lookups) {
   char path[512], tk[96];
   fx_tmpname(path, sizeof path, "attn-cudnn");
   rt_error err = {0};
@@ -214,10 +214,5 @@ static void test_fallback_lookups(void) {
   fx_remove(path);
 }
 
-int main(void) {
-  test_fallback_lookups(); /* first: its child must load cuDNN itself */
-  test_shape();
-  test_tma_plan();
-  test_call();
-  return test_done();
-}
+TEST_LIST(TEST_ENTRY(fallback_lookups), /* first: its child must load cuDNN itself */
+          TEST_ENTRY(shape), TEST_ENTRY(tma_plan), TEST_ENTRY(call))

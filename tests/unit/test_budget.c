@@ -27,15 +27,17 @@ static long drive(budget_plan *b, const long *room, const double *best, double *
   return total;
 }
 
-int main(void) {
+static const long big[3] = {100, 100, 100};
+
+/* no rule: the order given, even shares of what is left, as tune shared its budget before;
+ * an arm whose space runs out passes the rest on, and a later round gives what is left to
+ * the arm that still has room; a budget smaller than the arms: the first ones one each, the
+ * rest not searched */
+TEST_CASE(no_rule) {
   budget_plan b;
   double inc = 0;
   int order[BUDGET_MAX_ARMS], n = 0;
   long share = 0;
-
-  /* no rule: the order given, even shares of what is left, as tune shared its budget before;
-   * an arm whose space runs out passes the rest on, and a later round gives what is left to
-   * the arm that still has room */
   budget_init(&b, 3, NULL, NULL, 30, 0, 0);
   CHECK_INT(budget_next(&b, 0, &share), 0);
   CHECK_INT(share, 10);
@@ -57,17 +59,21 @@ int main(void) {
   CHECK_INT(b.arm[0].spent, 25);
   CHECK_INT(b.arm[1].spent, 5);
 
-  /* a budget smaller than the arms: the first ones one each, the rest not searched */
   budget_init(&b, 3, NULL, NULL, 2, 0, 0);
   inc = 0;
-  long big[3] = {100, 100, 100};
   CHECK_INT(drive(&b, big, best, &inc, order, &n), 2);
   CHECK_INT(b.arm[2].state, ARM_WAITING);
   CHECK_STR(budget_state_name(b.arm[2].state), "not searched");
+}
 
-  /* the decode problem of issue 30: attn_mma and attn_wgmma are bounded at 107 and 140 us, far
-   * above the 37 us attn_decode reaches; attn_decode is searched first (lowest bound), the two
-   * are ruled out against it and its share is all of the budget */
+/* the decode problem of issue 30: attn_mma and attn_wgmma are bounded at 107 and 140 us, far
+ * above the 37 us attn_decode reaches; attn_decode is searched first (lowest bound), the two
+ * are ruled out against it and its share is all of the budget; with the stop at 0.90,
+ * attn_decode stops at its roof too */
+TEST_CASE(ruled_out_and_roof) {
+  budget_plan b;
+  double inc = 0;
+  int order[BUDGET_MAX_ARMS], n = 0;
   double bound[3] = {107e-6, 140e-6, 32e-6}, roof[3] = {112e-6, 147e-6, 35e-6};
   double dbest[3] = {370e-6, 238e-6, 37.1e-6};
   budget_init(&b, 3, bound, roof, 32, BUDGET_SLACK, 0);
@@ -92,9 +98,14 @@ int main(void) {
   CHECK_INT(b.left, 22);
   CHECK(budget_stops(&b, 2, 37.1e-6));
   CHECK(!budget_stops(&b, 2, 40e-6)); /* 87.5 % */
+}
 
-  /* a template bounded within 5 % of the incumbent may still win: both are searched, and the
-   * second round goes to the ones that can */
+/* a template bounded within 5 % of the incumbent may still win: both are searched, and the
+ * second round goes to the ones that can */
+TEST_CASE(within_slack) {
+  budget_plan b;
+  double inc = 0;
+  int order[BUDGET_MAX_ARMS], n = 0;
   double gbound[2] = {143e-6, 205e-6}, gbest[2] = {201e-6, 311e-6};
   budget_init(&b, 2, gbound, NULL, 32, BUDGET_SLACK, 0);
   inc = 0;
@@ -108,8 +119,12 @@ int main(void) {
   CHECK_INT(n, 1);
   CHECK_INT(b.arm[0].spent, 32);
   CHECK_INT(b.arm[1].spent, 0);
+}
 
-  /* an arm without a bound is searched last and never ruled out */
+/* an arm without a bound is searched last and never ruled out */
+TEST_CASE(unbounded_arm) {
+  budget_plan b;
+  long share = 0;
   double ubound[2] = {0, 10e-6};
   budget_init(&b, 2, ubound, NULL, 8, BUDGET_SLACK, 0.9);
   CHECK_INT(b.order[0], 1);
@@ -117,9 +132,13 @@ int main(void) {
   CHECK_INT(budget_next(&b, 0, &share), 1);
   budget_told(&b, 1, share, 11e-6, 0);
   CHECK_INT(budget_next(&b, 1e-9, &share), 0);
+}
 
-  /* a best faster than its bound: the ceilings are wrong; the arm ruled out before runs after
-   * all, and nothing stops at its roof */
+/* a best faster than its bound: the ceilings are wrong; the arm ruled out before runs after
+ * all, and nothing stops at its roof */
+TEST_CASE(best_beats_bound) {
+  budget_plan b;
+  long share = 0;
   double wbound[2] = {10e-6, 50e-6}, wroof[2] = {11e-6, 55e-6};
   budget_init(&b, 2, wbound, wroof, 20, BUDGET_SLACK, 0.9);
   CHECK_INT(budget_next(&b, 0, &share), 0);
@@ -141,5 +160,7 @@ int main(void) {
   CHECK(!budget_stops(&b, 0, 8e-6));
   CHECK_INT(budget_next(&b, 8e-6, &share), 1); /* no longer ruled out */
   CHECK_INT(share, 10);
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(no_rule), TEST_ENTRY(ruled_out_and_roof), TEST_ENTRY(within_slack),
+          TEST_ENTRY(unbounded_arm), TEST_ENTRY(best_beats_bound))

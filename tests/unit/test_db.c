@@ -1,6 +1,7 @@
 /* test_db.c — the tuning database: schema and identity, storing every candidate with its
  * provenance, resume queries, winners (replaced only by faster ones), entries, ceilings, merge,
  * check and the nearest-shape measure. */
+/* stages: db */
 #include <math.h>
 #include <sqlite3.h>
 
@@ -8,7 +9,26 @@
 #include "unit/db_fixture.h"
 #include "unit/db_old_schema.h"
 
-static void test_store_and_resume(const char *path) {
+/* Ceilings on dev in d: the latest measurement replaces the older one. */
+static void ceilings(db *d, const db_device *dev) {
+  rt_error err = {0};
+  CHECK_INT(db_ceiling_set(d, dev, "copy_bw", "", 4.1e12, &err), RT_OK);
+  CHECK_INT(db_ceiling_set(d, dev, "copy_bw", "", 4.3e12, &err), RT_OK);
+  CHECK_INT(db_ceiling_set(d, dev, "matmul", "bf16", 7.9e14, &err), RT_OK);
+  CHECK_INT(db_ceiling_set(d, dev, "nonsense", "", 1, &err), RT_ERR_INVALID);
+  double v = 0;
+  int found = 0;
+  char at[32];
+  CHECK_INT(db_ceiling_get(d, dev, "copy_bw", "", &v, at, sizeof at, &found, &err),
+            RT_OK);
+  CHECK(found);
+  CHECK_NEAR(v, 4.3e12, 1);
+  CHECK(at[0] == '2');
+  CHECK_INT(db_ceiling_get(d, dev, "matmul", "f16", &v, NULL, 0, &found, &err), RT_OK);
+  CHECK(!found);
+}
+
+static void store_and_resume(const char *path) {
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
@@ -139,21 +159,7 @@ static void test_store_and_resume(const char *path) {
   }
   free(e);
 
-  /* Ceilings: the latest measurement replaces the older one. */
-  CHECK_INT(db_ceiling_set(d, &spec.prov.device, "copy_bw", "", 4.1e12, &err), RT_OK);
-  CHECK_INT(db_ceiling_set(d, &spec.prov.device, "copy_bw", "", 4.3e12, &err), RT_OK);
-  CHECK_INT(db_ceiling_set(d, &spec.prov.device, "matmul", "bf16", 7.9e14, &err), RT_OK);
-  CHECK_INT(db_ceiling_set(d, &spec.prov.device, "nonsense", "", 1, &err), RT_ERR_INVALID);
-  double v = 0;
-  int found = 0;
-  char at[32];
-  CHECK_INT(db_ceiling_get(d, &spec.prov.device, "copy_bw", "", &v, at, sizeof at, &found, &err),
-            RT_OK);
-  CHECK(found);
-  CHECK_NEAR(v, 4.3e12, 1);
-  CHECK(at[0] == '2');
-  CHECK_INT(db_ceiling_get(d, &spec.prov.device, "matmul", "f16", &v, NULL, 0, &found, &err), RT_OK);
-  CHECK(!found);
+  ceilings(d, &spec.prov.device);
 
   char report[4096];
   int problems = -1;
@@ -181,7 +187,8 @@ static rt_status count_fn(void *ctx, const db_run_spec *spec, const char *tmpl, 
   return RT_OK;
 }
 
-static void test_merge(const char *a_path) {
+/* Merges into a_path, the database store_and_resume wrote. */
+static void merge_into(const char *a_path) {
   rt_error err = {0};
   char b_path[512];
   fx_tmpname(b_path, sizeof b_path, "merge-b");
@@ -303,14 +310,14 @@ static void test_merge(const char *a_path) {
   db_close(a);
 }
 
-static void test_dims_text(void) {
+TEST_CASE(dims_text) {
   problem p = fx_gemm(7, 8, 9, "f32");
   char buf[64];
   db_dims_text(&p, buf, sizeof buf);
   CHECK_STR(buf, "M=7,N=8,K=9");
 }
 
-static void test_open_errors(void) {
+TEST_CASE(open_errors) {
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open("/nonexistent/dir/x.db", DB_READONLY, &d, &err), RT_ERR_IO);
@@ -325,7 +332,7 @@ static void test_open_errors(void) {
 
 /* A version-1 file (cubins inside winners) migrates to the current schema on a writer's open,
  * keeping its cubin; a reader gets RT_ERR_DB_VERSION naming the upgrade command. */
-static void test_migration(void) {
+TEST_CASE(migration) {
   char path[512];
   fx_tmpname(path, sizeof path, "v1");
   fx_old_db(path, 1,
@@ -365,16 +372,17 @@ static void test_migration(void) {
   fx_remove(path);
 }
 
-int main(void) {
-  srand((unsigned)getpid());
+/* store, resume, then a merge into what was stored: one sequence, the merge counts what the
+ * first part wrote */
+TEST_CASE(store_resume_and_merge) {
   char path[512];
   fx_tmpname(path, sizeof path, "unit");
-  test_store_and_resume(path);
-  test_merge(path);
-  test_dims_text();
-  test_open_errors();
-  test_migration();
+  store_and_resume(path);
+  merge_into(path);
   fx_remove(path);
-  return test_done();
 }
-/* stages: db */
+
+static void setup(void) { srand((unsigned)getpid()); }
+
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(store_resume_and_merge), TEST_ENTRY(dims_text),
+                  TEST_ENTRY(open_errors), TEST_ENTRY(migration))

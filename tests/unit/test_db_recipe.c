@@ -2,6 +2,7 @@
  * replaced with it, dropped when a winner without one takes its place, carried by merge; and
  * the migration of a version-3 file, whose winners keep everything and have no recipe, so
  * librooftune serves them for their own shapes only and says why for the others. */
+/* stages: db runtime */
 #include <sqlite3.h>
 
 #include "db/schema.h"
@@ -40,7 +41,7 @@ static long long only_winner(db *d) {
   return id;
 }
 
-static void test_store_read_merge(void) {
+TEST_CASE(store_read_merge) {
   char a[512], b[512];
   fx_tmpname(a, sizeof a, "recipe-a");
   fx_tmpname(b, sizeof b, "recipe-b");
@@ -120,7 +121,7 @@ static void write_v3(const char *path) {
   fx_old_db(path, 3, ins);
 }
 
-static void test_migration_v3(void) {
+TEST_CASE(migration_v3) {
   char path[512];
   fx_tmpname(path, sizeof path, "v3");
   write_v3(path);
@@ -171,10 +172,6 @@ static void test_migration_v3(void) {
   fx_remove(path);
 }
 
-int main(void) {
-  srand((unsigned)getpid());
-  test_store_read_merge();
-  test_migration_v3();
-  return test_done();
-}
-/* stages: db runtime */
+static void setup(void) { srand((unsigned)getpid()); }
+
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(store_read_merge), TEST_ENTRY(migration_v3))

@@ -55,7 +55,32 @@ static rt_status each(void *ctx, const db_run_spec *spec, const char *tmpl, cons
 }
 
 /* Stored, read back (results, winners, resume), exported, merged. */
-static void test_round_trip(const char *a, const char *b) {
+/* The fixture: a database of the two winners put() stores (H200 measured and verified,
+ * model:h200 predicted), which the export and serving cases read. */
+static char fixture_db[512];
+
+static void fill(const char *path) {
+  rt_error err = {0};
+  db *d = NULL;
+  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  if (!d) return;
+  put(d, "NVIDIA H200", "gemm_mma", 1.0);
+  put(d, "model:h200", "gemm_simt", 0.5);
+  db_close(d);
+}
+
+static void setup(void) {
+  fx_tmpname(fixture_db, sizeof fixture_db, "verified");
+  fill(fixture_db);
+}
+
+static void teardown(void) { fx_remove(fixture_db); }
+
+/* on its own pair of files: it writes a resume run and merges */
+TEST_CASE(round_trip) {
+  char a[512], b[512];
+  fx_tmpname(a, sizeof a, "verified-a");
+  fx_tmpname(b, sizeof b, "verified-b");
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open(a, DB_CREATE, &d, &err), RT_OK);
@@ -121,11 +146,16 @@ static void test_round_trip(const char *a, const char *b) {
   CHECK_INT(problems, 0);
   CHECK_CONTAINS(rep, "note: winner 2 (gemm_simt, predicted) is not verified");
   db_close(d);
+  fx_remove(a);
+  fx_remove(b);
 }
 
 /* The export read back (what --device replay:FILE, --prior FILE and db import read): the rows'
  * times come back replayed, so never verified, whatever the file says. */
-static void test_export_read_back(const char *path, const char *out) {
+TEST_CASE(export_read_back) {
+  const char *path = fixture_db;
+  char out[520];
+  snprintf(out, sizeof out, "%s.json", path);
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_OK);
@@ -134,6 +164,7 @@ static void test_export_read_back(const char *path, const char *out) {
   ktfile_select sel = {"gemm_mma", "256x256x256", "f16"};
   ktfile *kf = NULL;
   CHECK_INT(ktfile_load_select(out, &sel, &kf, &err), RT_OK);
+  unlink(out);
   if (!kf) return;
   CHECK_INT(kf->valid, 1);
   candidate_result r;
@@ -145,7 +176,8 @@ static void test_export_read_back(const char *path, const char *out) {
 
 /* librooftune: an unverified winner is shown, not launched; passed over when the query wants
  * what it can launch; served with ROOFTUNE_ALLOW_UNVERIFIED. */
-static void test_serving(const char *path) {
+TEST_CASE(serving) {
+  const char *path = fixture_db;
   rooftune_db *r = NULL;
   CHECK_INT(rooftune_open(path, &r), ROOFTUNE_OK);
   if (!r) return;
@@ -229,7 +261,7 @@ static void write_v6(const char *path) {
   fx_old_db(path, 6, rows);
 }
 
-static void test_migration_v6(void) {
+TEST_CASE(migration_v6) {
   char path[512];
   fx_tmpname(path, sizeof path, "v6");
   write_v6(path);
@@ -277,18 +309,5 @@ static void test_migration_v6(void) {
   fx_remove(path);
 }
 
-int main(void) {
-  char a[512], b[512];
-  fx_tmpname(a, sizeof a, "verified-a");
-  fx_tmpname(b, sizeof b, "verified-b");
-  test_round_trip(a, b);
-  char out[520];
-  snprintf(out, sizeof out, "%s.json", a);
-  test_export_read_back(a, out);
-  unlink(out);
-  test_serving(a);
-  test_migration_v6();
-  fx_remove(a);
-  fx_remove(b);
-  return test_done();
-}
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(round_trip), TEST_ENTRY(export_read_back),
+                  TEST_ENTRY(serving), TEST_ENTRY(migration_v6))

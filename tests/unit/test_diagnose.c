@@ -44,8 +44,16 @@ static diagnosis run(const diag_input *in) {
   return d;
 }
 
-int main(void) {
+/* The fixture every case reads: the roles of the GEMM parameters, a 128x64 tile and the H200's
+ * spec ceilings. */
+static void setup(void) {
   roles_guess(&roles, params, (int)(sizeof params / sizeof params[0]));
+  rt_vars_set(&config, "BLOCK_M", 128);
+  rt_vars_set(&config, "BLOCK_N", 64);
+  roofline_from_spec(gpu_spec_find("h200"), &h200);
+}
+
+TEST_CASE(roles_and_spec) {
   CHECK_STR(roles.names[ROLE_TILE_M][0], "BLOCK_M");
   CHECK_STR(roles.names[ROLE_WARPS][0], "WARPS_M");
   CHECK_STR(roles.names[ROLE_WARPS][1], "WARPS_N");
@@ -53,14 +61,13 @@ int main(void) {
   CHECK_STR(roles.names[ROLE_VECTOR][0], "");
   CHECK_INT(role_parse("stages"), ROLE_STAGES);
   CHECK_INT(role_parse("nope"), -1);
-  rt_vars_set(&config, "BLOCK_M", 128);
-  rt_vars_set(&config, "BLOCK_N", 64);
-  roofline_from_spec(gpu_spec_find("h200"), &h200);
   CHECK_INT(h200.sm_count, 132);
   CHECK_INT(h200.measured, 0);
   CHECK_CONTAINS(h200.gpu, "spec");
+}
 
-  /* launch overhead: 5 us */
+/* launch overhead: 5 us */
+TEST_CASE(launch) {
   diag_input in = base();
   in.flops = 1e6;
   in.dram_bytes = 1e5;
@@ -69,11 +76,13 @@ int main(void) {
   CHECK_STR(d.limit, "launch");
   CHECK_STR(d.lever, "");
   CHECK_CONTAINS(d.sentence, "launch-bound");
+}
 
-  /* compute at the roof with wgmma: stop */
-  in = base();
+/* compute at the roof with wgmma: stop */
+TEST_CASE(compute_paths) {
+  diag_input in = base();
   at(&in, 0.90, 0.05);
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "compute");
   CHECK_NEAR(d.flops_frac, 0.90, 1e-9);
   CHECK_NEAR(d.bw_frac, 0.05, 1e-9);
@@ -98,12 +107,14 @@ int main(void) {
   d = run(&in);
   CHECK_STR(d.limit, "compute");
   CHECK_CONTAINS(d.sentence, "tensor cores");
+}
 
-  /* compute-bound on tf32 below the roof: a template lever (deeper, larger tiles) */
-  in = base();
+/* compute-bound on tf32 below the roof: a template lever (deeper, larger tiles) */
+TEST_CASE(compute_lever_in_space) {
+  diag_input in = base();
   in.path = PATH_TC_TF32;
   at(&in, 0.70, 0.05);
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "compute");
   CHECK_STR(d.lever, "BLOCK_K+,BLOCK_N+,BLOCK_M+");
 
@@ -144,21 +155,27 @@ int main(void) {
     CHECK_CONTAINS(d.sentence, "cannot go further");
     space_free(dom);
   }
+}
 
-  /* memory: 80 % of 4.3 TB/s; the smaller tile side (BLOCK_N = 64) first */
-  in = base();
+/* memory: 80 % of 4.3 TB/s; the smaller tile side (BLOCK_N = 64) first */
+TEST_CASE(memory) {
+  diag_input in = base();
   at(&in, 0.20, 0.80);
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "memory");
   CHECK_STR(d.lever, "BLOCK_N+,BLOCK_M+,SPLIT_K-");
   CHECK_CONTAINS(d.sentence, "memory-bound at 80 % of 4.3 TB/s");
   CHECK_CONTAINS(d.sentence, "a larger BLOCK_N");
   CHECK(d.intensity < d.ridge);
   CHECK_NEAR(d.achieved_bw, 0.80 * h200.bw, 1e3);
+}
 
-  /* memory-bound on a 1-row problem: BLOCK_M = 128 already spans M, so a larger one re-reads
+/* memory-bound on a 1-row problem: BLOCK_M = 128 already spans M, so a larger one re-reads
    * nothing less and the lever leaves it out; with no tile to raise, the sentence follows the
    * first lever that is left (fewer split-K partial sums) */
+TEST_CASE(one_row_and_padding) {
+  diag_input in;
+  diagnosis d;
   {
     rt_vars decode;
     rt_vars_clear(&decode);
@@ -206,12 +223,14 @@ int main(void) {
     d = run(&in);
     CHECK_STR(d.limit, "memory");
   }
+}
 
-  /* L2: DRAM far from its roof, but the loads through L2 (every re-read) near its bandwidth */
-  in = base();
+/* L2: DRAM far from its roof, but the loads through L2 (every re-read) near its bandwidth */
+TEST_CASE(l2) {
+  diag_input in = base();
   at(&in, 0.30, 0.20);
   in.l2_bytes = 0.80 * h200.l2_bw * in.time_s;
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "memory");
   CHECK_CONTAINS(d.sentence, "L2-bound");
   CHECK_CONTAINS(d.sentence, "80 %");
@@ -219,30 +238,35 @@ int main(void) {
   CHECK_NEAR(h200.l2_bw, ROOFLINE_L2_BW_FACTOR * h200.bw, 1.0);
   CHECK_NEAR(roofline_dram_bytes(1000.0, 100.0, 9.0), 100.0 + 900.0 / 3.0, 1e-9);
   CHECK_NEAR(roofline_dram_bytes(1000.0, 0.0, 9.0), 1000.0, 1e-9);
+}
 
-  /* spills */
-  in = base();
+TEST_CASE(spills) {
+  diag_input in = base();
   at(&in, 0.30, 0.30);
   in.facts.spill_stores = 48;
   in.facts.spill_loads = 48;
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "spills");
   CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-,WARPS_M+,WARPS_N+");
   CHECK_CONTAINS(d.sentence, "96 bytes");
+}
 
-  /* waves: half the GPU idle (66 blocks, 1 per SM) */
-  in = base();
+/* waves: half the GPU idle (66 blocks, 1 per SM) */
+TEST_CASE(waves) {
+  diag_input in = base();
   at(&in, 0.30, 0.30);
   in.facts.grid_blocks = 66;
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "waves");
   CHECK_NEAR(d.waves, 0.5, 1e-12);
   CHECK_NEAR(d.tail, 0.5, 1e-12);
   CHECK_STR(d.lever, "SPLIT_K+,BLOCK_M-,BLOCK_N-");
   CHECK_CONTAINS(d.sentence, "raising SPLIT_K");
+}
 
-  /* a persistent grid: 132 resident blocks doing 512 blocks' worth of work take 4 rounds of
+/* a persistent grid: 132 resident blocks doing 512 blocks' worth of work take 4 rounds of
    * 3.88 waves' worth; one of 66 blocks (the rest left idle) doing 512 takes 8 rounds */
+TEST_CASE(persistent_grid_and_tail) {
   {
     double waves, full;
     roofline_waves(132, 512, 132, &waves, &full);
@@ -256,11 +280,11 @@ int main(void) {
     roofline_waves(0, 0, 132, &waves, &full);
     CHECK_NEAR(full, 0, 1e-12);
   }
-  in = base();
+  diag_input in = base();
   at(&in, 0.30, 0.30);
   in.facts.grid_blocks = 132;
   in.facts.work_blocks = 152;
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "waves");
   CHECK_NEAR(d.waves, 152.0 / 132.0, 1e-12);
   CHECK_NEAR(d.tail, 1.0 - 20.0 / 132.0, 1e-12);
@@ -274,11 +298,13 @@ int main(void) {
   CHECK_NEAR(d.waves, 152.0 / 132.0, 1e-12);
   CHECK_NEAR(d.tail, 1.0 - 20.0 / 132.0, 1e-12);
   CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-,SPLIT_K+");
+}
 
-  /* occupancy limited by each limiter */
-  in = base();
+/* occupancy limited by each limiter */
+TEST_CASE(occupancy) {
+  diag_input in = base();
   at(&in, 0.20, 0.20);
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "occupancy");
   CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-,WARPS_M+,WARPS_N+");
   CHECK_CONTAINS(d.sentence, "limited by registers");
@@ -292,12 +318,14 @@ int main(void) {
   snprintf(in.facts.limiter, sizeof in.facts.limiter, "blocks");
   d = run(&in);
   CHECK_STR(d.lever, "BLOCK_N+,BLOCK_M+,WARPS_M+,WARPS_N+");
+}
 
-  /* latency: occupancy already high, both roofs far: more pipeline stages */
-  in = base();
+/* latency: occupancy already high, both roofs far: more pipeline stages */
+TEST_CASE(latency_and_streaming) {
+  diag_input in = base();
   at(&in, 0.20, 0.20);
   in.facts.occupancy = 0.75;
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "occupancy");
   CHECK_STR(d.lever, "STAGES+");
   CHECK_CONTAINS(d.sentence, "latency-bound");
@@ -350,11 +378,13 @@ int main(void) {
     CHECK_STR(d.lever, "UNROLL+");
     CHECK_CONTAINS(d.sentence, "raising UNROLL keeps more loads in flight");
   }
+}
 
-  /* between the thresholds: the closer roof */
-  in = base();
+/* between the thresholds: the closer roof */
+TEST_CASE(between_thresholds) {
+  diag_input in = base();
   at(&in, 0.30, 0.55);
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "memory");
   CHECK_CONTAINS(d.sentence, "closest to the memory roof");
   in = base();
@@ -362,21 +392,26 @@ int main(void) {
   d = run(&in);
   CHECK_STR(d.limit, "compute");
   CHECK_STR(d.lever, "STAGES+,BLOCK_N+,BLOCK_M+");
+}
 
-  /* no roles (a replayed foreign kernel): the limit is still named, the lever is empty */
-  in = base();
+/* no roles (a replayed foreign kernel): the limit is still named, the lever is empty */
+TEST_CASE(no_roles) {
+  diag_input in = base();
   in.roles = NULL;
   at(&in, 0.20, 0.80);
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_STR(d.limit, "memory");
   CHECK_STR(d.lever, "");
   CHECK_CONTAINS(d.sentence, "more reuse");
+}
 
-  /* measured ceilings replace the spec */
+/* measured ceilings replace the spec */
+TEST_CASE(measured_ceilings) {
   roofline_ceilings measured = h200;
   measured.bw = 2.0e12;
   measured.measured = 1;
-  in = base();
+  diag_input in = base();
+  diagnosis d;
   in.time_s = 1e-3;
   in.dram_bytes = 1.8e9; /* 1.8 TB/s: 90 % of the measured, 42 % of the spec ceiling */
   in.flops = 1e9;
@@ -384,20 +419,26 @@ int main(void) {
   CHECK_INT(diagnose(&in, &measured, &d, &err), RT_OK);
   CHECK_STR(d.limit, "memory");
   CHECK_NEAR(d.bw_frac, 0.9, 1e-9);
+}
 
-  /* a fused epilogue: the sentence says what it saves against a separate pass (4096 x 14336
-   * bf16 written and read once more: 235 MB, 55 us at 4.3 TB/s) */
-  in = base();
+/* a fused epilogue: the sentence says what it saves against a separate pass (4096 x 14336
+ * bf16 written and read once more: 235 MB, 55 us at 4.3 TB/s) */
+TEST_CASE(fused_epilogue) {
+  diag_input in = base();
   at(&in, 0.70, 0.10);
   in.fused_bytes = 2.0 * 2 * 4096 * 14336;
-  d = run(&in);
+  diagnosis d = run(&in);
   CHECK_CONTAINS(d.sentence, "the fused epilogue saves 235 MB of DRAM traffic against a separate pass (55 us");
   in.fused_bytes = 0;
   d = run(&in);
   CHECK(!strstr(d.sentence, "fused"));
+}
 
-  /* errors */
-  in = base();
+/* errors, and the instruction path of each dtype */
+TEST_CASE(errors_and_paths) {
+  diag_input in = base();
+  diagnosis d;
+  rt_error err = {0};
   in.time_s = 0;
   CHECK_INT(diagnose(&in, &h200, &d, &err), RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "positive time");
@@ -409,10 +450,16 @@ int main(void) {
   CHECK_INT(roofline_path_for_dtype("bf16", 0), PATH_TC_F16);
   CHECK_INT(roofline_path_for_dtype("f32", 0), PATH_SIMT_F32);
   CHECK_INT(roofline_path_for_dtype("f32", 1), PATH_TC_TF32);
+  CHECK_INT(roofline_path_for_dtype("e4m3", 0), PATH_TC_F8);
+  CHECK_INT(roofline_path_for_dtype("e5m2", 1), PATH_TC_F8);
+}
 
-  /* measured counters: the roofline position from measured DRAM bytes (here 3x the formula's:
+/* measured counters: the roofline position from measured DRAM bytes (here 3x the formula's:
    * memory-bound where the model said latency), occupancy from the measured warps, the top stall
    * named, and the facts that were measured listed */
+TEST_CASE(measured_counters) {
+  diag_input in;
+  diagnosis d;
   {
     in = base();
     at(&in, 0.20, 0.20);
@@ -473,7 +520,11 @@ int main(void) {
     CHECK_STR(d.basis, "");
     CHECK(!strstr(d.sentence, "stalls"));
   }
-  CHECK_INT(roofline_path_for_dtype("e4m3", 0), PATH_TC_F8);
-  CHECK_INT(roofline_path_for_dtype("e5m2", 1), PATH_TC_F8);
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(roles_and_spec), TEST_ENTRY(launch), TEST_ENTRY(compute_paths),
+                  TEST_ENTRY(compute_lever_in_space), TEST_ENTRY(memory), TEST_ENTRY(one_row_and_padding),
+                  TEST_ENTRY(l2), TEST_ENTRY(spills), TEST_ENTRY(waves), TEST_ENTRY(persistent_grid_and_tail),
+                  TEST_ENTRY(occupancy), TEST_ENTRY(latency_and_streaming), TEST_ENTRY(between_thresholds),
+                  TEST_ENTRY(no_roles), TEST_ENTRY(measured_ceilings), TEST_ENTRY(fused_epilogue),
+                  TEST_ENTRY(errors_and_paths), TEST_ENTRY(measured_counters))

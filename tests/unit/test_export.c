@@ -5,6 +5,7 @@
  * database whose path holds a comment terminator still compiles as one comment; an export to a
  * file that cannot be completed leaves no file behind; what a GPU run read beside a time (its
  * counters, static facts, FLOPs, precision) replays with it, diagnosed with a measured basis. */
+/* stages: tune */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,9 @@
 #include "tuner/template/ktfile.h"
 #include "tuner/tune.h"
 #include "unit/db_fixture.h"
+
+/* The fixture: fill_db()'s database (the cases only read it) and a folder for their outputs. */
+static char dbp[512], dir[600];
 
 static void fill_db(const char *path) {
   rt_error err = {0};
@@ -40,7 +44,9 @@ static void fill_db(const char *path) {
   db_close(d);
 }
 
-static void test_json_round_trip(const char *dbp, const char *out) {
+TEST_CASE(json_round_trip) {
+  char out[1200];
+  snprintf(out, sizeof out, "%s/x.json", dir);
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open(dbp, DB_READONLY, &d, &err), RT_OK);
@@ -97,13 +103,13 @@ static void test_json_round_trip(const char *dbp, const char *out) {
 
 /* A GPU run's results, the best with the counters the GPU read: replayed from the export, each
  * configuration comes with its counters and facts, and the diagnosis is measured. */
-static void test_counters_replay(const char *dir) {
-  char dbp[1200], out[1200], dev[1300];
-  snprintf(dbp, sizeof dbp, "%s/gpu.db", dir);
+TEST_CASE(counters_replay) {
+  char gpu_db[700], out[1200], dev[1300];
+  snprintf(gpu_db, sizeof gpu_db, "%s/gpu.db", dir);
   snprintf(out, sizeof out, "%s/gpu.json", dir);
   rt_error err = {0};
   db *d = NULL;
-  CHECK_INT(db_open(dbp, DB_CREATE, &d, &err), RT_OK);
+  CHECK_INT(db_open(gpu_db, DB_CREATE, &d, &err), RT_OK);
   if (!d) return;
   db_run_spec spec = fx_spec(fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200");
   db_run *r = NULL;
@@ -170,7 +176,7 @@ static void test_counters_replay(const char *dir) {
   tune_report_free(&rep);
 }
 
-static void test_csv_and_header(const char *dbp, const char *dir) {
+TEST_CASE(csv_and_header) {
   rt_error err = {0};
   db *d = NULL;
   char csv[1200], hdr[1200], cfile[1200], cmd[4000];
@@ -195,7 +201,7 @@ static void test_csv_and_header(const char *dbp, const char *dir) {
   db_close(d);
 
   /* a database path with a comment terminator and a newline in it */
-  char odd[1200];
+  char odd[700];
   snprintf(odd, sizeof odd, "%s/a*/b\nc.db", dir);
   char sub[1200];
   snprintf(sub, sizeof sub, "%s/a*", dir);
@@ -239,20 +245,19 @@ static void test_csv_and_header(const char *dbp, const char *dir) {
   db_close(d);
 }
 
-int main(void) {
-  char dbp[1024], dir[1100], out[1200];
+static void setup(void) {
   fx_tmpname(dbp, sizeof dbp, "export");
   snprintf(dir, sizeof dir, "%s.d", dbp);
   mkdir(dir, 0755);
-  snprintf(out, sizeof out, "%s/x.json", dir);
   fill_db(dbp);
-  test_json_round_trip(dbp, out);
-  test_csv_and_header(dbp, dir);
-  test_counters_replay(dir);
+}
+
+static void teardown(void) {
   fx_remove(dbp);
   char cmd[1200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) return 1;
-  return test_done();
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
-/* stages: tune */
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(json_round_trip), TEST_ENTRY(csv_and_header),
+                  TEST_ENTRY(counters_replay))

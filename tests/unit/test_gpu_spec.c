@@ -5,7 +5,7 @@
 #include "test.h"
 #include "tuner/model/gpu_spec.h"
 
-int main(void) {
+TEST_CASE(arch_lookups) {
   const arch_spec *a = arch_spec_find("sm_90");
   CHECK(a && a->cc == 90 && a->smem_per_block_optin == 227 * 1024);
   CHECK(arch_spec_find("sm_90a") == a);
@@ -17,6 +17,9 @@ int main(void) {
   CHECK(arch_spec_find("sm_9x") == NULL);
   CHECK(arch_spec_find("sm_80")->smem_per_block_optin == 163 * 1024);
   CHECK(arch_spec_find("sm_86")->max_threads_per_sm == 1536);
+}
+
+TEST_CASE(gpu_lookups) {
   const gpu_spec *h = gpu_spec_find("H200");
   CHECK(h && h->sm_count == 132 && strcmp(h->arch, "sm_90") == 0);
   CHECK(h->dram_bw_achievable < h->dram_bw_spec);
@@ -36,6 +39,9 @@ int main(void) {
   CHECK(gpu_spec_match_name("NVIDIA RTX A6000") == gpu_spec_find("a6000"));
   CHECK(gpu_spec_match_name("NVIDIA GeForce RTX 3090") == gpu_spec_find("rtx3090"));
   CHECK(gpu_spec_match_name("") == NULL && gpu_spec_match_name(NULL) == NULL);
+}
+
+TEST_CASE(table) {
   CHECK_STR(gpu_spec_keys(), "h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, rtx2080ti, rtx2080");
   size_t n;
   const gpu_spec *all = gpu_spec_all(&n);
@@ -57,7 +63,10 @@ int main(void) {
   CHECK(fabs(gpu_spec_find("a100-pcie")->dram_bw_spec - 1555e9) < 1e3);
   CHECK_INT(gpu_spec_find("a4000")->sm_count, 48);
   CHECK_INT(gpu_spec_find("a6000")->sm_count, 84);
-  /* the compute paths' names: a stored result's key, a report roof's label, and back */
+}
+
+/* the compute paths' names: a stored result's key, a report roof's label, and back */
+TEST_CASE(compute_paths) {
   for (int p = 0; p < PATH_COUNT; p++) {
     CHECK(compute_path_key((compute_path)p)[0] && compute_path_label((compute_path)p)[0]);
     CHECK_INT(compute_path_parse(compute_path_key((compute_path)p)), p);
@@ -67,5 +76,6 @@ int main(void) {
   CHECK_INT(compute_path_parse(""), -1);
   CHECK_INT(compute_path_parse("tc_f32"), -1);
   CHECK_STR(compute_path_key(PATH_COUNT), "");
-  return test_done();
 }
+
+TEST_LIST(TEST_ENTRY(arch_lookups), TEST_ENTRY(gpu_lookups), TEST_ENTRY(table), TEST_ENTRY(compute_paths))

@@ -60,7 +60,7 @@ static void *lookup_thread(void *p) {
 
 /* A winner whose stored variables carry its own shape (as an older rooftune, or a caller of
  * db.h, may write them): the queried shape's values win, so a batch of 4 gets 4 grid layers. */
-static void test_stale_shape_vars(void) {
+TEST_CASE(stale_shape_vars) {
   rt_error err = {0};
   char path[512];
   fx_tmpname(path, sizeof path, "stale");
@@ -105,7 +105,7 @@ static void test_stale_shape_vars(void) {
 
 /* The one status table: every public code has a name and a meaning, every engine code maps
  * to a public one; the version and the struct sizes the bindings check. */
-static void test_status_table(void) {
+TEST_CASE(status_table) {
   static const int codes[] = {
 #define CODE(name, number, meaning) number,
       ROOFTUNE_STATUS_TABLE(CODE)
@@ -138,12 +138,56 @@ static void test_status_table(void) {
   CHECK_INT(rooftune_struct_size(NULL), 0);
 }
 
-int main(void) {
+/* The database most cases read: winners on two GPUs, a model device, another toolkit and a
+ * fused epilogue. */
+static void fill(const char *path) {
+  rt_error err = {0};
+  db *d = NULL;
+  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  if (!d) return;
+  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_mma", "s1", 1.0, TIMING_MEASURED,
+      NULL);
+  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_simt", "t1", 3.0,
+      TIMING_MEASURED, NULL);
+  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "model:h200", "gemm_wgmma", "w1", 0.5,
+      TIMING_PREDICTED, NULL); /* faster, but a prediction */
+  put(d, fx_gemm(64, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_mma", "s1", 0.1, TIMING_MEASURED,
+      NULL);
+  put(d, fx_gemm(1024, 1024, 1024, "f16"), "NVIDIA A100-SXM4-80GB", "gemm_mma", "s1", 0.2,
+      TIMING_MEASURED, NULL);
+  put(d, fx_gemm(2048, 2048, 2048, "f16"), "NVIDIA H200", "gemm_mma", "s1", 0.4, TIMING_MEASURED,
+      "cuda 11.0, nvrtc 11.0, cublaslt 110000");
+  { /* a fused epilogue's winner (faster than the plain one): it serves its own options only */
+    problem pe = fx_gemm(4096, 4096, 4096, "bf16");
+    snprintf(pe.shape, sizeof pe.shape, "4096x4096x4096+bias+gelu+out=bf16");
+    put(d, pe, "NVIDIA H200", "gemm_wgmma", "w1", 0.2, TIMING_MEASURED, NULL);
+  }
+  db_close(d);
+}
+
+/* The fixture: the toolkit string winners are stored with, and fill()'s database opened
+ * through the runtime (the cases only read it; the one that writes has its own copy). */
+static char path[512];
+static rooftune_db *rt;
+
+static void setup(void) {
   srand((unsigned)getpid());
   rt_error err = {0};
   CHECK_INT(db_toolkit_string(toolkit, sizeof toolkit, &err), RT_OK);
-  /* the runtime states its toolkit without NVRTC, from the CUDA it was built with: the same
-   * identity the tuner stores, or no winner would agree with it */
+  fx_tmpname(path, sizeof path, "runtime");
+  fill(path);
+  CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
+}
+
+static void teardown(void) {
+  rooftune_close(rt);
+  fx_remove(path);
+}
+
+/* the runtime states its toolkit without NVRTC, from the CUDA it was built with: the same
+ * identity the tuner stores, or no winner would agree with it */
+TEST_CASE(toolkit_identity) {
+  rt_error err = {0};
   {
     char path0[512];
     fx_tmpname(path0, sizeof path0, "toolkit");
@@ -165,34 +209,11 @@ int main(void) {
     rooftune_close(r0);
     fx_remove(path0);
   }
-  char path[512];
-  fx_tmpname(path, sizeof path, "runtime");
-  db *d = NULL;
-  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_mma", "s1", 1.0, TIMING_MEASURED,
-      NULL);
-  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_simt", "t1", 3.0,
-      TIMING_MEASURED, NULL);
-  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "model:h200", "gemm_wgmma", "w1", 0.5,
-      TIMING_PREDICTED, NULL); /* faster, but a prediction */
-  put(d, fx_gemm(64, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_mma", "s1", 0.1, TIMING_MEASURED,
-      NULL);
-  put(d, fx_gemm(1024, 1024, 1024, "f16"), "NVIDIA A100-SXM4-80GB", "gemm_mma", "s1", 0.2,
-      TIMING_MEASURED, NULL);
-  put(d, fx_gemm(2048, 2048, 2048, "f16"), "NVIDIA H200", "gemm_mma", "s1", 0.4, TIMING_MEASURED,
-      "cuda 11.0, nvrtc 11.0, cublaslt 110000");
-  { /* a fused epilogue's winner (faster than the plain one): it serves its own options only */
-    problem pe = fx_gemm(4096, 4096, 4096, "bf16");
-    snprintf(pe.shape, sizeof pe.shape, "4096x4096x4096+bias+gelu+out=bf16");
-    put(d, pe, "NVIDIA H200", "gemm_wgmma", "w1", 0.2, TIMING_MEASURED, NULL);
-  }
-  db_close(d);
+}
 
-  rooftune_db *rt = NULL;
-  CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
+/* Exact: measured beats predicted even when slower; geometry is the stored one. */
+TEST_CASE(exact) {
   rooftune_match m;
-
-  /* Exact: measured beats predicted even when slower; geometry is the stored one. */
   rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_EXACT);
@@ -243,8 +264,11 @@ int main(void) {
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_STR(m.template_name, "gemm_wgmma");
   CHECK_STR(m.timing, "predicted");
+}
 
-  /* Nearest: 100x4096x4096 is closer to 64x... than to 4096x... (log distance). */
+/* Nearest: 100x4096x4096 is closer to 64x... than to 4096x... (log distance). */
+TEST_CASE(nearest) {
+  rooftune_match m;
   rooftune_query qn = {.family = "gemm", .shape = "100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200"};
   CHECK_INT(rooftune_lookup(rt, &qn, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
@@ -266,7 +290,11 @@ int main(void) {
   qn.flags = ROOFTUNE_EXACT_ONLY;
   CHECK_INT(rooftune_lookup(rt, &qn, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
-  /* Other dtype, layout, family or rank: nothing. */
+}
+
+/* Other dtype, layout, family or rank: nothing. */
+TEST_CASE(other_keys) {
+  rooftune_match m;
   rooftune_query qx = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "f32"};
   CHECK_INT(rooftune_lookup(rt, &qx, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
@@ -281,8 +309,11 @@ int main(void) {
   qx.shape = "4096x4096"; /* not a gemm shape at all */
   CHECK_INT(rooftune_lookup(rt, &qx, &m), ROOFTUNE_ERR_INVALID);
   CHECK_CONTAINS(rooftune_last_error(), "4096x4096");
+}
 
-  /* Another GPU: refused for a device that names H200, served with the bit when allowed. */
+/* Another GPU: refused for a device that names H200, served with the bit when allowed. */
+TEST_CASE(other_gpu_and_toolkit) {
+  rooftune_match m;
   rooftune_query qd = {.family = "gemm", .shape = "1024x1024x1024", .dtype = "f16", .device = "H200"};
   CHECK_INT(rooftune_lookup(rt, &qd, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
@@ -303,8 +334,10 @@ int main(void) {
   CHECK_STR(m.shape, "1024x1024x1024"); /* nearest with the right toolkit, any device */
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
   CHECK_INT(m.mismatch, 0);
+}
 
-  /* Threads share one handle. */
+/* Threads share one handle. */
+TEST_CASE(threads) {
   pthread_t th[4];
   thread_arg args[4];
   for (int i = 0; i < 4; i++) {
@@ -316,26 +349,45 @@ int main(void) {
     pthread_join(th[i], NULL);
     CHECK_INT(args[i].bad, 0);
   }
+}
 
-  /* A newer template version flags (and without ALLOW refuses) the old winner after reload. */
-  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+/* A newer template version flags (and without ALLOW refuses) the old winner after reload (on
+ * its own copy of the database: the fixture's stays as the other cases read it). */
+TEST_CASE(reload) {
+  rt_error err = {0};
+  char own[512];
+  fx_tmpname(own, sizeof own, "reload");
+  fill(own);
+  rooftune_db *own_rt = NULL;
+  CHECK_INT(rooftune_open(own, &own_rt), ROOFTUNE_OK);
+  rooftune_match m;
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16", .device = "H200"};
+  rooftune_query qn = {.family = "gemm", .shape = "100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200"};
+  CHECK_INT(rooftune_lookup(own_rt, &q, &m), ROOFTUNE_OK); /* builds the index (on the first lookup) */
+  db *d = NULL;
+  CHECK_INT(db_open(own, DB_CREATE, &d, &err), RT_OK);
   put(d, fx_gemm(64, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_mma", "s2", 0.3, TIMING_MEASURED,
       NULL);
   db_close(d);
-  q.device = "H200";
-  CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK); /* the index is from before */
+  CHECK_INT(rooftune_lookup(own_rt, &q, &m), ROOFTUNE_OK); /* the index is from before */
   CHECK_STR(m.template_name, "gemm_mma");
-  CHECK_INT(rooftune_reload(rt), ROOFTUNE_OK);
-  CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
+  CHECK_INT(rooftune_reload(own_rt), ROOFTUNE_OK);
+  CHECK_INT(rooftune_lookup(own_rt, &q, &m), ROOFTUNE_OK);
   CHECK_STR(m.template_name, "gemm_simt"); /* gemm_mma s1 is stale now */
   q.flags = ROOFTUNE_ALLOW_MISMATCH;
-  CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
+  CHECK_INT(rooftune_lookup(own_rt, &q, &m), ROOFTUNE_OK);
   CHECK_STR(m.template_name, "gemm_simt"); /* no mismatch still beats a faster stale one */
   qn.flags = 0;
-  CHECK_INT(rooftune_lookup(rt, &qn, &m), ROOFTUNE_OK);
+  CHECK_INT(rooftune_lookup(own_rt, &qn, &m), ROOFTUNE_OK);
   CHECK_STR(m.template_hash, "s2");
+  rooftune_close(own_rt);
+  fx_remove(own);
+}
 
-  /* Errors: codes, messages, never a crash. */
+/* Errors: codes, messages, never a crash. */
+TEST_CASE(errors) {
+  rooftune_match m;
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16", .device = "H200"};
   rooftune_query bad = {.family = "gemm", .shape = "40x96x", .dtype = "bf16"};
   CHECK_INT(rooftune_lookup(rt, &bad, &m), ROOFTUNE_ERR_INVALID);
   CHECK_CONTAINS(rooftune_last_error(), "40x96x");
@@ -367,19 +419,26 @@ int main(void) {
   CHECK_CONTAINS(rooftune_last_error(), "batch 0");
   CHECK_INT(rooftune_gemm_batched(rt, "bf16", "nn", 5000, 8, 8, 8, c, c, c, NULL, &info),
             ROOFTUNE_ERR_INVALID);
-  rooftune_close(rt);
+}
 
-  CHECK_INT(rooftune_open("/nonexistent.db", &rt), ROOFTUNE_ERR_IO);
+/* Opening what is not there or not a rooftune database; the fixed strings. */
+TEST_CASE(open_errors) {
+  rooftune_db *h = NULL;
+  char foreign[512];
+  fx_tmpname(foreign, sizeof foreign, "foreign");
+  CHECK_INT(rooftune_open("/nonexistent.db", &h), ROOFTUNE_ERR_IO);
   CHECK_CONTAINS(rooftune_last_error(), "/nonexistent.db");
   CHECK_STR(rooftune_strerror(ROOFTUNE_ERR_DB_FOREIGN), "the file is not a rooftune database");
   CHECK_STR(rooftune_strerror(12345), "unknown status code");
   CHECK(rooftune_version()[0] >= '0');
-  FILE *f = fopen(path, "wb");
+  FILE *f = fopen(foreign, "wb");
   fputs("definitely not SQLite", f);
   fclose(f);
-  CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_ERR_DB_FOREIGN);
-  fx_remove(path);
-  test_stale_shape_vars();
-  test_status_table();
-  return test_done();
+  CHECK_INT(rooftune_open(foreign, &h), ROOFTUNE_ERR_DB_FOREIGN);
+  fx_remove(foreign);
 }
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(toolkit_identity), TEST_ENTRY(exact), TEST_ENTRY(nearest),
+                  TEST_ENTRY(other_keys), TEST_ENTRY(other_gpu_and_toolkit), TEST_ENTRY(threads),
+                  TEST_ENTRY(reload), TEST_ENTRY(errors), TEST_ENTRY(open_errors),
+                  TEST_ENTRY(stale_shape_vars), TEST_ENTRY(status_table))

@@ -173,7 +173,7 @@ static int agree(const char *tpl, const char *family, const char *dtype, const c
   return admitted;
 }
 
-static void test_agreement(void) {
+TEST_CASE(agreement) {
   static const char *const gemm_q[] = {"4096x4096x4096", "4096x4096x4095", "2048x4096x4096", "4000x4000x4000",
                                        "8@1024x1024x1024", "4096x4096x4100"};
   agree("gemm_simt", "gemm", "f32", "1024x1024x1024", gemm_q, 6, 4);
@@ -199,37 +199,79 @@ static void test_agreement(void) {
 
 /* A database with winners of several templates for one problem: gemm_wgmma (fastest) and
  * gemm_mma, each the first configuration of its 4096^3 space that also serves 4095 for gemm_mma. */
-static void test_issue_cases(void) {
-  manifest *wg = NULL, *mma = NULL;
+/* What the issue's cases store: gemm_wgmma's and gemm_mma's spaces for 4096^3 bf16, and the
+ * gemm_mma configuration (pick) that serves K = 4095 too.  0 when a template is missing. */
+typedef struct issue_templates {
+  manifest *wg, *mma;
+  problem p;
+  rt_vars env;
+  space *swg, *smma;
+  long pick;
+} issue_templates;
+
+static void issue_free(issue_templates *t) {
+  space_free(t->swg);
+  space_free(t->smma);
+  manifest_free(t->wg);
+  manifest_free(t->mma);
+}
+
+static int issue_load(issue_templates *t) {
+  memset(t, 0, sizeof *t);
   rt_error err = {0};
-  CHECK_INT(catalog_find(NULL, "gemm_wgmma", &wg, &err), RT_OK);
-  CHECK_INT(catalog_find(NULL, "gemm_mma", &mma, &err), RT_OK);
-  if (!wg || !mma) return;
-  problem p, p5;
-  rt_vars env, env5;
-  CHECK(env_of("gemm", "4096x4096x4096", "bf16", &p, &env));
+  CHECK_INT(catalog_find(NULL, "gemm_wgmma", &t->wg, &err), RT_OK);
+  CHECK_INT(catalog_find(NULL, "gemm_mma", &t->mma, &err), RT_OK);
+  problem p5;
+  rt_vars env5;
+  CHECK(env_of("gemm", "4096x4096x4096", "bf16", &t->p, &t->env));
   CHECK(env_of("gemm", "4096x4096x4095", "bf16", &p5, &env5));
-  space *swg = NULL, *smma = NULL, *s5 = NULL;
-  CHECK_INT(manifest_build_space(wg, &env, &swg, &err), RT_OK);
-  CHECK_INT(manifest_build_space(mma, &env, &smma, &err), RT_OK);
-  if (!swg || !smma) return;
-  /* a gemm_mma configuration that serves K = 4095 too */
-  long pick = -1;
-  char cfg[768];
-  for (size_t i = 0; i < space_size(smma) && pick < 0; i++) {
-    space_format_config(smma, i, cfg, sizeof cfg);
-    space *tmp = NULL;
-    if (find_config(mma, &env5, cfg, &tmp) >= 0) pick = (long)i;
-    space_free(tmp);
-    if (!s5 && pick >= 0) s5 = NULL;
+  if (t->wg && t->mma) {
+    CHECK_INT(manifest_build_space(t->wg, &t->env, &t->swg, &err), RT_OK);
+    CHECK_INT(manifest_build_space(t->mma, &t->env, &t->smma, &err), RT_OK);
   }
-  CHECK(pick >= 0);
+  if (!t->swg || !t->smma) {
+    issue_free(t);
+    return 0;
+  }
+  /* a gemm_mma configuration that serves K = 4095 too */
+  t->pick = -1;
+  char cfg[768];
+  for (size_t i = 0; i < space_size(t->smma) && t->pick < 0; i++) {
+    space_format_config(t->smma, i, cfg, sizeof cfg);
+    space *tmp = NULL;
+    if (find_config(t->mma, &env5, cfg, &tmp) >= 0) t->pick = (long)i;
+    space_free(tmp);
+  }
+  CHECK(t->pick >= 0);
+  if (t->pick < 0) {
+    issue_free(t);
+    return 0;
+  }
+  return 1;
+}
+
+/* A fresh database for a case's winners (its name in path). */
+static db *issue_db(char *path, size_t size, const char *name) {
+  rt_error err = {0};
+  db *d = NULL;
+  fx_tmpname(path, size, name);
+  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
+  return d;
+}
+
+TEST_CASE(issue_cases) {
+  issue_templates t;
+  if (!issue_load(&t)) return;
+  rt_error err = {0};
+  problem p5;
+  rt_vars env5;
+  CHECK(env_of("gemm", "4096x4096x4095", "bf16", &p5, &env5));
   char path[512];
   fx_tmpname(path, sizeof path, "issue");
   db *d = NULL;
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  store(d, wg, &p, swg, 0, &env, 0.2, TIMING_MEASURED, 1, 1);
-  store(d, mma, &p, smma, (size_t)pick, &env, 0.5, TIMING_MEASURED, 1, 1);
+  store(d, t.wg, &t.p, t.swg, 0, &t.env, 0.2, TIMING_MEASURED, 1, 1);
+  store(d, t.mma, &t.p, t.smma, (size_t)t.pick, &t.env, 0.5, TIMING_MEASURED, 1, 1);
   db_close(d);
   rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
@@ -254,11 +296,13 @@ static void test_issue_cases(void) {
   CHECK_INT(m.geometry_ok, 1);
   printf("4096x4096x4095: rule next, %s %s; passed over: %s", m.template_name, m.config, m.passed_over);
   {
+    char cfg[768]; /* the picked configuration */
+    space_format_config(t.smma, (size_t)t.pick, cfg, sizeof cfg);
     space *sp = NULL;
-    long idx = find_config(mma, &env5, cfg, &sp);
+    long idx = find_config(t.mma, &env5, cfg, &sp);
     candidate_plan pl;
     CHECK(idx >= 0);
-    if (idx >= 0 && manifest_plan(mma, sp, (size_t)idx, &env5, &pl, &err) == RT_OK) {
+    if (idx >= 0 && manifest_plan(t.mma, sp, (size_t)idx, &env5, &pl, &err) == RT_OK) {
       CHECK_INT(m.grid[0], pl.grid[0]);
       CHECK_INT(m.grid[2], pl.grid[2]);
       CHECK_INT(m.smem, pl.smem);
@@ -306,22 +350,29 @@ static void test_issue_cases(void) {
   CHECK_INT(m.passed_count, 0);
   rooftune_close(rt);
   fx_remove(path);
+  issue_free(&t);
+}
 
-  /* nothing to launch: the exact winner is a prediction without a cubin, the nearest one has
-   * one; ROOFTUNE_RUNNABLE (what rooftune_gemm asks) passes over the first */
-  fx_tmpname(path, sizeof path, "runnable");
-  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  store(d, wg, &p, swg, 0, &env, 0.2, TIMING_PREDICTED, 0, 1);
+/* nothing to launch: the exact winner is a prediction without a cubin, the nearest one has
+ * one; ROOFTUNE_RUNNABLE (what rooftune_gemm asks) passes over the first */
+TEST_CASE(runnable) {
+  issue_templates t;
+  if (!issue_load(&t)) return;
+  rt_error err = {0};
+  char path[512];
+  db *d = issue_db(path, sizeof path, "runnable");
+  store(d, t.wg, &t.p, t.swg, 0, &t.env, 0.2, TIMING_PREDICTED, 0, 1);
   problem p2;
   rt_vars env2;
   space *s2 = NULL;
   CHECK(env_of("gemm", "4096x4096x2048", "bf16", &p2, &env2));
-  CHECK_INT(manifest_build_space(wg, &env2, &s2, &err), RT_OK);
-  if (s2) store(d, wg, &p2, s2, 0, &env2, 0.1, TIMING_MEASURED, 1, 1);
+  CHECK_INT(manifest_build_space(t.wg, &env2, &s2, &err), RT_OK);
+  if (s2) store(d, t.wg, &p2, s2, 0, &env2, 0.1, TIMING_MEASURED, 1, 1);
   db_close(d);
+  rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
-  q.flags = 0;
-  q.shape = "4096x4096x4096";
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
+  rooftune_match m;
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, ROOFTUNE_RULE_EXACT);
   CHECK_INT(m.runnable, 0);
@@ -333,14 +384,22 @@ static void test_issue_cases(void) {
   CHECK_CONTAINS(m.passed_over, "nothing to launch: no cubin stored (predicted on model:h200)");
   rooftune_close(rt);
   fx_remove(path);
+  space_free(s2);
+  issue_free(&t);
+}
 
-  /* a winner stored without a recipe (before schema 4, an import): its own shape only */
-  fx_tmpname(path, sizeof path, "norecipe");
-  CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  store(d, mma, &p, smma, (size_t)pick, &env, 0.5, TIMING_MEASURED, 1, 0);
+/* a winner stored without a recipe (before schema 4, an import): its own shape only */
+TEST_CASE(no_recipe) {
+  issue_templates t;
+  if (!issue_load(&t)) return;
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16"};
+  rooftune_match m;
+  char path[512];
+  db *d = issue_db(path, sizeof path, "norecipe");
+  store(d, t.mma, &t.p, t.smma, (size_t)t.pick, &t.env, 0.5, TIMING_MEASURED, 1, 0);
   db_close(d);
+  rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
-  q.flags = 0;
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, ROOFTUNE_RULE_EXACT);
   CHECK_INT(m.geometry_ok, 1);
@@ -350,15 +409,11 @@ static void test_issue_cases(void) {
   CHECK_CONTAINS(m.passed_over, "served for its own shape only");
   rooftune_close(rt);
   fx_remove(path);
-  space_free(swg);
-  space_free(smma);
-  space_free(s2);
-  manifest_free(wg);
-  manifest_free(mma);
+  issue_free(&t);
 }
 
 /* gemm_skinny admits at most 16 rows: 8 rows are served its 16-row winner, 32 are not. */
-static void test_skinny(void) {
+TEST_CASE(skinny) {
   manifest *mf = NULL;
   rt_error err = {0};
   CHECK_INT(catalog_find(NULL, "gemm_skinny", &mf, &err), RT_OK);
@@ -387,7 +442,7 @@ static void test_skinny(void) {
 }
 
 /* Attention: exact by canonical shape, decode by (B*HKV, SKV), prefill by (B*HQ, SQ, SKV). */
-static void test_attention(void) {
+TEST_CASE(attention) {
   manifest *mf = NULL;
   rt_error err = {0};
   CHECK_INT(catalog_find(NULL, "attn_mma", &mf, &err), RT_OK);
@@ -456,17 +511,18 @@ static void test_attention(void) {
   manifest_free(mf);
 }
 
-int main(void) {
+/* The fixture: the toolkit string winners are stored with, the H200's spec, and no nearest
+ * cap from the environment. */
+static void setup(void) {
   srand((unsigned)getpid());
   rt_error err = {0};
   CHECK_INT(db_toolkit_string(toolkit, sizeof toolkit, &err), RT_OK);
   h200 = gpu_spec_find("h200");
   CHECK(h200 != NULL);
-  if (!h200) return test_done();
+  if (!h200) exit(test_done());
   unsetenv("ROOFTUNE_NEAREST_MAX");
-  test_issue_cases();
-  test_skinny();
-  test_attention();
-  test_agreement();
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(issue_cases), TEST_ENTRY(runnable), TEST_ENTRY(no_recipe),
+                  TEST_ENTRY(skinny), TEST_ENTRY(attention),
+                  TEST_ENTRY(agreement))

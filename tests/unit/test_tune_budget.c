@@ -38,7 +38,7 @@ static void decode_options(tune_options *o) {
   o->seed = 3;
 }
 
-static void test_decode(void) {
+TEST_CASE(decode) {
   tune_options o;
   decode_options(&o);
   tune_report rep;
@@ -93,7 +93,7 @@ static void test_decode(void) {
 
 /* One template: no template to rule out, but it stops at its roof; --config measures its one
  * configuration whatever the roof says. */
-static void test_one_template(void) {
+TEST_CASE(one_template) {
   tune_options o;
   decode_options(&o);
   o.target = "attn_decode";
@@ -120,7 +120,9 @@ static void test_one_template(void) {
 
 /* A model that predicts below the compulsory bytes (a DRAM calibration of 0.3 for attn_decode, as
  * counters would leave it) breaks the bound: the rules turn off and say so. */
-static void test_unsound(const char *dir) {
+static char dir[] = "/tmp/rooftune_test_tune_budget_XXXXXX"; /* the fixture: a folder for its files */
+
+TEST_CASE(unsound) {
   char dbp[1200];
   snprintf(dbp, sizeof dbp, "%s/budget.db", dir);
   db *d = NULL;
@@ -148,17 +150,17 @@ static void test_unsound(const char *dir) {
   tune_report_free(&rep);
 }
 
-int main(void) {
-  char dir[] = "/tmp/rooftune_test_tune_budget_XXXXXX";
+static void setup(void) {
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
-    return 1;
+    exit(1);
   }
-  test_decode();
-  test_one_template();
-  test_unsound(dir);
+}
+
+static void teardown(void) {
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  return test_done();
 }
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(decode), TEST_ENTRY(one_template), TEST_ENTRY(unsound))
