@@ -39,11 +39,12 @@ static double bench_child_cpu(void) {
  * programs put on the machine does not inflate as much as wall time. */
 static void bench_report(const char *what, const compile_pool_stats *st, double cpu) {
   size_t ran = st->jobs - st->cache_hits;
-  printf("%-46s %6.2f s  %5.2f compiles/s  %5.2f cpu-s/compile  (%zu jobs, %zu hits, %zu failed, "
-         "%d workers)\n",
-         what, st->seconds, st->seconds > 0 ? (double)ran / st->seconds : 0,
-         ran ? cpu / (double)ran : 0, st->jobs, st->cache_hits, st->compile_errors + st->failed,
-         st->workers);
+  printf(
+      "%-46s %6.2f s  %5.2f compiles/s  %5.2f cpu-s/compile  (%zu jobs, %zu hits, %zu failed, "
+      "%d workers)\n",
+      what, st->seconds, st->seconds > 0 ? (double)ran / st->seconds : 0,
+      ran ? cpu / (double)ran : 0, st->jobs, st->cache_hits, st->compile_errors + st->failed,
+      st->workers);
 }
 
 static int bench_run(const char *what, compile_job *jobs, size_t n, const compile_options *opt,
@@ -70,10 +71,14 @@ int main(int argc, char **argv) {
   const char *name = "gemm_mma", *arch = "sm_90", *dtype = NULL;
   size_t n = 8;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
-    else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
-    else if (!strcmp(argv[i], "--n") && i + 1 < argc) n = (size_t)atol(argv[++i]);
-    else if (argv[i][0] != '-') name = argv[i];
+    if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+      arch = argv[++i];
+    else if (!strcmp(argv[i], "--dtype") && i + 1 < argc)
+      dtype = argv[++i];
+    else if (!strcmp(argv[i], "--n") && i + 1 < argc)
+      n = (size_t)atol(argv[++i]);
+    else if (argv[i][0] != '-')
+      name = argv[i];
     else {
       fprintf(stderr, "usage: bench_compile [TEMPLATE] [--arch A] [--dtype D] [--n N]\n");
       return 2;
@@ -139,18 +144,21 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 2; k++) {
     if (k == 1 && cores <= 2) break; /* all cores is 2 here: measured above */
     char what[64];
-    snprintf(what, sizeof what, "%d workers%s, no cache, no PCH", counts[k], k ? " (all cores)" : "");
+    snprintf(what, sizeof what, "%d workers%s, no cache, no PCH", counts[k],
+             k ? " (all cores)" : "");
     bad |= bench_run(what, jobs, n, &opt, counts[k], NULL, &st);
-    printf("  speed-up with %d workers: %.2fx (ideal %dx)\n", counts[k], st.seconds > 0 ? one / st.seconds : 0,
-           counts[k]);
+    printf("  speed-up with %d workers: %.2fx (ideal %dx)\n", counts[k],
+           st.seconds > 0 ? one / st.seconds : 0, counts[k]);
   }
   /* a worker's start: one compile in one fresh worker, then W fresh workers with one each */
   bad |= bench_run("1 job, 1 fresh worker", jobs, 1, &opt, 1, NULL, &st);
   const double single = st.seconds;
   const int w = cores < (int)n ? cores : (int)n;
   bad |= bench_run("one job each for every worker", jobs, (size_t)w, &opt, w, NULL, &st);
-  printf("  a fresh worker's first compile: %.2f s; %d of them side by side: %.2f s (steady state %.2f s a compile)\n",
-         single, w, st.seconds, one / (double)n);
+  printf(
+      "  a fresh worker's first compile: %.2f s; %d of them side by side: %.2f s (steady state "
+      "%.2f s a compile)\n",
+      single, w, st.seconds, one / (double)n);
 
   char dir[] = "/tmp/rooftune-bench-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -171,7 +179,8 @@ int main(int argc, char **argv) {
   opt.pch = 1;
   bad |= bench_run("1 worker, PCH (template as is)", jobs, n, &opt, 1, NULL, &st);
   opt.pch = 0;
-  bad |= bench_run("1 worker, no PCH, + <cuda/barrier,pipeline>", heavy_jobs, n, &opt, 1, NULL, &st);
+  bad |=
+      bench_run("1 worker, no PCH, + <cuda/barrier,pipeline>", heavy_jobs, n, &opt, 1, NULL, &st);
   double no_pch = st.seconds;
   opt.pch = 1;
   bad |= bench_run("1 worker, PCH, + <cuda/barrier,pipeline>", heavy_jobs, n, &opt, 1, NULL, &st);

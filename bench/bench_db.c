@@ -48,7 +48,8 @@ static double fill(const char *path, int total, int batch, size_t cubin_bytes, i
     db_run_spec spec = fx_spec(fx_gemm(m, n, k, p % 2 ? "bf16" : "f16"), "NVIDIA H200");
     snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", toolkit);
     db_run *r = NULL;
-    if (db_run_begin(d, &spec, &r, &err) || db_run_template(r, "gemm_mma", "gemm", "s", "m", &err)) {
+    if (db_run_begin(d, &spec, &r, &err) ||
+        db_run_template(r, "gemm_mma", "gemm", "s", "m", &err)) {
       fprintf(stderr, "bench_db: %s\n", err.text);
       exit(1);
     }
@@ -58,8 +59,8 @@ static double fill(const char *path, int total, int batch, size_t cubin_bytes, i
       snprintf(rs[c].config, sizeof rs[c].config,
                "BLOCK_M=%d,BLOCK_N=%d,BLOCK_K=%d,WARPS_M=%d,WARPS_N=%d,STAGES=%d,SPLIT_K=%d,"
                "SWIZZLE=%d,B_LAYOUT=0",
-               32 << (c % 4), 64 << (c / 4 % 3), 32 << (c / 12 % 2), 1 << (c / 24 % 3), 2, 3 + c % 2,
-               1, 1 << (c % 2) * 3);
+               32 << (c % 4), 64 << (c / 4 % 3), 32 << (c / 12 % 2), 1 << (c / 24 % 3), 2,
+               3 + c % 2, 1, 1 << (c % 2) * 3);
       snprintf(rs[c].diag.sentence, sizeof rs[c].diag.sentence,
                "compute-bound at %d %% of the tensor-core ceiling; grow BLOCK_N", 50 + c % 40);
       if (!batch && db_run_store(r, &rs[c], &ids[c], &err)) {
@@ -124,9 +125,11 @@ int main(int argc, char **argv) {
   double t0 = now_s();
   for (int i = 0; i < reps; i++) {
     char cfg[256];
-    snprintf(cfg, sizeof cfg, "BLOCK_M=%d,BLOCK_N=%d,BLOCK_K=%d,WARPS_M=%d,WARPS_N=2,STAGES=%d,"
-             "SPLIT_K=1,SWIZZLE=%d,B_LAYOUT=0", 32 << (i % 4), 64 << (i / 4 % 3), 32 << (i / 12 % 2),
-             1 << (i / 24 % 3), 3 + i % 2, 1 << (i % 2) * 3);
+    snprintf(cfg, sizeof cfg,
+             "BLOCK_M=%d,BLOCK_N=%d,BLOCK_K=%d,WARPS_M=%d,WARPS_N=2,STAGES=%d,"
+             "SPLIT_K=1,SWIZZLE=%d,B_LAYOUT=0",
+             32 << (i % 4), 64 << (i / 4 % 3), 32 << (i / 12 % 2), 1 << (i / 24 % 3), 3 + i % 2,
+             1 << (i % 2) * 3);
     hits += db_run_has_result(r, "gemm_mma", cfg);
   }
   double t_has = (now_s() - t0) / reps;
@@ -147,9 +150,13 @@ int main(int argc, char **argv) {
   t0 = now_s();
   rooftune_lookup(rt, &q, &m);
   double t_first = now_s() - t0;
-  printf("lookup cold: open %.0f us + first lookup %.0f us (builds the index of %d winners), "
-         "match %s\n", t_open * 1e6, t_first * 1e6, np,
-         m.match == ROOFTUNE_MATCH_EXACT ? "exact" : m.match ? "nearest" : "none");
+  printf(
+      "lookup cold: open %.0f us + first lookup %.0f us (builds the index of %d winners), "
+      "match %s\n",
+      t_open * 1e6, t_first * 1e6, np,
+      m.match == ROOFTUNE_MATCH_EXACT ? "exact"
+      : m.match                       ? "nearest"
+                                      : "none");
   reps = 200000;
   t0 = now_s();
   for (int i = 0; i < reps; i++) rooftune_lookup(rt, &q, &m);
@@ -171,12 +178,14 @@ int main(int argc, char **argv) {
   for (int i = 0; i < reps; i++) {
     char shape[64];
     snprintf(shape, sizeof shape, "%dx%dx%d", 5017 + i, 1000 + i % 7, 500 + i / 7);
-    rooftune_query qn = {.family = "gemm", .shape = shape, .dtype = "bf16", .device = "H200", .nearest_max = 100};
+    rooftune_query qn = {
+        .family = "gemm", .shape = shape, .dtype = "bf16", .device = "H200", .nearest_max = 100};
     rooftune_lookup(rt, &qn, &m);
     served += m.match == ROOFTUNE_MATCH_NEAREST && m.geometry_ok;
   }
-  printf("lookup uncached, recipe evaluated:            %.2f us (%d of %d served with a geometry)\n",
-         (now_s() - t0) / reps * 1e6, served, reps);
+  printf(
+      "lookup uncached, recipe evaluated:            %.2f us (%d of %d served with a geometry)\n",
+      (now_s() - t0) / reps * 1e6, served, reps);
   rooftune_close(rt);
   fx_remove(a);
   fx_remove(b);

@@ -33,10 +33,12 @@ static const char bias_act_src[] =
     "  if (act == 3) return __fdividef(v, 1.f + __expf(-fmaxf(v, -80.f)));\n"
     "  return v;\n"
     "}\n"
-    "extern \"C\" __global__ void bias_act(unsigned short *d, const unsigned short *bias, long long total, int n,\n"
+    "extern \"C\" __global__ void bias_act(unsigned short *d, const unsigned short *bias, long "
+    "long total, int n,\n"
     "                                      int act) {\n"
     "  const long long step = (long long)gridDim.x * blockDim.x * 8;\n"
-    "  for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8; i < total; i += step) {\n"
+    "  for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8; i < total; i += "
+    "step) {\n"
     "    uint4 v = *(const uint4 *)(d + i);\n"
     "    const uint4 b = *(const uint4 *)(bias + i % n);\n"
     "    unsigned *pv = (unsigned *)&v;\n"
@@ -64,8 +66,8 @@ typedef struct sep_ctx {
 static rt_status launch_sep(void *c, rt_error *err) {
   sep_ctx *t = c;
   void *args[] = {&t->d, &t->bias, &t->total, &t->n, &t->act};
-  return cuda_check(cu.cuLaunchKernel(t->fn, (unsigned)(t->h->info.sm_count * 8), 1, 1, 256, 1, 1, 0, t->h->stream,
-                                      args, NULL),
+  return cuda_check(cu.cuLaunchKernel(t->fn, (unsigned)(t->h->info.sm_count * 8), 1, 1, 256, 1, 1,
+                                      0, t->h->stream, args, NULL),
                     "launch bias_act", err);
 }
 
@@ -77,7 +79,7 @@ typedef struct tpl_ctx {
   size_t idx;
   const rt_vars *env;
   CUfunction fn;
-  int lib;             /* >= 0: library candidate */
+  int lib; /* >= 0: library candidate */
   const problem *p;
   cublasLtHandle_t lt; /* for the default */
   CUdeviceptr ws;
@@ -97,7 +99,8 @@ static rt_status launch_default(void *c, rt_error *err) {
   gemm_epi_args epi;
   gemm_gpu_buffers(t->g, &A, &B, &C);
   gemm_gpu_epi_args(t->g, &epi);
-  return gemm_lt_matmul_epi(t->lt, t->p, NULL, A, B, C, &epi, t->ws, gemm_gpu_workspace_bytes(t->g), t->h->stream, err);
+  return gemm_lt_matmul_epi(t->lt, t->p, NULL, A, B, C, &epi, t->ws, gemm_gpu_workspace_bytes(t->g),
+                            t->h->stream, err);
 }
 
 static int verified(family_gpu *g, gh *h, rt_status (*launch)(void *, rt_error *), void *ctx) {
@@ -113,11 +116,15 @@ int main(int argc, char **argv) {
   static const struct option longopts[] = {{"configs", required_argument, 0, 'c'},
                                            {"reps", required_argument, 0, 'r'},
                                            {"suite", required_argument, 0, 's'},
-                                           {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
   while ((c = getopt_long(argc, argv, "c:r:s:h", longopts, NULL)) != -1) {
-    if (c == 'c') nconf = atoi(optarg);
-    else if (c == 'r') reps = atoi(optarg);
-    else if (c == 's') suite_name = optarg;
+    if (c == 'c')
+      nconf = atoi(optarg);
+    else if (c == 'r')
+      reps = atoi(optarg);
+    else if (c == 's')
+      suite_name = optarg;
     else {
       printf("usage: bench_gemm [--configs N] [--reps R] [--suite issue4|fp8|epilogue]\n");
       return c == 'h' ? 0 : 2;
@@ -157,9 +164,12 @@ int main(int argc, char **argv) {
   int ns = 0;
   if (!strcmp(suite_name, "fp8")) {
     /* the target rows first: 8192^3 (own >= 0.9x) and 4096^3, then the LLM shapes, B e5m2 */
-    static const char *const f8[][2] = {{"8192x8192x8192:nt", "e4m3"}, {"4096x4096x4096:nt", "e4m3"},
-                                        {"4096x4096x4096:nt+out=bf16", "e4m3"}, {"256x14336x4096:nt+out=bf16", "e4m3"},
-                                        {"16x14336x4096:nt+out=bf16", "e4m3"}, {"8192x8192x8192:nt+b=e5m2", "e4m3"},
+    static const char *const f8[][2] = {{"8192x8192x8192:nt", "e4m3"},
+                                        {"4096x4096x4096:nt", "e4m3"},
+                                        {"4096x4096x4096:nt+out=bf16", "e4m3"},
+                                        {"256x14336x4096:nt+out=bf16", "e4m3"},
+                                        {"16x14336x4096:nt+out=bf16", "e4m3"},
+                                        {"8192x8192x8192:nt+b=e5m2", "e4m3"},
                                         {"8192x8192x8192:nt+vscale+out=bf16", "e4m3"}};
     for (size_t i = 0; i < sizeof f8 / sizeof f8[0]; i++) {
       snprintf(suite[ns][0], 64, "%s", f8[i][0]);
@@ -177,7 +187,8 @@ int main(int argc, char **argv) {
   } else {
     snprintf(suite[ns][0], 64, "4096x4096x4096:nt");
     snprintf(suite[ns++][1], 64, "bf16");
-    static const int ms_[] = {1, 16, 64, 256}, nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
+    static const int ms_[] = {1, 16, 64, 256},
+                     nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
     for (int i = 0; i < 4; i++)
       for (int j = 0; j < 3; j++) {
         snprintf(suite[ns][0], 64, "%dx%dx%d:nt", ms_[i], nk[j][0], nk[j][1]);
@@ -204,24 +215,31 @@ int main(int argc, char **argv) {
     memset(&r, 0, sizeof r);
     CUmodule mod;
     if (compile_source(bias_act_src, "bias_act.cu", &opt, &r, &err) != RT_OK || r.status != RT_OK ||
-        cu.cuModuleLoadData(&mod, r.cubin) != CUDA_SUCCESS || cu.cuModuleGetFunction(&sep_fn, mod, r.lowered_name) != CUDA_SUCCESS) {
-      fprintf(stderr, "bench_gemm: the separate bias_act kernel did not build: %s %s\n", err.text, r.message);
+        cu.cuModuleLoadData(&mod, r.cubin) != CUDA_SUCCESS ||
+        cu.cuModuleGetFunction(&sep_fn, mod, r.lowered_name) != CUDA_SUCCESS) {
+      fprintf(stderr, "bench_gemm: the separate bias_act kernel did not build: %s %s\n", err.text,
+              r.message);
       sep_fn = NULL;
     }
     compile_result_free(&r);
   }
 
-  printf("GPU: %s (cc %d.%d), suite %s, %d configs per template, median of %d runs, L2 flushed\n", h.info.name,
-         h.info.cc_major, h.info.cc_minor, suite_name, nconf, reps);
-  printf("own/lt: the best template over cuBLASLt's default; tuned/lt: the tuner's pick (templates\n"
-         "and the 8 cuBLASLt candidates) over cuBLASLt's default.  f32 rows are fp32 math (simt,\n"
-         "skinny; lt-best-of8 mixes in FAST_TF32 algorithms); tf32 rows: mma's tf32 path and\n"
-         "cuBLASLt's FAST_TF32 algorithms (lt-default stays CUBLAS_COMPUTE_32F, true fp32).\n");
-  printf("%-20s %-5s %9s %9s %9s %9s %11s %11s %9s %9s  %s\n", "shape", "dtype", "simt", "mma", "wgmma",
-         "skinny", "lt-default", "lt-best-of8", "own/lt", "tuned/lt", "(TFLOP/s, measured)");
+  printf("GPU: %s (cc %d.%d), suite %s, %d configs per template, median of %d runs, L2 flushed\n",
+         h.info.name, h.info.cc_major, h.info.cc_minor, suite_name, nconf, reps);
+  printf(
+      "own/lt: the best template over cuBLASLt's default; tuned/lt: the tuner's pick (templates\n"
+      "and the 8 cuBLASLt candidates) over cuBLASLt's default.  f32 rows are fp32 math (simt,\n"
+      "skinny; lt-best-of8 mixes in FAST_TF32 algorithms); tf32 rows: mma's tf32 path and\n"
+      "cuBLASLt's FAST_TF32 algorithms (lt-default stays CUBLAS_COMPUTE_32F, true fp32).\n");
+  printf("%-20s %-5s %9s %9s %9s %9s %11s %11s %9s %9s  %s\n", "shape", "dtype", "simt", "mma",
+         "wgmma", "skinny", "lt-default", "lt-best-of8", "own/lt", "tuned/lt",
+         "(TFLOP/s, measured)");
   if (epi_suite)
-    printf("epilogue rows also: separate = cuBLASLt's default GEMM to bf16, then the bias+activation kernel;\n"
-           "fused/sep: the best fused time (own or cuBLASLt's epilogue) over the separate one's (ms, measured)\n");
+    printf(
+        "epilogue rows also: separate = cuBLASLt's default GEMM to bf16, then the bias+activation "
+        "kernel;\n"
+        "fused/sep: the best fused time (own or cuBLASLt's epilogue) over the separate one's (ms, "
+        "measured)\n");
   cublasLtHandle_t lt = NULL;
   cublasLtCreate(&lt);
   for (int s = 0; s < ns; s++) {
@@ -241,7 +259,9 @@ int main(int argc, char **argv) {
       char archbuf[16];
       const char *arch = gh_arch(&h, ms[t], archbuf, sizeof archbuf);
       space *sp = NULL;
-      if (!arch || !manifest_has_dtype(ms[t], p.dtype) || manifest_build_space(ms[t], &env, &sp, NULL) != RT_OK) continue;
+      if (!arch || !manifest_has_dtype(ms[t], p.dtype) ||
+          manifest_build_space(ms[t], &env, &sp, NULL) != RT_OK)
+        continue;
       size_t idx[256];
       int n = gh_pick(&h, ms[t], sp, &env, &p, nconf, idx);
       gh_compile(&h, ms[t], sp, idx, n, &env, p.dtype, arch);
@@ -271,7 +291,8 @@ int main(int argc, char **argv) {
     cu.cuMemAlloc_v2(&ws, gemm_gpu_workspace_bytes(g));
     {
       tpl_ctx tc = {&h, g, NULL, NULL, 0, &env, NULL, -1, &p, lt, ws};
-      if (verified(g, &h, launch_default, &tc)) lt_def = flops / (gh_time(&h, launch_default, &tc, reps) * 1e-3) / 1e12;
+      if (verified(g, &h, launch_default, &tc))
+        lt_def = flops / (gh_time(&h, launch_default, &tc, reps) * 1e-3) / 1e12;
     }
     int count = 0;
     if (gemm_family.library_list(g, 8, &count, &err) == RT_OK)
@@ -284,9 +305,9 @@ int main(int argc, char **argv) {
     cu.cuMemFree_v2(ws);
     double own = 0;
     for (int t = 0; t < NT; t++) own = fmax(own, best[t]);
-    printf("%-20s %-5s %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2fx %8.2fx\n", suite[s][0], suite[s][1],
-           best[0], best[1], best[2], best[3], lt_def, lt_best, lt_def > 0 ? own / lt_def : 0.0,
-           lt_def > 0 ? fmax(own, lt_best) / lt_def : 0.0);
+    printf("%-20s %-5s %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2fx %8.2fx\n", suite[s][0],
+           suite[s][1], best[0], best[1], best[2], best[3], lt_def, lt_best,
+           lt_def > 0 ? own / lt_def : 0.0, lt_def > 0 ? fmax(own, lt_best) / lt_def : 0.0);
     if (epi_suite && sep_fn && !strcmp(suite[s][1], "bf16")) {
       /* unfused: the same product without the epilogue's steps (cuBLASLt's default, bf16 out),
        * then the separate pass over its output */
@@ -302,17 +323,20 @@ int main(int argc, char **argv) {
         const long long M = problem_dim(&pp, "M"), N = problem_dim(&pp, "N");
         cu.cuMemAlloc_v2(&ws2, gemm_gpu_workspace_bytes(gp));
         cu.cuMemAlloc_v2(&bias, (size_t)N * 2);
-        cu.cuMemsetD16Async(bias, 0x3c00u, (size_t)N, h.stream); /* bf16 1.0: the pass does real work */
+        cu.cuMemsetD16Async(bias, 0x3c00u, (size_t)N,
+                            h.stream); /* bf16 1.0: the pass does real work */
         tpl_ctx tc = {&h, gp, NULL, NULL, 0, &env, NULL, -1, &pp, lt, ws2};
         const double t_gemm = gh_time(&h, launch_default, &tc, reps);
         gemm_gpu_buffers(gp, &A2, &B2, &C2);
         sep_ctx sc = {&h, sep_fn, C2, bias, M * N, (int)N, e.act};
         const double t_sep = gh_time(&h, launch_sep, &sc, reps);
         const double t_fused = flops / (fmax(own, lt_best) * 1e12) * 1e3;
-        printf("    separate: GEMM %.4f ms + bias+act %.4f ms (%.0f MB moved) = %.4f ms; fused best %.4f ms; "
-               "fused/sep %.2fx; own fused vs cuBLASLt fused %.2fx\n",
-               t_gemm, t_sep, (4.0 * M * N + 2.0 * N) / 1e6, t_gemm + t_sep, t_fused, (t_gemm + t_sep) / t_fused,
-               lt_best > 0 ? own / lt_best : 0.0);
+        printf(
+            "    separate: GEMM %.4f ms + bias+act %.4f ms (%.0f MB moved) = %.4f ms; fused best "
+            "%.4f ms; "
+            "fused/sep %.2fx; own fused vs cuBLASLt fused %.2fx\n",
+            t_gemm, t_sep, (4.0 * M * N + 2.0 * N) / 1e6, t_gemm + t_sep, t_fused,
+            (t_gemm + t_sep) / t_fused, lt_best > 0 ? own / lt_best : 0.0);
         cu.cuMemFree_v2(ws2);
         cu.cuMemFree_v2(bias);
         gemm_family.gpu_teardown(gp);

@@ -23,7 +23,8 @@
 static double cpu(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec + ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+         ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
 }
 
 static double now(void) {
@@ -44,8 +45,10 @@ int main(int argc, char **argv) {
   const char *shape = "8x32:8x1:32768x128";
   int old = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--old")) old = 1;
-    else shape = argv[i];
+    if (!strcmp(argv[i], "--old"))
+      old = 1;
+    else
+      shape = argv[i];
   }
   problem p;
   rt_error err = {0};
@@ -53,8 +56,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_inputs: %s\n", err.text);
     return 2;
   }
-  const double kv = (double)problem_dim(&p, "B") * problem_dim(&p, "SKV") * problem_dim(&p, "HKV") * problem_dim(&p, "D"),
-               q = (double)problem_dim(&p, "B") * problem_dim(&p, "SQ") * problem_dim(&p, "HQ") * problem_dim(&p, "D");
+  const double kv = (double)problem_dim(&p, "B") * problem_dim(&p, "SKV") * problem_dim(&p, "HKV") *
+                    problem_dim(&p, "D"),
+               q = (double)problem_dim(&p, "B") * problem_dim(&p, "SQ") * problem_dim(&p, "HQ") *
+                   problem_dim(&p, "D");
   static const unsigned char cubin[16];
   family_reference ref;
   memset(&ref, 0, sizeof ref);
@@ -70,23 +75,30 @@ int main(int argc, char **argv) {
   }
   const double t = now() - t0, c = cpu() - c0, elems = q + 2 * kv;
   attention_family.gpu_teardown(g);
-  if (fake_cuda_allocs()) fprintf(stderr, "bench_inputs: %d buffers left allocated\n", fake_cuda_allocs());
+  if (fake_cuda_allocs())
+    fprintf(stderr, "bench_inputs: %d buffers left allocated\n", fake_cuda_allocs());
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  printf("%s bf16: %.3g elements (Q, K, V) in %.2f s on %ld cores (%.2f CPU s, %.3g elements per CPU s); "
-         "64x32:8x1:32768x128 (%.3g) at that rate on 16 cores: %.1f s\n",
-         shape, elems, t, cpus, c, elems / c, 2 * 64.0 * 32768 * 8 * 128, 2 * 64.0 * 32768 * 8 * 128 / (16 * elems / c));
+  printf(
+      "%s bf16: %.3g elements (Q, K, V) in %.2f s on %ld cores (%.2f CPU s, %.3g elements per CPU "
+      "s); "
+      "64x32:8x1:32768x128 (%.3g) at that rate on 16 cores: %.1f s\n",
+      shape, elems, t, cpus, c, elems / c, 2 * 64.0 * 32768 * 8 * 128,
+      2 * 64.0 * 32768 * 8 * 128 / (16 * elems / c));
   if (old) { /* the former generator: one stream, a double per element, one core, on K alone */
     uint16_t *buf = malloc(((size_t)1 << 20) * 2);
     uint64_t s = 0x4b;
     double t1 = now(), c1 = cpu();
     for (double done = 0; done < kv; done += (double)(1 << 20)) {
-      for (size_t i = 0; i < ((size_t)1 << 20); i++) buf[i] = num_f32_to_bf16((float)num_uniform(&s, -1.0, 1.0));
+      for (size_t i = 0; i < ((size_t)1 << 20); i++)
+        buf[i] = num_f32_to_bf16((float)num_uniform(&s, -1.0, 1.0));
       fake_cuMemcpyHtoD((CUdeviceptr)(uintptr_t)buf, buf, 2); /* the upload's call, not its bytes */
     }
     const double dt = now() - t1, dc = cpu() - c1;
-    printf("former generator (one core): K's %.3g elements in %.2f s (%.2f CPU s, %.3g elements per CPU s); "
-           "64x32:8x1:32768x128 at that rate: %.1f s\n",
-           kv, dt, dc, kv / dc, 2 * 64.0 * 32768 * 8 * 128 / (kv / dc));
+    printf(
+        "former generator (one core): K's %.3g elements in %.2f s (%.2f CPU s, %.3g elements per "
+        "CPU s); "
+        "64x32:8x1:32768x128 at that rate: %.1f s\n",
+        kv, dt, dc, kv / dc, 2 * 64.0 * 32768 * 8 * 128 / (kv / dc));
     free(buf);
   }
   return 0;

@@ -34,13 +34,13 @@ static double now_s(void) {
 }
 
 static int bad = 0;
-#define EXPECT(cond, ...)                  \
-  do {                                     \
-    if (!(cond)) {                         \
+#define EXPECT(cond, ...)                        \
+  do {                                           \
+    if (!(cond)) {                               \
       printf("  PROPERTY FAILED: " __VA_ARGS__); \
-      printf("\n");                        \
-      bad = 1;                             \
-    }                                      \
+      printf("\n");                              \
+      bad = 1;                                   \
+    }                                            \
   } while (0)
 
 static void write_job(const char *path, const char *name, int n, const char *extra) {
@@ -49,11 +49,15 @@ static void write_job(const char *path, const char *name, int n, const char *ext
     perror(path);
     exit(1);
   }
-  fprintf(f, "{\"rooftune_job\": 1, \"name\": \"%s\", \"database\": \"%s.db\", \"device\": \"model:h200\", %s\n"
-             " \"recheck\": false, \"defaults\": {\"dtype\": \"f32\", \"budget\": 2, \"seed\": 1},\n \"problems\": [\n",
+  fprintf(f,
+          "{\"rooftune_job\": 1, \"name\": \"%s\", \"database\": \"%s.db\", \"device\": "
+          "\"model:h200\", %s\n"
+          " \"recheck\": false, \"defaults\": {\"dtype\": \"f32\", \"budget\": 2, \"seed\": 1},\n "
+          "\"problems\": [\n",
           name, name, extra);
   for (int i = 0; i < n; i++) /* distinct small shapes: M and N from 16 to 512, K 64 */
-    fprintf(f, "  {\"target\": \"gemm\", \"shape\": \"%dx%dx64\"}%s\n", 16 * (1 + i % 10), 32 * (1 + i / 10), i + 1 < n ? "," : "");
+    fprintf(f, "  {\"target\": \"gemm\", \"shape\": \"%dx%dx64\"}%s\n", 16 * (1 + i % 10),
+            32 * (1 + i / 10), i + 1 < n ? "," : "");
   fprintf(f, "]}\n");
   fclose(f);
 }
@@ -85,9 +89,13 @@ static char *winners(const char *path) {
   size_t cap = 1 << 16, n = 0;
   char *buf = calloc(1, cap);
   if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(h, "SELECT p.shape || '|' || t.name || '|' || r.config || '|' || r.time_ms FROM winners w "
-                            "JOIN results r ON r.id=w.result_id JOIN problems p ON p.id=w.problem_id JOIN templates t "
-                            "ON t.id=w.template_id ORDER BY 1", -1, &st, NULL) != SQLITE_OK) {
+      sqlite3_prepare_v2(
+          h,
+          "SELECT p.shape || '|' || t.name || '|' || r.config || '|' || r.time_ms FROM winners w "
+          "JOIN results r ON r.id=w.result_id JOIN problems p ON p.id=w.problem_id JOIN templates "
+          "t "
+          "ON t.id=w.template_id ORDER BY 1",
+          -1, &st, NULL) != SQLITE_OK) {
     sqlite3_close(h);
     return buf;
   }
@@ -115,17 +123,21 @@ static void bench_report(const char *dir) {
   }
   candidate_result *rs = calloc(100, sizeof *rs);
   for (int p = 0; p < 100; p++) {
-    db_run_spec spec = fx_spec(fx_gemm(64 * (1 + p % 10), 256 * (1 + p / 10), 4096, "bf16"), p % 2 ? "NVIDIA H200" : "model:h200");
+    db_run_spec spec = fx_spec(fx_gemm(64 * (1 + p % 10), 256 * (1 + p / 10), 4096, "bf16"),
+                               p % 2 ? "NVIDIA H200" : "model:h200");
     db_run *r = NULL;
-    if (db_run_begin(d, &spec, &r, &err) || db_run_template(r, "gemm_mma", "gemm", "s", "m", &err)) {
+    if (db_run_begin(d, &spec, &r, &err) ||
+        db_run_template(r, "gemm_mma", "gemm", "s", "m", &err)) {
       fprintf(stderr, "bench_job: %s\n", err.text);
       exit(1);
     }
     for (int c = 0; c < 100; c++) {
       rs[c] = fx_result("gemm_mma", 16 << (c % 5), 16 << (c / 5 % 5), 0.05 + 0.001 * c);
       snprintf(rs[c].config, sizeof rs[c].config,
-               "BLOCK_M=%d,BLOCK_N=%d,BLOCK_K=%d,WARPS_M=%d,WARPS_N=%d,STAGES=%d,SPLIT_K=%d,SWIZZLE=%d,B_COL=0",
-               16 << (c % 5), 16 << (c / 5 % 5), 32 << (c / 25 % 2), 1 + c % 2, 1 + c / 2 % 4, 2 + c / 50, 1, 8);
+               "BLOCK_M=%d,BLOCK_N=%d,BLOCK_K=%d,WARPS_M=%d,WARPS_N=%d,STAGES=%d,SPLIT_K=%d,"
+               "SWIZZLE=%d,B_COL=0",
+               16 << (c % 5), 16 << (c / 5 % 5), 32 << (c / 25 % 2), 1 + c % 2, 1 + c / 2 % 4,
+               2 + c / 50, 1, 8);
       rs[c].diag.intensity = 50.0 + 7 * c;
       rs[c].diag.achieved_flops = 1e14 * (1 + 0.05 * c);
       if (p % 2 == 0) rs[c].timing = TIMING_PREDICTED;
@@ -152,8 +164,11 @@ static void bench_report(const char *dir) {
   double t = now_s() - t0;
   db_close(d);
   EXPECT(rc == RT_OK, "report: %s", err.text);
-  printf("3. report of %zu candidates (%zu problem sections, %zu points plotted, %zu failed): %.3f s, %.2f MB "
-         "(targets < 2 s, < 5 MB)\n", st.candidates, st.sections, st.points, st.failed, t, st.bytes / 1e6);
+  printf(
+      "3. report of %zu candidates (%zu problem sections, %zu points plotted, %zu failed): %.3f s, "
+      "%.2f MB "
+      "(targets < 2 s, < 5 MB)\n",
+      st.candidates, st.sections, st.points, st.failed, t, st.bytes / 1e6);
   EXPECT(st.candidates == 10000, "%zu candidates, not 10000", st.candidates);
   unlink(out);
   fx_remove(dbp);
@@ -176,12 +191,17 @@ int main(int argc, char **argv) {
   write_job(b, "four", n, "\"shard_database\": \"shards/{name}-{i}-of-{n}.db\",");
   job_outcome o1, o2;
   double t1 = run(a, (job_shard){0, 1}, &o1);
-  printf("1. first run: %zu problems tuned, %zu evaluated, %zu failed in %.2f s (compiles through the cubin cache)\n",
-         o1.tuned, o1.evaluated, o1.failed, t1);
+  printf(
+      "1. first run: %zu problems tuned, %zu evaluated, %zu failed in %.2f s (compiles through the "
+      "cubin cache)\n",
+      o1.tuned, o1.evaluated, o1.failed, t1);
   double t2 = run(a, (job_shard){0, 1}, &o2);
-  printf("   rerun of the unchanged job: %zu evaluated, %zu fresh, in %.3f s (target: 0 evaluated, < 2 s for 100)\n",
-         o2.evaluated, o2.fresh, t2);
-  EXPECT(o2.evaluated == 0 && o2.fresh == (size_t)n, "the rerun evaluated %zu and found %zu fresh", o2.evaluated, o2.fresh);
+  printf(
+      "   rerun of the unchanged job: %zu evaluated, %zu fresh, in %.3f s (target: 0 evaluated, < "
+      "2 s for 100)\n",
+      o2.evaluated, o2.fresh, t2);
+  EXPECT(o2.evaluated == 0 && o2.fresh == (size_t)n, "the rerun evaluated %zu and found %zu fresh",
+         o2.evaluated, o2.fresh);
   job_outcome_free(&o1);
   job_outcome_free(&o2);
 
@@ -234,11 +254,15 @@ int main(int argc, char **argv) {
   int same = !strcmp(w1, w4);
   size_t nw = 0;
   for (const char *c = w1; *c; c++) nw += *c == '\n';
-  printf("2. 4 shards: %zu + %zu + %zu + %zu problems (%s, %s), %.2f / %.2f / %.2f / %.2f s (max %.2f, sum %.2f; "
-         "1 shard, the first run: %.2f s); merged in %.3f s (%lld results); winners %s the 1-shard run's (%zu)\n",
-         owned[0], owned[1], owned[2], owned[3], total == (size_t)n ? "covering the job" : "NOT covering the job",
-         overlap ? "OVERLAPPING" : "disjoint", ts[0], ts[1], ts[2], ts[3], tmax, tsum, t1, tm, ms.added,
-         same ? "identical to" : "DIFFERENT from", nw);
+  printf(
+      "2. 4 shards: %zu + %zu + %zu + %zu problems (%s, %s), %.2f / %.2f / %.2f / %.2f s (max "
+      "%.2f, sum %.2f; "
+      "1 shard, the first run: %.2f s); merged in %.3f s (%lld results); winners %s the 1-shard "
+      "run's (%zu)\n",
+      owned[0], owned[1], owned[2], owned[3],
+      total == (size_t)n ? "covering the job" : "NOT covering the job",
+      overlap ? "OVERLAPPING" : "disjoint", ts[0], ts[1], ts[2], ts[3], tmax, tsum, t1, tm,
+      ms.added, same ? "identical to" : "DIFFERENT from", nw);
   EXPECT(total == (size_t)n && !overlap && same, "the shards' quarters or merged winners");
   free(w1);
   free(w4);

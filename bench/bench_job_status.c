@@ -27,7 +27,9 @@ static double now_s(void) {
 }
 
 /* Problem i's shape: distinct for every i < 10^8. */
-static void shape_of(int i, char *buf, size_t size) { snprintf(buf, size, "%dx%dx64", 16 + i % 10000, 16 + i / 10000); }
+static void shape_of(int i, char *buf, size_t size) {
+  snprintf(buf, size, "%dx%dx64", 16 + i % 10000, 16 + i / 10000);
+}
 
 static void write_job(const char *path, const char *dbp, int n) {
   FILE *f = fopen(path, "w");
@@ -35,9 +37,13 @@ static void write_job(const char *path, const char *dbp, int n) {
     perror(path);
     exit(1);
   }
-  fprintf(f, "{\"rooftune_job\": 1, \"name\": \"big\", \"database\": \"%s\", \"device\": \"model:h200\",\n"
-             " \"recheck\": false, \"fresh\": {\"template\": false}, \"defaults\": {\"dtype\": \"f16\", \"budget\": 2},\n"
-             " \"problems\": [\n", dbp);
+  fprintf(
+      f,
+      "{\"rooftune_job\": 1, \"name\": \"big\", \"database\": \"%s\", \"device\": \"model:h200\",\n"
+      " \"recheck\": false, \"fresh\": {\"template\": false}, \"defaults\": {\"dtype\": \"f16\", "
+      "\"budget\": 2},\n"
+      " \"problems\": [\n",
+      dbp);
   for (int i = 0; i < n; i++) {
     char s[64];
     shape_of(i, s, sizeof s);
@@ -76,7 +82,8 @@ static void make_db(const char *path, int n) {
   c.timing = TIMING_PREDICTED;
   db_winner w = fx_winner("k", "cubin", 5);
   if (db_run_begin(d, &spec, &r, &err) || db_run_template(r, "gemm_mma", "gemm", "s", "m", &err) ||
-      db_run_store(r, &c, &id, &err) || db_run_set_winner(r, id, &w, NULL, &err) || db_run_finish(r, "done", &err)) {
+      db_run_store(r, &c, &id, &err) || db_run_set_winner(r, id, &w, NULL, &err) ||
+      db_run_finish(r, "done", &err)) {
     fprintf(stderr, "bench_job_status: %s\n", err.text);
     exit(1);
   }
@@ -91,20 +98,32 @@ static void make_db(const char *path, int n) {
            "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < %d) "
            "INSERT INTO problems(family, shape, dtype, layout, dims, args) SELECT 'gemm', "
            "(16 + i %% 10000) || 'x' || (16 + i / 10000) || 'x64', 'f16', layout, "
-           "'M=' || (16 + i %% 10000) || ',N=' || (16 + i / 10000) || ',K=64,BATCH=1', '' FROM k, problems WHERE "
+           "'M=' || (16 + i %% 10000) || ',N=' || (16 + i / 10000) || ',K=64,BATCH=1', '' FROM k, "
+           "problems WHERE "
            "problems.id = 1",
            n - 1);
   sql(h, q);
-  sql(h, "INSERT INTO runs(problem_id, device_id, toolkit, arch, strategy, seed, budget, rooftune_version, command, "
-         "started_at, finished_at, status) SELECT p.id, r.device_id, r.toolkit, r.arch, r.strategy, r.seed, r.budget, "
-         "r.rooftune_version, r.command, r.started_at, r.finished_at, r.status FROM problems p, runs r WHERE r.id = 1 "
-         "AND p.id > 1");
-  sql(h, "INSERT INTO results(run_id, problem_id, device_id, template_id, toolkit, config, status, timing, time_ms, "
-         "flops, created_at) SELECT runs.id, runs.problem_id, r.device_id, r.template_id, r.toolkit, r.config, r.status, "
-         "r.timing, r.time_ms, r.flops, r.created_at FROM runs, results r WHERE r.id = 1 AND runs.id > 1");
-  sql(h, "INSERT INTO winners(problem_id, device_id, template_id, toolkit, result_id, entry, arch, updated_at) "
-         "SELECT res.problem_id, w.device_id, w.template_id, w.toolkit, res.id, w.entry, w.arch, w.updated_at "
-         "FROM results res, winners w WHERE w.id = 1 AND res.id > 1");
+  sql(h,
+      "INSERT INTO runs(problem_id, device_id, toolkit, arch, strategy, seed, budget, "
+      "rooftune_version, command, "
+      "started_at, finished_at, status) SELECT p.id, r.device_id, r.toolkit, r.arch, r.strategy, "
+      "r.seed, r.budget, "
+      "r.rooftune_version, r.command, r.started_at, r.finished_at, r.status FROM problems p, runs "
+      "r WHERE r.id = 1 "
+      "AND p.id > 1");
+  sql(h,
+      "INSERT INTO results(run_id, problem_id, device_id, template_id, toolkit, config, status, "
+      "timing, time_ms, "
+      "flops, created_at) SELECT runs.id, runs.problem_id, r.device_id, r.template_id, r.toolkit, "
+      "r.config, r.status, "
+      "r.timing, r.time_ms, r.flops, r.created_at FROM runs, results r WHERE r.id = 1 AND runs.id "
+      "> 1");
+  sql(h,
+      "INSERT INTO winners(problem_id, device_id, template_id, toolkit, result_id, entry, arch, "
+      "updated_at) "
+      "SELECT res.problem_id, w.device_id, w.template_id, w.toolkit, res.id, w.entry, w.arch, "
+      "w.updated_at "
+      "FROM results res, winners w WHERE w.id = 1 AND res.id > 1");
   sql(h, "COMMIT");
   sqlite3_close(h);
 }
@@ -120,7 +139,8 @@ int main(int argc, char **argv) {
   const char *bin = getenv("ROOFTUNE_BIN");
   int bad = 0;
   printf("job status on the model device, one run, result and winner per problem (%s)\n", dir);
-  printf("%10s %10s %12s %12s %14s %12s\n", "problems", "load s", "status s", "us/problem", "command s", "fresh");
+  printf("%10s %10s %12s %12s %14s %12s\n", "problems", "load s", "status s", "us/problem",
+         "command s", "fresh");
   for (int s = 0; s < nsizes; s++) {
     int n = sizes[s];
     char jp[300], dbp[300];
@@ -148,7 +168,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < json_array_size(ps); i++)
       fresh += !strcmp(json_string_value(json_object_get(json_array_get(ps, i), "state")), "fresh");
     if (json_array_size(ps) != (size_t)n || fresh != (size_t)n) {
-      printf("  PROPERTY FAILED: %zu problems, %zu fresh, expected %d of each\n", json_array_size(ps), fresh, n);
+      printf("  PROPERTY FAILED: %zu problems, %zu fresh, expected %d of each\n",
+             json_array_size(ps), fresh, n);
       bad = 1;
     }
     json_decref(st);
@@ -161,7 +182,8 @@ int main(int argc, char **argv) {
       if (system(cmd) != 0) bad = 1;
       t_cmd = now_s() - t0;
     }
-    printf("%10d %10.2f %12.2f %12.1f %14.2f %12zu\n", n, t_load, t_status, 1e6 * (t_load + t_status) / n, t_cmd, fresh);
+    printf("%10d %10.2f %12.2f %12.1f %14.2f %12zu\n", n, t_load, t_status,
+           1e6 * (t_load + t_status) / n, t_cmd, fresh);
     if (!getenv("KEEP")) unlink(jp);
     if (!getenv("KEEP")) unlink(dbp);
   }

@@ -69,7 +69,8 @@ int main(int argc, char **argv) {
   enum { NS = 3 };
   double logsum[NS] = {0};
   int ncases = 0;
-  printf("model:h200 (predicted times), %d seeds, target within 5 %% of the space's optimum\n", seeds);
+  printf("model:h200 (predicted times), %d seeds, target within 5 %% of the space's optimum\n",
+         seeds);
   printf("%-10s %-18s %-4s %5s %4s %8s | %-7s %7s %7s %7s\n", "template", "shape", "type", "valid",
          "k", "random", "strategy", "median", "p90", "ratio");
   for (size_t ci = 0; ci < MODEL_CASES && !strcmp(model_cases[ci].what, "GEMM"); ci++) {

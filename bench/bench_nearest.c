@@ -27,25 +27,25 @@
 #include "tuner/template/manifest.h"
 #include "tuner/tune.h"
 
-#define NT 4
-#define MAX_SHAPES 32
+#define NT          4
+#define MAX_SHAPES  32
 #define MAX_QUERIES (MAX_SHAPES * 19)
 
 static const char *const templates[NT] = {"gemm_simt", "gemm_mma", "gemm_wgmma", "gemm_skinny"};
 
 typedef struct winner {
-  int have;            /* the template's space for the shape is not empty */
-  char config[768];    /* its best configuration */
-  double ms;           /* predicted */
+  int have;         /* the template's space for the shape is not empty */
+  char config[768]; /* its best configuration */
+  double ms;        /* predicted */
 } winner;
 
 typedef struct shape_row {
   char shape[48], dtype[8];
   problem p;
   rt_vars env;
-  space *sp[NT];       /* each template's space for it (NULL when empty) */
+  space *sp[NT]; /* each template's space for it (NULL when empty) */
   winner w[NT];
-  double best;         /* the best of its winners */
+  double best; /* the best of its winners */
 } shape_row;
 
 static manifest *ms[NT];
@@ -53,7 +53,8 @@ static const gpu_spec *gpu;
 static size_t max_configs = 0; /* 0: whole spaces */
 
 static double predict(int t, shape_row *r, size_t idx) {
-  return tune_predict_config(ms[t], r->sp[t], idx, &r->env, gpu, r->dtype, gemm_family.min_bytes(&gemm_family, &r->p));
+  return tune_predict_config(ms[t], r->sp[t], idx, &r->env, gpu, r->dtype,
+                             gemm_family.min_bytes(&gemm_family, &r->p));
 }
 
 /* The predicted time on r of template t's configuration text cfg; HUGE_VAL when r's space does
@@ -85,12 +86,14 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   const char *gpu_name = "h200";
-  static const struct option opts[] = {{"gpu", required_argument, 0, 'g'}, {"max-configs", required_argument, 0, 'm'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {
+      {"gpu", required_argument, 0, 'g'}, {"max-configs", required_argument, 0, 'm'}, {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == 'g') gpu_name = optarg;
-    else if (c == 'm') max_configs = (size_t)atol(optarg);
+    if (c == 'g')
+      gpu_name = optarg;
+    else if (c == 'm')
+      max_configs = (size_t)atol(optarg);
     else {
       fprintf(stderr, "usage: bench_nearest [--gpu h200] [--max-configs N]\n");
       return 2;
@@ -140,7 +143,8 @@ int main(int argc, char **argv) {
         x->sp[t] = NULL;
         continue;
       }
-      size_t size = space_size(x->sp[t]), step = max_configs && size > max_configs ? size / max_configs : 1;
+      size_t size = space_size(x->sp[t]),
+             step = max_configs && size > max_configs ? size / max_configs : 1;
       for (size_t i = 0; i < size; i += step) {
         double ms_ = predict(t, x, i);
         evaluated++;
@@ -161,7 +165,8 @@ int main(int argc, char **argv) {
     qs[nq++] = rows[r];
     for (int dim = 0; dim < 3; dim++)
       for (int f = 0; f < 6; f++) {
-        long long v[3] = {problem_dim(&rows[r].p, "M"), problem_dim(&rows[r].p, "N"), problem_dim(&rows[r].p, "K")};
+        long long v[3] = {problem_dim(&rows[r].p, "M"), problem_dim(&rows[r].p, "N"),
+                          problem_dim(&rows[r].p, "K")};
         long long nv = llround((double)v[dim] * factors[f]);
         if (nv < 1 || nv == v[dim]) continue;
         v[dim] = nv;
@@ -178,7 +183,8 @@ int main(int argc, char **argv) {
             x->sp[t] = NULL;
             continue;
           }
-          size_t size = space_size(x->sp[t]), step = max_configs && size > max_configs ? size / max_configs : 1;
+          size_t size = space_size(x->sp[t]),
+                 step = max_configs && size > max_configs ? size / max_configs : 1;
           for (size_t i = 0; i < size; i += step) {
             double ms_ = predict(t, x, i);
             evaluated++;
@@ -209,17 +215,22 @@ int main(int argc, char **argv) {
           order[j - 1] = tmp;
         }
       double served = HUGE_VAL;
-      for (int i = 0; i < k && served == HUGE_VAL; i++) served = time_of(order[i], &qs[b], rows[a].w[order[i]].config);
+      for (int i = 0; i < k && served == HUGE_VAL; i++)
+        served = time_of(order[i], &qs[b], rows[a].w[order[i]].config);
       if (served == HUGE_VAL || qs[b].best == HUGE_VAL) {
         refused[bin]++;
         continue;
       }
       loss[bin][count[bin]++] = served / qs[b].best;
     }
-  printf("serving a shape with a suite shape's winner, predicted on model:%s (%d suite shapes, %d shapes served, "
-         "%zu configurations predicted%s)\n", gpu->key, n, nq, evaluated, max_configs ? ", spaces sampled" : ", whole spaces");
+  printf(
+      "serving a shape with a suite shape's winner, predicted on model:%s (%d suite shapes, %d "
+      "shapes served, "
+      "%zu configurations predicted%s)\n",
+      gpu->key, n, nq, evaluated, max_configs ? ", spaces sampled" : ", whole spaces");
   printf("loss = predicted time with the other shape's winner / with its own best winner\n");
-  printf("%-12s %6s %8s %8s %8s %8s %10s\n", "distance", "pairs", "median", "p90", "max", "<=1.10", "not admit");
+  printf("%-12s %6s %8s %8s %8s %8s %10s\n", "distance", "pairs", "median", "p90", "max", "<=1.10",
+         "not admit");
   for (int i = 0; i < NB; i++) {
     qsort(loss[i], (size_t)count[i], sizeof(double), cmp_double);
     int within = 0;
@@ -231,7 +242,8 @@ int main(int argc, char **argv) {
       continue;
     }
     printf("%-12s %6d %8.3f %8.3f %8.3f %7.0f%% %10d\n", range, count[i], loss[i][count[i] / 2],
-           loss[i][(int)(0.9 * (count[i] - 1))], loss[i][count[i] - 1], 100.0 * within / count[i], refused[i]);
+           loss[i][(int)(0.9 * (count[i] - 1))], loss[i][count[i] - 1], 100.0 * within / count[i],
+           refused[i]);
   }
   /* each shape's own winners, for reading the table */
   printf("\nwinners (predicted ms):\n");
@@ -242,7 +254,8 @@ int main(int argc, char **argv) {
     printf("\n");
   }
   for (int r = 0; r < nq; r++)
-    for (int t = 0; t < NT; t++) space_free(qs[r].sp[t]); /* the suite's rows are the first of these */
+    for (int t = 0; t < NT; t++)
+      space_free(qs[r].sp[t]); /* the suite's rows are the first of these */
   for (int t = 0; t < NT; t++) manifest_free(ms[t]);
   return 0;
 }

@@ -24,7 +24,9 @@
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: bench_roof FAMILY SHAPE DTYPE [--budget N] [--device model:GPU] [--stop FRACTION]\n");
+    fprintf(stderr,
+            "usage: bench_roof FAMILY SHAPE DTYPE [--budget N] [--device model:GPU] [--stop "
+            "FRACTION]\n");
     return 2;
   }
   tune_options o;
@@ -34,8 +36,10 @@ int main(int argc, char **argv) {
   o.dtype = argv[3];
   o.device = "model:h200";
   for (int i = 4; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--budget")) o.budget = atol(argv[i + 1]);
-    else if (!strcmp(argv[i], "--device")) o.device = argv[i + 1];
+    if (!strcmp(argv[i], "--budget"))
+      o.budget = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--device"))
+      o.device = argv[i + 1];
   }
   tune_report rep;
   rt_error err = {0};
@@ -47,11 +51,14 @@ int main(int argc, char **argv) {
   printf("tune %s --shape %s --dtype %s on %s (%s), budget %ld: best %s at %.4g ms\n\n", o.target,
          o.shape, o.dtype, rep.device, timing_kind_name(rep.timing), rep.budget,
          rep.best.template_name, rep.best.time_ms);
-  printf("| template | roof bound | roof | bound by | its best | evaluations | outcome | can win (within 5 %%) | "
-         "evaluations past its roof share |\n|---|---|---|---|---|---|---|---|---|\n");
+  printf(
+      "| template | roof bound | roof | bound by | its best | evaluations | outcome | can win "
+      "(within 5 %%) | "
+      "evaluations past its roof share |\n|---|---|---|---|---|---|---|---|---|\n");
   long total = 0, pruned = 0, past_roof = 0;
   double worst_loss = 0; /* how much slower a template's best was where its search would stop */
-  double frac = rep.roof_rules ? rep.roof_stop : roofline_stop_fraction(&(roofline_ceilings){.measured = 0});
+  double frac =
+      rep.roof_rules ? rep.roof_stop : roofline_stop_fraction(&(roofline_ceilings){.measured = 0});
   for (int i = 4; i + 1 < argc; i += 2)
     if (!strcmp(argv[i], "--stop")) frac = atof(argv[i + 1]);
   for (size_t t = 0; t < rep.ntmpl; t++) { /* tune's line per template, in the order searched */
@@ -73,15 +80,21 @@ int main(int argc, char **argv) {
       worst_loss = at_stop / best - 1;
     printf("| %s | %.4g ms | %.4g ms | %s | ", tr->name, tr->bound_ms, tr->roof_ms,
            tr->bound_ms > 0 ? (tr->bound_by_bytes ? "bytes" : "FLOPs") : "-");
-    if (tr->best_ms > 0) printf("%.4g ms", tr->best_ms);
-    else printf("-");
+    if (tr->best_ms > 0)
+      printf("%.4g ms", tr->best_ms);
+    else
+      printf("-");
     printf(" | %ld | %s | %s | %ld |\n", tr->evaluated, tr->outcome, win ? "yes" : "no", after);
   }
-  printf("\nroof rules %s; %ld of %ld evaluations went to templates whose bound cannot come within 5 %% of the "
-         "incumbent; %ld more came after a template's best reached %.0f %% of its roof; stopping there would have "
-         "left the best %.1f %% slower than the run's; %ld of the budget's %ld evaluations not spent\n",
-         rep.roof_rules ? "on" : "off", pruned, total, past_roof, 100 * frac, 100 * worst_loss, rep.roof_unspent,
-         rep.budget);
+  printf(
+      "\nroof rules %s; %ld of %ld evaluations went to templates whose bound cannot come within 5 "
+      "%% of the "
+      "incumbent; %ld more came after a template's best reached %.0f %% of its roof; stopping "
+      "there would have "
+      "left the best %.1f %% slower than the run's; %ld of the budget's %ld evaluations not "
+      "spent\n",
+      rep.roof_rules ? "on" : "off", pruned, total, past_roof, 100 * frac, 100 * worst_loss,
+      rep.roof_unspent, rep.budget);
   tune_report_free(&rep);
   return 0;
 }

@@ -95,8 +95,8 @@ int main(void) {
   /* one constraint of the kind space construction evaluates, alone */
   {
     expr_scope *sc = expr_scope_new();
-    const char *const nm[] = {"STAGES", "BLOCK_M", "BLOCK_N", "BLOCK_K", "dtype_bytes",
-                              "device.smem_per_block_optin"};
+    const char *const nm[] = {"STAGES",  "BLOCK_M",     "BLOCK_N",
+                              "BLOCK_K", "dtype_bytes", "device.smem_per_block_optin"};
     for (int i = 0; i < 6; i++) expr_scope_add(sc, nm[i], 0, NULL);
     expr *e;
     if (expr_parse("STAGES*(BLOCK_M+BLOCK_N)*BLOCK_K*dtype_bytes <= device.smem_per_block_optin",

@@ -62,13 +62,13 @@ enum { BUDGET = 1000, MAX_SPACES = 64, MAX_STRATEGIES = 12 };
 /* One brute-forced space with everything a strategy may be told. */
 typedef struct bench_space {
   char name[96];
-  char set;                /* 'a', 'b' or 'c' */
-  space *sp;               /* owned */
+  char set;  /* 'a', 'b' or 'c' */
+  space *sp; /* owned */
   size_t n;
-  rt_status *status;       /* per configuration */
-  double *time;            /* ms, NAN when failed */
-  diagnosis *diag;         /* per configuration; NULL: none */
-  double *feat;            /* n x FEATURE_COUNT; NULL: none */
+  rt_status *status; /* per configuration */
+  double *time;      /* ms, NAN when failed */
+  diagnosis *diag;   /* per configuration; NULL: none */
+  double *feat;      /* n x FEATURE_COUNT; NULL: none */
   double optimum;
   size_t valid, within;
 } bench_space;
@@ -92,7 +92,8 @@ static void space_stats(bench_space *b) {
       b->valid++;
       if (b->time[i] < b->optimum) b->optimum = b->time[i];
     }
-  for (size_t i = 0; i < b->n; i++) b->within += b->status[i] == RT_OK && b->time[i] <= b->optimum * 1.05;
+  for (size_t i = 0; i < b->n; i++)
+    b->within += b->status[i] == RT_OK && b->time[i] <= b->optimum * 1.05;
 }
 
 static int alloc_space(bench_space *b, size_t n, int with_diag, int with_feat) {
@@ -139,7 +140,8 @@ static int load_recording(const char *path, bench_space *b) {
     ktfile_result(kf, i, &r);
     b->status[i] = ktfile_status(kf, i);
     b->time[i] = kf->time_ms[i];
-    if (counted && recorded_diagnose(&r, gpu, NULL, kf->space, i, &err) == RT_OK) b->diag[i] = r.diag;
+    if (counted && recorded_diagnose(&r, gpu, NULL, kf->space, i, &err) == RT_OK)
+      b->diag[i] = r.diag;
     if (b->feat) recorded_features(&r.facts, gpu, 0, 0, b->feat + i * FEATURE_COUNT);
   }
   b->sp = kf->space;
@@ -191,8 +193,12 @@ static int load_case(const problem_case *pc, const char *db, bench_space *b) {
     if (manifest_plan(m, sp, idx, &env, &pl, NULL) == RT_OK) executed = pl.executed_flops;
     static_facts f = c->facts;
     f.work_blocks = 0;
-    feature_input fi = {.facts = &f, .sm_count = gpu->sm_count, .executed_flops = executed,
-                        .dram_bytes = c->dram_bytes, .peak_flops = peak, .bw = gpu->dram_bw_achievable};
+    feature_input fi = {.facts = &f,
+                        .sm_count = gpu->sm_count,
+                        .executed_flops = executed,
+                        .dram_bytes = c->dram_bytes,
+                        .peak_flops = peak,
+                        .bw = gpu->dram_bw_achievable};
     features_fill(&fi, b->feat + idx * FEATURE_COUNT);
   }
   tune_report_free(&rep);
@@ -263,17 +269,17 @@ static int run_strategy(const bench_space *b, const char *name, int seeds, bench
  * strategy (tune_template_survey: the plan's facts before compiling) and its bound and roof. */
 typedef struct family_space {
   char name[96];
-  int n;                                 /* templates, in the order tune lines them up */
+  int n; /* templates, in the order tune lines them up */
   bench_space arm[BUDGET_MAX_ARMS];
-  double bound_s[BUDGET_MAX_ARMS];       /* the survey's, seconds */
+  double bound_s[BUDGET_MAX_ARMS]; /* the survey's, seconds */
   double roof_s[BUDGET_MAX_ARMS];
-  double optimum;                        /* the family's: the fastest of every template, ms */
+  double optimum; /* the family's: the fastest of every template, ms */
   size_t valid, within;
 } family_space;
 
 /* Template name's share of a family run rep: its space, results and survey. */
-static int load_family_arm(const family_case *fc, const char *name, const tune_report *rep, bench_space *b,
-                           double *bound_s, double *roof_s) {
+static int load_family_arm(const family_case *fc, const char *name, const tune_report *rep,
+                           bench_space *b, double *bound_s, double *roof_s) {
   problem_case pc = {fc->what, name, fc->dtype, fc->shape, NULL};
   manifest *m = NULL;
   rt_vars env;
@@ -299,8 +305,9 @@ static int load_family_arm(const family_case *fc, const char *name, const tune_r
   tune_survey sv;
   rt_error err = {0};
   rt_status st = fam->parse_shape(fam, fc->shape, fc->dtype, NULL, &p, &err);
-  if (!st) st = tune_template_survey(m, sp, &env, fc->dtype, fam->min_bytes(fam, &p), &ceil, gpu, NULL, 0, b->feat, &sv,
-                                     &err);
+  if (!st)
+    st = tune_template_survey(m, sp, &env, fc->dtype, fam->min_bytes(fam, &p), &ceil, gpu, NULL, 0,
+                              b->feat, &sv, &err);
   manifest_free(m);
   if (st) {
     fprintf(stderr, "%s %s: %s\n", name, fc->shape, err.text);
@@ -336,7 +343,8 @@ static int load_family(const family_case *fc, const char *db, family_space *F) {
   for (int k = 0; k < F->n; k++) {
     const bench_space *b = &F->arm[k];
     F->valid += b->valid;
-    for (size_t i = 0; i < b->n; i++) F->within += b->status[i] == RT_OK && b->time[i] <= F->optimum * 1.05;
+    for (size_t i = 0; i < b->n; i++)
+      F->within += b->status[i] == RT_OK && b->time[i] <= F->optimum * 1.05;
   }
   return rc || !F->n ? -1 : 0;
 }
@@ -346,10 +354,11 @@ static int load_family(const family_case *fc, const char *db, family_space *F) {
  * alike and told its times, diagnoses and features (none when blind).  *hit: the evaluation that
  * first came within 5 % of the family's optimum (-1: none), *best its best time (ms), *spent
  * the evaluations made. */
-static int family_run(const family_space *F, const char *kind, int blind, int rules, double stop, long budget,
-                      uint64_t seed, long *hit, double *best, long *spent) {
+static int family_run(const family_space *F, const char *kind, int blind, int rules, double stop,
+                      long budget, uint64_t seed, long *hit, double *best, long *spent) {
   budget_plan plan;
-  budget_init(&plan, F->n, F->bound_s, F->roof_s, budget, rules ? BUDGET_SLACK : 0, rules ? stop : 0);
+  budget_init(&plan, F->n, F->bound_s, F->roof_s, budget, rules ? BUDGET_SLACK : 0,
+              rules ? stop : 0);
   strategy *st[BUDGET_MAX_ARMS] = {0};
   double arm_best[BUDGET_MAX_ARMS] = {0};
   *hit = -1;
@@ -394,8 +403,8 @@ static int family_run(const family_space *F, const char *kind, int blind, int ru
 }
 
 /* name: a strategy, "steer-blind", or either with "-even" (the rules off: tune's budget before). */
-static int run_family_strategy(const family_space *F, const char *name, int seeds, double stop, bench_score *out,
-                               double *spent16, double *spent32) {
+static int run_family_strategy(const family_space *F, const char *name, int seeds, double stop,
+                               bench_score *out, double *spent16, double *spent32) {
   char kind[32];
   snprintf(kind, sizeof kind, "%s", name);
   char *even = strstr(kind, "-even");
@@ -456,7 +465,8 @@ static int cmp_str(const void *a, const void *b) {
 /* The set's geometric means per strategy, and each against bayes'. */
 static void print_sets(const bench_space *sp, int ns, bench_score (*sc)[MAX_STRATEGIES],
                        const char *const *names, int nstrat) {
-  static const char *const set_names[] = {"(a) counter recordings", "(b) rooftune templates, model:h200",
+  static const char *const set_names[] = {"(a) counter recordings",
+                                          "(b) rooftune templates, model:h200",
                                           "(c) public spaces without counters"};
   int bayes = 0;
   for (int k = 0; k < nstrat; k++)
@@ -479,8 +489,8 @@ static void print_sets(const bench_space *sp, int ns, bench_score (*sc)[MAX_STRA
       if (n) mean[k] = (bench_score){0, exp(ls / n), exp(l16 / n), exp(l32 / n)};
     }
     for (int k = 0; n && k < nstrat; k++)
-      printf("| %s (%d) | %s | %.2f | %.2f | %.3f | %.3f |\n", set_names[set], n, names[k], mean[k].score,
-             mean[k].score / mean[bayes].score, mean[k].frac16, mean[k].frac32);
+      printf("| %s (%d) | %s | %.2f | %.2f | %.3f | %.3f |\n", set_names[set], n, names[k],
+             mean[k].score, mean[k].score / mean[bayes].score, mean[k].frac16, mean[k].frac32);
   }
 }
 
@@ -493,25 +503,34 @@ static int bench_families(const char *db, const char *list, int seeds, double st
   char *buf = strdup(list);
   const char *names[MAX_STRATEGIES];
   int nstrat = 0;
-  for (char *t = strtok(buf, ","); t && nstrat < MAX_STRATEGIES; t = strtok(NULL, ",")) names[nstrat++] = t;
+  for (char *t = strtok(buf, ","); t && nstrat < MAX_STRATEGIES; t = strtok(NULL, ","))
+    names[nstrat++] = t;
   static bench_score sc[FAMILY_CASES][MAX_STRATEGIES];
   static double s16[FAMILY_CASES][MAX_STRATEGIES], s32[FAMILY_CASES][MAX_STRATEGIES];
-  printf("\n(b) families: the family's optimum over its templates, the budget across them as tune spends "
-         "it (-even: the even split in the lineup's order, tune before the roof rules); stop at %.2f of the "
-         "roof\n\n", stop);
-  printf("| family problem | templates (bound, roof, optimum ms) | valid | k | strategy | median | score | @16 | @32 "
-         "| evaluations made of 16 | of 32 |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  printf(
+      "\n(b) families: the family's optimum over its templates, the budget across them as tune "
+      "spends "
+      "it (-even: the even split in the lineup's order, tune before the roof rules); stop at %.2f "
+      "of the "
+      "roof\n\n",
+      stop);
+  printf(
+      "| family problem | templates (bound, roof, optimum ms) | valid | k | strategy | median | "
+      "score | @16 | @32 "
+      "| evaluations made of 16 | of 32 |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int f = 0; f < nfam; f++) {
     char arms[512] = "";
     size_t l = 0;
     for (int k = 0; k < F[f].n && l < sizeof arms; k++)
-      l += (size_t)snprintf(arms + l, sizeof arms - l, "%s%s (%.4g, %.4g, %.4g)", k ? ", " : "", F[f].arm[k].name,
-                            F[f].bound_s[k] * 1e3, F[f].roof_s[k] * 1e3, F[f].arm[k].optimum);
+      l += (size_t)snprintf(arms + l, sizeof arms - l, "%s%s (%.4g, %.4g, %.4g)", k ? ", " : "",
+                            F[f].arm[k].name, F[f].bound_s[k] * 1e3, F[f].roof_s[k] * 1e3,
+                            F[f].arm[k].optimum);
     for (int k = 0; k < nstrat; k++) {
-      if (run_family_strategy(&F[f], names[k], seeds, stop, &sc[f][k], &s16[f][k], &s32[f][k])) return -1;
-      printf("| %s | %s | %zu | %zu | %s | %.1f | %.2f | %.3f | %.3f | %.1f | %.1f |\n", F[f].name, arms, F[f].valid,
-             F[f].within, names[k], sc[f][k].median, sc[f][k].score, sc[f][k].frac16, sc[f][k].frac32, s16[f][k],
-             s32[f][k]);
+      if (run_family_strategy(&F[f], names[k], seeds, stop, &sc[f][k], &s16[f][k], &s32[f][k]))
+        return -1;
+      printf("| %s | %s | %zu | %zu | %s | %.1f | %.2f | %.3f | %.3f | %.1f | %.1f |\n", F[f].name,
+             arms, F[f].valid, F[f].within, names[k], sc[f][k].median, sc[f][k].score,
+             sc[f][k].frac16, sc[f][k].frac32, s16[f][k], s32[f][k]);
       fflush(stdout);
     }
   }
@@ -520,8 +539,10 @@ static int bench_families(const char *db, const char *list, int seeds, double st
     if (!strcmp(names[k], "bayes")) bayes = k;
     if (!strcmp(names[k], "bayes-even")) even = k;
   }
-  printf("\n| set | strategy | score (geo. mean) | x bayes | x bayes-even | @16 | @32 | evaluations made of 16 | of 32 "
-         "|\n|---|---|---|---|---|---|---|---|---|\n");
+  printf(
+      "\n| set | strategy | score (geo. mean) | x bayes | x bayes-even | @16 | @32 | evaluations "
+      "made of 16 | of 32 "
+      "|\n|---|---|---|---|---|---|---|---|---|\n");
   double ls[MAX_STRATEGIES] = {0};
   for (int k = 0; k < nstrat; k++)
     for (int f = 0; f < nfam; f++) ls[k] += log(sc[f][k].score);
@@ -535,8 +556,10 @@ static int bench_families(const char *db, const char *list, int seeds, double st
     }
     char xe[16] = "-";
     if (even >= 0) snprintf(xe, sizeof xe, "%.2f", exp((ls[k] - ls[even]) / nfam));
-    printf("| (b) families, model:h200 (%d) | %s | %.2f | %.2f | %s | %.3f | %.3f | %.1f | %.1f |\n", nfam, names[k],
-           exp(ls[k] / nfam), exp((ls[k] - ls[bayes]) / nfam), xe, exp(l16 / nfam), exp(l32 / nfam), m16, m32);
+    printf(
+        "| (b) families, model:h200 (%d) | %s | %.2f | %.2f | %s | %.3f | %.3f | %.1f | %.1f |\n",
+        nfam, names[k], exp(ls[k] / nfam), exp((ls[k] - ls[bayes]) / nfam), xe, exp(l16 / nfam),
+        exp(l32 / nfam), m16, m32);
   }
   for (int f = 0; f < nfam; f++)
     for (int k = 0; k < F[f].n; k++) free_space(&F[f].arm[k]);
@@ -546,18 +569,27 @@ static int bench_families(const char *db, const char *list, int seeds, double st
 
 int main(int argc, char **argv) {
   int seeds = 30;
-  const char *dir = NULL, *sets = "abcf", *list = "random,ils,annealing,genetic,lever,bayes,steer,steer-blind";
+  const char *dir = NULL, *sets = "abcf",
+             *list = "random,ils,annealing,genetic,lever,bayes,steer,steer-blind";
   const char *flist = "random,bayes,steer,steer-blind,bayes-even,steer-even";
-  double stop = roofline_stop_fraction(&(roofline_ceilings){.measured = 0}); /* the model device's */
+  double stop =
+      roofline_stop_fraction(&(roofline_ceilings){.measured = 0}); /* the model device's */
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--spaces") && i + 1 < argc) dir = argv[++i];
-    else if (!strcmp(argv[i], "--set") && i + 1 < argc) sets = argv[++i];
-    else if (!strcmp(argv[i], "--strategies") && i + 1 < argc) list = argv[++i];
-    else if (!strcmp(argv[i], "--family-strategies") && i + 1 < argc) flist = argv[++i];
-    else if (!strcmp(argv[i], "--stop") && i + 1 < argc) stop = atof(argv[++i]);
+    if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+      seeds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--spaces") && i + 1 < argc)
+      dir = argv[++i];
+    else if (!strcmp(argv[i], "--set") && i + 1 < argc)
+      sets = argv[++i];
+    else if (!strcmp(argv[i], "--strategies") && i + 1 < argc)
+      list = argv[++i];
+    else if (!strcmp(argv[i], "--family-strategies") && i + 1 < argc)
+      flist = argv[++i];
+    else if (!strcmp(argv[i], "--stop") && i + 1 < argc)
+      stop = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_steer [--spaces DIR] [--seeds N] [--set abcf] [--strategies a,b,...] "
+      fprintf(stderr,
+              "usage: bench_steer [--spaces DIR] [--seeds N] [--set abcf] [--strategies a,b,...] "
               "[--family-strategies a,b-even,...] [--stop FRACTION]\n");
       return 2;
     }
@@ -571,7 +603,8 @@ int main(int argc, char **argv) {
   char *names_buf = strdup(list);
   const char *names[MAX_STRATEGIES];
   int nstrat = 0;
-  for (char *t = strtok(names_buf, ","); t && nstrat < MAX_STRATEGIES; t = strtok(NULL, ",")) names[nstrat++] = t;
+  for (char *t = strtok(names_buf, ","); t && nstrat < MAX_STRATEGIES; t = strtok(NULL, ","))
+    names[nstrat++] = t;
   double t0 = now();
   static bench_space sp[MAX_SPACES];
   static bench_score sc[MAX_SPACES][MAX_STRATEGIES];
@@ -583,8 +616,10 @@ int main(int argc, char **argv) {
   qsort(files, (size_t)nf, sizeof *files, cmp_str);
   for (int f = 0; f < nf; f++) {
     if (ns < MAX_SPACES - 1 && !load_recording(files[f], &sp[ns])) {
-      if (strchr(sets, sp[ns].set)) ns++;
-      else free_space(&sp[ns]);
+      if (strchr(sets, sp[ns].set))
+        ns++;
+      else
+        free_space(&sp[ns]);
     }
     free(files[f]);
   }
@@ -592,22 +627,26 @@ int main(int argc, char **argv) {
   char db[1200];
   const char *cache = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
-  snprintf(db, sizeof db, "%s%s/rooftune/bench_steer.db", cache ? cache : home ? home : "/tmp",
+  snprintf(db, sizeof db, "%s%s/rooftune/bench_steer.db",
+           cache  ? cache
+           : home ? home
+                  : "/tmp",
            cache ? "" : "/.cache");
   if (strchr(sets, 'b')) {
     for (size_t c = 0; c < MODEL_CASES && ns < MAX_SPACES - 1; c++)
       if (!load_case(&model_cases[c], db, &sp[ns])) ns++;
   }
   double t_cases = now();
-  printf("bench_steer: %d seeds, budget %d, target within 5 %% of each space's optimum\n\n", seeds, BUDGET);
+  printf("bench_steer: %d seeds, budget %d, target within 5 %% of each space's optimum\n\n", seeds,
+         BUDGET);
   printf("| set | space | valid | k | random | strategy | median | score | @16 | @32 |\n");
   printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < ns; i++) {
     double rnd = ((double)sp[i].valid + 1) / ((double)sp[i].within + 1);
     for (int k = 0; k < nstrat; k++) {
       if (run_strategy(&sp[i], names[k], seeds, &sc[i][k])) return 1;
-      printf("| %c | %s | %zu | %zu | %.1f | %s | %.1f | %.2f | %.3f | %.3f |\n", sp[i].set, sp[i].name,
-             sp[i].valid, sp[i].within, rnd, names[k], sc[i][k].median, sc[i][k].score,
+      printf("| %c | %s | %zu | %zu | %.1f | %s | %.1f | %.2f | %.3f | %.3f |\n", sp[i].set,
+             sp[i].name, sp[i].valid, sp[i].within, rnd, names[k], sc[i][k].median, sc[i][k].score,
              sc[i][k].frac16, sc[i][k].frac32);
       fflush(stdout);
     }
@@ -615,8 +654,10 @@ int main(int argc, char **argv) {
   if (ns) print_sets(sp, ns, sc, names, nstrat);
   if (strchr(sets, 'f') && bench_families(db, flist, seeds, stop)) return 1;
   double t1 = now();
-  printf("\ntime: %.1f s in all (loading the recordings %.1f s, the model device's spaces %.1f s, "
-         "the strategies %.1f s)\n", t1 - t0, t_load - t0, t_cases - t_load, t1 - t_cases);
+  printf(
+      "\ntime: %.1f s in all (loading the recordings %.1f s, the model device's spaces %.1f s, "
+      "the strategies %.1f s)\n",
+      t1 - t0, t_load - t0, t_cases - t_load, t1 - t_cases);
   for (int i = 0; i < ns; i++) free_space(&sp[i]);
   free(names_buf);
   return 0;

@@ -119,9 +119,10 @@ static void kernel_of(const char *path, char *buf, size_t size) {
 static void transfer(char **files, int nf, int seeds) {
   double logs[2][2] = {{0}}; /* [dev/held][cold/with prior] */
   int nlog[2] = {0, 0};
-  printf("\ntransfer: %s with another GPU's space of the same kernel as its prior (the first %d "
-         "of its fastest configurations are evaluated first), %d seeds\n",
-         strategy_default(), STRATEGY_PRIOR_FIRST, seeds);
+  printf(
+      "\ntransfer: %s with another GPU's space of the same kernel as its prior (the first %d "
+      "of its fastest configurations are evaluated first), %d seeds\n",
+      strategy_default(), STRATEGY_PRIOR_FIRST, seeds);
   printf("%-26s %-4s %9s %8s | %-26s %8s %8s\n", "space", "set", "random", "cold", "prior",
          "median", "ratio");
   for (int f = 0; f < nf; f++) {
@@ -150,7 +151,8 @@ static void transfer(char **files, int nf, int seeds) {
       if (replay_run(kf, NULL, seeds, (long)kf->configs, 0.05, pk, &rs, &err)) {
         printf(" %s: %s", base_name(files[g]), err.text);
       } else {
-        printf("%s %-26.26s %8.1f %8.2f (%zu ranked)\n", npri ? "                                                      |" : "",
+        printf("%s %-26.26s %8.1f %8.2f (%zu ranked)\n",
+               npri ? "                                                      |" : "",
                base_name(files[g]), rs.median, rs.random_expected / rs.median, rs.prior);
         lprior += log(rs.random_expected / rs.median);
         npri++;
@@ -165,31 +167,40 @@ static void transfer(char **files, int nf, int seeds) {
     replay_stats_free(&cold);
     ktfile_free(kf);
   }
-  printf("geometric mean of random's expectation / median: dev cold %.2f, with priors %.2f; "
-         "held-out cold %.2f, with priors %.2f\n",
-         nlog[0] ? exp(logs[0][0] / nlog[0]) : NAN, nlog[0] ? exp(logs[0][1] / nlog[0]) : NAN,
-         nlog[1] ? exp(logs[1][0] / nlog[1]) : NAN, nlog[1] ? exp(logs[1][1] / nlog[1]) : NAN);
+  printf(
+      "geometric mean of random's expectation / median: dev cold %.2f, with priors %.2f; "
+      "held-out cold %.2f, with priors %.2f\n",
+      nlog[0] ? exp(logs[0][0] / nlog[0]) : NAN, nlog[0] ? exp(logs[0][1] / nlog[0]) : NAN,
+      nlog[1] ? exp(logs[1][0] / nlog[1]) : NAN, nlog[1] ? exp(logs[1][1] / nlog[1]) : NAN);
 }
 
 int main(int argc, char **argv) {
   const char *dirs[16], *only = NULL;
   int ndirs = 0, seeds = 30, do_transfer = 0;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) seeds = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--transfer") == 0) do_transfer = 1;
-    else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) only = argv[++i];
-    else if (ndirs < 16) dirs[ndirs++] = argv[i];
+    if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
+      seeds = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--transfer") == 0)
+      do_transfer = 1;
+    else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (ndirs < 16)
+      dirs[ndirs++] = argv[i];
   }
   char def[1024], extra[1024];
   if (ndirs == 0) {
     const char *sh = getenv("ROOFTUNE_SHARED_DIR");
-    if (sh) snprintf(def, sizeof def, "%s/data/spaces", sh);
-    else snprintf(def, sizeof def, "%s/../shared/data/spaces", ROOFTUNE_SOURCE_DIR);
+    if (sh)
+      snprintf(def, sizeof def, "%s/data/spaces", sh);
+    else
+      snprintf(def, sizeof def, "%s/../shared/data/spaces", ROOFTUNE_SOURCE_DIR);
     dirs[ndirs++] = def;
     /* the extra public spaces bench/fetch_spaces.sh downloads, when it has run */
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg) snprintf(extra, sizeof extra, "%s/rooftune/spaces", xdg);
-    else snprintf(extra, sizeof extra, "%s/.cache/rooftune/spaces", home ? home : ".");
+    if (xdg)
+      snprintf(extra, sizeof extra, "%s/rooftune/spaces", xdg);
+    else
+      snprintf(extra, sizeof extra, "%s/.cache/rooftune/spaces", home ? home : ".");
     dirs[ndirs++] = extra;
   }
   char *files[64];
@@ -217,8 +228,8 @@ int main(int argc, char **argv) {
 
   printf("seeds %d, target within 5 %% of the optimum, default strategy: %s\n", seeds,
          strategy_default());
-  printf("%-26s %-4s %6s %6s %4s %9s | %-12s %8s %8s %7s %8s\n", "space", "set", "valid", "k",
-         "", "random", "strategy", "median", "p90", "<=1000", "ratio");
+  printf("%-26s %-4s %6s %6s %4s %9s | %-12s %8s %8s %7s %8s\n", "space", "set", "valid", "k", "",
+         "random", "strategy", "median", "p90", "<=1000", "ratio");
   for (int f = 0; f < nf; f++) {
     const char *path = files[f], *file = base_name(path);
     rt_error err = {0};

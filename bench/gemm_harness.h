@@ -24,25 +24,25 @@
 #define GH_MAX_MODULES 512
 
 typedef struct gh_module {
-  char *source;     /* the full source text (the key) */
-  char arch[16];    /* its target */
-  CUmodule mod;     /* loaded module; NULL when it did not compile */
-  CUfunction fn;    /* the entry */
-  int registers;    /* ptxas facts */
+  char *source;  /* the full source text (the key) */
+  char arch[16]; /* its target */
+  CUmodule mod;  /* loaded module; NULL when it did not compile */
+  CUfunction fn; /* the entry */
+  int registers; /* ptxas facts */
   int spills;
 } gh_module;
 
 typedef struct gh {
-  CUdevice dev;               /* GPU 0 */
-  CUcontext ctx;              /* its primary context */
-  CUstream stream;            /* the stream everything runs on */
-  cuda_gpu_info info;         /* name, cc, ... */
-  CUdeviceptr flush;          /* a buffer larger than L2, memset before each timed run */
+  CUdevice dev;       /* GPU 0 */
+  CUcontext ctx;      /* its primary context */
+  CUstream stream;    /* the stream everything runs on */
+  cuda_gpu_info info; /* name, cc, ... */
+  CUdeviceptr flush;  /* a buffer larger than L2, memset before each timed run */
   size_t flush_bytes;
-  CUevent ev0, ev1;           /* timing events */
+  CUevent ev0, ev1;               /* timing events */
   gh_module mods[GH_MAX_MODULES]; /* compiled configurations */
   int nmods;
-  char tmpl_dir[1024];        /* templates/gemm */
+  char tmpl_dir[1024]; /* templates/gemm */
 } gh;
 
 /* Opens GPU 0.  Returns RT_ERR_NO_DRIVER / RT_ERR_NO_GPU (with err) when there is none. */
@@ -53,15 +53,19 @@ static inline rt_status gh_open(gh *h, const char *source_dir, rt_error *err) {
   int n = 0;
   if ((st = cuda_gpu_count(&n, err))) return st;
   if (n < 1) return rt_error_set(err, RT_ERR_NO_GPU, "no CUDA GPU");
-  if ((st = cuda_gpu_query(0, &h->info, err)) || (st = cuda_check(cu.cuDeviceGet(&h->dev, 0), "cuDeviceGet", err)) ||
-      (st = cuda_check(cu.cuDevicePrimaryCtxRetain(&h->ctx, h->dev), "cuDevicePrimaryCtxRetain", err)) ||
+  if ((st = cuda_gpu_query(0, &h->info, err)) ||
+      (st = cuda_check(cu.cuDeviceGet(&h->dev, 0), "cuDeviceGet", err)) ||
+      (st = cuda_check(cu.cuDevicePrimaryCtxRetain(&h->ctx, h->dev), "cuDevicePrimaryCtxRetain",
+                       err)) ||
       (st = cuda_check(cu.cuCtxSetCurrent(h->ctx), "cuCtxSetCurrent", err)) ||
       (st = cuda_check(cu.cuStreamCreate(&h->stream, 0), "cuStreamCreate", err)) ||
       (st = cuda_check(cu.cuEventCreate(&h->ev0, 0), "cuEventCreate", err)) ||
       (st = cuda_check(cu.cuEventCreate(&h->ev1, 0), "cuEventCreate", err)))
     return st;
   h->flush_bytes = (size_t)(h->info.l2_bytes > 0 ? h->info.l2_bytes : 64 << 20) * 4;
-  if ((st = cuda_check(cu.cuMemAlloc_v2(&h->flush, h->flush_bytes), "allocate the L2 flush buffer", err))) return st;
+  if ((st = cuda_check(cu.cuMemAlloc_v2(&h->flush, h->flush_bytes), "allocate the L2 flush buffer",
+                       err)))
+    return st;
   snprintf(h->tmpl_dir, sizeof h->tmpl_dir, "%s/templates/gemm", source_dir);
   return RT_OK;
 }
@@ -92,9 +96,11 @@ static inline const char *gh_arch(const gh *h, const manifest *m, char *buf, siz
 static inline rt_status gh_env(const gh *h, const problem *p, rt_vars *env, rt_error *err) {
   int cc = h->info.cc_major * 10 + h->info.cc_minor;
   const arch_spec *as = arch_spec_for_cc(cc);
-  if (!as) return rt_error_set(err, RT_ERR_UNSUPPORTED, "no architecture table entry for cc %d", cc);
+  if (!as)
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "no architecture table entry for cc %d", cc);
   rt_status st;
-  if ((st = problem_env(&gemm_family, p, as, gpu_spec_match(h->info.name, cc), env, err))) return st;
+  if ((st = problem_env(&gemm_family, p, as, gpu_spec_match(h->info.name, cc), env, err)))
+    return st;
   rt_vars_set(env, "device.smem_per_block_optin", h->info.smem_per_block_optin);
   rt_vars_set(env, "device.sm_count", h->info.sm_count);
   return RT_OK;
@@ -173,8 +179,8 @@ static inline void gh_compile(gh *h, const manifest *m, const space *sp, const s
 }
 
 /* Launches configuration idx through the family (vars, geometry from the manifest). */
-static inline rt_status gh_launch(gh *h, family_gpu *g, const manifest *m, const space *sp, size_t idx,
-                                  const rt_vars *env, CUfunction fn, rt_error *err) {
+static inline rt_status gh_launch(gh *h, family_gpu *g, const manifest *m, const space *sp,
+                                  size_t idx, const rt_vars *env, CUfunction fn, rt_error *err) {
   candidate_plan pl;
   rt_status st = manifest_plan(m, sp, idx, env, &pl, err);
   if (st) return st;
@@ -182,7 +188,8 @@ static inline rt_status gh_launch(gh *h, family_gpu *g, const manifest *m, const
 }
 
 /* Median milliseconds of `reps` runs of launch(ctx), each after an L2 flush. */
-static inline double gh_time(gh *h, rt_status (*launch)(void *ctx, rt_error *err), void *ctx, int reps) {
+static inline double gh_time(gh *h, rt_status (*launch)(void *ctx, rt_error *err), void *ctx,
+                             int reps) {
   double t[64];
   if (reps > 64) reps = 64;
   rt_error err;
@@ -233,14 +240,15 @@ static inline double gh_predict(void *ctx, size_t idx) {
 /* Up to n configurations of sp worth measuring for problem p: the n/2 the model device ranks
  * fastest on gpu (NULL: none; the tuner's own ranking, strategy_rank_predicted), then the rest
  * spread over the space as gh_spread does, without repeats.  Returns how many. */
-static inline int gh_pick_for(const gpu_spec *gpu, const manifest *m, const space *sp, const rt_vars *env,
-                              const problem *p, int n, size_t *out) {
+static inline int gh_pick_for(const gpu_spec *gpu, const manifest *m, const space *sp,
+                              const rt_vars *env, const problem *p, int n, size_t *out) {
   const size_t size = space_size(sp);
   int k = 0;
   gh_predict_ctx c = {m, sp, env, gpu, p, gemm_family.min_bytes(&gemm_family, p)};
   size_t *order = NULL;
   if (gpu && size && strategy_rank_predicted(sp, gh_predict, &c, &order, NULL) == RT_OK) {
-    for (size_t i = 0; i < size && k < n / 2 && isfinite(gh_predict(&c, order[i])); i++) out[k++] = order[i];
+    for (size_t i = 0; i < size && k < n / 2 && isfinite(gh_predict(&c, order[i])); i++)
+      out[k++] = order[i];
     free(order);
   }
   size_t *spread = malloc((size_t)(n > 0 ? n : 1) * sizeof *spread);

@@ -53,8 +53,9 @@ static const family_case family_cases[] = {
 /* `rooftune tune TARGET --strategy brute_force --budget BUDGET` on model:h200: every configuration
  * evaluated (the roof rules are off for brute_force); db: the database that keeps them for a rerun,
  * NULL: none.  The report is the caller's (tune_report_free). */
-static inline rt_status model_brute_force(const char *target, const char *shape, const char *dtype, long budget,
-                                          const char *db, tune_report *rep, rt_error *err) {
+static inline rt_status model_brute_force(const char *target, const char *shape, const char *dtype,
+                                          long budget, const char *db, tune_report *rep,
+                                          rt_error *err) {
   tune_options o;
   memset(&o, 0, sizeof o);
   o.target = target;
@@ -69,8 +70,8 @@ static inline rt_status model_brute_force(const char *target, const char *shape,
 
 /* Every configuration of every template tune lines up for the family case (`rooftune tune
  * FAMILY`), db as for model_case_brute_force. */
-static inline rt_status family_case_brute_force(const family_case *fc, const char *db, tune_report *rep,
-                                                rt_error *err) {
+static inline rt_status family_case_brute_force(const family_case *fc, const char *db,
+                                                tune_report *rep, rt_error *err) {
   return model_brute_force(fc->family, fc->shape, fc->dtype, 1000000, db, rep, err);
 }
 
@@ -93,8 +94,10 @@ static inline space *model_case_space(const problem_case *pc, manifest **mo, rt_
   if (!s) s = rt_vars_set(env, "device.sm_count", gpu->sm_count);
   if (!s) s = manifest_build_space(m, env, &sp, &err);
   if (s) fprintf(stderr, "%s %s: %s\n", pc->tmpl, pc->shape, err.text);
-  if (s || !mo) manifest_free(m);
-  else *mo = m;
+  if (s || !mo)
+    manifest_free(m);
+  else
+    *mo = m;
   return s ? NULL : sp;
 }
 

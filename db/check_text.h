@@ -17,6 +17,7 @@
 /* Appends one line per offending text to buf (size bytes, *used of them used, NUL-terminated,
  * as db_check's report; at most 20 lines a column, then a count) and adds each to *problems.
  * Columns a crafted file lacks are skipped.  RT_ERR_DB when a query fails. */
-rt_status db_check_texts(sqlite3 *h, char *buf, size_t size, size_t *used, int *problems, rt_error *err);
+rt_status db_check_texts(sqlite3 *h, char *buf, size_t size, size_t *used, int *problems,
+                         rt_error *err);
 
 #endif

@@ -61,18 +61,18 @@ int db_schema_version(const db *d);
 /* --- provenance ---------------------------------------------------------------------- */
 
 typedef struct db_device {
-  char name[128];     /* "NVIDIA H200", "model:h200", "replay:FILE" */
-  int sm_count;       /* multiprocessors; 0 when unknown (replay) */
-  int cc_major;       /* compute capability; 0 when unknown */
+  char name[128]; /* "NVIDIA H200", "model:h200", "replay:FILE" */
+  int sm_count;   /* multiprocessors; 0 when unknown (replay) */
+  int cc_major;   /* compute capability; 0 when unknown */
   int cc_minor;
   int driver_version; /* cuDriverGetVersion(), e.g. 13000; 0 for pseudo devices */
 } db_device;
 
 /* What a run needs to say about where its numbers come from. */
 typedef struct db_provenance {
-  db_device device;   /* what ran (or predicted, or was replayed) */
-  char toolkit[96];   /* db_toolkit_string(): "cuda 13.0, nvrtc 13.0, cublaslt 130100" */
-  char arch[16];      /* compile target: "sm_90a"; "" for library-only runs */
+  db_device device; /* what ran (or predicted, or was replayed) */
+  char toolkit[96]; /* db_toolkit_string(): "cuda 13.0, nvrtc 13.0, cublaslt 130100" */
+  char arch[16];    /* compile target: "sm_90a"; "" for library-only runs */
 } db_provenance;
 
 /* Fills buf with this build's toolkit identity (CUDA headers, NVRTC, cuBLASLt versions). */
@@ -92,12 +92,12 @@ rt_status db_ceiling_get(db *d, const db_device *dev, const char *kind, const ch
 /* --- recording a run ------------------------------------------------------------------ */
 
 typedef struct db_run_spec {
-  problem prob;              /* the problem tuned (family, shape, dtype, layout, dims) */
-  db_provenance prov;        /* device, toolkit, arch */
-  char strategy[32];         /* "random", "lever", "brute", "import" */
-  unsigned long long seed;   /* the strategy's seed */
-  long long budget;          /* evaluations allowed; 0 = unlimited */
-  char command[512];         /* the command line, for people */
+  problem prob;            /* the problem tuned (family, shape, dtype, layout, dims) */
+  db_provenance prov;      /* device, toolkit, arch */
+  char strategy[32];       /* "random", "lever", "brute", "import" */
+  unsigned long long seed; /* the strategy's seed */
+  long long budget;        /* evaluations allowed; 0 = unlimited */
+  char command[512];       /* the command line, for people */
 } db_run_spec;
 
 /* Starts a run (status "running", with this process as its owner); committed at once.  Runs of
@@ -106,11 +106,10 @@ rt_status db_run_begin(db *d, const db_run_spec *spec, db_run **out, rt_error *e
 /* Declares a template version used in this run.  Results name their template by
  * candidate_result.template_name; a name never declared is stored as a library candidate
  * (source hash "", e.g. "cublaslt"). */
-rt_status db_run_template(db_run *r, const char *name, const char *family,
-                          const char *source_hash, const char *manifest_hash, rt_error *err);
+rt_status db_run_template(db_run *r, const char *name, const char *family, const char *source_hash,
+                          const char *manifest_hash, rt_error *err);
 /* Stores one candidate (its own transaction: durable when this returns). */
-rt_status db_run_store(db_run *r, const candidate_result *res, long long *result_id,
-                       rt_error *err);
+rt_status db_run_store(db_run *r, const candidate_result *res, long long *result_id, rt_error *err);
 /* Stores n candidates in one transaction (faster for imports); ids may be NULL. */
 rt_status db_run_store_many(db_run *r, const candidate_result *res, size_t n, long long *ids,
                             rt_error *err);
@@ -136,8 +135,8 @@ int db_run_has_result(db_run *r, const char *template_name, const char *config);
 /* Resume: every earlier result of TEMPLATE for this problem/device/toolkit that is of this
  * template version or carries a code_hash (any version: the code says what ran), oldest first;
  * *out is malloc'ed (free it), *n its length. */
-rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out,
-                          size_t *n, rt_error *err);
+rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out, size_t *n,
+                          rt_error *err);
 
 /* --- concurrent tuners of one problem ------------------------------------------------ */
 
@@ -152,8 +151,8 @@ rt_status db_run_previous(db_run *r, const char *template_name, candidate_result
 
 /* The key of a candidate: "code:HASH" when its code hash is known (what ran), else
  * "config:TEMPLATE:CONFIG". */
-void db_result_key(const char *template_name, const char *config, const char *code_hash,
-                   char *buf, size_t size);
+void db_result_key(const char *template_name, const char *config, const char *code_hash, char *buf,
+                   size_t size);
 
 enum {
   DB_CLAIM_GRANTED = 0, /* this run holds the claim now: evaluate, then store */
@@ -164,22 +163,22 @@ enum {
  * transaction with the check for a stored result; *state is one of DB_CLAIM_*, *holder the
  * holding run when HELD (may be NULL); done may be NULL. */
 rt_status db_run_claim(db_run *r, const char *template_name, const char *config,
-                       const char *code_hash, int *state, candidate_result *done,
-                       long long *holder, rt_error *err);
+                       const char *code_hash, int *state, candidate_result *done, long long *holder,
+                       rt_error *err);
 /* Gives up a claim without storing a result (the candidate was dropped). */
 rt_status db_run_release(db_run *r, const char *template_name, const char *config,
                          const char *code_hash, rt_error *err);
 
 /* What the runtime needs to launch a winner without NVRTC. */
 typedef struct db_winner {
-  const void *cubin;       /* the compiled module (NULL for library winners) */
-  size_t cubin_size;       /* bytes */
-  char entry[128];         /* kernel name in the cubin */
-  char arch[16];           /* "sm_90a" */
-  char grid[3][512];       /* launch expressions from the manifest ("ceil_div(N,BLOCK_N)") */
+  const void *cubin; /* the compiled module (NULL for library winners) */
+  size_t cubin_size; /* bytes */
+  char entry[128];   /* kernel name in the cubin */
+  char arch[16];     /* "sm_90a" */
+  char grid[3][512]; /* launch expressions from the manifest ("ceil_div(N,BLOCK_N)") */
   char block[3][512];
   char smem[512];
-  unsigned grid_v[3];      /* their values for this problem */
+  unsigned grid_v[3]; /* their values for this problem */
   unsigned block_v[3];
   unsigned smem_v;         /* dynamic shared memory bytes */
   char vars[1024];         /* config plus derived values "BLOCK_M=128,...,THREADS=256" */
@@ -207,32 +206,32 @@ long long db_run_id(const db_run *r);
 
 /* One winner with all its provenance, as lookups and exports see it. */
 typedef struct db_entry {
-  long long winner_id;      /* winners.id */
-  long long result_id;      /* results.id */
-  char family[16];          /* problem */
+  long long winner_id; /* winners.id */
+  long long result_id; /* results.id */
+  char family[16];     /* problem */
   char shape[64];
   char dtype[8];
   char layout[8];
-  char dims[128];           /* "M=4096,N=4096,K=4096" */
-  char args[8192];          /* the problem's data beyond its shape (problem.args), "" when none */
-  db_device device;         /* where it was made */
+  char dims[128];   /* "M=4096,N=4096,K=4096" */
+  char args[8192];  /* the problem's data beyond its shape (problem.args), "" when none */
+  db_device device; /* where it was made */
   char template_name[64];
   char source_hash[72];
   char manifest_hash[72];
-  int template_stale;       /* 1 when a newer version of this template is in the database */
+  int template_stale; /* 1 when a newer version of this template is in the database */
   char toolkit[96];
   char config[768];
-  timing_kind timing;       /* measured / predicted / replayed */
+  timing_kind timing; /* measured / predicted / replayed */
   double time_ms;
   double spread;
   int repetitions;
   double verify_error;
-  int verified;             /* 1: its output passed the reference check on the GPU that measured
+  int verified;   /* 1: its output passed the reference check on the GPU that measured
                                it (candidate_result.verified) */
-  double flops;             /* of the problem */
-  char limit[24];           /* diagnosis: dominant limit */
+  double flops;   /* of the problem */
+  char limit[24]; /* diagnosis: dominant limit */
   char lever[160];
-  db_winner launch;         /* cubin points into the entry's own memory (see db_entries) */
+  db_winner launch; /* cubin points into the entry's own memory (see db_entries) */
   char created_at[32];
 } db_entry;
 
@@ -260,29 +259,29 @@ void db_recipe_free(db_recipe *r);
 /* One recorded run with its problem, device and a summary of its results: what a job reads to
  * tell a fresh problem from a stale or interrupted one, and what a report's history plots. */
 typedef struct db_run_info {
-  long long id;              /* runs.id */
-  char family[16];           /* its problem */
+  long long id;    /* runs.id */
+  char family[16]; /* its problem */
   char shape[64];
   char dtype[8];
   char layout[8];
-  db_device device;          /* where it ran */
+  db_device device; /* where it ran */
   char toolkit[96];
-  char status[16];           /* "running", "done", "failed", "interrupted" */
-  char started_at[32];       /* ISO 8601, UTC */
-  char finished_at[32];      /* "" while running */
-  long long budget;          /* as begun */
-  char command[512];         /* as begun */
-  long long results;         /* results the run stored */
-  long long ok;              /* of which succeeded */
-  double best_ms;            /* the fastest successful one (NAN when none) */
+  char status[16];      /* "running", "done", "failed", "interrupted" */
+  char started_at[32];  /* ISO 8601, UTC */
+  char finished_at[32]; /* "" while running */
+  long long budget;     /* as begun */
+  char command[512];    /* as begun */
+  long long results;    /* results the run stored */
+  long long ok;         /* of which succeeded */
+  double best_ms;       /* the fastest successful one (NAN when none) */
   double best_spread;
   timing_kind best_timing;
   char best_template[64];
   char best_config[768];
-  char last_status[24];      /* the run's last stored result (a recheck's only one): status */
-  char last_template[64];    /* "" when the run stored nothing */
+  char last_status[24];   /* the run's last stored result (a recheck's only one): status */
+  char last_template[64]; /* "" when the run stored nothing */
   char last_config[768];
-  double last_ms;            /* NAN when it failed */
+  double last_ms; /* NAN when it failed */
   double last_spread;
 } db_run_info;
 

@@ -12,10 +12,10 @@
 #include "db/check_text.h"
 
 typedef struct report {
-  char *buf;     /* where lines go (may be NULL) */
-  size_t size;   /* its size */
-  size_t used;   /* bytes written */
-  int problems;  /* lines that are problems */
+  char *buf;    /* where lines go (may be NULL) */
+  size_t size;  /* its size */
+  size_t used;  /* bytes written */
+  int problems; /* lines that are problems */
 } report;
 
 static void report_line(report *r, int is_problem, const char *fmt, ...)
@@ -47,8 +47,10 @@ static rt_status check_rows(db *d, report *rep, int is_problem, const char *sql,
     const char *t = (const char *)sqlite3_column_text(st, 0);
     if (ok && t && strcmp(t, ok) == 0) continue;
     rows++;
-    if (rows <= 20) report_line(rep, is_problem, "%s", t ? t : "(null)");
-    else rep->problems += is_problem;
+    if (rows <= 20)
+      report_line(rep, is_problem, "%s", t ? t : "(null)");
+    else
+      rep->problems += is_problem;
   }
   if ((s = db_stmt_end(d, st, rc, "checking", err))) return s;
   if (rows > 20) report_line(rep, 0, "... and %d more like it", rows - 20);
@@ -64,7 +66,9 @@ static int dims_valid(const char *t) {
   while (*t) {
     int len = 0;
     if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || *t == '_')) return 0;
-    while ((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') || *t == '_') t++, len++;
+    while ((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') ||
+           *t == '_')
+      t++, len++;
     if (len > 7 || *t++ != '=') return 0;
     if (*t < '0' || *t > '9') return 0;
     long long v = 0;
@@ -73,8 +77,10 @@ static int dims_valid(const char *t) {
       v = v * 10 + (*t++ - '0');
     }
     if (v < 0 || ++n > PROBLEM_MAX_DIMS) return 0; /* 0 is a flag's value (CAUSAL=0) */
-    if (*t == ',') t++;
-    else if (*t) return 0;
+    if (*t == ',')
+      t++;
+    else if (*t)
+      return 0;
   }
   return 1;
 }
@@ -83,27 +89,27 @@ static int dims_valid(const char *t) {
  * run (they read those tables). */
 static const char *const schema_checks[] = {
     "SELECT 'schema: table ' || column1 || ' is missing' FROM (VALUES "
-     "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
-     "('results'),('winners'),('winner_cubins'),('run_owners'),('claims')) WHERE column1 NOT IN (SELECT name FROM "
-     "sqlite_master WHERE type='table')",
+    "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
+    "('results'),('winners'),('winner_cubins'),('run_owners'),('claims')) WHERE column1 NOT IN "
+    "(SELECT name FROM "
+    "sqlite_master WHERE type='table')",
     "SELECT 'schema: results has no column ' || value || ' (the columns this "
-     "rooftune stores)' FROM json_each('[\"' || replace('"
-     RESULT_COLS
-     "', ',', "
-     "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
-     "pragma_table_info('results'))",
+    "rooftune stores)' FROM json_each('[\"' || replace('" RESULT_COLS
+    "', ',', "
+    "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
+    "pragma_table_info('results'))",
     "SELECT 'schema: winners has no column ' || value || ' (the columns this "
-     "rooftune stores)' FROM json_each('[\"' || replace('"
-     WINNER_COLS
-     "', ',', "
-     "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
-     "pragma_table_info('winners'))",
+    "rooftune stores)' FROM json_each('[\"' || replace('" WINNER_COLS
+    "', ',', "
+    "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
+    "pragma_table_info('winners'))",
 };
 
 /* The statuses a result may have: names of rooftune's status table. */
 static rt_status check_statuses(db *d, report *rep, rt_error *err) {
   char sql[2048];
-  size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT 'result ' || id || ': status ' || "
+  size_t n = (size_t)snprintf(sql, sizeof sql,
+                              "SELECT 'result ' || id || ': status ' || "
                               "quote(status) || ' is not a status rooftune writes' FROM results "
                               "WHERE status NOT IN (");
   for (int i = 0; i < RT_STATUS_COUNT && n < sizeof sql; i++)

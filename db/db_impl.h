@@ -29,7 +29,7 @@
 
 /* How long a writer keeps retrying a busy database before it reports it (ms).  SQLite's own
  * busy handler waits DB_BUSY_MS per attempt; we retry whole transactions up to DB_RETRY_MS. */
-#define DB_BUSY_MS 5000
+#define DB_BUSY_MS  5000
 #define DB_RETRY_MS 120000
 
 /* The hot statements of a run, prepared once per connection (db_run.c). */
@@ -70,50 +70,50 @@ struct db_run {
 /* The result columns (RESULT_COLUMNS of tuner/core/result.h), in the order db_bind_result()
  * and db_read_result() use: "config,status,...", the same with "r." in front, and the
  * placeholders. */
-#define COL_FIRST(col, json, kind, member, group) #col
-#define COL_REST(col, json, kind, member, group) "," #col
+#define COL_FIRST(col, json, kind, member, group)   #col
+#define COL_REST(col, json, kind, member, group)    "," #col
 #define COL_R_FIRST(col, json, kind, member, group) "r." #col
-#define COL_R_REST(col, json, kind, member, group) ",r." #col
+#define COL_R_REST(col, json, kind, member, group)  ",r." #col
 #define COL_Q_FIRST(col, json, kind, member, group) "?"
-#define COL_Q_REST(col, json, kind, member, group) ",?"
-#define RESULT_COLS RESULT_COLUMNS(COL_FIRST, COL_REST)
-#define RESULT_COLS_R RESULT_COLUMNS(COL_R_FIRST, COL_R_REST)
-#define RESULT_QMARKS RESULT_COLUMNS(COL_Q_FIRST, COL_Q_REST)
+#define COL_Q_REST(col, json, kind, member, group)  ",?"
+#define RESULT_COLS                                 RESULT_COLUMNS(COL_FIRST, COL_REST)
+#define RESULT_COLS_R                               RESULT_COLUMNS(COL_R_FIRST, COL_R_REST)
+#define RESULT_QMARKS                               RESULT_COLUMNS(COL_Q_FIRST, COL_Q_REST)
 
 /* The winner's launch columns, each once: SQL column, kind (TEXT or UINT) and the db_winner
  * member it holds.  They generate the column lists of storing, reading and merging a winner,
  * its binding and reading, and db check's list of the columns this rooftune stores. */
-#define WINNER_COLUMNS(FIRST, REST)                                              \
-  FIRST(entry, TEXT, entry)                                                      \
-  REST(arch, TEXT, arch)                                                         \
-  REST(grid_x, TEXT, grid[0])                                                    \
-  REST(grid_y, TEXT, grid[1])                                                    \
-  REST(grid_z, TEXT, grid[2])                                                    \
-  REST(block_x, TEXT, block[0])                                                  \
-  REST(block_y, TEXT, block[1])                                                  \
-  REST(block_z, TEXT, block[2])                                                  \
-  REST(smem, TEXT, smem)                                                         \
-  REST(grid_vx, UINT, grid_v[0])                                                 \
-  REST(grid_vy, UINT, grid_v[1])                                                 \
-  REST(grid_vz, UINT, grid_v[2])                                                 \
-  REST(block_vx, UINT, block_v[0])                                               \
-  REST(block_vy, UINT, block_v[1])                                               \
-  REST(block_vz, UINT, block_v[2])                                               \
-  REST(smem_v, UINT, smem_v)                                                     \
-  REST(vars, TEXT, vars)                                                         \
+#define WINNER_COLUMNS(FIRST, REST) \
+  FIRST(entry, TEXT, entry)         \
+  REST(arch, TEXT, arch)            \
+  REST(grid_x, TEXT, grid[0])       \
+  REST(grid_y, TEXT, grid[1])       \
+  REST(grid_z, TEXT, grid[2])       \
+  REST(block_x, TEXT, block[0])     \
+  REST(block_y, TEXT, block[1])     \
+  REST(block_z, TEXT, block[2])     \
+  REST(smem, TEXT, smem)            \
+  REST(grid_vx, UINT, grid_v[0])    \
+  REST(grid_vy, UINT, grid_v[1])    \
+  REST(grid_vz, UINT, grid_v[2])    \
+  REST(block_vx, UINT, block_v[0])  \
+  REST(block_vy, UINT, block_v[1])  \
+  REST(block_vz, UINT, block_v[2])  \
+  REST(smem_v, UINT, smem_v)        \
+  REST(vars, TEXT, vars)            \
   REST(library_algo, TEXT, library_algo)
-#define WCOL_FIRST(col, kind, member) #col
-#define WCOL_REST(col, kind, member) "," #col
+#define WCOL_FIRST(col, kind, member)   #col
+#define WCOL_REST(col, kind, member)    "," #col
 #define WCOL_W_FIRST(col, kind, member) "w." #col
-#define WCOL_W_REST(col, kind, member) ",w." #col
+#define WCOL_W_REST(col, kind, member)  ",w." #col
 #define WCOL_Q_FIRST(col, kind, member) "?"
-#define WCOL_Q_REST(col, kind, member) ",?"
+#define WCOL_Q_REST(col, kind, member)  ",?"
 #define WCOL_X_FIRST(col, kind, member) #col "=excluded." #col
-#define WCOL_X_REST(col, kind, member) "," #col "=excluded." #col
-#define WINNER_COLS WINNER_COLUMNS(WCOL_FIRST, WCOL_REST)
-#define WINNER_COLS_W WINNER_COLUMNS(WCOL_W_FIRST, WCOL_W_REST)
-#define WINNER_QMARKS WINNER_COLUMNS(WCOL_Q_FIRST, WCOL_Q_REST)
-#define WINNER_EXCLUDED WINNER_COLUMNS(WCOL_X_FIRST, WCOL_X_REST)
+#define WCOL_X_REST(col, kind, member)  "," #col "=excluded." #col
+#define WINNER_COLS                     WINNER_COLUMNS(WCOL_FIRST, WCOL_REST)
+#define WINNER_COLS_W                   WINNER_COLUMNS(WCOL_W_FIRST, WCOL_W_REST)
+#define WINNER_QMARKS                   WINNER_COLUMNS(WCOL_Q_FIRST, WCOL_Q_REST)
+#define WINNER_EXCLUDED                 WINNER_COLUMNS(WCOL_X_FIRST, WCOL_X_REST)
 
 /* ---- db_sql.c: the statement helper ------------------------------------------------- */
 

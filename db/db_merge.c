@@ -41,22 +41,26 @@ static const char merge_sql[] =
 
 static const char merge_results_sql[] =
     "INSERT OR IGNORE INTO main.results(uid,run_id,problem_id,device_id,template_id,toolkit,"
-    "created_at," RESULT_COLS ") SELECT r.uid,mr.mid,mp.mid,md.mid,mt.mid,r.toolkit,r.created_at,"
-    RESULT_COLS_R " FROM src.results r JOIN map_run mr ON mr.sid=r.run_id "
+    "created_at," RESULT_COLS
+    ") SELECT r.uid,mr.mid,mp.mid,md.mid,mt.mid,r.toolkit,r.created_at," RESULT_COLS_R
+    " FROM src.results r JOIN map_run mr ON mr.sid=r.run_id "
     "JOIN map_prob mp ON mp.sid=r.problem_id JOIN map_dev md ON md.sid=r.device_id "
     "JOIN map_tpl mt ON mt.sid=r.template_id ORDER BY r.id";
 
 static const char merge_winners_sql[] =
     "CREATE TEMP TABLE map_res AS SELECT s.id AS sid, m.id AS mid FROM src.results s "
     "  JOIN main.results m USING(uid);\n"
-    "INSERT INTO main.winners(problem_id,device_id,template_id,toolkit,result_id,cubin_bytes,"
-    WINNER_COLS ",updated_at) "
-    "  SELECT mp.mid,md.mid,mt.mid,w.toolkit,mr.mid,w.cubin_bytes," WINNER_COLS_W ",w.updated_at "
+    "INSERT INTO "
+    "main.winners(problem_id,device_id,template_id,toolkit,result_id,cubin_bytes," WINNER_COLS
+    ",updated_at) "
+    "  SELECT mp.mid,md.mid,mt.mid,w.toolkit,mr.mid,w.cubin_bytes," WINNER_COLS_W
+    ",w.updated_at "
     "  FROM src.winners w "
     "  JOIN map_prob mp ON mp.sid=w.problem_id JOIN map_dev md ON md.sid=w.device_id "
     "  JOIN map_tpl mt ON mt.sid=w.template_id JOIN map_res mr ON mr.sid=w.result_id WHERE 1 "
     "  ON CONFLICT(problem_id,device_id,template_id,toolkit) DO UPDATE SET "
-    "  result_id=excluded.result_id,cubin_bytes=excluded.cubin_bytes," WINNER_EXCLUDED ","
+    "  result_id=excluded.result_id,cubin_bytes=excluded.cubin_bytes," WINNER_EXCLUDED
+    ","
     "  updated_at=excluded.updated_at "
     "  WHERE (SELECT time_ms, uid FROM main.results WHERE id=excluded.result_id) < "
     "        (SELECT time_ms, uid FROM main.results WHERE id=winners.result_id);\n"
@@ -92,8 +96,10 @@ static rt_status check_source(const char *src_path, rt_error *err) {
     int rc = sqlite3_step(qc);
     const char *t = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(qc, 0) : NULL;
     if (rc == SQLITE_ROW && t && strcmp(t, "ok") != 0) {
-      s = rt_error_set(err, RT_ERR_DB, "the database to merge is damaged (%s); run 'rooftune db "
-                       "check --db %s' and merge a backup instead", t, src_path);
+      s = rt_error_set(err, RT_ERR_DB,
+                       "the database to merge is damaged (%s); run 'rooftune db "
+                       "check --db %s' and merge a backup instead",
+                       t, src_path);
       rt_error_locate(err, src_path, NULL, 0, 0);
       sqlite3_finalize(qc);
     } else {
@@ -124,8 +130,10 @@ rt_status db_merge(db *d, const char *src_path, long long *added, rt_error *err)
   if (src_path && stat(src_path, &sb) == 0 && stat(d->path, &sa) == 0 && sa.st_dev == sb.st_dev &&
       sa.st_ino == sb.st_ino) {
     rt_error_locate(err, src_path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_USAGE, "is the database being merged into (%s): a database "
-                        "cannot be merged into itself", d->path);
+    return rt_error_set(err, RT_ERR_USAGE,
+                        "is the database being merged into (%s): a database "
+                        "cannot be merged into itself",
+                        d->path);
   }
   rt_status s = check_source(src_path, err);
   sqlite3_stmt *st;

@@ -20,9 +20,12 @@ static int folder_writable(const char *path) {
   char dir[1024];
   rt_copy(dir, sizeof dir, path);
   char *slash = strrchr(dir, '/');
-  if (!slash) rt_copy(dir, sizeof dir, ".");
-  else if (slash == dir) dir[1] = '\0';
-  else *slash = '\0';
+  if (!slash)
+    rt_copy(dir, sizeof dir, ".");
+  else if (slash == dir)
+    dir[1] = '\0';
+  else
+    *slash = '\0';
   return access(dir, W_OK) == 0;
 }
 
@@ -32,8 +35,10 @@ static int folder_exists(const char *path) {
   rt_copy(dir, sizeof dir, path);
   char *slash = strrchr(dir, '/');
   if (!slash) return 1;
-  if (slash == dir) dir[1] = '\0';
-  else *slash = '\0';
+  if (slash == dir)
+    dir[1] = '\0';
+  else
+    *slash = '\0';
   struct stat sb;
   return stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
@@ -52,8 +57,10 @@ static const char *file_kind(mode_t m) {
 static void immutable_uri(const char *path, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size, "file:");
   for (const char *p = path; *p && n + 4 < size; p++) {
-    if (*p == '%' || *p == '?' || *p == '#') n += (size_t)snprintf(buf + n, size - n, "%%%02X", (unsigned char)*p);
-    else buf[n++] = *p;
+    if (*p == '%' || *p == '?' || *p == '#')
+      n += (size_t)snprintf(buf + n, size - n, "%%%02X", (unsigned char)*p);
+    else
+      buf[n++] = *p;
   }
   snprintf(buf + n, size > n ? size - n : 0, "?immutable=1");
 }
@@ -87,14 +94,16 @@ static rt_status migrate_steps(db *d, rt_error *err) {
       (s = pragma_int(d, "SELECT count(*) FROM sqlite_master", &objects, err)))
     return s;
   if (v < 0 || v > DB_SCHEMA_VERSION) { /* changed under us */
-    rt_error_set(err, RT_ERR_DB_VERSION, "schema version %lld is not one rooftune writes (0 to %d); "
-                 "the file's header is damaged: restore a backup or start a new file", v,
-                 DB_SCHEMA_VERSION);
+    rt_error_set(err, RT_ERR_DB_VERSION,
+                 "schema version %lld is not one rooftune writes (0 to %d); "
+                 "the file's header is damaged: restore a backup or start a new file",
+                 v, DB_SCHEMA_VERSION);
     rt_error_locate(err, d->path, NULL, 0, 0);
     return RT_ERR_DB_VERSION;
   }
   if (app != DB_APPLICATION_ID && objects > 0) { /* changed under us: someone else's file */
-    rt_error_set(err, RT_ERR_DB_FOREIGN, "an SQLite database of another program; give rooftune a "
+    rt_error_set(err, RT_ERR_DB_FOREIGN,
+                 "an SQLite database of another program; give rooftune a "
                  "new path");
     rt_error_locate(err, d->path, NULL, 0, 0);
     return RT_ERR_DB_FOREIGN;
@@ -103,9 +112,13 @@ static rt_status migrate_steps(db *d, rt_error *err) {
     int rc = sqlite3_exec(d->h, schema_migrations[ver], NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
       char what[160];
-      if (v == 0) snprintf(what, sizeof what, "creating the schema");
-      else snprintf(what, sizeof what, "migrating schema version %lld to %lld (the tables are not "
-                    "the ones that version has: restore a backup or start a new file)", v, ver);
+      if (v == 0)
+        snprintf(what, sizeof what, "creating the schema");
+      else
+        snprintf(what, sizeof what,
+                 "migrating schema version %lld to %lld (the tables are not "
+                 "the ones that version has: restore a backup or start a new file)",
+                 v, ver);
       return db_fail(d, rc, what, err);
     }
   }
@@ -190,7 +203,8 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   rt_status s = RT_OK;
   if (rc != SQLITE_OK) {
     s = db_fail(d, rc, "opening", err);
-    if ((rc & 0xff) == SQLITE_CANTOPEN && d->writable && !folder_writable(path)) goto readonly_folder;
+    if ((rc & 0xff) == SQLITE_CANTOPEN && d->writable && !folder_writable(path))
+      goto readonly_folder;
     goto fail;
   }
 
@@ -199,7 +213,8 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   s = read_header(d, &app, &ver, &objects, &code, err);
   /* a WAL reader must open or create the shared-memory file beside the database: in a folder it
    * cannot write, SQLite says CANTOPEN, or READONLY when the user is not root */
-  if (s && ((code & 0xff) == SQLITE_CANTOPEN || (code & 0xff) == SQLITE_READONLY) && !folder_writable(path)) {
+  if (s && ((code & 0xff) == SQLITE_CANTOPEN || (code & 0xff) == SQLITE_READONLY) &&
+      !folder_writable(path)) {
     if (d->writable) goto readonly_folder;
     if (!has_wal(path)) {
       /* a WAL database in a folder nobody can write: nothing can change it, so it can be read
@@ -224,21 +239,24 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   if (app == 0 && objects == 0 && !d->writable) {
     s = rt_error_set(err, RT_ERR_DB_FOREIGN,
                      "an empty file, not a rooftune database; tune into it first "
-                     "(rooftune tune ... --db %s)", path);
+                     "(rooftune tune ... --db %s)",
+                     path);
     rt_error_locate(err, path, NULL, 0, 0);
     goto fail;
   }
   if (ver < 0) { /* no rooftune writes one; the migrations would be indexed below 0 */
     s = rt_error_set(err, RT_ERR_DB_VERSION,
                      "schema version %lld is not one rooftune writes (0 to %d); the file's header "
-                     "is damaged: restore a backup or start a new file", ver, DB_SCHEMA_VERSION);
+                     "is damaged: restore a backup or start a new file",
+                     ver, DB_SCHEMA_VERSION);
     rt_error_locate(err, path, NULL, 0, 0);
     goto fail;
   }
   if (ver > DB_SCHEMA_VERSION) {
     s = rt_error_set(err, RT_ERR_DB_VERSION,
                      "schema version %lld is newer than this rooftune's %d; use a newer rooftune "
-                     "(this is %s)", ver, DB_SCHEMA_VERSION, ROOFTUNE_VERSION);
+                     "(this is %s)",
+                     ver, DB_SCHEMA_VERSION, ROOFTUNE_VERSION);
     rt_error_locate(err, path, NULL, 0, 0);
     goto fail;
   }
@@ -257,12 +275,14 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
     if (access(path, W_OK) == 0 && folder_writable(path))
       s = rt_error_set(err, RT_ERR_DB_VERSION,
                        "schema version %lld is older than this rooftune's %d; migrate it once "
-                       "with 'rooftune db upgrade --db %s'", ver, DB_SCHEMA_VERSION, path);
+                       "with 'rooftune db upgrade --db %s'",
+                       ver, DB_SCHEMA_VERSION, path);
     else
       s = rt_error_set(err, RT_ERR_DB_VERSION,
                        "schema version %lld is older than this rooftune's %d, and the file or its "
                        "folder cannot be written: copy it somewhere writable and run 'rooftune db "
-                       "upgrade --db COPY' on the copy", ver, DB_SCHEMA_VERSION);
+                       "upgrade --db COPY' on the copy",
+                       ver, DB_SCHEMA_VERSION);
     rt_error_locate(err, path, NULL, 0, 0);
     goto fail;
   }
@@ -271,7 +291,8 @@ rt_status db_open(const char *path, int flags, db **out, rt_error *err) {
   return RT_OK;
 readonly_folder:
   if (!folder_exists(path))
-    s = rt_error_set(err, RT_ERR_IO, "cannot create the database: its folder does not exist (create it first, "
+    s = rt_error_set(err, RT_ERR_IO,
+                     "cannot create the database: its folder does not exist (create it first, "
                      "or give a path in a folder that does)");
   else
     s = rt_error_set(err, RT_ERR_IO,

@@ -15,12 +15,12 @@ rt_status db_ceiling_get(db *d, const db_device *dev, const char *kind, const ch
                          rt_error *err) {
   *found = 0;
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err,
-                        "SELECT c.value, c.measured_at FROM device_ceilings c JOIN devices v ON "
-                        "v.id=c.device_id WHERE v.name=? AND v.sm_count=? AND v.cc_major=? AND "
-                        "v.cc_minor=? AND c.kind=? AND c.dtype=? ORDER BY c.measured_at DESC LIMIT 1",
-                        "tiiitt", dev->name, dev->sm_count, dev->cc_major, dev->cc_minor, kind,
-                        dtype ? dtype : "");
+  rt_status s = db_stmt(
+      d, &st, err,
+      "SELECT c.value, c.measured_at FROM device_ceilings c JOIN devices v ON "
+      "v.id=c.device_id WHERE v.name=? AND v.sm_count=? AND v.cc_major=? AND "
+      "v.cc_minor=? AND c.kind=? AND c.dtype=? ORDER BY c.measured_at DESC LIMIT 1",
+      "tiiitt", dev->name, dev->sm_count, dev->cc_major, dev->cc_minor, kind, dtype ? dtype : "");
   if (s) return s;
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
@@ -36,9 +36,9 @@ rt_status db_calibration_get(db *d, const char *gpu, const char *template_name, 
   *found = 0;
   if (d->version < 4) return RT_OK; /* an older file read as it is: it has none */
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err,
-                        "SELECT ratio, samples FROM calibrations WHERE gpu=? AND template=? AND kind=?",
-                        "ttt", gpu, template_name, kind);
+  rt_status s = db_stmt(
+      d, &st, err, "SELECT ratio, samples FROM calibrations WHERE gpu=? AND template=? AND kind=?",
+      "ttt", gpu, template_name, kind);
   if (s) return s;
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
@@ -88,11 +88,11 @@ static void read_device(sqlite3_stmt *st, int *i, db_device *dev) {
 
 /* A problem's family, shape, dtype and layout columns from column i on, into x's members of
  * those names (db_entry, db_run_info, problem). */
-#define READ_PROBLEM(st, i, x)                                                                   \
-  (db_col_text(st, (i)++, (x)->family, sizeof (x)->family),                                      \
-   db_col_text(st, (i)++, (x)->shape, sizeof (x)->shape),                                        \
-   db_col_text(st, (i)++, (x)->dtype, sizeof (x)->dtype),                                        \
-   db_col_text(st, (i)++, (x)->layout, sizeof (x)->layout))
+#define READ_PROBLEM(st, i, x)                             \
+  (db_col_text(st, (i)++, (x)->family, sizeof(x)->family), \
+   db_col_text(st, (i)++, (x)->shape, sizeof(x)->shape),   \
+   db_col_text(st, (i)++, (x)->dtype, sizeof(x)->dtype),   \
+   db_col_text(st, (i)++, (x)->layout, sizeof(x)->layout))
 
 /* A timing column: its kind, or FALLBACK when it names none. */
 static timing_kind read_timing(sqlite3_stmt *st, int i, timing_kind fallback) {
@@ -106,11 +106,12 @@ static timing_kind read_timing(sqlite3_stmt *st, int i, timing_kind fallback) {
 
 #define ENTRY_SELECT                                                                              \
   "SELECT w.id, r.id, p.family, p.shape, p.dtype, p.layout, p.dims, p.args, v.name, v.sm_count, " \
-  "v.cc_major, v.cc_minor, v.driver_version, t.name, t.source_hash, t.manifest_hash, "           \
+  "v.cc_major, v.cc_minor, v.driver_version, t.name, t.source_hash, t.manifest_hash, "            \
   "EXISTS(SELECT 1 FROM templates t2 WHERE t2.name=t.name AND t2.id>t.id), w.toolkit, r.config, " \
-  "r.timing, r.time_ms, r.spread, r.repetitions, r.verify_error, r.verified, r.flops, "         \
-  "r.diag_limit, r.diag_lever, " WINNER_COLS_W ", w.updated_at, w.cubin_bytes, %s FROM winners w " \
-  "JOIN results r ON r.id=w.result_id JOIN problems p ON p.id=w.problem_id "                     \
+  "r.timing, r.time_ms, r.spread, r.repetitions, r.verify_error, r.verified, r.flops, "           \
+  "r.diag_limit, r.diag_lever, " WINNER_COLS_W                                                    \
+  ", w.updated_at, w.cubin_bytes, %s FROM winners w "                                             \
+  "JOIN results r ON r.id=w.result_id JOIN problems p ON p.id=w.problem_id "                      \
   "JOIN devices v ON v.id=w.device_id JOIN templates t ON t.id=w.template_id ORDER BY w.id"
 
 static void read_entry(sqlite3_stmt *st, db_entry *e) {
@@ -137,8 +138,8 @@ static void read_entry(sqlite3_stmt *st, db_entry *e) {
   db_col_text(st, i++, e->limit, sizeof e->limit);
   db_col_text(st, i++, e->lever, sizeof e->lever);
   db_winner *w = &e->launch;
-#define WREAD_TEXT(member) db_col_text(st, i++, w->member, sizeof w->member);
-#define WREAD_UINT(member) w->member = (unsigned)sqlite3_column_int64(st, i++);
+#define WREAD_TEXT(member)       db_col_text(st, i++, w->member, sizeof w->member);
+#define WREAD_UINT(member)       w->member = (unsigned)sqlite3_column_int64(st, i++);
 #define WREAD(col, kind, member) WREAD_##kind(member)
   WINNER_COLUMNS(WREAD, WREAD)
   db_col_text(st, i++, e->created_at, sizeof e->created_at);
@@ -149,7 +150,8 @@ static void read_entry(sqlite3_stmt *st, db_entry *e) {
 /* Inside the read transaction: reads every winner into one block (entries, then cubins). */
 static rt_status read_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error *err) {
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err, "SELECT count(*), coalesce(sum(cubin_bytes),0) FROM winners", "");
+  rt_status s =
+      db_stmt(d, &st, err, "SELECT count(*), coalesce(sum(cubin_bytes),0) FROM winners", "");
   if (s) return s;
   int rc = sqlite3_step(st);
   long long count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -209,14 +211,16 @@ rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, 
   *out = NULL;
   *size = 0;
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err, "SELECT cubin FROM winner_cubins WHERE winner_id=?", "I", winner_id);
+  rt_status s =
+      db_stmt(d, &st, err, "SELECT cubin FROM winner_cubins WHERE winner_id=?", "I", winner_id);
   if (s) return s;
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW && sqlite3_column_bytes(st, 0) > 0) {
     size_t n = (size_t)sqlite3_column_bytes(st, 0);
     const void *b = sqlite3_column_blob(st, 0);
     *out = malloc(n);
-    if (!*out) s = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading a cubin");
+    if (!*out)
+      s = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading a cubin");
     else {
       memcpy(*out, b, n);
       *size = n;
@@ -232,8 +236,9 @@ rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, 
 rt_status db_winner_recipe(db *d, long long winner_id, db_recipe *out, rt_error *err) {
   memset(out, 0, sizeof *out);
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err, "SELECT env, derived, constraints FROM winner_recipes WHERE winner_id=?",
-                        "I", winner_id);
+  rt_status s =
+      db_stmt(d, &st, err, "SELECT env, derived, constraints FROM winner_recipes WHERE winner_id=?",
+              "I", winner_id);
   if (s) return s;
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
@@ -278,7 +283,8 @@ rt_status db_count(db *d, db_counts *c, rt_error *err) {
   if (s) return s;
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
-    long long *v[] = {&c->devices, &c->templates, &c->problems, &c->runs, &c->results, &c->winners, &c->ceilings};
+    long long *v[] = {&c->devices, &c->templates, &c->problems, &c->runs,
+                      &c->results, &c->winners,   &c->ceilings};
     for (int i = 0; i < 7; i++) *v[i] = sqlite3_column_int64(st, i);
   }
   return db_stmt_end(d, st, rc, "counting rows", err);
@@ -316,7 +322,8 @@ static void read_run_info(sqlite3_stmt *st, db_run_info *u) {
 static rt_status read_runs(db *d, db_run_info **out, size_t *n, rt_error *err) {
   static const char sql[] =
       "SELECT u.id, p.family, p.shape, p.dtype, p.layout, v.name, v.sm_count, v.cc_major, "
-      "v.cc_minor, v.driver_version, u.toolkit, u.status, u.started_at, coalesce(u.finished_at,''), "
+      "v.cc_minor, v.driver_version, u.toolkit, u.status, u.started_at, "
+      "coalesce(u.finished_at,''), "
       "u.budget, u.command, "
       "(SELECT count(*) FROM results r WHERE r.run_id=u.id), "
       "(SELECT count(*) FROM results r WHERE r.run_id=u.id AND r.status='OK'), "
@@ -371,9 +378,11 @@ rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err) {
   sqlite3_stmt *st;
   rt_status s = db_stmt(
       d, &st, err,
-      "SELECT p.family, p.shape, p.dtype, p.layout, p.dims, p.args, v.name, v.sm_count, v.cc_major, "
+      "SELECT p.family, p.shape, p.dtype, p.layout, p.dims, p.args, v.name, v.sm_count, "
+      "v.cc_major, "
       "v.cc_minor, v.driver_version, r.toolkit, u.arch, u.strategy, u.seed, u.budget, u.command, "
-      "t.name, t.source_hash, t.manifest_hash, " RESULT_COLS_R " FROM results r "
+      "t.name, t.source_hash, t.manifest_hash, " RESULT_COLS_R
+      " FROM results r "
       "JOIN problems p ON p.id=r.problem_id JOIN devices v ON v.id=r.device_id "
       "JOIN templates t ON t.id=r.template_id JOIN runs u ON u.id=r.run_id ORDER BY r.id",
       "");

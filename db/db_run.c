@@ -16,23 +16,30 @@
 /* The hot statements, prepared once per connection (db_stmt_cached). */
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT_RESULT] =
-        "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,created_at," RESULT_COLS
+        "INSERT INTO "
+        "results(run_id,problem_id,device_id,template_id,toolkit,created_at," RESULT_COLS
         ") VALUES(?,?,?,?,?,?," RESULT_QMARKS ")",
-    [ST_HAS_RESULT] = "SELECT 1 FROM results WHERE problem_id=? AND device_id=? AND template_id=? "
-                      "AND toolkit=? AND config=? LIMIT 1",
-    [ST_PREVIOUS] = "SELECT " RESULT_COLS_R ", r.id FROM results r JOIN templates t ON t.id=r.template_id "
+    [ST_HAS_RESULT] =
+        "SELECT 1 FROM results WHERE problem_id=? AND device_id=? AND template_id=? "
+        "AND toolkit=? AND config=? LIMIT 1",
+    [ST_PREVIOUS] = "SELECT " RESULT_COLS_R
+                    ", r.id FROM results r JOIN templates t ON t.id=r.template_id "
                     "WHERE r.problem_id=? AND r.device_id=? AND r.toolkit=? AND t.name=? AND "
                     "(r.template_id=? OR r.code_hash<>'') ORDER BY r.id",
-    [ST_TEMPLATE_INSERT] = "INSERT OR IGNORE INTO templates(name,family,source_hash,manifest_hash) "
-                           "VALUES(?,?,?,?)",
-    [ST_TEMPLATE_SELECT] = "SELECT id FROM templates WHERE name=? AND source_hash=? AND "
-                           "manifest_hash=?",
-    [ST_CLAIM_RELEASE] = "DELETE FROM claims WHERE problem_id=? AND device_id=? AND toolkit=? AND "
-                         "key=? AND run_id=?",
+    [ST_TEMPLATE_INSERT] =
+        "INSERT OR IGNORE INTO templates(name,family,source_hash,manifest_hash) "
+        "VALUES(?,?,?,?)",
+    [ST_TEMPLATE_SELECT] =
+        "SELECT id FROM templates WHERE name=? AND source_hash=? AND "
+        "manifest_hash=?",
+    [ST_CLAIM_RELEASE] =
+        "DELETE FROM claims WHERE problem_id=? AND device_id=? AND toolkit=? AND "
+        "key=? AND run_id=?",
     [ST_BEAT] = "UPDATE run_owners SET beat_at=? WHERE run_id=?",
 };
 
-rt_status db_stmt_cached(db *d, int which, sqlite3_stmt **out, rt_error *err, const char *types, ...) {
+rt_status db_stmt_cached(db *d, int which, sqlite3_stmt **out, rt_error *err, const char *types,
+                         ...) {
   *out = NULL;
   if (!d->st[which]) {
     int rc = sqlite3_prepare_v2(d->h, stmt_sql[which], -1, &d->st[which], NULL);
@@ -54,7 +61,8 @@ rt_status db_stmt_cached(db *d, int which, sqlite3_stmt **out, rt_error *err, co
 
 /* "done", "failed" or "interrupted": what a run may end as. */
 static rt_status check_end_status(const char *status, rt_error *err) {
-  if (status && (!strcmp(status, "done") || !strcmp(status, "failed") || !strcmp(status, "interrupted")))
+  if (status &&
+      (!strcmp(status, "done") || !strcmp(status, "failed") || !strcmp(status, "interrupted")))
     return RT_OK;
   return rt_error_set(err, RT_ERR_INVALID, "run status '%s' is not done, failed or interrupted",
                       status ? status : "");
@@ -74,15 +82,17 @@ static rt_status step_kind_checked(db *d, sqlite3_stmt *st, const char *what, co
 
 /* Inside a transaction: the id of a device row, created when new. */
 static rt_status device_id(db *d, const db_device *dev, long long *id, rt_error *err) {
-  rt_status s = db_exec(d, err, "storing the device",
-                        "INSERT OR IGNORE INTO devices(name,sm_count,cc_major,cc_minor,driver_version) "
-                        "VALUES(?,?,?,?,?)",
-                        "tiiii", dev->name, dev->sm_count, dev->cc_major, dev->cc_minor, dev->driver_version);
+  rt_status s =
+      db_exec(d, err, "storing the device",
+              "INSERT OR IGNORE INTO devices(name,sm_count,cc_major,cc_minor,driver_version) "
+              "VALUES(?,?,?,?,?)",
+              "tiiii", dev->name, dev->sm_count, dev->cc_major, dev->cc_minor, dev->driver_version);
   sqlite3_stmt *st;
   if (s || (s = db_stmt(d, &st, err,
                         "SELECT id FROM devices WHERE name=? AND sm_count=? AND cc_major=? AND "
                         "cc_minor=? AND driver_version=?",
-                        "tiiii", dev->name, dev->sm_count, dev->cc_major, dev->cc_minor, dev->driver_version)))
+                        "tiiii", dev->name, dev->sm_count, dev->cc_major, dev->cc_minor,
+                        dev->driver_version)))
     return s;
   int f = 0;
   s = db_query_int(d, st, id, &f, err);
@@ -98,11 +108,12 @@ static rt_status ceiling_set(db *d, const db_device *dev, const char *kind, cons
   char at[32];
   db_now_iso(at, sizeof at);
   sqlite3_stmt *st;
-  if ((s = db_stmt(d, &st, err,
-                   "INSERT INTO device_ceilings(device_id,kind,dtype,value,measured_at) VALUES(?,?,?,?,?) "
-                   "ON CONFLICT(device_id,kind,dtype) DO UPDATE SET value=excluded.value, "
-                   "measured_at=excluded.measured_at",
-                   "Ittdt", did, kind, dtype, value, at)))
+  if ((s = db_stmt(
+           d, &st, err,
+           "INSERT INTO device_ceilings(device_id,kind,dtype,value,measured_at) VALUES(?,?,?,?,?) "
+           "ON CONFLICT(device_id,kind,dtype) DO UPDATE SET value=excluded.value, "
+           "measured_at=excluded.measured_at",
+           "Ittdt", did, kind, dtype, value, at)))
     return s;
   char bad[160];
   snprintf(bad, sizeof bad, "ceiling kind '%s' is not copy_bw or matmul", kind);
@@ -116,16 +127,17 @@ rt_status db_ceiling_set(db *d, const db_device *dev, const char *kind, const ch
   return db_tx_end(d, ceiling_set(d, dev, kind, dtype, value, err), err);
 }
 
-static rt_status calibration_set(db *d, const char *gpu, const char *template_name, const char *kind,
-                                 double ratio, int samples, rt_error *err) {
+static rt_status calibration_set(db *d, const char *gpu, const char *template_name,
+                                 const char *kind, double ratio, int samples, rt_error *err) {
   char at[32];
   db_now_iso(at, sizeof at);
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err,
-                        "INSERT INTO calibrations(gpu,template,kind,ratio,samples,measured_at) "
-                        "VALUES(?,?,?,?,?,?) ON CONFLICT(gpu,template,kind) DO UPDATE SET "
-                        "ratio=excluded.ratio, samples=excluded.samples, measured_at=excluded.measured_at",
-                        "tttdit", gpu, template_name, kind, ratio, samples, at);
+  rt_status s =
+      db_stmt(d, &st, err,
+              "INSERT INTO calibrations(gpu,template,kind,ratio,samples,measured_at) "
+              "VALUES(?,?,?,?,?,?) ON CONFLICT(gpu,template,kind) DO UPDATE SET "
+              "ratio=excluded.ratio, samples=excluded.samples, measured_at=excluded.measured_at",
+              "tttdit", gpu, template_name, kind, ratio, samples, at);
   if (s) return s;
   char bad[160];
   snprintf(bad, sizeof bad, "calibration kind '%s' is not dram_bytes", kind);
@@ -135,8 +147,10 @@ static rt_status calibration_set(db *d, const char *gpu, const char *template_na
 rt_status db_calibration_set(db *d, const char *gpu, const char *template_name, const char *kind,
                              double ratio, int samples, rt_error *err) {
   if (!(ratio > 0) || !isfinite(ratio) || samples < 1)
-    return rt_error_set(err, RT_ERR_INVALID, "a calibration of %s on %s needs a positive ratio and "
-                        "samples (got %g from %d)", template_name, gpu, ratio, samples);
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "a calibration of %s on %s needs a positive ratio and "
+                        "samples (got %g from %d)",
+                        template_name, gpu, ratio, samples);
   rt_status s = db_tx_begin(d, err);
   if (s) return s;
   return db_tx_end(d, calibration_set(d, gpu, template_name, kind, ratio, samples, err), err);
@@ -147,12 +161,15 @@ rt_status db_calibration_set(db *d, const char *gpu, const char *template_name, 
 static rt_status problem_id(db *d, const problem *p, long long *id, rt_error *err) {
   char dims[256];
   db_dims_text(p, dims, sizeof dims);
-  rt_status s = db_exec(d, err, "storing the problem",
-                        "INSERT OR IGNORE INTO problems(family,shape,dtype,layout,dims,args) VALUES(?,?,?,?,?,?)",
-                        "tttttt", p->family, p->shape, p->dtype, p->layout, dims, p->args);
+  rt_status s = db_exec(
+      d, err, "storing the problem",
+      "INSERT OR IGNORE INTO problems(family,shape,dtype,layout,dims,args) VALUES(?,?,?,?,?,?)",
+      "tttttt", p->family, p->shape, p->dtype, p->layout, dims, p->args);
   sqlite3_stmt *st;
-  if (s || (s = db_stmt(d, &st, err, "SELECT id FROM problems WHERE family=? AND shape=? AND dtype=? AND layout=?",
-                        "tttt", p->family, p->shape, p->dtype, p->layout)))
+  if (s ||
+      (s = db_stmt(d, &st, err,
+                   "SELECT id FROM problems WHERE family=? AND shape=? AND dtype=? AND layout=?",
+                   "tttt", p->family, p->shape, p->dtype, p->layout)))
     return s;
   int f = 0;
   s = db_query_int(d, st, id, &f, err);
@@ -171,10 +188,12 @@ static rt_status run_begin(db_run *r, rt_error *err) {
   char at[32];
   db_now_iso(at, sizeof at);
   if ((s = db_exec(d, err, "starting a run",
-                   "INSERT INTO runs(problem_id,device_id,toolkit,arch,strategy,seed,budget,rooftune_version,"
+                   "INSERT INTO "
+                   "runs(problem_id,device_id,toolkit,arch,strategy,seed,budget,rooftune_version,"
                    "command,started_at,status) VALUES(?,?,?,?,?,?,?,?,?,?,'running')",
                    "IItttIIttt", r->problem_id, r->device_id, spec->prov.toolkit, spec->prov.arch,
-                   spec->strategy, (long long)spec->seed, spec->budget, ROOFTUNE_VERSION, spec->command, at)))
+                   spec->strategy, (long long)spec->seed, spec->budget, ROOFTUNE_VERSION,
+                   spec->command, at)))
     return s;
   r->id = sqlite3_last_insert_rowid(d->h);
   if ((s = db_run_own(d, r->id, err))) return s;
@@ -241,15 +260,16 @@ static rt_status run_add_template(db_run *r, const char *name, long long id, rt_
   return RT_OK;
 }
 
-rt_status db_run_template(db_run *r, const char *name, const char *family,
-                          const char *source_hash, const char *manifest_hash, rt_error *err) {
+rt_status db_run_template(db_run *r, const char *name, const char *family, const char *source_hash,
+                          const char *manifest_hash, rt_error *err) {
   if (!name || !*name || strlen(name) >= sizeof r->tmpl[0].name)
     return rt_error_set(err, RT_ERR_INVALID, "template name '%s' is empty or too long",
                         name ? name : "");
   rt_status s = db_tx_begin(r->d, err);
   if (s) return s;
   long long id = 0;
-  if ((s = db_tx_end(r->d, template_id(r->d, name, family, source_hash, manifest_hash, &id, err), err)))
+  if ((s = db_tx_end(r->d, template_id(r->d, name, family, source_hash, manifest_hash, &id, err),
+                     err)))
     return s;
   return run_add_template(r, name, id, err);
 }
@@ -279,16 +299,24 @@ static rt_status run_template_id(db_run *r, const char *name, int create, long l
 /* ---- results ------------------------------------------------------------------------ */
 
 /* Binding one field of each kind (RESULT_COLUMNS). */
-static void bind_TEXT(sqlite3_stmt *st, int i, const char *v) { sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_TRANSIENT); }
+static void bind_TEXT(sqlite3_stmt *st, int i, const char *v) {
+  sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_TRANSIENT);
+}
 static void bind_REAL(sqlite3_stmt *st, int i, double v) {
-  if (isnan(v) || isinf(v)) sqlite3_bind_null(st, i);
-  else sqlite3_bind_double(st, i, v);
+  if (isnan(v) || isinf(v))
+    sqlite3_bind_null(st, i);
+  else
+    sqlite3_bind_double(st, i, v);
 }
 static void bind_INT(sqlite3_stmt *st, int i, int v) { sqlite3_bind_int(st, i, v); }
 static void bind_INT64(sqlite3_stmt *st, int i, long long v) { sqlite3_bind_int64(st, i, v); }
 static void bind_BOOL(sqlite3_stmt *st, int i, int v) { sqlite3_bind_int(st, i, v != 0); }
-static void bind_STATUS(sqlite3_stmt *st, int i, rt_status v) { bind_TEXT(st, i, rt_status_name(v)); }
-static void bind_TIMING(sqlite3_stmt *st, int i, timing_kind v) { bind_TEXT(st, i, timing_kind_name(v)); }
+static void bind_STATUS(sqlite3_stmt *st, int i, rt_status v) {
+  bind_TEXT(st, i, rt_status_name(v));
+}
+static void bind_TIMING(sqlite3_stmt *st, int i, timing_kind v) {
+  bind_TEXT(st, i, timing_kind_name(v));
+}
 
 /* Binds the RESULT_COLUMNS of c from parameter i on; returns the parameter after them. */
 static int bind_result(sqlite3_stmt *st, int i, const candidate_result *c) {
@@ -306,18 +334,19 @@ static rt_status check_result(const candidate_result *c, rt_error *err) {
   if (c->timing < TIMING_MEASURED || c->timing > TIMING_REPLAYED)
     return rt_error_set(err, RT_ERR_INVALID, "result of %s: unknown timing kind %d",
                         c->template_name, (int)c->timing);
-  if (c->verified && (c->timing != TIMING_MEASURED || c->status != RT_OK || !(c->verify_error >= 0)))
-    return rt_error_set(err, RT_ERR_INVALID, "result of %s %s says verified, but it is %s, %s, with check "
+  if (c->verified &&
+      (c->timing != TIMING_MEASURED || c->status != RT_OK || !(c->verify_error >= 0)))
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "result of %s %s says verified, but it is %s, %s, with check "
                         "error %g: only a measured OK result whose reference check ran is verified",
-                        c->template_name, c->config, timing_kind_name(c->timing), rt_status_name(c->status),
-                        c->verify_error);
+                        c->template_name, c->config, timing_kind_name(c->timing),
+                        rt_status_name(c->status), c->verify_error);
   return RT_OK;
 }
 
 /* Inside a transaction: inserts one result and releases its claim (whoever waits for it reads
  * the result). */
-static rt_status insert_result(db_run *r, const candidate_result *c, long long *id,
-                               rt_error *err) {
+static rt_status insert_result(db_run *r, const candidate_result *c, long long *id, rt_error *err) {
   long long tid = 0;
   rt_status s = check_result(c, err);
   if (!s) s = run_template_id(r, c->template_name, 1, &tid, err);
@@ -325,8 +354,8 @@ static rt_status insert_result(db_run *r, const candidate_result *c, long long *
   char at[32];
   db_now_iso(at, sizeof at);
   sqlite3_stmt *st;
-  if ((s = db_stmt_cached(r->d, ST_INSERT_RESULT, &st, err, "IIIItt", r->id, r->problem_id, r->device_id,
-                          tid, r->spec.prov.toolkit, at)))
+  if ((s = db_stmt_cached(r->d, ST_INSERT_RESULT, &st, err, "IIIItt", r->id, r->problem_id,
+                          r->device_id, tid, r->spec.prov.toolkit, at)))
     return s;
   bind_result(st, 7, c);
   if ((s = db_stmt_end(r->d, st, sqlite3_step(st), "storing a result", err))) return s;
@@ -365,23 +394,25 @@ rt_status db_run_store(db_run *r, const candidate_result *res, long long *result
 }
 
 #define COL_SET_FIRST(col, json, kind, member, group) #col "=?"
-#define COL_SET_REST(col, json, kind, member, group) "," #col "=?"
+#define COL_SET_REST(col, json, kind, member, group)  "," #col "=?"
 
 static rt_status update_result(db_run *r, long long result_id, const candidate_result *res,
                                rt_error *err) {
   sqlite3_stmt *st;
   rt_status s = check_result(res, err);
   if (s) return s;
-  s = db_stmt(r->d, &st, err,
-                        "UPDATE results SET " RESULT_COLUMNS(COL_SET_FIRST, COL_SET_REST) " WHERE id=? AND run_id=?",
-                        "");
+  s = db_stmt(
+      r->d, &st, err,
+      "UPDATE results SET " RESULT_COLUMNS(COL_SET_FIRST, COL_SET_REST) " WHERE id=? AND run_id=?",
+      "");
   if (s) return s;
   int i = bind_result(st, 1, res);
   sqlite3_bind_int64(st, i++, result_id);
   sqlite3_bind_int64(st, i, r->id);
   if ((s = db_stmt_end(r->d, st, sqlite3_step(st), "updating a result", err))) return s;
   if (sqlite3_changes(r->d->h) != 1)
-    return rt_error_set(err, RT_ERR_NOT_FOUND, "result %lld is not one of run %lld's", result_id, r->id);
+    return rt_error_set(err, RT_ERR_NOT_FOUND, "result %lld is not one of run %lld's", result_id,
+                        r->id);
   return RT_OK;
 }
 
@@ -419,26 +450,30 @@ static rt_status check_stored(db *d, sqlite3_stmt *st, const candidate_result *c
     if (!strcmp(col, "status") && rt_status_from_name(v ? v : "") < 0) {
       snprintf(what, sizeof what, "status '%.40s' is not one rooftune writes", v ? v : "NULL");
     } else if (!strcmp(col, "timing") && timing_kind_parse(v ? v : "") < 0) {
-      snprintf(what, sizeof what, "timing '%.40s' is not measured, predicted or replayed", v ? v : "NULL");
+      snprintf(what, sizeof what, "timing '%.40s' is not measured, predicted or replayed",
+               v ? v : "NULL");
     } else if (!strcmp(col, "time_ms") && c->status == RT_OK) {
       if (type == SQLITE_FLOAT || type == SQLITE_INTEGER) {
         if (!(c->time_ms > 0) || !(c->time_ms < 1e20))
-          snprintf(what, sizeof what, "a successful result with time_ms %g, not a time", c->time_ms);
+          snprintf(what, sizeof what, "a successful result with time_ms %g, not a time",
+                   c->time_ms);
       } else {
-        snprintf(what, sizeof what, "a successful result with time_ms %s%.40s%s, not a time", v ? "'" : "",
-                 v ? v : "NULL", v ? "'" : "");
+        snprintf(what, sizeof what, "a successful result with time_ms %s%.40s%s, not a time",
+                 v ? "'" : "", v ? v : "NULL", v ? "'" : "");
       }
     }
   }
   if (!what[0]) return RT_OK;
   rt_error_locate(err, d->path, NULL, 0, 0);
-  return rt_error_set(err, RT_ERR_DB, "results row %lld (%.60s %.200s): %s: the row is damaged; "
-                      "'rooftune db check --db %s' lists what is wrong", (long long)sqlite3_column_int64(st, n - 1),
-                      c->template_name, c->config, what, d->path);
+  return rt_error_set(err, RT_ERR_DB,
+                      "results row %lld (%.60s %.200s): %s: the row is damaged; "
+                      "'rooftune db check --db %s' lists what is wrong",
+                      (long long)sqlite3_column_int64(st, n - 1), c->template_name, c->config, what,
+                      d->path);
 }
 
-rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out,
-                          size_t *n, rt_error *err) {
+rt_status db_run_previous(db_run *r, const char *template_name, candidate_result **out, size_t *n,
+                          rt_error *err) {
   *out = NULL;
   *n = 0;
   long long tid = -1;
@@ -491,46 +526,55 @@ static rt_status store_winner(db_run *r, long long result_id, long long tid, con
   db_now_iso(at, sizeof at);
   int has_cubin = w && w->cubin && w->cubin_size;
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err,
-                        "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,cubin_bytes,"
-                        WINNER_COLS ",updated_at) VALUES(?,?,?,?,?,?," WINNER_QMARKS ",?) ON CONFLICT("
-                        "problem_id,device_id,template_id,toolkit) DO UPDATE SET result_id=excluded.result_id,"
-                        "cubin_bytes=excluded.cubin_bytes," WINNER_EXCLUDED ",updated_at=excluded.updated_at",
-                        "IIItII", r->problem_id, r->device_id, tid, toolkit, result_id,
-                        has_cubin ? (long long)w->cubin_size : 0LL);
+  rt_status s = db_stmt(
+      d, &st, err,
+      "INSERT INTO "
+      "winners(problem_id,device_id,template_id,toolkit,result_id,cubin_bytes," WINNER_COLS
+      ",updated_at) VALUES(?,?,?,?,?,?," WINNER_QMARKS
+      ",?) ON CONFLICT("
+      "problem_id,device_id,template_id,toolkit) DO UPDATE SET result_id=excluded.result_id,"
+      "cubin_bytes=excluded.cubin_bytes," WINNER_EXCLUDED ",updated_at=excluded.updated_at",
+      "IIItII", r->problem_id, r->device_id, tid, toolkit, result_id,
+      has_cubin ? (long long)w->cubin_size : 0LL);
   if (s) return s;
   db_winner none;
   memset(&none, 0, sizeof none);
   if (!w) w = &none;
   int i = 7;
-#define WBIND_TEXT(member) sqlite3_bind_text(st, i++, w->member, -1, SQLITE_TRANSIENT);
-#define WBIND_UINT(member) sqlite3_bind_int64(st, i++, w->member);
+#define WBIND_TEXT(member)       sqlite3_bind_text(st, i++, w->member, -1, SQLITE_TRANSIENT);
+#define WBIND_UINT(member)       sqlite3_bind_int64(st, i++, w->member);
 #define WBIND(col, kind, member) WBIND_##kind(member)
   WINNER_COLUMNS(WBIND, WBIND)
   sqlite3_bind_text(st, i++, at, -1, SQLITE_TRANSIENT);
   if ((s = db_stmt_end(d, st, sqlite3_step(st), "storing the winner", err))) return s;
   /* The cubin lives in its own table, keyed by the winner's row. */
   if (has_cubin)
-    s = db_exec(d, err, "storing the cubin",
-                "INSERT INTO winner_cubins(winner_id,cubin) SELECT id, ? FROM winners WHERE " WINNER_KEY
-                " ON CONFLICT(winner_id) DO UPDATE SET cubin=excluded.cubin",
-                "bIIIt", w->cubin, w->cubin_size, r->problem_id, r->device_id, tid, toolkit);
+    s = db_exec(
+        d, err, "storing the cubin",
+        "INSERT INTO winner_cubins(winner_id,cubin) SELECT id, ? FROM winners WHERE " WINNER_KEY
+        " ON CONFLICT(winner_id) DO UPDATE SET cubin=excluded.cubin",
+        "bIIIt", w->cubin, w->cubin_size, r->problem_id, r->device_id, tid, toolkit);
   else
-    s = db_exec(d, err, "storing the cubin",
-                "DELETE FROM winner_cubins WHERE winner_id IN (SELECT id FROM winners WHERE " WINNER_KEY ")",
-                "IIIt", r->problem_id, r->device_id, tid, toolkit);
+    s = db_exec(
+        d, err, "storing the cubin",
+        "DELETE FROM winner_cubins WHERE winner_id IN (SELECT id FROM winners WHERE " WINNER_KEY
+        ")",
+        "IIIt", r->problem_id, r->device_id, tid, toolkit);
   if (s) return s;
   /* The serving recipe, also in a table of its own (schema 4). */
   if (w->env && *w->env)
-    return db_exec(d, err, "storing the serving recipe",
-                   "INSERT INTO winner_recipes(winner_id,env,derived,constraints) SELECT id, ?, ?, ? FROM "
-                   "winners WHERE " WINNER_KEY " ON CONFLICT(winner_id) DO UPDATE SET env=excluded.env, "
-                   "derived=excluded.derived, constraints=excluded.constraints",
-                   "tttIIIt", w->env, w->derived ? w->derived : "", w->constraints ? w->constraints : "",
-                   r->problem_id, r->device_id, tid, toolkit);
-  return db_exec(d, err, "storing the serving recipe",
-                 "DELETE FROM winner_recipes WHERE winner_id IN (SELECT id FROM winners WHERE " WINNER_KEY ")",
-                 "IIIt", r->problem_id, r->device_id, tid, toolkit);
+    return db_exec(
+        d, err, "storing the serving recipe",
+        "INSERT INTO winner_recipes(winner_id,env,derived,constraints) SELECT id, ?, ?, ? FROM "
+        "winners WHERE " WINNER_KEY
+        " ON CONFLICT(winner_id) DO UPDATE SET env=excluded.env, "
+        "derived=excluded.derived, constraints=excluded.constraints",
+        "tttIIIt", w->env, w->derived ? w->derived : "", w->constraints ? w->constraints : "",
+        r->problem_id, r->device_id, tid, toolkit);
+  return db_exec(
+      d, err, "storing the serving recipe",
+      "DELETE FROM winner_recipes WHERE winner_id IN (SELECT id FROM winners WHERE " WINNER_KEY ")",
+      "IIIt", r->problem_id, r->device_id, tid, toolkit);
 }
 
 /* Inside the transaction: stores the winner unless the stored one is at least as fast
@@ -555,14 +599,16 @@ static rt_status set_winner(db_run *r, long long result_id, const db_winner *w, 
     db_col_text(st, 3, toolkit, sizeof toolkit);
   } else if (rc == SQLITE_DONE) {
     sqlite3_finalize(st);
-    return rt_error_set(err, RT_ERR_INVALID, "result %lld is not a result of this run's problem and device",
-                        result_id);
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "result %lld is not a result of this run's problem and device", result_id);
   }
   if ((s = db_stmt_end(d, st, rc, "reading the winner", err))) return s;
   if (strcmp(status, "OK") != 0 || isnan(t))
-    return rt_error_set(err, RT_ERR_INVALID, "result %lld failed (%s) and cannot win", result_id, status);
+    return rt_error_set(err, RT_ERR_INVALID, "result %lld failed (%s) and cannot win", result_id,
+                        status);
   if ((s = db_stmt(d, &st, err,
-                   "SELECT r.time_ms FROM winners w JOIN results r ON r.id=w.result_id WHERE w.problem_id=? AND "
+                   "SELECT r.time_ms FROM winners w JOIN results r ON r.id=w.result_id WHERE "
+                   "w.problem_id=? AND "
                    "w.device_id=? AND w.template_id=? AND w.toolkit=?",
                    "IIIt", r->problem_id, r->device_id, tid, toolkit)))
     return s;
@@ -597,8 +643,9 @@ rt_status db_run_set_winner(db_run *r, long long result_id, const db_winner *w, 
 static rt_status run_finish(db_run *r, const char *status, rt_error *err) {
   char at[32];
   db_now_iso(at, sizeof at);
-  rt_status s = db_exec(r->d, err, "finishing the run", "UPDATE runs SET status=?, finished_at=? WHERE id=?",
-                        "ttI", status, at, r->id);
+  rt_status s =
+      db_exec(r->d, err, "finishing the run", "UPDATE runs SET status=?, finished_at=? WHERE id=?",
+              "ttI", status, at, r->id);
   if (s) return s;
   return db_exec(r->d, err, "finishing the run", "DELETE FROM claims WHERE run_id=?", "I", r->id);
 }
@@ -613,8 +660,8 @@ static rt_status run_set_status(db *d, long long run_id, const char *status, rt_
   char at[32];
   db_now_iso(at, sizeof at);
   rt_status s = db_exec(d, err, "changing a run's status",
-                        "UPDATE runs SET status=?, finished_at=coalesce(finished_at,?) WHERE id=?", "ttI",
-                        status, at, run_id);
+                        "UPDATE runs SET status=?, finished_at=coalesce(finished_at,?) WHERE id=?",
+                        "ttI", status, at, run_id);
   if (s) return s;
   if (sqlite3_changes(d->h) != 1) {
     rt_error_locate(err, d->path, NULL, 0, 0);

@@ -29,38 +29,42 @@ rt_status db_fail_at(sqlite3 *h, const char *path, int rc, const char *what, rt_
   const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(rc);
   rt_status s;
   switch (rc & 0xff) {
-  case SQLITE_NOTADB:
-    s = rt_error_set(err, RT_ERR_DB_FOREIGN,
-                     "not a rooftune database (not an SQLite file: %s); give a rooftune database "
-                     "or a new path",
-                     msg);
-    break;
-  case SQLITE_CORRUPT:
-    s = rt_error_set(err, RT_ERR_DB,
-                     "the database is damaged (%s, while %s); run 'rooftune db check' on it and "
-                     "restore a backup or start a new file",
-                     msg, what);
-    break;
-  case SQLITE_BUSY:
-  case SQLITE_LOCKED:
-    s = rt_error_set(err, RT_ERR_DB,
-                     "the database stayed locked by another process for %d s (%s); try again",
-                     DB_RETRY_MS / 1000, what);
-    break;
-  case SQLITE_CANTOPEN:
-    s = rt_error_set(err, RT_ERR_IO, "cannot open the database (%s); check the path and its "
-                     "permissions", msg);
-    break;
-  case SQLITE_READONLY:
-    s = rt_error_set(err, RT_ERR_IO, "the database is read-only (%s, while %s)", msg, what);
-    break;
-  case SQLITE_FULL:
-  case SQLITE_IOERR:
-    s = rt_error_set(err, RT_ERR_IO, "cannot write the database (%s, while %s); check free "
-                     "disk space", msg, what);
-    break;
-  default:
-    s = rt_error_set(err, RT_ERR_DB, "%s: %s", what, msg);
+    case SQLITE_NOTADB:
+      s = rt_error_set(err, RT_ERR_DB_FOREIGN,
+                       "not a rooftune database (not an SQLite file: %s); give a rooftune database "
+                       "or a new path",
+                       msg);
+      break;
+    case SQLITE_CORRUPT:
+      s = rt_error_set(err, RT_ERR_DB,
+                       "the database is damaged (%s, while %s); run 'rooftune db check' on it and "
+                       "restore a backup or start a new file",
+                       msg, what);
+      break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      s = rt_error_set(err, RT_ERR_DB,
+                       "the database stayed locked by another process for %d s (%s); try again",
+                       DB_RETRY_MS / 1000, what);
+      break;
+    case SQLITE_CANTOPEN:
+      s = rt_error_set(err, RT_ERR_IO,
+                       "cannot open the database (%s); check the path and its "
+                       "permissions",
+                       msg);
+      break;
+    case SQLITE_READONLY:
+      s = rt_error_set(err, RT_ERR_IO, "the database is read-only (%s, while %s)", msg, what);
+      break;
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+      s = rt_error_set(err, RT_ERR_IO,
+                       "cannot write the database (%s, while %s); check free "
+                       "disk space",
+                       msg, what);
+      break;
+    default:
+      s = rt_error_set(err, RT_ERR_DB, "%s: %s", what, msg);
   }
   rt_error_locate(err, path, NULL, 0, 0);
   return s;
@@ -111,33 +115,48 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s) {
 rt_status db_bindv(sqlite3_stmt *st, rt_error *err, const char *types, va_list ap) {
   for (int i = 1; types && *types; types++, i++) {
     switch (*types) {
-    case 'i': sqlite3_bind_int(st, i, va_arg(ap, int)); break;
-    case 'I': sqlite3_bind_int64(st, i, va_arg(ap, long long)); break;
-    case 't': bind_text(st, i, va_arg(ap, const char *)); break;
-    case 'r': {
-      double v = va_arg(ap, double);
-      if (isnan(v) || isinf(v)) sqlite3_bind_null(st, i);
-      else sqlite3_bind_double(st, i, v);
-      break;
-    }
-    case 'd': sqlite3_bind_double(st, i, va_arg(ap, double)); break;
-    case 'n': sqlite3_bind_null(st, i); break;
-    case 'b': {
-      const void *p = va_arg(ap, const void *);
-      size_t n = va_arg(ap, size_t);
-      if (p) sqlite3_bind_blob64(st, i, p, n, SQLITE_TRANSIENT);
-      else sqlite3_bind_null(st, i);
-      break;
-    }
-    default:
-      return rt_error_set(err, RT_ERR_INTERNAL, "db: parameter type '%c' is not one of iItrdnb", *types);
+      case 'i':
+        sqlite3_bind_int(st, i, va_arg(ap, int));
+        break;
+      case 'I':
+        sqlite3_bind_int64(st, i, va_arg(ap, long long));
+        break;
+      case 't':
+        bind_text(st, i, va_arg(ap, const char *));
+        break;
+      case 'r': {
+        double v = va_arg(ap, double);
+        if (isnan(v) || isinf(v))
+          sqlite3_bind_null(st, i);
+        else
+          sqlite3_bind_double(st, i, v);
+        break;
+      }
+      case 'd':
+        sqlite3_bind_double(st, i, va_arg(ap, double));
+        break;
+      case 'n':
+        sqlite3_bind_null(st, i);
+        break;
+      case 'b': {
+        const void *p = va_arg(ap, const void *);
+        size_t n = va_arg(ap, size_t);
+        if (p)
+          sqlite3_bind_blob64(st, i, p, n, SQLITE_TRANSIENT);
+        else
+          sqlite3_bind_null(st, i);
+        break;
+      }
+      default:
+        return rt_error_set(err, RT_ERR_INTERNAL, "db: parameter type '%c' is not one of iItrdnb",
+                            *types);
     }
   }
   return RT_OK;
 }
 
-static rt_status prepare_bind(db *d, sqlite3_stmt **out, const char *sql, const char *types, va_list ap,
-                              rt_error *err) {
+static rt_status prepare_bind(db *d, sqlite3_stmt **out, const char *sql, const char *types,
+                              va_list ap, rt_error *err) {
   *out = NULL;
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(d->h, sql, -1, &st, NULL);
@@ -151,7 +170,8 @@ static rt_status prepare_bind(db *d, sqlite3_stmt **out, const char *sql, const 
   return RT_OK;
 }
 
-rt_status db_stmt(db *d, sqlite3_stmt **out, rt_error *err, const char *sql, const char *types, ...) {
+rt_status db_stmt(db *d, sqlite3_stmt **out, rt_error *err, const char *sql, const char *types,
+                  ...) {
   va_list ap;
   va_start(ap, types);
   rt_status s = prepare_bind(d, out, sql, types, ap, err);
@@ -162,8 +182,10 @@ rt_status db_stmt(db *d, sqlite3_stmt **out, rt_error *err, const char *sql, con
 rt_status db_stmt_end(db *d, sqlite3_stmt *st, int rc, const char *what, rt_error *err) {
   int cached = 0;
   for (int i = 0; i < ST_COUNT; i++) cached |= st && d->st[i] == st;
-  if (cached) sqlite3_reset(st);
-  else sqlite3_finalize(st);
+  if (cached)
+    sqlite3_reset(st);
+  else
+    sqlite3_finalize(st);
   return rc == SQLITE_DONE || rc == SQLITE_ROW ? RT_OK : db_fail(d, rc, what, err);
 }
 
@@ -197,11 +219,11 @@ double db_col_real(sqlite3_stmt *st, int i) {
 }
 
 /* Reading one field of each kind (RESULT_COLUMNS). */
-#define read_TEXT(st, i, p) db_col_text(st, i, *(p), sizeof *(p))
-#define read_REAL(st, i, p) (*(p) = db_col_real(st, i))
-#define read_INT(st, i, p) (*(p) = sqlite3_column_int(st, i))
+#define read_TEXT(st, i, p)  db_col_text(st, i, *(p), sizeof *(p))
+#define read_REAL(st, i, p)  (*(p) = db_col_real(st, i))
+#define read_INT(st, i, p)   (*(p) = sqlite3_column_int(st, i))
 #define read_INT64(st, i, p) (*(p) = sqlite3_column_int64(st, i))
-#define read_BOOL(st, i, p) (*(p) = sqlite3_column_int(st, i) != 0)
+#define read_BOOL(st, i, p)  (*(p) = sqlite3_column_int(st, i) != 0)
 static void read_STATUS(sqlite3_stmt *st, int i, rt_status *v) {
   char name[64];
   db_col_text(st, i, name, sizeof name);

@@ -59,8 +59,8 @@ static json_t *json_BOOL(int v) { return json_boolean(v); }
 static json_t *json_STATUS(rt_status v) { return json_string(rt_status_name(v)); }
 static json_t *json_TIMING(timing_kind v) { return json_string(timing_kind_name(v)); }
 
-json_t *db_export_row_json(const db_run_spec *s, const char *tmpl, const char *src,
-                           const char *man, const candidate_result *r) {
+json_t *db_export_row_json(const db_run_spec *s, const char *tmpl, const char *src, const char *man,
+                           const candidate_result *r) {
   json_t *o = json_object();
   json_object_set_new(o, "family", json_string(s->prob.family));
   json_object_set_new(o, "shape", json_string(s->prob.shape));
@@ -76,12 +76,14 @@ json_t *db_export_row_json(const db_run_spec *s, const char *tmpl, const char *s
   json_object_set_new(o, "seed", json_integer((json_int_t)s->seed));
   json_t *facts = json_object(), *diag = json_object(), *ctr = json_object();
   json_object_set_new(o, "config", db_export_config_json(r->config));
-#define ROW_JSON(col, jname, kind, member, group)                                             \
-  {                                                                                           \
-    json_t *into = !strcmp(group, "static_facts") ? facts : !strcmp(group, "diagnosis") ? diag \
-                   : !strcmp(group, "counters") ? ctr : o;                                     \
-    json_object_set_new(into, strcmp(#jname, "config") ? #jname : "config_text",            \
-                        json_##kind(r->member));                                              \
+#define ROW_JSON(col, jname, kind, member, group)                                \
+  {                                                                              \
+    json_t *into = !strcmp(group, "static_facts") ? facts                        \
+                   : !strcmp(group, "diagnosis")  ? diag                         \
+                   : !strcmp(group, "counters")   ? ctr                          \
+                                                  : o;                             \
+    json_object_set_new(into, strcmp(#jname, "config") ? #jname : "config_text", \
+                        json_##kind(r->member));                                 \
   }
   RESULT_COLUMNS(ROW_JSON, ROW_JSON)
 #undef ROW_JSON
@@ -154,13 +156,16 @@ static void csv_INT(FILE *f, int v, int last) { csv_num(f, v, last); }
 static void csv_INT64(FILE *f, long long v, int last) { csv_num(f, (double)v, last); }
 static void csv_BOOL(FILE *f, int v, int last) { csv_num(f, v != 0, last); }
 static void csv_STATUS(FILE *f, rt_status v, int last) { csv_field(f, rt_status_name(v), last); }
-static void csv_TIMING(FILE *f, timing_kind v, int last) { csv_field(f, timing_kind_name(v), last); }
+static void csv_TIMING(FILE *f, timing_kind v, int last) {
+  csv_field(f, timing_kind_name(v), last);
+}
 
 #define CSV_HEAD_FIRST(col, jname, kind, member, group) #col
-#define CSV_HEAD_REST(col, jname, kind, member, group) "," #col
+#define CSV_HEAD_REST(col, jname, kind, member, group)  "," #col
 static const char csv_header[] =
     "family,shape,dtype,layout,device,sm_count,compute_capability,driver_version,toolkit,arch,"
-    "template,source_hash,manifest_hash,strategy,seed," RESULT_COLUMNS(CSV_HEAD_FIRST, CSV_HEAD_REST) "\n";
+    "template,source_hash,manifest_hash,strategy,seed," RESULT_COLUMNS(CSV_HEAD_FIRST,
+                                                                       CSV_HEAD_REST) "\n";
 
 static void csv_row(FILE *f, const db_run_spec *s, const char *tmpl, const char *src,
                     const char *man, const candidate_result *r) {
@@ -242,9 +247,9 @@ static rt_status export_header(db *d, FILE *f, rt_error *err) {
   for (size_t i = 0; i < n; i++) {
     const db_entry *x = &e[i];
     fputs("    {", f);
-    const char *fields[] = {x->family, x->shape, x->dtype, x->layout, x->device.name, x->toolkit,
-                            x->template_name, x->source_hash, x->config,
-                            timing_kind_name(x->timing)};
+    const char *fields[] = {
+        x->family,  x->shape,         x->dtype,       x->layout, x->device.name,
+        x->toolkit, x->template_name, x->source_hash, x->config, timing_kind_name(x->timing)};
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
       c_string(f, fields[k]);
       fputs(", ", f);
@@ -278,8 +283,10 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
             (f->shape && strcmp(f->shape, s->prob.shape)) ||
             (f->device && !strcasestr(s->prov.device.name, f->device))))
     return RT_OK;
-  if (w->format == DB_EXPORT_JSON) json_array_append_new(w->rows, db_export_row_json(s, tmpl, src, man, r));
-  else csv_row(w->out, s, tmpl, src, man, r);
+  if (w->format == DB_EXPORT_JSON)
+    json_array_append_new(w->rows, db_export_row_json(s, tmpl, src, man, r));
+  else
+    csv_row(w->out, s, tmpl, src, man, r);
   return RT_OK;
 }
 
@@ -340,24 +347,29 @@ rt_status db_export_write(db *d, int format, const db_export_filter *f, const ch
 /* ---- reading an export back ------------------------------------------------------------- */
 
 /* One field of each kind from JSON (RESULT_COLUMNS), into a member of that kind. */
-#define READ_TEXT(v, member) snprintf(member, sizeof member, "%s", json_string_value(v) ? json_string_value(v) : "")
+#define READ_TEXT(v, member) \
+  snprintf(member, sizeof member, "%s", json_string_value(v) ? json_string_value(v) : "")
 #define READ_REAL(v, member) member = json_is_number(v) ? json_number_value(v) : 0
-#define READ_INT(v, member) member = json_is_integer(v) ? (int)json_integer_value(v) : 0
+#define READ_INT(v, member)  member = json_is_integer(v) ? (int)json_integer_value(v) : 0
 /* an export read back is a recording: never verified here, whatever its row says (export.h) */
-#define READ_BOOL(v, member) ((void)(v), member = 0)
+#define READ_BOOL(v, member)  ((void)(v), member = 0)
 #define READ_INT64(v, member) member = json_is_integer(v) ? (long long)json_integer_value(v) : 0
-#define READ_STATUS(v, member) member = json_string_value(v) && rt_status_from_name(json_string_value(v)) >= 0 \
-                                            ? (rt_status)rt_status_from_name(json_string_value(v)) : RT_OK
-#define READ_TIMING(v, member) member = json_string_value(v) && timing_kind_parse(json_string_value(v)) >= 0 \
-                                            ? (timing_kind)timing_kind_parse(json_string_value(v)) : (timing_kind)0
+#define READ_STATUS(v, member)                                                    \
+  member = json_string_value(v) && rt_status_from_name(json_string_value(v)) >= 0 \
+               ? (rt_status)rt_status_from_name(json_string_value(v))             \
+               : RT_OK
+#define READ_TIMING(v, member)                                                  \
+  member = json_string_value(v) && timing_kind_parse(json_string_value(v)) >= 0 \
+               ? (timing_kind)timing_kind_parse(json_string_value(v))           \
+               : (timing_kind)0
 
 void db_export_row_read(const json_t *row, candidate_result *r) {
   memset(r, 0, sizeof *r);
-#define ROW_READ(col, jname, kind, member, group)                                              \
-  {                                                                                            \
-    const json_t *from = *group ? json_object_get(row, group) : row;                           \
+#define ROW_READ(col, jname, kind, member, group)                                               \
+  {                                                                                             \
+    const json_t *from = *group ? json_object_get(row, group) : row;                            \
     const json_t *v = json_object_get(from, strcmp(#jname, "config") ? #jname : "config_text"); \
-    READ_##kind(v, r->member);                                                                 \
+    READ_##kind(v, r->member);                                                                  \
   }
   RESULT_COLUMNS(ROW_READ, ROW_READ)
 #undef ROW_READ
@@ -369,7 +381,8 @@ static const char *text_of(const json_t *o, const char *key) {
 }
 
 rt_status db_export_to_kt(json_t *root, const char *path, const char *template_name,
-                          const char *want_shape, const char *want_dtype, json_t **out, rt_error *err) {
+                          const char *want_shape, const char *want_dtype, json_t **out,
+                          rt_error *err) {
   *out = NULL;
   json_t *rows = json_object_get(root, "results");
   const char *want_t = template_name, *tmpl = NULL, *shape = NULL, *dtype = NULL;
@@ -396,8 +409,8 @@ rt_status db_export_to_kt(json_t *root, const char *path, const char *template_n
     } else if (strcmp(shape, sh) || strcmp(dtype, dt)) {
       rt_error_locate(err, path, NULL, 0, 0);
       return rt_error_set(err, RT_ERR_INVALID,
-                          "the export holds %s for %s %s and %s %s: give --shape and --dtype",
-                          tmpl, shape, dtype, sh, dt);
+                          "the export holds %s for %s %s and %s %s: give --shape and --dtype", tmpl,
+                          shape, dtype, sh, dt);
     }
   }
   if (!tmpl) {
@@ -426,8 +439,8 @@ rt_status db_export_to_kt(json_t *root, const char *path, const char *template_n
       rt_error_locate(err, path, NULL, 0, 0);
       return rt_error_set(err, RT_ERR_INVALID,
                           "the export holds results of %s for %s %s from two devices (%s and %s): "
-                          "export one with 'rooftune db export --device NAME'", tmpl, shape,
-                          dtype, devname, dn);
+                          "export one with 'rooftune db export --device NAME'",
+                          tmpl, shape, dtype, devname, dn);
     }
     char key[1024];
     size_t kl = 0;
@@ -447,9 +460,12 @@ rt_status db_export_to_kt(json_t *root, const char *path, const char *template_n
       json_array_foreach(dom, k, dv) seen |= json_equal(dv, v);
       if (!seen) json_array_append(dom, v);
       char text[256];
-      if (json_is_integer(v)) snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
-      else snprintf(text, sizeof text, "%s", json_string_value(v) ? json_string_value(v) : "");
-      kl += (size_t)snprintf(key + kl, kl < sizeof key ? sizeof key - kl : 0, "%s%s", kl ? "," : "", text);
+      if (json_is_integer(v))
+        snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
+      else
+        snprintf(text, sizeof text, "%s", json_string_value(v) ? json_string_value(v) : "");
+      kl += (size_t)snprintf(key + kl, kl < sizeof key ? sizeof key - kl : 0, "%s%s", kl ? "," : "",
+                             text);
       json_object_set(rec, name, v);
     }
     json_object_set(rec, "rooftune_row", row); /* its counters and facts replay with it */
@@ -473,4 +489,3 @@ rt_status db_export_to_kt(json_t *root, const char *path, const char *template_n
   *out = kt;
   return RT_OK;
 }
-

@@ -143,7 +143,8 @@ static const char schema_v5[] =
     "CREATE TABLE run_owners(\n"
     "  run_id INTEGER PRIMARY KEY REFERENCES runs(id),\n"
     "  host TEXT NOT NULL,                 -- gethostname()\n"
-    "  boot_id TEXT NOT NULL DEFAULT '',   -- the kernel's boot id: a pid means something only within one\n"
+    "  boot_id TEXT NOT NULL DEFAULT '',   -- the kernel's boot id: a pid means something only "
+    "within one\n"
     "  pid INTEGER NOT NULL,\n"
     "  pid_start INTEGER NOT NULL DEFAULT 0, -- the process's start time (clock ticks since boot)\n"
     "  beat_at INTEGER NOT NULL);          -- unix time of the run's last write\n"
@@ -151,7 +152,8 @@ static const char schema_v5[] =
     "  problem_id INTEGER NOT NULL REFERENCES problems(id),\n"
     "  device_id INTEGER NOT NULL REFERENCES devices(id),\n"
     "  toolkit TEXT NOT NULL,\n"
-    "  key TEXT NOT NULL,                  -- db_result_key(): 'code:HASH' or 'config:TEMPLATE:CONFIG'\n"
+    "  key TEXT NOT NULL,                  -- db_result_key(): 'code:HASH' or "
+    "'config:TEMPLATE:CONFIG'\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
     "  claimed_at INTEGER NOT NULL,\n"
     "  PRIMARY KEY(problem_id, device_id, toolkit, key));\n";
@@ -177,10 +179,12 @@ static const char schema_v6[] =
     "ALTER TABLE results ADD COLUMN ctr_stalls TEXT NOT NULL DEFAULT '';\n"
     "CREATE TABLE calibrations(\n"
     "  id INTEGER PRIMARY KEY,\n"
-    "  gpu TEXT NOT NULL,                  -- the spec-table GPU the measurements were made on: 'h200'\n"
+    "  gpu TEXT NOT NULL,                  -- the spec-table GPU the measurements were made on: "
+    "'h200'\n"
     "  template TEXT NOT NULL,\n"
     "  kind TEXT NOT NULL CHECK(kind IN ('dram_bytes')),\n"
-    "  ratio REAL NOT NULL,                -- measured / modelled, the geometric mean over samples\n"
+    "  ratio REAL NOT NULL,                -- measured / modelled, the geometric mean over "
+    "samples\n"
     "  samples INTEGER NOT NULL,\n"
     "  measured_at TEXT NOT NULL,\n"
     "  UNIQUE(gpu, template, kind));\n";
@@ -196,7 +200,8 @@ static const char schema_v6[] =
 static const char schema_v7[] =
     "ALTER TABLE results ADD COLUMN verified INTEGER NOT NULL DEFAULT 0 CHECK(verified IN (0,1));\n"
     "UPDATE results SET verified = 1\n"
-    "  WHERE timing = 'measured' AND status = 'OK' AND verify_error IS NOT NULL AND verify_error >= 0;\n"
+    "  WHERE timing = 'measured' AND status = 'OK' AND verify_error IS NOT NULL AND verify_error "
+    ">= 0;\n"
     "ALTER TABLE results ADD COLUMN path TEXT NOT NULL DEFAULT '';\n";
 
 static const char *const schema_migrations[] = {

@@ -38,12 +38,20 @@ static struct {
 static const char *gpu_start(char *name, size_t size) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h) return "no CUDA driver (libcuda.so.1 is not installed)";
-#define SYM(f)                                                   \
-  *(void **)(&drv.f) = dlsym(h, #f);                             \
-  if (!drv.f) return "the CUDA driver lacks " #f;
-  SYM(cuInit) SYM(cuDeviceGet) SYM(cuDeviceGetName) SYM(cuDevicePrimaryCtxRetain)
-  SYM(cuCtxSetCurrent) SYM(cuCtxSynchronize) SYM(cuMemAlloc_v2) SYM(cuMemFree_v2)
-  SYM(cuMemsetD16_v2) SYM(cuMemsetD32_v2) SYM(cuMemcpyDtoH_v2)
+#define SYM(f)                       \
+  *(void **)(&drv.f) = dlsym(h, #f); \
+  if (!drv.f) return "the CUDA driver lacks " #f
+  SYM(cuInit);
+  SYM(cuDeviceGet);
+  SYM(cuDeviceGetName);
+  SYM(cuDevicePrimaryCtxRetain);
+  SYM(cuCtxSetCurrent);
+  SYM(cuCtxSynchronize);
+  SYM(cuMemAlloc_v2);
+  SYM(cuMemFree_v2);
+  SYM(cuMemsetD16_v2);
+  SYM(cuMemsetD32_v2);
+  SYM(cuMemcpyDtoH_v2);
 #undef SYM
   int dev = 0;
   void *ctx = NULL;
@@ -65,16 +73,19 @@ static const char *rule_name(int rule) {
 /* Prints a lookup's answer: the winner served, or why none is, and what was passed over. */
 static void print_match(const rooftune_match *m, const char *served) {
   if (m->match != ROOFTUNE_MATCH_NONE) {
-    printf("%s: %s %s %s (%s match, distance %.3g; rule %s)\n", served, m->family, m->shape, m->dtype,
-           m->match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", m->distance, rule_name(m->rule));
+    printf("%s: %s %s %s (%s match, distance %.3g; rule %s)\n", served, m->family, m->shape,
+           m->dtype, m->match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", m->distance,
+           rule_name(m->rule));
     printf("  template %s, config %s\n", m->template_name, m->config);
     printf("  time %.4g ms, %s on %s; %s\n", m->time_ms, m->timing, m->device,
-           m->verified ? "verified against the reference" : "not verified (never checked against the reference)");
+           m->verified ? "verified against the reference"
+                       : "not verified (never checked against the reference)");
     if (m->geometry_ok)
-      printf("  launch grid (%u, %u, %u), block (%u, %u, %u), %u bytes of shared memory\n", m->grid[0], m->grid[1],
-             m->grid[2], m->block[0], m->block[1], m->block[2], m->smem);
+      printf("  launch grid (%u, %u, %u), block (%u, %u, %u), %u bytes of shared memory\n",
+             m->grid[0], m->grid[1], m->grid[2], m->block[0], m->block[1], m->block[2], m->smem);
     if (m->mismatch)
-      printf("  not served by default: made with another %s%s%s\n", m->mismatch & ROOFTUNE_MISMATCH_DEVICE ? "GPU " : "",
+      printf("  not served by default: made with another %s%s%s\n",
+             m->mismatch & ROOFTUNE_MISMATCH_DEVICE ? "GPU " : "",
              m->mismatch & ROOFTUNE_MISMATCH_TOOLKIT ? "toolkit " : "",
              m->mismatch & ROOFTUNE_MISMATCH_TEMPLATE ? "template version" : "");
   } else {
@@ -95,11 +106,16 @@ static void print_runs(const rooftune_match *m) {
   else if (m->match != ROOFTUNE_MATCH_NONE && m->runnable)
     printf("  runs: %s from its cubin (%zu bytes)\n", m->template_name, m->cubin_size);
   else if (m->match != ROOFTUNE_MATCH_NONE && m->cubin_size && !m->verified)
-    printf("  runs: nothing from this winner (not verified: %s on %s); on a GPU rooftune_gemm runs the next "
-           "verified winner or cuBLASLt\n", m->timing, m->device);
+    printf(
+        "  runs: nothing from this winner (not verified: %s on %s); on a GPU rooftune_gemm runs "
+        "the next "
+        "verified winner or cuBLASLt\n",
+        m->timing, m->device);
   else if (m->match != ROOFTUNE_MATCH_NONE)
-    printf("  runs: nothing from this winner (no cubin: %s); on a GPU rooftune_gemm runs what it can launch\n",
-           m->timing);
+    printf(
+        "  runs: nothing from this winner (no cubin: %s); on a GPU rooftune_gemm runs what it can "
+        "launch\n",
+        m->timing);
   else
     printf("  runs: cuBLASLt's own choice\n");
 }
@@ -162,7 +178,8 @@ int main(int argc, char **argv) {
           drv.cuMemsetD32_v2(B, 0x3f800000u, (size_t)(K * N));
   else if (!bad) {
     unsigned short one = strcmp(dtype, "bf16") ? 0x3c00 : 0x3f80; /* 1.0 in f16 / bf16 */
-    bad = drv.cuMemsetD16_v2(A, one, (size_t)(M * K)) || drv.cuMemsetD16_v2(B, one, (size_t)(K * N));
+    bad =
+        drv.cuMemsetD16_v2(A, one, (size_t)(M * K)) || drv.cuMemsetD16_v2(B, one, (size_t)(K * N));
   }
   if (bad) {
     fprintf(stderr, "load_gemm: cannot allocate or fill the matrices on %s\n", gpu);
@@ -181,8 +198,9 @@ int main(int argc, char **argv) {
   drv.cuMemcpyDtoH_v2(&first, C, sizeof first);
   drv.cuMemcpyDtoH_v2(&last, C + (devptr)((M * N - 1) * (long long)sizeof(float)), sizeof last);
   printf("ran %s%s%s on %s (rule %s%s%s): C[0] = %g, C[last] = %g (expected %lld)%s%s\n",
-         info.path == ROOFTUNE_PATH_LIBRARY ? "cuBLASLt" : info.template_name, info.config[0] ? " " : "",
-         info.config, gpu, rule_name(info.path), info.shape[0] ? ", tuned for " : "", info.shape, first, last, K,
+         info.path == ROOFTUNE_PATH_LIBRARY ? "cuBLASLt" : info.template_name,
+         info.config[0] ? " " : "", info.config, gpu, rule_name(info.path),
+         info.shape[0] ? ", tuned for " : "", info.shape, first, last, K,
          info.reason[0] ? "; fallback because " : "", info.reason);
   if (info.path != m.rule)
     printf("note: the call ran something else than the lookup named (%s)\n", info.reason);

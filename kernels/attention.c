@@ -46,16 +46,16 @@ struct family_gpu {
   problem p;
   int bf16;
   size_t q_elems, kv_elems, o_elems, lse_elems;
-  CUdeviceptr q, k, v, o, lse;       /* inputs and the candidate's outputs */
-  CUdeviceptr ref_o, ref_lse;        /* the reference's fp32 outputs */
-  CUdeviceptr table, lens;           /* block table, per-sequence lengths (0 when unused) */
-  CUdeviceptr work, counters;        /* split-KV scratch (grown on demand), tickets */
-  size_t work_floats;                /* work's size */
-  float *want_o, *want_lse;          /* the reference, on the host */
-  uint16_t *got_o;                   /* the candidate's O, downloaded */
+  CUdeviceptr q, k, v, o, lse; /* inputs and the candidate's outputs */
+  CUdeviceptr ref_o, ref_lse;  /* the reference's fp32 outputs */
+  CUdeviceptr table, lens;     /* block table, per-sequence lengths (0 when unused) */
+  CUdeviceptr work, counters;  /* split-KV scratch (grown on demand), tickets */
+  size_t work_floats;          /* work's size */
+  float *want_o, *want_lse;    /* the reference, on the host */
+  uint16_t *got_o;             /* the candidate's O, downloaded */
   float *got_lse;
-  double ref_sq;                     /* sum of squares of the reference O */
-  attn_cudnn *dnn;                   /* cuDNN's candidates (attention_cudnn.h), on first use */
+  double ref_sq;   /* sum of squares of the reference O */
+  attn_cudnn *dnn; /* cuDNN's candidates (attention_cudnn.h), on first use */
 };
 
 static rt_status alloc(CUdeviceptr *p, size_t bytes, const char *what, rt_error *err) {
@@ -79,8 +79,8 @@ static rt_status alloc(CUdeviceptr *p, size_t bytes, const char *what, rt_error 
  * a causal row whose diagonal key is a spike is wrong by its weight when the mask is off by one.
  * K and V rows that belong to no key (past a ragged sequence's length, the tail of its last
  * page) are NaN: no kernel may read them into O, not even multiplied by 0. */
-#define ATTN_IN_A 2.75f
-#define ATTN_IN_B 1.0f
+#define ATTN_IN_A   2.75f
+#define ATTN_IN_B   1.0f
 #define ATTN_SPIKES 4
 static const float attn_in_gain[ATTN_SPIKES] = {5.f, 7.f, 9.f, 11.f};
 
@@ -91,8 +91,11 @@ static float col_sign(int d) { return (num_hash(0x5157u, (uint64_t)d) >> 63) ? -
  * lies in the n-th quarter of [0, L), somewhere in its middle half. */
 static int spike_of(uint64_t seed, int b, long long t, long long L) {
   for (int n = 0; n < ATTN_SPIKES; n++) {
-    const long long q0 = n * L / ATTN_SPIKES, q = (n + 1) * L / ATTN_SPIKES - q0, span = q / 2 > 1 ? q / 2 : 1;
-    const long long pos = q0 + q / 4 + (long long)(num_hash(seed ^ 0x5b1cull, (uint64_t)b * ATTN_SPIKES + n) % (uint64_t)span);
+    const long long q0 = n * L / ATTN_SPIKES, q = (n + 1) * L / ATTN_SPIKES - q0,
+                    span = q / 2 > 1 ? q / 2 : 1;
+    const long long pos =
+        q0 + q / 4 +
+        (long long)(num_hash(seed ^ 0x5b1cull, (uint64_t)b * ATTN_SPIKES + n) % (uint64_t)span);
     if (q > 0 && pos == t) return n;
   }
   return -1;
@@ -101,17 +104,18 @@ static int spike_of(uint64_t seed, int b, long long t, long long L) {
 typedef struct input_fill {
   const problem *p;
   uint64_t seed;
-  int which;           /* 0 Q, 1 K, 2 V */
+  int which; /* 0 Q, 1 K, 2 V */
   int bf16;
   const long long *owner; /* paged K/V: pool token row -> b * SKV + t, or -1 (no key) */
-  uint16_t *out;       /* rows [row0, row0 + rows) of D elements */
+  uint16_t *out;          /* rows [row0, row0 + rows) of D elements */
   size_t row0, rows;
 } input_fill;
 
 static void *fill_rows(void *arg) {
   const input_fill *f = arg;
   const problem *p = f->p;
-  const long long D = dim(p, "D"), SKV = dim(p, "SKV"), heads = f->which ? dim(p, "HKV") : dim(p, "HQ");
+  const long long D = dim(p, "D"), SKV = dim(p, "SKV"),
+                  heads = f->which ? dim(p, "HKV") : dim(p, "HQ");
   const float gain_scale = 1.f / sqrtf((float)D);
   float sign[256]; /* D <= 256 (the shape's rule) */
   for (long long d = 0; d < D && d < 256; d++) sign[d] = col_sign((int)d);
@@ -146,9 +150,10 @@ static void *fill_rows(void *arg) {
 
 /* Tensor `which` (rows of D elements) made and uploaded piece by piece, each piece by up to 16
  * threads. */
-static rt_status upload_input(CUdeviceptr dst, size_t elems, int which, const family_gpu *g, const long long *owner,
-                              uint64_t seed, rt_error *err) {
-  const size_t D = (size_t)dim(&g->p, "D"), rows = elems / D, piece = ((size_t)1 << 24) / D; /* rows */
+static rt_status upload_input(CUdeviceptr dst, size_t elems, int which, const family_gpu *g,
+                              const long long *owner, uint64_t seed, rt_error *err) {
+  const size_t D = (size_t)dim(&g->p, "D"), rows = elems / D,
+               piece = ((size_t)1 << 24) / D; /* rows */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const int nt = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
   uint16_t *buf = malloc(piece * D * 2);
@@ -166,10 +171,13 @@ static rt_status upload_input(CUdeviceptr dst, size_t elems, int which, const fa
     }
     fill_rows(&f[0]);
     for (int i = 1; i < nt; i++) {
-      if (started[i]) pthread_join(th[i], NULL);
-      else fill_rows(&f[i]); /* no thread: this one does it */
+      if (started[i])
+        pthread_join(th[i], NULL);
+      else
+        fill_rows(&f[i]); /* no thread: this one does it */
     }
-    st = cuda_check(cu.cuMemcpyHtoD_v2(dst + r0 * D * 2, buf, n * D * 2), "upload attention inputs", err);
+    st = cuda_check(cu.cuMemcpyHtoD_v2(dst + r0 * D * 2, buf, n * D * 2), "upload attention inputs",
+                    err);
   }
   free(buf);
   return st;
@@ -178,8 +186,8 @@ static rt_status upload_input(CUdeviceptr dst, size_t elems, int which, const fa
 static void attn_gpu_teardown(family_gpu *g) {
   if (!g) return;
   attn_cudnn_close(g->dnn);
-  CUdeviceptr *bufs[] = {&g->q, &g->k, &g->v, &g->o, &g->lse, &g->ref_o, &g->ref_lse,
-                         &g->table, &g->lens, &g->work, &g->counters};
+  CUdeviceptr *bufs[] = {&g->q,       &g->k,     &g->v,    &g->o,    &g->lse,     &g->ref_o,
+                         &g->ref_lse, &g->table, &g->lens, &g->work, &g->counters};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (*bufs[i]) cu.cuMemFree_v2(*bufs[i]);
   free(g->want_o);
@@ -201,8 +209,9 @@ rt_status attention_gpu_cudnn(family_gpu *g, attn_cudnn **out, rt_error *err) {
 
 static rt_status set_smem(CUfunction fn, unsigned smem, rt_error *err) {
   if (smem <= 48 * 1024) return RT_OK;
-  return cuda_check(cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
-                    "allow the kernel's dynamic shared memory", err);
+  return cuda_check(
+      cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+      "allow the kernel's dynamic shared memory", err);
 }
 
 static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64_t seed,
@@ -210,9 +219,13 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
                                 rt_error *err) {
   (void)self;
   *out = NULL;
-  if (!cu.handle) return rt_error_set(err, RT_ERR_NO_DRIVER, "attention needs a loaded CUDA driver and a current context");
+  if (!cu.handle)
+    return rt_error_set(err, RT_ERR_NO_DRIVER,
+                        "attention needs a loaded CUDA driver and a current context");
   if (!ref || !ref->cubin)
-    return rt_error_set(err, RT_ERR_INVALID, "attention checks against its reference template attn_reference, which was not given");
+    return rt_error_set(
+        err, RT_ERR_INVALID,
+        "attention checks against its reference template attn_reference, which was not given");
   family_gpu *g = calloc(1, sizeof *g);
   if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   g->p = *p;
@@ -228,14 +241,18 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
   long long *owner = NULL; /* paged: pool token row -> b * SKV + t, -1 for none */
   rt_status st = lens ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   if (!st) kv_lens_of(p, lens);
-  if (!st && ((st = alloc(&g->q, g->q_elems * 2, "Q", err)) || (st = alloc(&g->k, g->kv_elems * 2, "K", err)) ||
-              (st = alloc(&g->v, g->kv_elems * 2, "V", err)) || (st = alloc(&g->o, g->o_elems * 2, "O", err)) ||
+  if (!st && ((st = alloc(&g->q, g->q_elems * 2, "Q", err)) ||
+              (st = alloc(&g->k, g->kv_elems * 2, "K", err)) ||
+              (st = alloc(&g->v, g->kv_elems * 2, "V", err)) ||
+              (st = alloc(&g->o, g->o_elems * 2, "O", err)) ||
               (st = alloc(&g->lse, g->lse_elems * 4, "LSE", err)) ||
               (st = alloc(&g->ref_o, g->o_elems * 4, "the reference O", err)) ||
               (st = alloc(&g->ref_lse, g->lse_elems * 4, "the reference LSE", err)) ||
               (st = alloc(&g->counters, B * HKV * 4, "split-KV counters", err))))
     goto fail;
-  if (!st) st = cuda_check(cu.cuMemsetD32Async(g->counters, 0, B * HKV, stream), "zero the split-KV counters", err);
+  if (!st)
+    st = cuda_check(cu.cuMemsetD32Async(g->counters, 0, B * HKV, stream),
+                    "zero the split-KV counters", err);
   if (!st && dim(p, "RAGGED")) {
     if ((st = alloc(&g->lens, B * 4, "KV lengths", err)) ||
         (st = cuda_check(cu.cuMemcpyHtoD_v2(g->lens, lens, B * 4), "upload KV lengths", err)))
@@ -274,7 +291,8 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
       }
     free(perm);
     if ((st = alloc(&g->table, B * mp * 4, "the block table", err)) ||
-        (st = cuda_check(cu.cuMemcpyHtoD_v2(g->table, table, B * mp * 4), "upload the block table", err)))
+        (st = cuda_check(cu.cuMemcpyHtoD_v2(g->table, table, B * mp * 4), "upload the block table",
+                         err)))
       goto fail;
   }
   if ((st = upload_input(g->q, g->q_elems, 0, g, NULL, seed, err)) ||
@@ -290,13 +308,18 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
     attention_args(p, g->q, g->k, g->v, g->ref_o, g->ref_lse, g->table, g->lens, 0, 0, &a);
     void *args[] = {&a};
     st = cuda_check(cu.cuModuleLoadData(&mod, ref->cubin), "load the reference's cubin", err);
-    if (!st) st = cuda_check(cu.cuModuleGetFunction(&fn, mod, ref->entry ? ref->entry : ""), "find the reference kernel", err);
-    if (!st) st = set_smem(fn, ref->smem, err);
-    if (!st) st = cuda_check(cu.cuMemsetD32Async(g->ref_o, 0x7fc00000u, g->o_elems, stream), "poison the reference O", err);
     if (!st)
-      st = cuda_check(cu.cuLaunchKernel(fn, ref->grid[0], ref->grid[1], ref->grid[2], ref->block[0], ref->block[1],
-                                        ref->block[2], ref->smem, stream, args, NULL),
-                      "launch the reference", err);
+      st = cuda_check(cu.cuModuleGetFunction(&fn, mod, ref->entry ? ref->entry : ""),
+                      "find the reference kernel", err);
+    if (!st) st = set_smem(fn, ref->smem, err);
+    if (!st)
+      st = cuda_check(cu.cuMemsetD32Async(g->ref_o, 0x7fc00000u, g->o_elems, stream),
+                      "poison the reference O", err);
+    if (!st)
+      st =
+          cuda_check(cu.cuLaunchKernel(fn, ref->grid[0], ref->grid[1], ref->grid[2], ref->block[0],
+                                       ref->block[1], ref->block[2], ref->smem, stream, args, NULL),
+                     "launch the reference", err);
     if (!st) st = cuda_check(cu.cuStreamSynchronize(stream), "run the reference", err);
     if (mod) cu.cuModuleUnload(mod);
     if (st) goto fail;
@@ -309,12 +332,15 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
     st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for %zu output elements", g->o_elems);
     goto fail;
   }
-  if ((st = cuda_check(cu.cuMemcpyDtoH_v2(g->want_o, g->ref_o, g->o_elems * 4), "download the reference O", err)) ||
-      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->want_lse, g->ref_lse, g->lse_elems * 4), "download the reference LSE", err)))
+  if ((st = cuda_check(cu.cuMemcpyDtoH_v2(g->want_o, g->ref_o, g->o_elems * 4),
+                       "download the reference O", err)) ||
+      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->want_lse, g->ref_lse, g->lse_elems * 4),
+                       "download the reference LSE", err)))
     goto fail;
   for (size_t i = 0; i < g->o_elems; i++) {
     if (!isfinite(g->want_o[i])) {
-      st = rt_error_set(err, RT_ERR_INTERNAL, "the reference left O[%zu] = %g: it must write every element", i,
+      st = rt_error_set(err, RT_ERR_INTERNAL,
+                        "the reference left O[%zu] = %g: it must write every element", i,
                         (double)g->want_o[i]);
       goto fail;
     }
@@ -338,14 +364,20 @@ fail:
  * not make the next split candidate of this worker fail). */
 static rt_status attn_gpu_poison(family_gpu *g, CUstream stream, rt_error *err) {
   const size_t groups = (size_t)dim(&g->p, "B") * (size_t)dim(&g->p, "HKV");
-  rt_status st = cuda_check(cu.cuMemsetD16Async(g->o, g->bf16 ? 0x7fc0u : 0x7e00u, g->o_elems, stream), "poison O", err);
-  if (!st) st = cuda_check(cu.cuMemsetD32Async(g->lse, 0x7fc00000u, g->lse_elems, stream), "poison the LSE", err);
-  if (!st) st = cuda_check(cu.cuMemsetD32Async(g->counters, 0, groups, stream), "zero the split-KV counters", err);
+  rt_status st = cuda_check(
+      cu.cuMemsetD16Async(g->o, g->bf16 ? 0x7fc0u : 0x7e00u, g->o_elems, stream), "poison O", err);
+  if (!st)
+    st = cuda_check(cu.cuMemsetD32Async(g->lse, 0x7fc00000u, g->lse_elems, stream),
+                    "poison the LSE", err);
+  if (!st)
+    st = cuda_check(cu.cuMemsetD32Async(g->counters, 0, groups, stream),
+                    "zero the split-KV counters", err);
   return st;
 }
 
-static rt_status attn_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *config, const unsigned grid[3],
-                                 const unsigned block[3], unsigned smem, CUstream stream, rt_error *err) {
+static rt_status attn_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *config,
+                                 const unsigned grid[3], const unsigned block[3], unsigned smem,
+                                 CUstream stream, rt_error *err) {
   long long splits = 1;
   rt_vars_get(config, "SPLITS", &splits);
   size_t need = attention_work_floats(&g->p, splits);
@@ -359,18 +391,21 @@ static rt_status attn_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *co
   }
   if ((st = set_smem(fn, smem, err))) return st;
   attn_args a;
-  attention_args(&g->p, g->q, g->k, g->v, g->o, g->lse, g->table, g->lens, splits > 1 ? g->work : 0, g->counters, &a);
+  attention_args(&g->p, g->q, g->k, g->v, g->o, g->lse, g->table, g->lens, splits > 1 ? g->work : 0,
+                 g->counters, &a);
   long long tma = 0;
   rt_vars_get(config, "ATTN_TMA", &tma);
   if (tma) {
     attn_tma_maps maps;
     if ((st = attention_tma_maps(&g->p, config, g->q, g->k, g->v, &maps, err))) return st;
     void *args[] = {&maps, &a};
-    return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, args, NULL),
+    return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                        smem, stream, args, NULL),
                       "launch attention template", err);
   }
   void *args[] = {&a};
-  return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, args, NULL),
+  return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                      smem, stream, args, NULL),
                     "launch attention template", err);
 }
 
@@ -379,13 +414,15 @@ static rt_status attn_gpu_verify(family_gpu *g, double *rel_error, rt_error *err
   rt_status st;
   if ((st = cuda_check(cu.cuCtxSynchronize(), "finish the attention candidate", err)) ||
       (st = cuda_check(cu.cuMemcpyDtoH_v2(g->got_o, g->o, g->o_elems * 2), "download O", err)) ||
-      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->got_lse, g->lse, g->lse_elems * 4), "download the LSE", err)))
+      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->got_lse, g->lse, g->lse_elems * 4), "download the LSE",
+                       err)))
     return st;
   const double tol = attn_tolerance(NULL, &g->p), rms = sqrt(g->ref_sq / (double)g->o_elems);
   double diff_sq = 0;
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < g->o_elems; i++) {
-    double c = g->bf16 ? num_bf16_to_f32(g->got_o[i]) : num_f16_to_f32(g->got_o[i]), r = g->want_o[i], d = c - r;
+    double c = g->bf16 ? num_bf16_to_f32(g->got_o[i]) : num_f16_to_f32(g->got_o[i]),
+           r = g->want_o[i], d = c - r;
     if (!isfinite(c) || fabs(d) > 32 * tol * (rms > 0 ? rms : 1)) {
       if (!bad++) first = i;
       if (!isfinite(c)) diff_sq = INFINITY;
@@ -393,29 +430,36 @@ static rt_status attn_gpu_verify(family_gpu *g, double *rel_error, rt_error *err
     diff_sq += d * d;
   }
   double rel = g->ref_sq > 0 ? sqrt(diff_sq / g->ref_sq) : sqrt(diff_sq);
-  if (bad && isfinite(rel) && rel <= tol) rel = nextafter(tol, INFINITY); /* an outlier never passes */
+  if (bad && isfinite(rel) && rel <= tol)
+    rel = nextafter(tol, INFINITY); /* an outlier never passes */
   *rel_error = rel;
-  const size_t D = (size_t)dim(&g->p, "D"), HQ = (size_t)dim(&g->p, "HQ"), SQ = (size_t)dim(&g->p, "SQ");
+  const size_t D = (size_t)dim(&g->p, "D"), HQ = (size_t)dim(&g->p, "HQ"),
+               SQ = (size_t)dim(&g->p, "SQ");
   if (bad || !(rel <= tol)) {
     if (!bad)
-      return rt_error_set(err, RT_ERR_WRONG_RESULT, "O differs from the reference: relative error %.3g over %.1g for %s",
-                          rel, tol, g->p.dtype);
+      return rt_error_set(err, RT_ERR_WRONG_RESULT,
+                          "O differs from the reference: relative error %.3g over %.1g for %s", rel,
+                          tol, g->p.dtype);
     size_t row = first / D;
     double c = g->bf16 ? num_bf16_to_f32(g->got_o[first]) : num_f16_to_f32(g->got_o[first]);
-    return rt_error_set(err, RT_ERR_WRONG_RESULT,
-                        "O differs from the reference: relative error %.3g (tolerance %.1g for %s), %zu elements NaN "
-                        "or off by more than 32 tolerances of the reference RMS, first at sequence %zu query %zu "
-                        "head %zu dim %zu (%g, expected %g)",
-                        rel, tol, g->p.dtype, bad, row / (SQ * HQ), row / HQ % SQ, row % HQ, first % D, c,
-                        (double)g->want_o[first]);
+    return rt_error_set(
+        err, RT_ERR_WRONG_RESULT,
+        "O differs from the reference: relative error %.3g (tolerance %.1g for %s), %zu elements "
+        "NaN "
+        "or off by more than 32 tolerances of the reference RMS, first at sequence %zu query %zu "
+        "head %zu dim %zu (%g, expected %g)",
+        rel, tol, g->p.dtype, bad, row / (SQ * HQ), row / HQ % SQ, row % HQ, first % D, c,
+        (double)g->want_o[first]);
   }
   for (size_t i = 0; i < g->lse_elems; i++) {
     double c = g->got_lse[i], r = g->want_lse[i];
-    int ok = isinf(r) && r < 0 ? isinf(c) && c < 0 : isfinite(c) && fabs(c - r) <= 1e-3 * fmax(1.0, fabs(r));
+    int ok = isinf(r) && r < 0 ? isinf(c) && c < 0
+                               : isfinite(c) && fabs(c - r) <= 1e-3 * fmax(1.0, fabs(r));
     if (!ok)
-      return rt_error_set(err, RT_ERR_WRONG_RESULT,
-                          "the LSE differs from the reference at sequence %zu head %zu query %zu (%g, expected %g)",
-                          i / (HQ * SQ), i / SQ % HQ, i % SQ, c, r);
+      return rt_error_set(
+          err, RT_ERR_WRONG_RESULT,
+          "the LSE differs from the reference at sequence %zu head %zu query %zu (%g, expected %g)",
+          i / (HQ * SQ), i / SQ % HQ, i % SQ, c, r);
   }
   return RT_OK;
 }

@@ -39,8 +39,9 @@
 #include "templates/attention/attn_abi.h"
 #include "templates/attention/attn_tma.h"
 
-extern const family_ops attention_family;  /* the whole family (attention.c), for the tuner */
-extern const family_ops attention_serving; /* its serving half (attention_serve.c), for librooftune */
+extern const family_ops attention_family; /* the whole family (attention.c), for the tuner */
+extern const family_ops
+    attention_serving; /* its serving half (attention_serve.c), for librooftune */
 
 /* The attn_args of problem p for buffers at the given device addresses (block_table, kv_lens,
  * work, counters may be 0).  What the tuner's launcher and the runtime both fill. */

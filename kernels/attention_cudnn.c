@@ -26,7 +26,8 @@ rt_status attention_cudnn_library_list(family_gpu *g, int max, int *count, rt_er
     long v = strtol(cap, &end, 10);
     if (errno || *end || v < 1 || v > ATTN_CUDNN_MAX_CANDIDATES) {
       rt_error_locate(err, "ROOFTUNE_CUDNN_MAX", NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID, "ROOFTUNE_CUDNN_MAX must be a whole number from 1 to %d, not \"%s\"",
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "ROOFTUNE_CUDNN_MAX must be a whole number from 1 to %d, not \"%s\"",
                           ATTN_CUDNN_MAX_CANDIDATES, cap);
     }
     if (v < max) max = (int)v;
@@ -37,7 +38,8 @@ rt_status attention_cudnn_library_list(family_gpu *g, int max, int *count, rt_er
   return no_candidates(st, err);
 }
 
-rt_status attention_cudnn_library_describe(family_gpu *g, int i, char *buf, size_t size, rt_error *err) {
+rt_status attention_cudnn_library_describe(family_gpu *g, int i, char *buf, size_t size,
+                                           rt_error *err) {
   attn_cudnn *c = NULL;
   rt_status st = attention_gpu_cudnn(g, &c, err);
   return st ? st : attn_cudnn_describe(c, i, buf, size, err);

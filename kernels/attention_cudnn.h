@@ -21,7 +21,8 @@ rt_status attention_gpu_cudnn(family_gpu *g, attn_cudnn **out, rt_error *err);
  * plan of a runtime-compiled engine takes seconds to build; a bad value is RT_ERR_INVALID. */
 
 rt_status attention_cudnn_library_list(family_gpu *g, int max, int *count, rt_error *err);
-rt_status attention_cudnn_library_describe(family_gpu *g, int i, char *buf, size_t size, rt_error *err);
+rt_status attention_cudnn_library_describe(family_gpu *g, int i, char *buf, size_t size,
+                                           rt_error *err);
 rt_status attention_cudnn_library_launch(family_gpu *g, int i, CUstream stream, rt_error *err);
 
 #endif

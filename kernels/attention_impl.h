@@ -11,7 +11,7 @@
 
 #include "kernels/attention.h"
 
-#define ATTN_SHAPE_HELP                                                                          \
+#define ATTN_SHAPE_HELP                                                                           \
   "BxHQ[:HKV]xSQ[:SKV]xD[:causal][:paged[16|32|64]] with positive integers, e.g. 4x32x4096x128, " \
   "1x32:8x8192x128:causal or 64x32:8x1:8192x128:paged16"
 
@@ -21,10 +21,10 @@ rt_status attn_bind(const family_ops *self, const problem *p, rt_vars *v);
 void attn_coords(const family_ops *self, const problem *p, family_coords *out);
 
 /* What serving and tuning both say of attention (family.h). */
-#define ATTN_SERVING_OPS                                                                          \
-  .name = "attention", .shape_help = ATTN_SHAPE_HELP, .example_shape = "4x32x4096x128",           \
-  .example_more = "64x32:8x1:8192x128", .library = "cudnn", .library_label = "cuDNN", .parse_shape = attn_parse_shape,      \
-  .bind = attn_bind, .coords = attn_coords
+#define ATTN_SERVING_OPS                                                                \
+  .name = "attention", .shape_help = ATTN_SHAPE_HELP, .example_shape = "4x32x4096x128", \
+  .example_more = "64x32:8x1:8192x128", .library = "cudnn", .library_label = "cuDNN",   \
+  .parse_shape = attn_parse_shape, .bind = attn_bind, .coords = attn_coords
 
 /* ---- the problem's dimensions, for both halves ---- */
 

@@ -17,8 +17,8 @@
 #include "tuner/driver/cudnn.h"
 
 #define ATTN_CUDNN_MAX_WORKSPACE ((size_t)1 << 30) /* configurations asking for more are left out */
-#define ATTN_CUDNN_MAX_DESCS 96                    /* descriptors of one graph */
-#define ATTN_CUDNN_MAX_OPS 32
+#define ATTN_CUDNN_MAX_DESCS     96                /* descriptors of one graph */
+#define ATTN_CUDNN_MAX_OPS       32
 
 /* ---------------------------------------------------------------- the identity text */
 
@@ -42,12 +42,14 @@ int attn_cudnn_id_format(const attn_cudnn_id *id, char *buf, size_t size) {
   size_t n = 0;
   for (int i = 0; i < id->nknobs && i < ATTN_CUDNN_MAX_KNOBS; i++) {
     const char *name = attn_cudnn_knob_name(id->knobs[i].type);
-    int w = name ? snprintf(knobs + n, sizeof knobs - n, "%s%s:%lld", i ? "," : "", name, id->knobs[i].value)
-                 : snprintf(knobs + n, sizeof knobs - n, "%s%d:%lld", i ? "," : "", id->knobs[i].type,
-                            id->knobs[i].value);
+    int w = name ? snprintf(knobs + n, sizeof knobs - n, "%s%s:%lld", i ? "," : "", name,
+                            id->knobs[i].value)
+                 : snprintf(knobs + n, sizeof knobs - n, "%s%d:%lld", i ? "," : "",
+                            id->knobs[i].type, id->knobs[i].value);
     if (w > 0) n += (size_t)w < sizeof knobs - n ? (size_t)w : sizeof knobs - n - 1;
   }
-  return snprintf(buf, size, "cudnn sdpa engine=%lld knobs=%s version=%d", id->engine, knobs, id->version);
+  return snprintf(buf, size, "cudnn sdpa engine=%lld knobs=%s version=%d", id->engine, knobs,
+                  id->version);
 }
 
 static rt_status bad_id(rt_error *err, const char *text, const char *why) {
@@ -75,12 +77,14 @@ rt_status attn_cudnn_id_parse(const char *text, attn_cudnn_id *out, rt_error *er
   memset(out, 0, sizeof *out);
   const char *t = text ? text : "";
   const char *s = t;
-  if (strncmp(s, "cudnn sdpa ", 11) != 0) return bad_id(err, t, "it must start with \"cudnn sdpa \"");
+  if (strncmp(s, "cudnn sdpa ", 11) != 0)
+    return bad_id(err, t, "it must start with \"cudnn sdpa \"");
   s += 11;
   long long v;
   if (strncmp(s, "engine=", 7) != 0) return bad_id(err, t, "engine= must come first");
   s += 7;
-  if (!read_int(&s, 0, &v) || v > INT_MAX) return bad_id(err, t, "engine must be a non-negative integer");
+  if (!read_int(&s, 0, &v) || v > INT_MAX)
+    return bad_id(err, t, "engine must be a non-negative integer");
   out->engine = v;
   if (strncmp(s, " knobs=", 7) != 0) return bad_id(err, t, "knobs= must follow the engine");
   s += 7;
@@ -90,18 +94,22 @@ rt_status attn_cudnn_id_parse(const char *text, attn_cudnn_id *out, rt_error *er
     for (;;) {
       int type = -1;
       if (*s >= '0' && *s <= '9') {
-        if (!read_int(&s, 0, &v) || v >= CUDNN_KNOB_TYPE_COUNTS) return bad_id(err, t, "a knob number is out of range");
+        if (!read_int(&s, 0, &v) || v >= CUDNN_KNOB_TYPE_COUNTS)
+          return bad_id(err, t, "a knob number is out of range");
         type = (int)v;
       } else {
         size_t len = strcspn(s, ":, ");
         for (size_t i = 0; i < sizeof knob_names / sizeof knob_names[0]; i++)
-          if (strlen(knob_names[i].name) == len && !strncmp(s, knob_names[i].name, len)) type = knob_names[i].value;
-        if (type < 0) return bad_id(err, t, "a knob type is not one of cuDNN's (cudnnBackendKnobType_t)");
+          if (strlen(knob_names[i].name) == len && !strncmp(s, knob_names[i].name, len))
+            type = knob_names[i].value;
+        if (type < 0)
+          return bad_id(err, t, "a knob type is not one of cuDNN's (cudnnBackendKnobType_t)");
         s += len;
       }
       if (*s++ != ':') return bad_id(err, t, "a knob is TYPE:VALUE");
       if (!read_int(&s, 1, &v)) return bad_id(err, t, "a knob's value must be an integer");
-      if (out->nknobs >= ATTN_CUDNN_MAX_KNOBS) return bad_id(err, t, "more knobs than rooftune keeps (12)");
+      if (out->nknobs >= ATTN_CUDNN_MAX_KNOBS)
+        return bad_id(err, t, "more knobs than rooftune keeps (12)");
       if (out->nknobs && type <= out->knobs[out->nknobs - 1].type)
         return bad_id(err, t, "knobs must be distinct and in the order of their types");
       out->knobs[out->nknobs].type = type;
@@ -112,7 +120,8 @@ rt_status attn_cudnn_id_parse(const char *text, attn_cudnn_id *out, rt_error *er
   }
   if (strncmp(s, " version=", 9) != 0) return bad_id(err, t, "version= must follow the knobs");
   s += 9;
-  if (!read_int(&s, 0, &v) || v < 90000 || v >= 100000) return bad_id(err, t, "version must be a cuDNN 9 version such as 91900");
+  if (!read_int(&s, 0, &v) || v < 90000 || v >= 100000)
+    return bad_id(err, t, "version must be a cuDNN 9 version such as 91900");
   out->version = (int)v;
   if (*s) return bad_id(err, t, "unexpected text after the version");
   return RT_OK;
@@ -131,34 +140,48 @@ rt_status attn_cudnn_supports(const problem *p, int version, rt_error *err) {
   return attn_cudnn_supports_call(p, NULL, version, err);
 }
 
-rt_status attn_cudnn_supports_call(const problem *p, const attn_cudnn_call *call, int version, rt_error *err) {
+rt_status attn_cudnn_supports_call(const problem *p, const attn_cudnn_call *call, int version,
+                                   rt_error *err) {
   char v[32];
   cudnn_version_text(version, v, sizeof v);
   const long long SQ = dim(p, "SQ"), SKV = dim(p, "SKV"), D = dim(p, "D");
   const int paged = dim(p, "PAGE") > 0, padded = padded_of(p, call), causal = dim(p, "CAUSAL") > 0;
   if (strcmp(p->family, "attention") != 0)
-    return rt_error_set(err, RT_ERR_INVALID, "cuDNN SDPA takes attention problems, not %s", p->family);
+    return rt_error_set(err, RT_ERR_INVALID, "cuDNN SDPA takes attention problems, not %s",
+                        p->family);
   if (strcmp(p->dtype, "bf16") && strcmp(p->dtype, "f16"))
     return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN SDPA takes bf16 or f16, not %s", p->dtype);
   if (version < 90000)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN %s is older than 9.0, whose graph API rooftune uses", v);
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "cuDNN %s is older than 9.0, whose graph API rooftune uses", v);
   if (version == 91000 || version == 91001)
+    return rt_error_set(
+        err, RT_ERR_UNSUPPORTED,
+        "cuDNN %s has known bugs in SDPA forward for f16/bf16 (cudnn-frontend refuses it): "
+        "use 9.10.2 or newer",
+        v);
+  if (D % 8)
     return rt_error_set(err, RT_ERR_UNSUPPORTED,
-                        "cuDNN %s has known bugs in SDPA forward for f16/bf16 (cudnn-frontend refuses it): "
-                        "use 9.10.2 or newer", v);
-  if (D % 8) return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN SDPA needs the head dim to be a multiple of 8 (D is %lld)", D);
-  if (D > 256) return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN SDPA takes head dims up to 256 (D is %lld)", D);
+                        "cuDNN SDPA needs the head dim to be a multiple of 8 (D is %lld)", D);
+  if (D > 256)
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN SDPA takes head dims up to 256 (D is %lld)",
+                        D);
   if (paged && version < 90500)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "paged K/V caches need cuDNN 9.5 or newer; this is %s", v);
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "paged K/V caches need cuDNN 9.5 or newer; this is %s", v);
   if (paged && D > 128 && version <= 90900)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN %s pages K/V caches only for head dims up to 128", v);
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "cuDNN %s pages K/V caches only for head dims up to 128", v);
   if (causal && !padded && SQ > SKV)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED,
-                        "cuDNN's bottom-right causal mask needs SQ <= SKV without per-sequence lengths "
-                        "(SQ %lld, SKV %lld)", SQ, SKV);
+    return rt_error_set(
+        err, RT_ERR_UNSUPPORTED,
+        "cuDNN's bottom-right causal mask needs SQ <= SKV without per-sequence lengths "
+        "(SQ %lld, SKV %lld)",
+        SQ, SKV);
   if (causal && SQ != SKV && version < 90600 && (SQ % 64 || SKV % 64))
-    return rt_error_set(err, RT_ERR_UNSUPPORTED,
-                        "cuDNN %s takes a bottom-right causal mask only when SQ and SKV are multiples of 64", v);
+    return rt_error_set(
+        err, RT_ERR_UNSUPPORTED,
+        "cuDNN %s takes a bottom-right causal mask only when SQ and SKV are multiples of 64", v);
   return RT_OK;
 }
 
@@ -194,8 +217,8 @@ struct attn_cudnn_graph {
   long long engines;
   int64_t next_uid;
   int padded, paged, bottom_right;
-  long long pages;                /* in each pool when paged, else 0 */
-  int has_uid[UID_COUNT];         /* which provided tensors the graph has */
+  long long pages;        /* in each pool when paged, else 0 */
+  int has_uid[UID_COUNT]; /* which provided tensors the graph has */
   /* by-value scalars: the variant pack points at these */
   float scale, neg_inf;
   int32_t s_q, s_kv;
@@ -210,7 +233,8 @@ typedef struct builder {
 static cudnnBackendDescriptor_t make(builder *b, int type, const char *what) {
   if (b->st) return NULL;
   if (b->g->ndescs >= ATTN_CUDNN_MAX_DESCS) {
-    b->st = rt_error_set(b->err, RT_ERR_INTERNAL, "the SDPA graph needs more than %d descriptors", ATTN_CUDNN_MAX_DESCS);
+    b->st = rt_error_set(b->err, RT_ERR_INTERNAL, "the SDPA graph needs more than %d descriptors",
+                         ATTN_CUDNN_MAX_DESCS);
     return NULL;
   }
   cudnnBackendDescriptor_t d = NULL;
@@ -222,7 +246,8 @@ static cudnnBackendDescriptor_t make(builder *b, int type, const char *what) {
   return d;
 }
 
-static void set(builder *b, cudnnBackendDescriptor_t d, int attr, int type, int64_t n, const void *v, const char *what) {
+static void set(builder *b, cudnnBackendDescriptor_t d, int attr, int type, int64_t n,
+                const void *v, const char *what) {
   if (b->st) return;
   char w[128];
   snprintf(w, sizeof w, "set %s", what);
@@ -240,7 +265,8 @@ static void add_op(builder *b, cudnnBackendDescriptor_t op, const char *name) {
   if (b->st) return;
   attn_cudnn_graph *g = b->g;
   if (g->nops >= ATTN_CUDNN_MAX_OPS) {
-    b->st = rt_error_set(b->err, RT_ERR_INTERNAL, "the SDPA graph needs more than %d operations", ATTN_CUDNN_MAX_OPS);
+    b->st = rt_error_set(b->err, RT_ERR_INTERNAL, "the SDPA graph needs more than %d operations",
+                         ATTN_CUDNN_MAX_OPS);
     return;
   }
   g->ops[g->nops++] = op;
@@ -252,13 +278,15 @@ typedef struct shape4 {
   int64_t d[4], s[4];
 } shape4;
 
-static shape4 shape(int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t s0, int64_t s1, int64_t s2, int64_t s3) {
+static shape4 shape(int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t s0, int64_t s1,
+                    int64_t s2, int64_t s3) {
   shape4 x = {{d0, d1, d2, d3}, {s0, s1, s2, s3}};
   return x;
 }
 
 /* A tensor: uid 0 takes the next virtual id (and makes it virtual). */
-static cudnnBackendDescriptor_t tensor(builder *b, int64_t uid, int dtype, shape4 sh, int by_value, const char *what) {
+static cudnnBackendDescriptor_t tensor(builder *b, int64_t uid, int dtype, shape4 sh, int by_value,
+                                       const char *what) {
   cudnnBackendDescriptor_t t = make(b, CUDNN_BACKEND_TENSOR_DESCRIPTOR, what);
   bool virt = uid == 0, byval = by_value != 0;
   if (virt) uid = b->g->next_uid++;
@@ -277,24 +305,36 @@ static cudnnBackendDescriptor_t tensor(builder *b, int64_t uid, int dtype, shape
 
 static const char *pw_name(int mode) {
   switch (mode) {
-    case CUDNN_POINTWISE_ADD: return "add";
-    case CUDNN_POINTWISE_MUL: return "mul";
-    case CUDNN_POINTWISE_DIV: return "div";
-    case CUDNN_POINTWISE_SUB: return "sub";
-    case CUDNN_POINTWISE_EXP: return "exp";
-    case CUDNN_POINTWISE_LOG: return "log";
-    case CUDNN_POINTWISE_CMP_GE: return "cmp_ge";
-    case CUDNN_POINTWISE_CMP_LT: return "cmp_lt";
-    case CUDNN_POINTWISE_LOGICAL_AND: return "and";
-    case CUDNN_POINTWISE_GEN_INDEX: return "gen_index";
-    case CUDNN_POINTWISE_BINARY_SELECT: return "select";
+    case CUDNN_POINTWISE_ADD:
+      return "add";
+    case CUDNN_POINTWISE_MUL:
+      return "mul";
+    case CUDNN_POINTWISE_DIV:
+      return "div";
+    case CUDNN_POINTWISE_SUB:
+      return "sub";
+    case CUDNN_POINTWISE_EXP:
+      return "exp";
+    case CUDNN_POINTWISE_LOG:
+      return "log";
+    case CUDNN_POINTWISE_CMP_GE:
+      return "cmp_ge";
+    case CUDNN_POINTWISE_CMP_LT:
+      return "cmp_lt";
+    case CUDNN_POINTWISE_LOGICAL_AND:
+      return "and";
+    case CUDNN_POINTWISE_GEN_INDEX:
+      return "gen_index";
+    case CUDNN_POINTWISE_BINARY_SELECT:
+      return "select";
   }
   return "pointwise";
 }
 
 /* y = mode(x[, bb][, t]) computed in `compute`; axis >= 0 for GEN_INDEX. */
-static void pointwise(builder *b, int mode, int compute, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t bb,
-                      cudnnBackendDescriptor_t t, cudnnBackendDescriptor_t y, int64_t axis) {
+static void pointwise(builder *b, int mode, int compute, cudnnBackendDescriptor_t x,
+                      cudnnBackendDescriptor_t bb, cudnnBackendDescriptor_t t,
+                      cudnnBackendDescriptor_t y, int64_t axis) {
   const char *name = pw_name(mode);
   char what[64];
   snprintf(what, sizeof what, "pointwise %s", name);
@@ -305,18 +345,22 @@ static void pointwise(builder *b, int mode, int compute, cudnnBackendDescriptor_
   finalize(b, pw, what);
   cudnnBackendDescriptor_t op = make(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
   float one = 1.0f;
-  set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw, what);
+  set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw,
+      what);
   set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, what);
   set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what);
-  if (bb) set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bb, what);
-  if (t) set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t, what);
+  if (bb)
+    set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bb, what);
+  if (t)
+    set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t, what);
   set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one, what);
   set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one, what);
   finalize(b, op, what);
   add_op(b, op, name);
 }
 
-static void reduction(builder *b, int op_kind, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y) {
+static void reduction(builder *b, int op_kind, cudnnBackendDescriptor_t x,
+                      cudnnBackendDescriptor_t y) {
   const char *what = op_kind == CUDNN_REDUCE_TENSOR_MAX ? "reduction max" : "reduction add";
   int compute = CUDNN_DATA_FLOAT;
   bool deterministic = false;
@@ -335,9 +379,10 @@ static void reduction(builder *b, int op_kind, cudnnBackendDescriptor_t x, cudnn
 }
 
 /* c = a b, fp32 compute; the overrides (may be NULL) are the per-sequence M / N / K. */
-static void matmul(builder *b, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t bb, cudnnBackendDescriptor_t c,
-                   cudnnBackendDescriptor_t m_override, cudnnBackendDescriptor_t n_override,
-                   cudnnBackendDescriptor_t k_override, const char *what) {
+static void matmul(builder *b, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t bb,
+                   cudnnBackendDescriptor_t c, cudnnBackendDescriptor_t m_override,
+                   cudnnBackendDescriptor_t n_override, cudnnBackendDescriptor_t k_override,
+                   const char *what) {
   int compute = CUDNN_DATA_FLOAT;
   cudnnBackendDescriptor_t mm = make(b, CUDNN_BACKEND_MATMUL_DESCRIPTOR, what);
   set(b, mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, what);
@@ -348,11 +393,14 @@ static void matmul(builder *b, cudnnBackendDescriptor_t a, cudnnBackendDescripto
   set(b, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c, what);
   set(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm, what);
   if (m_override)
-    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &m_override, what);
+    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+        &m_override, what);
   if (n_override)
-    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n_override, what);
+    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+        &n_override, what);
   if (k_override)
-    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &k_override, what);
+    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+        &k_override, what);
   finalize(b, op, what);
   add_op(b, op, "matmul");
 }
@@ -360,10 +408,14 @@ static void matmul(builder *b, cudnnBackendDescriptor_t a, cudnnBackendDescripto
 static void paged_load(builder *b, cudnnBackendDescriptor_t pool, cudnnBackendDescriptor_t table,
                        cudnnBackendDescriptor_t seq, cudnnBackendDescriptor_t y, const char *what) {
   cudnnBackendDescriptor_t op = make(b, CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR, what);
-  set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pool, what);
-  set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &table, what);
-  set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &seq, what);
-  set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what);
+  set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+      &pool, what);
+  set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+      1, &table, what);
+  set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+      &seq, what);
+  set(b, op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y,
+      what);
   finalize(b, op, what);
   add_op(b, op, "paged_load");
 }
@@ -382,7 +434,8 @@ long long attn_cudnn_graph_pages(const attn_cudnn_graph *g) { return g->pages; }
 long long attn_cudnn_graph_engines(const attn_cudnn_graph *g) { return g->engines; }
 void *attn_cudnn_graph_desc(const attn_cudnn_graph *g) { return g->graph; }
 
-rt_status attn_cudnn_graph_build(const problem *p, void *handle, attn_cudnn_graph **out, rt_error *err) {
+rt_status attn_cudnn_graph_build(const problem *p, void *handle, attn_cudnn_graph **out,
+                                 rt_error *err) {
   return attn_cudnn_graph_build_call(p, NULL, handle, out, err);
 }
 
@@ -410,8 +463,8 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
   if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   g->p = *p;
   g->next_uid = UID_VIRTUAL;
-  const int64_t B = dim(p, "B"), HQ = dim(p, "HQ"), HKV = dim(p, "HKV"), SQ = dim(p, "SQ"), SKV = dim(p, "SKV"),
-                D = dim(p, "D"), PAGE = dim(p, "PAGE");
+  const int64_t B = dim(p, "B"), HQ = dim(p, "HQ"), HKV = dim(p, "HKV"), SQ = dim(p, "SQ"),
+                SKV = dim(p, "SKV"), D = dim(p, "D"), PAGE = dim(p, "PAGE");
   const int io = strcmp(p->dtype, "bf16") ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
   g->paged = PAGE > 0;
   g->padded = padded_of(p, call);
@@ -419,7 +472,8 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
   const int causal = dim(p, "CAUSAL") > 0;
   g->bottom_right = causal && (g->padded || SQ != SKV);
   g->scale = call && call->scale != 0 ? call->scale : (float)(1.0 / sqrt((double)D));
-  g->neg_inf = dnn.version < 91000 ? -FLT_MAX : -INFINITY; /* older cuDNN masks with the lowest float */
+  g->neg_inf =
+      dnn.version < 91000 ? -FLT_MAX : -INFINITY; /* older cuDNN masks with the lowest float */
   g->s_q = (int32_t)SQ;
   g->s_kv = (int32_t)SKV;
   builder bd = {g, err, RT_OK}, *b = &bd;
@@ -428,8 +482,10 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
   const shape4 one = shape(1, 1, 1, 1, 1, 1, 1, 1);
   const shape4 s_rows = shape(B, HQ, SQ, SKV, HQ * SQ * SKV, SQ * SKV, SKV, 1); /* scores */
   const shape4 s_stat = shape(B, HQ, SQ, 1, HQ * SQ, SQ, 1, 1);                 /* one per row */
-  cudnnBackendDescriptor_t q = tensor(b, UID_Q, io, shape(B, HQ, SQ, D, SQ * HQ * D, D, HQ * D, 1), 0, "Q");
-  cudnnBackendDescriptor_t o = tensor(b, UID_O, io, shape(B, HQ, SQ, D, SQ * HQ * D, D, HQ * D, 1), 0, "O");
+  cudnnBackendDescriptor_t q =
+      tensor(b, UID_Q, io, shape(B, HQ, SQ, D, SQ * HQ * D, D, HQ * D, 1), 0, "Q");
+  cudnnBackendDescriptor_t o =
+      tensor(b, UID_O, io, shape(B, HQ, SQ, D, SQ * HQ * D, D, HQ * D, 1), 0, "O");
   cudnnBackendDescriptor_t stats = tensor(b, UID_STATS, CUDNN_DATA_FLOAT, s_stat, 0, "the LSE");
   cudnnBackendDescriptor_t scale = tensor(b, UID_SCALE, CUDNN_DATA_FLOAT, one, 1, "the scale");
   cudnnBackendDescriptor_t neg_inf = NULL, seq_q = NULL, seq_kv = NULL, kt, v;
@@ -447,7 +503,8 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
     const shape4 table = shape(B, 1, mp, 1, mp, mp, 1, 1);
     cudnnBackendDescriptor_t kpool = tensor(b, UID_K, io, pool, 0, "the K pool");
     vpool = tensor(b, UID_V, io, pool, 0, "the V pool");
-    cudnnBackendDescriptor_t tk = tensor(b, UID_PAGE_TABLE_K, CUDNN_DATA_INT32, table, 0, "the K block table");
+    cudnnBackendDescriptor_t tk =
+        tensor(b, UID_PAGE_TABLE_K, CUDNN_DATA_INT32, table, 0, "the K block table");
     tv = tensor(b, UID_PAGE_TABLE_V, CUDNN_DATA_INT32, table, 0, "the V block table");
     /* K^T [B, HKV, D, SKV] and V [B, HKV, SKV, D] gathered from the pools (virtual) */
     kt = tensor(b, 0, io, shape(B, HKV, D, SKV, D * SKV * HKV, D * SKV, 1, D), 0, "K^T gathered");
@@ -468,7 +525,8 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
   if (g->padded) { /* row < seq_q and col < seq_kv */
     cudnnBackendDescriptor_t row = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "padding row index");
     pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, last, NULL, NULL, row, 2);
-    cudnnBackendDescriptor_t col = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "padding column index");
+    cudnnBackendDescriptor_t col =
+        tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "padding column index");
     pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, last, NULL, NULL, col, 3);
     cudnnBackendDescriptor_t rm = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "row < seq_q");
     pointwise(b, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, row, seq_q, NULL, rm, -1);
@@ -493,7 +551,8 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
       }
       cudnnBackendDescriptor_t r1 = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "row + seq_kv");
       pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, row, skv, NULL, r1, -1);
-      cudnnBackendDescriptor_t r2 = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "row + seq_kv - seq_q");
+      cudnnBackendDescriptor_t r2 =
+          tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "row + seq_kv - seq_q");
       pointwise(b, CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, r1, sq, NULL, r2, -1);
       row = r2;
     }
@@ -516,22 +575,28 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
   cudnnBackendDescriptor_t lz = tensor(b, 0, CUDNN_DATA_FLOAT, s_stat, 0, "log(row sum)");
   pointwise(b, CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, z, NULL, NULL, lz, -1);
   pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, m, lz, NULL, stats, -1);
-  cudnnBackendDescriptor_t pr = tensor(b, 0, io, s_rows, 0, "P"); /* bmm2 reads P in the input dtype */
+  cudnnBackendDescriptor_t pr =
+      tensor(b, 0, io, s_rows, 0, "P"); /* bmm2 reads P in the input dtype */
   pointwise(b, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, z, NULL, pr, -1);
 
   /* O = P V (the V gather sits where cudnn-frontend puts it, just before) */
   if (g->paged) paged_load(b, vpool, tv, seq_kv, v, "paged load of V");
   matmul(b, pr, v, o, seq_q, NULL, seq_kv, "matmul P V");
 
-  cudnnBackendDescriptor_t graph = make(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph");
-  set(b, graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, g->nops, g->ops, "the graph's operations");
-  if (handle) set(b, graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, "the graph's handle");
+  cudnnBackendDescriptor_t graph =
+      make(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph");
+  set(b, graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, g->nops, g->ops,
+      "the graph's operations");
+  if (handle)
+    set(b, graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle,
+        "the graph's handle");
   finalize(b, graph, "the SDPA operation graph");
   if (!b->st) {
     int64_t n = 0, count = 0;
-    b->st = cudnn_check(dnn.cudnnBackendGetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
-                                                     CUDNN_TYPE_INT64, 1, &n, &count),
-                        "count the graph's engines", err);
+    b->st = cudnn_check(
+        dnn.cudnnBackendGetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
+                                     CUDNN_TYPE_INT64, 1, &n, &count),
+        "count the graph's engines", err);
     g->engines = count;
   }
   if (b->st) {
@@ -552,7 +617,7 @@ typedef struct candidate {
   attn_cudnn_id id;
   char text[256];
   int built;
-  rt_status failed;   /* RT_OK, or why it cannot be built */
+  rt_status failed; /* RT_OK, or why it cannot be built */
   char why[512];
   cudnnBackendDescriptor_t engine, cfg, plan;
   cudnnBackendDescriptor_t knobs[ATTN_CUDNN_MAX_KNOBS];
@@ -562,12 +627,12 @@ typedef struct candidate {
 
 struct attn_cudnn {
   problem p;
-  attn_cudnn_call call;          /* what the call adds to the problem */
+  attn_cudnn_call call; /* what the call adds to the problem */
   attn_cudnn_io io;
   cudnnHandle_t handle;
   attn_cudnn_graph *graph;
-  CUdeviceptr seq_q, seq_kv;     /* int32 [B] when the graph is padded */
-  CUdeviceptr ws;                /* workspace for every candidate */
+  CUdeviceptr seq_q, seq_kv; /* int32 [B] when the graph is padded */
+  CUdeviceptr ws;            /* workspace for every candidate */
   size_t ws_size;
   cudnnBackendDescriptor_t pack; /* the variant pack over the buffers and ws */
   candidate cand[ATTN_CUDNN_MAX_CANDIDATES];
@@ -614,35 +679,40 @@ static rt_status read_cfg(cudnnBackendDescriptor_t cfg, attn_cudnn_id *id, rt_er
   cudnnBackendDescriptor_t engine = NULL, knobs[CUDNN_KNOB_TYPE_COUNTS] = {NULL};
   int nk = 0;
   int64_t n = 0, index = -1;
-  rt_status st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine),
-                             "create an engine descriptor", err);
+  rt_status st =
+      cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine),
+                  "create an engine descriptor", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                  &n, &engine),
+    st = cudnn_check(dnn.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &engine),
                      "read an engine configuration's engine", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index),
+    st = cudnn_check(dnn.cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                                                  CUDNN_TYPE_INT64, 1, &n, &index),
                      "read an engine's global index", err);
   for (; !st && nk < CUDNN_KNOB_TYPE_COUNTS; nk++)
-    st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[nk]),
-                     "create a knob choice descriptor", err);
+    st = cudnn_check(
+        dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[nk]),
+        "create a knob choice descriptor", err);
   int64_t got = 0;
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+    st = cudnn_check(dnn.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                                   CUDNN_KNOB_TYPE_COUNTS, &got, knobs),
                      "read an engine configuration's knobs", err);
   if (!st && got > ATTN_CUDNN_MAX_KNOBS)
-    st = rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN engine %lld has %lld knobs; rooftune keeps %d",
-                      (long long)index, (long long)got, ATTN_CUDNN_MAX_KNOBS);
+    st =
+        rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN engine %lld has %lld knobs; rooftune keeps %d",
+                     (long long)index, (long long)got, ATTN_CUDNN_MAX_KNOBS);
   for (int64_t i = 0; !st && i < got; i++) {
     int type = 0;
     int64_t value = 0;
-    st = cudnn_check(dnn.cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1,
-                                                  &n, &type),
+    st = cudnn_check(dnn.cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                                  CUDNN_TYPE_KNOB_TYPE, 1, &n, &type),
                      "read a knob's type", err);
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
-                                                    &n, &value),
+      st = cudnn_check(dnn.cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                                    CUDNN_TYPE_INT64, 1, &n, &value),
                        "read a knob's value", err);
     id->knobs[i].type = type;
     id->knobs[i].value = value;
@@ -661,44 +731,48 @@ static rt_status read_cfg(cudnnBackendDescriptor_t cfg, attn_cudnn_id *id, rt_er
  * (devprop: a device property descriptor, or NULL for the current GPU).  On failure what was
  * made is destroyed. */
 static rt_status make_config(const attn_cudnn_graph *g, const attn_cudnn_id *id, void *devprop,
-                             cudnnBackendDescriptor_t *engine, cudnnBackendDescriptor_t *knobs, int *nknobs,
-                             cudnnBackendDescriptor_t *cfg, rt_error *err) {
+                             cudnnBackendDescriptor_t *engine, cudnnBackendDescriptor_t *knobs,
+                             int *nknobs, cudnnBackendDescriptor_t *cfg, rt_error *err) {
   *engine = *cfg = NULL;
   *nknobs = 0;
   if (id->engine < 0 || id->engine >= g->engines)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN has engines 0 to %lld for this graph, not %lld", g->engines - 1,
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "cuDNN has engines 0 to %lld for this graph, not %lld", g->engines - 1,
                         id->engine);
   void *graph = g->graph;
   int64_t index = id->engine;
   char what[96];
   snprintf(what, sizeof what, "cuDNN engine %lld", id->engine);
-  rt_status st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine),
-                             "create an engine descriptor", err);
+  rt_status st =
+      cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine),
+                  "create an engine descriptor", err);
   if (!st)
     st = cudnn_check(dnn.cudnnBackendSetAttribute(*engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph),
                      "set the engine's graph", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(*engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &index),
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                                                  CUDNN_TYPE_INT64, 1, &index),
                      "set the engine's index", err);
   if (!st && devprop)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(*engine, CUDNN_ATTR_ENGINE_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                                  1, &devprop),
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*engine, CUDNN_ATTR_ENGINE_DEVICEPROP,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &devprop),
                      "set the engine's device", err);
   if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(*engine), what, err);
   for (int i = 0; !st && i < id->nknobs; i++) {
     int type = id->knobs[i].type;
     int64_t value = id->knobs[i].value;
-    st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[i]),
-                     "create a knob choice", err);
+    st = cudnn_check(
+        dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[i]),
+        "create a knob choice", err);
     if (!st) *nknobs = i + 1;
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendSetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1,
-                                                    &type),
+      st = cudnn_check(dnn.cudnnBackendSetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                                    CUDNN_TYPE_KNOB_TYPE, 1, &type),
                        "set a knob's type", err);
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendSetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
-                                                    &value),
+      st = cudnn_check(dnn.cudnnBackendSetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                                    CUDNN_TYPE_INT64, 1, &value),
                        "set a knob's value", err);
     if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(knobs[i]), "finalize a knob choice", err);
   }
@@ -706,14 +780,15 @@ static rt_status make_config(const attn_cudnn_graph *g, const attn_cudnn_id *id,
     st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, cfg),
                      "create an engine configuration", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(*cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                                  engine),
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, engine),
                      "set the configuration's engine", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(*cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                                  id->nknobs, knobs),
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(*cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, id->nknobs, knobs),
                      "set the configuration's knobs", err);
-  if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(*cfg), "finalize the engine configuration", err);
+  if (!st)
+    st = cudnn_check(dnn.cudnnBackendFinalize(*cfg), "finalize the engine configuration", err);
   if (st) {
     destroy(cfg);
     for (int i = *nknobs - 1; i >= 0; i--) destroy(&knobs[i]);
@@ -723,7 +798,8 @@ static rt_status make_config(const attn_cudnn_graph *g, const attn_cudnn_id *id,
   return st;
 }
 
-rt_status attn_cudnn_graph_config(const attn_cudnn_graph *g, const char *text, void *devprop, rt_error *err) {
+rt_status attn_cudnn_graph_config(const attn_cudnn_graph *g, const char *text, void *devprop,
+                                  rt_error *err) {
   attn_cudnn_id id;
   rt_status st = attn_cudnn_id_parse(text, &id, err);
   if (st) return st;
@@ -740,13 +816,15 @@ rt_status attn_cudnn_graph_config(const attn_cudnn_graph *g, const char *text, v
 static rt_status build_plan(attn_cudnn *c, candidate *k, rt_error *err) {
   int64_t n = 0, ws = 0;
   char what[320];
-  rt_status st = make_config(c->graph, &k->id, NULL, &k->engine, k->knobs, &k->nknob_descs, &k->cfg, err);
+  rt_status st =
+      make_config(c->graph, &k->id, NULL, &k->engine, k->knobs, &k->nknob_descs, &k->cfg, err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &k->plan),
-                     "create an execution plan", err);
+    st = cudnn_check(
+        dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &k->plan),
+        "create an execution plan", err);
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendSetAttribute(k->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
-                                                  &c->handle),
+    st = cudnn_check(dnn.cudnnBackendSetAttribute(k->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                                                  CUDNN_TYPE_HANDLE, 1, &c->handle),
                      "set the plan's handle", err);
   if (!st)
     st = cudnn_check(dnn.cudnnBackendSetAttribute(k->plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
@@ -757,11 +835,12 @@ static rt_status build_plan(attn_cudnn *c, candidate *k, rt_error *err) {
     st = cudnn_check(dnn.cudnnBackendFinalize(k->plan), what, err);
   }
   if (!st)
-    st = cudnn_check(dnn.cudnnBackendGetAttribute(k->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                                  &n, &ws),
+    st = cudnn_check(dnn.cudnnBackendGetAttribute(k->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                  CUDNN_TYPE_INT64, 1, &n, &ws),
                      "read the plan's workspace size", err);
   if (!st && (ws < 0 || (size_t)ws > ATTN_CUDNN_MAX_WORKSPACE))
-    st = rt_error_set(err, RT_ERR_UNSUPPORTED, "\"%s\" wants %lld bytes of workspace; rooftune allows %zu", k->text,
+    st = rt_error_set(err, RT_ERR_UNSUPPORTED,
+                      "\"%s\" wants %lld bytes of workspace; rooftune allows %zu", k->text,
                       (long long)ws, ATTN_CUDNN_MAX_WORKSPACE);
   if (st) {
     candidate_release(k);
@@ -781,11 +860,14 @@ static rt_status make_pack(attn_cudnn *c, rt_error *err) {
   if (need > c->ws_size || !c->pack) {
     if (need > c->ws_size) {
       /* a run in flight may still use the old workspace */
-      if (c->ws && (st = cuda_check(cu.cuCtxSynchronize(), "finish the runs on cuDNN's workspace", err))) return st;
+      if (c->ws &&
+          (st = cuda_check(cu.cuCtxSynchronize(), "finish the runs on cuDNN's workspace", err)))
+        return st;
       if (c->ws) cu.cuMemFree_v2(c->ws);
       c->ws = 0;
       c->ws_size = 0;
-      if ((st = cuda_check(cu.cuMemAlloc_v2(&c->ws, need), "allocate cuDNN's workspace", err))) return st;
+      if ((st = cuda_check(cu.cuMemAlloc_v2(&c->ws, need), "allocate cuDNN's workspace", err)))
+        return st;
       c->ws_size = need;
     }
     destroy(&c->pack);
@@ -797,35 +879,62 @@ static rt_status make_pack(attn_cudnn *c, rt_error *err) {
       if (!g->has_uid[u]) continue;
       void *p = NULL;
       switch (u) {
-        case UID_Q: p = (void *)(uintptr_t)c->io.q; break;
-        case UID_K: p = (void *)(uintptr_t)c->io.k; break;
-        case UID_V: p = (void *)(uintptr_t)c->io.v; break;
-        case UID_O: p = (void *)(uintptr_t)c->io.o; break;
-        case UID_STATS: p = (void *)(uintptr_t)c->io.lse; break;
-        case UID_SCALE: p = (void *)&g->scale; break;
-        case UID_NEG_INF: p = (void *)&g->neg_inf; break;
-        case UID_SEQ_Q: p = (void *)(uintptr_t)c->seq_q; break;
-        case UID_SEQ_KV: p = (void *)(uintptr_t)(c->call.device_lens ? c->io.seq_kv : c->seq_kv); break;
+        case UID_Q:
+          p = (void *)(uintptr_t)c->io.q;
+          break;
+        case UID_K:
+          p = (void *)(uintptr_t)c->io.k;
+          break;
+        case UID_V:
+          p = (void *)(uintptr_t)c->io.v;
+          break;
+        case UID_O:
+          p = (void *)(uintptr_t)c->io.o;
+          break;
+        case UID_STATS:
+          p = (void *)(uintptr_t)c->io.lse;
+          break;
+        case UID_SCALE:
+          p = (void *)&g->scale;
+          break;
+        case UID_NEG_INF:
+          p = (void *)&g->neg_inf;
+          break;
+        case UID_SEQ_Q:
+          p = (void *)(uintptr_t)c->seq_q;
+          break;
+        case UID_SEQ_KV:
+          p = (void *)(uintptr_t)(c->call.device_lens ? c->io.seq_kv : c->seq_kv);
+          break;
         case UID_PAGE_TABLE_K:
-        case UID_PAGE_TABLE_V: p = (void *)(uintptr_t)c->io.block_table; break;
-        case UID_SKV_SCALAR: p = (void *)&g->s_kv; break;
-        case UID_SQ_SCALAR: p = (void *)&g->s_q; break;
+        case UID_PAGE_TABLE_V:
+          p = (void *)(uintptr_t)c->io.block_table;
+          break;
+        case UID_SKV_SCALAR:
+          p = (void *)&g->s_kv;
+          break;
+        case UID_SQ_SCALAR:
+          p = (void *)&g->s_q;
+          break;
       }
       uids[n] = u;
       ptrs[n++] = p;
     }
     void *ws = (void *)(uintptr_t)c->ws;
-    st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &c->pack),
-                     "create the variant pack", err);
+    st = cudnn_check(
+        dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &c->pack),
+        "create the variant pack", err);
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendSetAttribute(c->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids),
+      st = cudnn_check(dnn.cudnnBackendSetAttribute(c->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                                                    CUDNN_TYPE_INT64, n, uids),
                        "set the variant pack's ids", err);
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendSetAttribute(c->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                                                    n, ptrs),
+      st = cudnn_check(dnn.cudnnBackendSetAttribute(c->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                                    CUDNN_TYPE_VOID_PTR, n, ptrs),
                        "set the variant pack's pointers", err);
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendSetAttribute(c->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws),
+      st = cudnn_check(dnn.cudnnBackendSetAttribute(c->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                                    CUDNN_TYPE_VOID_PTR, 1, &ws),
                        "set the variant pack's workspace", err);
     if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(c->pack), "finalize the variant pack", err);
     if (st) {
@@ -855,7 +964,8 @@ void attn_cudnn_close(attn_cudnn *c) {
   free(c);
 }
 
-rt_status attn_cudnn_open(const problem *p, const attn_cudnn_io *io, attn_cudnn **out, rt_error *err) {
+rt_status attn_cudnn_open(const problem *p, const attn_cudnn_io *io, attn_cudnn **out,
+                          rt_error *err) {
   return attn_cudnn_open_call(p, NULL, io, out, err);
 }
 
@@ -865,22 +975,26 @@ void attn_cudnn_bind(attn_cudnn *c, const attn_cudnn_io *io) {
   destroy(&c->pack); /* remade over the new buffers before the next run */
 }
 
-rt_status attn_cudnn_open_call(const problem *p, const attn_cudnn_call *call, const attn_cudnn_io *io,
-                               attn_cudnn **out, rt_error *err) {
+rt_status attn_cudnn_open_call(const problem *p, const attn_cudnn_call *call,
+                               const attn_cudnn_io *io, attn_cudnn **out, rt_error *err) {
   *out = NULL;
   rt_status st = cudnn_load(err);
   if (st) return st;
   if ((st = attn_cudnn_supports_call(p, call, dnn.version, err))) return st;
-  if (!cu.handle) return rt_error_set(err, RT_ERR_NO_DRIVER, "cuDNN SDPA needs a loaded CUDA driver and a current context");
+  if (!cu.handle)
+    return rt_error_set(err, RT_ERR_NO_DRIVER,
+                        "cuDNN SDPA needs a loaded CUDA driver and a current context");
   CUdevice dev;
   int major = 0;
   if ((st = cuda_check(cu.cuCtxGetDevice(&dev), "find the current GPU", err)) ||
-      (st = cuda_check(cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-                       "read the GPU's compute capability", err)))
+      (st = cuda_check(
+           cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+           "read the GPU's compute capability", err)))
     return st;
   if (major < 8)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN SDPA for f16/bf16 needs compute capability 8.0 or newer (this GPU is %d.x)",
-                        major);
+    return rt_error_set(
+        err, RT_ERR_UNSUPPORTED,
+        "cuDNN SDPA for f16/bf16 needs compute capability 8.0 or newer (this GPU is %d.x)", major);
   attn_cudnn *c = calloc(1, sizeof *c);
   if (!c) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   c->p = *p;
@@ -894,7 +1008,8 @@ rt_status attn_cudnn_open_call(const problem *p, const attn_cudnn_call *call, co
     goto fail;
   }
   if (c->call.device_lens && !io->seq_kv) {
-    st = rt_error_set(err, RT_ERR_INVALID, "the call's KV lengths are on the device, and none were given");
+    st = rt_error_set(err, RT_ERR_INVALID,
+                      "the call's KV lengths are on the device, and none were given");
     goto fail;
   }
   if (c->graph->padded) {
@@ -908,11 +1023,15 @@ rt_status attn_cudnn_open_call(const problem *p, const attn_cudnn_call *call, co
       lens[i] = (int32_t)SQ;
       lens[B + i] = (int32_t)attention_kv_len(p, (int)i);
     }
-    if (!(st = cuda_check(cu.cuMemAlloc_v2(&c->seq_q, (size_t)B * 4), "allocate the query lengths", err)) &&
-        !(st = cuda_check(cu.cuMemcpyHtoD_v2(c->seq_q, lens, (size_t)B * 4), "upload the query lengths", err)) &&
+    if (!(st = cuda_check(cu.cuMemAlloc_v2(&c->seq_q, (size_t)B * 4), "allocate the query lengths",
+                          err)) &&
+        !(st = cuda_check(cu.cuMemcpyHtoD_v2(c->seq_q, lens, (size_t)B * 4),
+                          "upload the query lengths", err)) &&
         !c->call.device_lens && /* else the call's own buffer holds them */
-        !(st = cuda_check(cu.cuMemAlloc_v2(&c->seq_kv, (size_t)B * 4), "allocate the KV lengths", err)))
-      st = cuda_check(cu.cuMemcpyHtoD_v2(c->seq_kv, lens + B, (size_t)B * 4), "upload the KV lengths", err);
+        !(st = cuda_check(cu.cuMemAlloc_v2(&c->seq_kv, (size_t)B * 4), "allocate the KV lengths",
+                          err)))
+      st = cuda_check(cu.cuMemcpyHtoD_v2(c->seq_kv, lens + B, (size_t)B * 4),
+                      "upload the KV lengths", err);
     free(lens);
     if (st) goto fail;
   }
@@ -929,7 +1048,9 @@ size_t attn_cudnn_workspace(const attn_cudnn *c, int i) {
   return c && i >= 0 && i < c->n ? c->cand[i].workspace : 0;
 }
 
-int attn_cudnn_built(const attn_cudnn *c, int i) { return c && i >= 0 && i < c->n && c->cand[i].built; }
+int attn_cudnn_built(const attn_cudnn *c, int i) {
+  return c && i >= 0 && i < c->n && c->cand[i].built;
+}
 
 /* Appends the first reason a configuration was refused (why[]: what cuDNN said). */
 static void remember(char *why, size_t size, const rt_error *e) {
@@ -956,26 +1077,32 @@ rt_status attn_cudnn_list(attn_cudnn *c, int max, int *count, rt_error *err) {
     int64_t n = 0;
     char what[64];
     snprintf(what, sizeof what, "cuDNN heuristics (%s)", mode_names[m]);
-    rt_status st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur), what, &e);
+    rt_status st = cudnn_check(
+        dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur), what, &e);
     if (!st)
       st = cudnn_check(dnn.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph),
                        what, &e);
-    if (!st) st = cudnn_check(dnn.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode), what, &e);
+    if (!st)
+      st = cudnn_check(dnn.cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE,
+                                                    CUDNN_TYPE_HEUR_MODE, 1, &mode),
+                       what, &e);
     if (!st) st = cudnn_check(dnn.cudnnBackendFinalize(heur), what, &e);
     if (!st)
-      st = cudnn_check(dnn.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                                    &n, NULL),
+      st = cudnn_check(dnn.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, NULL),
                        what, &e);
     if (n > 64) n = 64;
     cudnnBackendDescriptor_t cfgs[64] = {NULL};
     int made = 0;
     for (; !st && made < n; made++)
-      st = cudnn_check(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[made]), what, &e);
+      st = cudnn_check(
+          dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[made]), what,
+          &e);
     int64_t got = 0;
     if (!st && n > 0)
-      st = cudnn_check(dnn.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n,
-                                                    &got, cfgs),
+      st = cudnn_check(dnn.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &got, cfgs),
                        what, &e);
     if (st) remember(why, sizeof why, &e);
     if (!st && got == 0 && !why[0]) {
@@ -993,8 +1120,9 @@ rt_status attn_cudnn_list(attn_cudnn *c, int max, int *count, rt_error *err) {
         continue;
       }
       if (attn_cudnn_id_format(&id, text, sizeof text) >= (int)sizeof text) {
-        rt_error_set(&e, RT_ERR_UNSUPPORTED, "engine %lld's %d knobs make an identity longer than 255 bytes",
-                     id.engine, id.nknobs);
+        rt_error_set(&e, RT_ERR_UNSUPPORTED,
+                     "engine %lld's %d knobs make an identity longer than 255 bytes", id.engine,
+                     id.nknobs);
         remember(why, sizeof why, &e);
         continue;
       }
@@ -1014,7 +1142,8 @@ rt_status attn_cudnn_list(attn_cudnn *c, int max, int *count, rt_error *err) {
   char v[32];
   cudnn_version_text(dnn.version, v, sizeof v);
   if (c->n == 0)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuDNN %s offers no configuration for this SDPA (%d seen)%s%.400s", v,
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "cuDNN %s offers no configuration for this SDPA (%d seen)%s%.400s", v,
                         offered, why[0] ? ": " : "", why);
   *count = c->n;
   return RT_OK;
@@ -1040,15 +1169,18 @@ static rt_status prepare(attn_cudnn *c, int i, rt_error *err) {
 
 rt_status attn_cudnn_build(attn_cudnn *c, int i, rt_error *err) {
   if (!c || i < 0 || i >= c->n)
-    return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuDNN candidate %d (%d listed)", i, c ? c->n : 0);
+    return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuDNN candidate %d (%d listed)", i,
+                        c ? c->n : 0);
   return prepare(c, i, err);
 }
 
 rt_status attn_cudnn_describe(const attn_cudnn *c, int i, char *buf, size_t size, rt_error *err) {
   if (!c || i < 0 || i >= c->n)
-    return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuDNN candidate %d (%d listed)", i, c ? c->n : 0);
+    return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuDNN candidate %d (%d listed)", i,
+                        c ? c->n : 0);
   if (snprintf(buf, size, "%s", c->cand[i].text) >= (int)size)
-    return rt_error_set(err, RT_ERR_INVALID, "cuDNN candidate %d's identity needs more than %zu bytes", i, size);
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "cuDNN candidate %d's identity needs more than %zu bytes", i, size);
   return RT_OK;
 }
 
@@ -1061,11 +1193,13 @@ rt_status attn_cudnn_add(attn_cudnn *c, const char *text, int *index, rt_error *
     cudnn_version_text(id.version, want, sizeof want);
     cudnn_version_text(dnn.version, have, sizeof have);
     return rt_error_set(err, RT_ERR_UNSUPPORTED,
-                        "\"%s\" was listed by cuDNN %s and this is cuDNN %s, whose engine numbers may differ: tune again",
+                        "\"%s\" was listed by cuDNN %s and this is cuDNN %s, whose engine numbers "
+                        "may differ: tune again",
                         text, want, have);
   }
   if (c->n >= ATTN_CUDNN_MAX_CANDIDATES)
-    return rt_error_set(err, RT_ERR_INVALID, "at most %d cuDNN candidates are held", ATTN_CUDNN_MAX_CANDIDATES);
+    return rt_error_set(err, RT_ERR_INVALID, "at most %d cuDNN candidates are held",
+                        ATTN_CUDNN_MAX_CANDIDATES);
   candidate_init(&c->cand[c->n], &id);
   if ((st = build_plan(c, &c->cand[c->n], err))) {
     candidate_free(&c->cand[c->n]);
@@ -1082,10 +1216,12 @@ rt_status attn_cudnn_add(attn_cudnn *c, const char *text, int *index, rt_error *
 
 rt_status attn_cudnn_run(attn_cudnn *c, int i, CUstream stream, rt_error *err) {
   if (!c || i < 0 || i >= c->n)
-    return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuDNN candidate %d (%d listed)", i, c ? c->n : 0);
+    return rt_error_set(err, RT_ERR_NOT_FOUND, "no cuDNN candidate %d (%d listed)", i,
+                        c ? c->n : 0);
   rt_status st = prepare(c, i, err);
   if (st) return st;
-  if ((st = cudnn_check(dnn.cudnnSetStream(c->handle, stream), "give cuDNN the stream", err))) return st;
+  if ((st = cudnn_check(dnn.cudnnSetStream(c->handle, stream), "give cuDNN the stream", err)))
+    return st;
   char what[300];
   snprintf(what, sizeof what, "run \"%s\"", c->cand[i].text);
   return cudnn_check(dnn.cudnnBackendExecute(c->handle, c->cand[i].plan, c->pack), what, err);

@@ -52,19 +52,19 @@
 
 /* ---- the identity of a candidate ---- */
 
-#define ATTN_CUDNN_MAX_KNOBS 12      /* so that the text stays within the tuner's 256 bytes */
+#define ATTN_CUDNN_MAX_KNOBS      12 /* so that the text stays within the tuner's 256 bytes */
 #define ATTN_CUDNN_MAX_CANDIDATES 32 /* configurations one attn_cudnn holds */
 
 typedef struct attn_cudnn_knob {
-  int type;         /* cudnnBackendKnobType_t */
-  long long value;  /* its choice (may be negative: -1 is "let the engine decide") */
+  int type;        /* cudnnBackendKnobType_t */
+  long long value; /* its choice (may be negative: -1 is "let the engine decide") */
 } attn_cudnn_knob;
 
 typedef struct attn_cudnn_id {
-  long long engine;                          /* the engine's global index for the graph */
-  int nknobs;                                /* knobs[0..nknobs), sorted by type, distinct */
+  long long engine; /* the engine's global index for the graph */
+  int nknobs;       /* knobs[0..nknobs), sorted by type, distinct */
   attn_cudnn_knob knobs[ATTN_CUDNN_MAX_KNOBS];
-  int version;                               /* cudnnGetVersion() of the cuDNN that listed it */
+  int version; /* cudnnGetVersion() of the cuDNN that listed it */
 } attn_cudnn_id;
 
 /* Writes the identity text; returns its length (as snprintf: >= size means it was cut). */
@@ -93,12 +93,14 @@ typedef struct attn_cudnn_call {
 } attn_cudnn_call;
 
 /* The support rules for problem p as call runs it (call may be NULL). */
-rt_status attn_cudnn_supports_call(const problem *p, const attn_cudnn_call *call, int version, rt_error *err);
+rt_status attn_cudnn_supports_call(const problem *p, const attn_cudnn_call *call, int version,
+                                   rt_error *err);
 
 typedef struct attn_cudnn_graph attn_cudnn_graph;
 /* Builds and finalizes the operation graph of problem p (handle: a cuDNN handle, or NULL to
  * build it without a GPU).  Loads cuDNN when needed. */
-rt_status attn_cudnn_graph_build(const problem *p, void *handle, attn_cudnn_graph **out, rt_error *err);
+rt_status attn_cudnn_graph_build(const problem *p, void *handle, attn_cudnn_graph **out,
+                                 rt_error *err);
 /* The same for problem p as call runs it (call may be NULL). */
 rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *call, void *handle,
                                       attn_cudnn_graph **out, rt_error *err);
@@ -119,7 +121,8 @@ void *attn_cudnn_graph_desc(const attn_cudnn_graph *g);
  * CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR describing the GPU, or NULL for the current one).
  * RT_ERR_UNSUPPORTED with cuDNN's message when the graph has no such engine or the engine
  * refuses the knobs. */
-rt_status attn_cudnn_graph_config(const attn_cudnn_graph *g, const char *text, void *devprop, rt_error *err);
+rt_status attn_cudnn_graph_config(const attn_cudnn_graph *g, const char *text, void *devprop,
+                                  rt_error *err);
 
 /* ---- candidates on a GPU (a current CUDA context) ---- */
 
@@ -135,11 +138,12 @@ typedef struct attn_cudnn attn_cudnn; /* handle, graph, plans, workspace, length
 
 /* Loads cuDNN, checks the problem (attn_cudnn_supports), creates a handle and the graph, and
  * uploads the per-sequence lengths a padded graph reads. */
-rt_status attn_cudnn_open(const problem *p, const attn_cudnn_io *io, attn_cudnn **out, rt_error *err);
+rt_status attn_cudnn_open(const problem *p, const attn_cudnn_io *io, attn_cudnn **out,
+                          rt_error *err);
 /* The same for problem p as call runs it (call may be NULL): its scale, its pools' pages, and
  * with device_lens the KV lengths read from io->seq_kv (only the query lengths are uploaded). */
-rt_status attn_cudnn_open_call(const problem *p, const attn_cudnn_call *call, const attn_cudnn_io *io,
-                               attn_cudnn **out, rt_error *err);
+rt_status attn_cudnn_open_call(const problem *p, const attn_cudnn_call *call,
+                               const attn_cudnn_io *io, attn_cudnn **out, rt_error *err);
 void attn_cudnn_close(attn_cudnn *c);
 /* Points the next runs at other buffers of the same problem (a call's new Q, K, V, O, LSE,
  * block table or lengths); the variant pack is remade only when one of them changed. */

@@ -13,10 +13,10 @@
 #include "templates/attention/attn_tma.h"
 #include "tuner/driver/cuda_driver.h"
 
-#define ATTN_MAX_B 65535     /* grid z */
-#define ATTN_MAX_H 65535     /* grid y */
-#define ATTN_MAX_S (1 << 24) /* tokens per sequence */
-#define ATTN_MAX_LENS 1024   /* sequences with their own lengths (--kv-lens) */
+#define ATTN_MAX_B    65535     /* grid z */
+#define ATTN_MAX_H    65535     /* grid y */
+#define ATTN_MAX_S    (1 << 24) /* tokens per sequence */
+#define ATTN_MAX_LENS 1024      /* sequences with their own lengths (--kv-lens) */
 
 /* ---- the problem ---- */
 
@@ -46,7 +46,8 @@ static long long seq_pairs(long long SQ, long long kv, int causal) {
 }
 
 static rt_status bad_shape(rt_error *err, const char *shape, const char *why) {
-  rt_error_set(err, RT_ERR_PARSE, "bad attention shape \"%s\": %s; expected %s", shape, why, ATTN_SHAPE_HELP);
+  rt_error_set(err, RT_ERR_PARSE, "bad attention shape \"%s\": %s; expected %s", shape, why,
+               ATTN_SHAPE_HELP);
   rt_error_locate(err, "--shape", NULL, 0, 0);
   return RT_ERR_PARSE;
 }
@@ -68,12 +69,13 @@ static unsigned long long fnv64(const char *s) {
 }
 
 rt_status attn_parse_shape(const family_ops *self, const char *shape, const char *dtype,
-                                  const char *args, problem *out, rt_error *err) {
+                           const char *args, problem *out, rt_error *err) {
   (void)self;
   const char *in = shape ? shape : "";
   if (!dtype || (strcmp(dtype, "f16") && strcmp(dtype, "bf16"))) {
     rt_error_locate(err, "--dtype", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "the attention family takes dtype f16 or bf16, not \"%s\"",
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "the attention family takes dtype f16 or bf16, not \"%s\"",
                         dtype ? dtype : "");
   }
   const char *s = in;
@@ -85,13 +87,15 @@ rt_status attn_parse_shape(const family_ops *self, const char *shape, const char
     s++;
     if (!number(&s, &HKV)) return bad_shape(err, in, "HKV must be a positive integer");
   }
-  if (*s++ != 'x' || !number(&s, &SQ)) return bad_shape(err, in, "SQ must follow the heads after 'x'");
+  if (*s++ != 'x' || !number(&s, &SQ))
+    return bad_shape(err, in, "SQ must follow the heads after 'x'");
   SKV = SQ;
   if (*s == ':' && s[1] >= '0' && s[1] <= '9') {
     s++;
     if (!number(&s, &SKV)) return bad_shape(err, in, "SKV must be a positive integer");
   }
-  if (*s++ != 'x' || !number(&s, &D)) return bad_shape(err, in, "D must follow the lengths after 'x'");
+  if (*s++ != 'x' || !number(&s, &D))
+    return bad_shape(err, in, "D must follow the lengths after 'x'");
   int causal = 0, page = 0;
   unsigned long long digest = 0;
   int has_digest = 0;
@@ -106,13 +110,15 @@ rt_status attn_parse_shape(const family_ops *self, const char *shape, const char
       s += 5;
       long long n = 16;
       if (*s >= '0' && *s <= '9' && !number(&s, &n)) return bad_shape(err, in, "bad page size");
-      if (n != 16 && n != 32 && n != 64) return bad_shape(err, in, "pages hold 16, 32 or 64 tokens");
+      if (n != 16 && n != 32 && n != 64)
+        return bad_shape(err, in, "pages hold 16, 32 or 64 tokens");
       page = (int)n;
     } else if (!strncmp(s, "lens-", 5)) {
       char *end;
       errno = 0;
       digest = strtoull(s + 5, &end, 16);
-      if (errno || end != s + 5 + 8) return bad_shape(err, in, ":lens- is followed by the 8 hex digits of the lengths' digest");
+      if (errno || end != s + 5 + 8)
+        return bad_shape(err, in, ":lens- is followed by the 8 hex digits of the lengths' digest");
       has_digest = 1;
       s = end;
     } else {
@@ -123,7 +129,8 @@ rt_status attn_parse_shape(const family_ops *self, const char *shape, const char
   if (B > ATTN_MAX_B) return bad_shape(err, in, "B is larger than 65535");
   if (HQ > ATTN_MAX_H) return bad_shape(err, in, "HQ is larger than 65535");
   if (HQ % HKV) return bad_shape(err, in, "HQ must be a multiple of HKV");
-  if (SQ > ATTN_MAX_S || SKV > ATTN_MAX_S) return bad_shape(err, in, "a sequence has at most 16777216 tokens");
+  if (SQ > ATTN_MAX_S || SKV > ATTN_MAX_S)
+    return bad_shape(err, in, "a sequence has at most 16777216 tokens");
   if (D % 8 || D > 256) return bad_shape(err, in, "D must be a multiple of 8 and at most 256");
   if ((double)B * SKV * HKV * D > 1e12 || (double)B * SQ * HQ * D > 1e12)
     return bad_shape(err, in, "the tensors would exceed 10^12 elements");
@@ -138,13 +145,17 @@ rt_status attn_parse_shape(const family_ops *self, const char *shape, const char
   int ragged = args && *args;
   if (has_digest && !ragged) {
     rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_USAGE, "the shape \"%s\" names per-sequence KV lengths by their digest: give the "
-                        "lengths themselves with --kv-lens", in);
+    return rt_error_set(err, RT_ERR_USAGE,
+                        "the shape \"%s\" names per-sequence KV lengths by their digest: give the "
+                        "lengths themselves with --kv-lens",
+                        in);
   }
   if (ragged) {
     if (B > ATTN_MAX_LENS) {
       rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID, "at most %d sequences have their own lengths (B is %lld)", ATTN_MAX_LENS, B);
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "at most %d sequences have their own lengths (B is %lld)", ATTN_MAX_LENS,
+                          B);
     }
     const char *a = args;
     size_t n = 0;
@@ -152,12 +163,14 @@ rt_status attn_parse_shape(const family_ops *self, const char *shape, const char
       char *end;
       errno = 0;
       long long len = strtoll(a, &end, 10);
-      if (end == a || errno || len < 0 || len > SKV || (*end && *end != ',') || (b + 1 < B && *end != ',') ||
-          (b + 1 == B && *end)) {
+      if (end == a || errno || len < 0 || len > SKV || (*end && *end != ',') ||
+          (b + 1 < B && *end != ',') || (b + 1 == B && *end)) {
         rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-        return rt_error_set(err, RT_ERR_INVALID,
-                            "--kv-lens needs %lld lengths from 0 to SKV = %lld, separated by commas; "
-                            "length %lld is wrong or missing", B, SKV, b + 1);
+        return rt_error_set(
+            err, RT_ERR_INVALID,
+            "--kv-lens needs %lld lengths from 0 to SKV = %lld, separated by commas; "
+            "length %lld is wrong or missing",
+            B, SKV, b + 1);
       }
       int w = snprintf(out->args + n, sizeof out->args - n, "%s%lld", b ? "," : "", len);
       if (w < 0 || (size_t)w >= sizeof out->args - n) {
@@ -172,8 +185,10 @@ rt_status attn_parse_shape(const family_ops *self, const char *shape, const char
     unsigned long long h = fnv64(out->args) & 0xffffffffull;
     if (has_digest && h != digest) {
       rt_error_locate(err, "--kv-lens", NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_INVALID, "the lengths given (digest %08llx) are not the ones the shape names "
-                          "(%08llx)", h, digest);
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "the lengths given (digest %08llx) are not the ones the shape names "
+                          "(%08llx)",
+                          h, digest);
     }
     digest = h;
   } else {
@@ -226,10 +241,10 @@ rt_status attn_bind(const family_ops *self, const problem *p, rt_vars *v) {
   return RT_OK;
 }
 
-void attention_args(const problem *p, unsigned long long q, unsigned long long k, unsigned long long v,
-                    unsigned long long o, unsigned long long lse, unsigned long long block_table,
-                    unsigned long long kv_lens, unsigned long long work, unsigned long long counters,
-                    attn_args *a) {
+void attention_args(const problem *p, unsigned long long q, unsigned long long k,
+                    unsigned long long v, unsigned long long o, unsigned long long lse,
+                    unsigned long long block_table, unsigned long long kv_lens,
+                    unsigned long long work, unsigned long long counters, attn_args *a) {
   memset(a, 0, sizeof *a);
   a->q = q;
   a->k = k;
@@ -260,7 +275,6 @@ size_t attention_work_floats(const problem *p, long long splits) {
          (size_t)(dim(p, "D") + 2);
 }
 
-
 /* ---- TMA maps ---- */
 
 rt_status attention_tma_plan(const problem *p, const rt_vars *config, unsigned long long q,
@@ -271,15 +285,25 @@ rt_status attention_tma_plan(const problem *p, const rt_vars *config, unsigned l
       !rt_vars_get(config, "TMA_ROWS_KV", &rkv))
     return rt_error_set(err, RT_ERR_INVALID,
                         "a TMA attention template needs TMA_INNER, TMA_ROWS_Q and TMA_ROWS_KV");
-  attn_tma_problem tp = {problem_dim(p, "B"), problem_dim(p, "HQ"), problem_dim(p, "HKV"),
-                         problem_dim(p, "SQ"), problem_dim(p, "SKV"), problem_dim(p, "D"),
+  attn_tma_problem tp = {problem_dim(p, "B"),
+                         problem_dim(p, "HQ"),
+                         problem_dim(p, "HKV"),
+                         problem_dim(p, "SQ"),
+                         problem_dim(p, "SKV"),
+                         problem_dim(p, "D"),
                          strcmp(p->dtype, "f16") && strcmp(p->dtype, "bf16") ? 4 : 2,
-                         strcmp(p->dtype, "bf16") == 0, q, k, v};
+                         strcmp(p->dtype, "bf16") == 0,
+                         q,
+                         k,
+                         v};
   attn_tma_box box = {inner, rq, rkv};
   int bad = -1, rc = attn_tma_plan(&tp, &box, out, &bad);
   if (rc)
     return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA cannot map %s: %s",
-                        bad == ATTN_TMA_Q ? "Q" : bad == ATTN_TMA_K ? "K" : bad == ATTN_TMA_V ? "V" : "the problem",
+                        bad == ATTN_TMA_Q   ? "Q"
+                        : bad == ATTN_TMA_K ? "K"
+                        : bad == ATTN_TMA_V ? "V"
+                                            : "the problem",
                         attn_tma_strerror(rc));
   return RT_OK;
 }
@@ -291,7 +315,8 @@ rt_status attention_tma_maps(const problem *p, const rt_vars *config, unsigned l
   rt_status st = attention_tma_plan(p, config, q, k, v, prm, err);
   if (st) return st;
   if (!cu.cuTensorMapEncodeTiled)
-    return rt_error_set(err, RT_ERR_NO_DRIVER, "TMA maps need the CUDA driver (cuTensorMapEncodeTiled)");
+    return rt_error_set(err, RT_ERR_NO_DRIVER,
+                        "TMA maps need the CUDA driver (cuTensorMapEncodeTiled)");
   attn_tma_map *dst[ATTN_TMA_OPERANDS] = {&maps->q, &maps->k, &maps->v};
   for (int o = 0; o < ATTN_TMA_OPERANDS; o++) {
     CUtensorMap m;
@@ -303,13 +328,13 @@ rt_status attention_tma_maps(const problem *p, const rt_vars *config, unsigned l
       es[i] = prm[o].elem_strides[i];
     }
     for (int i = 0; i < 3; i++) strides[i] = prm[o].strides[i];
-    st = cuda_check(cu.cuTensorMapEncodeTiled(&m, (CUtensorMapDataType)prm[o].type, prm[o].rank,
-                                              (void *)(uintptr_t)prm[o].base, dims, strides, boxd, es,
-                                              (CUtensorMapInterleave)prm[o].interleave,
-                                              (CUtensorMapSwizzle)prm[o].swizzle,
-                                              (CUtensorMapL2promotion)prm[o].l2,
-                                              (CUtensorMapFloatOOBfill)prm[o].oob),
-                    "cuTensorMapEncodeTiled", err);
+    st =
+        cuda_check(cu.cuTensorMapEncodeTiled(
+                       &m, (CUtensorMapDataType)prm[o].type, prm[o].rank,
+                       (void *)(uintptr_t)prm[o].base, dims, strides, boxd, es,
+                       (CUtensorMapInterleave)prm[o].interleave, (CUtensorMapSwizzle)prm[o].swizzle,
+                       (CUtensorMapL2promotion)prm[o].l2, (CUtensorMapFloatOOBfill)prm[o].oob),
+                   "cuTensorMapEncodeTiled", err);
     if (st) return st;
     memcpy(dst[o], &m, sizeof *dst[o]);
   }

@@ -22,13 +22,13 @@ static const family_ops *const builtin[] = {
     C_FAMILIES(FAMILY_ENTRY)
 #undef FAMILY_ENTRY
 };
-#define NBUILTIN (sizeof builtin / sizeof builtin[0])
+#define NBUILTIN     (sizeof builtin / sizeof builtin[0])
 #define MAX_DECLARED 64
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static family_ops *declared[MAX_DECLARED]; /* loaded declarations, never freed (process-wide) */
 static int ndeclared;
-static char loaded_path[8192];             /* the search path last loaded */
+static char loaded_path[8192]; /* the search path last loaded */
 
 static const family_ops *find_locked(const char *name) {
   for (size_t i = 0; i < NBUILTIN; i++)
@@ -51,8 +51,9 @@ static rt_status load_file_locked(const char *path, const family_ops **out, rt_e
   const family_ops *other = find_locked(f->name);
   if (other) {
     rt_error_locate(err, path, "family", 0, 0);
-    s = rt_error_set(err, RT_ERR_MANIFEST, "family %s is declared twice: in %s and in %s; rename one",
-                     f->name, other->declared_in ? other->declared_in : "rooftune itself (a C family)", path);
+    s = rt_error_set(
+        err, RT_ERR_MANIFEST, "family %s is declared twice: in %s and in %s; rename one", f->name,
+        other->declared_in ? other->declared_in : "rooftune itself (a C family)", path);
     declared_free(f);
     return s;
   }
@@ -112,7 +113,8 @@ const char *family_names(void) {
   size_t n = 0;
   list[0] = '\0';
   pthread_mutex_lock(&reg_mu);
-  for (size_t i = 0; i < NBUILTIN; i++) n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", builtin[i]->name);
+  for (size_t i = 0; i < NBUILTIN; i++)
+    n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", builtin[i]->name);
   for (int i = 0; i < ndeclared && n < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", declared[i]->name);
   pthread_mutex_unlock(&reg_mu);

@@ -42,10 +42,10 @@ typedef struct family_gpu family_gpu; /* a family's device-side state for one pr
  * (family_ops.reference); the engine compiles it for the GPU and plans its launch for the
  * problem, and the family runs it once in gpu_setup. */
 typedef struct family_reference {
-  const void *cubin;    /* compiled for the GPU measured on */
+  const void *cubin; /* compiled for the GPU measured on */
   size_t cubin_size;
-  const char *entry;    /* its kernel's symbol in the cubin */
-  rt_vars vars;         /* its configuration's values (as a candidate's plan has them) */
+  const char *entry; /* its kernel's symbol in the cubin */
+  rt_vars vars;      /* its configuration's values (as a candidate's plan has them) */
   unsigned grid[3], block[3], smem; /* its launch for the problem */
 } family_reference;
 
@@ -55,9 +55,9 @@ typedef struct family_reference {
  * dimensions that decide how alike two problems are, and a kind, so that problems of different
  * kinds (attention prefill and decode) are never compared. */
 typedef struct family_coords {
-  int kind;                   /* the family's own (1 gemm, 2 attention prefill, 3 decode); the
+  int kind;                    /* the family's own (1 gemm, 2 attention prefill, 3 decode); the
                                  runtime's generic coordinates are 10 + n */
-  int n;                      /* coordinates used */
+  int n;                       /* coordinates used */
   double x[FAMILY_COORDS_MAX]; /* ln of each */
 } family_coords;
 

@@ -92,19 +92,19 @@ extern const family_ops gemm_serving; /* its serving half (gemm_serve.c), for li
 int gemm_dtype_code(const char *dtype);
 /* Bytes per input element (4, 2 or 1); 0 for an unknown dtype. */
 int gemm_dtype_bytes(const char *dtype);
-#define GEMM_CODE_E4M3 4
-#define GEMM_CODE_E5M2 5
+#define GEMM_CODE_E4M3    4
+#define GEMM_CODE_E5M2    5
 #define GEMM_IS_FP8(code) ((code) == GEMM_CODE_E4M3 || (code) == GEMM_CODE_E5M2)
 
 /* A problem's operand types and epilogue, read from its canonical shape text. */
 typedef struct gemm_epi {
-  int a_code, b_code; /* gemm_dtype_code of A and B */
-  int out_code;       /* GEMM_OUT_F32, _F16, _BF16 (gemm_epilogue.h) */
-  int on;             /* 1: the kernels take a gemm_epi_args (any option, or fp8 inputs) */
-  int alpha;          /* +alpha was given */
+  int a_code, b_code;       /* gemm_dtype_code of A and B */
+  int out_code;             /* GEMM_OUT_F32, _F16, _BF16 (gemm_epilogue.h) */
+  int on;                   /* 1: the kernels take a gemm_epi_args (any option, or fp8 inputs) */
+  int alpha;                /* +alpha was given */
   int beta, bias, residual; /* the inputs it reads */
-  int act;            /* GEMM_ACT_* */
-  int vscale;         /* +vscale: fp8 scales per row of A and per column of B */
+  int act;                  /* GEMM_ACT_* */
+  int vscale;               /* +vscale: fp8 scales per row of A and per column of B */
 } gemm_epi;
 
 /* The operand types and epilogue of problem p (a gemm problem whose shape parsed). */
@@ -117,20 +117,19 @@ int gemm_out_bytes(int out_code);
 double gemm_epi_reference(const gemm_epi *e, double s, double beta, double acc, double c,
                           double bias, double r);
 
-
 /* A cuBLASLt algorithm as configuration attributes: what identifies it across processes. */
 typedef struct gemm_lt_algo {
-  int tf32;                /* 1: CUBLAS_COMPUTE_32F_FAST_TF32, 0: CUBLAS_COMPUTE_32F */
-  int id;                  /* CUBLASLT_ALGO_CONFIG_ID */
-  unsigned tile;           /* CUBLASLT_ALGO_CONFIG_TILE_ID */
-  unsigned stages;         /* CUBLASLT_ALGO_CONFIG_STAGES_ID */
-  int splitk;              /* CUBLASLT_ALGO_CONFIG_SPLITK_NUM */
-  unsigned reduction;      /* CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME */
-  unsigned swizzle;        /* CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING */
-  unsigned custom;         /* CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION */
-  unsigned inner;          /* CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID */
-  unsigned cluster;        /* CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID */
-  int fast_accum;          /* fp8: CUBLASLT_MATMUL_DESC_FAST_ACCUM (a descriptor attribute) */
+  int tf32;           /* 1: CUBLAS_COMPUTE_32F_FAST_TF32, 0: CUBLAS_COMPUTE_32F */
+  int id;             /* CUBLASLT_ALGO_CONFIG_ID */
+  unsigned tile;      /* CUBLASLT_ALGO_CONFIG_TILE_ID */
+  unsigned stages;    /* CUBLASLT_ALGO_CONFIG_STAGES_ID */
+  int splitk;         /* CUBLASLT_ALGO_CONFIG_SPLITK_NUM */
+  unsigned reduction; /* CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME */
+  unsigned swizzle;   /* CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING */
+  unsigned custom;    /* CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION */
+  unsigned inner;     /* CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID */
+  unsigned cluster;   /* CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID */
+  int fast_accum;     /* fp8: CUBLASLT_MATMUL_DESC_FAST_ACCUM (a descriptor attribute) */
 } gemm_lt_algo;
 
 /* The stable text of an algorithm (see above); returns what snprintf returns. */

@@ -14,8 +14,8 @@
 
 /* Kernels take int dimensions and do their tile arithmetic in 32 bits (ceil_div(M, BLOCK_M),
  * tile * BLOCK_M + offset): a dimension leaves room for one more tile of up to 1024. */
-#define GEMM_MAX_DIM (2147483647LL - 1024)
-#define GEMM_MAX_BATCH 4096       /* grid z carries SPLIT_K*BATCH (<= 65535) */
+#define GEMM_MAX_DIM   (2147483647LL - 1024)
+#define GEMM_MAX_BATCH 4096 /* grid z carries SPLIT_K*BATCH (<= 65535) */
 
 /* ---------------------------------------------------------------- dtypes and conversions */
 
@@ -37,12 +37,18 @@ int gemm_out_bytes(int out_code) { return out_code == GEMM_OUT_F32 ? 4 : 2; }
 
 static const char *gemm_code_name(int c) {
   switch (c) {
-  case 0: return "f32";
-  case 1: return "f16";
-  case 2: return "bf16";
-  case GEMM_CODE_E4M3: return "e4m3";
-  case GEMM_CODE_E5M2: return "e5m2";
-  default: return "?";
+    case 0:
+      return "f32";
+    case 1:
+      return "f16";
+    case 2:
+      return "bf16";
+    case GEMM_CODE_E4M3:
+      return "e4m3";
+    case GEMM_CODE_E5M2:
+      return "e5m2";
+    default:
+      return "?";
   }
 }
 
@@ -64,10 +70,12 @@ static rt_status gemm_parse_options(const char *shape, const char *text, int a_c
   const char *s = text;
   while (*s) {
     char tok[32], why[160];
-    if (*s != '+') return gemm_bad_shape(err, shape, "options follow K or the layout, each after a '+'");
+    if (*s != '+')
+      return gemm_bad_shape(err, shape, "options follow K or the layout, each after a '+'");
     s++;
     size_t n = strcspn(s, "+");
-    if (n == 0 || n >= sizeof tok) return gemm_bad_shape(err, shape, "an option after '+' is empty or too long");
+    if (n == 0 || n >= sizeof tok)
+      return gemm_bad_shape(err, shape, "an option after '+' is empty or too long");
     memcpy(tok, s, n);
     tok[n] = '\0';
     s += n;
@@ -75,7 +83,8 @@ static rt_status gemm_parse_options(const char *shape, const char *text, int a_c
     if (!strncmp(tok, "b=", 2)) {
       const int b = gemm_dtype_code(tok + 2);
       if (!GEMM_IS_FP8(b) || !GEMM_IS_FP8(a_code))
-        return gemm_bad_shape(err, shape, "+b= gives B an fp8 type (e4m3 or e5m2) beside an fp8 dtype");
+        return gemm_bad_shape(err, shape,
+                              "+b= gives B an fp8 type (e4m3 or e5m2) beside an fp8 dtype");
       if (seen_b++) return gemm_bad_shape(err, shape, "option +b= is given twice");
       e->b_code = b;
       continue;
@@ -90,18 +99,24 @@ static rt_status gemm_parse_options(const char *shape, const char *text, int a_c
       continue;
     }
     if (!strcmp(tok, "vscale")) {
-      if (!GEMM_IS_FP8(a_code)) return gemm_bad_shape(err, shape, "+vscale scales fp8 inputs; the dtype is not fp8");
+      if (!GEMM_IS_FP8(a_code))
+        return gemm_bad_shape(err, shape, "+vscale scales fp8 inputs; the dtype is not fp8");
       flag = &e->vscale;
-    } else if (!strcmp(tok, "alpha")) flag = &e->alpha;
-    else if (!strcmp(tok, "beta")) flag = &e->beta;
-    else if (!strcmp(tok, "bias")) flag = &e->bias;
-    else if (!strcmp(tok, "residual")) flag = &e->residual;
+    } else if (!strcmp(tok, "alpha"))
+      flag = &e->alpha;
+    else if (!strcmp(tok, "beta"))
+      flag = &e->beta;
+    else if (!strcmp(tok, "bias"))
+      flag = &e->bias;
+    else if (!strcmp(tok, "residual"))
+      flag = &e->residual;
     else
       for (int i = 1; i < 4; i++)
         if (!strcmp(tok, gemm_act_names[i])) act = i;
     if (act) {
       if (e->act) {
-        snprintf(why, sizeof why, "one activation at most (+%s and +%s)", gemm_act_names[e->act], tok);
+        snprintf(why, sizeof why, "one activation at most (+%s and +%s)", gemm_act_names[e->act],
+                 tok);
         return gemm_bad_shape(err, shape, why);
       }
       e->act = act;
@@ -145,20 +160,22 @@ rt_status gemm_problem_epi(const problem *p, gemm_epi *out, rt_error *err) {
   return gemm_parse_options(p->shape, plus ? plus : "", a, out, err);
 }
 
-double gemm_epi_reference(const gemm_epi *e, double s, double beta, double acc, double c, double bias,
-                          double r) {
+double gemm_epi_reference(const gemm_epi *e, double s, double beta, double acc, double c,
+                          double bias, double r) {
   double v = s * acc;
   if (e->beta) v += beta * c;
   if (e->bias) v += bias;
-  if (e->act == GEMM_ACT_RELU) v = v > 0 ? v : 0;
-  else if (e->act == GEMM_ACT_GELU) v = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-  else if (e->act == GEMM_ACT_SILU) v = v / (1.0 + exp(-v));
+  if (e->act == GEMM_ACT_RELU)
+    v = v > 0 ? v : 0;
+  else if (e->act == GEMM_ACT_GELU)
+    v = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  else if (e->act == GEMM_ACT_SILU)
+    v = v / (1.0 + exp(-v));
   if (e->residual) v += r;
   return v;
 }
 
 /* ---------------------------------------------------------------- host side */
-
 
 /* Reads a positive decimal integer at *s; advances *s.  0 when there is none. */
 static long long gemm_number(const char **s) {
@@ -189,7 +206,8 @@ rt_status gemm_parse_shape(const family_ops *self, const char *shape, const char
   }
   if (!shape || !*shape) return gemm_bad_shape(err, shape ? shape : "", "it is empty");
   if (gemm_dtype_code(dtype) < 0) {
-    rt_error_set(err, RT_ERR_INVALID, "unknown gemm dtype \"%s\": use f32, tf32, f16, bf16, e4m3 or e5m2",
+    rt_error_set(err, RT_ERR_INVALID,
+                 "unknown gemm dtype \"%s\": use f32, tf32, f16, bf16, e4m3 or e5m2",
                  dtype ? dtype : "");
     rt_error_locate(err, "--dtype", NULL, 0, 0);
     return RT_ERR_INVALID;
@@ -199,7 +217,8 @@ rt_status gemm_parse_shape(const family_ops *self, const char *shape, const char
   const char *at = strchr(shape, '@');
   if (at) {
     batch = gemm_number(&s);
-    if (batch <= 0 || s != at) return gemm_bad_shape(err, shape, "the batch before '@' must be a positive integer");
+    if (batch <= 0 || s != at)
+      return gemm_bad_shape(err, shape, "the batch before '@' must be a positive integer");
     if (batch > GEMM_MAX_BATCH) return gemm_bad_shape(err, shape, "the batch is larger than 4096");
     s = at + 1;
   }
@@ -213,8 +232,8 @@ rt_status gemm_parse_shape(const family_ops *self, const char *shape, const char
     }
     if (x > GEMM_MAX_DIM) {
       char why[96];
-      snprintf(why, sizeof why, "%s is larger than %lld (the kernels' tile arithmetic is 32-bit)", names[i],
-               GEMM_MAX_DIM);
+      snprintf(why, sizeof why, "%s is larger than %lld (the kernels' tile arithmetic is 32-bit)",
+               names[i], GEMM_MAX_DIM);
       return gemm_bad_shape(err, shape, why);
     }
     v[i] = x;
@@ -230,7 +249,8 @@ rt_status gemm_parse_shape(const family_ops *self, const char *shape, const char
     if (n == 2 && (!strncmp(s, "nn", 2) || !strncmp(s, "nt", 2))) {
       snprintf(layout, sizeof layout, "%.2s", s);
     } else if (n == 2 && (!strncmp(s, "tn", 2) || !strncmp(s, "tt", 2))) {
-      return gemm_bad_shape(err, shape, "A must be row-major (layouts tn and tt are not supported); use nn or nt");
+      return gemm_bad_shape(
+          err, shape, "A must be row-major (layouts tn and tt are not supported); use nn or nt");
     } else {
       return gemm_bad_shape(err, shape, "the layout after ':' must be nn or nt");
     }
@@ -242,8 +262,9 @@ rt_status gemm_parse_shape(const family_ops *self, const char *shape, const char
   rt_status st = gemm_parse_options(shape, s, gemm_dtype_code(dtype), &e, err);
   if (st) return st;
   if (GEMM_IS_FP8(e.a_code) && strcmp(layout, "nt"))
-    return gemm_bad_shape(err, shape, "fp8 inputs need B stored N x K, layout nt (wgmma and cuBLASLt read fp8 "
-                                      "operands K-major only)");
+    return gemm_bad_shape(err, shape,
+                          "fp8 inputs need B stored N x K, layout nt (wgmma and cuBLASLt read fp8 "
+                          "operands K-major only)");
   char opts[96];
   gemm_options_text(&e, opts, sizeof opts);
   memset(out, 0, sizeof *out);
@@ -263,7 +284,8 @@ rt_status gemm_parse_shape(const family_ops *self, const char *shape, const char
                      strcmp(layout, "nt") ? "" : ":nt", opts);
   if (len < 0 || (size_t)len >= sizeof out->shape) {
     char why[96];
-    snprintf(why, sizeof why, "its canonical text is longer than %zu characters", sizeof out->shape - 1);
+    snprintf(why, sizeof why, "its canonical text is longer than %zu characters",
+             sizeof out->shape - 1);
     return gemm_bad_shape(err, shape, why);
   }
   return RT_OK;
@@ -283,11 +305,9 @@ rt_status gemm_bind(const family_ops *self, const problem *p, rt_vars *vars) {
       (st = rt_vars_set(vars, "b_e5m2", e.b_code == GEMM_CODE_E5M2)) ||
       (st = rt_vars_set(vars, "b_col", !strcmp(p->layout, "nt"))) ||
       (st = rt_vars_set(vars, "out_bytes", gemm_out_bytes(e.out_code))) ||
-      (st = rt_vars_set(vars, "out_code", e.out_code)) ||
-      (st = rt_vars_set(vars, "epi", e.on)) ||
+      (st = rt_vars_set(vars, "out_code", e.out_code)) || (st = rt_vars_set(vars, "epi", e.on)) ||
       (st = rt_vars_set(vars, "epi_beta", e.beta)) ||
-      (st = rt_vars_set(vars, "epi_bias", e.bias)) ||
-      (st = rt_vars_set(vars, "epi_act", e.act)) ||
+      (st = rt_vars_set(vars, "epi_bias", e.bias)) || (st = rt_vars_set(vars, "epi_act", e.act)) ||
       (st = rt_vars_set(vars, "epi_res", e.residual)))
     return st;
   return RT_OK;
@@ -303,16 +323,23 @@ rt_status gemm_lt_check(cublasStatus_t s, const char *what, rt_error *err) {
 
 static cudaDataType_t gemm_cuda_type(int code) {
   switch (code) {
-  case 0: return CUDA_R_32F;
-  case 1: return CUDA_R_16F;
-  case GEMM_CODE_E4M3: return CUDA_R_8F_E4M3;
-  case GEMM_CODE_E5M2: return CUDA_R_8F_E5M2;
-  default: return CUDA_R_16BF;
+    case 0:
+      return CUDA_R_32F;
+    case 1:
+      return CUDA_R_16F;
+    case GEMM_CODE_E4M3:
+      return CUDA_R_8F_E4M3;
+    case GEMM_CODE_E5M2:
+      return CUDA_R_8F_E5M2;
+    default:
+      return CUDA_R_16BF;
   }
 }
 
 static cudaDataType_t gemm_out_type(int out_code) {
-  return out_code == GEMM_OUT_F32 ? CUDA_R_32F : out_code == GEMM_OUT_F16 ? CUDA_R_16F : CUDA_R_16BF;
+  return out_code == GEMM_OUT_F32   ? CUDA_R_32F
+         : out_code == GEMM_OUT_F16 ? CUDA_R_16F
+                                    : CUDA_R_16BF;
 }
 
 void gemm_lt_desc_free(gemm_lt_desc *d) {
@@ -325,10 +352,12 @@ void gemm_lt_desc_free(gemm_lt_desc *d) {
 
 static rt_status gemm_lt_batch(cublasLtMatrixLayout_t l, int32_t batch, int64_t stride,
                                rt_error *err) {
-  rt_status st = gemm_lt_check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch),
-                               "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)", err);
+  rt_status st = gemm_lt_check(
+      cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch),
+      "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)", err);
   if (st) return st;
-  return gemm_lt_check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+  return gemm_lt_check(cublasLtMatrixLayoutSetAttribute(
+                           l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
                        "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)", err);
 }
 
@@ -336,7 +365,8 @@ static rt_status gemm_lt_batch(cublasLtMatrixLayout_t l, int32_t batch, int64_t 
  * gemm_lt_desc).  0 when it has none (SiLU; a residual after an activation or beside beta). */
 static int gemm_lt_epilogue(const gemm_epi *e, cublasLtEpilogue_t *ep, int *c_mode) {
   if (e->act == GEMM_ACT_SILU || (e->residual && (e->act || e->beta))) return 0;
-  static const cublasLtEpilogue_t plain[] = {CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_GELU};
+  static const cublasLtEpilogue_t plain[] = {CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_RELU,
+                                             CUBLASLT_EPILOGUE_GELU};
   static const cublasLtEpilogue_t biased[] = {CUBLASLT_EPILOGUE_BIAS, CUBLASLT_EPILOGUE_RELU_BIAS,
                                               CUBLASLT_EPILOGUE_GELU_BIAS};
   *ep = e->bias ? biased[e->act] : plain[e->act];
@@ -348,8 +378,8 @@ static int gemm_lt_epilogue(const gemm_epi *e, cublasLtEpilogue_t *ep, int *c_mo
  * picks CUBLAS_COMPUTE_32F_FAST_TF32, fast_accum fp8 fast accumulation; epi (NULL: none) gives
  * the bias and scale pointers.  RT_ERR_UNSUPPORTED when cuBLASLt has no fused form of the
  * epilogue. */
-rt_status gemm_lt_desc_make_epi(const problem *p, int tf32, int fast_accum, const gemm_epi_args *epi,
-                                gemm_lt_desc *d, rt_error *err) {
+rt_status gemm_lt_desc_make_epi(const problem *p, int tf32, int fast_accum,
+                                const gemm_epi_args *epi, gemm_lt_desc *d, rt_error *err) {
   memset(d, 0, sizeof *d);
   gemm_epi e;
   rt_status st = gemm_problem_epi(p, &e, err);
@@ -361,51 +391,67 @@ rt_status gemm_lt_desc_make_epi(const problem *p, int tf32, int fast_accum, cons
                  K = (uint64_t)problem_dim(p, "K");
   const int32_t batch = (int32_t)problem_dim(p, "BATCH");
   const int nt = !strcmp(p->layout, "nt");
-  const cudaDataType_t ta_t = gemm_cuda_type(e.b_code), tb_t = gemm_cuda_type(e.a_code), tc = gemm_out_type(e.out_code);
+  const cudaDataType_t ta_t = gemm_cuda_type(e.b_code), tb_t = gemm_cuda_type(e.a_code),
+                       tc = gemm_out_type(e.out_code);
   cublasOperation_t ta = nt ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
-  if ((st = gemm_lt_check(cublasLtMatmulDescCreate(&d->op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
-                          "cublasLtMatmulDescCreate", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
-                          "cublasLtMatmulDescSetAttribute(TRANSA)", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
-                          "cublasLtMatmulDescSetAttribute(TRANSB)", err)) ||
+  if ((st = gemm_lt_check(
+           cublasLtMatmulDescCreate(
+               &d->op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+           "cublasLtMatmulDescCreate", err)) ||
+      (st = gemm_lt_check(
+           cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
+           "cublasLtMatmulDescSetAttribute(TRANSA)", err)) ||
+      (st = gemm_lt_check(
+           cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
+           "cublasLtMatmulDescSetAttribute(TRANSB)", err)) ||
       /* cuBLASLt's A is our B: column-major N x K (ld N) for nn, K x N (ld K) transposed for nt */
       (st = gemm_lt_check(nt ? cublasLtMatrixLayoutCreate(&d->a, ta_t, K, N, (int64_t)K)
                              : cublasLtMatrixLayoutCreate(&d->a, ta_t, N, K, (int64_t)N),
                           "cublasLtMatrixLayoutCreate(B)", err)) ||
       /* cuBLASLt's B is our A: column-major K x M, ld K */
-      (st = gemm_lt_check(cublasLtMatrixLayoutCreate(&d->b, tb_t, K, M, (int64_t)K), "cublasLtMatrixLayoutCreate(A)", err)) ||
-      (st = gemm_lt_check(cublasLtMatrixLayoutCreate(&d->c, tc, N, M, (int64_t)N), "cublasLtMatrixLayoutCreate(C)", err)))
+      (st = gemm_lt_check(cublasLtMatrixLayoutCreate(&d->b, tb_t, K, M, (int64_t)K),
+                          "cublasLtMatrixLayoutCreate(A)", err)) ||
+      (st = gemm_lt_check(cublasLtMatrixLayoutCreate(&d->c, tc, N, M, (int64_t)N),
+                          "cublasLtMatrixLayoutCreate(C)", err)))
     goto fail;
   if (ep != CUBLASLT_EPILOGUE_DEFAULT &&
-      (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep),
-                          "cublasLtMatmulDescSetAttribute(EPILOGUE)", err)))
+      (st = gemm_lt_check(
+           cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep),
+           "cublasLtMatmulDescSetAttribute(EPILOGUE)", err)))
     goto fail;
   if (e.bias) {
     const void *bias = (const void *)(uintptr_t)(epi ? epi->bias : 0);
     const int32_t bt = (int32_t)tc; /* our bias has the output's type */
-    if ((st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+    if ((st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                           &bias, sizeof bias),
                             "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", err)) ||
-        (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt),
+        (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(
+                                d->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt),
                             "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)", err)))
       goto fail;
   }
   if (GEMM_IS_FP8(e.a_code)) {
     /* cuBLASLt's A is our B: the scales swap too */
-    const void *sa = (const void *)(uintptr_t)(epi ? epi->scale_b : 0), *sb = (const void *)(uintptr_t)(epi ? epi->scale_a : 0);
+    const void *sa = (const void *)(uintptr_t)(epi ? epi->scale_b : 0),
+               *sb = (const void *)(uintptr_t)(epi ? epi->scale_a : 0);
     const int8_t fast = (int8_t)(fast_accum != 0);
     const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
     if (e.vscale &&
-        ((st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode),
+        ((st = gemm_lt_check(cublasLtMatmulDescSetAttribute(
+                                 d->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode),
                              "cublasLtMatmulDescSetAttribute(A_SCALE_MODE)", err)) ||
-         (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode),
+         (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(
+                                 d->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode),
                              "cublasLtMatmulDescSetAttribute(B_SCALE_MODE)", err))))
       goto fail;
-    if ((sa && (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa),
+    if ((sa && (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(
+                                       d->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa),
                                    "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)", err))) ||
-        (sb && (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb),
+        (sb && (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(
+                                       d->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb),
                                    "cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)", err))) ||
-        (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
+        (st = gemm_lt_check(cublasLtMatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                                           &fast, sizeof fast),
                             "cublasLtMatmulDescSetAttribute(FAST_ACCUM)", err)))
       goto fail;
   }
@@ -424,19 +470,21 @@ rt_status gemm_lt_desc_make(const problem *p, int tf32, gemm_lt_desc *d, rt_erro
 }
 
 /* Top `max` heuristic algorithms for the descriptors; *count of them written. */
-rt_status gemm_lt_heuristic(cublasLtHandle_t lt, const gemm_lt_desc *d, size_t ws,
-                            int max, cublasLtMatmulHeuristicResult_t *res, int *count,
-                            rt_error *err) {
+rt_status gemm_lt_heuristic(cublasLtHandle_t lt, const gemm_lt_desc *d, size_t ws, int max,
+                            cublasLtMatmulHeuristicResult_t *res, int *count, rt_error *err) {
   cublasLtMatmulPreference_t pref = NULL;
   uint64_t wsz = ws;
   *count = 0;
-  rt_status st = gemm_lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", err);
+  rt_status st =
+      gemm_lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", err);
   if (st) return st;
-  st = gemm_lt_check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz, sizeof wsz),
+  st = gemm_lt_check(cublasLtMatmulPreferenceSetAttribute(
+                         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz, sizeof wsz),
                      "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)", err);
   if (!st)
-    st = gemm_lt_check(cublasLtMatmulAlgoGetHeuristic(lt, d->op, d->a, d->b, d->c, d->c, pref, max, res, count),
-                       "cublasLtMatmulAlgoGetHeuristic", err);
+    st = gemm_lt_check(
+        cublasLtMatmulAlgoGetHeuristic(lt, d->op, d->a, d->b, d->c, d->c, pref, max, res, count),
+        "cublasLtMatmulAlgoGetHeuristic", err);
   cublasLtMatmulPreferenceDestroy(pref);
   if (!st && *count == 0)
     st = rt_error_set(err, RT_ERR_UNSUPPORTED, "cuBLASLt has no algorithm for this problem");
@@ -453,37 +501,49 @@ int gemm_lt_algo_format(const gemm_lt_algo *a, char *buf, size_t size) {
 }
 
 rt_status gemm_lt_algo_parse(const char *text, gemm_lt_algo *out, rt_error *err) {
-  static const char *const keys[] = {"id", "tile", "stages", "splitk", "reduction",
-                                     "swizzle", "custom", "inner", "cluster"};
+  static const char *const keys[] = {"id",      "tile",   "stages", "splitk", "reduction",
+                                     "swizzle", "custom", "inner",  "cluster"};
   long long vals[9];
   if (!text || strncmp(text, "cublaslt ", 9) != 0)
-    return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": it must start with \"cublaslt \"",
+    return rt_error_set(err, RT_ERR_PARSE,
+                        "bad cuBLASLt algorithm \"%s\": it must start with \"cublaslt \"",
                         text ? text : "");
   memset(out, 0, sizeof *out);
   const char *c = strstr(text, " compute=");
-  if (!c) return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": compute= is missing", text);
+  if (!c)
+    return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": compute= is missing",
+                        text);
   c += 9;
-  if (!strncmp(c, "32F_FAST_TF32", 13) && (c[13] == ' ' || !c[13])) out->tf32 = 1;
-  else if (!strncmp(c, "32F", 3) && (c[3] == ' ' || !c[3])) out->tf32 = 0;
-  else return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": compute must be 32F or 32F_FAST_TF32", text);
+  if (!strncmp(c, "32F_FAST_TF32", 13) && (c[13] == ' ' || !c[13]))
+    out->tf32 = 1;
+  else if (!strncmp(c, "32F", 3) && (c[3] == ' ' || !c[3]))
+    out->tf32 = 0;
+  else
+    return rt_error_set(err, RT_ERR_PARSE,
+                        "bad cuBLASLt algorithm \"%s\": compute must be 32F or 32F_FAST_TF32",
+                        text);
   for (int i = 0; i < 9; i++) {
     char key[24];
     snprintf(key, sizeof key, " %s=", keys[i]);
     const char *k = strstr(text, key);
-    if (!k) return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": %s= is missing", text, keys[i]);
+    if (!k)
+      return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": %s= is missing", text,
+                          keys[i]);
     k += strlen(key);
     char *end;
     errno = 0;
     vals[i] = strtoll(k, &end, 10);
     if (end == k || (*end && *end != ' ') || errno || vals[i] < 0 || vals[i] > INT_MAX)
-      return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": %s must be a non-negative integer",
-                          text, keys[i]);
+      return rt_error_set(err, RT_ERR_PARSE,
+                          "bad cuBLASLt algorithm \"%s\": %s must be a non-negative integer", text,
+                          keys[i]);
   }
   const char *fa = strstr(text, " fastaccum=");
   if (fa) {
     fa += 11;
     if ((fa[0] != '0' && fa[0] != '1') || (fa[1] && fa[1] != ' '))
-      return rt_error_set(err, RT_ERR_PARSE, "bad cuBLASLt algorithm \"%s\": fastaccum must be 0 or 1", text);
+      return rt_error_set(err, RT_ERR_PARSE,
+                          "bad cuBLASLt algorithm \"%s\": fastaccum must be 0 or 1", text);
     out->fast_accum = fa[0] == '1';
   }
   out->id = (int)vals[0];
@@ -506,15 +566,34 @@ rt_status gemm_lt_algo_read(const cublasLtMatmulAlgo_t *algo, int tf32, gemm_lt_
   uint16_t inner = 0, cluster = 0;
   rt_status st;
   memset(out, 0, sizeof *out);
-  if ((st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w), "algo ID", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w), "algo TILE_ID", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w), "algo STAGES_ID", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w), "algo SPLITK_NUM", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red, &w), "algo REDUCTION_SCHEME", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz, &w), "algo CTA_SWIZZLING", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, &w), "algo CUSTOM_OPTION", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner, &w), "algo INNER_SHAPE_ID", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &w), "algo CLUSTER_SHAPE_ID", err)))
+  if ((st = gemm_lt_check(
+           cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w),
+           "algo ID", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID,
+                                                               &tile, sizeof tile, &w),
+                          "algo TILE_ID", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID,
+                                                               &stages, sizeof stages, &w),
+                          "algo STAGES_ID", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w),
+                          "algo SPLITK_NUM", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red, &w),
+                          "algo REDUCTION_SCHEME", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz, &w),
+                          "algo CTA_SWIZZLING", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, &w),
+                          "algo CUSTOM_OPTION", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigGetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner, &w),
+                          "algo INNER_SHAPE_ID", err)) ||
+      (st = gemm_lt_check(
+           cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
+                                                &cluster, sizeof cluster, &w),
+           "algo CLUSTER_SHAPE_ID", err)))
     return st;
   out->tf32 = tf32;
   out->id = id;
@@ -536,47 +615,73 @@ static rt_status gemm_lt_algo_build(cublasLtHandle_t lt, const problem *p, const
   gemm_epi e;
   rt_status st = gemm_problem_epi(p, &e, err);
   if (st) return st;
-  const cudaDataType_t tA = gemm_cuda_type(e.b_code), tB = gemm_cuda_type(e.a_code), tC = gemm_out_type(e.out_code);
+  const cudaDataType_t tA = gemm_cuda_type(e.b_code), tB = gemm_cuda_type(e.a_code),
+                       tC = gemm_out_type(e.out_code);
   int32_t splitk = a->splitk;
-  uint32_t tile = a->tile, stages = a->stages, red = a->reduction, swz = a->swizzle, custom = a->custom;
+  uint32_t tile = a->tile, stages = a->stages, red = a->reduction, swz = a->swizzle,
+           custom = a->custom;
   uint16_t inner = (uint16_t)a->inner, cluster = (uint16_t)a->cluster;
-  cublasStatus_t s = cublasLtMatmulAlgoInit(lt, a->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
-                                            CUDA_R_32F, tA, tB, tC, tC, a->id, algo);
+  cublasStatus_t s =
+      cublasLtMatmulAlgoInit(lt, a->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                             CUDA_R_32F, tA, tB, tC, tC, a->id, algo);
   if (s != CUBLAS_STATUS_SUCCESS)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuBLASLt algorithm %d cannot be initialized for %s: %s", a->id,
-                        p->dtype, cublasLtGetStatusName(s));
-  if ((st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile), "set TILE_ID", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages), "set STAGES_ID", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk), "set SPLITK_NUM", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red), "set REDUCTION_SCHEME", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz), "set CTA_SWIZZLING", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom), "set CUSTOM_OPTION", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner), "set INNER_SHAPE_ID", err)) ||
-      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster), "set CLUSTER_SHAPE_ID", err)))
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "cuBLASLt algorithm %d cannot be initialized for %s: %s", a->id, p->dtype,
+                        cublasLtGetStatusName(s));
+  if ((st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID,
+                                                               &tile, sizeof tile),
+                          "set TILE_ID", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID,
+                                                               &stages, sizeof stages),
+                          "set STAGES_ID", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk),
+                          "set SPLITK_NUM", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red),
+                          "set REDUCTION_SCHEME", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz),
+                          "set CTA_SWIZZLING", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom),
+                          "set CUSTOM_OPTION", err)) ||
+      (st = gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(
+                              algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner, sizeof inner),
+                          "set INNER_SHAPE_ID", err)) ||
+      (st =
+           gemm_lt_check(cublasLtMatmulAlgoConfigSetAttribute(
+                             algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster),
+                         "set CLUSTER_SHAPE_ID", err)))
     return st;
   cublasLtMatmulHeuristicResult_t r;
   memset(&r, 0, sizeof r);
   s = cublasLtMatmulAlgoCheck(lt, d->op, d->a, d->b, d->c, d->c, algo, &r);
   if (s != CUBLAS_STATUS_SUCCESS)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuBLASLt algorithm %d does not run this problem here: %s", a->id,
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "cuBLASLt algorithm %d does not run this problem here: %s", a->id,
                         cublasLtGetStatusName(s));
   if (r.workspaceSize > ws)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "cuBLASLt algorithm %d needs %zu bytes of workspace, %zu given",
-                        a->id, r.workspaceSize, ws);
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "cuBLASLt algorithm %d needs %zu bytes of workspace, %zu given", a->id,
+                        r.workspaceSize, ws);
   return RT_OK;
 }
 
 /* D = alpha * op(A) op(B) (+ beta * Cin) with the descriptors' epilogue; Cin is ignored when
  * beta is 0 (D stands in for it). */
 rt_status gemm_lt_run(cublasLtHandle_t lt, const gemm_lt_desc *d, const cublasLtMatmulAlgo_t *algo,
-                      CUdeviceptr A, CUdeviceptr B, CUdeviceptr Cin, float alpha, float beta, CUdeviceptr D,
-                      CUdeviceptr ws, size_t ws_size, CUstream stream, rt_error *err) {
+                      CUdeviceptr A, CUdeviceptr B, CUdeviceptr Cin, float alpha, float beta,
+                      CUdeviceptr D, CUdeviceptr ws, size_t ws_size, CUstream stream,
+                      rt_error *err) {
   if (!beta || !Cin) Cin = D;
   /* D^T = B^T A^T: cuBLASLt's A operand is our B and its B operand our A. */
-  return gemm_lt_check(cublasLtMatmul(lt, d->op, &alpha, (const void *)(uintptr_t)B, d->a, (const void *)(uintptr_t)A, d->b,
-                                      &beta, (const void *)(uintptr_t)Cin, d->c, (void *)(uintptr_t)D, d->c, algo,
-                                      (void *)(uintptr_t)ws, ws_size, (cudaStream_t)stream),
-                       "cublasLtMatmul", err);
+  return gemm_lt_check(
+      cublasLtMatmul(lt, d->op, &alpha, (const void *)(uintptr_t)B, d->a,
+                     (const void *)(uintptr_t)A, d->b, &beta, (const void *)(uintptr_t)Cin, d->c,
+                     (void *)(uintptr_t)D, d->c, algo, (void *)(uintptr_t)ws, ws_size,
+                     (cudaStream_t)stream),
+      "cublasLtMatmul", err);
 }
 
 /* cuBLASLt's C and beta for the descriptors' c_mode. */
@@ -592,17 +697,20 @@ void gemm_lt_c(const gemm_lt_desc *d, const gemm_epi_args *epi, CUdeviceptr *c, 
   }
 }
 
-rt_status gemm_lt_matmul_epi(cublasLtHandle_t lt, const problem *p, const gemm_lt_algo *a, CUdeviceptr A,
-                             CUdeviceptr B, CUdeviceptr D, const gemm_epi_args *epi, CUdeviceptr workspace,
-                             size_t ws_size, CUstream stream, rt_error *err) {
+rt_status gemm_lt_matmul_epi(cublasLtHandle_t lt, const problem *p, const gemm_lt_algo *a,
+                             CUdeviceptr A, CUdeviceptr B, CUdeviceptr D, const gemm_epi_args *epi,
+                             CUdeviceptr workspace, size_t ws_size, CUstream stream,
+                             rt_error *err) {
   gemm_epi e;
   rt_status st = gemm_problem_epi(p, &e, err);
   if (st) return st;
   if (!epi && (e.beta || e.bias || e.residual))
-    return rt_error_set(err, RT_ERR_INVALID, "gemm %s needs its epilogue's operands (C, bias or residual)", p->shape);
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "gemm %s needs its epilogue's operands (C, bias or residual)", p->shape);
   gemm_lt_desc d;
   cublasLtMatmulAlgo_t algo;
-  if ((st = gemm_lt_desc_make_epi(p, a ? a->tf32 : 0, a ? a->fast_accum : 0, epi, &d, err))) return st;
+  if ((st = gemm_lt_desc_make_epi(p, a ? a->tf32 : 0, a ? a->fast_accum : 0, epi, &d, err)))
+    return st;
   if (a) {
     st = gemm_lt_algo_build(lt, p, &d, a, ws_size, &algo, err);
   } else {
@@ -614,7 +722,9 @@ rt_status gemm_lt_matmul_epi(cublasLtHandle_t lt, const problem *p, const gemm_l
   CUdeviceptr c;
   float beta;
   gemm_lt_c(&d, epi, &c, &beta);
-  if (!st) st = gemm_lt_run(lt, &d, &algo, A, B, c, epi ? epi->alpha : 1.0f, beta, D, workspace, ws_size, stream, err);
+  if (!st)
+    st = gemm_lt_run(lt, &d, &algo, A, B, c, epi ? epi->alpha : 1.0f, beta, D, workspace, ws_size,
+                     stream, err);
   gemm_lt_desc_free(&d);
   return st;
 }
@@ -629,19 +739,23 @@ rt_status gemm_lt_matmul(cublasLtHandle_t lt, const problem *p, const gemm_lt_al
  * contiguous elements (`name` names that dimension in errors), 128-byte swizzle: A and the
  * N x K B of nt are (K, rows); the K x N B of nn is (N, K). */
 static rt_status gemm_tma_operand(gemm_tma_params *o, const problem *p, int es, CUdeviceptr base,
-                                  const char *what, const char *name, long long inner, long long rows,
-                                  long long box_inner, long long box_rows, rt_error *err) {
+                                  const char *what, const char *name, long long inner,
+                                  long long rows, long long box_inner, long long box_rows,
+                                  rt_error *err) {
   const int code = gemm_dtype_code(p->dtype);
   if (code != 1 && code != 2 && !GEMM_IS_FP8(code))
     return rt_error_set(err, RT_ERR_UNSUPPORTED, "the TMA templates take f16, bf16 or fp8 inputs");
   if ((inner * (long long)es) % 16 != 0)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA needs %s*dtype_bytes to be a multiple of 16 (%s is %lld)",
-                        name, name, inner);
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "TMA needs %s*dtype_bytes to be a multiple of 16 (%s is %lld)", name, name,
+                        inner);
   if (base % 16 != 0)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "TMA needs %s's address to be 16-byte aligned (it is 0x%llx)", what,
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "TMA needs %s's address to be 16-byte aligned (it is 0x%llx)", what,
                         (unsigned long long)base);
   if (box_inner * (long long)es > 128 || box_rows > 256 || box_inner <= 0 || box_rows <= 0)
-    return rt_error_set(err, RT_ERR_INVALID, "TMA box %lldx%lld is outside the 128-byte swizzle limits", box_inner,
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "TMA box %lldx%lld is outside the 128-byte swizzle limits", box_inner,
                         box_rows);
   memset(o, 0, sizeof *o);
   o->type = code == 1   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
@@ -670,7 +784,8 @@ rt_status gemm_tma_plan(const problem *p, const rt_vars *config, CUdeviceptr A, 
   long long box_k = 0, box_m = 0, box_n = 0;
   if (!rt_vars_get(config, "TMA_BOX_K", &box_k) || !rt_vars_get(config, "TMA_BOX_M", &box_m) ||
       !rt_vars_get(config, "TMA_BOX_N", &box_n))
-    return rt_error_set(err, RT_ERR_INVALID, "a TMA template config needs TMA_BOX_M, TMA_BOX_N and TMA_BOX_K");
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "a TMA template config needs TMA_BOX_M, TMA_BOX_N and TMA_BOX_K");
   const int es = gemm_dtype_bytes(p->dtype), nt = !strcmp(p->layout, "nt");
   const long long M = problem_dim(p, "M"), N = problem_dim(p, "N"), K = problem_dim(p, "K");
   rt_status st;
@@ -680,8 +795,9 @@ rt_status gemm_tma_plan(const problem *p, const rt_vars *config, CUdeviceptr A, 
 }
 
 rt_status gemm_tma_encode(const gemm_tma_params *o, CUtensorMap *map, rt_error *err) {
-  return cuda_check(cu.cuTensorMapEncodeTiled(map, o->type, o->rank, (void *)(uintptr_t)o->base, o->dims, o->strides,
-                                               o->box, o->elem_strides, o->interleave, o->swizzle, o->l2, o->oob),
+  return cuda_check(cu.cuTensorMapEncodeTiled(map, o->type, o->rank, (void *)(uintptr_t)o->base,
+                                              o->dims, o->strides, o->box, o->elem_strides,
+                                              o->interleave, o->swizzle, o->l2, o->oob),
                     "cuTensorMapEncodeTiled", err);
 }
 
@@ -689,7 +805,9 @@ rt_status gemm_tma_maps(const problem *p, const rt_vars *config, CUdeviceptr A, 
                         CUtensorMap *map_a, CUtensorMap *map_b, rt_error *err) {
   gemm_tma_params prm[2];
   rt_status st;
-  if ((st = gemm_tma_plan(p, config, A, B, prm, err)) || (st = gemm_tma_encode(&prm[0], map_a, err))) return st;
+  if ((st = gemm_tma_plan(p, config, A, B, prm, err)) ||
+      (st = gemm_tma_encode(&prm[0], map_a, err)))
+    return st;
   return gemm_tma_encode(&prm[1], map_b, err);
 }
 

@@ -38,8 +38,10 @@ float num_f16_to_f32(uint16_t h) {
     float v = ldexpf((float)mant, -24);
     return sign ? -v : v;
   }
-  if (e == 31) x = sign | 0x7f800000u | (mant << 13);
-  else x = sign | ((e - 15 + 127) << 23) | (mant << 13);
+  if (e == 31)
+    x = sign | 0x7f800000u | (mant << 13);
+  else
+    x = sign | ((e - 15 + 127) << 23) | (mant << 13);
   float f;
   memcpy(&f, &x, sizeof f);
   return f;
@@ -68,15 +70,15 @@ static const fp8_format fmt_e5m2 = {5, 2, 15, 0x7b, 0x7c, 0x7e};
  * the format's end as if its exponent range went on (the caller saturates).  Exact: every step
  * scales a double by a power of two and rint rounds to nearest even. */
 static unsigned fp8_round(const fp8_format *f, double x) {
-  const int emin = 1 - f->bias;                  /* exponent of the smallest normal */
+  const int emin = 1 - f->bias;                   /* exponent of the smallest normal */
   const int emax = (1 << f->ebits) - 1 - f->bias; /* exponent of the largest exponent field */
   if (x == 0) return 0;
   int e;
   frexp(x, &e);
-  e -= 1; /* x = m * 2^e, m in [1, 2) */
+  e -= 1;       /* x = m * 2^e, m in [1, 2) */
   if (e < emin) /* subnormal: multiples of 2^(emin - mbits); 2^mbits is the smallest normal */
     return (unsigned)rint(ldexp(x, f->mbits - emin));
-  if (e > emax + 1) return 0x7fffu; /* far past the end */
+  if (e > emax + 1) return 0x7fffu;              /* far past the end */
   const double q = rint(ldexp(x, f->mbits - e)); /* in [2^mbits, 2^(mbits+1)] */
   return ((unsigned)(e + f->bias) << f->mbits) + (unsigned)q - (1u << f->mbits);
 }
@@ -96,9 +98,12 @@ static float fp8_decode(const fp8_format *f, uint8_t x) {
   const unsigned etop = (1u << f->ebits) - 1;
   double v;
   if (f->ebits == 4 && mag == 0x7fu) return NAN;
-  if (f->ebits == 5 && e == etop) v = m ? NAN : INFINITY;
-  else if (e == 0) v = ldexp((double)m, 1 - f->bias - f->mbits);
-  else v = ldexp(1.0 + ldexp((double)m, -f->mbits), (int)e - f->bias);
+  if (f->ebits == 5 && e == etop)
+    v = m ? NAN : INFINITY;
+  else if (e == 0)
+    v = ldexp((double)m, 1 - f->bias - f->mbits);
+  else
+    v = ldexp(1.0 + ldexp((double)m, -f->mbits), (int)e - f->bias);
   return (float)((x & 0x80u) ? -v : v);
 }
 

@@ -28,16 +28,16 @@
 #include "tuner/driver/cudnn.h"
 
 #define RT_SDPA_SLOTS 16 /* plans kept */
-#define RT_SDPA_TRY 8    /* cuDNN's first configurations tried for its own choice */
+#define RT_SDPA_TRY   8  /* cuDNN's first configurations tried for its own choice */
 
 typedef struct sdpa_slot {
-  CUcontext ctx;           /* where the plan lives (NULL: a free slot) */
-  void *stream;            /* the stream it runs on */
-  char key[320];           /* the problem, what the call adds, the plan asked for */
-  attn_cudnn *c;           /* graph, plans, workspace */
-  int index;               /* the candidate that runs */
-  char plan[256];          /* its identity text */
-  CUdeviceptr lse;         /* the LSE scratch for calls without one (0 until needed) */
+  CUcontext ctx;   /* where the plan lives (NULL: a free slot) */
+  void *stream;    /* the stream it runs on */
+  char key[320];   /* the problem, what the call adds, the plan asked for */
+  attn_cudnn *c;   /* graph, plans, workspace */
+  int index;       /* the candidate that runs */
+  char plan[256];  /* its identity text */
+  CUdeviceptr lse; /* the LSE scratch for calls without one (0 until needed) */
   size_t lse_bytes;
   unsigned long long used; /* the clock at its last call */
 } sdpa_slot;
@@ -69,7 +69,8 @@ static void slot_free(sdpa_slot *s) {
 /* The slot of (ctx, stream, key), or NULL. */
 static sdpa_slot *slot_find(CUcontext ctx, void *stream, const char *key) {
   for (int i = 0; i < RT_SDPA_SLOTS; i++)
-    if (slots[i].ctx == ctx && slots[i].stream == stream && !strcmp(slots[i].key, key)) return &slots[i];
+    if (slots[i].ctx == ctx && slots[i].stream == stream && !strcmp(slots[i].key, key))
+      return &slots[i];
   return NULL;
 }
 
@@ -98,16 +99,19 @@ static rt_status own_choice(attn_cudnn *c, int *index, rt_error *err) {
     if (!first.text[0]) first = e;
   }
   if (st) return st;
-  return rt_error_set(err, RT_ERR_UNSUPPORTED, "none of cuDNN's first %d configurations builds a plan (%.300s)", n,
+  return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                      "none of cuDNN's first %d configurations builds a plan (%.300s)", n,
                       first.text);
 }
 
 /* Opens the graph of p as call runs it into s and builds the plan: the identity's, or cuDNN's
  * own choice (identity NULL). */
-static rt_status slot_open(sdpa_slot *s, const problem *p, const attn_cudnn_call *call, const attn_cudnn_io *io,
-                           const char *identity, rt_error *err) {
+static rt_status slot_open(sdpa_slot *s, const problem *p, const attn_cudnn_call *call,
+                           const attn_cudnn_io *io, const char *identity, rt_error *err) {
   rt_status st = attn_cudnn_open_call(p, call, io, &s->c, err);
-  if (!st) st = identity ? attn_cudnn_add(s->c, identity, &s->index, err) : own_choice(s->c, &s->index, err);
+  if (!st)
+    st = identity ? attn_cudnn_add(s->c, identity, &s->index, err)
+                  : own_choice(s->c, &s->index, err);
   if (!st) st = attn_cudnn_describe(s->c, s->index, s->plan, sizeof s->plan, err);
   if (st) {
     attn_cudnn_close(s->c);
@@ -118,17 +122,19 @@ static rt_status slot_open(sdpa_slot *s, const problem *p, const attn_cudnn_call
 
 /* Queues p on stream with the plan of (identity or cuDNN's own choice); *plan gets its text.
  * Holds the table's mutex. */
-static rt_status sdpa_run(const problem *p, const rooftune_attention_problem *a, void *stream, const char *identity,
-                          char *plan, size_t size, rt_error *err) {
+static rt_status sdpa_run(const problem *p, const rooftune_attention_problem *a, void *stream,
+                          const char *identity, char *plan, size_t size, rt_error *err) {
   CUcontext ctx = NULL;
   rt_status st = cuda_check(cu.cuCtxGetCurrent(&ctx), "find the current CUDA context", err);
   if (st) return st;
   const attn_cudnn_call call = {a->scale, a->page_size ? a->num_pages : 0, a->kv_lens != NULL};
-  attn_cudnn_io io = {(uintptr_t)a->q,   (uintptr_t)a->k,           (uintptr_t)a->v,      (uintptr_t)a->o,
-                      (uintptr_t)a->lse, (uintptr_t)a->block_table, (uintptr_t)a->kv_lens};
+  attn_cudnn_io io = {(uintptr_t)a->q,      (uintptr_t)a->k,   (uintptr_t)a->v,
+                      (uintptr_t)a->o,      (uintptr_t)a->lse, (uintptr_t)a->block_table,
+                      (uintptr_t)a->kv_lens};
   char key[sizeof slots[0].key];
-  snprintf(key, sizeof key, "%s %s lens=%d pages=%lld scale=%a plan=%.200s", p->shape, p->dtype, call.device_lens,
-           call.num_pages, (double)call.scale, identity ? identity : "cudnn's own");
+  snprintf(key, sizeof key, "%s %s lens=%d pages=%lld scale=%a plan=%.200s", p->shape, p->dtype,
+           call.device_lens, call.num_pages, (double)call.scale,
+           identity ? identity : "cudnn's own");
   pthread_mutex_lock(&sdpa_mu);
   sdpa_slot *s = slot_find(ctx, stream, key);
   if (!s) { /* a new plan; an older one makes room only once this one is made */
@@ -143,7 +149,8 @@ static rt_status sdpa_run(const problem *p, const rooftune_attention_problem *a,
     }
   }
   if (!st && !a->lse) { /* cuDNN writes the LSE whatever the caller wants */
-    const size_t need = (size_t)(problem_dim(p, "B") * problem_dim(p, "HQ") * problem_dim(p, "SQ")) * sizeof(float);
+    const size_t need =
+        (size_t)(problem_dim(p, "B") * problem_dim(p, "HQ") * problem_dim(p, "SQ")) * sizeof(float);
     if (s->lse_bytes < need) {
       if (s->lse) {
         cu.cuStreamSynchronize((CUstream)stream); /* an earlier run may still write it */
@@ -151,7 +158,8 @@ static rt_status sdpa_run(const problem *p, const rooftune_attention_problem *a,
       }
       s->lse = 0;
       s->lse_bytes = 0;
-      if (!(st = cuda_check(cu.cuMemAlloc_v2(&s->lse, need), "allocate the LSE cuDNN writes", err))) s->lse_bytes = need;
+      if (!(st = cuda_check(cu.cuMemAlloc_v2(&s->lse, need), "allocate the LSE cuDNN writes", err)))
+        s->lse_bytes = need;
     }
     io.lse = s->lse;
   }
@@ -165,8 +173,8 @@ static rt_status sdpa_run(const problem *p, const rooftune_attention_problem *a,
   return st;
 }
 
-int rt_attention_library(const problem *p, const rooftune_attention_problem *a, void *stream, const char *identity,
-                         char *why, size_t why_size, rooftune_info *info) {
+int rt_attention_library(const problem *p, const rooftune_attention_problem *a, void *stream,
+                         const char *identity, char *why, size_t why_size, rooftune_info *info) {
   rt_error err = {0};
   char plan[256] = "";
   rt_status st = cudnn_load(&err);
@@ -184,6 +192,9 @@ int rt_attention_library(const problem *p, const rooftune_attention_problem *a, 
     return ROOFTUNE_OK;
   }
   int code = st == RT_ERR_UNSUPPORTED && !dnn.handle ? ROOFTUNE_ERR_NOT_FOUND : rt_public_code(st);
-  return rt_fail(code, "rooftune_attention: no tuned kernel serves attention %s %s (%s), and cuDNN, the fallback, %s: %s",
-                 p->shape, p->dtype, why, dnn.handle ? "cannot run it" : "is not available", err.text);
+  return rt_fail(code,
+                 "rooftune_attention: no tuned kernel serves attention %s %s (%s), and cuDNN, the "
+                 "fallback, %s: %s",
+                 p->shape, p->dtype, why, dnn.handle ? "cannot run it" : "is not available",
+                 err.text);
 }

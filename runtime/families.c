@@ -28,7 +28,8 @@ void rt_coords_of(const rt_family *f, const problem *p, family_coords *out) {
   /* the batch, then the dimensions in order */
   out->x[out->n++] = family_ln_dim(p, "BATCH");
   for (int i = 0; i < p->ndims && out->n < FAMILY_COORDS_MAX; i++)
-    if (strcmp(p->dim_names[i], "BATCH")) out->x[out->n++] = log((double)(p->dims[i] > 0 ? p->dims[i] : 1));
+    if (strcmp(p->dim_names[i], "BATCH"))
+      out->x[out->n++] = log((double)(p->dims[i] > 0 ? p->dims[i] : 1));
   out->kind = 10 + out->n;
 }
 
@@ -82,7 +83,8 @@ rt_status rt_problem_parse(const rt_family *f, const char *shape, const char *dt
       const char *colon = strchr(shape, ':');
       int base = colon ? (int)(colon - shape) : (int)strlen(shape);
       const char *lay = layout && *layout ? layout : colon ? colon + 1 : "";
-      snprintf(text, sizeof text, "%.*s%s%s", base, shape, *lay && strcmp(lay, f->default_layout) ? ":" : "",
+      snprintf(text, sizeof text, "%.*s%s%s", base, shape,
+               *lay && strcmp(lay, f->default_layout) ? ":" : "",
                *lay && strcmp(lay, f->default_layout) ? lay : "");
     } else {
       snprintf(text, sizeof text, "%s", shape);

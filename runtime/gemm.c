@@ -46,31 +46,35 @@ static int lt_run(const problem *p, const gemm_lt_algo *algo, const void *A, con
     }
   }
   pthread_mutex_unlock(&lt_mu);
-  rt_status s = gemm_lt_matmul_epi(lt_handle, p, algo, (CUdeviceptr)A, (CUdeviceptr)B, (CUdeviceptr)C, epi, ws,
-                                   ws ? LT_WS_BYTES : 0, (CUstream)stream, &err);
+  rt_status s =
+      gemm_lt_matmul_epi(lt_handle, p, algo, (CUdeviceptr)A, (CUdeviceptr)B, (CUdeviceptr)C, epi,
+                         ws, ws ? LT_WS_BYTES : 0, (CUstream)stream, &err);
   return s ? rt_fail_err(&err) : ROOFTUNE_OK;
 }
 
 /* The two CUtensorMap arguments of a TMA winner (vars holds its TMA_BOX_* values) over the
  * caller's A and B: gemm_tma_maps, the tuning launcher's own builder.  RT_ERR_UNSUPPORTED when
  * TMA cannot address the operands. */
-static rt_status tma_args(const problem *p, const rt_vars *v, const void *A, const void *B, CUtensorMap *ma,
-                          CUtensorMap *mb, rt_error *err) {
+static rt_status tma_args(const problem *p, const rt_vars *v, const void *A, const void *B,
+                          CUtensorMap *ma, CUtensorMap *mb, rt_error *err) {
   long long b_col = 0;
   if (rt_vars_get(v, "B_COL", &b_col) && b_col != !strcmp(p->layout, "nt"))
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "the winner was compiled for the other layout (B_COL=%lld)", b_col);
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "the winner was compiled for the other layout (B_COL=%lld)", b_col);
   return gemm_tma_maps(p, v, (CUdeviceptr)A, (CUdeviceptr)B, ma, mb, err);
 }
 
-int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long long M, long long N, long long K,
-                  const void *A, const void *B, float *C, void *stream, rooftune_info *info) {
+int rooftune_gemm(rooftune_db *r, const char *dtype, const char *layout, long long M, long long N,
+                  long long K, const void *A, const void *B, float *C, void *stream,
+                  rooftune_info *info) {
   return rooftune_gemm_batched(r, dtype, layout, 1, M, N, K, A, B, C, stream, info);
 }
 
 /* Runs served winner m; ROOFTUNE_OK, or an error, or -1 with why when the call must fall back. */
-static int run_tuned(rooftune_db *r, const rooftune_match *m, const problem *p, long long batch, long long M,
-                     long long N, long long K, const void *A, const void *B, void *C, gemm_epi_args *epi,
-                     int with_epi, CUcontext ctx, void *stream, char *why, size_t size) {
+static int run_tuned(rooftune_db *r, const rooftune_match *m, const problem *p, long long batch,
+                     long long M, long long N, long long K, const void *A, const void *B, void *C,
+                     gemm_epi_args *epi, int with_epi, CUcontext ctx, void *stream, char *why,
+                     size_t size) {
   rt_error err = {0};
   if (m->library_algo[0]) {
     gemm_lt_algo algo;
@@ -78,8 +82,10 @@ static int run_tuned(rooftune_db *r, const rooftune_match *m, const problem *p, 
       snprintf(why, size, "the tuned cuBLASLt algorithm does not read back: %.200s", err.text);
       return -1;
     }
-    if (lt_run(p, &algo, A, B, C, with_epi ? epi : NULL, ctx, stream) == ROOFTUNE_OK) return ROOFTUNE_OK;
-    snprintf(why, size, "the tuned cuBLASLt algorithm cannot run here: %.200s", rooftune_last_error());
+    if (lt_run(p, &algo, A, B, C, with_epi ? epi : NULL, ctx, stream) == ROOFTUNE_OK)
+      return ROOFTUNE_OK;
+    snprintf(why, size, "the tuned cuBLASLt algorithm cannot run here: %.200s",
+             rooftune_last_error());
     return -1;
   }
   rt_vars v;
@@ -93,13 +99,14 @@ static int run_tuned(rooftune_db *r, const rooftune_match *m, const problem *p, 
   rt_vars_get(&v, "SPLIT_K", &split);
   CUtensorMap ma, mb;
   if (!tma && ((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16) {
-    snprintf(why, size, "the tuned kernel reads A and B in 16-byte vectors and writes C in pairs: it needs "
-                        "16-byte-aligned operands, as the allocations it was tuned on were");
+    snprintf(why, size,
+             "the tuned kernel reads A and B in 16-byte vectors and writes C in pairs: it needs "
+             "16-byte-aligned operands, as the allocations it was tuned on were");
     return -1;
   }
   if (tma && tma_args(p, &v, A, B, &ma, &mb, &err)) {
-    snprintf(why, size, "the winner %.40s uses TMA, which cannot take these operands: %.150s", m->template_name,
-             err.text);
+    snprintf(why, size, "the winner %.40s uses TMA, which cannot take these operands: %.150s",
+             m->template_name, err.text);
     return -1;
   }
   rooftune_kernel *k = NULL;
@@ -107,8 +114,9 @@ static int run_tuned(rooftune_db *r, const rooftune_match *m, const problem *p, 
   int rc = rt_kernel_get(r, m, ctx, &k, &owned);
   if (rc) return rc;
   /* split-K adds fp32 partial sums (the manifests allow it only with an fp32 output) */
-  if (split > 1 && cuda_check(cu.cuMemsetD32Async((CUdeviceptr)C, 0, (size_t)(batch * M * N), (CUstream)stream),
-                              "cuMemsetD32Async", &err)) {
+  if (split > 1 &&
+      cuda_check(cu.cuMemsetD32Async((CUdeviceptr)C, 0, (size_t)(batch * M * N), (CUstream)stream),
+                 "cuMemsetD32Async", &err)) {
     if (owned) rooftune_kernel_free(k);
     return rt_fail_err(&err);
   }
@@ -130,21 +138,24 @@ static int run_tuned(rooftune_db *r, const rooftune_match *m, const problem *p, 
   return rc;
 }
 
-int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout, long long batch, long long M,
-                          long long N, long long K, const void *A, const void *B, float *C, void *stream,
-                          rooftune_info *info) {
-  if (!dtype || (strcmp(dtype, "f32") && strcmp(dtype, "tf32") && strcmp(dtype, "f16") && strcmp(dtype, "bf16"))) {
+int rooftune_gemm_batched(rooftune_db *r, const char *dtype, const char *layout, long long batch,
+                          long long M, long long N, long long K, const void *A, const void *B,
+                          float *C, void *stream, rooftune_info *info) {
+  if (!dtype || (strcmp(dtype, "f32") && strcmp(dtype, "tf32") && strcmp(dtype, "f16") &&
+                 strcmp(dtype, "bf16"))) {
     if (info) memset(info, 0, sizeof *info);
-    return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: dtype '%s' is not f32, tf32, f16 or bf16 (fp8 goes through "
-                   "rooftune_gemm_ex)", dtype ? dtype : "(null)");
+    return rt_fail(ROOFTUNE_ERR_INVALID,
+                   "rooftune_gemm: dtype '%s' is not f32, tf32, f16 or bf16 (fp8 goes through "
+                   "rooftune_gemm_ex)",
+                   dtype ? dtype : "(null)");
   }
   return rooftune_gemm_ex(r, dtype, layout, batch, M, N, K, A, B, C, NULL, stream, info);
 }
 
 /* The options text of kernels/gemm.h for opt ("" for none) and the epilogue argument of the
  * kernels; an unknown name is ROOFTUNE_ERR_INVALID. */
-static int gemm_options(const char *dtype, const rooftune_gemm_options *opt, char *text, size_t size,
-                        gemm_epi_args *args) {
+static int gemm_options(const char *dtype, const rooftune_gemm_options *opt, char *text,
+                        size_t size, gemm_epi_args *args) {
   memset(args, 0, sizeof *args);
   args->alpha = 1.0f;
   text[0] = '\0';
@@ -154,15 +165,19 @@ static int gemm_options(const char *dtype, const rooftune_gemm_options *opt, cha
   if (opt->b_dtype && strcmp(opt->b_dtype, dtype)) OPT_ADD("+b=%s", opt->b_dtype);
   if (opt->vector_scales) {
     if (!opt->scale_a || !opt->scale_b)
-      return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm_ex: vector_scales needs scale_a (M floats) and scale_b (N floats)");
+      return rt_fail(
+          ROOFTUNE_ERR_INVALID,
+          "rooftune_gemm_ex: vector_scales needs scale_a (M floats) and scale_b (N floats)");
     OPT_ADD("+vscale");
   }
   if (opt->alpha != 1.0f) OPT_ADD("+alpha");
   if (opt->C) OPT_ADD("+beta");
   if (opt->bias) OPT_ADD("+bias");
   if (opt->activation && *opt->activation && strcmp(opt->activation, "none")) {
-    if (strcmp(opt->activation, "relu") && strcmp(opt->activation, "gelu") && strcmp(opt->activation, "silu"))
-      return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm_ex: activation '%s' is not none, relu, gelu or silu",
+    if (strcmp(opt->activation, "relu") && strcmp(opt->activation, "gelu") &&
+        strcmp(opt->activation, "silu"))
+      return rt_fail(ROOFTUNE_ERR_INVALID,
+                     "rooftune_gemm_ex: activation '%s' is not none, relu, gelu or silu",
                      opt->activation);
     OPT_ADD("+%s", opt->activation);
   }
@@ -180,14 +195,15 @@ static int gemm_options(const char *dtype, const rooftune_gemm_options *opt, cha
   return ROOFTUNE_OK;
 }
 
-int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long long batch, long long M, long long N,
-                     long long K, const void *A, const void *B, void *C, const rooftune_gemm_options *opt,
-                     void *stream, rooftune_info *info) {
+int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long long batch,
+                     long long M, long long N, long long K, const void *A, const void *B, void *C,
+                     const rooftune_gemm_options *opt, void *stream, rooftune_info *info) {
   rooftune_info local;
   if (!info) info = &local;
   memset(info, 0, sizeof *info);
   if (gemm_dtype_code(dtype) < 0)
-    return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: dtype '%s' is not f32, tf32, f16, bf16, e4m3 or e5m2",
+    return rt_fail(ROOFTUNE_ERR_INVALID,
+                   "rooftune_gemm: dtype '%s' is not f32, tf32, f16, bf16, e4m3 or e5m2",
                    dtype ? dtype : "(null)");
   if (!layout || !*layout) layout = "nn";
   if (strcmp(layout, "nn") && strcmp(layout, "nt"))
@@ -207,14 +223,17 @@ int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long
   if ((rc = rt_current(&ctx, &dev, devname, sizeof devname, "rooftune_gemm"))) return rc;
   char shape[160], prefix[24] = "";
   if (batch > 1) snprintf(prefix, sizeof prefix, "%lld@", batch);
-  snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s%s", prefix, M, N, K, strcmp(layout, "nt") ? "" : ":nt", opts);
+  snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s%s", prefix, M, N, K,
+           strcmp(layout, "nt") ? "" : ":nt", opts);
   static _Thread_local problem p;
   rt_error err = {0};
-  if (gemm_serving.parse_shape(&gemm_serving, shape, dtype, NULL, &p, &err)) return rt_fail_err(&err);
+  if (gemm_serving.parse_shape(&gemm_serving, shape, dtype, NULL, &p, &err))
+    return rt_fail_err(&err);
   gemm_epi pe;
   if (gemm_problem_epi(&p, &pe, &err)) return rt_fail_err(&err);
-  epi.flags = (pe.beta ? GEMM_EPI_BETA : 0u) | (pe.bias ? GEMM_EPI_BIAS : 0u) | (pe.residual ? GEMM_EPI_RES : 0u) |
-              (pe.vscale ? GEMM_EPI_VSCALE : 0u) | ((unsigned)pe.act << GEMM_EPI_ACT_SHIFT);
+  epi.flags = (pe.beta ? GEMM_EPI_BETA : 0u) | (pe.bias ? GEMM_EPI_BIAS : 0u) |
+              (pe.residual ? GEMM_EPI_RES : 0u) | (pe.vscale ? GEMM_EPI_VSCALE : 0u) |
+              ((unsigned)pe.act << GEMM_EPI_ACT_SHIFT);
   /* the canonical text is what was tuned (it drops a +b= equal to the dtype, +alpha beside others) */
   snprintf(shape, sizeof shape, "%s", p.shape);
 
@@ -222,8 +241,12 @@ int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long
   rooftune_match m;
   memset(&m, 0, sizeof m);
   if (r) { /* the options travel in the shape */
-    rooftune_query q = {.family = "gemm", .shape = shape, .dtype = dtype, .layout = layout, .device = devname,
-                         .flags = ROOFTUNE_RUNNABLE | rt_call_flags(r)};
+    rooftune_query q = {.family = "gemm",
+                        .shape = shape,
+                        .dtype = dtype,
+                        .layout = layout,
+                        .device = devname,
+                        .flags = ROOFTUNE_RUNNABLE | rt_call_flags(r)};
     if ((rc = rooftune_lookup(r, &q, &m))) return rc;
     rt_copy(why, sizeof why, m.reason);
   }

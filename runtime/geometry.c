@@ -25,7 +25,8 @@ static int next_line(const char **s, char *buf, size_t size) {
   return 1;
 }
 
-static int refuse(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int refuse(char *why, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int refuse(char *why, size_t size, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -47,7 +48,8 @@ static int environment(const rt_family *f, const db_entry *e, const db_recipe *r
   if (rt_vars_parse(v, r->env, &err))
     return refuse(why, size, "its stored environment does not read back: %s", err.text);
   if (f->ops) {
-    if (f->ops->bind(f->ops, q, v)) return refuse(why, size, "the %s family cannot describe %s", f->name, q->shape);
+    if (f->ops->bind(f->ops, q, v))
+      return refuse(why, size, "the %s family cannot describe %s", f->name, q->shape);
   } else {
     problem tuned;
     rt_problem_from_entry(e, &tuned);
@@ -70,10 +72,13 @@ static int environment(const rt_family *f, const db_entry *e, const db_recipe *r
     rt_vars_parse(&env, r->env, NULL);
     for (int i = 0; i < env.count; i++) {
       const char *n = env.names[i];
-      if (problem_dim(&tuned, n) || !strcmp(n, "BATCH") || !strncmp(n, "device.", 7) || !strncmp(n, "dtype_", 6))
+      if (problem_dim(&tuned, n) || !strcmp(n, "BATCH") || !strncmp(n, "device.", 7) ||
+          !strncmp(n, "dtype_", 6))
         continue;
-      return refuse(why, size, "the %s family computes %s from the shape in its family.json, which "
-                    "librooftune does not read: served for its own shape only", f->name, n);
+      return refuse(why, size,
+                    "the %s family computes %s from the shape in its family.json, which "
+                    "librooftune does not read: served for its own shape only",
+                    f->name, n);
     }
   }
   if (e->device.sm_count > 0 && rt_vars_find(v, "device.sm_count") < 0)
@@ -93,34 +98,37 @@ int rt_geometry(const rt_family *f, const db_entry *e, const db_recipe *r, const
     *eq = '\0';
     long long x = 0;
     if (eval(eq + 1, &v, &x, &err))
-      return refuse(why, why_size, "derived %s = %.200s cannot be evaluated for %s: %.200s", line, eq + 1, q->shape,
-                    err.text);
+      return refuse(why, why_size, "derived %s = %.200s cannot be evaluated for %s: %.200s", line,
+                    eq + 1, q->shape, err.text);
     if (rt_vars_set(&v, line, x)) return refuse(why, why_size, "too many values (at %s)", line);
   }
   for (const char *s = r->constraints; next_line(&s, line, sizeof line);) {
     long long holds = 0;
     if (eval(line, &v, &holds, &err))
-      return refuse(why, why_size, "constraint %.300s cannot be evaluated for %s: %.200s", line, q->shape, err.text);
+      return refuse(why, why_size, "constraint %.300s cannot be evaluated for %s: %.200s", line,
+                    q->shape, err.text);
     if (!holds) return refuse(why, why_size, "constraint %.300s fails for %s", line, q->shape);
   }
   const db_winner *w = &e->launch;
-  const char *exprs[7] = {w->grid[0], w->grid[1], w->grid[2], w->block[0], w->block[1], w->block[2], w->smem};
-  static const char *const what[7] = {"grid x", "grid y", "grid z", "block x", "block y", "block z",
-                                      "shared memory"};
+  const char *exprs[7] = {w->grid[0],  w->grid[1],  w->grid[2], w->block[0],
+                          w->block[1], w->block[2], w->smem};
+  static const char *const what[7] = {"grid x",  "grid y",  "grid z",       "block x",
+                                      "block y", "block z", "shared memory"};
   /* CUDA's limits (manifest_launch holds tuned geometry to the same) */
   static const long long most[7] = {0x7fffffffLL, 65535, 65535, 1024, 1024, 64, 0xffffffffLL};
   long long out[7];
   for (int i = 0; i < 7; i++) {
     if (!exprs[i][0]) return refuse(why, why_size, "no launch expressions are stored with it");
     if (eval(exprs[i], &v, &out[i], &err))
-      return refuse(why, why_size, "its %s %.200s cannot be evaluated for %s: %.200s", what[i], exprs[i], q->shape,
-                    err.text);
+      return refuse(why, why_size, "its %s %.200s cannot be evaluated for %s: %.200s", what[i],
+                    exprs[i], q->shape, err.text);
     if (out[i] < (i < 6 ? 1 : 0) || out[i] > most[i])
-      return refuse(why, why_size, "its %s would be %lld for %s, outside CUDA's 1..%lld", what[i], out[i], q->shape,
-                    most[i]);
+      return refuse(why, why_size, "its %s would be %lld for %s, outside CUDA's 1..%lld", what[i],
+                    out[i], q->shape, most[i]);
   }
   if (out[3] * out[4] * out[5] > 1024)
-    return refuse(why, why_size, "its block of %lld threads is over CUDA's 1024", out[3] * out[4] * out[5]);
+    return refuse(why, why_size, "its block of %lld threads is over CUDA's 1024",
+                  out[3] * out[4] * out[5]);
   for (int k = 0; k < 3; k++) {
     grid[k] = (unsigned)out[k];
     block[k] = (unsigned)out[3 + k];

@@ -34,13 +34,15 @@ int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kerne
   *out = NULL;
   if (m->match == ROOFTUNE_MATCH_NONE) return rt_fail(ROOFTUNE_ERR_NOT_FOUND, "the match is empty");
   if (!m->cubin_size || !m->entry[0])
-    return rt_fail(ROOFTUNE_ERR_NOT_FOUND, "winner %s %s has no cubin (%s)", m->template_name, m->config,
-                   m->library_algo[0] ? "a library candidate" : "not tuned on a GPU");
+    return rt_fail(ROOFTUNE_ERR_NOT_FOUND, "winner %s %s has no cubin (%s)", m->template_name,
+                   m->config, m->library_algo[0] ? "a library candidate" : "not tuned on a GPU");
   if (!m->verified && !m->runnable)
-    return rt_fail(ROOFTUNE_ERR_UNVERIFIED, "winner %s %s (%s on %s) is not verified: its output was never "
-                   "checked against the reference, so it is not launched; tune it on a GPU (rooftune tune "
-                   "--device cuda), or look it up with ROOFTUNE_ALLOW_UNVERIFIED to launch it anyway",
-                   m->template_name, m->config, m->timing, m->device);
+    return rt_fail(
+        ROOFTUNE_ERR_UNVERIFIED,
+        "winner %s %s (%s on %s) is not verified: its output was never "
+        "checked against the reference, so it is not launched; tune it on a GPU (rooftune tune "
+        "--device cuda), or look it up with ROOFTUNE_ALLOW_UNVERIFIED to launch it anyway",
+        m->template_name, m->config, m->timing, m->device);
   rt_error err = {0};
   if (rt_driver_load(&err)) return rt_fail_err(&err);
   CUcontext ctx = NULL;
@@ -59,10 +61,12 @@ int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kerne
   }
   s = cuda_check(cu.cuModuleLoadData(&k->mod, cubin), "cuModuleLoadData", &err);
   free(cubin);
-  if (!s) s = cuda_check(cu.cuModuleGetFunction(&k->fn, k->mod, m->entry), "cuModuleGetFunction", &err);
+  if (!s)
+    s = cuda_check(cu.cuModuleGetFunction(&k->fn, k->mod, m->entry), "cuModuleGetFunction", &err);
   if (!s && m->smem > 48 * 1024)
-    s = cuda_check(cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)m->smem),
-                   "cuFuncSetAttribute(max dynamic shared memory)", &err);
+    s = cuda_check(
+        cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)m->smem),
+        "cuFuncSetAttribute(max dynamic shared memory)", &err);
   if (s) {
     if (k->mod) cu.cuModuleUnload(k->mod);
     free(k);
@@ -76,16 +80,19 @@ int rooftune_kernel_load(rooftune_db *r, const rooftune_match *m, rooftune_kerne
   return ROOFTUNE_OK;
 }
 
-int rooftune_kernel_launch_geometry(rooftune_kernel *k, const unsigned grid[3], const unsigned block[3],
-                                    unsigned smem, void *stream, void **args) {
-  if (!k || !grid || !block) return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_kernel_launch: NULL argument");
+int rooftune_kernel_launch_geometry(rooftune_kernel *k, const unsigned grid[3],
+                                    const unsigned block[3], unsigned smem, void *stream,
+                                    void **args) {
+  if (!k || !grid || !block)
+    return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_kernel_launch: NULL argument");
   rt_error err = {0};
   /* a kernel loaded for a smaller match may need more dynamic shared memory allowed */
   if (smem > 48 * 1024 && smem > k->smem &&
-      cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem) == CUDA_SUCCESS)
+      cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem) ==
+          CUDA_SUCCESS)
     k->smem = smem;
-  if (cuda_check(cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
-                                   (CUstream)stream, args, NULL),
+  if (cuda_check(cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                   smem, (CUstream)stream, args, NULL),
                  "cuLaunchKernel", &err)) {
     rt_fail_err(&err);
     return ROOFTUNE_ERR_LAUNCH;
@@ -96,7 +103,8 @@ int rooftune_kernel_launch_geometry(rooftune_kernel *k, const unsigned grid[3], 
 int rooftune_kernel_launch(rooftune_kernel *k, void *stream, void **args) {
   if (!k) return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_kernel_launch: kernel is NULL");
   if (!k->geometry_ok)
-    return rt_fail(ROOFTUNE_ERR_UNSUPPORTED, "the match has no launch geometry for the queried "
+    return rt_fail(ROOFTUNE_ERR_UNSUPPORTED,
+                   "the match has no launch geometry for the queried "
                    "shape: use rooftune_kernel_launch_geometry");
   return rooftune_kernel_launch_geometry(k, k->grid, k->block, k->smem, stream, args);
 }
@@ -107,11 +115,13 @@ void rooftune_kernel_free(rooftune_kernel *k) {
   free(k);
 }
 
-int rt_kernel_get(rooftune_db *r, const rooftune_match *m, CUcontext ctx, rooftune_kernel **out, int *owned) {
+int rt_kernel_get(rooftune_db *r, const rooftune_match *m, CUcontext ctx, rooftune_kernel **out,
+                  int *owned) {
   *owned = 0;
   pthread_mutex_lock(&r->mu);
   for (int i = 0; i < r->nkernels; i++)
-    if (r->kernels[i].winner_id == m->id && r->kernels[i].time_ms == m->time_ms && r->kernels[i].ctx == ctx) {
+    if (r->kernels[i].winner_id == m->id && r->kernels[i].time_ms == m->time_ms &&
+        r->kernels[i].ctx == ctx) {
       *out = r->kernels[i].k;
       pthread_mutex_unlock(&r->mu);
       return ROOFTUNE_OK;

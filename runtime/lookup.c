@@ -13,17 +13,17 @@
 #include "runtime/runtime.h"
 
 struct rt_index_entry {
-  const db_entry *e;  /* the winner */
-  family_coords c;    /* its serving coordinates */
-  char layout[8];     /* normalized layout */
-  int timing_rank;    /* 0 measured, 1 replayed, 2 predicted */
-  int recipe_state;   /* 0 not read yet, 1 read, 2 has none */
-  db_recipe recipe;   /* when read */
+  const db_entry *e; /* the winner */
+  family_coords c;   /* its serving coordinates */
+  char layout[8];    /* normalized layout */
+  int timing_rank;   /* 0 measured, 1 replayed, 2 predicted */
+  int recipe_state;  /* 0 not read yet, 1 read, 2 has none */
+  db_recipe recipe;  /* when read */
 };
 
 struct rt_cache_slot {
-  char *key;          /* the query, as text; NULL when free */
-  rooftune_match *m;  /* the answer */
+  char *key;         /* the query, as text; NULL when free */
+  rooftune_match *m; /* the answer */
 };
 
 #define CACHE_SLOTS 2048 /* a power of two; the cache starts over when half full */
@@ -93,7 +93,9 @@ int rooftune_reload(rooftune_db *r) {
   return ROOFTUNE_OK;
 }
 
-static int timing_rank(timing_kind t) { return t == TIMING_MEASURED ? 0 : t == TIMING_REPLAYED ? 1 : 2; }
+static int timing_rank(timing_kind t) {
+  return t == TIMING_MEASURED ? 0 : t == TIMING_REPLAYED ? 1 : 2;
+}
 
 /* Under the lock: reads every winner (without cubins or recipes) into the index. */
 static int index_build(rooftune_db *r) {
@@ -118,7 +120,7 @@ static int index_build(rooftune_db *r) {
     rt_problem_from_entry(&e[i], &p);
     rt_coords_of(f, &p, &idx[i].c);
     const char *colon = strchr(e[i].shape, ':');
-    const char *lay = e[i].layout[0] ? e[i].layout
+    const char *lay = e[i].layout[0]                  ? e[i].layout
                       : f->default_layout[0] && colon ? colon + 1
                                                       : f->default_layout;
     rt_copy(idx[i].layout, sizeof idx[i].layout, lay);
@@ -140,10 +142,10 @@ static unsigned long hash_text(const char *s) {
 /* ---- the serving rules ------------------------------------------------------------------ */
 
 typedef struct candidate {
-  rt_index_entry *x;  /* the winner */
-  double dist;        /* its distance to the query */
-  unsigned mis;       /* its mismatch bits */
-  int exact;          /* tuned for the queried shape */
+  rt_index_entry *x; /* the winner */
+  double dist;       /* its distance to the query */
+  unsigned mis;      /* its mismatch bits */
+  int exact;         /* tuned for the queried shape */
 } candidate;
 
 /* The ranking of rooftune.h: exact first, distance, agreeing provenance, how the time was
@@ -171,19 +173,24 @@ static int launchable(const db_entry *e) {
 /* Why a winner has nothing to launch. */
 static void nothing_to_launch(const db_entry *e, char *why, size_t size) {
   if (e->launch.library_algo[0])
-    snprintf(why, size, "a %s library winner, and %s cannot be loaded here", e->template_name, e->template_name);
+    snprintf(why, size, "a %s library winner, and %s cannot be loaded here", e->template_name,
+             e->template_name);
   else
-    snprintf(why, size, "nothing to launch: no cubin stored (%s on %s)", timing_kind_name(e->timing), e->device.name);
+    snprintf(why, size, "nothing to launch: no cubin stored (%s on %s)",
+             timing_kind_name(e->timing), e->device.name);
 }
 
 /* 1 when winner e may be launched for a query with FLAGS: verified, or unverified ones allowed. */
-static int trusted(const db_entry *e, int flags) { return e->verified || (flags & ROOFTUNE_ALLOW_UNVERIFIED); }
+static int trusted(const db_entry *e, int flags) {
+  return e->verified || (flags & ROOFTUNE_ALLOW_UNVERIFIED);
+}
 
 /* Why an unverified winner is not launched. */
 static void not_verified(const db_entry *e, char *why, size_t size) {
-  snprintf(why, size, "not verified: %s on %s, its output was never checked against the reference "
-           "(tune it on a GPU; ROOFTUNE_ALLOW_UNVERIFIED serves it anyway)", timing_kind_name(e->timing),
-           e->device.name);
+  snprintf(why, size,
+           "not verified: %s on %s, its output was never checked against the reference "
+           "(tune it on a GPU; ROOFTUNE_ALLOW_UNVERIFIED serves it anyway)",
+           timing_kind_name(e->timing), e->device.name);
 }
 
 /* Adds a passed-over line to m. */
@@ -191,7 +198,8 @@ static void passed(rooftune_match *m, const candidate *c, const char *why) {
   m->passed_count++;
   size_t used = strlen(m->passed_over);
   char line[640];
-  snprintf(line, sizeof line, "%s %s (distance %.3g): %s\n", c->x->e->template_name, c->x->e->shape, c->dist, why);
+  snprintf(line, sizeof line, "%s %s (distance %.3g): %s\n", c->x->e->template_name, c->x->e->shape,
+           c->dist, why);
   if (used + strlen(line) + 24 < sizeof m->passed_over) {
     memcpy(m->passed_over + used, line, strlen(line) + 1);
   } else if (!strstr(m->passed_over, "... and ")) {
@@ -231,8 +239,8 @@ static void fill_from(const candidate *c, int flags, rooftune_match *m) {
 
 /* Under the lock: 1 when candidate c admits the queried problem (m's geometry filled), else 0
  * with why. */
-static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const problem *qp, int flags,
-                  rooftune_match *m, char *why, size_t size) {
+static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const problem *qp,
+                  int flags, rooftune_match *m, char *why, size_t size) {
   const db_entry *e = c->x->e;
   if ((flags & ROOFTUNE_RUNNABLE) && !launchable(e)) {
     nothing_to_launch(e, why, size);
@@ -267,7 +275,9 @@ static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const 
     }
   }
   if (c->x->recipe_state != 1) {
-    snprintf(why, size, "stored without constraints (before schema 4, or an import): served for its own shape only");
+    snprintf(why, size,
+             "stored without constraints (before schema 4, or an import): served for its own shape "
+             "only");
     return 0;
   }
   if (!rt_geometry(f, e, &c->x->recipe, qp, m->grid, m->block, &m->smem, why, size)) return 0;
@@ -277,9 +287,12 @@ static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const 
 
 /* The distance cap: the query's, else $ROOFTUNE_NEAREST_MAX, else the default. */
 static int nearest_cap(const rooftune_query *q, double *cap) {
-  if (!(q->nearest_max >= 0) || isinf(q->nearest_max)) /* negative or NaN meant the default silently */
-    return rt_fail(ROOFTUNE_ERR_INVALID, "query.nearest_max %g is not a distance cap (a finite number >= 0; 0 for "
-                   "$ROOFTUNE_NEAREST_MAX or the default %g)", q->nearest_max, ROOFTUNE_NEAREST_MAX_DEFAULT);
+  if (!(q->nearest_max >= 0) ||
+      isinf(q->nearest_max)) /* negative or NaN meant the default silently */
+    return rt_fail(ROOFTUNE_ERR_INVALID,
+                   "query.nearest_max %g is not a distance cap (a finite number >= 0; 0 for "
+                   "$ROOFTUNE_NEAREST_MAX or the default %g)",
+                   q->nearest_max, ROOFTUNE_NEAREST_MAX_DEFAULT);
   if (q->nearest_max > 0) {
     *cap = q->nearest_max;
     return ROOFTUNE_OK;
@@ -290,8 +303,10 @@ static int nearest_cap(const rooftune_query *q, double *cap) {
     errno = 0;
     double v = strtod(env, &end);
     if (*end || errno || !(v >= 0) || isinf(v))
-      return rt_fail(ROOFTUNE_ERR_INVALID, "ROOFTUNE_NEAREST_MAX='%s' is not a distance (a number >= 0, "
-                     "e.g. %g)", env, ROOFTUNE_NEAREST_MAX_DEFAULT);
+      return rt_fail(ROOFTUNE_ERR_INVALID,
+                     "ROOFTUNE_NEAREST_MAX='%s' is not a distance (a number >= 0, "
+                     "e.g. %g)",
+                     env, ROOFTUNE_NEAREST_MAX_DEFAULT);
     *cap = v;
     return ROOFTUNE_OK;
   }
@@ -334,7 +349,8 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
   for (size_t i = 0; i < r->n; i++) {
     rt_index_entry *x = &r->idx[i];
     const db_entry *e = x->e;
-    if (strcmp(e->family, q->family) || strcmp(e->dtype, q->dtype) || strcmp(x->layout, layout)) continue;
+    if (strcmp(e->family, q->family) || strcmp(e->dtype, q->dtype) || strcmp(x->layout, layout))
+      continue;
     /* the problem's options (gemm: fp8 operand types, vector scales, the fused epilogue) are part
      * of what was tuned: a winner serves only queries with the same ones */
     if (strcmp(shape_options(e->shape), shape_options(qp->shape))) continue;
@@ -344,7 +360,8 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
     int exact = f->ops ? !strcmp(e->shape, qp->shape) : dist == 0;
     if ((q->flags & ROOFTUNE_EXACT_ONLY) && !exact) continue;
     unsigned mis = 0;
-    if (q->device && *q->device && !strcasestr(e->device.name, q->device)) mis |= ROOFTUNE_MISMATCH_DEVICE;
+    if (q->device && *q->device && !strcasestr(e->device.name, q->device))
+      mis |= ROOFTUNE_MISMATCH_DEVICE;
     if (strcmp(e->toolkit, toolkit) != 0) mis |= ROOFTUNE_MISMATCH_TOOLKIT;
     if (e->template_stale) mis |= ROOFTUNE_MISMATCH_TEMPLATE;
     if (mis && !(q->flags & ROOFTUNE_ALLOW_MISMATCH)) {
@@ -359,11 +376,13 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
   size_t k;
   for (k = 0; k < nc; k++) {
     if (!cs[k].exact && cs[k].dist > cap) { /* this one and all after it are beyond the cap */
-      snprintf(why, sizeof why, "distance %.3g is over the cap %.3g (ROOFTUNE_NEAREST_MAX)", cs[k].dist, cap);
+      snprintf(why, sizeof why, "distance %.3g is over the cap %.3g (ROOFTUNE_NEAREST_MAX)",
+               cs[k].dist, cap);
       passed(m, &cs[k], why);
       if (nc - k > 1) {
         size_t used = strlen(m->passed_over);
-        snprintf(m->passed_over + used, sizeof m->passed_over - used, "... and %zu more beyond the cap\n", nc - k - 1);
+        snprintf(m->passed_over + used, sizeof m->passed_over - used,
+                 "... and %zu more beyond the cap\n", nc - k - 1);
         m->passed_count += (int)(nc - k - 1);
       }
       k = nc;
@@ -380,33 +399,40 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
   }
   if (k < nc) {
     fill_from(&cs[k], q->flags, m);
-    m->rule = cs[k].exact ? ROOFTUNE_RULE_EXACT : m->passed_count ? ROOFTUNE_RULE_NEXT : ROOFTUNE_RULE_NEAREST;
+    m->rule = cs[k].exact       ? ROOFTUNE_RULE_EXACT
+              : m->passed_count ? ROOFTUNE_RULE_NEXT
+                                : ROOFTUNE_RULE_NEAREST;
   } else {
     const rt_vendor *v = vendor_of(f->library);
     const char *lib = v && (!v->available || v->available()) ? f->library : NULL;
     m->rule = lib ? ROOFTUNE_RULE_LIBRARY : ROOFTUNE_RULE_NONE;
     rt_copy(m->library, sizeof m->library, lib);
-    size_t n = (size_t)snprintf(m->reason, sizeof m->reason, nc ? "no %stuned winner admits %s %s %s%s%s within distance %.3g"
-                                                                : "%snothing is tuned for %s %s %s%s%s",
+    size_t n = (size_t)snprintf(m->reason, sizeof m->reason,
+                                nc ? "no %stuned winner admits %s %s %s%s%s within distance %.3g"
+                                   : "%snothing is tuned for %s %s %s%s%s",
                                 unverified ? "verified " : "", q->family, qp->shape, q->dtype,
                                 q->device && *q->device ? " on " : "",
                                 q->device && *q->device ? q->device : "", cap);
     if (refused && n < sizeof m->reason)
       n += (size_t)snprintf(m->reason + n, sizeof m->reason - n,
                             " (%d winner%s of another device, toolkit or template version refused: "
-                            "ROOFTUNE_ALLOW_MISMATCH serves them)", refused, refused > 1 ? "s" : "");
+                            "ROOFTUNE_ALLOW_MISMATCH serves them)",
+                            refused, refused > 1 ? "s" : "");
     if (unverified && n < sizeof m->reason)
-      n += (size_t)snprintf(m->reason + n, sizeof m->reason - n,
-                            " (%d unverified winner%s passed over: never checked against the reference; "
-                            "ROOFTUNE_ALLOW_UNVERIFIED serves them)", unverified, unverified > 1 ? "s" : "");
+      n += (size_t)snprintf(
+          m->reason + n, sizeof m->reason - n,
+          " (%d unverified winner%s passed over: never checked against the reference; "
+          "ROOFTUNE_ALLOW_UNVERIFIED serves them)",
+          unverified, unverified > 1 ? "s" : "");
     if (n < sizeof m->reason && lib)
-      snprintf(m->reason + n, sizeof m->reason - n, "; %s's own choice serves it", family_library_label(v->name));
-    else if (n < sizeof m->reason && v)
-      snprintf(m->reason + n, sizeof m->reason - n, "; its vendor library (%s) cannot be loaded here",
+      snprintf(m->reason + n, sizeof m->reason - n, "; %s's own choice serves it",
                family_library_label(v->name));
+    else if (n < sizeof m->reason && v)
+      snprintf(m->reason + n, sizeof m->reason - n,
+               "; its vendor library (%s) cannot be loaded here", family_library_label(v->name));
     else if (n < sizeof m->reason && f->library)
-      snprintf(m->reason + n, sizeof m->reason - n, "; the vendor fallback (%s) is not in this build",
-               f->library);
+      snprintf(m->reason + n, sizeof m->reason - n,
+               "; the vendor fallback (%s) is not in this build", f->library);
     else if (n < sizeof m->reason)
       snprintf(m->reason + n, sizeof m->reason - n, "; the family has no vendor library");
   }
@@ -417,8 +443,10 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
 int rooftune_set_flags(rooftune_db *r, int flags) {
   if (!r) return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_set_flags: db is NULL");
   if (flags & ~ROOFTUNE_ALLOW_UNVERIFIED)
-    return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_set_flags: flags %#x: only ROOFTUNE_ALLOW_UNVERIFIED (%#x) "
-                   "applies to the one-call functions", (unsigned)flags, ROOFTUNE_ALLOW_UNVERIFIED);
+    return rt_fail(ROOFTUNE_ERR_INVALID,
+                   "rooftune_set_flags: flags %#x: only ROOFTUNE_ALLOW_UNVERIFIED (%#x) "
+                   "applies to the one-call functions",
+                   (unsigned)flags, ROOFTUNE_ALLOW_UNVERIFIED);
   atomic_store(&r->call_flags, flags);
   return ROOFTUNE_OK;
 }
@@ -439,8 +467,9 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
   }
   /* the query as given: a repeated one is answered from the cache before anything is parsed */
   char key[512];
-  snprintf(key, sizeof key, "%s|%s|%s|%s|%s|%d|%.17g|%s", q->family, q->dtype, q->layout ? q->layout : "", q->shape,
-           q->device ? q->device : "", q->flags, cap, q->toolkit ? q->toolkit : "");
+  snprintf(key, sizeof key, "%s|%s|%s|%s|%s|%d|%.17g|%s", q->family, q->dtype,
+           q->layout ? q->layout : "", q->shape, q->device ? q->device : "", q->flags, cap,
+           q->toolkit ? q->toolkit : "");
   pthread_mutex_lock(&r->mu);
   if ((rc = index_build(r))) {
     pthread_mutex_unlock(&r->mu);

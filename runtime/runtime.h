@@ -41,9 +41,9 @@ int rt_public_code(rt_status s);
 /* A family as this library knows it: a C family's serving half (family_serving_find), or a
  * generic entry (positional dimensions, no vendor library) for any other name. */
 typedef struct rt_family {
-  const char *name;           /* "gemm" */
-  const family_ops *ops;      /* its serving half; NULL: dims by position only */
-  const char *library;        /* rule 4's vendor library (ops->library: "cublaslt", "cudnn"), or NULL */
+  const char *name;      /* "gemm" */
+  const family_ops *ops; /* its serving half; NULL: dims by position only */
+  const char *library;   /* rule 4's vendor library (ops->library: "cublaslt", "cudnn"), or NULL */
   const char *default_layout; /* ops->default_layout ("nn" for gemm), else "" */
 } rt_family;
 
@@ -87,18 +87,18 @@ typedef struct rt_loaded {
 } rt_loaded;
 
 struct rooftune_db {
-  db *d;                  /* the open database */
-  pthread_mutex_t mu;     /* guards everything below */
-  int indexed;            /* the index is built */
-  db_entry *entries;      /* db_entries() block */
-  rt_index_entry *idx;    /* one per entry */
-  size_t n;               /* entries */
-  char toolkit[96];       /* this library's toolkit identity */
-  rt_cache_slot *cache;   /* earlier answers */
-  size_t cached;          /* slots used */
-  rt_loaded kernels[32];  /* kernels the one-call entry points loaded */
-  int nkernels;           /* entries used */
-  atomic_int call_flags;  /* rooftune_set_flags(): what the one-call functions add to their query */
+  db *d;                 /* the open database */
+  pthread_mutex_t mu;    /* guards everything below */
+  int indexed;           /* the index is built */
+  db_entry *entries;     /* db_entries() block */
+  rt_index_entry *idx;   /* one per entry */
+  size_t n;              /* entries */
+  char toolkit[96];      /* this library's toolkit identity */
+  rt_cache_slot *cache;  /* earlier answers */
+  size_t cached;         /* slots used */
+  rt_loaded kernels[32]; /* kernels the one-call entry points loaded */
+  int nkernels;          /* entries used */
+  atomic_int call_flags; /* rooftune_set_flags(): what the one-call functions add to their query */
 };
 
 /* The query flags the one-call functions add to ROOFTUNE_RUNNABLE (rooftune_set_flags; 0 for a

@@ -6,13 +6,13 @@
 #include "search/strategy_internal.h"
 
 /* Tuned on the development spaces (see bench/bench_strategies.c): */
-#define SA_T0 0.10       /* starting temperature, relative: 10 % worse is accepted with 1/e */
-#define SA_COOL 0.95     /* temperature factor per evaluation */
-#define SA_TMIN 0.002    /* below this, reheat from the best */
+#define SA_T0   0.10  /* starting temperature, relative: 10 % worse is accepted with 1/e */
+#define SA_COOL 0.95  /* temperature factor per evaluation */
+#define SA_TMIN 0.002 /* below this, reheat from the best */
 
 typedef struct {
-  long cur;     /* the current point, -1 before the first success */
-  double temp;  /* the temperature */
+  long cur;    /* the current point, -1 before the first success */
+  double temp; /* the temperature */
 } strategy_sa;
 
 static rt_status strategy_sa_init(strategy *st, rt_error *err) {
@@ -81,5 +81,5 @@ static void strategy_sa_told(strategy *st, size_t idx, double t) {
 
 static void strategy_sa_free(strategy *st) { free(st->impl); }
 
-const strategy_kind strategy_kind_annealing = {"annealing", 0, strategy_sa_init, strategy_sa_next,
-                                               strategy_sa_told, strategy_sa_free};
+const strategy_kind strategy_kind_annealing = {
+    "annealing", 0, strategy_sa_init, strategy_sa_next, strategy_sa_told, strategy_sa_free};

@@ -39,20 +39,20 @@
 /* Tuned on the development spaces (convolution_A100, dedispersion_A100, pnpoly_RTX_3090;
  * see bench/bench_strategies.c): */
 enum {
-  BO_INIT = 10,     /* configurations before the model decides: a random one, then the
+  BO_INIT = 10,      /* configurations before the model decides: a random one, then the
                        farthest of BO_DESIGN random unseen ones from those chosen (maximin) */
-  BO_DESIGN = 1000, /* candidates per maximin pick */
-  BO_SAMPLE = 500,  /* unseen configurations drawn as candidates per step */
-  BO_VAR = 100,     /* of the candidates, the best by mean and random ones get a variance */
-  BO_MAXOBS = 400,  /* results the model holds; beyond, local search from the best goes on */
-  BO_TOP = 4,       /* exploit steps take neighbours of the best results, the best's first */
-  BO_POP = 16,      /* children are bred from this many best results */
+  BO_DESIGN = 1000,  /* candidates per maximin pick */
+  BO_SAMPLE = 500,   /* unseen configurations drawn as candidates per step */
+  BO_VAR = 100,      /* of the candidates, the best by mean and random ones get a variance */
+  BO_MAXOBS = 400,   /* results the model holds; beyond, local search from the best goes on */
+  BO_TOP = 4,        /* exploit steps take neighbours of the best results, the best's first */
+  BO_POP = 16,       /* children are bred from this many best results */
   BO_CHILDREN = 100, /* children drawn as candidates per step */
   BO_STALL = 100     /* results without a new best before local search takes a turn */
 };
-#define BO_LENGTH 4.0 /* kernel length scale, in domain widths (a smooth, wide model) */
-#define BO_NOISE 1e-3 /* nugget on the diagonal (standardised units) */
-#define BO_XI 0.01    /* expected improvement's exploration margin (standardised units) */
+#define BO_LENGTH 4.0  /* kernel length scale, in domain widths (a smooth, wide model) */
+#define BO_NOISE  1e-3 /* nugget on the diagonal (standardised units) */
+#define BO_XI     0.01 /* expected improvement's exploration margin (standardised units) */
 
 typedef struct {
   int nobs;          /* results in the model */
@@ -113,7 +113,8 @@ static int bo_is_mode(const space_param *sp) {
  * scaled to 0..1 over the space (an unknown value in the middle) come last. */
 static rt_status bo_inputs(strategy *st, strategy_bo *bo, const bo_setup *setup, rt_error *err) {
   int np = st->np;
-  int *align = calloc((size_t)np * 4, sizeof *align), *lo = align + np, *hi = lo + np, *mode = hi + np;
+  int *align = calloc((size_t)np * 4, sizeof *align), *lo = align + np, *hi = lo + np,
+      *mode = hi + np;
   if (!align) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
   bo->nd = np;
   for (int p = 0; p < np; p++) {
@@ -178,7 +179,8 @@ rt_status bo_init(strategy *st, const bo_setup *setup, rt_error *err) {
   bo->y = malloc(m * sizeof *bo->y);
   bo->L = calloc(m * m, sizeof *bo->L);
   bo->alpha = malloc(m * sizeof *bo->alpha);
-  bo->cand = malloc((2 * (size_t)BO_SAMPLE + (size_t)BO_CHILDREN + 2 * strategy_moves_cap(st) + 1) * sizeof *bo->cand);
+  bo->cand = malloc((2 * (size_t)BO_SAMPLE + (size_t)BO_CHILDREN + 2 * strategy_moves_cap(st) + 1) *
+                    sizeof *bo->cand);
   bo->v = malloc(m * sizeof *bo->v);
   bo->mark = calloc(st->n, sizeof *bo->mark);
   bo->seen_best = INFINITY;
@@ -251,7 +253,6 @@ static void bo_fit(strategy_bo *bo) {
 
 static double bo_normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
-
 /* The k fastest successful results in the model, fastest first (ties in the order told), into
  * out; returns how many. */
 static int bo_best(const strategy *st, const strategy_bo *bo, long *out, int k) {
@@ -298,7 +299,8 @@ static long bo_design(strategy *st, const strategy_bo *bo) {
  * (the best's first, the next best's once those are spent; *base: whose), children of the best
  * results (*nneigh counts both, *nmoves the neighbours), then a uniform sample of the unseen.
  * Returns how many. */
-static size_t bo_candidates(strategy *st, strategy_bo *bo, size_t *nneigh, size_t *nmoves, long *base) {
+static size_t bo_candidates(strategy *st, strategy_bo *bo, size_t *nneigh, size_t *nmoves,
+                            long *base) {
   size_t nc = 0, cap = strategy_moves_cap(st);
   long pop[BO_POP]; /* the best results, fastest first; the first BO_TOP lend neighbours */
   int npop = bo_best(st, bo, pop, BO_POP);
@@ -329,7 +331,8 @@ static size_t bo_candidates(strategy *st, strategy_bo *bo, size_t *nneigh, size_
     for (int p = 0; p < st->np; p++) cfg[p] = strategy_rand_below(st, 2) ? a[p] : b[p];
     int q = (int)strategy_rand_below(st, (size_t)st->np);
     int count = space_param_at(st->sp, q)->count;
-    if (count > 1 && strategy_rand_below(st, 2)) cfg[q] = (uint16_t)strategy_rand_below(st, (size_t)count);
+    if (count > 1 && strategy_rand_below(st, 2))
+      cfg[q] = (uint16_t)strategy_rand_below(st, (size_t)count);
     long j = space_index(st->sp, cfg);
     if (j >= 0 && st->state[j] == ST_UNSEEN && bo->mark[j] != bo->stamp) {
       bo->mark[j] = bo->stamp;
@@ -462,4 +465,5 @@ static rt_status strategy_bayes_init(strategy *st, rt_error *err) {
   return bo_init(st, &plain, err);
 }
 
-const strategy_kind strategy_kind_bayes = {"bayes", 0, strategy_bayes_init, bo_next, bo_told, bo_free};
+const strategy_kind strategy_kind_bayes = {"bayes", 0,       strategy_bayes_init,
+                                           bo_next, bo_told, bo_free};

@@ -105,22 +105,32 @@ void budget_told(budget_plan *b, int i, long spent, double best_s, int spent_out
     b->unsound_arm = i;
     for (int k = 0; k < b->n; k++) {
       budget_arm *o = &b->arm[k];
-      if (o->state == ARM_RULED_OUT) o->state = o->spent ? ARM_OPEN : ARM_WAITING;
-      else if (o->state == ARM_AT_ROOF) o->state = ARM_OPEN;
+      if (o->state == ARM_RULED_OUT)
+        o->state = o->spent ? ARM_OPEN : ARM_WAITING;
+      else if (o->state == ARM_AT_ROOF)
+        o->state = ARM_OPEN;
     }
   }
-  if (spent_out) a->state = ARM_SPENT;
-  else if (budget_stops(b, i, a->best_s)) a->state = ARM_AT_ROOF;
-  else a->state = ARM_OPEN;
+  if (spent_out)
+    a->state = ARM_SPENT;
+  else if (budget_stops(b, i, a->best_s))
+    a->state = ARM_AT_ROOF;
+  else
+    a->state = ARM_OPEN;
 }
 
 const char *budget_state_name(budget_arm_state s) {
   switch (s) {
-  case ARM_WAITING: return "not searched";
-  case ARM_OPEN: return "searched";
-  case ARM_RULED_OUT: return "ruled out";
-  case ARM_AT_ROOF: return "at its roof";
-  case ARM_SPENT: return "space exhausted";
+    case ARM_WAITING:
+      return "not searched";
+    case ARM_OPEN:
+      return "searched";
+    case ARM_RULED_OUT:
+      return "ruled out";
+    case ARM_AT_ROOF:
+      return "at its roof";
+    case ARM_SPENT:
+      return "space exhausted";
   }
   return "?";
 }

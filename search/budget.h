@@ -26,7 +26,7 @@
 #define ROOFTUNE_BUDGET_H
 
 #define BUDGET_MAX_ARMS 32
-#define BUDGET_SLACK 0.05 /* an arm whose bound is over 5 % above the incumbent cannot win */
+#define BUDGET_SLACK    0.05 /* an arm whose bound is over 5 % above the incumbent cannot win */
 
 typedef enum {
   ARM_WAITING = 0, /* not searched yet */
@@ -37,16 +37,16 @@ typedef enum {
 } budget_arm_state;
 
 typedef struct budget_arm {
-  double bound_s;         /* no configuration runs faster; 0: unknown (never ruled out) */
-  double roof_s;          /* the roof it stops near; 0: unknown (never stops) */
-  double best_s;          /* its fastest result so far; 0: none */
-  long spent;             /* new evaluations made */
+  double bound_s; /* no configuration runs faster; 0: unknown (never ruled out) */
+  double roof_s;  /* the roof it stops near; 0: unknown (never stops) */
+  double best_s;  /* its fastest result so far; 0: none */
+  long spent;     /* new evaluations made */
   budget_arm_state state;
   double ruled_against_s; /* the incumbent it was ruled out against */
 } budget_arm;
 
 typedef struct budget_plan {
-  int n;                      /* arms */
+  int n; /* arms */
   budget_arm arm[BUDGET_MAX_ARMS];
   int order[BUDGET_MAX_ARMS]; /* the arms by increasing bound, ties in the order given */
   long left;                  /* evaluations left */

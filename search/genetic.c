@@ -37,8 +37,10 @@ static void strategy_ga_offer(strategy *st, strategy_ga *ga, size_t idx) {
     if (ga->pop[i] == idx) return;
     if (st->time[ga->pop[i]] > st->time[ga->pop[worst]]) worst = i;
   }
-  if (ga->npop < GA_POP) ga->pop[ga->npop++] = idx;
-  else if (t < st->time[ga->pop[worst]]) ga->pop[worst] = idx;
+  if (ga->npop < GA_POP)
+    ga->pop[ga->npop++] = idx;
+  else if (t < st->time[ga->pop[worst]])
+    ga->pop[worst] = idx;
 }
 
 static long strategy_ga_next(strategy *st) {
@@ -76,5 +78,5 @@ static void strategy_ga_told(strategy *st, size_t idx, double t) {
 
 static void strategy_ga_free(strategy *st) { free(st->impl); }
 
-const strategy_kind strategy_kind_genetic = {"genetic", 0, strategy_ga_init, strategy_ga_next,
-                                             strategy_ga_told, strategy_ga_free};
+const strategy_kind strategy_kind_genetic = {
+    "genetic", 0, strategy_ga_init, strategy_ga_next, strategy_ga_told, strategy_ga_free};

@@ -82,8 +82,10 @@ long strategy_ls_next(strategy *st, strategy_ls *ls) {
         ls->awaiting = s;
         return s;
       }
-      if (st->state[s] == ST_TOLD && isfinite(st->time[s])) strategy_ls_move(st, ls, (size_t)s);
-      else ls->fails++;
+      if (st->state[s] == ST_TOLD && isfinite(st->time[s]))
+        strategy_ls_move(st, ls, (size_t)s);
+      else
+        ls->fails++;
       continue;
     }
     while (ls->pos < ls->ncand) {
@@ -96,8 +98,10 @@ long strategy_ls_next(strategy *st, strategy_ls *ls) {
     }
     if (ls->pos < ls->ncand) continue;
     /* a local optimum: kick from the best, or restart when kicks stopped paying */
-    if (st->best_time < ls->best_at_kick) ls->fails = 0;
-    else ls->fails++;
+    if (st->best_time < ls->best_at_kick)
+      ls->fails = 0;
+    else
+      ls->fails++;
     ls->best_at_kick = st->best_time;
     ls->cur = -1;
   }
@@ -107,13 +111,16 @@ long strategy_ls_next(strategy *st, strategy_ls *ls) {
 void strategy_ls_told(strategy *st, strategy_ls *ls, size_t idx, double t) {
   if ((long)idx == ls->awaiting) {
     ls->awaiting = -1;
-    if (isfinite(t)) strategy_ls_move(st, ls, idx);
-    else ls->fails++;
+    if (isfinite(t))
+      strategy_ls_move(st, ls, idx);
+    else
+      ls->fails++;
     return;
   }
   if (ls->cur >= 0 && t < st->time[ls->cur]) strategy_ls_move(st, ls, idx);
   /* a result it did not ask for before it has a point (a prior's): start from the best one */
-  else if (ls->cur < 0 && ls->awaiting < 0 && (long)idx == st->best) strategy_ls_move(st, ls, idx);
+  else if (ls->cur < 0 && ls->awaiting < 0 && (long)idx == st->best)
+    strategy_ls_move(st, ls, idx);
 }
 
 /* ---- ils ---- */
@@ -136,5 +143,5 @@ static void strategy_ils_free(strategy *st) {
   free(st->impl);
 }
 
-const strategy_kind strategy_kind_ils = {"ils", 0, strategy_ils_init, strategy_ils_next,
-                                         strategy_ils_told, strategy_ils_free};
+const strategy_kind strategy_kind_ils = {
+    "ils", 0, strategy_ils_init, strategy_ils_next, strategy_ils_told, strategy_ils_free};

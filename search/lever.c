@@ -6,21 +6,21 @@
 #include "search/strategy_internal.h"
 
 typedef struct {
-  void *inner;     /* the fallback's state (strategy_kind_bayes) */
-  size_t *queue;   /* lever moves of the current best, in order */
-  size_t nqueue;   /* entries */
-  size_t qpos;     /* next entry */
-  size_t qcap;     /* allocated */
+  void *inner;   /* the fallback's state (strategy_kind_bayes) */
+  size_t *queue; /* lever moves of the current best, in order */
+  size_t nqueue; /* entries */
+  size_t qpos;   /* next entry */
+  size_t qcap;   /* allocated */
 } strategy_lever;
 
 /* Runs the fallback's hook with its own state in st->impl. */
-#define LEVER_INNER(st, lv, call)   \
-  do {                              \
-    void *mine_ = (st)->impl;       \
-    (st)->impl = (lv)->inner;       \
-    call;                           \
-    (lv)->inner = (st)->impl;       \
-    (st)->impl = mine_;             \
+#define LEVER_INNER(st, lv, call) \
+  do {                            \
+    void *mine_ = (st)->impl;     \
+    (st)->impl = (lv)->inner;     \
+    call;                         \
+    (lv)->inner = (st)->impl;     \
+    (st)->impl = mine_;           \
   } while (0)
 
 static rt_status strategy_lever_init(strategy *st, rt_error *err) {
@@ -37,7 +37,8 @@ static rt_status strategy_lever_init(strategy *st, rt_error *err) {
 
 static void strategy_lever_push(strategy *st, strategy_lever *lv) {
   long j = space_index(st->sp, st->cfg);
-  if (j >= 0 && st->state[j] == ST_UNSEEN && lv->nqueue < lv->qcap) lv->queue[lv->nqueue++] = (size_t)j;
+  if (j >= 0 && st->state[j] == ST_UNSEEN && lv->nqueue < lv->qcap)
+    lv->queue[lv->nqueue++] = (size_t)j;
 }
 
 /* Parses the best's lever ("BLOCK_N+,BLOCK_M-") into moves of the best that stay in the space
@@ -128,5 +129,5 @@ static void strategy_lever_free(strategy *st) {
   free(lv);
 }
 
-const strategy_kind strategy_kind_lever = {"lever", 0, strategy_lever_init, strategy_lever_next,
-                                           strategy_lever_told, strategy_lever_free};
+const strategy_kind strategy_kind_lever = {
+    "lever", 0, strategy_lever_init, strategy_lever_next, strategy_lever_told, strategy_lever_free};

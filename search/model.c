@@ -11,8 +11,9 @@ typedef struct {
 
 static rt_status strategy_model_init(strategy *st, rt_error *err) {
   if (!st->opt.predict)
-    return rt_error_set(err, RT_ERR_INVALID, "the model strategy needs a predicted time for "
-                                             "each configuration (a model device)");
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "the model strategy needs a predicted time for "
+                        "each configuration (a model device)");
   strategy_model *m = calloc(1, sizeof *m);
   st->impl = m;
   if (!m) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
@@ -31,5 +32,5 @@ static void strategy_model_free(strategy *st) {
   free(m);
 }
 
-const strategy_kind strategy_kind_model = {"model", 1, strategy_model_init, strategy_model_next,
-                                           NULL, strategy_model_free};
+const strategy_kind strategy_kind_model = {
+    "model", 1, strategy_model_init, strategy_model_next, NULL, strategy_model_free};

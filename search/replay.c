@@ -31,7 +31,8 @@ static rt_status replay_recorded(const ktfile *kf, const replay_given *given, re
   int facts = kf->facts || (given && given->facts);
   if (kf->counters) *diag = calloc(kf->configs, sizeof **diag);
   if (facts) *feat = malloc(kf->configs * FEATURE_COUNT * sizeof **feat);
-  if ((kf->counters && !*diag) || (facts && !*feat)) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  if ((kf->counters && !*diag) || (facts && !*feat))
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   if (!*diag && !*feat) return RT_OK;
   snprintf(stats->gpu, sizeof stats->gpu, "%s", gpu->name);
   for (size_t i = 0; i < kf->configs; i++) {
@@ -88,8 +89,13 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
   double target = kf->optimum_ms * (1 + eps);
   int reached = 0;
   for (int s = 0; s < seeds && !rc; s++) {
-    strategy_options o = {.name = name, .seed = (uint64_t)s, .max_evals = budget, .prior = order,
-                          .nprior = stats->prior, .features = feat, .nfeatures = stats->features};
+    strategy_options o = {.name = name,
+                          .seed = (uint64_t)s,
+                          .max_evals = budget,
+                          .prior = order,
+                          .nprior = stats->prior,
+                          .features = feat,
+                          .nfeatures = stats->features};
     strategy *st;
     if ((rc = strategy_new(kf->space, &o, &st, err))) break;
     snprintf(stats->strategy, sizeof stats->strategy, "%s", strategy_name(st));

@@ -27,7 +27,7 @@
 /* Evaluations a replay may spend per run unless told otherwise: a long tuning session on a real
  * GPU (about an hour at a few seconds per compile and measurement). */
 #define REPLAY_DEFAULT_BUDGET 1000
-#define REPLAY_DEFAULT_EPS 0.05
+#define REPLAY_DEFAULT_EPS    0.05
 
 typedef struct replay_stats {
   char strategy[32];      /* the strategy run */
@@ -58,7 +58,7 @@ typedef struct replay_given {
   const double *flops;          /* cost.flops: the diagnosis' FLOPs (0: the recording's estimate) */
   const double *executed_flops; /* cost.executed_flops, and dram_bytes: the roofline bound */
   const double *dram_bytes;
-  const param_roles *roles;     /* the levers' names (NULL: guessed from the parameter names) */
+  const param_roles *roles; /* the levers' names (NULL: guessed from the parameter names) */
 } replay_given;
 
 /* Runs strategy NAME (NULL: the default) on kf; stats->evals is allocated (replay_stats_free).

@@ -109,8 +109,10 @@ static void steer_told(strategy *st, void *state, size_t idx, double t) {
   steer_state *ss = state;
   if ((long)idx != ss->pending) return;
   int win = t < ss->pending_base;
-  if (ss->pending_lever) ss->lever_n++, ss->lever_w += win;
-  else ss->move_n++, ss->move_w += win;
+  if (ss->pending_lever)
+    ss->lever_n++, ss->lever_w += win;
+  else
+    ss->move_n++, ss->move_w += win;
   ss->pending = -1;
 }
 
@@ -124,4 +126,5 @@ static rt_status strategy_steer_init(strategy *st, rt_error *err) {
   return rc;
 }
 
-const strategy_kind strategy_kind_steer = {"steer", 0, strategy_steer_init, bo_next, bo_told, bo_free};
+const strategy_kind strategy_kind_steer = {"steer", 0,       strategy_steer_init,
+                                           bo_next, bo_told, bo_free};

@@ -9,9 +9,9 @@
 #include "tuner/core/util.h"
 
 static const strategy_kind *const strategy_kinds[] = {
-    &strategy_kind_brute_force, &strategy_kind_random, &strategy_kind_ils,
+    &strategy_kind_brute_force, &strategy_kind_random,  &strategy_kind_ils,
     &strategy_kind_annealing,   &strategy_kind_genetic, &strategy_kind_lever,
-    &strategy_kind_bayes, &strategy_kind_steer, &strategy_kind_model};
+    &strategy_kind_bayes,       &strategy_kind_steer,   &strategy_kind_model};
 #define STRATEGY_NKINDS (sizeof strategy_kinds / sizeof strategy_kinds[0])
 
 const char *const *strategy_names(void) {
@@ -161,8 +161,7 @@ rt_status strategy_rank_predicted(const space *s, strategy_predict_fn predict, v
 
 /* ---- the core ---- */
 
-rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out,
-                       rt_error *err) {
+rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out, rt_error *err) {
   *out = NULL;
   const char *name = opt && opt->name ? opt->name : strategy_default();
   const strategy_kind *kind = NULL;
@@ -174,8 +173,8 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
       strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
       strncat(list, strategy_kinds[i]->name, sizeof list - strlen(list) - 1);
     }
-    return rt_error_set(err, RT_ERR_INVALID, "unknown strategy '%s'; the strategies are %s",
-                        name, list);
+    return rt_error_set(err, RT_ERR_INVALID, "unknown strategy '%s'; the strategies are %s", name,
+                        list);
   }
   if (!s || space_size(s) == 0)
     return rt_error_set(err, RT_ERR_SPACE_EMPTY, "the space has no configuration to search");
@@ -334,8 +333,8 @@ static long strategy_brute_next(strategy *st) {
 
 static void strategy_impl_free(strategy *st) { free(st->impl); }
 
-const strategy_kind strategy_kind_brute_force = {
-    "brute_force", 1, strategy_brute_init, strategy_brute_next, NULL, strategy_impl_free};
+const strategy_kind strategy_kind_brute_force = {"brute_force",       1,    strategy_brute_init,
+                                                 strategy_brute_next, NULL, strategy_impl_free};
 
 /* ---- random: uniform without replacement (the core's fallback is exactly that) ---- */
 

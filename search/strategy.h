@@ -46,24 +46,24 @@ typedef double (*strategy_clock_fn)(void *ctx);
 typedef double (*strategy_predict_fn)(void *ctx, size_t idx);
 
 typedef struct strategy_options {
-  const char *name;          /* strategy name (strategy_names()); NULL: the default */
-  uint64_t seed;             /* same seed, same space, same results told → same run */
-  long max_evals;            /* evaluation budget; 0: no limit (the whole space) */
-  double max_seconds;        /* time budget from strategy_new; 0: no limit */
-  strategy_clock_fn clock;   /* NULL: CLOCK_MONOTONIC */
-  void *clock_ctx;           /* passed to clock */
+  const char *name;            /* strategy name (strategy_names()); NULL: the default */
+  uint64_t seed;               /* same seed, same space, same results told → same run */
+  long max_evals;              /* evaluation budget; 0: no limit (the whole space) */
+  double max_seconds;          /* time budget from strategy_new; 0: no limit */
+  strategy_clock_fn clock;     /* NULL: CLOCK_MONOTONIC */
+  void *clock_ctx;             /* passed to clock */
   strategy_predict_fn predict; /* required by "model", ignored by the others */
-  void *predict_ctx;         /* passed to predict */
-  const double *features;    /* what is known of each configuration before it runs (its static
+  void *predict_ctx;           /* passed to predict */
+  const double *features;      /* what is known of each configuration before it runs (its static
                               * facts from compiling it: occupancy, registers, shared memory,
                               * waves ...), space_size x nfeatures values, row-major, NaN where
                               * unknown; copied.  bayes ignores them; steer weighs them as inputs
                               * of its surrogate.  NULL: none */
-  int nfeatures;             /* values per configuration in features */
-  const size_t *prior;       /* configurations to evaluate first, most promising first: e.g.
+  int nfeatures;               /* values per configuration in features */
+  const size_t *prior;         /* configurations to evaluate first, most promising first: e.g.
                               * the fastest of the same kernel's results on another GPU
                               * (ktfile_rank_in); copied.  NULL: none */
-  size_t nprior;             /* entries in prior (of which STRATEGY_PRIOR_FIRST are used) */
+  size_t nprior;               /* entries in prior (of which STRATEGY_PRIOR_FIRST are used) */
 } strategy_options;
 
 /* How many of a prior's configurations a strategy evaluates before its own choices; they take
@@ -83,8 +83,7 @@ const char *const *strategy_names(void);
 /* The default strategy's name. */
 const char *strategy_default(void);
 
-rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out,
-                       rt_error *err);
+rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out, rt_error *err);
 void strategy_free(strategy *st);
 const char *strategy_name(const strategy *st);
 

@@ -8,8 +8,8 @@
 enum { ST_UNSEEN = 0, ST_PENDING = 1, ST_TOLD = 2 };
 
 typedef struct strategy_kind {
-  const char *name;  /* "ils" */
-  int batch;         /* 1: ask may hand out many at once */
+  const char *name; /* "ils" */
+  int batch;        /* 1: ask may hand out many at once */
   /* Sets st->impl up; may be NULL. */
   rt_status (*init)(strategy *st, rt_error *err);
   /* An unseen configuration to evaluate next, or -1 for "nothing in mind" (the core then hands
@@ -21,28 +21,28 @@ typedef struct strategy_kind {
 } strategy_kind;
 
 struct strategy {
-  const space *sp;          /* the space walked */
-  size_t n;                 /* its size */
-  int np;                   /* its parameters */
+  const space *sp;           /* the space walked */
+  size_t n;                  /* its size */
+  int np;                    /* its parameters */
   const strategy_kind *kind; /* which strategy */
-  strategy_options opt;     /* as given (name replaced by the kind's) */
-  uint64_t rng[4];          /* xoshiro256** state */
-  uint8_t *state;           /* per configuration: ST_UNSEEN / ST_PENDING / ST_TOLD */
-  double *time;             /* per configuration: told time, INFINITY for failures */
-  size_t handed;            /* configurations handed out */
-  size_t evals;             /* results told */
-  double t0;                /* clock at strategy_new */
-  long best;                /* best configuration told, -1 before the first success */
-  double best_time;         /* its time */
-  char lever[160];          /* the best's lever, "" when it had none */
-  int best_changed;         /* set when best moves; strategies clear it */
-  size_t *perm;             /* random permutation of the unseen, for random picks */
-  size_t perm_pos;          /* entries of perm already drawn */
-  uint16_t *cfg;            /* scratch configuration, np entries */
-  size_t *prior;            /* the prior's configurations still to hand out first (owned) */
-  size_t nprior;            /* entries in prior (at most STRATEGY_PRIOR_FIRST) */
-  size_t prior_pos;         /* entries handed out or skipped */
-  void *impl;               /* the strategy's own state */
+  strategy_options opt;      /* as given (name replaced by the kind's) */
+  uint64_t rng[4];           /* xoshiro256** state */
+  uint8_t *state;            /* per configuration: ST_UNSEEN / ST_PENDING / ST_TOLD */
+  double *time;              /* per configuration: told time, INFINITY for failures */
+  size_t handed;             /* configurations handed out */
+  size_t evals;              /* results told */
+  double t0;                 /* clock at strategy_new */
+  long best;                 /* best configuration told, -1 before the first success */
+  double best_time;          /* its time */
+  char lever[160];           /* the best's lever, "" when it had none */
+  int best_changed;          /* set when best moves; strategies clear it */
+  size_t *perm;              /* random permutation of the unseen, for random picks */
+  size_t perm_pos;           /* entries of perm already drawn */
+  uint16_t *cfg;             /* scratch configuration, np entries */
+  size_t *prior;             /* the prior's configurations still to hand out first (owned) */
+  size_t nprior;             /* entries in prior (at most STRATEGY_PRIOR_FIRST) */
+  size_t prior_pos;          /* entries handed out or skipped */
+  void *impl;                /* the strategy's own state */
 };
 
 uint64_t strategy_rand(strategy *st);
@@ -74,12 +74,12 @@ size_t strategy_moves_cap(const strategy *st);
  * parameter) before far ones (any value of one parameter), kicks from the best local optimum,
  * random restarts after LS_PATIENCE kicks without a new best. */
 typedef struct strategy_ls {
-  long cur;       /* the point being improved, -1 when a start is awaited */
-  long awaiting;  /* a start or kick point handed out and not yet told, or -1 */
-  size_t *cand;   /* cur's neighbourhood in the order it is tried */
-  size_t ncand;   /* entries */
-  size_t pos;     /* next entry to try */
-  int fails;      /* kicks since the best improved */
+  long cur;            /* the point being improved, -1 when a start is awaited */
+  long awaiting;       /* a start or kick point handed out and not yet told, or -1 */
+  size_t *cand;        /* cur's neighbourhood in the order it is tried */
+  size_t ncand;        /* entries */
+  size_t pos;          /* next entry to try */
+  int fails;           /* kicks since the best improved */
   double best_at_kick; /* best time when the last kick started */
 } strategy_ls;
 

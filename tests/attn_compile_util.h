@@ -43,7 +43,10 @@ static inline rt_status acu_bind(const acu_problem *p, rt_vars *env) {
       for (int i = 0; i < p->SQ; i++) pairs += acu_row_keys(p, i, kv);
     }
   }
-  const struct { const char *name; long long v; } f[] = {
+  const struct {
+    const char *name;
+    long long v;
+  } f[] = {
       {"B", p->B},
       {"HQ", p->HQ},
       {"HKV", p->HKV},
@@ -86,8 +89,8 @@ static inline acu_problem acu_default_problem(int D, int causal) {
 
 /* Env for a problem on an arch with a dtype: device facts (the arch's spec GPU), dtype facts and
  * the problem facts. */
-static inline rt_status acu_env(const acu_problem *p, const char *arch, const char *dtype, rt_vars *env,
-                                rt_error *err) {
+static inline rt_status acu_env(const acu_problem *p, const char *arch, const char *dtype,
+                                rt_vars *env, rt_error *err) {
   rt_status st;
   rt_vars_clear(env);
   if ((st = gpu_spec_env(arch_spec_find(arch), gpu_spec_for_arch(arch), env, err)) ||
@@ -103,11 +106,13 @@ static inline rt_status acu_load(const char *tmpl, manifest **m, rt_error *err) 
 }
 
 /* Loads the variant's manifest and builds its space for the default problem. */
-static inline rt_status acu_space(const acu_variant *v, manifest **m, space **sp, rt_vars *env, rt_error *err) {
+static inline rt_status acu_space(const acu_variant *v, manifest **m, space **sp, rt_vars *env,
+                                  rt_error *err) {
   rt_status st = acu_load(v->tmpl, m, err);
   if (st) return st;
   const acu_problem p = acu_default_problem(v->D, v->causal);
-  if ((st = acu_env(&p, v->arch, v->dtype, env, err)) || (st = manifest_build_space(*m, env, sp, err))) {
+  if ((st = acu_env(&p, v->arch, v->dtype, env, err)) ||
+      (st = manifest_build_space(*m, env, sp, err))) {
     manifest_free(*m);
     *m = NULL;
     return st;
@@ -116,8 +121,8 @@ static inline rt_status acu_space(const acu_variant *v, manifest **m, space **sp
 }
 
 /* The complete source text of configuration idx (malloc'ed). */
-static inline char *acu_source(const manifest *m, const space *sp, size_t idx, const rt_vars *env, const char *dtype,
-                               rt_error *err) {
+static inline char *acu_source(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                               const char *dtype, rt_error *err) {
   char *text = NULL;
   manifest_config_source(m, sp, idx, env, dtype, NULL, &text, err);
   return text;
@@ -133,8 +138,8 @@ static inline void acu_options(const acu_variant *v, const manifest *m, compile_
  * ldmatrix .x4 and .x4.trans, cp.async with zero fill, ex2.approx; the reference: fp32 fmas and
  * no tensor-core instruction).  Returns 1 when all hold. */
 static inline int acu_check(const acu_variant *v, const char *config, const compile_result *r) {
-  int ok = r->status == RT_OK && r->report.found && r->report.spill_stores == 0 && r->report.spill_loads == 0 &&
-           r->report.registers <= 255;
+  int ok = r->status == RT_OK && r->report.found && r->report.spill_stores == 0 &&
+           r->report.spill_loads == 0 && r->report.registers <= 255;
   const char *missing = NULL;
   if (ok && !r->ptx) missing = "the PTX";
   if (ok && r->ptx && !strcmp(v->tmpl, "attn_mma")) {
@@ -144,21 +149,27 @@ static inline int acu_check(const acu_variant *v, const char *config, const comp
                                             "cvt.rn.bf16x2.f32", NULL};
     static const char *const need[] = {"ldmatrix.sync.aligned.m8n8.x4.shared.b16",
                                        "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-                                       "cp.async.cg.shared.global", "cp.async.wait_group", "ex2.approx.ftz.f32", NULL};
+                                       "cp.async.cg.shared.global",
+                                       "cp.async.wait_group",
+                                       "ex2.approx.ftz.f32",
+                                       NULL};
     const char *const *dt = !strcmp(v->dtype, "bf16") ? need_bf16 : need_f16;
     for (int i = 0; dt[i] && !missing; i++)
       if (!strstr(r->ptx, dt[i])) missing = dt[i];
     for (int i = 0; need[i] && !missing; i++)
       if (!strstr(r->ptx, need[i])) missing = need[i];
   } else if (ok && r->ptx) {
-    if (!strstr(r->ptx, "fma.rn.f32")) missing = "fma.rn.f32";
-    else if (strstr(r->ptx, "mma.sync")) missing = "no mma.sync (found one)";
+    if (!strstr(r->ptx, "fma.rn.f32"))
+      missing = "fma.rn.f32";
+    else if (strstr(r->ptx, "mma.sync"))
+      missing = "no mma.sync (found one)";
   }
   if (missing) ok = 0;
   if (!ok)
-    fprintf(stderr, "%s %s %s D=%d causal=%d [%s]: status %d %s, %d registers, spills %d/%d%s%s\n", v->tmpl, v->arch,
-            v->dtype, v->D, v->causal, config, r->status, r->message, r->report.registers, r->report.spill_stores,
-            r->report.spill_loads, missing ? ", PTX lacks " : "", missing ? missing : "");
+    fprintf(stderr, "%s %s %s D=%d causal=%d [%s]: status %d %s, %d registers, spills %d/%d%s%s\n",
+            v->tmpl, v->arch, v->dtype, v->D, v->causal, config, r->status, r->message,
+            r->report.registers, r->report.spill_stores, r->report.spill_loads,
+            missing ? ", PTX lacks " : "", missing ? missing : "");
   return ok;
 }
 

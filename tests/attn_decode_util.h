@@ -26,7 +26,8 @@ typedef struct adu_problem {
 static inline int adu_parse(const char *text, adu_problem *p) {
   memset(p, 0, sizeof *p);
   int n = 0;
-  if (sscanf(text, "%dx%d:%dx%d:%dx%d%n", &p->B, &p->HQ, &p->HKV, &p->SQ, &p->SKV, &p->D, &n) != 6) return -1;
+  if (sscanf(text, "%dx%d:%dx%d:%dx%d%n", &p->B, &p->HQ, &p->HKV, &p->SQ, &p->SKV, &p->D, &n) != 6)
+    return -1;
   for (const char *s = text + n; *s;) {
     if (s[0] != ':') return -1;
     if (s[1] == 'c') {
@@ -41,7 +42,10 @@ static inline int adu_parse(const char *text, adu_problem *p) {
       return -1;
     }
   }
-  return p->B > 0 && p->HQ > 0 && p->HKV > 0 && p->HQ % p->HKV == 0 && p->SQ > 0 && p->SKV >= 0 && p->D > 0 ? 0 : -1;
+  return p->B > 0 && p->HQ > 0 && p->HKV > 0 && p->HQ % p->HKV == 0 && p->SQ > 0 && p->SKV >= 0 &&
+                 p->D > 0
+             ? 0
+             : -1;
 }
 
 /* The attention family's problem facts (BRIEF: B HQ HKV SQ SKV D causal group paged page_size
@@ -62,10 +66,14 @@ static inline rt_status adu_bind(const adu_problem *p, rt_vars *env) {
   if ((st = rt_vars_set(env, "B", p->B)) || (st = rt_vars_set(env, "HQ", p->HQ)) ||
       (st = rt_vars_set(env, "HKV", p->HKV)) || (st = rt_vars_set(env, "SQ", p->SQ)) ||
       (st = rt_vars_set(env, "SKV", p->SKV)) || (st = rt_vars_set(env, "D", p->D)) ||
-      (st = rt_vars_set(env, "causal", p->causal)) || (st = rt_vars_set(env, "group", p->HQ / p->HKV)) ||
-      (st = rt_vars_set(env, "paged", p->page > 0)) || (st = rt_vars_set(env, "page_size", p->page)) ||
-      (st = rt_vars_set(env, "max_pages", max_pages)) || (st = rt_vars_set(env, "num_pages", max_pages * p->B)) ||
-      (st = rt_vars_set(env, "ragged", 0)) || (st = rt_vars_set(env, "kv_tokens", (long long)p->B * p->SKV)) ||
+      (st = rt_vars_set(env, "causal", p->causal)) ||
+      (st = rt_vars_set(env, "group", p->HQ / p->HKV)) ||
+      (st = rt_vars_set(env, "paged", p->page > 0)) ||
+      (st = rt_vars_set(env, "page_size", p->page)) ||
+      (st = rt_vars_set(env, "max_pages", max_pages)) ||
+      (st = rt_vars_set(env, "num_pages", max_pages * p->B)) ||
+      (st = rt_vars_set(env, "ragged", 0)) ||
+      (st = rt_vars_set(env, "kv_tokens", (long long)p->B * p->SKV)) ||
       (st = rt_vars_set(env, "pairs", (long long)p->B * pairs)))
     return st;
   return RT_OK;
@@ -77,13 +85,14 @@ static inline const char *adu_manifest_path(char *buf, size_t size) {
 }
 
 /* Loads the manifest and builds its space for problem text `shape`, dtype and arch. */
-static inline rt_status adu_space(const char *arch, const char *dtype, const char *shape, manifest **m, space **sp,
-                                  rt_vars *env, rt_error *err) {
+static inline rt_status adu_space(const char *arch, const char *dtype, const char *shape,
+                                  manifest **m, space **sp, rt_vars *env, rt_error *err) {
   char path[1024];
   adu_problem p;
   *m = NULL;
   *sp = NULL;
-  if (adu_parse(shape, &p)) return rt_error_set(err, RT_ERR_INVALID, "bad decode problem '%s'", shape);
+  if (adu_parse(shape, &p))
+    return rt_error_set(err, RT_ERR_INVALID, "bad decode problem '%s'", shape);
   rt_status st = manifest_load(adu_manifest_path(path, sizeof path), m, err);
   if (st) return st;
   rt_vars_clear(env);
@@ -98,8 +107,8 @@ static inline rt_status adu_space(const char *arch, const char *dtype, const cha
 }
 
 /* The complete source text of configuration idx (malloc'ed). */
-static inline char *adu_source(const manifest *m, const space *sp, size_t idx, const rt_vars *env, const char *dtype,
-                               rt_error *err) {
+static inline char *adu_source(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
+                               const char *dtype, rt_error *err) {
   char *text = NULL;
   manifest_config_source(m, sp, idx, env, dtype, NULL, &text, err);
   return text;
@@ -113,17 +122,21 @@ static inline void adu_options(const manifest *m, const char *arch, compile_opti
 /* One compile result: compiled, ptxas report found, no spills, at most 255 registers, mma.sync
  * in the PTX, cp.async when the configuration has STAGES > 1 and the streaming loads when it has
  * STAGES == 1.  Returns 1 when all hold (and prints why not otherwise). */
-static inline int adu_check(const char *arch, const char *dtype, const char *config, const compile_result *r) {
+static inline int adu_check(const char *arch, const char *dtype, const char *config,
+                            const compile_result *r) {
   const int ring = !strstr(config, "STAGES=1");
   const char *load = ring ? "cp.async" : "ld.global.nc.L1::no_allocate";
-  int ok = r->status == RT_OK && r->report.found && r->report.spill_stores == 0 && r->report.spill_loads == 0 &&
-           r->report.registers <= 255;
-  int has_mma = r->ptx && strstr(r->ptx, "mma.sync.aligned.m16n8k16"), has_load = r->ptx && strstr(r->ptx, load);
+  int ok = r->status == RT_OK && r->report.found && r->report.spill_stores == 0 &&
+           r->report.spill_loads == 0 && r->report.registers <= 255;
+  int has_mma = r->ptx && strstr(r->ptx, "mma.sync.aligned.m16n8k16"),
+      has_load = r->ptx && strstr(r->ptx, load);
   if (ok && (!has_mma || !has_load)) ok = 0;
   if (!ok)
-    fprintf(stderr, "attn_decode %s %s [%s]: status %d %s, %d registers, spills %d/%d, mma %s, %s %s\n", arch, dtype,
-            config, r->status, r->message, r->report.registers, r->report.spill_stores, r->report.spill_loads,
-            has_mma ? "present" : "missing", load, has_load ? "present" : "missing");
+    fprintf(stderr,
+            "attn_decode %s %s [%s]: status %d %s, %d registers, spills %d/%d, mma %s, %s %s\n",
+            arch, dtype, config, r->status, r->message, r->report.registers, r->report.spill_stores,
+            r->report.spill_loads, has_mma ? "present" : "missing", load,
+            has_load ? "present" : "missing");
   return ok;
 }
 

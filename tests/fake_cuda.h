@@ -83,8 +83,9 @@ static CUresult fake_cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, in
   (void)f, (void)a, (void)v;
   return CUDA_SUCCESS;
 }
-static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                    unsigned bz, unsigned smem, CUstream s, void **args, void **extra) {
+static CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                    unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                    CUstream s, void **args, void **extra) {
   (void)bx, (void)by, (void)bz, (void)smem, (void)s, (void)extra;
   const unsigned grid[3] = {gx, gy, gz};
   fake_cuda_launches++;

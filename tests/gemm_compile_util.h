@@ -37,7 +37,8 @@ static inline rt_status gcu_space(const gcu_variant *v, manifest **m, space **sp
   snprintf(shape, sizeof shape, "%sx4096x4096:%s%s", strcmp(v->tmpl, "gemm_skinny") ? "4096" : "16",
            v->layout, v->opts ? v->opts : "");
   if ((st = gemm_family.parse_shape(&gemm_family, shape, v->dtype, NULL, &p, err)) ||
-      (st = problem_env(&gemm_family, &p, arch_spec_find(v->arch), gpu_spec_for_arch(v->arch), env, err)) ||
+      (st = problem_env(&gemm_family, &p, arch_spec_find(v->arch), gpu_spec_for_arch(v->arch), env,
+                        err)) ||
       (st = manifest_build_space(*m, env, sp, err))) {
     manifest_free(*m);
     *m = NULL;
@@ -66,7 +67,7 @@ static inline int gcu_check(const gcu_variant *v, const char *config, const comp
            r->report.spill_loads == 0 && r->report.registers <= 255;
   const char *need = !strcmp(v->tmpl, "gemm_wgmma") ? "wgmma.mma_async"
                      : !strcmp(v->tmpl, "gemm_mma") ? "mma.sync.aligned"
-                                                     : "fma.rn.f32";
+                                                    : "fma.rn.f32";
   if (ok && (!r->ptx || !strstr(r->ptx, need))) ok = 0;
   if (!ok)
     fprintf(stderr, "%s %s %s %s [%s]: status %d %s, %d registers, spills %d/%d, %s %s\n", v->tmpl,

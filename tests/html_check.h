@@ -25,19 +25,25 @@
 
 /* The elements the report writes. */
 static const char *const html_check_allowed[] = {
-    "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "span", "a", "table", "tr", "th", "td",
-    "code", "section", "div", "svg", "defs", "clipPath", "clippath", "rect", "line", "text", "polyline", "circle", "path",
-    "g", NULL};
+    "html",     "head",     "meta", "title", "style", "body",     "h1",      "h2",   "p",   "span",
+    "a",        "table",    "tr",   "th",    "td",    "code",     "section", "div",  "svg", "defs",
+    "clipPath", "clippath", "rect", "line",  "text",  "polyline", "circle",  "path", "g",   NULL};
 
 static int html_check_utf8(const unsigned char *s, size_t n, size_t *bad_at) {
   for (size_t i = 0; i < n;) {
     unsigned c = s[i];
-    size_t k = c < 0x80 ? 1 : (c >= 0xc2 && c <= 0xdf) ? 2 : (c >= 0xe0 && c <= 0xef) ? 3 : (c >= 0xf0 && c <= 0xf4) ? 4 : 0;
+    size_t k = c < 0x80                   ? 1
+               : (c >= 0xc2 && c <= 0xdf) ? 2
+               : (c >= 0xe0 && c <= 0xef) ? 3
+               : (c >= 0xf0 && c <= 0xf4) ? 4
+                                          : 0;
     if (!k || i + k > n) return *bad_at = i, 0;
     for (size_t j = 1; j < k; j++)
       if ((s[i + j] & 0xc0) != 0x80) return *bad_at = i, 0;
-    if (k == 3 && ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] >= 0xa0))) return *bad_at = i, 0;
-    if (k == 4 && ((c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] >= 0x90))) return *bad_at = i, 0;
+    if (k == 3 && ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] >= 0xa0)))
+      return *bad_at = i, 0;
+    if (k == 4 && ((c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] >= 0x90)))
+      return *bad_at = i, 0;
     i += k;
   }
   return 1;
@@ -53,15 +59,18 @@ static int html_check_tree(xmlNode *n, const char *tree, char *why, size_t size)
   for (; n; n = n->next) {
     if (n->type == XML_ELEMENT_NODE) {
       int ok = 0;
-      for (int i = 0; html_check_allowed[i]; i++) ok |= !strcmp((const char *)n->name, html_check_allowed[i]);
-      if (!ok) return snprintf(why, size, "%s tree: a <%.60s> element", tree, (const char *)n->name), -1;
+      for (int i = 0; html_check_allowed[i]; i++)
+        ok |= !strcmp((const char *)n->name, html_check_allowed[i]);
+      if (!ok)
+        return snprintf(why, size, "%s tree: a <%.60s> element", tree, (const char *)n->name), -1;
       for (xmlAttr *a = n->properties; a; a = a->next) {
         const char *an = (const char *)a->name;
         xmlChar *v = xmlNodeGetContent((xmlNode *)a);
         const char *vs = v ? (const char *)v : "";
         int bad = !strncasecmp(an, "on", 2) || !strcasecmp(an, "src") || !strcasecmp(an, "style") ||
                   ((!strcasecmp(an, "href") || strchr(an, ':')) && vs[0] != '#');
-        if (bad) snprintf(why, size, "%s tree: <%s %s=\"%.80s\">", tree, (const char *)n->name, an, vs);
+        if (bad)
+          snprintf(why, size, "%s tree: <%s %s=\"%.80s\">", tree, (const char *)n->name, an, vs);
         xmlFree(v);
         if (bad) return -1;
       }
@@ -93,10 +102,13 @@ static int html_check(const char *page, size_t n, char **text, char *why, size_t
   if (!html_check_utf8((const unsigned char *)page, n, &at))
     return snprintf(why, size, "not valid UTF-8 at byte %zu", at), -1;
   xmlSetGenericErrorFunc(NULL, html_check_silent);
-  xmlDoc *x = xmlReadMemory(page, (int)n, "report.html", "UTF-8", XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  xmlDoc *x = xmlReadMemory(page, (int)n, "report.html", "UTF-8",
+                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
   if (!x) {
     const xmlError *e = xmlGetLastError();
-    return snprintf(why, size, "not well-formed: line %d: %s", e ? e->line : 0, e && e->message ? e->message : "?"), -1;
+    return snprintf(why, size, "not well-formed: line %d: %s", e ? e->line : 0,
+                    e && e->message ? e->message : "?"),
+           -1;
   }
   int rc = html_check_tree(xmlDocGetRootElement(x), "XML", why, size);
   if (!rc && text) {

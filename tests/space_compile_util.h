@@ -13,8 +13,8 @@
 #include "tuner/template/manifest.h"
 
 /* 1 when result r of configuration idx (config: its text) passes. */
-typedef int (*sc_check_fn)(void *ctx, const manifest *m, const space *sp, size_t idx, const char *config,
-                           const compile_result *r);
+typedef int (*sc_check_fn)(void *ctx, const manifest *m, const space *sp, size_t idx,
+                           const char *config, const compile_result *r);
 
 typedef struct sc_stats {
   size_t n;       /* configurations compiled */
@@ -25,8 +25,9 @@ typedef struct sc_stats {
 
 /* Compiles every configuration of sp (manifest m, problem env, dtype) for arch and checks each;
  * CHECKs that the sources are made, the pool runs and nothing fails. */
-static inline void sc_compile_space(const manifest *m, const space *sp, const rt_vars *env, const char *dtype,
-                                    const char *arch, sc_check_fn check, void *ctx, sc_stats *out) {
+static inline void sc_compile_space(const manifest *m, const space *sp, const rt_vars *env,
+                                    const char *dtype, const char *arch, sc_check_fn check,
+                                    void *ctx, sc_stats *out) {
   memset(out, 0, sizeof *out);
   out->least_regs = 1 << 30;
   rt_error err;

@@ -32,62 +32,61 @@ static int test_checks;
 static const char *test_now_case = "";
 static jmp_buf test_env_case;
 static int test_in_case;
-static int test_skipped_now;              /* the running case called test_skip() */
-static char test_skip_reason[512];        /* copied: the text may live in the case's frame */
-static char test_first_skip[512];         /* the reason printed when every case skipped */
+static int test_skipped_now;       /* the running case called test_skip() */
+static char test_skip_reason[512]; /* copied: the text may live in the case's frame */
+static char test_first_skip[512];  /* the reason printed when every case skipped */
 #define TEST_AT_ __FILE__, __LINE__, test_now_case, (*test_now_case ? ": " : "")
 
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    test_checks++;                                                               \
-    if (!(cond)) {                                                               \
-      test_failures++;                                                           \
-      fprintf(stderr, "%s:%d: %s%scheck failed: %s\n", TEST_AT_, #cond);   \
-    }                                                                            \
+#define CHECK(cond)                                                      \
+  do {                                                                   \
+    test_checks++;                                                       \
+    if (!(cond)) {                                                       \
+      test_failures++;                                                   \
+      fprintf(stderr, "%s:%d: %s%scheck failed: %s\n", TEST_AT_, #cond); \
+    }                                                                    \
   } while (0)
 
-#define CHECK_INT(a, b)                                                                    \
-  do {                                                                                     \
-    long long a_ = (long long)(a), b_ = (long long)(b);                                    \
-    test_checks++;                                                                         \
-    if (a_ != b_) {                                                                        \
-      test_failures++;                                                                     \
-      fprintf(stderr, "%s:%d: %s%s%s == %lld, expected %s == %lld\n", TEST_AT_, #a, \
-              a_, #b, b_);                                                                 \
-    }                                                                                      \
+#define CHECK_INT(a, b)                                                                          \
+  do {                                                                                           \
+    long long a_ = (long long)(a), b_ = (long long)(b);                                          \
+    test_checks++;                                                                               \
+    if (a_ != b_) {                                                                              \
+      test_failures++;                                                                           \
+      fprintf(stderr, "%s:%d: %s%s%s == %lld, expected %s == %lld\n", TEST_AT_, #a, a_, #b, b_); \
+    }                                                                                            \
   } while (0)
 
-#define CHECK_STR(a, b)                                                                  \
-  do {                                                                                   \
-    const char *a_ = (a), *b_ = (b);                                                     \
-    test_checks++;                                                                       \
-    if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                             \
-      test_failures++;                                                                   \
+#define CHECK_STR(a, b)                                                           \
+  do {                                                                            \
+    const char *a_ = (a), *b_ = (b);                                              \
+    test_checks++;                                                                \
+    if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                      \
+      test_failures++;                                                            \
       fprintf(stderr, "%s:%d: %s%s%s is \"%s\", expected \"%s\"\n", TEST_AT_, #a, \
-              a_ ? a_ : "(null)", b_ ? b_ : "(null)");                                   \
-    }                                                                                    \
+              a_ ? a_ : "(null)", b_ ? b_ : "(null)");                            \
+    }                                                                             \
   } while (0)
 
-#define CHECK_CONTAINS(hay, needle)                                                           \
-  do {                                                                                        \
-    const char *h_ = (hay), *n_ = (needle);                                                   \
-    test_checks++;                                                                            \
-    if (!h_ || !strstr(h_, n_)) {                                                             \
-      test_failures++;                                                                        \
-      fprintf(stderr, "%s:%d: %s%s\"%s\" does not contain \"%s\"\n", TEST_AT_,         \
-              h_ ? h_ : "(null)", n_);                                                        \
-    }                                                                                         \
+#define CHECK_CONTAINS(hay, needle)                                                                \
+  do {                                                                                             \
+    const char *h_ = (hay), *n_ = (needle);                                                        \
+    test_checks++;                                                                                 \
+    if (!h_ || !strstr(h_, n_)) {                                                                  \
+      test_failures++;                                                                             \
+      fprintf(stderr, "%s:%d: %s%s\"%s\" does not contain \"%s\"\n", TEST_AT_, h_ ? h_ : "(null)", \
+              n_);                                                                                 \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                                 \
-  do {                                                                                        \
-    double a_ = (a), b_ = (b);                                                                \
-    test_checks++;                                                                            \
-    if (!(fabs(a_ - b_) <= (tol))) {                                                          \
-      test_failures++;                                                                        \
+#define CHECK_NEAR(a, b, tol)                                                            \
+  do {                                                                                   \
+    double a_ = (a), b_ = (b);                                                           \
+    test_checks++;                                                                       \
+    if (!(fabs(a_ - b_) <= (tol))) {                                                     \
+      test_failures++;                                                                   \
       fprintf(stderr, "%s:%d: %s%s%s == %g, expected %g (+-%g)\n", TEST_AT_, #a, a_, b_, \
-              (double)(tol));                                                                 \
-    }                                                                                         \
+              (double)(tol));                                                            \
+    }                                                                                    \
   } while (0)
 
 /* The command line a test's cuda device runs its worker with (device_options.worker_argv): the
@@ -95,8 +94,10 @@ static char test_first_skip[512];         /* the reason printed when every case 
 #define TEST_WORKER_ARGV ((const char *const[]){"rooftune", "__worker", NULL})
 
 static inline int test_done(void) {
-  if (test_failures) fprintf(stderr, "%d of %d checks failed\n", test_failures, test_checks);
-  else printf("%d checks passed\n", test_checks);
+  if (test_failures)
+    fprintf(stderr, "%d of %d checks failed\n", test_failures, test_checks);
+  else
+    printf("%d checks passed\n", test_checks);
   return test_failures ? 1 : 0;
 }
 
@@ -123,13 +124,14 @@ typedef struct {
 } test_case;
 
 #define TEST_CASE(name) static void test_case_##name(void)
-#define TEST_ENTRY(name) {#name, test_case_##name}
+#define TEST_ENTRY(name) \
+  { #name, test_case_##name }
 #define TEST_LIST(...) TEST_LIST_FIXTURE(NULL, NULL, __VA_ARGS__)
-#define TEST_LIST_FIXTURE(setup, teardown, ...)                                        \
-  int main(int argc, char **argv) {                                                   \
-    static const test_case cases_[] = {__VA_ARGS__};                                  \
-    return test_main(cases_, (int)(sizeof cases_ / sizeof cases_[0]), setup, teardown, \
-                     argc, argv);                                                     \
+#define TEST_LIST_FIXTURE(setup, teardown, ...)                                              \
+  int main(int argc, char **argv) {                                                          \
+    static const test_case cases_[] = {__VA_ARGS__};                                         \
+    return test_main(cases_, (int)(sizeof cases_ / sizeof cases_[0]), setup, teardown, argc, \
+                     argv);                                                                  \
   }
 
 static inline const test_case *test_find_case(const test_case *cases, int n, const char *name) {
@@ -153,7 +155,8 @@ static inline int test_run_case(const test_case *c) {
   test_now_case = "";
   if (test_skipped_now) {
     printf("skip %s: %s\n", c->name, test_skip_reason);
-    if (!test_first_skip[0]) test_copy_text(test_first_skip, sizeof test_first_skip, test_skip_reason);
+    if (!test_first_skip[0])
+      test_copy_text(test_first_skip, sizeof test_first_skip, test_skip_reason);
     if (test_failures > failures)
       fprintf(stderr, "FAIL %s: %d of %d checks failed before it skipped\n", c->name,
               test_failures - failures, test_checks - checks);
@@ -162,7 +165,8 @@ static inline int test_run_case(const test_case *c) {
   if (test_failures > failures)
     fprintf(stderr, "FAIL %s: %d of %d checks failed\n", c->name, test_failures - failures,
             test_checks - checks);
-  else printf("ok   %s (%d checks)\n", c->name, test_checks - checks);
+  else
+    printf("ok   %s (%d checks)\n", c->name, test_checks - checks);
   return 0;
 }
 
@@ -175,9 +179,10 @@ static inline int test_main(const test_case *cases, int n, void (*setup)(void),
       return 0;
     }
     if (argv[i][0] == '-' || !test_find_case(cases, n, argv[i])) {
-      fprintf(stderr, "%s: %s '%s'; run it with no argument for every case, --list for the names, "
-              "or name cases among:\n", prog, argv[i][0] == '-' ? "unknown option" : "no case named",
-              argv[i]);
+      fprintf(stderr,
+              "%s: %s '%s'; run it with no argument for every case, --list for the names, "
+              "or name cases among:\n",
+              prog, argv[i][0] == '-' ? "unknown option" : "no case named", argv[i]);
       test_print_cases(stderr, cases, n, "  ");
       return 2;
     }
@@ -185,7 +190,8 @@ static inline int test_main(const test_case *cases, int n, void (*setup)(void),
   if (setup) setup();
   int ran = 0, skipped = 0;
   if (argc > 1)
-    for (int i = 1; i < argc; i++, ran++) skipped += test_run_case(test_find_case(cases, n, argv[i]));
+    for (int i = 1; i < argc; i++, ran++)
+      skipped += test_run_case(test_find_case(cases, n, argv[i]));
   else
     for (int i = 0; i < n; i++, ran++) skipped += test_run_case(&cases[i]);
   if (teardown) teardown();

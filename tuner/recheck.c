@@ -17,16 +17,20 @@ static const struct {
 };
 
 const char *recheck_verdict_name(recheck_verdict v) {
-  return v >= 0 && (size_t)v < sizeof recheck_table / sizeof recheck_table[0] ? recheck_table[v].name : "?";
+  return v >= 0 && (size_t)v < sizeof recheck_table / sizeof recheck_table[0]
+             ? recheck_table[v].name
+             : "?";
 }
 
 int recheck_is_regression(recheck_verdict v) {
-  return v >= 0 && (size_t)v < sizeof recheck_table / sizeof recheck_table[0] && recheck_table[v].regression;
+  return v >= 0 && (size_t)v < sizeof recheck_table / sizeof recheck_table[0] &&
+         recheck_table[v].regression;
 }
 
 recheck_verdict recheck_compare(double then_ms, double then_spread, double now_ms,
                                 double now_spread, double tol) {
-  double margin = tol + (isfinite(then_spread) ? then_spread : 0) + (isfinite(now_spread) ? now_spread : 0);
+  double margin =
+      tol + (isfinite(then_spread) ? then_spread : 0) + (isfinite(now_spread) ? now_spread : 0);
   if (now_ms > then_ms * (1 + margin)) return RECHECK_SLOWER;
   if (now_ms * (1 + margin) < then_ms) return RECHECK_FASTER;
   return RECHECK_SAME;
@@ -44,7 +48,8 @@ void recheck_winner_tagged(const db_entry *e, const char *spec, const char *dbp,
   v->now_ms = NAN;
   if (e->launch.library_algo[0]) {
     v->verdict = RECHECK_LIBRARY;
-    snprintf(v->detail, sizeof v->detail, "a library candidate (%.40s): not re-measured here", e->template_name);
+    snprintf(v->detail, sizeof v->detail, "a library candidate (%.40s): not re-measured here",
+             e->template_name);
     return;
   }
   if (e->template_stale) {
@@ -54,8 +59,8 @@ void recheck_winner_tagged(const db_entry *e, const char *spec, const char *dbp,
     return;
   }
   char command[1200];
-  snprintf(command, sizeof command, "rooftune recheck (%s %s %s %s)%s%s", e->template_name, e->shape,
-           e->dtype, e->config, tag ? " " : "", tag ? tag : "");
+  snprintf(command, sizeof command, "rooftune recheck (%s %s %s %s)%s%s", e->template_name,
+           e->shape, e->dtype, e->config, tag ? " " : "", tag ? tag : "");
   tune_options o;
   memset(&o, 0, sizeof o);
   o.target = e->template_name;

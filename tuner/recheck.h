@@ -15,13 +15,13 @@
 
 #include "db/db.h"
 
-#define RECHECK_VERDICTS(X)                                       \
-  X(SAME, "same", 0)                                              \
-  X(FASTER, "faster", 0)                                          \
-  X(SLOWER, "SLOWER", 1)                                          \
-  X(FAILS, "FAILS", 1)                                            \
-  X(STALE, "stale", 0)                                            \
-  X(LIBRARY, "library", 0)                                        \
+#define RECHECK_VERDICTS(X) \
+  X(SAME, "same", 0)        \
+  X(FASTER, "faster", 0)    \
+  X(SLOWER, "SLOWER", 1)    \
+  X(FAILS, "FAILS", 1)      \
+  X(STALE, "stale", 0)      \
+  X(LIBRARY, "library", 0)  \
   X(ERROR, "error", 0) /* the recheck itself could not run */
 
 typedef enum {
@@ -42,8 +42,8 @@ recheck_verdict recheck_compare(double then_ms, double then_spread, double now_m
 
 typedef struct recheck_result {
   recheck_verdict verdict;
-  double now_ms;      /* NAN when not re-measured */
-  char detail[300];   /* why, for FAILS, stale, library and error */
+  double now_ms;    /* NAN when not re-measured */
+  char detail[300]; /* why, for FAILS, stale, library and error */
 } recheck_result;
 
 /* Re-measures winner e on device spec (storing into db_path), with the per-candidate timeout

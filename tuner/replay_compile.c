@@ -11,8 +11,10 @@
 #include "tuner/template/manifest.h"
 
 static void value_text(const space_param *p, int v, char *buf, size_t size) {
-  if (p->ints) snprintf(buf, size, "%lld", p->ints[v]);
-  else snprintf(buf, size, "%s", p->idents[v]);
+  if (p->ints)
+    snprintf(buf, size, "%lld", p->ints[v]);
+  else
+    snprintf(buf, size, "%s", p->idents[v]);
 }
 
 /* map[q][v]: the manifest's position of recording parameter rec[q]'s value v (-1: none), for
@@ -21,14 +23,18 @@ static rt_status replay_map(const manifest *m, const space *sp, const ktfile *kf
                             int **map, rt_error *err) {
   int nq = space_nparams(sp);
   if (nq != space_nparams(kf->space))
-    return rt_error_set(err, RT_ERR_INVALID, "the manifest has %d parameters and the recording %d: "
-                        "they must be the same, by name", nq, space_nparams(kf->space));
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "the manifest has %d parameters and the recording %d: "
+                        "they must be the same, by name",
+                        nq, space_nparams(kf->space));
   for (int q = 0; q < nq; q++) {
     const space_param *mp = space_param_at(sp, q);
     rec[q] = space_param_index(kf->space, mp->name);
     if (rec[q] < 0)
-      return rt_error_set(err, RT_ERR_INVALID, "manifest parameter %s is not a parameter of the "
-                          "recording %s", mp->name, kf->path);
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "manifest parameter %s is not a parameter of the "
+                          "recording %s",
+                          mp->name, kf->path);
     const space_param *rp = space_param_at(kf->space, rec[q]);
     map[q] = malloc((size_t)rp->count * sizeof **map);
     if (!map[q]) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
@@ -41,8 +47,10 @@ static rt_status replay_map(const manifest *m, const space *sp, const ktfile *kf
         if (!strcmp(a, b)) map[q][v] = w;
       }
       if (map[q][v] < 0)
-        return rt_error_set(err, RT_ERR_INVALID, "the recording has %s=%s, which manifest %s does "
-                            "not list in params.%s", rp->name, a, manifest_path(m), mp->name);
+        return rt_error_set(err, RT_ERR_INVALID,
+                            "the recording has %s=%s, which manifest %s does "
+                            "not list in params.%s",
+                            rp->name, a, manifest_path(m), mp->name);
     }
   }
   return RT_OK;
@@ -82,8 +90,10 @@ static rt_status replay_build(const manifest *m, const space *sp, const rt_vars 
   char *body = NULL;
   rt_status rc = manifest_read_source(m, &body, err);
   if (rc) {
-    rt_error_set(err, rc, "cannot read the kernel's source %s: put the recorded kernel's source "
-                 "there (rooftune does not ship it)", manifest_source(m));
+    rt_error_set(err, rc,
+                 "cannot read the kernel's source %s: put the recorded kernel's source "
+                 "there (rooftune does not ship it)",
+                 manifest_source(m));
     return rc;
   }
   size_t n = out->n, nj = 0;
@@ -147,12 +157,14 @@ static rt_status replay_build(const manifest *m, const space *sp, const rt_vars 
   return rc;
 }
 
-rt_status replay_compile(const ktfile *kf, const char *manifest_path, const gpu_spec *gpu,
-                         int jobs, replay_facts *out, rt_error *err) {
+rt_status replay_compile(const ktfile *kf, const char *manifest_path, const gpu_spec *gpu, int jobs,
+                         replay_facts *out, rt_error *err) {
   memset(out, 0, sizeof *out);
   if (!gpu)
-    return rt_error_set(err, RT_ERR_INVALID, "the recording's GPU (%s) is not in the spec table: "
-                        "no architecture to compile for", kf->device_name[0] ? kf->device_name : "unnamed");
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "the recording's GPU (%s) is not in the spec table: "
+                        "no architecture to compile for",
+                        kf->device_name[0] ? kf->device_name : "unnamed");
   manifest *m = NULL;
   rt_status rc = manifest_load(manifest_path, &m, err);
   if (rc) return rc;
@@ -161,8 +173,10 @@ rt_status replay_compile(const ktfile *kf, const char *manifest_path, const gpu_
   long *midx = NULL;
   rt_vars env;
   if (!manifest_has_arch(m, gpu->arch)) {
-    rc = rt_error_set(err, RT_ERR_INVALID, "manifest %s does not list %s, the architecture of the "
-                      "recorded %s, in \"archs\"", manifest_path, gpu->arch, gpu->name);
+    rc = rt_error_set(err, RT_ERR_INVALID,
+                      "manifest %s does not list %s, the architecture of the "
+                      "recorded %s, in \"archs\"",
+                      manifest_path, gpu->arch, gpu->name);
     goto done;
   }
   out->n = kf->configs;

@@ -28,20 +28,20 @@
 #include "tuner/template/roles.h"
 
 typedef struct replay_facts {
-  size_t n;                /* the recording's configurations */
-  static_facts *facts;     /* per configuration: compiled facts with occupancy on the GPU;
+  size_t n;               /* the recording's configurations */
+  static_facts *facts;    /* per configuration: compiled facts with occupancy on the GPU;
                               threads_per_block 0 where not compiled */
-  double *flops;           /* per configuration: cost.flops; 0 where unknown */
-  double *executed_flops;  /* cost.executed_flops (else flops) */
-  double *dram_bytes;      /* cost.dram_bytes */
-  param_roles roles;       /* the manifest's roles (or guessed from its parameter names) */
-  char arch[16];           /* what was compiled for */
-  size_t mapped;           /* recorded configurations the manifest's space holds */
-  size_t compiled;         /* of those, compiled (cache hits included) */
-  size_t failed;           /* compile errors and crashes */
-  size_t cache_hits;       /* compiles served from the cubin cache */
-  size_t compared;         /* compiled configurations the recording gives registers for */
-  size_t agree;            /* of those, with the same register count */
+  double *flops;          /* per configuration: cost.flops; 0 where unknown */
+  double *executed_flops; /* cost.executed_flops (else flops) */
+  double *dram_bytes;     /* cost.dram_bytes */
+  param_roles roles;      /* the manifest's roles (or guessed from its parameter names) */
+  char arch[16];          /* what was compiled for */
+  size_t mapped;          /* recorded configurations the manifest's space holds */
+  size_t compiled;        /* of those, compiled (cache hits included) */
+  size_t failed;          /* compile errors and crashes */
+  size_t cache_hits;      /* compiles served from the cubin cache */
+  size_t compared;        /* compiled configurations the recording gives registers for */
+  size_t agree;           /* of those, with the same register count */
 } replay_facts;
 
 /* Compiles kf's configurations from the manifest at manifest_path for gpu's architecture (the
@@ -50,8 +50,8 @@ typedef struct replay_facts {
  * outside the manifest's list, an architecture the manifest does not list, a source that cannot
  * be read ("put the kernel's source at PATH").  A configuration that fails to compile is a count,
  * not an error. */
-rt_status replay_compile(const ktfile *kf, const char *manifest_path, const gpu_spec *gpu,
-                         int jobs, replay_facts *out, rt_error *err);
+rt_status replay_compile(const ktfile *kf, const char *manifest_path, const gpu_spec *gpu, int jobs,
+                         replay_facts *out, rt_error *err);
 void replay_facts_free(replay_facts *f);
 
 #endif

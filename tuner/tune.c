@@ -47,7 +47,8 @@ void tune_report_free(tune_report *r) {
 /* The device the run evaluates on (o->device, or the default one with a note why). */
 static rt_status open_device(tune_ctx *c, rt_error *err) {
   const tune_options *o = c->o;
-  const char *spec = o->device && *o->device ? o->device : tune_default_device(c->rep->note, sizeof c->rep->note);
+  const char *spec =
+      o->device && *o->device ? o->device : tune_default_device(c->rep->note, sizeof c->rep->note);
   device_options dopt;
   memset(&dopt, 0, sizeof dopt);
   dopt.timeout_s = o->timeout_s;
@@ -68,7 +69,9 @@ static rt_status open_device(tune_ctx *c, rt_error *err) {
 /* On the replay device the recorded file is the space; the shape and dtype only label the run. */
 static rt_status run_replay(tune_ctx *c, const char *tpath, rt_error *err) {
   const tune_options *o = c->o;
-  if (o->config) return rt_error_set(err, RT_ERR_USAGE, "a replayed file has no template configuration to re-evaluate");
+  if (o->config)
+    return rt_error_set(err, RT_ERR_USAGE,
+                        "a replayed file has no template configuration to re-evaluate");
   c->fam = o->target ? family_find(o->target) : NULL;
   manifest *rm = NULL;
   if (!c->fam && o->target && catalog_find(tpath, o->target, &rm, NULL) == RT_OK)
@@ -142,13 +145,16 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   const char *tpath = o->template_path ? o->template_path : catalog_path(tbuf, sizeof tbuf);
   if (!rc && o->config && family_find(o->target ? o->target : "")) {
     rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
-    rc = rt_error_set(err, RT_ERR_USAGE, "one configuration needs one template as the target, not the family %s",
+    rc = rt_error_set(err, RT_ERR_USAGE,
+                      "one configuration needs one template as the target, not the family %s",
                       o->target);
   }
   if (!rc) rc = open_device(&c, err);
   /* the template path and the families declared in it */
   if (!rc) rc = family_load_path(tpath, err);
-  if (!rc) rc = device_has(c.dev, DEVICE_CAP_RECORDED) ? run_replay(&c, tpath, err) : run_target(&c, L, tpath, err);
+  if (!rc)
+    rc = device_has(c.dev, DEVICE_CAP_RECORDED) ? run_replay(&c, tpath, err)
+                                                : run_target(&c, L, tpath, err);
   if (!rc) {
     if (c.cache && !cubin_cache_usable(c.cache) && !strstr(out->note, "cubin cache"))
       tune_note(out, "%.160s", cubin_cache_warning(c.cache)); /* it failed during the run */

@@ -40,65 +40,65 @@
 #define TUNE_DEFAULT_BUDGET 32
 
 typedef struct tune_progress {
-  size_t done;            /* candidates evaluated so far (not those taken from the database) */
-  size_t total;           /* the budget: new evaluations this run makes at most */
-  size_t resumed;         /* candidates taken from the database so far */
+  size_t done;    /* candidates evaluated so far (not those taken from the database) */
+  size_t total;   /* the budget: new evaluations this run makes at most */
+  size_t resumed; /* candidates taken from the database so far */
   const candidate_result *last; /* the candidate just finished; NULL when a phase starts */
-  int last_resumed;       /* 1 when last came from the database instead of being evaluated */
-  int have_best;          /* a candidate succeeded */
-  double best_ms;         /* the best time so far */
-  char best_template[64]; /* and its template */
-  double elapsed_s;       /* since tune_run started */
-  const char *phase;      /* "compile", "evaluate", "library", "ceilings" */
+  int last_resumed;             /* 1 when last came from the database instead of being evaluated */
+  int have_best;                /* a candidate succeeded */
+  double best_ms;               /* the best time so far */
+  char best_template[64];       /* and its template */
+  double elapsed_s;             /* since tune_run started */
+  const char *phase;            /* "compile", "evaluate", "library", "ceilings" */
 } tune_progress;
 
 typedef struct tune_options {
-  const char *target;       /* family ("gemm") or template name ("gemm_mma") */
-  const char *shape;        /* "4096x4096x4096" (the family's syntax) */
-  const char *dtype;        /* "bf16" */
-  const char *problem_args; /* the problem's data beyond its shape, as the family parses it
+  const char *target;        /* family ("gemm") or template name ("gemm_mma") */
+  const char *shape;         /* "4096x4096x4096" (the family's syntax) */
+  const char *dtype;         /* "bf16" */
+  const char *problem_args;  /* the problem's data beyond its shape, as the family parses it
                                (attention: per-sequence KV lengths "5,1000,777"); NULL: none */
-  const char *device;       /* "cuda", "model:h200", "replay:FILE"; NULL: cuda when a GPU is
+  const char *device;        /* "cuda", "model:h200", "replay:FILE"; NULL: cuda when a GPU is
                                present, else model:h200 (tune_report.note says so) */
-  const char *strategy;     /* NULL: the default strategy */
-  long budget;              /* new evaluations: configurations the database already holds
+  const char *strategy;      /* NULL: the default strategy */
+  long budget;               /* new evaluations: configurations the database already holds
                                are told to the strategy and do not count; 0:
                                TUNE_DEFAULT_BUDGET */
-  const char *config;       /* NULL, or one configuration of the template named by target
+  const char *config;        /* NULL, or one configuration of the template named by target
                                ("BLOCK_M=128,BLOCK_N=64,..."): that configuration alone is
                                evaluated, afresh (a result the database holds for it is not
                                reused); `rooftune recheck` re-measures winners this way */
-  int cover;                /* 1: each template's space is cut to its covering set
+  int cover;                 /* 1: each template's space is cut to its covering set
                                (tuner/template/cover.h), for checking every code path once */
-  const char *prior;        /* NULL, or a recording of the same kernel elsewhere (a Kernel
+  const char *prior;         /* NULL, or a recording of the same kernel elsewhere (a Kernel
                                Tuner or KTT file, or a rooftune export, e.g. of another GPU's
                                database): each template's search evaluates the fastest of its
                                configurations there first (strategy_options.prior) */
-  double max_seconds;       /* wall-clock budget; 0: none */
-  int shard_index;          /* with shard_count > 1: only the configurations of shard
+  double max_seconds;        /* wall-clock budget; 0: none */
+  int shard_index;           /* with shard_count > 1: only the configurations of shard
                                shard_index (0-based) are searched, so shard_count processes
                                tune one problem's candidates without overlap; a configuration's
                                shard is tune_config_shard() of its text, the same in every
                                process and for every version of a manifest that keeps it */
-  int shard_count;          /* 0 or 1: every configuration */
-  uint64_t seed;            /* strategy seed (and the GPU inputs' seed) */
-  const char *db_path;      /* database to store into; NULL: none */
+  int shard_count;           /* 0 or 1: every configuration */
+  uint64_t seed;             /* strategy seed (and the GPU inputs' seed) */
+  const char *db_path;       /* database to store into; NULL: none */
   const char *template_path; /* folders of templates and family declarations, joined by ':'
                                (tuner/template/catalog.h); NULL: catalog_path() */
-  int compile_workers;      /* compile processes; 0: one per core */
-  int batch;                /* candidates asked for and compiled together (a sequential
+  int compile_workers;       /* compile processes; 0: one per core */
+  int batch;                 /* candidates asked for and compiled together (a sequential
                                strategy gives one at a time); 0: compile_workers, else cores */
-  double timeout_s;         /* per-candidate limit on the GPU (0: the device's default) */
-  int allow_tf32;           /* an f32 problem (fp32 math) admits tf32 candidates too: templates
+  double timeout_s;          /* per-candidate limit on the GPU (0: the device's default) */
+  int allow_tf32;            /* an f32 problem (fp32 math) admits tf32 candidates too: templates
                                that take tf32 and not f32 (gemm_mma), cuBLASLt's FAST_TF32
                                algorithms; each result says what it computed in (precision) */
-  const char *worker_exe;   /* binary for the cuda worker; NULL: this one */
+  const char *worker_exe;    /* binary for the cuda worker; NULL: this one */
   const char *const *worker_argv; /* the cuda worker's command line (device_options.worker_argv),
                                given by the command (cli_worker_argv); NULL: cuda cannot measure */
-  const char *command;      /* the command line, stored with the run */
+  const char *command;            /* the command line, stored with the run */
   void (*progress)(void *ctx, const tune_progress *p); /* may be NULL */
   void *progress_ctx;
-  volatile int *stop;       /* may be NULL; a signal handler sets *stop to end the run early:
+  volatile int *stop; /* may be NULL; a signal handler sets *stop to end the run early:
                                the candidate in flight is dropped (a Ctrl-C also kills the
                                compile and GPU workers), everything finished is kept, and the
                                database run is marked "interrupted" */
@@ -108,60 +108,60 @@ typedef struct tune_options {
 #define TUNE_REPORT_TEMPLATES 32
 typedef struct tune_template_report {
   char name[64];
-  double bound_ms;          /* its roof bound: no configuration runs faster (datasheet ceilings,
+  double bound_ms;    /* its roof bound: no configuration runs faster (datasheet ceilings,
                                no launch); 0: none */
-  int bound_by_bytes;       /* 1: the compulsory bytes bound it, 0: its FLOPs */
-  double roof_ms;           /* its roof on the run's ceilings (what its best stops near); 0: none */
-  double best_ms;           /* its fastest result; 0: none */
-  long evaluated;           /* new evaluations it got */
-  char outcome[24];         /* "searched", "ruled out", "at its roof", "space exhausted", "not searched" */
-  double against_ms;        /* ruled out: the incumbent its bound could not come within 5 % of */
-  double eval_s;            /* what one of its evaluations took on the device, on average; 0: none */
+  int bound_by_bytes; /* 1: the compulsory bytes bound it, 0: its FLOPs */
+  double roof_ms;     /* its roof on the run's ceilings (what its best stops near); 0: none */
+  double best_ms;     /* its fastest result; 0: none */
+  long evaluated;     /* new evaluations it got */
+  char outcome[24];  /* "searched", "ruled out", "at its roof", "space exhausted", "not searched" */
+  double against_ms; /* ruled out: the incumbent its bound could not come within 5 % of */
+  double eval_s;     /* what one of its evaluations took on the device, on average; 0: none */
 } tune_template_report;
 
 typedef struct tune_report {
-  char device[128];           /* "model:h200", "NVIDIA H200", "replay:FILE" */
-  timing_kind timing;         /* measured / predicted / replayed */
-  char note[1024];            /* e.g. why the device was chosen; "" when nothing to say */
-  char prior[256];            /* what --prior gave each template ("gemm_wgmma 31 ranked, ..."),
+  char device[128];          /* "model:h200", "NVIDIA H200", "replay:FILE" */
+  timing_kind timing;        /* measured / predicted / replayed */
+  char note[1024];           /* e.g. why the device was chosen; "" when nothing to say */
+  char prior[256];           /* what --prior gave each template ("gemm_wgmma 31 ranked, ..."),
                                  "" without one */
-  char strategy[32];          /* the strategy used */
-  long budget;                /* the evaluation budget */
-  size_t evaluated;           /* candidates evaluated in this run */
-  size_t resumed;             /* candidates taken from the database instead */
-  size_t failed;              /* candidates that failed (compile, launch, wrong, crash, ...) */
-  size_t templates;           /* templates searched */
-  int have_best;              /* 1 when some candidate succeeded */
-  candidate_result best;      /* the fastest successful candidate, with its diagnosis */
-  candidate_result *results;  /* every candidate of this run, in evaluation order (owned) */
+  char strategy[32];         /* the strategy used */
+  long budget;               /* the evaluation budget */
+  size_t evaluated;          /* candidates evaluated in this run */
+  size_t resumed;            /* candidates taken from the database instead */
+  size_t failed;             /* candidates that failed (compile, launch, wrong, crash, ...) */
+  size_t templates;          /* templates searched */
+  int have_best;             /* 1 when some candidate succeeded */
+  candidate_result best;     /* the fastest successful candidate, with its diagnosis */
+  candidate_result *results; /* every candidate of this run, in evaluation order (owned) */
   size_t nresults;
-  double seconds;             /* wall time */
-  double compile_seconds;     /* wall time spent compiling */
-  size_t cache_hits;          /* compiles served from the cubin cache */
-  long long run_id;           /* the database run, 0 without a database */
-  char ceilings[96];          /* the roofs diagnosis used: "NVIDIA H200 (spec)" */
-  int interrupted;            /* *opt->stop ended the run early */
-  size_t tied;                /* candidates tied with the best (verdict.h); best.verdict says
+  double seconds;         /* wall time */
+  double compile_seconds; /* wall time spent compiling */
+  size_t cache_hits;      /* compiles served from the cubin cache */
+  long long run_id;       /* the database run, 0 without a database */
+  char ceilings[96];      /* the roofs diagnosis used: "NVIDIA H200 (spec)" */
+  int interrupted;        /* *opt->stop ended the run early */
+  size_t tied;            /* candidates tied with the best (verdict.h); best.verdict says
                                  why it wins and how the tie broke */
-  size_t deduplicated;        /* candidates whose cubin and launch matched one evaluated before:
+  size_t deduplicated;    /* candidates whose cubin and launch matched one evaluated before:
                                  given its result, not measured */
-  double dedup_saved_s;       /* GPU seconds that saved (the first one's evaluation time) */
-  size_t stopped_early;       /* candidates stopped after their first timed runs: every one over
+  double dedup_saved_s;   /* GPU seconds that saved (the first one's evaluation time) */
+  size_t stopped_early;   /* candidates stopped after their first timed runs: every one over
                                  3x the best so far */
-  double early_saved_s;       /* GPU seconds that saved at least (the runs up to the minimum) */
-  size_t profiled;            /* candidates whose hardware counters were read */
+  double early_saved_s;   /* GPU seconds that saved at least (the runs up to the minimum) */
+  size_t profiled;        /* candidates whose hardware counters were read */
   tune_template_report tmpl[TUNE_REPORT_TEMPLATES]; /* each template the run lined up, in
                                  the order searched (by increasing bound) */
   size_t ntmpl;
-  int roof_rules;             /* 1: templates were ruled out by their bounds and stopped at their
+  int roof_rules;            /* 1: templates were ruled out by their bounds and stopped at their
                                  roofs (off for brute_force, --config and --cover, and from the
                                  moment a result beats its bound) */
-  double roof_stop;           /* the share of its roof at which a template stops */
-  long roof_unspent;          /* evaluations of the budget not spent because every template left
+  double roof_stop;          /* the share of its roof at which a template stops */
+  long roof_unspent;         /* evaluations of the budget not spent because every template left
                                  was ruled out, at its roof or exhausted */
-  double roof_unspent_gpu_s;  /* their GPU seconds at the mean evaluation time of the templates
+  double roof_unspent_gpu_s; /* their GPU seconds at the mean evaluation time of the templates
                                  that stopped (a measuring device; 0 otherwise) */
-  char calibration[256];      /* the DRAM calibrations measured ("gemm_wgmma 0.83x (3)") or
+  char calibration[256];     /* the DRAM calibrations measured ("gemm_wgmma 0.83x (3)") or
                                  applied by the model ("... (applied)"); "" when none */
 } tune_report;
 
@@ -201,10 +201,10 @@ typedef struct tune_survey {
  * pre-run features (threads, dynamic shared memory, waves, its roofline bound; the compiler's
  * facts NaN).  What the tune loop spends its budget by and hands to the steer strategy, and what
  * the benchmarks compute bounds with. */
-rt_status tune_template_survey(const manifest *m, const space *sp, const rt_vars *env, const char *dtype,
-                               double min_bytes, const roofline_ceilings *run, const gpu_spec *gpu,
-                               const char *arch, double calibration, double *features, tune_survey *out,
-                               rt_error *err);
+rt_status tune_template_survey(const manifest *m, const space *sp, const rt_vars *env,
+                               const char *dtype, double min_bytes, const roofline_ceilings *run,
+                               const gpu_spec *gpu, const char *arch, double calibration,
+                               double *features, tune_survey *out, rt_error *err);
 
 /* The shard (0 .. count-1) that configuration text CONFIG ("BLOCK_M=128,...") belongs to: a
  * hash of the text, so the partition depends on nothing but the configuration. */

@@ -41,11 +41,11 @@ static rt_status survey_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
     L->features[i] = n ? malloc(n * FEATURE_COUNT * sizeof *L->features[i]) : NULL;
     if (n && !L->features[i]) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
     rt_error serr = {0};
-    if (tune_template_survey(L->m[i], L->sp[i], &env, L->dtype[i], min_bytes, &c->ceil, gpu, L->arch[i], 0,
-                             L->features[i], &L->survey[i], &serr) != RT_OK) {
+    if (tune_template_survey(L->m[i], L->sp[i], &env, L->dtype[i], min_bytes, &c->ceil, gpu,
+                             L->arch[i], 0, L->features[i], &L->survey[i], &serr) != RT_OK) {
       memset(&L->survey[i], 0, sizeof L->survey[i]);
-      tune_note(c->rep, "%s has no roof bound (%.160s): it is searched without one", manifest_name(L->m[i]),
-                serr.text);
+      tune_note(c->rep, "%s has no roof bound (%.160s): it is searched without one",
+                manifest_name(L->m[i]), serr.text);
     }
   }
   return RT_OK;
@@ -72,7 +72,9 @@ static void report_template(tune_ctx *c, const budget_plan *p, int a, const tune
   t->evaluated = arm->spent;
   snprintf(t->outcome, sizeof t->outcome, "%s", budget_state_name(arm->state));
   t->against_ms = arm->state == ARM_RULED_OUT ? arm->ruled_against_s * 1e3 : 0;
-  t->eval_s = s && s->fresh > 0 && device_has(c->dev, DEVICE_CAP_MEASURES) ? s->eval_s / (double)s->fresh : 0;
+  t->eval_s = s && s->fresh > 0 && device_has(c->dev, DEVICE_CAP_MEASURES)
+                  ? s->eval_s / (double)s->fresh
+                  : 0;
 }
 
 /* What the rules did, in the note: the templates ruled out, those stopped at their roofs, the
@@ -105,16 +107,20 @@ static void say_rules(tune_ctx *c, const budget_plan *p, const char *const *name
     }
   }
   if (ruled)
-    tune_note(rep, "%s ruled out: %s roof bound%s (%s ms) cannot come within %.0f %% of the best so far "
-              "(%.3g ms), so %s share went to the templates that can win", out, ruled > 1 ? "their" : "its",
-              ruled > 1 ? "s" : "", bounds, 100 * BUDGET_SLACK, against, ruled > 1 ? "their" : "its");
+    tune_note(rep,
+              "%s ruled out: %s roof bound%s (%s ms) cannot come within %.0f %% of the best so far "
+              "(%.3g ms), so %s share went to the templates that can win",
+              out, ruled > 1 ? "their" : "its", ruled > 1 ? "s" : "", bounds, 100 * BUDGET_SLACK,
+              against, ruled > 1 ? "their" : "its");
   if (roofed)
     tune_note(rep, "stopped at the roof (%.0f %% of it): %s evaluations", 100 * p->stop, at);
   if (p->unsound) {
     const budget_arm *u = &p->arm[p->unsound_arm];
-    tune_note(rep, "%s's best (%.3g ms) beat its roof bound (%.3g ms): bounds on these ceilings (%s) do not "
-              "hold here, so no template was ruled out or stopped by its bound from then on", names[p->unsound_arm],
-              u->best_s * 1e3, u->bound_s * 1e3, c->ceil.gpu);
+    tune_note(
+        rep,
+        "%s's best (%.3g ms) beat its roof bound (%.3g ms): bounds on these ceilings (%s) do not "
+        "hold here, so no template was ruled out or stopped by its bound from then on",
+        names[p->unsound_arm], u->best_s * 1e3, u->bound_s * 1e3, c->ceil.gpu);
   }
   if (ended && p->left > 0 && (ruled || roofed)) {
     rep->roof_unspent = p->left;
@@ -122,10 +128,13 @@ static void say_rules(tune_ctx *c, const budget_plan *p, const char *const *name
     double mean = stopped_n ? stopped_s / (double)stopped_n : all_n ? gpu_s / (double)all_n : 0;
     rep->roof_unspent_gpu_s = mean * (double)p->left;
     if (rep->roof_unspent_gpu_s > 0)
-      tune_note(rep, "%ld of the budget's %ld evaluations not spent: no template left could win or gain "
-                "(about %.1f s of GPU time)", p->left, rep->budget, rep->roof_unspent_gpu_s);
+      tune_note(rep,
+                "%ld of the budget's %ld evaluations not spent: no template left could win or gain "
+                "(about %.1f s of GPU time)",
+                p->left, rep->budget, rep->roof_unspent_gpu_s);
     else
-      tune_note(rep, "%ld of the budget's %ld evaluations not spent: no template left could win or gain",
+      tune_note(rep,
+                "%ld of the budget's %ld evaluations not spent: no template left could win or gain",
                 p->left, rep->budget);
   }
 }
@@ -180,7 +189,8 @@ rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
   for (int k = 0; k < plan.n; k++) {
     int a = plan.order[k];
     report_template(c, &plan, a, L, idx[a], S[a]);
-    if (!S[a] && plan.arm[a].state == ARM_WAITING) list_add(waiting, sizeof waiting, manifest_name(L->m[idx[a]]));
+    if (!S[a] && plan.arm[a].state == ARM_WAITING)
+      list_add(waiting, sizeof waiting, manifest_name(L->m[idx[a]]));
     if (rc && S[a]) { /* the run failed: nothing more is stored */
       tune_search_free(S[a]);
       free(S[a]);
@@ -191,8 +201,9 @@ rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
   }
   if (rc) return rc;
   if (waiting[0] && !TUNE_STOPPED(c))
-    tune_note(c->rep, "%s not searched: the %s", waiting,
-              late ? "time budget (--seconds) was spent" : "evaluation budget (--budget) was spent");
+    tune_note(
+        c->rep, "%s not searched: the %s", waiting,
+        late ? "time budget (--seconds) was spent" : "evaluation budget (--budget) was spent");
   const char *names[TUNE_MAX_TEMPLATES];
   for (int a = 0; a < n; a++) names[a] = manifest_name(L->m[idx[a]]);
   say_rules(c, &plan, names, ended);

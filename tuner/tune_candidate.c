@@ -59,14 +59,16 @@ static void code_hash(const tune_ctx *c, const tune_search *s, tune_cand *k) {
   unsigned char key[32];
   compile_key(s->options_digest, k->source, key);
   char text[512];
-  int n = snprintf(text, sizeof text, "%02x%02x%02x%02x%02x%02x%02x%02x|%u,%u,%u|%u,%u,%u|%u|%lld", key[0], key[1],
-                   key[2], key[3], key[4], key[5], key[6], key[7], pl->grid[0], pl->grid[1], pl->grid[2], pl->block[0],
-                   pl->block[1], pl->block[2], pl->smem, pl->work);
+  int n = snprintf(text, sizeof text, "%02x%02x%02x%02x%02x%02x%02x%02x|%u,%u,%u|%u,%u,%u|%u|%lld",
+                   key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7], pl->grid[0],
+                   pl->grid[1], pl->grid[2], pl->block[0], pl->block[1], pl->block[2], pl->smem,
+                   pl->work);
   if (!device_has(c->dev, DEVICE_CAP_MEASURES))
-    n += snprintf(text + n, sizeof text - (size_t)n, "|%.17g,%.17g,%.17g,%.17g", pl->flops, pl->dram_bytes,
-                  pl->executed_flops, pl->inflight_bytes);
+    n += snprintf(text + n, sizeof text - (size_t)n, "|%.17g,%.17g,%.17g,%.17g", pl->flops,
+                  pl->dram_bytes, pl->executed_flops, pl->inflight_bytes);
   /* a prediction scaled by a calibration is another prediction (none: the text of before) */
-  if (!device_has(c->dev, DEVICE_CAP_MEASURES) && k->calibration > 0 && n > 0 && (size_t)n < sizeof text)
+  if (!device_has(c->dev, DEVICE_CAP_MEASURES) && k->calibration > 0 && n > 0 &&
+      (size_t)n < sizeof text)
     snprintf(text + n, sizeof text - (size_t)n, "|cal %.17g", k->calibration);
   unsigned char all[64];
   memcpy(all, key, 32);
@@ -86,7 +88,9 @@ void tune_cand_template(tune_ctx *c, const tune_search *s, size_t idx, tune_cand
   /* the one visit to the manifest: the plan and the source NVRTC compiles */
   rt_error cerr = {0};
   rt_status st = manifest_plan(s->m, s->sp, idx, &s->env, pl, &cerr);
-  if (!st) st = manifest_config_source(s->m, s->sp, idx, &pl->vars, s->dtype, s->source, &k->source, &cerr);
+  if (!st)
+    st =
+        manifest_config_source(s->m, s->sp, idx, &pl->vars, s->dtype, s->source, &k->source, &cerr);
   if (!st) {
     code_hash(c, s, k);
     tune_plan_facts(pl, NULL, &k->facts);
@@ -113,10 +117,12 @@ void tune_cand_library(tune_ctx *c, const tune_search *s, int i, const char *id,
   cand_begin(s, k);
   k->library_index = i;
   k->precision = library_precision(id, c->prob.dtype);
-  k->path = !strcmp(k->precision, "fp32") ? PATH_SIMT_F32 : roofline_path_for_dtype(k->precision, 1);
+  k->path =
+      !strcmp(k->precision, "fp32") ? PATH_SIMT_F32 : roofline_path_for_dtype(k->precision, 1);
   k->wgmma = 1;
   k->tolerance = !strcmp(k->precision, "tf32") ? tune_tolerance(c, "tf32") : 0;
-  candidate_plan_library(&k->plan, id, c->fam->flops(c->fam, &c->prob), c->fam->min_bytes(c->fam, &c->prob));
+  candidate_plan_library(&k->plan, id, c->fam->flops(c->fam, &c->prob),
+                         c->fam->min_bytes(c->fam, &c->prob));
 }
 
 void tune_cand_recorded(const tune_search *s, size_t idx, tune_cand *k) {
@@ -155,9 +161,10 @@ void tune_cubin_key(const compile_result *cr, const tune_search *s, const candid
   unsigned char dg[32];
   sha256(cr->cubin, cr->cubin_size, dg);
   char text[2048];
-  size_t n = (size_t)snprintf(text, sizeof text, "%02x%02x%02x%02x%02x%02x%02x%02x|%u,%u,%u|%u,%u,%u|%u|%lld", dg[0],
-                              dg[1], dg[2], dg[3], dg[4], dg[5], dg[6], dg[7], pl->grid[0], pl->grid[1], pl->grid[2],
-                              pl->block[0], pl->block[1], pl->block[2], pl->smem, pl->work);
+  size_t n = (size_t)snprintf(
+      text, sizeof text, "%02x%02x%02x%02x%02x%02x%02x%02x|%u,%u,%u|%u,%u,%u|%u|%lld", dg[0], dg[1],
+      dg[2], dg[3], dg[4], dg[5], dg[6], dg[7], pl->grid[0], pl->grid[1], pl->grid[2], pl->block[0],
+      pl->block[1], pl->block[2], pl->smem, pl->work);
   for (int i = 0; i < s->nderived && n < sizeof text; i++) {
     long long v = 0;
     rt_vars_get(&pl->vars, s->derived[i], &v);

@@ -14,9 +14,9 @@
 /* A cubin already evaluated in this run: a configuration that compiles to the same code with
  * the same launch gets its result instead of a measurement of its own. */
 struct seen_cubin {
-  unsigned char key[32];  /* tune_cubin_key(): the cubin, the launch geometry, the derived values */
-  candidate_result r;     /* its result */
-  double seconds;         /* what evaluating it took (GPU time on a measuring device) */
+  unsigned char key[32]; /* tune_cubin_key(): the cubin, the launch geometry, the derived values */
+  candidate_result r;    /* its result */
+  double seconds;        /* what evaluating it took (GPU time on a measuring device) */
 };
 
 static const seen_cubin *seen_find(const tune_ctx *c, const unsigned char key[32]) {
@@ -25,7 +25,8 @@ static const seen_cubin *seen_find(const tune_ctx *c, const unsigned char key[32
   return NULL;
 }
 
-static void seen_add(tune_ctx *c, const unsigned char key[32], const candidate_result *r, double seconds) {
+static void seen_add(tune_ctx *c, const unsigned char key[32], const candidate_result *r,
+                     double seconds) {
   if (c->nseen == c->seen_cap) {
     size_t cap = c->seen_cap ? 2 * c->seen_cap : 64;
     seen_cubin *n = realloc(c->seen, cap * sizeof *n);
@@ -42,7 +43,8 @@ static void seen_add(tune_ctx *c, const unsigned char key[32], const candidate_r
 /* ---- the report ---- */
 
 /* Tells the progress callback where the run stands: phase, and the candidate just finished. */
-static void tune_progress_say(tune_ctx *c, const char *phase, const candidate_result *last, int resumed) {
+static void tune_progress_say(tune_ctx *c, const char *phase, const candidate_result *last,
+                              int resumed) {
   const tune_report *rep = c->rep;
   if (!c->o->progress) return;
   tune_progress p;
@@ -81,8 +83,10 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, long long id
     rep->stopped_early++;
     rep->early_saved_s += r->saved_s;
   }
-  if (resumed) rep->resumed++;
-  else rep->evaluated++;
+  if (resumed)
+    rep->resumed++;
+  else
+    rep->evaluated++;
   if (r->status != RT_OK) rep->failed++;
   if (r->status == RT_OK && (!rep->have_best || r->time_ms < rep->best.time_ms)) {
     rep->best = *r;
@@ -102,8 +106,8 @@ void tune_diagnose(tune_ctx *c, const tune_search *s, const tune_cand *k, candid
   double min_bytes = c->fam ? c->fam->min_bytes(c->fam, &c->prob) : 0;
   /* the bytes that reach DRAM (re-reads by blocks resident together come from L2) and those
    * that pass through L2 (the cost formula's, and split partials whole) */
-  r->dram_bytes = roofline_candidate_dram(pl->dram_bytes, pl->scratch_bytes, min_bytes, 0, c->ceil.sm_count,
-                                          &r->facts);
+  r->dram_bytes = roofline_candidate_dram(pl->dram_bytes, pl->scratch_bytes, min_bytes, 0,
+                                          c->ceil.sm_count, &r->facts);
   int tmpl = s->kind == TUNE_TEMPLATE;
   diag_input in;
   memset(&in, 0, sizeof in);
@@ -127,7 +131,8 @@ void tune_diagnose(tune_ctx *c, const tune_search *s, const tune_cand *k, candid
 /* ---- one candidate ---- */
 
 /* A template candidate whose compile failed. */
-static void compile_failed(const tune_ctx *c, const tune_cand *k, const compile_result *cr, candidate_result *r) {
+static void compile_failed(const tune_ctx *c, const tune_cand *k, const compile_result *cr,
+                           candidate_result *r) {
   memset(r, 0, sizeof *r);
   snprintf(r->template_name, sizeof r->template_name, "%s", k->name);
   snprintf(r->config, sizeof r->config, "%s", k->plan.config);
@@ -143,7 +148,8 @@ static void compile_failed(const tune_ctx *c, const tune_cand *k, const compile_
 }
 
 /* A compiled candidate whose cubin and launch match one this run evaluated: its result. */
-static void same_cubin(const tune_ctx *c, const tune_cand *k, const seen_cubin *same, candidate_result *r) {
+static void same_cubin(const tune_ctx *c, const tune_cand *k, const seen_cubin *same,
+                       candidate_result *r) {
   *r = same->r;
   snprintf(r->config, sizeof r->config, "%s", k->plan.config);
   snprintf(r->template_name, sizeof r->template_name, "%s", k->name);
@@ -205,7 +211,8 @@ static rt_status tune_evaluate(tune_ctx *c, tune_search *s, tune_cand *k, const 
   candidate_result *r = &k->r;
   rt_status rc;
   if (k->state == CAND_NEW && (rc = cand_run(c, s, k, cr, err))) return rc;
-  if (s->kind == TUNE_TEMPLATE && !r->precision[0]) snprintf(r->precision, sizeof r->precision, "%s", s->precision);
+  if (s->kind == TUNE_TEMPLATE && !r->precision[0])
+    snprintf(r->precision, sizeof r->precision, "%s", s->precision);
   if (TUNE_STOPPED(c)) return RT_OK;
   int resumed = k->state == CAND_RESUMED;
   k->state = CAND_TOLD;
@@ -213,11 +220,13 @@ static rt_status tune_evaluate(tune_ctx *c, tune_search *s, tune_cand *k, const 
   if (!resumed && (rc = tune_store_result(c, r, &id, err))) return rc;
   if (!resumed) s->fresh++;
   /* a recording's candidate comes diagnosed from its counters by the replay device (recorded.h) */
-  if (s->st && (rc = strategy_tell(s->st, k->plan.idx, r->status, r->time_ms,
-                                   s->kind == TUNE_RECORDED && !r->diag.limit[0] ? NULL : &r->diag, err)))
+  if (s->st &&
+      (rc = strategy_tell(s->st, k->plan.idx, r->status, r->time_ms,
+                          s->kind == TUNE_RECORDED && !r->diag.limit[0] ? NULL : &r->diag, err)))
     return rc;
   if ((rc = add_result(c, r, id, resumed, s->phase, err))) return rc;
-  if (r->status == RT_OK && r->time_ms > 0 && (!(s->best_ms > 0) || r->time_ms < s->best_ms)) s->best_ms = r->time_ms;
+  if (r->status == RT_OK && r->time_ms > 0 && (!(s->best_ms > 0) || r->time_ms < s->best_ms))
+    s->best_ms = r->time_ms;
   if (!resumed && r->status == RT_OK && (s->top_all || strncmp(r->detail, "stopped after", 13)))
     tune_top_insert(s, k, cr, id, c->rep->nresults - 1);
   return RT_OK;
@@ -276,7 +285,8 @@ rt_status tune_batch(tune_ctx *c, tune_search *s, tune_cand *k, size_t n, rt_err
     }
     for (size_t i = 0; i < n && !rc; i++) {
       if (k[i].state == CAND_TOLD || k[i].state == CAND_HELD) continue;
-      const compile_result *cr = s->kind == TUNE_TEMPLATE && k[i].state == CAND_NEW ? &s->crs[k[i].job] : NULL;
+      const compile_result *cr =
+          s->kind == TUNE_TEMPLATE && k[i].state == CAND_NEW ? &s->crs[k[i].job] : NULL;
       rc = tune_evaluate(c, s, &k[i], cr, err);
       if (TUNE_STOPPED(c)) break;
     }
@@ -295,7 +305,8 @@ rt_status tune_batch(tune_ctx *c, tune_search *s, tune_cand *k, size_t n, rt_err
 /* Whether search s asks for more: its share not spent, the run not stopped, and its best not
  * yet at its roof (the budget's stop, search/budget.h). */
 static int search_goes_on(const tune_ctx *c, const tune_search *s) {
-  return !TUNE_STOPPED(c) && s->fresh < s->share && !(s->plan && budget_stops(s->plan, s->arm, s->best_ms * 1e-3));
+  return !TUNE_STOPPED(c) && s->fresh < s->share &&
+         !(s->plan && budget_stops(s->plan, s->arm, s->best_ms * 1e-3));
 }
 
 rt_status tune_search_run(tune_ctx *c, tune_search *s, rt_error *err) {
@@ -311,8 +322,10 @@ rt_status tune_search_run(tune_ctx *c, tune_search *s, rt_error *err) {
       break;
     }
     for (size_t i = 0; i < n && !rc; i++) {
-      if (s->kind == TUNE_TEMPLATE) tune_cand_template(c, s, idx[i], &k[i]);
-      else tune_cand_recorded(s, idx[i], &k[i]);
+      if (s->kind == TUNE_TEMPLATE)
+        tune_cand_template(c, s, idx[i], &k[i]);
+      else
+        tune_cand_recorded(s, idx[i], &k[i]);
       if (s->resumes) rc = tune_store_resume(c, s, &k[i], err);
     }
     if (!rc) rc = tune_batch(c, s, k, n, err);

@@ -37,10 +37,10 @@
 #include "tuner/tune.h"
 
 #define TUNE_MAX_TEMPLATES 32
-#define TUNE_MAX_BATCH 16
-#define TUNE_MAX_LIBRARY 16
-#define TUNE_TOP 6     /* candidates each search keeps: re-measured, profiled, tie-broken */
-#define TUNE_PROFILE 3 /* the best of each search whose hardware counters are read */
+#define TUNE_MAX_BATCH     16
+#define TUNE_MAX_LIBRARY   16
+#define TUNE_TOP           6 /* candidates each search keeps: re-measured, profiled, tie-broken */
+#define TUNE_PROFILE       3 /* the best of each search whose hardware counters are read */
 
 #define TUNE_STOPPED(c) ((c)->o->stop && *(c)->o->stop)
 
@@ -53,34 +53,34 @@ typedef struct tune_ctx {
   const tune_options *o;
   tune_report *rep;
   device *dev;
-  const family_ops *fam;  /* NULL on replay without a known family */
+  const family_ops *fam; /* NULL on replay without a known family */
   problem prob;
-  rt_vars env;            /* problem, dtype and device facts for manifest expressions */
+  rt_vars env; /* problem, dtype and device facts for manifest expressions */
   struct db *db;
   struct db_run *run;
   cubin_cache *cache;
   roofline_ceilings ceil;
   int have_ceil;
   double t0;
-  size_t cap;             /* capacity of rep->results */
-  family_reference ref;   /* the family's compiled reference template (have_ref) */
-  compile_result ref_cr;  /* its compile, owned */
+  size_t cap;            /* capacity of rep->results */
+  family_reference ref;  /* the family's compiled reference template (have_ref) */
+  compile_result ref_cr; /* its compile, owned */
   int have_ref;
-  long budget_left;       /* evaluations left in the whole run */
-  long long *ids;         /* the database id of each of rep->results (0: not stored by this run) */
-  int counters_off;       /* hardware counters cannot be read here: not tried again this run */
-  seen_cubin *seen;       /* every cubin evaluated in this run, by what it runs */
+  long budget_left; /* evaluations left in the whole run */
+  long long *ids;   /* the database id of each of rep->results (0: not stored by this run) */
+  int counters_off; /* hardware counters cannot be read here: not tried again this run */
+  seen_cubin *seen; /* every cubin evaluated in this run, by what it runs */
   size_t nseen, seen_cap;
 } tune_ctx;
 
 /* The templates a run searches, and what each computes in, is compiled for and searches. */
 typedef struct tune_lineup {
-  int n;                                  /* templates */
+  int n; /* templates */
   manifest *m[TUNE_MAX_TEMPLATES];
-  const char *dtype[TUNE_MAX_TEMPLATES];  /* what each computes in (the problem's, or tf32) */
-  char arch[TUNE_MAX_TEMPLATES][16];      /* what each is compiled for */
-  space *sp[TUNE_MAX_TEMPLATES];          /* each one's space; NULL: skipped (a note says why) */
-  size_t *prior[TUNE_MAX_TEMPLATES];      /* --prior FILE's order of each space (owned) */
+  const char *dtype[TUNE_MAX_TEMPLATES]; /* what each computes in (the problem's, or tf32) */
+  char arch[TUNE_MAX_TEMPLATES][16];     /* what each is compiled for */
+  space *sp[TUNE_MAX_TEMPLATES];         /* each one's space; NULL: skipped (a note says why) */
+  size_t *prior[TUNE_MAX_TEMPLATES];     /* --prior FILE's order of each space (owned) */
   size_t nprior[TUNE_MAX_TEMPLATES];
   tune_survey survey[TUNE_MAX_TEMPLATES]; /* each one's roof bound and roof (tune_budget.c) */
   double *features[TUNE_MAX_TEMPLATES];   /* each configuration's pre-run features, for the
@@ -107,79 +107,79 @@ typedef enum {
 /* One candidate, made once from its plan.  Everything the device and the diagnosis read is
  * here, so the device's description of it is made in one place (tune_cand_device). */
 typedef struct tune_cand {
-  const char *name;         /* its template, library or recording (the search's) */
-  candidate_plan plan;      /* configuration, values, launch geometry and cost */
-  int library_index;        /* the library's candidate number; -1 for the others */
-  compute_path path;        /* the instruction path it computes on */
-  int wgmma;                /* 1: wgmma (sm_90a) */
-  const char *precision;    /* what it computes in ("bf16", "tf32", "fp32"); NULL: unknown */
-  double tolerance;         /* its verification tolerance; 0: the problem's */
-  double min_bytes;         /* the problem's compulsory bytes; 0: unknown */
-  double calibration;       /* the model's DRAM calibration of its template; 0: none */
-  static_facts facts;       /* the plan's launch facts, with ptxas's and occupancy once compiled */
-  char code_hash[65];       /* what it runs (a template's); "" for the others */
-  char *source;             /* a template's complete source, owned until compiled */
-  size_t job;               /* its compile job in this pass */
+  const char *name;      /* its template, library or recording (the search's) */
+  candidate_plan plan;   /* configuration, values, launch geometry and cost */
+  int library_index;     /* the library's candidate number; -1 for the others */
+  compute_path path;     /* the instruction path it computes on */
+  int wgmma;             /* 1: wgmma (sm_90a) */
+  const char *precision; /* what it computes in ("bf16", "tf32", "fp32"); NULL: unknown */
+  double tolerance;      /* its verification tolerance; 0: the problem's */
+  double min_bytes;      /* the problem's compulsory bytes; 0: unknown */
+  double calibration;    /* the model's DRAM calibration of its template; 0: none */
+  static_facts facts;    /* the plan's launch facts, with ptxas's and occupancy once compiled */
+  char code_hash[65];    /* what it runs (a template's); "" for the others */
+  char *source;          /* a template's complete source, owned until compiled */
+  size_t job;            /* its compile job in this pass */
   tune_cand_state state;
-  candidate_result r;       /* its result (set before evaluation when FAILED or RESUMED) */
+  candidate_result r; /* its result (set before evaluation when FAILED or RESUMED) */
 } tune_cand;
 
 /* A candidate a search keeps (its fastest few), with its compile. */
 typedef struct tune_kept {
   int have;
-  tune_cand cand;           /* the candidate, with its result (cand.r); cand.source is NULL */
-  compile_result cr;        /* its compile, owned (empty for library and recorded ones) */
-  long long id;             /* its database row; 0: not stored */
-  size_t at;                /* its place in rep->results */
+  tune_cand cand;    /* the candidate, with its result (cand.r); cand.source is NULL */
+  compile_result cr; /* its compile, owned (empty for library and recorded ones) */
+  long long id;      /* its database row; 0: not stored */
+  size_t at;         /* its place in rep->results */
 } tune_kept;
 
 /* One search: a template's space, the library's list, or a recorded file's space. */
 typedef struct tune_search {
   tune_kind kind;
-  const char *name;         /* what its results are stored under */
-  const manifest *m;        /* a template's manifest; NULL for the others */
-  const space *sp;          /* the space searched; NULL for the library */
-  strategy *st;             /* asks and is told; NULL for the library (owned) */
-  const char *phase;        /* its candidates' progress phase: "evaluate", "library" */
-  double min_bytes;         /* the problem's compulsory bytes; 0 for a recorded file */
-  int resumes;              /* 1: what the database holds is told, the rest claimed */
-  long share;               /* new evaluations it may make */
-  long fresh;               /* new evaluations made */
-  int spent_out;            /* 1: its strategy had nothing more to ask */
-  double best_ms;           /* its fastest result told (new or from the database); 0: none */
-  double eval_s;            /* what its new evaluations took on the device, in all */
-  const budget_plan *plan;  /* the budget across templates, whose roof stop it asks (arm);
+  const char *name;        /* what its results are stored under */
+  const manifest *m;       /* a template's manifest; NULL for the others */
+  const space *sp;         /* the space searched; NULL for the library */
+  strategy *st;            /* asks and is told; NULL for the library (owned) */
+  const char *phase;       /* its candidates' progress phase: "evaluate", "library" */
+  double min_bytes;        /* the problem's compulsory bytes; 0 for a recorded file */
+  int resumes;             /* 1: what the database holds is told, the rest claimed */
+  long share;              /* new evaluations it may make */
+  long fresh;              /* new evaluations made */
+  int spent_out;           /* 1: its strategy had nothing more to ask */
+  double best_ms;          /* its fastest result told (new or from the database); 0: none */
+  double eval_s;           /* what its new evaluations took on the device, in all */
+  const budget_plan *plan; /* the budget across templates, whose roof stop it asks (arm);
                                NULL: none */
   int arm;
-  size_t batch;             /* candidates asked for together */
-  int top_all;              /* top keeps candidates stopped early too (the library's) */
-  tune_kept top[TUNE_TOP];  /* its fastest new successful candidates, fastest first */
-  candidate_result *prev;   /* what the database held for it when it began (owned) */
+  size_t batch;            /* candidates asked for together */
+  int top_all;             /* top keeps candidates stopped early too (the library's) */
+  tune_kept top[TUNE_TOP]; /* its fastest new successful candidates, fastest first */
+  candidate_result *prev;  /* what the database held for it when it began (owned) */
   size_t nprev;
   /* a template's */
-  const char *dtype;        /* what it computes in */
-  rt_vars env;              /* the names its expressions see, with its dtype's facts */
-  param_roles roles;        /* the roles the diagnosis may name as levers */
+  const char *dtype; /* what it computes in */
+  rt_vars env;       /* the names its expressions see, with its dtype's facts */
+  param_roles roles; /* the roles the diagnosis may name as levers */
   compute_path path;
   int wgmma;
   const char *precision;
   double tolerance;
   double calibration;
-  const gpu_spec *gpu;      /* the model's figures for ranking it (device_spec); may be NULL */
-  const char *arch;         /* compiled for */
-  const arch_spec *aspec;   /* its occupancy facts; NULL when unknown */
-  const char *source_name;  /* its source file's name, for the compiler's messages */
+  const gpu_spec *gpu;     /* the model's figures for ranking it (device_spec); may be NULL */
+  const char *arch;        /* compiled for */
+  const arch_spec *aspec;  /* its occupancy facts; NULL when unknown */
+  const char *source_name; /* its source file's name, for the compiler's messages */
   const char *derived[RT_VARS_MAX]; /* its derived values' names (the cubin key reads them) */
   int nderived;
-  char *source;             /* the template's source text (owned) */
+  char *source; /* the template's source text (owned) */
   char src_hash[65], man_hash[65];
   compile_options copt;
   unsigned char options_digest[32];
   compile_pool_options popt;
-  compile_job *jobs;        /* TUNE_MAX_BATCH of them (owned) */
+  compile_job *jobs; /* TUNE_MAX_BATCH of them (owned) */
   compile_result *crs;
   /* a recorded file's */
-  double flops;             /* the problem's FLOPs when the family and problem are known */
+  double flops; /* the problem's FLOPs when the family and problem are known */
 } tune_search;
 
 /* ---- tune.c ---- */
@@ -191,7 +191,8 @@ void tune_note(tune_report *rep, const char *fmt, ...) __attribute__((format(pri
 rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err);
 /* Template i of the lineup's search, set up and its strategy made (*out, owned by the caller);
  * then tune_search_run for each share, and tune_template_close. */
-rt_status tune_template_open(tune_ctx *c, const tune_lineup *L, int i, tune_search **out, rt_error *err);
+rt_status tune_template_open(tune_ctx *c, const tune_lineup *L, int i, tune_search **out,
+                             rt_error *err);
 /* After its last share: the close ones re-measured, the counters of its best few, its winner
  * stored; s freed. */
 rt_status tune_template_close(tune_ctx *c, tune_search *s, rt_error *err);
@@ -274,10 +275,8 @@ rt_status tune_store_search(tune_ctx *c, tune_search *s, const char *family, rt_
 /* A new candidate the database already holds is resumed (CAND_RESUMED); else it is claimed. */
 rt_status tune_store_resume(tune_ctx *c, tune_search *s, tune_cand *k, rt_error *err);
 /* Waits until no candidate of k[0..n) is held by another run. */
-rt_status tune_store_wait_held(tune_ctx *c, tune_search *s, tune_cand *k, size_t n,
-                               rt_error *err);
-rt_status tune_store_result(tune_ctx *c, const candidate_result *r, long long *id,
-                            rt_error *err);
+rt_status tune_store_wait_held(tune_ctx *c, tune_search *s, tune_cand *k, size_t n, rt_error *err);
+rt_status tune_store_result(tune_ctx *c, const candidate_result *r, long long *id, rt_error *err);
 /* Writes rep->results[at] again (counters, verdict) where this run stored it. */
 void tune_store_update(tune_ctx *c, size_t at);
 /* Stores search s's winner, top[w]: a template's cubin and recipe, the library's algorithm,

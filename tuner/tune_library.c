@@ -38,7 +38,8 @@ rt_status tune_library(tune_ctx *c, rt_error *err) {
   for (int i = 0; i < count; i++) {
     tune_cand_library(c, s, i, ids[i], &k[n]);
     /* f32 means fp32 math: cuBLASLt's FAST_TF32 algorithms only with --allow-tf32 */
-    if (!strcmp(c->prob.dtype, "f32") && !strcmp(k[n].precision, "tf32") && !c->o->allow_tf32) continue;
+    if (!strcmp(c->prob.dtype, "f32") && !strcmp(k[n].precision, "tf32") && !c->o->allow_tf32)
+      continue;
     n++;
   }
   rc = tune_store_search(c, s, c->prob.family, err);

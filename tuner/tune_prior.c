@@ -13,7 +13,8 @@
 /* ---- the model's prediction ---- */
 
 static double predict_config(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
-                             const gpu_spec *gpu, const char *dtype, double min_bytes, double calibration) {
+                             const gpu_spec *gpu, const char *dtype, double min_bytes,
+                             double calibration) {
   const arch_spec *arch = gpu ? arch_spec_find(gpu->arch) : NULL;
   tune_cand k;
   memset(&k, 0, sizeof k);
@@ -28,7 +29,8 @@ static double predict_config(const manifest *m, const space *sp, size_t idx, con
   device_candidate dc;
   tune_cand_device(&k, NULL, 0, &dc);
   double t;
-  if (occupancy_fill_facts(arch, &dc.facts, NULL) || device_model_predict(gpu, &dc, &t, NULL)) return HUGE_VAL;
+  if (occupancy_fill_facts(arch, &dc.facts, NULL) || device_model_predict(gpu, &dc, &t, NULL))
+    return HUGE_VAL;
   return t * 1e3;
 }
 
@@ -56,16 +58,17 @@ rt_status tune_prior_model(tune_ctx *c, tune_search *s, strategy_options *so, si
   /* --prior model: the model device's ranking of this GPU */
   if (!so->predict) {
     rt_error_locate(err, "--prior", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "the model has no figures for %s (%s) to rank %s with",
-                        c->rep->device, s->arch, s->name);
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "the model has no figures for %s (%s) to rank %s with", c->rep->device,
+                        s->arch, s->name);
   }
   rt_status rc = strategy_rank_predicted(s->sp, tune_predict, s, order, err);
   if (rc) return rc;
   so->prior = *order;
   so->nprior = space_size(s->sp);
   size_t l = strlen(c->rep->prior);
-  snprintf(c->rep->prior + l, sizeof c->rep->prior - l, "%s%s %zu ranked by the model", l ? ", " : "", s->name,
-           space_size(s->sp));
+  snprintf(c->rep->prior + l, sizeof c->rep->prior - l, "%s%s %zu ranked by the model",
+           l ? ", " : "", s->name, space_size(s->sp));
   return RT_OK;
 }
 
@@ -85,7 +88,8 @@ rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size_t **or
   *order = NULL;
   *n = 0;
   /* the problem as given (a replay without --shape/--dtype: the file's only one) */
-  ktfile_select sel = {name, c->o->shape ? c->prob.shape : NULL, c->o->dtype ? c->prob.dtype : NULL};
+  ktfile_select sel = {name, c->o->shape ? c->prob.shape : NULL,
+                       c->o->dtype ? c->prob.dtype : NULL};
   ktfile *kf = NULL;
   rt_error e = {0};
   const char *none = NULL; /* why the file ranks nothing here, when it does not */
@@ -104,8 +108,10 @@ rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size_t **or
   }
   char *p = c->rep->prior;
   size_t l = strlen(p);
-  if (none) snprintf(p + l, sizeof c->rep->prior - l, "%s%s none (%s)", l ? ", " : "", name, none);
-  else snprintf(p + l, sizeof c->rep->prior - l, "%s%s %zu ranked", l ? ", " : "", name, *n);
+  if (none)
+    snprintf(p + l, sizeof c->rep->prior - l, "%s%s none (%s)", l ? ", " : "", name, none);
+  else
+    snprintf(p + l, sizeof c->rep->prior - l, "%s%s %zu ranked", l ? ", " : "", name, *n);
   return RT_OK;
 }
 
@@ -126,7 +132,8 @@ rt_status tune_priors(tune_ctx *c, tune_lineup *L, rt_error *err) {
   size_t ranked = 0;
   for (int i = 0; i < L->n && o->prior && !tune_prior_is_model(o) && !o->config; i++) {
     if (!L->sp[i]) continue;
-    rt_status rc = tune_prior(c, manifest_name(L->m[i]), L->sp[i], &L->prior[i], &L->nprior[i], err);
+    rt_status rc =
+        tune_prior(c, manifest_name(L->m[i]), L->sp[i], &L->prior[i], &L->nprior[i], err);
     if (rc) return rc;
     ranked += L->nprior[i];
   }

@@ -12,7 +12,8 @@
 /* ---- the fastest few ---- */
 
 /* Makes kept entry e candidate k just evaluated (with a copy of its compile). */
-static void kept_set(tune_kept *e, const tune_cand *k, const compile_result *cr, long long id, size_t at) {
+static void kept_set(tune_kept *e, const tune_cand *k, const compile_result *cr, long long id,
+                     size_t at) {
   memset(&e->cr, 0, sizeof e->cr);
   if (cr && compile_result_copy(&e->cr, cr) != RT_OK) {
     e->have = 0;
@@ -72,7 +73,8 @@ void tune_remeasure_close(tune_ctx *c, tune_search *s) {
     }
   tune_report *rep = c->rep;
   int was_best = rep->have_best && !strcmp(rep->best.template_name, s->name) &&
-                 (!strcmp(rep->best.config, b1->cand.plan.config) || !strcmp(rep->best.config, b2->cand.plan.config));
+                 (!strcmp(rep->best.config, b1->cand.plan.config) ||
+                  !strcmp(rep->best.config, b2->cand.plan.config));
   b1->cand.r.time_ms = median_of(t[0], n[0]);
   b2->cand.r.time_ms = median_of(t[1], n[1]);
   /* the verdict reads the report's results: they carry the medians it was decided by */
@@ -90,8 +92,10 @@ void tune_remeasure_close(tune_ctx *c, tune_search *s) {
 
 void tune_counters_unavailable(tune_ctx *c, const rt_error *e) {
   c->counters_off = 1;
-  tune_note(c->rep, "hardware counters not read (%.150s): the diagnosis uses the model's bytes and occupancy",
-            e->text);
+  tune_note(
+      c->rep,
+      "hardware counters not read (%.150s): the diagnosis uses the model's bytes and occupancy",
+      e->text);
 }
 
 /* Reads the counters of kept candidate e and diagnoses it again with them: into the report's
@@ -133,8 +137,8 @@ void tune_profile(tune_ctx *c, tune_search *s) {
   double ratio = exp(logsum / n);
   tune_store_set_calibration(c, s->name, ratio, n);
   size_t l = strlen(c->rep->calibration);
-  snprintf(c->rep->calibration + l, sizeof c->rep->calibration - l, "%s%s %.2fx (%d)", l ? ", " : "", s->name,
-           ratio, n);
+  snprintf(c->rep->calibration + l, sizeof c->rep->calibration - l, "%s%s %.2fx (%d)",
+           l ? ", " : "", s->name, ratio, n);
 }
 
 /* ---- the winner ---- */
@@ -153,7 +157,8 @@ int tune_winner(const tune_ctx *c, const tune_search *s) {
 
 /* The fastest of the tie group other than the winner w (of template tmpl, or any when NULL):
  * what the tie-break decided against; -1 without a tie. */
-static long tie_other(const candidate_result *all, size_t n, long w, const char *tmpl, size_t tied) {
+static long tie_other(const candidate_result *all, size_t n, long w, const char *tmpl,
+                      size_t tied) {
   if (!tied) return -1;
   long fast = -1, to = -1;
   for (size_t k = 0; k < n; k++)
@@ -202,10 +207,12 @@ void tune_verdicts(tune_ctx *c) {
   if (same) ru = verdict_runner_up(all, n, w, NULL, 0);
   long to = tie_other(all, n, w, NULL, tied);
   char label[96];
-  snprintf(label, sizeof label, same ? "the runner-up" : "the best of %s", ru >= 0 ? all[ru].template_name : "");
+  snprintf(label, sizeof label, same ? "the runner-up" : "the best of %s",
+           ru >= 0 ? all[ru].template_name : "");
   rep->best = all[w];
   rep->have_best = 1;
   rep->tied = tied;
   verdict_sentence(&all[w], tied, to >= 0 ? &all[to] : NULL, ru >= 0 ? &all[ru] : NULL, label,
-                   vendor >= 0 && vendor != w ? &all[vendor] : NULL, rep->best.verdict, sizeof rep->best.verdict);
+                   vendor >= 0 && vendor != w ? &all[vendor] : NULL, rep->best.verdict,
+                   sizeof rep->best.verdict);
 }

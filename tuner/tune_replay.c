@@ -15,8 +15,8 @@ static rt_status replay_begin(tune_ctx *c, tune_search *s, const ktfile *kf, rt_
   s->kind = TUNE_RECORDED;
   /* a family names no template: the file's kernel (a rooftune export's template) does */
   s->name = o->target && *o->target && !(c->fam && kf->kernel_name[0]) ? o->target
-            : kf->kernel_name[0]                                        ? kf->kernel_name
-                                                                        : "replay";
+            : kf->kernel_name[0]                                       ? kf->kernel_name
+                                                                       : "replay";
   s->sp = kf->space;
   s->phase = "evaluate";
   s->resumes = 1;
@@ -25,7 +25,8 @@ static rt_status replay_begin(tune_ctx *c, tune_search *s, const ktfile *kf, rt_
   s->top_all = 1;
   /* with a known family and problem, times become FLOP/s */
   problem p;
-  if (c->fam && o->shape && o->dtype && c->fam->parse_shape(c->fam, o->shape, o->dtype, NULL, &p, NULL) == RT_OK)
+  if (c->fam && o->shape && o->dtype &&
+      c->fam->parse_shape(c->fam, o->shape, o->dtype, NULL, &p, NULL) == RT_OK)
     s->flops = c->fam->flops(c->fam, &p);
   strategy_options so;
   memset(&so, 0, sizeof so);
@@ -35,7 +36,9 @@ static rt_status replay_begin(tune_ctx *c, tune_search *s, const ktfile *kf, rt_
   so.max_seconds = o->max_seconds;
   if (tune_prior_is_model(o)) {
     rt_error_locate(err, "--prior", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_USAGE, "a replayed file has no model to rank it: give another recording as --prior");
+    return rt_error_set(
+        err, RT_ERR_USAGE,
+        "a replayed file has no model to rank it: give another recording as --prior");
   }
   size_t *prior = NULL;
   rt_status rc = RT_OK;
@@ -55,7 +58,8 @@ static rt_status replay_begin(tune_ctx *c, tune_search *s, const ktfile *kf, rt_
 rt_status tune_replay(tune_ctx *c, rt_error *err) {
   const ktfile *kf = device_replay_file(c->dev);
   if (kf->unfinished)
-    tune_note(c->rep, "%s is an unfinished Kernel Tuner cache, read as Kernel Tuner reads it", kf->path);
+    tune_note(c->rep, "%s is an unfinished Kernel Tuner cache, read as Kernel Tuner reads it",
+              kf->path);
   tune_search *s = calloc(1, sizeof *s);
   if (!s) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   rt_status rc = replay_begin(c, s, kf, err);

@@ -19,8 +19,10 @@ static void template_arch(const manifest *m, const char *dev_arch, char *out, si
   if (!dev_arch) return;
   char a[24];
   snprintf(a, sizeof a, "%sa", dev_arch);
-  if (manifest_has_arch(m, a)) snprintf(out, size, "%.15s", a);
-  else if (manifest_has_arch(m, dev_arch)) snprintf(out, size, "%s", dev_arch);
+  if (manifest_has_arch(m, a))
+    snprintf(out, size, "%.15s", a);
+  else if (manifest_has_arch(m, dev_arch))
+    snprintf(out, size, "%s", dev_arch);
   else {
     const arch_spec *d = arch_spec_find(dev_arch);
     for (int i = 0; d && i < manifest_narchs(m); i++) {
@@ -55,8 +57,8 @@ static rt_status select_one(tune_ctx *c, const char *tpath, tune_lineup *L, rt_e
   if (catalog_find(tpath, o->target ? o->target : "", &m, &ferr)) {
     rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
     return rt_error_set(err, ferr.code == RT_ERR_NOT_FOUND ? RT_ERR_NOT_FOUND : ferr.code,
-                        "'%s' is neither a kernel family (%s) nor a template: %.500s", o->target ? o->target : "",
-                        family_names(), ferr.text);
+                        "'%s' is neither a kernel family (%s) nor a template: %.500s",
+                        o->target ? o->target : "", family_names(), ferr.text);
   }
   c->fam = family_find(manifest_family(m));
   if (!c->fam) {
@@ -65,20 +67,22 @@ static rt_status select_one(tune_ctx *c, const char *tpath, tune_lineup *L, rt_e
                       manifest_name(m), manifest_family(m), family_names());
   } else if (c->fam->reference && !strcmp(manifest_name(m), c->fam->reference)) {
     rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
-    rc = rt_error_set(err, RT_ERR_USAGE, "%s is the %s family's reference: candidates are checked against it, "
+    rc = rt_error_set(err, RT_ERR_USAGE,
+                      "%s is the %s family's reference: candidates are checked against it, "
                       "it is not tuned; tune the family or one of its other templates",
                       manifest_name(m), c->fam->name);
   } else if (!(L->dtype[0] = template_dtype(m, o))) {
     rt_error_locate(err, "--dtype", NULL, 0, 0);
     int tf = o->dtype && !strcmp(o->dtype, "f32") && manifest_has_dtype(m, "tf32");
-    rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "template %s does not support dtype '%s'%s", manifest_name(m),
-                      o->dtype ? o->dtype : "",
-                      tf ? " (it computes in tf32: give --dtype tf32, or --allow-tf32 to admit it for f32)" : "");
+    rc = rt_error_set(
+        err, RT_ERR_UNSUPPORTED, "template %s does not support dtype '%s'%s", manifest_name(m),
+        o->dtype ? o->dtype : "",
+        tf ? " (it computes in tf32: give --dtype tf32, or --allow-tf32 to admit it for f32)" : "");
   } else {
     template_arch(m, device_arch(c->dev), L->arch[0], sizeof L->arch[0]);
     if (!L->arch[0][0])
-      rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "template %s does not support %s (%s)", manifest_name(m),
-                        device_arch(c->dev), c->rep->device);
+      rc = rt_error_set(err, RT_ERR_UNSUPPORTED, "template %s does not support %s (%s)",
+                        manifest_name(m), device_arch(c->dev), c->rep->device);
   }
   if (rc) {
     manifest_free(m);
@@ -96,7 +100,8 @@ static rt_status select_family(tune_ctx *c, const char *tpath, tune_lineup *L, r
   char **skipped = NULL;
   int nskipped = 0;
   if (catalog_skipped(tpath, &skipped, &nskipped, NULL) == RT_OK)
-    for (int i = 0; i < nskipped; i++) tune_note(c->rep, "skipped %.300s (not a template manifest)", skipped[i]);
+    for (int i = 0; i < nskipped; i++)
+      tune_note(c->rep, "skipped %.300s (not a template manifest)", skipped[i]);
   catalog_list_free(skipped, nskipped);
   for (int i = 0; i < L->npaths && L->n < TUNE_MAX_TEMPLATES; i++) {
     manifest *m = NULL;
@@ -104,9 +109,11 @@ static rt_status select_family(tune_ctx *c, const char *tpath, tune_lineup *L, r
     /* two manifests of one name would both be tuned and stored as one template */
     for (int k = 0; k < i; k++) {
       manifest *o2 = NULL;
-      if (manifest_load(L->paths[k], &o2, NULL) == RT_OK && !strcmp(manifest_name(o2), manifest_name(m))) {
+      if (manifest_load(L->paths[k], &o2, NULL) == RT_OK &&
+          !strcmp(manifest_name(o2), manifest_name(m))) {
         rt_error_locate(err, L->paths[i], "name", 0, 0);
-        rc = rt_error_set(err, RT_ERR_MANIFEST, "template %s is defined twice: in %s and in %s; rename one",
+        rc = rt_error_set(err, RT_ERR_MANIFEST,
+                          "template %s is defined twice: in %s and in %s; rename one",
                           manifest_name(m), L->paths[k], L->paths[i]);
         manifest_free(o2);
         manifest_free(m);
@@ -149,26 +156,30 @@ void tune_lineup_free(tune_lineup *L) {
 rt_status tune_problem(tune_ctx *c, const tune_lineup *L, const char *tpath, int use_library,
                        rt_error *err) {
   const tune_options *o = c->o;
-  rt_status rc = c->fam->parse_shape(c->fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "", o->problem_args,
-                                     &c->prob, err);
+  rt_status rc = c->fam->parse_shape(c->fam, o->shape ? o->shape : "", o->dtype ? o->dtype : "",
+                                     o->problem_args, &c->prob, err);
   if (rc) {
     if (err && !err->source[0]) rt_error_locate(err, "--shape", NULL, 0, 0);
     return rc;
   }
-  if ((rc = problem_env(c->fam, &c->prob, arch_spec_find(device_arch(c->dev)), device_spec(c->dev), &c->env, err)))
+  if ((rc = problem_env(c->fam, &c->prob, arch_spec_find(device_arch(c->dev)), device_spec(c->dev),
+                        &c->env, err)))
     return rc;
   if (device_sm_count(c->dev) > 0) rt_vars_set(&c->env, "device.sm_count", device_sm_count(c->dev));
   if (L->n > 0 || use_library) return RT_OK;
   if (L->whole_family && L->in_family == 0) {
     rt_error_locate(err, "FAMILY|TEMPLATE", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_NOT_FOUND, "the template path %s holds no %s template: add a folder "
-                        "with --templates DIR or $ROOFTUNE_TEMPLATE_PATH", tpath, c->fam->name);
+    return rt_error_set(err, RT_ERR_NOT_FOUND,
+                        "the template path %s holds no %s template: add a folder "
+                        "with --templates DIR or $ROOFTUNE_TEMPLATE_PATH",
+                        tpath, c->fam->name);
   }
   rt_error_locate(err, "--dtype", NULL, 0, 0);
-  return rt_error_set(err, RT_ERR_UNSUPPORTED, "no %s template supports dtype %s on %s (%s): %d of the "
+  return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                      "no %s template supports dtype %s on %s (%s): %d of the "
                       "path's %s templates were left out for their dtypes or architectures",
-                      c->fam->name, o->dtype ? o->dtype : "", device_arch(c->dev), c->rep->device, L->in_family,
-                      c->fam->name);
+                      c->fam->name, o->dtype ? o->dtype : "", device_arch(c->dev), c->rep->device,
+                      L->in_family, c->fam->name);
 }
 
 /* ---- the family's reference ---- */
@@ -179,13 +190,15 @@ static rt_status compile_reference(tune_ctx *c, const manifest *m, space **sp, r
   char arch[16];
   template_arch(m, device_arch(c->dev), arch, sizeof arch);
   if (!arch[0] || !manifest_has_dtype(m, c->prob.dtype))
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "the %s family's reference %s does not support %s on %s",
-                        c->fam->name, manifest_name(m), c->prob.dtype, device_arch(c->dev));
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "the %s family's reference %s does not support %s on %s", c->fam->name,
+                        manifest_name(m), c->prob.dtype, device_arch(c->dev));
   candidate_plan pl;
   compile_options copt;
   char *src = NULL;
   rt_status rc;
-  if ((rc = manifest_build_space(m, &c->env, sp, err)) || (rc = manifest_plan(m, *sp, 0, &c->env, &pl, err)) ||
+  if ((rc = manifest_build_space(m, &c->env, sp, err)) ||
+      (rc = manifest_plan(m, *sp, 0, &c->env, &pl, err)) ||
       (rc = manifest_config_source(m, *sp, 0, &pl.vars, c->prob.dtype, NULL, &src, err)))
     return rc;
   manifest_compile_options(m, arch, &copt);
@@ -218,15 +231,19 @@ rt_status tune_reference(tune_ctx *c, const char *tpath, rt_error *err) {
   if (rc) {
     if (err) *err = e;
     if (rc == RT_ERR_NOT_FOUND) {
-      rt_error_locate(err, c->fam->declared_in ? c->fam->declared_in : c->fam->name, "reference", 0, 0);
-      rc = rt_error_set(err, RT_ERR_NOT_FOUND, "the %s family's reference template %s is not in the template "
-                        "path %s", c->fam->name, c->fam->reference, tpath);
+      rt_error_locate(err, c->fam->declared_in ? c->fam->declared_in : c->fam->name, "reference", 0,
+                      0);
+      rc = rt_error_set(err, RT_ERR_NOT_FOUND,
+                        "the %s family's reference template %s is not in the template "
+                        "path %s",
+                        c->fam->name, c->fam->reference, tpath);
     }
     return rc;
   }
   if (strcmp(manifest_family(m), c->fam->name) != 0) {
     rt_error_locate(err, manifest_path(m), "family", 0, 0);
-    rc = rt_error_set(err, RT_ERR_MANIFEST, "%s is named the %s family's reference but belongs to family %s",
+    rc = rt_error_set(err, RT_ERR_MANIFEST,
+                      "%s is named the %s family's reference but belongs to family %s",
                       manifest_name(m), c->fam->name, manifest_family(m));
   } else if (device_has(c->dev, DEVICE_CAP_RUNS)) { /* nothing runs: nothing to check */
     rc = compile_reference(c, m, &sp, err);
@@ -257,10 +274,12 @@ static int keep_shard(void *ctx, const space *sp, size_t idx) {
 
 /* The configurations of sp that belong to shard index/count, as a space of their own (maybe
  * empty: space_size 0). */
-static rt_status tune_shard_space(const space *sp, int index, int count, space **out, rt_error *err) {
+static rt_status tune_shard_space(const space *sp, int index, int count, space **out,
+                                  rt_error *err) {
   *out = NULL;
   if (index < 0 || index >= count)
-    return rt_error_set(err, RT_ERR_USAGE, "shard %d of %d does not exist (0 to %d)", index, count, count - 1);
+    return rt_error_set(err, RT_ERR_USAGE, "shard %d of %d does not exist (0 to %d)", index, count,
+                        count - 1);
   int shard[2] = {index, count};
   return space_subset(sp, keep_shard, shard, out, err);
 }
@@ -272,7 +291,8 @@ rt_status tune_template_env(const tune_ctx *c, const char *dtype, rt_vars *env, 
 
 /* Template i's space (*sp; NULL with a note when it has no configuration here and others
  * remain), narrowed to this shard's configurations, or to the one asked for. */
-static rt_status space_of(tune_ctx *c, const tune_lineup *L, int i, int use_library, space **sp, rt_error *err) {
+static rt_status space_of(tune_ctx *c, const tune_lineup *L, int i, int use_library, space **sp,
+                          rt_error *err) {
   const tune_options *o = c->o;
   const char *name = manifest_name(L->m[i]);
   rt_vars tenv;
@@ -280,8 +300,9 @@ static rt_status space_of(tune_ctx *c, const tune_lineup *L, int i, int use_libr
   if (!s) s = manifest_build_space(L->m[i], &tenv, sp, err);
   if (s == RT_ERR_SPACE_EMPTY && (L->n > 1 || use_library)) {
     const char *why = strstr(err->text, ": \"");
-    tune_note(c->rep, "%s skipped for %s%s%s%.240s", name, c->prob.shape, c->prob.layout[0] ? ":" : "",
-              c->prob.layout, why ? why : " (no valid configuration)");
+    tune_note(c->rep, "%s skipped for %s%s%s%.240s", name, c->prob.shape,
+              c->prob.layout[0] ? ":" : "", c->prob.layout,
+              why ? why : " (no valid configuration)");
     return RT_OK;
   }
   if (!s && !o->config && o->shard_count > 1) { /* this shard's configurations only */
@@ -292,7 +313,8 @@ static rt_status space_of(tune_ctx *c, const tune_lineup *L, int i, int use_libr
     if (!s && space_size(part) == 0) {
       space_free(part);
       *sp = NULL;
-      tune_note(c->rep, "%s has no configuration in shard %d/%d", name, o->shard_index, o->shard_count);
+      tune_note(c->rep, "%s has no configuration in shard %d/%d", name, o->shard_index,
+                o->shard_count);
       return RT_OK;
     }
   }
@@ -307,8 +329,8 @@ static rt_status space_of(tune_ctx *c, const tune_lineup *L, int i, int use_libr
     space *one = NULL;
     s = space_parse_config(*sp, o->config, &idx, err);
     if (s == RT_ERR_NOT_FOUND)
-      rt_error_set(err, s, "configuration %.300s of %s is not valid for %s %s on %s", o->config, name,
-                   c->prob.shape, c->prob.dtype, c->rep->device);
+      rt_error_set(err, s, "configuration %.300s of %s is not valid for %s %s on %s", o->config,
+                   name, c->prob.shape, c->prob.dtype, c->rep->device);
     if (!s) s = space_single(*sp, idx, &one, err);
     if (s) rt_error_locate(err, "config", NULL, 0, 0);
     space_free(*sp);

@@ -40,8 +40,10 @@ rt_status tune_store_open(tune_ctx *c, rt_error *err) {
   spec.prob = c->prob;
   tune_db_device(c->dev, &spec.prov.device);
   db_toolkit_string(spec.prov.toolkit, sizeof spec.prov.toolkit, NULL);
-  snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s", device_arch(c->dev) ? device_arch(c->dev) : "");
-  snprintf(spec.strategy, sizeof spec.strategy, "%s", o->strategy ? o->strategy : strategy_default());
+  snprintf(spec.prov.arch, sizeof spec.prov.arch, "%s",
+           device_arch(c->dev) ? device_arch(c->dev) : "");
+  snprintf(spec.strategy, sizeof spec.strategy, "%s",
+           o->strategy ? o->strategy : strategy_default());
   spec.seed = o->seed;
   spec.budget = c->rep->budget;
   snprintf(spec.command, sizeof spec.command, "%s", o->command ? o->command : "");
@@ -75,7 +77,8 @@ rt_status tune_store_search(tune_ctx *c, tune_search *s, const char *family, rt_
 static rt_status claim(tune_ctx *c, const tune_search *s, tune_cand *k, rt_error *err) {
   int state = DB_CLAIM_GRANTED;
   candidate_result done;
-  rt_status rc = db_run_claim(c->run, s->name, k->plan.config, k->code_hash, &state, &done, NULL, err);
+  rt_status rc =
+      db_run_claim(c->run, s->name, k->plan.config, k->code_hash, &state, &done, NULL, err);
   if (rc) return rc;
   if (state == DB_CLAIM_DONE) {
     k->r = done;
@@ -111,14 +114,16 @@ rt_status tune_store_resume(tune_ctx *c, tune_search *s, tune_cand *k, rt_error 
   return c->run ? claim(c, s, k, err) : RT_OK;
 }
 
-rt_status tune_store_wait_held(tune_ctx *c, tune_search *s, tune_cand *k, size_t n,
-                               rt_error *err) {
+rt_status tune_store_wait_held(tune_ctx *c, tune_search *s, tune_cand *k, size_t n, rt_error *err) {
   double t0 = rt_now_s();
   for (int round = 0;; round++) {
-    if (rt_now_s() - t0 > DB_CLAIM_LEASE_S) { /* the holder lives but does not finish: evaluate here */
+    if (rt_now_s() - t0 >
+        DB_CLAIM_LEASE_S) { /* the holder lives but does not finish: evaluate here */
       for (size_t i = 0; i < n; i++)
-        if (k[i].state == CAND_HELD) k[i].state = k[i].r.template_name[0] && k[i].r.status ? CAND_FAILED : CAND_NEW;
-      tune_note(c->rep, "a candidate another tuner claimed was not done after %d s: evaluated here too",
+        if (k[i].state == CAND_HELD)
+          k[i].state = k[i].r.template_name[0] && k[i].r.status ? CAND_FAILED : CAND_NEW;
+      tune_note(c->rep,
+                "a candidate another tuner claimed was not done after %d s: evaluated here too",
                 DB_CLAIM_LEASE_S);
       return RT_OK;
     }
@@ -127,23 +132,25 @@ rt_status tune_store_wait_held(tune_ctx *c, tune_search *s, tune_cand *k, size_t
       if (k[i].state != CAND_HELD) continue;
       rt_status rc = claim(c, s, &k[i], err);
       if (rc) return rc;
-      if (k[i].state == CAND_HELD) held++;
-      else changed++;
+      if (k[i].state == CAND_HELD)
+        held++;
+      else
+        changed++;
     }
     if (!held || changed || TUNE_STOPPED(c)) return RT_OK;
     rt_sleep_ms(round < 20 ? 20 : 100);
   }
 }
 
-rt_status tune_store_result(tune_ctx *c, const candidate_result *r, long long *id,
-                            rt_error *err) {
+rt_status tune_store_result(tune_ctx *c, const candidate_result *r, long long *id, rt_error *err) {
   *id = 0;
   if (!c->run) return RT_OK;
   return db_run_store(c->run, r, id, err);
 }
 
 void tune_store_update(tune_ctx *c, size_t at) {
-  if (c->run && c->ids[at] > 0) db_run_update_result(c->run, c->ids[at], &c->rep->results[at], NULL);
+  if (c->run && c->ids[at] > 0)
+    db_run_update_result(c->run, c->ids[at], &c->rep->results[at], NULL);
 }
 
 rt_status tune_store_winner(tune_ctx *c, const tune_search *s, int w, rt_error *err) {
@@ -182,12 +189,14 @@ double tune_store_calibration(tune_ctx *c, const char *name) {
   double calibration = 0;
   int found = 0;
   if (!c->db || !device_spec(c->dev)) return 0;
-  db_calibration_get(c->db, device_spec(c->dev)->key, name, "dram_bytes", &calibration, NULL, &found, NULL);
+  db_calibration_get(c->db, device_spec(c->dev)->key, name, "dram_bytes", &calibration, NULL,
+                     &found, NULL);
   return found ? calibration : 0;
 }
 
 void tune_store_set_calibration(tune_ctx *c, const char *name, double ratio, int n) {
-  if (c->db) db_calibration_set(c->db, device_spec(c->dev)->key, name, "dram_bytes", ratio, n, NULL);
+  if (c->db)
+    db_calibration_set(c->db, device_spec(c->dev)->key, name, "dram_bytes", ratio, n, NULL);
 }
 
 rt_status tune_ceilings(tune_ctx *c, rt_error *err) {
@@ -221,8 +230,8 @@ rt_status tune_ceilings(tune_ctx *c, rt_error *err) {
   device_set_ceilings(c->dev, &m);
   if (c->db) {
     db_ceiling_set(c->db, &dev, "copy_bw", "", m.bw, err);
-    db_ceiling_set(c->db, &dev, "matmul", c->prob.dtype, m.flops[roofline_path_for_dtype(c->prob.dtype, 0)],
-                   err);
+    db_ceiling_set(c->db, &dev, "matmul", c->prob.dtype,
+                   m.flops[roofline_path_for_dtype(c->prob.dtype, 0)], err);
   }
   return RT_OK;
 }

@@ -14,22 +14,28 @@
 /* Configuration pl's pre-run features: what its plan says (threads, dynamic shared memory, the
  * grid) with the occupancy the block and shared memory allow on arch (registers unknown until it
  * compiles), its waves, and its own roofline bound; registers, occupancy and local memory NaN. */
-static void plan_features(const candidate_plan *pl, const arch_spec *arch, const roofline_ceilings *c,
-                          compute_path path, int wgmma, double min_bytes, double calibration, double *row) {
+static void plan_features(const candidate_plan *pl, const arch_spec *arch,
+                          const roofline_ceilings *c, compute_path path, int wgmma,
+                          double min_bytes, double calibration, double *row) {
   static_facts f;
   tune_plan_facts(pl, NULL, &f);
   if (arch && occupancy_fill_facts(arch, &f, NULL) != RT_OK) f.blocks_per_sm = 0;
-  double dram = roofline_candidate_dram(pl->dram_bytes, pl->scratch_bytes, min_bytes, calibration, c->sm_count, &f);
-  feature_input in = {.facts = &f, .sm_count = c->sm_count, .executed_flops = pl->executed_flops,
-                      .dram_bytes = dram, .peak_flops = roofline_path_peak(c, path, wgmma), .bw = c->bw};
+  double dram = roofline_candidate_dram(pl->dram_bytes, pl->scratch_bytes, min_bytes, calibration,
+                                        c->sm_count, &f);
+  feature_input in = {.facts = &f,
+                      .sm_count = c->sm_count,
+                      .executed_flops = pl->executed_flops,
+                      .dram_bytes = dram,
+                      .peak_flops = roofline_path_peak(c, path, wgmma),
+                      .bw = c->bw};
   features_fill(&in, row);
   row[FEATURE_OCCUPANCY] = row[FEATURE_REGISTERS] = row[FEATURE_LOCAL] = NAN; /* the compiler's */
 }
 
-rt_status tune_template_survey(const manifest *m, const space *sp, const rt_vars *env, const char *dtype,
-                               double min_bytes, const roofline_ceilings *run, const gpu_spec *gpu,
-                               const char *arch, double calibration, double *features, tune_survey *out,
-                               rt_error *err) {
+rt_status tune_template_survey(const manifest *m, const space *sp, const rt_vars *env,
+                               const char *dtype, double min_bytes, const roofline_ceilings *run,
+                               const gpu_spec *gpu, const char *arch, double calibration,
+                               double *features, tune_survey *out, rt_error *err) {
   memset(out, 0, sizeof *out);
   int wgmma = 0;
   compute_path path = tune_template_path(m, dtype, &wgmma);
@@ -40,7 +46,8 @@ rt_status tune_template_survey(const manifest *m, const space *sp, const rt_vars
   for (size_t i = 0; i < n; i++) {
     double *row = features ? features + i * FEATURE_COUNT : NULL;
     candidate_plan pl;
-    if (manifest_plan(m, sp, i, env, &pl, NULL) != RT_OK) { /* it fails when evaluated, and says why */
+    if (manifest_plan(m, sp, i, env, &pl, NULL) !=
+        RT_OK) { /* it fails when evaluated, and says why */
       for (int f = 0; row && f < FEATURE_COUNT; f++) row[f] = NAN;
       continue;
     }

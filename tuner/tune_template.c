@@ -34,7 +34,8 @@ static rt_status template_begin(tune_ctx *c, tune_search *s, const manifest *m, 
   s->min_bytes = c->fam->min_bytes(c->fam, &c->prob);
   manifest_roles(m, &s->roles);
   for (int k = 0; k < ROLE_COUNT; k++) /* the family says which roles may be levers */
-    if (!family_allows_lever(c->fam, role_name((param_role)k))) memset(s->roles.names[k], 0, sizeof s->roles.names[k]);
+    if (!family_allows_lever(c->fam, role_name((param_role)k)))
+      memset(s->roles.names[k], 0, sizeof s->roles.names[k]);
   s->path = tune_template_path(m, dtype, &s->wgmma);
   s->precision = precision_of(manifest_instruction(m), dtype);
   s->source_name = manifest_source_name(m);
@@ -50,8 +51,8 @@ static rt_status template_begin(tune_ctx *c, tune_search *s, const manifest *m, 
     s->calibration = tune_store_calibration(c, s->name);
     size_t l = strlen(c->rep->calibration);
     if (s->calibration > 0)
-      snprintf(c->rep->calibration + l, sizeof c->rep->calibration - l, "%s%s %.2fx (applied)", l ? ", " : "",
-               s->name, s->calibration);
+      snprintf(c->rep->calibration + l, sizeof c->rep->calibration - l, "%s%s %.2fx (applied)",
+               l ? ", " : "", s->name, s->calibration);
   }
   if ((rc = manifest_read_source(m, &s->source, err))) return rc;
   unsigned char dg[32];
@@ -100,12 +101,15 @@ static rt_status template_compiler(tune_ctx *c, tune_search *s, rt_error *err) {
   s->popt.cache = c->cache;
   s->aspec = arch_spec_find(s->arch);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int batch = o->batch > 0 ? o->batch : o->compile_workers > 0 ? o->compile_workers : (int)(cores > 1 ? cores : 2);
+  int batch = o->batch > 0             ? o->batch
+              : o->compile_workers > 0 ? o->compile_workers
+                                       : (int)(cores > 1 ? cores : 2);
   s->batch = (size_t)(batch > TUNE_MAX_BATCH ? TUNE_MAX_BATCH : batch);
   return RT_OK;
 }
 
-rt_status tune_template_open(tune_ctx *c, const tune_lineup *L, int i, tune_search **out, rt_error *err) {
+rt_status tune_template_open(tune_ctx *c, const tune_lineup *L, int i, tune_search **out,
+                             rt_error *err) {
   tune_search *s = *out = calloc(1, sizeof *s);
   if (!s) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   rt_status rc = template_begin(c, s, L->m[i], L->sp[i], L->arch[i], L->dtype[i], err);

@@ -18,12 +18,15 @@ int verdict_tied(const candidate_result *a, const candidate_result *b) {
   return d <= VERDICT_EQUAL * lo;
 }
 
-static int smem_of(const candidate_result *r) { return r->facts.smem_static + r->facts.smem_dynamic; }
+static int smem_of(const candidate_result *r) {
+  return r->facts.smem_static + r->facts.smem_dynamic;
+}
 
 int verdict_tie_cmp(const candidate_result *a, const candidate_result *b) {
   int ka = a->facts.registers > 0, kb = b->facts.registers > 0;
   if (ka != kb) return kb - ka; /* known registers first */
-  if (ka && a->facts.registers != b->facts.registers) return a->facts.registers - b->facts.registers;
+  if (ka && a->facts.registers != b->facts.registers)
+    return a->facts.registers - b->facts.registers;
   if (smem_of(a) != smem_of(b)) return smem_of(a) - smem_of(b);
   return (a->time_ms > b->time_ms) - (a->time_ms < b->time_ms);
 }
@@ -49,7 +52,8 @@ long verdict_pick(const candidate_result *r, size_t n, const char *tmpl, size_t 
   return win;
 }
 
-long verdict_runner_up(const candidate_result *r, size_t n, long win, const char *tmpl, int other_template) {
+long verdict_runner_up(const candidate_result *r, size_t n, long win, const char *tmpl,
+                       int other_template) {
   /* the tie group is the fastest's: those tied with it are the winner's ties, not runners-up */
   long fast = -1;
   for (size_t i = 0; i < n; i++)
@@ -91,29 +95,39 @@ static double roof_fraction(const candidate_result *r) {
 
 const char *verdict_ratio(double time_ms, double other_ms, char *buf, size_t size) {
   double r = other_ms / time_ms; /* > 1: time_ms is the faster */
-  if (!(r > 0) || !isfinite(r)) snprintf(buf, size, "not comparable");
-  else if (fabs(r - 1) < 0.0005) snprintf(buf, size, "as fast");
+  if (!(r > 0) || !isfinite(r))
+    snprintf(buf, size, "not comparable");
+  else if (fabs(r - 1) < 0.0005)
+    snprintf(buf, size, "as fast");
   else {
     double x = r > 1 ? r : 1 / r;
-    snprintf(buf, size, x < 1.1 ? "%.3fx %s" : x < 10 ? "%.2fx %s" : "%.1fx %s", x, r > 1 ? "faster" : "slower");
+    snprintf(buf, size,
+             x < 1.1  ? "%.3fx %s"
+             : x < 10 ? "%.2fx %s"
+                      : "%.1fx %s",
+             x, r > 1 ? "faster" : "slower");
   }
   return buf;
 }
 
 /* "1.50x faster than LABEL (t ms)", "1.10x slower than ...", or "as fast as ...". */
-static void margin(text *t, const candidate_result *win, const candidate_result *other, const char *label) {
+static void margin(text *t, const candidate_result *win, const candidate_result *other,
+                   const char *label) {
   char ratio[32];
   verdict_ratio(win->time_ms, other->time_ms, ratio, sizeof ratio);
-  add(t, "%s %s %s (%.4g ms)", ratio, strcmp(ratio, "as fast") ? "than" : "as", label, other->time_ms);
+  add(t, "%s %s %s (%.4g ms)", ratio, strcmp(ratio, "as fast") ? "than" : "as", label,
+      other->time_ms);
 }
 
 static double dram_of(const candidate_result *r, int *measured) {
   *measured = r->counters.measured;
-  return r->counters.measured ? r->counters.dram_read_bytes + r->counters.dram_write_bytes : r->dram_bytes;
+  return r->counters.measured ? r->counters.dram_read_bytes + r->counters.dram_write_bytes
+                              : r->dram_bytes;
 }
 
 /* What tells the winner's diagnosis from the other's: the limits, then one distinguishing fact. */
-static void differences(text *t, const candidate_result *w, const candidate_result *o, const char *who) {
+static void differences(text *t, const candidate_result *w, const candidate_result *o,
+                        const char *who) {
   if (!w->diag.limit[0] || !o->diag.limit[0]) return;
   int roofed = !strcmp(w->diag.limit, "memory") || !strcmp(w->diag.limit, "compute");
   if (!strcmp(w->diag.limit, o->diag.limit) && roofed)
@@ -125,9 +139,11 @@ static void differences(text *t, const candidate_result *w, const candidate_resu
     add(t, "; it is %s-bound", w->diag.limit);
     if (roofed) add(t, " at %d %% of its roof", pct(roof_fraction(w)));
     add(t, " where %s is %s-bound", who, o->diag.limit);
-    if (!strcmp(o->diag.limit, "memory") || !strcmp(o->diag.limit, "compute")) add(t, " at %d %%", pct(roof_fraction(o)));
+    if (!strcmp(o->diag.limit, "memory") || !strcmp(o->diag.limit, "compute"))
+      add(t, " at %d %%", pct(roof_fraction(o)));
   }
-  long long blocks = w->facts.work_blocks > w->facts.grid_blocks ? w->facts.work_blocks : w->facts.grid_blocks;
+  long long blocks =
+      w->facts.work_blocks > w->facts.grid_blocks ? w->facts.work_blocks : w->facts.grid_blocks;
   int wm, om;
   double wb = dram_of(w, &wm), ob = dram_of(o, &om);
   if (w->diag.waves > 0 && o->diag.waves > 0 && w->diag.tail + 0.05 < o->diag.tail) {
@@ -135,12 +151,15 @@ static void differences(text *t, const candidate_result *w, const candidate_resu
       add(t, "; wins on the tail: %lld blocks fill %.0f wave%s exactly", blocks, w->diag.waves,
           fabs(w->diag.waves - 1) < 0.01 ? "" : "s");
     else
-      add(t, "; wins on the tail: %.2f waves leave %d %% of the last idle against %d %%", w->diag.waves,
-          pct(w->diag.tail), pct(o->diag.tail));
-  } else if (w->facts.spill_stores + w->facts.spill_loads == 0 && o->facts.spill_stores + o->facts.spill_loads > 0) {
-    add(t, "; no spills where %s spills %d bytes", who, o->facts.spill_stores + o->facts.spill_loads);
+      add(t, "; wins on the tail: %.2f waves leave %d %% of the last idle against %d %%",
+          w->diag.waves, pct(w->diag.tail), pct(o->diag.tail));
+  } else if (w->facts.spill_stores + w->facts.spill_loads == 0 &&
+             o->facts.spill_stores + o->facts.spill_loads > 0) {
+    add(t, "; no spills where %s spills %d bytes", who,
+        o->facts.spill_stores + o->facts.spill_loads);
   } else if (wb > 0 && ob > 0 && wb < 0.9 * ob) {
-    add(t, "; moves %d %% fewer DRAM bytes (%s)", pct(1 - wb / ob), wm && om ? "measured" : "modelled");
+    add(t, "; moves %d %% fewer DRAM bytes (%s)", pct(1 - wb / ob),
+        wm && om ? "measured" : "modelled");
   } else {
     double wo = w->counters.measured ? w->counters.occupancy : w->facts.occupancy;
     double oo = o->counters.measured ? o->counters.occupancy : o->facts.occupancy;
@@ -166,10 +185,13 @@ void verdict_sentence(const candidate_result *win, size_t tied, const candidate_
   if (!ok(win)) return;
   if (tied) {
     int measured = win->timing == TIMING_MEASURED;
-    if (measured) add(&t, "tied with %zu other%s within the %.1f %% spread", tied, tied == 1 ? "" : "s",
-                      100.0 * fmax(win->spread, tie_other ? tie_other->spread : 0));
-    else add(&t, "tied with %zu other%s at %.4g ms (equal %s)", tied, tied == 1 ? "" : "s", win->time_ms,
-             win->timing == TIMING_PREDICTED ? "on the model device" : "in the recording");
+    if (measured)
+      add(&t, "tied with %zu other%s within the %.1f %% spread", tied, tied == 1 ? "" : "s",
+          100.0 * fmax(win->spread, tie_other ? tie_other->spread : 0));
+    else
+      add(&t, "tied with %zu other%s at %.4g ms (equal %s)", tied, tied == 1 ? "" : "s",
+          win->time_ms,
+          win->timing == TIMING_PREDICTED ? "on the model device" : "in the recording");
     add(&t, "; ties break on fewer registers, then less shared memory");
     if (tie_other) {
       if (win->facts.registers > 0 && win->facts.registers != tie_other->facts.registers)

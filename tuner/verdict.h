@@ -44,7 +44,8 @@ long verdict_pick(const candidate_result *r, size_t n, const char *tmpl, size_t 
  * group (tied with the fastest)
  * (of template tmpl only, when not NULL; of another template than win's when other_template);
  * -1 when there is none. */
-long verdict_runner_up(const candidate_result *r, size_t n, long win, const char *tmpl, int other_template);
+long verdict_runner_up(const candidate_result *r, size_t n, long win, const char *tmpl,
+                       int other_template);
 
 /* How time_ms compares with other_ms, as a ratio of the two: "1.50x faster", "6.41x faster",
  * "1.004x slower" (three decimals under 1.1x, two under 10x, then one), "as fast" within

@@ -34,12 +34,19 @@ static struct {
 static const char *gpu_start(char *name, size_t size) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h) return "no CUDA driver (libcuda.so.1 is not installed)";
-#define SYM(f)                                                   \
-  *(void **)(&drv.f) = dlsym(h, #f);                             \
-  if (!drv.f) return "the CUDA driver lacks " #f;
-  SYM(cuInit) SYM(cuDeviceGet) SYM(cuDeviceGetName) SYM(cuDevicePrimaryCtxRetain)
-  SYM(cuCtxSetCurrent) SYM(cuCtxSynchronize) SYM(cuMemAlloc_v2) SYM(cuMemFree_v2)
-  SYM(cuMemsetD32_v2) SYM(cuMemcpyDtoH_v2)
+#define SYM(f)                       \
+  *(void **)(&drv.f) = dlsym(h, #f); \
+  if (!drv.f) return "the CUDA driver lacks " #f
+  SYM(cuInit);
+  SYM(cuDeviceGet);
+  SYM(cuDeviceGetName);
+  SYM(cuDevicePrimaryCtxRetain);
+  SYM(cuCtxSetCurrent);
+  SYM(cuCtxSynchronize);
+  SYM(cuMemAlloc_v2);
+  SYM(cuMemFree_v2);
+  SYM(cuMemsetD32_v2);
+  SYM(cuMemcpyDtoH_v2);
 #undef SYM
   int dev = 0;
   void *ctx = NULL;
@@ -70,24 +77,29 @@ int main(int argc, char **argv) {
   }
   char gpu[256] = "";
   const char *no_gpu = gpu_start(gpu, sizeof gpu);
-  rooftune_query q = {"vscale", shape, "f32", NULL, no_gpu ? NULL : gpu, allow ? ROOFTUNE_ALLOW_UNVERIFIED : 0};
+  rooftune_query q = {
+      "vscale", shape, "f32", NULL, no_gpu ? NULL : gpu, allow ? ROOFTUNE_ALLOW_UNVERIFIED : 0};
   rooftune_match m;
   if (rooftune_lookup(db, &q, &m) != ROOFTUNE_OK || m.match == ROOFTUNE_MATCH_NONE) {
-    fprintf(stderr, "load_vscale: nothing tuned for vscale %s (tune it: rooftune tune vscale --shape %s --dtype f32)\n",
+    fprintf(stderr,
+            "load_vscale: nothing tuned for vscale %s (tune it: rooftune tune vscale --shape %s "
+            "--dtype f32)\n",
             shape, shape);
     rooftune_close(db);
     return 1;
   }
   printf("tuned: %s %s %s (%s match): %s %s, %.4g ms %s on %s\n", m.family, m.shape, m.dtype,
-         m.match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", m.template_name, m.config, m.time_ms, m.timing,
-         m.device);
+         m.match == ROOFTUNE_MATCH_EXACT ? "exact" : "nearest", m.template_name, m.config,
+         m.time_ms, m.timing, m.device);
   if (m.geometry_ok)
-    printf("  launch grid (%u, %u, %u), block (%u, %u, %u)\n", m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
-           m.block[2]);
-  printf("  %s\n", m.verified ? "verified: its output matched the reference on that GPU"
-                   : m.runnable ? "not verified, launched as asked (--allow-unverified)"
-                                : "not verified: never checked against the reference, so not launched (tune it on a "
-                                  "GPU, or pass --allow-unverified)");
+    printf("  launch grid (%u, %u, %u), block (%u, %u, %u)\n", m.grid[0], m.grid[1], m.grid[2],
+           m.block[0], m.block[1], m.block[2]);
+  printf("  %s\n",
+         m.verified ? "verified: its output matched the reference on that GPU"
+         : m.runnable
+             ? "not verified, launched as asked (--allow-unverified)"
+             : "not verified: never checked against the reference, so not launched (tune it on a "
+               "GPU, or pass --allow-unverified)");
   if (no_gpu) {
     printf("no GPU here (%s): that is what would run; exiting\n", no_gpu);
     rooftune_close(db);
@@ -97,7 +109,8 @@ int main(int argc, char **argv) {
   devptr x = 0, y = 0;
   float a = 3.0f;
   if (rooftune_kernel_load(db, &m, &k) != ROOFTUNE_OK || drv.cuMemAlloc_v2(&x, (size_t)n * 4) ||
-      drv.cuMemAlloc_v2(&y, (size_t)n * 4) || drv.cuMemsetD32_v2(x, 0x40000000u /* 2.0f */, (size_t)n)) {
+      drv.cuMemAlloc_v2(&y, (size_t)n * 4) ||
+      drv.cuMemsetD32_v2(x, 0x40000000u /* 2.0f */, (size_t)n)) {
     fprintf(stderr, "load_vscale: %s\n", rooftune_last_error());
     return 1;
   }

@@ -112,22 +112,22 @@ extern "C" {
 
 /* Status codes: X(NAME, number, meaning).  The enum, rooftune_strerror() and
  * rooftune_status_name() come from this one table; numbers are stable. */
-#define ROOFTUNE_STATUS_TABLE(X)                                                   \
-  X(OK, 0, "success")                                                              \
-  X(ERR_INVALID, 1, "invalid argument")                                            \
-  X(ERR_NOMEM, 2, "out of memory")                                                 \
-  X(ERR_IO, 3, "the database file is missing or unreadable")                       \
-  X(ERR_NOT_FOUND, 4, "nothing tuned fits the query")                              \
-  X(ERR_DB, 5, "the database is damaged or locked")                                \
-  X(ERR_DB_FOREIGN, 6, "the file is not a rooftune database")                      \
-  X(ERR_DB_VERSION, 7, "the database schema does not match this library")          \
-  X(ERR_NO_DRIVER, 8, "no CUDA driver on this machine")                            \
-  X(ERR_NO_GPU, 9, "no CUDA GPU or no current CUDA context")                       \
-  X(ERR_CUDA, 10, "a CUDA driver call failed")                                     \
-  X(ERR_CUBLAS, 11, "a cuBLASLt call failed")                                      \
-  X(ERR_LAUNCH, 12, "the kernel launch failed")                                    \
-  X(ERR_UNSUPPORTED, 13, "not supported")                                          \
-  X(ERR_INTERNAL, 14, "internal error")                                            \
+#define ROOFTUNE_STATUS_TABLE(X)                                          \
+  X(OK, 0, "success")                                                     \
+  X(ERR_INVALID, 1, "invalid argument")                                   \
+  X(ERR_NOMEM, 2, "out of memory")                                        \
+  X(ERR_IO, 3, "the database file is missing or unreadable")              \
+  X(ERR_NOT_FOUND, 4, "nothing tuned fits the query")                     \
+  X(ERR_DB, 5, "the database is damaged or locked")                       \
+  X(ERR_DB_FOREIGN, 6, "the file is not a rooftune database")             \
+  X(ERR_DB_VERSION, 7, "the database schema does not match this library") \
+  X(ERR_NO_DRIVER, 8, "no CUDA driver on this machine")                   \
+  X(ERR_NO_GPU, 9, "no CUDA GPU or no current CUDA context")              \
+  X(ERR_CUDA, 10, "a CUDA driver call failed")                            \
+  X(ERR_CUBLAS, 11, "a cuBLASLt call failed")                             \
+  X(ERR_LAUNCH, 12, "the kernel launch failed")                           \
+  X(ERR_UNSUPPORTED, 13, "not supported")                                 \
+  X(ERR_INTERNAL, 14, "internal error")                                   \
   X(ERR_UNVERIFIED, 15, "the winner was never checked against its reference")
 
 enum {
@@ -175,10 +175,10 @@ enum {
 
 /* Query flags. */
 enum {
-  ROOFTUNE_EXACT_ONLY = 1,     /* no winner tuned for another shape */
-  ROOFTUNE_ALLOW_MISMATCH = 2, /* serve another GPU's, toolkit's or template version's winner,
+  ROOFTUNE_EXACT_ONLY = 1,       /* no winner tuned for another shape */
+  ROOFTUNE_ALLOW_MISMATCH = 2,   /* serve another GPU's, toolkit's or template version's winner,
                                   with its mismatch bits set, rather than nothing */
-  ROOFTUNE_RUNNABLE = 4,       /* only winners this library can launch (a cubin, or a library
+  ROOFTUNE_RUNNABLE = 4,         /* only winners this library can launch (a cubin, or a library
                                   algorithm) and that are verified (see above): what
                                   rooftune_gemm and rooftune_attention ask */
   ROOFTUNE_ALLOW_UNVERIFIED = 8, /* since 0.3: serve and launch winners no reference check passed
@@ -209,18 +209,18 @@ typedef struct rooftune_query {
 } rooftune_query;
 
 typedef struct rooftune_match {
-  int match;               /* ROOFTUNE_MATCH_NONE, _EXACT or _NEAREST */
-  unsigned mismatch;       /* ROOFTUNE_MISMATCH_* bits (0 = provenance agrees) */
-  double distance;         /* log-distance to the tuned shape (0 when exact) */
-  char family[16];         /* the tuned problem */
+  int match;         /* ROOFTUNE_MATCH_NONE, _EXACT or _NEAREST */
+  unsigned mismatch; /* ROOFTUNE_MISMATCH_* bits (0 = provenance agrees) */
+  double distance;   /* log-distance to the tuned shape (0 when exact) */
+  char family[16];   /* the tuned problem */
   char shape[64];
   char dtype[8];
   char layout[8];
-  char template_name[64];  /* "gemm_mma", or "cublaslt" for a library winner */
-  char template_hash[72];  /* the template source's hash ("" for a library) */
-  char config[768];        /* "BLOCK_M=128,BLOCK_N=64,..." or the algorithm's identity */
-  char device[128];        /* the GPU it was tuned on, or "model:h200" / "replay:FILE" */
-  int cc_major, cc_minor;  /* its compute capability (0 for pseudo devices) */
+  char template_name[64]; /* "gemm_mma", or "cublaslt" for a library winner */
+  char template_hash[72]; /* the template source's hash ("" for a library) */
+  char config[768];       /* "BLOCK_M=128,BLOCK_N=64,..." or the algorithm's identity */
+  char device[128];       /* the GPU it was tuned on, or "model:h200" / "replay:FILE" */
+  int cc_major, cc_minor; /* its compute capability (0 for pseudo devices) */
   int sm_count;
   char toolkit[96];        /* "cuda 13.0, nvrtc 13.0, cublaslt 130100" */
   char timing[12];         /* "measured", "predicted" or "replayed" */
@@ -233,21 +233,21 @@ typedef struct rooftune_match {
   int geometry_ok;         /* 1 when grid/block/smem below hold for the QUERIED shape */
   unsigned grid[3];        /* launch geometry */
   unsigned block[3];
-  unsigned smem;           /* dynamic shared memory, bytes */
-  char vars[1024];         /* parameter and shape-free derived values "BLOCK_M=128,...,THREADS=256" */
-  long long id;            /* the winner's row (for rooftune_kernel_load) */
+  unsigned smem;   /* dynamic shared memory, bytes */
+  char vars[1024]; /* parameter and shape-free derived values "BLOCK_M=128,...,THREADS=256" */
+  long long id;    /* the winner's row (for rooftune_kernel_load) */
   /* since 0.2 */
-  int rule;                /* ROOFTUNE_RULE_*: which serving rule answered */
-  int runnable;            /* 1 when this library can launch it (a cubin or a library algorithm)
+  int rule;               /* ROOFTUNE_RULE_*: which serving rule answered */
+  int runnable;           /* 1 when this library can launch it (a cubin or a library algorithm)
                               and will (verified, or the query has ROOFTUNE_ALLOW_UNVERIFIED) */
-  double nearest_max;      /* the distance cap the lookup applied */
-  int passed_count;        /* better-ranked winners passed over */
-  char passed_over[2048];  /* one line each: "gemm_wgmma 4096x4096x4096 (distance 0.000244):
+  double nearest_max;     /* the distance cap the lookup applied */
+  int passed_count;       /* better-ranked winners passed over */
+  char passed_over[2048]; /* one line each: "gemm_wgmma 4096x4096x4096 (distance 0.000244):
                               constraint K % BLOCK_K == 0 fails"; "... and N more" when full */
-  char reason[512];        /* rules 4 and 0: why no tuned winner serves; else "" */
-  char library[16];        /* rule 4: the vendor library ("cublaslt", "cudnn"); else "" */
+  char reason[512];       /* rules 4 and 0: why no tuned winner serves; else "" */
+  char library[16];       /* rule 4: the vendor library ("cublaslt", "cudnn"); else "" */
   /* since 0.3 */
-  int verified;            /* 1 when its output passed the reference check on the GPU that
+  int verified;                /* 1 when its output passed the reference check on the GPU that
                               measured it; 0: never checked (predicted, replayed, imported) */
   unsigned char reserved[508]; /* zero */
 } rooftune_match;
@@ -284,23 +284,23 @@ void rooftune_kernel_free(rooftune_kernel *k);
 enum {
   ROOFTUNE_PATH_TUNED = ROOFTUNE_RULE_EXACT,     /* the kernel tuned for this exact shape */
   ROOFTUNE_PATH_NEAREST = ROOFTUNE_RULE_NEAREST, /* the kernel tuned for the nearest shape */
-  ROOFTUNE_PATH_NEXT = ROOFTUNE_RULE_NEXT,       /* a further winner: better ones did not admit it */
+  ROOFTUNE_PATH_NEXT = ROOFTUNE_RULE_NEXT, /* a further winner: better ones did not admit it */
   ROOFTUNE_PATH_LIBRARY = ROOFTUNE_RULE_LIBRARY, /* the vendor library's own choice */
   ROOFTUNE_PATH_CUBLASLT = ROOFTUNE_RULE_LIBRARY,
 };
 
 typedef struct rooftune_info {
-  int path;                /* ROOFTUNE_PATH_* */
-  char template_name[64];  /* what ran: the template, or "cublaslt" / "cudnn" */
-  char config[768];        /* its configuration ("" for the library's own choice) */
-  char reason[256];        /* why the library ran, else "" */
+  int path;               /* ROOFTUNE_PATH_* */
+  char template_name[64]; /* what ran: the template, or "cublaslt" / "cudnn" */
+  char config[768];       /* its configuration ("" for the library's own choice) */
+  char reason[256];       /* why the library ran, else "" */
   /* since 0.2 */
-  char shape[64];          /* the tuned shape that served ("" for the library's own choice) */
-  double distance;         /* its distance to the call's shape */
-  int passed_count;        /* better-ranked winners passed over */
-  char passed_over[1024];  /* why, one line each (rooftune_match.passed_over) */
+  char shape[64];         /* the tuned shape that served ("" for the library's own choice) */
+  double distance;        /* its distance to the call's shape */
+  int passed_count;       /* better-ranked winners passed over */
+  char passed_over[1024]; /* why, one line each (rooftune_match.passed_over) */
   /* since 0.3 */
-  int verified;            /* 1 when a tuned winner that passed its reference check ran; 0 when
+  int verified;                /* 1 when a tuned winner that passed its reference check ran; 0 when
                               the vendor library's own choice ran, or an unverified winner the
                               caller allowed (rooftune_set_flags) */
   unsigned char reserved[252]; /* zero */
@@ -326,8 +326,8 @@ int rooftune_set_flags(rooftune_db *db, int flags);
  * runs cuBLASLt and info->reason says which requirement failed.  The other templates read A
  * and B in 16-byte vectors and write C in pairs: their winners run only on 16-byte-aligned A, B
  * and C (any allocation is; a view that starts inside one may not), else cuBLASLt runs. */
-int rooftune_gemm(rooftune_db *db, const char *dtype, const char *layout, long long M,
-                  long long N, long long K, const void *A, const void *B, float *C, void *stream,
+int rooftune_gemm(rooftune_db *db, const char *dtype, const char *layout, long long M, long long N,
+                  long long K, const void *A, const void *B, float *C, void *stream,
                   rooftune_info *info);
 
 /* rooftune_gemm over `batch` independent products C[b] = A[b] * B[b] (1..4096), stored one
@@ -343,23 +343,23 @@ int rooftune_gemm_batched(rooftune_db *db, const char *dtype, const char *layout
  * [batch, seq_kv, heads_kv, head_dim], or paged [num_pages, page_size, heads_kv, head_dim]
  * read through block_table, vLLM's layout), f16 or bf16 with fp32 accumulation. */
 typedef struct rooftune_attention_problem {
-  const char *dtype;       /* "f16" or "bf16" */
-  long long batch;         /* B sequences */
-  long long heads_q;       /* HQ query heads */
-  long long heads_kv;      /* HKV key/value heads (HQ % HKV == 0); 0 = heads_q */
-  long long seq_q;         /* SQ queries per sequence (at most 8: a decode problem) */
-  long long seq_kv;        /* SKV keys per sequence (0 = seq_q); with kv_lens the most any has */
-  long long head_dim;      /* D */
-  int causal;              /* 1: query i attends keys j <= i + kv_len - seq_q (bottom right) */
-  int page_size;           /* 0: K and V contiguous; 16, 32 or 64: paged */
-  long long num_pages;     /* paged: pages in the K and V pools */
-  float scale;             /* the softmax scale; 0 = 1/sqrt(head_dim) */
-  const void *q, *k, *v;   /* device pointers */
-  void *o;                 /* device pointer, the output */
-  float *lse;              /* optional [batch, heads_q, seq_q] fp32 log-sum-exp, or NULL */
-  const int *block_table;  /* paged: [batch, ceil(seq_kv / page_size)] page indices */
-  const int *kv_lens;      /* optional [batch] keys of each sequence (<= seq_kv), or NULL */
-  void *reserved[8];       /* zero */
+  const char *dtype;      /* "f16" or "bf16" */
+  long long batch;        /* B sequences */
+  long long heads_q;      /* HQ query heads */
+  long long heads_kv;     /* HKV key/value heads (HQ % HKV == 0); 0 = heads_q */
+  long long seq_q;        /* SQ queries per sequence (at most 8: a decode problem) */
+  long long seq_kv;       /* SKV keys per sequence (0 = seq_q); with kv_lens the most any has */
+  long long head_dim;     /* D */
+  int causal;             /* 1: query i attends keys j <= i + kv_len - seq_q (bottom right) */
+  int page_size;          /* 0: K and V contiguous; 16, 32 or 64: paged */
+  long long num_pages;    /* paged: pages in the K and V pools */
+  float scale;            /* the softmax scale; 0 = 1/sqrt(head_dim) */
+  const void *q, *k, *v;  /* device pointers */
+  void *o;                /* device pointer, the output */
+  float *lse;             /* optional [batch, heads_q, seq_q] fp32 log-sum-exp, or NULL */
+  const int *block_table; /* paged: [batch, ceil(seq_kv / page_size)] page indices */
+  const int *kv_lens;     /* optional [batch] keys of each sequence (<= seq_kv), or NULL */
+  void *reserved[8];      /* zero */
 } rooftune_attention_problem;
 
 /* The shape text a lookup takes for problem p ("1x32:8x1:8192x128:paged16": the family's
@@ -395,21 +395,22 @@ int rooftune_attention(rooftune_db *db, const rooftune_attention_problem *p, voi
  * elements shared by the batch); scale_a and scale_b are device pointers to one float each (fp8
  * inputs; NULL means 1). */
 typedef struct rooftune_gemm_options {
-  const char *b_dtype;     /* B's type when it is not A's (fp8: "e4m3", "e5m2"); NULL: A's */
-  const char *out_dtype;   /* "f32" (NULL), "f16" or "bf16" */
-  float alpha;             /* the product's scale (1 in ROOFTUNE_GEMM_OPTIONS_INIT) */
-  float beta;              /* C's scale; used when C is given */
-  const void *C;           /* NULL: no beta * C */
-  const void *bias;        /* NULL: no bias */
-  const char *activation;  /* NULL or "none", "relu", "gelu" (tanh form), "silu" */
-  const void *residual;    /* NULL: no residual */
-  const float *scale_a;    /* fp8: A's per-tensor scale (device), NULL for 1 */
-  const float *scale_b;    /* fp8: B's per-tensor scale (device), NULL for 1 */
-  int vector_scales;       /* fp8: 1 when scale_a holds M floats (per row of A) and scale_b N
+  const char *b_dtype;    /* B's type when it is not A's (fp8: "e4m3", "e5m2"); NULL: A's */
+  const char *out_dtype;  /* "f32" (NULL), "f16" or "bf16" */
+  float alpha;            /* the product's scale (1 in ROOFTUNE_GEMM_OPTIONS_INIT) */
+  float beta;             /* C's scale; used when C is given */
+  const void *C;          /* NULL: no beta * C */
+  const void *bias;       /* NULL: no bias */
+  const char *activation; /* NULL or "none", "relu", "gelu" (tanh form), "silu" */
+  const void *residual;   /* NULL: no residual */
+  const float *scale_a;   /* fp8: A's per-tensor scale (device), NULL for 1 */
+  const float *scale_b;   /* fp8: B's per-tensor scale (device), NULL for 1 */
+  int vector_scales;      /* fp8: 1 when scale_a holds M floats (per row of A) and scale_b N
                               (per column of B), the tuned problem's +vscale */
 } rooftune_gemm_options;
 
-#define ROOFTUNE_GEMM_OPTIONS_INIT {NULL, NULL, 1.0f, 0.0f, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define ROOFTUNE_GEMM_OPTIONS_INIT \
+  { NULL, NULL, 1.0f, 0.0f, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
 
 /* rooftune_gemm_batched with options (opt NULL: plain, as rooftune_gemm_batched) and inputs of
  * any gemm dtype ("f32", "f16", "bf16", "e4m3", "e5m2"; fp8 needs layout "nt").  The tuned

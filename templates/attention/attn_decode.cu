@@ -48,17 +48,17 @@
 #error "attn_decode is compiled for f16 or bf16"
 #endif
 
-#define ROW_BYTES (HEAD_DIM * 2)        // one token's (or row's) D elements
-#define TILE_BYTES (BLOCK_N * ROW_BYTES) // one operand's tile
-#define VB (VEC * 2)                     // bytes per load
-#define NSTAGE (STAGES > 1 ? STAGES : 1) // stage buffers
-#define Q_BYTES (Q_ROWS * ROW_BYTES)
-#define KV_BYTES (NSTAGE * 2 * TILE_BYTES)
-#define OSCR_BYTES (4 * WNS * Q_ROWS * (HEAD_DIM + 4))
-#define ML_OFF (Q_BYTES + (KV_BYTES > OSCR_BYTES ? KV_BYTES : OSCR_BYTES))
-#define W_OFF (ML_OFF + 4 * 2 * WNS * Q_ROWS)
-#define PG_OFF (W_OFF + 4 * (SPLITS + 2) * Q_ROWS)
-#define TK_OFF (PG_OFF + 8 * BLOCK_N)
+#define ROW_BYTES     (HEAD_DIM * 2)             // one token's (or row's) D elements
+#define TILE_BYTES    (BLOCK_N * ROW_BYTES)      // one operand's tile
+#define VB            (VEC * 2)                  // bytes per load
+#define NSTAGE        (STAGES > 1 ? STAGES : 1)  // stage buffers
+#define Q_BYTES       (Q_ROWS * ROW_BYTES)
+#define KV_BYTES      (NSTAGE * 2 * TILE_BYTES)
+#define OSCR_BYTES    (4 * WNS * Q_ROWS * (HEAD_DIM + 4))
+#define ML_OFF        (Q_BYTES + (KV_BYTES > OSCR_BYTES ? KV_BYTES : OSCR_BYTES))
+#define W_OFF         (ML_OFF + 4 * 2 * WNS * Q_ROWS)
+#define PG_OFF        (W_OFF + 4 * (SPLITS + 2) * Q_ROWS)
+#define TK_OFF        (PG_OFF + 8 * BLOCK_N)
 #define PG_PER_THREAD ((BLOCK_N + THREADS - 1) / THREADS)
 
 static_assert(THREADS == 32 * WARPS, "THREADS must be 32*WARPS");
@@ -67,7 +67,8 @@ static_assert(Q_ROWS % 16 == 0 && WMS == Q_ROWS / 16 && WARPS % WMS == 0 && WNS 
 static_assert(NW == BLOCK_N / WNS && NW % 16 == 0, "each warp's token slice is whole k16 steps");
 static_assert(HEAD_DIM % 64 == 0, "rows are at least eight 16-byte chunks (the swizzle)");
 static_assert(VB == 16 || VB == 8, "loads are 16 or 8 bytes");
-static_assert(CPR == ROW_BYTES / VB && ITERS * THREADS == BLOCK_N * CPR, "a tile's loads split evenly");
+static_assert(CPR == ROW_BYTES / VB && ITERS * THREADS == BLOCK_N * CPR,
+              "a tile's loads split evenly");
 static_assert(SMEM == TK_OFF + 16, "SMEM (manifest) must match the layout");
 
 // One load's worth of bytes.
@@ -98,15 +99,17 @@ __device__ __forceinline__ piece_t load_stream(const unsigned short *p) {
 }
 __device__ __forceinline__ void store_shared(unsigned addr, const piece_t &v) {
 #if VB == 16
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.w[0]), "r"(v.w[1]), "r"(v.w[2]),
-               "r"(v.w[3]));
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.w[0]), "r"(v.w[1]),
+               "r"(v.w[2]), "r"(v.w[3]));
 #else
   asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(v.w[0]), "r"(v.w[1]));
 #endif
 }
 __device__ __forceinline__ uint4 load_q(const unsigned short *p) {
   uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
   return v;
 }
 __device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsigned *b) {
@@ -146,16 +149,20 @@ extern "C" __global__ void attn_decode(const attn_args a) {
       const int r = e / (ROW_BYTES / 16), c = e % (ROW_BYTES / 16);
       uint4 v = make_uint4(0, 0, 0, 0);
       if (r < rows)
-        v = load_q(Q + attn_q_offset(b, attn_row_query(r, group), attn_row_head(r, group, kvh), a.SQ, a.HQ, HEAD_DIM) +
+        v = load_q(Q +
+                   attn_q_offset(b, attn_row_query(r, group), attn_row_head(r, group, kvh), a.SQ,
+                                 a.HQ, HEAD_DIM) +
                    c * 8);
-      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(q_s + attn_swz(r, c * 16, ROW_BYTES)), "r"(v.x),
-                   "r"(v.y), "r"(v.z), "r"(v.w));
+      asm volatile(
+          "st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(q_s + attn_swz(r, c * 16, ROW_BYTES)),
+          "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
     }
 
     // This thread's two rows (g and g+8 of its row warp): their key bounds.
     int bnd[2];
 #pragma unroll
-    for (int h = 0; h < 2; h++) bnd[h] = attn_row_bound(attn_thread_row(wm, lane, h), rows, kv_len, a.SQ, group, a.causal);
+    for (int h = 0; h < 2; h++)
+      bnd[h] = attn_row_bound(attn_thread_row(wm, lane, h), rows, kv_len, a.SQ, group, a.causal);
     const int mask_from = attn_key_bound(kv_len, a.SQ, 0, a.causal);  // no row is masked below it
     const float scale_log2 = a.scale_log2;
     float m[2] = {ATTN_NEG_INF, ATTN_NEG_INF}, l[2] = {0.f, 0.f};
@@ -177,7 +184,9 @@ extern "C" __global__ void attn_decode(const attn_args a) {
 #pragma unroll
       for (int p = 0; p < PG_PER_THREAD; p++) {
         const int row = tid + p * THREADS, tok = t0 + kt * BLOCK_N + row;
-        nxt[p] = row < BLOCK_N && tok < t1 ? __ldg(table + attn_table_index(b, tok, PAGE, a.max_pages)) : 0;
+        nxt[p] = row < BLOCK_N && tok < t1
+                     ? __ldg(table + attn_table_index(b, tok, PAGE, a.max_pages))
+                     : 0;
       }
     };
     auto table_store = [&](int kt) {
@@ -221,7 +230,8 @@ extern "C" __global__ void attn_decode(const attn_args a) {
         }
       }
       float mx[2];
-      attn_decode_scores(s, NW / 8, scale_log2, base + BLOCK_N > mask_from, base + wn * NW, lane, bnd, mx);
+      attn_decode_scores(s, NW / 8, scale_log2, base + BLOCK_N > mask_from, base + wn * NW, lane,
+                         bnd, mx);
 #pragma unroll
       for (int h = 0; h < 2; h++) {
         mx[h] = attn_fmax(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
@@ -316,8 +326,8 @@ extern "C" __global__ void attn_decode(const attn_args a) {
       __syncthreads();  // tile kt-1 consumed by every warp
 #pragma unroll
       for (int i = 0; i < ITERS; i++) {
-        const unsigned so =
-            attn_swz(attn_load_row(tid, i, THREADS, CPR), attn_load_piece(tid, i, THREADS, CPR) * VB, ROW_BYTES);
+        const unsigned so = attn_swz(attn_load_row(tid, i, THREADS, CPR),
+                                     attn_load_piece(tid, i, THREADS, CPR) * VB, ROW_BYTES);
         store_shared(kv_s + so, kr[i]);
         store_shared(kv_s + TILE_BYTES + so, vr[i]);
       }
@@ -339,7 +349,8 @@ extern "C" __global__ void attn_decode(const attn_args a) {
 #pragma unroll
       for (int h = 0; h < 2; h++) {
         const int r = attn_thread_row(wm, lane, h), d = 8 * nt + attn_acc_col(lane, 2 * h);
-        *(float2 *)(oscr + attn_oscr(wn, r, d, Q_ROWS, HEAD_DIM)) = make_float2(o[nt][2 * h], o[nt][2 * h + 1]);
+        *(float2 *)(oscr + attn_oscr(wn, r, d, Q_ROWS, HEAD_DIM)) =
+            make_float2(o[nt][2 * h], o[nt][2 * h + 1]);
       }
     if (lane % 4 == 0)
 #pragma unroll
@@ -349,7 +360,8 @@ extern "C" __global__ void attn_decode(const attn_args a) {
         mls[WNS * Q_ROWS + attn_mlscr(wn, r, Q_ROWS)] = l[h];
       }
     __syncthreads();
-    for (int r = tid; r < Q_ROWS; r += THREADS) attn_merge_slices(mls, r, Q_ROWS, WNS, &row_m[r], &row_l[r]);
+    for (int r = tid; r < Q_ROWS; r += THREADS)
+      attn_merge_slices(mls, r, Q_ROWS, WNS, &row_m[r], &row_l[r]);
     __syncthreads();
 
 #if SPLITS == 1
@@ -370,13 +382,15 @@ extern "C" __global__ void attn_decode(const attn_args a) {
       const float sc = attn_out_scale(row_l[r]);
       const uint4 v = make_uint4(pack2(acc[0] * sc, acc[1] * sc), pack2(acc[2] * sc, acc[3] * sc),
                                  pack2(acc[4] * sc, acc[5] * sc), pack2(acc[6] * sc, acc[7] * sc));
-      *(uint4 *)(O + attn_q_offset(b, attn_row_query(r, group), attn_row_head(r, group, kvh), a.SQ, a.HQ, HEAD_DIM) +
+      *(uint4 *)(O +
+                 attn_q_offset(b, attn_row_query(r, group), attn_row_head(r, group, kvh), a.SQ,
+                               a.HQ, HEAD_DIM) +
                  8 * c) = v;
     }
     if (a.lse)
       for (int r = tid; r < rows; r += THREADS)
-        ((float *)a.lse)[attn_lse_offset(b, attn_row_head(r, group, kvh), attn_row_query(r, group), a.HQ, a.SQ)] =
-            attn_lse(row_m[r], row_l[r]);
+        ((float *)a.lse)[attn_lse_offset(b, attn_row_head(r, group, kvh), attn_row_query(r, group),
+                                         a.HQ, a.SQ)] = attn_lse(row_m[r], row_l[r]);
     return;
 #else
     // This split's partial: o merged over the slices (relative to the block's M), M and L.
@@ -414,11 +428,12 @@ extern "C" __global__ void attn_decode(const attn_args a) {
     const long long total_rows = (long long)a.B * a.HQ * a.SQ;
     for (int r = tid; r < rows; r += THREADS) {
       float M, L;
-      attn_merge_splits(work, bg, r, SPLITS, rows, HEAD_DIM, total_rows, kv_len, BLOCK_N, wsm, Q_ROWS, &M, &L);
+      attn_merge_splits(work, bg, r, SPLITS, rows, HEAD_DIM, total_rows, kv_len, BLOCK_N, wsm,
+                        Q_ROWS, &M, &L);
       row_l[r] = L;
       if (a.lse)
-        ((float *)a.lse)[attn_lse_offset(b, attn_row_head(r, group, kvh), attn_row_query(r, group), a.HQ, a.SQ)] =
-            attn_lse(M, L);
+        ((float *)a.lse)[attn_lse_offset(b, attn_row_head(r, group, kvh), attn_row_query(r, group),
+                                         a.HQ, a.SQ)] = attn_lse(M, L);
     }
     __syncthreads();
     unsigned short *O = (unsigned short *)a.o;
@@ -440,7 +455,9 @@ extern "C" __global__ void attn_decode(const attn_args a) {
       const float sc = attn_out_scale(row_l[r]);
       const uint4 v = make_uint4(pack2(acc[0] * sc, acc[1] * sc), pack2(acc[2] * sc, acc[3] * sc),
                                  pack2(acc[4] * sc, acc[5] * sc), pack2(acc[6] * sc, acc[7] * sc));
-      *(uint4 *)(O + attn_q_offset(b, attn_row_query(r, group), attn_row_head(r, group, kvh), a.SQ, a.HQ, HEAD_DIM) +
+      *(uint4 *)(O +
+                 attn_q_offset(b, attn_row_query(r, group), attn_row_head(r, group, kvh), a.SQ,
+                               a.HQ, HEAD_DIM) +
                  8 * c) = v;
     }
     if (tid == 0) ((int *)a.counters)[bg] = 0;  // every block of the group has drawn its ticket

@@ -59,7 +59,9 @@ ATTN_FN void attn_split_range(int kv_len, int block_n, int splits, int s, int *b
 }
 
 /* Tiles of a split's range [begin, end). */
-ATTN_FN int attn_tiles(int begin, int end, int block_n) { return (end - begin + block_n - 1) / block_n; }
+ATTN_FN int attn_tiles(int begin, int end, int block_n) {
+  return (end - begin + block_n - 1) / block_n;
+}
 
 /* ---- rows, queries and the mask ---- */
 
@@ -91,7 +93,8 @@ ATTN_FN long long attn_table_index(int b, int t, int page, int max_pages) {
 }
 /* Element offset of token t's D-vector of KV head kvh in K (or V): contiguous (page == 0)
  * [B, SKV, HKV, D]; paged [num_pages, page, HKV, D] with the token in page `page_id`. */
-ATTN_FN long long attn_kv_offset(int page, int page_id, int b, int t, int SKV, int HKV, int kvh, int D) {
+ATTN_FN long long attn_kv_offset(int page, int page_id, int b, int t, int SKV, int HKV, int kvh,
+                                 int D) {
   const long long row = page ? (long long)page_id * page + t % page : (long long)b * SKV + t;
   return (row * HKV + kvh) * D;
 }
@@ -163,7 +166,9 @@ ATTN_FN int attn_warp_n(int warp, int wms) { return warp / wms; }
 /* Shared scratch of the block merge (after the tile loop, over the stage buffers): each token
  * slice wn's unnormalised o for row r, column d, in floats at attn_oscr(...) (rows padded by 4
  * floats against bank conflicts), its m and l at attn_mlscr(...) and attn_mlscr(...) + nrows*wns. */
-ATTN_FN int attn_oscr(int wn, int r, int d, int q_rows, int D) { return (wn * q_rows + r) * (D + 4) + d; }
+ATTN_FN int attn_oscr(int wn, int r, int d, int q_rows, int D) {
+  return (wn * q_rows + r) * (D + 4) + d;
+}
 ATTN_FN int attn_mlscr(int wn, int r, int q_rows) { return wn * q_rows + r; }
 
 /* ---- split-KV partials in `work` ---- */
@@ -174,7 +179,8 @@ ATTN_FN int attn_mlscr(int wn, int r, int q_rows) { return wn * q_rows + r; }
 ATTN_FN long long attn_work_o(int bg, int s, int r, int splits, int rows, int D) {
   return (((long long)bg * splits + s) * rows + r) * D;
 }
-ATTN_FN long long attn_work_ml(int bg, int s, int r, int splits, int rows, int D, long long total_rows) {
+ATTN_FN long long attn_work_ml(int bg, int s, int r, int splits, int rows, int D,
+                               long long total_rows) {
   return total_rows * splits * D + (((long long)bg * splits + s) * rows + r) * 2;
 }
 
@@ -188,7 +194,9 @@ ATTN_FN float attn_exp_base(float m) { return m == ATTN_NEG_INF ? 0.f : m; }
 ATTN_FN float attn_merge_weight(float m, float M) { return ptx_exp2(m - attn_exp_base(M)); }
 /* The final output's factor 1/l (0 for a row with no key) and its natural-log LSE. */
 ATTN_FN float attn_out_scale(float l) { return l > 0.f ? 1.f / l : 0.f; }
-ATTN_FN float attn_lse(float M, float l) { return l > 0.f ? (M + ptx_log2(l)) * ATTN_LN2 : ATTN_NEG_INF; }
+ATTN_FN float attn_lse(float M, float l) {
+  return l > 0.f ? (M + ptx_log2(l)) * ATTN_LN2 : ATTN_NEG_INF;
+}
 
 /* ---- one thread's registers (the kernel's body only calls these; the host emulation runs
  * them per lane, with the quad's shuffles in between) ---- */
@@ -202,24 +210,23 @@ ATTN_FN int attn_row_bound(int r, int rows, int kv_len, int SQ, int group, int c
 /* A score tile s[nj][4] (the warp's tokens from key0, n8 tiles of the m16n8 accumulator) into
  * the log2 domain, -inf where the token is at or past its row's bound (when the tile needs the
  * mask), and the thread's maximum of each row into mx. */
-ATTN_FN void attn_decode_scores(float (*s)[4], int nj, float scale_log2, int need_mask, int key0, int lane,
-                                const int bnd[2], float mx[2]) {
+ATTN_FN void attn_decode_scores(float (*s)[4], int nj, float scale_log2, int need_mask, int key0,
+                                int lane, const int bnd[2], float mx[2]) {
   mx[0] = mx[1] = ATTN_NEG_INF;
   PTX_UNROLL
-  for (int j = 0; j < nj; j++)
-    PTX_UNROLL
-    for (int i = 0; i < 4; i++) {
-      float x = s[j][i] * scale_log2;
-      if (need_mask && key0 + 8 * j + attn_acc_col(lane, i) >= bnd[i / 2]) x = ATTN_NEG_INF;
-      s[j][i] = x;
-      mx[i / 2] = attn_fmax(mx[i / 2], x);
-    }
+  for (int j = 0; j < nj; j++) PTX_UNROLL
+  for (int i = 0; i < 4; i++) {
+    float x = s[j][i] * scale_log2;
+    if (need_mask && key0 + 8 * j + attn_acc_col(lane, i) >= bnd[i / 2]) x = ATTN_NEG_INF;
+    s[j][i] = x;
+    mx[i / 2] = attn_fmax(mx[i / 2], x);
+  }
 }
 /* With the quad's row maxima mx: the running maxima m move on, the row sums l and the O
  * accumulators o[nd][4] are rescaled from the old ones, the scores become p (in place) and are
  * added to l. */
-ATTN_FN void attn_decode_softmax(float (*s)[4], int nj, float (*o)[4], int nd, float m[2], float l[2],
-                                 const float mx[2]) {
+ATTN_FN void attn_decode_softmax(float (*s)[4], int nj, float (*o)[4], int nd, float m[2],
+                                 float l[2], const float mx[2]) {
   float alpha[2], eb[2], rs[2] = {0.f, 0.f};
   PTX_UNROLL
   for (int h = 0; h < 2; h++) {
@@ -229,19 +236,17 @@ ATTN_FN void attn_decode_softmax(float (*s)[4], int nj, float (*o)[4], int nd, f
     m[h] = mn;
   }
   PTX_UNROLL
-  for (int j = 0; j < nj; j++)
-    PTX_UNROLL
-    for (int i = 0; i < 4; i++) {
-      const float p = ptx_exp2(s[j][i] - eb[i / 2]);
-      s[j][i] = p;
-      rs[i / 2] += p;
-    }
+  for (int j = 0; j < nj; j++) PTX_UNROLL
+  for (int i = 0; i < 4; i++) {
+    const float p = ptx_exp2(s[j][i] - eb[i / 2]);
+    s[j][i] = p;
+    rs[i / 2] += p;
+  }
   PTX_UNROLL
   for (int h = 0; h < 2; h++) l[h] = l[h] * alpha[h] + rs[h];
   PTX_UNROLL
-  for (int d = 0; d < nd; d++)
-    PTX_UNROLL
-    for (int i = 0; i < 4; i++) o[d][i] *= alpha[i / 2];
+  for (int d = 0; d < nd; d++) PTX_UNROLL
+  for (int i = 0; i < 4; i++) o[d][i] *= alpha[i / 2];
 }
 
 /* ---- the merges ---- */
@@ -269,19 +274,23 @@ ATTN_FN int attn_wsm(int s, int r, int q_rows) { return s * q_rows + r; }
  * read from L2 (other blocks wrote them). */
 #if defined(__CUDACC__)
 #define ATTN_LD_PARTIAL(p) ptx_ld_cg(p)
-#define ATTN_UNROLL4 _Pragma("unroll 4") /* a few partials in flight; fully unrolled, SPLITS 16 spilled on sm_80 */
+#define ATTN_UNROLL4 \
+  _Pragma("unroll 4") /* a few partials in flight; fully unrolled, SPLITS 16 spilled on sm_80 */
 #else
 #define ATTN_LD_PARTIAL(p) (*(p))
 #define ATTN_UNROLL4
 #endif
-ATTN_FN void attn_merge_splits(const float *work, int bg, int r, int splits, int rows, int D, long long total_rows,
-                               int kv_len, int block_n, float *wsm, int q_rows, float *M, float *L) {
+ATTN_FN void attn_merge_splits(const float *work, int bg, int r, int splits, int rows, int D,
+                               long long total_rows, int kv_len, int block_n, float *wsm,
+                               int q_rows, float *M, float *L) {
   float mx = ATTN_NEG_INF, sum = 0.f;
   ATTN_UNROLL4
   for (int s = 0; s < splits; s++) {
     int sb, se;
     attn_split_range(kv_len, block_n, splits, s, &sb, &se);
-    if (sb < se) mx = attn_fmax(mx, ATTN_LD_PARTIAL(work + attn_work_ml(bg, s, r, splits, rows, D, total_rows)));
+    if (sb < se)
+      mx = attn_fmax(mx,
+                     ATTN_LD_PARTIAL(work + attn_work_ml(bg, s, r, splits, rows, D, total_rows)));
   }
   ATTN_UNROLL4
   for (int s = 0; s < splits; s++) {

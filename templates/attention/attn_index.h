@@ -31,7 +31,8 @@ ATTN_FN int attn_ceil_div(int a, int b) { return (a + b - 1) / b; }
 /* Block (bx, by, bz) of the grid (ceil(SQ / BLOCK_M), HQ, B) computes query tile *tile of head
  * *h of sequence *b.  Under the causal mask later query tiles attend more keys, so the tiles are
  * taken last first: the heaviest blocks of a head start first and the light ones fill the tail. */
-ATTN_FN void attn_block(int bx, int by, int bz, int tiles_m, int causal, int *tile, int *h, int *b) {
+ATTN_FN void attn_block(int bx, int by, int bz, int tiles_m, int causal, int *tile, int *h,
+                        int *b) {
   *tile = causal ? tiles_m - 1 - bx : bx;
   *h = by;
   *b = bz;
@@ -57,8 +58,8 @@ ATTN_FN int attn_visible(int i, int j, int SQ, int kv_len, int causal) {
  * visited (past them no real row of the tile attends a key) and tiles [*n_full, *n_end) need the
  * mask (before them every row of the tile, padding rows included, attends every key).  A tile
  * whose rows attend no key has *n_end == 0. */
-ATTN_FN void attn_kv_tiles(int m0, int block_m, int block_n, int SQ, int kv_len, int causal, int *n_full,
-                           int *n_end) {
+ATTN_FN void attn_kv_tiles(int m0, int block_m, int block_n, int SQ, int kv_len, int causal,
+                           int *n_full, int *n_end) {
   const int last = (m0 + block_m < SQ ? m0 + block_m : SQ) - 1;
   *n_end = attn_ceil_div(attn_row_keys(last, SQ, kv_len, causal), block_n);
   *n_full = attn_row_keys(m0, SQ, kv_len, causal) / block_n;
@@ -75,7 +76,9 @@ ATTN_FN long long attn_kv_offset(int b, int j, int hk, int SKV, int HKV, int D) 
   return (((long long)b * SKV + j) * HKV + hk) * D;
 }
 /* LSE [B, HQ, SQ]. */
-ATTN_FN long long attn_lse_offset(int b, int h, int i, int HQ, int SQ) { return ((long long)b * HQ + h) * SQ + i; }
+ATTN_FN long long attn_lse_offset(int b, int h, int i, int HQ, int SQ) {
+  return ((long long)b * HQ + h) * SQ + i;
+}
 
 /* --- cp.async loads of the Q tile and of the K and V tiles --- */
 
@@ -89,7 +92,9 @@ ATTN_FN int attn_smem_ld(int head_dim) { return head_dim + 8; }
  * i < attn_load_iters(rows, cpr, threads).  With threads a multiple of cpr and rows*cpr a multiple
  * of threads (the kernel asserts both) every chunk is copied exactly once. */
 ATTN_FN int attn_load_iters(int rows, int cpr, int threads) { return rows * cpr / threads; }
-ATTN_FN int attn_load_row(int t, int cpr, int threads, int i) { return t / cpr + i * (threads / cpr); }
+ATTN_FN int attn_load_row(int t, int cpr, int threads, int i) {
+  return t / cpr + i * (threads / cpr);
+}
 ATTN_FN int attn_load_chunk(int t, int cpr) { return t % cpr; }
 
 /* One thread's plan for a tile whose first row is r0 of a matrix of `limit` rows (Q: SQ; K, V:
@@ -104,7 +109,8 @@ typedef struct attn_plan {
   int smem;       /* first chunk in the stage, elements */
   int left;       /* rows of the matrix from the thread's first row on */
 } attn_plan;
-ATTN_FN attn_plan attn_plan_rows(int t, int threads, int cpr, int r0, int limit, long long pitch, int ld) {
+ATTN_FN attn_plan attn_plan_rows(int t, int threads, int cpr, int r0, int limit, long long pitch,
+                                 int ld) {
   const int r = attn_load_row(t, cpr, threads, 0), c = attn_load_chunk(t, cpr) * 8;
   attn_plan p;
   p.src = (long long)(r0 + r) * pitch + c;
@@ -113,7 +119,9 @@ ATTN_FN attn_plan attn_plan_rows(int t, int threads, int cpr, int r0, int limit,
   p.left = limit - r0 - r;
   return p;
 }
-ATTN_FN int attn_plan_in(attn_plan p, int i, int threads, int cpr) { return i * (threads / cpr) < p.left; }
+ATTN_FN int attn_plan_in(attn_plan p, int i, int threads, int cpr) {
+  return i * (threads / cpr) < p.left;
+}
 ATTN_FN void attn_plan_next(attn_plan *p, int block_n, long long pitch) {
   p->src += (long long)block_n * pitch;
   p->left -= block_n;
@@ -172,8 +180,12 @@ ATTN_FN float attn_neg_inf(void) { return PTX_NEG_INF; }
 ATTN_FN float attn_softmax_max(float m, float tile_max) { return m > tile_max ? m : tile_max; }
 /* exp2 subtracts this: the scaled max, 0 while the row has seen no key (so -inf - -inf never
  * happens: a masked score gives exp2(-inf) = 0). */
-ATTN_FN float attn_softmax_base(float m, float scale_log2) { return m == attn_neg_inf() ? 0.f : m * scale_log2; }
-ATTN_FN float attn_softmax_p(float s, float base, float scale_log2) { return ptx_exp2(fmaf(s, scale_log2, -base)); }
+ATTN_FN float attn_softmax_base(float m, float scale_log2) {
+  return m == attn_neg_inf() ? 0.f : m * scale_log2;
+}
+ATTN_FN float attn_softmax_p(float s, float base, float scale_log2) {
+  return ptx_exp2(fmaf(s, scale_log2, -base));
+}
 /* Rescale of what was accumulated under m: 0 when nothing was (m == -inf; O and l are 0). */
 ATTN_FN float attn_softmax_alpha(float m, float m_new, float scale_log2) {
   return m == attn_neg_inf() ? 0.f : ptx_exp2((m - m_new) * scale_log2);
@@ -192,28 +204,31 @@ ATTN_FN float attn_softmax_lse(float m, float l, float scale_log2) {
 
 /* The mask of a tile that needs it: element e of key tile j becomes -inf unless query
  * row0 + attn_mma_c_row(lane, e) attends key key0 + 8j + attn_mma_c_col(lane, e). */
-ATTN_FN void attn_mma_mask(float (*s)[4], int nt, int lane, int row0, int key0, int SQ, int kv_len, int causal) {
+ATTN_FN void attn_mma_mask(float (*s)[4], int nt, int lane, int row0, int key0, int SQ, int kv_len,
+                           int causal) {
   PTX_UNROLL
-  for (int j = 0; j < nt; j++)
-    PTX_UNROLL
-    for (int e = 0; e < 4; e++)
-      if (!attn_visible(row0 + attn_mma_c_row(lane, e), key0 + 8 * j + attn_mma_c_col(lane, e), SQ, kv_len, causal))
-        s[j][e] = attn_neg_inf();
+  for (int j = 0; j < nt; j++) PTX_UNROLL
+  for (int e = 0; e < 4; e++)
+    if (!attn_visible(row0 + attn_mma_c_row(lane, e), key0 + 8 * j + attn_mma_c_col(lane, e), SQ,
+                      kv_len, causal))
+      s[j][e] = attn_neg_inf();
 }
 /* The thread's maximum of row r over the tile (masked scores are -inf). */
 ATTN_FN float attn_mma_row_max(const float (*s)[4], int nt, int r) {
   float mx = attn_neg_inf();
   PTX_UNROLL
-  for (int j = 0; j < nt; j++) mx = attn_softmax_max(mx, attn_softmax_max(s[j][2 * r], s[j][2 * r + 1]));
+  for (int j = 0; j < nt; j++)
+    mx = attn_softmax_max(mx, attn_softmax_max(s[j][2 * r], s[j][2 * r + 1]));
   return mx;
 }
 /* Row r's online-softmax step, mx its maximum over the quad: the running max *m moves to the
  * new maximum, *l and the row's O accumulators are rescaled from the old one, and the row's
  * scores become p (in place), added to *l. */
-ATTN_FN void attn_mma_softmax_row(float (*s)[4], int nt, float (*o)[4], int dt, int r, float mx, float *m, float *l,
-                                  float scale_log2) {
+ATTN_FN void attn_mma_softmax_row(float (*s)[4], int nt, float (*o)[4], int dt, int r, float mx,
+                                  float *m, float *l, float scale_log2) {
   const float m_new = attn_softmax_max(*m, mx);
-  const float alpha = attn_softmax_alpha(*m, m_new, scale_log2), base = attn_softmax_base(m_new, scale_log2);
+  const float alpha = attn_softmax_alpha(*m, m_new, scale_log2),
+              base = attn_softmax_base(m_new, scale_log2);
   *m = m_new;
   *l *= alpha;
   PTX_UNROLL
@@ -222,13 +237,12 @@ ATTN_FN void attn_mma_softmax_row(float (*s)[4], int nt, float (*o)[4], int dt, 
     o[d][2 * r + 1] *= alpha;
   }
   PTX_UNROLL
-  for (int j = 0; j < nt; j++)
-    PTX_UNROLL
-    for (int x = 0; x < 2; x++) {
-      const float p = attn_softmax_p(s[j][2 * r + x], base, scale_log2);
-      s[j][2 * r + x] = p;
-      *l += p;
-    }
+  for (int j = 0; j < nt; j++) PTX_UNROLL
+  for (int x = 0; x < 2; x++) {
+    const float p = attn_softmax_p(s[j][2 * r + x], base, scale_log2);
+    s[j][2 * r + x] = p;
+    *l += p;
+  }
 }
 
 /* --- output --- */
@@ -238,8 +252,9 @@ ATTN_FN void attn_mma_softmax_row(float (*s)[4], int nt, float (*o)[4], int dt, 
 ATTN_FN int attn_mma_c_half(int e) { return e / 2; }
 /* The query row (of the sequence) whose LSE the thread's row r holds: tile row m0, warp rows
  * row0 .., lane row attn_mma_c_row(lane, 2r). */
-ATTN_FN int attn_mma_lse_row(int m0, int row0, int lane, int r) { return m0 + row0 + attn_mma_c_row(lane, 2 * r); }
-
+ATTN_FN int attn_mma_lse_row(int m0, int row0, int lane, int r) {
+  return m0 + row0 + attn_mma_c_row(lane, 2 * r);
+}
 
 /* The warp stages its 16 x D output tile in its own 16 rows of the Q tile (row0 = 16*warp; only
  * this warp ever read them): accumulator element e of O tile dt (d columns 8dt..8dt+7) at element

@@ -31,23 +31,24 @@
 
 typedef unsigned short elem_t;
 
-#define LD (HEAD_DIM + 8)          // attn_smem_ld: tile row pitch in elements
-#define LDB (LD * 2)               // ... in bytes
-#define CPR (HEAD_DIM / 8)         // 16-byte chunks per row
-#define KD (HEAD_DIM / 16)         // k16 steps of S = Q K^T
-#define NT (BLOCK_N / 8)           // n8 key tiles of S
-#define DT (HEAD_DIM / 8)          // n8 head-dim tiles of O
-#define Q_ITERS (BLOCK_M * CPR / THREADS)   // chunks per thread of the Q tile (attn_load_iters)
+#define LD       (HEAD_DIM + 8)             // attn_smem_ld: tile row pitch in elements
+#define LDB      (LD * 2)                   // ... in bytes
+#define CPR      (HEAD_DIM / 8)             // 16-byte chunks per row
+#define KD       (HEAD_DIM / 16)            // k16 steps of S = Q K^T
+#define NT       (BLOCK_N / 8)              // n8 key tiles of S
+#define DT       (HEAD_DIM / 8)             // n8 head-dim tiles of O
+#define Q_ITERS  (BLOCK_M * CPR / THREADS)  // chunks per thread of the Q tile (attn_load_iters)
 #define KV_ITERS (BLOCK_N * CPR / THREADS)  // ... of a K or V tile
-#define RSTEP (THREADS / CPR)      // rows between a thread's chunks
-#define Q_TILE (BLOCK_M * LD)      // elements
-#define KV_TILE (BLOCK_N * LD)
+#define RSTEP    (THREADS / CPR)            // rows between a thread's chunks
+#define Q_TILE   (BLOCK_M * LD)             // elements
+#define KV_TILE  (BLOCK_N * LD)
 
 static_assert(THREADS == WARPS * 32, "THREADS must be 32*WARPS");
 static_assert(BLOCK_M == 16 * WARPS, "each warp owns 16 query rows");
 static_assert(BLOCK_N % 16 == 0, "BLOCK_N must be a multiple of 16");
 static_assert(HEAD_DIM % 16 == 0, "HEAD_DIM must be a multiple of 16");
-static_assert(THREADS % CPR == 0 && (BLOCK_M * CPR) % THREADS == 0 && (BLOCK_N * CPR) % THREADS == 0,
+static_assert(THREADS % CPR == 0 && (BLOCK_M * CPR) % THREADS == 0 &&
+                  (BLOCK_N * CPR) % THREADS == 0,
               "tile chunks must split evenly over the threads");
 static_assert(STAGES >= 2, "STAGES must be at least 2");
 
@@ -57,7 +58,8 @@ static_assert(STAGES >= 2, "STAGES must be at least 2");
 #define AM_BF16 0
 #endif
 // rt_ptx.h's mma.m16n8k16 and 16-bit pair (lo in the lower half) for this dtype.
-__device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsigned b0, const unsigned b1) {
+__device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsigned b0,
+                                    const unsigned b1) {
   ptx_mma_m16n8k16<AM_BF16>(c, a, b0, b1);
 }
 __device__ __forceinline__ unsigned pack2(float lo, float hi) { return ptx_pack2<AM_BF16>(lo, hi); }
@@ -136,7 +138,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
 #if Q_IN_REGS
     if (n == 0) {
 #pragma unroll
-      for (int kd = 0; kd < KD; ++kd) ptx_ldsm_x4(qf[kd], sQ + attn_ldsm_q_offset(row0, kd, lane, LDB));
+      for (int kd = 0; kd < KD; ++kd)
+        ptx_ldsm_x4(qf[kd], sQ + attn_ldsm_q_offset(row0, kd, lane, LDB));
     }
 #endif
 
@@ -167,8 +170,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
     // The mask, on the tiles that need it.
     if (n >= n_full) attn_mma_mask(s, NT, lane, m0 + row0, n * BLOCK_N, SQ, kv_len, IS_CAUSAL);
 
-    // Online softmax: row r of the lane's two (g, g+8) holds elements 2r, 2r+1 of each key tile;
-    // the quad's four lanes hold the rest of the row.
+      // Online softmax: row r of the lane's two (g, g+8) holds elements 2r, 2r+1 of each key tile;
+      // the quad's four lanes hold the rest of the row.
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float mx = attn_mma_row_max(s, NT, r);
@@ -188,7 +191,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
       unsigned pa[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r)
-        pa[r] = pack2(s[attn_p_tile(kk, r)][attn_p_elem(r, 0)], s[attn_p_tile(kk, r)][attn_p_elem(r, 1)]);
+        pa[r] = pack2(s[attn_p_tile(kk, r)][attn_p_elem(r, 0)],
+                      s[attn_p_tile(kk, r)][attn_p_elem(r, 1)]);
 #pragma unroll
       for (int dp = 0; dp < DT / 2; ++dp) {
         unsigned vb[4];
@@ -223,9 +227,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_mma(const attn_arg
   elem_t *Og = (elem_t *)a.o;
 #pragma unroll
   for (int i = 0; i < attn_store_iters(CPR); ++i) {
-    const int r = attn_store_row(lane, i, CPR), c = attn_store_chunk(lane, i, CPR), row = m0 + row0 + r;
+    const int r = attn_store_row(lane, i, CPR), c = attn_store_chunk(lane, i, CPR),
+              row = m0 + row0 + r;
     if (row < SQ)
-      *(uint4 *)(Og + attn_q_offset(b, row, h, SQ, a.HQ, HEAD_DIM) + c * 8) = *(const uint4 *)(stage + (row0 + r) * LD + c * 8);
+      *(uint4 *)(Og + attn_q_offset(b, row, h, SQ, a.HQ, HEAD_DIM) + c * 8) =
+          *(const uint4 *)(stage + (row0 + r) * LD + c * 8);
   }
   if (a.lse && lane % 4 == 0) {
     float *lse = (float *)a.lse;

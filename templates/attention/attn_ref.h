@@ -32,7 +32,10 @@ ATTN_REF_FN float attn_ref_bits(unsigned u) { return __uint_as_float(u); }
 #else
 ATTN_REF_FN float attn_ref_neg_inf(void) { return -INFINITY; }
 ATTN_REF_FN float attn_ref_bits(unsigned u) {
-  union { unsigned u; float f; } x;
+  union {
+    unsigned u;
+    float f;
+  } x;
   x.u = u;
   return x.f;
 }
@@ -53,7 +56,9 @@ ATTN_REF_FN float attn_ref_f16(unsigned short h) {
 #endif
 }
 ATTN_REF_FN float attn_ref_bf16(unsigned short h) { return attn_ref_bits((unsigned)h << 16); }
-ATTN_REF_FN float attn_ref_elem(unsigned short h, int dtype) { return dtype == 2 ? attn_ref_bf16(h) : attn_ref_f16(h); }
+ATTN_REF_FN float attn_ref_elem(unsigned short h, int dtype) {
+  return dtype == 2 ? attn_ref_bf16(h) : attn_ref_f16(h);
+}
 
 /* --- the problem --- */
 
@@ -98,7 +103,8 @@ ATTN_REF_FN float attn_ref_q(const attn_args *a, int dtype, int b, int i, int h,
   return attn_ref_elem(((const unsigned short *)a->q)[attn_ref_q_row(a, b, i, h) + d], dtype);
 }
 /* z_j = scale * sum_d q_d k_jd, fmaf in d order. */
-ATTN_REF_FN float attn_ref_score(const attn_args *a, int dtype, const float *q, int b, int hk, int j) {
+ATTN_REF_FN float attn_ref_score(const attn_args *a, int dtype, const float *q, int b, int hk,
+                                 int j) {
   const unsigned short *k = (const unsigned short *)a->k + attn_ref_kv_row(a, b, j, hk);
   float s = 0.f;
 #if defined(__CUDA_ARCH__)
@@ -127,21 +133,25 @@ ATTN_REF_FN float attn_ref_sum(const float *p, int count, float l) {
   return l;
 }
 /* acc + sum_x p_x v_{j0+x, d}, fmaf in key order. */
-ATTN_REF_FN float attn_ref_accumulate(const attn_args *a, int dtype, int b, int hk, int j0, const float *p, int count,
-                                      int d, float acc) {
+ATTN_REF_FN float attn_ref_accumulate(const attn_args *a, int dtype, int b, int hk, int j0,
+                                      const float *p, int count, int d, float acc) {
   const unsigned short *v = (const unsigned short *)a->v;
-  for (int x = 0; x < count; x++) acc = fmaf(p[x], attn_ref_elem(v[attn_ref_kv_row(a, b, j0 + x, hk) + d], dtype), acc);
+  for (int x = 0; x < count; x++)
+    acc = fmaf(p[x], attn_ref_elem(v[attn_ref_kv_row(a, b, j0 + x, hk) + d], dtype), acc);
   return acc;
 }
 /* O_d and LSE of a row from its sums; a row with no key (l == 0): 0 and -INFINITY. */
 ATTN_REF_FN float attn_ref_out(float acc, float l) { return l > 0.f ? acc / l : 0.f; }
-ATTN_REF_FN float attn_ref_lse(float m, float l) { return l > 0.f ? m + logf(l) : attn_ref_neg_inf(); }
+ATTN_REF_FN float attn_ref_lse(float m, float l) {
+  return l > 0.f ? m + logf(l) : attn_ref_neg_inf();
+}
 
 #if !defined(__CUDACC__)
 /* The kernel's computation of one row, on the host: O (fp32, D values) into o, LSE into *lse.
  * The kernel computes the same z values on many threads, takes their max (exact in any order)
  * and runs the sums of every key chunk in key order, so it gets these numbers. */
-static inline void attn_ref_row(const attn_args *a, int dtype, int b, int i, int h, float *o, float *lse) {
+static inline void attn_ref_row(const attn_args *a, int dtype, int b, int i, int h, float *o,
+                                float *lse) {
   float q[ATTN_REF_MAX_D], p[64];
   const int hk = attn_ref_kv_head(a, h), n = attn_ref_keys(a, b, i);
   for (int d = 0; d < a->D; d++) q[d] = attn_ref_q(a, dtype, b, i, h, d);
@@ -153,9 +163,11 @@ static inline void attn_ref_row(const attn_args *a, int dtype, int b, int i, int
   for (int d = 0; d < a->D; d++) o[d] = 0.f;
   for (int j0 = 0; j0 < n; j0 += 64) {
     const int count = n - j0 < 64 ? n - j0 : 64;
-    for (int x = 0; x < count; x++) p[x] = attn_ref_weight(attn_ref_score(a, dtype, q, b, hk, j0 + x), m);
+    for (int x = 0; x < count; x++)
+      p[x] = attn_ref_weight(attn_ref_score(a, dtype, q, b, hk, j0 + x), m);
     l = attn_ref_sum(p, count, l);
-    for (int d = 0; d < a->D; d++) o[d] = attn_ref_accumulate(a, dtype, b, hk, j0, p, count, d, o[d]);
+    for (int d = 0; d < a->D; d++)
+      o[d] = attn_ref_accumulate(a, dtype, b, hk, j0, p, count, d, o[d]);
   }
   for (int d = 0; d < a->D; d++) o[d] = attn_ref_out(o[d], l);
   *lse = attn_ref_lse(m, l);

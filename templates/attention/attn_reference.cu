@@ -61,7 +61,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_reference(const at
     l = attn_ref_sum(p, count, l);
 #pragma unroll
     for (int k = 0; k < DPT; k++)
-      if (t + k * THREADS < D) acc[k] = attn_ref_accumulate(&a, REF_DTYPE, b, hk, j0, p, count, t + k * THREADS, acc[k]);
+      if (t + k * THREADS < D)
+        acc[k] = attn_ref_accumulate(&a, REF_DTYPE, b, hk, j0, p, count, t + k * THREADS, acc[k]);
     __syncthreads();
   }
 

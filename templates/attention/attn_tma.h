@@ -66,14 +66,14 @@ typedef struct attn_tma_maps {
 
 /* cuda.h's enum values (CUtensorMapDataType, ...Interleave, ...Swizzle, ...L2promotion,
  * ...FloatOOBfill) that the plan uses. */
-#define ATTN_TMA_DTYPE_FLOAT16 6      /* CU_TENSOR_MAP_DATA_TYPE_FLOAT16 */
-#define ATTN_TMA_DTYPE_BFLOAT16 9     /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 */
-#define ATTN_TMA_INTERLEAVE_NONE 0    /* CU_TENSOR_MAP_INTERLEAVE_NONE */
-#define ATTN_TMA_SWIZZLE_128B 3       /* CU_TENSOR_MAP_SWIZZLE_128B */
-#define ATTN_TMA_L2_PROMOTION_256B 3  /* CU_TENSOR_MAP_L2_PROMOTION_L2_256B */
-#define ATTN_TMA_OOB_FILL_ZERO 0      /* CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros */
-#define ATTN_TMA_RANK 4               /* (D, heads, tokens, batch) */
-#define ATTN_TMA_SWIZZLE_BYTES 128    /* the span of the 128-byte swizzle */
+#define ATTN_TMA_DTYPE_FLOAT16     6   /* CU_TENSOR_MAP_DATA_TYPE_FLOAT16 */
+#define ATTN_TMA_DTYPE_BFLOAT16    9   /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 */
+#define ATTN_TMA_INTERLEAVE_NONE   0   /* CU_TENSOR_MAP_INTERLEAVE_NONE */
+#define ATTN_TMA_SWIZZLE_128B      3   /* CU_TENSOR_MAP_SWIZZLE_128B */
+#define ATTN_TMA_L2_PROMOTION_256B 3   /* CU_TENSOR_MAP_L2_PROMOTION_L2_256B */
+#define ATTN_TMA_OOB_FILL_ZERO     0   /* CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros */
+#define ATTN_TMA_RANK              4   /* (D, heads, tokens, batch) */
+#define ATTN_TMA_SWIZZLE_BYTES     128 /* the span of the 128-byte swizzle */
 
 /* Operands, in the order of attn_tma_maps. */
 enum { ATTN_TMA_Q = 0, ATTN_TMA_K = 1, ATTN_TMA_V = 2, ATTN_TMA_OPERANDS = 3 };
@@ -90,16 +90,23 @@ enum {
 
 static inline const char *attn_tma_strerror(int rc) {
   switch (rc) {
-    case ATTN_TMA_OK: return "ok";
-    case ATTN_TMA_ERR_DTYPE: return "TMA attention templates take f16 or bf16 inputs (2-byte elements)";
+    case ATTN_TMA_OK:
+      return "ok";
+    case ATTN_TMA_ERR_DTYPE:
+      return "TMA attention templates take f16 or bf16 inputs (2-byte elements)";
     case ATTN_TMA_ERR_SHAPE:
-      return "TMA needs every dimension (B, HQ, HKV, SQ, SKV, D) in 1..2^32 and HQ a multiple of HKV";
-    case ATTN_TMA_ERR_ALIGN: return "TMA needs the operand's address to be 16-byte aligned";
-    case ATTN_TMA_ERR_STRIDE: return "TMA needs every byte stride to be a multiple of 16 and below 2^40";
+      return "TMA needs every dimension (B, HQ, HKV, SQ, SKV, D) in 1..2^32 and HQ a multiple of "
+             "HKV";
+    case ATTN_TMA_ERR_ALIGN:
+      return "TMA needs the operand's address to be 16-byte aligned";
+    case ATTN_TMA_ERR_STRIDE:
+      return "TMA needs every byte stride to be a multiple of 16 and below 2^40";
     case ATTN_TMA_ERR_BOX:
-      return "TMA box outside the limits: dims 1..256, inner box a multiple of 16 bytes and at most the "
+      return "TMA box outside the limits: dims 1..256, inner box a multiple of 16 bytes and at "
+             "most the "
              "128-byte swizzle span, D a multiple of the inner box";
-    default: return "unknown TMA plan status";
+    default:
+      return "unknown TMA plan status";
   }
 }
 
@@ -124,22 +131,22 @@ typedef struct attn_tma_box {
 /* Exactly the arguments of cuTensorMapEncodeTiled for one operand, in its order (uint64_t and
  * uint32_t are cuda.h's cuuint64_t and cuuint32_t). */
 typedef struct attn_tma_params {
-  int type;                  /* tensorDataType: ATTN_TMA_DTYPE_FLOAT16 or _BFLOAT16 */
-  uint32_t rank;             /* tensorRank: 4 */
-  uint64_t base;             /* globalAddress */
-  uint64_t dims[4];          /* globalDim: D, heads, tokens, B */
-  uint64_t strides[3];       /* globalStrides: bytes between heads, tokens, sequences */
-  uint32_t box[4];           /* boxDim: inner, 1, rows, 1 */
-  uint32_t elem_strides[4];  /* elementStrides: all 1 */
-  int interleave;            /* ATTN_TMA_INTERLEAVE_NONE */
-  int swizzle;               /* ATTN_TMA_SWIZZLE_128B */
-  int l2;                    /* ATTN_TMA_L2_PROMOTION_256B */
-  int oob;                   /* ATTN_TMA_OOB_FILL_ZERO */
+  int type;                 /* tensorDataType: ATTN_TMA_DTYPE_FLOAT16 or _BFLOAT16 */
+  uint32_t rank;            /* tensorRank: 4 */
+  uint64_t base;            /* globalAddress */
+  uint64_t dims[4];         /* globalDim: D, heads, tokens, B */
+  uint64_t strides[3];      /* globalStrides: bytes between heads, tokens, sequences */
+  uint32_t box[4];          /* boxDim: inner, 1, rows, 1 */
+  uint32_t elem_strides[4]; /* elementStrides: all 1 */
+  int interleave;           /* ATTN_TMA_INTERLEAVE_NONE */
+  int swizzle;              /* ATTN_TMA_SWIZZLE_128B */
+  int l2;                   /* ATTN_TMA_L2_PROMOTION_256B */
+  int oob;                  /* ATTN_TMA_OOB_FILL_ZERO */
 } attn_tma_params;
 
-static inline int attn_tma_operand(attn_tma_params *o, int bf16, int es, unsigned long long base, long long D,
-                                   long long heads, long long tokens, long long B, long long inner,
-                                   long long rows) {
+static inline int attn_tma_operand(attn_tma_params *o, int bf16, int es, unsigned long long base,
+                                   long long D, long long heads, long long tokens, long long B,
+                                   long long inner, long long rows) {
   const unsigned long long lim = 1ull << 40, s0 = (unsigned long long)(D * es);
   if (base % 16 != 0) return ATTN_TMA_ERR_ALIGN;
   /* each stride below 2^40, tested before the next product so none can wrap */

@@ -56,10 +56,10 @@
 
 #if defined(RT_DTYPE_f16)
 #define WGMMA_TYPE "f16"
-#define AW_BF16 0
+#define AW_BF16    0
 #elif defined(RT_DTYPE_bf16)
 #define WGMMA_TYPE "bf16"
-#define AW_BF16 1
+#define AW_BF16    1
 #else
 #error "attn_wgmma supports f16 and bf16 only"
 #endif
@@ -73,25 +73,28 @@
 #ifndef OVERLAP
 #define OVERLAP 1
 #endif
-#define KCH (HEAD_DIM / ATTN_CHUNK)  // 64-column boxes per tile
-#define SACC (BLOCK_N / 2)           // S accumulators per thread
-#define OACC (HEAD_DIM / 2)          // O accumulators per thread
-#define PSLABS (BLOCK_N / 16)        // k16 slabs of O += P V
+#define KCH            (HEAD_DIM / ATTN_CHUNK)  // 64-column boxes per tile
+#define SACC           (BLOCK_N / 2)            // S accumulators per thread
+#define OACC           (HEAD_DIM / 2)           // O accumulators per thread
+#define PSLABS         (BLOCK_N / 16)           // k16 slabs of O += P V
 #define EMPTY_ARRIVALS (4 * CONSUMERS)
-#define PRODUCER_REGS 24
-#define CONSUMER_REGS 240
+#define PRODUCER_REGS  24
+#define CONSUMER_REGS  240
 
-static_assert(HEAD_DIM == 64 || HEAD_DIM == 128 || HEAD_DIM == 256, "HEAD_DIM must be 64, 128 or 256");
+static_assert(HEAD_DIM == 64 || HEAD_DIM == 128 || HEAD_DIM == 256,
+              "HEAD_DIM must be 64, 128 or 256");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
 static_assert(BLOCK_M == 64 * CONSUMERS && THREADS == 128 * (CONSUMERS + 1), "BLOCK_M, THREADS");
-static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 64 && BLOCK_N <= 256, "BLOCK_N: a multiple of 16 in 64..256");
+static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 64 && BLOCK_N <= 256,
+              "BLOCK_N: a multiple of 16 in 64..256");
 static_assert(STAGES >= 1, "STAGES");
-static_assert(CONSUMERS == 1 || (PRODUCER_REGS * 128 + CONSUMER_REGS * 256 <= 65536), "register split");
+static_assert(CONSUMERS == 1 || (PRODUCER_REGS * 128 + CONSUMER_REGS * 256 <= 65536),
+              "register split");
 
 #define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define WGMMA_QK CAT(wgmma_ss_n, BLOCK_N)
-#define WGMMA_PV CAT(wgmma_rs_n, HEAD_DIM)
+#define CAT(a, b)  CAT_(a, b)
+#define WGMMA_QK   CAT(wgmma_ss_n, BLOCK_N)
+#define WGMMA_PV   CAT(wgmma_rs_n, HEAD_DIM)
 
 // Two floats as a 16-bit pair (lo in the low half: the lower column / address).
 __device__ __forceinline__ unsigned pack2(float lo, float hi) { return ptx_pack2<AW_BF16>(lo, hi); }
@@ -110,7 +113,8 @@ PTX_WGMMA_RS(WGMMA_PV, HEAD_DIM, AW_TYPES, "16", "q, 1, 1, 1")
 
 // S = Q K^T for the K tile in stage `stage`: HEAD_DIM/16 wgmmas, one group.
 __device__ __forceinline__ void issue_qk(float *s, unsigned sQ, unsigned sK, int c, int stage) {
-  const unsigned long long dq = ptx_desc(sQ, ATTN_LBO_KMAJOR, ATTN_SBO), dk = ptx_desc(sK, ATTN_LBO_KMAJOR, ATTN_SBO);
+  const unsigned long long dq = ptx_desc(sQ, ATTN_LBO_KMAJOR, ATTN_SBO),
+                           dk = ptx_desc(sK, ATTN_LBO_KMAJOR, ATTN_SBO);
   ptx_wgmma_fence();
 #pragma unroll
   for (int ks = 0; ks < HEAD_DIM / 16; ++ks)
@@ -132,8 +136,9 @@ __device__ __forceinline__ void issue_pv(float *o, const unsigned *p, unsigned s
 // The softmax of a finished score tile s (the columns each of the thread's rows attends below
 // e0 and e1): the quad's row maxima, the running maxima and partial sums, the factor for O, and
 // p packed to 16-bit pairs as the A operand of O += P V.  s is only read (attn_softmax_step).
-__device__ __forceinline__ void softmax_core(const float *s, unsigned *p, float *m, float *l, float *factor, int t,
-                                             int e0, int e1, float scale_log2) {
+__device__ __forceinline__ void softmax_core(const float *s, unsigned *p, float *m, float *l,
+                                             float *factor, int t, int e0, int e1,
+                                             float scale_log2) {
   float mx[2], pf[SACC];
   attn_masked_scores(s, SACC, e0, e1, pf);
   attn_row_max(pf, SACC, mx);
@@ -146,11 +151,13 @@ __device__ __forceinline__ void softmax_core(const float *s, unsigned *p, float 
 #pragma unroll
   for (int kk = 0; kk < PSLABS; ++kk)
 #pragma unroll
-    for (int q = 0; q < 4; ++q) p[4 * kk + q] = pack2(pf[attn_p_acc(kk, 2 * q)], pf[attn_p_acc(kk, 2 * q + 1)]);
+    for (int q = 0; q < 4; ++q)
+      p[4 * kk + q] = pack2(pf[attn_p_acc(kk, 2 * q)], pf[attn_p_acc(kk, 2 * q + 1)]);
 }
 // Tiles from attn_first_masked on are masked; the others take the mask-free copy.
-__device__ __forceinline__ void softmax_tile(const float *s, unsigned *p, float *m, float *l, float *factor,
-                                             bool masked, int t, int row0, int n0, int L, int SQ, float scale_log2) {
+__device__ __forceinline__ void softmax_tile(const float *s, unsigned *p, float *m, float *l,
+                                             float *factor, bool masked, int t, int row0, int n0,
+                                             int L, int SQ, float scale_log2) {
   if (masked) {
     int e0, e1;
     attn_tile_ends(t, row0, n0, L, SQ, IS_CAUSAL, &e0, &e1);
@@ -178,7 +185,8 @@ __device__ __forceinline__ void clear_v_tail(unsigned sV, int stage, int n, int 
   for (int r = from + tc / 8; r < BLOCK_N; r += 16 * CONSUMERS)
 #pragma unroll
     for (int j = 0; j < KCH; ++j)
-      asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sV + attn_v_clear_offset(stage, j, r, tc % 8, BLOCK_N, HEAD_DIM)),
+      asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(
+                       sV + attn_v_clear_offset(stage, j, r, tc % 8, BLOCK_N, HEAD_DIM)),
                    "r"(0)
                    : "memory");
   ptx_fence_proxy_async();
@@ -192,9 +200,10 @@ __device__ __forceinline__ void release(unsigned bar) {
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
+    attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  const unsigned base = (ptx_smem_u32(smem_raw) + 1023u) & ~1023u;  // the 128-byte swizzle wants 1024
+  const unsigned base =
+      (ptx_smem_u32(smem_raw) + 1023u) & ~1023u;  // the 128-byte swizzle wants 1024
   const unsigned sQ = base;
   const unsigned sK = base + attn_smem_k(BLOCK_M, HEAD_DIM);
   const unsigned sV = base + attn_smem_v(BLOCK_M, BLOCK_N, HEAD_DIM, STAGES);
@@ -230,28 +239,29 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
       ptx_mbar_expect_tx(BAR(attn_bar_q()), attn_tile_bytes(BLOCK_M, HEAD_DIM));
 #pragma unroll
       for (int j = 0; j < KCH; ++j)
-        ptx_tma_load_4d(sQ + attn_q_box(j, BLOCK_M), &maps.q, BAR(attn_bar_q()), attn_box_col(j), h, m0, b);
+        ptx_tma_load_4d(sQ + attn_q_box(j, BLOCK_M), &maps.q, BAR(attn_bar_q()), attn_box_col(j), h,
+                        m0, b);
       for (int n = 0; n < n_tiles; ++n) {
         const int s = ptx_stage(n, STAGES);
         if (n >= STAGES) ptx_mbar_wait(BAR(attn_bar_kempty(s)), ptx_empty_parity(n, STAGES));
         ptx_mbar_expect_tx(BAR(attn_bar_kfull(s)), attn_tile_bytes(BLOCK_N, HEAD_DIM));
 #pragma unroll
         for (int j = 0; j < KCH; ++j)
-          ptx_tma_load_4d(sK + attn_kv_box(s, j, BLOCK_N, HEAD_DIM), &maps.k, BAR(attn_bar_kfull(s)), attn_box_col(j),
-                      hkv, n * BLOCK_N, b);
+          ptx_tma_load_4d(sK + attn_kv_box(s, j, BLOCK_N, HEAD_DIM), &maps.k,
+                          BAR(attn_bar_kfull(s)), attn_box_col(j), hkv, n * BLOCK_N, b);
         if (n >= STAGES) ptx_mbar_wait(BAR(attn_bar_vempty(s)), ptx_empty_parity(n, STAGES));
         ptx_mbar_expect_tx(BAR(attn_bar_vfull(s)), attn_tile_bytes(BLOCK_N, HEAD_DIM));
 #pragma unroll
         for (int j = 0; j < KCH; ++j)
-          ptx_tma_load_4d(sV + attn_kv_box(s, j, BLOCK_N, HEAD_DIM), &maps.v, BAR(attn_bar_vfull(s)), attn_box_col(j),
-                      hkv, n * BLOCK_N, b);
+          ptx_tma_load_4d(sV + attn_kv_box(s, j, BLOCK_N, HEAD_DIM), &maps.v,
+                          BAR(attn_bar_vfull(s)), attn_box_col(j), hkv, n * BLOCK_N, b);
       }
     }
   } else {
 #if CONSUMERS == 2
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #endif
-    const int c = wg - 1;                             // this consumer's 64 rows: m0 + 64c ..
+    const int c = wg - 1;                        // this consumer's 64 rows: m0 + 64c ..
     const int row0 = attn_thread_row(m0, c, t);  // the thread's rows: row0, row0 + 8
     const int first_masked = attn_first_masked(m0, L, a.SQ, IS_CAUSAL, BLOCK_N, n_tiles);
     float o[OACC], m[2] = {ATTN_NEG_INF, ATTN_NEG_INF}, l[2] = {0.f, 0.f}, factor[2];
@@ -275,13 +285,14 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
         ptx_mbar_wait(BAR(attn_bar_kfull(sn)), ptx_full_parity(n, STAGES));
         issue_qk(s, sQ, sK, c, sn);  // S_n = Q K_n^T ...
         ptx_mbar_wait(BAR(attn_bar_vfull(sp)), ptx_full_parity(n - 1, STAGES));
-        issue_pv(o, p, sV, sp);      // ... and O += P_{n-1} V_{n-1} behind it
-        ptx_wgmma_wait<1>();             // S_n is done (groups complete in order)
+        issue_pv(o, p, sV, sp);  // ... and O += P_{n-1} V_{n-1} behind it
+        ptx_wgmma_wait<1>();     // S_n is done (groups complete in order)
         ptx_reg_fence<SACC>(s);
         release(BAR(attn_bar_kempty(sn)));
         unsigned pn[SACC / 2];
-        softmax_tile(s, pn, m, l, factor, n >= first_masked, t, row0, n * BLOCK_N, L, a.SQ, a.scale_log2);
-        ptx_wgmma_wait<0>();             // O += P_{n-1} V_{n-1} is done
+        softmax_tile(s, pn, m, l, factor, n >= first_masked, t, row0, n * BLOCK_N, L, a.SQ,
+                     a.scale_log2);
+        ptx_wgmma_wait<0>();  // O += P_{n-1} V_{n-1} is done
         ptx_reg_fence<OACC>(o);
         ptx_reg_fence<SACC / 2>(p);
         release(BAR(attn_bar_vempty(sp)));
@@ -304,7 +315,8 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
         ptx_wgmma_wait<0>();
         ptx_reg_fence<SACC>(s);
         release(BAR(attn_bar_kempty(sn)));
-        softmax_tile(s, p, m, l, factor, n >= first_masked, t, row0, n * BLOCK_N, L, a.SQ, a.scale_log2);
+        softmax_tile(s, p, m, l, factor, n >= first_masked, t, row0, n * BLOCK_N, L, a.SQ,
+                     a.scale_log2);
         rescale(o, factor);
         ptx_mbar_wait(BAR(attn_bar_vfull(sn)), ptx_full_parity(n, STAGES));
         clear_v_tail(sV, sn, n, L, a.kv_lens != 0);  // only the last tile has rows past L
@@ -328,14 +340,16 @@ attn_wgmma(const __grid_constant__ attn_tma_maps maps, const attn_args a) {
     for (int i = 0; i < OACC; i += 2) {
       const int row = attn_o_row(row0, i);
       if (row < a.SQ)
-        *(unsigned *)(O + attn_o_offset(b, row, h, attn_acc_col(t, i), a.SQ, a.HQ, HEAD_DIM)) = pack2(o[i], o[i + 1]);
+        *(unsigned *)(O + attn_o_offset(b, row, h, attn_acc_col(t, i), a.SQ, a.HQ, HEAD_DIM)) =
+            pack2(o[i], o[i + 1]);
     }
     if (a.lse && attn_lse_writer(t)) {
       float *lse = (float *)a.lse;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = attn_lse_row(row0, r);
-        if (row < a.SQ) lse[attn_lse_offset(b, h, row, a.SQ, a.HQ)] = attn_lse(m[r], l[r], a.scale_log2);
+        if (row < a.SQ)
+          lse[attn_lse_offset(b, h, row, a.SQ, a.HQ)] = attn_lse(m[r], l[r], a.scale_log2);
       }
     }
   }

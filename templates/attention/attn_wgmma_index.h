@@ -18,7 +18,7 @@
 #include "../common/rt_ptx.h" /* swizzle, descriptors, stage phases, exp2 and log2: shared by every template */
 
 #if defined(__CUDACC__)
-#define ATTN_FN static __host__ __device__ __forceinline__
+#define ATTN_FN     static __host__ __device__ __forceinline__
 #define ATTN_UNROLL _Pragma("unroll")
 #else
 #include <math.h>
@@ -66,7 +66,7 @@ ATTN_FN int attn_first_masked(int m0, int L, int SQ, int causal, int block_n, in
 /* Every TMA box is ROWS rows of 128 bytes (64 elements of the head dim; one swizzle row),
  * placed by rt_ptx.h's ptx_sw128 (the regions below are 1024-byte aligned). */
 #define ATTN_ROW_BYTES 128
-#define ATTN_CHUNK 64 /* head-dim elements per box */
+#define ATTN_CHUNK     64 /* head-dim elements per box */
 
 /* The block's shared memory, from a 1024-byte aligned base:
  *   Q      d/64 boxes of block_m rows                       (loaded once)
@@ -111,7 +111,9 @@ ATTN_FN int attn_tile_bytes(int rows, int d) { return rows * d * 2; }
  * Consumer thread tc (0 .. 128*consumers-1) clears 16-byte chunk tc % 8 of rows
  * from + tc/8 + i*16*consumers in every box j, at byte attn_v_clear_offset of the V region; a
  * whole 128-byte row is cleared, so the swizzle does not matter. */
-ATTN_FN int attn_v_clear_from(int n, int block_n, int L) { return attn_max(0, attn_min(block_n, L - n * block_n)); }
+ATTN_FN int attn_v_clear_from(int n, int block_n, int L) {
+  return attn_max(0, attn_min(block_n, L - n * block_n));
+}
 ATTN_FN int attn_v_clear_offset(int s, int j, int row, int chunk, int block_n, int d) {
   return attn_kv_box(s, j, block_n, d) + row * ATTN_ROW_BYTES + chunk * 16;
 }
@@ -120,8 +122,8 @@ ATTN_FN int attn_v_clear_offset(int s, int j, int row, int chunk, int block_n, i
 
 /* The wgmma descriptors are rt_ptx.h's ptx_desc, one per operand region, with each wgmma's
  * start added by ptx_desc_add. */
-#define ATTN_SBO 1024 /* between 8-row core-matrix groups: 8 rows of 128 bytes */
-#define ATTN_LBO_KMAJOR 16 /* unused by a swizzled K-major operand; 16 as CUTLASS writes it */
+#define ATTN_SBO        1024 /* between 8-row core-matrix groups: 8 rows of 128 bytes */
+#define ATTN_LBO_KMAJOR 16   /* unused by a swizzled K-major operand; 16 as CUTLASS writes it */
 
 /* S = Q K^T, slab ks of 16 head-dim elements (ks < d/16): both operands K-major (the head dim
  * contiguous in a swizzled row).  A: consumer warpgroup c's 64 query rows of Q, starting in box
@@ -129,11 +131,15 @@ ATTN_FN int attn_v_clear_offset(int s, int j, int row, int chunk, int block_n, i
 ATTN_FN int attn_q_desc_start(int c, int ks, int block_m) {
   return attn_q_box(ks / 4, block_m) + c * 64 * ATTN_ROW_BYTES + (ks % 4) * 32;
 }
-ATTN_FN int attn_k_desc_start(int s, int ks, int block_n, int d) { return attn_kv_box(s, ks / 4, block_n, d) + (ks % 4) * 32; }
+ATTN_FN int attn_k_desc_start(int s, int ks, int block_n, int d) {
+  return attn_kv_box(s, ks / 4, block_n, d) + (ks % 4) * 32;
+}
 /* O += P V, slab kk of 16 keys (kk < block_n/16): B = V (keys x head dim) is MN-major (the head
  * dim, wgmma's N, contiguous) and read with imm-trans-b 1: start at key row 16kk of the stage's
  * first box, LBO = the step between 64-column boxes along N, SBO = 1024 between 8-key groups. */
-ATTN_FN int attn_v_desc_start(int s, int kk, int block_n, int d) { return attn_kv_box(s, 0, block_n, d) + kk * 16 * ATTN_ROW_BYTES; }
+ATTN_FN int attn_v_desc_start(int s, int kk, int block_n, int d) {
+  return attn_kv_box(s, 0, block_n, d) + kk * 16 * ATTN_ROW_BYTES;
+}
 ATTN_FN int attn_v_lbo(int block_n) { return block_n * ATTN_ROW_BYTES; }
 
 /* ------------------------------------------------------------------ fragments */
@@ -186,7 +192,9 @@ ATTN_FN void attn_tile_ends(int t, int row0, int n0, int L, int SQ, int causal, 
   *e0 = attn_key_end(row0, L, SQ, causal) - n0 - 2 * (t % 4);
   *e1 = attn_key_end(row0 + 8, L, SQ, causal) - n0 - 2 * (t % 4);
 }
-ATTN_FN int attn_keep(int i, int e0, int e1) { return 8 * (i / 4) + i % 2 < (attn_acc_half(i) ? e1 : e0); }
+ATTN_FN int attn_keep(int i, int e0, int e1) {
+  return 8 * (i / 4) + i % 2 < (attn_acc_half(i) ? e1 : e0);
+}
 /* x = the scores, -inf where not attended (with ATTN_NO_MASK a plain copy the compiler folds). */
 ATTN_FN void attn_masked_scores(const float *s, int n, int e0, int e1, float *x) {
   ATTN_UNROLL
@@ -205,8 +213,8 @@ ATTN_FN void attn_row_max(const float *x, int n, float mx[2]) {
  * sums are added once, at the end, since the 4 threads scale theirs alike).  A row whose maximum
  * is still -inf (no key attended yet) uses 0 as its maximum, so its p and factor are 0, never
  * NaN. */
-ATTN_FN void attn_softmax_step(float *x, int n, const float mx[2], float m[2], float l[2], float factor[2],
-                               float scale_log2) {
+ATTN_FN void attn_softmax_step(float *x, int n, const float mx[2], float m[2], float l[2],
+                               float factor[2], float scale_log2) {
   float base[2];
   ATTN_UNROLL
   for (int r = 0; r < 2; r++) {
@@ -256,6 +264,8 @@ ATTN_FN int attn_lse_writer(int t) { return t % 4 == 0; }
 ATTN_FN long long attn_o_offset(int b, int row, int h, int col, int SQ, int HQ, int D) {
   return (((long long)b * SQ + row) * HQ + h) * D + col;
 }
-ATTN_FN long long attn_lse_offset(int b, int h, int row, int SQ, int HQ) { return ((long long)b * HQ + h) * SQ + row; }
+ATTN_FN long long attn_lse_offset(int b, int h, int row, int SQ, int HQ) {
+  return ((long long)b * HQ + h) * SQ + row;
+}
 
 #endif

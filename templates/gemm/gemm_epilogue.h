@@ -43,7 +43,7 @@ typedef struct gemm_epi_args {
   unsigned long long scale_a;  /* const float * (fp8 A's scale), or 0 for 1 */
   unsigned long long scale_b;  /* const float * (fp8 B's scale), or 0 for 1 */
   float alpha, beta;
-  unsigned flags;              /* GEMM_EPI_BETA | _BIAS | _RES | (activation << GEMM_EPI_ACT_SHIFT) */
+  unsigned flags; /* GEMM_EPI_BETA | _BIAS | _RES | (activation << GEMM_EPI_ACT_SHIFT) */
   unsigned pad;
 } gemm_epi_args;
 
@@ -52,7 +52,13 @@ enum { GEMM_ACT_NONE = 0, GEMM_ACT_RELU = 1, GEMM_ACT_GELU = 2, GEMM_ACT_SILU = 
 /* gemm_epi_args.flags; GEMM_EPI_VSCALE: scale_a holds M floats (one per row of A) and scale_b N
  * (one per column of D), so the product's scale is alpha * scale_a[m] * scale_b[n] (fp8 with
  * per-row / per-column quantisation, +vscale; both vectors shared by the batch) */
-enum { GEMM_EPI_BETA = 1, GEMM_EPI_BIAS = 2, GEMM_EPI_RES = 4, GEMM_EPI_VSCALE = 16, GEMM_EPI_ACT_SHIFT = 8 };
+enum {
+  GEMM_EPI_BETA = 1,
+  GEMM_EPI_BIAS = 2,
+  GEMM_EPI_RES = 4,
+  GEMM_EPI_VSCALE = 16,
+  GEMM_EPI_ACT_SHIFT = 8
+};
 /* Output type codes: the manifests' OUT_TYPE and the family's out_code. */
 enum { GEMM_OUT_F32 = 0, GEMM_OUT_F16 = 1, GEMM_OUT_BF16 = 2 };
 
@@ -79,8 +85,8 @@ GEMM_EPI_FN float gemm_epi_act(int act, float v) {
 
 /* One element through the steps of `flags` (gemm_epi_args.flags): s*acc (+ beta*c) (+ bias)
  * -> act (+ r).  The kernels load c, bias and r only for the steps that read them (else 0). */
-GEMM_EPI_FN float gemm_epi_apply(unsigned flags, int act, float s, float beta, float acc, float c, float bias,
-                                 float r) {
+GEMM_EPI_FN float gemm_epi_apply(unsigned flags, int act, float s, float beta, float acc, float c,
+                                 float bias, float r) {
   float v = s * acc;
   if (flags & GEMM_EPI_BETA) v = beta * c + v;
   if (flags & GEMM_EPI_BIAS) v += bias;

@@ -60,8 +60,7 @@ GEMM_FN int gemm_ceil_div(int a, int b) { return (a + b - 1) / b; }
  * mapped so that `group` consecutive tile rows are walked column by column (neighbouring
  * blocks share A rows and B columns in L2).  group == 1 is plain row-major order.  The last
  * group may be shorter.  A bijection from [0, tiles_m*tiles_n) onto the tiles. */
-GEMM_FN void gemm_swizzle(int pid, int tiles_m, int tiles_n, int group, int *tile_m,
-                          int *tile_n) {
+GEMM_FN void gemm_swizzle(int pid, int tiles_m, int tiles_n, int group, int *tile_m, int *tile_n) {
   int per_group = group * tiles_n;
   int first_m = (pid / per_group) * group;
   int rows = tiles_m - first_m < group ? tiles_m - first_m : group;
@@ -132,8 +131,10 @@ GEMM_FN int gemm_ldsm_a_offset(int row0, int ks, int lane, int ld_bytes) {
 GEMM_FN int gemm_ldsm_bcol_offset(int n0, int ks, int lane, int ld_bytes) {
   return (n0 + gemm_ldsm_bcol_row(lane)) * ld_bytes + (ks * 2 + gemm_ldsm_bcol_chunk(lane)) * 16;
 }
-GEMM_FN int gemm_ldsm_brow_offset(int n0, int ks, int kstep, int lane, int ld_bytes, int elem_bytes) {
-  return (ks * kstep + gemm_ldsm_brow_k(lane)) * ld_bytes + (n0 + 8 * gemm_ldsm_brow_chunk(lane)) * elem_bytes;
+GEMM_FN int gemm_ldsm_brow_offset(int n0, int ks, int kstep, int lane, int ld_bytes,
+                                  int elem_bytes) {
+  return (ks * kstep + gemm_ldsm_brow_k(lane)) * ld_bytes +
+         (n0 + 8 * gemm_ldsm_brow_chunk(lane)) * elem_bytes;
 }
 /* gemm_mma's cp.async loads.  A stage's operand tile is `rows` rows of `cpr` 16-byte chunks (A
  * and B stored N x K: rows of M or N, chunks along K; B stored K x N: rows of K, chunks along
@@ -143,7 +144,9 @@ GEMM_FN int gemm_ldsm_brow_offset(int n0, int ks, int kstep, int lane, int ld_by
  * copied exactly once and a thread's rows are evenly spaced, so the kernel computes one source
  * address, one row mask and one shared offset per tile before its main loop and steps them. */
 GEMM_FN int gemm_load_iters(int rows, int cpr, int threads) { return rows * cpr / threads; }
-GEMM_FN int gemm_load_row(int t, int cpr, int threads, int i) { return t / cpr + i * (threads / cpr); }
+GEMM_FN int gemm_load_row(int t, int cpr, int threads, int i) {
+  return t / cpr + i * (threads / cpr);
+}
 GEMM_FN int gemm_load_chunk(int t, int cpr) { return t % cpr; }
 /* Bit i set when the thread's row i (gemm_load_row) is below `limit` once `first` is added
  * (the tile's first row in the matrix): the rows of A past M or of B past N, whose chunks are
@@ -168,18 +171,18 @@ typedef struct gemm_plan {
   unsigned rows_in;
   int k_left;
 } gemm_plan;
-GEMM_FN gemm_plan gemm_plan_kmajor(int t, int threads, int cpr, int iters, int ch, int block_k, int kt, int r0,
-                                   int limit, int K, int ld) {
+GEMM_FN gemm_plan gemm_plan_kmajor(int t, int threads, int cpr, int iters, int ch, int block_k,
+                                   int kt, int r0, int limit, int K, int ld) {
   const int r = gemm_load_row(t, cpr, threads, 0), k = gemm_load_chunk(t, cpr) * ch + kt * block_k;
   gemm_plan p = {(long long)(r0 + r) * K + k, (long long)(threads / cpr) * K, r * ld + k % block_k,
                  gemm_load_rows_in(t, cpr, threads, iters, r0, limit), K - k};
   return p;
 }
-GEMM_FN gemm_plan gemm_plan_nmajor(int t, int threads, int cpr, int ch, int block_k, int kt, int n0, int N, int K,
-                                   int ld) {
+GEMM_FN gemm_plan gemm_plan_nmajor(int t, int threads, int cpr, int ch, int block_k, int kt, int n0,
+                                   int N, int K, int ld) {
   const int r = gemm_load_row(t, cpr, threads, 0), n = gemm_load_chunk(t, cpr) * ch;
-  gemm_plan p = {(long long)(kt * block_k + r) * N + n0 + n, (long long)(threads / cpr) * N, r * ld + n,
-                 n0 + n < N ? ~0u : 0u, K - kt * block_k - r};
+  gemm_plan p = {(long long)(kt * block_k + r) * N + n0 + n, (long long)(threads / cpr) * N,
+                 r * ld + n, n0 + n < N ? ~0u : 0u, K - kt * block_k - r};
   return p;
 }
 
@@ -193,18 +196,20 @@ GEMM_FN int gemm_tf32_brow_index(int n0, int ks, int lane, int h, int ld) {
 /* Output coordinates of mma.sync accumulator element (mi, ni, i) held by `lane` of warp
  * (warp_m, warp_n) in the block tile (tile_m, tile_n).  Rows and columns may fall outside the
  * matrix on edge tiles; the kernel stores only those inside. */
-GEMM_FN int gemm_mma_out_row(int tile_m, int block_m, int warp_m, int warp_tile_m, int mi,
-                             int lane, int i) {
+GEMM_FN int gemm_mma_out_row(int tile_m, int block_m, int warp_m, int warp_tile_m, int mi, int lane,
+                             int i) {
   return tile_m * block_m + warp_m * warp_tile_m + mi * 16 + gemm_mma_c_row(lane, i);
 }
-GEMM_FN int gemm_mma_out_col(int tile_n, int block_n, int warp_n, int warp_tile_n, int ni,
-                             int lane, int i) {
+GEMM_FN int gemm_mma_out_col(int tile_n, int block_n, int warp_n, int warp_tile_n, int ni, int lane,
+                             int i) {
   return tile_n * block_n + warp_n * warp_tile_n + ni * 8 + gemm_mma_c_col(lane, i);
 }
 
 /* wgmma m64nNk16 f32 accumulator: element i (0 .. N/2-1) of thread t (0..127) of a warpgroup
  * sits at row 16*(t/32) + groupID + 8*((i/2)%2), column 8*(i/4) + 2*threadID_in_group + i%2. */
-GEMM_FN int gemm_wgmma_d_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2); }
+GEMM_FN int gemm_wgmma_d_row(int t, int i) {
+  return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2);
+}
 GEMM_FN int gemm_wgmma_d_col(int t, int i) { return 8 * (i / 4) + 2 * (t % 4) + i % 2; }
 
 /* gemm_wgmma's shared-memory operand layout (PTX ISA 9.7.15.5.1.2, 128-byte swizzle): TMA
@@ -214,7 +219,9 @@ GEMM_FN int gemm_wgmma_d_col(int t, int i) { return 8 * (i / 4) + 2 * (t % 4) + 
  * BLOCK_N rows of 64 K elements.  b_col 0 (nn, N-major): BLOCK_N/64 boxes, box j holding N
  * columns 64j..64j+63 as BLOCK_K rows of k, at byte gemm_wgmma_b_box_offset(j) of the stage.
  * Where element (k, n) of the tile lands, in bytes from the stage start: */
-GEMM_FN int gemm_wgmma_b_box_offset(int b_col, int j, int block_k) { return b_col ? 0 : j * block_k * 128; }
+GEMM_FN int gemm_wgmma_b_box_offset(int b_col, int j, int block_k) {
+  return b_col ? 0 : j * block_k * 128;
+}
 GEMM_FN int gemm_wgmma_b_tma_offset(int b_col, int k, int n, int block_k) {
   return b_col ? ptx_sw128(n, 2 * k)
                : gemm_wgmma_b_box_offset(0, n / 64, block_k) + ptx_sw128(k, 2 * (n % 64));
@@ -236,7 +243,9 @@ GEMM_FN void gemm_wgmma_b_box(int b_col, int j, int kt, int n0, int block_k, int
  * the tile at row m0) gemm_wgmma_a_parts_in are.  gemm_wgmma_stage_bytes is what a block's
  * full barrier expects for a stage: every A part inside (each block multicasts its own), its own
  * B boxes inside. */
-GEMM_FN int gemm_wgmma_b_box_in(int b_col, int j, int n0, int N) { return (b_col ? n0 : n0 + 64 * j) < N; }
+GEMM_FN int gemm_wgmma_b_box_in(int b_col, int j, int n0, int N) {
+  return (b_col ? n0 : n0 + 64 * j) < N;
+}
 GEMM_FN int gemm_wgmma_a_parts_in(int m0, int M, int part_rows, int cluster) {
   int in = 0;
   for (int r = 0; r < cluster; r++) in += m0 + r * part_rows < M;
@@ -244,11 +253,13 @@ GEMM_FN int gemm_wgmma_a_parts_in(int m0, int M, int part_rows, int cluster) {
 }
 /* gemm_wgmma_stage_bytes_es for elements of es bytes (fp8: 1, with block_k 128; a K row of a
  * stage is 128 bytes either way); gemm_wgmma_stage_bytes for 16-bit elements. */
-GEMM_FN int gemm_wgmma_stage_bytes_es(int b_col, int block_m, int block_n, int block_k, int es, int cluster, int m0,
-                                      int n0, int M, int N) {
-  int bytes = gemm_wgmma_a_parts_in(m0, M, block_m / cluster, cluster) * (block_m / cluster) * block_k * es;
+GEMM_FN int gemm_wgmma_stage_bytes_es(int b_col, int block_m, int block_n, int block_k, int es,
+                                      int cluster, int m0, int n0, int M, int N) {
+  int bytes =
+      gemm_wgmma_a_parts_in(m0, M, block_m / cluster, cluster) * (block_m / cluster) * block_k * es;
   const int box_bytes = (b_col ? block_n : 64) * block_k * es;
-  for (int j = 0; j < gemm_wgmma_b_boxes(b_col, block_n); j++) bytes += gemm_wgmma_b_box_in(b_col, j, n0, N) * box_bytes;
+  for (int j = 0; j < gemm_wgmma_b_boxes(b_col, block_n); j++)
+    bytes += gemm_wgmma_b_box_in(b_col, j, n0, N) * box_bytes;
   return bytes;
 }
 /* A cluster's shared A tile: block `rank` of `cluster` loads tile rows [rank*part_rows, +part_rows)
@@ -262,8 +273,8 @@ GEMM_FN int gemm_wgmma_a_part_row(int rank, int m0, int block_m, int cluster) {
 GEMM_FN int gemm_wgmma_a_part_offset(int rank, int block_m, int block_k, int es, int cluster) {
   return rank * gemm_wgmma_a_part_rows(block_m, cluster) * block_k * es;
 }
-GEMM_FN int gemm_wgmma_stage_bytes(int b_col, int block_m, int block_n, int block_k, int cluster, int m0, int n0,
-                                   int M, int N) {
+GEMM_FN int gemm_wgmma_stage_bytes(int b_col, int block_m, int block_n, int block_k, int cluster,
+                                   int m0, int n0, int M, int N) {
   return gemm_wgmma_stage_bytes_es(b_col, block_m, block_n, block_k, 2, cluster, m0, n0, M, N);
 }
 
@@ -290,8 +301,7 @@ GEMM_FN int gemm_wgmma_b_sbo(void) { return 1024; }
 GEMM_FN int gemm_simt_row(int tile_m, int block_m, int ty, int thread_m, int i) {
   return tile_m * block_m + ty * thread_m + i;
 }
-GEMM_FN int gemm_simt_col(int tile_n, int block_n, int tx, int threads_n, int vec, int j,
-                          int v) {
+GEMM_FN int gemm_simt_col(int tile_n, int block_n, int tx, int threads_n, int vec, int j, int v) {
   return tile_n * block_n + j * threads_n * vec + tx * vec + v;
 }
 
@@ -305,7 +315,6 @@ GEMM_FN int gemm_simt_col(int tile_n, int block_n, int tx, int threads_n, int ve
  * waiting for all but the newest group, the consumers release slab g + kt - 1, which belongs to
  * this unit when kt > 0 (-1: none); a unit's last slab is released after its wait_group 0. */
 GEMM_FN int gemm_pipe_release(int g, int kt) { return kt > 0 ? g + kt - 1 : -1; }
-
 
 /* gemm_skinny: block bx of a grid of ceil(M/rows) x tiles_n blocks computes rows
  * row_block*rows .. +rows of C and columns col_block*(warps*cols) .. +warps*cols; warp w of it

@@ -22,21 +22,21 @@
 #include "gemm_index.h"
 #include "rt_ptx.h"
 
-#define CH (16 / ES)       // elements per 16-byte chunk
-#define KSTEP (32 / ES)    // K of one mma: 16 (f16/bf16) or 8 (tf32)
-#define A_LD (BLOCK_K + 16 / ES)  // +16 bytes: ldmatrix rows hit distinct banks
+#define CH    (16 / ES)            // elements per 16-byte chunk
+#define KSTEP (32 / ES)            // K of one mma: 16 (f16/bf16) or 8 (tf32)
+#define A_LD  (BLOCK_K + 16 / ES)  // +16 bytes: ldmatrix rows hit distinct banks
 #if B_COL
-#define B_LD (BLOCK_K + 16 / ES)
+#define B_LD   (BLOCK_K + 16 / ES)
 #define B_TILE (BLOCK_N * B_LD)
 #else
-#define B_LD (BLOCK_N + 8)
+#define B_LD   (BLOCK_N + 8)
 #define B_TILE (BLOCK_K * B_LD)
 #endif
 #define A_TILE (BLOCK_M * A_LD)
-#define WTM (BLOCK_M / WARPS_M)
-#define WTN (BLOCK_N / WARPS_N)
-#define MI (WTM / 16)
-#define NI (WTN / 8)
+#define WTM    (BLOCK_M / WARPS_M)
+#define WTN    (BLOCK_N / WARPS_N)
+#define MI     (WTM / 16)
+#define NI     (WTN / 8)
 
 static_assert(THREADS == WARPS_M * WARPS_N * 32, "THREADS must be WARPS_M*WARPS_N*32");
 static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16x16");
@@ -71,17 +71,19 @@ static_assert(KSTEPS % 2 == 0, "BLOCK_K must be an even number of mma K steps");
 #define A_CPR (BLOCK_K / CH)  // 16-byte chunks per row of a stage's A tile
 #if B_COL
 #define B_ROWS BLOCK_N
-#define B_CPR (BLOCK_K / CH)
+#define B_CPR  (BLOCK_K / CH)
 #else
 #define B_ROWS BLOCK_K
-#define B_CPR (BLOCK_N / CH)
+#define B_CPR  (BLOCK_N / CH)
 #endif
 #define A_ITERS (BLOCK_M * A_CPR / THREADS)  // chunks per thread and stage (gemm_load_iters)
 #define B_ITERS (B_ROWS * B_CPR / THREADS)
 #define A_RSTEP (THREADS / A_CPR)  // rows between a thread's chunks
 #define B_RSTEP (THREADS / B_CPR)
-static_assert(THREADS % A_CPR == 0 && (BLOCK_M * A_CPR) % THREADS == 0, "A tile chunks must split evenly over the threads");
-static_assert(THREADS % B_CPR == 0 && (B_ROWS * B_CPR) % THREADS == 0, "B tile chunks must split evenly over the threads");
+static_assert(THREADS % A_CPR == 0 && (BLOCK_M * A_CPR) % THREADS == 0,
+              "A tile chunks must split evenly over the threads");
+static_assert(THREADS % B_CPR == 0 && (B_ROWS * B_CPR) % THREADS == 0,
+              "B tile chunks must split evenly over the threads");
 static_assert(A_ITERS <= 32 && B_ITERS <= 32, "row masks hold 32 rows");
 
 // A thread's copy loops are unrolled fully up to 8 chunks of 16-bit elements and by 4 beyond
@@ -143,10 +145,10 @@ __device__ __forceinline__ void copy_b_nmajor(chunk_plan &p, unsigned stage, con
 // aligned, so every chunk is wholly inside or wholly outside the matrix); otherwise element
 // by element.
 template <bool VEC>
-__device__ __forceinline__ void load_tile(const elem_t *__restrict__ A, const elem_t *__restrict__ B,
-                                          chunk_plan &pa, chunk_plan &pb, elem_t *sA,
-                                          elem_t *sB, int m0, int n0, int kt, int M, int N, int K,
-                                          int tid) {
+__device__ __forceinline__ void load_tile(const elem_t *__restrict__ A,
+                                          const elem_t *__restrict__ B, chunk_plan &pa,
+                                          chunk_plan &pb, elem_t *sA, elem_t *sB, int m0, int n0,
+                                          int kt, int M, int N, int K, int tid) {
   const int k0 = kt * BLOCK_K;
   if (VEC) {
     copy_kmajor<A_ITERS, A_RSTEP * A_LD * ES>(pa, ptx_smem_u32(sA), A);
@@ -180,7 +182,8 @@ __device__ __forceinline__ void load_tile(const elem_t *__restrict__ A, const el
 // The fragments of K step ks of a stage: A for the warp's MI 16-row tiles, B for its NI 8-column
 // tiles (rounded to tf32 for f32 inputs).
 __device__ __forceinline__ void load_frags(unsigned af[MI][4], unsigned bf[NI][2], const elem_t *sA,
-                                           const elem_t *sB, int ks, int warp_m, int warp_n, int lane) {
+                                           const elem_t *sB, int ks, int warp_m, int warp_n,
+                                           int lane) {
   const unsigned a_base = ptx_smem_u32(sA), b_base = ptx_smem_u32(sB);
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
@@ -190,13 +193,18 @@ __device__ __forceinline__ void load_frags(unsigned af[MI][4], unsigned bf[NI][2
 #if B_COL
     unsigned r[4];
     ptx_ldsm_x4(r, b_base + gemm_ldsm_bcol_offset(warp_n * WTN + nj * 16, ks, lane, B_LD * ES));
-    bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
-    bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
+    bf[2 * nj][0] = r[0];
+    bf[2 * nj][1] = r[1];
+    bf[2 * nj + 1][0] = r[2];
+    bf[2 * nj + 1][1] = r[3];
 #elif ES == 2
     unsigned r[4];
-    ptx_ldsm_x4_trans(r, b_base + gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, KSTEP, lane, B_LD * ES, ES));
-    bf[2 * nj][0] = r[0]; bf[2 * nj][1] = r[1];
-    bf[2 * nj + 1][0] = r[2]; bf[2 * nj + 1][1] = r[3];
+    ptx_ldsm_x4_trans(
+        r, b_base + gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, KSTEP, lane, B_LD * ES, ES));
+    bf[2 * nj][0] = r[0];
+    bf[2 * nj][1] = r[1];
+    bf[2 * nj + 1][0] = r[2];
+    bf[2 * nj + 1][1] = r[3];
 #else
     // tf32 with N-contiguous B: ldmatrix cannot transpose 32-bit elements; b0 = (k tig,
     // n g), b1 = (k tig+4, n g) read directly (B_LD = BLOCK_N+8 keeps the banks distinct).
@@ -223,14 +231,16 @@ __device__ __forceinline__ void load_frags(unsigned af[MI][4], unsigned bf[NI][2
 
 // The fragments after K step ks of the tile in stage st, into the other buffer: step ks+1, or
 // step 0 of the next tile (stage st_next) when there is one.
-__device__ __forceinline__ void next_frags(unsigned af[2][MI][4], unsigned bf[2][NI][2], const elem_t *sA0,
-                                           const elem_t *sB0, int st, int st_next, int ks, bool more, int warp_m,
-                                           int warp_n, int lane) {
+__device__ __forceinline__ void next_frags(unsigned af[2][MI][4], unsigned bf[2][NI][2],
+                                           const elem_t *sA0, const elem_t *sB0, int st,
+                                           int st_next, int ks, bool more, int warp_m, int warp_n,
+                                           int lane) {
   const int b = (ks + 1) % 2;
   if (ks < KSTEPS - 1)
     load_frags(af[b], bf[b], sA0 + st * A_TILE, sB0 + st * B_TILE, ks + 1, warp_m, warp_n, lane);
   else if (more)
-    load_frags(af[b], bf[b], sA0 + st_next * A_TILE, sB0 + st_next * B_TILE, 0, warp_m, warp_n, lane);
+    load_frags(af[b], bf[b], sA0 + st_next * A_TILE, sB0 + st_next * B_TILE, 0, warp_m, warp_n,
+               lane);
 }
 
 // In source order the next fragments are read before the current step's mmas: ptxas then
@@ -248,22 +258,27 @@ __device__ __forceinline__ void next_frags(unsigned af[2][MI][4], unsigned bf[2]
 // is free; it is refilled at the start of tile i+1).
 template <bool VEC>
 __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__restrict__ A,
-                                         const elem_t *__restrict__ B, elem_t *sA0, elem_t *sB0, int m0,
-                                         int n0, int kt_begin, int nk, int M, int N, int K, int tid,
-                                         int warp_m, int warp_n, int lane) {
+                                         const elem_t *__restrict__ B, elem_t *sA0, elem_t *sB0,
+                                         int m0, int n0, int kt_begin, int nk, int M, int N, int K,
+                                         int tid, int warp_m, int warp_n, int lane) {
   chunk_plan pa = {}, pb = {};
   if (VEC) {
-    pa = to_chunk_plan(A, gemm_plan_kmajor(tid, THREADS, A_CPR, A_ITERS, CH, BLOCK_K, kt_begin, m0, M, K, A_LD));
+    pa = to_chunk_plan(
+        A, gemm_plan_kmajor(tid, THREADS, A_CPR, A_ITERS, CH, BLOCK_K, kt_begin, m0, M, K, A_LD));
 #if B_COL
-    pb = to_chunk_plan(B, gemm_plan_kmajor(tid, THREADS, B_CPR, B_ITERS, CH, BLOCK_K, kt_begin, n0, N, K, B_LD));
+    pb = to_chunk_plan(
+        B, gemm_plan_kmajor(tid, THREADS, B_CPR, B_ITERS, CH, BLOCK_K, kt_begin, n0, N, K, B_LD));
 #else
-    pb = to_chunk_plan(B, gemm_plan_nmajor(tid, THREADS, B_CPR, CH, BLOCK_K, kt_begin, n0, N, K, B_LD));
+    pb = to_chunk_plan(
+        B, gemm_plan_nmajor(tid, THREADS, B_CPR, CH, BLOCK_K, kt_begin, n0, N, K, B_LD));
 #endif
   }
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < nk) load_tile<VEC>(A, B, pa, pb, sA0 + s * A_TILE, sB0 + s * B_TILE, m0, n0, kt_begin + s, M, N, K, tid);
+    if (s < nk)
+      load_tile<VEC>(A, B, pa, pb, sA0 + s * A_TILE, sB0 + s * B_TILE, m0, n0, kt_begin + s, M, N,
+                     K, tid);
     ptx_cp_async_commit();
   }
   ptx_cp_async_wait<STAGES - 2>();
@@ -276,7 +291,8 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
   int st = 0, st_next = 1 % STAGES, st_fill = STAGES - 1;
   for (int i = 0; i < nk; ++i) {
     if (i + STAGES - 1 < nk)
-      load_tile<VEC>(A, B, pa, pb, sA0 + st_fill * A_TILE, sB0 + st_fill * B_TILE, m0, n0, kt_begin + i + STAGES - 1, M, N, K, tid);
+      load_tile<VEC>(A, B, pa, pb, sA0 + st_fill * A_TILE, sB0 + st_fill * B_TILE, m0, n0,
+                     kt_begin + i + STAGES - 1, M, N, K, tid);
     ptx_cp_async_commit();
 #pragma unroll
     for (int ks = 0; ks < KSTEPS; ++ks) {
@@ -284,12 +300,14 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
         ptx_cp_async_wait<STAGES - 2>();
         __syncthreads();
       }
-      if (!FRAGS_AFTER) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
+      if (!FRAGS_AFTER)
+        next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int ni = 0; ni < NI; ++ni) mma(acc[mi][ni], af[ks % 2][mi], bf[ks % 2][ni]);
-      if (FRAGS_AFTER) next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
+      if (FRAGS_AFTER)
+        next_frags(af, bf, sA0, sB0, st, st_next, ks, i + 1 < nk, warp_m, warp_n, lane);
     }
     st_fill = st;
     st = st_next;
@@ -299,15 +317,15 @@ __device__ __forceinline__ void mainloop(float acc[MI][NI][4], const elem_t *__r
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_mma(const void *__restrict__ A_, const void *__restrict__ B_, float *__restrict__ C,
-         int M, int N, int K) {
+    gemm_mma(const void *__restrict__ A_, const void *__restrict__ B_, float *__restrict__ C, int M,
+             int N, int K) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
 
   int tile_m, tile_n;
-  gemm_swizzle(blockIdx.x, gemm_ceil_div(M, BLOCK_M), gemm_ceil_div(N, BLOCK_N), SWIZZLE,
-               &tile_m, &tile_n);
+  gemm_swizzle(blockIdx.x, gemm_ceil_div(M, BLOCK_M), gemm_ceil_div(N, BLOCK_N), SWIZZLE, &tile_m,
+               &tile_n);
   const int batch = blockIdx.z / SPLIT_K, slice = blockIdx.z % SPLIT_K;
   const elem_t *A = (const elem_t *)A_ + (long long)batch * M * K;
   const elem_t *B = (const elem_t *)B_ + (long long)batch * K * N;
@@ -320,7 +338,7 @@ gemm_mma(const void *__restrict__ A_, const void *__restrict__ B_, float *__rest
 #if SPLIT_K > 1
   if (nk <= 0) return;  // an empty slice adds nothing
 #endif
-  // cp.async needs 16-byte aligned rows: K (and N for row-major B) multiples of a chunk.
+    // cp.async needs 16-byte aligned rows: K (and N for row-major B) multiples of a chunk.
 #if B_COL
   const bool vec = K % CH == 0;
 #else

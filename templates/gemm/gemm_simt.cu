@@ -11,21 +11,32 @@
 // B_COL (0: B is K x N, 1: stored N x K).  Launch: grid (tiles_m*tiles_n, 1, BATCH), block THREADS, static shared memory only.
 #include "gemm_index.h"
 
-
 #define TN_THREADS (BLOCK_N / THREAD_N)  // threads along N
 #define TM_THREADS (BLOCK_M / THREAD_M)
-#define A_PAD 4                          // As is stored K-major: [BLOCK_K][BLOCK_M + A_PAD]
-#define A_LOADS ((BLOCK_M * BLOCK_K / VEC + THREADS - 1) / THREADS)
-#define B_LOADS ((BLOCK_N * BLOCK_K / VEC + THREADS - 1) / THREADS)
+#define A_PAD      4  // As is stored K-major: [BLOCK_K][BLOCK_M + A_PAD]
+#define A_LOADS    ((BLOCK_M * BLOCK_K / VEC + THREADS - 1) / THREADS)
+#define B_LOADS    ((BLOCK_N * BLOCK_K / VEC + THREADS - 1) / THREADS)
 
-static_assert(THREADS == TM_THREADS * TN_THREADS, "THREADS must be (BLOCK_M/THREAD_M)*(BLOCK_N/THREAD_N)");
-static_assert(THREAD_N % VEC == 0 && BLOCK_K % VEC == 0 && BLOCK_N % VEC == 0, "VEC must divide THREAD_N, BLOCK_K and BLOCK_N");
+static_assert(THREADS == TM_THREADS * TN_THREADS,
+              "THREADS must be (BLOCK_M/THREAD_M)*(BLOCK_N/THREAD_N)");
+static_assert(THREAD_N % VEC == 0 && BLOCK_K % VEC == 0 && BLOCK_N % VEC == 0,
+              "VEC must divide THREAD_N, BLOCK_K and BLOCK_N");
 static_assert(VEC == 1 || VEC == 2 || VEC == 4, "VEC must be 1, 2 or 4");
 
-template <int V> struct vec_t;
-template <> struct vec_t<1> { typedef float type; };
-template <> struct vec_t<2> { typedef float2 type; };
-template <> struct vec_t<4> { typedef float4 type; };
+template <int V>
+struct vec_t;
+template <>
+struct vec_t<1> {
+  typedef float type;
+};
+template <>
+struct vec_t<2> {
+  typedef float2 type;
+};
+template <>
+struct vec_t<4> {
+  typedef float4 type;
+};
 typedef vec_t<VEC>::type fvec;
 
 // Packs VEC floats from registers into a vector (no type punning of register arrays).
@@ -53,7 +64,8 @@ __device__ __forceinline__ void fetch_a(float *r, const float *A, int c, int m0,
     vload(r, A + (long long)gm * K + gk);
   } else {
 #pragma unroll
-    for (int v = 0; v < VEC; ++v) r[v] = (gm < M && gk + v < K) ? A[(long long)gm * K + gk + v] : 0.f;
+    for (int v = 0; v < VEC; ++v)
+      r[v] = (gm < M && gk + v < K) ? A[(long long)gm * K + gk + v] : 0.f;
   }
 }
 
@@ -67,7 +79,8 @@ __device__ __forceinline__ void fetch_b(float *r, const float *B, int c, int n0,
     vload(r, B + (long long)gn * K + gk);
   } else {
 #pragma unroll
-    for (int v = 0; v < VEC; ++v) r[v] = (gn < N && gk + v < K) ? B[(long long)gn * K + gk + v] : 0.f;
+    for (int v = 0; v < VEC; ++v)
+      r[v] = (gn < N && gk + v < K) ? B[(long long)gn * K + gk + v] : 0.f;
   }
 }
 #else
@@ -80,21 +93,22 @@ __device__ __forceinline__ void fetch_b(float *r, const float *B, int c, int n0,
     vload(r, B + (long long)gk * N + gn);
   } else {
 #pragma unroll
-    for (int v = 0; v < VEC; ++v) r[v] = (gk < K && gn + v < N) ? B[(long long)gk * N + gn + v] : 0.f;
+    for (int v = 0; v < VEC; ++v)
+      r[v] = (gk < K && gn + v < N) ? B[(long long)gk * N + gn + v] : 0.f;
   }
 }
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_simt(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
-          int M, int N, int K) {
+    gemm_simt(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
+              int M, int N, int K) {
   __shared__ __align__(16) float As[2][BLOCK_K][BLOCK_M + A_PAD];
   __shared__ __align__(16) float Bs[2][BLOCK_K][BLOCK_N];
   const int tid = threadIdx.x;
   const int tx = tid % TN_THREADS, ty = tid / TN_THREADS;
   int tile_m, tile_n;
-  gemm_swizzle(blockIdx.x, gemm_ceil_div(M, BLOCK_M), gemm_ceil_div(N, BLOCK_N), SWIZZLE,
-               &tile_m, &tile_n);
+  gemm_swizzle(blockIdx.x, gemm_ceil_div(M, BLOCK_M), gemm_ceil_div(N, BLOCK_N), SWIZZLE, &tile_m,
+               &tile_n);
   const int batch = blockIdx.z;
   A += (long long)batch * M * K;
   B += (long long)batch * K * N;
@@ -117,16 +131,16 @@ gemm_simt(const float *__restrict__ A, const float *__restrict__ B, float *__res
   const int nk = gemm_ceil_div(K, BLOCK_K);
 
   // fetch: global -> registers; stash: registers -> shared buffer `buf`
-#define FETCH(k0)                                                                      \
-  do {                                                                                 \
-    _Pragma("unroll") for (int l = 0; l < A_LOADS; ++l) {                              \
-      int c = tid + l * THREADS;                                                       \
-      if (c < BLOCK_M * BLOCK_K / VEC) fetch_a(ra[l], A, c, m0, (k0), M, K, vec_a);    \
-    }                                                                                  \
-    _Pragma("unroll") for (int l = 0; l < B_LOADS; ++l) {                              \
-      int c = tid + l * THREADS;                                                       \
-      if (c < BLOCK_N * BLOCK_K / VEC) fetch_b(rb[l], B, c, n0, (k0), N, K, vec_b);    \
-    }                                                                                  \
+#define FETCH(k0)                                                                   \
+  do {                                                                              \
+    _Pragma("unroll") for (int l = 0; l < A_LOADS; ++l) {                           \
+      int c = tid + l * THREADS;                                                    \
+      if (c < BLOCK_M * BLOCK_K / VEC) fetch_a(ra[l], A, c, m0, (k0), M, K, vec_a); \
+    }                                                                               \
+    _Pragma("unroll") for (int l = 0; l < B_LOADS; ++l) {                           \
+      int c = tid + l * THREADS;                                                    \
+      if (c < BLOCK_N * BLOCK_K / VEC) fetch_b(rb[l], B, c, n0, (k0), N, K, vec_b); \
+    }                                                                               \
   } while (0)
 
   auto stash = [&](int buf) {

@@ -31,7 +31,7 @@
 #ifndef B_E5M2
 #define B_E5M2 0
 #endif
-#define FP8 (DTYPE_CODE == 4 || DTYPE_CODE == 5)
+#define FP8    (DTYPE_CODE == 4 || DTYPE_CODE == 5)
 #define A_E5M2 (DTYPE_CODE == 5)
 static_assert(EPI || (!FP8 && OUT_TYPE == 0), "fp8 inputs and a 16-bit output need EPI 1");
 static_assert(SPLIT_K == 1 || OUT_TYPE == 0, "split-K adds fp32 partial sums");
@@ -58,7 +58,8 @@ __device__ __forceinline__ unsigned fp8x2_to_f16x2(unsigned short b, bool e5m2) 
 }
 // The four fp8 values of a 32-bit word as floats.
 __device__ __forceinline__ void unpack_word(unsigned w, float *f, bool e5m2) {
-  const unsigned lo = fp8x2_to_f16x2((unsigned short)(w & 0xffffu), e5m2), hi = fp8x2_to_f16x2((unsigned short)(w >> 16), e5m2);
+  const unsigned lo = fp8x2_to_f16x2((unsigned short)(w & 0xffffu), e5m2),
+                 hi = fp8x2_to_f16x2((unsigned short)(w >> 16), e5m2);
   f[0] = f16_to_f32((unsigned short)(lo & 0xffffu));
   f[1] = f16_to_f32((unsigned short)(lo >> 16));
   f[2] = f16_to_f32((unsigned short)(hi & 0xffffu));
@@ -124,12 +125,13 @@ __device__ __forceinline__ void st_out(unsigned short *p, float v) {
 // B is streamed: read once, kept out of L1 so that A stays there (rt_ptx.h's ptx_ld_stream16).
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__restrict__ C,
-            int M, int N, int K
+    gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__restrict__ C,
+                int M, int N, int K
 #if EPI
-            , const gemm_epi_args epi
+                ,
+                const gemm_epi_args epi
 #endif
-) {
+    ) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   int row_block, col_block;
   gemm_skinny_tile(blockIdx.x, gemm_ceil_div(N, WARPS * COLS), &row_block, &col_block);
@@ -186,7 +188,8 @@ gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__r
         const float bv = to_f32(B[(long long)(n0 + c) * K + k], B_E5M2);
 #pragma unroll
         for (int m = 0; m < ROWS; ++m)
-          if (m0 + m < M) acc[m][c] = fmaf(to_f32(A[(long long)(m0 + m) * K + k], A_E5M2), bv, acc[m][c]);
+          if (m0 + m < M)
+            acc[m][c] = fmaf(to_f32(A[(long long)(m0 + m) * K + k], A_E5M2), bv, acc[m][c]);
       }
     }
   }
@@ -198,7 +201,8 @@ gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__r
   const float scale = vscale ? epi.alpha
                              : epi.alpha * (epi.scale_a ? *(const float *)epi.scale_a : 1.f) *
                                    (epi.scale_b ? *(const float *)epi.scale_b : 1.f);
-  const unsigned flags = slice == 0 ? epi.flags : epi.flags & ~(unsigned)(GEMM_EPI_BIAS | GEMM_EPI_RES);
+  const unsigned flags =
+      slice == 0 ? epi.flags : epi.flags & ~(unsigned)(GEMM_EPI_BIAS | GEMM_EPI_RES);
   const int act = (int)(epi.flags >> GEMM_EPI_ACT_SHIFT) & 3;
 #endif
 #pragma unroll
@@ -213,11 +217,14 @@ gemm_skinny(const void *__restrict__ A_, const void *__restrict__ B_, out_t *__r
         out_t *dst = C + at;
 #if EPI
         const long long bat = (long long)batch * M * N + at;
-        const float sv = vscale ? scale * ((const float *)epi.scale_a)[m0 + m] * ((const float *)epi.scale_b)[n0 + c] : scale;
-        v = gemm_epi_apply(flags, act, sv, epi.beta, v,
-                           (flags & GEMM_EPI_BETA) ? ld_out((const out_t *)epi.c + bat) : 0.f,
-                           (flags & GEMM_EPI_BIAS) ? ld_out((const out_t *)epi.bias + n0 + c) : 0.f,
-                           (flags & GEMM_EPI_RES) ? ld_out((const out_t *)epi.residual + bat) : 0.f);
+        const float sv = vscale ? scale * ((const float *)epi.scale_a)[m0 + m] *
+                                      ((const float *)epi.scale_b)[n0 + c]
+                                : scale;
+        v = gemm_epi_apply(
+            flags, act, sv, epi.beta, v,
+            (flags & GEMM_EPI_BETA) ? ld_out((const out_t *)epi.c + bat) : 0.f,
+            (flags & GEMM_EPI_BIAS) ? ld_out((const out_t *)epi.bias + n0 + c) : 0.f,
+            (flags & GEMM_EPI_RES) ? ld_out((const out_t *)epi.residual + bat) : 0.f);
 #endif
 #if SPLIT_K == 1
         st_out(dst, v);

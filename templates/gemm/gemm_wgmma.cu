@@ -70,7 +70,7 @@
 #elif DTYPE_CODE == 2
 #define WGMMA_AB "bf16.bf16"
 #elif DTYPE_CODE == 4 || DTYPE_CODE == 5
-#define FP8 1
+#define FP8     1
 #define WGMMA_A (DTYPE_CODE == 4 ? "e4m3" : "e5m2")
 #if DTYPE_CODE == 4 && !B_E5M2
 #define WGMMA_AB "e4m3.e4m3"
@@ -88,26 +88,27 @@
 #define FP8 0
 #endif
 
-#define WG_TILES (BLOCK_M / (64 * WARPGROUPS))  // m64 tiles per warpgroup
-#define ACC (BLOCK_N / 2)                         // f32 accumulators per thread per m64 tile
+#define WG_TILES      (BLOCK_M / (64 * WARPGROUPS))  // m64 tiles per warpgroup
+#define ACC           (BLOCK_N / 2)                  // f32 accumulators per thread per m64 tile
 #define A_STAGE_BYTES (BLOCK_M * BLOCK_K * ES)
 #define B_STAGE_BYTES (BLOCK_N * BLOCK_K * ES)
 // One wgmma reads 32 bytes of K: k16 of 16-bit elements, k32 of fp8 ones.  Its last operands:
 // scale-d, imm-scale-a, imm-scale-b and for 16-bit types imm-trans-a, imm-trans-b (fp8 operands
 // are K-major only, with no transpose operands).
 #if FP8
-#define WGMMA_K "32"
+#define WGMMA_K    "32"
 #define WGMMA_TAIL "p, 1, 1"
 #elif B_COL
-#define WGMMA_K "16"
+#define WGMMA_K    "16"
 #define WGMMA_TAIL "p, 1, 1, 0, 0"  // B K-major
 #else
-#define WGMMA_K "16"
+#define WGMMA_K    "16"
 #define WGMMA_TAIL "p, 1, 1, 0, 1"  // B N-major: imm-trans-b
 #endif
 #define K_STEPS gemm_wgmma_k_steps(BLOCK_K, ES)  // wgmmas per m64 tile and K slab
 
-static_assert(BLOCK_K * ES == 128, "BLOCK_K must fill one 128-byte swizzle row (64 16-bit or 128 fp8 elements)");
+static_assert(BLOCK_K * ES == 128,
+              "BLOCK_K must fill one 128-byte swizzle row (64 16-bit or 128 fp8 elements)");
 static_assert(!FP8 || B_COL == 1, "fp8 operands are read K-major: B stored N x K (layout nt)");
 #ifndef EPI
 #define EPI 0
@@ -124,9 +125,11 @@ static_assert(SPLIT_K == 1 || OUT_TYPE == 0, "split-K adds fp32 partial sums");
 #ifndef CLUSTER
 #define CLUSTER 1
 #endif
-#define A_PART_ROWS (BLOCK_M / CLUSTER)  // rows of the shared A tile each block loads (gemm_wgmma_a_part_rows)
+#define A_PART_ROWS \
+  (BLOCK_M / CLUSTER)  // rows of the shared A tile each block loads (gemm_wgmma_a_part_rows)
 #define EMPTY_ARRIVALS (WARPGROUPS * 4 * CLUSTER)  // consumer warps of the cluster, per stage
-static_assert(THREADS == 128 * (WARPGROUPS + PRODUCER), "THREADS must be 128*(WARPGROUPS+PRODUCER)");
+static_assert(THREADS == 128 * (WARPGROUPS + PRODUCER),
+              "THREADS must be 128*(WARPGROUPS+PRODUCER)");
 static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "BLOCK_M must be a multiple of 64*WARPGROUPS");
 static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 256, "BLOCK_N must be 64, 128 or 256");
 static_assert(CLUSTER == 1 || (PRODUCER == 1 && A_PART_ROWS % 8 == 0),
@@ -139,7 +142,8 @@ static_assert(CLUSTER == 1 || (PRODUCER == 1 && A_PART_ROWS % 8 == 0),
 #endif
 #define PRODUCER_REGS 40
 #define CONSUMER_REGS 232
-static_assert(!SETMAXNREG || (PRODUCER == 1 && WARPGROUPS == 2), "SETMAXNREG needs a producer and two consumers");
+static_assert(!SETMAXNREG || (PRODUCER == 1 && WARPGROUPS == 2),
+              "SETMAXNREG needs a producer and two consumers");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 256 <= 65536, "register split");
 
 struct __align__(64) tma_desc {
@@ -153,8 +157,8 @@ struct __align__(64) tma_desc {
 
 // The TMA loads of one stage's B tile: K slab kt, N columns n0.. of the block.
 // (Boxes wholly past N are skipped: gemm_wgmma_b_box_in.)
-__device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsigned bar, int kt, int n0, int batch,
-                                       int N) {
+__device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsigned bar, int kt,
+                                       int n0, int batch, int N) {
 #pragma unroll
   for (int j = 0; j < gemm_wgmma_b_boxes(B_COL, BLOCK_N); ++j) {
     int c0, c1;
@@ -168,16 +172,18 @@ __device__ __forceinline__ void load_b(unsigned dst, const tma_desc *map, unsign
 // cluster, block `rank` loads rows [rank*A_PART_ROWS, (rank+1)*A_PART_ROWS) of the A tile, which
 // every block of the cluster shares (gemm_unit_tile), and multicasts them into the same place of
 // each block's stage, completing on each block's full barrier; each block loads its own B.
-__device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned full, const tma_desc *tmA,
-                                           const tma_desc *tmB, int s, int kt, int m0, int n0, int batch,
-                                           int rank, int M, int N) {
+__device__ __forceinline__ void load_stage(unsigned sA, unsigned sB, unsigned full,
+                                           const tma_desc *tmA, const tma_desc *tmB, int s, int kt,
+                                           int m0, int n0, int batch, int rank, int M, int N) {
   // the bytes of every box that reaches this block's stage (boxes wholly outside are skipped)
-  ptx_mbar_expect_tx(full, gemm_wgmma_stage_bytes_es(B_COL, BLOCK_M, BLOCK_N, BLOCK_K, ES, CLUSTER, m0, n0, M, N));
+  ptx_mbar_expect_tx(
+      full, gemm_wgmma_stage_bytes_es(B_COL, BLOCK_M, BLOCK_N, BLOCK_K, ES, CLUSTER, m0, n0, M, N));
 #if CLUSTER > 1
   const int row = gemm_wgmma_a_part_row(rank, m0, BLOCK_M, CLUSTER);
   if (row < M)
-    ptx_tma_load_3d_multicast(sA + s * A_STAGE_BYTES + gemm_wgmma_a_part_offset(rank, BLOCK_M, BLOCK_K, ES, CLUSTER), tmA,
-                          full, kt * BLOCK_K, row, batch, (unsigned short)((1u << CLUSTER) - 1));
+    ptx_tma_load_3d_multicast(
+        sA + s * A_STAGE_BYTES + gemm_wgmma_a_part_offset(rank, BLOCK_M, BLOCK_K, ES, CLUSTER), tmA,
+        full, kt * BLOCK_K, row, batch, (unsigned short)((1u << CLUSTER) - 1));
 #else
   (void)rank;
   ptx_tma_load_3d(sA + s * A_STAGE_BYTES, tmA, full, kt * BLOCK_K, m0, batch);  // m0 < M: inside
@@ -252,7 +258,8 @@ __device__ __forceinline__ float ld_out(const unsigned short *p) { return out_to
 __device__ __forceinline__ float2 ld_out2(const float *p) { return *(const float2 *)p; }
 __device__ __forceinline__ float2 ld_out2(const unsigned short *p) {
   const unsigned w = *(const unsigned *)p;
-  return make_float2(out_to_f32((unsigned short)(w & 0xffffu)), out_to_f32((unsigned short)(w >> 16)));
+  return make_float2(out_to_f32((unsigned short)(w & 0xffffu)),
+                     out_to_f32((unsigned short)(w >> 16)));
 }
 __device__ __forceinline__ void st_out(float *p, float v) { *p = v; }
 __device__ __forceinline__ void st_out(unsigned short *p, float v) {
@@ -264,7 +271,9 @@ __device__ __forceinline__ void st_out(unsigned short *p, float v) {
 #endif
   *p = h;
 }
-__device__ __forceinline__ void st_out2(float *p, float a, float b) { *(float2 *)p = make_float2(a, b); }
+__device__ __forceinline__ void st_out2(float *p, float a, float b) {
+  *(float2 *)p = make_float2(a, b);
+}
 __device__ __forceinline__ void st_out2(unsigned short *p, float a, float b) {
   unsigned w;  // cvt.rn.{bf16,f16}x2: the first source goes to the upper half
 #if OUT_TYPE == 2
@@ -286,12 +295,13 @@ struct epi_ctx {
   int act;
   long long base;  // this batch's first element of C, D and the residual
 };
-__device__ __forceinline__ void epi_pair(const epi_ctx &e, int row, long long at, int col, bool two, float &v0,
-                                         float &v1) {
+__device__ __forceinline__ void epi_pair(const epi_ctx &e, int row, long long at, int col, bool two,
+                                         float &v0, float &v1) {
   float2 cv = make_float2(0.f, 0.f), rv = cv, bv = cv;
   float s0 = e.s, s1 = e.s;
   if (e.flags & GEMM_EPI_VSCALE) {
-    const float sr = e.s * ((const float *)e.a->scale_a)[row], *sb = (const float *)e.a->scale_b + col;
+    const float sr = e.s * ((const float *)e.a->scale_a)[row],
+                *sb = (const float *)e.a->scale_b + col;
     s0 = sr * sb[0];
     s1 = two ? sr * sb[1] : 0.f;
   }
@@ -315,8 +325,8 @@ __device__ __forceinline__ void epi_pair(const epi_ctx &e, int row, long long at
 // A finished tile's accumulators into D (this batch's matrix), bounds-checked (edge tiles, and a
 // cluster's tile past N, which only shares its A), through the epilogue when EPI.  SPLIT_K > 1
 // adds the partial sums with atomics into D (fp32), which the launcher zeroes.
-__device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], out_t *D, const epi_ctx &e, int m0, int n0,
-                                           int M, int N, int wg, int t) {
+__device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], out_t *D, const epi_ctx &e,
+                                           int m0, int n0, int M, int N, int wg, int t) {
   const bool pair_ok = N % 2 == 0;
 #pragma unroll
   for (int mt = 0; mt < WG_TILES; ++mt)
@@ -359,19 +369,20 @@ __device__ __forceinline__ void store_tile(float (&acc)[WG_TILES][ACC], out_t *D
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
-gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_desc tmB,
-           out_t *__restrict__ C, int M, int N, int K
+    gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_desc tmB,
+               out_t *__restrict__ C, int M, int N, int K
 #if EPI
-           , const gemm_epi_args epi
+               ,
+               const gemm_epi_args epi
 #endif
-) {
+    ) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned raw = ptx_smem_u32(smem_raw);
   const unsigned base = (raw + 1023u) & ~1023u;  // 128B swizzle wants 1024-byte alignment
   const unsigned sA = base;
   const unsigned sB = base + STAGES * A_STAGE_BYTES;
   const unsigned full = sB + STAGES * B_STAGE_BYTES;  // STAGES full barriers, then
-  const unsigned empty = full + 8 * STAGES;            // STAGES empty ones (PRODUCER 1)
+  const unsigned empty = full + 8 * STAGES;           // STAGES empty ones (PRODUCER 1)
 
   const int tid = threadIdx.x, wg = tid / 128, t = tid % 128;
   const int tiles_m = gemm_ceil_div(M, BLOCK_M), tiles_n = gemm_ceil_div(N, BLOCK_N);
@@ -412,8 +423,8 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
         for (int kt = 0; kt < nk; ++kt, ++g) {
           const int s = ptx_stage(g, STAGES);
           if (g >= STAGES) ptx_mbar_wait(empty + 8 * s, ptx_empty_parity(g, STAGES));
-          load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + kt, tile_m * BLOCK_M, tile_n * BLOCK_N, batch,
-                     rank, M, N);
+          load_stage(sA, sB, full + 8 * s, &tmA, &tmB, s, k0 + kt, tile_m * BLOCK_M,
+                     tile_n * BLOCK_N, batch, rank, M, N);
         }
       }
     }
@@ -430,9 +441,10 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
     ectx.base = (long long)batch * M * N;
 #if EPI
     ectx.a = &epi;
-    ectx.s = (epi.flags & GEMM_EPI_VSCALE) ? epi.alpha
-                                           : epi.alpha * (epi.scale_a ? *(const float *)epi.scale_a : 1.f) *
-                                                 (epi.scale_b ? *(const float *)epi.scale_b : 1.f);
+    ectx.s = (epi.flags & GEMM_EPI_VSCALE)
+                 ? epi.alpha
+                 : epi.alpha * (epi.scale_a ? *(const float *)epi.scale_a : 1.f) *
+                       (epi.scale_b ? *(const float *)epi.scale_b : 1.f);
     ectx.flags = slice == 0 ? epi.flags : epi.flags & ~(unsigned)(GEMM_EPI_BIAS | GEMM_EPI_RES);
     ectx.act = (int)(epi.flags >> GEMM_EPI_ACT_SHIFT) & 3;
 #else
@@ -450,8 +462,8 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
       __syncthreads();  // every thread is past the last unit's wait_group 0: its stages are free
       if (tid == 0)
         for (int s = 0; s < STAGES && s < nk; ++s)
-          load_stage(sA, sB, full + 8 * ptx_stage(g + s, STAGES), &tmA, &tmB, ptx_stage(g + s, STAGES),
-                     k0 + s, m0, n0, batch, 0, M, N);
+          load_stage(sA, sB, full + 8 * ptx_stage(g + s, STAGES), &tmA, &tmB,
+                     ptx_stage(g + s, STAGES), k0 + s, m0, n0, batch, 0, M, N);
 #endif
 #pragma unroll
       for (int i = 0; i < WG_TILES; ++i)
@@ -464,8 +476,9 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
         ptx_wgmma_fence();
 #pragma unroll
         for (int k = 0; k < K_STEPS; ++k) {
-          const unsigned long long db = ptx_desc(sB + s * B_STAGE_BYTES + gemm_wgmma_b_start(B_COL, k),
-                                                  gemm_wgmma_b_lbo(B_COL, BLOCK_K), gemm_wgmma_b_sbo());
+          const unsigned long long db =
+              ptx_desc(sB + s * B_STAGE_BYTES + gemm_wgmma_b_start(B_COL, k),
+                       gemm_wgmma_b_lbo(B_COL, BLOCK_K), gemm_wgmma_b_sbo());
 #pragma unroll
           for (int mt = 0; mt < WG_TILES; ++mt) {
             const unsigned a = sA + s * A_STAGE_BYTES + gemm_wgmma_a_start(wg * WG_TILES + mt, k);
@@ -480,8 +493,8 @@ gemm_wgmma(const __grid_constant__ tma_desc tmA, const __grid_constant__ tma_des
 #else
         __syncthreads();
         if (tid == 0 && done >= 0 && kt - 1 + STAGES < nk)
-          load_stage(sA, sB, full + 8 * ptx_stage(done, STAGES), &tmA, &tmB, ptx_stage(done, STAGES),
-                     k0 + kt - 1 + STAGES, m0, n0, batch, 0, M, N);
+          load_stage(sA, sB, full + 8 * ptx_stage(done, STAGES), &tmA, &tmB,
+                     ptx_stage(done, STAGES), k0 + kt - 1 + STAGES, m0, n0, batch, 0, M, N);
 #endif
       }
       ptx_wgmma_wait<0>();

@@ -8,9 +8,9 @@
 // Parameters (#defines from the manifest): WARPS, ROW_THREADS, VEC, UNROLL, ONLINE, THREADS.
 #include "softmax_common.h"
 
-#define RPB (THREADS / ROW_THREADS)                 // rows per block
-#define ROW_WARPS ((ROW_THREADS + 31) / 32)         // warps sharing one row
-#define LANES (ROW_THREADS < 32 ? ROW_THREADS : 32) // threads of a row within one warp
+#define RPB       (THREADS / ROW_THREADS)                // rows per block
+#define ROW_WARPS ((ROW_THREADS + 31) / 32)              // warps sharing one row
+#define LANES     (ROW_THREADS < 32 ? ROW_THREADS : 32)  // threads of a row within one warp
 
 struct __align__(sizeof(elem) * VEC) vec_t {
   elem v[VEC];
@@ -24,12 +24,17 @@ __device__ __forceinline__ void combine(float &m, float &s, float m2, float s2) 
 
 // Reduces (m, s) over the ROW_THREADS threads of a row; every one of them gets the result.
 // mode 0: max of m; mode 1: sum of s; mode 2: the online (m, s) pair.
-__device__ __forceinline__ void row_reduce(float &m, float &s, int mode, float (*red)[ROW_WARPS][2]) {
+__device__ __forceinline__ void row_reduce(float &m, float &s, int mode,
+                                           float (*red)[ROW_WARPS][2]) {
   for (int o = LANES / 2; o > 0; o /= 2) {
-    float m2 = __shfl_xor_sync(0xffffffffu, m, o, LANES), s2 = __shfl_xor_sync(0xffffffffu, s, o, LANES);
-    if (mode == 0) m = fmaxf(m, m2);
-    else if (mode == 1) s += s2;
-    else combine(m, s, m2, s2);
+    float m2 = __shfl_xor_sync(0xffffffffu, m, o, LANES),
+          s2 = __shfl_xor_sync(0xffffffffu, s, o, LANES);
+    if (mode == 0)
+      m = fmaxf(m, m2);
+    else if (mode == 1)
+      s += s2;
+    else
+      combine(m, s, m2, s2);
   }
 #if ROW_WARPS > 1
   const int row = threadIdx.x / ROW_THREADS, w = (threadIdx.x % ROW_THREADS) / 32;
@@ -42,9 +47,12 @@ __device__ __forceinline__ void row_reduce(float &m, float &s, int mode, float (
   m = red[row][0][0];
   s = red[row][0][1];
   for (int k = 1; k < ROW_WARPS; k++) {
-    if (mode == 0) m = fmaxf(m, red[row][k][0]);
-    else if (mode == 1) s += red[row][k][1];
-    else combine(m, s, red[row][k][0], red[row][k][1]);
+    if (mode == 0)
+      m = fmaxf(m, red[row][k][0]);
+    else if (mode == 1)
+      s += red[row][k][1];
+    else
+      combine(m, s, red[row][k][0], red[row][k][1]);
   }
 #endif
 }
@@ -57,13 +65,14 @@ __device__ __forceinline__ void load(vec_t (&buf)[UNROLL], const vec_t *xr, int 
     if (i0 + u * ROW_THREADS < nv) buf[u] = xr[i0 + u * ROW_THREADS];
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const elem *x, elem *y, int rows, int cols) {
+extern "C" __global__ void __launch_bounds__(THREADS)
+    softmax_rows(const elem *x, elem *y, int rows, int cols) {
   __shared__ float red[RPB][ROW_WARPS][2];
   const int r = blockIdx.x * RPB + threadIdx.x / ROW_THREADS, t = threadIdx.x % ROW_THREADS;
-  const bool live = r < rows; // every thread takes part in the block's barriers
+  const bool live = r < rows;  // every thread takes part in the block's barriers
   const vec_t *xr = (const vec_t *)(x + (size_t)(live ? r : 0) * cols);
   vec_t *yr = (vec_t *)(y + (size_t)(live ? r : 0) * cols);
-  const int nv = live ? cols / VEC : 0; // vectors in the row (COLS % VEC == 0)
+  const int nv = live ? cols / VEC : 0;  // vectors in the row (COLS % VEC == 0)
   float m = NEG_INF, s = 0.f;
   for (int i0 = t; i0 < nv; i0 += ROW_THREADS * UNROLL) {
     vec_t buf[UNROLL];

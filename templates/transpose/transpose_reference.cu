@@ -3,7 +3,7 @@
 #if defined(RT_DTYPE_f32)
 typedef unsigned int elem;
 #else
-typedef unsigned short elem; // f16 and bf16 move as 16-bit words
+typedef unsigned short elem;  // f16 and bf16 move as 16-bit words
 #endif
 
 extern "C" __global__ void transpose_reference(const elem *in, elem *out, int rows, int cols) {

@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(TILE / VEC * BLOCK_ROWS)
   }
   __syncthreads();
   for (int j = ty; j < TILE; j += BLOCK_ROWS) {
-    const long long oc = c0 + j; // a row of the output is a column of the input
+    const long long oc = c0 + j;  // a row of the output is a column of the input
 #pragma unroll
     for (int v = 0; v < VEC; v++) {
       const long long orow = r0 + tx + v;

@@ -13,7 +13,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!err.source[0]) abort();
     return 0;
   }
-  const char *shapes[] = {f->example_shape, "1", "64x64", "4096x4096x4096", "0x1", "9999999999x2", "2147482623",
+  const char *shapes[] = {f->example_shape,
+                          "1",
+                          "64x64",
+                          "4096x4096x4096",
+                          "0x1",
+                          "9999999999x2",
+                          "2147482623",
                           "2147482623x2147482623x2147482623"};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     problem p;

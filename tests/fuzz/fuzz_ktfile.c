@@ -19,7 +19,8 @@ static void use(const ktfile *kf) {
     ktfile_result(kf, i, &r);
     size_t idx = 0;
     rt_error err = {0};
-    if (ktfile_find(kf, r.config, &idx, &err) != RT_OK || idx != i) abort(); /* a config finds itself */
+    if (ktfile_find(kf, r.config, &idx, &err) != RT_OK || idx != i)
+      abort(); /* a config finds itself */
   }
   ktfile_count_within(kf, 0.05);
   size_t *order = NULL, n = 0;

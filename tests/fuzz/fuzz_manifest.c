@@ -44,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (manifest_source_prefix(m, sp, i, &env, manifest_dtype(m, 0), &prefix, &err) == RT_OK) {
         /* the prefix is #define lines and #line: a quote or newline from the file never gets in */
         const char *line = strstr(prefix, "#line 1 \"");
-        if (!line || strchr(line + 9, '"') != strrchr(prefix, '"') || strchr(line, '\n') != prefix + strlen(prefix) - 1)
+        if (!line || strchr(line + 9, '"') != strrchr(prefix, '"') ||
+            strchr(line, '\n') != prefix + strlen(prefix) - 1)
           abort();
       }
       free(prefix);

@@ -102,8 +102,10 @@ static void make(page_data *x, input *in) {
       TEXT(x->strings[i][j]);
       *f[j] = x->strings[i][j];
     }
-    if (take_byte(in) % 2) snprintf(c->status, sizeof c->status, "OK");
-    else TEXT(c->status);
+    if (take_byte(in) % 2)
+      snprintf(c->status, sizeof c->status, "OK");
+    else
+      TEXT(c->status);
     c->timing = (timing_kind)(take_byte(in) % 3);
     c->ms = take_double(in);
     c->intensity = take_double(in);
@@ -141,8 +143,16 @@ static void make(page_data *x, input *in) {
     if (!x->sec[si].runs) x->sec[si].runs = r;
     x->sec[si].nruns++;
   }
-  x->page = (report_page){.title = x->title, .source = x->source, .generated = x->generated, .sec = x->sec,
-                          .nsec = nsec, .order = x->order, .start = x->start, .ncand = ncand, .tol = 0.05, .top = 1 + (int)(take_byte(in) % 10),
+  x->page = (report_page){.title = x->title,
+                          .source = x->source,
+                          .generated = x->generated,
+                          .sec = x->sec,
+                          .nsec = nsec,
+                          .order = x->order,
+                          .start = x->start,
+                          .ncand = ncand,
+                          .tol = 0.05,
+                          .top = 1 + (int)(take_byte(in) % 10),
                           .regressions = take_byte(in) % 3};
 }
 

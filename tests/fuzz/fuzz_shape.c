@@ -26,8 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(text, data + 1, size - 1);
   text[size - 1] = text[size] = '\0';
   const char *shape = text, *dtype = shape + strlen(shape) + 1, *args = NULL;
-  if (dtype > text + size - 1) dtype = "f16";
-  else if (dtype + strlen(dtype) + 1 <= text + size - 1) args = dtype + strlen(dtype) + 1;
+  if (dtype > text + size - 1)
+    dtype = "f16";
+  else if (dtype + strlen(dtype) + 1 <= text + size - 1)
+    args = dtype + strlen(dtype) + 1;
   problem p;
   rt_error err = {0};
   if (f->parse_shape(f, shape, dtype, args, &p, &err) == RT_OK) {

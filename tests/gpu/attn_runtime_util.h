@@ -18,11 +18,13 @@
 typedef struct case_t {
   rooftune_attention_problem a;
   CUdeviceptr q, k, v, o, lse, table, lens;
-  float *qf, *kf, *vf;        /* the inputs as the kernel sees them (bf16 values) */
+  float *qf, *kf, *vf; /* the inputs as the kernel sees them (bf16 values) */
   int *tab, *len;
 } case_t;
 
-static inline float rnd(uint64_t *s) { return num_bf16_to_f32(num_f32_to_bf16((float)num_uniform(s, -1, 1))); }
+static inline float rnd(uint64_t *s) {
+  return num_bf16_to_f32(num_f32_to_bf16((float)num_uniform(s, -1, 1)));
+}
 
 /* K/V row (token t of sequence b, head h) in the host copy. */
 static inline const float *kv_row(const case_t *c, const float *base, int b, int t, int h) {
@@ -42,7 +44,8 @@ static inline void setup(case_t *c, uint64_t seed) {
   const size_t nq = (size_t)(a->batch * a->seq_q * a->heads_q * D);
   const long long mp = a->page_size ? (a->seq_kv + a->page_size - 1) / a->page_size : 0;
   if (a->page_size) a->num_pages = a->batch * mp;
-  const size_t nkv = (size_t)(a->page_size ? a->num_pages * a->page_size * hkv * D : a->batch * a->seq_kv * hkv * D);
+  const size_t nkv = (size_t)(a->page_size ? a->num_pages * a->page_size * hkv * D
+                                           : a->batch * a->seq_kv * hkv * D);
   c->qf = malloc(nq * 4);
   c->kf = malloc(nkv * 4);
   c->vf = malloc(nkv * 4);
@@ -81,10 +84,13 @@ static inline void setup(case_t *c, uint64_t seed) {
 
 /* Runs the call on stream (output poisoned first) and compares with the reference; returns the
  * path, and what ran in *out (may be NULL).  Without a->lse the LSE is not compared. */
-static inline int run_on(rooftune_db *rdb, case_t *c, void *stream, const char *what, rooftune_info *out) {
+static inline int run_on(rooftune_db *rdb, case_t *c, void *stream, const char *what,
+                         rooftune_info *out) {
   rooftune_attention_problem *a = &c->a;
-  const long long hkv = a->heads_kv ? a->heads_kv : a->heads_q, D = a->head_dim, group = a->heads_q / hkv;
-  const size_t nq = (size_t)(a->batch * a->seq_q * a->heads_q * D), nl = (size_t)(a->batch * a->heads_q * a->seq_q);
+  const long long hkv = a->heads_kv ? a->heads_kv : a->heads_q, D = a->head_dim,
+                  group = a->heads_q / hkv;
+  const size_t nq = (size_t)(a->batch * a->seq_q * a->heads_q * D),
+               nl = (size_t)(a->batch * a->heads_q * a->seq_q);
   const CUdeviceptr o_buf = (CUdeviceptr)a->o;
   cu.cuMemsetD16Async(o_buf, 0x7fc0, nq, (CUstream)stream);
   cu.cuMemsetD32Async(c->lse, 0x7fc00000u, nl, (CUstream)stream);
@@ -120,12 +126,14 @@ static inline int run_on(rooftune_db *rdb, case_t *c, void *stream, const char *
         for (long long j = 0; j <= last; j++) sum += (p[j] = exp(p[j] - mx));
         const double want_lse = last >= 0 ? mx + log(sum) : -INFINITY;
         const float got_lse = lse[(b * a->heads_q + h) * a->seq_q + i];
-        if (a->lse && !(isinf(want_lse) ? isinf(got_lse) && got_lse < 0
-                                        : fabs(got_lse - want_lse) <= 1e-3 * fmax(1, fabs(want_lse))))
+        if (a->lse &&
+            !(isinf(want_lse) ? isinf(got_lse) && got_lse < 0
+                              : fabs(got_lse - want_lse) <= 1e-3 * fmax(1, fabs(want_lse))))
           bad_lse++;
         for (long long d = 0; d < D; d++) {
           double want = 0;
-          for (long long j = 0; j <= last; j++) want += p[j] / sum * kv_row(c, c->vf, (int)b, (int)j, (int)(h / group))[d];
+          for (long long j = 0; j <= last; j++)
+            want += p[j] / sum * kv_row(c, c->vf, (int)b, (int)j, (int)(h / group))[d];
           double got = num_bf16_to_f32(o[((b * a->seq_q + i) * a->heads_q + h) * D + d]);
           diff += isfinite(got) ? (got - want) * (got - want) : INFINITY;
           norm += want * want;
@@ -133,8 +141,9 @@ static inline int run_on(rooftune_db *rdb, case_t *c, void *stream, const char *
       }
   }
   const double rel = sqrt(diff / (norm > 0 ? norm : 1));
-  printf("%s: path %d, %s %s (tuned for %s), relative error %.2g, %d LSE rows off%s%s\n", what, info.path,
-         info.template_name, info.config, info.shape, rel, bad_lse, info.reason[0] ? " — " : "", info.reason);
+  printf("%s: path %d, %s %s (tuned for %s), relative error %.2g, %d LSE rows off%s%s\n", what,
+         info.path, info.template_name, info.config, info.shape, rel, bad_lse,
+         info.reason[0] ? " — " : "", info.reason);
   CHECK(rel < 1e-2);
   CHECK_INT(bad_lse, 0);
   free(p);
@@ -145,7 +154,9 @@ static inline int run_on(rooftune_db *rdb, case_t *c, void *stream, const char *
 }
 
 /* run_on the default stream. */
-static inline int run_and_check(rooftune_db *rdb, case_t *c, const char *what) { return run_on(rdb, c, NULL, what, NULL); }
+static inline int run_and_check(rooftune_db *rdb, case_t *c, const char *what) {
+  return run_on(rdb, c, NULL, what, NULL);
+}
 
 static inline void teardown(case_t *c) {
   CUdeviceptr *bufs[] = {&c->q, &c->k, &c->v, &c->o, &c->lse, &c->table, &c->lens};

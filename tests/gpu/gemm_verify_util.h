@@ -32,7 +32,8 @@ static void ensure_on(const space *sp, size_t *idx, int n, const char *name, int
 
 /* Verifies every applicable template and cuBLASLt's candidates on one problem; lt_min is the
  * fewest cuBLASLt candidates it must list (0 where cuBLASLt has no form of the problem). */
-static void verify_problem_lt(gh *h, manifest *const *ms, const char *shape, const char *dtype, int lt_min) {
+static void verify_problem_lt(gh *h, manifest *const *ms, const char *shape, const char *dtype,
+                              int lt_min) {
   problem p;
   rt_error err;
   rt_error_clear(&err);
@@ -81,8 +82,8 @@ static void verify_problem_lt(gh *h, manifest *const *ms, const char *shape, con
       if (!st) st = gh_launch(h, g, m, sp, idx[i], &env, mod->fn, &err);
       if (!st) st = gemm_family.gpu_verify(g, &rel, &err);
       CHECK_INT(st, RT_OK);
-      printf("%-10s %-16s %-4s [%s]: %s, relative error %.2e\n", manifest_name(m), shape, dtype, config,
-             st ? "FAIL" : "ok", rel);
+      printf("%-10s %-16s %-4s [%s]: %s, relative error %.2e\n", manifest_name(m), shape, dtype,
+             config, st ? "FAIL" : "ok", rel);
       if (st) fprintf(stderr, "  %s\n", err.text);
     }
     space_free(sp);
@@ -91,7 +92,8 @@ static void verify_problem_lt(gh *h, manifest *const *ms, const char *shape, con
   int count = 0;
   CHECK_INT(gemm_family.library_list(g, 4, &count, &err), RT_OK);
   CHECK(count >= lt_min);
-  if (count < lt_min) fprintf(stderr, "%s %s: %d cuBLASLt candidates, %d expected\n", shape, dtype, count, lt_min);
+  if (count < lt_min)
+    fprintf(stderr, "%s %s: %d cuBLASLt candidates, %d expected\n", shape, dtype, count, lt_min);
   gemm_epi_args epi_args;
   gemm_gpu_epi_args(g, &epi_args);
   for (int i = 0; i < count; i++) {
@@ -103,7 +105,8 @@ static void verify_problem_lt(gh *h, manifest *const *ms, const char *shape, con
     if (!st) st = gemm_family.library_launch(g, i, h->stream, &err);
     if (!st) st = gemm_family.gpu_verify(g, &rel, &err);
     CHECK_INT(st, RT_OK);
-    printf("cublaslt   %-16s %-4s [%s]: %s, relative error %.2e\n", shape, dtype, text, st ? "FAIL" : "ok", rel);
+    printf("cublaslt   %-16s %-4s [%s]: %s, relative error %.2e\n", shape, dtype, text,
+           st ? "FAIL" : "ok", rel);
     if (st) fprintf(stderr, "  %s\n", err.text);
     CHECK_INT(gemm_lt_algo_parse(text, &a, &err), RT_OK);
     cublasLtHandle_t lt = NULL;
@@ -113,7 +116,9 @@ static void verify_problem_lt(gh *h, manifest *const *ms, const char *shape, con
     CUdeviceptr A, B, C;
     gemm_gpu_buffers(g, &A, &B, &C);
     st = gemm_family.gpu_poison(g, h->stream, &err);
-    if (!st) st = gemm_lt_matmul_epi(lt, &p, &a, A, B, C, &epi_args, ws, gemm_gpu_workspace_bytes(g), h->stream, &err);
+    if (!st)
+      st = gemm_lt_matmul_epi(lt, &p, &a, A, B, C, &epi_args, ws, gemm_gpu_workspace_bytes(g),
+                              h->stream, &err);
     if (!st) st = gemm_family.gpu_verify(g, &rel, &err);
     CHECK_INT(st, RT_OK);
     if (st) fprintf(stderr, "  replay of \"%s\": %s\n", text, err.text);

@@ -43,8 +43,9 @@ static int setup(const char *shape, const char *lens, inputs *in) {
     return -1;
   }
   const problem *p = &in->p;
-  const size_t B = (size_t)problem_dim(p, "B"), HQ = (size_t)problem_dim(p, "HQ"), HKV = (size_t)problem_dim(p, "HKV"),
-               SQ = (size_t)problem_dim(p, "SQ"), SKV = (size_t)problem_dim(p, "SKV"), D = (size_t)problem_dim(p, "D"),
+  const size_t B = (size_t)problem_dim(p, "B"), HQ = (size_t)problem_dim(p, "HQ"),
+               HKV = (size_t)problem_dim(p, "HKV"), SQ = (size_t)problem_dim(p, "SQ"),
+               SKV = (size_t)problem_dim(p, "SKV"), D = (size_t)problem_dim(p, "D"),
                page = (size_t)problem_dim(p, "PAGE");
   in->lens = malloc(B * sizeof *in->lens);
   for (size_t b = 0; b < B; b++) in->lens[b] = (int)attention_kv_len(p, (int)b);
@@ -56,7 +57,8 @@ static int setup(const char *shape, const char *lens, inputs *in) {
     /* pages handed out backwards, so neighbours in a sequence are not neighbours in the pool */
     size_t next = in->pages;
     for (size_t b = 0; b < B; b++)
-      for (size_t j = 0; j < ((size_t)in->lens[b] + page - 1) / page; j++) in->table[b * in->max_pages + j] = (int)--next;
+      for (size_t j = 0; j < ((size_t)in->lens[b] + page - 1) / page; j++)
+        in->table[b * in->max_pages + j] = (int)--next;
   }
   in->q_elems = B * SQ * HQ * D;
   in->kv_elems = page ? in->pages * page * HKV * D : B * SKV * HKV * D;
@@ -95,30 +97,34 @@ static void release(inputs *in) {
 /* The family's reference on the host: O (fp32) and LSE of every row. */
 static void reference(const inputs *in, float *o, float *lse) {
   attn_args a;
-  attention_args(&in->p, (unsigned long long)(uintptr_t)in->q, (unsigned long long)(uintptr_t)in->k,
-                 (unsigned long long)(uintptr_t)in->v, 0, 0, (unsigned long long)(uintptr_t)in->table,
-                 problem_dim(&in->p, "RAGGED") ? (unsigned long long)(uintptr_t)in->lens : 0, 0, 0, &a);
+  attention_args(
+      &in->p, (unsigned long long)(uintptr_t)in->q, (unsigned long long)(uintptr_t)in->k,
+      (unsigned long long)(uintptr_t)in->v, 0, 0, (unsigned long long)(uintptr_t)in->table,
+      problem_dim(&in->p, "RAGGED") ? (unsigned long long)(uintptr_t)in->lens : 0, 0, 0, &a);
   for (int b = 0; b < a.B; b++)
     for (int i = 0; i < a.SQ; i++)
       for (int h = 0; h < a.HQ; h++)
-        attn_ref_row(&a, 2, b, i, h, o + attn_ref_q_row(&a, b, i, h), lse + attn_ref_lse_index(&a, b, h, i));
+        attn_ref_row(&a, 2, b, i, h, o + attn_ref_q_row(&a, b, i, h),
+                     lse + attn_ref_lse_index(&a, b, h, i));
 }
 
 /* Runs candidate i with O and LSE poisoned, downloads them; RT_OK or the run's status. */
-static rt_status run(attn_cudnn *c, const inputs *in, int i, uint16_t *o, float *lse, rt_error *err) {
+static rt_status run(attn_cudnn *c, const inputs *in, int i, uint16_t *o, float *lse,
+                     rt_error *err) {
   cu.cuMemsetD16Async(in->dout, 0x7fc0u, in->q_elems, NULL);
   cu.cuMemsetD32Async(in->dlse, 0x7fc00000u, in->lse_elems, NULL);
   rt_status st = attn_cudnn_run(c, i, NULL, err);
   if (!st) st = cuda_check(cu.cuCtxSynchronize(), "finish the cuDNN run", err);
   if (!st) st = cuda_check(cu.cuMemcpyDtoH_v2(o, in->dout, in->q_elems * 2), "download O", err);
-  if (!st) st = cuda_check(cu.cuMemcpyDtoH_v2(lse, in->dlse, in->lse_elems * 4), "download the LSE", err);
+  if (!st)
+    st = cuda_check(cu.cuMemcpyDtoH_v2(lse, in->dlse, in->lse_elems * 4), "download the LSE", err);
   return st;
 }
 
 /* O's relative Frobenius error against the reference (NaN counts as infinite), and whether every
  * LSE agrees within 1e-3. */
-static double compare(const inputs *in, const uint16_t *o, const float *lse, const float *ro, const float *rlse,
-                      int *lse_ok) {
+static double compare(const inputs *in, const uint16_t *o, const float *lse, const float *ro,
+                      const float *rlse, int *lse_ok) {
   double num = 0, den = 0;
   for (size_t i = 0; i < in->q_elems; i++) {
     double c = num_bf16_to_f32(o[i]), r = ro[i];
@@ -135,8 +141,8 @@ static double compare(const inputs *in, const uint16_t *o, const float *lse, con
 static void in_process(const char *shape, const char *lens) {
   inputs in;
   if (setup(shape, lens, &in)) return;
-  float *ro = malloc(in.q_elems * 4), *rlse = malloc(in.lse_elems * 4), *lse = malloc(in.lse_elems * 4),
-        *lse2 = malloc(in.lse_elems * 4);
+  float *ro = malloc(in.q_elems * 4), *rlse = malloc(in.lse_elems * 4),
+        *lse = malloc(in.lse_elems * 4), *lse2 = malloc(in.lse_elems * 4);
   uint16_t *o = malloc(in.q_elems * 2), *o2 = malloc(in.q_elems * 2);
   reference(&in, ro, rlse);
   attn_cudnn_io io = {in.dq, in.dk, in.dv, in.dout, in.dlse, in.dtable, 0};
@@ -163,8 +169,8 @@ static void in_process(const char *shape, const char *lens) {
     double rel = compare(&in, o, lse, ro, rlse, &lse_ok);
     CHECK(rel <= 1e-2);
     CHECK(lse_ok);
-    printf("%-38s %-58s O error %.2e, LSE %s, workspace %zu\n", in.p.shape, text, rel, lse_ok ? "ok" : "WRONG",
-           attn_cudnn_workspace(c, i));
+    printf("%-38s %-58s O error %.2e, LSE %s, workspace %zu\n", in.p.shape, text, rel,
+           lse_ok ? "ok" : "WRONG", attn_cudnn_workspace(c, i));
     if (working < 0 && rel <= 1e-2 && lse_ok) working = i;
   }
   CHECK(working >= 0);
@@ -232,13 +238,14 @@ static void through_tuner(const char *bin, const char *shape) {
       CHECK(r->verify_error >= 0 && r->verify_error <= 1e-2);
       CHECK(r->time_ms > 0);
     }
-    printf("%-24s %-60s %-16s %.4f ms err %.2g %s\n", shape, r->config, rt_status_name(r->status), r->time_ms,
-           r->verify_error, r->detail);
+    printf("%-24s %-60s %-16s %.4f ms err %.2g %s\n", shape, r->config, rt_status_name(r->status),
+           r->time_ms, r->verify_error, r->detail);
   }
   CHECK(listed >= 1);
   CHECK(ok >= 1);
   if (rep.note[0]) printf("%s note: %s\n", shape, rep.note);
-  printf("%s best: %s %s %.4f ms\n", shape, rep.best.template_name, rep.best.config, rep.best.time_ms);
+  printf("%s best: %s %s %.4f ms\n", shape, rep.best.template_name, rep.best.config,
+         rep.best.time_ms);
   tune_report_free(&rep);
 }
 
@@ -262,7 +269,8 @@ static void refused_by_cudnn(const char *bin) {
   }
   CHECK_CONTAINS(rep.note, "no library candidates: ");
   CHECK_CONTAINS(rep.note, "bottom-right causal mask");
-  for (size_t i = 0; i < rep.nresults; i++) CHECK(strcmp(rep.results[i].template_name, "cudnn") != 0);
+  for (size_t i = 0; i < rep.nresults; i++)
+    CHECK(strcmp(rep.results[i].template_name, "cudnn") != 0);
   CHECK(rep.have_best);
   printf("1x8x64:32x64:causal note: %s\n", rep.note);
   tune_report_free(&rep);

@@ -37,7 +37,8 @@ static int listed_plan(case_t *c, char *text, size_t size) {
   attn_cudnn *dc = NULL;
   int n = 0, ok = 0;
   if (!attn_cudnn_open(&p, &io, &dc, &err) && !attn_cudnn_list(dc, 8, &n, &err))
-    for (int i = 0; i < n && !ok; i++) ok = !attn_cudnn_build(dc, i, &err) && !attn_cudnn_describe(dc, i, text, size, &err);
+    for (int i = 0; i < n && !ok; i++)
+      ok = !attn_cudnn_build(dc, i, &err) && !attn_cudnn_describe(dc, i, text, size, &err);
   if (!ok) fprintf(stderr, "no cuDNN plan builds: %s\n", err.text);
   attn_cudnn_close(dc);
   return ok;
@@ -67,8 +68,8 @@ static int store_plan(const char *path, case_t *c, const char *text) {
   db_run *r = NULL;
   long long id = 0;
   int ok = !db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
-           !db_run_template(r, "cudnn", "attention", "", "", &err) && !db_run_store(r, &res, &id, &err) &&
-           !db_run_set_winner(r, id, &w, NULL, &err);
+           !db_run_template(r, "cudnn", "attention", "", "", &err) &&
+           !db_run_store(r, &res, &id, &err) && !db_run_set_winner(r, id, &w, NULL, &err);
   if (!ok) fprintf(stderr, "storing %s: %s\n", text, err.text);
   db_run_free(r);
   db_close(d);
@@ -78,11 +79,18 @@ static int store_plan(const char *path, case_t *c, const char *text) {
 TEST_CASE(prefill) {
   case_t c;
   memset(&c, 0, sizeof c);
-  c.a = (rooftune_attention_problem){.dtype = "bf16", .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 100,
-                                     .seq_kv = 160, .head_dim = 64, .causal = 1};
+  c.a = (rooftune_attention_problem){.dtype = "bf16",
+                                     .batch = 2,
+                                     .heads_q = 4,
+                                     .heads_kv = 2,
+                                     .seq_q = 100,
+                                     .seq_kv = 160,
+                                     .head_dim = 64,
+                                     .causal = 1};
   setup(&c, 31);
   rooftune_info info;
-  CHECK_INT(run_on(NULL, &c, NULL, "cuDNN's own choice, causal bottom right, grouped heads", &info), ROOFTUNE_PATH_LIBRARY);
+  CHECK_INT(run_on(NULL, &c, NULL, "cuDNN's own choice, causal bottom right, grouped heads", &info),
+            ROOFTUNE_PATH_LIBRARY);
   CHECK_STR(info.template_name, "cudnn");
   CHECK_STR(info.config, "");
   CHECK_CONTAINS(info.reason, "no tuning database given");
@@ -144,22 +152,40 @@ static void own_choice(rooftune_attention_problem a, int *lens, uint64_t seed, c
 
 TEST_CASE(ragged) {
   static int lens[4] = {1000, 37, 640, 1024}, rlens[3] = {256, 70, 129};
-  own_choice((rooftune_attention_problem){.dtype = "bf16", .batch = 4, .heads_q = 8, .heads_kv = 2, .seq_q = 1,
-                                          .seq_kv = 1024, .head_dim = 128, .page_size = 16},
+  own_choice((rooftune_attention_problem){.dtype = "bf16",
+                                          .batch = 4,
+                                          .heads_q = 8,
+                                          .heads_kv = 2,
+                                          .seq_q = 1,
+                                          .seq_kv = 1024,
+                                          .head_dim = 128,
+                                          .page_size = 16},
              lens, 37, "cuDNN: paged decode, lengths on the device");
   /* causal from the bottom right of each sequence */
-  own_choice((rooftune_attention_problem){.dtype = "bf16", .batch = 3, .heads_q = 8, .heads_kv = 8, .seq_q = 64,
-                                          .seq_kv = 256, .head_dim = 64, .causal = 1},
+  own_choice((rooftune_attention_problem){.dtype = "bf16",
+                                          .batch = 3,
+                                          .heads_q = 8,
+                                          .heads_kv = 8,
+                                          .seq_q = 64,
+                                          .seq_kv = 256,
+                                          .head_dim = 64,
+                                          .causal = 1},
              rlens, 41, "cuDNN: ragged causal prefill");
   /* more queries than keys under the bottom-right mask, no lengths: cuDNN cannot */
   case_t bad;
   memset(&bad, 0, sizeof bad);
-  bad.a = (rooftune_attention_problem){.dtype = "bf16", .batch = 1, .heads_q = 2, .seq_q = 64, .seq_kv = 32,
-                                       .head_dim = 64, .causal = 1};
+  bad.a = (rooftune_attention_problem){.dtype = "bf16",
+                                       .batch = 1,
+                                       .heads_q = 2,
+                                       .seq_q = 64,
+                                       .seq_kv = 32,
+                                       .head_dim = 64,
+                                       .causal = 1};
   setup(&bad, 43);
   rooftune_info info;
   CHECK_INT(rooftune_attention(NULL, &bad.a, NULL, &info), ROOFTUNE_ERR_UNSUPPORTED);
-  CHECK_CONTAINS(rooftune_last_error(), "no tuned kernel serves attention 1x2x64:32x64:causal bf16");
+  CHECK_CONTAINS(rooftune_last_error(),
+                 "no tuned kernel serves attention 1x2x64:32x64:causal bf16");
   CHECK_CONTAINS(rooftune_last_error(), "cuDNN, the fallback, cannot run it");
   CHECK_CONTAINS(info.reason, "no tuning database given");
   teardown(&bad);

@@ -41,9 +41,9 @@ static void check(const char *shape, const char *args, const char *dtype) {
   CHECK_INT(wrong, 0);
   CHECK(rep.have_best);
   if (rep.have_best)
-    printf("attention %s %s: best %s %s %.4f ms, verify error %.2g (%zu evaluated, %zu failed)\n", shape, dtype,
-           rep.best.template_name, rep.best.config, rep.best.time_ms, rep.best.verify_error, rep.evaluated,
-           rep.failed);
+    printf("attention %s %s: best %s %s %.4f ms, verify error %.2g (%zu evaluated, %zu failed)\n",
+           shape, dtype, rep.best.template_name, rep.best.config, rep.best.time_ms,
+           rep.best.verify_error, rep.evaluated, rep.failed);
   tune_report_free(&rep);
 }
 

@@ -43,13 +43,16 @@ static int store_winner(const char *path, const char *tpl, const char *shape, co
   space *sp = NULL;
   char *src = NULL;
   rt_status s = attention_family.parse_shape(&attention_family, shape, "bf16", NULL, &p, &err);
-  if (!s) s = problem_env(&attention_family, &p, arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
+  if (!s)
+    s = problem_env(&attention_family, &p, arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env,
+                    &err);
   if (!s && sms > 0) rt_vars_set(&env, "device.sm_count", sms);
   if (!s) s = manifest_build_space(m, &env, &sp, &err);
   size_t idx = 0;
   for (; !s && idx < space_size(sp); idx++)
     if (!manifest_config_vars(m, sp, idx, &env, &vars, &err) && (!pick || pick(&vars))) break;
-  if (!s && idx == space_size(sp)) s = rt_error_set(&err, RT_ERR_NOT_FOUND, "no configuration fits the test");
+  if (!s && idx == space_size(sp))
+    s = rt_error_set(&err, RT_ERR_NOT_FOUND, "no configuration fits the test");
   candidate_plan pl;
   if (!s) s = manifest_plan(m, sp, idx, &env, &pl, &err);
   if (!s) s = manifest_config_source(m, sp, idx, &pl.vars, "bf16", NULL, &src, &err);
@@ -89,11 +92,13 @@ static int store_winner(const char *path, const char *tpl, const char *shape, co
     w.smem_v = pl.smem;
   }
   int ok = !s && !db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
-           !db_run_template(r, tpl, "attention", "src", "man", &err) && !db_run_store(r, &res, &id, &err) &&
-           !db_run_set_winner(r, id, &w, NULL, &err);
-  if (!ok) fprintf(stderr, "%s %s: %s\n", tpl, shape, err.text);
-  else printf("stored %s %s for %s, grid %u,%u,%u block %u smem %u\n", tpl, pl.config, shape, pl.grid[0], pl.grid[1],
-              pl.grid[2], pl.block[0], pl.smem);
+           !db_run_template(r, tpl, "attention", "src", "man", &err) &&
+           !db_run_store(r, &res, &id, &err) && !db_run_set_winner(r, id, &w, NULL, &err);
+  if (!ok)
+    fprintf(stderr, "%s %s: %s\n", tpl, shape, err.text);
+  else
+    printf("stored %s %s for %s, grid %u,%u,%u block %u smem %u\n", tpl, pl.config, shape,
+           pl.grid[0], pl.grid[1], pl.grid[2], pl.block[0], pl.smem);
   db_run_free(r);
   db_close(d);
   winner_recipe_free(&rec);
@@ -224,7 +229,8 @@ TEST_CASE(decode) {
     rooftune_db *rdb = NULL;
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
     CHECK_INT(run_and_check(rdb, &dc, "attn_decode split-KV, paged, ragged"), ROOFTUNE_PATH_TUNED);
-    CHECK_INT(run_and_check(rdb, &dc, "attn_decode again (scratch and tickets reused)"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, &dc, "attn_decode again (scratch and tickets reused)"),
+              ROOFTUNE_PATH_TUNED);
     rooftune_close(rdb);
   } else {
     printf("attn_decode: not installed here, its split-KV call not tested\n");
@@ -233,4 +239,5 @@ TEST_CASE(decode) {
   teardown(&dc);
 }
 
-TEST_LIST_FIXTURE(file_setup, NULL, TEST_ENTRY(prefill_mma), TEST_ENTRY(prefill_wgmma), TEST_ENTRY(decode))
+TEST_LIST_FIXTURE(file_setup, NULL, TEST_ENTRY(prefill_mma), TEST_ENTRY(prefill_wgmma),
+                  TEST_ENTRY(decode))

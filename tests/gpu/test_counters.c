@@ -19,7 +19,8 @@
 
 static const char *scale_source =
     "extern \"C\" __global__ void scale2(const float *x, float *y, long n) {\n"
-    "  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)\n"
+    "  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * "
+    "blockDim.x)\n"
     "    y[i] = 2.0f * x[i];\n"
     "}\n";
 
@@ -34,15 +35,17 @@ typedef struct run {
 
 static rt_status flush(void *ctx, rt_error *err) {
   run *r = ctx;
-  rt_status st = cuda_check(cu.cuMemsetD32Async(r->flush, 1, r->flush_bytes / 4, r->stream), "flush", err);
+  rt_status st =
+      cuda_check(cu.cuMemsetD32Async(r->flush, 1, r->flush_bytes / 4, r->stream), "flush", err);
   return st ? st : cuda_check(cu.cuStreamSynchronize(r->stream), "flush", err);
 }
 
 static rt_status launch(void *ctx, rt_error *err) {
   run *r = ctx;
   void *args[] = {&r->x, &r->y, &r->n};
-  rt_status st = cuda_check(cu.cuLaunchKernel(r->fn, (unsigned)(r->sm * 8), 1, 1, 256, 1, 1, 0, r->stream, args, NULL),
-                            "launch scale2", err);
+  rt_status st = cuda_check(
+      cu.cuLaunchKernel(r->fn, (unsigned)(r->sm * 8), 1, 1, 256, 1, 1, 0, r->stream, args, NULL),
+      "launch scale2", err);
   return st ? st : cuda_check(cu.cuStreamSynchronize(r->stream), "scale2", err);
 }
 
@@ -82,12 +85,15 @@ TEST_CASE(counters) {
   r.flush_bytes = 2 * (size_t)info.l2_bytes;
   CUmodule mod;
   CHECK_INT(cuda_check(cu.cuModuleLoadData(&mod, cr.cubin), "load", &err), RT_OK);
-  CHECK_INT(cuda_check(cu.cuModuleGetFunction(&r.fn, mod, cr.lowered_name), "function", &err), RT_OK);
-  CHECK_INT(cuda_check(cu.cuStreamCreate(&r.stream, CU_STREAM_NON_BLOCKING), "stream", &err), RT_OK);
+  CHECK_INT(cuda_check(cu.cuModuleGetFunction(&r.fn, mod, cr.lowered_name), "function", &err),
+            RT_OK);
+  CHECK_INT(cuda_check(cu.cuStreamCreate(&r.stream, CU_STREAM_NON_BLOCKING), "stream", &err),
+            RT_OK);
   CHECK_INT(cuda_check(cu.cuMemAlloc_v2(&r.x, (size_t)r.n * 4), "alloc", &err), RT_OK);
   CHECK_INT(cuda_check(cu.cuMemAlloc_v2(&r.y, (size_t)r.n * 4), "alloc", &err), RT_OK);
   CHECK_INT(cuda_check(cu.cuMemAlloc_v2(&r.flush, r.flush_bytes), "alloc", &err), RT_OK);
-  CHECK_INT(cuda_check(cu.cuMemsetD32Async(r.x, 0x3f800000u, (size_t)r.n, r.stream), "init", &err), RT_OK);
+  CHECK_INT(cuda_check(cu.cuMemsetD32Async(r.x, 0x3f800000u, (size_t)r.n, r.stream), "init", &err),
+            RT_OK);
   CHECK_INT(launch(&r, &err), RT_OK);
   hw_counters c;
   size_t passes = 0, size = 0;
@@ -100,10 +106,13 @@ TEST_CASE(counters) {
   }
   CHECK_INT(st, RT_OK);
   const double bytes = (double)r.n * 4;
-  printf("scale2 over %.0f MiB: %zu passes, DRAM read %.1f MiB written %.1f MiB, L2 %.1f MiB, occupancy %.0f %%, "
-         "tensor %.1f %%, fma %.1f %%, SM %.0f %%, %.3f ms, stalls %s\n",
-         bytes / 1048576, passes, c.dram_read_bytes / 1048576, c.dram_write_bytes / 1048576, c.l2_bytes / 1048576,
-         100 * c.occupancy, 100 * c.tensor_pipe, 100 * c.fma_pipe, 100 * c.sm_throughput, c.duration_ms, c.stalls);
+  printf(
+      "scale2 over %.0f MiB: %zu passes, DRAM read %.1f MiB written %.1f MiB, L2 %.1f MiB, "
+      "occupancy %.0f %%, "
+      "tensor %.1f %%, fma %.1f %%, SM %.0f %%, %.3f ms, stalls %s\n",
+      bytes / 1048576, passes, c.dram_read_bytes / 1048576, c.dram_write_bytes / 1048576,
+      c.l2_bytes / 1048576, 100 * c.occupancy, 100 * c.tensor_pipe, 100 * c.fma_pipe,
+      100 * c.sm_throughput, c.duration_ms, c.stalls);
   CHECK(c.measured == 1);
   CHECK(passes >= 2);
   CHECK(c.dram_read_bytes > 0.95 * bytes && c.dram_read_bytes < 1.05 * bytes);
@@ -161,13 +170,17 @@ TEST_CASE(counters) {
       CHECK(strstr(x->diag.basis, "dram") != NULL);
       lib += !strcmp(x->template_name, "cublaslt");
       tmpl += strcmp(x->template_name, "cublaslt") != 0;
-      printf("%-10s %.4f ms: DRAM %.1f MB (model %.1f), L2 %.1f MB, occupancy %.0f %%, tensor %.0f %%, %s | %s\n",
-             x->template_name, x->time_ms, (x->counters.dram_read_bytes + x->counters.dram_write_bytes) / 1e6,
-             x->dram_bytes / 1e6, x->counters.l2_bytes / 1e6, 100 * x->counters.occupancy, 100 * x->counters.tensor_pipe,
-             x->counters.stalls, x->diag.sentence);
+      printf(
+          "%-10s %.4f ms: DRAM %.1f MB (model %.1f), L2 %.1f MB, occupancy %.0f %%, tensor %.0f "
+          "%%, %s | %s\n",
+          x->template_name, x->time_ms,
+          (x->counters.dram_read_bytes + x->counters.dram_write_bytes) / 1e6, x->dram_bytes / 1e6,
+          x->counters.l2_bytes / 1e6, 100 * x->counters.occupancy, 100 * x->counters.tensor_pipe,
+          x->counters.stalls, x->diag.sentence);
     }
     CHECK(lib >= 1 && tmpl >= 1);
-    printf("best: %s; why: %s; calibration: %s\n", rep.best.diag.sentence, rep.best.verdict, rep.calibration);
+    printf("best: %s; why: %s; calibration: %s\n", rep.best.diag.sentence, rep.best.verdict,
+           rep.calibration);
     CHECK(rep.calibration[0] != 0);
     tune_report_free(&rep);
   }

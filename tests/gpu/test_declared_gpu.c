@@ -43,8 +43,9 @@ static void shipped(const char *family, const char *shape, const char *dtype) {
   CHECK_INT(wrong, 0);
   CHECK(rep.have_best);
   if (rep.have_best)
-    printf("%s %s %s: best %s %s %.4f ms (verify error %.2g), %zu evaluated\n", family, shape, dtype,
-           rep.best.template_name, rep.best.config, rep.best.time_ms, rep.best.verify_error, rep.evaluated);
+    printf("%s %s %s: best %s %s %.4f ms (verify error %.2g), %zu evaluated\n", family, shape,
+           dtype, rep.best.template_name, rep.best.config, rep.best.time_ms, rep.best.verify_error,
+           rep.evaluated);
   tune_report_free(&rep);
 }
 
@@ -58,7 +59,8 @@ static void fixture(const char *path, const char *dtype, int bug, rt_status want
   CHECK_INT(rep.nresults, 1);
   if (rep.nresults == 1) {
     CHECK_INT(rep.results[0].status, want);
-    printf("twice %s BUG=%d: %s (%s)\n", dtype, bug, rt_status_name(rep.results[0].status), rep.results[0].detail);
+    printf("twice %s BUG=%d: %s (%s)\n", dtype, bug, rt_status_name(rep.results[0].status),
+           rep.results[0].detail);
   }
   tune_report_free(&rep);
 }
@@ -76,7 +78,8 @@ TEST_CASE(declared_families) {
   shipped("transpose", "4000x3000", "f32");
   shipped("transpose", "1024x4096", "bf16");
   char path[1200];
-  snprintf(path, sizeof path, "%s/tests/data/families/gpu:%s/templates", test_source_dir(), test_source_dir());
+  snprintf(path, sizeof path, "%s/tests/data/families/gpu:%s/templates", test_source_dir(),
+           test_source_dir());
   fixture(path, "f32", 0, RT_OK);
   fixture(path, "f32", 1, RT_ERR_WRONG_RESULT);
   fixture(path, "f32", 2, RT_ERR_WRONG_RESULT);
@@ -88,8 +91,8 @@ TEST_CASE(declared_families) {
   if (!st) {
     for (size_t i = 0; i < rep.nresults; i++) {
       CHECK_INT(rep.results[i].status, RT_OK);
-      printf("affine 4096 f32 %s: %s (%s)\n", rep.results[i].config, rt_status_name(rep.results[i].status),
-             rep.results[i].detail);
+      printf("affine 4096 f32 %s: %s (%s)\n", rep.results[i].config,
+             rt_status_name(rep.results[i].status), rep.results[i].detail);
     }
     CHECK(rep.nresults >= 1);
     tune_report_free(&rep);

@@ -28,8 +28,9 @@ static void eval_bad(device *d, const char *arch, const char *entry, rt_status w
   compile_result cr;
   rt_error err = {0};
   rt_status cs = compile_source(bad_source, "bad.cu", &co, &cr, &err);
-  if (cs) fprintf(stderr, "compiling %s for %s: %s\n%.2000s\n", entry, arch ? arch : "(none)",
-                  err.text, cr.log ? cr.log : "");
+  if (cs)
+    fprintf(stderr, "compiling %s for %s: %s\n%.2000s\n", entry, arch ? arch : "(none)", err.text,
+            cr.log ? cr.log : "");
   CHECK_INT(cs, RT_OK);
   if (cs) {
     compile_result_free(&cr);

@@ -21,7 +21,10 @@ TEST_CASE(fp8_epilogues) {
   for (size_t t = 0; t < NTEMPLATES; t++)
     if (!ms[t]) return;
   if (h.info.cc_major < 9) test_skip("fp8 wgmma needs sm_90 (Hopper)");
-  static const struct { const char *shape, *dtype; int lt_min; } probs[] = {
+  static const struct {
+    const char *shape, *dtype;
+    int lt_min;
+  } probs[] = {
       {"4096x4096x4096:nt", "e4m3", 1},
       {"127x255x160:nt", "e4m3", 0},
       {"4096x4096x4096:nt+b=e5m2+out=bf16", "e4m3", 1},

@@ -21,11 +21,13 @@ TEST_CASE(templates_verified) {
    * 16x136x4096 (nn) gives gemm_wgmma boxes that lie wholly outside the tensor: B columns past
    * 136 with BLOCK_N 256, and a cluster's second A part past row 16; gemm_skinny (nt, at most 16
    * rows) runs on 1x4096x4096, 16x136x4096 and 7@5x333x1001, whose K takes its element path */
-  static const char *const shapes[] = {"1x4096x4096:nt", "1x4096x4096", "127x255x129", "127x255x129:nt",
-                                       "4096x4096x4096:nt", "4096x4096x4096", "3@96x200x136", "3@96x200x136:nt",
-                                       "16x136x4096", "16x136x4096:nt", "7@5x333x1001:nt"};
+  static const char *const shapes[] = {"1x4096x4096:nt", "1x4096x4096",       "127x255x129",
+                                       "127x255x129:nt", "4096x4096x4096:nt", "4096x4096x4096",
+                                       "3@96x200x136",   "3@96x200x136:nt",   "16x136x4096",
+                                       "16x136x4096:nt", "7@5x333x1001:nt"};
   for (int d = 0; d < 4; d++)
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) verify_problem(&h, ms, shapes[s], dtypes[d]);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      verify_problem(&h, ms, shapes[s], dtypes[d]);
   for (size_t t = 0; t < NTEMPLATES; t++) manifest_free(ms[t]);
   gh_close(&h);
 }

@@ -49,8 +49,9 @@ static int run_and_check(rooftune_db *rdb, int batch, int rows, CUdeviceptr A, C
     for (int i = 0; i < rows * N; i++) wrong += o[i] != ref[i];
     for (int i = rows * N; i < M * N; i++) wrong += o[i] == o[i]; /* rows beyond stay NaN */
   }
-  if (wrong) fprintf(stderr, "%s: %d of %zu elements wrong (C[0] = %g, expected %g)\n", what, wrong,
-                     n, out[0], ref[0]);
+  if (wrong)
+    fprintf(stderr, "%s: %d of %zu elements wrong (C[0] = %g, expected %g)\n", what, wrong, n,
+            out[0], ref[0]);
   CHECK_INT(wrong, 0);
   printf("%s: path %d, %s %s%s%s\n", what, info.path, info.template_name, info.config,
          info.reason[0] ? " — " : "", info.reason);
@@ -74,7 +75,8 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
   unsigned grid[3], block[3], smem = 0;
   char *src = NULL;
   rt_status s = gemm_family.parse_shape(&gemm_family, "200x136x96", "bf16", NULL, &p, &err);
-  if (!s) s = problem_env(&gemm_family, &p, arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
+  if (!s)
+    s = problem_env(&gemm_family, &p, arch_spec_for_cc(cc), gpu_spec_match(gpu, cc), &env, &err);
   if (!s && sms > 0) rt_vars_set(&env, "device.sm_count", sms);
   if (!s) s = manifest_build_space(m, &env, &sp, &err);
   if (!s) s = manifest_config_vars(m, sp, 0, &env, &vars, &err);
@@ -126,8 +128,8 @@ static int store_winner(const char *path, const char *tpl, const char *arch, con
            !db_run_template(r, tpl, "gemm", "src", man_hash, &err) &&
            !db_run_store(r, &res, &id, &err) && !db_run_set_winner(r, id, &w, NULL, &err);
   if (!ok) fprintf(stderr, "storing the winner: %s\n", err.text);
-  printf("stored %s %s, grid %u,%u,%u block %u smem %u, %zu-byte cubin\n",
-         tpl, res.config, grid[0], grid[1], grid[2], block[0], smem, cr.cubin_size);
+  printf("stored %s %s, grid %u,%u,%u block %u smem %u, %zu-byte cubin\n", tpl, res.config, grid[0],
+         grid[1], grid[2], block[0], smem, cr.cubin_size);
   db_run_free(r);
   db_close(d);
   winner_recipe_free(&rec);
@@ -153,8 +155,7 @@ static void setup(void) {
   CUdevice dev;
   CUcontext ctx;
   int cc_major = 0, cc_minor = 0;
-  if (cu.cuDeviceGet(&dev, 0) || cu.cuDevicePrimaryCtxRetain(&ctx, dev) ||
-      cu.cuCtxSetCurrent(ctx))
+  if (cu.cuDeviceGet(&dev, 0) || cu.cuDevicePrimaryCtxRetain(&ctx, dev) || cu.cuCtxSetCurrent(ctx))
     test_skip("cannot make a context on GPU 0");
   cu.cuDeviceGetName(fix.gpu, sizeof fix.gpu, dev);
   cu.cuDeviceGetAttribute(&cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
@@ -204,7 +205,8 @@ static void teardown(void) {
 /* no database: cuBLASLt, once and over a batch of 2 */
 TEST_CASE(cublaslt) {
   CHECK_INT(run_and_check(NULL, 1, M, fix.A, fix.B, fix.C, "no database"), ROOFTUNE_PATH_CUBLASLT);
-  CHECK_INT(run_and_check(NULL, 2, M, fix.A2, fix.B2, fix.C2, "batched, no database"), ROOFTUNE_PATH_CUBLASLT);
+  CHECK_INT(run_and_check(NULL, 2, M, fix.A2, fix.B2, fix.C2, "batched, no database"),
+            ROOFTUNE_PATH_CUBLASLT);
 }
 
 TEST_CASE(tuned_mma) {
@@ -214,11 +216,13 @@ TEST_CASE(tuned_mma) {
     rooftune_db *rdb = NULL;
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
     CHECK_INT(run_and_check(rdb, 1, M, fix.A, fix.B, fix.C, "tuned"), ROOFTUNE_PATH_TUNED);
-    CHECK_INT(run_and_check(rdb, 1, M, fix.A, fix.B, fix.C, "tuned, module cached"), ROOFTUNE_PATH_TUNED);
+    CHECK_INT(run_and_check(rdb, 1, M, fix.A, fix.B, fix.C, "tuned, module cached"),
+              ROOFTUNE_PATH_TUNED);
     /* Another M: the same cubin with geometry from its recipe for 120x136x96. */
     CHECK_INT(run_and_check(rdb, 1, 120, fix.A, fix.B, fix.C, "nearest"), ROOFTUNE_PATH_NEAREST);
     /* a batch of 2: the nearest tuned shape is the batch-1 one, launched over gridDim.z = 2 */
-    CHECK_INT(run_and_check(rdb, 2, M, fix.A2, fix.B2, fix.C2, "batched, nearest"), ROOFTUNE_PATH_NEAREST);
+    CHECK_INT(run_and_check(rdb, 2, M, fix.A2, fix.B2, fix.C2, "batched, nearest"),
+              ROOFTUNE_PATH_NEAREST);
     rooftune_close(rdb);
   } else {
     CHECK(0);
@@ -236,7 +240,8 @@ TEST_CASE(tuned_wgmma) {
     CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
     CHECK_INT(run_and_check(rdb, 1, M, fix.A, fix.B, fix.C, "wgmma tuned"), ROOFTUNE_PATH_TUNED);
     CHECK_STR(last_template, "gemm_wgmma");
-    CHECK_INT(run_and_check(rdb, 1, 120, fix.A, fix.B, fix.C, "wgmma nearest"), ROOFTUNE_PATH_NEAREST);
+    CHECK_INT(run_and_check(rdb, 1, 120, fix.A, fix.B, fix.C, "wgmma nearest"),
+              ROOFTUNE_PATH_NEAREST);
     CHECK_STR(last_template, "gemm_wgmma");
     rooftune_close(rdb);
   } else {
@@ -245,4 +250,5 @@ TEST_CASE(tuned_wgmma) {
   fx_remove(path);
 }
 
-TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(cublaslt), TEST_ENTRY(tuned_mma), TEST_ENTRY(tuned_wgmma))
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(cublaslt), TEST_ENTRY(tuned_mma),
+                  TEST_ENTRY(tuned_wgmma))

@@ -10,8 +10,8 @@
 #include "../space_compile_util.h"
 
 /* ctx: the arch and dtype */
-static int decode_check(void *ctx, const manifest *m, const space *sp, size_t idx, const char *config,
-                        const compile_result *r) {
+static int decode_check(void *ctx, const manifest *m, const space *sp, size_t idx,
+                        const char *config, const compile_result *r) {
   (void)m, (void)sp, (void)idx;
   const char *const *what = ctx;
   return adu_check(what[0], what[1], config, r);
@@ -22,7 +22,7 @@ int main(void) {
   static const struct {
     const char *dtype, *shape;
   } problems[] = {
-      {"f16", "64x32:8x1:8192x128"},     {"bf16", "64x32:8x1:8192x128:p16"},
+      {"f16", "64x32:8x1:8192x128"},      {"bf16", "64x32:8x1:8192x128:p16"},
       {"bf16", "8x64:8x4:4096x64:p32:c"}, {"f16", "8x64:8x8:4096x64:p64:c"},
       {"f16", "4x32:8x1:4096x256"},       {"bf16", "4x64:8x4:4096x256:p32:c"},
       {"f16", "2x16:2x8:4096x128:p16"},
@@ -49,8 +49,8 @@ int main(void) {
       const char *what[2] = {arch, dtype};
       sc_stats r;
       sc_compile_space(m, sp, &env, dtype, arch, decode_check, what, &r);
-      printf("%-5s %-4s %-24s: %zu configurations, %zu failed, at most %d registers\n", arch, dtype, shape, r.n, r.bad,
-             r.most_regs);
+      printf("%-5s %-4s %-24s: %zu configurations, %zu failed, at most %d registers\n", arch, dtype,
+             shape, r.n, r.bad, r.most_regs);
       fflush(stdout);
       total += r.n;
       failed += r.bad;

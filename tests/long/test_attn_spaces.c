@@ -22,7 +22,8 @@ int main(void) {
   for (int a = 0; a < 2; a++)
     for (int d = 0; d < 2; d++) {
       for (int i = 0; i < 3; i++)
-        for (int c = 0; c < 2; c++) variants[nv++] = (acu_variant){"attn_mma", archs[a], dtypes[d], dims[i], c};
+        for (int c = 0; c < 2; c++)
+          variants[nv++] = (acu_variant){"attn_mma", archs[a], dtypes[d], dims[i], c};
       variants[nv++] = (acu_variant){"attn_reference", archs[a], dtypes[d], 128, 0};
     }
   size_t total = 0, failed = 0;
@@ -30,7 +31,8 @@ int main(void) {
     const acu_variant *v = &variants[k];
     const char *only = getenv("ROOFTUNE_ATTN_SPACES");
     char line[128];
-    snprintf(line, sizeof line, "%s %s %s D=%d causal=%d", v->tmpl, v->arch, v->dtype, v->D, v->causal);
+    snprintf(line, sizeof line, "%s %s %s D=%d causal=%d", v->tmpl, v->arch, v->dtype, v->D,
+             v->causal);
     if (only && *only && !strstr(line, only)) continue;
     manifest *m = NULL;
     space *sp = NULL;
@@ -45,8 +47,8 @@ int main(void) {
     }
     sc_stats r;
     sc_compile_space(m, sp, &env, v->dtype, v->arch, attn_check, (void *)v, &r);
-    printf("%-44s: %3zu configurations, %zu failed, %d to %d registers\n", line, r.n, r.bad, r.least_regs,
-           r.most_regs);
+    printf("%-44s: %3zu configurations, %zu failed, %d to %d registers\n", line, r.n, r.bad,
+           r.least_regs, r.most_regs);
     total += r.n;
     failed += r.bad;
     space_free(sp);

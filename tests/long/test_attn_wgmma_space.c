@@ -16,8 +16,8 @@ typedef struct {
 } wgmma_ctx;
 
 /* awu_check, and with two consumers enough registers at entry for the setmaxnreg hand-over */
-static int wgmma_check(void *ctx, const manifest *m, const space *sp, size_t idx, const char *config,
-                       const compile_result *r) {
+static int wgmma_check(void *ctx, const manifest *m, const space *sp, size_t idx,
+                       const char *config, const compile_result *r) {
   const wgmma_ctx *c = ctx;
   char what[600];
   snprintf(what, sizeof what, "attn_wgmma %s [%s]", c->dtype, config);
@@ -28,8 +28,8 @@ static int wgmma_check(void *ctx, const manifest *m, const space *sp, size_t idx
   CHECK_INT(manifest_config_vars(m, sp, idx, c->env, &cv, &err), RT_OK);
   rt_vars_get(&cv, "CONSUMERS", &cons);
   if (getenv("ROOFTUNE_ATTN_SPACE_VERBOSE"))
-    printf("  [%s]: %d registers, %d/%d spills\n", config, r->report.registers, r->report.spill_stores,
-           r->report.spill_loads);
+    printf("  [%s]: %d registers, %d/%d spills\n", config, r->report.registers,
+           r->report.spill_stores, r->report.spill_loads);
   return awu_check(what, r) && awu_regs_balance(cons, r);
 }
 
@@ -59,8 +59,9 @@ int main(void) {
         wgmma_ctx c = {dtypes[dt], &env};
         sc_stats r;
         sc_compile_space(m, sp, &env, dtypes[dt], "sm_90a", wgmma_check, &c, &r);
-        printf("attn_wgmma D %3d causal %d %-4s: %zu configurations, %zu failed, %d..%d registers\n", dims[di], causal,
-               dtypes[dt], r.n, r.bad, r.least_regs, r.most_regs);
+        printf(
+            "attn_wgmma D %3d causal %d %-4s: %zu configurations, %zu failed, %d..%d registers\n",
+            dims[di], causal, dtypes[dt], r.n, r.bad, r.least_regs, r.most_regs);
         total += r.n;
         failed += r.bad;
         space_free(sp);

@@ -51,14 +51,16 @@ int main(void) {
       const char *dtype = manifest_dtype(m, d);
       rt_vars env;
       const family_ops *fam = family_find(manifest_family(m));
-      space *sp = space_for(m, dtype, arch, fam && strcmp(fam->name, "gemm") ? fam->example_shape : "4096x4096x4096", &env);
+      space *sp =
+          space_for(m, dtype, arch,
+                    fam && strcmp(fam->name, "gemm") ? fam->example_shape : "4096x4096x4096", &env);
       if (!sp && fam && fam->example_more) sp = space_for(m, dtype, arch, fam->example_more, &env);
       if (!sp) sp = space_for(m, dtype, arch, "4096x4096x4096:nt", &env);
       if (!sp) sp = space_for(m, dtype, arch, "16x4096x4096:nt", &env);
       CHECK(sp != NULL);
       if (!sp) {
-        fprintf(stderr, "%s %s: no space at 4096^3 (nn or nt) or 16x4096x4096:nt\n", manifest_name(m),
-                dtype);
+        fprintf(stderr, "%s %s: no space at 4096^3 (nn or nt) or 16x4096x4096:nt\n",
+                manifest_name(m), dtype);
         continue;
       }
       size_t n = space_size(sp);
@@ -102,7 +104,8 @@ int main(void) {
         if (o.blocks_per_sm < 1) {
           char cfg[512];
           space_format_config(sp, i, cfg, sizeof cfg);
-          fprintf(stderr, "%s %s %s: cannot launch (%s)\n", manifest_name(m), dtype, cfg, o.limiter);
+          fprintf(stderr, "%s %s %s: cannot launch (%s)\n", manifest_name(m), dtype, cfg,
+                  o.limiter);
         }
         CHECK(o.blocks_per_sm >= 1);
       }

@@ -44,7 +44,8 @@ int main(void) {
     CHECK_INT(expr_parse(manifest_derived_text(m, i), sc, &dx[i], NULL), RT_OK);
     dslot[i] = expr_scope_add(sc, manifest_derived_name(m, i), 0, NULL);
   }
-  for (int i = 0; i < nc; i++) CHECK_INT(expr_parse(manifest_constraint(m, i), sc, &cx[i], NULL), RT_OK);
+  for (int i = 0; i < nc; i++)
+    CHECK_INT(expr_parse(manifest_constraint(m, i), sc, &cx[i], NULL), RT_OK);
   long long vals[256] = {0};
   for (int i = 0; i < env.count; i++) vals[expr_scope_find(sc, env.names[i])] = env.values[i];
 

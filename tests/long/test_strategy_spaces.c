@@ -25,11 +25,11 @@ static const char *const files[] = {"convolution_A100.json.gz",      "convolutio
  * random / median is higher, and pnpoly, where Kernel Tuner 1.5.0's dual_annealing needs a
  * median of 47.5 on 30 seeds (bench/results/steer.md), takes at most 30. */
 static void check_steer(const char *dir) {
-  static const char *const all[] = {"convolution_A100.json.gz", "convolution_A4000.json.gz",
-                                    "dedispersion_A100.json.gz", "dedispersion_A4000.json.gz",
-                                    "gemm_clblast_RTX_3090.json.gz", "pnpoly_RTX_3090.json.gz",
-                                    "ktt_coulomb3d_RTX_2080.json.gz",
-                                    "ktt_convolution_RTX_2080_Ti.json.gz"};
+  static const char *const all[] = {
+      "convolution_A100.json.gz",       "convolution_A4000.json.gz",
+      "dedispersion_A100.json.gz",      "dedispersion_A4000.json.gz",
+      "gemm_clblast_RTX_3090.json.gz",  "pnpoly_RTX_3090.json.gz",
+      "ktt_coulomb3d_RTX_2080.json.gz", "ktt_convolution_RTX_2080_Ti.json.gz"};
   double ls = 0, lb = 0;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     ktfile *kf = test_load_space(dir, all[i]);
@@ -90,8 +90,10 @@ int main(void) {
     replay_stats cold, warm;
     CHECK_INT(replay_run(kf, NULL, 30, REPLAY_DEFAULT_BUDGET, 0.05, NULL, &cold, &err), RT_OK);
     CHECK_INT(replay_run(kf, NULL, 30, REPLAY_DEFAULT_BUDGET, 0.05, prior, &warm, &err), RT_OK);
-    printf("dedispersion_A4000 with the A100's space as prior: median %.1f (cold %.1f), %zu "
-           "ranked\n", warm.median, cold.median, warm.prior);
+    printf(
+        "dedispersion_A4000 with the A100's space as prior: median %.1f (cold %.1f), %zu "
+        "ranked\n",
+        warm.median, cold.median, warm.prior);
     CHECK_INT(warm.prior, kf->configs);
     CHECK_NEAR(warm.p90, 1.0, 0);
     CHECK(cold.median > 1.0);

@@ -95,7 +95,8 @@ static inline db_winner fx_winner(const char *entry, const void *cubin, size_t s
   snprintf(w.vars, sizeof w.vars, "BLOCK_M=128,BLOCK_N=128,SPLIT_K=1,THREADS=256,SMEM=65536");
   /* its serving recipe: the tuned problem's names (the family recomputes them) and no
    * constraint that reads the shape */
-  w.env = "M=1,N=1,K=1,BATCH=1,dtype_bytes=2,b_col=0,out_bytes=4,device.smem_per_block_optin=232448";
+  w.env =
+      "M=1,N=1,K=1,BATCH=1,dtype_bytes=2,b_col=0,out_bytes=4,device.smem_per_block_optin=232448";
   w.derived = "";
   w.constraints = "";
   w.grid_v[0] = w.grid_v[1] = w.grid_v[2] = 1;

@@ -14,9 +14,11 @@
 static inline void fx_old_db(const char *path, int version, const char *rows) {
   sqlite3 *h = NULL;
   CHECK_INT(sqlite3_open(path, &h), SQLITE_OK);
-  for (int v = 1; v <= version; v++) CHECK_INT(sqlite3_exec(h, schema_migrations[v], NULL, NULL, NULL), SQLITE_OK);
+  for (int v = 1; v <= version; v++)
+    CHECK_INT(sqlite3_exec(h, schema_migrations[v], NULL, NULL, NULL), SQLITE_OK);
   char sql[128];
-  snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%d", DB_APPLICATION_ID, version);
+  snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%d", DB_APPLICATION_ID,
+           version);
   CHECK_INT(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
   CHECK_INT(sqlite3_exec(h, rows, NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(h);

@@ -71,7 +71,8 @@ static void identity(void) {
   attn_cudnn_id parsed;
   rt_error err;
   rt_error_clear(&err);
-  CHECK_INT(attn_cudnn_id_parse("cudnn sdpa engine=1 knobs=14:2,24:3 version=91900", &parsed, &err), RT_OK);
+  CHECK_INT(attn_cudnn_id_parse("cudnn sdpa engine=1 knobs=14:2,24:3 version=91900", &parsed, &err),
+            RT_OK);
   attn_cudnn_id_format(&parsed, text, sizeof text);
   CHECK_STR(text, "cudnn sdpa engine=1 knobs=STAGES:2,KERNEL_CFG:3 version=91900");
   CHECK_STR(attn_cudnn_knob_name(24), "KERNEL_CFG");
@@ -111,12 +112,14 @@ static void identity(void) {
   bad("cudnn sdpa engine=1 knobs=44:1 version=91900", "knob number is out of range");
   bad("cudnn sdpa engine=1 knobs=KERNEL_CFG version=91900", "a knob is TYPE:VALUE");
   bad("cudnn sdpa engine=1 knobs=KERNEL_CFG:x version=91900", "a knob's value must be an integer");
-  bad("cudnn sdpa engine=1 knobs=KERNEL_CFG:1,STAGES:2 version=91900", "in the order of their types");
+  bad("cudnn sdpa engine=1 knobs=KERNEL_CFG:1,STAGES:2 version=91900",
+      "in the order of their types");
   bad("cudnn sdpa engine=1 knobs=STAGES:1,STAGES:2 version=91900", "distinct");
   bad("cudnn sdpa engine=1 knobs=-", "version= must follow the knobs");
   bad("cudnn sdpa engine=1 knobs=- version=8907", "cuDNN 9 version");
   bad("cudnn sdpa engine=1 knobs=- version=91900 extra", "unexpected text after the version");
-  bad("cudnn sdpa engine=1 knobs=0:0,1:0,2:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0 version=91900",
+  bad("cudnn sdpa engine=1 knobs=0:0,1:0,2:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0 "
+      "version=91900",
       "more knobs than rooftune keeps");
 }
 
@@ -167,21 +170,24 @@ static cudnnBackendDescriptor_t described_h200(void) {
   const arch_spec *a = g ? arch_spec_find(g->arch) : NULL;
   if (!g || !a) return NULL;
   char js[2048];
-  snprintf(js, sizeof js,
-           "{\"maxGridSize\":[2147483647,65535,65535],\"maxBlockSize\":[1024,1024,64],\"regsPerBlock\":%d,"
-           "\"multiProcessorCount\":%d,\"warpSize\":32,\"maxSharedMemoryPerBlock\":49152,"
-           "\"maxSharedMemoryPerBlockOptin\":%d,\"reservedSharedMemoryPerBlock\":%d,\"maxRegistersPerSM\":%d,"
-           "\"maxCtasPerSM\":%d,\"maxThreadsPerBlock\":%d,\"maxThreadsPerSM\":%d,\"pciDeviceId\":0,"
-           "\"isTccDriver\":0,\"supportCoopLaunch\":1,\"smClockRateKHz\":%d,\"memClockRateKHz\":3201000,"
-           "\"l2CacheSize\":%zu,\"deviceName\":\"%s\",\"deviceVer\":%d,\"driverVer\":13000,"
-           "\"totalGlobalMem\":%zu,\"cudaDeviceId\":0}",
-           a->regs_per_sm, g->sm_count, a->smem_per_block_optin, a->smem_reserved_per_block, a->regs_per_sm,
-           a->max_blocks_per_sm, a->max_threads_per_block, a->max_threads_per_sm, g->boost_clock_mhz * 1000,
-           g->l2_bytes, g->name, a->cc * 10, g->memory_bytes);
+  snprintf(
+      js, sizeof js,
+      "{\"maxGridSize\":[2147483647,65535,65535],\"maxBlockSize\":[1024,1024,64],\"regsPerBlock\":%"
+      "d,"
+      "\"multiProcessorCount\":%d,\"warpSize\":32,\"maxSharedMemoryPerBlock\":49152,"
+      "\"maxSharedMemoryPerBlockOptin\":%d,\"reservedSharedMemoryPerBlock\":%d,"
+      "\"maxRegistersPerSM\":%d,"
+      "\"maxCtasPerSM\":%d,\"maxThreadsPerBlock\":%d,\"maxThreadsPerSM\":%d,\"pciDeviceId\":0,"
+      "\"isTccDriver\":0,\"supportCoopLaunch\":1,\"smClockRateKHz\":%d,\"memClockRateKHz\":3201000,"
+      "\"l2CacheSize\":%zu,\"deviceName\":\"%s\",\"deviceVer\":%d,\"driverVer\":13000,"
+      "\"totalGlobalMem\":%zu,\"cudaDeviceId\":0}",
+      a->regs_per_sm, g->sm_count, a->smem_per_block_optin, a->smem_reserved_per_block,
+      a->regs_per_sm, a->max_blocks_per_sm, a->max_threads_per_block, a->max_threads_per_sm,
+      g->boost_clock_mhz * 1000, g->l2_bytes, g->name, a->cc * 10, g->memory_bytes);
   cudnnBackendDescriptor_t dp = NULL;
   if (dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, &dp)) return NULL;
-  int st = dnn.cudnnBackendSetAttribute(dp, CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
-                                        (int64_t)strlen(js), js);
+  int st = dnn.cudnnBackendSetAttribute(dp, CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION,
+                                        CUDNN_TYPE_CHAR, (int64_t)strlen(js), js);
   if (!st) st = dnn.cudnnBackendFinalize(dp);
   if (st) {
     char why[400];
@@ -202,15 +208,26 @@ static void heuristics(const attn_cudnn_graph *g, cudnnBackendDescriptor_t dp, c
   int mode = CUDNN_HEUR_MODE_A;
   cudnnBackendDescriptor_t h = NULL, cfg[16] = {NULL};
   CHECK_INT(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &h), 0);
-  CHECK_INT(dnn.cudnnBackendSetAttribute(h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph), 0);
-  CHECK_INT(dnn.cudnnBackendSetAttribute(h, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode), 0);
-  CHECK_INT(dnn.cudnnBackendSetAttribute(h, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dp), 0);
+  CHECK_INT(dnn.cudnnBackendSetAttribute(h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph),
+            0);
+  CHECK_INT(
+      dnn.cudnnBackendSetAttribute(h, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode),
+      0);
+  CHECK_INT(dnn.cudnnBackendSetAttribute(h, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dp),
+            0);
   CHECK_INT(dnn.cudnnBackendFinalize(h), 0);
   int64_t offered = 0, got = 0;
-  CHECK_INT(dnn.cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &offered, NULL), 0);
+  CHECK_INT(dnn.cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &offered, NULL),
+            0);
   if (offered > 16) offered = 16;
-  for (int i = 0; i < offered; i++) dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
-  CHECK_INT(dnn.cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, offered, &got, cfg), 0);
+  for (int i = 0; i < offered; i++)
+    dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
+  CHECK_INT(dnn.cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, offered, &got, cfg),
+            0);
   char log[4096];
   dnn.cudnnGetLastErrorString(log, sizeof log);
   CHECK(offered >= 1);
@@ -219,8 +236,8 @@ static void heuristics(const attn_cudnn_graph *g, cudnnBackendDescriptor_t dp, c
   if (!driver_here) {
     CHECK_INT(got, 0);
     CHECK_CONTAINS(log, "RUNTIME_PREREQUISITE_MISSING");
-    const char *wrong[] = {"GRAPH_PATTERN", "NOT_SUPPORTED_DATA_TYPE", "NOT_SUPPORTED_SHAPE", "NOT_SUPPORTED_LAYOUT",
-                           "BAD_PARAM"};
+    const char *wrong[] = {"GRAPH_PATTERN", "NOT_SUPPORTED_DATA_TYPE", "NOT_SUPPORTED_SHAPE",
+                           "NOT_SUPPORTED_LAYOUT", "BAD_PARAM"};
     for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
       CHECK(strstr(log, wrong[i]) == NULL);
       if (strstr(log, wrong[i])) fprintf(stderr, "  %s: cuDNN said:\n%s\n", shape, log);
@@ -238,8 +255,8 @@ static void heuristics(const attn_cudnn_graph *g, cudnnBackendDescriptor_t dp, c
     id.version = dnn.version;
     id.engine = strtol(at + 12, NULL, 10);
     const char *k = strstr(at, "\"knobChoices\":{"), *end = k ? strchr(k, '}') : NULL;
-    for (const char *q = k ? strstr(k, "CUDNN_KNOB_TYPE_") : NULL; q && q < end && id.nknobs < ATTN_CUDNN_MAX_KNOBS;
-         q = strstr(q + 1, "CUDNN_KNOB_TYPE_")) {
+    for (const char *q = k ? strstr(k, "CUDNN_KNOB_TYPE_") : NULL;
+         q && q < end && id.nknobs < ATTN_CUDNN_MAX_KNOBS; q = strstr(q + 1, "CUDNN_KNOB_TYPE_")) {
       size_t len = strcspn(q + 16, "\"");
       for (int t = 0; t < CUDNN_KNOB_TYPE_COUNTS; t++) {
         const char *name = attn_cudnn_knob_name(t);
@@ -265,18 +282,21 @@ static void heuristics(const attn_cudnn_graph *g, cudnnBackendDescriptor_t dp, c
       CHECK_INT(st, RT_ERR_UNSUPPORTED);
       CHECK_CONTAINS(err.text, "RUNTIME_PREREQUISITE_MISSING");
     }
-    if (!rebuilt++) printf("%-40s heuristics offer %lld configurations on a described H200; \"%s\": %s\n", shape,
-                           (long long)offered, text, st ? err.text : "built");
+    if (!rebuilt++)
+      printf("%-40s heuristics offer %lld configurations on a described H200; \"%s\": %s\n", shape,
+             (long long)offered, text, st ? err.text : "built");
   }
   if (!driver_here) CHECK(rebuilt >= 1);
   /* knobs the engine does not have are refused by the engine configuration itself */
   rt_error err;
   rt_error_clear(&err);
-  CHECK_INT(attn_cudnn_graph_config(g, "cudnn sdpa engine=1 knobs=KERNEL_CFG:99999 version=91900", dp, &err),
+  CHECK_INT(attn_cudnn_graph_config(g, "cudnn sdpa engine=1 knobs=KERNEL_CFG:99999 version=91900",
+                                    dp, &err),
             RT_ERR_UNSUPPORTED);
   CHECK(strstr(err.text, "RUNTIME_PREREQUISITE_MISSING") == NULL);
   char text[128];
-  snprintf(text, sizeof text, "cudnn sdpa engine=%lld knobs=- version=%d", attn_cudnn_graph_engines(g), dnn.version);
+  snprintf(text, sizeof text, "cudnn sdpa engine=%lld knobs=- version=%d",
+           attn_cudnn_graph_engines(g), dnn.version);
   CHECK_INT(attn_cudnn_graph_config(g, text, dp, &err), RT_ERR_UNSUPPORTED);
   CHECK_CONTAINS(err.text, "for this graph, not");
 }
@@ -299,30 +319,39 @@ static void graphs(void) {
   cudnn_version_text(dnn.version, v, sizeof v);
   printf("cuDNN %s at %s\n", v, dnn.path);
   if (dnn.version < 90800) { /* before 9.8 an operation graph needs a handle, so a GPU */
-    printf("graph checks skipped: cuDNN %s finalizes a graph only with a handle (9.8 does without)\n", v);
+    printf(
+        "graph checks skipped: cuDNN %s finalizes a graph only with a handle (9.8 does without)\n",
+        v);
     return;
   }
   char plain[160], causal[200], shifted[200], padded[240], paged[260], paged_causal[320];
   snprintf(plain, sizeof plain, "matmul mul %s matmul", SOFTMAX);
-  snprintf(causal, sizeof causal, "matmul mul gen_index gen_index cmp_ge select %s matmul", SOFTMAX);
-  snprintf(shifted, sizeof shifted, "matmul mul gen_index gen_index add sub cmp_ge select %s matmul", SOFTMAX);
-  snprintf(padded, sizeof padded, "matmul mul gen_index gen_index cmp_lt cmp_lt and select %s matmul", SOFTMAX);
-  snprintf(paged, sizeof paged, "paged_load matmul mul gen_index gen_index cmp_lt cmp_lt and select %s paged_load matmul",
+  snprintf(causal, sizeof causal, "matmul mul gen_index gen_index cmp_ge select %s matmul",
            SOFTMAX);
+  snprintf(shifted, sizeof shifted,
+           "matmul mul gen_index gen_index add sub cmp_ge select %s matmul", SOFTMAX);
+  snprintf(padded, sizeof padded,
+           "matmul mul gen_index gen_index cmp_lt cmp_lt and select %s matmul", SOFTMAX);
+  snprintf(
+      paged, sizeof paged,
+      "paged_load matmul mul gen_index gen_index cmp_lt cmp_lt and select %s paged_load matmul",
+      SOFTMAX);
   snprintf(paged_causal, sizeof paged_causal,
-           "paged_load matmul mul gen_index gen_index cmp_lt cmp_lt and select gen_index gen_index add sub cmp_ge "
+           "paged_load matmul mul gen_index gen_index cmp_lt cmp_lt and select gen_index gen_index "
+           "add sub cmp_ge "
            "select %s paged_load matmul",
            SOFTMAX);
   const graph_case cases[] = {
       {"2x8x129x128", NULL, plain},
-      {"1x32:8x512x128:causal", NULL, causal},       /* grouped heads, SQ == SKV: top-left */
+      {"1x32:8x512x128:causal", NULL, causal}, /* grouped heads, SQ == SKV: top-left */
       {"4x32x4096x128:causal", NULL, causal},
-      {"8x16x512:2048x64:causal", NULL, shifted},    /* bottom-right by SKV - SQ */
+      {"8x16x512:2048x64:causal", NULL, shifted}, /* bottom-right by SKV - SQ */
       {"2x4x77x256", NULL, plain},
-      {"3x8:1x1:1000x128", "5,1000,777", padded},    /* ragged decode */
-      {"3x8:2x4:1000x64:causal", "5,1000,777", "matmul mul gen_index gen_index cmp_lt cmp_lt and select gen_index "
-                                               "gen_index add sub cmp_ge select max sub exp sum log add div matmul"},
-      {"64x32:8x1:8192x128:paged16", NULL, paged},   /* paged decode */
+      {"3x8:1x1:1000x128", "5,1000,777", padded}, /* ragged decode */
+      {"3x8:2x4:1000x64:causal", "5,1000,777",
+       "matmul mul gen_index gen_index cmp_lt cmp_lt and select gen_index "
+       "gen_index add sub cmp_ge select max sub exp sum log add div matmul"},
+      {"64x32:8x1:8192x128:paged16", NULL, paged}, /* paged decode */
       {"8x32:8x4:4096x128:causal:paged32", NULL, paged_causal},
       {"3x8:1x1:1000x128:paged64", "5,1000,777", paged},
   };
@@ -344,7 +373,8 @@ static void graphs(void) {
     }
     CHECK_STR(attn_cudnn_graph_ops(g), cases[i].ops);
     CHECK(attn_cudnn_graph_engines(g) >= 1);
-    printf("%-40s %lld engines: %s\n", p.shape, attn_cudnn_graph_engines(g), attn_cudnn_graph_ops(g));
+    printf("%-40s %lld engines: %s\n", p.shape, attn_cudnn_graph_engines(g),
+           attn_cudnn_graph_ops(g));
     if (dp) heuristics(g, dp, p.shape);
     attn_cudnn_graph_free(g);
   }
@@ -377,25 +407,33 @@ static void calls(void) {
   rt_error err;
   rt_error_clear(&err);
   if (cudnn_load(&err) != RT_OK || dnn.version < 90800) {
-    printf("call graph checks skipped: %s\n", err.text[0] ? err.text : "cuDNN before 9.8 needs a handle");
+    printf("call graph checks skipped: %s\n",
+           err.text[0] ? err.text : "cuDNN before 9.8 needs a handle");
     return;
   }
   char padded[240], padded_causal[320], paged[260];
-  snprintf(padded, sizeof padded, "matmul mul gen_index gen_index cmp_lt cmp_lt and select %s matmul", SOFTMAX);
+  snprintf(padded, sizeof padded,
+           "matmul mul gen_index gen_index cmp_lt cmp_lt and select %s matmul", SOFTMAX);
   snprintf(padded_causal, sizeof padded_causal,
-           "matmul mul gen_index gen_index cmp_lt cmp_lt and select gen_index gen_index add sub cmp_ge select %s matmul",
+           "matmul mul gen_index gen_index cmp_lt cmp_lt and select gen_index gen_index add sub "
+           "cmp_ge select %s matmul",
            SOFTMAX);
-  snprintf(paged, sizeof paged, "paged_load matmul mul gen_index gen_index cmp_lt cmp_lt and select %s paged_load matmul",
-           SOFTMAX);
+  snprintf(
+      paged, sizeof paged,
+      "paged_load matmul mul gen_index gen_index cmp_lt cmp_lt and select %s paged_load matmul",
+      SOFTMAX);
   const struct {
     const char *shape;
     attn_cudnn_call call;
     const char *ops;
     long long pages;
   } cases[] = {
-      {"3x8:2x64:1000x64:causal", {0, 0, 1}, padded_causal, 0}, /* ragged prefill, lengths on the device */
-      {"4x8:1x1:1000x128", {0, 0, 1}, padded, 0},               /* ragged decode */
-      {"64x32:8x1:8192x128:paged16", {0, 777, 1}, paged, 777},  /* the caller's pool, its lengths */
+      {"3x8:2x64:1000x64:causal",
+       {0, 0, 1},
+       padded_causal,
+       0},                                        /* ragged prefill, lengths on the device */
+      {"4x8:1x1:1000x128", {0, 0, 1}, padded, 0}, /* ragged decode */
+      {"64x32:8x1:8192x128:paged16", {0, 777, 1}, paged, 777}, /* the caller's pool, its lengths */
       {"64x32:8x1:8192x128:paged16", {0.05f, 40000, 0}, paged, 40000},
   };
   cudnnBackendDescriptor_t dp = described_h200();
@@ -413,11 +451,13 @@ static void calls(void) {
     CHECK_STR(attn_cudnn_graph_ops(g), cases[i].ops);
     CHECK_INT(attn_cudnn_graph_padded(g), 1);
     CHECK_INT(attn_cudnn_graph_pages(g), cases[i].pages);
-    CHECK_NEAR(attn_cudnn_graph_scale(g), cases[i].call.scale ? cases[i].call.scale : 1 / sqrt((double)problem_dim(&p, "D")),
+    CHECK_NEAR(attn_cudnn_graph_scale(g),
+               cases[i].call.scale ? cases[i].call.scale : 1 / sqrt((double)problem_dim(&p, "D")),
                1e-7);
     CHECK(attn_cudnn_graph_engines(g) >= 1);
     printf("call %-35s lens on the device %d, %lld pages, scale %.4g: %lld engines\n", p.shape,
-           cases[i].call.device_lens, attn_cudnn_graph_pages(g), attn_cudnn_graph_scale(g), attn_cudnn_graph_engines(g));
+           cases[i].call.device_lens, attn_cudnn_graph_pages(g), attn_cudnn_graph_scale(g),
+           attn_cudnn_graph_engines(g));
     if (dp) heuristics(g, dp, p.shape);
     attn_cudnn_graph_free(g);
   }

@@ -28,9 +28,17 @@ static void parse_bad(const char *shape, const char *dtype, const char *args, co
 
 /* The family's bind equals acu_bind's independent facts. */
 static void same_facts(const problem *p, const int *lens) {
-  acu_problem a = {(int)problem_dim(p, "B"), (int)problem_dim(p, "HQ"), (int)problem_dim(p, "HKV"),
-                   (int)problem_dim(p, "SQ"), (int)problem_dim(p, "SKV"), (int)problem_dim(p, "D"),
-                   (int)problem_dim(p, "CAUSAL"), (int)problem_dim(p, "PAGE"), 0, 0, lens};
+  acu_problem a = {(int)problem_dim(p, "B"),
+                   (int)problem_dim(p, "HQ"),
+                   (int)problem_dim(p, "HKV"),
+                   (int)problem_dim(p, "SQ"),
+                   (int)problem_dim(p, "SKV"),
+                   (int)problem_dim(p, "D"),
+                   (int)problem_dim(p, "CAUSAL"),
+                   (int)problem_dim(p, "PAGE"),
+                   0,
+                   0,
+                   lens};
   long long page = a.page_size;
   a.max_pages = page ? (int)((a.SKV + page - 1) / page) : 0;
   long long pages = 0;
@@ -46,7 +54,8 @@ static void same_facts(const problem *p, const int *lens) {
     int has = rt_vars_get(&got, want.names[i], &v);
     CHECK(has);
     if (has && v != want.values[i])
-      fprintf(stderr, "  %s: %s = %lld, expected %lld\n", p->shape, want.names[i], v, want.values[i]);
+      fprintf(stderr, "  %s: %s = %lld, expected %lld\n", p->shape, want.names[i], v,
+              want.values[i]);
     CHECK(has && v == want.values[i]);
   }
 }
@@ -74,10 +83,12 @@ TEST_CASE(forms) {
   CHECK_INT(problem_dim(&p, "PAIRS"), 8192LL * 8193 / 2);
   parse_ok("8x16x512:2048x64", NULL, "8x16x512:2048x64", &p);
   same_facts(&p, NULL);
-  parse_ok("8x16x512:2048x64:causal", NULL, NULL, &p); /* bottom-right: every query sees 1537+ keys */
+  parse_ok("8x16x512:2048x64:causal", NULL, NULL,
+           &p); /* bottom-right: every query sees 1537+ keys */
   same_facts(&p, NULL);
   CHECK_INT(problem_dim(&p, "PAIRS"), 8LL * (512LL * 1536 + 512LL * 513 / 2));
-  parse_ok("2x8x2048:512x128:causal", NULL, NULL, &p); /* SQ > SKV: the first 1536 queries see nothing */
+  parse_ok("2x8x2048:512x128:causal", NULL, NULL,
+           &p); /* SQ > SKV: the first 1536 queries see nothing */
   same_facts(&p, NULL);
   CHECK_INT(problem_dim(&p, "PAIRS"), 2LL * 512 * 513 / 2);
   parse_ok("64x32:8x1:8192x128", NULL, "64x32:8x1:8192x128", &p);

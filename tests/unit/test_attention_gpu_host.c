@@ -18,9 +18,9 @@
 #include "kernels/numeric.h"
 #include "test.h"
 
-static attn_args seen;          /* the reference launch's argument */
-static int dirty_at_entry;      /* a split candidate found a counter non-zero when it started */
-static int bh;                  /* counters: B * HKV */
+static attn_args seen;     /* the reference launch's argument */
+static int dirty_at_entry; /* a split candidate found a counter non-zero when it started */
+static int bh;             /* counters: B * HKV */
 
 /* function 1: the reference (zeros: finite); 2: a split candidate that draws tickets and never
  * resets them; 3: a correct one, which checks the counters at entry and leaves them 0 */
@@ -69,10 +69,14 @@ static void check_counters(void) {
   const unsigned grid[3] = {4, 2, 3}, block[3] = {128, 1, 1};
   /* the faulty candidate, checked (poison, run), then the next one */
   CHECK_INT(attention_family.gpu_poison(g, NULL, &err), RT_OK);
-  CHECK_INT(attention_family.gpu_launch(g, (CUfunction)(uintptr_t)2, &cfg, grid, block, 0, NULL, &err), RT_OK);
+  CHECK_INT(
+      attention_family.gpu_launch(g, (CUfunction)(uintptr_t)2, &cfg, grid, block, 0, NULL, &err),
+      RT_OK);
   dirty_at_entry = 0;
   CHECK_INT(attention_family.gpu_poison(g, NULL, &err), RT_OK);
-  CHECK_INT(attention_family.gpu_launch(g, (CUfunction)(uintptr_t)3, &cfg, grid, block, 0, NULL, &err), RT_OK);
+  CHECK_INT(
+      attention_family.gpu_launch(g, (CUfunction)(uintptr_t)3, &cfg, grid, block, 0, NULL, &err),
+      RT_OK);
   CHECK_INT(dirty_at_entry, 0);
   attention_family.gpu_teardown(g);
   CHECK_INT(fake_cuda_allocs(), 0);
@@ -91,7 +95,8 @@ static float key_elem(const attn_args *a, int bf16, int paged, int b, int t, int
   return bf16 ? num_bf16_to_f32(h) : num_f16_to_f32(h);
 }
 static float query_elem(const attn_args *a, int bf16, int b, int i, int h, int d) {
-  const uint16_t x = ((const uint16_t *)(uintptr_t)a->q)[(((long long)b * a->SQ + i) * a->HQ + h) * a->D + d];
+  const uint16_t x =
+      ((const uint16_t *)(uintptr_t)a->q)[(((long long)b * a->SQ + i) * a->HQ + h) * a->D + d];
   return bf16 ? num_bf16_to_f32(x) : num_f16_to_f32(x);
 }
 
@@ -132,7 +137,9 @@ static void check_inputs(const char *shape, const char *dtype, const char *lens)
           double lo = INFINITY, hi = -INFINITY, sum = 0, z_last = 0;
           for (int j = 0; j < n; j++) {
             double dot = 0;
-            for (int d = 0; d < a.D; d++) dot += (double)query_elem(&a, bf16, b, i, h, d) * key_elem(&a, bf16, paged, b, j, hk, d);
+            for (int d = 0; d < a.D; d++)
+              dot +=
+                  (double)query_elem(&a, bf16, b, i, h, d) * key_elem(&a, bf16, paged, b, j, hk, d);
             const double z = dot * scale;
             lo = fmin(lo, z), hi = fmax(hi, z), sum += z;
             if (j == last) z_last = z;
@@ -146,8 +153,10 @@ static void check_inputs(const char *shape, const char *dtype, const char *lens)
       for (int hk = 0; hk < a.HKV; hk++)
         for (int d = 0; d < a.D; d += 7) {
           const float k = key_elem(&a, bf16, paged, b, t, hk, d);
-          if (t < L) bad_finite += !isfinite(k);
-          else bad_nan += !isnan(k);
+          if (t < L)
+            bad_finite += !isfinite(k);
+          else
+            bad_nan += !isnan(k);
         }
   }
   if (paged) { /* pool rows no key lives in: the tails of the sequences' last pages */
@@ -155,14 +164,17 @@ static void check_inputs(const char *shape, const char *dtype, const char *lens)
     for (int b = 0; b < a.B; b++) {
       const int L = (int)attention_kv_len(&p, b);
       for (int t = L; t < (L + a.page_size - 1) / a.page_size * a.page_size; t++) {
-        const long long row = (long long)table[b * a.max_pages + t / a.page_size] * a.page_size + t % a.page_size;
+        const long long row =
+            (long long)table[b * a.max_pages + t / a.page_size] * a.page_size + t % a.page_size;
         const uint16_t x = ((const uint16_t *)(uintptr_t)a.v)[(row * a.HKV) * a.D];
         bad_nan += !isnan(bf16 ? num_bf16_to_f32(x) : num_f16_to_f32(x));
       }
     }
   }
-  printf("%s %s%s%s: %d of %d long rows over 12 (15) units, %d of %d rows with the last spike 6 above their mean\n", shape,
-         dtype, lens ? " lens " : "", lens ? lens : "", wide, rows, lifted, spike_rows);
+  printf(
+      "%s %s%s%s: %d of %d long rows over 12 (15) units, %d of %d rows with the last spike 6 above "
+      "their mean\n",
+      shape, dtype, lens ? " lens " : "", lens ? lens : "", wide, rows, lifted, spike_rows);
   CHECK(spike_rows > 0);
   CHECK(wide >= rows * 9 / 10);
   CHECK(lifted >= spike_rows * 9 / 10);

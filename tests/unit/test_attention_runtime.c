@@ -60,7 +60,9 @@ TEST_CASE(shape) {
 TEST_CASE(tma_plan) {
   problem p;
   rt_error err = {0};
-  CHECK_INT(attention_family.parse_shape(&attention_family, "2x16:4x1000:1500x128", "bf16", NULL, &p, &err), RT_OK);
+  CHECK_INT(attention_family.parse_shape(&attention_family, "2x16:4x1000:1500x128", "bf16", NULL,
+                                         &p, &err),
+            RT_OK);
   rt_vars cfg;
   rt_vars_clear(&cfg);
   rt_vars_set(&cfg, "TMA_INNER", 64);
@@ -96,7 +98,9 @@ TEST_CASE(tma_plan) {
     CHECK_INT(prm[o].oob, ATTN_TMA_OOB_FILL_ZERO);
   }
   /* f16 */
-  CHECK_INT(attention_family.parse_shape(&attention_family, "2x16:4x1000:1500x128", "f16", NULL, &p, &err), RT_OK);
+  CHECK_INT(attention_family.parse_shape(&attention_family, "2x16:4x1000:1500x128", "f16", NULL, &p,
+                                         &err),
+            RT_OK);
   CHECK_INT(attention_tma_plan(&p, &cfg, q, k, v, prm, &err), RT_OK);
   CHECK_INT(prm[ATTN_TMA_K].type, ATTN_TMA_DTYPE_FLOAT16);
   /* a misaligned V is named */
@@ -104,7 +108,8 @@ TEST_CASE(tma_plan) {
   CHECK_CONTAINS(err.text, "TMA cannot map V");
   CHECK_CONTAINS(err.text, "16-byte aligned");
   /* a head dim the inner box does not divide */
-  CHECK_INT(attention_family.parse_shape(&attention_family, "2x16x64x96", "f16", NULL, &p, &err), RT_OK);
+  CHECK_INT(attention_family.parse_shape(&attention_family, "2x16x64x96", "f16", NULL, &p, &err),
+            RT_OK);
   CHECK_INT(attention_tma_plan(&p, &cfg, q, k, v, prm, &err), RT_ERR_UNSUPPORTED);
   CHECK_CONTAINS(err.text, "the problem");
   /* a configuration without box sizes */
@@ -114,7 +119,8 @@ TEST_CASE(tma_plan) {
   CHECK_CONTAINS(err.text, "TMA_INNER, TMA_ROWS_Q and TMA_ROWS_KV");
   /* encoding needs the driver: none is loaded here */
   attn_tma_maps maps;
-  CHECK_INT(attention_family.parse_shape(&attention_family, "2x16x64x128", "f16", NULL, &p, &err), RT_OK);
+  CHECK_INT(attention_family.parse_shape(&attention_family, "2x16x64x128", "f16", NULL, &p, &err),
+            RT_OK);
   rt_status s = attention_tma_maps(&p, &cfg, q, k, v, &maps, &err);
   CHECK(s == RT_ERR_NO_DRIVER || s == RT_OK);
 }
@@ -151,7 +157,8 @@ static int fallback_lookups(const char *path, int cudnn_here) {
   int before = test_failures;
   rooftune_db *rdb = NULL;
   CHECK_INT(rooftune_open(path, &rdb), ROOFTUNE_OK);
-  rooftune_query q = {.family = "attention", .shape = "2x8x1024x128", .dtype = "bf16", .flags = ROOFTUNE_RUNNABLE};
+  rooftune_query q = {
+      .family = "attention", .shape = "2x8x1024x128", .dtype = "bf16", .flags = ROOFTUNE_RUNNABLE};
   rooftune_match m;
   CHECK_INT(rooftune_lookup(rdb, &q, &m), ROOFTUNE_OK);
   if (cudnn_here) {
@@ -180,7 +187,8 @@ TEST_CASE(fallback_lookups) {
   fx_tmpname(path, sizeof path, "attn-cudnn");
   rt_error err = {0};
   problem p;
-  CHECK_INT(attention_family.parse_shape(&attention_family, "2x8x1024x128", "bf16", NULL, &p, &err), RT_OK);
+  CHECK_INT(attention_family.parse_shape(&attention_family, "2x8x1024x128", "bf16", NULL, &p, &err),
+            RT_OK);
   CHECK_INT(db_toolkit_string(tk, sizeof tk, &err), RT_OK);
   db_run_spec spec = fx_spec(p, "NVIDIA H200");
   snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", tk);
@@ -194,8 +202,8 @@ TEST_CASE(fallback_lookups) {
   snprintf(w.library_algo, sizeof w.library_algo, "%s", c.config);
   long long id = 0;
   CHECK(!db_open(path, DB_CREATE, &d, &err) && !db_run_begin(d, &spec, &r, &err) &&
-        !db_run_template(r, "cudnn", "attention", "", "", &err) && !db_run_store(r, &c, &id, &err) &&
-        !db_run_set_winner(r, id, &w, NULL, &err));
+        !db_run_template(r, "cudnn", "attention", "", "", &err) &&
+        !db_run_store(r, &c, &id, &err) && !db_run_set_winner(r, id, &w, NULL, &err));
   if (err.text[0]) fprintf(stderr, "  %s\n", err.text);
   db_run_free(r);
   db_close(d);

@@ -28,7 +28,8 @@ static void compile_one(const acu_variant *v, long long pick, const char *config
   rt_status st = acu_space(v, &m, &sp, &env, &err);
   CHECK_INT(st, RT_OK);
   if (st) {
-    fprintf(stderr, "%s %s %s D=%d causal=%d: %s\n", v->tmpl, v->arch, v->dtype, v->D, v->causal, err.text);
+    fprintf(stderr, "%s %s %s D=%d causal=%d: %s\n", v->tmpl, v->arch, v->dtype, v->D, v->causal,
+            err.text);
     return;
   }
   const size_t n = space_size(sp);
@@ -36,7 +37,9 @@ static void compile_one(const acu_variant *v, long long pick, const char *config
   if (config) {
     st = space_parse_config(sp, config, &idx, &err);
     CHECK_INT(st, RT_OK);
-    if (st) fprintf(stderr, "%s %s D=%d: [%s] not in the space: %s\n", v->tmpl, v->arch, v->D, config, err.text);
+    if (st)
+      fprintf(stderr, "%s %s D=%d: [%s] not in the space: %s\n", v->tmpl, v->arch, v->D, config,
+              err.text);
   } else {
     idx = (size_t)(pick % (long long)n);
   }
@@ -50,17 +53,20 @@ static void compile_one(const acu_variant *v, long long pick, const char *config
     CHECK_INT(manifest_launch(m, &cv, grid, block, &smem, &err), RT_OK);
     /* the reference says it is one (its O is fp32); no candidate does */
     long long is_ref = 0;
-    CHECK_INT(rt_vars_get(&cv, "ATTN_REFERENCE", &is_ref) ? is_ref : 0, !strcmp(v->tmpl, "attn_reference"));
+    CHECK_INT(rt_vars_get(&cv, "ATTN_REFERENCE", &is_ref) ? is_ref : 0,
+              !strcmp(v->tmpl, "attn_reference"));
     compile_options opt;
     compile_result r;
     memset(&r, 0, sizeof r);
     acu_options(v, m, &opt);
     compile_source(text, manifest_source_name(m), &opt, &r, &err);
     CHECK(acu_check(v, name, &r));
-    printf("%-14s %-5s %-4s D=%-3d causal=%d (%3zu of %3zu) [%s]: %3d registers, %6u B dynamic + %4d B static smem, "
-           "%d B spill stores, %.1f s\n",
-           v->tmpl, v->arch, v->dtype, v->D, v->causal, idx, n, name, r.report.registers, smem, r.report.smem_static,
-           r.report.spill_stores, r.seconds);
+    printf(
+        "%-14s %-5s %-4s D=%-3d causal=%d (%3zu of %3zu) [%s]: %3d registers, %6u B dynamic + %4d "
+        "B static smem, "
+        "%d B spill stores, %.1f s\n",
+        v->tmpl, v->arch, v->dtype, v->D, v->causal, idx, n, name, r.report.registers, smem,
+        r.report.smem_static, r.report.spill_stores, r.seconds);
     compile_result_free(&r);
   }
   free(text);
@@ -80,11 +86,19 @@ TEST_CASE(samples) {
       }
   /* the register-heaviest of the space (240-250 registers; the constraints keep out the tiles that
    * spilled), where a change to the kernel or the compiler spills first */
-  static const struct { const char *arch, *dtype; int D, causal; const char *config; } heavy[] = {
-      {"sm_80", "bf16", 128, 1, "HEAD_DIM=128,IS_CAUSAL=1,BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=3,Q_IN_REGS=1"},
-      {"sm_80", "f16", 128, 0, "HEAD_DIM=128,IS_CAUSAL=0,BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=3,Q_IN_REGS=1"},
-      {"sm_90", "f16", 256, 1, "HEAD_DIM=256,IS_CAUSAL=1,BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=2,Q_IN_REGS=0"},
-      {"sm_90", "bf16", 64, 0, "HEAD_DIM=64,IS_CAUSAL=0,BLOCK_M=64,BLOCK_N=128,WARPS=4,STAGES=3,Q_IN_REGS=1"},
+  static const struct {
+    const char *arch, *dtype;
+    int D, causal;
+    const char *config;
+  } heavy[] = {
+      {"sm_80", "bf16", 128, 1,
+       "HEAD_DIM=128,IS_CAUSAL=1,BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=3,Q_IN_REGS=1"},
+      {"sm_80", "f16", 128, 0,
+       "HEAD_DIM=128,IS_CAUSAL=0,BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=3,Q_IN_REGS=1"},
+      {"sm_90", "f16", 256, 1,
+       "HEAD_DIM=256,IS_CAUSAL=1,BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=2,Q_IN_REGS=0"},
+      {"sm_90", "bf16", 64, 0,
+       "HEAD_DIM=64,IS_CAUSAL=0,BLOCK_M=64,BLOCK_N=128,WARPS=4,STAGES=3,Q_IN_REGS=1"},
   };
   for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++) {
     const acu_variant v = {"attn_mma", heavy[i].arch, heavy[i].dtype, heavy[i].D, heavy[i].causal};

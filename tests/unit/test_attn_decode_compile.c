@@ -11,8 +11,8 @@
 /* stages: model */
 #include "../attn_decode_util.h"
 
-static int compile_one(const char *arch, const char *dtype, const char *shape, const char *config_or_null,
-                       size_t pick, int npick) {
+static int compile_one(const char *arch, const char *dtype, const char *shape,
+                       const char *config_or_null, size_t pick, int npick) {
   manifest *m = NULL;
   space *sp = NULL;
   rt_vars env;
@@ -57,9 +57,11 @@ static int compile_one(const char *arch, const char *dtype, const char *shape, c
     CHECK_INT(manifest_launch(m, &vars, grid, block, &smem, &err), RT_OK);
     double inflight = 0;
     CHECK_INT(manifest_inflight(m, &vars, &inflight, &err), RT_OK);
-    printf("%-5s %-4s %-22s (%4zu of %4zu) [%s]: %3d registers, %6u B smem, spills %d/%d, %6.0f B in flight, %.1f s\n",
-           arch, dtype, shape, idx, n, config, r.report.registers, smem + r.report.smem_static, r.report.spill_stores,
-           r.report.spill_loads, inflight, r.seconds);
+    printf(
+        "%-5s %-4s %-22s (%4zu of %4zu) [%s]: %3d registers, %6u B smem, spills %d/%d, %6.0f B in "
+        "flight, %.1f s\n",
+        arch, dtype, shape, idx, n, config, r.report.registers, smem + r.report.smem_static,
+        r.report.spill_stores, r.report.spill_loads, inflight, r.seconds);
     compile_result_free(&r);
   }
   free(text);

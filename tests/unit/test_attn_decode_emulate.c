@@ -124,12 +124,12 @@ typedef struct emu {
   float *O, *LSE, *work;
   long long work_n;
   int *counters;
-  int *merges;   /* merges per group in this launch: exactly one when SPLITS > 1 */
-  tracked sm;    /* Q tile and the stages, one slot per 2-byte element */
-  tracked oscr;  /* the token-slice merge scratch (floats) */
-  tracked mls;   /* m (then weights) and l of the slices */
-  tracked wsm;   /* split weights, row M, row L */
-  tracked spg;   /* page ids of two tiles */
+  int *merges;  /* merges per group in this launch: exactly one when SPLITS > 1 */
+  tracked sm;   /* Q tile and the stages, one slot per 2-byte element */
+  tracked oscr; /* the token-slice merge scratch (floats) */
+  tracked mls;  /* m (then weights) and l of the slices */
+  tracked wsm;  /* split weights, row M, row L */
+  tracked spg;  /* page ids of two tiles */
   int ticket;
 } emu;
 
@@ -145,7 +145,7 @@ static void cp_issue(emu *e, int slot, float v) {
     return;
   }
   if (e->sm.rd[slot] == g_epoch) g_races++; /* overwriting what is being read this epoch */
-  e->sm.v[slot] = NAN;                       /* in flight */
+  e->sm.v[slot] = NAN;                      /* in flight */
   e->sm.wr[slot] = g_epoch;
   if (g_ncopies == g_cap_copies) {
     g_cap_copies = g_cap_copies ? 2 * g_cap_copies : 4096;
@@ -197,7 +197,8 @@ static void ldsm(emu *e, int byte_base, const int addr[32], int trans, float out
         out[t][j][1] = tr_read(&e->sm, byte / 2 + 1);
       } else { /* rows 2(t%4), 2(t%4)+1 of matrix j, column t/4 */
         out[t][j][0] = tr_read(&e->sm, (byte_base + addr[8 * j + 2 * (t % 4)] + 2 * (t / 4)) / 2);
-        out[t][j][1] = tr_read(&e->sm, (byte_base + addr[8 * j + 2 * (t % 4) + 1] + 2 * (t / 4)) / 2);
+        out[t][j][1] =
+            tr_read(&e->sm, (byte_base + addr[8 * j + 2 * (t % 4) + 1] + 2 * (t / 4)) / 2);
       }
 }
 
@@ -206,7 +207,8 @@ static void mma(float a[32][4][2], float b[32][2][2], float c[32][4]) {
   float A[16][16], Bm[16][8];
   for (int t = 0; t < 32; t++) {
     const int g = t / 4, tig = t % 4;
-    for (int i = 0; i < 8; i++) A[g + 8 * ((i / 2) % 2)][2 * tig + i % 2 + 8 * (i / 4)] = a[t][i / 2][i % 2];
+    for (int i = 0; i < 8; i++)
+      A[g + 8 * ((i / 2) % 2)][2 * tig + i % 2 + 8 * (i / 4)] = a[t][i / 2][i % 2];
     for (int i = 0; i < 4; i++) Bm[2 * tig + i % 2 + 8 * (i / 2)][g] = b[t][i / 2][i % 2];
   }
   for (int t = 0; t < 32; t++)
@@ -229,8 +231,10 @@ static void shfl_xor_max(float v[32][2], int h, int mask) {
 static int vec_of(const emu *e) { return e->c->vec; }
 
 /* consume(): S = Q K^T, the online softmax and O += P V for warp `warp`, as the kernel does. */
-static void consume(emu *e, lane_regs *lr, int warp, int stage, int base, int mask_from, float scale_log2) {
-  const int wm = attn_warp_m(warp, e->wms), wn = attn_warp_n(warp, e->wms), RB = e->row_bytes, D = e->p->D;
+static void consume(emu *e, lane_regs *lr, int warp, int stage, int base, int mask_from,
+                    float scale_log2) {
+  const int wm = attn_warp_m(warp, e->wms), wn = attn_warp_n(warp, e->wms), RB = e->row_bytes,
+            D = e->p->D;
   const int sk = e->q_rows * RB + stage * 2 * e->tile_bytes, sv = sk + e->tile_bytes;
   static float s[32][16][4];
   static float qa[32][4][2], kb[32][4][2], vb[32][4][2], pa[32][4][2], bb[32][2][2];
@@ -260,12 +264,15 @@ static void consume(emu *e, lane_regs *lr, int warp, int stage, int base, int ma
   /* the header's scaling and mask, the quad's max by xor shuffles, the header's softmax step */
   const int need_mask = base + e->c->block_n > mask_from;
   float mx[32][2];
-  for (int l = 0; l < 32; l++) attn_decode_scores(s[l], e->nw / 8, scale_log2, need_mask, base + wn * e->nw, l, lr[l].bnd, mx[l]);
+  for (int l = 0; l < 32; l++)
+    attn_decode_scores(s[l], e->nw / 8, scale_log2, need_mask, base + wn * e->nw, l, lr[l].bnd,
+                       mx[l]);
   for (int h = 0; h < 2; h++) {
     shfl_xor_max(mx, h, 1);
     shfl_xor_max(mx, h, 2);
   }
-  for (int l = 0; l < 32; l++) attn_decode_softmax(s[l], e->nw / 8, lr[l].o, D / 8, lr[l].m, lr[l].l, mx[l]);
+  for (int l = 0; l < 32; l++)
+    attn_decode_softmax(s[l], e->nw / 8, lr[l].o, D / 8, lr[l].m, lr[l].l, mx[l]);
   for (int kk = 0; kk < e->nw / 16; kk++) {
     for (int l = 0; l < 32; l++)
       for (int j = 0; j < 4; j++) {
@@ -293,7 +300,9 @@ static void consume(emu *e, lane_regs *lr, int warp, int stage, int base, int ma
 
 static void store_o(emu *e, int b, int kvh, int r, int c8, const float acc[8], float sc) {
   const prob *p = e->p;
-  const long long off = attn_q_offset(b, attn_row_query(r, e->group), attn_row_head(r, e->group, kvh), p->SQ, p->HQ, p->D) + 8 * c8;
+  const long long off = attn_q_offset(b, attn_row_query(r, e->group),
+                                      attn_row_head(r, e->group, kvh), p->SQ, p->HQ, p->D) +
+                        8 * c8;
   if (off < 0 || off + 8 > (long long)p->B * p->SQ * p->HQ * p->D) {
     g_oob++;
     return;
@@ -302,7 +311,8 @@ static void store_o(emu *e, int b, int kvh, int r, int c8, const float acc[8], f
 }
 static void store_lse(emu *e, int b, int kvh, int r, float v) {
   const prob *p = e->p;
-  const long long off = attn_lse_offset(b, attn_row_head(r, e->group, kvh), attn_row_query(r, e->group), p->HQ, p->SQ);
+  const long long off = attn_lse_offset(b, attn_row_head(r, e->group, kvh),
+                                        attn_row_query(r, e->group), p->HQ, p->SQ);
   if (off < 0 || off >= (long long)p->B * p->HQ * p->SQ) {
     g_oob++;
     return;
@@ -346,14 +356,18 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
       float v[8] = {0};
       if (r < rows)
         gread(e->Q, (long long)p->B * p->SQ * p->HQ * D,
-              attn_q_offset(b, attn_row_query(r, e->group), attn_row_head(r, e->group, kvh), p->SQ, p->HQ, D) + ch * 8, 8, v);
+              attn_q_offset(b, attn_row_query(r, e->group), attn_row_head(r, e->group, kvh), p->SQ,
+                            p->HQ, D) +
+                  ch * 8,
+              8, v);
       for (int x = 0; x < 8; x++) tr_write(&e->sm, (attn_swz(r, ch * 16, RB) + 2 * x) / 2, v[x]);
     }
     for (int w = 0; w < c->warps; w++)
       for (int l = 0; l < 32; l++) {
         lane_regs *lr = &g_lr[w][l];
         for (int h = 0; h < 2; h++) {
-          lr->bnd[h] = attn_row_bound(attn_thread_row(attn_warp_m(w, e->wms), l, h), rows, kv_len, p->SQ, e->group, p->causal);
+          lr->bnd[h] = attn_row_bound(attn_thread_row(attn_warp_m(w, e->wms), l, h), rows, kv_len,
+                                      p->SQ, e->group, p->causal);
           lr->m[h] = ATTN_NEG_INF;
           lr->l[h] = 0;
         }
@@ -365,50 +379,52 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
     const int pg_per = (BN + T - 1) / T;
     static int nxt[256][4];
     /* the page-id pipeline */
-#define TABLE_LOAD(kt)                                                                          \
-  do {                                                                                          \
-    if (p->page)                                                                                \
-      for (int t = 0; t < T; t++)                                                               \
-        for (int q = 0; q < pg_per; q++) {                                                      \
-          const int row = t + q * T, tok = t0 + (kt) * BN + row;                                \
-          nxt[t][q] = row < BN && tok < t1 ? table_read(e, attn_table_index(b, tok, p->page, e->max_pages)) : 0; \
-        }                                                                                       \
+#define TABLE_LOAD(kt)                                                                     \
+  do {                                                                                     \
+    if (p->page)                                                                           \
+      for (int t = 0; t < T; t++)                                                          \
+        for (int q = 0; q < pg_per; q++) {                                                 \
+          const int row = t + q * T, tok = t0 + (kt)*BN + row;                             \
+          nxt[t][q] = row < BN && tok < t1                                                 \
+                          ? table_read(e, attn_table_index(b, tok, p->page, e->max_pages)) \
+                          : 0;                                                             \
+        }                                                                                  \
   } while (0)
-#define TABLE_STORE(kt)                                                                         \
-  do {                                                                                          \
-    if (p->page)                                                                                \
-      for (int t = 0; t < T; t++)                                                               \
-        for (int q = 0; q < pg_per; q++)                                                        \
-          if (t + q * T < BN) tr_write(&e->spg, ((kt) & 1) * BN + t + q * T, (float)nxt[t][q]); \
+#define TABLE_STORE(kt)                                                                       \
+  do {                                                                                        \
+    if (p->page)                                                                              \
+      for (int t = 0; t < T; t++)                                                             \
+        for (int q = 0; q < pg_per; q++)                                                      \
+          if (t + q * T < BN) tr_write(&e->spg, ((kt)&1) * BN + t + q * T, (float)nxt[t][q]); \
   } while (0)
     /* element offset of thread t's load i of tile kt (row, token) */
-#define SRC_OFFSET(kt, t, i, row, tok)                                                                        \
-  (attn_kv_offset(p->page, p->page ? (int)tr_read(&e->spg, ((kt) & 1) * BN + (row)) : 0, b, (tok), p->SKV, p->HKV, \
-                  kvh, D) +                                                                                   \
+#define SRC_OFFSET(kt, t, i, row, tok)                                                           \
+  (attn_kv_offset(p->page, p->page ? (int)tr_read(&e->spg, ((kt)&1) * BN + (row)) : 0, b, (tok), \
+                  p->SKV, p->HKV, kvh, D) +                                                      \
    (long long)attn_load_piece((t), (i), T, e->cpr) * VEC)
     TABLE_LOAD(0);
     TABLE_STORE(0);
     if (c->stages > 1) {
       const int S = c->stages;
-#define ISSUE(kt, stage)                                                                              \
-  do {                                                                                                \
-    const int base_ = t0 + (kt) * BN, sk_ = Qr * RB + (stage) * 2 * e->tile_bytes;                    \
-    for (int t = 0; t < T; t++)                                                                       \
-      for (int i = 0; i < e->iters; i++) {                                                            \
-        const int row = attn_load_row(t, i, T, e->cpr), tok = base_ + row;                            \
-        const int ok = tok < t1;                                                                      \
-        float kv[2][8] = {{0}};                                                                       \
-        if (ok) {                                                                                     \
-          const long long off = SRC_OFFSET(kt, t, i, row, tok);                                       \
-          gread(e->K, e->kv_elems, off, VEC, kv[0]);                                                  \
-          gread(e->V, e->kv_elems, off, VEC, kv[1]);                                                  \
-        }                                                                                             \
-        const int so = attn_swz(row, attn_load_piece(t, i, T, e->cpr) * e->vb, RB);                   \
-        for (int x = 0; x < VEC; x++) {                                                               \
-          cp_issue(e, (sk_ + so) / 2 + x, kv[0][x]);                                                  \
-          cp_issue(e, (sk_ + e->tile_bytes + so) / 2 + x, kv[1][x]);                                  \
-        }                                                                                             \
-      }                                                                                               \
+#define ISSUE(kt, stage)                                                            \
+  do {                                                                              \
+    const int base_ = t0 + (kt)*BN, sk_ = Qr * RB + (stage)*2 * e->tile_bytes;      \
+    for (int t = 0; t < T; t++)                                                     \
+      for (int i = 0; i < e->iters; i++) {                                          \
+        const int row = attn_load_row(t, i, T, e->cpr), tok = base_ + row;          \
+        const int ok = tok < t1;                                                    \
+        float kv[2][8] = {{0}};                                                     \
+        if (ok) {                                                                   \
+          const long long off = SRC_OFFSET(kt, t, i, row, tok);                     \
+          gread(e->K, e->kv_elems, off, VEC, kv[0]);                                \
+          gread(e->V, e->kv_elems, off, VEC, kv[1]);                                \
+        }                                                                           \
+        const int so = attn_swz(row, attn_load_piece(t, i, T, e->cpr) * e->vb, RB); \
+        for (int x = 0; x < VEC; x++) {                                             \
+          cp_issue(e, (sk_ + so) / 2 + x, kv[0][x]);                                \
+          cp_issue(e, (sk_ + e->tile_bytes + so) / 2 + x, kv[1][x]);                \
+        }                                                                           \
+      }                                                                             \
   } while (0)
       if (p->page) barrier();
       for (int st = 0; st < S - 1; st++) {
@@ -431,7 +447,8 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
           TABLE_LOAD(kn + 1);
         }
         cp_commit();
-        for (int w = 0; w < c->warps; w++) consume(e, g_lr[w], w, kt % S, t0 + kt * BN, mask_from, scale_log2);
+        for (int w = 0; w < c->warps; w++)
+          consume(e, g_lr[w], w, kt % S, t0 + kt * BN, mask_from, scale_log2);
         if (kn < ntiles) TABLE_STORE(kn + 1);
       }
       cp_wait(e, 0);
@@ -455,7 +472,8 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
         barrier();
         for (int t = 0; t < T; t++)
           for (int i = 0; i < e->iters; i++) {
-            const int so = attn_swz(attn_load_row(t, i, T, e->cpr), attn_load_piece(t, i, T, e->cpr) * e->vb, RB);
+            const int so = attn_swz(attn_load_row(t, i, T, e->cpr),
+                                    attn_load_piece(t, i, T, e->cpr) * e->vb, RB);
             for (int x = 0; x < VEC; x++) {
               tr_write(&e->sm, (Qr * RB + so) / 2 + x, kr[t][i][x]);
               tr_write(&e->sm, (Qr * RB + e->tile_bytes + so) / 2 + x, vr[t][i][x]);
@@ -516,12 +534,15 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
         float acc[8] = {0};
         for (int w = 0; w < wns; w++) {
           const float wt = tr_read(&e->mls, attn_mlscr(w, r, Qr));
-          for (int x = 0; x < 8; x++) acc[x] += wt * tr_read(&e->oscr, attn_oscr(w, r, 8 * c8 + x, Qr, D));
+          for (int x = 0; x < 8; x++)
+            acc[x] += wt * tr_read(&e->oscr, attn_oscr(w, r, 8 * c8 + x, Qr, D));
         }
         store_o(e, b, kvh, r, c8, acc, attn_out_scale(tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
       }
       for (int r = 0; r < rows; r++)
-        store_lse(e, b, kvh, r, attn_lse(tr_read(&e->wsm, c->splits * Qr + r), tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
+        store_lse(e, b, kvh, r,
+                  attn_lse(tr_read(&e->wsm, c->splits * Qr + r),
+                           tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
       return;
     }
     for (int ei = 0; ei < rows * (D / 4); ei++) {
@@ -529,9 +550,11 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
       float acc[4] = {0};
       for (int w = 0; w < wns; w++) {
         const float wt = tr_read(&e->mls, attn_mlscr(w, r, Qr));
-        for (int x = 0; x < 4; x++) acc[x] += wt * tr_read(&e->oscr, attn_oscr(w, r, 4 * c4 + x, Qr, D));
+        for (int x = 0; x < 4; x++)
+          acc[x] += wt * tr_read(&e->oscr, attn_oscr(w, r, 4 * c4 + x, Qr, D));
       }
-      for (int x = 0; x < 4; x++) work_write(e, attn_work_o(bg, split, r, c->splits, rows, D) + 4 * c4 + x, acc[x]);
+      for (int x = 0; x < 4; x++)
+        work_write(e, attn_work_o(bg, split, r, c->splits, rows, D) + 4 * c4 + x, acc[x]);
     }
     const long long total_rows = (long long)p->B * p->HQ * p->SQ;
     for (int r = 0; r < rows; r++) {
@@ -551,8 +574,10 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
     /* the header's merge reads `work` itself (never-written partials are NaN, so a wrong split
      * or offset shows); its weights are then recorded in the tracked scratch */
     float M, L;
-    attn_merge_splits(e->work, bg, r, c->splits, rows, D, total_rows, kv_len, BN, e->wsm.v, Qr, &M, &L);
-    for (int s = 0; s < c->splits; s++) tr_write(&e->wsm, attn_wsm(s, r, Qr), e->wsm.v[attn_wsm(s, r, Qr)]);
+    attn_merge_splits(e->work, bg, r, c->splits, rows, D, total_rows, kv_len, BN, e->wsm.v, Qr, &M,
+                      &L);
+    for (int s = 0; s < c->splits; s++)
+      tr_write(&e->wsm, attn_wsm(s, r, Qr), e->wsm.v[attn_wsm(s, r, Qr)]);
     tr_write(&e->wsm, (c->splits + 1) * Qr + r, L);
     store_lse(e, b, kvh, r, attn_lse(M, L));
   }
@@ -563,7 +588,8 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
     for (int s = 0; s < c->splits; s++) {
       const float wt = tr_read(&e->wsm, attn_wsm(s, r, Qr));
       if (wt != 0.f)
-        for (int x = 0; x < 8; x++) acc[x] += wt * work_read(e, attn_work_o(bg, s, r, c->splits, rows, D) + 8 * c8 + x);
+        for (int x = 0; x < 8; x++)
+          acc[x] += wt * work_read(e, attn_work_o(bg, s, r, c->splits, rows, D) + 8 * c8 + x);
     }
     store_o(e, b, kvh, r, c8, acc, attn_out_scale(tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
   }
@@ -581,8 +607,8 @@ static int cfg_valid(const prob *p, const cfg *c) {
   const int wms = q_rows_for(rows) / 16, threads = 32 * c->warps;
   if (c->warps % wms) return 0;
   const int wns = c->warps / wms, cpr = p->D / c->vec;
-  return c->block_n % (16 * wns) == 0 && (c->block_n * cpr) % threads == 0 && c->block_n * cpr / threads <= 32 &&
-         c->warps <= 8 && c->block_n <= 128;
+  return c->block_n % (16 * wns) == 0 && (c->block_n * cpr) % threads == 0 &&
+         c->block_n * cpr / threads <= 32 && c->warps <= 8 && c->block_n <= 128;
 }
 
 /* Runs the problem under the configuration twice and compares with the double reference.
@@ -617,7 +643,8 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
   /* the family's kind of inputs (kernels/attention.c): Q = 2.75u + sign(d), K = 2.75u (scaled
    * logits of standard deviation ~3), spike keys at 1/8, 3/8, 5/8 and 7/8 of each sequence,
    * K = 2(n + 2) / sqrt(D) sign(d), standing about 4, 6, 8 and 10 above the row's mean; V = u */
-  for (long long i = 0; i < q_n; i++) Q[i] = round_to(2.75f * urand() + ((i % D) * 7 % 3 ? 1.f : -1.f), p->bf16);
+  for (long long i = 0; i < q_n; i++)
+    Q[i] = round_to(2.75f * urand() + ((i % D) * 7 % 3 ? 1.f : -1.f), p->bf16);
   int *table = NULL, pages_used = 0;
   long long kv_n;
   if (p->page) {
@@ -635,29 +662,37 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
     table = malloc(sizeof(int) * (size_t)(p->B * e.max_pages));
     int next = 0;
     for (int b = 0; b < p->B; b++)
-      for (int j = 0; j < e.max_pages; j++) table[b * e.max_pages + j] = j * p->page < lens[b] ? perm[next++] : -1;
+      for (int j = 0; j < e.max_pages; j++)
+        table[b * e.max_pages + j] = j * p->page < lens[b] ? perm[next++] : -1;
     free(perm);
     kv_n = (long long)num_pages * p->page * p->HKV * D;
   } else {
     kv_n = (long long)p->B * p->SKV * p->HKV * D;
   }
-  float *K = malloc(sizeof(float) * (size_t)(kv_n ? kv_n : 1)), *V = malloc(sizeof(float) * (size_t)(kv_n ? kv_n : 1));
+  float *K = malloc(sizeof(float) * (size_t)(kv_n ? kv_n : 1)),
+        *V = malloc(sizeof(float) * (size_t)(kv_n ? kv_n : 1));
   for (long long i = 0; i < kv_n; i++) K[i] = V[i] = NAN;
   /* logical K/V for the reference: [B][SKV][HKV][D] */
   const long long lg_n = (long long)p->B * p->SKV * p->HKV * D;
-  float *Kl = malloc(sizeof(float) * (size_t)(lg_n ? lg_n : 1)), *Vl = malloc(sizeof(float) * (size_t)(lg_n ? lg_n : 1));
+  float *Kl = malloc(sizeof(float) * (size_t)(lg_n ? lg_n : 1)),
+        *Vl = malloc(sizeof(float) * (size_t)(lg_n ? lg_n : 1));
   for (int b = 0; b < p->B; b++)
     for (int t = 0; t < lens[b]; t++)
       for (int h = 0; h < p->HKV; h++) {
         /* attn_abi.h's layouts, written out (not through the index header under test) */
         const long long dst =
-            p->page ? (((long long)table[b * e.max_pages + t / p->page] * p->page + t % p->page) * p->HKV + h) * D
+            p->page ? (((long long)table[b * e.max_pages + t / p->page] * p->page + t % p->page) *
+                           p->HKV +
+                       h) *
+                          D
                     : (((long long)b * p->SKV + t) * p->HKV + h) * D;
         const long long lg = (((long long)b * p->SKV + t) * p->HKV + h) * D;
-        const int spike = lens[b] >= 8 && t % (lens[b] / 4 > 0 ? lens[b] / 4 : 1) == lens[b] / 8 && t < 4 * (lens[b] / 4);
+        const int spike = lens[b] >= 8 && t % (lens[b] / 4 > 0 ? lens[b] / 4 : 1) == lens[b] / 8 &&
+                          t < 4 * (lens[b] / 4);
         const int n = spike ? t / (lens[b] / 4) : 0;
         for (int d = 0; d < D; d++) {
-          const float k = spike ? 2.f * (n + 2) / sqrtf((float)D) * ((d * 7 % 3) ? 1.f : -1.f) : 2.75f * urand();
+          const float k = spike ? 2.f * (n + 2) / sqrtf((float)D) * ((d * 7 % 3) ? 1.f : -1.f)
+                                : 2.75f * urand();
           K[dst + d] = Kl[lg + d] = round_to(k, p->bf16);
           V[dst + d] = Vl[lg + d] = round_to(urand(), p->bf16);
         }
@@ -731,7 +766,8 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
     memset(e.merges, 0, sizeof(int) * (size_t)(p->B * p->HKV));
     for (int i = 0; i < nblocks; i++) {
       const int blk = order[i];
-      run_block(&e, blk % c->splits, (blk / c->splits) % p->HKV, blk / (c->splits * p->HKV), scale_log2);
+      run_block(&e, blk % c->splits, (blk / c->splits) % p->HKV, blk / (c->splits * p->HKV),
+                scale_log2);
     }
     double err2 = 0, ref2 = 0, lse_err = 0;
     int nans = 0;
@@ -754,10 +790,12 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
       counters_left += e.counters[i] != 0 || (c->splits > 1 && e.merges[i] != 1);
     const double rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);
     const double tol = p->bf16 ? 1e-2 : 2e-3;
-    const int ok = !nans && g_races == 0 && g_oob == 0 && counters_left == 0 && rel <= tol && lse_err <= 2e-3;
+    const int ok =
+        !nans && g_races == 0 && g_oob == 0 && counters_left == 0 && rel <= tol && lse_err <= 2e-3;
     if (!ok) {
       fprintf(stderr,
-              "%s: run %d: rel error %.3g (tol %.0e), lse error %.3g, %d non-finite, %d races, %d bad reads, "
+              "%s: run %d: rel error %.3g (tol %.0e), lse error %.3g, %d non-finite, %d races, %d "
+              "bad reads, "
               "%d counters left or groups not merged exactly once\n",
               label, run, rel, tol, lse_err, nans, g_races, g_oob, counters_left);
       failed = 1;
@@ -792,11 +830,15 @@ static void label_of(const prob *p, const cfg *c, char *buf, size_t n) {
   char lens[64] = "";
   if (p->ragged) {
     size_t k = 0;
-    for (int b = 0; b < p->B; b++) k += (size_t)snprintf(lens + k, sizeof lens - k, "%s%d", b ? "," : "", p->kv_lens[b]);
+    for (int b = 0; b < p->B; b++)
+      k += (size_t)snprintf(lens + k, sizeof lens - k, "%s%d", b ? "," : "", p->kv_lens[b]);
   }
-  snprintf(buf, n, "B%d HQ%d HKV%d SQ%d SKV%d D%d%s page%d %s%s%s | SPLITS=%d BLOCK_N=%d WARPS=%d VEC=%d STAGES=%d",
-           p->B, p->HQ, p->HKV, p->SQ, p->SKV, p->D, p->causal ? " causal" : "", p->page, p->bf16 ? "bf16" : "f16",
-           p->ragged ? " lens " : "", lens, c->splits, c->block_n, c->warps, c->vec, c->stages);
+  snprintf(buf, n,
+           "B%d HQ%d HKV%d SQ%d SKV%d D%d%s page%d %s%s%s | SPLITS=%d BLOCK_N=%d WARPS=%d VEC=%d "
+           "STAGES=%d",
+           p->B, p->HQ, p->HKV, p->SQ, p->SKV, p->D, p->causal ? " causal" : "", p->page,
+           p->bf16 ? "bf16" : "f16", p->ragged ? " lens " : "", lens, c->splits, c->block_n,
+           c->warps, c->vec, c->stages);
 }
 
 static void one(const prob *p, const cfg *c) {
@@ -811,9 +853,7 @@ static void one(const prob *p, const cfg *c) {
   printf("%-150s rel error %.2e\n", label, err);
 }
 
-static void setup(void) {
-  rng_state = 12345;
-}
+static void setup(void) { rng_state = 12345; }
 
 TEST_CASE(named) {
   /* named cases: each line a problem and a configuration */
@@ -850,7 +890,8 @@ TEST_CASE(named) {
 
 TEST_CASE(random_sweep) {
   /* a seeded random sweep over problems and configurations the manifest allows */
-  static const int dims[] = {64, 128, 256}, pages[] = {0, 16, 32, 64}, groups[] = {1, 4, 8}, sqs[] = {1, 2, 4, 8};
+  static const int dims[] = {64, 128, 256}, pages[] = {0, 16, 32, 64}, groups[] = {1, 4, 8},
+                   sqs[] = {1, 2, 4, 8};
   static const int bns[] = {16, 32, 64, 128}, warps[] = {1, 2, 4, 8}, vecs[] = {4, 8};
   int done = 0;
   for (int tries = 0; done < 24 && tries < 10000; tries++) {
@@ -885,8 +926,6 @@ TEST_CASE(random_sweep) {
   CHECK(done == 24);
 }
 
-static void teardown(void) {
-  free(g_copies);
-}
+static void teardown(void) { free(g_copies); }
 
 TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(named), TEST_ENTRY(random_sweep))

@@ -77,7 +77,8 @@ static int all_finite(const state *s) {
 }
 
 /* Checks a merged state against the double softmax of the row. */
-static void check_state(const state *s, const float *x, const float (*v)[DV], int n, const char *what) {
+static void check_state(const state *s, const float *x, const float (*v)[DV], int n,
+                        const char *what) {
   double mx = -INFINITY, sum = 0, o[DV] = {0};
   for (int j = 0; j < n; j++)
     if (x[j] > mx) mx = x[j];
@@ -203,7 +204,8 @@ TEST_CASE(addresses) {
       used += (lens[b] + P - 1) / P;
     }
     const int num_pages = used + 2;
-    int *perm = malloc(sizeof(int) * (size_t)num_pages), *table = malloc(sizeof(int) * (size_t)(B * max_pages));
+    int *perm = malloc(sizeof(int) * (size_t)num_pages),
+        *table = malloc(sizeof(int) * (size_t)(B * max_pages));
     for (int i = 0; i < num_pages; i++) perm[i] = i;
     for (int i = num_pages - 1; i > 0; i--) {
       const int j = (int)(rng() % (uint32_t)(i + 1)), t = perm[i];
@@ -212,23 +214,28 @@ TEST_CASE(addresses) {
     }
     int k = 0;
     for (int b = 0; b < B; b++)
-      for (int j = 0; j < max_pages; j++) table[b * max_pages + j] = j * P < lens[b] ? perm[k++] : -1;
+      for (int j = 0; j < max_pages; j++)
+        table[b * max_pages + j] = j * P < lens[b] ? perm[k++] : -1;
     const long long pool_rows = (long long)num_pages * P;
     char *seen = calloc((size_t)(pool_rows * HKV), 1);
     int bad = 0;
     for (int b = 0; b < B; b++)
       for (int t = 0; t < lens[b]; t++) {
         const long long ti = attn_table_index(b, t, P, max_pages);
-        if (ti < b * (long long)max_pages || ti >= (b + 1) * (long long)max_pages || table[ti] < 0) {
+        if (ti < b * (long long)max_pages || ti >= (b + 1) * (long long)max_pages ||
+            table[ti] < 0) {
           bad++;
           continue;
         }
         for (int h = 0; h < HKV; h++) {
           const long long off = attn_kv_offset(P, table[ti], b, t, SKV, HKV, h, D);
           /* the ABI: page block_table[b*max_pages + t/page], row t % page, [pages, page, HKV, D] */
-          const long long want = (((long long)table[b * max_pages + t / P] * P + t % P) * HKV + h) * D;
-          if (off != want || off % D || off < 0 || off / D >= pool_rows * HKV || seen[off / D]) bad++;
-          else seen[off / D] = 1;
+          const long long want =
+              (((long long)table[b * max_pages + t / P] * P + t % P) * HKV + h) * D;
+          if (off != want || off % D || off < 0 || off / D >= pool_rows * HKV || seen[off / D])
+            bad++;
+          else
+            seen[off / D] = 1;
         }
       }
     CHECK_INT(bad, 0);
@@ -238,7 +245,8 @@ TEST_CASE(addresses) {
   }
   /* contiguous, and 64-bit offsets: 64 x 131072 x 8 x 128 elements is 2^33 */
   CHECK(attn_kv_offset(0, 0, 3, 7, 100, 2, 1, 64) == ((3LL * 100 + 7) * 2 + 1) * 64);
-  CHECK(attn_kv_offset(0, 0, 63, 131071, 131072, 8, 7, 128) == ((63LL * 131072 + 131071) * 8 + 7) * 128);
+  CHECK(attn_kv_offset(0, 0, 63, 131071, 131072, 8, 7, 128) ==
+        ((63LL * 131072 + 131071) * 8 + 7) * 128);
   CHECK(attn_kv_offset(64, 2000000, 0, 63, 0, 8, 7, 128) == ((2000000LL * 64 + 63) * 8 + 7) * 128);
   CHECK(attn_table_index(40000, 100000, 16, 70000) == 40000LL * 70000 + 100000 / 16);
   CHECK(attn_q_offset(63, 7, 63, 8, 64, 256) == ((63LL * 8 + 7) * 64 + 63) * 256);
@@ -254,7 +262,8 @@ TEST_CASE(causal) {
         for (int j = 0; j < kv_len; j++) want += j <= i + kv_len - SQ;
         CHECK_INT(attn_key_bound(kv_len, SQ, i, 1), want);
         CHECK_INT(attn_key_bound(kv_len, SQ, i, 0), kv_len);
-        CHECK(attn_key_bound(kv_len, SQ, 0, 1) <= attn_key_bound(kv_len, SQ, i, 1)); /* query 0 bounds the mask */
+        CHECK(attn_key_bound(kv_len, SQ, 0, 1) <=
+              attn_key_bound(kv_len, SQ, i, 1)); /* query 0 bounds the mask */
       }
 }
 
@@ -264,7 +273,8 @@ TEST_CASE(work_layout) {
   for (int gi = 0; gi < 3; gi++)
     for (int qi = 0; qi < 2; qi++)
       for (int si = 0; si < 3; si++) {
-        const int group = groups[gi], SQ = sqs[qi], S = splitss[si], rows = group * SQ, HQ = HKV * group;
+        const int group = groups[gi], SQ = sqs[qi], S = splitss[si], rows = group * SQ,
+                  HQ = HKV * group;
         const long long total_rows = (long long)B * HQ * SQ, n = total_rows * S * (D + 2);
         char *seen = calloc((size_t)n, 1);
         int bad = 0;
@@ -300,7 +310,8 @@ TEST_CASE(loads_and_swizzle) {
           int bad = 0;
           for (int t = 0; t < threads; t++)
             for (int i = 0; i < iters; i++) {
-              const int r = attn_load_row(t, i, threads, cpr), p = attn_load_piece(t, i, threads, cpr);
+              const int r = attn_load_row(t, i, threads, cpr),
+                        p = attn_load_piece(t, i, threads, cpr);
               if (r < 0 || r >= bn || p < 0 || p >= cpr || seen[r * cpr + p]++) bad++;
             }
           CHECK_INT(bad, 0);
@@ -321,7 +332,8 @@ TEST_CASE(loads_and_swizzle) {
     for (int row0 = 0; row0 < 32; row0 += 8)
       for (int chunk = 0; chunk < rb / 16; chunk++) {
         int groups = 0;
-        for (int r = row0; r < row0 + 8; r++) groups |= 1 << ((attn_swz(r, chunk * 16, rb) / 16) % 8);
+        for (int r = row0; r < row0 + 8; r++)
+          groups |= 1 << ((attn_swz(r, chunk * 16, rb) / 16) % 8);
         if (groups != 0xff) bad++;
       }
     CHECK_INT(bad, 0);
@@ -329,14 +341,11 @@ TEST_CASE(loads_and_swizzle) {
   /* the ldmatrix lane addresses: each of the four matrices is 8 distinct rows of one chunk */
   for (int lane = 0; lane < 32; lane++) {
     CHECK_INT(attn_ldsm_q(16, 3, lane, 256), attn_swz(16 + lane % 16, (6 + lane / 16) * 16, 256));
-    CHECK_INT(attn_ldsm_k(32, 1, lane, 128), attn_swz(32 + lane % 8 + 8 * (lane / 16), (2 + (lane / 8) % 2) * 16, 128));
+    CHECK_INT(attn_ldsm_k(32, 1, lane, 128),
+              attn_swz(32 + lane % 8 + 8 * (lane / 16), (2 + (lane / 8) % 2) * 16, 128));
     CHECK_INT(attn_ldsm_v(16, 32, lane, 512), attn_swz(16 + lane % 16, (4 + lane / 16) * 16, 512));
   }
 }
 
-TEST_LIST(TEST_ENTRY(split_combine),
-          TEST_ENTRY(split_ranges),
-          TEST_ENTRY(addresses),
-          TEST_ENTRY(causal),
-          TEST_ENTRY(work_layout),
-          TEST_ENTRY(loads_and_swizzle))
+TEST_LIST(TEST_ENTRY(split_combine), TEST_ENTRY(split_ranges), TEST_ENTRY(addresses),
+          TEST_ENTRY(causal), TEST_ENTRY(work_layout), TEST_ENTRY(loads_and_swizzle))

@@ -43,20 +43,22 @@
 
 #include <stdint.h>
 
-typedef struct cfg { int bm, bn, stages, qregs; } cfg;
+typedef struct cfg {
+  int bm, bn, stages, qregs;
+} cfg;
 typedef struct shape {
   int B, HQ, HKV, SQ, SKV;
   int ragged, lens[4];
 } shape;
 
-#define MAXW 8
-#define MAXT 256
-#define MAXST 3
-#define MAXKD 16
-#define MAXNT 16
-#define MAXDT 32
-#define NBUF (1 + 2 * MAXST) /* shared buffers: 0 the Q tile, 1+s K stage s, 1+STAGES+s V stage s */
-#define MAXGRP 4096
+#define MAXW      8
+#define MAXT      256
+#define MAXST     3
+#define MAXKD     16
+#define MAXNT     16
+#define MAXDT     32
+#define NBUF      (1 + 2 * MAXST) /* shared buffers: 0 the Q tile, 1+s K stage s, 1+STAGES+s V stage s */
+#define MAXGRP    4096
 #define IN_FLIGHT (1 << 30)
 
 /* the configuration and problem being emulated */
@@ -124,7 +126,8 @@ static void reading(int id) {
 
 /* copy_tile: every thread's chunks of a tile by its plan, into pending buffer id; X is the global
  * array (size n), base the kernel's base offset. */
-static void copy_tile(int id, int iters, const attn_plan *plans, const float *X, long long n, long long base) {
+static void copy_tile(int id, int iters, const attn_plan *plans, const float *X, long long n,
+                      long long base) {
   issue_begin(id);
   for (int t = 0; t < T; t++) {
     const attn_plan p = plans[t];
@@ -178,7 +181,8 @@ static void mma(float a[32][4][2], float b[32][2][2], float c[32][4]) {
     for (int r = 0; r < 4; r++)
       for (int x = 0; x < 2; x++) {
         const int i = 2 * r + x; /* a_i */
-        A[g + ((i < 2 || (i >= 4 && i < 6)) ? 0 : 8)][tig * 2 + (i & 1) + (i >= 4 ? 8 : 0)] = a[t][r][x];
+        A[g + ((i < 2 || (i >= 4 && i < 6)) ? 0 : 8)][tig * 2 + (i & 1) + (i >= 4 ? 8 : 0)] =
+            a[t][r][x];
       }
     for (int r = 0; r < 2; r++)
       for (int x = 0; x < 2; x++) {
@@ -230,7 +234,8 @@ static void run_block(int bx, int by, int bz) {
   int n_full, n_end;
   attn_kv_tiles(m0, BM, BN, SQ, kv_len, causal, &n_full, &n_end);
   const long long q_pitch = (long long)HQ * D, kv_pitch = (long long)HKV * D;
-  const long long qbase = attn_q_offset(b, 0, h, SQ, HQ, D), kvbase = attn_kv_offset(b, 0, hk, SKV, HKV, D);
+  const long long qbase = attn_q_offset(b, 0, h, SQ, HQ, D),
+                  kvbase = attn_kv_offset(b, 0, hk, SKV, HKV, D);
   static attn_plan pq[MAXT], pkv[MAXT];
   for (int t = 0; t < T; t++) {
     pq[t] = attn_plan_rows(t, T, CPR, m0, SQ, q_pitch, LD);
@@ -243,7 +248,8 @@ static void run_block(int bx, int by, int bz) {
   for (int id = 0; id < NBUF; id++) {
     done_epoch[id] = read_epoch[id] = 0;
     if (buf[id])
-      for (int x = 0; x < buf_rows[id] * LD; x++) buf[id][x] = NAN; /* what the last block left: not this one's */
+      for (int x = 0; x < buf_rows[id] * LD; x++)
+        buf[id][x] = NAN; /* what the last block left: not this one's */
   }
   for (int r = 0; r < 128; r++) q_reader[r] = -1;
 
@@ -303,14 +309,16 @@ static void run_block(int bx, int by, int bz) {
           for (int dt = 0; dt < DT; dt++) lane_o[l][dt][e] = o_acc[w][dt][l][e];
         }
       if (n >= n_full)
-        for (int l = 0; l < 32; l++) attn_mma_mask(lane_s[l], NT, l, m0 + 16 * w, n * BN, SQ, kv_len, causal);
+        for (int l = 0; l < 32; l++)
+          attn_mma_mask(lane_s[l], NT, l, m0 + 16 * w, n * BN, SQ, kv_len, causal);
       for (int r = 0; r < 2; r++) {
         float mx[32], mx1[32], mx2[32];
         for (int l = 0; l < 32; l++) mx[l] = attn_mma_row_max((const float(*)[4])lane_s[l], NT, r);
         for (int l = 0; l < 32; l++) mx1[l] = attn_softmax_max(mx[l], mx[l ^ 1]);
         for (int l = 0; l < 32; l++) mx2[l] = attn_softmax_max(mx1[l], mx1[l ^ 2]);
         for (int l = 0; l < 32; l++)
-          attn_mma_softmax_row(lane_s[l], NT, lane_o[l], DT, r, mx2[l], &m_st[w][l][r], &l_st[w][l][r], scale_log2);
+          attn_mma_softmax_row(lane_s[l], NT, lane_o[l], DT, r, mx2[l], &m_st[w][l][r],
+                               &l_st[w][l][r], scale_log2);
       }
       for (int l = 0; l < 32; l++)
         for (int e = 0; e < 4; e++) {
@@ -327,7 +335,8 @@ static void run_block(int bx, int by, int bz) {
         static float pa[32][4][2];
         for (int l = 0; l < 32; l++)
           for (int r = 0; r < 4; r++)
-            for (int x = 0; x < 2; x++) pa[l][r][x] = round_dtype(sp[w][attn_p_tile(kk, r)][l][attn_p_elem(r, x)]);
+            for (int x = 0; x < 2; x++)
+              pa[l][r][x] = round_dtype(sp[w][attn_p_tile(kk, r)][l][attn_p_elem(r, x)]);
         for (int dp = 0; dp < DT / 2; dp++) {
           int addr[32];
           float vb[32][4][2], b01[32][2][2];
@@ -362,8 +371,8 @@ static void run_block(int bx, int by, int bz) {
       for (int l = 0; l < 32; l++)
         for (int e = 0; e < 4; e += 2) {
           const int at = attn_o_stage_offset(16 * w, dt, l, e, LD), row = at / LD;
-          if (row < 16 * w || row >= 16 * w + 16 || (q_reader[row] != -1 && q_reader[row] != w) || at % 2 ||
-              at % LD + 2 > D) {
+          if (row < 16 * w || row >= 16 * w + 16 || (q_reader[row] != -1 && q_reader[row] != w) ||
+              at % 2 || at % LD + 2 > D) {
             smem_bad++;
             continue;
           }
@@ -372,7 +381,8 @@ static void run_block(int bx, int by, int bz) {
         }
     for (int i = 0; i < attn_store_iters(CPR); i++)
       for (int l = 0; l < 32; l++) {
-        const int r = attn_store_row(l, i, CPR), c = attn_store_chunk(l, i, CPR), row = m0 + 16 * w + r;
+        const int r = attn_store_row(l, i, CPR), c = attn_store_chunk(l, i, CPR),
+                  row = m0 + 16 * w + r;
         if (row >= SQ) continue;
         const long long at = attn_q_offset(b, row, h, SQ, HQ, D) + c * 8;
         for (int x = 0; x < 8; x++) {
@@ -395,7 +405,8 @@ static void run_block(int bx, int by, int bz) {
  * all holds. */
 static int run(const cfg *c, int d, const shape *sh, int cs, int dt_code, int ex) {
   D = d, BM = c->bm, BN = c->bn, ST = c->stages, QREGS = c->qregs;
-  LD = attn_smem_ld(D), CPR = D / 8, W = BM / 16, T = 32 * W, KD = D / 16, NT = BN / 8, DT = D / 8, RSTEP = T / CPR;
+  LD = attn_smem_ld(D), CPR = D / 8, W = BM / 16, T = 32 * W, KD = D / 16, NT = BN / 8, DT = D / 8,
+  RSTEP = T / CPR;
   dtype = dt_code, exact = ex;
   B_ = sh->B, HQ = sh->HQ, HKV = sh->HKV, SQ = sh->SQ, SKV = sh->SKV, causal = cs;
   kv_lens = sh->ragged ? sh->lens : NULL;
@@ -404,7 +415,8 @@ static int run(const cfg *c, int d, const shape *sh, int cs, int dt_code, int ex
   if (T % CPR || (BN * CPR) % T || (BM * CPR) % T) return 0;
 
   nq = (long long)B_ * SQ * HQ * D, nkv = (long long)B_ * SKV * HKV * D;
-  Qg = malloc(sizeof(float) * nq), Kg = malloc(sizeof(float) * nkv), Vg = malloc(sizeof(float) * nkv);
+  Qg = malloc(sizeof(float) * nq), Kg = malloc(sizeof(float) * nkv),
+  Vg = malloc(sizeof(float) * nkv);
   Og = malloc(sizeof(float) * nq), Ow = calloc(nq, sizeof(int));
   const long long nl = (long long)B_ * HQ * SQ;
   Lg = malloc(sizeof(float) * nl), Lw = calloc(nl, sizeof(int));
@@ -414,7 +426,8 @@ static int run(const cfg *c, int d, const shape *sh, int cs, int dt_code, int ex
    * (k an integer in [-8, 8]), scaled logits with a standard deviation near 4; spike keys at
    * 1/8, 3/8, 5/8 and 7/8 of every sequence, K = 2(n + 2) / sqrt(D) * sign(d) (to 1/8), whose
    * logits stand about 4, 6, 8 and 10 above the row's mean; V = k/8 */
-  for (long long x = 0; x < nq; x++) Qg[x] = NEXT() * 3 / 8.f + ((x % D) * 7 % 3 ? 1.f : -1.f), Og[x] = NAN;
+  for (long long x = 0; x < nq; x++)
+    Qg[x] = NEXT() * 3 / 8.f + ((x % D) * 7 % 3 ? 1.f : -1.f), Og[x] = NAN;
   for (long long x = 0; x < nkv; x++) Kg[x] = NEXT() * 3 / 8.f, Vg[x] = NEXT() / 8.f;
   for (int b = 0; b < B_; b++) {
     const int L = kv_lens ? kv_lens[b] : SKV;
@@ -444,13 +457,17 @@ static int run(const cfg *c, int d, const shape *sh, int cs, int dt_code, int ex
       for (int bx = 0; bx < tiles_m; bx++) run_block(bx, by, bz);
 
   char what[200];
-  snprintf(what, sizeof what, "BM %d BN %d stages %d q_in_regs %d, D %d, B %d HQ %d HKV %d SQ %d SKV %d%s, %s%s, %s", BM, BN,
-           ST, QREGS, D, B_, HQ, HKV, SQ, SKV, kv_lens ? " ragged" : "", causal ? "causal" : "no mask",
-           exact ? " unrounded" : "", dtype == 2 ? "bf16" : "f16");
+  snprintf(what, sizeof what,
+           "BM %d BN %d stages %d q_in_regs %d, D %d, B %d HQ %d HKV %d SQ %d SKV %d%s, %s%s, %s",
+           BM, BN, ST, QREGS, D, B_, HQ, HKV, SQ, SKV, kv_lens ? " ragged" : "",
+           causal ? "causal" : "no mask", exact ? " unrounded" : "", dtype == 2 ? "bf16" : "f16");
   int bad = 0;
-  if (races) fprintf(stderr, "%s: %d shared-memory accesses not ordered by a barrier\n", what, races), bad++;
+  if (races)
+    fprintf(stderr, "%s: %d shared-memory accesses not ordered by a barrier\n", what, races), bad++;
   if (oob) fprintf(stderr, "%s: %lld chunk reads outside the inputs\n", what, oob), bad++;
-  if (smem_bad) fprintf(stderr, "%s: %d shared-memory accesses outside their tile or rows\n", what, smem_bad), bad++;
+  if (smem_bad)
+    fprintf(stderr, "%s: %d shared-memory accesses outside their tile or rows\n", what, smem_bad),
+        bad++;
   const double u = exact ? 0 : dtype == 2 ? 1.0 / 256 : 1.0 / 2048, abs_tol = exact ? 1e-5 : 2e-5;
   double worst = 0;
   double *z = malloc(sizeof(double) * (SKV + 1));
@@ -463,7 +480,8 @@ static int run(const cfg *c, int d, const shape *sh, int cs, int dt_code, int ex
         for (int j = 0; j < kv && !(causal && j > i + kv - SQ); j++) {
           double s = 0;
           for (int e = 0; e < D; e++)
-            s += (double)Qg[(((long long)b * SQ + i) * HQ + h) * D + e] * Kg[(((long long)b * SKV + j) * HKV + hk) * D + e];
+            s += (double)Qg[(((long long)b * SQ + i) * HQ + h) * D + e] *
+                 Kg[(((long long)b * SKV + j) * HKV + hk) * D + e];
           z[n] = s / sqrt((double)D);
           if (z[n] > m) m = z[n];
           n++;
@@ -471,22 +489,26 @@ static int run(const cfg *c, int d, const shape *sh, int cs, int dt_code, int ex
         for (int j = 0; j < n; j++) l += exp(z[j] - m);
         const long long li = ((long long)b * HQ + h) * SQ + i;
         const double want_lse = n ? m + log(l) : -INFINITY, got_lse = Lg[li];
-        if (Lw[li] != 1 || !(n ? fabs(got_lse - want_lse) <= 1e-5 * (fabs(want_lse) > 1 ? fabs(want_lse) : 1)
-                               : (isinf(got_lse) && got_lse < 0))) {
-          fprintf(stderr, "%s: LSE[b %d][h %d][i %d] = %.7g (written %d times), expected %.7g\n", what, b, h, i, got_lse,
-                  Lw[li], want_lse);
+        if (Lw[li] != 1 ||
+            !(n ? fabs(got_lse - want_lse) <= 1e-5 * (fabs(want_lse) > 1 ? fabs(want_lse) : 1)
+                : (isinf(got_lse) && got_lse < 0))) {
+          fprintf(stderr, "%s: LSE[b %d][h %d][i %d] = %.7g (written %d times), expected %.7g\n",
+                  what, b, h, i, got_lse, Lw[li], want_lse);
           bad++;
         }
         for (int e = 0; e < D && bad < 4; e++) {
           double want = 0;
-          for (int j = 0; j < n; j++) want += exp(z[j] - m) * Vg[(((long long)b * SKV + j) * HKV + hk) * D + e];
+          for (int j = 0; j < n; j++)
+            want += exp(z[j] - m) * Vg[(((long long)b * SKV + j) * HKV + hk) * D + e];
           if (n) want /= l;
           const long long oi = (((long long)b * SQ + i) * HQ + h) * D + e;
           const double err = fabs(Og[oi] - want);
           if (err > worst) worst = err;
           if (Ow[oi] != 1 || !(err <= u * (1 + fabs(want)) + abs_tol) || (n == 0 && Og[oi] != 0)) {
-            fprintf(stderr, "%s: O[b %d][i %d][h %d][d %d] = %.7g (written %d times), expected %.7g (%d keys)\n", what, b, i,
-                    h, e, Og[oi], Ow[oi], want, n);
+            fprintf(stderr,
+                    "%s: O[b %d][i %d][h %d][d %d] = %.7g (written %d times), expected %.7g (%d "
+                    "keys)\n",
+                    what, b, i, h, e, Og[oi], Ow[oi], want, n);
             bad++;
           }
         }
@@ -534,7 +556,7 @@ static void check_layouts(void) {
       for (int ph = 0; ph < 4; ph++) {
         int seen = 0;
         for (int l = 8 * ph; l < 8 * ph + 8; l++) {
-          const int a = kind == 0 ? attn_ldsm_q_offset(16, 3, l, ldb)
+          const int a = kind == 0   ? attn_ldsm_q_offset(16, 3, l, ldb)
                         : kind == 1 ? attn_ldsm_k_offset(32, 2, l, ldb)
                                     : attn_ldsm_v_offset(16, 32, l, ldb);
           seen |= 1 << (a / 16 % 8);
@@ -544,7 +566,8 @@ static void check_layouts(void) {
     for (int dt = 0; dt < 2; dt++)
       for (int e = 0; e < 4; e += 2) {
         unsigned long long banks = 0;
-        for (int l = 0; l < 32; l++) banks |= 1ull << (attn_o_stage_offset(16, dt, l, e, attn_smem_ld(dims[di])) * 2 / 4 % 32);
+        for (int l = 0; l < 32; l++)
+          banks |= 1ull << (attn_o_stage_offset(16, dt, l, e, attn_smem_ld(dims[di])) * 2 / 4 % 32);
         CHECK(banks == 0xffffffffull);
       }
   }
@@ -574,7 +597,8 @@ static void check_layouts(void) {
 TEST_CASE(configurations) {
   check_layouts();
   static const cfg cfgs[] = {
-      {32, 32, 2, 0}, {64, 32, 3, 1}, {64, 64, 2, 1}, {128, 64, 3, 0}, {32, 128, 2, 1}, {128, 128, 2, 0}, {64, 128, 3, 0},
+      {32, 32, 2, 0},  {64, 32, 3, 1},   {64, 64, 2, 1},  {128, 64, 3, 0},
+      {32, 128, 2, 1}, {128, 128, 2, 0}, {64, 128, 3, 0},
   };
   static const shape shapes[] = {
       {1, 2, 1, 37, 37, 0, {0}},         /* SQ = SKV, no tile multiple */

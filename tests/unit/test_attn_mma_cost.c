@@ -21,16 +21,22 @@ typedef struct prob {
 
 TEST_CASE(closed_forms) {
   static const prob probs[] = {
-      {2, 32, 8, 4096, 4096, 128, 0, {-1}}, {2, 32, 8, 4096, 4096, 128, 1, {-1}}, {1, 8, 8, 1000, 1000, 64, 1, {-1}},
-      {3, 4, 2, 777, 2049, 64, 1, {-1}},    {2, 4, 4, 3000, 500, 128, 1, {-1}},   {1, 16, 2, 1, 4096, 256, 1, {-1}},
-      {2, 4, 1, 333, 4097, 256, 0, {-1}},   {4, 8, 2, 2048, 4096, 64, 1, {4096, 1000, 3000, 2048}},
+      {2, 32, 8, 4096, 4096, 128, 0, {-1}},
+      {2, 32, 8, 4096, 4096, 128, 1, {-1}},
+      {1, 8, 8, 1000, 1000, 64, 1, {-1}},
+      {3, 4, 2, 777, 2049, 64, 1, {-1}},
+      {2, 4, 4, 3000, 500, 128, 1, {-1}},
+      {1, 16, 2, 1, 4096, 256, 1, {-1}},
+      {2, 4, 1, 333, 4097, 256, 0, {-1}},
+      {4, 8, 2, 2048, 4096, 64, 1, {4096, 1000, 3000, 2048}},
       {3, 8, 8, 1024, 2048, 128, 0, {2048, 17, 1500}},
   };
   double worst_exec = 0, worst_dram = 0;
   for (size_t pi = 0; pi < sizeof probs / sizeof probs[0]; pi++) {
     const prob *q = &probs[pi];
     const int ragged = q->lens[0] >= 0;
-    acu_problem p = {q->B, q->HQ, q->HKV, q->SQ, q->SKV, q->D, q->causal, 0, 0, 0, ragged ? q->lens : NULL};
+    acu_problem p = {
+        q->B, q->HQ, q->HKV, q->SQ, q->SKV, q->D, q->causal, 0, 0, 0, ragged ? q->lens : NULL};
     manifest *m = NULL;
     space *sp = NULL;
     rt_vars env;
@@ -51,8 +57,9 @@ TEST_CASE(closed_forms) {
       rt_vars cv;
       long long bm, bn, w, st, hd;
       CHECK_INT(manifest_config_vars(m, sp, idx, &env, &cv, &err), RT_OK);
-      if (!rt_vars_get(&cv, "BLOCK_M", &bm) || !rt_vars_get(&cv, "BLOCK_N", &bn) || !rt_vars_get(&cv, "WARPS", &w) ||
-          !rt_vars_get(&cv, "STAGES", &st) || !rt_vars_get(&cv, "HEAD_DIM", &hd)) {
+      if (!rt_vars_get(&cv, "BLOCK_M", &bm) || !rt_vars_get(&cv, "BLOCK_N", &bn) ||
+          !rt_vars_get(&cv, "WARPS", &w) || !rt_vars_get(&cv, "STAGES", &st) ||
+          !rt_vars_get(&cv, "HEAD_DIM", &hd)) {
         CHECK(0);
         continue;
       }
@@ -75,7 +82,8 @@ TEST_CASE(closed_forms) {
         }
       }
       const double exec = 4.0 * q->HQ * q->D * bm * rows;
-      const double dram = 2.0 * q->HQ * q->D * (2.0 * q->B * q->SQ + 2.0 * read) + 4.0 * q->B * q->HQ * q->SQ;
+      const double dram =
+          2.0 * q->HQ * q->D * (2.0 * q->B * q->SQ + 2.0 * read) + 4.0 * q->B * q->HQ * q->SQ;
       double flops, dram_m, exec_m;
       CHECK_INT(manifest_cost(m, &cv, &flops, &dram_m, &exec_m, &err), RT_OK);
       CHECK(flops == 4.0 * q->HQ * q->D * pairs);
@@ -84,20 +92,25 @@ TEST_CASE(closed_forms) {
       char config[256];
       space_format_config(sp, idx, config, sizeof config);
       if (exact ? (de != 0 || dd != 0) : (de > 0.10 || dd > 0.10)) {
-        fprintf(stderr, "problem %zu [%s]: executed_flops %.6g (counted %.6g), dram_bytes %.6g (counted %.6g)\n", pi,
-                config, exec_m, exec, dram_m, dram);
+        fprintf(stderr,
+                "problem %zu [%s]: executed_flops %.6g (counted %.6g), dram_bytes %.6g (counted "
+                "%.6g)\n",
+                pi, config, exec_m, exec, dram_m, dram);
         CHECK(0);
       }
       if (!exact && de > worst_exec) worst_exec = de;
       if (!exact && dd > worst_dram) worst_dram = dd;
     }
-    printf("problem %zu (B %d HQ %d HKV %d SQ %d SKV %d D %d causal %d%s): %zu configurations\n", pi, q->B, q->HQ, q->HKV,
-           q->SQ, q->SKV, q->D, q->causal, ragged ? " ragged" : "", space_size(sp));
+    printf("problem %zu (B %d HQ %d HKV %d SQ %d SKV %d D %d causal %d%s): %zu configurations\n",
+           pi, q->B, q->HQ, q->HKV, q->SQ, q->SKV, q->D, q->causal, ragged ? " ragged" : "",
+           space_size(sp));
     space_free(sp);
     manifest_free(m);
   }
-  printf("closed forms off by at most %.2f%% (executed_flops) and %.2f%% (dram_bytes) where not exact\n",
-         100 * worst_exec, 100 * worst_dram);
+  printf(
+      "closed forms off by at most %.2f%% (executed_flops) and %.2f%% (dram_bytes) where not "
+      "exact\n",
+      100 * worst_exec, 100 * worst_dram);
 }
 
 TEST_LIST(TEST_ENTRY(closed_forms))

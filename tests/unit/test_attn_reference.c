@@ -34,7 +34,8 @@ static unsigned short enc(double x, int dtype) {
   if (ax == 0) return (unsigned short)sign;
   int e;
   const double fr = frexp(ax, &e); /* ax = fr * 2^e, fr in [0.5, 1) */
-  if (e - 1 >= -14) return (unsigned short)(sign | (unsigned)(e - 1 + 15) << 10 | (unsigned)((fr * 2 - 1) * 1024));
+  if (e - 1 >= -14)
+    return (unsigned short)(sign | (unsigned)(e - 1 + 15) << 10 | (unsigned)((fr * 2 - 1) * 1024));
   return (unsigned short)(sign | (unsigned)(ax * 16777216.0)); /* subnormal: ax / 2^-24 */
 }
 
@@ -61,8 +62,8 @@ static void check_elements(void) {
 typedef struct tcase {
   const char *what;
   int B, HQ, HKV, SQ, SKV, D, causal;
-  int page_size;     /* 0: contiguous */
-  int ragged;        /* 1: kv_lens from lens[] */
+  int page_size; /* 0: contiguous */
+  int ragged;    /* 1: kv_lens from lens[] */
   int lens[4];
 } tcase;
 
@@ -75,15 +76,18 @@ static uint32_t next_u32(void) {
 }
 /* A value in [-1, 1) on the dtype's exact grid. */
 static double input_value(int dtype) {
-  return dtype == 2 ? ((int)(next_u32() % 256) - 128) / 128.0 : ((int)(next_u32() % 2048) - 1024) / 1024.0;
+  return dtype == 2 ? ((int)(next_u32() % 256) - 128) / 128.0
+                    : ((int)(next_u32() % 2048) - 1024) / 1024.0;
 }
 
 static int run_case(const tcase *c, int dtype, double *worst_o, double *worst_lse) {
-  const int B = c->B, HQ = c->HQ, HKV = c->HKV, SQ = c->SQ, SKV = c->SKV, D = c->D, group = HQ / HKV;
+  const int B = c->B, HQ = c->HQ, HKV = c->HKV, SQ = c->SQ, SKV = c->SKV, D = c->D,
+            group = HQ / HKV;
   int kv_lens[4];
   for (int b = 0; b < B; b++) kv_lens[b] = c->ragged ? c->lens[b] : SKV;
   const size_t nq = (size_t)B * SQ * HQ * D, nkv = (size_t)B * SKV * HKV * D;
-  double *Qd = malloc(sizeof(double) * nq), *Kd = malloc(sizeof(double) * nkv), *Vd = malloc(sizeof(double) * nkv);
+  double *Qd = malloc(sizeof(double) * nq), *Kd = malloc(sizeof(double) * nkv),
+         *Vd = malloc(sizeof(double) * nkv);
   unsigned short *Q = malloc(2 * nq);
   for (size_t x = 0; x < nq; x++) Q[x] = enc(Qd[x] = input_value(dtype), dtype);
   for (size_t x = 0; x < nkv; x++) Kd[x] = input_value(dtype), Vd[x] = input_value(dtype);
@@ -161,7 +165,8 @@ static int run_case(const tcase *c, int dtype, double *worst_o, double *worst_ls
           if (c->causal && j > i + kv - SQ) break;
           double s = 0;
           for (int d = 0; d < D; d++)
-            s += Qd[(((size_t)b * SQ + i) * HQ + h) * D + d] * Kd[(((size_t)b * SKV + j) * HKV + hk) * D + d];
+            s += Qd[(((size_t)b * SQ + i) * HQ + h) * D + d] *
+                 Kd[(((size_t)b * SKV + j) * HKV + hk) * D + d];
           z[n++] = scale * s;
           if (scale * s > m) m = scale * s;
         }
@@ -172,7 +177,9 @@ static int run_case(const tcase *c, int dtype, double *worst_o, double *worst_ls
           for (int d = 0; d < D; d++) zero &= o[d] == 0.f;
           if (!zero || !(isinf(lse) && lse < 0)) {
             if (bad++ < 3)
-              fprintf(stderr, "%s dtype %d: row (b %d, h %d, i %d) has no key: O[0] = %g, LSE = %g, expected 0, -inf\n",
+              fprintf(stderr,
+                      "%s dtype %d: row (b %d, h %d, i %d) has no key: O[0] = %g, LSE = %g, "
+                      "expected 0, -inf\n",
                       c->what, dtype, b, h, i, o[0], lse);
           }
           continue;
@@ -181,25 +188,26 @@ static int run_case(const tcase *c, int dtype, double *worst_o, double *worst_ls
         double err_lse = fabs(lse - want_lse) / (fabs(want_lse) > 1 ? fabs(want_lse) : 1);
         if (!(err_lse <= 4e-6)) {
           if (bad++ < 3)
-            fprintf(stderr, "%s dtype %d: LSE (b %d, h %d, i %d) = %.7g, expected %.7g\n", c->what, dtype, b, h, i, lse,
-                    want_lse);
+            fprintf(stderr, "%s dtype %d: LSE (b %d, h %d, i %d) = %.7g, expected %.7g\n", c->what,
+                    dtype, b, h, i, lse, want_lse);
         }
         if (err_lse > *worst_lse) *worst_lse = err_lse;
         for (int d = 0; d < D; d++) {
           double want = 0;
-          for (int j = 0; j < n; j++) want += exp(z[j] - m) * Vd[(((size_t)b * SKV + j) * HKV + hk) * D + d];
+          for (int j = 0; j < n; j++)
+            want += exp(z[j] - m) * Vd[(((size_t)b * SKV + j) * HKV + hk) * D + d];
           want /= l;
           const double err = fabs(o[d] - want);
           if (!(err <= 4e-6)) {
             if (bad++ < 3)
-              fprintf(stderr, "%s dtype %d: O (b %d, h %d, i %d, d %d) = %.7g, expected %.7g\n", c->what, dtype, b, h, i,
-                      d, o[d], want);
+              fprintf(stderr, "%s dtype %d: O (b %d, h %d, i %d, d %d) = %.7g, expected %.7g\n",
+                      c->what, dtype, b, h, i, d, o[d], want);
           }
           if (err > *worst_o) *worst_o = err;
         }
       }
-  printf("%-44s %-4s: %d rows, %d with no key, %s\n", c->what, dtype == 2 ? "bf16" : "f16", B * HQ * SQ, empty_rows,
-         bad ? "FAILED" : "ok");
+  printf("%-44s %-4s: %d rows, %d with no key, %s\n", c->what, dtype == 2 ? "bf16" : "f16",
+         B * HQ * SQ, empty_rows, bad ? "FAILED" : "ok");
   free(z);
   free(Qd);
   free(Kd);
@@ -229,7 +237,8 @@ TEST_CASE(references) {
   };
   for (int dtype = 1; dtype <= 2; dtype++) {
     double worst_o = 0, worst_lse = 0;
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) CHECK(run_case(&cases[c], dtype, &worst_o, &worst_lse));
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+      CHECK(run_case(&cases[c], dtype, &worst_o, &worst_lse));
     printf("%s: largest |O - O_double| %.3g, largest relative LSE error %.3g (bound 4e-6)\n",
            dtype == 2 ? "bf16" : "f16", worst_o, worst_lse);
   }

@@ -10,7 +10,8 @@
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 
-static diagnosis diagnose_at(const param_roles *roles, const rt_vars *config, double ff, double bf) {
+static diagnosis diagnose_at(const param_roles *roles, const rt_vars *config, double ff,
+                             double bf) {
   roofline_ceilings h200;
   roofline_from_spec(gpu_spec_find("h200"), &h200);
   diag_input in;

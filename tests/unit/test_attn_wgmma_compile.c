@@ -11,7 +11,8 @@
 /* stages: model */
 #include "../attn_wgmma_util.h"
 
-static void compile_one(const awu_problem *p, const char *dtype, const char *config, size_t pick, int per) {
+static void compile_one(const awu_problem *p, const char *dtype, const char *config, size_t pick,
+                        int per) {
   manifest *m = NULL;
   space *sp = NULL;
   rt_vars env;
@@ -35,7 +36,8 @@ static void compile_one(const awu_problem *p, const char *dtype, const char *con
   rt_vars cv;
   long long bn = 0, cons = 0, overlap = 0, smem = 0;
   CHECK_INT(manifest_config_vars(m, sp, idx, &env, &cv, &err), RT_OK);
-  rt_vars_get(&cv, "BLOCK_N", &bn), rt_vars_get(&cv, "CONSUMERS", &cons), rt_vars_get(&cv, "OVERLAP", &overlap);
+  rt_vars_get(&cv, "BLOCK_N", &bn), rt_vars_get(&cv, "CONSUMERS", &cons),
+      rt_vars_get(&cv, "OVERLAP", &overlap);
   rt_vars_get(&cv, "SMEM", &smem);
   char *text = awu_source(m, sp, idx, &env, dtype, &err);
   CHECK(text != NULL);
@@ -58,12 +60,14 @@ static void compile_one(const awu_problem *p, const char *dtype, const char *con
       CHECK(r.ptx && strstr(r.ptx, "setmaxnreg.inc.sync.aligned.u32 240;"));
     }
     if (overlap) CHECK(r.ptx && strstr(r.ptx, "wgmma.wait_group.sync.aligned 1;"));
-    printf("%-4s (%3zu of %3zu) [%s]: %d registers, %lld B dynamic smem, %d/%d B spilled, %.1f s\n", dtype, idx, n, cfg,
-           r.report.registers, smem, r.report.spill_stores, r.report.spill_loads, r.seconds);
+    printf("%-4s (%3zu of %3zu) [%s]: %d registers, %lld B dynamic smem, %d/%d B spilled, %.1f s\n",
+           dtype, idx, n, cfg, r.report.registers, smem, r.report.spill_stores,
+           r.report.spill_loads, r.seconds);
     const char *dir = getenv("ROOFTUNE_ATTN_CUBIN_DIR");
     if (dir && *dir && r.cubin) {
       char path[1024];
-      snprintf(path, sizeof path, "%s/attn_wgmma_%s_%zu_d%d_c%d.cubin", dir, dtype, idx, p->D, p->causal);
+      snprintf(path, sizeof path, "%s/attn_wgmma_%s_%zu_d%d_c%d.cubin", dir, dtype, idx, p->D,
+               p->causal);
       FILE *f = fopen(path, "wb");
       if (f) {
         fwrite(r.cubin, 1, r.cubin_size, f);

@@ -94,12 +94,25 @@ typedef struct cfg {
   int d, bn, consumers, stages, overlap;
 } cfg;
 
-#define MAXT 128   /* threads of a warpgroup */
+#define MAXT   128 /* threads of a warpgroup */
 #define MAXACC 128 /* accumulators per thread (N/2, N <= 256) */
 #define MAXOPS 4096
 
-enum { OP_EXPECT, OP_TMA, OP_WAIT, OP_QK, OP_PV, OP_WAITG, OP_RELEASE, OP_SOFTMAX, OP_RESCALE, OP_MOVEP, OP_EPI,
-       OP_CLEARV, OP_CBAR };
+enum {
+  OP_EXPECT,
+  OP_TMA,
+  OP_WAIT,
+  OP_QK,
+  OP_PV,
+  OP_WAITG,
+  OP_RELEASE,
+  OP_SOFTMAX,
+  OP_RESCALE,
+  OP_MOVEP,
+  OP_EPI,
+  OP_CLEARV,
+  OP_CBAR
+};
 typedef struct op {
   int kind;
   int bar, parity, bytes;   /* EXPECT, WAIT, RELEASE; TMA: its barrier */
@@ -158,10 +171,10 @@ typedef struct emu {
   int failed;
 } emu;
 
-#define FAIL(e, ...)                                                 \
-  do {                                                               \
-    if (!(e)->failed) fprintf(stderr, "emulation: " __VA_ARGS__);    \
-    (e)->failed = 1;                                                 \
+#define FAIL(e, ...)                                              \
+  do {                                                            \
+    if (!(e)->failed) fprintf(stderr, "emulation: " __VA_ARGS__); \
+    (e)->failed = 1;                                              \
   } while (0)
 
 /* ------------------------------------------------------------------ shared memory, TMA */
@@ -224,11 +237,13 @@ static int bar_passes(const emu *e, int i, int parity) { return (e->bars[i].phas
 /* ------------------------------------------------------------------ wgmma */
 
 /* descriptor fields; 0 when a field the kernel should leave zero is not */
-static int desc_decode(emu *e, unsigned long long d, unsigned *start, unsigned *lbo, unsigned *sbo) {
+static int desc_decode(emu *e, unsigned long long d, unsigned *start, unsigned *lbo,
+                       unsigned *sbo) {
   *start = (unsigned)(d & 0x3FFF) << 4;
   *lbo = (unsigned)((d >> 16) & 0x3FFF) << 4;
   *sbo = (unsigned)((d >> 32) & 0x3FFF) << 4;
-  const unsigned long long must_zero = (3ull << 14) | (3ull << 30) | (0x7ull << 46) | (0x7ull << 49) | (0x3FFull << 52);
+  const unsigned long long must_zero =
+      (3ull << 14) | (3ull << 30) | (0x7ull << 46) | (0x7ull << 49) | (0x3FFull << 52);
   if ((d >> 62) != 1 || (d & must_zero)) {
     FAIL(e, "descriptor %#llx: not a 128-byte-swizzle descriptor with base offset 0\n", d);
     return 0;
@@ -243,8 +258,8 @@ static float kmajor(emu *e, unsigned start, unsigned sbo, int r, int k) {
 /* Element (k, n) of an MN-major B (imm-trans-b 1): n contiguous in 64-element atoms LBO apart,
  * k rows 128 bytes apart in 8-row groups SBO apart; then the swizzle. */
 static float mnmajor(emu *e, unsigned start, unsigned lbo, unsigned sbo, int k, int n) {
-  return sm_read(e, start + 2u * (unsigned)(n % 64) + (unsigned)(n / 64) * lbo + (unsigned)(k % 8) * 128 +
-                        (unsigned)(k / 8) * sbo);
+  return sm_read(e, start + 2u * (unsigned)(n % 64) + (unsigned)(n / 64) * lbo +
+                        (unsigned)(k % 8) * 128 + (unsigned)(k / 8) * sbo);
 }
 
 static float mat[64][256];
@@ -255,8 +270,8 @@ static void wgmma_qk(emu *e, int c, int stage, float out[MAXT][MAXACC]) {
   for (int ks = 0; ks < g->d / 16; ks++) {
     const unsigned long long da =
         ptx_desc_add(ptx_desc(e->sQ, ATTN_LBO_KMAJOR, ATTN_SBO), attn_q_desc_start(c, ks, e->bm));
-    const unsigned long long db =
-        ptx_desc_add(ptx_desc(e->sK, ATTN_LBO_KMAJOR, ATTN_SBO), attn_k_desc_start(stage, ks, g->bn, g->d));
+    const unsigned long long db = ptx_desc_add(ptx_desc(e->sK, ATTN_LBO_KMAJOR, ATTN_SBO),
+                                               attn_k_desc_start(stage, ks, g->bn, g->d));
     unsigned as, al, asb, bs, bl, bsb;
     if (!desc_decode(e, da, &as, &al, &asb) || !desc_decode(e, db, &bs, &bl, &bsb)) return;
     static float A[64][16], Bm[16][256];
@@ -280,7 +295,8 @@ static void wgmma_qk(emu *e, int c, int stage, float out[MAXT][MAXACC]) {
 }
 
 /* O = base + P V from V stage `stage`, P from the warpgroup's p registers (issue_pv). */
-static void wgmma_pv(emu *e, const wgstate *w, int stage, float base[MAXT][MAXACC], float out[MAXT][MAXACC]) {
+static void wgmma_pv(emu *e, const wgstate *w, int stage, float base[MAXT][MAXACC],
+                     float out[MAXT][MAXACC]) {
   const cfg *g = e->c;
   for (int t = 0; t < MAXT; t++)
     for (int i = 0; i < g->d / 2; i++) {
@@ -289,8 +305,8 @@ static void wgmma_pv(emu *e, const wgstate *w, int stage, float base[MAXT][MAXAC
       mat[row][col] = base[t][i];
     }
   for (int kk = 0; kk < g->bn / 16; kk++) {
-    const unsigned long long db =
-        ptx_desc_add(ptx_desc(e->sV, attn_v_lbo(g->bn), ATTN_SBO), attn_v_desc_start(stage, kk, g->bn, g->d));
+    const unsigned long long db = ptx_desc_add(ptx_desc(e->sV, attn_v_lbo(g->bn), ATTN_SBO),
+                                               attn_v_desc_start(stage, kk, g->bn, g->d));
     unsigned bs, bl, bsb;
     if (!desc_decode(e, db, &bs, &bl, &bsb)) return;
     static float A[64][16], Bm[16][256];
@@ -340,7 +356,8 @@ static void emit_expect(emu *e, program *pg, int bar, int bytes) {
   o->bar = bar;
   o->bytes = bytes;
 }
-static void emit_tma(emu *e, program *pg, int tensor, unsigned dst, int bar, int c0, int c1, int c2, int c3) {
+static void emit_tma(emu *e, program *pg, int tensor, unsigned dst, int bar, int c0, int c1, int c2,
+                     int c3) {
   op *o = emit(e, pg, OP_TMA);
   o->tensor = tensor;
   o->dst = dst;
@@ -374,19 +391,20 @@ static void producer_program(emu *e) {
   if (e->n_tiles <= 0) return;
   emit_expect(e, pg, attn_bar_q(), attn_tile_bytes(e->bm, g->d));
   for (int j = 0; j < KCH; j++)
-    emit_tma(e, pg, ATTN_TMA_Q, e->sQ + attn_q_box(j, e->bm), attn_bar_q(), attn_box_col(j), e->h, e->m0, e->b);
+    emit_tma(e, pg, ATTN_TMA_Q, e->sQ + attn_q_box(j, e->bm), attn_bar_q(), attn_box_col(j), e->h,
+             e->m0, e->b);
   for (int n = 0; n < e->n_tiles; n++) {
     const int s = ptx_stage(n, S);
     if (n >= S) emit_wait(e, pg, attn_bar_kempty(s), ptx_empty_parity(n, S));
     emit_expect(e, pg, attn_bar_kfull(s), attn_tile_bytes(g->bn, g->d));
     for (int j = 0; j < KCH; j++)
-      emit_tma(e, pg, ATTN_TMA_K, e->sK + attn_kv_box(s, j, g->bn, g->d), attn_bar_kfull(s), attn_box_col(j), e->hkv,
-               n * g->bn, e->b);
+      emit_tma(e, pg, ATTN_TMA_K, e->sK + attn_kv_box(s, j, g->bn, g->d), attn_bar_kfull(s),
+               attn_box_col(j), e->hkv, n * g->bn, e->b);
     if (n >= S) emit_wait(e, pg, attn_bar_vempty(s), ptx_empty_parity(n, S));
     emit_expect(e, pg, attn_bar_vfull(s), attn_tile_bytes(g->bn, g->d));
     for (int j = 0; j < KCH; j++)
-      emit_tma(e, pg, ATTN_TMA_V, e->sV + attn_kv_box(s, j, g->bn, g->d), attn_bar_vfull(s), attn_box_col(j), e->hkv,
-               n * g->bn, e->b);
+      emit_tma(e, pg, ATTN_TMA_V, e->sV + attn_kv_box(s, j, g->bn, g->d), attn_bar_vfull(s),
+               attn_box_col(j), e->hkv, n * g->bn, e->b);
   }
 }
 
@@ -483,7 +501,8 @@ static void do_clear_v(emu *e, int c, int stage, int n) {
     const int tc = c * MAXT + t;
     for (int r = from + tc / 8; r < g->bn; r += 16 * g->consumers)
       for (int j = 0; j < g->d / ATTN_CHUNK; j++) {
-        const unsigned addr = e->sV + (unsigned)attn_v_clear_offset(stage, j, r, tc % 8, g->bn, g->d);
+        const unsigned addr =
+            e->sV + (unsigned)attn_v_clear_offset(stage, j, r, tc % 8, g->bn, g->d);
         if (addr < e->sV || addr + 16 > e->smem_end) {
           FAIL(e, "V clear at %u outside the V region\n", addr);
           return;
@@ -533,13 +552,17 @@ static void do_waitg(emu *e, int c, int left) {
   while (w->ng > left) {
     group *gr = &w->g[0];
     const int n = gr->kind == OP_QK ? g->bn / 2 : g->d / 2;
-    if (gr->kind == OP_QK) wgmma_qk(e, c, gr->stage, again);
-    else wgmma_pv(e, w, gr->stage, gr->base, again);
+    if (gr->kind == OP_QK)
+      wgmma_qk(e, c, gr->stage, again);
+    else
+      wgmma_pv(e, w, gr->stage, gr->base, again);
     float(*dst)[MAXACC] = gr->kind == OP_QK ? w->s : w->o;
     for (int t = 0; t < MAXT; t++)
       for (int i = 0; i < n; i++) {
         if (memcmp(&again[t][i], &gr->out[t][i], sizeof(float)) != 0)
-          FAIL(e, "block (m0 %d, h %d, b %d) consumer %d: the operands of a %s group changed while it was in flight\n",
+          FAIL(e,
+               "block (m0 %d, h %d, b %d) consumer %d: the operands of a %s group changed while it "
+               "was in flight\n",
                e->m0, e->h, e->b, c, gr->kind == OP_QK ? "QK" : "PV");
         dst[t][i] = gr->out[t][i];
       }
@@ -602,11 +625,17 @@ static void step_producer(emu *e) {
     ev->bar = o->bar;
     ev->elems = tma_fetch(e, o->tensor, o->c, ev->vals);
     ev->bytes = 2 * ev->elems;
-    const unsigned lo = o->tensor == ATTN_TMA_Q ? e->sQ : o->tensor == ATTN_TMA_K ? e->sK : e->sV,
-                   hi = o->tensor == ATTN_TMA_Q ? e->sK : o->tensor == ATTN_TMA_K ? e->sV : e->smem_end;
+    const unsigned lo = o->tensor == ATTN_TMA_Q   ? e->sQ
+                        : o->tensor == ATTN_TMA_K ? e->sK
+                                                  : e->sV,
+                   hi = o->tensor == ATTN_TMA_Q   ? e->sK
+                        : o->tensor == ATTN_TMA_K ? e->sV
+                                                  : e->smem_end;
     if (o->dst % 1024 || o->dst < lo || o->dst + (unsigned)ev->bytes > hi)
-      FAIL(e, "TMA box of %d bytes at %u: not 1024-aligned inside its region [%u, %u)\n", ev->bytes, o->dst, lo, hi);
-    for (int k = 0; k < ev->elems; k++) e->sm[swz(o->dst + 2u * (unsigned)k) / 2] = NAN; /* in flight */
+      FAIL(e, "TMA box of %d bytes at %u: not 1024-aligned inside its region [%u, %u)\n", ev->bytes,
+           o->dst, lo, hi);
+    for (int k = 0; k < ev->elems; k++)
+      e->sm[swz(o->dst + 2u * (unsigned)k) / 2] = NAN; /* in flight */
   }
 }
 
@@ -623,29 +652,45 @@ static void step_consumer(emu *e, int c) {
   wgstate *w = e->wg[c];
   const cfg *g = e->c;
   switch (o->kind) {
-    case OP_WAIT: break;
+    case OP_WAIT:
+      break;
     case OP_QK:
-    case OP_PV: do_issue(e, c, o->kind, o->stage); break;
-    case OP_WAITG: do_waitg(e, c, o->stage); break;
+    case OP_PV:
+      do_issue(e, c, o->kind, o->stage);
+      break;
+    case OP_WAITG:
+      do_waitg(e, c, o->stage);
+      break;
     case OP_RELEASE:
       for (int warp = 0; warp < 4; warp++) bar_arrive(e, o->bar);
       break;
-    case OP_SOFTMAX: do_softmax(e, c, o->tile, o->into_pn); break;
+    case OP_SOFTMAX:
+      do_softmax(e, c, o->tile, o->into_pn);
+      break;
     case OP_RESCALE: /* rescale(): a warp whose factors are all exactly 1 skips it */
       for (int warp = 0; warp < 4; warp++) {
         int any = 0;
-        for (int t = 32 * warp; t < 32 * warp + 32; t++) any |= w->factor[t][0] != 1.f || w->factor[t][1] != 1.f;
-        for (int t = 32 * warp; any && t < 32 * warp + 32; t++) attn_rescale(w->o[t], g->d / 2, w->factor[t]);
+        for (int t = 32 * warp; t < 32 * warp + 32; t++)
+          any |= w->factor[t][0] != 1.f || w->factor[t][1] != 1.f;
+        for (int t = 32 * warp; any && t < 32 * warp + 32; t++)
+          attn_rescale(w->o[t], g->d / 2, w->factor[t]);
       }
       break;
-    case OP_MOVEP: memcpy(w->p, w->pn, sizeof w->p); break;
-    case OP_CLEARV: do_clear_v(e, c, o->stage, o->tile); break;
-    case OP_CBAR: e->cbar_passed[c]++; break;
+    case OP_MOVEP:
+      memcpy(w->p, w->pn, sizeof w->p);
+      break;
+    case OP_CLEARV:
+      do_clear_v(e, c, o->stage, o->tile);
+      break;
+    case OP_CBAR:
+      e->cbar_passed[c]++;
+      break;
     case OP_EPI:
       if (w->ng) FAIL(e, "epilogue with wgmma groups in flight\n");
       do_epilogue(e, c);
       break;
-    default: FAIL(e, "bad op %d\n", o->kind);
+    default:
+      FAIL(e, "bad op %d\n", o->kind);
   }
 }
 
@@ -665,8 +710,10 @@ static void run_block(emu *e, int bx, int h, int b) {
   e->sK = SMEM_BASE + (unsigned)attn_smem_k(e->bm, g->d);
   e->sV = SMEM_BASE + (unsigned)attn_smem_v(e->bm, g->bn, g->d, g->stages);
   e->smem_end = SMEM_BASE + (unsigned)attn_smem_bars(e->bm, g->bn, g->d, g->stages);
-  if (attn_smem_bytes(e->bm, g->bn, g->d, g->stages) > arch_spec_find("sm_90a")->smem_per_block_optin) {
-    FAIL(e, "configuration needs %d bytes of shared memory\n", attn_smem_bytes(e->bm, g->bn, g->d, g->stages));
+  if (attn_smem_bytes(e->bm, g->bn, g->d, g->stages) >
+      arch_spec_find("sm_90a")->smem_per_block_optin) {
+    FAIL(e, "configuration needs %d bytes of shared memory\n",
+         attn_smem_bytes(e->bm, g->bn, g->d, g->stages));
     return;
   }
   for (unsigned i = 0; i < e->smem_end / 2; i++) e->sm[i] = NAN;
@@ -682,7 +729,8 @@ static void run_block(emu *e, int bx, int h, int b) {
   for (int c = 0; c < g->consumers; c++) {
     wgstate *w = e->wg[c];
     for (int t = 0; t < MAXT; t++) {
-      for (int i = 0; i < MAXACC; i++) w->s[t][i] = w->p[t][i] = w->pn[t][i] = NAN, w->o[t][i] = 0.f;
+      for (int i = 0; i < MAXACC; i++)
+        w->s[t][i] = w->p[t][i] = w->pn[t][i] = NAN, w->o[t][i] = 0.f;
       w->m[t][0] = w->m[t][1] = ATTN_NEG_INF;
       w->l[t][0] = w->l[t][1] = 0.f;
       w->factor[t][0] = w->factor[t][1] = NAN;
@@ -701,20 +749,25 @@ static void run_block(emu *e, int bx, int h, int b) {
     for (int k = 0; k < e->nev; k++) cand[nc++] = k;
     if (!nc) break;
     const int pick = cand[lcg() % (unsigned)nc];
-    if (pick == -1) step_producer(e);
-    else if (pick <= -2) step_consumer(e, -2 - pick);
-    else step_tma(e, pick);
+    if (pick == -1)
+      step_producer(e);
+    else if (pick <= -2)
+      step_consumer(e, -2 - pick);
+    else
+      step_tma(e, pick);
     if (e->failed) return;
   }
   int stuck = e->prod.pc < e->prod.n;
   for (int c = 0; c < g->consumers; c++) stuck |= e->cons[c].pc < e->cons[c].n;
-  if (stuck) FAIL(e, "block (m0 %d, h %d, b %d): deadlock (producer at op %d of %d)\n", e->m0, h, b, e->prod.pc, e->prod.n);
+  if (stuck)
+    FAIL(e, "block (m0 %d, h %d, b %d): deadlock (producer at op %d of %d)\n", e->m0, h, b,
+         e->prod.pc, e->prod.n);
 }
 
 /* ------------------------------------------------------------------ reference and driver */
 
-static void reference(const prob *p, int D, const float *Q, const float *K, const float *V, double scale, double *O,
-                      double *LSE) {
+static void reference(const prob *p, int D, const float *Q, const float *K, const float *V,
+                      double scale, double *O, double *LSE) {
   const int per_kv = p->HQ / p->HKV;
   double *s = malloc(sizeof(double) * (size_t)(p->SKV > 0 ? p->SKV : 1));
   for (int b = 0; b < p->B; b++)
@@ -752,7 +805,8 @@ static void reference(const prob *p, int D, const float *Q, const float *K, cons
 }
 
 static void fill(float *x, size_t n) {
-  for (size_t i = 0; i < n; i++) x[i] = (float)((int)(lcg() % 128) - 64) / 64.f; /* exact in f16 and bf16 */
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)((int)(lcg() % 128) - 64) / 64.f; /* exact in f16 and bf16 */
 }
 
 /* Emulates one launch of configuration g on problem p and compares with the reference. */
@@ -796,7 +850,8 @@ static void check_launch(const prob *p, const cfg *g, int mode, unsigned seed) {
    * inside SKV); none may reach O, not even multiplied by a zero weight */
   if (p->kv_lens)
     for (int b = 0; b < p->B; b++)
-      for (size_t i = (size_t)p->kv_lens[b] * p->HKV * g->d; i < (size_t)p->SKV * p->HKV * g->d; i++)
+      for (size_t i = (size_t)p->kv_lens[b] * p->HKV * g->d; i < (size_t)p->SKV * p->HKV * g->d;
+           i++)
         K[(size_t)b * p->SKV * p->HKV * g->d + i] = V[(size_t)b * p->SKV * p->HKV * g->d + i] = NAN;
   for (size_t i = 0; i < nq; i++) e->O[i] = NAN; /* outputs poisoned, as the family does */
   for (size_t i = 0; i < nl; i++) e->LSE[i] = NAN;
@@ -805,8 +860,17 @@ static void check_launch(const prob *p, const cfg *g, int mode, unsigned seed) {
   reference(p, g->d, Q, K, V, (double)e->scale, RO, RL);
 
   /* the host's TMA plan, from the configuration's box sizes */
-  attn_tma_problem tp = {p->B, p->HQ, p->HKV, p->SQ, p->SKV, g->d, 2, mode == 2, 0x7f0000000000ull,
-                         0x7f1000000000ull, 0x7f2000000000ull};
+  attn_tma_problem tp = {p->B,
+                         p->HQ,
+                         p->HKV,
+                         p->SQ,
+                         p->SKV,
+                         g->d,
+                         2,
+                         mode == 2,
+                         0x7f0000000000ull,
+                         0x7f1000000000ull,
+                         0x7f2000000000ull};
   attn_tma_box box = {64, 64 * g->consumers, g->bn};
   int bad = 0;
   CHECK_INT(attn_tma_plan(&tp, &box, e->prm, &bad), ATTN_TMA_OK);
@@ -835,22 +899,31 @@ static void check_launch(const prob *p, const cfg *g, int mode, unsigned seed) {
       continue;
     }
     const double d = fabs(e->LSE[i] - RL[i]);
-    if (!(d <= 1e30)) lse_bad++;
-    else if (d > worst_lse) worst_lse = d;
+    if (!(d <= 1e30))
+      lse_bad++;
+    else if (d > worst_lse)
+      worst_lse = d;
   }
   const double rel = ref > 0 ? sqrt(diff / ref) : sqrt(diff);
   const double tol = mode == 0 ? 2e-5 : mode == 1 ? 2e-3 : 1e-2;
   const int ok = !e->failed && hits_ok && !nan && !lse_bad && (mode ? rel <= tol : worst <= tol) &&
                  worst_lse <= (mode ? 1e-3 : 1e-4);
   CHECK(ok);
-  printf("%-4s D %3d BN %3d C %d ST %d OV %d | B %d HQ %d HKV %d SQ %4d SKV %4d%s%s: max |dO| %.2e rel %.2e max |dLSE| "
-         "%.2e%s\n",
-         mode == 0 ? "fp32" : mode == 1 ? "f16" : "bf16", g->d, g->bn, g->consumers, g->stages, g->overlap, p->B, p->HQ,
-         p->HKV, p->SQ, p->SKV, p->causal ? " causal" : "", p->kv_lens ? " ragged" : "", worst, rel, worst_lse,
-         ok ? "" : "  FAILED");
+  printf(
+      "%-4s D %3d BN %3d C %d ST %d OV %d | B %d HQ %d HKV %d SQ %4d SKV %4d%s%s: max |dO| %.2e "
+      "rel %.2e max |dLSE| "
+      "%.2e%s\n",
+      mode == 0   ? "fp32"
+      : mode == 1 ? "f16"
+                  : "bf16",
+      g->d, g->bn, g->consumers, g->stages, g->overlap, p->B, p->HQ, p->HKV, p->SQ, p->SKV,
+      p->causal ? " causal" : "", p->kv_lens ? " ragged" : "", worst, rel, worst_lse,
+      ok ? "" : "  FAILED");
   if (!hits_ok) fprintf(stderr, "  an output element was not written exactly once\n");
-  if (nan || lse_bad) fprintf(stderr, "  %d O elements not finite, %d LSE values wrong\n", nan, lse_bad);
-  free(Q), free(K), free(V), free(RO), free(RL), free(e->O), free(e->LSE), free(e->o_hits), free(e->lse_hits);
+  if (nan || lse_bad)
+    fprintf(stderr, "  %d O elements not finite, %d LSE values wrong\n", nan, lse_bad);
+  free(Q), free(K), free(V), free(RO), free(RL), free(e->O), free(e->LSE), free(e->o_hits),
+      free(e->lse_hits);
   free(e->sm);
   for (int c = 0; c < 2; c++) free(e->wg[c]);
   for (int k = 0; k < 64; k++) free(e->ev[k]);
@@ -867,7 +940,8 @@ static void check_fragments(void) {
     for (int i = 0; i < 128; i++) {
       int row, col;
       frag_d(t, i, &row, &col);
-      ok &= attn_acc_row(t, i) == row && attn_acc_col(t, i) == col && attn_acc_half(i) == (row - attn_acc_row(t, 0)) / 8;
+      ok &= attn_acc_row(t, i) == row && attn_acc_col(t, i) == col &&
+            attn_acc_half(i) == (row - attn_acc_row(t, 0)) / 8;
       seen[row][col]++;
     }
   for (int r = 0; r < 64; r++)
@@ -903,15 +977,19 @@ static void check_tiles(void) {
               for (int row = m0; row < m0 + bm; row++) {
                 int end = causal ? row + L - SQ + 1 : L;
                 if (end > L) end = L;
-                if (row < SQ && end > 0 && attn_ceil_div(end, bn) > need) need = attn_ceil_div(end, bn);
+                if (row < SQ && end > 0 && attn_ceil_div(end, bn) > need)
+                  need = attn_ceil_div(end, bn);
                 if (row < SQ && (end < 0 ? 0 : end) / bn < whole) whole = (end < 0 ? 0 : end) / bn;
                 if (attn_key_end(row, L, SQ, causal) != end) bad++;
               }
-              const int n = attn_kv_tiles(m0, bm, L, SQ, causal, bn), fm = attn_first_masked(m0, L, SQ, causal, bn, n);
+              const int n = attn_kv_tiles(m0, bm, L, SQ, causal, bn),
+                        fm = attn_first_masked(m0, L, SQ, causal, bn, n);
               if (whole > need) whole = need;
               if (n != need || fm != whole) {
                 if (bad < 5)
-                  fprintf(stderr, "tiles: causal %d SQ %d L %d bm %d bn %d m0 %d: %d tiles (want %d), first masked %d (want %d)\n",
+                  fprintf(stderr,
+                          "tiles: causal %d SQ %d L %d bm %d bn %d m0 %d: %d tiles (want %d), "
+                          "first masked %d (want %d)\n",
                           causal, SQ, L, bm, bn, m0, n, need, fm, whole);
                 bad++;
               }
@@ -931,7 +1009,8 @@ static void check_tiles(void) {
 static void check_layout(void) {
   int ok = 1;
   for (int row = 0; row < 256; row++)
-    for (int byte = 0; byte < 128; byte++) ok &= (unsigned)ptx_sw128(row, byte) == swz((unsigned)(row * 128 + byte));
+    for (int byte = 0; byte < 128; byte++)
+      ok &= (unsigned)ptx_sw128(row, byte) == swz((unsigned)(row * 128 + byte));
   CHECK(ok);
   for (int stages = 1; stages <= 4; stages++)
     for (int n = 0; n < 40; n++) {
@@ -947,7 +1026,8 @@ static void check_layout(void) {
       ok &= ptx_desc_add(ptx_desc(a, 16, 1024), off) == ptx_desc(a + (unsigned)off, 16, 1024) &&
             ptx_desc_add(ptx_desc(a, 8192, 1024), off) == ptx_desc(a + (unsigned)off, 8192, 1024);
   CHECK(ok);
-  CHECK_INT(attn_smem_bytes(128, 128, 128, 2), 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 9);
+  CHECK_INT(attn_smem_bytes(128, 128, 128, 2),
+            1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 9);
   CHECK_INT(attn_bar_vempty(3), 4 * 3 + 4);
 }
 
@@ -972,10 +1052,13 @@ static void check_manifest(void) {
       const gpu_spec *gpu = gpu_spec_find("h200");
       CHECK_INT(gpu_spec_env(arch_spec_find("sm_90a"), gpu, &env, &err), RT_OK);
       CHECK_INT(manifest_env_dtype("bf16", &env, &err), RT_OK);
-      const char *names[] = {"B", "HQ", "HKV", "SQ", "SKV", "D", "causal", "group", "paged", "page_size",
-                             "max_pages", "num_pages", "ragged", "kv_tokens", "pairs", "dtype_bytes"};
-      const long long pairs = causal ? 2 * 1000 * 1001 / 2 : 2 * 1000 * 1000; /* SQ = SKV = 1000, B = 2 */
-      const long long vals[] = {2, 16, 4, 1000, 1000, dims[di], causal, 4, 0, 0, 0, 0, 0, 2000, pairs, 2};
+      const char *names[] = {"B",      "HQ",        "HKV",   "SQ",         "SKV",       "D",
+                             "causal", "group",     "paged", "page_size",  "max_pages", "num_pages",
+                             "ragged", "kv_tokens", "pairs", "dtype_bytes"};
+      const long long pairs =
+          causal ? 2 * 1000 * 1001 / 2 : 2 * 1000 * 1000; /* SQ = SKV = 1000, B = 2 */
+      const long long vals[] = {2, 16, 4, 1000, 1000, dims[di], causal, 4,
+                                0, 0,  0, 0,    0,    2000,     pairs,  2};
       for (int i = 0; i < 16; i++) rt_vars_set(&env, names[i], vals[i]);
       space *sp = NULL;
       CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
@@ -984,9 +1067,12 @@ static void check_manifest(void) {
         rt_vars v;
         CHECK_INT(manifest_config_vars(m, sp, k, &env, &v, &err), RT_OK);
         long long d = 0, bn = 0, cons = 0, st = 0, smem = 0, rq = 0, rkv = 0, inner = 0, tma = 0;
-        rt_vars_get(&v, "HEAD_DIM", &d), rt_vars_get(&v, "BLOCK_N", &bn), rt_vars_get(&v, "CONSUMERS", &cons);
-        rt_vars_get(&v, "STAGES", &st), rt_vars_get(&v, "SMEM", &smem), rt_vars_get(&v, "TMA_ROWS_Q", &rq);
-        rt_vars_get(&v, "TMA_ROWS_KV", &rkv), rt_vars_get(&v, "TMA_INNER", &inner), rt_vars_get(&v, "ATTN_TMA", &tma);
+        rt_vars_get(&v, "HEAD_DIM", &d), rt_vars_get(&v, "BLOCK_N", &bn),
+            rt_vars_get(&v, "CONSUMERS", &cons);
+        rt_vars_get(&v, "STAGES", &st), rt_vars_get(&v, "SMEM", &smem),
+            rt_vars_get(&v, "TMA_ROWS_Q", &rq);
+        rt_vars_get(&v, "TMA_ROWS_KV", &rkv), rt_vars_get(&v, "TMA_INNER", &inner),
+            rt_vars_get(&v, "ATTN_TMA", &tma);
         CHECK_INT(smem, attn_smem_bytes(64 * (int)cons, (int)bn, (int)d, (int)st));
         CHECK(smem <= arch_spec_find("sm_90a")->smem_per_block_optin);
         CHECK(rq == 64 * cons && rkv == bn && inner == ATTN_CHUNK && tma == 1 && d == dims[di]);
@@ -999,8 +1085,10 @@ static void check_manifest(void) {
         CHECK(bytes >= 2.0 * (2 * 2 * 1000 * 16 * d + 2 * 2 * 1000 * 4 * d));
         unsigned grid[3], block[3], dyn = 0;
         CHECK_INT(manifest_launch(m, &v, grid, block, &dyn, &err), RT_OK);
-        CHECK(grid[0] == (unsigned)attn_ceil_div(1000, 64 * (int)cons) && grid[1] == 16 && grid[2] == 2);
-        CHECK(block[0] == 128u * (unsigned)(cons + 1) && block[1] == 1 && block[2] == 1 && dyn == (unsigned)smem);
+        CHECK(grid[0] == (unsigned)attn_ceil_div(1000, 64 * (int)cons) && grid[1] == 16 &&
+              grid[2] == 2);
+        CHECK(block[0] == 128u * (unsigned)(cons + 1) && block[1] == 1 && block[2] == 1 &&
+              dyn == (unsigned)smem);
         total++;
       }
       space_free(sp);
@@ -1036,12 +1124,16 @@ static void check_plan(void) {
     int bf16;
     long long rows_q, rows_kv;
   } probs[] = {
-      {2, 32, 8, 4096, 4096, 128, 1, 128, 128}, {1, 8, 8, 1, 32768, 64, 0, 64, 176},
-      {4, 16, 2, 1000, 777, 256, 1, 128, 80},   {3, 5, 1, 17, 4099, 128, 0, 64, 64},
+      {2, 32, 8, 4096, 4096, 128, 1, 128, 128},
+      {1, 8, 8, 1, 32768, 64, 0, 64, 176},
+      {4, 16, 2, 1000, 777, 256, 1, 128, 80},
+      {3, 5, 1, 17, 4099, 128, 0, 64, 64},
   };
   for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++) {
-    attn_tma_problem p = {probs[i].B, probs[i].HQ, probs[i].HKV, probs[i].SQ, probs[i].SKV, probs[i].D, 2,
-                          probs[i].bf16, 0x7f0000000000ull, 0x7f0100000010ull, 0x7f0200000020ull};
+    attn_tma_problem p = {
+        probs[i].B,       probs[i].HQ, probs[i].HKV,  probs[i].SQ,       probs[i].SKV,
+        probs[i].D,       2,           probs[i].bf16, 0x7f0000000000ull, 0x7f0100000010ull,
+        0x7f0200000020ull};
     attn_tma_box bx = {64, probs[i].rows_q, probs[i].rows_kv};
     attn_tma_params out[3];
     int bad = 7;
@@ -1049,8 +1141,10 @@ static void check_plan(void) {
     CHECK_INT(bad, -1);
     for (int o = 0; o < 3; o++) {
       const attn_tma_params *t = &out[o];
-      const long long heads = o ? p.HKV : p.HQ, tokens = o ? p.SKV : p.SQ, rows = o ? bx.rows_kv : bx.rows_q;
-      CHECK_INT(t->type, probs[i].bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+      const long long heads = o ? p.HKV : p.HQ, tokens = o ? p.SKV : p.SQ,
+                      rows = o ? bx.rows_kv : bx.rows_q;
+      CHECK_INT(t->type,
+                probs[i].bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
       CHECK_INT(t->rank, 4);
       CHECK_INT(t->base, o == 0 ? p.q : o == 1 ? p.k : p.v);
       CHECK_INT(t->dims[0], p.D);
@@ -1071,7 +1165,9 @@ static void check_plan(void) {
       CHECK_INT(t->oob, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
       /* the ABI's element offset of (b, token, head, d) is the tensor map's byte offset / 2 */
       const long long b = p.B - 1, tok = tokens - 1, hd = heads - 1, d = p.D - 1;
-      CHECK_INT((d * 2 + hd * (long long)t->strides[0] + tok * (long long)t->strides[1] + b * (long long)t->strides[2]) / 2,
+      CHECK_INT((d * 2 + hd * (long long)t->strides[0] + tok * (long long)t->strides[1] +
+                 b * (long long)t->strides[2]) /
+                    2,
                 ((b * tokens + tok) * heads + hd) * p.D + d);
     }
   }
@@ -1133,23 +1229,25 @@ TEST_CASE(configurations) {
 
   static const int ragged[2] = {0, 77}, ragged2[3] = {130, 1, 64};
   const prob probs[] = {
-      {2, 4, 2, 150, 230, 0, NULL},   /* 0: grouped heads, nothing a multiple of a tile */
-      {2, 4, 2, 150, 230, 1, NULL},   /* 1: causal, SQ < SKV */
-      {1, 2, 1, 230, 150, 1, NULL},   /* 2: causal, SQ > SKV: the first 80 queries attend nothing */
-      {2, 2, 2, 70, 100, 0, ragged},  /* 3: ragged, one sequence empty */
-      {2, 2, 2, 70, 100, 1, ragged},  /* 4: ragged and causal */
-      {1, 3, 1, 1, 300, 1, NULL},     /* 5: one query (decode-like), causal */
+      {2, 4, 2, 150, 230, 0, NULL},  /* 0: grouped heads, nothing a multiple of a tile */
+      {2, 4, 2, 150, 230, 1, NULL},  /* 1: causal, SQ < SKV */
+      {1, 2, 1, 230, 150, 1, NULL},  /* 2: causal, SQ > SKV: the first 80 queries attend nothing */
+      {2, 2, 2, 70, 100, 0, ragged}, /* 3: ragged, one sequence empty */
+      {2, 2, 2, 70, 100, 1, ragged}, /* 4: ragged and causal */
+      {1, 3, 1, 1, 300, 1, NULL},    /* 5: one query (decode-like), causal */
       {3, 2, 1, 129, 140, 1, ragged2}, /* 6: ragged causal, 129 rows: a tile of one row */
   };
   static const cfg cfgs[] = {
-      {64, 64, 1, 2, 0},   {64, 80, 2, 3, 1},  {64, 176, 1, 2, 1}, {64, 128, 2, 4, 1},
-      {128, 64, 2, 2, 1},  {128, 96, 1, 3, 0}, {128, 128, 2, 2, 1}, {128, 176, 1, 2, 1},
-      {256, 64, 2, 2, 1},  {256, 80, 1, 2, 0}, {256, 96, 1, 2, 1},
+      {64, 64, 1, 2, 0},  {64, 80, 2, 3, 1},  {64, 176, 1, 2, 1},  {64, 128, 2, 4, 1},
+      {128, 64, 2, 2, 1}, {128, 96, 1, 3, 0}, {128, 128, 2, 2, 1}, {128, 176, 1, 2, 1},
+      {256, 64, 2, 2, 1}, {256, 80, 1, 2, 0}, {256, 96, 1, 2, 1},
   };
-  const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]), nprob = (int)(sizeof probs / sizeof probs[0]);
+  const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]),
+            nprob = (int)(sizeof probs / sizeof probs[0]);
   /* every configuration on three problems (rotating), exact; a few in f16 and bf16 */
   for (int k = 0; k < ncfg; k++)
-    for (int j = 0; j < 3; j++) check_launch(&probs[(k * 3 + j) % nprob], &cfgs[k], 0, 1000u + (unsigned)(k * 7 + j));
+    for (int j = 0; j < 3; j++)
+      check_launch(&probs[(k * 3 + j) % nprob], &cfgs[k], 0, 1000u + (unsigned)(k * 7 + j));
   check_launch(&probs[1], &cfgs[6], 2, 77);
   check_launch(&probs[0], &cfgs[1], 1, 78);
   check_launch(&probs[4], &cfgs[8], 2, 79);

@@ -8,8 +8,8 @@
 
 /* Runs the plan: arm i, handed a share, makes min(share, room[i]) evaluations and ends at
  * best[i] after its first; searched: the arms in the order first searched (*nsearched). */
-static long drive(budget_plan *b, const long *room, const double *best, double *incumbent, int *searched,
-                  int *nsearched) {
+static long drive(budget_plan *b, const long *room, const double *best, double *incumbent,
+                  int *searched, int *nsearched) {
   long total = 0, used[BUDGET_MAX_ARMS] = {0};
   long share;
   int i;
@@ -149,7 +149,8 @@ TEST_CASE(best_beats_bound) {
   budget_init(&b, 2, wbound, wroof, 20, BUDGET_SLACK, 0.9);
   CHECK_INT(budget_next(&b, 0, &share), 0);
   budget_told(&b, 0, 3, 20e-6, 0); /* 55 % of its roof: goes on */
-  CHECK_INT(budget_next(&b, 20e-6, &share), 0); /* arm 1 ruled out (50 > 21 us): all 17 left to arm 0 */
+  CHECK_INT(budget_next(&b, 20e-6, &share),
+            0); /* arm 1 ruled out (50 > 21 us): all 17 left to arm 0 */
   CHECK_INT(share, 17);
   CHECK_INT(b.arm[1].state, ARM_RULED_OUT);
   budget_init(&b, 2, wbound, wroof, 20, BUDGET_SLACK, 0.9);

@@ -28,7 +28,8 @@ static void test_update(const char *path) {
   r.counters.l2_bytes = 2.1e9;
   r.counters.occupancy = 0.23;
   r.counters.tensor_pipe = 0.81;
-  snprintf(r.counters.stalls, sizeof r.counters.stalls, "gmma:0.48,barrier:0.20,long_scoreboard:0.11");
+  snprintf(r.counters.stalls, sizeof r.counters.stalls,
+           "gmma:0.48,barrier:0.20,long_scoreboard:0.11");
   snprintf(r.diag.basis, sizeof r.diag.basis, "dram,l2,occupancy,stalls");
   snprintf(r.verdict, sizeof r.verdict, "tied with 1 other within the 1.2 %% spread");
   CHECK_INT(db_run_update_result(run, id, &r, &err), RT_OK);
@@ -63,16 +64,24 @@ static void test_calibrations(const char *path) {
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
   double ratio = 0;
   int found = 1, samples = 0;
-  CHECK_INT(db_calibration_get(d, "h200", "gemm_wgmma", "dram_bytes", &ratio, &samples, &found, &err), RT_OK);
+  CHECK_INT(
+      db_calibration_get(d, "h200", "gemm_wgmma", "dram_bytes", &ratio, &samples, &found, &err),
+      RT_OK);
   CHECK_INT(found, 0);
   CHECK_INT(db_calibration_set(d, "h200", "gemm_wgmma", "dram_bytes", 0.83, 3, &err), RT_OK);
   CHECK_INT(db_calibration_set(d, "h100", "gemm_wgmma", "dram_bytes", 1.4, 2, &err), RT_OK);
-  CHECK_INT(db_calibration_get(d, "h200", "gemm_wgmma", "dram_bytes", &ratio, &samples, &found, &err), RT_OK);
+  CHECK_INT(
+      db_calibration_get(d, "h200", "gemm_wgmma", "dram_bytes", &ratio, &samples, &found, &err),
+      RT_OK);
   CHECK(found && ratio == 0.83 && samples == 3);
-  CHECK_INT(db_calibration_set(d, "h200", "gemm_wgmma", "dram_bytes", 0.9, 5, &err), RT_OK); /* replaced */
-  CHECK_INT(db_calibration_get(d, "h200", "gemm_wgmma", "dram_bytes", &ratio, &samples, &found, &err), RT_OK);
+  CHECK_INT(db_calibration_set(d, "h200", "gemm_wgmma", "dram_bytes", 0.9, 5, &err),
+            RT_OK); /* replaced */
+  CHECK_INT(
+      db_calibration_get(d, "h200", "gemm_wgmma", "dram_bytes", &ratio, &samples, &found, &err),
+      RT_OK);
   CHECK(found && ratio == 0.9 && samples == 5);
-  CHECK_INT(db_calibration_get(d, "h100", "gemm_wgmma", "dram_bytes", &ratio, NULL, &found, &err), RT_OK);
+  CHECK_INT(db_calibration_get(d, "h100", "gemm_wgmma", "dram_bytes", &ratio, NULL, &found, &err),
+            RT_OK);
   CHECK(found && ratio == 1.4);
   rt_error e = {0};
   CHECK_INT(db_calibration_set(d, "h200", "gemm_mma", "dram_bytes", -1, 1, &e), RT_ERR_INVALID);

@@ -11,10 +11,13 @@ static void kind(const char *name, catalog_kind want, const char *why_has) {
   char path[1024], why[400];
   snprintf(path, sizeof path, "%s/tests/data/catalog/own/%s", test_source_dir(), name);
   catalog_kind k = catalog_classify(path, why, sizeof why);
-  if (k != want) fprintf(stderr, "%s: read as %d, expected %d (%s)\n", name, (int)k, (int)want, why);
+  if (k != want)
+    fprintf(stderr, "%s: read as %d, expected %d (%s)\n", name, (int)k, (int)want, why);
   CHECK_INT(k, want);
-  if (why_has) CHECK_CONTAINS(why, why_has);
-  else CHECK_STR(why, "");
+  if (why_has)
+    CHECK_CONTAINS(why, why_has);
+  else
+    CHECK_STR(why, "");
   CHECK_INT(catalog_classify(path, NULL, 0), want); /* why is optional */
 }
 
@@ -28,7 +31,8 @@ TEST_CASE(kinds) {
   kind("beside.json", CATALOG_MANIFEST, NULL);
   kind("fields.json", CATALOG_MANIFEST, NULL);
   kind("broken.json", CATALOG_MANIFEST, NULL);
-  kind("settings.json", CATALOG_OTHER, "a JSON object without the \"family\" and \"source\" fields a manifest has");
+  kind("settings.json", CATALOG_OTHER,
+       "a JSON object without the \"family\" and \"source\" fields a manifest has");
   kind("result.json", CATALOG_OTHER, "a JSON object without");
   kind("list.json", CATALOG_OTHER, "JSON but not an object");
   kind("notes.json", CATALOG_OTHER, "not valid JSON (line 1: ");

@@ -92,9 +92,9 @@ TEST_CASE(parse_values) {
   char err[1024];
   int ops = 0;
   int rc = parse(&d, err, sizeof err, &ops,
-                 WORDS("first", "--name", "n1", "-o", "out.txt", "--count=7", "--least", "3", "--above", "0.5",
-                       "--ratio", "0", "--list", "1,2,3", "--json", "--json", "--four", "--two", "--call", "a",
-                       "--call", "b", "second"));
+                 WORDS("first", "--name", "n1", "-o", "out.txt", "--count=7", "--least", "3",
+                       "--above", "0.5", "--ratio", "0", "--list", "1,2,3", "--json", "--json",
+                       "--four", "--two", "--call", "a", "--call", "b", "second"));
   CHECK_INT(rc, 0);
   CHECK_STR(err, "");
   CHECK_STR(d.name, "n1");
@@ -162,20 +162,21 @@ static void print_command(const void *c, FILE *f) { cli_print_usage(c, f); }
 
 TEST_CASE(help) {
   char *h = capture(print_demo, demo_table);
-  CHECK_STR(h, "  --name NAME        a name\n"
-               "  -o, --output FILE  where to write\n"
-               "  --count N          a count\n"
-               "                     its second line\n"
-               "  --least N          at least one\n"
-               "  --above X          above zero\n"
-               "  --ratio R          zero or more\n"
-               "  --list L           numbers\n"
-               "  --json             JSON\n"
-               "  --four             sets 4\n"
-               "  --two              sets 2\n"
-               "  --call V           calls back\n"
-               "  --a-very-long-option-name VALUE\n"
-               "                     help on the next line\n");
+  CHECK_STR(h,
+            "  --name NAME        a name\n"
+            "  -o, --output FILE  where to write\n"
+            "  --count N          a count\n"
+            "                     its second line\n"
+            "  --least N          at least one\n"
+            "  --above X          above zero\n"
+            "  --ratio R          zero or more\n"
+            "  --list L           numbers\n"
+            "  --json             JSON\n"
+            "  --four             sets 4\n"
+            "  --two              sets 2\n"
+            "  --call V           calls back\n"
+            "  --a-very-long-option-name VALUE\n"
+            "                     help on the next line\n");
   free(h);
 }
 
@@ -197,16 +198,17 @@ static const cli_verb vd_verbs[] = {
 
 TEST_CASE(verbs) {
   char *h = capture(print_verbs, vd_verbs);
-  CHECK_STR(h, "verbs:\n"
-               "  list       lists\n"
-               "  show       shows\n"
-               "             all\n"
-               "  merge A B  merges\n"
-               "  check      checks\n"
-               "\n"
-               "options:\n"
-               "  --db FILE  all but merge: the database\n"
-               "  --json     list: JSON\n");
+  CHECK_STR(h,
+            "verbs:\n"
+            "  list       lists\n"
+            "  show       shows\n"
+            "             all\n"
+            "  merge A B  merges\n"
+            "  check      checks\n"
+            "\n"
+            "options:\n"
+            "  --db FILE  all but merge: the database\n"
+            "  --json     list: JSON\n");
   free(h);
   h = capture(print_verbs, vd_verbs + 1); /* show, merge, check: the verbs named */
   CHECK_CONTAINS(h, "  --db FILE  show, check: the database\n");
@@ -227,14 +229,17 @@ TEST_CASE(verbs) {
 
 /* Every option of TABLE: a long name once, a letter once, a help line, a value name iff a value;
  * and the command's help names it. */
-static void check_table(const char *cmd, const char *verb, const cli_option *table, const char *help) {
+static void check_table(const char *cmd, const char *verb, const cli_option *table,
+                        const char *help) {
   size_t n = cli_options_count(table);
   CHECK(n <= CLI_OPTIONS_MAX);
   for (size_t i = 0; i < n; i++) {
     const cli_option *o = &table[i];
-    int ok = o->name && o->name[0] && o->help && o->help[0] && (o->kind == CLI_OPT_FLAG) == (o->arg == NULL);
-    if (!ok) fprintf(stderr, "%s %s: option %zu (--%s) lacks its help or value name\n", cmd, verb ? verb : "",
-                     i, o->name ? o->name : "?");
+    int ok = o->name && o->name[0] && o->help && o->help[0] &&
+             (o->kind == CLI_OPT_FLAG) == (o->arg == NULL);
+    if (!ok)
+      fprintf(stderr, "%s %s: option %zu (--%s) lacks its help or value name\n", cmd,
+              verb ? verb : "", i, o->name ? o->name : "?");
     CHECK(ok);
     for (size_t k = 0; k < i; k++) {
       CHECK(strcmp(table[k].name, o->name) != 0);
@@ -278,9 +283,5 @@ TEST_CASE(every_command) {
   }
 }
 
-TEST_LIST(TEST_ENTRY(getopt_table),
-          TEST_ENTRY(parse_values),
-          TEST_ENTRY(parse_errors),
-          TEST_ENTRY(help),
-          TEST_ENTRY(verbs),
-          TEST_ENTRY(every_command))
+TEST_LIST(TEST_ENTRY(getopt_table), TEST_ENTRY(parse_values), TEST_ENTRY(parse_errors),
+          TEST_ENTRY(help), TEST_ENTRY(verbs), TEST_ENTRY(every_command))

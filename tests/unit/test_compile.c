@@ -38,7 +38,10 @@ TEST_CASE(sm80) {
   CHECK_INT(compile_source(kernel, "scale.cu", &opt, &r, &err), RT_OK);
   CHECK_INT(r.status, RT_OK);
   CHECK(r.cubin && r.cubin_size > 0);
-  CHECK(r.cubin && memcmp(r.cubin, "\x7f" "ELF", 4) == 0);
+  CHECK(r.cubin && memcmp(r.cubin,
+                          "\x7f"
+                          "ELF",
+                          4) == 0);
   CHECK_STR(r.lowered_name, "scale");
   CHECK(r.report.found);
   CHECK(r.report.registers > 0);
@@ -177,7 +180,8 @@ TEST_CASE(option_list) {
   for (int i = 0; i < argc; i++) {
     seen_arch |= !strcmp(argv[i], "-arch=sm_90a");
     seen_ptxas |= !strcmp(argv[i], "--ptxas-options=-v");
-    seen_inc |= strncmp(argv[i], "-I", 2) == 0 && strstr(argv[i], compile_cuda_include_dir()) != NULL;
+    seen_inc |=
+        strncmp(argv[i], "-I", 2) == 0 && strstr(argv[i], compile_cuda_include_dir()) != NULL;
     seen_pch |= !strcmp(argv[i], "-pch");
   }
   CHECK(seen_arch && seen_ptxas && seen_inc && seen_pch);
@@ -203,12 +207,6 @@ TEST_CASE(cache_key) {
   CHECK(memcmp(k1, k2, 32) == 0);
 }
 
-TEST_LIST(TEST_ENTRY(sm80),
-          TEST_ENTRY(sm90_ptx_copy),
-          TEST_ENTRY(cpp_names),
-          TEST_ENTRY(compile_error),
-          TEST_ENTRY(missing_entry),
-          TEST_ENTRY(arch_refused),
-          TEST_ENTRY(pch),
-          TEST_ENTRY(option_list),
-          TEST_ENTRY(cache_key))
+TEST_LIST(TEST_ENTRY(sm80), TEST_ENTRY(sm90_ptx_copy), TEST_ENTRY(cpp_names),
+          TEST_ENTRY(compile_error), TEST_ENTRY(missing_entry), TEST_ENTRY(arch_refused),
+          TEST_ENTRY(pch), TEST_ENTRY(option_list), TEST_ENTRY(cache_key))

@@ -27,8 +27,7 @@ static void pch_hook(size_t index) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s/%ld", tmp, e->d_name, (long)getpid());
     DIR *w = opendir(path);
-    for (struct dirent *f; w && (f = readdir(w));)
-      found |= strstr(f->d_name, ".pch") != NULL;
+    for (struct dirent *f; w && (f = readdir(w));) found |= strstr(f->d_name, ".pch") != NULL;
     if (w) closedir(w);
   }
   if (d) closedir(d);
@@ -51,10 +50,11 @@ TEST_CASE(pch_folder) {
   compile_job jobs[N];
   for (int i = 0; i < N; i++) {
     src[i] = malloc(256);
-    snprintf(src[i], 256,
-             "#include <cuda_fp16.h>\n#define VALUE %d\n#line 1\n"
-             "extern \"C\" __global__ void k(__half *p) { p[threadIdx.x] = __float2half(VALUE); }\n",
-             i);
+    snprintf(
+        src[i], 256,
+        "#include <cuda_fp16.h>\n#define VALUE %d\n#line 1\n"
+        "extern \"C\" __global__ void k(__half *p) { p[threadIdx.x] = __float2half(VALUE); }\n",
+        i);
     jobs[i].source = src[i];
     jobs[i].name = "k.cu";
   }
@@ -76,7 +76,7 @@ TEST_CASE(pch_folder) {
   }
   char path[1024];
   snprintf(path, sizeof path, "%s/seen", tmp);
-  long pid = 0;  /* the worker's, for the record */
+  long pid = 0; /* the worker's, for the record */
   int found = 0;
   FILE *f = fopen(path, "r");
   CHECK(f && fscanf(f, "%ld %d", &pid, &found) == 2);
@@ -84,8 +84,10 @@ TEST_CASE(pch_folder) {
   CHECK(found); /* the PCH was in the pool's folder while the worker ran */
   remove(path);
   CHECK(rmdir(tmp) == 0); /* empty: no folder left */
-  if (old) setenv("TMPDIR", old, 1), free(old);
-  else unsetenv("TMPDIR");
+  if (old)
+    setenv("TMPDIR", old, 1), free(old);
+  else
+    unsetenv("TMPDIR");
 }
 
 static char *make_source(int value) {
@@ -112,7 +114,8 @@ TEST_CASE(runs) {
   }
   /* job 4 does not compile */
   free(src[4]);
-  src[4] = strdup("#define VALUE 5\n#line 1\nextern \"C\" __global__ void k(int *p) { p[0] = nope; }\n");
+  src[4] =
+      strdup("#define VALUE 5\n#line 1\nextern \"C\" __global__ void k(int *p) { p[0] = nope; }\n");
   jobs[4].source = src[4];
 
   cubin_cache *cache = NULL;

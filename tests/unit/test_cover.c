@@ -20,7 +20,8 @@
 
 /* 1 when the configurations idx[0..n-1] hold every value of every parameter with more than one
  * value in s, and every value pair of each pair, that some configuration of s holds. */
-static int covers(const space *s, const size_t *idx, size_t n, const char *const (*pairs)[2], int npairs) {
+static int covers(const space *s, const size_t *idx, size_t n, const char *const (*pairs)[2],
+                  int npairs) {
   const int np = space_nparams(s);
   int ok = 1;
   for (int p = 0; p < np; p++) {
@@ -30,7 +31,8 @@ static int covers(const space *s, const size_t *idx, size_t n, const char *const
       for (size_t c = 0; c < space_size(s); c++) in_space |= space_config(s, c)[p] == v;
       for (size_t i = 0; i < n; i++) in_set |= space_config(s, idx[i])[p] == v;
       if (in_space && !in_set && count > 1) {
-        fprintf(stderr, "value %d of %s is in the space, not in the set\n", v, space_param_at(s, p)->name);
+        fprintf(stderr, "value %d of %s is in the space, not in the set\n", v,
+                space_param_at(s, p)->name);
         ok = 0;
       }
     }
@@ -40,10 +42,13 @@ static int covers(const space *s, const size_t *idx, size_t n, const char *const
     for (int va = 0; va < space_param_at(s, a)->count; va++)
       for (int vb = 0; vb < space_param_at(s, b)->count; vb++) {
         int in_space = 0, in_set = 0;
-        for (size_t c = 0; c < space_size(s); c++) in_space |= space_config(s, c)[a] == va && space_config(s, c)[b] == vb;
-        for (size_t i = 0; i < n; i++) in_set |= space_config(s, idx[i])[a] == va && space_config(s, idx[i])[b] == vb;
+        for (size_t c = 0; c < space_size(s); c++)
+          in_space |= space_config(s, c)[a] == va && space_config(s, c)[b] == vb;
+        for (size_t i = 0; i < n; i++)
+          in_set |= space_config(s, idx[i])[a] == va && space_config(s, idx[i])[b] == vb;
         if (in_space && !in_set) {
-          fprintf(stderr, "pair %s=%d, %s=%d is in the space, not in the set\n", pairs[k][0], va, pairs[k][1], vb);
+          fprintf(stderr, "pair %s=%d, %s=%d is in the space, not in the set\n", pairs[k][0], va,
+                  pairs[k][1], vb);
           ok = 0;
         }
       }
@@ -102,8 +107,10 @@ TEST_CASE(templates) {
   int lines = 0;
   while (f && fgets(line, sizeof line, f)) {
     char tier[8], step[32], tmpl[64], shape[128], dtype[16], lens[256], budget[16];
-    if (line[0] == '#' || sscanf(line, "%7s %31s %63s %127s %15s %255s %15s", tier, step, tmpl, shape, dtype, lens,
-                                 budget) != 7 || strcmp(budget, "cover"))
+    if (line[0] == '#' ||
+        sscanf(line, "%7s %31s %63s %127s %15s %255s %15s", tier, step, tmpl, shape, dtype, lens,
+               budget) != 7 ||
+        strcmp(budget, "cover"))
       continue;
     lines++;
     manifest *m = NULL;
@@ -138,8 +145,8 @@ TEST_CASE(templates) {
     CHECK_INT(manifest_cover_space(m, s, &sub, &err), RT_OK);
     CHECK(sub && space_size(sub) == n);
     for (size_t i = 0; sub && i < n; i++) CHECK(space_index(sub, space_config(s, idx[i])) >= 0);
-    printf("%-16s %-46s %-5s %4zu of %5zu configurations cover %3zu values and pairs\n", tmpl, shape, dtype, n,
-           space_size(s), items);
+    printf("%-16s %-46s %-5s %4zu of %5zu configurations cover %3zu values and pairs\n", tmpl,
+           shape, dtype, n, space_size(s), items);
     space_free(sub);
     free(idx);
     space_free(s);

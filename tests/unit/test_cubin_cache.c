@@ -197,8 +197,8 @@ TEST_CASE(bound) {
       alive[i] = cubin_cache_get(c, key, &got);
       if (alive[i]) compile_result_free(&got);
     }
-    CHECK(alive[0] && alive[10]);    /* hit, and just stored */
-    CHECK(!alive[1] && !alive[2]);   /* stored first, never hit */
+    CHECK(alive[0] && alive[10]);  /* hit, and just stored */
+    CHECK(!alive[1] && !alive[2]); /* stored first, never hit */
     CHECK(alive[3] && alive[9]);
     compile_result_free(&r);
     cubin_cache_close(c);

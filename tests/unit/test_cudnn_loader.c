@@ -31,8 +31,10 @@ extern char **environ;
 static int run_self(const char *mode, const char *arg, const char *libcudnn) {
   pid_t pid = fork();
   if (pid == 0) {
-    if (libcudnn) setenv("ROOFTUNE_LIBCUDNN", libcudnn, 1);
-    else unsetenv("ROOFTUNE_LIBCUDNN");
+    if (libcudnn)
+      setenv("ROOFTUNE_LIBCUDNN", libcudnn, 1);
+    else
+      unsetenv("ROOFTUNE_LIBCUDNN");
     unsetenv("LD_LIBRARY_PATH");
     char *args[] = {(char *)"/proc/self/exe", (char *)mode, (char *)(arg ? arg : ""), NULL};
     execve("/proc/self/exe", args, environ);
@@ -97,11 +99,14 @@ static int case_folders(const char *userbase) {
   int cuda = 0, wheel = 0;
   for (int i = 0; i < n; i++) {
     cuda |= !strcmp(f[i], "/usr/local/cuda/lib64");
-    wheel |= !strncmp(f[i], userbase, strlen(userbase)) && strstr(f[i], "/site-packages/nvidia/cudnn/lib") != NULL;
+    wheel |= !strncmp(f[i], userbase, strlen(userbase)) &&
+             strstr(f[i], "/site-packages/nvidia/cudnn/lib") != NULL;
   }
   CHECK(cuda);
-  if (system("python3 -c 'import site' 2>/dev/null") == 0) CHECK(wheel);
-  else printf("no python3 on PATH: the wheels' folders are not checked\n");
+  if (system("python3 -c 'import site' 2>/dev/null") == 0)
+    CHECK(wheel);
+  else
+    printf("no python3 on PATH: the wheels' folders are not checked\n");
   return test_done();
 }
 
@@ -143,7 +148,8 @@ static int case_farm(const char *folder) {
   snprintf(want, sizeof want, "%s/libcudnn.so.9", folder);
   CHECK_STR(dnn.path, want);
   problem p;
-  CHECK_INT(attention_family.parse_shape(&attention_family, "2x8x129x128", "bf16", NULL, &p, &err), RT_OK);
+  CHECK_INT(attention_family.parse_shape(&attention_family, "2x8x129x128", "bf16", NULL, &p, &err),
+            RT_OK);
   attn_cudnn_graph *g = NULL;
   CHECK_INT(attn_cudnn_graph_build(&p, NULL, &g, &err), RT_OK);
   if (g) {
@@ -151,7 +157,8 @@ static int case_farm(const char *folder) {
     void *graph = attn_cudnn_graph_desc(g);
     int64_t index = 0;
     CHECK_INT(dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &e), 0);
-    dnn.cudnnBackendSetAttribute(e, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
+    dnn.cudnnBackendSetAttribute(e, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
     dnn.cudnnBackendSetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &index);
     dnn.cudnnBackendFinalize(e); /* may be unsupported without a GPU: it has loaded the engines */
     dnn.cudnnBackendDestroyDescriptor(e);
@@ -169,14 +176,18 @@ static int case_farm(const char *folder) {
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static void compare_constants(void) {
   int n = 0;
-#define CMP(name, value) CHECK_INT((long long)name, value); n++;
+#define CMP(name, value)             \
+  CHECK_INT((long long)name, value); \
+  n++;
   CUDNN_CONSTANTS(CMP)
 #undef CMP
-#define CMP_KNOB(name, value) CHECK_INT((long long)CUDNN_KNOB_TYPE_##name, value); n++;
+#define CMP_KNOB(name, value)                          \
+  CHECK_INT((long long)CUDNN_KNOB_TYPE_##name, value); \
+  n++;
   CUDNN_KNOB_TYPES(CMP_KNOB)
 #undef CMP_KNOB
-  printf("%d constants of cudnn.h agree with the installed cuDNN %d.%d.%d header\n", n, CUDNN_MAJOR, CUDNN_MINOR,
-         CUDNN_PATCHLEVEL);
+  printf("%d constants of cudnn.h agree with the installed cuDNN %d.%d.%d header\n", n, CUDNN_MAJOR,
+         CUDNN_MINOR, CUDNN_PATCHLEVEL);
 }
 #pragma GCC diagnostic pop
 #endif
@@ -194,7 +205,8 @@ static int make_farm(const char *lib, const char *farm) {
   struct dirent *e;
   while ((e = readdir(d))) {
     size_t len = strlen(e->d_name);
-    if (strncmp(e->d_name, "libcudnn", 8) || len < 5 || strcmp(e->d_name + len - 5, ".so.9")) continue;
+    if (strncmp(e->d_name, "libcudnn", 8) || len < 5 || strcmp(e->d_name + len - 5, ".so.9"))
+      continue;
     char from[2100], to[2100];
     snprintf(from, sizeof from, "%s/%s", folder, e->d_name);
     snprintf(to, sizeof to, "%s/%s", farm, e->d_name);
@@ -264,6 +276,7 @@ int main(int argc, char **argv) {
   }
   unlink(out);
   rmdir(tmp);
-  if (found == 77 && !test_failures) test_skip("no cuDNN on this machine (the message saying so was checked)");
+  if (found == 77 && !test_failures)
+    test_skip("no cuDNN on this machine (the message saying so was checked)");
   return test_done();
 }

@@ -24,12 +24,16 @@ static void test_list(const char *chip, int hopper) {
   if (err.text[0]) fprintf(stderr, "%s: %s\n", chip, err.text);
   CHECK_STR(m.chip, chip);
   static const char *const need[] = {
-      "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
+      "gpu__time_duration.sum",
+      "dram__bytes_read.sum",
+      "dram__bytes_write.sum",
+      "lts__t_bytes.sum",
       "sm__warps_active.avg.pct_of_peak_sustained_active",
       "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
       "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
       "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-      "smsp__warps_issue_stalled_long_scoreboard.sum", "smsp__warps_issue_stalled_barrier.sum",
+      "smsp__warps_issue_stalled_long_scoreboard.sum",
+      "smsp__warps_issue_stalled_barrier.sum",
       "smsp__warps_issue_stalled_math_pipe_throttle.sum"};
   for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
     if (!has_metric(&m, need[i])) fprintf(stderr, "%s lacks %s\n", chip, need[i]);
@@ -55,8 +59,8 @@ static void test_list(const char *chip, int hopper) {
   CHECK(img != NULL && size > 1024);
   /* one pass cannot hold DRAM, L2, SM pipes and ~17 stall counters; a hundred would be a bug */
   CHECK(passes >= 2 && passes <= 40);
-  printf("%s: %d metrics (%d stall reasons), configuration image %zu bytes, %zu passes\n", chip, m.count,
-         stalls, size, passes);
+  printf("%s: %d metrics (%d stall reasons), configuration image %zu bytes, %zu passes\n", chip,
+         m.count, stalls, size, passes);
   CHECK_INT(cupti_config_image(&m, NULL, &img2, &size2, NULL, &err), RT_OK);
   CHECK(size2 == size && img && img2 && memcmp(img, img2, size) == 0);
   free(img);
@@ -76,15 +80,19 @@ static void test_list(const char *chip, int hopper) {
 static void test_values(void) {
   cupti_metrics m;
   memset(&m, 0, sizeof m);
-  const char *names[] = {"gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-                         "lts__t_bytes.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
+  const char *names[] = {"gpu__time_duration.sum",
+                         "dram__bytes_read.sum",
+                         "dram__bytes_write.sum",
+                         "lts__t_bytes.sum",
+                         "sm__warps_active.avg.pct_of_peak_sustained_active",
                          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
                          "smsp__warps_issue_stalled_barrier.sum",
                          "smsp__warps_issue_stalled_long_scoreboard.sum",
-                         "smsp__warps_issue_stalled_wait.sum", "smsp__warps_issue_stalled_misc.sum"};
-  cupti_field fields[] = {CUPTI_F_DURATION, CUPTI_F_DRAM_READ, CUPTI_F_DRAM_WRITE, CUPTI_F_L2,
-                          CUPTI_F_OCCUPANCY, CUPTI_F_TENSOR, CUPTI_F_STALL, CUPTI_F_STALL,
-                          CUPTI_F_STALL, CUPTI_F_STALL};
+                         "smsp__warps_issue_stalled_wait.sum",
+                         "smsp__warps_issue_stalled_misc.sum"};
+  cupti_field fields[] = {CUPTI_F_DURATION,  CUPTI_F_DRAM_READ, CUPTI_F_DRAM_WRITE, CUPTI_F_L2,
+                          CUPTI_F_OCCUPANCY, CUPTI_F_TENSOR,    CUPTI_F_STALL,      CUPTI_F_STALL,
+                          CUPTI_F_STALL,     CUPTI_F_STALL};
   const char *reasons[] = {"", "", "", "", "", "", "barrier", "long_scoreboard", "wait", "misc"};
   for (int i = 0; i < 10; i++) {
     snprintf(m.names[i], sizeof m.names[i], "%s", names[i]);

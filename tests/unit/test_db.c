@@ -19,8 +19,7 @@ static void ceilings(db *d, const db_device *dev) {
   double v = 0;
   int found = 0;
   char at[32];
-  CHECK_INT(db_ceiling_get(d, dev, "copy_bw", "", &v, at, sizeof at, &found, &err),
-            RT_OK);
+  CHECK_INT(db_ceiling_get(d, dev, "copy_bw", "", &v, at, sizeof at, &found, &err), RT_OK);
   CHECK(found);
   CHECK_NEAR(v, 4.3e12, 1);
   CHECK(at[0] == '2');
@@ -243,7 +242,8 @@ static void merge_into(const char *a_path) {
   int saw_fast = 0, saw_pred = 0;
   for (size_t i = 0; i < ne; i++) {
     if (strcmp(e[i].config, "BLOCK_M=256,BLOCK_N=128") == 0 && e[i].time_ms == 1.0) saw_fast = 1;
-    if (strcmp(e[i].device.name, "model:h200") == 0 && e[i].timing == TIMING_PREDICTED) saw_pred = 1;
+    if (strcmp(e[i].device.name, "model:h200") == 0 && e[i].timing == TIMING_PREDICTED)
+      saw_pred = 1;
   }
   CHECK(saw_fast);
   CHECK(saw_pred);
@@ -256,8 +256,10 @@ static void merge_into(const char *a_path) {
   CHECK_INT(problems, 0);
   /* Merging a file that is not a database names it. */
   FILE *f = fopen(b_path, "wb");
-  fputs("not a database at all, just some text that is long enough to look like a header......"
-        "..............................................................................", f);
+  fputs(
+      "not a database at all, just some text that is long enough to look like a header......"
+      "..............................................................................",
+      f);
   fclose(f);
   fx_remove(b_path);
   f = fopen(b_path, "wb");
@@ -300,7 +302,8 @@ static void merge_into(const char *a_path) {
   CHECK_INT(db_open(a_path, DB_CREATE, &a, &err), RT_OK);
   db_close(a);
   sqlite3_open(a_path, &h);
-  CHECK_INT(sqlite3_exec(h, "ALTER TABLE winners DROP COLUMN library_algo", NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(h, "ALTER TABLE winners DROP COLUMN library_algo", NULL, NULL, NULL),
+            SQLITE_OK);
   sqlite3_close(h);
   CHECK_INT(db_open(a_path, DB_READONLY, &a, &err), RT_OK);
   problems = 0;
@@ -356,7 +359,10 @@ TEST_CASE(migration) {
   CHECK_INT(n, 1);
   if (n == 1) {
     CHECK_INT(e[0].launch.cubin_size, 6);
-    CHECK(e[0].launch.cubin && memcmp(e[0].launch.cubin, "\x7f" "ELF\xaa\xbb", 6) == 0);
+    CHECK(e[0].launch.cubin && memcmp(e[0].launch.cubin,
+                                      "\x7f"
+                                      "ELF\xaa\xbb",
+                                      6) == 0);
     CHECK_STR(e[0].config, "BLOCK_M=8");
   }
   free(e);

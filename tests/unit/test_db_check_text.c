@@ -53,8 +53,9 @@ TEST_CASE(hostile_text) {
   db_close(d);
 
   char report[8192];
-  sql(path, "UPDATE results SET detail = 'error: no match for std::vector<int> & \"x\"\n  at line 3', "
-            "diag_sentence = 'occupancy < 50 % & falling'");
+  sql(path,
+      "UPDATE results SET detail = 'error: no match for std::vector<int> & \"x\"\n  at line 3', "
+      "diag_sentence = 'occupancy < 50 % & falling'");
   CHECK_INT(check(path, report, sizeof report), 0); /* free text may hold < & and quotes */
 
   sql(path, "UPDATE results SET diag_limit = '<img src=x onerror=alert(1)>' WHERE id = 2");
@@ -75,10 +76,13 @@ TEST_CASE(hostile_text) {
   CHECK(strstr(report, "winners row") == NULL);
 
   /* more than 20 in one column (31 with row 2): 20 lines and a count, every one a problem */
-  sql(path, "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 30) "
-            "INSERT INTO results(run_id, problem_id, device_id, template_id, toolkit, config, status, timing, "
-            "created_at, time_ms, diag_limit) SELECT run_id, problem_id, device_id, template_id, toolkit, config || i, "
-            "status, timing, created_at, time_ms, '<b>' FROM results, k WHERE results.id = 1");
+  sql(path,
+      "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 30) "
+      "INSERT INTO results(run_id, problem_id, device_id, template_id, toolkit, config, status, "
+      "timing, "
+      "created_at, time_ms, diag_limit) SELECT run_id, problem_id, device_id, template_id, "
+      "toolkit, config || i, "
+      "status, timing, created_at, time_ms, '<b>' FROM results, k WHERE results.id = 1");
   n = check(path, report, sizeof report);
   CHECK_INT(n, 5 + 30);
   CHECK_CONTAINS(report, "... and 11 more texts like it in results.diag_limit");

@@ -70,21 +70,27 @@ TEST_CASE(tampered_values) {
   } cases[] = {
       {"CREATE TRIGGER eat AFTER INSERT ON results BEGIN DELETE FROM results; END",
        "trigger eat on results is not one rooftune creates", "DROP TRIGGER eat"},
-      {"UPDATE results SET time_ms = 'fast' WHERE id = 1", "result 1: time_ms is text 'fast', not a number",
+      {"UPDATE results SET time_ms = 'fast' WHERE id = 1",
+       "result 1: time_ms is text 'fast', not a number",
        "UPDATE results SET time_ms = 1.0 WHERE id = 1"},
-      {"UPDATE results SET time_ms = -2.5 WHERE id = 2", "result 2 (OK): time -2.5 ms is not a time",
+      {"UPDATE results SET time_ms = -2.5 WHERE id = 2",
+       "result 2 (OK): time -2.5 ms is not a time",
        "UPDATE results SET time_ms = 2.0 WHERE id = 2"},
-      {"UPDATE results SET time_ms = NULL WHERE id = 3", "result 3 (OK): time NULL ms is not a time",
+      {"UPDATE results SET time_ms = NULL WHERE id = 3",
+       "result 3 (OK): time NULL ms is not a time",
        "UPDATE results SET time_ms = 3.0 WHERE id = 3"},
-      {"UPDATE results SET spread = -1 WHERE id = 4", "result 4: spread -1", "UPDATE results SET spread = 0 WHERE id = 4"},
+      {"UPDATE results SET spread = -1 WHERE id = 4", "result 4: spread -1",
+       "UPDATE results SET spread = 0 WHERE id = 4"},
       {"UPDATE results SET status = 'FINE' WHERE id = 4", "result 4: status 'FINE' is not a status",
        "UPDATE results SET status = 'OK' WHERE id = 4"},
-      {"UPDATE problems SET family = 'a_family_name_of_24_chs'", "problem 1: family 'a_family_name_of_24_chs'",
-       "UPDATE problems SET family = 'gemm'"},
-      {"UPDATE problems SET shape = ''", "problem 1: shape '' is empty", "UPDATE problems SET shape = '256x256x256'"},
+      {"UPDATE problems SET family = 'a_family_name_of_24_chs'",
+       "problem 1: family 'a_family_name_of_24_chs'", "UPDATE problems SET family = 'gemm'"},
+      {"UPDATE problems SET shape = ''", "problem 1: shape '' is empty",
+       "UPDATE problems SET shape = '256x256x256'"},
       {"UPDATE problems SET dims = 'M=abc,N=2'", "problem 1: dims M=abc,N=2 are not NAME=N",
        "UPDATE problems SET dims = 'M=256,N=256,K=256'"},
-      {"UPDATE results SET config = printf('%.800c', 'x') WHERE id = 1", "result 1: its configuration is 800 characters",
+      {"UPDATE results SET config = printf('%.800c', 'x') WHERE id = 1",
+       "result 1: its configuration is 800 characters",
        "UPDATE results SET config = 'BLOCK_M=64,BLOCK_N=16' WHERE id = 1"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -96,7 +102,9 @@ TEST_CASE(tampered_values) {
     CHECK_INT(check(report, sizeof report), 0); /* and the undo leaves it healthy again */
   }
   /* a trigger does what it says: it ate the row rooftune stored */
-  tamper("CREATE TRIGGER eat AFTER INSERT ON results BEGIN DELETE FROM results WHERE id = new.id; END");
+  tamper(
+      "CREATE TRIGGER eat AFTER INSERT ON results BEGIN DELETE FROM results WHERE id = new.id; "
+      "END");
   rt_error err = {0};
   db *d = NULL;
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);

@@ -117,7 +117,9 @@ static long long child_claims_and_dies(const char *hash, int sigkill) {
     candidate_result c = result("stored-by-child", 2.0);
     if (db_run_store(r, &c, NULL, &err)) _exit(1);
     int state = -1;
-    if (db_run_claim(r, "gemm_mma", "X", hash, &state, NULL, NULL, &err) || state != DB_CLAIM_GRANTED) _exit(1);
+    if (db_run_claim(r, "gemm_mma", "X", hash, &state, NULL, NULL, &err) ||
+        state != DB_CLAIM_GRANTED)
+      _exit(1);
     long long id = db_run_id(r);
     if (write(fds[1], &id, sizeof id) != (ssize_t)sizeof id) _exit(1);
     if (sigkill) pause(); /* killed here, in the middle of its run */
@@ -165,11 +167,14 @@ static void test_other_machine_lease(db *d) {
   db_run *a = begin(d, &err), *b = begin(d, &err);
   CHECK_INT(claim(a, "h-far", NULL, NULL), DB_CLAIM_GRANTED);
   char sql[256];
-  snprintf(sql, sizeof sql, "UPDATE run_owners SET host='elsewhere', beat_at=strftime('%%s','now') WHERE run_id=%lld",
-           db_run_id(a));
+  snprintf(
+      sql, sizeof sql,
+      "UPDATE run_owners SET host='elsewhere', beat_at=strftime('%%s','now') WHERE run_id=%lld",
+      db_run_id(a));
   tamper(sql);
   CHECK_INT(claim(b, "h-far", NULL, NULL), DB_CLAIM_HELD); /* heard from just now */
-  snprintf(sql, sizeof sql, "UPDATE run_owners SET beat_at=strftime('%%s','now')-%d WHERE run_id=%lld",
+  snprintf(sql, sizeof sql,
+           "UPDATE run_owners SET beat_at=strftime('%%s','now')-%d WHERE run_id=%lld",
            DB_CLAIM_LEASE_S + 5, db_run_id(a));
   tamper(sql);
   CHECK_INT(claim(b, "h-far", NULL, NULL), DB_CLAIM_GRANTED); /* silent for longer than the lease */

@@ -140,8 +140,10 @@ TEST_CASE(merge_names_damaged_source) {
   candidate_result *many = calloc(N, sizeof *many);
   for (int i = 0; i < N; i++) {
     many[i] = fx_result("gemm_mma", i, i, 1.0 + i);
-    snprintf(many[i].diag.sentence, sizeof many[i].diag.sentence, "candidate %d, a long sentence "
-             "to fill the pages of the results table with text", i);
+    snprintf(many[i].diag.sentence, sizeof many[i].diag.sentence,
+             "candidate %d, a long sentence "
+             "to fill the pages of the results table with text",
+             i);
   }
   CHECK_INT(db_run_store_many(r, many, N, NULL, &err), RT_OK);
   free(many);
@@ -182,7 +184,8 @@ TEST_CASE(old_schema_unwritable_advice) {
   db *d = NULL;
   CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_ERR_DB_VERSION);
   CHECK_CONTAINS(err.text, "rooftune db upgrade");
-  if (geteuid() != 0) { /* root writes read-only files anyway; the CLI test covers a read-only folder */
+  if (geteuid() !=
+      0) { /* root writes read-only files anyway; the CLI test covers a read-only folder */
     CHECK(chmod(path, 0444) == 0);
     rt_error_clear(&err);
     CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_ERR_DB_VERSION);
@@ -198,9 +201,6 @@ static void setup(void) {
   srand((unsigned)getpid());
 }
 
-TEST_LIST_FIXTURE(setup, NULL,
-                  TEST_ENTRY(negative_schema_version),
-                  TEST_ENTRY(special_files_refused),
-                  TEST_ENTRY(merge_into_itself),
-                  TEST_ENTRY(merge_names_damaged_source),
-                  TEST_ENTRY(old_schema_unwritable_advice))
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(negative_schema_version),
+                  TEST_ENTRY(special_files_refused), TEST_ENTRY(merge_into_itself),
+                  TEST_ENTRY(merge_names_damaged_source), TEST_ENTRY(old_schema_unwritable_advice))

@@ -12,7 +12,8 @@
 #include "unit/db_old_schema.h"
 
 /* Stores one winner for shape MxNxK with recipe env (NULL: none), time ms. */
-static void put(db *d, long long m, long long n, long long k, double ms, const char *env, const char *cons) {
+static void put(db *d, long long m, long long n, long long k, double ms, const char *env,
+                const char *cons) {
   rt_error err = {0};
   db_run_spec spec = fx_spec(fx_gemm(m, n, k, "f16"), "NVIDIA H200");
   db_run *r = NULL;
@@ -102,22 +103,27 @@ static void write_v3(const char *path) {
   char tk[96], ins[4096];
   rt_error err = {0};
   CHECK_INT(db_toolkit_string(tk, sizeof tk, &err), RT_OK);
-  snprintf(ins, sizeof ins,
-           "INSERT INTO devices(name,sm_count,cc_major,cc_minor) VALUES('NVIDIA H200',132,9,0);"
-           "INSERT INTO templates(name,family,source_hash,manifest_hash) VALUES('gemm_mma','gemm','s','m');"
-           "INSERT INTO problems(family,shape,dtype,layout,dims) VALUES('gemm','256x256x256','f16','nn',"
-           "'M=256,N=256,K=256,BATCH=1');"
-           "INSERT INTO runs(problem_id,device_id,toolkit,rooftune_version,started_at,status) "
-           "VALUES(1,1,'%s','0.1.0','2026-01-01T00:00:00Z','done');"
-           "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,config,status,timing,time_ms,"
-           "created_at) VALUES(1,1,1,1,'%s','BLOCK_M=128,BLOCK_N=128','OK','measured',0.01,'2026');"
-           "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,entry,grid_x,grid_y,grid_z,"
-           "block_x,block_y,block_z,smem,grid_vx,grid_vy,grid_vz,block_vx,block_vy,block_vz,smem_v,vars,"
-           "updated_at,cubin_bytes) VALUES(1,1,1,'%s',1,'gemm_mma','ceil_div(M,BLOCK_M)*ceil_div(N,BLOCK_N)',"
-           "'1','SPLIT_K*BATCH','THREADS','1','1','SMEM',4,1,1,256,1,1,65536,"
-           "'BLOCK_M=128,BLOCK_N=128,SPLIT_K=1,THREADS=256,SMEM=65536','2026',4);"
-           "INSERT INTO winner_cubins(winner_id,cubin) VALUES(1,x'7f454c46');",
-           tk, tk, tk);
+  snprintf(
+      ins, sizeof ins,
+      "INSERT INTO devices(name,sm_count,cc_major,cc_minor) VALUES('NVIDIA H200',132,9,0);"
+      "INSERT INTO templates(name,family,source_hash,manifest_hash) "
+      "VALUES('gemm_mma','gemm','s','m');"
+      "INSERT INTO problems(family,shape,dtype,layout,dims) VALUES('gemm','256x256x256','f16','nn',"
+      "'M=256,N=256,K=256,BATCH=1');"
+      "INSERT INTO runs(problem_id,device_id,toolkit,rooftune_version,started_at,status) "
+      "VALUES(1,1,'%s','0.1.0','2026-01-01T00:00:00Z','done');"
+      "INSERT INTO "
+      "results(run_id,problem_id,device_id,template_id,toolkit,config,status,timing,time_ms,"
+      "created_at) VALUES(1,1,1,1,'%s','BLOCK_M=128,BLOCK_N=128','OK','measured',0.01,'2026');"
+      "INSERT INTO "
+      "winners(problem_id,device_id,template_id,toolkit,result_id,entry,grid_x,grid_y,grid_z,"
+      "block_x,block_y,block_z,smem,grid_vx,grid_vy,grid_vz,block_vx,block_vy,block_vz,smem_v,vars,"
+      "updated_at,cubin_bytes) "
+      "VALUES(1,1,1,'%s',1,'gemm_mma','ceil_div(M,BLOCK_M)*ceil_div(N,BLOCK_N)',"
+      "'1','SPLIT_K*BATCH','THREADS','1','1','SMEM',4,1,1,256,1,1,65536,"
+      "'BLOCK_M=128,BLOCK_N=128,SPLIT_K=1,THREADS=256,SMEM=65536','2026',4);"
+      "INSERT INTO winner_cubins(winner_id,cubin) VALUES(1,x'7f454c46');",
+      tk, tk, tk);
   fx_old_db(path, 3, ins);
 }
 

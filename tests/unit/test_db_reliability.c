@@ -134,8 +134,8 @@ TEST_CASE(sigkill_and_resume) {
   CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_OK);
   db_counts c;
   CHECK_INT(db_count(d, &c, &err), RT_OK);
-  CHECK(c.results >= acked);      /* nothing acknowledged was lost */
-  CHECK(c.results <= acked + 1);  /* at most the one committed before its ack */
+  CHECK(c.results >= acked);     /* nothing acknowledged was lost */
+  CHECK(c.results <= acked + 1); /* at most the one committed before its ack */
   CHECK(last == acked - 1);
   char report[2048];
   int problems = -1;
@@ -169,8 +169,10 @@ static void expect_open_error(const char *path, int code, const char *text) {
     rt_error err = {0};
     db *d = NULL;
     rt_status s = db_open(path, mode ? DB_CREATE : DB_READONLY, &d, &err);
-    if (code >= 0) CHECK_INT(s, code);
-    else CHECK(s != RT_OK);
+    if (code >= 0)
+      CHECK_INT(s, code);
+    else
+      CHECK(s != RT_OK);
     CHECK(d == NULL);
     CHECK_STR(err.source, path);
     if (text) CHECK_CONTAINS(err.text, text);
@@ -215,8 +217,10 @@ TEST_CASE(damaged_files) {
   /* A foreign SQLite file: opened both ways, refused both ways, left unchanged. */
   sqlite3 *h = NULL;
   sqlite3_open(path, &h);
-  sqlite3_exec(h, "CREATE TABLE moz_places(id INTEGER PRIMARY KEY, url TEXT);"
-                  "INSERT INTO moz_places(url) VALUES('https://example.org')", NULL, NULL, NULL);
+  sqlite3_exec(h,
+               "CREATE TABLE moz_places(id INTEGER PRIMARY KEY, url TEXT);"
+               "INSERT INTO moz_places(url) VALUES('https://example.org')",
+               NULL, NULL, NULL);
   sqlite3_close(h);
   expect_open_error(path, RT_ERR_DB_FOREIGN, "another program");
   h = NULL;
@@ -295,11 +299,7 @@ TEST_CASE(damaged_files) {
   fx_remove(path);
 }
 
-static void setup(void) {
-  srand((unsigned)getpid());
-}
+static void setup(void) { srand((unsigned)getpid()); }
 
-TEST_LIST_FIXTURE(setup, NULL,
-                  TEST_ENTRY(concurrent_writers),
-                  TEST_ENTRY(sigkill_and_resume),
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(concurrent_writers), TEST_ENTRY(sigkill_and_resume),
                   TEST_ENTRY(damaged_files))

@@ -44,12 +44,14 @@ typedef struct seen {
   json_t *rows;
 } seen;
 
-static rt_status each(void *ctx, const db_run_spec *spec, const char *tmpl, const char *src, const char *man,
-                      const candidate_result *r, rt_error *err) {
+static rt_status each(void *ctx, const db_run_spec *spec, const char *tmpl, const char *src,
+                      const char *man, const candidate_result *r, rt_error *err) {
   (void)err;
   seen *s = ctx;
-  if (r->verified) s->verified++;
-  else s->unverified++;
+  if (r->verified)
+    s->verified++;
+  else
+    s->unverified++;
   json_array_append_new(s->rows, db_export_row_json(spec, tmpl, src, man, r));
   return RT_OK;
 }
@@ -102,7 +104,8 @@ TEST_CASE(round_trip) {
     int measured = e[i].timing == TIMING_MEASURED;
     CHECK_INT(e[i].verified, measured);
     json_t *j = db_export_entry_json(&e[i]);
-    CHECK(json_is_boolean(json_object_get(j, "verified")) && json_is_true(json_object_get(j, "verified")) == measured);
+    CHECK(json_is_boolean(json_object_get(j, "verified")) &&
+          json_is_true(json_object_get(j, "verified")) == measured);
     json_decref(j);
   }
   free(e);
@@ -181,7 +184,8 @@ TEST_CASE(serving) {
   rooftune_db *r = NULL;
   CHECK_INT(rooftune_open(path, &r), ROOFTUNE_OK);
   if (!r) return;
-  rooftune_query q = {.family = "gemm", .shape = "256x256x256", .dtype = "f16", .device = "model:h200"};
+  rooftune_query q = {
+      .family = "gemm", .shape = "256x256x256", .dtype = "f16", .device = "model:h200"};
   rooftune_match m;
   CHECK_INT(rooftune_lookup(r, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_EXACT);
@@ -191,7 +195,9 @@ TEST_CASE(serving) {
   rooftune_kernel *k = NULL;
   CHECK_INT(rooftune_kernel_load(r, &m, &k), ROOFTUNE_ERR_UNVERIFIED);
   CHECK(k == NULL);
-  CHECK_CONTAINS(rooftune_last_error(), "winner gemm_simt BLOCK_M=128,BLOCK_N=128 (predicted on model:h200) is not verified");
+  CHECK_CONTAINS(
+      rooftune_last_error(),
+      "winner gemm_simt BLOCK_M=128,BLOCK_N=128 (predicted on model:h200) is not verified");
   CHECK_CONTAINS(rooftune_last_error(), "ROOFTUNE_ALLOW_UNVERIFIED");
   CHECK_STR(rooftune_status_name(ROOFTUNE_ERR_UNVERIFIED), "ERR_UNVERIFIED");
   /* what rooftune_gemm asks: the unverified one is passed over, cuBLASLt serves */
@@ -200,7 +206,8 @@ TEST_CASE(serving) {
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
   CHECK_INT(m.rule, ROOFTUNE_RULE_LIBRARY);
   CHECK_INT(m.passed_count, 1);
-  CHECK_CONTAINS(m.passed_over, "gemm_simt 256x256x256 (distance 0): not verified: predicted on model:h200");
+  CHECK_CONTAINS(m.passed_over,
+                 "gemm_simt 256x256x256 (distance 0): not verified: predicted on model:h200");
   CHECK_CONTAINS(m.reason, "no verified tuned winner admits gemm 256x256x256 f16 on model:h200");
   CHECK_CONTAINS(m.reason, "1 unverified winner passed over");
   /* any device: the verified H200 winner is next, after the faster unverified one */
@@ -233,15 +240,19 @@ TEST_CASE(serving) {
 /* A version-6 file: what its rows record decides verified. */
 static void write_v6(const char *path) {
   static const char rows[] =
-      "INSERT INTO devices(name,sm_count,cc_major,cc_minor) VALUES('NVIDIA H200',132,9,0),('model:h200',0,0,0);"
-      "INSERT INTO templates(name,family,source_hash,manifest_hash) VALUES('gemm_mma','gemm','s','m'),"
+      "INSERT INTO devices(name,sm_count,cc_major,cc_minor) VALUES('NVIDIA "
+      "H200',132,9,0),('model:h200',0,0,0);"
+      "INSERT INTO templates(name,family,source_hash,manifest_hash) "
+      "VALUES('gemm_mma','gemm','s','m'),"
       "('gemm_simt','gemm','s2','m2');"
       "INSERT INTO problems(family,shape,dtype,layout,dims) VALUES('gemm','256x256x256','f16','nn',"
       "'M=256,N=256,K=256,BATCH=1');"
       "INSERT INTO runs(problem_id,device_id,toolkit,rooftune_version,started_at,status) VALUES"
-      "(1,1,'tk','0.2.0','2026-01-01T00:00:00Z','done'),(1,2,'tk','0.2.0','2026-01-01T00:00:00Z','done');"
+      "(1,1,'tk','0.2.0','2026-01-01T00:00:00Z','done'),(1,2,'tk','0.2.0','2026-01-01T00:00:00Z','"
+      "done');"
       /* 1: measured, OK, checked: verified */
-      "INSERT INTO results(run_id,problem_id,device_id,template_id,toolkit,config,status,timing,time_ms,"
+      "INSERT INTO "
+      "results(run_id,problem_id,device_id,template_id,toolkit,config,status,timing,time_ms,"
       "verify_error,created_at) VALUES(1,1,1,1,'tk','A=1','OK','measured',0.01,1e-5,'2026'),"
       /* 2: measured, OK, an exact match (error 0): verified */
       "(1,1,1,1,'tk','A=2','OK','measured',0.02,0,'2026'),"
@@ -255,8 +266,10 @@ static void write_v6(const char *path) {
       "(2,1,2,2,'tk','A=6','OK','predicted',0.005,-1,'2026'),"
       /* 7: replayed (an import), with an error from elsewhere: not verified */
       "(1,1,1,1,'tk','A=7','OK','replayed',0.07,1e-6,'2026');"
-      "INSERT INTO winners(problem_id,device_id,template_id,toolkit,result_id,entry,updated_at,cubin_bytes,"
-      "grid_vx,block_vx) VALUES(1,1,1,'tk',1,'k','2026',4,1,256),(1,2,2,'tk',6,'k2','2026',4,1,256);"
+      "INSERT INTO "
+      "winners(problem_id,device_id,template_id,toolkit,result_id,entry,updated_at,cubin_bytes,"
+      "grid_vx,block_vx) "
+      "VALUES(1,1,1,'tk',1,'k','2026',4,1,256),(1,2,2,'tk',6,'k2','2026',4,1,256);"
       "INSERT INTO winner_cubins(winner_id,cubin) VALUES(1,x'7f454c46'),(2,x'7f454c46');";
   fx_old_db(path, 6, rows);
 }
@@ -271,14 +284,17 @@ TEST_CASE(migration_v6) {
   sqlite3 *h = NULL;
   sqlite3_open(path, &h);
   sqlite3_stmt *st = NULL;
-  CHECK_INT(sqlite3_prepare_v2(h, "SELECT group_concat(verified, '') FROM (SELECT verified FROM results ORDER BY id)",
-                               -1, &st, NULL),
-            SQLITE_OK);
+  CHECK_INT(
+      sqlite3_prepare_v2(
+          h, "SELECT group_concat(verified, '') FROM (SELECT verified FROM results ORDER BY id)",
+          -1, &st, NULL),
+      SQLITE_OK);
   CHECK_INT(sqlite3_step(st), SQLITE_ROW);
   CHECK_STR((const char *)sqlite3_column_text(st, 0), "1100000");
   sqlite3_finalize(st);
   /* the column refuses what is not 0 or 1 */
-  CHECK(sqlite3_exec(h, "UPDATE results SET verified = 2 WHERE id = 1", NULL, NULL, NULL) != SQLITE_OK);
+  CHECK(sqlite3_exec(h, "UPDATE results SET verified = 2 WHERE id = 1", NULL, NULL, NULL) !=
+        SQLITE_OK);
   sqlite3_close(h);
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
   db_entry *e = NULL;
@@ -297,13 +313,16 @@ TEST_CASE(migration_v6) {
   db_close(d);
   /* a row that says verified without a check is a problem db check names */
   sqlite3_open(path, &h);
-  CHECK_INT(sqlite3_exec(h, "UPDATE results SET verified = 1 WHERE id IN (4, 6)", NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(h, "UPDATE results SET verified = 1 WHERE id IN (4, 6)", NULL, NULL, NULL),
+            SQLITE_OK);
   sqlite3_close(h);
   CHECK_INT(db_open(path, DB_READONLY, &d, &err), RT_OK);
   CHECK_INT(db_check(d, rep, sizeof rep, &problems, &err), RT_OK);
   CHECK_INT(problems, 2);
-  CHECK_CONTAINS(rep, "result 4 (measured, OK): says verified, but only a measured OK result with a reference check's "
-                      "error is");
+  CHECK_CONTAINS(rep,
+                 "result 4 (measured, OK): says verified, but only a measured OK result with a "
+                 "reference check's "
+                 "error is");
   CHECK_CONTAINS(rep, "result 6 (predicted, OK): says verified");
   db_close(d);
   fx_remove(path);

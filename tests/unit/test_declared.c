@@ -123,7 +123,9 @@ static void test_registry(const char *dir) {
   char a[200], b[200], cmd[3200];
   snprintf(a, sizeof a, "%s/one", tmp);
   snprintf(b, sizeof b, "%s/two", tmp);
-  snprintf(cmd, sizeof cmd, "mkdir -p %s %s && cp %s/valid/saxpy.json %s/family.json && cp %s/valid/saxpy.json %s/family.json",
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p %s %s && cp %s/valid/saxpy.json %s/family.json && cp %s/valid/saxpy.json "
+           "%s/family.json",
            a, b, dir, a, dir, b);
   CHECK_INT(system(cmd), 0);
   char fa[300];

@@ -21,7 +21,8 @@ static const char *write_decl(const char *name, const char *cost, const char *le
   if (!f) return path;
   fprintf(f,
           "{\"family\": \"%s\", \"dims\": [\"ROWS\", \"COLS\"], \"dtypes\": [\"f32\"],\n"
-          " \"args\": [{\"name\": \"x\", \"buffer\": \"dtype\", \"count\": \"ROWS*COLS\", \"dir\": \"out\"}],\n"
+          " \"args\": [{\"name\": \"x\", \"buffer\": \"dtype\", \"count\": \"ROWS*COLS\", \"dir\": "
+          "\"out\"}],\n"
           " \"reference\": \"%s_reference\", \"check\": {\"*\": {\"abs\": 0}},\n"
           " \"cost\": %s%s%s}\n",
           name, name, cost, levers ? ", \"levers\": " : "", levers ? levers : "");
@@ -30,7 +31,8 @@ static const char *write_decl(const char *name, const char *cost, const char *le
 }
 
 static void test_negative_cost(void) {
-  const char *path = write_decl("negcost", "{\"flops\": \"ROWS - 100\", \"bytes\": \"4*ROWS*COLS\"}", NULL);
+  const char *path =
+      write_decl("negcost", "{\"flops\": \"ROWS - 100\", \"bytes\": \"4*ROWS*COLS\"}", NULL);
   family_ops *f = NULL;
   rt_error err = {0};
   CHECK_INT(declared_load(path, &f, &err), RT_OK);
@@ -61,7 +63,8 @@ static void test_canonical_shape(void) {
 static void test_repeated_levers(void) {
   char levers[2048];
   size_t n = (size_t)snprintf(levers, sizeof levers, "[");
-  for (int i = 0; i < 40; i++) n += (size_t)snprintf(levers + n, sizeof levers - n, "%s\"vector\"", i ? "," : "");
+  for (int i = 0; i < 40; i++)
+    n += (size_t)snprintf(levers + n, sizeof levers - n, "%s\"vector\"", i ? "," : "");
   snprintf(levers + n, sizeof levers - n, "]");
   const char *path = write_decl("levers", "{\"flops\": \"ROWS\", \"bytes\": \"ROWS\"}", levers);
   family_ops *f = NULL;

@@ -197,8 +197,10 @@ TEST_CASE(open_errors) {
   /* without a driver the cuda device says so */
   rt_error_clear(&err);
   rt_status st = device_open("cuda", NULL, &d, &err);
-  if (st == RT_OK) device_close(d);
-  else CHECK(st == RT_ERR_NO_DRIVER || st == RT_ERR_NO_GPU || st == RT_ERR_CUDA);
+  if (st == RT_OK)
+    device_close(d);
+  else
+    CHECK(st == RT_ERR_NO_DRIVER || st == RT_ERR_NO_GPU || st == RT_ERR_CUDA);
 }
 
 /* The kinds' table: lookup by prefix, checks without opening, the generated help. */
@@ -227,8 +229,12 @@ TEST_CASE(kinds) {
   CHECK_INT(device_check("replay:", &err), RT_ERR_INVALID);
   CHECK_INT(device_check("tpu", &err), RT_ERR_INVALID);
   char help[512];
-  CHECK_STR(device_kinds_help(0, help, sizeof help), "cuda | cuda:N | model:GPU (h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, rtx2080ti, rtx2080) | replay:FILE");
-  CHECK_STR(device_kinds_help(DEVICE_CAP_RECORDED, help, sizeof help), "cuda | cuda:N | model:GPU (h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, rtx2080ti, rtx2080)");
+  CHECK_STR(device_kinds_help(0, help, sizeof help),
+            "cuda | cuda:N | model:GPU (h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, "
+            "rtx2080ti, rtx2080) | replay:FILE");
+  CHECK_STR(device_kinds_help(DEVICE_CAP_RECORDED, help, sizeof help),
+            "cuda | cuda:N | model:GPU (h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, "
+            "rtx2080ti, rtx2080)");
   CHECK(device_kind_gpu("model:a100") == gpu_spec_find("a100"));
   CHECK(device_kind_gpu("model:nosuch") == NULL);
   CHECK(device_kind_gpu("cuda") == NULL);
@@ -328,24 +334,24 @@ TEST_CASE(replay_shared) {
 TEST_CASE(timing_rule) {
   double sp = -1;
   const double steady[5] = {1.00, 1.001, 1.002, 1.003, 1.004};
-  for (int n = 1; n < 5; n++) CHECK_INT(device_timing_next(steady, n, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE);
+  for (int n = 1; n < 5; n++)
+    CHECK_INT(device_timing_next(steady, n, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE);
   CHECK_INT(device_timing_next(steady, 5, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_STEADY);
   CHECK(sp >= 0 && sp < 0.02);
   const double noisy[5] = {1.0, 1.2, 1.4, 1.6, 1.8};
   CHECK_INT(device_timing_next(noisy, 5, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE);
-  CHECK_INT(device_timing_next(noisy, 5, 5, 200, 0.02, 0.6, 0.5, 0, &sp), DEVICE_TIMING_STEADY); /* capped */
-  CHECK_INT(device_timing_next(noisy, 5, 5, 5, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_STEADY);  /* max_reps */
+  CHECK_INT(device_timing_next(noisy, 5, 5, 200, 0.02, 0.6, 0.5, 0, &sp),
+            DEVICE_TIMING_STEADY); /* capped */
+  CHECK_INT(device_timing_next(noisy, 5, 5, 5, 0.02, 0.01, 0.5, 0, &sp),
+            DEVICE_TIMING_STEADY); /* max_reps */
   /* best so far 1 ms: threshold 3 ms */
   const double slow[2] = {3.1, 3.3}, mixed[2] = {2.9, 3.4};
   CHECK_INT(device_timing_next(slow, 1, 5, 200, 0.02, 0.01, 0.5, 3.0, &sp), DEVICE_TIMING_MORE);
   CHECK_INT(device_timing_next(slow, 2, 5, 200, 0.02, 0.01, 0.5, 3.0, &sp), DEVICE_TIMING_SLOW);
   CHECK_INT(device_timing_next(mixed, 2, 5, 200, 0.02, 0.01, 0.5, 3.0, &sp), DEVICE_TIMING_MORE);
-  CHECK_INT(device_timing_next(slow, 2, 5, 200, 0.02, 0.01, 0.5, 0, &sp), DEVICE_TIMING_MORE); /* no best yet */
+  CHECK_INT(device_timing_next(slow, 2, 5, 200, 0.02, 0.01, 0.5, 0, &sp),
+            DEVICE_TIMING_MORE); /* no best yet */
 }
 
-TEST_LIST(TEST_ENTRY(model),
-          TEST_ENTRY(open_errors),
-          TEST_ENTRY(kinds),
-          TEST_ENTRY(replay_fixture),
-          TEST_ENTRY(replay_shared),
-          TEST_ENTRY(timing_rule))
+TEST_LIST(TEST_ENTRY(model), TEST_ENTRY(open_errors), TEST_ENTRY(kinds), TEST_ENTRY(replay_fixture),
+          TEST_ENTRY(replay_shared), TEST_ENTRY(timing_rule))

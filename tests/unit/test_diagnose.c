@@ -5,7 +5,7 @@
 #include "tuner/model/diagnose.h"
 
 static const char *const params[] = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "WARPS_M",
-                                      "WARPS_N", "STAGES",  "SPLIT_K", "LAYOUT"};
+                                     "WARPS_N", "STAGES",  "SPLIT_K", "LAYOUT"};
 static param_roles roles;
 static rt_vars config;
 static roofline_ceilings h200;
@@ -211,7 +211,7 @@ TEST_CASE(one_row_and_padding) {
     CHECK_CONTAINS(d.sentence, "128.0x the problem's math");
     CHECK_CONTAINS(d.sentence, "at 70 % of");
     CHECK_CONTAINS(d.sentence, "1 % without"); /* 0.55 % rounds to 1 */
-    CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-"); /* M pads 128x, N not at all */
+    CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-");   /* M pads 128x, N not at all */
     CHECK_CONTAINS(d.sentence, "a smaller BLOCK_M wastes less");
     /* the same time without the padded work counted is nowhere near any roof */
     in.executed_flops = 0;
@@ -428,7 +428,8 @@ TEST_CASE(fused_epilogue) {
   at(&in, 0.70, 0.10);
   in.fused_bytes = 2.0 * 2 * 4096 * 14336;
   diagnosis d = run(&in);
-  CHECK_CONTAINS(d.sentence, "the fused epilogue saves 235 MB of DRAM traffic against a separate pass (55 us");
+  CHECK_CONTAINS(d.sentence,
+                 "the fused epilogue saves 235 MB of DRAM traffic against a separate pass (55 us");
   in.fused_bytes = 0;
   d = run(&in);
   CHECK(!strstr(d.sentence, "fused"));
@@ -478,7 +479,8 @@ TEST_CASE(measured_counters) {
     CHECK_STR(d.limit, "memory");
     CHECK_NEAR(d.bw_frac, 0.60, 1e-9);
     CHECK_CONTAINS(d.sentence, "memory-bound at 60 %");
-    CHECK_CONTAINS(d.sentence, "; measured: 41 % of stalls wait on global or local memory (long scoreboard)");
+    CHECK_CONTAINS(d.sentence,
+                   "; measured: 41 % of stalls wait on global or local memory (long scoreboard)");
     /* the same bytes as the formula, stalled at barriers, 31 % measured occupancy against 75 %
      * calculated: occupancy-limited by its limiter, with the stall said */
     hw.dram_read_bytes = in.dram_bytes;
@@ -491,7 +493,8 @@ TEST_CASE(measured_counters) {
     /* measured occupancy at or above one half: latency-bound, the stall first */
     hw.occupancy = 0.62;
     d = run(&in);
-    CHECK_CONTAINS(d.sentence, "latency-bound: 41 % of stalls wait on a memory barrier; 20 % of compute");
+    CHECK_CONTAINS(d.sentence,
+                   "latency-bound: 41 % of stalls wait on a memory barrier; 20 % of compute");
     CHECK_CONTAINS(d.sentence, "at 62 % measured occupancy");
     CHECK(!strstr(d.sentence, "; measured: ")); /* said once */
     /* the special-function pipe busy at 97 % (a Coulomb sum of rsqrt), the FMA pipe at 80 % and
@@ -522,9 +525,10 @@ TEST_CASE(measured_counters) {
   }
 }
 
-TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(roles_and_spec), TEST_ENTRY(launch), TEST_ENTRY(compute_paths),
-                  TEST_ENTRY(compute_lever_in_space), TEST_ENTRY(memory), TEST_ENTRY(one_row_and_padding),
-                  TEST_ENTRY(l2), TEST_ENTRY(spills), TEST_ENTRY(waves), TEST_ENTRY(persistent_grid_and_tail),
-                  TEST_ENTRY(occupancy), TEST_ENTRY(latency_and_streaming), TEST_ENTRY(between_thresholds),
+TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(roles_and_spec), TEST_ENTRY(launch),
+                  TEST_ENTRY(compute_paths), TEST_ENTRY(compute_lever_in_space), TEST_ENTRY(memory),
+                  TEST_ENTRY(one_row_and_padding), TEST_ENTRY(l2), TEST_ENTRY(spills),
+                  TEST_ENTRY(waves), TEST_ENTRY(persistent_grid_and_tail), TEST_ENTRY(occupancy),
+                  TEST_ENTRY(latency_and_streaming), TEST_ENTRY(between_thresholds),
                   TEST_ENTRY(no_roles), TEST_ENTRY(measured_ceilings), TEST_ENTRY(fused_epilogue),
                   TEST_ENTRY(errors_and_paths), TEST_ENTRY(measured_counters))

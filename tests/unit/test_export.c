@@ -86,11 +86,13 @@ TEST_CASE(json_round_trip) {
   CHECK_STR(json_string_value(json_object_get(diag, "lever")), "BLOCK_N+");
   CHECK_NEAR(json_number_value(json_object_get(diag, "tail")), 0.25, 1e-12);
   int fields = 0, present = 0;
-#define HAS(col, jname, kind, member, group)                                                  \
-  {                                                                                           \
-    json_t *in = !strcmp(group, "static_facts") ? facts : !strcmp(group, "diagnosis") ? diag \
-                 : !strcmp(group, "counters") ? json_object_get(row, "counters") : row;        \
-    fields++;                                                                                 \
+#define HAS(col, jname, kind, member, group)                                                   \
+  {                                                                                            \
+    json_t *in = !strcmp(group, "static_facts") ? facts                                        \
+                 : !strcmp(group, "diagnosis")  ? diag                                         \
+                 : !strcmp(group, "counters")   ? json_object_get(row, "counters")             \
+                                                : row;                                           \
+    fields++;                                                                                  \
     present += json_object_get(in, strcmp(#jname, "config") ? #jname : "config_text") != NULL; \
   }
   RESULT_COLUMNS(HAS, HAS)
@@ -115,7 +117,8 @@ TEST_CASE(counters_replay) {
   db_run *r = NULL;
   CHECK_INT(db_run_begin(d, &spec, &r, &err), RT_OK);
   CHECK_INT(db_run_template(r, "gemm_wgmma", "gemm", "s", "m", &err), RT_OK);
-  candidate_result a = fx_result("gemm_wgmma", 128, 256, 0.19), b = fx_result("gemm_wgmma", 64, 64, 0.5);
+  candidate_result a = fx_result("gemm_wgmma", 128, 256, 0.19),
+                   b = fx_result("gemm_wgmma", 64, 64, 0.5);
   snprintf(a.precision, sizeof a.precision, "bf16");
   snprintf(b.precision, sizeof b.precision, "bf16");
   a.counters.measured = 1;
@@ -213,7 +216,9 @@ TEST_CASE(csv_and_header) {
   db_close(d);
   snprintf(cfile, sizeof cfile, "%s/use.c", dir);
   f = fopen(cfile, "w");
-  fprintf(f, "#include \"tuned.h\"\nint main(void) { return ROOFTUNE_TUNED_COUNT == 0 && sizeof rooftune_tuned_configs ? 0 : 1; }\n");
+  fprintf(f,
+          "#include \"tuned.h\"\nint main(void) { return ROOFTUNE_TUNED_COUNT == 0 && sizeof "
+          "rooftune_tuned_configs ? 0 : 1; }\n");
   fclose(f);
   snprintf(cmd, sizeof cmd, "cd '%s' && cc -Wall -Werror -o use use.c 2>&1 && ./use", dir);
   int rc = system(cmd);

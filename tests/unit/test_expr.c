@@ -95,7 +95,8 @@ TEST_CASE(parse_errors) {
   bad("(M + N", 7, "expected ')' to close the '(' at column 1");
   bad("M N", 3, "unexpected 'N'");
   bad("M = N", 3, "'=' is not an operator");
-  bad("BLOCK_MM > 1", 1, "unknown name BLOCK_MM; names are: M, N, K, BLOCK_M, ZERO, device.sm_count, NEG");
+  bad("BLOCK_MM > 1", 1,
+      "unknown name BLOCK_MM; names are: M, N, K, BLOCK_M, ZERO, device.sm_count, NEG");
   bad("1 + device.smem", 5, "unknown name device.smem");
   bad("floor(M)", 1, "unknown function floor; functions are: min, max, ceil_div");
   bad("M + ceil_div(M)", 5, "ceil_div takes 2 arguments, got 1");
@@ -157,7 +158,8 @@ TEST_CASE(scopes) {
   expr_free(e);
   /* an open scope learns external names after the declared ones */
   expr_scope_set_open(sc, 1);
-  CHECK_INT(expr_parse("BM * dtype_bytes <= device.smem_per_block_optin + BM", sc, &e, NULL), RT_OK);
+  CHECK_INT(expr_parse("BM * dtype_bytes <= device.smem_per_block_optin + BM", sc, &e, NULL),
+            RT_OK);
   CHECK_INT(expr_scope_count(sc), 6);
   CHECK_STR(expr_scope_name(sc, 4), "dtype_bytes");
   CHECK_STR(expr_scope_name(sc, 5), "device.smem_per_block_optin");
@@ -185,11 +187,46 @@ TEST_CASE(token_soup) {
   rt_error err;
   /* random token soup never crashes: every text parses or fails with a column inside it, and
    * every parsed program evaluates or fails with a column inside it */
-  static const char *const toks[] = {"M", "N", "ZERO", "NEG", "device.sm_count", "0", "1", "7",
-                                     "9223372036854775807", "+", "-", "*", "/", "%", "==", "!=",
-                                     "<", "<=", ">", ">=", "&&", "||", "!", "?", ":", "(", ")",
-                                     ",", "min(", "max(", "ceil_div(", "log2(", "pow2(", "abs(",
-                                     " ", "=", "$", "x.", "0x", "Q"};
+  static const char *const toks[] = {"M",
+                                     "N",
+                                     "ZERO",
+                                     "NEG",
+                                     "device.sm_count",
+                                     "0",
+                                     "1",
+                                     "7",
+                                     "9223372036854775807",
+                                     "+",
+                                     "-",
+                                     "*",
+                                     "/",
+                                     "%",
+                                     "==",
+                                     "!=",
+                                     "<",
+                                     "<=",
+                                     ">",
+                                     ">=",
+                                     "&&",
+                                     "||",
+                                     "!",
+                                     "?",
+                                     ":",
+                                     "(",
+                                     ")",
+                                     ",",
+                                     "min(",
+                                     "max(",
+                                     "ceil_div(",
+                                     "log2(",
+                                     "pow2(",
+                                     "abs(",
+                                     " ",
+                                     "=",
+                                     "$",
+                                     "x.",
+                                     "0x",
+                                     "Q"};
   unsigned seed = 12345;
   int parsed = 0, evaluated = 0, bad_col = 0;
   for (int i = 0; i < 20000; i++) {
@@ -208,8 +245,8 @@ TEST_CASE(token_soup) {
     } else {
       CHECK_INT(s, RT_ERR_EXPR);
       if (err.column < 1 || err.column > len + 1) bad_col++;
-      if (strstr(err.text, "by zero") || strstr(err.text, "overflow") || strstr(err.text, "log2 ") ||
-          strstr(err.text, "pow2 needs"))
+      if (strstr(err.text, "by zero") || strstr(err.text, "overflow") ||
+          strstr(err.text, "log2 ") || strstr(err.text, "pow2 needs"))
         parsed++;
     }
   }
@@ -218,9 +255,5 @@ TEST_CASE(token_soup) {
   printf("random expressions: %d of 20000 parsed, %d evaluated\n", parsed, evaluated);
 }
 
-TEST_LIST(TEST_ENTRY(arithmetic),
-          TEST_ENTRY(short_circuit),
-          TEST_ENTRY(eval_errors),
-          TEST_ENTRY(parse_errors),
-          TEST_ENTRY(scopes),
-          TEST_ENTRY(token_soup))
+TEST_LIST(TEST_ENTRY(arithmetic), TEST_ENTRY(short_circuit), TEST_ENTRY(eval_errors),
+          TEST_ENTRY(parse_errors), TEST_ENTRY(scopes), TEST_ENTRY(token_soup))

@@ -60,7 +60,7 @@ TEST_CASE(length_limit) {
 TEST_CASE(height_limit) {
   rt_error err;
   /* a left-associative chain: each operator is one level of the tree */
-  char *ok = chain(EXPR_HEIGHT_MAX, "A", "*");     /* EXPR_HEIGHT_MAX - 1 operators */
+  char *ok = chain(EXPR_HEIGHT_MAX, "A", "*"); /* EXPR_HEIGHT_MAX - 1 operators */
   char *deep = chain(EXPR_HEIGHT_MAX + 2, "A", "-");
   CHECK_INT(parse(ok, &err), RT_OK);
   CHECK_INT(parse(deep, &err), RT_ERR_EXPR);
@@ -96,7 +96,5 @@ TEST_CASE(evaluates_at_the_limit) {
   free(t);
 }
 
-TEST_LIST(TEST_ENTRY(huge_chain_refused),
-          TEST_ENTRY(length_limit),
-          TEST_ENTRY(height_limit),
+TEST_LIST(TEST_ENTRY(huge_chain_refused), TEST_ENTRY(length_limit), TEST_ENTRY(height_limit),
           TEST_ENTRY(evaluates_at_the_limit))

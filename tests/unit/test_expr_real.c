@@ -37,7 +37,7 @@ TEST_CASE(valid) {
       {".5", 0.5},
       {"1e-3", 1e-3},
       {"2.5E2", 250},
-      {"1/3", 1.0 / 3},                       /* exact division */
+      {"1/3", 1.0 / 3}, /* exact division */
       {"1/COLS", 1.0 / 1024},
       {"0.5*COLS + ROWS", 515},
       {"sqrt(2)/2", 0.70710678118654752},
@@ -46,7 +46,7 @@ TEST_CASE(valid) {
       {"max(abs(-1.5), 1)", 1.5},
       {"ROWS > 2 ? 0.1 : 0.2", 0.1},
       {"ROWS > 2 && 1/COLS > 0", 1},
-      {"0 && 1/0", 0},                        /* short-circuit */
+      {"0 && 1/0", 0}, /* short-circuit */
       {"7", 7},
   };
   rt_error err = {0};
@@ -88,8 +88,10 @@ TEST_CASE(invalid) {
 TEST_CASE(integer_errors) {
   rt_error err = {0};
   /* in an integer expression */
-  const char *int_bad[][2] = {{"0.25", "0.25 is not an integer"}, {"COLS*1e3", "1e3 is not an integer"},
-                              {"sqrt(4)", "sqrt is for a float scalar"}, {".5", ".5 is not an integer"}};
+  const char *int_bad[][2] = {{"0.25", "0.25 is not an integer"},
+                              {"COLS*1e3", "1e3 is not an integer"},
+                              {"sqrt(4)", "sqrt is for a float scalar"},
+                              {".5", ".5 is not an integer"}};
   for (size_t i = 0; i < sizeof int_bad / sizeof int_bad[0]; i++) {
     expr_scope *sc = scope();
     expr *e = NULL;
@@ -116,7 +118,5 @@ TEST_CASE(integer_stays) {
   expr_scope_free(sc);
 }
 
-TEST_LIST(TEST_ENTRY(valid),
-          TEST_ENTRY(invalid),
-          TEST_ENTRY(integer_errors),
+TEST_LIST(TEST_ENTRY(valid), TEST_ENTRY(invalid), TEST_ENTRY(integer_errors),
           TEST_ENTRY(integer_stays))

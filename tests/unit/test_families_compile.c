@@ -35,8 +35,11 @@ TEST_CASE(declared_families) {
         problem p;
         rt_vars env;
         space *sp = NULL;
-        CHECK_INT(fam->parse_shape(fam, fam->example_shape, manifest_dtype(m, d), NULL, &p, &err), RT_OK);
-        CHECK_INT(problem_env(fam, &p, arch_spec_find(archs[a]), gpu_spec_for_arch(archs[a]), &env, &err), RT_OK);
+        CHECK_INT(fam->parse_shape(fam, fam->example_shape, manifest_dtype(m, d), NULL, &p, &err),
+                  RT_OK);
+        CHECK_INT(
+            problem_env(fam, &p, arch_spec_find(archs[a]), gpu_spec_for_arch(archs[a]), &env, &err),
+            RT_OK);
         CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
         if (!sp) continue;
         size_t picks[3] = {0, space_size(sp) / 2, space_size(sp) - 1};
@@ -44,16 +47,19 @@ TEST_CASE(declared_families) {
           if (k && picks[k] == picks[k - 1]) continue;
           char *text = NULL, cfg[768];
           space_format_config(sp, picks[k], cfg, sizeof cfg);
-          CHECK_INT(manifest_config_source(m, sp, picks[k], &env, manifest_dtype(m, d), source, &text, &err), RT_OK);
+          CHECK_INT(manifest_config_source(m, sp, picks[k], &env, manifest_dtype(m, d), source,
+                                           &text, &err),
+                    RT_OK);
           compile_options opt;
           manifest_compile_options(m, archs[a], &opt);
           compile_result r;
           memset(&r, 0, sizeof r);
           rt_status s = compile_source(text, manifest_source_name(m), &opt, &r, &err);
-          int ok = s == RT_OK && r.report.found && r.report.spill_stores == 0 && r.report.spill_loads == 0;
+          int ok = s == RT_OK && r.report.found && r.report.spill_stores == 0 &&
+                   r.report.spill_loads == 0;
           CHECK(ok);
-          printf("%-20s %-5s %-4s [%s]: %s, %d registers, %d B spills\n", manifest_name(m), archs[a],
-                 manifest_dtype(m, d), cfg, s ? r.message : "ok", r.report.registers,
+          printf("%-20s %-5s %-4s [%s]: %s, %d registers, %d B spills\n", manifest_name(m),
+                 archs[a], manifest_dtype(m, d), cfg, s ? r.message : "ok", r.report.registers,
                  r.report.spill_stores + r.report.spill_loads);
           compiled += ok;
           compile_result_free(&r);

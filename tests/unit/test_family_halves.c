@@ -53,7 +53,7 @@ TEST_CASE(halves) {
   CHECK_STR(family_serving_find("gemm")->default_layout, "nn");
   CHECK_STR(family_serving_find("attention")->library, "cudnn");
   coords("gemm", "8@64x128x256", 1, 4);
-  coords("attention", "4x32x4096x128", 2, 3);  /* prefill */
+  coords("attention", "4x32x4096x128", 2, 3);      /* prefill */
   coords("attention", "64x32:8x1:8192x128", 3, 2); /* decode */
   printf("%d C families, each a serving half and the whole\n", n);
 }

@@ -32,11 +32,12 @@ static int compile_config(const gcu_variant *v, const char *config, compile_resu
     compile_source(text, manifest_source_name(m), &opt, r, &err);
     ok = gcu_check(v, config, r);
     CHECK(ok);
-    printf("%-10s %-6s %-4s %s [%s]: %d registers, %d B spill stores\n", v->tmpl, v->arch, v->dtype, v->layout, config,
-           r->report.registers, r->report.spill_stores);
+    printf("%-10s %-6s %-4s %s [%s]: %d registers, %d B spill stores\n", v->tmpl, v->arch, v->dtype,
+           v->layout, config, r->report.registers, r->report.spill_stores);
     if (!ok) compile_result_free(r);
   } else {
-    fprintf(stderr, "%s %s %s %s [%s]: %s\n", v->tmpl, v->arch, v->dtype, v->layout, config, err.text);
+    fprintf(stderr, "%s %s %s %s [%s]: %s\n", v->tmpl, v->arch, v->dtype, v->layout, config,
+            err.text);
   }
   free(text);
   space_free(sp);
@@ -79,7 +80,8 @@ TEST_CASE(samples) {
         }
         size_t n = space_size(sp);
         CHECK(n >= 8);
-        size_t idx = n <= 1 ? 0 : (size_t)(((double)i + 0.5 * a) * (double)(n - 1) / (per_arch - 0.5));
+        size_t idx =
+            n <= 1 ? 0 : (size_t)(((double)i + 0.5 * a) * (double)(n - 1) / (per_arch - 0.5));
         if (idx >= n) idx = n - 1;
         char config[512];
         space_format_config(sp, idx, config, sizeof config);
@@ -94,12 +96,14 @@ TEST_CASE(samples) {
           CHECK(gcu_check(&v, config, &r));
           /* wgmma reads a K x N B (nn) N-major: imm-trans-b 1; an N x K B (nt) K-major: 0 */
           if (!strcmp(v.tmpl, "gemm_wgmma"))
-            CHECK(r.ptx && strstr(r.ptx, !strcmp(v.layout, "nn") ? "p, 1, 1, 0, 1;" : "p, 1, 1, 0, 0;"));
+            CHECK(r.ptx &&
+                  strstr(r.ptx, !strcmp(v.layout, "nn") ? "p, 1, 1, 0, 1;" : "p, 1, 1, 0, 0;"));
           /* gemm_skinny streams B in 16-byte loads that leave L1 to A */
           if (!strcmp(v.tmpl, "gemm_skinny"))
             CHECK(r.ptx && strstr(r.ptx, "ld.global.nc.L1::no_allocate.v4.u32"));
-          printf("%-10s %-6s %-4s %s (%zu of %zu) [%s]: %d registers, %d B spill stores, %.2f s\n", v.tmpl, v.arch,
-                 v.dtype, v.layout, idx, n, config, r.report.registers, r.report.spill_stores, r.seconds);
+          printf("%-10s %-6s %-4s %s (%zu of %zu) [%s]: %d registers, %d B spill stores, %.2f s\n",
+                 v.tmpl, v.arch, v.dtype, v.layout, idx, n, config, r.report.registers,
+                 r.report.spill_stores, r.seconds);
           compile_result_free(&r);
         }
         free(text);
@@ -114,8 +118,11 @@ TEST_CASE(persistent_cluster) {
   {
     gcu_variant v = {"gemm_wgmma", "sm_90a", "bf16", "nt", NULL};
     compile_result r;
-    if (compile_config(&v, "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
-                           "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0", &r)) {
+    if (compile_config(
+            &v,
+            "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
+            "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0",
+            &r)) {
       CHECK(r.ptx && strstr(r.ptx, ".reqnctapercluster 2, 1, 1"));
       CHECK(r.ptx && strstr(r.ptx, ".multicast::cluster"));
       CHECK(r.ptx && strstr(r.ptx, "mapa.shared::cluster"));
@@ -130,27 +137,44 @@ TEST_CASE(wgmma_fp8_epilogues) {
    * types, the epilogue's stores (packed bf16/f16 pairs), the heaviest tiles (128x256 with two
    * consumer warpgroups, 128 accumulators a thread) */
   {
-    static const struct { const char *dtype, *opts, *config, *need[3]; } epi[] = {
-        {"e4m3", "", "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,"
-                     "PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=0",
+    static const struct {
+      const char *dtype, *opts, *config, *need[3];
+    } epi[] = {
+        {"e4m3",
+         "",
+         "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,"
+         "PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=0",
          {"wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", "p, 1, 1;", "st.global.v2.f32"}},
-        {"e4m3", "+b=e5m2+out=bf16", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=1,STAGES=5,SPLIT_K=1,"
-                     "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=2,SETMAXNREG=0,B_E5M2=1,EPI=1,OUT_TYPE=2",
-         {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "cvt.rn.bf16x2.f32", ".multicast::cluster"}},
+        {"e4m3",
+         "+b=e5m2+out=bf16",
+         "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=1,STAGES=5,SPLIT_K=1,"
+         "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=2,SETMAXNREG=0,B_E5M2=1,EPI=1,OUT_TYPE=2",
+         {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "cvt.rn.bf16x2.f32",
+          ".multicast::cluster"}},
         /* two consumers of 256x128 with the epilogue need the register hand-over: without it
          * (SETMAXNREG=0) the 168 registers 384 threads get spill 8 bytes since +vscale */
-        {"e5m2", "+b=e4m3+bias+relu+out=bf16", "BLOCK_M=256,BLOCK_N=128,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
-                     "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+        {"e5m2",
+         "+b=e4m3+bias+relu+out=bf16",
+         "BLOCK_M=256,BLOCK_N=128,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
+         "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
          {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3", "cvt.rn.bf16x2.f32", "max.f32"}},
-        {"bf16", "+bias+gelu+out=bf16", "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
-                     "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
-         {"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "cvt.rn.bf16x2.f32", "ex2.approx"}},
-        {"f16", "+beta+silu+residual+out=f16", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=0,STAGES=4,SPLIT_K=1,"
-                     "SWIZZLE=1,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=1",
+        {"bf16",
+         "+bias+gelu+out=bf16",
+         "BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,"
+         "SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+         {"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "cvt.rn.bf16x2.f32",
+          "ex2.approx"}},
+        {"f16",
+         "+beta+silu+residual+out=f16",
+         "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=0,STAGES=4,SPLIT_K=1,"
+         "SWIZZLE=1,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=1",
          {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "cvt.rn.f16x2.f32", "ex2.approx"}},
-        {"bf16", "+bias+residual", "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=1,STAGES=4,SPLIT_K=4,"
-                     "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=0",
-         {"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "atom.global.add.f32", "p, 1, 1, 0, 0;"}},
+        {"bf16",
+         "+bias+residual",
+         "BLOCK_M=128,BLOCK_N=128,WARPGROUPS=1,PRODUCER=1,STAGES=4,SPLIT_K=4,"
+         "SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=1,OUT_TYPE=0",
+         {"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "atom.global.add.f32",
+          "p, 1, 1, 0, 0;"}},
     };
     for (size_t i = 0; i < sizeof epi / sizeof epi[0]; i++) {
       gcu_variant v = {"gemm_wgmma", "sm_90a", epi[i].dtype, "nt", epi[i].opts};
@@ -164,7 +188,9 @@ TEST_CASE(wgmma_fp8_epilogues) {
         }
         for (int k = 0; k < 3; k++) {
           CHECK(r.ptx && strstr(r.ptx, epi[i].need[k]));
-          if (!r.ptx || !strstr(r.ptx, epi[i].need[k])) fprintf(stderr, "  %s %s: no %s in the PTX\n", epi[i].dtype, epi[i].opts, epi[i].need[k]);
+          if (!r.ptx || !strstr(r.ptx, epi[i].need[k]))
+            fprintf(stderr, "  %s %s: no %s in the PTX\n", epi[i].dtype, epi[i].opts,
+                    epi[i].need[k]);
         }
         compile_result_free(&r);
       }
@@ -176,14 +202,20 @@ TEST_CASE(skinny_fp8) {
   /* gemm_skinny with fp8 inputs (sm_90: e4m3 pairs through cvt.rn.f16x2.e4m3x2, e5m2 by a byte
    * shift) and with the fused epilogue, its widest tiles */
   {
-    static const struct { const char *dtype, *opts, *config, *need; } sk[] = {
-        {"e4m3", "+out=bf16", "ROWS=16,COLS=4,WARPS=4,UNROLL=2,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+    static const struct {
+      const char *dtype, *opts, *config, *need;
+    } sk[] = {
+        {"e4m3", "+out=bf16",
+         "ROWS=16,COLS=4,WARPS=4,UNROLL=2,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
          "cvt.rn.f16x2.e4m3x2"},
-        {"e4m3", "+b=e5m2", "ROWS=1,COLS=4,WARPS=4,UNROLL=4,SPLIT_K=4,B_COL=1,B_E5M2=1,EPI=1,OUT_TYPE=0",
+        {"e4m3", "+b=e5m2",
+         "ROWS=1,COLS=4,WARPS=4,UNROLL=4,SPLIT_K=4,B_COL=1,B_E5M2=1,EPI=1,OUT_TYPE=0",
          "atom.global.add.f32"},
-        {"e5m2", "+b=e4m3+bias+gelu+out=f16", "ROWS=8,COLS=2,WARPS=8,UNROLL=4,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=1",
+        {"e5m2", "+b=e4m3+bias+gelu+out=f16",
+         "ROWS=8,COLS=2,WARPS=8,UNROLL=4,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=1",
          "cvt.rn.f16.f32"},
-        {"bf16", "+bias+silu+out=bf16", "ROWS=16,COLS=4,WARPS=8,UNROLL=2,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
+        {"bf16", "+bias+silu+out=bf16",
+         "ROWS=16,COLS=4,WARPS=8,UNROLL=2,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=1,OUT_TYPE=2",
          "cvt.rn.bf16.f32"},
     };
     for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
@@ -203,18 +235,42 @@ TEST_CASE(heavy_tiles) {
    * spilled while its main loop was rewritten: tf32 on sm_80 (three instructions per rounding)
    * and sm_90, split-K on sm_80, few threads per tile, and the H200's 256x128 winner */
   {
-    static const struct { const char *arch, *dtype, *layout, *config; } heavy[] = {
-        {"sm_80", "tf32", "nt", "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
-        {"sm_80", "tf32", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
-        {"sm_80", "bf16", "nn", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=4,SWIZZLE=1,B_COL=0"},
-        {"sm_80", "f16", "nt", "BLOCK_M=64,BLOCK_N=256,BLOCK_K=32,WARPS_M=1,WARPS_N=4,STAGES=3,SPLIT_K=16,SWIZZLE=1,B_COL=1"},
-        {"sm_90", "tf32", "nt", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,WARPS_M=2,WARPS_N=2,STAGES=4,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
-        {"sm_90", "tf32", "nt", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=32,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
-        {"sm_90", "tf32", "nt", "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=1"},
-        {"sm_90", "tf32", "nn", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
-        {"sm_90", "tf32", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
-        {"sm_90", "bf16", "nn", "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=4,SPLIT_K=16,SWIZZLE=1,B_COL=0"},
-        {"sm_90", "bf16", "nn", "BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0"},
+    static const struct {
+      const char *arch, *dtype, *layout, *config;
+    } heavy[] = {
+        {"sm_80", "tf32", "nt",
+         "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_"
+         "COL=1"},
+        {"sm_80", "tf32", "nn",
+         "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL="
+         "0"},
+        {"sm_80", "bf16", "nn",
+         "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=4,SWIZZLE=1,B_"
+         "COL=0"},
+        {"sm_80", "f16", "nt",
+         "BLOCK_M=64,BLOCK_N=256,BLOCK_K=32,WARPS_M=1,WARPS_N=4,STAGES=3,SPLIT_K=16,SWIZZLE=1,B_"
+         "COL=1"},
+        {"sm_90", "tf32", "nt",
+         "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,WARPS_M=2,WARPS_N=2,STAGES=4,SPLIT_K=1,SWIZZLE=1,B_"
+         "COL=1"},
+        {"sm_90", "tf32", "nt",
+         "BLOCK_M=64,BLOCK_N=128,BLOCK_K=32,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL="
+         "1"},
+        {"sm_90", "tf32", "nt",
+         "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,WARPS_M=2,WARPS_N=4,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_"
+         "COL=1"},
+        {"sm_90", "tf32", "nn",
+         "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_"
+         "COL=0"},
+        {"sm_90", "tf32", "nn",
+         "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL="
+         "0"},
+        {"sm_90", "bf16", "nn",
+         "BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=4,SPLIT_K=16,SWIZZLE=1,B_"
+         "COL=0"},
+        {"sm_90", "bf16", "nn",
+         "BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,WARPS_M=4,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_"
+         "COL=0"},
     };
     for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++) {
       gcu_variant v = {"gemm_mma", heavy[i].arch, heavy[i].dtype, heavy[i].layout, NULL};
@@ -224,8 +280,5 @@ TEST_CASE(heavy_tiles) {
   }
 }
 
-TEST_LIST(TEST_ENTRY(samples),
-          TEST_ENTRY(persistent_cluster),
-          TEST_ENTRY(wgmma_fp8_epilogues),
-          TEST_ENTRY(skinny_fp8),
-          TEST_ENTRY(heavy_tiles))
+TEST_LIST(TEST_ENTRY(samples), TEST_ENTRY(persistent_cluster), TEST_ENTRY(wgmma_fp8_epilogues),
+          TEST_ENTRY(skinny_fp8), TEST_ENTRY(heavy_tiles))

@@ -51,9 +51,11 @@ TEST_CASE(valid_shapes) {
   CHECK_INT(var(&v, "b_col"), 0);
   CHECK_INT(var(&v, "out_bytes"), 4);
   CHECK_NEAR(gemm_family.flops(&gemm_family, &p), 2.0 * 4096.0 * 4096.0 * 4096.0, 0);
-  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 2.0 * (2 * 4096.0 * 4096.0) + 4.0 * 4096.0 * 4096.0, 0);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p),
+             2.0 * (2 * 4096.0 * 4096.0) + 4.0 * 4096.0 * 4096.0, 0);
 
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "8@127x255x129:nt", "f32", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "8@127x255x129:nt", "f32", NULL, &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "8@127x255x129:nt");
   CHECK_STR(p.layout, "nt");
   rt_vars_clear(&v);
@@ -65,7 +67,8 @@ TEST_CASE(valid_shapes) {
   CHECK_INT(var(&v, "dtype_bytes"), 4);
   CHECK_INT(var(&v, "b_col"), 1);
   CHECK_NEAR(gemm_family.flops(&gemm_family, &p), 8 * 2.0 * 127 * 255 * 129, 0);
-  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 8 * (4.0 * (127 * 129 + 129 * 255) + 4.0 * 127 * 255), 0);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p),
+             8 * (4.0 * (127 * 129 + 129 * 255) + 4.0 * 127 * 255), 0);
 
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "1x4096x14336:nn", "f16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "1x4096x14336"); /* nn is the default and is not spelled out */
@@ -94,7 +97,8 @@ TEST_CASE(tolerances) {
   CHECK(t32 <= 1e-4 && t32 > 0);
   CHECK(t16 < ttf && t16 > 0);
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), t16, 0);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "fp32", NULL, &p, &err), RT_ERR_INVALID);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64", "fp32", NULL, &p, &err),
+            RT_ERR_INVALID);
   CHECK_CONTAINS(err.text, "use f32, tf32, f16, bf16, e4m3 or e5m2");
 }
 
@@ -104,7 +108,9 @@ TEST_CASE(epilogue_options) {
   rt_vars v;
   /* options: the epilogue and the output type, in canonical order */
   gemm_epi e;
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x14336x4096:nt+out=bf16+gelu+bias", "bf16", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x14336x4096:nt+out=bf16+gelu+bias", "bf16",
+                                    NULL, &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "4096x14336x4096:nt+bias+gelu+out=bf16");
   CHECK_STR(p.layout, "nt");
   CHECK_INT(p.ndims, 4);
@@ -126,25 +132,32 @@ TEST_CASE(epilogue_options) {
   CHECK_INT(var(&v, "b_bytes"), 2);
   CHECK_INT(var(&v, "b_e5m2"), 0);
   /* A, B, D (bf16) and the bias */
-  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 2.0 * (4096.0 * 4096 + 4096.0 * 14336) + 2.0 * 4096 * 14336 + 2.0 * 14336, 0);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p),
+             2.0 * (4096.0 * 4096 + 4096.0 * 14336) + 2.0 * 4096 * 14336 + 2.0 * 14336, 0);
   /* unfused, the bf16 product would be written and read again */
   CHECK_NEAR(gemm_family.fused_bytes(&gemm_family, &p), 2.0 * 2 * 4096 * 14336, 0);
   /* bf16 output: the rounding's 2^-8 on top */
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), 1e-4 + 1.0 / 256, 1e-12);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "2@64x64x64+residual+beta+silu", "f16", NULL, &p, &err), RT_OK);
+  CHECK_INT(
+      gemm_family.parse_shape(&gemm_family, "2@64x64x64+residual+beta+silu", "f16", NULL, &p, &err),
+      RT_OK);
   CHECK_STR(p.shape, "2@64x64x64+beta+silu+residual");
   CHECK_STR(p.layout, "nn");
-  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 2 * (2.0 * (64 * 64 * 2) + 4.0 * 64 * 64 * 3), 0);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64+alpha+bias", "f16", NULL, &p, &err), RT_OK);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 2 * (2.0 * (64 * 64 * 2) + 4.0 * 64 * 64 * 3),
+             0);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64+alpha+bias", "f16", NULL, &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "64x64x64+bias"); /* alpha is part of every epilogue */
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64+alpha", "f16", NULL, &p, &err), RT_OK);
   CHECK_STR(p.shape, "64x64x64+alpha");
-  CHECK_NEAR(gemm_family.fused_bytes(&gemm_family, &p), 0, 0); /* nothing a separate pass would do */
+  CHECK_NEAR(gemm_family.fused_bytes(&gemm_family, &p), 0,
+             0); /* nothing a separate pass would do */
   rt_vars_clear(&v);
   CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
   CHECK_INT(var(&v, "epi"), 1);
   CHECK_INT(var(&v, "out_bytes"), 4);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64:nn+out=f32", "f16", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "64x64x64:nn+out=f32", "f16", NULL, &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "64x64x64"); /* the default output: no epilogue */
   rt_vars_clear(&v);
   CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
@@ -158,7 +171,8 @@ TEST_CASE(fp8) {
   rt_error err;
   rt_vars v;
   /* fp8: one-byte inputs, always an epilogue (the per-tensor scales), B's type as an option */
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024:nt", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024:nt", "e4m3", NULL, &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "256x512x1024:nt");
   CHECK_STR(p.dtype, "e4m3");
   rt_vars_clear(&v);
@@ -168,10 +182,13 @@ TEST_CASE(fp8) {
   CHECK_INT(var(&v, "b_e5m2"), 0);
   CHECK_INT(var(&v, "epi"), 1);
   CHECK_INT(var(&v, "out_bytes"), 4);
-  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 256.0 * 1024 + 1024.0 * 512 + 4.0 * 256 * 512, 0);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 256.0 * 1024 + 1024.0 * 512 + 4.0 * 256 * 512,
+             0);
   /* 4 * 2^-13 * sqrt(K/32) */
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), 4.0 / 8192 * sqrt(32.0), 1e-12);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "8192x8192x8192:nt+out=bf16+b=e5m2", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "8192x8192x8192:nt+out=bf16+b=e5m2", "e4m3", NULL,
+                                    &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "8192x8192x8192:nt+b=e5m2+out=bf16");
   CHECK_INT(gemm_problem_epi(&p, &e, &err), RT_OK);
   CHECK_INT(e.a_code, GEMM_CODE_E4M3);
@@ -180,16 +197,21 @@ TEST_CASE(fp8) {
   CHECK_INT(gemm_family.bind(&gemm_family, &p, &v), RT_OK);
   CHECK_INT(var(&v, "b_e5m2"), 1);
   CHECK_NEAR(gemm_family.tolerance(&gemm_family, &p), 4.0 / 8192 * 16 + 1.0 / 256, 1e-12);
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "16x4096x4096:nt+b=e4m3", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "16x4096x4096:nt+b=e4m3", "e4m3", NULL, &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "16x4096x4096:nt"); /* B's type is A's: not spelled out */
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "16x4096x4096:nt+b=e4m3", "e5m2", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "16x4096x4096:nt+b=e4m3", "e5m2", NULL, &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "16x4096x4096:nt+b=e4m3");
   /* per-row / per-column fp8 scales: M + N floats more to read */
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024:nt+out=bf16+vscale+b=e5m2", "e4m3", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1024:nt+out=bf16+vscale+b=e5m2", "e4m3",
+                                    NULL, &p, &err),
+            RT_OK);
   CHECK_STR(p.shape, "256x512x1024:nt+b=e5m2+vscale+out=bf16");
   CHECK_INT(gemm_problem_epi(&p, &e, &err), RT_OK);
   CHECK_INT(e.vscale, 1);
-  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p), 256.0 * 1024 + 1024.0 * 512 + 2.0 * 256 * 512 + 4.0 * (256 + 512), 0);
+  CHECK_NEAR(gemm_family.min_bytes(&gemm_family, &p),
+             256.0 * 1024 + 1024.0 * 512 + 2.0 * 256 * 512 + 4.0 * (256 + 512), 0);
   check_bad("4x4x4:nt+vscale", "bf16", "+vscale scales fp8 inputs");
   CHECK_INT(gemm_dtype_bytes("e4m3"), 1);
   CHECK_INT(gemm_dtype_bytes("e5m2"), 1);
@@ -221,7 +243,10 @@ TEST_CASE(epilogue_reference) {
       }
     }
     CHECK(worst < 2e-6);
-    printf("templates' activations against the reference: largest error %.2e (relative to max(1, |x|))\n", worst);
+    printf(
+        "templates' activations against the reference: largest error %.2e (relative to max(1, "
+        "|x|))\n",
+        worst);
     CHECK(fabsf(gemm_epi_act(GEMM_ACT_GELU, -100.0f)) < 1e-30f);
     CHECK(!isnan(gemm_epi_act(GEMM_ACT_SILU, -1e30f)));
   }
@@ -262,7 +287,8 @@ TEST_CASE(invalid_shapes) {
   check_bad("4x4x4+out=bf16+out=f16", "bf16", "+out= is given twice");
   check_bad("4x4x4:ntt", "bf16", "must be nn or nt");
   check_bad("4x4x4:nt bias", "bf16", "must be nn or nt");
-  check_bad("4096@1000000000x1000000000x1000000000:nt+beta+bias+gelu+residual", "bf16", "longer than 63");
+  check_bad("4096@1000000000x1000000000x1000000000:nt+beta+bias+gelu+residual", "bf16",
+            "longer than 63");
   rt_error_clear(&err);
   gemm_family.parse_shape(&gemm_family, "12x", "f32", NULL, &p, &err);
   CHECK_CONTAINS(err.text, "\"12x\"");
@@ -278,11 +304,11 @@ TEST_CASE(conversions) {
   CHECK_INT(num_f32_to_f16(65504.0f), 0x7bff);
   CHECK_INT(num_f32_to_f16(1e6f), 0x7c00);
   CHECK_INT(num_f32_to_f16(5.960464477539063e-08f), 0x0001); /* smallest subnormal */
-  CHECK_INT(num_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00);      /* tie to even */
-  CHECK_INT(num_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);      /* tie to even, upwards */
+  CHECK_INT(num_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00);     /* tie to even */
+  CHECK_INT(num_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);     /* tie to even, upwards */
   CHECK_INT(num_f32_to_bf16(1.0f), 0x3f80);
   CHECK_INT(num_f32_to_bf16(-0.5f), 0xbf00);
-  CHECK_INT(num_f32_to_bf16(1.0f + 1.0f / 256), 0x3f80);      /* tie to even */
+  CHECK_INT(num_f32_to_bf16(1.0f + 1.0f / 256), 0x3f80); /* tie to even */
   CHECK_INT(num_f32_to_bf16(1.0f + 3.0f / 256), 0x3f82);
   for (int i = -1000; i <= 1000; i++) {
     float f = i / 1000.0f;
@@ -297,7 +323,9 @@ TEST_CASE(cublaslt_algo_text) {
   gemm_lt_algo a = {1, 21, 20, 19, 4, 2, 1, 3, 7, 9, 0}, b;
   char text[256];
   gemm_lt_algo_format(&a, text, sizeof text);
-  CHECK_STR(text, "cublaslt compute=32F_FAST_TF32 id=21 tile=20 stages=19 splitk=4 reduction=2 swizzle=1 custom=3 inner=7 cluster=9");
+  CHECK_STR(text,
+            "cublaslt compute=32F_FAST_TF32 id=21 tile=20 stages=19 splitk=4 reduction=2 swizzle=1 "
+            "custom=3 inner=7 cluster=9");
   CHECK_INT(gemm_lt_algo_parse(text, &b, &err), RT_OK);
   CHECK(memcmp(&a, &b, sizeof a) == 0);
   a.tf32 = 0;
@@ -311,8 +339,10 @@ TEST_CASE(cublaslt_algo_text) {
   CHECK_CONTAINS(err.text, "compute must be");
   CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=1 tile=2", &b, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "stages= is missing");
-  CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=x tile=0 stages=0 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0",
-                               &b, &err), RT_ERR_PARSE);
+  CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=x tile=0 stages=0 splitk=1 reduction=0 "
+                               "swizzle=0 custom=0 inner=0 cluster=0",
+                               &b, &err),
+            RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "id must be");
   /* fp8 fast accumulation travels in the text (and an old text without it still parses) */
   a.fast_accum = 1;
@@ -320,8 +350,10 @@ TEST_CASE(cublaslt_algo_text) {
   CHECK_CONTAINS(text, " fastaccum=1");
   CHECK_INT(gemm_lt_algo_parse(text, &b, &err), RT_OK);
   CHECK(memcmp(&a, &b, sizeof a) == 0);
-  CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=1 tile=0 stages=0 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0 fastaccum=2",
-                               &b, &err), RT_ERR_PARSE);
+  CHECK_INT(gemm_lt_algo_parse("cublaslt compute=32F id=1 tile=0 stages=0 splitk=1 reduction=0 "
+                               "swizzle=0 custom=0 inner=0 cluster=0 fastaccum=2",
+                               &b, &err),
+            RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "fastaccum must be 0 or 1");
 }
 
@@ -337,13 +369,7 @@ TEST_CASE(no_driver_setup) {
   }
 }
 
-TEST_LIST(TEST_ENTRY(find),
-          TEST_ENTRY(valid_shapes),
-          TEST_ENTRY(tolerances),
-          TEST_ENTRY(epilogue_options),
-          TEST_ENTRY(fp8),
-          TEST_ENTRY(epilogue_reference),
-          TEST_ENTRY(invalid_shapes),
-          TEST_ENTRY(conversions),
-          TEST_ENTRY(cublaslt_algo_text),
+TEST_LIST(TEST_ENTRY(find), TEST_ENTRY(valid_shapes), TEST_ENTRY(tolerances),
+          TEST_ENTRY(epilogue_options), TEST_ENTRY(fp8), TEST_ENTRY(epilogue_reference),
+          TEST_ENTRY(invalid_shapes), TEST_ENTRY(conversions), TEST_ENTRY(cublaslt_algo_text),
           TEST_ENTRY(no_driver_setup))

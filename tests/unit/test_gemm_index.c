@@ -10,9 +10,11 @@
 #include "templates/gemm/gemm_index.h"
 #include "test.h"
 
-typedef struct shape { int m, n, k; } shape;
-static const shape shapes[] = {{1, 4096, 4096}, {127, 255, 129}, {4096, 1, 64}, {1, 1, 1},
-                               {300, 200, 1000}, {64, 64, 64}, {257, 129, 33}};
+typedef struct shape {
+  int m, n, k;
+} shape;
+static const shape shapes[] = {{1, 4096, 4096},  {127, 255, 129}, {4096, 1, 64}, {1, 1, 1},
+                               {300, 200, 1000}, {64, 64, 64},    {257, 129, 33}};
 #define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
 
 static unsigned char *counts;
@@ -54,14 +56,16 @@ static int wgmma_coverage(int M, int N, int BM, int BN, int WG, int swz) {
     for (int tid = 0; tid < 128 * WG; tid++)
       for (int mt = 0; mt < BM / (64 * WG); mt++)
         for (int i = 0; i < BN / 2; i++) {
-          int row = tm * BM + (tid / 128 * (BM / (64 * WG)) + mt) * 64 + gemm_wgmma_d_row(tid % 128, i);
+          int row =
+              tm * BM + (tid / 128 * (BM / (64 * WG)) + mt) * 64 + gemm_wgmma_d_row(tid % 128, i);
           int col = tn * BN + gemm_wgmma_d_col(tid % 128, i);
           if (row < M && col < N) counts[(size_t)row * N + col]++;
         }
   }
   for (size_t i = 0; i < (size_t)M * N; i++)
     if (counts[i] != 1) {
-      fprintf(stderr, "wgmma %dx%d tile %dx%d: element %zu written %d times\n", M, N, BM, BN, i, counts[i]);
+      fprintf(stderr, "wgmma %dx%d tile %dx%d: element %zu written %d times\n", M, N, BM, BN, i,
+              counts[i]);
       return 0;
     }
   return 1;
@@ -85,8 +89,8 @@ static int simt_coverage(int M, int N, int BM, int BN, int TM, int TN, int VEC) 
   }
   for (size_t i = 0; i < (size_t)M * N; i++)
     if (counts[i] != 1) {
-      fprintf(stderr, "simt %dx%d tile %dx%d micro %dx%d vec %d: element %zu written %d times\n", M, N,
-              BM, BN, TM, TN, VEC, i, counts[i]);
+      fprintf(stderr, "simt %dx%d tile %dx%d micro %dx%d vec %d: element %zu written %d times\n", M,
+              N, BM, BN, TM, TN, VEC, i, counts[i]);
       return 0;
     }
   return 1;
@@ -116,8 +120,8 @@ static int wgmma_b_layout(int b_col, int block_n, int block_k) {
     for (int n = 0; n < block_n; n++) {
       int off = gemm_wgmma_b_tma_offset(b_col, k, n, block_k);
       if (off < 0 || off >= bytes || off % 2 || hit[off / 2]++) {
-        fprintf(stderr, "wgmma B b_col %d n %d: element (%d, %d) placed at %d twice or outside\n", b_col, block_n,
-                k, n, off);
+        fprintf(stderr, "wgmma B b_col %d n %d: element (%d, %d) placed at %d twice or outside\n",
+                b_col, block_n, k, n, off);
         ok = 0;
         break;
       }
@@ -135,8 +139,8 @@ static int wgmma_b_layout(int b_col, int block_n, int block_k) {
         int k = b_col ? c0 + i : c1 + r, n = b_col ? c1 + r : c0 + i;
         int put = gemm_wgmma_b_box_offset(b_col, j, block_k) + ptx_sw128(r, 2 * i);
         if (put != gemm_wgmma_b_tma_offset(b_col, k - kt * block_k, n - n0, block_k)) {
-          fprintf(stderr, "wgmma B b_col %d n %d box %d: tensor (%d, %d) lands at %d\n", b_col, block_n, j, c0 + i,
-                  c1 + r, put);
+          fprintf(stderr, "wgmma B b_col %d n %d box %d: tensor (%d, %d) lands at %d\n", b_col,
+                  block_n, j, c0 + i, c1 + r, put);
           ok = 0;
           break;
         }
@@ -152,8 +156,9 @@ static int wgmma_b_layout(int b_col, int block_n, int block_k) {
         int read = wgmma_b_read(b_col, gemm_wgmma_b_start(b_col, ks), lbo, sbo, k, n);
         int put = gemm_wgmma_b_tma_offset(b_col, 16 * ks + k, n, block_k);
         if (read != put) {
-          fprintf(stderr, "wgmma B b_col %d n %d slab %d: element (%d, %d) read at %d, TMA put it at %d\n", b_col,
-                  block_n, ks, 16 * ks + k, n, read, put);
+          fprintf(stderr,
+                  "wgmma B b_col %d n %d slab %d: element (%d, %d) read at %d, TMA put it at %d\n",
+                  b_col, block_n, ks, 16 * ks + k, n, read, put);
           ok = 0;
           k = 16;
           break;
@@ -186,8 +191,10 @@ static int skinny_coverage(int M, int N, int K, int rows, int cols, int warps, i
             const int k = gemm_skinny_k(k0, k1, lane, vec, i + u);
             if (k >= k1) break;
             for (int v = 0; v < vec; v++) {
-              if (k + v >= k1) ok = 0;
-              else kc[k + v]++;
+              if (k + v >= k1)
+                ok = 0;
+              else
+                kc[k + v]++;
             }
           }
     }
@@ -206,8 +213,10 @@ static int skinny_coverage(int M, int N, int K, int rows, int cols, int warps, i
   for (int k = 0; ok && k < K; k++) ok &= kc[k] == 1;
   free(kc);
   if (!ok)
-    fprintf(stderr, "skinny %dx%dx%d rows %d cols %d warps %d unroll %d split %d vec %d: not an exact cover\n",
-            M, N, K, rows, cols, warps, unroll, split, vec);
+    fprintf(
+        stderr,
+        "skinny %dx%dx%d rows %d cols %d warps %d unroll %d split %d vec %d: not an exact cover\n",
+        M, N, K, rows, cols, warps, unroll, split, vec);
   return ok;
 }
 
@@ -230,7 +239,8 @@ TEST_CASE(swizzle) {
         for (int pid = 0; pid < tiles_m * tiles_n; pid++) {
           int tm, tn;
           gemm_swizzle(pid, tiles_m, tiles_n, group, &tm, &tn);
-          if (tm < 0 || tm >= tiles_m || tn < 0 || tn >= tiles_n || seen[tm * tiles_n + tn]++) ok = 0;
+          if (tm < 0 || tm >= tiles_m || tn < 0 || tn >= tiles_n || seen[tm * tiles_n + tn]++)
+            ok = 0;
         }
         CHECK(ok);
       }
@@ -263,9 +273,12 @@ TEST_CASE(wgmma_work_units) {
                   int tm, tn;
                   gemm_unit_tile(u, tiles_m, tiles_n, cluster, group, rank, &tm, &tn);
                   if (rank == 0) tm0 = tm;
-                  if (tm != tm0 || tm < 0 || tm >= tiles_m || tn < 0) ok = 0;
-                  else if (tn >= tiles_n) phantoms += rank == 1 && tn == tiles_n;
-                  else seen[tm * tiles_n + tn]++;
+                  if (tm != tm0 || tm < 0 || tm >= tiles_m || tn < 0)
+                    ok = 0;
+                  else if (tn >= tiles_n)
+                    phantoms += rank == 1 && tn == tiles_n;
+                  else
+                    seen[tm * tiles_n + tn]++;
                 }
               }
             for (int i = 0; i < tiles_m * tiles_n; i++) ok &= seen[i] == 1;
@@ -290,8 +303,8 @@ TEST_CASE(skinny) {
   /* gemm_skinny: rows and columns past the edges, K not a multiple of the vector, more slices
    * than chunks */
   {
-    static const shape sk[] = {{1, 4096, 4096}, {16, 255, 129}, {3, 1, 8}, {16, 136, 4096},
-                               {5, 33, 1000}, {1, 1, 1}, {2, 64, 24}};
+    static const shape sk[] = {{1, 4096, 4096}, {16, 255, 129}, {3, 1, 8},  {16, 136, 4096},
+                               {5, 33, 1000},   {1, 1, 1},      {2, 64, 24}};
     for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++)
       for (int rows = 1; rows <= 16; rows *= 4)
         for (int cols = 1; cols <= 8; cols *= 2)
@@ -353,8 +366,9 @@ TEST_CASE(wgmma_fragment) {
    * groupID + 8 for d[2,3] of each 8-column block, columns 8*(i/4) + 2*threadID_in_group):
    * a one-to-one map that put elements elsewhere would pass the coverage check above */
   {
-    static const int pin[][4] = {{0, 0, 0, 0},   {0, 2, 8, 0},    {0, 4, 0, 8},     {37, 0, 17, 2},
-                                 {37, 3, 25, 3}, {37, 5, 17, 11}, {127, 127, 63, 255}};
+    static const int pin[][4] = {{0, 0, 0, 0},       {0, 2, 8, 0},   {0, 4, 0, 8},
+                                 {37, 0, 17, 2},     {37, 3, 25, 3}, {37, 5, 17, 11},
+                                 {127, 127, 63, 255}};
     for (size_t k = 0; k < sizeof pin / sizeof pin[0]; k++) {
       CHECK_INT(gemm_wgmma_d_row(pin[k][0], pin[k][1]), pin[k][2]);
       CHECK_INT(gemm_wgmma_d_col(pin[k][0], pin[k][1]), pin[k][3]);
@@ -414,8 +428,10 @@ TEST_CASE(cp_async_plans) {
           for (int t = 0; t < threads; t++)
             for (int i = 0; i < iters; i++) {
               int r = gemm_load_row(t, cpr, threads, i), c = gemm_load_chunk(t, cpr);
-              if (r < 0 || r >= rows || c < 0 || c >= cpr) ok = 0;
-              else seen[r * cpr + c]++;
+              if (r < 0 || r >= rows || c < 0 || c >= cpr)
+                ok = 0;
+              else
+                seen[r * cpr + c]++;
               /* evenly spaced: the kernel steps one pointer by threads/cpr rows */
               if (r != gemm_load_row(t, cpr, threads, 0) + i * (threads / cpr)) ok = 0;
             }
@@ -435,34 +451,28 @@ TEST_CASE(cp_async_plans) {
 
 TEST_CASE(coverage) {
   /* every output element written exactly once, on edge shapes, for several configurations */
-  static const int mma_cfgs[][5] = {{128, 128, 2, 2, 8}, {64, 64, 2, 2, 1}, {32, 64, 1, 2, 8},
+  static const int mma_cfgs[][5] = {{128, 128, 2, 2, 8}, {64, 64, 2, 2, 1},  {32, 64, 1, 2, 8},
                                     {256, 128, 4, 2, 8}, {64, 256, 1, 4, 1}, {128, 64, 4, 2, 8}};
-  static const int wg_cfgs[][4] = {{128, 128, 1, 8}, {128, 256, 2, 1}, {64, 64, 1, 8}, {256, 128, 2, 8}};
-  static const int simt_cfgs[][5] = {{128, 128, 8, 8, 4}, {64, 64, 4, 4, 2}, {32, 32, 4, 4, 4}, {128, 64, 8, 4, 2}};
+  static const int wg_cfgs[][4] = {
+      {128, 128, 1, 8}, {128, 256, 2, 1}, {64, 64, 1, 8}, {256, 128, 2, 8}};
+  static const int simt_cfgs[][5] = {
+      {128, 128, 8, 8, 4}, {64, 64, 4, 4, 2}, {32, 32, 4, 4, 4}, {128, 64, 8, 4, 2}};
   for (int s = 0; s < NSHAPES; s++) {
     const int M = shapes[s].m, N = shapes[s].n;
     for (size_t c = 0; c < sizeof mma_cfgs / sizeof mma_cfgs[0]; c++)
-      CHECK(mma_coverage(M, N, mma_cfgs[c][0], mma_cfgs[c][1], mma_cfgs[c][2], mma_cfgs[c][3], mma_cfgs[c][4]));
+      CHECK(mma_coverage(M, N, mma_cfgs[c][0], mma_cfgs[c][1], mma_cfgs[c][2], mma_cfgs[c][3],
+                         mma_cfgs[c][4]));
     for (size_t c = 0; c < sizeof wg_cfgs / sizeof wg_cfgs[0]; c++)
       CHECK(wgmma_coverage(M, N, wg_cfgs[c][0], wg_cfgs[c][1], wg_cfgs[c][2], wg_cfgs[c][3]));
     for (size_t c = 0; c < sizeof simt_cfgs / sizeof simt_cfgs[0]; c++)
-      CHECK(simt_coverage(M, N, simt_cfgs[c][0], simt_cfgs[c][1], simt_cfgs[c][2], simt_cfgs[c][3], simt_cfgs[c][4]));
+      CHECK(simt_coverage(M, N, simt_cfgs[c][0], simt_cfgs[c][1], simt_cfgs[c][2], simt_cfgs[c][3],
+                          simt_cfgs[c][4]));
   }
 }
 
-static void teardown(void) {
-  free(counts);
-}
+static void teardown(void) { free(counts); }
 
-TEST_LIST_FIXTURE(setup, teardown,
-                  TEST_ENTRY(swizzle),
-                  TEST_ENTRY(wgmma_work_units),
-                  TEST_ENTRY(full_barrier),
-                  TEST_ENTRY(skinny),
-                  TEST_ENTRY(split_k),
-                  TEST_ENTRY(mma_fragment),
-                  TEST_ENTRY(wgmma_fragment),
-                  TEST_ENTRY(wgmma_b_smem),
-                  TEST_ENTRY(ldmatrix),
-                  TEST_ENTRY(cp_async_plans),
-                  TEST_ENTRY(coverage))
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(swizzle), TEST_ENTRY(wgmma_work_units),
+                  TEST_ENTRY(full_barrier), TEST_ENTRY(skinny), TEST_ENTRY(split_k),
+                  TEST_ENTRY(mma_fragment), TEST_ENTRY(wgmma_fragment), TEST_ENTRY(wgmma_b_smem),
+                  TEST_ENTRY(ldmatrix), TEST_ENTRY(cp_async_plans), TEST_ENTRY(coverage))

@@ -16,9 +16,11 @@
 #include "templates/gemm/gemm_index.h"
 #include "test.h"
 
-typedef struct cfg { int bm, bn, bk, wm, wn, es, bcol, split, swz, stages; } cfg;
+typedef struct cfg {
+  int bm, bn, bk, wm, wn, es, bcol, split, swz, stages;
+} cfg;
 
-#define MAXW 8  /* warps */
+#define MAXW  8 /* warps */
 #define MAXMI 4 /* 16-row tiles per warp tile (64 rows) */
 #define MAXNI 8 /* 8-column tiles per warp tile (64 columns) */
 #define MAXST 4 /* stages */
@@ -54,7 +56,8 @@ static void mma(int es, float a[32][4][2], float b[32][2][2], float c[32][4]) {
   for (int t = 0; t < 32; t++) {
     int g = t / 4, tig = t % 4;
     if (es == 2) {
-      for (int i = 0; i < 8; i++) A[g + 8 * ((i / 2) % 2)][2 * tig + i % 2 + 8 * (i / 4)] = a[t][i / 2][i % 2];
+      for (int i = 0; i < 8; i++)
+        A[g + 8 * ((i / 2) % 2)][2 * tig + i % 2 + 8 * (i / 4)] = a[t][i / 2][i % 2];
       for (int i = 0; i < 4; i++) B[2 * tig + i % 2 + 8 * (i / 2)][g] = b[t][i / 2][i % 2];
     } else {
       for (int i = 0; i < 4; i++) A[g + 8 * (i % 2)][tig + 4 * (i / 2)] = a[t][i][0];
@@ -92,11 +95,13 @@ static float chunk_elem(emu *e, const float *X, long long size, int ok, long lon
 
 /* copy_kmajor: thread plan p copies the next K tile of a K-contiguous operand X (size
  * elements) into stage sm (pitch ld) and steps to the one after. */
-static void copy_kmajor(emu *e, gemm_plan *p, float *sm, int ld, int cpr, int iters, const float *X, long long size) {
+static void copy_kmajor(emu *e, gemm_plan *p, float *sm, int ld, int cpr, int iters, const float *X,
+                        long long size) {
   long long src = p->src;
   for (int i = 0; i < iters; i++) {
     int ok = p->k_left > 0 && (p->rows_in >> i & 1u);
-    for (int x = 0; x < e->ch; x++) sm[p->smem + i * (e->threads / cpr) * ld + x] = chunk_elem(e, X, size, ok, src, x);
+    for (int x = 0; x < e->ch; x++)
+      sm[p->smem + i * (e->threads / cpr) * ld + x] = chunk_elem(e, X, size, ok, src, x);
     src += p->step;
   }
   p->src += e->c->bk;
@@ -108,7 +113,8 @@ static void copy_b_nmajor(emu *e, gemm_plan *p, float *sm) {
   for (int i = 0; i < e->b_iters; i++) {
     int ok = p->rows_in != 0 && i * (e->threads / e->b_cpr) < p->k_left;
     for (int x = 0; x < e->ch; x++)
-      sm[p->smem + i * (e->threads / e->b_cpr) * B_LD + x] = chunk_elem(e, e->B, (long long)e->N * e->K, ok, p->src, x);
+      sm[p->smem + i * (e->threads / e->b_cpr) * B_LD + x] =
+          chunk_elem(e, e->B, (long long)e->N * e->K, ok, p->src, x);
     p->src += p->step;
   }
   p->k_left -= e->c->bk;
@@ -195,7 +201,8 @@ static void load_frags(const cfg *c, int w, int buf, int st, int ks) {
   reading(st);
   for (int mi = 0; mi < MI; mi++) {
     int addr[32];
-    for (int l = 0; l < 32; l++) addr[l] = gemm_ldsm_a_offset(warp_m * WTM + mi * 16, ks, l, A_LD * c->es);
+    for (int l = 0; l < 32; l++)
+      addr[l] = gemm_ldsm_a_offset(warp_m * WTM + mi * 16, ks, l, A_LD * c->es);
     ldsm(smA[st], c->es, addr, 0, af[w][buf][mi]);
   }
   for (int nj = 0; nj < NI / 2; nj++) {
@@ -204,7 +211,8 @@ static void load_frags(const cfg *c, int w, int buf, int st, int ks) {
     if (c->bcol || c->es == 2) {
       for (int l = 0; l < 32; l++)
         addr[l] = c->bcol ? gemm_ldsm_bcol_offset(warp_n * WTN + nj * 16, ks, l, B_LD * c->es)
-                          : gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, kstep, l, B_LD * c->es, c->es);
+                          : gemm_ldsm_brow_offset(warp_n * WTN + nj * 16, ks, kstep, l,
+                                                  B_LD * c->es, c->es);
       ldsm(smB[st], c->es, addr, !c->bcol, r);
       for (int l = 0; l < 32; l++)
         for (int x = 0; x < 2; x++) {
@@ -226,7 +234,8 @@ static void load_frags(const cfg *c, int w, int buf, int st, int ks) {
 
 /* The kernel on the host: every block, slice, warp and lane, through gemm_mma's mainloop. */
 static int run(const cfg *c, int M, int N, int K) {
-  const int WTM = c->bm / c->wm, WTN = c->bn / c->wn, MI = WTM / 16, NI = WTN / 8, W = c->wm * c->wn;
+  const int WTM = c->bm / c->wm, WTN = c->bn / c->wn, MI = WTM / 16, NI = WTN / 8,
+            W = c->wm * c->wn;
   const int kstep = 32 / c->es, ksteps = c->bk / kstep, S = c->stages;
   emu e = {.c = c, .M = M, .N = N, .K = K, .threads = 32 * W, .ch = 16 / c->es};
   e.a_cpr = c->bk / e.ch;
@@ -252,8 +261,8 @@ static int run(const cfg *c, int M, int N, int K) {
   e.B = B;
   for (int i = 0; i < M * K; i++) A[i] = (float)((i * 7 + 3) % 5 - 2);
   for (int i = 0; i < K * N; i++) B[i] = (float)((i * 11 + 1) % 5 - 2);
-  /* Bk(k, n): the math's B; stored N x K when bcol */
-#define BK_(k, n) (c->bcol ? B[(size_t)(n) * K + (k)] : B[(size_t)(k) * N + (n)])
+    /* Bk(k, n): the math's B; stored N x K when bcol */
+#define BK_(k, n) (c->bcol ? B[(size_t)(n)*K + (k)] : B[(size_t)(k)*N + (n)])
   for (int m = 0; m < M; m++)
     for (int n = 0; n < N; n++) {
       float s = 0;
@@ -274,9 +283,12 @@ static int run(const cfg *c, int M, int N, int K) {
       if (nk <= 0) continue;
       memset(acc, 0, sizeof(float) * 32 * 4 * MI * NI * W);
       for (int t = 0; t < e.threads; t++) {
-        e.pa[t] = gemm_plan_kmajor(t, e.threads, e.a_cpr, e.a_iters, e.ch, c->bk, kb, m0, M, K, A_LD);
-        e.pb[t] = c->bcol ? gemm_plan_kmajor(t, e.threads, e.b_cpr, e.b_iters, e.ch, c->bk, kb, n0, N, K, B_LD)
-                          : gemm_plan_nmajor(t, e.threads, e.b_cpr, e.ch, c->bk, kb, n0, N, K, B_LD);
+        e.pa[t] =
+            gemm_plan_kmajor(t, e.threads, e.a_cpr, e.a_iters, e.ch, c->bk, kb, m0, M, K, A_LD);
+        e.pb[t] = c->bcol
+                      ? gemm_plan_kmajor(t, e.threads, e.b_cpr, e.b_iters, e.ch, c->bk, kb, n0, N,
+                                         K, B_LD)
+                      : gemm_plan_nmajor(t, e.threads, e.b_cpr, e.ch, c->bk, kb, n0, N, K, B_LD);
       }
       committed = completed = 0;
       grp[0] = -1;
@@ -305,7 +317,8 @@ static int run(const cfg *c, int M, int N, int K) {
             else if (i + 1 < nk)
               load_frags(c, w, (ks + 1) % 2, st_next, 0);
             for (int mi = 0; mi < MI; mi++)
-              for (int ni = 0; ni < NI; ni++) mma(c->es, af[w][ks % 2][mi], bfr[w][ks % 2][ni], acc[(w * MI + mi) * NI + ni]);
+              for (int ni = 0; ni < NI; ni++)
+                mma(c->es, af[w][ks % 2][mi], bfr[w][ks % 2][ni], acc[(w * MI + mi) * NI + ni]);
           }
         }
         st_fill = st;
@@ -320,27 +333,34 @@ static int run(const cfg *c, int M, int N, int K) {
               for (int x = 0; x < 4; x++) {
                 int row = gemm_mma_out_row(tm, c->bm, w / c->wn, WTM, mi, l, x);
                 int col = gemm_mma_out_col(tn, c->bn, w % c->wn, WTN, ni, l, x);
-                if (row < M && col < N) C[(size_t)row * N + col] += acc[(w * MI + mi) * NI + ni][l][x];
+                if (row < M && col < N)
+                  C[(size_t)row * N + col] += acc[(w * MI + mi) * NI + ni][l][x];
               }
     }
   }
   int bad = 0;
   if (races) {
-    fprintf(stderr, "cfg %dx%dx%d stages %d, %dx%dx%d: %d shared-memory stage accesses not ordered by a barrier\n", c->bm,
-            c->bn, c->bk, c->stages, M, N, K, races);
+    fprintf(stderr,
+            "cfg %dx%dx%d stages %d, %dx%dx%d: %d shared-memory stage accesses not ordered by a "
+            "barrier\n",
+            c->bm, c->bn, c->bk, c->stages, M, N, K, races);
     bad++;
     races = 0;
   }
   if (e.oob) {
-    fprintf(stderr, "cfg %dx%dx%d warps %dx%d es %d bcol %d, %dx%dx%d: %lld chunk reads outside the inputs\n", c->bm, c->bn,
-            c->bk, c->wm, c->wn, c->es, c->bcol, M, N, K, e.oob);
+    fprintf(
+        stderr,
+        "cfg %dx%dx%d warps %dx%d es %d bcol %d, %dx%dx%d: %lld chunk reads outside the inputs\n",
+        c->bm, c->bn, c->bk, c->wm, c->wn, c->es, c->bcol, M, N, K, e.oob);
     bad++;
   }
   for (int i = 0; i < M * N && bad < 3; i++)
     if (!(C[i] == R[i])) {
-      fprintf(stderr, "cfg %dx%dx%d warps %dx%d es %d bcol %d split %d stages %d (%s path), %dx%dx%d: C[%d][%d] = %g, expected %g\n",
-              c->bm, c->bn, c->bk, c->wm, c->wn, c->es, c->bcol, c->split, c->stages, e.vec ? "cp.async" : "element", M, N, K,
-              i / N, i % N, C[i], R[i]);
+      fprintf(stderr,
+              "cfg %dx%dx%d warps %dx%d es %d bcol %d split %d stages %d (%s path), %dx%dx%d: "
+              "C[%d][%d] = %g, expected %g\n",
+              c->bm, c->bn, c->bk, c->wm, c->wn, c->es, c->bcol, c->split, c->stages,
+              e.vec ? "cp.async" : "element", M, N, K, i / N, i % N, C[i], R[i]);
       bad++;
     }
   free(A);
@@ -359,14 +379,16 @@ static int run(const cfg *c, int M, int N, int K) {
 
 TEST_CASE(configurations) {
   static const cfg cfgs[] = {
-      {64, 64, 32, 2, 2, 2, 0, 1, 8, 3},  {64, 64, 32, 2, 2, 2, 1, 1, 1, 2},   {32, 64, 64, 1, 2, 2, 1, 3, 8, 4},
-      {128, 64, 32, 2, 2, 2, 0, 2, 8, 3}, {64, 64, 32, 2, 2, 4, 0, 1, 8, 4},   {64, 64, 32, 2, 2, 4, 1, 1, 1, 3},
-      {32, 128, 64, 1, 2, 4, 0, 3, 8, 3}, {64, 32, 32, 2, 1, 4, 1, 2, 1, 4},   {256, 128, 64, 4, 2, 2, 0, 1, 1, 3},
-      {128, 256, 32, 2, 4, 2, 1, 2, 8, 4},
+      {64, 64, 32, 2, 2, 2, 0, 1, 8, 3},   {64, 64, 32, 2, 2, 2, 1, 1, 1, 2},
+      {32, 64, 64, 1, 2, 2, 1, 3, 8, 4},   {128, 64, 32, 2, 2, 2, 0, 2, 8, 3},
+      {64, 64, 32, 2, 2, 4, 0, 1, 8, 4},   {64, 64, 32, 2, 2, 4, 1, 1, 1, 3},
+      {32, 128, 64, 1, 2, 4, 0, 3, 8, 3},  {64, 32, 32, 2, 1, 4, 1, 2, 1, 4},
+      {256, 128, 64, 4, 2, 2, 0, 1, 1, 3}, {128, 256, 32, 2, 4, 2, 1, 2, 8, 4},
   };
   /* K and N multiples of 8 take the cp.async path for both element sizes; the others the
    * element path */
-  static const int shapes[][3] = {{70, 90, 100}, {1, 40, 33}, {16, 8, 16}, {129, 65, 200}, {70, 96, 136}, {257, 136, 264}};
+  static const int shapes[][3] = {{70, 90, 100},  {1, 40, 33},   {16, 8, 16},
+                                  {129, 65, 200}, {70, 96, 136}, {257, 136, 264}};
   for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
       CHECK(run(&cfgs[c], shapes[s][0], shapes[s][1], shapes[s][2]));

@@ -16,14 +16,16 @@ TEST_CASE(pick_order) {
   rt_vars_clear(&env);
   space *sp = NULL;
   const gpu_spec *gpu = gpu_spec_find("h200");
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", NULL, &p, &err),
+            RT_OK);
   CHECK_INT(problem_env(&gemm_family, &p, arch_spec_find("sm_90a"), gpu, &env, NULL), RT_OK);
   CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
   if (!sp) return;
   const size_t size = space_size(sp);
   const double min_bytes = gemm_family.min_bytes(&gemm_family, &p);
   double best = HUGE_VAL;
-  for (size_t i = 0; i < size; i++) best = fmin(best, tune_predict_config(m, sp, i, &env, gpu, "bf16", min_bytes));
+  for (size_t i = 0; i < size; i++)
+    best = fmin(best, tune_predict_config(m, sp, i, &env, gpu, "bf16", min_bytes));
   CHECK(isfinite(best));
 
   size_t idx[8];

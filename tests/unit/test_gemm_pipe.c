@@ -90,7 +90,7 @@ typedef struct {
   int content[MAXCL][MAXS][MAXCL + 2]; /* slab in each part of each stage, -1 none */
   int M[MAXU], N[MAXU];                /* each unit's edges: rows of A, columns of B inside */
   load loads[MAXLOADS];
-  int prod_g[MAXCL];                   /* producer of each block: next slab to load */
+  int prod_g[MAXCL]; /* producer of each block: next slab to load */
   warp w[MAXCL][WARPS];
   int bad_read, bad_write;
 } sim;
@@ -99,7 +99,8 @@ typedef struct {
 static void check_write(sim *s, int c, int st) {
   for (int w = 0; w < WARPS; w++)
     for (int k = 0; k < 2; k++)
-      if (s->w[c][w].reading[k] >= 0 && ptx_stage(s->w[c][w].reading[k], s->stages) == st) s->bad_write++;
+      if (s->w[c][w].reading[k] >= 0 && ptx_stage(s->w[c][w].reading[k], s->stages) == st)
+        s->bad_write++;
 }
 
 static int broken; /* 1: the producer skips the empty barrier (the test must notice) */
@@ -135,7 +136,8 @@ static int step_producer(sim *s, int r) {
   if (free_slots < s->cl + 2) return 0;
   const int u = g / s->nk;
   /* expect_tx: the kernel's own count of what reaches this block's stage */
-  mbar_arrive_tx(&s->full[r][st], gemm_wgmma_stage_bytes(0, BM, BN, BK, s->cl, 0, r * BN, s->M[u], s->N[u]));
+  mbar_arrive_tx(&s->full[r][st],
+                 gemm_wgmma_stage_bytes(0, BM, BN, BK, s->cl, 0, r * BN, s->M[u], s->N[u]));
   if (inside(s, u, r, r)) /* this block's A part, multicast, unless wholly outside */
     for (int c = 0; c < s->cl; c++) issue(s, c, st, r, g, BM / s->cl * BK * 2);
   for (int j = 0; j < 2; j++) /* its own B boxes that are inside */
@@ -175,7 +177,8 @@ static int step_consumer(sim *s, int r, int wi) {
   int st = ptx_stage(w->g, s->stages);
   if (!mbar_try_wait(&s->full[r][st], ptx_full_parity(w->g, s->stages), w->g / s->stages)) return 0;
   for (int p = 0; p < MAXCL + 2; p++) /* every part inside holds this slab */
-    if ((p >= MAXCL || p < s->cl) && inside(s, w->unit, r, p) && s->content[r][st][p] != w->g) s->bad_read++;
+    if ((p >= MAXCL || p < s->cl) && inside(s, w->unit, r, p) && s->content[r][st][p] != w->g)
+      s->bad_read++;
   /* commit slab g's group, then wait_group 1: the older group is done */
   w->reading[1] = w->reading[0];
   w->reading[0] = w->g;
@@ -206,11 +209,13 @@ static int run(int cl, int stages, int nk, int units, sim *s) {
   for (int c = 0; c < cl; c++)
     for (int i = 0; i < stages; i++) {
       mbar_init(&s->full[c][i], 1);
-      mbar_init(&s->empty[c][i], WARPS * (local ? 1 : cl)); /* EMPTY_ARRIVALS: the cluster's consumer warps */
+      mbar_init(&s->empty[c][i],
+                WARPS * (local ? 1 : cl)); /* EMPTY_ARRIVALS: the cluster's consumer warps */
       for (int p = 0; p < MAXCL + 2; p++) s->content[c][i][p] = -1;
     }
   for (int i = 0; i < MAXLOADS; i++) s->loads[i].slab = -1;
-  for (int u = 0; u < units; u++) { /* a unit's tile row has 1..BM rows inside; its columns 1..cl*BN */
+  for (int u = 0; u < units;
+       u++) { /* a unit's tile row has 1..BM rows inside; its columns 1..cl*BN */
     s->M[u] = 1 + (int)rnd(BM);
     s->N[u] = 1 + (int)rnd((unsigned)(cl * BN));
   }
@@ -221,9 +226,12 @@ static int run(int cl, int stages, int nk, int units, sim *s) {
     int first = (int)rnd((unsigned)actors); /* try actors from a random start until one moves */
     for (int i = 0; i < actors && !moved; i++) {
       int a = (first + i) % actors;
-      if (a < cl) moved = step_producer(s, a);
-      else if (a < cl + MAXLOADS) moved = step_tma(s, a - cl);
-      else moved = step_consumer(s, (a - cl - MAXLOADS) / WARPS, (a - cl - MAXLOADS) % WARPS);
+      if (a < cl)
+        moved = step_producer(s, a);
+      else if (a < cl + MAXLOADS)
+        moved = step_tma(s, a - cl);
+      else
+        moved = step_consumer(s, (a - cl - MAXLOADS) / WARPS, (a - cl - MAXLOADS) % WARPS);
     }
     if (!moved) break;
   }

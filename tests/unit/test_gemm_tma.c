@@ -29,7 +29,8 @@ static int wgmma_config(manifest *mf, const problem *p, size_t idx, rt_vars *var
     for (int i = 0; i < manifest_nderived(mf) && n < size; i++) {
       long long v;
       const char *name = manifest_derived_name(mf, i);
-      if (rt_vars_get(vars, name, &v)) n += (size_t)snprintf(text + n, size - n, ",%s=%lld", name, v);
+      if (rt_vars_get(vars, name, &v))
+        n += (size_t)snprintf(text + n, size - n, ",%s=%lld", name, v);
     }
   }
   if (!ok && err.text[0]) fprintf(stderr, "wgmma_config: %s\n", err.text);
@@ -103,7 +104,8 @@ TEST_CASE(refusals) {
   rt_error err = {0};
   rt_vars v;
   rt_vars_clear(&v);
-  CHECK_INT(rt_vars_parse(&v, "BLOCK_M=128,TMA_BOX_M=128,TMA_BOX_N=64,TMA_BOX_K=64,NAME=abc", &err), RT_OK);
+  CHECK_INT(rt_vars_parse(&v, "BLOCK_M=128,TMA_BOX_M=128,TMA_BOX_N=64,TMA_BOX_K=64,NAME=abc", &err),
+            RT_OK);
   CHECK(!rt_vars_get(&v, "NAME", NULL));
   gemm_tma_params prm[2];
   problem p;
@@ -113,7 +115,8 @@ TEST_CASE(refusals) {
   CHECK_CONTAINS(err.text, "A's address");
   CHECK_INT(gemm_tma_plan(&p, &v, 0x1000, 0x2008, prm, &err), RT_ERR_UNSUPPORTED);
   CHECK_CONTAINS(err.text, "B's address");
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1004:nt", "bf16", NULL, &p, &err), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x512x1004:nt", "bf16", NULL, &p, &err),
+            RT_OK);
   CHECK_INT(gemm_tma_plan(&p, &v, 0x1000, 0x2000, prm, &err), RT_ERR_UNSUPPORTED);
   CHECK_CONTAINS(err.text, "K*dtype_bytes");
   CHECK_INT(gemm_family.parse_shape(&gemm_family, "256x500x1024", "f16", NULL, &p, &err), RT_OK);

@@ -28,12 +28,12 @@
 #include "test.h"
 
 typedef struct cfg {
-  int a_code, b_code;     /* gemm_dtype_code: 2 bf16, 4 e4m3, 5 e5m2 */
-  int bm, bn, wg;         /* BLOCK_M, BLOCK_N, WARPGROUPS */
-  int cl;                 /* CLUSTER: blocks along N sharing (multicasting) their A tile */
-  int out;                /* GEMM_OUT_* */
-  unsigned flags;         /* GEMM_EPI_* */
-  int act;                /* GEMM_ACT_* */
+  int a_code, b_code; /* gemm_dtype_code: 2 bf16, 4 e4m3, 5 e5m2 */
+  int bm, bn, wg;     /* BLOCK_M, BLOCK_N, WARPGROUPS */
+  int cl;             /* CLUSTER: blocks along N sharing (multicasting) their A tile */
+  int out;            /* GEMM_OUT_* */
+  unsigned flags;     /* GEMM_EPI_* */
+  int act;            /* GEMM_ACT_* */
 } cfg;
 
 static int code_bytes(int c) { return c == 2 ? 2 : 1; }
@@ -52,7 +52,9 @@ static void encode(unsigned char *p, int code, float v) {
   }
 }
 static float scale_of(int code) {
-  return code == GEMM_CODE_E4M3 ? 1.0f / NUM_E4M3_MAX : code == GEMM_CODE_E5M2 ? 1.0f / NUM_E5M2_MAX : 1.0f;
+  return code == GEMM_CODE_E4M3   ? 1.0f / NUM_E4M3_MAX
+         : code == GEMM_CODE_E5M2 ? 1.0f / NUM_E5M2_MAX
+                                  : 1.0f;
 }
 static float round_out(int out, float v) {
   if (out == GEMM_OUT_BF16) return num_bf16_to_f32(num_f32_to_bf16(v));
@@ -65,7 +67,8 @@ static float round_out(int out, float v) {
  * as PTX ISA 9.7.15.5.1 defines it: start and SBO fields, swizzle mode 128B; the canonical
  * K-major layout, then the swizzle's XOR of address bits 4-6 with bits 7-9. */
 static int desc_bad;
-static const unsigned char *desc_read(const unsigned char *stage, unsigned long long desc, int row, int k, int es) {
+static const unsigned char *desc_read(const unsigned char *stage, unsigned long long desc, int row,
+                                      int k, int es) {
   const int start = (int)(desc & 0x3FFF) << 4, sbo = (int)((desc >> 32) & 0x3FFF) << 4;
   if (desc >> 62 != 1) desc_bad++;
   int a = start + (row % 8) * 128 + (row / 8) * sbo + k * es;
@@ -77,8 +80,8 @@ static const unsigned char *desc_read(const unsigned char *stage, unsigned long 
  * es bytes) at (k0, r0) into stage at byte `at` (a stage of `size` bytes), zero outside the
  * matrix.  Returns the bytes that landed (the box's, counted by the full barrier), 0 when the
  * box would land outside the stage (then nothing is written). */
-static int tma_box(unsigned char *stage, int at, int size, const unsigned char *X, int rows_total, int K, int es, int r0,
-                   int k0, int rows, int box_k) {
+static int tma_box(unsigned char *stage, int at, int size, const unsigned char *X, int rows_total,
+                   int K, int es, int r0, int k0, int rows, int box_k) {
   if (at < 0 || at + rows * 128 > size) return 0;
   for (int r = 0; r < rows; r++)
     for (int i = 0; i < box_k; i++)
@@ -99,7 +102,8 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   const float sa = scale_of(c->a_code), sb = scale_of(c->b_code);
   const float alpha = (float)(3.0 / sqrt((double)K)), beta = 0.5f;
   unsigned char *A = malloc((size_t)M * K * es), *B = malloc((size_t)N * K * es);
-  float *Cin = malloc(sizeof(float) * M * N), *bias = malloc(sizeof(float) * N), *R = malloc(sizeof(float) * M * N);
+  float *Cin = malloc(sizeof(float) * M * N), *bias = malloc(sizeof(float) * N),
+        *R = malloc(sizeof(float) * M * N);
   float *D = malloc(sizeof(float) * M * N);
   unsigned char *cnt = calloc((size_t)M * N, 1);
   const int cl = c->cl > 1 ? c->cl : 1, a_bytes = c->bm * 128, b_bytes = c->bn * 128;
@@ -108,10 +112,13 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   const size_t acc_per = (size_t)c->wg * wg_tiles * 128 * acc_n;
   float *acc = malloc(sizeof(float) * acc_per * cl);
   int misplaced = 0, bytes_bad = 0;
-  float *opA = malloc(sizeof(float) * 64 * 32), *opB = malloc(sizeof(float) * 256 * 32); /* operands, k <= 32 */
+  float *opA = malloc(sizeof(float) * 64 * 32),
+        *opB = malloc(sizeof(float) * 256 * 32); /* operands, k <= 32 */
   uint64_t s = seed;
-  for (size_t i = 0; i < (size_t)M * K; i++) encode(A + i * es, c->a_code, (float)num_uniform(&s, -1, 1) / sa);
-  for (size_t i = 0; i < (size_t)N * K; i++) encode(B + i * es, c->b_code, (float)num_uniform(&s, -1, 1) / sb);
+  for (size_t i = 0; i < (size_t)M * K; i++)
+    encode(A + i * es, c->a_code, (float)num_uniform(&s, -1, 1) / sa);
+  for (size_t i = 0; i < (size_t)N * K; i++)
+    encode(B + i * es, c->b_code, (float)num_uniform(&s, -1, 1) / sb);
   for (int i = 0; i < M * N; i++) Cin[i] = round_out(c->out, (float)num_uniform(&s, -1, 1));
   for (int i = 0; i < M * N; i++) R[i] = round_out(c->out, (float)num_uniform(&s, -1, 1));
   for (int i = 0; i < N; i++) bias[i] = round_out(c->out, (float)num_uniform(&s, -1, 1));
@@ -125,7 +132,8 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   const int part_rows = gemm_wgmma_a_part_rows(c->bm, cl);
   for (int u = 0; u < gemm_units(tiles_m, tiles_n, cl); u++) {
     int tm = 0, tn[2] = {0, 0};
-    for (int rank = 0; rank < cl; rank++) gemm_unit_tile(u, tiles_m, tiles_n, cl, 8, rank, &tm, &tn[rank]);
+    for (int rank = 0; rank < cl; rank++)
+      gemm_unit_tile(u, tiles_m, tiles_n, cl, 8, rank, &tm, &tn[rank]);
     const int m0 = tm * c->bm;
     memset(acc, 0, sizeof(float) * acc_per * cl);
     for (int kt = 0; kt < gemm_ceil_div(K, bk); kt++) {
@@ -134,62 +142,76 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
        * when its tile's first column lies inside N.  Every block's full barrier expects what
        * gemm_wgmma_stage_bytes_es says and must receive exactly that. */
       int landed[2] = {0, 0};
-      for (int rank = 0; rank < cl; rank++) stale(sA + rank * a_bytes, a_bytes), stale(sB + rank * b_bytes, b_bytes);
+      for (int rank = 0; rank < cl; rank++)
+        stale(sA + rank * a_bytes, a_bytes), stale(sB + rank * b_bytes, b_bytes);
       for (int q = 0; q < cl; q++) {
         const int row = gemm_wgmma_a_part_row(q, m0, c->bm, cl);
         if (row >= M) continue;
         for (int rank = 0; rank < cl; rank++) {
-          const int got = tma_box(sA + rank * a_bytes, gemm_wgmma_a_part_offset(q, c->bm, bk, es, cl), a_bytes, A, M, K,
-                                  es, row, kt * bk, part_rows, bk);
+          const int got =
+              tma_box(sA + rank * a_bytes, gemm_wgmma_a_part_offset(q, c->bm, bk, es, cl), a_bytes,
+                      A, M, K, es, row, kt * bk, part_rows, bk);
           if (!got) misplaced++;
           landed[rank] += got;
         }
       }
       for (int rank = 0; rank < cl; rank++) {
         const int n0 = tn[rank] * c->bn;
-        if (gemm_wgmma_b_box_in(1, 0, n0, N)) landed[rank] += tma_box(sB + rank * b_bytes, 0, b_bytes, B, N, K, es, n0, kt * bk, c->bn, bk);
-        if (landed[rank] != gemm_wgmma_stage_bytes_es(1, c->bm, c->bn, bk, es, cl, m0, n0, M, N)) bytes_bad++;
+        if (gemm_wgmma_b_box_in(1, 0, n0, N))
+          landed[rank] +=
+              tma_box(sB + rank * b_bytes, 0, b_bytes, B, N, K, es, n0, kt * bk, c->bn, bk);
+        if (landed[rank] != gemm_wgmma_stage_bytes_es(1, c->bm, c->bn, bk, es, cl, m0, n0, M, N))
+          bytes_bad++;
       }
       for (int rank = 0; rank < cl; rank++)
-      for (int ks = 0; ks < ksteps; ks++) {
-        const unsigned char *sAr = sA + rank * a_bytes, *sBr = sB + rank * b_bytes;
-        const int bstart = gemm_wgmma_b_start(1, ks), sbo = gemm_wgmma_b_sbo();
-        /* the wgmma's B operand (N x k) through its descriptor, decoded once */
-        for (int n = 0; n < c->bn; n++)
-          for (int k = 0; k < ik; k++)
-            opB[n * 32 + k] = (float)decode(desc_read(sBr, ptx_desc((unsigned)bstart, gemm_wgmma_b_lbo(1, bk), (unsigned)sbo), n, k, es), c->b_code);
-        for (int w = 0; w < c->wg; w++)
-          for (int mt = 0; mt < wg_tiles; mt++) {
-            const int astart = gemm_wgmma_a_start(w * wg_tiles + mt, ks);
-            for (int r = 0; r < 64; r++)
-              for (int k = 0; k < ik; k++) opA[r * 32 + k] = (float)decode(desc_read(sAr, ptx_desc((unsigned)astart, 16, 1024), r, k, es), c->a_code);
-            float *a = acc + rank * acc_per + ((size_t)(w * wg_tiles + mt) * 128) * acc_n;
-            for (int t = 0; t < 128; t++)
-              for (int i = 0; i < acc_n; i++) {
-                const float *ar = opA + gemm_wgmma_d_row(t, i) * 32, *bc = opB + gemm_wgmma_d_col(t, i) * 32;
-                float sum = 0;
-                for (int k = 0; k < ik; k++) sum += ar[k] * bc[k];
-                a[(size_t)t * acc_n + i] += sum;
-              }
-          }
-      }
+        for (int ks = 0; ks < ksteps; ks++) {
+          const unsigned char *sAr = sA + rank * a_bytes, *sBr = sB + rank * b_bytes;
+          const int bstart = gemm_wgmma_b_start(1, ks), sbo = gemm_wgmma_b_sbo();
+          /* the wgmma's B operand (N x k) through its descriptor, decoded once */
+          for (int n = 0; n < c->bn; n++)
+            for (int k = 0; k < ik; k++)
+              opB[n * 32 + k] = (float)decode(
+                  desc_read(sBr, ptx_desc((unsigned)bstart, gemm_wgmma_b_lbo(1, bk), (unsigned)sbo),
+                            n, k, es),
+                  c->b_code);
+          for (int w = 0; w < c->wg; w++)
+            for (int mt = 0; mt < wg_tiles; mt++) {
+              const int astart = gemm_wgmma_a_start(w * wg_tiles + mt, ks);
+              for (int r = 0; r < 64; r++)
+                for (int k = 0; k < ik; k++)
+                  opA[r * 32 + k] = (float)decode(
+                      desc_read(sAr, ptx_desc((unsigned)astart, 16, 1024), r, k, es), c->a_code);
+              float *a = acc + rank * acc_per + ((size_t)(w * wg_tiles + mt) * 128) * acc_n;
+              for (int t = 0; t < 128; t++)
+                for (int i = 0; i < acc_n; i++) {
+                  const float *ar = opA + gemm_wgmma_d_row(t, i) * 32,
+                              *bc = opB + gemm_wgmma_d_col(t, i) * 32;
+                  float sum = 0;
+                  for (int k = 0; k < ik; k++) sum += ar[k] * bc[k];
+                  a[(size_t)t * acc_n + i] += sum;
+                }
+            }
+        }
     }
     /* the epilogue and the stores, as store_tile walks them (a cluster's tile past N stores nothing) */
     for (int rank = 0; rank < cl; rank++)
-    for (int w = 0; w < c->wg; w++)
-      for (int mt = 0; mt < wg_tiles; mt++)
-        for (int t = 0; t < 128; t++)
-          for (int i = 0; i < acc_n; i++) {
-            const int row = m0 + (w * wg_tiles + mt) * 64 + gemm_wgmma_d_row(t, i),
-                      col = tn[rank] * c->bn + gemm_wgmma_d_col(t, i);
-            if (row >= M || col >= N) continue;
-            const size_t at = (size_t)row * N + col;
-            const float v = gemm_epi_apply(c->flags, c->act, vs ? alpha * va[row] * vb[col] : sc, beta, acc[rank * acc_per + ((size_t)(w * wg_tiles + mt) * 128 + t) * acc_n + i],
-                                           (c->flags & GEMM_EPI_BETA) ? Cin[at] : 0, (c->flags & GEMM_EPI_BIAS) ? bias[col] : 0,
-                                           (c->flags & GEMM_EPI_RES) ? R[at] : 0);
-            D[at] = round_out(c->out, v);
-            cnt[at]++;
-          }
+      for (int w = 0; w < c->wg; w++)
+        for (int mt = 0; mt < wg_tiles; mt++)
+          for (int t = 0; t < 128; t++)
+            for (int i = 0; i < acc_n; i++) {
+              const int row = m0 + (w * wg_tiles + mt) * 64 + gemm_wgmma_d_row(t, i),
+                        col = tn[rank] * c->bn + gemm_wgmma_d_col(t, i);
+              if (row >= M || col >= N) continue;
+              const size_t at = (size_t)row * N + col;
+              const float v = gemm_epi_apply(
+                  c->flags, c->act, vs ? alpha * va[row] * vb[col] : sc, beta,
+                  acc[rank * acc_per + ((size_t)(w * wg_tiles + mt) * 128 + t) * acc_n + i],
+                  (c->flags & GEMM_EPI_BETA) ? Cin[at] : 0,
+                  (c->flags & GEMM_EPI_BIAS) ? bias[col] : 0,
+                  (c->flags & GEMM_EPI_RES) ? R[at] : 0);
+              D[at] = round_out(c->out, v);
+              cnt[at]++;
+            }
   }
   /* the reference */
   gemm_epi e = {0};
@@ -202,14 +224,17 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
     for (int n = 0; n < N; n++) {
       double dot = 0;
       for (int k = 0; k < K; k++)
-        dot += decode(A + ((size_t)m * K + k) * es, c->a_code) * decode(B + ((size_t)n * K + k) * es, c->b_code);
+        dot += decode(A + ((size_t)m * K + k) * es, c->a_code) *
+               decode(B + ((size_t)n * K + k) * es, c->b_code);
       const size_t at = (size_t)m * N + n;
       const double s_mn = vs ? (double)alpha * va[m] * vb[n] : (double)alpha * sa * sb;
       ref[at] = gemm_epi_reference(&e, s_mn, beta, dot, Cin[at], bias[n], R[at]);
       sq += ref[at] * ref[at];
     }
   const double rms = sqrt(sq / (M * (double)N));
-  const double u = c->out == GEMM_OUT_BF16 ? ldexp(1, -8) : c->out == GEMM_OUT_F16 ? ldexp(1, -11) : 0;
+  const double u = c->out == GEMM_OUT_BF16  ? ldexp(1, -8)
+                   : c->out == GEMM_OUT_F16 ? ldexp(1, -11)
+                                            : 0;
   int bad = 0, unwritten = 0;
   double worst = 0;
   for (size_t i = 0; i < (size_t)M * N; i++) {
@@ -220,16 +245,21 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
     const double d = fabs(D[i] - ref[i]), lim = u * fabs(ref[i]) + 3e-6 * rms + 1e-30;
     worst = fmax(worst, d / (u * fabs(ref[i]) + 3e-6 * rms + 1e-30));
     if (!(d <= lim) && bad++ < 3)
-      fprintf(stderr, "a %d b %d %dx%d wg %d cluster %d out %d flags %u act %d, %dx%dx%d: D[%zu][%zu] = %.8g, reference %.8g\n",
-              c->a_code, c->b_code, c->bm, c->bn, c->wg, cl, c->out, c->flags, c->act, M, N, K, i / N, i % N, D[i], ref[i]);
+      fprintf(stderr,
+              "a %d b %d %dx%d wg %d cluster %d out %d flags %u act %d, %dx%dx%d: D[%zu][%zu] = "
+              "%.8g, reference %.8g\n",
+              c->a_code, c->b_code, c->bm, c->bn, c->wg, cl, c->out, c->flags, c->act, M, N, K,
+              i / N, i % N, D[i], ref[i]);
   }
   if (unwritten)
-    fprintf(stderr, "a %d b %d %dx%d, %dx%dx%d: %d elements not written exactly once\n", c->a_code, c->b_code, c->bm,
-            c->bn, M, N, K, unwritten);
+    fprintf(stderr, "a %d b %d %dx%d, %dx%dx%d: %d elements not written exactly once\n", c->a_code,
+            c->b_code, c->bm, c->bn, M, N, K, unwritten);
   if (misplaced || bytes_bad)
-    fprintf(stderr, "a %d b %d %dx%d cluster %d, %dx%dx%d: %d A parts multicast outside the stage, %d stages whose "
-            "landed bytes differ from what the full barrier expects\n", c->a_code, c->b_code, c->bm, c->bn, cl, M, N, K,
-            misplaced, bytes_bad);
+    fprintf(stderr,
+            "a %d b %d %dx%d cluster %d, %dx%dx%d: %d A parts multicast outside the stage, %d "
+            "stages whose "
+            "landed bytes differ from what the full barrier expects\n",
+            c->a_code, c->b_code, c->bm, c->bn, cl, M, N, K, misplaced, bytes_bad);
   free(A);
   free(B);
   free(Cin);
@@ -246,7 +276,8 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   free(va);
   free(vb);
   if (desc_bad) fprintf(stderr, "%d descriptors without the 128-byte swizzle mode\n", desc_bad);
-  return bad == 0 && unwritten == 0 && misplaced == 0 && bytes_bad == 0 && desc_bad == 0 && rms > 0.1;
+  return bad == 0 && unwritten == 0 && misplaced == 0 && bytes_bad == 0 && desc_bad == 0 &&
+         rms > 0.1;
 }
 
 TEST_CASE(tiles) {
@@ -255,15 +286,20 @@ TEST_CASE(tiles) {
   int n = 0;
   /* fp8 pairs, bf16; tiles with one and two consumer warpgroups; the epilogues */
   cfgs[n++] = (cfg){GEMM_CODE_E4M3, GEMM_CODE_E4M3, 128, 256, 2, 1, GEMM_OUT_F32, 0, 0};
-  cfgs[n++] = (cfg){GEMM_CODE_E4M3, GEMM_CODE_E5M2, 64, 128, 1, 1, GEMM_OUT_BF16, BIAS, GEMM_ACT_GELU};
-  cfgs[n++] = (cfg){GEMM_CODE_E5M2, GEMM_CODE_E4M3, 256, 128, 2, 1, GEMM_OUT_F16, BETA | RES, GEMM_ACT_SILU};
-  cfgs[n++] = (cfg){GEMM_CODE_E5M2, GEMM_CODE_E5M2, 128, 64, 1, 1, GEMM_OUT_F32, BIAS | RES, GEMM_ACT_RELU};
-  cfgs[n++] = (cfg){GEMM_CODE_E4M3, GEMM_CODE_E4M3, 128, 128, 1, 1, GEMM_OUT_BF16, BIAS | GEMM_EPI_VSCALE, GEMM_ACT_GELU};
+  cfgs[n++] =
+      (cfg){GEMM_CODE_E4M3, GEMM_CODE_E5M2, 64, 128, 1, 1, GEMM_OUT_BF16, BIAS, GEMM_ACT_GELU};
+  cfgs[n++] = (cfg){GEMM_CODE_E5M2, GEMM_CODE_E4M3, 256,          128, 2, 1,
+                    GEMM_OUT_F16,   BETA | RES,     GEMM_ACT_SILU};
+  cfgs[n++] =
+      (cfg){GEMM_CODE_E5M2, GEMM_CODE_E5M2, 128, 64, 1, 1, GEMM_OUT_F32, BIAS | RES, GEMM_ACT_RELU};
+  cfgs[n++] = (cfg){GEMM_CODE_E4M3, GEMM_CODE_E4M3,         128,          128, 1, 1,
+                    GEMM_OUT_BF16,  BIAS | GEMM_EPI_VSCALE, GEMM_ACT_GELU};
   cfgs[n++] = (cfg){2, 2, 128, 128, 1, 1, GEMM_OUT_BF16, BIAS, GEMM_ACT_GELU};
   cfgs[n++] = (cfg){2, 2, 64, 256, 1, 1, GEMM_OUT_F32, BETA | BIAS | RES, GEMM_ACT_RELU};
   /* two-block clusters: each block multicasts its half of the A tile into both blocks' stages,
    * fp8 (128-byte K rows of 128 elements) and bf16 (of 64) */
-  cfgs[n++] = (cfg){GEMM_CODE_E4M3, GEMM_CODE_E4M3, 128, 128, 1, 2, GEMM_OUT_BF16, BIAS, GEMM_ACT_GELU};
+  cfgs[n++] =
+      (cfg){GEMM_CODE_E4M3, GEMM_CODE_E4M3, 128, 128, 1, 2, GEMM_OUT_BF16, BIAS, GEMM_ACT_GELU};
   cfgs[n++] = (cfg){GEMM_CODE_E5M2, GEMM_CODE_E4M3, 256, 64, 2, 2, GEMM_OUT_F32, 0, 0};
   cfgs[n++] = (cfg){GEMM_CODE_E4M3, GEMM_CODE_E5M2, 128, 256, 2, 2, GEMM_OUT_F16, RES, 0};
   cfgs[n++] = (cfg){2, 2, 128, 128, 1, 2, GEMM_OUT_BF16, BIAS, GEMM_ACT_RELU};

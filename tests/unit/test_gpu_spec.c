@@ -11,8 +11,8 @@ TEST_CASE(arch_lookups) {
   CHECK(arch_spec_find("sm_90a") == a);
   CHECK(arch_spec_find("90") == a);
   const arch_spec *t = arch_spec_find("sm_75");
-  CHECK(t && t->max_warps_per_sm == 32 && t->smem_per_sm == 64 * 1024 && t->smem_alloc_unit == 256 &&
-        t->smem_reserved_per_block == 0 && t->max_blocks_per_sm == 16);
+  CHECK(t && t->max_warps_per_sm == 32 && t->smem_per_sm == 64 * 1024 &&
+        t->smem_alloc_unit == 256 && t->smem_reserved_per_block == 0 && t->max_blocks_per_sm == 16);
   CHECK(arch_spec_find("sm_70") == NULL);
   CHECK(arch_spec_find("sm_9x") == NULL);
   CHECK(arch_spec_find("sm_80")->smem_per_block_optin == 163 * 1024);
@@ -42,7 +42,8 @@ TEST_CASE(gpu_lookups) {
 }
 
 TEST_CASE(table) {
-  CHECK_STR(gpu_spec_keys(), "h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, rtx2080ti, rtx2080");
+  CHECK_STR(gpu_spec_keys(),
+            "h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, rtx2080ti, rtx2080");
   size_t n;
   const gpu_spec *all = gpu_spec_all(&n);
   CHECK_INT(n, 10);
@@ -78,4 +79,5 @@ TEST_CASE(compute_paths) {
   CHECK_STR(compute_path_key(PATH_COUNT), "");
 }
 
-TEST_LIST(TEST_ENTRY(arch_lookups), TEST_ENTRY(gpu_lookups), TEST_ENTRY(table), TEST_ENTRY(compute_paths))
+TEST_LIST(TEST_ENTRY(arch_lookups), TEST_ENTRY(gpu_lookups), TEST_ENTRY(table),
+          TEST_ENTRY(compute_paths))

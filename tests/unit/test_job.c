@@ -165,8 +165,9 @@ static void test_durations(void) {
 }
 
 static void test_jsonline(void) {
-  const char *t = "{\n  \"a\": 1,\n  \"b\": [\n    {\"x\": \"{[\\\"\"},\n    {\"x\": 2,\n     \"y\": 3}\n  ],\n"
-                  "  \"c\": {\"d\": {\n    \"e\": null}}\n}\n";
+  const char *t =
+      "{\n  \"a\": 1,\n  \"b\": [\n    {\"x\": \"{[\\\"\"},\n    {\"x\": 2,\n     \"y\": 3}\n  ],\n"
+      "  \"c\": {\"d\": {\n    \"e\": null}}\n}\n";
   CHECK_INT(jsonline_find(t, ""), 1);
   CHECK_INT(jsonline_find(t, "a"), 2);
   CHECK_INT(jsonline_find(t, "b"), 3);

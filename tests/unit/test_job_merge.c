@@ -12,7 +12,8 @@
 
 /* Stores candidates (ms each; 0 ends) of problem MxNxK on DEVICE in database PATH as one run
  * with STATUS, the fastest the winner. */
-static void shard(const char *path, long long m, const char *device, const double *ms, const char *status) {
+static void shard(const char *path, long long m, const char *device, const double *ms,
+                  const char *status) {
   db *d = NULL;
   rt_error err = {0};
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
@@ -41,9 +42,12 @@ static void winners(const char *path, char *buf, size_t size) {
   buf[0] = 0;
   CHECK_INT(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
   sqlite3_stmt *st = NULL;
-  CHECK_INT(sqlite3_prepare_v2(h, "SELECT v.name || '|' || p.shape || '|' || r.config || '|' || r.time_ms || '|' || "
-                                  "r.uid FROM winners w JOIN results r ON r.id=w.result_id JOIN problems p ON "
-                                  "p.id=w.problem_id JOIN devices v ON v.id=w.device_id ORDER BY 1", -1, &st, NULL),
+  CHECK_INT(sqlite3_prepare_v2(
+                h,
+                "SELECT v.name || '|' || p.shape || '|' || r.config || '|' || r.time_ms || '|' || "
+                "r.uid FROM winners w JOIN results r ON r.id=w.result_id JOIN problems p ON "
+                "p.id=w.problem_id JOIN devices v ON v.id=w.device_id ORDER BY 1",
+                -1, &st, NULL),
             SQLITE_OK);
   size_t n = 0;
   while (sqlite3_step(st) == SQLITE_ROW)
@@ -76,7 +80,8 @@ static void setup(void) {
   /* problem 128: a split problem, shards a and b; their bests tie at 1.0 ms (other configs).
    * problem 256: shard b only.  c: problem 128 on another GPU model (faster, never mixed in),
    * and a run still "running" that c later finishes */
-  const double a128[] = {1.5, 1.0, 2.0, 0}, b128[] = {1.2, 1.0, 0}, b256[] = {3.0, 2.5, 0}, c128[] = {0.5, 0};
+  const double a128[] = {1.5, 1.0, 2.0, 0}, b128[] = {1.2, 1.0, 0}, b256[] = {3.0, 2.5, 0},
+               c128[] = {0.5, 0};
   shard(a, 128, "NVIDIA H200", a128, "done");
   shard(b, 128, "NVIDIA H200", b128, "done");
   shard(b, 256, "NVIDIA H200", b256, "done");
@@ -109,7 +114,8 @@ TEST_CASE(merged) {
   CHECK_CONTAINS(wx, "NVIDIA H200|128x64x64|");
   CHECK_CONTAINS(wx, "|1.0|");
   CHECK_CONTAINS(wx, "NVIDIA H200|256x64x64|");
-  CHECK(strstr(wx, "H200|128x64x64|BLOCK_M=16,BLOCK_N=16|0.5") == NULL); /* the A100's time stays the A100's */
+  CHECK(strstr(wx, "H200|128x64x64|BLOCK_M=16,BLOCK_N=16|0.5") ==
+        NULL); /* the A100's time stays the A100's */
   /* idempotent: merging the same files again adds nothing and changes no winner */
   CHECK_INT(job_merge(x, order2, 3, &st, &err), RT_OK);
   CHECK_INT(st.added, 0);

@@ -23,8 +23,8 @@ static problem gemm_nn(long long m) {
 /* A run of problem MxNxK f32 on DEVICE (driver when > 0) with COMMAND and STATUS, storing
  * NOK successful results (1.0, 1.1, ... ms) and NFAIL failed ones; the best becomes the winner
  * when win.  Returns the run id. */
-static long long add_run(db *d, long long m, const char *command, const char *status, int nok, int nfail,
-                         int win, const char *tk, int driver, double base_ms) {
+static long long add_run(db *d, long long m, const char *command, const char *status, int nok,
+                         int nfail, int win, const char *tk, int driver, double base_ms) {
   db_run_spec spec = fx_spec(gemm_nn(m), "model:h200");
   snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", tk ? tk : toolkit);
   spec.prov.device.driver_version = driver;
@@ -61,7 +61,8 @@ static long long add_run(db *d, long long m, const char *command, const char *st
 static void add_recheck(db *d, long long m, double ms) {
   db_run_spec spec = fx_spec(gemm_nn(m), "model:h200");
   snprintf(spec.prov.toolkit, sizeof spec.prov.toolkit, "%s", toolkit);
-  snprintf(spec.command, sizeof spec.command, "rooftune recheck (tmpl_x %lldx64x64 f32 BLOCK_M=16,BLOCK_N=16)", m);
+  snprintf(spec.command, sizeof spec.command,
+           "rooftune recheck (tmpl_x %lldx64x64 f32 BLOCK_M=16,BLOCK_N=16)", m);
   db_run *r = NULL;
   rt_error err = {0};
   CHECK_INT(db_run_begin(d, &spec, &r, &err), RT_OK);
@@ -102,11 +103,13 @@ static void setup(void) {
   CHECK(f != NULL);
   if (!f) exit(test_done());
   /* problem k is 2^k x 64 x 64 ... (k = 0..8): one state each */
-  fprintf(f, "{\"rooftune_job\": 1, \"name\": \"st\", \"database\": \"t.db\", \"defaults\": {\"dtype\": \"f32\", "
-             "\"budget\": 8}, \"fresh\": {\"max_age\": \"7d\"}, \"problems\": [\n");
+  fprintf(f,
+          "{\"rooftune_job\": 1, \"name\": \"st\", \"database\": \"t.db\", \"defaults\": "
+          "{\"dtype\": \"f32\", "
+          "\"budget\": 8}, \"fresh\": {\"max_age\": \"7d\"}, \"problems\": [\n");
   for (int k = 0; k < 9; k++)
-    fprintf(f, "  {\"target\": \"gemm\", \"shape\": \"%dx64x64\"%s}%s\n", 1 << (k + 4), k == 7 ? ", \"split\": true" : "",
-            k < 8 ? "," : "");
+    fprintf(f, "  {\"target\": \"gemm\", \"shape\": \"%dx64x64\"%s}%s\n", 1 << (k + 4),
+            k == 7 ? ", \"split\": true" : "", k < 8 ? "," : "");
   fprintf(f, "]}\n");
   fclose(f);
   CHECK_INT(job_load(jp, &j, &err), RT_OK);
@@ -120,22 +123,30 @@ static void setup(void) {
    * interrupted after 3 of 8.  3 (128): failed.  4 (256): runs, no success.  5 (512): another
    * toolkit.  6 (1024): another driver.  7 (2048, split): shard 1/2's run interrupted, shard
    * 0/2's done.  8 (4096): done, but 8 days ago */
-  add_run(d, 32, "rooftune job run j.json [job st shard 0/1]: gemm 32x64x64 f32", "done", 4, 1, 1, NULL, 0, 1.0);
+  add_run(d, 32, "rooftune job run j.json [job st shard 0/1]: gemm 32x64x64 f32", "done", 4, 1, 1,
+          NULL, 0, 1.0);
   add_run(d, 64, "rooftune tune gemm", "done", 8, 0, 1, NULL, 0, 1.0);
-  add_run(d, 64, "rooftune job run j.json [job st shard 0/1]: gemm 64x64x64 f32", "interrupted", 2, 1, 1, NULL, 0, 2.0);
+  add_run(d, 64, "rooftune job run j.json [job st shard 0/1]: gemm 64x64x64 f32", "interrupted", 2,
+          1, 1, NULL, 0, 2.0);
   add_run(d, 128, "rooftune tune gemm", "failed", 0, 0, 0, NULL, 0, 1.0);
   add_run(d, 256, "rooftune tune gemm", "done", 0, 3, 0, NULL, 0, 1.0);
-  add_run(d, 512, "rooftune tune gemm", "done", 3, 0, 1, "cuda 12.4, nvrtc 12.4, cublaslt 120400", 0, 1.0);
+  add_run(d, 512, "rooftune tune gemm", "done", 3, 0, 1, "cuda 12.4, nvrtc 12.4, cublaslt 120400",
+          0, 1.0);
   add_run(d, 1024, "rooftune tune gemm", "done", 3, 0, 1, NULL, 12040, 1.0);
-  add_run(d, 2048, "rooftune job run j.json [job st shard 0/2]: gemm", "done", 4, 0, 1, NULL, 0, 1.0);
-  add_run(d, 2048, "rooftune job run j.json [job st shard 1/2]: gemm", "running", 1, 0, 0, NULL, 0, 1.0);
+  add_run(d, 2048, "rooftune job run j.json [job st shard 0/2]: gemm", "done", 4, 0, 1, NULL, 0,
+          1.0);
+  add_run(d, 2048, "rooftune job run j.json [job st shard 1/2]: gemm", "running", 1, 0, 0, NULL, 0,
+          1.0);
   add_run(d, 4096, "rooftune tune gemm", "done", 3, 0, 1, NULL, 0, 1.0);
   db_close(d);
   d = NULL;
-  sql(dbp, "UPDATE runs SET started_at='2020-01-01T00:00:00Z', finished_at='2020-01-01T01:00:00Z' WHERE problem_id="
-           "(SELECT id FROM problems WHERE shape='4096x64x64');"
-           "UPDATE winners SET updated_at='2020-01-01T01:00:00Z' WHERE problem_id=(SELECT id FROM problems WHERE "
-           "shape='4096x64x64')");
+  sql(dbp,
+      "UPDATE runs SET started_at='2020-01-01T00:00:00Z', finished_at='2020-01-01T01:00:00Z' WHERE "
+      "problem_id="
+      "(SELECT id FROM problems WHERE shape='4096x64x64');"
+      "UPDATE winners SET updated_at='2020-01-01T01:00:00Z' WHERE problem_id=(SELECT id FROM "
+      "problems WHERE "
+      "shape='4096x64x64')");
 }
 
 static void teardown(void) {
@@ -180,7 +191,8 @@ TEST_CASE(states) {
   CHECK_CONTAINS(st[5].reason, "another toolkit (cuda 12.4");
   CHECK_INT(st[6].kind, JOB_STATE_STALE);
   CHECK_CONTAINS(st[6].reason, "driver 12040 (now 0)");
-  CHECK_INT(st[7].kind, JOB_STATE_INTERRUPTED); /* unsharded, every run counts: the latest is shard 1's */
+  CHECK_INT(st[7].kind,
+            JOB_STATE_INTERRUPTED); /* unsharded, every run counts: the latest is shard 1's */
   CHECK_INT(st[7].left, 7);
   CHECK_INT(st[8].kind, JOB_STATE_STALE);
   CHECK_CONTAINS(st[8].reason, "(max_age 7.0 d)");

@@ -203,8 +203,8 @@ static void check_rank_in(void) {
   size_t *order = NULL, n = 0;
   CHECK_INT(ktfile_rank_in(pk, kf->space, &order, &n, &err), RT_OK);
   static const char *const want[] = {
-      "block_size_x=32,tile=2,method=fast", "block_size_x=32,tile=2,method=safe", /* 0.8 */
-      "block_size_x=64,tile=2,method=fast",                                      /* 1.0 */
+      "block_size_x=32,tile=2,method=fast", "block_size_x=32,tile=2,method=safe",  /* 0.8 */
+      "block_size_x=64,tile=2,method=fast",                                        /* 1.0 */
       "block_size_x=16,tile=1,method=fast", "block_size_x=16,tile=1,method=safe"}; /* 2.0 */
   CHECK_INT(n, 5);
   for (size_t i = 0; i < n && i < 5; i++) {

@@ -46,7 +46,8 @@ static char *kt_cache(const char *device, int n, const char *const *times, int f
   for (int i = 0; i < n; i++) k += (size_t)snprintf(s + k, cap - k, "%s%d", i ? ", " : "", i + 1);
   k += (size_t)snprintf(s + k, cap - k, "]},\n\"cache\": {\n");
   for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(s + k, cap - k, "\"%d\": {\"x\": %d, \"time\": %s},\n", i + 1, i + 1, times[i]);
+    k += (size_t)snprintf(s + k, cap - k, "\"%d\": {\"x\": %d, \"time\": %s},\n", i + 1, i + 1,
+                          times[i]);
   if (finished) {
     s[k - 2] = '\n'; /* the last entry has no comma */
     k--;
@@ -154,8 +155,9 @@ static void test_gzip_trailer(void) {
 static void test_duplicate_keys(void) {
   ktfile *kf;
   rt_error err;
-  const char *text = "{\"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [1, 2]}, \"cache\": {"
-                     "\"1\": {\"x\": 1, \"time\": 5.0}, \"1\": {\"x\": 1, \"time\": 0.5}}}";
+  const char *text =
+      "{\"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [1, 2]}, \"cache\": {"
+      "\"1\": {\"x\": 1, \"time\": 5.0}, \"1\": {\"x\": 1, \"time\": 0.5}}}";
   CHECK_INT(load(put("dup.json", text), &kf, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "duplicate");
   ktfile_free(kf);
@@ -164,14 +166,19 @@ static void test_duplicate_keys(void) {
 static void test_times(void) {
   static const struct {
     const char *time;
-    int ok;             /* 1: timed, 2: a failure, 0: refused */
-    const char *text;   /* in the error */
+    int ok;           /* 1: timed, 2: a failure, 0: refused */
+    const char *text; /* in the error */
   } cases[] = {
-      {"1e-300", 0, "not a kernel time"}, {"-1.0", 0, "not a kernel time"},
-      {"0", 0, "not a kernel time"},      {"true", 0, "not a number"},
-      {"null", 0, "not a number"},        {"[1]", 0, "not a number"},
-      {"1e20", 2, NULL},                  {"1e300", 2, NULL},
-      {"0.000001", 1, NULL},              {"86400000", 1, NULL},
+      {"1e-300", 0, "not a kernel time"},
+      {"-1.0", 0, "not a kernel time"},
+      {"0", 0, "not a kernel time"},
+      {"true", 0, "not a number"},
+      {"null", 0, "not a number"},
+      {"[1]", 0, "not a number"},
+      {"1e20", 2, NULL},
+      {"1e300", 2, NULL},
+      {"0.000001", 1, NULL},
+      {"86400000", 1, NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *times[] = {"1.0", cases[i].time};
@@ -193,17 +200,19 @@ static void test_times(void) {
   /* a whole record without a time */
   ktfile *kf;
   rt_error err;
-  const char *none = "{\"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [1, 2]}, \"cache\": {"
-                     "\"1\": {\"x\": 1, \"time\": 5.0}, \"2\": {\"x\": 2}}}";
+  const char *none =
+      "{\"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [1, 2]}, \"cache\": {"
+      "\"1\": {\"x\": 1, \"time\": 5.0}, \"2\": {\"x\": 2}}}";
   CHECK_INT(load(put("notime.json", none), &kf, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "no time");
   ktfile_free(kf);
   /* KTT: a negative duration */
-  const char *ktt = "{\"Metadata\": {\"TimeUnit\": \"Microseconds\"}, \"Results\": ["
-                    "{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": [{\"Name\": \"x\", "
-                    "\"Value\": 1}], \"ComputationResults\": [{\"Duration\": 12}]},"
-                    "{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": [{\"Name\": \"x\", "
-                    "\"Value\": 2}], \"ComputationResults\": [{\"Duration\": -3}]}]}";
+  const char *ktt =
+      "{\"Metadata\": {\"TimeUnit\": \"Microseconds\"}, \"Results\": ["
+      "{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": [{\"Name\": \"x\", "
+      "\"Value\": 1}], \"ComputationResults\": [{\"Duration\": 12}]},"
+      "{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": [{\"Name\": \"x\", "
+      "\"Value\": 2}], \"ComputationResults\": [{\"Duration\": -3}]}]}";
   CHECK_INT(load(put("ktt.json", ktt), &kf, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "Results[1]");
   ktfile_free(kf);
@@ -213,7 +222,8 @@ static void test_times(void) {
   } bad[] = {
       {"\"ProfilingData\": {\"Counters\": [{\"Name\": \"dram__sectors_read.sum\", \"Value\": -1}]}",
        "dram__sectors_read.sum"},
-      {"\"ProfilingData\": {\"Counters\": [{\"Name\": \"dram__sectors_read.sum\", \"Value\": \"9\"}]}",
+      {"\"ProfilingData\": {\"Counters\": [{\"Name\": \"dram__sectors_read.sum\", \"Value\": "
+       "\"9\"}]}",
        "dram__sectors_read.sum"},
       {"\"ProfilingData\": {\"Counters\": [{\"Value\": 3}]}", "no Name"},
       {"\"ProfilingData\": {\"Counters\": 7}", "not a list"},
@@ -223,11 +233,12 @@ static void test_times(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char text[1024];
-    snprintf(text, sizeof text,
-             "{\"Metadata\": {\"TimeUnit\": \"Microseconds\", \"GlobalSizeType\": \"CUDA\"}, "
-             "\"Results\": [{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": "
-             "[{\"Name\": \"x\", \"Value\": 1}], \"ComputationResults\": [{\"Duration\": 12, %s}]}]}",
-             bad[i].comp);
+    snprintf(
+        text, sizeof text,
+        "{\"Metadata\": {\"TimeUnit\": \"Microseconds\", \"GlobalSizeType\": \"CUDA\"}, "
+        "\"Results\": [{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": "
+        "[{\"Name\": \"x\", \"Value\": 1}], \"ComputationResults\": [{\"Duration\": 12, %s}]}]}",
+        bad[i].comp);
     CHECK_INT(load(put("ktt_counter.json", text), &kf, &err), RT_ERR_PARSE);
     CHECK(kf == NULL);
     CHECK_CONTAINS(err.text, "Results[0]");
@@ -250,8 +261,9 @@ static void test_control_characters(void) {
   ktfile_free(kf);
   free(text);
   /* a control character in a parameter name or value is refused */
-  const char *bad = "{\"tune_params_keys\": [\"x\\ny\"], \"tune_params\": {\"x\\ny\": [1]}, \"cache\": {"
-                    "\"1\": {\"x\\ny\": 1, \"time\": 5.0}}}";
+  const char *bad =
+      "{\"tune_params_keys\": [\"x\\ny\"], \"tune_params\": {\"x\\ny\": [1]}, \"cache\": {"
+      "\"1\": {\"x\\ny\": 1, \"time\": 5.0}}}";
   CHECK_INT(load(put("ctrlname.json", bad), &kf, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "control character");
   ktfile_free(kf);
@@ -274,11 +286,12 @@ static void test_lengths(void) {
   /* four values of 200 characters: each fits, a configuration does not */
   memset(big, 'w', 200);
   big[200] = '\0';
-  snprintf(text, sizeof text,
-           "{\"tune_params_keys\": [\"a\", \"b\", \"c\", \"d\"], \"tune_params\": {\"a\": [\"%s\"], "
-           "\"b\": [\"%s\"], \"c\": [\"%s\"], \"d\": [\"%s\"]}, \"cache\": {\"1\": {\"a\": \"%s\", "
-           "\"b\": \"%s\", \"c\": \"%s\", \"d\": \"%s\", \"time\": 1.0}}}",
-           big, big, big, big, big, big, big, big);
+  snprintf(
+      text, sizeof text,
+      "{\"tune_params_keys\": [\"a\", \"b\", \"c\", \"d\"], \"tune_params\": {\"a\": [\"%s\"], "
+      "\"b\": [\"%s\"], \"c\": [\"%s\"], \"d\": [\"%s\"]}, \"cache\": {\"1\": {\"a\": \"%s\", "
+      "\"b\": \"%s\", \"c\": \"%s\", \"d\": \"%s\", \"time\": 1.0}}}",
+      big, big, big, big, big, big, big, big);
   CHECK_INT(load(put("longcfg.json", text), &kf, &err), RT_ERR_PARSE);
   CHECK_CONTAINS(err.text, "811 characters");
   ktfile_free(kf);

@@ -87,8 +87,8 @@ TEST_CASE(every_space) {
     space_format_config(kf->space, kf->optimum_idx, cfg, sizeof cfg);
     CHECK_INT(ktfile_find(kf, cfg, &idx, &err), RT_OK);
     CHECK_INT(idx, kf->optimum_idx);
-    printf("%s: %zu configurations, %zu valid, optimum %.4g ms (%s)\n", spaces[i].file,
-           kf->configs, kf->valid, kf->optimum_ms, cfg);
+    printf("%s: %zu configurations, %zu valid, optimum %.4g ms (%s)\n", spaces[i].file, kf->configs,
+           kf->valid, kf->optimum_ms, cfg);
     ktfile_free(kf);
   }
   check_counted(dir);

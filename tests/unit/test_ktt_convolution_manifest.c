@@ -25,8 +25,10 @@ static int lookup_rec(void *ctx, const char *name, long long *v) {
 
 TEST_CASE(recorded_space) {
   char rec[1200];
-  snprintf(rec, sizeof rec, "%s/data/spaces/ktt_convolution_RTX_2080_Ti.json.gz", test_shared_dir());
-  if (access(rec, R_OK) != 0) test_skip("no ktt_convolution_RTX_2080_Ti.json.gz in ../shared/data/spaces");
+  snprintf(rec, sizeof rec, "%s/data/spaces/ktt_convolution_RTX_2080_Ti.json.gz",
+           test_shared_dir());
+  if (access(rec, R_OK) != 0)
+    test_skip("no ktt_convolution_RTX_2080_Ti.json.gz in ../shared/data/spaces");
   char tmp[64] = "/tmp/rt_ktt_conv_XXXXXX", man[1200], src[1200], stub[200];
   CHECK(mkdtemp(tmp) != NULL);
   snprintf(man, sizeof man, "%s/examples/ktt_convolution/convolution_ktt.json", test_source_dir());
@@ -72,8 +74,10 @@ TEST_CASE(recorded_space) {
       same += (long long)pl.grid[0] * pl.grid[1] * pl.grid[2] == kf->facts[i].grid_blocks &&
               (int)(pl.block[0] * pl.block[1] * pl.block[2]) == kf->facts[i].threads_per_block;
     }
-    printf("%zu of %zu recorded configurations in the manifest's space; launch equal to the "
-           "recorded one for %zu of %zu\n", mapped, kf->configs, same, launches);
+    printf(
+        "%zu of %zu recorded configurations in the manifest's space; launch equal to the "
+        "recorded one for %zu of %zu\n",
+        mapped, kf->configs, same, launches);
     CHECK_INT(mapped, kf->configs);
     CHECK_INT(launches, kf->valid);
     CHECK_INT(same, launches);

@@ -40,7 +40,8 @@ static void check_lever(const manifest *m, const space *sp, size_t idx, const di
     char cfgtext[768];
     space_format_config(sp, idx, cfgtext, sizeof cfgtext);
     if (!mi) {
-      fprintf(stderr, "%s %s [%s]: lever %s%c has no move\n", manifest_name(m), what, cfgtext, li, sign);
+      fprintf(stderr, "%s %s [%s]: lever %s%c has no move\n", manifest_name(m), what, cfgtext, li,
+              sign);
       CHECK(mi != NULL);
       return;
     }
@@ -55,12 +56,14 @@ static void check_lever(const manifest *m, const space *sp, size_t idx, const di
     memcpy(cfg, space_config(sp, idx), (size_t)space_nparams(sp) * sizeof cfg[0]);
     int pos = -1;
     for (int k = 0; k < pp->count && pos < 0; k++)
-      if (pp->ints ? atoll(eq + 1) == pp->ints[k] && eq[1] : !strcmp(eq + 1, pp->idents[k])) pos = k;
+      if (pp->ints ? atoll(eq + 1) == pp->ints[k] && eq[1] : !strcmp(eq + 1, pp->idents[k]))
+        pos = k;
     CHECK(pos >= 0);
     if (pos < 0) return;
     long long from = pp->ints ? pp->ints[cfg[p]] : cfg[p], to = pp->ints ? pp->ints[pos] : pos;
     if (!(sign == '+' ? to > from : to < from))
-      fprintf(stderr, "%s %s [%s]: %s%c moves it to %s\n", manifest_name(m), what, cfgtext, li, sign, eq + 1);
+      fprintf(stderr, "%s %s [%s]: %s%c moves it to %s\n", manifest_name(m), what, cfgtext, li,
+              sign, eq + 1);
     CHECK(sign == '+' ? to > from : to < from);
     cfg[p] = (uint16_t)pos;
     char moved[768];
@@ -68,8 +71,9 @@ static void check_lever(const manifest *m, const space *sp, size_t idx, const di
     size_t got;
     rt_error err = {0};
     rt_status s = space_parse_config(sp, moved, &got, &err);
-    if (s) fprintf(stderr, "%s %s: lever %s%c of [%s] proposes [%s]: %s\n", manifest_name(m), what, li, sign,
-                   cfgtext, moved, err.text);
+    if (s)
+      fprintf(stderr, "%s %s: lever %s%c of [%s] proposes [%s]: %s\n", manifest_name(m), what, li,
+              sign, cfgtext, moved, err.text);
     CHECK_INT(s, RT_OK);
     moves_checked++;
   }
@@ -77,14 +81,16 @@ static void check_lever(const manifest *m, const space *sp, size_t idx, const di
 }
 
 /* Every configuration of template m for one problem, with three sets of facts. */
-static void check_problem(const manifest *m, const family_ops *fam, const char *shape, const char *dtype) {
+static void check_problem(const manifest *m, const family_ops *fam, const char *shape,
+                          const char *dtype) {
   rt_error err = {0};
   problem p;
   rt_vars env;
   rt_vars_clear(&env);
   const gpu_spec *gpu = gpu_spec_find("h200");
   const arch_spec *arch = arch_spec_find("sm_90");
-  if (fam->parse_shape(fam, shape, dtype, NULL, &p, &err) || problem_env(fam, &p, arch, gpu, &env, &err)) {
+  if (fam->parse_shape(fam, shape, dtype, NULL, &p, &err) ||
+      problem_env(fam, &p, arch, gpu, &env, &err)) {
     fprintf(stderr, "%s %s %s: %s\n", manifest_name(m), shape, dtype, err.text);
     CHECK(0);
     return;
@@ -102,7 +108,8 @@ static void check_problem(const manifest *m, const family_ops *fam, const char *
   memset(&roles, 0, sizeof roles);
   manifest_roles(m, &roles);
   for (int k = 0; k < ROLE_COUNT; k++)
-    if (!family_allows_lever(fam, role_name((param_role)k))) memset(roles.names[k], 0, sizeof roles.names[k]);
+    if (!family_allows_lever(fam, role_name((param_role)k)))
+      memset(roles.names[k], 0, sizeof roles.names[k]);
   const char *ins = manifest_instruction(m);
   int wgmma = !strcmp(ins, "wgmma");
   compute_path path = !strcmp(ins, "simt") ? PATH_SIMT_F32 : roofline_path_for_dtype(dtype, 1);
@@ -168,13 +175,17 @@ TEST_CASE(every_template) {
     exit(1);
   }
   static const suite suites[] = {
-      {"gemm", {"bf16", NULL, NULL},
-       {"4096x4096x4096:nt", "4096x4096x4096", "1x4096x4096:nt", "1x14336x4096:nt", "1x4096x14336:nt",
-        "16x4096x4096:nt", "16x14336x4096:nt", "16x4096x14336:nt", "64x4096x4096:nt", "64x14336x4096:nt",
-        "64x4096x14336:nt", "256x4096x4096:nt", "256x14336x4096:nt", "256x4096x14336:nt", NULL}},
-      {"gemm", {"bf16", "f16", "f32"},
+      {"gemm",
+       {"bf16", NULL, NULL},
+       {"4096x4096x4096:nt", "4096x4096x4096", "1x4096x4096:nt", "1x14336x4096:nt",
+        "1x4096x14336:nt", "16x4096x4096:nt", "16x14336x4096:nt", "16x4096x14336:nt",
+        "64x4096x4096:nt", "64x14336x4096:nt", "64x4096x14336:nt", "256x4096x4096:nt",
+        "256x14336x4096:nt", "256x4096x14336:nt", NULL}},
+      {"gemm",
+       {"bf16", "f16", "f32"},
        {"1024x1024x1024:nt", "2048x2048x2048:nt", "4096x4096x4096:nt", "8192x8192x8192:nt", NULL}},
-      {"attention", {"f16", "bf16", NULL},
+      {"attention",
+       {"f16", "bf16", NULL},
        {"4x32x4096x128", "1x32:8x8192x128:causal", "8x16x512:2048x64", "64x32:8x1:8192x128:paged16",
         "16x32:8x1:4096x128", NULL}},
       {"softmax", {"f32", "f16", "bf16"}, {"4096x4096", "32x32000", "65536x128", NULL}},
@@ -202,14 +213,15 @@ TEST_CASE(every_template) {
       if (!counted++) templates++;
       for (int d = 0; d < 3 && suites[s].dtypes[d]; d++) {
         if (!manifest_has_dtype(m, suites[s].dtypes[d])) continue;
-        for (int k = 0; suites[s].shapes[k]; k++) check_problem(m, fam, suites[s].shapes[k], suites[s].dtypes[d]);
+        for (int k = 0; suites[s].shapes[k]; k++)
+          check_problem(m, fam, suites[s].shapes[k], suites[s].dtypes[d]);
       }
     }
     manifest_free(m);
   }
   catalog_list_free(paths, npaths);
-  printf("%d templates: %ld diagnoses, %ld levers, %ld moves, every one a valid configuration\n", templates,
-         configs_checked, levers_checked, moves_checked);
+  printf("%d templates: %ld diagnoses, %ld levers, %ld moves, every one a valid configuration\n",
+         templates, configs_checked, levers_checked, moves_checked);
   CHECK(templates >= 8);
   CHECK(levers_checked > 1000);
 }

@@ -46,7 +46,8 @@ static size_t brute_force(const manifest *m, const rt_vars *env, uint16_t **out)
     CHECK_INT(expr_parse(manifest_derived_text(m, i), sc, &dx[i], NULL), RT_OK);
     dslot[i] = expr_scope_add(sc, manifest_derived_name(m, i), 0, NULL);
   }
-  for (int i = 0; i < nc; i++) CHECK_INT(expr_parse(manifest_constraint(m, i), sc, &cx[i], NULL), RT_OK);
+  for (int i = 0; i < nc; i++)
+    CHECK_INT(expr_parse(manifest_constraint(m, i), sc, &cx[i], NULL), RT_OK);
   long long vals[256] = {0};
   for (int i = 0; i < env->count; i++) vals[expr_scope_find(sc, env->names[i])] = env->values[i];
   double prod = 1;
@@ -171,7 +172,8 @@ static void check_shipped(void) {
   char **paths;
   int n;
   CHECK_INT(catalog_list(dir, &paths, &n, NULL), RT_OK);
-  static const char *const shapes[] = {"1024x1024x1024", "8@128x4096x4096", "100x300x70", "2@7x300x70"};
+  static const char *const shapes[] = {"1024x1024x1024", "8@128x4096x4096", "100x300x70",
+                                       "2@7x300x70"};
   static const char *const layouts[] = {"", ":nt"};
   for (int i = 0; i < n; i++) {
     manifest *m;
@@ -190,7 +192,10 @@ static void check_shipped(void) {
       for (int sh = 0; sh < nsh; sh++)
         for (int l = 0; l < nl; l++) {
           char shape[64];
-          snprintf(shape, sizeof shape, "%s%s", gemm ? shapes[sh] : sh ? fam->example_more : fam->example_shape,
+          snprintf(shape, sizeof shape, "%s%s",
+                   gemm ? shapes[sh]
+                   : sh ? fam->example_more
+                        : fam->example_shape,
                    layouts[l]);
           problem pb;
           rt_vars env;
@@ -227,19 +232,32 @@ static void check_wgmma_launch(void) {
   rt_vars env;
   rt_vars_clear(&env);
   space *sp = NULL;
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", NULL, &pb, &err), RT_OK);
-  CHECK_INT(problem_env(&gemm_family, &pb, arch_spec_find("sm_90a"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "4096x4096x4096:nt", "bf16", NULL, &pb, &err),
+            RT_OK);
+  CHECK_INT(
+      problem_env(&gemm_family, &pb, arch_spec_find("sm_90a"), gpu_spec_find("h200"), &env, NULL),
+      RT_OK);
   CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
   static const struct {
     const char *config;
     unsigned grid_x;
     long long work;
   } want[] = {
-      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0", 512, 512},
-      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,PERSISTENT=0,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0", 512, 512},
-      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0", 132, 512},
-      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0", 132, 512},
-      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=4,SWIZZLE=8,B_COL=1,PERSISTENT=1,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0", 32, 2048},
+      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,"
+       "PERSISTENT=0,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0",
+       512, 512},
+      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,"
+       "PERSISTENT=0,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0",
+       512, 512},
+      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,"
+       "PERSISTENT=1,CLUSTER=1,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0",
+       132, 512},
+      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=1,SWIZZLE=8,B_COL=1,"
+       "PERSISTENT=1,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0",
+       132, 512},
+      {"BLOCK_M=128,BLOCK_N=256,WARPGROUPS=2,PRODUCER=1,STAGES=4,SPLIT_K=4,SWIZZLE=8,B_COL=1,"
+       "PERSISTENT=1,CLUSTER=2,SETMAXNREG=0,B_E5M2=0,EPI=0,OUT_TYPE=0",
+       32, 2048},
   };
   for (size_t i = 0; sp && i < sizeof want / sizeof want[0]; i++) {
     size_t idx = 0;
@@ -266,9 +284,15 @@ static void check_executed(const char *valid_dir) {
     const char *shape, *config;
     double factor;
   } want[] = {
-      {"1x4096x4096:nt", "BLOCK_M=32,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=1", 32},
-      {"4096x4096x4096:nt", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=1", 1},
-      {"100x300x70", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=0",
+      {"1x4096x4096:nt",
+       "BLOCK_M=32,BLOCK_N=128,BLOCK_K=64,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=1",
+       32},
+      {"4096x4096x4096:nt",
+       "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,WARPS_M=2,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL="
+       "1",
+       1},
+      {"100x300x70",
+       "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,WARPS_M=1,WARPS_N=2,STAGES=3,SPLIT_K=1,SWIZZLE=8,B_COL=0",
        (128.0 * 320 * 96) / (100.0 * 300 * 70)},
   };
   char path[1200];
@@ -284,7 +308,9 @@ static void check_executed(const char *valid_dir) {
     size_t idx = 0;
     double flops = 0, bytes = 0, executed = 0;
     CHECK_INT(gemm_family.parse_shape(&gemm_family, want[i].shape, "bf16", NULL, &pb, &err), RT_OK);
-    CHECK_INT(problem_env(&gemm_family, &pb, arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+    CHECK_INT(
+        problem_env(&gemm_family, &pb, arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL),
+        RT_OK);
     CHECK_INT(manifest_build_space(m, &env, &sp, &err), RT_OK);
     CHECK_INT(sp ? space_parse_config(sp, want[i].config, &idx, &err) : RT_ERR_INVALID, RT_OK);
     CHECK_INT(manifest_config_vars(m, sp, idx, &env, &v, &err), RT_OK);
@@ -319,11 +345,18 @@ static void check_executed(const char *valid_dir) {
   rt_vars_clear(&env);
   sp = NULL;
   size_t idx = 0;
-  CHECK_INT(gemm_family.parse_shape(&gemm_family, "1x4096x4096:nt", "bf16", NULL, &pb, &err), RT_OK);
-  CHECK_INT(problem_env(&gemm_family, &pb, arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL), RT_OK);
+  CHECK_INT(gemm_family.parse_shape(&gemm_family, "1x4096x4096:nt", "bf16", NULL, &pb, &err),
+            RT_OK);
+  CHECK_INT(
+      problem_env(&gemm_family, &pb, arch_spec_find("sm_90"), gpu_spec_find("h200"), &env, NULL),
+      RT_OK);
   CHECK_INT(m ? manifest_build_space(m, &env, &sp, &err) : RT_ERR_INVALID, RT_OK);
-  CHECK_INT(sp ? space_parse_config(sp, "ROWS=1,COLS=2,WARPS=4,UNROLL=4,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=0,OUT_TYPE=0", &idx, &err)
-               : RT_ERR_INVALID, RT_OK);
+  CHECK_INT(
+      sp ? space_parse_config(
+               sp, "ROWS=1,COLS=2,WARPS=4,UNROLL=4,SPLIT_K=1,B_COL=1,B_E5M2=0,EPI=0,OUT_TYPE=0",
+               &idx, &err)
+         : RT_ERR_INVALID,
+      RT_OK);
   CHECK_INT(manifest_config_vars(m, sp, idx, &env, &v, &err), RT_OK);
   CHECK_INT(manifest_inflight(m, &v, &inflight, &err), RT_OK);
   CHECK_NEAR(inflight, 128.0 * 16 * 4 * 2, 0);
@@ -537,7 +570,8 @@ static void check_discovery(const char *valid_dir, const char *invalid_dir) {
   char tmp[] = "/tmp/rooftune-catalog-XXXXXX", sub[600], cmd[4200], two[1300];
   CHECK(mkdtemp(tmp) != NULL);
   snprintf(sub, sizeof sub, "%s/sub", tmp);
-  snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/late.json %s/kernel.cu %s/", sub, valid_dir, valid_dir, sub);
+  snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/late.json %s/kernel.cu %s/", sub, valid_dir,
+           valid_dir, sub);
   CHECK_INT(system(cmd), 0);
   CHECK_INT(catalog_find(tmp, "late", &m, NULL), RT_OK);
   manifest_free(m);

@@ -138,8 +138,8 @@ static void test_config_text_limit(void) {
   char params[8192];
   size_t n = (size_t)snprintf(params, sizeof params, "{");
   for (int i = 0; i < 8; i++)
-    n += (size_t)snprintf(params + n, sizeof params - n,
-                          "%s\"P%039d\": [\"v%059d\"]", i ? ", " : "", i, i);
+    n += (size_t)snprintf(params + n, sizeof params - n, "%s\"P%039d\": [\"v%059d\"]",
+                          i ? ", " : "", i, i);
   snprintf(params + n, sizeof params - n, "}");
   const char *path = manifest_with("longcfg", "k.cu", params, "1");
   manifest *m;
@@ -191,7 +191,8 @@ static void test_long_value_list(void) {
   size_t cap = (size_t)N * 8 + 64, n = 0;
   char *params = malloc(cap);
   n += (size_t)snprintf(params + n, cap - n, "{\"X\": [");
-  for (int i = 0; i < N; i++) n += (size_t)snprintf(params + n, cap - n, "%s%d", i ? "," : "", i * 3);
+  for (int i = 0; i < N; i++)
+    n += (size_t)snprintf(params + n, cap - n, "%s%d", i ? "," : "", i * 3);
   snprintf(params + n, cap - n, "]}");
   const char *path = manifest_with("longlist", "k.cu", params, "1");
   manifest *m;
@@ -202,7 +203,7 @@ static void test_long_value_list(void) {
   /* a repeat near the end is found and reported at the later of the two places */
   char *at = strstr(params, ",196599"); /* value 65533*3 */
   CHECK(at != NULL);
-  if (at) memcpy(at, ",3     ", 7);     /* now 3 again: repeats X[1] */
+  if (at) memcpy(at, ",3     ", 7); /* now 3 again: repeats X[1] */
   path = manifest_with("repeat", "k.cu", params, "1");
   CHECK_INT(load(path, &m, &err), RT_ERR_MANIFEST);
   CHECK_STR(err.field, "params.X[65533]");

@@ -25,7 +25,8 @@ typedef struct fmt {
 /* The value of code c by the format's definition (NaN for NaN codes, +-INFINITY for e5m2's
  * infinities). */
 static double definition(const fmt *f, unsigned c) {
-  const unsigned s = c >> 7, E = (c >> f->mbits) & ((1u << f->ebits) - 1), M = c & ((1u << f->mbits) - 1);
+  const unsigned s = c >> 7, E = (c >> f->mbits) & ((1u << f->ebits) - 1),
+                 M = c & ((1u << f->mbits) - 1);
   const unsigned etop = (1u << f->ebits) - 1;
   double v;
   if (f->ebits == 4 && E == etop && M == (1u << f->mbits) - 1) return NAN;
@@ -48,7 +49,9 @@ static void check_format(const fmt *f) {
   for (unsigned c = 0; c < 256; c++) {
     double want = definition(f, c), got = f->dec((uint8_t)c);
     if (isnan(want) ? !isnan(got) : got != want) {
-      if (bad++ < 5) fprintf(stderr, "%s code 0x%02x decodes to %g, the definition says %g\n", f->name, c, got, want);
+      if (bad++ < 5)
+        fprintf(stderr, "%s code 0x%02x decodes to %g, the definition says %g\n", f->name, c, got,
+                want);
     }
   }
   CHECK_INT(bad, 0);
@@ -93,16 +96,17 @@ static void check_format(const fmt *f) {
    * for e4m3 and is infinity for e5m2) */
   const unsigned maxc = f->ebits == 4 ? 0x7e : 0x7b;
   CHECK_INT(f->enc(f->max, 0), maxc);
-  const float step = (float)(definition(f, maxc) - definition(f, maxc - 1)), over_mid = f->max + step / 2;
-  CHECK_INT(f->enc(over_mid, 1), maxc);                                   /* a tie, saturated */
-  CHECK_INT(f->enc(nextafterf(over_mid, 0), 0), maxc);                    /* rounds down */
-  CHECK_INT(f->enc(nextafterf(over_mid, INFINITY), 1), maxc);             /* saturated */
+  const float step = (float)(definition(f, maxc) - definition(f, maxc - 1)),
+              over_mid = f->max + step / 2;
+  CHECK_INT(f->enc(over_mid, 1), maxc);                       /* a tie, saturated */
+  CHECK_INT(f->enc(nextafterf(over_mid, 0), 0), maxc);        /* rounds down */
+  CHECK_INT(f->enc(nextafterf(over_mid, INFINITY), 1), maxc); /* saturated */
   CHECK_INT(f->enc(-nextafterf(over_mid, INFINITY), 1), 0x80 | maxc);
   CHECK_INT(f->enc(1e30f, 1), maxc);
   CHECK_INT(f->enc(INFINITY, 1), maxc);
   CHECK_INT(f->enc(-INFINITY, 1), 0x80 | maxc);
-  if (f->ebits == 4) { /* no infinity: an overflow is NaN */
-    CHECK_INT(f->enc(over_mid, 0), 0x7e);   /* the tie goes to the even (finite) code */
+  if (f->ebits == 4) {                    /* no infinity: an overflow is NaN */
+    CHECK_INT(f->enc(over_mid, 0), 0x7e); /* the tie goes to the even (finite) code */
     CHECK_INT(f->enc(nextafterf(over_mid, INFINITY), 0), 0x7f);
     CHECK_INT(f->enc(-1e30f, 0), 0xff);
     CHECK_INT(f->enc(INFINITY, 0), 0x7f);
@@ -179,7 +183,5 @@ TEST_CASE(fp8_in_bf16) {
   }
 }
 
-TEST_LIST(TEST_ENTRY(formats),
-          TEST_ENTRY(hand_codes),
-          TEST_ENTRY(e5m2_is_f16_top),
+TEST_LIST(TEST_ENTRY(formats), TEST_ENTRY(hand_codes), TEST_ENTRY(e5m2_is_f16_top),
           TEST_ENTRY(fp8_in_bf16))

@@ -174,17 +174,8 @@ TEST_CASE(facts) {
   CHECK_STR(f.limiter, "registers");
 }
 
-TEST_LIST(TEST_ENTRY(classic),
-          TEST_ENTRY(register_rounding),
-          TEST_ENTRY(smem_sm90),
-          TEST_ENTRY(smem_rounding),
-          TEST_ENTRY(big_block),
-          TEST_ENTRY(block_limit),
-          TEST_ENTRY(max_registers),
-          TEST_ENTRY(cannot_launch),
-          TEST_ENTRY(unknown_registers),
-          TEST_ENTRY(ties),
-          TEST_ENTRY(turing),
-          TEST_ENTRY(coulomb),
-          TEST_ENTRY(bad_input),
+TEST_LIST(TEST_ENTRY(classic), TEST_ENTRY(register_rounding), TEST_ENTRY(smem_sm90),
+          TEST_ENTRY(smem_rounding), TEST_ENTRY(big_block), TEST_ENTRY(block_limit),
+          TEST_ENTRY(max_registers), TEST_ENTRY(cannot_launch), TEST_ENTRY(unknown_registers),
+          TEST_ENTRY(ties), TEST_ENTRY(turing), TEST_ENTRY(coulomb), TEST_ENTRY(bad_input),
           TEST_ENTRY(facts))

@@ -27,7 +27,7 @@ TEST_CASE(sm90_one_entry) {
   CHECK_INT(r.smem_static, 1024);
   CHECK_INT(r.barriers, 1);
   CHECK_INT(r.spill_stores, 0);
-  CHECK_INT(r.cmem0, 0); /* sm_90 logs print no cmem */
+  CHECK_INT(r.cmem0, 0);                                /* sm_90 logs print no cmem */
   CHECK_INT(compile_parse_ptxas(log, NULL, &r), RT_OK); /* first kernel */
   CHECK_INT(r.registers, 10);
   CHECK_INT(compile_parse_ptxas(log, "kk", &r), RT_ERR_NOT_FOUND);
@@ -101,9 +101,6 @@ TEST_CASE(nothing_to_parse) {
   CHECK_INT(compile_parse_ptxas("k.cu(3): error: expected a \";\"\n", "k", &r), RT_ERR_NOT_FOUND);
 }
 
-TEST_LIST(TEST_ENTRY(sm90_one_entry),
-          TEST_ENTRY(sm80_cmem),
-          TEST_ENTRY(sm80_spills),
-          TEST_ENTRY(sm90a_noinline_call),
-          TEST_ENTRY(sm80_older_layout),
+TEST_LIST(TEST_ENTRY(sm90_one_entry), TEST_ENTRY(sm80_cmem), TEST_ENTRY(sm80_spills),
+          TEST_ENTRY(sm90a_noinline_call), TEST_ENTRY(sm80_older_layout),
           TEST_ENTRY(nothing_to_parse))

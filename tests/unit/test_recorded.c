@@ -79,8 +79,12 @@ TEST_CASE(features) {
   s.blocks_per_sm = 4;
   s.occupancy = 0.5;
   s.grid_blocks = 792;
-  feature_input in = {.facts = &s, .sm_count = 132, .executed_flops = 1e12, .dram_bytes = 1e9,
-                      .peak_flops = 989.5e12, .bw = 4.3e12};
+  feature_input in = {.facts = &s,
+                      .sm_count = 132,
+                      .executed_flops = 1e12,
+                      .dram_bytes = 1e9,
+                      .peak_flops = 989.5e12,
+                      .bw = 4.3e12};
   double f[FEATURE_COUNT];
   features_fill(&in, f);
   CHECK_NEAR(f[FEATURE_OCCUPANCY], 0.5, 0);

@@ -18,9 +18,7 @@ static void setup(void) {
   if (demo("skip_file")) test_skip("the whole file skips in its setup");
 }
 
-static void teardown(void) {
-  printf("teardown after %d case(s), %d setup\n", ran, setups);
-}
+static void teardown(void) { printf("teardown after %d case(s), %d setup\n", ran, setups); }
 
 TEST_CASE(first) {
   ran++;

@@ -18,9 +18,7 @@ static void setup(void) {
   if (!small) exit(test_done());
 }
 
-static void teardown(void) {
-  ktfile_free(small);
-}
+static void teardown(void) { ktfile_free(small); }
 
 TEST_CASE(brute_force) {
   ktfile *kf = small;

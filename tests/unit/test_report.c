@@ -31,8 +31,8 @@ static char *section_svg(const char *html, const char *what, char *buf, size_t s
 /* The paths store() gives its results, odd and even ones ("" as rows before schema 7 have). */
 static const char *store_path[2] = {"", ""};
 
-static long long store(db *d, const char *device, long long m, int n, int nfail, double ms0, long long *best,
-                       const char *command) {
+static long long store(db *d, const char *device, long long m, int n, int nfail, double ms0,
+                       long long *best, const char *command) {
   db_run_spec spec = fx_spec(fx_gemm(m, 64, 64, "f16"), device);
   snprintf(spec.command, sizeof spec.command, "%s", command);
   db_run *r = NULL;
@@ -119,7 +119,8 @@ static void teardown(void) {
 TEST_CASE(page) {
   const char *html = page;
   CHECK(strstr(html, "<script") == NULL);
-  CHECK(strstr(html, "http://") == NULL || strstr(html, "http://") == strstr(html, "http://www.w3.org/2000/svg"));
+  CHECK(strstr(html, "http://") == NULL ||
+        strstr(html, "http://") == strstr(html, "http://www.w3.org/2000/svg"));
   CHECK_CONTAINS(html, "<title>test &lt;report&gt;</title>");
   CHECK_CONTAINS(html, "BLOCK_M=32,NAME=&lt;b&amp;c&gt;");
   CHECK(strstr(html, "NAME=<b") == NULL);
@@ -160,8 +161,10 @@ TEST_CASE(regression) {
   CHECK_CONTAINS(html, "1 regression</span>");
   const char *ov = strstr(html, "<table class=\"overview\">");
   CHECK(ov && strstr(ov, "SLOWER") && strstr(ov, "SLOWER") < strstr(ov, "model:h200"));
-  CHECK_CONTAINS(html, "<section id=\"p0\" class=\"regressed\"><h2>gemm 128x64x64 f16 on NVIDIA H200 \u2014 "
-                       "regression (SLOWER)");
+  CHECK_CONTAINS(
+      html,
+      "<section id=\"p0\" class=\"regressed\"><h2>gemm 128x64x64 f16 on NVIDIA H200 \u2014 "
+      "regression (SLOWER)");
   CHECK_CONTAINS(html, "class=\"recheck regressed\"");
   CHECK_CONTAINS(html, "data-runs=\"3\"");
 }

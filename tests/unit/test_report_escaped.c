@@ -28,7 +28,8 @@ static const char *const payloads[] = {
     "\"><img src=x onerror=alert(1)><a href=\"javascript:alert(2)\">",
     "</title></style></svg></td><script>alert(3)</script><svg onload=alert(4)>",
     "--><!-- ]]> <![CDATA[ &amp; &lt;script&gt; &#60;script&#62;",
-    "\x80\xc0\xbc" "script\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82\x01\x1b[31m\x7f<b>\xff",
+    "\x80\xc0\xbc"
+    "script\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82\x01\x1b[31m\x7f<b>\xff",
 };
 
 static void fill_device(db_device *d, const char *p) { FILL(d->name, p); }
@@ -139,8 +140,17 @@ static void make_page(hostile *x, const char *p) {
     x->sec[s].runs = x->runs;
     x->sec[s].nruns = 4;
   }
-  x->page = (report_page){.title = p, .source = p, .generated = p, .sec = x->sec, .nsec = 2, .order = x->order,
-                          .start = x->start, .ncand = 6, .tol = 0.05, .top = 10, .regressions = 1};
+  x->page = (report_page){.title = p,
+                          .source = p,
+                          .generated = p,
+                          .sec = x->sec,
+                          .nsec = 2,
+                          .order = x->order,
+                          .start = x->start,
+                          .ncand = 6,
+                          .tol = 0.05,
+                          .top = 10,
+                          .regressions = 1};
 }
 
 static void free_page(hostile *x) {
@@ -187,12 +197,15 @@ static void test_check_can_fail(void) {
   CHECK_INT(html_check(good, strlen(good), NULL, why, sizeof why), 0);
   const char *bad[] = {
       "<!DOCTYPE html>\n<html><body><p><script>alert(1)</script></p></body></html>\n",
-      "<!DOCTYPE html>\n<html><body><p class=\"\"><img src=x onerror=alert(1)>\"></p></body></html>\n",
+      "<!DOCTYPE html>\n<html><body><p class=\"\"><img src=x "
+      "onerror=alert(1)>\"></p></body></html>\n",
       "<!DOCTYPE html>\n<html><body><p onclick=\"x\">a</p></body></html>\n",
       "<!DOCTYPE html>\n<html><body><p>\xff</p></body></html>\n",
-      "<!DOCTYPE html>\n<html><head><title></title><script>x</script><title></title></head></html>\n",
+      "<!DOCTYPE "
+      "html>\n<html><head><title></title><script>x</script><title></title></head></html>\n",
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK_INT(html_check(bad[i], strlen(bad[i]), NULL, why, sizeof why), -1);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK_INT(html_check(bad[i], strlen(bad[i]), NULL, why, sizeof why), -1);
 }
 
 static rt_status write_with(void (*fn)(html *), char **out) {
@@ -251,8 +264,8 @@ static void w_ok(html *h) {
 }
 
 static void test_writer_refuses(void) {
-  void (*bad[])(html *) = {w_script, w_script_upper, w_onclick, w_href, w_style_attr, w_bad_name, w_text_outside,
-                           w_attr_late, w_close_twice};
+  void (*bad[])(html *) = {w_script,   w_script_upper, w_onclick,   w_href,       w_style_attr,
+                           w_bad_name, w_text_outside, w_attr_late, w_close_twice};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char *out = NULL;
     CHECK_INT(write_with(bad[i], &out), RT_ERR_INTERNAL);
@@ -261,10 +274,13 @@ static void test_writer_refuses(void) {
   }
   char *out = NULL;
   CHECK_INT(write_with(w_ok, &out), RT_OK);
-  CHECK_STR(out, "<p title=\"&quot;&#39;&lt;&gt;&amp;&#10;&#9;\">a&lt;b&gt;&amp;c\"d<br/>"
-                 "<svg class=\"s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\" viewBox=\"0 0 10 10\" "
-                 "role=\"img\"><line x1=\"0.0\" y1=\"0.0\" x2=\"0.0\" y2=\"1.0\"/></svg><a href=\"#p1\"></a>"
-                 "<td></td></p>");
+  CHECK_STR(
+      out,
+      "<p title=\"&quot;&#39;&lt;&gt;&amp;&#10;&#9;\">a&lt;b&gt;&amp;c\"d<br/>"
+      "<svg class=\"s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\" "
+      "viewBox=\"0 0 10 10\" "
+      "role=\"img\"><line x1=\"0.0\" y1=\"0.0\" x2=\"0.0\" y2=\"1.0\"/></svg><a href=\"#p1\"></a>"
+      "<td></td></p>");
   free(out);
 }
 
@@ -273,15 +289,16 @@ static void test_utf8_repair(void) {
     const char *in, *out;
   } cases[] = {
       {"plain", "plain"},
-      {"caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80"}, /* kept */
-      {"\xff", "\xef\xbf\xbd"},                       /* not UTF-8 */
-      {"\xc0\xbc", "\xef\xbf\xbd\xef\xbf\xbd"},       /* an overlong '<' */
+      {"caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80",
+       "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80"},            /* kept */
+      {"\xff", "\xef\xbf\xbd"},                                 /* not UTF-8 */
+      {"\xc0\xbc", "\xef\xbf\xbd\xef\xbf\xbd"},                 /* an overlong '<' */
       {"\xe0\x80\xbc", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong in three */
       {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* a surrogate */
       {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* past U+10FFFF */
-      {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"},       /* cut */
-      {"a\x01\x1b\tb\n", "a\xef\xbf\xbd\xef\xbf\xbd\tb\n"}, /* controls */
-      {"\xef\xbf\xbe", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* U+FFFE */
+      {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"},                                 /* cut */
+      {"a\x01\x1b\tb\n", "a\xef\xbf\xbd\xef\xbf\xbd\tb\n"},                     /* controls */
+      {"\xef\xbf\xbe", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},                 /* U+FFFE */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *c = html_clean_utf8(cases[i].in);
@@ -296,7 +313,8 @@ static void test_write_error(void) {
   html *h = html_new(f);
   html_doctype(h);
   html_open(h, "p");
-  for (int i = 0; i < 10000; i++) html_text(h, "filling the buffer until a write reaches the device ");
+  for (int i = 0; i < 10000; i++)
+    html_text(h, "filling the buffer until a write reaches the device ");
   rt_error err = {0};
   CHECK_INT(html_finish(h, &err), RT_ERR_IO);
   CHECK_CONTAINS(err.text, "No space left");
@@ -312,7 +330,9 @@ TEST_CASE(escaped) {
   test_check_can_fail();
   test_hostile_fields();
 #else
-  printf("SKIP (in part): no libxml2 here to parse the page (install libxml2-dev; .ci/deps.sh does)\n");
+  printf(
+      "SKIP (in part): no libxml2 here to parse the page (install libxml2-dev; .ci/deps.sh "
+      "does)\n");
 #endif
 }
 

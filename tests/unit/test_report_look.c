@@ -52,7 +52,8 @@ static void roofs(report_roofs *r) {
   FILL(r->gpu, "NVIDIA H200 SXM");
 }
 
-static void cand(look *x, int i, int sec, const char *tmpl, compute_path path, double ms, double intensity) {
+static void cand(look *x, int i, int sec, const char *tmpl, compute_path path, double ms,
+                 double intensity) {
   report_cand *c = &x->cand[i];
   c->section = sec;
   c->tmpl = (char *)tmpl;
@@ -88,7 +89,8 @@ static void run(db_run_info *r, const report_section *s, long long id, double be
  * cores only, two runs). */
 static void make(look *x) {
   memset(x, 0, sizeof *x);
-  const char *fam[2] = {"gemm", "stencil3"}, *shape[2] = {"16x4096x4096", "1048576"}, *dt[2] = {"bf16", "f32"};
+  const char *fam[2] = {"gemm", "stencil3"}, *shape[2] = {"16x4096x4096", "1048576"},
+             *dt[2] = {"bf16", "f32"};
   for (int s = 0; s < 2; s++) {
     report_section *S = &x->sec[s];
     FILL(S->family, fam[s]);
@@ -113,8 +115,16 @@ static void make(look *x) {
   run(&x->runs[2], &x->sec[1], 5, 0.008);
   x->sec[0].runs = x->runs, x->sec[0].nruns = 1;
   x->sec[1].runs = x->runs + 1, x->sec[1].nruns = 2;
-  x->page = (report_page){.title = "look", .source = "t.db", .generated = "now", .sec = x->sec, .nsec = 2,
-                          .order = x->order, .start = x->start, .ncand = 7, .tol = 0.05, .top = 10};
+  x->page = (report_page){.title = "look",
+                          .source = "t.db",
+                          .generated = "now",
+                          .sec = x->sec,
+                          .nsec = 2,
+                          .order = x->order,
+                          .start = x->start,
+                          .ncand = 7,
+                          .tol = 0.05,
+                          .top = 10};
 }
 
 static char *render(const report_page *p) {
@@ -160,11 +170,14 @@ TEST_CASE(gemm_section) {
   CHECK_INT(occurrences(g, "data-template=\"gemm_skinny\" data-path=\"simt_f32\""), 2);
   CHECK_INT(occurrences(g, "<tr class=\"entry\""), 3);
   const char *e = strstr(g, "<tr class=\"entry\" data-template=\"gemm_skinny\">");
-  CHECK(e && strstr(e, "class=\"keymark mk1 c1\"") && strstr(e, "class=\"keymark mk1 c1\"") < strstr(e, "</tr>"));
+  CHECK(e && strstr(e, "class=\"keymark mk1 c1\"") &&
+        strstr(e, "class=\"keymark mk1 c1\"") < strstr(e, "</tr>"));
   CHECK_CONTAINS(g, "<div class=\"chart\">");
   /* one run: said, with its values, not drawn */
-  CHECK_CONTAINS(g, "History: one run so far</span> \u2014 run 3, started 2026-12-01T19:00:00Z: best 0.01 ms over 3 "
-                    "results (done).");
+  CHECK_CONTAINS(g,
+                 "History: one run so far</span> \u2014 run 3, started 2026-12-01T19:00:00Z: best "
+                 "0.01 ms over 3 "
+                 "results (done).");
   CHECK(strstr(g, "<svg class=\"history\"") == NULL);
   free(g);
   free(page);
@@ -180,7 +193,8 @@ TEST_CASE(stencil_section) {
   CHECK_INT(occurrences(st, "<polyline class=\"roof "), 1);
   CHECK_CONTAINS(st, "<polyline class=\"roof simt_f32\"");
   CHECK(strstr(st, "tensor-core") == NULL);
-  CHECK_INT(occurrences(st, "class=\"pt measured mk3 c3\""), 2); /* stencil3_grid, the page's fourth */
+  CHECK_INT(occurrences(st, "class=\"pt measured mk3 c3\""),
+            2); /* stencil3_grid, the page's fourth */
   CHECK_INT(occurrences(st, "<tr class=\"entry\""), 1);
   /* two runs: the chart */
   CHECK_CONTAINS(st, "<svg class=\"history\"");

@@ -125,10 +125,6 @@ TEST_CASE(unbounded) {
   CHECK_NEAR(r.compute_s, 1e9 / 13.4e12, 1e-15);
 }
 
-TEST_LIST(TEST_ENTRY(gemm_bounds),
-          TEST_ENTRY(gemv_padding),
-          TEST_ENTRY(prefill_on_decode),
-          TEST_ENTRY(bytes_only),
-          TEST_ENTRY(across_templates),
-          TEST_ENTRY(within_template),
+TEST_LIST(TEST_ENTRY(gemm_bounds), TEST_ENTRY(gemv_padding), TEST_ENTRY(prefill_on_decode),
+          TEST_ENTRY(bytes_only), TEST_ENTRY(across_templates), TEST_ENTRY(within_template),
           TEST_ENTRY(unbounded))

@@ -36,8 +36,8 @@ static void put_vars(db *d, problem p, const char *device, const char *tmpl, con
   db_run_finish(r, "done", &err);
   db_run_free(r);
 }
-static void put(db *d, problem p, const char *device, const char *tmpl, const char *src,
-                double ms, timing_kind timing, const char *tk) {
+static void put(db *d, problem p, const char *device, const char *tmpl, const char *src, double ms,
+                timing_kind timing, const char *tk) {
   put_vars(d, p, device, tmpl, src, ms, timing, tk, NULL);
 }
 
@@ -51,7 +51,8 @@ static void *lookup_thread(void *p) {
   for (int i = 0; i < 2000; i++) {
     char shape[64];
     snprintf(shape, sizeof shape, "%dx4096x4096", 1 << (i % 13));
-    rooftune_query q = {.family = "gemm", .shape = shape, .dtype = "bf16", .device = "H200", .nearest_max = 100};
+    rooftune_query q = {
+        .family = "gemm", .shape = shape, .dtype = "bf16", .device = "H200", .nearest_max = 100};
     rooftune_match m;
     if (rooftune_lookup(a->db, &q, &m) != ROOFTUNE_OK || m.match == ROOFTUNE_MATCH_NONE) a->bad++;
   }
@@ -72,8 +73,12 @@ TEST_CASE(stale_shape_vars) {
   db_close(d);
   rooftune_db *rt = NULL;
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
-  rooftune_query q = {.family = "gemm", .shape = "4@300x4096x4096", .dtype = "f16", .layout = "nn",
-                      .device = "H200", .nearest_max = 100};
+  rooftune_query q = {.family = "gemm",
+                      .shape = "4@300x4096x4096",
+                      .dtype = "f16",
+                      .layout = "nn",
+                      .device = "H200",
+                      .nearest_max = 100};
   rooftune_match m;
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
@@ -89,8 +94,8 @@ TEST_CASE(stale_shape_vars) {
   CHECK_INT(m.grid[2], 2 * 4096);
   rooftune_close(rt);
   CHECK_INT(db_open(path, DB_CREATE, &d, &err), RT_OK);
-  put_vars(d, fx_gemm(64, 4096, 4096, "f16"), "NVIDIA H200", "gemm_mma", "src", 0.09, TIMING_MEASURED, NULL,
-           "BLOCK_M=128,BLOCK_N=128,SPLIT_K=32,THREADS=256,SMEM=65536");
+  put_vars(d, fx_gemm(64, 4096, 4096, "f16"), "NVIDIA H200", "gemm_mma", "src", 0.09,
+           TIMING_MEASURED, NULL, "BLOCK_M=128,BLOCK_N=128,SPLIT_K=32,THREADS=256,SMEM=65536");
   db_close(d);
   CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
@@ -126,7 +131,8 @@ TEST_CASE(status_table) {
   CHECK_STR(rooftune_strerror(99), "unknown status code");
   /* the header's version is the build's */
   char v[32];
-  snprintf(v, sizeof v, "%d.%d.%d", ROOFTUNE_VERSION_MAJOR, ROOFTUNE_VERSION_MINOR, ROOFTUNE_VERSION_PATCH);
+  snprintf(v, sizeof v, "%d.%d.%d", ROOFTUNE_VERSION_MAJOR, ROOFTUNE_VERSION_MINOR,
+           ROOFTUNE_VERSION_PATCH);
   CHECK_STR(v, ROOFTUNE_VERSION);
   CHECK_STR(rooftune_version(), ROOFTUNE_VERSION);
   CHECK_INT(rooftune_version_number(), ROOFTUNE_VERSION_NUMBER);
@@ -147,10 +153,10 @@ static void fill(const char *path) {
   if (!d) return;
   put(d, fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_mma", "s1", 1.0, TIMING_MEASURED,
       NULL);
-  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_simt", "t1", 3.0,
-      TIMING_MEASURED, NULL);
-  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "model:h200", "gemm_wgmma", "w1", 0.5,
-      TIMING_PREDICTED, NULL); /* faster, but a prediction */
+  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_simt", "t1", 3.0, TIMING_MEASURED,
+      NULL);
+  put(d, fx_gemm(4096, 4096, 4096, "bf16"), "model:h200", "gemm_wgmma", "w1", 0.5, TIMING_PREDICTED,
+      NULL); /* faster, but a prediction */
   put(d, fx_gemm(64, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_mma", "s1", 0.1, TIMING_MEASURED,
       NULL);
   put(d, fx_gemm(1024, 1024, 1024, "f16"), "NVIDIA A100-SXM4-80GB", "gemm_mma", "s1", 0.2,
@@ -239,7 +245,10 @@ TEST_CASE(exact) {
   /* The epilogue's winner: exact for its options, nearest for other dims with the same options,
    * never for a query without them or with other ones. */
   {
-    rooftune_query qe = {.family = "gemm", .shape = "4096x4096x4096+bias+gelu+out=bf16", .dtype = "bf16", .device = "H200"};
+    rooftune_query qe = {.family = "gemm",
+                         .shape = "4096x4096x4096+bias+gelu+out=bf16",
+                         .dtype = "bf16",
+                         .device = "H200"};
     CHECK_INT(rooftune_lookup(rt, &qe, &m), ROOFTUNE_OK);
     CHECK_INT(m.match, ROOFTUNE_MATCH_EXACT);
     CHECK_STR(m.template_name, "gemm_wgmma");
@@ -269,7 +278,11 @@ TEST_CASE(exact) {
 /* Nearest: 100x4096x4096 is closer to 64x... than to 4096x... (log distance). */
 TEST_CASE(nearest) {
   rooftune_match m;
-  rooftune_query qn = {.family = "gemm", .shape = "100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200"};
+  rooftune_query qn = {.family = "gemm",
+                       .shape = "100x4096x4096",
+                       .dtype = "bf16",
+                       .layout = "nn",
+                       .device = "H200"};
   CHECK_INT(rooftune_lookup(rt, &qn, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
   CHECK_INT(m.rule, ROOFTUNE_RULE_NEAREST);
@@ -282,7 +295,11 @@ TEST_CASE(nearest) {
   CHECK_INT(m.grid[2], 1);
   CHECK_INT(m.block[0], 256);
   CHECK_INT(m.smem, 65536);
-  rooftune_query qb = {.family = "gemm", .shape = "4@100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200",
+  rooftune_query qb = {.family = "gemm",
+                       .shape = "4@100x4096x4096",
+                       .dtype = "bf16",
+                       .layout = "nn",
+                       .device = "H200",
                        .nearest_max = 2}; /* 1.45 away: past the default cap */
   CHECK_INT(rooftune_lookup(rt, &qb, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NEAREST);
@@ -314,7 +331,8 @@ TEST_CASE(other_keys) {
 /* Another GPU: refused for a device that names H200, served with the bit when allowed. */
 TEST_CASE(other_gpu_and_toolkit) {
   rooftune_match m;
-  rooftune_query qd = {.family = "gemm", .shape = "1024x1024x1024", .dtype = "f16", .device = "H200"};
+  rooftune_query qd = {
+      .family = "gemm", .shape = "1024x1024x1024", .dtype = "f16", .device = "H200"};
   CHECK_INT(rooftune_lookup(rt, &qd, &m), ROOFTUNE_OK);
   CHECK_INT(m.match, ROOFTUNE_MATCH_NONE);
   /* ... the H200's 2048 winner has another toolkit, so it is refused too */
@@ -361,9 +379,15 @@ TEST_CASE(reload) {
   rooftune_db *own_rt = NULL;
   CHECK_INT(rooftune_open(own, &own_rt), ROOFTUNE_OK);
   rooftune_match m;
-  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16", .device = "H200"};
-  rooftune_query qn = {.family = "gemm", .shape = "100x4096x4096", .dtype = "bf16", .layout = "nn", .device = "H200"};
-  CHECK_INT(rooftune_lookup(own_rt, &q, &m), ROOFTUNE_OK); /* builds the index (on the first lookup) */
+  rooftune_query q = {
+      .family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16", .device = "H200"};
+  rooftune_query qn = {.family = "gemm",
+                       .shape = "100x4096x4096",
+                       .dtype = "bf16",
+                       .layout = "nn",
+                       .device = "H200"};
+  CHECK_INT(rooftune_lookup(own_rt, &q, &m),
+            ROOFTUNE_OK); /* builds the index (on the first lookup) */
   db *d = NULL;
   CHECK_INT(db_open(own, DB_CREATE, &d, &err), RT_OK);
   put(d, fx_gemm(64, 4096, 4096, "bf16"), "NVIDIA H200", "gemm_mma", "s2", 0.3, TIMING_MEASURED,
@@ -387,7 +411,8 @@ TEST_CASE(reload) {
 /* Errors: codes, messages, never a crash. */
 TEST_CASE(errors) {
   rooftune_match m;
-  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16", .device = "H200"};
+  rooftune_query q = {
+      .family = "gemm", .shape = "4096x4096x4096", .dtype = "bf16", .device = "H200"};
   rooftune_query bad = {.family = "gemm", .shape = "40x96x", .dtype = "bf16"};
   CHECK_INT(rooftune_lookup(rt, &bad, &m), ROOFTUNE_ERR_INVALID);
   CHECK_CONTAINS(rooftune_last_error(), "40x96x");
@@ -438,7 +463,7 @@ TEST_CASE(open_errors) {
   fx_remove(foreign);
 }
 
-TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(toolkit_identity), TEST_ENTRY(exact), TEST_ENTRY(nearest),
-                  TEST_ENTRY(other_keys), TEST_ENTRY(other_gpu_and_toolkit), TEST_ENTRY(threads),
-                  TEST_ENTRY(reload), TEST_ENTRY(errors), TEST_ENTRY(open_errors),
-                  TEST_ENTRY(stale_shape_vars), TEST_ENTRY(status_table))
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(toolkit_identity), TEST_ENTRY(exact),
+                  TEST_ENTRY(nearest), TEST_ENTRY(other_keys), TEST_ENTRY(other_gpu_and_toolkit),
+                  TEST_ENTRY(threads), TEST_ENTRY(reload), TEST_ENTRY(errors),
+                  TEST_ENTRY(open_errors), TEST_ENTRY(stale_shape_vars), TEST_ENTRY(status_table))

@@ -29,7 +29,8 @@ static char toolkit[96];
 static const gpu_spec *h200;
 
 /* The environment of SHAPE for family fam on the model H200. */
-static int env_of(const char *family, const char *shape, const char *dtype, problem *p, rt_vars *env) {
+static int env_of(const char *family, const char *shape, const char *dtype, problem *p,
+                  rt_vars *env) {
   rt_error err = {0};
   const family_ops *fam = family_find(family);
   rt_vars_clear(env);
@@ -57,8 +58,8 @@ static long find_config(const manifest *mf, const rt_vars *env, const char *cfg,
 
 /* Stores configuration idx of sp (the space of mf for problem p, environment env) as the winner
  * of its template, with the recipe and launch text the tuner writes; a fake cubin when cubin. */
-static void store(db *d, const manifest *mf, const problem *p, const space *sp, size_t idx, const rt_vars *env,
-                  double ms, timing_kind timing, int cubin, int recipe) {
+static void store(db *d, const manifest *mf, const problem *p, const space *sp, size_t idx,
+                  const rt_vars *env, double ms, timing_kind timing, int cubin, int recipe) {
   rt_error err = {0};
   candidate_plan pl;
   CHECK_INT(manifest_plan(mf, sp, idx, env, &pl, &err), RT_OK);
@@ -96,8 +97,9 @@ static void store(db *d, const manifest *mf, const problem *p, const space *sp, 
 
 /* A database holding configuration idx of template tpl for (family, shape, dtype) as its only
  * winner; the configuration's text into cfg. */
-static rooftune_db *one_winner(const char *path, manifest *mf, const char *family, const char *shape,
-                               const char *dtype, size_t pick, char *cfg, size_t cfg_size) {
+static rooftune_db *one_winner(const char *path, manifest *mf, const char *family,
+                               const char *shape, const char *dtype, size_t pick, char *cfg,
+                               size_t cfg_size) {
   problem p;
   rt_vars env;
   space *sp = NULL;
@@ -122,8 +124,8 @@ static rooftune_db *one_winner(const char *path, manifest *mf, const char *famil
 /* The property: for sampled configurations of tpl tuned for `tuned` and each query shape, the
  * runtime admits the query exactly when the engine's space for it holds the configuration, with
  * the engine's geometry.  Returns how many (configuration, query) pairs were admitted. */
-static int agree(const char *tpl, const char *family, const char *dtype, const char *tuned, const char *const *queries,
-                 int nq, int samples) {
+static int agree(const char *tpl, const char *family, const char *dtype, const char *tuned,
+                 const char *const *queries, int nq, int samples) {
   manifest *mf = NULL;
   rt_error err = {0};
   CHECK_INT(catalog_find(NULL, tpl, &mf, &err), RT_OK);
@@ -139,7 +141,8 @@ static int agree(const char *tpl, const char *family, const char *dtype, const c
       if (!env_of(family, queries[i], dtype, &p, &env)) continue;
       space *sp = NULL;
       long idx = find_config(mf, &env, cfg, &sp);
-      rooftune_query q = {.family = family, .shape = queries[i], .dtype = dtype, .nearest_max = 100};
+      rooftune_query q = {
+          .family = family, .shape = queries[i], .dtype = dtype, .nearest_max = 100};
       rooftune_match m;
       CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
       int served = m.match != ROOFTUNE_MATCH_NONE;
@@ -167,30 +170,34 @@ static int agree(const char *tpl, const char *family, const char *dtype, const c
     rooftune_close(rt);
     fx_remove(path);
   }
-  printf("%-12s %-5s tuned %-22s: %d (configuration, shape) pairs admitted, %d refused, all as the engine\n", tpl,
-         dtype, tuned, admitted, refused);
+  printf(
+      "%-12s %-5s tuned %-22s: %d (configuration, shape) pairs admitted, %d refused, all as the "
+      "engine\n",
+      tpl, dtype, tuned, admitted, refused);
   manifest_free(mf);
   return admitted;
 }
 
 TEST_CASE(agreement) {
-  static const char *const gemm_q[] = {"4096x4096x4096", "4096x4096x4095", "2048x4096x4096", "4000x4000x4000",
-                                       "8@1024x1024x1024", "4096x4096x4100"};
+  static const char *const gemm_q[] = {"4096x4096x4096", "4096x4096x4095",   "2048x4096x4096",
+                                       "4000x4000x4000", "8@1024x1024x1024", "4096x4096x4100"};
   agree("gemm_simt", "gemm", "f32", "1024x1024x1024", gemm_q, 6, 4);
   agree("gemm_mma", "gemm", "bf16", "4096x4096x4096", gemm_q, 6, 6);
   agree("gemm_wgmma", "gemm", "bf16", "4096x4096x4096", gemm_q, 6, 6);
-  static const char *const skinny_q[] = {"16x4096x4096:nt", "8x4096x4096:nt", "32x4096x4096:nt", "1x14336x4096:nt",
-                                         "16x4096x4095:nt"};
+  static const char *const skinny_q[] = {"16x4096x4096:nt", "8x4096x4096:nt", "32x4096x4096:nt",
+                                         "1x14336x4096:nt", "16x4096x4095:nt"};
   agree("gemm_skinny", "gemm", "bf16", "16x4096x4096:nt", skinny_q, 5, 6);
-  static const char *const attn_q[] = {"2x16x1024x128", "2x16x1000x128", "4x16x2048x128", "2x16:4x1024x128",
-                                       "2x16x1024x64", "2x16x1024x128:causal", "2x16x1024:3000x128"};
+  static const char *const attn_q[] = {"2x16x1024x128",     "2x16x1000x128", "4x16x2048x128",
+                                       "2x16:4x1024x128",   "2x16x1024x64",  "2x16x1024x128:causal",
+                                       "2x16x1024:3000x128"};
   agree("attn_mma", "attention", "bf16", "2x16x1024x128", attn_q, 7, 5);
   agree("attn_wgmma", "attention", "bf16", "2x16x1024x128", attn_q, 7, 5);
-  static const char *const decode_q[] = {"8x32:8x1:4096x128", "16x32:8x1:2048x128", "8x32:8x1:1000x128",
-                                         "8x32:8x4:4096x128", "8x32:8x1:4096x128:paged16", "64x4:1x1:4096x128",
-                                         "8x32:8x1:300x128"};
+  static const char *const decode_q[] = {
+      "8x32:8x1:4096x128",         "16x32:8x1:2048x128", "8x32:8x1:1000x128", "8x32:8x4:4096x128",
+      "8x32:8x1:4096x128:paged16", "64x4:1x1:4096x128",  "8x32:8x1:300x128"};
   manifest *dec = NULL;
-  if (catalog_find(NULL, "attn_decode", &dec, NULL) == RT_OK) { /* the split-KV template, where installed */
+  if (catalog_find(NULL, "attn_decode", &dec, NULL) ==
+      RT_OK) { /* the split-KV template, where installed */
     manifest_free(dec);
     agree("attn_decode", "attention", "bf16", "8x32:8x1:4096x128", decode_q, 7, 8);
     agree("attn_decode", "attention", "bf16", "8x32:8x1:4096x128:paged16", decode_q, 7, 4);
@@ -294,7 +301,8 @@ TEST_CASE(issue_cases) {
   CHECK_CONTAINS(m.passed_over, "gemm_wgmma 4096x4096x4096");
   CHECK_CONTAINS(m.passed_over, "fails for 4096x4096x4095");
   CHECK_INT(m.geometry_ok, 1);
-  printf("4096x4096x4095: rule next, %s %s; passed over: %s", m.template_name, m.config, m.passed_over);
+  printf("4096x4096x4095: rule next, %s %s; passed over: %s", m.template_name, m.config,
+         m.passed_over);
   {
     char cfg[768]; /* the picked configuration */
     space_format_config(t.smma, (size_t)t.pick, cfg, sizeof cfg);
@@ -484,7 +492,8 @@ TEST_CASE(attention) {
   q.shape = "2x32:8x1024x128:causal";
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, ROOFTUNE_RULE_EXACT);
-  q.shape = "4x32:8x512:2048x128:causal"; /* prefill: (B*HQ, SQ, SKV) = (2, 0.5, 2) times the tuned */
+  q.shape =
+      "4x32:8x512:2048x128:causal"; /* prefill: (B*HQ, SQ, SKV) = (2, 0.5, 2) times the tuned */
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, ROOFTUNE_RULE_NEAREST);
   CHECK_NEAR(m.distance, sqrt(3.0) * log(2.0), 1e-9);
@@ -495,7 +504,8 @@ TEST_CASE(attention) {
   const int lib = cudnn_load(&cerr) == RT_OK ? ROOFTUNE_RULE_LIBRARY : ROOFTUNE_RULE_NONE;
   CHECK_INT(m.rule, lib);
   CHECK_CONTAINS(m.passed_over, "IS_CAUSAL == causal");
-  CHECK_CONTAINS(m.reason, lib ? "cuDNN's own choice serves it" : "its vendor library (cuDNN) cannot be loaded here");
+  CHECK_CONTAINS(m.reason, lib ? "cuDNN's own choice serves it"
+                               : "its vendor library (cuDNN) cannot be loaded here");
   q.shape = "8x32:8x1:4096x64"; /* decode, another head dim */
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK_INT(m.rule, lib);
@@ -504,7 +514,8 @@ TEST_CASE(attention) {
   CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
   CHECK(m.match == ROOFTUNE_MATCH_NONE || strcmp(m.shape, "8x32:8x1:4096x128") != 0);
   q.shape = "8x32:7x1:4096x128";
-  CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_ERR_INVALID); /* 32 % 7: the family's own message */
+  CHECK_INT(rooftune_lookup(rt, &q, &m),
+            ROOFTUNE_ERR_INVALID); /* 32 % 7: the family's own message */
   CHECK_CONTAINS(rooftune_last_error(), "HQ must be a multiple of HKV");
   rooftune_close(rt);
   fx_remove(path);
@@ -524,5 +535,4 @@ static void setup(void) {
 }
 
 TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(issue_cases), TEST_ENTRY(runnable), TEST_ENTRY(no_recipe),
-                  TEST_ENTRY(skinny), TEST_ENTRY(attention),
-                  TEST_ENTRY(agreement))
+                  TEST_ENTRY(skinny), TEST_ENTRY(attention), TEST_ENTRY(agreement))

@@ -51,7 +51,7 @@ TEST_CASE(move) {
   CHECK_INT(space_move(s, c256row, 0, -1, 1), 1); /* 256 -> 128 */
   CHECK_INT(space_move(s, c256row, 0, 1, 1), -1);
   uint16_t c128row[2] = {0, 0};
-  CHECK_INT(space_move(s, c128row, 1, 1, 1), 4);  /* row -> col */
+  CHECK_INT(space_move(s, c128row, 1, 1, 1), 4); /* row -> col */
   CHECK_INT(space_move(s, c128row, 1, -1, 1), -1);
   uint16_t c64blk[2] = {3, 2};
   CHECK_INT(space_move(s, c64blk, 1, -1, 1), -1); /* 64 has no col or row configuration */
@@ -258,4 +258,5 @@ TEST_CASE(large_space) {
 }
 
 TEST_LIST(TEST_ENTRY(small_space), TEST_ENTRY(neighbours_and_single), TEST_ENTRY(parse_errors),
-          TEST_ENTRY(build_errors), TEST_ENTRY(param_errors), TEST_ENTRY(large_space), TEST_ENTRY(move))
+          TEST_ENTRY(build_errors), TEST_ENTRY(param_errors), TEST_ENTRY(large_space),
+          TEST_ENTRY(move))

@@ -19,13 +19,15 @@ TEST_CASE(names_and_format) {
   rt_error err;
   rt_error_clear(&err);
   char buf[2048];
-  CHECK_INT(rt_error_set(&err, RT_ERR_EXPR, "unknown name 'BLOCKM' (names: %s)", "BLOCK_M"), RT_ERR_EXPR);
+  CHECK_INT(rt_error_set(&err, RT_ERR_EXPR, "unknown name 'BLOCKM' (names: %s)", "BLOCK_M"),
+            RT_ERR_EXPR);
   rt_error_locate(&err, "gemm.json", "constraints[2]", 0, 5);
   rt_error_format(&err, buf, sizeof buf);
   CHECK_STR(buf, "gemm.json: constraints[2]: column 5: unknown name 'BLOCKM' (names: BLOCK_M)");
   rt_error_locate(&err, "job.json", NULL, 3, 7);
   rt_error_format(&err, buf, sizeof buf);
-  CHECK_STR(buf, "job.json: constraints[2]: line 3, column 7: unknown name 'BLOCKM' (names: BLOCK_M)");
+  CHECK_STR(buf,
+            "job.json: constraints[2]: line 3, column 7: unknown name 'BLOCKM' (names: BLOCK_M)");
   rt_error_clear(&err);
   err.code = RT_ERR_NO_GPU;
   rt_error_format(&err, buf, sizeof buf);

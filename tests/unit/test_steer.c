@@ -99,7 +99,8 @@ TEST_CASE(features) {
          mb, n);
   CHECK(mt * 3 < mb);
   /* bayes ignores them: the same run with and without */
-  CHECK_INT(until_best(s, "bayes", 3, feat, time_by_fact, NULL), until_best(s, "bayes", 3, NULL, time_by_fact, NULL));
+  CHECK_INT(until_best(s, "bayes", 3, feat, time_by_fact, NULL),
+            until_best(s, "bayes", 3, NULL, time_by_fact, NULL));
   free(feat);
   space_free(s);
 }
@@ -176,8 +177,9 @@ TEST_CASE(turns) {
     steer += popcount(moved_params(s, "steer", (uint64_t)seed));
     bayes += popcount(moved_params(s, "bayes", (uint64_t)seed));
   }
-  printf("turns: over 10 runs the first 8 exploit steps moved %d parameters (steer) and %d (bayes)\n",
-         steer, bayes);
+  printf(
+      "turns: over 10 runs the first 8 exploit steps moved %d parameters (steer) and %d (bayes)\n",
+      steer, bayes);
   CHECK(steer >= 3 * 10); /* at least 3 of the 4 parameters each run */
   CHECK(steer > bayes);
   space_free(s);
@@ -187,7 +189,8 @@ TEST_CASE(turns) {
 
 static double time_by_b(const space *s, size_t idx) {
   /* B = 10 is best, A barely matters */
-  return 1.0 + 0.5 * fabs((double)space_value(s, idx, 1) - 10) / FB + 0.001 * (double)space_value(s, idx, 0);
+  return 1.0 + 0.5 * fabs((double)space_value(s, idx, 1) - 10) / FB +
+         0.001 * (double)space_value(s, idx, 0);
 }
 
 TEST_CASE(lever) {
@@ -206,7 +209,8 @@ TEST_CASE(lever) {
   int checked = 0, moved_up = 0;
   for (size_t k = 0; k < 40 && strategy_ask(st, &idx, 1) == 1; k++) {
     size_t b;
-    if (!checked && k >= 10 && k % 2 == 1 && strategy_best(st, &b, NULL) && space_value(s, b, 1) < 10) {
+    if (!checked && k >= 10 && k % 2 == 1 && strategy_best(st, &b, NULL) &&
+        space_value(s, b, 1) < 10) {
       checked++;
       moved_up += space_value(s, idx, 1) > space_value(s, b, 1) &&
                   space_value(s, idx, 0) == space_value(s, b, 0);

@@ -166,8 +166,8 @@ static void check_errors(const space *s) {
   CHECK_INT(strategy_tell(st, 100000, RT_OK, 2.0, NULL, &err), RT_ERR_INVALID);
   strategy_free(st);
   CHECK(strcmp(strategy_default(), "lever") == 0 || strcmp(strategy_default(), "bayes") == 0 ||
-        strcmp(strategy_default(), "ils") == 0 ||
-        strcmp(strategy_default(), "genetic") == 0 || strcmp(strategy_default(), "annealing") == 0);
+        strcmp(strategy_default(), "ils") == 0 || strcmp(strategy_default(), "genetic") == 0 ||
+        strcmp(strategy_default(), "annealing") == 0);
 }
 
 static void check_lever(const space *s) {
@@ -194,8 +194,10 @@ static void check_lever(const space *s) {
       /* BLOCK_N cannot grow here: BLOCK_M+ is the next named move when valid */
       uint16_t want2[3] = {(uint16_t)(a[0] + 1), a[1], a[2]};
       long up2 = space_index(s, want2);
-      if (up2 >= 0) CHECK_INT(next, up2);
-      else CHECK(b != NULL); /* no lever move applies: the local search's choice */
+      if (up2 >= 0)
+        CHECK_INT(next, up2);
+      else
+        CHECK(b != NULL); /* no lever move applies: the local search's choice */
     }
     strategy_free(st);
   }

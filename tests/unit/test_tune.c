@@ -40,7 +40,7 @@ static void test_model(const char *dir) {
   CHECK_STR(rep.best.template_name, "gemm_mma");
   CHECK_INT(rep.best.timing, TIMING_PREDICTED);
   CHECK(rep.best.time_ms > 0);
-  CHECK(rep.best.diag.limit[0] != 0);      /* every candidate is diagnosed */
+  CHECK(rep.best.diag.limit[0] != 0); /* every candidate is diagnosed */
   CHECK(rep.best.diag.sentence[0] != 0);
   CHECK(rep.best.facts.registers > 0);     /* from ptxas */
   CHECK(rep.best.facts.blocks_per_sm > 0); /* from the occupancy calculator */
@@ -83,7 +83,8 @@ static void test_model(const char *dir) {
     CHECK_INT(rep.evaluated, 3);
     CHECK(rep.have_best);
     for (size_t i = 0; i < rep.nresults; i++)
-      for (size_t j = 0; j < i; j++) CHECK(strcmp(rep.results[i].config, rep.results[j].config) != 0);
+      for (size_t j = 0; j < i; j++)
+        CHECK(strcmp(rep.results[i].config, rep.results[j].config) != 0);
     CHECK(rep.best.time_ms > 0);
     snprintf(best_config, sizeof best_config, "%s", rep.best.config);
     tune_report_free(&rep);

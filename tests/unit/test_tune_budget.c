@@ -62,8 +62,8 @@ TEST_CASE(decode) {
     CHECK_INT(mma->evaluated, 0);
     CHECK(mma->bound_ms > 1.05 * mma->against_ms); /* what it was ruled out by */
     CHECK(mma->bound_ms > 2 * dec->bound_ms);
-    CHECK_INT(mma->bound_by_bytes, 0);             /* its FLOPs on a quarter of the SMs */
-    CHECK_INT(dec->bound_by_bytes, 1);             /* the K/V cache read once */
+    CHECK_INT(mma->bound_by_bytes, 0); /* its FLOPs on a quarter of the SMs */
+    CHECK_INT(dec->bound_by_bytes, 1); /* the K/V cache read once */
     /* attn_decode at its roof share: it stops, and what it leaves is not spent */
     CHECK_STR(dec->outcome, "at its roof");
     CHECK(dec->roof_ms / dec->best_ms >= rep.roof_stop);
@@ -120,7 +120,8 @@ TEST_CASE(one_template) {
 
 /* A model that predicts below the compulsory bytes (a DRAM calibration of 0.3 for attn_decode, as
  * counters would leave it) breaks the bound: the rules turn off and say so. */
-static char dir[] = "/tmp/rooftune_test_tune_budget_XXXXXX"; /* the fixture: a folder for its files */
+static char dir[] =
+    "/tmp/rooftune_test_tune_budget_XXXXXX"; /* the fixture: a folder for its files */
 
 TEST_CASE(unsound) {
   char dbp[1200];
@@ -144,8 +145,8 @@ TEST_CASE(unsound) {
   }
   CHECK_CONTAINS(rep.note, "attn_decode's best");
   CHECK_CONTAINS(rep.note, "beat its roof bound");
-  CHECK_INT(rep.evaluated, 12);                /* nothing stopped */
-  CHECK(count(&rep, "attn_mma") > 0);          /* ruled out, then searched after all */
+  CHECK_INT(rep.evaluated, 12);       /* nothing stopped */
+  CHECK(count(&rep, "attn_mma") > 0); /* ruled out, then searched after all */
   CHECK(strstr(rep.note, "ruled out:") == NULL);
   tune_report_free(&rep);
 }
@@ -163,4 +164,5 @@ static void teardown(void) {
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
-TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(decode), TEST_ENTRY(one_template), TEST_ENTRY(unsound))
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(decode), TEST_ENTRY(one_template),
+                  TEST_ENTRY(unsound))

@@ -177,9 +177,11 @@ TEST_CASE(dram_bytes) {
   f.grid_blocks = 100;
   /* 9 SMs x 1 block resident: re-reads reach DRAM once per patch of 3 x 3 tiles */
   CHECK_NEAR(roofline_candidate_dram(1000.0, 0, 100.0, 0, 9, &f), 100.0 + 900.0 / 3.0, 1e-9);
-  CHECK_NEAR(roofline_candidate_dram(1000.0, 50.0, 100.0, 0, 9, &f), 450.0, 1e-9); /* scratch whole */
-  CHECK_NEAR(roofline_candidate_dram(1000.0, 50.0, 100.0, 2.0, 9, &f), 850.0, 1e-9); /* calibrated */
-  CHECK_NEAR(roofline_candidate_dram(1000.0, 0, 0, 0, 9, &f), 1000.0, 1e-9);        /* no min_bytes */
+  CHECK_NEAR(roofline_candidate_dram(1000.0, 50.0, 100.0, 0, 9, &f), 450.0,
+             1e-9); /* scratch whole */
+  CHECK_NEAR(roofline_candidate_dram(1000.0, 50.0, 100.0, 2.0, 9, &f), 850.0,
+             1e-9);                                                          /* calibrated */
+  CHECK_NEAR(roofline_candidate_dram(1000.0, 0, 0, 0, 9, &f), 1000.0, 1e-9); /* no min_bytes */
   f.grid_blocks = 4; /* fewer blocks than SMs: the grid is what is resident */
   CHECK_NEAR(roofline_candidate_dram(1000.0, 0, 100.0, 0, 9, &f), 100.0 + 900.0 / 2.0, 1e-9);
 }
@@ -201,7 +203,5 @@ TEST_CASE(library_names) {
   CHECK_STR(family_find("attention")->library, "cudnn");
 }
 
-TEST_LIST(TEST_ENTRY(library),
-          TEST_ENTRY(template),
-          TEST_ENTRY(dram_bytes),
+TEST_LIST(TEST_ENTRY(library), TEST_ENTRY(template), TEST_ENTRY(dram_bytes),
           TEST_ENTRY(library_names))

@@ -43,7 +43,7 @@ TEST_CASE(mkdir) {
   snprintf(p, sizeof p, "%s/x/y", root);
   CHECK(is_dir(p));
   snprintf(p, sizeof p, "%s/x/y/tuning.db", root);
-  CHECK(!is_dir(p)); /* the file itself is not made */
+  CHECK(!is_dir(p));                                     /* the file itself is not made */
   CHECK_INT(rt_mkdir_parents("tuning.db", &err), RT_OK); /* in the working folder */
   /* a file where a folder must go: the error names the path and the folder */
   snprintf(p, sizeof p, "%s/file", root);

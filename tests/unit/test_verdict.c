@@ -8,7 +8,8 @@
 #include "test.h"
 #include "tuner/verdict.h"
 
-static candidate_result make(const char *tmpl, double ms, double spread, int regs, int smem, timing_kind t) {
+static candidate_result make(const char *tmpl, double ms, double spread, int regs, int smem,
+                             timing_kind t) {
   candidate_result r;
   memset(&r, 0, sizeof r);
   snprintf(r.template_name, sizeof r.template_name, "%s", tmpl);
@@ -76,7 +77,8 @@ TEST_CASE(pick) {
   set[2].diag.flops_frac = 0.88;
   verdict_sentence(&set[1], 1, &set[0], &set[2], "this template's runner-up", &set[4], s, sizeof s);
   CHECK_CONTAINS(s, "tied with 1 other within the 2.0 % spread");
-  CHECK_CONTAINS(s, "ties break on fewer registers, then less shared memory: 128 registers against 168");
+  CHECK_CONTAINS(
+      s, "ties break on fewer registers, then less shared memory: 128 registers against 168");
   CHECK_CONTAINS(s, "1.015x faster than this template's runner-up (1.03 ms)");
   CHECK_CONTAINS(s, "and 1.18x faster than cuBLASLt's default (1.2 ms)");
   CHECK_CONTAINS(s, "both compute-bound, at 90 % and 88 % of the roof");
@@ -93,7 +95,9 @@ TEST_CASE(slower_than_vendor) {
   o.facts.spill_stores = 64;
   candidate_result v = make("cublaslt", 1.00, 0.01, 0, 0, TIMING_MEASURED);
   verdict_sentence(&w, 0, NULL, &o, "the best of gemm_simt", &v, s, sizeof s);
-  CHECK_CONTAINS(s, "1.36x faster than the best of gemm_simt (1.5 ms) and 1.10x slower than cuBLASLt's default (1 ms)");
+  CHECK_CONTAINS(s,
+                 "1.36x faster than the best of gemm_simt (1.5 ms) and 1.10x slower than "
+                 "cuBLASLt's default (1 ms)");
   CHECK_CONTAINS(s, "it is compute-bound at 90 % of its roof where the runner-up is spills-bound");
   CHECK_CONTAINS(s, "no spills where the runner-up spills 64 bytes");
 }
@@ -127,7 +131,5 @@ TEST_CASE(dram_bytes_and_ratios) {
   CHECK_STR(s, "the only successful candidate");
 }
 
-TEST_LIST(TEST_ENTRY(ties),
-          TEST_ENTRY(pick),
-          TEST_ENTRY(slower_than_vendor),
+TEST_LIST(TEST_ENTRY(ties), TEST_ENTRY(pick), TEST_ENTRY(slower_than_vendor),
           TEST_ENTRY(dram_bytes_and_ratios))

@@ -89,7 +89,6 @@ int cli_add_templates(const char *cmd, const char *dir, void *base) {
 
 int cli_stderr_is_tty(void) { return isatty(STDERR_FILENO); }
 
-
 int cli_read_list(const char *cmd, const char *flag, const char *text, char *out, size_t size) {
   int inline_list = *text != '\0';
   for (const char *p = text; *p; p++)
@@ -99,7 +98,9 @@ int cli_read_list(const char *cmd, const char *flag, const char *text, char *out
   if (!inline_list) { /* a file, read only when it is a regular one (a FIFO would block) */
     rt_error e = {0};
     if (access(text, F_OK) != 0)
-      return cli_usage_error(cmd, "%s %s: neither a list of numbers nor a readable file", flag, text), -1;
+      return cli_usage_error(cmd, "%s %s: neither a list of numbers nor a readable file", flag,
+                             text),
+             -1;
     if (fileio_read_max(text, (size_t)1 << 16, &buf, NULL, &e))
       return cli_usage_error(cmd, "%s %s: %s", flag, text, e.text), -1;
     src = buf;
@@ -117,7 +118,8 @@ int cli_read_list(const char *cmd, const char *flag, const char *text, char *out
     }
     const char *q = p;
     while (*q >= '0' && *q <= '9') q++;
-    int need = snprintf(out + w, size > w ? size - w : 0, "%s%.*s", count ? "," : "", (int)(q - p), p);
+    int need =
+        snprintf(out + w, size > w ? size - w : 0, "%s%.*s", count ? "," : "", (int)(q - p), p);
     if (need < 0 || (size_t)need >= size - w) {
       rc = cli_usage_error(cmd, "%s %s: too many numbers", flag, text);
       break;

@@ -19,14 +19,14 @@
 #include "tuner/core/status.h"
 
 typedef struct cli_command {
-  const char *name;     /* what the user types: "info" */
-  const char *summary;  /* one line for `rooftune --help` */
-  const char *usage;    /* help above the options: synopsis lines, blank line, what it does */
+  const char *name;          /* what the user types: "info" */
+  const char *summary;       /* one line for `rooftune --help` */
+  const char *usage;         /* help above the options: synopsis lines, blank line, what it does */
   const cli_option *options; /* its options (options.h); NULL for a command with verbs */
   const cli_verb *verbs;     /* a command with verbs (db, job): each verb's own table */
-  const char *epilog;   /* help after the options ("environment:", "exit status:"), or NULL */
+  const char *epilog;        /* help after the options ("environment:", "exit status:"), or NULL */
   int (*run)(int argc, char **argv); /* argv[0] is the command name; returns the exit code */
-  int hidden;           /* 1 for internal commands (the worker) left out of --help */
+  int hidden;                        /* 1 for internal commands (the worker) left out of --help */
 } cli_command;
 
 /* 3: `recheck` found a regression (a winner slower or broken), so a nightly job can tell it
@@ -51,12 +51,14 @@ int cli_read_list(const char *cmd, const char *flag, const char *text, char *out
 void cli_print_usage(const cli_command *c, FILE *out);
 
 /* Where the database is when --db is not given (rt_default_db_path), for the help of --db. */
-#define CLI_DEFAULT_DB_TEXT "$ROOFTUNE_DB, else\n$XDG_DATA_HOME/rooftune/tuning.db, else\n~/.local/share/rooftune/tuning.db"
+#define CLI_DEFAULT_DB_TEXT \
+  "$ROOFTUNE_DB, else\n$XDG_DATA_HOME/rooftune/tuning.db, else\n~/.local/share/rooftune/tuning.db"
 
 /* --templates DIR (a cli_option callback, repeatable): adds DIR to the template path searched
  * first (catalog_add_dir); CLI_EXIT_FAIL with the catalog's error when DIR is not a folder. */
 int cli_add_templates(const char *cmd, const char *dir, void *base);
-#define CLI_TEMPLATES_OPTION(HELP) CLI_CALL("templates", "DIR", cli_add_templates, CLI_OPT_REPEAT, HELP)
+#define CLI_TEMPLATES_OPTION(HELP) \
+  CLI_CALL("templates", "DIR", cli_add_templates, CLI_OPT_REPEAT, HELP)
 
 /* 1 when stdout / stderr is a terminal, for progress bars and colour. */
 int cli_stderr_is_tty(void);

@@ -19,7 +19,8 @@ typedef struct worker_cli {
 } worker_cli;
 
 static const cli_option worker_table[] = {
-    CLI_FLAG(worker_cli, "test", test, "serve the test handler (echo, abort, segv, hang, exit) instead of the GPU"),
+    CLI_FLAG(worker_cli, "test", test,
+             "serve the test handler (echo, abort, segv, hang, exit) instead of the GPU"),
     CLI_END,
 };
 
@@ -45,5 +46,7 @@ const char *const cli_worker_argv[] = {"rooftune", "__worker", NULL};
 
 const cli_command cli_cmd___worker = {.name = "__worker",
                                       .summary = "internal: the measuring worker process",
-                                      .usage = usage, .options = worker_table, .run = cmd_worker,
+                                      .usage = usage,
+                                      .options = worker_table,
+                                      .run = cmd_worker,
                                       .hidden = 1};

@@ -38,20 +38,25 @@ static const char epilog[] =
 
 static const char *compile_status_word(int status) {
   switch (status) {
-  case RT_OK: return "ok";
-  case RT_ERR_COMPILE: return "compile_error";
-  case RT_ERR_CRASH: return "crash";
-  case RT_ERR_TIMEOUT: return "timeout";
-  default: return "nvrtc_error";
+    case RT_OK:
+      return "ok";
+    case RT_ERR_COMPILE:
+      return "compile_error";
+    case RT_ERR_CRASH:
+      return "crash";
+    case RT_ERR_TIMEOUT:
+      return "timeout";
+    default:
+      return "nvrtc_error";
   }
 }
 
 typedef struct compile_row {
-  size_t idx;             /* configuration number in the space */
-  char *config;           /* "A=1,B=2" */
-  unsigned threads;       /* block size */
-  unsigned smem_dynamic;  /* bytes at launch */
-  occupancy occ;          /* when compiled */
+  size_t idx;            /* configuration number in the space */
+  char *config;          /* "A=1,B=2" */
+  unsigned threads;      /* block size */
+  unsigned smem_dynamic; /* bytes at launch */
+  occupancy occ;         /* when compiled */
 } compile_row;
 
 typedef struct compile_progress {
@@ -69,15 +74,16 @@ static void compile_on_result(void *ctx, size_t index, const compile_result *r) 
   }
 }
 
-
 /* The configuration as a JSON object: integers as numbers, identifiers as strings. */
 static json_t *compile_config_json(const space *sp, size_t idx) {
   json_t *o = json_object();
   const uint16_t *cfg = space_config(sp, idx);
   for (int p = 0; p < space_nparams(sp); p++) {
     const space_param *sp_p = space_param_at(sp, p);
-    if (sp_p->ints) json_object_set_new(o, sp_p->name, json_integer(sp_p->ints[cfg[p]]));
-    else json_object_set_new(o, sp_p->name, json_string(sp_p->idents[cfg[p]]));
+    if (sp_p->ints)
+      json_object_set_new(o, sp_p->name, json_integer(sp_p->ints[cfg[p]]));
+    else
+      json_object_set_new(o, sp_p->name, json_string(sp_p->idents[cfg[p]]));
   }
   return o;
 }
@@ -93,41 +99,36 @@ typedef struct compile_cli {
 
 static const cli_option compile_table[] = {
     CLI_STRING(compile_cli, "arch", "ARCH", arch,
-        "sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (required)"),
+               "sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (required)"),
     CLI_STRING(compile_cli, "dtype", "D", dtype,
-        "input precision, one of the template's dtypes (default: its first)"),
+               "input precision, one of the template's dtypes (default: its first)"),
     CLI_STRING(compile_cli, "shape", "S", shape,
-        "problem shape in the family's syntax (default: the family's example,\n"
-        "gemm 4096x4096x4096, attention 4x32x4096x128);\n"
-        "constraints and launch sizes may depend on it; launch sizes that read\n"
-        "device.sm_count use the first model GPU of ARCH (sm_90 and sm_90a: h200)"),
+               "problem shape in the family's syntax (default: the family's example,\n"
+               "gemm 4096x4096x4096, attention 4x32x4096x128);\n"
+               "constraints and launch sizes may depend on it; launch sizes that read\n"
+               "device.sm_count use the first model GPU of ARCH (sm_90 and sm_90a: h200)"),
     CLI_LIST(compile_cli, "kv-lens", "L", kv_lens,
-        "attention: each sequence's own KV length (as `rooftune tune` takes it)"),
+             "attention: each sequence's own KV length (as `rooftune tune` takes it)"),
     CLI_COUNT(compile_cli, "limit", "N", limit, 0,
-        "compile N configurations spread evenly over the space (0: all)"),
+              "compile N configurations spread evenly over the space (0: all)"),
     CLI_FLAG(compile_cli, "cover", cover,
-        "compile the covering set `rooftune tune --cover` evaluates\n"
-        "(tuner/template/cover.h)"),
+             "compile the covering set `rooftune tune --cover` evaluates\n"
+             "(tuner/template/cover.h)"),
     CLI_COUNT(compile_cli, "best", "N", best, 1,
-        "compile the N configurations the model predicts fastest on the first\n"
-        "model GPU of ARCH, the ones `rooftune tune --prior model --budget N`\n"
-        "evaluates first"),
+              "compile the N configurations the model predicts fastest on the first\n"
+              "model GPU of ARCH, the ones `rooftune tune --prior model --budget N`\n"
+              "evaluates first"),
     CLI_FLAG(compile_cli, "dry-run", dry_run,
-        "compile nothing: say which candidates the cubin cache holds"),
-    CLI_COUNT(compile_cli, "jobs", "N", jobs, 0,
-        "compile processes (default: one per core)"),
+             "compile nothing: say which candidates the cubin cache holds"),
+    CLI_COUNT(compile_cli, "jobs", "N", jobs, 0, "compile processes (default: one per core)"),
     CLI_NUMBER(compile_cli, "timeout", "SEC", timeout_s, CLI_OPT_ABOVE_ZERO,
-        "give up on one compile after SEC seconds (default 300)"),
-    CLI_FLAG(compile_cli, "no-pch", no_pch,
-        "do not precompile the template's system headers"),
-    CLI_FLAG(compile_cli, "no-cache", no_cache,
-        "neither read nor write the cubin cache"),
+               "give up on one compile after SEC seconds (default 300)"),
+    CLI_FLAG(compile_cli, "no-pch", no_pch, "do not precompile the template's system headers"),
+    CLI_FLAG(compile_cli, "no-cache", no_cache, "neither read nor write the cubin cache"),
     CLI_FLAG(compile_cli, "logs", logs,
-        "print the whole NVRTC log of every candidate that failed to stderr"),
-    CLI_TEMPLATES_OPTION(
-        "a folder of templates searched first (repeatable)"),
-    CLI_FLAG(compile_cli, "json", json,
-        "print one JSON object instead of the table"),
+             "print the whole NVRTC log of every candidate that failed to stderr"),
+    CLI_TEMPLATES_OPTION("a folder of templates searched first (repeatable)"),
+    CLI_FLAG(compile_cli, "json", json, "print one JSON object instead of the table"),
     CLI_END,
 };
 
@@ -140,12 +141,16 @@ static int compile_parse(int argc, char **argv, compile_cli *o) {
   if (arg >= argc) return cli_usage_error("compile", "which template? (see 'rooftune templates')");
   o->name = argv[arg];
   if (arg + 1 < argc) return cli_usage_error("compile", "unexpected argument '%s'", argv[arg + 1]);
-  if (!o->arch) return cli_usage_error("compile", "--arch is required; valid: %s", compile_arch_list());
+  if (!o->arch)
+    return cli_usage_error("compile", "--arch is required; valid: %s", compile_arch_list());
   if (!compile_arch_valid(o->arch))
-    return cli_usage_error("compile", "--arch: unknown architecture '%s'; valid: %s", o->arch, compile_arch_list());
+    return cli_usage_error("compile", "--arch: unknown architecture '%s'; valid: %s", o->arch,
+                           compile_arch_list());
   if ((o->limit > 0) + o->cover + (o->best > 0) > 1)
-    return cli_usage_error("compile", "--limit, --cover and --best each choose the candidates: give one of them");
-  if (o->dry_run && o->no_cache) return cli_usage_error("compile", "--dry-run reads the cache; --no-cache ignores it");
+    return cli_usage_error(
+        "compile", "--limit, --cover and --best each choose the candidates: give one of them");
+  if (o->dry_run && o->no_cache)
+    return cli_usage_error("compile", "--dry-run reads the cache; --no-cache ignores it");
   return -1;
 }
 
@@ -164,30 +169,36 @@ static const gpu_spec *compile_gpu(const char *arch) {
 
 /* The template's problem for the options: its arch and dtype checked, the names its
  * expressions see (env) and its space.  A CLI exit code when it fails, -1 when it succeeds. */
-static int compile_setup(compile_cli *o, const manifest *m, problem *prob, rt_vars *env, space **sp) {
+static int compile_setup(compile_cli *o, const manifest *m, problem *prob, rt_vars *env,
+                         space **sp) {
   rt_error err = {0};
   char list[256] = "";
   if (!manifest_has_arch(m, o->arch)) { /* sm_90a is sm_90 plus the arch-specific features */
     for (int i = 0; i < manifest_narchs(m); i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", manifest_arch(m, i));
-    return cli_usage_error("compile", "--arch: template %s does not support %s; it supports: %s", manifest_name(m),
-                           o->arch, list);
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+               manifest_arch(m, i));
+    return cli_usage_error("compile", "--arch: template %s does not support %s; it supports: %s",
+                           manifest_name(m), o->arch, list);
   }
   if (!o->dtype) o->dtype = manifest_dtype(m, 0);
   if (!manifest_has_dtype(m, o->dtype)) {
     for (int i = 0; i < manifest_ndtypes(m); i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", manifest_dtype(m, i));
-    return cli_usage_error("compile", "--dtype: template %s has no dtype '%s'; it has: %s", manifest_name(m), o->dtype,
-                           list);
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+               manifest_dtype(m, i));
+    return cli_usage_error("compile", "--dtype: template %s has no dtype '%s'; it has: %s",
+                           manifest_name(m), o->dtype, list);
   }
   const family_ops *fam = family_find(manifest_family(m));
   if (!fam) {
-    rt_error_set(&err, RT_ERR_NOT_FOUND, "template %s names family '%s', which is not known (known: %s)",
-                 manifest_name(m), manifest_family(m), family_names());
+    rt_error_set(&err, RT_ERR_NOT_FOUND,
+                 "template %s names family '%s', which is not known (known: %s)", manifest_name(m),
+                 manifest_family(m), family_names());
     return cli_fail("compile", &err);
   }
   if (!o->shape) o->shape = fam->example_shape; /* the family's example problem */
-  if (!o->shape) return cli_usage_error("compile", "--shape is required for family %s (%s)", fam->name, fam->shape_help);
+  if (!o->shape)
+    return cli_usage_error("compile", "--shape is required for family %s (%s)", fam->name,
+                           fam->shape_help);
   if (fam->parse_shape(fam, o->shape, o->dtype, o->kv_lens[0] ? o->kv_lens : NULL, prob, &err))
     return cli_usage_error("compile", "--shape '%s': %s (%s)", o->shape, err.text, fam->shape_help);
   rt_status s = problem_env(fam, prob, arch_spec_find(o->arch), compile_gpu(o->arch), env, &err);
@@ -210,8 +221,9 @@ static int cmp_predicted(const void *a, const void *b) {
 
 /* The candidates' configuration numbers into *idx (*n of them): all, an even spread of --limit,
  * the covering set, or the model's --best fastest.  RT_OK or an error in err. */
-static rt_status compile_choose(const compile_cli *o, const manifest *m, const space *sp, const rt_vars *env,
-                                const problem *prob, size_t **idx, size_t *n, rt_error *err) {
+static rt_status compile_choose(const compile_cli *o, const manifest *m, const space *sp,
+                                const rt_vars *env, const problem *prob, size_t **idx, size_t *n,
+                                rt_error *err) {
   const size_t size = space_size(sp);
   *idx = NULL;
   *n = 0;
@@ -230,12 +242,14 @@ static rt_status compile_choose(const compile_cli *o, const manifest *m, const s
     predicted *p = malloc((size ? size : 1) * sizeof *p);
     if (!p) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for %zu predictions", size);
     for (size_t i = 0; i < size; i++)
-      p[i] = (predicted){i, tune_predict_config(m, sp, i, env, compile_gpu(o->arch), o->dtype, fam->min_bytes(fam, prob))};
+      p[i] = (predicted){i, tune_predict_config(m, sp, i, env, compile_gpu(o->arch), o->dtype,
+                                                fam->min_bytes(fam, prob))};
     qsort(p, size, sizeof *p, cmp_predicted);
     for (size_t i = 0; i < want; i++) (*idx)[i] = p[i].idx;
     free(p);
   } else {
-    for (size_t i = 0; i < want; i++) (*idx)[i] = (size_t)((unsigned long long)i * size / want); /* an even spread */
+    for (size_t i = 0; i < want; i++)
+      (*idx)[i] = (size_t)((unsigned long long)i * size / want); /* an even spread */
   }
   *n = want;
   return RT_OK;
@@ -243,8 +257,9 @@ static rt_status compile_choose(const compile_cli *o, const manifest *m, const s
 
 /* --dry-run: which candidates the cache holds (results[i].cache_hit, status from the cache);
  * nothing is compiled.  Fills st as the pool would. */
-static rt_status compile_dry_run(const compile_job *jobs, size_t n, const compile_options *copt, cubin_cache *cache,
-                                 compile_result *results, compile_pool_stats *st, rt_error *err) {
+static rt_status compile_dry_run(const compile_job *jobs, size_t n, const compile_options *copt,
+                                 cubin_cache *cache, compile_result *results,
+                                 compile_pool_stats *st, rt_error *err) {
   memset(st, 0, sizeof *st);
   st->jobs = n;
   unsigned char digest[32], key[32];
@@ -253,20 +268,24 @@ static rt_status compile_dry_run(const compile_job *jobs, size_t n, const compil
     compile_key(digest, jobs[i].source, key);
     if (cache && cubin_cache_get(cache, key, &results[i])) {
       st->cache_hits++;
-      if (results[i].status == RT_OK) st->compiled++;
-      else st->compile_errors++;
+      if (results[i].status == RT_OK)
+        st->compiled++;
+      else
+        st->compile_errors++;
     } else {
       memset(&results[i], 0, sizeof results[i]);
       results[i].status = RT_ERR_NOT_FOUND;
-      snprintf(results[i].message, sizeof results[i].message, "not in the cache: would be compiled");
+      snprintf(results[i].message, sizeof results[i].message,
+               "not in the cache: would be compiled");
     }
   }
   return s;
 }
 
 /* The table (or JSON) of the candidates and the summary line; the exit code. */
-static int compile_print(const compile_cli *o, const manifest *m, const space *sp, const problem *prob, size_t size,
-                         compile_row *rows, const compile_result *results, size_t n, const compile_pool_stats *st,
+static int compile_print(const compile_cli *o, const manifest *m, const space *sp,
+                         const problem *prob, size_t size, compile_row *rows,
+                         const compile_result *results, size_t n, const compile_pool_stats *st,
                          const arch_spec *as) {
   const char *arch = o->arch, *dtype = o->dtype;
   for (size_t i = 0; o->logs && i < n; i++)
@@ -275,8 +294,8 @@ static int compile_print(const compile_cli *o, const manifest *m, const space *s
               results[i].log ? results[i].log : "");
   for (size_t i = 0; i < n; i++) {
     if (results[i].status != RT_OK) continue;
-    occupancy_input in = {(int)rows[i].threads, results[i].report.registers, results[i].report.smem_static,
-                          (int)rows[i].smem_dynamic};
+    occupancy_input in = {(int)rows[i].threads, results[i].report.registers,
+                          results[i].report.smem_static, (int)rows[i].smem_dynamic};
     occupancy_compute(as, &in, &rows[i].occ, NULL);
   }
   const size_t to_compile = o->dry_run ? n - st->cache_hits : 0;
@@ -289,7 +308,8 @@ static int compile_print(const compile_cli *o, const manifest *m, const space *s
     json_object_set_new(root, "space_size", json_integer((json_int_t)size));
     json_object_set_new(root, "candidates", json_integer((json_int_t)n));
     json_object_set_new(root, "compiled", json_integer((json_int_t)st->compiled));
-    json_object_set_new(root, "failed", json_integer((json_int_t)(st->compile_errors + st->failed)));
+    json_object_set_new(root, "failed",
+                        json_integer((json_int_t)(st->compile_errors + st->failed)));
     json_object_set_new(root, "cache_hits", json_integer((json_int_t)st->cache_hits));
     if (o->dry_run) json_object_set_new(root, "to_compile", json_integer((json_int_t)to_compile));
     json_object_set_new(root, "workers", json_integer(st->workers));
@@ -299,13 +319,18 @@ static int compile_print(const compile_cli *o, const manifest *m, const space *s
       const compile_result *r = &results[i];
       json_t *obj = json_object();
       json_object_set_new(obj, "config", compile_config_json(sp, rows[i].idx));
-      json_object_set_new(obj, "status", json_string(o->dry_run && !r->cache_hit ? "not_cached" : compile_status_word(r->status)));
+      json_object_set_new(
+          obj, "status",
+          json_string(o->dry_run && !r->cache_hit ? "not_cached" : compile_status_word(r->status)));
       if (r->status == RT_OK) {
         json_object_set_new(obj, "registers", json_integer(r->report.registers));
-        json_object_set_new(obj, "smem_bytes", json_integer((json_int_t)r->report.smem_static + rows[i].smem_dynamic));
+        json_object_set_new(obj, "smem_bytes",
+                            json_integer((json_int_t)r->report.smem_static + rows[i].smem_dynamic));
         json_object_set_new(obj, "smem_static", json_integer(r->report.smem_static));
         json_object_set_new(obj, "smem_dynamic", json_integer(rows[i].smem_dynamic));
-        json_object_set_new(obj, "spill_bytes", json_integer((json_int_t)r->report.spill_stores + r->report.spill_loads));
+        json_object_set_new(
+            obj, "spill_bytes",
+            json_integer((json_int_t)r->report.spill_stores + r->report.spill_loads));
         json_object_set_new(obj, "stack_bytes", json_integer(r->report.stack_bytes));
         json_object_set_new(obj, "threads", json_integer(rows[i].threads));
         json_object_set_new(obj, "blocks_per_sm", json_integer(rows[i].occ.blocks_per_sm));
@@ -325,26 +350,33 @@ static int compile_print(const compile_cli *o, const manifest *m, const space *s
     int w = 6;
     for (size_t i = 0; i < n; i++)
       if ((int)strlen(rows[i].config) > w) w = (int)strlen(rows[i].config);
-    printf("%-*s  %4s  %7s  %6s  %5s  %s\n", w, "config", "regs", "smem", "spills", "occ", "limiter");
+    printf("%-*s  %4s  %7s  %6s  %5s  %s\n", w, "config", "regs", "smem", "spills", "occ",
+           "limiter");
     for (size_t i = 0; i < n; i++) {
       const compile_result *r = &results[i];
       if (r->status == RT_OK)
         printf("%-*s  %4d  %7u  %6d  %4.0f%%  %s\n", w, rows[i].config, r->report.registers,
-               (unsigned)r->report.smem_static + rows[i].smem_dynamic, r->report.spill_stores + r->report.spill_loads,
-               100 * rows[i].occ.fraction, rows[i].occ.limiter);
+               (unsigned)r->report.smem_static + rows[i].smem_dynamic,
+               r->report.spill_stores + r->report.spill_loads, 100 * rows[i].occ.fraction,
+               rows[i].occ.limiter);
       else if (o->dry_run && !r->cache_hit)
         printf("%-*s  not in the cache\n", w, rows[i].config);
       else
         printf("%-*s  %s: %s\n", w, rows[i].config, compile_status_word(r->status), r->message);
     }
     if (o->dry_run)
-      printf("%s %s %s %s: %zu candidate%s of %zu, %zu in the cache, %zu to compile (dry run: nothing compiled)\n",
-             manifest_name(m), arch, dtype, prob->shape, n, n == 1 ? "" : "s", size, st->cache_hits, to_compile);
+      printf(
+          "%s %s %s %s: %zu candidate%s of %zu, %zu in the cache, %zu to compile (dry run: nothing "
+          "compiled)\n",
+          manifest_name(m), arch, dtype, prob->shape, n, n == 1 ? "" : "s", size, st->cache_hits,
+          to_compile);
     else
-      printf("%s %s %s %s: %zu candidate%s of %zu, %zu compiled, %zu failed, %zu cache hit%s, %.2f s with %d worker%s\n",
-             manifest_name(m), arch, dtype, prob->shape, n, n == 1 ? "" : "s", size, st->compiled,
-             st->compile_errors + st->failed, st->cache_hits, st->cache_hits == 1 ? "" : "s", st->seconds, st->workers,
-             st->workers == 1 ? "" : "s");
+      printf(
+          "%s %s %s %s: %zu candidate%s of %zu, %zu compiled, %zu failed, %zu cache hit%s, %.2f s "
+          "with %d worker%s\n",
+          manifest_name(m), arch, dtype, prob->shape, n, n == 1 ? "" : "s", size, st->compiled,
+          st->compile_errors + st->failed, st->cache_hits, st->cache_hits == 1 ? "" : "s",
+          st->seconds, st->workers, st->workers == 1 ? "" : "s");
   }
   if (o->dry_run) return CLI_EXIT_OK;
   if (n > 0 && st->compiled == 0) {
@@ -380,7 +412,8 @@ static int cmd_compile(int argc, char **argv) {
   dtype = o.dtype;
   const arch_spec *as = arch_spec_find(arch);
   size_t size = space_size(sp);
-  if (compile_choose(&o, m, sp, &env, &prob, &chosen, &n, &err) || manifest_read_source(m, &source, &err)) {
+  if (compile_choose(&o, m, sp, &env, &prob, &chosen, &n, &err) ||
+      manifest_read_source(m, &source, &err)) {
     rc = cli_fail("compile", &err);
     goto done;
   }
@@ -459,7 +492,10 @@ done:
 }
 
 const cli_command cli_cmd_compile = {.name = "compile",
-                                     .summary = "compile a template's configurations and show registers, "
-                                                "smem, spills and occupancy",
-                                     .usage = usage, .options = compile_table, .epilog = epilog,
+                                     .summary =
+                                         "compile a template's configurations and show registers, "
+                                         "smem, spills and occupancy",
+                                     .usage = usage,
+                                     .options = compile_table,
+                                     .epilog = epilog,
                                      .run = cmd_compile};

@@ -22,46 +22,50 @@ static const char usage[] =
     "measured, predicted or replayed).\n";
 
 typedef struct db_opts {
-  const char *db;       /* --db */
-  const char *family;   /* --family */
-  const char *shape;    /* --shape */
-  const char *dtype;    /* --dtype */
-  const char *tmpl;     /* --template */
-  const char *device;   /* --device: a part of the device name */
-  const char *format;   /* --format */
-  const char *output;   /* -o */
-  int json;             /* --json */
+  const char *db;     /* --db */
+  const char *family; /* --family */
+  const char *shape;  /* --shape */
+  const char *dtype;  /* --dtype */
+  const char *tmpl;   /* --template */
+  const char *device; /* --device: a part of the device name */
+  const char *format; /* --format */
+  const char *output; /* -o */
+  int json;           /* --json */
 } db_opts;
 
 /* Each option once; a verb's table lists those it takes. */
 #define DB_OPT_DB \
-  CLI_STRING(db_opts, "db", "FILE", db, \
-             "the database (default: " CLI_DEFAULT_DB_TEXT ")")
-#define DB_OPT_FAMILY \
-  CLI_STRING(db_opts, "family", "F", family, "the problem's family (import: default the file's kernel)")
-#define DB_OPT_SHAPE                                                                         \
-  CLI_STRING(db_opts, "shape", "S", shape,                                                   \
-             "the problem's shape (import: default the file's problem\n"                     \
+  CLI_STRING(db_opts, "db", "FILE", db, "the database (default: " CLI_DEFAULT_DB_TEXT ")")
+#define DB_OPT_FAMILY                        \
+  CLI_STRING(db_opts, "family", "F", family, \
+             "the problem's family (import: default the file's kernel)")
+#define DB_OPT_SHAPE                                                     \
+  CLI_STRING(db_opts, "shape", "S", shape,                               \
+             "the problem's shape (import: default the file's problem\n" \
              "size, e.g. 4096x4096)")
-#define DB_OPT_DTYPE CLI_STRING(db_opts, "dtype", "D", dtype, "the input precision (import: default f32)")
-#define DB_OPT_TEMPLATE \
-  CLI_STRING(db_opts, "template", "NAME", tmpl, "the template name (default the file's kernel name)")
-#define DB_OPT_DEVICE                                                                          \
-  CLI_STRING(db_opts, "device", "NAME", device,                                                \
-             "only results of devices whose name contains NAME\n"                              \
-             "(\"H100\", \"model:h200\"; export: json and csv), e.g. one GPU's\n"               \
+#define DB_OPT_DTYPE \
+  CLI_STRING(db_opts, "dtype", "D", dtype, "the input precision (import: default f32)")
+#define DB_OPT_TEMPLATE                         \
+  CLI_STRING(db_opts, "template", "NAME", tmpl, \
+             "the template name (default the file's kernel name)")
+#define DB_OPT_DEVICE                                                             \
+  CLI_STRING(db_opts, "device", "NAME", device,                                   \
+             "only results of devices whose name contains NAME\n"                 \
+             "(\"H100\", \"model:h200\"; export: json and csv), e.g. one GPU's\n" \
              "results of a merged database as another GPU's --prior")
 #define DB_OPT_FORMAT CLI_STRING(db_opts, "format", "FMT", format, "json, csv or header")
-#define DB_OPT_OUTPUT CLI_STRING_SHORT(db_opts, 'o', "output", "FILE", output, "write here instead of stdout")
+#define DB_OPT_OUTPUT \
+  CLI_STRING_SHORT(db_opts, 'o', "output", "FILE", output, "write here instead of stdout")
 #define DB_OPT_JSON CLI_FLAG(db_opts, "json", json, "one JSON object instead of text")
 
 static const cli_option db_list_table[] = {DB_OPT_DB, DB_OPT_JSON, CLI_END};
 static const cli_option db_show_table[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE, DB_OPT_DTYPE,
-                                             DB_OPT_DEVICE, DB_OPT_JSON,   CLI_END};
-static const cli_option db_export_table[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE,  DB_OPT_DTYPE,
-                                               DB_OPT_DEVICE, DB_OPT_FORMAT, DB_OPT_OUTPUT, CLI_END};
+                                           DB_OPT_DEVICE, DB_OPT_JSON,   CLI_END};
+static const cli_option db_export_table[] = {DB_OPT_DB,     DB_OPT_FAMILY, DB_OPT_SHAPE,
+                                             DB_OPT_DTYPE,  DB_OPT_DEVICE, DB_OPT_FORMAT,
+                                             DB_OPT_OUTPUT, CLI_END};
 static const cli_option db_import_table[] = {DB_OPT_DB,    DB_OPT_FAMILY,   DB_OPT_SHAPE,
-                                               DB_OPT_DTYPE, DB_OPT_TEMPLATE, CLI_END};
+                                             DB_OPT_DTYPE, DB_OPT_TEMPLATE, CLI_END};
 static const cli_option db_merge_table[] = {CLI_END};
 static const cli_option db_check_table[] = {DB_OPT_DB, DB_OPT_JSON, CLI_END};
 static const cli_option db_upgrade_table[] = {DB_OPT_DB, CLI_END};
@@ -86,7 +90,8 @@ static const cli_verb db_verbs[] = {
      "statuses, shapes, markup or bytes that are not UTF-8 where rooftune\n"
      "writes none); exit 1 when something is wrong",
      db_check_table},
-    {"upgrade", NULL, "migrate a database written by an older rooftune to this schema", db_upgrade_table},
+    {"upgrade", NULL, "migrate a database written by an older rooftune to this schema",
+     db_upgrade_table},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -146,13 +151,14 @@ static int verb_list(const db_opts *o) {
     fputc('\n', stdout);
     json_decref(root);
   } else {
-    printf("%s: schema %d, %lld results in %lld runs, %lld problems, %lld devices, %lld "
-           "templates, %lld winners\n",
-           db_path(d), db_schema_version(d), c.results, c.runs, c.problems, c.devices,
-           c.templates, c.winners);
+    printf(
+        "%s: schema %d, %lld results in %lld runs, %lld problems, %lld devices, %lld "
+        "templates, %lld winners\n",
+        db_path(d), db_schema_version(d), c.results, c.runs, c.problems, c.devices, c.templates,
+        c.winners);
     if (n)
-      printf("%-6s %-22s %-5s %-26s %-14s %12s  %-9s %-8s %s\n", "family", "shape", "dtype", "device",
-             "template", "time_ms", "timing", "verified", "config");
+      printf("%-6s %-22s %-5s %-26s %-14s %12s  %-9s %-8s %s\n", "family", "shape", "dtype",
+             "device", "template", "time_ms", "timing", "verified", "config");
     for (size_t i = 0; i < n; i++)
       printf("%-6s %-22s %-5s %-26s %-14s %12.5g  %-9s %-8s %s%s\n", e[i].family, e[i].shape,
              e[i].dtype, e[i].device.name, e[i].template_name, num_or_null(e[i].time_ms),
@@ -167,11 +173,11 @@ static int verb_list(const db_opts *o) {
 /* ---- show and export (one walk over the results) -------------------------------------- */
 
 typedef struct walk {
-  const db_opts *o;   /* filters */
-  FILE *out;          /* where rows go */
-  int format;         /* 0 text, 1 json, 2 csv */
-  json_t *rows;       /* json: the array */
-  long count;         /* rows written */
+  const db_opts *o; /* filters */
+  FILE *out;        /* where rows go */
+  int format;       /* 0 text, 1 json, 2 csv */
+  json_t *rows;     /* json: the array */
+  long count;       /* rows written */
 } walk;
 
 static int walk_match(const walk *w, const db_run_spec *s) {
@@ -197,8 +203,9 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
           s->prob.dtype, s->prob.layout[0] ? " " : "", s->prob.layout, s->prov.device.name,
           s->prov.toolkit, tmpl, r->config, rt_status_name(r->status));
   if (r->status == RT_OK)
-    fprintf(w->out, " %.5g ms %s, %s (spread %.3g, %d runs)", r->time_ms, timing_kind_name(r->timing),
-            r->verified ? "verified" : "not verified", r->spread, r->repetitions);
+    fprintf(w->out, " %.5g ms %s, %s (spread %.3g, %d runs)", r->time_ms,
+            timing_kind_name(r->timing), r->verified ? "verified" : "not verified", r->spread,
+            r->repetitions);
   else if (r->detail[0])
     fprintf(w->out, " (%s)", r->detail);
   if (r->precision[0]) fprintf(w->out, " in %s", r->precision);
@@ -207,12 +214,15 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
   if (r->status == RT_OK && r->detail[0]) fprintf(w->out, "; %s", r->detail);
   fputc('\n', w->out);
   if (r->counters.measured)
-    fprintf(w->out, "    measured: DRAM %.4g GB read + %.4g GB written (model %.4g GB), L2 %.4g GB, occupancy "
-            "%.0f %% (calculated %.0f %%), tensor pipe %.0f %%, FMA pipe %.0f %%, SM %.0f %%, stalls %s\n",
-            r->counters.dram_read_bytes / 1e9, r->counters.dram_write_bytes / 1e9, r->dram_bytes / 1e9,
-            r->counters.l2_bytes / 1e9, 100 * r->counters.occupancy, 100 * r->facts.occupancy,
-            100 * r->counters.tensor_pipe, 100 * r->counters.fma_pipe, 100 * r->counters.sm_throughput,
-            r->counters.stalls[0] ? r->counters.stalls : "-");
+    fprintf(
+        w->out,
+        "    measured: DRAM %.4g GB read + %.4g GB written (model %.4g GB), L2 %.4g GB, occupancy "
+        "%.0f %% (calculated %.0f %%), tensor pipe %.0f %%, FMA pipe %.0f %%, SM %.0f %%, stalls "
+        "%s\n",
+        r->counters.dram_read_bytes / 1e9, r->counters.dram_write_bytes / 1e9, r->dram_bytes / 1e9,
+        r->counters.l2_bytes / 1e9, 100 * r->counters.occupancy, 100 * r->facts.occupancy,
+        100 * r->counters.tensor_pipe, 100 * r->counters.fma_pipe, 100 * r->counters.sm_throughput,
+        r->counters.stalls[0] ? r->counters.stalls : "-");
   if (r->verdict[0]) fprintf(w->out, "    winner: %s\n", r->verdict);
   return RT_OK;
 }
@@ -273,8 +283,10 @@ static int import_problem(const char *family, const char *shape, const char *dty
   /* the problem's texts are stored as they are: too long is an error, never a cut (two
    * families cut to one name would merge into one problem) */
   if (strlen(family) >= sizeof p->family)
-    return cli_usage_error("db", "the family name '%s' is longer than %zu characters; give a "
-                           "shorter one with --family", family, sizeof p->family - 1);
+    return cli_usage_error("db",
+                           "the family name '%s' is longer than %zu characters; give a "
+                           "shorter one with --family",
+                           family, sizeof p->family - 1);
   if (strlen(dtype) >= sizeof p->dtype)
     return cli_usage_error("db", "--dtype '%s' is longer than %zu characters", dtype,
                            sizeof p->dtype - 1);
@@ -298,7 +310,6 @@ static int import_problem(const char *family, const char *shape, const char *dty
   return CLI_EXIT_OK;
 }
 
-
 static int verb_import(const db_opts *o, const char *file) {
   rt_error err = {0};
   ktfile *kf = NULL;
@@ -308,7 +319,8 @@ static int verb_import(const db_opts *o, const char *file) {
   const char *tmpl = o->tmpl ? o->tmpl : kf->kernel_name[0] ? kf->kernel_name : base;
   if (!o->shape) {
     ktfile_free(kf);
-    return cli_usage_error("db", "import needs --shape (the problem the file measured, e.g. "
+    return cli_usage_error("db",
+                           "import needs --shape (the problem the file measured, e.g. "
                            "4096x4096)");
   }
   db_run_spec spec;
@@ -322,13 +334,16 @@ static int verb_import(const db_opts *o, const char *file) {
   if ((size_t)snprintf(dev, sizeof dev, "replay:%s", kf->device_name[0] ? kf->device_name : base) >=
       sizeof spec.prov.device.name) {
     ktfile_free(kf);
-    return fail_msg("%s: the device name it records is too long to store (at most 120 "
-                    "characters)", file);
+    return fail_msg(
+        "%s: the device name it records is too long to store (at most 120 "
+        "characters)",
+        file);
   }
-  if (strlen(tmpl) >= sizeof ((candidate_result *)0)->template_name) {
-    rc = cli_usage_error("db", "the template name '%.80s...' is longer than %zu characters; give "
-                         "a shorter one with --template", tmpl,
-                         sizeof ((candidate_result *)0)->template_name - 1);
+  if (strlen(tmpl) >= sizeof((candidate_result *)0)->template_name) {
+    rc = cli_usage_error("db",
+                         "the template name '%.80s...' is longer than %zu characters; give "
+                         "a shorter one with --template",
+                         tmpl, sizeof((candidate_result *)0)->template_name - 1);
     ktfile_free(kf);
     return rc;
   }
@@ -375,8 +390,10 @@ static int verb_import(const db_opts *o, const char *file) {
            file, skipped, spec.prob.family, spec.prob.shape, spec.prob.dtype, dev,
            best != (size_t)-1 ? "; the fastest is the winner" : "");
   if (!s && kf->unfinished)
-    printf("note: %s is an unfinished Kernel Tuner cache (its run was interrupted before the "
-           "closing braces); read as Kernel Tuner reads it\n", file);
+    printf(
+        "note: %s is an unfinished Kernel Tuner cache (its run was interrupted before the "
+        "closing braces); read as Kernel Tuner reads it\n",
+        file);
   free(ids);
   free(batch);
   db_run_free(r);
@@ -453,12 +470,15 @@ static int cmd_db(int argc, char **argv) {
   int at = cli_verbs_find(db_verbs, argc, argv);
   const char *stray = at < 0 ? cli_verbs_stray(db_verbs, argc, argv) : NULL;
   if (stray) return cli_usage_error("db", "unknown option '%s'", stray);
-  if (at < 0) return cli_usage_error("db", "which verb? list, show, export, import, merge, check or upgrade");
+  if (at < 0)
+    return cli_usage_error("db", "which verb? list, show, export, import, merge, check or upgrade");
   const char *verb = argv[at];
   const cli_verb *v = cli_verb_named(db_verbs, verb);
   if (!v)
-    return cli_usage_error("db", "'%s' is not a verb: list, show, export, import, merge, check or "
-                           "upgrade", verb);
+    return cli_usage_error("db",
+                           "'%s' is not a verb: list, show, export, import, merge, check or "
+                           "upgrade",
+                           verb);
   /* the verb's own options: argv without the verb, parsed with its table */
   char *vargv[argc + 1];
   int vargc = 0;
@@ -482,6 +502,9 @@ static int cmd_db(int argc, char **argv) {
   return verb_check(&o);
 }
 
-const cli_command cli_cmd_db = {.name = "db",
-                                .summary = "list, show, export, import, merge, check, upgrade a tuning database",
-                                .usage = usage, .verbs = db_verbs, .run = cmd_db};
+const cli_command cli_cmd_db = {
+    .name = "db",
+    .summary = "list, show, export, import, merge, check, upgrade a tuning database",
+    .usage = usage,
+    .verbs = db_verbs,
+    .run = cmd_db};

@@ -138,25 +138,28 @@ static int cmd_info(int argc, char **argv) {
     size_t n = json_array_size(gpus);
     for (size_t i = 0; i < n; i++) {
       json_t *o = json_array_get(gpus, i);
-      printf("GPU %zu         %s, compute capability %s, %lld SMs, %.1f GiB, L2 %.1f MiB, "
-             "SM clock %lld MHz, memory clock %lld MHz\n",
-             i, json_string_value(json_object_get(o, "name")),
-             json_string_value(json_object_get(o, "compute_capability")),
-             json_integer_value(json_object_get(o, "sm_count")),
-             json_integer_value(json_object_get(o, "memory_bytes")) / 1073741824.0,
-             json_integer_value(json_object_get(o, "l2_bytes")) / 1048576.0,
-             json_integer_value(json_object_get(o, "sm_clock_mhz")),
-             json_integer_value(json_object_get(o, "memory_clock_mhz")));
+      printf(
+          "GPU %zu         %s, compute capability %s, %lld SMs, %.1f GiB, L2 %.1f MiB, "
+          "SM clock %lld MHz, memory clock %lld MHz\n",
+          i, json_string_value(json_object_get(o, "name")),
+          json_string_value(json_object_get(o, "compute_capability")),
+          json_integer_value(json_object_get(o, "sm_count")),
+          json_integer_value(json_object_get(o, "memory_bytes")) / 1073741824.0,
+          json_integer_value(json_object_get(o, "l2_bytes")) / 1048576.0,
+          json_integer_value(json_object_get(o, "sm_clock_mhz")),
+          json_integer_value(json_object_get(o, "memory_clock_mhz")));
     }
-    if (ds != RT_OK) printf("GPU           none: kernels cannot run here; compile, model and replay work\n");
+    if (ds != RT_OK)
+      printf("GPU           none: kernels cannot run here; compile, model and replay work\n");
     if (dnn.handle)
-      printf("cuDNN         %s at %s\n", json_string_value(json_object_get(dnnj, "version")), dnn.path);
+      printf("cuDNN         %s at %s\n", json_string_value(json_object_get(dnnj, "version")),
+             dnn.path);
     else
       printf("cuDNN         none: %s\n", nerr.text);
     json_t *path = json_object_get(cache, "path"), *msg = json_object_get(cache, "message");
     if (path)
-      printf("cubin cache   %s: %lld compiles, %.1f MB of at most %.0f MB\n", json_string_value(path),
-             json_integer_value(json_object_get(cache, "entries")),
+      printf("cubin cache   %s: %lld compiles, %.1f MB of at most %.0f MB\n",
+             json_string_value(path), json_integer_value(json_object_get(cache, "entries")),
              json_integer_value(json_object_get(cache, "bytes")) / 1048576.0,
              json_integer_value(json_object_get(cache, "limit_bytes")) / 1048576.0);
     if (msg) printf("%s%s\n", path ? "              " : "cubin cache   ", json_string_value(msg));
@@ -167,4 +170,6 @@ static int cmd_info(int argc, char **argv) {
 
 const cli_command cli_cmd_info = {.name = "info",
                                   .summary = "show the CUDA toolkit, NVRTC, driver and GPUs",
-                                  .usage = usage, .options = info_table, .run = cmd_info};
+                                  .usage = usage,
+                                  .options = info_table,
+                                  .run = cmd_info};

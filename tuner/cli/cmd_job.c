@@ -35,9 +35,9 @@ static void on_stop_signal(int sig) {
 }
 
 typedef struct view {
-  int tty;        /* draw the bar on stderr */
-  int drawn;      /* the bar is on the line */
-  FILE *lines;    /* where problem lines go */
+  int tty;     /* draw the bar on stderr */
+  int drawn;   /* the bar is on the line */
+  FILE *lines; /* where problem lines go */
 } view;
 
 static void clear_bar(view *v) {
@@ -45,7 +45,9 @@ static void clear_bar(view *v) {
   v->drawn = 0;
 }
 
-static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+static double num(const json_t *o, const char *k) {
+  return json_number_value(json_object_get(o, k));
+}
 static const char *str(const json_t *o, const char *k) {
   const char *s = json_string_value(json_object_get(o, k));
   return s ? s : "";
@@ -55,15 +57,16 @@ static void problem_line(FILE *out, const job_event *ev) {
   const json_t *it = ev->item;
   const char *action = str(it, "action"), *state = str(it, "state"), *reason = str(it, "reason");
   if (ev->parallel) fprintf(out, "%s ", ev->device);
-  fprintf(out, "[%zu/%zu] %s %s %s: ", ev->index, ev->total, ev->problem->target, ev->problem->shape,
-          ev->problem->dtype);
+  fprintf(out, "[%zu/%zu] %s %s %s: ", ev->index, ev->total, ev->problem->target,
+          ev->problem->shape, ev->problem->dtype);
   const json_t *best = json_object_get(it, "best");
   if (!strcmp(action, "fresh")) {
     char age[32];
     job_format_duration(num(it, "age_s"), age, sizeof age);
     fprintf(out, "fresh (tuned %s ago)", age);
   } else if (!strcmp(action, "left")) {
-    fprintf(out, "left for the next run (%s%s%s; the time budget is spent)", state, reason[0] ? ": " : "", reason);
+    fprintf(out, "left for the next run (%s%s%s; the time budget is spent)", state,
+            reason[0] ? ": " : "", reason);
   } else if (!strcmp(action, "failed")) {
     fprintf(out, "FAILED (%s): %s", state, str(it, "error"));
   } else if (!strcmp(action, "nothing")) {
@@ -71,12 +74,14 @@ static void problem_line(FILE *out, const job_event *ev) {
   } else {
     fprintf(out, "%s (%s%s%s): %lld evaluated", action, state, reason[0] ? ": " : "", reason,
             (long long)num(it, "evaluated"));
-    if (num(it, "resumed") > 0) fprintf(out, ", %lld from the database", (long long)num(it, "resumed"));
+    if (num(it, "resumed") > 0)
+      fprintf(out, ", %lld from the database", (long long)num(it, "resumed"));
     if (num(it, "failed") > 0) fprintf(out, ", %lld failed", (long long)num(it, "failed"));
     if (!strcmp(action, "interrupted")) fprintf(out, ", stopped: the rest next run");
   }
   if (json_is_object(best))
-    fprintf(out, ", best %.4g ms %s (%s)", num(best, "time_ms"), str(best, "template"), str(best, "timing"));
+    fprintf(out, ", best %.4g ms %s (%s)", num(best, "time_ms"), str(best, "template"),
+            str(best, "timing"));
   if (num(it, "seconds") > 0) fprintf(out, " in %.1f s", num(it, "seconds"));
   size_t i;
   const json_t *r;
@@ -97,7 +102,8 @@ static void on_event(void *ctx, const job_event *ev) {
   view *v = ctx;
   if (ev->kind == JOB_EV_NOTE) {
     clear_bar(v);
-    fprintf(v->lines, "%s%snote: %s\n", ev->parallel ? ev->device : "", ev->parallel ? " " : "", ev->text);
+    fprintf(v->lines, "%s%snote: %s\n", ev->parallel ? ev->device : "", ev->parallel ? " " : "",
+            ev->text);
   } else if (ev->kind == JOB_EV_DONE) {
     clear_bar(v);
     problem_line(v->lines, ev);
@@ -108,8 +114,8 @@ static void on_event(void *ctx, const job_event *ev) {
     char bar[32];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
-    fprintf(stderr, "\r\033[K[%zu/%zu] %.40s %.40s [%s] %zu/%zu", ev->index, ev->total, ev->problem->target,
-            ev->problem->shape, bar, p->done, p->total);
+    fprintf(stderr, "\r\033[K[%zu/%zu] %.40s %.40s [%s] %zu/%zu", ev->index, ev->total,
+            ev->problem->target, ev->problem->shape, bar, p->done, p->total);
     if (p->have_best) fprintf(stderr, " best %.4g ms", p->best_ms);
     if (!p->last) fprintf(stderr, " (%s)", p->phase ? p->phase : "");
     v->drawn = 1;
@@ -129,22 +135,29 @@ static int set_shard(const char *cmd, const char *value, void *base) {
 }
 
 /* Each option once; a verb's table lists those it takes. */
-#define JOB_OPT_SHARD                                                                         \
-  CLI_CALL("shard", "I/N", set_shard, 0,                                                      \
-           "this process's shard: the problems at positions I, I+N, ... of the file,\n"        \
+#define JOB_OPT_SHARD                                                                   \
+  CLI_CALL("shard", "I/N", set_shard, 0,                                                \
+           "this process's shard: the problems at positions I, I+N, ... of the file,\n" \
            "and a share of the candidates of split problems (0 <= I < N)")
-#define JOB_OPT_DEVICE                                                                        \
-  CLI_STRING(common, "device", "DEV", device,                                                 \
-             "instead of the job's device: cuda:all (one process per GPU) or\n"                \
+#define JOB_OPT_DEVICE                                                          \
+  CLI_STRING(common, "device", "DEV", device,                                   \
+             "instead of the job's device: cuda:all (one process per GPU) or\n" \
              "{DEVICES}")
-#define JOB_OPT_DB CLI_STRING(common, "db", "FILE", db, "instead of the job's (or the shard's) database")
-#define JOB_OPT_JSON \
-  CLI_FLAG(common, "json", json, "one JSON object on stdout (what summary.json holds); lines go to stderr")
+#define JOB_OPT_DB \
+  CLI_STRING(common, "db", "FILE", db, "instead of the job's (or the shard's) database")
+#define JOB_OPT_JSON             \
+  CLI_FLAG(common, "json", json, \
+           "one JSON object on stdout (what summary.json holds); lines go to stderr")
 
 static const cli_option job_run_table[] = {
-    JOB_OPT_SHARD, JOB_OPT_DEVICE, JOB_OPT_DB, JOB_OPT_JSON,
-    CLI_FLAG(common, "no-report", no_report, "do not write report.html"), CLI_END};
-static const cli_option job_status_table[] = {JOB_OPT_SHARD, JOB_OPT_DEVICE, JOB_OPT_DB, JOB_OPT_JSON, CLI_END};
+    JOB_OPT_SHARD,
+    JOB_OPT_DEVICE,
+    JOB_OPT_DB,
+    JOB_OPT_JSON,
+    CLI_FLAG(common, "no-report", no_report, "do not write report.html"),
+    CLI_END};
+static const cli_option job_status_table[] = {JOB_OPT_SHARD, JOB_OPT_DEVICE, JOB_OPT_DB,
+                                              JOB_OPT_JSON, CLI_END};
 static const cli_option job_merge_table[] = {
     CLI_STRING(common, "job", "JOB", job_path,
                "merge the job's shard_database files into its database and write\n"
@@ -175,7 +188,8 @@ static const cli_verb job_verbs[] = {
 static int parse_common(const char *verb, int argc, char **argv, common *c) {
   memset(c, 0, sizeof *c);
   c->shard.count = 1;
-  int arg, bad = cli_options_parse("job", verb, cli_verb_named(job_verbs, verb)->options, argc, argv, c, &arg);
+  int arg, bad = cli_options_parse("job", verb, cli_verb_named(job_verbs, verb)->options, argc,
+                                   argv, c, &arg);
   if (bad) return bad;
   if (arg >= argc) return cli_usage_error("job", "%s: missing the job file (JOB.json)", verb);
   c->job_path = argv[arg++];
@@ -233,12 +247,13 @@ static int verb_run(int argc, char **argv) {
   } else {
     const json_t *dev = json_object_get(s, "device");
     char devs[512] = "";
-    if (json_is_string(dev)) snprintf(devs, sizeof devs, "%s", json_string_value(dev));
+    if (json_is_string(dev))
+      snprintf(devs, sizeof devs, "%s", json_string_value(dev));
     else {
       size_t i;
       json_t *d;
-      json_array_foreach(dev, i, d) snprintf(devs + strlen(devs), sizeof devs - strlen(devs), "%s%s", i ? "," : "",
-                                            json_string_value(d));
+      json_array_foreach(dev, i, d) snprintf(devs + strlen(devs), sizeof devs - strlen(devs),
+                                             "%s%s", i ? "," : "", json_string_value(d));
     }
     printf("job %s", j->name);
     if (c.shard.count > 1) printf(" shard %d/%d", c.shard.index, c.shard.count);
@@ -247,14 +262,17 @@ static int verb_run(int argc, char **argv) {
            out.regressions == 1 ? "" : "s");
     if (json_is_number(json_object_get(s, "seconds"))) printf(" in %.1f s", num(s, "seconds"));
     printf("\n");
-    if (out.stopped) printf("stopped: the time budget is spent; the next run resumes where this one stopped\n");
-    if (out.interrupted) printf("interrupted: every finished candidate is kept; the next run resumes\n");
+    if (out.stopped)
+      printf("stopped: the time budget is spent; the next run resumes where this one stopped\n");
+    if (out.interrupted)
+      printf("interrupted: every finished candidate is kept; the next run resumes\n");
     if (str(s, "report")[0]) printf("report: %s\n", str(s, "report"));
     if (str(s, "report_error")[0]) printf("report not written: %s\n", str(s, "report_error"));
     printf("database: %s\n", str(s, "database"));
   }
-  if (out.regressions) fprintf(stderr, "rooftune job: %zu rechecked winner(s) slower or failing: a regression\n",
-                               out.regressions);
+  if (out.regressions)
+    fprintf(stderr, "rooftune job: %zu rechecked winner(s) slower or failing: a regression\n",
+            out.regressions);
   int code = job_outcome_exit(&out);
   job_outcome_free(&out);
   job_free(j);
@@ -278,21 +296,26 @@ static int verb_status(int argc, char **argv) {
     fputc('\n', stdout);
   } else {
     if (str(st, "note")[0]) printf("note: %s\n", str(st, "note"));
-    printf("job %s on %s (%s), database %s\n", j->name, str(st, "device"), str(st, "gpu"), str(st, "database"));
-    printf("%-11s %-34s %-5s %-12s %8s  %-12s %10s  %s\n", "target", "shape", "dtype", "state", "age", "winner",
-           "time_ms", "why");
+    printf("job %s on %s (%s), database %s\n", j->name, str(st, "device"), str(st, "gpu"),
+           str(st, "database"));
+    printf("%-11s %-34s %-5s %-12s %8s  %-12s %10s  %s\n", "target", "shape", "dtype", "state",
+           "age", "winner", "time_ms", "why");
     size_t i;
     json_t *p;
     json_array_foreach(json_object_get(st, "problems"), i, p) {
       char age[32];
-      job_format_duration(json_is_number(json_object_get(p, "age_s")) ? num(p, "age_s") : NAN, age, sizeof age);
+      job_format_duration(json_is_number(json_object_get(p, "age_s")) ? num(p, "age_s") : NAN, age,
+                          sizeof age);
       const json_t *b = json_object_get(p, "best");
-      printf("%-11s %-34s %-5s %-12s %8s  %-12s ", str(p, "target"), str(p, "shape"), str(p, "dtype"), str(p, "state"),
-             age, json_is_object(b) ? str(b, "template") : "-");
-      if (json_is_object(b)) printf("%10.4g", num(b, "time_ms"));
-      else printf("%10s", "-");
+      printf("%-11s %-34s %-5s %-12s %8s  %-12s ", str(p, "target"), str(p, "shape"),
+             str(p, "dtype"), str(p, "state"), age, json_is_object(b) ? str(b, "template") : "-");
+      if (json_is_object(b))
+        printf("%10.4g", num(b, "time_ms"));
+      else
+        printf("%10s", "-");
       printf("  %s", str(p, "reason"));
-      if (!strcmp(str(p, "state"), "interrupted")) printf(" (%lld left)", (long long)num(p, "left"));
+      if (!strcmp(str(p, "state"), "interrupted"))
+        printf(" (%lld left)", (long long)num(p, "left"));
       if (str(p, "regression")[0]) printf(" REGRESSION (%s)", str(p, "regression"));
       printf("\n");
     }
@@ -314,7 +337,8 @@ static int verb_merge(int argc, char **argv) {
   size_t nfiles = 0;
   char out[1024];
   if (job_path) {
-    if (arg < argc) return cli_usage_error("job", "merge --job takes no other argument ('%s')", argv[arg]);
+    if (arg < argc)
+      return cli_usage_error("job", "merge --job takes no other argument ('%s')", argv[arg]);
     common c = {.job_path = job_path};
     int rc = load(&c, &j);
     if (rc) return rc;
@@ -324,30 +348,36 @@ static int verb_merge(int argc, char **argv) {
     }
     job_database_path(j, (job_shard){0, 1}, NULL, out, sizeof out);
     if (nfiles == 0) {
-      fprintf(stderr, "rooftune job: merge: no shard database of job %s exists yet (%s)\n", j->name, j->shard_database);
+      fprintf(stderr, "rooftune job: merge: no shard database of job %s exists yet (%s)\n", j->name,
+              j->shard_database);
       job_free(j);
       return CLI_EXIT_FAIL;
     }
   } else {
-    if (argc - arg < 2) return cli_usage_error("job", "merge: give OUT.db and at least one SHARD.db (or --job JOB)");
+    if (argc - arg < 2)
+      return cli_usage_error("job", "merge: give OUT.db and at least one SHARD.db (or --job JOB)");
     snprintf(out, sizeof out, "%s", argv[arg]);
     files = argv + arg + 1;
     nfiles = (size_t)(argc - arg - 1);
   }
   rt_status st = job_merge(out, files, nfiles, &ms, &err);
   int code = CLI_EXIT_OK;
-  if (st) code = cli_fail("job", &err);
-  else printf("merged %zu database%s into %s: %lld new results, %zu winners\n", ms.files, ms.files == 1 ? "" : "s",
-              out, ms.added, ms.winners);
+  if (st)
+    code = cli_fail("job", &err);
+  else
+    printf("merged %zu database%s into %s: %lld new results, %zu winners\n", ms.files,
+           ms.files == 1 ? "" : "s", out, ms.added, ms.winners);
   if (!st && j) {
     char rp[1200];
     snprintf(rp, sizeof rp, "%s/report.html", j->output);
     db *d = NULL;
     report_options ro = {j, NULL, j->tolerance, 0};
     report_stats rs;
-    if (db_open(out, DB_READONLY, &d, &err) || report_write(d, &ro, rp, &rs, &err)) code = cli_fail("job", &err);
-    else printf("report: %s (%zu problems, %zu candidates, %zu regressions)\n", rp, rs.sections, rs.candidates,
-                rs.regressions);
+    if (db_open(out, DB_READONLY, &d, &err) || report_write(d, &ro, rp, &rs, &err))
+      code = cli_fail("job", &err);
+    else
+      printf("report: %s (%zu problems, %zu candidates, %zu regressions)\n", rp, rs.sections,
+             rs.candidates, rs.regressions);
     db_close(d);
   }
   if (j) {
@@ -361,14 +391,19 @@ static int verb_merge(int argc, char **argv) {
 static int cmd_job(int argc, char **argv) {
   if (argc < 2) return cli_usage_error("job", "missing the verb: run, status or merge");
   const char *verb = argv[1];
-  if (verb[0] == '-') return cli_usage_error("job", "unknown option '%s' (the verbs are run, status and merge)", verb);
+  if (verb[0] == '-')
+    return cli_usage_error("job", "unknown option '%s' (the verbs are run, status and merge)",
+                           verb);
   if (!strcmp(verb, "run")) return verb_run(argc - 1, argv + 1);
   if (!strcmp(verb, "status")) return verb_status(argc - 1, argv + 1);
   if (!strcmp(verb, "merge")) return verb_merge(argc - 1, argv + 1);
   return cli_usage_error("job", "unknown verb '%s' (run, status or merge)", verb);
 }
 
-const cli_command cli_cmd_job = {.name = "job",
-                                 .summary = "run a tuning job file: incremental, sharded, with rechecks",
-                                 .usage = usage, .verbs = job_verbs, .epilog = epilog,
-                                 .run = cmd_job};
+const cli_command cli_cmd_job = {
+    .name = "job",
+    .summary = "run a tuning job file: incremental, sharded, with rechecks",
+    .usage = usage,
+    .verbs = job_verbs,
+    .epilog = epilog,
+    .run = cmd_job};

@@ -42,21 +42,20 @@ typedef struct recheck_cli {
 } recheck_cli;
 
 static const cli_option recheck_table[] = {
-    CLI_STRING(recheck_cli, "db", "FILE", db,
-        "database (default: " CLI_DEFAULT_DB_TEXT ")"),
+    CLI_STRING(recheck_cli, "db", "FILE", db, "database (default: " CLI_DEFAULT_DB_TEXT ")"),
     CLI_STRING(recheck_cli, "device", "DEV", device,
-        "{DEVICES_EVALUATING}; default: cuda when a\n"
-        "GPU is present, else model:h200 (whose times are predictions)"),
+               "{DEVICES_EVALUATING}; default: cuda when a\n"
+               "GPU is present, else model:h200 (whose times are predictions)"),
     CLI_STRING(recheck_cli, "family", "F", family,
-        "only this family's winners (default: every family)"),
+               "only this family's winners (default: every family)"),
     CLI_COUNT(recheck_cli, "tolerance", "PCT", tolerance, 0,
-        "how much slower counts, in percent (default 5)"),
+              "how much slower counts, in percent (default 5)"),
     CLI_COUNT(recheck_cli, "timeout", "S", timeout, 1,
-        "per-candidate limit on the GPU, in seconds (default 20)"),
+              "per-candidate limit on the GPU, in seconds (default 20)"),
     CLI_FLAG(recheck_cli, "json", json,
-        "{\"device\":..,\"rechecked\":N,\"slower\":N,\"failing\":N,\"results\":[{\"family\",\n"
-        "\"shape\",\"dtype\",\"template\",\"config\",\"then_ms\",\"now_ms\",\"change\",\n"
-        "\"verdict\"}]}"),
+             "{\"device\":..,\"rechecked\":N,\"slower\":N,\"failing\":N,\"results\":[{\"family\",\n"
+             "\"shape\",\"dtype\",\"template\",\"config\",\"then_ms\",\"now_ms\",\"change\",\n"
+             "\"verdict\"}]}"),
     CLI_END,
 };
 
@@ -70,7 +69,8 @@ static int cmd_recheck(int argc, char **argv) {
   if (arg < argc) return cli_usage_error("recheck", "unexpected argument '%s'", argv[arg]);
   const device_kind *kind = devspec ? device_kind_lookup(devspec) : NULL;
   if (kind && (kind->caps & DEVICE_CAP_RECORDED))
-    return cli_usage_error("recheck", "--device %s: a recorded file has nothing to re-measure", devspec);
+    return cli_usage_error("recheck", "--device %s: a recorded file has nothing to re-measure",
+                           devspec);
   char dbbuf[1024], note[256] = "";
   if (!dbp) { /* the default database, its folder made for the runs a recheck stores (a folder
                * that cannot be made: db_open says so, naming the path) */
@@ -109,7 +109,9 @@ static int cmd_recheck(int argc, char **argv) {
     if (strcmp(es[i].device.name, label) != 0) continue;
     if (family && strcmp(es[i].family, family) != 0) continue;
     verdict *r = &vs[nv++];
-    if (!json) fprintf(stderr, "rechecking %s %s %s %s ...\n", es[i].family, es[i].shape, es[i].dtype, es[i].template_name);
+    if (!json)
+      fprintf(stderr, "rechecking %s %s %s %s ...\n", es[i].family, es[i].shape, es[i].dtype,
+              es[i].template_name);
     r->e = &es[i];
     recheck_winner(&es[i], spec, dbp, tol, timeout_s, cli_worker_argv, &r->r);
     slower += r->r.verdict == RECHECK_SLOWER;
@@ -119,16 +121,17 @@ static int cmd_recheck(int argc, char **argv) {
   }
 
   if (json) {
-    json_t *root = json_pack("{ss ss sI sI sI}", "device", label, "db", dbp, "rechecked", (json_int_t)measured,
-                             "slower", (json_int_t)slower, "failing", (json_int_t)failing);
+    json_t *root =
+        json_pack("{ss ss sI sI sI}", "device", label, "db", dbp, "rechecked", (json_int_t)measured,
+                  "slower", (json_int_t)slower, "failing", (json_int_t)failing);
     if (note[0]) json_object_set_new(root, "note", json_string(note));
     json_t *arr = json_array();
     for (size_t i = 0; i < nv; i++) {
       const verdict *r = &vs[i];
-      json_t *o = json_pack("{ss ss ss ss ss sf ss}", "family", r->e->family, "shape", r->e->shape,
-                            "dtype", r->e->dtype, "template", r->e->template_name, "config",
-                            r->e->config, "then_ms", r->e->time_ms, "verdict",
-                            recheck_verdict_name(r->r.verdict));
+      json_t *o =
+          json_pack("{ss ss ss ss ss sf ss}", "family", r->e->family, "shape", r->e->shape, "dtype",
+                    r->e->dtype, "template", r->e->template_name, "config", r->e->config, "then_ms",
+                    r->e->time_ms, "verdict", recheck_verdict_name(r->r.verdict));
       if (isfinite(r->r.now_ms)) {
         json_object_set_new(o, "now_ms", json_real(r->r.now_ms));
         json_object_set_new(o, "change", json_real(r->r.now_ms / r->e->time_ms - 1));
@@ -142,19 +145,26 @@ static int cmd_recheck(int argc, char **argv) {
     free(text);
     json_decref(root);
   } else {
-    printf("recheck on %s of %s: %zu winners for this device, %zu re-measured, %zu slower, %zu failing "
-           "(tolerance %.0f %%)\n", label, dbp, nv, measured, slower, failing, tol * 100);
-    if (nv) printf("%-6s %-22s %-5s %-12s %10s %10s %14s  %s\n", "family", "shape", "dtype", "template",
-                   "then_ms", "now_ms", "now", "verdict");
+    printf(
+        "recheck on %s of %s: %zu winners for this device, %zu re-measured, %zu slower, %zu "
+        "failing "
+        "(tolerance %.0f %%)\n",
+        label, dbp, nv, measured, slower, failing, tol * 100);
+    if (nv)
+      printf("%-6s %-22s %-5s %-12s %10s %10s %14s  %s\n", "family", "shape", "dtype", "template",
+             "then_ms", "now_ms", "now", "verdict");
     for (size_t i = 0; i < nv; i++) {
       const verdict *r = &vs[i];
       printf("%-6s %-22s %-5s %-12s %10.5g ", r->e->family, r->e->shape, r->e->dtype,
              r->e->template_name, r->e->time_ms);
       char ratio[32];
       if (isfinite(r->r.now_ms))
-        printf("%10.5g %14s", r->r.now_ms, verdict_ratio(r->r.now_ms, r->e->time_ms, ratio, sizeof ratio));
-      else printf("%10s %14s", "-", "-");
-      printf("  %s%s%s\n", recheck_verdict_name(r->r.verdict), r->r.detail[0] ? ": " : "", r->r.detail);
+        printf("%10.5g %14s", r->r.now_ms,
+               verdict_ratio(r->r.now_ms, r->e->time_ms, ratio, sizeof ratio));
+      else
+        printf("%10s %14s", "-", "-");
+      printf("  %s%s%s\n", recheck_verdict_name(r->r.verdict), r->r.detail[0] ? ": " : "",
+             r->r.detail);
     }
   }
   free(vs);
@@ -167,7 +177,10 @@ static int cmd_recheck(int argc, char **argv) {
   return errors ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-const cli_command cli_cmd_recheck = {.name = "recheck",
-                                     .summary = "re-measure the stored winners and flag regressions",
-                                     .usage = usage, .options = recheck_table, .epilog = epilog,
-                                     .run = cmd_recheck};
+const cli_command cli_cmd_recheck = {
+    .name = "recheck",
+    .summary = "re-measure the stored winners and flag regressions",
+    .usage = usage,
+    .options = recheck_table,
+    .epilog = epilog,
+    .run = cmd_recheck};

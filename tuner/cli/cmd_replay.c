@@ -42,34 +42,32 @@ typedef struct replay_cli {
 
 static const cli_option replay_table[] = {
     CLI_STRING(replay_cli, "strategy", "S", strategy,
-        "brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
-        "(default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
-        "spec table knows, replays each configuration with its diagnosis from its\n"
-        "counters and gives the strategy every configuration's compile facts\n"
-        "(lever and steer use them); other files carry times only"),
-    CLI_COUNT(replay_cli, "seeds", "N", seeds, 0,
-        "runs per file, seeds 0..N-1 (default 30)"),
+               "brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
+               "(default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
+               "spec table knows, replays each configuration with its diagnosis from its\n"
+               "counters and gives the strategy every configuration's compile facts\n"
+               "(lever and steer use them); other files carry times only"),
+    CLI_COUNT(replay_cli, "seeds", "N", seeds, 0, "runs per file, seeds 0..N-1 (default 30)"),
     CLI_COUNT(replay_cli, "budget", "B", budget, 1,
-        "evaluations per run, failed ones included (default 1000: about an hour\n"
-        "of compiling and timing on a GPU)"),
+              "evaluations per run, failed ones included (default 1000: about an hour\n"
+              "of compiling and timing on a GPU)"),
     CLI_NUMBER(replay_cli, "target", "EPS", target, 0,
-        "within this fraction of the optimum (default 0.05)"),
+               "within this fraction of the optimum (default 0.05)"),
     CLI_STRING(replay_cli, "prior", "FILE", prior,
-        "another recording of the same kernel (typically on another GPU), whose\n"
-        "fastest configurations each run evaluates first: what transfer from a\n"
-        "known GPU gains (parameters matched by name; random's figure has none)"),
+               "another recording of the same kernel (typically on another GPU), whose\n"
+               "fastest configurations each run evaluates first: what transfer from a\n"
+               "known GPU gains (parameters matched by name; random's figure has none)"),
     CLI_STRING(replay_cli, "manifest", "FILE", manifest,
-        "a manifest of the recorded kernel (its parameters, by the recording's\n"
-        "names, roles, launch and cost formulas; see tuner/replay_compile.h) whose\n"
-        "\"source\" is the kernel's source, which you put beside it: every recorded\n"
-        "configuration is compiled with NVRTC for the recorded GPU's architecture\n"
-        "(cached), and the strategy is given those static facts (registers, shared\n"
-        "memory, occupancy and its limiter) and the cost formulas' roofline bound;\n"
-        "the compiled register counts are compared with the recording's"),
+               "a manifest of the recorded kernel (its parameters, by the recording's\n"
+               "names, roles, launch and cost formulas; see tuner/replay_compile.h) whose\n"
+               "\"source\" is the kernel's source, which you put beside it: every recorded\n"
+               "configuration is compiled with NVRTC for the recorded GPU's architecture\n"
+               "(cached), and the strategy is given those static facts (registers, shared\n"
+               "memory, occupancy and its limiter) and the cost formulas' roofline bound;\n"
+               "the compiled register counts are compared with the recording's"),
     CLI_COUNT(replay_cli, "jobs", "N", jobs, 0,
-        "compile processes for --manifest (default: one per core)"),
-    CLI_FLAG(replay_cli, "json", json,
-        "print {\"results\":[...]} instead of text"),
+              "compile processes for --manifest (default: one per core)"),
+    CLI_FLAG(replay_cli, "json", json, "print {\"results\":[...]} instead of text"),
     CLI_END,
 };
 
@@ -90,10 +88,12 @@ static int cmd_replay(int argc, char **argv) {
     if (!known)
       return cli_usage_error("replay",
                              "unknown strategy '%s' for --strategy; the strategies are "
-                             "brute_force, random, ils, annealing, genetic, bayes, lever, steer", name);
+                             "brute_force, random, ils, annealing, genetic, bayes, lever, steer",
+                             name);
     if (strcmp(name, "model") == 0)
-      return cli_usage_error("replay", "--strategy model ranks by a model device's predicted "
-                                       "times, which a recorded space does not have");
+      return cli_usage_error("replay",
+                             "--strategy model ranks by a model device's predicted "
+                             "times, which a recorded space does not have");
   }
 
   ktfile *prior = NULL;
@@ -113,7 +113,8 @@ static int cmd_replay(int argc, char **argv) {
     memset(&rf, 0, sizeof rf);
     replay_given given = {0};
     if (!ls && manifest_path &&
-        !(ls = replay_compile(kf, manifest_path, gpu_spec_match_name(kf->device_name), (int)jobs, &rf, &err)))
+        !(ls = replay_compile(kf, manifest_path, gpu_spec_match_name(kf->device_name), (int)jobs,
+                              &rf, &err)))
       given = (replay_given){rf.facts, rf.flops, rf.executed_flops, rf.dram_bytes, &rf.roles};
     if (ls && kf) {
       ktfile_free(kf);
@@ -140,8 +141,10 @@ static int cmd_replay(int argc, char **argv) {
     }
     scored++;
     if (kf->unfinished)
-      fprintf(stderr, "rooftune replay: note: %s is an unfinished Kernel Tuner cache (its run was "
-              "interrupted before the closing braces); read as Kernel Tuner reads it\n", argv[f]);
+      fprintf(stderr,
+              "rooftune replay: note: %s is an unfinished Kernel Tuner cache (its run was "
+              "interrupted before the closing braces); read as Kernel Tuner reads it\n",
+              argv[f]);
     size_t first = rs.prior < STRATEGY_PRIOR_FIRST ? rs.prior : STRATEGY_PRIOR_FIRST;
     if (json) {
       json_t *o = json_object();
@@ -188,31 +191,38 @@ static int cmd_replay(int argc, char **argv) {
       }
       json_array_append_new(results, o);
     } else {
-      printf("%s: %s, %zu configurations (%zu timed, %zu failed), optimum %.4g ms replayed "
-             "from %s\n",
-             argv[f], replay_format_name(kf), rs.configs, rs.valid, rs.configs - rs.valid,
-             rs.optimum_ms, kf->device_name[0] ? kf->device_name : "an unnamed GPU");
+      printf(
+          "%s: %s, %zu configurations (%zu timed, %zu failed), optimum %.4g ms replayed "
+          "from %s\n",
+          argv[f], replay_format_name(kf), rs.configs, rs.valid, rs.configs - rs.valid,
+          rs.optimum_ms, kf->device_name[0] ? kf->device_name : "an unnamed GPU");
       if (prior)
-        printf("  prior: %s (%s): ranks %zu of these configurations; each run evaluates its "
-               "fastest %d first\n",
-               prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU",
-               rs.prior, (int)first);
+        printf(
+            "  prior: %s (%s): ranks %zu of these configurations; each run evaluates its "
+            "fastest %d first\n",
+            prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU", rs.prior,
+            (int)first);
       if (manifest_path)
-        printf("  %s: %zu of the %zu configurations are in its space; %zu compiled for %s (%zu "
-               "from the cubin cache), %zu failed; registers agree with the recording on %zu of "
-               "%zu\n", manifest_path, rf.mapped, rs.configs, rf.compiled, rf.arch, rf.cache_hits,
-               rf.failed, rf.agree, rf.compared);
+        printf(
+            "  %s: %zu of the %zu configurations are in its space; %zu compiled for %s (%zu "
+            "from the cubin cache), %zu failed; registers agree with the recording on %zu of "
+            "%zu\n",
+            manifest_path, rf.mapped, rs.configs, rf.compiled, rf.arch, rf.cache_hits, rf.failed,
+            rf.agree, rf.compared);
       if (rs.diagnosed)
-        printf("  %zu configurations diagnosed from their recorded counters against the %s's "
-               "spec-table roofs%s\n", rs.diagnosed, rs.gpu,
-               rs.features ? "; the strategy is given every configuration's compile facts" : "");
-      printf("  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
-             "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
-             rs.strategy, rs.seeds, rs.budget, 100 * rs.eps, rs.median, rs.p90,
-             100 * rs.reached);
-      printf("  random search needs %.1f on average ((V+1)/(k+1), V=%zu, k=%zu); random / %s "
-             "= %.2fx\n",
-             rs.random_expected, rs.valid, rs.within, rs.strategy, rs.random_expected / rs.median);
+        printf(
+            "  %zu configurations diagnosed from their recorded counters against the %s's "
+            "spec-table roofs%s\n",
+            rs.diagnosed, rs.gpu,
+            rs.features ? "; the strategy is given every configuration's compile facts" : "");
+      printf(
+          "  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
+          "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
+          rs.strategy, rs.seeds, rs.budget, 100 * rs.eps, rs.median, rs.p90, 100 * rs.reached);
+      printf(
+          "  random search needs %.1f on average ((V+1)/(k+1), V=%zu, k=%zu); random / %s "
+          "= %.2fx\n",
+          rs.random_expected, rs.valid, rs.within, rs.strategy, rs.random_expected / rs.median);
     }
     replay_stats_free(&rs);
     replay_facts_free(&rf);
@@ -234,6 +244,9 @@ static int cmd_replay(int argc, char **argv) {
   return rcode;
 }
 
-const cli_command cli_cmd_replay = {.name = "replay",
-                                    .summary = "score a search strategy on recorded brute-forced spaces",
-                                    .usage = usage, .options = replay_table, .run = cmd_replay};
+const cli_command cli_cmd_replay = {
+    .name = "replay",
+    .summary = "score a search strategy on recorded brute-forced spaces",
+    .usage = usage,
+    .options = replay_table,
+    .run = cmd_replay};

@@ -27,9 +27,12 @@ typedef struct report_cli {
 static const cli_option report_table[] = {
     CLI_STRING(report_cli, "db", "FILE", db,
                "the database (default: the job's, else " CLI_DEFAULT_DB_TEXT ")"),
-    CLI_STRING(report_cli, "job", "JOB", job, "only the problems of this job file (and its database and tolerance)"),
-    CLI_STRING_SHORT(report_cli, 'o', "output", "FILE", output, "where to write the report (required)"),
-    CLI_COUNT(report_cli, "top", "N", top, 1, "rows in each problem's table of candidates (default 10)"),
+    CLI_STRING(report_cli, "job", "JOB", job,
+               "only the problems of this job file (and its database and tolerance)"),
+    CLI_STRING_SHORT(report_cli, 'o', "output", "FILE", output,
+                     "where to write the report (required)"),
+    CLI_COUNT(report_cli, "top", "N", top, 1,
+              "rows in each problem's table of candidates (default 10)"),
     CLI_STRING(report_cli, "title", "TEXT", title, "the page's title"),
     CLI_END,
 };
@@ -50,24 +53,32 @@ static int cmd_report(int argc, char **argv) {
   }
   char buf[1024];
   if (!dbp) {
-    if (j) job_database_path(j, (job_shard){0, 1}, NULL, buf, sizeof buf);
-    else rt_default_db_path(buf, sizeof buf);
+    if (j)
+      job_database_path(j, (job_shard){0, 1}, NULL, buf, sizeof buf);
+    else
+      rt_default_db_path(buf, sizeof buf);
     dbp = buf;
   }
   db *d = NULL;
   report_options o = {j, title, 0, (int)top};
   report_stats st;
   int rc = CLI_EXIT_OK;
-  if (db_open(dbp, DB_READONLY, &d, &err) || report_write(d, &o, out, &st, &err)) rc = cli_fail("report", &err);
+  if (db_open(dbp, DB_READONLY, &d, &err) || report_write(d, &o, out, &st, &err))
+    rc = cli_fail("report", &err);
   else
-    printf("wrote %s: %zu problem%s, %zu candidates (%zu plotted, %zu failed), %zu regression%s, %ld bytes\n", out,
-           st.sections, st.sections == 1 ? "" : "s", st.candidates, st.points, st.failed, st.regressions,
-           st.regressions == 1 ? "" : "s", st.bytes);
+    printf(
+        "wrote %s: %zu problem%s, %zu candidates (%zu plotted, %zu failed), %zu regression%s, %ld "
+        "bytes\n",
+        out, st.sections, st.sections == 1 ? "" : "s", st.candidates, st.points, st.failed,
+        st.regressions, st.regressions == 1 ? "" : "s", st.bytes);
   db_close(d);
   job_free(j);
   return rc;
 }
 
-const cli_command cli_cmd_report = {.name = "report",
-                                    .summary = "write an HTML report with rooflines of a tuning database",
-                                    .usage = usage, .options = report_table, .run = cmd_report};
+const cli_command cli_cmd_report = {
+    .name = "report",
+    .summary = "write an HTML report with rooflines of a tuning database",
+    .usage = usage,
+    .options = report_table,
+    .run = cmd_report};

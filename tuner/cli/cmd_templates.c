@@ -24,8 +24,10 @@ static const char usage[] =
     "beside its NAME.cu, or a JSON object with a \"family\" or \"source\" field; any other .json\n"
     "file is skipped with a note.  The path is the --templates\n"
     "folders, then $ROOFTUNE_TEMPLATE_PATH (colon-separated), then the shipped templates\n"
-    "($ROOFTUNE_TEMPLATE_DIR when set, else the source tree's templates/ when rooftune runs from its build\n"
-    "folder, else the installed share/rooftune/templates); --dir lists one folder alone.  Anything\n"
+    "($ROOFTUNE_TEMPLATE_DIR when set, else the source tree's templates/ when rooftune runs from "
+    "its build\n"
+    "folder, else the installed share/rooftune/templates); --dir lists one folder alone.  "
+    "Anything\n"
     "that does not load, check or compile is reported with its error (file, field, line) and the\n"
     "exit status is 1.  No templates at all is said plainly and is not an error.\n";
 
@@ -42,8 +44,8 @@ static json_t *templates_params(const manifest *m) {
     const space_param *p = manifest_param(m, i);
     json_t *vals = json_array();
     for (int j = 0; j < p->count; j++)
-      json_array_append_new(vals, p->ints ? json_integer((json_int_t)p->ints[j])
-                                          : json_string(p->idents[j]));
+      json_array_append_new(
+          vals, p->ints ? json_integer((json_int_t)p->ints[j]) : json_string(p->idents[j]));
     json_object_set_new(o, p->name, vals);
   }
   return o;
@@ -92,8 +94,10 @@ static void templates_print(const manifest *m) {
     product *= p->count;
     printf("  %-12s", p->name);
     for (int j = 0; j < p->count; j++) {
-      if (p->ints) printf("%s%lld", j ? ", " : " ", p->ints[j]);
-      else printf("%s%s", j ? ", " : " ", p->idents[j]);
+      if (p->ints)
+        printf("%s%lld", j ? ", " : " ", p->ints[j]);
+      else
+        printf("%s%s", j ? ", " : " ", p->idents[j]);
     }
     printf("\n");
   }
@@ -108,8 +112,10 @@ static rt_status check_template(const manifest *m, rt_error *err) {
   const family_ops *fam = family_find(manifest_family(m));
   if (!fam) {
     rt_error_locate(err, manifest_path(m), "family", 0, 0);
-    return rt_error_set(err, RT_ERR_MANIFEST, "unknown family '%s' (known: %s; a family of your own is "
-                        "declared in a family.json of the template path)", manifest_family(m), family_names());
+    return rt_error_set(err, RT_ERR_MANIFEST,
+                        "unknown family '%s' (known: %s; a family of your own is "
+                        "declared in a family.json of the template path)",
+                        manifest_family(m), family_names());
   }
   problem p;
   rt_vars env;
@@ -130,8 +136,10 @@ static rt_status check_reference(const family_ops *fam, const char *path, rt_err
   manifest_free(r);
   if (s == RT_ERR_NOT_FOUND) {
     rt_error_locate(err, fam->declared_in ? fam->declared_in : fam->name, "reference", 0, 0);
-    return rt_error_set(err, RT_ERR_NOT_FOUND, "the %s family's reference template %s is not in the template "
-                        "path (%.300s)", fam->name, fam->reference, e.text);
+    return rt_error_set(err, RT_ERR_NOT_FOUND,
+                        "the %s family's reference template %s is not in the template "
+                        "path (%.300s)",
+                        fam->name, fam->reference, e.text);
   }
   if (s && err) *err = e;
   return s;
@@ -152,27 +160,31 @@ static void report_error(json_t *errors, const char *path, const rt_error *err) 
 /* A compile error as the source file and the compiler's line: NVRTC writes "NAME(LINE): error:
  * ..." with NAME the source's own name (#line 1 "NAME"); an error in an included header keeps
  * the header's name in the text. */
-static void locate_compile_error(const manifest *m, const char *message, const char *what, rt_error *err) {
+static void locate_compile_error(const manifest *m, const char *message, const char *what,
+                                 rt_error *err) {
   const char *name = manifest_source_name(m), *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   size_t n = strlen(base);
   int line = 0;
   const char *text = message;
-  if (!strncmp(message, base, n) && message[n] == '(' && sscanf(message + n + 1, "%d", &line) == 1 && line > 0) {
+  if (!strncmp(message, base, n) && message[n] == '(' &&
+      sscanf(message + n + 1, "%d", &line) == 1 && line > 0) {
     const char *close = strstr(message + n, "): ");
     if (close) text = close + 3;
   } else {
     line = 0;
   }
-  rt_error_set(err, RT_ERR_COMPILE, "%s (%s; `rooftune compile %s --arch %s --limit 1 --logs`, with the same --templates, prints the whole log)",
+  rt_error_set(err, RT_ERR_COMPILE,
+               "%s (%s; `rooftune compile %s --arch %s --limit 1 --logs`, with the same "
+               "--templates, prints the whole log)",
                text, what, manifest_name(m), manifest_arch(m, 0));
   rt_error_locate(err, manifest_source(m), NULL, line, 0);
 }
 
 /* The space of m for the family's example problem, else its other one: the first that admits a
  * configuration.  NULL with why (a note, not an error) when neither does. */
-static space *example_space(const manifest *m, const family_ops *fam, problem *p, rt_vars *env, char *why,
-                            size_t size) {
+static space *example_space(const manifest *m, const family_ops *fam, problem *p, rt_vars *env,
+                            char *why, size_t size) {
   const char *shapes[2] = {fam->example_shape, fam->example_more};
   const char *arch = manifest_arch(m, 0);
   for (int i = 0; i < 2 && shapes[i]; i++) {
@@ -182,8 +194,8 @@ static space *example_space(const manifest *m, const family_ops *fam, problem *p
         problem_env(fam, p, arch_spec_find(arch), gpu_spec_for_arch(arch), env, &e) ||
         manifest_build_space(m, env, &sp, &e) || space_size(sp) == 0) {
       space_free(sp);
-      snprintf(why, size, "no configuration for the %s family's example problem %s (%.300s)", fam->name,
-               shapes[i], e.text[0] ? e.text : "an empty space");
+      snprintf(why, size, "no configuration for the %s family's example problem %s (%.300s)",
+               fam->name, shapes[i], e.text[0] ? e.text : "an empty space");
       continue;
     }
     return sp;
@@ -194,7 +206,8 @@ static space *example_space(const manifest *m, const family_ops *fam, problem *p
 /* Compiles the first configuration of m's example space (check_template passed) into o["check"];
  * RT_ERR_COMPILE located at the source file and line when it does not compile.  In text mode
  * the line it prints says what compiled. */
-static rt_status compile_check(const manifest *m, cubin_cache *cache, json_t *o, int json, rt_error *err) {
+static rt_status compile_check(const manifest *m, cubin_cache *cache, json_t *o, int json,
+                               rt_error *err) {
   const family_ops *fam = family_find(manifest_family(m));
   problem p;
   rt_vars env;
@@ -210,7 +223,8 @@ static rt_status compile_check(const manifest *m, cubin_cache *cache, json_t *o,
   }
   const char *arch = manifest_arch(m, 0), *dtype = manifest_dtype(m, 0);
   space_format_config(sp, 0, cfg, sizeof cfg);
-  snprintf(what, sizeof what, "%s %s for %s, %s, %s %s", manifest_name(m), cfg, arch, dtype, fam->name, p.shape);
+  snprintf(what, sizeof what, "%s %s for %s, %s, %s %s", manifest_name(m), cfg, arch, dtype,
+           fam->name, p.shape);
   json_object_set_new(c, "config", json_string(cfg));
   json_object_set_new(c, "dtype", json_string(dtype));
   json_object_set_new(c, "arch", json_string(arch));
@@ -235,10 +249,11 @@ static rt_status compile_check(const manifest *m, cubin_cache *cache, json_t *o,
   if (!s && r.status == RT_OK) {
     json_object_set_new(c, "status", json_string("compiled"));
     json_object_set_new(c, "registers", json_integer(r.report.registers));
-    json_object_set_new(c, "spill_bytes", json_integer((json_int_t)r.report.spill_stores + r.report.spill_loads));
+    json_object_set_new(c, "spill_bytes",
+                        json_integer((json_int_t)r.report.spill_stores + r.report.spill_loads));
     if (!json)
-      printf("  compiles: %s for %s, %s, %s %s: %d registers, %d bytes spilled\n", cfg, arch, dtype, fam->name,
-             p.shape, r.report.registers, r.report.spill_stores + r.report.spill_loads);
+      printf("  compiles: %s for %s, %s, %s %s: %d registers, %d bytes spilled\n", cfg, arch, dtype,
+             fam->name, p.shape, r.report.registers, r.report.spill_stores + r.report.spill_loads);
   } else if (!s) {
     locate_compile_error(m, r.message[0] ? r.message : "the compile failed", what, err);
     s = RT_ERR_COMPILE;
@@ -255,11 +270,11 @@ static rt_status compile_check(const manifest *m, cubin_cache *cache, json_t *o,
 /* ---- the listing ---- */
 
 typedef struct templates_run {
-  const char *dir;    /* the path listed */
+  const char *dir; /* the path listed */
   int json, check;
   json_t *errors;
   int failed;
-  cubin_cache *cache; /* --check's; NULL without one */
+  cubin_cache *cache;      /* --check's; NULL without one */
   const char *checked[64]; /* families whose reference was checked */
   int nchecked;
 } templates_run;
@@ -286,7 +301,8 @@ static void list_skipped(templates_run *t, json_t *root) {
     char *sep = strstr(notes[i], ".json: ");
     if (sep) sep[5] = '\0';
     const char *why = sep ? sep + 7 : "";
-    fprintf(stderr, "rooftune templates: note: %s is not a template manifest (%s); skipped\n", notes[i], why);
+    fprintf(stderr, "rooftune templates: note: %s is not a template manifest (%s); skipped\n",
+            notes[i], why);
     json_t *e = json_object();
     json_object_set_new(e, "path", json_string(notes[i]));
     json_object_set_new(e, "why", json_string(why));
@@ -318,8 +334,9 @@ static void list_families(templates_run *t, json_t *flist) {
     json_object_set_new(o, "shape", json_string(f->shape_help));
     json_object_set_new(o, "reference", json_string(f->reference ? f->reference : ""));
     json_array_append_new(flist, o);
-    if (!t->json) printf("family %s  (shape %s; reference %s)\n  declared in %s\n\n", f->name, f->shape_help,
-                         f->reference ? f->reference : "-", f->declared_in);
+    if (!t->json)
+      printf("family %s  (shape %s; reference %s)\n  declared in %s\n\n", f->name, f->shape_help,
+             f->reference ? f->reference : "-", f->declared_in);
     reference_once(t, f);
   }
   catalog_list_free(fams, nf);
@@ -355,8 +372,10 @@ static int list_templates(templates_run *t, json_t *list) {
       report_error(t->errors, manifest_path(m), &err);
       t->failed++;
     }
-    if (t->json) json_array_append_new(list, o);
-    else json_decref(o);
+    if (t->json)
+      json_array_append_new(list, o);
+    else
+      json_decref(o);
     loaded++;
     manifest_free(m);
   }
@@ -392,7 +411,8 @@ static int cmd_templates(int argc, char **argv) {
   char dbuf[8192];
   if (!t.dir) t.dir = catalog_path(dbuf, sizeof dbuf);
   if (t.check && cubin_cache_open_default(&t.cache, &err)) {
-    fprintf(stderr, "rooftune templates: warning: %s; compiling without the cubin cache\n", err.text);
+    fprintf(stderr, "rooftune templates: warning: %s; compiling without the cubin cache\n",
+            err.text);
     t.cache = NULL;
   }
   json_t *root = json_object(), *list = json_array(), *flist = json_array();
@@ -410,7 +430,8 @@ static int cmd_templates(int argc, char **argv) {
     if (s) printf("%s\n", s);
     free(s);
   } else if (loaded + t.failed == 0) {
-    printf("no templates in %s (add a folder with --templates DIR or $ROOFTUNE_TEMPLATE_PATH)\n", t.dir);
+    printf("no templates in %s (add a folder with --templates DIR or $ROOFTUNE_TEMPLATE_PATH)\n",
+           t.dir);
   }
   json_decref(root);
   return t.failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
@@ -418,5 +439,6 @@ static int cmd_templates(int argc, char **argv) {
 
 const cli_command cli_cmd_templates = {.name = "templates",
                                        .summary = "list the kernel templates and their parameters",
-                                       .usage = usage, .options = templates_table,
+                                       .usage = usage,
+                                       .options = templates_table,
                                        .run = cmd_templates};

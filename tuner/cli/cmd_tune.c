@@ -19,7 +19,8 @@
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
     "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
-    "                     [--config C | --cover] [--prior FILE] [--templates DIR]... [--kv-lens L]\n"
+    "                     [--config C | --cover] [--prior FILE] [--templates DIR]... [--kv-lens "
+    "L]\n"
     "                     [--allow-tf32] [--no-db] [--json]\n\n"
     "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
     "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
@@ -58,7 +59,8 @@ static void on_progress(void *ctx, const tune_progress *p) {
   progress_state *ps = ctx;
   print_note(ps);
   const candidate_result *r = p->last;
-  double eta = p->done > 0 && p->total > p->done ? p->elapsed_s / p->done * (p->total - p->done) : 0;
+  double eta =
+      p->done > 0 && p->total > p->done ? p->elapsed_s / p->done * (p->total - p->done) : 0;
   if (ps->tty) {
     int width = 24, fill = p->total ? (int)(width * (double)p->done / p->total) : 0;
     if (fill > width) fill = width;
@@ -71,10 +73,14 @@ static void on_progress(void *ctx, const tune_progress *p) {
     fprintf(stderr, "%s   ", r ? "" : "  (compiling)");
     ps->drawn = 1;
   } else if (r) {
-    if (p->last_resumed) fprintf(stderr, "[db] %s %s: ", r->template_name, r->config);
-    else fprintf(stderr, "[%zu/%zu] %s %s: ", p->done, p->total, r->template_name, r->config);
-    if (r->status == RT_OK) fprintf(stderr, "%.4f ms%s%s\n", r->time_ms, r->diag.limit[0] ? " " : "", r->diag.limit);
-    else fprintf(stderr, "%s (%s)\n", rt_status_name(r->status), r->detail);
+    if (p->last_resumed)
+      fprintf(stderr, "[db] %s %s: ", r->template_name, r->config);
+    else
+      fprintf(stderr, "[%zu/%zu] %s %s: ", p->done, p->total, r->template_name, r->config);
+    if (r->status == RT_OK)
+      fprintf(stderr, "%.4f ms%s%s\n", r->time_ms, r->diag.limit[0] ? " " : "", r->diag.limit);
+    else
+      fprintf(stderr, "%s (%s)\n", rt_status_name(r->status), r->detail);
   }
   fflush(stderr);
 }
@@ -92,17 +98,20 @@ static int by_time(const void *a, const void *b) {
 
 /* "1.21 GB" */
 static void fmt_bytes(char *buf, size_t size, double b) {
-  if (b >= 1e9) snprintf(buf, size, "%.2f GB", b / 1e9);
-  else if (b >= 1e6) snprintf(buf, size, "%.1f MB", b / 1e6);
-  else snprintf(buf, size, "%.0f kB", b / 1e3);
+  if (b >= 1e9)
+    snprintf(buf, size, "%.2f GB", b / 1e9);
+  else if (b >= 1e6)
+    snprintf(buf, size, "%.1f MB", b / 1e6);
+  else
+    snprintf(buf, size, "%.0f kB", b / 1e3);
 }
 
 /* The facts of the best candidates, each said measured (GPU counters) or modelled. */
 static void print_facts(const tune_report *rep, const candidate_result *const *order, size_t n) {
   int any = 0;
   for (size_t i = 0; i < n; i++) any |= order[i]->counters.measured;
-  printf("\n%-11s %-12s %-22s %-10s %-16s %-20s %s\n", "template", "time ms", "DRAM bytes", "L2 bytes",
-         "occupancy", "pipes tensor/fma/SM", "top stalls (measured)");
+  printf("\n%-11s %-12s %-22s %-10s %-16s %-20s %s\n", "template", "time ms", "DRAM bytes",
+         "L2 bytes", "occupancy", "pipes tensor/fma/SM", "top stalls (measured)");
   size_t shown = 0;
   for (size_t i = 0; i < n && shown < 6; i++) {
     const candidate_result *r = order[i];
@@ -116,18 +125,20 @@ static void print_facts(const tune_report *rep, const candidate_result *const *o
       fmt_bytes(m, sizeof m, r->counters.dram_read_bytes + r->counters.dram_write_bytes);
       snprintf(dram, sizeof dram, "%s (model %s)", m, model);
       fmt_bytes(l2, sizeof l2, r->counters.l2_bytes);
-      snprintf(occ, sizeof occ, "%.0f %% (calc %.0f)", 100 * r->counters.occupancy, 100 * r->facts.occupancy);
-      snprintf(pipes, sizeof pipes, "%.0f/%.0f/%.0f %%", 100 * r->counters.tensor_pipe, 100 * r->counters.fma_pipe,
-               100 * r->counters.sm_throughput);
+      snprintf(occ, sizeof occ, "%.0f %% (calc %.0f)", 100 * r->counters.occupancy,
+               100 * r->facts.occupancy);
+      snprintf(pipes, sizeof pipes, "%.0f/%.0f/%.0f %%", 100 * r->counters.tensor_pipe,
+               100 * r->counters.fma_pipe, 100 * r->counters.sm_throughput);
     } else {
       snprintf(dram, sizeof dram, "%s modelled", model);
       snprintf(occ, sizeof occ, "%.0f %% calculated", 100 * r->facts.occupancy);
     }
-    printf("%-11.11s %-12.4f %-22s %-10s %-16s %-20s %s\n", r->template_name, r->time_ms, dram, l2, occ, pipes,
-           r->counters.measured && r->counters.stalls[0] ? r->counters.stalls : "-");
+    printf("%-11.11s %-12.4f %-22s %-10s %-16s %-20s %s\n", r->template_name, r->time_ms, dram, l2,
+           occ, pipes, r->counters.measured && r->counters.stalls[0] ? r->counters.stalls : "-");
   }
   if (!any)
-    printf("(no hardware counters on %s: bytes from the cost formulas, occupancy calculated)\n", rep->device);
+    printf("(no hardware counters on %s: bytes from the cost formulas, occupancy calculated)\n",
+           rep->device);
 }
 
 static void print_table(const tune_report *rep, int stored) {
@@ -137,20 +148,20 @@ static void print_table(const tune_report *rep, int stored) {
   for (size_t i = 0; i < n; i++) order[i] = &rep->results[i];
   qsort(order, n, sizeof *order, by_time);
   size_t show = n < 12 ? n : 12;
-  printf("\n%9s %8s %-9s %-5s %-9s %-11s %-28s %s\n", "time ms", "TFLOP/s", "timing", "math", "limit",
-         "template", "lever", "config");
+  printf("\n%9s %8s %-9s %-5s %-9s %-11s %-28s %s\n", "time ms", "TFLOP/s", "timing", "math",
+         "limit", "template", "lever", "config");
   for (size_t i = 0; i < show; i++) {
     const candidate_result *r = order[i];
     char tf[16] = "-";
     if (tflops(r) > 0) snprintf(tf, sizeof tf, "%.1f", tflops(r));
     const char *prec = r->precision[0] ? r->precision : "-";
     if (r->status == RT_OK)
-      printf("%9.4f %8s %-9s %-5s %-9s %-11.11s %-28s %s\n", r->time_ms, tf, timing_kind_name(r->timing), prec,
-             r->diag.limit[0] ? r->diag.limit : "-", r->template_name, r->diag.lever[0] ? r->diag.lever : "-",
-             r->config);
+      printf("%9.4f %8s %-9s %-5s %-9s %-11.11s %-28s %s\n", r->time_ms, tf,
+             timing_kind_name(r->timing), prec, r->diag.limit[0] ? r->diag.limit : "-",
+             r->template_name, r->diag.lever[0] ? r->diag.lever : "-", r->config);
     else
-      printf("%9s %8s %-9s %-5s %-9s %-11.11s %-28.28s %s\n", "-", "-", timing_kind_name(r->timing), prec,
-             rt_status_name(r->status), r->template_name, r->detail, r->config);
+      printf("%9s %8s %-9s %-5s %-9s %-11.11s %-28.28s %s\n", "-", "-", timing_kind_name(r->timing),
+             prec, rt_status_name(r->status), r->template_name, r->detail, r->config);
   }
   if (n > show)
     printf("(%zu more; %s)\n", n - show,
@@ -167,20 +178,28 @@ static void print_templates(const tune_report *rep) {
   if (!show) return;
   printf("\ntemplates, by roof bound (");
   if (rep->roof_rules)
-    printf("ruled out when the bound is over %.0f %% above the best; stopped at %.0f %% of the roof):\n",
-           100 * BUDGET_SLACK, 100 * rep->roof_stop);
+    printf(
+        "ruled out when the bound is over %.0f %% above the best; stopped at %.0f %% of the "
+        "roof):\n",
+        100 * BUDGET_SLACK, 100 * rep->roof_stop);
   else
     printf("the rules are off for brute_force, --config and --cover):\n");
-  printf("%-12s %-20s %-11s %-11s %-11s %s\n", "template", "roof bound", "roof", "best", "evaluations", "budget");
+  printf("%-12s %-20s %-11s %-11s %-11s %s\n", "template", "roof bound", "roof", "best",
+         "evaluations", "budget");
   for (size_t i = 0; i < rep->ntmpl; i++) {
     const tune_template_report *t = &rep->tmpl[i];
     char bound[32] = "-", roof[16] = "-", best[16] = "-", what[64];
-    if (t->bound_ms > 0) snprintf(bound, sizeof bound, "%.4g ms (%s)", t->bound_ms, t->bound_by_bytes ? "bytes" : "FLOPs");
+    if (t->bound_ms > 0)
+      snprintf(bound, sizeof bound, "%.4g ms (%s)", t->bound_ms,
+               t->bound_by_bytes ? "bytes" : "FLOPs");
     if (t->roof_ms > 0) snprintf(roof, sizeof roof, "%.4g ms", t->roof_ms);
     if (t->best_ms > 0) snprintf(best, sizeof best, "%.4g ms", t->best_ms);
-    if (t->against_ms > 0) snprintf(what, sizeof what, "%s against %.4g ms", t->outcome, t->against_ms);
-    else snprintf(what, sizeof what, "%s", t->outcome);
-    printf("%-12.12s %-20s %-11s %-11s %-11ld %s\n", t->name, bound, roof, best, t->evaluated, what);
+    if (t->against_ms > 0)
+      snprintf(what, sizeof what, "%s against %.4g ms", t->outcome, t->against_ms);
+    else
+      snprintf(what, sizeof what, "%s", t->outcome);
+    printf("%-12.12s %-20s %-11s %-11s %-11ld %s\n", t->name, bound, roof, best, t->evaluated,
+           what);
   }
 }
 
@@ -189,9 +208,11 @@ static json_t *templates_json(const tune_report *rep) {
   json_t *a = json_array();
   for (size_t i = 0; i < rep->ntmpl; i++) {
     const tune_template_report *t = &rep->tmpl[i];
-    json_t *o = json_pack("{ss si ss}", "template", t->name, "evaluated", (int)t->evaluated, "outcome", t->outcome);
+    json_t *o = json_pack("{ss si ss}", "template", t->name, "evaluated", (int)t->evaluated,
+                          "outcome", t->outcome);
     json_object_set_new(o, "bound_ms", t->bound_ms > 0 ? json_real(t->bound_ms) : json_null());
-    json_object_set_new(o, "bound_by", json_string(t->bound_ms > 0 ? t->bound_by_bytes ? "bytes" : "flops" : ""));
+    json_object_set_new(o, "bound_by",
+                        json_string(t->bound_ms > 0 ? t->bound_by_bytes ? "bytes" : "flops" : ""));
     json_object_set_new(o, "roof_ms", t->roof_ms > 0 ? json_real(t->roof_ms) : json_null());
     json_object_set_new(o, "best_ms", t->best_ms > 0 ? json_real(t->best_ms) : json_null());
     if (t->against_ms > 0) json_object_set_new(o, "ruled_out_against_ms", json_real(t->against_ms));
@@ -216,8 +237,8 @@ static void apply_move(const char *config, const char *move, char *out, size_t s
       const char *end = strchr(p, ',');
       size_t len = end ? (size_t)(end - p) : strlen(p);
       int hit = len > nl && p[nl] == '=' && !strncmp(p, a, nl);
-      k += (size_t)snprintf(next + k, sizeof next - k, "%s%.*s", k ? "," : "", hit ? (int)strlen(a) : (int)len,
-                            hit ? a : p);
+      k += (size_t)snprintf(next + k, sizeof next - k, "%s%.*s", k ? "," : "",
+                            hit ? (int)strlen(a) : (int)len, hit ? a : p);
       if (k >= sizeof next) break;
       p = end ? end + 1 : p + len;
     }
@@ -227,7 +248,8 @@ static void apply_move(const char *config, const char *move, char *out, size_t s
 
 /* The command's options; cmd_tune hands them to tune_options. */
 typedef struct tune_cli {
-  const char *shape, *dtype, *device, *strategy, *db, *config, *prior; /* the flags of the same names */
+  const char *shape, *dtype, *device, *strategy, *db, *config,
+      *prior;                          /* the flags of the same names */
   long budget, seconds, seed, timeout; /* --budget, --seconds, --seed, --timeout; 0: the default */
   char kv_lens[8192];                  /* --kv-lens, "" when not given */
   int allow_tf32, cover, no_db, json;  /* --allow-tf32, --cover, --no-db, --json */
@@ -235,54 +257,49 @@ typedef struct tune_cli {
 
 static const cli_option tune_table[] = {
     CLI_STRING(tune_cli, "shape", "S", shape,
-        "problem shape, e.g. 4096x4096x4096 (MxNxK) for gemm"),
+               "problem shape, e.g. 4096x4096x4096 (MxNxK) for gemm"),
     CLI_STRING(tune_cli, "dtype", "D", dtype,
-        "input precision: f32 (fp32 math), tf32 (fp32 inputs, tf32 tensor-core\n"
-        "products), f16, bf16"),
+               "input precision: f32 (fp32 math), tf32 (fp32 inputs, tf32 tensor-core\n"
+               "products), f16, bf16"),
     CLI_FLAG(tune_cli, "allow-tf32", allow_tf32,
-        "with --dtype f32: admit tf32 candidates too (the mma templates,\n"
-        "cuBLASLt's FAST_TF32); every result says what it computed in"),
+             "with --dtype f32: admit tf32 candidates too (the mma templates,\n"
+             "cuBLASLt's FAST_TF32); every result says what it computed in"),
     CLI_STRING(tune_cli, "device", "DEV", device,
-        "{DEVICES}\n"
-        "default: cuda when a GPU is present, else model:h200 (times are then\n"
-        "predictions, and the first line says so)"),
+               "{DEVICES}\n"
+               "default: cuda when a GPU is present, else model:h200 (times are then\n"
+               "predictions, and the first line says so)"),
     CLI_STRING(tune_cli, "strategy", "NAME", strategy,
-        "search strategy (see 'rooftune replay --help'; default bayes)"),
+               "search strategy (see 'rooftune replay --help'; default bayes)"),
     CLI_COUNT(tune_cli, "budget", "N", budget, 1,
-        "new candidates to evaluate (default 32; each costs a compile);\n"
-        "configurations the database already holds do not count"),
+              "new candidates to evaluate (default 32; each costs a compile);\n"
+              "configurations the database already holds do not count"),
     CLI_COUNT(tune_cli, "seconds", "S", seconds, 0,
-        "stop after S seconds of wall time (default: no limit)"),
-    CLI_COUNT(tune_cli, "seed", "N", seed, 0,
-        "strategy and input seed (default 0)"),
+              "stop after S seconds of wall time (default: no limit)"),
+    CLI_COUNT(tune_cli, "seed", "N", seed, 0, "strategy and input seed (default 0)"),
     CLI_COUNT(tune_cli, "timeout", "S", timeout, 1,
-        "per-candidate limit on the GPU, in seconds (default 20)"),
-    CLI_STRING(tune_cli, "db", "FILE", db,
-        "database (default: " CLI_DEFAULT_DB_TEXT ")"),
+              "per-candidate limit on the GPU, in seconds (default 20)"),
+    CLI_STRING(tune_cli, "db", "FILE", db, "database (default: " CLI_DEFAULT_DB_TEXT ")"),
     CLI_STRING(tune_cli, "config", "C", config,
-        "evaluate only this configuration of TEMPLATE (\"BLOCK_M=128,...\", every\n"
-        "parameter), afresh even when the database holds it"),
+               "evaluate only this configuration of TEMPLATE (\"BLOCK_M=128,...\", every\n"
+               "parameter), afresh even when the database holds it"),
     CLI_FLAG(tune_cli, "cover", cover,
-        "evaluate only a covering set of each template's space: every value of\n"
-        "every parameter and every value pair of the manifest's \"cover\" pairs\n"
-        "at least once (tuner/template/cover.h; give a --budget that holds it)"),
+             "evaluate only a covering set of each template's space: every value of\n"
+             "every parameter and every value pair of the manifest's \"cover\" pairs\n"
+             "at least once (tuner/template/cover.h; give a --budget that holds it)"),
     CLI_STRING(tune_cli, "prior", "FILE", prior,
-        "results of the same kernel elsewhere, typically another GPU's: a\n"
-        "rooftune export ('rooftune db export' of that machine's database; the\n"
-        "rows of each template for this shape and dtype), a Kernel Tuner cache\n"
-        "or KTT results file.  Each template's search evaluates the fastest of\n"
-        "its configurations there first (parameters matched by name).\n"
-        "--prior model: the model device's ranking for this GPU instead"),
-    CLI_TEMPLATES_OPTION(
-        "a folder of templates and family declarations (family.json) searched\n"
-        "before $ROOFTUNE_TEMPLATE_PATH and the shipped templates; repeatable"),
+               "results of the same kernel elsewhere, typically another GPU's: a\n"
+               "rooftune export ('rooftune db export' of that machine's database; the\n"
+               "rows of each template for this shape and dtype), a Kernel Tuner cache\n"
+               "or KTT results file.  Each template's search evaluates the fastest of\n"
+               "its configurations there first (parameters matched by name).\n"
+               "--prior model: the model device's ranking for this GPU instead"),
+    CLI_TEMPLATES_OPTION("a folder of templates and family declarations (family.json) searched\n"
+                         "before $ROOFTUNE_TEMPLATE_PATH and the shipped templates; repeatable"),
     CLI_LIST(tune_cli, "kv-lens", "L", kv_lens,
-        "attention: each sequence's own KV length, as L1,L2,... (B numbers, each\n"
-        "at most SKV) or a file of them (one per line or comma-separated)"),
-    CLI_FLAG(tune_cli, "no-db", no_db,
-        "store nothing"),
-    CLI_FLAG(tune_cli, "json", json,
-        "print one JSON object instead of the table"),
+             "attention: each sequence's own KV length, as L1,L2,... (B numbers, each\n"
+             "at most SKV) or a file of them (one per line or comma-separated)"),
+    CLI_FLAG(tune_cli, "no-db", no_db, "store nothing"),
+    CLI_FLAG(tune_cli, "json", json, "print one JSON object instead of the table"),
     CLI_END,
 };
 
@@ -305,12 +322,14 @@ static json_t *best_json(const tune_report *rep) {
   json_object_set_new(best, "tied", json_integer((json_int_t)rep->tied));
   json_object_set_new(best, "dram_bytes_modelled", json_real(b->dram_bytes));
   if (b->counters.measured)
-    json_object_set_new(best, "counters",
-                        json_pack("{sf sf sf sf sf sf sf sf ss}", "dram_read_bytes", b->counters.dram_read_bytes,
-                                  "dram_write_bytes", b->counters.dram_write_bytes, "l2_bytes", b->counters.l2_bytes,
-                                  "occupancy", b->counters.occupancy, "tensor_pipe", b->counters.tensor_pipe,
-                                  "fma_pipe", b->counters.fma_pipe, "sm_throughput", b->counters.sm_throughput,
-                                  "duration_ms", b->counters.duration_ms, "stalls", b->counters.stalls));
+    json_object_set_new(
+        best, "counters",
+        json_pack("{sf sf sf sf sf sf sf sf ss}", "dram_read_bytes", b->counters.dram_read_bytes,
+                  "dram_write_bytes", b->counters.dram_write_bytes, "l2_bytes",
+                  b->counters.l2_bytes, "occupancy", b->counters.occupancy, "tensor_pipe",
+                  b->counters.tensor_pipe, "fma_pipe", b->counters.fma_pipe, "sm_throughput",
+                  b->counters.sm_throughput, "duration_ms", b->counters.duration_ms, "stalls",
+                  b->counters.stalls));
   return best;
 }
 
@@ -336,24 +355,28 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
     if (r->status != RT_OK) continue;
     json_t *cur = json_object_get(per, r->template_name);
     if (cur && json_number_value(json_object_get(cur, "time_ms")) <= r->time_ms) continue;
-    json_object_set_new(per, r->template_name,
-                        json_pack("{sf sf ss ss ss}", "time_ms", r->time_ms, "tflops", tflops(r),
-                                  "limit", r->diag.limit, "config", r->config, "precision", r->precision));
+    json_object_set_new(
+        per, r->template_name,
+        json_pack("{sf sf ss ss ss}", "time_ms", r->time_ms, "tflops", tflops(r), "limit",
+                  r->diag.limit, "config", r->config, "precision", r->precision));
   }
   json_object_set_new(root, "best_per_template", per);
   json_object_set_new(root, "strategy", json_string(rep->strategy));
-  json_object_set_new(root, "saved",
-                      json_pack("{si sf si sf}", "same_cubin", (int)rep->deduplicated, "same_cubin_gpu_s",
-                                rep->dedup_saved_s, "stopped_early", (int)rep->stopped_early, "stopped_early_gpu_s",
-                                rep->early_saved_s));
+  json_object_set_new(
+      root, "saved",
+      json_pack("{si sf si sf}", "same_cubin", (int)rep->deduplicated, "same_cubin_gpu_s",
+                rep->dedup_saved_s, "stopped_early", (int)rep->stopped_early, "stopped_early_gpu_s",
+                rep->early_saved_s));
   json_object_set_new(root, "templates", templates_json(rep));
-  json_object_set_new(root, "roof_rules",
-                      json_pack("{sb sf sf si sf}", "on", rep->roof_rules, "slack", rep->roof_rules ? BUDGET_SLACK : 0.0,
-                                "stop", rep->roof_stop, "unspent", (int)rep->roof_unspent, "unspent_gpu_s",
-                                rep->roof_unspent_gpu_s));
+  json_object_set_new(
+      root, "roof_rules",
+      json_pack("{sb sf sf si sf}", "on", rep->roof_rules, "slack",
+                rep->roof_rules ? BUDGET_SLACK : 0.0, "stop", rep->roof_stop, "unspent",
+                (int)rep->roof_unspent, "unspent_gpu_s", rep->roof_unspent_gpu_s));
   json_object_set_new(root, "profiled", json_integer((json_int_t)rep->profiled));
-  json_object_set_new(root, "compile",
-                      json_pack("{sf si}", "seconds", rep->compile_seconds, "cache_hits", (int)rep->cache_hits));
+  json_object_set_new(
+      root, "compile",
+      json_pack("{sf si}", "seconds", rep->compile_seconds, "cache_hits", (int)rep->cache_hits));
   if (rep->calibration[0]) json_object_set_new(root, "calibration", json_string(rep->calibration));
   json_object_set_new(root, "seconds", json_real(rep->seconds));
   if (rep->interrupted) json_object_set_new(root, "interrupted", json_true());
@@ -361,7 +384,8 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
     json_object_set_new(root, "note", json_string(rep->note[0] ? rep->note : note));
   if (rep->ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep->ceilings));
   if (o->prior)
-    json_object_set_new(root, "prior", json_pack("{ss ss}", "file", o->prior, "summary", rep->prior));
+    json_object_set_new(root, "prior",
+                        json_pack("{ss ss}", "file", o->prior, "summary", rep->prior));
   if (o->db_path) {
     json_object_set_new(root, "db", json_string(o->db_path));
     json_object_set_new(root, "run_id", json_integer(rep->run_id));
@@ -382,15 +406,17 @@ static void print_best(const tune_report *rep) {
   if (b->verified)
     printf("      verified: its output matches the reference on this GPU\n");
   else
-    printf("      not verified: its output was never checked against the reference (%s); librooftune "
-           "launches it only when a caller allows unverified winners\n",
-           b->timing == TIMING_MEASURED ? "no check ran" : "nothing ran on a GPU");
+    printf(
+        "      not verified: its output was never checked against the reference (%s); librooftune "
+        "launches it only when a caller allows unverified winners\n",
+        b->timing == TIMING_MEASURED ? "no check ran" : "nothing ran on a GPU");
   if (b->precision[0]) printf("      computes in %s\n", b->precision);
   if (b->diag.sentence[0]) printf("      %s\n", b->diag.sentence);
   if (b->diag.basis[0])
     printf("      facts: %s measured by the GPU's counters, the rest modelled\n", b->diag.basis);
   else
-    printf("      facts: DRAM bytes from the cost formula, occupancy calculated (no counters read)\n");
+    printf(
+        "      facts: DRAM bytes from the cost formula, occupancy calculated (no counters read)\n");
   if (b->diag.lever[0]) {
     printf("      lever: %s", b->diag.lever);
     if (b->diag.move[0]) {
@@ -410,7 +436,8 @@ static void print_best(const tune_report *rep) {
 }
 
 /* The run in words: counts, the table, each template's line, the winner, what was saved. */
-static void print_text(const tune_options *o, const tune_report *rep, const char *note, int stored) {
+static void print_text(const tune_options *o, const tune_report *rep, const char *note,
+                       int stored) {
   if (rep->note[0] && strcmp(rep->note, note) != 0) printf("note: %s\n", rep->note);
   printf("tuned %s on %s (%s), strategy %s, budget %ld: %zu evaluated", o->target, rep->device,
          timing_kind_name(rep->timing), rep->strategy, rep->budget, rep->evaluated);
@@ -418,7 +445,8 @@ static void print_text(const tune_options *o, const tune_report *rep, const char
   if (rep->failed) printf(", %zu failed", rep->failed);
   printf(" in %.1f s", rep->seconds);
   if (rep->compile_seconds > 0 || rep->cache_hits)
-    printf(" (compiling %.1f s, %zu compiles from the cache)", rep->compile_seconds, rep->cache_hits);
+    printf(" (compiling %.1f s, %zu compiles from the cache)", rep->compile_seconds,
+           rep->cache_hits);
   printf("\n");
   if (o->prior)
     printf("prior: %s (the first %d of each ranking evaluated first): %s\n", o->prior,
@@ -427,15 +455,19 @@ static void print_text(const tune_options *o, const tune_report *rep, const char
   print_templates(rep);
   if (rep->have_best) print_best(rep);
   if (rep->roof_unspent) {
-    printf("saved by the roof rules: %ld of %ld evaluations not spent", rep->roof_unspent, rep->budget);
+    printf("saved by the roof rules: %ld of %ld evaluations not spent", rep->roof_unspent,
+           rep->budget);
     if (rep->roof_unspent_gpu_s > 0) printf(" (about %.1f s of GPU time)", rep->roof_unspent_gpu_s);
     printf("\n");
   }
   if (rep->deduplicated || rep->stopped_early)
-    printf("saved: %zu candidates with a cubin measured before (%.2f s of GPU time), %zu stopped early at "
-           "3x the best (%.2f s at least)\n",
-           rep->deduplicated, rep->dedup_saved_s, rep->stopped_early, rep->early_saved_s);
-  if (rep->calibration[0]) printf("calibration (measured / modelled DRAM bytes): %s\n", rep->calibration);
+    printf(
+        "saved: %zu candidates with a cubin measured before (%.2f s of GPU time), %zu stopped "
+        "early at "
+        "3x the best (%.2f s at least)\n",
+        rep->deduplicated, rep->dedup_saved_s, rep->stopped_early, rep->early_saved_s);
+  if (rep->calibration[0])
+    printf("calibration (measured / modelled DRAM bytes): %s\n", rep->calibration);
   if (o->db_path) printf("stored in %s (run %lld)\n", o->db_path, rep->run_id);
 }
 
@@ -466,15 +498,20 @@ static int options_of(tune_cli *cli, int argc, char **argv, int arg, tune_option
   if (arg < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[arg]);
   const device_kind *kind = o.device ? device_kind_lookup(o.device) : NULL;
   int replay = kind && (kind->caps & DEVICE_CAP_RECORDED); /* the file holds the problem */
-  if (!replay && !o.shape) return cli_usage_error("tune", "missing --shape (e.g. --shape 4096x4096x4096)");
-  if (!replay && !o.dtype) return cli_usage_error("tune", "missing --dtype (f32, tf32, f16 or bf16)");
+  if (!replay && !o.shape)
+    return cli_usage_error("tune", "missing --shape (e.g. --shape 4096x4096x4096)");
+  if (!replay && !o.dtype)
+    return cli_usage_error("tune", "missing --dtype (f32, tf32, f16 or bf16)");
   if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");
   if (o.allow_tf32 && o.dtype && strcmp(o.dtype, "f32"))
-    return cli_usage_error("tune", "--allow-tf32 admits tf32 candidates to an f32 run; --dtype is %s", o.dtype);
-  if (o.config && o.cover) return cli_usage_error("tune", "--config evaluates one configuration; --cover a set of them");
+    return cli_usage_error(
+        "tune", "--allow-tf32 admits tf32 candidates to an f32 run; --dtype is %s", o.dtype);
+  if (o.config && o.cover)
+    return cli_usage_error("tune", "--config evaluates one configuration; --cover a set of them");
   if (o.config && o.prior)
-    return cli_usage_error("tune", "--config evaluates one configuration; --prior orders a "
-                                   "search: give one of them");
+    return cli_usage_error("tune",
+                           "--config evaluates one configuration; --prior orders a "
+                           "search: give one of them");
   if (!no_db && !db_path) { /* the default database, its folder made (a folder that cannot be
                              * made: db_open says so, naming the path) */
     db_path = rt_default_db_path(dbbuf, dbsize);
@@ -527,15 +564,20 @@ static int cmd_tune(int argc, char **argv) {
   if (st) return cli_fail("tune", &err);
   print_note(&ps); /* when no candidate was reported (all resumed from the database) */
 
-  if (json) print_json(&o, &rep, note);
-  else print_text(&o, &rep, note, o.db_path != NULL);
+  if (json)
+    print_json(&o, &rep, note);
+  else
+    print_text(&o, &rep, note, o.db_path != NULL);
   int rc = rep.have_best && !rep.interrupted ? CLI_EXIT_OK : CLI_EXIT_FAIL;
   if (rep.interrupted)
     fprintf(stderr, "rooftune tune: interrupted; the %zu candidates finished are kept%s\n",
             rep.evaluated + rep.resumed, o.db_path ? " in the database" : "");
   if (!rep.have_best && !rep.interrupted && rep.templates == 0 && rep.evaluated + rep.resumed == 0)
-    fprintf(stderr, "rooftune tune: no template admits %s %s: the note says which constraint of each refused "
-            "it\n", o.shape ? o.shape : "", o.dtype ? o.dtype : "");
+    fprintf(
+        stderr,
+        "rooftune tune: no template admits %s %s: the note says which constraint of each refused "
+        "it\n",
+        o.shape ? o.shape : "", o.dtype ? o.dtype : "");
   else if (!rep.have_best && !rep.interrupted)
     fprintf(stderr, "rooftune tune: no candidate succeeded (%zu evaluated, %zu failed)\n",
             rep.evaluated + rep.resumed, rep.failed);
@@ -545,4 +587,6 @@ static int cmd_tune(int argc, char **argv) {
 
 const cli_command cli_cmd_tune = {.name = "tune",
                                   .summary = "tune a kernel family or template for one problem",
-                                  .usage = usage, .options = tune_table, .run = cmd_tune};
+                                  .usage = usage,
+                                  .options = tune_table,
+                                  .run = cmd_tune};

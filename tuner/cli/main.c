@@ -40,12 +40,14 @@ static int wants_help(int argc, char **argv) {
 static int finish(int rc) {
   int bad = fflush(stdout) != 0 || ferror(stdout);
   int e = errno;
-  if (fclose(stdout) != 0 && !bad && errno != EBADF) { /* EBADF: stdout was closed, nothing written */
+  if (fclose(stdout) != 0 && !bad &&
+      errno != EBADF) { /* EBADF: stdout was closed, nothing written */
     bad = 1;
     e = errno;
   }
   if (bad) {
-    fprintf(stderr, "rooftune: cannot write standard output: %s\n", e ? strerror(e) : "write error");
+    fprintf(stderr, "rooftune: cannot write standard output: %s\n",
+            e ? strerror(e) : "write error");
     return rc ? rc : CLI_EXIT_FAIL;
   }
   return rc;
@@ -76,13 +78,15 @@ static int run(int argc, char **argv) {
     return CLI_EXIT_OK;
   }
   if (name[0] == '-') {
-    fprintf(stderr, "rooftune: unknown option '%s'\nusage: rooftune [--version] [--help] COMMAND [ARGS]\n",
+    fprintf(stderr,
+            "rooftune: unknown option '%s'\nusage: rooftune [--version] [--help] COMMAND [ARGS]\n",
             name);
     return CLI_EXIT_USAGE;
   }
   const cli_command *cmd = find_command(name);
   if (!cmd) {
-    fprintf(stderr, "rooftune: '%s' is not a rooftune command\nusage: see 'rooftune --help'\n", name);
+    fprintf(stderr, "rooftune: '%s' is not a rooftune command\nusage: see 'rooftune --help'\n",
+            name);
     return CLI_EXIT_USAGE;
   }
   if (wants_help(argc - 1, argv + 1)) {

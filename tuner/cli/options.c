@@ -24,7 +24,8 @@ int cli_options_getopt(const cli_option *table, struct option *long_opts, char *
   if (n > CLI_OPTIONS_MAX) return -1;
   for (size_t i = 0; i < n; i++) {
     const cli_option *o = &table[i];
-    long_opts[i] = (struct option){o->name, takes_value(o) ? required_argument : no_argument, NULL, 256 + (int)i};
+    long_opts[i] = (struct option){o->name, takes_value(o) ? required_argument : no_argument, NULL,
+                                   256 + (int)i};
     if (o->letter) {
       shorts[k++] = o->letter;
       if (takes_value(o)) shorts[k++] = ':';
@@ -42,16 +43,21 @@ static int option_of_letter(const cli_option *table, int letter) {
 }
 
 /* The error for the option getopt_long refused at argv[optind - 1]. */
-static int bad_option(const char *cmd, const char *verb, const cli_option *table, int argc, char **argv) {
+static int bad_option(const char *cmd, const char *verb, const cli_option *table, int argc,
+                      char **argv) {
   const char *arg = optind - 1 < argc && optind > 0 ? argv[optind - 1] : "?";
   const char *in = verb ? " of " : "", *vname = verb ? verb : "";
   const cli_option *o = NULL;
-  if (optopt >= 256) o = &table[optopt - 256];
-  else if (optopt > 0 && option_of_letter(table, optopt) >= 0) o = &table[option_of_letter(table, optopt)];
-  else if (optopt > 0) return cli_usage_error(cmd, "unknown option '-%c'%s%s", optopt, in, vname);
+  if (optopt >= 256)
+    o = &table[optopt - 256];
+  else if (optopt > 0 && option_of_letter(table, optopt) >= 0)
+    o = &table[option_of_letter(table, optopt)];
+  else if (optopt > 0)
+    return cli_usage_error(cmd, "unknown option '-%c'%s%s", optopt, in, vname);
   if (!o) return cli_usage_error(cmd, "unknown option '%s'%s%s", arg, in, vname);
   if (!takes_value(o)) return cli_usage_error(cmd, "--%s takes no value ('%s')", o->name, arg);
-  return cli_usage_error(cmd, "option '%s' needs a value (--%s %s)", arg, o->name, o->arg ? o->arg : "VALUE");
+  return cli_usage_error(cmd, "option '%s' needs a value (--%s %s)", arg, o->name,
+                         o->arg ? o->arg : "VALUE");
 }
 
 /* Stores VALUE of option o into the struct at base; 0, or the exit code after the error line. */
@@ -60,38 +66,48 @@ static int store(const char *cmd, const cli_option *o, const char *value, void *
   snprintf(flag, sizeof flag, "--%s", o->name);
   void *at = (char *)base + o->offset;
   switch (o->kind) {
-  case CLI_OPT_FLAG: *(int *)at |= o->min ? (int)o->min : 1; return 0;
-  case CLI_OPT_STRING: *(const char **)at = value; return 0;
-  case CLI_OPT_COUNT: {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(value, &end, 10);
-    if (errno || end == value || *end || v < o->min || v < 0) {
-      if (o->min > 0) return cli_usage_error(cmd, "%s takes a count of at least %ld, not '%s'", flag, o->min, value);
-      return cli_usage_error(cmd, "%s takes a whole number >= 0, not '%s'", flag, value);
+    case CLI_OPT_FLAG:
+      *(int *)at |= o->min ? (int)o->min : 1;
+      return 0;
+    case CLI_OPT_STRING:
+      *(const char **)at = value;
+      return 0;
+    case CLI_OPT_COUNT: {
+      char *end = NULL;
+      errno = 0;
+      long v = strtol(value, &end, 10);
+      if (errno || end == value || *end || v < o->min || v < 0) {
+        if (o->min > 0)
+          return cli_usage_error(cmd, "%s takes a count of at least %ld, not '%s'", flag, o->min,
+                                 value);
+        return cli_usage_error(cmd, "%s takes a whole number >= 0, not '%s'", flag, value);
+      }
+      *(long *)at = v;
+      return 0;
     }
-    *(long *)at = v;
-    return 0;
-  }
-  case CLI_OPT_NUMBER: {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(value, &end);
-    int above = (o->flags & CLI_OPT_ABOVE_ZERO) != 0;
-    if (errno || end == value || *end || !isfinite(v) || v < 0 || (above && v == 0))
-      return cli_usage_error(cmd, "%s takes a number %s 0, not '%s'", flag, above ? ">" : ">=", value);
-    *(double *)at = v;
-    return 0;
-  }
-  case CLI_OPT_LIST: return cli_read_list(cmd, flag, value, at, o->size) < 0 ? CLI_EXIT_USAGE : 0;
-  case CLI_OPT_CALLBACK: return o->set(cmd, value, base);
-  case CLI_OPT_END: break;
+    case CLI_OPT_NUMBER: {
+      char *end = NULL;
+      errno = 0;
+      double v = strtod(value, &end);
+      int above = (o->flags & CLI_OPT_ABOVE_ZERO) != 0;
+      if (errno || end == value || *end || !isfinite(v) || v < 0 || (above && v == 0))
+        return cli_usage_error(cmd, "%s takes a number %s 0, not '%s'", flag,
+                               above ? ">" : ">=", value);
+      *(double *)at = v;
+      return 0;
+    }
+    case CLI_OPT_LIST:
+      return cli_read_list(cmd, flag, value, at, o->size) < 0 ? CLI_EXIT_USAGE : 0;
+    case CLI_OPT_CALLBACK:
+      return o->set(cmd, value, base);
+    case CLI_OPT_END:
+      break;
   }
   return CLI_EXIT_USAGE;
 }
 
-int cli_options_parse(const char *cmd, const char *verb, const cli_option *table, int argc, char **argv,
-                      void *base, int *operands) {
+int cli_options_parse(const char *cmd, const char *verb, const cli_option *table, int argc,
+                      char **argv, void *base, int *operands) {
   struct option long_opts[CLI_OPTIONS_MAX + 1];
   char shorts[2 * CLI_OPTIONS_MAX + 1];
   int n = cli_options_getopt(table, long_opts, shorts);
@@ -112,7 +128,8 @@ int cli_options_parse(const char *cmd, const char *verb, const cli_option *table
     if (c == '?' || i < 0) return bad_option(cmd, verb, table, argc, argv);
     const cli_option *o = &table[i];
     if (takes_value(o) && seen[i] && !(o->flags & CLI_OPT_REPEAT))
-      return cli_usage_error(cmd, "--%s given twice ('%s', then '%s'); give it once", o->name, seen[i], optarg);
+      return cli_usage_error(cmd, "--%s given twice ('%s', then '%s'); give it once", o->name,
+                             seen[i], optarg);
     seen[i] = optarg ? optarg : "";
     int rc = store(cmd, o, optarg, base);
     if (rc) return rc;
@@ -125,15 +142,19 @@ int cli_options_parse(const char *cmd, const char *verb, const cli_option *table
 static int option_left(const cli_option *o, char *buf, size_t size) {
   char letter[8] = "";
   if (o->letter) snprintf(letter, sizeof letter, "-%c, ", o->letter);
-  return snprintf(buf, size, "%s--%s%s%s", letter, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+  return snprintf(buf, size, "%s--%s%s%s", letter, o->name, o->arg ? " " : "",
+                  o->arg ? o->arg : "");
 }
 
 /* One help row: "  LEFT" then the help at column 2 + width + 2, each of its lines under the first. */
-static void print_row(const char *left, const char *prefix, const char *help, int width, FILE *out) {
+static void print_row(const char *left, const char *prefix, const char *help, int width,
+                      FILE *out) {
   int len = (int)strlen(left), col = 2 + width + 2;
   fprintf(out, "  %s", left);
-  if (len > width) fprintf(out, "\n%*s", col, "");
-  else fprintf(out, "%*s", col - 2 - len, "");
+  if (len > width)
+    fprintf(out, "\n%*s", col, "");
+  else
+    fprintf(out, "%*s", col - 2 - len, "");
   if (prefix) fputs(prefix, out);
   for (const char *s = help; *s;) {
     size_t n = strcspn(s, "\n");
@@ -181,8 +202,10 @@ static void takers(const cli_verb *verbs, const char *name, char *buf, size_t si
   size_t nverbs = 0, count = 0, w = 0;
   const char *missing = NULL;
   for (; verbs[nverbs].name; nverbs++) {
-    if (verb_option(&verbs[nverbs], name)) count++;
-    else missing = verbs[nverbs].name;
+    if (verb_option(&verbs[nverbs], name))
+      count++;
+    else
+      missing = verbs[nverbs].name;
   }
   buf[0] = 0;
   if (count == nverbs) return;
@@ -207,7 +230,8 @@ void cli_verbs_print(const cli_verb *verbs, FILE *out) {
   }
   fputs("verbs:\n", out);
   for (size_t k = 0; verbs[k].name; k++) {
-    snprintf(left, sizeof left, "%s%s%s", verbs[k].name, verbs[k].args ? " " : "", verbs[k].args ? verbs[k].args : "");
+    snprintf(left, sizeof left, "%s%s%s", verbs[k].name, verbs[k].args ? " " : "",
+             verbs[k].args ? verbs[k].args : "");
     print_row(left, NULL, verbs[k].help, width, out);
   }
   int any = 0;

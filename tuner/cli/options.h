@@ -26,12 +26,12 @@
 #include <stdio.h>
 
 typedef enum cli_opt_kind {
-  CLI_OPT_END = 0,  /* ends a table */
-  CLI_OPT_FLAG,     /* no value: int field |= bits (1 when bits is 0); may be repeated */
-  CLI_OPT_STRING,   /* const char * field = the argument */
-  CLI_OPT_COUNT,    /* long field = a whole decimal number >= min */
-  CLI_OPT_NUMBER,   /* double field = a finite number >= 0 (> 0 with CLI_OPT_ABOVE_ZERO) */
-  CLI_OPT_LIST,     /* char[size] field = "N,N,..." from the text or the file it names (cli_read_list) */
+  CLI_OPT_END = 0, /* ends a table */
+  CLI_OPT_FLAG,    /* no value: int field |= bits (1 when bits is 0); may be repeated */
+  CLI_OPT_STRING,  /* const char * field = the argument */
+  CLI_OPT_COUNT,   /* long field = a whole decimal number >= min */
+  CLI_OPT_NUMBER,  /* double field = a finite number >= 0 (> 0 with CLI_OPT_ABOVE_ZERO) */
+  CLI_OPT_LIST, /* char[size] field = "N,N,..." from the text or the file it names (cli_read_list) */
   CLI_OPT_CALLBACK, /* set(cmd, value, base): what the value means is the command's */
 } cli_opt_kind;
 
@@ -49,24 +49,31 @@ typedef struct cli_option {
   size_t offset;     /* the field, in the struct cli_options_parse fills */
   long min;          /* CLI_OPT_COUNT: the least value accepted; CLI_OPT_FLAG: the bits set */
   size_t size;       /* CLI_OPT_LIST: the char array's size */
-  int (*set)(const char *cmd, const char *value, void *base); /* CLI_OPT_CALLBACK: 0 or an exit code */
-  unsigned flags;    /* CLI_OPT_REPEAT, CLI_OPT_ABOVE_ZERO */
+  int (*set)(const char *cmd, const char *value,
+             void *base); /* CLI_OPT_CALLBACK: 0 or an exit code */
+  unsigned flags;         /* CLI_OPT_REPEAT, CLI_OPT_ABOVE_ZERO */
 } cli_option;
 
 /* Table entries; T is the command's options struct, F the field the value goes to. */
 #define CLI_FIELD(T, F) offsetof(T, F)
-#define CLI_FLAG(T, NAME, F, HELP) {NAME, 0, CLI_OPT_FLAG, NULL, HELP, offsetof(T, F), 0, 0, NULL, 0}
-#define CLI_BITS(T, NAME, F, BITS, HELP) {NAME, 0, CLI_OPT_FLAG, NULL, HELP, offsetof(T, F), BITS, 0, NULL, 0}
-#define CLI_STRING(T, NAME, ARG, F, HELP) {NAME, 0, CLI_OPT_STRING, ARG, HELP, offsetof(T, F), 0, 0, NULL, 0}
+#define CLI_FLAG(T, NAME, F, HELP) \
+  { NAME, 0, CLI_OPT_FLAG, NULL, HELP, offsetof(T, F), 0, 0, NULL, 0 }
+#define CLI_BITS(T, NAME, F, BITS, HELP) \
+  { NAME, 0, CLI_OPT_FLAG, NULL, HELP, offsetof(T, F), BITS, 0, NULL, 0 }
+#define CLI_STRING(T, NAME, ARG, F, HELP) \
+  { NAME, 0, CLI_OPT_STRING, ARG, HELP, offsetof(T, F), 0, 0, NULL, 0 }
 #define CLI_STRING_SHORT(T, LETTER, NAME, ARG, F, HELP) \
-  {NAME, LETTER, CLI_OPT_STRING, ARG, HELP, offsetof(T, F), 0, 0, NULL, 0}
-#define CLI_COUNT(T, NAME, ARG, F, MIN, HELP) {NAME, 0, CLI_OPT_COUNT, ARG, HELP, offsetof(T, F), MIN, 0, NULL, 0}
+  { NAME, LETTER, CLI_OPT_STRING, ARG, HELP, offsetof(T, F), 0, 0, NULL, 0 }
+#define CLI_COUNT(T, NAME, ARG, F, MIN, HELP) \
+  { NAME, 0, CLI_OPT_COUNT, ARG, HELP, offsetof(T, F), MIN, 0, NULL, 0 }
 #define CLI_NUMBER(T, NAME, ARG, F, FLAGS, HELP) \
-  {NAME, 0, CLI_OPT_NUMBER, ARG, HELP, offsetof(T, F), 0, 0, NULL, FLAGS}
+  { NAME, 0, CLI_OPT_NUMBER, ARG, HELP, offsetof(T, F), 0, 0, NULL, FLAGS }
 #define CLI_LIST(T, NAME, ARG, F, HELP) \
-  {NAME, 0, CLI_OPT_LIST, ARG, HELP, offsetof(T, F), 0, sizeof(((T *)0)->F), NULL, 0}
-#define CLI_CALL(NAME, ARG, FN, FLAGS, HELP) {NAME, 0, CLI_OPT_CALLBACK, ARG, HELP, 0, 0, 0, FN, FLAGS}
-#define CLI_END {NULL, 0, CLI_OPT_END, NULL, NULL, 0, 0, 0, NULL, 0}
+  { NAME, 0, CLI_OPT_LIST, ARG, HELP, offsetof(T, F), 0, sizeof(((T *)0)->F), NULL, 0 }
+#define CLI_CALL(NAME, ARG, FN, FLAGS, HELP) \
+  { NAME, 0, CLI_OPT_CALLBACK, ARG, HELP, 0, 0, 0, FN, FLAGS }
+#define CLI_END \
+  { NULL, 0, CLI_OPT_END, NULL, NULL, 0, 0, 0, NULL, 0 }
 
 /* A verb of a command with verbs (`db show`): its operands' names, its help, its options. */
 typedef struct cli_verb {
@@ -93,8 +100,8 @@ int cli_options_getopt(const cli_option *table, struct option *long_opts, char *
  * operand.  CMD names the command in errors ("db"), VERB the verb (NULL when none).  Returns 0,
  * or the exit code after one error line on stderr: CLI_EXIT_USAGE for bad usage, or what a
  * callback returned. */
-int cli_options_parse(const char *cmd, const char *verb, const cli_option *table, int argc, char **argv,
-                      void *base, int *operands);
+int cli_options_parse(const char *cmd, const char *verb, const cli_option *table, int argc,
+                      char **argv, void *base, int *operands);
 
 /* Prints the help of TABLE's options, one per line: "  -o, --output FILE  help", the help
  * aligned in one column (a longer option puts its help on the next line), continuation lines

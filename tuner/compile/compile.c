@@ -66,8 +66,8 @@ rt_status compile_build_options(const compile_options *opt, const char ***argv_o
   if (!compile_arch_valid(opt->arch))
     return rt_error_set(err, RT_ERR_INVALID, "unknown architecture '%s'; valid: %s",
                         opt->arch ? opt->arch : "(none)", compile_arch_list());
-  if (opt->include_count < 0 || opt->include_count > COMPILE_MAX_INCLUDES ||
-      opt->extra_count < 0 || opt->extra_count > COMPILE_MAX_EXTRA)
+  if (opt->include_count < 0 || opt->include_count > COMPILE_MAX_INCLUDES || opt->extra_count < 0 ||
+      opt->extra_count > COMPILE_MAX_EXTRA)
     return rt_error_set(err, RT_ERR_INVALID, "too many include folders or extra options");
 
   const char *cuda = compile_cuda_include_dir();
@@ -79,10 +79,10 @@ rt_status compile_build_options(const compile_options *opt, const char ***argv_o
   char *texts[32];
   int n = 0;
   char buf[1200];
-#define COMPILE_ADD(...)                            \
-  do {                                              \
-    snprintf(buf, sizeof buf, __VA_ARGS__);         \
-    texts[n++] = strdup(buf);                       \
+#define COMPILE_ADD(...)                    \
+  do {                                      \
+    snprintf(buf, sizeof buf, __VA_ARGS__); \
+    texts[n++] = strdup(buf);               \
   } while (0)
   COMPILE_ADD("-arch=%s", opt->arch);
   COMPILE_ADD("-std=c++17");
@@ -166,7 +166,10 @@ static rt_status compile_hash_headers(sha256_ctx *c, const char *dir, rt_error *
     if (count == cap) {
       cap = cap ? cap * 2 : 16;
       char **grown = realloc(names, cap * sizeof *names);
-      if (!grown) { s = rt_error_set(err, RT_ERR_NOMEM, "out of memory listing %s", dir); break; }
+      if (!grown) {
+        s = rt_error_set(err, RT_ERR_NOMEM, "out of memory listing %s", dir);
+        break;
+      }
       names = grown;
     }
     if (!(names[count] = strdup(e->d_name))) {
@@ -220,7 +223,8 @@ rt_status compile_options_digest(const compile_options *opt, unsigned char diges
   return s;
 }
 
-void compile_key(const unsigned char options_digest[32], const char *source, unsigned char key[32]) {
+void compile_key(const unsigned char options_digest[32], const char *source,
+                 unsigned char key[32]) {
   sha256_ctx c;
   sha256_init(&c);
   sha256_update(&c, options_digest, 32);
@@ -433,8 +437,8 @@ rt_status compile_source(const char *source, const char *name, const compile_opt
     return s;
   }
   nvrtcProgram prog = NULL;
-  nvrtcResult r = nvrtcCreateProgram(&prog, pch_text ? pch_text : source,
-                                     name ? name : "kernel.cu", 0, NULL, NULL);
+  nvrtcResult r = nvrtcCreateProgram(&prog, pch_text ? pch_text : source, name ? name : "kernel.cu",
+                                     0, NULL, NULL);
   free(pch_text);
   if (r != NVRTC_SUCCESS) {
     free(storage);
@@ -467,8 +471,7 @@ rt_status compile_source(const char *source, const char *name, const compile_opt
   }
   if (cr != NVRTC_SUCCESS) {
     nvrtcDestroyProgram(&prog);
-    return compile_fail(out, err, RT_ERR_NVRTC, "nvrtcCompileProgram: %s",
-                        nvrtcGetErrorString(cr));
+    return compile_fail(out, err, RT_ERR_NVRTC, "nvrtcCompileProgram: %s", nvrtcGetErrorString(cr));
   }
 
   if (opt->entry) {
@@ -515,7 +518,8 @@ rt_status compile_source(const char *source, const char *name, const compile_opt
   if (!out->lowered_name[0]) {
     /* no entry named: the first kernel of the log */
     const char *hit = strstr(out->log, "Compiling entry function");
-    if (hit) compile_quoted(hit, compile_line_end(hit), out->lowered_name, sizeof out->lowered_name);
+    if (hit)
+      compile_quoted(hit, compile_line_end(hit), out->lowered_name, sizeof out->lowered_name);
   }
   out->status = RT_OK;
   return RT_OK;

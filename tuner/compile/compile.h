@@ -42,32 +42,32 @@
 #include "tuner/core/status.h"
 
 #define COMPILE_MAX_INCLUDES 8
-#define COMPILE_MAX_EXTRA 8
+#define COMPILE_MAX_EXTRA    8
 
 typedef struct compile_options {
-  const char *arch;       /* "sm_80", "sm_86", "sm_89", "sm_90" or "sm_90a" */
-  const char *entry;      /* kernel name or C++ name expression; NULL: the first kernel */
+  const char *arch;  /* "sm_80", "sm_86", "sm_89", "sm_90" or "sm_90a" */
+  const char *entry; /* kernel name or C++ name expression; NULL: the first kernel */
   const char *include_dirs[COMPILE_MAX_INCLUDES]; /* extra -I folders (the template's own) */
-  int include_count;      /* entries used in include_dirs */
-  const char *extra[COMPILE_MAX_EXTRA]; /* more NVRTC options, e.g. "-maxrregcount=128" */
-  int extra_count;        /* entries used in extra */
-  int want_ptx;           /* 1: keep the PTX as well as the cubin */
-  int pch;                /* 1: precompile the source's system headers (see above) */
-  const char *pch_dir;    /* with pch: the folder NVRTC keeps its PCH file in (-pch-dir); NULL:
+  int include_count;                              /* entries used in include_dirs */
+  const char *extra[COMPILE_MAX_EXTRA];           /* more NVRTC options, e.g. "-maxrregcount=128" */
+  int extra_count;                                /* entries used in extra */
+  int want_ptx;                                   /* 1: keep the PTX as well as the cubin */
+  int pch;             /* 1: precompile the source's system headers (see above) */
+  const char *pch_dir; /* with pch: the folder NVRTC keeps its PCH file in (-pch-dir); NULL:
                            * its own /tmp/__nvrtc_auto_pch_PID_N, which only a normal exit of
                            * the process removes.  Not part of the cache key. */
 } compile_options;
 
 /* What ptxas -v says about one kernel. */
 typedef struct ptxas_report {
-  int found;              /* 1 when the kernel's lines were in the log */
-  int registers;          /* per thread */
-  int smem_static;        /* bytes of static __shared__ ("smem") */
-  int spill_stores;       /* bytes of spill stores */
-  int spill_loads;        /* bytes of spill loads */
-  int stack_bytes;        /* stack frame bytes */
-  int cmem0;              /* bytes of constant bank 0 (kernel parameters); 0 when not printed */
-  int barriers;           /* named barriers used; 0 when not printed */
+  int found;        /* 1 when the kernel's lines were in the log */
+  int registers;    /* per thread */
+  int smem_static;  /* bytes of static __shared__ ("smem") */
+  int spill_stores; /* bytes of spill stores */
+  int spill_loads;  /* bytes of spill loads */
+  int stack_bytes;  /* stack frame bytes */
+  int cmem0;        /* bytes of constant bank 0 (kernel parameters); 0 when not printed */
+  int barriers;     /* named barriers used; 0 when not printed */
 } ptxas_report;
 
 typedef struct compile_result {
@@ -110,8 +110,7 @@ rt_status compile_build_options(const compile_options *opt, const char ***argv, 
  * key.  Compute the options digest once per run. */
 rt_status compile_options_digest(const compile_options *opt, unsigned char digest[32],
                                  rt_error *err);
-void compile_key(const unsigned char options_digest[32], const char *source,
-                 unsigned char key[32]);
+void compile_key(const unsigned char options_digest[32], const char *source, unsigned char key[32]);
 
 /* Parses a ptxas -v log for kernel `entry` (its lowered name; NULL: the first kernel in the
  * log).  Returns RT_OK and report->found = 1, or RT_ERR_NOT_FOUND when the kernel is absent. */

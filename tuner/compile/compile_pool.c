@@ -18,11 +18,11 @@
 #include "tuner/core/util.h"
 
 typedef struct pool_worker {
-  pid_t pid;          /* 0 when no process */
-  int job_fd;         /* parent writes job numbers here */
-  int result_fd;      /* parent reads results here */
-  long job;           /* the job it holds, -1 when idle */
-  double started;     /* when that job was sent */
+  pid_t pid;      /* 0 when no process */
+  int job_fd;     /* parent writes job numbers here */
+  int result_fd;  /* parent reads results here */
+  long job;       /* the job it holds, -1 when idle */
+  double started; /* when that job was sent */
 } pool_worker;
 
 /* What precedes the variable parts of a result on the pipe. */
@@ -195,8 +195,7 @@ static void pool_reap(pool_worker *w, char *buf, size_t size) {
     snprintf(buf, size, "compiler process killed by signal %d (%s)", WTERMSIG(st),
              strsignal(WTERMSIG(st)));
   else if (got == w->pid && WIFEXITED(st))
-    snprintf(buf, size, "compiler process exited with status %d before answering",
-             WEXITSTATUS(st));
+    snprintf(buf, size, "compiler process exited with status %d before answering", WEXITSTATUS(st));
   else
     snprintf(buf, size, "compiler process vanished");
   pool_close_worker_fds(w);
@@ -208,9 +207,12 @@ static void pool_finish(compile_result *results, size_t i, compile_result *r,
                         const compile_pool_options *popt, const unsigned char *key,
                         compile_pool_stats *stats) {
   results[i] = *r;
-  if (r->status == RT_OK) stats->compiled++;
-  else if (r->status == RT_ERR_COMPILE) stats->compile_errors++;
-  else stats->failed++;
+  if (r->status == RT_OK)
+    stats->compiled++;
+  else if (r->status == RT_ERR_COMPILE)
+    stats->compile_errors++;
+  else
+    stats->failed++;
   if (!r->cache_hit) {
     stats->compile_seconds += r->seconds;
     if (popt->cache) cubin_cache_put(popt->cache, key, r, NULL);
@@ -338,7 +340,8 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
     for (size_t k = 0; k < npending; k++) {
       compile_result *r = &results[pending[k]];
       r->status = RT_ERR_NOT_FOUND;
-      snprintf(r->message, sizeof r->message, "not in the cubin cache, not compiled (ROOFTUNE_COMPILE_DRY=1)");
+      snprintf(r->message, sizeof r->message,
+               "not in the cubin cache, not compiled (ROOFTUNE_COMPILE_DRY=1)");
       r->log = strdup("");
       stats.failed++;
     }
@@ -404,8 +407,7 @@ out:
     if (s) kill(ws[i].pid, SIGKILL);
     pool_close_worker_fds(&ws[i]); /* end of input: the worker exits */
     int st;
-    while (waitpid(ws[i].pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(ws[i].pid, &st, 0) < 0 && errno == EINTR) {}
     ws[i].pid = 0;
   }
   if (have_pch_dir) nftw(pch_dir, pool_rm_entry, 8, FTW_DEPTH | FTW_PHYS);

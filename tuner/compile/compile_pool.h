@@ -28,20 +28,20 @@
 #include "tuner/core/status.h"
 
 typedef struct compile_job {
-  const char *source;     /* the complete text: #define prefix, #line 1, template source */
-  const char *name;       /* the file name NVRTC's messages use ("gemm_mma.cu") */
+  const char *source; /* the complete text: #define prefix, #line 1, template source */
+  const char *name;   /* the file name NVRTC's messages use ("gemm_mma.cu") */
 } compile_job;
 
 typedef struct compile_pool_options {
-  int workers;            /* worker processes; 0: one per online core; at most 256 */
-  double timeout_s;       /* limit for one compile; 0: none */
-  cubin_cache *cache;     /* NULL: compile everything */
+  int workers;        /* worker processes; 0: one per online core; at most 256 */
+  double timeout_s;   /* limit for one compile; 0: none */
+  cubin_cache *cache; /* NULL: compile everything */
   /* Tests only: runs inside the worker just before job `index` compiles (a test makes it
    * abort() or sleep to prove a crash or a hang costs only that job).  NULL in real use. */
   void (*child_hook)(size_t index);
   /* Called in the caller's process as each result arrives (cache hits first); may be NULL. */
   void (*progress)(void *ctx, size_t index, const compile_result *r);
-  void *progress_ctx;     /* handed to progress */
+  void *progress_ctx; /* handed to progress */
 } compile_pool_options;
 
 typedef struct compile_pool_stats {

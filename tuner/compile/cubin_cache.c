@@ -27,16 +27,16 @@
   "coalesce(length(cubin), 0) + length(log) + coalesce(length(ptx), 0) + length(message)"
 
 struct cubin_cache {
-  sqlite3 *db;          /* NULL once unusable */
-  sqlite3_stmt *get;    /* SELECT by key */
-  sqlite3_stmt *put;    /* INSERT OR REPLACE */
-  sqlite3_stmt *touch;  /* a hit: UPDATE created */
-  char path[1024];      /* .../cubins.db */
-  char warning[2600];   /* the one warning, "" when none */
-  long long max_bytes;  /* the bound on the rows' bytes */
-  long long bytes;      /* the rows' bytes, once known (bytes_known) */
+  sqlite3 *db;         /* NULL once unusable */
+  sqlite3_stmt *get;   /* SELECT by key */
+  sqlite3_stmt *put;   /* INSERT OR REPLACE */
+  sqlite3_stmt *touch; /* a hit: UPDATE created */
+  char path[1024];     /* .../cubins.db */
+  char warning[2600];  /* the one warning, "" when none */
+  long long max_bytes; /* the bound on the rows' bytes */
+  long long bytes;     /* the rows' bytes, once known (bytes_known) */
   int bytes_known;
-  long long now;        /* tests: the clock; 0: time() */
+  long long now; /* tests: the clock; 0: time() */
 };
 
 int cubin_cache_dir(char *buf, size_t size) {
@@ -78,9 +78,10 @@ static int cubin_try_open(cubin_cache *c) {
   static const char schema[] =
       "PRAGMA journal_mode=WAL;"
       "PRAGMA synchronous=NORMAL;"
-      "CREATE TABLE IF NOT EXISTS " CUBIN_TABLE " ("
-      " key BLOB PRIMARY KEY,"      /* compile_key() */
-      " status INTEGER NOT NULL,"   /* RT_OK or RT_ERR_COMPILE */
+      "CREATE TABLE IF NOT EXISTS " CUBIN_TABLE
+      " ("
+      " key BLOB PRIMARY KEY,"    /* compile_key() */
+      " status INTEGER NOT NULL," /* RT_OK or RT_ERR_COMPILE */
       " message TEXT NOT NULL,"
       " log TEXT NOT NULL,"
       " cubin BLOB,"
@@ -88,8 +89,8 @@ static int cubin_try_open(cubin_cache *c) {
       " lowered_name TEXT NOT NULL,"
       " found INTEGER, registers INTEGER, smem_static INTEGER, spill_stores INTEGER,"
       " spill_loads INTEGER, stack_bytes INTEGER, cmem0 INTEGER, barriers INTEGER,"
-      " compile_seconds REAL,"      /* what the compile cost when it ran */
-      " created INTEGER)";          /* unix time of the store, or of the last hit (refreshed
+      " compile_seconds REAL," /* what the compile cost when it ran */
+      " created INTEGER)";     /* unix time of the store, or of the last hit (refreshed
                                        at most every CUBIN_TOUCH_S): the eviction order.  The
                                        name is older than the bound; kept, so that rooftune
                                        versions sharing a cache read and write one format */
@@ -101,12 +102,14 @@ static int cubin_try_open(cubin_cache *c) {
                           -1, &c->get, NULL);
   if (rc != SQLITE_OK) return rc;
   rc = sqlite3_prepare_v2(c->db,
-                          "INSERT OR REPLACE INTO " CUBIN_TABLE " VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                          "INSERT OR REPLACE INTO " CUBIN_TABLE
+                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                           "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                           -1, &c->put, NULL);
   if (rc != SQLITE_OK) return rc;
   rc = sqlite3_prepare_v2(c->db,
-                          "UPDATE " CUBIN_TABLE " SET created = ?2 WHERE key = ?1 AND "
+                          "UPDATE " CUBIN_TABLE
+                          " SET created = ?2 WHERE key = ?1 AND "
                           "(created IS NULL OR created < ?3)",
                           -1, &c->touch, NULL);
   if (rc != SQLITE_OK) return rc;
@@ -121,12 +124,14 @@ static int cubin_try_open(cubin_cache *c) {
 rt_status cubin_cache_open(const char *dir, cubin_cache **out, rt_error *err) {
   *out = NULL;
   if (rt_mkdir_p(dir, NULL))
-    return rt_error_set(err, RT_ERR_IO, "cannot create the cache folder %s: %s", dir, strerror(errno));
+    return rt_error_set(err, RT_ERR_IO, "cannot create the cache folder %s: %s", dir,
+                        strerror(errno));
   cubin_cache *c = calloc(1, sizeof *c);
   if (!c) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   snprintf(c->path, sizeof c->path, "%s/cubins.db", dir);
   rt_error terr = {0};
-  if (fileio_check_target(c->path, &terr)) { /* a FIFO would block, and "damaged" would move a device aside */
+  if (fileio_check_target(
+          c->path, &terr)) { /* a FIFO would block, and "damaged" would move a device aside */
     rt_error_set(err, RT_ERR_IO, "cannot use the cubin cache %s: %s", c->path, terr.text);
     free(c);
     return RT_ERR_IO;
@@ -271,10 +276,14 @@ rt_status cubin_cache_put(cubin_cache *c, const unsigned char key[32], const com
   sqlite3_bind_int(st, 2, r->status);
   sqlite3_bind_text(st, 3, r->message, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 4, r->log ? r->log : "", -1, SQLITE_STATIC);
-  if (r->cubin) sqlite3_bind_blob(st, 5, r->cubin, (int)r->cubin_size, SQLITE_STATIC);
-  else sqlite3_bind_null(st, 5);
-  if (r->ptx) sqlite3_bind_text(st, 6, r->ptx, -1, SQLITE_STATIC);
-  else sqlite3_bind_null(st, 6);
+  if (r->cubin)
+    sqlite3_bind_blob(st, 5, r->cubin, (int)r->cubin_size, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, 5);
+  if (r->ptx)
+    sqlite3_bind_text(st, 6, r->ptx, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, 6);
   sqlite3_bind_text(st, 7, r->lowered_name, -1, SQLITE_STATIC);
   sqlite3_bind_int(st, 8, r->report.found);
   sqlite3_bind_int(st, 9, r->report.registers);
@@ -311,7 +320,8 @@ long long cubin_cache_bytes(cubin_cache *c) {
   if (c->bytes_known) return c->bytes;
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(c->db,
-                         "SELECT coalesce(sum(" CUBIN_ROW_BYTES_SQL "), 0) + ?1 * count(*) FROM " CUBIN_TABLE,
+                         "SELECT coalesce(sum(" CUBIN_ROW_BYTES_SQL
+                         "), 0) + ?1 * count(*) FROM " CUBIN_TABLE,
                          -1, &st, NULL) == SQLITE_OK) {
     sqlite3_bind_int(st, 1, CUBIN_ROW_OVERHEAD);
     if (sqlite3_step(st) == SQLITE_ROW) {
@@ -342,10 +352,9 @@ static int cubin_evict(cubin_cache *c) {
   unsigned char(*keys)[32] = NULL;
   size_t n = 0, cap = 0;
   int rc = -1;
-  if (sqlite3_prepare_v2(c->db,
-                         "SELECT key, " CUBIN_ROW_BYTES_SQL " FROM " CUBIN_TABLE
-                         " ORDER BY created, rowid",
-                         -1, &scan, NULL) != SQLITE_OK ||
+  if (sqlite3_prepare_v2(
+          c->db, "SELECT key, " CUBIN_ROW_BYTES_SQL " FROM " CUBIN_TABLE " ORDER BY created, rowid",
+          -1, &scan, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(c->db, "DELETE FROM " CUBIN_TABLE " WHERE key = ?1", -1, &del, NULL) !=
           SQLITE_OK)
     goto done;

@@ -20,7 +20,8 @@ rt_status toolkit_query(toolkit_info *info, rt_error *err) {
   if (n > 256) n = 256;
   if ((r = nvrtcGetSupportedArchs(all)) != NVRTC_SUCCESS)
     return rt_error_set(err, RT_ERR_NVRTC, "nvrtcGetSupportedArchs: %s", nvrtcGetErrorString(r));
-  for (int i = 0; i < n && info->arch_count < (int)(sizeof info->archs / sizeof info->archs[0]); i++)
+  for (int i = 0; i < n && info->arch_count < (int)(sizeof info->archs / sizeof info->archs[0]);
+       i++)
     info->archs[info->arch_count++] = all[i];
   info->cublaslt_version = cublasLtGetVersion();
   return RT_OK;

@@ -9,11 +9,11 @@
 #include "tuner/core/status.h"
 
 typedef struct toolkit_info {
-  int cuda_major, cuda_minor;     /* CUDA_VERSION of the headers rooftune was built with */
-  int nvrtc_major, nvrtc_minor;   /* nvrtcVersion() */
-  int archs[64];                  /* nvrtcGetSupportedArchs(): 80, 86, 89, 90, ... */
-  int arch_count;                 /* entries used in archs */
-  size_t cublaslt_version;        /* cublasLtGetVersion(): 130000 + ... */
+  int cuda_major, cuda_minor;   /* CUDA_VERSION of the headers rooftune was built with */
+  int nvrtc_major, nvrtc_minor; /* nvrtcVersion() */
+  int archs[64];                /* nvrtcGetSupportedArchs(): 80, 86, 89, 90, ... */
+  int arch_count;               /* entries used in archs */
+  size_t cublaslt_version;      /* cublasLtGetVersion(): 130000 + ... */
 } toolkit_info;
 
 rt_status toolkit_query(toolkit_info *info, rt_error *err);

@@ -40,13 +40,15 @@ rt_status fileio_read_max(const char *path, size_t max, char **out, size_t *len,
   }
   if (!S_ISREG(sb.st_mode)) {
     close(fd);
-    return io_fail(err, path, "cannot read it: it is %s, not a regular file (give the path of a file)",
+    return io_fail(err, path,
+                   "cannot read it: it is %s, not a regular file (give the path of a file)",
                    fileio_kind(sb.st_mode));
   }
   if (max && (unsigned long long)sb.st_size > max) {
     close(fd);
     rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "the file is larger than %zu bytes (%lld)", max, (long long)sb.st_size);
+    return rt_error_set(err, RT_ERR_IO, "the file is larger than %zu bytes (%lld)", max,
+                        (long long)sb.st_size);
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   FILE *f = fdopen(fd, "rb");
@@ -109,7 +111,8 @@ static int follow_links(const char *path, char *out, size_t size) {
   if (copy_path(cur, sizeof cur, path)) return errno = ENAMETOOLONG, -1;
   for (int hops = 0; hops < 40; hops++) {
     struct stat sb;
-    if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode)) return copy_path(out, size, cur) ? (errno = ENAMETOOLONG, -1) : 0;
+    if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode))
+      return copy_path(out, size, cur) ? (errno = ENAMETOOLONG, -1) : 0;
     char link[4096];
     ssize_t n = readlink(cur, link, sizeof link - 1);
     if (n < 0) return -1;
@@ -129,15 +132,19 @@ static int follow_links(const char *path, char *out, size_t size) {
 /* The folder part of PATH ("." when none), for messages. */
 static void folder_of(const char *path, char *buf, size_t size) {
   const char *slash = strrchr(path, '/');
-  if (!slash) snprintf(buf, size, ".");
-  else if (slash == path) snprintf(buf, size, "/");
-  else snprintf(buf, size, "%.*s", (int)(slash - path), path);
+  if (!slash)
+    snprintf(buf, size, ".");
+  else if (slash == path)
+    snprintf(buf, size, "/");
+  else
+    snprintf(buf, size, "%.*s", (int)(slash - path), path);
 }
 
 rt_status fileio_out_open(fileio_out *o, const char *path, rt_error *err) {
   memset(o, 0, sizeof *o);
   if (!path || !*path) return rt_error_set(err, RT_ERR_USAGE, "no output path given");
-  if (copy_path(o->path, sizeof o->path, path)) return io_fail(err, path, "%s", "the path is too long");
+  if (copy_path(o->path, sizeof o->path, path))
+    return io_fail(err, path, "%s", "the path is too long");
   if (follow_links(path, o->target, sizeof o->target))
     return io_fail(err, path, "cannot follow the symbolic link: %s", strerror(errno));
   struct stat sb;
@@ -145,8 +152,10 @@ rt_status fileio_out_open(fileio_out *o, const char *path, rt_error *err) {
   if (exists && !S_ISREG(sb.st_mode)) {
     if (!S_ISCHR(sb.st_mode) && !S_ISFIFO(sb.st_mode)) {
       rt_error_locate(err, path, NULL, 0, 0);
-      return rt_error_set(err, RT_ERR_IO, "cannot write it: it is %s; give the path of a file (or a character "
-                          "device or FIFO, written in place)", fileio_kind(sb.st_mode));
+      return rt_error_set(err, RT_ERR_IO,
+                          "cannot write it: it is %s; give the path of a file (or a character "
+                          "device or FIFO, written in place)",
+                          fileio_kind(sb.st_mode));
     }
     /* in place: a device stays a device, a FIFO a FIFO (O_NONBLOCK: ENXIO when nobody reads) */
     int fd = open(o->target, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -155,7 +164,8 @@ rt_status fileio_out_open(fileio_out *o, const char *path, rt_error *err) {
       rt_error_locate(err, path, NULL, 0, 0);
       if (e == ENXIO && S_ISFIFO(sb.st_mode))
         return rt_error_set(err, RT_ERR_IO, "cannot write it: it is a FIFO and nothing reads it");
-      return rt_error_set(err, RT_ERR_IO, "cannot write %s: %s", fileio_kind(sb.st_mode), strerror(e));
+      return rt_error_set(err, RT_ERR_IO, "cannot write %s: %s", fileio_kind(sb.st_mode),
+                          strerror(e));
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (!(o->f = fdopen(fd, "w"))) {
@@ -185,7 +195,8 @@ rt_status fileio_out_open(fileio_out *o, const char *path, rt_error *err) {
     rt_error_locate(err, path, NULL, 0, 0);
     if (e == ENOENT || (e == ENOTDIR && stat(dir, &ds) != 0))
       return rt_error_set(err, RT_ERR_IO, "cannot write it: the folder %s does not exist", dir);
-    if (e == ENOTDIR) return rt_error_set(err, RT_ERR_IO, "cannot write it: %s is not a folder", dir);
+    if (e == ENOTDIR)
+      return rt_error_set(err, RT_ERR_IO, "cannot write it: %s is not a folder", dir);
     return rt_error_set(err, RT_ERR_IO, "cannot write it (a new file in %s): %s", dir, strerror(e));
   }
   if (exists) fchmod(fd, sb.st_mode & 07777); /* the file keeps its permissions */
@@ -204,14 +215,16 @@ rt_status fileio_out_commit(fileio_out *o, rt_error *err) {
   errno = 0;
   int bad = fflush(o->f) != 0 || ferror(o->f);
   int e = errno;
-  if (!bad && !o->in_place && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS) bad = 1, e = errno;
+  if (!bad && !o->in_place && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS)
+    bad = 1, e = errno;
   if (fclose(o->f) != 0 && !bad) bad = 1, e = errno;
   o->f = NULL;
   if (bad) {
     if (o->tmp[0]) unlink(o->tmp);
     o->tmp[0] = '\0';
     rt_error_locate(err, o->path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "cannot write it completely: %s", e ? strerror(e) : "a write failed");
+    return rt_error_set(err, RT_ERR_IO, "cannot write it completely: %s",
+                        e ? strerror(e) : "a write failed");
   }
   if (o->tmp[0] && rename(o->tmp, o->target) != 0) {
     e = errno;
@@ -235,5 +248,6 @@ rt_status fileio_check_target(const char *path, rt_error *err) {
   struct stat sb;
   if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode)) return RT_OK;
   rt_error_locate(err, path, NULL, 0, 0);
-  return rt_error_set(err, RT_ERR_IO, "it is %s, not a regular file; give the path of a file", fileio_kind(sb.st_mode));
+  return rt_error_set(err, RT_ERR_IO, "it is %s, not a regular file; give the path of a file",
+                      fileio_kind(sb.st_mode));
 }

@@ -36,11 +36,11 @@ rt_status fileio_read_max(const char *path, size_t max, char **out, size_t *len,
 
 /* A file being written.  Plain data; fields are read-only for callers except f. */
 typedef struct fileio_out {
-  FILE *f;                 /* write the contents here */
-  char path[4096];         /* the target as given, for messages */
-  char target[4096];       /* what is written: the path with its symbolic links followed */
-  char tmp[4200];          /* the temporary file renamed over target; "" when written in place */
-  int in_place;            /* 1: a character device or FIFO, written directly */
+  FILE *f;           /* write the contents here */
+  char path[4096];   /* the target as given, for messages */
+  char target[4096]; /* what is written: the path with its symbolic links followed */
+  char tmp[4200];    /* the temporary file renamed over target; "" when written in place */
+  int in_place;      /* 1: a character device or FIFO, written directly */
 } fileio_out;
 
 /* Opens PATH for writing by the rules above.  On error nothing was created. */

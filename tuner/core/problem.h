@@ -11,14 +11,14 @@
 #define PROBLEM_MAX_DIMS 12
 
 typedef struct problem {
-  char family[16];                  /* "gemm", "attention" */
-  char dtype[8];                    /* "f32", "f16", "bf16" (input precision) */
-  char layout[8];                   /* family-specific, e.g. "nt" for GEMM; "" for the default */
-  int ndims;                        /* dimensions used */
+  char family[16];                     /* "gemm", "attention" */
+  char dtype[8];                       /* "f32", "f16", "bf16" (input precision) */
+  char layout[8];                      /* family-specific, e.g. "nt" for GEMM; "" for the default */
+  int ndims;                           /* dimensions used */
   char dim_names[PROBLEM_MAX_DIMS][8]; /* "M", "N", "K", "BATCH" */
-  long long dims[PROBLEM_MAX_DIMS]; /* their values */
-  char shape[64];                   /* canonical text: "4096x4096x4096" (batch as "8@...") */
-  char args[8192];                  /* data of the problem beyond its shape text, as the family
+  long long dims[PROBLEM_MAX_DIMS];    /* their values */
+  char shape[64];                      /* canonical text: "4096x4096x4096" (batch as "8@...") */
+  char args[8192];                     /* data of the problem beyond its shape text, as the family
                                        parses it (the attention family's per-sequence KV
                                        lengths "5,1000,777"); "" when none.  The shape names it
                                        by a digest, so the pair identifies the problem */

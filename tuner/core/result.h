@@ -22,16 +22,16 @@ int timing_kind_parse(const char *name);
 
 /* What the compiler (ptxas) and the occupancy calculator say, before any run. */
 typedef struct static_facts {
-  int registers;        /* per thread */
-  int smem_static;      /* bytes of __shared__ in the kernel */
-  int smem_dynamic;     /* bytes asked for at launch (from the manifest) */
-  int spill_stores;     /* bytes of local-memory spill stores */
-  int spill_loads;      /* bytes of local-memory spill loads */
-  int stack_bytes;      /* stack frame */
+  int registers;    /* per thread */
+  int smem_static;  /* bytes of __shared__ in the kernel */
+  int smem_dynamic; /* bytes asked for at launch (from the manifest) */
+  int spill_stores; /* bytes of local-memory spill stores */
+  int spill_loads;  /* bytes of local-memory spill loads */
+  int stack_bytes;  /* stack frame */
   int threads_per_block;
-  int blocks_per_sm;    /* resident blocks per SM (occupancy calculator) */
-  double occupancy;     /* resident warps / maximum warps, 0..1 */
-  char limiter[16];     /* what caps blocks_per_sm: "registers", "smem", "threads", "blocks", "" */
+  int blocks_per_sm;     /* resident blocks per SM (occupancy calculator) */
+  double occupancy;      /* resident warps / maximum warps, 0..1 */
+  char limiter[16];      /* what caps blocks_per_sm: "registers", "smem", "threads", "blocks", "" */
   long long grid_blocks; /* blocks in the launch */
   long long work_blocks; /* blocks' worth of work (the manifest's launch.work) when a persistent
                             grid loops over more than one unit per block; 0: grid_blocks.  Not
@@ -68,56 +68,56 @@ typedef struct hw_counters {
   double dram_write_bytes; /* dram__bytes_write.sum */
   double l2_bytes;         /* lts__t_bytes.sum: every byte the L2 slices served or took */
   double occupancy;        /* achieved: sm__warps_active.avg.pct_of_peak_sustained_active, 0..1 */
-  double tensor_pipe;      /* sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active, 0..1 */
-  double fma_pipe;         /* sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active, 0..1 */
-  double sm_throughput;    /* sm__throughput.avg.pct_of_peak_sustained_elapsed, 0..1 */
-  double duration_ms;      /* gpu__time_duration.sum of the profiled run (no L2 flush before it) */
-  char stalls[96];         /* the top warp-stall reasons with their share of all stalled warp
+  double tensor_pipe;   /* sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active, 0..1 */
+  double fma_pipe;      /* sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active, 0..1 */
+  double sm_throughput; /* sm__throughput.avg.pct_of_peak_sustained_elapsed, 0..1 */
+  double duration_ms;   /* gpu__time_duration.sum of the profiled run (no L2 flush before it) */
+  char stalls[96];      /* the top warp-stall reasons with their share of all stalled warp
                               cycles, largest first: "long_scoreboard:0.41,barrier:0.22,wait:0.11" */
   /* What recordings made by other tuners carry beside the above (tuner/template/ktfile.h maps
    * KTT's Nsight Compute metrics onto them); not stored in the database (no RESULT_COLUMNS
    * row), 0 when unknown. */
-  double local_bytes;      /* local-memory traffic, loads and stores (spills, stack arrays) */
+  double local_bytes;       /* local-memory traffic, loads and stores (spills, stack arrays) */
   double shared_wavefronts; /* shared-memory wavefronts, loads and stores */
-  double fp32_inst;        /* fp32 instructions executed, per thread (FADD, FMUL, FFMA: one each) */
-  double issue_active;     /* fraction of cycles a warp scheduler issued an instruction, 0..1 */
-  double sm_active;        /* fraction of the elapsed cycles the SMs had a warp, 0..1 */
-  double xu_pipe;          /* special-function (XU: rsqrt, sin, ...) pipe, fraction of peak, 0..1 */
-  double lsu_pipe;         /* load/store pipe, fraction of peak, 0..1 */
+  double fp32_inst;    /* fp32 instructions executed, per thread (FADD, FMUL, FFMA: one each) */
+  double issue_active; /* fraction of cycles a warp scheduler issued an instruction, 0..1 */
+  double sm_active;    /* fraction of the elapsed cycles the SMs had a warp, 0..1 */
+  double xu_pipe;      /* special-function (XU: rsqrt, sin, ...) pipe, fraction of peak, 0..1 */
+  double lsu_pipe;     /* load/store pipe, fraction of peak, 0..1 */
 } hw_counters;
 
 typedef struct candidate_result {
-  char template_name[64];  /* "gemm_mma", or "cublaslt" for library candidates */
-  char config[768];        /* "BLOCK_M=128,BLOCK_N=64,...", or the algorithm's identity */
-  char code_hash[65];      /* what was run: a digest of the compiled source, NVRTC options and
+  char template_name[64]; /* "gemm_mma", or "cublaslt" for library candidates */
+  char config[768];       /* "BLOCK_M=128,BLOCK_N=64,...", or the algorithm's identity */
+  char code_hash[65];     /* what was run: a digest of the compiled source, NVRTC options and
                               toolkit, the launch geometry and, for a time that is not measured,
                               the cost it was predicted from; "" for library and replayed
                               candidates.  Resume matches results by it, so a manifest edit that
                               leaves a configuration's code alone keeps its timing */
-  rt_status status;        /* RT_OK, RT_ERR_COMPILE, RT_ERR_WRONG_RESULT, RT_ERR_CRASH, ... */
-  char detail[256];        /* why it failed, or "" */
-  timing_kind timing;      /* what the time is */
-  char device_name[64];    /* the GPU measured on, "model:h200", or "replay:FILE" */
-  double time_ms;          /* median */
-  double spread;           /* (p90 - p10) / median over the repetitions; 0 when one value */
-  int repetitions;         /* timed runs behind the median */
-  double verify_error;     /* relative Frobenius error against the reference; -1 if not checked */
-  int verified;            /* 1: the output was checked against the family's reference on the GPU
+  rt_status status;       /* RT_OK, RT_ERR_COMPILE, RT_ERR_WRONG_RESULT, RT_ERR_CRASH, ... */
+  char detail[256];       /* why it failed, or "" */
+  timing_kind timing;     /* what the time is */
+  char device_name[64];   /* the GPU measured on, "model:h200", or "replay:FILE" */
+  double time_ms;         /* median */
+  double spread;          /* (p90 - p10) / median over the repetitions; 0 when one value */
+  int repetitions;        /* timed runs behind the median */
+  double verify_error;    /* relative Frobenius error against the reference; -1 if not checked */
+  int verified;           /* 1: the output was checked against the family's reference on the GPU
                               that measured it, and the check passed (only a measuring device sets
                               it); 0: no check passed (predicted, replayed, imported, failed) */
-  double flops;            /* FLOPs of the problem */
-  double dram_bytes;       /* modeled DRAM bytes for this config */
-  static_facts facts;      /* compiler and occupancy facts */
-  diagnosis diag;          /* dominant limit, lever, sentence */
-  char precision[8];       /* what the candidate computed in: "fp32" (fp32 products), "tf32"
+  double flops;           /* FLOPs of the problem */
+  double dram_bytes;      /* modeled DRAM bytes for this config */
+  static_facts facts;     /* compiler and occupancy facts */
+  diagnosis diag;         /* dominant limit, lever, sentence */
+  char precision[8];      /* what the candidate computed in: "fp32" (fp32 products), "tf32"
                               (fp32 inputs rounded to tf32 for tensor-core products), "f16",
                               "bf16" (products of those inputs, fp32 accumulation); "" unknown */
-  char path[12];           /* the instruction path it computed on, whose peak is its compute
+  char path[12];          /* the instruction path it computed on, whose peak is its compute
                               roof: "simt_f32", "tc_tf32", "tc_f16", "tc_f8" (compute_path_key of
                               tuner/model/gpu_spec.h); "" unknown (stored before schema 7) */
-  hw_counters counters;    /* measured counters (the best few candidates on a GPU) */
-  char verdict[512];       /* a winner's "why this wins" (and tie) sentence; "" for the others */
-  double saved_s;          /* GPU seconds this evaluation did not spend (stopped early, or the
+  hw_counters counters;   /* measured counters (the best few candidates on a GPU) */
+  char verdict[512];      /* a winner's "why this wins" (and tie) sentence; "" for the others */
+  double saved_s;         /* GPU seconds this evaluation did not spend (stopped early, or the
                               result of an identical cubin reused); not stored in the database */
 } candidate_result;
 
@@ -132,55 +132,55 @@ typedef struct candidate_result {
  *           stored by name)
  *   member  the field of candidate_result
  *   group   "" (the row itself), "static_facts", "diagnosis" or "counters" */
-#define RESULT_COLUMNS(FIRST, REST)                                              \
-  FIRST(config, config, TEXT, config, "")                                      \
-  REST(status, status, STATUS, status, "")                                     \
-  REST(detail, detail, TEXT, detail, "")                                       \
-  REST(timing, timing, TIMING, timing, "")                                     \
-  REST(time_ms, time_ms, REAL, time_ms, "")                                    \
-  REST(spread, spread, REAL, spread, "")                                       \
-  REST(repetitions, repetitions, INT, repetitions, "")                         \
-  REST(verify_error, verify_error, REAL, verify_error, "")                     \
-  REST(flops, flops, REAL, flops, "")                                          \
-  REST(dram_bytes, dram_bytes, REAL, dram_bytes, "")                           \
-  REST(registers, registers, INT, facts.registers, "static_facts")            \
-  REST(smem_static, smem_static, INT, facts.smem_static, "static_facts")      \
-  REST(smem_dynamic, smem_dynamic, INT, facts.smem_dynamic, "static_facts")   \
-  REST(spill_stores, spill_stores, INT, facts.spill_stores, "static_facts")   \
-  REST(spill_loads, spill_loads, INT, facts.spill_loads, "static_facts")      \
-  REST(stack_bytes, stack_bytes, INT, facts.stack_bytes, "static_facts")      \
+#define RESULT_COLUMNS(FIRST, REST)                                                        \
+  FIRST(config, config, TEXT, config, "")                                                  \
+  REST(status, status, STATUS, status, "")                                                 \
+  REST(detail, detail, TEXT, detail, "")                                                   \
+  REST(timing, timing, TIMING, timing, "")                                                 \
+  REST(time_ms, time_ms, REAL, time_ms, "")                                                \
+  REST(spread, spread, REAL, spread, "")                                                   \
+  REST(repetitions, repetitions, INT, repetitions, "")                                     \
+  REST(verify_error, verify_error, REAL, verify_error, "")                                 \
+  REST(flops, flops, REAL, flops, "")                                                      \
+  REST(dram_bytes, dram_bytes, REAL, dram_bytes, "")                                       \
+  REST(registers, registers, INT, facts.registers, "static_facts")                         \
+  REST(smem_static, smem_static, INT, facts.smem_static, "static_facts")                   \
+  REST(smem_dynamic, smem_dynamic, INT, facts.smem_dynamic, "static_facts")                \
+  REST(spill_stores, spill_stores, INT, facts.spill_stores, "static_facts")                \
+  REST(spill_loads, spill_loads, INT, facts.spill_loads, "static_facts")                   \
+  REST(stack_bytes, stack_bytes, INT, facts.stack_bytes, "static_facts")                   \
   REST(threads_per_block, threads_per_block, INT, facts.threads_per_block, "static_facts") \
-  REST(blocks_per_sm, blocks_per_sm, INT, facts.blocks_per_sm, "static_facts") \
-  REST(occupancy, occupancy, REAL, facts.occupancy, "static_facts")           \
-  REST(limiter, limiter, TEXT, facts.limiter, "static_facts")                 \
-  REST(grid_blocks, grid_blocks, INT64, facts.grid_blocks, "static_facts")    \
-  REST(diag_limit, limit, TEXT, diag.limit, "diagnosis")                      \
-  REST(diag_lever, lever, TEXT, diag.lever, "diagnosis")                      \
-  REST(diag_sentence, sentence, TEXT, diag.sentence, "diagnosis")             \
-  REST(achieved_flops, achieved_flops, REAL, diag.achieved_flops, "diagnosis") \
-  REST(achieved_bw, achieved_bw, REAL, diag.achieved_bw, "diagnosis")         \
-  REST(flops_frac, flops_frac, REAL, diag.flops_frac, "diagnosis")            \
-  REST(bw_frac, bw_frac, REAL, diag.bw_frac, "diagnosis")                     \
-  REST(intensity, intensity, REAL, diag.intensity, "diagnosis")               \
-  REST(ridge, ridge, REAL, diag.ridge, "diagnosis")                           \
-  REST(waves, waves, REAL, diag.waves, "diagnosis")                           \
-  REST(tail, tail, REAL, diag.tail, "diagnosis")                              \
-  REST(code_hash, code_hash, TEXT, code_hash, "")                              \
-  REST(precision, precision, TEXT, precision, "")                              \
-  REST(diag_move, move, TEXT, diag.move, "diagnosis")                          \
-  REST(diag_basis, basis, TEXT, diag.basis, "diagnosis")                       \
-  REST(verdict, verdict, TEXT, verdict, "")                                    \
-  REST(ctr_measured, measured, INT, counters.measured, "counters")             \
-  REST(ctr_dram_read, dram_read_bytes, REAL, counters.dram_read_bytes, "counters") \
-  REST(ctr_dram_write, dram_write_bytes, REAL, counters.dram_write_bytes, "counters") \
-  REST(ctr_l2_bytes, l2_bytes, REAL, counters.l2_bytes, "counters")           \
-  REST(ctr_occupancy, occupancy, REAL, counters.occupancy, "counters")        \
-  REST(ctr_tensor_pipe, tensor_pipe, REAL, counters.tensor_pipe, "counters")  \
-  REST(ctr_fma_pipe, fma_pipe, REAL, counters.fma_pipe, "counters")           \
-  REST(ctr_sm_throughput, sm_throughput, REAL, counters.sm_throughput, "counters") \
-  REST(ctr_duration_ms, duration_ms, REAL, counters.duration_ms, "counters")  \
-  REST(ctr_stalls, stalls, TEXT, counters.stalls, "counters")                 \
-  REST(verified, verified, BOOL, verified, "")                                \
+  REST(blocks_per_sm, blocks_per_sm, INT, facts.blocks_per_sm, "static_facts")             \
+  REST(occupancy, occupancy, REAL, facts.occupancy, "static_facts")                        \
+  REST(limiter, limiter, TEXT, facts.limiter, "static_facts")                              \
+  REST(grid_blocks, grid_blocks, INT64, facts.grid_blocks, "static_facts")                 \
+  REST(diag_limit, limit, TEXT, diag.limit, "diagnosis")                                   \
+  REST(diag_lever, lever, TEXT, diag.lever, "diagnosis")                                   \
+  REST(diag_sentence, sentence, TEXT, diag.sentence, "diagnosis")                          \
+  REST(achieved_flops, achieved_flops, REAL, diag.achieved_flops, "diagnosis")             \
+  REST(achieved_bw, achieved_bw, REAL, diag.achieved_bw, "diagnosis")                      \
+  REST(flops_frac, flops_frac, REAL, diag.flops_frac, "diagnosis")                         \
+  REST(bw_frac, bw_frac, REAL, diag.bw_frac, "diagnosis")                                  \
+  REST(intensity, intensity, REAL, diag.intensity, "diagnosis")                            \
+  REST(ridge, ridge, REAL, diag.ridge, "diagnosis")                                        \
+  REST(waves, waves, REAL, diag.waves, "diagnosis")                                        \
+  REST(tail, tail, REAL, diag.tail, "diagnosis")                                           \
+  REST(code_hash, code_hash, TEXT, code_hash, "")                                          \
+  REST(precision, precision, TEXT, precision, "")                                          \
+  REST(diag_move, move, TEXT, diag.move, "diagnosis")                                      \
+  REST(diag_basis, basis, TEXT, diag.basis, "diagnosis")                                   \
+  REST(verdict, verdict, TEXT, verdict, "")                                                \
+  REST(ctr_measured, measured, INT, counters.measured, "counters")                         \
+  REST(ctr_dram_read, dram_read_bytes, REAL, counters.dram_read_bytes, "counters")         \
+  REST(ctr_dram_write, dram_write_bytes, REAL, counters.dram_write_bytes, "counters")      \
+  REST(ctr_l2_bytes, l2_bytes, REAL, counters.l2_bytes, "counters")                        \
+  REST(ctr_occupancy, occupancy, REAL, counters.occupancy, "counters")                     \
+  REST(ctr_tensor_pipe, tensor_pipe, REAL, counters.tensor_pipe, "counters")               \
+  REST(ctr_fma_pipe, fma_pipe, REAL, counters.fma_pipe, "counters")                        \
+  REST(ctr_sm_throughput, sm_throughput, REAL, counters.sm_throughput, "counters")         \
+  REST(ctr_duration_ms, duration_ms, REAL, counters.duration_ms, "counters")               \
+  REST(ctr_stalls, stalls, TEXT, counters.stalls, "counters")                              \
+  REST(verified, verified, BOOL, verified, "")                                             \
   REST(path, path, TEXT, path, "")
 
 #endif

@@ -31,12 +31,25 @@ static void sha256_block(sha256_ctx *c, const unsigned char *p) {
   for (int i = 0; i < 64; i++) {
     uint32_t t1 = h + (SHA_ROR(e, 6) ^ SHA_ROR(e, 11) ^ SHA_ROR(e, 25)) + ((e & f) ^ (~e & g)) +
                   sha256_k[i] + w[i];
-    uint32_t t2 = (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
-    h = g; g = f; f = e; e = d + t1;
-    d = cc; cc = b; b = a; a = t1 + t2;
+    uint32_t t2 =
+        (SHA_ROR(a, 2) ^ SHA_ROR(a, 13) ^ SHA_ROR(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = cc;
+    cc = b;
+    b = a;
+    a = t1 + t2;
   }
-  c->state[0] += a; c->state[1] += b; c->state[2] += cc; c->state[3] += d;
-  c->state[4] += e; c->state[5] += f; c->state[6] += g; c->state[7] += h;
+  c->state[0] += a;
+  c->state[1] += b;
+  c->state[2] += cc;
+  c->state[3] += d;
+  c->state[4] += e;
+  c->state[5] += f;
+  c->state[6] += g;
+  c->state[7] += h;
 }
 
 void sha256_init(sha256_ctx *c) {

@@ -73,18 +73,21 @@ void rt_error_format(const rt_error *err, char *buf, size_t size) {
   buf[0] = '\0';
   if (!err) return;
   size_t n = 0;
-#define APPEND(...)                                                  \
-  do {                                                               \
-    if (n < size) {                                                  \
-      int w_ = snprintf(buf + n, size - n, __VA_ARGS__);             \
-      if (w_ > 0) n += (size_t)w_;                                   \
-    }                                                                \
+#define APPEND(...)                                      \
+  do {                                                   \
+    if (n < size) {                                      \
+      int w_ = snprintf(buf + n, size - n, __VA_ARGS__); \
+      if (w_ > 0) n += (size_t)w_;                       \
+    }                                                    \
   } while (0)
   if (err->source[0]) APPEND("%s: ", err->source);
   if (err->field[0]) APPEND("%s: ", err->field);
-  if (err->line > 0 && err->column > 0) APPEND("line %d, column %d: ", err->line, err->column);
-  else if (err->line > 0) APPEND("line %d: ", err->line);
-  else if (err->column > 0) APPEND("column %d: ", err->column);
+  if (err->line > 0 && err->column > 0)
+    APPEND("line %d, column %d: ", err->line, err->column);
+  else if (err->line > 0)
+    APPEND("line %d: ", err->line);
+  else if (err->column > 0)
+    APPEND("column %d: ", err->column);
   APPEND("%s", err->text[0] ? err->text : rt_status_message(err->code));
 #undef APPEND
 }

@@ -12,40 +12,40 @@
 
 #include <stddef.h>
 
-#define RT_STATUS_TABLE(X)                                                   \
-  X(OK, "success")                                                           \
-  X(ERR_USAGE, "bad command-line usage")                                     \
-  X(ERR_NOMEM, "out of memory")                                              \
-  X(ERR_IO, "file could not be read or written")                             \
-  X(ERR_PARSE, "input could not be parsed")                                  \
-  X(ERR_INVALID, "invalid argument or input")                                \
-  X(ERR_NOT_FOUND, "not found")                                              \
-  X(ERR_MANIFEST, "invalid template manifest")                               \
-  X(ERR_EXPR, "invalid expression")                                          \
-  X(ERR_SPACE_EMPTY, "search space has no valid configuration")              \
-  X(ERR_NVRTC, "NVRTC call failed")                                          \
-  X(ERR_COMPILE, "kernel did not compile")                                   \
-  X(ERR_NO_DRIVER, "no CUDA driver on this machine")                         \
-  X(ERR_NO_GPU, "no CUDA GPU on this machine")                               \
-  X(ERR_CUDA, "CUDA driver call failed")                                     \
-  X(ERR_CUBLAS, "cuBLASLt call failed")                                      \
-  X(ERR_LAUNCH, "kernel launch failed")                                      \
-  X(ERR_WRONG_RESULT, "kernel output does not match the reference")          \
-  X(ERR_CRASH, "worker process crashed")                                     \
-  X(ERR_TIMEOUT, "timed out")                                                \
-  X(ERR_UNSUPPORTED, "not supported")                                        \
-  X(ERR_DB, "database error")                                                \
-  X(ERR_DB_FOREIGN, "not a rooftune database")                               \
-  X(ERR_DB_VERSION, "database schema is newer than this rooftune")           \
-  X(ERR_BUDGET, "budget exhausted")                                          \
-  X(ERR_INTERNAL, "internal error")                                          \
+#define RT_STATUS_TABLE(X)                                          \
+  X(OK, "success")                                                  \
+  X(ERR_USAGE, "bad command-line usage")                            \
+  X(ERR_NOMEM, "out of memory")                                     \
+  X(ERR_IO, "file could not be read or written")                    \
+  X(ERR_PARSE, "input could not be parsed")                         \
+  X(ERR_INVALID, "invalid argument or input")                       \
+  X(ERR_NOT_FOUND, "not found")                                     \
+  X(ERR_MANIFEST, "invalid template manifest")                      \
+  X(ERR_EXPR, "invalid expression")                                 \
+  X(ERR_SPACE_EMPTY, "search space has no valid configuration")     \
+  X(ERR_NVRTC, "NVRTC call failed")                                 \
+  X(ERR_COMPILE, "kernel did not compile")                          \
+  X(ERR_NO_DRIVER, "no CUDA driver on this machine")                \
+  X(ERR_NO_GPU, "no CUDA GPU on this machine")                      \
+  X(ERR_CUDA, "CUDA driver call failed")                            \
+  X(ERR_CUBLAS, "cuBLASLt call failed")                             \
+  X(ERR_LAUNCH, "kernel launch failed")                             \
+  X(ERR_WRONG_RESULT, "kernel output does not match the reference") \
+  X(ERR_CRASH, "worker process crashed")                            \
+  X(ERR_TIMEOUT, "timed out")                                       \
+  X(ERR_UNSUPPORTED, "not supported")                               \
+  X(ERR_DB, "database error")                                       \
+  X(ERR_DB_FOREIGN, "not a rooftune database")                      \
+  X(ERR_DB_VERSION, "database schema is newer than this rooftune")  \
+  X(ERR_BUDGET, "budget exhausted")                                 \
+  X(ERR_INTERNAL, "internal error")                                 \
   X(ERR_UNVERIFIED, "never checked against the reference")
 
 typedef enum {
 #define RT_STATUS_ENUM(name, msg) RT_##name,
   RT_STATUS_TABLE(RT_STATUS_ENUM)
 #undef RT_STATUS_ENUM
-  RT_STATUS_COUNT
+      RT_STATUS_COUNT
 } rt_status;
 
 /* "ERR_MANIFEST" for RT_ERR_MANIFEST; "unknown" outside the table. */
@@ -56,12 +56,12 @@ const char *rt_status_message(int code);
 int rt_status_from_name(const char *name);
 
 typedef struct rt_error {
-  rt_status code;     /* RT_OK when nothing went wrong */
-  char text[768];     /* the message: lowercase start, no trailing full stop */
-  char source[512];   /* the input it is about: a file path, a flag, "--shape"; "" if none */
-  char field[128];    /* the field inside the source ("constraints[2]"); "" if none */
-  int line;           /* 1-based line in the source; 0 if none */
-  int column;         /* 1-based column (in the field's text for expressions); 0 if none */
+  rt_status code;   /* RT_OK when nothing went wrong */
+  char text[768];   /* the message: lowercase start, no trailing full stop */
+  char source[512]; /* the input it is about: a file path, a flag, "--shape"; "" if none */
+  char field[128];  /* the field inside the source ("constraints[2]"); "" if none */
+  int line;         /* 1-based line in the source; 0 if none */
+  int column;       /* 1-based column (in the field's text for expressions); 0 if none */
 } rt_error;
 
 /* Clears err (code RT_OK, empty strings).  err may be NULL. */

@@ -26,7 +26,8 @@ static rt_status mkdir_prefix(const char *path, size_t len, const char *where, r
   char dir[4096];
   if (len >= sizeof dir) {
     rt_error_locate(err, where, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "the path is too long (%zu bytes, at most %zu)", len, sizeof dir - 1);
+    return rt_error_set(err, RT_ERR_IO, "the path is too long (%zu bytes, at most %zu)", len,
+                        sizeof dir - 1);
   }
   memcpy(dir, path, len);
   dir[len] = '\0';
@@ -44,7 +45,8 @@ static rt_status mkdir_prefix(const char *path, size_t len, const char *where, r
     struct stat sb; /* EEXIST says nothing about what exists: a file is not a folder */
     if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
       rt_error_locate(err, where, NULL, 0, 0);
-      rt_error_set(err, RT_ERR_IO, "cannot create the folder %.*s: %s is %s, not a folder", (int)len, path, dir,
+      rt_error_set(err, RT_ERR_IO, "cannot create the folder %.*s: %s is %s, not a folder",
+                   (int)len, path, dir,
                    S_ISREG(sb.st_mode)                          ? "a file"
                    : S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device"
                    : S_ISFIFO(sb.st_mode)                       ? "a FIFO"
@@ -95,8 +97,11 @@ const char *rt_default_db_path(char *buf, size_t size) {
   const char *env = getenv("ROOFTUNE_DB");
   const char *xdg = getenv("XDG_DATA_HOME");
   const char *home = getenv("HOME");
-  if (env && *env) rt_copy(buf, size, env);
-  else if (xdg && *xdg) snprintf(buf, size, "%s/rooftune/tuning.db", xdg);
-  else snprintf(buf, size, "%s/.local/share/rooftune/tuning.db", home && *home ? home : ".");
+  if (env && *env)
+    rt_copy(buf, size, env);
+  else if (xdg && *xdg)
+    snprintf(buf, size, "%s/rooftune/tuning.db", xdg);
+  else
+    snprintf(buf, size, "%s/.local/share/rooftune/tuning.db", home && *home ? home : ".");
   return buf;
 }

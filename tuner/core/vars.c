@@ -57,7 +57,8 @@ rt_status rt_vars_parse(rt_vars *v, const char *text, rt_error *err) {
       errno = 0;
       long long x = strtoll(num, &end, 10);
       if (!*end && !errno && rt_vars_set(v, name, x))
-        return rt_error_set(err, RT_ERR_INVALID, "too many vars (at '%s'): at most %d", name, RT_VARS_MAX);
+        return rt_error_set(err, RT_ERR_INVALID, "too many vars (at '%s'): at most %d", name,
+                            RT_VARS_MAX);
     }
     s += len;
     if (*s == ',') s++;

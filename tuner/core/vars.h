@@ -10,13 +10,13 @@
 
 #include "tuner/core/status.h"
 
-#define RT_VARS_MAX 96
+#define RT_VARS_MAX     96
 #define RT_VAR_NAME_MAX 48
 
 typedef struct rt_vars {
-  int count;                               /* entries used */
+  int count;                                /* entries used */
   char names[RT_VARS_MAX][RT_VAR_NAME_MAX]; /* NUL-terminated names */
-  long long values[RT_VARS_MAX];           /* their values */
+  long long values[RT_VARS_MAX];            /* their values */
 } rt_vars;
 
 void rt_vars_clear(rt_vars *v);

@@ -104,8 +104,10 @@ const struct ktfile *device_replay_file(const device *d) { return d->kf; }
 void device_get_identity(const device *d, device_identity *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->name, sizeof out->name, "%.127s", d->label);
-  if (d->ops->identity) d->ops->identity(d, out);
-  else out->pseudo = 1;
+  if (d->ops->identity)
+    d->ops->identity(d, out);
+  else
+    out->pseudo = 1;
 }
 
 int device_ceilings(const device *d, roofline_ceilings *out) {
@@ -149,7 +151,8 @@ rt_status device_evaluate(device *d, const device_candidate *c, candidate_result
 rt_status device_profile(device *d, const device_candidate *c, hw_counters *out, rt_error *err) {
   memset(out, 0, sizeof *out);
   if (!d->ops->profile)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "%s reads no hardware counters (only a GPU does)", d->label);
+    return rt_error_set(err, RT_ERR_UNSUPPORTED, "%s reads no hardware counters (only a GPU does)",
+                        d->label);
   return d->ops->profile(d, c, out, err);
 }
 
@@ -157,8 +160,12 @@ int device_timing_next(const double *sorted_ms, int n, int min_reps, int max_rep
                        double elapsed_s, double cap_s, double stop_above_ms, double *spread) {
   if (n <= 0) return DEVICE_TIMING_MORE;
   double med = rt_quantile(sorted_ms, (size_t)n, 0.5);
-  *spread = n > 1 && med > 0 ? (rt_quantile(sorted_ms, (size_t)n, 0.9) - rt_quantile(sorted_ms, (size_t)n, 0.1)) / med : 0;
-  if (stop_above_ms > 0 && n == DEVICE_SLOW_RUNS && sorted_ms[0] > stop_above_ms) return DEVICE_TIMING_SLOW;
+  *spread =
+      n > 1 && med > 0
+          ? (rt_quantile(sorted_ms, (size_t)n, 0.9) - rt_quantile(sorted_ms, (size_t)n, 0.1)) / med
+          : 0;
+  if (stop_above_ms > 0 && n == DEVICE_SLOW_RUNS && sorted_ms[0] > stop_above_ms)
+    return DEVICE_TIMING_SLOW;
   if (n >= max_reps) return DEVICE_TIMING_STEADY;
   if (n >= min_reps && (*spread <= target || elapsed_s >= cap_s)) return DEVICE_TIMING_STEADY;
   return DEVICE_TIMING_MORE;
@@ -172,7 +179,8 @@ rt_status device_library_list(device *d, int max, char ids[][256], int *count, r
 rt_status device_measure_ceilings(device *d, const char *dtype, roofline_ceilings *out,
                                   rt_error *err) {
   if (!d->ops->measure_ceilings)
-    return rt_error_set(err, RT_ERR_UNSUPPORTED, "only a device that measures has ceilings to measure");
+    return rt_error_set(err, RT_ERR_UNSUPPORTED,
+                        "only a device that measures has ceilings to measure");
   return d->ops->measure_ceilings(d, dtype, out, err);
 }
 

@@ -65,20 +65,20 @@ typedef struct device_candidate {
 } device_candidate;
 
 typedef struct device_options {
-  double timeout_s;      /* cuda: a candidate's wall-clock limit in the worker (0: 20 s) */
-  double time_cap_s;     /* cuda: seconds of timed repetitions per candidate (0: 0.5 s) */
-  double target_spread;  /* cuda: stop repeating when (p90-p10)/median is under this (0: 0.02) */
-  int min_reps;          /* cuda: at least this many timed runs (0: 5) */
-  int max_reps;          /* cuda: at most this many timed runs (0: 200) */
-  uint64_t seed;         /* cuda: seed of the random inputs */
+  double timeout_s;       /* cuda: a candidate's wall-clock limit in the worker (0: 20 s) */
+  double time_cap_s;      /* cuda: seconds of timed repetitions per candidate (0: 0.5 s) */
+  double target_spread;   /* cuda: stop repeating when (p90-p10)/median is under this (0: 0.02) */
+  int min_reps;           /* cuda: at least this many timed runs (0: 5) */
+  int max_reps;           /* cuda: at most this many timed runs (0: 200) */
+  uint64_t seed;          /* cuda: seed of the random inputs */
   const char *worker_exe; /* cuda: the binary the worker runs (NULL: this one, /proc/self/exe) */
   const char *const *worker_argv; /* cuda: the worker's command line, argv[0] first, NULL-ended:
                                      what the command that opens the device names (the rooftune
                                      command: cli_worker_argv).  NULL: the device opens, and
                                      measuring says that it has no worker */
-  const char *replay_template; /* replay of a rooftune export: the template (or family) to
+  const char *replay_template;    /* replay of a rooftune export: the template (or family) to
                                   serve; NULL: the export's only one */
-  const char *replay_shape;    /* replay of a rooftune export: the problem; NULL: the only one */
+  const char *replay_shape;       /* replay of a rooftune export: the problem; NULL: the only one */
   const char *replay_dtype;
 } device_options;
 
@@ -94,12 +94,12 @@ enum {
 /* One kind of device as its text is written; device.c's table holds one per kind (a new kind
  * is one file, device_NAME.c, and its two entries: device_impl.h and that table). */
 typedef struct device_kind {
-  const char *prefix;  /* what the text starts with: "cuda", "model:", "replay:" */
-  const char *syntax;  /* how it is written, for help: "cuda | cuda:N", "model:GPU" */
+  const char *prefix;           /* what the text starts with: "cuda", "model:", "replay:" */
+  const char *syntax;           /* how it is written, for help: "cuda | cuda:N", "model:GPU" */
   const char *(*choices)(void); /* what may follow the prefix, for help (model: the spec
                                    table's GPUs); NULL: nothing to list */
-  int caps;            /* DEVICE_CAP_* */
-  timing_kind timing;  /* what its times are */
+  int caps;                     /* DEVICE_CAP_* */
+  timing_kind timing;           /* what its times are */
 } device_kind;
 
 /* The kind of device text SPEC ("cuda", "cuda:1", "model:h200", "replay:FILE"): the kind whose
@@ -126,11 +126,11 @@ int device_has(const device *d, int caps);
 
 /* Where results come from, as the database's provenance wants it. */
 typedef struct device_identity {
-  char name[128];     /* "NVIDIA H200", "model:h200", "replay:FILE" */
-  int sm_count;       /* 0 for pseudo devices */
+  char name[128];         /* "NVIDIA H200", "model:h200", "replay:FILE" */
+  int sm_count;           /* 0 for pseudo devices */
   int cc_major, cc_minor; /* 0 for pseudo devices */
-  int driver_version; /* cuDriverGetVersion(); 0 for pseudo devices */
-  int pseudo;         /* 1 for model and replay devices */
+  int driver_version;     /* cuDriverGetVersion(); 0 for pseudo devices */
+  int pseudo;             /* 1 for model and replay devices */
 } device_identity;
 void device_get_identity(const device *d, device_identity *out);
 
@@ -195,7 +195,7 @@ rt_status device_profile(device *d, const device_candidate *c, hw_counters *out,
  * cannot win spends no more GPU time (tinygrad's early stop). */
 enum { DEVICE_TIMING_MORE = 0, DEVICE_TIMING_STEADY = 1, DEVICE_TIMING_SLOW = 2 };
 #define DEVICE_SLOW_FACTOR 3.0 /* a candidate this many times slower than the best stops early */
-#define DEVICE_SLOW_RUNS 2     /* after this many timed runs */
+#define DEVICE_SLOW_RUNS   2   /* after this many timed runs */
 int device_timing_next(const double *sorted_ms, int n, int min_reps, int max_reps, double target,
                        double elapsed_s, double cap_s, double stop_above_ms, double *spread);
 

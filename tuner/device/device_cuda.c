@@ -24,10 +24,10 @@
 #include "tuner/device/worker.h"
 #include "tuner/core/util.h"
 
-#define CUDA_SETUP_TIMEOUT_S 300.0   /* inputs and the reference of a large problem */
+#define CUDA_SETUP_TIMEOUT_S    300.0 /* inputs and the reference of a large problem */
 #define CUDA_CEILINGS_TIMEOUT_S 300.0
-#define CEIL_COPY_BYTES (512ull << 20) /* each of the two copy buffers */
-#define CEIL_GEMM_SHAPE "8192x8192x8192"
+#define CEIL_COPY_BYTES         (512ull << 20) /* each of the two copy buffers */
+#define CEIL_GEMM_SHAPE         "8192x8192x8192"
 
 /* ---------------- parent side ---------------- */
 
@@ -36,7 +36,8 @@ static rt_status cuda_check_arg(const char *arg, rt_error *err) {
   if (!*arg) return RT_OK;
   char *end = NULL;
   long n = strtol(arg + 1, &end, 10);
-  if (*arg != ':' || end == arg + 1 || *end || n < 0 || n > INT_MAX || !(arg[1] >= '0' && arg[1] <= '9'))
+  if (*arg != ':' || end == arg + 1 || *end || n < 0 || n > INT_MAX ||
+      !(arg[1] >= '0' && arg[1] <= '9'))
     return rt_error_set(err, RT_ERR_INVALID, "bad GPU index in 'cuda%s'; use cuda or cuda:N", arg);
   return RT_OK;
 }
@@ -75,9 +76,11 @@ static rt_status cuda_call(device *d, int type, json_t *req, const void *blob, s
                            double timeout_s, json_t **reply, rt_error *err) {
   *reply = NULL;
   if (!d->worker)
-    return rt_error_set(err, RT_ERR_USAGE, "the cuda device was opened without its worker's command "
-                        "(device_options.worker_argv), so it cannot measure; the program that opens "
-                        "it names the command its worker runs");
+    return rt_error_set(
+        err, RT_ERR_USAGE,
+        "the cuda device was opened without its worker's command "
+        "(device_options.worker_argv), so it cannot measure; the program that opens "
+        "it names the command its worker runs");
   char *text = json_dumps(req, JSON_COMPACT);
   if (!text) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   char *rtext = NULL;
@@ -102,7 +105,7 @@ static rt_status reply_status(json_t *reply, rt_error *err) {
 }
 
 static rt_status cuda_begin(device *d, const family_ops *fam, const struct problem *p,
-                           const family_reference *ref, rt_error *err) {
+                            const family_reference *ref, rt_error *err) {
   json_t *req = json_object();
   json_object_set_new(req, "ordinal", json_integer(d->ordinal));
   json_object_set_new(req, "family", json_string(fam->name));
@@ -114,7 +117,8 @@ static rt_status cuda_begin(device *d, const family_ops *fam, const struct probl
       json_object_set_new(vals, ref->vars.names[i], json_integer(ref->vars.values[i]));
     json_object_set_new(r, "values", vals);
     json_object_set_new(r, "grid", json_pack("[iii]", ref->grid[0], ref->grid[1], ref->grid[2]));
-    json_object_set_new(r, "block", json_pack("[iii]", ref->block[0], ref->block[1], ref->block[2]));
+    json_object_set_new(r, "block",
+                        json_pack("[iii]", ref->block[0], ref->block[1], ref->block[2]));
     json_object_set_new(r, "smem", json_integer(ref->smem));
     json_object_set_new(req, "reference", r);
   }
@@ -154,7 +158,7 @@ static json_t *candidate_request(device *d, const device_candidate *c) {
 }
 
 static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_result *r,
-                              rt_error *err) {
+                               rt_error *err) {
   json_t *req = candidate_request(d, c);
   json_object_set_new(req, "time_cap_s", json_real(d->opt.time_cap_s));
   json_object_set_new(req, "target_spread", json_real(d->opt.target_spread));
@@ -164,8 +168,8 @@ static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_r
   if (c->tolerance > 0) json_object_set_new(req, "tolerance", json_real(c->tolerance));
   json_t *reply = NULL;
   rt_error cerr = {0};
-  rt_status st = cuda_call(d, WORKER_EVAL, req, c->cubin, c->cubin_size, d->opt.timeout_s,
-                           &reply, &cerr);
+  rt_status st =
+      cuda_call(d, WORKER_EVAL, req, c->cubin, c->cubin_size, d->opt.timeout_s, &reply, &cerr);
   json_decref(req);
   if (st == RT_ERR_CRASH || st == RT_ERR_TIMEOUT) { /* costs this candidate, not the run */
     r->status = st;
@@ -186,24 +190,27 @@ static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_r
   r->repetitions = (int)json_integer_value(json_object_get(reply, "reps"));
   json_t *ve = json_object_get(reply, "verify_error");
   r->verify_error = ve ? json_number_value(ve) : -1;
-  r->verified = r->status == RT_OK && json_is_true(json_object_get(reply, "verified")) && r->verify_error >= 0;
+  r->verified = r->status == RT_OK && json_is_true(json_object_get(reply, "verified")) &&
+                r->verify_error >= 0;
   if (json_is_true(json_object_get(reply, "stopped_early"))) {
     r->saved_s = json_number_value(json_object_get(reply, "saved_s"));
     snprintf(r->detail, sizeof r->detail,
-             "stopped after %d timed runs: every one over %.0fx the best so far (%.4g ms)", r->repetitions,
-             DEVICE_SLOW_FACTOR, c->stop_above_ms / DEVICE_SLOW_FACTOR);
+             "stopped after %d timed runs: every one over %.0fx the best so far (%.4g ms)",
+             r->repetitions, DEVICE_SLOW_FACTOR, c->stop_above_ms / DEVICE_SLOW_FACTOR);
   }
   json_decref(reply);
   return RT_OK;
 }
 
-static rt_status cuda_profile(device *d, const device_candidate *c, hw_counters *out, rt_error *err) {
+static rt_status cuda_profile(device *d, const device_candidate *c, hw_counters *out,
+                              rt_error *err) {
   json_t *req = candidate_request(d, c);
   json_object_set_new(req, "ordinal", json_integer(d->ordinal));
   json_t *reply = NULL;
   rt_error cerr = {0};
   /* up to ~40 passes of the kernel plus CUPTI's setup */
-  rt_status st = cuda_call(d, WORKER_PROFILE, req, c->cubin, c->cubin_size, d->opt.timeout_s + 60, &reply, &cerr);
+  rt_status st = cuda_call(d, WORKER_PROFILE, req, c->cubin, c->cubin_size, d->opt.timeout_s + 60,
+                           &reply, &cerr);
   json_decref(req);
   if (st) { /* a crash or hang under the profiler: no counters, the run goes on */
     rt_error_set(err, RT_ERR_UNSUPPORTED, "profiling failed: %.200s", cerr.text);
@@ -213,7 +220,8 @@ static rt_status cuda_profile(device *d, const device_candidate *c, hw_counters 
   if (!s || strcmp(s, "OK")) {
     const char *e = json_string_value(json_object_get(reply, "error"));
     int code = s ? rt_status_from_name(s) : RT_ERR_INTERNAL;
-    rt_error_set(err, code > 0 ? (rt_status)code : RT_ERR_INTERNAL, "%s", e ? e : "profiling failed");
+    rt_error_set(err, code > 0 ? (rt_status)code : RT_ERR_INTERNAL, "%s",
+                 e ? e : "profiling failed");
     json_decref(reply);
     return code > 0 ? (rt_status)code : RT_ERR_INTERNAL;
   }
@@ -232,8 +240,7 @@ static rt_status cuda_profile(device *d, const device_candidate *c, hw_counters 
   return RT_OK;
 }
 
-static rt_status cuda_library_list(device *d, int max, char ids[][256], int *count,
-                                  rt_error *err) {
+static rt_status cuda_library_list(device *d, int max, char ids[][256], int *count, rt_error *err) {
   json_t *req = json_pack("{si}", "max", max);
   json_t *reply = NULL;
   d->library_max = max;
@@ -255,15 +262,17 @@ static rt_status cuda_library_list(device *d, int max, char ids[][256], int *cou
 }
 
 static rt_status cuda_measure_ceilings(device *d, const char *dtype, roofline_ceilings *out,
-                                      rt_error *err) {
+                                       rt_error *err) {
   json_t *req = json_pack("{sssi}", "dtype", dtype, "ordinal", d->ordinal);
   json_t *reply = NULL;
   rt_status st = cuda_call(d, WORKER_CEILINGS, req, NULL, 0, CUDA_CEILINGS_TIMEOUT_S, &reply, err);
   json_decref(req);
   if (!st) st = reply_status(reply, err);
   if (!st) {
-    if (d->have_ceil) *out = d->ceil;
-    else memset(out, 0, sizeof *out);
+    if (d->have_ceil)
+      *out = d->ceil;
+    else
+      memset(out, 0, sizeof *out);
     out->bw = json_number_value(json_object_get(reply, "bw"));
     out->l2_bw = ROOFLINE_L2_BW_FACTOR * out->bw;
     double flops = json_number_value(json_object_get(reply, "flops"));
@@ -295,7 +304,9 @@ static void cuda_identity(const device *d, device_identity *out) {
 }
 
 const device_ops device_cuda_ops = {
-    .kind = {.prefix = "cuda", .syntax = "cuda | cuda:N", .caps = DEVICE_CAP_MEASURES | DEVICE_CAP_RUNS,
+    .kind = {.prefix = "cuda",
+             .syntax = "cuda | cuda:N",
+             .caps = DEVICE_CAP_MEASURES | DEVICE_CAP_RUNS,
              .timing = TIMING_MEASURED},
     .check = cuda_check_arg,
     .open = cuda_open,
@@ -312,18 +323,18 @@ const device_ops device_cuda_ops = {
 /* ---------------- worker side ---------------- */
 
 typedef struct cuda_worker {
-  int ready;              /* context, stream, events and flush buffer exist */
+  int ready; /* context, stream, events and flush buffer exist */
   CUdevice dev;
   CUcontext ctx;
   CUstream stream;
   CUevent ev0, ev1;
-  CUdeviceptr flush;      /* written before every timed run to evict L2 */
+  CUdeviceptr flush; /* written before every timed run to evict L2 */
   size_t flush_bytes;
-  const family_ops *fam;  /* the problem's family */
+  const family_ops *fam; /* the problem's family */
   problem prob;
-  family_gpu *g;          /* its inputs and reference */
-  double tol;             /* verification tolerance */
-  int lib_listed;         /* library candidates listed for this problem (a fresh worker: 0) */
+  family_gpu *g;  /* its inputs and reference */
+  double tol;     /* verification tolerance */
+  int lib_listed; /* library candidates listed for this problem (a fresh worker: 0) */
 } cuda_worker;
 
 void *device_cuda_worker_new(void) { return calloc(1, sizeof(cuda_worker)); }
@@ -346,13 +357,16 @@ static rt_status worker_init(cuda_worker *w, int ordinal, size_t l2_bytes, rt_er
   if (w->ready) return RT_OK;
   rt_status st = cuda_driver_load(err);
   if (!st) st = cuda_check(cu.cuDeviceGet(&w->dev, ordinal), "cuDeviceGet", err);
-  if (!st) st = cuda_check(cu.cuDevicePrimaryCtxRetain(&w->ctx, w->dev), "cuDevicePrimaryCtxRetain", err);
+  if (!st)
+    st = cuda_check(cu.cuDevicePrimaryCtxRetain(&w->ctx, w->dev), "cuDevicePrimaryCtxRetain", err);
   if (!st) st = cuda_check(cu.cuCtxSetCurrent(w->ctx), "cuCtxSetCurrent", err);
-  if (!st) st = cuda_check(cu.cuStreamCreate(&w->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate", err);
+  if (!st)
+    st = cuda_check(cu.cuStreamCreate(&w->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate", err);
   if (!st) st = cuda_check(cu.cuEventCreate(&w->ev0, CU_EVENT_DEFAULT), "cuEventCreate", err);
   if (!st) st = cuda_check(cu.cuEventCreate(&w->ev1, CU_EVENT_DEFAULT), "cuEventCreate", err);
   w->flush_bytes = l2_bytes > 0 ? 2 * l2_bytes : (size_t)256 << 20;
-  if (!st) st = cuda_check(cu.cuMemAlloc_v2(&w->flush, w->flush_bytes), "cuMemAlloc (L2 flush)", err);
+  if (!st)
+    st = cuda_check(cu.cuMemAlloc_v2(&w->flush, w->flush_bytes), "cuMemAlloc (L2 flush)", err);
   if (!st) w->ready = 1;
   return st;
 }
@@ -360,7 +374,8 @@ static rt_status worker_init(cuda_worker *w, int ordinal, size_t l2_bytes, rt_er
 static json_t *fail_reply(rt_status st, const rt_error *err, int fatal) {
   json_t *r = json_object();
   json_object_set_new(r, "status", json_string(rt_status_name(st)));
-  json_object_set_new(r, "error", json_string(err && err->text[0] ? err->text : rt_status_message(st)));
+  json_object_set_new(r, "error",
+                      json_string(err && err->text[0] ? err->text : rt_status_message(st)));
   if (fatal) json_object_set_new(r, "fatal", json_true());
   return r;
 }
@@ -373,10 +388,13 @@ static void reference_from(json_t *r, const void *blob, size_t blob_len, family_
   ref->entry = json_string_value(json_object_get(r, "entry"));
   const char *key;
   json_t *v;
-  json_object_foreach(json_object_get(r, "values"), key, v) rt_vars_set(&ref->vars, key, (long long)json_integer_value(v));
+  json_object_foreach(json_object_get(r, "values"), key, v)
+      rt_vars_set(&ref->vars, key, (long long)json_integer_value(v));
   for (int i = 0; i < 3; i++) {
-    ref->grid[i] = (unsigned)json_integer_value(json_array_get(json_object_get(r, "grid"), (size_t)i));
-    ref->block[i] = (unsigned)json_integer_value(json_array_get(json_object_get(r, "block"), (size_t)i));
+    ref->grid[i] =
+        (unsigned)json_integer_value(json_array_get(json_object_get(r, "grid"), (size_t)i));
+    ref->block[i] =
+        (unsigned)json_integer_value(json_array_get(json_object_get(r, "block"), (size_t)i));
   }
   ref->smem = (unsigned)json_integer_value(json_object_get(r, "smem"));
 }
@@ -451,8 +469,8 @@ static rt_status sync_check(cuda_worker *w, const char *what, int *fatal, rt_err
 /* The candidate a request names, ready to run: its launch (values, grid, block, shared memory)
  * and its module loaded from the blob, or library candidate `library` (listed again and checked
  * by identity when this worker is fresh).  RT_ERR_LAUNCH when the module does not load. */
-static rt_status candidate_load(cuda_worker *w, json_t *req, const void *blob, size_t blob_len, run_ctx *rc,
-                                CUmodule *mod, rt_error *err) {
+static rt_status candidate_load(cuda_worker *w, json_t *req, const void *blob, size_t blob_len,
+                                run_ctx *rc, CUmodule *mod, rt_error *err) {
   memset(rc, 0, sizeof *rc);
   *mod = NULL;
   rc->w = w;
@@ -475,23 +493,29 @@ static rt_status candidate_load(cuda_worker *w, json_t *req, const void *blob, s
     int max = (int)json_integer_value(json_object_get(req, "library_max")), count = 0;
     const char *want = json_string_value(json_object_get(req, "library_id"));
     char got[256] = "";
-    if (!w->fam->library_list) st = rt_error_set(err, RT_ERR_UNSUPPORTED, "the family has no library candidates");
+    if (!w->fam->library_list)
+      st = rt_error_set(err, RT_ERR_UNSUPPORTED, "the family has no library candidates");
     if (!st) st = w->fam->library_list(w->g, max > rc->lib ? max : rc->lib + 1, &count, err);
     if (!st) w->lib_listed = count;
     if (!st && rc->lib >= count)
-      st = rt_error_set(err, RT_ERR_NOT_FOUND, "library candidate %d is gone (%d listed)", rc->lib, count);
+      st = rt_error_set(err, RT_ERR_NOT_FOUND, "library candidate %d is gone (%d listed)", rc->lib,
+                        count);
     if (!st) st = w->fam->library_describe(w->g, rc->lib, got, sizeof got, err);
     if (!st && want && strcmp(want, got))
-      st = rt_error_set(err, RT_ERR_NOT_FOUND, "library candidate %d is now %s, not %s", rc->lib, got, want);
+      st = rt_error_set(err, RT_ERR_NOT_FOUND, "library candidate %d is now %s, not %s", rc->lib,
+                        got, want);
     if (st) return st;
   }
   if (rc->lib < 0) {
     const char *entry = json_string_value(json_object_get(req, "entry"));
     if (!blob || !blob_len) return rt_error_set(err, RT_ERR_INVALID, "candidate has no cubin");
     st = cuda_check(cu.cuModuleLoadData(mod, blob), "cuModuleLoadData", err);
-    if (!st) st = cuda_check(cu.cuModuleGetFunction(&rc->fn, *mod, entry ? entry : ""), "cuModuleGetFunction", err);
+    if (!st)
+      st = cuda_check(cu.cuModuleGetFunction(&rc->fn, *mod, entry ? entry : ""),
+                      "cuModuleGetFunction", err);
     if (!st && rc->smem > 48 * 1024)
-      st = cuda_check(cu.cuFuncSetAttribute(rc->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)rc->smem),
+      st = cuda_check(cu.cuFuncSetAttribute(rc->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            (int)rc->smem),
                       "cuFuncSetAttribute(max dynamic shared memory)", err);
     if (st) {
       if (*mod) cu.cuModuleUnload(*mod);
@@ -542,9 +566,11 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   /* a candidate of another precision than the problem's (tf32 in an f32 run) has its own
    * tolerance, when the family can hold it to one */
   double tol = json_number_value(json_object_get(req, "tolerance")) > 0
-                   ? json_number_value(json_object_get(req, "tolerance")) : w->tol;
+                   ? json_number_value(json_object_get(req, "tolerance"))
+                   : w->tol;
   if (tol != w->tol && !w->fam->gpu_tolerance) {
-    rt_error_set(&err, RT_ERR_UNSUPPORTED, "the %s family cannot verify a candidate to another tolerance (%.3g)",
+    rt_error_set(&err, RT_ERR_UNSUPPORTED,
+                 "the %s family cannot verify a candidate to another tolerance (%.3g)",
                  w->fam->name, tol);
     reply = fail_reply(RT_ERR_UNSUPPORTED, &err, 0);
     goto out;
@@ -559,7 +585,8 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     goto out;
   }
   if (!(rel <= tol)) {
-    rt_error_set(&err, RT_ERR_WRONG_RESULT, "relative error %.3g exceeds the tolerance %.3g", rel, tol);
+    rt_error_set(&err, RT_ERR_WRONG_RESULT, "relative error %.3g exceeds the tolerance %.3g", rel,
+                 tol);
     reply = fail_reply(RT_ERR_WRONG_RESULT, &err, 0);
     json_object_set_new(reply, "verify_error", json_real(isfinite(rel) ? rel : 1e300));
     goto out;
@@ -576,11 +603,13 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   if (!st) st = sync_check(w, "warm-up", &fatal, &err);
   /* 3. timed runs, each after an L2 flush, until device_timing_next says enough (steady, capped,
    * or too slow to win: then the runs it did not do are GPU time saved) */
-  double *times = calloc((size_t)max_reps, sizeof *times), *sorted = calloc((size_t)max_reps, sizeof *sorted);
+  double *times = calloc((size_t)max_reps, sizeof *times),
+         *sorted = calloc((size_t)max_reps, sizeof *sorted);
   double stop_above = json_number_value(json_object_get(req, "stop_above_ms"));
   int n = 0, verdict = DEVICE_TIMING_MORE;
   double spread = 0, t_start = rt_now_s();
-  if (!times || !sorted) st = rt_error_set(&err, RT_ERR_NOMEM, "out of memory for %d timings", max_reps);
+  if (!times || !sorted)
+    st = rt_error_set(&err, RT_ERR_NOMEM, "out of memory for %d timings", max_reps);
   while (!st && verdict == DEVICE_TIMING_MORE) {
     st = cuda_check(cu.cuMemsetD32Async(w->flush, (unsigned)n, w->flush_bytes / 4, w->stream),
                     "L2 flush", &err);
@@ -589,12 +618,14 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
     if (!st) st = cuda_check(cu.cuEventRecord(w->ev1, w->stream), "cuEventRecord", &err);
     if (!st) st = cuda_check(cu.cuEventSynchronize(w->ev1), "timed run", &err);
     float ms = 0;
-    if (!st) st = cuda_check(cu.cuEventElapsedTime(&ms, w->ev0, w->ev1), "cuEventElapsedTime", &err);
+    if (!st)
+      st = cuda_check(cu.cuEventElapsedTime(&ms, w->ev0, w->ev1), "cuEventElapsedTime", &err);
     if (st) break;
     times[n++] = ms;
     memcpy(sorted, times, (size_t)n * sizeof *sorted);
     rt_sort_doubles(sorted, (size_t)n);
-    verdict = device_timing_next(sorted, n, min_reps, max_reps, target, rt_now_s() - t_start, cap, stop_above, &spread);
+    verdict = device_timing_next(sorted, n, min_reps, max_reps, target, rt_now_s() - t_start, cap,
+                                 stop_above, &spread);
   }
   if (st) {
     free(times);
@@ -604,8 +635,8 @@ static json_t *handle_eval(cuda_worker *w, json_t *req, const void *blob, size_t
   }
   double median = rt_quantile(sorted, (size_t)n, 0.5);
   /* every OK reply passed the check above: verified */
-  reply = json_pack("{ss sf sf si sf sb}", "status", "OK", "time_ms", median, "spread", spread, "reps", n,
-                    "verify_error", rel, "verified", 1);
+  reply = json_pack("{ss sf sf si sf sb}", "status", "OK", "time_ms", median, "spread", spread,
+                    "reps", n, "verify_error", rel, "verified", 1);
   if (verdict == DEVICE_TIMING_SLOW) {
     /* the runs up to min_reps that were not done, each a flush and a run, are saved at least */
     double per_run = (rt_now_s() - t_start) / n;
@@ -633,7 +664,8 @@ static rt_status profile_run(void *ctx, rt_error *err) {
 static rt_status profile_flush(void *ctx, rt_error *err) {
   run_ctx *rc = ctx;
   cuda_worker *w = rc->w;
-  rt_status st = cuda_check(cu.cuMemsetD32Async(w->flush, 0x5a5a5a5au, w->flush_bytes / 4, w->stream), "L2 flush", err);
+  rt_status st = cuda_check(
+      cu.cuMemsetD32Async(w->flush, 0x5a5a5a5au, w->flush_bytes / 4, w->stream), "L2 flush", err);
   if (!st) st = cuda_check(cu.cuStreamSynchronize(w->stream), "L2 flush", err);
   return st;
 }
@@ -655,8 +687,8 @@ static json_t *handle_profile(cuda_worker *w, json_t *req, const void *blob, siz
   if (st) {
     reply = fail_reply(st, &err, 1);
   } else {
-    st = cupti_profile(w->ctx, (int)json_integer_value(json_object_get(req, "ordinal")), profile_flush, profile_run,
-                       &rc, &c, &passes, NULL, NULL, &err);
+    st = cupti_profile(w->ctx, (int)json_integer_value(json_object_get(req, "ordinal")),
+                       profile_flush, profile_run, &rc, &c, &passes, NULL, NULL, &err);
     if (st) {
       /* a failure to read counters is the profiler's, not the candidate's; a launch that failed
        * under it left the context unusable */
@@ -664,10 +696,10 @@ static json_t *handle_profile(cuda_worker *w, json_t *req, const void *blob, siz
       reply = fail_reply(st, &err, sticky != CUDA_SUCCESS);
     } else {
       reply = json_pack("{ss si sf sf sf sf sf sf sf sf ss}", "status", "OK", "passes", (int)passes,
-                        "dram_read_bytes", c.dram_read_bytes, "dram_write_bytes", c.dram_write_bytes,
-                        "l2_bytes", c.l2_bytes, "occupancy", c.occupancy, "tensor_pipe", c.tensor_pipe,
-                        "fma_pipe", c.fma_pipe, "sm_throughput", c.sm_throughput, "duration_ms", c.duration_ms,
-                        "stalls", c.stalls);
+                        "dram_read_bytes", c.dram_read_bytes, "dram_write_bytes",
+                        c.dram_write_bytes, "l2_bytes", c.l2_bytes, "occupancy", c.occupancy,
+                        "tensor_pipe", c.tensor_pipe, "fma_pipe", c.fma_pipe, "sm_throughput",
+                        c.sm_throughput, "duration_ms", c.duration_ms, "stalls", c.stalls);
     }
   }
   if (mod && !json_is_true(json_object_get(reply, "fatal"))) cu.cuModuleUnload(mod);
@@ -691,7 +723,8 @@ static json_t *handle_library(cuda_worker *w, json_t *req) {
     w->lib_listed = count;
     for (int i = 0; i < count; i++) {
       char buf[256];
-      if (w->fam->library_describe(w->g, i, buf, sizeof buf, &err)) snprintf(buf, sizeof buf, "%d", i);
+      if (w->fam->library_describe(w->g, i, buf, sizeof buf, &err))
+        snprintf(buf, sizeof buf, "%d", i);
       json_array_append_new(ids, json_string(buf));
     }
   }
@@ -707,8 +740,9 @@ static rt_status time_median(cuda_worker *w, int reps, CUdeviceptr dst, CUdevice
   rt_status st = RT_OK;
   for (int i = -2; i < reps && !st; i++) { /* two warm-up runs */
     st = cuda_check(cu.cuEventRecord(w->ev0, w->stream), "cuEventRecord", err);
-    if (!st) st = g ? w->fam->library_launch(g, lib, w->stream, err)
-                    : cuda_check(cu.cuMemcpyDtoDAsync_v2(dst, src, bytes, w->stream), "copy", err);
+    if (!st)
+      st = g ? w->fam->library_launch(g, lib, w->stream, err)
+             : cuda_check(cu.cuMemcpyDtoDAsync_v2(dst, src, bytes, w->stream), "copy", err);
     if (!st) st = cuda_check(cu.cuEventRecord(w->ev1, w->stream), "cuEventRecord", err);
     if (!st) st = cuda_check(cu.cuEventSynchronize(w->ev1), "timed run", err);
     float ms = 0;
@@ -743,12 +777,14 @@ static json_t *handle_ceilings(cuda_worker *w, json_t *req) {
   if (!gemm) st = rt_error_set(&err, RT_ERR_NOT_FOUND, "no gemm family to measure a matmul with");
   /* fp8 operands are K-major only: the weight layout nt */
   const int fp8 = dtype && (!strcmp(dtype, "e4m3") || !strcmp(dtype, "e5m2"));
-  if (!st) st = gemm->parse_shape(gemm, fp8 ? CEIL_GEMM_SHAPE ":nt" : CEIL_GEMM_SHAPE, dtype ? dtype : "bf16", NULL, &p, &err);
+  if (!st)
+    st = gemm->parse_shape(gemm, fp8 ? CEIL_GEMM_SHAPE ":nt" : CEIL_GEMM_SHAPE,
+                           dtype ? dtype : "bf16", NULL, &p, &err);
   if (!st) st = gemm->gpu_setup(gemm, &p, 1, NULL, w->stream, &g, &err);
   if (!st) st = gemm->library_list(g, 4, &count, &err);
   if (!st && count < 1)
-    st = rt_error_set(&err, RT_ERR_CUBLAS, "cuBLASLt offers no algorithm for %s %s", CEIL_GEMM_SHAPE,
-                      dtype ? dtype : "bf16");
+    st = rt_error_set(&err, RT_ERR_CUBLAS, "cuBLASLt offers no algorithm for %s %s",
+                      CEIL_GEMM_SHAPE, dtype ? dtype : "bf16");
   /* The f32 roof is that of fp32 arithmetic: skip tf32 algorithms (listed first for f32), whose
    * tensor-core rate is another path's ceiling. */
   int lib = 0;
@@ -780,11 +816,16 @@ int device_cuda_worker_handler(void *ctx, int type, const char *json, const void
   if (!req || !w) {
     rt_error_set(&err, RT_ERR_PARSE, "worker request is not JSON: %s", jerr.text);
     reply = fail_reply(RT_ERR_PARSE, &err, 0);
-  } else if (type == WORKER_SETUP) reply = handle_setup(w, req, blob, blob_len);
-  else if (type == WORKER_EVAL) reply = handle_eval(w, req, blob, blob_len);
-  else if (type == WORKER_LIBRARY) reply = handle_library(w, req);
-  else if (type == WORKER_CEILINGS) reply = handle_ceilings(w, req);
-  else if (type == WORKER_PROFILE) reply = handle_profile(w, req, blob, blob_len);
+  } else if (type == WORKER_SETUP)
+    reply = handle_setup(w, req, blob, blob_len);
+  else if (type == WORKER_EVAL)
+    reply = handle_eval(w, req, blob, blob_len);
+  else if (type == WORKER_LIBRARY)
+    reply = handle_library(w, req);
+  else if (type == WORKER_CEILINGS)
+    reply = handle_ceilings(w, req);
+  else if (type == WORKER_PROFILE)
+    reply = handle_profile(w, req, blob, blob_len);
   else {
     rt_error_set(&err, RT_ERR_INVALID, "unknown worker request type %d", type);
     reply = fail_reply(RT_ERR_INVALID, &err, 0);

@@ -30,13 +30,14 @@
  *   dram is multiplied by the template's calibration on this GPU when one was measured
  *   (device_candidate.dram_calibration: measured DRAM bytes / these bytes, from CUPTI)
  */
-#define MODEL_COMPUTE_EFF 0.80     /* cuBLAS reaches ~80 % of the dense datasheet (790/989 on H200) */
-#define MODEL_OVERLAP 0.15         /* compute and memory never overlap perfectly */
-#define MODEL_DRAM_LATENCY 700e-9  /* seconds from a global load to its data (HBM, loaded) */
-#define MODEL_WARPS_TC 2.5         /* resident warps per SM at which tensor-core issue reaches
+#define MODEL_COMPUTE_EFF  0.80 /* cuBLAS reaches ~80 % of the dense datasheet (790/989 on H200) */
+#define MODEL_OVERLAP      0.15 /* compute and memory never overlap perfectly */
+#define MODEL_DRAM_LATENCY 700e-9 /* seconds from a global load to its data (HBM, loaded) */
+#define MODEL_WARPS_TC \
+  2.5                        /* resident warps per SM at which tensor-core issue reaches
                                       1 - 1/e of its rate (4 warps: 80 %, 8 warps: 96 %) */
-#define MODEL_WARPS_SIMT 8.0       /* the same for fp32 FMA (16 warps: 86 %, 32 warps: 98 %) */
-#define MODEL_SPILL_COST 0.5       /* slowdown at 256 spilled bytes per thread */
+#define MODEL_WARPS_SIMT 8.0 /* the same for fp32 FMA (16 warps: 86 %, 32 warps: 98 %) */
+#define MODEL_SPILL_COST 0.5 /* slowdown at 256 spilled bytes per thread */
 
 rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, double *seconds,
                                rt_error *err) {
@@ -54,24 +55,28 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
   if (c->path == PATH_TC_F16 && !c->wgmma && arch && arch->cc >= 90) peak *= gpu->mma_sync_fraction;
   int threads = f->threads_per_block > 0 ? f->threads_per_block : 128;
   double warps = (double)f->blocks_per_sm * ((threads + 31) / 32);
-  double compute_eff = 1.0 - exp(-warps / (c->path == PATH_SIMT_F32 ? MODEL_WARPS_SIMT : MODEL_WARPS_TC));
+  double compute_eff =
+      1.0 - exp(-warps / (c->path == PATH_SIMT_F32 ? MODEL_WARPS_SIMT : MODEL_WARPS_TC));
   const candidate_plan *pl = c->plan;
-  double staging = pl->inflight_bytes > 0 ? pl->inflight_bytes
-                                         : fmax((double)f->smem_static + f->smem_dynamic, 16.0 * threads);
+  double staging = pl->inflight_bytes > 0
+                       ? pl->inflight_bytes
+                       : fmax((double)f->smem_static + f->smem_dynamic, 16.0 * threads);
   double inflight = f->blocks_per_sm * staging;
   double needed = gpu->dram_bw_achievable / gpu->sm_count * MODEL_DRAM_LATENCY;
   double memory_eff = fmin(1.0, inflight / needed);
   /* a calibration measured on this GPU scales the formula's DRAM bytes (the L2 traffic is the
    * formula's: a re-read that L2 serves is still a load through L2); scratch (split partials)
    * is written and read back whole: no shared re-read L2 absorbs */
-  double dram = roofline_candidate_dram(pl->dram_bytes, pl->scratch_bytes, c->min_bytes, c->dram_calibration,
-                                        gpu->sm_count, f);
+  double dram = roofline_candidate_dram(pl->dram_bytes, pl->scratch_bytes, c->min_bytes,
+                                        c->dram_calibration, gpu->sm_count, f);
   double tc = fmax(pl->flops, pl->executed_flops) / (peak * compute_eff);
-  double tm = fmax(dram / gpu->dram_bw_achievable,
-                   (pl->dram_bytes + pl->scratch_bytes) / (ROOFLINE_L2_BW_FACTOR * gpu->dram_bw_achievable)) /
-              memory_eff;
+  double tm =
+      fmax(dram / gpu->dram_bw_achievable, (pl->dram_bytes + pl->scratch_bytes) /
+                                               (ROOFLINE_L2_BW_FACTOR * gpu->dram_bw_achievable)) /
+      memory_eff;
   double wave_factor = 1.0, waves, full;
-  roofline_waves(f->grid_blocks, f->work_blocks, (double)gpu->sm_count * f->blocks_per_sm, &waves, &full);
+  roofline_waves(f->grid_blocks, f->work_blocks, (double)gpu->sm_count * f->blocks_per_sm, &waves,
+                 &full);
   if (waves > 0) wave_factor = full / waves;
   double spill = f->spill_stores + f->spill_loads;
   double t = wave_factor * (fmax(tc, tm) + MODEL_OVERLAP * fmin(tc, tm));
@@ -101,7 +106,6 @@ static rt_status model_evaluate(device *d, const device_candidate *c, candidate_
   return RT_OK;
 }
 
-
 /* A GPU of the spec table. */
 static rt_status model_check_arg(const char *gpu, rt_error *err) {
   if (gpu_spec_find(gpu)) return RT_OK;
@@ -120,7 +124,10 @@ static rt_status model_open(device *d, const char *gpu, rt_error *err) {
 }
 
 const device_ops device_model_ops = {
-    .kind = {.prefix = "model:", .syntax = "model:GPU", .choices = gpu_spec_keys, .caps = 0,
+    .kind = {.prefix = "model:",
+             .syntax = "model:GPU",
+             .choices = gpu_spec_keys,
+             .caps = 0,
              .timing = TIMING_PREDICTED},
     .check = model_check_arg,
     .gpu = gpu_spec_find,

@@ -50,7 +50,7 @@ static void replay_close(device *d) {
 }
 
 static rt_status replay_evaluate(device *d, const device_candidate *c, candidate_result *r,
-                                rt_error *err) {
+                                 rt_error *err) {
   size_t idx;
   rt_status st = ktfile_find(d->kf, c->plan ? c->plan->config : "", &idx, err);
   if (st) return st;
@@ -82,7 +82,9 @@ static rt_status replay_evaluate(device *d, const device_candidate *c, candidate
 }
 
 const device_ops device_replay_ops = {
-    .kind = {.prefix = "replay:", .syntax = "replay:FILE", .caps = DEVICE_CAP_RECORDED,
+    .kind = {.prefix = "replay:",
+             .syntax = "replay:FILE",
+             .caps = DEVICE_CAP_RECORDED,
              .timing = TIMING_REPLAYED},
     .check = replay_check_arg,
     .open = replay_open,

@@ -20,14 +20,14 @@
 #define WORKER_MAX_BLOB (1u << 30)
 
 struct worker {
-  char *exe;          /* program to run */
-  char **argv;        /* its arguments, NULL-terminated */
-  pid_t pid;          /* running child, or 0 */
-  int to_child;       /* write end of the request pipe, or -1 */
-  int from_child;     /* read end of the reply pipe, or -1 */
-  int starts;         /* children started */
-  char *setup_json;   /* the remembered WORKER_SETUP request, or NULL */
-  void *setup_blob;   /* its blob */
+  char *exe;        /* program to run */
+  char **argv;      /* its arguments, NULL-terminated */
+  pid_t pid;        /* running child, or 0 */
+  int to_child;     /* write end of the request pipe, or -1 */
+  int from_child;   /* read end of the reply pipe, or -1 */
+  int starts;       /* children started */
+  char *setup_json; /* the remembered WORKER_SETUP request, or NULL */
+  void *setup_blob; /* its blob */
   size_t setup_blob_len;
   double setup_timeout_s; /* the limit it was sent with, kept for its replays */
 };
@@ -60,12 +60,14 @@ static rt_status read_all(int fd, void *buf, size_t n, double deadline, rt_error
       int ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
       int r = poll(&pfd, 1, ms);
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return rt_error_set(err, RT_ERR_IO, "worker pipe: poll failed: %s", strerror(errno));
+      if (r < 0)
+        return rt_error_set(err, RT_ERR_IO, "worker pipe: poll failed: %s", strerror(errno));
       if (r == 0) continue; /* loop re-checks the deadline */
     }
     ssize_t got = read(fd, p, n);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return rt_error_set(err, RT_ERR_IO, "worker pipe: read failed: %s", strerror(errno));
+    if (got < 0)
+      return rt_error_set(err, RT_ERR_IO, "worker pipe: read failed: %s", strerror(errno));
     if (got == 0) return rt_error_set(err, RT_ERR_CRASH, "worker pipe closed");
     p += got;
     n -= (size_t)got;
@@ -73,8 +75,8 @@ static rt_status read_all(int fd, void *buf, size_t n, double deadline, rt_error
   return RT_OK;
 }
 
-rt_status worker_write_frame(int fd, int type, const char *json, const void *blob,
-                             size_t blob_len, rt_error *err) {
+rt_status worker_write_frame(int fd, int type, const char *json, const void *blob, size_t blob_len,
+                             rt_error *err) {
   size_t jl = json ? strlen(json) : 0;
   if (jl > WORKER_MAX_JSON || blob_len > WORKER_MAX_BLOB)
     return rt_error_set(err, RT_ERR_INVALID, "worker request too large (%zu + %zu bytes)", jl,
@@ -86,8 +88,8 @@ rt_status worker_write_frame(int fd, int type, const char *json, const void *blo
   return st;
 }
 
-static rt_status read_frame_deadline(int fd, int *type, char **json, void **blob,
-                                     size_t *blob_len, double deadline, rt_error *err) {
+static rt_status read_frame_deadline(int fd, int *type, char **json, void **blob, size_t *blob_len,
+                                     double deadline, rt_error *err) {
   uint32_t hdr[3];
   *json = NULL;
   if (blob) *blob = NULL;
@@ -168,12 +170,14 @@ static void reap(worker *w, int kill_first, char *how, size_t size) {
   do r = waitpid(w->pid, &st, 0);
   while (r < 0 && errno == EINTR);
   if (how && size) {
-    if (r < 0) snprintf(how, size, "worker vanished");
+    if (r < 0)
+      snprintf(how, size, "worker vanished");
     else if (WIFSIGNALED(st))
       snprintf(how, size, "worker killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
       snprintf(how, size, "worker could not be started: %s", w->exe);
-    else snprintf(how, size, "worker exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    else
+      snprintf(how, size, "worker exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
   }
   w->pid = 0;
   close_pipes(w);
@@ -214,9 +218,9 @@ static rt_status spawn(worker *w, rt_error *err) {
 }
 
 /* One request on a running child: write, then wait for the reply. */
-static rt_status exchange(worker *w, int type, const char *json, const void *blob,
-                          size_t blob_len, double timeout_s, char **reply, void **rblob,
-                          size_t *rblob_len, rt_error *err) {
+static rt_status exchange(worker *w, int type, const char *json, const void *blob, size_t blob_len,
+                          double timeout_s, char **reply, void **rblob, size_t *rblob_len,
+                          rt_error *err) {
   double deadline = timeout_s > 0 ? rt_now_s() + timeout_s : 0;
   rt_status st = worker_write_frame(w->to_child, type, json, blob, blob_len, err);
   int rtype = 0;
@@ -240,8 +244,8 @@ static rt_status exchange(worker *w, int type, const char *json, const void *blo
   return st;
 }
 
-rt_status worker_request(worker *w, int type, const char *json, const void *blob,
-                         size_t blob_len, double timeout_s, char **reply, rt_error *err) {
+rt_status worker_request(worker *w, int type, const char *json, const void *blob, size_t blob_len,
+                         double timeout_s, char **reply, rt_error *err) {
   *reply = NULL;
   if (type == WORKER_SETUP) {
     char *j = strdup(json ? json : "{}");
@@ -350,9 +354,8 @@ int worker_serve(int in_fd, int out_fd, worker_handler handler, void *ctx) {
   }
 }
 
-int worker_test_handler(void *ctx, int type, const char *json, const void *blob,
-                        size_t blob_len, char **reply_json, void **reply_blob,
-                        size_t *reply_blob_len) {
+int worker_test_handler(void *ctx, int type, const char *json, const void *blob, size_t blob_len,
+                        char **reply_json, void **reply_blob, size_t *reply_blob_len) {
   json_t *req = json_loads(json, 0, NULL);
   const char *action = req ? json_string_value(json_object_get(req, "action")) : NULL;
   json_t *rep = json_object();

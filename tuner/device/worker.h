@@ -50,8 +50,8 @@ void worker_free(worker *w);
  * On RT_OK *reply is the reply's JSON text (caller frees), and *blob / *blob_len the reply's
  * binary part when blob is not NULL.  RT_ERR_CRASH / RT_ERR_TIMEOUT: the child is gone (err
  * says how); the next request starts a fresh one.  A type of WORKER_SETUP is remembered. */
-rt_status worker_request(worker *w, int type, const char *json, const void *blob,
-                         size_t blob_len, double timeout_s, char **reply, rt_error *err);
+rt_status worker_request(worker *w, int type, const char *json, const void *blob, size_t blob_len,
+                         double timeout_s, char **reply, rt_error *err);
 
 /* Ends the running child (it said its state is broken); the next request starts a fresh one. */
 void worker_retire(worker *w);
@@ -75,14 +75,13 @@ typedef int (*worker_handler)(void *ctx, int type, const char *json, const void 
 int worker_serve(int in_fd, int out_fd, worker_handler handler, void *ctx);
 
 /* The --test mode's handler (echo, abort, segv, hang, exit). */
-int worker_test_handler(void *ctx, int type, const char *json, const void *blob,
-                        size_t blob_len, char **reply_json, void **reply_blob,
-                        size_t *reply_blob_len);
+int worker_test_handler(void *ctx, int type, const char *json, const void *blob, size_t blob_len,
+                        char **reply_json, void **reply_blob, size_t *reply_blob_len);
 
 /* Frame I/O, shared by both sides: write / read one whole frame (RT_ERR_IO on a short read or
  * write, RT_ERR_CRASH on end of input). */
-rt_status worker_write_frame(int fd, int type, const char *json, const void *blob,
-                             size_t blob_len, rt_error *err);
+rt_status worker_write_frame(int fd, int type, const char *json, const void *blob, size_t blob_len,
+                             rt_error *err);
 rt_status worker_read_frame(int fd, int *type, char **json, void **blob, size_t *blob_len,
                             rt_error *err);
 

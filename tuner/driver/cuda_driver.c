@@ -35,16 +35,15 @@ rt_status cuda_driver_load(rt_error *err) {
              path);
     return rt_error_set(err, load_status, "%s", load_text);
   }
-#define CUDA_DRIVER_DLSYM(name, args)                                                  \
-  *(void **)(&cu.name) = dlsym(h, #name);                                              \
-  if (!cu.name) {                                                                      \
-    load_status = RT_ERR_NO_DRIVER;                                                    \
-    snprintf(load_text, sizeof load_text,                                              \
-             "the CUDA driver in %s lacks %s: it is too old for this rooftune", path,  \
-             #name);                                                                   \
-    dlclose(h);                                                                        \
-    memset(&cu, 0, sizeof cu);                                                         \
-    return rt_error_set(err, load_status, "%s", load_text);                           \
+#define CUDA_DRIVER_DLSYM(name, args)                                                         \
+  *(void **)(&cu.name) = dlsym(h, #name);                                                     \
+  if (!cu.name) {                                                                             \
+    load_status = RT_ERR_NO_DRIVER;                                                           \
+    snprintf(load_text, sizeof load_text,                                                     \
+             "the CUDA driver in %s lacks %s: it is too old for this rooftune", path, #name); \
+    dlclose(h);                                                                               \
+    memset(&cu, 0, sizeof cu);                                                                \
+    return rt_error_set(err, load_status, "%s", load_text);                                   \
   }
   CUDA_DRIVER_FUNCS(CUDA_DRIVER_DLSYM)
 #undef CUDA_DRIVER_DLSYM

@@ -53,8 +53,8 @@ rt_status cudnn_check(int status, const char *what, rt_error *err) {
   cudnn_last_error(last, sizeof last);
   int category = status / 1000 * 1000;
   rt_status code = category == CUDNN_STATUS_NOT_SUPPORTED || category == 1000 ? RT_ERR_UNSUPPORTED
-                   : category == CUDNN_STATUS_EXECUTION_FAILED             ? RT_ERR_LAUNCH
-                                                                            : RT_ERR_INTERNAL;
+                   : category == CUDNN_STATUS_EXECUTION_FAILED                ? RT_ERR_LAUNCH
+                                                                              : RT_ERR_INTERNAL;
   if (last[0]) return rt_error_set(err, code, "%s: %s (%s)", what, status_name(status), last);
   return rt_error_set(err, code, "%s: %s", what, status_name(status));
 }
@@ -145,9 +145,10 @@ int cudnn_search_folders(char (*out)[1024], int max) {
 #endif
   /* NVIDIA's wheels (nvidia-cudnn-cu12 / -cu13) keep it in SITE/nvidia/cudnn/lib: ask the
    * python3 on PATH for its site-packages folders */
-  FILE *f = popen("python3 -c 'import site; print(\"\\n\".join(site.getsitepackages() + "
-                  "[site.getusersitepackages()]))' 2>/dev/null",
-                  "r");
+  FILE *f = popen(
+      "python3 -c 'import site; print(\"\\n\".join(site.getsitepackages() + "
+      "[site.getusersitepackages()]))' 2>/dev/null",
+      "r");
   if (f) {
     char line[900];
     while (fgets(line, sizeof line, f)) {
@@ -176,8 +177,10 @@ rt_status cudnn_load(rt_error *err) {
   const char *env = getenv("ROOFTUNE_LIBCUDNN");
   if (env && *env) {
     char path[1024];
-    if (is_dir(env)) snprintf(path, sizeof path, "%s/%s", env, CUDNN_SONAME);
-    else snprintf(path, sizeof path, "%s", env);
+    if (is_dir(env))
+      snprintf(path, sizeof path, "%s/%s", env, CUDNN_SONAME);
+    else
+      snprintf(path, sizeof path, "%s", env);
     if (access(path, F_OK) == 0) open_siblings(path);
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -211,19 +214,20 @@ rt_status cudnn_load(rt_error *err) {
     if (!h && n == 0) note(&t, "%s%s", "no CUDA toolkit or python3 site-packages", NULL);
   }
   if (!h) {
-    snprintf(load_text, sizeof load_text,
-             "cuDNN not found (looked in %.520s): install cuDNN 9 (the CUDA toolkit's, or pip install "
-             "nvidia-cudnn-cu13) or set ROOFTUNE_LIBCUDNN to libcudnn.so.9",
-             t.text);
+    snprintf(
+        load_text, sizeof load_text,
+        "cuDNN not found (looked in %.520s): install cuDNN 9 (the CUDA toolkit's, or pip install "
+        "nvidia-cudnn-cu13) or set ROOFTUNE_LIBCUDNN to libcudnn.so.9",
+        t.text);
     return fail(RT_ERR_UNSUPPORTED, err);
   }
-#define CUDNN_DLSYM(ret, name, args)                                                         \
-  *(void **)(&dnn.name) = dlsym(h, #name);                                                   \
-  if (!dnn.name) {                                                                           \
+#define CUDNN_DLSYM(ret, name, args)                                                              \
+  *(void **)(&dnn.name) = dlsym(h, #name);                                                        \
+  if (!dnn.name) {                                                                                \
     snprintf(load_text, sizeof load_text, "%.600s lacks %s: it is not cuDNN 9", dnn.path, #name); \
-    dlclose(h);                                                                              \
-    memset(&dnn, 0, sizeof dnn);                                                             \
-    return fail(RT_ERR_UNSUPPORTED, err);                                                    \
+    dlclose(h);                                                                                   \
+    memset(&dnn, 0, sizeof dnn);                                                                  \
+    return fail(RT_ERR_UNSUPPORTED, err);                                                         \
   }
   CUDNN_FUNCS(CUDNN_DLSYM)
 #undef CUDNN_DLSYM
@@ -231,7 +235,8 @@ rt_status cudnn_load(rt_error *err) {
   if (version < 90000 || version >= 100000) {
     char v[32];
     cudnn_version_text(version, v, sizeof v);
-    snprintf(load_text, sizeof load_text, "%.600s is cuDNN %s: rooftune needs cuDNN 9", dnn.path, v);
+    snprintf(load_text, sizeof load_text, "%.600s is cuDNN %s: rooftune needs cuDNN 9", dnn.path,
+             v);
     dlclose(h);
     memset(&dnn, 0, sizeof dnn);
     return fail(RT_ERR_UNSUPPORTED, err);

@@ -31,7 +31,8 @@ rt_status cupti_load(rt_error *err) {
 #if defined(__SANITIZE_ADDRESS__)
   /* libcupti opens libnvperf_host with RTLD_DEEPBIND, which the sanitizer runtime aborts on */
   load_status = RT_ERR_UNSUPPORTED;
-  snprintf(load_text, sizeof load_text, "this rooftune is built with AddressSanitizer, which cannot load libcupti "
+  snprintf(load_text, sizeof load_text,
+           "this rooftune is built with AddressSanitizer, which cannot load libcupti "
            "(its libnvperf_host needs RTLD_DEEPBIND)");
   return rt_error_set(err, load_status, "%s", load_text);
 #endif
@@ -62,19 +63,21 @@ rt_status cupti_load(rt_error *err) {
     load_status = RT_ERR_UNSUPPORTED;
     snprintf(load_text, sizeof load_text,
              "no CUPTI: libcupti could not be loaded (tried %s); set ROOFTUNE_LIBCUPTI to the "
-             "toolkit's libcupti.so to read hardware counters", tried);
+             "toolkit's libcupti.so to read hardware counters",
+             tried);
     return rt_error_set(err, load_status, "%s", load_text);
   }
-#define CUPTI_DLSYM(name, args)                                                              \
-  *(void **)(&cupti.name) = dlsym(h, #name);                                                 \
-  if (!cupti.name) {                                                                         \
-    load_status = RT_ERR_UNSUPPORTED;                                                        \
-    snprintf(load_text, sizeof load_text,                                                    \
-             "the CUPTI in %s lacks %s: it is older than CUDA 13's, whose range profiler "   \
-             "rooftune uses", cupti.path, #name);                                            \
-    dlclose(h);                                                                              \
-    memset(&cupti, 0, sizeof cupti);                                                         \
-    return rt_error_set(err, load_status, "%s", load_text);                                  \
+#define CUPTI_DLSYM(name, args)                                                            \
+  *(void **)(&cupti.name) = dlsym(h, #name);                                               \
+  if (!cupti.name) {                                                                       \
+    load_status = RT_ERR_UNSUPPORTED;                                                      \
+    snprintf(load_text, sizeof load_text,                                                  \
+             "the CUPTI in %s lacks %s: it is older than CUDA 13's, whose range profiler " \
+             "rooftune uses",                                                              \
+             cupti.path, #name);                                                           \
+    dlclose(h);                                                                            \
+    memset(&cupti, 0, sizeof cupti);                                                       \
+    return rt_error_set(err, load_status, "%s", load_text);                                \
   }
   RT_CUPTI_FUNCS(CUPTI_DLSYM)
 #undef CUPTI_DLSYM
@@ -95,8 +98,8 @@ rt_status cupti_check(rt_cupti_result r, const char *what, rt_error *err) {
 
 /* ---- the host object ---- */
 
-static rt_status host_open(const char *chip, const uint8_t *availability, rt_cupti_host_object **out,
-                           rt_error *err) {
+static rt_status host_open(const char *chip, const uint8_t *availability,
+                           rt_cupti_host_object **out, rt_error *err) {
   *out = NULL;
   rt_status st = cupti_load(err);
   if (st) return st;
@@ -129,7 +132,8 @@ rt_status cupti_supported_chips(char *buf, size_t size, rt_error *err) {
   rt_cupti_chips_params p;
   memset(&p, 0, sizeof p);
   p.structSize = RT_CUPTI_CHIPS_SIZE;
-  if ((st = cupti_check(cupti.cuptiProfilerHostGetSupportedChips(&p), "cuptiProfilerHostGetSupportedChips", err)))
+  if ((st = cupti_check(cupti.cuptiProfilerHostGetSupportedChips(&p),
+                        "cuptiProfilerHostGetSupportedChips", err)))
     return st;
   size_t n = 0;
   for (size_t i = 0; i < p.numChips && n < size; i++)
@@ -140,9 +144,9 @@ rt_status cupti_supported_chips(char *buf, size_t size, rt_error *err) {
 /* ---- the metric list ---- */
 
 typedef struct wanted_metric {
-  const char *name;    /* what is collected */
-  cupti_field field;   /* what it feeds */
-  int required;        /* 1: the diagnosis cannot do without it */
+  const char *name;  /* what is collected */
+  cupti_field field; /* what it feeds */
+  int required;      /* 1: the diagnosis cannot do without it */
 } wanted_metric;
 
 static const wanted_metric wanted[] = {
@@ -159,9 +163,10 @@ static const wanted_metric wanted[] = {
 /* The warp-stall reasons (smsp__warps_issue_stalled_<reason>), as Nsight Compute's warp state
  * statistics name them; "selected" (the warp issued) is not a stall and is left out. */
 static const char *const stall_reasons[] = {
-    "long_scoreboard", "barrier", "wait", "short_scoreboard", "mio_throttle", "math_pipe_throttle",
-    "lg_throttle", "not_selected", "membar", "gmma", "branch_resolving", "dispatch_stall", "drain",
-    "imc_miss", "no_instruction", "sleeping", "tex_throttle", "misc"};
+    "long_scoreboard",    "barrier",        "wait",         "short_scoreboard", "mio_throttle",
+    "math_pipe_throttle", "lg_throttle",    "not_selected", "membar",           "gmma",
+    "branch_resolving",   "dispatch_stall", "drain",        "imc_miss",         "no_instruction",
+    "sleeping",           "tex_throttle",   "misc"};
 
 /* The base name of a metric: the text before its first '.'. */
 static void base_of(const char *metric, char *out, size_t size) {
@@ -207,17 +212,19 @@ rt_status cupti_metric_list(const char *chip, const uint8_t *availability, cupti
     p.structSize = RT_CUPTI_BASE_METRICS_SIZE;
     p.pHostObject = h;
     p.metricType = t;
-    st = cupti_check(cupti.cuptiProfilerHostGetBaseMetrics(&p), "cuptiProfilerHostGetBaseMetrics", err);
+    st = cupti_check(cupti.cuptiProfilerHostGetBaseMetrics(&p), "cuptiProfilerHostGetBaseMetrics",
+                     err);
     b.names[t] = p.ppMetricNames;
     b.n[t] = p.numMetrics;
   }
   for (size_t i = 0; !st && i < sizeof wanted / sizeof wanted[0]; i++) {
     char base[96];
     base_of(wanted[i].name, base, sizeof base);
-    if (base_has(&b, base)) metric_add(out, wanted[i].name, wanted[i].field, NULL);
+    if (base_has(&b, base))
+      metric_add(out, wanted[i].name, wanted[i].field, NULL);
     else if (wanted[i].required)
-      st = rt_error_set(err, RT_ERR_UNSUPPORTED, "chip %s offers no %s, which the diagnosis needs", out->chip,
-                        base);
+      st = rt_error_set(err, RT_ERR_UNSUPPORTED, "chip %s offers no %s, which the diagnosis needs",
+                        out->chip, base);
   }
   for (size_t i = 0; !st && i < sizeof stall_reasons / sizeof stall_reasons[0]; i++) {
     char name[96];
@@ -244,14 +251,18 @@ rt_status cupti_config_image(const cupti_metrics *m, const uint8_t *availability
   a.pHostObject = h;
   a.ppMetricNames = (const char **)m->ptrs;
   a.numMetrics = (size_t)m->count;
-  st = cupti_check(cupti.cuptiProfilerHostConfigAddMetrics(&a), "cuptiProfilerHostConfigAddMetrics", err);
+  st = cupti_check(cupti.cuptiProfilerHostConfigAddMetrics(&a), "cuptiProfilerHostConfigAddMetrics",
+                   err);
   rt_cupti_config_size_params cs;
   memset(&cs, 0, sizeof cs);
   cs.structSize = RT_CUPTI_CONFIG_SIZE_SIZE;
   cs.pHostObject = h;
-  if (!st) st = cupti_check(cupti.cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize", err);
+  if (!st)
+    st = cupti_check(cupti.cuptiProfilerHostGetConfigImageSize(&cs),
+                     "cuptiProfilerHostGetConfigImageSize", err);
   if (!st && cs.configImageSize == 0)
-    st = rt_error_set(err, RT_ERR_UNSUPPORTED, "CUPTI made an empty configuration image for %s", m->chip);
+    st = rt_error_set(err, RT_ERR_UNSUPPORTED, "CUPTI made an empty configuration image for %s",
+                      m->chip);
   uint8_t *img = st ? NULL : malloc(cs.configImageSize);
   if (!st && !img) st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for a configuration image");
   if (!st) {
@@ -261,7 +272,8 @@ rt_status cupti_config_image(const cupti_metrics *m, const uint8_t *availability
     c.pHostObject = h;
     c.configImageSize = cs.configImageSize;
     c.pConfigImage = img;
-    st = cupti_check(cupti.cuptiProfilerHostGetConfigImage(&c), "cuptiProfilerHostGetConfigImage", err);
+    st = cupti_check(cupti.cuptiProfilerHostGetConfigImage(&c), "cuptiProfilerHostGetConfigImage",
+                     err);
   }
   if (!st && passes) {
     rt_cupti_passes_params p;
@@ -269,7 +281,8 @@ rt_status cupti_config_image(const cupti_metrics *m, const uint8_t *availability
     p.structSize = RT_CUPTI_PASSES_SIZE;
     p.configImageSize = cs.configImageSize;
     p.pConfigImage = img;
-    st = cupti_check(cupti.cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses", err);
+    st = cupti_check(cupti.cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses",
+                     err);
     *passes = p.numOfPasses;
   }
   host_close(h);
@@ -302,7 +315,8 @@ void cupti_counters_from_values(const cupti_metrics *m, const double *values, si
   for (int i = 0; i < m->count; i++)
     if (m->field[i] == CUPTI_F_DURATION) dur = i;
   double total_ns = 0;
-  for (size_t r = 0; r < nranges && dur >= 0; r++) total_ns += values[r * (size_t)m->count + (size_t)dur];
+  for (size_t r = 0; r < nranges && dur >= 0; r++)
+    total_ns += values[r * (size_t)m->count + (size_t)dur];
   stall_share st[CUPTI_MAX_METRICS];
   int ns = 0;
   double stalled = 0;
@@ -317,26 +331,42 @@ void cupti_counters_from_values(const cupti_metrics *m, const double *values, si
       weighted += w * v;
     }
     switch (m->field[i]) {
-    case CUPTI_F_DURATION: out->duration_ms = sum * 1e-6; break;
-    case CUPTI_F_DRAM_READ: out->dram_read_bytes = sum; break;
-    case CUPTI_F_DRAM_WRITE: out->dram_write_bytes = sum; break;
-    case CUPTI_F_L2: out->l2_bytes = sum; break;
-    case CUPTI_F_OCCUPANCY: out->occupancy = weighted / 100.0; break;
-    case CUPTI_F_TENSOR: out->tensor_pipe = weighted / 100.0; break;
-    case CUPTI_F_FMA: out->fma_pipe = weighted / 100.0; break;
-    case CUPTI_F_SM: out->sm_throughput = weighted / 100.0; break;
-    case CUPTI_F_STALL:
-      st[ns].reason = m->reason[i];
-      st[ns++].cycles = sum;
-      stalled += sum;
-      break;
+      case CUPTI_F_DURATION:
+        out->duration_ms = sum * 1e-6;
+        break;
+      case CUPTI_F_DRAM_READ:
+        out->dram_read_bytes = sum;
+        break;
+      case CUPTI_F_DRAM_WRITE:
+        out->dram_write_bytes = sum;
+        break;
+      case CUPTI_F_L2:
+        out->l2_bytes = sum;
+        break;
+      case CUPTI_F_OCCUPANCY:
+        out->occupancy = weighted / 100.0;
+        break;
+      case CUPTI_F_TENSOR:
+        out->tensor_pipe = weighted / 100.0;
+        break;
+      case CUPTI_F_FMA:
+        out->fma_pipe = weighted / 100.0;
+        break;
+      case CUPTI_F_SM:
+        out->sm_throughput = weighted / 100.0;
+        break;
+      case CUPTI_F_STALL:
+        st[ns].reason = m->reason[i];
+        st[ns++].cycles = sum;
+        stalled += sum;
+        break;
     }
   }
   qsort(st, (size_t)ns, sizeof st[0], stall_cmp);
   size_t n = 0;
   for (int i = 0; i < ns && i < 3 && stalled > 0 && st[i].cycles > 0; i++)
-    n += (size_t)snprintf(out->stalls + n, sizeof out->stalls - n, "%s%s:%.2f", i ? "," : "", st[i].reason,
-                          st[i].cycles / stalled);
+    n += (size_t)snprintf(out->stalls + n, sizeof out->stalls - n, "%s%s:%.2f", i ? "," : "",
+                          st[i].reason, st[i].cycles / stalled);
 }
 
 rt_status cupti_decode(const cupti_metrics *m, const uint8_t *image, size_t size, hw_counters *out,
@@ -350,7 +380,8 @@ rt_status cupti_decode(const cupti_metrics *m, const uint8_t *image, size_t size
   info.structSize = RT_CUPTI_DATA_INFO_SIZE;
   info.pCounterDataImage = image;
   info.counterDataImageSize = size;
-  if ((st = cupti_check(cupti.cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo", err)))
+  if ((st = cupti_check(cupti.cuptiRangeProfilerGetCounterDataInfo(&info),
+                        "cuptiRangeProfilerGetCounterDataInfo", err)))
     return st;
   if (info.numTotalRanges == 0)
     return rt_error_set(err, RT_ERR_NOT_FOUND, "the counter data image holds no profiled range");
@@ -369,7 +400,8 @@ rt_status cupti_decode(const cupti_metrics *m, const uint8_t *image, size_t size
     e.ppMetricNames = (const char **)m->ptrs;
     e.numMetrics = (size_t)m->count;
     e.pMetricValues = values + r * (size_t)m->count;
-    st = cupti_check(cupti.cuptiProfilerHostEvaluateToGpuValues(&e), "cuptiProfilerHostEvaluateToGpuValues", err);
+    st = cupti_check(cupti.cuptiProfilerHostEvaluateToGpuValues(&e),
+                     "cuptiProfilerHostEvaluateToGpuValues", err);
   }
   host_close(h);
   if (!st) cupti_counters_from_values(m, values, info.numTotalRanges, out);
@@ -398,14 +430,16 @@ static rt_status prof_prepare(void *cuctx, int ordinal, rt_error *err) {
     rt_cupti_init_params ip;
     memset(&ip, 0, sizeof ip);
     ip.structSize = RT_CUPTI_INIT_SIZE;
-    if ((st = cupti_check(cupti.cuptiProfilerInitialize(&ip), "cuptiProfilerInitialize", err))) return st;
+    if ((st = cupti_check(cupti.cuptiProfilerInitialize(&ip), "cuptiProfilerInitialize", err)))
+      return st;
     initialized = 1;
   }
   rt_cupti_chip_params cp;
   memset(&cp, 0, sizeof cp);
   cp.structSize = RT_CUPTI_CHIP_SIZE;
   cp.deviceIndex = (size_t)ordinal;
-  if ((st = cupti_check(cupti.cuptiDeviceGetChipName(&cp), "cuptiDeviceGetChipName", err))) return st;
+  if ((st = cupti_check(cupti.cuptiDeviceGetChipName(&cp), "cuptiDeviceGetChipName", err)))
+    return st;
   char chip[32];
   snprintf(chip, sizeof chip, "%s", cp.pChipName ? cp.pChipName : "");
   /* the GPU's counter availability image: which counters this device (and its driver) offers */
@@ -413,17 +447,20 @@ static rt_status prof_prepare(void *cuctx, int ordinal, rt_error *err) {
   memset(&ap, 0, sizeof ap);
   ap.structSize = RT_CUPTI_AVAILABILITY_SIZE;
   ap.ctx = cuctx;
-  if ((st = cupti_check(cupti.cuptiProfilerGetCounterAvailability(&ap), "cuptiProfilerGetCounterAvailability", err)))
+  if ((st = cupti_check(cupti.cuptiProfilerGetCounterAvailability(&ap),
+                        "cuptiProfilerGetCounterAvailability", err)))
     return st;
   uint8_t *avail = malloc(ap.counterAvailabilityImageSize ? ap.counterAvailabilityImageSize : 1);
   if (!avail) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   ap.pCounterAvailabilityImage = avail;
-  st = cupti_check(cupti.cuptiProfilerGetCounterAvailability(&ap), "cuptiProfilerGetCounterAvailability", err);
+  st = cupti_check(cupti.cuptiProfilerGetCounterAvailability(&ap),
+                   "cuptiProfilerGetCounterAvailability", err);
   free(prof.config);
   prof.config = NULL;
   prof.ready = 0;
   if (!st) st = cupti_metric_list(chip, avail, &prof.m, err);
-  if (!st) st = cupti_config_image(&prof.m, avail, &prof.config, &prof.config_size, &prof.passes, err);
+  if (!st)
+    st = cupti_config_image(&prof.m, avail, &prof.config, &prof.config_size, &prof.passes, err);
   free(avail);
   if (st) return st;
   prof.ordinal = ordinal;
@@ -435,8 +472,9 @@ static rt_status prof_prepare(void *cuctx, int ordinal, rt_error *err) {
 
 const cupti_metrics *cupti_profile_metrics(void) { return prof.ready ? &prof.m : NULL; }
 
-rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_run_fn run, void *run_ctx,
-                        hw_counters *out, size_t *passes, uint8_t **image, size_t *image_size, rt_error *err) {
+rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_run_fn run,
+                        void *run_ctx, hw_counters *out, size_t *passes, uint8_t **image,
+                        size_t *image_size, rt_error *err) {
   memset(out, 0, sizeof *out);
   if (passes) *passes = 0;
   if (image) *image = NULL;
@@ -447,7 +485,8 @@ rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_ru
   memset(&en, 0, sizeof en);
   en.structSize = RT_CUPTI_ENABLE_SIZE;
   en.ctx = cuctx;
-  if ((st = cupti_check(cupti.cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable", err))) return st;
+  if ((st = cupti_check(cupti.cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable", err)))
+    return st;
   rt_cupti_range_object *obj = en.pRangeProfilerObject;
   rt_cupti_data_size_params ds;
   memset(&ds, 0, sizeof ds);
@@ -458,7 +497,8 @@ rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_ru
   ds.maxNumOfRanges = 1;
   ds.maxNumRangeTreeNodes = 1;
   uint8_t *data = NULL;
-  st = cupti_check(cupti.cuptiRangeProfilerGetCounterDataSize(&ds), "cuptiRangeProfilerGetCounterDataSize", err);
+  st = cupti_check(cupti.cuptiRangeProfilerGetCounterDataSize(&ds),
+                   "cuptiRangeProfilerGetCounterDataSize", err);
   if (!st && !(data = calloc(1, ds.counterDataSize ? ds.counterDataSize : 1)))
     st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for a counter data image");
   if (!st) {
@@ -493,7 +533,8 @@ rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_ru
   int done = 0;
   while (!st && !done) {
     if (pass >= CUPTI_MAX_PASSES) {
-      st = rt_error_set(err, RT_ERR_UNSUPPORTED, "CUPTI still wants passes after %d", CUPTI_MAX_PASSES);
+      st = rt_error_set(err, RT_ERR_UNSUPPORTED, "CUPTI still wants passes after %d",
+                        CUPTI_MAX_PASSES);
       break;
     }
     rt_cupti_object_params o;
@@ -505,17 +546,21 @@ rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_ru
     pu.structSize = RT_CUPTI_PUSH_SIZE;
     pu.pRangeProfilerObject = obj;
     pu.pRangeName = "candidate";
-    if ((st = cupti_check(cupti.cuptiRangeProfilerStart(&o), "cuptiRangeProfilerStart", err))) break;
+    if ((st = cupti_check(cupti.cuptiRangeProfilerStart(&o), "cuptiRangeProfilerStart", err)))
+      break;
     if (prepare) st = prepare(run_ctx, err); /* outside the range: not counted */
-    if (!st) st = cupti_check(cupti.cuptiRangeProfilerPushRange(&pu), "cuptiRangeProfilerPushRange", err);
+    if (!st)
+      st = cupti_check(cupti.cuptiRangeProfilerPushRange(&pu), "cuptiRangeProfilerPushRange", err);
     rt_status rs = st ? st : run(run_ctx, err); /* a failed launch is the caller's error */
     rt_cupti_object_params po = o;
-    if (!st) st = cupti_check(cupti.cuptiRangeProfilerPopRange(&po), "cuptiRangeProfilerPopRange", err);
+    if (!st)
+      st = cupti_check(cupti.cuptiRangeProfilerPopRange(&po), "cuptiRangeProfilerPopRange", err);
     rt_cupti_stop_params sp;
     memset(&sp, 0, sizeof sp);
     sp.structSize = RT_CUPTI_STOP_SIZE;
     sp.pRangeProfilerObject = obj;
-    rt_status ss = cupti_check(cupti.cuptiRangeProfilerStop(&sp), "cuptiRangeProfilerStop", rs || st ? NULL : err);
+    rt_status ss = cupti_check(cupti.cuptiRangeProfilerStop(&sp), "cuptiRangeProfilerStop",
+                               rs || st ? NULL : err);
     if (rs) st = rs;
     if (!st) st = ss;
     done = sp.isAllPassSubmitted;
@@ -528,7 +573,8 @@ rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_ru
     dp.pRangeProfilerObject = obj;
     st = cupti_check(cupti.cuptiRangeProfilerDecodeData(&dp), "cuptiRangeProfilerDecodeData", err);
     if (!st && dp.numOfRangeDropped)
-      st = rt_error_set(err, RT_ERR_UNSUPPORTED, "CUPTI dropped %zu profiled ranges", dp.numOfRangeDropped);
+      st = rt_error_set(err, RT_ERR_UNSUPPORTED, "CUPTI dropped %zu profiled ranges",
+                        dp.numOfRangeDropped);
   }
   rt_cupti_object_params dis;
   memset(&dis, 0, sizeof dis);

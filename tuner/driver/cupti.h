@@ -32,11 +32,11 @@
 #include "tuner/driver/cupti_api.h"
 
 typedef struct cupti_table {
-#define CUPTI_FIELD(name, args) rt_cupti_result (*name) args;
+#define CUPTI_FIELD(name, args) rt_cupti_result(*name) args;
   RT_CUPTI_FUNCS(CUPTI_FIELD)
 #undef CUPTI_FIELD
-  void *handle;       /* dlopen handle; NULL until loaded */
-  char path[512];     /* the library loaded */
+  void *handle;   /* dlopen handle; NULL until loaded */
+  char path[512]; /* the library loaded */
 } cupti_table;
 
 /* The loaded table; valid after cupti_load() returned RT_OK. */
@@ -67,9 +67,9 @@ typedef enum {
 
 /* rooftune's metrics for one chip, in the order they are collected and evaluated. */
 typedef struct cupti_metrics {
-  char chip[32];                       /* "GH100" */
+  char chip[32]; /* "GH100" */
   int count;
-  char names[CUPTI_MAX_METRICS][96];   /* "dram__bytes_read.sum", ... */
+  char names[CUPTI_MAX_METRICS][96]; /* "dram__bytes_read.sum", ... */
   cupti_field field[CUPTI_MAX_METRICS];
   char reason[CUPTI_MAX_METRICS][32];  /* the stall reason of a CUPTI_F_STALL metric: "barrier" */
   const char *ptrs[CUPTI_MAX_METRICS]; /* names[i], as CUPTI takes them */
@@ -112,8 +112,9 @@ typedef rt_status (*cupti_run_fn)(void *ctx, rt_error *err);
  * starts as cold as a timed run (and as Nsight Compute's --cache-control all).  *passes (may be
  * NULL) gets the passes it took.  When image/image_size are not NULL the counter data image is
  * handed over (malloc'ed) as well, for tests. */
-rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_run_fn run, void *run_ctx,
-                        hw_counters *out, size_t *passes, uint8_t **image, size_t *image_size, rt_error *err);
+rt_status cupti_profile(void *cuctx, int ordinal, cupti_run_fn prepare, cupti_run_fn run,
+                        void *run_ctx, hw_counters *out, size_t *passes, uint8_t **image,
+                        size_t *image_size, rt_error *err);
 
 /* The metric list cupti_profile collects with on GPU `ordinal` (after a successful profile),
  * or NULL: what its counter data image decodes with. */

@@ -20,13 +20,13 @@
 extern "C" {
 #endif
 
-typedef int rt_cupti_result;       /* CUptiResult */
-#define RT_CUPTI_SUCCESS 0
-#define RT_CUPTI_ERROR_INVALID_PARAMETER 1
-#define RT_CUPTI_ERROR_NOT_INITIALIZED 15
-#define RT_CUPTI_ERROR_NOT_SUPPORTED 27
+typedef int rt_cupti_result; /* CUptiResult */
+#define RT_CUPTI_SUCCESS                       0
+#define RT_CUPTI_ERROR_INVALID_PARAMETER       1
+#define RT_CUPTI_ERROR_NOT_INITIALIZED         15
+#define RT_CUPTI_ERROR_NOT_SUPPORTED           27
 #define RT_CUPTI_ERROR_INSUFFICIENT_PRIVILEGES 35
-#define RT_CUPTI_ERROR_UNKNOWN 999
+#define RT_CUPTI_ERROR_UNKNOWN                 999
 
 /* CUpti_MetricType */
 enum { RT_CUPTI_METRIC_COUNTER = 0, RT_CUPTI_METRIC_RATIO = 1, RT_CUPTI_METRIC_THROUGHPUT = 2 };
@@ -63,7 +63,8 @@ typedef struct rt_cupti_availability_params { /* CUpti_Profiler_GetCounterAvaila
   size_t counterAvailabilityImageSize;
   uint8_t *pCounterAvailabilityImage;
 } rt_cupti_availability_params;
-#define RT_CUPTI_AVAILABILITY_SIZE RT_CUPTI_SIZE(rt_cupti_availability_params, pCounterAvailabilityImage)
+#define RT_CUPTI_AVAILABILITY_SIZE \
+  RT_CUPTI_SIZE(rt_cupti_availability_params, pCounterAvailabilityImage)
 
 /* ---- cupti_profiler_host.h ---- */
 
@@ -72,7 +73,7 @@ typedef struct rt_cupti_host_object rt_cupti_host_object; /* CUpti_Profiler_Host
 typedef struct rt_cupti_host_init_params { /* CUpti_Profiler_Host_Initialize_Params */
   size_t structSize;
   void *pPriv;
-  int profilerType;                         /* CUpti_ProfilerType */
+  int profilerType; /* CUpti_ProfilerType */
   const char *pChipName;
   const uint8_t *pCounterAvailabilityImage; /* NULL: the chip's own list */
   rt_cupti_host_object *pHostObject;        /* out */
@@ -89,8 +90,8 @@ typedef struct rt_cupti_host_deinit_params { /* CUpti_Profiler_Host_Deinitialize
 typedef struct rt_cupti_chips_params { /* CUpti_Profiler_Host_GetSupportedChips_Params */
   size_t structSize;
   void *pPriv;
-  size_t numChips;                  /* out */
-  const char *const *ppChipNames;   /* out */
+  size_t numChips;                /* out */
+  const char *const *ppChipNames; /* out */
 } rt_cupti_chips_params;
 #define RT_CUPTI_CHIPS_SIZE RT_CUPTI_SIZE(rt_cupti_chips_params, ppChipNames)
 
@@ -98,9 +99,9 @@ typedef struct rt_cupti_base_metrics_params { /* CUpti_Profiler_Host_GetBaseMetr
   size_t structSize;
   void *pPriv;
   rt_cupti_host_object *pHostObject;
-  int metricType;                   /* CUpti_MetricType */
-  const char **ppMetricNames;       /* out */
-  size_t numMetrics;                /* out */
+  int metricType;             /* CUpti_MetricType */
+  const char **ppMetricNames; /* out */
+  size_t numMetrics;          /* out */
 } rt_cupti_base_metrics_params;
 #define RT_CUPTI_BASE_METRICS_SIZE RT_CUPTI_SIZE(rt_cupti_base_metrics_params, numMetrics)
 
@@ -117,7 +118,7 @@ typedef struct rt_cupti_config_size_params { /* CUpti_Profiler_Host_GetConfigIma
   size_t structSize;
   void *pPriv;
   rt_cupti_host_object *pHostObject;
-  size_t configImageSize;           /* out */
+  size_t configImageSize; /* out */
 } rt_cupti_config_size_params;
 #define RT_CUPTI_CONFIG_SIZE_SIZE RT_CUPTI_SIZE(rt_cupti_config_size_params, configImageSize)
 
@@ -126,7 +127,7 @@ typedef struct rt_cupti_config_params { /* CUpti_Profiler_Host_GetConfigImage_Pa
   void *pPriv;
   rt_cupti_host_object *pHostObject;
   size_t configImageSize;
-  uint8_t *pConfigImage;            /* out: the caller's buffer of configImageSize bytes */
+  uint8_t *pConfigImage; /* out: the caller's buffer of configImageSize bytes */
 } rt_cupti_config_params;
 #define RT_CUPTI_CONFIG_SIZE RT_CUPTI_SIZE(rt_cupti_config_params, pConfigImage)
 
@@ -135,7 +136,7 @@ typedef struct rt_cupti_passes_params { /* CUpti_Profiler_Host_GetNumOfPasses_Pa
   void *pPriv;
   size_t configImageSize;
   uint8_t *pConfigImage;
-  size_t numOfPasses;               /* out */
+  size_t numOfPasses; /* out */
 } rt_cupti_passes_params;
 #define RT_CUPTI_PASSES_SIZE RT_CUPTI_SIZE(rt_cupti_passes_params, numOfPasses)
 
@@ -148,7 +149,7 @@ typedef struct rt_cupti_evaluate_params { /* CUpti_Profiler_Host_EvaluateToGpuVa
   size_t rangeIndex;
   const char **ppMetricNames;
   size_t numMetrics;
-  double *pMetricValues;            /* out: numMetrics values */
+  double *pMetricValues; /* out: numMetrics values */
 } rt_cupti_evaluate_params;
 #define RT_CUPTI_EVALUATE_SIZE RT_CUPTI_SIZE(rt_cupti_evaluate_params, pMetricValues)
 
@@ -159,7 +160,7 @@ typedef struct rt_cupti_range_object rt_cupti_range_object; /* CUpti_RangeProfil
 typedef struct rt_cupti_enable_params { /* CUpti_RangeProfiler_Enable_Params */
   size_t structSize;
   void *pPriv;
-  void *ctx;                                 /* CUcontext */
+  void *ctx;                                   /* CUcontext */
   rt_cupti_range_object *pRangeProfilerObject; /* out */
 } rt_cupti_enable_params;
 #define RT_CUPTI_ENABLE_SIZE RT_CUPTI_SIZE(rt_cupti_enable_params, pRangeProfilerObject)
@@ -184,9 +185,9 @@ typedef struct rt_cupti_stop_params { /* CUpti_RangeProfiler_Stop_Params */
   size_t structSize;
   void *pPriv;
   rt_cupti_range_object *pRangeProfilerObject;
-  size_t passIndex;                 /* out */
-  size_t targetNestingLevel;        /* out */
-  uint8_t isAllPassSubmitted;       /* out */
+  size_t passIndex;           /* out */
+  size_t targetNestingLevel;  /* out */
+  uint8_t isAllPassSubmitted; /* out */
 } rt_cupti_stop_params;
 #define RT_CUPTI_STOP_SIZE RT_CUPTI_SIZE(rt_cupti_stop_params, isAllPassSubmitted)
 
@@ -198,8 +199,8 @@ typedef struct rt_cupti_set_config_params { /* CUpti_RangeProfiler_SetConfig_Par
   const uint8_t *pConfig;
   size_t counterDataImageSize;
   uint8_t *pCounterDataImage;
-  int range;                        /* CUpti_ProfilerRange */
-  int replayMode;                   /* CUpti_ProfilerReplayMode */
+  int range;      /* CUpti_ProfilerRange */
+  int replayMode; /* CUpti_ProfilerReplayMode */
   size_t maxRangesPerPass;
   uint16_t numNestingLevels;
   uint16_t minNestingLevel;
@@ -212,7 +213,7 @@ typedef struct rt_cupti_decode_params { /* CUpti_RangeProfiler_DecodeData_Params
   size_t structSize;
   void *pPriv;
   rt_cupti_range_object *pRangeProfilerObject;
-  size_t numOfRangeDropped;         /* out */
+  size_t numOfRangeDropped; /* out */
 } rt_cupti_decode_params;
 #define RT_CUPTI_DECODE_SIZE RT_CUPTI_SIZE(rt_cupti_decode_params, numOfRangeDropped)
 
@@ -224,11 +225,12 @@ typedef struct rt_cupti_data_size_params { /* CUpti_RangeProfiler_GetCounterData
   size_t numMetrics;
   size_t maxNumOfRanges;
   uint32_t maxNumRangeTreeNodes;
-  size_t counterDataSize;           /* out */
+  size_t counterDataSize; /* out */
 } rt_cupti_data_size_params;
 #define RT_CUPTI_DATA_SIZE_SIZE RT_CUPTI_SIZE(rt_cupti_data_size_params, counterDataSize)
 
-typedef struct rt_cupti_data_init_params { /* CUpti_RangeProfiler_CounterDataImage_Initialize_Params */
+typedef struct
+    rt_cupti_data_init_params { /* CUpti_RangeProfiler_CounterDataImage_Initialize_Params */
   size_t structSize;
   void *pPriv;
   rt_cupti_range_object *pRangeProfilerObject;
@@ -242,34 +244,34 @@ typedef struct rt_cupti_data_info_params { /* CUpti_RangeProfiler_GetCounterData
   void *pPriv;
   const uint8_t *pCounterDataImage;
   size_t counterDataImageSize;
-  size_t numTotalRanges;            /* out */
+  size_t numTotalRanges; /* out */
 } rt_cupti_data_info_params;
 #define RT_CUPTI_DATA_INFO_SIZE RT_CUPTI_SIZE(rt_cupti_data_info_params, numTotalRanges)
 
 /* Every entry point, with the real header's name and this file's parameter type. */
 #define RT_CUPTI_FUNCS(X)                                                        \
-  X(cuptiGetResultString, (rt_cupti_result, const char **))                     \
-  X(cuptiProfilerInitialize, (rt_cupti_init_params *))                          \
-  X(cuptiDeviceGetChipName, (rt_cupti_chip_params *))                           \
-  X(cuptiProfilerGetCounterAvailability, (rt_cupti_availability_params *))      \
-  X(cuptiProfilerHostInitialize, (rt_cupti_host_init_params *))                 \
-  X(cuptiProfilerHostDeinitialize, (rt_cupti_host_deinit_params *))             \
-  X(cuptiProfilerHostGetSupportedChips, (rt_cupti_chips_params *))              \
-  X(cuptiProfilerHostGetBaseMetrics, (rt_cupti_base_metrics_params *))          \
-  X(cuptiProfilerHostConfigAddMetrics, (rt_cupti_add_metrics_params *))         \
-  X(cuptiProfilerHostGetConfigImageSize, (rt_cupti_config_size_params *))       \
-  X(cuptiProfilerHostGetConfigImage, (rt_cupti_config_params *))                \
-  X(cuptiProfilerHostGetNumOfPasses, (rt_cupti_passes_params *))                \
-  X(cuptiProfilerHostEvaluateToGpuValues, (rt_cupti_evaluate_params *))         \
-  X(cuptiRangeProfilerEnable, (rt_cupti_enable_params *))                       \
-  X(cuptiRangeProfilerDisable, (rt_cupti_object_params *))                      \
-  X(cuptiRangeProfilerSetConfig, (rt_cupti_set_config_params *))                \
-  X(cuptiRangeProfilerStart, (rt_cupti_object_params *))                        \
-  X(cuptiRangeProfilerStop, (rt_cupti_stop_params *))                           \
-  X(cuptiRangeProfilerPushRange, (rt_cupti_push_params *))                      \
-  X(cuptiRangeProfilerPopRange, (rt_cupti_object_params *))                     \
-  X(cuptiRangeProfilerDecodeData, (rt_cupti_decode_params *))                   \
-  X(cuptiRangeProfilerGetCounterDataSize, (rt_cupti_data_size_params *))        \
+  X(cuptiGetResultString, (rt_cupti_result, const char **))                      \
+  X(cuptiProfilerInitialize, (rt_cupti_init_params *))                           \
+  X(cuptiDeviceGetChipName, (rt_cupti_chip_params *))                            \
+  X(cuptiProfilerGetCounterAvailability, (rt_cupti_availability_params *))       \
+  X(cuptiProfilerHostInitialize, (rt_cupti_host_init_params *))                  \
+  X(cuptiProfilerHostDeinitialize, (rt_cupti_host_deinit_params *))              \
+  X(cuptiProfilerHostGetSupportedChips, (rt_cupti_chips_params *))               \
+  X(cuptiProfilerHostGetBaseMetrics, (rt_cupti_base_metrics_params *))           \
+  X(cuptiProfilerHostConfigAddMetrics, (rt_cupti_add_metrics_params *))          \
+  X(cuptiProfilerHostGetConfigImageSize, (rt_cupti_config_size_params *))        \
+  X(cuptiProfilerHostGetConfigImage, (rt_cupti_config_params *))                 \
+  X(cuptiProfilerHostGetNumOfPasses, (rt_cupti_passes_params *))                 \
+  X(cuptiProfilerHostEvaluateToGpuValues, (rt_cupti_evaluate_params *))          \
+  X(cuptiRangeProfilerEnable, (rt_cupti_enable_params *))                        \
+  X(cuptiRangeProfilerDisable, (rt_cupti_object_params *))                       \
+  X(cuptiRangeProfilerSetConfig, (rt_cupti_set_config_params *))                 \
+  X(cuptiRangeProfilerStart, (rt_cupti_object_params *))                         \
+  X(cuptiRangeProfilerStop, (rt_cupti_stop_params *))                            \
+  X(cuptiRangeProfilerPushRange, (rt_cupti_push_params *))                       \
+  X(cuptiRangeProfilerPopRange, (rt_cupti_object_params *))                      \
+  X(cuptiRangeProfilerDecodeData, (rt_cupti_decode_params *))                    \
+  X(cuptiRangeProfilerGetCounterDataSize, (rt_cupti_data_size_params *))         \
   X(cuptiRangeProfilerCounterDataImageInitialize, (rt_cupti_data_init_params *)) \
   X(cuptiRangeProfilerGetCounterDataInfo, (rt_cupti_data_info_params *))
 

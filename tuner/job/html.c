@@ -10,18 +10,18 @@
 #include <strings.h>
 
 #define HTML_DEPTH_MAX 64
-#define HTML_NAME_MAX 24
+#define HTML_NAME_MAX  24
 
 struct html {
-  FILE *out;             /* where the bytes go */
-  long long bytes;       /* written so far */
-  int depth;             /* elements open */
+  FILE *out;                               /* where the bytes go */
+  long long bytes;                         /* written so far */
+  int depth;                               /* elements open */
   char tag[HTML_DEPTH_MAX][HTML_NAME_MAX]; /* their names */
-  unsigned char svg[HTML_DEPTH_MAX];      /* 1: an SVG element (closes itself when empty) */
-  unsigned char vacant[HTML_DEPTH_MAX];   /* 1: a void HTML element (meta, br) */
-  int in_start;          /* the innermost element's start tag is open: attributes may follow */
-  rt_status st;          /* the first failure */
-  char msg[256];         /* what failed */
+  unsigned char svg[HTML_DEPTH_MAX];       /* 1: an SVG element (closes itself when empty) */
+  unsigned char vacant[HTML_DEPTH_MAX];    /* 1: a void HTML element (meta, br) */
+  int in_start;  /* the innermost element's start tag is open: attributes may follow */
+  rt_status st;  /* the first failure */
+  char msg[256]; /* what failed */
 };
 
 /* ---- UTF-8 ---- */
@@ -32,17 +32,22 @@ static int utf8_char(const unsigned char *s) {
   if (c < 0x80) return c >= 0x20 || c == '\t' || c == '\n' ? 1 : 0;
   int n;
   uint32_t cp;
-  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07;
-  else return 0; /* a continuation byte, an overlong lead (c0, c1) or past U+10FFFF */
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef)
+    n = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4)
+    n = 4, cp = c & 0x07;
+  else
+    return 0; /* a continuation byte, an overlong lead (c0, c1) or past U+10FFFF */
   for (int i = 1; i < n; i++) {
     if ((s[i] & 0xc0) != 0x80) return 0;
     cp = cp << 6 | (s[i] & 0x3f);
   }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) return 0; /* overlong */
-  if (cp >= 0xd800 && cp <= 0xdfff) return 0;                                          /* a surrogate */
-  if (cp == 0xfffe || cp == 0xffff) return 0;                                          /* not XML */
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;                                 /* overlong */
+  if (cp >= 0xd800 && cp <= 0xdfff) return 0; /* a surrogate */
+  if (cp == 0xfffe || cp == 0xffff) return 0; /* not XML */
   return n;
 }
 
@@ -99,14 +104,29 @@ static void put_escaped(html *h, const char *s, int attr) {
   for (; *s; s++) {
     const char *e = NULL;
     switch (*s) {
-    case '&': e = "&amp;"; break;
-    case '<': e = "&lt;"; break;
-    case '>': e = "&gt;"; break;
-    case '"': e = attr ? "&quot;" : NULL; break;
-    case '\'': e = attr ? "&#39;" : NULL; break;
-    case '\n': e = attr ? "&#10;" : NULL; break;
-    case '\t': e = attr ? "&#9;" : NULL; break;
-    default: break;
+      case '&':
+        e = "&amp;";
+        break;
+      case '<':
+        e = "&lt;";
+        break;
+      case '>':
+        e = "&gt;";
+        break;
+      case '"':
+        e = attr ? "&quot;" : NULL;
+        break;
+      case '\'':
+        e = attr ? "&#39;" : NULL;
+        break;
+      case '\n':
+        e = attr ? "&#10;" : NULL;
+        break;
+      case '\t':
+        e = attr ? "&#9;" : NULL;
+        break;
+      default:
+        break;
     }
     if (!e) continue;
     put(h, run, (size_t)(s - run));
@@ -133,7 +153,8 @@ html *html_new(FILE *out) {
 
 rt_status html_finish(html *h, rt_error *err) {
   while (!h->st && h->depth > 0) html_close(h);
-  if (!h->st && fflush(h->out) != 0) fail(h, RT_ERR_IO, "cannot write the page: %s", strerror(errno));
+  if (!h->st && fflush(h->out) != 0)
+    fail(h, RT_ERR_IO, "cannot write the page: %s", strerror(errno));
   if (h->st) return rt_error_set(err, h->st, "%s", h->msg);
   return RT_OK;
 }
@@ -159,18 +180,22 @@ static int name_ok(const char *s, int attribute) {
   int colons = 0;
   for (s++; *s; s++) {
     if (*s == ':' && attribute && !colons++) continue;
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-')) return 0;
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '-'))
+      return 0;
   }
   return 1;
 }
 
 /* Elements that run, embed or fetch something: never written. */
-static const char *const refused_tags[] = {"script", "iframe", "frame", "frameset", "object", "embed", "img",
-                                           "image", "link", "base", "form", "input", "button", "foreignObject",
-                                           "audio", "video", "source", "use", "animate", "set", NULL};
+static const char *const refused_tags[] = {
+    "script", "iframe", "frame",  "frameset", "object",  "embed",  "img",
+    "image",  "link",   "base",   "form",     "input",   "button", "foreignObject",
+    "audio",  "video",  "source", "use",      "animate", "set",    NULL};
 /* Attributes that fetch or carry code (besides every on...). */
-static const char *const refused_attrs[] = {"src", "srcset", "srcdoc", "style", "action", "formaction", "data",
-                                            "xlink:href", "background", "poster", "http-equiv", NULL};
+static const char *const refused_attrs[] = {"src",        "srcset",     "srcdoc",     "style",
+                                            "action",     "formaction", "data",       "xlink:href",
+                                            "background", "poster",     "http-equiv", NULL};
 static const char *const void_tags[] = {"meta", "br", "hr", "wbr", "col", NULL};
 
 static int in_list(const char *s, const char *const *list) {
@@ -238,7 +263,8 @@ void html_attr(html *h, const char *name, const char *value) {
     return;
   }
   if (!strcasecmp(name, "href") && (!value || value[0] != '#')) {
-    fail(h, RT_ERR_INTERNAL, "a link goes to a place in the page (#...), not to %.60s", value ? value : "");
+    fail(h, RT_ERR_INTERNAL, "a link goes to a place in the page (#...), not to %.60s",
+         value ? value : "");
     return;
   }
   char *v = html_clean_utf8(value);
@@ -267,21 +293,27 @@ static char *vformat(const char *fmt, va_list ap) {
 }
 
 /* The printf-style variants: FMT's text made, then CALL (the plain function, given s) with it. */
-#define WITH_FORMATTED(h, fmt, call)                                   \
-  do {                                                                 \
-    if ((h)->st) return;                                               \
-    va_list ap;                                                        \
-    va_start(ap, fmt);                                                 \
-    char *s = vformat(fmt, ap);                                        \
-    va_end(ap);                                                        \
-    if (!s) fail(h, RT_ERR_NOMEM, "out of memory writing the page");   \
-    else call;                                                         \
-    free(s);                                                           \
+#define WITH_FORMATTED(h, fmt, call)                           \
+  do {                                                         \
+    if ((h)->st) return;                                       \
+    va_list ap;                                                \
+    va_start(ap, fmt);                                         \
+    char *s = vformat(fmt, ap);                                \
+    va_end(ap);                                                \
+    if (!s)                                                    \
+      fail(h, RT_ERR_NOMEM, "out of memory writing the page"); \
+    else                                                       \
+      call;                                                    \
+    free(s);                                                   \
   } while (0)
 
-void html_attrf(html *h, const char *name, const char *fmt, ...) { WITH_FORMATTED(h, fmt, html_attr(h, name, s)); }
+void html_attrf(html *h, const char *name, const char *fmt, ...) {
+  WITH_FORMATTED(h, fmt, html_attr(h, name, s));
+}
 
-void html_attr_num(html *h, const char *name, double v) { html_attrf(h, name, "%.1f", isfinite(v) ? v : 0.0); }
+void html_attr_num(html *h, const char *name, double v) {
+  html_attrf(h, name, "%.1f", isfinite(v) ? v : 0.0);
+}
 
 void html_text(html *h, const char *s) {
   if (h->st || !s || !*s) return;
@@ -311,7 +343,9 @@ void html_elem(html *h, const char *tag, const char *cls, const char *text) {
   html_close(h);
 }
 
-void html_elemf(html *h, const char *tag, const char *cls, const char *fmt, ...) { WITH_FORMATTED(h, fmt, html_elem(h, tag, cls, s)); }
+void html_elemf(html *h, const char *tag, const char *cls, const char *fmt, ...) {
+  WITH_FORMATTED(h, fmt, html_elem(h, tag, cls, s));
+}
 
 void html_style_literal_(html *h, const char *css) {
   if (strchr(css, '<') || strchr(css, '&')) {
@@ -394,12 +428,15 @@ static void coords_add(coords *c, const char *prefix, double v) {
 
 /* Writes the coordinates as attribute NAME and frees them. */
 static void coords_attr(html *h, const char *name, coords *c) {
-  if (c->oom) fail(h, RT_ERR_NOMEM, "out of memory writing the page");
-  else html_attr(h, name, c->s ? c->s : "");
+  if (c->oom)
+    fail(h, RT_ERR_NOMEM, "out of memory writing the page");
+  else
+    html_attr(h, name, c->s ? c->s : "");
   free(c->s);
 }
 
-void svg_polygon_open(html *h, const char *cls, double x, double y, const double *steps, size_t nsteps) {
+void svg_polygon_open(html *h, const char *cls, double x, double y, const double *steps,
+                      size_t nsteps) {
   html_open_class(h, "path", cls);
   coords c = {0};
   coords_add(&c, "M", x);

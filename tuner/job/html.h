@@ -65,14 +65,16 @@ void html_close(html *h);
 /* <TAG class="CLS">TEXT</TAG> (cls may be NULL). */
 void html_elem(html *h, const char *tag, const char *cls, const char *text);
 /* The same with printf-formatted text. */
-void html_elemf(html *h, const char *tag, const char *cls, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void html_elemf(html *h, const char *tag, const char *cls, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* A line break in the file (between elements; no effect on the page). */
 void html_newline(html *h);
 
 /* ---- attributes of the element just opened ---- */
 
 void html_attr(html *h, const char *name, const char *value);
-void html_attrf(html *h, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void html_attrf(html *h, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* A coordinate or size: "%.1f" (a value that is not finite is written as 0). */
 void html_attr_num(html *h, const char *name, double v);
 
@@ -93,7 +95,8 @@ void svg_rect_open(html *h, const char *cls, double x, double y, double w, doubl
 void svg_circle_open(html *h, const char *cls, double cx, double cy, double r);
 /* <path class d="M x y l ... z"> of a closed polygon through the (dx, dy) steps from (x, y);
  * html_close is the caller's. */
-void svg_polygon_open(html *h, const char *cls, double x, double y, const double *steps, size_t nsteps);
+void svg_polygon_open(html *h, const char *cls, double x, double y, const double *steps,
+                      size_t nsteps);
 /* <polyline class points="x,y ..."/> over n points (xy: x0, y0, x1, y1, ...); clip: the id of
  * a clipPath, or NULL. */
 void svg_polyline(html *h, const char *cls, const double *xy, size_t n, const char *clip);

@@ -36,15 +36,31 @@ double job_parse_duration(const char *text) {
     while (isspace((unsigned char)*s)) s++;
     double unit = 1;
     switch (*s) {
-    case 's': unit = 1; s++; break;
-    case 'm': unit = 60; s++; break;
-    case 'h': unit = 3600; s++; break;
-    case 'd': unit = 86400; s++; break;
-    case 'w': unit = 7 * 86400; s++; break;
-    case 0:
-      if (parts) return -1; /* "1h30" is ambiguous */
-      break;
-    default: return -1;
+      case 's':
+        unit = 1;
+        s++;
+        break;
+      case 'm':
+        unit = 60;
+        s++;
+        break;
+      case 'h':
+        unit = 3600;
+        s++;
+        break;
+      case 'd':
+        unit = 86400;
+        s++;
+        break;
+      case 'w':
+        unit = 7 * 86400;
+        s++;
+        break;
+      case 0:
+        if (parts) return -1; /* "1h30" is ambiguous */
+        break;
+      default:
+        return -1;
     }
     total += v * unit;
     parts++;
@@ -54,11 +70,16 @@ double job_parse_duration(const char *text) {
 }
 
 void job_format_duration(double t, char *buf, size_t size) {
-  if (!isfinite(t)) snprintf(buf, size, "-");
-  else if (t < 90) snprintf(buf, size, "%.0f s", t);
-  else if (t < 5400) snprintf(buf, size, "%.0f min", t / 60);
-  else if (t < 2 * 86400) snprintf(buf, size, "%.1f h", t / 3600);
-  else snprintf(buf, size, "%.1f d", t / 86400);
+  if (!isfinite(t))
+    snprintf(buf, size, "-");
+  else if (t < 90)
+    snprintf(buf, size, "%.0f s", t);
+  else if (t < 5400)
+    snprintf(buf, size, "%.0f min", t / 60);
+  else if (t < 2 * 86400)
+    snprintf(buf, size, "%.1f h", t / 3600);
+  else
+    snprintf(buf, size, "%.1f d", t / 86400);
 }
 
 /* ---- shards ---- */
@@ -74,8 +95,10 @@ rt_status job_shard_parse(const char *text, job_shard *out, rt_error *err) {
   }
   if (n < 1 || n > 100000 || i < 0 || i >= n) {
     rt_error_locate(err, "--shard", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_USAGE, "'%s' is not a shard: give I/N with 0 <= I < N, e.g. 0/4 "
-                        "(Slurm: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)", text ? text : "");
+    return rt_error_set(err, RT_ERR_USAGE,
+                        "'%s' is not a shard: give I/N with 0 <= I < N, e.g. 0/4 "
+                        "(Slurm: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)",
+                        text ? text : "");
   }
   out->index = (int)i;
   out->count = (int)n;
@@ -109,9 +132,12 @@ void job_shard_database(const job *j, job_shard s, char *buf, size_t size) {
     const char *sub = NULL;
     char num[24];
     size_t skip = 0;
-    if (!strncmp(p, "{i}", 3)) snprintf(num, sizeof num, "%d", s.index), sub = num, skip = 3;
-    else if (!strncmp(p, "{n}", 3)) snprintf(num, sizeof num, "%d", s.count), sub = num, skip = 3;
-    else if (!strncmp(p, "{name}", 6)) sub = j->name, skip = 6;
+    if (!strncmp(p, "{i}", 3))
+      snprintf(num, sizeof num, "%d", s.index), sub = num, skip = 3;
+    else if (!strncmp(p, "{n}", 3))
+      snprintf(num, sizeof num, "%d", s.count), sub = num, skip = 3;
+    else if (!strncmp(p, "{name}", 6))
+      sub = j->name, skip = 6;
     if (sub) {
       n += (size_t)snprintf(buf + n, size - n, "%s", sub);
       if (n >= size) n = size - 1;
@@ -149,14 +175,20 @@ static rt_status bad(loader *L, const char *field, rt_status code, const char *f
 
 static const char *json_kind(const json_t *v) {
   switch (json_typeof(v)) {
-  case JSON_OBJECT: return "an object";
-  case JSON_ARRAY: return "a list";
-  case JSON_STRING: return "a text";
-  case JSON_INTEGER:
-  case JSON_REAL: return "a number";
-  case JSON_TRUE:
-  case JSON_FALSE: return "true/false";
-  default: return "null";
+    case JSON_OBJECT:
+      return "an object";
+    case JSON_ARRAY:
+      return "a list";
+    case JSON_STRING:
+      return "a text";
+    case JSON_INTEGER:
+    case JSON_REAL:
+      return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+      return "true/false";
+    default:
+      return "null";
   }
 }
 
@@ -203,12 +235,17 @@ static rt_status get_duration(loader *L, json_t *o, const char *field, const cha
   char f[256];
   snprintf(f, sizeof f, "%s%s%s", field, field[0] ? "." : "", key);
   double t = -1;
-  if (json_is_null(v) && allow_zero) t = 0;
-  else if (json_is_number(v)) t = json_number_value(v);
-  else if (json_is_string(v)) t = job_parse_duration(json_string_value(v));
+  if (json_is_null(v) && allow_zero)
+    t = 0;
+  else if (json_is_number(v))
+    t = json_number_value(v);
+  else if (json_is_string(v))
+    t = job_parse_duration(json_string_value(v));
   if (!(t >= 0) || !isfinite(t) || (!allow_zero && t == 0))
-    return bad(L, f, RT_ERR_PARSE, "is not a duration%s: give seconds or a text like \"90m\", "
-               "\"1h30m\", \"7d\" (units s m h d w)", allow_zero ? "" : " above 0");
+    return bad(L, f, RT_ERR_PARSE,
+               "is not a duration%s: give seconds or a text like \"90m\", "
+               "\"1h30m\", \"7d\" (units s m h d w)",
+               allow_zero ? "" : " above 0");
   *out = t;
   return RT_OK;
 }
@@ -218,7 +255,8 @@ static rt_status get_bool(loader *L, json_t *o, const char *field, const char *k
   if (!v) return RT_OK;
   char f[256];
   snprintf(f, sizeof f, "%s%s%s", field, field[0] ? "." : "", key);
-  if (!json_is_boolean(v)) return bad(L, f, RT_ERR_PARSE, "must be true or false, not %s", json_kind(v));
+  if (!json_is_boolean(v))
+    return bad(L, f, RT_ERR_PARSE, "must be true or false, not %s", json_kind(v));
   *out = json_is_true(v);
   return RT_OK;
 }
@@ -237,7 +275,8 @@ static rt_status get_count(loader *L, json_t *o, const char *field, const char *
 
 /* PATH resolved against the job's folder (an absolute one as it is); -1 when it does not fit. */
 static int resolve(const job *j, const char *path, char *out, size_t size) {
-  int n = path[0] == '/' ? snprintf(out, size, "%s", path) : snprintf(out, size, "%s/%s", j->dir, path);
+  int n =
+      path[0] == '/' ? snprintf(out, size, "%s", path) : snprintf(out, size, "%s/%s", j->dir, path);
   return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
@@ -259,14 +298,17 @@ static rt_status load_devices(loader *L, job *j, json_t *v) {
   json_t *one = json_is_string(v) ? v : NULL;
   size_t n = one ? 1 : json_is_array(v) ? json_array_size(v) : 0;
   if ((!one && !json_is_array(v)) || n == 0)
-    return bad(L, "device", RT_ERR_PARSE, "must be a device (\"cuda\", \"cuda:all\", \"model:h200\") "
+    return bad(L, "device", RT_ERR_PARSE,
+               "must be a device (\"cuda\", \"cuda:all\", \"model:h200\") "
                "or a non-empty list of them");
-  if (n > JOB_MAX_DEVICES) return bad(L, "device", RT_ERR_PARSE, "lists more than %d devices", JOB_MAX_DEVICES);
+  if (n > JOB_MAX_DEVICES)
+    return bad(L, "device", RT_ERR_PARSE, "lists more than %d devices", JOB_MAX_DEVICES);
   for (size_t i = 0; i < n; i++) {
     json_t *d = one ? one : json_array_get(v, i);
     char f[64];
     snprintf(f, sizeof f, one ? "device" : "device[%zu]", i);
-    if (!json_is_string(d) || !json_string_value(d)[0] || strlen(json_string_value(d)) >= sizeof j->devices[0])
+    if (!json_is_string(d) || !json_string_value(d)[0] ||
+        strlen(json_string_value(d)) >= sizeof j->devices[0])
       return bad(L, f, RT_ERR_PARSE, "must be a device name such as \"cuda:0\" or \"model:h200\"");
     const char *s = json_string_value(d);
     rt_error e = {0};
@@ -274,8 +316,8 @@ static rt_status load_devices(loader *L, job *j, json_t *v) {
     if (!strcmp(s, "cuda:all")) { /* one process per GPU of the node (job_devices) */
       if (!one) return bad(L, f, RT_ERR_PARSE, "cuda:all stands alone, not in a list");
     } else if (!device_kind_lookup(s)) {
-      return bad(L, f, RT_ERR_PARSE, "'%s' is not a device a job can run on: give %s, or cuda:all", s,
-                 device_kinds_help(0, kinds, sizeof kinds));
+      return bad(L, f, RT_ERR_PARSE, "'%s' is not a device a job can run on: give %s, or cuda:all",
+                 s, device_kinds_help(0, kinds, sizeof kinds));
     } else if (device_check(s, &e)) {
       return bad(L, f, RT_ERR_PARSE, "%s", e.text);
     }
@@ -297,9 +339,11 @@ static rt_status load_templates(loader *L, job *j, json_t *v) {
     if (!json_is_string(d) || !json_string_value(d)[0])
       return bad(L, f, RT_ERR_PARSE, "must be a folder name");
     char dir[1024];
-    if (resolve(j, json_string_value(d), dir, sizeof dir)) return bad(L, f, RT_ERR_PARSE, "the path is too long");
+    if (resolve(j, json_string_value(d), dir, sizeof dir))
+      return bad(L, f, RT_ERR_PARSE, "the path is too long");
     if (!is_dir(dir)) return bad(L, f, RT_ERR_PARSE, "%s is not a folder", dir);
-    if (strchr(dir, ':')) return bad(L, f, RT_ERR_PARSE, "a template folder's name cannot contain ':' (%s)", dir);
+    if (strchr(dir, ':'))
+      return bad(L, f, RT_ERR_PARSE, "a template folder's name cannot contain ':' (%s)", dir);
     int w = snprintf(j->templates + used, sizeof j->templates - used, "%s%s", used ? ":" : "", dir);
     if (w < 0 || (size_t)w >= sizeof j->templates - used)
       return bad(L, f, RT_ERR_PARSE, "the template folders are too long together");
@@ -317,14 +361,16 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
   memset(q, 0, sizeof *q);
   q->line = L->lines ? L->lines[k] : jsonline_find(L->text, field);
   if (!json_is_object(p))
-    return bad(L, field, RT_ERR_PARSE, "must be an object with target, shape and dtype, not %s", json_kind(p));
+    return bad(L, field, RT_ERR_PARSE, "must be an object with target, shape and dtype, not %s",
+               json_kind(p));
   rt_status rc = known_keys(L, field, p, "target,shape,dtype,budget,strategy,seed,split");
   if (rc) return rc;
   long long budget = JOB_DEFAULT_BUDGET, seed = 0;
   /* defaults first, the problem's own fields over them */
   if (defaults) {
     if ((rc = get_string(L, defaults, "defaults", "dtype", q->dtype, sizeof q->dtype, 0)) ||
-        (rc = get_string(L, defaults, "defaults", "strategy", q->strategy, sizeof q->strategy, 0)) ||
+        (rc =
+             get_string(L, defaults, "defaults", "strategy", q->strategy, sizeof q->strategy, 0)) ||
         (rc = get_count(L, defaults, "defaults", "budget", 1, &budget)) ||
         (rc = get_count(L, defaults, "defaults", "seed", 0, &seed)))
       return rc;
@@ -333,7 +379,8 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
       (rc = get_string(L, p, field, "shape", q->shape, sizeof q->shape, 1)) ||
       (rc = get_string(L, p, field, "dtype", q->dtype, sizeof q->dtype, !q->dtype[0])) ||
       (rc = get_string(L, p, field, "strategy", q->strategy, sizeof q->strategy, 0)) ||
-      (rc = get_count(L, p, field, "budget", 1, &budget)) || (rc = get_count(L, p, field, "seed", 0, &seed)) ||
+      (rc = get_count(L, p, field, "budget", 1, &budget)) ||
+      (rc = get_count(L, p, field, "seed", 0, &seed)) ||
       (rc = get_bool(L, p, field, "split", &q->split)))
     return rc;
   q->budget = (long)(budget > LONG_MAX ? LONG_MAX : budget);
@@ -348,7 +395,8 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
     }
     if (!ok) {
       snprintf(f, sizeof f, "%s.strategy", json_object_get(p, "strategy") ? field : "defaults");
-      return bad(L, f, RT_ERR_PARSE, "unknown strategy '%s' (the strategies are %s)", q->strategy, list);
+      return bad(L, f, RT_ERR_PARSE, "unknown strategy '%s' (the strategies are %s)", q->strategy,
+                 list);
     }
   }
   /* the target: a family, or a template whose family parses the shape */
@@ -358,17 +406,22 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
     rt_error e = {0};
     snprintf(f, sizeof f, "%s.target", field);
     if (catalog_find(tpath, q->target, &m, &e))
-      return bad(L, f, RT_ERR_NOT_FOUND, "'%s' is neither a kernel family (%s) nor a template in the "
-                 "template path: %.400s", q->target, family_names(), e.text);
+      return bad(L, f, RT_ERR_NOT_FOUND,
+                 "'%s' is neither a kernel family (%s) nor a template in the "
+                 "template path: %.400s",
+                 q->target, family_names(), e.text);
     fam = family_find(manifest_family(m));
     int dt = manifest_has_dtype(m, q->dtype);
     char fname[32];
     snprintf(fname, sizeof fname, "%s", manifest_family(m));
     manifest_free(m);
-    if (!fam) return bad(L, f, RT_ERR_NOT_FOUND, "template %s names an unknown family '%s'", q->target, fname);
+    if (!fam)
+      return bad(L, f, RT_ERR_NOT_FOUND, "template %s names an unknown family '%s'", q->target,
+                 fname);
     if (!dt) {
       snprintf(f, sizeof f, "%s.dtype", json_object_get(p, "dtype") ? field : "defaults");
-      return bad(L, f, RT_ERR_UNSUPPORTED, "template %s does not support dtype '%s'", q->target, q->dtype);
+      return bad(L, f, RT_ERR_UNSUPPORTED, "template %s does not support dtype '%s'", q->target,
+                 q->dtype);
     }
     q->is_template = 1;
   }
@@ -376,8 +429,10 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
   rt_error e = {0};
   if (fam->parse_shape(fam, q->shape, q->dtype, NULL, &prob, &e)) {
     int about_dtype = strstr(e.text, "dtype") != NULL && !strstr(e.text, "shape");
-    snprintf(f, sizeof f, "%s.%s", about_dtype && json_object_get(p, "dtype") ? field
-                                   : about_dtype ? "defaults" : field,
+    snprintf(f, sizeof f, "%s.%s",
+             about_dtype && json_object_get(p, "dtype") ? field
+             : about_dtype                              ? "defaults"
+                                                        : field,
              about_dtype ? "dtype" : "shape");
     return bad(L, f, RT_ERR_PARSE, "%s", e.text);
   }
@@ -410,11 +465,13 @@ static rt_status no_duplicates(loader *L, const job *j) {
   const job_problem *first = NULL, *dup = NULL;
   for (size_t k = 1; k < j->nproblems; k++) {
     const job_problem *a = v[k - 1], *b = v[k];
-    int same = !strcmp(a->target, b->target) && !strcmp(a->family, b->family) && !strcmp(a->key_shape, b->key_shape) &&
-               !strcmp(a->dtype, b->dtype) && !strcmp(a->layout, b->layout);
-    int starts_run = k < 2 || strcmp(v[k - 2]->target, a->target) || strcmp(v[k - 2]->family, a->family) ||
-                     strcmp(v[k - 2]->key_shape, a->key_shape) || strcmp(v[k - 2]->dtype, a->dtype) ||
-                     strcmp(v[k - 2]->layout, a->layout);
+    int same = !strcmp(a->target, b->target) && !strcmp(a->family, b->family) &&
+               !strcmp(a->key_shape, b->key_shape) && !strcmp(a->dtype, b->dtype) &&
+               !strcmp(a->layout, b->layout);
+    int starts_run = k < 2 || strcmp(v[k - 2]->target, a->target) ||
+                     strcmp(v[k - 2]->family, a->family) ||
+                     strcmp(v[k - 2]->key_shape, a->key_shape) ||
+                     strcmp(v[k - 2]->dtype, a->dtype) || strcmp(v[k - 2]->layout, a->layout);
     if (same && starts_run && (!dup || b < dup)) dup = b, first = a;
   }
   free(v);
@@ -433,14 +490,16 @@ static rt_status load_paths(loader *L, job *j, json_t *root, const char *path) {
   char absolute[PATH_MAX];
   if (!realpath(path, absolute)) snprintf(absolute, sizeof absolute, "%s", path);
   if (strlen(absolute) >= sizeof j->path) {
-    rc = rt_error_set(L->err, RT_ERR_IO, "%s: the job file's path is longer than %zu characters", path,
-                      sizeof j->path - 1);
+    rc = rt_error_set(L->err, RT_ERR_IO, "%s: the job file's path is longer than %zu characters",
+                      path, sizeof j->path - 1);
     return rc;
   }
   memcpy(j->path, absolute, strlen(absolute) + 1);
   const char *slash = strrchr(j->path, '/');
-  if (slash) snprintf(j->dir, sizeof j->dir, "%.*s", (int)(slash - j->path), j->path);
-  else snprintf(j->dir, sizeof j->dir, ".");
+  if (slash)
+    snprintf(j->dir, sizeof j->dir, "%.*s", (int)(slash - j->path), j->path);
+  else
+    snprintf(j->dir, sizeof j->dir, ".");
   if (!j->dir[0]) snprintf(j->dir, sizeof j->dir, "/");
   /* name: the file's name without .json by default */
   const char *base = slash ? slash + 1 : j->path;
@@ -469,8 +528,10 @@ static rt_status load_paths(loader *L, job *j, json_t *root, const char *path) {
   if ((rc = get_string(L, root, "", "shard_database", buf, sizeof buf, 0))) return rc;
   if (buf[0]) {
     if (!strstr(buf, "{i}")) {
-      rc = bad(L, "shard_database", RT_ERR_PARSE, "must contain {i} (the shard's number), e.g. "
-               "\"shards/%s-{i}-of-{n}.db\"", j->name);
+      rc = bad(L, "shard_database", RT_ERR_PARSE,
+               "must contain {i} (the shard's number), e.g. "
+               "\"shards/%s-{i}-of-{n}.db\"",
+               j->name);
       return rc;
     }
     if (resolve(j, buf, j->shard_database, sizeof j->shard_database)) {
@@ -489,7 +550,8 @@ static rt_status load_fresh_recheck(loader *L, job *j, json_t *root) {
   json_t *fr = json_object_get(root, "fresh");
   if (fr) {
     if (!json_is_object(fr)) {
-      rc = bad(L, "fresh", RT_ERR_PARSE, "must be an object: {\"max_age\": \"7d\", \"driver\": true, "
+      rc = bad(L, "fresh", RT_ERR_PARSE,
+               "must be an object: {\"max_age\": \"7d\", \"driver\": true, "
                "\"toolkit\": true, \"template\": true}");
       return rc;
     }
@@ -508,7 +570,8 @@ static rt_status load_fresh_recheck(loader *L, job *j, json_t *root) {
     j->recheck = json_is_true(rk);
   } else if (rk) {
     if (!json_is_object(rk)) {
-      rc = bad(L, "recheck", RT_ERR_PARSE, "must be true, false or {\"every\": \"20h\", \"tolerance\": 5}");
+      rc = bad(L, "recheck", RT_ERR_PARSE,
+               "must be true, false or {\"every\": \"20h\", \"tolerance\": 5}");
       return rc;
     }
     if ((rc = known_keys(L, "recheck", rk, "every,tolerance")) ||
@@ -545,34 +608,38 @@ rt_status job_load(const char *path, job **out, rt_error *err) {
   }
   json_t *ver = json_object_get(root, "rooftune_job");
   if (!ver) {
-    rc = bad(&L, "", RT_ERR_PARSE, "not a rooftune job file: it needs \"rooftune_job\": %d", JOB_FORMAT_VERSION);
+    rc = bad(&L, "", RT_ERR_PARSE, "not a rooftune job file: it needs \"rooftune_job\": %d",
+             JOB_FORMAT_VERSION);
     goto done;
   }
   if (!json_is_integer(ver) || json_integer_value(ver) != JOB_FORMAT_VERSION) {
-    rc = bad(&L, "rooftune_job", RT_ERR_PARSE, "format version must be %d (this rooftune reads version %d)",
-             JOB_FORMAT_VERSION, JOB_FORMAT_VERSION);
+    rc = bad(&L, "rooftune_job", RT_ERR_PARSE,
+             "format version must be %d (this rooftune reads version %d)", JOB_FORMAT_VERSION,
+             JOB_FORMAT_VERSION);
     goto done;
   }
-  if ((rc = known_keys(&L, "", root, "rooftune_job,name,database,output,device,time_budget,timeout,"
-                                     "templates,shard_database,defaults,fresh,recheck,problems")))
+  if ((rc = known_keys(&L, "", root,
+                       "rooftune_job,name,database,output,device,time_budget,timeout,"
+                       "templates,shard_database,defaults,fresh,recheck,problems")))
     goto done;
   j = calloc(1, sizeof *j);
   if (!j) {
     rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
     goto done;
   }
-  if ((rc = load_paths(&L, j, root, path)))
-    goto done;
+  if ((rc = load_paths(&L, j, root, path))) goto done;
   if ((rc = load_devices(&L, j, json_object_get(root, "device"))) ||
       (rc = get_duration(&L, root, "", "time_budget", &j->time_budget_s, 0)) ||
       (rc = get_duration(&L, root, "", "timeout", &j->timeout_s, 0)) ||
       (rc = load_templates(&L, j, json_object_get(root, "templates"))))
     goto done;
-  if ((rc = load_fresh_recheck(&L, j, root)))
-    goto done;
+  if ((rc = load_fresh_recheck(&L, j, root))) goto done;
   json_t *defaults = json_object_get(root, "defaults");
-  if (defaults && (!json_is_object(defaults) || (rc = known_keys(&L, "defaults", defaults, "dtype,budget,strategy,seed")))) {
-    if (!rc) rc = bad(&L, "defaults", RT_ERR_PARSE, "must be an object of dtype, budget, strategy and seed");
+  if (defaults && (!json_is_object(defaults) ||
+                   (rc = known_keys(&L, "defaults", defaults, "dtype,budget,strategy,seed")))) {
+    if (!rc)
+      rc = bad(&L, "defaults", RT_ERR_PARSE,
+               "must be an object of dtype, budget, strategy and seed");
     goto done;
   }
   json_t *ps = json_object_get(root, "problems");
@@ -581,12 +648,14 @@ rt_status job_load(const char *path, job **out, rt_error *err) {
     goto done;
   }
   if (!json_is_array(ps) || json_array_size(ps) == 0) {
-    rc = bad(&L, "problems", RT_ERR_PARSE, "must be a non-empty list of {\"target\", \"shape\", \"dtype\"}");
+    rc = bad(&L, "problems", RT_ERR_PARSE,
+             "must be a non-empty list of {\"target\", \"shape\", \"dtype\"}");
     goto done;
   }
   /* the template path the problems resolve against, and the families declared in it */
   char cbuf[8192], tpath[12288];
-  snprintf(tpath, sizeof tpath, "%s%s%s", j->templates, j->templates[0] ? ":" : "", catalog_path(cbuf, sizeof cbuf));
+  snprintf(tpath, sizeof tpath, "%s%s%s", j->templates, j->templates[0] ? ":" : "",
+           catalog_path(cbuf, sizeof cbuf));
   if ((rc = family_load_path(tpath, err))) goto done;
   j->nproblems = json_array_size(ps);
   j->problems = calloc(j->nproblems, sizeof *j->problems);
@@ -595,8 +664,10 @@ rt_status job_load(const char *path, job **out, rt_error *err) {
     goto done;
   }
   int *lines = calloc(j->nproblems, sizeof *lines);
-  if (lines && jsonline_elements(text, "problems", lines, j->nproblems) == j->nproblems) L.lines = lines;
-  for (size_t k = 0; k < j->nproblems && !rc; k++) rc = load_problem(&L, j, json_array_get(ps, k), defaults, k, tpath);
+  if (lines && jsonline_elements(text, "problems", lines, j->nproblems) == j->nproblems)
+    L.lines = lines;
+  for (size_t k = 0; k < j->nproblems && !rc; k++)
+    rc = load_problem(&L, j, json_array_get(ps, k), defaults, k, tpath);
   if (!rc) rc = no_duplicates(&L, j);
   L.lines = NULL;
   free(lines);

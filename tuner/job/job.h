@@ -68,26 +68,26 @@
 
 #include "tuner/core/status.h"
 
-#define JOB_FORMAT_VERSION 1
-#define JOB_MAX_DEVICES 64
-#define JOB_DEFAULT_BUDGET 32
-#define JOB_DEFAULT_MAX_AGE_S (7 * 86400.0)
+#define JOB_FORMAT_VERSION          1
+#define JOB_MAX_DEVICES             64
+#define JOB_DEFAULT_BUDGET          32
+#define JOB_DEFAULT_MAX_AGE_S       (7 * 86400.0)
 #define JOB_DEFAULT_RECHECK_EVERY_S (20 * 3600.0)
 
 typedef struct job_problem {
-  char target[64];      /* family ("gemm") or template ("gemm_mma") */
-  char shape[256];      /* as written */
+  char target[64]; /* family ("gemm") or template ("gemm_mma") */
+  char shape[256]; /* as written */
   char dtype[8];
-  long budget;          /* new evaluations of one round */
-  char strategy[32];    /* "": the default strategy */
+  long budget;       /* new evaluations of one round */
+  char strategy[32]; /* "": the default strategy */
   uint64_t seed;
-  int split;            /* 1: every shard tunes its share of this problem's candidates */
-  int line;             /* its line in the job file */
+  int split; /* 1: every shard tunes its share of this problem's candidates */
+  int line;  /* its line in the job file */
   /* the problem as the database keys it (from the family's parse) */
   char family[16];
-  char key_shape[64];   /* canonical shape text */
+  char key_shape[64]; /* canonical shape text */
   char layout[8];
-  int is_template;      /* target names one template */
+  int is_template; /* target names one template */
 } job_problem;
 
 typedef struct job_fresh {
@@ -98,17 +98,17 @@ typedef struct job_fresh {
 } job_fresh;
 
 typedef struct job {
-  char path[1024];        /* the job file */
-  char dir[1024];         /* its folder */
+  char path[1024]; /* the job file */
+  char dir[1024];  /* its folder */
   char name[64];
-  char database[1024];    /* resolved; "" for rooftune's default database */
-  char output[1024];      /* resolved folder */
-  char shard_database[1024]; /* resolved pattern with {i} {n} {name}; "" when none */
+  char database[1024];               /* resolved; "" for rooftune's default database */
+  char output[1024];                 /* resolved folder */
+  char shard_database[1024];         /* resolved pattern with {i} {n} {name}; "" when none */
   char devices[JOB_MAX_DEVICES][64]; /* as written ("cuda:all" expands when run) */
-  int ndevices;           /* 0: the default device */
-  double time_budget_s;   /* 0: none */
-  double timeout_s;       /* 0: the device's default */
-  char templates[4096];   /* extra template folders, resolved, joined by ':'; "" none */
+  int ndevices;                      /* 0: the default device */
+  double time_budget_s;              /* 0: none */
+  double timeout_s;                  /* 0: the device's default */
+  char templates[4096];              /* extra template folders, resolved, joined by ':'; "" none */
   job_fresh fresh;
   int recheck;            /* 1: recheck the winners of fresh problems */
   double recheck_every_s; /* re-measure a winner measured longer ago than this */
@@ -128,8 +128,8 @@ double job_parse_duration(const char *text);
 void job_format_duration(double seconds, char *buf, size_t size);
 
 typedef struct job_shard {
-  int index;            /* 0-based */
-  int count;            /* 1: the whole job */
+  int index; /* 0-based */
+  int count; /* 1: the whole job */
 } job_shard;
 
 /* "I/N" with 0 <= I < N; RT_ERR_USAGE naming --shard otherwise. */

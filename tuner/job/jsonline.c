@@ -46,9 +46,12 @@ static void skip_value(scan *sc) {
         string_at(sc, NULL, 0);
         continue;
       }
-      if (c == '{' || c == '[') depth++;
-      else if (c == '}' || c == ']') depth--;
-      else if (c == '\n') sc->line++;
+      if (c == '{' || c == '[')
+        depth++;
+      else if (c == '}' || c == ']')
+        depth--;
+      else if (c == '\n')
+        sc->line++;
       if (c) sc->s++;
     } while (*sc->s && depth > 0);
   } else {

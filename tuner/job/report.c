@@ -31,13 +31,13 @@ typedef struct rep {
   size_t nsec, seccap;
   cand *cand;
   size_t ncand, candcap;
-  size_t *table;         /* open addressing over cand, index + 1 */
+  size_t *table; /* open addressing over cand, index + 1 */
   size_t tmask;
-  size_t *stable;        /* open addressing over sec by problem and device, index + 1 */
+  size_t *stable; /* open addressing over sec by problem and device, index + 1 */
   size_t smask;
-  size_t *jtable;        /* open addressing over the job's problems, index + 1 (NULL: no job) */
+  size_t *jtable; /* open addressing over the job's problems, index + 1 (NULL: no job) */
   size_t jmask;
-  int last;              /* section of the previous row */
+  int last; /* section of the previous row */
   int oom;
 } rep;
 
@@ -46,7 +46,8 @@ static uint64_t fnv(uint64_t h, const char *s) {
   return (h ^ 0xff) * 1099511628211ULL;
 }
 
-static uint64_t problem_hash(const char *family, const char *shape, const char *dtype, const char *layout) {
+static uint64_t problem_hash(const char *family, const char *shape, const char *dtype,
+                             const char *layout) {
   return fnv(fnv(fnv(fnv(1469598103934665603ULL, family), shape), dtype), layout);
 }
 
@@ -56,7 +57,8 @@ static uint64_t section_hash(const section *s) {
 
 /* An open-addressing table of n entries (index + 1), sized for a load of at most 1/2, filled by
  * hash(i); NULL on no memory. */
-static size_t *table_build(size_t n, uint64_t (*hash)(const rep *, size_t), const rep *R, size_t *mask) {
+static size_t *table_build(size_t n, uint64_t (*hash)(const rep *, size_t), const rep *R,
+                           size_t *mask) {
   size_t size = 1024;
   while (size < 2 * n + 2) size *= 2;
   size_t *t = calloc(size, sizeof *t);
@@ -83,29 +85,31 @@ static int in_job(rep *R, const problem *p) {
     R->oom = 1;
     return 0;
   }
-  for (size_t slot = (size_t)problem_hash(p->family, p->shape, p->dtype, p->layout) & R->jmask; R->jtable[slot];
-       slot = (slot + 1) & R->jmask) {
+  for (size_t slot = (size_t)problem_hash(p->family, p->shape, p->dtype, p->layout) & R->jmask;
+       R->jtable[slot]; slot = (slot + 1) & R->jmask) {
     const job_problem *q = &R->o->job->problems[R->jtable[slot] - 1];
-    if (!strcmp(q->family, p->family) && !strcmp(q->key_shape, p->shape) && !strcmp(q->dtype, p->dtype) &&
-        !strcmp(q->layout, p->layout))
+    if (!strcmp(q->family, p->family) && !strcmp(q->key_shape, p->shape) &&
+        !strcmp(q->dtype, p->dtype) && !strcmp(q->layout, p->layout))
       return 1;
   }
   return 0;
 }
 
 static int same_section(const section *s, const problem *p, const char *dev) {
-  return !strcmp(s->shape, p->shape) && !strcmp(s->device.name, dev) && !strcmp(s->family, p->family) &&
-         !strcmp(s->dtype, p->dtype) && !strcmp(s->layout, p->layout);
+  return !strcmp(s->shape, p->shape) && !strcmp(s->device.name, dev) &&
+         !strcmp(s->family, p->family) && !strcmp(s->dtype, p->dtype) &&
+         !strcmp(s->layout, p->layout);
 }
 
 static int section_of(rep *R, const db_run_spec *spec) {
   const problem *p = &spec->prob;
   const char *dev = spec->prov.device.name;
   int found = -1;
-  if (R->last >= 0 && same_section(&R->sec[R->last], p, dev)) found = R->last; /* rows come grouped */
+  if (R->last >= 0 && same_section(&R->sec[R->last], p, dev))
+    found = R->last; /* rows come grouped */
   uint64_t h = fnv(problem_hash(p->family, p->shape, p->dtype, p->layout), dev);
-  for (size_t slot = R->stable ? (size_t)h & R->smask : 0; found < 0 && R->stable && R->stable[slot];
-       slot = (slot + 1) & R->smask)
+  for (size_t slot = R->stable ? (size_t)h & R->smask : 0;
+       found < 0 && R->stable && R->stable[slot]; slot = (slot + 1) & R->smask)
     if (same_section(&R->sec[R->stable[slot] - 1], p, dev)) found = (int)R->stable[slot] - 1;
   if (found >= 0) {
     R->sec[found].device = spec->prov.device; /* the latest identity (driver) seen */
@@ -161,21 +165,24 @@ static rt_status grow_table(rep *R) {
 
 static char *sdup(const char *s) { return strdup(s ? s : ""); }
 
-static rt_status on_result(void *ctx, const db_run_spec *spec, const char *template_name, const char *src,
-                           const char *man, const candidate_result *r, rt_error *err) {
+static rt_status on_result(void *ctx, const db_run_spec *spec, const char *template_name,
+                           const char *src, const char *man, const candidate_result *r,
+                           rt_error *err) {
   rep *R = ctx;
   int si = section_of(R, spec);
   if (R->oom) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading results");
   if (si < 0) return RT_OK;
-  uint64_t h = fnv(fnv(fnv(fnv(1469598103934665603ULL, template_name), r->config), spec->prov.toolkit), "") ^
-               (uint64_t)si * 0x9e3779b97f4a7c15ULL;
-  if (2 * (R->ncand + 1) > R->tmask + 1 && grow_table(R)) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  uint64_t h =
+      fnv(fnv(fnv(fnv(1469598103934665603ULL, template_name), r->config), spec->prov.toolkit), "") ^
+      (uint64_t)si * 0x9e3779b97f4a7c15ULL;
+  if (2 * (R->ncand + 1) > R->tmask + 1 && grow_table(R))
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   size_t slot = (size_t)h & R->tmask;
   cand *c = NULL;
   while (R->table[slot]) {
     cand *x = &R->cand[R->table[slot] - 1];
-    if (x->hash == h && x->section == si && !strcmp(x->tmpl, template_name) && !strcmp(x->config, r->config) &&
-        !strcmp(x->toolkit, spec->prov.toolkit)) {
+    if (x->hash == h && x->section == si && !strcmp(x->tmpl, template_name) &&
+        !strcmp(x->config, r->config) && !strcmp(x->toolkit, spec->prov.toolkit)) {
       c = x;
       break;
     }
@@ -209,8 +216,10 @@ static rt_status on_result(void *ctx, const db_run_spec *spec, const char *templ
   c->timing = r->timing;
   c->path = compute_path_parse(r->path);
   c->ms = r->status == RT_OK ? r->time_ms : NAN;
-  c->intensity = r->diag.intensity > 0 ? r->diag.intensity : r->dram_bytes > 0 ? r->flops / r->dram_bytes : NAN;
-  c->achieved = r->diag.achieved_flops > 0 ? r->diag.achieved_flops
+  c->intensity = r->diag.intensity > 0 ? r->diag.intensity
+                 : r->dram_bytes > 0   ? r->flops / r->dram_bytes
+                                       : NAN;
+  c->achieved = r->diag.achieved_flops > 0  ? r->diag.achieved_flops
                 : r->flops > 0 && c->ms > 0 ? r->flops / (c->ms * 1e-3)
                                             : NAN;
   return RT_OK;
@@ -245,12 +254,14 @@ static void section_roofs(db *d, const section *s, report_roofs *r) {
   for (int p = 0; p < PATH_COUNT; p++) r->path[p].peak = c.flops[p];
   double v = 0;
   int found = 0;
-  if (db_ceiling_get(d, &s->device, "copy_bw", "", &v, NULL, 0, &found, NULL) == RT_OK && found && v > 0) {
+  if (db_ceiling_get(d, &s->device, "copy_bw", "", &v, NULL, 0, &found, NULL) == RT_OK && found &&
+      v > 0) {
     r->bw = v;
     r->bw_measured = 1;
   }
   found = 0;
-  if (db_ceiling_get(d, &s->device, "matmul", s->dtype, &v, NULL, 0, &found, NULL) == RT_OK && found && v > 0) {
+  if (db_ceiling_get(d, &s->device, "matmul", s->dtype, &v, NULL, 0, &found, NULL) == RT_OK &&
+      found && v > 0) {
     /* the library matmul's rate: the dtype's tensor path (tf32 for f32) */
     compute_path p = roofline_path_for_dtype(s->dtype, 1);
     r->path[p].peak = v;
@@ -264,13 +275,16 @@ static void section_roofs(db *d, const section *s, report_roofs *r) {
 static void section_paths(rep *R) {
   for (size_t i = 0; i < R->ncand; i++) {
     const cand *c = &R->cand[i];
-    if (report_plottable(c) && c->path >= 0 && c->path < PATH_COUNT) R->sec[c->section].roofs.path[c->path].present = 1;
+    if (report_plottable(c) && c->path >= 0 && c->path < PATH_COUNT)
+      R->sec[c->section].roofs.path[c->path].present = 1;
   }
   for (size_t i = 0; i < R->nsec; i++) {
     report_roofs *r = &R->sec[i].roofs;
     int any = 0;
     for (int p = 0; p < PATH_COUNT; p++) any |= r->path[p].present;
-    if (!any) r->path[roofline_path_for_dtype(R->sec[i].dtype, strcmp(R->sec[i].dtype, "f32") != 0)].present = 1;
+    if (!any)
+      r->path[roofline_path_for_dtype(R->sec[i].dtype, strcmp(R->sec[i].dtype, "f32") != 0)]
+          .present = 1;
   }
 }
 
@@ -296,9 +310,15 @@ static int skey_cmp(skey a, skey b) {
   return c;
 }
 
-static skey entry_key(const db_entry *e) { return (skey){e->family, e->shape, e->dtype, e->layout, e->device.name}; }
-static skey run_key(const db_run_info *r) { return (skey){r->family, r->shape, r->dtype, r->layout, r->device.name}; }
-static skey section_key(const section *s) { return (skey){s->family, s->shape, s->dtype, s->layout, s->device.name}; }
+static skey entry_key(const db_entry *e) {
+  return (skey){e->family, e->shape, e->dtype, e->layout, e->device.name};
+}
+static skey run_key(const db_run_info *r) {
+  return (skey){r->family, r->shape, r->dtype, r->layout, r->device.name};
+}
+static skey section_key(const section *s) {
+  return (skey){s->family, s->shape, s->dtype, s->layout, s->device.name};
+}
 
 static int cmp_entry(const void *a, const void *b) {
   const db_entry *x = a, *y = b;
@@ -335,14 +355,16 @@ static rt_status sort_by_section(db_entry *w, size_t nw, db_run_info **runs, siz
 }
 
 /* The slice [*lo, *hi) of the n items (of size `size`, keys by key()) of section s. */
-static void slice_of(const section *s, const void *base, size_t n, size_t size, skey (*key)(const void *), size_t *lo,
-                     size_t *hi) {
+static void slice_of(const section *s, const void *base, size_t n, size_t size,
+                     skey (*key)(const void *), size_t *lo, size_t *hi) {
   skey k = section_key(s);
   size_t a = 0, b = n;
   while (a < b) {
     size_t m = a + (b - a) / 2;
-    if (skey_cmp(key((const char *)base + m * size), k) < 0) a = m + 1;
-    else b = m;
+    if (skey_cmp(key((const char *)base + m * size), k) < 0)
+      a = m + 1;
+    else
+      b = m;
   }
   *lo = a;
   for (b = a; b < n && !skey_cmp(key((const char *)base + b * size), k); b++) {}
@@ -354,8 +376,8 @@ static skey run_key_v(const void *p) { return run_key(p); }
 
 /* Each section's winner (the fastest current one), its latest recheck, its runs and last run,
  * its roofs and its counts; returns how many regressed.  w and runs sorted by sort_by_section. */
-static size_t fill_sections(db *d, rep *R, const db_entry *w, size_t nw, const db_run_info *runs, size_t nruns,
-                            double tol) {
+static size_t fill_sections(db *d, rep *R, const db_entry *w, size_t nw, const db_run_info *runs,
+                            size_t nruns, double tol) {
   size_t regressions = 0;
   for (size_t i = 0; i < R->nsec; i++) {
     section *s = &R->sec[i];
@@ -388,8 +410,10 @@ static size_t fill_sections(db *d, rep *R, const db_entry *w, size_t nw, const d
   for (size_t i = 0; i < R->ncand; i++) {
     section *s = &R->sec[R->cand[i].section];
     s->ncand++;
-    if (report_plottable(&R->cand[i])) s->npoints++;
-    else if (strcmp(R->cand[i].status, "OK")) s->nfailed++;
+    if (report_plottable(&R->cand[i]))
+      s->npoints++;
+    else if (strcmp(R->cand[i].status, "OK"))
+      s->nfailed++;
   }
   section_paths(R);
   return regressions;
@@ -418,7 +442,8 @@ static rt_status order_candidates(const rep *R, const cand ***order, size_t **st
 }
 
 /* Draws the page onto path by fileio's rules (a file renamed into place, a device in place). */
-static rt_status write_page(const report_page *p, const char *path, report_stats *st, rt_error *err) {
+static rt_status write_page(const report_page *p, const char *path, report_stats *st,
+                            rt_error *err) {
   fileio_out out;
   rt_status rc = fileio_out_open(&out, path, err);
   if (rc) return rc;
@@ -439,7 +464,8 @@ static rt_status write_page(const report_page *p, const char *path, report_stats
   return fileio_out_commit(&out, err);
 }
 
-rt_status report_write(db *d, const report_options *o, const char *path, report_stats *st, rt_error *err) {
+rt_status report_write(db *d, const report_options *o, const char *path, report_stats *st,
+                       rt_error *err) {
   report_stats local;
   if (!st) st = &local;
   memset(st, 0, sizeof *st);
@@ -470,7 +496,9 @@ rt_status report_write(db *d, const report_options *o, const char *path, report_
   struct tm tm;
   gmtime_r(&t, &tm);
   strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", &tm);
-  report_page page = {.title = o->title ? o->title : o->job ? o->job->name : "rooftune report",
+  report_page page = {.title = o->title ? o->title
+                               : o->job ? o->job->name
+                                        : "rooftune report",
                       .source = db_path(d),
                       .generated = now,
                       .sec = R.sec,

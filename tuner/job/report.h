@@ -22,25 +22,26 @@
 #include "tuner/job/job.h"
 
 typedef struct report_options {
-  const job *job;          /* NULL: every problem in the database; else the job's problems */
-  const char *title;       /* NULL: the job's name, or "rooftune report" */
-  double tolerance;        /* for recheck verdicts, a fraction (0: the job's, else 5 %) */
-  int top;                 /* rows of each candidates table (0: 10) */
+  const job *job;    /* NULL: every problem in the database; else the job's problems */
+  const char *title; /* NULL: the job's name, or "rooftune report" */
+  double tolerance;  /* for recheck verdicts, a fraction (0: the job's, else 5 %) */
+  int top;           /* rows of each candidates table (0: 10) */
 } report_options;
 
 typedef struct report_stats {
-  size_t sections;         /* problem-device sections */
-  size_t candidates;       /* candidates in them */
-  size_t points;           /* plotted (successful, with a FLOP count) */
-  size_t failed;           /* candidates without a time */
-  size_t regressions;      /* winners whose latest recheck is SLOWER or FAILS */
-  long bytes;              /* the file's size */
+  size_t sections;    /* problem-device sections */
+  size_t candidates;  /* candidates in them */
+  size_t points;      /* plotted (successful, with a FLOP count) */
+  size_t failed;      /* candidates without a time */
+  size_t regressions; /* winners whose latest recheck is SLOWER or FAILS */
+  long bytes;         /* the file's size */
 } report_stats;
 
 /* Writes the report of database d to path by fileio.h's rules (a new file renamed over a
  * regular one when complete, a device or FIFO written in place, a symbolic link followed); st
  * may be NULL.  Every value from the database reaches the page through html.h's writer, so
  * none can become markup.  RT_ERR_IO names the file when it cannot be written. */
-rt_status report_write(db *d, const report_options *o, const char *path, report_stats *st, rt_error *err);
+rt_status report_write(db *d, const report_options *o, const char *path, report_stats *st,
+                       rt_error *err);
 
 #endif

@@ -10,8 +10,8 @@
 #include "tuner/job/state.h"
 
 int report_plottable(const report_cand *c) {
-  return !strcmp(c->status, "OK") && c->ms > 0 && c->intensity > 0 && c->achieved > 0 && isfinite(c->intensity) &&
-         isfinite(c->achieved);
+  return !strcmp(c->status, "OK") && c->ms > 0 && c->intensity > 0 && c->achieved > 0 &&
+         isfinite(c->intensity) && isfinite(c->achieved);
 }
 
 static void si_unit(double v, const char *unit, char *buf, size_t size) {
@@ -32,7 +32,9 @@ typedef struct marks {
   size_t n;
 } marks;
 
-static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 static void marks_make(marks *m, const report_page *p) {
   m->n = 0;
@@ -51,18 +53,19 @@ static int mark_of(const marks *m, const char *tmpl) {
   return f ? (int)(f - m->name) : 0;
 }
 
-#define MARK_R 4.2      /* a marker's size */
-#define POINT_HALF 6.5  /* half the side of the box a marker covers, its stroke included */
-#define WIN_R 7.5       /* the winner's ring */
+#define MARK_R     4.2 /* a marker's size */
+#define POINT_HALF 6.5 /* half the side of the box a marker covers, its stroke included */
+#define WIN_R      7.5 /* the winner's ring */
 
 /* Opens marker k at (x, y) with classes "CLS mkK cK"; html_close is the caller's. */
 static void marker_open(html *h, int k, const char *cls, double x, double y) {
   char c[64];
   snprintf(c, sizeof c, "%s mk%d c%d", cls, k, k % NCOLOURS);
   static const struct {
-    int sides;       /* 0 circle */
-    double turn, r;  /* the first vertex's angle from "up" (turns) and the radius, in MARK_R */
-  } shape[NSHAPES] = {{0, 0, 1}, {4, 0.125, 1.25}, {3, 0, 1.3}, {4, 0, 1.3}, {3, 0.5, 1.3}, {5, 0, 1.15}};
+    int sides;      /* 0 circle */
+    double turn, r; /* the first vertex's angle from "up" (turns) and the radius, in MARK_R */
+  } shape[NSHAPES] = {{0, 0, 1},   {4, 0.125, 1.25}, {3, 0, 1.3},
+                      {4, 0, 1.3}, {3, 0.5, 1.3},    {5, 0, 1.15}};
   int s = k % NSHAPES;
   if (!shape[s].sides) {
     svg_circle_open(h, c, x, y, MARK_R);
@@ -75,26 +78,31 @@ static void marker_open(html *h, int k, const char *cls, double x, double y) {
     vx[i] = x + shape[s].r * MARK_R * sin(a);
     vy[i] = y - shape[s].r * MARK_R * cos(a);
   }
-  for (int i = 0; i + 1 < n; i++) steps[2 * i] = vx[i + 1] - vx[i], steps[2 * i + 1] = vy[i + 1] - vy[i];
+  for (int i = 0; i + 1 < n; i++)
+    steps[2 * i] = vx[i + 1] - vx[i], steps[2 * i + 1] = vy[i + 1] - vy[i];
   svg_polygon_open(h, c, vx[0], vy[0], steps, (size_t)n - 1);
 }
 
 /* ---- the roofline ---- */
 
-#define PW 1000
-#define PH 440
-#define ML 72
-#define MR 16
-#define MT 30 /* above the plot: the lane of a label that finds no free place inside */
-#define MB 46
+#define PW       1000
+#define PH       440
+#define ML       72
+#define MR       16
+#define MT       30 /* above the plot: the lane of a label that finds no free place inside */
+#define MB       46
 #define LABEL_PX 11.0 /* the labels' font size (REPORT_CSS: svg text) */
 
 typedef struct axes {
   double x0, x1, y0, y1; /* log10 bounds */
 } axes;
 
-static double ax_x(const axes *a, double x) { return ML + (log10(x) - a->x0) / (a->x1 - a->x0) * (PW - ML - MR); }
-static double ax_y(const axes *a, double y) { return MT + (a->y1 - log10(y)) / (a->y1 - a->y0) * (PH - MT - MB); }
+static double ax_x(const axes *a, double x) {
+  return ML + (log10(x) - a->x0) / (a->x1 - a->x0) * (PW - ML - MR);
+}
+static double ax_y(const axes *a, double y) {
+  return MT + (a->y1 - log10(y)) / (a->y1 - a->y0) * (PH - MT - MB);
+}
 
 /* 1 when path p's roof is drawn: present, with a peak, and a memory slope to meet. */
 static int roof_drawn(const report_roofs *rf, int p) {
@@ -119,9 +127,11 @@ static axes roofline_axes(const report_roofs *rf, const report_cand *const *cs, 
       xmax = fmax(xmax, peak / rf->bw);
     }
   }
-  if (!isfinite(xmin) || !isfinite(xmax) || !isfinite(ymin) || !isfinite(ymax) || !(xmax > 0) || !(ymax > 0))
+  if (!isfinite(xmin) || !isfinite(xmax) || !isfinite(ymin) || !isfinite(ymax) || !(xmax > 0) ||
+      !(ymax > 0))
     xmin = 1, xmax = 100, ymin = 1e9, ymax = 1e12;
-  axes a = {floor(log10(xmin) - 0.3), ceil(log10(xmax) + 0.3), floor(log10(ymin) - 0.3), ceil(log10(ymax) + 0.15)};
+  axes a = {floor(log10(xmin) - 0.3), ceil(log10(xmax) + 0.3), floor(log10(ymin) - 0.3),
+            ceil(log10(ymax) + 0.15)};
   if (a.x1 - a.x0 < 2) a.x1 = a.x0 + 2;
   if (a.y1 - a.y0 < 2) a.y0 = a.y1 - 2;
   if (a.x1 - a.x0 > 40) a.x0 = a.x1 - 40; /* at most 40 decades: a grid line each */
@@ -144,7 +154,8 @@ static void roofline_grid(html *h, const axes *a) {
     svg_line(h, "grid", ML, y, PW - MR, y);
     svg_text(h, "tick", ML - 4, y + 4, "end", t);
   }
-  svg_text(h, "axis", (ML + PW - MR) / 2.0, PH - 8, "middle", "arithmetic intensity (FLOP per modeled DRAM byte)");
+  svg_text(h, "axis", (ML + PW - MR) / 2.0, PH - 8, "middle",
+           "arithmetic intensity (FLOP per modeled DRAM byte)");
   html_open_class(h, "text", "axis");
   html_attrf(h, "transform", "translate(14 %d) rotate(-90)", (MT + PH - MB) / 2);
   html_attr(h, "text-anchor", "middle");
@@ -184,12 +195,18 @@ static double text_width(const char *s) {
   double em = 0;
   for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
     if ((*c & 0xc0) == 0x80) continue; /* a UTF-8 continuation byte */
-    if (*c >= 0x80) em += 1.0;
-    else if (strchr(" .,:;'|!il", *c)) em += 0.34;
-    else if (strchr("()/-[]fjrtI", *c)) em += 0.45;
-    else if (strchr("mwMW%", *c)) em += 1.02;
-    else if (*c >= 'A' && *c <= 'Z') em += 0.8;
-    else em += 0.66;
+    if (*c >= 0x80)
+      em += 1.0;
+    else if (strchr(" .,:;'|!il", *c))
+      em += 0.34;
+    else if (strchr("()/-[]fjrtI", *c))
+      em += 0.45;
+    else if (strchr("mwMW%", *c))
+      em += 1.02;
+    else if (*c >= 'A' && *c <= 'Z')
+      em += 0.8;
+    else
+      em += 0.66;
   }
   return em * LABEL_PX + 2;
 }
@@ -246,7 +263,8 @@ static place roof_label_place(taken *t, double ry, double rx, double w) {
 static place dram_label_place(taken *t, const axes *a, double bw, double xr, double w) {
   place p;
   for (double x = ML + 8; x <= fmin(xr, PW - MR); x += 10) {
-    double v = pow(10, a->x0 + (x - ML) / (PW - ML - MR) * (a->x1 - a->x0)); /* the intensity at x */
+    double v =
+        pow(10, a->x0 + (x - ML) / (PW - ML - MR) * (a->x1 - a->x0)); /* the intensity at x */
     double y = ax_y(a, bw * v);
     if (!(y > MT && y < PH - MB)) continue;
     if (try_place(t, x - 4, y - 4 - 0.26 * LABEL_PX - 1, 1, w, &p) ||
@@ -265,8 +283,9 @@ static place win_label_place(taken *t, double cx, double cy, double w) {
   place p;
   for (double d = WIN_R + 3; d < 80; d += 8)
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
-      if (try_place(t, cx + at[i].dx * d, cy + (at[i].dy < 0 ? -d + 0.26 * LABEL_PX : d + 0.96 * LABEL_PX), at[i].end,
-                    w, &p))
+      if (try_place(t, cx + at[i].dx * d,
+                    cy + (at[i].dy < 0 ? -d + 0.26 * LABEL_PX : d + 0.96 * LABEL_PX), at[i].end, w,
+                    &p))
         return p;
   return lane_place(t, w);
 }
@@ -300,7 +319,8 @@ static void labels_write(html *h, const labels *L) {
 
 /* The roofs present (gpu_spec.h's paths the candidates ran on, and the DRAM slope), their labels
  * placed off the boxes in t, into L. */
-static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs *rf, taken *t, labels *L) {
+static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs *rf, taken *t,
+                           labels *L) {
   double X0 = pow(10, a->x0), X1 = pow(10, a->x1), ridge_x = PW - MR;
   char clip[32];
   snprintf(clip, sizeof clip, "clip%zu", si);
@@ -315,17 +335,20 @@ static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs
   for (int i = 0; i < n; i++) {
     compute_path p = (compute_path)order[i];
     double peak = rf->path[p].peak, ridge = rf->bw > 0 ? peak / rf->bw : X0;
-    double xy[6] = {ax_x(a, X0), ax_y(a, rf->bw * X0), ax_x(a, ridge), ax_y(a, peak), ax_x(a, X1), ax_y(a, peak)};
+    double xy[6] = {ax_x(a, X0),   ax_y(a, rf->bw * X0), ax_x(a, ridge),
+                    ax_y(a, peak), ax_x(a, X1),          ax_y(a, peak)};
     char cls[40], v[32], text[160];
     snprintf(cls, sizeof cls, "roof %s", compute_path_key(p));
     svg_polyline_open(h, cls, rf->bw > 0 ? xy : xy + 2, rf->bw > 0 ? 3 : 2, clip);
     html_attr(h, "data-roof", compute_path_key(p));
     html_close(h);
     si_unit(peak, "FLOP/s", v, sizeof v);
-    snprintf(text, sizeof text, "%s %s (%s)", compute_path_label(p), v, rf->path[p].measured ? "measured" : "spec");
+    snprintf(text, sizeof text, "%s %s (%s)", compute_path_label(p), v,
+             rf->path[p].measured ? "measured" : "spec");
     double rx = rf->bw > 0 ? ax_x(a, ridge) : ML;
     snprintf(cls, sizeof cls, "rooflabel %s", compute_path_key(p));
-    label_add(L, cls, compute_path_key(p), roof_label_place(t, ax_y(a, peak), rx, text_width(text)), text);
+    label_add(L, cls, compute_path_key(p), roof_label_place(t, ax_y(a, peak), rx, text_width(text)),
+              text);
     ridge_x = fmin(ridge_x, rx);
   }
   html_newline(h);
@@ -339,12 +362,13 @@ static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs
     html_attr(h, "data-roof", "dram");
     html_close(h);
   }
-  label_add(L, "rooflabel dram", "dram", dram_label_place(t, a, rf->bw, ridge_x, text_width(dram)), dram);
+  label_add(L, "rooflabel dram", "dram", dram_label_place(t, a, rf->bw, ridge_x, text_width(dram)),
+            dram);
 }
 
 /* The boxes the points and the winner's ring cover, into t. */
-static void roofline_take_points(const axes *a, const report_cand *const *cs, size_t n, const report_cand *win,
-                                 taken *t) {
+static void roofline_take_points(const axes *a, const report_cand *const *cs, size_t n,
+                                 const report_cand *win, taken *t) {
   for (size_t i = 0; i < n; i++) {
     double x = ax_x(a, cs[i]->intensity), y = ax_y(a, cs[i]->achieved);
     take(t, (box){x - POINT_HALF, y - POINT_HALF, x + POINT_HALF, y + POINT_HALF});
@@ -355,8 +379,8 @@ static void roofline_take_points(const axes *a, const report_cand *const *cs, si
   }
 }
 
-static void roofline_points(html *h, const axes *a, const marks *mk, const report_cand *const *cs, size_t n,
-                            const report_cand *win) {
+static void roofline_points(html *h, const axes *a, const marks *mk, const report_cand *const *cs,
+                            size_t n, const report_cand *win) {
   for (size_t i = 0; i < n; i++) {
     const report_cand *c = cs[i];
     double x = ax_x(a, c->intensity), y = ax_y(a, c->achieved);
@@ -365,12 +389,14 @@ static void roofline_points(html *h, const axes *a, const marks *mk, const repor
     snprintf(cls, sizeof cls, "pt %s", kind);
     marker_open(h, mark_of(mk, c->tmpl), cls, x, y);
     html_attr(h, "data-template", c->tmpl);
-    const char *path = c->path >= 0 && c->path < PATH_COUNT ? compute_path_key((compute_path)c->path) : "";
+    const char *path =
+        c->path >= 0 && c->path < PATH_COUNT ? compute_path_key((compute_path)c->path) : "";
     if (path[0]) html_attr(h, "data-path", path);
     char v[32];
     si_unit(c->achieved, "FLOP/s", v, sizeof v);
-    svg_titlef(h, "%s %s: %.4g ms, %s, %s%s%s%s%s", c->tmpl, c->config, c->ms, v, kind, path[0] ? ", " : "",
-               path[0] ? compute_path_label((compute_path)c->path) : "", c->limit[0] ? ", " : "", c->limit);
+    svg_titlef(h, "%s %s: %.4g ms, %s, %s%s%s%s%s", c->tmpl, c->config, c->ms, v, kind,
+               path[0] ? ", " : "", path[0] ? compute_path_label((compute_path)c->path) : "",
+               c->limit[0] ? ", " : "", c->limit);
     html_close(h);
     html_newline(h);
   }
@@ -380,8 +406,8 @@ static void roofline_points(html *h, const axes *a, const marks *mk, const repor
   }
 }
 
-static void roofline_svg(html *h, size_t si, const report_section *s, const marks *mk, const report_cand *const *cs,
-                         size_t n, const report_cand *win) {
+static void roofline_svg(html *h, size_t si, const report_section *s, const marks *mk,
+                         const report_cand *const *cs, size_t n, const report_cand *win) {
   const report_roofs *rf = &s->roofs;
   axes a = roofline_axes(rf, cs, n);
   svg_open(h, "roofline", PW, PH);
@@ -406,7 +432,9 @@ static void roofline_svg(html *h, size_t si, const report_section *s, const mark
   roofline_points(h, &a, mk, cs, n, win);
   if (win)
     label_add(&L, "winlabel", NULL,
-              win_label_place(&t, ax_x(&a, win->intensity), ax_y(&a, win->achieved), text_width("winner")), "winner");
+              win_label_place(&t, ax_x(&a, win->intensity), ax_y(&a, win->achieved),
+                              text_width("winner")),
+              "winner");
   labels_write(h, &L);
   free(t.b);
   html_close(h); /* svg */
@@ -445,15 +473,16 @@ static void roofline_legend(html *h, const marks *mk, const report_cand *const *
 /* ---- history: the winner's time run after run ---- */
 
 static int run_of(const report_section *s, const db_run_info *r) {
-  return !strcmp(r->family, s->family) && !strcmp(r->shape, s->shape) && !strcmp(r->dtype, s->dtype) &&
-         !strcmp(r->layout, s->layout) && !strcmp(r->device.name, s->device.name);
+  return !strcmp(r->family, s->family) && !strcmp(r->shape, s->shape) &&
+         !strcmp(r->dtype, s->dtype) && !strcmp(r->layout, s->layout) &&
+         !strcmp(r->device.name, s->device.name);
 }
 
 enum { HW = 1000, HH = 190, HL = 72, HR = 16, HT = 12, HB = 34 };
 
 /* The best-so-far line over the runs of section s (k-th run at x HL + 10 + step k). */
-static void history_best(html *h, const report_section *s, const db_run_info *runs, size_t nruns, double step,
-                         double ymax) {
+static void history_best(html *h, const report_section *s, const db_run_info *runs, size_t nruns,
+                         double step, double ymax) {
   double *xy = malloc((nruns ? nruns : 1) * 2 * sizeof *xy);
   if (!xy) return;
   double best = INFINITY;
@@ -474,8 +503,9 @@ static void history_best(html *h, const report_section *s, const db_run_info *ru
   free(xy);
 }
 
-static void history_marks(html *h, const report_section *s, const db_run_info *runs, size_t nruns, double step,
-                          double ymax, double tol, char *first, char *last, size_t size) {
+static void history_marks(html *h, const report_section *s, const db_run_info *runs, size_t nruns,
+                          double step, double ymax, double tol, char *first, char *last,
+                          size_t size) {
   size_t k = 0;
   double best = INFINITY;
   for (size_t i = 0; i < nruns; i++) {
@@ -492,14 +522,15 @@ static void history_marks(html *h, const report_section *s, const db_run_info *r
       double y = HT + (1 - v / ymax) * (HH - HT - HB);
       static const double diamond[] = {5, 5, -5, 5, -5, -5};
       svg_polygon_open(h, failed || slower ? "recheck regressed" : "recheck", x, y - 5, diamond, 3);
-      svg_titlef(h, "recheck %s: %s%s", r->started_at, failed ? "FAILS " : "", failed ? r->last_status : "");
+      svg_titlef(h, "recheck %s: %s%s", r->started_at, failed ? "FAILS " : "",
+                 failed ? r->last_status : "");
       html_close(h);
       html_newline(h);
     } else if (isfinite(r->best_ms)) {
       best = fmin(best, r->best_ms);
       svg_circle_open(h, "run", x, HT + (1 - r->best_ms / ymax) * (HH - HT - HB), 3);
-      svg_titlef(h, "run %lld %s: best %.4g ms, %lld results (%s)", r->id, r->started_at, r->best_ms, r->results,
-                 r->status);
+      svg_titlef(h, "run %lld %s: best %.4g ms, %lld results (%s)", r->id, r->started_at,
+                 r->best_ms, r->results, r->status);
       html_close(h);
       html_newline(h);
     }
@@ -514,19 +545,23 @@ static void history_one(html *h, const report_section *s, const db_run_info *run
     html_open_class(h, "p", "history-one");
     html_elem(h, "span", "lead", "History: one run so far");
     if (job_run_is_recheck(r))
-      html_textf(h, " \u2014 a recheck, started %s: %s, %.4g ms (%s).", r->started_at, r->last_status, r->last_ms,
-                 r->status);
+      html_textf(h, " \u2014 a recheck, started %s: %s, %.4g ms (%s).", r->started_at,
+                 r->last_status, r->last_ms, r->status);
     else
-      html_textf(h, " \u2014 run %lld, started %s: best %.4g ms over %lld result%s (%s). The chart of the best "
-                 "time run after run starts with the second run.", r->id, r->started_at, r->best_ms, r->results,
-                 r->results == 1 ? "" : "s", r->status);
+      html_textf(h,
+                 " \u2014 run %lld, started %s: best %.4g ms over %lld result%s (%s). The chart of "
+                 "the best "
+                 "time run after run starts with the second run.",
+                 r->id, r->started_at, r->best_ms, r->results, r->results == 1 ? "" : "s",
+                 r->status);
     html_close(h);
     html_newline(h);
     return;
   }
 }
 
-static void history_svg(html *h, const report_section *s, const db_run_info *runs, size_t nruns, double tol) {
+static void history_svg(html *h, const report_section *s, const db_run_info *runs, size_t nruns,
+                        double tol) {
   size_t n = 0;
   double ymax = 0;
   for (size_t i = 0; i < nruns; i++)
@@ -563,8 +598,9 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
   history_marks(h, s, runs, nruns, step, ymax, tol, first, last, sizeof first);
   svg_text(h, "tick", HL, HH - HB + 14, NULL, first);
   svg_text(h, "tick", HW - HR, HH - HB + 14, "end", last);
-  svg_text(h, "axis", (HL + HW - HR) / 2.0, HH - 6, "middle",
-           "runs, oldest first (circles: best of a tuning run; line: best so far; diamonds: rechecks)");
+  svg_text(
+      h, "axis", (HL + HW - HR) / 2.0, HH - 6, "middle",
+      "runs, oldest first (circles: best of a tuning run; line: best so far; diamonds: rechecks)");
   html_close(h); /* svg */
   html_newline(h);
 }
@@ -572,31 +608,47 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
 /* ---- the page ---- */
 
 /* The style sheet: a literal, as html_style takes it. */
-#define REPORT_CSS \
-    "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;padding:0 24px;color:#1b1f24;background:#fff;" \
-    "max-width:1400px}" \
-    "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-top:1px solid #d0d7de;" \
-    "padding-top:14px}table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid " \
-    "#eaeef2;text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:" \
-    "tabular-nums}code{font-size:12px;word-break:break-all}.muted{color:#57606a}.bad{color:#b42318;font-weight:600}.ok{color:#1a7f37}" \
-    "tr.win td{background:#fff8c5}section.regressed h2{color:#b42318}.banner{background:#fdecea;border:1px solid " \
-    "#f5c2c0;padding:8px 12px;border-radius:6px}svg text{font:11px system-ui,sans-serif;fill:#57606a}" \
-    "svg .axis{font-size:12px;fill:#1b1f24}rect.plot{fill:#fbfcfd;stroke:#d0d7de}line.grid{stroke:#eaeef2}" \
-    "table.overview,table.top{display:block;overflow-x:auto;max-width:100%}" \
-    "div.chart{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 24px}" \
-    "svg.roofline{flex:1 1 640px;min-width:0;max-width:1100px;height:auto}svg.history{width:100%;max-width:1100px;" \
-    "height:auto}table.legend{flex:0 1 260px;margin:0}table.legend td{border:0;padding:1px 6px;word-break:break-all}" \
-    ".roof{fill:none;stroke-width:2}.roof.tc_f16{stroke:#cf222e}.roof.tc_tf32{stroke:#953800;stroke-dasharray:8 3}" \
-    ".roof.simt_f32{stroke:#bc4c00;stroke-dasharray:3 3}.roof.tc_f8{stroke:#a0111f;stroke-dasharray:10 3 2 3}" \
-    ".roof.dram{stroke:#cf222e}.rooflabel{fill:#cf222e!important}.rooflabel.tc_tf32{fill:#953800!important}" \
-    ".rooflabel.simt_f32{fill:#bc4c00!important}.rooflabel.tc_f8{fill:#a0111f!important}" \
-    ".pt,.keymark{stroke-width:1.3}.c0{fill:#0969da;stroke:#0969da}.c1{fill:#bf8700;stroke:#bf8700}" \
-    ".c2{fill:#1a7f37;stroke:#1a7f37}.c3{fill:#8250df;stroke:#8250df}.c4{fill:#e16f24;stroke:#e16f24}" \
-    ".c5{fill:#1b7c83;stroke:#1b7c83}.c6{fill:#bf3989;stroke:#bf3989}.c7{fill:#57606a;stroke:#57606a}" \
-    ".pt.measured,.keymark{fill-opacity:.8}.pt.predicted{fill:#fff}.pt.replayed{fill-opacity:.3}" \
-    ".win{fill:none;stroke:#1b1f24;stroke-width:2}.winlabel{fill:#1b1f24!important;font-weight:600}" \
-    ".best{fill:none;stroke:#1a7f37;stroke-width:2}.run{fill:#1a7f37}.recheck{fill:#0969da}" \
-    ".recheck.regressed{fill:#cf222e}.legend span{margin-right:14px}.lead{font-weight:600}"
+#define REPORT_CSS                                                                                 \
+  "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;padding:0 "                           \
+  "24px;color:#1b1f24;background:#fff;"                                                            \
+  "max-width:1400px}"                                                                              \
+  "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;border-top:1px solid "     \
+  "#d0d7de;"                                                                                       \
+  "padding-top:14px}table{border-collapse:collapse;margin:8px 0}td,th{padding:3px "                \
+  "8px;border-bottom:1px solid "                                                                   \
+  "#eaeef2;text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right;font-" \
+  "variant-numeric:"                                                                               \
+  "tabular-nums}code{font-size:12px;word-break:break-all}.muted{color:#57606a}.bad{color:#b42318;" \
+  "font-weight:600}.ok{color:#1a7f37}"                                                             \
+  "tr.win td{background:#fff8c5}section.regressed "                                                \
+  "h2{color:#b42318}.banner{background:#fdecea;border:1px solid "                                  \
+  "#f5c2c0;padding:8px 12px;border-radius:6px}svg text{font:11px "                                 \
+  "system-ui,sans-serif;fill:#57606a}"                                                             \
+  "svg "                                                                                           \
+  ".axis{font-size:12px;fill:#1b1f24}rect.plot{fill:#fbfcfd;stroke:#d0d7de}line.grid{stroke:#"     \
+  "eaeef2}"                                                                                        \
+  "table.overview,table.top{display:block;overflow-x:auto;max-width:100%}"                         \
+  "div.chart{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 24px}"                     \
+  "svg.roofline{flex:1 1 "                                                                         \
+  "640px;min-width:0;max-width:1100px;height:auto}svg.history{width:100%;max-width:1100px;"        \
+  "height:auto}table.legend{flex:0 1 260px;margin:0}table.legend td{border:0;padding:1px "         \
+  "6px;word-break:break-all}"                                                                      \
+  ".roof{fill:none;stroke-width:2}.roof.tc_f16{stroke:#cf222e}.roof.tc_tf32{stroke:#953800;"       \
+  "stroke-dasharray:8 3}"                                                                          \
+  ".roof.simt_f32{stroke:#bc4c00;stroke-dasharray:3 "                                              \
+  "3}.roof.tc_f8{stroke:#a0111f;stroke-dasharray:10 3 2 3}"                                        \
+  ".roof.dram{stroke:#cf222e}.rooflabel{fill:#cf222e!important}.rooflabel.tc_tf32{fill:#953800!"   \
+  "important}"                                                                                     \
+  ".rooflabel.simt_f32{fill:#bc4c00!important}.rooflabel.tc_f8{fill:#a0111f!important}"            \
+  ".pt,.keymark{stroke-width:1.3}.c0{fill:#0969da;stroke:#0969da}.c1{fill:#bf8700;stroke:#bf8700}" \
+  ".c2{fill:#1a7f37;stroke:#1a7f37}.c3{fill:#8250df;stroke:#8250df}.c4{fill:#e16f24;stroke:#"      \
+  "e16f24}"                                                                                        \
+  ".c5{fill:#1b7c83;stroke:#1b7c83}.c6{fill:#bf3989;stroke:#bf3989}.c7{fill:#57606a;stroke:#"      \
+  "57606a}"                                                                                        \
+  ".pt.measured,.keymark{fill-opacity:.8}.pt.predicted{fill:#fff}.pt.replayed{fill-opacity:.3}"    \
+  ".win{fill:none;stroke:#1b1f24;stroke-width:2}.winlabel{fill:#1b1f24!important;font-weight:600}" \
+  ".best{fill:none;stroke:#1a7f37;stroke-width:2}.run{fill:#1a7f37}.recheck{fill:#0969da}"         \
+  ".recheck.regressed{fill:#cf222e}.legend span{margin-right:14px}.lead{font-weight:600}"
 
 /* A link to section i, its text the problem and device. */
 static void problem_link(html *h, const report_section *s, size_t i, int with_device) {
@@ -637,8 +689,10 @@ static void page_head(const report_page *p, html *h) {
   html_newline(h);
   html_elem(h, "h1", NULL, p->title);
   html_newline(h);
-  html_elemf(h, "p", "muted", "%s \u00b7 generated %s by rooftune \u00b7 %zu problem%s on their devices, %zu candidates",
-             p->source, p->generated, p->nsec, p->nsec == 1 ? "" : "s", p->ncand);
+  html_elemf(
+      h, "p", "muted",
+      "%s \u00b7 generated %s by rooftune \u00b7 %zu problem%s on their devices, %zu candidates",
+      p->source, p->generated, p->nsec, p->nsec == 1 ? "" : "s", p->ncand);
   html_newline(h);
   if (p->regressions) {
     html_open_class(h, "p", "banner");
@@ -665,9 +719,11 @@ static void page_head(const report_page *p, html *h) {
 
 /* The overview: one row per section, regressions first. */
 static void page_overview(const report_page *p, html *h) {
-  static const char *const names[] = {"problem", "device", "winner", "time ms", "TFLOP/s", "timing", "limit",
-                                      "candidates", "last run", "recheck", NULL};
-  static const char *const classes[] = {NULL, NULL, NULL, "num", "num", NULL, NULL, "num", NULL, NULL};
+  static const char *const names[] = {"problem",  "device",  "winner", "time ms",
+                                      "TFLOP/s",  "timing",  "limit",  "candidates",
+                                      "last run", "recheck", NULL};
+  static const char *const classes[] = {NULL, NULL, NULL,  "num", "num",
+                                        NULL, NULL, "num", NULL,  NULL};
   html_open_class(h, "table", "overview");
   header_row(h, names, classes);
   for (int pass = 0; pass < 2; pass++)
@@ -692,7 +748,8 @@ static void page_overview(const report_page *p, html *h) {
       }
       html_elemf(h, "td", "num", "%zu", s->ncand);
       html_elemf(h, "td", NULL, "%.10s", s->last_run);
-      cell(h, s->regression ? "bad" : "ok", s->have_verdict ? recheck_verdict_name(s->verdict) : "");
+      cell(h, s->regression ? "bad" : "ok",
+           s->have_verdict ? recheck_verdict_name(s->verdict) : "");
       html_close(h);
       html_newline(h);
     }
@@ -703,8 +760,8 @@ static void page_overview(const report_page *p, html *h) {
 /* A section's table of its fastest candidates. */
 static void section_table(const report_page *p, html *h, const report_cand *const *cs, size_t n,
                           const report_cand *win) {
-  static const char *const names[] = {"#", "template", "time ms", "TFLOP/s", "timing", "limit", "lever",
-                                      "configuration", NULL};
+  static const char *const names[] = {"#",     "template", "time ms",       "TFLOP/s", "timing",
+                                      "limit", "lever",    "configuration", NULL};
   static const char *const classes[] = {NULL, NULL, "num", "num", NULL, NULL, NULL, NULL};
   html_open_class(h, "table", "top");
   header_row(h, names, classes);
@@ -734,7 +791,8 @@ static void section_table(const report_page *p, html *h, const report_cand *cons
   html_newline(h);
 }
 
-static void page_section(const report_page *p, const marks *mk, html *h, size_t i, report_stats *st) {
+static void page_section(const report_page *p, const marks *mk, html *h, size_t i,
+                         report_stats *st) {
   const report_section *s = &p->sec[i];
   const report_cand *const *cs = p->order + p->start[i];
   size_t n = p->start[i + 1] - p->start[i];
@@ -760,7 +818,8 @@ static void page_section(const report_page *p, const marks *mk, html *h, size_t 
   html_open_class(h, "p", "muted");
   html_textf(h, "%zu candidates, %zu plotted", n, np);
   if (s->nfailed) html_textf(h, ", %zu failed (no time, not plotted)", s->nfailed);
-  if (n > np + s->nfailed) html_textf(h, ", %zu without a FLOP count (not plotted)", n - np - s->nfailed);
+  if (n > np + s->nfailed)
+    html_textf(h, ", %zu without a FLOP count (not plotted)", n - np - s->nfailed);
   html_textf(h, "; roofs of %s", s->roofs.gpu);
   html_close(h);
   html_newline(h);

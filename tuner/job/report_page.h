@@ -16,34 +16,34 @@
 
 /* One candidate: a template's configuration on one problem and device, its latest result. */
 typedef struct report_cand {
-  int section;             /* index into report_page.sec */
+  int section; /* index into report_page.sec */
   char *tmpl, *config, *toolkit, *limit, *lever;
-  char status[24];         /* rt_status_name() of the result */
+  char status[24]; /* rt_status_name() of the result */
   timing_kind timing;
-  double ms;               /* NAN when it failed */
-  double intensity;        /* FLOP per modeled DRAM byte */
-  double achieved;         /* FLOP/s */
-  int path;                /* the compute_path it ran on (results.path); -1 unknown (a row
+  double ms;        /* NAN when it failed */
+  double intensity; /* FLOP per modeled DRAM byte */
+  double achieved;  /* FLOP/s */
+  int path;         /* the compute_path it ran on (results.path); -1 unknown (a row
                               stored before schema 7) */
-  uint64_t hash;           /* report.c's table */
+  uint64_t hash;    /* report.c's table */
 } report_cand;
 
 /* One compute roof: the peak of an instruction path (gpu_spec.h's COMPUTE_PATHS, whose label
  * the chart prints). */
 typedef struct report_roof {
-  double peak;             /* FLOP/s; 0 unknown */
-  int measured;            /* 1: this device's measured rate, 0: the spec table's */
-  int present;             /* drawn: a plotted candidate computed on this path */
+  double peak;  /* FLOP/s; 0 unknown */
+  int measured; /* 1: this device's measured rate, 0: the spec table's */
+  int present;  /* drawn: a plotted candidate computed on this path */
 } report_roof;
 
 /* A section's roofs: the memory slope and one compute roof per path its candidates ran on
  * (CUDA-core fp32 for gemm_skinny, tensor-core f16/bf16 for gemm_mma, tf32 only where a result
  * used it; a declared family computes on the CUDA cores). */
 typedef struct report_roofs {
-  double bw;               /* bytes/s; 0 unknown */
+  double bw; /* bytes/s; 0 unknown */
   int bw_measured;
   report_roof path[PATH_COUNT]; /* by compute_path */
-  char gpu[128];           /* whose roofs (a db_device name fits) */
+  char gpu[128];                /* whose roofs (a db_device name fits) */
 } report_roofs;
 
 /* One problem on one device. */
@@ -52,28 +52,28 @@ typedef struct report_section {
   db_device device;
   size_t ncand, npoints, nfailed;
   int have_winner;
-  db_entry winner;         /* the fastest current winner */
-  int regression;          /* its latest recheck is SLOWER or FAILS */
+  db_entry winner; /* the fastest current winner */
+  int regression;  /* its latest recheck is SLOWER or FAILS */
   recheck_verdict verdict;
   int have_verdict;
   double recheck_ms;
   char last_run[32];
   report_roofs roofs;
-  const db_run_info *runs;       /* the section's runs, oldest first (a slice of report.c's copy) */
+  const db_run_info *runs; /* the section's runs, oldest first (a slice of report.c's copy) */
   size_t nruns;
 } report_section;
 
 typedef struct report_page {
   const char *title;
-  const char *source;            /* the database's path */
-  const char *generated;         /* "2026-12-01 02:30 UTC" */
+  const char *source;    /* the database's path */
+  const char *generated; /* "2026-12-01 02:30 UTC" */
   const report_section *sec;
   size_t nsec;
   const report_cand *const *order; /* the candidates grouped by section, each group by time */
-  const size_t *start;           /* section i's are order[start[i] .. start[i+1]) */
+  const size_t *start;             /* section i's are order[start[i] .. start[i+1]) */
   size_t ncand;
-  double tol;                    /* for recheck verdicts, a fraction */
-  int top;                       /* rows of each candidates table */
+  double tol; /* for recheck verdicts, a fraction */
+  int top;    /* rows of each candidates table */
   size_t regressions;
 } report_page;
 

@@ -45,15 +45,16 @@ static rt_status write_json(const char *path, const json_t *v, rt_error *err) {
     int e = errno;
     fileio_out_abort(&o);
     rt_error_locate(err, path, NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_IO, "cannot write the summary: %s", e ? strerror(e) : "a write failed");
+    return rt_error_set(err, RT_ERR_IO, "cannot write the summary: %s",
+                        e ? strerror(e) : "a write failed");
   }
   return fileio_out_commit(&o, err);
 }
 
 /* ---- devices and paths ---- */
 
-rt_status job_devices(const job *j, const char *spec, char devices[][64], int *n, char *note, size_t note_size,
-                      rt_error *err) {
+rt_status job_devices(const job *j, const char *spec, char devices[][64], int *n, char *note,
+                      size_t note_size, rt_error *err) {
   *n = 0;
   if (note_size) note[0] = 0;
   int nlist = spec ? 1 : j->ndevices;
@@ -67,7 +68,8 @@ rt_status job_devices(const job *j, const char *spec, char devices[][64], int *n
         return rt_error_set(err, RT_ERR_NO_GPU, "cuda:all: no CUDA GPU on this node (%.200s)",
                             e.text[0] ? e.text : "none found");
       }
-      for (int k = 0; k < g && *n < JOB_MAX_DEVICES; k++) snprintf(devices[(*n)++], 64, "cuda:%d", k);
+      for (int k = 0; k < g && *n < JOB_MAX_DEVICES; k++)
+        snprintf(devices[(*n)++], 64, "cuda:%d", k);
     } else if (*n < JOB_MAX_DEVICES) {
       snprintf(devices[(*n)++], 64, "%s", d);
     }
@@ -85,7 +87,8 @@ void job_database_path(const job *j, job_shard s, const char *db_path, char *buf
     job_shard_database(j, s, buf, size);
     return;
   }
-  if (j->database[0]) snprintf(buf, size, "%s", j->database);
+  if (j->database[0])
+    snprintf(buf, size, "%s", j->database);
   else /* its folder made for the writer (one that cannot be made: db_open names the path) */
     rt_mkdir_parents(rt_default_db_path(buf, size), NULL);
 }
@@ -157,20 +160,26 @@ static rt_status lock_error(const job *j, job_shard s, const char *path, int l, 
   int e = errno;
   rt_error_locate(err, path, NULL, 0, 0);
   if (l > 0)
-    return rt_error_set(err, RT_ERR_INVALID, "job %s shard %d/%d is already running (this lock is held by another "
-                        "process): wait for it or stop it", j->name, s.index, s.count);
-  return rt_error_set(err, RT_ERR_IO, "cannot take the lock of job %s shard %d/%d: %s", j->name, s.index, s.count,
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "job %s shard %d/%d is already running (this lock is held by another "
+                        "process): wait for it or stop it",
+                        j->name, s.index, s.count);
+  return rt_error_set(err, RT_ERR_IO, "cannot take the lock of job %s shard %d/%d: %s", j->name,
+                      s.index, s.count,
                       e == EINVAL ? "the lock's path is not a regular file" : strerror(e));
 }
 
 /* "I-of-N" for file names, from a shard. */
-static void shard_file_part(job_shard s, char *buf, size_t size) { snprintf(buf, size, "%d-of-%d", s.index, s.count); }
+static void shard_file_part(job_shard s, char *buf, size_t size) {
+  snprintf(buf, size, "%d-of-%d", s.index, s.count);
+}
 
 /* Marks "running" runs of this job that no live process holds interrupted: those of shard s
  * (whose lock we hold) and, unless only_mine, those of any other shard whose lock is free.  A
  * shard's own database holds other shards' runs only as copies of the job's database (their
  * own shards mark them), so there only_mine is set. */
-static rt_status mark_dead_runs(const job *j, job_shard s, db *d, int only_mine, size_t *marked, rt_error *err) {
+static rt_status mark_dead_runs(const job *j, job_shard s, db *d, int only_mine, size_t *marked,
+                                rt_error *err) {
   *marked = 0;
   db_run_info *runs = NULL;
   size_t n = 0;
@@ -206,17 +215,17 @@ typedef struct run_ctx {
   const job *j;
   const job_run_options *o;
   job_shard shard;
-  const char *device;      /* this process's device */
-  int parallel;            /* one of several processes */
-  double deadline;         /* monotonic seconds; 0: none */
-  volatile int stopflag;   /* what tune_run and recheck watch */
-  volatile int quit;       /* ends the watchdog */
-  int why;                 /* 1 time budget, 2 signal */
-  size_t index, total;     /* the problem being tuned */
+  const char *device;    /* this process's device */
+  int parallel;          /* one of several processes */
+  double deadline;       /* monotonic seconds; 0: none */
+  volatile int stopflag; /* what tune_run and recheck watch */
+  volatile int quit;     /* ends the watchdog */
+  int why;               /* 1 time budget, 2 signal */
+  size_t index, total;   /* the problem being tuned */
   const job_problem *problem;
-  const char *db_path;     /* the database to write, chosen by the parent of a parallel run;
+  const char *db_path; /* the database to write, chosen by the parent of a parallel run;
                               NULL: job_database_path() */
-  int seeded;              /* the parent seeded it already */
+  int seeded;          /* the parent seeded it already */
 } run_ctx;
 
 static void *watchdog(void *arg) {
@@ -258,17 +267,21 @@ static json_t *best_json(const char *tmpl, const char *config, double ms, timing
 }
 
 static json_t *problem_item(const job_problem *q, const job_state *st) {
-  json_t *it = json_pack("{ss ss ss ss ss sI}", "target", q->target, "shape", q->shape, "dtype", q->dtype,
-                         "state", job_state_name(st->kind), "reason", st->reason, "budget", (json_int_t)st->left);
+  json_t *it = json_pack("{ss ss ss ss ss sI}", "target", q->target, "shape", q->shape, "dtype",
+                         q->dtype, "state", job_state_name(st->kind), "reason", st->reason,
+                         "budget", (json_int_t)st->left);
   if (isfinite(st->age_s)) json_object_set_new(it, "age_s", json_real(st->age_s));
   return it;
 }
 
-static void set_count(json_t *o, const char *k, size_t v) { json_object_set_new(o, k, json_integer((json_int_t)v)); }
+static void set_count(json_t *o, const char *k, size_t v) {
+  json_object_set_new(o, k, json_integer((json_int_t)v));
+}
 
 /* Re-measures the current winners of fresh problem k that are due; appends their verdicts to
  * item's "rechecks". */
-static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp, json_t *item, job_outcome *out) {
+static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp, json_t *item,
+                            job_outcome *out) {
   const job *j = c->j;
   const db_entry *w[64];
   size_t nw = job_current_winners(j, k, env, w, 64);
@@ -279,7 +292,8 @@ static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp,
   for (size_t i = 0; i < nw && !c->stopflag; i++) {
     const db_entry *e = w[i];
     if (e->launch.library_algo[0] || e->template_stale) continue;
-    if (job_problem_split(j, k, c->shard) && tune_config_shard(e->config, c->shard.count) != c->shard.index)
+    if (job_problem_split(j, k, c->shard) &&
+        tune_config_shard(e->config, c->shard.count) != c->shard.index)
       continue; /* another shard rechecks it */
     recheck_verdict last_v;
     const db_run_info *last = job_env_last_recheck(env, e, j->tolerance, &last_v);
@@ -293,8 +307,8 @@ static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp,
     recheck_result r;
     recheck_winner_tagged(&copy, c->device, dbp, j->tolerance, j->timeout_s, c->o->worker_argv, tag,
                           &c->stopflag, &r);
-    json_t *o = json_pack("{ss ss sf ss}", "template", e->template_name, "config", e->config, "then_ms",
-                          e->time_ms, "verdict", recheck_verdict_name(r.verdict));
+    json_t *o = json_pack("{ss ss sf ss}", "template", e->template_name, "config", e->config,
+                          "then_ms", e->time_ms, "verdict", recheck_verdict_name(r.verdict));
     if (isfinite(r.now_ms)) json_object_set_new(o, "now_ms", json_real(r.now_ms));
     if (r.detail[0]) json_object_set_new(o, "detail", json_string(r.detail));
     json_array_append_new(arr, o);
@@ -311,10 +325,12 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
   const job_problem *q = &j->problems[k];
   char tag[160], command[512];
   job_shard_tag(j, c->shard, tag, sizeof tag);
-  int cn = snprintf(command, sizeof command, "rooftune job run %.200s %s: %s %.60s %s", j->path, tag, q->target,
-                    q->shape, q->dtype);
-  if (cn < 0 || (size_t)cn >= sizeof command) /* a long path: the tag must survive, it finds the run again */
-    snprintf(command, sizeof command, "rooftune job run %s: %s %.60s %s", tag, q->target, q->shape, q->dtype);
+  int cn = snprintf(command, sizeof command, "rooftune job run %.200s %s: %s %.60s %s", j->path,
+                    tag, q->target, q->shape, q->dtype);
+  if (cn < 0 ||
+      (size_t)cn >= sizeof command) /* a long path: the tag must survive, it finds the run again */
+    snprintf(command, sizeof command, "rooftune job run %s: %s %.60s %s", tag, q->target, q->shape,
+             q->dtype);
   tune_options o;
   memset(&o, 0, sizeof o);
   o.target = q->target;
@@ -351,19 +367,21 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
     return 0;
   }
   int cut = rep.interrupted;
-  json_object_set_new(item, "action", json_string(cut ? "interrupted"
-                                                  : st->kind == JOB_STATE_INTERRUPTED ? "resumed"
-                                                  : rep.have_best ? "tuned"
-                                                                  : "failed"));
+  json_object_set_new(item, "action",
+                      json_string(cut                                 ? "interrupted"
+                                  : st->kind == JOB_STATE_INTERRUPTED ? "resumed"
+                                  : rep.have_best                     ? "tuned"
+                                                                      : "failed"));
   set_count(item, "evaluated", rep.evaluated);
   set_count(item, "resumed", rep.resumed);
   set_count(item, "failed", rep.failed);
   json_object_set_new(item, "run_id", json_integer(rep.run_id));
   json_object_set_new(item, "device", json_string(rep.device));
   if (rep.note[0]) json_object_set_new(item, "note", json_string(rep.note));
-  json_object_set_new(item, "best", rep.have_best ? best_json(rep.best.template_name, rep.best.config,
-                                                              rep.best.time_ms, rep.best.timing)
-                                                  : json_null());
+  json_object_set_new(item, "best",
+                      rep.have_best ? best_json(rep.best.template_name, rep.best.config,
+                                                rep.best.time_ms, rep.best.timing)
+                                    : json_null());
   out->evaluated += rep.evaluated;
   /* a split problem's space with fewer configurations than there are shards: this one holds
    * none, which is nothing to do, not a failure */
@@ -372,13 +390,16 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
   if (nothing) {
     json_object_set_new(item, "action", json_string("nothing"));
     char why[200];
-    snprintf(why, sizeof why, "shard %d/%d holds no configuration of this problem's space (the other shards "
-             "cover it)", c->shard.index, c->shard.count);
+    snprintf(why, sizeof why,
+             "shard %d/%d holds no configuration of this problem's space (the other shards "
+             "cover it)",
+             c->shard.index, c->shard.count);
     json_object_set_new(item, "note", json_string(why));
   } else if (!cut && !rep.have_best) {
     out->failed++;
-    json_object_set_new(item, "error", json_string(rep.nresults ? "no candidate succeeded"
-                                                                : "nothing was evaluated (no configuration)"));
+    json_object_set_new(item, "error",
+                        json_string(rep.nresults ? "no candidate succeeded"
+                                                 : "nothing was evaluated (no configuration)"));
   }
   tune_report_free(&rep);
   return cut;
@@ -387,8 +408,9 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
 /* One process's whole run: shard c->shard on device c->device. */
 /* The run's summary.json object: what ran where, its counts and each problem's item (PROBLEMS,
  * taken). */
-static json_t *run_summary(const run_ctx *c, const job_env *env, const char *dbp, const char *started,
-                           double t0, size_t marked, json_t *problems, const job_outcome *out) {
+static json_t *run_summary(const run_ctx *c, const job_env *env, const char *dbp,
+                           const char *started, double t0, size_t marked, json_t *problems,
+                           const job_outcome *out) {
   const job *j = c->j;
   json_t *s = json_object();
   json_object_set_new(s, "job", json_string(j->name));
@@ -402,8 +424,10 @@ static json_t *run_summary(const run_ctx *c, const job_env *env, const char *dbp
   json_object_set_new(s, "started_at", json_string(started));
   json_object_set_new(s, "seconds", json_real(rt_now_s() - t0));
   json_object_set_new(s, "complete", json_boolean(!c->why));
-  json_object_set_new(s, "stopped", c->why == 1 ? json_string("time budget") : c->why == 2 ? json_string("signal")
-                                                                                          : json_null());
+  json_object_set_new(s, "stopped",
+                      c->why == 1   ? json_string("time budget")
+                      : c->why == 2 ? json_string("signal")
+                                    : json_null());
   set_count(s, "evaluated", out->evaluated);
   set_count(s, "tuned", out->tuned);
   set_count(s, "fresh", out->fresh);
@@ -454,8 +478,8 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   if ((rc = mark_dead_runs(j, c->shard, d, strcmp(dbp, main_db) != 0, &marked, err))) goto done;
   if (marked && o->on_event) {
     char text[200];
-    snprintf(text, sizeof text, "%zu run%s of a killed %s process marked interrupted", marked, marked > 1 ? "s" : "",
-             j->name);
+    snprintf(text, sizeof text, "%zu run%s of a killed %s process marked interrupted", marked,
+             marked > 1 ? "s" : "", j->name);
     job_event ev = {.kind = JOB_EV_NOTE, .text = text};
     emit(c, &ev);
   }
@@ -465,7 +489,8 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   }
   if ((rc = job_env_open(&env, c->device, d, err))) {
     /* a device the job file names is the file's field, not the --device flag's */
-    if (!c->o->device && err && !strcmp(err->source, "--device")) rt_error_locate(err, j->path, "device", 0, 0);
+    if (!c->o->device && err && !strcmp(err->source, "--device"))
+      rt_error_locate(err, j->path, "device", 0, 0);
     goto done;
   }
   if (pthread_create(&th, NULL, watchdog, c) == 0) have_thread = 1;
@@ -494,10 +519,15 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
     out->fresh++;
     json_object_set_new(items[k], "action", json_string("fresh"));
     if (st[k].best)
-      json_object_set_new(items[k], "best", best_json(st[k].best->template_name, st[k].best->config,
-                                                      st[k].best->time_ms, st[k].best->timing));
+      json_object_set_new(items[k], "best",
+                          best_json(st[k].best->template_name, st[k].best->config,
+                                    st[k].best->time_ms, st[k].best->timing));
     if (j->recheck && !c->stopflag) recheck_problem(c, &env, k, dbp, items[k], out);
-    job_event ev = {.kind = JOB_EV_DONE, .index = place, .total = total, .problem = &j->problems[k], .item = items[k]};
+    job_event ev = {.kind = JOB_EV_DONE,
+                    .index = place,
+                    .total = total,
+                    .problem = &j->problems[k],
+                    .item = items[k]};
     emit(c, &ev);
   }
   place = 0;
@@ -514,7 +544,11 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
       c->problem = &j->problems[k];
       if (tune_problem(c, k, &st[k], dbp, items[k], out)) out->left++;
     }
-    job_event ev = {.kind = JOB_EV_DONE, .index = place, .total = total, .problem = &j->problems[k], .item = items[k]};
+    job_event ev = {.kind = JOB_EV_DONE,
+                    .index = place,
+                    .total = total,
+                    .problem = &j->problems[k],
+                    .item = items[k]};
     emit(c, &ev);
   }
   for (size_t k = 0; k < j->nproblems; k++)
@@ -528,12 +562,14 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   json_t *s = run_summary(c, &env, dbp, started, t0, marked, problems, out);
   problems = NULL;
   out->summary = s;
-  if (!o->no_report && !c->parallel && (c->shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path))) {
+  if (!o->no_report && !c->parallel &&
+      (c->shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path))) {
     char rp[1200];
     snprintf(rp, sizeof rp, "%s/report.html", j->output);
     report_options ro = {j, NULL, j->tolerance, 0};
     rt_error rerr = {0};
-    if (report_write(d, &ro, rp, NULL, &rerr) == RT_OK) json_object_set_new(s, "report", json_string(rp));
+    if (report_write(d, &ro, rp, NULL, &rerr) == RT_OK)
+      json_object_set_new(s, "report", json_string(rp));
     else {
       char line[1024];
       rt_error_format(&rerr, line, sizeof line);
@@ -542,8 +578,10 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
     }
   }
   char sp[1200];
-  if (c->shard.count > 1) snprintf(sp, sizeof sp, "%s/summary-shard-%s.json", j->output, part);
-  else snprintf(sp, sizeof sp, "%s/summary.json", j->output);
+  if (c->shard.count > 1)
+    snprintf(sp, sizeof sp, "%s/summary-shard-%s.json", j->output, part);
+  else
+    snprintf(sp, sizeof sp, "%s/summary.json", j->output);
   rc = write_json(sp, s, err);
 done:
   if (have_thread) {
@@ -563,8 +601,8 @@ done:
 
 /* ---- several devices: one process each ---- */
 
-static rt_status run_parallel(const job *j, const job_run_options *o, char devices[][64], int nd, double deadline,
-                              const char *note, job_outcome *out, rt_error *err) {
+static rt_status run_parallel(const job *j, const job_run_options *o, char devices[][64], int nd,
+                              double deadline, const char *note, job_outcome *out, rt_error *err) {
   memset(out, 0, sizeof *out);
   rt_status rc = rt_mkdir_p(j->output, err);
   if (rc) return rc;
@@ -629,7 +667,8 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
       _exit(code);
     }
     if (pids[g] < 0) {
-      rc = rt_error_set(err, RT_ERR_INTERNAL, "cannot start a process for %s: %s", devices[g], strerror(errno));
+      rc = rt_error_set(err, RT_ERR_INTERNAL, "cannot start a process for %s: %s", devices[g],
+                        strerror(errno));
       nd = g;
       break;
     }
@@ -638,32 +677,40 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
   size_t worst = 0;
   for (int g = 0; g < nd; g++) {
     int status = 0;
-    while (waitpid(pids[g], &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pids[g], &status, 0) < 0 && errno == EINTR) {}
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-    if (code == 1) worst = 1;
-    else if (code == 3 && worst != 1) worst = 3;
+    if (code == 1)
+      worst = 1;
+    else if (code == 3 && worst != 1)
+      worst = 3;
     char sp[1200], sub[48];
     shard_file_part(subs[g], sub, sizeof sub);
     snprintf(sp, sizeof sp, "%s/summary-shard-%s.json", j->output, sub);
     json_t *cs = json_load_file(sp, 0, NULL);
     if (!cs) {
       out->failed++;
-      json_array_append_new(shards, json_pack("{ss ss si}", "device", devices[g], "error", "no summary", "exit", code));
+      json_array_append_new(shards, json_pack("{ss ss si}", "device", devices[g], "error",
+                                              "no summary", "exit", code));
       continue;
     }
     json_object_set_new(cs, "exit", json_integer(code));
     static const struct {
       const char *key;
       size_t off;
-    } counts[] = {{"evaluated", offsetof(job_outcome, evaluated)}, {"tuned", offsetof(job_outcome, tuned)},
-                  {"fresh", offsetof(job_outcome, fresh)},         {"failed", offsetof(job_outcome, failed)},
-                  {"left", offsetof(job_outcome, left)},           {"regressions", offsetof(job_outcome, regressions)}};
+    } counts[] = {{"evaluated", offsetof(job_outcome, evaluated)},
+                  {"tuned", offsetof(job_outcome, tuned)},
+                  {"fresh", offsetof(job_outcome, fresh)},
+                  {"failed", offsetof(job_outcome, failed)},
+                  {"left", offsetof(job_outcome, left)},
+                  {"regressions", offsetof(job_outcome, regressions)}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-      *(size_t *)((char *)out + counts[i].off) += (size_t)json_integer_value(json_object_get(cs, counts[i].key));
+      *(size_t *)((char *)out + counts[i].off) +=
+          (size_t)json_integer_value(json_object_get(cs, counts[i].key));
     if (json_is_string(json_object_get(cs, "stopped"))) {
-      if (!strcmp(json_string_value(json_object_get(cs, "stopped")), "signal")) out->interrupted = 1;
-      else out->stopped = 1;
+      if (!strcmp(json_string_value(json_object_get(cs, "stopped")), "signal"))
+        out->interrupted = 1;
+      else
+        out->stopped = 1;
     }
     size_t i;
     json_t *p;
@@ -681,8 +728,10 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
   snprintf(sh, sizeof sh, "%d/%d", o->shard.index, o->shard.count);
   json_object_set_new(s, "shard", json_string(sh));
   json_object_set_new(s, "complete", json_boolean(!out->stopped && !out->interrupted));
-  json_object_set_new(s, "stopped", out->stopped ? json_string("time budget") : out->interrupted ? json_string("signal")
-                                                                                                : json_null());
+  json_object_set_new(s, "stopped",
+                      out->stopped       ? json_string("time budget")
+                      : out->interrupted ? json_string("signal")
+                                         : json_null());
   set_count(s, "evaluated", out->evaluated);
   set_count(s, "tuned", out->tuned);
   set_count(s, "fresh", out->fresh);
@@ -693,13 +742,15 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
   json_object_set_new(s, "shards", shards);
   out->summary = s;
   json_object_set_new(s, "database", json_string(dbp));
-  if (!rc && !o->no_report && (o->shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path))) {
+  if (!rc && !o->no_report &&
+      (o->shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path))) {
     db *d = NULL;
     char rp[1200];
     snprintf(rp, sizeof rp, "%s/report.html", j->output);
     report_options ro = {j, NULL, j->tolerance, 0};
     rt_error rerr = {0};
-    if (db_open(dbp, DB_READONLY, &d, &rerr) == RT_OK && report_write(d, &ro, rp, NULL, &rerr) == RT_OK)
+    if (db_open(dbp, DB_READONLY, &d, &rerr) == RT_OK &&
+        report_write(d, &ro, rp, NULL, &rerr) == RT_OK)
       json_object_set_new(s, "report", json_string(rp));
     else if (rerr.code != RT_ERR_IO || file_exists(dbp)) {
       char line[1024];
@@ -710,8 +761,10 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
   }
   if (!rc) {
     char sp[1200];
-    if (o->shard.count > 1) snprintf(sp, sizeof sp, "%s/summary-shard-%s.json", j->output, part);
-    else snprintf(sp, sizeof sp, "%s/summary.json", j->output);
+    if (o->shard.count > 1)
+      snprintf(sp, sizeof sp, "%s/summary-shard-%s.json", j->output, part);
+    else
+      snprintf(sp, sizeof sp, "%s/summary.json", j->output);
     rc = write_json(sp, s, err);
   }
   lock_release(lockfd);
@@ -751,8 +804,8 @@ int job_outcome_exit(const job_outcome *o) {
 
 /* ---- status ---- */
 
-rt_status job_status(const job *j, job_shard s, const char *device, const char *db_path, json_t **out,
-                     rt_error *err) {
+rt_status job_status(const job *j, job_shard s, const char *device, const char *db_path,
+                     json_t **out, rt_error *err) {
   *out = NULL;
   rt_status rc = use_templates(j, err);
   if (rc) return rc;
@@ -777,7 +830,8 @@ rt_status job_status(const job *j, job_shard s, const char *device, const char *
     json_object_set_new(it, "left", json_integer(st.left));
     json_object_set_new(it, "budget", json_integer(st.budget));
     if (st.best) {
-      json_t *b = best_json(st.best->template_name, st.best->config, st.best->time_ms, st.best->timing);
+      json_t *b =
+          best_json(st.best->template_name, st.best->config, st.best->time_ms, st.best->timing);
       json_object_set_new(b, "made_at", json_string(st.best->created_at));
       json_object_set_new(it, "best", b);
     } else {
@@ -795,8 +849,9 @@ rt_status job_status(const job *j, job_shard s, const char *device, const char *
     json_object_set_new(it, "regression", worst ? json_string(worst) : json_null());
     json_array_append_new(arr, it);
   }
-  json_t *root = json_pack("{ss ss ss ss ss so}", "job", j->name, "database", dbp, "output", j->output, "device",
-                           devices[0], "gpu", env.device.name, "problems", arr);
+  json_t *root =
+      json_pack("{ss ss ss ss ss so}", "job", j->name, "database", dbp, "output", j->output,
+                "device", devices[0], "gpu", env.device.name, "problems", arr);
   if (note[0]) json_object_set_new(root, "note", json_string(note));
   job_env_free(&env);
   db_close(d);
@@ -806,7 +861,8 @@ rt_status job_status(const job *j, job_shard s, const char *device, const char *
 
 /* ---- merge ---- */
 
-rt_status job_merge(const char *out_path, char *const *srcs, size_t n, job_merge_stats *st, rt_error *err) {
+rt_status job_merge(const char *out_path, char *const *srcs, size_t n, job_merge_stats *st,
+                    rt_error *err) {
   memset(st, 0, sizeof *st);
   db *d = NULL;
   rt_status rc = db_open(out_path, DB_CREATE, &d, err);
@@ -826,14 +882,17 @@ rt_status job_merge(const char *out_path, char *const *srcs, size_t n, job_merge
   return rc;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 rt_status job_shard_files(const job *j, char ***paths, size_t *n, rt_error *err) {
   *paths = NULL;
   *n = 0;
   if (!j->shard_database[0]) {
     rt_error_locate(err, j->path, "shard_database", 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "the job has no shard_database: its shards write its database "
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "the job has no shard_database: its shards write its database "
                         "directly and there is nothing to merge");
   }
   char pat[2200];
@@ -860,7 +919,8 @@ rt_status job_shard_files(const job *j, char ***paths, size_t *n, rt_error *err)
   for (size_t i = 0; v && i < g.gl_pathc; i++) {
     size_t len = strlen(g.gl_pathv[i]);
     /* the database files, not their -wal / -shm / .tmp companions */
-    if ((len > 4 && !strcmp(g.gl_pathv[i] + len - 4, "-wal")) || (len > 4 && !strcmp(g.gl_pathv[i] + len - 4, "-shm")))
+    if ((len > 4 && !strcmp(g.gl_pathv[i] + len - 4, "-wal")) ||
+        (len > 4 && !strcmp(g.gl_pathv[i] + len - 4, "-shm")))
       continue;
     v[k++] = strdup(g.gl_pathv[i]);
   }

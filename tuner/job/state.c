@@ -48,7 +48,9 @@ static int pkey_cmp(pkey a, pkey b) {
   return c;
 }
 
-static pkey run_key(const db_run_info *r) { return (pkey){r->family, r->shape, r->dtype, r->layout}; }
+static pkey run_key(const db_run_info *r) {
+  return (pkey){r->family, r->shape, r->dtype, r->layout};
+}
 static pkey win_key(const db_entry *e) { return (pkey){e->family, e->shape, e->dtype, e->layout}; }
 
 static int cmp_run(const void *a, const void *b, void *ctx) {
@@ -70,7 +72,8 @@ static rt_status build_index(job_env *env, rt_error *err) {
   free(env->win_by_problem);
   env->run_by_problem = malloc((env->nruns ? env->nruns : 1) * sizeof *env->run_by_problem);
   env->win_by_problem = malloc((env->nwinners ? env->nwinners : 1) * sizeof *env->win_by_problem);
-  if (!env->run_by_problem || !env->win_by_problem) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  if (!env->run_by_problem || !env->win_by_problem)
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < env->nruns; i++) env->run_by_problem[i] = i;
   for (size_t i = 0; i < env->nwinners; i++) env->win_by_problem[i] = i;
   qsort_r(env->run_by_problem, env->nruns, sizeof *env->run_by_problem, cmp_run, env);
@@ -87,15 +90,21 @@ static void key_range(const job_env *env, int runs, pkey k, size_t *lo, size_t *
   while (a < b) { /* the first not below k */
     size_t m = a + (b - a) / 2;
     pkey x = runs ? run_key(&env->runs[ix[m]]) : win_key(&env->winners[ix[m]]);
-    if (pkey_cmp(x, k) < 0) a = m + 1;
-    else b = m;
+    if (pkey_cmp(x, k) < 0)
+      a = m + 1;
+    else
+      b = m;
   }
   *lo = a;
-  for (b = a; b < n && !pkey_cmp(runs ? run_key(&env->runs[ix[b]]) : win_key(&env->winners[ix[b]]), k); b++) {}
+  for (b = a;
+       b < n && !pkey_cmp(runs ? run_key(&env->runs[ix[b]]) : win_key(&env->winners[ix[b]]), k);
+       b++) {}
   *hi = b;
 }
 
-static pkey problem_key(const job_problem *q) { return (pkey){q->family, q->key_shape, q->dtype, q->layout}; }
+static pkey problem_key(const job_problem *q) {
+  return (pkey){q->family, q->key_shape, q->dtype, q->layout};
+}
 
 rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
   free(env->winners);
@@ -171,16 +180,19 @@ static const job_tversion *template_version(job_env *env, const char *name) {
   return t;
 }
 
-static int same_problem(const job_problem *q, const char *family, const char *shape, const char *dtype,
-                        const char *layout) {
+static int same_problem(const job_problem *q, const char *family, const char *shape,
+                        const char *dtype, const char *layout) {
   return !strcmp(q->family, family) && !strcmp(q->key_shape, shape) && !strcmp(q->dtype, dtype) &&
          !strcmp(q->layout, layout);
 }
 
-int job_run_is_recheck(const db_run_info *r) { return strncmp(r->command, "rooftune recheck (", 18) == 0; }
+int job_run_is_recheck(const db_run_info *r) {
+  return strncmp(r->command, "rooftune recheck (", 18) == 0;
+}
 
 /* The winners of problem q on this GPU model (any driver or toolkit when all is set). */
-static int winner_matches(const job *j, const job_problem *q, const job_env *env, const db_entry *e, int all) {
+static int winner_matches(const job *j, const job_problem *q, const job_env *env, const db_entry *e,
+                          int all) {
   if (!same_problem(q, e->family, e->shape, e->dtype, e->layout)) return 0;
   if (q->is_template && strcmp(e->template_name, q->target)) return 0;
   if (strcmp(e->device.name, env->device.name)) return 0;
@@ -191,7 +203,8 @@ static int winner_matches(const job *j, const job_problem *q, const job_env *env
   return 1;
 }
 
-size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out, size_t cap) {
+size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out,
+                           size_t cap) {
   size_t n = 0, lo, hi;
   key_range(env, 0, problem_key(&j->problems[k]), &lo, &hi);
   for (size_t x = lo; x < hi; x++) {
@@ -205,7 +218,8 @@ size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_
 }
 
 /* A tuning run of problem k on this device (and toolkit) that counts for shard s. */
-static int tuning_run(const job *j, size_t k, job_shard s, const job_env *env, const db_run_info *r) {
+static int tuning_run(const job *j, size_t k, job_shard s, const job_env *env,
+                      const db_run_info *r) {
   const job_problem *q = &j->problems[k];
   if (job_run_is_recheck(r) || !same_problem(q, r->family, r->shape, r->dtype, r->layout)) return 0;
   if (strcmp(r->device.name, env->device.name)) return 0;
@@ -229,7 +243,7 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
 
   /* the runs: the latest chain of interrupted (or abandoned) ones, the last complete one */
   const db_run_info *last = NULL, *last_done = NULL;
-  long chain = 0;     /* results of the trailing interrupted runs */
+  long chain = 0; /* results of the trailing interrupted runs */
   int in_chain = 0, nruns = 0, stored = 0;
   size_t lo, hi;
   key_range(env, 1, problem_key(q), &lo, &hi);
@@ -255,7 +269,8 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   const db_entry *any = NULL;
   key_range(env, 0, problem_key(q), &lo, &hi);
   for (size_t x = lo; x < hi; x++)
-    if (winner_matches(j, q, env, &env->winners[env->win_by_problem[x]], 1)) any = &env->winners[env->win_by_problem[x]];
+    if (winner_matches(j, q, env, &env->winners[env->win_by_problem[x]], 1))
+      any = &env->winners[env->win_by_problem[x]];
   for (size_t i = 0; i < ncur; i++)
     if (!out->best || cur[i]->time_ms < out->best->time_ms) out->best = cur[i];
   double done_at = last_done ? job_iso_time(last_done->finished_at) : NAN;
@@ -269,8 +284,9 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   if (in_chain && chain < out->budget) {
     out->kind = JOB_STATE_INTERRUPTED;
     out->left = out->budget - chain;
-    snprintf(out->reason, sizeof out->reason, "the round stopped after %ld of %ld evaluations (run %lld %s)",
-             chain, out->budget, last->id, last->status);
+    snprintf(out->reason, sizeof out->reason,
+             "the round stopped after %ld of %ld evaluations (run %lld %s)", chain, out->budget,
+             last->id, last->status);
     return;
   }
   if (last && !strcmp(last->status, "failed")) {
@@ -282,23 +298,24 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
     if (any) {
       out->kind = JOB_STATE_STALE;
       if (j->fresh.toolkit && strcmp(any->toolkit, env->toolkit))
-        snprintf(out->reason, sizeof out->reason, "tuned with another toolkit (%.80s; now %.80s)", any->toolkit,
-                 env->toolkit);
+        snprintf(out->reason, sizeof out->reason, "tuned with another toolkit (%.80s; now %.80s)",
+                 any->toolkit, env->toolkit);
       else
-        snprintf(out->reason, sizeof out->reason, "tuned under driver %d (now %d)", any->device.driver_version,
-                 env->device.driver_version);
+        snprintf(out->reason, sizeof out->reason, "tuned under driver %d (now %d)",
+                 any->device.driver_version, env->device.driver_version);
       return;
     }
     if (nruns && !stored && job_problem_split(j, k, s) && !strcmp(last->status, "done")) {
       /* this shard's part of the space is empty (more shards than configurations) */
       out->kind = JOB_STATE_FRESH;
-      snprintf(out->reason, sizeof out->reason, "shard %d/%d holds no configuration of this problem's space",
-               s.index, s.count);
+      snprintf(out->reason, sizeof out->reason,
+               "shard %d/%d holds no configuration of this problem's space", s.index, s.count);
       return;
     }
     if (nruns) {
       out->kind = JOB_STATE_FAILED;
-      snprintf(out->reason, sizeof out->reason, "no candidate has succeeded (%d run%s)", nruns, nruns > 1 ? "s" : "");
+      snprintf(out->reason, sizeof out->reason, "no candidate has succeeded (%d run%s)", nruns,
+               nruns > 1 ? "s" : "");
       return;
     }
     out->kind = JOB_STATE_NEVER;
@@ -308,8 +325,9 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
     for (size_t i = 0; i < ncur; i++) {
       if (!cur[i]->source_hash[0]) continue; /* a library winner: no template */
       const job_tversion *t = template_version(env, cur[i]->template_name);
-      if (!t || !t->found) continue;      /* no longer in the template path: nothing to retune */
-      if (strcmp(t->source_hash, cur[i]->source_hash) || strcmp(t->manifest_hash, cur[i]->manifest_hash)) {
+      if (!t || !t->found) continue; /* no longer in the template path: nothing to retune */
+      if (strcmp(t->source_hash, cur[i]->source_hash) ||
+          strcmp(t->manifest_hash, cur[i]->manifest_hash)) {
         out->kind = JOB_STATE_STALE;
         snprintf(out->reason, sizeof out->reason, "template %s changed since its winner was tuned",
                  cur[i]->template_name);
@@ -328,8 +346,9 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
 }
 
 /* The recheck of e among the runs picked by idx (NULL: all), n of them. */
-static const db_run_info *last_recheck(const db_entry *e, const db_run_info *runs, const size_t *idx, size_t n,
-                                       double tol, recheck_verdict *verdict) {
+static const db_run_info *last_recheck(const db_entry *e, const db_run_info *runs,
+                                       const size_t *idx, size_t n, double tol,
+                                       recheck_verdict *verdict) {
   const db_run_info *found = NULL;
   for (size_t i = 0; i < n; i++) {
     const db_run_info *r = &runs[idx ? idx[i] : i];
@@ -342,19 +361,23 @@ static const db_run_info *last_recheck(const db_entry *e, const db_run_info *run
     found = r;
   }
   if (found && verdict) {
-    if (strcmp(found->last_status, "OK") || isnan(found->last_ms)) *verdict = RECHECK_FAILS;
-    else *verdict = recheck_compare(e->time_ms, e->spread, found->last_ms, found->last_spread, tol);
+    if (strcmp(found->last_status, "OK") || isnan(found->last_ms))
+      *verdict = RECHECK_FAILS;
+    else
+      *verdict = recheck_compare(e->time_ms, e->spread, found->last_ms, found->last_spread, tol);
   }
   return found;
 }
 
-const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns, double tol,
-                                    recheck_verdict *verdict) {
+const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns,
+                                    double tol, recheck_verdict *verdict) {
   return last_recheck(e, runs, NULL, nruns, tol, verdict);
 }
 
-const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol, recheck_verdict *verdict) {
+const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol,
+                                        recheck_verdict *verdict) {
   size_t lo, hi;
   key_range(env, 1, win_key(e), &lo, &hi);
-  return last_recheck(e, env->runs, env->run_by_problem ? env->run_by_problem + lo : NULL, hi - lo, tol, verdict);
+  return last_recheck(e, env->runs, env->run_by_problem ? env->run_by_problem + lo : NULL, hi - lo,
+                      tol, verdict);
 }

@@ -38,22 +38,22 @@ typedef enum {
 const char *job_state_name(job_state_kind k);
 
 typedef struct job_tversion {
-  char name[64];          /* template name */
-  int found;              /* 0: not in the template path now */
-  char source_hash[65];   /* as tune.c computes them */
+  char name[64];        /* template name */
+  int found;            /* 0: not in the template path now */
+  char source_hash[65]; /* as tune.c computes them */
   char manifest_hash[65];
 } job_tversion;
 
 /* The device and the database as they are now, read once for all problems. */
 typedef struct job_env {
-  db_device device;       /* as the database records it */
-  char toolkit[96];       /* db_toolkit_string() */
-  double now;             /* seconds since the epoch */
-  db_entry *winners;      /* db_entries, without cubins (owned) */
+  db_device device;  /* as the database records it */
+  char toolkit[96];  /* db_toolkit_string() */
+  double now;        /* seconds since the epoch */
+  db_entry *winners; /* db_entries, without cubins (owned) */
   size_t nwinners;
-  db_run_info *runs;      /* db_runs (owned) */
+  db_run_info *runs; /* db_runs (owned) */
   size_t nruns;
-  job_tversion *tv;       /* template versions met so far (owned) */
+  job_tversion *tv; /* template versions met so far (owned) */
   size_t ntv, tvcap;
   size_t *run_by_problem; /* indices into runs, by problem (family, shape, dtype, layout), then
                              oldest first: a problem's runs in one binary search (owned) */
@@ -69,11 +69,11 @@ void job_env_free(job_env *env);
 
 typedef struct job_state {
   job_state_kind kind;
-  char reason[320];       /* why (stale, failed, interrupted), for people */
-  const db_entry *best;   /* the fastest current winner on this device (into env); NULL */
-  double age_s;           /* since the last complete round; NAN when there was none */
-  long budget;            /* the round's budget for this shard (split problems: a share) */
-  long left;              /* new evaluations the round still has (interrupted: the rest) */
+  char reason[320];     /* why (stale, failed, interrupted), for people */
+  const db_entry *best; /* the fastest current winner on this device (into env); NULL */
+  double age_s;         /* since the last complete round; NAN when there was none */
+  long budget;          /* the round's budget for this shard (split problems: a share) */
+  long left;            /* new evaluations the round still has (interrupted: the rest) */
 } job_state;
 
 /* The state of problem K of job J for shard S. */
@@ -81,7 +81,8 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
 
 /* The winners of problem K made on this device, driver and toolkit (as the fresh rules ask):
  * up to cap pointers into env, returns how many there are. */
-size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out, size_t cap);
+size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out,
+                           size_t cap);
 
 /* Seconds since the epoch of an ISO 8601 UTC time ("2026-12-01T02:30:00Z"); NAN when not one. */
 double job_iso_time(const char *iso);
@@ -89,12 +90,13 @@ double job_iso_time(const char *iso);
 /* The latest recheck of winner e among runs (a run whose last result is e's configuration on
  * e's device and toolkit, stored by `rooftune recheck` or a job), or NULL; *verdict is SAME,
  * FASTER or SLOWER against e's time (tolerance tol plus both spreads), or FAILS. */
-const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns, double tol,
-                                    recheck_verdict *verdict);
+const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns,
+                                    double tol, recheck_verdict *verdict);
 
 /* job_last_recheck over the runs of e's problem only (env's index): what job status and job run
  * ask for every winner of every problem, in time linear in the runs. */
-const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol, recheck_verdict *verdict);
+const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol,
+                                        recheck_verdict *verdict);
 
 /* 1 when run R is a recheck (its command is recheck.c's). */
 int job_run_is_recheck(const db_run_info *r);

@@ -23,11 +23,11 @@
 typedef struct lever_buf {
   char *text;
   size_t size;
-  char *move;     /* the moves as "NAME=value,...", one per lever item (when checked) */
+  char *move; /* the moves as "NAME=value,...", one per lever item (when checked) */
   size_t move_size;
-  char first[48]; /* the first parameter named, for the sentence */
+  char first[48];       /* the first parameter named, for the sentence */
   const diag_input *in; /* the configuration and its domains */
-  int blocked;    /* a parameter was left out: its domain ends there */
+  int blocked;          /* a parameter was left out: its domain ends there */
 } lever_buf;
 
 static long long config_value(const rt_vars *config, const char *name, long long dflt) {
@@ -76,8 +76,10 @@ static void lever_add_name(lever_buf *b, const char *name, char sign) {
     int p = space_param_index(b->in->domains, name);
     const space_param *sp = space_param_at(b->in->domains, p);
     int pos = space_config(b->in->domains, (size_t)to)[p];
-    if (sp->ints) snprintf(mv, sizeof mv, "%s=%lld", name, sp->ints[pos]);
-    else snprintf(mv, sizeof mv, "%s=%s", name, sp->idents[pos]);
+    if (sp->ints)
+      snprintf(mv, sizeof mv, "%s=%lld", name, sp->ints[pos]);
+    else
+      snprintf(mv, sizeof mv, "%s=%s", name, sp->idents[pos]);
   }
   size_t ml = strlen(b->move), mn = strlen(mv);
   if (to >= 0 && ml + mn + 2 > b->move_size) return;
@@ -172,17 +174,24 @@ static void lever_padded_tiles(lever_buf *b, const diag_input *in) {
 /* ---- numbers for sentences ---- */
 
 static void fmt_rate(char *buf, size_t size, double v, const char *unit) {
-  if (v >= 1e12) snprintf(buf, size, "%.*f T%s", v >= 1e14 ? 0 : 1, v / 1e12, unit);
-  else if (v >= 1e9) snprintf(buf, size, "%.*f G%s", v >= 1e11 ? 0 : 1, v / 1e9, unit);
-  else snprintf(buf, size, "%.3g %s", v, unit);
+  if (v >= 1e12)
+    snprintf(buf, size, "%.*f T%s", v >= 1e14 ? 0 : 1, v / 1e12, unit);
+  else if (v >= 1e9)
+    snprintf(buf, size, "%.*f G%s", v >= 1e11 ? 0 : 1, v / 1e9, unit);
+  else
+    snprintf(buf, size, "%.3g %s", v, unit);
 }
 
 static const char *path_words(compute_path p, int wgmma) {
   switch (p) {
-  case PATH_SIMT_F32: return "fp32 SIMT";
-  case PATH_TC_TF32: return "tf32 tensor cores";
-  case PATH_TC_F8: return "fp8 tensor cores, wgmma";
-  default: return wgmma ? "f16/bf16 tensor cores, wgmma" : "f16/bf16 tensor cores, mma.sync";
+    case PATH_SIMT_F32:
+      return "fp32 SIMT";
+    case PATH_TC_TF32:
+      return "tf32 tensor cores";
+    case PATH_TC_F8:
+      return "fp8 tensor cores, wgmma";
+    default:
+      return wgmma ? "f16/bf16 tensor cores, wgmma" : "f16/bf16 tensor cores, mma.sync";
   }
 }
 
@@ -246,7 +255,8 @@ typedef struct diag_ctx {
 } diag_ctx;
 
 /* The input and the path's peak, or RT_ERR_INVALID for a time or ceilings that are not positive. */
-static rt_status diag_check(const diag_input *in, const roofline_ceilings *cl, double *peak, rt_error *err) {
+static rt_status diag_check(const diag_input *in, const roofline_ceilings *cl, double *peak,
+                            rt_error *err) {
   if (!(in->time_s > 0) || !isfinite(in->time_s))
     return rt_error_set(err, RT_ERR_INVALID, "diagnosis needs a positive time, got %g s",
                         in->time_s);
@@ -310,8 +320,8 @@ static void diag_waves(diag_ctx *c) {
   c->wave_eff = 1.0;
   if (f->grid_blocks > 0 && f->blocks_per_sm > 0 && c->cl->sm_count > 0) {
     double full;
-    roofline_waves(f->grid_blocks, f->work_blocks, (double)c->cl->sm_count * f->blocks_per_sm, &c->out->waves,
-                   &full);
+    roofline_waves(f->grid_blocks, f->work_blocks, (double)c->cl->sm_count * f->blocks_per_sm,
+                   &c->out->waves, &full);
     c->out->tail = full - c->out->waves;
     c->wave_eff = c->out->waves / full;
   }
@@ -374,11 +384,12 @@ static int say_roof(diag_ctx *c, char *s, size_t ss) {
     /* the special-function unit issues far fewer operations per clock than the FMA pipe: a
      * kernel of many rsqrt or exp waits on it before it reaches the fp32 roof */
     snprintf(out->limit, sizeof out->limit, "xu");
-    snprintf(s, ss,
-             "bound by the special-function unit (XU: rsqrt, exp, sin ...) at %d %% of its peak, the "
-             "FMA pipe at %d %% and %d %% of the fp32 roof: fewer or cheaper transcendental operations "
-             "(fast intrinsics, values computed once) go faster; no template parameter moves it",
-             pct(c->hw->xu_pipe), pct(c->hw->fma_pipe), pct(out->flops_frac));
+    snprintf(
+        s, ss,
+        "bound by the special-function unit (XU: rsqrt, exp, sin ...) at %d %% of its peak, the "
+        "FMA pipe at %d %% and %d %% of the fp32 roof: fewer or cheaper transcendental operations "
+        "(fast intrinsics, values computed once) go faster; no template parameter moves it",
+        pct(c->hw->xu_pipe), pct(c->hw->fma_pipe), pct(out->flops_frac));
   } else if (in->flops > 0 && c->executed >= DIAG_PAD_FACTOR * in->flops &&
              c->exec_frac >= DIAG_NEAR_ROOF && c->exec_frac >= out->bw_frac) {
     snprintf(out->limit, sizeof out->limit, "compute");
@@ -388,8 +399,8 @@ static int say_roof(diag_ctx *c, char *s, size_t ss) {
              "compute-bound on padding: partial tiles make the kernel do %.1fx the problem's math, "
              "at %d %% of %s (%s) counting it and %d %% without: %s%s wastes less",
              c->executed / in->flops, pct(c->exec_frac), roof, path_words(in->path, in->wgmma),
-             pct(out->flops_frac), lb->first[0] ? "a smaller " : "a smaller tile or another template",
-             lb->first);
+             pct(out->flops_frac),
+             lb->first[0] ? "a smaller " : "a smaller tile or another template", lb->first);
   } else if (out->flops_frac >= DIAG_NEAR_ROOF && out->flops_frac >= out->bw_frac) {
     say_compute(c, s, ss);
   } else if (c->l2_frac >= DIAG_NEAR_ROOF && c->l2_frac > out->bw_frac) {
@@ -455,8 +466,11 @@ static void say_waves(diag_ctx *c, char *s, size_t ss) {
     snprintf(s, ss,
              "waves: %lld blocks fill %d %% of the %lld the GPU holds at once: %s%s makes more "
              "blocks",
-             f->work_blocks > f->grid_blocks ? f->work_blocks : f->grid_blocks, pct(out->waves), capacity,
-             !lb->first[0] ? "split-K or a smaller tile" : split_first ? "raising " : "a smaller ",
+             f->work_blocks > f->grid_blocks ? f->work_blocks : f->grid_blocks, pct(out->waves),
+             capacity,
+             !lb->first[0] ? "split-K or a smaller tile"
+             : split_first ? "raising "
+                           : "a smaller ",
              lb->first);
   } else {
     lever_tiles(lb, in, '-');
@@ -484,8 +498,8 @@ static void say_occupancy(diag_ctx *c, char *s, size_t ss) {
     snprintf(s, ss,
              "latency-bound: %s%s%d %% of compute and %d %% of bandwidth at %d %% %soccupancy: "
              "%s%s hides more latency",
-             c->stalls, c->stalls[0] ? "; " : "", pct(out->flops_frac), pct(out->bw_frac), pct(f->occupancy),
-             c->hw && c->hw->occupancy > 0 ? "measured " : "",
+             c->stalls, c->stalls[0] ? "; " : "", pct(out->flops_frac), pct(out->bw_frac),
+             pct(f->occupancy), c->hw && c->hw->occupancy > 0 ? "measured " : "",
              lb->first[0] ? "raising " : "more independent work per warp", lb->first);
     c->stalls[0] = 0; /* said */
     return;
@@ -511,8 +525,8 @@ static void say_occupancy(diag_ctx *c, char *s, size_t ss) {
   snprintf(s, ss,
            "occupancy-limited: %d %% occupancy (%d blocks/SM, limited by %s), %d %% of "
            "compute and %d %% of bandwidth: %s%s%s",
-           pct(f->occupancy), f->blocks_per_sm, lim, pct(out->flops_frac),
-           pct(out->bw_frac), what, lb->first[0] ? ", starting with " : "", lb->first);
+           pct(f->occupancy), f->blocks_per_sm, lim, pct(out->flops_frac), pct(out->bw_frac), what,
+           lb->first[0] ? ", starting with " : "", lb->first);
 }
 
 /* Near no roof and no other limit: the roof the candidate is closest to. */
@@ -537,8 +551,7 @@ static void say_closest(diag_ctx *c, char *s, size_t ss) {
     fmt_rate(roof, sizeof roof, c->peak, "FLOP/s");
     lever_add(lb, in->roles, ROLE_STAGES, '+');
     lever_tiles(lb, in, '+');
-    snprintf(s, ss,
-             "closest to the compute roof: %d %% of %s (%s): %s%s keeps the math units fed",
+    snprintf(s, ss, "closest to the compute roof: %d %% of %s (%s): %s%s keeps the math units fed",
              pct(out->flops_frac), roof, path_words(in->path, in->wgmma),
              lb->first[0] ? "a deeper or larger " : "deeper pipelining", lb->first);
   }
@@ -548,10 +561,14 @@ static void say_closest(diag_ctx *c, char *s, size_t ss) {
 static void say_limit(diag_ctx *c, char *s, size_t ss) {
   const diagnosis *out = c->out;
   if (say_roof(c, s, ss)) return;
-  if (c->in->facts.spill_stores + c->in->facts.spill_loads > 0) say_spills(c, s, ss);
-  else if (c->wave_eff < DIAG_WAVE_EFF) say_waves(c, s, ss);
-  else if (out->flops_frac < DIAG_LOW && out->bw_frac < DIAG_LOW) say_occupancy(c, s, ss);
-  else say_closest(c, s, ss);
+  if (c->in->facts.spill_stores + c->in->facts.spill_loads > 0)
+    say_spills(c, s, ss);
+  else if (c->wave_eff < DIAG_WAVE_EFF)
+    say_waves(c, s, ss);
+  else if (out->flops_frac < DIAG_LOW && out->bw_frac < DIAG_LOW)
+    say_occupancy(c, s, ss);
+  else
+    say_closest(c, s, ss);
 }
 
 /* What follows the verdict: a lever blocked at its parameters' ends, the measured stalls, and
@@ -568,8 +585,11 @@ static void say_notes(diag_ctx *c, char *s, size_t ss) {
   }
   if (in->fused_bytes > 0 && c->cl->bw > 0) {
     size_t len = strlen(s);
-    snprintf(s + len, ss - len, "; the fused epilogue saves %.0f MB of DRAM traffic against a separate pass (%.0f us at the "
-             "copy bandwidth)", in->fused_bytes / 1e6, in->fused_bytes / c->cl->bw * 1e6);
+    snprintf(s + len, ss - len,
+             "; the fused epilogue saves %.0f MB of DRAM traffic against a separate pass (%.0f us "
+             "at the "
+             "copy bandwidth)",
+             in->fused_bytes / 1e6, in->fused_bytes / c->cl->bw * 1e6);
   }
 }
 

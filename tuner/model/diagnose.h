@@ -32,22 +32,22 @@
 #include "tuner/template/roles.h"
 
 typedef struct diag_input {
-  double flops;             /* FLOPs of the problem */
-  double executed_flops;    /* FLOPs the kernel does, the padded parts of partial tiles
+  double flops;                /* FLOPs of the problem */
+  double executed_flops;       /* FLOPs the kernel does, the padded parts of partial tiles
                                included (cost.executed_flops); 0: flops */
-  double dram_bytes;        /* modeled DRAM bytes of this configuration (after L2 reuse) */
-  double l2_bytes;          /* bytes the blocks load through L2 (the cost formula's count, every
+  double dram_bytes;           /* modeled DRAM bytes of this configuration (after L2 reuse) */
+  double l2_bytes;             /* bytes the blocks load through L2 (the cost formula's count, every
                                re-read included); 0: unknown */
-  double min_bytes;         /* the problem's compulsory bytes (inputs once, output once); 0:
+  double min_bytes;            /* the problem's compulsory bytes (inputs once, output once); 0:
                                unknown.  Near l2_bytes, larger tiles have nothing to re-read
                                less and are not proposed for a memory-bound kernel */
-  double time_s;            /* the candidate's time */
-  static_facts facts;       /* registers, spills, occupancy, limiter, grid blocks */
-  compute_path path;        /* the instruction path the template uses */
-  int wgmma;                /* 1 when a PATH_TC_F16 template uses wgmma (sm_90a) */
-  const param_roles *roles;  /* parameter roles of the template; NULL: no template lever */
-  const rt_vars *config;    /* the configuration's values (orders tile levers); may be NULL */
-  const space *domains;     /* the template's space; may be NULL.  With it (and config) a lever
+  double time_s;               /* the candidate's time */
+  static_facts facts;          /* registers, spills, occupancy, limiter, grid blocks */
+  compute_path path;           /* the instruction path the template uses */
+  int wgmma;                   /* 1 when a PATH_TC_F16 template uses wgmma (sm_90a) */
+  const param_roles *roles;    /* parameter roles of the template; NULL: no template lever */
+  const rt_vars *config;       /* the configuration's values (orders tile levers); may be NULL */
+  const space *domains;        /* the template's space; may be NULL.  With it (and config) a lever
                                names a parameter only when moving it that way (the next value,
                                and the next, every other value kept) reaches a configuration
                                that satisfies every constraint (space_move), and diagnosis.move
@@ -59,7 +59,7 @@ typedef struct diag_input {
                                written) and L2 bytes, occupancy from the measured active warps,
                                and the sentence names the top warp-stall reason; diagnosis.basis
                                lists the facts that were measured */
-  double fused_bytes;       /* DRAM bytes the problem's fused epilogue saves against running it
+  double fused_bytes;          /* DRAM bytes the problem's fused epilogue saves against running it
                                as a separate pass (the intermediate written and read again); 0:
                                none.  The sentence then says so, with the time at the copy
                                bandwidth */
@@ -71,11 +71,11 @@ rt_status diagnose(const diag_input *in, const roofline_ceilings *ceil, diagnosi
                    rt_error *err);
 
 /* Thresholds (fractions of a ceiling) the rules use, exposed for tests and docs. */
-#define DIAG_NEAR_ROOF 0.60   /* at or above: bound by that roof */
-#define DIAG_AT_ROOF 0.85     /* compute-bound at or above: stop, nothing left to gain */
-#define DIAG_LOW 0.50         /* both under: occupancy / latency */
-#define DIAG_PAD_FACTOR 1.5   /* executed / problem FLOPs at or above: padding can dominate */
-#define DIAG_WAVE_EFF 0.75    /* waves / ceil(waves) under this: waves / tail */
-#define DIAG_LAUNCH_FACTOR 3.0 /* time under this many launch overheads: launch-bound */
+#define DIAG_NEAR_ROOF     0.60 /* at or above: bound by that roof */
+#define DIAG_AT_ROOF       0.85 /* compute-bound at or above: stop, nothing left to gain */
+#define DIAG_LOW           0.50 /* both under: occupancy / latency */
+#define DIAG_PAD_FACTOR    1.5  /* executed / problem FLOPs at or above: padding can dominate */
+#define DIAG_WAVE_EFF      0.75 /* waves / ceil(waves) under this: waves / tail */
+#define DIAG_LAUNCH_FACTOR 3.0  /* time under this many launch overheads: launch-bound */
 
 #endif

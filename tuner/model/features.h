@@ -23,7 +23,7 @@
   X(REGISTERS, "log2 of the registers per thread")                                    \
   X(SMEM, "log2 of 1 + the shared memory per block, static and dynamic (bytes)")      \
   X(THREADS, "log2 of the threads per block")                                         \
-  X(WAVES, "how full the blocks' waves keep the GPU: waves / ceil(waves), 0..1")     \
+  X(WAVES, "how full the blocks' waves keep the GPU: waves / ceil(waves), 0..1")      \
   X(LOCAL, "log2 of 1 + the local memory per thread: stack frame and spills (bytes)") \
   X(ROOF, "log of the roofline bound: max(executed FLOPs / peak, DRAM bytes / bandwidth)")
 
@@ -31,7 +31,7 @@ typedef enum {
 #define FEATURE_ENUM(id, what) FEATURE_##id,
   FEATURE_TABLE(FEATURE_ENUM)
 #undef FEATURE_ENUM
-  FEATURE_COUNT
+      FEATURE_COUNT
 } feature_id;
 
 typedef struct feature_input {

@@ -43,17 +43,17 @@ typedef struct arch_spec {
  *   TC_TF32   tensor cores, tf32 inputs, fp32 accumulation
  *   TC_F16    tensor cores, fp16/bf16 inputs, fp32 accumulation
  *   TC_F8     tensor cores, fp8 (e4m3/e5m2) inputs, fp32 accumulation (sm_89, sm_90) */
-#define COMPUTE_PATHS(X)                                  \
-  X(SIMT_F32, "simt_f32", "CUDA-core fp32")               \
-  X(TC_TF32, "tc_tf32", "tensor-core tf32")               \
-  X(TC_F16, "tc_f16", "tensor-core f16/bf16")             \
+#define COMPUTE_PATHS(X)                      \
+  X(SIMT_F32, "simt_f32", "CUDA-core fp32")   \
+  X(TC_TF32, "tc_tf32", "tensor-core tf32")   \
+  X(TC_F16, "tc_f16", "tensor-core f16/bf16") \
   X(TC_F8, "tc_f8", "tensor-core fp8")
 
 typedef enum {
 #define COMPUTE_PATH_ENUM_(name, key, label) PATH_##name,
   COMPUTE_PATHS(COMPUTE_PATH_ENUM_)
 #undef COMPUTE_PATH_ENUM_
-  PATH_COUNT
+      PATH_COUNT
 } compute_path;
 
 /* "tc_f16" for PATH_TC_F16; "" outside the table. */
@@ -64,20 +64,20 @@ const char *compute_path_label(compute_path p);
 int compute_path_parse(const char *key);
 
 typedef struct gpu_spec {
-  const char *key;             /* "h200": what --device model:h200 names */
-  const char *name;            /* "NVIDIA H200 SXM" */
-  const char *arch;            /* "sm_90" */
-  int sm_count;                /* multiprocessors */
-  int boost_clock_mhz;         /* SM boost clock */
-  size_t l2_bytes;             /* L2 cache */
-  size_t memory_bytes;         /* DRAM */
-  double dram_bw_spec;         /* bytes/s, datasheet */
-  double dram_bw_achievable;   /* bytes/s a large device-to-device copy reaches (measured or,
+  const char *key;               /* "h200": what --device model:h200 names */
+  const char *name;              /* "NVIDIA H200 SXM" */
+  const char *arch;              /* "sm_90" */
+  int sm_count;                  /* multiprocessors */
+  int boost_clock_mhz;           /* SM boost clock */
+  size_t l2_bytes;               /* L2 cache */
+  size_t memory_bytes;           /* DRAM */
+  double dram_bw_spec;           /* bytes/s, datasheet */
+  double dram_bw_achievable;     /* bytes/s a large device-to-device copy reaches (measured or,
                                   where unmeasured, 90 % of the datasheet) */
   double peak_flops[PATH_COUNT]; /* dense FLOP/s per path, datasheet */
-  double mma_sync_fraction;    /* share of PATH_TC_F16 that mma.sync (not wgmma) reaches */
-  double launch_overhead_s;    /* a kernel launch's fixed cost */
-  const char *source;          /* where the numbers come from */
+  double mma_sync_fraction;      /* share of PATH_TC_F16 that mma.sync (not wgmma) reaches */
+  double launch_overhead_s;      /* a kernel launch's fixed cost */
+  const char *source;            /* where the numbers come from */
 } gpu_spec;
 
 /* NULL when unknown.  Names: "sm_80" or "80" (sm_90a maps to sm_90). */

@@ -38,13 +38,18 @@ rt_status occupancy_compute(const arch_spec *a, const occupancy_input *in, occup
   /* shared memory */
   long long smem = (long long)in->smem_static + in->smem_dynamic;
   out->smem_per_block = occ_round_up(smem, a->smem_alloc_unit) + a->smem_reserved_per_block;
-  if (smem > a->smem_per_block_optin) out->by_smem = 0;
-  else if (out->smem_per_block == 0) out->by_smem = a->smem_per_sm; /* none used, none reserved (sm_75) */
-  else out->by_smem = a->smem_per_sm / out->smem_per_block;
+  if (smem > a->smem_per_block_optin)
+    out->by_smem = 0;
+  else if (out->smem_per_block == 0)
+    out->by_smem = a->smem_per_sm; /* none used, none reserved (sm_75) */
+  else
+    out->by_smem = a->smem_per_sm / out->smem_per_block;
 
   /* threads (warp slots) */
-  if (in->threads_per_block > a->max_threads_per_block) out->by_threads = 0;
-  else out->by_threads = a->max_warps_per_sm / warps;
+  if (in->threads_per_block > a->max_threads_per_block)
+    out->by_threads = 0;
+  else
+    out->by_threads = a->max_warps_per_sm / warps;
 
   out->by_blocks = a->max_blocks_per_sm;
 

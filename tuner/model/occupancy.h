@@ -40,17 +40,17 @@ typedef struct occupancy_input {
 } occupancy_input;
 
 typedef struct occupancy {
-  int blocks_per_sm;      /* resident blocks: the smallest of the four limits */
-  int active_warps;       /* blocks_per_sm * warps_per_block */
-  double fraction;        /* active_warps / max_warps_per_sm, 0..1 */
-  const char *limiter;    /* "registers", "smem", "threads" or "blocks" (static strings) */
-  int warps_per_block;    /* ceil(threads / 32) */
-  int regs_per_warp;      /* registers allocated to one warp after rounding */
-  int smem_per_block;     /* bytes allocated to one block, reserve included */
-  int by_registers;       /* blocks the register file allows (regs_per_sm when registers are 0) */
-  int by_smem;            /* blocks shared memory allows */
-  int by_threads;         /* blocks the warp slots allow */
-  int by_blocks;          /* the per-SM block limit */
+  int blocks_per_sm;   /* resident blocks: the smallest of the four limits */
+  int active_warps;    /* blocks_per_sm * warps_per_block */
+  double fraction;     /* active_warps / max_warps_per_sm, 0..1 */
+  const char *limiter; /* "registers", "smem", "threads" or "blocks" (static strings) */
+  int warps_per_block; /* ceil(threads / 32) */
+  int regs_per_warp;   /* registers allocated to one warp after rounding */
+  int smem_per_block;  /* bytes allocated to one block, reserve included */
+  int by_registers;    /* blocks the register file allows (regs_per_sm when registers are 0) */
+  int by_smem;         /* blocks shared memory allows */
+  int by_threads;      /* blocks the warp slots allow */
+  int by_blocks;       /* the per-SM block limit */
 } occupancy;
 
 /* Fills out for kernel facts `in` on architecture `arch`.  A kernel that cannot launch at all

@@ -47,7 +47,9 @@ rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const para
   in.facts = r->facts;
   /* a foreign kernel on the fp32 SIMT roof; a rooftune export's on its precision's path, at the
    * full tensor rate (whether it used wgmma the recording does not say: the higher roof) */
-  in.path = !r->precision[0] || !strcmp(r->precision, "fp32") ? PATH_SIMT_F32 : roofline_path_for_dtype(r->precision, 1);
+  in.path = !r->precision[0] || !strcmp(r->precision, "fp32")
+                ? PATH_SIMT_F32
+                : roofline_path_for_dtype(r->precision, 1);
   in.wgmma = in.path == PATH_TC_F16;
   in.roles = roles;
   in.config = ok ? &config : NULL;
@@ -60,12 +62,16 @@ void recorded_features(const static_facts *facts, const gpu_spec *gpu, double ex
                        double dram_bytes, double *out) {
   static_facts f = *facts;
   const arch_spec *arch = gpu ? arch_spec_find(gpu->arch) : NULL;
-  if (arch && f.threads_per_block > 0 && f.blocks_per_sm == 0 && occupancy_fill_facts(arch, &f, NULL) != RT_OK)
+  if (arch && f.threads_per_block > 0 && f.blocks_per_sm == 0 &&
+      occupancy_fill_facts(arch, &f, NULL) != RT_OK)
     f.threads_per_block = 0;
   roofline_ceilings c;
   roofline_from_spec(gpu, &c);
-  feature_input in = {.facts = &f, .sm_count = gpu ? gpu->sm_count : 0, .executed_flops = executed_flops,
-                      .dram_bytes = dram_bytes, .peak_flops = roofline_path_peak(&c, PATH_SIMT_F32, 0),
+  feature_input in = {.facts = &f,
+                      .sm_count = gpu ? gpu->sm_count : 0,
+                      .executed_flops = executed_flops,
+                      .dram_bytes = dram_bytes,
+                      .peak_flops = roofline_path_peak(&c, PATH_SIMT_F32, 0),
                       .bw = c.bw};
   features_fill(&in, out);
 }

@@ -23,8 +23,8 @@ double roofline_dram_bytes(double bytes, double min_bytes, double concurrent) {
   return min_bytes + (bytes - min_bytes) / sqrt(concurrent > 1 ? concurrent : 1);
 }
 
-double roofline_candidate_dram(double bytes, double scratch_bytes, double min_bytes, double calibration,
-                               int sm_count, const static_facts *facts) {
+double roofline_candidate_dram(double bytes, double scratch_bytes, double min_bytes,
+                               double calibration, int sm_count, const static_facts *facts) {
   double concurrent = roofline_concurrent(sm_count, facts->blocks_per_sm, facts->grid_blocks);
   double dram = roofline_dram_bytes(bytes, min_bytes, concurrent);
   if (calibration > 0) dram *= calibration; /* L2's traffic stays the formula's */
@@ -66,8 +66,10 @@ rt_status roofline_template_roof(double min_executed_flops, double min_bytes, lo
   memset(out, 0, sizeof *out);
   if (!(min_executed_flops >= 0) || !(min_bytes >= 0) || !isfinite(min_executed_flops) ||
       !isfinite(min_bytes) || (min_executed_flops == 0 && min_bytes == 0))
-    return rt_error_set(err, RT_ERR_INVALID, "a template's roof needs FLOPs or bytes >= 0 (not both "
-                        "0), got %g FLOPs and %g bytes", min_executed_flops, min_bytes);
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "a template's roof needs FLOPs or bytes >= 0 (not both "
+                        "0), got %g FLOPs and %g bytes",
+                        min_executed_flops, min_bytes);
   double peak = roofline_path_peak(c, path, wgmma);
   if (min_executed_flops > 0 && !(peak > 0))
     return rt_error_set(err, RT_ERR_INVALID, "no compute ceiling for path %d on %s", (int)path,
@@ -76,7 +78,8 @@ rt_status roofline_template_roof(double min_executed_flops, double min_bytes, lo
     return rt_error_set(err, RT_ERR_INVALID, "no bandwidth ceiling on %s",
                         c && c->gpu[0] ? c->gpu : "this device");
   double share = 1;
-  if (max_blocks > 0 && c->sm_count > 0 && max_blocks < c->sm_count) share = (double)max_blocks / c->sm_count;
+  if (max_blocks > 0 && c->sm_count > 0 && max_blocks < c->sm_count)
+    share = (double)max_blocks / c->sm_count;
   out->compute_s = min_executed_flops > 0 ? min_executed_flops / (peak * share) : 0;
   out->memory_s = min_bytes > 0 ? min_bytes / c->bw : 0;
   out->launch_s = c->launch_overhead_s > 0 ? c->launch_overhead_s : 0;
@@ -85,11 +88,14 @@ rt_status roofline_template_roof(double min_executed_flops, double min_bytes, lo
   return RT_OK;
 }
 
-int roofline_bound_ceilings(const roofline_ceilings *run, const gpu_spec *gpu, roofline_ceilings *out) {
+int roofline_bound_ceilings(const roofline_ceilings *run, const gpu_spec *gpu,
+                            roofline_ceilings *out) {
   memset(out, 0, sizeof *out);
   if (!gpu) return 0;
-  if (run) *out = *run;
-  else roofline_from_spec(gpu, out);
+  if (run)
+    *out = *run;
+  else
+    roofline_from_spec(gpu, out);
   out->bw = fmax(out->bw, fmax(gpu->dram_bw_spec, gpu->dram_bw_achievable));
   for (int p = 0; p < PATH_COUNT; p++) out->flops[p] = fmax(out->flops[p], gpu->peak_flops[p]);
   if (!(out->mma_sync_fraction > 0)) out->mma_sync_fraction = gpu->mma_sync_fraction;

@@ -11,19 +11,20 @@
 #include "tuner/core/result.h"
 #include "tuner/model/gpu_spec.h"
 
-#define ROOFLINE_L2_BW_FACTOR 2.5 /* L2 bandwidth / DRAM copy bandwidth assumed without a
+#define ROOFLINE_L2_BW_FACTOR \
+  2.5 /* L2 bandwidth / DRAM copy bandwidth assumed without a
                                      measurement (Hopper and Ampere L2 reads reach ~2-3x HBM) */
 
 /* The roofs a candidate is held against. */
 typedef struct roofline_ceilings {
-  double bw;                   /* DRAM bytes/s (copy bandwidth: bytes read + written) */
-  double flops[PATH_COUNT];    /* FLOP/s per compute path (wgmma rate for PATH_TC_F16) */
-  double mma_sync_fraction;    /* share of the f16 tensor rate mma.sync reaches; 1 off sm_90 */
-  double launch_overhead_s;    /* a launch's fixed cost */
-  int sm_count;                /* multiprocessors */
-  double l2_bw;                /* L2 bytes/s (an estimate, ROOFLINE_L2_BW_FACTOR x bw); 0: unknown */
-  int measured;                /* 1: bw/flops measured on this device; 0: the spec table */
-  char gpu[64];                /* what they describe: "NVIDIA H200 (spec)" */
+  double bw;                /* DRAM bytes/s (copy bandwidth: bytes read + written) */
+  double flops[PATH_COUNT]; /* FLOP/s per compute path (wgmma rate for PATH_TC_F16) */
+  double mma_sync_fraction; /* share of the f16 tensor rate mma.sync reaches; 1 off sm_90 */
+  double launch_overhead_s; /* a launch's fixed cost */
+  int sm_count;             /* multiprocessors */
+  double l2_bw;             /* L2 bytes/s (an estimate, ROOFLINE_L2_BW_FACTOR x bw); 0: unknown */
+  int measured;             /* 1: bw/flops measured on this device; 0: the spec table */
+  char gpu[64];             /* what they describe: "NVIDIA H200 (spec)" */
 } roofline_ceilings;
 
 /* The spec table's ceilings for GPU (measured = 0). */
@@ -41,8 +42,8 @@ double roofline_dram_bytes(double bytes, double min_bytes, double concurrent);
  * the blocks of facts resident at once on sm_count SMs), times calibration (> 0: measured over
  * modelled DRAM bytes of its template on this GPU; 0: none), plus scratch_bytes (split partials,
  * written and read back whole).  What passes through L2 is bytes + scratch_bytes. */
-double roofline_candidate_dram(double bytes, double scratch_bytes, double min_bytes, double calibration,
-                               int sm_count, const static_facts *facts);
+double roofline_candidate_dram(double bytes, double scratch_bytes, double min_bytes,
+                               double calibration, int sm_count, const static_facts *facts);
 
 /* Wave quantization.  `capacity` blocks fit on the GPU at once; a launch of `grid` blocks does
  * `work` blocks' worth of work (work == grid, or more for a persistent grid whose blocks loop).
@@ -101,7 +102,8 @@ rt_status roofline_template_roof(double min_executed_flops, double min_bytes, lo
  * bandwidth is not an upper bound (a kernel that only reads can beat a copy), nor is a measured
  * matmul rate (a tuned kernel can beat the library's), so neither bounds alone.  Returns 0 (out
  * zeroed) without a datasheet (gpu NULL): then no bound is safe to rule out by. */
-int roofline_bound_ceilings(const roofline_ceilings *run, const gpu_spec *gpu, roofline_ceilings *out);
+int roofline_bound_ceilings(const roofline_ceilings *run, const gpu_spec *gpu,
+                            roofline_ceilings *out);
 
 /* Across templates: 1 when a template with bound `roof` can still come within `slack` (0.05:
  * five per cent) of the incumbent's time, i.e. roof->seconds <= incumbent_s * (1 + slack); 1
@@ -111,7 +113,7 @@ int roofline_can_win(const template_roof *roof, double incumbent_s, double slack
 /* The share of a roof at which a template's search stops: ROOFLINE_STOP_MEASURED of measured
  * ceilings, ROOFLINE_STOP_SPEC of spec-sheet ones (the diagnosis' "at the roof", DIAG_AT_ROOF). */
 #define ROOFLINE_STOP_MEASURED 0.95
-#define ROOFLINE_STOP_SPEC 0.85
+#define ROOFLINE_STOP_SPEC     0.85
 double roofline_stop_fraction(const roofline_ceilings *c);
 
 /* Within a template: 1 when its best time reaches `fraction` of its bound (roof->seconds /

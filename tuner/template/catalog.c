@@ -43,13 +43,15 @@ static int installed_dir(char *buf, size_t size) {
   char *slash = strrchr(exe, '/');
   if (!slash) return 0;
   *slash = '\0';
-  if ((size_t)snprintf(buf, size, "%s/%s/rooftune/templates", exe, ROOFTUNE_BIN_TO_DATADIR) >= size) return 0;
+  if ((size_t)snprintf(buf, size, "%s/%s/rooftune/templates", exe, ROOFTUNE_BIN_TO_DATADIR) >= size)
+    return 0;
   return is_dir(buf);
 }
 
 const char *catalog_shipped_dir(char *buf, size_t size) {
   const char *env = getenv("ROOFTUNE_TEMPLATE_DIR");
-  if (env && *env) snprintf(buf, size, "%s", env);
+  if (env && *env)
+    snprintf(buf, size, "%s", env);
   else if (running_from_build() && is_dir(ROOFTUNE_SOURCE_DIR "/templates"))
     snprintf(buf, size, "%s", ROOFTUNE_SOURCE_DIR "/templates");
   else if (!installed_dir(buf, size))
@@ -61,8 +63,10 @@ const char *catalog_path(char *buf, size_t size) {
   const char *user = getenv("ROOFTUNE_TEMPLATE_PATH");
   char shipped[1024];
   catalog_shipped_dir(shipped, sizeof shipped);
-  if (user && *user) snprintf(buf, size, "%s:%s", user, shipped);
-  else snprintf(buf, size, "%s", shipped);
+  if (user && *user)
+    snprintf(buf, size, "%s:%s", user, shipped);
+  else
+    snprintf(buf, size, "%s", shipped);
   return buf;
 }
 
@@ -73,14 +77,17 @@ rt_status catalog_add_dir(const char *dir, rt_error *err) {
   }
   if (strchr(dir, ':')) {
     rt_error_locate(err, "--templates", NULL, 0, 0);
-    return rt_error_set(err, RT_ERR_INVALID, "a template folder's name cannot contain ':' (%s)", dir);
+    return rt_error_set(err, RT_ERR_INVALID, "a template folder's name cannot contain ':' (%s)",
+                        dir);
   }
   const char *old = getenv("ROOFTUNE_TEMPLATE_PATH");
   size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
   char *v = malloc(n);
   if (!v) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-  if (old && *old) snprintf(v, n, "%s:%s", dir, old);
-  else snprintf(v, n, "%s", dir);
+  if (old && *old)
+    snprintf(v, n, "%s:%s", dir, old);
+  else
+    snprintf(v, n, "%s", dir);
   int rc = setenv("ROOFTUNE_TEMPLATE_PATH", v, 1);
   free(v);
   return rc ? rt_error_set(err, RT_ERR_NOMEM, "cannot set ROOFTUNE_TEMPLATE_PATH") : RT_OK;
@@ -116,7 +123,9 @@ static void strv_push(strv *s, const char *dir, const char *name) {
   s->v[s->n++] = p;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int ends_json(const char *name) {
   size_t n = strlen(name);
@@ -128,8 +137,9 @@ static void push_kind(strv *out, const char *dir, const char *name, catalog_kind
   char path[8192 + 260], why[400];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   catalog_kind k = strcmp(name, "family.json") == 0 ? CATALOG_FAMILY
-                   : kind == CATALOG_FAMILY         ? CATALOG_MANIFEST /* not a family: no need to read it */
-                                                    : catalog_classify(path, why, sizeof why);
+                   : kind == CATALOG_FAMILY
+                       ? CATALOG_MANIFEST /* not a family: no need to read it */
+                       : catalog_classify(path, why, sizeof why);
   if (k != kind) return;
   if (kind != CATALOG_OTHER) {
     strv_push(out, dir, name);
@@ -179,20 +189,23 @@ catalog_kind catalog_classify(const char *path, char *why, size_t size) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return CATALOG_MANIFEST; /* its load says why */
   if (st.st_size > MANIFEST_FILE_MAX) {
-    snprintf(why, size, "%lld bytes, more than a manifest may have, and no .cu beside it", (long long)st.st_size);
+    snprintf(why, size, "%lld bytes, more than a manifest may have, and no .cu beside it",
+             (long long)st.st_size);
     return CATALOG_OTHER;
   }
   json_error_t jerr;
   json_t *root = json_load_file(path, 0, &jerr);
   if (root) {
-    int is_manifest = json_is_object(root) && (json_object_get(root, "family") || json_object_get(root, "source"));
+    int is_manifest = json_is_object(root) &&
+                      (json_object_get(root, "family") || json_object_get(root, "source"));
     if (!is_manifest)
       snprintf(why, size, "%s without the \"family\" and \"source\" fields a manifest has",
                json_is_object(root) ? "a JSON object" : "JSON but not an object");
     json_decref(root);
     return is_manifest ? CATALOG_MANIFEST : CATALOG_OTHER;
   }
-  if (json_error_code(&jerr) == json_error_cannot_open_file) return CATALOG_MANIFEST; /* its load says why */
+  if (json_error_code(&jerr) == json_error_cannot_open_file)
+    return CATALOG_MANIFEST; /* its load says why */
   /* not JSON: a manifest with a syntax error still names its fields */
   char *text = NULL;
   FILE *f = fopen(path, "rb");
@@ -203,7 +216,8 @@ catalog_kind catalog_classify(const char *path, char *why, size_t size) {
   if (f) fclose(f);
   int is_manifest = text && (mentions_field(text, "family") || mentions_field(text, "source"));
   free(text);
-  if (!is_manifest) snprintf(why, size, "not valid JSON (line %d: %s) and no .cu beside it", jerr.line, jerr.text);
+  if (!is_manifest)
+    snprintf(why, size, "not valid JSON (line %d: %s) and no .cu beside it", jerr.line, jerr.text);
   return is_manifest ? CATALOG_MANIFEST : CATALOG_OTHER;
 }
 
@@ -229,7 +243,8 @@ static void list_dir(const char *dir, catalog_kind kind, strv *out) {
       while (!out->oom && (de2 = readdir(d2)) != NULL) {
         char f[8192 + 260];
         snprintf(f, sizeof f, "%s/%s", sub, de2->d_name);
-        if (ends_json(de2->d_name) && stat(f, &st) == 0 && S_ISREG(st.st_mode)) push_kind(out, sub, de2->d_name, kind);
+        if (ends_json(de2->d_name) && stat(f, &st) == 0 && S_ISREG(st.st_mode))
+          push_kind(out, sub, de2->d_name, kind);
       }
       closedir(d2);
     }

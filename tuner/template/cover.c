@@ -9,7 +9,7 @@
  * pbase[k] + va * count(b) + vb.  An item no configuration has is never required. */
 typedef struct cover_items {
   int np, npairs;
-  int (*pair)[2];   /* parameter indices */
+  int (*pair)[2]; /* parameter indices */
   size_t *base, *pbase, total;
 } cover_items;
 
@@ -24,8 +24,8 @@ static size_t items_of(const cover_items *it, const space *s, const uint16_t *cf
   return n;
 }
 
-rt_status space_cover(const space *s, const char *const (*pairs)[2], int npairs, size_t **out, size_t *n,
-                      size_t *items, rt_error *err) {
+rt_status space_cover(const space *s, const char *const (*pairs)[2], int npairs, size_t **out,
+                      size_t *n, size_t *items, rt_error *err) {
   *out = NULL;
   *n = 0;
   if (items) *items = 0;
@@ -36,19 +36,25 @@ rt_status space_cover(const space *s, const char *const (*pairs)[2], int npairs,
   it.pbase = calloc((size_t)npairs + 1, sizeof *it.pbase);
   size_t *chosen = malloc((N + 1) * sizeof *chosen), *buf = malloc((per + 1) * sizeof *buf);
   unsigned char *need = NULL, *taken = calloc(N + 1, 1);
-  rt_status st = it.pair && it.base && it.pbase && chosen && buf && taken ? RT_OK
-                                                                          : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
-  for (int p = 0; !st && p < it.np; p++) it.base[p] = it.total, it.total += (size_t)space_param_at(s, p)->count;
+  rt_status st = it.pair && it.base && it.pbase && chosen && buf && taken
+                     ? RT_OK
+                     : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (int p = 0; !st && p < it.np; p++)
+    it.base[p] = it.total, it.total += (size_t)space_param_at(s, p)->count;
   for (int k = 0; !st && k < npairs; k++) {
     for (int j = 0; j < 2; j++) {
       it.pair[k][j] = space_param_index(s, pairs[k][j]);
-      if (it.pair[k][j] < 0) st = rt_error_set(err, RT_ERR_INVALID, "cover pair %d: %s is not a parameter", k, pairs[k][j]);
+      if (it.pair[k][j] < 0)
+        st = rt_error_set(err, RT_ERR_INVALID, "cover pair %d: %s is not a parameter", k,
+                          pairs[k][j]);
     }
     if (st) break;
     it.pbase[k] = it.total;
-    it.total += (size_t)space_param_at(s, it.pair[k][0])->count * (size_t)space_param_at(s, it.pair[k][1])->count;
+    it.total += (size_t)space_param_at(s, it.pair[k][0])->count *
+                (size_t)space_param_at(s, it.pair[k][1])->count;
   }
-  if (!st && !(need = calloc(it.total + 1, 1))) st = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  if (!st && !(need = calloc(it.total + 1, 1)))
+    st = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   /* what the space has: each item some configuration holds */
   size_t left = 0;
   for (size_t c = 0; !st && c < N; c++) {

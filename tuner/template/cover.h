@@ -22,8 +22,8 @@
  * of s): *out (malloc'ed) holds *n configuration indices in the order chosen; *items is the
  * count of values and pairs they hold (every one the space has).  RT_ERR_INVALID names a pair's
  * parameter the space lacks. */
-rt_status space_cover(const space *s, const char *const (*pairs)[2], int npairs, size_t **out, size_t *n,
-                      size_t *items, rt_error *err);
+rt_status space_cover(const space *s, const char *const (*pairs)[2], int npairs, size_t **out,
+                      size_t *n, size_t *items, rt_error *err);
 
 /* space_cover with manifest m's "cover" pairs, as a space of its own (space_subset: the chosen
  * configurations in the space's order). */

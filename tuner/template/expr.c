@@ -20,12 +20,12 @@
 /* ---------------------------------------------------------------- scopes */
 
 struct expr_scope {
-  int count;       /* names declared */
-  int cap;         /* allocated entries */
-  char **names;    /* slot -> name */
-  int *nidents;    /* slot -> identifier domain size, 0 for an integer name */
-  char ***idents;  /* slot -> identifier domain, NULL for an integer name */
-  int open;        /* unknown names become new slots */
+  int count;      /* names declared */
+  int cap;        /* allocated entries */
+  char **names;   /* slot -> name */
+  int *nidents;   /* slot -> identifier domain size, 0 for an integer name */
+  char ***idents; /* slot -> identifier domain, NULL for an integer name */
+  int open;       /* unknown names become new slots */
 };
 
 expr_scope *expr_scope_new(void) { return calloc(1, sizeof(expr_scope)); }
@@ -118,15 +118,35 @@ void expr_scope_list(const expr_scope *sc, int first, char *buf, size_t size) {
 /* ---------------------------------------------------------------- programs */
 
 enum {
-  OP_CONST, OP_LOAD, OP_NEG, OP_NOT, OP_BOOL,
-  OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
-  OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-  OP_MIN, OP_MAX, OP_CEIL_DIV, OP_ROUND_UP, OP_ABS, OP_IS_POW2, OP_LOG2, OP_POW2,
+  OP_CONST,
+  OP_LOAD,
+  OP_NEG,
+  OP_NOT,
+  OP_BOOL,
+  OP_ADD,
+  OP_SUB,
+  OP_MUL,
+  OP_DIV,
+  OP_MOD,
+  OP_EQ,
+  OP_NE,
+  OP_LT,
+  OP_LE,
+  OP_GT,
+  OP_GE,
+  OP_MIN,
+  OP_MAX,
+  OP_CEIL_DIV,
+  OP_ROUND_UP,
+  OP_ABS,
+  OP_IS_POW2,
+  OP_LOG2,
+  OP_POW2,
   OP_RCONST, /* real expressions: a double (its bits in arg) */
   OP_SQRT,   /* real expressions */
-  OP_JZ,  /* pop; jump to arg when zero */
-  OP_JNZ, /* pop; jump to arg when non-zero */
-  OP_JMP  /* jump to arg */
+  OP_JZ,     /* pop; jump to arg when zero */
+  OP_JNZ,    /* pop; jump to arg when non-zero */
+  OP_JMP     /* jump to arg */
 };
 
 typedef struct expr_ins {
@@ -149,14 +169,14 @@ struct expr {
 enum { N_NUM, N_NAME, N_UNARY, N_BINARY, N_COND, N_CALL };
 
 typedef struct expr_node {
-  int kind;       /* N_* */
-  int op;         /* OP_* for unary, binary and calls */
-  int col;        /* 1-based column */
-  int a, b, c;    /* children (node indices); calls: first argument index into args, count */
-  long long val;  /* N_NUM: value; N_NAME after resolution: slot (op OP_LOAD) or constant */
-  int name_off;   /* N_NAME: offset of the name in the text */
-  int name_len;   /* N_NAME: its length */
-  int height;     /* levels of the subtree: 1 for a leaf */
+  int kind;      /* N_* */
+  int op;        /* OP_* for unary, binary and calls */
+  int col;       /* 1-based column */
+  int a, b, c;   /* children (node indices); calls: first argument index into args, count */
+  long long val; /* N_NUM: value; N_NAME after resolution: slot (op OP_LOAD) or constant */
+  int name_off;  /* N_NAME: offset of the name in the text */
+  int name_len;  /* N_NAME: its length */
+  int height;    /* levels of the subtree: 1 for a leaf */
 } expr_node;
 
 typedef struct expr_parser {
@@ -179,19 +199,26 @@ static const struct {
   int min_args;     /* fewest arguments */
   int max_args;     /* most arguments (INT_MAX: any) */
 } expr_funcs[] = {
-    {"min", OP_MIN, 2, INT_MAX},         {"max", OP_MAX, 2, INT_MAX},
-    {"ceil_div", OP_CEIL_DIV, 2, 2},     {"round_up", OP_ROUND_UP, 2, 2},
-    {"abs", OP_ABS, 1, 1},               {"is_pow2", OP_IS_POW2, 1, 1},
-    {"log2", OP_LOG2, 1, 1},             {"pow2", OP_POW2, 1, 1},
-    {"sqrt", OP_SQRT, 1, 1},
+    {"min", OP_MIN, 2, INT_MAX},     {"max", OP_MAX, 2, INT_MAX}, {"ceil_div", OP_CEIL_DIV, 2, 2},
+    {"round_up", OP_ROUND_UP, 2, 2}, {"abs", OP_ABS, 1, 1},       {"is_pow2", OP_IS_POW2, 1, 1},
+    {"log2", OP_LOG2, 1, 1},         {"pow2", OP_POW2, 1, 1},     {"sqrt", OP_SQRT, 1, 1},
 };
 
 /* 1 when op is for integers only (refused in a real expression), 2 for reals only. */
 static int expr_op_domain(int op) {
   switch (op) {
-  case OP_MOD: case OP_CEIL_DIV: case OP_ROUND_UP: case OP_IS_POW2: case OP_LOG2: case OP_POW2: return 1;
-  case OP_SQRT: case OP_RCONST: return 2;
-  default: return 0;
+    case OP_MOD:
+    case OP_CEIL_DIV:
+    case OP_ROUND_UP:
+    case OP_IS_POW2:
+    case OP_LOG2:
+    case OP_POW2:
+      return 1;
+    case OP_SQRT:
+    case OP_RCONST:
+      return 2;
+    default:
+      return 0;
   }
 }
 #define EXPR_NFUNCS ((int)(sizeof expr_funcs / sizeof expr_funcs[0]))
@@ -252,7 +279,8 @@ static int expr_node_height(expr_parser *ps, int n) {
   if (x->height > EXPR_HEIGHT_MAX)
     return expr_fail(ps, x->col, RT_ERR_EXPR,
                      "expression nested too deeply (more than %d levels of operators and calls); "
-                     "split it into derived values", EXPR_HEIGHT_MAX);
+                     "split it into derived values",
+                     EXPR_HEIGHT_MAX);
   return n;
 }
 
@@ -277,18 +305,22 @@ static int expr_parse_primary(expr_parser *ps) {
     if (base == 10) { /* a decimal with a fraction or an exponent: a real */
       char *rend;
       double r = strtod(start, &rend);
-      if (rend > start && memchr(start, '.', (size_t)(rend - start)) == NULL && !memchr(start, 'e', (size_t)(rend - start)) &&
+      if (rend > start && memchr(start, '.', (size_t)(rend - start)) == NULL &&
+          !memchr(start, 'e', (size_t)(rend - start)) &&
           !memchr(start, 'E', (size_t)(rend - start)))
         rend = NULL; /* an integer */
       if (rend) {
         if (!ps->real)
-          return expr_fail(ps, col, RT_ERR_EXPR, "%.*s is not an integer: expressions here are 64-bit integers "
-                           "(floating-point values are for a float scalar's value)", (int)(rend - start), start);
+          return expr_fail(ps, col, RT_ERR_EXPR,
+                           "%.*s is not an integer: expressions here are 64-bit integers "
+                           "(floating-point values are for a float scalar's value)",
+                           (int)(rend - start), start);
         if (expr_is_ident_char(*rend) || *rend == '.')
-          return expr_fail(ps, col, RT_ERR_EXPR, "bad number \"%.*s\"", (int)strcspn(start, " \t()+-*/%<>=!&|,?:"),
-                           start);
+          return expr_fail(ps, col, RT_ERR_EXPR, "bad number \"%.*s\"",
+                           (int)strcspn(start, " \t()+-*/%<>=!&|,?:"), start);
         if (!isfinite(r))
-          return expr_fail(ps, col, RT_ERR_EXPR, "number %.*s is too large (a double)", (int)(rend - start), start);
+          return expr_fail(ps, col, RT_ERR_EXPR, "number %.*s is too large (a double)",
+                           (int)(rend - start), start);
         ps->p = rend;
         int n = expr_node_new(ps, N_NUM, OP_RCONST, col);
         if (n >= 0) memcpy(&ps->nodes[n].val, &r, sizeof r);
@@ -308,26 +340,27 @@ static int expr_parse_primary(expr_parser *ps) {
     return n;
   }
   if (expr_is_ident_start(c)) {
-    while (expr_is_ident_char(*ps->p) ||
-           (*ps->p == '.' && expr_is_ident_start(ps->p[1])))
-      ps->p++;
+    while (expr_is_ident_char(*ps->p) || (*ps->p == '.' && expr_is_ident_start(ps->p[1]))) ps->p++;
     int len = (int)(ps->p - start);
     expr_skip(ps);
     if (*ps->p == '(') { /* a function call */
       int f = -1;
       for (int i = 0; i < EXPR_NFUNCS; i++)
-        if ((int)strlen(expr_funcs[i].name) == len && strncmp(expr_funcs[i].name, start, (size_t)len) == 0)
+        if ((int)strlen(expr_funcs[i].name) == len &&
+            strncmp(expr_funcs[i].name, start, (size_t)len) == 0)
           f = i;
       if (f >= 0 && expr_op_domain(expr_funcs[f].op) == (ps->real ? 1 : 2))
-        return expr_fail(ps, col, RT_ERR_EXPR, ps->real ? "%s takes integers: not in a float scalar's value"
-                                                          : "%s is for a float scalar's value, not an integer expression",
+        return expr_fail(ps, col, RT_ERR_EXPR,
+                         ps->real ? "%s takes integers: not in a float scalar's value"
+                                  : "%s is for a float scalar's value, not an integer expression",
                          expr_funcs[f].name);
       if (f < 0) {
         char list[256] = "";
         size_t k = 0;
         for (int i = 0; i < EXPR_NFUNCS; i++) /* those of this kind of expression */
           if (expr_op_domain(expr_funcs[i].op) != (ps->real ? 1 : 2))
-            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", expr_funcs[i].name);
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "",
+                                  expr_funcs[i].name);
         return expr_fail(ps, col, RT_ERR_EXPR, "unknown function %.*s; functions are: %s", len,
                          start, list);
       }
@@ -339,7 +372,8 @@ static int expr_parse_primary(expr_parser *ps) {
         for (;;) {
           int a = expr_parse_cond(ps);
           if (a < 0) return -1;
-          if (nl == 64) return expr_fail(ps, col, RT_ERR_EXPR, "too many arguments to %s", expr_funcs[f].name);
+          if (nl == 64)
+            return expr_fail(ps, col, RT_ERR_EXPR, "too many arguments to %s", expr_funcs[f].name);
           local[nl++] = a;
           expr_skip(ps);
           if (*ps->p == ',') {
@@ -394,7 +428,8 @@ static int expr_parse_primary(expr_parser *ps) {
     ps->p++;
     return n;
   }
-  if (c == '\0') return expr_fail(ps, col, RT_ERR_EXPR, "expected a value at the end of the expression");
+  if (c == '\0')
+    return expr_fail(ps, col, RT_ERR_EXPR, "expected a value at the end of the expression");
   return expr_fail(ps, col, RT_ERR_EXPR, "expected a value, found '%c'", c);
 }
 
@@ -428,14 +463,22 @@ static int expr_binop(const char *p, int *op, int *len) {
   if (p[0] == '>' && p[1] == '=') return *op = OP_GE, 4;
   *len = 1;
   switch (p[0]) {
-    case '<': return *op = OP_LT, 4;
-    case '>': return *op = OP_GT, 4;
-    case '+': return *op = OP_ADD, 5;
-    case '-': return *op = OP_SUB, 5;
-    case '*': return *op = OP_MUL, 6;
-    case '/': return *op = OP_DIV, 6;
-    case '%': return *op = OP_MOD, 6;
-    default: return 0;
+    case '<':
+      return *op = OP_LT, 4;
+    case '>':
+      return *op = OP_GT, 4;
+    case '+':
+      return *op = OP_ADD, 5;
+    case '-':
+      return *op = OP_SUB, 5;
+    case '*':
+      return *op = OP_MUL, 6;
+    case '/':
+      return *op = OP_DIV, 6;
+    case '%':
+      return *op = OP_MOD, 6;
+    default:
+      return 0;
   }
 }
 
@@ -497,7 +540,8 @@ static int expr_parse_cond(expr_parser *ps) {
 
 static int expr_ident_pos(const expr_scope *sc, int slot, const char *name, int len) {
   for (int j = 0; j < sc->nidents[slot]; j++)
-    if ((int)strlen(sc->idents[slot][j]) == len && strncmp(sc->idents[slot][j], name, (size_t)len) == 0)
+    if ((int)strlen(sc->idents[slot][j]) == len &&
+        strncmp(sc->idents[slot][j], name, (size_t)len) == 0)
       return j;
   return -1;
 }
@@ -563,8 +607,7 @@ static int expr_resolve_name(expr_parser *ps, int node, int partner) {
   }
   if (sc->open) {
     char buf[256];
-    if (len >= (int)sizeof buf)
-      return expr_fail(ps, n->col, RT_ERR_EXPR, "name too long");
+    if (len >= (int)sizeof buf) return expr_fail(ps, n->col, RT_ERR_EXPR, "name too long");
     memcpy(buf, name, (size_t)len);
     buf[len] = '\0';
     s = expr_scope_add(sc, buf, 0, NULL);
@@ -582,9 +625,12 @@ static int expr_resolve_name(expr_parser *ps, int node, int partner) {
 static int expr_resolve(expr_parser *ps, int node, int partner) {
   expr_node *n = &ps->nodes[node];
   switch (n->kind) {
-    case N_NUM: return 0;
-    case N_NAME: return expr_resolve_name(ps, node, partner);
-    case N_UNARY: return expr_resolve(ps, n->a, -1);
+    case N_NUM:
+      return 0;
+    case N_NAME:
+      return expr_resolve_name(ps, node, partner);
+    case N_UNARY:
+      return expr_resolve(ps, n->a, -1);
     case N_BINARY: {
       int a = n->a, b = n->b, op = n->op;
       int pa = -1, pb = -1;
@@ -609,10 +655,10 @@ static int expr_resolve(expr_parser *ps, int node, int partner) {
 /* ---------------------------------------------------------------- code generation */
 
 typedef struct expr_gen {
-  expr_ins *code;   /* program */
-  int n, cap;       /* used / allocated */
-  int depth, max;   /* stack depth now / deepest */
-  int oom;          /* allocation failed */
+  expr_ins *code; /* program */
+  int n, cap;     /* used / allocated */
+  int depth, max; /* stack depth now / deepest */
+  int oom;        /* allocation failed */
 } expr_gen;
 
 static int expr_emit(expr_gen *g, int op, int col, long long arg, int stack_delta) {
@@ -635,8 +681,12 @@ static int expr_emit(expr_gen *g, int op, int col, long long arg, int stack_delt
 static void expr_gen_node(expr_parser *ps, expr_gen *g, int node) {
   const expr_node *n = &ps->nodes[node];
   switch (n->kind) {
-    case N_NUM: expr_emit(g, n->op == OP_RCONST ? OP_RCONST : OP_CONST, n->col, n->val, 1); return;
-    case N_NAME: expr_emit(g, n->op, n->col, n->val, 1); return;
+    case N_NUM:
+      expr_emit(g, n->op == OP_RCONST ? OP_RCONST : OP_CONST, n->col, n->val, 1);
+      return;
+    case N_NAME:
+      expr_emit(g, n->op, n->col, n->val, 1);
+      return;
     case N_UNARY:
       expr_gen_node(ps, g, n->a);
       expr_emit(g, n->op, n->col, 0, 0);
@@ -689,7 +739,8 @@ static int expr_cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static rt_status expr_parse_mode(const char *text, expr_scope *sc, int real, expr **out, rt_error *err);
+static rt_status expr_parse_mode(const char *text, expr_scope *sc, int real, expr **out,
+                                 rt_error *err);
 
 rt_status expr_parse(const char *text, expr_scope *sc, expr **out, rt_error *err) {
   return expr_parse_mode(text, sc, 0, out, err);
@@ -699,13 +750,16 @@ rt_status expr_parse_real(const char *text, expr_scope *sc, expr **out, rt_error
   return expr_parse_mode(text, sc, 1, out, err);
 }
 
-static rt_status expr_parse_mode(const char *text, expr_scope *sc, int real, expr **out, rt_error *err) {
+static rt_status expr_parse_mode(const char *text, expr_scope *sc, int real, expr **out,
+                                 rt_error *err) {
   *out = NULL;
   if (!text) return rt_error_set(err, RT_ERR_EXPR, "expression missing");
   size_t len = strlen(text);
   if (len > EXPR_TEXT_MAX) {
-    rt_error_set(err, RT_ERR_EXPR, "expression too long (%zu characters, at most %d); split it into "
-                 "derived values", len, EXPR_TEXT_MAX);
+    rt_error_set(err, RT_ERR_EXPR,
+                 "expression too long (%zu characters, at most %d); split it into "
+                 "derived values",
+                 len, EXPR_TEXT_MAX);
     if (err) err->column = EXPR_TEXT_MAX + 1;
     return RT_ERR_EXPR;
   }
@@ -715,7 +769,8 @@ static rt_status expr_parse_mode(const char *text, expr_scope *sc, int real, exp
     expr_skip(&ps);
     if (*ps.p) {
       if (*ps.p == '=' && ps.p[1] != '=')
-        expr_fail(&ps, expr_col(&ps, ps.p), RT_ERR_EXPR, "'=' is not an operator; compare with '=='");
+        expr_fail(&ps, expr_col(&ps, ps.p), RT_ERR_EXPR,
+                  "'=' is not an operator; compare with '=='");
       else
         expr_fail(&ps, expr_col(&ps, ps.p), RT_ERR_EXPR, "unexpected '%c' after the expression",
                   *ps.p);
@@ -725,8 +780,10 @@ static rt_status expr_parse_mode(const char *text, expr_scope *sc, int real, exp
   expr_gen g = {0};
   if (!ps.st) {
     expr_gen_node(&ps, &g, root);
-    if (g.oom) expr_fail(&ps, 1, RT_ERR_NOMEM, "out of memory compiling an expression");
-    else if (g.max > EXPR_STACK_MAX) expr_fail(&ps, 1, RT_ERR_EXPR, "expression too complex");
+    if (g.oom)
+      expr_fail(&ps, 1, RT_ERR_NOMEM, "out of memory compiling an expression");
+    else if (g.max > EXPR_STACK_MAX)
+      expr_fail(&ps, 1, RT_ERR_EXPR, "expression too complex");
   }
   expr *e = NULL;
   if (!ps.st) {
@@ -789,18 +846,35 @@ static rt_status expr_eval_fail(const expr_ins *in, rt_error *err, const char *w
 }
 
 /* The comparisons and min/max, the same for integer and real evaluation. */
-#define COMPARE_CASES(a, b, r)            \
-  case OP_EQ: r = a == b; break;          \
-  case OP_NE: r = a != b; break;          \
-  case OP_LT: r = a < b; break;           \
-  case OP_LE: r = a <= b; break;          \
-  case OP_GT: r = a > b; break;           \
-  case OP_GE: r = a >= b; break;          \
-  case OP_MIN: r = a < b ? a : b; break;  \
-  case OP_MAX: r = a > b ? a : b; break;
+#define COMPARE_CASES(a, b, r) \
+  case OP_EQ:                  \
+    r = a == b;                \
+    break;                     \
+  case OP_NE:                  \
+    r = a != b;                \
+    break;                     \
+  case OP_LT:                  \
+    r = a < b;                 \
+    break;                     \
+  case OP_LE:                  \
+    r = a <= b;                \
+    break;                     \
+  case OP_GT:                  \
+    r = a > b;                 \
+    break;                     \
+  case OP_GE:                  \
+    r = a >= b;                \
+    break;                     \
+  case OP_MIN:                 \
+    r = a < b ? a : b;         \
+    break;                     \
+  case OP_MAX:                 \
+    r = a > b ? a : b;         \
+    break;
 
 rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_error *err) {
-  if (e->real) return rt_error_set(err, RT_ERR_EXPR, "a real expression evaluated as an integer one");
+  if (e->real)
+    return rt_error_set(err, RT_ERR_EXPR, "a real expression evaluated as an integer one");
   long long st[EXPR_STACK_MAX];
   int sp = 0;
   const expr_ins *code = e->code;
@@ -809,22 +883,39 @@ rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_er
     const expr_ins *in = &code[pc];
     long long a, b, r;
     switch (in->op) {
-      case OP_CONST: st[sp++] = in->arg; break;
-      case OP_LOAD: st[sp++] = slots[in->arg]; break;
+      case OP_CONST:
+        st[sp++] = in->arg;
+        break;
+      case OP_LOAD:
+        st[sp++] = slots[in->arg];
+        break;
       case OP_NEG:
         if (st[sp - 1] == LLONG_MIN) return expr_eval_fail(in, err, "integer overflow in negation");
         st[sp - 1] = -st[sp - 1];
         break;
-      case OP_NOT: st[sp - 1] = !st[sp - 1]; break;
-      case OP_BOOL: st[sp - 1] = st[sp - 1] != 0; break;
-      case OP_JZ: if (!st[--sp]) pc = (int)in->arg - 1; break;
-      case OP_JNZ: if (st[--sp]) pc = (int)in->arg - 1; break;
-      case OP_JMP: pc = (int)in->arg - 1; break;
+      case OP_NOT:
+        st[sp - 1] = !st[sp - 1];
+        break;
+      case OP_BOOL:
+        st[sp - 1] = st[sp - 1] != 0;
+        break;
+      case OP_JZ:
+        if (!st[--sp]) pc = (int)in->arg - 1;
+        break;
+      case OP_JNZ:
+        if (st[--sp]) pc = (int)in->arg - 1;
+        break;
+      case OP_JMP:
+        pc = (int)in->arg - 1;
+        break;
       case OP_ABS:
         if (st[sp - 1] == LLONG_MIN) return expr_eval_fail(in, err, "integer overflow in abs");
         if (st[sp - 1] < 0) st[sp - 1] = -st[sp - 1];
         break;
-      case OP_IS_POW2: a = st[sp - 1]; st[sp - 1] = a > 0 && (a & (a - 1)) == 0; break;
+      case OP_IS_POW2:
+        a = st[sp - 1];
+        st[sp - 1] = a > 0 && (a & (a - 1)) == 0;
+        break;
       case OP_LOG2:
         a = st[sp - 1];
         if (a <= 0) return expr_eval_fail(in, err, "log2 of a value that is not positive");
@@ -842,20 +933,26 @@ rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_er
         a = st[sp - 1];
         switch (in->op) {
           case OP_ADD:
-            if (__builtin_add_overflow(a, b, &r)) return expr_eval_fail(in, err, "integer overflow in addition");
+            if (__builtin_add_overflow(a, b, &r))
+              return expr_eval_fail(in, err, "integer overflow in addition");
             break;
           case OP_SUB:
-            if (__builtin_sub_overflow(a, b, &r)) return expr_eval_fail(in, err, "integer overflow in subtraction");
+            if (__builtin_sub_overflow(a, b, &r))
+              return expr_eval_fail(in, err, "integer overflow in subtraction");
             break;
           case OP_MUL:
-            if (__builtin_mul_overflow(a, b, &r)) return expr_eval_fail(in, err, "integer overflow in multiplication");
+            if (__builtin_mul_overflow(a, b, &r))
+              return expr_eval_fail(in, err, "integer overflow in multiplication");
             break;
           case OP_DIV:
           case OP_MOD:
           case OP_CEIL_DIV:
           case OP_ROUND_UP:
-            if (b == 0) return expr_eval_fail(in, err, in->op == OP_MOD ? "remainder by zero" : "division by zero");
-            if (a == LLONG_MIN && b == -1) return expr_eval_fail(in, err, "integer overflow in division");
+            if (b == 0)
+              return expr_eval_fail(in, err,
+                                    in->op == OP_MOD ? "remainder by zero" : "division by zero");
+            if (a == LLONG_MIN && b == -1)
+              return expr_eval_fail(in, err, "integer overflow in division");
             if (in->op == OP_MOD) {
               r = a % b;
               break;
@@ -865,8 +962,9 @@ rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_er
             if (in->op == OP_ROUND_UP && __builtin_mul_overflow(r, b, &r))
               return expr_eval_fail(in, err, "integer overflow in round_up");
             break;
-          COMPARE_CASES(a, b, r)
-          default: return expr_eval_fail(in, err, "internal error: bad instruction");
+            COMPARE_CASES(a, b, r)
+          default:
+            return expr_eval_fail(in, err, "internal error: bad instruction");
         }
         st[sp - 1] = r;
     }
@@ -874,7 +972,6 @@ rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_er
   *out = st[0];
   return RT_OK;
 }
-
 
 rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_error *err) {
   double st[EXPR_STACK_MAX];
@@ -883,16 +980,36 @@ rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_
     const expr_ins *in = &e->code[pc];
     double a, b, r = 0;
     switch (in->op) {
-      case OP_CONST: st[sp++] = (double)in->arg; break;
-      case OP_RCONST: memcpy(&st[sp++], &in->arg, sizeof(double)); break;
-      case OP_LOAD: st[sp++] = (double)slots[in->arg]; break;
-      case OP_NEG: st[sp - 1] = -st[sp - 1]; break;
-      case OP_NOT: st[sp - 1] = st[sp - 1] == 0; break;
-      case OP_BOOL: st[sp - 1] = st[sp - 1] != 0; break;
-      case OP_JZ: if (st[--sp] == 0) pc = (int)in->arg - 1; break;
-      case OP_JNZ: if (st[--sp] != 0) pc = (int)in->arg - 1; break;
-      case OP_JMP: pc = (int)in->arg - 1; break;
-      case OP_ABS: st[sp - 1] = fabs(st[sp - 1]); break;
+      case OP_CONST:
+        st[sp++] = (double)in->arg;
+        break;
+      case OP_RCONST:
+        memcpy(&st[sp++], &in->arg, sizeof(double));
+        break;
+      case OP_LOAD:
+        st[sp++] = (double)slots[in->arg];
+        break;
+      case OP_NEG:
+        st[sp - 1] = -st[sp - 1];
+        break;
+      case OP_NOT:
+        st[sp - 1] = st[sp - 1] == 0;
+        break;
+      case OP_BOOL:
+        st[sp - 1] = st[sp - 1] != 0;
+        break;
+      case OP_JZ:
+        if (st[--sp] == 0) pc = (int)in->arg - 1;
+        break;
+      case OP_JNZ:
+        if (st[--sp] != 0) pc = (int)in->arg - 1;
+        break;
+      case OP_JMP:
+        pc = (int)in->arg - 1;
+        break;
+      case OP_ABS:
+        st[sp - 1] = fabs(st[sp - 1]);
+        break;
       case OP_SQRT:
         if (st[sp - 1] < 0) return expr_eval_fail(in, err, "sqrt of a negative value");
         st[sp - 1] = sqrt(st[sp - 1]);
@@ -901,17 +1018,26 @@ rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_
         b = st[--sp];
         a = st[sp - 1];
         switch (in->op) {
-          case OP_ADD: r = a + b; break;
-          case OP_SUB: r = a - b; break;
-          case OP_MUL: r = a * b; break;
+          case OP_ADD:
+            r = a + b;
+            break;
+          case OP_SUB:
+            r = a - b;
+            break;
+          case OP_MUL:
+            r = a * b;
+            break;
           case OP_DIV:
             if (b == 0) return expr_eval_fail(in, err, "division by zero");
             r = a / b;
             break;
-          COMPARE_CASES(a, b, r)
-          default: return expr_eval_fail(in, err, "internal error: an integer instruction in a real expression");
+            COMPARE_CASES(a, b, r)
+          default:
+            return expr_eval_fail(in, err,
+                                  "internal error: an integer instruction in a real expression");
         }
-        if (!isfinite(r)) return expr_eval_fail(in, err, "overflow: the value is not a finite number");
+        if (!isfinite(r))
+          return expr_eval_fail(in, err, "overflow: the value is not a finite number");
         st[sp - 1] = r;
     }
   }
@@ -919,8 +1045,8 @@ rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_
   return RT_OK;
 }
 
-rt_status expr_eval_text(const char *text, int n, const char *const *names,
-                         const long long *values, long long *out, rt_error *err) {
+rt_status expr_eval_text(const char *text, int n, const char *const *names, const long long *values,
+                         long long *out, rt_error *err) {
   expr_scope *sc = expr_scope_new();
   if (!sc) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   for (int i = 0; i < n; i++)

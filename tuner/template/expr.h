@@ -53,7 +53,7 @@
  * has at most EXPR_TEXT_MAX characters, and its syntax tree at most EXPR_HEIGHT_MAX levels
  * (each operator, call or conditional is one level above its deepest operand; parentheses
  * nest at most 100 deep), so evaluation and name resolution run in bounded stack. */
-#define EXPR_TEXT_MAX 4096
+#define EXPR_TEXT_MAX   4096
 #define EXPR_HEIGHT_MAX 256
 
 typedef struct expr expr;
@@ -95,7 +95,7 @@ int expr_constant(const expr *e, long long *value);
 /* The text it was parsed from. */
 const char *expr_text(const expr *e);
 /* One-line parse and evaluate against a closed scope built from names/values (tests, CLI). */
-rt_status expr_eval_text(const char *text, int n, const char *const *names,
-                         const long long *values, long long *out, rt_error *err);
+rt_status expr_eval_text(const char *text, int n, const char *const *names, const long long *values,
+                         long long *out, rt_error *err);
 
 #endif

@@ -39,8 +39,8 @@ static void ktfile_clean(char *s) {
     if ((unsigned char)*s < 32 || *s == 127) *s = '?';
 }
 
-static rt_status ktfile_fail(rt_error *err, const char *path, rt_status code, const char *fmt,
-                             ...) __attribute__((format(printf, 4, 5)));
+static rt_status ktfile_fail(rt_error *err, const char *path, rt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static rt_status ktfile_fail(rt_error *err, const char *path, rt_status code, const char *fmt,
                              ...) {
   if (!err) return code;
@@ -70,12 +70,18 @@ static int ktfile_val_is_int(const json_t *v) {
 }
 
 static void ktfile_val_text(const json_t *v, char *buf, size_t size) {
-  if (json_is_string(v)) snprintf(buf, size, "%s", json_string_value(v));
-  else if (json_is_integer(v)) snprintf(buf, size, "%lld", (long long)json_integer_value(v));
-  else if (json_is_real(v)) snprintf(buf, size, "%.15g", json_real_value(v));
-  else if (json_is_true(v)) snprintf(buf, size, "true");
-  else if (json_is_false(v)) snprintf(buf, size, "false");
-  else snprintf(buf, size, "null");
+  if (json_is_string(v))
+    snprintf(buf, size, "%s", json_string_value(v));
+  else if (json_is_integer(v))
+    snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+  else if (json_is_real(v))
+    snprintf(buf, size, "%.15g", json_real_value(v));
+  else if (json_is_true(v))
+    snprintf(buf, size, "true");
+  else if (json_is_false(v))
+    snprintf(buf, size, "false");
+  else
+    snprintf(buf, size, "null");
 }
 
 static int ktfile_dom_find(const ktfile_dom *d, const json_t *v) {
@@ -111,30 +117,37 @@ static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
     all_num &= json_is_number(d->vals[i]) ? 1 : 0;
   }
   if (d->n > 65535)
-    return rt_error_set(err, RT_ERR_INVALID, "parameter %s has %d values, more than the 65535 a "
-                        "space holds", d->name, d->n);
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "parameter %s has %d values, more than the 65535 a "
+                        "space holds",
+                        d->name, d->n);
   if (ktfile_has_ctrl(d->name))
     return rt_error_set(err, RT_ERR_PARSE, "a parameter name holds a control character");
   /* a configuration is written NAME=VALUE,NAME=VALUE: what cannot be written so is refused
    * (it could never be found again) */
   if (!d->name[0] || strpbrk(d->name, "=, \t"))
-    return rt_error_set(err, RT_ERR_PARSE, "parameter name \"%.100s\" is empty or holds '=', ',' or "
-                        "a blank, which configuration texts cannot carry", d->name);
+    return rt_error_set(err, RT_ERR_PARSE,
+                        "parameter name \"%.100s\" is empty or holds '=', ',' or "
+                        "a blank, which configuration texts cannot carry",
+                        d->name);
   for (int i = 0; i < d->n; i++) {
     char buf[KTFILE_VALUE_MAX + 2];
     ktfile_val_text(d->vals[i], buf, sizeof buf);
-    if (strlen(buf) > KTFILE_VALUE_MAX || (json_is_string(d->vals[i]) &&
-                                           json_string_length(d->vals[i]) > KTFILE_VALUE_MAX))
+    if (strlen(buf) > KTFILE_VALUE_MAX ||
+        (json_is_string(d->vals[i]) && json_string_length(d->vals[i]) > KTFILE_VALUE_MAX))
       return rt_error_set(err, RT_ERR_PARSE, "a value of parameter %s is longer than %d characters",
                           d->name, KTFILE_VALUE_MAX);
-    if (ktfile_has_ctrl(buf) || (json_is_string(d->vals[i]) &&
-                                 strlen(json_string_value(d->vals[i])) != json_string_length(d->vals[i])))
+    if (ktfile_has_ctrl(buf) ||
+        (json_is_string(d->vals[i]) &&
+         strlen(json_string_value(d->vals[i])) != json_string_length(d->vals[i])))
       return rt_error_set(err, RT_ERR_PARSE, "a value of parameter %s holds a control character",
                           d->name);
     size_t bl = strlen(buf);
     if (strchr(buf, ',') || (bl && (buf[0] == ' ' || buf[bl - 1] == ' ')))
-      return rt_error_set(err, RT_ERR_PARSE, "value \"%.100s\" of parameter %s holds a ',' or starts or "
-                          "ends with a blank, which configuration texts cannot carry", buf, d->name);
+      return rt_error_set(err, RT_ERR_PARSE,
+                          "value \"%.100s\" of parameter %s holds a ',' or starts or "
+                          "ends with a blank, which configuration texts cannot carry",
+                          buf, d->name);
   }
   if (all_num) qsort(d->vals, (size_t)d->n, sizeof *d->vals, ktfile_cmp_num);
   d->is_int = all_int;
@@ -219,14 +232,17 @@ static rt_status ktfile_check_config_len(const ktfile *kf, rt_error *err) {
     size_t w = 0;
     for (int v = 0; v < sp->count; v++) {
       char num[32];
-      size_t l = sp->ints ? (size_t)snprintf(num, sizeof num, "%lld", sp->ints[v]) : strlen(sp->idents[v]);
+      size_t l =
+          sp->ints ? (size_t)snprintf(num, sizeof num, "%lld", sp->ints[v]) : strlen(sp->idents[v]);
       if (l > w) w = l;
     }
     longest += (p ? 1 : 0) + strlen(sp->name) + 1 + w;
   }
   if (longest > KTFILE_CONFIG_MAX)
-    return rt_error_set(err, RT_ERR_PARSE, "a configuration's text (NAME=VALUE,...) can reach %zu "
-                        "characters, more than the %d rooftune stores", longest, KTFILE_CONFIG_MAX);
+    return rt_error_set(err, RT_ERR_PARSE,
+                        "a configuration's text (NAME=VALUE,...) can reach %zu "
+                        "characters, more than the %d rooftune stores",
+                        longest, KTFILE_CONFIG_MAX);
   return RT_OK;
 }
 
@@ -241,8 +257,10 @@ static rt_status ktfile_check_time(double t, const char *what, const char *key, 
     return RT_OK;
   }
   if (!isfinite(t) || !(t >= KTFILE_MIN_MS))
-    return rt_error_set(err, RT_ERR_PARSE, "%s \"%.200s\": time %g ms is not a kernel time (at least "
-                        "%g ms, finite)", what, key, t, KTFILE_MIN_MS);
+    return rt_error_set(err, RT_ERR_PARSE,
+                        "%s \"%.200s\": time %g ms is not a kernel time (at least "
+                        "%g ms, finite)",
+                        what, key, t, KTFILE_MIN_MS);
   return RT_OK;
 }
 
@@ -250,7 +268,8 @@ static rt_status ktfile_check_time(double t, const char *what, const char *key, 
 static void ktfile_drop_unrecorded(ktfile *kf) {
   int any_ctr = 0, any_facts = 0;
   for (size_t i = 0; kf->counters && i < kf->configs; i++) any_ctr |= kf->counters[i].measured;
-  for (size_t i = 0; kf->facts && i < kf->configs; i++) any_facts |= kf->facts[i].threads_per_block > 0;
+  for (size_t i = 0; kf->facts && i < kf->configs; i++)
+    any_facts |= kf->facts[i].threads_per_block > 0;
   if (!any_ctr) free(kf->counters), kf->counters = NULL;
   if (!any_facts) free(kf->facts), kf->facts = NULL;
 }
@@ -285,7 +304,8 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
     }
     doms[p].name = json_string_value(k);
     if (ktfile_has_ctrl(doms[p].name) || strlen(doms[p].name) != json_string_length(k)) {
-      rc = ktfile_fail(err, path, RT_ERR_PARSE, "tune_params_keys[%d] holds a control character", p);
+      rc =
+          ktfile_fail(err, path, RT_ERR_PARSE, "tune_params_keys[%d] holds a control character", p);
       break;
     }
     for (size_t i = 0; i < json_array_size(vals) && rc == RT_OK; i++)
@@ -336,8 +356,10 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
     } else if (json_is_string(t)) {
       rc = ktfile_push(kf, &cap, cfg, 0, json_string_value(t), err);
     } else {
-      rc = ktfile_fail(err, path, RT_ERR_PARSE, "cache entry \"%.200s\" has %s time: a time in ms "
-                       "or a failure name is expected", key, t ? "a time that is not a number, its" : "no");
+      rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                       "cache entry \"%.200s\" has %s time: a time in ms "
+                       "or a failure name is expected",
+                       key, t ? "a time that is not a number, its" : "no");
     }
     json_t *row = json_object_get(rec, "rooftune_row");
     if (!rc && kf->counters && json_is_object(row) && kf->configs > 0) {
@@ -346,7 +368,8 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
       if (r.counters.measured) kf->counters[kf->configs - 1] = r.counters;
       kf->facts[kf->configs - 1] = r.facts;
       if (r.flops > 0 && !(kf->flops > 0)) kf->flops = r.flops;
-      if (r.precision[0] && !kf->precision[0]) snprintf(kf->precision, sizeof kf->precision, "%s", r.precision);
+      if (r.precision[0] && !kf->precision[0])
+        snprintf(kf->precision, sizeof kf->precision, "%s", r.precision);
     }
     if (rc && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
   }
@@ -411,7 +434,8 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
       if (!json_is_array(conf) || (int)json_array_size(conf) != np) {
         rc = ktfile_fail(err, path, RT_ERR_PARSE,
                          "Results[%zu].Configuration does not list the %d parameters of "
-                         "Results[0]", r, np);
+                         "Results[0]",
+                         r, np);
         break;
       }
       for (int p = 0; p < np; p++) vals[p] = NULL;
@@ -426,7 +450,8 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
           rc = ktfile_fail(err, path, RT_ERR_PARSE, "Results[%zu].Configuration lacks %s", r,
                            doms[p].name);
         } else if (pass == 0) {
-          if (ktfile_dom_add(&doms[p], vals[p])) rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+          if (ktfile_dom_add(&doms[p], vals[p]))
+            rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
         } else {
           cfg[p] = (uint16_t)ktfile_dom_find(&doms[p], vals[p]);
         }
@@ -438,9 +463,12 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
       int have = json_is_array(comps) && json_array_size(comps) > 0;
       for (size_t c = 0; have && c < json_array_size(comps); c++) {
         json_t *d = json_object_get(json_array_get(comps, c), "Duration");
-        if (!json_is_number(d)) have = 0;
-        else if (!(json_number_value(d) >= 0)) have = -1;
-        else us += json_number_value(d);
+        if (!json_is_number(d))
+          have = 0;
+        else if (!(json_number_value(d) >= 0))
+          have = -1;
+        else
+          us += json_number_value(d);
       }
       char what[48];
       snprintf(what, sizeof what, "Results[%zu]", r);
@@ -492,8 +520,9 @@ static long long gz_trailing(const char *path) {
     return -1;
   }
   unsigned char in[1 << 16], out[1 << 16];
-  long long consumed = 0, at = 0; /* bytes of the file inflate has taken; where the last stream ended */
-  int rc = Z_OK, between = 0;     /* between: a stream ended, the next has not begun */
+  long long consumed = 0,
+            at = 0;           /* bytes of the file inflate has taken; where the last stream ended */
+  int rc = Z_OK, between = 0; /* between: a stream ended, the next has not begun */
   size_t got;
   while ((got = fread(in, 1, sizeof in, f)) > 0) {
     zs.next_in = in;
@@ -546,8 +575,10 @@ static rt_status ktfile_read(const char *path, char **out, size_t *len, rt_error
   while (!rc) {
     if (n == cap) {
       if (cap >= KTFILE_MAX_BYTES) {
-        rc = ktfile_fail(err, path, RT_ERR_PARSE, "the file holds more than %u MiB of text, more "
-                         "than a tuning results file may", KTFILE_MAX_BYTES >> 20);
+        rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                         "the file holds more than %u MiB of text, more "
+                         "than a tuning results file may",
+                         KTFILE_MAX_BYTES >> 20);
         break;
       }
       size_t nc = cap * 2 > KTFILE_MAX_BYTES ? KTFILE_MAX_BYTES : cap * 2;
@@ -565,34 +596,41 @@ static rt_status ktfile_read(const char *path, char **out, size_t *len, rt_error
       const char *zmsg = gzerror(gz, &zerr);
       if (got < 0 || zerr != Z_OK) {
         if (zerr == Z_BUF_ERROR)
-          rc = ktfile_fail(err, path, RT_ERR_IO, "cannot decompress the file: it ends early (truncated)");
+          rc = ktfile_fail(err, path, RT_ERR_IO,
+                           "cannot decompress the file: it ends early (truncated)");
         else {
           const char *m = zmsg ? strrchr(zmsg, ':') : NULL;
           rc = ktfile_fail(err, path, RT_ERR_IO, "cannot decompress the file: %s",
-                           m ? m + 2 : zmsg ? zmsg : "read error");
+                           m      ? m + 2
+                           : zmsg ? zmsg
+                                  : "read error");
         }
       }
       break;
     }
     n += (size_t)got;
     if (n > KTFILE_MAX_BYTES) {
-      rc = ktfile_fail(err, path, RT_ERR_PARSE, "the file holds more than %u MiB of text, more "
-                       "than a tuning results file may", KTFILE_MAX_BYTES >> 20);
+      rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                       "the file holds more than %u MiB of text, more "
+                       "than a tuning results file may",
+                       KTFILE_MAX_BYTES >> 20);
       break;
     }
   }
   if (!rc && !gzdirect(gz)) { /* a gzip file: nothing may follow its streams */
     long long end = gz_trailing(path);
     if (end > 0)
-      rc = ktfile_fail(err, path, RT_ERR_PARSE, "the gzip data ends at byte %lld and %lld more bytes follow it "
-                       "(not another gzip stream): a damaged file, or one with bytes appended", end,
-                       (long long)sb.st_size - end);
+      rc = ktfile_fail(err, path, RT_ERR_PARSE,
+                       "the gzip data ends at byte %lld and %lld more bytes follow it "
+                       "(not another gzip stream): a damaged file, or one with bytes appended",
+                       end, (long long)sb.st_size - end);
   }
   int zc = gzclose_r(gz);
   if (!rc && zc != Z_OK)
-    rc = ktfile_fail(err, path, RT_ERR_IO, zc == Z_BUF_ERROR
-                         ? "cannot decompress the file: it ends early (truncated)"
-                         : "cannot read the file (error %d closing it)", zc);
+    rc = ktfile_fail(err, path, RT_ERR_IO,
+                     zc == Z_BUF_ERROR ? "cannot decompress the file: it ends early (truncated)"
+                                       : "cannot read the file (error %d closing it)",
+                     zc);
   if (rc) {
     free(buf);
     return rc;
@@ -620,8 +658,11 @@ rt_status ktfile_load_select(const char *path, const ktfile_select *sel, ktfile 
 static char *ktfile_kt_close(const char *data, size_t len, size_t *out_len) {
   size_t a = 0, b = len;
   while (a < b && (data[a] == ' ' || data[a] == '\t' || data[a] == '\n' || data[a] == '\r')) a++;
-  while (b > a && (data[b - 1] == ' ' || data[b - 1] == '\t' || data[b - 1] == '\n' || data[b - 1] == '\r')) b--;
-  if (b - a >= 3 && (!memcmp(data + b - 3, "}\n}", 3) || !memcmp(data + b - 3, "}}}", 3))) return NULL;
+  while (b > a &&
+         (data[b - 1] == ' ' || data[b - 1] == '\t' || data[b - 1] == '\n' || data[b - 1] == '\r'))
+    b--;
+  if (b - a >= 3 && (!memcmp(data + b - 3, "}\n}", 3) || !memcmp(data + b - 3, "}}}", 3)))
+    return NULL;
   if (b > a && data[b - 1] == ',') b--;
   if (b == a) return NULL;
   char *t = malloc(b - a + 4);
@@ -636,14 +677,19 @@ rt_status ktfile_load_buffer(const char *path, const char *data, size_t len,
                              const ktfile_select *sel, ktfile **out, rt_error *err) {
   *out = NULL;
   if (len > KTFILE_MAX_BYTES)
-    return ktfile_fail(err, path, RT_ERR_PARSE, "the file holds more than %u MiB of text, more than "
-                       "a tuning results file may", KTFILE_MAX_BYTES >> 20);
+    return ktfile_fail(err, path, RT_ERR_PARSE,
+                       "the file holds more than %u MiB of text, more than "
+                       "a tuning results file may",
+                       KTFILE_MAX_BYTES >> 20);
   size_t blank = 0;
-  while (blank < len && (data[blank] == ' ' || data[blank] == '\t' || data[blank] == '\n' || data[blank] == '\r'))
+  while (blank < len &&
+         (data[blank] == ' ' || data[blank] == '\t' || data[blank] == '\n' || data[blank] == '\r'))
     blank++;
   if (blank == len)
-    return ktfile_fail(err, path, RT_ERR_PARSE, len ? "the file holds only white space: no tuning "
-                       "results in it" : "the file is empty: no tuning results in it");
+    return ktfile_fail(err, path, RT_ERR_PARSE,
+                       len ? "the file holds only white space: no tuning "
+                             "results in it"
+                           : "the file is empty: no tuning results in it");
   ktfile *kf = calloc(1, sizeof *kf);
   if (!kf || !(kf->path = strdup(path)) || !(kf->space = space_new())) {
     ktfile_free(kf);
@@ -658,7 +704,8 @@ rt_status ktfile_load_buffer(const char *path, const char *data, size_t len,
     json_error_t jerr2;
     json_t *r2 = fixed ? json_loadb(fixed, fl, JSON_REJECT_DUPLICATES, &jerr2) : NULL;
     free(fixed);
-    if (r2 && json_is_object(r2) && json_object_get(r2, "cache") && json_object_get(r2, "tune_params")) {
+    if (r2 && json_is_object(r2) && json_object_get(r2, "cache") &&
+        json_object_get(r2, "tune_params")) {
       root = r2;
       kf->unfinished = 1;
     } else {
@@ -740,7 +787,8 @@ rt_status ktfile_find(const ktfile *kf, const char *config, size_t *idx, rt_erro
   if (rc == RT_ERR_NOT_FOUND)
     return ktfile_fail(err, kf->path, rc,
                        "configuration %s is not recorded in the file (the kernel's restrictions "
-                       "exclude it, or it was never measured)", config);
+                       "exclude it, or it was never measured)",
+                       config);
   if (rc) rt_error_locate(err, kf->path, "configuration", 0, err ? err->column : 0);
   return rc;
 }
@@ -780,8 +828,10 @@ size_t ktfile_count_within(const ktfile *kf, double eps) {
 
 /* The text of value v of parameter p ("128", "row"). */
 static void ktfile_value_text(const space_param *p, int v, char *buf, size_t size) {
-  if (p->ints) snprintf(buf, size, "%lld", p->ints[v]);
-  else snprintf(buf, size, "%s", p->idents[v]);
+  if (p->ints)
+    snprintf(buf, size, "%lld", p->ints[v]);
+  else
+    snprintf(buf, size, "%s", p->idents[v]);
 }
 
 typedef struct {
@@ -861,7 +911,8 @@ rt_status ktfile_rank_in(const ktfile *kf, const space *s, size_t **order, size_
                space_param_at(s, p)->name);
     rc = ktfile_fail(err, kf->path, RT_ERR_INVALID,
                      "shares no parameter with the space it should rank (its parameters are %s; "
-                     "the space's are %s): give a recording of the same kernel", names, theirs);
+                     "the space's are %s): give a recording of the same kernel",
+                     names, theirs);
     goto done;
   }
   /* s's configurations sorted by their values on the shared parameters */

@@ -55,44 +55,44 @@ typedef enum {
   KTFILE_ROOFTUNE          /* rooftune's `db export` (one template and problem of it) */
 } ktfile_format;
 
-#define KTFILE_MAX_BYTES (256u << 20) /* decompressed text of one file */
-#define KTFILE_MIN_MS 1e-6             /* the shortest plausible kernel time: one nanosecond */
-#define KTFILE_VALUE_MAX 255           /* characters of one parameter value */
+#define KTFILE_MAX_BYTES  (256u << 20) /* decompressed text of one file */
+#define KTFILE_MIN_MS     1e-6         /* the shortest plausible kernel time: one nanosecond */
+#define KTFILE_VALUE_MAX  255          /* characters of one parameter value */
 #define KTFILE_CONFIG_MAX 767          /* characters of a configuration's text */
 
 typedef struct ktfile {
-  char *path;           /* the file as given */
-  int unfinished;       /* 1: a Kernel Tuner cache an interrupted run left without its end */
-  ktfile_format format; /* which tuner wrote it */
-  char *device_name;    /* GPU the times were measured on ("" when the file does not say) */
-  char *kernel_name;    /* "" when the file does not say */
-  space *space;         /* parameters and every recorded configuration (owned) */
-  double *time_ms;      /* per configuration: the recorded time in ms, or NAN when it failed */
-  const char **failure; /* per configuration: NULL when timed, else the reason (interned) */
-  size_t configs;       /* configurations in the space (timed + failed) */
-  size_t valid;         /* configurations with a time */
-  size_t optimum_idx;   /* the fastest configuration */
-  double optimum_ms;    /* its time */
-  char **reasons;       /* the distinct failure reasons (owned; failure[] points into them) */
-  int nreasons;         /* entries in reasons */
+  char *path;            /* the file as given */
+  int unfinished;        /* 1: a Kernel Tuner cache an interrupted run left without its end */
+  ktfile_format format;  /* which tuner wrote it */
+  char *device_name;     /* GPU the times were measured on ("" when the file does not say) */
+  char *kernel_name;     /* "" when the file does not say */
+  space *space;          /* parameters and every recorded configuration (owned) */
+  double *time_ms;       /* per configuration: the recorded time in ms, or NAN when it failed */
+  const char **failure;  /* per configuration: NULL when timed, else the reason (interned) */
+  size_t configs;        /* configurations in the space (timed + failed) */
+  size_t valid;          /* configurations with a time */
+  size_t optimum_idx;    /* the fastest configuration */
+  double optimum_ms;     /* its time */
+  char **reasons;        /* the distinct failure reasons (owned; failure[] points into them) */
+  int nreasons;          /* entries in reasons */
   hw_counters *counters; /* per configuration: its recorded hardware counters, measured = 1
                             where the recording profiled it (KTT); NULL when no configuration
                             carries counters */
-  static_facts *facts;  /* per configuration: registers, shared memory, local memory per thread
+  static_facts *facts;   /* per configuration: registers, shared memory, local memory per thread
                            (stack_bytes), block and grid as recorded (KTT), threads_per_block 0
                            where unknown; occupancy is left to the caller, who knows the
                            architecture.  NULL when the file records none */
-  double flops;         /* the problem's FLOPs a rooftune export's rows carry; 0: unknown */
-  char precision[8];    /* what its template computed in ("bf16", "tf32", "fp32"); "" unknown */
+  double flops;          /* the problem's FLOPs a rooftune export's rows carry; 0: unknown */
+  char precision[8];     /* what its template computed in ("bf16", "tf32", "fp32"); "" unknown */
 } ktfile;
 
 /* One row of the table that maps a recording's metric names onto rooftune's counters. */
 typedef struct ktfile_metric {
-  const char *name;   /* Nsight Compute's metric name, as KTT writes it */
-  const char *field;  /* the hw_counters field it feeds ("dram_read_bytes"), NULL: not used */
-  double scale;       /* value x scale is added to the field (32: sectors to bytes; 0.01:
+  const char *name;  /* Nsight Compute's metric name, as KTT writes it */
+  const char *field; /* the hw_counters field it feeds ("dram_read_bytes"), NULL: not used */
+  double scale;      /* value x scale is added to the field (32: sectors to bytes; 0.01:
                          percent to a fraction) */
-  const char *why;    /* for a metric not used: what stands for it, or why it is left out */
+  const char *why;   /* for a metric not used: what stands for it, or why it is left out */
 } ktfile_metric;
 
 /* The table row for metric NAME, NULL when the table does not list it. */

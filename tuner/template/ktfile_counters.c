@@ -12,8 +12,10 @@
  * (the 33 of ../shared/data/spaces/ktt_*.json.gz), and the metrics rooftune's own profiler reads
  * (tuner/driver/cupti.h), so a recording made with either replays with counters.  A sector is
  * 32 bytes; percentages become fractions.  Several rows may feed one field (reads + writes). */
-#define KT_MAP(metric, member, scale) {{metric, #member, scale, NULL}, offsetof(hw_counters, member)}
-#define KT_SKIP(metric, why) {{metric, NULL, 0, why}, 0}
+#define KT_MAP(metric, member, scale) \
+  { {metric, #member, scale, NULL}, offsetof(hw_counters, member) }
+#define KT_SKIP(metric, why) \
+  { {metric, NULL, 0, why}, 0 }
 static const struct ktfile_metric_row {
   ktfile_metric m;
   size_t offset; /* of the double it feeds in hw_counters */
@@ -43,30 +45,33 @@ static const struct ktfile_metric_row {
     KT_MAP("gpu__time_duration.sum", duration_ms, 1e-6),
     /* recorded and not used, with what stands for each */
     KT_SKIP("dram__throughput.avg.pct_of_peak_sustained_elapsed",
-             "the DRAM bytes over the time, against the GPU's bandwidth"),
+            "the DRAM bytes over the time, against the GPU's bandwidth"),
     KT_SKIP("lts__t_sectors.avg.pct_of_peak_sustained_elapsed",
-             "the L2 bytes over the time, against the L2 roof"),
+            "the L2 bytes over the time, against the L2 roof"),
     KT_SKIP("l1tex__t_requests_pipe_lsu_mem_global_op_ld.avg.pct_of_peak_sustained_active",
-             "L1 request rate: rooftune holds no L1 roof"),
-    KT_SKIP("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "requests, not bytes: the L2 "
-             "and DRAM sectors count the traffic"),
+            "L1 request rate: rooftune holds no L1 roof"),
+    KT_SKIP("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+            "requests, not bytes: the L2 "
+            "and DRAM sectors count the traffic"),
     KT_SKIP("l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
-             "the shared-memory wavefronts count that traffic"),
+            "the shared-memory wavefronts count that traffic"),
     KT_SKIP("smsp__sass_thread_inst_executed_op_fp16_pred_on.sum",
-             "foreign kernels are held against the fp32 SIMT roof"),
+            "foreign kernels are held against the fp32 SIMT roof"),
     KT_SKIP("smsp__sass_thread_inst_executed_op_fp64_pred_on.sum",
-             "the spec table holds no fp64 roof"),
+            "the spec table holds no fp64 roof"),
     KT_SKIP("smsp__sass_thread_inst_executed_op_integer_pred_on.sum", "instruction mix: no roof"),
     KT_SKIP("smsp__sass_thread_inst_executed_op_control_pred_on.sum", "instruction mix: no roof"),
     KT_SKIP("smsp__sass_thread_inst_executed_op_memory_pred_on.sum", "instruction mix: no roof"),
     KT_SKIP("smsp__sass_thread_inst_executed_op_misc_pred_on.sum", "instruction mix: no roof"),
-    KT_SKIP("smsp__sass_thread_inst_executed_op_conversion_pred_on.sum", "instruction mix: no roof"),
+    KT_SKIP("smsp__sass_thread_inst_executed_op_conversion_pred_on.sum",
+            "instruction mix: no roof"),
     KT_SKIP("smsp__inst_executed.sum", "issue_active says how busy issue is"),
-    KT_SKIP("smsp__inst_executed_pipe_fp16.sum", "foreign kernels are held against the fp32 SIMT roof"),
+    KT_SKIP("smsp__inst_executed_pipe_fp16.sum",
+            "foreign kernels are held against the fp32 SIMT roof"),
     KT_SKIP("smsp__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active",
-             "the spec table holds no fp64 roof"),
+            "the spec table holds no fp64 roof"),
     KT_SKIP("smsp__inst_executed_pipe_tex.avg.pct_of_peak_sustained_active",
-             "texture pipe: no roof"),
+            "texture pipe: no roof"),
     KT_SKIP("smsp__thread_inst_executed_per_inst_executed.ratio", "divergence: no roof"),
     KT_SKIP("smsp__thread_inst_executed_per_inst_executed.pct", "divergence: no roof"),
 };
@@ -139,11 +144,12 @@ rt_status ktfile_ktt_record(const json_t *comp, const char *what, int grid_in_bl
     const char *name = json_string_value(json_object_get(c, "Name"));
     json_t *v = json_object_get(c, "Value");
     if (!name)
-      return rt_error_set(err, RT_ERR_PARSE, "%s: ProfilingData.Counters[%zu] has no Name", what, i);
+      return rt_error_set(err, RT_ERR_PARSE, "%s: ProfilingData.Counters[%zu] has no Name", what,
+                          i);
     double d = json_is_number(v) ? json_number_value(v) : -1;
     if (!(d >= 0) || !isfinite(d))
-      return rt_error_set(err, RT_ERR_PARSE, "%s: counter %.120s has no Value that is a number >= 0",
-                          what, name);
+      return rt_error_set(err, RT_ERR_PARSE,
+                          "%s: counter %.120s has no Value that is a number >= 0", what, name);
     ktfile_metric_apply(ktfile_metric_find(name), d, ctr);
   }
   json_t *cd = json_object_get(comp, "CompilationData");
@@ -156,8 +162,11 @@ rt_status ktfile_ktt_record(const json_t *comp, const char *what, int grid_in_bl
   long long smem = ktfile_count(cd, "LocalMemorySize", 1 << 30);
   long long local = ktfile_count(cd, "PrivateMemorySize", 1 << 30);
   if (regs == -2 || smem == -2 || local == -2)
-    return rt_error_set(err, RT_ERR_PARSE, "%s: CompilationData.%s is not a whole number >= 0", what,
-                        regs == -2 ? "RegistersCount" : smem == -2 ? "LocalMemorySize" : "PrivateMemorySize");
+    return rt_error_set(err, RT_ERR_PARSE, "%s: CompilationData.%s is not a whole number >= 0",
+                        what,
+                        regs == -2   ? "RegistersCount"
+                        : smem == -2 ? "LocalMemorySize"
+                                     : "PrivateMemorySize");
   if (threads < 1 || threads > 1 << 20 || regs < 0) return RT_OK; /* no block: no facts to use */
   facts->threads_per_block = (int)threads;
   facts->registers = (int)regs;

@@ -33,35 +33,35 @@ typedef struct manifest_expr {
 enum { SLOT_PARAM, SLOT_DERIVED, SLOT_EXTERNAL };
 
 struct manifest {
-  char *path;          /* as given */
-  char *name;          /* "gemm_mma" */
-  char *family;        /* "gemm" */
-  char *description;   /* "" when absent */
-  char *source;        /* resolved path of the .cu file */
-  char *source_dir;    /* its folder: the include path for the template's own headers */
-  char *source_name;   /* as written */
-  char *entry;         /* kernel function */
-  char *instruction;   /* simt | mma | wgmma */
-  char **dtypes;       /* supported dtypes */
-  int ndtypes;         /* how many */
-  char **archs;        /* NVRTC targets */
-  int narchs;          /* how many */
-  char **options;      /* extra NVRTC options */
-  int noptions;        /* how many */
-  space_param *params; /* parameters in declaration order */
-  int nparams;         /* how many */
-  char **roles;        /* per parameter: role name from "roles", or NULL */
-  int has_roles;       /* "roles" was given */
-  int (*cover)[2];     /* "cover": pairs of parameter indices whose value pairs a covering
+  char *path;                  /* as given */
+  char *name;                  /* "gemm_mma" */
+  char *family;                /* "gemm" */
+  char *description;           /* "" when absent */
+  char *source;                /* resolved path of the .cu file */
+  char *source_dir;            /* its folder: the include path for the template's own headers */
+  char *source_name;           /* as written */
+  char *entry;                 /* kernel function */
+  char *instruction;           /* simt | mma | wgmma */
+  char **dtypes;               /* supported dtypes */
+  int ndtypes;                 /* how many */
+  char **archs;                /* NVRTC targets */
+  int narchs;                  /* how many */
+  char **options;              /* extra NVRTC options */
+  int noptions;                /* how many */
+  space_param *params;         /* parameters in declaration order */
+  int nparams;                 /* how many */
+  char **roles;                /* per parameter: role name from "roles", or NULL */
+  int has_roles;               /* "roles" was given */
+  int (*cover)[2];             /* "cover": pairs of parameter indices whose value pairs a covering
                           set must hold (tuner/template/cover.h) */
-  int ncover;          /* how many */
-  char **derived_names;   /* derived values in declaration order */
-  manifest_expr *derived; /* their expressions */
-  int *derived_slot;      /* their slots */
+  int ncover;                  /* how many */
+  char **derived_names;        /* derived values in declaration order */
+  manifest_expr *derived;      /* their expressions */
+  int *derived_slot;           /* their slots */
   unsigned char *derived_emit; /* 1: goes into the source prefix */
-  int nderived;           /* how many */
-  manifest_expr *constraints; /* constraints in order */
-  int nconstraints;           /* how many */
+  int nderived;                /* how many */
+  manifest_expr *constraints;  /* constraints in order */
+  int nconstraints;            /* how many */
   manifest_expr grid[3], block[3], smem; /* launch geometry */
   int has_smem;                          /* "smem" was given (else 0) */
   manifest_expr work;                    /* blocks' worth of work the grid shares */
@@ -69,30 +69,27 @@ struct manifest {
   manifest_expr flops, dram_bytes;       /* cost */
   manifest_expr executed_flops;          /* cost.executed_flops, when has_executed */
   int has_executed;
-  manifest_expr inflight;                /* cost.bytes_in_flight, when has_inflight */
+  manifest_expr inflight; /* cost.bytes_in_flight, when has_inflight */
   int has_inflight;
-  manifest_expr scratch;                 /* cost.scratch_bytes, when has_scratch */
+  manifest_expr scratch; /* cost.scratch_bytes, when has_scratch */
   int has_scratch;
-  expr_scope *scope;   /* every name any expression reads */
-  int nslots;          /* names in the scope */
-  int *slot_kind;      /* SLOT_* per slot */
-  int *slot_index;     /* parameter or derived index per slot; -1 for externals */
+  expr_scope *scope; /* every name any expression reads */
+  int nslots;        /* names in the scope */
+  int *slot_kind;    /* SLOT_* per slot */
+  int *slot_index;   /* parameter or derived index per slot; -1 for externals */
 };
 
-static const char *const manifest_dtypes_known[] = {"f32", "tf32", "f16", "bf16",
+static const char *const manifest_dtypes_known[] = {"f32", "tf32", "f16",  "bf16",
                                                     "f64", "e4m3", "e5m2", "i8"};
 static const int manifest_dtypes_bytes[] = {4, 4, 2, 2, 8, 1, 1, 1};
 #define MANIFEST_NDTYPES 8
 
 static const char *const manifest_fields[] = {
-    "name",   "family",      "description", "source", "entry", "dtypes",      "archs",
-    "options", "instruction", "params",      "roles",  "cover",   "derived",     "constraints",
-    "launch", "cost"};
+    "name",        "family", "description", "source", "entry",   "dtypes",      "archs",  "options",
+    "instruction", "params", "roles",       "cover",  "derived", "constraints", "launch", "cost"};
 #define MANIFEST_NFIELDS ((int)(sizeof manifest_fields / sizeof manifest_fields[0]))
 
 /* ---------------------------------------------------------------- small helpers */
-
-
 
 static int manifest_is_ident(const char *s) {
   if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
@@ -109,7 +106,8 @@ static int manifest_name_col(const char *text, const char *name) {
   for (const char *p = text; (p = strstr(p, name)) != NULL; p++) {
     int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.');
     char c = p[len];
-    int after = isalnum((unsigned char)c) || c == '_' || (c == '.' && isalpha((unsigned char)p[len + 1]));
+    int after =
+        isalnum((unsigned char)c) || c == '_' || (c == '.' && isalpha((unsigned char)p[len + 1]));
     if (!before && !after) return (int)(p - text) + 1;
   }
   return 0;
@@ -134,7 +132,8 @@ const char *manifest_device_facts(void) {
   static char list[512];
   if (!list[0])
     for (size_t i = 0, n = 0; i < MANIFEST_NDEVICE_FACTS; i++)
-      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", manifest_device_names[i]);
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
+                            manifest_device_names[i]);
   return list;
 }
 
@@ -285,9 +284,9 @@ void manifest_roles(const manifest *m, param_roles *out) {
 /* ---------------------------------------------------------------- loading */
 
 typedef struct manifest_loader {
-  manifest *m;     /* being filled */
+  manifest *m;      /* being filled */
   const char *path; /* for errors */
-  rt_error *err;   /* where errors go */
+  rt_error *err;    /* where errors go */
 } manifest_loader;
 
 static rt_status manifest_get_string(manifest_loader *ld, json_t *root, const char *key,
@@ -298,16 +297,16 @@ static rt_status manifest_get_string(manifest_loader *ld, json_t *root, const ch
       *out = manifest_strdup("");
       return *out ? RT_OK : rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
     }
-    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
-                         "missing required field \"%s\"", key);
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0, "missing required field \"%s\"",
+                       key);
   }
   if (!json_is_string(v) || (required && json_string_length(v) == 0))
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
-                         "\"%s\" must be a non-empty string", key);
+                       "\"%s\" must be a non-empty string", key);
   const char *s = json_string_value(v);
   if (ident && !manifest_is_ident(s))
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
-                         "\"%s\" is not a C identifier (letters, digits, '_'; no digit first)", s);
+                       "\"%s\" is not a C identifier (letters, digits, '_'; no digit first)", s);
   *out = manifest_strdup(s);
   return *out ? RT_OK : rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
 }
@@ -321,11 +320,11 @@ static rt_status manifest_get_strings(manifest_loader *ld, json_t *root, const c
   *count = 0;
   if (!v && !required) return RT_OK;
   if (!v)
-    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
-                         "missing required field \"%s\"", key);
+    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0, "missing required field \"%s\"",
+                       key);
   if (!json_is_array(v) || (required && json_array_size(v) == 0))
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, key, 0,
-                         "\"%s\" must be a %slist of strings", key, required ? "non-empty " : "");
+                       "\"%s\" must be a %slist of strings", key, required ? "non-empty " : "");
   size_t n = json_array_size(v);
   *out = calloc(n ? n : 1, sizeof(char *));
   if (!*out) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
@@ -337,8 +336,7 @@ static rt_status manifest_get_strings(manifest_loader *ld, json_t *root, const c
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "must be a string");
     const char *t = json_string_value(s);
     if (check && !check(t))
-      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "\"%s\" is not %s", t,
-                           what);
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "\"%s\" is not %s", t, what);
     if (manifest_in(*out, *count, t))
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "\"%s\" listed twice", t);
     (*out)[*count] = strdup(t);
@@ -363,7 +361,7 @@ static rt_status manifest_compile(manifest_loader *ld, json_t *v, const char *fi
     text = json_string_value(v);
   } else {
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                         "must be an expression (a string) or an integer");
+                       "must be an expression (a string) or an integer");
   }
   rt_error e2;
   rt_error_clear(&e2);
@@ -395,8 +393,10 @@ typedef struct manifest_pos {
 static int manifest_pos_cmp(const void *x, const void *y) {
   const manifest_pos *a = x, *b = y;
   int c;
-  if (a->p->ints) c = (a->p->ints[a->i] > b->p->ints[b->i]) - (a->p->ints[a->i] < b->p->ints[b->i]);
-  else c = strcmp(a->p->idents[a->i], b->p->idents[b->i]);
+  if (a->p->ints)
+    c = (a->p->ints[a->i] > b->p->ints[b->i]) - (a->p->ints[a->i] < b->p->ints[b->i]);
+  else
+    c = strcmp(a->p->idents[a->i], b->p->idents[b->i]);
   return c ? c : (a->i > b->i) - (a->i < b->i);
 }
 
@@ -426,15 +426,15 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
   json_t *params = json_object_get(root, "params");
   if (!params)
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
-                         "missing required field \"params\"");
+                       "missing required field \"params\"");
   if (!json_is_object(params) || json_object_size(params) == 0)
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
-                         "\"params\" must be an object of NAME: [values] with at least one entry");
+                       "\"params\" must be an object of NAME: [values] with at least one entry");
   size_t np = json_object_size(params);
   if (np > MANIFEST_NAMES_MAX)
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
-                         "too many parameters (%zu, at most %d with the derived values)", np,
-                         MANIFEST_NAMES_MAX);
+                       "too many parameters (%zu, at most %d with the derived values)", np,
+                       MANIFEST_NAMES_MAX);
   m->params = calloc(np, sizeof *m->params);
   m->roles = calloc(np, sizeof *m->roles);
   if (!m->params || !m->roles) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
@@ -445,25 +445,26 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
     snprintf(field, sizeof field, "params.%s", key);
     if (!manifest_is_ident(key) || strncmp(key, "RT_", 3) == 0)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "parameter name \"%s\" must be a C identifier not starting with RT_",
-                           key);
+                         "parameter name \"%s\" must be a C identifier not starting with RT_", key);
     if (strlen(key) >= RT_VAR_NAME_MAX)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "parameter name of %zu characters is too long (at most %d)", strlen(key),
-                           RT_VAR_NAME_MAX - 1);
+                         "parameter name of %zu characters is too long (at most %d)", strlen(key),
+                         RT_VAR_NAME_MAX - 1);
     if (!json_is_array(dom) || json_array_size(dom) == 0)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "must be a non-empty list of integers or identifiers");
+                         "must be a non-empty list of integers or identifiers");
     size_t n = json_array_size(dom);
     if (n > UINT16_MAX)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "too many values (%zu, at most %d)", n, UINT16_MAX);
+                         "too many values (%zu, at most %d)", n, UINT16_MAX);
     space_param *p = &m->params[m->nparams++];
     p->name = strdup(key);
     p->count = (int)n;
     int is_int = json_is_integer(json_array_get(dom, 0));
-    if (is_int) p->ints = calloc(n, sizeof *p->ints);
-    else p->idents = calloc(n, sizeof *p->idents);
+    if (is_int)
+      p->ints = calloc(n, sizeof *p->ints);
+    else
+      p->idents = calloc(n, sizeof *p->idents);
     if (!p->name || (!p->ints && !p->idents))
       return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
     for (size_t j = 0; j < n; j++) {
@@ -472,13 +473,13 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
       if (is_int) {
         if (!json_is_integer(v))
           return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                               "must be an integer like the first value of %s", key);
+                             "must be an integer like the first value of %s", key);
         p->ints[j] = (long long)json_integer_value(v);
       } else {
         if (!json_is_string(v) || !manifest_is_ident(json_string_value(v)))
           return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                               "must be %s C identifier (values are integers or identifiers)",
-                               j ? "a" : "an integer or a");
+                             "must be %s C identifier (values are integers or identifiers)",
+                             j ? "a" : "an integer or a");
         p->idents[j] = strdup(json_string_value(v));
         if (!p->idents[j]) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
       }
@@ -488,13 +489,12 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
       snprintf(field, sizeof field, "params.%s[%d]", key, second);
       if (p->ints)
         return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                             "value %lld repeats %s[%d]", p->ints[second], key, first);
+                           "value %lld repeats %s[%d]", p->ints[second], key, first);
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "value %s repeats %s[%d]",
-                           p->idents[second], key, first);
+                         p->idents[second], key, first);
     }
     if (oom) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
-    if (expr_scope_add(m->scope, key, p->idents ? p->count : 0,
-                       (const char *const *)p->idents) < 0)
+    if (expr_scope_add(m->scope, key, p->idents ? p->count : 0, (const char *const *)p->idents) < 0)
       return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
   }
   /* the space's size, refused before anything is enumerated, and the longest configuration
@@ -507,21 +507,22 @@ static rt_status manifest_load_params(manifest_loader *ld, json_t *root) {
     size_t w = 0;
     for (int j = 0; j < p->count; j++) {
       char num[32];
-      size_t l = p->ints ? (size_t)snprintf(num, sizeof num, "%lld", p->ints[j]) : strlen(p->idents[j]);
+      size_t l =
+          p->ints ? (size_t)snprintf(num, sizeof num, "%lld", p->ints[j]) : strlen(p->idents[j]);
       if (l > w) w = l;
     }
     longest += (i ? 1 : 0) + strlen(p->name) + 1 + w;
   }
   if (product > MANIFEST_SPACE_MAX)
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
-                         "the parameters span %.3g combinations before constraints, more than the "
-                         "%.0e rooftune enumerates; shorten their lists or split the template",
-                         product, MANIFEST_SPACE_MAX);
+                       "the parameters span %.3g combinations before constraints, more than the "
+                       "%.0e rooftune enumerates; shorten their lists or split the template",
+                       product, MANIFEST_SPACE_MAX);
   if (longest > MANIFEST_CONFIG_MAX)
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "params", 0,
-                         "a configuration's text can reach %zu characters (NAME=VALUE,...), more "
-                         "than the %d rooftune stores; shorten parameter names or values",
-                         longest, MANIFEST_CONFIG_MAX);
+                       "a configuration's text can reach %zu characters (NAME=VALUE,...), more "
+                       "than the %d rooftune stores; shorten parameter names or values",
+                       longest, MANIFEST_CONFIG_MAX);
   return RT_OK;
 }
 
@@ -531,7 +532,7 @@ static rt_status manifest_load_roles(manifest_loader *ld, json_t *root) {
   if (!roles) return RT_OK;
   if (!json_is_object(roles))
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "roles", 0,
-                         "\"roles\" must be an object of PARAM: role");
+                       "\"roles\" must be an object of PARAM: role");
   m->has_roles = 1;
   const char *key;
   json_t *v;
@@ -543,11 +544,11 @@ static rt_status manifest_load_roles(manifest_loader *ld, json_t *root) {
       if (strcmp(m->params[i].name, key) == 0) pi = i;
     if (pi < 0)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "%s is not a parameter of this template", key);
+                         "%s is not a parameter of this template", key);
     if (!json_is_string(v) || role_parse(json_string_value(v)) < 0)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "role must be one of tile_m, tile_n, tile_k, split_k, stages, warps, "
-                           "vector, unroll");
+                         "role must be one of tile_m, tile_n, tile_k, split_k, stages, warps, "
+                         "vector, unroll");
     m->roles[pi] = strdup(json_string_value(v));
     if (!m->roles[pi]) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
   }
@@ -560,8 +561,9 @@ static rt_status manifest_load_cover(manifest_loader *ld, json_t *root) {
   json_t *cover = json_object_get(root, "cover");
   if (!cover) return RT_OK;
   if (!json_is_array(cover))
-    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cover", 0,
-                       "\"cover\" must be an array of parameter pairs, e.g. [[\"CLUSTER\", \"PERSISTENT\"]]");
+    return rt_error_at(
+        ld->err, RT_ERR_MANIFEST, ld->path, "cover", 0,
+        "\"cover\" must be an array of parameter pairs, e.g. [[\"CLUSTER\", \"PERSISTENT\"]]");
   m->ncover = (int)json_array_size(cover);
   m->cover = calloc(m->ncover ? (size_t)m->ncover : 1, sizeof *m->cover);
   if (!m->cover) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
@@ -570,18 +572,21 @@ static rt_status manifest_load_cover(manifest_loader *ld, json_t *root) {
     char field[32];
     snprintf(field, sizeof field, "cover[%d]", i);
     if (!json_is_array(pair) || json_array_size(pair) != 2)
-      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "a pair of two parameter names");
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+                         "a pair of two parameter names");
     for (int k = 0; k < 2; k++) {
       const char *name = json_string_value(json_array_get(pair, (size_t)k));
       m->cover[i][k] = -1;
       for (int j = 0; name && j < m->nparams; j++)
         if (strcmp(m->params[j].name, name) == 0) m->cover[i][k] = j;
       if (m->cover[i][k] < 0)
-        return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "%s is not a parameter of this template",
+        return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+                           "%s is not a parameter of this template",
                            name ? name : "(not a string)");
     }
     if (m->cover[i][0] == m->cover[i][1])
-      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "a pair of two different parameters");
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+                         "a pair of two different parameters");
   }
   return RT_OK;
 }
@@ -598,7 +603,7 @@ static rt_status manifest_load_derived(manifest_loader *ld, json_t *root) {
   if (!derived) return RT_OK;
   if (!json_is_object(derived))
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "derived", 0,
-                         "\"derived\" must be an object of NAME: expression");
+                       "\"derived\" must be an object of NAME: expression");
   size_t n = json_object_size(derived);
   m->derived_names = calloc(n ? n : 1, sizeof(char *));
   m->derived = calloc(n ? n : 1, sizeof *m->derived);
@@ -613,28 +618,28 @@ static rt_status manifest_load_derived(manifest_loader *ld, json_t *root) {
     snprintf(field, sizeof field, "derived.%s", key);
     if (!manifest_is_ident(key) || strncmp(key, "RT_", 3) == 0)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "derived name \"%s\" must be a C identifier not starting with RT_", key);
+                         "derived name \"%s\" must be a C identifier not starting with RT_", key);
     if (strlen(key) >= RT_VAR_NAME_MAX)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "derived name of %zu characters is too long (at most %d)", strlen(key),
-                           RT_VAR_NAME_MAX - 1);
+                         "derived name of %zu characters is too long (at most %d)", strlen(key),
+                         RT_VAR_NAME_MAX - 1);
     if (m->nparams + m->nderived >= MANIFEST_NAMES_MAX)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "more than %d parameters and derived values together (a configuration's "
-                           "values travel beside the problem's and device's facts)",
-                           MANIFEST_NAMES_MAX);
+                         "more than %d parameters and derived values together (a configuration's "
+                         "values travel beside the problem's and device's facts)",
+                         MANIFEST_NAMES_MAX);
     int existing = expr_scope_find(m->scope, key);
     if (existing >= 0 && existing < m->nparams)
-      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "%s is already a parameter", key);
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "%s is already a parameter",
+                         key);
     if (existing >= 0) { /* an earlier expression read it before it was declared */
       for (int i = 0; i < m->nderived; i++) {
         int c = manifest_name_col(expr_text(m->derived[i].e), key);
         if (c)
           return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, m->derived[i].field, c,
-                               "%s is used before it is declared; derived values may use only "
-                               "earlier ones",
-                               key);
+                             "%s is used before it is declared; derived values may use only "
+                             "earlier ones",
+                             key);
       }
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0, "%s declared twice", key);
     }
@@ -647,8 +652,7 @@ static rt_status manifest_load_derived(manifest_loader *ld, json_t *root) {
     int slot = expr_scope_add(m->scope, key, 0, NULL);
     if (slot < 0) {
       int c = manifest_name_col(expr_text(m->derived[i].e), key);
-      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, c,
-                           "%s refers to itself", key);
+      return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, c, "%s refers to itself", key);
     }
     m->derived_slot[i] = slot;
   }
@@ -662,7 +666,7 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
   if (cons) {
     if (!json_is_array(cons))
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "constraints", 0,
-                           "\"constraints\" must be a list of expressions");
+                         "\"constraints\" must be a list of expressions");
     size_t n = json_array_size(cons);
     m->constraints = calloc(n ? n : 1, sizeof *m->constraints);
     if (!m->constraints) return rt_error_set(ld->err, RT_ERR_NOMEM, "out of memory");
@@ -677,8 +681,8 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
   json_t *launch = json_object_get(root, "launch");
   if (!launch || !json_is_object(launch))
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "launch", 0,
-                         "missing or not an object: \"launch\": {\"grid\": [x, y, z], "
-                         "\"block\": [x, y, z], \"smem\": bytes}");
+                       "missing or not an object: \"launch\": {\"grid\": [x, y, z], "
+                       "\"block\": [x, y, z], \"smem\": bytes}");
   const char *key;
   json_t *v;
   json_object_foreach(launch, key, v) {
@@ -686,7 +690,7 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
       char field[96];
       snprintf(field, sizeof field, "launch.%s", key);
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "unknown field; launch has grid, block, smem and work");
+                         "unknown field; launch has grid, block, smem and work");
     }
   }
   const char *dims[2] = {"grid", "block"};
@@ -696,7 +700,7 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
     json_t *a = json_object_get(launch, dims[d]);
     if (!a || !json_is_array(a) || json_array_size(a) != 3)
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "must be a list of 3 expressions (x, y, z)");
+                         "must be a list of 3 expressions (x, y, z)");
     for (int i = 0; i < 3; i++) {
       snprintf(field, sizeof field, "launch.%s[%d]", dims[d], i);
       s = manifest_compile(ld, json_array_get(a, (size_t)i), field,
@@ -710,27 +714,27 @@ static rt_status manifest_load_exprs(manifest_loader *ld, json_t *root) {
   json_t *cost = json_object_get(root, "cost");
   if (!cost || !json_is_object(cost))
     return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cost", 0,
-                         "missing or not an object: \"cost\": {\"flops\": e, \"dram_bytes\": e}");
+                       "missing or not an object: \"cost\": {\"flops\": e, \"dram_bytes\": e}");
   json_object_foreach(cost, key, v) {
     if (strcmp(key, "flops") && strcmp(key, "dram_bytes") && strcmp(key, "executed_flops") &&
         strcmp(key, "bytes_in_flight") && strcmp(key, "scratch_bytes")) {
       char field[96];
       snprintf(field, sizeof field, "cost.%s", key);
       return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
-                           "unknown field; cost has flops, dram_bytes, executed_flops, "
-                           "bytes_in_flight and scratch_bytes");
+                         "unknown field; cost has flops, dram_bytes, executed_flops, "
+                         "bytes_in_flight and scratch_bytes");
     }
   }
   if ((s = manifest_compile_optional(ld, cost, "cost", "executed_flops", &m->executed_flops,
                                      &m->has_executed)) ||
       (s = manifest_compile_optional(ld, cost, "cost", "bytes_in_flight", &m->inflight,
                                      &m->has_inflight)) ||
-      (s = manifest_compile_optional(ld, cost, "cost", "scratch_bytes", &m->scratch, &m->has_scratch)))
+      (s = manifest_compile_optional(ld, cost, "cost", "scratch_bytes", &m->scratch,
+                                     &m->has_scratch)))
     return s;
   json_t *f = json_object_get(cost, "flops"), *b = json_object_get(cost, "dram_bytes");
   if (!f) return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cost.flops", 0, "missing");
-  if (!b)
-    return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cost.dram_bytes", 0, "missing");
+  if (!b) return rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, "cost.dram_bytes", 0, "missing");
   s = manifest_compile(ld, f, "cost.flops", &m->flops);
   if (s) return s;
   return manifest_compile(ld, b, "cost.dram_bytes", &m->dram_bytes);
@@ -819,12 +823,12 @@ static rt_status manifest_analyse(manifest_loader *ld) {
           int c = manifest_name_col(expr_text(all[k]->e), name);
           if (bad_dev)
             return rt_error_at(ld->err, RT_ERR_EXPR, ld->path, all[k]->field, c,
-                                 "unknown device fact %s; device facts are: %s", name,
-                                 manifest_device_facts());
+                               "unknown device fact %s; device facts are: %s", name,
+                               manifest_device_facts());
           return rt_error_at(ld->err, RT_ERR_EXPR, ld->path, all[k]->field, c,
-                               "unknown dtype fact %s; dtype facts are: dtype_bytes, "
-                               "dtype_is_<d> for d in %s",
-                               name, manifest_dtype_list());
+                             "unknown dtype fact %s; dtype facts are: dtype_bytes, "
+                             "dtype_is_<d> for d in %s",
+                             name, manifest_dtype_list());
         }
     }
   }
@@ -844,10 +848,11 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   struct stat fst;
   if (stat(path, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_size > MANIFEST_FILE_MAX)
     return rt_error_at(err, RT_ERR_MANIFEST, path, NULL, 0,
-                         "the manifest is %lld bytes, more than the %d a manifest may have",
-                         (long long)fst.st_size, MANIFEST_FILE_MAX);
+                       "the manifest is %lld bytes, more than the %d a manifest may have",
+                       (long long)fst.st_size, MANIFEST_FILE_MAX);
   if (stat(path, &fst) == 0 && !S_ISREG(fst.st_mode))
-    return rt_error_at(err, RT_ERR_IO, path, NULL, 0, "cannot read the manifest: not a regular file");
+    return rt_error_at(err, RT_ERR_IO, path, NULL, 0,
+                       "cannot read the manifest: not a regular file");
   json_error_t jerr;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
@@ -866,7 +871,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   }
   if (!json_is_object(root)) {
     s = rt_error_at(err, RT_ERR_MANIFEST, path, NULL, 0,
-                      "a manifest is a JSON object (see manifest.h for its fields)");
+                    "a manifest is a JSON object (see manifest.h for its fields)");
     goto done;
   }
   const char *key;
@@ -878,7 +883,8 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     if (!known) {
       char list[256] = "";
       for (int i = 0; i < MANIFEST_NFIELDS; i++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", manifest_fields[i]);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                 manifest_fields[i]);
       s = rt_error_at(err, RT_ERR_MANIFEST, path, key, 0, "unknown field; fields are: %s", list);
       goto done;
     }
@@ -896,7 +902,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   } else if (strcmp(m->instruction, "simt") && strcmp(m->instruction, "mma") &&
              strcmp(m->instruction, "wgmma")) {
     s = rt_error_at(err, RT_ERR_MANIFEST, path, "instruction", 0,
-                      "\"%s\" is not an instruction path; use simt, mma or wgmma", m->instruction);
+                    "\"%s\" is not an instruction path; use simt, mma or wgmma", m->instruction);
     goto done;
   }
   if ((s = manifest_get_strings(&ld, root, "dtypes", 1, manifest_check_dtype,
@@ -912,13 +918,13 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     const char *sn = m->source_name;
     if (!manifest_safe_file_name(sn)) {
       s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
-                        "the file name holds a quote, a backslash or a control character; name "
-                        "the source file without them");
+                      "the file name holds a quote, a backslash or a control character; name "
+                      "the source file without them");
       goto done;
     }
     if (sn[0] == '/' || strstr(sn, "..")) {
       s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
-                        "\"%s\" must be a path inside the manifest's folder", sn);
+                      "\"%s\" must be a path inside the manifest's folder", sn);
       goto done;
     }
     const char *slash = strrchr(path, '/');
@@ -939,7 +945,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     struct stat st;
     if (stat(m->source, &st) != 0 || !S_ISREG(st.st_mode)) {
       s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
-                        "source file %s not found next to the manifest", sn);
+                      "source file %s not found next to the manifest", sn);
       goto done;
     }
   }
@@ -985,12 +991,12 @@ rt_status manifest_env_dtype(const char *dtype, rt_vars *env, rt_error *err) {
 static void manifest_names_list(const manifest *m, const rt_vars *env, char *buf, size_t size) {
   size_t n = 0;
   buf[0] = '\0';
-#define ADD(s)                                                                  \
-  do {                                                                          \
-    if (n < size) {                                                             \
-      int w_ = snprintf(buf + n, size - n, "%s%s", n ? ", " : "", (s));         \
-      if (w_ > 0) n += (size_t)w_;                                              \
-    }                                                                           \
+#define ADD(s)                                                          \
+  do {                                                                  \
+    if (n < size) {                                                     \
+      int w_ = snprintf(buf + n, size - n, "%s%s", n ? ", " : "", (s)); \
+      if (w_ > 0) n += (size_t)w_;                                      \
+    }                                                                   \
   } while (0)
   for (int i = 0; i < m->nparams; i++) ADD(m->params[i].name);
   for (int i = 0; i < m->nderived; i++) ADD(m->derived_names[i]);
@@ -1023,8 +1029,8 @@ static rt_status manifest_check_bound(const manifest *m, const manifest_expr *x,
     char list[560];
     manifest_names_list(m, env, list, sizeof list);
     return rt_error_at(err, RT_ERR_EXPR, m->path, x->field,
-                         manifest_name_col(expr_text(x->e), name),
-                         "unknown name %s; names are: %s", name, list);
+                       manifest_name_col(expr_text(x->e), name), "unknown name %s; names are: %s",
+                       name, list);
   }
   return RT_OK;
 }
@@ -1039,16 +1045,16 @@ static rt_status manifest_eval(const manifest *m, const manifest_expr *x, const 
 /* ---------------------------------------------------------------- space construction */
 
 typedef struct manifest_build {
-  const manifest *m;     /* the template */
-  long long *vals;       /* slot values */
-  uint16_t *cfg;         /* value indices being built */
-  space *sp;             /* output */
-  int **lvl_derived;     /* per level (index level+1): derived indices */
-  int *n_lvl_derived;    /* how many */
-  int **lvl_cons;        /* per level: constraint indices */
-  int *n_lvl_cons;       /* how many */
-  size_t *rejected;      /* per constraint: subtrees it pruned */
-  rt_error *err;         /* where errors go */
+  const manifest *m;  /* the template */
+  long long *vals;    /* slot values */
+  uint16_t *cfg;      /* value indices being built */
+  space *sp;          /* output */
+  int **lvl_derived;  /* per level (index level+1): derived indices */
+  int *n_lvl_derived; /* how many */
+  int **lvl_cons;     /* per level: constraint indices */
+  int *n_lvl_cons;    /* how many */
+  size_t *rejected;   /* per constraint: subtrees it pruned */
+  rt_error *err;      /* where errors go */
 } manifest_build;
 
 static rt_status manifest_build_fail(manifest_build *b, const manifest_expr *x, rt_error *e2,
@@ -1063,8 +1069,8 @@ static rt_status manifest_build_fail(manifest_build *b, const manifest_expr *x, 
                                p->idents[b->cfg[i]]);
     if (w > 0) n += (size_t)w;
   }
-  return rt_error_at(b->err, RT_ERR_EXPR, b->m->path, x->field, e2->column, "%s (at %s)",
-                       e2->text, bound ? cfg : "no parameters bound");
+  return rt_error_at(b->err, RT_ERR_EXPR, b->m->path, x->field, e2->column, "%s (at %s)", e2->text,
+                     bound ? cfg : "no parameters bound");
 }
 
 /* Runs the derived values and constraints of one level; 1 when all pass, 0 when pruned,
@@ -1106,9 +1112,9 @@ static rt_status manifest_build_level(manifest_build *b, int i) {
     if (!ok) continue;
     if (last && space_size(b->sp) >= MANIFEST_CONFIGS_MAX)
       return rt_error_at(b->err, RT_ERR_MANIFEST, b->m->path, "params", 0,
-                           "template %s has more than %d valid configurations for this problem; "
-                           "shorten its parameter lists or add constraints",
-                           b->m->name, MANIFEST_CONFIGS_MAX);
+                         "template %s has more than %d valid configurations for this problem; "
+                         "shorten its parameter lists or add constraints",
+                         b->m->name, MANIFEST_CONFIGS_MAX);
     rt_status s = last ? space_add_config(b->sp, b->cfg, b->err) : manifest_build_level(b, i + 1);
     if (s) return s;
   }
@@ -1181,9 +1187,9 @@ rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **ou
     for (int i = 0; i < m->nconstraints; i++)
       if (b.rejected[i]) c = i;
     s = rt_error_at(err, RT_ERR_SPACE_EMPTY, m->path, m->constraints[c].field, 0,
-                      "template %s has no valid configuration: \"%s\" is false for this "
-                      "problem and device whatever the parameters",
-                      m->name, expr_text(m->constraints[c].e));
+                    "template %s has no valid configuration: \"%s\" is false for this "
+                    "problem and device whatever the parameters",
+                    m->name, expr_text(m->constraints[c].e));
     goto done;
   }
   if ((s = manifest_build_level(&b, 0))) goto done;
@@ -1191,10 +1197,11 @@ rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **ou
     int c = 0;
     for (int i = 1; i < m->nconstraints; i++)
       if (b.rejected[i] > b.rejected[c]) c = i;
-    s = rt_error_at(err, RT_ERR_SPACE_EMPTY, m->path, m->nconstraints ? m->constraints[c].field : NULL, 0,
-                      "template %s has no valid configuration for this problem and device: \"%s\" "
-                      "rejected the most of its %.0f combinations",
-                      m->name, m->nconstraints ? expr_text(m->constraints[c].e) : "", space_product(b.sp));
+    s = rt_error_at(
+        err, RT_ERR_SPACE_EMPTY, m->path, m->nconstraints ? m->constraints[c].field : NULL, 0,
+        "template %s has no valid configuration for this problem and device: \"%s\" "
+        "rejected the most of its %.0f combinations",
+        m->name, m->nconstraints ? expr_text(m->constraints[c].e) : "", space_product(b.sp));
     goto done;
   }
   s = space_finish(b.sp, err);
@@ -1228,7 +1235,7 @@ static rt_status manifest_config_slots(const manifest *m, const space *sp, size_
                                        unsigned char *have, rt_error *err) {
   if (!sp || space_nparams(sp) != m->nparams || idx >= space_size(sp))
     return rt_error_at(err, RT_ERR_INVALID, m->path, NULL, 0,
-                         "configuration %zu is not in a space of template %s", idx, m->name);
+                       "configuration %zu is not in a space of template %s", idx, m->name);
   const uint16_t *cfg = space_config(sp, idx);
   for (int i = 0; i < m->nparams; i++) {
     vals[i] = m->params[i].ints ? m->params[i].ints[cfg[i]] : cfg[i];
@@ -1277,7 +1284,8 @@ rt_status manifest_check_names(const manifest *m, const rt_vars *env, rt_error *
   unsigned char *have = calloc((size_t)m->nslots, 1);
   if (!have) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   for (int i = 0; i < m->nslots; i++)
-    have[i] = m->slot_kind[i] != SLOT_EXTERNAL || rt_vars_find(env, expr_scope_name(m->scope, i)) >= 0;
+    have[i] =
+        m->slot_kind[i] != SLOT_EXTERNAL || rt_vars_find(env, expr_scope_name(m->scope, i)) >= 0;
   manifest_expr *all[256];
   int n = manifest_all_exprs((manifest *)m, all, 256);
   rt_status s = RT_OK;
@@ -1320,17 +1328,17 @@ rt_status manifest_launch(const manifest *m, const rt_vars *vars, unsigned grid[
   for (int i = 0; i < 3; i++)
     if (v[i] < 1 || v[i] > gmax[i])
       return rt_error_at(err, RT_ERR_INVALID, m->path, xs[i]->field, 0,
-                           "grid dimension %lld is out of range (1..%lld)", v[i], gmax[i]);
+                         "grid dimension %lld is out of range (1..%lld)", v[i], gmax[i]);
   for (int i = 3; i < 6; i++)
     if (v[i] < 1 || v[i] > 1024)
       return rt_error_at(err, RT_ERR_INVALID, m->path, xs[i]->field, 0,
-                           "block dimension %lld is out of range (1..1024)", v[i]);
+                         "block dimension %lld is out of range (1..1024)", v[i]);
   if (v[3] * v[4] * v[5] > 1024)
     return rt_error_at(err, RT_ERR_INVALID, m->path, "launch.block", 0,
-                         "block of %lld threads exceeds 1024", v[3] * v[4] * v[5]);
+                       "block of %lld threads exceeds 1024", v[3] * v[4] * v[5]);
   if (v[6] < 0 || v[6] > 0xffffffffLL)
     return rt_error_at(err, RT_ERR_INVALID, m->path, "launch.smem", 0,
-                         "shared memory size %lld is out of range", v[6]);
+                       "shared memory size %lld is out of range", v[6]);
   for (int i = 0; i < 3; i++) {
     grid[i] = (unsigned)v[i];
     block[i] = (unsigned)v[3 + i];
@@ -1339,8 +1347,8 @@ rt_status manifest_launch(const manifest *m, const rt_vars *vars, unsigned grid[
   return RT_OK;
 }
 
-rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned grid[3], long long *work,
-                        rt_error *err) {
+rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned grid[3],
+                        long long *work, rt_error *err) {
   *work = (long long)grid[0] * grid[1] * grid[2];
   if (!m->has_work) return RT_OK;
   const manifest_expr *xs[1] = {&m->work};
@@ -1349,7 +1357,7 @@ rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned g
   if (s) return s;
   if (v < *work)
     return rt_error_at(err, RT_ERR_INVALID, m->path, "launch.work", 0,
-                         "work of %lld blocks is less than the grid's %lld blocks", v, *work);
+                       "work of %lld blocks is less than the grid's %lld blocks", v, *work);
   *work = v;
   return RT_OK;
 }
@@ -1364,8 +1372,9 @@ rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, d
   for (int i = 0; i < n; i++)
     if (v[i] < 0)
       return rt_error_at(err, RT_ERR_INVALID, m->path, xs[i]->field, 0,
-                           "is negative (%lld) for this configuration: a cost counts FLOPs or "
-                           "bytes", v[i]);
+                         "is negative (%lld) for this configuration: a cost counts FLOPs or "
+                         "bytes",
+                         v[i]);
   *flops = (double)v[0];
   *dram_bytes = (double)v[1];
   if (executed_flops) *executed_flops = n == 3 ? (double)v[2] : *flops;
@@ -1381,7 +1390,7 @@ rt_status manifest_inflight(const manifest *m, const rt_vars *vars, double *byte
   if (s) return s;
   if (v < 0)
     return rt_error_at(err, RT_ERR_INVALID, m->path, "cost.bytes_in_flight", 0,
-                         "is negative (%lld) for this configuration", v);
+                       "is negative (%lld) for this configuration", v);
   *bytes = (double)v;
   return RT_OK;
 }
@@ -1394,20 +1403,23 @@ rt_status manifest_plan(const manifest *m, const space *sp, size_t idx, const rt
   rt_status s = manifest_config_vars(m, sp, idx, env, &out->vars, err);
   if (!s) s = manifest_launch(m, &out->vars, out->grid, out->block, &out->smem, err);
   if (!s) s = manifest_work(m, &out->vars, out->grid, &out->work, err);
-  if (!s) s = manifest_cost(m, &out->vars, &out->flops, &out->dram_bytes, &out->executed_flops, err);
+  if (!s)
+    s = manifest_cost(m, &out->vars, &out->flops, &out->dram_bytes, &out->executed_flops, err);
   if (!s) s = manifest_inflight(m, &out->vars, &out->inflight_bytes, err);
   if (!s && m->has_scratch) {
     const manifest_expr *xs[1] = {&m->scratch};
     long long v = 0;
     s = manifest_eval_vars(m, &out->vars, xs, 1, &v, err);
     if (!s && v < 0)
-      s = rt_error_at(err, RT_ERR_INVALID, m->path, "cost.scratch_bytes", 0, "scratch bytes %lld are negative", v);
+      s = rt_error_at(err, RT_ERR_INVALID, m->path, "cost.scratch_bytes", 0,
+                      "scratch bytes %lld are negative", v);
     out->scratch_bytes = (double)v;
   }
   return s;
 }
 
-void candidate_plan_library(candidate_plan *out, const char *text, double flops, double dram_bytes) {
+void candidate_plan_library(candidate_plan *out, const char *text, double flops,
+                            double dram_bytes) {
   memset(out, 0, sizeof *out);
   snprintf(out->config, sizeof out->config, "%s", text ? text : "");
   out->flops = out->executed_flops = flops;
@@ -1417,10 +1429,10 @@ void candidate_plan_library(candidate_plan *out, const char *text, double flops,
 /* ---------------------------------------------------------------- source prefix */
 
 typedef struct manifest_buf {
-  char *p;      /* text */
-  size_t n;     /* used */
-  size_t cap;   /* allocated */
-  int oom;      /* an allocation failed */
+  char *p;    /* text */
+  size_t n;   /* used */
+  size_t cap; /* allocated */
+  int oom;    /* an allocation failed */
 } manifest_buf;
 
 static void manifest_printf(manifest_buf *b, const char *fmt, ...)
@@ -1453,8 +1465,10 @@ static void manifest_printf(manifest_buf *b, const char *fmt, ...) {
 }
 
 static void manifest_define(manifest_buf *b, const char *name, long long v) {
-  if (v < 0) manifest_printf(b, "#define %s (%lld)\n", name, v);
-  else manifest_printf(b, "#define %s %lld\n", name, v);
+  if (v < 0)
+    manifest_printf(b, "#define %s (%lld)\n", name, v);
+  else
+    manifest_printf(b, "#define %s %lld\n", name, v);
 }
 
 rt_status manifest_source_prefix(const manifest *m, const space *sp, size_t idx,
@@ -1467,8 +1481,8 @@ rt_status manifest_source_prefix(const manifest *m, const space *sp, size_t idx,
     for (int i = 0; i < m->ndtypes && n < sizeof list; i++)
       n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", m->dtypes[i]);
     return rt_error_at(err, RT_ERR_UNSUPPORTED, m->path, "dtypes", 0,
-                         "template %s does not support dtype %s; it supports: %s", m->name, dtype,
-                         list);
+                       "template %s does not support dtype %s; it supports: %s", m->name, dtype,
+                       list);
   }
   long long *vals = calloc((size_t)m->nslots, sizeof *vals);
   unsigned char *have = calloc((size_t)m->nslots, 1);
@@ -1545,7 +1559,8 @@ static pthread_once_t common_once = PTHREAD_ONCE_INIT;
 static void find_common_dir(void) {
   char shipped[1024];
   struct stat st;
-  snprintf(common_dir, sizeof common_dir, "%s/common", catalog_shipped_dir(shipped, sizeof shipped));
+  snprintf(common_dir, sizeof common_dir, "%s/common",
+           catalog_shipped_dir(shipped, sizeof shipped));
   if (stat(common_dir, &st) || !S_ISDIR(st.st_mode)) common_dir[0] = 0;
 }
 

@@ -95,28 +95,28 @@
 
 typedef struct manifest manifest;
 
-#define MANIFEST_FILE_MAX (1 << 20)    /* bytes of one manifest file */
-#define MANIFEST_NAMES_MAX 48          /* parameters + derived values */
-#define MANIFEST_CONFIG_MAX 767        /* characters of a configuration's text */
-#define MANIFEST_SPACE_MAX 1e10        /* combinations of parameter values, before constraints */
+#define MANIFEST_FILE_MAX    (1 << 20) /* bytes of one manifest file */
+#define MANIFEST_NAMES_MAX   48        /* parameters + derived values */
+#define MANIFEST_CONFIG_MAX  767       /* characters of a configuration's text */
+#define MANIFEST_SPACE_MAX   1e10      /* combinations of parameter values, before constraints */
 #define MANIFEST_CONFIGS_MAX (1 << 24) /* valid configurations of one space */
 
 /* The device facts expressions may name (device.NAME), each with where its value comes from:
  * X(NAME, ARCH, field) from the architecture table, X(NAME, GPU, field) from a GPU's entry (set
  * only when a GPU is known), X(NAME, CONST, value).  gpu_spec_env() (tuner/model/gpu_spec.h)
  * sets them; the loader refuses any other device.NAME. */
-#define MANIFEST_DEVICE_FACTS(X)                              \
-  X(cc, ARCH, cc)                                            \
-  X(smem_per_block_optin, ARCH, smem_per_block_optin)        \
-  X(smem_per_sm, ARCH, smem_per_sm)                          \
-  X(regs_per_sm, ARCH, regs_per_sm)                          \
-  X(max_regs_per_thread, ARCH, max_regs_per_thread)          \
-  X(max_threads_per_block, ARCH, max_threads_per_block)      \
-  X(max_threads_per_sm, ARCH, max_threads_per_sm)            \
-  X(max_warps_per_sm, ARCH, max_warps_per_sm)                \
-  X(max_blocks_per_sm, ARCH, max_blocks_per_sm)              \
-  X(warp_size, CONST, 32)                                    \
-  X(sm_count, GPU, sm_count)                                 \
+#define MANIFEST_DEVICE_FACTS(X)                        \
+  X(cc, ARCH, cc)                                       \
+  X(smem_per_block_optin, ARCH, smem_per_block_optin)   \
+  X(smem_per_sm, ARCH, smem_per_sm)                     \
+  X(regs_per_sm, ARCH, regs_per_sm)                     \
+  X(max_regs_per_thread, ARCH, max_regs_per_thread)     \
+  X(max_threads_per_block, ARCH, max_threads_per_block) \
+  X(max_threads_per_sm, ARCH, max_threads_per_sm)       \
+  X(max_warps_per_sm, ARCH, max_warps_per_sm)           \
+  X(max_blocks_per_sm, ARCH, max_blocks_per_sm)         \
+  X(warp_size, CONST, 32)                               \
+  X(sm_count, GPU, sm_count)                            \
   X(l2_bytes, GPU, l2_bytes)
 
 /* "device.cc, device.sm_count, ...": the facts above, for messages. */
@@ -129,7 +129,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err);
 void manifest_free(manifest *m);
 
 /* --- what it says --- */
-const char *manifest_path(const manifest *m);        /* as given to manifest_load */
+const char *manifest_path(const manifest *m); /* as given to manifest_load */
 const char *manifest_name(const manifest *m);
 const char *manifest_family(const manifest *m);
 const char *manifest_description(const manifest *m); /* "" when absent */
@@ -194,8 +194,8 @@ rt_status manifest_launch(const manifest *m, const rt_vars *vars, unsigned grid[
                           unsigned block[3], unsigned *smem, rt_error *err);
 /* The work a launch of `grid` does, in blocks (launch.work, at least the grid's blocks; without
  * it, the grid's blocks). */
-rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned grid[3], long long *work,
-                        rt_error *err);
+rt_status manifest_work(const manifest *m, const rt_vars *vars, const unsigned grid[3],
+                        long long *work, rt_error *err);
 /* FLOPs of the problem, modeled DRAM bytes and FLOPs executed (cost.executed_flops, else the
  * problem's; executed_flops may be NULL) for a configuration's vars. */
 rt_status manifest_cost(const manifest *m, const rt_vars *vars, double *flops, double *dram_bytes,
@@ -206,18 +206,18 @@ rt_status manifest_inflight(const manifest *m, const rt_vars *vars, double *byte
  * values, its launch geometry and its cost.  manifest_plan() makes it in one step; the tuner,
  * the model device, the diagnosis and the runtime's geometry all read it. */
 typedef struct candidate_plan {
-  size_t idx;              /* configuration number in the space */
-  char config[768];        /* "BLOCK_M=128,BLOCK_N=64,..." (space_format_config) */
-  rt_vars vars;            /* env + parameter values + derived values */
-  unsigned grid[3];        /* launch geometry (manifest_launch) */
+  size_t idx;       /* configuration number in the space */
+  char config[768]; /* "BLOCK_M=128,BLOCK_N=64,..." (space_format_config) */
+  rt_vars vars;     /* env + parameter values + derived values */
+  unsigned grid[3]; /* launch geometry (manifest_launch) */
   unsigned block[3];
-  unsigned smem;           /* dynamic shared memory bytes */
-  long long work;          /* blocks' worth of work (manifest_work) */
-  double flops;            /* the problem's FLOPs (cost.flops) */
-  double dram_bytes;       /* DRAM bytes this configuration moves (cost.dram_bytes) */
-  double executed_flops;   /* FLOPs the kernel executes (cost.executed_flops, else flops) */
-  double inflight_bytes;   /* cost.bytes_in_flight; 0 when not stated */
-  double scratch_bytes;    /* cost.scratch_bytes: bytes the candidate writes to scratch and
+  unsigned smem;         /* dynamic shared memory bytes */
+  long long work;        /* blocks' worth of work (manifest_work) */
+  double flops;          /* the problem's FLOPs (cost.flops) */
+  double dram_bytes;     /* DRAM bytes this configuration moves (cost.dram_bytes) */
+  double executed_flops; /* FLOPs the kernel executes (cost.executed_flops, else flops) */
+  double inflight_bytes; /* cost.bytes_in_flight; 0 when not stated */
+  double scratch_bytes;  /* cost.scratch_bytes: bytes the candidate writes to scratch and
                               reads back itself (split-K / split-KV partials), beyond dram_bytes;
                               0 when not stated */
 } candidate_plan;
@@ -233,8 +233,7 @@ void candidate_plan_library(candidate_plan *out, const char *text, double flops,
  * facts (env or config vars); dtype may be NULL (no RT_DTYPE lines), else one of the
  * manifest's dtypes.  *out is malloc'ed, the caller frees it. */
 rt_status manifest_source_prefix(const manifest *m, const space *sp, size_t idx,
-                                 const rt_vars *vars, const char *dtype, char **out,
-                                 rt_error *err);
+                                 const rt_vars *vars, const char *dtype, char **out, rt_error *err);
 /* NVRTC options for compiling this template for ARCH: its entry, its folder on the include path
  * (for headers shared by the template and host tests) and the shipped templates' common/ folder
  * (rt_ptx.h, the PTX wrappers of every template; both folders' files are part of the cache

@@ -10,10 +10,10 @@
 #include "tuner/template/expr.h"
 
 typedef struct sbuf {
-  char *s;     /* the text, NUL-terminated */
-  size_t n;    /* its length */
-  size_t cap;  /* bytes allocated */
-  int oom;     /* an allocation failed */
+  char *s;    /* the text, NUL-terminated */
+  size_t n;   /* its length */
+  size_t cap; /* bytes allocated */
+  int oom;    /* an allocation failed */
 } sbuf;
 
 static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -81,7 +81,8 @@ static rt_status reads_shape(const manifest *m, const char *text, int *reads, rt
     const space_param *p = manifest_param(m, i);
     expr_scope_add(sc, p->name, p->idents ? p->count : 0, (const char *const *)p->idents);
   }
-  for (int i = 0; i < manifest_nderived(m); i++) expr_scope_add(sc, manifest_derived_name(m, i), 0, NULL);
+  for (int i = 0; i < manifest_nderived(m); i++)
+    expr_scope_add(sc, manifest_derived_name(m, i), 0, NULL);
   expr_scope_set_open(sc, 1);
   expr *e = NULL;
   rt_status s = expr_parse(text, sc, &e, err);
@@ -110,8 +111,9 @@ static rt_status launch_text(const manifest *m, winner_recipe *out, rt_error *er
     const char *key;
     int i;
     char *out;
-  } items[] = {{"grid", 0, out->grid[0]},   {"grid", 1, out->grid[1]},   {"grid", 2, out->grid[2]},
-               {"block", 0, out->block[0]}, {"block", 1, out->block[1]}, {"block", 2, out->block[2]},
+  } items[] = {{"grid", 0, out->grid[0]},   {"grid", 1, out->grid[1]},
+               {"grid", 2, out->grid[2]},   {"block", 0, out->block[0]},
+               {"block", 1, out->block[1]}, {"block", 2, out->block[2]},
                {"smem", -1, out->smem}};
   for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
     json_t *v = json_object_get(launch, items[k].key);
@@ -119,13 +121,17 @@ static rt_status launch_text(const manifest *m, winner_recipe *out, rt_error *er
     const size_t cap = sizeof out->smem;
     if (json_is_string(v) && strlen(json_string_value(v)) >= cap) {
       json_decref(root);
-      rt_error_set(err, RT_ERR_INVALID, "its launch expression is longer than the %zu bytes a winner keeps", cap - 1);
+      rt_error_set(err, RT_ERR_INVALID,
+                   "its launch expression is longer than the %zu bytes a winner keeps", cap - 1);
       rt_error_locate(err, manifest_path(m), items[k].key, 0, 0);
       return RT_ERR_INVALID;
     }
-    if (json_is_string(v)) snprintf(items[k].out, cap, "%s", json_string_value(v));
-    else if (json_is_integer(v)) snprintf(items[k].out, cap, "%lld", (long long)json_integer_value(v));
-    else if (!v && items[k].i < 0) snprintf(items[k].out, cap, "0"); /* smem is optional */
+    if (json_is_string(v))
+      snprintf(items[k].out, cap, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+      snprintf(items[k].out, cap, "%lld", (long long)json_integer_value(v));
+    else if (!v && items[k].i < 0)
+      snprintf(items[k].out, cap, "0"); /* smem is optional */
   }
   json_decref(root);
   return RT_OK;
@@ -145,11 +151,15 @@ rt_status winner_recipe_make(const manifest *m, const rt_vars *plan_vars, winner
       const char *name = pass ? manifest_derived_name(m, i) : manifest_param(m, i)->name;
       long long v = 0;
       if (!rt_vars_get(plan_vars, name, &v))
-        return rt_error_set(err, RT_ERR_INVALID, "the plan of %s has no value for %s", manifest_name(m), name);
-      int w = snprintf(out->vars + used, sizeof out->vars - used, "%s%s=%lld", used ? "," : "", name, v);
+        return rt_error_set(err, RT_ERR_INVALID, "the plan of %s has no value for %s",
+                            manifest_name(m), name);
+      int w = snprintf(out->vars + used, sizeof out->vars - used, "%s%s=%lld", used ? "," : "",
+                       name, v);
       if (w < 0 || (size_t)w >= sizeof out->vars - used)
-        return rt_error_set(err, RT_ERR_INVALID, "the values of a %s configuration do not fit the "
-                            "%zu bytes a winner keeps", manifest_name(m), sizeof out->vars);
+        return rt_error_set(err, RT_ERR_INVALID,
+                            "the values of a %s configuration do not fit the "
+                            "%zu bytes a winner keeps",
+                            manifest_name(m), sizeof out->vars);
       used += (size_t)w;
     }
   }

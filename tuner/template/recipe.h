@@ -26,7 +26,7 @@
 #include "tuner/template/manifest.h"
 
 typedef struct winner_recipe {
-  char grid[3][512];  /* the launch expressions as written ("ceil_div(N,BLOCK_N)", or a number) */
+  char grid[3][512]; /* the launch expressions as written ("ceil_div(N,BLOCK_N)", or a number) */
   char block[3][512];
   char smem[512];
   char vars[1024];   /* parameters and shape-free derived values: "BLOCK_M=128,...,SMEM=65536" */

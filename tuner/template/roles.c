@@ -11,9 +11,7 @@ static const char *const role_names[ROLE_COUNT] = {
 #undef ROLE_NAME
 };
 
-const char *role_name(param_role r) {
-  return r >= 0 && r < ROLE_COUNT ? role_names[r] : "unknown";
-}
+const char *role_name(param_role r) { return r >= 0 && r < ROLE_COUNT ? role_names[r] : "unknown"; }
 
 const char *role_names_list(void) {
   static char list[128];
@@ -54,20 +52,27 @@ void roles_guess(param_roles *roles, const char *const *params, int count) {
   static const char *const tm[] = {"BLOCK_M", "TILE_M", "BM", "MWG", "BLOCK_SIZE_M", NULL};
   static const char *const tn[] = {"BLOCK_N", "TILE_N", "BN", "NWG", "BLOCK_SIZE_N", NULL};
   static const char *const tk[] = {"BLOCK_K", "TILE_K", "BK", "KWG", "BLOCK_SIZE_K", NULL};
-  static const char *const sk[] = {"SPLIT_K", "SPLITK", "SPLIT_K_SLICES", "SPLITS", "NUM_SPLITS", NULL};
+  static const char *const sk[] = {"SPLIT_K", "SPLITK",     "SPLIT_K_SLICES",
+                                   "SPLITS",  "NUM_SPLITS", NULL};
   static const char *const st[] = {"STAGES", "NUM_STAGES", "PIPELINE_STAGES", NULL};
   for (int i = 0; i < count; i++) {
     const char *p = params[i];
     if (!p) continue;
-    if (name_is(p, tm)) roles_add(roles, ROLE_TILE_M, p);
-    else if (name_is(p, tn)) roles_add(roles, ROLE_TILE_N, p);
-    else if (name_is(p, tk)) roles_add(roles, ROLE_TILE_K, p);
-    else if (name_is(p, sk)) roles_add(roles, ROLE_SPLIT_K, p);
-    else if (name_is(p, st)) roles_add(roles, ROLE_STAGES, p);
+    if (name_is(p, tm))
+      roles_add(roles, ROLE_TILE_M, p);
+    else if (name_is(p, tn))
+      roles_add(roles, ROLE_TILE_N, p);
+    else if (name_is(p, tk))
+      roles_add(roles, ROLE_TILE_K, p);
+    else if (name_is(p, sk))
+      roles_add(roles, ROLE_SPLIT_K, p);
+    else if (name_is(p, st))
+      roles_add(roles, ROLE_STAGES, p);
     else if (starts_with_ci(p, "WARPS") || starts_with_ci(p, "NUM_WARPS"))
       roles_add(roles, ROLE_WARPS, p);
-    else if (starts_with_ci(p, "VEC")) roles_add(roles, ROLE_VECTOR, p);
-    else if (starts_with_ci(p, "UNROLL")) roles_add(roles, ROLE_UNROLL, p);
+    else if (starts_with_ci(p, "VEC"))
+      roles_add(roles, ROLE_VECTOR, p);
+    else if (starts_with_ci(p, "UNROLL"))
+      roles_add(roles, ROLE_UNROLL, p);
   }
 }
-

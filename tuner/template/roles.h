@@ -13,20 +13,20 @@
 #define ROOFTUNE_ROLES_H
 
 #define ROLE_TABLE(X)                                                                    \
-  X(TILE_M, "tile_m")   /* rows of the output tile per block (BLOCK_M) */               \
-  X(TILE_N, "tile_n")   /* columns of the output tile per block (BLOCK_N) */            \
-  X(TILE_K, "tile_k")   /* depth of one main-loop step (BLOCK_K) */                     \
+  X(TILE_M, "tile_m")   /* rows of the output tile per block (BLOCK_M) */                \
+  X(TILE_N, "tile_n")   /* columns of the output tile per block (BLOCK_N) */             \
+  X(TILE_K, "tile_k")   /* depth of one main-loop step (BLOCK_K) */                      \
   X(SPLIT_K, "split_k") /* blocks that share one output's reduction (SPLIT_K, SPLITS) */ \
-  X(STAGES, "stages")   /* software-pipeline depth (STAGES) */                          \
-  X(WARPS, "warps")     /* warps per block (WARPS_M, WARPS_N, WARPS) */                 \
-  X(VECTOR, "vector")   /* elements per vector load (VEC) */                            \
+  X(STAGES, "stages")   /* software-pipeline depth (STAGES) */                           \
+  X(WARPS, "warps")     /* warps per block (WARPS_M, WARPS_N, WARPS) */                  \
+  X(VECTOR, "vector")   /* elements per vector load (VEC) */                             \
   X(UNROLL, "unroll")   /* unrolling factor (UNROLL) */
 
 typedef enum {
 #define ROLE_ENUM(id, name) ROLE_##id,
   ROLE_TABLE(ROLE_ENUM)
 #undef ROLE_ENUM
-  ROLE_COUNT
+      ROLE_COUNT
 } param_role;
 
 #define ROLE_MAX_PARAMS 3 /* parameters per role */

@@ -16,15 +16,15 @@
 #include <string.h>
 
 struct space {
-  int nparams;          /* parameters added */
-  int params_cap;       /* allocated entries in params */
-  space_param *params;  /* the parameters, in order */
-  uint16_t *cfgs;       /* n configurations, nparams entries each */
-  size_t n;             /* configurations added */
-  size_t cap;           /* configurations allocated */
-  uint64_t *table;      /* hash index: (hash tag << 32) | (number + 1); 0 when empty */
-  size_t table_mask;    /* table size - 1 (a power of two) */
-  int finished;         /* space_finish succeeded */
+  int nparams;         /* parameters added */
+  int params_cap;      /* allocated entries in params */
+  space_param *params; /* the parameters, in order */
+  uint16_t *cfgs;      /* n configurations, nparams entries each */
+  size_t n;            /* configurations added */
+  size_t cap;          /* configurations allocated */
+  uint64_t *table;     /* hash index: (hash tag << 32) | (number + 1); 0 when empty */
+  size_t table_mask;   /* table size - 1 (a power of two) */
+  int finished;        /* space_finish succeeded */
 };
 
 space *space_new(void) { return calloc(1, sizeof(space)); }
@@ -54,9 +54,8 @@ rt_status space_add_param(space *s, const char *name, int count, const long long
                         "space parameter %s added after configurations; add parameters first",
                         name);
   if (count < 1 || count > UINT16_MAX)
-    return rt_error_set(err, RT_ERR_INVALID,
-                        "space parameter %s has %d values; it needs 1 to %d", name, count,
-                        UINT16_MAX);
+    return rt_error_set(err, RT_ERR_INVALID, "space parameter %s has %d values; it needs 1 to %d",
+                        name, count, UINT16_MAX);
   if ((ints == NULL) == (idents == NULL))
     return rt_error_set(err, RT_ERR_INVALID,
                         "space parameter %s needs either integer or identifier values", name);
@@ -172,8 +171,8 @@ rt_status space_finish(space *s, rt_error *err) {
       free(s->table);
       s->table = NULL;
       return rt_error_set(err, RT_ERR_INVALID,
-                          "configuration %zu repeats configuration %zu; each may appear once",
-                          k, first);
+                          "configuration %zu repeats configuration %zu; each may appear once", k,
+                          first);
     }
     s->table[slot] = tag | (uint64_t)(k + 1);
   }
@@ -306,8 +305,10 @@ size_t space_format_values(const space *s, const uint16_t *cfg, char *buf, size_
     const space_param *pp = &s->params[p];
     char val[32];
     const char *text = val;
-    if (pp->ints) snprintf(val, sizeof val, "%lld", pp->ints[cfg[p]]);
-    else text = pp->idents[cfg[p]];
+    if (pp->ints)
+      snprintf(val, sizeof val, "%lld", pp->ints[cfg[p]]);
+    else
+      text = pp->idents[cfg[p]];
     int w = snprintf(n < size ? buf + n : NULL, n < size ? size - n : 0, "%s%s=%s", p ? "," : "",
                      pp->name, text);
     if (w > 0) n += (size_t)w;
@@ -373,8 +374,8 @@ rt_status space_parse_values(const space *s, const char *text, uint16_t *cfg, rt
     if (pi < 0) {
       space_names_list(s, list, sizeof list);
       rt_error_locate(err, NULL, NULL, 0, col);
-      st = rt_error_set(err, RT_ERR_PARSE, "unknown parameter %.*s; parameters are: %s",
-                        (int)nlen, name, list);
+      st = rt_error_set(err, RT_ERR_PARSE, "unknown parameter %.*s; parameters are: %s", (int)nlen,
+                        name, list);
       goto done;
     }
     if (seen[pi]) {
@@ -412,8 +413,8 @@ rt_status space_parse_values(const space *s, const char *text, uint16_t *cfg, rt
     if (found < 0) {
       space_domain_list(pp, list, sizeof list);
       rt_error_locate(err, NULL, NULL, 0, vcol);
-      st = rt_error_set(err, RT_ERR_PARSE, "%s=%.*s is not in its domain; values are: %s",
-                        pp->name, (int)vlen, val, list);
+      st = rt_error_set(err, RT_ERR_PARSE, "%s=%.*s is not in its domain; values are: %s", pp->name,
+                        (int)vlen, val, list);
       goto done;
     }
     cfg[pi] = (uint16_t)found;
@@ -443,9 +444,9 @@ rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_e
     long k = space_index(s, cfg);
     if (k < 0) {
       rt_error_locate(err, NULL, NULL, 0, 0);
-      st = rt_error_set(err, RT_ERR_NOT_FOUND,
-                        "configuration \"%s\" is not valid in this space (a constraint excludes it)",
-                        text);
+      st = rt_error_set(
+          err, RT_ERR_NOT_FOUND,
+          "configuration \"%s\" is not valid in this space (a constraint excludes it)", text);
     } else if (idx) {
       *idx = (size_t)k;
     }
@@ -454,8 +455,8 @@ rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_e
   return st;
 }
 
-rt_status space_subset(const space *s, int (*keep)(void *ctx, const space *s, size_t idx), void *ctx,
-                       space **out, rt_error *err) {
+rt_status space_subset(const space *s, int (*keep)(void *ctx, const space *s, size_t idx),
+                       void *ctx, space **out, rt_error *err) {
   *out = NULL;
   space *part = space_new();
   if (!part) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
@@ -482,6 +483,7 @@ static int keep_one(void *ctx, const space *s, size_t idx) {
 
 rt_status space_single(const space *s, size_t idx, space **out, rt_error *err) {
   *out = NULL;
-  if (idx >= space_size(s)) return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx);
+  if (idx >= space_size(s))
+    return rt_error_set(err, RT_ERR_INVALID, "configuration %zu is not in the space", idx);
   return space_subset(s, keep_one, &idx, out, err);
 }

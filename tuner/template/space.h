@@ -23,10 +23,10 @@
 typedef struct space space;
 
 typedef struct space_param {
-  char *name;          /* "BLOCK_M" */
-  int count;           /* values in the domain, >= 1 */
-  long long *ints;     /* the values when numeric, else NULL */
-  char **idents;       /* the values when identifiers ("row", "col"), else NULL */
+  char *name;      /* "BLOCK_M" */
+  int count;       /* values in the domain, >= 1 */
+  long long *ints; /* the values when numeric, else NULL */
+  char **idents;   /* the values when identifiers ("row", "col"), else NULL */
 } space_param;
 
 space *space_new(void);
@@ -87,8 +87,8 @@ rt_status space_parse_config(const space *s, const char *text, size_t *idx, rt_e
 rt_status space_single(const space *s, size_t idx, space **out, rt_error *err);
 /* A new space with s's parameters and the configurations of s that keep(ctx, s, i) admits, in
  * s's order (maybe none: space_size 0): a shard of a space, say.  *out is NULL on error. */
-rt_status space_subset(const space *s, int (*keep)(void *ctx, const space *s, size_t idx), void *ctx,
-                       space **out, rt_error *err);
+rt_status space_subset(const space *s, int (*keep)(void *ctx, const space *s, size_t idx),
+                       void *ctx, space **out, rt_error *err);
 
 /* The same format for any configuration (valid or not): value indices cfg, one per parameter. */
 size_t space_format_values(const space *s, const uint16_t *cfg, char *buf, size_t size);
