@@ -6,8 +6,8 @@
 set -eu
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-# libxml2-dev: the tests parse the HTML report with libxml2 (tests/html_check.h); rooftune does not link it
-for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev zlib1g-dev libxml2-dev python3 python3-venv clang; do
+# clang-format: tests/format.sh checks the layout (.clang-format).  libxml2-dev: the tests parse the HTML report with libxml2 (tests/html_check.h); rooftune does not link it
+for p in cmake make gcc pkg-config libsqlite3-dev libjansson-dev zlib1g-dev libxml2-dev python3 python3-venv clang clang-format; do
   have_pkg "$p" || need+=("$p")
 done
 # libFuzzer (for tests/fuzz): in libclang-rt-dev on Debian 12 and Ubuntu 24.04
