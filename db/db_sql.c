@@ -63,8 +63,7 @@ rt_status db_fail_at(sqlite3 *h, const char *path, int rc, const char *what, rt_
                        "disk space",
                        msg, what);
       break;
-    default:
-      s = rt_error_set(err, RT_ERR_DB, "%s: %s", what, msg);
+    default: s = rt_error_set(err, RT_ERR_DB, "%s: %s", what, msg);
   }
   rt_error_locate(err, path, NULL, 0, 0);
   return s;
@@ -115,15 +114,9 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s) {
 rt_status db_bindv(sqlite3_stmt *st, rt_error *err, const char *types, va_list ap) {
   for (int i = 1; types && *types; types++, i++) {
     switch (*types) {
-      case 'i':
-        sqlite3_bind_int(st, i, va_arg(ap, int));
-        break;
-      case 'I':
-        sqlite3_bind_int64(st, i, va_arg(ap, long long));
-        break;
-      case 't':
-        bind_text(st, i, va_arg(ap, const char *));
-        break;
+      case 'i': sqlite3_bind_int(st, i, va_arg(ap, int)); break;
+      case 'I': sqlite3_bind_int64(st, i, va_arg(ap, long long)); break;
+      case 't': bind_text(st, i, va_arg(ap, const char *)); break;
       case 'r': {
         double v = va_arg(ap, double);
         if (isnan(v) || isinf(v))
@@ -132,12 +125,8 @@ rt_status db_bindv(sqlite3_stmt *st, rt_error *err, const char *types, va_list a
           sqlite3_bind_double(st, i, v);
         break;
       }
-      case 'd':
-        sqlite3_bind_double(st, i, va_arg(ap, double));
-        break;
-      case 'n':
-        sqlite3_bind_null(st, i);
-        break;
+      case 'd': sqlite3_bind_double(st, i, va_arg(ap, double)); break;
+      case 'n': sqlite3_bind_null(st, i); break;
       case 'b': {
         const void *p = va_arg(ap, const void *);
         size_t n = va_arg(ap, size_t);

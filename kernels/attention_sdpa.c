@@ -305,28 +305,17 @@ static cudnnBackendDescriptor_t tensor(builder *b, int64_t uid, int dtype, shape
 
 static const char *pw_name(int mode) {
   switch (mode) {
-    case CUDNN_POINTWISE_ADD:
-      return "add";
-    case CUDNN_POINTWISE_MUL:
-      return "mul";
-    case CUDNN_POINTWISE_DIV:
-      return "div";
-    case CUDNN_POINTWISE_SUB:
-      return "sub";
-    case CUDNN_POINTWISE_EXP:
-      return "exp";
-    case CUDNN_POINTWISE_LOG:
-      return "log";
-    case CUDNN_POINTWISE_CMP_GE:
-      return "cmp_ge";
-    case CUDNN_POINTWISE_CMP_LT:
-      return "cmp_lt";
-    case CUDNN_POINTWISE_LOGICAL_AND:
-      return "and";
-    case CUDNN_POINTWISE_GEN_INDEX:
-      return "gen_index";
-    case CUDNN_POINTWISE_BINARY_SELECT:
-      return "select";
+    case CUDNN_POINTWISE_ADD: return "add";
+    case CUDNN_POINTWISE_MUL: return "mul";
+    case CUDNN_POINTWISE_DIV: return "div";
+    case CUDNN_POINTWISE_SUB: return "sub";
+    case CUDNN_POINTWISE_EXP: return "exp";
+    case CUDNN_POINTWISE_LOG: return "log";
+    case CUDNN_POINTWISE_CMP_GE: return "cmp_ge";
+    case CUDNN_POINTWISE_CMP_LT: return "cmp_lt";
+    case CUDNN_POINTWISE_LOGICAL_AND: return "and";
+    case CUDNN_POINTWISE_GEN_INDEX: return "gen_index";
+    case CUDNN_POINTWISE_BINARY_SELECT: return "select";
   }
   return "pointwise";
 }
@@ -879,43 +868,21 @@ static rt_status make_pack(attn_cudnn *c, rt_error *err) {
       if (!g->has_uid[u]) continue;
       void *p = NULL;
       switch (u) {
-        case UID_Q:
-          p = (void *)(uintptr_t)c->io.q;
-          break;
-        case UID_K:
-          p = (void *)(uintptr_t)c->io.k;
-          break;
-        case UID_V:
-          p = (void *)(uintptr_t)c->io.v;
-          break;
-        case UID_O:
-          p = (void *)(uintptr_t)c->io.o;
-          break;
-        case UID_STATS:
-          p = (void *)(uintptr_t)c->io.lse;
-          break;
-        case UID_SCALE:
-          p = (void *)&g->scale;
-          break;
-        case UID_NEG_INF:
-          p = (void *)&g->neg_inf;
-          break;
-        case UID_SEQ_Q:
-          p = (void *)(uintptr_t)c->seq_q;
-          break;
+        case UID_Q: p = (void *)(uintptr_t)c->io.q; break;
+        case UID_K: p = (void *)(uintptr_t)c->io.k; break;
+        case UID_V: p = (void *)(uintptr_t)c->io.v; break;
+        case UID_O: p = (void *)(uintptr_t)c->io.o; break;
+        case UID_STATS: p = (void *)(uintptr_t)c->io.lse; break;
+        case UID_SCALE: p = (void *)&g->scale; break;
+        case UID_NEG_INF: p = (void *)&g->neg_inf; break;
+        case UID_SEQ_Q: p = (void *)(uintptr_t)c->seq_q; break;
         case UID_SEQ_KV:
           p = (void *)(uintptr_t)(c->call.device_lens ? c->io.seq_kv : c->seq_kv);
           break;
         case UID_PAGE_TABLE_K:
-        case UID_PAGE_TABLE_V:
-          p = (void *)(uintptr_t)c->io.block_table;
-          break;
-        case UID_SKV_SCALAR:
-          p = (void *)&g->s_kv;
-          break;
-        case UID_SQ_SCALAR:
-          p = (void *)&g->s_q;
-          break;
+        case UID_PAGE_TABLE_V: p = (void *)(uintptr_t)c->io.block_table; break;
+        case UID_SKV_SCALAR: p = (void *)&g->s_kv; break;
+        case UID_SQ_SCALAR: p = (void *)&g->s_q; break;
       }
       uids[n] = u;
       ptrs[n++] = p;

@@ -627,8 +627,7 @@ static rt_status decl_arg_eval(const decl *d, int i, const problem *p, const lon
                              "(at most %g in magnitude)",
                              a->name, out->r, p->shape, (double)FLT_MAX);
         break;
-      default:
-        break; /* an i64 holds every value an expression has */
+      default: break; /* an i64 holds every value an expression has */
     }
     return RT_OK;
   }
@@ -816,10 +815,8 @@ static double elem_get(elem_type t, const void *base, size_t i) {
       memcpy(&v, p, 8);
       return v;
     }
-    case ELEM_I8:
-      return (double)*(const int8_t *)p;
-    case ELEM_U8:
-      return (double)*p;
+    case ELEM_I8: return (double)*(const int8_t *)p;
+    case ELEM_U8: return (double)*p;
     case ELEM_I32: {
       int32_t v;
       memcpy(&v, p, 4);
@@ -835,8 +832,7 @@ static double elem_get(elem_type t, const void *base, size_t i) {
       memcpy(&v, p, 8);
       return (double)v;
     }
-    default:
-      return NAN;
+    default: return NAN;
   }
 }
 
@@ -858,15 +854,9 @@ static void elem_set(elem_type t, void *base, size_t i, double v) {
       memcpy(p, &h, 2);
       break;
     }
-    case ELEM_F64:
-      memcpy(p, &v, 8);
-      break;
-    case ELEM_I8:
-      *(int8_t *)p = (int8_t)v;
-      break;
-    case ELEM_U8:
-      *p = (unsigned char)v;
-      break;
+    case ELEM_F64: memcpy(p, &v, 8); break;
+    case ELEM_I8: *(int8_t *)p = (int8_t)v; break;
+    case ELEM_U8: *p = (unsigned char)v; break;
     case ELEM_I32: {
       int32_t x = (int32_t)v;
       memcpy(p, &x, 4);
@@ -882,8 +872,7 @@ static void elem_set(elem_type t, void *base, size_t i, double v) {
       memcpy(p, &x, 8);
       break;
     }
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -1009,18 +998,10 @@ static rt_status decl_gpu_setup(const family_ops *self, const problem *p, uint64
     if ((s = decl_arg_eval(d, i, p, vals, &av, err))) break;
     if (!a->is_buffer) {
       switch (a->type) {
-        case ELEM_I32:
-          g->scalar[i].i32 = (int)av.i;
-          break;
-        case ELEM_U32:
-          g->scalar[i].u32 = (unsigned)av.i;
-          break;
-        case ELEM_F32:
-          g->scalar[i].f32 = (float)av.r;
-          break;
-        default:
-          g->scalar[i].i64 = av.i;
-          break;
+        case ELEM_I32: g->scalar[i].i32 = (int)av.i; break;
+        case ELEM_U32: g->scalar[i].u32 = (unsigned)av.i; break;
+        case ELEM_F32: g->scalar[i].f32 = (float)av.r; break;
+        default: g->scalar[i].i64 = av.i; break;
       }
       continue;
     }

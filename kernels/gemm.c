@@ -137,12 +137,9 @@ static double gemm_elem(const unsigned char *buf, size_t i, int code) {
       memcpy(&h, buf + 2 * i, 2);
       return num_bf16_to_f32(h);
     }
-    case GEMM_CODE_E4M3:
-      return num_e4m3_to_f32(buf[i]);
-    case GEMM_CODE_E5M2:
-      return num_e5m2_to_f32(buf[i]);
-    default:
-      return NAN;
+    case GEMM_CODE_E4M3: return num_e4m3_to_f32(buf[i]);
+    case GEMM_CODE_E5M2: return num_e5m2_to_f32(buf[i]);
+    default: return NAN;
   }
 }
 

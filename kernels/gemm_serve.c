@@ -37,18 +37,12 @@ int gemm_out_bytes(int out_code) { return out_code == GEMM_OUT_F32 ? 4 : 2; }
 
 static const char *gemm_code_name(int c) {
   switch (c) {
-    case 0:
-      return "f32";
-    case 1:
-      return "f16";
-    case 2:
-      return "bf16";
-    case GEMM_CODE_E4M3:
-      return "e4m3";
-    case GEMM_CODE_E5M2:
-      return "e5m2";
-    default:
-      return "?";
+    case 0: return "f32";
+    case 1: return "f16";
+    case 2: return "bf16";
+    case GEMM_CODE_E4M3: return "e4m3";
+    case GEMM_CODE_E5M2: return "e5m2";
+    default: return "?";
   }
 }
 
@@ -323,16 +317,11 @@ rt_status gemm_lt_check(cublasStatus_t s, const char *what, rt_error *err) {
 
 static cudaDataType_t gemm_cuda_type(int code) {
   switch (code) {
-    case 0:
-      return CUDA_R_32F;
-    case 1:
-      return CUDA_R_16F;
-    case GEMM_CODE_E4M3:
-      return CUDA_R_8F_E4M3;
-    case GEMM_CODE_E5M2:
-      return CUDA_R_8F_E5M2;
-    default:
-      return CUDA_R_16BF;
+    case 0: return CUDA_R_32F;
+    case 1: return CUDA_R_16F;
+    case GEMM_CODE_E4M3: return CUDA_R_8F_E4M3;
+    case GEMM_CODE_E5M2: return CUDA_R_8F_E5M2;
+    default: return CUDA_R_16BF;
   }
 }
 

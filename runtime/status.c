@@ -22,24 +22,20 @@ int rooftune_version_number(void) {
 const char *rooftune_strerror(int code) {
   switch (code) {
 #define MEANING(name, number, meaning) \
-  case ROOFTUNE_##name:                \
-    return meaning;
+  case ROOFTUNE_##name: return meaning;
     ROOFTUNE_STATUS_TABLE(MEANING)
 #undef MEANING
-    default:
-      return "unknown status code";
+    default: return "unknown status code";
   }
 }
 
 const char *rooftune_status_name(int code) {
   switch (code) {
 #define NAME(name, number, meaning) \
-  case ROOFTUNE_##name:             \
-    return #name;
+  case ROOFTUNE_##name: return #name;
     ROOFTUNE_STATUS_TABLE(NAME)
 #undef NAME
-    default:
-      return "UNKNOWN";
+    default: return "UNKNOWN";
   }
 }
 
@@ -50,15 +46,12 @@ const char *rooftune_status_name(int code) {
 int rt_public_code(rt_status s) {
   switch (s) {
 #define SAME(name, number, meaning) \
-  case RT_##name:                   \
-    return ROOFTUNE_##name;
+  case RT_##name: return ROOFTUNE_##name;
     ROOFTUNE_STATUS_TABLE(SAME)
 #undef SAME
     case RT_ERR_USAGE:
-    case RT_ERR_PARSE:
-      return ROOFTUNE_ERR_INVALID;
-    default:
-      return ROOFTUNE_ERR_INTERNAL;
+    case RT_ERR_PARSE: return ROOFTUNE_ERR_INVALID;
+    default: return ROOFTUNE_ERR_INTERNAL;
   }
 }
 

@@ -121,16 +121,11 @@ void budget_told(budget_plan *b, int i, long spent, double best_s, int spent_out
 
 const char *budget_state_name(budget_arm_state s) {
   switch (s) {
-    case ARM_WAITING:
-      return "not searched";
-    case ARM_OPEN:
-      return "searched";
-    case ARM_RULED_OUT:
-      return "ruled out";
-    case ARM_AT_ROOF:
-      return "at its roof";
-    case ARM_SPENT:
-      return "space exhausted";
+    case ARM_WAITING: return "not searched";
+    case ARM_OPEN: return "searched";
+    case ARM_RULED_OUT: return "ruled out";
+    case ARM_AT_ROOF: return "at its roof";
+    case ARM_SPENT: return "space exhausted";
   }
   return "?";
 }

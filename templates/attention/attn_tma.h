@@ -90,23 +90,20 @@ enum {
 
 static inline const char *attn_tma_strerror(int rc) {
   switch (rc) {
-    case ATTN_TMA_OK:
-      return "ok";
+    case ATTN_TMA_OK: return "ok";
     case ATTN_TMA_ERR_DTYPE:
       return "TMA attention templates take f16 or bf16 inputs (2-byte elements)";
     case ATTN_TMA_ERR_SHAPE:
       return "TMA needs every dimension (B, HQ, HKV, SQ, SKV, D) in 1..2^32 and HQ a multiple of "
              "HKV";
-    case ATTN_TMA_ERR_ALIGN:
-      return "TMA needs the operand's address to be 16-byte aligned";
+    case ATTN_TMA_ERR_ALIGN: return "TMA needs the operand's address to be 16-byte aligned";
     case ATTN_TMA_ERR_STRIDE:
       return "TMA needs every byte stride to be a multiple of 16 and below 2^40";
     case ATTN_TMA_ERR_BOX:
       return "TMA box outside the limits: dims 1..256, inner box a multiple of 16 bytes and at "
              "most the "
              "128-byte swizzle span, D a multiple of the inner box";
-    default:
-      return "unknown TMA plan status";
+    default: return "unknown TMA plan status";
   }
 }
 

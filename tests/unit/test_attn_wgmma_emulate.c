@@ -652,21 +652,14 @@ static void step_consumer(emu *e, int c) {
   wgstate *w = e->wg[c];
   const cfg *g = e->c;
   switch (o->kind) {
-    case OP_WAIT:
-      break;
+    case OP_WAIT: break;
     case OP_QK:
-    case OP_PV:
-      do_issue(e, c, o->kind, o->stage);
-      break;
-    case OP_WAITG:
-      do_waitg(e, c, o->stage);
-      break;
+    case OP_PV: do_issue(e, c, o->kind, o->stage); break;
+    case OP_WAITG: do_waitg(e, c, o->stage); break;
     case OP_RELEASE:
       for (int warp = 0; warp < 4; warp++) bar_arrive(e, o->bar);
       break;
-    case OP_SOFTMAX:
-      do_softmax(e, c, o->tile, o->into_pn);
-      break;
+    case OP_SOFTMAX: do_softmax(e, c, o->tile, o->into_pn); break;
     case OP_RESCALE: /* rescale(): a warp whose factors are all exactly 1 skips it */
       for (int warp = 0; warp < 4; warp++) {
         int any = 0;
@@ -676,21 +669,14 @@ static void step_consumer(emu *e, int c) {
           attn_rescale(w->o[t], g->d / 2, w->factor[t]);
       }
       break;
-    case OP_MOVEP:
-      memcpy(w->p, w->pn, sizeof w->p);
-      break;
-    case OP_CLEARV:
-      do_clear_v(e, c, o->stage, o->tile);
-      break;
-    case OP_CBAR:
-      e->cbar_passed[c]++;
-      break;
+    case OP_MOVEP: memcpy(w->p, w->pn, sizeof w->p); break;
+    case OP_CLEARV: do_clear_v(e, c, o->stage, o->tile); break;
+    case OP_CBAR: e->cbar_passed[c]++; break;
     case OP_EPI:
       if (w->ng) FAIL(e, "epilogue with wgmma groups in flight\n");
       do_epilogue(e, c);
       break;
-    default:
-      FAIL(e, "bad op %d\n", o->kind);
+    default: FAIL(e, "bad op %d\n", o->kind);
   }
 }
 

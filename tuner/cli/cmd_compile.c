@@ -38,16 +38,11 @@ static const char epilog[] =
 
 static const char *compile_status_word(int status) {
   switch (status) {
-    case RT_OK:
-      return "ok";
-    case RT_ERR_COMPILE:
-      return "compile_error";
-    case RT_ERR_CRASH:
-      return "crash";
-    case RT_ERR_TIMEOUT:
-      return "timeout";
-    default:
-      return "nvrtc_error";
+    case RT_OK: return "ok";
+    case RT_ERR_COMPILE: return "compile_error";
+    case RT_ERR_CRASH: return "crash";
+    case RT_ERR_TIMEOUT: return "timeout";
+    default: return "nvrtc_error";
   }
 }
 

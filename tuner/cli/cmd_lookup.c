@@ -37,31 +37,21 @@ static const char usage[] =
 
 static const char *rule_name(int rule) {
   switch (rule) {
-    case ROOFTUNE_RULE_EXACT:
-      return "exact";
-    case ROOFTUNE_RULE_NEAREST:
-      return "nearest";
-    case ROOFTUNE_RULE_NEXT:
-      return "next";
-    case ROOFTUNE_RULE_LIBRARY:
-      return "library";
-    default:
-      return "none";
+    case ROOFTUNE_RULE_EXACT: return "exact";
+    case ROOFTUNE_RULE_NEAREST: return "nearest";
+    case ROOFTUNE_RULE_NEXT: return "next";
+    case ROOFTUNE_RULE_LIBRARY: return "library";
+    default: return "none";
   }
 }
 
 static const char *rule_text(int rule) {
   switch (rule) {
-    case ROOFTUNE_RULE_EXACT:
-      return "tuned for this shape";
-    case ROOFTUNE_RULE_NEAREST:
-      return "the nearest tuned shape's winner admits it";
-    case ROOFTUNE_RULE_NEXT:
-      return "better-ranked winners do not admit it; the next one does";
-    case ROOFTUNE_RULE_LIBRARY:
-      return "no tuned winner admits it: the vendor library serves it";
-    default:
-      return "nothing serves it";
+    case ROOFTUNE_RULE_EXACT: return "tuned for this shape";
+    case ROOFTUNE_RULE_NEAREST: return "the nearest tuned shape's winner admits it";
+    case ROOFTUNE_RULE_NEXT: return "better-ranked winners do not admit it; the next one does";
+    case ROOFTUNE_RULE_LIBRARY: return "no tuned winner admits it: the vendor library serves it";
+    default: return "nothing serves it";
   }
 }
 

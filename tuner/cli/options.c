@@ -66,12 +66,8 @@ static int store(const char *cmd, const cli_option *o, const char *value, void *
   snprintf(flag, sizeof flag, "--%s", o->name);
   void *at = (char *)base + o->offset;
   switch (o->kind) {
-    case CLI_OPT_FLAG:
-      *(int *)at |= o->min ? (int)o->min : 1;
-      return 0;
-    case CLI_OPT_STRING:
-      *(const char **)at = value;
-      return 0;
+    case CLI_OPT_FLAG: *(int *)at |= o->min ? (int)o->min : 1; return 0;
+    case CLI_OPT_STRING: *(const char **)at = value; return 0;
     case CLI_OPT_COUNT: {
       char *end = NULL;
       errno = 0;
@@ -96,12 +92,9 @@ static int store(const char *cmd, const cli_option *o, const char *value, void *
       *(double *)at = v;
       return 0;
     }
-    case CLI_OPT_LIST:
-      return cli_read_list(cmd, flag, value, at, o->size) < 0 ? CLI_EXIT_USAGE : 0;
-    case CLI_OPT_CALLBACK:
-      return o->set(cmd, value, base);
-    case CLI_OPT_END:
-      break;
+    case CLI_OPT_LIST: return cli_read_list(cmd, flag, value, at, o->size) < 0 ? CLI_EXIT_USAGE : 0;
+    case CLI_OPT_CALLBACK: return o->set(cmd, value, base);
+    case CLI_OPT_END: break;
   }
   return CLI_EXIT_USAGE;
 }

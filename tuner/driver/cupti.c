@@ -331,30 +331,14 @@ void cupti_counters_from_values(const cupti_metrics *m, const double *values, si
       weighted += w * v;
     }
     switch (m->field[i]) {
-      case CUPTI_F_DURATION:
-        out->duration_ms = sum * 1e-6;
-        break;
-      case CUPTI_F_DRAM_READ:
-        out->dram_read_bytes = sum;
-        break;
-      case CUPTI_F_DRAM_WRITE:
-        out->dram_write_bytes = sum;
-        break;
-      case CUPTI_F_L2:
-        out->l2_bytes = sum;
-        break;
-      case CUPTI_F_OCCUPANCY:
-        out->occupancy = weighted / 100.0;
-        break;
-      case CUPTI_F_TENSOR:
-        out->tensor_pipe = weighted / 100.0;
-        break;
-      case CUPTI_F_FMA:
-        out->fma_pipe = weighted / 100.0;
-        break;
-      case CUPTI_F_SM:
-        out->sm_throughput = weighted / 100.0;
-        break;
+      case CUPTI_F_DURATION: out->duration_ms = sum * 1e-6; break;
+      case CUPTI_F_DRAM_READ: out->dram_read_bytes = sum; break;
+      case CUPTI_F_DRAM_WRITE: out->dram_write_bytes = sum; break;
+      case CUPTI_F_L2: out->l2_bytes = sum; break;
+      case CUPTI_F_OCCUPANCY: out->occupancy = weighted / 100.0; break;
+      case CUPTI_F_TENSOR: out->tensor_pipe = weighted / 100.0; break;
+      case CUPTI_F_FMA: out->fma_pipe = weighted / 100.0; break;
+      case CUPTI_F_SM: out->sm_throughput = weighted / 100.0; break;
       case CUPTI_F_STALL:
         st[ns].reason = m->reason[i];
         st[ns++].cycles = sum;

@@ -104,29 +104,14 @@ static void put_escaped(html *h, const char *s, int attr) {
   for (; *s; s++) {
     const char *e = NULL;
     switch (*s) {
-      case '&':
-        e = "&amp;";
-        break;
-      case '<':
-        e = "&lt;";
-        break;
-      case '>':
-        e = "&gt;";
-        break;
-      case '"':
-        e = attr ? "&quot;" : NULL;
-        break;
-      case '\'':
-        e = attr ? "&#39;" : NULL;
-        break;
-      case '\n':
-        e = attr ? "&#10;" : NULL;
-        break;
-      case '\t':
-        e = attr ? "&#9;" : NULL;
-        break;
-      default:
-        break;
+      case '&': e = "&amp;"; break;
+      case '<': e = "&lt;"; break;
+      case '>': e = "&gt;"; break;
+      case '"': e = attr ? "&quot;" : NULL; break;
+      case '\'': e = attr ? "&#39;" : NULL; break;
+      case '\n': e = attr ? "&#10;" : NULL; break;
+      case '\t': e = attr ? "&#9;" : NULL; break;
+      default: break;
     }
     if (!e) continue;
     put(h, run, (size_t)(s - run));

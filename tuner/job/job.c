@@ -59,8 +59,7 @@ double job_parse_duration(const char *text) {
       case 0:
         if (parts) return -1; /* "1h30" is ambiguous */
         break;
-      default:
-        return -1;
+      default: return -1;
     }
     total += v * unit;
     parts++;
@@ -175,20 +174,14 @@ static rt_status bad(loader *L, const char *field, rt_status code, const char *f
 
 static const char *json_kind(const json_t *v) {
   switch (json_typeof(v)) {
-    case JSON_OBJECT:
-      return "an object";
-    case JSON_ARRAY:
-      return "a list";
-    case JSON_STRING:
-      return "a text";
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "a list";
+    case JSON_STRING: return "a text";
     case JSON_INTEGER:
-    case JSON_REAL:
-      return "a number";
+    case JSON_REAL: return "a number";
     case JSON_TRUE:
-    case JSON_FALSE:
-      return "true/false";
-    default:
-      return "null";
+    case JSON_FALSE: return "true/false";
+    default: return "null";
   }
 }
 

@@ -184,14 +184,10 @@ static void fmt_rate(char *buf, size_t size, double v, const char *unit) {
 
 static const char *path_words(compute_path p, int wgmma) {
   switch (p) {
-    case PATH_SIMT_F32:
-      return "fp32 SIMT";
-    case PATH_TC_TF32:
-      return "tf32 tensor cores";
-    case PATH_TC_F8:
-      return "fp8 tensor cores, wgmma";
-    default:
-      return wgmma ? "f16/bf16 tensor cores, wgmma" : "f16/bf16 tensor cores, mma.sync";
+    case PATH_SIMT_F32: return "fp32 SIMT";
+    case PATH_TC_TF32: return "tf32 tensor cores";
+    case PATH_TC_F8: return "fp8 tensor cores, wgmma";
+    default: return wgmma ? "f16/bf16 tensor cores, wgmma" : "f16/bf16 tensor cores, mma.sync";
   }
 }
 

@@ -212,13 +212,10 @@ static int expr_op_domain(int op) {
     case OP_ROUND_UP:
     case OP_IS_POW2:
     case OP_LOG2:
-    case OP_POW2:
-      return 1;
+    case OP_POW2: return 1;
     case OP_SQRT:
-    case OP_RCONST:
-      return 2;
-    default:
-      return 0;
+    case OP_RCONST: return 2;
+    default: return 0;
   }
 }
 #define EXPR_NFUNCS ((int)(sizeof expr_funcs / sizeof expr_funcs[0]))
@@ -463,22 +460,14 @@ static int expr_binop(const char *p, int *op, int *len) {
   if (p[0] == '>' && p[1] == '=') return *op = OP_GE, 4;
   *len = 1;
   switch (p[0]) {
-    case '<':
-      return *op = OP_LT, 4;
-    case '>':
-      return *op = OP_GT, 4;
-    case '+':
-      return *op = OP_ADD, 5;
-    case '-':
-      return *op = OP_SUB, 5;
-    case '*':
-      return *op = OP_MUL, 6;
-    case '/':
-      return *op = OP_DIV, 6;
-    case '%':
-      return *op = OP_MOD, 6;
-    default:
-      return 0;
+    case '<': return *op = OP_LT, 4;
+    case '>': return *op = OP_GT, 4;
+    case '+': return *op = OP_ADD, 5;
+    case '-': return *op = OP_SUB, 5;
+    case '*': return *op = OP_MUL, 6;
+    case '/': return *op = OP_DIV, 6;
+    case '%': return *op = OP_MOD, 6;
+    default: return 0;
   }
 }
 
@@ -625,12 +614,9 @@ static int expr_resolve_name(expr_parser *ps, int node, int partner) {
 static int expr_resolve(expr_parser *ps, int node, int partner) {
   expr_node *n = &ps->nodes[node];
   switch (n->kind) {
-    case N_NUM:
-      return 0;
-    case N_NAME:
-      return expr_resolve_name(ps, node, partner);
-    case N_UNARY:
-      return expr_resolve(ps, n->a, -1);
+    case N_NUM: return 0;
+    case N_NAME: return expr_resolve_name(ps, node, partner);
+    case N_UNARY: return expr_resolve(ps, n->a, -1);
     case N_BINARY: {
       int a = n->a, b = n->b, op = n->op;
       int pa = -1, pb = -1;
@@ -681,12 +667,8 @@ static int expr_emit(expr_gen *g, int op, int col, long long arg, int stack_delt
 static void expr_gen_node(expr_parser *ps, expr_gen *g, int node) {
   const expr_node *n = &ps->nodes[node];
   switch (n->kind) {
-    case N_NUM:
-      expr_emit(g, n->op == OP_RCONST ? OP_RCONST : OP_CONST, n->col, n->val, 1);
-      return;
-    case N_NAME:
-      expr_emit(g, n->op, n->col, n->val, 1);
-      return;
+    case N_NUM: expr_emit(g, n->op == OP_RCONST ? OP_RCONST : OP_CONST, n->col, n->val, 1); return;
+    case N_NAME: expr_emit(g, n->op, n->col, n->val, 1); return;
     case N_UNARY:
       expr_gen_node(ps, g, n->a);
       expr_emit(g, n->op, n->col, 0, 0);
@@ -846,31 +828,15 @@ static rt_status expr_eval_fail(const expr_ins *in, rt_error *err, const char *w
 }
 
 /* The comparisons and min/max, the same for integer and real evaluation. */
-#define COMPARE_CASES(a, b, r) \
-  case OP_EQ:                  \
-    r = a == b;                \
-    break;                     \
-  case OP_NE:                  \
-    r = a != b;                \
-    break;                     \
-  case OP_LT:                  \
-    r = a < b;                 \
-    break;                     \
-  case OP_LE:                  \
-    r = a <= b;                \
-    break;                     \
-  case OP_GT:                  \
-    r = a > b;                 \
-    break;                     \
-  case OP_GE:                  \
-    r = a >= b;                \
-    break;                     \
-  case OP_MIN:                 \
-    r = a < b ? a : b;         \
-    break;                     \
-  case OP_MAX:                 \
-    r = a > b ? a : b;         \
-    break;
+#define COMPARE_CASES(a, b, r)           \
+  case OP_EQ: r = a == b; break;         \
+  case OP_NE: r = a != b; break;         \
+  case OP_LT: r = a < b; break;          \
+  case OP_LE: r = a <= b; break;         \
+  case OP_GT: r = a > b; break;          \
+  case OP_GE: r = a >= b; break;         \
+  case OP_MIN: r = a < b ? a : b; break; \
+  case OP_MAX: r = a > b ? a : b; break;
 
 rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_error *err) {
   if (e->real)
@@ -883,31 +849,21 @@ rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_er
     const expr_ins *in = &code[pc];
     long long a, b, r;
     switch (in->op) {
-      case OP_CONST:
-        st[sp++] = in->arg;
-        break;
-      case OP_LOAD:
-        st[sp++] = slots[in->arg];
-        break;
+      case OP_CONST: st[sp++] = in->arg; break;
+      case OP_LOAD: st[sp++] = slots[in->arg]; break;
       case OP_NEG:
         if (st[sp - 1] == LLONG_MIN) return expr_eval_fail(in, err, "integer overflow in negation");
         st[sp - 1] = -st[sp - 1];
         break;
-      case OP_NOT:
-        st[sp - 1] = !st[sp - 1];
-        break;
-      case OP_BOOL:
-        st[sp - 1] = st[sp - 1] != 0;
-        break;
+      case OP_NOT: st[sp - 1] = !st[sp - 1]; break;
+      case OP_BOOL: st[sp - 1] = st[sp - 1] != 0; break;
       case OP_JZ:
         if (!st[--sp]) pc = (int)in->arg - 1;
         break;
       case OP_JNZ:
         if (st[--sp]) pc = (int)in->arg - 1;
         break;
-      case OP_JMP:
-        pc = (int)in->arg - 1;
-        break;
+      case OP_JMP: pc = (int)in->arg - 1; break;
       case OP_ABS:
         if (st[sp - 1] == LLONG_MIN) return expr_eval_fail(in, err, "integer overflow in abs");
         if (st[sp - 1] < 0) st[sp - 1] = -st[sp - 1];
@@ -963,8 +919,7 @@ rt_status expr_eval(const expr *e, const long long *slots, long long *out, rt_er
               return expr_eval_fail(in, err, "integer overflow in round_up");
             break;
             COMPARE_CASES(a, b, r)
-          default:
-            return expr_eval_fail(in, err, "internal error: bad instruction");
+          default: return expr_eval_fail(in, err, "internal error: bad instruction");
         }
         st[sp - 1] = r;
     }
@@ -980,36 +935,20 @@ rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_
     const expr_ins *in = &e->code[pc];
     double a, b, r = 0;
     switch (in->op) {
-      case OP_CONST:
-        st[sp++] = (double)in->arg;
-        break;
-      case OP_RCONST:
-        memcpy(&st[sp++], &in->arg, sizeof(double));
-        break;
-      case OP_LOAD:
-        st[sp++] = (double)slots[in->arg];
-        break;
-      case OP_NEG:
-        st[sp - 1] = -st[sp - 1];
-        break;
-      case OP_NOT:
-        st[sp - 1] = st[sp - 1] == 0;
-        break;
-      case OP_BOOL:
-        st[sp - 1] = st[sp - 1] != 0;
-        break;
+      case OP_CONST: st[sp++] = (double)in->arg; break;
+      case OP_RCONST: memcpy(&st[sp++], &in->arg, sizeof(double)); break;
+      case OP_LOAD: st[sp++] = (double)slots[in->arg]; break;
+      case OP_NEG: st[sp - 1] = -st[sp - 1]; break;
+      case OP_NOT: st[sp - 1] = st[sp - 1] == 0; break;
+      case OP_BOOL: st[sp - 1] = st[sp - 1] != 0; break;
       case OP_JZ:
         if (st[--sp] == 0) pc = (int)in->arg - 1;
         break;
       case OP_JNZ:
         if (st[--sp] != 0) pc = (int)in->arg - 1;
         break;
-      case OP_JMP:
-        pc = (int)in->arg - 1;
-        break;
-      case OP_ABS:
-        st[sp - 1] = fabs(st[sp - 1]);
-        break;
+      case OP_JMP: pc = (int)in->arg - 1; break;
+      case OP_ABS: st[sp - 1] = fabs(st[sp - 1]); break;
       case OP_SQRT:
         if (st[sp - 1] < 0) return expr_eval_fail(in, err, "sqrt of a negative value");
         st[sp - 1] = sqrt(st[sp - 1]);
@@ -1018,15 +957,9 @@ rt_status expr_eval_real(const expr *e, const long long *slots, double *out, rt_
         b = st[--sp];
         a = st[sp - 1];
         switch (in->op) {
-          case OP_ADD:
-            r = a + b;
-            break;
-          case OP_SUB:
-            r = a - b;
-            break;
-          case OP_MUL:
-            r = a * b;
-            break;
+          case OP_ADD: r = a + b; break;
+          case OP_SUB: r = a - b; break;
+          case OP_MUL: r = a * b; break;
           case OP_DIV:
             if (b == 0) return expr_eval_fail(in, err, "division by zero");
             r = a / b;
