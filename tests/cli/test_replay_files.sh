@@ -39,6 +39,7 @@ r = json.loads(sys.argv[1])["results"]
 assert len(r) == 2, r
 assert r[0]["space"].endswith("broken.json") and "invalid JSON" in r[0]["error"], r[0]
 assert r[1]["unfinished"] is True and r[1]["valid"] == 7 and r[1]["configs"] == 10, r[1]
+assert r[1]["space"].endswith("open.json") and r[1]["timing"] == "replayed", r[1]
 PY
 
 # the same file through db import and a replay tune

@@ -71,6 +71,93 @@ static const cli_option replay_table[] = {
     CLI_END,
 };
 
+/* One scored file's --json object. */
+static json_t *scored_json(const char *file, const ktfile *kf, const replay_stats *rs,
+                           const replay_facts *rf, const char *manifest_path, const ktfile *prior,
+                           size_t first) {
+  json_t *o = json_object();
+  json_object_set_new(o, "space", json_string(file));
+  json_object_set_new(o, "strategy", json_string(rs->strategy));
+  json_object_set_new(o, "seeds", json_integer(rs->seeds));
+  json_object_set_new(o, "valid", json_integer((json_int_t)rs->valid));
+  json_object_set_new(o, "configs", json_integer((json_int_t)rs->configs));
+  json_object_set_new(o, "optimum_ms", json_real(rs->optimum_ms));
+  json_object_set_new(o, "timing", json_string("replayed"));
+  json_object_set_new(o, "device_name", json_string(kf->device_name));
+  json_object_set_new(o, "unfinished", json_boolean(kf->unfinished));
+  json_object_set_new(o, "target", json_real(rs->eps));
+  json_object_set_new(o, "within_target", json_integer((json_int_t)rs->within));
+  json_object_set_new(o, "budget", json_integer(rs->budget));
+  json_t *e = json_object();
+  json_object_set_new(e, "median", json_real(rs->median));
+  json_object_set_new(e, "p90", json_real(rs->p90));
+  json_object_set_new(o, "evals_to_target", e);
+  json_object_set_new(o, "reached", json_real(rs->reached));
+  json_object_set_new(o, "diagnosed", json_integer((json_int_t)rs->diagnosed));
+  json_object_set_new(o, "features", json_integer(rs->features));
+  json_object_set_new(o, "counters_gpu", json_string(rs->gpu));
+  if (manifest_path) {
+    json_t *cj = json_object();
+    json_object_set_new(cj, "manifest", json_string(manifest_path));
+    json_object_set_new(cj, "arch", json_string(rf->arch));
+    json_object_set_new(cj, "mapped", json_integer((json_int_t)rf->mapped));
+    json_object_set_new(cj, "compiled", json_integer((json_int_t)rf->compiled));
+    json_object_set_new(cj, "failed", json_integer((json_int_t)rf->failed));
+    json_object_set_new(cj, "cache_hits", json_integer((json_int_t)rf->cache_hits));
+    json_object_set_new(cj, "registers_compared", json_integer((json_int_t)rf->compared));
+    json_object_set_new(cj, "registers_agree", json_integer((json_int_t)rf->agree));
+    json_object_set_new(o, "compiled", cj);
+  }
+  json_object_set_new(o, "random_expected", json_real(rs->random_expected));
+  if (prior) {
+    json_t *pj = json_object();
+    json_object_set_new(pj, "file", json_string(prior->path));
+    json_object_set_new(pj, "device_name", json_string(prior->device_name));
+    json_object_set_new(pj, "ranked", json_integer((json_int_t)rs->prior));
+    json_object_set_new(pj, "evaluated_first", json_integer((json_int_t)first));
+    json_object_set_new(o, "prior", pj);
+  }
+  return o;
+}
+
+/* One scored file in words. */
+static void scored_print(const char *file, const ktfile *kf, const replay_stats *rs,
+                         const replay_facts *rf, const char *manifest_path, const ktfile *prior,
+                         size_t first) {
+  printf(
+      "%s: %s, %zu configurations (%zu timed, %zu failed), optimum %.4g ms replayed "
+      "from %s\n",
+      file, replay_format_name(kf), rs->configs, rs->valid, rs->configs - rs->valid, rs->optimum_ms,
+      kf->device_name[0] ? kf->device_name : "an unnamed GPU");
+  if (prior)
+    printf(
+        "  prior: %s (%s): ranks %zu of these configurations; each run evaluates its "
+        "fastest %d first\n",
+        prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU", rs->prior,
+        (int)first);
+  if (manifest_path)
+    printf(
+        "  %s: %zu of the %zu configurations are in its file; %zu compiled for %s (%zu "
+        "from the cubin cache), %zu failed; registers agree with the recording on %zu of "
+        "%zu\n",
+        manifest_path, rf->mapped, rs->configs, rf->compiled, rf->arch, rf->cache_hits, rf->failed,
+        rf->agree, rf->compared);
+  if (rs->diagnosed)
+    printf(
+        "  %zu configurations diagnosed from their recorded counters against the %s's "
+        "spec-table roofs%s\n",
+        rs->diagnosed, rs->gpu,
+        rs->features ? "; the strategy is given every configuration's compile facts" : "");
+  printf(
+      "  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
+      "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
+      rs->strategy, rs->seeds, rs->budget, 100 * rs->eps, rs->median, rs->p90, 100 * rs->reached);
+  printf(
+      "  random search needs %.1f on average ((V+1)/(k+1), V=%zu, k=%zu); random / %s "
+      "= %.2fx\n",
+      rs->random_expected, rs->valid, rs->within, rs->strategy, rs->random_expected / rs->median);
+}
+
 static int cmd_replay(int argc, char **argv) {
   replay_cli cli = {.seeds = 30, .budget = REPLAY_DEFAULT_BUDGET, .target = REPLAY_DEFAULT_EPS};
   int arg, bad = cli_options_parse("replay", NULL, replay_table, argc, argv, &cli, &arg);
@@ -85,11 +172,16 @@ static int cmd_replay(int argc, char **argv) {
   if (name) {
     int known = 0;
     for (const char *const *n = strategy_names(); *n; n++) known |= strcmp(*n, name) == 0;
-    if (!known)
-      return cli_usage_error("replay",
-                             "unknown strategy '%s' for --strategy; the strategies are "
-                             "brute_force, random, ils, annealing, genetic, bayes, lever, steer",
-                             name);
+    if (!known) {
+      char list[256];
+      size_t n = 0;
+      list[0] = 0;
+      for (const char *const *k = strategy_names(); *k && n < sizeof list; k++)
+        if (strcmp(*k, "model")) /* a recorded space has no predicted times */
+          n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *k);
+      return cli_usage_error(
+          "replay", "unknown strategy '%s' for --strategy; the strategies are %s", name, list);
+    }
     if (strcmp(name, "model") == 0)
       return cli_usage_error("replay",
                              "--strategy model ranks by a model device's predicted "
@@ -147,82 +239,10 @@ static int cmd_replay(int argc, char **argv) {
               argv[f]);
     size_t first = rs.prior < STRATEGY_PRIOR_FIRST ? rs.prior : STRATEGY_PRIOR_FIRST;
     if (json) {
-      json_t *o = json_object();
-      json_object_set_new(o, "space", json_string(argv[f]));
-      json_object_set_new(o, "strategy", json_string(rs.strategy));
-      json_object_set_new(o, "seeds", json_integer(rs.seeds));
-      json_object_set_new(o, "valid", json_integer((json_int_t)rs.valid));
-      json_object_set_new(o, "configs", json_integer((json_int_t)rs.configs));
-      json_object_set_new(o, "optimum_ms", json_real(rs.optimum_ms));
-      json_object_set_new(o, "timing", json_string("replayed"));
-      json_object_set_new(o, "device_name", json_string(kf->device_name));
-      json_object_set_new(o, "unfinished", json_boolean(kf->unfinished));
-      json_object_set_new(o, "target", json_real(rs.eps));
-      json_object_set_new(o, "within_target", json_integer((json_int_t)rs.within));
-      json_object_set_new(o, "budget", json_integer(rs.budget));
-      json_t *e = json_object();
-      json_object_set_new(e, "median", json_real(rs.median));
-      json_object_set_new(e, "p90", json_real(rs.p90));
-      json_object_set_new(o, "evals_to_target", e);
-      json_object_set_new(o, "reached", json_real(rs.reached));
-      json_object_set_new(o, "diagnosed", json_integer((json_int_t)rs.diagnosed));
-      json_object_set_new(o, "features", json_integer(rs.features));
-      json_object_set_new(o, "counters_gpu", json_string(rs.gpu));
-      if (manifest_path) {
-        json_t *cj = json_object();
-        json_object_set_new(cj, "manifest", json_string(manifest_path));
-        json_object_set_new(cj, "arch", json_string(rf.arch));
-        json_object_set_new(cj, "mapped", json_integer((json_int_t)rf.mapped));
-        json_object_set_new(cj, "compiled", json_integer((json_int_t)rf.compiled));
-        json_object_set_new(cj, "failed", json_integer((json_int_t)rf.failed));
-        json_object_set_new(cj, "cache_hits", json_integer((json_int_t)rf.cache_hits));
-        json_object_set_new(cj, "registers_compared", json_integer((json_int_t)rf.compared));
-        json_object_set_new(cj, "registers_agree", json_integer((json_int_t)rf.agree));
-        json_object_set_new(o, "compiled", cj);
-      }
-      json_object_set_new(o, "random_expected", json_real(rs.random_expected));
-      if (prior) {
-        json_t *pj = json_object();
-        json_object_set_new(pj, "file", json_string(prior->path));
-        json_object_set_new(pj, "device_name", json_string(prior->device_name));
-        json_object_set_new(pj, "ranked", json_integer((json_int_t)rs.prior));
-        json_object_set_new(pj, "evaluated_first", json_integer((json_int_t)first));
-        json_object_set_new(o, "prior", pj);
-      }
-      json_array_append_new(results, o);
+      json_array_append_new(results,
+                            scored_json(argv[f], kf, &rs, &rf, manifest_path, prior, first));
     } else {
-      printf(
-          "%s: %s, %zu configurations (%zu timed, %zu failed), optimum %.4g ms replayed "
-          "from %s\n",
-          argv[f], replay_format_name(kf), rs.configs, rs.valid, rs.configs - rs.valid,
-          rs.optimum_ms, kf->device_name[0] ? kf->device_name : "an unnamed GPU");
-      if (prior)
-        printf(
-            "  prior: %s (%s): ranks %zu of these configurations; each run evaluates its "
-            "fastest %d first\n",
-            prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU", rs.prior,
-            (int)first);
-      if (manifest_path)
-        printf(
-            "  %s: %zu of the %zu configurations are in its space; %zu compiled for %s (%zu "
-            "from the cubin cache), %zu failed; registers agree with the recording on %zu of "
-            "%zu\n",
-            manifest_path, rf.mapped, rs.configs, rf.compiled, rf.arch, rf.cache_hits, rf.failed,
-            rf.agree, rf.compared);
-      if (rs.diagnosed)
-        printf(
-            "  %zu configurations diagnosed from their recorded counters against the %s's "
-            "spec-table roofs%s\n",
-            rs.diagnosed, rs.gpu,
-            rs.features ? "; the strategy is given every configuration's compile facts" : "");
-      printf(
-          "  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
-          "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
-          rs.strategy, rs.seeds, rs.budget, 100 * rs.eps, rs.median, rs.p90, 100 * rs.reached);
-      printf(
-          "  random search needs %.1f on average ((V+1)/(k+1), V=%zu, k=%zu); random / %s "
-          "= %.2fx\n",
-          rs.random_expected, rs.valid, rs.within, rs.strategy, rs.random_expected / rs.median);
+      scored_print(argv[f], kf, &rs, &rf, manifest_path, prior, first);
     }
     replay_stats_free(&rs);
     replay_facts_free(&rf);
