@@ -278,6 +278,65 @@ static void set_count(json_t *o, const char *k, size_t v) {
   json_object_set_new(o, k, json_integer((json_int_t)v));
 }
 
+/* A summary's counts, the job_outcome fields of the same names, in the order they are written. */
+#define OUTCOME_COUNTS(X) X(evaluated) X(tuned) X(fresh) X(failed) X(left) X(regressions)
+
+static void set_counts(json_t *s, const job_outcome *out) {
+#define SET_COUNT(f) set_count(s, #f, out->f);
+  OUTCOME_COUNTS(SET_COUNT)
+#undef SET_COUNT
+}
+
+/* A child's summary CS's counts added to OUT. */
+static void add_counts(job_outcome *out, const json_t *cs) {
+#define ADD_COUNT(f) out->f += (size_t)json_integer_value(json_object_get(cs, #f));
+  OUTCOME_COUNTS(ADD_COUNT)
+#undef ADD_COUNT
+}
+
+/* The folder of database path DBP made (nothing to make for a name without one). */
+static rt_status make_db_folder(const char *dbp, rt_error *err) {
+  const char *slash = strrchr(dbp, '/');
+  if (!slash || slash == dbp) return RT_OK;
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%.*s", (int)(slash - dbp), dbp);
+  return rt_mkdir_p(dir, err);
+}
+
+/* Whether a run of SHARD writes the job's report: one with the whole job's database in sight. */
+static int writes_report(const job *j, const job_run_options *o, job_shard shard) {
+  return !o->no_report &&
+         (shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path));
+}
+
+/* report.html of database D into the job's output, named in summary S ("report"); RT_OK, or the
+ * error in *rerr for the caller to judge. */
+static rt_status attach_report(const job *j, db *d, json_t *s, rt_error *rerr) {
+  char rp[1200];
+  snprintf(rp, sizeof rp, "%s/report.html", j->output);
+  report_options ro = {j, NULL, j->tolerance, 0};
+  rt_status st = report_write(d, &ro, rp, NULL, rerr);
+  if (st == RT_OK) json_object_set_new(s, "report", json_string(rp));
+  return st;
+}
+
+static void set_report_error(json_t *s, const rt_error *rerr) {
+  char line[1024];
+  rt_error_format(rerr, line, sizeof line);
+  json_object_set_new(s, "report_error", json_string(line));
+}
+
+/* summary.json, or summary-shard-PART.json for one shard of several, in the job's output. */
+static rt_status write_summary(const job *j, job_shard shard, const char *part, json_t *s,
+                               rt_error *err) {
+  char sp[1200];
+  if (shard.count > 1)
+    snprintf(sp, sizeof sp, "%s/summary-shard-%s.json", j->output, part);
+  else
+    snprintf(sp, sizeof sp, "%s/summary.json", j->output);
+  return write_json(sp, s, err);
+}
+
 /* Re-measures the current winners of fresh problem k that are due; appends their verdicts to
  * item's "rechecks". */
 static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp, json_t *item,
@@ -428,12 +487,7 @@ static json_t *run_summary(const run_ctx *c, const job_env *env, const char *dbp
                       c->why == 1   ? json_string("time budget")
                       : c->why == 2 ? json_string("signal")
                                     : json_null());
-  set_count(s, "evaluated", out->evaluated);
-  set_count(s, "tuned", out->tuned);
-  set_count(s, "fresh", out->fresh);
-  set_count(s, "failed", out->failed);
-  set_count(s, "left", out->left);
-  set_count(s, "regressions", out->regressions);
+  set_counts(s, out);
   if (marked) set_count(s, "marked_interrupted", marked);
   json_object_set_new(s, "problems", problems);
   return s;
@@ -463,12 +517,7 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   char started[32];
   iso_now(started, sizeof started);
   double t0 = rt_now_s();
-  const char *slash = strrchr(dbp, '/');
-  if (slash && slash != dbp) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - dbp), dbp);
-    if ((rc = rt_mkdir_p(dir, err))) goto done;
-  }
+  if ((rc = make_db_folder(dbp, err))) goto done;
   if ((rc = db_open(dbp, DB_CREATE, &d, err))) goto done;
   if (!c->seeded && strcmp(dbp, main_db) && file_exists(main_db)) {
     /* a shard's own database starts from everything the job's database knows */
@@ -562,27 +611,12 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   json_t *s = run_summary(c, &env, dbp, started, t0, marked, problems, out);
   problems = NULL;
   out->summary = s;
-  if (!o->no_report && !c->parallel &&
-      (c->shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path))) {
-    char rp[1200];
-    snprintf(rp, sizeof rp, "%s/report.html", j->output);
-    report_options ro = {j, NULL, j->tolerance, 0};
-    rt_error rerr = {0};
-    if (report_write(d, &ro, rp, NULL, &rerr) == RT_OK)
-      json_object_set_new(s, "report", json_string(rp));
-    else {
-      char line[1024];
-      rt_error_format(&rerr, line, sizeof line);
-      json_object_set_new(s, "report_error", json_string(line));
-      out->failed++;
-    }
+  rt_error rerr = {0};
+  if (!c->parallel && writes_report(j, o, c->shard) && attach_report(j, d, s, &rerr)) {
+    set_report_error(s, &rerr);
+    out->failed++;
   }
-  char sp[1200];
-  if (c->shard.count > 1)
-    snprintf(sp, sizeof sp, "%s/summary-shard-%s.json", j->output, part);
-  else
-    snprintf(sp, sizeof sp, "%s/summary.json", j->output);
-  rc = write_json(sp, s, err);
+  rc = write_summary(j, c->shard, part, s, err);
 done:
   if (have_thread) {
     c->quit = 1;
@@ -600,6 +634,36 @@ done:
 }
 
 /* ---- several devices: one process each ---- */
+
+/* In a forked process: one device's share of a parallel run (run_one over sub-shard SHARD of
+ * the database DBP its parent seeded); the process's exit code. */
+static int run_child(const job *j, const job_run_options *o, job_shard shard, const char *device,
+                     double deadline, const char *dbp, const char *note) {
+  run_ctx c;
+  memset(&c, 0, sizeof c);
+  c.j = j;
+  c.o = o;
+  c.shard = shard;
+  c.device = device;
+  c.parallel = 1;
+  c.deadline = deadline;
+  c.db_path = dbp;
+  c.seeded = 1;
+  job_outcome co;
+  rt_error e = {0};
+  int code;
+  if (run_one(&c, note, &co, &e)) {
+    char line[1024];
+    rt_error_format(&e, line, sizeof line);
+    fprintf(stderr, "rooftune job: %s: %s\n", device, line);
+    code = 1;
+  } else {
+    code = job_outcome_exit(&co);
+  }
+  json_decref(co.summary);
+  fflush(NULL);
+  return code;
+}
 
 static rt_status run_parallel(const job *j, const job_run_options *o, char devices[][64], int nd,
                               double deadline, const char *note, job_outcome *out, rt_error *err) {
@@ -620,12 +684,7 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
   job_database_path(j, (job_shard){0, 1}, o->db_path, main_db, sizeof main_db);
   if (strcmp(dbp, main_db) && file_exists(main_db)) {
     db *d = NULL;
-    const char *slash = strrchr(dbp, '/');
-    char dir[1024];
-    if (slash && slash != dbp) {
-      snprintf(dir, sizeof dir, "%.*s", (int)(slash - dbp), dbp);
-      rc = rt_mkdir_p(dir, err);
-    }
+    rc = make_db_folder(dbp, err);
     if (!rc) rc = db_open(dbp, DB_CREATE, &d, err);
     if (!rc) rc = db_merge(d, main_db, NULL, err);
     db_close(d);
@@ -640,32 +699,8 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
   for (int g = 0; g < nd; g++) {
     subs[g] = job_shard_sub(o->shard, g, nd);
     pids[g] = fork();
-    if (pids[g] == 0) {
-      run_ctx c;
-      memset(&c, 0, sizeof c);
-      c.j = j;
-      c.o = o;
-      c.shard = subs[g];
-      c.device = devices[g];
-      c.parallel = 1;
-      c.deadline = deadline;
-      c.db_path = dbp;
-      c.seeded = 1;
-      job_outcome co;
-      rt_error e = {0};
-      int code;
-      if (run_one(&c, g == 0 ? note : NULL, &co, &e)) {
-        char line[1024];
-        rt_error_format(&e, line, sizeof line);
-        fprintf(stderr, "rooftune job: %s: %s\n", devices[g], line);
-        code = 1;
-      } else {
-        code = job_outcome_exit(&co);
-      }
-      json_decref(co.summary);
-      fflush(NULL);
-      _exit(code);
-    }
+    if (pids[g] == 0)
+      _exit(run_child(j, o, subs[g], devices[g], deadline, dbp, g == 0 ? note : NULL));
     if (pids[g] < 0) {
       rc = rt_error_set(err, RT_ERR_INTERNAL, "cannot start a process for %s: %s", devices[g],
                         strerror(errno));
@@ -694,18 +729,7 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
       continue;
     }
     json_object_set_new(cs, "exit", json_integer(code));
-    static const struct {
-      const char *key;
-      size_t off;
-    } counts[] = {{"evaluated", offsetof(job_outcome, evaluated)},
-                  {"tuned", offsetof(job_outcome, tuned)},
-                  {"fresh", offsetof(job_outcome, fresh)},
-                  {"failed", offsetof(job_outcome, failed)},
-                  {"left", offsetof(job_outcome, left)},
-                  {"regressions", offsetof(job_outcome, regressions)}};
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-      *(size_t *)((char *)out + counts[i].off) +=
-          (size_t)json_integer_value(json_object_get(cs, counts[i].key));
+    add_counts(out, cs);
     if (json_is_string(json_object_get(cs, "stopped"))) {
       if (!strcmp(json_string_value(json_object_get(cs, "stopped")), "signal"))
         out->interrupted = 1;
@@ -732,41 +756,20 @@ static rt_status run_parallel(const job *j, const job_run_options *o, char devic
                       out->stopped       ? json_string("time budget")
                       : out->interrupted ? json_string("signal")
                                          : json_null());
-  set_count(s, "evaluated", out->evaluated);
-  set_count(s, "tuned", out->tuned);
-  set_count(s, "fresh", out->fresh);
-  set_count(s, "failed", out->failed);
-  set_count(s, "left", out->left);
-  set_count(s, "regressions", out->regressions);
+  set_counts(s, out);
   json_object_set_new(s, "problems", problems);
   json_object_set_new(s, "shards", shards);
   out->summary = s;
   json_object_set_new(s, "database", json_string(dbp));
-  if (!rc && !o->no_report &&
-      (o->shard.count == 1 || !j->shard_database[0] || (o->db_path && *o->db_path))) {
+  if (!rc && writes_report(j, o, o->shard)) {
     db *d = NULL;
-    char rp[1200];
-    snprintf(rp, sizeof rp, "%s/report.html", j->output);
-    report_options ro = {j, NULL, j->tolerance, 0};
     rt_error rerr = {0};
-    if (db_open(dbp, DB_READONLY, &d, &rerr) == RT_OK &&
-        report_write(d, &ro, rp, NULL, &rerr) == RT_OK)
-      json_object_set_new(s, "report", json_string(rp));
-    else if (rerr.code != RT_ERR_IO || file_exists(dbp)) {
-      char line[1024];
-      rt_error_format(&rerr, line, sizeof line);
-      json_object_set_new(s, "report_error", json_string(line));
-    }
+    rt_status st = db_open(dbp, DB_READONLY, &d, &rerr);
+    if (!st) st = attach_report(j, d, s, &rerr);
+    if (st && (rerr.code != RT_ERR_IO || file_exists(dbp))) set_report_error(s, &rerr);
     db_close(d);
   }
-  if (!rc) {
-    char sp[1200];
-    if (o->shard.count > 1)
-      snprintf(sp, sizeof sp, "%s/summary-shard-%s.json", j->output, part);
-    else
-      snprintf(sp, sizeof sp, "%s/summary.json", j->output);
-    rc = write_json(sp, s, err);
-  }
+  if (!rc) rc = write_summary(j, o->shard, part, s, err);
   lock_release(lockfd);
   return rc;
 }
