@@ -221,6 +221,65 @@ static rt_status gemm_reference_problem(const problem *p, const gemm_epi *e, pro
                           out, err);
 }
 
+/* The candidates' descriptors: f32 tf32 beside fp32, fp8 fast accumulation beside promotion;
+ * none when cuBLASLt cannot fuse the epilogue. */
+static rt_status gemm_make_descs(family_gpu *g, const problem *p, int fp8, rt_error *err) {
+  rt_status st;
+  const int two = g->code == 0 || fp8;
+  rt_error derr = {0};
+  g->ndesc = 0;
+  for (int i = 0; i < 1 + two; i++) {
+    st = gemm_lt_desc_make_epi(p, g->code == 0 && i, fp8 && i, &g->args, &g->desc[i], &derr);
+    if (st == RT_ERR_UNSUPPORTED) break;
+    if (st) {
+      *err = derr;
+      return st;
+    }
+    g->ndesc++;
+  }
+  return RT_OK;
+}
+
+/* The reference: cuBLASLt's own choice with true fp32 compute and an fp32 output (bf16 copies
+ * of fp8 inputs), then the epilogue here in double precision: host_ref and ref_sq.
+ * SC: the fp8 scales; VSC, HC, HBIAS, HRES: the vector scales, C input, bias and residual on the
+ * host (NULL: none). */
+static rt_status gemm_reference_run(family_gpu *g, CUstream stream, int fp8, size_t M, size_t N,
+                                    const float sc[2], const float *vsc, const float *hc,
+                                    const float *hbias, const float *hres, rt_error *err) {
+  const gemm_epi *e = &g->epi;
+  rt_status st;
+  cublasLtMatmulHeuristicResult_t r;
+  int n = 0;
+  const CUdeviceptr ra = fp8 ? g->A16 : g->A, rb = fp8 ? g->B16 : g->B;
+  if ((st = gemm_lt_heuristic(g->lt, &g->ref_desc, g->ws_size, 1, &r, &n, err)) ||
+      (st = cuda_check(cu.cuMemsetD32Async(g->ref, 0x7fc00000u, g->c_elems, stream),
+                       "poison reference", err)) ||
+      (st = gemm_lt_run(g->lt, &g->ref_desc, &r.algo, ra, rb, 0, 1.0f, 0.0f, g->ref, g->ws,
+                        g->ws_size, stream, err)) ||
+      (st = cuda_check(cu.cuStreamSynchronize(stream), "reference matmul", err)) ||
+      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_ref, g->ref, g->c_elems * 4),
+                       "download reference", err)))
+    return st;
+  const double s = (double)g->args.alpha * sc[0] * sc[1];
+  for (size_t i = 0; i < g->c_elems; i++) {
+    /* +vscale: element (m, n) of batch b is at b*M*N + m*N + n */
+    const double si = vsc ? (double)g->args.alpha * vsc[i % (M * N) / N] * vsc[M + i % N] : s;
+    double v = g->host_ref[i];
+    if (!isfinite(v)) {
+      return rt_error_set(err, RT_ERR_INTERNAL,
+                          "the cuBLASLt reference has a non-finite element at %zu", i);
+    }
+    if (e->on) {
+      v = gemm_epi_reference(e, si, g->args.beta, v, hc ? hc[i] : 0, hbias ? hbias[i % N] : 0,
+                             hres ? hres[i] : 0);
+      g->host_ref[i] = (float)v;
+    }
+    g->ref_sq += v * v;
+  }
+  return RT_OK;
+}
+
 static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64_t seed,
                                 const family_reference *ref, CUstream stream, family_gpu **out,
                                 rt_error *err) {
@@ -319,58 +378,9 @@ static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64
   if ((st = gemm_lt_check(cublasLtCreate(&g->lt), "cublasLtCreate", err)) ||
       (st = gemm_lt_desc_make(&g->pref, 0, &g->ref_desc, err)))
     goto fail;
-  /* the candidates' descriptors: f32 tf32 beside fp32, fp8 fast accumulation beside promotion;
-   * none when cuBLASLt cannot fuse the epilogue */
-  {
-    const int two = g->code == 0 || fp8;
-    rt_error derr = {0};
-    g->ndesc = 0;
-    for (int i = 0; i < 1 + two; i++) {
-      st = gemm_lt_desc_make_epi(p, g->code == 0 && i, fp8 && i, &g->args, &g->desc[i], &derr);
-      if (st == RT_ERR_UNSUPPORTED) break;
-      if (st) {
-        *err = derr;
-        goto fail;
-      }
-      g->ndesc++;
-    }
-    st = RT_OK;
-  }
-  /* The reference: cuBLASLt's own choice with true fp32 compute and an fp32 output (bf16 copies
-   * of fp8 inputs), then the epilogue here in double precision. */
-  {
-    cublasLtMatmulHeuristicResult_t r;
-    int n = 0;
-    const CUdeviceptr ra = fp8 ? g->A16 : g->A, rb = fp8 ? g->B16 : g->B;
-    if ((st = gemm_lt_heuristic(g->lt, &g->ref_desc, g->ws_size, 1, &r, &n, err)) ||
-        (st = cuda_check(cu.cuMemsetD32Async(g->ref, 0x7fc00000u, g->c_elems, stream),
-                         "poison reference", err)) ||
-        (st = gemm_lt_run(g->lt, &g->ref_desc, &r.algo, ra, rb, 0, 1.0f, 0.0f, g->ref, g->ws,
-                          g->ws_size, stream, err)) ||
-        (st = cuda_check(cu.cuStreamSynchronize(stream), "reference matmul", err)) ||
-        (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_ref, g->ref, g->c_elems * 4),
-                         "download reference", err)))
-      goto fail;
-  }
-  {
-    const double s = (double)g->args.alpha * sc[0] * sc[1];
-    for (size_t i = 0; i < g->c_elems; i++) {
-      /* +vscale: element (m, n) of batch b is at b*M*N + m*N + n */
-      const double si = vsc ? (double)g->args.alpha * vsc[i % (M * N) / N] * vsc[M + i % N] : s;
-      double v = g->host_ref[i];
-      if (!isfinite(v)) {
-        st = rt_error_set(err, RT_ERR_INTERNAL,
-                          "the cuBLASLt reference has a non-finite element at %zu", i);
-        goto fail;
-      }
-      if (e->on) {
-        v = gemm_epi_reference(e, si, g->args.beta, v, hc ? hc[i] : 0, hbias ? hbias[i % N] : 0,
-                               hres ? hres[i] : 0);
-        g->host_ref[i] = (float)v;
-      }
-      g->ref_sq += v * v;
-    }
-  }
+  if ((st = gemm_make_descs(g, p, fp8, err)) ||
+      (st = gemm_reference_run(g, stream, fp8, M, N, sc, vsc, hc, hbias, hres, err)))
+    goto fail;
   free(hc);
   free(hbias);
   free(hres);
