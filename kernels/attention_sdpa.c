@@ -442,6 +442,79 @@ static long long pool_pages(const problem *p, const attn_cudnn_call *call) {
   return pages;
 }
 
+/* S with what lies past a sequence's length (row >= seq_q or col >= seq_kv) set to -inf. */
+static cudnnBackendDescriptor_t padding_mask(builder *b, cudnnBackendDescriptor_t last,
+                                             shape4 s_rows, cudnnBackendDescriptor_t seq_q,
+                                             cudnnBackendDescriptor_t seq_kv,
+                                             cudnnBackendDescriptor_t neg_inf) {
+  cudnnBackendDescriptor_t row = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "padding row index");
+  pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, last, NULL, NULL, row, 2);
+  cudnnBackendDescriptor_t col = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "padding column index");
+  pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, last, NULL, NULL, col, 3);
+  cudnnBackendDescriptor_t rm = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "row < seq_q");
+  pointwise(b, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, row, seq_q, NULL, rm, -1);
+  cudnnBackendDescriptor_t cm = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "col < seq_kv");
+  pointwise(b, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, col, seq_kv, NULL, cm, -1);
+  cudnnBackendDescriptor_t keep = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "padding mask");
+  pointwise(b, CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN, rm, cm, NULL, keep, -1);
+  cudnnBackendDescriptor_t sp = tensor(b, 0, CUDNN_DATA_FLOAT, s_rows, 0, "padded S");
+  pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, last, neg_inf, keep, sp, -1);
+  return sp;
+}
+
+/* S with what lies above the causal diagonal set to -inf: row >= col, or from the bottom right
+ * (row + seq_kv - seq_q >= col) where the lengths differ or are padded. */
+static cudnnBackendDescriptor_t causal_mask(builder *b, cudnnBackendDescriptor_t last,
+                                            shape4 s_rows, shape4 one,
+                                            cudnnBackendDescriptor_t seq_q,
+                                            cudnnBackendDescriptor_t seq_kv,
+                                            cudnnBackendDescriptor_t neg_inf) {
+  const attn_cudnn_graph *g = b->g;
+  cudnnBackendDescriptor_t row = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "causal row index");
+  pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, last, NULL, NULL, row, 2);
+  cudnnBackendDescriptor_t col = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "causal column index");
+  pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, last, NULL, NULL, col, 3);
+  if (g->bottom_right) {
+    cudnnBackendDescriptor_t skv = seq_kv, sq = seq_q;
+    if (!g->padded) {
+      skv = tensor(b, UID_SKV_SCALAR, CUDNN_DATA_INT32, one, 1, "SKV");
+      sq = tensor(b, UID_SQ_SCALAR, CUDNN_DATA_INT32, one, 1, "SQ");
+    }
+    cudnnBackendDescriptor_t r1 = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "row + seq_kv");
+    pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, row, skv, NULL, r1, -1);
+    cudnnBackendDescriptor_t r2 = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "row + seq_kv - seq_q");
+    pointwise(b, CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, r1, sq, NULL, r2, -1);
+    row = r2;
+  }
+  cudnnBackendDescriptor_t keep = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "causal mask");
+  pointwise(b, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, NULL, keep, -1);
+  cudnnBackendDescriptor_t sc = tensor(b, 0, CUDNN_DATA_FLOAT, s_rows, 0, "masked S");
+  pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, last, neg_inf, keep, sc, -1);
+  return sc;
+}
+
+/* P = softmax(S) in the input dtype IO (what the second matmul reads), and its log-sum-exp into
+ * STATS. */
+static cudnnBackendDescriptor_t softmax_lse(builder *b, cudnnBackendDescriptor_t last,
+                                            shape4 s_rows, shape4 s_stat, int io,
+                                            cudnnBackendDescriptor_t stats) {
+  cudnnBackendDescriptor_t m = tensor(b, 0, CUDNN_DATA_FLOAT, s_stat, 0, "row max");
+  reduction(b, CUDNN_REDUCE_TENSOR_MAX, last, m);
+  cudnnBackendDescriptor_t sub = tensor(b, 0, CUDNN_DATA_FLOAT, s_rows, 0, "S - max");
+  pointwise(b, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, last, m, NULL, sub, -1);
+  cudnnBackendDescriptor_t e = tensor(b, 0, CUDNN_DATA_FLOAT, s_rows, 0, "exp(S - max)");
+  pointwise(b, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, sub, NULL, NULL, e, -1);
+  cudnnBackendDescriptor_t z = tensor(b, 0, CUDNN_DATA_FLOAT, s_stat, 0, "row sum");
+  reduction(b, CUDNN_REDUCE_TENSOR_ADD, e, z);
+  cudnnBackendDescriptor_t lz = tensor(b, 0, CUDNN_DATA_FLOAT, s_stat, 0, "log(row sum)");
+  pointwise(b, CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, z, NULL, NULL, lz, -1);
+  pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, m, lz, NULL, stats, -1);
+  cudnnBackendDescriptor_t pr =
+      tensor(b, 0, io, s_rows, 0, "P"); /* bmm2 reads P in the input dtype */
+  pointwise(b, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, z, NULL, pr, -1);
+  return pr;
+}
+
 rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *call, void *handle,
                                       attn_cudnn_graph **out, rt_error *err) {
   *out = NULL;
@@ -511,62 +584,9 @@ rt_status attn_cudnn_graph_build_call(const problem *p, const attn_cudnn_call *c
   pointwise(b, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s, scale, NULL, s1, -1);
   cudnnBackendDescriptor_t last = s1;
 
-  if (g->padded) { /* row < seq_q and col < seq_kv */
-    cudnnBackendDescriptor_t row = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "padding row index");
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, last, NULL, NULL, row, 2);
-    cudnnBackendDescriptor_t col =
-        tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "padding column index");
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, last, NULL, NULL, col, 3);
-    cudnnBackendDescriptor_t rm = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "row < seq_q");
-    pointwise(b, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, row, seq_q, NULL, rm, -1);
-    cudnnBackendDescriptor_t cm = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "col < seq_kv");
-    pointwise(b, CUDNN_POINTWISE_CMP_LT, CUDNN_DATA_BOOLEAN, col, seq_kv, NULL, cm, -1);
-    cudnnBackendDescriptor_t keep = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "padding mask");
-    pointwise(b, CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN, rm, cm, NULL, keep, -1);
-    cudnnBackendDescriptor_t sp = tensor(b, 0, CUDNN_DATA_FLOAT, s_rows, 0, "padded S");
-    pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, last, neg_inf, keep, sp, -1);
-    last = sp;
-  }
-  if (causal) { /* row (+ seq_kv - seq_q) >= col */
-    cudnnBackendDescriptor_t row = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "causal row index");
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, last, NULL, NULL, row, 2);
-    cudnnBackendDescriptor_t col = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "causal column index");
-    pointwise(b, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, last, NULL, NULL, col, 3);
-    if (g->bottom_right) {
-      cudnnBackendDescriptor_t skv = seq_kv, sq = seq_q;
-      if (!g->padded) {
-        skv = tensor(b, UID_SKV_SCALAR, CUDNN_DATA_INT32, one, 1, "SKV");
-        sq = tensor(b, UID_SQ_SCALAR, CUDNN_DATA_INT32, one, 1, "SQ");
-      }
-      cudnnBackendDescriptor_t r1 = tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "row + seq_kv");
-      pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, row, skv, NULL, r1, -1);
-      cudnnBackendDescriptor_t r2 =
-          tensor(b, 0, CUDNN_DATA_INT32, s_rows, 0, "row + seq_kv - seq_q");
-      pointwise(b, CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, r1, sq, NULL, r2, -1);
-      row = r2;
-    }
-    cudnnBackendDescriptor_t keep = tensor(b, 0, CUDNN_DATA_BOOLEAN, s_rows, 0, "causal mask");
-    pointwise(b, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, NULL, keep, -1);
-    cudnnBackendDescriptor_t sc = tensor(b, 0, CUDNN_DATA_FLOAT, s_rows, 0, "masked S");
-    pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, last, neg_inf, keep, sc, -1);
-    last = sc;
-  }
-
-  /* softmax with its log-sum-exp */
-  cudnnBackendDescriptor_t m = tensor(b, 0, CUDNN_DATA_FLOAT, s_stat, 0, "row max");
-  reduction(b, CUDNN_REDUCE_TENSOR_MAX, last, m);
-  cudnnBackendDescriptor_t sub = tensor(b, 0, CUDNN_DATA_FLOAT, s_rows, 0, "S - max");
-  pointwise(b, CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, last, m, NULL, sub, -1);
-  cudnnBackendDescriptor_t e = tensor(b, 0, CUDNN_DATA_FLOAT, s_rows, 0, "exp(S - max)");
-  pointwise(b, CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, sub, NULL, NULL, e, -1);
-  cudnnBackendDescriptor_t z = tensor(b, 0, CUDNN_DATA_FLOAT, s_stat, 0, "row sum");
-  reduction(b, CUDNN_REDUCE_TENSOR_ADD, e, z);
-  cudnnBackendDescriptor_t lz = tensor(b, 0, CUDNN_DATA_FLOAT, s_stat, 0, "log(row sum)");
-  pointwise(b, CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, z, NULL, NULL, lz, -1);
-  pointwise(b, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, m, lz, NULL, stats, -1);
-  cudnnBackendDescriptor_t pr =
-      tensor(b, 0, io, s_rows, 0, "P"); /* bmm2 reads P in the input dtype */
-  pointwise(b, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, z, NULL, pr, -1);
+  if (g->padded) last = padding_mask(b, last, s_rows, seq_q, seq_kv, neg_inf);
+  if (causal) last = causal_mask(b, last, s_rows, one, seq_q, seq_kv, neg_inf);
+  cudnnBackendDescriptor_t pr = softmax_lse(b, last, s_rows, s_stat, io, stats);
 
   /* O = P V (the V gather sits where cudnn-frontend puts it, just before) */
   if (g->paged) paged_load(b, vpool, tv, seq_kv, v, "paged load of V");
