@@ -336,11 +336,135 @@ static void work_write(emu *e, long long i, float v) {
 
 static lane_regs g_lr[8][32];
 
+/* The block's token slices (its warps along N) merged into its rows: written out when the split is
+ * the whole sequence (1: the block is done), else its partials and their max/sum into `work`. */
+static int slices_merge(emu *e, int split, int kvh, int b) {
+  const prob *p = e->p;
+  const cfg *c = e->c;
+  const int D = p->D, Qr = e->q_rows, wns = e->wns, rows = e->rows;
+  const int bg = b * p->HKV + kvh;
+  /* the token slices merge */
+  for (int w = 0; w < c->warps; w++) {
+    const int wm = attn_warp_m(w, e->wms), wn = attn_warp_n(w, e->wms);
+    lane_regs *lr = g_lr[w];
+    for (int h = 0; h < 2; h++) {
+      float t[32];
+      for (int l = 0; l < 32; l++) t[l] = lr[l].l[h] + lr[l ^ 1].l[h];
+      for (int l = 0; l < 32; l++) lr[l].l[h] = t[l];
+      for (int l = 0; l < 32; l++) t[l] = lr[l].l[h] + lr[l ^ 2].l[h];
+      for (int l = 0; l < 32; l++) lr[l].l[h] = t[l];
+    }
+    for (int l = 0; l < 32; l++) {
+      for (int nt = 0; nt < D / 8; nt++)
+        for (int h = 0; h < 2; h++) {
+          const int r = attn_thread_row(wm, l, h), d = 8 * nt + attn_acc_col(l, 2 * h);
+          tr_write(&e->oscr, attn_oscr(wn, r, d, Qr, D), lr[l].o[nt][2 * h]);
+          tr_write(&e->oscr, attn_oscr(wn, r, d, Qr, D) + 1, lr[l].o[nt][2 * h + 1]);
+        }
+      if (l % 4 == 0)
+        for (int h = 0; h < 2; h++) {
+          const int r = attn_thread_row(wm, l, h);
+          tr_write(&e->mls, attn_mlscr(wn, r, Qr), lr[l].m[h]);
+          tr_write(&e->mls, wns * Qr + attn_mlscr(wn, r, Qr), lr[l].l[h]);
+        }
+    }
+  }
+  barrier();
+  for (int r = 0; r < Qr; r++) {
+    /* the row's thread: the reads of its merge checked against the barrier epochs, then the
+     * header's merge on the scratch itself (the weights go in place, the row's own slots) */
+    for (int w = 0; w < wns; w++) {
+      tr_read(&e->mls, attn_mlscr(w, r, Qr));
+      tr_read(&e->mls, wns * Qr + attn_mlscr(w, r, Qr));
+    }
+    float M, L;
+    attn_merge_slices(e->mls.v, r, Qr, wns, &M, &L);
+    tr_write(&e->wsm, c->splits * Qr + r, M);
+    tr_write(&e->wsm, (c->splits + 1) * Qr + r, L);
+  }
+  barrier();
+  if (c->splits == 1) {
+    for (int ei = 0; ei < rows * (D / 8); ei++) {
+      const int r = ei / (D / 8), c8 = ei % (D / 8);
+      float acc[8] = {0};
+      for (int w = 0; w < wns; w++) {
+        const float wt = tr_read(&e->mls, attn_mlscr(w, r, Qr));
+        for (int x = 0; x < 8; x++)
+          acc[x] += wt * tr_read(&e->oscr, attn_oscr(w, r, 8 * c8 + x, Qr, D));
+      }
+      store_o(e, b, kvh, r, c8, acc, attn_out_scale(tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
+    }
+    for (int r = 0; r < rows; r++)
+      store_lse(e, b, kvh, r,
+                attn_lse(tr_read(&e->wsm, c->splits * Qr + r),
+                         tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
+    return 1;
+  }
+  for (int ei = 0; ei < rows * (D / 4); ei++) {
+    const int r = ei / (D / 4), c4 = ei % (D / 4);
+    float acc[4] = {0};
+    for (int w = 0; w < wns; w++) {
+      const float wt = tr_read(&e->mls, attn_mlscr(w, r, Qr));
+      for (int x = 0; x < 4; x++)
+        acc[x] += wt * tr_read(&e->oscr, attn_oscr(w, r, 4 * c4 + x, Qr, D));
+    }
+    for (int x = 0; x < 4; x++)
+      work_write(e, attn_work_o(bg, split, r, c->splits, rows, D) + 4 * c4 + x, acc[x]);
+  }
+  const long long total_rows = (long long)p->B * p->HQ * p->SQ;
+  for (int r = 0; r < rows; r++) {
+    const long long ml = attn_work_ml(bg, split, r, c->splits, rows, D, total_rows);
+    work_write(e, ml, tr_read(&e->wsm, c->splits * Qr + r));
+    work_write(e, ml + 1, tr_read(&e->wsm, (c->splits + 1) * Qr + r));
+  }
+  return 0;
+}
+
+/* The split's ticket: the last split of a (batch, KV head) merges every split's partials. */
+static void splits_merge(emu *e, int kvh, int b, int kv_len) {
+  const prob *p = e->p;
+  const cfg *c = e->c;
+  const int D = p->D, Qr = e->q_rows, rows = e->rows;
+  const int bg = b * p->HKV + kvh;
+  const int BN = c->block_n;
+  /* the ticket */
+  barrier();
+  const int ticket = e->counters[bg]++;
+  if (!attn_ticket_is_last(ticket, c->splits)) return;
+  e->merges[bg]++;
+  const long long total_rows = (long long)p->B * p->HQ * p->SQ;
+  barrier();
+  for (int r = 0; r < rows; r++) {
+    /* the header's merge reads `work` itself (never-written partials are NaN, so a wrong split
+     * or offset shows); its weights are then recorded in the tracked scratch */
+    float M, L;
+    attn_merge_splits(e->work, bg, r, c->splits, rows, D, total_rows, kv_len, BN, e->wsm.v, Qr, &M,
+                      &L);
+    for (int s = 0; s < c->splits; s++)
+      tr_write(&e->wsm, attn_wsm(s, r, Qr), e->wsm.v[attn_wsm(s, r, Qr)]);
+    tr_write(&e->wsm, (c->splits + 1) * Qr + r, L);
+    store_lse(e, b, kvh, r, attn_lse(M, L));
+  }
+  barrier();
+  for (int ei = 0; ei < rows * (D / 8); ei++) {
+    const int r = ei / (D / 8), c8 = ei % (D / 8);
+    float acc[8] = {0};
+    for (int s = 0; s < c->splits; s++) {
+      const float wt = tr_read(&e->wsm, attn_wsm(s, r, Qr));
+      if (wt != 0.f)
+        for (int x = 0; x < 8; x++)
+          acc[x] += wt * work_read(e, attn_work_o(bg, s, r, c->splits, rows, D) + 8 * c8 + x);
+    }
+    store_o(e, b, kvh, r, c8, acc, attn_out_scale(tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
+  }
+  e->counters[bg] = 0;
+}
+
 static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
   const prob *p = e->p;
   const cfg *c = e->c;
   const int D = p->D, RB = e->row_bytes, T = e->threads, BN = c->block_n, VEC = vec_of(e);
-  const int bg = b * p->HKV + kvh, rows = e->rows, Qr = e->q_rows, wns = e->wns;
+  const int rows = e->rows, Qr = e->q_rows;
   const int kv_len = attn_kv_len(p->ragged ? p->kv_lens : NULL, b, p->SKV);
   int t0, t1;
   attn_split_range(kv_len, BN, c->splits, split, &t0, &t1);
@@ -488,112 +612,9 @@ static void run_block(emu *e, int split, int kvh, int b, float scale_log2) {
 #undef TABLE_STORE
 #undef SRC_OFFSET
     barrier();
-    /* the token slices merge */
-    for (int w = 0; w < c->warps; w++) {
-      const int wm = attn_warp_m(w, e->wms), wn = attn_warp_n(w, e->wms);
-      lane_regs *lr = g_lr[w];
-      for (int h = 0; h < 2; h++) {
-        float t[32];
-        for (int l = 0; l < 32; l++) t[l] = lr[l].l[h] + lr[l ^ 1].l[h];
-        for (int l = 0; l < 32; l++) lr[l].l[h] = t[l];
-        for (int l = 0; l < 32; l++) t[l] = lr[l].l[h] + lr[l ^ 2].l[h];
-        for (int l = 0; l < 32; l++) lr[l].l[h] = t[l];
-      }
-      for (int l = 0; l < 32; l++) {
-        for (int nt = 0; nt < D / 8; nt++)
-          for (int h = 0; h < 2; h++) {
-            const int r = attn_thread_row(wm, l, h), d = 8 * nt + attn_acc_col(l, 2 * h);
-            tr_write(&e->oscr, attn_oscr(wn, r, d, Qr, D), lr[l].o[nt][2 * h]);
-            tr_write(&e->oscr, attn_oscr(wn, r, d, Qr, D) + 1, lr[l].o[nt][2 * h + 1]);
-          }
-        if (l % 4 == 0)
-          for (int h = 0; h < 2; h++) {
-            const int r = attn_thread_row(wm, l, h);
-            tr_write(&e->mls, attn_mlscr(wn, r, Qr), lr[l].m[h]);
-            tr_write(&e->mls, wns * Qr + attn_mlscr(wn, r, Qr), lr[l].l[h]);
-          }
-      }
-    }
-    barrier();
-    for (int r = 0; r < Qr; r++) {
-      /* the row's thread: the reads of its merge checked against the barrier epochs, then the
-       * header's merge on the scratch itself (the weights go in place, the row's own slots) */
-      for (int w = 0; w < wns; w++) {
-        tr_read(&e->mls, attn_mlscr(w, r, Qr));
-        tr_read(&e->mls, wns * Qr + attn_mlscr(w, r, Qr));
-      }
-      float M, L;
-      attn_merge_slices(e->mls.v, r, Qr, wns, &M, &L);
-      tr_write(&e->wsm, c->splits * Qr + r, M);
-      tr_write(&e->wsm, (c->splits + 1) * Qr + r, L);
-    }
-    barrier();
-    if (c->splits == 1) {
-      for (int ei = 0; ei < rows * (D / 8); ei++) {
-        const int r = ei / (D / 8), c8 = ei % (D / 8);
-        float acc[8] = {0};
-        for (int w = 0; w < wns; w++) {
-          const float wt = tr_read(&e->mls, attn_mlscr(w, r, Qr));
-          for (int x = 0; x < 8; x++)
-            acc[x] += wt * tr_read(&e->oscr, attn_oscr(w, r, 8 * c8 + x, Qr, D));
-        }
-        store_o(e, b, kvh, r, c8, acc, attn_out_scale(tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
-      }
-      for (int r = 0; r < rows; r++)
-        store_lse(e, b, kvh, r,
-                  attn_lse(tr_read(&e->wsm, c->splits * Qr + r),
-                           tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
-      return;
-    }
-    for (int ei = 0; ei < rows * (D / 4); ei++) {
-      const int r = ei / (D / 4), c4 = ei % (D / 4);
-      float acc[4] = {0};
-      for (int w = 0; w < wns; w++) {
-        const float wt = tr_read(&e->mls, attn_mlscr(w, r, Qr));
-        for (int x = 0; x < 4; x++)
-          acc[x] += wt * tr_read(&e->oscr, attn_oscr(w, r, 4 * c4 + x, Qr, D));
-      }
-      for (int x = 0; x < 4; x++)
-        work_write(e, attn_work_o(bg, split, r, c->splits, rows, D) + 4 * c4 + x, acc[x]);
-    }
-    const long long total_rows = (long long)p->B * p->HQ * p->SQ;
-    for (int r = 0; r < rows; r++) {
-      const long long ml = attn_work_ml(bg, split, r, c->splits, rows, D, total_rows);
-      work_write(e, ml, tr_read(&e->wsm, c->splits * Qr + r));
-      work_write(e, ml + 1, tr_read(&e->wsm, (c->splits + 1) * Qr + r));
-    }
+    if (slices_merge(e, split, kvh, b)) return;
   }
-  /* the ticket */
-  barrier();
-  const int ticket = e->counters[bg]++;
-  if (!attn_ticket_is_last(ticket, c->splits)) return;
-  e->merges[bg]++;
-  const long long total_rows = (long long)p->B * p->HQ * p->SQ;
-  barrier();
-  for (int r = 0; r < rows; r++) {
-    /* the header's merge reads `work` itself (never-written partials are NaN, so a wrong split
-     * or offset shows); its weights are then recorded in the tracked scratch */
-    float M, L;
-    attn_merge_splits(e->work, bg, r, c->splits, rows, D, total_rows, kv_len, BN, e->wsm.v, Qr, &M,
-                      &L);
-    for (int s = 0; s < c->splits; s++)
-      tr_write(&e->wsm, attn_wsm(s, r, Qr), e->wsm.v[attn_wsm(s, r, Qr)]);
-    tr_write(&e->wsm, (c->splits + 1) * Qr + r, L);
-    store_lse(e, b, kvh, r, attn_lse(M, L));
-  }
-  barrier();
-  for (int ei = 0; ei < rows * (D / 8); ei++) {
-    const int r = ei / (D / 8), c8 = ei % (D / 8);
-    float acc[8] = {0};
-    for (int s = 0; s < c->splits; s++) {
-      const float wt = tr_read(&e->wsm, attn_wsm(s, r, Qr));
-      if (wt != 0.f)
-        for (int x = 0; x < 8; x++)
-          acc[x] += wt * work_read(e, attn_work_o(bg, s, r, c->splits, rows, D) + 8 * c8 + x);
-    }
-    store_o(e, b, kvh, r, c8, acc, attn_out_scale(tr_read(&e->wsm, (c->splits + 1) * Qr + r)));
-  }
-  e->counters[bg] = 0;
+  splits_merge(e, kvh, b, kv_len);
 }
 
 /* ---- a whole problem ---- */
