@@ -635,6 +635,42 @@ static int cfg_valid(const prob *p, const cfg *c) {
 /* Runs the problem under the configuration twice and compares with the double reference.
  * Returns the relative Frobenius error of O (the worst of the two runs), or -1 on a failure
  * already reported. */
+/* The reference O and LSE in double, from attn_abi.h's definitions (not the index header): Q
+ * and the logical K/V ([B][SKV][HKV][D]), each batch's KV length in LENS. */
+static void reference(const prob *p, const float *Q, const float *Kl, const float *Vl,
+                      const int *lens, float scale, double *Oref, double *Lref) {
+  const int D = p->D, group = p->HQ / p->HKV;
+  double *sc = malloc(sizeof(double) * (size_t)(p->SKV + 1));
+  for (int b = 0; b < p->B; b++)
+    for (int h = 0; h < p->HQ; h++)
+      for (int i = 0; i < p->SQ; i++) {
+        const int kvh = h / group;
+        int bound = lens[b]; /* keys j < bound: j <= i + kv_len - SQ under the causal mask */
+        if (p->causal && i + lens[b] - p->SQ + 1 < bound) bound = i + lens[b] - p->SQ + 1;
+        if (bound < 0) bound = 0;
+        const float *q = Q + (((long long)b * p->SQ + i) * p->HQ + h) * D;
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < bound; j++) {
+          const float *k = Kl + (((long long)b * p->SKV + j) * p->HKV + kvh) * D;
+          double dot = 0;
+          for (int d = 0; d < D; d++) dot += (double)q[d] * k[d];
+          sc[j] = dot * scale;
+          if (sc[j] > mx) mx = sc[j];
+        }
+        double *o = Oref + (((long long)b * p->SQ + i) * p->HQ + h) * D;
+        for (int j = 0; j < bound; j++) {
+          const double w = exp(sc[j] - mx);
+          sum += w;
+          const float *v = Vl + (((long long)b * p->SKV + j) * p->HKV + kvh) * D;
+          for (int d = 0; d < D; d++) o[d] += w * v[d];
+        }
+        for (int d = 0; d < D && bound > 0; d++) o[d] /= sum;
+        Lref[((long long)b * p->HQ + h) * p->SQ + i] = bound > 0 ? mx + log(sum) : -INFINITY;
+      }
+
+  free(sc);
+}
+
 static double run_case(const prob *p, const cfg *c, const char *label) {
   const int D = p->D, group = p->HQ / p->HKV;
   const float scale = 1.0f / sqrtf((float)D);
@@ -727,34 +763,7 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
   /* the reference, in double, from attn_abi.h's definitions (not the index header) */
   const long long lse_n = (long long)p->B * p->HQ * p->SQ;
   double *Oref = calloc((size_t)q_n, sizeof(double)), *Lref = calloc((size_t)lse_n, sizeof(double));
-  double *sc = malloc(sizeof(double) * (size_t)(p->SKV + 1));
-  for (int b = 0; b < p->B; b++)
-    for (int h = 0; h < p->HQ; h++)
-      for (int i = 0; i < p->SQ; i++) {
-        const int kvh = h / group;
-        int bound = lens[b]; /* keys j < bound: j <= i + kv_len - SQ under the causal mask */
-        if (p->causal && i + lens[b] - p->SQ + 1 < bound) bound = i + lens[b] - p->SQ + 1;
-        if (bound < 0) bound = 0;
-        const float *q = Q + (((long long)b * p->SQ + i) * p->HQ + h) * D;
-        double mx = -INFINITY, sum = 0;
-        for (int j = 0; j < bound; j++) {
-          const float *k = Kl + (((long long)b * p->SKV + j) * p->HKV + kvh) * D;
-          double dot = 0;
-          for (int d = 0; d < D; d++) dot += (double)q[d] * k[d];
-          sc[j] = dot * scale;
-          if (sc[j] > mx) mx = sc[j];
-        }
-        double *o = Oref + (((long long)b * p->SQ + i) * p->HQ + h) * D;
-        for (int j = 0; j < bound; j++) {
-          const double w = exp(sc[j] - mx);
-          sum += w;
-          const float *v = Vl + (((long long)b * p->SKV + j) * p->HKV + kvh) * D;
-          for (int d = 0; d < D; d++) o[d] += w * v[d];
-        }
-        for (int d = 0; d < D && bound > 0; d++) o[d] /= sum;
-        Lref[((long long)b * p->HQ + h) * p->SQ + i] = bound > 0 ? mx + log(sum) : -INFINITY;
-      }
-
+  reference(p, Q, Kl, Vl, lens, scale, Oref, Lref);
   /* scratch and outputs */
   e.work_n = lse_n * c->splits * (D + 2);
   e.work = malloc(sizeof(float) * (size_t)e.work_n);
@@ -837,7 +846,6 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
   free(e.LSE);
   free(Oref);
   free(Lref);
-  free(sc);
   free(Q);
   free(K);
   free(V);
