@@ -226,6 +226,53 @@ static void load_q_frag(int w, int kd, float out[32][4][2]) {
 }
 
 /* One block of the grid, as attn_mma runs it. */
+/* The epilogue of the block at rows M0 of head H, batch B: each warp's O normalised and staged
+ * through shared memory (buf[0]) to O, and its rows' LSE. */
+static void epilogue(int m0, int h, int b) {
+  if (done_epoch[0] == IN_FLIGHT) smem_bad++; /* staging over a Q copy in flight */
+  for (int w = 0; w < W; w++) {
+    float l1[32][2], l2[32][2], inv[32][2];
+    for (int l = 0; l < 32; l++)
+      for (int r = 0; r < 2; r++) l1[l][r] = l_st[w][l][r] + l_st[w][l ^ 1][r];
+    for (int l = 0; l < 32; l++)
+      for (int r = 0; r < 2; r++) {
+        l2[l][r] = l1[l][r] + l1[l ^ 2][r];
+        inv[l][r] = attn_softmax_inv(l2[l][r]);
+      }
+    for (int dt = 0; dt < DT; dt++)
+      for (int l = 0; l < 32; l++)
+        for (int e = 0; e < 4; e += 2) {
+          const int at = attn_o_stage_offset(16 * w, dt, l, e, LD), row = at / LD;
+          if (row < 16 * w || row >= 16 * w + 16 || (q_reader[row] != -1 && q_reader[row] != w) ||
+              at % 2 || at % LD + 2 > D) {
+            smem_bad++;
+            continue;
+          }
+          buf[0][at] = round_dtype(o_acc[w][dt][l][e] * inv[l][attn_mma_c_half(e)]);
+          buf[0][at + 1] = round_dtype(o_acc[w][dt][l][e + 1] * inv[l][attn_mma_c_half(e)]);
+        }
+    for (int i = 0; i < attn_store_iters(CPR); i++)
+      for (int l = 0; l < 32; l++) {
+        const int r = attn_store_row(l, i, CPR), c = attn_store_chunk(l, i, CPR),
+                  row = m0 + 16 * w + r;
+        if (row >= SQ) continue;
+        const long long at = attn_q_offset(b, row, h, SQ, HQ, D) + c * 8;
+        for (int x = 0; x < 8; x++) {
+          Og[at + x] = buf[0][(16 * w + r) * LD + c * 8 + x];
+          Ow[at + x]++;
+        }
+      }
+    for (int l = 0; l < 32; l += 4)
+      for (int r = 0; r < 2; r++) {
+        const int row = attn_mma_lse_row(m0, 16 * w, l, r);
+        if (row >= SQ) continue;
+        const long long at = attn_lse_offset(b, h, row, HQ, SQ);
+        Lg[at] = attn_softmax_lse(m_st[w][l][r], l2[l][r], scale_log2);
+        Lw[at]++;
+      }
+  }
+}
+
 static void run_block(int bx, int by, int bz) {
   const int tiles_m = attn_ceil_div(SQ, BM);
   int tile, h, b;
@@ -356,49 +403,7 @@ static void run_block(int bx, int by, int bz) {
   wait_group(0);
   mma_live = 1;
 
-  /* epilogue */
-  if (done_epoch[0] == IN_FLIGHT) smem_bad++; /* staging over a Q copy in flight */
-  for (int w = 0; w < W; w++) {
-    float l1[32][2], l2[32][2], inv[32][2];
-    for (int l = 0; l < 32; l++)
-      for (int r = 0; r < 2; r++) l1[l][r] = l_st[w][l][r] + l_st[w][l ^ 1][r];
-    for (int l = 0; l < 32; l++)
-      for (int r = 0; r < 2; r++) {
-        l2[l][r] = l1[l][r] + l1[l ^ 2][r];
-        inv[l][r] = attn_softmax_inv(l2[l][r]);
-      }
-    for (int dt = 0; dt < DT; dt++)
-      for (int l = 0; l < 32; l++)
-        for (int e = 0; e < 4; e += 2) {
-          const int at = attn_o_stage_offset(16 * w, dt, l, e, LD), row = at / LD;
-          if (row < 16 * w || row >= 16 * w + 16 || (q_reader[row] != -1 && q_reader[row] != w) ||
-              at % 2 || at % LD + 2 > D) {
-            smem_bad++;
-            continue;
-          }
-          buf[0][at] = round_dtype(o_acc[w][dt][l][e] * inv[l][attn_mma_c_half(e)]);
-          buf[0][at + 1] = round_dtype(o_acc[w][dt][l][e + 1] * inv[l][attn_mma_c_half(e)]);
-        }
-    for (int i = 0; i < attn_store_iters(CPR); i++)
-      for (int l = 0; l < 32; l++) {
-        const int r = attn_store_row(l, i, CPR), c = attn_store_chunk(l, i, CPR),
-                  row = m0 + 16 * w + r;
-        if (row >= SQ) continue;
-        const long long at = attn_q_offset(b, row, h, SQ, HQ, D) + c * 8;
-        for (int x = 0; x < 8; x++) {
-          Og[at + x] = buf[0][(16 * w + r) * LD + c * 8 + x];
-          Ow[at + x]++;
-        }
-      }
-    for (int l = 0; l < 32; l += 4)
-      for (int r = 0; r < 2; r++) {
-        const int row = attn_mma_lse_row(m0, 16 * w, l, r);
-        if (row >= SQ) continue;
-        const long long at = attn_lse_offset(b, h, row, HQ, SQ);
-        Lg[at] = attn_softmax_lse(m_st[w][l][r], l2[l][r], scale_log2);
-        Lw[at]++;
-      }
-  }
+  epilogue(m0, h, b);
 }
 
 /* The kernel over the whole grid; then the comparison with the double softmax.  Returns 1 when
