@@ -96,6 +96,35 @@ static int tma_box(unsigned char *stage, int at, int size, const unsigned char *
  * which decode as NaN in e4m3, e5m2 and bf16, so a read of a part nobody loaded poisons the tile. */
 static void stale(unsigned char *stage, int size) { memset(stage, 0xff, (size_t)size); }
 
+/* The reference D in double from the decoded inputs and the epilogue's definition
+ * (gemm_epi_reference); *rms its root mean square. */
+static double *reference(const cfg *c, int M, int N, int K, const unsigned char *A,
+                         const unsigned char *B, const float *Cin, const float *bias,
+                         const float *R, const float *va, const float *vb, float alpha, float beta,
+                         double *rms) {
+  const int es = code_bytes(c->a_code), vs = (c->flags & GEMM_EPI_VSCALE) != 0;
+  const float sa = scale_of(c->a_code), sb = scale_of(c->b_code);
+  gemm_epi e = {0};
+  e.beta = !!(c->flags & GEMM_EPI_BETA);
+  e.bias = !!(c->flags & GEMM_EPI_BIAS);
+  e.residual = !!(c->flags & GEMM_EPI_RES);
+  e.act = c->act;
+  double *ref = malloc(sizeof(double) * M * N), sq = 0;
+  for (int m = 0; m < M; m++)
+    for (int n = 0; n < N; n++) {
+      double dot = 0;
+      for (int k = 0; k < K; k++)
+        dot += decode(A + ((size_t)m * K + k) * es, c->a_code) *
+               decode(B + ((size_t)n * K + k) * es, c->b_code);
+      const size_t at = (size_t)m * N + n;
+      const double s_mn = vs ? (double)alpha * va[m] * vb[n] : (double)alpha * sa * sb;
+      ref[at] = gemm_epi_reference(&e, s_mn, beta, dot, Cin[at], bias[n], R[at]);
+      sq += ref[at] * ref[at];
+    }
+  *rms = sqrt(sq / (M * (double)N));
+  return ref;
+}
+
 static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
   const int es = code_bytes(c->a_code), bk = 128 / es, ksteps = gemm_wgmma_k_steps(bk, es),
             ik = gemm_wgmma_instr_k(es), wg_tiles = c->bm / (64 * c->wg), acc_n = c->bn / 2;
@@ -213,25 +242,8 @@ static int run(const cfg *c, int M, int N, int K, uint64_t seed) {
               cnt[at]++;
             }
   }
-  /* the reference */
-  gemm_epi e = {0};
-  e.beta = !!(c->flags & GEMM_EPI_BETA);
-  e.bias = !!(c->flags & GEMM_EPI_BIAS);
-  e.residual = !!(c->flags & GEMM_EPI_RES);
-  e.act = c->act;
-  double *ref = malloc(sizeof(double) * M * N), sq = 0;
-  for (int m = 0; m < M; m++)
-    for (int n = 0; n < N; n++) {
-      double dot = 0;
-      for (int k = 0; k < K; k++)
-        dot += decode(A + ((size_t)m * K + k) * es, c->a_code) *
-               decode(B + ((size_t)n * K + k) * es, c->b_code);
-      const size_t at = (size_t)m * N + n;
-      const double s_mn = vs ? (double)alpha * va[m] * vb[n] : (double)alpha * sa * sb;
-      ref[at] = gemm_epi_reference(&e, s_mn, beta, dot, Cin[at], bias[n], R[at]);
-      sq += ref[at] * ref[at];
-    }
-  const double rms = sqrt(sq / (M * (double)N));
+  double rms;
+  double *ref = reference(c, M, N, K, A, B, Cin, bias, R, va, vb, alpha, beta, &rms);
   const double u = c->out == GEMM_OUT_BF16  ? ldexp(1, -8)
                    : c->out == GEMM_OUT_F16 ? ldexp(1, -11)
                                             : 0;
