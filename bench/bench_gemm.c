@@ -110,6 +110,48 @@ static int verified(family_gpu *g, gh *h, rt_status (*launch)(void *, rt_error *
          gemm_family.gpu_verify(g, &rel, &err) == RT_OK;
 }
 
+/* The epilogue suite's comparison: the same product unfused (cuBLASLt's default, bf16 out) then
+ * the separate bias + activation pass over its output, against the best fused time. */
+static void separate_pass(gh *h, CUfunction sep_fn, const char *shape, const char *dtype,
+                          const problem *p, rt_vars *env, cublasLtHandle_t lt, int reps,
+                          double flops, double own, double lt_best) {
+  rt_error err = {0};
+  /* unfused: the same product without the epilogue's steps (cuBLASLt's default, bf16 out),
+   * then the separate pass over its output */
+  char plain[64];
+  snprintf(plain, sizeof plain, "%.*s+out=bf16", (int)strcspn(shape, "+"), shape);
+  problem pp;
+  family_gpu *gp = NULL;
+  gemm_epi e;
+  gemm_problem_epi(p, &e, NULL);
+  if (!gemm_family.parse_shape(&gemm_family, plain, dtype, NULL, &pp, &err) &&
+      !gemm_family.gpu_setup(&gemm_family, &pp, 7, NULL, h->stream, &gp, &err)) {
+    CUdeviceptr ws2 = 0, bias = 0, A2, B2, C2;
+    const long long M = problem_dim(&pp, "M"), N = problem_dim(&pp, "N");
+    cu.cuMemAlloc_v2(&ws2, gemm_gpu_workspace_bytes(gp));
+    cu.cuMemAlloc_v2(&bias, (size_t)N * 2);
+    cu.cuMemsetD16Async(bias, 0x3c00u, (size_t)N,
+                        h->stream); /* bf16 1.0: the pass does real work */
+    tpl_ctx tc = {h, gp, NULL, NULL, 0, env, NULL, -1, &pp, lt, ws2};
+    const double t_gemm = gh_time(h, launch_default, &tc, reps);
+    gemm_gpu_buffers(gp, &A2, &B2, &C2);
+    sep_ctx sc = {h, sep_fn, C2, bias, M * N, (int)N, e.act};
+    const double t_sep = gh_time(h, launch_sep, &sc, reps);
+    const double t_fused = flops / (fmax(own, lt_best) * 1e12) * 1e3;
+    printf(
+        "    separate: GEMM %.4f ms + bias+act %.4f ms (%.0f MB moved) = %.4f ms; fused best "
+        "%.4f ms; "
+        "fused/sep %.2fx; own fused vs cuBLASLt fused %.2fx\n",
+        t_gemm, t_sep, (4.0 * M * N + 2.0 * N) / 1e6, t_gemm + t_sep, t_fused,
+        (t_gemm + t_sep) / t_fused, lt_best > 0 ? own / lt_best : 0.0);
+    cu.cuMemFree_v2(ws2);
+    cu.cuMemFree_v2(bias);
+    gemm_family.gpu_teardown(gp);
+  } else {
+    printf("    separate: setup failed: %s\n", err.text);
+  }
+}
+
 int main(int argc, char **argv) {
   int nconf = 24, reps = 10, c;
   const char *suite_name = "issue4";
@@ -308,42 +350,8 @@ int main(int argc, char **argv) {
     printf("%-20s %-5s %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2fx %8.2fx\n", suite[s][0],
            suite[s][1], best[0], best[1], best[2], best[3], lt_def, lt_best,
            lt_def > 0 ? own / lt_def : 0.0, lt_def > 0 ? fmax(own, lt_best) / lt_def : 0.0);
-    if (epi_suite && sep_fn && !strcmp(suite[s][1], "bf16")) {
-      /* unfused: the same product without the epilogue's steps (cuBLASLt's default, bf16 out),
-       * then the separate pass over its output */
-      char plain[64];
-      snprintf(plain, sizeof plain, "%.*s+out=bf16", (int)strcspn(suite[s][0], "+"), suite[s][0]);
-      problem pp;
-      family_gpu *gp = NULL;
-      gemm_epi e;
-      gemm_problem_epi(&p, &e, NULL);
-      if (!gemm_family.parse_shape(&gemm_family, plain, suite[s][1], NULL, &pp, &err) &&
-          !gemm_family.gpu_setup(&gemm_family, &pp, 7, NULL, h.stream, &gp, &err)) {
-        CUdeviceptr ws2 = 0, bias = 0, A2, B2, C2;
-        const long long M = problem_dim(&pp, "M"), N = problem_dim(&pp, "N");
-        cu.cuMemAlloc_v2(&ws2, gemm_gpu_workspace_bytes(gp));
-        cu.cuMemAlloc_v2(&bias, (size_t)N * 2);
-        cu.cuMemsetD16Async(bias, 0x3c00u, (size_t)N,
-                            h.stream); /* bf16 1.0: the pass does real work */
-        tpl_ctx tc = {&h, gp, NULL, NULL, 0, &env, NULL, -1, &pp, lt, ws2};
-        const double t_gemm = gh_time(&h, launch_default, &tc, reps);
-        gemm_gpu_buffers(gp, &A2, &B2, &C2);
-        sep_ctx sc = {&h, sep_fn, C2, bias, M * N, (int)N, e.act};
-        const double t_sep = gh_time(&h, launch_sep, &sc, reps);
-        const double t_fused = flops / (fmax(own, lt_best) * 1e12) * 1e3;
-        printf(
-            "    separate: GEMM %.4f ms + bias+act %.4f ms (%.0f MB moved) = %.4f ms; fused best "
-            "%.4f ms; "
-            "fused/sep %.2fx; own fused vs cuBLASLt fused %.2fx\n",
-            t_gemm, t_sep, (4.0 * M * N + 2.0 * N) / 1e6, t_gemm + t_sep, t_fused,
-            (t_gemm + t_sep) / t_fused, lt_best > 0 ? own / lt_best : 0.0);
-        cu.cuMemFree_v2(ws2);
-        cu.cuMemFree_v2(bias);
-        gemm_family.gpu_teardown(gp);
-      } else {
-        printf("    separate: setup failed: %s\n", err.text);
-      }
-    }
+    if (epi_suite && sep_fn && !strcmp(suite[s][1], "bf16"))
+      separate_pass(&h, sep_fn, suite[s][0], suite[s][1], &p, &env, lt, reps, flops, own, lt_best);
     for (int t = 0; t < NT; t++)
       if (best[t] > 0) printf("    %-10s best: %s\n", names[t], best_cfg[t]);
     fflush(stdout);
