@@ -152,6 +152,42 @@ static void separate_pass(gh *h, CUfunction sep_fn, const char *shape, const cha
   }
 }
 
+/* Template M's NCONF picked configurations of problem P (SHAPE as the suite writes it), each verified then timed: the fastest
+ * in *best (TFLOP/s) and best_cfg. */
+static void best_of_template(gh *h, manifest *m, const char *name, const char *shape,
+                             const problem *p, rt_vars *env, family_gpu *g, cublasLtHandle_t lt,
+                             int nconf, int reps, double flops, double *best, char *best_cfg,
+                             size_t best_size) {
+  char archbuf[16];
+  const char *arch = gh_arch(h, m, archbuf, sizeof archbuf);
+  space *sp = NULL;
+  if (!arch || !manifest_has_dtype(m, p->dtype) || manifest_build_space(m, env, &sp, NULL) != RT_OK)
+    return;
+  size_t idx[256];
+  int n = gh_pick(h, m, sp, env, p, nconf, idx);
+  gh_compile(h, m, sp, idx, n, env, p->dtype, arch);
+  for (int i = 0; i < n; i++) {
+    char *src = gh_source(m, sp, idx[i], env, p->dtype, NULL);
+    gh_module *mod = src ? gh_find(h, src, arch) : NULL;
+    free(src);
+    if (!mod || !mod->fn) continue;
+    tpl_ctx tc = {h, g, m, sp, idx[i], env, mod->fn, -1, p, lt, 0};
+    if (!verified(g, h, launch_tpl, &tc)) {
+      char cfg[256];
+      space_format_config(sp, idx[i], cfg, sizeof cfg);
+      fprintf(stderr, "%s %s %s [%s]: WRONG RESULT\n", name, shape, p->dtype, cfg);
+      continue;
+    }
+    double ms_t = gh_time(h, launch_tpl, &tc, reps);
+    double tf = flops / (ms_t * 1e-3) / 1e12;
+    if (ms_t > 0 && tf > *best) {
+      *best = tf;
+      space_format_config(sp, idx[i], best_cfg, best_size);
+    }
+  }
+  space_free(sp);
+}
+
 int main(int argc, char **argv) {
   int nconf = 24, reps = 10, c;
   const char *suite_name = "issue4";
@@ -297,37 +333,9 @@ int main(int argc, char **argv) {
     char best_cfg[NT][256] = {""};
     rt_vars env;
     gh_env(&h, &p, &env, &err);
-    for (int t = 0; t < NT; t++) {
-      char archbuf[16];
-      const char *arch = gh_arch(&h, ms[t], archbuf, sizeof archbuf);
-      space *sp = NULL;
-      if (!arch || !manifest_has_dtype(ms[t], p.dtype) ||
-          manifest_build_space(ms[t], &env, &sp, NULL) != RT_OK)
-        continue;
-      size_t idx[256];
-      int n = gh_pick(&h, ms[t], sp, &env, &p, nconf, idx);
-      gh_compile(&h, ms[t], sp, idx, n, &env, p.dtype, arch);
-      for (int i = 0; i < n; i++) {
-        char *src = gh_source(ms[t], sp, idx[i], &env, p.dtype, NULL);
-        gh_module *mod = src ? gh_find(&h, src, arch) : NULL;
-        free(src);
-        if (!mod || !mod->fn) continue;
-        tpl_ctx tc = {&h, g, ms[t], sp, idx[i], &env, mod->fn, -1, &p, lt, 0};
-        if (!verified(g, &h, launch_tpl, &tc)) {
-          char cfg[256];
-          space_format_config(sp, idx[i], cfg, sizeof cfg);
-          fprintf(stderr, "%s %s %s [%s]: WRONG RESULT\n", names[t], suite[s][0], p.dtype, cfg);
-          continue;
-        }
-        double ms_t = gh_time(&h, launch_tpl, &tc, reps);
-        double tf = flops / (ms_t * 1e-3) / 1e12;
-        if (ms_t > 0 && tf > best[t]) {
-          best[t] = tf;
-          space_format_config(sp, idx[i], best_cfg[t], sizeof best_cfg[t]);
-        }
-      }
-      space_free(sp);
-    }
+    for (int t = 0; t < NT; t++)
+      best_of_template(&h, ms[t], names[t], suite[s][0], &p, &env, g, lt, nconf, reps, flops,
+                       &best[t], best_cfg[t], sizeof best_cfg[t]);
     double lt_def = 0, lt_best = 0;
     CUdeviceptr ws = 0;
     cu.cuMemAlloc_v2(&ws, gemm_gpu_workspace_bytes(g));
