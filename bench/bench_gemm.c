@@ -188,6 +188,53 @@ static void best_of_template(gh *h, manifest *m, const char *name, const char *s
   space_free(sp);
 }
 
+/* The shapes and dtypes of suite NAME into suite (at most 64): in the order the issue's targets
+ * need them, so a run cut short by its time cap still has the rows that matter; their count. */
+static int suite_of(const char *suite_name, int epi_suite, char suite[64][2][64]) {
+  int ns = 0;
+  if (!strcmp(suite_name, "fp8")) {
+    /* the target rows first: 8192^3 (own >= 0.9x) and 4096^3, then the LLM shapes, B e5m2 */
+    static const char *const f8[][2] = {{"8192x8192x8192:nt", "e4m3"},
+                                        {"4096x4096x4096:nt", "e4m3"},
+                                        {"4096x4096x4096:nt+out=bf16", "e4m3"},
+                                        {"256x14336x4096:nt+out=bf16", "e4m3"},
+                                        {"16x14336x4096:nt+out=bf16", "e4m3"},
+                                        {"8192x8192x8192:nt+b=e5m2", "e4m3"},
+                                        {"8192x8192x8192:nt+vscale+out=bf16", "e4m3"}};
+    for (size_t i = 0; i < sizeof f8 / sizeof f8[0]; i++) {
+      snprintf(suite[ns][0], 64, "%s", f8[i][0]);
+      snprintf(suite[ns++][1], 64, "%s", f8[i][1]);
+    }
+  } else if (epi_suite) {
+    static const char *const ep[][2] = {{"4096x14336x4096:nt+bias+gelu+out=bf16", "bf16"},
+                                        {"4096x14336x4096:nt+bias+relu+out=bf16", "bf16"},
+                                        {"256x14336x4096:nt+bias+gelu+out=bf16", "bf16"},
+                                        {"4096x14336x4096:nt+bias+gelu+out=bf16", "e4m3"}};
+    for (size_t i = 0; i < sizeof ep / sizeof ep[0]; i++) {
+      snprintf(suite[ns][0], 64, "%s", ep[i][0]);
+      snprintf(suite[ns++][1], 64, "%s", ep[i][1]);
+    }
+  } else {
+    snprintf(suite[ns][0], 64, "4096x4096x4096:nt");
+    snprintf(suite[ns++][1], 64, "bf16");
+    static const int ms_[] = {1, 16, 64, 256},
+                     nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 3; j++) {
+        snprintf(suite[ns][0], 64, "%dx%dx%d:nt", ms_[i], nk[j][0], nk[j][1]);
+        snprintf(suite[ns++][1], 64, "bf16");
+      }
+    static const char *const dts[] = {"bf16", "f16", "f32", "tf32"};
+    for (int d = 0; d < 4; d++)
+      for (int s = 1024; s <= 8192; s *= 2) {
+        if (d == 0 && s == 4096) continue; /* first already */
+        snprintf(suite[ns][0], 64, "%dx%dx%d:nt", s, s, s);
+        snprintf(suite[ns++][1], 64, "%s", dts[d]);
+      }
+  }
+  return ns;
+}
+
 int main(int argc, char **argv) {
   int nconf = 24, reps = 10, c;
   const char *suite_name = "issue4";
@@ -236,50 +283,8 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  /* in the order the issue's targets need them, so a run cut short by its time cap still has
-   * the rows that matter: 4096^3 bf16, the skinny LLM shapes, then the other squares */
-  char suite[64][2][64];
-  int ns = 0;
-  if (!strcmp(suite_name, "fp8")) {
-    /* the target rows first: 8192^3 (own >= 0.9x) and 4096^3, then the LLM shapes, B e5m2 */
-    static const char *const f8[][2] = {{"8192x8192x8192:nt", "e4m3"},
-                                        {"4096x4096x4096:nt", "e4m3"},
-                                        {"4096x4096x4096:nt+out=bf16", "e4m3"},
-                                        {"256x14336x4096:nt+out=bf16", "e4m3"},
-                                        {"16x14336x4096:nt+out=bf16", "e4m3"},
-                                        {"8192x8192x8192:nt+b=e5m2", "e4m3"},
-                                        {"8192x8192x8192:nt+vscale+out=bf16", "e4m3"}};
-    for (size_t i = 0; i < sizeof f8 / sizeof f8[0]; i++) {
-      snprintf(suite[ns][0], 64, "%s", f8[i][0]);
-      snprintf(suite[ns++][1], 64, "%s", f8[i][1]);
-    }
-  } else if (epi_suite) {
-    static const char *const ep[][2] = {{"4096x14336x4096:nt+bias+gelu+out=bf16", "bf16"},
-                                        {"4096x14336x4096:nt+bias+relu+out=bf16", "bf16"},
-                                        {"256x14336x4096:nt+bias+gelu+out=bf16", "bf16"},
-                                        {"4096x14336x4096:nt+bias+gelu+out=bf16", "e4m3"}};
-    for (size_t i = 0; i < sizeof ep / sizeof ep[0]; i++) {
-      snprintf(suite[ns][0], 64, "%s", ep[i][0]);
-      snprintf(suite[ns++][1], 64, "%s", ep[i][1]);
-    }
-  } else {
-    snprintf(suite[ns][0], 64, "4096x4096x4096:nt");
-    snprintf(suite[ns++][1], 64, "bf16");
-    static const int ms_[] = {1, 16, 64, 256},
-                     nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
-    for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 3; j++) {
-        snprintf(suite[ns][0], 64, "%dx%dx%d:nt", ms_[i], nk[j][0], nk[j][1]);
-        snprintf(suite[ns++][1], 64, "bf16");
-      }
-    static const char *const dts[] = {"bf16", "f16", "f32", "tf32"};
-    for (int d = 0; d < 4; d++)
-      for (int s = 1024; s <= 8192; s *= 2) {
-        if (d == 0 && s == 4096) continue; /* first already */
-        snprintf(suite[ns][0], 64, "%dx%dx%d:nt", s, s, s);
-        snprintf(suite[ns++][1], 64, "%s", dts[d]);
-      }
-  }
+  char suite[64][2][64]; /* 4096^3 bf16, the skinny LLM shapes, then the other squares */
+  const int ns = suite_of(suite_name, epi_suite, suite);
   /* the epilogue suite's separate pass */
   CUfunction sep_fn = NULL;
   if (epi_suite) {
