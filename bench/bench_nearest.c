@@ -84,6 +84,32 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Every template's space for shape X predicted (sampled to max_configs): each template's
+ * winner in x->w and the fastest in x->best; the count of configurations predicted. */
+static size_t predict_all(shape_row *x) {
+  size_t evaluated = 0;
+  x->best = HUGE_VAL;
+  for (int t = 0; t < NT; t++) {
+    if (manifest_build_space(ms[t], &x->env, &x->sp[t], NULL)) {
+      x->sp[t] = NULL;
+      continue;
+    }
+    size_t size = space_size(x->sp[t]),
+           step = max_configs && size > max_configs ? size / max_configs : 1;
+    for (size_t i = 0; i < size; i += step) {
+      double ms_ = predict(t, x, i);
+      evaluated++;
+      if (ms_ < HUGE_VAL && (!x->w[t].have || ms_ < x->w[t].ms)) {
+        x->w[t].have = 1;
+        x->w[t].ms = ms_;
+        space_format_config(x->sp[t], i, x->w[t].config, sizeof x->w[t].config);
+      }
+    }
+    if (x->w[t].have && x->w[t].ms < x->best) x->best = x->w[t].ms;
+  }
+  return evaluated;
+}
+
 int main(int argc, char **argv) {
   const char *gpu_name = "h200";
   static const struct option opts[] = {
@@ -137,25 +163,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench_nearest: %s: %s\n", x->shape, err.text);
       return 1;
     }
-    x->best = HUGE_VAL;
-    for (int t = 0; t < NT; t++) {
-      if (manifest_build_space(ms[t], &x->env, &x->sp[t], NULL)) {
-        x->sp[t] = NULL;
-        continue;
-      }
-      size_t size = space_size(x->sp[t]),
-             step = max_configs && size > max_configs ? size / max_configs : 1;
-      for (size_t i = 0; i < size; i += step) {
-        double ms_ = predict(t, x, i);
-        evaluated++;
-        if (ms_ < HUGE_VAL && (!x->w[t].have || ms_ < x->w[t].ms)) {
-          x->w[t].have = 1;
-          x->w[t].ms = ms_;
-          space_format_config(x->sp[t], i, x->w[t].config, sizeof x->w[t].config);
-        }
-      }
-      if (x->w[t].have && x->w[t].ms < x->best) x->best = x->w[t].ms;
-    }
+    evaluated += predict_all(x);
   }
   /* the shapes served: the suite and its neighbours */
   static shape_row qs[MAX_QUERIES];
@@ -177,20 +185,7 @@ int main(int argc, char **argv) {
         if (gemm_family.parse_shape(&gemm_family, x->shape, x->dtype, NULL, &x->p, &err) ||
             problem_env(&gemm_family, &x->p, arch, gpu, &x->env, &err))
           continue;
-        x->best = HUGE_VAL;
-        for (int t = 0; t < NT; t++) {
-          if (manifest_build_space(ms[t], &x->env, &x->sp[t], NULL)) {
-            x->sp[t] = NULL;
-            continue;
-          }
-          size_t size = space_size(x->sp[t]),
-                 step = max_configs && size > max_configs ? size / max_configs : 1;
-          for (size_t i = 0; i < size; i += step) {
-            double ms_ = predict(t, x, i);
-            evaluated++;
-            if (ms_ < x->best) x->best = ms_;
-          }
-        }
+        evaluated += predict_all(x);
         nq++;
       }
   }
