@@ -671,6 +671,46 @@ static void reference(const prob *p, const float *Q, const float *Kl, const floa
   free(sc);
 }
 
+/* One run's outputs against the reference: the relative error of O in *rel; 1 when O and the
+ * LSE are within tolerance with no race, bad read or counter left (else the reasons printed). */
+static int run_ok(const emu *e, const double *Oref, const double *Lref, long long q_n,
+                  long long lse_n, const char *label, int run, double *rel_out) {
+  const prob *p = e->p;
+  const cfg *c = e->c;
+  double err2 = 0, ref2 = 0, lse_err = 0;
+  int nans = 0;
+  for (long long i = 0; i < q_n; i++) {
+    if (!isfinite(e->O[i])) nans++;
+    err2 += (e->O[i] - Oref[i]) * (e->O[i] - Oref[i]);
+    ref2 += Oref[i] * Oref[i];
+  }
+  for (long long i = 0; i < lse_n; i++) {
+    if (isinf(Lref[i])) {
+      if (!(isinf(e->LSE[i]) && e->LSE[i] < 0)) nans++;
+    } else if (!isfinite(e->LSE[i])) {
+      nans++;
+    } else if (fabs(e->LSE[i] - Lref[i]) > lse_err) {
+      lse_err = fabs(e->LSE[i] - Lref[i]);
+    }
+  }
+  int counters_left = 0;
+  for (int i = 0; i < p->B * p->HKV; i++)
+    counters_left += e->counters[i] != 0 || (c->splits > 1 && e->merges[i] != 1);
+  const double rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);
+  const double tol = p->bf16 ? 1e-2 : 2e-3;
+  const int ok =
+      !nans && g_races == 0 && g_oob == 0 && counters_left == 0 && rel <= tol && lse_err <= 2e-3;
+  if (!ok) {
+    fprintf(stderr,
+            "%s: run %d: rel error %.3g (tol %.0e), lse error %.3g, %d non-finite, %d races, %d "
+            "bad reads, "
+            "%d counters left or groups not merged exactly once\n",
+            label, run, rel, tol, lse_err, nans, g_races, g_oob, counters_left);
+  }
+  *rel_out = rel;
+  return ok;
+}
+
 static double run_case(const prob *p, const cfg *c, const char *label) {
   const int D = p->D, group = p->HQ / p->HKV;
   const float scale = 1.0f / sqrtf((float)D);
@@ -799,37 +839,9 @@ static double run_case(const prob *p, const cfg *c, const char *label) {
       run_block(&e, blk % c->splits, (blk / c->splits) % p->HKV, blk / (c->splits * p->HKV),
                 scale_log2);
     }
-    double err2 = 0, ref2 = 0, lse_err = 0;
-    int nans = 0;
-    for (long long i = 0; i < q_n; i++) {
-      if (!isfinite(e.O[i])) nans++;
-      err2 += (e.O[i] - Oref[i]) * (e.O[i] - Oref[i]);
-      ref2 += Oref[i] * Oref[i];
-    }
-    for (long long i = 0; i < lse_n; i++) {
-      if (isinf(Lref[i])) {
-        if (!(isinf(e.LSE[i]) && e.LSE[i] < 0)) nans++;
-      } else if (!isfinite(e.LSE[i])) {
-        nans++;
-      } else if (fabs(e.LSE[i] - Lref[i]) > lse_err) {
-        lse_err = fabs(e.LSE[i] - Lref[i]);
-      }
-    }
-    int counters_left = 0;
-    for (int i = 0; i < p->B * p->HKV; i++)
-      counters_left += e.counters[i] != 0 || (c->splits > 1 && e.merges[i] != 1);
-    const double rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);
-    const double tol = p->bf16 ? 1e-2 : 2e-3;
-    const int ok =
-        !nans && g_races == 0 && g_oob == 0 && counters_left == 0 && rel <= tol && lse_err <= 2e-3;
-    if (!ok) {
-      fprintf(stderr,
-              "%s: run %d: rel error %.3g (tol %.0e), lse error %.3g, %d non-finite, %d races, %d "
-              "bad reads, "
-              "%d counters left or groups not merged exactly once\n",
-              label, run, rel, tol, lse_err, nans, g_races, g_oob, counters_left);
-      failed = 1;
-    }
+    double rel;
+    const int ok = run_ok(&e, Oref, Lref, q_n, lse_n, label, run, &rel);
+    if (!ok) failed = 1;
     CHECK(ok);
     if (rel > worst) worst = rel;
   }
