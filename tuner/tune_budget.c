@@ -191,10 +191,10 @@ rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
     report_template(c, &plan, a, L, idx[a], S[a]);
     if (!S[a] && plan.arm[a].state == ARM_WAITING)
       list_add(waiting, sizeof waiting, manifest_name(L->m[idx[a]]));
-    if (rc && S[a]) { /* the run failed: nothing more is stored */
+    if (rc && S[a]) { /* the run failed (rc and err keep its first error): nothing more is stored */
       tune_search_free(S[a]);
       free(S[a]);
-    } else {
+    } else if (!rc) {
       rc = tune_template_close(c, S[a], err);
     }
     S[a] = NULL;
