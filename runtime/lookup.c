@@ -237,18 +237,26 @@ static void fill_from(const candidate *c, int flags, rooftune_match *m) {
   m->runnable = launchable(e) && trusted(e, flags);
 }
 
-/* Under the lock: 1 when candidate c admits the queried problem (m's geometry filled), else 0
- * with why. */
-static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const problem *qp,
-                  int flags, rooftune_match *m, char *why, size_t size) {
+/* What admits() decided about a candidate, as a value (the count of unverified winners passed
+ * over comes from it, never from the wording of why). */
+typedef enum admit_outcome {
+  ADMIT_NO,         /* passed over, why says so */
+  ADMIT_YES,        /* admitted: m's geometry filled */
+  ADMIT_UNVERIFIED, /* passed over because its output was never checked (ROOFTUNE_RUNNABLE) */
+} admit_outcome;
+
+/* Under the lock: whether candidate c admits the queried problem, with why when it does not. */
+static admit_outcome admits(rooftune_db *r, const rt_family *f, const candidate *c,
+                            const problem *qp, int flags, rooftune_match *m, char *why,
+                            size_t size) {
   const db_entry *e = c->x->e;
   if ((flags & ROOFTUNE_RUNNABLE) && !launchable(e)) {
     nothing_to_launch(e, why, size);
-    return 0;
+    return ADMIT_NO;
   }
   if ((flags & ROOFTUNE_RUNNABLE) && !trusted(e, flags)) {
     not_verified(e, why, size);
-    return 0;
+    return ADMIT_UNVERIFIED;
   }
   if (c->exact) {
     for (int k = 0; k < 3; k++) {
@@ -259,11 +267,11 @@ static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const 
     m->geometry_ok = m->grid[0] > 0 && m->block[0] > 0;
     if (e->launch.cubin_size && !m->geometry_ok) {
       snprintf(why, size, "no launch geometry is stored with its cubin");
-      return 0;
+      return ADMIT_NO;
     }
-    return 1;
+    return ADMIT_YES;
   }
-  if (e->launch.library_algo[0]) return 1; /* cuBLASLt checks the algorithm at call time */
+  if (e->launch.library_algo[0]) return ADMIT_YES; /* cuBLASLt checks the algorithm at call time */
   if (c->x->recipe_state == 0) {
     rt_error err = {0};
     rt_status s = db_winner_recipe(r->d, e->winner_id, &c->x->recipe, &err);
@@ -271,18 +279,19 @@ static int admits(rooftune_db *r, const rt_family *f, const candidate *c, const 
     if (s && s != RT_ERR_NOT_FOUND) {
       snprintf(why, size, "its serving recipe does not read: %.300s", err.text);
       c->x->recipe_state = 0;
-      return 0;
+      return ADMIT_NO;
     }
   }
   if (c->x->recipe_state != 1) {
     snprintf(why, size,
              "stored without constraints (before schema 4, or an import): served for its own shape "
              "only");
-    return 0;
+    return ADMIT_NO;
   }
-  if (!rt_geometry(f, e, &c->x->recipe, qp, m->grid, m->block, &m->smem, why, size)) return 0;
+  if (!rt_geometry(f, e, &c->x->recipe, qp, m->grid, m->block, &m->smem, why, size))
+    return ADMIT_NO;
   m->geometry_ok = 1;
-  return 1;
+  return ADMIT_YES;
 }
 
 /* The distance cap: the query's, else $ROOFTUNE_NEAREST_MAX, else the default. */
@@ -389,8 +398,9 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
       break;
     }
     why[0] = '\0';
-    if (admits(r, f, &cs[k], qp, q->flags, m, why, sizeof why)) break;
-    unverified += !strncmp(why, "not verified", 12);
+    admit_outcome a = admits(r, f, &cs[k], qp, q->flags, m, why, sizeof why);
+    if (a == ADMIT_YES) break;
+    unverified += a == ADMIT_UNVERIFIED;
     memset(m->grid, 0, sizeof m->grid);
     memset(m->block, 0, sizeof m->block);
     m->smem = 0;

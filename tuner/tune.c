@@ -108,6 +108,7 @@ static rt_status begin_device(tune_ctx *c, rt_error *err) {
     tune_note(c->rep, "%.160s; compiling without the cubin cache", cerr.text);
   } else if (c->cache && cubin_cache_warning(c->cache)[0]) {
     tune_note(c->rep, "%.160s", cubin_cache_warning(c->cache));
+    c->cache_noted = 1;
   }
   return RT_OK;
 }
@@ -156,7 +157,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
     rc = device_has(c.dev, DEVICE_CAP_RECORDED) ? run_replay(&c, tpath, err)
                                                 : run_target(&c, L, tpath, err);
   if (!rc) {
-    if (c.cache && !cubin_cache_usable(c.cache) && !strstr(out->note, "cubin cache"))
+    if (c.cache && !cubin_cache_usable(c.cache) && !c.cache_noted)
       tune_note(out, "%.160s", cubin_cache_warning(c.cache)); /* it failed during the run */
     out->interrupted = TUNE_STOPPED(&c);
   }

@@ -76,10 +76,10 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, long long id
   }
   c->ids[rep->nresults] = id;
   rep->results[rep->nresults++] = *r;
-  if (!resumed && strncmp(r->detail, "same cubin", 10) == 0) {
+  if (!resumed && r->shortcut == RESULT_SAME_CUBIN) {
     rep->deduplicated++;
     rep->dedup_saved_s += r->saved_s;
-  } else if (!resumed && strncmp(r->detail, "stopped after", 13) == 0) {
+  } else if (!resumed && r->shortcut == RESULT_STOPPED_EARLY) {
     rep->stopped_early++;
     rep->early_saved_s += r->saved_s;
   }
@@ -157,6 +157,7 @@ static void same_cubin(const tune_ctx *c, const tune_cand *k, const seen_cubin *
   r->diag.move[0] = r->verdict[0] = 0;
   memset(&r->counters, 0, sizeof r->counters);
   r->saved_s = device_has(c->dev, DEVICE_CAP_MEASURES) ? same->seconds : 0;
+  r->shortcut = RESULT_SAME_CUBIN;
   snprintf(r->detail, sizeof r->detail, "same cubin and launch as %.40s %.160s: measured once",
            same->r.template_name, same->r.config);
 }
@@ -227,7 +228,7 @@ static rt_status tune_evaluate(tune_ctx *c, tune_search *s, tune_cand *k, const 
   if ((rc = add_result(c, r, id, resumed, s->phase, err))) return rc;
   if (r->status == RT_OK && r->time_ms > 0 && (!(s->best_ms > 0) || r->time_ms < s->best_ms))
     s->best_ms = r->time_ms;
-  if (!resumed && r->status == RT_OK && (s->top_all || strncmp(r->detail, "stopped after", 13)))
+  if (!resumed && r->status == RT_OK && (s->top_all || r->shortcut != RESULT_STOPPED_EARLY))
     tune_top_insert(s, k, cr, id, c->rep->nresults - 1);
   return RT_OK;
 }

@@ -59,6 +59,7 @@ typedef struct tune_ctx {
   struct db *db;
   struct db_run *run;
   cubin_cache *cache;
+  int cache_noted; /* 1: the report's note already says what is wrong with the cache */
   roofline_ceilings ceil;
   int have_ceil;
   double t0;

@@ -86,39 +86,49 @@ typedef struct hw_counters {
   double lsu_pipe;     /* load/store pipe, fraction of peak, 0..1 */
 } hw_counters;
 
+/* How a fresh evaluation was cut short: the loop counts these from the field, never from the
+ * wording of a result's detail. */
+typedef enum result_shortcut {
+  RESULT_FULL = 0,      /* measured (or predicted, or failed) in full */
+  RESULT_SAME_CUBIN,    /* the result of an identical cubin and launch this run evaluated */
+  RESULT_STOPPED_EARLY, /* timing stopped after the first runs: every one far over the best */
+} result_shortcut;
+
 typedef struct candidate_result {
-  char template_name[64]; /* "gemm_mma", or "cublaslt" for library candidates */
-  char config[768];       /* "BLOCK_M=128,BLOCK_N=64,...", or the algorithm's identity */
-  char code_hash[65];     /* what was run: a digest of the compiled source, NVRTC options and
+  char template_name[64];   /* "gemm_mma", or "cublaslt" for library candidates */
+  char config[768];         /* "BLOCK_M=128,BLOCK_N=64,...", or the algorithm's identity */
+  char code_hash[65];       /* what was run: a digest of the compiled source, NVRTC options and
                               toolkit, the launch geometry and, for a time that is not measured,
                               the cost it was predicted from; "" for library and replayed
                               candidates.  Resume matches results by it, so a manifest edit that
                               leaves a configuration's code alone keeps its timing */
-  rt_status status;       /* RT_OK, RT_ERR_COMPILE, RT_ERR_WRONG_RESULT, RT_ERR_CRASH, ... */
-  char detail[256];       /* why it failed, or "" */
-  timing_kind timing;     /* what the time is */
-  char device_name[64];   /* the GPU measured on, "model:h200", or "replay:FILE" */
-  double time_ms;         /* median */
-  double spread;          /* (p90 - p10) / median over the repetitions; 0 when one value */
-  int repetitions;        /* timed runs behind the median */
-  double verify_error;    /* relative Frobenius error against the reference; -1 if not checked */
-  int verified;           /* 1: the output was checked against the family's reference on the GPU
+  rt_status status;         /* RT_OK, RT_ERR_COMPILE, RT_ERR_WRONG_RESULT, RT_ERR_CRASH, ... */
+  char detail[256];         /* why it failed, or "" */
+  timing_kind timing;       /* what the time is */
+  char device_name[64];     /* the GPU measured on, "model:h200", or "replay:FILE" */
+  double time_ms;           /* median */
+  double spread;            /* (p90 - p10) / median over the repetitions; 0 when one value */
+  int repetitions;          /* timed runs behind the median */
+  double verify_error;      /* relative Frobenius error against the reference; -1 if not checked */
+  int verified;             /* 1: the output was checked against the family's reference on the GPU
                               that measured it, and the check passed (only a measuring device sets
                               it); 0: no check passed (predicted, replayed, imported, failed) */
-  double flops;           /* FLOPs of the problem */
-  double dram_bytes;      /* modeled DRAM bytes for this config */
-  static_facts facts;     /* compiler and occupancy facts */
-  diagnosis diag;         /* dominant limit, lever, sentence */
-  char precision[8];      /* what the candidate computed in: "fp32" (fp32 products), "tf32"
+  double flops;             /* FLOPs of the problem */
+  double dram_bytes;        /* modeled DRAM bytes for this config */
+  static_facts facts;       /* compiler and occupancy facts */
+  diagnosis diag;           /* dominant limit, lever, sentence */
+  char precision[8];        /* what the candidate computed in: "fp32" (fp32 products), "tf32"
                               (fp32 inputs rounded to tf32 for tensor-core products), "f16",
                               "bf16" (products of those inputs, fp32 accumulation); "" unknown */
-  char path[12];          /* the instruction path it computed on, whose peak is its compute
+  char path[12];            /* the instruction path it computed on, whose peak is its compute
                               roof: "simt_f32", "tc_tf32", "tc_f16", "tc_f8" (compute_path_key of
                               tuner/model/gpu_spec.h); "" unknown (stored before schema 7) */
-  hw_counters counters;   /* measured counters (the best few candidates on a GPU) */
-  char verdict[512];      /* a winner's "why this wins" (and tie) sentence; "" for the others */
-  double saved_s;         /* GPU seconds this evaluation did not spend (stopped early, or the
+  hw_counters counters;     /* measured counters (the best few candidates on a GPU) */
+  char verdict[512];        /* a winner's "why this wins" (and tie) sentence; "" for the others */
+  double saved_s;           /* GPU seconds this evaluation did not spend (stopped early, or the
                               result of an identical cubin reused); not stored in the database */
+  result_shortcut shortcut; /* how this evaluation was cut short, if it was (detail says it in
+                               words); not stored in the database */
 } candidate_result;
 
 /* Every stored field of a candidate_result, once: the database's result columns, their bind and

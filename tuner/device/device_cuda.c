@@ -194,6 +194,7 @@ static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_r
                 r->verify_error >= 0;
   if (json_is_true(json_object_get(reply, "stopped_early"))) {
     r->saved_s = json_number_value(json_object_get(reply, "saved_s"));
+    r->shortcut = RESULT_STOPPED_EARLY;
     snprintf(r->detail, sizeof r->detail,
              "stopped after %d timed runs: every one over %.0fx the best so far (%.4g ms)",
              r->repetitions, DEVICE_SLOW_FACTOR, c->stop_above_ms / DEVICE_SLOW_FACTOR);
