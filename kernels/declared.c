@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "kernels/numeric.h"
+#include "tuner/core/fileio.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/template/expr.h"
 #include "tuner/template/manifest.h"
@@ -1163,19 +1164,18 @@ rt_status declared_load(const char *path, family_ops **out, rt_error *err) {
   if (strlen(path) >= sizeof((decl *)0)->path)
     return rt_error_at(err, RT_ERR_IO, path, NULL, 0, "the path is longer than %zu characters",
                        sizeof((decl *)0)->path - 1);
-  if (stat(path, &fst) == 0 && (!S_ISREG(fst.st_mode) || fst.st_size > DECL_FILE_MAX))
-    return rt_error_at(
-        err, RT_ERR_IO, path, NULL, 0,
-        S_ISREG(fst.st_mode)
-            ? "the family declaration is larger than %d bytes"
-            : "cannot read the family declaration: not a regular file (at most %d bytes)",
-        DECL_FILE_MAX);
+  if (stat(path, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_size > DECL_FILE_MAX)
+    return rt_error_at(err, RT_ERR_IO, path, NULL, 0,
+                       "the family declaration is larger than %d bytes", DECL_FILE_MAX);
+  /* a FIFO, a device or a link to one is refused by name, never opened (fileio.h) */
+  char *text = NULL;
+  size_t len = 0;
+  rt_status rs = fileio_read_max(path, DECL_FILE_MAX, &text, &len, err);
+  if (rs) return rs;
   json_error_t jerr;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+  free(text);
   if (!root) {
-    if (json_error_code(&jerr) == json_error_cannot_open_file)
-      return rt_error_at(err, RT_ERR_IO, path, NULL, 0, "cannot read the family declaration: %s",
-                         jerr.text);
     rt_status s = rt_error_at(err, RT_ERR_PARSE, path, NULL, 0, "invalid JSON: %s", jerr.text);
     if (err) err->line = jerr.line, err->column = jerr.column;
     return s;

@@ -15,19 +15,19 @@ static int faulty(const char *path) {
   return strcmp(base ? base + 1 : path, name) == 0;
 }
 
-#define SHIM(fn)                                                         \
-  int fn(const char *path, int flags, ...) {                            \
-    static int (*real)(const char *, int, ...);                          \
+#define SHIM(fn)                                                              \
+  int fn(const char *path, int flags, ...) {                                  \
+    static int (*real)(const char *, int, ...);                               \
     if (!real) real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, #fn); \
-    mode_t mode = 0;                                                     \
-    if (flags & (O_CREAT | O_TMPFILE)) {                                 \
-      va_list ap;                                                        \
-      va_start(ap, flags);                                               \
-      mode = (mode_t)va_arg(ap, int);                                    \
-      va_end(ap);                                                        \
-    }                                                                    \
-    if (faulty(path)) return errno = EIO, -1;                            \
-    return real(path, flags, mode);                                      \
+    mode_t mode = 0;                                                          \
+    if (flags & (O_CREAT | O_TMPFILE)) {                                      \
+      va_list ap;                                                             \
+      va_start(ap, flags);                                                    \
+      mode = (mode_t)va_arg(ap, int);                                         \
+      va_end(ap);                                                             \
+    }                                                                         \
+    if (faulty(path)) return errno = EIO, -1;                                 \
+    return real(path, flags, mode);                                           \
   }
 SHIM(open)
 SHIM(open64)

@@ -5,8 +5,14 @@
 #     (a copy of /dev/null, root only) takes the output and stays a device;
 #   - a FIFO is written in place when something reads it (the reader gets the whole export) and
 #     refused at once, with the reason, when nothing does (no hang);
-#   - a symbolic link is followed: its target gets the file and the link stays a link (also a
-#     dangling one, whose target is created; one to /dev/full fails like /dev/full);
+#   - a symbolic link is followed by the kernel (open(2), never a readlink walk of our own): its
+#     target gets the file and the link stays a link (also a dangling one, whose target is
+#     created; one to /dev/full fails like /dev/full); a link planted by nobody in a sticky
+#     folder pointing at a root-only 0600 file is refused to root (EACCES, fs.protected_symlinks,
+#     turned on for the check where it is off, else skipped saying why) and the file untouched;
+#   - /dev/stdout is where stdout goes: `-o /dev/stdout >> log` appends (the log keeps its lines;
+#     it was replaced whole), `-o /dev/stdout | cat` works (it blamed "/proc/self/fd does not
+#     exist");
 #   - a folder, a socket and a path in a missing folder are refused with the reason;
 #   - a regular file is replaced whole and keeps its permissions, and no temporary is left;
 #   - the same for `report -o`, for a job's summary.json and report.html made links, a job
@@ -17,13 +23,15 @@ set -u
 bin=${ROOFTUNE_BIN:?}
 fx=${ROOFTUNE_SOURCE_DIR:?}/tests/data/ktfiles
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# the planted-link check may turn fs.protected_symlinks on: put it back whatever happens
+trap '[ "${was_protected:-1}" = 1 ] || echo "$was_protected" >/proc/sys/fs/protected_symlinks 2>/dev/null; rm -rf "$tmp"' EXIT
 fail=0
 die() { echo "FAIL: $*"; fail=1; }
 db="$tmp/t.db"
 "$bin" db import "$fx/small.json" --family gemm --shape 64x64x64 --dtype f32 --db "$db" >/dev/null ||
   { echo "FAIL: cannot make the database"; exit 1; }
 "$bin" db export --db "$db" -o "$tmp/want.json" || { echo "FAIL: export to a file"; exit 1; }
+was_protected=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null || echo 1)
 kinds=0
 
 # a rooftune that replaces a device breaks the machine: put it back (root), PATH and minor number
@@ -93,6 +101,46 @@ for w in export report; do
 done
 ls "$tmp" | grep -q '\.tmp$' && die "a temporary file was left: $(ls "$tmp" | grep '\.tmp$')"
 
+# /dev/stdout is where stdout goes: appended to a log opened with >>, written into a pipe
+printf 'line one\nline two\n' >"$tmp/log"
+"$bin" db export --db "$db" -o /dev/stdout >>"$tmp/log" 2>"$tmp/err" || die "export -o /dev/stdout >> log: $(cat "$tmp/err")"
+[ "$(head -2 "$tmp/log")" = "$(printf 'line one\nline two')" ] || die "export -o /dev/stdout >> log replaced the log's lines"
+tail -n +3 "$tmp/log" | cmp -s - "$tmp/want.json" || die "export -o /dev/stdout >> log: the log does not end with the export"
+"$bin" db export --db "$db" -o /dev/stdout 2>"$tmp/err" | cat >"$tmp/piped" || die "export -o /dev/stdout | cat failed"
+[ -s "$tmp/err" ] && die "export -o /dev/stdout | cat: $(cat "$tmp/err")"
+cmp -s "$tmp/piped" "$tmp/want.json" || die "export -o /dev/stdout | cat: cat got another export"
+kinds=$((kinds + 2))
+
+# a link planted by another user in a sticky folder is followed by the kernel, which refuses root
+# (fs.protected_symlinks): the root-only file it points at is untouched
+planted() {
+  [ "$(id -u)" = 0 ] || { echo "not root"; return; }
+  id nobody >/dev/null 2>&1 || { echo "no user nobody"; return; }
+  local was
+  was=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null) || { echo "no fs.protected_symlinks"; return; }
+  if [ "$was" != 1 ]; then # the usual setting; this machine has it off: on for this check
+    echo 1 2>/dev/null >/proc/sys/fs/protected_symlinks || { echo "fs.protected_symlinks is $was and cannot be set"; return; }
+  fi
+  chmod 755 "$tmp" && mkdir -m 1777 "$tmp/sticky" && echo "root's secret" >"$tmp/secret" && chmod 600 "$tmp/secret"
+  if su nobody -s /bin/sh -c "ln -s '$tmp/secret' '$tmp/sticky/link'" 2>"$tmp/suerr" </dev/null; then
+    [ "$(out export "$tmp/sticky/link")" = 1 ] || echo "FAIL: export -o a link planted by nobody in a sticky folder did not fail"
+    grep -q "Permission denied" "$tmp/err" || echo "FAIL: export -o a planted link: $(cat "$tmp/err")"
+    [ "$(cat "$tmp/secret")" = "root's secret" ] && [ "$(stat -c %a "$tmp/secret")" = 600 ] ||
+      echo "FAIL: export -o a planted link changed the root-only file it points at"
+    [ -L "$tmp/sticky/link" ] || echo "FAIL: export -o a planted link replaced the link"
+    echo "ok"
+  else
+    echo "nobody cannot make a link here: $(head -1 "$tmp/suerr")"
+  fi
+  [ "$was" = 1 ] || echo "$was" >/proc/sys/fs/protected_symlinks
+}
+res=$(planted)
+case $res in
+*FAIL*) echo "$res" | grep FAIL; fail=1 ;;
+ok) kinds=$((kinds + 1)) ;;
+*) echo "note: the planted-link check skipped: $res" ;;
+esac
+
 # a job: summary.json and report.html as links are followed; an output "folder" that is a file
 cat >"$tmp/j.json" <<'EOF'
 {"rooftune_job": 1, "name": "j", "database": "j.db", "device": "model:h200", "output": "out",
@@ -124,6 +172,7 @@ ROOFTUNE_CACHE_DIR="$tmp/cache" timeout 300 "$bin" tune softmax --shape 64x256 -
 grep -q "cubins.db: it is a FIFO" "$tmp/tune.log" || die "no note on the FIFO cache: $(grep -i cache "$tmp/tune.log")"
 [ -p "$tmp/cache/cubins.db" ] && [ ! -e "$tmp/cache/cubins.db.damaged" ] || die "the FIFO cache was moved aside"
 [ $fail = 0 ] && echo "outputs: $kinds targets of export and report (/dev/full, /dev/null, device nodes, FIFOs with" \
-  "and without a reader, symlinks live, dangling and to /dev/full, a folder, a socket, a missing folder, a file) as" \
+  "and without a reader, symlinks live, dangling, to /dev/full and planted, a folder, a socket, a missing folder, a file," \
+  "/dev/stdout appended to and piped) as" \
   "they must be; job outputs through links; a FIFO cubin cache refused"
 exit $fail

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tuner/core/fileio.h"
+
 #ifndef ROOFTUNE_BUILD_DIR
 #define ROOFTUNE_BUILD_DIR ""
 #endif
@@ -99,7 +101,20 @@ typedef struct strv {
   char **v;
   int n, cap;
   int oom;
+  char bad[8192 + 260]; /* the first .json in the path that is not a file, or "" */
+  char bad_why[96];     /* what it is: "it is a FIFO", "No such file or directory" */
 } strv;
+
+/* Notes DIR/NAME, a .json that is not a regular file (stat's st_mode, or errno when 0), as the
+ * listing's error: a manifest that cannot be read is never skipped without a word. */
+static void strv_bad(strv *s, const char *path, unsigned mode, int e) {
+  if (s->bad[0]) return;
+  snprintf(s->bad, sizeof s->bad, "%s", path);
+  if (e)
+    snprintf(s->bad_why, sizeof s->bad_why, "cannot read it: %s", strerror(e));
+  else
+    snprintf(s->bad_why, sizeof s->bad_why, "it is %s, not a regular file", fileio_kind(mode));
+}
 
 static void strv_push(strv *s, const char *dir, const char *name) {
   if (s->oom) return;
@@ -193,9 +208,14 @@ catalog_kind catalog_classify(const char *path, char *why, size_t size) {
              (long long)st.st_size);
     return CATALOG_OTHER;
   }
+  char *text = NULL;
+  size_t len = 0;
+  if (fileio_read_max(path, MANIFEST_FILE_MAX, &text, &len, NULL) != RT_OK)
+    return CATALOG_MANIFEST; /* its load says why */
   json_error_t jerr;
-  json_t *root = json_load_file(path, 0, &jerr);
+  json_t *root = json_loadb(text, len, 0, &jerr);
   if (root) {
+    free(text);
     int is_manifest = json_is_object(root) &&
                       (json_object_get(root, "family") || json_object_get(root, "source"));
     if (!is_manifest)
@@ -204,16 +224,7 @@ catalog_kind catalog_classify(const char *path, char *why, size_t size) {
     json_decref(root);
     return is_manifest ? CATALOG_MANIFEST : CATALOG_OTHER;
   }
-  if (json_error_code(&jerr) == json_error_cannot_open_file)
-    return CATALOG_MANIFEST; /* its load says why */
   /* not JSON: a manifest with a syntax error still names its fields */
-  char *text = NULL;
-  FILE *f = fopen(path, "rb");
-  if (f && (text = malloc((size_t)st.st_size + 1))) {
-    size_t got = fread(text, 1, (size_t)st.st_size, f);
-    text[got] = '\0';
-  }
-  if (f) fclose(f);
   int is_manifest = text && (mentions_field(text, "family") || mentions_field(text, "source"));
   free(text);
   if (!is_manifest)
@@ -233,8 +244,13 @@ static void list_dir(const char *dir, catalog_kind kind, strv *out) {
     char sub[8192];
     if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) >= sizeof sub) continue;
     struct stat st;
-    if (stat(sub, &st) != 0) continue;
-    if (S_ISREG(st.st_mode) && ends_json(de->d_name)) {
+    if (stat(sub, &st) != 0) {
+      if (ends_json(de->d_name)) strv_bad(out, sub, 0, errno);
+      continue;
+    }
+    if (ends_json(de->d_name) && !S_ISREG(st.st_mode)) {
+      strv_bad(out, sub, st.st_mode, 0);
+    } else if (S_ISREG(st.st_mode) && ends_json(de->d_name)) {
       push_kind(out, dir, de->d_name, kind);
     } else if (S_ISDIR(st.st_mode)) {
       DIR *d2 = opendir(sub);
@@ -243,7 +259,12 @@ static void list_dir(const char *dir, catalog_kind kind, strv *out) {
       while (!out->oom && (de2 = readdir(d2)) != NULL) {
         char f[8192 + 260];
         snprintf(f, sizeof f, "%s/%s", sub, de2->d_name);
-        if (ends_json(de2->d_name) && stat(f, &st) == 0 && S_ISREG(st.st_mode))
+        if (!ends_json(de2->d_name)) continue;
+        if (stat(f, &st) != 0)
+          strv_bad(out, f, 0, errno);
+        else if (!S_ISREG(st.st_mode))
+          strv_bad(out, f, st.st_mode, 0);
+        else
           push_kind(out, sub, de2->d_name, kind);
       }
       closedir(d2);
@@ -276,11 +297,16 @@ static rt_status list_path(const char *path, catalog_kind kind, char ***paths, i
     if (nseen < CATALOG_MAX_DIRS) snprintf(seen[nseen++], PATH_MAX, "%s", real);
     list_dir(dir, kind, &s);
   }
-  if (s.oom) {
+  if (s.oom || s.bad[0]) {
     catalog_list_free(s.v, s.n);
     *paths = NULL;
     *count = 0;
-    return rt_error_set(err, RT_ERR_NOMEM, "out of memory listing %s", path);
+    if (s.oom) return rt_error_set(err, RT_ERR_NOMEM, "out of memory listing %s", path);
+    rt_error_locate(err, s.bad, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_IO,
+                        "%s: a .json file in the template path must be a file one can read "
+                        "(remove it, or move it out of the template path)",
+                        s.bad_why);
   }
   *paths = s.v;
   *count = s.n;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "tuner/core/fileio.h"
@@ -511,8 +512,13 @@ rt_status ktfile_load(const char *path, ktfile **out, rt_error *err) {
  * after them (zlib's gzread ignores what follows a stream when it is not another one), or -1
  * when it cannot be read back. */
 static long long gz_trailing(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
+  int fd;
+  if (fileio_open_read(path, 0, &fd, NULL) != RT_OK) return -1;
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return -1;
+  }
   z_stream zs;
   memset(&zs, 0, sizeof zs);
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
@@ -560,14 +566,18 @@ static long long gz_trailing(const char *path) {
 static rt_status ktfile_read(const char *path, char **out, size_t *len, rt_error *err) {
   *out = NULL;
   *len = 0;
+  /* a FIFO, a device or a link to one is refused by name, never opened (fileio.h) */
+  int fd;
+  rt_status rs = fileio_open_read(path, 0, &fd, err);
+  if (rs) return rs;
   struct stat sb;
-  if (stat(path, &sb) != 0)
-    return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(errno));
-  if (!S_ISREG(sb.st_mode))
-    return ktfile_fail(err, path, RT_ERR_IO, "cannot read the file: it is %s, not a regular file",
-                       fileio_kind(sb.st_mode));
-  gzFile gz = gzopen(path, "rb");
-  if (!gz) return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(errno));
+  if (fstat(fd, &sb) != 0) sb.st_size = 0;
+  gzFile gz = gzdopen(fd, "rb");
+  if (!gz) {
+    int e = errno;
+    close(fd);
+    return ktfile_fail(err, path, RT_ERR_IO, "cannot open the file: %s", strerror(e));
+  }
   gzbuffer(gz, 1 << 17);
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap + 1);

@@ -850,14 +850,15 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
     return rt_error_at(err, RT_ERR_MANIFEST, path, NULL, 0,
                        "the manifest is %lld bytes, more than the %d a manifest may have",
                        (long long)fst.st_size, MANIFEST_FILE_MAX);
-  if (stat(path, &fst) == 0 && !S_ISREG(fst.st_mode))
-    return rt_error_at(err, RT_ERR_IO, path, NULL, 0,
-                       "cannot read the manifest: not a regular file");
+  /* a FIFO, a device or a link to one is refused by name, never opened (fileio.h) */
+  char *text = NULL;
+  size_t len = 0;
+  rt_status rs = fileio_read_max(path, MANIFEST_FILE_MAX, &text, &len, err);
+  if (rs) return rs;
   json_error_t jerr;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+  free(text);
   if (!root) {
-    if (json_error_code(&jerr) == json_error_cannot_open_file)
-      return rt_error_at(err, RT_ERR_IO, path, NULL, 0, "cannot read the manifest: %s", jerr.text);
     rt_status s = rt_error_at(err, RT_ERR_PARSE, path, NULL, 0, "invalid JSON: %s", jerr.text);
     if (err) err->line = jerr.line, err->column = jerr.column;
     return s;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/core/fileio.h"
 #include "tuner/template/expr.h"
 
 typedef struct sbuf {
@@ -100,7 +101,12 @@ static rt_status reads_shape(const manifest *m, const char *text, int *reads, rt
  * keeps them parsed). */
 static rt_status launch_text(const manifest *m, winner_recipe *out, rt_error *err) {
   json_error_t je;
-  json_t *root = json_load_file(manifest_path(m), 0, &je);
+  char *text = NULL;
+  size_t len = 0;
+  rt_status rs = fileio_read_max(manifest_path(m), MANIFEST_FILE_MAX, &text, &len, err);
+  if (rs) return rs;
+  json_t *root = json_loadb(text, len, 0, &je);
+  free(text);
   if (!root) {
     rt_error_set(err, RT_ERR_IO, "cannot read its launch expressions again: %s", je.text);
     rt_error_locate(err, manifest_path(m), NULL, je.line, je.column);
