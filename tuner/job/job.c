@@ -421,7 +421,7 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
   problem prob;
   rt_error e = {0};
   if (fam->parse_shape(fam, q->shape, q->dtype, NULL, &prob, &e)) {
-    int about_dtype = strstr(e.text, "dtype") != NULL && !strstr(e.text, "shape");
+    int about_dtype = !strcmp(e.source, "--dtype"); /* the family says which input it is about */
     snprintf(f, sizeof f, "%s.%s",
              about_dtype && json_object_get(p, "dtype") ? field
              : about_dtype                              ? "defaults"

@@ -707,7 +707,7 @@ rt_status ktfile_load_buffer(const char *path, const char *data, size_t len,
   }
   json_error_t jerr;
   json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
-  if (!root && !strstr(jerr.text, "duplicate")) {
+  if (!root && json_error_code(&jerr) != json_error_duplicate_key) {
     /* an interrupted Kernel Tuner run leaves its cache without the closing braces */
     size_t fl = 0;
     char *fixed = ktfile_kt_close(data, len, &fl);
