@@ -3,9 +3,9 @@
 # blocking forever (no writer ever comes): the job file of `job run`, `job status` and
 # `report --job`, the --kv-lens file of `tune`, a recorded space for `replay:`.  Each must end
 # within 20 s with a non-zero exit and say "FIFO".  In the template path (--templates), a FIFO
-# manifest or family.json, a manifest that is a link to /dev/zero and a folder named like a
-# manifest are errors naming the file (they were skipped without a word), as is a FIFO given to
-# `db import`.
+# manifest or family.json, a manifest that is a link to /dev/zero, a folder named like a manifest
+# and a FIFO as a manifest's source are errors naming the file (they were skipped without a word,
+# or the source "not found"), as is a FIFO given to `db import`.
 set -u
 bin=${ROOFTUNE_BIN:?}
 tmp=$(mktemp -d)
@@ -33,13 +33,16 @@ LIST
 mkdir -p "$tmp/tf/sub" "$tmp/ff/sub" "$tmp/zf" "$tmp/df/sub/folder.json"
 mkfifo "$tmp/tf/sub/bad.json" "$tmp/ff/sub/family.json"
 ln -s /dev/zero "$tmp/zf/zero.json"
+mkdir -p "$tmp/sf"
+cp "${ROOFTUNE_SOURCE_DIR:?}/templates/transpose/transpose_tiled.json" "$tmp/sf/"
+mkfifo "$tmp/sf/transpose_tiled.cu"
 m=0
 while IFS='|' read -r args file what; do
   # shellcheck disable=SC2086
   timeout 20 "$bin" $args >"$tmp/out" 2>&1 </dev/null; rc=$?
   [ $rc = 124 ] && { die "rooftune $args blocked on $file"; continue; }
   [ $rc != 0 ] || die "rooftune $args: exit 0 with $file $what"
-  grep -q "$file: .*it is $what" "$tmp/out" || die "rooftune $args: $file not named: $(head -3 "$tmp/out")"
+  grep -q "$file: .*is $what" "$tmp/out" || die "rooftune $args: $file not named: $(head -3 "$tmp/out")"
   m=$((m + 1))
 done <<LIST
 templates --templates $tmp/tf|$tmp/tf/sub/bad.json|a FIFO
@@ -47,8 +50,9 @@ tune softmax --shape 64x256 --dtype f32 --device model:h200 --budget 1 --templat
 templates --check --templates $tmp/ff|$tmp/ff/sub/family.json|a FIFO
 templates --templates $tmp/zf|$tmp/zf/zero.json|a character device
 templates --templates $tmp/df|$tmp/df/sub/folder.json|a folder
+templates --templates $tmp/sf|$tmp/sf/transpose_tiled.json: source|a FIFO
 db import $tmp/fifo --family gemm --shape 64x64x64 --dtype f32 --db $tmp/i.db|$tmp/fifo|a FIFO
 LIST
 [ $fail = 0 ] && echo "FIFOs as inputs: $n commands refused at once, naming the FIFO; $m template-path and" \
-  "import inputs (FIFO manifests and family.json, a link to /dev/zero, a folder) refused naming the file"
+  "import inputs (FIFO manifests, family.json and source, a link to /dev/zero, a folder) refused naming the file"
 exit $fail

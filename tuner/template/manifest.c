@@ -944,9 +944,15 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
       goto done;
     }
     struct stat st;
-    if (stat(m->source, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (stat(m->source, &st) != 0) {
       s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
                       "source file %s not found next to the manifest", sn);
+      goto done;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO would block its reader, a device never ends */
+      s = rt_error_at(err, RT_ERR_MANIFEST, path, "source", 0,
+                      "source file %s next to the manifest is %s, not a regular file", sn,
+                      fileio_kind(st.st_mode));
       goto done;
     }
   }
