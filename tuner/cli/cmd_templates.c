@@ -274,6 +274,7 @@ typedef struct templates_run {
   int json, check;
   json_t *errors;
   int failed;
+  int unlisted;            /* 1: the path could not be listed (said once, by list_families) */
   cubin_cache *cache;      /* --check's; NULL without one */
   const char *checked[64]; /* families whose reference was checked */
   int nchecked;
@@ -318,6 +319,7 @@ static void list_families(templates_run *t, json_t *flist) {
   if (catalog_families(t->dir, &fams, &nf, &err)) {
     report_error(t->errors, t->dir, &err);
     t->failed++;
+    t->unlisted = 1;
     return;
   }
   for (int i = 0; i < nf; i++) {
@@ -347,6 +349,7 @@ static int list_templates(templates_run *t, json_t *list) {
   char **paths = NULL;
   int n = 0, loaded = 0;
   rt_error err = {0};
+  if (t->unlisted) return 0;
   if (catalog_list(t->dir, &paths, &n, &err)) {
     report_error(t->errors, t->dir, &err);
     t->failed++;
