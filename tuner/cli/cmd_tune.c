@@ -269,7 +269,8 @@ static const cli_option tune_table[] = {
                "default: cuda when a GPU is present, else model:h200 (times are then\n"
                "predictions, and the first line says so)"),
     CLI_STRING(tune_cli, "strategy", "NAME", strategy,
-               "search strategy (see 'rooftune replay --help'; default bayes)"),
+               "search strategy: {STRATEGIES}\n"
+               "(default {STRATEGY_DEFAULT}; see 'rooftune replay --help')"),
     CLI_COUNT(tune_cli, "budget", "N", budget, 1,
               "new candidates to evaluate (default 32; each costs a compile);\n"
               "configurations the database already holds do not count"),
