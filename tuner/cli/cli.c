@@ -77,6 +77,28 @@ void cli_print_usage(const cli_command *c, FILE *out) {
   }
 }
 
+volatile int cli_stop_requested;
+
+static void on_stop_signal(int sig) {
+  (void)sig;
+  cli_stop_requested = 1;
+}
+
+void cli_stop_begin(cli_stop *s) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &s->old_int);
+  sigaction(SIGTERM, &sa, &s->old_term);
+}
+
+void cli_stop_end(const cli_stop *s) {
+  sigaction(SIGINT, &s->old_int, NULL);
+  sigaction(SIGTERM, &s->old_term, NULL);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   fprintf(stderr, "rooftune %s: ", cmd);
