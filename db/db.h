@@ -33,8 +33,9 @@
 #include "tuner/core/result.h"
 #include "tuner/core/status.h"
 
-/* The schema version this build writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 7
+/* The schema version this build writes (PRAGMA user_version): its last migration's
+ * (DB_SCHEMA_VERSION, db/schema.h). */
+int db_schema_written(void);
 /* PRAGMA application_id of a rooftune database: "RTDB". */
 #define DB_APPLICATION_ID 0x52544442
 

@@ -314,6 +314,7 @@ void db_close(db *d) {
 
 const char *db_path(const db *d) { return d->path; }
 int db_schema_version(const db *d) { return d->version; }
+int db_schema_written(void) { return DB_SCHEMA_VERSION; }
 
 void db_device_pseudo(db_device *dev, const char *name) {
   memset(dev, 0, sizeof *dev);

@@ -1,5 +1,6 @@
 /* schema.h — the tuning database's SQL schema, one migration per version (db_open.c applies them
- * in order, keyed by PRAGMA user_version).  Never edit a released migration: add the next. */
+ * in order, keyed by PRAGMA user_version).  Never edit a released migration: add the next, and
+ * its entry in schema_migrations, from which the version this build writes follows. */
 #ifndef ROOFTUNE_DB_SCHEMA_H
 #define ROOFTUNE_DB_SCHEMA_H
 
@@ -214,5 +215,8 @@ static const char *const schema_migrations[] = {
     schema_v6, /* 5 -> 6 */
     schema_v7, /* 6 -> 7 */
 };
+
+/* The schema version this build writes (PRAGMA user_version): the last migration's. */
+#define DB_SCHEMA_VERSION ((int)(sizeof schema_migrations / sizeof schema_migrations[0]) - 1)
 
 #endif

@@ -207,13 +207,116 @@ rt_status attention_gpu_cudnn(family_gpu *g, attn_cudnn **out, rt_error *err) {
   return RT_OK;
 }
 
-static rt_status set_smem(CUfunction fn, unsigned smem, rt_error *err) {
-  if (smem <= 48 * 1024) return RT_OK;
-  return cuda_check(
-      cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
-      "allow the kernel's dynamic shared memory", err);
+/* The device buffers of g's problem (its sizes set here), the split-KV counters zeroed and, for a
+ * ragged batch, the KV lengths uploaded. */
+static rt_status attn_gpu_buffers(family_gpu *g, const int *lens, CUstream stream, rt_error *err) {
+  const problem *p = &g->p;
+  const size_t B = (size_t)dim(p, "B"), HQ = (size_t)dim(p, "HQ"), HKV = (size_t)dim(p, "HKV"),
+               SQ = (size_t)dim(p, "SQ"), SKV = (size_t)dim(p, "SKV"), D = (size_t)dim(p, "D"),
+               page = (size_t)dim(p, "PAGE");
+  g->q_elems = g->o_elems = B * SQ * HQ * D;
+  g->kv_elems = page ? (size_t)num_pages(p) * page * HKV * D : B * SKV * HKV * D;
+  g->lse_elems = B * HQ * SQ;
+  rt_status st;
+  if ((st = alloc(&g->q, g->q_elems * 2, "Q", err)) ||
+      (st = alloc(&g->k, g->kv_elems * 2, "K", err)) ||
+      (st = alloc(&g->v, g->kv_elems * 2, "V", err)) ||
+      (st = alloc(&g->o, g->o_elems * 2, "O", err)) ||
+      (st = alloc(&g->lse, g->lse_elems * 4, "LSE", err)) ||
+      (st = alloc(&g->ref_o, g->o_elems * 4, "the reference O", err)) ||
+      (st = alloc(&g->ref_lse, g->lse_elems * 4, "the reference LSE", err)) ||
+      (st = alloc(&g->counters, B * HKV * 4, "split-KV counters", err)) ||
+      (st = cuda_check(cu.cuMemsetD32Async(g->counters, 0, B * HKV, stream),
+                       "zero the split-KV counters", err)))
+    return st;
+  if (dim(p, "RAGGED") &&
+      ((st = alloc(&g->lens, B * 4, "KV lengths", err)) ||
+       (st = cuda_check(cu.cuMemcpyHtoD_v2(g->lens, lens, B * 4), "upload KV lengths", err))))
+    return st;
+  return RT_OK;
 }
 
+/* A paged problem's block table: every sequence's pages, drawn from a shuffled pool so
+ * neighbours are not neighbours, uploaded to g->table; *owner (malloc'ed) maps each pool token
+ * row to b * SKV + t, -1 for none. */
+static rt_status attn_gpu_block_table(family_gpu *g, const int *lens, uint64_t seed,
+                                      long long **owner, rt_error *err) {
+  const problem *p = &g->p;
+  const size_t B = (size_t)dim(p, "B"), SKV = (size_t)dim(p, "SKV"), page = (size_t)dim(p, "PAGE");
+  const size_t pages = (size_t)num_pages(p), mp = (size_t)max_pages(p);
+  int *table = calloc(B * mp, sizeof *table), *perm = malloc(pages * sizeof *perm);
+  *owner = malloc(pages * page * sizeof **owner);
+  rt_status st = RT_OK;
+  if (!table || !perm || !*owner) {
+    st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for the block table");
+    goto done;
+  }
+  uint64_t rs = seed ^ 0x9a6e5eedull;
+  for (size_t i = 0; i < pages; i++) perm[i] = (int)i;
+  for (size_t i = pages; i > 1; i--) {
+    size_t j = (size_t)(num_rng(&rs) % i);
+    int t = perm[i - 1];
+    perm[i - 1] = perm[j];
+    perm[j] = t;
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < pages * page; i++) (*owner)[i] = -1;
+  for (size_t b = 0; b < B; b++)
+    for (size_t j = 0; j < (size_t)((lens[b] + (int)page - 1) / (int)page); j++) {
+      table[b * mp + j] = perm[next++];
+      for (size_t r = 0; r < page && j * page + r < (size_t)lens[b]; r++)
+        (*owner)[(size_t)table[b * mp + j] * page + r] = (long long)(b * SKV + j * page + r);
+    }
+  if (!(st = alloc(&g->table, B * mp * 4, "the block table", err)))
+    st = cuda_check(cu.cuMemcpyHtoD_v2(g->table, table, B * mp * 4), "upload the block table", err);
+done:
+  free(table);
+  free(perm);
+  return st;
+}
+
+/* The reference's launch (family_reference_run): its O poisoned, then run into ref_o, ref_lse. */
+static rt_status attn_reference_launch(family_gpu *g, const family_reference *ref, CUfunction fn,
+                                       CUstream stream, rt_error *err) {
+  attn_args a;
+  attention_args(&g->p, g->q, g->k, g->v, g->ref_o, g->ref_lse, g->table, g->lens, 0, 0, &a);
+  void *args[] = {&a};
+  rt_status st = cuda_check(cu.cuMemsetD32Async(g->ref_o, 0x7fc00000u, g->o_elems, stream),
+                            "poison the reference O", err);
+  if (!st)
+    st = cuda_check(cu.cuLaunchKernel(fn, ref->grid[0], ref->grid[1], ref->grid[2], ref->block[0],
+                                      ref->block[1], ref->block[2], ref->smem, stream, args, NULL),
+                    "launch the reference", err);
+  return st;
+}
+
+/* What the reference wrote, on the host (want_o, want_lse; got_o, got_lse made for the
+ * candidates), every element finite, and its O's squared norm (ref_sq). */
+static rt_status attn_reference_download(family_gpu *g, rt_error *err) {
+  g->want_o = malloc(g->o_elems * 4);
+  g->want_lse = malloc(g->lse_elems * 4);
+  g->got_o = malloc(g->o_elems * 2);
+  g->got_lse = malloc(g->lse_elems * 4);
+  if (!g->want_o || !g->want_lse || !g->got_o || !g->got_lse)
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory for %zu output elements", g->o_elems);
+  rt_status st;
+  if ((st = cuda_check(cu.cuMemcpyDtoH_v2(g->want_o, g->ref_o, g->o_elems * 4),
+                       "download the reference O", err)) ||
+      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->want_lse, g->ref_lse, g->lse_elems * 4),
+                       "download the reference LSE", err)))
+    return st;
+  for (size_t i = 0; i < g->o_elems; i++) {
+    if (!isfinite(g->want_o[i]))
+      return rt_error_set(err, RT_ERR_INTERNAL,
+                          "the reference left O[%zu] = %g: it must write every element", i,
+                          (double)g->want_o[i]);
+    g->ref_sq += (double)g->want_o[i] * g->want_o[i];
+  }
+  return RT_OK;
+}
+
+/* Buffers, the block table when paged, the seeded inputs, then the reference run once and read
+ * back. */
 static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64_t seed,
                                 const family_reference *ref, CUstream stream, family_gpu **out,
                                 rt_error *err) {
@@ -230,133 +333,26 @@ static rt_status attn_gpu_setup(const family_ops *self, const problem *p, uint64
   if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   g->p = *p;
   g->bf16 = strcmp(p->dtype, "bf16") == 0;
-  const size_t B = (size_t)dim(p, "B"), HQ = (size_t)dim(p, "HQ"), HKV = (size_t)dim(p, "HKV"),
-               SQ = (size_t)dim(p, "SQ"), SKV = (size_t)dim(p, "SKV"), D = (size_t)dim(p, "D"),
-               page = (size_t)dim(p, "PAGE");
-  const size_t pages = (size_t)num_pages(p), mp = (size_t)max_pages(p);
-  g->q_elems = g->o_elems = B * SQ * HQ * D;
-  g->kv_elems = page ? pages * page * HKV * D : B * SKV * HKV * D;
-  g->lse_elems = B * HQ * SQ;
-  int *lens = malloc(B * sizeof *lens), *table = NULL;
+  int *lens = malloc((size_t)dim(p, "B") * sizeof *lens);
   long long *owner = NULL; /* paged: pool token row -> b * SKV + t, -1 for none */
   rt_status st = lens ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   if (!st) kv_lens_of(p, lens);
-  if (!st && ((st = alloc(&g->q, g->q_elems * 2, "Q", err)) ||
-              (st = alloc(&g->k, g->kv_elems * 2, "K", err)) ||
-              (st = alloc(&g->v, g->kv_elems * 2, "V", err)) ||
-              (st = alloc(&g->o, g->o_elems * 2, "O", err)) ||
-              (st = alloc(&g->lse, g->lse_elems * 4, "LSE", err)) ||
-              (st = alloc(&g->ref_o, g->o_elems * 4, "the reference O", err)) ||
-              (st = alloc(&g->ref_lse, g->lse_elems * 4, "the reference LSE", err)) ||
-              (st = alloc(&g->counters, B * HKV * 4, "split-KV counters", err))))
-    goto fail;
-  if (!st)
-    st = cuda_check(cu.cuMemsetD32Async(g->counters, 0, B * HKV, stream),
-                    "zero the split-KV counters", err);
-  if (!st && dim(p, "RAGGED")) {
-    if ((st = alloc(&g->lens, B * 4, "KV lengths", err)) ||
-        (st = cuda_check(cu.cuMemcpyHtoD_v2(g->lens, lens, B * 4), "upload KV lengths", err)))
-      goto fail;
-  }
-  if (!st && page) {
-    /* every sequence's pages, drawn from a shuffled pool so neighbours are not neighbours */
-    table = calloc(B * mp, sizeof *table);
-    int *perm = malloc(pages * sizeof *perm);
-    if (!table || !perm) {
-      free(perm);
-      st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for the block table");
-      goto fail;
-    }
-    uint64_t rs = seed ^ 0x9a6e5eedull;
-    for (size_t i = 0; i < pages; i++) perm[i] = (int)i;
-    for (size_t i = pages; i > 1; i--) {
-      size_t j = (size_t)(num_rng(&rs) % i);
-      int t = perm[i - 1];
-      perm[i - 1] = perm[j];
-      perm[j] = t;
-    }
-    size_t next = 0;
-    owner = malloc(pages * page * sizeof *owner);
-    if (!owner) {
-      free(perm);
-      st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for the block table");
-      goto fail;
-    }
-    for (size_t i = 0; i < pages * page; i++) owner[i] = -1;
-    for (size_t b = 0; b < B; b++)
-      for (size_t j = 0; j < (size_t)((lens[b] + (int)page - 1) / (int)page); j++) {
-        table[b * mp + j] = perm[next++];
-        for (size_t r = 0; r < page && j * page + r < (size_t)lens[b]; r++)
-          owner[(size_t)table[b * mp + j] * page + r] = (long long)(b * SKV + j * page + r);
-      }
-    free(perm);
-    if ((st = alloc(&g->table, B * mp * 4, "the block table", err)) ||
-        (st = cuda_check(cu.cuMemcpyHtoD_v2(g->table, table, B * mp * 4), "upload the block table",
-                         err)))
-      goto fail;
-  }
-  if ((st = upload_input(g->q, g->q_elems, 0, g, NULL, seed, err)) ||
-      (st = upload_input(g->k, g->kv_elems, 1, g, owner, seed, err)) ||
-      (st = upload_input(g->v, g->kv_elems, 2, g, owner, seed, err)) ||
-      (st = cuda_check(cu.cuCtxSynchronize(), "finish the input upload", err)))
-    goto fail;
-  /* the reference, once */
-  {
-    CUmodule mod = NULL;
-    CUfunction fn = NULL;
-    attn_args a;
-    attention_args(p, g->q, g->k, g->v, g->ref_o, g->ref_lse, g->table, g->lens, 0, 0, &a);
-    void *args[] = {&a};
-    st = cuda_check(cu.cuModuleLoadData(&mod, ref->cubin), "load the reference's cubin", err);
-    if (!st)
-      st = cuda_check(cu.cuModuleGetFunction(&fn, mod, ref->entry ? ref->entry : ""),
-                      "find the reference kernel", err);
-    if (!st) st = set_smem(fn, ref->smem, err);
-    if (!st)
-      st = cuda_check(cu.cuMemsetD32Async(g->ref_o, 0x7fc00000u, g->o_elems, stream),
-                      "poison the reference O", err);
-    if (!st)
-      st =
-          cuda_check(cu.cuLaunchKernel(fn, ref->grid[0], ref->grid[1], ref->grid[2], ref->block[0],
-                                       ref->block[1], ref->block[2], ref->smem, stream, args, NULL),
-                     "launch the reference", err);
-    if (!st) st = cuda_check(cu.cuStreamSynchronize(stream), "run the reference", err);
-    if (mod) cu.cuModuleUnload(mod);
-    if (st) goto fail;
-  }
-  g->want_o = malloc(g->o_elems * 4);
-  g->want_lse = malloc(g->lse_elems * 4);
-  g->got_o = malloc(g->o_elems * 2);
-  g->got_lse = malloc(g->lse_elems * 4);
-  if (!g->want_o || !g->want_lse || !g->got_o || !g->got_lse) {
-    st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for %zu output elements", g->o_elems);
-    goto fail;
-  }
-  if ((st = cuda_check(cu.cuMemcpyDtoH_v2(g->want_o, g->ref_o, g->o_elems * 4),
-                       "download the reference O", err)) ||
-      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->want_lse, g->ref_lse, g->lse_elems * 4),
-                       "download the reference LSE", err)))
-    goto fail;
-  for (size_t i = 0; i < g->o_elems; i++) {
-    if (!isfinite(g->want_o[i])) {
-      st = rt_error_set(err, RT_ERR_INTERNAL,
-                        "the reference left O[%zu] = %g: it must write every element", i,
-                        (double)g->want_o[i]);
-      goto fail;
-    }
-    g->ref_sq += (double)g->want_o[i] * g->want_o[i];
-  }
+  if (!st) st = attn_gpu_buffers(g, lens, stream, err);
+  if (!st && dim(p, "PAGE")) st = attn_gpu_block_table(g, lens, seed, &owner, err);
+  if (!st && !(st = upload_input(g->q, g->q_elems, 0, g, NULL, seed, err)) &&
+      !(st = upload_input(g->k, g->kv_elems, 1, g, owner, seed, err)) &&
+      !(st = upload_input(g->v, g->kv_elems, 2, g, owner, seed, err)))
+    st = cuda_check(cu.cuCtxSynchronize(), "finish the input upload", err);
+  if (!st) st = family_reference_run(g, ref, stream, attn_reference_launch, err);
+  if (!st) st = attn_reference_download(g, err);
   free(lens);
-  free(table);
   free(owner);
+  if (st) {
+    attn_gpu_teardown(g);
+    return st;
+  }
   *out = g;
   return RT_OK;
-fail:
-  free(lens);
-  free(table);
-  free(owner);
-  attn_gpu_teardown(g);
-  return st;
 }
 
 /* Before a candidate's checked run: O and the LSE NaN, and the split-KV tickets back to 0 (a
@@ -389,7 +385,7 @@ static rt_status attn_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *co
     if ((st = alloc(&g->work, need * 4, "split-KV partials", err))) return st;
     g->work_floats = need;
   }
-  if ((st = set_smem(fn, smem, err))) return st;
+  if ((st = family_allow_smem(fn, smem, err))) return st;
   attn_args a;
   attention_args(&g->p, g->q, g->k, g->v, g->o, g->lse, g->table, g->lens, splits > 1 ? g->work : 0,
                  g->counters, &a);

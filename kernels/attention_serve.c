@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "templates/attention/attn_tma.h"
+#include "tuner/core/util.h"
 #include "tuner/driver/cuda_driver.h"
 
 #define ATTN_MAX_B    65535     /* grid z */
@@ -60,12 +61,6 @@ static int number(const char **s, long long *v) {
   if (errno || *v <= 0) return 0;
   *s = end;
   return 1;
-}
-
-static unsigned long long fnv64(const char *s) {
-  unsigned long long h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
 }
 
 rt_status attn_parse_shape(const family_ops *self, const char *shape, const char *dtype,
@@ -182,7 +177,7 @@ rt_status attn_parse_shape(const family_ops *self, const char *shape, const char
       pairs += seq_pairs(SQ, len, causal);
       a = *end ? end + 1 : end;
     }
-    unsigned long long h = fnv64(out->args) & 0xffffffffull;
+    unsigned long long h = rt_fnv1a(RT_FNV_START, out->args) & 0xffffffffull;
     if (has_digest && h != digest) {
       rt_error_locate(err, "--kv-lens", NULL, 0, 0);
       return rt_error_set(err, RT_ERR_INVALID,

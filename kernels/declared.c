@@ -16,6 +16,7 @@
 
 #include "kernels/numeric.h"
 #include "tuner/core/fileio.h"
+#include "tuner/core/util.h"
 #include "tuner/driver/cuda_driver.h"
 #include "tuner/template/expr.h"
 #include "tuner/template/manifest.h"
@@ -877,15 +878,8 @@ static void elem_set(elem_type t, void *base, size_t i, double v) {
   }
 }
 
-/* FNV-1a of the argument's name, mixed into the seed so every buffer gets its own stream. */
-static uint64_t name_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
 static void fill_init(gbuf *b, uint64_t seed) {
-  uint64_t s = seed ^ name_hash(b->a->name);
+  uint64_t s = seed ^ rt_fnv1a(RT_FNV_START, b->a->name); /* each buffer its own stream */
   const decl_arg *a = b->a;
   for (size_t i = 0; i < b->count; i++) {
     double v;
@@ -959,15 +953,19 @@ static rt_status launch_args(family_gpu *g, int ref, CUfunction fn, const unsign
       args[i] = &g->scalar[i];
     }
   }
-  rt_status s;
-  if (smem > 48 * 1024 &&
-      (s = cuda_check(
-           cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
-           "allow the kernel's dynamic shared memory", err)))
-    return s;
+  rt_status s = family_allow_smem(fn, smem, err);
+  if (s) return s;
   return cuda_check(cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                       smem, stream, args, NULL),
                     ref ? "launch the reference" : "launch the candidate", err);
+}
+
+/* The reference's launch (family_reference_run): its outputs poisoned, then run into the
+ * reference buffers. */
+static rt_status decl_reference_launch(family_gpu *g, const family_reference *ref, CUfunction fn,
+                                       CUstream stream, rt_error *err) {
+  rt_status s = poison_all(g, 1, stream, err);
+  return s ? s : launch_args(g, 1, fn, ref->grid, ref->block, ref->smem, stream, err);
 }
 
 static rt_status decl_gpu_setup(const family_ops *self, const problem *p, uint64_t seed,
@@ -990,7 +988,6 @@ static rt_status decl_gpu_setup(const family_ops *self, const problem *p, uint64
   g->n = d->nargs;
   long long vals[64];
   rt_status s = decl_values(d, p, vals, err);
-  CUmodule mod = NULL;
   for (int i = 0; !s && i < d->nargs; i++) {
     const decl_arg *a = &d->args[i];
     gbuf *b = &g->b[i];
@@ -1033,14 +1030,7 @@ static rt_status decl_gpu_setup(const family_ops *self, const problem *p, uint64
     }
   }
   /* the reference, once: its outputs are what every candidate must reproduce */
-  CUfunction fn = NULL;
-  if (!s) s = cuda_check(cu.cuModuleLoadData(&mod, ref->cubin), "load the reference's cubin", err);
-  if (!s)
-    s = cuda_check(cu.cuModuleGetFunction(&fn, mod, ref->entry ? ref->entry : ""),
-                   "find the reference kernel", err);
-  if (!s) s = poison_all(g, 1, stream, err);
-  if (!s) s = launch_args(g, 1, fn, ref->grid, ref->block, ref->smem, stream, err);
-  if (!s) s = cuda_check(cu.cuStreamSynchronize(stream), "run the reference", err);
+  if (!s) s = family_reference_run(g, ref, stream, decl_reference_launch, err);
   for (int i = 0; !s && i < g->n; i++) {
     gbuf *b = &g->b[i];
     if (!b->a->is_buffer || b->a->dir == DIR_IN) continue;
@@ -1058,7 +1048,6 @@ static rt_status decl_gpu_setup(const family_ops *self, const problem *p, uint64
       }
     }
   }
-  if (mod) cu.cuModuleUnload(mod);
   if (s) {
     decl_gpu_teardown(g);
     return s;

@@ -10,6 +10,7 @@
 
 #include "kernels/c_families.h"
 #include "kernels/declared.h"
+#include "tuner/driver/cuda_driver.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
 
@@ -139,4 +140,27 @@ int family_allows_lever(const family_ops *fam, const char *role) {
   for (const char *p = fam->levers; (p = strstr(p, role)) != NULL; p += n)
     if ((p == fam->levers || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
   return 0;
+}
+
+rt_status family_allow_smem(CUfunction fn, unsigned smem, rt_error *err) {
+  if (smem <= 48 * 1024) return RT_OK;
+  return cuda_check(
+      cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+      "allow the kernel's dynamic shared memory", err);
+}
+
+rt_status family_reference_run(family_gpu *g, const family_reference *ref, CUstream stream,
+                               family_reference_launch launch, rt_error *err) {
+  CUmodule mod = NULL;
+  CUfunction fn = NULL;
+  rt_status st =
+      cuda_check(cu.cuModuleLoadData(&mod, ref->cubin), "load the reference's cubin", err);
+  if (!st)
+    st = cuda_check(cu.cuModuleGetFunction(&fn, mod, ref->entry ? ref->entry : ""),
+                    "find the reference kernel", err);
+  if (!st) st = family_allow_smem(fn, ref->smem, err);
+  if (!st) st = launch(g, ref, fn, stream, err);
+  if (!st) st = cuda_check(cu.cuStreamSynchronize(stream), "run the reference", err);
+  if (mod) cu.cuModuleUnload(mod);
+  return st;
 }

@@ -178,4 +178,18 @@ rt_status problem_env(const family_ops *fam, const problem *p, const arch_spec *
 /* 1 when the family lets the diagnosis name role ROLE_NAME ("tile_m") as a lever. */
 int family_allows_lever(const family_ops *fam, const char *role_name);
 
+/* --- what the families' GPU sides share (inside the worker, with a current context) --- */
+
+/* Allows fn smem bytes of dynamic shared memory (a launch over 48 KiB must ask first). */
+rt_status family_allow_smem(CUfunction fn, unsigned smem, rt_error *err);
+/* Launches reference kernel fn (ref's launch) on stream with g's arguments, after poisoning
+ * what it writes (so a reference that writes nothing cannot pass). */
+typedef rt_status (*family_reference_launch)(family_gpu *g, const family_reference *ref,
+                                             CUfunction fn, CUstream stream, rt_error *err);
+/* A gpu_setup's reference run, once: ref's cubin loaded, its entry found, its dynamic shared
+ * memory allowed, launch(g, ref, ...) called, the stream waited for, the module unloaded; the
+ * error names the step that failed. */
+rt_status family_reference_run(family_gpu *g, const family_reference *ref, CUstream stream,
+                               family_reference_launch launch, rt_error *err);
+
 #endif

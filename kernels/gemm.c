@@ -411,12 +411,8 @@ static rt_status gemm_gpu_launch(family_gpu *g, CUfunction fn, const rt_vars *co
       K = (int)problem_dim(&g->p, "K");
   long long split = 1;
   rt_vars_get(config, "SPLIT_K", &split);
-  rt_status st;
-  if (smem > 48 * 1024 &&
-      (st = cuda_check(
-           cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
-           "allow the template's dynamic shared memory", err)))
-    return st;
+  rt_status st = family_allow_smem(fn, smem, err);
+  if (st) return st;
   /* split-K adds partial sums with atomics: the output (fp32: the manifests' constraints)
    * starts at zero */
   if (split > 1 && g->os != 4)

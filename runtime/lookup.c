@@ -133,12 +133,6 @@ static int index_build(rooftune_db *r) {
   return ROOFTUNE_OK;
 }
 
-static unsigned long hash_text(const char *s) {
-  unsigned long h = 1469598103934665603UL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211UL;
-  return h;
-}
-
 /* ---- the serving rules ------------------------------------------------------------------ */
 
 typedef struct candidate {
@@ -486,7 +480,7 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
     memset(m, 0, sizeof *m);
     return rc;
   }
-  unsigned long h = hash_text(key);
+  unsigned long h = (unsigned long)rt_fnv1a(RT_FNV_START, key);
   size_t slot = h & (CACHE_SLOTS - 1);
   while (r->cache[slot].key) {
     if (strcmp(r->cache[slot].key, key) == 0) {

@@ -33,4 +33,9 @@ static void strategy_model_free(strategy *st) {
 }
 
 const strategy_kind strategy_kind_model = {
-    "model", 1, strategy_model_init, strategy_model_next, NULL, strategy_model_free};
+    "model",
+    STRATEGY_BATCH | STRATEGY_KEEPS_ORDER | STRATEGY_PREDICTED,
+    strategy_model_init,
+    strategy_model_next,
+    NULL,
+    strategy_model_free};

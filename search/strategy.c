@@ -21,6 +21,30 @@ const char *const *strategy_names(void) {
   return names;
 }
 
+static const strategy_kind *strategy_kind_named(const char *name) {
+  if (!name) name = strategy_default();
+  for (size_t i = 0; i < STRATEGY_NKINDS; i++)
+    if (strcmp(strategy_kinds[i]->name, name) == 0) return strategy_kinds[i];
+  return NULL;
+}
+
+int strategy_flags(const char *name) {
+  const strategy_kind *k = strategy_kind_named(name);
+  return k ? k->flags : 0;
+}
+
+const char *strategy_list(int without, char *buf, size_t size) {
+  size_t n = 0;
+  if (size) buf[0] = '\0';
+  for (size_t i = 0; i < STRATEGY_NKINDS && n < size; i++) {
+    if (strategy_kinds[i]->flags & without) continue;
+    int w = snprintf(buf + n, size - n, "%s%s", n ? ", " : "", strategy_kinds[i]->name);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+  return buf;
+}
+
 /* bayes: the steered search (steer) leads it on the counter recordings and the public spaces but
  * not on rooftune's own templates on the model device, where its targets asked for 1.3x
  * (bench/bench_steer.c, 30 seeds: counter recordings 1.38x, 1.22x on 100 seeds; templates
@@ -164,17 +188,11 @@ rt_status strategy_rank_predicted(const space *s, strategy_predict_fn predict, v
 rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out, rt_error *err) {
   *out = NULL;
   const char *name = opt && opt->name ? opt->name : strategy_default();
-  const strategy_kind *kind = NULL;
-  for (size_t i = 0; i < STRATEGY_NKINDS; i++)
-    if (strcmp(strategy_kinds[i]->name, name) == 0) kind = strategy_kinds[i];
+  const strategy_kind *kind = strategy_kind_named(name);
   if (!kind) {
-    char list[256] = "";
-    for (size_t i = 0; i < STRATEGY_NKINDS; i++) {
-      strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-      strncat(list, strategy_kinds[i]->name, sizeof list - strlen(list) - 1);
-    }
+    char list[256];
     return rt_error_set(err, RT_ERR_INVALID, "unknown strategy '%s'; the strategies are %s", name,
-                        list);
+                        strategy_list(0, list, sizeof list));
   }
   if (!s || space_size(s) == 0)
     return rt_error_set(err, RT_ERR_SPACE_EMPTY, "the space has no configuration to search");
@@ -209,9 +227,8 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
   st->time = malloc(st->n * sizeof *st->time);
   st->perm = malloc(st->n * sizeof *st->perm);
   st->cfg = malloc((size_t)st->np * sizeof *st->cfg);
-  /* the prior's first entries, without repeats; brute_force and model keep their own order */
-  int takes_prior = kind != &strategy_kind_brute_force && kind != &strategy_kind_model;
-  size_t want = takes_prior ? st->opt.nprior : 0;
+  /* the prior's first entries, without repeats; a strategy that keeps its order takes none */
+  size_t want = kind->flags & STRATEGY_KEEPS_ORDER ? 0 : st->opt.nprior;
   if (want > STRATEGY_PRIOR_FIRST) want = STRATEGY_PRIOR_FIRST;
   st->prior = malloc((want ? want : 1) * sizeof *st->prior);
   for (size_t i = 0; st->prior && st->state && i < st->opt.nprior && st->nprior < want; i++) {
@@ -274,7 +291,7 @@ size_t strategy_ask(strategy *st, size_t *out, size_t cap) {
     st->state[j] = ST_PENDING;
     st->handed++;
     out[k++] = (size_t)j;
-    if (!st->kind->batch) break;
+    if (!(st->kind->flags & STRATEGY_BATCH)) break;
   }
   return k;
 }
@@ -333,9 +350,14 @@ static long strategy_brute_next(strategy *st) {
 
 static void strategy_impl_free(strategy *st) { free(st->impl); }
 
-const strategy_kind strategy_kind_brute_force = {"brute_force",       1,    strategy_brute_init,
-                                                 strategy_brute_next, NULL, strategy_impl_free};
+const strategy_kind strategy_kind_brute_force = {
+    "brute_force",
+    STRATEGY_BATCH | STRATEGY_KEEPS_ORDER | STRATEGY_EXHAUSTIVE,
+    strategy_brute_init,
+    strategy_brute_next,
+    NULL,
+    strategy_impl_free};
 
 /* ---- random: uniform without replacement (the core's fallback is exactly that) ---- */
 
-const strategy_kind strategy_kind_random = {"random", 1, NULL, NULL, NULL, NULL};
+const strategy_kind strategy_kind_random = {"random", STRATEGY_BATCH, NULL, NULL, NULL, NULL};

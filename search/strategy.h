@@ -25,8 +25,12 @@
  * bench/bench_strategies.c, bench/bench_steer.c and strategy_default().
  *
  * A prior (strategy_options.prior) transfers what is known from elsewhere, typically the same
- * kernel's results on another GPU: every strategy but brute_force and model starts with its
- * first STRATEGY_PRIOR_FIRST configurations, then carries on as it would from any results.
+ * kernel's results on another GPU: every strategy that does not keep its own order
+ * (STRATEGY_KEEPS_ORDER) starts with its first STRATEGY_PRIOR_FIRST configurations, then
+ * carries on as it would from any results.
+ *
+ * What a strategy is beside its name is a flag of its table entry (strategy_flags), which the
+ * callers ask instead of the name; every list of strategies a user reads is strategy_list's.
  */
 #ifndef ROOFTUNE_STRATEGY_H
 #define ROOFTUNE_STRATEGY_H
@@ -78,8 +82,21 @@ typedef struct strategy_options {
 rt_status strategy_rank_predicted(const space *s, strategy_predict_fn predict, void *ctx,
                                   size_t **order, rt_error *err);
 
+/* A strategy's traits, the flags of its table entry. */
+enum {
+  STRATEGY_BATCH = 1,       /* ask may hand out many configurations at once */
+  STRATEGY_KEEPS_ORDER = 2, /* an order of its own (space order, predicted order): takes no prior */
+  STRATEGY_EXHAUSTIVE = 4,  /* asks for every configuration: nothing for the roof rules to skip */
+  STRATEGY_PREDICTED = 8,   /* needs predicted times (strategy_options.predict) */
+};
+
 /* The names, NULL-terminated, in a stable order. */
 const char *const *strategy_names(void);
+/* The flags of the strategy named name (NULL: the default); 0 for a name that is none. */
+int strategy_flags(const char *name);
+/* The names of the strategies with none of the flags in `without` ("brute_force, random, ..."),
+ * written into buf (size bytes, cut short if it must be); returns buf. */
+const char *strategy_list(int without, char *buf, size_t size);
 /* The default strategy's name. */
 const char *strategy_default(void);
 

@@ -9,7 +9,7 @@ enum { ST_UNSEEN = 0, ST_PENDING = 1, ST_TOLD = 2 };
 
 typedef struct strategy_kind {
   const char *name; /* "ils" */
-  int batch;        /* 1: ask may hand out many at once */
+  int flags;        /* what it is: STRATEGY_BATCH, STRATEGY_KEEPS_ORDER ... (strategy.h); 0: none */
   /* Sets st->impl up; may be NULL. */
   rt_status (*init)(strategy *st, rt_error *err);
   /* An unseen configuration to evaluate next, or -1 for "nothing in mind" (the core then hands

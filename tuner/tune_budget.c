@@ -20,11 +20,12 @@
 #include "tuner/model/features.h"
 #include "tuner/tune_impl.h"
 
-/* The rules need a search that may skip configurations: not brute_force (every configuration
- * asked for), one configuration (--config) or a covering set (--cover: every code path once). */
+/* The rules need a search that may skip configurations: not an exhaustive strategy (brute_force:
+ * every configuration asked for), one configuration (--config) or a covering set (--cover: every
+ * code path once). */
 static int rules_apply(const tune_ctx *c) {
   const char *st = c->o->strategy && *c->o->strategy ? c->o->strategy : strategy_default();
-  return !c->o->config && !c->o->cover && strcmp(st, "brute_force") != 0;
+  return !c->o->config && !c->o->cover && !(strategy_flags(st) & STRATEGY_EXHAUSTIVE);
 }
 
 /* Each live template's survey (bound, roof) and its configurations' features; a template whose

@@ -15,7 +15,7 @@ for c in $cmds; do
     o=$("$bin" "$c" "$h" 2>&1); rc=$?
     check "rooftune $c $h" 0 $rc
     case "$o" in "usage: rooftune $c"*) ;; *) echo "FAIL: rooftune $c $h: no usage line"; fail=1 ;; esac
-    case "$o" in *"{DEVICES"*) echo "FAIL: rooftune $c $h: a device marker left unfilled"; fail=1 ;; esac
+    case "$o" in *"{DEVICES"* | *"{STRATEG"*) echo "FAIL: rooftune $c $h: a list's marker left unfilled"; fail=1 ;; esac
   done
   o=$("$bin" "$c" --no-such-flag 2>&1); rc=$?
   check "rooftune $c --no-such-flag" 2 $rc
@@ -28,6 +28,17 @@ case "$o" in *"--device DEV     cuda | cuda:N | model:GPU (h200"*"| replay:FILE"
 o=$("$bin" recheck --help)
 case "$o" in *"replay:FILE"*) echo "FAIL: recheck --help offers a recorded file"; fail=1 ;; *"model:GPU"*) ;;
   *) echo "FAIL: recheck --help does not list the device kinds"; fail=1 ;; esac
+# the strategies too (the search stage's table): replay offers each one tune offers but those a
+# recorded space cannot score, which it refuses saying why
+tl=$("$bin" tune --help | sed -n 's/.*--strategy NAME *search strategy: //p')
+[ -n "$tl" ] || { echo "FAIL: tune --help lists no strategies"; fail=1; }
+rh=$("$bin" replay --help)
+for st in ${tl//,/ }; do
+  case "$rh" in *" $st,"* | *" $st"$'\n'*) continue ;; esac
+  o=$("$bin" replay --strategy "$st" x.json 2>&1)
+  case "$o" in *"predicted times, which a recorded space does not have"*) ;;
+    *) echo "FAIL: replay --help leaves out strategy $st and does not refuse it: $o"; fail=1 ;; esac
+done
 o=$("$bin" no-such-command 2>&1); check "unknown command" 2 $?
 case "$o" in *"'no-such-command' is not a rooftune command"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
 o=$("$bin" --no-such-flag 2>&1); check "unknown global flag" 2 $?

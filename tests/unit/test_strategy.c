@@ -64,7 +64,7 @@ static void check_every_strategy(const space *s) {
   size_t n = space_size(s);
   size_t a[256], b[256];
   for (const char *const *name = strategy_names(); *name; name++) {
-    if (strcmp(*name, "model") == 0) continue;
+    if (strategy_flags(*name) & STRATEGY_PREDICTED) continue; /* needs predictions */
     /* the whole space, each configuration exactly once */
     size_t got = run(s, *name, 1, 0, a, 256);
     CHECK_INT(got, n);
@@ -126,7 +126,7 @@ static double fake_clock(void *ctx) {
 
 static void check_seconds_budget(const space *s) {
   for (const char *const *name = strategy_names(); *name; name++) {
-    if (strcmp(*name, "model") == 0) continue;
+    if (strategy_flags(*name) & STRATEGY_PREDICTED) continue; /* needs predictions */
     fake_now = 100;
     strategy_options o = {.name = *name, .seed = 5, .max_seconds = 10, .clock = fake_clock};
     strategy *st;
@@ -230,7 +230,7 @@ static void check_prior(const space *s) {
   size_t prior[] = {slow, best, slow, best, 3, 4, 5};
   rt_error err = {0};
   for (const char *const *name = strategy_names(); *name; name++) {
-    if (strcmp(*name, "model") == 0) continue;
+    if (strategy_flags(*name) & STRATEGY_PREDICTED) continue; /* needs predictions */
     strategy_options o = {.name = *name, .seed = 5, .prior = prior, .nprior = 7};
     strategy *st;
     CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
@@ -240,7 +240,7 @@ static void check_prior(const space *s) {
       CHECK_INT(strategy_tell(st, idx, RT_OK, time_of(s, idx), NULL, &err), RT_OK);
     }
     CHECK_INT(k, n);
-    if (strcmp(*name, "brute_force") == 0) {
+    if (strategy_flags(*name) & STRATEGY_KEEPS_ORDER) {
       CHECK_INT(got[0], 0); /* its own order */
     } else {
       CHECK_INT(got[0], slow);
@@ -300,4 +300,36 @@ TEST_CASE(strategies) {
   space_free(s);
 }
 
-TEST_LIST(TEST_ENTRY(strategies))
+/* What a strategy is, its table entry's flags, and the lists a user reads, made from the table:
+ * every name once, in strategy_names()'s order, less the ones a flag leaves out. */
+TEST_CASE(traits) {
+  CHECK(strategy_flags("brute_force") & STRATEGY_EXHAUSTIVE);
+  CHECK(strategy_flags("brute_force") & STRATEGY_KEEPS_ORDER);
+  CHECK(strategy_flags("model") & STRATEGY_PREDICTED);
+  CHECK(strategy_flags("model") & STRATEGY_KEEPS_ORDER);
+  CHECK_INT(strategy_flags("bayes") & (STRATEGY_KEEPS_ORDER | STRATEGY_EXHAUSTIVE), 0);
+  CHECK_INT(strategy_flags("no_such"), 0);
+  CHECK_INT(strategy_flags(NULL), strategy_flags(strategy_default()));
+  int flags[] = {0, STRATEGY_PREDICTED, STRATEGY_EXHAUSTIVE | STRATEGY_PREDICTED};
+  for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
+    char list[512], want[512] = "";
+    for (const char *const *n = strategy_names(); *n; n++)
+      if (!(strategy_flags(*n) & flags[f]))
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", *want ? ", " : "", *n);
+    CHECK_STR(strategy_list(flags[f], list, sizeof list), want);
+  }
+  char list[512], small[8];
+  CHECK_INT(strlen(strategy_list(0, small, sizeof small)), sizeof small - 1); /* cut short */
+  space *s = make_space();
+  strategy *st = NULL;
+  rt_error err = {0};
+  strategy_options o = {.name = "no_such"};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_ERR_INVALID);
+  char want[600];
+  snprintf(want, sizeof want, "unknown strategy 'no_such'; the strategies are %s",
+           strategy_list(0, list, sizeof list));
+  CHECK_STR(err.text, want);
+  space_free(s);
+}
+
+TEST_LIST(TEST_ENTRY(strategies), TEST_ENTRY(traits))

@@ -1,6 +1,6 @@
 /* test_util.c — tuner/core/util: quantiles of sorted samples (the median and spread every
  * timing and replay score reads), mkdir -p and its errors, the bounded copy, the monotonic
- * clock, and the default database path's order ($ROOFTUNE_DB, $XDG_DATA_HOME, $HOME). */
+ * clock, FNV-1a, and the default database path's order ($ROOFTUNE_DB, $XDG_DATA_HOME, $HOME). */
 /* stages: core */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -85,4 +85,17 @@ TEST_CASE(default_db) {
   CHECK_STR(rt_default_db_path(buf, sizeof buf), "/data/rooftune/tuning.db");
 }
 
-TEST_LIST(TEST_ENTRY(quantiles), TEST_ENTRY(mkdir), TEST_ENTRY(copy_clock), TEST_ENTRY(default_db))
+/* FNV-1a: the published 64-bit values from the published offset basis, rooftune's own start's
+ * values (stored digests depend on them), continued hashes, and NULL as "" */
+TEST_CASE(fnv1a) {
+  CHECK(rt_fnv1a(14695981039346656037ull, "") == 0xcbf29ce484222325ull);
+  CHECK(rt_fnv1a(14695981039346656037ull, "a") == 0xaf63dc4c8601ec8cull);
+  CHECK(rt_fnv1a(14695981039346656037ull, "foobar") == 0x85944171f73967e8ull);
+  CHECK(rt_fnv1a(RT_FNV_START, "a") == 0x44bd8ad473cd9906ull);
+  CHECK(rt_fnv1a(RT_FNV_START, "foobar") == 0x88fad7c0a8ff07f2ull);
+  CHECK(rt_fnv1a(rt_fnv1a(RT_FNV_START, "foo"), "bar") == rt_fnv1a(RT_FNV_START, "foobar"));
+  CHECK(rt_fnv1a(RT_FNV_START, NULL) == RT_FNV_START);
+}
+
+TEST_LIST(TEST_ENTRY(quantiles), TEST_ENTRY(mkdir), TEST_ENTRY(copy_clock), TEST_ENTRY(default_db),
+          TEST_ENTRY(fnv1a))

@@ -9,25 +9,38 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "search/strategy.h"
 #include "tuner/core/fileio.h"
 #include "tuner/device/device.h"
 #include "tuner/template/catalog.h"
 
-/* The device texts a usage text names through a marker, generated from the device stage's
- * table (device_kinds_help): every kind, or the kinds that evaluate anew (not a recorded file). */
+/* The lists a usage text names through a marker, generated from their tables: the device
+ * stage's kinds (device_kinds_help), every kind or the kinds that evaluate anew (not a recorded
+ * file); the search stage's strategies (strategy_list), every one or those a recorded space can
+ * score (not ranked by predicted times); the default strategy. */
+static const char *usage_default_strategy(int without, char *buf, size_t size) {
+  (void)without;
+  snprintf(buf, size, "%s", strategy_default());
+  return buf;
+}
+
 static const struct {
   const char *marker;
-  int without; /* the kinds with one of these capabilities are left out */
-} usage_devices[] = {
-    {"{DEVICES}", 0},
-    {"{DEVICES_EVALUATING}", DEVICE_CAP_RECORDED},
+  const char *(*list)(int without, char *buf, size_t size);
+  int without; /* the entries with one of these flags are left out */
+} usage_lists[] = {
+    {"{DEVICES}", device_kinds_help, 0},
+    {"{DEVICES_EVALUATING}", device_kinds_help, DEVICE_CAP_RECORDED},
+    {"{STRATEGIES}", strategy_list, 0},
+    {"{STRATEGIES_REPLAYING}", strategy_list, STRATEGY_PREDICTED},
+    {"{STRATEGY_DEFAULT}", usage_default_strategy, 0},
 };
 
 /* The marker at s (its index, *len its length), -1 when none starts there. */
 static int usage_marker(const char *s, size_t *len) {
-  for (size_t i = 0; i < sizeof usage_devices / sizeof usage_devices[0]; i++) {
-    size_t n = strlen(usage_devices[i].marker);
-    if (!strncmp(s, usage_devices[i].marker, n)) {
+  for (size_t i = 0; i < sizeof usage_lists / sizeof usage_lists[0]; i++) {
+    size_t n = strlen(usage_lists[i].marker);
+    if (!strncmp(s, usage_lists[i].marker, n)) {
       *len = n;
       return (int)i;
     }
@@ -43,8 +56,8 @@ void cli_put_text(const char *text, FILE *out) {
       fputc(*s++, out);
       continue;
     }
-    char kinds[512];
-    fputs(device_kinds_help(usage_devices[m].without, kinds, sizeof kinds), out);
+    char list[512];
+    fputs(usage_lists[m].list(usage_lists[m].without, list, sizeof list), out);
     s += n;
   }
 }
@@ -62,6 +75,28 @@ void cli_print_usage(const cli_command *c, FILE *out) {
     fputc('\n', out);
     cli_put_text(c->epilog, out);
   }
+}
+
+volatile int cli_stop_requested;
+
+static void on_stop_signal(int sig) {
+  (void)sig;
+  cli_stop_requested = 1;
+}
+
+void cli_stop_begin(cli_stop *s) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &s->old_int);
+  sigaction(SIGTERM, &sa, &s->old_term);
+}
+
+void cli_stop_end(const cli_stop *s) {
+  sigaction(SIGINT, &s->old_int, NULL);
+  sigaction(SIGTERM, &s->old_term, NULL);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {

@@ -13,6 +13,7 @@
 #define ROOFTUNE_CLI_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "tuner/cli/options.h"
@@ -32,6 +33,16 @@ typedef struct cli_command {
 /* 3: `recheck` found a regression (a winner slower or broken), so a nightly job can tell it
  * from a run that failed. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_REGRESSION = 3 };
+
+/* A long run's stop signals: from cli_stop_begin to cli_stop_end, SIGINT and SIGTERM set
+ * cli_stop_requested (what a run's `stop` points at: it finishes what it has and says it was
+ * interrupted); a second signal acts as usual (SA_RESETHAND). */
+extern volatile int cli_stop_requested;
+typedef struct cli_stop {
+  struct sigaction old_int, old_term; /* what was there before */
+} cli_stop;
+void cli_stop_begin(cli_stop *s);
+void cli_stop_end(const cli_stop *s);
 
 /* Prints "rooftune CMD: MESSAGE" and a usage hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

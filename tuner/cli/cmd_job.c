@@ -3,7 +3,6 @@
  * one JSON object with --json. */
 #include <jansson.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +25,6 @@ static const char usage[] =
 static const char epilog[] =
     "exit status: 0 done (or stopped at the time budget), 1 a problem failed or the run was\n"
     "interrupted, 2 bad usage or job file, 3 a rechecked winner regressed.\n";
-
-static volatile int job_stop;
-
-static void on_stop_signal(int sig) {
-  (void)sig;
-  job_stop = 1;
-}
 
 typedef struct view {
   int tty;     /* draw the bar on stderr */
@@ -218,23 +210,17 @@ static int verb_run(int argc, char **argv) {
   o.shard = c.shard;
   o.device = c.device;
   o.db_path = c.db;
-  o.stop = &job_stop;
+  o.stop = &cli_stop_requested;
   o.on_event = on_event;
   o.ctx = &v;
   o.no_report = c.no_report;
   o.worker_argv = cli_worker_argv;
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_stop_signal;
-  sa.sa_flags = SA_RESETHAND;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  cli_stop sig;
+  cli_stop_begin(&sig);
   job_outcome out;
   rt_error err = {0};
   rt_status st = job_run(j, &o, &out, &err);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  cli_stop_end(&sig);
   clear_bar(&v);
   if (st) {
     job_free(j);

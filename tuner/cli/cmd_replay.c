@@ -41,12 +41,13 @@ typedef struct replay_cli {
 } replay_cli;
 
 static const cli_option replay_table[] = {
-    CLI_STRING(replay_cli, "strategy", "S", strategy,
-               "brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
-               "(default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
-               "spec table knows, replays each configuration with its diagnosis from its\n"
-               "counters and gives the strategy every configuration's compile facts\n"
-               "(lever and steer use them); other files carry times only"),
+    CLI_STRING(
+        replay_cli, "strategy", "S", strategy,
+        "{STRATEGIES_REPLAYING}\n"
+        "(default: {STRATEGY_DEFAULT}).  A KTT file with counters, measured on a GPU rooftune's\n"
+        "spec table knows, replays each configuration with its diagnosis from its\n"
+        "counters and gives the strategy every configuration's compile facts\n"
+        "(lever and steer use them); other files carry times only"),
     CLI_COUNT(replay_cli, "seeds", "N", seeds, 0, "runs per file, seeds 0..N-1 (default 30)"),
     CLI_COUNT(replay_cli, "budget", "B", budget, 1,
               "evaluations per run, failed ones included (default 1000: about an hour\n"
@@ -172,20 +173,16 @@ static int cmd_replay(int argc, char **argv) {
   if (name) {
     int known = 0;
     for (const char *const *n = strategy_names(); *n; n++) known |= strcmp(*n, name) == 0;
-    if (!known) {
-      char list[256];
-      size_t n = 0;
-      list[0] = 0;
-      for (const char *const *k = strategy_names(); *k && n < sizeof list; k++)
-        if (strcmp(*k, "model")) /* a recorded space has no predicted times */
-          n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", *k);
-      return cli_usage_error(
-          "replay", "unknown strategy '%s' for --strategy; the strategies are %s", name, list);
-    }
-    if (strcmp(name, "model") == 0)
+    char list[256];
+    if (!known)
       return cli_usage_error("replay",
-                             "--strategy model ranks by a model device's predicted "
-                             "times, which a recorded space does not have");
+                             "unknown strategy '%s' for --strategy; the strategies are %s", name,
+                             strategy_list(STRATEGY_PREDICTED, list, sizeof list));
+    if (strategy_flags(name) & STRATEGY_PREDICTED)
+      return cli_usage_error("replay",
+                             "--strategy %s ranks by a model device's predicted "
+                             "times, which a recorded space does not have",
+                             name);
   }
 
   ktfile *prior = NULL;

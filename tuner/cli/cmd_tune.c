@@ -2,7 +2,6 @@
  * JSON on stdout. */
 #include <jansson.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,15 +28,6 @@ static const char usage[] =
     "next ones, and stores every candidate and each template's winner (with its cubin) in the\n"
     "database.  Configurations the database already holds for the same problem, device,\n"
     "template version and toolkit are not evaluated again.\n";
-
-/* Set by SIGINT/SIGTERM: tune_run finishes what it has and marks the run interrupted.  A
- * second signal acts as usual (SA_RESETHAND). */
-static volatile int tune_stop;
-
-static void on_stop_signal(int sig) {
-  (void)sig;
-  tune_stop = 1;
-}
 
 typedef struct progress_state {
   int tty;          /* draw a bar instead of lines */
@@ -269,7 +259,8 @@ static const cli_option tune_table[] = {
                "default: cuda when a GPU is present, else model:h200 (times are then\n"
                "predictions, and the first line says so)"),
     CLI_STRING(tune_cli, "strategy", "NAME", strategy,
-               "search strategy (see 'rooftune replay --help'; default bayes)"),
+               "search strategy: {STRATEGIES}\n"
+               "(default {STRATEGY_DEFAULT}; see 'rooftune replay --help')"),
     CLI_COUNT(tune_cli, "budget", "N", budget, 1,
               "new candidates to evaluate (default 32; each costs a compile);\n"
               "configurations the database already holds do not count"),
@@ -547,19 +538,13 @@ static int cmd_tune(int argc, char **argv) {
     o.device = tune_default_device(note, sizeof note);
     ps.note = note;
   }
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_stop_signal;
-  sa.sa_flags = SA_RESETHAND;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  o.stop = &tune_stop;
+  cli_stop sig; /* tune_run finishes what it has and marks the run interrupted */
+  cli_stop_begin(&sig);
+  o.stop = &cli_stop_requested;
   tune_report rep;
   rt_error err = {0};
   rt_status st = tune_run(&o, &rep, &err);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  cli_stop_end(&sig);
   if (ps.drawn) fprintf(stderr, "\n");
   if (st) return cli_fail("tune", &err);
   print_note(&ps); /* when no candidate was reported (all resumed from the database) */

@@ -105,3 +105,8 @@ const char *rt_default_db_path(char *buf, size_t size) {
     snprintf(buf, size, "%s/.local/share/rooftune/tuning.db", home && *home ? home : ".");
   return buf;
 }
+
+uint64_t rt_fnv1a(uint64_t h, const char *s) {
+  for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}

@@ -1,10 +1,11 @@
 /* util.h — small facts every stage shares, written once: a monotonic clock, a pause, `mkdir -p`,
- * quantiles of sorted samples, a bounded string copy, and where the tuning database lives when
+ * quantiles of sorted samples, a bounded string copy, a text hash (FNV-1a), and where the tuning database lives when
  * no --db names one.  Plain C and POSIX; librooftune links it too. */
 #ifndef ROOFTUNE_UTIL_H
 #define ROOFTUNE_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tuner/core/status.h"
 
@@ -29,6 +30,14 @@ double rt_quantile(const double *sorted, size_t n, double q);
 
 /* Copies src (NULL = "") into dst of SIZE bytes, cut to fit, always terminated (SIZE > 0). */
 void rt_copy(char *dst, size_t size, const char *src);
+
+/* FNV-1a (64-bit) of text s (NULL = ""), continued from h: RT_FNV_START for a text alone;
+ * rt_fnv1a(rt_fnv1a(h, a), b) hashes a then b (put a separator between them where "ab" must
+ * not hash as "a" "b").  A stable hash, not a secure one.  RT_FNV_START is the start rooftune
+ * has always used, a digit short of FNV's published offset basis (14695981039346656037): kept,
+ * since stored texts carry its values (an attention shape's KV-lengths digest). */
+#define RT_FNV_START 1469598103934665603ull
+uint64_t rt_fnv1a(uint64_t h, const char *s);
 
 /* The default tuning database: $ROOFTUNE_DB, else $XDG_DATA_HOME/rooftune/tuning.db, else
  * ~/.local/share/rooftune/tuning.db (what `rooftune tune`, `db`, `lookup`, `recheck`, `report`

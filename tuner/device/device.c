@@ -29,6 +29,8 @@ const device_kind *device_kind_lookup(const char *spec) {
   return ops ? &ops->kind : NULL;
 }
 
+const device_kind *device_kind_at(size_t i) { return i < NKINDS ? &device_kinds[i]->kind : NULL; }
+
 const char *device_kinds_help(int without, char *buf, size_t size) {
   size_t n = 0;
   if (size) buf[0] = '\0';

@@ -105,6 +105,8 @@ typedef struct device_kind {
 /* The kind of device text SPEC ("cuda", "cuda:1", "model:h200", "replay:FILE"): the kind whose
  * prefix starts it ("cuda" only as itself or "cuda:..."); NULL when none does. */
 const device_kind *device_kind_lookup(const char *spec);
+/* The kinds in the order help lists them: the i-th, NULL past the last. */
+const device_kind *device_kind_at(size_t i);
 /* Checks SPEC without opening anything: a known kind, and what follows its prefix (a GPU index,
  * a GPU of the spec table, a file name).  RT_ERR_INVALID saying what is accepted, not located:
  * the caller says where SPEC came from (--device, a job file's field). */

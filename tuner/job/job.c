@@ -381,15 +381,12 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
   char f[96];
   if (q->strategy[0]) {
     int ok = 0;
-    char list[256] = "";
-    for (const char *const *s = strategy_names(); *s; s++) {
-      ok |= !strcmp(*s, q->strategy);
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", *s);
-    }
+    for (const char *const *s = strategy_names(); *s; s++) ok |= !strcmp(*s, q->strategy);
     if (!ok) {
+      char list[256];
       snprintf(f, sizeof f, "%s.strategy", json_object_get(p, "strategy") ? field : "defaults");
       return bad(L, f, RT_ERR_PARSE, "unknown strategy '%s' (the strategies are %s)", q->strategy,
-                 list);
+                 strategy_list(0, list, sizeof list));
     }
   }
   /* the target: a family, or a template whose family parses the shape */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tuner/core/fileio.h"
+#include "tuner/core/util.h"
 #include "tuner/device/device.h"
 #include "tuner/job/html.h"
 #include "tuner/job/report_page.h"
@@ -41,14 +42,12 @@ typedef struct rep {
   int oom;
 } rep;
 
-static uint64_t fnv(uint64_t h, const char *s) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return (h ^ 0xff) * 1099511628211ULL;
-}
+/* FNV-1a of s after h, then a 0xff byte: the texts' separator. */
+static uint64_t fnv(uint64_t h, const char *s) { return rt_fnv1a(rt_fnv1a(h, s), "\xff"); }
 
 static uint64_t problem_hash(const char *family, const char *shape, const char *dtype,
                              const char *layout) {
-  return fnv(fnv(fnv(fnv(1469598103934665603ULL, family), shape), dtype), layout);
+  return fnv(fnv(fnv(fnv(RT_FNV_START, family), shape), dtype), layout);
 }
 
 static uint64_t section_hash(const section *s) {
@@ -172,9 +171,8 @@ static rt_status on_result(void *ctx, const db_run_spec *spec, const char *templ
   int si = section_of(R, spec);
   if (R->oom) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading results");
   if (si < 0) return RT_OK;
-  uint64_t h =
-      fnv(fnv(fnv(fnv(1469598103934665603ULL, template_name), r->config), spec->prov.toolkit), "") ^
-      (uint64_t)si * 0x9e3779b97f4a7c15ULL;
+  uint64_t h = fnv(fnv(fnv(fnv(RT_FNV_START, template_name), r->config), spec->prov.toolkit), "") ^
+               (uint64_t)si * 0x9e3779b97f4a7c15ULL;
   if (2 * (R->ncand + 1) > R->tmask + 1 && grow_table(R))
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   size_t slot = (size_t)h & R->tmask;

@@ -174,6 +174,19 @@ static void shard_file_part(job_shard s, char *buf, size_t size) {
   snprintf(buf, size, "%d-of-%d", s.index, s.count);
 }
 
+/* The job's output folder, then shard s's lock (*fd, for lock_release) and its file-name part
+ * (part: "0-of-1"); an error when another process holds it or it cannot be taken. */
+static rt_status shard_lock(const job *j, job_shard s, char *part, size_t size, int *fd,
+                            rt_error *err) {
+  rt_status rc = rt_mkdir_p(j->output, err);
+  if (rc) return rc;
+  char lp[1200];
+  shard_file_part(s, part, size);
+  lock_path(j, part, lp, sizeof lp);
+  int l = lock_take(lp, fd);
+  return l ? lock_error(j, s, lp, l, err) : RT_OK;
+}
+
 /* Marks "running" runs of this job that no live process holds interrupted: those of shard s
  * (whose lock we hold) and, unless only_mine, those of any other shard whose lock is free.  A
  * shard's own database holds other shards' runs only as copies of the job's database (their
@@ -497,14 +510,10 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
   const job *j = c->j;
   const job_run_options *o = c->o;
   memset(out, 0, sizeof *out);
-  rt_status rc = rt_mkdir_p(j->output, err);
-  if (rc) return rc;
-  char part[48], lp[1200];
-  shard_file_part(c->shard, part, sizeof part);
-  lock_path(j, part, lp, sizeof lp);
+  char part[48];
   int lockfd = -1;
-  int l = lock_take(lp, &lockfd);
-  if (l) return lock_error(j, c->shard, lp, l, err);
+  rt_status rc = shard_lock(j, c->shard, part, sizeof part, &lockfd, err);
+  if (rc) return rc;
   char dbp[1024], main_db[1024];
   job_database_path(j, c->shard, c->db_path ? c->db_path : o->db_path, dbp, sizeof dbp);
   job_database_path(j, (job_shard){0, 1}, o->db_path, main_db, sizeof main_db);
@@ -668,15 +677,11 @@ static int run_child(const job *j, const job_run_options *o, job_shard shard, co
 static rt_status run_parallel(const job *j, const job_run_options *o, char devices[][64], int nd,
                               double deadline, const char *note, job_outcome *out, rt_error *err) {
   memset(out, 0, sizeof *out);
-  rt_status rc = rt_mkdir_p(j->output, err);
-  if (rc) return rc;
   /* this shard's lock, and the runs dead processes left behind, before the children start */
-  char part[48], lp[1200];
-  shard_file_part(o->shard, part, sizeof part);
-  lock_path(j, part, lp, sizeof lp);
+  char part[48];
   int lockfd = -1;
-  int l = lock_take(lp, &lockfd);
-  if (l) return lock_error(j, o->shard, lp, l, err);
+  rt_status rc = shard_lock(j, o->shard, part, sizeof part, &lockfd, err);
+  if (rc) return rc;
   /* every process of the node writes the database this shard writes (one host: WAL is safe),
    * seeded once from the job's database when it is a shard's own */
   char dbp[1024], main_db[1024];
