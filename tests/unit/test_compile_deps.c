@@ -226,7 +226,8 @@ TEST_CASE(key_follows_what_nvrtc_opens) {
     int known = !strncmp(a, tk, strlen(tk)) && a[strlen(tk)] == '/';
     for (int i = 0; i < l.n; i++)
       known |= strlen(l.paths[i]) == (size_t)(b - a) && !strncmp(l.paths[i], a, (size_t)(b - a));
-    if (!known) fprintf(stderr, "NVRTC opened %.*s, which the key does not follow\n", (int)(b - a), a);
+    if (!known)
+      fprintf(stderr, "NVRTC opened %.*s, which the key does not follow\n", (int)(b - a), a);
     CHECK(known);
   }
   CHECK(reported >= 5); /* idx.h, rt.h, cuda_fp16.h (and what it includes), deep.h, sub/rt.h */

@@ -154,11 +154,12 @@ static rt_status deps_text(deps_scan *sc, const char *text, const char *file, in
         char close = q < end && *q == '"' ? '"' : q < end && *q == '<' ? '>' : 0;
         const char *stop = close ? memchr(q + 1, close, (size_t)(end - q - 1)) : NULL;
         if (!stop || stop == q + 1 || (size_t)(stop - q) > 1024)
-          return rt_error_set(sc->err, RT_ERR_UNSUPPORTED,
-                              "%s: an #include whose file is not written in quotes or <> (\"%.*s\"): "
-                              "rooftune keys a compile by the files it reads, so it must see the "
-                              "name; write the header's name",
-                              file, (int)(end - p > 120 ? 120 : end - p), p);
+          return rt_error_set(
+              sc->err, RT_ERR_UNSUPPORTED,
+              "%s: an #include whose file is not written in quotes or <> (\"%.*s\"): "
+              "rooftune keys a compile by the files it reads, so it must see the "
+              "name; write the header's name",
+              file, (int)(end - p > 120 ? 120 : end - p), p);
         char name[1025];
         memcpy(name, q + 1, (size_t)(stop - q - 1));
         name[stop - q - 1] = 0;
