@@ -419,6 +419,8 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
   }
   if (k < nc) {
     fill_from(&cs[k], q->flags, m);
+    /* a damaged cubin is never called runnable, whether or not the query asked for one */
+    if (m->runnable && !intact(r, cs[k].x, why, sizeof why)) m->runnable = 0;
     m->rule = cs[k].exact       ? ROOFTUNE_RULE_EXACT
               : m->passed_count ? ROOFTUNE_RULE_NEXT
                                 : ROOFTUNE_RULE_NEAREST;
