@@ -139,9 +139,10 @@ TEST_CASE(old_cubins_hashed_at_migration) {
   db_entry *e = NULL;
   size_t n = 0;
   CHECK_INT(db_entries(d, 0, &e, &n, &err), RT_OK);
-  hex_of("\x7f"
-         "ELF\xaa\xbb",
-         6, want);
+  hex_of(
+      "\x7f"
+      "ELF\xaa\xbb",
+      6, want);
   CHECK_INT(n, 1);
   if (n == 1) CHECK_STR(e[0].launch.cubin_sha256, want);
   free(e);
