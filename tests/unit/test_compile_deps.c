@@ -1,7 +1,7 @@
 /* test_compile_deps.c — a compile is keyed by every file it reads, found as NVRTC finds it: a
  * template folder copied with its own common/ is keyed by that copy (an #error added to the
  * copy's header is compiled, not a cached cubin served), a compile error from a missing header
- * is not served once the header exists, a FIFO or a link to a device that an include would read
+ * is not served once the header exists (nor a __has_include's answer once it does), a FIFO or a link to a device that an include would read
  * is refused by its path (one that nothing includes is never opened), and the files the key
  * follows are those NVRTC reports opening (its -fdevice-time-trace) outside the toolkit.  Real NVRTC compiles. */
 /* stages: compile */
@@ -143,6 +143,23 @@ TEST_CASE(missing_header_not_served_after_it_appears) {
   compile_result_free(&r);
 }
 
+/* __has_include of a header that then appears: its answer changes, so the key does. */
+TEST_CASE(has_include_keyed) {
+  compile_options opt;
+  char dirs[2][600];
+  compile_result r;
+  tree("has", "#if __has_include(\"../common/opt.h\")\n#error opt.h is here\n#endif\n", &opt, dirs);
+  CHECK_INT(pool_one(&opt, &r), RT_OK);
+  CHECK_INT(r.status, RT_OK);
+  compile_result_free(&r);
+  put("has/common/opt.h", "/* opt */\n", "w");
+  CHECK_INT(pool_one(&opt, &r), RT_OK);
+  CHECK_INT(r.status, RT_ERR_COMPILE);
+  CHECK_INT(r.cache_hit, 0);
+  CHECK_CONTAINS(r.message, "opt.h is here");
+  compile_result_free(&r);
+}
+
 /* A FIFO or a link to /dev/zero that an include finds is refused by its path without a compile;
  * a FIFO in the folder that nothing includes is never opened. */
 TEST_CASE(fifo_header_refused) {
@@ -241,4 +258,5 @@ TEST_CASE(key_follows_what_nvrtc_opens) {
 
 TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(copied_common_is_keyed),
                   TEST_ENTRY(missing_header_not_served_after_it_appears),
-                  TEST_ENTRY(fifo_header_refused), TEST_ENTRY(key_follows_what_nvrtc_opens))
+                  TEST_ENTRY(has_include_keyed), TEST_ENTRY(fifo_header_refused),
+                  TEST_ENTRY(key_follows_what_nvrtc_opens))

@@ -132,12 +132,33 @@ static rt_status deps_include(deps_scan *sc, const char *name, int quoted, const
   return RT_OK;
 }
 
-/* Every #include line of text (all branches: a conditional include is keyed either way). */
+/* The header named at q (before end) in quotes or <>, looked up as NVRTC would; a name that is
+ * not written out (a macro) is refused: the key must know every file the compile may read. */
+static rt_status deps_named(deps_scan *sc, const char *q, const char *p, const char *end,
+                            const char *what, const char *file, int depth) {
+  while (q < end && (*q == ' ' || *q == '\t')) q++;
+  char close = q < end && *q == '"' ? '"' : q < end && *q == '<' ? '>' : 0;
+  const char *stop = close ? memchr(q + 1, close, (size_t)(end - q - 1)) : NULL;
+  if (!stop || stop == q + 1 || (size_t)(stop - q) > 1024)
+    return rt_error_set(sc->err, RT_ERR_UNSUPPORTED,
+                        "%s: %s whose file is not written in quotes or <> (\"%.*s\"): rooftune "
+                        "keys a compile by the files it reads, so it must see the name; write "
+                        "the header's name",
+                        file, what, (int)(end - p > 120 ? 120 : end - p), p);
+  char name[1025];
+  memcpy(name, q + 1, (size_t)(stop - q - 1));
+  name[stop - q - 1] = 0;
+  return deps_include(sc, name, close == '"', file, depth);
+}
+
+/* Every #include line of text (all branches: a conditional include is keyed either way), and
+ * every __has_include in a directive (a header that appears changes what it says). */
 static rt_status deps_text(deps_scan *sc, const char *text, const char *file, int depth) {
   if (depth > DEPS_MAX_DEPTH)
     return rt_error_set(sc->err, RT_ERR_INVALID, "headers nested more than %d deep at %s",
                         DEPS_MAX_DEPTH, file);
-  for (const char *p = text; *p;) {
+  rt_status s = RT_OK;
+  for (const char *p = text; !s && *p;) {
     const char *end = strchr(p, '\n');
     if (!end) end = p + strlen(p);
     const char *q = p;
@@ -148,28 +169,19 @@ static rt_status deps_text(deps_scan *sc, const char *text, const char *file, in
       size_t kw = (size_t)(end - q) >= 12 && !strncmp(q, "include_next", 12) ? 12
                   : (size_t)(end - q) >= 7 && !strncmp(q, "include", 7)      ? 7
                                                                              : 0;
-      if (kw && (q + kw == end || q[kw] == ' ' || q[kw] == '\t' || q[kw] == '"' || q[kw] == '<')) {
-        q += kw;
-        while (q < end && (*q == ' ' || *q == '\t')) q++;
-        char close = q < end && *q == '"' ? '"' : q < end && *q == '<' ? '>' : 0;
-        const char *stop = close ? memchr(q + 1, close, (size_t)(end - q - 1)) : NULL;
-        if (!stop || stop == q + 1 || (size_t)(stop - q) > 1024)
-          return rt_error_set(
-              sc->err, RT_ERR_UNSUPPORTED,
-              "%s: an #include whose file is not written in quotes or <> (\"%.*s\"): "
-              "rooftune keys a compile by the files it reads, so it must see the "
-              "name; write the header's name",
-              file, (int)(end - p > 120 ? 120 : end - p), p);
-        char name[1025];
-        memcpy(name, q + 1, (size_t)(stop - q - 1));
-        name[stop - q - 1] = 0;
-        rt_status s = deps_include(sc, name, close == '"', file, depth);
-        if (s) return s;
+      if (kw && (q + kw == end || q[kw] == ' ' || q[kw] == '\t' || q[kw] == '"' || q[kw] == '<'))
+        s = deps_named(sc, q + kw, p, end, "an #include", file, depth);
+      for (const char *h = q;
+           !s && !kw && (h = memmem(h, (size_t)(end - h), "__has_include", 13));) {
+        h += 13;
+        if ((size_t)(end - h) >= 5 && !strncmp(h, "_next", 5)) h += 5;
+        while (h < end && (*h == ' ' || *h == '\t')) h++;
+        if (h < end && *h == '(') s = deps_named(sc, h + 1, p, end, "a __has_include", file, depth);
       }
     }
     p = *end ? end + 1 : end;
   }
-  return RT_OK;
+  return s;
 }
 
 rt_status compile_key(const unsigned char options_digest[32], const compile_options *opt,
