@@ -184,6 +184,9 @@ typedef struct db_winner {
   unsigned smem_v;         /* dynamic shared memory bytes */
   char vars[1024];         /* config plus derived values "BLOCK_M=128,...,THREADS=256" */
   char library_algo[1024]; /* cuBLASLt algorithm identity for a library winner, else "" */
+  char cubin_sha256[65];   /* SHA-256 of the cubin's bytes, hex; "" without a cubin.  The store
+                            * computes it from cubin (what a caller puts here is ignored);
+                            * reading gives what was stored (schema 8) */
   /* The serving recipe (tuner/template/recipe.h): what the runtime evaluates to serve this
    * winner for another shape.  NULL or "" for none (library winners, imports); db_entries
    * leaves them NULL, db_winner_recipe reads them. */
@@ -241,7 +244,9 @@ typedef struct db_entry {
 rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error *err);
 
 /* The cubin of winner WINNER_ID (db_entry.winner_id): *out malloc'ed (free it), *size bytes;
- * RT_ERR_NOT_FOUND when the winner has none (a library winner, an import). */
+ * RT_ERR_NOT_FOUND when the winner has none (a library winner, an import).  Bytes whose SHA-256
+ * is not the one stored with the winner (cubin_sha256) are never handed out: RT_ERR_DB names
+ * the winner (id, template, config, problem, device) and says the cubin is damaged. */
 rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, rt_error *err);
 
 /* A winner's serving recipe (db_winner.env, .derived, .constraints), malloc'ed. */

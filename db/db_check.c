@@ -176,6 +176,22 @@ static const value_check value_checks[] = {
     {"SELECT 'cubin of a missing winner ' || winner_id FROM winner_cubins WHERE "
      "winner_id NOT IN (SELECT id FROM winners)",
      NULL, 1},
+    /* a cubin's bytes against the SHA-256 stored with its winner (schema 8): a damaged cubin
+     * would be loaded and run */
+    {"SELECT 'winner ' || w.id || ' (' || coalesce(t.name, '?') || ' ' || coalesce(r.config, "
+     "'?') || ', ' || coalesce(p.family || ' ' || p.shape || ' ' || p.dtype, '?') || ' on ' || "
+     "coalesce(v.name, '?') || '): its cubin is damaged: the SHA-256 of its bytes is ' || "
+     "rooftune_sha256(c.cubin) || ', not the ' || CASE w.cubin_sha256 WHEN '' THEN '(none)' "
+     "ELSE w.cubin_sha256 END || ' stored with it (librooftune refuses it; tune it again or "
+     "restore a backup)' FROM winners w JOIN winner_cubins c ON c.winner_id=w.id LEFT JOIN "
+     "templates t ON t.id=w.template_id LEFT JOIN results r ON r.id=w.result_id LEFT JOIN "
+     "problems p ON p.id=w.problem_id LEFT JOIN devices v ON v.id=w.device_id WHERE "
+     "w.cubin_sha256 IS NOT rooftune_sha256(c.cubin) ORDER BY w.id",
+     NULL, 1},
+    {"SELECT 'winner ' || id || ': a cubin hash (' || substr(cubin_sha256, 1, 16) || "
+     "') without a cubin' FROM winners WHERE cubin_sha256 <> '' AND id NOT IN (SELECT "
+     "winner_id FROM winner_cubins) ORDER BY id",
+     NULL, 1},
     /* foreign triggers: rooftune creates none, and one can change or delete every new result */
     {"SELECT 'schema: trigger ' || name || ' on ' || tbl_name || ' is not one "
      "rooftune creates (it can change or delete what is stored); remove it with "

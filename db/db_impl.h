@@ -83,25 +83,26 @@ struct db_run {
 /* The winner's launch columns, each once: SQL column, kind (TEXT or UINT) and the db_winner
  * member it holds.  They generate the column lists of storing, reading and merging a winner,
  * its binding and reading, and db check's list of the columns this rooftune stores. */
-#define WINNER_COLUMNS(FIRST, REST) \
-  FIRST(entry, TEXT, entry)         \
-  REST(arch, TEXT, arch)            \
-  REST(grid_x, TEXT, grid[0])       \
-  REST(grid_y, TEXT, grid[1])       \
-  REST(grid_z, TEXT, grid[2])       \
-  REST(block_x, TEXT, block[0])     \
-  REST(block_y, TEXT, block[1])     \
-  REST(block_z, TEXT, block[2])     \
-  REST(smem, TEXT, smem)            \
-  REST(grid_vx, UINT, grid_v[0])    \
-  REST(grid_vy, UINT, grid_v[1])    \
-  REST(grid_vz, UINT, grid_v[2])    \
-  REST(block_vx, UINT, block_v[0])  \
-  REST(block_vy, UINT, block_v[1])  \
-  REST(block_vz, UINT, block_v[2])  \
-  REST(smem_v, UINT, smem_v)        \
-  REST(vars, TEXT, vars)            \
-  REST(library_algo, TEXT, library_algo)
+#define WINNER_COLUMNS(FIRST, REST)      \
+  FIRST(entry, TEXT, entry)              \
+  REST(arch, TEXT, arch)                 \
+  REST(grid_x, TEXT, grid[0])            \
+  REST(grid_y, TEXT, grid[1])            \
+  REST(grid_z, TEXT, grid[2])            \
+  REST(block_x, TEXT, block[0])          \
+  REST(block_y, TEXT, block[1])          \
+  REST(block_z, TEXT, block[2])          \
+  REST(smem, TEXT, smem)                 \
+  REST(grid_vx, UINT, grid_v[0])         \
+  REST(grid_vy, UINT, grid_v[1])         \
+  REST(grid_vz, UINT, grid_v[2])         \
+  REST(block_vx, UINT, block_v[0])       \
+  REST(block_vy, UINT, block_v[1])       \
+  REST(block_vz, UINT, block_v[2])       \
+  REST(smem_v, UINT, smem_v)             \
+  REST(vars, TEXT, vars)                 \
+  REST(library_algo, TEXT, library_algo) \
+  REST(cubin_sha256, TEXT, cubin_sha256)
 #define WCOL_FIRST(col, kind, member)   #col
 #define WCOL_REST(col, kind, member)    "," #col
 #define WCOL_W_FIRST(col, kind, member) "w." #col

@@ -84,6 +84,35 @@ static const char merge_winners_sql[] =
     "DROP TABLE temp.map_dev; DROP TABLE temp.map_tpl; DROP TABLE temp.map_prob;\n"
     "DROP TABLE temp.map_run; DROP TABLE temp.map_res;\n";
 
+/* A cubin of SRC whose bytes do not have the SHA-256 stored with its winner is refused before
+ * anything is merged, naming that winner of the source (a merge would spread it). */
+static rt_status check_source_cubins(db *src, const char *src_path, rt_error *err) {
+  sqlite3_stmt *st;
+  rt_status s = db_stmt(src, &st, err,
+                        "SELECT w.id, coalesce(t.name,''), coalesce(r.config,''), "
+                        "rooftune_sha256(c.cubin) FROM winners w JOIN winner_cubins c ON "
+                        "c.winner_id=w.id LEFT JOIN templates t ON t.id=w.template_id LEFT JOIN "
+                        "results r ON r.id=w.result_id WHERE w.cubin_sha256 IS NOT "
+                        "rooftune_sha256(c.cubin) ORDER BY w.id LIMIT 1",
+                        "");
+  if (s) return s;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    s = rt_error_set(err, RT_ERR_DB,
+                     "the database to merge holds a damaged cubin: winner %lld (%.64s %.300s) has "
+                     "bytes whose SHA-256 (%.12s...) is not the one stored with it; nothing was "
+                     "merged: run 'rooftune db check --db %s' and merge a backup instead",
+                     (long long)sqlite3_column_int64(st, 0),
+                     (const char *)sqlite3_column_text(st, 1),
+                     (const char *)sqlite3_column_text(st, 2),
+                     (const char *)sqlite3_column_text(st, 3), src_path);
+    rt_error_locate(err, src_path, NULL, 0, 0);
+    sqlite3_finalize(st);
+    return s;
+  }
+  return db_stmt_end(src, st, rc, "checking the cubins to merge", err);
+}
+
 /* Opens SRC_PATH as a database to merge: a foreign or newer file gets its own clear error, and
  * so does a damaged one (found here, a damaged page would be reported against the file merged
  * into). */
@@ -106,6 +135,7 @@ static rt_status check_source(const char *src_path, rt_error *err) {
       s = db_stmt_end(src, qc, rc, "checking the database to merge", err);
     }
   }
+  if (!s) s = check_source_cubins(src, src_path, err);
   db_close(src);
   return s;
 }

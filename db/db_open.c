@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "db/schema.h"
+#include "tuner/core/sha256.h"
 #include "tuner/core/version.h"
 
 /* 1 when a process can create files in the folder that holds PATH (SQLite's journal, WAL and
@@ -161,6 +162,23 @@ static rt_status read_header(db *d, long long *app, long long *ver, long long *o
   return s;
 }
 
+/* rooftune_sha256(BLOB): the SHA-256 of its bytes as lowercase hex ('' for NULL), what
+ * winners.cubin_sha256 holds: the migration to schema 8 fills it, `db check` and merge compare. */
+static void sql_sha256(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
+    return;
+  }
+  const void *b = sqlite3_value_blob(argv[0]);
+  int n = sqlite3_value_bytes(argv[0]);
+  unsigned char dg[32];
+  char hex[65];
+  sha256(b ? b : "", b ? (size_t)n : 0, dg);
+  sha256_hex(dg, hex);
+  sqlite3_result_text(ctx, hex, 64, SQLITE_TRANSIENT);
+}
+
 static int db_open_handle(db *d, const char *name, int oflags) {
   if (d->h) sqlite3_close_v2(d->h);
   d->h = NULL;
@@ -168,6 +186,9 @@ static int db_open_handle(db *d, const char *name, int oflags) {
   if (rc == SQLITE_OK) {
     sqlite3_extended_result_codes(d->h, 0);
     sqlite3_busy_timeout(d->h, DB_BUSY_MS);
+    rc = sqlite3_create_function(d->h, "rooftune_sha256", 1,
+                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                 sql_sha256, NULL, NULL);
   }
   return rc;
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/core/sha256.h"
+
 /* ---- provenance --------------------------------------------------------------------- */
 
 rt_status db_ceiling_get(db *d, const db_device *dev, const char *kind, const char *dtype,
@@ -211,17 +213,41 @@ rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, 
   *out = NULL;
   *size = 0;
   sqlite3_stmt *st;
-  rt_status s =
-      db_stmt(d, &st, err, "SELECT cubin FROM winner_cubins WHERE winner_id=?", "I", winner_id);
+  rt_status s = db_stmt(d, &st, err,
+                        "SELECT c.cubin, w.cubin_sha256, coalesce(t.name,''), "
+                        "coalesce(r.config,''), coalesce(p.family,''), coalesce(p.shape,''), "
+                        "coalesce(p.dtype,''), coalesce(v.name,'') FROM winners w JOIN "
+                        "winner_cubins c ON c.winner_id=w.id LEFT JOIN templates t ON "
+                        "t.id=w.template_id LEFT JOIN results r ON r.id=w.result_id LEFT JOIN "
+                        "problems p ON p.id=w.problem_id LEFT JOIN devices v ON v.id=w.device_id "
+                        "WHERE w.id=?",
+                        "I", winner_id);
   if (s) return s;
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW && sqlite3_column_bytes(st, 0) > 0) {
     size_t n = (size_t)sqlite3_column_bytes(st, 0);
     const void *b = sqlite3_column_blob(st, 0);
-    *out = malloc(n);
-    if (!*out)
+    char stored[65], got[65];
+    db_col_text(st, 1, stored, sizeof stored);
+    unsigned char dg[32];
+    sha256(b, n, dg);
+    sha256_hex(dg, got);
+    if (strcmp(stored, got) != 0) {
+      /* damaged (or written around rooftune): never handed on to be loaded */
+      s = rt_error_set(
+          err, RT_ERR_DB,
+          "the cubin of winner %lld (%.64s %.300s, %.16s %.64s %.8s on %.64s) is "
+          "damaged: its bytes' SHA-256 is %.12s..., not the %.12s%s stored with it; "
+          "tune the problem again or restore the database from a backup",
+          winner_id, (const char *)sqlite3_column_text(st, 2),
+          (const char *)sqlite3_column_text(st, 3), (const char *)sqlite3_column_text(st, 4),
+          (const char *)sqlite3_column_text(st, 5), (const char *)sqlite3_column_text(st, 6),
+          (const char *)sqlite3_column_text(st, 7), got, stored[0] ? stored : "(none)",
+          stored[0] ? "..." : "");
+      rt_error_locate(err, d->path, NULL, 0, 0);
+    } else if (!(*out = malloc(n))) {
       s = rt_error_set(err, RT_ERR_NOMEM, "out of memory reading a cubin");
-    else {
+    } else {
       memcpy(*out, b, n);
       *size = n;
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tuner/core/sha256.h"
 #include "tuner/core/version.h"
 
 /* The hot statements, prepared once per connection (db_stmt_cached). */
@@ -537,9 +538,19 @@ static rt_status store_winner(db_run *r, long long result_id, long long tid, con
       "IIItII", r->problem_id, r->device_id, tid, toolkit, result_id,
       has_cubin ? (long long)w->cubin_size : 0LL);
   if (s) return s;
-  db_winner none;
-  memset(&none, 0, sizeof none);
-  if (!w) w = &none;
+  /* the hash is of the bytes stored here, whatever the caller's copy says */
+  db_winner hashed;
+  if (w)
+    hashed = *w;
+  else
+    memset(&hashed, 0, sizeof hashed);
+  hashed.cubin_sha256[0] = 0;
+  if (has_cubin) {
+    unsigned char dg[32];
+    sha256(w->cubin, w->cubin_size, dg);
+    sha256_hex(dg, hashed.cubin_sha256);
+  }
+  w = &hashed;
   int i = 7;
 #define WBIND_TEXT(member)       sqlite3_bind_text(st, i++, w->member, -1, SQLITE_TRANSIENT);
 #define WBIND_UINT(member)       sqlite3_bind_int64(st, i++, w->member);

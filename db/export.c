@@ -116,6 +116,7 @@ json_t *db_export_entry_json(const db_entry *e) {
   json_object_set_new(o, "entry", json_string(e->launch.entry));
   json_object_set_new(o, "arch", json_string(e->launch.arch));
   json_object_set_new(o, "cubin_bytes", json_integer((json_int_t)e->launch.cubin_size));
+  json_object_set_new(o, "cubin_sha256", json_string(e->launch.cubin_sha256));
   json_t *g = json_array(), *b = json_array();
   for (int k = 0; k < 3; k++) {
     json_array_append_new(g, json_integer(e->launch.grid_v[k]));

@@ -205,6 +205,18 @@ static const char schema_v7[] =
     ">= 0;\n"
     "ALTER TABLE results ADD COLUMN path TEXT NOT NULL DEFAULT '';\n";
 
+/* Version 8: every stored cubin carries the SHA-256 of its bytes (winners.cubin_sha256, lowercase
+ * hex; '' for a winner without a cubin), written by the store from the bytes it stores and
+ * checked by `db check`, merge and librooftune before a load.  A cubin stored before is hashed
+ * here from the bytes it has now (rooftune_sha256, the SQL function db_open registers): from
+ * the migration on, a change to those bytes is caught; one made before it cannot be told,
+ * beyond the length check winners.cubin_bytes has held since schema 2. */
+static const char schema_v8[] =
+    "ALTER TABLE winners ADD COLUMN cubin_sha256 TEXT NOT NULL DEFAULT '';\n"
+    "UPDATE winners SET cubin_sha256 =\n"
+    "  (SELECT rooftune_sha256(c.cubin) FROM winner_cubins c WHERE c.winner_id = winners.id)\n"
+    "  WHERE id IN (SELECT winner_id FROM winner_cubins);\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
@@ -214,6 +226,7 @@ static const char *const schema_migrations[] = {
     schema_v5, /* 4 -> 5 */
     schema_v6, /* 5 -> 6 */
     schema_v7, /* 6 -> 7 */
+    schema_v8, /* 7 -> 8 */
 };
 
 /* The schema version this build writes (PRAGMA user_version): the last migration's. */

@@ -18,6 +18,7 @@ struct rt_index_entry {
   char layout[8];    /* normalized layout */
   int timing_rank;   /* 0 measured, 1 replayed, 2 predicted */
   int recipe_state;  /* 0 not read yet, 1 read, 2 has none */
+  int cubin_state;   /* 0 not checked yet, 1 its bytes have the SHA-256 stored with it */
   db_recipe recipe;  /* when read */
 };
 
@@ -231,6 +232,24 @@ static void fill_from(const candidate *c, int flags, rooftune_match *m) {
   m->runnable = launchable(e) && trusted(e, flags);
 }
 
+/* Under the lock: 1 when winner x has no cubin or one whose bytes have the SHA-256 stored with
+ * it (checked once per index); else 0 with why naming the winner (db_winner_cubin's words): a
+ * damaged cubin is passed over like any winner that cannot serve, and the next rule is tried. */
+static int intact(rooftune_db *r, rt_index_entry *x, char *why, size_t size) {
+  if (!x->e->launch.cubin_size || x->cubin_state == 1) return 1;
+  void *cubin = NULL;
+  size_t n = 0;
+  rt_error err = {0};
+  rt_status s = db_winner_cubin(r->d, x->e->winner_id, &cubin, &n, &err);
+  free(cubin);
+  if (s) {
+    snprintf(why, size, "%.500s", err.text);
+    return 0;
+  }
+  x->cubin_state = 1;
+  return 1;
+}
+
 /* What admits() decided about a candidate, as a value (the count of unverified winners passed
  * over comes from it, never from the wording of why). */
 typedef enum admit_outcome {
@@ -252,6 +271,7 @@ static admit_outcome admits(rooftune_db *r, const rt_family *f, const candidate 
     not_verified(e, why, size);
     return ADMIT_UNVERIFIED;
   }
+  if ((flags & ROOFTUNE_RUNNABLE) && !intact(r, c->x, why, size)) return ADMIT_NO;
   if (c->exact) {
     for (int k = 0; k < 3; k++) {
       m->grid[k] = e->launch.grid_v[k];
@@ -403,6 +423,8 @@ static int serve(rooftune_db *r, const rt_family *f, const rooftune_query *q, co
   }
   if (k < nc) {
     fill_from(&cs[k], q->flags, m);
+    /* a damaged cubin is never called runnable, whether or not the query asked for one */
+    if (m->runnable && !intact(r, cs[k].x, why, sizeof why)) m->runnable = 0;
     m->rule = cs[k].exact       ? ROOFTUNE_RULE_EXACT
               : m->passed_count ? ROOFTUNE_RULE_NEXT
                                 : ROOFTUNE_RULE_NEAREST;

@@ -51,13 +51,15 @@ static void cand_begin(const tune_search *s, tune_cand *k) {
 }
 
 /* What a candidate runs, as a hex digest: the compile key of its complete source (NVRTC, its
- * options, the headers of its folder, the text), its launch geometry and, where times are
+ * options, the text and every file its includes find), its launch geometry and, where times are
  * predicted rather than measured, the cost numbers the prediction reads.  Two configurations
  * (or two versions of a manifest) that agree on all of it have the same timing. */
-static void code_hash(const tune_ctx *c, const tune_search *s, tune_cand *k) {
+static rt_status code_hash(const tune_ctx *c, const tune_search *s, tune_cand *k, rt_error *err) {
   const candidate_plan *pl = &k->plan;
   unsigned char key[32];
-  compile_key(s->options_digest, k->source, key);
+  rt_status st =
+      compile_key(s->options_digest, &s->copt, s->source_name, k->source, key, NULL, err);
+  if (st) return st;
   char text[512];
   int n = snprintf(text, sizeof text, "%02x%02x%02x%02x%02x%02x%02x%02x|%u,%u,%u|%u,%u,%u|%u|%lld",
                    key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7], pl->grid[0],
@@ -78,6 +80,7 @@ static void code_hash(const tune_ctx *c, const tune_search *s, tune_cand *k) {
   unsigned char dg[32];
   sha256(all, sizeof all, dg);
   sha256_hex(dg, k->code_hash);
+  return RT_OK;
 }
 
 void tune_cand_template(tune_ctx *c, const tune_search *s, size_t idx, tune_cand *k) {
@@ -91,8 +94,8 @@ void tune_cand_template(tune_ctx *c, const tune_search *s, size_t idx, tune_cand
   if (!st)
     st =
         manifest_config_source(s->m, s->sp, idx, &pl->vars, s->dtype, s->source, &k->source, &cerr);
+  if (!st) st = code_hash(c, s, k, &cerr); /* a header that is not a file fails it here */
   if (!st) {
-    code_hash(c, s, k);
     tune_plan_facts(pl, NULL, &k->facts);
     return;
   }

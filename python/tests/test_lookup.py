@@ -97,6 +97,33 @@ def test_provenance(model_db):
     assert not db.lookup("gemm", "4096x4096x4096", "bf16", toolkit="cuda 1.0, nvrtc 1.0, cublaslt 1").found
 
 
+def test_damaged_cubin_not_served(model_db, tmp_path):
+    """64 bytes flipped in the exact winner's cubin: lookup(runnable=True) passes it over as damaged,
+    naming the winner, and serves the next one; a plain lookup no longer calls it runnable."""
+    db_path = tmp_path / "damaged.db"
+    db_path.write_bytes(model_db.read_bytes())
+    with rooftune.Database(db_path) as db:
+        first = db.lookup("gemm", "4096x4096x4096", "bf16", runnable=True, allow_unverified=True)
+    assert first.found and first.runnable
+    c = sqlite3.connect(str(db_path))
+    wid, blob = c.execute("SELECT w.id, c.cubin FROM winners w JOIN winner_cubins c ON c.winner_id=w.id "
+                          "JOIN templates t ON t.id=w.template_id WHERE t.name=?", (first.template,)).fetchone()
+    b = bytearray(blob)
+    for i in range(len(b) // 2, len(b) // 2 + 64):
+        b[i] ^= 0xFF
+    c.execute("UPDATE winner_cubins SET cubin=? WHERE winner_id=?", (bytes(b), wid))
+    c.commit()
+    c.close()
+    with rooftune.Database(db_path) as db:
+        m = db.lookup("gemm", "4096x4096x4096", "bf16", runnable=True, allow_unverified=True)
+        assert m.template != first.template, m
+        assert m.found or m.rule == "library"
+        assert any(first.template in line and "damaged" in line and "winner %d" % wid in line
+                   for line in m.passed_over), m.passed_over
+        plain = db.lookup("gemm", "4096x4096x4096", "bf16", allow_unverified=True)
+        assert plain.template == first.template and plain.match == "exact" and not plain.runnable
+
+
 def test_errors(model_db, tmp_path):
     db = rooftune.Database(model_db)
     with pytest.raises(rooftune.RooftuneError) as e:

@@ -12,8 +12,8 @@
  * had them.
  *
  * On NVRTC's include path: manifest_compile_options adds the shipped templates' common/ folder
- * (so a template writes #include "rt_ptx.h", and its files are part of every compile's cache
- * key); the index headers, which the host tests include from the repository root, write
+ * (so a template writes #include "rt_ptx.h"; whichever file an include finds is part of that
+ * compile's cache key, compile_key); the index headers, which the host tests include from the repository root, write
  * "../common/rt_ptx.h".
  *
  * wgmma.mma_async: PTX_WGMMA_SS(name, N, AB, K, TAIL) defines name(d, da, db, first), A and B

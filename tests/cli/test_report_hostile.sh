@@ -3,7 +3,7 @@
 # declared family on the model device, rechecked) has a script payload, markup that closes what
 # it is in and invalid UTF-8 appended to every text column of every row (poison_db.py: once
 # every column; once all but the problems' and devices' keys, template names, toolkits,
-# statuses and timings, so its rows are the job's problems and still plot), and is merged into
+# statuses, timings and cubin hashes, so its rows are the job's problems and still plot), and is merged into
 # a team database with `job merge`, as a nightly would.  `db check` flags the markup in both
 # (exit 1, naming the table, row and column); `rooftune report` of each, and the report
 # `job run` writes into its output, are valid UTF-8 and well-formed, hold only the report's
@@ -34,6 +34,9 @@ python3 "$here/poison_db.py" "$tmp/all.db" >"$tmp/p1" || die "poison every colum
 keys=problems.family,problems.shape,problems.dtype,problems.layout,problems.dims,problems.args,devices.name
 keys=$keys,templates.name,templates.family,templates.source_hash,templates.manifest_hash,runs.toolkit
 keys=$keys,results.toolkit,winners.toolkit,results.status,runs.status,results.timing,runs.command
+# a cubin's hash poisoned makes its cubin damaged, and merge refuses such a file whole
+# (test_cubin_hash.sh): kept, so the markup merges
+keys=$keys,winners.cubin_sha256
 python3 "$here/poison_db.py" "$tmp/evil.db" --keep "$keys" >"$tmp/p2" || die "poison"
 "$bin" db check --db "$tmp/evil.db" >"$tmp/check" 2>&1 && die "db check calls the hostile shard ok"
 grep -q "results row [0-9]*: diag_limit holds markup" "$tmp/check" || die "db check does not flag diag_limit: $(head -3 "$tmp/check")"

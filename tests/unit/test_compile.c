@@ -199,12 +199,14 @@ TEST_CASE(cache_key) {
   opt.arch = "sm_90";
   CHECK_INT(compile_options_digest(&opt, d2, &err), RT_OK);
   CHECK(memcmp(d1, d2, 32) != 0);
-  compile_key(d1, kernel, k1);
-  compile_key(d1, broken, k2);
-  compile_key(d2, kernel, k3);
+  CHECK_INT(compile_key(d1, &opt, "scale.cu", kernel, k1, NULL, &err), RT_OK);
+  CHECK_INT(compile_key(d1, &opt, "scale.cu", broken, k2, NULL, &err), RT_OK);
+  CHECK_INT(compile_key(d2, &opt, "scale.cu", kernel, k3, NULL, &err), RT_OK);
   CHECK(memcmp(k1, k2, 32) != 0 && memcmp(k1, k3, 32) != 0);
-  compile_key(d1, kernel, k2);
+  CHECK_INT(compile_key(d1, &opt, "scale.cu", kernel, k2, NULL, &err), RT_OK);
   CHECK(memcmp(k1, k2, 32) == 0);
+  CHECK_INT(compile_key(d1, &opt, "other.cu", kernel, k2, NULL, &err), RT_OK);
+  CHECK(memcmp(k1, k2, 32) != 0); /* the name: where quoted includes start, __FILE__ */
 }
 
 TEST_LIST(TEST_ENTRY(sm80), TEST_ENTRY(sm90_ptx_copy), TEST_ENTRY(cpp_names),

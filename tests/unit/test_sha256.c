@@ -1,5 +1,10 @@
-/* test_sha256.c — FIPS 180-4 / NIST example vectors, and incremental updates equal one call. */
+/* test_sha256.c — FIPS 180-4 / NIST example vectors, incremental updates equal one call, and a
+ * file's digest reads only a regular file (a FIFO or /dev/zero is refused at once, not read). */
 /* stages: core */
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "test.h"
 #include "tuner/core/sha256.h"
 
@@ -35,4 +40,25 @@ TEST_CASE(digests) {
   CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
-TEST_LIST(TEST_ENTRY(digests))
+TEST_CASE(files) {
+  char dir[] = "/tmp/rooftune-sha-XXXXXX", path[64], fifo[64], hex[65];
+  if (!mkdtemp(dir)) test_skip("no temporary folder");
+  snprintf(path, sizeof path, "%s/f", dir);
+  snprintf(fifo, sizeof fifo, "%s/p", dir);
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    fputs("abc", f);
+    fclose(f);
+  }
+  CHECK_INT(sha256_file(path, hex), 0);
+  CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK_INT(mkfifo(fifo, 0600), 0);
+  CHECK_INT(sha256_file(fifo, hex), -1);        /* no writer: it would block forever */
+  CHECK_INT(sha256_file("/dev/zero", hex), -1); /* it would never end */
+  CHECK_INT(sha256_file(dir, hex), -1);
+  unlink(fifo);
+  unlink(path);
+  rmdir(dir);
+}
+
+TEST_LIST(TEST_ENTRY(digests), TEST_ENTRY(files))

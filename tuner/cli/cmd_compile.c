@@ -260,8 +260,13 @@ static rt_status compile_dry_run(const compile_job *jobs, size_t n, const compil
   unsigned char digest[32], key[32];
   rt_status s = compile_options_digest(copt, digest, err);
   for (size_t i = 0; !s && i < n; i++) {
-    compile_key(digest, jobs[i].source, key);
-    if (cache && cubin_cache_get(cache, key, &results[i])) {
+    rt_error kerr = {0};
+    if (compile_key(digest, copt, jobs[i].name, jobs[i].source, key, NULL, &kerr)) {
+      memset(&results[i], 0, sizeof results[i]);
+      results[i].status = kerr.code;
+      snprintf(results[i].message, sizeof results[i].message, "%.255s", kerr.text);
+      st->failed++;
+    } else if (cache && cubin_cache_get(cache, key, &results[i])) {
       st->cache_hits++;
       if (results[i].status == RT_OK)
         st->compiled++;

@@ -1,8 +1,8 @@
-/* compile.c — NVRTC to cubin, the ptxas report parser and the cache key (see compile.h). */
+/* compile.c — NVRTC to cubin, the ptxas report parser and the options digest (see compile.h;
+ * the key's include lookups are compile_deps.c's). */
 #include "tuner/compile/compile.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,59 +143,6 @@ static void compile_hash_str(sha256_ctx *c, const char *s) {
   sha256_update(c, s, strlen(s) + 1);
 }
 
-static int compile_is_header_name(const char *n) {
-  const char *dot = strrchr(n, '.');
-  return dot && (!strcmp(dot, ".h") || !strcmp(dot, ".cuh") || !strcmp(dot, ".hpp") ||
-                 !strcmp(dot, ".inc"));
-}
-
-static int compile_cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Hashes the names and contents of the header files in dir, in name order. */
-static rt_status compile_hash_headers(sha256_ctx *c, const char *dir, rt_error *err) {
-  DIR *d = opendir(dir);
-  if (!d) return RT_OK; /* a missing folder adds nothing; NVRTC will say if a header is missing */
-  char **names = NULL;
-  size_t count = 0, cap = 0;
-  struct dirent *e;
-  rt_status s = RT_OK;
-  while ((e = readdir(d))) {
-    if (!compile_is_header_name(e->d_name)) continue;
-    if (count == cap) {
-      cap = cap ? cap * 2 : 16;
-      char **grown = realloc(names, cap * sizeof *names);
-      if (!grown) {
-        s = rt_error_set(err, RT_ERR_NOMEM, "out of memory listing %s", dir);
-        break;
-      }
-      names = grown;
-    }
-    if (!(names[count] = strdup(e->d_name))) {
-      s = rt_error_set(err, RT_ERR_NOMEM, "out of memory listing %s", dir);
-      break;
-    }
-    count++;
-  }
-  closedir(d);
-  if (!s && count) qsort(names, count, sizeof *names, compile_cmp_str);
-  for (size_t i = 0; !s && i < count; i++) {
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    FILE *f = fopen(path, "rb");
-    if (!f) continue;
-    compile_hash_str(c, names[i]);
-    char buf[8192];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(c, buf, got);
-    fclose(f);
-  }
-  for (size_t i = 0; i < count; i++) free(names[i]);
-  free(names);
-  return s;
-}
-
 rt_status compile_options_digest(const compile_options *opt, unsigned char digest[32],
                                  rt_error *err) {
   const char **argv;
@@ -207,7 +154,7 @@ rt_status compile_options_digest(const compile_options *opt, unsigned char diges
   if (s) return s;
   sha256_ctx c;
   sha256_init(&c);
-  compile_hash_str(&c, "rooftune-compile-1");
+  compile_hash_str(&c, "rooftune-compile-2"); /* 2: the headers are compile_key's */
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
   char v[32];
@@ -217,19 +164,8 @@ rt_status compile_options_digest(const compile_options *opt, unsigned char diges
   free(storage);
   compile_hash_str(&c, opt->entry ? opt->entry : "(first kernel)");
   compile_hash_str(&c, opt->want_ptx ? "ptx" : "no ptx");
-  for (int i = 0; !s && i < opt->include_count; i++)
-    s = compile_hash_headers(&c, opt->include_dirs[i], err);
   sha256_final(&c, digest);
-  return s;
-}
-
-void compile_key(const unsigned char options_digest[32], const char *source,
-                 unsigned char key[32]) {
-  sha256_ctx c;
-  sha256_init(&c);
-  sha256_update(&c, options_digest, 32);
-  sha256_update(&c, source, strlen(source));
-  sha256_final(&c, key);
+  return RT_OK;
 }
 
 /* ---------------------------------------------------------------- ptxas report */

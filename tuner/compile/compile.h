@@ -104,13 +104,45 @@ rt_status compile_result_copy(compile_result *dst, const compile_result *src);
 rt_status compile_build_options(const compile_options *opt, const char ***argv, int *argc,
                                 char **storage, rt_error *err);
 
-/* Digest of everything but the source that decides the output: NVRTC's version, the option
- * list, the entry, want_ptx, and the contents of the header files (*.h, *.cuh, *.hpp, *.inc) in
- * the caller's include folders.  compile_key mixes it with one source text: the cubin cache's
- * key.  Compute the options digest once per run. */
+/* Digest of everything but the source and the files it includes that decides the output:
+ * NVRTC's version, the option list (the toolkit's include folders among them), the entry and
+ * want_ptx.  It reads no file.  Compute it once per run. */
 rt_status compile_options_digest(const compile_options *opt, unsigned char digest[32],
                                  rt_error *err);
-void compile_key(const unsigned char options_digest[32], const char *source, unsigned char key[32]);
+
+/* What compile_key looked at: the #include lines followed, the places tried in vain, the files
+ * found and the bytes of those it read. */
+typedef struct compile_deps_stats {
+  int includes;
+  int misses;
+  int files;
+  long long bytes;
+  /* set by the caller (kept by compile_key): called with each file found, or NULL */
+  void (*found)(void *ctx, const char *path, int toolkit);
+  void *ctx;
+} compile_deps_stats;
+
+/* The cubin cache's key of one compile (content addressed): the options digest, the program's
+ * name (its folder is where NVRTC starts a quoted include of the main text: the process's
+ * working folder for a bare name like "gemm_mma.cu"; __FILE__), the text, and every include
+ * lookup as NVRTC makes it (NVRTC 13 reports no dependencies itself: -M, -MD, -MF and
+ * --dependency-output are unknown options).  An `#include "x"` is looked for in the including
+ * file's folder, then in the -I folders in order (the toolkit's, its cccl/, the caller's
+ * include_dirs, -I/--include-path in extra); an `#include <x>` in the -I folders only; only the
+ * including file's own folder, never those of the files that included it (measured with
+ * NVRTC's -fdevice-time-trace, which names the headers it opened; test_compile_deps holds this
+ * scan to that list).  Each place tried is keyed: a miss by its path, the file found by its
+ * path and the SHA-256 of its bytes (then its own includes, each file once), a header of the
+ * toolkit by its path, size and modification time (not read: it is NVRTC's release).  Every
+ * #include line counts, whatever #if it sits in, so a key is never short of a file a
+ * configuration reads, and a header that appears, moves or changes moves the key (a compile
+ * error from a missing header is keyed by the miss and never served once the file is there).
+ * Only regular files are read: a FIFO, a device or a link to one that a lookup finds is
+ * refused by its path (RT_ERR_IO) before NVRTC would block on it, and an #include whose name is
+ * a macro is refused (RT_ERR_UNSUPPORTED).  stats may be NULL.  On an error key is zeroed. */
+rt_status compile_key(const unsigned char options_digest[32], const compile_options *opt,
+                      const char *name, const char *source, unsigned char key[32],
+                      compile_deps_stats *stats, rt_error *err);
 
 /* Parses a ptxas -v log for kernel `entry` (its lowered name; NULL: the first kernel in the
  * log).  Returns RT_OK and report->found = 1, or RT_ERR_NOT_FOUND when the kernel is absent. */

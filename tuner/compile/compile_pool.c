@@ -213,7 +213,7 @@ static void pool_finish(compile_result *results, size_t i, compile_result *r,
     stats->compile_errors++;
   else
     stats->failed++;
-  if (!r->cache_hit) {
+  if (!r->cache_hit && key) { /* no key: it failed before a compile */
     stats->compile_seconds += r->seconds;
     if (popt->cache) cubin_cache_put(popt->cache, key, r, NULL);
   }
@@ -239,7 +239,7 @@ static int pool_rm_entry(const char *path, const struct stat *sb, int type, stru
 static void pool_failure(compile_result *r, int status, const char *msg) {
   memset(r, 0, sizeof *r);
   r->status = status;
-  snprintf(r->message, sizeof r->message, "%s", msg);
+  snprintf(r->message, sizeof r->message, "%.255s", msg);
   r->log = strdup(msg);
 }
 
@@ -324,9 +324,14 @@ rt_status compile_pool_run(const compile_job *jobs, size_t n, const compile_opti
   }
   size_t npending = 0;
   for (size_t i = 0; i < n; i++) {
-    compile_key(digest, jobs[i].source, keys[i]);
     compile_result hit;
-    if (popt.cache && cubin_cache_get(popt.cache, keys[i], &hit)) {
+    rt_error kerr = {0};
+    if (compile_key(digest, opt, jobs[i].name, jobs[i].source, keys[i], NULL, &kerr)) {
+      /* a header it would read is not a file (a FIFO NVRTC would block on) or cannot be
+       * named: that job fails with the reason, uncompiled and unstored */
+      pool_failure(&hit, kerr.code ? kerr.code : RT_ERR_IO, kerr.text);
+      pool_finish(results, i, &hit, &popt, NULL, &stats);
+    } else if (popt.cache && cubin_cache_get(popt.cache, keys[i], &hit)) {
       stats.cache_hits++;
       pool_finish(results, i, &hit, &popt, keys[i], &stats);
     } else {

@@ -3,9 +3,11 @@
  * One SQLite file, cubins.db, in $ROOFTUNE_CACHE_DIR, else $XDG_CACHE_HOME/rooftune, else
  * ~/.cache/rooftune; ROOFTUNE_CACHE_DIR=off turns the cache off.  WAL mode, a busy timeout so
  * parallel runs share it, prepared statements only.  The key is compile_key(): SHA-256 over the
- * source text, the NVRTC option list, NVRTC's version, the architecture, the entry and the
- * template folder's headers.  A row keeps the whole compile_result: status (compiled or compile
- * error: both are deterministic; crashes and timeouts are not stored), message, log, cubin, PTX,
+ * source text, the NVRTC option list, NVRTC's version, the architecture, the entry and every
+ * include lookup the compile makes (the bytes of each file found, each place that was missed),
+ * so a row is the result of exactly the files that were there.  A row keeps the whole
+ * compile_result: status (compiled or compile error: both are deterministic for those files;
+ * crashes and timeouts are not stored), message, log, cubin, PTX,
  * lowered name and the ptxas report.  The table's name carries the row format's version
  * (cubins_v1), so a format change leaves old rows unread at once (tinygrad's habit).
  *

@@ -1,8 +1,11 @@
 /* sha256.c — SHA-256 as FIPS 180-4 specifies it (section 6.2), byte-oriented and portable. */
 #include "tuner/core/sha256.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const uint32_t sha256_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -111,8 +114,19 @@ void sha256_hex(const unsigned char digest[32], char hex[65]) {
 }
 
 int sha256_file(const char *path, char hex[65]) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
+  /* a FIFO would block the open and a device never end: only a regular file is read (fileio.h) */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  if (fd < 0) return -1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -1;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return -1;
+  }
   sha256_ctx c;
   sha256_init(&c);
   unsigned char buf[16384], d[32];

@@ -22,7 +22,8 @@ void sha256_final(sha256_ctx *c, unsigned char out[32]);
 void sha256(const void *data, size_t n, unsigned char out[32]);
 /* 64 lowercase hex digits and a NUL into hex. */
 void sha256_hex(const unsigned char digest[32], char hex[65]);
-/* The hex digest of a whole file's bytes; 0 on success, -1 when it cannot be read. */
+/* The hex digest of a whole file's bytes; 0 on success, -1 when it cannot be read or is not a
+ * regular file (a FIFO or a device is never opened for reading, so this never blocks). */
 int sha256_file(const char *path, char hex[65]);
 
 #endif
