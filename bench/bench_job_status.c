@@ -4,7 +4,8 @@
  * problem stored through the database API); then the times of loading the job file, of
  * job_status() (the states of every problem, read in one pass over the runs and winners) and of
  * `rooftune job status --json` end to end, and the time per problem, which stays flat when the
- * work is linear.
+ * work is linear.  Each size runs twice: the problems' target a family ("gemm"), then a template
+ * ("gemm_mma", whose manifest the job file's loader finds once, not once per problem).
  *
  *     bench_job_status [N ...]        prints figures; exits 1 when a property (not a time) fails */
 #include <jansson.h>
@@ -31,7 +32,7 @@ static void shape_of(int i, char *buf, size_t size) {
   snprintf(buf, size, "%dx%dx64", 16 + i % 10000, 16 + i / 10000);
 }
 
-static void write_job(const char *path, const char *dbp, int n) {
+static void write_job(const char *path, const char *dbp, int n, const char *target) {
   FILE *f = fopen(path, "w");
   if (!f) {
     perror(path);
@@ -47,7 +48,7 @@ static void write_job(const char *path, const char *dbp, int n) {
   for (int i = 0; i < n; i++) {
     char s[64];
     shape_of(i, s, sizeof s);
-    fprintf(f, "  {\"target\": \"gemm\", \"shape\": \"%s\"}%s\n", s, i + 1 < n ? "," : "");
+    fprintf(f, "  {\"target\": \"%s\", \"shape\": \"%s\"}%s\n", target, s, i + 1 < n ? "," : "");
   }
   fprintf(f, "]}\n");
   fclose(f);
@@ -139,14 +140,15 @@ int main(int argc, char **argv) {
   const char *bin = getenv("ROOFTUNE_BIN");
   int bad = 0;
   printf("job status on the model device, one run, result and winner per problem (%s)\n", dir);
-  printf("%10s %10s %12s %12s %14s %12s\n", "problems", "load s", "status s", "us/problem",
-         "command s", "fresh");
-  for (int s = 0; s < nsizes; s++) {
-    int n = sizes[s];
+  printf("%10s %10s %10s %12s %12s %14s %12s\n", "problems", "target", "load s", "status s",
+         "us/problem", "command s", "fresh");
+  for (int s = 0; s < 2 * nsizes; s++) {
+    int n = sizes[s / 2];
+    const char *target = s % 2 ? "gemm_mma" : "gemm";
     char jp[300], dbp[300];
     snprintf(jp, sizeof jp, "%s/big-%d.json", dir, n);
     snprintf(dbp, sizeof dbp, "%s/big-%d.db", dir, n);
-    write_job(jp, dbp, n);
+    write_job(jp, dbp, n, target);
     make_db(dbp, n);
     rt_error err = {0};
     job *j = NULL;
@@ -182,7 +184,7 @@ int main(int argc, char **argv) {
       if (system(cmd) != 0) bad = 1;
       t_cmd = now_s() - t0;
     }
-    printf("%10d %10.2f %12.2f %12.1f %14.2f %12zu\n", n, t_load, t_status,
+    printf("%10d %10s %10.2f %12.2f %12.1f %14.2f %12zu\n", n, target, t_load, t_status,
            1e6 * (t_load + t_status) / n, t_cmd, fresh);
     if (!getenv("KEEP")) unlink(jp);
     if (!getenv("KEEP")) unlink(dbp);
