@@ -30,8 +30,9 @@ static long write_kt(const char *path, int n) {
     perror(path);
     exit(1);
   }
-  fprintf(f, "{\"device_name\": \"bench\", \"kernel_name\": \"k\", \"tune_params_keys\": [\"x\"],\n"
-             " \"tune_params\": {\"x\": [");
+  fprintf(f,
+          "{\"device_name\": \"bench\", \"kernel_name\": \"k\", \"tune_params_keys\": [\"x\"],\n"
+          " \"tune_params\": {\"x\": [");
   for (int i = 0; i < n; i++) fprintf(f, "%s%ld", i ? ", " : "", value_of(i, n));
   fprintf(f, "]},\n \"cache\": {\n");
   int rec = n < 65535 ? n : 65535;
@@ -50,8 +51,9 @@ static long write_ktt(const char *path, int n) {
     perror(path);
     exit(1);
   }
-  fprintf(f, "{\"Metadata\": {\"Device\": \"bench\", \"TimeUnit\": \"Microseconds\"},\n"
-             " \"Results\": [\n");
+  fprintf(f,
+          "{\"Metadata\": {\"Device\": \"bench\", \"TimeUnit\": \"Microseconds\"},\n"
+          " \"Results\": [\n");
   for (int i = 0; i < n; i++)
     fprintf(f,
             "  {\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": [{\"Name\": \"x\", "
