@@ -207,6 +207,55 @@ rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error
   return s;
 }
 
+/* ENTRY_SELECT without cubins, for the winner ids WHERE picks (NULL: all), in id order. */
+static void entry_sql(char *sql, size_t size, const char *where) {
+  snprintf(sql, size, ENTRY_SELECT, "NULL");
+  char *order = strstr(sql, " ORDER BY w.id");
+  if (where && order) {
+    size_t at = (size_t)(order - sql);
+    snprintf(sql + at, size - at, " WHERE %s ORDER BY w.id", where);
+  }
+}
+
+rt_status db_entries_each(db *d, db_entry_fn fn, void *ctx, rt_error *err) {
+  int rc = db_exec_retry(d->h, "BEGIN");
+  if (rc != SQLITE_OK) return db_fail(d, rc, "reading winners", err);
+  char sql[2048];
+  entry_sql(sql, sizeof sql, NULL);
+  sqlite3_stmt *st;
+  db_entry *e = malloc(sizeof *e); /* one row at a time: a winner is 15 kB of buffers */
+  rt_status s = e ? db_stmt(d, &st, err, sql, "")
+                  : rt_error_set(err, RT_ERR_NOMEM, "out of memory reading winners");
+  if (!s) {
+    while (!s && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      memset(e, 0, sizeof *e);
+      read_entry(st, e);
+      s = fn(e, ctx, err);
+    }
+    rt_status e2 = db_stmt_end(d, st, s ? SQLITE_DONE : rc, "reading winners", err);
+    if (!s) s = e2;
+  }
+  free(e);
+  sqlite3_exec(d->h, "COMMIT", NULL, NULL, NULL);
+  return s;
+}
+
+rt_status db_entry_get(db *d, long long winner_id, db_entry *out, rt_error *err) {
+  memset(out, 0, sizeof *out);
+  char sql[2048];
+  entry_sql(sql, sizeof sql, "w.id=?");
+  sqlite3_stmt *st;
+  rt_status s = db_stmt(d, &st, err, sql, "I", winner_id);
+  if (s) return s;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    read_entry(st, out);
+  else if (rc == SQLITE_DONE)
+    s = rt_error_set(err, RT_ERR_NOT_FOUND, "%s holds no winner %lld", d->path, winner_id);
+  rt_status e = db_stmt_end(d, st, rc == SQLITE_ROW ? SQLITE_DONE : rc, "reading a winner", err);
+  return s ? s : e;
+}
+
 rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, rt_error *err) {
   *out = NULL;
   *size = 0;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "tuner/core/sha256.h"
+#include "tuner/core/util.h"
 #include "tuner/device/device.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
@@ -51,7 +52,9 @@ static int pkey_cmp(pkey a, pkey b) {
 static pkey run_key(const db_run_info *r) {
   return (pkey){r->family, r->shape, r->dtype, r->layout};
 }
-static pkey win_key(const db_entry *e) { return (pkey){e->family, e->shape, e->dtype, e->layout}; }
+static pkey win_key(const job_winner *e) {
+  return (pkey){e->family, e->shape, e->dtype, e->layout};
+}
 
 static int cmp_run(const void *a, const void *b, void *ctx) {
   const job_env *env = ctx;
@@ -106,15 +109,56 @@ static pkey problem_key(const job_problem *q) {
   return (pkey){q->family, q->key_shape, q->dtype, q->layout};
 }
 
-rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
+static void free_winners(job_env *env) {
+  for (size_t i = 0; i < env->nwinners; i++) free(env->winners[i].config);
   free(env->winners);
-  free(env->runs);
   env->winners = NULL;
+  env->nwinners = env->wincap = 0;
+}
+
+/* db_entries_each's callback: keeps what a job reads of a winner made on env's GPU model. */
+static rt_status keep_winner(const db_entry *e, void *ctx, rt_error *err) {
+  job_env *env = ctx;
+  if (strcmp(e->device.name, env->device.name)) return RT_OK; /* another GPU's: never current */
+  if (env->nwinners == env->wincap) {
+    size_t cap = env->wincap ? 2 * env->wincap : 64;
+    job_winner *g = realloc(env->winners, cap * sizeof *g);
+    if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading winners");
+    env->winners = g;
+    env->wincap = cap;
+  }
+  job_winner *w = &env->winners[env->nwinners];
+  memset(w, 0, sizeof *w);
+  if (!(w->config = strdup(e->config)))
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading winners");
+  env->nwinners++;
+  w->winner_id = e->winner_id;
+  rt_copy(w->family, sizeof w->family, e->family);
+  rt_copy(w->shape, sizeof w->shape, e->shape);
+  rt_copy(w->dtype, sizeof w->dtype, e->dtype);
+  rt_copy(w->layout, sizeof w->layout, e->layout);
+  rt_copy(w->template_name, sizeof w->template_name, e->template_name);
+  rt_copy(w->source_hash, sizeof w->source_hash, e->source_hash);
+  rt_copy(w->manifest_hash, sizeof w->manifest_hash, e->manifest_hash);
+  rt_copy(w->toolkit, sizeof w->toolkit, e->toolkit);
+  rt_copy(w->created_at, sizeof w->created_at, e->created_at);
+  w->template_stale = e->template_stale;
+  w->driver_version = e->device.driver_version;
+  w->timing = e->timing;
+  w->time_ms = e->time_ms;
+  w->spread = e->spread;
+  w->library = e->launch.library_algo[0] != 0;
+  return RT_OK;
+}
+
+rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
+  free_winners(env);
+  free(env->runs);
   env->runs = NULL;
-  env->nwinners = env->nruns = 0;
+  env->nruns = 0;
   env->now = now_epoch();
   rt_status rc = RT_OK;
-  if (d) rc = db_entries(d, 0, &env->winners, &env->nwinners, err);
+  if (d) rc = db_entries_each(d, keep_winner, env, err);
   if (d && !rc) rc = db_runs(d, &env->runs, &env->nruns, err);
   if (!rc) rc = build_index(env, err);
   return rc;
@@ -144,7 +188,7 @@ rt_status job_env_open(job_env *env, const char *spec, db *d, rt_error *err) {
 }
 
 void job_env_free(job_env *env) {
-  free(env->winners);
+  free_winners(env);
   free(env->runs);
   free(env->tv);
   free(env->run_by_problem);
@@ -191,24 +235,24 @@ int job_run_is_recheck(const db_run_info *r) {
 }
 
 /* The winners of problem q on this GPU model (any driver or toolkit when all is set). */
-static int winner_matches(const job *j, const job_problem *q, const job_env *env, const db_entry *e,
-                          int all) {
+static int winner_matches(const job *j, const job_problem *q, const job_env *env,
+                          const job_winner *e, int all) {
   if (!same_problem(q, e->family, e->shape, e->dtype, e->layout)) return 0;
   if (q->is_template && strcmp(e->template_name, q->target)) return 0;
-  if (strcmp(e->device.name, env->device.name)) return 0;
+  /* env keeps only the winners of its GPU model (keep_winner) */
   if (all) return 1;
   if (e->template_stale) return 0; /* a newer version of its template has been tuned since */
-  if (j->fresh.driver && e->device.driver_version != env->device.driver_version) return 0;
+  if (j->fresh.driver && e->driver_version != env->device.driver_version) return 0;
   if (j->fresh.toolkit && strcmp(e->toolkit, env->toolkit)) return 0;
   return 1;
 }
 
-size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out,
+size_t job_current_winners(const job *j, size_t k, const job_env *env, const job_winner **out,
                            size_t cap) {
   size_t n = 0, lo, hi;
   key_range(env, 0, problem_key(&j->problems[k]), &lo, &hi);
   for (size_t x = lo; x < hi; x++) {
-    const db_entry *e = &env->winners[env->win_by_problem[x]];
+    const job_winner *e = &env->winners[env->win_by_problem[x]];
     if (winner_matches(j, &j->problems[k], env, e, 0)) {
       if (n < cap) out[n] = e;
       n++;
@@ -263,10 +307,10 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
     }
   }
   /* the winners */
-  const db_entry *cur[64];
+  const job_winner *cur[64];
   size_t ncur = job_current_winners(j, k, env, cur, 64);
   if (ncur > 64) ncur = 64;
-  const db_entry *any = NULL;
+  const job_winner *any = NULL;
   key_range(env, 0, problem_key(q), &lo, &hi);
   for (size_t x = lo; x < hi; x++)
     if (winner_matches(j, q, env, &env->winners[env->win_by_problem[x]], 1))
@@ -302,7 +346,7 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
                  any->toolkit, env->toolkit);
       else
         snprintf(out->reason, sizeof out->reason, "tuned under driver %d (now %d)",
-                 any->device.driver_version, env->device.driver_version);
+                 any->driver_version, env->device.driver_version);
       return;
     }
     if (nruns && !stored && job_problem_split(j, k, s) && !strcmp(last->status, "done")) {
@@ -345,8 +389,15 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   out->kind = JOB_STATE_FRESH;
 }
 
+/* What a recheck of a winner is matched by, from a db_entry or a job_winner. */
+typedef struct recheck_key {
+  const char *family, *shape, *dtype, *layout, *device, *toolkit, *template_name, *config;
+  int driver_version;
+  double time_ms, spread;
+} recheck_key;
+
 /* The recheck of e among the runs picked by idx (NULL: all), n of them. */
-static const db_run_info *last_recheck(const db_entry *e, const db_run_info *runs,
+static const db_run_info *last_recheck(const recheck_key *e, const db_run_info *runs,
                                        const size_t *idx, size_t n, double tol,
                                        recheck_verdict *verdict) {
   const db_run_info *found = NULL;
@@ -354,8 +405,8 @@ static const db_run_info *last_recheck(const db_entry *e, const db_run_info *run
     const db_run_info *r = &runs[idx ? idx[i] : i];
     if (!job_run_is_recheck(r) || r->results == 0) continue;
     if (strcmp(r->family, e->family) || strcmp(r->shape, e->shape) || strcmp(r->dtype, e->dtype) ||
-        strcmp(r->layout, e->layout) || strcmp(r->device.name, e->device.name) ||
-        r->device.driver_version != e->device.driver_version || strcmp(r->toolkit, e->toolkit) ||
+        strcmp(r->layout, e->layout) || strcmp(r->device.name, e->device) ||
+        r->device.driver_version != e->driver_version || strcmp(r->toolkit, e->toolkit) ||
         strcmp(r->last_template, e->template_name) || strcmp(r->last_config, e->config))
       continue;
     found = r;
@@ -371,13 +422,20 @@ static const db_run_info *last_recheck(const db_entry *e, const db_run_info *run
 
 const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns,
                                     double tol, recheck_verdict *verdict) {
-  return last_recheck(e, runs, NULL, nruns, tol, verdict);
+  recheck_key k = {e->family,        e->shape,       e->dtype,
+                   e->layout,        e->device.name, e->toolkit,
+                   e->template_name, e->config,      e->device.driver_version,
+                   e->time_ms,       e->spread};
+  return last_recheck(&k, runs, NULL, nruns, tol, verdict);
 }
 
-const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol,
+const db_run_info *job_env_last_recheck(const job_env *env, const job_winner *e, double tol,
                                         recheck_verdict *verdict) {
   size_t lo, hi;
   key_range(env, 1, win_key(e), &lo, &hi);
-  return last_recheck(e, env->runs, env->run_by_problem ? env->run_by_problem + lo : NULL, hi - lo,
+  recheck_key k = {e->family,         e->shape,   e->dtype,         e->layout,
+                   env->device.name,  e->toolkit, e->template_name, e->config,
+                   e->driver_version, e->time_ms, e->spread};
+  return last_recheck(&k, env->runs, env->run_by_problem ? env->run_by_problem + lo : NULL, hi - lo,
                       tol, verdict);
 }
