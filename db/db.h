@@ -295,6 +295,10 @@ typedef struct db_run_info {
 
 /* Every run, oldest first (by start time); *out malloc'ed (free it), *n entries. */
 rt_status db_runs(db *d, db_run_info **out, size_t *n, rt_error *err);
+/* The same runs one at a time: fn with each (it lives until fn returns); a status other than
+ * RT_OK from fn stops the reading and is returned. */
+typedef rt_status (*db_run_fn)(const db_run_info *r, void *ctx, rt_error *err);
+rt_status db_runs_each(db *d, db_run_fn fn, void *ctx, rt_error *err);
 /* Sets run RUN_ID's status ("done", "failed" or "interrupted"; finished_at set when it had
  * none): a job marks the runs of a killed process interrupted, and a run its time budget cut.
  * RT_ERR_NOT_FOUND when there is no such run. */

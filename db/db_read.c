@@ -367,26 +367,28 @@ static void read_run_info(sqlite3_stmt *st, db_run_info *u) {
   u->last_spread = db_col_real(st, i++);
 }
 
+/* Every run, oldest first, with its problem, device and results' summary. */
+static const char runs_sql[] =
+    "SELECT u.id, p.family, p.shape, p.dtype, p.layout, v.name, v.sm_count, v.cc_major, "
+    "v.cc_minor, v.driver_version, u.toolkit, u.status, u.started_at, "
+    "coalesce(u.finished_at,''), "
+    "u.budget, u.command, "
+    "(SELECT count(*) FROM results r WHERE r.run_id=u.id), "
+    "(SELECT count(*) FROM results r WHERE r.run_id=u.id AND r.status='OK'), "
+    "b.time_ms, b.spread, b.timing, bt.name, b.config, "
+    "l.status, lt.name, l.config, l.time_ms, l.spread "
+    "FROM runs u JOIN problems p ON p.id=u.problem_id JOIN devices v ON v.id=u.device_id "
+    "LEFT JOIN results b ON b.id=(SELECT r.id FROM results r WHERE r.run_id=u.id AND "
+    "  r.status='OK' AND r.time_ms IS NOT NULL ORDER BY r.time_ms, r.id LIMIT 1) "
+    "LEFT JOIN templates bt ON bt.id=b.template_id "
+    "LEFT JOIN results l ON l.id=(SELECT max(r.id) FROM results r WHERE r.run_id=u.id) "
+    "LEFT JOIN templates lt ON lt.id=l.template_id "
+    "ORDER BY u.started_at, u.id";
+
 /* Inside the read transaction: every run into *out (malloc'ed, grown as rows come). */
 static rt_status read_runs(db *d, db_run_info **out, size_t *n, rt_error *err) {
-  static const char sql[] =
-      "SELECT u.id, p.family, p.shape, p.dtype, p.layout, v.name, v.sm_count, v.cc_major, "
-      "v.cc_minor, v.driver_version, u.toolkit, u.status, u.started_at, "
-      "coalesce(u.finished_at,''), "
-      "u.budget, u.command, "
-      "(SELECT count(*) FROM results r WHERE r.run_id=u.id), "
-      "(SELECT count(*) FROM results r WHERE r.run_id=u.id AND r.status='OK'), "
-      "b.time_ms, b.spread, b.timing, bt.name, b.config, "
-      "l.status, lt.name, l.config, l.time_ms, l.spread "
-      "FROM runs u JOIN problems p ON p.id=u.problem_id JOIN devices v ON v.id=u.device_id "
-      "LEFT JOIN results b ON b.id=(SELECT r.id FROM results r WHERE r.run_id=u.id AND "
-      "  r.status='OK' AND r.time_ms IS NOT NULL ORDER BY r.time_ms, r.id LIMIT 1) "
-      "LEFT JOIN templates bt ON bt.id=b.template_id "
-      "LEFT JOIN results l ON l.id=(SELECT max(r.id) FROM results r WHERE r.run_id=u.id) "
-      "LEFT JOIN templates lt ON lt.id=l.template_id "
-      "ORDER BY u.started_at, u.id";
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err, sql, "");
+  rt_status s = db_stmt(d, &st, err, runs_sql, "");
   if (s) return s;
   size_t cap = 0;
   int rc;
@@ -418,6 +420,24 @@ rt_status db_runs(db *d, db_run_info **out, size_t *n, rt_error *err) {
     *out = NULL;
     *n = 0;
   }
+  return s;
+}
+
+rt_status db_runs_each(db *d, db_run_fn fn, void *ctx, rt_error *err) {
+  int rc = db_exec_retry(d->h, "BEGIN");
+  if (rc != SQLITE_OK) return db_fail(d, rc, "reading runs", err);
+  sqlite3_stmt *st;
+  db_run_info u;
+  rt_status s = db_stmt(d, &st, err, runs_sql, "");
+  if (!s) {
+    while (!s && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      read_run_info(st, &u);
+      s = fn(&u, ctx, err);
+    }
+    rt_status e = db_stmt_end(d, st, s ? SQLITE_DONE : rc, "reading runs", err);
+    if (!s) s = e;
+  }
+  sqlite3_exec(d->h, "COMMIT", NULL, NULL, NULL);
   return s;
 }
 

@@ -260,7 +260,7 @@ TEST_CASE(rechecks_and_runs) {
   add_recheck(d, 32, 1.01);
   CHECK_INT(job_env_open(&env, "model:h200", d, &err), RT_OK);
   job_current_winners(j, 1, &env, w, 4);
-  const db_run_info *r = job_env_last_recheck(&env, w[0], 0.05, &v);
+  const job_run_rec *r = job_env_last_recheck(&env, w[0], 0.05, &v);
   CHECK(r != NULL);
   CHECK_INT(v, RECHECK_SAME);
   job_env_free(&env);

@@ -374,7 +374,7 @@ static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp,
         tune_config_shard(e->config, c->shard.count) != c->shard.index)
       continue; /* another shard rechecks it */
     recheck_verdict last_v;
-    const db_run_info *last = job_env_last_recheck(env, e, j->tolerance, &last_v);
+    const job_run_rec *last = job_env_last_recheck(env, e, j->tolerance, &last_v);
     double measured = job_iso_time(e->created_at);
     if (last) {
       double t = job_iso_time(last->finished_at[0] ? last->finished_at : last->started_at);

@@ -49,7 +49,7 @@ static int pkey_cmp(pkey a, pkey b) {
   return c;
 }
 
-static pkey run_key(const db_run_info *r) {
+static pkey run_key(const job_run_rec *r) {
   return (pkey){r->family, r->shape, r->dtype, r->layout};
 }
 static pkey win_key(const job_winner *e) {
@@ -151,15 +151,63 @@ static rt_status keep_winner(const db_entry *e, void *ctx, rt_error *err) {
   return RT_OK;
 }
 
-rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
-  free_winners(env);
+static void free_runs(job_env *env) {
+  for (size_t i = 0; i < env->nruns; i++) {
+    free(env->runs[i].command);
+    free(env->runs[i].last_config);
+  }
   free(env->runs);
   env->runs = NULL;
-  env->nruns = 0;
+  env->nruns = env->runcap = 0;
+}
+
+/* db_runs_each's callback: keeps what a job reads of a run on env's GPU model. */
+static rt_status keep_run(const db_run_info *u, void *ctx, rt_error *err) {
+  job_env *env = ctx;
+  if (strcmp(u->device.name, env->device.name)) return RT_OK; /* another GPU's: never counted */
+  if (env->nruns == env->runcap) {
+    size_t cap = env->runcap ? 2 * env->runcap : 64;
+    job_run_rec *g = realloc(env->runs, cap * sizeof *g);
+    if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading runs");
+    env->runs = g;
+    env->runcap = cap;
+  }
+  job_run_rec *r = &env->runs[env->nruns];
+  memset(r, 0, sizeof *r);
+  r->command = strdup(u->command);
+  r->last_config = strdup(u->last_config);
+  if (!r->command || !r->last_config) {
+    free(r->command);
+    free(r->last_config);
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading runs");
+  }
+  env->nruns++;
+  r->id = u->id;
+  rt_copy(r->family, sizeof r->family, u->family);
+  rt_copy(r->shape, sizeof r->shape, u->shape);
+  rt_copy(r->dtype, sizeof r->dtype, u->dtype);
+  rt_copy(r->layout, sizeof r->layout, u->layout);
+  rt_copy(r->toolkit, sizeof r->toolkit, u->toolkit);
+  rt_copy(r->status, sizeof r->status, u->status);
+  rt_copy(r->started_at, sizeof r->started_at, u->started_at);
+  rt_copy(r->finished_at, sizeof r->finished_at, u->finished_at);
+  rt_copy(r->last_status, sizeof r->last_status, u->last_status);
+  rt_copy(r->last_template, sizeof r->last_template, u->last_template);
+  r->driver_version = u->device.driver_version;
+  r->results = u->results;
+  r->recheck = job_run_is_recheck(u);
+  r->last_ms = u->last_ms;
+  r->last_spread = u->last_spread;
+  return RT_OK;
+}
+
+rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
+  free_winners(env);
+  free_runs(env);
   env->now = now_epoch();
   rt_status rc = RT_OK;
   if (d) rc = db_entries_each(d, keep_winner, env, err);
-  if (d && !rc) rc = db_runs(d, &env->runs, &env->nruns, err);
+  if (d && !rc) rc = db_runs_each(d, keep_run, env, err);
   if (!rc) rc = build_index(env, err);
   return rc;
 }
@@ -189,7 +237,7 @@ rt_status job_env_open(job_env *env, const char *spec, db *d, rt_error *err) {
 
 void job_env_free(job_env *env) {
   free_winners(env);
-  free(env->runs);
+  free_runs(env);
   free(env->tv);
   free(env->run_by_problem);
   free(env->win_by_problem);
@@ -263,11 +311,11 @@ size_t job_current_winners(const job *j, size_t k, const job_env *env, const job
 
 /* A tuning run of problem k on this device (and toolkit) that counts for shard s. */
 static int tuning_run(const job *j, size_t k, job_shard s, const job_env *env,
-                      const db_run_info *r) {
+                      const job_run_rec *r) {
   const job_problem *q = &j->problems[k];
-  if (job_run_is_recheck(r) || !same_problem(q, r->family, r->shape, r->dtype, r->layout)) return 0;
-  if (strcmp(r->device.name, env->device.name)) return 0;
-  if (j->fresh.driver && r->device.driver_version != env->device.driver_version) return 0;
+  if (r->recheck || !same_problem(q, r->family, r->shape, r->dtype, r->layout)) return 0;
+  /* env keeps only the runs of its GPU model (keep_run) */
+  if (j->fresh.driver && r->driver_version != env->device.driver_version) return 0;
   if (j->fresh.toolkit && strcmp(r->toolkit, env->toolkit)) return 0;
   if (job_problem_split(j, k, s)) {
     char tag[160];
@@ -286,13 +334,13 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   out->left = out->budget;
 
   /* the runs: the latest chain of interrupted (or abandoned) ones, the last complete one */
-  const db_run_info *last = NULL, *last_done = NULL;
+  const job_run_rec *last = NULL, *last_done = NULL;
   long chain = 0; /* results of the trailing interrupted runs */
   int in_chain = 0, nruns = 0, stored = 0;
   size_t lo, hi;
   key_range(env, 1, problem_key(q), &lo, &hi);
   for (size_t x = lo; x < hi; x++) {
-    const db_run_info *r = &env->runs[env->run_by_problem[x]];
+    const job_run_rec *r = &env->runs[env->run_by_problem[x]];
     if (!tuning_run(j, k, s, env, r)) continue;
     nruns++;
     stored += r->results > 0;
@@ -396,27 +444,37 @@ typedef struct recheck_key {
   double time_ms, spread;
 } recheck_key;
 
-/* The recheck of e among the runs picked by idx (NULL: all), n of them. */
-static const db_run_info *last_recheck(const recheck_key *e, const db_run_info *runs,
-                                       const size_t *idx, size_t n, double tol,
-                                       recheck_verdict *verdict) {
+/* 1 when run r (its fields, from a db_run_info or a job_run) is a recheck of key e with a
+ * result. */
+static int rechecks(const recheck_key *e, int recheck, long long results, const char *family,
+                    const char *shape, const char *dtype, const char *layout, const char *dev,
+                    int driver, const char *toolkit, const char *tmpl, const char *config) {
+  return recheck && results && !strcmp(family, e->family) && !strcmp(shape, e->shape) &&
+         !strcmp(dtype, e->dtype) && !strcmp(layout, e->layout) && !strcmp(dev, e->device) &&
+         driver == e->driver_version && !strcmp(toolkit, e->toolkit) &&
+         !strcmp(tmpl, e->template_name) && !strcmp(config, e->config);
+}
+
+/* The verdict of a recheck's last result against key e. */
+static recheck_verdict verdict_of(const recheck_key *e, const char *status, double ms,
+                                  double spread, double tol) {
+  if (strcmp(status, "OK") || isnan(ms)) return RECHECK_FAILS;
+  return recheck_compare(e->time_ms, e->spread, ms, spread, tol);
+}
+
+/* The recheck of e among runs (every one), n of them. */
+static const db_run_info *last_recheck(const recheck_key *e, const db_run_info *runs, size_t n,
+                                       double tol, recheck_verdict *verdict) {
   const db_run_info *found = NULL;
   for (size_t i = 0; i < n; i++) {
-    const db_run_info *r = &runs[idx ? idx[i] : i];
-    if (!job_run_is_recheck(r) || r->results == 0) continue;
-    if (strcmp(r->family, e->family) || strcmp(r->shape, e->shape) || strcmp(r->dtype, e->dtype) ||
-        strcmp(r->layout, e->layout) || strcmp(r->device.name, e->device) ||
-        r->device.driver_version != e->driver_version || strcmp(r->toolkit, e->toolkit) ||
-        strcmp(r->last_template, e->template_name) || strcmp(r->last_config, e->config))
-      continue;
-    found = r;
+    const db_run_info *r = &runs[i];
+    if (rechecks(e, job_run_is_recheck(r), r->results, r->family, r->shape, r->dtype, r->layout,
+                 r->device.name, r->device.driver_version, r->toolkit, r->last_template,
+                 r->last_config))
+      found = r;
   }
-  if (found && verdict) {
-    if (strcmp(found->last_status, "OK") || isnan(found->last_ms))
-      *verdict = RECHECK_FAILS;
-    else
-      *verdict = recheck_compare(e->time_ms, e->spread, found->last_ms, found->last_spread, tol);
-  }
+  if (found && verdict)
+    *verdict = verdict_of(e, found->last_status, found->last_ms, found->last_spread, tol);
   return found;
 }
 
@@ -426,16 +484,24 @@ const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, 
                    e->layout,        e->device.name, e->toolkit,
                    e->template_name, e->config,      e->device.driver_version,
                    e->time_ms,       e->spread};
-  return last_recheck(&k, runs, NULL, nruns, tol, verdict);
+  return last_recheck(&k, runs, nruns, tol, verdict);
 }
 
-const db_run_info *job_env_last_recheck(const job_env *env, const job_winner *e, double tol,
+const job_run_rec *job_env_last_recheck(const job_env *env, const job_winner *e, double tol,
                                         recheck_verdict *verdict) {
   size_t lo, hi;
   key_range(env, 1, win_key(e), &lo, &hi);
   recheck_key k = {e->family,         e->shape,   e->dtype,         e->layout,
                    env->device.name,  e->toolkit, e->template_name, e->config,
                    e->driver_version, e->time_ms, e->spread};
-  return last_recheck(&k, env->runs, env->run_by_problem ? env->run_by_problem + lo : NULL, hi - lo,
-                      tol, verdict);
+  const job_run_rec *found = NULL;
+  for (size_t x = lo; x < hi; x++) { /* env keeps only its GPU model's runs */
+    const job_run_rec *r = &env->runs[env->run_by_problem[x]];
+    if (rechecks(&k, r->recheck, r->results, r->family, r->shape, r->dtype, r->layout,
+                 env->device.name, r->driver_version, r->toolkit, r->last_template, r->last_config))
+      found = r;
+  }
+  if (found && verdict)
+    *verdict = verdict_of(&k, found->last_status, found->last_ms, found->last_spread, tol);
+  return found;
 }

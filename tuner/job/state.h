@@ -67,6 +67,29 @@ typedef struct job_winner {
   char *config; /* owned */
 } job_winner;
 
+/* A run as a job reads it (db_run_info less its best and budget, texts it does not compare),
+ * only those on the job's GPU model: 100,000 runs hold ~50 MB, not 260. */
+typedef struct job_run_rec {
+  long long id;    /* runs.id */
+  char family[16]; /* its problem */
+  char shape[64];
+  char dtype[8];
+  char layout[8];
+  int driver_version;
+  char toolkit[96];
+  char status[16]; /* "running", "done", "failed", "interrupted" */
+  char started_at[32];
+  char finished_at[32];
+  long long results;      /* results the run stored */
+  int recheck;            /* job_run_is_recheck() */
+  char *command;          /* as begun (owned): a shard's tag is looked for in it */
+  char last_status[24];   /* its last stored result (a recheck's only one) */
+  char last_template[64]; /* "" when it stored nothing */
+  char *last_config;      /* (owned) */
+  double last_ms;         /* NAN when it failed */
+  double last_spread;
+} job_run_rec;
+
 /* The device and the database as they are now, read once for all problems. */
 typedef struct job_env {
   db_device device;    /* as the database records it */
@@ -74,8 +97,8 @@ typedef struct job_env {
   double now;          /* seconds since the epoch */
   job_winner *winners; /* the winners made on this GPU model (owned) */
   size_t nwinners, wincap;
-  db_run_info *runs; /* db_runs (owned) */
-  size_t nruns;
+  job_run_rec *runs; /* the runs on this GPU model, oldest first (owned) */
+  size_t nruns, runcap;
   job_tversion *tv; /* template versions met so far (owned) */
   size_t ntv, tvcap;
   size_t *run_by_problem; /* indices into runs, by problem (family, shape, dtype, layout), then
@@ -118,7 +141,7 @@ const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, 
 
 /* job_last_recheck over the runs of e's problem only (env's index): what job status and job run
  * ask for every winner of every problem, in time linear in the runs. */
-const db_run_info *job_env_last_recheck(const job_env *env, const job_winner *e, double tol,
+const job_run_rec *job_env_last_recheck(const job_env *env, const job_winner *e, double tol,
                                         recheck_verdict *verdict);
 
 /* 1 when run R is a recheck (its command is recheck.c's). */
