@@ -243,6 +243,14 @@ typedef struct db_entry {
  * also holds the cubins (free(*out) frees all).  with_cubins = 0 leaves cubin NULL. */
 rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error *err);
 
+/* Every winner as db_entries reads it (without cubins), one at a time: fn is called with each
+ * (the entry lives until fn returns) and a status other than RT_OK from it stops the reading
+ * and is returned.  Memory stays one entry, whatever the count (job status over 100,000). */
+typedef rt_status (*db_entry_fn)(const db_entry *e, void *ctx, rt_error *err);
+rt_status db_entries_each(db *d, db_entry_fn fn, void *ctx, rt_error *err);
+/* Winner WINNER_ID as db_entries reads it (without its cubin); RT_ERR_NOT_FOUND when none. */
+rt_status db_entry_get(db *d, long long winner_id, db_entry *out, rt_error *err);
+
 /* The cubin of winner WINNER_ID (db_entry.winner_id): *out malloc'ed (free it), *size bytes;
  * RT_ERR_NOT_FOUND when the winner has none (a library winner, an import).  Bytes whose SHA-256
  * is not the one stored with the winner (cubin_sha256) are never handed out: RT_ERR_DB names
@@ -293,6 +301,10 @@ typedef struct db_run_info {
 
 /* Every run, oldest first (by start time); *out malloc'ed (free it), *n entries. */
 rt_status db_runs(db *d, db_run_info **out, size_t *n, rt_error *err);
+/* The same runs one at a time: fn with each (it lives until fn returns); a status other than
+ * RT_OK from fn stops the reading and is returned. */
+typedef rt_status (*db_run_fn)(const db_run_info *r, void *ctx, rt_error *err);
+rt_status db_runs_each(db *d, db_run_fn fn, void *ctx, rt_error *err);
 /* Sets run RUN_ID's status ("done", "failed" or "interrupted"; finished_at set when it had
  * none): a job marks the runs of a killed process interrupted, and a run its time budget cut.
  * RT_ERR_NOT_FOUND when there is no such run. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "db/check_text.h"
+#include "db/schema.h"
 
 typedef struct report {
   char *buf;    /* where lines go (may be NULL) */
@@ -85,26 +86,6 @@ static int dims_valid(const char *t) {
   return 1;
 }
 
-/* Checks of the schema this rooftune reads: when one finds a problem, the value checks do not
- * run (they read those tables). */
-static const char *const schema_checks[] = {
-    "SELECT 'schema: table ' || column1 || ' is missing' FROM (VALUES "
-    "('devices'),('device_ceilings'),('templates'),('problems'),('runs'),"
-    "('results'),('winners'),('winner_cubins'),('run_owners'),('claims')) WHERE column1 NOT IN "
-    "(SELECT name FROM "
-    "sqlite_master WHERE type='table')",
-    "SELECT 'schema: results has no column ' || value || ' (the columns this "
-    "rooftune stores)' FROM json_each('[\"' || replace('" RESULT_COLS
-    "', ',', "
-    "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
-    "pragma_table_info('results'))",
-    "SELECT 'schema: winners has no column ' || value || ' (the columns this "
-    "rooftune stores)' FROM json_each('[\"' || replace('" WINNER_COLS
-    "', ',', "
-    "'\",\"') || '\"]') WHERE value NOT IN (SELECT name FROM "
-    "pragma_table_info('winners'))",
-};
-
 /* The statuses a result may have: names of rooftune's status table. */
 static rt_status check_statuses(db *d, report *rep, rt_error *err) {
   char sql[2048];
@@ -139,6 +120,178 @@ static rt_status check_dims(db *d, report *rep, rt_error *err) {
       rep->problems++;
   }
   return db_stmt_end(d, st, rc, "checking", err);
+}
+
+/* ---- the schema: every table, view and column the migrations make ---- */
+
+/* The schema this rooftune reads, made from its migrations in a database in memory (so the list
+ * of what to expect is schema.h's, not a copy of it).  NULL when SQLite cannot make one. */
+static sqlite3 *expected_schema(void) {
+  sqlite3 *m = NULL;
+  if (sqlite3_open(":memory:", &m) != SQLITE_OK) {
+    sqlite3_close(m);
+    return NULL;
+  }
+  for (size_t v = 1; v < sizeof schema_migrations / sizeof schema_migrations[0]; v++)
+    if (sqlite3_exec(m, schema_migrations[v], NULL, NULL, NULL) != SQLITE_OK) {
+      sqlite3_close(m);
+      return NULL;
+    }
+  return m;
+}
+
+/* The type ("table", "view", "index") of the object called NAME in h, "" when there is none. */
+static void object_type(sqlite3 *h, const char *name, char *type, size_t size) {
+  sqlite3_stmt *st = NULL;
+  type[0] = '\0';
+  if (sqlite3_prepare_v2(h, "SELECT type FROM sqlite_master WHERE name=?", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+      snprintf(type, size, "%s", (const char *)sqlite3_column_text(st, 0));
+  }
+  sqlite3_finalize(st);
+}
+
+/* The columns of table T in h that the expected schema m has and h lacks, each a line. */
+static void missing_columns(sqlite3 *m, sqlite3 *h, const char *t, report *rep) {
+  sqlite3_stmt *e = NULL, *a = NULL;
+  if (sqlite3_prepare_v2(m, "SELECT name FROM pragma_table_info(?)", -1, &e, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(h, "SELECT 1 FROM pragma_table_info(?) WHERE name=?", -1, &a, NULL) !=
+          SQLITE_OK) {
+    sqlite3_finalize(e);
+    sqlite3_finalize(a);
+    return;
+  }
+  sqlite3_bind_text(e, 1, t, -1, SQLITE_STATIC);
+  while (sqlite3_step(e) == SQLITE_ROW) {
+    const char *col = (const char *)sqlite3_column_text(e, 0);
+    sqlite3_reset(a);
+    sqlite3_bind_text(a, 1, t, -1, SQLITE_STATIC);
+    sqlite3_bind_text(a, 2, col, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(a) != SQLITE_ROW)
+      report_line(rep, 1, "schema: %s has no column %s (the columns this rooftune stores)", t, col);
+  }
+  sqlite3_finalize(e);
+  sqlite3_finalize(a);
+}
+
+/* Every table and view the migrations make is in the file as what it should be (a view in place
+ * of a table reads, and takes no writes), with its columns; a missing index is a note (reads
+ * are slower, not wrong). */
+static rt_status check_schema(db *d, report *rep, rt_error *err) {
+  sqlite3 *m = expected_schema();
+  if (!m)
+    return rt_error_set(err, RT_ERR_NOMEM, "cannot make the expected schema to check against");
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(
+      m, "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid", -1,
+      &st, NULL);
+  while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    const char *type = (const char *)sqlite3_column_text(st, 0);
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    char have[16];
+    object_type(d->h, name, have, sizeof have);
+    int is_index = !strcmp(type, "index");
+    if (!have[0])
+      report_line(rep, !is_index, "%sschema: %s %s is missing", is_index ? "note: " : "", type,
+                  name);
+    else if (strcmp(have, type))
+      report_line(rep, 1, "schema: %s is a %s, not the %s rooftune makes", name, have, type);
+    else if (!strcmp(type, "table"))
+      missing_columns(m, d->h, name, rep);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(m);
+  return RT_OK;
+}
+
+/* ---- texts longer than what reads them, and dimensions that are missing ---- */
+
+/* The longest text any column may hold (a recipe, a command): past it a row is damage, not
+ * data, whatever reads it. */
+#define CHECK_TEXT_CAP (1 << 20)
+
+typedef struct text_limit {
+  const char *table, *column; /* where */
+  size_t max;                 /* characters the reader's buffer takes */
+} text_limit;
+
+#define RESULT_TEXT_LIMIT(col, name, kind, member, group) \
+  {"results", #col, !strcmp(#kind, "TEXT") ? sizeof(((candidate_result *)0)->member) - 1 : 0},
+#define WINNER_TEXT_LIMIT(col, kind, member) \
+  {"winners", #col, !strcmp(#kind, "TEXT") ? sizeof(((db_winner *)0)->member) - 1 : 0},
+#define ENTRY_MAX(member) (sizeof(((db_entry *)0)->member) - 1)
+#define RUN_MAX(member)   (sizeof(((db_run_info *)0)->member) - 1)
+
+/* One row a line for each text of table.column longer than max (the cap when max is 0). */
+static rt_status text_over(db *d, report *rep, const char *table, const char *column, size_t max,
+                           rt_error *err) {
+  char sql[512];
+  size_t lim = max ? max : CHECK_TEXT_CAP;
+  snprintf(sql, sizeof sql,
+           "SELECT '%s row ' || rowid || ': %s is ' || length(\"%s\") || ' characters, more than "
+           "the %zu %s' FROM \"%s\" WHERE length(\"%s\") > %zu ORDER BY rowid",
+           table, column, column, lim, max ? "rooftune reads (it would be cut)" : "any text holds",
+           table, column, lim);
+  return check_rows(d, rep, 1, sql, NULL, err);
+}
+
+/* Every text column of the schema against the buffer that reads it (results' and winners' from
+ * their column tables, the rest listed), and against CHECK_TEXT_CAP. */
+static rt_status check_text_sizes(db *d, report *rep, rt_error *err) {
+  const text_limit read_into[] = {
+      /* not static: the sizes are chosen by kind at run time */
+      RESULT_COLUMNS(RESULT_TEXT_LIMIT, RESULT_TEXT_LIMIT) WINNER_COLUMNS(
+          WINNER_TEXT_LIMIT, WINNER_TEXT_LIMIT){"results", "toolkit", ENTRY_MAX(toolkit)},
+      {"winners", "toolkit", ENTRY_MAX(toolkit)},
+      {"problems", "args", ENTRY_MAX(args)},
+      {"templates", "source_hash", ENTRY_MAX(source_hash)},
+      {"templates", "manifest_hash", ENTRY_MAX(manifest_hash)},
+      {"runs", "command", RUN_MAX(command)},
+      {"runs", "toolkit", RUN_MAX(toolkit)},
+      {"runs", "status", RUN_MAX(status)},
+  };
+  rt_status s = RT_OK;
+  for (size_t i = 0; !s && i < sizeof read_into / sizeof read_into[0]; i++)
+    if (read_into[i].max && strcmp(read_into[i].column, "config")) /* config: checked above */
+      s = text_over(d, rep, read_into[i].table, read_into[i].column, read_into[i].max, err);
+  /* every other text of every table, against the cap */
+  sqlite3_stmt *st;
+  if (s || (s = db_stmt(d, &st, err,
+                        "SELECT m.name, c.name FROM sqlite_master m, pragma_table_info(m.name) c "
+                        "WHERE m.type='table' AND m.name NOT LIKE 'sqlite_%' AND c.type='TEXT' "
+                        "ORDER BY m.rowid, c.cid",
+                        "")))
+    return s;
+  int rc;
+  while (!s && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    const char *c = (const char *)sqlite3_column_text(st, 1);
+    int listed = 0;
+    for (size_t i = 0; i < sizeof read_into / sizeof read_into[0]; i++)
+      listed |=
+          read_into[i].max && !strcmp(read_into[i].table, t) && !strcmp(read_into[i].column, c);
+    if (!listed) s = text_over(d, rep, t, c, 0, err);
+  }
+  rt_status e = db_stmt_end(d, st, s ? SQLITE_DONE : rc, "checking", err);
+  return s ? s : e;
+}
+
+/* A problem without dimensions is only a replayed file's (`tune --device replay:FILE` parses no
+ * shape): one with a result that ran or was predicted, or a winner the runtime can launch (a
+ * cubin, a library algorithm), has them, and a lookup serves it by them. */
+static rt_status check_empty_dims(db *d, report *rep, rt_error *err) {
+  return check_rows(d, rep, 1,
+                    "SELECT 'problem ' || p.id || ' (' || p.family || ' ' || p.shape || '): its "
+                    "dims are empty, yet ' || CASE WHEN EXISTS (SELECT 1 FROM results r WHERE "
+                    "r.problem_id = p.id AND r.timing <> 'replayed') THEN 'results of it ran or "
+                    "were predicted' ELSE 'a winner of it can be launched' END || ': a family''s "
+                    "problem has its dimensions' FROM problems p WHERE p.dims = '' AND (EXISTS "
+                    "(SELECT 1 FROM results r WHERE r.problem_id = p.id AND r.timing <> "
+                    "'replayed') OR EXISTS (SELECT 1 FROM winners w WHERE w.problem_id = p.id AND "
+                    "(w.cubin_bytes > 0 OR w.library_algo <> ''))) ORDER BY p.id",
+                    NULL, err);
 }
 
 /* The checks of the values, in the order their lines come: a query whose rows are problems (or
@@ -239,6 +392,8 @@ static const value_check value_checks[] = {
      "WHERE what IS NOT NULL ORDER BY id",
      NULL, 1},
     {NULL, check_dims, 1},
+    {NULL, check_empty_dims, 1},
+    {NULL, check_text_sizes, 1},
     {"SELECT 'result ' || id || ': its configuration is ' || length(config) || ' "
      "characters, more than the 767 rooftune reads' FROM results WHERE "
      "length(config) > 767 UNION ALL SELECT 'template ' || id || ': its name is "
@@ -264,8 +419,7 @@ rt_status db_check(db *d, char *out, size_t size, int *problems, rt_error *err) 
   if (out && size) out[0] = '\0';
   *problems = 0;
   rt_status s = check_rows(d, &rep, 1, "PRAGMA integrity_check", "ok", err);
-  for (size_t i = 0; !s && i < sizeof schema_checks / sizeof schema_checks[0]; i++)
-    if (i == 0 || !rep.problems) s = check_rows(d, &rep, 1, schema_checks[i], NULL, err);
+  if (!s && !rep.problems) s = check_schema(d, &rep, err);
   if (s) return s;
   if (rep.problems) { /* the other checks read those tables */
     *problems = rep.problems;

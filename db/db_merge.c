@@ -39,13 +39,16 @@ static const char merge_sql[] =
     "CREATE TEMP TABLE map_run AS SELECT s.id AS sid, m.id AS mid FROM src.runs s "
     "  JOIN main.runs m USING(uid);\n";
 
+/* A result already merged (its uid) is skipped; any other that breaks a constraint fails the
+ * merge (OR IGNORE dropped a damaged row without a word), and blame_source names it. */
 static const char merge_results_sql[] =
-    "INSERT OR IGNORE INTO main.results(uid,run_id,problem_id,device_id,template_id,toolkit,"
+    "INSERT INTO main.results(uid,run_id,problem_id,device_id,template_id,toolkit,"
     "created_at," RESULT_COLS
     ") SELECT r.uid,mr.mid,mp.mid,md.mid,mt.mid,r.toolkit,r.created_at," RESULT_COLS_R
     " FROM src.results r JOIN map_run mr ON mr.sid=r.run_id "
     "JOIN map_prob mp ON mp.sid=r.problem_id JOIN map_dev md ON md.sid=r.device_id "
-    "JOIN map_tpl mt ON mt.sid=r.template_id ORDER BY r.id";
+    "JOIN map_tpl mt ON mt.sid=r.template_id WHERE r.uid NOT IN (SELECT uid FROM main.results) "
+    "ORDER BY r.id";
 
 static const char merge_winners_sql[] =
     "CREATE TEMP TABLE map_res AS SELECT s.id AS sid, m.id AS mid FROM src.results s "
@@ -140,15 +143,63 @@ static rt_status check_source(const char *src_path, rt_error *err) {
   return s;
 }
 
+/* The first row of src.TABLE that breaks the constraint SQLite's message MSG names ("CHECK
+ * constraint failed: EXPR", "NOT NULL constraint failed: T.C"); 0 when none is found. */
+static long long bad_source_row(db *d, const char *table, const char *msg) {
+  char sql[1024];
+  const char *check = "CHECK constraint failed: ", *notnull = "NOT NULL constraint failed: ";
+  if (!strncmp(msg, check, strlen(check))) {
+    snprintf(sql, sizeof sql, "SELECT rowid FROM src.\"%s\" WHERE NOT (%s) ORDER BY rowid LIMIT 1",
+             table, msg + strlen(check));
+  } else if (!strncmp(msg, notnull, strlen(notnull))) {
+    const char *tc = msg + strlen(notnull), *dot = strchr(tc, '.');
+    if (!dot || (size_t)(dot - tc) != strlen(table) || strncmp(tc, table, strlen(table))) return 0;
+    snprintf(sql, sizeof sql,
+             "SELECT rowid FROM src.\"%s\" WHERE \"%.100s\" IS NULL ORDER BY rowid LIMIT 1", table,
+             dot + 1);
+  } else {
+    return 0;
+  }
+  sqlite3_stmt *st = NULL;
+  long long row = 0;
+  if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    row = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return row;
+}
+
+/* A step of the merge failed (rc): when a row of the source breaks a constraint of the schema
+ * (a file damaged or written by something else), the error names the source file and the row,
+ * not the database merged into; otherwise db_fail's. */
+static rt_status blame_source(db *d, int rc, const char *src_path, const char *step,
+                              const char *const *tables, rt_error *err) {
+  char msg[400];
+  snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(d->h));
+  for (size_t i = 0; (rc & 0xff) == SQLITE_CONSTRAINT && tables[i]; i++) {
+    long long row = bad_source_row(d, tables[i], msg);
+    if (!row) continue;
+    rt_error_locate(err, src_path, NULL, 0, 0);
+    return rt_error_set(err, RT_ERR_DB,
+                        "%s row %lld: %s: the row is damaged and nothing was merged into %s; "
+                        "'rooftune db check --db %s' lists what is wrong",
+                        tables[i], row, msg, d->path, src_path);
+  }
+  return db_fail(d, rc, step, err);
+}
+
 /* Inside the transaction, with SRC attached: every row of it. */
-static rt_status merge_rows(db *d, long long *added, rt_error *err) {
+static rt_status merge_rows(db *d, const char *src_path, long long *added, rt_error *err) {
+  static const char *const runs[] = {"runs", "problems", "devices", "templates", NULL};
+  static const char *const results[] = {"results", NULL};
+  static const char *const winners[] = {"winners", "winner_cubins", "winner_recipes",
+                                        "device_ceilings", NULL};
   int rc = sqlite3_exec(d->h, merge_sql, NULL, NULL, NULL);
-  if (rc != SQLITE_OK) return db_fail(d, rc, "merging runs", err);
+  if (rc != SQLITE_OK) return blame_source(d, rc, src_path, "merging runs", runs, err);
   rc = sqlite3_exec(d->h, merge_results_sql, NULL, NULL, NULL);
-  if (rc != SQLITE_OK) return db_fail(d, rc, "merging results", err);
+  if (rc != SQLITE_OK) return blame_source(d, rc, src_path, "merging results", results, err);
   if (added) *added = sqlite3_changes(d->h);
   rc = sqlite3_exec(d->h, merge_winners_sql, NULL, NULL, NULL);
-  return rc == SQLITE_OK ? RT_OK : db_fail(d, rc, "merging winners", err);
+  return rc == SQLITE_OK ? RT_OK : blame_source(d, rc, src_path, "merging winners", winners, err);
 }
 
 rt_status db_merge(db *d, const char *src_path, long long *added, rt_error *err) {
@@ -171,7 +222,7 @@ rt_status db_merge(db *d, const char *src_path, long long *added, rt_error *err)
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) return db_fail_at(d->h, src_path, rc, "attaching", err);
-  if (!(s = db_tx_begin(d, err))) s = db_tx_end(d, merge_rows(d, added, err), err);
+  if (!(s = db_tx_begin(d, err))) s = db_tx_end(d, merge_rows(d, src_path, added, err), err);
   db_exec_retry(d->h, "DETACH DATABASE src");
   return s;
 }

@@ -209,6 +209,55 @@ rt_status db_entries(db *d, int with_cubins, db_entry **out, size_t *n, rt_error
   return s;
 }
 
+/* ENTRY_SELECT without cubins, for the winner ids WHERE picks (NULL: all), in id order. */
+static void entry_sql(char *sql, size_t size, const char *where) {
+  snprintf(sql, size, ENTRY_SELECT, "NULL");
+  char *order = strstr(sql, " ORDER BY w.id");
+  if (where && order) {
+    size_t at = (size_t)(order - sql);
+    snprintf(sql + at, size - at, " WHERE %s ORDER BY w.id", where);
+  }
+}
+
+rt_status db_entries_each(db *d, db_entry_fn fn, void *ctx, rt_error *err) {
+  int rc = db_exec_retry(d->h, "BEGIN");
+  if (rc != SQLITE_OK) return db_fail(d, rc, "reading winners", err);
+  char sql[2048];
+  entry_sql(sql, sizeof sql, NULL);
+  sqlite3_stmt *st;
+  db_entry *e = malloc(sizeof *e); /* one row at a time: a winner is 15 kB of buffers */
+  rt_status s = e ? db_stmt(d, &st, err, sql, "")
+                  : rt_error_set(err, RT_ERR_NOMEM, "out of memory reading winners");
+  if (!s) {
+    while (!s && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      memset(e, 0, sizeof *e);
+      read_entry(st, e);
+      s = fn(e, ctx, err);
+    }
+    rt_status e2 = db_stmt_end(d, st, s ? SQLITE_DONE : rc, "reading winners", err);
+    if (!s) s = e2;
+  }
+  free(e);
+  sqlite3_exec(d->h, "COMMIT", NULL, NULL, NULL);
+  return s;
+}
+
+rt_status db_entry_get(db *d, long long winner_id, db_entry *out, rt_error *err) {
+  memset(out, 0, sizeof *out);
+  char sql[2048];
+  entry_sql(sql, sizeof sql, "w.id=?");
+  sqlite3_stmt *st;
+  rt_status s = db_stmt(d, &st, err, sql, "I", winner_id);
+  if (s) return s;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    read_entry(st, out);
+  else if (rc == SQLITE_DONE)
+    s = rt_error_set(err, RT_ERR_NOT_FOUND, "%s holds no winner %lld", d->path, winner_id);
+  rt_status e = db_stmt_end(d, st, rc == SQLITE_ROW ? SQLITE_DONE : rc, "reading a winner", err);
+  return s ? s : e;
+}
+
 rt_status db_winner_cubin(db *d, long long winner_id, void **out, size_t *size, rt_error *err) {
   *out = NULL;
   *size = 0;
@@ -344,26 +393,28 @@ static void read_run_info(sqlite3_stmt *st, db_run_info *u) {
   u->last_spread = db_col_real(st, i++);
 }
 
+/* Every run, oldest first, with its problem, device and results' summary. */
+static const char runs_sql[] =
+    "SELECT u.id, p.family, p.shape, p.dtype, p.layout, v.name, v.sm_count, v.cc_major, "
+    "v.cc_minor, v.driver_version, u.toolkit, u.status, u.started_at, "
+    "coalesce(u.finished_at,''), "
+    "u.budget, u.command, "
+    "(SELECT count(*) FROM results r WHERE r.run_id=u.id), "
+    "(SELECT count(*) FROM results r WHERE r.run_id=u.id AND r.status='OK'), "
+    "b.time_ms, b.spread, b.timing, bt.name, b.config, "
+    "l.status, lt.name, l.config, l.time_ms, l.spread "
+    "FROM runs u JOIN problems p ON p.id=u.problem_id JOIN devices v ON v.id=u.device_id "
+    "LEFT JOIN results b ON b.id=(SELECT r.id FROM results r WHERE r.run_id=u.id AND "
+    "  r.status='OK' AND r.time_ms IS NOT NULL ORDER BY r.time_ms, r.id LIMIT 1) "
+    "LEFT JOIN templates bt ON bt.id=b.template_id "
+    "LEFT JOIN results l ON l.id=(SELECT max(r.id) FROM results r WHERE r.run_id=u.id) "
+    "LEFT JOIN templates lt ON lt.id=l.template_id "
+    "ORDER BY u.started_at, u.id";
+
 /* Inside the read transaction: every run into *out (malloc'ed, grown as rows come). */
 static rt_status read_runs(db *d, db_run_info **out, size_t *n, rt_error *err) {
-  static const char sql[] =
-      "SELECT u.id, p.family, p.shape, p.dtype, p.layout, v.name, v.sm_count, v.cc_major, "
-      "v.cc_minor, v.driver_version, u.toolkit, u.status, u.started_at, "
-      "coalesce(u.finished_at,''), "
-      "u.budget, u.command, "
-      "(SELECT count(*) FROM results r WHERE r.run_id=u.id), "
-      "(SELECT count(*) FROM results r WHERE r.run_id=u.id AND r.status='OK'), "
-      "b.time_ms, b.spread, b.timing, bt.name, b.config, "
-      "l.status, lt.name, l.config, l.time_ms, l.spread "
-      "FROM runs u JOIN problems p ON p.id=u.problem_id JOIN devices v ON v.id=u.device_id "
-      "LEFT JOIN results b ON b.id=(SELECT r.id FROM results r WHERE r.run_id=u.id AND "
-      "  r.status='OK' AND r.time_ms IS NOT NULL ORDER BY r.time_ms, r.id LIMIT 1) "
-      "LEFT JOIN templates bt ON bt.id=b.template_id "
-      "LEFT JOIN results l ON l.id=(SELECT max(r.id) FROM results r WHERE r.run_id=u.id) "
-      "LEFT JOIN templates lt ON lt.id=l.template_id "
-      "ORDER BY u.started_at, u.id";
   sqlite3_stmt *st;
-  rt_status s = db_stmt(d, &st, err, sql, "");
+  rt_status s = db_stmt(d, &st, err, runs_sql, "");
   if (s) return s;
   size_t cap = 0;
   int rc;
@@ -395,6 +446,24 @@ rt_status db_runs(db *d, db_run_info **out, size_t *n, rt_error *err) {
     *out = NULL;
     *n = 0;
   }
+  return s;
+}
+
+rt_status db_runs_each(db *d, db_run_fn fn, void *ctx, rt_error *err) {
+  int rc = db_exec_retry(d->h, "BEGIN");
+  if (rc != SQLITE_OK) return db_fail(d, rc, "reading runs", err);
+  sqlite3_stmt *st;
+  db_run_info u;
+  rt_status s = db_stmt(d, &st, err, runs_sql, "");
+  if (!s) {
+    while (!s && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      read_run_info(st, &u);
+      s = fn(&u, ctx, err);
+    }
+    rt_status e = db_stmt_end(d, st, s ? SQLITE_DONE : rc, "reading runs", err);
+    if (!s) s = e;
+  }
+  sqlite3_exec(d->h, "COMMIT", NULL, NULL, NULL);
   return s;
 }
 

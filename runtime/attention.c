@@ -37,7 +37,10 @@ int rooftune_attention_shape(const rooftune_attention_problem *a, char *buf, siz
   if (skv != a->seq_q) n += snprintf(text + n, sizeof text - (size_t)n, ":%lld", skv);
   n += snprintf(text + n, sizeof text - (size_t)n, "x%lld%s", a->head_dim,
                 a->causal ? ":causal" : "");
-  if (a->page_size) snprintf(text + n, sizeof text - (size_t)n, ":paged%d", a->page_size);
+  if (a->page_size) n += snprintf(text + n, sizeof text - (size_t)n, ":paged%d", a->page_size);
+  if (n < 0 || (size_t)n >= sizeof text) /* never a shape cut short: another problem's */
+    return rt_fail(ROOFTUNE_ERR_INVALID, "attention problem: its text is over %zu characters",
+                   sizeof text - 1);
   static _Thread_local problem p;
   rt_error err = {0};
   if (attention_serving.parse_shape(&attention_serving, text, a->dtype, NULL, &p, &err)) {

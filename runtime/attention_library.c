@@ -33,7 +33,8 @@
 typedef struct sdpa_slot {
   CUcontext ctx;   /* where the plan lives (NULL: a free slot) */
   void *stream;    /* the stream it runs on */
-  char key[320];   /* the problem, what the call adds, the plan asked for */
+  char key[1280];  /* the problem, what the call adds, the plan asked for (whole: a key cut
+                      short would run another plan) */
   attn_cudnn *c;   /* graph, plans, workspace */
   int index;       /* the candidate that runs */
   char plan[256];  /* its identity text */
@@ -132,9 +133,12 @@ static rt_status sdpa_run(const problem *p, const rooftune_attention_problem *a,
                       (uintptr_t)a->o,      (uintptr_t)a->lse, (uintptr_t)a->block_table,
                       (uintptr_t)a->kv_lens};
   char key[sizeof slots[0].key];
-  snprintf(key, sizeof key, "%s %s lens=%d pages=%lld scale=%a plan=%.200s", p->shape, p->dtype,
-           call.device_lens, call.num_pages, (double)call.scale,
-           identity ? identity : "cudnn's own");
+  int kn = snprintf(key, sizeof key, "%s %s lens=%d pages=%lld scale=%a plan=%s", p->shape,
+                    p->dtype, call.device_lens, call.num_pages, (double)call.scale,
+                    identity ? identity : "cudnn's own");
+  if (kn < 0 || (size_t)kn >= sizeof key)
+    return rt_error_set(err, RT_ERR_INVALID, "the cuDNN plan's identity is over %zu characters",
+                        sizeof key - 200);
   pthread_mutex_lock(&sdpa_mu);
   sdpa_slot *s = slot_find(ctx, stream, key);
   if (!s) { /* a new plan; an older one makes room only once this one is made */

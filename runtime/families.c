@@ -78,21 +78,32 @@ rt_status rt_problem_parse(const rt_family *f, const char *shape, const char *dt
                            const char *layout, problem *out, rt_error *err) {
   memset(out, 0, sizeof *out);
   if (f->ops) {
-    char text[192];
+    /* the whole text, however long: a shape cut short would be another problem's */
+    size_t len = strlen(shape) + (layout ? strlen(layout) : 0) + 2;
+    char *text = malloc(len);
+    if (!text) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading shape '%.60s'", shape);
     if (f->default_layout[0]) { /* gemm: the layout travels as the shape's suffix */
       const char *colon = strchr(shape, ':');
       int base = colon ? (int)(colon - shape) : (int)strlen(shape);
       const char *lay = layout && *layout ? layout : colon ? colon + 1 : "";
-      snprintf(text, sizeof text, "%.*s%s%s", base, shape,
+      snprintf(text, len, "%.*s%s%s", base, shape,
                *lay && strcmp(lay, f->default_layout) ? ":" : "",
                *lay && strcmp(lay, f->default_layout) ? lay : "");
     } else {
-      snprintf(text, sizeof text, "%s", shape);
+      snprintf(text, len, "%s", shape);
     }
     rt_status s = f->ops->parse_shape(f->ops, text, dtype, NULL, out, err);
+    free(text);
     if (s == RT_OK && !out->layout[0]) rt_copy(out->layout, sizeof out->layout, f->default_layout);
     return s;
   }
+  /* a declared family's shape is its key as written: one that does not fit is refused */
+  if (strlen(shape) >= sizeof out->shape || (layout && strlen(layout) >= sizeof out->layout) ||
+      strlen(f->name) >= sizeof out->family || strlen(dtype) >= sizeof out->dtype)
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "shape '%.60s...' (%zu characters), its layout, family or dtype is longer "
+                        "than a tuned problem's key holds (shape %zu characters)",
+                        shape, strlen(shape), sizeof out->shape - 1);
   rt_copy(out->family, sizeof out->family, f->name);
   rt_copy(out->dtype, sizeof out->dtype, dtype);
   rt_copy(out->layout, sizeof out->layout, layout);

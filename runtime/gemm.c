@@ -221,10 +221,13 @@ int rooftune_gemm_ex(rooftune_db *r, const char *dtype, const char *layout, long
   CUdevice dev = 0;
   char devname[128];
   if ((rc = rt_current(&ctx, &dev, devname, sizeof devname, "rooftune_gemm"))) return rc;
-  char shape[160], prefix[24] = "";
+  char shape[256], prefix[24] = "";
   if (batch > 1) snprintf(prefix, sizeof prefix, "%lld@", batch);
-  snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s%s", prefix, M, N, K,
-           strcmp(layout, "nt") ? "" : ":nt", opts);
+  int sn = snprintf(shape, sizeof shape, "%s%lldx%lldx%lld%s%s", prefix, M, N, K,
+                    strcmp(layout, "nt") ? "" : ":nt", opts);
+  if (sn < 0 || (size_t)sn >= sizeof shape) /* never a shape cut short: another problem's */
+    return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_gemm: the problem's text is over %zu characters",
+                   sizeof shape - 1);
   static _Thread_local problem p;
   rt_error err = {0};
   if (gemm_serving.parse_shape(&gemm_serving, shape, dtype, NULL, &p, &err))

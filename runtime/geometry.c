@@ -15,14 +15,15 @@ static rt_status eval(const char *text, const rt_vars *v, long long *out, rt_err
   return expr_eval_text(text, v->count, names, v->values, out, err);
 }
 
-/* Next line of a recipe text into buf; 0 at the end. */
+/* Next line of a recipe text into buf; 0 at the end, -1 for a line longer than buf holds (cut,
+ * it would be another expression). */
 static int next_line(const char **s, char *buf, size_t size) {
   while (**s == '\n') (*s)++;
   if (!**s) return 0;
   size_t n = strcspn(*s, "\n");
   snprintf(buf, size, "%.*s", (int)n, *s);
   *s += n;
-  return 1;
+  return n < size ? 1 : -1;
 }
 
 static int refuse(char *why, size_t size, const char *fmt, ...)
@@ -92,7 +93,11 @@ int rt_geometry(const rt_family *f, const db_entry *e, const db_recipe *r, const
   rt_error err = {0};
   if (!environment(f, e, r, q, &v, why, why_size)) return 0;
   char line[1024];
-  for (const char *s = r->derived; next_line(&s, line, sizeof line);) {
+  int got;
+  for (const char *s = r->derived; (got = next_line(&s, line, sizeof line)) != 0;) {
+    if (got < 0)
+      return refuse(why, why_size, "a derived value of its recipe is longer than %zu characters",
+                    sizeof line - 1);
     char *eq = strchr(line, '=');
     if (!eq) return refuse(why, why_size, "its derived value '%.200s' is not NAME=EXPR", line);
     *eq = '\0';
@@ -102,7 +107,10 @@ int rt_geometry(const rt_family *f, const db_entry *e, const db_recipe *r, const
                     eq + 1, q->shape, err.text);
     if (rt_vars_set(&v, line, x)) return refuse(why, why_size, "too many values (at %s)", line);
   }
-  for (const char *s = r->constraints; next_line(&s, line, sizeof line);) {
+  for (const char *s = r->constraints; (got = next_line(&s, line, sizeof line)) != 0;) {
+    if (got < 0)
+      return refuse(why, why_size, "a constraint of its recipe is longer than %zu characters",
+                    sizeof line - 1);
     long long holds = 0;
     if (eval(line, &v, &holds, &err))
       return refuse(why, why_size, "constraint %.300s cannot be evaluated for %s: %.200s", line,

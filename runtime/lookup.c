@@ -479,6 +479,24 @@ int rooftune_set_flags(rooftune_db *r, int flags) {
 
 int rt_call_flags(rooftune_db *r) { return r ? atomic_load(&r->call_flags) : 0; }
 
+/* The cache's key of query q: every field, at whatever length (malloc'ed; NULL without
+ * memory). */
+static char *query_key(const rooftune_query *q, double cap) {
+  const char *f[] = {q->family,
+                     q->dtype,
+                     q->layout ? q->layout : "",
+                     q->shape,
+                     q->device ? q->device : "",
+                     q->toolkit ? q->toolkit : ""};
+  size_t len = 64;
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) len += strlen(f[i]) + 1;
+  char *key = malloc(len);
+  if (key)
+    snprintf(key, len, "%s|%s|%s|%s|%s|%d|%.17g|%s", f[0], f[1], f[2], f[3], f[4], q->flags, cap,
+             f[5]);
+  return key;
+}
+
 int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) {
   if (!r || !q || !m) return rt_fail(ROOFTUNE_ERR_INVALID, "rooftune_lookup: NULL argument");
   if (!q->family || !q->shape || !q->dtype) {
@@ -492,13 +510,15 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
     return rc;
   }
   /* the query as given: a repeated one is answered from the cache before anything is parsed */
-  char key[512];
-  snprintf(key, sizeof key, "%s|%s|%s|%s|%s|%d|%.17g|%s", q->family, q->dtype,
-           q->layout ? q->layout : "", q->shape, q->device ? q->device : "", q->flags, cap,
-           q->toolkit ? q->toolkit : "");
+  char *key = query_key(q, cap); /* the whole query: a key cut short would answer another one */
+  if (!key) {
+    memset(m, 0, sizeof *m);
+    return rt_fail(ROOFTUNE_ERR_NOMEM, "rooftune_lookup: out of memory");
+  }
   pthread_mutex_lock(&r->mu);
   if ((rc = index_build(r))) {
     pthread_mutex_unlock(&r->mu);
+    free(key);
     memset(m, 0, sizeof *m);
     return rc;
   }
@@ -508,6 +528,7 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
     if (strcmp(r->cache[slot].key, key) == 0) {
       *m = *r->cache[slot].m;
       pthread_mutex_unlock(&r->mu);
+      free(key);
       return ROOFTUNE_OK;
     }
     slot = (slot + 1) & (CACHE_SLOTS - 1);
@@ -518,6 +539,7 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
   rt_error err = {0};
   if (rt_problem_parse(f, q->shape, q->dtype, q->layout, &qp, &err)) {
     pthread_mutex_unlock(&r->mu);
+    free(key);
     rt_fail_err(&err);
     return ROOFTUNE_ERR_INVALID;
   }
@@ -527,18 +549,16 @@ int rooftune_lookup(rooftune_db *r, const rooftune_query *q, rooftune_match *m) 
       cache_clear(r);
       slot = h & (CACHE_SLOTS - 1);
     }
-    char *k = strdup(key);
     rooftune_match *copy = malloc(sizeof *copy);
-    if (k && copy) {
+    if (copy) {
       *copy = *m;
-      r->cache[slot].key = k;
+      r->cache[slot].key = key;
       r->cache[slot].m = copy;
       r->cached++;
-    } else {
-      free(k);
-      free(copy);
+      key = NULL;
     }
   }
   pthread_mutex_unlock(&r->mu);
+  free(key);
   return rc;
 }

@@ -131,6 +131,20 @@ static rt_status run_target(tune_ctx *c, tune_lineup *L, const char *tpath, rt_e
   return RT_OK;
 }
 
+/* A strategy named (NULL: the default) is one the search has, whatever the target: a family's
+ * lineup, one template, a replay. */
+static rt_status known_strategy(const char *name, rt_error *err) {
+  if (!name) return RT_OK;
+  char list[256] = "";
+  for (const char *const *s = strategy_names(); *s; s++) {
+    if (!strcmp(*s, name)) return RT_OK;
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", *s);
+  }
+  rt_error_locate(err, "--strategy", NULL, 0, 0);
+  return rt_error_set(err, RT_ERR_USAGE, "unknown strategy '%.60s' (the strategies are %s)", name,
+                      list);
+}
+
 rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
   memset(out, 0, sizeof *out);
   tune_ctx c;
@@ -150,6 +164,7 @@ rt_status tune_run(const tune_options *o, tune_report *out, rt_error *err) {
                       "one configuration needs one template as the target, not the family %s",
                       o->target);
   }
+  if (!rc) rc = known_strategy(o->strategy, err);
   if (!rc) rc = open_device(&c, err);
   /* the template path and the families declared in it */
   if (!rc) rc = family_load_path(tpath, err);

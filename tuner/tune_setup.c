@@ -340,6 +340,27 @@ static rt_status space_of(tune_ctx *c, const tune_lineup *L, int i, int use_libr
   return s;
 }
 
+/* --cover evaluates every configuration of each covering set: a budget below their sum would
+ * leave code paths unrun without a word, so it is refused saying what the sets need. */
+static rt_status cover_fits(tune_ctx *c, const tune_lineup *L, rt_error *err) {
+  size_t need = 0;
+  char sets[512] = "";
+  for (int i = 0; i < L->n; i++) {
+    if (!L->sp[i]) continue;
+    need += space_size(L->sp[i]);
+    size_t l = strlen(sets);
+    if (l + 1 < sizeof sets)
+      snprintf(sets + l, sizeof sets - l, "%s%s %zu", l ? ", " : "", manifest_name(L->m[i]),
+               space_size(L->sp[i]));
+  }
+  if ((size_t)c->budget_left >= need) return RT_OK;
+  rt_error_locate(err, "--budget", NULL, 0, 0);
+  return rt_error_set(err, RT_ERR_USAGE,
+                      "--cover evaluates %zu covering configurations (%s) and the budget is %ld: "
+                      "give --budget %zu or more",
+                      need, sets, (long)c->budget_left, need);
+}
+
 /* Every template's space first, so the budget goes only to templates with candidates. */
 rt_status tune_spaces(tune_ctx *c, tune_lineup *L, int use_library, rt_error *err) {
   for (int i = 0; i < L->n; i++) {
@@ -352,5 +373,5 @@ rt_status tune_spaces(tune_ctx *c, tune_lineup *L, int use_library, rt_error *er
     if (L->sp[i]) L->live++;
   }
   c->rep->templates = (size_t)L->live;
-  return RT_OK;
+  return c->o->cover ? cover_fits(c, L, err) : RT_OK;
 }

@@ -141,5 +141,26 @@ if [ -f "$space" ]; then
   expect_rc 0 "import clblast" -- "$bin" db import "$space" --db "$tmp/c.db" --shape 4096x4096 --dtype f32
   has "$tmp/out" "imported 17956 results" "import clblast"
 fi
+# db check: every table and view the schema makes (a dropped table, a view in place of one),
+# texts longer than what reads them (10 MB), a tuned problem whose dims were emptied
+if command -v sqlite3 >/dev/null; then
+  "$bin" tune gemm_mma --shape 128x128x128 --dtype f16 --device model:h200 --db "$tmp/m.db" \
+    --budget 2 >/dev/null 2>&1 || die "cannot tune into m.db"
+  expect_rc 0 "check of a tuned db" -- "$bin" db check --db "$tmp/m.db"
+  while IFS='|' read -r sql want; do
+    cp "$tmp/m.db" "$tmp/h.db"
+    sqlite3 "$tmp/h.db" "$sql" || die "sqlite3: $sql"
+    expect_rc 1 "check after $sql" -- "$bin" db check --db "$tmp/h.db"
+    has "$tmp/out" "$want" "check after $sql"
+  done <<'EOF'
+DROP TABLE winner_recipes|schema: table winner_recipes is missing
+DROP TABLE calibrations|schema: table calibrations is missing
+ALTER TABLE calibrations RENAME TO c2; CREATE VIEW calibrations AS SELECT * FROM c2|schema: calibrations is a view, not the table rooftune makes
+UPDATE results SET detail = printf('%.*c', 10000000, 'x') WHERE id = 1|results row 1: detail is 10000000 characters, more than the 255 rooftune reads
+UPDATE winner_recipes SET env = printf('%.*c', 10000000, 'e')|winner_recipes row 1: env is 10000000 characters, more than the 1048576 any text holds
+UPDATE winners SET vars = printf('%.*c', 2000, 'v')|winners row 1: vars is 2000 characters, more than the 1023 rooftune reads
+UPDATE problems SET dims = ''|problem 1 (gemm 128x128x128): its dims are empty, yet results of it ran or were predicted
+EOF
+fi
 [ $fail = 0 ] && echo "db and lookup commands behave"
 exit $fail

@@ -206,6 +206,23 @@ for i in 0 1 2 3; do [ -s "$tmp/sh$i.json" ] || die "shard $i wrote no summary";
 "$bin" job merge --job "$tmp/sh.json" >"$tmp/merge1" 2>&1; check_rc "merge --job" 0 $?
 grep -q "^merged 4 databases into $tmp/sh.db" "$tmp/merge1" || die "merge: $(cat "$tmp/merge1")"
 [ -s "$tmp/sh-out/report.html" ] || die "merge --job wrote no report"
+# the output folder is made before merging (it failed after merging when missing), and one that
+# cannot be made is refused before the database is touched
+rm -rf "$tmp/sh-out"
+"$bin" job merge --job "$tmp/sh.json" >"$tmp/merge1" 2>&1; check_rc "merge --job, no output folder" 0 $?
+[ -s "$tmp/sh-out/report.html" ] || die "merge --job without its output folder: $(cat "$tmp/merge1")"
+: >"$tmp/blocker"
+sed 's|"database": "sh.db"|"database": "blocked.db", "output": "blocker/out"|' "$tmp/sh.json" >"$tmp/blocked.json"
+"$bin" job merge --job "$tmp/blocked.json" >"$tmp/merge1" 2>&1; check_rc "merge --job, output under a file" 1 $?
+grep -q "blocker" "$tmp/merge1" || die "merge --job, output under a file: $(cat "$tmp/merge1")"
+[ -e "$tmp/blocked.db" ] && die "merge --job merged before finding its output folder unusable"
+# a damaged row of a shard is named by the shard's file and row, not blamed on the database
+# merged into (and nothing is merged)
+cp "$tmp/shards/sh-0-of-4.db" "$tmp/damaged.db"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("PRAGMA ignore_check_constraints=ON"); c.execute("UPDATE results SET verified=7 WHERE id=(SELECT min(id) FROM results)"); c.commit()' "$tmp/damaged.db"
+"$bin" job merge "$tmp/into.db" "$tmp/damaged.db" >"$tmp/merge1" 2>&1; check_rc "merge of a damaged shard" 1 $?
+grep -q "damaged.db: results row [0-9]*: CHECK constraint failed: verified IN (0,1)" "$tmp/merge1" ||
+  die "merge of a damaged shard: $(cat "$tmp/merge1")"
 "$bin" job merge "$tmp/rev.db" "$tmp"/shards/sh-3-of-4.db "$tmp"/shards/sh-2-of-4.db "$tmp"/shards/sh-1-of-4.db \
   "$tmp"/shards/sh-0-of-4.db >/dev/null; check_rc "merge in reverse" 0 $?
 "$bin" job merge "$tmp/rev.db" "$tmp"/shards/sh-*-of-4.db >"$tmp/merge2"; check_rc "merge again" 0 $?

@@ -232,7 +232,7 @@ TEST_CASE(rules_off) {
   CHECK_INT(t8.kind, JOB_STATE_FRESH);
   j->fresh.toolkit = j->fresh.driver = 1;
   j->fresh.max_age_s = 7 * 86400.0;
-  const db_entry *w[4];
+  const job_winner *w[4];
   CHECK_INT(job_current_winners(j, 1, &env, w, 4), 1);
   CHECK_INT(job_current_winners(j, 5, &env, w, 4), 0);
   close_env(d, &env);
@@ -244,7 +244,7 @@ TEST_CASE(rechecks_and_runs) {
   db *d = NULL;
   job_env env;
   rt_error err = {0};
-  const db_entry *w[4];
+  const job_winner *w[4];
   job_state st[9];
   open_env(&d, DB_READONLY, &env);
   recheck_verdict v;
@@ -253,29 +253,29 @@ TEST_CASE(rechecks_and_runs) {
     close_env(d, &env);
     return;
   }
-  CHECK(job_last_recheck(w[0], env.runs, env.nruns, 0.05, &v) == NULL);
+  CHECK(job_env_last_recheck(&env, w[0], 0.05, &v) == NULL);
   db_close(d);
   job_env_free(&env);
   CHECK_INT(db_open(dbp, DB_CREATE, &d, &err), RT_OK);
   add_recheck(d, 32, 1.01);
   CHECK_INT(job_env_open(&env, "model:h200", d, &err), RT_OK);
   job_current_winners(j, 1, &env, w, 4);
-  const db_run_info *r = job_last_recheck(w[0], env.runs, env.nruns, 0.05, &v);
+  const job_run_rec *r = job_env_last_recheck(&env, w[0], 0.05, &v);
   CHECK(r != NULL);
   CHECK_INT(v, RECHECK_SAME);
   job_env_free(&env);
   add_recheck(d, 32, 1.5);
   CHECK_INT(job_env_open(&env, "model:h200", d, &err), RT_OK);
   job_current_winners(j, 1, &env, w, 4);
-  job_last_recheck(w[0], env.runs, env.nruns, 0.05, &v);
+  job_env_last_recheck(&env, w[0], 0.05, &v);
   CHECK_INT(v, RECHECK_SLOWER);
-  CHECK_INT(job_last_recheck(w[0], env.runs, env.nruns, 0.6, &v) != NULL, 1);
+  CHECK_INT(job_env_last_recheck(&env, w[0], 0.6, &v) != NULL, 1);
   CHECK_INT(v, RECHECK_SAME); /* within a 60 % tolerance */
   job_env_free(&env);
   add_recheck(d, 32, NAN);
   CHECK_INT(job_env_open(&env, "model:h200", d, &err), RT_OK);
   job_current_winners(j, 1, &env, w, 4);
-  job_last_recheck(w[0], env.runs, env.nruns, 0.05, &v);
+  job_env_last_recheck(&env, w[0], 0.05, &v);
   CHECK_INT(v, RECHECK_FAILS);
   /* rechecks are not tuning runs: problem 1 stays fresh */
   job_state_of(j, 1, whole, &env, &st[1]);

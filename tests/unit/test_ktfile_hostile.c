@@ -12,6 +12,11 @@
  *   - parameter values longer than 255 characters and configurations longer than 767 are
  *     refused (they were cut, so two configurations could become one);
  *   - an empty file is reported as empty, not as invalid JSON;
+ *   - a parameter of more distinct values than a space holds (65,535) is refused naming the
+ *     parameter and the limit, in Kernel Tuner and KTT files alike (200,000 values did not
+ *     finish: every value was compared with every earlier one), while 65,535 values load with
+ *     each record on its own value (1 and 1.0, 0 and -0 are one value);
+ *   - a file of more parameters than a configuration's text can carry is refused at once;
  *   - every error names the file. */
 /* stages: template */
 #include <unistd.h>
@@ -316,6 +321,74 @@ static void test_empty(void) {
   CHECK_CONTAINS(err.text, "not a regular file");
 }
 
+/* A Kernel Tuner cache of one parameter x declaring n distinct values (in an unsorted order),
+ * with a record for each of the first nrec values. */
+static char *kt_values(int n, int nrec) {
+  size_t cap = 256 + (size_t)n * 12 + (size_t)nrec * 48;
+  char *s = malloc(cap);
+  size_t k = (size_t)snprintf(s, cap, "{\"tune_params_keys\": [\"x\"], \"tune_params\": {\"x\": [");
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(s + k, cap - k, "%s%lld", i ? ", " : "", 1 + ((long long)i * 7919) % n);
+  k += (size_t)snprintf(s + k, cap - k, ", 1.0, -0.0, 0]}, \"cache\": {");
+  for (int i = 0; i < nrec; i++)
+    k += (size_t)snprintf(s + k, cap - k, "%s\"%d\": {\"x\": %d, \"time\": %d.5}", i ? ", " : "", i,
+                          nrec - i, i + 1);
+  snprintf(s + k, cap - k, "}}");
+  return s;
+}
+
+static void test_many_values(void) {
+  ktfile *kf;
+  rt_error err;
+  /* 65,534 values and the 0 that -0.0 and 0 both are: a full domain loads */
+  char *text = kt_values(65534, 65534);
+  CHECK_INT(load(put("full.json", text), &kf, &err), RT_OK);
+  if (kf) {
+    CHECK_INT(kf->configs, 65534);
+    const space_param *p = space_param_at(kf->space, 0);
+    CHECK_INT(p->count, 65535);
+    CHECK_INT(p->ints[0], 0);
+    CHECK_INT(p->ints[65534], 65534);
+    /* record i gives x = 65534 - i, at position 65534 - i of the sorted domain */
+    CHECK_INT(space_config(kf->space, 0)[0], 65534);
+    CHECK_INT(space_config(kf->space, 65533)[0], 1);
+    CHECK_NEAR(kf->optimum_ms, 1.5, 0);
+  }
+  ktfile_free(kf);
+  free(text);
+  /* 200,000 values (1.5 MB): refused naming the parameter and the limit */
+  text = kt_values(200000, 1);
+  CHECK_INT(load(put("values.json", text), &kf, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "parameter x has more than the 65535 distinct values");
+  free(text);
+  /* the same in a KTT file: a result for each of 70,000 values */
+  size_t cap = 256 + 70000 * 160;
+  char *ktt = malloc(cap);
+  size_t k = (size_t)snprintf(ktt, cap,
+                              "{\"Metadata\": {\"TimeUnit\": \"Microseconds\"}, "
+                              "\"Results\": [");
+  for (int i = 0; i < 70000; i++)
+    k += (size_t)snprintf(ktt + k, cap - k,
+                          "%s{\"KernelName\": \"k\", \"Status\": \"Ok\", \"Configuration\": "
+                          "[{\"Name\": \"y\", \"Value\": %d}], \"ComputationResults\": "
+                          "[{\"Duration\": 5}]}",
+                          i ? ", " : "", i);
+  snprintf(ktt + k, cap - k, "]}");
+  CHECK_INT(load(put("ktt-values.json", ktt), &kf, &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "parameter y has more than the 65535 distinct values");
+  free(ktt);
+  /* 300 parameters: no configuration of them fits 767 characters */
+  char *many = malloc(300 * 40 + 256);
+  k = (size_t)sprintf(many, "{\"tune_params_keys\": [");
+  for (int i = 0; i < 300; i++) k += (size_t)sprintf(many + k, "%s\"p%d\"", i ? ", " : "", i);
+  k += (size_t)sprintf(many + k, "], \"tune_params\": {");
+  for (int i = 0; i < 300; i++) k += (size_t)sprintf(many + k, "%s\"p%d\": [1]", i ? ", " : "", i);
+  sprintf(many + k, "}, \"cache\": {}}");
+  CHECK_INT(load(put("params.json", many), &kf, &err), RT_ERR_PARSE);
+  CHECK_CONTAINS(err.text, "the file has 300 parameters");
+  free(many);
+}
+
 TEST_CASE(hostile_files) {
   const char *t = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/rooftune-kth-XXXXXX", t && *t ? t : "/tmp");
@@ -327,6 +400,7 @@ TEST_CASE(hostile_files) {
   test_control_characters();
   test_lengths();
   test_empty();
+  test_many_values();
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);

@@ -15,6 +15,8 @@
  *   - attention: exact by the canonical shape, decode problems by (B*HKV, SKV), prefill by
  *     (B*HQ, SQ, SKV), the two never compared. */
 /* stages: kernels runtime */
+#include <sqlite3.h>
+
 #include "kernels/family.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
@@ -420,6 +422,36 @@ TEST_CASE(no_recipe) {
   issue_free(&t);
 }
 
+/* A recipe line longer than the runtime's line buffer is refused, never cut: "1", 1100 blanks
+ * and "== 0" fails, and cut after 1023 characters it was "1" and held, so another shape was
+ * served by a constraint that does not hold. */
+TEST_CASE(long_recipe_line) {
+  issue_templates t;
+  if (!issue_load(&t)) return;
+  rooftune_query q = {.family = "gemm", .shape = "4096x4096x4095", .dtype = "bf16"};
+  rooftune_match m;
+  char path[512];
+  db *d = issue_db(path, sizeof path, "longline");
+  store(d, t.mma, &t.p, t.smma, (size_t)t.pick, &t.env, 0.5, TIMING_MEASURED, 1, 1);
+  db_close(d);
+  sqlite3 *h = NULL;
+  CHECK_INT(sqlite3_open(path, &h), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(h,
+                         "UPDATE winner_recipes SET constraints = '1' || printf('%.*c', 1100, ' ') "
+                         "|| '== 0'",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+  sqlite3_close(h);
+  rooftune_db *rt = NULL;
+  CHECK_INT(rooftune_open(path, &rt), ROOFTUNE_OK);
+  CHECK_INT(rooftune_lookup(rt, &q, &m), ROOFTUNE_OK);
+  CHECK_INT(m.rule, ROOFTUNE_RULE_LIBRARY);
+  CHECK_CONTAINS(m.passed_over, "a constraint of its recipe is longer than 1023 characters");
+  rooftune_close(rt);
+  fx_remove(path);
+  issue_free(&t);
+}
+
 /* gemm_skinny admits at most 16 rows: 8 rows are served its 16-row winner, 32 are not. */
 TEST_CASE(skinny) {
   manifest *mf = NULL;
@@ -535,4 +567,5 @@ static void setup(void) {
 }
 
 TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(issue_cases), TEST_ENTRY(runnable), TEST_ENTRY(no_recipe),
-                  TEST_ENTRY(skinny), TEST_ENTRY(attention), TEST_ENTRY(agreement))
+                  TEST_ENTRY(long_recipe_line), TEST_ENTRY(skinny), TEST_ENTRY(attention),
+                  TEST_ENTRY(agreement))

@@ -11,6 +11,7 @@
 #include "db/db.h"
 #include "db/export.h"
 #include "kernels/family.h"
+#include "tuner/model/recorded.h"
 #include "tuner/template/ktfile.h"
 #include "tuner/core/sha256.h"
 #include "tuner/core/util.h"
@@ -314,6 +315,10 @@ static int verb_import(const db_opts *o, const char *file) {
   rt_error err = {0};
   ktfile *kf = NULL;
   if (ktfile_load(file, &kf, &err)) return cli_fail("db", &err);
+  if (recorded_check_counters(kf, &err)) {
+    ktfile_free(kf);
+    return cli_fail("db", &err);
+  }
   const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
   const char *family = o->family ? o->family : kf->kernel_name[0] ? kf->kernel_name : "kernel";
   const char *tmpl = o->tmpl ? o->tmpl : kf->kernel_name[0] ? kf->kernel_name : base;

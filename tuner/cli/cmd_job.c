@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "tuner/cli/cli.h"
+#include "tuner/core/util.h"
 #include "tuner/job/job.h"
 #include "tuner/job/report.h"
 #include "tuner/job/run.h"
@@ -338,6 +339,14 @@ static int verb_merge(int argc, char **argv) {
               j->shard_database);
       job_free(j);
       return CLI_EXIT_FAIL;
+    }
+    /* the report goes into the output folder: made (or refused) before anything is merged, as
+     * job run makes it, so a merge never ends failing with the databases already changed */
+    if (rt_mkdir_p(j->output, &err)) {
+      for (size_t i = 0; i < nfiles; i++) free(files[i]);
+      free(files);
+      job_free(j);
+      return cli_fail("job", &err);
     }
   } else {
     if (argc - arg < 2)

@@ -10,6 +10,7 @@
 #include "tuner/template/ktfile.h"
 #include "search/replay.h"
 #include "search/strategy.h"
+#include "tuner/model/recorded.h"
 #include "tuner/replay_compile.h"
 
 static const char usage[] =
@@ -197,6 +198,10 @@ static int cmd_replay(int argc, char **argv) {
     rt_error err = {0};
     ktfile *kf;
     rt_status ls = ktfile_load(argv[f], &kf, &err);
+    if (!ls && (ls = recorded_check_counters(kf, &err))) {
+      ktfile_free(kf);
+      kf = NULL;
+    }
     replay_stats rs;
     replay_facts rf;
     memset(&rf, 0, sizeof rf);

@@ -25,6 +25,7 @@ static rt_status replay_check_arg(const char *path, rt_error *err) {
 static rt_status replay_open(device *d, const char *path, rt_error *err) {
   ktfile_select sel = {d->opt.replay_template, d->opt.replay_shape, d->opt.replay_dtype};
   rt_status st = ktfile_load_select(path, &sel, &d->kf, err);
+  if (!st) st = recorded_check_counters(d->kf, err); /* no count a GPU could not have made */
   if (st) return st;
   snprintf(d->label, sizeof d->label, "replay:%s", path);
   d->arch[0] = 0;

@@ -154,8 +154,36 @@ typedef struct loader {
   const char *path; /* the file */
   const char *text; /* its text, for lines */
   rt_error *err;
-  const int *lines; /* the line of each problem (jsonline_elements), or NULL */
+  const int *lines;   /* the line of each problem (jsonline_elements), or NULL */
+  manifest **targets; /* the templates problems have named so far, each read from the template
+                         path once (not once per problem: 100,000 problems of one template) */
+  size_t ntargets, targets_cap;
 } loader;
+
+/* The template called NAME from the path: found once, then kept in L for the next problem. */
+static rt_status loader_template(loader *L, const char *tpath, const char *name, manifest **out,
+                                 rt_error *err) {
+  for (size_t i = 0; i < L->ntargets; i++)
+    if (!strcmp(manifest_name(L->targets[i]), name)) {
+      *out = L->targets[i];
+      return RT_OK;
+    }
+  if (L->ntargets == L->targets_cap) {
+    size_t cap = L->targets_cap ? 2 * L->targets_cap : 8;
+    manifest **g = realloc(L->targets, cap * sizeof *g);
+    if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+    L->targets = g;
+    L->targets_cap = cap;
+  }
+  rt_status rc = catalog_find(tpath, name, out, err);
+  if (!rc) L->targets[L->ntargets++] = *out;
+  return rc;
+}
+
+static void loader_free(loader *L) {
+  for (size_t i = 0; i < L->ntargets; i++) manifest_free(L->targets[i]);
+  free(L->targets);
+}
 
 /* An error about FIELD of the file, with its line. */
 static rt_status bad(loader *L, const char *field, rt_status code, const char *fmt, ...)
@@ -395,7 +423,7 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
     manifest *m = NULL;
     rt_error e = {0};
     snprintf(f, sizeof f, "%s.target", field);
-    if (catalog_find(tpath, q->target, &m, &e))
+    if (loader_template(L, tpath, q->target, &m, &e))
       return bad(L, f, RT_ERR_NOT_FOUND,
                  "'%s' is neither a kernel family (%s) nor a template in the "
                  "template path: %.400s",
@@ -404,7 +432,6 @@ static rt_status load_problem(loader *L, job *j, json_t *p, json_t *defaults, si
     int dt = manifest_has_dtype(m, q->dtype);
     char fname[32];
     snprintf(fname, sizeof fname, "%s", manifest_family(m));
-    manifest_free(m);
     if (!fam)
       return bad(L, f, RT_ERR_NOT_FOUND, "template %s names an unknown family '%s'", q->target,
                  fname);
@@ -582,7 +609,7 @@ rt_status job_load(const char *path, job **out, rt_error *err) {
   char *text = NULL;
   rt_status rc = fileio_read(path, &text, NULL, err);
   if (rc) return rc;
-  loader L = {path, text, err, NULL};
+  loader L = {path, text, err, NULL, NULL, 0, 0};
   json_error_t je;
   json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
   job *j = NULL;
@@ -662,6 +689,7 @@ rt_status job_load(const char *path, job **out, rt_error *err) {
   L.lines = NULL;
   free(lines);
 done:
+  loader_free(&L);
   json_decref(root);
   free(text);
   if (rc) {

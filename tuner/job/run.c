@@ -350,35 +350,56 @@ static rt_status write_summary(const job *j, job_shard shard, const char *part, 
   return write_json(sp, s, err);
 }
 
+/* Winner WINNER_ID of database DBP as a recheck needs it (malloc'ed), or NULL with r filled as
+ * an error naming why. */
+static db_entry *winner_entry(const char *dbp, long long winner_id, recheck_result *r) {
+  db_entry *e = malloc(sizeof *e);
+  db *d = NULL;
+  rt_error err = {0};
+  rt_status s = e ? db_open(dbp, DB_READONLY, &d, &err)
+                  : rt_error_set(&err, RT_ERR_NOMEM, "out of memory reading a winner");
+  if (!s) s = db_entry_get(d, winner_id, e, &err);
+  db_close(d);
+  if (!s) return e;
+  free(e);
+  memset(r, 0, sizeof *r);
+  r->verdict = RECHECK_ERROR;
+  r->now_ms = NAN;
+  rt_copy(r->detail, sizeof r->detail, err.text);
+  return NULL;
+}
+
 /* Re-measures the current winners of fresh problem k that are due; appends their verdicts to
  * item's "rechecks". */
 static void recheck_problem(run_ctx *c, job_env *env, size_t k, const char *dbp, json_t *item,
                             job_outcome *out) {
   const job *j = c->j;
-  const db_entry *w[64];
+  const job_winner *w[64];
   size_t nw = job_current_winners(j, k, env, w, 64);
   if (nw > 64) nw = 64;
   char tag[160];
   job_shard_tag(j, c->shard, tag, sizeof tag);
   json_t *arr = json_array();
   for (size_t i = 0; i < nw && !c->stopflag; i++) {
-    const db_entry *e = w[i];
-    if (e->launch.library_algo[0] || e->template_stale) continue;
+    const job_winner *e = w[i];
+    if (e->library || e->template_stale) continue;
     if (job_problem_split(j, k, c->shard) &&
         tune_config_shard(e->config, c->shard.count) != c->shard.index)
       continue; /* another shard rechecks it */
     recheck_verdict last_v;
-    const db_run_info *last = job_env_last_recheck(env, e, j->tolerance, &last_v);
+    const job_run_rec *last = job_env_last_recheck(env, e, j->tolerance, &last_v);
     double measured = job_iso_time(e->created_at);
     if (last) {
       double t = job_iso_time(last->finished_at[0] ? last->finished_at : last->started_at);
       if (!(t <= measured)) measured = t;
     }
     if (isfinite(measured) && env->now - measured < j->recheck_every_s) continue;
-    db_entry copy = *e;
     recheck_result r;
-    recheck_winner_tagged(&copy, c->device, dbp, j->tolerance, j->timeout_s, c->o->worker_argv, tag,
-                          &c->stopflag, &r);
+    db_entry *full = winner_entry(dbp, e->winner_id, &r); /* its launch, read for this recheck */
+    if (full)
+      recheck_winner_tagged(full, c->device, dbp, j->tolerance, j->timeout_s, c->o->worker_argv,
+                            tag, &c->stopflag, &r);
+    free(full);
     json_t *o = json_pack("{ss ss sf ss}", "template", e->template_name, "config", e->config,
                           "then_ms", e->time_ms, "verdict", recheck_verdict_name(r.verdict));
     if (isfinite(r.now_ms)) json_object_set_new(o, "now_ms", json_real(r.now_ms));
@@ -846,7 +867,7 @@ rt_status job_status(const job *j, job_shard s, const char *device, const char *
       json_object_set_new(it, "best", json_null());
     }
     /* the latest recheck verdict of any current winner */
-    const db_entry *w[64];
+    const job_winner *w[64];
     size_t nw = job_current_winners(j, k, &env, w, 64);
     const char *worst = NULL;
     for (size_t i = 0; i < nw && i < 64; i++) {

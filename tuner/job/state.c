@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "tuner/core/sha256.h"
+#include "tuner/core/util.h"
 #include "tuner/device/device.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/manifest.h"
@@ -48,10 +49,12 @@ static int pkey_cmp(pkey a, pkey b) {
   return c;
 }
 
-static pkey run_key(const db_run_info *r) {
+static pkey run_key(const job_run_rec *r) {
   return (pkey){r->family, r->shape, r->dtype, r->layout};
 }
-static pkey win_key(const db_entry *e) { return (pkey){e->family, e->shape, e->dtype, e->layout}; }
+static pkey win_key(const job_winner *e) {
+  return (pkey){e->family, e->shape, e->dtype, e->layout};
+}
 
 static int cmp_run(const void *a, const void *b, void *ctx) {
   const job_env *env = ctx;
@@ -106,16 +109,105 @@ static pkey problem_key(const job_problem *q) {
   return (pkey){q->family, q->key_shape, q->dtype, q->layout};
 }
 
-rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
+static void free_winners(job_env *env) {
+  for (size_t i = 0; i < env->nwinners; i++) free(env->winners[i].config);
   free(env->winners);
-  free(env->runs);
   env->winners = NULL;
+  env->nwinners = env->wincap = 0;
+}
+
+/* db_entries_each's callback: keeps what a job reads of a winner made on env's GPU model. */
+static rt_status keep_winner(const db_entry *e, void *ctx, rt_error *err) {
+  job_env *env = ctx;
+  if (strcmp(e->device.name, env->device.name)) return RT_OK; /* another GPU's: never current */
+  if (env->nwinners == env->wincap) {
+    size_t cap = env->wincap ? 2 * env->wincap : 64;
+    job_winner *g = realloc(env->winners, cap * sizeof *g);
+    if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading winners");
+    env->winners = g;
+    env->wincap = cap;
+  }
+  job_winner *w = &env->winners[env->nwinners];
+  memset(w, 0, sizeof *w);
+  if (!(w->config = strdup(e->config)))
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading winners");
+  env->nwinners++;
+  w->winner_id = e->winner_id;
+  rt_copy(w->family, sizeof w->family, e->family);
+  rt_copy(w->shape, sizeof w->shape, e->shape);
+  rt_copy(w->dtype, sizeof w->dtype, e->dtype);
+  rt_copy(w->layout, sizeof w->layout, e->layout);
+  rt_copy(w->template_name, sizeof w->template_name, e->template_name);
+  rt_copy(w->source_hash, sizeof w->source_hash, e->source_hash);
+  rt_copy(w->manifest_hash, sizeof w->manifest_hash, e->manifest_hash);
+  rt_copy(w->toolkit, sizeof w->toolkit, e->toolkit);
+  rt_copy(w->created_at, sizeof w->created_at, e->created_at);
+  w->template_stale = e->template_stale;
+  w->driver_version = e->device.driver_version;
+  w->timing = e->timing;
+  w->time_ms = e->time_ms;
+  w->spread = e->spread;
+  w->library = e->launch.library_algo[0] != 0;
+  return RT_OK;
+}
+
+static void free_runs(job_env *env) {
+  for (size_t i = 0; i < env->nruns; i++) {
+    free(env->runs[i].command);
+    free(env->runs[i].last_config);
+  }
+  free(env->runs);
   env->runs = NULL;
-  env->nwinners = env->nruns = 0;
+  env->nruns = env->runcap = 0;
+}
+
+/* db_runs_each's callback: keeps what a job reads of a run on env's GPU model. */
+static rt_status keep_run(const db_run_info *u, void *ctx, rt_error *err) {
+  job_env *env = ctx;
+  if (strcmp(u->device.name, env->device.name)) return RT_OK; /* another GPU's: never counted */
+  if (env->nruns == env->runcap) {
+    size_t cap = env->runcap ? 2 * env->runcap : 64;
+    job_run_rec *g = realloc(env->runs, cap * sizeof *g);
+    if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading runs");
+    env->runs = g;
+    env->runcap = cap;
+  }
+  job_run_rec *r = &env->runs[env->nruns];
+  memset(r, 0, sizeof *r);
+  r->command = strdup(u->command);
+  r->last_config = strdup(u->last_config);
+  if (!r->command || !r->last_config) {
+    free(r->command);
+    free(r->last_config);
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading runs");
+  }
+  env->nruns++;
+  r->id = u->id;
+  rt_copy(r->family, sizeof r->family, u->family);
+  rt_copy(r->shape, sizeof r->shape, u->shape);
+  rt_copy(r->dtype, sizeof r->dtype, u->dtype);
+  rt_copy(r->layout, sizeof r->layout, u->layout);
+  rt_copy(r->toolkit, sizeof r->toolkit, u->toolkit);
+  rt_copy(r->status, sizeof r->status, u->status);
+  rt_copy(r->started_at, sizeof r->started_at, u->started_at);
+  rt_copy(r->finished_at, sizeof r->finished_at, u->finished_at);
+  rt_copy(r->last_status, sizeof r->last_status, u->last_status);
+  rt_copy(r->last_template, sizeof r->last_template, u->last_template);
+  r->driver_version = u->device.driver_version;
+  r->results = u->results;
+  r->recheck = job_run_is_recheck(u);
+  r->last_ms = u->last_ms;
+  r->last_spread = u->last_spread;
+  return RT_OK;
+}
+
+rt_status job_env_reload(job_env *env, db *d, rt_error *err) {
+  free_winners(env);
+  free_runs(env);
   env->now = now_epoch();
   rt_status rc = RT_OK;
-  if (d) rc = db_entries(d, 0, &env->winners, &env->nwinners, err);
-  if (d && !rc) rc = db_runs(d, &env->runs, &env->nruns, err);
+  if (d) rc = db_entries_each(d, keep_winner, env, err);
+  if (d && !rc) rc = db_runs_each(d, keep_run, env, err);
   if (!rc) rc = build_index(env, err);
   return rc;
 }
@@ -144,8 +236,8 @@ rt_status job_env_open(job_env *env, const char *spec, db *d, rt_error *err) {
 }
 
 void job_env_free(job_env *env) {
-  free(env->winners);
-  free(env->runs);
+  free_winners(env);
+  free_runs(env);
   free(env->tv);
   free(env->run_by_problem);
   free(env->win_by_problem);
@@ -191,24 +283,24 @@ int job_run_is_recheck(const db_run_info *r) {
 }
 
 /* The winners of problem q on this GPU model (any driver or toolkit when all is set). */
-static int winner_matches(const job *j, const job_problem *q, const job_env *env, const db_entry *e,
-                          int all) {
+static int winner_matches(const job *j, const job_problem *q, const job_env *env,
+                          const job_winner *e, int all) {
   if (!same_problem(q, e->family, e->shape, e->dtype, e->layout)) return 0;
   if (q->is_template && strcmp(e->template_name, q->target)) return 0;
-  if (strcmp(e->device.name, env->device.name)) return 0;
+  /* env keeps only the winners of its GPU model (keep_winner) */
   if (all) return 1;
   if (e->template_stale) return 0; /* a newer version of its template has been tuned since */
-  if (j->fresh.driver && e->device.driver_version != env->device.driver_version) return 0;
+  if (j->fresh.driver && e->driver_version != env->device.driver_version) return 0;
   if (j->fresh.toolkit && strcmp(e->toolkit, env->toolkit)) return 0;
   return 1;
 }
 
-size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out,
+size_t job_current_winners(const job *j, size_t k, const job_env *env, const job_winner **out,
                            size_t cap) {
   size_t n = 0, lo, hi;
   key_range(env, 0, problem_key(&j->problems[k]), &lo, &hi);
   for (size_t x = lo; x < hi; x++) {
-    const db_entry *e = &env->winners[env->win_by_problem[x]];
+    const job_winner *e = &env->winners[env->win_by_problem[x]];
     if (winner_matches(j, &j->problems[k], env, e, 0)) {
       if (n < cap) out[n] = e;
       n++;
@@ -219,11 +311,11 @@ size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_
 
 /* A tuning run of problem k on this device (and toolkit) that counts for shard s. */
 static int tuning_run(const job *j, size_t k, job_shard s, const job_env *env,
-                      const db_run_info *r) {
+                      const job_run_rec *r) {
   const job_problem *q = &j->problems[k];
-  if (job_run_is_recheck(r) || !same_problem(q, r->family, r->shape, r->dtype, r->layout)) return 0;
-  if (strcmp(r->device.name, env->device.name)) return 0;
-  if (j->fresh.driver && r->device.driver_version != env->device.driver_version) return 0;
+  if (r->recheck || !same_problem(q, r->family, r->shape, r->dtype, r->layout)) return 0;
+  /* env keeps only the runs of its GPU model (keep_run) */
+  if (j->fresh.driver && r->driver_version != env->device.driver_version) return 0;
   if (j->fresh.toolkit && strcmp(r->toolkit, env->toolkit)) return 0;
   if (job_problem_split(j, k, s)) {
     char tag[160];
@@ -242,13 +334,13 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   out->left = out->budget;
 
   /* the runs: the latest chain of interrupted (or abandoned) ones, the last complete one */
-  const db_run_info *last = NULL, *last_done = NULL;
+  const job_run_rec *last = NULL, *last_done = NULL;
   long chain = 0; /* results of the trailing interrupted runs */
   int in_chain = 0, nruns = 0, stored = 0;
   size_t lo, hi;
   key_range(env, 1, problem_key(q), &lo, &hi);
   for (size_t x = lo; x < hi; x++) {
-    const db_run_info *r = &env->runs[env->run_by_problem[x]];
+    const job_run_rec *r = &env->runs[env->run_by_problem[x]];
     if (!tuning_run(j, k, s, env, r)) continue;
     nruns++;
     stored += r->results > 0;
@@ -263,10 +355,10 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
     }
   }
   /* the winners */
-  const db_entry *cur[64];
+  const job_winner *cur[64];
   size_t ncur = job_current_winners(j, k, env, cur, 64);
   if (ncur > 64) ncur = 64;
-  const db_entry *any = NULL;
+  const job_winner *any = NULL;
   key_range(env, 0, problem_key(q), &lo, &hi);
   for (size_t x = lo; x < hi; x++)
     if (winner_matches(j, q, env, &env->winners[env->win_by_problem[x]], 1))
@@ -302,7 +394,7 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
                  any->toolkit, env->toolkit);
       else
         snprintf(out->reason, sizeof out->reason, "tuned under driver %d (now %d)",
-                 any->device.driver_version, env->device.driver_version);
+                 any->driver_version, env->device.driver_version);
       return;
     }
     if (nruns && !stored && job_problem_split(j, k, s) && !strcmp(last->status, "done")) {
@@ -345,39 +437,71 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   out->kind = JOB_STATE_FRESH;
 }
 
-/* The recheck of e among the runs picked by idx (NULL: all), n of them. */
-static const db_run_info *last_recheck(const db_entry *e, const db_run_info *runs,
-                                       const size_t *idx, size_t n, double tol,
-                                       recheck_verdict *verdict) {
+/* What a recheck of a winner is matched by, from a db_entry or a job_winner. */
+typedef struct recheck_key {
+  const char *family, *shape, *dtype, *layout, *device, *toolkit, *template_name, *config;
+  int driver_version;
+  double time_ms, spread;
+} recheck_key;
+
+/* 1 when run r (its fields, from a db_run_info or a job_run) is a recheck of key e with a
+ * result. */
+static int rechecks(const recheck_key *e, int recheck, long long results, const char *family,
+                    const char *shape, const char *dtype, const char *layout, const char *dev,
+                    int driver, const char *toolkit, const char *tmpl, const char *config) {
+  return recheck && results && !strcmp(family, e->family) && !strcmp(shape, e->shape) &&
+         !strcmp(dtype, e->dtype) && !strcmp(layout, e->layout) && !strcmp(dev, e->device) &&
+         driver == e->driver_version && !strcmp(toolkit, e->toolkit) &&
+         !strcmp(tmpl, e->template_name) && !strcmp(config, e->config);
+}
+
+/* The verdict of a recheck's last result against key e. */
+static recheck_verdict verdict_of(const recheck_key *e, const char *status, double ms,
+                                  double spread, double tol) {
+  if (strcmp(status, "OK") || isnan(ms)) return RECHECK_FAILS;
+  return recheck_compare(e->time_ms, e->spread, ms, spread, tol);
+}
+
+/* The recheck of e among runs (every one), n of them. */
+static const db_run_info *last_recheck(const recheck_key *e, const db_run_info *runs, size_t n,
+                                       double tol, recheck_verdict *verdict) {
   const db_run_info *found = NULL;
   for (size_t i = 0; i < n; i++) {
-    const db_run_info *r = &runs[idx ? idx[i] : i];
-    if (!job_run_is_recheck(r) || r->results == 0) continue;
-    if (strcmp(r->family, e->family) || strcmp(r->shape, e->shape) || strcmp(r->dtype, e->dtype) ||
-        strcmp(r->layout, e->layout) || strcmp(r->device.name, e->device.name) ||
-        r->device.driver_version != e->device.driver_version || strcmp(r->toolkit, e->toolkit) ||
-        strcmp(r->last_template, e->template_name) || strcmp(r->last_config, e->config))
-      continue;
-    found = r;
+    const db_run_info *r = &runs[i];
+    if (rechecks(e, job_run_is_recheck(r), r->results, r->family, r->shape, r->dtype, r->layout,
+                 r->device.name, r->device.driver_version, r->toolkit, r->last_template,
+                 r->last_config))
+      found = r;
   }
-  if (found && verdict) {
-    if (strcmp(found->last_status, "OK") || isnan(found->last_ms))
-      *verdict = RECHECK_FAILS;
-    else
-      *verdict = recheck_compare(e->time_ms, e->spread, found->last_ms, found->last_spread, tol);
-  }
+  if (found && verdict)
+    *verdict = verdict_of(e, found->last_status, found->last_ms, found->last_spread, tol);
   return found;
 }
 
 const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, size_t nruns,
                                     double tol, recheck_verdict *verdict) {
-  return last_recheck(e, runs, NULL, nruns, tol, verdict);
+  recheck_key k = {e->family,        e->shape,       e->dtype,
+                   e->layout,        e->device.name, e->toolkit,
+                   e->template_name, e->config,      e->device.driver_version,
+                   e->time_ms,       e->spread};
+  return last_recheck(&k, runs, nruns, tol, verdict);
 }
 
-const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol,
+const job_run_rec *job_env_last_recheck(const job_env *env, const job_winner *e, double tol,
                                         recheck_verdict *verdict) {
   size_t lo, hi;
   key_range(env, 1, win_key(e), &lo, &hi);
-  return last_recheck(e, env->runs, env->run_by_problem ? env->run_by_problem + lo : NULL, hi - lo,
-                      tol, verdict);
+  recheck_key k = {e->family,         e->shape,   e->dtype,         e->layout,
+                   env->device.name,  e->toolkit, e->template_name, e->config,
+                   e->driver_version, e->time_ms, e->spread};
+  const job_run_rec *found = NULL;
+  for (size_t x = lo; x < hi; x++) { /* env keeps only its GPU model's runs */
+    const job_run_rec *r = &env->runs[env->run_by_problem[x]];
+    if (rechecks(&k, r->recheck, r->results, r->family, r->shape, r->dtype, r->layout,
+                 env->device.name, r->driver_version, r->toolkit, r->last_template, r->last_config))
+      found = r;
+  }
+  if (found && verdict)
+    *verdict = verdict_of(&k, found->last_status, found->last_ms, found->last_spread, tol);
+  return found;
 }

@@ -44,15 +44,61 @@ typedef struct job_tversion {
   char manifest_hash[65];
 } job_tversion;
 
+/* A winner as a job reads it: what states, statuses and rechecks compare (db_entry's 15 kB of
+ * launch buffers are read again by id for the few a recheck re-measures: db_entry_get), so a
+ * job of 100,000 problems holds 100,000 of these, not 1.5 GB of entries. */
+typedef struct job_winner {
+  long long winner_id; /* winners.id */
+  char family[16];     /* its problem */
+  char shape[64];
+  char dtype[8];
+  char layout[8];
+  char template_name[64];
+  char source_hash[72]; /* "" for a library winner */
+  char manifest_hash[72];
+  int template_stale; /* a newer version of its template has been tuned since */
+  int driver_version; /* of the GPU it was made on (this GPU model: others are not kept) */
+  char toolkit[96];
+  timing_kind timing;
+  double time_ms;
+  double spread;
+  int library; /* a library winner (cuBLASLt's algorithm): nothing to recheck by its cubin */
+  char created_at[32];
+  char *config; /* owned */
+} job_winner;
+
+/* A run as a job reads it (db_run_info less its best and budget, texts it does not compare),
+ * only those on the job's GPU model: 100,000 runs hold ~50 MB, not 260. */
+typedef struct job_run_rec {
+  long long id;    /* runs.id */
+  char family[16]; /* its problem */
+  char shape[64];
+  char dtype[8];
+  char layout[8];
+  int driver_version;
+  char toolkit[96];
+  char status[16]; /* "running", "done", "failed", "interrupted" */
+  char started_at[32];
+  char finished_at[32];
+  long long results;      /* results the run stored */
+  int recheck;            /* job_run_is_recheck() */
+  char *command;          /* as begun (owned): a shard's tag is looked for in it */
+  char last_status[24];   /* its last stored result (a recheck's only one) */
+  char last_template[64]; /* "" when it stored nothing */
+  char *last_config;      /* (owned) */
+  double last_ms;         /* NAN when it failed */
+  double last_spread;
+} job_run_rec;
+
 /* The device and the database as they are now, read once for all problems. */
 typedef struct job_env {
-  db_device device;  /* as the database records it */
-  char toolkit[96];  /* db_toolkit_string() */
-  double now;        /* seconds since the epoch */
-  db_entry *winners; /* db_entries, without cubins (owned) */
-  size_t nwinners;
-  db_run_info *runs; /* db_runs (owned) */
-  size_t nruns;
+  db_device device;    /* as the database records it */
+  char toolkit[96];    /* db_toolkit_string() */
+  double now;          /* seconds since the epoch */
+  job_winner *winners; /* the winners made on this GPU model (owned) */
+  size_t nwinners, wincap;
+  job_run_rec *runs; /* the runs on this GPU model, oldest first (owned) */
+  size_t nruns, runcap;
   job_tversion *tv; /* template versions met so far (owned) */
   size_t ntv, tvcap;
   size_t *run_by_problem; /* indices into runs, by problem (family, shape, dtype, layout), then
@@ -69,11 +115,11 @@ void job_env_free(job_env *env);
 
 typedef struct job_state {
   job_state_kind kind;
-  char reason[320];     /* why (stale, failed, interrupted), for people */
-  const db_entry *best; /* the fastest current winner on this device (into env); NULL */
-  double age_s;         /* since the last complete round; NAN when there was none */
-  long budget;          /* the round's budget for this shard (split problems: a share) */
-  long left;            /* new evaluations the round still has (interrupted: the rest) */
+  char reason[320];       /* why (stale, failed, interrupted), for people */
+  const job_winner *best; /* the fastest current winner on this device (into env); NULL */
+  double age_s;           /* since the last complete round; NAN when there was none */
+  long budget;            /* the round's budget for this shard (split problems: a share) */
+  long left;              /* new evaluations the round still has (interrupted: the rest) */
 } job_state;
 
 /* The state of problem K of job J for shard S. */
@@ -81,7 +127,7 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
 
 /* The winners of problem K made on this device, driver and toolkit (as the fresh rules ask):
  * up to cap pointers into env, returns how many there are. */
-size_t job_current_winners(const job *j, size_t k, const job_env *env, const db_entry **out,
+size_t job_current_winners(const job *j, size_t k, const job_env *env, const job_winner **out,
                            size_t cap);
 
 /* Seconds since the epoch of an ISO 8601 UTC time ("2026-12-01T02:30:00Z"); NAN when not one. */
@@ -95,7 +141,7 @@ const db_run_info *job_last_recheck(const db_entry *e, const db_run_info *runs, 
 
 /* job_last_recheck over the runs of e's problem only (env's index): what job status and job run
  * ask for every winner of every problem, in time linear in the runs. */
-const db_run_info *job_env_last_recheck(const job_env *env, const db_entry *e, double tol,
+const job_run_rec *job_env_last_recheck(const job_env *env, const job_winner *e, double tol,
                                         recheck_verdict *verdict);
 
 /* 1 when run R is a recheck (its command is recheck.c's). */

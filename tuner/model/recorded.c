@@ -2,6 +2,7 @@
 #include "tuner/model/recorded.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tuner/model/diagnose.h"
@@ -74,4 +75,76 @@ void recorded_features(const static_facts *facts, const gpu_spec *gpu, double ex
                       .peak_flops = roofline_path_peak(&c, PATH_SIMT_F32, 0),
                       .bw = c.bw};
   features_fill(&in, out);
+}
+
+/* ---- counters a GPU cannot have counted ---- */
+
+/* Appends the KTT metrics that feed hw_counters field FIELD to buf, joined by " + ". */
+static void metric_names(const char *field, char *buf, size_t size) {
+  size_t n = 0, k;
+  const ktfile_metric *t = ktfile_metric_table(&n);
+  for (k = 0; k < n; k++)
+    if (t[k].field && !strcmp(t[k].field, field)) {
+      size_t l = strlen(buf);
+      snprintf(buf + l, size - l, "%s%s", l ? " + " : "", t[k].name);
+    }
+}
+
+/* The rates a configuration's counters say it ran at, each against the fastest GPU of the spec
+ * table by RECORDED_RATE_MARGIN: bytes a second through DRAM, L2 and local memory, fp32
+ * instructions a second as FLOPs.  Returns the first field over its limit (NULL: none), with
+ * its rate and limit. */
+static const char *over_peak(const hw_counters *c, double time_s, double *rate, double *limit) {
+  size_t n = 0;
+  const gpu_spec *all = gpu_spec_all(&n);
+  double bw = 0, flops = 0;
+  for (size_t i = 0; i < n; i++) {
+    roofline_ceilings ceil;
+    roofline_from_spec(&all[i], &ceil);
+    if (ceil.bw > bw) bw = ceil.bw;
+    if (ceil.l2_bw > bw) bw = ceil.l2_bw;
+    for (int p = 0; p < PATH_COUNT; p++)
+      if (ceil.flops[p] > flops) flops = ceil.flops[p];
+  }
+  const struct {
+    const char *field;
+    double value, peak;
+  } rates[] = {
+      {"dram_read_bytes", c->dram_read_bytes + c->dram_write_bytes, bw},
+      {"l2_bytes", c->l2_bytes, bw},
+      {"local_bytes", c->local_bytes, bw},
+      {"fp32_inst", 2.0 * c->fp32_inst, flops},
+  };
+  for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+    *rate = rates[i].value / time_s;
+    *limit = RECORDED_RATE_MARGIN * rates[i].peak;
+    if (!(*rate <= *limit)) return rates[i].field;
+  }
+  return NULL;
+}
+
+rt_status recorded_check_counters(const ktfile *kf, rt_error *err) {
+  for (size_t i = 0; kf->counters && i < kf->configs; i++) {
+    const hw_counters *c = &kf->counters[i];
+    if (!c->measured || kf->failure[i] || !(kf->time_ms[i] > 0)) continue;
+    double rate = 0, limit = 0;
+    const char *field = over_peak(c, kf->time_ms[i] * 1e-3, &rate, &limit);
+    if (!field) continue;
+    char names[400] = "", config[200], row[48] = "";
+    metric_names(field, names, sizeof names);
+    if (!strcmp(field, "dram_read_bytes")) metric_names("dram_write_bytes", names, sizeof names);
+    space_format_config(kf->space, i, config, sizeof config);
+    if (kf->format == KTFILE_KTT) snprintf(row, sizeof row, "Results[%zu], ", i);
+    int bytes = strcmp(field, "fp32_inst") != 0;
+    rt_error_set(err, RT_ERR_PARSE,
+                 "%sconfiguration %.200s: counter %.300s says %.3g %s in %.3g ms, %.3g %s, over "
+                 "%g x the fastest GPU the spec table holds (%.3g %s): not a count a GPU made",
+                 row, config, names, rate * kf->time_ms[i] * 1e-3, bytes ? "bytes" : "FLOPs",
+                 kf->time_ms[i], bytes ? rate * 1e-9 : rate * 1e-12, bytes ? "GB/s" : "TFLOP/s",
+                 (double)RECORDED_RATE_MARGIN, bytes ? limit * 1e-9 : limit * 1e-12,
+                 bytes ? "GB/s" : "TFLOP/s");
+    rt_error_locate(err, kf->path, NULL, 0, 0);
+    return RT_ERR_PARSE;
+  }
+  return RT_OK;
 }

@@ -19,6 +19,7 @@
 #include "tuner/core/result.h"
 #include "tuner/core/status.h"
 #include "tuner/model/gpu_spec.h"
+#include "tuner/template/ktfile.h"
 #include "tuner/template/roles.h"
 #include "tuner/template/space.h"
 
@@ -36,5 +37,15 @@ rt_status recorded_diagnose(candidate_result *r, const gpu_spec *gpu, const para
  * formula).  out: FEATURE_COUNT values. */
 void recorded_features(const static_facts *facts, const gpu_spec *gpu, double executed_flops,
                        double dram_bytes, double *out);
+
+/* How far above the fastest GPU of the spec table a recorded rate may be before it is no
+ * measurement (the table holds datasheet peaks; a newer GPU may beat them). */
+#define RECORDED_RATE_MARGIN 4
+
+/* The counters of every timed configuration of kf within what a GPU can count: DRAM, L2 and
+ * local bytes a second, and fp32 FLOPs a second, at most RECORDED_RATE_MARGIN x the fastest
+ * GPU's peaks (percentages over 100 are refused by the loader).  RT_ERR_PARSE naming the counter,
+ * the file and the row (KTT's Results[i]) and configuration otherwise. */
+rt_status recorded_check_counters(const ktfile *kf, rt_error *err);
 
 #endif

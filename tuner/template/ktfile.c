@@ -25,7 +25,12 @@ typedef struct ktfile_dom {
   json_t **vals;    /* distinct values, in the final domain order after ktfile_dom_finish */
   int n, cap;       /* entries, allocated */
   int is_int;       /* every value is an integer */
+  int *slots;       /* open-addressing table: 1 + an index into vals, 0 for an empty slot */
+  size_t mask;      /* slots in the table, minus one (a power of two, at least 2 n) */
 } ktfile_dom;
+
+/* The most values a parameter's domain may hold: what a space's uint16_t positions can hold. */
+#define KTFILE_DOM_MAX 65535
 
 /* 1 when s holds a control character (a file's names and values never need one). */
 static int ktfile_has_ctrl(const char *s) {
@@ -85,23 +90,83 @@ static void ktfile_val_text(const json_t *v, char *buf, size_t size) {
     snprintf(buf, size, "null");
 }
 
-static int ktfile_dom_find(const ktfile_dom *d, const json_t *v) {
-  for (int i = 0; i < d->n; i++)
-    if (ktfile_val_eq(d->vals[i], v)) return i;
-  return -1;
+/* A hash that agrees with ktfile_val_eq: numbers by value (-0 as 0), strings by their text up
+ * to the first NUL (as strcmp compares them), the rest by kind. */
+static uint64_t ktfile_val_hash(const json_t *v) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  if (json_is_number(v)) {
+    double x = json_number_value(v);
+    if (x == 0) x = 0; /* -0.0 == 0.0 */
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    h ^= bits;
+    h *= 0x100000001b3ull;
+  } else if (json_is_string(v)) {
+    for (const unsigned char *c = (const unsigned char *)json_string_value(v); *c; c++)
+      h = (h ^ *c) * 0x100000001b3ull;
+  } else {
+    h ^= (uint64_t)json_typeof(v) + 1;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
 }
 
-static rt_status ktfile_dom_add(ktfile_dom *d, json_t *v) {
+/* The slot of v in d's table: the one holding it, or the empty one where it would go. */
+static size_t ktfile_dom_slot(const ktfile_dom *d, const json_t *v) {
+  size_t i = (size_t)ktfile_val_hash(v) & d->mask;
+  while (d->slots[i] && !ktfile_val_eq(d->vals[d->slots[i] - 1], v)) i = (i + 1) & d->mask;
+  return i;
+}
+
+/* Makes the table again for d->vals as they are (grown to hold want values, or reordered). */
+static rt_status ktfile_dom_index(ktfile_dom *d, int want) {
+  size_t size = 16;
+  while (size < 2 * (size_t)want) size *= 2;
+  int *t = calloc(size, sizeof *t);
+  if (!t) return RT_ERR_NOMEM;
+  free(d->slots);
+  d->slots = t;
+  d->mask = size - 1;
+  for (int i = 0; i < d->n; i++) d->slots[ktfile_dom_slot(d, d->vals[i])] = i + 1;
+  return RT_OK;
+}
+
+static int ktfile_dom_find(const ktfile_dom *d, const json_t *v) {
+  if (!d->slots) return -1;
+  int k = d->slots[ktfile_dom_slot(d, v)];
+  return k ? k - 1 : -1;
+}
+
+/* Adds v to d's domain unless it is there; a value past KTFILE_DOM_MAX is refused as it comes
+ * (the file is not read on to count them). */
+static rt_status ktfile_dom_add(ktfile_dom *d, json_t *v, rt_error *err) {
   if (ktfile_dom_find(d, v) >= 0) return RT_OK;
+  if (d->n == KTFILE_DOM_MAX)
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "parameter %s has more than the %d distinct values a space holds: "
+                        "record fewer values of it",
+                        d->name, KTFILE_DOM_MAX);
   if (d->n == d->cap) {
     int nc = d->cap ? 2 * d->cap : 8;
     json_t **nv = realloc(d->vals, (size_t)nc * sizeof *nv);
-    if (!nv) return RT_ERR_NOMEM;
+    if (!nv) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
     d->vals = nv;
     d->cap = nc;
+    if (ktfile_dom_index(d, nc)) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   }
+  d->slots[ktfile_dom_slot(d, v)] = d->n + 1;
   d->vals[d->n++] = v;
   return RT_OK;
+}
+
+static void ktfile_doms_free(ktfile_dom *doms, int np) {
+  for (int p = 0; doms && p < np; p++) {
+    free(doms[p].vals);
+    free(doms[p].slots);
+  }
+  free(doms);
 }
 
 static int ktfile_cmp_num(const void *a, const void *b) {
@@ -117,11 +182,6 @@ static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
     all_int &= ktfile_val_is_int(d->vals[i]);
     all_num &= json_is_number(d->vals[i]) ? 1 : 0;
   }
-  if (d->n > 65535)
-    return rt_error_set(err, RT_ERR_INVALID,
-                        "parameter %s has %d values, more than the 65535 a "
-                        "space holds",
-                        d->name, d->n);
   if (ktfile_has_ctrl(d->name))
     return rt_error_set(err, RT_ERR_PARSE, "a parameter name holds a control character");
   /* a configuration is written NAME=VALUE,NAME=VALUE: what cannot be written so is refused
@@ -152,6 +212,7 @@ static rt_status ktfile_dom_finish(ktfile_dom *d, space *s, rt_error *err) {
   }
   if (all_num) qsort(d->vals, (size_t)d->n, sizeof *d->vals, ktfile_cmp_num);
   d->is_int = all_int;
+  if (ktfile_dom_index(d, d->n)) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   rt_status rc;
   if (all_int) {
     long long *ints = malloc((size_t)d->n * sizeof *ints);
@@ -275,6 +336,16 @@ static void ktfile_drop_unrecorded(ktfile *kf) {
   if (!any_facts) free(kf->facts), kf->facts = NULL;
 }
 
+/* A file of more parameters than a configuration text can carry ("A=1," at least four
+ * characters each) is refused before its domains are read. */
+static rt_status ktfile_check_nparams(const char *path, size_t np, rt_error *err) {
+  if (np <= (KTFILE_CONFIG_MAX + 1) / 4) return RT_OK;
+  return ktfile_fail(err, path, RT_ERR_PARSE,
+                     "the file has %zu parameters: a configuration's text (NAME=VALUE,...) of "
+                     "so many cannot fit the %d characters rooftune stores",
+                     np, KTFILE_CONFIG_MAX);
+}
+
 static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *err) {
   const char *path = kf->path;
   json_t *keys = json_object_get(root, "tune_params_keys");
@@ -290,6 +361,7 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
   kf->kernel_name = ktfile_strdup_or_empty(json_object_get(root, "kernel_name"));
   if (!kf->device_name || !kf->kernel_name) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
 
+  if (ktfile_check_nparams(path, json_array_size(keys), err)) return RT_ERR_PARSE;
   int np = (int)json_array_size(keys);
   ktfile_dom *doms = calloc((size_t)np, sizeof *doms);
   uint16_t *cfg = calloc((size_t)np, sizeof *cfg);
@@ -310,8 +382,7 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
       break;
     }
     for (size_t i = 0; i < json_array_size(vals) && rc == RT_OK; i++)
-      if (ktfile_dom_add(&doms[p], json_array_get(vals, i)))
-        rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+      rc = ktfile_dom_add(&doms[p], json_array_get(vals, i), err);
     if (rc == RT_OK) rc = ktfile_dom_finish(&doms[p], kf->space, err);
   }
 
@@ -374,9 +445,7 @@ static rt_status ktfile_from_kernel_tuner(ktfile *kf, json_t *root, rt_error *er
     }
     if (rc && err && !err->source[0]) rt_error_locate(err, path, NULL, 0, 0);
   }
-  if (doms)
-    for (int p = 0; p < np; p++) free(doms[p].vals);
-  free(doms);
+  ktfile_doms_free(doms, np);
   free(cfg);
   ktfile_drop_unrecorded(kf);
   return rc;
@@ -409,6 +478,7 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
   int np = (int)json_array_size(conf0);
   if (!json_is_array(conf0) || np == 0)
     return ktfile_fail(err, path, RT_ERR_PARSE, "Results[0].Configuration is missing or empty");
+  if (ktfile_check_nparams(path, (size_t)np, err)) return RT_ERR_PARSE;
   ktfile_dom *doms = calloc((size_t)np, sizeof *doms);
   uint16_t *cfg = calloc((size_t)np, sizeof *cfg);
   json_t **vals = calloc((size_t)np, sizeof *vals);
@@ -443,6 +513,10 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
       for (int i = 0; i < np; i++) {
         json_t *e = json_array_get(conf, (size_t)i);
         const char *name = json_string_value(json_object_get(e, "Name"));
+        if (name && !strcmp(name, doms[i].name)) { /* in Results[0]'s order, as KTT writes */
+          vals[i] = json_object_get(e, "Value");
+          continue;
+        }
         for (int p = 0; name && p < np; p++)
           if (strcmp(name, doms[p].name) == 0) vals[p] = json_object_get(e, "Value");
       }
@@ -451,8 +525,7 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
           rc = ktfile_fail(err, path, RT_ERR_PARSE, "Results[%zu].Configuration lacks %s", r,
                            doms[p].name);
         } else if (pass == 0) {
-          if (ktfile_dom_add(&doms[p], vals[p]))
-            rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+          rc = ktfile_dom_add(&doms[p], vals[p], err);
         } else {
           cfg[p] = (uint16_t)ktfile_dom_find(&doms[p], vals[p]);
         }
@@ -495,9 +568,7 @@ static rt_status ktfile_from_ktt(ktfile *kf, json_t *root, rt_error *err) {
     if (pass == 0)
       for (int p = 0; p < np && rc == RT_OK; p++) rc = ktfile_dom_finish(&doms[p], kf->space, err);
   }
-  if (doms)
-    for (int p = 0; p < np; p++) free(doms[p].vals);
-  free(doms);
+  ktfile_doms_free(doms, np);
   free(cfg);
   free(vals);
   ktfile_drop_unrecorded(kf);
