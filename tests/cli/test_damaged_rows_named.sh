@@ -31,5 +31,16 @@ UPDATE results SET status = 'BOGUS' WHERE id = 7|status 'BOGUS' is not one rooft
 UPDATE results SET timing = 'nonsense' WHERE id = 7|timing 'nonsense' is not measured, predicted or replayed
 LIST
 "$bin" tune "${tune[@]}" --budget 60 --db "$tmp/t.db" >/dev/null 2>"$tmp/err" || die "the undamaged database: $(tail -1 "$tmp/err")"
+# A family's lineup (several templates): the damaged row of its first template is named too (the
+# lineup's close once overwrote that error with the next template's success: "no candidate
+# succeeded (0 evaluated, 0 failed)").
+fam=(gemm --shape 256x256x256 --dtype f16 --device model:h200 --budget 8)
+"$bin" tune "${fam[@]}" --db "$tmp/f.db" >/dev/null 2>"$tmp/err" || die "gemm tune: $(tail -1 "$tmp/err")"
+sqlite3 "$tmp/f.db" "UPDATE results SET time_ms = 0" 2>/dev/null ||
+  python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("UPDATE results SET time_ms = 0"); c.commit()' "$tmp/f.db"
+"$bin" tune "${fam[@]}" --db "$tmp/f.db" >/dev/null 2>"$tmp/err" && die "gemm over damaged rows: the tune went on"
+grep -q "f.db: results row [0-9]* (" "$tmp/err" && grep -q "time_ms 0, not a time" "$tmp/err" ||
+  die "gemm over damaged rows: $(tail -1 "$tmp/err")"
+n=$((n + 1))
 [ $fail = 0 ] && echo "damaged rows: $n kinds, each named by file and row"
 exit $fail
