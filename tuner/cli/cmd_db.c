@@ -48,11 +48,11 @@ typedef struct db_opts {
 #define DB_OPT_TEMPLATE                         \
   CLI_STRING(db_opts, "template", "NAME", tmpl, \
              "the template name (default the file's kernel name)")
-#define DB_OPT_DEVICE                                                             \
-  CLI_STRING(db_opts, "device", "NAME", device,                                   \
-             "only results of devices whose name contains NAME\n"                 \
-             "(\"H100\", \"model:h200\"; export: json and csv), e.g. one GPU's\n" \
-             "results of a merged database as another GPU's --prior")
+#define DB_OPT_DEVICE                                                    \
+  CLI_STRING(db_opts, "device", "NAME", device,                          \
+             "only results of devices whose name contains NAME\n"        \
+             "(\"H100\", \"model:h200\"), e.g. one GPU's results of a\n" \
+             "merged database as another GPU's --prior")
 #define DB_OPT_FORMAT CLI_STRING(db_opts, "format", "FMT", format, "json, csv or header")
 #define DB_OPT_OUTPUT \
   CLI_STRING_SHORT(db_opts, 'o', "output", "FILE", output, "write here instead of stdout")
@@ -75,7 +75,8 @@ static const cli_verb db_verbs[] = {
     {"show", NULL, "every result of the matching problems, with full provenance", db_show_table},
     {"export", NULL,
      "write the database as --format json (default), csv or header\n"
-     "(a C header with the tuned configs) to stdout or -o FILE",
+     "(a C header with the tuned configs) to stdout or -o FILE; --family,\n"
+     "--shape, --dtype and --device choose its results and winners alike",
      db_export_table},
     {"import", "KTFILE",
      "store a Kernel Tuner cache file (plain or .gz) as replayed results;\n"
