@@ -397,6 +397,41 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   json_decref(root);
 }
 
+/* The result of template tmpl at configuration config this run holds (evaluated or told from
+ * the database); NULL: none. */
+static const candidate_result *measured_at(const tune_report *rep, const char *tmpl,
+                                           const char *config) {
+  for (size_t i = 0; i < rep->nresults; i++)
+    if (!strcmp(rep->results[i].config, config) && !strcmp(rep->results[i].template_name, tmpl))
+      return &rep->results[i];
+  return NULL;
+}
+
+/* The lever's moves: the first one nothing measured ("try"), or, when the winner's diagnosis
+ * came from the database and every move it names was measured since, that it is exhausted. */
+static void print_moves(const tune_report *rep, const candidate_result *b) {
+  char mv[160], skipped[512] = "";
+  snprintf(mv, sizeof mv, "%s", b->diag.move);
+  int single = !strchr(mv, ',');
+  for (char *save = NULL, *a = strtok_r(mv, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+    char moved[1024];
+    apply_move(b->config, a, moved, sizeof moved);
+    const candidate_result *m = measured_at(rep, b->template_name, moved);
+    size_t l = strlen(skipped);
+    if (m) {
+      snprintf(skipped + l, sizeof skipped - l, "%s is measured (%.4f ms), ", a, m->time_ms);
+      continue;
+    }
+    if (single)
+      printf(" (%s): try %s", b->diag.move, moved);
+    else
+      printf(" (%s): %stry %s first: %s", b->diag.move, skipped, a, moved);
+    return;
+  }
+  printf(" (%s): %severy move it names is measured: this neighbourhood is exhausted", b->diag.move,
+         skipped);
+}
+
 /* The winner in words: time, verified or not, precision, diagnosis, lever and its move, verdict. */
 static void print_best(const tune_report *rep) {
   const candidate_result *b = &rep->best;
@@ -419,16 +454,7 @@ static void print_best(const tune_report *rep) {
         "      facts: DRAM bytes from the cost formula, occupancy calculated (no counters read)\n");
   if (b->diag.lever[0]) {
     printf("      lever: %s", b->diag.lever);
-    if (b->diag.move[0]) {
-      char moved[1024];
-      char first[96];
-      snprintf(first, sizeof first, "%.*s", (int)strcspn(b->diag.move, ","), b->diag.move);
-      apply_move(b->config, first, moved, sizeof moved);
-      if (strcmp(first, b->diag.move)) /* a move per lever: the configuration is the first's */
-        printf(" (%s): try %s first: %s", b->diag.move, first, moved);
-      else
-        printf(" (%s): try %s", b->diag.move, moved);
-    }
+    if (b->diag.move[0]) print_moves(rep, b);
     printf("\n");
   }
   if (b->verdict[0]) printf("      why it wins: %s\n", b->verdict);
