@@ -51,6 +51,10 @@ TEST_CASE(decode) {
     return;
   }
   CHECK_INT(rep.roof_rules, 1);
+  /* one bandwidth per purpose, each labelled: the copy the diagnosis holds times against, the
+   * datasheet's the bounds use */
+  CHECK_CONTAINS(rep.ceilings, "DRAM 4.3 TB/s copy bandwidth (measured on an NVIDIA H200)");
+  CHECK_CONTAINS(rep.ceilings, "roof bounds on the 4.8 TB/s datasheet bandwidth");
   CHECK_INT(rep.ntmpl, 3);
   CHECK_STR(rep.tmpl[0].name, "attn_decode"); /* the lowest bound first */
   CHECK_INT(count(&rep, "attn_decode"), rep.nresults);

@@ -258,7 +258,9 @@ static void section_roofs(db *d, const section *s, report_roofs *r) {
       v > 0) {
     r->bw = v;
     r->bw_measured = 1;
+    c.measured = 1;
   }
+  roofline_bw_basis(&c, g, r->bw_basis, sizeof r->bw_basis);
   found = 0;
   if (db_ceiling_get(d, &s->device, "matmul", s->dtype, &v, NULL, 0, &found, NULL) == RT_OK &&
       found && v > 0) {

@@ -344,7 +344,7 @@ static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs
     html_close(h);
     si_unit(peak, "FLOP/s", v, sizeof v);
     snprintf(text, sizeof text, "%s %s (%s)", compute_path_label(p), v,
-             rf->path[p].measured ? "measured" : "spec");
+             rf->path[p].measured ? "measured here" : "datasheet");
     double rx = rf->bw > 0 ? ax_x(a, ridge) : ML;
     snprintf(cls, sizeof cls, "rooflabel %s", compute_path_key(p));
     label_add(L, cls, compute_path_key(p), roof_label_place(t, ax_y(a, peak), rx, text_width(text)),
@@ -353,9 +353,12 @@ static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs
   }
   html_newline(h);
   if (!(rf->bw > 0)) return;
-  char v[32], dram[96];
+  char v[32], dram[160];
   si_unit(rf->bw, "B/s", v, sizeof v);
-  snprintf(dram, sizeof dram, "DRAM %s (%s)", v, rf->bw_measured ? "measured" : "spec");
+  snprintf(dram, sizeof dram, "DRAM %s copy (%s)", v,
+           rf->bw_basis[0]   ? rf->bw_basis
+           : rf->bw_measured ? "measured here"
+                             : "basis unknown");
   if (!n) { /* a slope alone, over the whole plot */
     double xy[4] = {ax_x(a, X0), ax_y(a, rf->bw * X0), ax_x(a, X1), ax_y(a, rf->bw * X1)};
     svg_polyline_open(h, "roof dram", xy, 2, clip);

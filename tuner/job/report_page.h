@@ -42,6 +42,8 @@ typedef struct report_roof {
 typedef struct report_roofs {
   double bw; /* bytes/s; 0 unknown */
   int bw_measured;
+  char bw_basis[96]; /* what bw is (roofline_bw_basis): "measured here", "measured on an NVIDIA
+                        H200", "90 % of the datasheet"; "" as bw_measured says */
   report_roof path[PATH_COUNT]; /* by compute_path */
   char gpu[128];                /* whose roofs (a db_device name fits) */
 } report_roofs;
