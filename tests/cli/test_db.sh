@@ -66,6 +66,18 @@ if cc -Wall -Werror -o "$tmp/use" "$tmp/use.c" -I"$tmp"; then
 else die "the exported header does not compile"; fi
 expect_rc 2 "export bad format" -- "$bin" db export --db "$db" --format xml
 
+# names are never cut and columns fit their content: a long template name in db list
+expect_rc 0 "import a long name" -- "$bin" db import "$tmp/kt.json" --db "$tmp/long.db" --family gemm --shape 4096x4096x4096 --dtype bf16 --template gemm_mma_with_a_long_name_v2
+expect_rc 0 "list a long name" -- "$bin" db list --db "$tmp/long.db"
+python3 - "$tmp/out" <<'EOF' || die "db list: a long name cut or its columns out of line: $(cat "$tmp/out")"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+head = next(l for l in lines if l.startswith("family"))
+row = next(l for l in lines if "gemm_mma_with_a_long_name_v2 " in l)
+assert head.index("timing") == row.index("replayed"), (head, row)
+assert head.index("template") == row.index("gemm_mma_with_a_long_name_v2"), (head, row)
+EOF
+
 # a filter chooses every part of an export, in every format: a second problem (f16) in a copy
 cp "$db" "$tmp/two.db"
 expect_rc 0 "import f16" -- "$bin" db import "$tmp/kt.json" --db "$tmp/two.db" --family gemm --shape 4096x4096x4096 --dtype f16

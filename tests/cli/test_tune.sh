@@ -195,5 +195,17 @@ out=$("$bin" tune attention --shape 1x32:8x1:32768x128 --dtype bf16 --device mod
 printf '%s\n' "$out" | grep -q "^attn_wgmma .*ruled out against" || { echo "FAIL: the templates table: $out"; fail=1; }
 printf '%s\n' "$out" | grep -q "^saved by the roof rules: " || { echo "FAIL: the saving line: $out"; fail=1; }
 
+# names are never cut: softmax_rows (12 characters) whole in every table, its columns in line
+out=$("$bin" tune softmax --shape 256x1024 --dtype f32 --device model:h200 --budget 2 --no-db 2>/dev/null)
+printf '%s\n' "$out" | python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+rows = [l for l in lines if " softmax_rows " in l or l.startswith("softmax_rows ")]
+assert len(rows) >= 2, lines
+head = next(l for l in lines if l.lstrip().startswith("time ms"))
+row = next(l for l in lines if " softmax_rows " in l)
+assert head.index("lever") == row.index("softmax_rows") + len("softmax_rows") + 1, (head, row)
+assert not any("softmax_row " in l for l in lines), lines' || { echo "FAIL: a template name cut in tune's tables: $out"; fail=1; }
+
 [ $fail = 0 ] && echo "tune: model, resume, default device, replay, prior and errors ok"
 exit $fail

@@ -122,6 +122,12 @@ static double num_or_null(double v) { return v; }
 
 /* ---- list ---------------------------------------------------------------------------- */
 
+/* The larger of width and text's length: a column that fits its content. */
+static int widest(int width, const char *text) {
+  int n = (int)strlen(text);
+  return n > width ? n : width;
+}
+
 static int verb_list(const db_opts *o) {
   db *d = NULL;
   int rc = open_db(o, DB_READONLY, &d);
@@ -157,12 +163,20 @@ static int verb_list(const db_opts *o) {
         "templates, %lld winners\n",
         db_path(d), db_schema_version(d), c.results, c.runs, c.problems, c.devices, c.templates,
         c.winners);
+    /* the columns fit their content: names are never cut, long ones keep the rest in line */
+    int wf = 6, ws = 5, wd = 6, wt = 8;
+    for (size_t i = 0; i < n; i++) {
+      wf = widest(wf, e[i].family);
+      ws = widest(ws, e[i].shape);
+      wd = widest(wd, e[i].device.name);
+      wt = widest(wt, e[i].template_name);
+    }
     if (n)
-      printf("%-6s %-22s %-5s %-26s %-14s %12s  %-9s %-8s %s\n", "family", "shape", "dtype",
-             "device", "template", "time_ms", "timing", "verified", "config");
+      printf("%-*s %-*s %-5s %-*s %-*s %12s  %-9s %-8s %s\n", wf, "family", ws, "shape", "dtype",
+             wd, "device", wt, "template", "time_ms", "timing", "verified", "config");
     for (size_t i = 0; i < n; i++)
-      printf("%-6s %-22s %-5s %-26s %-14s %12.5g  %-9s %-8s %s%s\n", e[i].family, e[i].shape,
-             e[i].dtype, e[i].device.name, e[i].template_name, num_or_null(e[i].time_ms),
+      printf("%-*s %-*s %-5s %-*s %-*s %12.5g  %-9s %-8s %s%s\n", wf, e[i].family, ws, e[i].shape,
+             e[i].dtype, wd, e[i].device.name, wt, e[i].template_name, num_or_null(e[i].time_ms),
              timing_kind_name(e[i].timing), e[i].verified ? "yes" : "no", e[i].config,
              e[i].template_stale ? "  (older template version)" : "");
   }

@@ -106,11 +106,29 @@ static void fmt_bytes(char *buf, size_t size, double b) {
     snprintf(buf, size, "%.0f kB", b / 1e3);
 }
 
+/* The width a template column needs for the names of order[0..n) and its heading. */
+static int name_width(const candidate_result *const *order, size_t n) {
+  size_t w = strlen("template");
+  for (size_t i = 0; i < n; i++)
+    if (strlen(order[i]->template_name) > w) w = strlen(order[i]->template_name);
+  return (int)w;
+}
+
+/* The width the lever column needs for order[0..n)'s levers and its heading. */
+static int lever_width(const candidate_result *const *order, size_t n) {
+  size_t w = strlen("lever");
+  for (size_t i = 0; i < n; i++)
+    if (order[i]->status == RT_OK && strlen(order[i]->diag.lever) > w)
+      w = strlen(order[i]->diag.lever);
+  return (int)w;
+}
+
 /* The facts of the best candidates, each said measured (GPU counters) or modelled. */
 static void print_facts(const tune_report *rep, const candidate_result *const *order, size_t n) {
   int any = 0;
   for (size_t i = 0; i < n; i++) any |= order[i]->counters.measured;
-  printf("\n%-11s %-12s %-22s %-10s %-16s %-20s %s\n", "template", "time ms", "DRAM bytes",
+  int w = name_width(order, n < 6 ? n : 6); /* names never cut: the column fits them */
+  printf("\n%-*s %-12s %-22s %-10s %-16s %-20s %s\n", w, "template", "time ms", "DRAM bytes",
          "L2 bytes", "occupancy", "pipes tensor/fma/SM", "top stalls (measured)");
   size_t shown = 0;
   for (size_t i = 0; i < n && shown < 6; i++) {
@@ -133,7 +151,7 @@ static void print_facts(const tune_report *rep, const candidate_result *const *o
       snprintf(dram, sizeof dram, "%s modelled", model);
       snprintf(occ, sizeof occ, "%.0f %% calculated", 100 * r->facts.occupancy);
     }
-    printf("%-11.11s %-12.4f %-22s %-10s %-16s %-20s %s\n", r->template_name, r->time_ms, dram, l2,
+    printf("%-*s %-12.4f %-22s %-10s %-16s %-20s %s\n", w, r->template_name, r->time_ms, dram, l2,
            occ, pipes, r->counters.measured && r->counters.stalls[0] ? r->counters.stalls : "-");
   }
   if (!any)
@@ -148,20 +166,22 @@ static void print_table(const tune_report *rep, int stored) {
   for (size_t i = 0; i < n; i++) order[i] = &rep->results[i];
   qsort(order, n, sizeof *order, by_time);
   size_t show = n < 12 ? n : 12;
-  printf("\n%9s %8s %-9s %-5s %-9s %-11s %-28s %s\n", "time ms", "TFLOP/s", "timing", "math",
-         "limit", "template", "lever", "config");
+  int w = name_width(order, show), lw = lever_width(order, show);
+  printf("\n%9s %8s %-9s %-5s %-9s %-*s %-*s %s\n", "time ms", "TFLOP/s", "timing", "math", "limit",
+         w, "template", lw, "lever", "config");
   for (size_t i = 0; i < show; i++) {
     const candidate_result *r = order[i];
     char tf[16] = "-";
     if (tflops(r) > 0) snprintf(tf, sizeof tf, "%.1f", tflops(r));
     const char *prec = r->precision[0] ? r->precision : "-";
     if (r->status == RT_OK)
-      printf("%9.4f %8s %-9s %-5s %-9s %-11.11s %-28s %s\n", r->time_ms, tf,
-             timing_kind_name(r->timing), prec, r->diag.limit[0] ? r->diag.limit : "-",
-             r->template_name, r->diag.lever[0] ? r->diag.lever : "-", r->config);
-    else
-      printf("%9s %8s %-9s %-5s %-9s %-11.11s %-28.28s %s\n", "-", "-", timing_kind_name(r->timing),
-             prec, rt_status_name(r->status), r->template_name, r->detail, r->config);
+      printf("%9.4f %8s %-9s %-5s %-9s %-*s %-*s %s\n", r->time_ms, tf, timing_kind_name(r->timing),
+             prec, r->diag.limit[0] ? r->diag.limit : "-", w, r->template_name, lw,
+             r->diag.lever[0] ? r->diag.lever : "-", r->config);
+    else /* a failure's detail is cut to the lever column: the database has it whole */
+      printf("%9s %8s %-9s %-5s %-9s %-*s %-*.*s %s\n", "-", "-", timing_kind_name(r->timing), prec,
+             rt_status_name(r->status), w, r->template_name, lw, lw < 28 ? 28 : lw, r->detail,
+             r->config);
   }
   if (n > show)
     printf("(%zu more; %s)\n", n - show,
@@ -184,7 +204,10 @@ static void print_templates(const tune_report *rep) {
         100 * BUDGET_SLACK, 100 * rep->roof_stop);
   else
     printf("the rules are off for brute_force, --config and --cover):\n");
-  printf("%-12s %-20s %-11s %-11s %-11s %s\n", "template", "roof bound", "roof", "best",
+  size_t w = strlen("template");
+  for (size_t i = 0; i < rep->ntmpl; i++)
+    if (strlen(rep->tmpl[i].name) > w) w = strlen(rep->tmpl[i].name);
+  printf("%-*s %-20s %-11s %-11s %-11s %s\n", (int)w, "template", "roof bound", "roof", "best",
          "evaluations", "budget");
   for (size_t i = 0; i < rep->ntmpl; i++) {
     const tune_template_report *t = &rep->tmpl[i];
@@ -198,7 +221,7 @@ static void print_templates(const tune_report *rep) {
       snprintf(what, sizeof what, "%s against %.4g ms", t->outcome, t->against_ms);
     else
       snprintf(what, sizeof what, "%s", t->outcome);
-    printf("%-12.12s %-20s %-11s %-11s %-11ld %s\n", t->name, bound, roof, best, t->evaluated,
+    printf("%-*s %-20s %-11s %-11s %-11ld %s\n", (int)w, t->name, bound, roof, best, t->evaluated,
            what);
   }
 }
