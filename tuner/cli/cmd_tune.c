@@ -552,6 +552,19 @@ static int options_of(tune_cli *cli, int argc, char **argv, int arg, tune_option
   if (!replay && !o.dtype)
     return cli_usage_error("tune", "missing --dtype (f32, tf32, f16 or bf16)");
   if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");
+  if (o.strategy && *o.strategy) { /* a name no strategy has is bad usage, said before any work */
+    const char *const *names = strategy_names();
+    int known = 0;
+    char list[256] = "";
+    for (int i = 0; names[i]; i++) {
+      known |= !strcmp(names[i], o.strategy);
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
+    }
+    if (!known)
+      return cli_usage_error("tune", "--strategy: unknown strategy '%s'; the strategies are %s",
+                             o.strategy, list);
+  }
   if (o.allow_tf32 && o.dtype && strcmp(o.dtype, "f32"))
     return cli_usage_error(
         "tune", "--allow-tf32 admits tf32 candidates to an f32 run; --dtype is %s", o.dtype);
