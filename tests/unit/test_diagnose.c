@@ -298,6 +298,21 @@ TEST_CASE(persistent_grid_and_tail) {
   CHECK_NEAR(d.waves, 152.0 / 132.0, 1e-12);
   CHECK_NEAR(d.tail, 1.0 - 20.0 / 132.0, 1e-12);
   CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-,SPLIT_K+");
+  char idle[64];
+  CHECK_STR(diag_idle_words(&d, idle, sizeof idle), "85 % of the last wave");
+
+  /* a persistent grid of 66 blocks on a GPU that holds 132 doing 512 blocks' work: 8 rounds
+   * for 3.88 waves, 4.12 waves' worth idle; the words give the GPU's idle share (52 %), never
+   * "412 % of the last wave" */
+  in = base();
+  at(&in, 0.30, 0.30);
+  in.facts.grid_blocks = 66;
+  in.facts.work_blocks = 512;
+  d = run(&in);
+  CHECK_STR(d.limit, "waves");
+  CHECK_STR(diag_idle_words(&d, idle, sizeof idle), "52 % of the GPU throughout");
+  CHECK_CONTAINS(d.sentence, "leave 52 % of the GPU throughout idle");
+  CHECK(strstr(d.sentence, "412") == NULL);
 }
 
 /* occupancy limited by each limiter */

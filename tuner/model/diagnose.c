@@ -478,6 +478,15 @@ static void say_spills(diag_ctx *c, char *s, size_t ss) {
            lb->first[0] ? "a smaller " : "a smaller per-thread tile", lb->first);
 }
 
+const char *diag_idle_words(const diagnosis *d, char *buf, size_t size) {
+  double full = d->waves + d->tail;
+  if (d->tail < 1 || !(full > 0))
+    snprintf(buf, size, "%d %% of the last wave", pct(d->tail));
+  else
+    snprintf(buf, size, "%d %% of the GPU throughout", pct(d->tail / full));
+  return buf;
+}
+
 /* Too few blocks for one wave, or a last wave that leaves much of the GPU idle. */
 static void say_waves(diag_ctx *c, char *s, size_t ss) {
   const diag_input *in = c->in;
@@ -502,10 +511,10 @@ static void say_waves(diag_ctx *c, char *s, size_t ss) {
   } else {
     lever_tiles(lb, in, '-');
     lever_add(lb, in->roles, ROLE_SPLIT_K, '+');
-    snprintf(s, ss,
-             "waves: %.2f waves of %lld blocks leave %d %% of the last wave idle: another %s "
-             "balances the waves",
-             out->waves, capacity, pct(out->tail), lb->first[0] ? lb->first : "tile size");
+    char idle[64];
+    snprintf(s, ss, "waves: %.2f waves of %lld blocks leave %s idle: another %s balances the waves",
+             out->waves, capacity, diag_idle_words(out, idle, sizeof idle),
+             lb->first[0] ? lb->first : "tile size");
   }
 }
 

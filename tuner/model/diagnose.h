@@ -80,6 +80,12 @@ typedef struct diag_input {
 rt_status diagnose(const diag_input *in, const roofline_ceilings *ceil, diagnosis *out,
                    rt_error *err);
 
+/* What the waves of d leave idle, in words: "12 % of the last wave" (a tail under one wave), or
+ * "51 % of the GPU throughout" when the rounds are smaller than the GPU (a persistent grid of
+ * fewer blocks than it holds: the tail is more than a wave, and a share of the last wave
+ * would be over 100 %).  buf is returned. */
+const char *diag_idle_words(const diagnosis *d, char *buf, size_t size);
+
 /* Thresholds (fractions of a ceiling) the rules use, exposed for tests and docs. */
 #define DIAG_NEAR_ROOF     0.60 /* at or above: bound by that roof */
 #define DIAG_AT_ROOF       0.85 /* compute-bound at or above: stop, nothing left to gain */
