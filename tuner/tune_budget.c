@@ -99,7 +99,7 @@ static void report_template(tune_ctx *c, const budget_plan *p, int a, const tune
 
 /* The one line on a budget left unspent: why (the spaces exhausted, the rest unable to win or
  * gain), and how to go further. */
-static void say_unspent(tune_report *rep, long left, const char *done, int roofed) {
+static void say_unspent(tune_report *rep, long left, const char *done, int roofed, int ruled) {
   char gpu[64] = "";
   if (rep->roof_unspent_gpu_s > 0)
     snprintf(gpu, sizeof gpu, " (about %.1f s of GPU time)", rep->roof_unspent_gpu_s);
@@ -107,8 +107,11 @@ static void say_unspent(tune_report *rep, long left, const char *done, int roofe
     tune_note(rep,
               "%ld of the budget's %ld evaluations not spent%s: every configuration of %s is "
               "measured (its space is exhausted: more values for its parameters, in its "
-              "manifest, search further), and no other template left could win%s",
-              left, rep->budget, gpu, done, roofed ? " or gain" : "");
+              "manifest, search further)%s",
+              left, rep->budget, gpu, done,
+              ruled ? "; the templates ruled out cannot win by their roof bounds (--strategy "
+                      "brute_force searches them anyway)"
+                    : "");
   else
     tune_note(
         rep,
@@ -172,7 +175,7 @@ static void say_rules(tune_ctx *c, const budget_plan *p, const char *const *name
     rep->roof_unspent_gpu_s = mean * (double)p->left;
   }
   if (ended && p->left > 0 && (ruled || roofed || exhausted))
-    say_unspent(rep, p->left, done, roofed);
+    say_unspent(rep, p->left, done, roofed, ruled);
 }
 
 rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
