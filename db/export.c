@@ -218,11 +218,34 @@ static void c_comment_text(FILE *f, const char *s) {
   }
 }
 
-static rt_status export_header(db *d, FILE *f, rt_error *err) {
+/* ---- the filter ------------------------------------------------------------------------ */
+
+/* Whether a problem and device pass filter f (NULL: everything): every part of an export, the
+ * results and the winners, in every format, is chosen by this one test. */
+static int filter_passes(const db_export_filter *f, const char *family, const char *shape,
+                         const char *dtype, const char *device) {
+  return !f ||
+         !((f->family && strcmp(f->family, family)) || (f->dtype && strcmp(f->dtype, dtype)) ||
+           (f->shape && strcmp(f->shape, shape)) || (f->device && !strcasestr(device, f->device)));
+}
+
+/* The winners that pass f, moved to the front of e[0..*n) (*n: how many). */
+static void filter_entries(const db_export_filter *f, db_entry *e, size_t *n) {
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (filter_passes(f, e[i].family, e[i].shape, e[i].dtype, e[i].device.name)) {
+      if (k != i) e[k] = e[i];
+      k++;
+    }
+  *n = k;
+}
+
+static rt_status export_header(db *d, const db_export_filter *flt, FILE *f, rt_error *err) {
   db_entry *e = NULL;
   size_t n = 0;
   rt_status s = db_entries(d, 0, &e, &n, err);
   if (s) return s;
+  filter_entries(flt, e, &n);
   fputs("/* rooftune_tuned.h — the tuned configurations of ", f);
   c_comment_text(f, db_path(d));
   fprintf(f,
@@ -241,6 +264,7 @@ static rt_status export_header(db *d, FILE *f, rt_error *err) {
           "  const char *timing;   /* measured | predicted | replayed */\n"
           "  double time_ms;       /* median time */\n"
           "  unsigned grid[3], block[3], smem; /* launch geometry for this shape */\n"
+          "  int verified;         /* 1: its output passed the reference check on device's GPU */\n"
           "} rooftune_tuned;\n\n"
           "#define ROOFTUNE_TUNED_COUNT %zu\n\n"
           "static const rooftune_tuned rooftune_tuned_configs[%zu] = {\n",
@@ -255,9 +279,10 @@ static rt_status export_header(db *d, FILE *f, rt_error *err) {
       c_string(f, fields[k]);
       fputs(", ", f);
     }
-    fprintf(f, "%.9g, {%u, %u, %u}, {%u, %u, %u}, %u},\n", isnan(x->time_ms) ? -1.0 : x->time_ms,
-            x->launch.grid_v[0], x->launch.grid_v[1], x->launch.grid_v[2], x->launch.block_v[0],
-            x->launch.block_v[1], x->launch.block_v[2], x->launch.smem_v);
+    fprintf(f, "%.9g, {%u, %u, %u}, {%u, %u, %u}, %u, %d},\n",
+            isnan(x->time_ms) ? -1.0 : x->time_ms, x->launch.grid_v[0], x->launch.grid_v[1],
+            x->launch.grid_v[2], x->launch.block_v[0], x->launch.block_v[1], x->launch.block_v[2],
+            x->launch.smem_v, x->verified != 0);
   }
   if (!n) fputs("    {0},\n", f);
   fputs("};\n\n#endif\n", f);
@@ -278,11 +303,7 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
                           const char *man, const candidate_result *r, rt_error *err) {
   (void)err;
   walk *w = ctx;
-  const db_export_filter *f = w->f;
-  if (f && ((f->family && strcmp(f->family, s->prob.family)) ||
-            (f->dtype && strcmp(f->dtype, s->prob.dtype)) ||
-            (f->shape && strcmp(f->shape, s->prob.shape)) ||
-            (f->device && !strcasestr(s->prov.device.name, f->device))))
+  if (!filter_passes(w->f, s->prob.family, s->prob.shape, s->prob.dtype, s->prov.device.name))
     return RT_OK;
   if (w->format == DB_EXPORT_JSON)
     json_array_append_new(w->rows, db_export_row_json(s, tmpl, src, man, r));
@@ -292,7 +313,7 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
 }
 
 static rt_status export_to(db *d, int format, const db_export_filter *f, FILE *out, rt_error *err) {
-  if (format == DB_EXPORT_HEADER) return export_header(d, out, err);
+  if (format == DB_EXPORT_HEADER) return export_header(d, f, out, err);
   walk w = {f, out, format, format == DB_EXPORT_JSON ? json_array() : NULL};
   if (format == DB_EXPORT_CSV) fputs(csv_header, out);
   rt_status s = db_each_result(d, walk_row, &w, err);
@@ -306,6 +327,7 @@ static rt_status export_to(db *d, int format, const db_export_filter *f, FILE *o
     json_decref(w.rows);
     return s;
   }
+  filter_entries(f, e, &n);
   json_t *root = json_object(), *wins = json_array();
   json_object_set_new(root, "rooftune_export", json_integer(1));
   json_object_set_new(root, "database", json_string(db_path(d)));

@@ -101,7 +101,8 @@ static rt_status begin_device(tune_ctx *c, rt_error *err) {
     tune_counters_unavailable(c, &off);
   }
   c->have_ceil = device_ceilings(c->dev, &c->ceil);
-  if (c->have_ceil) snprintf(c->rep->ceilings, sizeof c->rep->ceilings, "%s", c->ceil.gpu);
+  if (c->have_ceil)
+    roofline_describe(&c->ceil, device_spec(c->dev), c->rep->ceilings, sizeof c->rep->ceilings);
   rt_error cerr = {0};
   if (cubin_cache_open_default(&c->cache, &cerr) != RT_OK) { /* compile without it, and say so */
     c->cache = NULL;

@@ -139,7 +139,8 @@ typedef struct tune_report {
   double compile_seconds; /* wall time spent compiling */
   size_t cache_hits;      /* compiles served from the cubin cache */
   long long run_id;       /* the database run, 0 without a database */
-  char ceilings[96];      /* the roofs diagnosis used: "NVIDIA H200 (spec)" */
+  char ceilings[256];     /* the roofs diagnosis used, each bandwidth labelled
+                             (roofline_describe) */
   int interrupted;        /* *opt->stop ended the run early */
   size_t tied;            /* candidates tied with the best (verdict.h); best.verdict says
                                  why it wins and how the tie broke */

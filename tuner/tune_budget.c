@@ -52,6 +52,26 @@ static rt_status survey_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
   return RT_OK;
 }
 
+/* Asked again: a template whose stored results (s->prev) already reach its roof share was
+ * stopped there by an earlier run, and the same command again asks for more.  The roof stop
+ * is for a first run; for this one it is off (its roof left out of the plan), so the budget
+ * buys new evaluations; the order and the ruling out by bounds stand (a ruled-out template
+ * cannot win whatever it is given). */
+static void search_on_if_asked_again(tune_ctx *c, budget_plan *p, int a, const tune_search *s) {
+  double best_ms = 0;
+  for (size_t i = 0; i < s->nprev; i++) {
+    const candidate_result *r = &s->prev[i];
+    if (r->status == RT_OK && r->time_ms > 0 && (!(best_ms > 0) || r->time_ms < best_ms))
+      best_ms = r->time_ms;
+  }
+  if (!budget_stops(p, a, best_ms * 1e-3)) return;
+  tune_note(c->rep,
+            "%s was stopped at %.0f %% of its %.3g ms roof by an earlier run: searched on, as "
+            "the same command again asks",
+            s->name, 100 * p->arm[a].roof_s * 1e3 / best_ms, p->arm[a].roof_s * 1e3);
+  p->arm[a].roof_s = 0;
+}
+
 /* Appends "NAME" to a comma-separated list. */
 static void list_add(char *list, size_t size, const char *name) {
   size_t l = strlen(list);
@@ -78,14 +98,37 @@ static void report_template(tune_ctx *c, const budget_plan *p, int a, const tune
                   : 0;
 }
 
+/* The one line on a budget left unspent: why (the spaces exhausted, the rest unable to win or
+ * gain), and how to go further. */
+static void say_unspent(tune_report *rep, long left, const char *done, int roofed, int ruled) {
+  char gpu[64] = "";
+  if (rep->roof_unspent_gpu_s > 0)
+    snprintf(gpu, sizeof gpu, " (about %.1f s of GPU time)", rep->roof_unspent_gpu_s);
+  if (done[0])
+    tune_note(rep,
+              "%ld of the budget's %ld evaluations not spent%s: every configuration of %s is "
+              "measured (its space is exhausted: more values for its parameters, in its "
+              "manifest, search further)%s",
+              left, rep->budget, gpu, done,
+              ruled ? "; the templates ruled out cannot win by their roof bounds (--strategy "
+                      "brute_force searches them anyway)"
+                    : "");
+  else
+    tune_note(
+        rep,
+        "%ld of the budget's %ld evaluations not spent%s: no template left could win or gain%s",
+        left, rep->budget, gpu,
+        roofed ? " (the same command again searches on past the roof stop)" : "");
+}
+
 /* What the rules did, in the note: the templates ruled out, those stopped at their roofs, the
  * budget they left unspent, and a bound a result beat. */
 static void say_rules(tune_ctx *c, const budget_plan *p, const char *const *names, int ended) {
   tune_report *rep = c->rep;
-  char out[256] = "", bounds[192] = "", at[256] = "";
+  char out[256] = "", bounds[192] = "", at[256] = "", done[192] = "";
   double against = 0, gpu_s = 0, stopped_s = 0;
   long stopped_n = 0, all_n = 0;
-  int ruled = 0, roofed = 0;
+  int ruled = 0, roofed = 0, exhausted = 0;
   for (size_t k = 0; k < rep->ntmpl; k++) {
     const tune_template_report *t = &rep->tmpl[k];
     all_n += t->evaluated;
@@ -105,6 +148,9 @@ static void say_rules(tune_ctx *c, const budget_plan *p, const char *const *name
       stopped_n += t->evaluated;
       stopped_s += t->eval_s * (double)t->evaluated;
       roofed++;
+    } else if (!strcmp(t->outcome, budget_state_name(ARM_SPENT))) {
+      list_add(done, sizeof done, t->name);
+      exhausted++;
     }
   }
   if (ruled)
@@ -128,16 +174,9 @@ static void say_rules(tune_ctx *c, const budget_plan *p, const char *const *name
     /* at the mean evaluation time of the templates that stopped, else of all searched */
     double mean = stopped_n ? stopped_s / (double)stopped_n : all_n ? gpu_s / (double)all_n : 0;
     rep->roof_unspent_gpu_s = mean * (double)p->left;
-    if (rep->roof_unspent_gpu_s > 0)
-      tune_note(rep,
-                "%ld of the budget's %ld evaluations not spent: no template left could win or gain "
-                "(about %.1f s of GPU time)",
-                p->left, rep->budget, rep->roof_unspent_gpu_s);
-    else
-      tune_note(rep,
-                "%ld of the budget's %ld evaluations not spent: no template left could win or gain",
-                p->left, rep->budget);
   }
+  if (ended && p->left > 0 && (ruled || roofed || exhausted))
+    say_unspent(rep, p->left, done, roofed, ruled);
 }
 
 rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
@@ -176,6 +215,7 @@ rt_status tune_templates(tune_ctx *c, tune_lineup *L, rt_error *err) {
       if (rc) break;
       S[a]->plan = &plan;
       S[a]->arm = a;
+      search_on_if_asked_again(c, &plan, a, S[a]);
     }
     tune_search *s = S[a];
     long before = s->fresh;

@@ -98,6 +98,33 @@ static rt_status add_result(tune_ctx *c, const candidate_result *r, long long id
 
 /* ---- diagnosis ---- */
 
+/* What a template's diagnosis asks of its search (diag_input.tried, bytes_at). */
+typedef struct diag_search {
+  const tune_ctx *c;
+  const tune_search *s;
+} diag_search;
+
+/* 1 when configuration idx of the search's space has a result in this run (evaluated, or told
+ * from the database). */
+static int diag_tried(void *ctx, size_t idx) {
+  const diag_search *d = ctx;
+  char cfg[768];
+  space_format_config(d->s->sp, idx, cfg, sizeof cfg);
+  const tune_report *rep = d->c->rep;
+  for (size_t i = 0; i < rep->nresults; i++)
+    if (!strcmp(rep->results[i].config, cfg) && !strcmp(rep->results[i].template_name, d->s->name))
+      return 1;
+  return 0;
+}
+
+/* The cost formula's bytes of configuration idx (as diag_input.l2_bytes); 0 when unknown. */
+static double diag_bytes_at(void *ctx, size_t idx) {
+  const diag_search *d = ctx;
+  candidate_plan pl;
+  if (manifest_plan(d->s->m, d->s->sp, idx, &d->s->env, &pl, NULL) != RT_OK) return 0;
+  return pl.dram_bytes + pl.scratch_bytes;
+}
+
 /* Idempotent: the formula's bytes come from the plan, so a result diagnosed again once its
  * counters are read ends as if diagnosed then. */
 void tune_diagnose(tune_ctx *c, const tune_search *s, const tune_cand *k, candidate_result *r) {
@@ -123,6 +150,12 @@ void tune_diagnose(tune_ctx *c, const tune_search *s, const tune_cand *k, candid
   in.roles = tmpl ? &s->roles : NULL;
   in.config = pl->vars.count ? &pl->vars : NULL;
   in.domains = tmpl ? s->sp : NULL;
+  diag_search ds = {c, s};
+  if (tmpl) {
+    in.tried = diag_tried;
+    in.bytes_at = s->m ? diag_bytes_at : NULL;
+    in.ctx = &ds;
+  }
   in.measured = r->counters.measured ? &r->counters : NULL;
   in.fused_bytes = c->fam && c->fam->fused_bytes ? c->fam->fused_bytes(c->fam, &c->prob) : 0;
   diagnose(&in, &c->ceil, &r->diag, NULL);

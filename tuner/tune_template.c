@@ -118,12 +118,27 @@ rt_status tune_template_open(tune_ctx *c, const tune_lineup *L, int i, tune_sear
   return rc;
 }
 
+/* The kept candidates diagnosed again once the search is over: a lever then names only moves
+ * nothing in the run has measured (diag_input.tried), whatever was measured after them. */
+static void rediagnose_top(tune_ctx *c, tune_search *s) {
+  for (int i = 0; i < TUNE_TOP && s->top[i].have; i++) {
+    candidate_result *r = &c->rep->results[s->top[i].at];
+    char move[sizeof r->diag.move], lever[sizeof r->diag.lever];
+    snprintf(move, sizeof move, "%s", r->diag.move);
+    snprintf(lever, sizeof lever, "%s", r->diag.lever);
+    tune_diagnose(c, s, &s->top[i].cand, r);
+    if (strcmp(move, r->diag.move) || strcmp(lever, r->diag.lever))
+      tune_store_update(c, s->top[i].at);
+  }
+}
+
 rt_status tune_template_close(tune_ctx *c, tune_search *s, rt_error *err) {
   if (!s) return RT_OK;
   rt_status rc = RT_OK;
   if (!TUNE_STOPPED(c)) tune_remeasure_close(c, s);
   /* the counters of the best few, after every timing of this template */
   if (!TUNE_STOPPED(c)) tune_profile(c, s);
+  if (!TUNE_STOPPED(c)) rediagnose_top(c, s);
   rc = tune_store_winner(c, s, tune_winner(c, s), err);
   tune_search_free(s);
   free(s);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/family.h"
+#include "tuner/model/diagnose.h"
 
 static int ok(const candidate_result *r) { return r && r->status == RT_OK && r->time_ms > 0; }
 
@@ -150,9 +151,11 @@ static void differences(text *t, const candidate_result *w, const candidate_resu
     if (w->diag.tail < 0.01)
       add(t, "; wins on the tail: %lld blocks fill %.0f wave%s exactly", blocks, w->diag.waves,
           fabs(w->diag.waves - 1) < 0.01 ? "" : "s");
-    else
-      add(t, "; wins on the tail: %.2f waves leave %d %% of the last idle against %d %%",
-          w->diag.waves, pct(w->diag.tail), pct(o->diag.tail));
+    else {
+      char wi[64], oi[64];
+      add(t, "; wins on the tail: %.2f waves leave %s idle against %s", w->diag.waves,
+          diag_idle_words(&w->diag, wi, sizeof wi), diag_idle_words(&o->diag, oi, sizeof oi));
+    }
   } else if (w->facts.spill_stores + w->facts.spill_loads == 0 &&
              o->facts.spill_stores + o->facts.spill_loads > 0) {
     add(t, "; no spills where %s spills %d bytes", who,

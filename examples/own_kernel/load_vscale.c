@@ -77,8 +77,11 @@ int main(int argc, char **argv) {
   }
   char gpu[256] = "";
   const char *no_gpu = gpu_start(gpu, sizeof gpu);
-  rooftune_query q = {
-      "vscale", shape, "f32", NULL, no_gpu ? NULL : gpu, allow ? ROOFTUNE_ALLOW_UNVERIFIED : 0};
+  rooftune_query q = {.family = "vscale",
+                      .shape = shape,
+                      .dtype = "f32",
+                      .device = no_gpu ? NULL : gpu,
+                      .flags = allow ? ROOFTUNE_ALLOW_UNVERIFIED : 0};
   rooftune_match m;
   if (rooftune_lookup(db, &q, &m) != ROOFTUNE_OK || m.match == ROOFTUNE_MATCH_NONE) {
     fprintf(stderr,

@@ -7,6 +7,7 @@ layouts refuse to work together instead of reading garbage.
 import ctypes
 import ctypes.util
 import os
+import shutil
 import subprocess
 
 # The API version of rooftune.h this package was written against (ROOFTUNE_VERSION_MAJOR/MINOR).
@@ -142,6 +143,17 @@ def _candidates():
             yield os.path.join(libdir, "librooftune.so.0"), "pkg-config rooftune"
     except (OSError, subprocess.SubprocessError):
         pass
+    # where `cmake --install build --prefix P` put it: beside the installed command on the PATH
+    # (P/bin/rooftune, P/lib/librooftune.so.0), and the usual prefixes
+    command = shutil.which("rooftune")
+    if command:
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(command)))
+        for sub in ("lib", "lib64"):
+            yield os.path.join(prefix, sub, "librooftune.so.0"), "beside the rooftune command (%s)" % command
+    for prefix in (os.path.join(os.path.expanduser("~"), ".local"), "/usr/local"):
+        p = os.path.join(prefix, "lib", "librooftune.so.0")
+        if os.path.exists(p):
+            yield p, "the %s prefix" % prefix
     yield "librooftune.so.0", "the dynamic loader"
     found = ctypes.util.find_library("rooftune")
     if found:

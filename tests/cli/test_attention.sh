@@ -62,10 +62,10 @@ grep -q "attn_reference is the attention family's reference" "$tmp/err" || die "
 
 for bad in "4x30:8x4096x128" "4x32x4096x100" "4x32x4096x128:casual"; do
   "$bin" tune attention --shape "$bad" --dtype bf16 --device model:h200 --no-db >/dev/null 2>"$tmp/err"
-  [ $? = 1 ] || die "$bad did not exit 1"
+  [ $? = 2 ] || die "$bad did not exit 2 (bad usage, as the README's exit codes say)"
   [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "^rooftune tune: --shape: bad attention shape \"$bad\"" "$tmp/err" ||
     die "$bad: $(cat "$tmp/err")"
 done
 "$bin" tune attention --shape 4x32x4096x128 --dtype f32 --device model:h200 --no-db >/dev/null 2>"$tmp/err"
-[ $? = 1 ] && grep -q "takes dtype f16 or bf16" "$tmp/err" || die "f32: $(cat "$tmp/err")"
+[ $? = 2 ] && grep -q "takes dtype f16 or bf16" "$tmp/err" || die "f32: $(cat "$tmp/err")"
 exit $fail

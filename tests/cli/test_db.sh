@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `rooftune db` and `rooftune lookup` end to end on a database built by importing a small Kernel
 # Tuner cache file: import (twice: the second adds nothing), list, show, export as json, csv and a
-# C header that compiles, merge (twice), check, lookup exact / nearest / none with provenance,
-# and one clear error for bad verbs, missing, damaged and foreign files.
+# C header that compiles (a filter choosing results and winners alike in each, the header with
+# verified), merge (twice), check, lookup exact / nearest / none with provenance, and one clear error for bad verbs, missing, damaged and foreign files.
 set -u
 bin=${ROOFTUNE_BIN:?ROOFTUNE_BIN is set by CTest}
 tmp=$(mktemp -d)
@@ -65,6 +65,44 @@ if cc -Wall -Werror -o "$tmp/use" "$tmp/use.c" -I"$tmp"; then
   [ "$("$tmp/use")" = "1 BLOCK_M=128,BLOCK_N=64 replayed" ] || die "header content: $("$tmp/use")"
 else die "the exported header does not compile"; fi
 expect_rc 2 "export bad format" -- "$bin" db export --db "$db" --format xml
+
+# names are never cut and columns fit their content: a long template name in db list
+expect_rc 0 "import a long name" -- "$bin" db import "$tmp/kt.json" --db "$tmp/long.db" --family gemm --shape 4096x4096x4096 --dtype bf16 --template gemm_mma_with_a_long_name_v2
+expect_rc 0 "list a long name" -- "$bin" db list --db "$tmp/long.db"
+python3 - "$tmp/out" <<'EOF' || die "db list: a long name cut or its columns out of line: $(cat "$tmp/out")"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+head = next(l for l in lines if l.startswith("family"))
+row = next(l for l in lines if "gemm_mma_with_a_long_name_v2 " in l)
+assert head.index("timing") == row.index("replayed"), (head, row)
+assert head.index("template") == row.index("gemm_mma_with_a_long_name_v2"), (head, row)
+EOF
+
+# a filter chooses every part of an export, in every format: a second problem (f16) in a copy
+cp "$db" "$tmp/two.db"
+expect_rc 0 "import f16" -- "$bin" db import "$tmp/kt.json" --db "$tmp/two.db" --family gemm --shape 4096x4096x4096 --dtype f16
+expect_rc 0 "export json --dtype f16" -- "$bin" db export --db "$tmp/two.db" --dtype f16
+python3 - "$tmp/out" <<'EOF' || die "export json --dtype f16: winners not filtered"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["results"]) == 3 and all(x["dtype"] == "f16" for x in d["results"]), d["results"]
+assert len(d["winners"]) == 1 and d["winners"][0]["dtype"] == "f16", d["winners"]
+EOF
+expect_rc 0 "export json --family softmax" -- "$bin" db export --db "$tmp/two.db" --family softmax
+python3 -c "import json; d=json.load(open('$tmp/out')); assert d['results']==[] and d['winners']==[], d" ||
+  die "export --family softmax exported another family's rows"
+expect_rc 0 "export csv --dtype f16" -- "$bin" db export --db "$tmp/two.db" --dtype f16 --format csv
+[ "$(wc -l <"$tmp/out")" = 4 ] || die "csv --dtype f16: expected a header and 3 rows"
+expect_rc 0 "export header --dtype f16" -- "$bin" db export --db "$tmp/two.db" --dtype f16 --format header -o "$tmp/f16.h"
+cat >"$tmp/use16.c" <<'EOF'
+#include <stdio.h>
+#include "f16.h"
+int main(void) { const rooftune_tuned *t = &rooftune_tuned_configs[0];
+                 printf("%d %s %s %d\n", ROOFTUNE_TUNED_COUNT, t->dtype, t->timing, t->verified); return 0; }
+EOF
+if cc -Wall -Werror -o "$tmp/use16" "$tmp/use16.c" -I"$tmp"; then
+  [ "$("$tmp/use16")" = "1 f16 replayed 0" ] || die "header --dtype f16: $("$tmp/use16")"
+else die "the filtered header (with verified) does not compile"; fi
 
 # lookup: provenance (the import's toolkit is unknown) is refused unless allowed
 expect_rc 0 "lookup strict" -- "$bin" lookup gemm --shape 4096x4096x4096 --dtype bf16 --db "$db" --json

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `rooftune templates`: lists fixture manifests (text and JSON), says plainly when there are
 # none (exit 0), reports a broken manifest with its file and field (exit 1), rejects bad flags;
-# on a copy of examples/own_kernel: --check compiles one configuration of each template and
-# reports a CUDA syntax error with the source file and the compiler's line, a missing reference
+# on a copy of examples/own_kernel: --check compiles each template's covering set on every
+# architecture it names (an error one branch or one architecture reaches is found, named with its
+# configuration and architecture; --quick compiles one configuration) and reports a CUDA syntax error with the source file and the compiler's line, a missing reference
 # template is blamed once on family.json's "reference", and JSON files that are not manifests
 # (an editor's settings, a result) are skipped with a note by `templates` and by `tune`; every
 # shipped template compiles under --check.
@@ -43,11 +44,12 @@ rc=$?
 echo "$err" | grep -q "unknown_device.json: constraints\[2\]: column 9: unknown device fact" ||
   { echo "FAIL: no located error in: $err"; exit 1; }
 
-# every template the project ships loads, and one configuration of each compiles
+# every template the project ships loads, and one configuration of each compiles (--quick: the
+# covering sets on every architecture are hundreds of compiles; tests/gpu/run.sh tier 1 runs them)
 if [ -d "$src/templates" ]; then
   out=$(ROOFTUNE_TEMPLATE_DIR=$src/templates "$bin" templates 2>&1) ||
     { echo "FAIL: a shipped template does not load: $out"; exit 1; }
-  out=$(ROOFTUNE_TEMPLATE_DIR=$src/templates "$bin" templates --check 2>&1) ||
+  out=$(ROOFTUNE_TEMPLATE_DIR=$src/templates "$bin" templates --check --quick 2>&1) ||
     { echo "FAIL: a shipped template does not compile: $out"; exit 1; }
   n=$(echo "$out" | grep -c "^  compiles: ")
   t=$(echo "$out" | grep -c "^  from ")
@@ -78,6 +80,28 @@ rc=$?
 [ $rc = 1 ] || { echo "FAIL: a CUDA syntax error under --check exited $rc: $err"; exit 1; }
 echo "$err" | grep -q "^rooftune templates: $empty/k/vscale/vscale_vec.cu: line $line: error: expected a \";\" (vscale_vec THREADS=128" ||
   { echo "FAIL: the syntax error is not located at the source and its line $line: $err"; exit 1; }
+
+
+# --check compiles the covering set on every architecture the manifest names: an error only
+# UNROLL=4 reaches, and one only sm_90 reaches, are found (the first configuration on sm_80
+# compiled alone passed both); --quick compiles that one configuration
+fresh_kernel
+sed -i 's|^  int v = n / 4;|#if UNROLL == 4\n  unroll_four_oops;\n#endif\n  int v = n / 4;|' "$empty/k/vscale/vscale_vec.cu"
+"$bin" templates --dir "$empty/k" --check --quick >"$empty/out.txt" 2>&1 || { echo "FAIL: --quick compiled more than the first configuration: $(cat "$empty/out.txt")"; exit 1; }
+err=$("$bin" templates --dir "$empty/k" --check 2>&1 >/dev/null); rc=$?
+[ $rc = 1 ] || { echo "FAIL: an error in the UNROLL=4 branch under --check exited $rc: $err"; exit 1; }
+echo "$err" | grep -q "vscale_vec.cu: line 4: error: identifier \"unroll_four_oops\" is undefined (vscale_vec THREADS=[0-9]*,UNROLL=4,WAVES=[0-9]* for sm_80" ||
+  { echo "FAIL: the UNROLL=4 error is not named with its configuration: $err"; exit 1; }
+fresh_kernel
+sed -i 's|^  int v = n / 4;|#if __CUDA_ARCH__ >= 900\n  hopper_oops;\n#endif\n  int v = n / 4;|' "$empty/k/vscale/vscale_vec.cu"
+"$bin" templates --dir "$empty/k" --check --quick >"$empty/out.txt" 2>&1 || { echo "FAIL: --quick compiled more than sm_80: $(cat "$empty/out.txt")"; exit 1; }
+err=$("$bin" templates --dir "$empty/k" --check 2>&1 >/dev/null); rc=$?
+[ $rc = 1 ] || { echo "FAIL: an sm_90-only error under --check exited $rc: $err"; exit 1; }
+echo "$err" | grep -q "hopper_oops\" is undefined (vscale_vec .* for sm_90" || { echo "FAIL: the sm_90 error is not named with its architecture: $err"; exit 1; }
+fresh_kernel
+out=$("$bin" templates --dir "$empty/k" --check 2>&1) || { echo "FAIL: --check on own_kernel exited $?: $out"; exit 1; }
+echo "$out" | grep -q "^  compiles too on sm_90: the same 3 configurations: at most [0-9]* registers" ||
+  { echo "FAIL: no line for vscale_vec's covering set on sm_90: $out"; exit 1; }
 
 # a missing reference: blamed once, on family.json's "reference", not on the template
 fresh_kernel

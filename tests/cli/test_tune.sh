@@ -82,11 +82,11 @@ python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="rep
 o=$("$bin" tune gemm --dtype f16 2>&1); check_rc "missing --shape" 2 $?
 case "$o" in *"missing --shape"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
 o=$("$bin" tune gemm --shape 64x64x64 --dtype f16 --budget 0 2>&1); check_rc "--budget 0" 2 $?
-o=$("$bin" tune no_such --shape 64x64x64 --dtype f16 --no-db 2>&1); check_rc "unknown target" 1 $?
+o=$("$bin" tune no_such --shape 64x64x64 --dtype f16 --no-db 2>&1); check_rc "unknown target" 2 $?
 case "$o" in *"'no_such' is neither a kernel family"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
-o=$("$bin" tune gemm --shape 64x64x64 --dtype f16 --device tpu --no-db 2>&1); check_rc "unknown device" 1 $?
+o=$("$bin" tune gemm --shape 64x64x64 --dtype f16 --device tpu --no-db 2>&1); check_rc "unknown device" 2 $?
 case "$o" in *"--device"*"unknown device 'tpu'"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
-o=$("$bin" tune gemm --shape 64xx64 --dtype f16 --device model:h200 --no-db 2>&1); check_rc "bad shape" 1 $?
+o=$("$bin" tune gemm --shape 64xx64 --dtype f16 --device model:h200 --no-db 2>&1); check_rc "bad shape" 2 $?
 o=$("$bin" tune gemm --shape 64x64x64 --dtype f16 --device replay:/nonexistent.json --no-db 2>&1)
 check_rc "missing replay file" 1 $?
 case "$o" in *"/nonexistent.json"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
@@ -194,6 +194,28 @@ assert "ruled out" in d["note"], d["note"]' || { echo "FAIL: the roof rules in -
 out=$("$bin" tune attention --shape 1x32:8x1:32768x128 --dtype bf16 --device model:h200 --budget 16 --no-db 2>/dev/null)
 printf '%s\n' "$out" | grep -q "^attn_wgmma .*ruled out against" || { echo "FAIL: the templates table: $out"; fail=1; }
 printf '%s\n' "$out" | grep -q "^saved by the roof rules: " || { echo "FAIL: the saving line: $out"; fail=1; }
+
+# bad usage exits 2, as the README's exit codes say: a value a flag or the target cannot take
+for c in "nosuch --shape 64 --dtype f32" "gemm --shape abc --dtype bf16" "gemm --shape 64x64x64 --dtype xx" \
+         "gemm --shape 64x64x64 --dtype bf16 --device bogus" "gemm --shape 64x64x64 --dtype bf16 --strategy nope"; do
+  # shellcheck disable=SC2086
+  "$bin" tune $c --no-db >/dev/null 2>"$tmp/err"; rc=$?
+  [ $rc = 2 ] || { echo "FAIL: 'tune $c' exited $rc, not 2: $(cat "$tmp/err")"; fail=1; }
+done
+grep -q "^rooftune tune: --strategy: unknown strategy 'nope'; the strategies are brute_force" "$tmp/err" ||
+  { echo "FAIL: an unknown strategy: $(cat "$tmp/err")"; fail=1; }
+
+# names are never cut: softmax_rows (12 characters) whole in every table, its columns in line
+out=$("$bin" tune softmax --shape 256x1024 --dtype f32 --device model:h200 --budget 2 --no-db 2>/dev/null)
+printf '%s\n' "$out" | python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+rows = [l for l in lines if " softmax_rows " in l or l.startswith("softmax_rows ")]
+assert len(rows) >= 2, lines
+head = next(l for l in lines if l.lstrip().startswith("time ms"))
+row = next(l for l in lines if " softmax_rows " in l)
+assert head.index("lever") == row.index("softmax_rows") + len("softmax_rows") + 1, (head, row)
+assert not any("softmax_row " in l for l in lines), lines' || { echo "FAIL: a template name cut in tune's tables: $out"; fail=1; }
 
 [ $fail = 0 ] && echo "tune: model, resume, default device, replay, prior and errors ok"
 exit $fail

@@ -85,7 +85,7 @@ echo "$show" | grep -q " in fp32" || die "db show lacks the precision: $show"
 
 # precision: f32 is fp32 math; tf32 is its own dtype
 o=$("$bin" tune gemm_mma --shape 64x64x64 --dtype f32 --device model:h200 --no-db 2>&1); rc=$?
-[ $rc = 1 ] || die "gemm_mma for f32: exit $rc"
+[ $rc = 2 ] || die "gemm_mma for f32: exit $rc (a --dtype the template cannot take is bad usage)"
 case "$o" in *"template gemm_mma does not support dtype 'f32' (it computes in tf32: give --dtype tf32, or --allow-tf32"*) ;;
   *) die "unclear: $o" ;; esac
 o=$("$bin" tune gemm --shape 64x64x64 --dtype bf16 --allow-tf32 --no-db 2>&1); rc=$?

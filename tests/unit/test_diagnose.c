@@ -164,7 +164,7 @@ TEST_CASE(memory) {
   diagnosis d = run(&in);
   CHECK_STR(d.limit, "memory");
   CHECK_STR(d.lever, "BLOCK_N+,BLOCK_M+,SPLIT_K-");
-  CHECK_CONTAINS(d.sentence, "memory-bound at 80 % of 4.3 TB/s");
+  CHECK_CONTAINS(d.sentence, "memory-bound at 80 % of the 4.3 TB/s copy bandwidth");
   CHECK_CONTAINS(d.sentence, "a larger BLOCK_N");
   CHECK(d.intensity < d.ridge);
   CHECK_NEAR(d.achieved_bw, 0.80 * h200.bw, 1e3);
@@ -298,6 +298,21 @@ TEST_CASE(persistent_grid_and_tail) {
   CHECK_NEAR(d.waves, 152.0 / 132.0, 1e-12);
   CHECK_NEAR(d.tail, 1.0 - 20.0 / 132.0, 1e-12);
   CHECK_STR(d.lever, "BLOCK_M-,BLOCK_N-,SPLIT_K+");
+  char idle[64];
+  CHECK_STR(diag_idle_words(&d, idle, sizeof idle), "85 % of the last wave");
+
+  /* a persistent grid of 66 blocks on a GPU that holds 132 doing 512 blocks' work: 8 rounds
+   * for 3.88 waves, 4.12 waves' worth idle; the words give the GPU's idle share (52 %), never
+   * "412 % of the last wave" */
+  in = base();
+  at(&in, 0.30, 0.30);
+  in.facts.grid_blocks = 66;
+  in.facts.work_blocks = 512;
+  d = run(&in);
+  CHECK_STR(d.limit, "waves");
+  CHECK_STR(diag_idle_words(&d, idle, sizeof idle), "52 % of the GPU throughout");
+  CHECK_CONTAINS(d.sentence, "leave 52 % of the GPU throughout idle");
+  CHECK(strstr(d.sentence, "412") == NULL);
 }
 
 /* occupancy limited by each limiter */
@@ -378,6 +393,85 @@ TEST_CASE(latency_and_streaming) {
     CHECK_STR(d.lever, "UNROLL+");
     CHECK_CONTAINS(d.sentence, "raising UNROLL keeps more loads in flight");
   }
+}
+
+/* A row softmax's space (ROW_THREADS a tile_n, VEC, UNROLL), the configuration 64/1/1. */
+static const long long sm_rt[] = {32, 64, 128, 256}, sm_vec[] = {1, 2, 4}, sm_unroll[] = {1, 2};
+static int tried_mask; /* configuration i of the softmax space is measured when bit i is set */
+static int mask_tried(void *ctx, size_t idx) {
+  (void)ctx;
+  return (tried_mask >> idx) & 1;
+}
+/* the cost formula of a row softmax: three passes over the row whatever ROW_THREADS is */
+static double same_bytes(void *ctx, size_t idx) {
+  (void)idx;
+  return *(const double *)ctx;
+}
+
+/* Levers against what is measured, and words from the limit found: a memory-bound row softmax
+ * (three passes: the cost formula's bytes are twice the compulsory ones, but no tile changes
+ * them) is not told that a larger ROW_THREADS reuses loaded data; a move already measured is
+ * skipped for the next untried one that way, and with every move measured the lever is empty
+ * and the sentence says the neighbourhood is exhausted. */
+TEST_CASE(levers_against_measured) {
+  space *dom = space_new();
+  rt_error e = {0};
+  CHECK_INT(space_add_param(dom, "ROW_THREADS", 4, sm_rt, NULL, &e), RT_OK);
+  CHECK_INT(space_add_param(dom, "VEC", 3, sm_vec, NULL, &e), RT_OK);
+  CHECK_INT(space_add_param(dom, "UNROLL", 2, sm_unroll, NULL, &e), RT_OK);
+  for (uint16_t a = 0; a < 4; a++)
+    for (uint16_t b = 0; b < 3; b++)
+      for (uint16_t u = 0; u < 2; u++) {
+        uint16_t cfg[3] = {a, b, u};
+        CHECK_INT(space_add_config(dom, cfg, &e), RT_OK);
+      }
+  CHECK_INT(space_finish(dom, &e), RT_OK);
+  param_roles sr;
+  memset(&sr, 0, sizeof sr);
+  roles_add(&sr, ROLE_TILE_N, "ROW_THREADS");
+  roles_add(&sr, ROLE_VECTOR, "VEC");
+  roles_add(&sr, ROLE_UNROLL, "UNROLL");
+  rt_vars cv;
+  rt_vars_clear(&cv);
+  rt_vars_set(&cv, "ROW_THREADS", 64);
+  rt_vars_set(&cv, "VEC", 1);
+  rt_vars_set(&cv, "UNROLL", 1);
+  diag_input in = base();
+  in.roles = &sr;
+  in.config = &cv;
+  in.domains = dom;
+  at(&in, 0.01, 0.70);
+  in.min_bytes = in.dram_bytes;
+  in.l2_bytes = 2 * in.dram_bytes;
+  double bytes = in.l2_bytes;
+  /* without the cost formula to ask, a tile is a reuse lever as before */
+  diagnosis d = run(&in);
+  CHECK_STR(d.lever, "ROW_THREADS+,VEC+,UNROLL+");
+  /* with it: ROW_THREADS moves no fewer bytes, so the lever starts at VEC, said as such */
+  in.bytes_at = same_bytes;
+  in.ctx = &bytes;
+  d = run(&in);
+  CHECK_STR(d.lever, "VEC+,UNROLL+");
+  CHECK(strstr(d.sentence, "reuses") == NULL);
+  CHECK_CONTAINS(d.sentence, "a larger VEC moves the bytes in fewer, wider loads");
+  /* VEC=2 measured: VEC+ moves on to VEC=4 */
+  in.tried = mask_tried;
+  size_t vec2 = 0, vec4 = 0, unroll2 = 0;
+  CHECK_INT(space_parse_config(dom, "ROW_THREADS=64,VEC=2,UNROLL=1", &vec2, &e), RT_OK);
+  CHECK_INT(space_parse_config(dom, "ROW_THREADS=64,VEC=4,UNROLL=1", &vec4, &e), RT_OK);
+  CHECK_INT(space_parse_config(dom, "ROW_THREADS=64,VEC=1,UNROLL=2", &unroll2, &e), RT_OK);
+  tried_mask = 1 << vec2;
+  d = run(&in);
+  CHECK_STR(d.lever, "VEC+,UNROLL+");
+  CHECK_STR(d.move, "VEC=4,UNROLL=2");
+  /* every move measured: no lever, and the sentence says why */
+  tried_mask = 1 << vec2 | 1 << vec4 | 1 << unroll2;
+  d = run(&in);
+  CHECK_STR(d.lever, "");
+  CHECK_STR(d.move, "");
+  CHECK_CONTAINS(d.sentence, "this neighbourhood is exhausted");
+  tried_mask = 0;
+  space_free(dom);
 }
 
 /* between the thresholds: the closer roof */
@@ -531,4 +625,5 @@ TEST_LIST_FIXTURE(setup, NULL, TEST_ENTRY(roles_and_spec), TEST_ENTRY(launch),
                   TEST_ENTRY(waves), TEST_ENTRY(persistent_grid_and_tail), TEST_ENTRY(occupancy),
                   TEST_ENTRY(latency_and_streaming), TEST_ENTRY(between_thresholds),
                   TEST_ENTRY(no_roles), TEST_ENTRY(measured_ceilings), TEST_ENTRY(fused_epilogue),
-                  TEST_ENTRY(errors_and_paths), TEST_ENTRY(measured_counters))
+                  TEST_ENTRY(errors_and_paths), TEST_ENTRY(measured_counters),
+                  TEST_ENTRY(levers_against_measured))

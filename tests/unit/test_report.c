@@ -128,26 +128,26 @@ TEST_CASE(page) {
   CHECK_INT(occurrences(html, "<svg class=\"roofline\""), 3);
 }
 
-/* each section's chart: measured or predicted points, the roofs said as measured or spec */
+/* each section's chart: measured or predicted points, the roofs said as measured here or datasheet */
 TEST_CASE(charts) {
   const char *html = page;
   char svg[200000];
   section_svg(html, "<h2>gemm 128x64x64 f16 on NVIDIA H200", svg, sizeof svg);
   CHECK_INT(occurrences(svg, "class=\"pt measured "), 5);
   CHECK_CONTAINS(svg, "data-candidates=\"5\"");
-  CHECK_CONTAINS(svg, "DRAM 4.3 TB/s (measured)");
-  CHECK_CONTAINS(svg, "tensor-core f16/bf16 790 TFLOP/s (measured)");
+  CHECK_CONTAINS(svg, "DRAM 4.3 TB/s copy (measured here)");
+  CHECK_CONTAINS(svg, "tensor-core f16/bf16 790 TFLOP/s (measured here)");
   CHECK(strstr(svg, "CUDA-core") == NULL); /* rows without a path: the dtype's, tensor cores */
   CHECK_INT(occurrences(svg, "class=\"win\""), 1);
   section_svg(html, "<h2>gemm 128x64x64 f16 on model:h200", svg, sizeof svg);
   CHECK_INT(occurrences(svg, "class=\"pt predicted "), 3);
-  CHECK_CONTAINS(svg, "(spec)");
+  CHECK_CONTAINS(svg, "(datasheet)");
   section_svg(html, "<h2>gemm 512x64x64 f16 on model:h200", svg, sizeof svg);
   CHECK_INT(occurrences(svg, "class=\"pt predicted "), 4);
   /* results that say their path: a roof for each, the point on it saying which */
   CHECK_INT(occurrences(svg, "<polyline class=\"roof "), 2);
-  CHECK_CONTAINS(svg, ">CUDA-core fp32 67 TFLOP/s (spec)</text>");
-  CHECK_CONTAINS(svg, ">tensor-core f16/bf16 990 TFLOP/s (spec)</text>");
+  CHECK_CONTAINS(svg, ">CUDA-core fp32 67 TFLOP/s (datasheet)</text>");
+  CHECK_CONTAINS(svg, ">tensor-core f16/bf16 990 TFLOP/s (datasheet)</text>");
   CHECK(strstr(svg, "tf32") == NULL);
   CHECK_INT(occurrences(svg, "data-path=\"simt_f32\""), 2);
   CHECK_INT(occurrences(svg, "data-path=\"tc_f16\""), 2);

@@ -5,6 +5,7 @@
  *     reaches, so every evaluation goes to attn_decode, and the note and the report say which
  *     were ruled out; attn_decode reaches its roof share and stops, the rest of the budget unspent;
  *   - with the rules off, for brute_force and --config, nothing stops early;
+ *   - the same command again searches on past the roof stop, its whole budget new;
  *   - a result faster than its bound (here: a DRAM calibration that makes the model predict
  *     below the compulsory bytes, as wrong ceilings would on a GPU) turns the rules off, and the
  *     templates ruled out before are searched after all. */
@@ -50,6 +51,10 @@ TEST_CASE(decode) {
     return;
   }
   CHECK_INT(rep.roof_rules, 1);
+  /* one bandwidth per purpose, each labelled: the copy the diagnosis holds times against, the
+   * datasheet's the bounds use */
+  CHECK_CONTAINS(rep.ceilings, "DRAM 4.3 TB/s copy bandwidth (measured on an NVIDIA H200)");
+  CHECK_CONTAINS(rep.ceilings, "roof bounds on the 4.8 TB/s datasheet bandwidth");
   CHECK_INT(rep.ntmpl, 3);
   CHECK_STR(rep.tmpl[0].name, "attn_decode"); /* the lowest bound first */
   CHECK_INT(count(&rep, "attn_decode"), rep.nresults);
@@ -151,6 +156,46 @@ TEST_CASE(unsound) {
   tune_report_free(&rep);
 }
 
+/* More budget means more search: the Quick start's "the same command again goes on searching".
+ * A first run stops attn_decode at its roof with most of its budget unspent; the same command
+ * again (its results in the database) evaluates its whole budget anew, with the ruled-out
+ * templates still ruled out, and --budget 40 a third time buys 40 more. */
+TEST_CASE(again) {
+  char dbp[1200];
+  snprintf(dbp, sizeof dbp, "%s/again.db", dir);
+  tune_options o;
+  decode_options(&o);
+  o.db_path = dbp;
+  tune_report rep;
+  rt_error err = {0};
+  rt_status st = tune_run(&o, &rep, &err);
+  CHECK_INT(st, RT_OK);
+  if (st) {
+    fprintf(stderr, "  %s\n", err.text);
+    return;
+  }
+  long first = (long)rep.evaluated;
+  CHECK(first < 24); /* stopped at its roof */
+  CHECK_STR(rep.tmpl[0].outcome, "at its roof");
+  CHECK_CONTAINS(rep.note, "the same command again searches on");
+  tune_report_free(&rep);
+  for (int round = 0; round < 2; round++) {
+    o.budget = round ? 40 : 24;
+    st = tune_run(&o, &rep, &err);
+    CHECK_INT(st, RT_OK);
+    if (st) return;
+    CHECK_INT((long)rep.evaluated, o.budget); /* every one asked for, new */
+    CHECK_INT(rep.roof_unspent, 0);
+    CHECK_INT(count(&rep, "attn_decode"), rep.nresults);
+    CHECK((long)rep.resumed >= first); /* what the first run measured, told */
+    CHECK_CONTAINS(rep.note, "attn_mma, attn_wgmma ruled out"); /* the bounds still rule */
+    CHECK_CONTAINS(rep.note, "attn_decode was stopped at");
+    CHECK_CONTAINS(rep.note, "searched on, as the same command again asks");
+    CHECK(strstr(rep.note, "not spent") == NULL);
+    tune_report_free(&rep);
+  }
+}
+
 static void setup(void) {
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
@@ -165,4 +210,4 @@ static void teardown(void) {
 }
 
 TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(decode), TEST_ENTRY(one_template),
-                  TEST_ENTRY(unsound))
+                  TEST_ENTRY(unsound), TEST_ENTRY(again))

@@ -113,7 +113,14 @@ int cli_fail(const char *cmd, const rt_error *err) {
   char line[2048];
   rt_error_format(err, line, sizeof line);
   fprintf(stderr, "rooftune %s: %s\n", cmd, line);
-  return err && err->code == RT_ERR_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+  if (!err) return CLI_EXIT_FAIL;
+  /* a value a flag or an operand was given that the command cannot take (an unknown device,
+   * dtype or target, a shape that does not parse) is bad usage, as the README's exit codes say;
+   * a file that cannot be read or a run that fails is the work failing */
+  int on_input = !strncmp(err->source, "--", 2) || !strcmp(err->source, "FAMILY|TEMPLATE");
+  int bad_value = err->code == RT_ERR_INVALID || err->code == RT_ERR_PARSE ||
+                  err->code == RT_ERR_NOT_FOUND || err->code == RT_ERR_UNSUPPORTED;
+  return err->code == RT_ERR_USAGE || (on_input && bad_value) ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 }
 
 int cli_add_templates(const char *cmd, const char *dir, void *base) {

@@ -49,11 +49,11 @@ typedef struct db_opts {
 #define DB_OPT_TEMPLATE                         \
   CLI_STRING(db_opts, "template", "NAME", tmpl, \
              "the template name (default the file's kernel name)")
-#define DB_OPT_DEVICE                                                             \
-  CLI_STRING(db_opts, "device", "NAME", device,                                   \
-             "only results of devices whose name contains NAME\n"                 \
-             "(\"H100\", \"model:h200\"; export: json and csv), e.g. one GPU's\n" \
-             "results of a merged database as another GPU's --prior")
+#define DB_OPT_DEVICE                                                    \
+  CLI_STRING(db_opts, "device", "NAME", device,                          \
+             "only results of devices whose name contains NAME\n"        \
+             "(\"H100\", \"model:h200\"), e.g. one GPU's results of a\n" \
+             "merged database as another GPU's --prior")
 #define DB_OPT_FORMAT CLI_STRING(db_opts, "format", "FMT", format, "json, csv or header")
 #define DB_OPT_OUTPUT \
   CLI_STRING_SHORT(db_opts, 'o', "output", "FILE", output, "write here instead of stdout")
@@ -76,7 +76,8 @@ static const cli_verb db_verbs[] = {
     {"show", NULL, "every result of the matching problems, with full provenance", db_show_table},
     {"export", NULL,
      "write the database as --format json (default), csv or header\n"
-     "(a C header with the tuned configs) to stdout or -o FILE",
+     "(a C header with the tuned configs) to stdout or -o FILE; --family,\n"
+     "--shape, --dtype and --device choose its results and winners alike",
      db_export_table},
     {"import", "KTFILE",
      "store a Kernel Tuner cache file (plain or .gz) as replayed results;\n"
@@ -122,6 +123,12 @@ static double num_or_null(double v) { return v; }
 
 /* ---- list ---------------------------------------------------------------------------- */
 
+/* The larger of width and text's length: a column that fits its content. */
+static int widest(int width, const char *text) {
+  int n = (int)strlen(text);
+  return n > width ? n : width;
+}
+
 static int verb_list(const db_opts *o) {
   db *d = NULL;
   int rc = open_db(o, DB_READONLY, &d);
@@ -157,12 +164,20 @@ static int verb_list(const db_opts *o) {
         "templates, %lld winners\n",
         db_path(d), db_schema_version(d), c.results, c.runs, c.problems, c.devices, c.templates,
         c.winners);
+    /* the columns fit their content: names are never cut, long ones keep the rest in line */
+    int wf = 6, ws = 5, wd = 6, wt = 8;
+    for (size_t i = 0; i < n; i++) {
+      wf = widest(wf, e[i].family);
+      ws = widest(ws, e[i].shape);
+      wd = widest(wd, e[i].device.name);
+      wt = widest(wt, e[i].template_name);
+    }
     if (n)
-      printf("%-6s %-22s %-5s %-26s %-14s %12s  %-9s %-8s %s\n", "family", "shape", "dtype",
-             "device", "template", "time_ms", "timing", "verified", "config");
+      printf("%-*s %-*s %-5s %-*s %-*s %12s  %-9s %-8s %s\n", wf, "family", ws, "shape", "dtype",
+             wd, "device", wt, "template", "time_ms", "timing", "verified", "config");
     for (size_t i = 0; i < n; i++)
-      printf("%-6s %-22s %-5s %-26s %-14s %12.5g  %-9s %-8s %s%s\n", e[i].family, e[i].shape,
-             e[i].dtype, e[i].device.name, e[i].template_name, num_or_null(e[i].time_ms),
+      printf("%-*s %-*s %-5s %-*s %-*s %12.5g  %-9s %-8s %s%s\n", wf, e[i].family, ws, e[i].shape,
+             e[i].dtype, wd, e[i].device.name, wt, e[i].template_name, num_or_null(e[i].time_ms),
              timing_kind_name(e[i].timing), e[i].verified ? "yes" : "no", e[i].config,
              e[i].template_stale ? "  (older template version)" : "");
   }

@@ -46,6 +46,12 @@ static const char *str(const json_t *o, const char *k) {
   return s ? s : "";
 }
 
+/* The larger of width and text's length: a column that fits its content. */
+static int widest(int width, const char *text) {
+  int n = (int)strlen(text);
+  return n > width ? n : width;
+}
+
 static void problem_line(FILE *out, const job_event *ev) {
   const json_t *it = ev->item;
   const char *action = str(it, "action"), *state = str(it, "state"), *reason = str(it, "reason");
@@ -285,17 +291,26 @@ static int verb_status(int argc, char **argv) {
     if (str(st, "note")[0]) printf("note: %s\n", str(st, "note"));
     printf("job %s on %s (%s), database %s\n", j->name, str(st, "device"), str(st, "gpu"),
            str(st, "database"));
-    printf("%-11s %-34s %-5s %-12s %8s  %-12s %10s  %s\n", "target", "shape", "dtype", "state",
-           "age", "winner", "time_ms", "why");
     size_t i;
     json_t *p;
+    /* the columns fit their content: names are never cut, long ones keep the rest in line */
+    int wt = 6, ws = 5, ww = 6;
+    json_array_foreach(json_object_get(st, "problems"), i, p) {
+      const json_t *b = json_object_get(p, "best");
+      wt = widest(wt, str(p, "target"));
+      ws = widest(ws, str(p, "shape"));
+      if (json_is_object(b)) ww = widest(ww, str(b, "template"));
+    }
+    printf("%-*s %-*s %-5s %-12s %8s  %-*s %10s  %s\n", wt, "target", ws, "shape", "dtype", "state",
+           "age", ww, "winner", "time_ms", "why");
     json_array_foreach(json_object_get(st, "problems"), i, p) {
       char age[32];
       job_format_duration(json_is_number(json_object_get(p, "age_s")) ? num(p, "age_s") : NAN, age,
                           sizeof age);
       const json_t *b = json_object_get(p, "best");
-      printf("%-11s %-34s %-5s %-12s %8s  %-12s ", str(p, "target"), str(p, "shape"),
-             str(p, "dtype"), str(p, "state"), age, json_is_object(b) ? str(b, "template") : "-");
+      printf("%-*s %-*s %-5s %-12s %8s  %-*s ", wt, str(p, "target"), ws, str(p, "shape"),
+             str(p, "dtype"), str(p, "state"), age, ww,
+             json_is_object(b) ? str(b, "template") : "-");
       if (json_is_object(b))
         printf("%10.4g", num(b, "time_ms"));
       else

@@ -1,6 +1,7 @@
 /* cmd_templates.c — `rooftune templates`: the families and templates of the template path,
  * where each came from, its family, dtypes, architectures and parameters, and checks of each
- * (`--check` also compiles one configuration of every template). */
+ * (`--check` also compiles each template's covering set on every architecture it names,
+ * `--quick` one configuration). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +11,13 @@
 #include "tuner/compile/compile_pool.h"
 #include "tuner/compile/cubin_cache.h"
 #include "tuner/template/catalog.h"
+#include "tuner/template/cover.h"
 #include "kernels/family.h"
 #include "tuner/model/gpu_spec.h"
 #include "tuner/template/manifest.h"
 
 static const char usage[] =
-    "usage: rooftune templates [--check] [--json] [--templates DIR]... [--dir DIR]\n\n"
+    "usage: rooftune templates [--check [--quick]] [--json] [--templates DIR]... [--dir DIR]\n\n"
     "Lists the kernel families declared in family.json files and the kernel templates of the\n"
     "template path, each with where it came from, its family, dtypes, target architectures and\n"
     "parameters (each with its values), and checks each one: its family is known, every name its\n"
@@ -160,8 +162,8 @@ static void report_error(json_t *errors, const char *path, const rt_error *err) 
 /* A compile error as the source file and the compiler's line: NVRTC writes "NAME(LINE): error:
  * ..." with NAME the source's own name (#line 1 "NAME"); an error in an included header keeps
  * the header's name in the text. */
-static void locate_compile_error(const manifest *m, const char *message, const char *what,
-                                 rt_error *err) {
+static void locate_compile_error(const manifest *m, const char *arch, const char *message,
+                                 const char *what, rt_error *err) {
   const char *name = manifest_source_name(m), *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   size_t n = strlen(base);
@@ -177,16 +179,15 @@ static void locate_compile_error(const manifest *m, const char *message, const c
   rt_error_set(err, RT_ERR_COMPILE,
                "%s (%s; `rooftune compile %s --arch %s --limit 1 --logs`, with the same "
                "--templates, prints the whole log)",
-               text, what, manifest_name(m), manifest_arch(m, 0));
+               text, what, manifest_name(m), arch);
   rt_error_locate(err, manifest_source(m), NULL, line, 0);
 }
 
-/* The space of m for the family's example problem, else its other one: the first that admits a
- * configuration.  NULL with why (a note, not an error) when neither does. */
-static space *example_space(const manifest *m, const family_ops *fam, problem *p, rt_vars *env,
-                            char *why, size_t size) {
+/* The space of m for the family's example problem on arch, else its other one: the first that
+ * admits a configuration.  NULL with why (a note, not an error) when neither does. */
+static space *example_space(const manifest *m, const char *arch, const family_ops *fam, problem *p,
+                            rt_vars *env, char *why, size_t size) {
   const char *shapes[2] = {fam->example_shape, fam->example_more};
-  const char *arch = manifest_arch(m, 0);
   for (int i = 0; i < 2 && shapes[i]; i++) {
     rt_error e = {0};
     space *sp = NULL;
@@ -194,8 +195,8 @@ static space *example_space(const manifest *m, const family_ops *fam, problem *p
         problem_env(fam, p, arch_spec_find(arch), gpu_spec_for_arch(arch), env, &e) ||
         manifest_build_space(m, env, &sp, &e) || space_size(sp) == 0) {
       space_free(sp);
-      snprintf(why, size, "no configuration for the %s family's example problem %s (%.300s)",
-               fam->name, shapes[i], e.text[0] ? e.text : "an empty space");
+      snprintf(why, size, "no configuration for the %s family's example problem %s on %s (%.300s)",
+               fam->name, shapes[i], arch, e.text[0] ? e.text : "an empty space");
       continue;
     }
     return sp;
@@ -203,67 +204,142 @@ static space *example_space(const manifest *m, const family_ops *fam, problem *p
   return NULL;
 }
 
-/* Compiles the first configuration of m's example space (check_template passed) into o["check"];
- * RT_ERR_COMPILE located at the source file and line when it does not compile.  In text mode
- * the line it prints says what compiled. */
-static rt_status compile_check(const manifest *m, cubin_cache *cache, json_t *o, int json,
-                               rt_error *err) {
-  const family_ops *fam = family_find(manifest_family(m));
+/* What one arch's check compiles: the covering set of its example space (manifest_cover_space:
+ * every value of every parameter, and the pairs the manifest names, once), or with quick its
+ * first configuration alone. */
+typedef struct check_arch {
+  const char *arch;
+  space *sp; /* the configurations compiled (owned) */
   problem p;
   rt_vars env;
-  char why[600] = "", cfg[800] = "", what[1000];
-  json_t *c = json_object();
-  json_object_set_new(o, "check", c);
-  space *sp = example_space(m, fam, &p, &env, why, sizeof why);
-  if (!sp) {
-    json_object_set_new(c, "status", json_string("not_compiled"));
-    json_object_set_new(c, "message", json_string(why));
-    if (!json) printf("  not compiled: %s\n", why);
-    return RT_OK;
+} check_arch;
+
+/* Compiles every configuration of a->sp in one pool run; the first that fails is the error,
+ * located at the source and line.  *regs, *spill: the most any needed. */
+static rt_status compile_arch(const manifest *m, const check_arch *a, const char *source,
+                              cubin_cache *cache, int *regs, int *spill, rt_error *err) {
+  const char *dtype = manifest_dtype(m, 0);
+  size_t n = space_size(a->sp);
+  compile_job *jobs = calloc(n, sizeof *jobs);
+  char **texts = calloc(n, sizeof *texts);
+  compile_result *r = calloc(n, sizeof *r);
+  rt_status s = jobs && texts && r ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; !s && i < n; i++) {
+    s = manifest_config_source(m, a->sp, i, &a->env, dtype, source, &texts[i], err);
+    jobs[i] = (compile_job){texts[i], manifest_source_name(m)};
   }
-  const char *arch = manifest_arch(m, 0), *dtype = manifest_dtype(m, 0);
-  space_format_config(sp, 0, cfg, sizeof cfg);
-  snprintf(what, sizeof what, "%s %s for %s, %s, %s %s", manifest_name(m), cfg, arch, dtype,
-           fam->name, p.shape);
-  json_object_set_new(c, "config", json_string(cfg));
-  json_object_set_new(c, "dtype", json_string(dtype));
-  json_object_set_new(c, "arch", json_string(arch));
-  json_object_set_new(c, "shape", json_string(p.shape));
-  char *source = NULL, *text = NULL;
-  rt_status s = manifest_read_source(m, &source, err);
-  if (!s) s = manifest_config_source(m, sp, 0, &env, dtype, source, &text, err);
-  compile_result r;
-  memset(&r, 0, sizeof r);
   if (!s) {
-    compile_job job = {text, manifest_source_name(m)};
     compile_options copt;
-    manifest_compile_options(m, arch, &copt);
+    manifest_compile_options(m, a->arch, &copt);
     copt.pch = 1;
     compile_pool_options popt = {0};
-    popt.workers = 1;
+    popt.workers = n > 1 ? 2 : 1;
     popt.timeout_s = 600;
     popt.cache = cache;
     compile_pool_stats st;
-    s = compile_pool_run(&job, 1, &copt, &popt, &r, &st, err);
+    s = compile_pool_run(jobs, n, &copt, &popt, r, &st, err);
   }
-  if (!s && r.status == RT_OK) {
-    json_object_set_new(c, "status", json_string("compiled"));
-    json_object_set_new(c, "registers", json_integer(r.report.registers));
-    json_object_set_new(c, "spill_bytes",
-                        json_integer((json_int_t)r.report.spill_stores + r.report.spill_loads));
-    if (!json)
-      printf("  compiles: %s for %s, %s, %s %s: %d registers, %d bytes spilled\n", cfg, arch, dtype,
-             fam->name, p.shape, r.report.registers, r.report.spill_stores + r.report.spill_loads);
-  } else if (!s) {
-    locate_compile_error(m, r.message[0] ? r.message : "the compile failed", what, err);
-    s = RT_ERR_COMPILE;
-    json_object_set_new(c, "status", json_string("compile_error"));
-    json_object_set_new(c, "message", json_string(r.message));
+  for (size_t i = 0; !s && i < n; i++) {
+    if (r[i].status != RT_OK) {
+      char cfg[800], what[1000];
+      space_format_config(a->sp, i, cfg, sizeof cfg);
+      snprintf(what, sizeof what, "%s %s for %s, %s, %s %s", manifest_name(m), cfg, a->arch, dtype,
+               manifest_family(m), a->p.shape);
+      locate_compile_error(m, a->arch, r[i].message[0] ? r[i].message : "the compile failed", what,
+                           err);
+      s = RT_ERR_COMPILE;
+      break;
+    }
+    if (r[i].report.registers > *regs) *regs = r[i].report.registers;
+    int sp = r[i].report.spill_stores + r[i].report.spill_loads;
+    if (sp > *spill) *spill = sp;
   }
-  compile_result_free(&r);
-  free(text);
+  for (size_t i = 0; i < n; i++) {
+    if (r) compile_result_free(&r[i]);
+    if (texts) free(texts[i]);
+  }
+  free(jobs);
+  free(texts);
+  free(r);
+  return s;
+}
+
+/* The configurations arch a's check compiles (a->sp): NULL space with why when there is none. */
+static rt_status check_space(const manifest *m, const family_ops *fam, int quick, check_arch *a,
+                             char *why, size_t size, rt_error *err) {
+  space *ex = example_space(m, a->arch, fam, &a->p, &a->env, why, size);
+  a->sp = NULL;
+  if (!ex) return RT_OK;
+  rt_status s = quick ? RT_OK : manifest_cover_space(m, ex, &a->sp, err);
+  if (!s && (!a->sp || space_size(a->sp) == 0)) { /* quick, or nothing varies: the first one */
+    space_free(a->sp);
+    a->sp = NULL;
+    s = space_single(ex, 0, &a->sp, err);
+  }
+  space_free(ex);
+  return s;
+}
+
+/* --check: the covering set of m's example space compiled on every architecture m names (quick:
+ * its first configuration on the first), into o["check"]; RT_ERR_COMPILE located at the source
+ * file and line when one does not compile.  In text mode a line says what compiled. */
+static rt_status compile_check(const manifest *m, cubin_cache *cache, int quick, json_t *o,
+                               int json, rt_error *err) {
+  const family_ops *fam = family_find(manifest_family(m));
+  char why[600] = "";
+  json_t *c = json_object(), *archs = json_array();
+  json_object_set_new(o, "check", c);
+  char *source = NULL;
+  rt_status s = manifest_read_source(m, &source, err);
+  int na = quick ? 1 : manifest_narchs(m), done = 0;
+  size_t configs = 0;
+  for (int k = 0; !s && k < na; k++) {
+    check_arch a = {.arch = manifest_arch(m, k)};
+    if ((s = check_space(m, fam, quick, &a, why, sizeof why, err)) || !a.sp) break;
+    int regs = 0, spill = 0;
+    s = compile_arch(m, &a, source, cache, &regs, &spill, err);
+    if (!s) {
+      char cfg[800];
+      space_format_config(a.sp, 0, cfg, sizeof cfg);
+      if (!done) { /* the first configuration, as --quick says it */
+        json_object_set_new(c, "config", json_string(cfg));
+        json_object_set_new(c, "dtype", json_string(manifest_dtype(m, 0)));
+        json_object_set_new(c, "arch", json_string(a.arch));
+        json_object_set_new(c, "shape", json_string(a.p.shape));
+        json_object_set_new(c, "registers", json_integer(regs));
+        json_object_set_new(c, "spill_bytes", json_integer(spill));
+      }
+      if (!json) {
+        size_t nc = space_size(a.sp);
+        if (done)
+          printf(
+              "  compiles too on %s: the same %zu configuration%s: %s%d registers, %d bytes "
+              "spilled\n",
+              a.arch, nc, nc > 1 ? "s" : "", nc > 1 ? "at most " : "", regs, spill);
+        else
+          printf("  compiles: %s for %s, %s, %s %s: %d registers, %d bytes spilled%s\n", cfg,
+                 a.arch, manifest_dtype(m, 0), fam->name, a.p.shape, regs, spill,
+                 nc > 1 ? " (the most of its covering set's configurations, all compiled)" : "");
+      }
+      json_array_append_new(archs, json_string(a.arch));
+      configs += space_size(a.sp);
+      done++;
+    }
+    space_free(a.sp);
+  }
   free(source);
-  space_free(sp);
+  json_object_set_new(c, "archs", archs);
+  json_object_set_new(c, "configurations", json_integer((json_int_t)configs));
+  if (s) {
+    json_object_set_new(c, "status", json_string("compile_error"));
+    json_object_set_new(c, "message", json_string(err->text));
+  } else if (!done) {
+    json_object_set_new(c, "status", json_string("not_compiled"));
+    json_object_set_new(c, "message", json_string(why));
+    if (!json) printf("  not compiled: %s\n", why);
+  } else {
+    json_object_set_new(c, "status", json_string("compiled"));
+  }
   return s;
 }
 
@@ -271,7 +347,7 @@ static rt_status compile_check(const manifest *m, cubin_cache *cache, json_t *o,
 
 typedef struct templates_run {
   const char *dir; /* the path listed */
-  int json, check;
+  int json, check, quick;
   json_t *errors;
   int failed;
   int unlisted;            /* 1: the path could not be listed (said once, by list_families) */
@@ -371,7 +447,7 @@ static int list_templates(templates_run *t, json_t *list) {
       templates_print(m);
     }
     rt_error_clear(&err);
-    if (t->check && compile_check(m, t->cache, o, t->json, &err)) {
+    if (t->check && compile_check(m, t->cache, t->quick, o, t->json, &err)) {
       report_error(t->errors, manifest_path(m), &err);
       t->failed++;
     }
@@ -388,17 +464,23 @@ static int list_templates(templates_run *t, json_t *list) {
 
 static const cli_option templates_table[] = {
     CLI_FLAG(templates_run, "check", check,
-             "also compile one configuration of each template with NVRTC (the first of\n"
-             "its space for the family's example problem, its first dtype and\n"
-             "architecture), through the cubin cache: a CUDA error is reported with the\n"
-             "source file and the compiler's line.  No GPU is needed"),
+             "also compile each template with NVRTC: the covering set of its space\n"
+             "for the family's example problem (every value of every parameter, and\n"
+             "the pairs its \"cover\" names, once), its first dtype, on every\n"
+             "architecture it names, through the cubin cache: a CUDA error is reported\n"
+             "with the source file, the compiler's line, the configuration and the\n"
+             "architecture.  No GPU is needed"),
+    CLI_FLAG(templates_run, "quick", quick,
+             "with --check, compile one configuration of each template (the first\n"
+             "of its space, on its first architecture)"),
     CLI_FLAG(templates_run, "json", json,
              "print {\"path\":..,\"families\":[{\"name\",\"declared_in\",\"shape\",\n"
              "\"reference\"}],\"templates\":[{\"name\",\"family\",\"path\",\"description\",\n"
              "\"dtypes\",\"archs\",\"instruction\",\"source\",\"params\":{NAME:[values]},\n"
              "\"derived\",\"constraints\"[,\"check\":{\"status\":\"compiled|compile_error|\n"
              "not_compiled\",\"config\",\"dtype\",\"arch\",\"shape\",\"registers\",\n"
-             "\"spill_bytes\",\"message\"}]}],\"skipped\":[{\"path\",\"why\"}],\n"
+             "\"spill_bytes\",\"archs\",\"configurations\",\"message\"}]}],\"skipped\":[{\"path\","
+             "\"why\"}],\n"
              "\"errors\":[{\"path\",\"message\"}]}"),
     CLI_TEMPLATES_OPTION("a folder of templates (and family.json files) before the others"),
     CLI_STRING(templates_run, "dir", "DIR", dir, "list only the templates of DIR"),

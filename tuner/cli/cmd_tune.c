@@ -96,11 +96,29 @@ static void fmt_bytes(char *buf, size_t size, double b) {
     snprintf(buf, size, "%.0f kB", b / 1e3);
 }
 
+/* The width a template column needs for the names of order[0..n) and its heading. */
+static int name_width(const candidate_result *const *order, size_t n) {
+  size_t w = strlen("template");
+  for (size_t i = 0; i < n; i++)
+    if (strlen(order[i]->template_name) > w) w = strlen(order[i]->template_name);
+  return (int)w;
+}
+
+/* The width the lever column needs for order[0..n)'s levers and its heading. */
+static int lever_width(const candidate_result *const *order, size_t n) {
+  size_t w = strlen("lever");
+  for (size_t i = 0; i < n; i++)
+    if (order[i]->status == RT_OK && strlen(order[i]->diag.lever) > w)
+      w = strlen(order[i]->diag.lever);
+  return (int)w;
+}
+
 /* The facts of the best candidates, each said measured (GPU counters) or modelled. */
 static void print_facts(const tune_report *rep, const candidate_result *const *order, size_t n) {
   int any = 0;
   for (size_t i = 0; i < n; i++) any |= order[i]->counters.measured;
-  printf("\n%-11s %-12s %-22s %-10s %-16s %-20s %s\n", "template", "time ms", "DRAM bytes",
+  int w = name_width(order, n < 6 ? n : 6); /* names never cut: the column fits them */
+  printf("\n%-*s %-12s %-22s %-10s %-16s %-20s %s\n", w, "template", "time ms", "DRAM bytes",
          "L2 bytes", "occupancy", "pipes tensor/fma/SM", "top stalls (measured)");
   size_t shown = 0;
   for (size_t i = 0; i < n && shown < 6; i++) {
@@ -123,7 +141,7 @@ static void print_facts(const tune_report *rep, const candidate_result *const *o
       snprintf(dram, sizeof dram, "%s modelled", model);
       snprintf(occ, sizeof occ, "%.0f %% calculated", 100 * r->facts.occupancy);
     }
-    printf("%-11.11s %-12.4f %-22s %-10s %-16s %-20s %s\n", r->template_name, r->time_ms, dram, l2,
+    printf("%-*s %-12.4f %-22s %-10s %-16s %-20s %s\n", w, r->template_name, r->time_ms, dram, l2,
            occ, pipes, r->counters.measured && r->counters.stalls[0] ? r->counters.stalls : "-");
   }
   if (!any)
@@ -138,20 +156,22 @@ static void print_table(const tune_report *rep, int stored) {
   for (size_t i = 0; i < n; i++) order[i] = &rep->results[i];
   qsort(order, n, sizeof *order, by_time);
   size_t show = n < 12 ? n : 12;
-  printf("\n%9s %8s %-9s %-5s %-9s %-11s %-28s %s\n", "time ms", "TFLOP/s", "timing", "math",
-         "limit", "template", "lever", "config");
+  int w = name_width(order, show), lw = lever_width(order, show);
+  printf("\n%9s %8s %-9s %-5s %-9s %-*s %-*s %s\n", "time ms", "TFLOP/s", "timing", "math", "limit",
+         w, "template", lw, "lever", "config");
   for (size_t i = 0; i < show; i++) {
     const candidate_result *r = order[i];
     char tf[16] = "-";
     if (tflops(r) > 0) snprintf(tf, sizeof tf, "%.1f", tflops(r));
     const char *prec = r->precision[0] ? r->precision : "-";
     if (r->status == RT_OK)
-      printf("%9.4f %8s %-9s %-5s %-9s %-11.11s %-28s %s\n", r->time_ms, tf,
-             timing_kind_name(r->timing), prec, r->diag.limit[0] ? r->diag.limit : "-",
-             r->template_name, r->diag.lever[0] ? r->diag.lever : "-", r->config);
-    else
-      printf("%9s %8s %-9s %-5s %-9s %-11.11s %-28.28s %s\n", "-", "-", timing_kind_name(r->timing),
-             prec, rt_status_name(r->status), r->template_name, r->detail, r->config);
+      printf("%9.4f %8s %-9s %-5s %-9s %-*s %-*s %s\n", r->time_ms, tf, timing_kind_name(r->timing),
+             prec, r->diag.limit[0] ? r->diag.limit : "-", w, r->template_name, lw,
+             r->diag.lever[0] ? r->diag.lever : "-", r->config);
+    else /* a failure's detail is cut to the lever column: the database has it whole */
+      printf("%9s %8s %-9s %-5s %-9s %-*s %-*.*s %s\n", "-", "-", timing_kind_name(r->timing), prec,
+             rt_status_name(r->status), w, r->template_name, lw, lw < 28 ? 28 : lw, r->detail,
+             r->config);
   }
   if (n > show)
     printf("(%zu more; %s)\n", n - show,
@@ -174,7 +194,10 @@ static void print_templates(const tune_report *rep) {
         100 * BUDGET_SLACK, 100 * rep->roof_stop);
   else
     printf("the rules are off for brute_force, --config and --cover):\n");
-  printf("%-12s %-20s %-11s %-11s %-11s %s\n", "template", "roof bound", "roof", "best",
+  size_t w = strlen("template");
+  for (size_t i = 0; i < rep->ntmpl; i++)
+    if (strlen(rep->tmpl[i].name) > w) w = strlen(rep->tmpl[i].name);
+  printf("%-*s %-20s %-11s %-11s %-11s %s\n", (int)w, "template", "roof bound", "roof", "best",
          "evaluations", "budget");
   for (size_t i = 0; i < rep->ntmpl; i++) {
     const tune_template_report *t = &rep->tmpl[i];
@@ -188,7 +211,7 @@ static void print_templates(const tune_report *rep) {
       snprintf(what, sizeof what, "%s against %.4g ms", t->outcome, t->against_ms);
     else
       snprintf(what, sizeof what, "%s", t->outcome);
-    printf("%-12.12s %-20s %-11s %-11s %-11ld %s\n", t->name, bound, roof, best, t->evaluated,
+    printf("%-*s %-20s %-11s %-11s %-11ld %s\n", (int)w, t->name, bound, roof, best, t->evaluated,
            what);
   }
 }
@@ -388,6 +411,41 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   json_decref(root);
 }
 
+/* The result of template tmpl at configuration config this run holds (evaluated or told from
+ * the database); NULL: none. */
+static const candidate_result *measured_at(const tune_report *rep, const char *tmpl,
+                                           const char *config) {
+  for (size_t i = 0; i < rep->nresults; i++)
+    if (!strcmp(rep->results[i].config, config) && !strcmp(rep->results[i].template_name, tmpl))
+      return &rep->results[i];
+  return NULL;
+}
+
+/* The lever's moves: the first one nothing measured ("try"), or, when the winner's diagnosis
+ * came from the database and every move it names was measured since, that it is exhausted. */
+static void print_moves(const tune_report *rep, const candidate_result *b) {
+  char mv[160], skipped[512] = "";
+  snprintf(mv, sizeof mv, "%s", b->diag.move);
+  int single = !strchr(mv, ',');
+  for (char *save = NULL, *a = strtok_r(mv, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+    char moved[1024];
+    apply_move(b->config, a, moved, sizeof moved);
+    const candidate_result *m = measured_at(rep, b->template_name, moved);
+    size_t l = strlen(skipped);
+    if (m) {
+      snprintf(skipped + l, sizeof skipped - l, "%s is measured (%.4f ms), ", a, m->time_ms);
+      continue;
+    }
+    if (single)
+      printf(" (%s): try %s", b->diag.move, moved);
+    else
+      printf(" (%s): %stry %s first: %s", b->diag.move, skipped, a, moved);
+    return;
+  }
+  printf(" (%s): %severy move it names is measured: this neighbourhood is exhausted", b->diag.move,
+         skipped);
+}
+
 /* The winner in words: time, verified or not, precision, diagnosis, lever and its move, verdict. */
 static void print_best(const tune_report *rep) {
   const candidate_result *b = &rep->best;
@@ -410,16 +468,7 @@ static void print_best(const tune_report *rep) {
         "      facts: DRAM bytes from the cost formula, occupancy calculated (no counters read)\n");
   if (b->diag.lever[0]) {
     printf("      lever: %s", b->diag.lever);
-    if (b->diag.move[0]) {
-      char moved[1024];
-      char first[96];
-      snprintf(first, sizeof first, "%.*s", (int)strcspn(b->diag.move, ","), b->diag.move);
-      apply_move(b->config, first, moved, sizeof moved);
-      if (strcmp(first, b->diag.move)) /* a move per lever: the configuration is the first's */
-        printf(" (%s): try %s first: %s", b->diag.move, first, moved);
-      else
-        printf(" (%s): try %s", b->diag.move, moved);
-    }
+    if (b->diag.move[0]) print_moves(rep, b);
     printf("\n");
   }
   if (b->verdict[0]) printf("      why it wins: %s\n", b->verdict);
@@ -494,6 +543,19 @@ static int options_of(tune_cli *cli, int argc, char **argv, int arg, tune_option
   if (!replay && !o.dtype)
     return cli_usage_error("tune", "missing --dtype (f32, tf32, f16 or bf16)");
   if (no_db && db_path) return cli_usage_error("tune", "--db and --no-db exclude each other");
+  if (o.strategy && *o.strategy) { /* a name no strategy has is bad usage, said before any work */
+    const char *const *names = strategy_names();
+    int known = 0;
+    char list[256] = "";
+    for (int i = 0; names[i]; i++) {
+      known |= !strcmp(names[i], o.strategy);
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
+    }
+    if (!known)
+      return cli_usage_error("tune", "--strategy: unknown strategy '%s'; the strategies are %s",
+                             o.strategy, list);
+  }
   if (o.allow_tf32 && o.dtype && strcmp(o.dtype, "f32"))
     return cli_usage_error(
         "tune", "--allow-tf32 admits tf32 candidates to an f32 run; --dtype is %s", o.dtype);

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -164,6 +165,23 @@ static rt_status grow_table(rep *R) {
 
 static char *sdup(const char *s) { return strdup(s ? s : ""); }
 
+/* What the table shows of result r beside its time: bandwidth, share of the roof, registers,
+ * occupancy (measured where its counters were read) and whether its output was checked. */
+static void cand_facts(cand *c, const candidate_result *r) {
+  const hw_counters *k = &r->counters;
+  double bytes = k->measured && k->dram_read_bytes + k->dram_write_bytes > 0
+                     ? k->dram_read_bytes + k->dram_write_bytes
+                     : r->dram_bytes;
+  c->counters = k->measured;
+  c->bytes_per_s = bytes > 0 && c->ms > 0 ? bytes / (c->ms * 1e-3) : NAN;
+  double f = fmax(r->diag.flops_frac, r->diag.bw_frac);
+  c->roof_frac = r->status == RT_OK && f > 0 ? f : NAN;
+  c->registers = r->facts.registers;
+  double occ = k->measured && k->occupancy > 0 ? k->occupancy : r->facts.occupancy;
+  c->occupancy = occ > 0 ? occ : NAN;
+  c->verified = r->verified;
+}
+
 static rt_status on_result(void *ctx, const db_run_spec *spec, const char *template_name,
                            const char *src, const char *man, const candidate_result *r,
                            rt_error *err) {
@@ -201,6 +219,7 @@ static rt_status on_result(void *ctx, const db_run_spec *spec, const char *templ
     c->tmpl = sdup(template_name);
     c->config = sdup(r->config);
     c->toolkit = sdup(spec->prov.toolkit);
+    c->seen = R->ncand;
     R->table[slot] = ++R->ncand;
   } else { /* a later result of the same candidate (a re-measurement, a recheck) */
     free(c->limit);
@@ -220,6 +239,7 @@ static rt_status on_result(void *ctx, const db_run_spec *spec, const char *templ
   c->achieved = r->diag.achieved_flops > 0  ? r->diag.achieved_flops
                 : r->flops > 0 && c->ms > 0 ? r->flops / (c->ms * 1e-3)
                                             : NAN;
+  cand_facts(c, r);
   return RT_OK;
 }
 
@@ -256,7 +276,9 @@ static void section_roofs(db *d, const section *s, report_roofs *r) {
       v > 0) {
     r->bw = v;
     r->bw_measured = 1;
+    c.measured = 1;
   }
+  roofline_bw_basis(&c, g, r->bw_basis, sizeof r->bw_basis);
   found = 0;
   if (db_ceiling_get(d, &s->device, "matmul", s->dtype, &v, NULL, 0, &found, NULL) == RT_OK &&
       found && v > 0) {
@@ -505,7 +527,7 @@ rt_status report_write(db *d, const report_options *o, const char *path, report_
                       .start = start,
                       .ncand = R.ncand,
                       .tol = tol,
-                      .top = o->top > 0 ? o->top : 10,
+                      .top = o->top > 0 ? o->top : INT_MAX, /* every candidate */
                       .regressions = st->regressions};
   st->sections = R.nsec;
   rc = write_page(&page, path, st, err);

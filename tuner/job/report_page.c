@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/family.h"
 #include "tuner/job/state.h"
 
 int report_plottable(const report_cand *c) {
@@ -25,8 +26,10 @@ static void si_unit(double v, const char *unit, char *buf, size_t size) {
 
 enum { NSHAPES = 6, NCOLOURS = 8 };
 
-/* The page's templates, sorted: template k's marker is shape k % NSHAPES, colour k % NCOLOURS
- * (distinct for the first 24), class "mkK". */
+/* The page's templates, sorted (the legend's order).  A template's marker comes from its name
+ * alone (mark_of: a hash of it), so it keeps its shape and colour on every chart of every page,
+ * whatever else a database holds: shape k % NSHAPES, colour k / NSHAPES % NCOLOURS, class
+ * "mkK". */
 typedef struct marks {
   const char **name;
   size_t n;
@@ -48,9 +51,12 @@ static void marks_make(marks *m, const report_page *p) {
   m->n = k;
 }
 
+/* Template tmpl's marker: FNV-1a of its name over the NSHAPES x NCOLOURS markers. */
 static int mark_of(const marks *m, const char *tmpl) {
-  const char **f = m->name ? bsearch(&tmpl, m->name, m->n, sizeof *m->name, cmp_name) : NULL;
-  return f ? (int)(f - m->name) : 0;
+  (void)m;
+  uint32_t h = 2166136261u;
+  for (const unsigned char *c = (const unsigned char *)tmpl; *c; c++) h = (h ^ *c) * 16777619u;
+  return (int)(h % (NSHAPES * NCOLOURS));
 }
 
 #define MARK_R     4.2 /* a marker's size */
@@ -60,7 +66,7 @@ static int mark_of(const marks *m, const char *tmpl) {
 /* Opens marker k at (x, y) with classes "CLS mkK cK"; html_close is the caller's. */
 static void marker_open(html *h, int k, const char *cls, double x, double y) {
   char c[64];
-  snprintf(c, sizeof c, "%s mk%d c%d", cls, k, k % NCOLOURS);
+  snprintf(c, sizeof c, "%s mk%d c%d", cls, k, k / NSHAPES % NCOLOURS);
   static const struct {
     int sides;      /* 0 circle */
     double turn, r; /* the first vertex's angle from "up" (turns) and the radius, in MARK_R */
@@ -344,7 +350,7 @@ static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs
     html_close(h);
     si_unit(peak, "FLOP/s", v, sizeof v);
     snprintf(text, sizeof text, "%s %s (%s)", compute_path_label(p), v,
-             rf->path[p].measured ? "measured" : "spec");
+             rf->path[p].measured ? "measured here" : "datasheet");
     double rx = rf->bw > 0 ? ax_x(a, ridge) : ML;
     snprintf(cls, sizeof cls, "rooflabel %s", compute_path_key(p));
     label_add(L, cls, compute_path_key(p), roof_label_place(t, ax_y(a, peak), rx, text_width(text)),
@@ -353,9 +359,12 @@ static void roofline_roofs(html *h, const axes *a, size_t si, const report_roofs
   }
   html_newline(h);
   if (!(rf->bw > 0)) return;
-  char v[32], dram[96];
+  char v[32], dram[160];
   si_unit(rf->bw, "B/s", v, sizeof v);
-  snprintf(dram, sizeof dram, "DRAM %s (%s)", v, rf->bw_measured ? "measured" : "spec");
+  snprintf(dram, sizeof dram, "DRAM %s copy (%s)", v,
+           rf->bw_basis[0]   ? rf->bw_basis
+           : rf->bw_measured ? "measured here"
+                             : "basis unknown");
   if (!n) { /* a slope alone, over the whole plot */
     double xy[4] = {ax_x(a, X0), ax_y(a, rf->bw * X0), ax_x(a, X1), ax_y(a, rf->bw * X1)};
     svg_polyline_open(h, "roof dram", xy, 2, clip);
@@ -379,25 +388,32 @@ static void roofline_take_points(const axes *a, const report_cand *const *cs, si
   }
 }
 
+/* The points, each a link to its row of the section's table (#pSrK, K its rank there) with its
+ * rank and configuration in its title, shown on hover. */
 static void roofline_points(html *h, const axes *a, const marks *mk, const report_cand *const *cs,
-                            size_t n, const report_cand *win) {
+                            const size_t *rank, size_t n, size_t si, const report_cand *win) {
   for (size_t i = 0; i < n; i++) {
     const report_cand *c = cs[i];
     double x = ax_x(a, c->intensity), y = ax_y(a, c->achieved);
     const char *kind = timing_kind_name(c->timing);
     char cls[40];
     snprintf(cls, sizeof cls, "pt %s", kind);
+    size_t r = rank ? rank[i] : i + 1;
+    html_open(h, "a");
+    html_attrf(h, "href", "#p%zur%zu", si, r);
     marker_open(h, mark_of(mk, c->tmpl), cls, x, y);
+    html_attrf(h, "data-rank", "%zu", r);
     html_attr(h, "data-template", c->tmpl);
     const char *path =
         c->path >= 0 && c->path < PATH_COUNT ? compute_path_key((compute_path)c->path) : "";
     if (path[0]) html_attr(h, "data-path", path);
     char v[32];
     si_unit(c->achieved, "FLOP/s", v, sizeof v);
-    svg_titlef(h, "%s %s: %.4g ms, %s, %s%s%s%s%s", c->tmpl, c->config, c->ms, v, kind,
+    svg_titlef(h, "#%zu %s %s: %.4g ms, %s, %s%s%s%s%s", r, c->tmpl, c->config, c->ms, v, kind,
                path[0] ? ", " : "", path[0] ? compute_path_label((compute_path)c->path) : "",
                c->limit[0] ? ", " : "", c->limit);
-    html_close(h);
+    html_close(h); /* the marker */
+    html_close(h); /* a */
     html_newline(h);
   }
   if (win) {
@@ -407,7 +423,8 @@ static void roofline_points(html *h, const axes *a, const marks *mk, const repor
 }
 
 static void roofline_svg(html *h, size_t si, const report_section *s, const marks *mk,
-                         const report_cand *const *cs, size_t n, const report_cand *win) {
+                         const report_cand *const *cs, const size_t *rank, size_t n,
+                         const report_cand *win) {
   const report_roofs *rf = &s->roofs;
   axes a = roofline_axes(rf, cs, n);
   svg_open(h, "roofline", PW, PH);
@@ -429,7 +446,7 @@ static void roofline_svg(html *h, size_t si, const report_section *s, const mark
   labels L = {.n = 0};
   roofline_take_points(&a, cs, n, win, &t);
   roofline_roofs(h, &a, si, rf, &t, &L);
-  roofline_points(h, &a, mk, cs, n, win);
+  roofline_points(h, &a, mk, cs, rank, n, si, win);
   if (win)
     label_add(&L, "winlabel", NULL,
               win_label_place(&t, ax_x(&a, win->intensity), ax_y(&a, win->achieved),
@@ -457,7 +474,7 @@ static void roofline_legend(html *h, const marks *mk, const report_cand *const *
     html_attr(h, "data-template", mk->name[k]);
     html_open(h, "td");
     svg_open(h, "key", 16, 16);
-    marker_open(h, (int)k, "keymark", 8, 8);
+    marker_open(h, mark_of(mk, mk->name[k]), "keymark", 8, 8);
     html_close(h);
     html_close(h); /* svg */
     html_close(h); /* td */
@@ -648,7 +665,9 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
   ".pt.measured,.keymark{fill-opacity:.8}.pt.predicted{fill:#fff}.pt.replayed{fill-opacity:.3}"    \
   ".win{fill:none;stroke:#1b1f24;stroke-width:2}.winlabel{fill:#1b1f24!important;font-weight:600}" \
   ".best{fill:none;stroke:#1a7f37;stroke-width:2}.run{fill:#1a7f37}.recheck{fill:#0969da}"         \
-  ".recheck.regressed{fill:#cf222e}.legend span{margin-right:14px}.lead{font-weight:600}"
+  ".recheck.regressed{fill:#cf222e}.legend span{margin-right:14px}.lead{font-weight:600}"          \
+  "rect.bar{fill:#8c959f}rect.bar.top{fill:#1a7f37}svg.bar{vertical-align:middle}"                 \
+  "svg.progress{max-width:100%;height:auto}tr:target{outline:2px solid #0969da}"
 
 /* A link to section i, its text the problem and device. */
 static void problem_link(html *h, const report_section *s, size_t i, int with_device) {
@@ -757,28 +776,50 @@ static void page_overview(const report_page *p, html *h) {
   html_newline(h);
 }
 
-/* A section's table of its fastest candidates. */
-static void section_table(const report_page *p, html *h, const report_cand *const *cs, size_t n,
-                          const report_cand *win) {
-  static const char *const names[] = {"#",     "template", "time ms",       "TFLOP/s", "timing",
-                                      "limit", "lever",    "configuration", NULL};
-  static const char *const classes[] = {NULL, NULL, "num", "num", NULL, NULL, NULL, NULL};
+/* How candidate c's output was checked, in words. */
+static const char *checked_words(const report_cand *c) {
+  if (c->verified) return "verified";
+  if (c->timing == TIMING_MEASURED) return "not checked";
+  return c->timing == TIMING_PREDICTED ? "never ran (predicted)" : "not here (replayed)";
+}
+
+/* A section's table: every candidate (up to p->top), fastest first, each row #pSrK for the
+ * chart's points to link to, with what a performance engineer compares: time, FLOP/s, DRAM
+ * bandwidth, the share of the nearer roof, registers, occupancy and how it was checked. */
+static void section_table(const report_page *p, html *h, size_t si, const report_cand *const *cs,
+                          size_t n, const report_cand *win) {
+  static const char *const names[] = {
+      "#",         "template", "time ms", "TFLOP/s", "GB/s",  "% of roof",     "registers",
+      "occupancy", "timing",   "checked", "limit",   "lever", "configuration", NULL};
+  static const char *const classes[] = {"num", NULL, "num", "num", "num", "num", "num",
+                                        "num", NULL, NULL,  NULL,  NULL,  NULL};
   html_open_class(h, "table", "top");
   header_row(h, names, classes);
   for (size_t k = 0; k < n && k < (size_t)p->top; k++) {
     const report_cand *c = cs[k];
     html_open_class(h, "tr", c == win ? "win" : NULL);
+    html_attrf(h, "id", "p%zur%zu", si, k + 1);
     html_elemf(h, "td", "num", "%zu", k + 1);
     cell(h, NULL, c->tmpl);
     if (c->ms > 0) {
       cellf(h, "num", "%.4g", c->ms);
       cellf(h, "num", "%.4g", c->achieved > 0 ? c->achieved / 1e12 : NAN);
-      cell(h, NULL, timing_kind_name(c->timing));
     } else {
       cell(h, "num bad", c->status);
       cell(h, NULL, "");
-      cell(h, NULL, timing_kind_name(c->timing));
     }
+    cellf(h, "num", "%.4g", c->ms > 0 ? c->bytes_per_s / 1e9 : NAN);
+    cellf(h, "num", "%.0f", c->roof_frac * 100);
+    if (c->registers > 0)
+      html_elemf(h, "td", "num", "%d", c->registers);
+    else
+      cell(h, "num", "");
+    if (c->occupancy > 0)
+      html_elemf(h, "td", "num", "%.0f %%%s", 100 * c->occupancy, c->counters ? "" : " calc");
+    else
+      cell(h, "num", "");
+    cell(h, NULL, timing_kind_name(c->timing));
+    cell(h, c->verified ? "ok" : NULL, checked_words(c));
     cell(h, NULL, c->limit);
     cell(h, NULL, c->lever);
     html_open(h, "td");
@@ -789,6 +830,182 @@ static void section_table(const report_page *p, html *h, const report_cand *cons
   }
   html_close(h);
   html_newline(h);
+}
+
+/* ---- the search's progress, the vendor baseline, each parameter's effect ---- */
+
+static int cmp_seen(const void *a, const void *b) {
+  const report_cand *x = *(const report_cand *const *)a, *y = *(const report_cand *const *)b;
+  return (x->seen > y->seen) - (x->seen < y->seen);
+}
+
+/* The best time so far against the evaluations, in the order they were made (step line). */
+static void progress_svg(html *h, const report_cand *const *cs, size_t n) {
+  const report_cand **by = malloc((n ? n : 1) * sizeof *by);
+  double *xy = malloc((4 * n + 2) * sizeof *xy);
+  if (!by || !xy || n < 2) {
+    free(by);
+    free(xy);
+    return;
+  }
+  memcpy(by, cs, n * sizeof *by);
+  qsort(by, n, sizeof *by, cmp_seen);
+  double best = INFINITY, first = NAN;
+  for (size_t i = 0; i < n; i++)
+    if (by[i]->ms > 0 && isnan(first)) first = by[i]->ms;
+  if (isnan(first)) {
+    free(by);
+    free(xy);
+    return;
+  }
+  double ymax = first * 1.1, w = HW - HL - HR, ht = HH - HT - HB;
+  size_t k = 0, m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!(by[i]->ms > 0)) continue;
+    double x = HL + w * (double)i / (double)(n - 1);
+    if (by[i]->ms < best) {
+      if (k) xy[2 * k] = x, xy[2 * k + 1] = HT + ht * (1 - best / ymax), k++; /* the step */
+      best = by[i]->ms;
+      m++;
+    }
+    xy[2 * k] = x, xy[2 * k + 1] = HT + ht * (1 - best / ymax), k++;
+    if (k + 2 > 2 * n) break;
+  }
+  html_open_class(h, "p", "lead");
+  html_textf(h, "The search: the best time so far against %zu evaluations (%zu improvements)", n,
+             m);
+  html_close(h);
+  svg_open(h, "progress", HW, HH);
+  svg_rect_open(h, "plot", HL, HT, w, ht);
+  html_close(h);
+  for (int t = 0; t <= 4; t++) {
+    double v = ymax * t / 4, y = HT + (1 - (double)t / 4) * ht;
+    char lab[32];
+    snprintf(lab, sizeof lab, "%.3g ms", v);
+    svg_line(h, "grid", HL, y, HW - HR, y);
+    svg_text(h, "tick", HL - 4, y + 4, "end", lab);
+  }
+  svg_polyline(h, "best", xy, k, NULL);
+  svg_text(h, "tick", HL, HH - HB + 14, NULL, "1");
+  char last[32];
+  snprintf(last, sizeof last, "%zu", n);
+  svg_text(h, "tick", HW - HR, HH - HB + 14, "end", last);
+  svg_text(h, "axis", (HL + HW - HR) / 2.0, HH - 6, "middle",
+           "evaluations, in the order made (line: the best time so far)");
+  html_close(h); /* svg */
+  html_newline(h);
+  free(by);
+  free(xy);
+}
+
+/* The vendor library's fastest candidate (cuBLASLt, cuDNN: the family's "library") against the
+ * winner, where one was measured. */
+static void baseline_line(html *h, const report_section *s, const report_cand *const *cs, size_t n,
+                          const report_cand *win) {
+  const family_ops *fam = family_serving_find(s->family);
+  const char *lib = fam ? fam->library : NULL;
+  const report_cand *b = NULL;
+  for (size_t k = 0; lib && k < n && !b; k++)
+    if (!strcmp(cs[k]->tmpl, lib) && cs[k]->ms > 0) b = cs[k]; /* cs is fastest first */
+  html_open_class(h, "p", "baseline");
+  if (!b) {
+    html_textf(h, "Vendor baseline: %s",
+               lib ? "none measured here (the library runs on a GPU)"
+                   : "this family has no vendor library");
+  } else {
+    html_textf(h, "Vendor baseline: %s %.4g ms (%s)", family_library_label(lib), b->ms, b->config);
+    const report_cand *f = win ? win : cs[0]; /* the winner, else the fastest */
+    if (f->ms > 0 && f != b)
+      html_textf(h, "; the %s %s %.4g ms is %.2fx its speed", win ? "winner" : "fastest", f->tmpl,
+                 f->ms, b->ms / f->ms);
+  }
+  html_close(h);
+  html_newline(h);
+}
+
+enum { PARAM_MAX = 16, VALUE_MAX = 24 };
+
+typedef struct param_view {
+  char name[48];
+  int nv;
+  char value[VALUE_MAX][48];
+  size_t count[VALUE_MAX];
+  double best[VALUE_MAX]; /* the fastest time with that value */
+} param_view;
+
+/* Adds configuration text cfg ("A=1,B=2") at time ms to the views. */
+static void params_add(param_view *pv, int *np, const char *cfg, double ms) {
+  char buf[800];
+  snprintf(buf, sizeof buf, "%s", cfg);
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(t, '=');
+    if (!eq) return; /* not NAME=VALUE pairs: a library's algorithm */
+    *eq = 0;
+    int i = 0;
+    while (i < *np && strcmp(pv[i].name, t)) i++;
+    if (i == *np) {
+      if (*np == PARAM_MAX) continue;
+      memset(&pv[i], 0, sizeof pv[i]);
+      snprintf(pv[i].name, sizeof pv[i].name, "%s", t);
+      (*np)++;
+    }
+    param_view *v = &pv[i];
+    int j = 0;
+    while (j < v->nv && strcmp(v->value[j], eq + 1)) j++;
+    if (j == v->nv) {
+      if (v->nv == VALUE_MAX) continue;
+      snprintf(v->value[v->nv], sizeof v->value[0], "%s", eq + 1);
+      v->best[v->nv++] = INFINITY;
+    }
+    v->count[j]++;
+    if (ms < v->best[j]) v->best[j] = ms;
+  }
+}
+
+/* Each parameter's effect: per value, how many candidates had it and the fastest of them, with
+ * a bar of its speed against the section's best. */
+static void param_views(html *h, const report_cand *const *cs, size_t n) {
+  param_view *pv = calloc(PARAM_MAX, sizeof *pv);
+  int np = 0;
+  double best = INFINITY;
+  for (size_t k = 0; pv && k < n; k++)
+    if (cs[k]->ms > 0) {
+      params_add(pv, &np, cs[k]->config, cs[k]->ms);
+      best = fmin(best, cs[k]->ms);
+    }
+  if (!pv || !np) {
+    free(pv);
+    return;
+  }
+  html_open_class(h, "p", "lead");
+  html_text(h, "Each parameter's effect: the fastest candidate with each of its values");
+  html_close(h);
+  html_open_class(h, "table", "params");
+  static const char *const names[] = {"parameter", "value", "candidates", "best ms", "speed", NULL};
+  static const char *const classes[] = {NULL, "num", "num", "num", NULL, NULL};
+  header_row(h, names, classes);
+  for (int i = 0; i < np; i++) {
+    if (pv[i].nv < 2) continue; /* a parameter the space does not vary shows nothing */
+    for (int j = 0; j < pv[i].nv; j++) {
+      html_open_class(h, "tr", j ? NULL : "first");
+      cell(h, NULL, j ? "" : pv[i].name);
+      cell(h, "num", pv[i].value[j]);
+      html_elemf(h, "td", "num", "%zu", pv[i].count[j]);
+      cellf(h, "num", "%.4g", pv[i].best[j]);
+      html_open(h, "td");
+      svg_open(h, "bar", 120, 10);
+      svg_rect_open(h, pv[i].best[j] <= best ? "bar top" : "bar", 0, 1, 120 * best / pv[i].best[j],
+                    8);
+      html_close(h);
+      html_close(h); /* svg */
+      html_close(h); /* td */
+      html_close(h); /* tr */
+      html_newline(h);
+    }
+  }
+  html_close(h);
+  html_newline(h);
+  free(pv);
 }
 
 static void page_section(const report_page *p, const marks *mk, html *h, size_t i,
@@ -806,10 +1023,12 @@ static void page_section(const report_page *p, const marks *mk, html *h, size_t 
   html_newline(h);
   /* the plottable candidates, in time order (failures sort last) */
   const report_cand **pts = malloc((n ? n : 1) * sizeof *pts);
+  size_t *rank = malloc((n ? n : 1) * sizeof *rank); /* each point's row in the table */
   size_t np = 0;
   const report_cand *win = NULL;
-  for (size_t k = 0; pts && k < n; k++) {
+  for (size_t k = 0; pts && rank && k < n; k++) {
     if (!report_plottable(cs[k])) continue;
+    rank[np] = k + 1;
     pts[np++] = cs[k];
     if (s->have_winner && !win && !strcmp(cs[k]->tmpl, s->winner.template_name) &&
         !strcmp(cs[k]->config, s->winner.config) && !strcmp(cs[k]->toolkit, s->winner.toolkit))
@@ -824,15 +1043,19 @@ static void page_section(const report_page *p, const marks *mk, html *h, size_t 
   html_close(h);
   html_newline(h);
   html_open_class(h, "div", "chart");
-  roofline_svg(h, i, s, mk, pts ? (const report_cand *const *)pts : cs, pts ? np : 0, win);
+  roofline_svg(h, i, s, mk, pts ? (const report_cand *const *)pts : cs, rank, pts ? np : 0, win);
   roofline_legend(h, mk, pts ? (const report_cand *const *)pts : cs, pts ? np : 0);
   html_close(h); /* div.chart */
   html_newline(h);
   free(pts);
+  free(rank);
   st->points += np;
   st->candidates += n;
   st->failed += s->nfailed;
-  section_table(p, h, cs, n, win);
+  baseline_line(h, s, cs, n, win);
+  section_table(p, h, i, cs, n, win);
+  progress_svg(h, cs, n);
+  param_views(h, cs, n);
   if (s->have_verdict) {
     html_open(h, "p");
     html_text(h, "latest recheck: ");

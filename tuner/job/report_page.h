@@ -20,12 +20,20 @@ typedef struct report_cand {
   char *tmpl, *config, *toolkit, *limit, *lever;
   char status[24]; /* rt_status_name() of the result */
   timing_kind timing;
-  double ms;        /* NAN when it failed */
-  double intensity; /* FLOP per modeled DRAM byte */
-  double achieved;  /* FLOP/s */
-  int path;         /* the compute_path it ran on (results.path); -1 unknown (a row
+  double ms;          /* NAN when it failed */
+  double intensity;   /* FLOP per modeled DRAM byte */
+  double achieved;    /* FLOP/s */
+  int path;           /* the compute_path it ran on (results.path); -1 unknown (a row
                               stored before schema 7) */
-  uint64_t hash;    /* report.c's table */
+  double bytes_per_s; /* DRAM bytes/s: measured bytes where counters were read, else the
+                         model's; NAN unknown */
+  double roof_frac;   /* of the nearer roof (the diagnosis's larger fraction); NAN unknown */
+  int registers;      /* per thread (ptxas); 0 unknown */
+  double occupancy;   /* measured where counters were read, else calculated; NAN unknown */
+  int counters;       /* 1: bytes and occupancy measured by the GPU's counters */
+  int verified;       /* 1: its output passed the reference check on the GPU that measured it */
+  size_t seen;        /* its first result's place among those read (the order of evaluation) */
+  uint64_t hash;      /* report.c's table */
 } report_cand;
 
 /* One compute roof: the peak of an instruction path (gpu_spec.h's COMPUTE_PATHS, whose label
@@ -42,6 +50,8 @@ typedef struct report_roof {
 typedef struct report_roofs {
   double bw; /* bytes/s; 0 unknown */
   int bw_measured;
+  char bw_basis[96]; /* what bw is (roofline_bw_basis): "measured here", "measured on an NVIDIA
+                        H200", "90 % of the datasheet"; "" as bw_measured says */
   report_roof path[PATH_COUNT]; /* by compute_path */
   char gpu[128];                /* whose roofs (a db_device name fits) */
 } report_roofs;

@@ -590,11 +590,11 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
       job_state_of(j, k, c->shard, &env, &st[k]);
       items[k] = problem_item(&j->problems[k], &st[k]);
     }
-  size_t place = 0;
+  size_t place = 0; /* the problems said so far: [1/N], [2/N], ... in the order said */
   for (size_t k = 0; k < j->nproblems; k++) {
     if (!items[k]) continue;
-    place++;
     if (st[k].kind != JOB_STATE_FRESH) continue;
+    place++;
     out->fresh++;
     json_object_set_new(items[k], "action", json_string("fresh"));
     if (st[k].best)
@@ -609,11 +609,10 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
                     .item = items[k]};
     emit(c, &ev);
   }
-  place = 0;
   for (size_t k = 0; k < j->nproblems; k++) {
     if (!items[k]) continue;
-    place++;
     if (st[k].kind == JOB_STATE_FRESH) continue;
+    place++;
     if (c->stopflag) {
       json_object_set_new(items[k], "action", json_string("left"));
       out->left++;

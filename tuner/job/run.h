@@ -48,7 +48,8 @@ typedef struct job_event {
   job_event_kind kind;
   const char *device; /* the device of the reporting process */
   int parallel;       /* several processes report at once */
-  size_t index;       /* the problem's place among the shard's problems, 1-based */
+  size_t index;       /* 1-based: the problem's place in the order the run says them (the fresh
+                         ones first, then those it tunes), so [1/N], [2/N], ... come in order */
   size_t total;       /* the shard's problems */
   const job_problem *problem;
   const tune_progress *progress;

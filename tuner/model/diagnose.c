@@ -28,6 +28,8 @@ typedef struct lever_buf {
   char first[48];       /* the first parameter named, for the sentence */
   const diag_input *in; /* the configuration and its domains */
   int blocked;          /* a parameter was left out: its domain ends there */
+  int exhausted;        /* a parameter was left out: every move it has that way is measured */
+  int reuse;            /* 1: a tile is named only when its move loads fewer bytes */
 } lever_buf;
 
 static long long config_value(const rt_vars *config, const char *name, long long dflt) {
@@ -41,8 +43,9 @@ static int vars_lookup(void *ctx, const char *name, long long *v) {
 
 /* Where moving parameter NAME one way (sign '+' or '-') lands: the configuration's number in
  * the space (space_move: the nearest value that way whose configuration satisfies every
- * constraint), -1 when no value that way is valid, -2 when the diagnosis has no space or
- * configuration to check against (the lever is then named unchecked). */
+ * constraint and is not measured yet), -1 when no value that way is valid, -3 when every valid
+ * one is measured, -2 when the diagnosis has no space or configuration to check against (the
+ * lever is then named unchecked). */
 static long lever_target(const diag_input *in, const char *name, char sign) {
   if (!in || !in->domains || !in->config) return -2;
   int p = space_param_index(in->domains, name);
@@ -50,7 +53,21 @@ static long lever_target(const diag_input *in, const char *name, char sign) {
   if (p < 0 || np <= 0 || np > 64) return -2;
   uint16_t cfg[64];
   if (!space_values_to_config(in->domains, vars_lookup, (void *)in->config, cfg)) return -2;
-  return space_move(in->domains, cfg, p, sign == '+' ? 1 : -1, 1);
+  int count = space_param_at(in->domains, p)->count;
+  for (int nth = 1; nth <= count; nth++) {
+    long to = space_move(in->domains, cfg, p, sign == '+' ? 1 : -1, nth);
+    if (to < 0) return nth == 1 ? -1 : -3;
+    if (!in->tried || !in->tried(in->ctx, (size_t)to)) return to;
+  }
+  return -3;
+}
+
+/* 1 when parameter NAME (of a tile role) is a reuse lever: moving it to configuration `to`
+ * loads fewer bytes than the candidate (the cost formula's), or nothing says otherwise. */
+static int lever_reuses(const lever_buf *b, long to) {
+  const diag_input *in = b->in;
+  if (!b->reuse || to < 0 || !in->bytes_at || !(in->l2_bytes > 0)) return 1;
+  return in->bytes_at(in->ctx, (size_t)to) < in->l2_bytes * (1 - 1e-9);
 }
 
 static void lever_add_name(lever_buf *b, const char *name, char sign) {
@@ -65,6 +82,11 @@ static void lever_add_name(lever_buf *b, const char *name, char sign) {
     b->blocked = 1;
     return;
   }
+  if (to == -3) { /* every configuration that way is measured: nothing new to try */
+    b->exhausted = 1;
+    return;
+  }
+  if (!lever_reuses(b, to)) return;
   char item[52];
   snprintf(item, sizeof item, "%s%c", name, sign);
   size_t n = strlen(item);
@@ -124,6 +146,13 @@ static void lever_tiles(lever_buf *b, const diag_input *in, char sign) {
   param_role second = n_first ? ROLE_TILE_M : ROLE_TILE_N;
   if (sign == '-' || !tile_spans_problem(in, first)) lever_add(b, r, first, sign);
   if (sign == '-' || !tile_spans_problem(in, second)) lever_add(b, r, second, sign);
+}
+
+/* Larger tiles as a memory-bound kernel's lever: only those whose move loads fewer bytes. */
+static void lever_reuse_tiles(lever_buf *b, const diag_input *in) {
+  b->reuse = 1;
+  lever_tiles(b, in, '+');
+  b->reuse = 0;
 }
 
 /* The role of the first parameter in the lever (ROLE_COUNT when none). */
@@ -413,20 +442,22 @@ static int say_roof(diag_ctx *c, char *s, size_t ss) {
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, cl->bw, "B/s");
     int rereads = diag_rereads(in);
-    if (rereads) lever_tiles(lb, in, '+');
+    if (rereads) lever_reuse_tiles(lb, in);
     lever_add(lb, in->roles, ROLE_SPLIT_K, '-');
     lever_add(lb, in->roles, ROLE_VECTOR, '+');
     if (out->bw_frac < DIAG_AT_ROOF) lever_add(lb, in->roles, ROLE_UNROLL, '+');
     char words[96];
     lever_memory_words(lb, words, sizeof words);
     if (lb->first[0])
-      snprintf(s, ss, "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): %s%s",
+      snprintf(s, ss,
+               "memory-bound at %d %% of the %s copy bandwidth (%.0f FLOP/B against a ridge of "
+               "%.0f): %s%s",
                pct(out->bw_frac), roof, out->intensity, out->ridge,
                rereads ? "" : "every input is read about once; ", words);
     else
       snprintf(s, ss,
-               "memory-bound at %d %% of %s (%.0f FLOP/B against a ridge of %.0f): more reuse, "
-               "fewer bytes (precision) or fusion",
+               "memory-bound at %d %% of the %s copy bandwidth (%.0f FLOP/B against a ridge of "
+               "%.0f): more reuse, fewer bytes (precision) or fusion",
                pct(out->bw_frac), roof, out->intensity, out->ridge);
   } else {
     return 0;
@@ -445,6 +476,15 @@ static void say_spills(diag_ctx *c, char *s, size_t ss) {
   snprintf(s, ss, "spills %d bytes per thread to local memory (%d registers): %s%s removes them",
            in->facts.spill_stores + in->facts.spill_loads, in->facts.registers,
            lb->first[0] ? "a smaller " : "a smaller per-thread tile", lb->first);
+}
+
+const char *diag_idle_words(const diagnosis *d, char *buf, size_t size) {
+  double full = d->waves + d->tail;
+  if (d->tail < 1 || !(full > 0))
+    snprintf(buf, size, "%d %% of the last wave", pct(d->tail));
+  else
+    snprintf(buf, size, "%d %% of the GPU throughout", pct(d->tail / full));
+  return buf;
 }
 
 /* Too few blocks for one wave, or a last wave that leaves much of the GPU idle. */
@@ -471,10 +511,10 @@ static void say_waves(diag_ctx *c, char *s, size_t ss) {
   } else {
     lever_tiles(lb, in, '-');
     lever_add(lb, in->roles, ROLE_SPLIT_K, '+');
-    snprintf(s, ss,
-             "waves: %.2f waves of %lld blocks leave %d %% of the last wave idle: another %s "
-             "balances the waves",
-             out->waves, capacity, pct(out->tail), lb->first[0] ? lb->first : "tile size");
+    char idle[64];
+    snprintf(s, ss, "waves: %.2f waves of %lld blocks leave %s idle: another %s balances the waves",
+             out->waves, capacity, diag_idle_words(out, idle, sizeof idle),
+             lb->first[0] ? lb->first : "tile size");
   }
 }
 
@@ -535,13 +575,14 @@ static void say_closest(diag_ctx *c, char *s, size_t ss) {
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, c->cl->bw, "B/s");
     fmt_rate(got, sizeof got, out->achieved_bw, "B/s");
-    if (diag_rereads(in)) lever_tiles(lb, in, '+');
+    if (diag_rereads(in)) lever_reuse_tiles(lb, in);
     lever_add(lb, in->roles, ROLE_STAGES, '+');
     lever_add(lb, in->roles, ROLE_UNROLL, '+');
     char words[96];
     lever_memory_words(lb, words, sizeof words);
-    snprintf(s, ss, "closest to the memory roof: %s is %d %% of %s: %s", got, pct(out->bw_frac),
-             roof, lb->first[0] ? words : "more reuse moves fewer bytes per FLOP");
+    snprintf(s, ss, "closest to the memory roof: %s is %d %% of the %s copy bandwidth: %s", got,
+             pct(out->bw_frac), roof,
+             lb->first[0] ? words : "more reuse moves fewer bytes per FLOP");
   } else {
     snprintf(out->limit, sizeof out->limit, "compute");
     fmt_rate(roof, sizeof roof, c->peak, "FLOP/s");
@@ -571,7 +612,12 @@ static void say_limit(diag_ctx *c, char *s, size_t ss) {
  * the DRAM traffic a fused epilogue saves. */
 static void say_notes(diag_ctx *c, char *s, size_t ss) {
   const diag_input *in = c->in;
-  if (!c->out->lever[0] && c->lb.blocked) { /* the parameters that would help are at their ends */
+  if (!c->out->lever[0] && c->lb.exhausted) { /* what they would move to is measured */
+    size_t len = strlen(s);
+    snprintf(s + len, ss - len,
+             " (every configuration its parameters move to that way is measured: this "
+             "neighbourhood is exhausted)");
+  } else if (!c->out->lever[0] && c->lb.blocked) { /* the parameters that would help end here */
     size_t len = strlen(s);
     snprintf(s + len, ss - len, " (this template's parameters cannot go further that way)");
   }
@@ -602,7 +648,11 @@ rt_status diagnose(const diag_input *in, const roofline_ceilings *cl, diagnosis 
   diag_roofline(&c);
   diag_waves(&c);
 
-  c.lb = (lever_buf){out->lever, sizeof out->lever, out->move, sizeof out->move, "", in, 0};
+  c.lb = (lever_buf){.text = out->lever,
+                     .size = sizeof out->lever,
+                     .move = out->move,
+                     .move_size = sizeof out->move,
+                     .in = in};
   say_limit(&c, out->sentence, sizeof out->sentence);
   say_notes(&c, out->sentence, sizeof out->sentence);
   return RT_OK;

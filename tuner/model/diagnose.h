@@ -59,7 +59,17 @@ typedef struct diag_input {
                                written) and L2 bytes, occupancy from the measured active warps,
                                and the sentence names the top warp-stall reason; diagnosis.basis
                                lists the facts that were measured */
-  double fused_bytes;          /* DRAM bytes the problem's fused epilogue saves against running it
+  int (*tried)(void *ctx, size_t idx);       /* 1: configuration idx of domains is measured already
+                               (this run, or told from the database); NULL: none known.  A
+                               lever's move then skips to the next untried valid value that
+                               way, and a parameter whose every move that way is measured is
+                               left out: the sentence says the neighbourhood is exhausted */
+  double (*bytes_at)(void *ctx, size_t idx); /* the cost formula's bytes of configuration idx
+                               (as l2_bytes); NULL: unknown.  With it a tile is named as a
+                               memory-bound kernel's lever only when its move loads fewer bytes
+                               (a row softmax's threads per row re-read nothing less) */
+  void *ctx;                                 /* for tried and bytes_at */
+  double fused_bytes; /* DRAM bytes the problem's fused epilogue saves against running it
                                as a separate pass (the intermediate written and read again); 0:
                                none.  The sentence then says so, with the time at the copy
                                bandwidth */
@@ -69,6 +79,12 @@ typedef struct diag_input {
  * RT_ERR_INVALID when the time or the ceilings are not positive. */
 rt_status diagnose(const diag_input *in, const roofline_ceilings *ceil, diagnosis *out,
                    rt_error *err);
+
+/* What the waves of d leave idle, in words: "12 % of the last wave" (a tail under one wave), or
+ * "51 % of the GPU throughout" when the rounds are smaller than the GPU (a persistent grid of
+ * fewer blocks than it holds: the tail is more than a wave, and a share of the last wave
+ * would be over 100 %).  buf is returned. */
+const char *diag_idle_words(const diagnosis *d, char *buf, size_t size);
 
 /* Thresholds (fractions of a ceiling) the rules use, exposed for tests and docs. */
 #define DIAG_NEAR_ROOF     0.60 /* at or above: bound by that roof */

@@ -18,6 +18,30 @@ void roofline_from_spec(const gpu_spec *gpu, roofline_ceilings *out) {
   snprintf(out->gpu, sizeof out->gpu, "%s (spec)", gpu->name);
 }
 
+const char *roofline_bw_basis(const roofline_ceilings *c, const gpu_spec *gpu, char *buf,
+                              size_t size) {
+  if (c->measured)
+    snprintf(buf, size, "measured here");
+  else if (gpu &&
+           fabs(gpu->dram_bw_achievable - 0.9 * gpu->dram_bw_spec) > 1e-3 * gpu->dram_bw_spec)
+    snprintf(buf, size, "measured on an %s", gpu->name);
+  else
+    snprintf(buf, size, "90 %% of the datasheet");
+  return buf;
+}
+
+void roofline_describe(const roofline_ceilings *c, const gpu_spec *gpu, char *buf, size_t size) {
+  char basis[96];
+  int name = (int)strcspn(c->gpu, "("); /* "NVIDIA H200 (spec)": the name; the basis follows */
+  while (name > 0 && c->gpu[name - 1] == ' ') name--;
+  int n = snprintf(buf, size, "%.*s: DRAM %.3g TB/s copy bandwidth (%s), FLOP/s %s", name, c->gpu,
+                   c->bw / 1e12, roofline_bw_basis(c, gpu, basis, sizeof basis),
+                   c->measured ? "measured here" : "datasheet");
+  if (gpu && n > 0 && (size_t)n < size)
+    snprintf(buf + n, size - (size_t)n, "; roof bounds on the %.3g TB/s datasheet bandwidth",
+             gpu->dram_bw_spec / 1e12);
+}
+
 double roofline_dram_bytes(double bytes, double min_bytes, double concurrent) {
   if (!(min_bytes > 0) || min_bytes >= bytes) return bytes;
   return min_bytes + (bytes - min_bytes) / sqrt(concurrent > 1 ? concurrent : 1);

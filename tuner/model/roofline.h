@@ -30,6 +30,15 @@ typedef struct roofline_ceilings {
 /* The spec table's ceilings for GPU (measured = 0). */
 void roofline_from_spec(const gpu_spec *gpu, roofline_ceilings *out);
 
+/* What c->bw is, in words, for a label: "measured here" (a copy on this device), "measured on
+ * an NVIDIA H200" (the spec table's copy bandwidth, measured on one GPU of the kind) or "90 %
+ * of the datasheet" (estimated); gpu: the spec table's entry (NULL: unknown).  buf is returned. */
+const char *roofline_bw_basis(const roofline_ceilings *c, const gpu_spec *gpu, char *buf,
+                              size_t size);
+/* The roofs a run holds candidates against, in one line: the DRAM copy bandwidth with its basis,
+ * where the FLOP/s come from, and the datasheet bandwidth the roof bounds use. */
+void roofline_describe(const roofline_ceilings *c, const gpu_spec *gpu, char *buf, size_t size);
+
 /* The DRAM bytes a tiled kernel moves once L2 is counted: the compulsory bytes (min_bytes:
  * inputs read once, output written once) plus the re-reads the cost formula counts (bytes -
  * min_bytes) divided by sqrt(concurrent), the number of blocks resident at once: they form a

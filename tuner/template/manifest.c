@@ -843,6 +843,123 @@ static int manifest_safe_file_name(const char *s) {
   return 1;
 }
 
+/* ---------------------------------------------------------------- the entry's arguments */
+
+static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* The kernel's argument list: the text between the parentheses after `entry` where a
+ * __global__ declaration names it, comments blanked, into buf; *line its line in src.  0 when
+ * the source declares no such kernel (the compile says so). */
+static int entry_args(const char *src, const char *entry, char *buf, size_t size, int *line) {
+  size_t el = strlen(entry);
+  for (const char *p = strstr(src, entry); p; p = strstr(p + 1, entry)) {
+    if ((p > src && ident_char(p[-1])) || ident_char(p[el])) continue;
+    const char *q = p + el;
+    while (isspace((unsigned char)*q)) q++;
+    if (*q != '(') continue;
+    const char *back = p; /* the declaration's start: after the previous ';', '}' or '{' */
+    while (back > src && !strchr(";{}", back[-1])) back--;
+    const char *g = strstr(back, "__global__");
+    if (!g || g > p) continue;
+    size_t n = 0;
+    int depth = 0, bol = 0; /* bol: only blanks since the last newline */
+    for (q++; *q && n + 1 < size; q++) {
+      if (*q == '\n')
+        bol = 1;
+      else if (bol && *q == '#') { /* a preprocessor line (#if EPI): not an argument's text */
+        while (*q && !(*q == '\n' && q[-1] != '\\')) q++;
+        if (!*q) break;
+        buf[n++] = ' ';
+        continue;
+      } else if (!isspace((unsigned char)*q))
+        bol = 0;
+      if (q[0] == '/' && q[1] == '*') {
+        const char *e = strstr(q + 2, "*/");
+        if (!e) break;
+        q = e + 1;
+        buf[n++] = ' ';
+        continue;
+      }
+      if (q[0] == '/' && q[1] == '/') {
+        while (*q && *q != '\n') q++;
+        if (!*q) break;
+      }
+      if (strchr("(<[", *q)) depth++;
+      if (*q == ')' && depth == 0) break;
+      if (strchr(")>]", *q)) depth--;
+      buf[n++] = *q;
+    }
+    buf[n] = 0;
+    *line = 1;
+    for (const char *c = src; c < p; c++) *line += *c == '\n';
+    return 1;
+  }
+  return 0;
+}
+
+/* The name an argument declaration declares ("const float *x" → "x", "int n = 4" → "n"); "" when
+ * it declares none ("void"). */
+static void arg_name(const char *decl, size_t len, char *name, size_t size) {
+  size_t end = len;
+  for (size_t i = 0; i < len; i++)
+    if (decl[i] == '=' || decl[i] == '[') {
+      end = i;
+      break;
+    }
+  while (end > 0 && !ident_char(decl[end - 1])) end--;
+  size_t start = end;
+  while (start > 0 && ident_char(decl[start - 1])) start--;
+  size_t words = 0; /* a lone word is a type ("void"), not a name */
+  for (size_t i = 0; i < start; i++)
+    words += ident_char(decl[i]) && (i == 0 || !ident_char(decl[i - 1]));
+  snprintf(name, size, "%.*s", words ? (int)(end - start) : 0, decl + start);
+}
+
+/* A parameter or derived value that goes into the source prefix as a #define named like an
+ * argument of the entry kernel would replace it (`#define T 256` in `float T`, and the compile
+ * said only "expected a ')'"): refused when the template is read, naming both. */
+static rt_status manifest_check_entry_args(manifest_loader *ld) {
+  manifest *m = ld->m;
+  char *src = NULL;
+  if (fileio_read(m->source, &src, NULL, NULL) != RT_OK) return RT_OK; /* the compile says */
+  char args[4096];
+  int line = 0;
+  rt_status s = RT_OK;
+  if (entry_args(src, m->entry, args, sizeof args, &line)) {
+    int k = 0;
+    for (const char *a = args; *a && !s; k++) {
+      int depth = 0;
+      const char *e = a;
+      for (; *e && !(*e == ',' && depth == 0); e++)
+        depth += strchr("(<[", *e) ? 1 : strchr(")>]", *e) ? -1 : 0;
+      char name[128];
+      arg_name(a, (size_t)(e - a), name, sizeof name);
+      char decl[160];
+      const char *d0 = a;
+      while (isspace((unsigned char)*d0)) d0++;
+      snprintf(decl, sizeof decl, "%.*s", (int)(e - d0), d0);
+      for (size_t t = strlen(decl); t > 0 && isspace((unsigned char)decl[t - 1]); t--)
+        decl[t - 1] = 0;
+      for (int i = 0; name[0] && !s && i < m->nparams + m->nderived; i++) {
+        int is_param = i < m->nparams;
+        const char *pn = is_param ? m->params[i].name : m->derived_names[i - m->nparams];
+        if (!is_param && !manifest_derived_emitted(m, i - m->nparams)) continue;
+        if (strcmp(pn, name)) continue;
+        char field[160];
+        snprintf(field, sizeof field, "%s.%s", is_param ? "params" : "derived", pn);
+        s = rt_error_at(ld->err, RT_ERR_MANIFEST, ld->path, field, 0,
+                        "%s %s is also the name of argument %d of kernel %s (\"%s\", %s line %d): "
+                        "its #define would replace the argument; rename one of them",
+                        is_param ? "parameter" : "derived value", pn, k + 1, m->entry, decl,
+                        m->source_name, line);
+      }
+      a = *e ? e + 1 : e;
+    }
+  }
+  free(src);
+  return s;
+}
+
 rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   *out = NULL;
   struct stat fst;
@@ -962,7 +1079,7 @@ rt_status manifest_load(const char *path, manifest **out, rt_error *err) {
   /* names no parameter or derived value declares are external (problem, dtype, device facts) */
   expr_scope_set_open(m->scope, 1);
   if ((s = manifest_load_derived(&ld, root)) || (s = manifest_load_exprs(&ld, root)) ||
-      (s = manifest_analyse(&ld)))
+      (s = manifest_analyse(&ld)) || (s = manifest_check_entry_args(&ld)))
     goto done;
 done:
   json_decref(root);
