@@ -128,7 +128,7 @@ static rt_status check_dims(db *d, report *rep, rt_error *err) {
  * of what to expect is schema.h's, not a copy of it).  NULL when SQLite cannot make one. */
 static sqlite3 *expected_schema(void) {
   sqlite3 *m = NULL;
-  if (sqlite3_open(":memory:", &m) != SQLITE_OK) {
+  if (sqlite3_open(":memory:", &m) != SQLITE_OK || db_register_functions(m) != SQLITE_OK) {
     sqlite3_close(m);
     return NULL;
   }

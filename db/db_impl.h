@@ -142,6 +142,9 @@ rt_status db_query_int(db *d, sqlite3_stmt *st, long long *out, int *found, rt_e
 /* Runs SQL without results, retrying while the database is busy (for statements outside a
  * transaction); SQLite's code. */
 int db_exec_retry(sqlite3 *h, const char *sql);
+/* Registers rooftune's SQL functions on h (rooftune_sha256(BLOB), which the schema's migrations
+ * and the checks use): every handle rooftune opens, the expected schema's too.  A SQLite code. */
+int db_register_functions(sqlite3 *h);
 /* BEGIN IMMEDIATE (retried while busy). */
 rt_status db_tx_begin(db *d, rt_error *err);
 /* Ends what db_tx_begin began: COMMIT when s is RT_OK, else ROLLBACK; returns s, or the

@@ -179,6 +179,12 @@ static void sql_sha256(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_text(ctx, hex, 64, SQLITE_TRANSIENT);
 }
 
+int db_register_functions(sqlite3 *h) {
+  return sqlite3_create_function(h, "rooftune_sha256", 1,
+                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                 sql_sha256, NULL, NULL);
+}
+
 static int db_open_handle(db *d, const char *name, int oflags) {
   if (d->h) sqlite3_close_v2(d->h);
   d->h = NULL;
@@ -186,9 +192,7 @@ static int db_open_handle(db *d, const char *name, int oflags) {
   if (rc == SQLITE_OK) {
     sqlite3_extended_result_codes(d->h, 0);
     sqlite3_busy_timeout(d->h, DB_BUSY_MS);
-    rc = sqlite3_create_function(d->h, "rooftune_sha256", 1,
-                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
-                                 sql_sha256, NULL, NULL);
+    rc = db_register_functions(d->h);
   }
   return rc;
 }
