@@ -135,7 +135,9 @@ static rt_status bo_inputs(strategy *st, strategy_bo *bo, const bo_setup *setup,
       bo->nd += space_param_at(st->sp, p)->count;
     }
   bo->ndesign = bo->nd;
-  int nf = setup->features && st->opt.features ? st->opt.nfeatures : 0;
+  /* the features are inputs only when every configuration's are known (a survey): a row known
+   * only once evaluated says nothing of the candidates */
+  int nf = setup->features && st->opt.survey && st->feat ? st->nfeat : 0;
   bo->nd += nf;
   bo->x = calloc(st->n * (size_t)bo->nd, sizeof *bo->x);
   if (!bo->x) {
@@ -153,7 +155,7 @@ static rt_status bo_inputs(strategy *st, strategy_bo *bo, const bo_setup *setup,
     }
   }
   for (int f = 0; f < nf; f++) {
-    const double *fv = st->opt.features;
+    const double *fv = st->feat;
     double fl = INFINITY, fh = -INFINITY;
     for (size_t i = 0; i < st->n; i++) {
       double v = fv[i * (size_t)nf + (size_t)f];

@@ -86,6 +86,9 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
     rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
     goto done;
   }
+  stats->blind = given && given->blind;
+  stats->survey = given && given->survey && feat;
+  stats->survey_cost = stats->survey ? REPLAY_SURVEY_SHARE * (double)kf->configs : 0;
   double target = kf->optimum_ms * (1 + eps);
   int reached = 0;
   for (int s = 0; s < seeds && !rc; s++) {
@@ -95,7 +98,9 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
                           .prior = order,
                           .nprior = stats->prior,
                           .features = feat,
-                          .nfeatures = stats->features};
+                          .nfeatures = stats->features,
+                          .survey = stats->survey,
+                          .blind = stats->blind};
     strategy *st;
     if ((rc = strategy_new(kf->space, &o, &st, err))) break;
     snprintf(stats->strategy, sizeof stats->strategy, "%s", strategy_name(st));
@@ -105,11 +110,15 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
       rt_status status = ktfile_status(kf, idx);
       const diagnosis *d = diag && diag[idx].limit[0] ? &diag[idx] : NULL;
       if ((rc = strategy_tell(st, idx, status, kf->time_ms[idx], d, err))) break;
+      int learned;
+      stats->steps++;
+      if (strategy_best_lever(st, &learned)[0])
+        stats->lever_steps++, stats->learned_steps += learned;
       if (status == RT_OK && kf->time_ms[idx] <= target) hit = (long)strategy_evaluations(st);
     }
     strategy_free(st);
     stats->evals[s] = hit;
-    v[s] = hit >= 0 ? (double)hit : 2.0 * (double)budget;
+    v[s] = hit >= 0 ? (double)hit + stats->survey_cost : 2.0 * (double)budget;
     reached += hit >= 0;
   }
   if (!rc) {

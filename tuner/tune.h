@@ -61,6 +61,7 @@ typedef struct tune_options {
   const char *device;        /* "cuda", "model:h200", "replay:FILE"; NULL: cuda when a GPU is
                                present, else model:h200 (tune_report.note says so) */
   const char *strategy;      /* NULL: the default strategy */
+  int blind;                 /* 1: the strategy is told only times (strategy_options.blind) */
   long budget;               /* new evaluations: configurations the database already holds
                                are told to the strategy and do not count; 0:
                                TUNE_DEFAULT_BUDGET */

@@ -68,6 +68,14 @@ json=$("$bin" tune vector_add --device "replay:$src/tests/data/replay/small.json
 check_rc "tune replay" 0 $rc
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="replayed" and d["best"]["time_ms"]==0.4 and d["best"]["config"]=={"block_size_x":64,"tile":2}, d' "$json" \
   || { echo "FAIL: replay: $json"; fail=1; }
+# --blind: the strategy told only times, said on the first line and in --json
+out=$("$bin" tune vector_add --device "replay:$src/tests/data/replay/small.json" --strategy steer \
+  --no-db --blind 2>/dev/null); rc=$?
+check_rc "tune --blind" 0 $rc
+printf '%s\n' "$out" | grep -q "strategy steer (blind: told only times)" || { echo "FAIL: --blind not said: $out"; fail=1; }
+json=$("$bin" tune vector_add --device "replay:$src/tests/data/replay/small.json" --no-db --blind --json 2>/dev/null)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["blind"] is True, d' "$json" \
+  || { echo "FAIL: --blind json: $json"; fail=1; }
 
 # replay of rooftune's own export: the same best time comes back, marked as replayed
 best=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT min(time_ms) FROM results WHERE status=\"OK\"").fetchone()[0])' "$tmp/t.db")

@@ -2,7 +2,11 @@
  * each piece of knowledge is what decides (deterministic per seed; evaluations are counted,
  * never timed):
  *   - features: the time depends only on a pre-run fact (an "occupancy" scrambled over the
- *     parameters), so told the fact steer needs far fewer evaluations than told nothing;
+ *     parameters), so told the fact of every configuration (a survey) steer needs far fewer
+ *     evaluations than told nothing;
+ *   - what a tune would know: without a survey a configuration's facts reach the strategy only
+ *     once it has handed it out (facts changed where it never went change nothing), and blind
+ *     withholds the facts and the diagnoses (the same run as one told neither);
  *   - one parameter at a time, and modes as modes: pnpoly's shape (a parameter of 31 values that
  *     moves the time a little, two modes whose best pair holds only with the largest tiles),
  *     where bayes' exploitation spends its steps on the 31 values;
@@ -13,6 +17,8 @@
 /* stages: search */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "search/strategy.h"
 #include "test.h"
@@ -46,10 +52,18 @@ static double fact_of(const space *s, size_t idx) {
   return (double)(h % 1000) / 1000.0;
 }
 
-/* Evaluations until the optimum (time 1.0 within 1e-9), with or without the features. */
-static long until_best(const space *s, const char *name, uint64_t seed, const double *feat,
-                       double (*time_fn)(const space *, size_t), const char *lever) {
-  strategy_options o = {.name = name, .seed = seed, .features = feat, .nfeatures = feat ? 1 : 0};
+/* Evaluations until the optimum (time 1.0 within 1e-9), with or without the features (every
+ * configuration's, as a survey gives them, when survey is set); blind: told only times.  When
+ * handed is not NULL, each configuration handed out is marked there. */
+static long until_best_as(const space *s, const char *name, uint64_t seed, const double *feat,
+                          int survey, int blind, double (*time_fn)(const space *, size_t),
+                          const char *lever, unsigned char *handed) {
+  strategy_options o = {.name = name,
+                        .seed = seed,
+                        .features = feat,
+                        .nfeatures = feat ? 1 : 0,
+                        .survey = survey,
+                        .blind = blind};
   strategy *st = NULL;
   rt_error err = {0};
   CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
@@ -64,12 +78,18 @@ static long until_best(const space *s, const char *name, uint64_t seed, const do
   snprintf(d.lever, sizeof d.lever, "%s", lever ? lever : "");
   while (strategy_ask(st, &idx, 1) == 1) {
     k++;
+    if (handed) handed[idx] = 1;
     double t = time_fn(s, idx);
     CHECK_INT(strategy_tell(st, idx, RT_OK, t, lever ? &d : NULL, &err), RT_OK);
     if (t <= best) break;
   }
   strategy_free(st);
   return k;
+}
+
+static long until_best(const space *s, const char *name, uint64_t seed, const double *feat,
+                       double (*time_fn)(const space *, size_t), const char *lever) {
+  return until_best_as(s, name, seed, feat, feat != NULL, 0, time_fn, lever, NULL);
 }
 
 static double time_by_fact(const space *s, size_t idx) { return 1.0 + 4.0 * fact_of(s, idx); }
@@ -101,6 +121,42 @@ TEST_CASE(features) {
   /* bayes ignores them: the same run with and without */
   CHECK_INT(until_best(s, "bayes", 3, feat, time_by_fact, NULL),
             until_best(s, "bayes", 3, NULL, time_by_fact, NULL));
+  free(feat);
+  space_free(s);
+}
+
+/* A tune compiles what it proposes: without a survey, facts of configurations the strategy never
+ * handed out cannot change its run; with one they do (the check has teeth).  Blind: the run of
+ * a strategy told nothing, whatever it is given. */
+TEST_CASE(told_what_a_tune_knows) {
+  space *s = make_grid(FA, FB, "A", "B");
+  size_t n = space_size(s);
+  double *feat = malloc(n * sizeof *feat), *other = malloc(n * sizeof *other);
+  unsigned char *handed = calloc(n, 1);
+  for (size_t i = 0; i < n; i++) feat[i] = fact_of(s, i);
+  int differ = 0;
+  for (int seed = 0; seed < 5; seed++) {
+    memset(handed, 0, n);
+    long k = until_best_as(s, "steer", (uint64_t)seed, feat, 0, 0, time_by_fact, NULL, handed);
+    size_t unseen = 0;
+    for (size_t i = 0; i < n; i++) {
+      other[i] = handed[i] ? feat[i] : 1.0 - feat[i]; /* where it never went: the opposite */
+      unseen += !handed[i];
+    }
+    CHECK(unseen > 0);
+    CHECK_INT(until_best_as(s, "steer", (uint64_t)seed, other, 0, 0, time_by_fact, NULL, NULL), k);
+    differ += until_best_as(s, "steer", (uint64_t)seed, other, 1, 0, time_by_fact, NULL, NULL) !=
+              until_best_as(s, "steer", (uint64_t)seed, feat, 1, 0, time_by_fact, NULL, NULL);
+    /* blind: told the facts ahead and a lever, it runs as told nothing */
+    long none = until_best_as(s, "steer", (uint64_t)seed, NULL, 0, 0, time_by_fact, NULL, NULL);
+    CHECK_INT(until_best_as(s, "steer", (uint64_t)seed, feat, 1, 1, time_by_fact, "A+", NULL),
+              none);
+    differ +=
+        until_best_as(s, "steer", (uint64_t)seed, feat, 1, 0, time_by_fact, "A+", NULL) != none;
+  }
+  CHECK(differ >= 5);
+  free(handed);
+  free(other);
   free(feat);
   space_free(s);
 }
@@ -259,4 +315,5 @@ TEST_CASE(options) {
   space_free(s);
 }
 
-TEST_LIST(TEST_ENTRY(features), TEST_ENTRY(turns), TEST_ENTRY(lever), TEST_ENTRY(options))
+TEST_LIST(TEST_ENTRY(features), TEST_ENTRY(told_what_a_tune_knows), TEST_ENTRY(turns),
+          TEST_ENTRY(lever), TEST_ENTRY(options))

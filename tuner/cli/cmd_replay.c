@@ -14,7 +14,8 @@
 
 static const char usage[] =
     "usage: rooftune replay SPACE_FILE... [--strategy S] [--seeds N] [--budget B] [--target EPS]\n"
-    "                       [--prior FILE] [--manifest FILE [--jobs N]] [--json]\n\n"
+    "                       [--prior FILE] [--manifest FILE [--jobs N]] [--blind] [--survey]\n"
+    "                       [--json]\n\n"
     "Replays a search strategy on brute-forced spaces recorded by Kernel Tuner (cache files,\n"
     ".json or .json.gz) or KTT (results files): the strategy asks for configurations and gets\n"
     "their recorded times, so no GPU is needed.  For each file it runs the strategy once per\n"
@@ -38,6 +39,7 @@ typedef struct replay_cli {
   long seeds, budget, jobs;                /* --seeds, --budget, --jobs */
   double target;                           /* --target */
   int json;                                /* --json */
+  int blind, survey;                       /* --blind, --survey */
 } replay_cli;
 
 static const cli_option replay_table[] = {
@@ -45,8 +47,15 @@ static const cli_option replay_table[] = {
                "brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
                "(default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
                "spec table knows, replays each configuration with its diagnosis from its\n"
-               "counters and gives the strategy every configuration's compile facts\n"
-               "(lever and steer use them); other files carry times only"),
+               "counters and its compile facts, known once the strategy proposes it (lever\n"
+               "and steer use them); other files carry times only"),
+    CLI_FLAG(replay_cli, "blind", blind,
+             "tell the strategy only times (no diagnosis, no compile facts): the same run\n"
+             "without --blind shows what the diagnosis adds"),
+    CLI_FLAG(replay_cli, "survey", survey,
+             "give the strategy every configuration's compile facts from the start, as a\n"
+             "compile-first survey would, and count its cost: 0.1 evaluation per\n"
+             "configuration, added to every run (steer then weighs the facts in its model)"),
     CLI_COUNT(replay_cli, "seeds", "N", seeds, 0, "runs per file, seeds 0..N-1 (default 30)"),
     CLI_COUNT(replay_cli, "budget", "B", budget, 1,
               "evaluations per run, failed ones included (default 1000: about an hour\n"
@@ -96,6 +105,12 @@ static json_t *scored_json(const char *file, const ktfile *kf, const replay_stat
   json_object_set_new(o, "diagnosed", json_integer((json_int_t)rs->diagnosed));
   json_object_set_new(o, "features", json_integer(rs->features));
   json_object_set_new(o, "counters_gpu", json_string(rs->gpu));
+  json_object_set_new(o, "blind", json_boolean(rs->blind));
+  json_object_set_new(o, "survey_cost", json_real(rs->survey_cost));
+  json_object_set_new(o, "lever_share",
+                      json_real(rs->steps ? (double)rs->lever_steps / (double)rs->steps : 0));
+  json_object_set_new(o, "learned_share",
+                      json_real(rs->steps ? (double)rs->learned_steps / (double)rs->steps : 0));
   if (manifest_path) {
     json_t *cj = json_object();
     json_object_set_new(cj, "manifest", json_string(manifest_path));
@@ -142,12 +157,24 @@ static void scored_print(const char *file, const ktfile *kf, const replay_stats 
         "%zu\n",
         manifest_path, rf->mapped, rs->configs, rf->compiled, rf->arch, rf->cache_hits, rf->failed,
         rf->agree, rf->compared);
-  if (rs->diagnosed)
+  if (rs->blind && (rs->diagnosed || rs->features))
+    printf("  blind: the strategy is told only times (no diagnosis, no compile facts)\n");
+  else if (rs->diagnosed)
     printf(
         "  %zu configurations diagnosed from their recorded counters against the %s's "
         "spec-table roofs%s\n",
         rs->diagnosed, rs->gpu,
-        rs->features ? "; the strategy is given every configuration's compile facts" : "");
+        !rs->features ? ""
+        : rs->survey  ? "; every configuration's compile facts given ahead (a survey)"
+                      : "; each configuration's compile facts known once proposed");
+  if (rs->survey_cost > 0)
+    printf("  the survey's compiles count %.1f evaluations in every run\n", rs->survey_cost);
+  if (rs->lever_steps)
+    printf(
+        "  the best had a lever after %.0f %% of the results told (%.0f %% learned from the "
+        "evidence)\n",
+        100.0 * (double)rs->lever_steps / (double)rs->steps,
+        100.0 * (double)rs->learned_steps / (double)rs->steps);
   printf(
       "  %s, %d seeds, budget %ld: evaluations to within %g %% of the optimum: median "
       "%.1f, p90 %.1f; reached in %.0f %% of runs\n",
@@ -203,17 +230,18 @@ static int cmd_replay(int argc, char **argv) {
     replay_stats rs;
     replay_facts rf;
     memset(&rf, 0, sizeof rf);
-    replay_given given = {0};
+    replay_given given = {.blind = cli.blind, .survey = cli.survey};
     if (!ls && manifest_path &&
         !(ls = replay_compile(kf, manifest_path, gpu_spec_match_name(kf->device_name), (int)jobs,
                               &rf, &err)))
-      given = (replay_given){rf.facts, rf.flops, rf.executed_flops, rf.dram_bytes, &rf.roles};
+      given = (replay_given){rf.facts,  rf.flops,  rf.executed_flops, rf.dram_bytes,
+                             &rf.roles, cli.blind, cli.survey};
     if (ls && kf) {
       ktfile_free(kf);
       kf = NULL;
     }
-    if (!ls && (ls = replay_run_given(kf, name, (int)seeds, budget, eps, prior,
-                                      manifest_path ? &given : NULL, &rs, &err))) {
+    if (!ls &&
+        (ls = replay_run_given(kf, name, (int)seeds, budget, eps, prior, &given, &rs, &err))) {
       if (!err.source[0]) rt_error_locate(&err, argv[f], NULL, 0, 0);
       ktfile_free(kf);
       kf = NULL;

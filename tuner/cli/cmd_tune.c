@@ -253,6 +253,7 @@ typedef struct tune_cli {
   long budget, seconds, seed, timeout; /* --budget, --seconds, --seed, --timeout; 0: the default */
   char kv_lens[8192];                  /* --kv-lens, "" when not given */
   int allow_tf32, cover, no_db, json;  /* --allow-tf32, --cover, --no-db, --json */
+  int blind;                           /* --blind */
 } tune_cli;
 
 static const cli_option tune_table[] = {
@@ -270,6 +271,9 @@ static const cli_option tune_table[] = {
                "predictions, and the first line says so)"),
     CLI_STRING(tune_cli, "strategy", "NAME", strategy,
                "search strategy (see 'rooftune replay --help'; default bayes)"),
+    CLI_FLAG(tune_cli, "blind", blind,
+             "tell the strategy only times, no diagnosis and no pre-run facts: the same\n"
+             "tune without --blind shows what the diagnosis adds"),
     CLI_COUNT(tune_cli, "budget", "N", budget, 1,
               "new candidates to evaluate (default 32; each costs a compile);\n"
               "configurations the database already holds do not count"),
@@ -362,6 +366,7 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   }
   json_object_set_new(root, "best_per_template", per);
   json_object_set_new(root, "strategy", json_string(rep->strategy));
+  json_object_set_new(root, "blind", json_boolean(o->blind));
   json_object_set_new(
       root, "saved",
       json_pack("{si sf si sf}", "same_cubin", (int)rep->deduplicated, "same_cubin_gpu_s",
@@ -439,8 +444,9 @@ static void print_best(const tune_report *rep) {
 static void print_text(const tune_options *o, const tune_report *rep, const char *note,
                        int stored) {
   if (rep->note[0] && strcmp(rep->note, note) != 0) printf("note: %s\n", rep->note);
-  printf("tuned %s on %s (%s), strategy %s, budget %ld: %zu evaluated", o->target, rep->device,
-         timing_kind_name(rep->timing), rep->strategy, rep->budget, rep->evaluated);
+  printf("tuned %s on %s (%s), strategy %s%s, budget %ld: %zu evaluated", o->target, rep->device,
+         timing_kind_name(rep->timing), rep->strategy, o->blind ? " (blind: told only times)" : "",
+         rep->budget, rep->evaluated);
   if (rep->resumed) printf(", %zu from the database", rep->resumed);
   if (rep->failed) printf(", %zu failed", rep->failed);
   printf(" in %.1f s", rep->seconds);
@@ -482,6 +488,7 @@ static int options_of(tune_cli *cli, int argc, char **argv, int arg, tune_option
   o.dtype = cli->dtype;
   o.device = cli->device;
   o.strategy = cli->strategy;
+  o.blind = cli->blind;
   o.config = cli->config;
   o.prior = cli->prior;
   o.problem_args = cli->kv_lens[0] ? cli->kv_lens : NULL;
