@@ -11,7 +11,8 @@
 static const strategy_kind *const strategy_kinds[] = {
     &strategy_kind_brute_force, &strategy_kind_random,  &strategy_kind_ils,
     &strategy_kind_annealing,   &strategy_kind_genetic, &strategy_kind_lever,
-    &strategy_kind_bayes,       &strategy_kind_steer,   &strategy_kind_model};
+    &strategy_kind_bayes,       &strategy_kind_steer,   &strategy_kind_steer_turns,
+    &strategy_kind_model};
 #define STRATEGY_NKINDS (sizeof strategy_kinds / sizeof strategy_kinds[0])
 
 const char *const *strategy_names(void) {

@@ -108,5 +108,6 @@ extern const strategy_kind strategy_kind_lever;
 extern const strategy_kind strategy_kind_model;
 extern const strategy_kind strategy_kind_bayes;
 extern const strategy_kind strategy_kind_steer;
+extern const strategy_kind strategy_kind_steer_turns;
 
 #endif

@@ -6,8 +6,12 @@
  *     evaluations than told nothing;
  *   - what a tune would know: without a survey a configuration's facts reach the strategy only
  *     once it has handed it out (facts changed where it never went change nothing), and blind
- *     withholds the facts and the diagnoses (the same run as one told neither);
- *   - one parameter at a time, and modes as modes: pnpoly's shape (a parameter of 31 values that
+ *     withholds the facts and the diagnoses (the same run as one told neither), and steer told
+ *     neither searches as bayes does where no parameter is a mode;
+ *   - roles from evidence: a diagnosis without a lever (no role declared) and a figure that one
+ *     parameter moves give a lever learned from the results, naming that parameter and the way
+ *     that helps; a declared lever comes first, and blind learns nothing;
+ *   - one parameter at a time (steer_turns), and modes as modes: pnpoly's shape (a parameter of 31 values that
  *     moves the time a little, two modes whose best pair holds only with the largest tiles),
  *     where bayes' exploitation spends its steps on the 31 values;
  *   - the lever: after the initial design the best's lever names the parameter and the way, and
@@ -149,6 +153,9 @@ TEST_CASE(told_what_a_tune_knows) {
               until_best_as(s, "steer", (uint64_t)seed, feat, 1, 0, time_by_fact, NULL, NULL);
     /* blind: told the facts ahead and a lever, it runs as told nothing */
     long none = until_best_as(s, "steer", (uint64_t)seed, NULL, 0, 0, time_by_fact, NULL, NULL);
+    /* told nothing, on parameters that are no modes, steer's search is bayes' */
+    CHECK_INT(until_best_as(s, "bayes", (uint64_t)seed, NULL, 0, 0, time_by_fact, NULL, NULL),
+              none);
     CHECK_INT(until_best_as(s, "steer", (uint64_t)seed, feat, 1, 1, time_by_fact, "A+", NULL),
               none);
     differ +=
@@ -230,11 +237,12 @@ TEST_CASE(turns) {
   space *s = make_modes();
   int steer = 0, bayes = 0;
   for (int seed = 0; seed < 10; seed++) {
-    steer += popcount(moved_params(s, "steer", (uint64_t)seed));
+    steer += popcount(moved_params(s, "steer_turns", (uint64_t)seed));
     bayes += popcount(moved_params(s, "bayes", (uint64_t)seed));
   }
   printf(
-      "turns: over 10 runs the first 8 exploit steps moved %d parameters (steer) and %d (bayes)\n",
+      "turns: over 10 runs the first 8 exploit steps moved %d parameters (steer_turns) and %d "
+      "(bayes)\n",
       steer, bayes);
   CHECK(steer >= 3 * 10); /* at least 3 of the 4 parameters each run */
   CHECK(steer > bayes);
@@ -289,6 +297,45 @@ TEST_CASE(lever) {
   space_free(s);
 }
 
+/* Memory-bound everywhere, no role declared: the intensity (reuse) rises with B, A does nothing
+ * to it; the time falls with the intensity.  lever: the declared lever told, or "". */
+static void learned_run(const char *lever, int blind, char *out, size_t size, int *learned) {
+  space *s = make_grid(FA, FB, "A", "B");
+  strategy_options o = {.name = "steer", .seed = 2, .blind = blind};
+  strategy *st = NULL;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  size_t idx;
+  for (int k = 0; k < 24 && st && strategy_ask(st, &idx, 1) == 1; k++) {
+    diagnosis d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.limit, sizeof d.limit, "memory");
+    snprintf(d.lever, sizeof d.lever, "%s", lever);
+    double b = (double)space_value(s, idx, 1), a = (double)space_value(s, idx, 0);
+    d.intensity = 2.0 + b + 0.3 * fact_of(s, idx);
+    d.bw_frac = 0.9;
+    double t = 10.0 / d.intensity + 0.01 * fabs(a - 7);
+    CHECK_INT(strategy_tell(st, idx, RT_OK, t, &d, &err), RT_OK);
+  }
+  snprintf(out, size, "%s", st ? strategy_best_lever(st, learned) : "");
+  strategy_free(st);
+  space_free(s);
+}
+
+TEST_CASE(learned_lever) {
+  char lv[160];
+  int learned = -1;
+  learned_run("", 0, lv, sizeof lv, &learned);
+  printf("learned lever: '%s'\n", lv);
+  CHECK_INT(learned, 1);
+  CHECK(strncmp(lv, "B+", 2) == 0);
+  learned_run("A-", 0, lv, sizeof lv, &learned); /* declared: it comes first */
+  CHECK_STR(lv, "A-");
+  CHECK_INT(learned, 0);
+  learned_run("", 1, lv, sizeof lv, &learned);
+  CHECK_STR(lv, "");
+}
+
 TEST_CASE(options) {
   space *s = make_grid(4, 4, "A", "B");
   double f[16] = {0};
@@ -316,4 +363,4 @@ TEST_CASE(options) {
 }
 
 TEST_LIST(TEST_ENTRY(features), TEST_ENTRY(told_what_a_tune_knows), TEST_ENTRY(turns),
-          TEST_ENTRY(lever), TEST_ENTRY(options))
+          TEST_ENTRY(lever), TEST_ENTRY(learned_lever), TEST_ENTRY(options))

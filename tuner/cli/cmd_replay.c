@@ -44,7 +44,8 @@ typedef struct replay_cli {
 
 static const cli_option replay_table[] = {
     CLI_STRING(replay_cli, "strategy", "S", strategy,
-               "brute_force, random, ils, annealing, genetic, bayes, lever or steer\n"
+               "brute_force, random, ils, annealing, genetic, bayes, lever, steer or\n"
+               "steer_turns "
                "(default: bayes).  A KTT file with counters, measured on a GPU rooftune's\n"
                "spec table knows, replays each configuration with its diagnosis from its\n"
                "counters and its compile facts, known once the strategy proposes it (lever\n"
