@@ -7,11 +7,11 @@
 #include "tuner/model/features.h"
 
 /* Which signal each limit moves, and which way helps: X(limit, signal, way). */
-#define EVIDENCE_LIMITS(X)                                                          \
-  X("compute", EV_FLOPS, +1)       /* under the compute roof: more of it used */    \
-  X("memory", EV_INTENSITY, +1)    /* at the bandwidth: fewer bytes per FLOP */     \
-  X("waves", EV_TAIL, -1)          /* an idle last wave: fill it */                 \
-  X("occupancy", EV_OCCUPANCY, +1) /* latency not hidden: more warps resident */    \
+#define EVIDENCE_LIMITS(X)                                                       \
+  X("compute", EV_FLOPS, +1)       /* under the compute roof: more of it used */ \
+  X("memory", EV_INTENSITY, +1)    /* at the bandwidth: fewer bytes per FLOP */  \
+  X("waves", EV_TAIL, -1)          /* an idle last wave: fill it */              \
+  X("occupancy", EV_OCCUPANCY, +1) /* latency not hidden: more warps resident */ \
   X("spills", EV_LOCAL, -1)        /* local memory: fewer registers' worth spilled */
 
 /* Result idx's signals into y (NaN where it has none). */
@@ -77,7 +77,8 @@ void evidence_lever(const evidence *ev, const strategy *st, char *out, size_t si
     int at = nc < EVIDENCE_LEVER_ITEMS ? nc++ : EVIDENCE_LEVER_ITEMS;
     if (at == EVIDENCE_LEVER_ITEMS && fabs(c) <= fabs(r[at - 1])) continue;
     if (at == EVIDENCE_LEVER_ITEMS) at--;
-    while (at > 0 && fabs(r[at - 1]) < fabs(c)) chosen[at] = chosen[at - 1], r[at] = r[at - 1], at--;
+    while (at > 0 && fabs(r[at - 1]) < fabs(c))
+      chosen[at] = chosen[at - 1], r[at] = r[at - 1], at--;
     chosen[at] = p, r[at] = c;
   }
   size_t len = 0;

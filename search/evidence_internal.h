@@ -18,7 +18,7 @@
 #include "search/strategy_internal.h"
 
 /* The signals: X(id, what). */
-#define EVIDENCE_SIGNALS(X)                                                   \
+#define EVIDENCE_SIGNALS(X)                                                  \
   X(FLOPS, "the achieved fraction of the compute roof (diagnosis)")          \
   X(INTENSITY, "log of FLOPs per DRAM byte: reuse (diagnosis)")              \
   X(TAIL, "the idle share of the last wave (diagnosis)")                     \

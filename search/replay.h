@@ -84,10 +84,21 @@ typedef struct replay_given {
  * fastest configurations every run starts with (ktfile_rank_in, strategy_options.prior). */
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
                      const ktfile *prior, replay_stats *stats, rt_error *err);
-/* replay_run with what a manifest adds (given may be NULL: replay_run). */
+/* replay_run with what a manifest adds (given may be NULL: replay_run) and any number of priors
+ * (npriors of them; replay_rank_priors merges them). */
 rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long budget, double eps,
-                           const ktfile *prior, const replay_given *given, replay_stats *stats,
-                           rt_error *err);
+                           const ktfile *const *priors, int npriors, const replay_given *given,
+                           replay_stats *stats, rt_error *err);
+
+/* The configurations of space s by what n recordings of the same kernel elsewhere say (other
+ * GPUs, other shapes): each ranks the configurations it holds (ktfile_rank_in), and the order is
+ * by the mean of each configuration's rank as a fraction of each list (one a recording lacks
+ * counts as its last), ties in the first recording's order: a configuration fast on every
+ * other GPU comes before one fast on one, so one misleading recording cannot lead alone.
+ * *order (malloc'ed) holds every configuration some recording ranks; *len its entries.  A
+ * recording that shares no parameter with s is RT_ERR_INVALID naming it. */
+rt_status replay_rank_priors(const ktfile *const *priors, int n, const space *s, size_t **order,
+                             size_t *len, rt_error *err);
 void replay_stats_free(replay_stats *stats);
 
 /* Percentile q (0..100) of v[0..n) with linear interpolation; v is sorted in place. */

@@ -75,6 +75,11 @@ assert r["prior"]["device_name"] == "Other Fixture GPU", r
 assert r["evals_to_target"]["median"] == 1 and r["evals_to_target"]["p90"] == 1, r
 print("replay --prior ok")
 PY
+# --prior repeatable: both named, one order for the runs
+j=$("$bin" replay --json --seeds 2 --prior "$fx/prior_other_gpu.json" --prior "$fx/small.json" "$fx/small.json") \
+  || { echo "FAIL: replay --prior twice exited $?"; exit 1; }
+python3 -c 'import json,sys; r=json.loads(sys.argv[1])["results"][0]; assert len(r["prior"]["files"])==2 and r["prior"]["ranked"]>=5, r' "$j" \
+  || { echo "FAIL: --prior twice: $j"; exit 1; }
 for f in unrelated.json missing.json; do
   err=$("$bin" replay --prior "$fx/$f" "$fx/small.json" 2>&1 >/dev/null); rc=$?
   [ $rc -eq 1 ] || { echo "FAIL: --prior $f exited $rc"; exit 1; }

@@ -34,13 +34,26 @@ static const char *replay_format_name(const ktfile *kf) {
                                          : "Kernel Tuner cache";
 }
 
+enum { REPLAY_MAX_PRIORS = 16 };
+
 typedef struct replay_cli {
-  const char *strategy, *prior, *manifest; /* --strategy, --prior, --manifest */
-  long seeds, budget, jobs;                /* --seeds, --budget, --jobs */
-  double target;                           /* --target */
-  int json;                                /* --json */
-  int blind, survey;                       /* --blind, --survey */
+  const char *strategy, *manifest;      /* --strategy, --manifest */
+  const char *prior[REPLAY_MAX_PRIORS]; /* --prior, in the order given */
+  int nprior;
+  long seeds, budget, jobs; /* --seeds, --budget, --jobs */
+  double target;            /* --target */
+  int json;                 /* --json */
+  int blind, survey;        /* --blind, --survey */
 } replay_cli;
+
+/* --prior FILE, repeatable. */
+static int replay_add_prior(const char *cmd, const char *value, void *base) {
+  replay_cli *cli = base;
+  if (cli->nprior >= REPLAY_MAX_PRIORS)
+    return cli_usage_error(cmd, "--prior is given at most %d times", REPLAY_MAX_PRIORS);
+  cli->prior[cli->nprior++] = value;
+  return 0;
+}
 
 static const cli_option replay_table[] = {
     CLI_STRING(replay_cli, "strategy", "S", strategy,
@@ -63,10 +76,11 @@ static const cli_option replay_table[] = {
               "of compiling and timing on a GPU)"),
     CLI_NUMBER(replay_cli, "target", "EPS", target, 0,
                "within this fraction of the optimum (default 0.05)"),
-    CLI_STRING(replay_cli, "prior", "FILE", prior,
-               "another recording of the same kernel (typically on another GPU), whose\n"
-               "fastest configurations each run evaluates first: what transfer from a\n"
-               "known GPU gains (parameters matched by name; random's figure has none)"),
+    CLI_CALL("prior", "FILE", replay_add_prior, CLI_OPT_REPEAT,
+             "another recording of the same kernel (typically on another GPU), whose\n"
+             "fastest configurations each run evaluates first: what transfer from a\n"
+             "known GPU gains (parameters matched by name; random's figure has none).\n"
+             "Repeatable: the configurations go by their mean rank over the recordings"),
     CLI_STRING(replay_cli, "manifest", "FILE", manifest,
                "a manifest of the recorded kernel (its parameters, by the recording's\n"
                "names, roles, launch and cost formulas; see tuner/replay_compile.h) whose\n"
@@ -83,8 +97,8 @@ static const cli_option replay_table[] = {
 
 /* One scored file's --json object. */
 static json_t *scored_json(const char *file, const ktfile *kf, const replay_stats *rs,
-                           const replay_facts *rf, const char *manifest_path, const ktfile *prior,
-                           size_t first) {
+                           const replay_facts *rf, const char *manifest_path, ktfile *const *priors,
+                           int npriors, size_t first) {
   json_t *o = json_object();
   json_object_set_new(o, "space", json_string(file));
   json_object_set_new(o, "strategy", json_string(rs->strategy));
@@ -125,10 +139,12 @@ static json_t *scored_json(const char *file, const ktfile *kf, const replay_stat
     json_object_set_new(o, "compiled", cj);
   }
   json_object_set_new(o, "random_expected", json_real(rs->random_expected));
-  if (prior) {
-    json_t *pj = json_object();
-    json_object_set_new(pj, "file", json_string(prior->path));
-    json_object_set_new(pj, "device_name", json_string(prior->device_name));
+  if (npriors > 0) {
+    json_t *pj = json_object(), *files = json_array();
+    json_object_set_new(pj, "file", json_string(priors[0]->path));
+    json_object_set_new(pj, "device_name", json_string(priors[0]->device_name));
+    for (int p = 0; p < npriors; p++) json_array_append_new(files, json_string(priors[p]->path));
+    json_object_set_new(pj, "files", files);
     json_object_set_new(pj, "ranked", json_integer((json_int_t)rs->prior));
     json_object_set_new(pj, "evaluated_first", json_integer((json_int_t)first));
     json_object_set_new(o, "prior", pj);
@@ -138,19 +154,19 @@ static json_t *scored_json(const char *file, const ktfile *kf, const replay_stat
 
 /* One scored file in words. */
 static void scored_print(const char *file, const ktfile *kf, const replay_stats *rs,
-                         const replay_facts *rf, const char *manifest_path, const ktfile *prior,
-                         size_t first) {
+                         const replay_facts *rf, const char *manifest_path, ktfile *const *priors,
+                         int npriors, size_t first) {
   printf(
       "%s: %s, %zu configurations (%zu timed, %zu failed), optimum %.4g ms replayed "
       "from %s\n",
       file, replay_format_name(kf), rs->configs, rs->valid, rs->configs - rs->valid, rs->optimum_ms,
       kf->device_name[0] ? kf->device_name : "an unnamed GPU");
-  if (prior)
-    printf(
-        "  prior: %s (%s): ranks %zu of these configurations; each run evaluates its "
-        "fastest %d first\n",
-        prior->path, prior->device_name[0] ? prior->device_name : "an unnamed GPU", rs->prior,
-        (int)first);
+  for (int p = 0; p < npriors; p++)
+    printf("  prior %d of %d: %s (%s)\n", p + 1, npriors, priors[p]->path,
+           priors[p]->device_name[0] ? priors[p]->device_name : "an unnamed GPU");
+  if (npriors > 0)
+    printf("  the prior%s rank%s %zu of these configurations; each run evaluates the %d first\n",
+           npriors > 1 ? "s" : "", npriors > 1 ? "" : "s", rs->prior, (int)first);
   if (manifest_path)
     printf(
         "  %s: %zu of the %zu configurations are in its file; %zu compiled for %s (%zu "
@@ -190,7 +206,7 @@ static int cmd_replay(int argc, char **argv) {
   replay_cli cli = {.seeds = 30, .budget = REPLAY_DEFAULT_BUDGET, .target = REPLAY_DEFAULT_EPS};
   int arg, bad = cli_options_parse("replay", NULL, replay_table, argc, argv, &cli, &arg);
   if (bad) return bad;
-  const char *name = cli.strategy, *prior_path = cli.prior, *manifest_path = cli.manifest;
+  const char *name = cli.strategy, *manifest_path = cli.manifest;
   long jobs = cli.jobs, seeds = cli.seeds, budget = cli.budget;
   double eps = cli.target;
   int json = cli.json;
@@ -216,10 +232,13 @@ static int cmd_replay(int argc, char **argv) {
                              "times, which a recorded space does not have");
   }
 
-  ktfile *prior = NULL;
-  if (prior_path) {
+  ktfile *priors[REPLAY_MAX_PRIORS] = {NULL};
+  for (int p = 0; p < cli.nprior; p++) {
     rt_error err = {0};
-    if (ktfile_load(prior_path, &prior, &err)) return cli_fail("replay", &err);
+    if (ktfile_load(cli.prior[p], &priors[p], &err)) {
+      for (int q = 0; q < p; q++) ktfile_free(priors[q]);
+      return cli_fail("replay", &err);
+    }
   }
   json_t *results = json_array();
   int rcode = CLI_EXIT_OK, scored = 0;
@@ -242,7 +261,8 @@ static int cmd_replay(int argc, char **argv) {
       kf = NULL;
     }
     if (!ls &&
-        (ls = replay_run_given(kf, name, (int)seeds, budget, eps, prior, &given, &rs, &err))) {
+        (ls = replay_run_given(kf, name, (int)seeds, budget, eps, (const ktfile *const *)priors,
+                               cli.nprior, &given, &rs, &err))) {
       if (!err.source[0]) rt_error_locate(&err, argv[f], NULL, 0, 0);
       ktfile_free(kf);
       kf = NULL;
@@ -268,16 +288,16 @@ static int cmd_replay(int argc, char **argv) {
               argv[f]);
     size_t first = rs.prior < STRATEGY_PRIOR_FIRST ? rs.prior : STRATEGY_PRIOR_FIRST;
     if (json) {
-      json_array_append_new(results,
-                            scored_json(argv[f], kf, &rs, &rf, manifest_path, prior, first));
+      json_array_append_new(
+          results, scored_json(argv[f], kf, &rs, &rf, manifest_path, priors, cli.nprior, first));
     } else {
-      scored_print(argv[f], kf, &rs, &rf, manifest_path, prior, first);
+      scored_print(argv[f], kf, &rs, &rf, manifest_path, priors, cli.nprior, first);
     }
     replay_stats_free(&rs);
     replay_facts_free(&rf);
     ktfile_free(kf);
   }
-  ktfile_free(prior);
+  for (int p = 0; p < cli.nprior; p++) ktfile_free(priors[p]);
   if (arg + 1 < argc && rcode != CLI_EXIT_OK)
     fprintf(stderr, "rooftune replay: %d of %d files scored; the others are reported above\n",
             scored, argc - arg);
