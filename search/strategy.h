@@ -26,7 +26,9 @@
  *
  * A prior (strategy_options.prior) transfers what is known from elsewhere, typically the same
  * kernel's results on another GPU: every strategy but brute_force and model starts with its
- * first STRATEGY_PRIOR_FIRST configurations, then carries on as it would from any results.
+ * first STRATEGY_PRIOR_FIRST configurations, then carries on as it would from any results;
+ * bayes, lever and steer try them and keep them out of their model (a seed that reaches the
+ * target ends the search, one that misleads costs its own evaluation and no more).
  */
 #ifndef ROOFTUNE_STRATEGY_H
 #define ROOFTUNE_STRATEGY_H
@@ -76,8 +78,8 @@ typedef struct strategy_options {
 } strategy_options;
 
 /* How many of a prior's configurations a strategy evaluates before its own choices; they take
- * the place of its random start (bayes's initial design, ils's first point, genetic's first
- * members).  Chosen on the development spaces with each other GPU's space of the same kernel as
+ * the place of its random start (ils's first point, genetic's first members) or come before it
+ * (bayes' initial design).  Chosen on the development spaces with each other GPU's space of the same kernel as
  * the prior (bench/bench_strategies.c, "transfer"). */
 #define STRATEGY_PRIOR_FIRST 3
 
