@@ -131,6 +131,15 @@ first = [l for l in open(sys.argv[3]) if l.startswith("[1/4] ")][0]
 assert first.split()[2].rstrip(":") == text, (first, text)
 print("tune --prior ok: the A100's fastest first:", text)
 PY
+# --prior repeatable: the same export twice ranks as once (mean rank), both files named
+json=$("$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --budget 2 \
+  --no-db --prior "$tmp/a100.json" --prior "$tmp/a100.json" --json 2>/dev/null); rc=$?
+check_rc "tune --prior twice" 0 $rc
+python3 -c 'import json,sys; p=json.loads(sys.argv[1])["prior"]; assert p["summary"]=="gemm_mma 6 ranked" and len(p["files"])==2, p' "$json" \
+  || { echo "FAIL: --prior twice: $json"; fail=1; }
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --no-db \
+  --prior model --prior "$tmp/a100.json" >/dev/null 2>&1
+check_rc "tune --prior model with a file" 2 $?
 "$bin" tune gemm_mma --shape 256x256x512 --dtype bf16 --device model:h200 --no-db \
   --prior "$tmp/a100.json" >/dev/null 2>"$tmp/err"
 check_rc "tune --prior of another dtype" 1 $?
