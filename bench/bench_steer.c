@@ -4,7 +4,8 @@
  *   (a) the recordings that carry hardware counters (KTT results files, ktt_*.json.gz in the
  *       spaces folder): each configuration replays with its measured counters, diagnosed on the
  *       recorded GPU's roofs (recorded.h), and with its compile facts (registers, shared memory,
- *       block, grid: features.h) known before it is evaluated, as a compile would know them;
+ *       block, grid: features.h), which the strategy learns once it proposes the configuration
+ *       (the strategy core reveals them at ask), as a tune compiling what it proposes would;
  *   (b) rooftune's own templates on the model device (model:h200: predicted times, every
  *       candidate compiled by NVRTC for its ptxas facts and diagnosed): GEMM, prefill attention
  *       and decode problems, each space evaluated whole first, as `rooftune tune TEMPLATE
@@ -570,7 +571,7 @@ static int bench_families(const char *db, const char *list, int seeds, double st
 int main(int argc, char **argv) {
   int seeds = 30;
   const char *dir = NULL, *sets = "abcf",
-             *list = "random,ils,annealing,genetic,lever,bayes,steer,steer-blind";
+             *list = "random,ils,annealing,genetic,lever,bayes,steer,steer-blind,steer_turns";
   const char *flist = "random,bayes,steer,steer-blind,bayes-even,steer-even";
   double stop =
       roofline_stop_fraction(&(roofline_ceilings){.measured = 0}); /* the model device's */

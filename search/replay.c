@@ -56,12 +56,56 @@ static rt_status replay_recorded(const ktfile *kf, const replay_given *given, re
 
 rt_status replay_run(const ktfile *kf, const char *name, int seeds, long budget, double eps,
                      const ktfile *prior, replay_stats *stats, rt_error *err) {
-  return replay_run_given(kf, name, seeds, budget, eps, prior, NULL, stats, err);
+  return replay_run_given(kf, name, seeds, budget, eps, prior ? &prior : NULL, prior != NULL, NULL,
+                          stats, err);
+}
+
+/* One configuration in the merged order: its mean rank fraction, its place among equals. */
+typedef struct prior_rank {
+  double score; /* sum over the recordings of rank / list length (1 when not ranked) */
+  size_t tie;   /* its rank in the first recording that ranks it, then its number */
+  size_t idx;   /* the configuration */
+} prior_rank;
+
+static int prior_rank_cmp(const void *a, const void *b) {
+  const prior_rank *x = a, *y = b;
+  if (x->score != y->score) return x->score < y->score ? -1 : 1;
+  return (x->tie > y->tie) - (x->tie < y->tie);
+}
+
+rt_status replay_rank_priors(const ktfile *const *priors, int n, const space *s, size_t **order,
+                             size_t *len, rt_error *err) {
+  *order = NULL;
+  *len = 0;
+  size_t ns = space_size(s), big = (size_t)-1;
+  prior_rank *pr = malloc((ns ? ns : 1) * sizeof *pr);
+  if (!pr) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < ns; i++) pr[i] = (prior_rank){(double)n, big, i};
+  rt_status rc = RT_OK;
+  for (int p = 0; p < n && !rc; p++) {
+    size_t *o = NULL, m = 0;
+    if ((rc = ktfile_rank_in(priors[p], s, &o, &m, err))) break;
+    for (size_t r = 0; r < m; r++) {
+      pr[o[r]].score += (double)r / (double)m - 1.0;
+      if (pr[o[r]].tie == big) pr[o[r]].tie = (size_t)p * ns + r;
+    }
+    free(o);
+  }
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < ns; i++)
+    if (pr[i].tie != big) pr[k++] = pr[i];
+  if (!rc) qsort(pr, k, sizeof *pr, prior_rank_cmp);
+  if (!rc && !(*order = malloc((k ? k : 1) * sizeof **order)))
+    rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < k; i++) (*order)[i] = pr[i].idx;
+  if (!rc) *len = k;
+  free(pr);
+  return rc;
 }
 
 rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long budget, double eps,
-                           const ktfile *prior, const replay_given *given, replay_stats *stats,
-                           rt_error *err) {
+                           const ktfile *const *priors, int npriors, const replay_given *given,
+                           replay_stats *stats, rt_error *err) {
   memset(stats, 0, sizeof *stats);
   if (seeds < 1) return rt_error_set(err, RT_ERR_USAGE, "--seeds must be at least 1");
   if (budget < 1) return rt_error_set(err, RT_ERR_USAGE, "--budget must be at least 1");
@@ -78,7 +122,9 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
   diagnosis *diag = NULL;
   double *feat = NULL, *v = NULL;
   rt_status rc = RT_OK;
-  if (prior && (rc = ktfile_rank_in(prior, kf->space, &order, &stats->prior, err))) goto done;
+  if (npriors > 0 &&
+      (rc = replay_rank_priors(priors, npriors, kf->space, &order, &stats->prior, err)))
+    goto done;
   if ((rc = replay_recorded(kf, given, stats, &diag, &feat, err))) goto done;
   stats->evals = malloc((size_t)seeds * sizeof *stats->evals);
   v = malloc((size_t)seeds * sizeof *v);
@@ -86,6 +132,9 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
     rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
     goto done;
   }
+  stats->blind = given && given->blind;
+  stats->survey = given && given->survey && feat;
+  stats->survey_cost = stats->survey ? REPLAY_SURVEY_SHARE * (double)kf->configs : 0;
   double target = kf->optimum_ms * (1 + eps);
   int reached = 0;
   for (int s = 0; s < seeds && !rc; s++) {
@@ -95,7 +144,9 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
                           .prior = order,
                           .nprior = stats->prior,
                           .features = feat,
-                          .nfeatures = stats->features};
+                          .nfeatures = stats->features,
+                          .survey = stats->survey,
+                          .blind = stats->blind};
     strategy *st;
     if ((rc = strategy_new(kf->space, &o, &st, err))) break;
     snprintf(stats->strategy, sizeof stats->strategy, "%s", strategy_name(st));
@@ -105,11 +156,15 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
       rt_status status = ktfile_status(kf, idx);
       const diagnosis *d = diag && diag[idx].limit[0] ? &diag[idx] : NULL;
       if ((rc = strategy_tell(st, idx, status, kf->time_ms[idx], d, err))) break;
+      int learned;
+      stats->steps++;
+      if (strategy_best_lever(st, &learned)[0])
+        stats->lever_steps++, stats->learned_steps += learned;
       if (status == RT_OK && kf->time_ms[idx] <= target) hit = (long)strategy_evaluations(st);
     }
     strategy_free(st);
     stats->evals[s] = hit;
-    v[s] = hit >= 0 ? (double)hit : 2.0 * (double)budget;
+    v[s] = hit >= 0 ? (double)hit + stats->survey_cost : 2.0 * (double)budget;
     reached += hit >= 0;
   }
   if (!rc) {

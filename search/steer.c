@@ -15,7 +15,9 @@
  *   - The diagnosis' lever: when the best has one (told with its result), its first parameter
  *     that can move its way takes the exploit step, moved that way, for as long as lever moves
  *     beat their base at least as often as the other exploit moves do (each counted from one win
- *     and one loss); when they stop paying, the turns go on in order.
+ *     and one loss); when they stop paying, the turns go on in order.  Where no role is declared
+ *     (a kernel rooftune has never seen), the lever is learned from the results: the parameters
+ *     whose position moves the signal of the best's limit (evidence.c).
  *   - Parameters of 3 or 4 values 0, 1, 2 (, 3) are modes (a method, a variant), one input per
  *     value, so the model does not take mode 1 to be between modes 0 and 2.
  * Recordings without counters, templates without a diagnosis: the first two still apply, the
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include "search/bayes_internal.h"
+#include "search/evidence_internal.h"
 
 typedef struct {
   int turn;             /* the slot (parameter, or np: children) whose turn is next */
@@ -33,16 +36,18 @@ typedef struct {
   int move_n, move_w;   /* the other exploit moves told, and their wins */
   long pending;         /* the last exploit pick, until told; -1 none */
   int pending_lever;    /* it was a lever move */
+  int turns;            /* 1: exploitation one parameter at a time (steer_turns), 0: bayes' */
   double pending_base;  /* its base's time */
+  evidence ev;          /* what each parameter moves, from the results (evidence.c) */
 } steer_state;
 
 /* The lever's way for parameter p in the best's lever ("BLOCK_N+,BLOCK_M-"): +1, -1, or 0 when
  * the lever does not name it; *at its position in the lever. */
-static int steer_lever_dir(const strategy *st, int p, int *at) {
+static int steer_lever_dir(const strategy *st, const char *lever, int p, int *at) {
   const char *name = space_param_at(st->sp, p)->name;
   size_t len = strlen(name);
   int k = 0;
-  for (const char *s = st->lever; *s; k++) {
+  for (const char *s = lever; *s; k++) {
     size_t item = strcspn(s, ",");
     if (item == len + 1 && strncmp(s, name, len) == 0 && (s[len] == '+' || s[len] == '-')) {
       *at = k;
@@ -70,8 +75,11 @@ static long steer_exploit(strategy *st, void *state, const bo_step *s) {
   double lo[STEER_SLOTS], llo[STEER_SLOTS];
   int lat[STEER_SLOTS];
   for (int p = 0; p < slots; p++) pick[p] = lpick[p] = -1, lo[p] = llo[p] = 1e300, lat[p] = 1 << 20;
-  int lever = st->lever[0] && s->base == st->best && steer_lever_pays(ss);
+  const char *lv = strategy_best_lever(st, NULL);
+  int lever = lv[0] && s->base == st->best && steer_lever_pays(ss);
   size_t n = s->nneigh;
+  long mean_pick = -1;
+  double mean_lo = 1e300;
   for (size_t c = 0; c < n; c++) {
     /* the candidates are in cand order here: rank[c].idx == c until bayes sorts them */
     size_t at = s->rank[c].idx;
@@ -82,8 +90,9 @@ static long steer_exploit(strategy *st, void *state, const bo_step *s) {
       if (x[q] != base[q]) moved = q, ndiff++;
     int slot = ndiff == 1 && at < s->nmoves ? moved : st->np;
     double key = s->rank[c].key;
+    if (key < mean_lo) mean_lo = key, mean_pick = (long)s->cand[at];
     if (key < lo[slot]) lo[slot] = key, pick[slot] = (long)s->cand[at];
-    int k = 0, dir = lever && slot < st->np ? steer_lever_dir(st, slot, &k) : 0;
+    int k = 0, dir = lever && slot < st->np ? steer_lever_dir(st, lv, slot, &k) : 0;
     if (dir && (x[slot] > base[slot]) == (dir > 0) && key < llo[slot])
       llo[slot] = key, lpick[slot] = (long)s->cand[at], lat[slot] = k;
   }
@@ -93,6 +102,11 @@ static long steer_exploit(strategy *st, void *state, const bo_step *s) {
   ss->pending_lever = chosen >= 0;
   if (chosen >= 0) {
     pick[chosen] = lpick[chosen];
+  } else if (!ss->turns) { /* bayes' own pick: the lowest mean of all, the first of equals */
+    if (mean_pick < 0) return -1;
+    ss->pending = mean_pick;
+    ss->pending_base = st->time[s->base];
+    return mean_pick;
   } else {
     for (int k = 0; k < slots && chosen < 0; k++)
       if (pick[(ss->turn + k) % slots] >= 0) chosen = (ss->turn + k) % slots;
@@ -105,8 +119,9 @@ static long steer_exploit(strategy *st, void *state, const bo_step *s) {
 }
 
 static void steer_told(strategy *st, void *state, size_t idx, double t) {
-  (void)st;
   steer_state *ss = state;
+  evidence_add(&ss->ev, st, idx);
+  if (!st->lever[0]) evidence_lever(&ss->ev, st, st->learned, sizeof st->learned);
   if ((long)idx != ss->pending) return;
   int win = t < ss->pending_base;
   if (ss->pending_lever)
@@ -116,15 +131,24 @@ static void steer_told(strategy *st, void *state, size_t idx, double t) {
   ss->pending = -1;
 }
 
-static rt_status strategy_steer_init(strategy *st, rt_error *err) {
+static rt_status steer_init(strategy *st, int turns, rt_error *err) {
   steer_state *ss = calloc(1, sizeof *ss);
   if (!ss) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   ss->pending = -1;
+  ss->turns = turns;
   bo_setup setup = {1, 1, {steer_exploit, steer_told, ss}};
   rt_status rc = bo_init(st, &setup, err);
   if (rc && !st->impl) free(ss); /* bo_free frees it otherwise */
   return rc;
 }
 
+static rt_status strategy_steer_init(strategy *st, rt_error *err) { return steer_init(st, 0, err); }
+
+static rt_status strategy_steer_turns_init(strategy *st, rt_error *err) {
+  return steer_init(st, 1, err);
+}
+
 const strategy_kind strategy_kind_steer = {"steer", 0,       strategy_steer_init,
                                            bo_next, bo_told, bo_free};
+const strategy_kind strategy_kind_steer_turns = {"steer_turns", 0,       strategy_steer_turns_init,
+                                                 bo_next,       bo_told, bo_free};

@@ -11,7 +11,8 @@
 static const strategy_kind *const strategy_kinds[] = {
     &strategy_kind_brute_force, &strategy_kind_random,  &strategy_kind_ils,
     &strategy_kind_annealing,   &strategy_kind_genetic, &strategy_kind_lever,
-    &strategy_kind_bayes,       &strategy_kind_steer,   &strategy_kind_model};
+    &strategy_kind_bayes,       &strategy_kind_steer,   &strategy_kind_steer_turns,
+    &strategy_kind_model};
 #define STRATEGY_NKINDS (sizeof strategy_kinds / sizeof strategy_kinds[0])
 
 const char *const *strategy_names(void) {
@@ -185,6 +186,38 @@ rt_status strategy_rank_predicted(const space *s, strategy_predict_fn predict, v
 
 /* ---- the core ---- */
 
+/* What the strategy may know of the caller's features (strategy_options.features): every row
+ * when surveyed, else a copy to reveal a row from as its configuration is handed out; none when
+ * blind.  st->opt.features is cleared: st->feat is what the strategies read.  0: out of memory. */
+static int strategy_features_init(strategy *st) {
+  const double *src = st->opt.features;
+  size_t cells = st->n * (size_t)st->opt.nfeatures;
+  st->opt.features = NULL;
+  if (!src || st->opt.blind || cells == 0) {
+    st->opt.nfeatures = 0;
+    return 1;
+  }
+  st->nfeat = st->opt.nfeatures;
+  st->feat = malloc(cells * sizeof *st->feat);
+  if (!st->feat) return 0;
+  if (st->opt.survey) {
+    memcpy(st->feat, src, cells * sizeof *st->feat);
+    return 1;
+  }
+  st->feat_src = malloc(cells * sizeof *st->feat_src);
+  if (!st->feat_src) return 0;
+  memcpy(st->feat_src, src, cells * sizeof *st->feat_src);
+  for (size_t i = 0; i < cells; i++) st->feat[i] = NAN;
+  return 1;
+}
+
+/* Configuration j handed out: its features become known (as compiling it tells them). */
+static void strategy_reveal(strategy *st, size_t j) {
+  if (!st->feat_src) return;
+  size_t w = (size_t)st->nfeat;
+  memcpy(st->feat + j * w, st->feat_src + j * w, w * sizeof *st->feat);
+}
+
 rt_status strategy_new(const space *s, const strategy_options *opt, strategy **out, rt_error *err) {
   *out = NULL;
   const char *name = opt && opt->name ? opt->name : strategy_default();
@@ -240,7 +273,8 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
   for (size_t i = 0; st->state && i < st->nprior; i++) st->state[st->prior[i]] = ST_UNSEEN;
   st->opt.prior = NULL; /* the copy above is what is used */
   st->opt.nprior = 0;
-  if (!st->state || !st->time || !st->perm || !st->cfg || !st->prior) {
+  int feat_ok = strategy_features_init(st);
+  if (!st->state || !st->time || !st->perm || !st->cfg || !st->prior || !feat_ok) {
     strategy_free(st);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for a space of %zu configurations",
                         space_size(s));
@@ -269,6 +303,8 @@ void strategy_free(strategy *st) {
   free(st->perm);
   free(st->cfg);
   free(st->prior);
+  free(st->feat);
+  free(st->feat_src);
   free(st);
 }
 
@@ -289,6 +325,7 @@ size_t strategy_ask(strategy *st, size_t *out, size_t cap) {
     if (j < 0 || st->state[j] != ST_UNSEEN) j = strategy_random_unseen(st);
     if (j < 0) break;
     st->state[j] = ST_PENDING;
+    strategy_reveal(st, (size_t)j);
     st->handed++;
     out[k++] = (size_t)j;
     if (!(st->kind->flags & STRATEGY_BATCH)) break;
@@ -309,6 +346,7 @@ rt_status strategy_tell(strategy *st, size_t idx, rt_status status, double time_
                           time_ms);
     t = time_ms;
   }
+  if (st->opt.blind) diag = NULL;
   st->state[idx] = ST_TOLD;
   st->time[idx] = t;
   st->evals++;
@@ -316,10 +354,19 @@ rt_status strategy_tell(strategy *st, size_t idx, rt_status status, double time_
     st->best = (long)idx;
     st->best_time = t;
     snprintf(st->lever, sizeof st->lever, "%s", diag ? diag->lever : "");
+    st->learned[0] = '\0'; /* the strategy learns the new best's, if it does */
     st->best_changed = 1;
   }
+  st->told = diag;
   if (st->kind->told) st->kind->told(st, idx, t);
+  st->told = NULL;
   return RT_OK;
+}
+
+const char *strategy_best_lever(const strategy *st, int *learned) {
+  int l = !st->lever[0] && st->learned[0];
+  if (learned) *learned = l;
+  return l ? st->learned : st->lever;
 }
 
 size_t strategy_evaluations(const strategy *st) { return st->evals; }

@@ -18,16 +18,18 @@
  * neighbours and children with expected improvement), lever (moves the parameters the current
  * best's lever names first, and falls back to bayes when no lever applies: on replayed files
  * without counters, which carry no diagnosis, lever and bayes make the same choices), steer
- * (bayes told what the diagnosis knows: the configurations' pre-run facts as surrogate inputs,
- * the best's lever first while lever moves pay, exploitation one parameter at a time; see
- * steer.c), and model (in the order of a predicted time from the caller, e.g. the model
+ * (bayes told what the diagnosis knows: the best's lever first while lever moves pay, a lever
+ * learned from the evaluations where no role is declared, the pre-run facts as surrogate inputs
+ * when surveyed, exploitation one parameter at a time; see steer.c), and model (in the order of a predicted time from the caller, e.g. the model
  * device).  The default was chosen by results on brute-forced spaces: see
  * bench/bench_strategies.c, bench/bench_steer.c and strategy_default().
  *
  * A prior (strategy_options.prior) transfers what is known from elsewhere, typically the same
  * kernel's results on another GPU: every strategy that does not keep its own order
  * (STRATEGY_KEEPS_ORDER) starts with its first STRATEGY_PRIOR_FIRST configurations, then
- * carries on as it would from any results.
+ * carries on as it would from any results; bayes, lever and steer try them and keep them out
+ * of their model (a seed that reaches the target ends the search, one that misleads costs its
+ * own evaluation and no more).
  *
  * What a strategy is beside its name is a flag of its table entry (strategy_flags), which the
  * callers ask instead of the name; every list of strategies a user reads is strategy_list's.
@@ -58,12 +60,21 @@ typedef struct strategy_options {
   void *clock_ctx;             /* passed to clock */
   strategy_predict_fn predict; /* required by "model", ignored by the others */
   void *predict_ctx;           /* passed to predict */
-  const double *features;      /* what is known of each configuration before it runs (its static
-                              * facts from compiling it: occupancy, registers, shared memory,
-                              * waves ...), space_size x nfeatures values, row-major, NaN where
-                              * unknown; copied.  bayes ignores them; steer weighs them as inputs
-                              * of its surrogate.  NULL: none */
+  const double *features;      /* what compiling each configuration tells (its static facts:
+                              * occupancy, registers, shared memory, waves ...), space_size x
+                              * nfeatures values, row-major, NaN where unknown; copied.  A
+                              * strategy sees a configuration's row only once it has handed it
+                              * out (a tune compiles what it proposes, no more), unless survey
+                              * is set.  bayes ignores them; steer learns from them which
+                              * parameter moves what (and weighs them as surrogate inputs when
+                              * surveyed).  NULL: none */
   int nfeatures;               /* values per configuration in features */
+  int survey;                  /* 1: every row of features is known from the start, as a
+                              * compile-first survey of the whole space gives them (its compile
+                              * cost is the caller's to count: replay --survey) */
+  int blind;                   /* 1: the strategy is told only times: features and diagnoses are
+                              * withheld, so a run against the same run not blind measures what
+                              * the diagnosis adds (replay --blind, tune --blind) */
   const size_t *prior;         /* configurations to evaluate first, most promising first: e.g.
                               * the fastest of the same kernel's results on another GPU
                               * (ktfile_rank_in); copied.  NULL: none */
@@ -71,8 +82,8 @@ typedef struct strategy_options {
 } strategy_options;
 
 /* How many of a prior's configurations a strategy evaluates before its own choices; they take
- * the place of its random start (bayes's initial design, ils's first point, genetic's first
- * members).  Chosen on the development spaces with each other GPU's space of the same kernel as
+ * the place of its random start (ils's first point, genetic's first members) or come before it
+ * (bayes' initial design).  Chosen on the development spaces with each other GPU's space of the same kernel as
  * the prior (bench/bench_strategies.c, "transfer"). */
 #define STRATEGY_PRIOR_FIRST 3
 
@@ -111,9 +122,16 @@ size_t strategy_ask(strategy *st, size_t *out, size_t cap);
 
 /* Tells the result of a configuration ask handed out: status RT_OK with time_ms > 0, or a
  * failure status (time ignored).  diag may be NULL; its lever ("BLOCK_N+,BLOCK_M-") is what the
- * lever strategy moves next.  Telling a configuration not handed out, or twice, is an error. */
+ * lever strategy moves next, and steer learns the parameters' roles from its figures.  Telling
+ * a configuration not handed out, or twice, is an error.  A blind strategy ignores diag. */
 rt_status strategy_tell(strategy *st, size_t idx, rt_status status, double time_ms,
                         const diagnosis *diag, rt_error *err);
+
+/* The lever the strategy follows from the best so far: the best's diagnosis' (its declared
+ * roles), else one steer learned from the evaluations (which parameters move the counters and
+ * compile facts of the best's limit); "" when it has none (every strategy but steer follows
+ * only declared levers).  *learned: 1 when the lever came from the evidence. */
+const char *strategy_best_lever(const strategy *st, int *learned);
 
 /* Unique evaluations told so far (failures included). */
 size_t strategy_evaluations(const strategy *st);

@@ -35,6 +35,15 @@ struct strategy {
   long best;                 /* best configuration told, -1 before the first success */
   double best_time;          /* its time */
   char lever[160];           /* the best's lever, "" when it had none */
+  char learned[160];         /* a lever the strategy learned for the best from the evidence
+                                (steer.c), "" none: strategy_best_lever's answer when lever is "" */
+  const diagnosis *told;     /* while kind->told runs: the result's diagnosis, NULL none/blind */
+  double *feat;              /* what the strategy knows of each configuration's features, n x
+                                nfeat: a row once the configuration is handed out (every row
+                                when surveyed), NaN before; NULL when none or blind */
+  double *feat_src;          /* the caller's features (a copy), revealed row by row; NULL when
+                                surveyed, none or blind */
+  int nfeat;                 /* features per configuration, 0: none */
   int best_changed;          /* set when best moves; strategies clear it */
   size_t *perm;              /* random permutation of the unseen, for random picks */
   size_t perm_pos;           /* entries of perm already drawn */
@@ -99,5 +108,6 @@ extern const strategy_kind strategy_kind_lever;
 extern const strategy_kind strategy_kind_model;
 extern const strategy_kind strategy_kind_bayes;
 extern const strategy_kind strategy_kind_steer;
+extern const strategy_kind strategy_kind_steer_turns;
 
 #endif

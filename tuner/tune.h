@@ -52,6 +52,8 @@ typedef struct tune_progress {
   const char *phase;            /* "compile", "evaluate", "library", "ceilings" */
 } tune_progress;
 
+#define TUNE_MAX_PRIORS 16 /* --prior files */
+
 typedef struct tune_options {
   const char *target;        /* family ("gemm") or template name ("gemm_mma") */
   const char *shape;         /* "4096x4096x4096" (the family's syntax) */
@@ -61,6 +63,7 @@ typedef struct tune_options {
   const char *device;        /* "cuda", "model:h200", "replay:FILE"; NULL: cuda when a GPU is
                                present, else model:h200 (tune_report.note says so) */
   const char *strategy;      /* NULL: the default strategy */
+  int blind;                 /* 1: the strategy is told only times (strategy_options.blind) */
   long budget;               /* new evaluations: configurations the database already holds
                                are told to the strategy and do not count; 0:
                                TUNE_DEFAULT_BUDGET */
@@ -74,6 +77,9 @@ typedef struct tune_options {
                                Tuner or KTT file, or a rooftune export, e.g. of another GPU's
                                database): each template's search evaluates the fastest of its
                                configurations there first (strategy_options.prior) */
+  const char *const *priors; /* with npriors > 1: every --prior given (priors[0] == prior), the
+                               configurations by their mean rank over them (replay_rank_priors) */
+  int npriors;
   double max_seconds;        /* wall-clock budget; 0: none */
   int shard_index;           /* with shard_count > 1: only the configurations of shard
                                shard_index (0-based) are searched, so shard_count processes

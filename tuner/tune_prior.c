@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tuner/model/occupancy.h"
+#include "search/replay.h"
 #include "tuner/template/ktfile.h"
 #include "tuner/tune_impl.h"
 
@@ -79,10 +80,10 @@ int tune_prior_is_model(const tune_options *o) {
   return o->prior && strcmp(o->prior, "model") == 0;
 }
 
-/* The configurations of sp (template NAME) in the order of o->prior's times, into *order;
- * none (and RT_OK) when the file holds nothing for this template and problem or shares no
- * parameter with it; either way rep->prior says what it gave.  Errors: a file that cannot be
- * read. */
+/* The configurations of sp (template NAME) by what the --prior files say: one file's times, or
+ * several files' mean rank (replay_rank_priors), into *order; none (and RT_OK) when no file
+ * holds anything for this template and problem or shares a parameter with it; either way
+ * rep->prior says what they gave.  Errors: a file that cannot be read. */
 rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size_t **order, size_t *n,
                      rt_error *err) {
   *order = NULL;
@@ -90,18 +91,28 @@ rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size_t **or
   /* the problem as given (a replay without --shape/--dtype: the file's only one) */
   ktfile_select sel = {name, c->o->shape ? c->prob.shape : NULL,
                        c->o->dtype ? c->prob.dtype : NULL};
-  ktfile *kf = NULL;
+  int nf = c->o->npriors > 1 ? c->o->npriors : 1;
+  ktfile *kf[TUNE_MAX_PRIORS] = {NULL};
+  int loaded = 0;
   rt_error e = {0};
-  const char *none = NULL; /* why the file ranks nothing here, when it does not */
-  rt_status rc = ktfile_load_select(c->o->prior, &sel, &kf, &e);
-  if (rc == RT_ERR_NOT_FOUND) {
-    none = "no results for this problem";
-    rc = RT_OK;
-  } else if (rc == RT_OK) {
-    rc = ktfile_rank_in(kf, sp, order, n, &e);
-    if (rc == RT_ERR_INVALID) none = "no parameter in common", rc = RT_OK;
+  const char *none = "no results for this problem"; /* why nothing is ranked, when it is not */
+  rt_status rc = RT_OK;
+  for (int f = 0; f < nf && f < TUNE_MAX_PRIORS && !rc; f++) {
+    const char *path = nf > 1 ? c->o->priors[f] : c->o->prior;
+    rc = ktfile_load_select(path, &sel, &kf[loaded], &e);
+    if (rc == RT_ERR_NOT_FOUND)
+      rc = RT_OK;
+    else if (rc == RT_OK)
+      loaded++;
   }
-  ktfile_free(kf);
+  if (!rc && loaded) {
+    rc = replay_rank_priors((const ktfile *const *)kf, loaded, sp, order, n, &e);
+    if (rc == RT_ERR_INVALID)
+      none = "no parameter in common", rc = RT_OK;
+    else if (!rc)
+      none = NULL;
+  }
+  for (int f = 0; f < loaded; f++) ktfile_free(kf[f]);
   if (rc) {
     if (err) *err = e;
     return rc;

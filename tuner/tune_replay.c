@@ -34,6 +34,7 @@ static rt_status replay_begin(tune_ctx *c, tune_search *s, const ktfile *kf, rt_
   so.seed = o->seed;
   so.max_evals = 0; /* the budget counts new evaluations, as a template's share does */
   so.max_seconds = o->max_seconds;
+  so.blind = o->blind;
   if (tune_prior_is_model(o)) {
     rt_error_locate(err, "--prior", NULL, 0, 0);
     return rt_error_set(

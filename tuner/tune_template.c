@@ -79,6 +79,10 @@ static rt_status template_strategy(tune_ctx *c, tune_search *s, const size_t *pr
   so.nprior = nprior;
   so.features = features;
   so.nfeatures = features ? FEATURE_COUNT : 0;
+  /* the plan's facts are known for every configuration without compiling (the compiler's are
+   * NaN): a survey at no cost */
+  so.survey = 1;
+  so.blind = o->blind;
   size_t *model_prior = NULL;
   rt_status rc = tune_prior_model(c, s, &so, &model_prior, err);
   if (!rc) rc = strategy_new(s->sp, &so, &s->st, err);

@@ -21,7 +21,7 @@ assert b["valid"] == 7 and abs(b["optimum_ms"] - 2.0) < 1e-9, b
 assert k["valid"] == 3 and abs(k["optimum_ms"] - 0.8) < 1e-9 and abs(k["random_expected"] - 2) < 1e-9, k
 print("replay json ok")
 PY
-# a KTT recording with counters: diagnosed from them, the strategy given the compile facts
+# a KTT recording with counters: diagnosed from them, the strategy told the compile facts
 json=$("$bin" replay --json --seeds 3 --budget 10 --strategy steer "$fx/ktt_counters.json") \
   || { echo "FAIL: replay --json on ktt_counters.json exited $?"; exit 1; }
 python3 - "$json" <<'PY' || exit 1
@@ -33,6 +33,22 @@ print("replay with counters ok")
 PY
 out=$("$bin" replay --seeds 2 --budget 10 "$fx/ktt_counters.json") || { echo "FAIL: replay text on ktt_counters.json"; exit 1; }
 echo "$out" | grep -q "4 configurations diagnosed from their recorded counters" || { echo "FAIL: text: $out"; exit 1; }
+# --blind: told only times, said in one line; --survey: the facts ahead, their compiles counted
+# (0.1 evaluation for each of the file's configurations in every run)
+out=$("$bin" replay --seeds 2 --budget 10 --blind "$fx/ktt_counters.json") || { echo "FAIL: replay --blind"; exit 1; }
+echo "$out" | grep -q "blind: the strategy is told only times" || { echo "FAIL: --blind text: $out"; exit 1; }
+echo "$out" | grep -q "diagnosed from their recorded counters" && { echo "FAIL: --blind still says diagnosed: $out"; exit 1; }
+json=$("$bin" replay --json --seeds 3 --budget 10 --strategy steer --blind "$fx/ktt_counters.json") || exit 1
+sjson=$("$bin" replay --json --seeds 3 --budget 10 --strategy steer --survey "$fx/ktt_counters.json") || exit 1
+python3 - "$json" "$sjson" <<'PY' || exit 1
+import json, sys
+b = json.loads(sys.argv[1])["results"][0]
+s = json.loads(sys.argv[2])["results"][0]
+assert b["blind"] is True and b["survey_cost"] == 0 and b["learned_share"] == 0, b
+assert s["blind"] is False and abs(s["survey_cost"] - 0.1 * s["configs"]) < 1e-9, s
+assert s["evals_to_target"]["median"] >= s["survey_cost"], s
+print("replay --blind, --survey ok")
+PY
 # text output names the default strategy and random search's need
 out=$("$bin" replay --seeds 3 "$fx/small.json") || { echo "FAIL: replay text exited $?"; exit 1; }
 echo "$out" | grep -q "random search needs 2.7" || { echo "FAIL: text: $out"; exit 1; }
@@ -59,6 +75,11 @@ assert r["prior"]["device_name"] == "Other Fixture GPU", r
 assert r["evals_to_target"]["median"] == 1 and r["evals_to_target"]["p90"] == 1, r
 print("replay --prior ok")
 PY
+# --prior repeatable: both named, one order for the runs
+j=$("$bin" replay --json --seeds 2 --prior "$fx/prior_other_gpu.json" --prior "$fx/small.json" "$fx/small.json") \
+  || { echo "FAIL: replay --prior twice exited $?"; exit 1; }
+python3 -c 'import json,sys; r=json.loads(sys.argv[1])["results"][0]; assert len(r["prior"]["files"])==2 and r["prior"]["ranked"]>=5, r' "$j" \
+  || { echo "FAIL: --prior twice: $j"; exit 1; }
 for f in unrelated.json missing.json; do
   err=$("$bin" replay --prior "$fx/$f" "$fx/small.json" 2>&1 >/dev/null); rc=$?
   [ $rc -eq 1 ] || { echo "FAIL: --prior $f exited $rc"; exit 1; }

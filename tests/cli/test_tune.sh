@@ -68,6 +68,14 @@ json=$("$bin" tune vector_add --device "replay:$src/tests/data/replay/small.json
 check_rc "tune replay" 0 $rc
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["timing"]=="replayed" and d["best"]["time_ms"]==0.4 and d["best"]["config"]=={"block_size_x":64,"tile":2}, d' "$json" \
   || { echo "FAIL: replay: $json"; fail=1; }
+# --blind: the strategy told only times, said on the first line and in --json
+out=$("$bin" tune vector_add --device "replay:$src/tests/data/replay/small.json" --strategy steer \
+  --no-db --blind 2>/dev/null); rc=$?
+check_rc "tune --blind" 0 $rc
+printf '%s\n' "$out" | grep -q "strategy steer (blind: told only times)" || { echo "FAIL: --blind not said: $out"; fail=1; }
+json=$("$bin" tune vector_add --device "replay:$src/tests/data/replay/small.json" --no-db --blind --json 2>/dev/null)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["blind"] is True, d' "$json" \
+  || { echo "FAIL: --blind json: $json"; fail=1; }
 
 # replay of rooftune's own export: the same best time comes back, marked as replayed
 best=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT min(time_ms) FROM results WHERE status=\"OK\"").fetchone()[0])' "$tmp/t.db")
@@ -123,6 +131,15 @@ first = [l for l in open(sys.argv[3]) if l.startswith("[1/4] ")][0]
 assert first.split()[2].rstrip(":") == text, (first, text)
 print("tune --prior ok: the A100's fastest first:", text)
 PY
+# --prior repeatable: the same export twice ranks as once (mean rank), both files named
+json=$("$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --budget 2 \
+  --no-db --prior "$tmp/a100.json" --prior "$tmp/a100.json" --json 2>/dev/null); rc=$?
+check_rc "tune --prior twice" 0 $rc
+python3 -c 'import json,sys; p=json.loads(sys.argv[1])["prior"]; assert p["summary"]=="gemm_mma 6 ranked" and len(p["files"])==2, p' "$json" \
+  || { echo "FAIL: --prior twice: $json"; fail=1; }
+"$bin" tune gemm_mma --shape 256x256x512 --dtype f16 --device model:h200 --no-db \
+  --prior model --prior "$tmp/a100.json" >/dev/null 2>&1
+check_rc "tune --prior model with a file" 2 $?
 "$bin" tune gemm_mma --shape 256x256x512 --dtype bf16 --device model:h200 --no-db \
   --prior "$tmp/a100.json" >/dev/null 2>"$tmp/err"
 check_rc "tune --prior of another dtype" 1 $?

@@ -110,5 +110,41 @@ TEST_CASE(percentiles) {
   CHECK_NEAR(replay_percentile(w, 2, 50), 1.5, 1e-12);
 }
 
-TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(brute_force), TEST_ENTRY(every_strategy),
-                  TEST_ENTRY(default_strategy), TEST_ENTRY(counters), TEST_ENTRY(percentiles))
+/* Several priors: one is its own order (twice, the same); two go by the mean rank fraction, so a
+ * configuration both rank high leads, and every configuration either ranks is in the order. */
+TEST_CASE(priors_merged) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/data/ktfiles/prior_other_gpu.json", test_source_dir());
+  rt_error err = {0};
+  ktfile *other = NULL;
+  CHECK_INT(ktfile_load(path, &other, &err), RT_OK);
+  if (!other) return;
+  const space *s = small->space;
+  size_t *one = NULL, n1 = 0, *two = NULL, n2 = 0, *mix = NULL, nm = 0, *o2 = NULL, no2 = 0;
+  CHECK_INT(ktfile_rank_in(other, s, &one, &n1, &err), RT_OK);
+  const ktfile *same[2] = {other, other}, *both[2] = {other, small};
+  CHECK_INT(replay_rank_priors(same, 2, s, &two, &n2, &err), RT_OK);
+  CHECK_INT(n2, n1);
+  for (size_t i = 0; i < n1 && i < n2; i++) CHECK_INT(two[i], one[i]);
+  CHECK_INT(replay_rank_priors(both, 2, s, &mix, &nm, &err), RT_OK);
+  CHECK_INT(ktfile_rank_in(small, s, &o2, &no2, &err), RT_OK);
+  size_t ns = space_size(s);
+  double *score = calloc(ns, sizeof *score);
+  for (size_t i = 0; i < ns; i++) score[i] = 2;
+  for (size_t r = 0; r < n1; r++) score[one[r]] += (double)r / (double)n1 - 1;
+  for (size_t r = 0; r < no2; r++) score[o2[r]] += (double)r / (double)no2 - 1;
+  size_t ranked = 0;
+  for (size_t i = 0; i < ns; i++) ranked += score[i] < 2;
+  CHECK_INT(nm, ranked);
+  for (size_t i = 1; i < nm; i++) CHECK(score[mix[i - 1]] <= score[mix[i]]);
+  free(score);
+  free(one);
+  free(two);
+  free(mix);
+  free(o2);
+  ktfile_free(other);
+}
+
+TEST_LIST_FIXTURE(setup, teardown, TEST_ENTRY(priors_merged), TEST_ENTRY(brute_force),
+                  TEST_ENTRY(every_strategy), TEST_ENTRY(default_strategy), TEST_ENTRY(counters),
+                  TEST_ENTRY(percentiles))

@@ -109,9 +109,9 @@ TEST_CASE(compiled) {
   replay_facts_free(&again);
   /* a replay given them: compile facts and the roofline bound as features, diagnoses with the
    * cost formula's FLOPs and the manifest's roles */
-  replay_given given = {rf.facts, rf.flops, rf.executed_flops, rf.dram_bytes, &rf.roles};
+  replay_given given = {rf.facts, rf.flops, rf.executed_flops, rf.dram_bytes, &rf.roles, 0, 0};
   replay_stats rs;
-  CHECK_INT(replay_run_given(kf, "steer", 3, 9, 0.05, NULL, &given, &rs, &err), RT_OK);
+  CHECK_INT(replay_run_given(kf, "steer", 3, 9, 0.05, NULL, 0, &given, &rs, &err), RT_OK);
   CHECK_INT(rs.features, FEATURE_COUNT);
   CHECK_INT(rs.diagnosed, 8);
   CHECK_NEAR(rs.reached, 1, 0);

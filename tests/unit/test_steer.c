@@ -2,8 +2,16 @@
  * each piece of knowledge is what decides (deterministic per seed; evaluations are counted,
  * never timed):
  *   - features: the time depends only on a pre-run fact (an "occupancy" scrambled over the
- *     parameters), so told the fact steer needs far fewer evaluations than told nothing;
- *   - one parameter at a time, and modes as modes: pnpoly's shape (a parameter of 31 values that
+ *     parameters), so told the fact of every configuration (a survey) steer needs far fewer
+ *     evaluations than told nothing;
+ *   - what a tune would know: without a survey a configuration's facts reach the strategy only
+ *     once it has handed it out (facts changed where it never went change nothing), and blind
+ *     withholds the facts and the diagnoses (the same run as one told neither), and steer told
+ *     neither searches as bayes does where no parameter is a mode;
+ *   - roles from evidence: a diagnosis without a lever (no role declared) and a figure that one
+ *     parameter moves give a lever learned from the results, naming that parameter and the way
+ *     that helps; a declared lever comes first, and blind learns nothing;
+ *   - one parameter at a time (steer_turns), and modes as modes: pnpoly's shape (a parameter of 31 values that
  *     moves the time a little, two modes whose best pair holds only with the largest tiles),
  *     where bayes' exploitation spends its steps on the 31 values;
  *   - the lever: after the initial design the best's lever names the parameter and the way, and
@@ -13,6 +21,8 @@
 /* stages: search */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "search/strategy.h"
 #include "test.h"
@@ -46,10 +56,18 @@ static double fact_of(const space *s, size_t idx) {
   return (double)(h % 1000) / 1000.0;
 }
 
-/* Evaluations until the optimum (time 1.0 within 1e-9), with or without the features. */
-static long until_best(const space *s, const char *name, uint64_t seed, const double *feat,
-                       double (*time_fn)(const space *, size_t), const char *lever) {
-  strategy_options o = {.name = name, .seed = seed, .features = feat, .nfeatures = feat ? 1 : 0};
+/* Evaluations until the optimum (time 1.0 within 1e-9), with or without the features (every
+ * configuration's, as a survey gives them, when survey is set); blind: told only times.  When
+ * handed is not NULL, each configuration handed out is marked there. */
+static long until_best_as(const space *s, const char *name, uint64_t seed, const double *feat,
+                          int survey, int blind, double (*time_fn)(const space *, size_t),
+                          const char *lever, unsigned char *handed) {
+  strategy_options o = {.name = name,
+                        .seed = seed,
+                        .features = feat,
+                        .nfeatures = feat ? 1 : 0,
+                        .survey = survey,
+                        .blind = blind};
   strategy *st = NULL;
   rt_error err = {0};
   CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
@@ -64,12 +82,18 @@ static long until_best(const space *s, const char *name, uint64_t seed, const do
   snprintf(d.lever, sizeof d.lever, "%s", lever ? lever : "");
   while (strategy_ask(st, &idx, 1) == 1) {
     k++;
+    if (handed) handed[idx] = 1;
     double t = time_fn(s, idx);
     CHECK_INT(strategy_tell(st, idx, RT_OK, t, lever ? &d : NULL, &err), RT_OK);
     if (t <= best) break;
   }
   strategy_free(st);
   return k;
+}
+
+static long until_best(const space *s, const char *name, uint64_t seed, const double *feat,
+                       double (*time_fn)(const space *, size_t), const char *lever) {
+  return until_best_as(s, name, seed, feat, feat != NULL, 0, time_fn, lever, NULL);
 }
 
 static double time_by_fact(const space *s, size_t idx) { return 1.0 + 4.0 * fact_of(s, idx); }
@@ -102,6 +126,92 @@ TEST_CASE(features) {
   CHECK_INT(until_best(s, "bayes", 3, feat, time_by_fact, NULL),
             until_best(s, "bayes", 3, NULL, time_by_fact, NULL));
   free(feat);
+  space_free(s);
+}
+
+/* A tune compiles what it proposes: without a survey, facts of configurations the strategy never
+ * handed out cannot change its run; with one they do (the check has teeth).  Blind: the run of
+ * a strategy told nothing, whatever it is given. */
+TEST_CASE(told_what_a_tune_knows) {
+  space *s = make_grid(FA, FB, "A", "B");
+  size_t n = space_size(s);
+  double *feat = malloc(n * sizeof *feat), *other = malloc(n * sizeof *other);
+  unsigned char *handed = calloc(n, 1);
+  for (size_t i = 0; i < n; i++) feat[i] = fact_of(s, i);
+  int differ = 0;
+  for (int seed = 0; seed < 5; seed++) {
+    memset(handed, 0, n);
+    long k = until_best_as(s, "steer", (uint64_t)seed, feat, 0, 0, time_by_fact, NULL, handed);
+    size_t unseen = 0;
+    for (size_t i = 0; i < n; i++) {
+      other[i] = handed[i] ? feat[i] : 1.0 - feat[i]; /* where it never went: the opposite */
+      unseen += !handed[i];
+    }
+    CHECK(unseen > 0);
+    CHECK_INT(until_best_as(s, "steer", (uint64_t)seed, other, 0, 0, time_by_fact, NULL, NULL), k);
+    differ += until_best_as(s, "steer", (uint64_t)seed, other, 1, 0, time_by_fact, NULL, NULL) !=
+              until_best_as(s, "steer", (uint64_t)seed, feat, 1, 0, time_by_fact, NULL, NULL);
+    /* blind: told the facts ahead and a lever, it runs as told nothing */
+    long none = until_best_as(s, "steer", (uint64_t)seed, NULL, 0, 0, time_by_fact, NULL, NULL);
+    /* told nothing, on parameters that are no modes, steer's search is bayes' */
+    CHECK_INT(until_best_as(s, "bayes", (uint64_t)seed, NULL, 0, 0, time_by_fact, NULL, NULL),
+              none);
+    CHECK_INT(until_best_as(s, "steer", (uint64_t)seed, feat, 1, 1, time_by_fact, "A+", NULL),
+              none);
+    differ +=
+        until_best_as(s, "steer", (uint64_t)seed, feat, 1, 0, time_by_fact, "A+", NULL) != none;
+  }
+  CHECK(differ >= 5);
+  free(handed);
+  free(other);
+  free(feat);
+  space_free(s);
+}
+
+/* A trap: the corner A, B <= 2 is nearly as fast as the optimum (A = B = 12) and far from it. */
+static double time_trap(const space *s, size_t idx) {
+  double a = (double)space_value(s, idx, 0), b = (double)space_value(s, idx, 1);
+  if (a <= 2 && b <= 3) return 1.02 + 0.001 * (a + b);
+  return 1.0 + fabs(a - 12) / 16 + fabs(b - 12) / 16;
+}
+
+/* Evaluations until the optimum with the prior given (NULL: none). */
+static long until_best_prior(const space *s, const char *name, uint64_t seed, const size_t *prior,
+                             size_t nprior) {
+  strategy_options o = {.name = name, .seed = seed, .prior = prior, .nprior = nprior};
+  strategy *st = NULL;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  size_t idx;
+  long k = 0;
+  while (st && strategy_ask(st, &idx, 1) == 1) {
+    k++;
+    double t = time_trap(s, idx);
+    CHECK_INT(strategy_tell(st, idx, RT_OK, t, NULL, &err), RT_OK);
+    if (t <= 1.0) break;
+  }
+  strategy_free(st);
+  return k;
+}
+
+/* A misleading prior (another GPU's best, in the trap here) costs its seeds and about nothing
+ * more: bayes and steer try the seeds and keep them out of their model. */
+TEST_CASE(misleading_prior) {
+  space *s = make_grid(FA, FB, "A", "B");
+  size_t trap[3];
+  uint16_t c0[2] = {0, 0}, c1[2] = {1, 0}, c2[2] = {0, 1};
+  trap[0] = (size_t)space_index(s, c0), trap[1] = (size_t)space_index(s, c1);
+  trap[2] = (size_t)space_index(s, c2);
+  static const char *const names[] = {"bayes", "steer"};
+  for (int k = 0; k < 2; k++) {
+    long cold = 0, warm = 0;
+    for (uint64_t seed = 0; seed < 9; seed++) {
+      cold += until_best_prior(s, names[k], seed, NULL, 0);
+      warm += until_best_prior(s, names[k], seed, trap, 3);
+    }
+    printf("misleading prior: %s over 9 runs %ld evaluations, %ld cold\n", names[k], warm, cold);
+    CHECK(warm <= cold + 3 * 9 + 9);
+  }
   space_free(s);
 }
 
@@ -174,11 +284,12 @@ TEST_CASE(turns) {
   space *s = make_modes();
   int steer = 0, bayes = 0;
   for (int seed = 0; seed < 10; seed++) {
-    steer += popcount(moved_params(s, "steer", (uint64_t)seed));
+    steer += popcount(moved_params(s, "steer_turns", (uint64_t)seed));
     bayes += popcount(moved_params(s, "bayes", (uint64_t)seed));
   }
   printf(
-      "turns: over 10 runs the first 8 exploit steps moved %d parameters (steer) and %d (bayes)\n",
+      "turns: over 10 runs the first 8 exploit steps moved %d parameters (steer_turns) and %d "
+      "(bayes)\n",
       steer, bayes);
   CHECK(steer >= 3 * 10); /* at least 3 of the 4 parameters each run */
   CHECK(steer > bayes);
@@ -233,6 +344,45 @@ TEST_CASE(lever) {
   space_free(s);
 }
 
+/* Memory-bound everywhere, no role declared: the intensity (reuse) rises with B, A does nothing
+ * to it; the time falls with the intensity.  lever: the declared lever told, or "". */
+static void learned_run(const char *lever, int blind, char *out, size_t size, int *learned) {
+  space *s = make_grid(FA, FB, "A", "B");
+  strategy_options o = {.name = "steer", .seed = 2, .blind = blind};
+  strategy *st = NULL;
+  rt_error err = {0};
+  CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
+  size_t idx;
+  for (int k = 0; k < 24 && st && strategy_ask(st, &idx, 1) == 1; k++) {
+    diagnosis d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.limit, sizeof d.limit, "memory");
+    snprintf(d.lever, sizeof d.lever, "%s", lever);
+    double b = (double)space_value(s, idx, 1), a = (double)space_value(s, idx, 0);
+    d.intensity = 2.0 + b + 0.3 * fact_of(s, idx);
+    d.bw_frac = 0.9;
+    double t = 10.0 / d.intensity + 0.01 * fabs(a - 7);
+    CHECK_INT(strategy_tell(st, idx, RT_OK, t, &d, &err), RT_OK);
+  }
+  snprintf(out, size, "%s", st ? strategy_best_lever(st, learned) : "");
+  strategy_free(st);
+  space_free(s);
+}
+
+TEST_CASE(learned_lever) {
+  char lv[160];
+  int learned = -1;
+  learned_run("", 0, lv, sizeof lv, &learned);
+  printf("learned lever: '%s'\n", lv);
+  CHECK_INT(learned, 1);
+  CHECK(strncmp(lv, "B+", 2) == 0);
+  learned_run("A-", 0, lv, sizeof lv, &learned); /* declared: it comes first */
+  CHECK_STR(lv, "A-");
+  CHECK_INT(learned, 0);
+  learned_run("", 1, lv, sizeof lv, &learned);
+  CHECK_STR(lv, "");
+}
+
 TEST_CASE(options) {
   space *s = make_grid(4, 4, "A", "B");
   double f[16] = {0};
@@ -259,4 +409,5 @@ TEST_CASE(options) {
   space_free(s);
 }
 
-TEST_LIST(TEST_ENTRY(features), TEST_ENTRY(turns), TEST_ENTRY(lever), TEST_ENTRY(options))
+TEST_LIST(TEST_ENTRY(features), TEST_ENTRY(told_what_a_tune_knows), TEST_ENTRY(misleading_prior),
+          TEST_ENTRY(turns), TEST_ENTRY(lever), TEST_ENTRY(learned_lever), TEST_ENTRY(options))

@@ -261,12 +261,23 @@ static void apply_move(const char *config, const char *move, char *out, size_t s
 
 /* The command's options; cmd_tune hands them to tune_options. */
 typedef struct tune_cli {
-  const char *shape, *dtype, *device, *strategy, *db, *config,
-      *prior;                          /* the flags of the same names */
+  const char *shape, *dtype, *device, *strategy, *db, *config; /* the flags of the same names */
+  const char *prior[TUNE_MAX_PRIORS];                          /* --prior, in the order given */
+  int nprior;
   long budget, seconds, seed, timeout; /* --budget, --seconds, --seed, --timeout; 0: the default */
   char kv_lens[8192];                  /* --kv-lens, "" when not given */
   int allow_tf32, cover, no_db, json;  /* --allow-tf32, --cover, --no-db, --json */
+  int blind;                           /* --blind */
 } tune_cli;
+
+/* --prior FILE, repeatable. */
+static int tune_add_prior(const char *cmd, const char *value, void *base) {
+  tune_cli *cli = base;
+  if (cli->nprior >= TUNE_MAX_PRIORS)
+    return cli_usage_error(cmd, "--prior is given at most %d times", TUNE_MAX_PRIORS);
+  cli->prior[cli->nprior++] = value;
+  return 0;
+}
 
 static const cli_option tune_table[] = {
     CLI_STRING(tune_cli, "shape", "S", shape,
@@ -284,6 +295,9 @@ static const cli_option tune_table[] = {
     CLI_STRING(tune_cli, "strategy", "NAME", strategy,
                "search strategy: {STRATEGIES}\n"
                "(default {STRATEGY_DEFAULT}; see 'rooftune replay --help')"),
+    CLI_FLAG(tune_cli, "blind", blind,
+             "tell the strategy only times, no diagnosis and no pre-run facts: the same\n"
+             "tune without --blind shows what the diagnosis adds"),
     CLI_COUNT(tune_cli, "budget", "N", budget, 1,
               "new candidates to evaluate (default 32; each costs a compile);\n"
               "configurations the database already holds do not count"),
@@ -300,13 +314,14 @@ static const cli_option tune_table[] = {
              "evaluate only a covering set of each template's space: every value of\n"
              "every parameter and every value pair of the manifest's \"cover\" pairs\n"
              "at least once (tuner/template/cover.h; give a --budget that holds it)"),
-    CLI_STRING(tune_cli, "prior", "FILE", prior,
-               "results of the same kernel elsewhere, typically another GPU's: a\n"
-               "rooftune export ('rooftune db export' of that machine's database; the\n"
-               "rows of each template for this shape and dtype), a Kernel Tuner cache\n"
-               "or KTT results file.  Each template's search evaluates the fastest of\n"
-               "its configurations there first (parameters matched by name).\n"
-               "--prior model: the model device's ranking for this GPU instead"),
+    CLI_CALL("prior", "FILE", tune_add_prior, CLI_OPT_REPEAT,
+             "results of the same kernel elsewhere, typically another GPU's: a\n"
+             "rooftune export ('rooftune db export' of that machine's database; the\n"
+             "rows of each template for this shape and dtype), a Kernel Tuner cache\n"
+             "or KTT results file.  Each template's search evaluates the fastest of\n"
+             "its configurations there first (parameters matched by name).\n"
+             "Repeatable: the configurations by their mean rank over the files.\n"
+             "--prior model: the model device's ranking for this GPU instead"),
     CLI_TEMPLATES_OPTION("a folder of templates and family declarations (family.json) searched\n"
                          "before $ROOFTUNE_TEMPLATE_PATH and the shipped templates; repeatable"),
     CLI_LIST(tune_cli, "kv-lens", "L", kv_lens,
@@ -376,6 +391,7 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   }
   json_object_set_new(root, "best_per_template", per);
   json_object_set_new(root, "strategy", json_string(rep->strategy));
+  json_object_set_new(root, "blind", json_boolean(o->blind));
   json_object_set_new(
       root, "saved",
       json_pack("{si sf si sf}", "same_cubin", (int)rep->deduplicated, "same_cubin_gpu_s",
@@ -397,9 +413,13 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   if (note[0] || rep->note[0])
     json_object_set_new(root, "note", json_string(rep->note[0] ? rep->note : note));
   if (rep->ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep->ceilings));
-  if (o->prior)
-    json_object_set_new(root, "prior",
-                        json_pack("{ss ss}", "file", o->prior, "summary", rep->prior));
+  if (o->prior) {
+    json_t *pj = json_pack("{ss ss}", "file", o->prior, "summary", rep->prior),
+           *files = json_array();
+    for (int i = 0; i < o->npriors; i++) json_array_append_new(files, json_string(o->priors[i]));
+    json_object_set_new(pj, "files", files);
+    json_object_set_new(root, "prior", pj);
+  }
   if (o->db_path) {
     json_object_set_new(root, "db", json_string(o->db_path));
     json_object_set_new(root, "run_id", json_integer(rep->run_id));
@@ -479,8 +499,9 @@ static void print_best(const tune_report *rep) {
 static void print_text(const tune_options *o, const tune_report *rep, const char *note,
                        int stored) {
   if (rep->note[0] && strcmp(rep->note, note) != 0) printf("note: %s\n", rep->note);
-  printf("tuned %s on %s (%s), strategy %s, budget %ld: %zu evaluated", o->target, rep->device,
-         timing_kind_name(rep->timing), rep->strategy, rep->budget, rep->evaluated);
+  printf("tuned %s on %s (%s), strategy %s%s, budget %ld: %zu evaluated", o->target, rep->device,
+         timing_kind_name(rep->timing), rep->strategy, o->blind ? " (blind: told only times)" : "",
+         rep->budget, rep->evaluated);
   if (rep->resumed) printf(", %zu from the database", rep->resumed);
   if (rep->failed) printf(", %zu failed", rep->failed);
   printf(" in %.1f s", rep->seconds);
@@ -488,9 +509,11 @@ static void print_text(const tune_options *o, const tune_report *rep, const char
     printf(" (compiling %.1f s, %zu compiles from the cache)", rep->compile_seconds,
            rep->cache_hits);
   printf("\n");
+  for (int i = 0; i < o->npriors && o->npriors > 1; i++)
+    printf("prior %d of %d: %s\n", i + 1, o->npriors, o->priors[i]);
   if (o->prior)
-    printf("prior: %s (the first %d of each ranking evaluated first): %s\n", o->prior,
-           STRATEGY_PRIOR_FIRST, rep->prior);
+    printf("prior: %s (the first %d of each ranking evaluated first): %s\n",
+           o->npriors > 1 ? "their mean rank" : o->prior, STRATEGY_PRIOR_FIRST, rep->prior);
   print_table(rep, stored);
   print_templates(rep);
   if (rep->have_best) print_best(rep);
@@ -522,8 +545,14 @@ static int options_of(tune_cli *cli, int argc, char **argv, int arg, tune_option
   o.dtype = cli->dtype;
   o.device = cli->device;
   o.strategy = cli->strategy;
+  o.blind = cli->blind;
   o.config = cli->config;
-  o.prior = cli->prior;
+  o.prior = cli->nprior ? cli->prior[0] : NULL;
+  o.priors = cli->prior;
+  o.npriors = cli->nprior;
+  for (int i = 0; i < cli->nprior && cli->nprior > 1; i++)
+    if (!strcmp(cli->prior[i], "model"))
+      return cli_usage_error("tune", "--prior model ranks by the model alone: give it once");
   o.problem_args = cli->kv_lens[0] ? cli->kv_lens : NULL;
   o.budget = cli->budget;
   o.max_seconds = (double)cli->seconds;
