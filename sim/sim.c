@@ -33,7 +33,7 @@ struct sim_module {
   sim_abi_launch_fn launch;
   void (*where)(char *, size_t);
   char path[1024];
-  char tmpdir[64];    /* a folder of our own when the cache is off: removed on free */
+  char tmpdir[64]; /* a folder of our own when the cache is off: removed on free */
   int cached;
   double seconds;
 };
@@ -98,8 +98,7 @@ static int sim_spawn(char *const argv[], const char *log_path) {
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -124,7 +123,8 @@ static const char *sim_cxx_identity(void) {
 static int sim_flags(const compile_options *opt, const char *sdir, char *flags[], int max,
                      char storage[][1100]) {
   int n = 0, s = 0;
-#define SIM_FLAG(...) (snprintf(storage[s], sizeof storage[s], __VA_ARGS__), flags[n++] = storage[s++])
+#define SIM_FLAG(...) \
+  (snprintf(storage[s], sizeof storage[s], __VA_ARGS__), flags[n++] = storage[s++])
   flags[n++] = "-std=c++17";
   flags[n++] = "-O1";
   flags[n++] = "-g0";
@@ -143,7 +143,8 @@ static int sim_flags(const compile_options *opt, const char *sdir, char *flags[]
   SIM_FLAG("-include%s/sim_cuda.hpp", sdir);
   SIM_FLAG("-I%s", sdir);
   SIM_FLAG("-I%s/include", sdir);
-  for (int i = 0; i < opt->include_count && n < max - 4; i++) SIM_FLAG("-I%s", opt->include_dirs[i]);
+  for (int i = 0; i < opt->include_count && n < max - 4; i++)
+    SIM_FLAG("-I%s", opt->include_dirs[i]);
   for (int i = 0; i < opt->extra_count && n < max - 4; i++)
     if (!strncmp(opt->extra[i], "-D", 2)) flags[n++] = (char *)opt->extra[i];
 #undef SIM_FLAG
@@ -215,8 +216,11 @@ static rt_status sim_build(const char *source, const char *name, const compile_o
   snprintf(tmp_so, sizeof tmp_so, "%s.%ld.tmp", so_path, (long)getpid());
   snprintf(log_path, sizeof log_path, "%s.log", so_path);
   FILE *f = fopen(src_path, "w");
-  if (!f) return rt_error_set(err, RT_ERR_IO, "cannot write %s: %s (check the sim cache folder %s)", src_path, strerror(errno), dir);
-  fprintf(f, "#line 1 \"%s\"\n%s\n#line 1 \"rt_sim_entry\"\nRT_SIM_ENTRY(%s)\n", name, source, opt->entry);
+  if (!f)
+    return rt_error_set(err, RT_ERR_IO, "cannot write %s: %s (check the sim cache folder %s)",
+                        src_path, strerror(errno), dir);
+  fprintf(f, "#line 1 \"%s\"\n%s\n#line 1 \"rt_sim_entry\"\nRT_SIM_ENTRY(%s)\n", name, source,
+          opt->entry);
   if (fclose(f) != 0) return rt_error_set(err, RT_ERR_IO, "cannot write %s", src_path);
   char *argv[80];
   int n = 0;
@@ -231,9 +235,12 @@ static rt_status sim_build(const char *source, const char *name, const compile_o
   if (rc != 0) {
     unlink(tmp_so);
     char first[512];
-    if (rc < 0) return rt_error_set(err, RT_ERR_COMPILE, "%s: the host compiler %s did not start (set CXX)", name, sim_cxx());
+    if (rc < 0)
+      return rt_error_set(err, RT_ERR_COMPILE, "%s: the host compiler %s did not start (set CXX)",
+                          name, sim_cxx());
     sim_first_error(log_path, first, sizeof first);
-    return rt_error_set(err, RT_ERR_COMPILE, "%s does not compile for the sim: %s (log: %s)", name, first, log_path);
+    return rt_error_set(err, RT_ERR_COMPILE, "%s does not compile for the sim: %s (log: %s)", name,
+                        first, log_path);
   }
   if (rename(tmp_so, so_path) != 0) {
     unlink(tmp_so);
@@ -245,12 +252,15 @@ static rt_status sim_build(const char *source, const char *name, const compile_o
 static rt_status sim_load(sim_module *m, const char *name, rt_error *err) {
   m->handle = dlopen(m->path, RTLD_NOW | RTLD_LOCAL);
   if (!m->handle)
-    return rt_error_set(err, RT_ERR_COMPILE, "%s: the sim's shared object does not load: %s", name, dlerror());
+    return rt_error_set(err, RT_ERR_COMPILE, "%s: the sim's shared object does not load: %s", name,
+                        dlerror());
   sim_abi_version_fn ver = (sim_abi_version_fn)dlsym(m->handle, "rt_sim_abi_version");
   m->launch = (sim_abi_launch_fn)dlsym(m->handle, "rt_sim_launch");
   *(void **)&m->where = dlsym(m->handle, "rt_sim_where");
   if (!ver || !m->launch || ver() != SIM_ABI_VERSION)
-    return rt_error_set(err, RT_ERR_COMPILE, "%s: %s is not a sim shared object of ABI version %d (delete it)", name, m->path, SIM_ABI_VERSION);
+    return rt_error_set(err, RT_ERR_COMPILE,
+                        "%s: %s is not a sim shared object of ABI version %d (delete it)", name,
+                        m->path, SIM_ABI_VERSION);
   return RT_OK;
 }
 
@@ -258,7 +268,9 @@ rt_status sim_compile(const char *source, const char *name, const compile_option
                       const char *cache_dir, sim_module **out, rt_error *err) {
   *out = NULL;
   if (!opt || !opt->entry || !*opt->entry || !sim_cuda_arch(opt->arch))
-    return rt_error_set(err, RT_ERR_INVALID, "%s: the sim needs the kernel's name (entry) and one of the targets %s", name, compile_arch_list());
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "%s: the sim needs the kernel's name (entry) and one of the targets %s",
+                        name, compile_arch_list());
   sim_module *m = calloc(1, sizeof *m);
   if (!m) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   char dir[900];
@@ -355,7 +367,8 @@ void *sim_buffer_alloc(size_t bytes, const char *name) {
 
 static sim_buffer *sim_buffer_of(const void *p) {
   for (int i = 0; i < SIM_MAX_BUFFERS; i++)
-    if (sim_buffers[i].map && (const unsigned char *)p == sim_buffers[i].user) return &sim_buffers[i];
+    if (sim_buffers[i].map && (const unsigned char *)p == sim_buffers[i].user)
+      return &sim_buffers[i];
   return NULL;
 }
 
@@ -389,10 +402,16 @@ static rt_status sim_check_slack(rt_error *err) {
     if (!b->map) continue;
     for (unsigned char *p = b->map + pg; p < b->user; p++)
       if (*p != SIM_PATTERN)
-        return rt_error_set(err, RT_ERR_LAUNCH, "out-of-bounds write to %s at byte offset %lld (before its start)", b->name, (long long)(p - b->user));
+        return rt_error_set(err, RT_ERR_LAUNCH,
+                            "out-of-bounds write to %s at byte offset %lld (before its start)",
+                            b->name, (long long)(p - b->user));
     for (unsigned char *p = b->user + b->bytes; p < b->map + b->map_bytes - pg; p++)
       if (*p != SIM_PATTERN)
-        return rt_error_set(err, RT_ERR_LAUNCH, "out-of-bounds write to %s at byte offset %lld (%lld bytes past its end of %zu)", b->name, (long long)(p - b->user), (long long)(p - b->user - (long long)b->bytes), b->bytes);
+        return rt_error_set(
+            err, RT_ERR_LAUNCH,
+            "out-of-bounds write to %s at byte offset %lld (%lld bytes past its end of %zu)",
+            b->name, (long long)(p - b->user), (long long)(p - b->user - (long long)b->bytes),
+            b->bytes);
   }
   return RT_OK;
 }
@@ -415,8 +434,9 @@ static void sim_on_fault(int sig, siginfo_t *si, void *uc) {
   char where[512] = "";
   if (sim_running && sim_running->where) sim_running->where(where, sizeof where);
   snprintf(sim_fault_msg, sizeof sim_fault_msg,
-           "out-of-bounds access to %s at byte offset %lld (%s; it has %zu bytes)%s%s", b->name, off,
-           off < 0 ? "before its start" : "past its end", b->bytes, where[0] ? ", " : "", where);
+           "out-of-bounds access to %s at byte offset %lld (%s; it has %zu bytes)%s%s", b->name,
+           off, off < 0 ? "before its start" : "past its end", b->bytes, where[0] ? ", " : "",
+           where);
   sim_faulted = 1;
   siglongjmp(sim_fault_jump, 1);
 }
@@ -469,30 +489,52 @@ rt_status sim_run(sim_module *m, const sim_launch *l, long long *blocks_run, rt_
 /* ------------------------------------------------------------------ tensor maps */
 
 rt_status sim_tensor_map_encode(void *map, int data_type, unsigned rank, void *base,
-                                const unsigned long long *dims,
-                                const unsigned long long *strides, const unsigned *box,
-                                const unsigned *elem_strides, int interleave, int swizzle,
-                                int l2_promotion, int oob_fill, rt_error *err) {
+                                const unsigned long long *dims, const unsigned long long *strides,
+                                const unsigned *box, const unsigned *elem_strides, int interleave,
+                                int swizzle, int l2_promotion, int oob_fill, rt_error *err) {
   static const int es_of[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
-  if (data_type < 0 || data_type > 12) return rt_error_set(err, RT_ERR_INVALID, "tensor map: data type %d is not a CUtensorMapDataType", data_type);
-  if (rank < 1 || rank > 5) return rt_error_set(err, RT_ERR_INVALID, "tensor map: rank %u outside 1..5", rank);
-  if ((uintptr_t)base % 16) return rt_error_set(err, RT_ERR_INVALID, "tensor map: globalAddress %p not 16-byte aligned", base);
+  if (data_type < 0 || data_type > 12)
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "tensor map: data type %d is not a CUtensorMapDataType", data_type);
+  if (rank < 1 || rank > 5)
+    return rt_error_set(err, RT_ERR_INVALID, "tensor map: rank %u outside 1..5", rank);
+  if ((uintptr_t)base % 16)
+    return rt_error_set(err, RT_ERR_INVALID, "tensor map: globalAddress %p not 16-byte aligned",
+                        base);
   const int es = es_of[data_type];
   for (unsigned i = 0; i < rank; i++) {
-    if (dims[i] < 1 || dims[i] > (1ull << 32)) return rt_error_set(err, RT_ERR_INVALID, "tensor map: globalDim[%u] = %llu outside 1..2^32", i, dims[i]);
-    if (box[i] < 1 || box[i] > 256) return rt_error_set(err, RT_ERR_INVALID, "tensor map: boxDim[%u] = %u outside 1..256", i, box[i]);
-    if (elem_strides[i] < 1 || elem_strides[i] > 8) return rt_error_set(err, RT_ERR_INVALID, "tensor map: elementStrides[%u] = %u outside 1..8", i, elem_strides[i]);
-    if (i > 0 && (strides[i - 1] % 16 || strides[i - 1] >= (1ull << 40))) return rt_error_set(err, RT_ERR_INVALID, "tensor map: globalStrides[%u] = %llu not a multiple of 16 below 2^40", i - 1, strides[i - 1]);
+    if (dims[i] < 1 || dims[i] > (1ull << 32))
+      return rt_error_set(err, RT_ERR_INVALID, "tensor map: globalDim[%u] = %llu outside 1..2^32",
+                          i, dims[i]);
+    if (box[i] < 1 || box[i] > 256)
+      return rt_error_set(err, RT_ERR_INVALID, "tensor map: boxDim[%u] = %u outside 1..256", i,
+                          box[i]);
+    if (elem_strides[i] < 1 || elem_strides[i] > 8)
+      return rt_error_set(err, RT_ERR_INVALID, "tensor map: elementStrides[%u] = %u outside 1..8",
+                          i, elem_strides[i]);
+    if (i > 0 && (strides[i - 1] % 16 || strides[i - 1] >= (1ull << 40)))
+      return rt_error_set(err, RT_ERR_INVALID,
+                          "tensor map: globalStrides[%u] = %llu not a multiple of 16 below 2^40",
+                          i - 1, strides[i - 1]);
   }
-  if ((box[0] * (unsigned)es) % 16) return rt_error_set(err, RT_ERR_INVALID, "tensor map: the inner box of %u bytes is not a multiple of 16", box[0] * (unsigned)es);
+  if ((box[0] * (unsigned)es) % 16)
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "tensor map: the inner box of %u bytes is not a multiple of 16",
+                        box[0] * (unsigned)es);
   static const unsigned span[] = {0, 32, 64, 128};
-  if (swizzle < 0 || swizzle > 3) return rt_error_set(err, RT_ERR_INVALID, "tensor map: swizzle %d is not a CUtensorMapSwizzle", swizzle);
-  if (swizzle && box[0] * (unsigned)es > span[swizzle]) return rt_error_set(err, RT_ERR_INVALID, "tensor map: the inner box of %u bytes exceeds the %u-byte swizzle span", box[0] * (unsigned)es, span[swizzle]);
+  if (swizzle < 0 || swizzle > 3)
+    return rt_error_set(err, RT_ERR_INVALID, "tensor map: swizzle %d is not a CUtensorMapSwizzle",
+                        swizzle);
+  if (swizzle && box[0] * (unsigned)es > span[swizzle])
+    return rt_error_set(err, RT_ERR_INVALID,
+                        "tensor map: the inner box of %u bytes exceeds the %u-byte swizzle span",
+                        box[0] * (unsigned)es, span[swizzle]);
   sim_tensor_map t;
   memset(&t, 0, sizeof t);
   t.magic = SIM_TENSOR_MAP_MAGIC;
   t.data_type = (uint8_t)data_type, t.rank = (uint8_t)rank, t.interleave = (uint8_t)interleave;
-  t.swizzle = (uint8_t)swizzle, t.l2_promotion = (uint8_t)l2_promotion, t.oob_fill = (uint8_t)oob_fill;
+  t.swizzle = (uint8_t)swizzle, t.l2_promotion = (uint8_t)l2_promotion,
+  t.oob_fill = (uint8_t)oob_fill;
   t.base = (uint64_t)(uintptr_t)base;
   for (unsigned i = 0; i < rank; i++) {
     t.dims[i] = dims[i], t.box[i] = box[i], t.elem_strides[i] = (uint8_t)elem_strides[i];

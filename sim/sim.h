@@ -78,9 +78,8 @@ void sim_buffer_free(void *p);
  * twins: the same arguments in the same order (the CU_TENSOR_MAP_* enum values as ints).
  * RT_ERR_INVALID naming the argument when the driver would refuse it. */
 rt_status sim_tensor_map_encode(void *map, int data_type, unsigned rank, void *base,
-                                const unsigned long long *dims,
-                                const unsigned long long *strides, const unsigned *box,
-                                const unsigned *elem_strides, int interleave, int swizzle,
-                                int l2_promotion, int oob_fill, rt_error *err);
+                                const unsigned long long *dims, const unsigned long long *strides,
+                                const unsigned *box, const unsigned *elem_strides, int interleave,
+                                int swizzle, int l2_promotion, int oob_fill, rt_error *err);
 
 #endif

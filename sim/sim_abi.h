@@ -15,12 +15,12 @@
 /* The order in which runnable threads (fibers) are resumed.  Every schedule completes an
  * asynchronous operation (cp.async group, TMA box, wgmma group) at the latest legal moment;
  * they differ in who runs first between two such moments. */
-#define SIM_SCHEDULES(X)                                                                  \
+#define SIM_SCHEDULES(X)                                                                   \
   X(SIM_SCHED_ROUND_ROBIN, "round-robin", "each runnable thread once per round, in order") \
-  X(SIM_SCHED_RANDOM, "random", "a seeded random order every round")                     \
-  X(SIM_SCHED_PRODUCER_FIRST, "producer-first",                                          \
-    "the lowest-numbered runnable thread first, again after every event")                \
-  X(SIM_SCHED_CONSUMER_FIRST, "consumer-first",                                          \
+  X(SIM_SCHED_RANDOM, "random", "a seeded random order every round")                       \
+  X(SIM_SCHED_PRODUCER_FIRST, "producer-first",                                            \
+    "the lowest-numbered runnable thread first, again after every event")                  \
+  X(SIM_SCHED_CONSUMER_FIRST, "consumer-first",                                            \
     "the highest-numbered runnable thread first, again after every event")
 typedef enum {
 #define SIM_SCHED_ENUM(e, name, what) e,

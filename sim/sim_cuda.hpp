@@ -491,6 +491,7 @@ static void run_cluster() {
 }
 
 void hopper_block_end(block_t &b);  // sim_ptx.hpp: nothing may be in flight
+void hopper_reset();                // sim_ptx.hpp: a launch starts with nothing in flight
 
 static void setup_cluster(const unsigned cbase[3]) {
   const unsigned *cd = W.L->cluster;
@@ -562,7 +563,10 @@ static inline int launch(const sim_abi_launch *L, sim_abi_result *R, void (*body
   W.shared = L->shared_bytes;
   W.failed = false;
   W.events = 0;
-  W.deferred.clear();
+  W.deferred.clear();  // (what a failed launch left is dropped)
+  W.cur = nullptr, W.live = nullptr;
+  W.cluster_arrived = 0, W.cluster_gen = 0;
+  hopper_reset();
   W.rng = L->seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
   const int per = (int)(L->cluster[0] * L->cluster[1] * L->cluster[2]);
   W.stacks.assign((size_t)(per * W.nthreads), nullptr);

@@ -697,4 +697,5 @@ void hopper_block_end(block_t &b) {
                       b.bid3.x, b.bid3.y, b.bid3.z, g);
   accs.clear();
 }
+void hopper_reset() { accs.clear(); }
 }  // namespace sim
