@@ -204,6 +204,14 @@ static const char schema_v7[] =
     ">= 0;\n"
     "ALTER TABLE results ADD COLUMN path TEXT NOT NULL DEFAULT '';\n";
 
+/* Version 8 (issue 34): where a result's output was checked against its family's reference and
+ * passed (results.checked_on): 'gpu' (what verified says), 'sim' (computed on the CPU by the sim
+ * device: checked, not verified), '' not checked.  An older row was checked only on a GPU. */
+static const char schema_v8_checked_on[] =
+    "ALTER TABLE results ADD COLUMN checked_on TEXT NOT NULL DEFAULT ''"
+    " CHECK(checked_on IN ('', 'gpu', 'sim'));\n"
+    "UPDATE results SET checked_on = 'gpu' WHERE verified = 1;\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
@@ -213,6 +221,7 @@ static const char *const schema_migrations[] = {
     schema_v5, /* 4 -> 5 */
     schema_v6, /* 5 -> 6 */
     schema_v7, /* 6 -> 7 */
+    schema_v8_checked_on, /* 7 -> 8 */
 };
 
 #endif

@@ -190,6 +190,9 @@ static rt_status cand_run(tune_ctx *c, tune_search *s, tune_cand *k, const compi
                       : 0;
     device_candidate dc;
     tune_cand_device(k, cr, stop, &dc);
+    dc.source = k->source; /* the sim runs it from its source */
+    dc.source_name = s->source_name;
+    dc.copt = &s->copt;
     double t0 = rt_now_s();
     rt_status rc = device_evaluate(c->dev, &dc, r, err);
     if (rc) return rc;
