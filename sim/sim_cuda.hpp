@@ -773,6 +773,10 @@ extern "C" __attribute__((visibility("default"), used)) void rt_sim_where(char *
     snprintf(buf, size, "outside any thread");
     return;
   }
-  snprintf(buf, size, "block (%u,%u,%u) thread %d, after %s:%d", t->b->bid3.x, t->b->bid3.y,
-           t->b->bid3.z, t->tid, t->at.file, t->at.line);
+  if (t->at.line)
+    snprintf(buf, size, "block (%u,%u,%u) thread %d, after %s:%d", t->b->bid3.x, t->b->bid3.y,
+             t->b->bid3.z, t->tid, t->at.file, t->at.line);
+  else
+    snprintf(buf, size, "block (%u,%u,%u) thread %d", t->b->bid3.x, t->b->bid3.y, t->b->bid3.z,
+             t->tid);
 }
