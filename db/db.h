@@ -34,7 +34,7 @@
 #include "tuner/core/status.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 /* PRAGMA application_id of a rooftune database: "RTDB". */
 #define DB_APPLICATION_ID 0x52544442
 
