@@ -213,14 +213,14 @@ static const char schema_v8_checked_on[] =
     "UPDATE results SET checked_on = 'gpu' WHERE verified = 1;\n";
 
 static const char *const schema_migrations[] = {
-    NULL,      /* version 0: an empty file */
-    schema_v1, /* 0 -> 1 */
-    schema_v2, /* 1 -> 2 */
-    schema_v3, /* 2 -> 3 */
-    schema_v4, /* 3 -> 4 */
-    schema_v5, /* 4 -> 5 */
-    schema_v6, /* 5 -> 6 */
-    schema_v7, /* 6 -> 7 */
+    NULL,                 /* version 0: an empty file */
+    schema_v1,            /* 0 -> 1 */
+    schema_v2,            /* 1 -> 2 */
+    schema_v3,            /* 2 -> 3 */
+    schema_v4,            /* 3 -> 4 */
+    schema_v5,            /* 4 -> 5 */
+    schema_v6,            /* 5 -> 6 */
+    schema_v7,            /* 6 -> 7 */
     schema_v8_checked_on, /* 7 -> 8 */
 };
 

@@ -288,13 +288,13 @@ static rt_status gemm_reference_run(family_gpu *g, CUstream stream, int fp8, siz
   if (cu.sim) {
     if ((st = gemm_reference_host(g, M, N, err))) return st;
   } else if ((st = gemm_lt_heuristic(g->lt, &g->ref_desc, g->ws_size, 1, &r, &n, err)) ||
-      (st = cuda_check(cu.cuMemsetD32Async(g->ref, 0x7fc00000u, g->c_elems, stream),
-                       "poison reference", err)) ||
-      (st = gemm_lt_run(g->lt, &g->ref_desc, &r.algo, ra, rb, 0, 1.0f, 0.0f, g->ref, g->ws,
-                        g->ws_size, stream, err)) ||
-      (st = cuda_check(cu.cuStreamSynchronize(stream), "reference matmul", err)) ||
-      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_ref, g->ref, g->c_elems * 4),
-                       "download reference", err)))
+             (st = cuda_check(cu.cuMemsetD32Async(g->ref, 0x7fc00000u, g->c_elems, stream),
+                              "poison reference", err)) ||
+             (st = gemm_lt_run(g->lt, &g->ref_desc, &r.algo, ra, rb, 0, 1.0f, 0.0f, g->ref, g->ws,
+                               g->ws_size, stream, err)) ||
+             (st = cuda_check(cu.cuStreamSynchronize(stream), "reference matmul", err)) ||
+             (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_ref, g->ref, g->c_elems * 4),
+                              "download reference", err)))
     return st;
   const double s = (double)g->args.alpha * sc[0] * sc[1];
   for (size_t i = 0; i < g->c_elems; i++) {

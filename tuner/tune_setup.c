@@ -207,7 +207,8 @@ static rt_status compile_reference(tune_ctx *c, const manifest *m, space **sp, r
     memset(&c->ref_cr, 0, sizeof c->ref_cr);
     rc = sim_image_make(src, manifest_source_name(m), &copt, (char **)&c->ref_cr.cubin,
                         &c->ref_cr.cubin_size, err);
-    snprintf(c->ref_cr.lowered_name, sizeof c->ref_cr.lowered_name, "%s", copt.entry ? copt.entry : "");
+    snprintf(c->ref_cr.lowered_name, sizeof c->ref_cr.lowered_name, "%s",
+             copt.entry ? copt.entry : "");
   } else {
     rc = compile_source(src, manifest_source_name(m), &copt, &c->ref_cr, err);
   }

@@ -27,32 +27,40 @@ static void expect_wrong(const sau_case *c, const char *from, const char *to, co
   CHECK(bad != 0 && !strstr(msg, "not found once"));
 }
 
-static const sau_case mma_causal = {"attn_mma", "sm_90", "bf16", "2x4:2x100:150x128:causal", "150,77",
-                                    "BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=2,Q_IN_REGS=1"};
-static const sau_case wg2 = {"attn_wgmma", "sm_90a", "bf16", "1x2:1x300:700x128:causal", NULL,
-                             "CONSUMERS=2,BLOCK_N=128,STAGES=2,OVERLAP=1"};
-static const sau_case dec = {"attn_decode", "sm_90", "bf16", "2x8:2x1:2048x128:paged16", "2048,777",
-                             "SPLITS=4,BLOCK_N=32,WARPS=2,VEC=8,STAGES=2"};
+static const sau_case mma_causal = {
+    "attn_mma", "sm_90",
+    "bf16",     "2x4:2x100:150x128:causal",
+    "150,77",   "BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=2,Q_IN_REGS=1"};
+static const sau_case wg2 = {"attn_wgmma", "sm_90a",
+                             "bf16",       "1x2:1x300:700x128:causal",
+                             NULL,         "CONSUMERS=2,BLOCK_N=128,STAGES=2,OVERLAP=1"};
+static const sau_case dec = {"attn_decode", "sm_90",
+                             "bf16",        "2x8:2x1:2048x128:paged16",
+                             "2048,777",    "SPLITS=4,BLOCK_N=32,WARPS=2,VEC=8,STAGES=2"};
 
 TEST_CASE(attn_mma_cases) {
   static const sau_case cs[] = {
-      {"attn_mma", "sm_90", "f16", "1x2:1x200:90x64:causal", NULL, "BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=3"},
-      {"attn_mma", "sm_80", "bf16", "2x2:1x70:130x64", "130,0", "BLOCK_M=32,BLOCK_N=32,WARPS=2,STAGES=2"},
+      {"attn_mma", "sm_90", "f16", "1x2:1x200:90x64:causal", NULL,
+       "BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=3"},
+      {"attn_mma", "sm_80", "bf16", "2x2:1x70:130x64", "130,0",
+       "BLOCK_M=32,BLOCK_N=32,WARPS=2,STAGES=2"},
   };
   expect_ok(&mma_causal, SIM_SCHED_RANDOM);
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) expect_ok(&cs[i], SIM_SCHED_ROUND_ROBIN);
 }
 
 TEST_CASE(attn_wgmma_cases) {
-  static const sau_case c1 = {"attn_wgmma", "sm_90a", "f16", "2x2:2x200:137x64", "137,50",
-                              "CONSUMERS=1,BLOCK_N=80,STAGES=3,OVERLAP=0"};
+  static const sau_case c1 = {"attn_wgmma", "sm_90a",
+                              "f16",        "2x2:2x200:137x64",
+                              "137,50",     "CONSUMERS=1,BLOCK_N=80,STAGES=3,OVERLAP=0"};
   expect_ok(&wg2, SIM_SCHED_CONSUMER_FIRST);
   expect_ok(&c1, SIM_SCHED_PRODUCER_FIRST);
 }
 
 TEST_CASE(attn_decode_cases) {
-  static const sau_case c1 = {"attn_decode", "sm_90", "f16", "3x4:4x1:300x64", "300,1,129",
-                              "SPLITS=1,BLOCK_N=64,WARPS=4,STAGES=1"};
+  static const sau_case c1 = {"attn_decode", "sm_90",
+                              "f16",         "3x4:4x1:300x64",
+                              "300,1,129",   "SPLITS=1,BLOCK_N=64,WARPS=4,STAGES=1"};
   expect_ok(&dec, SIM_SCHED_RANDOM);
   expect_ok(&c1, SIM_SCHED_ROUND_ROBIN);
 }

@@ -24,10 +24,10 @@ static void expect_wrong(const sgu_case *c, const sgu_mutation *mu, const char *
   CHECK(bad != 0 && !strstr(msg, "not found once"));
 }
 
-static const sgu_case nt_small = {
-    "gemm_wgmma", "sm_90a", "bf16", "3@96x200x136:nt",
-    "BLOCK_M=128,BLOCK_N=64,BLOCK_K=64,WARPGROUPS=2,PRODUCER=0,STAGES=5,SPLIT_K=1,SWIZZLE=1,B_COL=1,"
-    "PERSISTENT=0,CLUSTER=1,SETMAXNREG=0"};
+static const sgu_case nt_small = {"gemm_wgmma", "sm_90a", "bf16", "3@96x200x136:nt",
+                                  "BLOCK_M=128,BLOCK_N=64,BLOCK_K=64,WARPGROUPS=2,PRODUCER=0,"
+                                  "STAGES=5,SPLIT_K=1,SWIZZLE=1,B_COL=1,"
+                                  "PERSISTENT=0,CLUSTER=1,SETMAXNREG=0"};
 static const sgu_case nn_small = {
     "gemm_wgmma", "sm_90a", "bf16", "16x136x256",
     "BLOCK_M=64,BLOCK_N=64,BLOCK_K=64,WARPGROUPS=1,PRODUCER=0,STAGES=3,SPLIT_K=1,SWIZZLE=1,B_COL=0,"

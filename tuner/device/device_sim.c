@@ -30,7 +30,8 @@ struct sim_state {
 static rt_status sim_check_arg(const char *arg, rt_error *err) {
   if (!*arg) return RT_OK;
   if (*arg == ':' && gpu_spec_find(arg + 1)) return RT_OK;
-  return rt_error_set(err, RT_ERR_INVALID, "unknown GPU '%s' for the sim device; use sim or sim:GPU (%s)",
+  return rt_error_set(err, RT_ERR_INVALID,
+                      "unknown GPU '%s' for the sim device; use sim or sim:GPU (%s)",
                       *arg == ':' ? arg + 1 : arg, gpu_spec_keys());
 }
 
@@ -111,14 +112,13 @@ static void sim_check(device *d, const device_candidate *c, candidate_result *r)
   CUmodule mod = NULL;
   CUfunction fn = NULL;
   compile_options opt = *c->copt;
-  rt_status st = sim_image_make(c->source, c->source_name ? c->source_name : c->template_name,
-                                &opt, &image, NULL, &e);
+  rt_status st = sim_image_make(c->source, c->source_name ? c->source_name : c->template_name, &opt,
+                                &image, NULL, &e);
   if (!st) st = cuda_check(cu.cuModuleLoadData(&mod, image), "load the sim image", &e);
   if (!st) st = cuda_check(cu.cuModuleGetFunction(&fn, mod, c->entry), "sim module", &e);
   free(image);
   if (!st) st = s->fam->gpu_poison(s->g, NULL, &e);
-  if (!st)
-    st = s->fam->gpu_launch(s->g, fn, &pl->vars, pl->grid, pl->block, pl->smem, NULL, &e);
+  if (!st) st = s->fam->gpu_launch(s->g, fn, &pl->vars, pl->grid, pl->block, pl->smem, NULL, &e);
   if (st) {
     r->status = st == RT_ERR_CUDA ? sim_failure(e.text) : st;
     snprintf(r->detail, sizeof r->detail, "%.255s", e.text);

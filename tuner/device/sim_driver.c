@@ -10,7 +10,7 @@
 #include "sim/sim.h"
 #include "tuner/driver/cuda_driver.h"
 
-#define SIM_IMAGE_MAGIC "#rooftune-sim-image 1\n"
+#define SIM_IMAGE_MAGIC  "#rooftune-sim-image 1\n"
 #define SIM_MAX_INCLUDES COMPILE_MAX_INCLUDES
 
 struct CUmod_st {
@@ -260,8 +260,8 @@ static CUresult s_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
   if (extra) return sim_fail(CUDA_ERROR_NOT_SUPPORTED, "%s", "the sim takes kernelParams only");
   if ((int)smem > f->max_dyn_smem) {
     char t[160];
-    snprintf(t, sizeof t, "%u bytes of dynamic shared memory over the function's limit of %d",
-             smem, f->max_dyn_smem);
+    snprintf(t, sizeof t, "%u bytes of dynamic shared memory over the function's limit of %d", smem,
+             f->max_dyn_smem);
     return sim_fail(CUDA_ERROR_INVALID_VALUE, "%s", t);
   }
   sim_launch l;
@@ -365,8 +365,8 @@ static CUresult s_tensor_map(CUtensorMap *map, CUtensorMapDataType t, cuuint32_t
                              CUtensorMapFloatOOBfill oob) {
   rt_error err = {0};
   if (sim_tensor_map_encode(map, (int)t, rank, base, (const unsigned long long *)dims,
-                            (const unsigned long long *)strides, box, es, (int)il, (int)sw,
-                            (int)l2, (int)oob, &err))
+                            (const unsigned long long *)strides, box, es, (int)il, (int)sw, (int)l2,
+                            (int)oob, &err))
     return sim_fail(CUDA_ERROR_INVALID_VALUE, "%s", err.text);
   return CUDA_SUCCESS;
 }
