@@ -71,7 +71,7 @@ echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["mat
 # 3. the database's readers
 "$bin" db show --db "$db" >"$tmp/show" || die "db show"
 grep -q "stencil3_bad .* OK .* ms predicted, not verified" "$tmp/show" || die "db show: $(head -3 "$tmp/show")"
-"$bin" db list --db "$db" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema_version"]==7 and [w["verified"] for w in d["winners"]]==[False], d' ||
+"$bin" db list --db "$db" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema_version"]==8 and [w["verified"] for w in d["winners"]]==[False], d' ||
   die "db list --json"
 "$bin" db list --db "$db" | grep -q "stencil3_bad .* predicted *no " || die "db list: $("$bin" db list --db "$db")"
 "$bin" db export --db "$db" -o "$tmp/export.json" || die "db export"
