@@ -231,11 +231,22 @@ TEST_CASE(kinds) {
   char help[512];
   CHECK_STR(device_kinds_help(0, help, sizeof help),
             "cuda | cuda:N | model:GPU (h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, "
-            "rtx2080ti, rtx2080) | replay:FILE");
+            "rtx2080ti, rtx2080) | replay:FILE | sim | sim:GPU");
   CHECK_STR(device_kinds_help(DEVICE_CAP_RECORDED, help, sizeof help),
             "cuda | cuda:N | model:GPU (h200, h100, a100, l4, a100-pcie, a6000, a4000, rtx3090, "
-            "rtx2080ti, rtx2080)");
+            "rtx2080ti, rtx2080) | sim | sim:GPU");
   CHECK(device_kind_gpu("model:a100") == gpu_spec_find("a100"));
+  /* the sim: sim alone is sim:h200; its outputs are checked from the source, its times predicted */
+  k = device_kind_lookup("sim");
+  CHECK(k && k->caps == DEVICE_CAP_SOURCE && k->timing == TIMING_PREDICTED);
+  CHECK(device_kind_lookup("sim:h100") == k);
+  CHECK(device_kind_lookup("simx") == NULL);
+  CHECK_INT(device_check("sim", &err), RT_OK);
+  CHECK_INT(device_check("sim:a100", &err), RT_OK);
+  CHECK_INT(device_check("sim:nosuch", &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "unknown GPU 'nosuch' for the sim device");
+  CHECK(device_kind_gpu("sim") == gpu_spec_find("h200"));
+  CHECK(device_kind_gpu("sim:l4") == gpu_spec_find("l4"));
   CHECK(device_kind_gpu("model:nosuch") == NULL);
   CHECK(device_kind_gpu("cuda") == NULL);
 }

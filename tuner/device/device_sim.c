@@ -179,8 +179,7 @@ static rt_status sim_evaluate(device *d, const device_candidate *c, candidate_re
 const device_ops device_sim_ops = {
     .kind = {.prefix = "sim",
              .syntax = "sim | sim:GPU",
-             .choices = gpu_spec_keys,
-             .caps = DEVICE_CAP_SOURCE,
+             .caps = DEVICE_CAP_SOURCE, /* GPU: as for model:GPU */
              .timing = TIMING_PREDICTED},
     .check = sim_check_arg,
     .gpu = sim_gpu_of,
