@@ -94,6 +94,7 @@ void tune_cand_template(tune_ctx *c, const tune_search *s, size_t idx, tune_cand
   if (!st) {
     code_hash(c, s, k);
     tune_plan_facts(pl, NULL, &k->facts);
+    tune_cand_check(c, s, idx, k);
     return;
   }
   candidate_result *r = &k->r;

@@ -198,8 +198,9 @@ static rt_status compile_reference(tune_ctx *c, const manifest *m, space **sp, r
   compile_options copt;
   char *src = NULL;
   rt_status rc;
-  if ((rc = manifest_build_space(m, &c->env, sp, err)) ||
-      (rc = manifest_plan(m, *sp, 0, &c->env, &pl, err)) ||
+  const rt_vars *env = c->have_check ? &c->check_env : &c->env; /* what the device checks on */
+  if ((rc = manifest_build_space(m, env, sp, err)) ||
+      (rc = manifest_plan(m, *sp, 0, env, &pl, err)) ||
       (rc = manifest_config_source(m, *sp, 0, &pl.vars, c->prob.dtype, NULL, &src, err)))
     return rc;
   manifest_compile_options(m, arch, &copt);

@@ -399,6 +399,9 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   if (note[0] || rep->note[0])
     json_object_set_new(root, "note", json_string(rep->note[0] ? rep->note : note));
   if (rep->ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep->ceilings));
+  /* the shape outputs were checked on (the sim's smaller one), null when none was checked */
+  json_object_set_new(root, "checked_shape",
+                      rep->checked_shape[0] ? json_string(rep->checked_shape) : json_null());
   if (o->prior)
     json_object_set_new(root, "prior",
                         json_pack("{ss ss}", "file", o->prior, "summary", rep->prior));

@@ -66,6 +66,9 @@ typedef struct device_candidate {
                                  for library candidates */
   const char *source_name;    /* its file's name, for messages */
   const struct compile_options *copt; /* sim: its target and include folders */
+  const candidate_plan *check_plan;   /* sim: the plan for the smaller problem the device was
+                                         set up with (source is that plan's); NULL: plan */
+  const char *check_why; /* sim, with check_plan and no source: why it cannot be checked */
 } device_candidate;
 
 typedef struct device_options {

@@ -106,7 +106,7 @@ static rt_status sim_failure(const char *text) {
 /* Runs candidate c once on the sim and checks it: r's status, detail and verify_error. */
 static void sim_check(device *d, const device_candidate *c, candidate_result *r) {
   struct sim_state *s = d->sim;
-  const candidate_plan *pl = c->plan;
+  const candidate_plan *pl = c->check_plan ? c->check_plan : c->plan;
   rt_error e = {0};
   char *image = NULL;
   CUmodule mod = NULL;
@@ -164,7 +164,9 @@ static rt_status sim_evaluate(device *d, const device_candidate *c, candidate_re
   r->time_ms = sec * 1e3;
   if (c->library_index >= 0 || !c->source || !c->copt || !c->entry) {
     r->status = RT_ERR_UNSUPPORTED;
-    snprintf(r->detail, sizeof r->detail, "the sim runs a template's source only");
+    snprintf(
+        r->detail, sizeof r->detail, "%.255s",
+        c->check_why && c->check_why[0] ? c->check_why : "the sim runs a template's source only");
     return RT_OK;
   }
   if (!d->sim->g) {
