@@ -82,7 +82,8 @@ rt_status tune_check_problem(tune_ctx *c, rt_error *err) {
   c->have_check = 0;
   if (!c->fam || !device_has(c->dev, DEVICE_CAP_SOURCE)) return RT_OK;
   const problem *p = &c->prob;
-  if (c->fam->flops(c->fam, p) <= TUNE_CHECK_FLOPS && c->fam->min_bytes(c->fam, p) <= TUNE_CHECK_BYTES)
+  if (c->fam->flops(c->fam, p) <= TUNE_CHECK_FLOPS &&
+      c->fam->min_bytes(c->fam, p) <= TUNE_CHECK_BYTES)
     return RT_OK;
   check_map m = {0};
   map_collect(&m, p->shape);
@@ -94,8 +95,7 @@ rt_status tune_check_problem(tune_ctx *c, rt_error *err) {
   rt_error perr = {0};
   rt_status rc = RT_ERR_INVALID;
   if (map_apply(&m, p->shape, shape, sizeof shape) && map_apply(&m, p->args, args, sizeof p->args))
-    rc = c->fam->parse_shape(c->fam, shape, p->dtype, args[0] ? args : NULL, &c->check_prob,
-                             &perr);
+    rc = c->fam->parse_shape(c->fam, shape, p->dtype, args[0] ? args : NULL, &c->check_prob, &perr);
   free(args);
   if (rc) { /* checked at full size: slow, but checked */
     tune_note(c->rep, "the sim checks the full problem (no smaller one parses: %.120s)", perr.text);
@@ -147,6 +147,8 @@ void tune_cand_check(const tune_ctx *c, const tune_search *s, size_t idx, tune_c
     st = manifest_config_source(s->m, s->sp, idx, &k->check_plan.vars, s->dtype, s->source,
                                 &k->check_source, &e);
   if (st)
-    snprintf(k->check_why, sizeof k->check_why, "not checked: the configuration does not admit %s, "
-             "the shape the sim checks on (%.100s)", c->check_prob.shape, e.text);
+    snprintf(k->check_why, sizeof k->check_why,
+             "not checked: the configuration does not admit %s, "
+             "the shape the sim checks on (%.100s)",
+             c->check_prob.shape, e.text);
 }

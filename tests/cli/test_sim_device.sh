@@ -43,8 +43,27 @@ winner gemm gemm 96x160x128 bf16 2
 winner decode attention 1x8:2x1:300x64 bf16 1 sim
 winner prefill attention 1x4:2x200x64:causal bf16 1
 winner softmax softmax 33x1000 f32 2
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["checked_shape"] is None, d["checked_shape"]' "$tmp/gemm.json" ||
+  die "a small problem is checked as it is"
+# too large for the CPU: checked on a smaller problem with the same remainders mod 256 and the
+# same order of dimensions (1100 > 600 stays so), and said so
+winner large gemm 1100x600x96 bf16 1
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["checked_shape"]=="588x344x96" and "outputs checked on the sim at 588x344x96" in d["note"], (d["checked_shape"], d.get("note"))' "$tmp/large.json" ||
+  die "the large problem's check: $(head -c 1500 "$tmp/large.json")"
 n=$(sqlite3 "$db" "SELECT count(*) FROM results WHERE checked_on = 'sim' AND status = 'OK' AND verified = 0" 2>/dev/null)
-[ "${n:-0}" -ge 5 ] || die "the database holds $n results checked on the sim (want 5 or more)"
+[ "${n:-0}" -ge 6 ] || die "the database holds $n results checked on the sim (want 6 or more)"
+
+# every reader of a winner says where it was checked: lookup --json, db list, db show, the export
+out=$("$bin" lookup gemm --shape 96x160x128 --dtype bf16 --db "$db" --json) || die "lookup exited $?"
+echo "$out" | python3 -c 'import json,sys; m=json.load(sys.stdin); assert m["checked_on"]=="sim" and m["verified"] is False and m["runnable"] is False, m' ||
+  die "lookup --json: $out"
+"$bin" db list --db "$db" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["winners"] and all(w["checked_on"]=="sim" and not w["verified"] for w in d["winners"]), d["winners"]' ||
+  die "db list --json"
+"$bin" db list --db "$db" | grep -q "gemm .* predicted  sim " || die "db list: $("$bin" db list --db "$db")"
+"$bin" db show --db "$db" | grep -q "OK .* ms predicted, not verified (checked on the sim)" || die "db show: $("$bin" db show --db "$db" | head -3)"
+"$bin" db export --db "$db" -o "$tmp/x.json" || die "db export exited $?"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); rs=d["results"]; assert rs and all(r["checked_on"]=="sim" for r in rs if r["status"]=="OK"), rs[:2]' "$tmp/x.json" ||
+  die "db export: $(head -c 600 "$tmp/x.json")"
 
 # the text says what the check was
 out=$("$bin" tune softmax --shape 33x1000 --dtype f32 --device sim --budget 1 --db "$db" 2>&1)
