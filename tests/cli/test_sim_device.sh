@@ -59,7 +59,7 @@ echo "$out" | python3 -c 'import json,sys; m=json.load(sys.stdin); assert m["che
   die "lookup --json: $out"
 "$bin" db list --db "$db" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["winners"] and all(w["checked_on"]=="sim" and not w["verified"] for w in d["winners"]), d["winners"]' ||
   die "db list --json"
-"$bin" db list --db "$db" | grep -q "gemm .* predicted  sim " || die "db list: $("$bin" db list --db "$db")"
+"$bin" db list --db "$db" | grep -q "^gemm .* predicted  *sim  " || die "db list: $("$bin" db list --db "$db")"
 "$bin" db show --db "$db" | grep -q "OK .* ms predicted, not verified (checked on the sim)" || die "db show: $("$bin" db show --db "$db" | head -3)"
 "$bin" db export --db "$db" -o "$tmp/x.json" || die "db export exited $?"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); rs=d["results"]; assert rs and all(r["checked_on"]=="sim" for r in rs if r["status"]=="OK"), rs[:2]' "$tmp/x.json" ||
