@@ -65,6 +65,9 @@ echo "$out" | python3 -c 'import json,sys; m=json.load(sys.stdin); assert m["che
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); rs=d["results"]; assert rs and all(r["checked_on"]=="sim" for r in rs if r["status"]=="OK"), rs[:2]' "$tmp/x.json" ||
   die "db export: $(head -c 600 "$tmp/x.json")"
 
+"$bin" report --db "$db" -o "$tmp/r.html" >/dev/null 2>&1 || die "report exited $?"
+grep -q "predicted, checked on the sim" "$tmp/r.html" || die "the report does not say what was checked on the sim"
+
 # the text says what the check was
 out=$("$bin" tune softmax --shape 33x1000 --dtype f32 --device sim --budget 1 --db "$db" 2>&1)
 echo "$out" | grep -q "checked on the sim: its output, computed on the CPU, matches the reference" ||

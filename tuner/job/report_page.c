@@ -661,6 +661,17 @@ static void problem_link(html *h, const report_section *s, size_t i, int with_de
 
 static void cell(html *h, const char *cls, const char *text) { html_elem(h, "td", cls, text); }
 
+/* A timing cell: "predicted", and where the output was checked ("predicted, checked on the sim"). */
+static void timing_cell(html *h, timing_kind t, const char *checked_on) {
+  char text[64];
+  snprintf(text, sizeof text, "%s%s%s", timing_kind_name(t),
+           checked_on[0] ? ", checked on the " : "",
+           !strcmp(checked_on, "sim")   ? "sim"
+           : !strcmp(checked_on, "gpu") ? "GPU"
+                                        : "");
+  cell(h, NULL, text);
+}
+
 static void cellf(html *h, const char *cls, const char *fmt, double v) {
   char t[48];
   snprintf(t, sizeof t, fmt, v);
@@ -740,7 +751,7 @@ static void page_overview(const report_page *p, html *h) {
         cell(h, NULL, s->winner.template_name);
         cellf(h, "num", "%.4g", s->winner.time_ms);
         cellf(h, "num", "%.4g", tf);
-        cell(h, NULL, timing_kind_name(s->winner.timing));
+        timing_cell(h, s->winner.timing, s->winner.checked_on);
         cell(h, NULL, s->winner.limit);
       } else {
         cell(h, "bad", "none");
@@ -773,11 +784,11 @@ static void section_table(const report_page *p, html *h, const report_cand *cons
     if (c->ms > 0) {
       cellf(h, "num", "%.4g", c->ms);
       cellf(h, "num", "%.4g", c->achieved > 0 ? c->achieved / 1e12 : NAN);
-      cell(h, NULL, timing_kind_name(c->timing));
+      timing_cell(h, c->timing, c->checked_on);
     } else {
       cell(h, "num bad", c->status);
       cell(h, NULL, "");
-      cell(h, NULL, timing_kind_name(c->timing));
+      timing_cell(h, c->timing, c->checked_on);
     }
     cell(h, NULL, c->limit);
     cell(h, NULL, c->lever);

@@ -20,12 +20,13 @@ typedef struct report_cand {
   char *tmpl, *config, *toolkit, *limit, *lever;
   char status[24]; /* rt_status_name() of the result */
   timing_kind timing;
-  double ms;        /* NAN when it failed */
-  double intensity; /* FLOP per modeled DRAM byte */
-  double achieved;  /* FLOP/s */
-  int path;         /* the compute_path it ran on (results.path); -1 unknown (a row
+  char checked_on[4]; /* where its output was checked: "gpu", "sim", "" */
+  double ms;          /* NAN when it failed */
+  double intensity;   /* FLOP per modeled DRAM byte */
+  double achieved;    /* FLOP/s */
+  int path;           /* the compute_path it ran on (results.path); -1 unknown (a row
                               stored before schema 7) */
-  uint64_t hash;    /* report.c's table */
+  uint64_t hash;      /* report.c's table */
 } report_cand;
 
 /* One compute roof: the peak of an instruction path (gpu_spec.h's COMPUTE_PATHS, whose label
