@@ -40,7 +40,7 @@ EOF
 }
 
 winner gemm gemm 96x160x128 bf16 2
-winner decode attention 1x8:2x1:300x64 bf16 1 sim
+winner decode attention 1x32:8x1:4096x128 bf16 1 sim # the issue's, checked on 1x32:8x1:256x128
 winner prefill attention 1x4:2x200x64:causal bf16 1
 winner softmax softmax 33x1000 f32 2
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["checked_shape"] is None, d["checked_shape"]' "$tmp/gemm.json" ||
