@@ -208,8 +208,7 @@ static const char schema_v7[] =
  * passed (results.checked_on): 'gpu' (what verified says), 'sim' (computed on the CPU by the sim
  * device: checked, not verified), '' not checked.  An older row was checked only on a GPU. */
 static const char schema_v8_checked_on[] =
-    "ALTER TABLE results ADD COLUMN checked_on TEXT NOT NULL DEFAULT ''"
-    " CHECK(checked_on IN ('', 'gpu', 'sim'));\n"
+    "ALTER TABLE results ADD COLUMN checked_on TEXT NOT NULL DEFAULT '';\n"
     "UPDATE results SET checked_on = 'gpu' WHERE verified = 1;\n";
 
 static const char *const schema_migrations[] = {

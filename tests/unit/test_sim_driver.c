@@ -50,7 +50,9 @@ TEST_CASE(memory) {
 
 TEST_CASE(cubin_refused) {
   CUmodule m = NULL;
-  CUresult r = cu.cuModuleLoadData(&m, "\x7f" "ELF not an image");
+  CUresult r = cu.cuModuleLoadData(&m,
+                                   "\x7f"
+                                   "ELF not an image");
   CHECK_INT(r, CUDA_ERROR_INVALID_IMAGE);
   rt_error err = {0};
   CHECK_INT(cuda_check(r, "load", &err), RT_ERR_CUDA);
