@@ -664,11 +664,9 @@ static void cell(html *h, const char *cls, const char *text) { html_elem(h, "td"
 /* A timing cell: "predicted", and where the output was checked ("predicted, checked on the sim"). */
 static void timing_cell(html *h, timing_kind t, const char *checked_on) {
   char text[64];
-  snprintf(text, sizeof text, "%s%s%s", timing_kind_name(t),
-           checked_on[0] ? ", checked on the " : "",
-           !strcmp(checked_on, "sim")   ? "sim"
-           : !strcmp(checked_on, "gpu") ? "GPU"
-                                        : "");
+  const char *where = !strcmp(checked_on, "sim") ? "sim" : !strcmp(checked_on, "gpu") ? "GPU" : "";
+  snprintf(text, sizeof text, "%s%s%s", timing_kind_name(t), where[0] ? ", checked on the " : "",
+           where);
   cell(h, NULL, text);
 }
 
