@@ -29,7 +29,8 @@ static inline int sau_open(const sau_case *c, sgu_run *r, char *msg, size_t size
   memset(r, 0, sizeof *r);
   snprintf(path, sizeof path, "%s/templates/attention/%s.json", ROOFTUNE_SOURCE_DIR, c->tmpl);
   if (manifest_load(path, &r->m, &err) ||
-      attention_family.parse_shape(&attention_family, c->shape, c->dtype, c->kv_lens, &r->p, &err) ||
+      attention_family.parse_shape(&attention_family, c->shape, c->dtype, c->kv_lens, &r->p,
+                                   &err) ||
       problem_env(&attention_family, &r->p, arch_spec_find(c->arch), gpu_spec_for_arch(c->arch),
                   &r->env, &err) ||
       manifest_build_space(r->m, &r->env, &r->sp, &err)) {
@@ -43,7 +44,8 @@ static inline int sau_open(const sau_case *c, sgu_run *r, char *msg, size_t size
       return 1;
     }
   }
-  snprintf(msg, size, "%s %s %s: no configuration %s in the space", c->tmpl, c->dtype, c->shape, c->config);
+  snprintf(msg, size, "%s %s %s: no configuration %s in the space", c->tmpl, c->dtype, c->shape,
+           c->config);
   return 0;
 }
 
@@ -72,7 +74,9 @@ typedef struct sau_data {
 static inline size_t sau_kv_row(const attn_args *a, int b, int t, int kvh) {
   if (a->page_size) {
     const int page = ((const int *)(uintptr_t)a->block_table)[b * a->max_pages + t / a->page_size];
-    return (((size_t)page * (size_t)a->page_size + (size_t)(t % a->page_size)) * (size_t)a->HKV + (size_t)kvh) * (size_t)a->D;
+    return (((size_t)page * (size_t)a->page_size + (size_t)(t % a->page_size)) * (size_t)a->HKV +
+            (size_t)kvh) *
+           (size_t)a->D;
   }
   return (((size_t)b * (size_t)a->SKV + (size_t)t) * (size_t)a->HKV + (size_t)kvh) * (size_t)a->D;
 }
@@ -83,7 +87,8 @@ static inline void sau_fill(const sgu_run *r, sau_data *d, long long splits) {
   attention_args(p, 0, 0, 0, 0, 0, 0, 0, 0, 0, &d->a);
   attn_args *a = &d->a;
   const size_t D = (size_t)a->D, nq = (size_t)a->B * (size_t)a->SQ * (size_t)a->HQ * D;
-  const size_t kv_rows = a->page_size ? (size_t)a->num_pages * (size_t)a->page_size : (size_t)a->B * (size_t)a->SKV;
+  const size_t kv_rows =
+      a->page_size ? (size_t)a->num_pages * (size_t)a->page_size : (size_t)a->B * (size_t)a->SKV;
   const size_t nkv = kv_rows * (size_t)a->HKV * D;
   d->q = sim_buffer_alloc(nq * 2, "Q");
   d->k = sim_buffer_alloc(nkv * 2, "K");
@@ -140,14 +145,16 @@ static inline long sau_check(const sau_data *d, char *msg, size_t size) {
     for (int h = 0; h < a->HQ; h++)
       for (int i = 0; i < a->SQ; i++) {
         const int L = d->lens[b], kvh = h / group;
-        const size_t qrow = (((size_t)b * (size_t)a->SQ + (size_t)i) * (size_t)a->HQ + (size_t)h) * (size_t)D;
+        const size_t qrow =
+            (((size_t)b * (size_t)a->SQ + (size_t)i) * (size_t)a->HQ + (size_t)h) * (size_t)D;
         double mx = -INFINITY;
         int n = 0;
         for (int j = 0; j < L; j++) {
           if (a->causal && j > i + L - a->SQ) break;
           double dot = 0;
           for (int e = 0; e < D; e++)
-            dot += sau_elem(d->q, qrow + (size_t)e, d->bf16) * sau_elem(d->k, sau_kv_row(a, b, j, kvh) + (size_t)e, d->bf16);
+            dot += sau_elem(d->q, qrow + (size_t)e, d->bf16) *
+                   sau_elem(d->k, sau_kv_row(a, b, j, kvh) + (size_t)e, d->bf16);
           s[j] = dot * (double)a->scale;
           mx = s[j] > mx ? s[j] : mx;
           n = j + 1;
@@ -156,15 +163,19 @@ static inline long sau_check(const sau_data *d, char *msg, size_t size) {
         for (int j = 0; j < n; j++) sum += exp(s[j] - mx);
         for (int e = 0; e < D; e++) {
           double o = 0;
-          for (int j = 0; j < n; j++) o += exp(s[j] - mx) / sum * sau_elem(d->v, sau_kv_row(a, b, j, kvh) + (size_t)e, d->bf16);
+          for (int j = 0; j < n; j++)
+            o += exp(s[j] - mx) / sum *
+                 sau_elem(d->v, sau_kv_row(a, b, j, kvh) + (size_t)e, d->bf16);
           const double got = sau_elem(d->o, qrow + (size_t)e, d->bf16);
           if (!(fabs(got - o) <= tol * (1 + fabs(o)))) {
-            if (!bad) snprintf(msg, size, "O[%d][%d][%d][%d] = %g, expected %g", b, i, h, e, got, o);
+            if (!bad)
+              snprintf(msg, size, "O[%d][%d][%d][%d] = %g, expected %g", b, i, h, e, got, o);
             bad++;
           }
         }
-        const double lse = n ? mx + log(sum) : -INFINITY,
-                     got = d->lse[((size_t)b * (size_t)a->HQ + (size_t)h) * (size_t)a->SQ + (size_t)i];
+        const double
+            lse = n ? mx + log(sum) : -INFINITY,
+            got = d->lse[((size_t)b * (size_t)a->HQ + (size_t)h) * (size_t)a->SQ + (size_t)i];
         if (!(n ? fabs(got - lse) <= 1e-3 * (1 + fabs(lse)) : got == -INFINITY)) {
           if (!bad) snprintf(msg, size, "LSE[%d][%d][%d] = %g, expected %g", b, h, i, got, lse);
           bad++;
@@ -207,11 +218,13 @@ static inline long sau_run_case(const sau_case *c, const sgu_mutation *mu, sim_s
       for (int o = 0; o < 3 && !err.code; o++) {
         unsigned long long dims[4], strides[3];
         unsigned box[4], es[4];
-        for (int i = 0; i < 4; i++) dims[i] = prm[o].dims[i], box[i] = prm[o].box[i], es[i] = prm[o].elem_strides[i];
+        for (int i = 0; i < 4; i++)
+          dims[i] = prm[o].dims[i], box[i] = prm[o].box[i], es[i] = prm[o].elem_strides[i];
         for (int i = 0; i < 3; i++) strides[i] = prm[o].strides[i];
-        sim_tensor_map_encode(dst[o], prm[o].type, prm[o].rank, (void *)(uintptr_t)prm[o].base, dims,
-                              strides, box, es, prm[o].interleave, mu && mu->tma_no_swizzle ? 0 : prm[o].swizzle,
-                              prm[o].l2, prm[o].oob, &err);
+        sim_tensor_map_encode(dst[o], prm[o].type, prm[o].rank, (void *)(uintptr_t)prm[o].base,
+                              dims, strides, box, es, prm[o].interleave,
+                              mu && mu->tma_no_swizzle ? 0 : prm[o].swizzle, prm[o].l2, prm[o].oob,
+                              &err);
       }
     }
     params[0] = &maps, params[1] = &d.a;

@@ -147,8 +147,8 @@ static inline int sgu_open(const sgu_case *c, sgu_run *r, char *msg, size_t size
   snprintf(path, sizeof path, "%s/templates/gemm/%s.json", ROOFTUNE_SOURCE_DIR, c->tmpl);
   if (manifest_load(path, &r->m, &err) ||
       gemm_family.parse_shape(&gemm_family, c->shape, c->dtype, NULL, &r->p, &err) ||
-      problem_env(&gemm_family, &r->p, arch_spec_find(c->arch), gpu_spec_for_arch(c->arch),
-                  &r->env, &err) ||
+      problem_env(&gemm_family, &r->p, arch_spec_find(c->arch), gpu_spec_for_arch(c->arch), &r->env,
+                  &err) ||
       manifest_build_space(r->m, &r->env, &r->sp, &err)) {
     snprintf(msg, size, "%s %s: %s", c->tmpl, c->shape, err.text);
     return 0;
@@ -160,7 +160,8 @@ static inline int sgu_open(const sgu_case *c, sgu_run *r, char *msg, size_t size
       return 1;
     }
   }
-  snprintf(msg, size, "%s %s %s: no configuration %s in the space", c->tmpl, c->dtype, c->shape, c->config);
+  snprintf(msg, size, "%s %s %s: no configuration %s in the space", c->tmpl, c->dtype, c->shape,
+           c->config);
   return 0;
 }
 
@@ -211,14 +212,15 @@ static inline sim_module *sgu_compile(const sgu_case *c, sgu_run *r, const sgu_m
 static inline void sgu_maps(const sgu_run *r, void *A, void *B, int no_swizzle,
                             unsigned char maps[2][128], rt_error *err) {
   gemm_tma_params prm[2];
-  if (gemm_tma_plan(&r->p, &r->plan.vars, (CUdeviceptr)(uintptr_t)A, (CUdeviceptr)(uintptr_t)B,
-                    prm, err))
+  if (gemm_tma_plan(&r->p, &r->plan.vars, (CUdeviceptr)(uintptr_t)A, (CUdeviceptr)(uintptr_t)B, prm,
+                    err))
     return;
   for (int i = 0; i < 2; i++) {
     const gemm_tma_params *o = &prm[i];
     unsigned long long dims[3], strides[2];
     unsigned box[3], es[3];
-    for (int d = 0; d < 3; d++) dims[d] = o->dims[d], box[d] = o->box[d], es[d] = o->elem_strides[d];
+    for (int d = 0; d < 3; d++)
+      dims[d] = o->dims[d], box[d] = o->box[d], es[d] = o->elem_strides[d];
     strides[0] = o->strides[0], strides[1] = o->strides[1];
     sim_tensor_map_encode(maps[i], (int)o->type, o->rank, (void *)(uintptr_t)o->base, dims, strides,
                           box, es, (int)o->interleave, no_swizzle ? 0 : (int)o->swizzle, (int)o->l2,
@@ -248,7 +250,8 @@ static inline long sgu_run_case(const sgu_case *c, const sgu_mutation *mu, sim_s
                   K = problem_dim(&r.p, "K"), BATCH = problem_dim(&r.p, "BATCH");
   const int nt = !strcmp(r.p.layout, "nt"), code = gemm_dtype_code(r.p.dtype),
             es = gemm_dtype_bytes(r.p.dtype), os = gemm_out_bytes(e.out_code);
-  const size_t na = (size_t)(BATCH * M * K), nb = (size_t)(BATCH * K * N), nc = (size_t)(BATCH * M * N);
+  const size_t na = (size_t)(BATCH * M * K), nb = (size_t)(BATCH * K * N),
+               nc = (size_t)(BATCH * M * N);
   void *A = sim_buffer_alloc(na * (size_t)es, "A"), *B = sim_buffer_alloc(nb * (size_t)es, "B"),
        *C = sim_buffer_alloc(nc * (size_t)os, "C");
   double *Af = malloc(na * sizeof(double)), *Bf = malloc(nb * sizeof(double));
@@ -289,7 +292,8 @@ static inline long sgu_run_case(const sgu_case *c, const sgu_mutation *mu, sim_s
         for (long long j = 0; j < N; j++) {
           double ref = 0;
           for (long long k = 0; k < K; k++)
-            ref += Af[(b * M + i) * K + k] * (nt ? Bf[(b * N + j) * K + k] : Bf[(b * K + k) * N + j]);
+            ref +=
+                Af[(b * M + i) * K + k] * (nt ? Bf[(b * N + j) * K + k] : Bf[(b * K + k) * N + j]);
           const double got = sgu_out(C, (size_t)((b * M + i) * N + j), e.out_code);
           if (!(fabs(got - ref) <= tol * (1 + fabs(ref)))) {
             if (!bad)

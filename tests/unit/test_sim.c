@@ -31,8 +31,8 @@ static sim_module *build(const char *src, const char *entry) {
   return m;
 }
 
-static rt_status run(sim_module *m, unsigned grid, unsigned block, unsigned cluster,
-                     size_t smem, void **params, sim_schedule s, rt_error *err) {
+static rt_status run(sim_module *m, unsigned grid, unsigned block, unsigned cluster, size_t smem,
+                     void **params, sim_schedule s, rt_error *err) {
   sim_launch l;
   memset(&l, 0, sizeof l);
   l.grid[0] = grid, l.grid[1] = l.grid[2] = 1;
@@ -62,7 +62,8 @@ static const char *reduce_src =
 TEST_CASE(reduce_every_schedule) {
   sim_module *m = build(reduce_src, "reduce");
   if (!m) return;
-  float *x = sim_buffer_alloc(3 * 256 * sizeof(float), "x"), *y = sim_buffer_alloc(3 * sizeof(float), "out");
+  float *x = sim_buffer_alloc(3 * 256 * sizeof(float), "x"),
+        *y = sim_buffer_alloc(3 * sizeof(float), "out");
   for (int i = 0; i < 3 * 256; i++) x[i] = (float)(i % 17);
   for (int s = 0; s < SIM_SCHED_COUNT; s++) {
     void *p[] = {&x, &y};
@@ -104,7 +105,8 @@ TEST_CASE(cp_async_lands_at_its_wait) {
     snprintf(src, sizeof src, "#define WAIT %d\n%s", wait, cp_src);
     sim_module *m = build(src, "cp");
     if (!m) return;
-    float *x = sim_buffer_alloc(128 * sizeof(float), "x"), *y = sim_buffer_alloc(32 * sizeof(float), "y");
+    float *x = sim_buffer_alloc(128 * sizeof(float), "x"),
+          *y = sim_buffer_alloc(32 * sizeof(float), "y");
     for (int i = 0; i < 128; i++) x[i] = (float)i;
     void *p[] = {&x, &y};
     rt_error err;
@@ -156,7 +158,8 @@ TEST_CASE(read_past_a_buffer_is_named) {
   sim_module *m = build(oob_src, "oob");
   if (!m) return;
   int n = 64;
-  float *x = sim_buffer_alloc((size_t)n * sizeof(float), "x"), *y = sim_buffer_alloc((size_t)n * sizeof(float), "y");
+  float *x = sim_buffer_alloc((size_t)n * sizeof(float), "x"),
+        *y = sim_buffer_alloc((size_t)n * sizeof(float), "y");
   void *p[] = {&x, &y, &n};
   rt_error err;
   CHECK_INT(run(m, 2, 32, 1, 0, p, SIM_SCHED_ROUND_ROBIN, &err), RT_ERR_LAUNCH);

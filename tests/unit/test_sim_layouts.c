@@ -36,7 +36,9 @@ static int mode_size(const mode *m) {
   for (int i = 0; i < m->n; i++) s *= m->size[i];
   return s;
 }
-static int eval(const tv_layout *l, int t, int v) { return eval_mode(&l->t, t) + eval_mode(&l->v, v); }
+static int eval(const tv_layout *l, int t, int v) {
+  return eval_mode(&l->t, t) + eval_mode(&l->v, v);
+}
 
 typedef void (*twin_fn)(int t, int v, int *r, int *c);
 /* layout l maps (t, v) to r + rows * c (column-major over rows x cols); the twin says (r, c) */
@@ -106,7 +108,8 @@ TEST_CASE(ldmatrix_fragments) {
           const int want_m = bit / 1024, want_row = bit % 1024 / 128, want_col = bit % 128 / 16;
           if (want_m != r || want_row != row || want_col != col) {
             if (!bad)
-              fprintf(stderr, "ldmatrix%s lane %d reg %d half %d: twin (%d, %d), CuTe m%d (%d, %d)\n",
+              fprintf(stderr,
+                      "ldmatrix%s lane %d reg %d half %d: twin (%d, %d), CuTe m%d (%d, %d)\n",
                       trans ? ".trans" : "", lane, r, h, row, col, want_m, want_row, want_col);
             bad++;
           }

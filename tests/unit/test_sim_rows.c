@@ -23,7 +23,8 @@ static long run_rows(const srow_case *c, const sgu_mutation *mu, char *msg, size
   memset(&r, 0, sizeof r);
   const family_ops *fam = NULL;
   if (family_load_path(dir, &err) || !(fam = family_find(c->family)) ||
-      manifest_load(path, &r.m, &err) || fam->parse_shape(fam, c->shape, c->dtype, NULL, &r.p, &err) ||
+      manifest_load(path, &r.m, &err) ||
+      fam->parse_shape(fam, c->shape, c->dtype, NULL, &r.p, &err) ||
       problem_env(fam, &r.p, arch_spec_find("sm_90"), gpu_spec_for_arch("sm_90"), &r.env, &err) ||
       manifest_build_space(r.m, &r.env, &r.sp, &err)) {
     snprintf(msg, size, "%s %s: %s", c->tmpl, c->shape, fam ? err.text : "no such family");
@@ -99,14 +100,18 @@ static long run_rows(const srow_case *c, const sgu_mutation *mu, char *msg, size
 static void expect_ok(const srow_case *c) {
   char msg[1024];
   const long bad = run_rows(c, NULL, msg, sizeof msg);
-  if (bad) fprintf(stderr, "%s %s %s [%s]: %ld wrong: %s\n", c->tmpl, c->dtype, c->shape, c->config, bad, msg);
+  if (bad)
+    fprintf(stderr, "%s %s %s [%s]: %ld wrong: %s\n", c->tmpl, c->dtype, c->shape, c->config, bad,
+            msg);
   CHECK_INT(bad, 0);
 }
 
 TEST_CASE(softmax_rows) {
   static const srow_case cs[] = {
-      {"softmax", "softmax_rows", "f32", "37x250", "WARPS=2,ROW_THREADS=64,VEC=2,UNROLL=2,ONLINE=1"},
-      {"softmax", "softmax_rows", "bf16", "37x256", "WARPS=4,ROW_THREADS=32,VEC=4,UNROLL=1,ONLINE=0"},
+      {"softmax", "softmax_rows", "f32", "37x250",
+       "WARPS=2,ROW_THREADS=64,VEC=2,UNROLL=2,ONLINE=1"},
+      {"softmax", "softmax_rows", "bf16", "37x256",
+       "WARPS=4,ROW_THREADS=32,VEC=4,UNROLL=1,ONLINE=0"},
       {"softmax", "softmax_rows", "f16", "9x100", "WARPS=1,ROW_THREADS=8,VEC=1,UNROLL=4,ONLINE=1"},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) expect_ok(&cs[i]);
@@ -121,8 +126,10 @@ TEST_CASE(transpose_tiled) {
 }
 
 TEST_CASE(softmax_reading_past_its_row_refused) {
-  const srow_case c = {"softmax", "softmax_rows", "f32", "16x256", "WARPS=2,ROW_THREADS=64,VEC=4,UNROLL=1,ONLINE=1"};
-  const sgu_mutation mu = {NULL, "const int nv = live ? cols / VEC : 0;", "const int nv = live ? cols / VEC + 1 : 0;", 0};
+  const srow_case c = {"softmax", "softmax_rows", "f32", "16x256",
+                       "WARPS=2,ROW_THREADS=64,VEC=4,UNROLL=1,ONLINE=1"};
+  const sgu_mutation mu = {NULL, "const int nv = live ? cols / VEC : 0;",
+                           "const int nv = live ? cols / VEC + 1 : 0;", 0};
   char msg[1024];
   const long bad = run_rows(&c, &mu, msg, sizeof msg);
   fprintf(stderr, "one vector past each row: %ld (%s)\n", bad, msg);
