@@ -9,7 +9,8 @@ TEST_CASE(every_verified_configuration) {
   char path[1200], line[1024], seen[64][700];
   int nseen = 0, ran = 0;
   for (int run = 1; run <= 4; run++) {
-    snprintf(path, sizeof path, "%s/bench/results/h200-2026-11-30/run%d.txt", ROOFTUNE_SOURCE_DIR, run);
+    snprintf(path, sizeof path, "%s/bench/results/h200-2026-11-30/run%d.txt", ROOFTUNE_SOURCE_DIR,
+             run);
     FILE *f = fopen(path, "r");
     CHECK(f != NULL);
     if (!f) continue;
@@ -24,10 +25,12 @@ TEST_CASE(every_verified_configuration) {
       for (int i = 0; i < nseen; i++) dup |= !strcmp(seen[i], key);
       if (dup || nseen == 64) continue;
       snprintf(seen[nseen++], sizeof seen[0], "%s", key);
-      const sgu_case c = {tmpl, strcmp(tmpl, "gemm_wgmma") ? "sm_90" : "sm_90a", dtype, shape, config};
+      const sgu_case c = {tmpl, strcmp(tmpl, "gemm_wgmma") ? "sm_90" : "sm_90a", dtype, shape,
+                          config};
       char msg[1024];
       const long bad = sgu_run_case(&c, NULL, SIM_SCHED_RANDOM, msg, sizeof msg);
-      printf("%s %s %s [%s]: %s%s\n", tmpl, shape, dtype, config, bad ? "WRONG " : "ok", bad ? msg : "");
+      printf("%s %s %s [%s]: %s%s\n", tmpl, shape, dtype, config, bad ? "WRONG " : "ok",
+             bad ? msg : "");
       CHECK_INT(bad, 0);
       ran++;
     }

@@ -1,5 +1,6 @@
 /* The gemm templates' kernel bodies on the sim (sim/sim.h), against a double-precision product:
- * gemm_simt, gemm_mma, gemm_skinny and gemm_wgmma on ragged shapes; the gemm_wgmma
+ * gemm_simt, gemm_mma, gemm_skinny and gemm_wgmma on ragged shapes, with fused epilogues (bias,
+ * GELU, SiLU, ReLU, beta, residual, 16-bit outputs); the gemm_wgmma
  * configurations that verified on the H200 on 2026-11-30 (bench/results/h200-2026-11-30/run1.txt,
  * a sample: the long test runs them all) pass; fp8 with CLUSTER 2 and the epilogue argument
  * passes (deliberate layout errors fail: tests/long/test_sim_mutants.c). */
@@ -48,6 +49,17 @@ TEST_CASE(every_schedule) {
 
 TEST_CASE(fp8_cluster_epilogue) { expect_ok(&fp8_cluster, SIM_SCHED_PRODUCER_FIRST); }
 
+TEST_CASE(epilogues) {
+  static const sgu_case cs[] = {
+      {"gemm_wgmma", "sm_90a", "bf16", "96x200x136:nt+bias+gelu+out=bf16",
+       "BLOCK_M=128,BLOCK_N=64,WARPGROUPS=2,PRODUCER=0,STAGES=3,SWIZZLE=1,PERSISTENT=0,CLUSTER=1"},
+      {"gemm_wgmma", "sm_90a", "f16", "70x136x128+beta+residual+silu",
+       "BLOCK_M=64,BLOCK_N=128,WARPGROUPS=1,PERSISTENT=0,CLUSTER=1"},
+      {"gemm_skinny", "sm_90", "bf16", "3x72x256:nt+alpha+relu+out=bf16", "SPLIT_K=1"},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) expect_ok(&cs[i], SIM_SCHED_RANDOM);
+}
+
 TEST_CASE(other_gemm_templates) {
   static const sgu_case cs[] = {
       {"gemm_simt", "sm_90", "f32", "67x45x37", "BLOCK_M=64,BLOCK_N=64"},
@@ -59,4 +71,4 @@ TEST_CASE(other_gemm_templates) {
 }
 
 TEST_LIST(TEST_ENTRY(h200_configurations), TEST_ENTRY(every_schedule),
-          TEST_ENTRY(fp8_cluster_epilogue), TEST_ENTRY(other_gemm_templates))
+          TEST_ENTRY(fp8_cluster_epilogue), TEST_ENTRY(epilogues), TEST_ENTRY(other_gemm_templates))
