@@ -1,7 +1,7 @@
 /* The attention templates' kernel bodies on the sim (sim/sim.h) against a double-precision
  * reference from attn_abi.h's definition, with NaN in every K and V row past a sequence's
- * length: attn_mma (causal SQ < SKV and SQ > SKV, ragged, head dims 64 and 128, f16 and bf16),
- * attn_wgmma (1 and 2 consumers, BLOCK_N 80 and 128, ragged, causal), attn_decode (paged,
+ * length: attn_mma (causal SQ < SKV and SQ > SKV, ragged, head dims 64, 128 and 256, f16 and bf16),
+ * attn_wgmma (1 and 2 consumers, BLOCK_N 80 and 128, ragged, causal, D 256), attn_decode (paged,
  * split-KV, ragged).  The mutations it catches: tests/long/test_sim_mutants.c. */
 /* stages: sim kernels */
 #include "sim_attn_util.h"
@@ -32,6 +32,8 @@ TEST_CASE(attn_mma_cases) {
        "BLOCK_M=64,BLOCK_N=64,WARPS=4,STAGES=3"},
       {"attn_mma", "sm_80", "bf16", "2x2:1x70:130x64", "130,0",
        "BLOCK_M=32,BLOCK_N=32,WARPS=2,STAGES=2"},
+      {"attn_mma", "sm_90", "f16", "1x2:1x64:100x256", NULL,
+       "BLOCK_M=64,BLOCK_N=32,WARPS=4,STAGES=2,Q_IN_REGS=0"},
   };
   expect_ok(&mma_causal, SIM_SCHED_RANDOM);
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) expect_ok(&cs[i], SIM_SCHED_ROUND_ROBIN);
@@ -41,7 +43,11 @@ TEST_CASE(attn_wgmma_cases) {
   static const sau_case c1 = {"attn_wgmma", "sm_90a",
                               "f16",        "2x2:2x200:137x64",
                               "137,50",     "CONSUMERS=1,BLOCK_N=80,STAGES=3,OVERLAP=0"};
+  static const sau_case d256 = {"attn_wgmma", "sm_90a",
+                                "bf16",       "1x2:1x64:100x256:causal",
+                                NULL,         "CONSUMERS=1,BLOCK_N=64,STAGES=2,OVERLAP=1"};
   expect_ok(&wg2, SIM_SCHED_CONSUMER_FIRST);
+  expect_ok(&d256, SIM_SCHED_RANDOM);
   expect_ok(&c1, SIM_SCHED_PRODUCER_FIRST);
 }
 
