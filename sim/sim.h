@@ -50,7 +50,8 @@ const char *sim_module_path(const sim_module *m);
 /* One launch: sizes as cuLaunchKernel's, params as its kernelParams. */
 typedef struct sim_launch {
   unsigned grid[3], block[3];
-  unsigned cluster[3];     /* {0,0,0}: no clusters (1,1,1) */
+  unsigned cluster[3];     /* the kernel's __cluster_dims__, which the sim cannot read from the
+                            * compiled code (gemm_wgmma's is (CLUSTER,1,1)); {0,0,0}: none */
   size_t shared_bytes;     /* dynamic shared memory per block */
   void **params;           /* one pointer per kernel parameter */
   sim_schedule schedule;   /* SIM_SCHED_ROUND_ROBIN by default (0) */

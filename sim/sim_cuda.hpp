@@ -206,6 +206,7 @@ struct block_t {
 struct deferred_t {
   void (*fn)(void *);
   void *arg;
+  void (*drop)(void *);  // frees arg when a failed launch never runs fn
 };
 
 struct world_t {
@@ -229,6 +230,8 @@ struct world_t {
   std::vector<char *> stacks;
   size_t stack_bytes = 256 * 1024;
   int cluster_arrived = 0, cluster_gen = 0;
+  std::vector<thread_t *> all, order;  // the running cluster's threads (not on the stack: a
+                                       // fault the launcher catches jumps over run_cluster)
 };
 inline world_t W;
 
@@ -329,7 +332,9 @@ static inline void wake(thread_t &t) {
 }
 static inline void event() { W.events++; }
 // Completion `fn(arg)` once no thread can move (the latest legal moment).
-static inline void defer(void (*fn)(void *), void *arg) { W.deferred.push_back({fn, arg}); }
+static inline void defer(void (*fn)(void *), void *arg, void (*drop)(void *)) {
+  W.deferred.push_back({fn, arg, drop});
+}
 
 static void fiber_main() {
 #if defined(__SANITIZE_ADDRESS__)
@@ -449,11 +454,12 @@ static int runnable(const thread_t &t) { return t.state == T_RUN || t.state == T
 
 // Runs one cluster's threads to the end (or a failure).
 static void run_cluster() {
-  std::vector<thread_t *> all;
+  std::vector<thread_t *> &all = W.all, &order = W.order;
+  all.clear();
   for (auto &b : W.cl)
     for (auto &t : b.th) all.push_back(&t);
   const int s = W.L->schedule;
-  std::vector<thread_t *> order = all;
+  order = all;
   if (s == SIM_SCHED_CONSUMER_FIRST) std::reverse(order.begin(), order.end());
   for (;;) {
     const long long before = W.events;
@@ -492,6 +498,7 @@ static void run_cluster() {
 
 void hopper_block_end(block_t &b);  // sim_ptx.hpp: nothing may be in flight
 void hopper_reset();                // sim_ptx.hpp: a launch starts with nothing in flight
+void hopper_drop(block_t &b);       // sim_ptx.hpp: what a failed launch left in flight, freed
 
 static void setup_cluster(const unsigned cbase[3]) {
   const unsigned *cd = W.L->cluster;
@@ -601,8 +608,11 @@ static inline int launch(const sim_abi_launch *L, sim_abi_result *R, void (*body
   for (auto &s : W.stacks)
     if (s) munmap(s, W.stack_bytes);
   W.stacks.clear();
-  W.cl.clear();
+  for (auto &d : W.deferred) d.drop(d.arg);
   W.deferred.clear();
+  for (auto &b : W.cl) hopper_drop(b);
+  W.cl.clear();
+  hopper_reset();
   return R->status;
 }
 

@@ -428,7 +428,7 @@ static inline void tma_issue(unsigned dst, const void *map, unsigned bar, const 
     memset(d, 0xff, bytes);  // NaN until it lands
     tma_op *o = new tma_op{b, dst, bar, bytes, m, {0, 0, 0, 0, 0}};
     for (int i = 0; i < dims; i++) o->c[i] = c[i];
-    defer(tma_land, o);
+    defer(tma_land, o, [](void *a) { delete (tma_op *)a; });
   }
   event();
 }
@@ -666,7 +666,8 @@ static inline void ptx_wgmma_wait(SIM_AT) {
   sim::event();
   if (++g.arrived == 128) {
     g.arrived = 0;
-    sim::defer(sim::wg_complete, new sim::wg_wait{t->b, t->tid / 128, N});
+    sim::defer(sim::wg_complete, new sim::wg_wait{t->b, t->tid / 128, N},
+               [](void *a) { delete (sim::wg_wait *)a; });
   }
   while (g.gen == gen && !sim::W.failed) sim::wait_here(sim::T_BLOCKED, "wgmma.wait_group", file, line, N);
 }
@@ -697,4 +698,12 @@ void hopper_block_end(block_t &b) {
   accs.clear();
 }
 void hopper_reset() { accs.clear(); }
+void hopper_drop(block_t &b) {
+  for (auto &w : b.wg) {
+    for (auto &g : w.groups)
+      for (wg_op *op : g) delete op;
+    for (wg_op *op : w.open) delete op;
+    w.groups.clear(), w.open.clear();
+  }
+}
 }  // namespace sim

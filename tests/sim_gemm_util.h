@@ -268,6 +268,24 @@ static inline long sgu_run_case(const sgu_case *c, const sgu_mutation *mu, sim_s
   gemm_epi_args ea;
   memset(&ea, 0, sizeof ea);
   ea.alpha = 1.f;
+  /* the epilogue's inputs (output type) and scalars, as the family sets them */
+  void *cin = NULL, *bias = NULL, *res = NULL;
+  const int ocode = e.out_code == GEMM_OUT_F32 ? 0 : e.out_code == GEMM_OUT_F16 ? 1 : 2;
+  if (e.on) {
+    ea.alpha = (float)(3.0 / sqrt((double)K));
+    ea.beta = e.beta ? 0.5f : 0.f;
+    ea.flags = (e.beta ? GEMM_EPI_BETA : 0u) | (e.bias ? GEMM_EPI_BIAS : 0u) |
+               (e.residual ? GEMM_EPI_RES : 0u) | ((unsigned)e.act << GEMM_EPI_ACT_SHIFT);
+    if (e.beta) cin = sim_buffer_alloc(nc * (size_t)os, "C_in");
+    if (e.bias) bias = sim_buffer_alloc((size_t)N * (size_t)os, "bias");
+    if (e.residual) res = sim_buffer_alloc(nc * (size_t)os, "residual");
+    for (size_t i = 0; i < nc; i++) {
+      if (cin) sgu_store(cin, i, sgu_value(&seed), ocode);
+      if (res) sgu_store(res, i, sgu_value(&seed), ocode);
+    }
+    for (long long j = 0; bias && j < N; j++) sgu_store(bias, (size_t)j, sgu_value(&seed), ocode);
+    ea.c = (uintptr_t)cin, ea.bias = (uintptr_t)bias, ea.residual = (uintptr_t)res;
+  }
   int Mi = (int)M, Ni = (int)N, Ki = (int)K;
   void *params[7] = {&A, &B, &C, &Mi, &Ni, &Ki, &ea};
   if (!strcmp(c->tmpl, "gemm_wgmma")) {
@@ -294,7 +312,13 @@ static inline long sgu_run_case(const sgu_case *c, const sgu_mutation *mu, sim_s
           for (long long k = 0; k < K; k++)
             ref +=
                 Af[(b * M + i) * K + k] * (nt ? Bf[(b * N + j) * K + k] : Bf[(b * K + k) * N + j]);
-          const double got = sgu_out(C, (size_t)((b * M + i) * N + j), e.out_code);
+          const size_t at = (size_t)((b * M + i) * N + j);
+          if (e.on)
+            ref = gemm_epi_reference(&e, ea.alpha, ea.beta, ref,
+                                     cin ? sgu_out(cin, at, e.out_code) : 0,
+                                     bias ? sgu_out(bias, (size_t)j, e.out_code) : 0,
+                                     res ? sgu_out(res, at, e.out_code) : 0);
+          const double got = sgu_out(C, at, e.out_code);
           if (!(fabs(got - ref) <= tol * (1 + fabs(ref)))) {
             if (!bad)
               snprintf(msg, size, "D[%lld][%lld][%lld] = %g, expected %g", b, i, j, got, ref);
@@ -307,6 +331,9 @@ static inline long sgu_run_case(const sgu_case *c, const sgu_mutation *mu, sim_s
   sim_buffer_free(A);
   sim_buffer_free(B);
   sim_buffer_free(C);
+  sim_buffer_free(cin);
+  sim_buffer_free(bias);
+  sim_buffer_free(res);
   sim_module_free(mod);
   sgu_close(&r);
   return bad;
