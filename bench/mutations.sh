@@ -9,14 +9,19 @@
 # Groups: "header" — the index headers' own arithmetic (issue 29's six); "decision" — what a
 # kernel body decided (which row, which weight, which offset) before it moved into the headers
 # (issue 29's four, applied where the decision lives now); "call" — what a body still writes
-# itself, the arguments of those calls: no host test compiles a kernel body, so these are
-# guarded by tests/gpu/run.sh's tier 1 alone.
+# itself, the arguments of those calls, which only the sim tests (ctest -L sim: the kernel
+# bodies run on the CPU, sim/sim.h) run; "pipeline" — a body's synchronisation (issue 34's
+# four), likewise.  A text's \n is a line break.
+#   bash bench/mutations.sh [BUILD_DIR [GROUP...]]   (GROUP: only those groups)
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build}
+shift $(($# > 0 ? 1 : 0))
+only=" $* "
 [ -d "$build" ] || { echo "mutations.sh: no build folder $build (cmake -S . -B $build first)" >&2; exit 2; }
 tests="unit_test_attn_emulate unit_test_attn_wgmma_emulate unit_test_attn_decode_emulate unit_test_attn_decode_math
-unit_test_gemm_wgmma_emulate unit_test_gemm_index unit_test_gemm_pipe unit_test_gemm_mma_emulate"
+unit_test_gemm_wgmma_emulate unit_test_gemm_index unit_test_gemm_pipe unit_test_gemm_mma_emulate
+unit_test_sim_gemm unit_test_sim_attention"
 regex="^($(echo $tests | tr ' ' '|'))\$"
 backup=$(mktemp -d)
 restore() {
@@ -42,6 +47,10 @@ call|templates/attention/attn_mma.cu|attn_mma_softmax_row(s, NT, o, DT, r, mx, &
 call|templates/attention/attn_wgmma.cu|lse[attn_lse_offset(b, h, row, a.SQ, a.HQ)]|lse[attn_lse_offset(b, h, row + 1, a.SQ, a.HQ)]|attn_wgmma's call: LSE row + 1
 call|templates/attention/attn_decode.cu|      row_l[r] = L;|      row_l[r] = 0.5f * L;|attn_decode's body: the merged sum halved
 call|templates/gemm/gemm_wgmma.cu|gemm_wgmma_a_part_offset(rank, BLOCK_M, BLOCK_K, ES, CLUSTER)|gemm_wgmma_a_part_offset(rank, BLOCK_M, BLOCK_K, 2, CLUSTER)|gemm_wgmma's call: 2-byte elements
+pipeline|templates/attention/attn_mma.cu|ptx_cp_async_wait<2 * STAGES - 2>();|ptx_cp_async_wait<2 * STAGES - 1>();|attn_mma's cp.async wait one group short
+pipeline|templates/attention/attn_mma.cu|ptx_cp_async_wait<2 * STAGES - 2>();\n    __syncthreads();|ptx_cp_async_wait<2 * STAGES - 2>();|attn_mma's __syncthreads after the wait missing
+pipeline|templates/attention/attn_wgmma.cu|        ptx_wgmma_wait<0>();  // O += P_{n-1} V_{n-1} is done\n        ptx_reg_fence<OACC>(o);\n        ptx_reg_fence<SACC / 2>(p);\n        release(BAR(attn_bar_vempty(sp)));|        release(BAR(attn_bar_vempty(sp)));\n        ptx_wgmma_wait<0>();  // O += P_{n-1} V_{n-1} is done\n        ptx_reg_fence<OACC>(o);\n        ptx_reg_fence<SACC / 2>(p);|attn_wgmma's V stage released before its wgmma wait
+pipeline|templates/attention/attn_wgmma.cu|ptx_mbar_wait(BAR(attn_bar_kempty(s)), ptx_empty_parity(n, STAGES));|ptx_mbar_wait(BAR(attn_bar_kempty(s)), ptx_full_parity(n, STAGES));|attn_wgmma's K empty-barrier parity wrong
 EOF
 )
 
@@ -52,9 +61,11 @@ declare -A total caught
 n=0
 while IFS='|' read -r group file text repl what; do
   [ -n "$group" ] || continue
+  [ "$only" = "  " ] || [[ "$only" == *" $group "* ]] || continue
+  text=$(printf '%b' "$text") repl=$(printf '%b' "$repl")
   n=$((n + 1))
   cp "$file" "$backup/$n" && echo "$file" >"$backup/$n.path"
-  count=$(grep -cF -- "$text" "$file")
+  count=$(TEXT=$text perl -0ne '$c = () = /\Q$ENV{TEXT}\E/g; print $c' "$file")
   if [ "$count" != 1 ]; then
     printf '%-8s %-58s NOT APPLIED (the text occurs %s times in %s)\n' "$group" "$what" "$count" "$file"
     continue
@@ -78,6 +89,6 @@ while IFS='|' read -r group file text repl what; do
   printf '%-8s %-58s %s\n' "$group" "$what" "$verdict"
 done <<<"$mutations"
 build_tests
-for g in header decision call; do
+for g in header decision call pipeline; do
   printf 'caught %s of %s %s mutations\n' "${caught[$g]:-0}" "${total[$g]:-0}" "$g"
 done

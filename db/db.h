@@ -230,10 +230,11 @@ typedef struct db_entry {
   double spread;
   int repetitions;
   double verify_error;
-  int verified;   /* 1: its output passed the reference check on the GPU that measured
+  int verified;       /* 1: its output passed the reference check on the GPU that measured
                                it (candidate_result.verified) */
-  double flops;   /* of the problem */
-  char limit[24]; /* diagnosis: dominant limit */
+  char checked_on[4]; /* "gpu", "sim" or "": where its output was checked (candidate_result) */
+  double flops;       /* of the problem */
+  char limit[24];     /* diagnosis: dominant limit */
   char lever[160];
   db_winner launch; /* cubin points into the entry's own memory (see db_entries) */
   char created_at[32];

@@ -110,7 +110,8 @@ static timing_kind read_timing(sqlite3_stmt *st, int i, timing_kind fallback) {
   "SELECT w.id, r.id, p.family, p.shape, p.dtype, p.layout, p.dims, p.args, v.name, v.sm_count, " \
   "v.cc_major, v.cc_minor, v.driver_version, t.name, t.source_hash, t.manifest_hash, "            \
   "EXISTS(SELECT 1 FROM templates t2 WHERE t2.name=t.name AND t2.id>t.id), w.toolkit, r.config, " \
-  "r.timing, r.time_ms, r.spread, r.repetitions, r.verify_error, r.verified, r.flops, "           \
+  "r.timing, r.time_ms, r.spread, r.repetitions, r.verify_error, r.verified, r.checked_on, "      \
+  "r.flops, "                                                                                     \
   "r.diag_limit, r.diag_lever, " WINNER_COLS_W                                                    \
   ", w.updated_at, w.cubin_bytes, %s FROM winners w "                                             \
   "JOIN results r ON r.id=w.result_id JOIN problems p ON p.id=w.problem_id "                      \
@@ -136,6 +137,7 @@ static void read_entry(sqlite3_stmt *st, db_entry *e) {
   e->repetitions = sqlite3_column_int(st, i++);
   e->verify_error = db_col_real(st, i++);
   e->verified = sqlite3_column_int(st, i++) != 0;
+  db_col_text(st, i++, e->checked_on, sizeof e->checked_on);
   e->flops = db_col_real(st, i++);
   db_col_text(st, i++, e->limit, sizeof e->limit);
   db_col_text(st, i++, e->lever, sizeof e->lever);

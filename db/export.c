@@ -109,6 +109,7 @@ json_t *db_export_entry_json(const db_entry *e) {
   json_object_set_new(o, "config_text", json_string(e->config));
   json_object_set_new(o, "timing", json_string(timing_kind_name(e->timing)));
   json_object_set_new(o, "verified", json_boolean(e->verified));
+  json_object_set_new(o, "checked_on", e->checked_on[0] ? json_string(e->checked_on) : json_null());
   json_object_set_new(o, "time_ms", jreal(e->time_ms));
   json_object_set_new(o, "spread", jreal(e->spread));
   json_object_set_new(o, "limit", json_string(e->limit));

@@ -217,6 +217,13 @@ static const char schema_v8[] =
     "  (SELECT rooftune_sha256(c.cubin) FROM winner_cubins c WHERE c.winner_id = winners.id)\n"
     "  WHERE id IN (SELECT winner_id FROM winner_cubins);\n";
 
+/* Version 9 (issue 34): where a result's output was checked against its family's reference and
+ * passed (results.checked_on): 'gpu' (what verified says), 'sim' (computed on the CPU by the sim
+ * device: checked, not verified), '' not checked.  An older row was checked only on a GPU. */
+static const char schema_v9[] =
+    "ALTER TABLE results ADD COLUMN checked_on TEXT NOT NULL DEFAULT '';\n"
+    "UPDATE results SET checked_on = 'gpu' WHERE verified = 1;\n";
+
 static const char *const schema_migrations[] = {
     NULL,      /* version 0: an empty file */
     schema_v1, /* 0 -> 1 */
@@ -227,6 +234,7 @@ static const char *const schema_migrations[] = {
     schema_v6, /* 5 -> 6 */
     schema_v7, /* 6 -> 7 */
     schema_v8, /* 7 -> 8 */
+    schema_v9, /* 8 -> 9 */
 };
 
 /* The schema version this build writes (PRAGMA user_version): the last migration's. */

@@ -240,8 +240,41 @@ static rt_status gemm_make_descs(family_gpu *g, const problem *p, int fp8, rt_er
   return RT_OK;
 }
 
+/* The product on the host in double precision, into host_ref: what the reference is on the sim
+ * (cu.sim), which has no cuBLASLt.  A is M x K, B K x N (nn) or N x K (nt), row-major per batch. */
+static rt_status gemm_reference_host(family_gpu *g, size_t M, size_t N, rt_error *err) {
+  const size_t K = (size_t)problem_dim(&g->p, "K"), batch = (size_t)problem_dim(&g->p, "BATCH");
+  const int nt = !strcmp(g->p.layout, "nt");
+  unsigned char *a = malloc(g->a_elems * g->es), *b = malloc(g->b_elems * g->bs);
+  double *arow = malloc(K * sizeof *arow), *bt = malloc(K * N * sizeof *bt);
+  rt_status st = RT_OK;
+  if (!a || !b || !arow || !bt)
+    st = rt_error_set(err, RT_ERR_NOMEM, "out of memory for the host reference");
+  if (!st) st = cuda_check(cu.cuMemcpyDtoH_v2(a, g->A, g->a_elems * g->es), "read A", err);
+  if (!st) st = cuda_check(cu.cuMemcpyDtoH_v2(b, g->B, g->b_elems * g->bs), "read B", err);
+  for (size_t bi = 0; bi < batch && !st; bi++) {
+    for (size_t n = 0; n < N; n++) /* B's column n, K-contiguous */
+      for (size_t k = 0; k < K; k++)
+        bt[n * K + k] = gemm_elem(b, bi * K * N + (nt ? n * K + k : k * N + n), g->epi.b_code);
+    for (size_t m = 0; m < M; m++) {
+      for (size_t k = 0; k < K; k++) arow[k] = gemm_elem(a, (bi * M + m) * K + k, g->code);
+      for (size_t n = 0; n < N; n++) {
+        double s = 0;
+        for (size_t k = 0; k < K; k++) s += arow[k] * bt[n * K + k];
+        g->host_ref[(bi * M + m) * N + n] = (float)s;
+      }
+    }
+  }
+  free(a);
+  free(b);
+  free(arow);
+  free(bt);
+  return st;
+}
+
 /* The reference: cuBLASLt's own choice with true fp32 compute and an fp32 output (bf16 copies
- * of fp8 inputs), then the epilogue here in double precision: host_ref and ref_sq.
+ * of fp8 inputs), or on the sim the host's product, then the epilogue here in double precision:
+ * host_ref and ref_sq.
  * SC: the fp8 scales; VSC, HC, HBIAS, HRES: the vector scales, C input, bias and residual on the
  * host (NULL: none). */
 static rt_status gemm_reference_run(family_gpu *g, CUstream stream, int fp8, size_t M, size_t N,
@@ -252,14 +285,16 @@ static rt_status gemm_reference_run(family_gpu *g, CUstream stream, int fp8, siz
   cublasLtMatmulHeuristicResult_t r;
   int n = 0;
   const CUdeviceptr ra = fp8 ? g->A16 : g->A, rb = fp8 ? g->B16 : g->B;
-  if ((st = gemm_lt_heuristic(g->lt, &g->ref_desc, g->ws_size, 1, &r, &n, err)) ||
-      (st = cuda_check(cu.cuMemsetD32Async(g->ref, 0x7fc00000u, g->c_elems, stream),
-                       "poison reference", err)) ||
-      (st = gemm_lt_run(g->lt, &g->ref_desc, &r.algo, ra, rb, 0, 1.0f, 0.0f, g->ref, g->ws,
-                        g->ws_size, stream, err)) ||
-      (st = cuda_check(cu.cuStreamSynchronize(stream), "reference matmul", err)) ||
-      (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_ref, g->ref, g->c_elems * 4),
-                       "download reference", err)))
+  if (cu.sim) {
+    if ((st = gemm_reference_host(g, M, N, err))) return st;
+  } else if ((st = gemm_lt_heuristic(g->lt, &g->ref_desc, g->ws_size, 1, &r, &n, err)) ||
+             (st = cuda_check(cu.cuMemsetD32Async(g->ref, 0x7fc00000u, g->c_elems, stream),
+                              "poison reference", err)) ||
+             (st = gemm_lt_run(g->lt, &g->ref_desc, &r.algo, ra, rb, 0, 1.0f, 0.0f, g->ref, g->ws,
+                               g->ws_size, stream, err)) ||
+             (st = cuda_check(cu.cuStreamSynchronize(stream), "reference matmul", err)) ||
+             (st = cuda_check(cu.cuMemcpyDtoH_v2(g->host_ref, g->ref, g->c_elems * 4),
+                              "download reference", err)))
     return st;
   const double s = (double)g->args.alpha * sc[0] * sc[1];
   for (size_t i = 0; i < g->c_elems; i++) {
@@ -375,10 +410,11 @@ static rt_status gemm_gpu_setup(const family_ops *self, const problem *p, uint64
   /* a copy from pageable memory may return before its DMA lands, and the candidates' stream
    * does not wait for the default stream: wait here, once */
   if ((st = cuda_check(cu.cuCtxSynchronize(), "finish the input upload", err))) goto fail;
-  if ((st = gemm_lt_check(cublasLtCreate(&g->lt), "cublasLtCreate", err)) ||
-      (st = gemm_lt_desc_make(&g->pref, 0, &g->ref_desc, err)))
+  /* the sim has no cuBLASLt: no library candidates, the reference on the host */
+  if (!cu.sim && ((st = gemm_lt_check(cublasLtCreate(&g->lt), "cublasLtCreate", err)) ||
+                  (st = gemm_lt_desc_make(&g->pref, 0, &g->ref_desc, err))))
     goto fail;
-  if ((st = gemm_make_descs(g, p, fp8, err)) ||
+  if ((!cu.sim && (st = gemm_make_descs(g, p, fp8, err))) ||
       (st = gemm_reference_run(g, stream, fp8, M, N, sc, vsc, hc, hbias, hres, err)))
     goto fail;
   free(hc);

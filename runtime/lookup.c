@@ -182,6 +182,13 @@ static int trusted(const db_entry *e, int flags) {
 
 /* Why an unverified winner is not launched. */
 static void not_verified(const db_entry *e, char *why, size_t size) {
+  if (!strcmp(e->checked_on, "sim")) {
+    snprintf(why, size,
+             "not verified: checked on the sim (%s), its output never checked on a GPU "
+             "(tune it on a GPU; ROOFTUNE_ALLOW_UNVERIFIED serves it anyway)",
+             e->device.name);
+    return;
+  }
   snprintf(why, size,
            "not verified: %s on %s, its output was never checked against the reference "
            "(tune it on a GPU; ROOFTUNE_ALLOW_UNVERIFIED serves it anyway)",
@@ -229,6 +236,7 @@ static void fill_from(const candidate *c, int flags, rooftune_match *m) {
   rt_copy(m->vars, sizeof m->vars, e->launch.vars);
   m->id = e->winner_id;
   m->verified = e->verified;
+  snprintf(m->checked_on, sizeof m->checked_on, "%s", e->checked_on);
   m->runnable = launchable(e) && trusted(e, flags);
 }
 

@@ -92,7 +92,9 @@ static rt_status run_replay(tune_ctx *c, const char *tpath, rt_error *err) {
 static rt_status begin_device(tune_ctx *c, rt_error *err) {
   rt_status rc;
   if ((rc = tune_store_open(c, err))) return rc;
-  if ((rc = device_begin(c->dev, c->fam, &c->prob, c->have_ref ? &c->ref : NULL, err))) return rc;
+  if ((rc = device_begin(c->dev, c->fam, c->have_check ? &c->check_prob : &c->prob,
+                         c->have_ref ? &c->ref : NULL, err)))
+    return rc;
   if ((rc = tune_ceilings(c, err))) return rc;
   const char *ctr_env = getenv("ROOFTUNE_COUNTERS");
   if (device_has(c->dev, DEVICE_CAP_MEASURES) && ctr_env && !strcmp(ctr_env, "0")) {
@@ -121,6 +123,7 @@ static rt_status run_target(tune_ctx *c, tune_lineup *L, const char *tpath, rt_e
   if ((rc = tune_select(c, tpath, L, err))) return rc;
   int use_library = L->whole_family && device_has(c->dev, DEVICE_CAP_RUNS) && c->fam->library_list;
   if ((rc = tune_problem(c, L, tpath, use_library, err))) return rc;
+  if ((rc = tune_check_problem(c, err))) return rc; /* the sim's, when the problem is large */
   /* the family's reference template: in the path always, compiled where kernels run */
   if ((rc = tune_reference(c, tpath, err))) return rc;
   if ((rc = begin_device(c, err))) return rc;

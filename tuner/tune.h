@@ -129,6 +129,7 @@ typedef struct tune_report {
   char device[128];          /* "model:h200", "NVIDIA H200", "replay:FILE" */
   timing_kind timing;        /* measured / predicted / replayed */
   char note[1024];           /* e.g. why the device was chosen; "" when nothing to say */
+  char checked_shape[64];    /* the smaller shape the sim checked outputs on; "": the problem's */
   char prior[256];           /* what --prior gave each template ("gemm_wgmma 31 ranked, ..."),
                                  "" without one */
   char strategy[32];         /* the strategy used */

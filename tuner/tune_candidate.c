@@ -97,6 +97,7 @@ void tune_cand_template(tune_ctx *c, const tune_search *s, size_t idx, tune_cand
   if (!st) st = code_hash(c, s, k, &cerr); /* a header that is not a file fails it here */
   if (!st) {
     tune_plan_facts(pl, NULL, &k->facts);
+    tune_cand_check(c, s, idx, k);
     return;
   }
   candidate_result *r = &k->r;

@@ -224,6 +224,14 @@ static rt_status cand_run(tune_ctx *c, tune_search *s, tune_cand *k, const compi
                       : 0;
     device_candidate dc;
     tune_cand_device(k, cr, stop, &dc);
+    dc.source = k->source; /* the sim runs it from its source */
+    dc.source_name = s->source_name;
+    dc.copt = &s->copt;
+    if (c->have_check) { /* on the smaller problem the device was set up with */
+      dc.source = k->check_source;
+      dc.check_plan = &k->check_plan;
+      dc.check_why = k->check_why;
+    }
     double t0 = rt_now_s();
     rt_status rc = device_evaluate(c->dev, &dc, r, err);
     if (rc) return rc;
@@ -300,6 +308,8 @@ static void free_sources(tune_cand *k, size_t n) {
   for (size_t i = 0; i < n; i++) {
     free(k[i].source);
     k[i].source = NULL;
+    free(k[i].check_source);
+    k[i].check_source = NULL;
   }
 }
 

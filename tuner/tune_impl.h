@@ -72,6 +72,10 @@ typedef struct tune_ctx {
   int counters_off; /* hardware counters cannot be read here: not tried again this run */
   seen_cubin *seen; /* every cubin evaluated in this run, by what it runs */
   size_t nseen, seen_cap;
+  /* the smaller problem the sim checks outputs on (tune_check.c); have_check 0: the problem */
+  problem check_prob;
+  rt_vars check_env;
+  int have_check;
 } tune_ctx;
 
 /* The templates a run searches, and what each computes in, is compiled for and searches. */
@@ -120,7 +124,12 @@ typedef struct tune_cand {
   static_facts facts;    /* the plan's launch facts, with ptxas's and occupancy once compiled */
   char code_hash[65];    /* what it runs (a template's); "" for the others */
   char *source;          /* a template's complete source, owned until compiled */
-  size_t job;            /* its compile job in this pass */
+  /* the sim's check on a smaller problem (tune_ctx.have_check): the plan and source for it
+   * (owned like source), or why it has none */
+  candidate_plan check_plan;
+  char *check_source;
+  char check_why[320];
+  size_t job; /* its compile job in this pass */
   tune_cand_state state;
   candidate_result r; /* its result (set before evaluation when FAILED or RESUMED) */
 } tune_cand;
@@ -175,6 +184,7 @@ typedef struct tune_search {
   char *source; /* the template's source text (owned) */
   char src_hash[65], man_hash[65];
   compile_options copt;
+  rt_vars check_env; /* the names its expressions see for the smaller problem (have_check) */
   unsigned char options_digest[32];
   compile_pool_options popt;
   compile_job *jobs; /* TUNE_MAX_BATCH of them (owned) */
@@ -209,6 +219,15 @@ rt_status tune_spaces(tune_ctx *c, tune_lineup *L, int use_library, rt_error *er
 /* The names a template computing in dtype sees: the run's, with dtype's facts when it is not the
  * problem's (an f32 run with --allow-tf32 runs a tf32 template). */
 rt_status tune_template_env(const tune_ctx *c, const char *dtype, rt_vars *env, rt_error *err);
+
+/* ---- tune_check.c: the smaller problem the sim checks on ---- */
+/* Sets have_check, check_prob and check_env when the device runs kernels from their source and
+ * the problem is too large for the CPU (a note says which shape is checked). */
+rt_status tune_check_problem(tune_ctx *c, rt_error *err);
+/* The smaller problem's names for a template that computes in dtype. */
+rt_status tune_check_env(const tune_ctx *c, const char *dtype, rt_vars *env, rt_error *err);
+/* Candidate k's plan and source for the smaller problem, or why it has none (check_why). */
+void tune_cand_check(const tune_ctx *c, const tune_search *s, size_t idx, tune_cand *k);
 void tune_lineup_free(tune_lineup *L);
 
 /* ---- tune_candidate.c ---- */

@@ -22,6 +22,7 @@ static void kept_set(tune_kept *e, const tune_cand *k, const compile_result *cr,
   e->have = 1;
   e->cand = *k;
   e->cand.source = NULL; /* the batch owns it */
+  e->cand.check_source = NULL;
   e->id = id;
   e->at = at;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tuner/core/sha256.h"
+#include "tuner/device/sim_driver.h"
 #include "tuner/template/catalog.h"
 #include "tuner/template/cover.h"
 #include "tuner/tune_impl.h"
@@ -197,12 +198,21 @@ static rt_status compile_reference(tune_ctx *c, const manifest *m, space **sp, r
   compile_options copt;
   char *src = NULL;
   rt_status rc;
-  if ((rc = manifest_build_space(m, &c->env, sp, err)) ||
-      (rc = manifest_plan(m, *sp, 0, &c->env, &pl, err)) ||
+  const rt_vars *env = c->have_check ? &c->check_env : &c->env; /* what the device checks on */
+  if ((rc = manifest_build_space(m, env, sp, err)) ||
+      (rc = manifest_plan(m, *sp, 0, env, &pl, err)) ||
       (rc = manifest_config_source(m, *sp, 0, &pl.vars, c->prob.dtype, NULL, &src, err)))
     return rc;
   manifest_compile_options(m, arch, &copt);
-  rc = compile_source(src, manifest_source_name(m), &copt, &c->ref_cr, err);
+  if (device_has(c->dev, DEVICE_CAP_SOURCE)) { /* the sim runs its source, as an image */
+    memset(&c->ref_cr, 0, sizeof c->ref_cr);
+    rc = sim_image_make(src, manifest_source_name(m), &copt, (char **)&c->ref_cr.cubin,
+                        &c->ref_cr.cubin_size, err);
+    snprintf(c->ref_cr.lowered_name, sizeof c->ref_cr.lowered_name, "%s",
+             copt.entry ? copt.entry : "");
+  } else {
+    rc = compile_source(src, manifest_source_name(m), &copt, &c->ref_cr, err);
+  }
   free(src);
   if (rc) {
     rt_error_locate(err, manifest_path(m), NULL, 0, 0);
@@ -245,7 +255,8 @@ rt_status tune_reference(tune_ctx *c, const char *tpath, rt_error *err) {
     rc = rt_error_set(err, RT_ERR_MANIFEST,
                       "%s is named the %s family's reference but belongs to family %s",
                       manifest_name(m), c->fam->name, manifest_family(m));
-  } else if (device_has(c->dev, DEVICE_CAP_RUNS)) { /* nothing runs: nothing to check */
+  } else if (device_has(c->dev, DEVICE_CAP_RUNS) ||
+             device_has(c->dev, DEVICE_CAP_SOURCE)) { /* nothing runs: nothing to check */
     rc = compile_reference(c, m, &sp, err);
   }
   space_free(sp);

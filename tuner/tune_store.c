@@ -107,6 +107,8 @@ rt_status tune_store_resume(tune_ctx *c, tune_search *s, tune_cand *k, rt_error 
     k->state = CAND_RESUMED;
     free(k->source);
     k->source = NULL;
+    free(k->check_source);
+    k->check_source = NULL;
     return RT_OK;
   }
   /* another tuner of this problem may be evaluating it, or may have stored it since this run

@@ -44,6 +44,7 @@ static rt_status template_begin(tune_ctx *c, tune_search *s, const manifest *m, 
   /* the names the manifest's expressions see, with the dtype facts of what it computes in (an
    * f32 run with --allow-tf32 runs a tf32 template) */
   rt_status rc = tune_template_env(c, dtype, &s->env, err);
+  if (!rc && c->have_check) rc = tune_check_env(c, dtype, &s->check_env, err);
   if (rc) return rc;
   s->tolerance = tune_tolerance(c, dtype); /* its own when it computes in another dtype */
   /* the model device scales the formula's DRAM bytes by what counters measured on this GPU */

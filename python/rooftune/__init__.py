@@ -179,6 +179,7 @@ class Match:
         self.toolkit = _s(m.toolkit) or None
         self.mismatch = [name for bit, name in sorted(_lib.MISMATCH.items()) if m.mismatch & bit]
         self.verified = bool(m.verified)
+        self.checked_on = m.checked_on.decode() or None  # "gpu", "sim" or None
         self.runnable = bool(m.runnable)
         self.cubin_bytes = m.cubin_size
         self.geometry = (tuple(m.grid), tuple(m.block), m.smem) if m.geometry_ok else None

@@ -69,7 +69,8 @@ class Match(ctypes.Structure):
         ("reason", ctypes.c_char * 512),
         ("library", ctypes.c_char * 16),
         ("verified", c_int),
-        ("reserved", c_ubyte * 508),
+        ("checked_on", ctypes.c_char * 4),
+        ("reserved", c_ubyte * 504),
     ]
 
 

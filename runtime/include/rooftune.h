@@ -247,9 +247,13 @@ typedef struct rooftune_match {
   char reason[512];       /* rules 4 and 0: why no tuned winner serves; else "" */
   char library[16];       /* rule 4: the vendor library ("cublaslt", "cudnn"); else "" */
   /* since 0.3 */
-  int verified;                /* 1 when its output passed the reference check on the GPU that
+  int verified; /* 1 when its output passed the reference check on the GPU that
                               measured it; 0: never checked (predicted, replayed, imported) */
-  unsigned char reserved[508]; /* zero */
+  /* since 0.4 */
+  char checked_on[4];          /* where its output was checked against the reference and passed:
+                              "gpu" (verified), "sim" (computed on the CPU by the sim device:
+                              checked, not verified, served only as unverified ones are), "" */
+  unsigned char reserved[504]; /* zero */
 } rooftune_match;
 
 /* Serves a query by the rules above.  ROOFTUNE_OK with m->match NONE when no tuned winner

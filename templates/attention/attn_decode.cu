@@ -99,19 +99,12 @@ __device__ __forceinline__ piece_t load_stream(const unsigned short *p) {
 }
 __device__ __forceinline__ void store_shared(unsigned addr, const piece_t &v) {
 #if VB == 16
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.w[0]), "r"(v.w[1]),
-               "r"(v.w[2]), "r"(v.w[3]));
+  ptx_st_shared_v4(addr, v.w[0], v.w[1], v.w[2], v.w[3]);
 #else
-  asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(v.w[0]), "r"(v.w[1]));
+  ptx_st_shared_v2(addr, v.w[0], v.w[1]);
 #endif
 }
-__device__ __forceinline__ uint4 load_q(const unsigned short *p) {
-  uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
+__device__ __forceinline__ uint4 load_q(const unsigned short *p) { return ptx_ld_nc16(p); }
 __device__ __forceinline__ void mma(float c[4], const unsigned a[4], const unsigned *b) {
   ptx_mma_m16n8k16<AD_BF16>(c, a, b[0], b[1]);
 }
@@ -153,9 +146,7 @@ extern "C" __global__ void attn_decode(const attn_args a) {
                    attn_q_offset(b, attn_row_query(r, group), attn_row_head(r, group, kvh), a.SQ,
                                  a.HQ, HEAD_DIM) +
                    c * 8);
-      asm volatile(
-          "st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(q_s + attn_swz(r, c * 16, ROW_BYTES)),
-          "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+      ptx_st_shared_v4(q_s + attn_swz(r, c * 16, ROW_BYTES), v.x, v.y, v.z, v.w);
     }
 
     // This thread's two rows (g and g+8 of its row warp): their key bounds.

@@ -16,6 +16,7 @@
 #define ROOFTUNE_ATTN_REF_H
 
 #include "attn_abi.h"
+#include "../common/rt_ptx.h" /* the exact f16 conversion in the kernel */
 
 #if defined(__CUDACC__)
 #define ATTN_REF_FN static __host__ __device__ __forceinline__
@@ -44,9 +45,7 @@ ATTN_REF_FN float attn_ref_bits(unsigned u) {
 /* One 16-bit element to float, exactly. */
 ATTN_REF_FN float attn_ref_f16(unsigned short h) {
 #if defined(__CUDA_ARCH__)
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
+  return ptx_f16_to_f32(h);
 #else
   const unsigned sign = (unsigned)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff;
   if (e == 0x1f) return attn_ref_bits(sign | 0x7f800000u | (m << 13)); /* inf, nan */

@@ -185,12 +185,9 @@ __device__ __forceinline__ void clear_v_tail(unsigned sV, int stage, int n, int 
   for (int r = from + tc / 8; r < BLOCK_N; r += 16 * CONSUMERS)
 #pragma unroll
     for (int j = 0; j < KCH; ++j)
-      asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(
-                       sV + attn_v_clear_offset(stage, j, r, tc % 8, BLOCK_N, HEAD_DIM)),
-                   "r"(0)
-                   : "memory");
+      ptx_st_shared_zero16(sV + attn_v_clear_offset(stage, j, r, tc % 8, BLOCK_N, HEAD_DIM));
   ptx_fence_proxy_async();
-  asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
+  ptx_bar_sync1<128 * CONSUMERS>();
 }
 
 // A consumer warp is done with a stage: its lane 0 arrives at the stage's empty barrier.
@@ -233,7 +230,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     // The producer: one thread streams Q once, then K and V of every KV tile through the ring.
 #if CONSUMERS == 2
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+    ptx_setmaxnreg_dec<PRODUCER_REGS>();
 #endif
     if (t == 0 && n_tiles > 0) {
       ptx_mbar_expect_tx(BAR(attn_bar_q()), attn_tile_bytes(BLOCK_M, HEAD_DIM));
@@ -259,7 +256,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
   } else {
 #if CONSUMERS == 2
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+    ptx_setmaxnreg_inc<CONSUMER_REGS>();
 #endif
     const int c = wg - 1;                        // this consumer's 64 rows: m0 + 64c ..
     const int row0 = attn_thread_row(m0, c, t);  // the thread's rows: row0, row0 + 8

@@ -167,11 +167,7 @@ ATTN_FN int attn_p_acc(int kk, int i) { return 8 * kk + i; }
 #define ATTN_NEG_INF PTX_NEG_INF
 #if defined(__CUDACC__)
 /* max.f32 (one FMNMX; a NaN operand yields the other, as fmaxf) */
-ATTN_FN float attn_fmax(float a, float b) {
-  float y;
-  asm("max.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
-  return y;
-}
+ATTN_FN float attn_fmax(float a, float b) { return ptx_fmax(a, b); }
 #else
 ATTN_FN float attn_fmax(float a, float b) { return fmaxf(a, b); }
 #endif

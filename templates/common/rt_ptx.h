@@ -9,7 +9,9 @@
  * emulation tests (tests/unit/test_*_emulate.c) include it, so an emulated TMA box, wgmma
  * operand or barrier wait is placed, decoded and timed by the very definitions the kernels
  * run.  The wrappers are CUDA C++ (__CUDACC__), one asm statement each, exactly as the kernels
- * had them.
+ * had them; every inline asm of the templates is here (tests/cli/test_templates_asm.sh).  Under
+ * RT_SIM (the sim, sim/sim.h: the template compiled as host C++) each wrapper is its host twin
+ * from sim/sim_ptx.hpp instead, with the same name and arguments.
  *
  * On NVRTC's include path: manifest_compile_options adds the shipped templates' common/ folder
  * (so a template writes #include "rt_ptx.h"; whichever file an include finds is part of that
@@ -41,7 +43,9 @@
 /* exp2 and log2 as the kernels compute them, ex2.approx.ftz.f32 and lg2.approx.ftz.f32 (PTX ISA
  * 9.7.4: a relative error of about 2^-22, ex2(-inf) = +0); on the host (the emulations)
  * exp2f and log2f.  PTX_NEG_INF is -infinity on both. */
-#if defined(__CUDACC__)
+#if defined(RT_SIM)
+#include "sim_ptx.hpp" /* every wrapper's host twin: sim/, on the sim's include path only */
+#elif defined(__CUDACC__)
 #define PTX_NEG_INF (__int_as_float(0xff800000u))
 PTX_FN float ptx_exp2(float x) {
   float y;
@@ -94,7 +98,9 @@ PTX_FN int ptx_stage(int n, int stages) { return n % stages; }
 PTX_FN int ptx_full_parity(int n, int stages) { return (n / stages) & 1; }
 PTX_FN int ptx_empty_parity(int n, int stages) { return (n / stages + 1) & 1; }
 
-#if defined(__CUDACC__)
+#if defined(RT_SIM)
+/* the wrappers below are sim_ptx.hpp's twins (included above) */
+#elif defined(__CUDACC__)
 /* ------------------------------------------------------------------ shared memory, cp.async */
 
 __device__ __forceinline__ unsigned ptx_smem_u32(const void *p) {
@@ -200,6 +206,68 @@ __device__ __forceinline__ uint2 ptx_ld_stream8(const void *p) {
   return v;
 }
 
+/* One 16-bit element to float, exactly; a float rounded to nearest as one bf16 / f16. */
+__device__ __forceinline__ float ptx_f16_to_f32(unsigned short h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ unsigned short ptx_f32_to_bf16(float v) {
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+__device__ __forceinline__ unsigned short ptx_f32_to_f16(float v) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+/* Two e4m3 values (the low and high byte of b) as an f16x2 word, the low value in the low half. */
+__device__ __forceinline__ unsigned ptx_e4m3x2_to_f16x2(unsigned short b) {
+  unsigned r;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(b));
+  return r;
+}
+/* f32 -> tf32 (the bits of a float with the low 13 mantissa bits zero): rounded to nearest, ties
+ * to even (.rn, sm_90 on) or ties away from zero (.rna, every architecture). */
+__device__ __forceinline__ unsigned ptx_tf32_rn(float x) {
+  unsigned r;
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ unsigned ptx_tf32_rna(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+/* max.f32: one FMNMX; a NaN operand yields the other, as fmaxf. */
+__device__ __forceinline__ float ptx_fmax(float a, float b) {
+  float y;
+  asm("max.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+  return y;
+}
+/* 16 bytes of read-only global data through the non-coherent path. */
+__device__ __forceinline__ uint4 ptx_ld_nc16(const void *p) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+/* Shared-memory stores of 16 and 8 bytes at a shared address (addr aligned to the size), and 16
+ * zero bytes (ordered with the other memory accesses: a clear the async proxy reads next). */
+__device__ __forceinline__ void ptx_st_shared_v4(unsigned addr, unsigned w0, unsigned w1,
+                                                 unsigned w2, unsigned w3) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(w0), "r"(w1), "r"(w2),
+               "r"(w3));
+}
+__device__ __forceinline__ void ptx_st_shared_v2(unsigned addr, unsigned w0, unsigned w1) {
+  asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(w0), "r"(w1));
+}
+__device__ __forceinline__ void ptx_st_shared_zero16(unsigned addr) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0) : "memory");
+}
+
 /* ------------------------------------------------------------------ mbarriers, clusters */
 
 __device__ __forceinline__ void ptx_mbar_init(unsigned bar, unsigned count) {
@@ -255,6 +323,22 @@ __device__ __forceinline__ void ptx_cluster_sync() {
 /* Ordinary shared-memory stores made visible to the async proxy (TMA, wgmma) that reads next. */
 __device__ __forceinline__ void ptx_fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* Named barrier 1 for N threads (a multiple of 32: whole warps), the warps of one role (the
+ * consumer warpgroups) meeting without the others. */
+template <int N>
+__device__ __forceinline__ void ptx_bar_sync1() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(N) : "memory");
+}
+/* A warpgroup's register budget moved: down to N for a producer, up to N for a consumer. */
+template <int N>
+__device__ __forceinline__ void ptx_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void ptx_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
 /* ------------------------------------------------------------------ TMA */
@@ -466,6 +550,6 @@ __device__ __forceinline__ unsigned ptx_reg_move(unsigned x) {
 /* (the arguments expanded first: N may be a macro such as BLOCK_N) */
 #define PTX_WGMMA_SS(name, N, AB, K, TAIL) PTX_WGMMA_SS_(name, N, AB, K, TAIL)
 #define PTX_WGMMA_RS(name, N, AB, K, TAIL) PTX_WGMMA_RS_(name, N, AB, K, TAIL)
-#endif /* __CUDACC__ */
+#endif /* RT_SIM, __CUDACC__ */
 
 #endif

@@ -46,13 +46,11 @@ static_assert(STAGES >= 2, "STAGES must be at least 2");
 // f32 -> tf32, rounded to nearest: sm_90 has it as one instruction (cvt.rn, PTX ISA 7.8); before
 // that only .rna exists, which compiles to a compare, an add and a mask.
 __device__ __forceinline__ unsigned to_tf32(unsigned x) {
-  unsigned r;
 #if __CUDA_ARCH__ >= 900
-  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+  return ptx_tf32_rn(__uint_as_float(x));
 #else
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+  return ptx_tf32_rna(__uint_as_float(x));
 #endif
-  return r;
 }
 
 // c += a b for this dtype (rt_ptx.h): m16n8k8 tf32, or m16n8k16 f16 / bf16.

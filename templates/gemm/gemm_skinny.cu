@@ -39,11 +39,7 @@ static_assert(SPLIT_K == 1 || OUT_TYPE == 0, "split-K adds fp32 partial sums");
 static_assert(B_COL == 1, "gemm_skinny reads B stored N x K (layout nt)");
 static_assert(THREADS == 32 * WARPS, "THREADS must be 32*WARPS");
 
-__device__ __forceinline__ float f16_to_f32(unsigned short h) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-}
+__device__ __forceinline__ float f16_to_f32(unsigned short h) { return ptx_f16_to_f32(h); }
 
 #if FP8
 // Two fp8 values (the low and high byte of b) as an f16x2 word, low value in the low half.
@@ -52,7 +48,7 @@ __device__ __forceinline__ unsigned fp8x2_to_f16x2(unsigned short b, bool e5m2) 
   if (e5m2) {
     r = ((unsigned)(b & 0xffu) << 8) | ((unsigned)(b & 0xff00u) << 16);  // e5m2 = f16's top byte
   } else {
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(b));
+    r = ptx_e4m3x2_to_f16x2(b);
   }
   return r;
 }
@@ -112,13 +108,7 @@ __device__ __forceinline__ float ld_out(const unsigned short *p) {
 #endif
 }
 __device__ __forceinline__ void st_out(unsigned short *p, float v) {
-  unsigned short h;
-#if OUT_TYPE == 2
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
-#else
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-#endif
-  *p = h;
+  *p = OUT_TYPE == 2 ? ptx_f32_to_bf16(v) : ptx_f32_to_f16(v);
 }
 #endif
 

@@ -248,9 +248,7 @@ __device__ __forceinline__ float out_to_f32(unsigned short h) {
 #if OUT_TYPE == 2
   return __uint_as_float((unsigned)h << 16);
 #else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
+  return ptx_f16_to_f32(h);
 #endif
 }
 __device__ __forceinline__ float ld_out(const float *p) { return *p; }
@@ -263,25 +261,13 @@ __device__ __forceinline__ float2 ld_out2(const unsigned short *p) {
 }
 __device__ __forceinline__ void st_out(float *p, float v) { *p = v; }
 __device__ __forceinline__ void st_out(unsigned short *p, float v) {
-  unsigned short h;
-#if OUT_TYPE == 2
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
-#else
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-#endif
-  *p = h;
+  *p = OUT_TYPE == 2 ? ptx_f32_to_bf16(v) : ptx_f32_to_f16(v);
 }
 __device__ __forceinline__ void st_out2(float *p, float a, float b) {
   *(float2 *)p = make_float2(a, b);
 }
 __device__ __forceinline__ void st_out2(unsigned short *p, float a, float b) {
-  unsigned w;  // cvt.rn.{bf16,f16}x2: the first source goes to the upper half
-#if OUT_TYPE == 2
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(b), "f"(a));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(b), "f"(a));
-#endif
-  *(unsigned *)p = w;
+  *(unsigned *)p = ptx_pack2<OUT_TYPE == 2>(a, b);  // a in the low half
 }
 
 // The epilogue of gemm_epilogue.h on two neighbouring elements (row, col) and (row, col + 1) of
@@ -410,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 #if PRODUCER
   if (wg == WARPGROUPS) {
 #if SETMAXNREG
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+    ptx_setmaxnreg_dec<PRODUCER_REGS>();
 #endif
     // The producer warpgroup: one thread streams the K slabs of every unit of this cluster;
     // g counts slabs over the units, so the pipeline runs on across tile boundaries and the
@@ -431,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
     __syncwarp();
   } else {
 #if SETMAXNREG
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+    ptx_setmaxnreg_inc<CONSUMER_REGS>();
 #endif
 #else
   {

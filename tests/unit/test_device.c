@@ -247,6 +247,17 @@ TEST_CASE(kinds) {
   CHECK(!strstr(device_kinds_help(DEVICE_CAP_RECORDED, help, sizeof help),
                 device_kind_lookup("replay:x")->syntax));
   CHECK(device_kind_gpu("model:a100") == gpu_spec_find("a100"));
+  /* the sim: sim alone is sim:h200; its outputs are checked from the source, its times predicted */
+  k = device_kind_lookup("sim");
+  CHECK(k && k->caps == DEVICE_CAP_SOURCE && k->timing == TIMING_PREDICTED);
+  CHECK(device_kind_lookup("sim:h100") == k);
+  CHECK(device_kind_lookup("simx") == NULL);
+  CHECK_INT(device_check("sim", &err), RT_OK);
+  CHECK_INT(device_check("sim:a100", &err), RT_OK);
+  CHECK_INT(device_check("sim:nosuch", &err), RT_ERR_INVALID);
+  CHECK_CONTAINS(err.text, "unknown GPU 'nosuch' for the sim device");
+  CHECK(device_kind_gpu("sim") == gpu_spec_find("h200"));
+  CHECK(device_kind_gpu("sim:l4") == gpu_spec_find("l4"));
   CHECK(device_kind_gpu("model:nosuch") == NULL);
   CHECK(device_kind_gpu("cuda") == NULL);
 }

@@ -178,8 +178,11 @@ static int verb_list(const db_opts *o) {
     for (size_t i = 0; i < n; i++)
       printf("%-*s %-*s %-5s %-*s %-*s %12.5g  %-9s %-8s %s%s\n", wf, e[i].family, ws, e[i].shape,
              e[i].dtype, wd, e[i].device.name, wt, e[i].template_name, num_or_null(e[i].time_ms),
-             timing_kind_name(e[i].timing), e[i].verified ? "yes" : "no", e[i].config,
-             e[i].template_stale ? "  (older template version)" : "");
+             timing_kind_name(e[i].timing),
+             e[i].verified                     ? "yes"
+             : !strcmp(e[i].checked_on, "sim") ? "sim"
+                                               : "no",
+             e[i].config, e[i].template_stale ? "  (older template version)" : "");
   }
   free(e);
   db_close(d);
@@ -220,8 +223,11 @@ static rt_status walk_row(void *ctx, const db_run_spec *s, const char *tmpl, con
           s->prov.toolkit, tmpl, r->config, rt_status_name(r->status));
   if (r->status == RT_OK)
     fprintf(w->out, " %.5g ms %s, %s (spread %.3g, %d runs)", r->time_ms,
-            timing_kind_name(r->timing), r->verified ? "verified" : "not verified", r->spread,
-            r->repetitions);
+            timing_kind_name(r->timing),
+            r->verified                     ? "verified"
+            : !strcmp(r->checked_on, "sim") ? "not verified (checked on the sim)"
+                                            : "not verified",
+            r->spread, r->repetitions);
   else if (r->detail[0])
     fprintf(w->out, " (%s)", r->detail);
   if (r->precision[0]) fprintf(w->out, " in %s", r->precision);

@@ -113,6 +113,8 @@ static json_t *match_json(const rooftune_match *m, const char *query) {
     json_object_set_new(o, "mismatch", ma);
     json_object_set_new(o, "cubin_bytes", json_integer((json_int_t)m->cubin_size));
     json_object_set_new(o, "verified", json_boolean(m->verified));
+    json_object_set_new(o, "checked_on",
+                        m->checked_on[0] ? json_string(m->checked_on) : json_null());
     json_object_set_new(o, "runnable", json_boolean(m->runnable));
     if (m->library_algo[0]) json_object_set_new(o, "library_algo", json_string(m->library_algo));
     if (m->geometry_ok) {

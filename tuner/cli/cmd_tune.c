@@ -332,6 +332,11 @@ static const cli_option tune_table[] = {
     CLI_END,
 };
 
+/* Where a result's output was checked: "gpu", "sim", or null. */
+static json_t *checked_on_json(const candidate_result *r) {
+  return r->checked_on[0] ? json_string(r->checked_on) : json_null();
+}
+
 /* --json's "best": the winner, its diagnosis, verdict and counters. */
 static json_t *best_json(const tune_report *rep) {
   const candidate_result *b = &rep->best;
@@ -340,6 +345,7 @@ static json_t *best_json(const tune_report *rep) {
   json_object_set_new(best, "config", db_export_config_json(b->config));
   json_object_set_new(best, "time_ms", json_real(b->time_ms));
   json_object_set_new(best, "verified", json_boolean(b->verified));
+  json_object_set_new(best, "checked_on", checked_on_json(b));
   json_object_set_new(best, "tflops", json_real(tflops(b)));
   json_object_set_new(best, "limit", json_string(b->diag.limit));
   json_object_set_new(best, "lever", json_string(b->diag.lever));
@@ -384,12 +390,22 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
     if (r->status != RT_OK) continue;
     json_t *cur = json_object_get(per, r->template_name);
     if (cur && json_number_value(json_object_get(cur, "time_ms")) <= r->time_ms) continue;
-    json_object_set_new(
-        per, r->template_name,
-        json_pack("{sf sf ss ss ss}", "time_ms", r->time_ms, "tflops", tflops(r), "limit",
-                  r->diag.limit, "config", r->config, "precision", r->precision));
+    json_object_set_new(per, r->template_name,
+                        json_pack("{sf sf ss ss ss so}", "time_ms", r->time_ms, "tflops", tflops(r),
+                                  "limit", r->diag.limit, "config", r->config, "precision",
+                                  r->precision, "checked_on", checked_on_json(r)));
   }
   json_object_set_new(root, "best_per_template", per);
+  json_t *all = json_array(); /* every result of the run, with where its output was checked */
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const candidate_result *r = &rep->results[i];
+    json_array_append_new(
+        all, json_pack("{ss ss ss sf sf sb so ss}", "template", r->template_name, "config",
+                       r->config, "status", rt_status_name(r->status), "time_ms", r->time_ms,
+                       "verify_error", r->verify_error, "verified", r->verified, "checked_on",
+                       checked_on_json(r), "detail", r->detail));
+  }
+  json_object_set_new(root, "results", all);
   json_object_set_new(root, "strategy", json_string(rep->strategy));
   json_object_set_new(root, "blind", json_boolean(o->blind));
   json_object_set_new(
@@ -413,6 +429,9 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   if (note[0] || rep->note[0])
     json_object_set_new(root, "note", json_string(rep->note[0] ? rep->note : note));
   if (rep->ceilings[0]) json_object_set_new(root, "ceilings", json_string(rep->ceilings));
+  /* the shape outputs were checked on (the sim's smaller one), null when none was checked */
+  json_object_set_new(root, "checked_shape",
+                      rep->checked_shape[0] ? json_string(rep->checked_shape) : json_null());
   if (o->prior) {
     json_t *pj = json_pack("{ss ss}", "file", o->prior, "summary", rep->prior),
            *files = json_array();
@@ -474,6 +493,11 @@ static void print_best(const tune_report *rep) {
   printf(" (%s on %s)\n", timing_kind_name(b->timing), rep->device);
   if (b->verified)
     printf("      verified: its output matches the reference on this GPU\n");
+  else if (!strcmp(b->checked_on, "sim"))
+    printf(
+        "      not verified, checked on the sim: its output, computed on the CPU, matches the "
+        "reference (no GPU ran it; the time is the model's); librooftune launches it only when a "
+        "caller allows unverified winners\n");
   else
     printf(
         "      not verified: its output was never checked against the reference (%s); librooftune "

@@ -113,6 +113,9 @@ typedef struct candidate_result {
   int verified;             /* 1: the output was checked against the family's reference on the GPU
                               that measured it, and the check passed (only a measuring device sets
                               it); 0: no check passed (predicted, replayed, imported, failed) */
+  char checked_on[4];       /* where its output was checked against the reference and passed:
+                               "gpu" (verified), "sim" (computed on the CPU by the sim device,
+                               never verified), "" not checked (null in JSON) */
   double flops;             /* FLOPs of the problem */
   double dram_bytes;        /* modeled DRAM bytes for this config */
   static_facts facts;       /* compiler and occupancy facts */
@@ -191,6 +194,7 @@ typedef struct candidate_result {
   REST(ctr_duration_ms, duration_ms, REAL, counters.duration_ms, "counters")               \
   REST(ctr_stalls, stalls, TEXT, counters.stalls, "counters")                              \
   REST(verified, verified, BOOL, verified, "")                                             \
-  REST(path, path, TEXT, path, "")
+  REST(path, path, TEXT, path, "")                                                         \
+  REST(checked_on, checked_on, TEXT, checked_on, "")
 
 #endif

@@ -10,7 +10,7 @@
 
 /* The device kinds, in the order help lists them. */
 static const device_ops *const device_kinds[] = {&device_cuda_ops, &device_model_ops,
-                                                 &device_replay_ops};
+                                                 &device_replay_ops, &device_sim_ops};
 #define NKINDS (sizeof device_kinds / sizeof device_kinds[0])
 
 /* The kind whose prefix starts SPEC ("cuda" also takes "cuda:N"), NULL when none does. */

@@ -62,6 +62,13 @@ typedef struct device_candidate {
   double tolerance;           /* cuda: the verification tolerance when the candidate computes in
                                  another precision than the problem's (a tf32 candidate of an
                                  f32 run: tf32's); 0: the family's for the problem */
+  const char *source;         /* sim: the configuration's complete source (NVRTC's text); NULL
+                                 for library candidates */
+  const char *source_name;    /* its file's name, for messages */
+  const struct compile_options *copt; /* sim: its target and include folders */
+  const candidate_plan *check_plan;   /* sim: the plan for the smaller problem the device was
+                                         set up with (source is that plan's); NULL: plan */
+  const char *check_why; /* sim, with check_plan and no source: why it cannot be checked */
 } device_candidate;
 
 typedef struct device_options {
@@ -87,6 +94,9 @@ enum {
   DEVICE_CAP_MEASURES = 1, /* times are measurements: re-measure close ones, measure ceilings */
   DEVICE_CAP_RUNS = 2,     /* kernels run: the family's library candidates can compete */
   DEVICE_CAP_RECORDED = 4, /* the space and its times are the device's file (replay) */
+  DEVICE_CAP_SOURCE = 8,   /* kernels run from their source on the sim (sim): each candidate's
+                              output is checked, the family's reference is compiled for it as a
+                              sim image (sim_driver.h), not a cubin */
 };
 
 /* --- device kinds: what --device and a job file's "device" accept --------------------- */

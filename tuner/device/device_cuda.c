@@ -192,6 +192,7 @@ static rt_status cuda_evaluate(device *d, const device_candidate *c, candidate_r
   r->verify_error = ve ? json_number_value(ve) : -1;
   r->verified = r->status == RT_OK && json_is_true(json_object_get(reply, "verified")) &&
                 r->verify_error >= 0;
+  if (r->verified) snprintf(r->checked_on, sizeof r->checked_on, "gpu");
   if (json_is_true(json_object_get(reply, "stopped_early"))) {
     r->saved_s = json_number_value(json_object_get(reply, "saved_s"));
     r->shortcut = RESULT_STOPPED_EARLY;

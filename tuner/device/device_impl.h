@@ -33,7 +33,7 @@ typedef struct device_ops {
   int (*restarts)(const device *d);    /* optional */
 } device_ops;
 
-extern const device_ops device_model_ops, device_replay_ops, device_cuda_ops;
+extern const device_ops device_model_ops, device_replay_ops, device_cuda_ops, device_sim_ops;
 
 struct device {
   const device_ops *ops;  /* its kind */
@@ -52,6 +52,8 @@ struct device {
   int library_max;       /* the max the library candidates were listed with */
   /* replay */
   struct ktfile *kf; /* the recorded file */
+  /* sim */
+  struct sim_state *sim; /* the family's inputs and reference on the sim (device_sim.c) */
 };
 
 #endif

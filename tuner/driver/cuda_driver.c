@@ -60,6 +60,13 @@ rt_status cuda_driver_load(rt_error *err) {
   return RT_OK;
 }
 
+void cuda_driver_use(const cuda_driver *table) {
+  cu = *table;
+  load_tried = 1;
+  load_status = RT_OK;
+  load_text[0] = '\0';
+}
+
 rt_status cuda_driver_version(int *version, rt_error *err) {
   rt_status s = cuda_driver_load(err);
   if (s) return s;

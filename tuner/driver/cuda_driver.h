@@ -61,7 +61,10 @@ typedef struct cuda_driver {
 #define CUDA_DRIVER_FIELD(name, args) CUresult(*name) args;
   CUDA_DRIVER_FUNCS(CUDA_DRIVER_FIELD)
 #undef CUDA_DRIVER_FIELD
-  void *handle; /* dlopen handle; NULL until loaded */
+  void *handle;    /* dlopen handle; NULL until loaded (the sim's table: its own non-NULL mark) */
+  const char *sim; /* NULL: the CUDA driver; else the table serves the sim (its name, "sim:h200"):
+                      host memory and launches on the CPU, no vendor library (cuBLASLt, cuDNN)
+                      behind it, so a family computes its reference on the host */
 } cuda_driver;
 
 /* The loaded table; valid after cuda_driver_load() returned RT_OK. */
@@ -70,6 +73,11 @@ extern cuda_driver cu;
 /* Loads libcuda.so.1 (or $ROOFTUNE_LIBCUDA) and calls cuInit(0) once.
  * RT_ERR_NO_DRIVER when the library is absent, RT_ERR_NO_GPU when cuInit finds no device. */
 rt_status cuda_driver_load(rt_error *err);
+
+/* Makes TABLE (every function filled, handle non-NULL) the loaded driver in place of libcuda:
+ * what the sim device installs (tuner/device/sim_driver.h), so the families' GPU code runs
+ * unchanged against it; cuda_driver_load() then answers RT_OK without loading anything. */
+void cuda_driver_use(const cuda_driver *table);
 
 /* Sets err from a CUresult: "WHAT: CUDA_ERROR_NAME (description)"; returns RT_ERR_CUDA. */
 rt_status cuda_check(CUresult r, const char *what, rt_error *err);

@@ -231,6 +231,7 @@ static rt_status on_result(void *ctx, const db_run_spec *spec, const char *templ
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   snprintf(c->status, sizeof c->status, "%s", rt_status_name(r->status));
   c->timing = r->timing;
+  snprintf(c->checked_on, sizeof c->checked_on, "%s", r->checked_on);
   c->path = compute_path_parse(r->path);
   c->ms = r->status == RT_OK ? r->time_ms : NAN;
   c->intensity = r->diag.intensity > 0 ? r->diag.intensity

@@ -680,6 +680,15 @@ static void problem_link(html *h, const report_section *s, size_t i, int with_de
 
 static void cell(html *h, const char *cls, const char *text) { html_elem(h, "td", cls, text); }
 
+/* A timing cell: "predicted", and where the output was checked ("predicted, checked on the sim"). */
+static void timing_cell(html *h, timing_kind t, const char *checked_on) {
+  char text[64];
+  const char *where = !strcmp(checked_on, "sim") ? "sim" : !strcmp(checked_on, "gpu") ? "GPU" : "";
+  snprintf(text, sizeof text, "%s%s%s", timing_kind_name(t), where[0] ? ", checked on the " : "",
+           where);
+  cell(h, NULL, text);
+}
+
 static void cellf(html *h, const char *cls, const char *fmt, double v) {
   char t[48];
   snprintf(t, sizeof t, fmt, v);
@@ -759,7 +768,7 @@ static void page_overview(const report_page *p, html *h) {
         cell(h, NULL, s->winner.template_name);
         cellf(h, "num", "%.4g", s->winner.time_ms);
         cellf(h, "num", "%.4g", tf);
-        cell(h, NULL, timing_kind_name(s->winner.timing));
+        timing_cell(h, s->winner.timing, s->winner.checked_on);
         cell(h, NULL, s->winner.limit);
       } else {
         cell(h, "bad", "none");
@@ -779,6 +788,7 @@ static void page_overview(const report_page *p, html *h) {
 /* How candidate c's output was checked, in words. */
 static const char *checked_words(const report_cand *c) {
   if (c->verified) return "verified";
+  if (!strcmp(c->checked_on, "sim")) return "checked on the sim";
   if (c->timing == TIMING_MEASURED) return "not checked";
   return c->timing == TIMING_PREDICTED ? "never ran (predicted)" : "not here (replayed)";
 }

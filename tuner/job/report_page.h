@@ -20,6 +20,7 @@ typedef struct report_cand {
   char *tmpl, *config, *toolkit, *limit, *lever;
   char status[24]; /* rt_status_name() of the result */
   timing_kind timing;
+  char checked_on[4]; /* where its output was checked: "gpu", "sim", "" */
   double ms;          /* NAN when it failed */
   double intensity;   /* FLOP per modeled DRAM byte */
   double achieved;    /* FLOP/s */

@@ -274,9 +274,13 @@ static void on_tune_progress(void *ctx, const tune_progress *p) {
   emit(c, &ev);
 }
 
-static json_t *best_json(const char *tmpl, const char *config, double ms, timing_kind t) {
-  return json_pack("{ss ss sf ss}", "template", tmpl, "config", config, "time_ms", ms, "timing",
-                   timing_kind_name(t));
+/* A problem's winner in the summary; checked_on: where its output was checked ("gpu", "sim";
+ * "" null). */
+static json_t *best_json(const char *tmpl, const char *config, double ms, timing_kind t,
+                         const char *checked_on) {
+  return json_pack("{ss ss sf ss so}", "template", tmpl, "config", config, "time_ms", ms, "timing",
+                   timing_kind_name(t), "checked_on",
+                   checked_on[0] ? json_string(checked_on) : json_null());
 }
 
 static json_t *problem_item(const job_problem *q, const job_state *st) {
@@ -472,9 +476,10 @@ static int tune_problem(run_ctx *c, size_t k, const job_state *st, const char *d
   json_object_set_new(item, "device", json_string(rep.device));
   if (rep.note[0]) json_object_set_new(item, "note", json_string(rep.note));
   json_object_set_new(item, "best",
-                      rep.have_best ? best_json(rep.best.template_name, rep.best.config,
-                                                rep.best.time_ms, rep.best.timing)
-                                    : json_null());
+                      rep.have_best
+                          ? best_json(rep.best.template_name, rep.best.config, rep.best.time_ms,
+                                      rep.best.timing, rep.best.checked_on)
+                          : json_null());
   out->evaluated += rep.evaluated;
   /* a split problem's space with fewer configurations than there are shards: this one holds
    * none, which is nothing to do, not a failure */
@@ -598,9 +603,10 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
     out->fresh++;
     json_object_set_new(items[k], "action", json_string("fresh"));
     if (st[k].best)
-      json_object_set_new(items[k], "best",
-                          best_json(st[k].best->template_name, st[k].best->config,
-                                    st[k].best->time_ms, st[k].best->timing));
+      json_object_set_new(
+          items[k], "best",
+          best_json(st[k].best->template_name, st[k].best->config, st[k].best->time_ms,
+                    st[k].best->timing, st[k].best->checked_on));
     if (j->recheck && !c->stopflag) recheck_problem(c, &env, k, dbp, items[k], out);
     job_event ev = {.kind = JOB_EV_DONE,
                     .index = place,
@@ -858,8 +864,8 @@ rt_status job_status(const job *j, job_shard s, const char *device, const char *
     json_object_set_new(it, "left", json_integer(st.left));
     json_object_set_new(it, "budget", json_integer(st.budget));
     if (st.best) {
-      json_t *b =
-          best_json(st.best->template_name, st.best->config, st.best->time_ms, st.best->timing);
+      json_t *b = best_json(st.best->template_name, st.best->config, st.best->time_ms,
+                            st.best->timing, st.best->checked_on);
       json_object_set_new(b, "made_at", json_string(st.best->created_at));
       json_object_set_new(it, "best", b);
     } else {

@@ -24,7 +24,7 @@
  * "signal" or null), "evaluated", "resumed", "tuned", "fresh", "failed", "left", "regressions",
  * "problems": [{"target", "shape", "dtype", "state", "reason", "action" ("tuned", "resumed",
  * "fresh", "failed", "left"), "budget", "evaluated", "resumed", "failed", "seconds", "run_id",
- * "best": {"template", "config", "time_ms", "timing"} or null, "error", "rechecks": [{"template",
+ * "best": {"template", "config", "time_ms", "timing", "checked_on"} or null, "error", "rechecks": [{"template",
  * "config", "then_ms", "now_ms", "verdict", "detail"}]}], "report", "shards" (the processes of a
  * parallel run, each its own summary)}.
  */
