@@ -43,11 +43,13 @@ static int cover_of(const char *folder, const char *tmpl, const char *arch, cons
       const sau_case c = {tmpl, arch, dtype, shape, kv_lens, plan.config};
       bad = sau_run_case(&c, NULL, SIM_SCHED_RANDOM, msg, sizeof msg);
     }
-    printf("%s %s %s [%s]: %s %s\n", tmpl, dtype, shape, plan.config, bad ? "WRONG" : "ok", bad ? msg : "");
+    printf("%s %s %s [%s]: %s %s\n", tmpl, dtype, shape, plan.config, bad ? "WRONG" : "ok",
+           bad ? msg : "");
     fflush(stdout);
     failed += bad != 0;
   }
-  printf("%s %s %s: %zu configurations of the cover, %d wrong\n", tmpl, dtype, shape, space_size(cov), failed);
+  printf("%s %s %s: %zu configurations of the cover, %d wrong\n", tmpl, dtype, shape,
+         space_size(cov), failed);
   CHECK_INT(failed, 0);
   space_free(cov);
   space_free(sp);

@@ -145,6 +145,7 @@ static rt_status keep_winner(const db_entry *e, void *ctx, rt_error *err) {
   w->template_stale = e->template_stale;
   w->driver_version = e->device.driver_version;
   w->timing = e->timing;
+  rt_copy(w->checked_on, sizeof w->checked_on, e->checked_on);
   w->time_ms = e->time_ms;
   w->spread = e->spread;
   w->library = e->launch.library_algo[0] != 0;

@@ -60,6 +60,7 @@ typedef struct job_winner {
   int driver_version; /* of the GPU it was made on (this GPU model: others are not kept) */
   char toolkit[96];
   timing_kind timing;
+  char checked_on[4]; /* "gpu", "sim" or "": where its output was checked */
   double time_ms;
   double spread;
   int library; /* a library winner (cuBLASLt's algorithm): nothing to recheck by its cubin */
