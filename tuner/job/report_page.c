@@ -805,7 +805,8 @@ static const sort_order sort_orders[] = {REPORT_SORTS(SORT_ORDER)};
 #undef SORT_ORDER
 #define NSORTS (sizeof sort_orders / sizeof sort_orders[0])
 
-/* Rows of each copy sorted otherwise than by time: its best, not every candidate again. */
+/* Rows of each copy sorted otherwise than by time (at most --top): its best, not every candidate
+ * again. */
 #define REPORT_SORT_ROWS 100
 
 /* Candidate c's value in column col (NAN: none, sorted last and left out of a copy). */
@@ -917,10 +918,10 @@ static void cand_row(html *h, size_t si, const report_cand *const *cs, size_t k,
   html_newline(h);
 }
 
-/* The copy of the table in order o (not time): the candidates with a value, the best
- * REPORT_SORT_ROWS of them. */
+/* The copy of the table in order o (not time): the candidates with a value, the best `rows`
+ * of them. */
 static void sorted_copy(html *h, size_t si, const report_cand *const *cs, size_t n,
-                        const report_cand *win, const sort_order *o, size_t *idx) {
+                        const report_cand *win, const sort_order *o, size_t rows, size_t *idx) {
   size_t m = 0;
   for (size_t k = 0; k < n; k++)
     if (o->col == 1 || !isnan(sort_value(cs[k], o->col))) idx[m++] = k;
@@ -943,7 +944,7 @@ static void sorted_copy(html *h, size_t si, const report_cand *const *cs, size_t
   html_close(h);
   html_open_class(h, "table", "top");
   sort_header(h, si, o);
-  for (size_t r = 0; r < m && r < REPORT_SORT_ROWS; r++) cand_row(h, si, cs, idx[r], win, 0);
+  for (size_t r = 0; r < m && r < rows; r++) cand_row(h, si, cs, idx[r], win, 0);
   html_close(h);
   html_close(h); /* div.sorted */
   html_newline(h);
@@ -959,7 +960,9 @@ static void section_table(const report_page *p, html *h, size_t si, const report
   html_open_class(h, "div", "sorts");
   html_newline(h);
   size_t *idx = malloc((n ? n : 1) * sizeof *idx);
-  for (size_t k = 1; idx && k < NSORTS; k++) sorted_copy(h, si, cs, n, win, &sort_orders[k], idx);
+  size_t rows = p->top > 0 && (size_t)p->top < REPORT_SORT_ROWS ? (size_t)p->top : REPORT_SORT_ROWS;
+  for (size_t k = 1; idx && k < NSORTS; k++)
+    sorted_copy(h, si, cs, n, win, &sort_orders[k], rows, idx);
   free(idx);
   html_open_class(h, "div", "bytime");
   html_attrf(h, "id", "p%zu-by-time", si);
