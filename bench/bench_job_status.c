@@ -5,7 +5,9 @@
  * job_status() (the states of every problem, read in one pass over the runs and winners) and of
  * `rooftune job status --json` end to end, and the time per problem, which stays flat when the
  * work is linear.  Each size runs twice: the problems' target a family ("gemm"), then a template
- * ("gemm_mma", whose manifest the job file's loader finds once, not once per problem).
+ * ("gemm_mma", whose manifest the job file's loader finds once, not once per problem).  Last, the
+ * CPU seconds of job_status() against no database ("no-db"): every problem without a winner,
+ * so each one's space is checked (whether its target has a valid configuration at all).
  *
  *     bench_job_status [N ...]        prints figures; exits 1 when a property (not a time) fails */
 #include <jansson.h>
@@ -150,8 +152,8 @@ int main(int argc, char **argv) {
   const char *bin = getenv("ROOFTUNE_BIN");
   int bad = 0;
   printf("job status on the model device, one run, result and winner per problem (%s)\n", dir);
-  printf("%10s %10s %10s %12s %12s %10s %14s %12s\n", "problems", "target", "load s", "status s",
-         "us/problem", "cpu s", "command s", "fresh");
+  printf("%10s %10s %10s %12s %12s %10s %14s %12s %14s\n", "problems", "target", "load s",
+         "status s", "us/problem", "cpu s", "command s", "fresh", "no-db cpu s");
   for (int s = 0; s < 2 * nsizes; s++) {
     int n = sizes[s / 2];
     const char *target = s % 2 ? "gemm_mma" : "gemm";
@@ -185,6 +187,26 @@ int main(int argc, char **argv) {
       bad = 1;
     }
     json_decref(st);
+    /* the same job against no database: nothing stored, so every problem's space is checked
+     * (once per distinct target, shape and dtype; each check stops at a first configuration) */
+    char nodb[320];
+    snprintf(nodb, sizeof nodb, "%s/none.db", dir);
+    c0 = cpu_s();
+    if (job_status(j, (job_shard){0, 1}, NULL, nodb, &st, &err)) {
+      fprintf(stderr, "bench_job_status: %s\n", err.text);
+      return 1;
+    }
+    double t_empty_cpu = cpu_s() - c0;
+    ps = json_object_get(st, "problems");
+    size_t never = 0;
+    for (size_t i = 0; i < json_array_size(ps); i++)
+      never += !strcmp(json_string_value(json_object_get(json_array_get(ps, i), "state")),
+                       "never tuned");
+    if (never != (size_t)n) {
+      printf("  PROPERTY FAILED: %zu of %d never tuned without a database\n", never, n);
+      bad = 1;
+    }
+    json_decref(st);
     job_free(j);
     double t_cmd = -1;
     if (bin) {
@@ -194,8 +216,8 @@ int main(int argc, char **argv) {
       if (system(cmd) != 0) bad = 1;
       t_cmd = now_s() - t0;
     }
-    printf("%10d %10s %10.2f %12.2f %12.1f %10.2f %14.2f %12zu\n", n, target, t_load, t_status,
-           1e6 * (t_load + t_status) / n, t_cpu, t_cmd, fresh);
+    printf("%10d %10s %10.2f %12.2f %12.1f %10.2f %14.2f %12zu %14.2f\n", n, target, t_load,
+           t_status, 1e6 * (t_load + t_status) / n, t_cpu, t_cmd, fresh, t_empty_cpu);
     if (!getenv("KEEP")) unlink(jp);
     if (!getenv("KEEP")) unlink(dbp);
   }

@@ -4,6 +4,8 @@
     m = db.lookup("gemm", "4096x4096x4096", "bf16")        # a Match: rule, template, config, ...
     c = rooftune.gemm(a, b, db=db)                          # PyTorch CUDA tensors, fp32 out
     o = rooftune.attention(q, k, v, db=db, causal=True)
+    db.launch("vscale", "1048576", "f32", [x, y, ctypes.c_int32(n), ctypes.c_float(3.0)])
+                                                            # a declared family's winner
 
 The serving rules are librooftune's (rooftune.h): the winner tuned for the shape; else the
 nearest tuned shape's winner when its kernel admits the shape, within a distance cap; else the
@@ -23,7 +25,7 @@ import threading
 
 from . import _lib
 
-__all__ = ["Database", "DatabaseClosed", "Match", "CallInfo", "RooftuneError", "LibraryNotFound", "gemm",
+__all__ = ["Database", "DatabaseClosed", "Match", "CallInfo", "Kernel", "RooftuneError", "LibraryNotFound", "gemm",
            "attention", "attention_shape", "version", "library_path", "default_db_path"]
 
 LibraryNotFound = _lib.LibraryNotFound
@@ -126,6 +128,65 @@ def _real(fn, name, value, positive=False):
     return value
 
 
+_STATUS = {"ERR_NOT_FOUND": 4}
+
+
+def _device_ptr(fn, name, a):
+    """A device buffer as its address: an int, an object with __cuda_array_interface__ (CuPy,
+    Numba, PyTorch) or one with data_ptr() (a PyTorch tensor, which must be on the GPU)."""
+    if isinstance(a, bool):
+        raise TypeError("rooftune.%s: %s is a bool: give a device pointer or a ctypes scalar" % (fn, name))
+    if isinstance(a, numbers.Integral):
+        ptr = int(a)
+    else:
+        cai = getattr(a, "__cuda_array_interface__", None)  # a CPU tensor raises: None
+        if isinstance(cai, dict) and isinstance(cai.get("data"), tuple) and cai["data"]:
+            ptr = cai["data"][0]
+        elif callable(getattr(a, "data_ptr", None)):
+            if getattr(a, "is_cuda", True) is False:
+                raise ValueError("rooftune.%s: %s is not on the GPU (a CPU tensor): move it with .cuda()" % (fn, name))
+            ptr = a.data_ptr()
+        elif isinstance(a, float):
+            raise TypeError("rooftune.%s: %s is a float: give its C type, ctypes.c_float(%r) or ctypes.c_double(%r)"
+                            % (fn, name, a, a))
+        else:
+            raise TypeError("rooftune.%s: %s must be a device pointer (an int, an object with "
+                            "__cuda_array_interface__ or data_ptr()) or a ctypes scalar (ctypes.c_int32(n)), "
+                            "not %s" % (fn, name, type(a).__name__))
+        if isinstance(ptr, bool) or not isinstance(ptr, numbers.Integral):
+            raise TypeError("rooftune.%s: %s's address is %r, not an int" % (fn, name, ptr))
+        ptr = int(ptr)
+    if ptr < 0 or ptr >= 2 ** 64:
+        raise ValueError("rooftune.%s: %s = %d is not a 64-bit device address" % (fn, name, ptr))
+    return ctypes.c_uint64(ptr)
+
+
+def _kernel_args(fn, args):
+    """A kernel's arguments, in its family's order, as ctypes values: ctypes scalars as they are
+    (their C type is the kernel parameter's), everything else a device pointer (_device_ptr)."""
+    if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+        raise TypeError("rooftune.%s: args must be a list of the kernel's arguments, not %s" % (fn, type(args).__name__))
+    out = []
+    for i, a in enumerate(args):
+        name = "args[%d]" % i
+        if isinstance(a, (ctypes.c_char_p, ctypes.c_wchar_p, ctypes.c_void_p)):
+            raise TypeError("rooftune.%s: %s is a ctypes %s: give a device pointer as an int" % (fn, name, type(a).__name__))
+        out.append(a if isinstance(a, ctypes._SimpleCData) else _device_ptr(fn, name, a))
+    return out
+
+
+def _stream(fn, stream):
+    """A CUstream / cudaStream_t handle: None (the default stream), an int, or an object with
+    cuda_stream (torch.cuda.Stream)."""
+    if stream is None:
+        return None
+    s = getattr(stream, "cuda_stream", stream)
+    if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0 or s >= 2 ** 64:
+        raise TypeError("rooftune.%s: stream must be None, a stream handle (int) or an object with cuda_stream, "
+                        "not %r" % (fn, stream))
+    return int(s) or None
+
+
 def _check(rc):
     if rc != 0:
         raise RooftuneError(rc, _L().rooftune_last_error().decode(errors="replace"))
@@ -164,6 +225,7 @@ class Match:
     problem; rule then says whether the vendor library would ("library") or nothing ("none")."""
 
     def __init__(self, m):
+        self._raw = m  # what rooftune_kernel_load takes
         self.rule = _lib.RULES.get(m.rule, "none")
         self.found = m.match != _lib.MATCH_NONE
         self.match = {_lib.MATCH_EXACT: "exact", _lib.MATCH_NEAREST: "nearest"}.get(m.match)
@@ -220,6 +282,38 @@ class CallInfo:
                                                      " (%s)" % self.reason if self.reason else "")
 
 
+class Kernel:
+    """A tuned winner's kernel loaded into the CUDA context current in the calling thread
+    (rooftune_kernel_load): launch(args) runs it with the geometry tuned for the looked-up shape
+    (rooftune_kernel_launch).  From Database.kernel(); close() unloads it (as does the
+    Database's close() for those its launch() loaded)."""
+
+    def __init__(self, handle, match):
+        self._k = handle
+        self.match = match
+
+    def launch(self, args, stream=None):
+        """Launches on stream (None: the default stream; an int handle or a torch.cuda.Stream)
+        with args in the family's order (family.json's "args"): device buffers as ints or objects
+        with __cuda_array_interface__ / data_ptr(), scalars as ctypes values of the kernel's
+        parameter types (ctypes.c_int32(n), ctypes.c_float(a)).  Asynchronous, as a CUDA launch."""
+        vals = _kernel_args("Kernel.launch", args)
+        st = _stream("Kernel.launch", stream)
+        if not self._k:
+            raise ValueError("rooftune.Kernel.launch: the kernel is closed")
+        ptrs = (ctypes.c_void_p * max(1, len(vals)))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in vals])
+        _check(_L().rooftune_kernel_launch(self._k, st, ptrs))
+
+    def close(self):
+        k, self._k = self._k, None
+        if k:
+            _L().rooftune_kernel_free(k)
+
+    def __repr__(self):
+        return "<rooftune.Kernel %s %s%s>" % (self.match.template, self.match.config_text,
+                                             "" if self._k else " (closed)")
+
+
 class Database:
     """A tuning database opened read-only (rooftune_open); usable from several threads.
 
@@ -239,6 +333,7 @@ class Database:
         self._cv = threading.Condition()
         self._users = 0       # calls in flight that hold the handle
         self._closed = False
+        self._kernels = {}    # launch()'s loaded kernels, by winner
         self.allow_unverified = _flag("Database", "allow_unverified", allow_unverified)
         h = ctypes.c_void_p()
         _check(_L().rooftune_open(raw, ctypes.byref(h)))
@@ -292,6 +387,53 @@ class Database:
         finally:
             self._release()
 
+    def kernel(self, family, shape, dtype, layout=None, device=None):
+        """The winner serving (family, shape, dtype) that librooftune launches (a lookup with
+        runnable=True: verified, unless the Database allows unverified winners), loaded into
+        the CUDA context current in this thread: a Kernel.  Raises RooftuneError: ERR_NOT_FOUND
+        when no runnable winner serves it (saying why), ERR_NO_DRIVER naming the CUDA driver that
+        could not be loaded, ERR_NO_GPU without a current CUDA context."""
+        m = self.lookup(family, shape, dtype, layout=layout, device=device, runnable=True,
+                        allow_unverified=self.allow_unverified)
+        if not m.found:
+            raise RooftuneError(_STATUS["ERR_NOT_FOUND"], "no runnable winner serves %s %s %s%s" % (
+                family, shape, dtype, ": " + (m.reason or "; ".join(m.passed_over)) if (m.reason or m.passed_over)
+                else ""))
+        if m.geometry is None:
+            raise RooftuneError(_STATUS["ERR_NOT_FOUND"], "winner %s %s has no launch geometry for %s %s" % (
+                m.template, m.config_text, family, shape))
+        k = ctypes.c_void_p()
+        h = self._acquire()
+        try:
+            _check(_L().rooftune_kernel_load(h, ctypes.byref(m._raw), ctypes.byref(k)))
+        finally:
+            self._release()
+        return Kernel(k, m)
+
+    def launch(self, family, shape, dtype, args, stream=None, layout=None, device=None):
+        """Runs the winner serving (family, shape, dtype) (Database.kernel) with args in the
+        family's order on stream (Kernel.launch), e.g. a declared family's
+
+            db.launch("vscale", str(n), "f32", [x, y, ctypes.c_int32(n), ctypes.c_float(3.0)])
+
+        with x and y PyTorch CUDA tensors (or device addresses).  The arguments are checked before
+        anything reaches the library.  The kernel stays loaded for the next launch of that winner
+        (one CUDA context per Database: for several, keep a Database.kernel() each); returns
+        the Match that ran."""
+        vals = _kernel_args("Database.launch", args)
+        _stream("Database.launch", stream)
+        m = self.lookup(family, shape, dtype, layout=layout, device=device, runnable=True,
+                        allow_unverified=self.allow_unverified)
+        key = (m.template, m.config_text, m.shape, m.device, m.time_ms) if m.found else None
+        with self._cv:
+            k = self._kernels.get(key)
+        if k is None:
+            k = self.kernel(family, shape, dtype, layout=layout, device=device)
+            with self._cv:
+                self._kernels[key] = k
+        k.launch(vals, stream)
+        return k.match
+
     def close(self):
         """Waits for the calls in flight, then frees the handle; later calls raise DatabaseClosed."""
         with self._cv:
@@ -301,6 +443,9 @@ class Database:
             while self._users:
                 self._cv.wait()
             h, self._h = self._h, ctypes.c_void_p()
+            kernels, self._kernels = list(self._kernels.values()), {}
+        for k in kernels:
+            k.close()
         if h:
             _L().rooftune_close(h)
 

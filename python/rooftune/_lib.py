@@ -179,6 +179,9 @@ def _declare(lib):
                                           c_longlong, c_void_p, c_void_p, c_void_p, c_void_p, P(Info)]),
         "rooftune_attention_shape": (c_int, [P(AttentionProblem), c_char_p, c_size_t]),
         "rooftune_attention": (c_int, [c_void_p, P(AttentionProblem), c_void_p, P(Info)]),
+        "rooftune_kernel_load": (c_int, [c_void_p, P(Match), P(c_void_p)]),
+        "rooftune_kernel_launch": (c_int, [c_void_p, c_void_p, P(c_void_p)]),
+        "rooftune_kernel_free": (None, [c_void_p]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

@@ -528,6 +528,12 @@ static void check_idents(const char *dir, const rt_vars *env) {
   rt_error_clear(&err);
   CHECK_INT(manifest_build_space(m, &env2, &sp, &err), RT_ERR_SPACE_EMPTY);
   CHECK_STR(err.field, "constraints[0]");
+  /* the check job status makes: the same answer and message, and OK where a space exists */
+  rt_error err2 = {0};
+  CHECK_INT(manifest_space_check(m, &env2, &err2), RT_ERR_SPACE_EMPTY);
+  CHECK_STR(err2.text, err.text);
+  CHECK_STR(err2.field, "constraints[0]");
+  CHECK_INT(manifest_space_check(m, env, NULL), RT_OK);
   /* a missing problem dimension is an unknown name with the names that exist */
   rt_vars env3;
   rt_vars_clear(&env3);

@@ -169,11 +169,21 @@ TEST_CASE(regression) {
   CHECK_CONTAINS(html, "data-runs=\"3\"");
 }
 
-/* the table shows --top rows */
+/* the table shows --top rows, and so does each of its sorted copies */
 TEST_CASE(top_rows) {
   const char *html = page;
   const char *sec = strstr(html, "<section id=\"p2\"");
-  const char *tab = sec ? strstr(sec, "<table class=\"top\">") : NULL;
+  const char *bytime = sec ? strstr(sec, "<div class=\"bytime\"") : NULL;
+  const char *tab = bytime ? strstr(bytime, "<table class=\"top\">") : NULL;
+  const char *gbs = sec ? strstr(sec, "<div class=\"sorted\" id=\"p2-by-gbs\">") : NULL;
+  const char *gtab = gbs ? strstr(gbs, "<table class=\"top\">") : NULL;
+  const char *gend = gtab ? strstr(gtab, "</table>") : NULL;
+  CHECK(tab != NULL && gend != NULL);
+  if (gtab && gend) {
+    char t[20000];
+    snprintf(t, sizeof t, "%.*s", (int)(gend - gtab), gtab);
+    CHECK(occurrences(t, "<tr") <= 1 + 3);
+  }
   const char *end = tab ? strstr(tab, "</table>") : NULL;
   if (tab && end) {
     char t[20000];

@@ -175,7 +175,10 @@ TEST_CASE(gemm_section) {
   CHECK_CONTAINS(g, " id=\"p0r1\">");
   CHECK_CONTAINS(g, "<title>#1 ");
   /* the table: every candidate, with bandwidth, roof share, registers, occupancy and checking */
-  CHECK_CONTAINS(g, "<th class=\"num\">GB/s</th><th class=\"num\">% of roof</th>");
+  CHECK_CONTAINS(g,
+                 "<th class=\"num\"><a class=\"sortlink\" href=\"#p0-by-gbs\" title=\"sort by "
+                 "GB/s, largest first\">GB/s</a></th><th class=\"num\"><a class=\"sortlink\" "
+                 "href=\"#p0-by-roof\"");
   CHECK_CONTAINS(g, "<th>checked</th>");
   CHECK_INT(occurrences(g, "data-template=\"gemm_skinny\" data-path=\"simt_f32\""), 2);
   CHECK_INT(occurrences(g, "<tr class=\"entry\""), 3);
@@ -274,5 +277,141 @@ TEST_CASE(no_path) {
   free(x);
 }
 
+/* The div of id ID in page (its copy of the table), malloc'ed; "" when there is none. */
+static char *copy_of(const char *page, const char *id) {
+  char open[64];
+  snprintf(open, sizeof open, "<div class=\"sorted\" id=\"%s\">", id);
+  const char *a = strstr(page, open), *b = a ? strstr(a, "</table>") : NULL;
+  if (!a || !b) return strdup("");
+  return strndup(a, (size_t)(b - a));
+}
+
+/* The k-th (from 1) rank link of a copy: the candidate's rank by time, -1 when none. */
+static int nth_rank(const char *copy, int k) {
+  const char *p = copy;
+  for (int i = 0; i < k; i++) {
+    p = strstr(p, "<a class=\"rank\" href=\"#p");
+    if (!p) return -1;
+    p += 20;
+  }
+  const char *r = strchr(p, 'r');
+  return r ? atoi(r + 1) : -1;
+}
+
+/* The table sorts without script: each sortable header a link to a copy sorted by its column
+ * (#pS-by-KEY), written before the table by time so that CSS's :target shows the copy linked
+ * to in its place (one at a time); the copies' ranks link to the rows by time. */
+TEST_CASE(sortable) {
+  look *x = calloc(1, sizeof *x);
+  if (!x) return;
+  make(x);
+  static const int regs[5] = {96, 128, 32, 64, 40};
+  for (int i = 0; i < 5; i++) {
+    x->cand[i].bytes_per_s = (i + 1) * 1e12; /* the slowest moves the most bytes */
+    x->cand[i].roof_frac = 0.1 * (i + 1);
+    x->cand[i].registers = regs[i];
+    x->cand[i].occupancy = i == 2 ? NAN : 0.25;
+  }
+  char *page = render(&x->page);
+  if (!page) {
+    free(x);
+    return;
+  }
+  CHECK(strstr(page, "<script") == NULL);
+  CHECK_CONTAINS(page,
+                 "div.sorted{display:none}div.sorted:target{display:block}"
+                 "div.sorted:target~div.bytime{display:none}");
+  char *g = section(page, 0);
+  static const char *const keys[] = {"template", "tflops", "gbs", "roof", "registers", "occupancy"};
+  const char *bytime = strstr(g, "<div class=\"bytime\" id=\"p0-by-time\">");
+  CHECK(bytime != NULL);
+  for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+    char id[32], href[48];
+    snprintf(id, sizeof id, "p0-by-%s", keys[k]);
+    snprintf(href, sizeof href, "href=\"#%s\"", id);
+    char *c = copy_of(g, id);
+    CHECK(c[0] != 0);
+    CHECK(bytime && strstr(g, id) < bytime); /* before the table it hides */
+    /* every table's header links to every order: 7 tables */
+    CHECK_INT(occurrences(g, href), 7);
+    free(c);
+  }
+  CHECK_INT(occurrences(g, "href=\"#p0-by-time\""), 7);
+  char *gbs = copy_of(g, "p0-by-gbs");
+  CHECK_CONTAINS(gbs, "<a class=\"sortlink sorted\" href=\"#p0-by-gbs\"");
+  CHECK_INT(nth_rank(gbs, 1), 5); /* 5 TB/s first */
+  CHECK_INT(nth_rank(gbs, 2), 4);
+  CHECK_INT(nth_rank(gbs, 5), 1);
+  char *reg = copy_of(g, "p0-by-registers");
+  CHECK_INT(nth_rank(reg, 1), 3); /* 32 registers: the fewest first */
+  CHECK_INT(nth_rank(reg, 2), 5);
+  CHECK_INT(nth_rank(reg, 5), 2);
+  char *occ = copy_of(g, "p0-by-occupancy");
+  CHECK_INT(occurrences(occ, "<a class=\"rank\""), 4); /* the candidate without one is left out */
+  CHECK_CONTAINS(occ, "4 candidates with a value");
+  char *tm = copy_of(g, "p0-by-template");
+  CHECK_INT(nth_rank(tm, 1), 2); /* gemm_mma (by time among them), gemm_skinny, gemm_wgmma */
+  CHECK_INT(nth_rank(tm, 2), 4);
+  CHECK_INT(nth_rank(tm, 5), 1);
+  /* the rows by time keep their ids, the copies have none of their own */
+  CHECK_INT(occurrences(g, " id=\"p0r"), 5);
+  free(gbs);
+  free(reg);
+  free(occ);
+  free(tm);
+  free(g);
+  free(page);
+  free(x);
+}
+
+/* 1,000 candidates: the table by time holds them all (top 1000), each copy its best
+ * REPORT_SORT_ROWS (100), so the page grows by 6 x 100 rows, not 6 x 1,000. */
+TEST_CASE(sortable_many) {
+  enum { N = 1000 };
+  look *x = calloc(1, sizeof *x);
+  report_cand *cs = calloc(N, sizeof *cs);
+  const report_cand **order = calloc(N, sizeof *order);
+  if (!x || !cs || !order) goto out;
+  make(x);
+  for (int i = 0; i < N; i++) {
+    cs[i] = x->cand[i % 5];
+    cs[i].ms = 0.01 + 1e-5 * i;
+    cs[i].achieved = 1e12 / cs[i].ms;
+    cs[i].bytes_per_s = 1e12 + 1e9 * ((i * 7) % N);
+    cs[i].roof_frac = 0.5;
+    cs[i].registers = 32 + i % 200;
+    cs[i].occupancy = 0.5;
+    order[i] = &cs[i];
+  }
+  size_t start[2] = {0, N};
+  x->page.nsec = 1;
+  x->page.order = order;
+  x->page.start = start;
+  x->page.ncand = N;
+  x->page.top = N;
+  size_t n = 0;
+  report_stats st;
+  char *page = report_render(&x->page, &n, &st);
+  CHECK(page != NULL);
+  if (!page) goto out;
+  CHECK_INT(occurrences(page, " id=\"p0r"), N);
+  CHECK_INT(occurrences(page, "<a class=\"rank\""), 6 * 100);
+  CHECK_CONTAINS(page, "the first 100 of 1000 candidates with a value, by this column");
+  char *gbs = copy_of(page, "p0-by-gbs");
+  CHECK_INT(nth_rank(gbs, 1), 858); /* 1e12 + 999e9 B/s: i * 7 % 1000 == 999 at i = 857 */
+  free(gbs);
+  const char *c0 = strstr(page, "<div class=\"sorted\""),
+             *c1 = strstr(page, "<div class=\"bytime\"");
+  CHECK(c0 && c1 && c0 < c1);
+  if (c0 && c1)
+    printf("  a 1,000-candidate section: %zu bytes, of which the sorted copies %zu\n", n,
+           (size_t)(c1 - c0));
+  free(page);
+out:
+  free(order);
+  free(cs);
+  free(x);
+}
+
 TEST_LIST(TEST_ENTRY(gemm_section), TEST_ENTRY(work_from), TEST_ENTRY(stencil_section),
-          TEST_ENTRY(no_path))
+          TEST_ENTRY(no_path), TEST_ENTRY(sortable), TEST_ENTRY(sortable_many))

@@ -68,6 +68,8 @@ static void problem_line(FILE *out, const job_event *ev) {
             reason[0] ? ": " : "", reason);
   } else if (!strcmp(action, "failed")) {
     fprintf(out, "FAILED (%s): %s", state, str(it, "error"));
+  } else if (!strcmp(action, "empty")) {
+    fprintf(out, "not tuned: %s", reason);
   } else if (!strcmp(action, "nothing")) {
     fprintf(out, "nothing to do: %s", str(it, "note"));
   } else {

@@ -667,7 +667,10 @@ static void history_svg(html *h, const report_section *s, const db_run_info *run
   ".best{fill:none;stroke:#1a7f37;stroke-width:2}.run{fill:#1a7f37}.recheck{fill:#0969da}"         \
   ".recheck.regressed{fill:#cf222e}.legend span{margin-right:14px}.lead{font-weight:600}"          \
   "rect.bar{fill:#8c959f}rect.bar.top{fill:#1a7f37}svg.bar{vertical-align:middle}"                 \
-  "svg.progress{max-width:100%;height:auto}tr:target{outline:2px solid #0969da}"
+  "svg.progress{max-width:100%;height:auto}tr:target{outline:2px solid #0969da}"                   \
+  "div.sorted{display:none}div.sorted:target{display:block}div.sorted:target~div.bytime{display:"  \
+  "none}a.sortlink{color:inherit;text-decoration:none}a.sortlink:hover{text-decoration:underline}" \
+  "a.sorted{color:#0969da}"
 
 /* A link to section i, its text the problem and device. */
 static void problem_link(html *h, const report_section *s, size_t i, int with_device) {
@@ -793,52 +796,192 @@ static const char *checked_words(const report_cand *c) {
   return c->timing == TIMING_PREDICTED ? "never ran (predicted)" : "not here (replayed)";
 }
 
-/* A section's table: every candidate (up to p->top), fastest first, each row #pSrK for the
- * chart's points to link to, with what a performance engineer compares: time, FLOP/s, DRAM
- * bandwidth, the share of the nearer roof, registers, occupancy and how it was checked. */
-static void section_table(const report_page *p, html *h, size_t si, const report_cand *const *cs,
-                          size_t n, const report_cand *win) {
+/* The orders a section's table can be read in, without script (the page has none): each a
+ * pre-sorted copy of the table, its column header a link to it (#pS-by-KEY) and CSS's :target
+ * showing the one linked to in place of the table by time.  KEY, the column it sorts, and
+ * whether more is better. */
+#define REPORT_SORTS(X) \
+  X(time, 2, 0)         \
+  X(template, 1, 0) X(tflops, 3, 1) X(gbs, 4, 1) X(roof, 5, 1) X(registers, 6, 0) X(occupancy, 7, 1)
+
+typedef struct sort_order {
+  const char *key;
+  int col;  /* into the table's columns */
+  int desc; /* 1: the largest first */
+} sort_order;
+
+#define SORT_ORDER(k, c, d) {#k, c, d},
+static const sort_order sort_orders[] = {REPORT_SORTS(SORT_ORDER)};
+#undef SORT_ORDER
+#define NSORTS (sizeof sort_orders / sizeof sort_orders[0])
+
+/* Rows of each copy sorted otherwise than by time (at most --top): its best, not every candidate
+ * again. */
+#define REPORT_SORT_ROWS 100
+
+/* Candidate c's value in column col (NAN: none, sorted last and left out of a copy). */
+static double sort_value(const report_cand *c, int col) {
+  switch (col) {
+    case 2: return c->ms > 0 ? c->ms : NAN;
+    case 3: return c->ms > 0 && c->achieved > 0 ? c->achieved : NAN;
+    case 4: return c->ms > 0 && c->bytes_per_s > 0 ? c->bytes_per_s : NAN;
+    case 5: return c->ms > 0 ? c->roof_frac : NAN;
+    case 6: return c->registers > 0 ? c->registers : NAN;
+    case 7: return c->occupancy > 0 ? c->occupancy : NAN;
+    default: return 0;
+  }
+}
+
+typedef struct sort_ctx {
+  const report_cand *const *cs;
+  const sort_order *o;
+} sort_ctx;
+
+/* Ranks (indices into cs, which is by time) in order o, ties by time. */
+static int cmp_rank(const void *a, const void *b, void *ctx) {
+  const sort_ctx *x = ctx;
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  int c = 0;
+  if (x->o->col == 1) {
+    c = strcmp(x->cs[i]->tmpl, x->cs[j]->tmpl);
+  } else {
+    double u = sort_value(x->cs[i], x->o->col), v = sort_value(x->cs[j], x->o->col);
+    if (isnan(u) || isnan(v))
+      c = isnan(u) - isnan(v);
+    else
+      c = x->o->desc ? (u < v) - (u > v) : (u > v) - (u < v);
+  }
+  return c ? c : (i > j) - (i < j);
+}
+
+/* The header row of a copy sorted by order `by`: every sortable column a link to its copy. */
+static void sort_header(html *h, size_t si, const sort_order *by) {
   static const char *const names[] = {
       "#",         "template", "time ms", "TFLOP/s", "GB/s",  "% of roof",     "registers",
       "occupancy", "timing",   "checked", "limit",   "lever", "configuration", NULL};
   static const char *const classes[] = {"num", NULL, "num", "num", "num", "num", "num",
                                         "num", NULL, NULL,  NULL,  NULL,  NULL};
-  html_open_class(h, "table", "top");
-  header_row(h, names, classes);
-  for (size_t k = 0; k < n && k < (size_t)p->top; k++) {
-    const report_cand *c = cs[k];
-    html_open_class(h, "tr", c == win ? "win" : NULL);
-    html_attrf(h, "id", "p%zur%zu", si, k + 1);
-    html_elemf(h, "td", "num", "%zu", k + 1);
-    cell(h, NULL, c->tmpl);
-    if (c->ms > 0) {
-      cellf(h, "num", "%.4g", c->ms);
-      cellf(h, "num", "%.4g", c->achieved > 0 ? c->achieved / 1e12 : NAN);
+  html_open(h, "tr");
+  for (int col = 0; names[col]; col++) {
+    const sort_order *o = NULL;
+    for (size_t k = 0; k < NSORTS; k++)
+      if (sort_orders[k].col == col) o = &sort_orders[k];
+    html_open_class(h, "th", classes[col]);
+    if (!o) {
+      html_text(h, names[col]);
     } else {
-      cell(h, "num bad", c->status);
-      cell(h, NULL, "");
+      html_open_class(h, "a", o == by ? "sortlink sorted" : "sortlink");
+      html_attrf(h, "href", "#p%zu-by-%s", si, o->key);
+      html_attrf(h, "title", "sort by %s%s", names[col], o->desc ? ", largest first" : "");
+      html_textf(h, "%s%s", names[col], o == by ? (o->desc ? " \u25bc" : " \u25b2") : "");
+      html_close(h);
     }
-    cellf(h, "num", "%.4g", c->ms > 0 ? c->bytes_per_s / 1e9 : NAN);
-    cellf(h, "num", "%.0f", c->roof_frac * 100);
-    if (c->registers > 0)
-      html_elemf(h, "td", "num", "%d", c->registers);
-    else
-      cell(h, "num", "");
-    if (c->occupancy > 0)
-      html_elemf(h, "td", "num", "%.0f %%%s", 100 * c->occupancy, c->counters ? "" : " calc");
-    else
-      cell(h, "num", "");
-    cell(h, NULL, timing_kind_name(c->timing));
-    cell(h, c->verified ? "ok" : NULL, checked_words(c));
-    cell(h, NULL, c->limit);
-    cell(h, NULL, c->lever);
-    html_open(h, "td");
-    html_elem(h, "code", NULL, c->config);
     html_close(h);
-    html_close(h);
-    html_newline(h);
   }
   html_close(h);
+  html_newline(h);
+}
+
+/* Candidate cs[k]'s row (its rank k + 1 by time); the table by time's rows are #pSrK, the
+ * chart's points' targets, and the copies' ranks link there. */
+static void cand_row(html *h, size_t si, const report_cand *const *cs, size_t k,
+                     const report_cand *win, int by_time) {
+  const report_cand *c = cs[k];
+  html_open_class(h, "tr", c == win ? "win" : NULL);
+  if (by_time) {
+    html_attrf(h, "id", "p%zur%zu", si, k + 1);
+    html_elemf(h, "td", "num", "%zu", k + 1);
+  } else {
+    html_open_class(h, "td", "num");
+    html_open_class(h, "a", "rank");
+    html_attrf(h, "href", "#p%zur%zu", si, k + 1);
+    html_textf(h, "%zu", k + 1);
+    html_close(h);
+    html_close(h);
+  }
+  cell(h, NULL, c->tmpl);
+  if (c->ms > 0) {
+    cellf(h, "num", "%.4g", c->ms);
+    cellf(h, "num", "%.4g", c->achieved > 0 ? c->achieved / 1e12 : NAN);
+  } else {
+    cell(h, "num bad", c->status);
+    cell(h, NULL, "");
+  }
+  cellf(h, "num", "%.4g", c->ms > 0 ? c->bytes_per_s / 1e9 : NAN);
+  cellf(h, "num", "%.0f", c->roof_frac * 100);
+  if (c->registers > 0)
+    html_elemf(h, "td", "num", "%d", c->registers);
+  else
+    cell(h, "num", "");
+  if (c->occupancy > 0)
+    html_elemf(h, "td", "num", "%.0f %%%s", 100 * c->occupancy, c->counters ? "" : " calc");
+  else
+    cell(h, "num", "");
+  cell(h, NULL, timing_kind_name(c->timing));
+  cell(h, c->verified ? "ok" : NULL, checked_words(c));
+  cell(h, NULL, c->limit);
+  cell(h, NULL, c->lever);
+  html_open(h, "td");
+  html_elem(h, "code", NULL, c->config);
+  html_close(h);
+  html_close(h);
+  html_newline(h);
+}
+
+/* The copy of the table in order o (not time): the candidates with a value, the best `rows`
+ * of them. */
+static void sorted_copy(html *h, size_t si, const report_cand *const *cs, size_t n,
+                        const report_cand *win, const sort_order *o, size_t rows, size_t *idx) {
+  size_t m = 0;
+  for (size_t k = 0; k < n; k++)
+    if (o->col == 1 || !isnan(sort_value(cs[k], o->col))) idx[m++] = k;
+  sort_ctx ctx = {cs, o};
+  qsort_r(idx, m, sizeof *idx, cmp_rank, &ctx);
+  html_open_class(h, "div", "sorted");
+  html_attrf(h, "id", "p%zu-by-%s", si, o->key);
+  html_newline(h);
+  html_open_class(h, "p", "muted");
+  if (m > REPORT_SORT_ROWS)
+    html_textf(h,
+               "the first %d of %zu candidates with a value, by this column; # links to the "
+               "candidate's row in the table by time",
+               REPORT_SORT_ROWS, m);
+  else
+    html_textf(h,
+               "%zu candidates with a value, by this column; # links to the candidate's row "
+               "in the table by time",
+               m);
+  html_close(h);
+  html_open_class(h, "table", "top");
+  sort_header(h, si, o);
+  for (size_t r = 0; r < m && r < rows; r++) cand_row(h, si, cs, idx[r], win, 0);
+  html_close(h);
+  html_close(h); /* div.sorted */
+  html_newline(h);
+}
+
+/* A section's table: every candidate (up to p->top), fastest first, each row #pSrK for the
+ * chart's points to link to, with what a performance engineer compares: time, FLOP/s, DRAM
+ * bandwidth, the share of the nearer roof, registers, occupancy and how it was checked.  Its
+ * sortable headers link to the copies sorted otherwise (REPORT_SORTS), written before it so
+ * that a targeted copy hides it (CSS's ~). */
+static void section_table(const report_page *p, html *h, size_t si, const report_cand *const *cs,
+                          size_t n, const report_cand *win) {
+  html_open_class(h, "div", "sorts");
+  html_newline(h);
+  size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+  size_t rows = p->top > 0 && (size_t)p->top < REPORT_SORT_ROWS ? (size_t)p->top : REPORT_SORT_ROWS;
+  for (size_t k = 1; idx && k < NSORTS; k++)
+    sorted_copy(h, si, cs, n, win, &sort_orders[k], rows, idx);
+  free(idx);
+  html_open_class(h, "div", "bytime");
+  html_attrf(h, "id", "p%zu-by-time", si);
+  html_open_class(h, "table", "top");
+  sort_header(h, si, &sort_orders[0]);
+  for (size_t k = 0; k < n && k < (size_t)p->top; k++) cand_row(h, si, cs, k, win, 1);
+  html_close(h);
+  html_close(h); /* div.bytime */
+  html_close(h); /* div.sorts */
   html_newline(h);
 }
 

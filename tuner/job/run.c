@@ -285,8 +285,8 @@ static json_t *best_json(const char *tmpl, const char *config, double ms, timing
 
 static json_t *problem_item(const job_problem *q, const job_state *st) {
   json_t *it = json_pack("{ss ss ss ss ss sI}", "target", q->target, "shape", q->shape, "dtype",
-                         q->dtype, "state", job_state_name(st->kind), "reason", st->reason,
-                         "budget", (json_int_t)st->left);
+                         q->dtype, "state", st->empty ? "empty space" : job_state_name(st->kind),
+                         "reason", st->reason, "budget", (json_int_t)st->left);
   if (isfinite(st->age_s)) json_object_set_new(it, "age_s", json_real(st->age_s));
   return it;
 }
@@ -619,7 +619,10 @@ static rt_status run_one(run_ctx *c, const char *note, job_outcome *out, rt_erro
     if (!items[k]) continue;
     if (st[k].kind == JOB_STATE_FRESH) continue;
     place++;
-    if (c->stopflag) {
+    if (st[k].empty) { /* nothing to tune: said, not run (tune would fail the same way) */
+      json_object_set_new(items[k], "action", json_string("empty"));
+      out->failed++;
+    } else if (c->stopflag) {
       json_object_set_new(items[k], "action", json_string("left"));
       out->left++;
     } else {

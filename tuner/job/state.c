@@ -11,6 +11,7 @@
 #include "tuner/core/util.h"
 #include "tuner/device/device.h"
 #include "tuner/template/catalog.h"
+#include "kernels/family.h"
 #include "tuner/template/manifest.h"
 
 static const char *const state_names[] = {"never tuned", "fresh", "stale", "interrupted", "failed"};
@@ -222,6 +223,13 @@ rt_status job_env_open(job_env *env, const char *spec, db *d, rt_error *err) {
   if (rc) return rc;
   device_identity id;
   device_get_identity(dev, &id);
+  snprintf(env->arch, sizeof env->arch, "%s", device_arch(dev) ? device_arch(dev) : "");
+  if (device_spec(dev)) {
+    env->gpu = *device_spec(dev);
+    env->have_gpu = 1;
+  }
+  env->sm_count = device_sm_count(dev);
+  env->runs_kernels = device_has(dev, DEVICE_CAP_RUNS);
   device_close(dev);
   if (id.pseudo) {
     db_device_pseudo(&env->device, id.name);
@@ -242,6 +250,13 @@ void job_env_free(job_env *env) {
   free(env->tv);
   free(env->run_by_problem);
   free(env->win_by_problem);
+  for (int i = 0; i < env->nmans; i++) manifest_free(env->mans[i]);
+  free(env->mans);
+  for (size_t i = 0; i < env->memocap; i++) {
+    free(env->memo[i].key);
+    free(env->memo[i].why);
+  }
+  free(env->memo);
   memset(env, 0, sizeof *env);
 }
 
@@ -271,6 +286,119 @@ static const job_tversion *template_version(job_env *env, const char *name) {
   free(src);
   manifest_free(m);
   return t;
+}
+
+/* ---- the spaces: is a problem's target left any configuration? ---- */
+
+/* Every manifest of the template path, read once (a path that cannot be listed: none). */
+static void read_manifests(job_env *env) {
+  if (env->mans_read) return;
+  env->mans_read = 1;
+  char **paths = NULL;
+  int n = 0;
+  if (catalog_list(NULL, &paths, &n, NULL)) return;
+  env->mans = calloc(n ? (size_t)n : 1, sizeof *env->mans);
+  for (int i = 0; env->mans && i < n; i++)
+    if (manifest_load(paths[i], &env->mans[env->nmans], NULL) == RT_OK) env->nmans++;
+  catalog_list_free(paths, n);
+}
+
+/* The template's answer for problem p: 1 when its space is empty (why filled), 0 when it has a
+ * configuration, -1 when it is not tuned here (its dtype, architecture or an error: tune says
+ * those itself). */
+static int template_empty(const job_env *env, const family_ops *fam, const problem *p,
+                          const manifest *m, char *why, size_t size) {
+  if (!manifest_has_dtype(m, p->dtype)) return -1;
+  rt_vars v;
+  rt_error e = {0};
+  if (problem_env(fam, p, arch_spec_find(env->arch), env->have_gpu ? &env->gpu : NULL, &v, &e))
+    return -1;
+  if (env->sm_count > 0) rt_vars_set(&v, "device.sm_count", env->sm_count);
+  rt_status s = manifest_space_check(m, &v, &e);
+  if (s == RT_ERR_SPACE_EMPTY) snprintf(why, size, "%.300s", e.text);
+  return s == RT_ERR_SPACE_EMPTY ? 1 : s ? -1 : 0;
+}
+
+/* Whether problem q's target has no valid configuration (the reason into why), computed. */
+static int space_empty(job_env *env, const job_problem *q, char *why, size_t size) {
+  const family_ops *fam = family_find(q->family);
+  problem p;
+  if (!fam || fam->parse_shape(fam, q->shape, q->dtype, NULL, &p, NULL)) return 0;
+  if (!q->is_template && env->runs_kernels && fam->library_list) return 0; /* the library serves */
+  read_manifests(env);
+  int met = 0;
+  size_t n = 0;
+  why[0] = 0;
+  for (int i = 0; i < env->nmans; i++) {
+    const manifest *m = env->mans[i];
+    if (q->is_template ? strcmp(manifest_name(m), q->target)
+                       : strcmp(manifest_family(m), fam->name) ||
+                             (fam->reference && !strcmp(manifest_name(m), fam->reference)))
+      continue;
+    char one[320];
+    int r = template_empty(env, fam, &p, m, one, sizeof one);
+    if (r == 0) return 0;
+    if (r < 0) continue;
+    met++;
+    if (q->is_template) { /* the first of that name is the one tuned */
+      snprintf(why, size, "%s", one);
+      return 1;
+    }
+    /* as tune notes it: "NAME: "constraint" is false ..." */
+    const char *tail = strstr(one, ": \"");
+    if (n < size)
+      n += (size_t)snprintf(why + n, size - n, "%s%s%s", n ? "; " : "", manifest_name(m),
+                            tail ? tail : ": no valid configuration");
+  }
+  if (!met) return 0;
+  if (!q->is_template) {
+    char all[320];
+    snprintf(all, sizeof all, "no %s template has a valid configuration: %s", fam->name, why);
+    snprintf(why, size, "%s", all);
+  }
+  return 1;
+}
+
+static uint64_t memo_hash(const char *k) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *k; k++) h = (h ^ (unsigned char)*k) * 1099511628211ull;
+  return h;
+}
+
+/* space_empty once per distinct (target, shape, dtype, layout); *why into env (or NULL). */
+static int space_empty_memo(job_env *env, const job_problem *q, const char **why) {
+  char key[512];
+  snprintf(key, sizeof key, "%s\x1f%s\x1f%s\x1f%s", q->target, q->key_shape, q->dtype, q->layout);
+  *why = NULL;
+  if (2 * (env->nmemo + 1) > env->memocap) { /* grow: rehash every entry */
+    size_t cap = env->memocap ? 2 * env->memocap : 64;
+    job_space_memo *g = calloc(cap, sizeof *g);
+    if (!g) {
+      char text[320];
+      return space_empty(env, q, text, sizeof text);
+    }
+    for (size_t i = 0; i < env->memocap; i++) {
+      if (!env->memo[i].key) continue;
+      size_t h = memo_hash(env->memo[i].key) & (cap - 1);
+      while (g[h].key) h = (h + 1) & (cap - 1);
+      g[h] = env->memo[i];
+    }
+    free(env->memo);
+    env->memo = g;
+    env->memocap = cap;
+  }
+  size_t h = memo_hash(key) & (env->memocap - 1);
+  while (env->memo[h].key && strcmp(env->memo[h].key, key)) h = (h + 1) & (env->memocap - 1);
+  job_space_memo *e = &env->memo[h];
+  if (!e->key) {
+    char text[320];
+    e->empty = space_empty(env, q, text, sizeof text);
+    e->why = e->empty ? strdup(text) : NULL;
+    e->key = strdup(key);
+    env->nmemo++;
+  }
+  *why = e->why;
+  return e->empty;
 }
 
 static int same_problem(const job_problem *q, const char *family, const char *shape,
@@ -326,7 +454,7 @@ static int tuning_run(const job *j, size_t k, job_shard s, const job_env *env,
   return 1;
 }
 
-void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *out) {
+static void state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *out) {
   const job_problem *q = &j->problems[k];
   memset(out, 0, sizeof *out);
   out->age_s = NAN;
@@ -414,6 +542,7 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
     out->kind = JOB_STATE_NEVER;
     return;
   }
+
   if (j->fresh.template_version)
     for (size_t i = 0; i < ncur; i++) {
       if (!cur[i]->source_hash[0]) continue; /* a library winner: no template */
@@ -436,6 +565,17 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
     return;
   }
   out->kind = JOB_STATE_FRESH;
+}
+
+void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *out) {
+  state_of(j, k, s, env, out);
+  /* nothing stored for this GPU model (never tuned, failed or interrupted): anything to tune? */
+  if (out->best || out->kind == JOB_STATE_STALE || out->kind == JOB_STATE_FRESH) return;
+  const char *why = NULL;
+  if (space_empty_memo(env, &j->problems[k], &why)) {
+    out->empty = 1;
+    snprintf(out->reason, sizeof out->reason, "the space is empty: %.300s", why ? why : "");
+  }
 }
 
 /* What a recheck of a winner is matched by, from a db_entry or a job_winner. */

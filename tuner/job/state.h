@@ -14,6 +14,10 @@
  *                one was made by another version of its template than the one in the template
  *                path now, or the last complete round is older than max_age
  *   fresh        otherwise
+ * A problem with no winner on this GPU model whose target template (or every template of its
+ * family target) has no valid configuration for its shape and dtype on this device keeps its
+ * state and says so (job_state.empty, with the reason `tune` would give): the same check once
+ * per distinct (target, shape, dtype, layout), stopping at the first valid configuration.
  * A tuning run is any run of the problem that is not a recheck; a split problem in a sharded
  * job (job.h) counts only its own shard's runs.
  */
@@ -23,6 +27,7 @@
 #include <stddef.h>
 
 #include "db/db.h"
+#include "tuner/model/gpu_spec.h"
 #include "tuner/job/job.h"
 #include "tuner/recheck.h"
 
@@ -47,6 +52,13 @@ typedef struct job_tversion {
 /* A winner as a job reads it: what states, statuses and rechecks compare (db_entry's 15 kB of
  * launch buffers are read again by id for the few a recheck re-measures: db_entry_get), so a
  * job of 100,000 problems holds 100,000 of these, not 1.5 GB of entries. */
+/* A space check met so far: target, shape, dtype and layout joined by '\x1f', and its answer. */
+typedef struct job_space_memo {
+  char *key; /* owned; NULL for a free slot */
+  int empty; /* 1: no valid configuration */
+  char *why; /* owned: the reason, when empty */
+} job_space_memo;
+
 typedef struct job_winner {
   long long winner_id; /* winners.id */
   char family[16];     /* its problem */
@@ -105,6 +117,15 @@ typedef struct job_env {
   size_t *run_by_problem; /* indices into runs, by problem (family, shape, dtype, layout), then
                              oldest first: a problem's runs in one binary search (owned) */
   size_t *win_by_problem; /* the same into winners (owned) */
+  /* what the space checks read, once: the device's facts and the template path's manifests */
+  char arch[16];          /* "sm_90" */
+  gpu_spec gpu;           /* the device's specification */
+  int have_gpu, sm_count; /* gpu is known; its SM count (0 unknown) */
+  int runs_kernels;       /* the device runs kernels: a family's library serves too */
+  struct manifest **mans; /* every manifest of the template path (owned), read lazily */
+  int nmans, mans_read;   /* how many; 1 once read */
+  job_space_memo *memo;   /* open addressing over the checks made (owned) */
+  size_t nmemo, memocap;
 } job_env;
 
 /* Fills env for the device DEVICE_SPEC ("cuda:0", "model:h200") and database d (NULL: an
@@ -116,6 +137,7 @@ void job_env_free(job_env *env);
 
 typedef struct job_state {
   job_state_kind kind;
+  int empty;              /* no winner, and the target's space is empty (reason says why) */
   char reason[320];       /* why (stale, failed, interrupted), for people */
   const job_winner *best; /* the fastest current winner on this device (into env); NULL */
   double age_s;           /* since the last complete round; NAN when there was none */

@@ -1179,6 +1179,8 @@ typedef struct manifest_build {
   int *n_lvl_cons;    /* how many */
   size_t *rejected;   /* per constraint: subtrees it pruned */
   rt_error *err;      /* where errors go */
+  int first_only;     /* stop at the first valid configuration (manifest_space_check) */
+  int stop;           /* set when it was found */
 } manifest_build;
 
 static rt_status manifest_build_fail(manifest_build *b, const manifest_expr *x, rt_error *e2,
@@ -1241,14 +1243,18 @@ static rt_status manifest_build_level(manifest_build *b, int i) {
                          b->m->name, MANIFEST_CONFIGS_MAX);
     rt_status s = last ? space_add_config(b->sp, b->cfg, b->err) : manifest_build_level(b, i + 1);
     if (s) return s;
+    if (last && b->first_only) b->stop = 1;
+    if (b->stop) return RT_OK;
   }
   return RT_OK;
 }
 
-rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **out, rt_error *err) {
+/* manifest_build_space, or (first_only) its first valid configuration only. */
+static rt_status build_space(const manifest *m, const rt_vars *env, int first_only, space **out,
+                             rt_error *err) {
   *out = NULL;
   int np = m->nparams, ns = m->nslots;
-  manifest_build b = {.m = m, .err = err};
+  manifest_build b = {.m = m, .err = err, .first_only = first_only};
   rt_status s = RT_OK;
   unsigned char *have = calloc((size_t)ns, 1);
   b.vals = calloc((size_t)ns, sizeof *b.vals);
@@ -1348,6 +1354,17 @@ done:
   }
   *out = b.sp;
   return RT_OK;
+}
+
+rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **out, rt_error *err) {
+  return build_space(m, env, 0, out, err);
+}
+
+rt_status manifest_space_check(const manifest *m, const rt_vars *env, rt_error *err) {
+  space *sp = NULL;
+  rt_status s = build_space(m, env, 1, &sp, err);
+  space_free(sp);
+  return s;
 }
 
 /* ---------------------------------------------------------------- one configuration */

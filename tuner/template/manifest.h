@@ -179,6 +179,9 @@ int manifest_dtype_bytes(const char *dtype);
  * name missing: the message lists the names that exist; division by zero: it names the
  * partial configuration). */
 rt_status manifest_build_space(const manifest *m, const rt_vars *env, space **out, rt_error *err);
+/* Whether env leaves m any valid configuration, as cheaply as that is known: RT_OK at the first
+ * one found, else manifest_build_space's error (RT_ERR_SPACE_EMPTY with the same message). */
+rt_status manifest_space_check(const manifest *m, const rt_vars *env, rt_error *err);
 /* env plus the parameter values of configuration idx of sp (an identifier parameter as its
  * domain position) and every derived value, into out (cleared first). */
 rt_status manifest_config_vars(const manifest *m, const space *sp, size_t idx, const rt_vars *env,
