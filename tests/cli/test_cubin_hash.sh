@@ -85,6 +85,9 @@ python3 - "$tmp/v7.db" <<'PY' || fail=1
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("ALTER TABLE winners DROP COLUMN cubin_sha256")
+# and what later migrations added (schema 9: results.checked_on)
+if any(r[1] == "checked_on" for r in c.execute("PRAGMA table_info(results)")):
+    c.execute("ALTER TABLE results DROP COLUMN checked_on")
 c.execute("PRAGMA user_version=7")
 c.commit()
 PY
