@@ -110,6 +110,18 @@ static pkey problem_key(const job_problem *q) {
   return (pkey){q->family, q->key_shape, q->dtype, q->layout};
 }
 
+/* Makes room for one more element in *arr (n used of *cap, each size bytes), doubling from 64:
+ * 0 when out of memory (*arr untouched). */
+static int room_for_one(void **arr, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return 1;
+  size_t c = *cap ? 2 * *cap : 64;
+  void *g = realloc(*arr, c * size);
+  if (!g) return 0;
+  *arr = g;
+  *cap = c;
+  return 1;
+}
+
 static void free_winners(job_env *env) {
   for (size_t i = 0; i < env->nwinners; i++) free(env->winners[i].config);
   free(env->winners);
@@ -121,13 +133,8 @@ static void free_winners(job_env *env) {
 static rt_status keep_winner(const db_entry *e, void *ctx, rt_error *err) {
   job_env *env = ctx;
   if (strcmp(e->device.name, env->device.name)) return RT_OK; /* another GPU's: never current */
-  if (env->nwinners == env->wincap) {
-    size_t cap = env->wincap ? 2 * env->wincap : 64;
-    job_winner *g = realloc(env->winners, cap * sizeof *g);
-    if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading winners");
-    env->winners = g;
-    env->wincap = cap;
-  }
+  if (!room_for_one((void **)&env->winners, &env->wincap, env->nwinners, sizeof *env->winners))
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading winners");
   job_winner *w = &env->winners[env->nwinners];
   memset(w, 0, sizeof *w);
   if (!(w->config = strdup(e->config)))
@@ -167,13 +174,8 @@ static void free_runs(job_env *env) {
 static rt_status keep_run(const db_run_info *u, void *ctx, rt_error *err) {
   job_env *env = ctx;
   if (strcmp(u->device.name, env->device.name)) return RT_OK; /* another GPU's: never counted */
-  if (env->nruns == env->runcap) {
-    size_t cap = env->runcap ? 2 * env->runcap : 64;
-    job_run_rec *g = realloc(env->runs, cap * sizeof *g);
-    if (!g) return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading runs");
-    env->runs = g;
-    env->runcap = cap;
-  }
+  if (!room_for_one((void **)&env->runs, &env->runcap, env->nruns, sizeof *env->runs))
+    return rt_error_set(err, RT_ERR_NOMEM, "out of memory reading runs");
   job_run_rec *r = &env->runs[env->nruns];
   memset(r, 0, sizeof *r);
   r->command = strdup(u->command);
