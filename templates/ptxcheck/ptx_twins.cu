@@ -12,10 +12,16 @@
 // results do not depend on the order of accumulation).
 #include "rt_ptx.h"
 
-#define PC_RB(i)  in[(i)]
-#define PC_H16(i) in[4096 + (i)]
-#define PC_B16(i) in[6144 + (i)]
-#define PC_OUT(c, k) out[((c) * 128 + t) * PC_SLOTS + (k)]
+#define PC_RB(i)     in[(i)]
+#define PC_H16(i)    in[4096 + (i)]
+#define PC_B16(i)    in[6144 + (i)]
+#define PC_OUT(c, k) out[((c)*128 + t) * PC_SLOTS + (k)]
+
+// a CUtensorMap by value (tests/gpu/ptx_twins_util.h's: in's random words as 64 x 64 uint32,
+// boxes of 32 x 16, the 128-byte swizzle)
+struct __align__(64) pc_map {
+  unsigned long long opaque[16];
+};
 
 #if __CUDA_ARCH__ >= 900
 PTX_WGMMA_SS(pc_wgmma_ss, 64, "bf16.bf16", "16", "p, 1, 1, 0, 0")
@@ -116,8 +122,16 @@ __device__ void pc_memory(const unsigned *in, unsigned *out, int t, unsigned *sm
   const uint4 s16 = ptx_ld_stream16(in + 4 * ((t + 7) % 128)), n16 = ptx_ld_nc16(in + 600 + 4 * t);
   const uint2 s8 = ptx_ld_stream8(in + 2 * t + 1);
   const unsigned v[] = {__float_as_uint(ptx_ld_cg((const float *)in + 3 * t)),
-                        __float_as_uint(f.x), __float_as_uint(f.w), s16.x, s16.y, s16.z, s16.w,
-                        n16.x, n16.w, s8.x, s8.y};
+                        __float_as_uint(f.x),
+                        __float_as_uint(f.w),
+                        s16.x,
+                        s16.y,
+                        s16.z,
+                        s16.w,
+                        n16.x,
+                        n16.w,
+                        s8.x,
+                        s8.y};
   for (int k = 0; k < 11; k++) PC_OUT(PC_LD, k) = v[k];
 }
 
@@ -145,6 +159,24 @@ __device__ void pc_mbar(const unsigned *in, unsigned *out, int t, unsigned *sm, 
   __syncthreads();
 }
 
+// TMA: two boxes of 32 x 16 words, swizzled, completing on one mbarrier; the second box's rows
+// 64..71 outside the tensor (zeros)
+__device__ void pc_tma(unsigned *out, int t, unsigned *sm, unsigned base, const void *map) {
+  const unsigned bar = base + 16384 + 64;
+  if (t == 0) ptx_mbar_init(bar, 1);
+  ptx_mbar_init_fence();
+  __syncthreads();
+  if (t == 0) {
+    ptx_fence_proxy_async();
+    ptx_mbar_expect_tx(bar, 2 * 2048);
+    ptx_tma_load_3d(base, map, bar, 32, 40, 0);
+    ptx_tma_load_3d(base + 2048, map, bar, 0, 56, 0);
+  }
+  ptx_mbar_wait(bar, 0);
+  for (int k = 0; k < 8; k++) PC_OUT(PC_TMA, k) = sm[t * 8 + k];
+  __syncthreads();
+}
+
 // wgmma m64n64k16 bf16: A (64 x 64) and B (64 x 64) K-major, 128-byte swizzled, from
 // descriptors over four K slabs (SS); then A from registers, B MN-major (RS, imm-trans-b 1)
 __device__ void pc_wgmma(const unsigned *in, unsigned *out, int t, unsigned *sm, unsigned base) {
@@ -154,7 +186,8 @@ __device__ void pc_wgmma(const unsigned *in, unsigned *out, int t, unsigned *sm,
   float d[32];
   const unsigned long long da = ptx_desc(base, 16, 1024), db = ptx_desc(base + 8192, 16, 1024);
   ptx_wgmma_fence();
-  for (int k = 0; k < 4; k++) pc_wgmma_ss(d, ptx_desc_add(da, 32 * k), ptx_desc_add(db, 32 * k), k == 0);
+  for (int k = 0; k < 4; k++)
+    pc_wgmma_ss(d, ptx_desc_add(da, 32 * k), ptx_desc_add(db, 32 * k), k == 0);
   ptx_wgmma_commit();
   ptx_wgmma_wait<0>();
   ptx_reg_fence<32>(d);
@@ -174,7 +207,8 @@ __device__ void pc_wgmma(const unsigned *in, unsigned *out, int t, unsigned *sm,
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(128) ptx_twins(const unsigned *in, unsigned *out) {
+extern "C" __global__ void __launch_bounds__(128)
+    ptx_twins(const unsigned *in, unsigned *out, const __grid_constant__ pc_map tm) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const int t = threadIdx.x;
   const unsigned s0 = ptx_smem_u32(smem_raw), base = (s0 + 1023u) & ~1023u;
@@ -187,6 +221,7 @@ extern "C" __global__ void __launch_bounds__(128) ptx_twins(const unsigned *in, 
   pc_bar1(in, out, t, sm);
 #if __CUDA_ARCH__ >= 900
   pc_mbar(in, out, t, sm, base);
+  pc_tma(out, t, sm, base, &tm);
   pc_wgmma(in, out, t, sm, base);
 #endif
 }

@@ -17,14 +17,17 @@
  * bit but any NaN equals any NaN; PT_APPROX within 2^-21 relative, ex2/lg2.approx's bound of
  * the PTX ISA 9.7.4 with a margin), and whether it runs only from sm_90 on (cvt.rn.tf32.f32 is sm_90's, the
  * e4m3x2 conversion sm_89's) */
-#define PTX_TWIN_CASES(X)                                                                       \
-  X(CVT_BF16, PT_EXACT, 0) X(CVT_F16, PT_EXACT, 0) X(F16_TO_F32, PT_FLOAT, 0)                   \
-  X(PACK2_F16, PT_EXACT, 0) X(PACK2_BF16, PT_EXACT, 0) X(TF32_RN, PT_EXACT, 1)                  \
-  X(TF32_RNA, PT_EXACT, 0) X(E4M3X2, PT_EXACT, 1) X(FMAX, PT_FLOAT, 0) X(REG_MOVE, PT_EXACT, 0)  \
-  X(EXP2, PT_APPROX, 0) X(LOG2, PT_APPROX, 0) X(SHFL, PT_EXACT, 0) X(LDSM, PT_EXACT, 0)          \
-  X(LDSM_TRANS, PT_EXACT, 0) X(MMA_F16, PT_EXACT, 0) X(MMA_BF16, PT_EXACT, 0)                   \
-  X(MMA_TF32, PT_EXACT, 0) X(CP_ASYNC, PT_EXACT, 0) X(ST_SHARED, PT_EXACT, 0) X(LD, PT_EXACT, 0) \
-  X(BAR_SYNC1, PT_EXACT, 0) X(MBAR, PT_EXACT, 1) X(WGMMA_SS, PT_EXACT, 1) X(WGMMA_RS, PT_EXACT, 1)
+#define PTX_TWIN_CASES(X)                                                                          \
+  X(CVT_BF16, PT_EXACT, 0)                                                                         \
+  X(CVT_F16, PT_EXACT, 0)                                                                          \
+  X(F16_TO_F32, PT_FLOAT, 0) X(PACK2_F16, PT_EXACT, 0) X(PACK2_BF16, PT_EXACT, 0)                  \
+      X(TF32_RN, PT_EXACT, 1) X(TF32_RNA, PT_EXACT, 0) X(E4M3X2, PT_EXACT, 1) X(FMAX, PT_FLOAT, 0) \
+          X(REG_MOVE, PT_EXACT, 0) X(EXP2, PT_APPROX, 0) X(LOG2, PT_APPROX, 0)                     \
+              X(SHFL, PT_EXACT, 0) X(LDSM, PT_EXACT, 0) X(LDSM_TRANS, PT_EXACT, 0)                 \
+                  X(MMA_F16, PT_EXACT, 0) X(MMA_BF16, PT_EXACT, 0) X(MMA_TF32, PT_EXACT, 0)        \
+                      X(CP_ASYNC, PT_EXACT, 0) X(ST_SHARED, PT_EXACT, 0) X(LD, PT_EXACT, 0)        \
+                          X(BAR_SYNC1, PT_EXACT, 0) X(MBAR, PT_EXACT, 1) X(TMA, PT_EXACT, 1)       \
+                              X(WGMMA_SS, PT_EXACT, 1) X(WGMMA_RS, PT_EXACT, 1)
 
 enum { PT_EXACT, PT_FLOAT, PT_APPROX };
 #define PT_ENUM(n, tol, sm90) PC_##n,
@@ -35,6 +38,16 @@ enum { PTX_TWIN_CASES(PT_ENUM) PT_NCASES };
 #define PT_IN      10240
 #define PT_SMEM    (16384 + 1024 + 1024)
 #define PT_OUT     (PT_NCASES * PT_THREADS * PT_SLOTS)
+
+/* The TMA case's tensor map: in's 4096 random words as 64 x 64 uint32 (rows of 256 bytes), boxes
+ * of 32 x 16, the 128-byte swizzle; cuTensorMapEncodeTiled's arguments (CUtensorMapDataType 2:
+ * UINT32, CUtensorMapSwizzle 3: 128B), and sim_tensor_map_encode's */
+static const unsigned long long pt_tma_dims[3] = {64, 64, 1}, pt_tma_strides[2] = {256, 16384};
+static const unsigned pt_tma_box[3] = {32, 16, 1}, pt_tma_elem_strides[3] = {1, 1, 1};
+enum { PT_TMA_TYPE = 2, PT_TMA_SWIZZLE = 3 };
+typedef struct {
+  unsigned long long opaque[16];
+} __attribute__((aligned(64))) pt_map;
 
 typedef struct {
   const char *name;
@@ -114,7 +127,7 @@ static void pt_inputs(unsigned *in) {
     }
   }
   /* a few words of every class among the random bits: zeros, infinities, NaNs, denormals, ties */
-  const unsigned special[] = {0,          0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+  const unsigned special[] = {0,           0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
                               0xffc00001u, 0x00000001u, 0x807fffffu, 0x3f808000u, 0x3f818000u,
                               0x3f800fffu, 0x47800000u, 0x477ff000u, 0x38800000u, 0x33000000u};
   for (size_t i = 0; i < sizeof special / sizeof *special; i++) in[i * 37] = special[i];
@@ -143,9 +156,10 @@ static int pt_compare(const unsigned *gpu, const unsigned *sim, int sm90) {
     }
     if (diff) {
       size_t o = (size_t)c * PT_THREADS * PT_SLOTS + (size_t)first;
-      printf("ptx twin %s differs from the GPU in %d words; first: thread %d word %d, gpu 0x%08x sim "
-             "0x%08x\n",
-             pt_cases[c].name, diff, first / PT_SLOTS, first % PT_SLOTS, gpu[o], sim[o]);
+      printf(
+          "ptx twin %s differs from the GPU in %d words; first: thread %d word %d, gpu 0x%08x sim "
+          "0x%08x\n",
+          pt_cases[c].name, diff, first / PT_SLOTS, first % PT_SLOTS, gpu[o], sim[o]);
       bad++;
     } else {
       printf("ptx twin %-11s agrees\n", pt_cases[c].name);
@@ -165,11 +179,16 @@ static rt_status pt_run_sim(const char *src, const char *arch, const unsigned *i
   rt_error_clear(&err);
   rt_status st = sim_compile(src, "ptx_twins.cu", &opt, NULL, &m, &err);
   unsigned *in = sim_buffer_alloc(PT_IN * 4, "in"), *o = sim_buffer_alloc(PT_OUT * 4, "out");
+  pt_map map;
   if (st == RT_OK && (!in || !o)) st = RT_ERR_NOMEM;
   if (st == RT_OK) {
     memcpy(in, in_host, PT_IN * 4);
     memset(o, 0, PT_OUT * 4);
-    void *params[] = {&in, &o};
+    st = sim_tensor_map_encode(&map, PT_TMA_TYPE, 3, in, pt_tma_dims, pt_tma_strides, pt_tma_box,
+                               pt_tma_elem_strides, 0, PT_TMA_SWIZZLE, 0, 0, &err);
+  }
+  if (st == RT_OK) {
+    void *params[] = {&in, &o, &map};
     sim_launch l;
     memset(&l, 0, sizeof l);
     l.grid[0] = l.grid[1] = l.grid[2] = 1;

@@ -2,7 +2,7 @@
  * templates/ptxcheck/ptx_twins.cu runs once on the GPU (NVRTC for its architecture) and once on
  * the sim for the same target on the same inputs; each wrapper's words must agree bit for bit
  * (conversions, packing, shuffles, ldmatrix, mma.sync, cp.async groups, shared stores, loads,
- * named barriers, mbarrier parity, wgmma SS and RS from 128-byte-swizzled descriptors), NaNs
+ * named barriers, mbarrier parity, TMA boxes with the 128-byte swizzle, wgmma SS and RS from 128-byte-swizzled descriptors), NaNs
  * with any payload, ex2/lg2.approx within 2^-21.  Each wrapper that differs is named.  The sim
  * half alone runs in every test run (tests/unit/test_sim_ptx_twins.c); tier 1 of
  * tests/gpu/run.sh runs this (step ptx-twins). */
@@ -33,7 +33,16 @@ static void run_gpu(const char *src, const char *arch, const unsigned *in, unsig
   CHECK_INT(cu.cuMemAlloc_v2(&dout, PT_OUT * 4), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemcpyHtoD_v2(din, in, PT_IN * 4), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemcpyHtoD_v2(dout, out, PT_OUT * 4), CUDA_SUCCESS); /* out: zeros */
-  void *args[] = {&din, &dout};
+  pt_map map;
+  cuuint64_t dims[3], strides[2];
+  for (int i = 0; i < 3; i++) dims[i] = pt_tma_dims[i], strides[i % 2] = pt_tma_strides[i % 2];
+  CHECK_INT(cu.cuTensorMapEncodeTiled(
+                (CUtensorMap *)&map, (CUtensorMapDataType)PT_TMA_TYPE, 3, (void *)(uintptr_t)din,
+                dims, strides, pt_tma_box, pt_tma_elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                (CUtensorMapSwizzle)PT_TMA_SWIZZLE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+            CUDA_SUCCESS);
+  void *args[] = {&din, &dout, &map};
   CHECK_INT(cu.cuLaunchKernel(fn, 1, 1, 1, PT_THREADS, 1, 1, PT_SMEM, NULL, args, NULL),
             CUDA_SUCCESS);
   CHECK_INT(cu.cuCtxSynchronize(), CUDA_SUCCESS);

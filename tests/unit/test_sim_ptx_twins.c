@@ -55,6 +55,18 @@ TEST_CASE(sim_runs_it_for_both_targets) {
     CHECK_INT(word(a, PC_BAR_SYNC1, 100, 0), in[(100 + 37) % 128] ^ 0x5a5a5a5au);
     CHECK_INT(word(a, PC_MBAR, 3, 1), in[128 + (3 + 38) % 128] + 1u);
     CHECK(word(a, PC_WGMMA_SS, 0, 0) != 0 || word(a, PC_WGMMA_SS, 1, 0) != 0);
+    /* TMA: word w of the first box is element (40 + row, 32 + col) through the 128-byte
+     * swizzle; the second box's rows 8..15 (tensor rows 64..71) are zeros */
+    int tma_bad = 0;
+    for (int w = 0; w < 1024; w++) {
+      int byte = w * 4 % 2048, row = byte / 128, chunk = (byte % 128 / 16) ^ (row % 8);
+      int col = (chunk * 16 + byte % 16) / 4;
+      unsigned want = w < 512   ? in[(40 + row) * 64 + 32 + col]
+                      : row < 8 ? in[(56 + row) * 64 + col]
+                                : 0u;
+      tma_bad += word(a, PC_TMA, w / 8, w % 8) != want;
+    }
+    CHECK_INT(tma_bad, 0);
     /* sm_80: the cases before sm_90 give the same words; the sm_90 ones stay zero */
     CHECK_INT(pt_run_sim(src, "sm_80", in, b), RT_OK);
     CHECK_INT(pt_compare(a, b, 0), 0);
