@@ -225,3 +225,30 @@ extern "C" __global__ void __launch_bounds__(128)
   pc_wgmma(in, out, t, sm, base);
 #endif
 }
+
+#if __CUDA_ARCH__ >= 900
+// A cluster of two blocks (grid 2; sm_90 on): the ranks, cluster barriers, a box multicast by rank 0 into
+// both blocks' shared memory completing on each block's mbarrier, and mbarrier arrivals of all
+// 128 threads of each block at the other block's barrier.  Block r writes case PC_CLUSTER0 + r.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128)
+    ptx_twins_cluster(const unsigned *in, unsigned *out, const __grid_constant__ pc_map tm) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const int t = threadIdx.x, r = ptx_cluster_rank();
+  const unsigned s0 = ptx_smem_u32(smem_raw), base = (s0 + 1023u) & ~1023u;
+  unsigned *sm = (unsigned *)(smem_raw + (base - s0));
+  const unsigned full = base + 16384 + 128, remote = base + 16384 + 192;
+  if (t == 0) ptx_mbar_init(full, 1), ptx_mbar_init(remote, 128);
+  ptx_mbar_init_fence();
+  ptx_cluster_sync();
+  if (t == 0) ptx_mbar_expect_tx(full, 2048);
+  ptx_cluster_sync();
+  if (r == 0 && t == 0) ptx_tma_load_3d_multicast(base, &tm, full, 0, 8, 0, 3);
+  ptx_mbar_wait(full, 0);
+  for (int k = 0; k < 8; k++) PC_OUT(PC_CLUSTER0 + r, k) = sm[t * 8 + k];
+  PC_OUT(PC_CLUSTER0 + r, 8) = (unsigned)r;
+  ptx_mbar_arrive_cluster(remote, (unsigned)(r ^ 1));
+  ptx_mbar_wait(remote, 0);
+  PC_OUT(PC_CLUSTER0 + r, 9) = 1u + (unsigned)r;
+  ptx_cluster_sync();  // neither block leaves while the other may still reach its barrier
+}
+#endif

@@ -15,19 +15,39 @@
 
 /* X(NAME, TOL, SM90): the case, how its words compare (PT_EXACT bit for bit; PT_FLOAT bit for
  * bit but any NaN equals any NaN; PT_APPROX within 2^-21 relative, ex2/lg2.approx's bound of
- * the PTX ISA 9.7.4 with a margin), and whether it runs only from sm_90 on (cvt.rn.tf32.f32 is sm_90's, the
- * e4m3x2 conversion sm_89's) */
-#define PTX_TWIN_CASES(X)                                                                          \
-  X(CVT_BF16, PT_EXACT, 0)                                                                         \
-  X(CVT_F16, PT_EXACT, 0)                                                                          \
-  X(F16_TO_F32, PT_FLOAT, 0) X(PACK2_F16, PT_EXACT, 0) X(PACK2_BF16, PT_EXACT, 0)                  \
-      X(TF32_RN, PT_EXACT, 1) X(TF32_RNA, PT_EXACT, 0) X(E4M3X2, PT_EXACT, 1) X(FMAX, PT_FLOAT, 0) \
-          X(REG_MOVE, PT_EXACT, 0) X(EXP2, PT_APPROX, 0) X(LOG2, PT_APPROX, 0)                     \
-              X(SHFL, PT_EXACT, 0) X(LDSM, PT_EXACT, 0) X(LDSM_TRANS, PT_EXACT, 0)                 \
-                  X(MMA_F16, PT_EXACT, 0) X(MMA_BF16, PT_EXACT, 0) X(MMA_TF32, PT_EXACT, 0)        \
-                      X(CP_ASYNC, PT_EXACT, 0) X(ST_SHARED, PT_EXACT, 0) X(LD, PT_EXACT, 0)        \
-                          X(BAR_SYNC1, PT_EXACT, 0) X(MBAR, PT_EXACT, 1) X(TMA, PT_EXACT, 1)       \
-                              X(WGMMA_SS, PT_EXACT, 1) X(WGMMA_RS, PT_EXACT, 1)
+ * the PTX ISA 9.7.4 with a margin), and whether it runs only from sm_90 on (cvt.rn.tf32.f32 is
+ * sm_90's, the e4m3x2 conversion sm_89's) */
+// clang-format off (one case a line)
+#define PTX_TWIN_CASES(X)    \
+  X(CVT_BF16, PT_EXACT, 0)   \
+  X(CVT_F16, PT_EXACT, 0)    \
+  X(F16_TO_F32, PT_FLOAT, 0) \
+  X(PACK2_F16, PT_EXACT, 0)  \
+  X(PACK2_BF16, PT_EXACT, 0) \
+  X(TF32_RN, PT_EXACT, 1)    \
+  X(TF32_RNA, PT_EXACT, 0)   \
+  X(E4M3X2, PT_EXACT, 1)     \
+  X(FMAX, PT_FLOAT, 0)       \
+  X(REG_MOVE, PT_EXACT, 0)   \
+  X(EXP2, PT_APPROX, 0)      \
+  X(LOG2, PT_APPROX, 0)      \
+  X(SHFL, PT_EXACT, 0)       \
+  X(LDSM, PT_EXACT, 0)       \
+  X(LDSM_TRANS, PT_EXACT, 0) \
+  X(MMA_F16, PT_EXACT, 0)    \
+  X(MMA_BF16, PT_EXACT, 0)   \
+  X(MMA_TF32, PT_EXACT, 0)   \
+  X(CP_ASYNC, PT_EXACT, 0)   \
+  X(ST_SHARED, PT_EXACT, 0)  \
+  X(LD, PT_EXACT, 0)         \
+  X(BAR_SYNC1, PT_EXACT, 0)  \
+  X(MBAR, PT_EXACT, 1)       \
+  X(TMA, PT_EXACT, 1)        \
+  X(WGMMA_SS, PT_EXACT, 1)   \
+  X(WGMMA_RS, PT_EXACT, 1)   \
+  X(CLUSTER0, PT_EXACT, 1)   \
+  X(CLUSTER1, PT_EXACT, 1)
+// clang-format on
 
 enum { PT_EXACT, PT_FLOAT, PT_APPROX };
 #define PT_ENUM(n, tol, sm90) PC_##n,
@@ -62,13 +82,21 @@ static const char *pt_root(void) {
   const char *e = getenv("ROOFTUNE_SOURCE_DIR");
   return e && *e ? e : ROOFTUNE_SOURCE_DIR;
 }
-/* opt for the kernel on `arch`: its entry and rt_ptx.h's folder */
-static void pt_options(compile_options *opt, const char *arch) {
+/* The source's two kernels: one block of everything, and a cluster of two blocks (the cluster
+ * cases) */
+typedef struct {
+  const char *entry;
+  unsigned blocks;
+} pt_kernel;
+static const pt_kernel pt_kernels[2] = {{"ptx_twins", 1}, {"ptx_twins_cluster", 2}};
+
+/* opt for kernel `entry` on `arch`: and rt_ptx.h's folder */
+static void pt_options(compile_options *opt, const char *arch, const char *entry) {
   static char common[4096];
   snprintf(common, sizeof common, "%s/templates/common", pt_root());
   memset(opt, 0, sizeof *opt);
   opt->arch = arch;
-  opt->entry = "ptx_twins";
+  opt->entry = entry;
   opt->include_dirs[0] = common;
   opt->include_count = 1;
 }
@@ -168,12 +196,12 @@ static int pt_compare(const unsigned *gpu, const unsigned *sim, int sm90) {
   return bad;
 }
 
-/* The kernel run on the sim for `arch`: out (PT_OUT words, zeroed first) gets its words.  RT_OK
- * or the sim's status with its message printed. */
-static rt_status pt_run_sim(const char *src, const char *arch, const unsigned *in_host,
-                            unsigned *out) {
+/* Kernel k run on the sim for `arch`: out (PT_OUT words, zeros at first) gets its words, the
+ * others' kept.  RT_OK or the sim's status with its message printed. */
+static rt_status pt_run_sim1(const char *src, const char *arch, int k, const unsigned *in_host,
+                             unsigned *out) {
   compile_options opt;
-  pt_options(&opt, arch);
+  pt_options(&opt, arch, pt_kernels[k].entry);
   sim_module *m = NULL;
   rt_error err;
   rt_error_clear(&err);
@@ -183,7 +211,7 @@ static rt_status pt_run_sim(const char *src, const char *arch, const unsigned *i
   if (st == RT_OK && (!in || !o)) st = RT_ERR_NOMEM;
   if (st == RT_OK) {
     memcpy(in, in_host, PT_IN * 4);
-    memset(o, 0, PT_OUT * 4);
+    memcpy(o, out, PT_OUT * 4);
     st = sim_tensor_map_encode(&map, PT_TMA_TYPE, 3, in, pt_tma_dims, pt_tma_strides, pt_tma_box,
                                pt_tma_elem_strides, 0, PT_TMA_SWIZZLE, 0, 0, &err);
   }
@@ -191,18 +219,25 @@ static rt_status pt_run_sim(const char *src, const char *arch, const unsigned *i
     void *params[] = {&in, &o, &map};
     sim_launch l;
     memset(&l, 0, sizeof l);
-    l.grid[0] = l.grid[1] = l.grid[2] = 1;
+    l.grid[0] = l.cluster[0] = pt_kernels[k].blocks, l.grid[1] = l.grid[2] = 1;
     l.block[0] = PT_THREADS, l.block[1] = l.block[2] = 1;
-    l.cluster[0] = l.cluster[1] = l.cluster[2] = 1;
+    l.cluster[1] = l.cluster[2] = 1;
     l.shared_bytes = PT_SMEM, l.params = params;
     st = sim_run(m, &l, NULL, &err);
     if (st == RT_OK) memcpy(out, o, PT_OUT * 4);
   }
-  if (st) fprintf(stderr, "ptx_twins on the sim (%s): %s\n", arch, err.text);
+  if (st) fprintf(stderr, "%s on the sim (%s): %s\n", pt_kernels[k].entry, arch, err.text);
   sim_buffer_free(in);
   sim_buffer_free(o);
   sim_module_free(m);
   return st;
+}
+/* Both kernels on the sim (the cluster one only from sm_90: sm80 0); out zeroed first. */
+static rt_status pt_run_sim(const char *src, const char *arch, int sm90, const unsigned *in,
+                            unsigned *out) {
+  memset(out, 0, PT_OUT * 4);
+  rt_status st = pt_run_sim1(src, arch, 0, in, out);
+  return st || !sm90 ? st : pt_run_sim1(src, arch, 1, in, out);
 }
 
 #endif

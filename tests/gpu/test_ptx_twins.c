@@ -2,7 +2,8 @@
  * templates/ptxcheck/ptx_twins.cu runs once on the GPU (NVRTC for its architecture) and once on
  * the sim for the same target on the same inputs; each wrapper's words must agree bit for bit
  * (conversions, packing, shuffles, ldmatrix, mma.sync, cp.async groups, shared stores, loads,
- * named barriers, mbarrier parity, TMA boxes with the 128-byte swizzle, wgmma SS and RS from 128-byte-swizzled descriptors), NaNs
+ * named barriers, mbarrier parity, TMA boxes with the 128-byte swizzle, a
+ * cluster of two (ranks, barriers, multicast, remote arrivals), wgmma SS and RS from 128-byte-swizzled descriptors), NaNs
  * with any payload, ex2/lg2.approx within 2^-21.  Each wrapper that differs is named.  The sim
  * half alone runs in every test run (tests/unit/test_sim_ptx_twins.c); tier 1 of
  * tests/gpu/run.sh runs this (step ptx-twins). */
@@ -11,10 +12,10 @@
 #include "tuner/compile/compile.h"
 #include "tuner/driver/cuda_driver.h"
 
-/* the kernel on the GPU: out gets its PT_OUT words */
-static void run_gpu(const char *src, const char *arch, const unsigned *in, unsigned *out) {
+/* kernel k on the GPU: out (PT_OUT words, zeros at first) gets its words, the others' kept */
+static void run_gpu(const char *src, const char *arch, int k, const unsigned *in, unsigned *out) {
   compile_options opt;
-  pt_options(&opt, arch);
+  pt_options(&opt, arch, pt_kernels[k].entry);
   compile_result r;
   rt_error err;
   rt_error_clear(&err);
@@ -43,7 +44,8 @@ static void run_gpu(const char *src, const char *arch, const unsigned *in, unsig
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
             CUDA_SUCCESS);
   void *args[] = {&din, &dout, &map};
-  CHECK_INT(cu.cuLaunchKernel(fn, 1, 1, 1, PT_THREADS, 1, 1, PT_SMEM, NULL, args, NULL),
+  CHECK_INT(cu.cuLaunchKernel(fn, pt_kernels[k].blocks, 1, 1, PT_THREADS, 1, 1, PT_SMEM, NULL, args,
+                              NULL),
             CUDA_SUCCESS);
   CHECK_INT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
   CHECK_INT(cu.cuMemcpyDtoH_v2(out, dout, PT_OUT * 4), CUDA_SUCCESS);
@@ -76,8 +78,8 @@ TEST_CASE(every_wrapper_agrees_with_its_twin) {
   CHECK(src && in && gpu && sim);
   if (src && in && gpu && sim) {
     pt_inputs(in);
-    run_gpu(src, arch, in, gpu);
-    CHECK_INT(pt_run_sim(src, arch, in, sim), RT_OK);
+    for (int k = 0; k < (sm90 ? 2 : 1); k++) run_gpu(src, arch, k, in, gpu);
+    CHECK_INT(pt_run_sim(src, arch, sm90, in, sim), RT_OK);
     printf("%s: %d wrapper cases on the GPU and the sim\n", arch, PT_NCASES);
     CHECK_INT(pt_compare(gpu, sim, sm90), 0);
   }

@@ -1,7 +1,9 @@
 /* The microtest of every rt_ptx.h wrapper (templates/ptxcheck/ptx_twins.cu, run against the
- * GPU by tests/gpu/test_ptx_twins.c) without a GPU: NVRTC compiles it for sm_80 and sm_90a
- * (the GPU half builds), and the sim runs it for both, deterministically (two runs and two
- * schedules give the same words) and with the values the twins must give on known inputs. */
+ * GPU by tests/gpu/test_ptx_twins.c) without a GPU: NVRTC compiles it for sm_80 and sm_90a, its
+ * cluster kernel for sm_90a (the GPU half builds), and the sim runs it for both targets,
+ * deterministically and with the values the twins must give on known inputs (bf16 ties, a
+ * shuffle, the barriers, the TMA boxes and the multicast through the 128-byte swizzle's
+ * definition); the comparison names a case that differs and no other. */
 /* stages: sim compile */
 #include "../gpu/ptx_twins_util.h"
 #include "tuner/compile/compile.h"
@@ -9,10 +11,10 @@
 TEST_CASE(nvrtc_compiles_for_sm80_and_sm90a) {
   char *src = pt_source();
   if (!src) return;
-  const char *arch[] = {"sm_80", "sm_90a"};
-  for (int a = 0; a < 2; a++) {
+  const char *arch[] = {"sm_80", "sm_90a", "sm_90a"}; /* the cluster kernel: sm_90 on */
+  for (int a = 0; a < 3; a++) {
     compile_options opt;
-    pt_options(&opt, arch[a]);
+    pt_options(&opt, arch[a], pt_kernels[a / 2].entry);
     compile_result r;
     rt_error err;
     rt_error_clear(&err);
@@ -43,8 +45,8 @@ TEST_CASE(sim_runs_it_for_both_targets) {
   CHECK(in && a && b);
   if (in && a && b) {
     pt_inputs(in);
-    CHECK_INT(pt_run_sim(src, "sm_90a", in, a), RT_OK);
-    CHECK_INT(pt_run_sim(src, "sm_90a", in, b), RT_OK);
+    CHECK_INT(pt_run_sim(src, "sm_90a", 1, in, a), RT_OK);
+    CHECK_INT(pt_run_sim(src, "sm_90a", 1, in, b), RT_OK);
     CHECK_INT(pt_compare(a, b, 1), 0); /* deterministic */
     /* known values: a register move, bf16 ties to even of 1 + 2^-8 (down) and 1 + 3 * 2^-8
      * (up), a shuffle from lane 7t mod 32, the barriers' neighbours, a wgmma word written */
@@ -67,8 +69,20 @@ TEST_CASE(sim_runs_it_for_both_targets) {
       tma_bad += word(a, PC_TMA, w / 8, w % 8) != want;
     }
     CHECK_INT(tma_bad, 0);
+    /* the cluster: ranks 0 and 1, the same multicast box (rows 8..23, the first 512 words) in both blocks, both past
+     * the remote arrivals */
+    int mc_bad = 0;
+    for (int w = 0; w < 512; w++) {
+      int byte = w * 4, row = byte / 128, chunk = (byte % 128 / 16) ^ (row % 8);
+      unsigned want = in[(8 + row) * 64 + (chunk * 16 + byte % 16) / 4];
+      mc_bad +=
+          word(a, PC_CLUSTER0, w / 8, w % 8) != want || word(a, PC_CLUSTER1, w / 8, w % 8) != want;
+    }
+    CHECK_INT(mc_bad, 0);
+    CHECK_INT(word(a, PC_CLUSTER1, 77, 8), 1);
+    CHECK_INT(word(a, PC_CLUSTER0, 77, 9) + word(a, PC_CLUSTER1, 77, 9), 3);
     /* sm_80: the cases before sm_90 give the same words; the sm_90 ones stay zero */
-    CHECK_INT(pt_run_sim(src, "sm_80", in, b), RT_OK);
+    CHECK_INT(pt_run_sim(src, "sm_80", 0, in, b), RT_OK);
     CHECK_INT(pt_compare(a, b, 0), 0);
     CHECK_INT(word(b, PC_WGMMA_SS, 0, 0), 0);
     /* the comparison names a case that differs: one word of LDSM flipped, one NaN payload of
