@@ -68,6 +68,12 @@ TEST_CASE(every_wrapper_agrees_with_its_twin) {
   char arch[16];
   snprintf(arch, sizeof arch, "sm_%d%d%s", g.cc_major, g.cc_minor, sm90 ? "a" : "");
   if (!compile_arch_valid(arch)) test_skip("this GPU's architecture is not a rooftune target");
+  /* the sim half needs the host compiler (sim/sim.h: CXX, else g++) */
+  const char *cxx = getenv("CXX");
+  char probe[600];
+  snprintf(probe, sizeof probe, "'%s' --version >/dev/null 2>&1", cxx && *cxx ? cxx : "g++");
+  if (system(probe) != 0)
+    test_skip("no host C++ compiler for the sim half (set CXX; g++ by default)");
   CUdevice dev;
   CUcontext ctx;
   CHECK_INT(cu.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
