@@ -6,6 +6,7 @@
 #                                  candidate counts (the model device's dry run of each tune,
 #                                  ROOFTUNE_COMPILE_DRY=1) and the per-candidate costs below;
 #                                  its last line reads "tiers 1+2: S s, C compiles left"
+#                                  (the line before: those compiles' time on the 16 cores)
 #
 # Tiers, in this order (a step is a file of tests/gpu/steps/, "# tier: N" in its head):
 #   1  correctness, at most about 4 minutes: every template through its covering set on
@@ -41,7 +42,7 @@ esac
 start=$(date +%s)
 build=${ROOFTUNE_BUILD_DIR:-build-gpu}
 case "$build" in /*) ;; *) build=$build ;; esac
-table=tests/gpu/tiers.txt
+table=${RT_GPU_TIERS:-tests/gpu/tiers.txt} # RT_GPU_TIERS=FILE: another table (a reduced one, to try)
 budget=${RT_GPU_BUDGET_S:-500}
 export ROOFTUNE_CACHE_DIR=${ROOFTUNE_CACHE_DIR:-$build/gpu-cache}
 # the carried cubin cache travels packed (5x smaller): unpacked before anything reads it
@@ -98,7 +99,7 @@ if [ "$mode" = plan ]; then
   bin=${ROOFTUNE_BIN:-$build/rooftune}
   [ -x "$bin" ] || bin=$PWD/build/rooftune
   [ -x "$bin" ] || { echo "run.sh --plan: no rooftune binary in $build/ or build/ (bash tests/gpu/prepare.sh builds one)" >&2; exit 2; }
-  total12=0 compiles12=0
+  total12=0 compiles12=0 lines_left=0
   declare -A tier_s
   printf '%-5s %-15s %-58s %6s %6s %7s\n' tier step "run (its model-device dry run)" cands compile "est. s"
   while read -r tier name file; do
@@ -123,6 +124,7 @@ except Exception: print(0, 0)' 2>/dev/null)
         printf '%-5s %-15s %-58s %6s %6s %7s\n' "$tier" "$name" "${what:0:58}" "$n" "$left" "$s"
         step_s=$(python3 -c "print($step_s + $s)")
         compiles12=$((compiles12 + left))
+        [ "$left" -gt 0 ] && lines_left=$((lines_left + 1))
       done < <(table_lines "$tier")
       est=$(sed -n 's/^# plan: *\([0-9]*\).*/\1/p' "$file" | head -1) # a step that runs a program
       if [ -n "$est" ]; then
@@ -137,6 +139,8 @@ except Exception: print(0, 0)' 2>/dev/null)
     fi
   done < <(step_list)
   echo "tier 1: $(python3 -c "print(round(${tier_s[1]:-0}))") s (aim: about 240), tier 2: $(python3 -c "print(round(${tier_s[2]:-0}))") s (aim: about 180), estimated on an H200"
+  # what prepare.sh left to compile, and its time there (the pool on 16 cores; in the totals)
+  echo "compiles left: $compiles12 in $lines_left lines (the rows above with compile > 0): about $(python3 -c "print(round($compiles12 * $COST_COMPILE))") s on the GPU machine's 16 cores"
   echo "tiers 1+2: $(python3 -c "print(round($total12))") s, $compiles12 compiles left"
   exit 0
 fi

@@ -5,7 +5,7 @@
 for t in "$build"/tests/gpu_test_*; do
   [ -x "$t" ] || continue
   n=$(basename "$t")
-  [ "$n" = gpu_test_attention_cudnn_runtime ] && continue # tier 1 ran it (07-cudnn-runtime.sh)
+  case "$n" in gpu_test_attention_cudnn_runtime | gpu_test_ptx_twins) continue ;; esac # tier 1 ran them
   if [ "$(left)" -lt 30 ]; then log "$n: not reached (out of time)"; continue; fi
   ROOFTUNE_CUDNN_MAX=${ROOFTUNE_CUDNN_MAX:-3} timeout "$(cap 120)" "$t" >"$logs/$n.log" 2>&1
   rc=$?
