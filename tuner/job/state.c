@@ -576,7 +576,7 @@ void job_state_of(const job *j, size_t k, job_shard s, job_env *env, job_state *
   const char *why = NULL;
   if (space_empty_memo(env, &j->problems[k], &why)) {
     out->empty = 1;
-    snprintf(out->reason, sizeof out->reason, "the space is empty: %.300s", why ? why : "");
+    snprintf(out->reason, sizeof out->reason, "the space is empty: %.298s", why ? why : "");
   }
 }
 
