@@ -37,16 +37,7 @@ static inline int sau_open(const sau_case *c, sgu_run *r, char *msg, size_t size
     snprintf(msg, size, "%s %s: %s", c->tmpl, c->shape, err.text);
     return 0;
   }
-  for (size_t i = 0; i < space_size(r->sp); i++) {
-    if (manifest_plan(r->m, r->sp, i, &r->env, &r->plan, &err)) continue;
-    if (sgu_matches(&r->plan.vars, c->config)) {
-      r->idx = i;
-      return 1;
-    }
-  }
-  snprintf(msg, size, "%s %s %s: no configuration %s in the space", c->tmpl, c->dtype, c->shape,
-           c->config);
-  return 0;
+  return sgu_find_config(r, c->tmpl, c->dtype, c->shape, c->config, msg, size);
 }
 
 static inline double sau_elem(const unsigned short *x, size_t i, int bf16) {

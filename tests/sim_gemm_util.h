@@ -138,6 +138,22 @@ typedef struct sgu_run {
   size_t idx;
 } sgu_run;
 
+/* Plans r's configuration CONFIG from its space (r->idx, r->plan): 1, else 0 with msg naming
+ * the template, dtype and shape. */
+static inline int sgu_find_config(sgu_run *r, const char *tmpl, const char *dtype,
+                                  const char *shape, const char *config, char *msg, size_t size) {
+  rt_error err = {0};
+  for (size_t i = 0; i < space_size(r->sp); i++) {
+    if (manifest_plan(r->m, r->sp, i, &r->env, &r->plan, &err)) continue;
+    if (sgu_matches(&r->plan.vars, config)) {
+      r->idx = i;
+      return 1;
+    }
+  }
+  snprintf(msg, size, "%s %s %s: no configuration %s in the space", tmpl, dtype, shape, config);
+  return 0;
+}
+
 /* The problem, space and configuration of c; 0 and a message when any is missing. */
 static inline int sgu_open(const sgu_case *c, sgu_run *r, char *msg, size_t size) {
   char path[1024];
@@ -153,16 +169,7 @@ static inline int sgu_open(const sgu_case *c, sgu_run *r, char *msg, size_t size
     snprintf(msg, size, "%s %s: %s", c->tmpl, c->shape, err.text);
     return 0;
   }
-  for (size_t i = 0; i < space_size(r->sp); i++) {
-    if (manifest_plan(r->m, r->sp, i, &r->env, &r->plan, &err)) continue;
-    if (sgu_matches(&r->plan.vars, c->config)) {
-      r->idx = i;
-      return 1;
-    }
-  }
-  snprintf(msg, size, "%s %s %s: no configuration %s in the space", c->tmpl, c->dtype, c->shape,
-           c->config);
-  return 0;
+  return sgu_find_config(r, c->tmpl, c->dtype, c->shape, c->config, msg, size);
 }
 
 static inline void sgu_close(sgu_run *r) {
