@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "kernels/family.h"
-#include "tuner/compile/compile_pool.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile_pool.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 
 /* CPU seconds of reaped children (the compile workers) so far. */
 static double bench_child_cpu(void) {

@@ -23,9 +23,9 @@
 
 #include "db/db.h"
 #include "tests/unit/db_fixture.h"
-#include "tuner/job/job.h"
-#include "tuner/job/report.h"
-#include "tuner/job/run.h"
+#include "job/job.h"
+#include "job/report.h"
+#include "job/run.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -21,8 +21,8 @@
 
 #include "db/db.h"
 #include "tests/unit/db_fixture.h"
-#include "tuner/job/job.h"
-#include "tuner/job/run.h"
+#include "job/job.h"
+#include "job/run.h"
 
 /* CPU seconds of this process (user + system): the host is shared, so its wall time is not
  * all ours. */

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 
 static double now_s(void) {
   struct timespec ts;

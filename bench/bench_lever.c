@@ -55,9 +55,9 @@
 #include "kernels/family.h"
 #include "search/replay.h"
 #include "search/strategy.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 #include "tuner/tune.h"
 #include "model_cases.h"
 

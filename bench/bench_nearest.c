@@ -22,9 +22,9 @@
 #include <string.h>
 
 #include "kernels/gemm.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 #include "tuner/tune.h"
 
 #define NT          4

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "search/budget.h"
-#include "tuner/model/roofline.h"
+#include "model/roofline.h"
 #include "tuner/tune.h"
 
 int main(int argc, char **argv) {

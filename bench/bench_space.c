@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "tuner/template/expr.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "template/expr.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 
 static double now(void) {
   struct timespec ts;

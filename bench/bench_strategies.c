@@ -60,7 +60,7 @@
 
 #include "search/replay.h"
 #include "search/strategy.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 
 static const char *const dev_spaces[] = {"convolution_A100", "convolution_A4000",
                                          "dedispersion_A100", "pnpoly_RTX_3090", NULL};

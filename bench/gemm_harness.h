@@ -13,11 +13,11 @@
 #include <string.h>
 
 #include "kernels/gemm.h"
-#include "tuner/compile/compile.h"
-#include "tuner/compile/compile_pool.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile.h"
+#include "compile/compile_pool.h"
+#include "driver/cuda_driver.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 #include "search/strategy.h"
 #include "tuner/tune.h"
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "kernels/family.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 #include "tuner/tune.h"
 
 typedef struct problem_case {

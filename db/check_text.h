@@ -5,14 +5,14 @@
  * Free-text columns (compiler messages, sentences, command lines, launch expressions, recipes)
  * may hold < & and quotes; they are held to UTF-8 without control characters other than tab and
  * newline (a terminal escape would reach `db show`).  The report escapes every text whatever it
- * holds (tuner/job/html.h); this check says the database is not what rooftune wrote. */
+ * holds (job/html.h); this check says the database is not what rooftune wrote. */
 #ifndef ROOFTUNE_DB_CHECK_TEXT_H
 #define ROOFTUNE_DB_CHECK_TEXT_H
 
 #include <sqlite3.h>
 #include <stddef.h>
 
-#include "tuner/core/status.h"
+#include "core/status.h"
 
 /* Appends one line per offending text to buf (size bytes, *used of them used, NUL-terminated,
  * as db_check's report; at most 20 lines a column, then a count) and adds each to *problems.

@@ -29,9 +29,9 @@
 
 #include <stddef.h>
 
-#include "tuner/core/problem.h"
-#include "tuner/core/result.h"
-#include "tuner/core/status.h"
+#include "core/problem.h"
+#include "core/result.h"
+#include "core/status.h"
 
 /* The schema version this build writes (PRAGMA user_version): its last migration's
  * (DB_SCHEMA_VERSION, db/schema.h). */
@@ -47,7 +47,7 @@ enum {
   DB_CREATE = 1,   /* open for writing, creating the file and schema when absent */
 };
 
-/* The default database path is rt_default_db_path() (tuner/core/util.h). */
+/* The default database path is rt_default_db_path() (core/util.h). */
 
 /* Opens PATH.  Errors: RT_ERR_IO (missing, unreadable), RT_ERR_DB_FOREIGN (not SQLite, or an
  * SQLite file of another program), RT_ERR_DB_VERSION (written by a newer rooftune), RT_ERR_DB
@@ -187,7 +187,7 @@ typedef struct db_winner {
   char cubin_sha256[65];   /* SHA-256 of the cubin's bytes, hex; "" without a cubin.  The store
                             * computes it from cubin (what a caller puts here is ignored);
                             * reading gives what was stored (schema 8) */
-  /* The serving recipe (tuner/template/recipe.h): what the runtime evaluates to serve this
+  /* The serving recipe (template/recipe.h): what the runtime evaluates to serve this
    * winner for another shape.  NULL or "" for none (library winners, imports); db_entries
    * leaves them NULL, db_winner_recipe reads them. */
   const char *env;         /* the tuned problem's environment "M=4096,...,device.sm_count=132" */

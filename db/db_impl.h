@@ -25,7 +25,7 @@
 #include <stdarg.h>
 
 #include "db/db.h"
-#include "tuner/core/util.h"
+#include "core/util.h"
 
 /* How long a writer keeps retrying a busy database before it reports it (ms).  SQLite's own
  * busy handler waits DB_BUSY_MS per attempt; we retry whole transactions up to DB_RETRY_MS. */
@@ -67,7 +67,7 @@ struct db_run {
   int ntmpl;             /* entries used */
 };
 
-/* The result columns (RESULT_COLUMNS of tuner/core/result.h), in the order db_bind_result()
+/* The result columns (RESULT_COLUMNS of core/result.h), in the order db_bind_result()
  * and db_read_result() use: "config,status,...", the same with "r." in front, and the
  * placeholders. */
 #define COL_FIRST(col, json, kind, member, group)   #col

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "db/schema.h"
-#include "tuner/core/sha256.h"
-#include "tuner/core/version.h"
+#include "core/sha256.h"
+#include "core/version.h"
 
 /* 1 when a process can create files in the folder that holds PATH (SQLite's journal, WAL and
  * shared-memory files live beside the database). */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/core/sha256.h"
+#include "core/sha256.h"
 
 /* ---- provenance --------------------------------------------------------------------- */
 

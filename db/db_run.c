@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "tuner/core/sha256.h"
-#include "tuner/core/version.h"
+#include "core/sha256.h"
+#include "core/version.h"
 
 /* The hot statements, prepared once per connection (db_stmt_cached). */
 static const char *const stmt_sql[ST_COUNT] = {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tuner/core/util.h"
+#include "core/util.h"
 
 void db_now_iso(char *buf, size_t size) {
   struct timespec ts;

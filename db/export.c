@@ -10,7 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "tuner/core/fileio.h"
+#include "core/fileio.h"
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 

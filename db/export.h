@@ -7,14 +7,14 @@
  * device ({name, sm_count, compute_capability, driver_version}), toolkit, arch, template and
  * its hashes, strategy and seed, "config" (the configuration as an object: {"BLOCK_M": 128},
  * or {"text": ...} for a library algorithm) and "config_text", then every field of
- * RESULT_COLUMNS (tuner/core/result.h) under its export name, the static facts and the
+ * RESULT_COLUMNS (core/result.h) under its export name, the static facts and the
  * diagnosis in objects of their own.  Numbers that are not finite are null.  A winner carries
  * its cubin's size and the SHA-256 of its bytes ("cubin_bytes", "cubin_sha256"; "" without a
  * cubin), not the bytes: a database travels whole by `db merge`, which refuses a source whose
  * cubin does not have its hash.
  *
  * The reader turns one template's rows for one problem into a Kernel Tuner cache object, the
- * form tuner/template/ktfile.h loads, each record keeping its row ("rooftune_row"), so what a
+ * form template/ktfile.h loads, each record keeping its row ("rooftune_row"), so what a
  * GPU run measured beside the time (its counters, static facts, FLOPs, precision) replays with
  * it (db_export_row_read); an export holding two templates, two problems or two devices for the
  * selection is refused with a message that says how to narrow it.  What it reads back is a

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "db/db.h"
-#include "tuner/compile/toolkit.h"
+#include "compile/toolkit.h"
 
 rt_status db_toolkit_string(char *buf, size_t size, rt_error *err) {
   toolkit_info tk;

@@ -16,7 +16,7 @@
 #include "kernels/attention_cudnn.h"
 #include "kernels/numeric.h"
 #include "templates/attention/attn_tma.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 /* ---- the problem's costs ---- */
 

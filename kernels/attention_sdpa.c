@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "kernels/attention.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/driver/cudnn.h"
+#include "driver/cuda_driver.h"
+#include "driver/cudnn.h"
 
 #define ATTN_CUDNN_MAX_WORKSPACE ((size_t)1 << 30) /* configurations asking for more are left out */
 #define ATTN_CUDNN_MAX_DESCS     96                /* descriptors of one graph */

@@ -4,7 +4,7 @@
  * with the templates as cuBLASLt's algorithms do with gemm's (attention_cudnn.h), and
  * librooftune, whose rooftune_attention falls back to cuDNN when no tuned kernel serves a call
  * (runtime/attention_library.c).  It needs the CUDA driver and cuDNN, both loaded at run time
- * (tuner/driver/), the problem (tuner/core) and the family's per-sequence lengths
+ * (driver/), the problem (core) and the family's per-sequence lengths
  * (attention_kv_len), nothing of NVRTC, Jansson or manifests.
  *
  * The graph.  For a problem of the attention family (kernels/attention.h) the module builds,
@@ -47,8 +47,8 @@
 #include <cuda.h>
 #include <stddef.h>
 
-#include "tuner/core/problem.h"
-#include "tuner/core/status.h"
+#include "core/problem.h"
+#include "core/status.h"
 
 /* ---- the identity of a candidate ---- */
 

@@ -11,8 +11,8 @@
 #include <stdio.h>
 
 #include "templates/attention/attn_tma.h"
-#include "tuner/core/util.h"
-#include "tuner/driver/cuda_driver.h"
+#include "core/util.h"
+#include "driver/cuda_driver.h"
 
 #define ATTN_MAX_B    65535     /* grid z */
 #define ATTN_MAX_H    65535     /* grid y */

@@ -15,12 +15,12 @@
 #include <sys/stat.h>
 
 #include "kernels/numeric.h"
-#include "tuner/core/fileio.h"
-#include "tuner/core/util.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/template/expr.h"
-#include "tuner/template/manifest.h"
-#include "tuner/template/roles.h"
+#include "core/fileio.h"
+#include "core/util.h"
+#include "driver/cuda_driver.h"
+#include "template/expr.h"
+#include "template/manifest.h"
+#include "template/roles.h"
 
 #define DECL_MAX_DIMS   8
 #define DECL_MAX_FACTS  16

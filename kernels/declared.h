@@ -40,7 +40,7 @@
  * must match exactly; a NaN where the reference has a number never passes.  cost.flops and
  * cost.bytes (the compulsory traffic: inputs read once, outputs written once) are expressions;
  * the model device and the diagnosis read them (a template's own cost formulas add its
- * re-reads).  Expressions are those of tuner/template/expr.h over the dims, the facts and the
+ * re-reads).  Expressions are those of template/expr.h over the dims, the facts and the
  * dtype facts (dtype_bytes, dtype_is_<d>).  The reference template is a plain kernel of the
  * same family with the same arguments, named here and never tuned itself.
  *

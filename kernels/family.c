@@ -10,9 +10,9 @@
 
 #include "kernels/c_families.h"
 #include "kernels/declared.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "driver/cuda_driver.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 
 /* The C families (C_FAMILIES: kernels/NAME_serve.c and kernels/NAME.c each), whole. */
 #define FAMILY_DECL(name) extern const family_ops name##_family;

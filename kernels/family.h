@@ -31,10 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tuner/core/problem.h"
-#include "tuner/core/status.h"
-#include "tuner/core/vars.h"
-#include "tuner/model/gpu_spec.h"
+#include "core/problem.h"
+#include "core/status.h"
+#include "core/vars.h"
+#include "model/gpu_spec.h"
 
 typedef struct family_gpu family_gpu; /* a family's device-side state for one problem */
 
@@ -77,7 +77,7 @@ typedef struct family_ops {
   const char *reference;     /* the reference template's name; NULL when the family checks
                                 against something else (gemm: cuBLASLt) */
   const char *declared_in;   /* the family.json it was declared in; NULL for a C family */
-  /* Roles (tuner/template/roles.h) the diagnosis may name as levers for this family's
+  /* Roles (template/roles.h) the diagnosis may name as levers for this family's
    * templates, as a "tile_m,warps,..." list; NULL: every role. */
   const char *levers;
   /* The vendor library whose candidates compete with the templates and which serves a problem

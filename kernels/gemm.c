@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kernels/numeric.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 #define GEMM_LIB_MAX   64
 #define GEMM_WORKSPACE (32u << 20) /* cuBLASLt workspace */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 /* Kernels take int dimensions and do their tile arithmetic in 32 bits (ceil_div(M, BLOCK_M),
  * tile * BLOCK_M + offset): a dimension leaves room for one more tile of up to 1024. */

@@ -10,7 +10,7 @@
 
 #include "kernels/attention.h"
 #include "runtime/runtime.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 int rooftune_attention_shape(const rooftune_attention_problem *a, char *buf, size_t size) {
   if (!a || !buf || !size)

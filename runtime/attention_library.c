@@ -1,7 +1,7 @@
 /* attention_library.c — rooftune_attention's vendor library (rule 4 of rooftune.h): cuDNN's
  * fused attention through kernels/attention_sdpa.h, for a call no tuned kernel serves, and for a
  * tuned cuDNN plan (a library winner, "cudnn sdpa engine=N knobs=... version=V").  cuDNN is
- * loaded at run time (tuner/driver/cudnn.h), as the tuner loads it; a machine without it serves
+ * loaded at run time (driver/cudnn.h), as the tuner loads it; a machine without it serves
  * the tuned kernels and says why a call has nothing else.
  *
  * Plans are kept.  Opening the graph and building its plan takes milliseconds to seconds (some
@@ -24,8 +24,8 @@
 
 #include "kernels/attention_sdpa.h"
 #include "runtime/runtime.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/driver/cudnn.h"
+#include "driver/cuda_driver.h"
+#include "driver/cudnn.h"
 
 #define RT_SDPA_SLOTS 16 /* plans kept */
 #define RT_SDPA_TRY   8  /* cuDNN's first configurations tried for its own choice */

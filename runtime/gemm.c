@@ -9,7 +9,7 @@
 #include "kernels/gemm.h"
 #include "templates/gemm/gemm_epilogue.h"
 #include "runtime/runtime.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 /* cuBLASLt state shared by every caller: one handle, and one workspace per (context, stream)
  * so that matmuls running at once on different streams never share scratch memory; past 16

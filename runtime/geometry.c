@@ -1,4 +1,4 @@
-/* geometry.c — the one geometry path: a stored winner's serving recipe (tuner/template/recipe.h)
+/* geometry.c — the one geometry path: a stored winner's serving recipe (template/recipe.h)
  * evaluated and checked for a queried shape, with no manifest: the environment, the values,
  * the shape-dependent derived values, the shape-dependent constraints, the launch. */
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "tuner/template/expr.h"
+#include "template/expr.h"
 
 /* Evaluates text over v. */
 static rt_status eval(const char *text, const rt_vars *v, long long *out, rt_error *err) {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 /* cuda_driver_load() keeps its state in statics: the first calls from several threads must not
  * race, so every call here goes through one lock (after the first it returns at once). */

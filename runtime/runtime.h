@@ -22,9 +22,9 @@
 #include "db/db.h"
 #include "kernels/family.h"
 #include "runtime/include/rooftune.h"
-#include "tuner/core/problem.h"
-#include "tuner/core/status.h"
-#include "tuner/core/util.h"
+#include "core/problem.h"
+#include "core/status.h"
+#include "core/util.h"
 
 /* ---- status.c ---- */
 
@@ -34,7 +34,7 @@ int rt_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 int rt_fail_err(const rt_error *err);
 /* The public code for an engine status. */
 int rt_public_code(rt_status s);
-/* rt_copy (a bounded copy) is tuner/core/util.h's. */
+/* rt_copy (a bounded copy) is core/util.h's. */
 
 /* ---- families.c ---- */
 

@@ -1,12 +1,12 @@
 /* status.c — the public status codes (rooftune.h's ROOFTUNE_STATUS_TABLE): their meanings and
- * names, the mapping from the engine's codes (tuner/core/status.h), the calling thread's last
+ * names, the mapping from the engine's codes (core/status.h), the calling thread's last
  * error, the version and the struct sizes. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "tuner/core/version.h"
+#include "core/version.h"
 
 static _Thread_local char last_error[1024];
 

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "tuner/model/roofline.h"
+#include "model/roofline.h"
 
 void budget_init(budget_plan *b, int n, const double *bound_s, const double *roof_s, long budget,
                  double slack, double stop) {

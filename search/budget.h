@@ -2,7 +2,7 @@
  * spent where it can pay.
  *
  * Each search (an arm) may come with two times computed before anything runs
- * (tuner/model/roofline.h's template_roof): its bound, a time no configuration of it can beat on
+ * (model/roofline.h's template_roof): its bound, a time no configuration of it can beat on
  * ceilings no GPU exceeds (datasheet peaks, no launch), and its roof, the same arithmetic on the
  * run's own ceilings (measured where the run measured them), a time its configurations can come
  * near.  The plan

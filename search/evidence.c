@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "search/evidence_internal.h"
-#include "tuner/model/features.h"
+#include "model/features.h"
 
 /* Which signal each limit moves, and which way helps: X(limit, signal, way). */
 #define EVIDENCE_LIMITS(X)                                                       \

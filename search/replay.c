@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "search/strategy.h"
-#include "tuner/core/util.h"
-#include "tuner/model/features.h"
-#include "tuner/model/recorded.h"
+#include "core/util.h"
+#include "model/features.h"
+#include "model/recorded.h"
 
 double replay_percentile(double *v, size_t n, double q) {
   if (n == 0) return NAN;

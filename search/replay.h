@@ -24,9 +24,9 @@
 
 #include <stddef.h>
 
-#include "tuner/template/ktfile.h"
-#include "tuner/template/roles.h"
-#include "tuner/core/status.h"
+#include "template/ktfile.h"
+#include "template/roles.h"
+#include "core/status.h"
 
 /* Evaluations a replay may spend per run unless told otherwise: a long tuning session on a real
  * GPU (about an hour at a few seconds per compile and measurement). */

@@ -1,7 +1,7 @@
 /* steer.c — the steered search: bayes' Gaussian process (bayes.c) told what the diagnosis knows.
  *
  *   - What compiling a configuration tells before it runs (its static facts: occupancy, registers,
- *     shared memory, threads, waves, local memory, its roofline bound; tuner/model/features.h),
+ *     shared memory, threads, waves, local memory, its roofline bound; model/features.h),
  *     given as strategy_options.features, are inputs of the surrogate beside the parameters, so
  *     the model carries what one result says about every configuration that shares its facts
  *     (a register count past 64 that halves occupancy, a spill) instead of only about its

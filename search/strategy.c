@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "search/strategy_internal.h"
-#include "tuner/core/util.h"
+#include "core/util.h"
 
 static const strategy_kind *const strategy_kinds[] = {
     &strategy_kind_brute_force, &strategy_kind_random,  &strategy_kind_ils,

@@ -40,9 +40,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tuner/core/result.h"
-#include "tuner/template/space.h"
-#include "tuner/core/status.h"
+#include "core/result.h"
+#include "template/space.h"
+#include "core/status.h"
 
 typedef struct strategy strategy;
 

@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tuner/compile/cubin_cache.h"
-#include "tuner/core/sha256.h"
-#include "tuner/core/util.h"
+#include "compile/cubin_cache.h"
+#include "core/sha256.h"
+#include "core/util.h"
 
 #ifndef ROOFTUNE_SIM_DIR
 #define ROOFTUNE_SIM_DIR "sim"

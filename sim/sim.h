@@ -21,8 +21,8 @@
 #include <stddef.h>
 
 #include "sim/sim_abi.h"
-#include "tuner/compile/compile.h"
-#include "tuner/core/status.h"
+#include "compile/compile.h"
+#include "core/status.h"
 
 typedef struct sim_module sim_module;
 

@@ -8,9 +8,9 @@
 #ifndef ROOFTUNE_ATTN_COMPILE_UTIL_H
 #define ROOFTUNE_ATTN_COMPILE_UTIL_H
 
-#include "tuner/compile/compile.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 #include "test.h"
 
 /* An attention problem (attn_abi.h). */

@@ -10,10 +10,10 @@
 #ifndef ROOFTUNE_ATTN_DECODE_UTIL_H
 #define ROOFTUNE_ATTN_DECODE_UTIL_H
 
-#include "tuner/compile/compile.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile.h"
+#include "model/gpu_spec.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 #include "test.h"
 
 typedef struct adu_problem {

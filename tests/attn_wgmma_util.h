@@ -7,9 +7,9 @@
 #define ROOFTUNE_ATTN_WGMMA_UTIL_H
 
 #include "test.h"
-#include "tuner/compile/compile.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 
 /* A prefill problem: contiguous K/V, optional ragged kv_lens (NULL: every sequence SKV keys). */
 typedef struct awu_problem {

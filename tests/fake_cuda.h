@@ -1,4 +1,4 @@
-/* fake_cuda.h — a CUDA driver table (tuner/driver/cuda_driver.h's `cu`) for host tests of a
+/* fake_cuda.h — a CUDA driver table (driver/cuda_driver.h's `cu`) for host tests of a
  * family's GPU side: device memory is host memory (a CUdeviceptr is the malloc'ed address),
  * copies and memsets act at once, streams and modules are tokens, and a launch calls the test's
  * own function with the kernel's token and its argument array, so the test plays the kernel.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 /* The test's kernel: `fn` is 1 + the index of the module's load (the first cubin loaded is
  * function 1), args the launch's kernelParams. */

@@ -5,9 +5,9 @@
 #define ROOFTUNE_GEMM_COMPILE_UTIL_H
 
 #include "kernels/gemm.h"
-#include "tuner/compile/compile.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 #include "test.h"
 
 /* One (template, arch, dtype, layout) combination. */

@@ -1,5 +1,5 @@
 /* html_check.h — the report's safety as a browser would see it, checked with libxml2's parsers
- * (independent of tuner/job/html.c, the writer under test): a page passes when
+ * (independent of job/html.c, the writer under test): a page passes when
  *   - it is valid UTF-8 throughout;
  *   - libxml2's XML parser reads it without an error (a value that escaped its escaping breaks
  *     well-formedness or adds an element);

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tuner/job/html.h"
-#include "tuner/job/report_page.h"
+#include "job/html.h"
+#include "job/report_page.h"
 
 /* The page of p, malloc'ed (*n bytes), what it drew in *st; NULL, with the reason printed, when
  * writing failed. */

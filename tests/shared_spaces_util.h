@@ -3,7 +3,7 @@
 #define ROOFTUNE_TESTS_SHARED_SPACES_UTIL_H
 
 #include "test.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 
 /* dir/file loaded, or NULL (a failed check, the reason on stderr). */
 static inline ktfile *test_load_space(const char *dir, const char *file) {

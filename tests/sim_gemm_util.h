@@ -18,8 +18,8 @@
 #include "kernels/gemm.h"
 #include "sim/sim.h"
 #include "templates/gemm/gemm_epilogue.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 #include "test.h"
 
 typedef struct sgu_case {

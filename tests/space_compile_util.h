@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "test.h"
-#include "tuner/compile/compile_pool.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile_pool.h"
+#include "template/manifest.h"
 
 /* 1 when result r of configuration idx (config: its text) passes. */
 typedef int (*sc_check_fn)(void *ctx, const manifest *m, const space *sp, size_t idx,

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/compile/compile_pool.h"
-#include "tuner/compile/cubin_cache.h"
-#include "tuner/model/occupancy.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile_pool.h"
+#include "compile/cubin_cache.h"
+#include "model/occupancy.h"
+#include "template/manifest.h"
 
 static void value_text(const space_param *p, int v, char *buf, size_t size) {
   if (p->ints)

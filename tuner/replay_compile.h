@@ -21,11 +21,11 @@
 
 #include <stddef.h>
 
-#include "tuner/core/result.h"
-#include "tuner/core/status.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/ktfile.h"
-#include "tuner/template/roles.h"
+#include "core/result.h"
+#include "core/status.h"
+#include "model/gpu_spec.h"
+#include "template/ktfile.h"
+#include "template/roles.h"
 
 typedef struct replay_facts {
   size_t n;               /* the recording's configurations */

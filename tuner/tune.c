@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/template/catalog.h"
+#include "driver/cuda_driver.h"
+#include "template/catalog.h"
 #include "tuner/tune_impl.h"
 
 void tune_note(tune_report *rep, const char *fmt, ...) {

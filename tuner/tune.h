@@ -27,12 +27,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tuner/model/gpu_spec.h"
-#include "tuner/model/roofline.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
-#include "tuner/core/result.h"
-#include "tuner/core/status.h"
+#include "model/gpu_spec.h"
+#include "model/roofline.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
+#include "core/result.h"
+#include "core/status.h"
 
 /* Evaluations when the caller gives no budget.  On the model device each one is a compile
  * (~0.5-2 s of NVRTC on one core), so this keeps a cold family run within a minute or two on
@@ -72,7 +72,7 @@ typedef struct tune_options {
                                evaluated, afresh (a result the database holds for it is not
                                reused); `rooftune recheck` re-measures winners this way */
   int cover;                 /* 1: each template's space is cut to its covering set
-                               (tuner/template/cover.h), for checking every code path once */
+                               (template/cover.h), for checking every code path once */
   const char *prior;         /* NULL, or a recording of the same kernel elsewhere (a Kernel
                                Tuner or KTT file, or a rooftune export, e.g. of another GPU's
                                database): each template's search evaluates the fastest of its
@@ -90,7 +90,7 @@ typedef struct tune_options {
   uint64_t seed;             /* strategy seed (and the GPU inputs' seed) */
   const char *db_path;       /* database to store into; NULL: none */
   const char *template_path; /* folders of templates and family declarations, joined by ':'
-                               (tuner/template/catalog.h); NULL: catalog_path() */
+                               (template/catalog.h); NULL: catalog_path() */
   int compile_workers;       /* compile processes; 0: one per core */
   int batch;                 /* candidates asked for and compiled together (a sequential
                                strategy gives one at a time); 0: compile_workers, else cores */
@@ -205,7 +205,7 @@ typedef struct tune_survey {
  * GPU's datasheet `gpu` (NULL: no bound), its configurations' occupancy on architecture arch
  * (NULL: gpu's), the model's DRAM calibration of the template (0: none): its bound and roof from
  * the fewest FLOPs any configuration executes and the largest grid any launches, and, with
- * features non-NULL (space_size x FEATURE_COUNT, tuner/model/features.h), each configuration's
+ * features non-NULL (space_size x FEATURE_COUNT, model/features.h), each configuration's
  * pre-run features (threads, dynamic shared memory, waves, its roofline bound; the compiler's
  * facts NaN).  What the tune loop spends its budget by and hands to the steer strategy, and what
  * the benchmarks compute bounds with. */

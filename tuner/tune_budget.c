@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/model/features.h"
+#include "model/features.h"
 #include "tuner/tune_impl.h"
 
 /* The rules need a search that may skip configurations: not an exhaustive strategy (brute_force:

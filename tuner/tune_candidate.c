@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/core/sha256.h"
-#include "tuner/model/occupancy.h"
+#include "core/sha256.h"
+#include "model/occupancy.h"
 #include "tuner/tune_impl.h"
 
 compute_path tune_template_path(const manifest *m, const char *dtype, int *wgmma) {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/template/expr.h"
+#include "template/expr.h"
 #include "tuner/tune_impl.h"
 
 #define TUNE_CHECK_FLOPS 4e7          /* more than this is too much for the sim's CPU */

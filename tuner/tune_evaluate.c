@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/model/diagnose.h"
-#include "tuner/model/occupancy.h"
+#include "model/diagnose.h"
+#include "model/occupancy.h"
 #include "tuner/tune_impl.h"
 
 /* A cubin already evaluated in this run: a configuration that compiles to the same code with

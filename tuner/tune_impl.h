@@ -28,12 +28,12 @@
 #include "kernels/family.h"
 #include "search/budget.h"
 #include "search/strategy.h"
-#include "tuner/compile/compile.h"
-#include "tuner/compile/compile_pool.h"
-#include "tuner/compile/cubin_cache.h"
-#include "tuner/core/util.h"
+#include "compile/compile.h"
+#include "compile/compile_pool.h"
+#include "compile/cubin_cache.h"
+#include "core/util.h"
 #include "tuner/device/device.h"
-#include "tuner/template/roles.h"
+#include "template/roles.h"
 #include "tuner/tune.h"
 
 #define TUNE_MAX_TEMPLATES 32

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/model/occupancy.h"
+#include "model/occupancy.h"
 #include "search/replay.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 #include "tuner/tune_impl.h"
 
 /* ---- the model's prediction ---- */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 #include "tuner/tune_impl.h"
 
 /* The recorded search: its name, the problem's FLOPs where they are known, and its strategy

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/core/sha256.h"
+#include "core/sha256.h"
 #include "tuner/device/sim_driver.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/cover.h"
+#include "template/catalog.h"
+#include "template/cover.h"
 #include "tuner/tune_impl.h"
 
 /* The architecture to compile template m for on this device: the device's own when listed,

@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "db/db.h"
-#include "tuner/core/sha256.h"
-#include "tuner/template/recipe.h"
+#include "core/sha256.h"
+#include "template/recipe.h"
 #include "tuner/tune_impl.h"
 
 /* ---- the run ---- */

@@ -3,12 +3,12 @@
  * (the fewest FLOPs any configuration executes, the largest grid any launches, the problem's
  * compulsory bytes, its compute path: roofline_template_roof) for the budget across templates
  * (search/budget.h), and each configuration's pre-run features (threads, dynamic shared memory,
- * waves, roofline bound: tuner/model/features.h) for strategies that weigh them (steer). */
+ * waves, roofline bound: model/features.h) for strategies that weigh them (steer). */
 #include <math.h>
 #include <string.h>
 
-#include "tuner/model/features.h"
-#include "tuner/model/occupancy.h"
+#include "model/features.h"
+#include "model/occupancy.h"
 #include "tuner/tune_impl.h"
 
 /* Configuration pl's pre-run features: what its plan says (threads, dynamic shared memory, the

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tuner/core/sha256.h"
-#include "tuner/model/features.h"
+#include "core/sha256.h"
+#include "model/features.h"
 #include "tuner/tune_impl.h"
 
 /* What a candidate computes in, said plainly: "fp32" for fp32 products on the CUDA cores,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kernels/family.h"
-#include "tuner/model/diagnose.h"
+#include "model/diagnose.h"
 
 static int ok(const candidate_result *r) { return r && r->status == RT_OK && r->time_ms > 0; }
 

@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "tuner/core/result.h"
+#include "core/result.h"
 
 #define VERDICT_EQUAL 1e-9 /* relative difference under which unmeasured times are equal */
 

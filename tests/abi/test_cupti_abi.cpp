@@ -1,5 +1,5 @@
 // test_cupti_abi.cpp — rooftune declares the CUPTI structures it uses in C
-// (tuner/driver/cupti_api.h, because CUPTI's host header needs C++); this test, compiled as C++
+// (driver/cupti_api.h, because CUPTI's host header needs C++); this test, compiled as C++
 // against the toolkit's real headers, checks that every structure has the real one's size,
 // every field its offset and size, every *_SIZE the real *_STRUCT_SIZE, and the enum values
 // rooftune passes the real ones.  It needs no GPU and no libcupti: everything is compile-time
@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdio>
 
-#include "tuner/driver/cupti_api.h"
+#include "driver/cupti_api.h"
 
 static int failures = 0, checks = 0;
 

@@ -84,9 +84,9 @@ edit "$tree/search/strategy.c" "static const strategy_kind *const strategy_kinds
 counted "a strategy"
 
 # 2. a database column of results: the field and its row, the next migration
-edit "$tree/tuner/core/result.h" "} candidate_result;" "  double scratch_x; /* a scratch column */
+edit "$tree/core/result.h" "} candidate_result;" "  double scratch_x; /* a scratch column */
 } candidate_result;"
-python3 - "$tree/tuner/core/result.h" <<'PY' || die "cannot add the RESULT_COLUMNS row"
+python3 - "$tree/core/result.h" <<'PY' || die "cannot add the RESULT_COLUMNS row"
 import sys
 p = sys.argv[1]
 lines = open(p).read().split("\n")
@@ -150,9 +150,9 @@ PY
 counted "a device kind"
 
 # 4. a command: its file
-cat >"$tree/tuner/cli/cmd_scratch.c" <<'EOF'
+cat >"$tree/cli/cmd_scratch.c" <<'EOF'
 /* cmd_scratch.c — `rooftune scratch` (tests/cli/test_change_counts.sh): says so. */
-#include "tuner/cli/cli.h"
+#include "cli/cli.h"
 
 static const char usage[] = "usage: rooftune scratch [--loud]\n\nSays it is a scratch command.\n";
 

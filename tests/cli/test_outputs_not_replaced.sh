@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `-o FILE` and every file rooftune writes never replace what they must not (tuner/core/fileio.h):
+# `-o FILE` and every file rooftune writes never replace what they must not (core/fileio.h):
 #   - a character device is written in place and stays a device: /dev/full fails with "No space
 #     left" and exit 1 (it used to exit 0 and become a regular file), a device node made here
 #     (a copy of /dev/null, root only) takes the output and stays a device;

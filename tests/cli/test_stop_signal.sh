@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A stop signal ends a tune cleanly (cli_stop_begin, tuner/cli/cli.h): SIGTERM, then SIGINT, to a
+# A stop signal ends a tune cleanly (cli_stop_begin, cli/cli.h): SIGTERM, then SIGINT, to a
 # `rooftune tune` that has stored its first result; each time it finishes what it has, exits 1
 # saying it was interrupted and keeping the candidates finished, says so in --json, and the
 # database records the run as interrupted with its results kept.

@@ -1,8 +1,8 @@
-/* fuzz_expr.c — the expression parser and evaluator (tuner/template/expr.h): any text parses or
+/* fuzz_expr.c — the expression parser and evaluator (template/expr.h): any text parses or
  * fails with an error, and what parses evaluates or fails with an error, in an open scope (a
  * manifest's: unknown names become slots) and a closed one. */
 #include "fuzz_util.h"
-#include "tuner/template/expr.h"
+#include "template/expr.h"
 
 static void run(const char *text, int open) {
   expr_scope *sc = expr_scope_new();

@@ -1,8 +1,8 @@
-/* fuzz_job.c — the job file loader (tuner/job/job.h): any job file loads or fails with an error
+/* fuzz_job.c — the job file loader (job/job.h): any job file loads or fails with an error
  * naming it; a job that loads has every problem's target, shape and dtype filled, its shard
  * tags formatted and its durations non-negative. */
 #include "fuzz_util.h"
-#include "tuner/job/job.h"
+#include "job/job.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *path = fuzz_write("j.json", data, size);

@@ -1,4 +1,4 @@
-/* fuzz_ktfile.c — the readers of recorded spaces (tuner/template/ktfile.h): Kernel Tuner cache
+/* fuzz_ktfile.c — the readers of recorded spaces (template/ktfile.h): Kernel Tuner cache
  * files (finished or not), KTT results and rooftune exports.  Any input loads or fails with an
  * error naming the file; what loads has only plausible times and answers the queries replay
  * and --prior make.  Inputs that start with the gzip magic go through the file reader (zlib),
@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "fuzz_util.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 
 static void use(const ktfile *kf) {
   if (kf->configs == 0 || kf->valid == 0 || kf->valid > kf->configs) abort();

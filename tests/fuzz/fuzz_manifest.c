@@ -1,11 +1,11 @@
-/* fuzz_manifest.c — the manifest loader (tuner/template/manifest.h): any file loads or fails
+/* fuzz_manifest.c — the manifest loader (template/manifest.h): any file loads or fails
  * with an error naming it; what loads builds its space for a small GEMM on the H200 model and
  * plans, prices and writes the source prefix of its first configurations.  Spaces of more than
  * 10^5 combinations are not built here (each input must stay fast); their refusal above the
  * stated limit is a unit test. */
 #include "fuzz_util.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {

@@ -1,4 +1,4 @@
-/* fuzz_report.c — the report's page (tuner/job/report_page.h) drawn from data made of the input:
+/* fuzz_report.c — the report's page (job/report_page.h) drawn from data made of the input:
  * every text field (titles, problems, devices, templates, configurations, limits, statuses, run
  * times), every number (times, intensities, rates, roofs: NaN, infinities and negatives
  * included), which roofs are drawn and each candidate's path (-1 and one past the table too)
@@ -10,8 +10,8 @@
 
 #include "fuzz_util.h"
 #include "html_check.h"
-#include "tuner/job/html.h"
-#include "tuner/job/report_page.h"
+#include "job/html.h"
+#include "job/report_page.h"
 
 typedef struct input {
   const uint8_t *p;

@@ -12,7 +12,7 @@
 #include "kernels/numeric.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 /* A problem on the GPU with its inputs, outputs and the CPU reference. */
 typedef struct case_t {

@@ -18,8 +18,8 @@
 #include "kernels/attention_cudnn.h"
 #include "kernels/numeric.h"
 #include "templates/attention/attn_ref.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/driver/cudnn.h"
+#include "driver/cuda_driver.h"
+#include "driver/cudnn.h"
 #include "tuner/tune.h"
 #include "test.h"
 

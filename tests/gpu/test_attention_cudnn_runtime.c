@@ -17,8 +17,8 @@
 #include "kernels/attention_sdpa.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/driver/cudnn.h"
+#include "driver/cuda_driver.h"
+#include "driver/cudnn.h"
 #include "unit/db_fixture.h"
 #include "gpu/attn_runtime_util.h"
 

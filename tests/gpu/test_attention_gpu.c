@@ -7,7 +7,7 @@
  * none may be wrong, and each shape needs a verified winner.  Skips (77) without a GPU. */
 /* stages: tune */
 #include "test.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 #include "tuner/tune.h"
 
 static void check(const char *shape, const char *args, const char *dtype) {

@@ -4,8 +4,8 @@
  * computes the right values (a C++ template entry, so the mangled name is exercised). */
 /* stages: driver compile */
 #include "test.h"
-#include "tuner/compile/compile.h"
-#include "tuner/driver/cuda_driver.h"
+#include "compile/compile.h"
+#include "driver/cuda_driver.h"
 
 static const char source[] =
     "#define SCALE 3\n"

@@ -1,4 +1,4 @@
-/* test_counters.c — hardware counters on a real GPU (tuner/driver/cupti.h): skips (77) without
+/* test_counters.c — hardware counters on a real GPU (driver/cupti.h): skips (77) without
  * a GPU, without CUPTI, or where profiling is not permitted, each with the reason printed.
  *   1. CUPTI directly, on a kernel whose traffic is known: y = 2x over 64 Mi floats reads and
  *      writes 256 MiB each; with the L2 flushed before every pass the counters must say so
@@ -11,10 +11,10 @@
 /* stages: tune */
 #include "test.h"
 #include "kernels/family.h"
-#include "tuner/compile/compile.h"
+#include "compile/compile.h"
 #include "tuner/device/device.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/driver/cupti.h"
+#include "driver/cuda_driver.h"
+#include "driver/cupti.h"
 #include "tuner/tune.h"
 
 static const char *scale_source =

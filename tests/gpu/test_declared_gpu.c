@@ -9,7 +9,7 @@
  * scalars reach the kernel as written.  Skips (77) without a GPU. */
 /* stages: tune */
 #include "test.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 #include "tuner/tune.h"
 
 static tune_report run(const char *target, const char *shape, const char *dtype, const char *config,

@@ -5,8 +5,8 @@
 /* stages: tune */
 #include "test.h"
 #include "kernels/family.h"
-#include "tuner/compile/compile.h"
-#include "tuner/driver/cuda_driver.h"
+#include "compile/compile.h"
+#include "driver/cuda_driver.h"
 #include "tuner/device/device.h"
 #include "tuner/tune.h"
 

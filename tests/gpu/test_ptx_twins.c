@@ -9,8 +9,8 @@
  * tests/gpu/run.sh runs this (step ptx-twins). */
 /* stages: driver compile sim */
 #include "ptx_twins_util.h"
-#include "tuner/compile/compile.h"
-#include "tuner/driver/cuda_driver.h"
+#include "compile/compile.h"
+#include "driver/cuda_driver.h"
 
 /* kernel k on the GPU: out (PT_OUT words, zeros at first) gets its words, the others' kept */
 static void run_gpu(const char *src, const char *arch, int k, const unsigned *in, unsigned *out) {

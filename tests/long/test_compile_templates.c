@@ -8,11 +8,11 @@
 /* stages: kernels */
 #include "kernels/family.h"
 #include "test.h"
-#include "tuner/compile/compile_pool.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
-#include "tuner/model/occupancy.h"
+#include "compile/compile_pool.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
+#include "model/occupancy.h"
 
 /* Builds the space for one shape; NULL (and a note) when the template has no configuration. */
 static space *space_for(const manifest *m, const char *dtype, const char *arch, const char *shape,

@@ -1,4 +1,4 @@
-/* The covering sets (`rooftune tune --cover`, tuner/template/cover.h: every value of every
+/* The covering sets (`rooftune tune --cover`, template/cover.h: every value of every
  * parameter and every named pair at least once) of the own templates, each configuration run on
  * the sim (sim/sim.h) against the double-precision references of tests/sim_gemm_util.h and
  * tests/sim_attn_util.h, on shapes that leave partial tiles: gemm_simt, gemm_mma (bf16, tf32),
@@ -7,7 +7,7 @@
  * configuration; a configuration the shape's space lacks is skipped. */
 /* stages: sim kernels */
 #include "sim_attn_util.h"
-#include "tuner/template/cover.h"
+#include "template/cover.h"
 
 /* the cover of template `tmpl` for the problem of c (c->config unused): wrong outputs summed */
 static int cover_of(const char *folder, const char *tmpl, const char *arch, const char *dtype,

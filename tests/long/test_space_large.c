@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 #include "test.h"
-#include "tuner/template/expr.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "template/expr.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 
 int main(void) {
   char path[1100];

@@ -21,9 +21,9 @@
 
 #include "kernels/attention.h"
 #include "kernels/attention_cudnn.h"
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/driver/cudnn.h"
-#include "tuner/model/gpu_spec.h"
+#include "driver/cuda_driver.h"
+#include "driver/cudnn.h"
+#include "model/gpu_spec.h"
 #include "test.h"
 
 static void roundtrip(const char *text) {

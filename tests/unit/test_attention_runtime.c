@@ -11,7 +11,7 @@
 #include "kernels/attention.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
-#include "tuner/driver/cudnn.h"
+#include "driver/cudnn.h"
 #include "unit/db_fixture.h"
 
 TEST_CASE(shape) {

@@ -6,9 +6,9 @@
  * Failing before: attn_wgmma's BLOCK_N was "tile_n", and both levers began with BLOCK_N+. */
 /* stages: model */
 #include "test.h"
-#include "tuner/model/diagnose.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "model/diagnose.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 
 static diagnosis diagnose_at(const param_roles *roles, const rt_vars *config, double ff,
                              double bf) {

@@ -42,8 +42,8 @@
 #include "templates/attention/attn_tma.h"
 #include "templates/attention/attn_wgmma_index.h"
 #include "test.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 
 /* ------------------------------------------------------------------ PTX layouts (test side) */
 

@@ -7,7 +7,7 @@
 #include "test.h"
 #include "db_fixture.h"
 #include "tuner/device/device.h"
-#include "tuner/model/gpu_spec.h"
+#include "model/gpu_spec.h"
 
 static void test_update(const char *path) {
   rt_error err = {0};

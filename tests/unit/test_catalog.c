@@ -5,7 +5,7 @@
  * catalog_list, catalog_families and catalog_skipped over the same folder. */
 /* stages: template */
 #include "test.h"
-#include "tuner/template/catalog.h"
+#include "template/catalog.h"
 
 static void kind(const char *name, catalog_kind want, const char *why_has) {
   char path[1024], why[400];

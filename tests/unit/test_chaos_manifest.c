@@ -12,8 +12,8 @@
 #include <jansson.h>
 
 #include "test.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);

@@ -1,4 +1,4 @@
-/* test_cli_options.c — the option tables of tuner/cli/options.h: table → getopt_long's table and
+/* test_cli_options.c — the option tables of cli/options.h: table → getopt_long's table and
  * short-option string, parsing into fields with its errors, the generated help; and every
  * command's (and verb's) table: unique names, a help line for each option, help that lists them. */
 /* stages: all */
@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/cli/cli.h"
-#include "tuner/cli/cli_commands.h"
-#include "tuner/cli/options.h"
+#include "cli/cli.h"
+#include "cli/cli_commands.h"
+#include "cli/options.h"
 
 typedef struct demo {
   const char *name, *out;

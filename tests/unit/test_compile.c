@@ -4,7 +4,7 @@
  * cache key moves with the source and the options. */
 /* stages: compile */
 #include "test.h"
-#include "tuner/compile/compile.h"
+#include "compile/compile.h"
 
 static const char kernel[] =
     "#define BLOCK 128\n"

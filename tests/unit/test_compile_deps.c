@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/compile/compile_pool.h"
-#include "tuner/core/fileio.h"
+#include "compile/compile_pool.h"
+#include "core/fileio.h"
 
 static char dir[] = "/tmp/rooftune-deps-XXXXXX";
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/compile/compile_pool.h"
+#include "compile/compile_pool.h"
 
 static void hook(size_t index) {
   if (index == 1) abort();

@@ -1,4 +1,4 @@
-/* test_cover.c — covering sets (tuner/template/cover.h).
+/* test_cover.c — covering sets (template/cover.h).
  *
  *  - A small space with a value no configuration has and a pair that cannot occur: every value
  *    and pair the space has is in the set, nothing else is asked for, the set is deterministic
@@ -14,9 +14,9 @@
 
 #include "kernels/family.h"
 #include "test.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/cover.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/cover.h"
 
 /* 1 when the configurations idx[0..n-1] hold every value of every parameter with more than one
  * value in s, and every value pair of each pair, that some configuration of s holds. */

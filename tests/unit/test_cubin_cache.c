@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/compile/cubin_cache.h"
-#include "tuner/core/util.h"
+#include "compile/cubin_cache.h"
+#include "core/util.h"
 
 static void fake_result(compile_result *r, int status) {
   memset(r, 0, sizeof *r);

@@ -1,4 +1,4 @@
-/* test_cudnn_loader.c — tuner/driver/cudnn.c: the loader finds this machine's cuDNN 9 and
+/* test_cudnn_loader.c — driver/cudnn.c: the loader finds this machine's cuDNN 9 and
  * reports its version (or says where it looked when there is none); a wrong $ROOFTUNE_LIBCUDNN
  * is an error naming it; loaded from a folder that is on no loader path (a folder of links made
  * here, run with LD_LIBRARY_PATH unset), cuDNN's sub-libraries come from that folder too; and
@@ -21,7 +21,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/attention_cudnn.h"
-#include "tuner/driver/cudnn.h"
+#include "driver/cudnn.h"
 #include "test.h"
 
 extern char **environ;

@@ -1,4 +1,4 @@
-/* test_cupti.c — the host half of the hardware counters (tuner/driver/cupti.h), no GPU needed:
+/* test_cupti.c — the host half of the hardware counters (driver/cupti.h), no GPU needed:
  * libcupti loads at run time; its host API knows the chips rooftune tunes on; rooftune's
  * metric list for GH100, GA100 and AD102 holds every metric the diagnosis needs (and only
  * metrics the chip offers: gmma stalls on Hopper, none on Ampere); CUPTI builds a
@@ -9,7 +9,7 @@
  * What needs a GPU (a collection, a real counter data image) is tests/gpu/test_counters.c. */
 /* stages: driver */
 #include "test.h"
-#include "tuner/driver/cupti.h"
+#include "driver/cupti.h"
 
 static int has_metric(const cupti_metrics *m, const char *name) {
   for (int i = 0; i < m->count; i++)

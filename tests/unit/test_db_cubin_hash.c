@@ -6,7 +6,7 @@
 #include <sqlite3.h>
 
 #include "test.h"
-#include "tuner/core/sha256.h"
+#include "core/sha256.h"
 #include "unit/db_fixture.h"
 #include "unit/db_old_schema.h"
 

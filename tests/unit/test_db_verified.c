@@ -8,7 +8,7 @@
 #include "db/export.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 #include "unit/db_fixture.h"
 #include "unit/db_old_schema.h"
 

@@ -6,7 +6,7 @@
 
 #include "test.h"
 #include "tuner/device/device.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 
 /* A candidate with its own plan: copies of a tcand are independent (tc() points the device
  * candidate at the copy's plan before each use). */

@@ -2,7 +2,7 @@
  * levers each one names (by parameter role), and the error paths. */
 /* stages: model */
 #include "test.h"
-#include "tuner/model/diagnose.h"
+#include "model/diagnose.h"
 
 static const char *const params[] = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "WARPS_M",
                                      "WARPS_N", "STAGES",  "SPLIT_K", "LAYOUT"};

@@ -11,7 +11,7 @@
 
 #include "db/export.h"
 #include "test.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 #include "tuner/tune.h"
 #include "unit/db_fixture.h"
 

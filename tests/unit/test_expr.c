@@ -2,7 +2,7 @@
  * identifier values, slots, and the column of every parse and evaluation error. */
 /* stages: template */
 #include "test.h"
-#include "tuner/template/expr.h"
+#include "template/expr.h"
 
 static const char *const names[] = {"M", "N", "K", "BLOCK_M", "ZERO", "device.sm_count", "NEG"};
 static const long long values[] = {1000, 64, 4096, 128, 0, 132, -7};

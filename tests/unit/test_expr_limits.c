@@ -7,7 +7,7 @@
  *   - the limits themselves are accepted (a limit that refuses what it states is a bug too). */
 /* stages: template */
 #include "test.h"
-#include "tuner/template/expr.h"
+#include "template/expr.h"
 
 /* "1+1+...+1" with n terms (malloc'ed). */
 static char *chain(size_t n, const char *term, const char *op) {

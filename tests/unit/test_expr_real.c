@@ -6,7 +6,7 @@
  * expression is refused with a message that says where floating point belongs. */
 /* stages: template */
 #include "test.h"
-#include "tuner/template/expr.h"
+#include "template/expr.h"
 
 static expr_scope *scope(void) {
   expr_scope *sc = expr_scope_new();

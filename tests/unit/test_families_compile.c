@@ -5,10 +5,10 @@
 /* stages: kernels */
 #include "kernels/family.h"
 #include "test.h"
-#include "tuner/compile/compile.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "compile/compile.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 
 TEST_CASE(declared_families) {
   char dir[1200];

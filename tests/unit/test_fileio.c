@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/core/fileio.h"
+#include "core/fileio.h"
 
 TEST_CASE(read_write) {
   char path[] = "/tmp/rooftune-fileio-XXXXXX";

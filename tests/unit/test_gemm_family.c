@@ -6,7 +6,7 @@
 #include "kernels/gemm.h"
 #include "kernels/numeric.h"
 #include "templates/gemm/gemm_epilogue.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 #include "test.h"
 
 static void check_bad(const char *shape, const char *dtype, const char *needle) {

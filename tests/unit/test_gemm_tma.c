@@ -8,10 +8,10 @@
 
 #include "kernels/gemm.h"
 #include "test.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
-#include "tuner/template/space.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
+#include "template/space.h"
 
 /* The configuration vars the tuner hands gemm's gpu_launch for config idx of gemm_wgmma on an
  * H200, and the vars text it stores with the winner (tune.c: config, then derived values). */

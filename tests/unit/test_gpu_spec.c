@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "test.h"
-#include "tuner/model/gpu_spec.h"
+#include "model/gpu_spec.h"
 
 TEST_CASE(arch_lookups) {
   const arch_spec *a = arch_spec_find("sm_90");

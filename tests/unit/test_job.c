@@ -8,8 +8,8 @@
 
 #include "test.h"
 #include "tuner/device/device.h"
-#include "tuner/job/job.h"
-#include "tuner/job/jsonline.h"
+#include "job/job.h"
+#include "job/jsonline.h"
 
 static void test_valid(const char *dir) {
   char path[1200];

@@ -8,7 +8,7 @@
 
 #include "db_fixture.h"
 #include "test.h"
-#include "tuner/job/run.h"
+#include "job/run.h"
 
 /* Stores candidates (ms each; 0 ends) of problem MxNxK on DEVICE in database PATH as one run
  * with STATUS, the fastest the winner. */

@@ -8,8 +8,8 @@
 
 #include "db_fixture.h"
 #include "test.h"
-#include "tuner/job/job.h"
-#include "tuner/job/state.h"
+#include "job/job.h"
+#include "job/state.h"
 
 static char toolkit[96];
 

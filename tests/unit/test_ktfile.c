@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "test.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 
 static char fixture_path[1024];
 

@@ -23,7 +23,7 @@
 #include <zlib.h>
 
 #include "test.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 
 static char dir[256];
 

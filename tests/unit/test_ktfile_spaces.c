@@ -7,7 +7,7 @@
 
 #include "test.h"
 #include "shared_spaces_util.h"
-#include "tuner/template/ktfile.h"
+#include "template/ktfile.h"
 
 static const struct {
   const char *file;

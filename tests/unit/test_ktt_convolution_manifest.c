@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/ktfile.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/ktfile.h"
+#include "template/manifest.h"
 
 static int lookup_rec(void *ctx, const char *name, long long *v) {
   const ktfile *kf = ((const void **)ctx)[0];

@@ -15,11 +15,11 @@
 #include "test.h"
 #include "kernels/family.h"
 #include "tuner/device/device.h"
-#include "tuner/model/diagnose.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/model/occupancy.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "model/diagnose.h"
+#include "model/gpu_spec.h"
+#include "model/occupancy.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 
 static long levers_checked, configs_checked, moves_checked;
 

@@ -16,10 +16,10 @@
 #include "kernels/family.h"
 #include "kernels/gemm.h"
 #include "test.h"
-#include "tuner/template/expr.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
+#include "template/expr.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
 
 static void make_env(rt_vars *env) {
   rt_vars_clear(env);

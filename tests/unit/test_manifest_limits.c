@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/manifest.h"
+#include "model/gpu_spec.h"
+#include "template/manifest.h"
 
 static char dir[256];
 

@@ -4,7 +4,7 @@
  * 100 KiB, sm_89 1536/24/100 KiB, sm_90 2048/32/228 KiB). */
 /* stages: model */
 #include "test.h"
-#include "tuner/model/occupancy.h"
+#include "model/occupancy.h"
 
 static occupancy run(const char *arch, int threads, int regs, int smem_static, int smem_dyn) {
   occupancy o;

@@ -3,8 +3,8 @@
  * the older layout without a barrier count. */
 /* stages: compile */
 #include "test.h"
-#include "tuner/compile/compile.h"
-#include "tuner/core/fileio.h"
+#include "compile/compile.h"
+#include "core/fileio.h"
 
 static char *slurp(const char *name) {
   char path[1024], *text = NULL;

@@ -6,9 +6,9 @@
 #include <math.h>
 
 #include "test.h"
-#include "tuner/model/features.h"
-#include "tuner/model/recorded.h"
-#include "tuner/template/ktfile.h"
+#include "model/features.h"
+#include "model/recorded.h"
+#include "template/ktfile.h"
 
 TEST_CASE(diagnose) {
   char path[1024];

@@ -5,7 +5,7 @@
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "test.h"
-#include "tuner/model/features.h"
+#include "model/features.h"
 
 /* tests/data/ktfiles/small.json: ten configurations, seven valid, for every case */
 static ktfile *small;

@@ -11,7 +11,7 @@
 
 #include "search/replay.h"
 #include "test.h"
-#include "tuner/model/features.h"
+#include "model/features.h"
 #include "tuner/replay_compile.h"
 
 static char dir[1024], tmp[1024];

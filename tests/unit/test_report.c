@@ -9,8 +9,8 @@
 
 #include "db_fixture.h"
 #include "test.h"
-#include "tuner/core/fileio.h"
-#include "tuner/job/report.h"
+#include "core/fileio.h"
+#include "job/report.h"
 
 static size_t occurrences(const char *hay, const char *needle) {
   size_t n = 0;

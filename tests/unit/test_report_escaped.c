@@ -15,8 +15,8 @@
 #include "html_check.h"
 #include "report_render.h"
 #include "test.h"
-#include "tuner/job/html.h"
-#include "tuner/job/report_page.h"
+#include "job/html.h"
+#include "job/report_page.h"
 
 #define FILL(field, text) snprintf((field), sizeof(field), "%s", (text))
 

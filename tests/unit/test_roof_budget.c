@@ -7,8 +7,8 @@
 #include <math.h>
 
 #include "test.h"
-#include "tuner/model/diagnose.h"
-#include "tuner/model/roofline.h"
+#include "model/diagnose.h"
+#include "model/roofline.h"
 
 TEST_CASE(gemm_bounds) {
   roofline_ceilings h;

@@ -8,7 +8,7 @@
 
 #include "runtime/include/rooftune.h"
 #include "test.h"
-#include "tuner/core/version.h"
+#include "core/version.h"
 #include "unit/db_fixture.h"
 
 static char toolkit[96];

@@ -20,11 +20,11 @@
 #include "kernels/family.h"
 #include "runtime/include/rooftune.h"
 #include "test.h"
-#include "tuner/driver/cudnn.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/template/catalog.h"
-#include "tuner/template/manifest.h"
-#include "tuner/template/recipe.h"
+#include "driver/cudnn.h"
+#include "model/gpu_spec.h"
+#include "template/catalog.h"
+#include "template/manifest.h"
+#include "template/recipe.h"
 #include "unit/db_fixture.h"
 
 static char toolkit[96];

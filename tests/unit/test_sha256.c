@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/core/sha256.h"
+#include "core/sha256.h"
 
 static const char *hex_of(const char *msg, size_t n) {
   static char hex[65];

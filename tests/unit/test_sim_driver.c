@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 static const char *kernel =
     "extern \"C\" __global__ void shift(const float *x, float *y, int n, int off) {\n"

@@ -6,7 +6,7 @@
  * definition); the comparison names a case that differs and no other. */
 /* stages: sim compile */
 #include "../gpu/ptx_twins_util.h"
-#include "tuner/compile/compile.h"
+#include "compile/compile.h"
 
 TEST_CASE(nvrtc_compiles_for_sm80_and_sm90a) {
   char *src = pt_source();

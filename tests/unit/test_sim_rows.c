@@ -6,7 +6,7 @@
  * last row's read is an out-of-bounds access naming the input. */
 /* stages: sim kernels */
 #include "sim_gemm_util.h"
-#include "tuner/template/catalog.h"
+#include "template/catalog.h"
 
 typedef struct srow_case {
   const char *family, *tmpl, *dtype, *shape, *config;

@@ -1,7 +1,7 @@
 /* test_space.c — the space's index, neighbours, format and parse, and its error paths. */
 /* stages: template */
 #include "test.h"
-#include "tuner/template/space.h"
+#include "template/space.h"
 
 /* A: 16 32 64 128; B: 1 2 4; L: row col.  Valid: A*B <= 128 (brute force below). */
 static space *make_space(void) {

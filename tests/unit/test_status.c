@@ -1,7 +1,7 @@
 /* test_status.c — the status table and rt_error formatting. */
 /* stages: core */
 #include "test.h"
-#include "tuner/core/status.h"
+#include "core/status.h"
 
 TEST_CASE(names_and_format) {
   CHECK_INT(RT_OK, 0);

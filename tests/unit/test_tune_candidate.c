@@ -5,7 +5,7 @@
 /* stages: tune */
 #include "kernels/family.h"
 #include "test.h"
-#include "tuner/template/catalog.h"
+#include "template/catalog.h"
 #include "tuner/tune_impl.h"
 
 static tune_options opt;

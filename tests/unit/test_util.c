@@ -1,4 +1,4 @@
-/* test_util.c — tuner/core/util: quantiles of sorted samples (the median and spread every
+/* test_util.c — core/util: quantiles of sorted samples (the median and spread every
  * timing and replay score reads), mkdir -p and its errors, the bounded copy, the monotonic
  * clock, FNV-1a, and the default database path's order ($ROOFTUNE_DB, $XDG_DATA_HOME, $HOME). */
 /* stages: core */
@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "tuner/core/util.h"
+#include "core/util.h"
 
 static int is_dir(const char *p) {
   struct stat sb;

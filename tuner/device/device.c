@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/core/util.h"
+#include "core/util.h"
 
 /* The device kinds, in the order help lists them. */
 static const device_ops *const device_kinds[] = {&device_cuda_ops, &device_model_ops,

@@ -28,12 +28,12 @@
 #include <stdint.h>
 
 #include "kernels/family.h"
-#include "tuner/model/diagnose.h"
-#include "tuner/template/manifest.h"
-#include "tuner/model/gpu_spec.h"
-#include "tuner/core/result.h"
-#include "tuner/core/status.h"
-#include "tuner/core/vars.h"
+#include "model/diagnose.h"
+#include "template/manifest.h"
+#include "model/gpu_spec.h"
+#include "core/result.h"
+#include "core/status.h"
+#include "core/vars.h"
 
 typedef struct device device;
 struct ktfile;
@@ -194,7 +194,7 @@ rt_status device_model_predict(const gpu_spec *gpu, const device_candidate *c, d
                                rt_error *err);
 
 /* cuda: hardware counters of one more run of candidate c (after its timing, never inside it):
- * CUPTI's range profiler around the launch, one pass per replay (tuner/driver/cupti.h).
+ * CUPTI's range profiler around the launch, one pass per replay (driver/cupti.h).
  * RT_ERR_UNSUPPORTED (with CUPTI's reason) where counters cannot be read: no CUPTI, an unknown
  * chip, no permission, a device that does not run kernels. */
 rt_status device_profile(device *d, const device_candidate *c, hw_counters *out, rt_error *err);

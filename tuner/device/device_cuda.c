@@ -17,12 +17,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "tuner/driver/cuda_driver.h"
-#include "tuner/driver/cupti.h"
+#include "driver/cuda_driver.h"
+#include "driver/cupti.h"
 #include "tuner/device/device_impl.h"
 #include "kernels/family.h"
 #include "tuner/device/worker.h"
-#include "tuner/core/util.h"
+#include "core/util.h"
 
 #define CUDA_SETUP_TIMEOUT_S    300.0 /* inputs and the reference of a large problem */
 #define CUDA_CEILINGS_TIMEOUT_S 300.0

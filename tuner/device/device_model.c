@@ -1,5 +1,5 @@
 /* device_model.c — the model device: predicts a candidate's time from its plan and static
- * facts with the roofline arithmetic the diagnosis uses (tuner/model/roofline.h). */
+ * facts with the roofline arithmetic the diagnosis uses (model/roofline.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

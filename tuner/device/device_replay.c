@@ -14,8 +14,8 @@
 #include <zlib.h>
 
 #include "tuner/device/device_impl.h"
-#include "tuner/model/recorded.h"
-#include "tuner/template/ktfile.h"
+#include "model/recorded.h"
+#include "template/ktfile.h"
 
 /* A file's name (whether it reads is open's to say). */
 static rt_status replay_check_arg(const char *path, rt_error *err) {

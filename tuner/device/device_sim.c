@@ -17,7 +17,7 @@
 
 #include "tuner/device/device_impl.h"
 #include "tuner/device/sim_driver.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 struct sim_state {
   const family_ops *fam;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
-#include "tuner/driver/cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 #define SIM_IMAGE_MAGIC  "#rooftune-sim-image 1\n"
 #define SIM_MAX_INCLUDES COMPILE_MAX_INCLUDES

@@ -1,7 +1,7 @@
 /* sim_driver.h — the CUDA driver API served by the sim (sim/sim.h), for the sim device.
  *
  * The families' GPU code (kernels/NAME.c: inputs, references, launches, checks) calls the driver
- * through the table `cu` (tuner/driver/cuda_driver.h).  sim_driver_install() puts a table there
+ * through the table `cu` (driver/cuda_driver.h).  sim_driver_install() puts a table there
  * whose functions run on the host: cuMemAlloc is sim_buffer_alloc (red zones: a read or write
  * past a buffer is named by the launch that made it), copies and memsets are memcpy and loops,
  * streams and events are synchronous no-ops, cuTensorMapEncodeTiled is sim_tensor_map_encode,
@@ -20,8 +20,8 @@
 
 #include <stddef.h>
 
-#include "tuner/compile/compile.h"
-#include "tuner/core/status.h"
+#include "compile/compile.h"
+#include "core/status.h"
 
 /* The GPU the table answers for (cuDeviceGetAttribute, cuDeviceGetName). */
 typedef struct sim_driver_gpu {

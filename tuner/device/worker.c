@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tuner/core/util.h"
+#include "core/util.h"
 
 #define WORKER_MAX_JSON (64u << 20)
 #define WORKER_MAX_BLOB (1u << 30)

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tuner/core/status.h"
+#include "core/status.h"
 
 enum {
   WORKER_REPLY = 1, /* child → parent: the answer to one request */
