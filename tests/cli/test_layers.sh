@@ -4,7 +4,7 @@
 # generated/stages.txt and checks every undefined symbol of each against the ones above.  Then
 # the same for includes, which nm cannot see (a header of constants, a generated one): no source
 # of a stage includes a header of a stage above it (the folders in order from
-# generated/stage_dirs.txt; runtime/ may include what it links, the stages up to kernels/).  Last,
+# generated/stage_dirs.txt; runtime/ may include what it links, the stages up to kernels/; cli/ stands above them all).  Last,
 # that every C test declares the stages it links (generated/test_stages.txt).
 set -u
 stages="$(dirname "$ROOFTUNE_BIN")/generated/stages.txt"
@@ -37,6 +37,9 @@ while read -r _ ds; do
   for d in $ds; do rank[$d]=$r; done
   r=$((r + 1))
 done <"$dirs"
+# the command's folder, which no stage archive holds, stands above them all: a stage that
+# includes cli/ knows the command line
+rank[cli]=$r
 rank_runtime=${rank[kernels]}
 nincl=0
 for d in "${!rank[@]}" runtime; do
