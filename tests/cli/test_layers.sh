@@ -4,8 +4,9 @@
 # generated/stages.txt and checks every undefined symbol of each against the ones above.  Then
 # the same for includes, which nm cannot see (a header of constants, a generated one): no source
 # of a stage includes a header of a stage above it (the folders in order from
-# generated/stage_dirs.txt; runtime/ may include what it links, the stages up to kernels/; cli/ stands above them all).  Last,
-# that every C test declares the stages it links (generated/test_stages.txt).
+# generated/stage_dirs.txt; runtime/ may include what it links, the stages up to kernels/; cli/
+# stands above them all).  Last, that every C test declares the stages it links
+# (generated/test_stages.txt).
 set -u
 stages="$(dirname "$ROOFTUNE_BIN")/generated/stages.txt"
 [ -f "$stages" ] || { echo "no $stages: build rooftune first"; exit 1; }
