@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every subcommand answers -h and --help with exit 0 and a usage line (its device kinds filled in
-# from the device table); unknown commands and flags exit 2 with one clear line; --version works.
+# from the device table); unknown commands and flags exit 2 with one clear line; --version works;
+# the README's list of strategies is the search stage's table, as the help lists it.
 set -u
 bin=${ROOFTUNE_BIN:?ROOFTUNE_BIN is set by CTest}
 fail=0
@@ -39,6 +40,22 @@ for st in ${tl//,/ }; do
   case "$o" in *"predicted times, which a recorded space does not have"*) ;;
     *) echo "FAIL: replay --help leaves out strategy $st and does not refuse it: $o"; fail=1 ;; esac
 done
+# and the README's list of them (its "Search strategies and replay" section, a line per strategy)
+# is the table's: the same names in the same order, the one it calls the default the help's
+src=${ROOFTUNE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+readme=$(awk '/^## /{on = ($0 ~ /^## Search strategies/)} on && /^- `[a-z_0-9]+`/{print; seen=1; next}
+              on && seen && /^$/{exit}' "$src/README.md")
+rl=$(printf '%s\n' "$readme" | sed -n 's/^- `\([a-z_0-9]*\)`.*/\1/p' | paste -sd, - | sed 's/,/, /g')
+if [ "$rl" != "$tl" ]; then
+  echo "FAIL: README.md's list of strategies (Search strategies and replay) is not the search" \
+       "stage's table: the README lists '$rl', tune --help '$tl'; write a line per strategy there," \
+       "in the table's order (search/strategy.c)"
+  fail=1
+fi
+rd=$(printf '%s\n' "$readme" | sed -n 's/^- `\([a-z_0-9]*\)` (the default).*/\1/p')
+hd=$("$bin" tune --help | awk '/--strategy NAME/{on=1} on' | sed -n 's/.*(default \([a-z_0-9]*\)[;)].*/\1/p' | head -1)
+[ -n "$hd" ] && [ "$rd" = "$hd" ] ||
+  { echo "FAIL: README.md's list of strategies calls '$rd' the default, tune --help '$hd'"; fail=1; }
 o=$("$bin" no-such-command 2>&1); check "unknown command" 2 $?
 case "$o" in *"'no-such-command' is not a rooftune command"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
 o=$("$bin" --no-such-flag 2>&1); check "unknown global flag" 2 $?
