@@ -5,7 +5,8 @@
 # new files, and the entries in the files it names), and then the tree configures, builds with
 # -Werror, and the tests that read those tables pass without an edit: the strategies' and the
 # device kinds' tests, the job files' messages, the database's migrations and exports, every
-# command's help, the layers, the new C test.  Each change's files are counted (git status in
+# command's help (and the README's list of strategies against the table), the layers, the new C
+# test.  Each change's files are counted (git status in
 # the copy) against the table's figures.  One configure and one Debug build of the targets
 # those tests need: about two minutes on two cores, so it is labelled long.
 set -u
@@ -68,7 +69,7 @@ open(path, "w").write(s.replace(old, new, 1))
 PY
 }
 
-# 1. a strategy: its file, its extern, its row
+# 1. a strategy: its file, its extern, its row, its line in the README's list (first, as its row)
 cat >"$tree/search/scratch.c" <<'EOF'
 /* scratch.c — a scratch strategy (tests/cli/test_change_counts.sh): uniform picks, the core's
  * fallback. */
@@ -81,6 +82,10 @@ edit "$tree/search/strategy_internal.h" "extern const strategy_kind strategy_kin
 extern const strategy_kind strategy_kind_brute_force;"
 edit "$tree/search/strategy.c" "static const strategy_kind *const strategy_kinds[] = {" \
   "static const strategy_kind *const strategy_kinds[] = {&strategy_kind_scratch, "
+edit "$tree/README.md" "
+- \`brute_force\`:" "
+- \`scratch\`: uniform picks, a scratch strategy
+- \`brute_force\`:"
 counted "a strategy"
 
 # 2. a database column of results: the field and its row, the next migration
