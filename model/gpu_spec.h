@@ -10,7 +10,9 @@
  * a6000, a4000, rtx3090, rtx2080ti, rtx2080) adds SM counts, clocks and the datasheet ceilings
  * (DRAM bandwidth, dense tensor and SIMT rates) that the model device predicts from and that
  * diagnosis uses until a device's ceilings have been measured; each entry names its sources.
- * Every ceiling here is a spec-sheet number and is reported as such.
+ * Every ceiling here is a spec-sheet number and is reported as such.  A GPU added to the table
+ * takes its line in the README's list of the model device's GPUs, in its row's place
+ * (tests/cli/test_help.sh holds that list to gpu_spec_keys(), as tune --help prints it).
  */
 #ifndef ROOFTUNE_GPU_SPEC_H
 #define ROOFTUNE_GPU_SPEC_H

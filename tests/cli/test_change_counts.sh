@@ -5,9 +5,9 @@
 # new files, and the entries in the files it names), and then the tree configures, builds with
 # -Werror, and the tests that read those tables pass without an edit: the strategies' and the
 # device kinds' tests, the job files' messages, the database's migrations and exports, every
-# command's help (and the README's list of strategies against the table), the layers, the new C
-# test.  Each change's files are counted (git status in
-# the copy) against the table's figures.  One configure and one Debug build of the targets
+# command's help (and the README's lists of strategies and device kinds against the tables),
+# the layers, the new C test.  Each change's files are counted (git status in the copy) against
+# the table's figures.  One configure and one Debug build of the targets
 # those tests need: about two minutes on two cores, so it is labelled long.
 set -u
 src=${ROOFTUNE_SOURCE_DIR:?ROOFTUNE_SOURCE_DIR is set by CTest}
@@ -116,7 +116,8 @@ open(p, "w").write(s[:j] + "\n    schema_scratch," + s[j:])
 PY
 counted "a database column of results"
 
-# 3. a device kind: its file, its extern, its row
+# 3. a device kind: its file, its extern, its row (last), its line in the README's list (last, as
+# its row)
 cat >"$tree/tuner/device/device_scratch.c" <<'EOF'
 /* device_scratch.c — a scratch device kind (tests/cli/test_change_counts.sh): it opens nothing. */
 #include "tuner/device/device_impl.h"
@@ -152,6 +153,10 @@ i = s.index("device_kinds[] = {")
 j = s.index("};", i)
 open(p, "w").write(s[:j].rstrip() + ", &device_scratch_ops" + s[j:])
 PY
+edit "$tree/README.md" '("Checking without a GPU: the sim device", below).
+' '("Checking without a GPU: the sim device", below);
+- `--device scratch`: a scratch kind, which opens nothing.
+'
 counted "a device kind"
 
 # 4. a command: its file

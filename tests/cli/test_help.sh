@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every subcommand answers -h and --help with exit 0 and a usage line (its device kinds filled in
 # from the device table); unknown commands and flags exit 2 with one clear line; --version works;
-# the README's list of strategies is the search stage's table, as the help lists it.
+# the README's lists of strategies and of device kinds (with the model device's GPUs) are the
+# search and device stages' tables, as the help lists them.
 set -u
 bin=${ROOFTUNE_BIN:?ROOFTUNE_BIN is set by CTest}
 fail=0
@@ -56,6 +57,37 @@ rd=$(printf '%s\n' "$readme" | sed -n 's/^- `\([a-z_0-9]*\)` (the default).*/\1/
 hd=$("$bin" tune --help | awk '/--strategy NAME/{on=1} on' | sed -n 's/.*(default \([a-z_0-9]*\)[;)].*/\1/p' | head -1)
 [ -n "$hd" ] && [ "$rd" = "$hd" ] ||
   { echo "FAIL: README.md's list of strategies calls '$rd' the default, tune --help '$hd'"; fail=1; }
+# the README's list of device kinds (its "--device" lines, a line per kind) is the device stage's
+# table: the kinds of tune --help's {DEVICES} ("cuda | cuda:N | model:GPU (...) | ..."), each
+# named by what its texts start with, in the table's order; the model kind's sub-list of GPUs is
+# the spec table's, as the help lists them after model:GPU; the defaults they name are the help's
+dl=$("$bin" tune --help | sed -n 's/^  --device DEV *//p' | head -1)
+hk=$(printf '%s\n' "$dl" | sed 's/ ([^)]*)//g; s/ | /\n/g' | sed 's/:.*//' | uniq | paste -sd, -)
+hg=$(printf '%s\n' "$dl" | sed -n 's/.*model:GPU (\([^)]*\)).*/\1/p' | sed 's/, /,/g')
+[ -n "$hk" ] && [ -n "$hg" ] || { echo "FAIL: tune --help lists no device kinds or no GPUs: '$dl'"; fail=1; }
+rdev=$(awk '/^## /{on = ($0 ~ /^## Usage/)} on && /^- `--device [a-z]/{print; seen=1; next}
+            on && seen && /^  - `/{print; next} on && seen && /^  /{next} on && seen{exit}' "$src/README.md")
+rk=$(printf '%s\n' "$rdev" | sed -n 's/^- `--device \([a-z_0-9]*\).*/\1/p' | paste -sd, -)
+if [ "$rk" != "$hk" ]; then
+  echo "FAIL: README.md's list of device kinds (Usage, its '- \`--device KIND' lines) is not the" \
+       "device stage's table: the README lists '$rk', tune --help '$hk'; write a line per kind" \
+       "there, in the table's order (tuner/device/device.c)"
+  fail=1
+fi
+rg=$(printf '%s\n' "$rdev" | awk '/^- `--device model:/{on=1; next} /^- /{on=0} on' |
+     sed -n 's/^  - `\([a-z0-9_.-]*\)`.*/\1/p' | paste -sd, -)
+if [ "$rg" != "$hg" ]; then
+  echo "FAIL: README.md's list of the model device's GPUs (under '- \`--device model:GPU') is not" \
+       "the spec table's: the README lists '$rg', tune --help '$hg'; write a line per GPU there," \
+       "in the table's order (model/gpu_spec.c)"
+  fail=1
+fi
+hdef=$("$bin" tune --help | awk '/^  --device DEV/{on=1; next} on && /^  --/{exit} on' | tr -s ' \n' ' ')
+rgd=$(printf '%s\n' "$rdev" | sed -n 's/^  - `\([a-z0-9_.-]*\)` (the default without a GPU).*/\1/p')
+rkd=$(printf '%s\n' "$rdev" | sed -n 's/^- `--device \([a-z_0-9]*\)` (the default when a GPU is present).*/\1/p')
+case "$hdef" in *"default: $rkd when a GPU is present, else model:$rgd "*) ;;
+  *) echo "FAIL: README.md's list of device kinds calls '$rkd' the default with a GPU and" \
+          "model:'$rgd' without one, tune --help:$hdef"; fail=1 ;; esac
 o=$("$bin" no-such-command 2>&1); check "unknown command" 2 $?
 case "$o" in *"'no-such-command' is not a rooftune command"*) ;; *) echo "FAIL: unclear: $o"; fail=1 ;; esac
 o=$("$bin" --no-such-flag 2>&1); check "unknown global flag" 2 $?

@@ -102,7 +102,8 @@ enum {
 /* --- device kinds: what --device and a job file's "device" accept --------------------- */
 
 /* One kind of device as its text is written; device.c's table holds one per kind (a new kind
- * is one file, device_NAME.c, and its two entries: device_impl.h and that table). */
+ * is one file, device_NAME.c, and its three entries: device_impl.h, that table and its line in
+ * the README's list of kinds, which tests/cli/test_help.sh holds to the table). */
 typedef struct device_kind {
   const char *prefix;           /* what the text starts with: "cuda", "model:", "replay:" */
   const char *syntax;           /* how it is written, for help: "cuda | cuda:N", "model:GPU" */
