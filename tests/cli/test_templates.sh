@@ -6,7 +6,8 @@
 # configuration and architecture; --quick compiles one configuration) and reports a CUDA syntax error with the source file and the compiler's line, a missing reference
 # template is blamed once on family.json's "reference", and JSON files that are not manifests
 # (an editor's settings, a result) are skipped with a note by `templates` and by `tune`; every
-# shipped template compiles under --check.
+# shipped template compiles under --check; the README's lists of families and of the GEMM and
+# attention templates are rooftune's.
 set -u
 bin=${ROOFTUNE_BIN:?}
 src=${ROOFTUNE_SOURCE_DIR:?}
@@ -129,4 +130,33 @@ echo "$out" | grep -q "skipped $empty/k/vscale/settings.json: a JSON object with
 
 "$bin" templates --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: bad option did not exit 2"; exit 1; }
+
+# the README's lists of the shipped families (Usage, its second list), of the GEMM templates
+# (beneath its gemm line) and of the attention templates (Attention, its first list) are what
+# rooftune lists: the registry's families (family_names(), as an unknown target's message names
+# them) and each family's templates as `templates --json` lists them, in their order
+readme_list() { # readme_list SECTION N: the Nth list of "## SECTION", its items and sub-items
+  awk -v sec="$1" -v want="$2" '/^## /{on = (substr($0, 4) == sec); n = 0; inl = 0; next}
+    !on {next} /^- `/{if (!inl) n++; inl = 1} /^$/{inl = 0} inl && n == want' "$src/README.md"
+}
+names() { sed -n "s/^$1- \`\([a-z_0-9]*\)\`.*/\1/p" | paste -sd, -; }
+shipped() { env -u ROOFTUNE_TEMPLATE_PATH ROOFTUNE_TEMPLATE_DIR="$src/templates" "$bin" "$@"; }
+hf=$(shipped tune no-such-target --shape 1 --dtype f32 --device model:h200 --no-db 2>&1 |
+     sed -n 's/.*is neither a kernel family (\([^)]*\)).*/\1/p' | sed 's/, /,/g')
+fam=$(readme_list Usage 2)
+rf=$(printf '%s\n' "$fam" | names '')
+[ -n "$hf" ] && [ "$rf" = "$hf" ] || { echo "FAIL: README.md's list of families (Usage, a line per" \
+  "family) is not rooftune's: the README lists '$rf', rooftune '$hf'; write a line per family" \
+  "there, in that order (C families first, as CMake finds kernels/*_serve.c, then the declared)"; exit 1; }
+tj=$(shipped templates --json) || { echo "FAIL: templates --json of the shipped templates"; exit 1; }
+of() { python3 -c 'import json, sys
+print(",".join(t["name"] for t in json.load(sys.stdin)["templates"] if t["family"] == sys.argv[1]))' "$1" <<<"$tj"; }
+rg=$(printf '%s\n' "$fam" | awk '/^- `gemm`/{on=1; next} /^- /{on=0} on' | names '  ')
+[ -n "$(of gemm)" ] && [ "$rg" = "$(of gemm)" ] || { echo "FAIL: README.md's list of GEMM templates" \
+  "(beneath its gemm line) is not rooftune's: the README lists '$rg', templates --json '$(of gemm)';" \
+  "write a line per template there, in that order"; exit 1; }
+ra=$(readme_list Attention 1 | names '')
+[ -n "$(of attention)" ] && [ "$ra" = "$(of attention)" ] || { echo "FAIL: README.md's list of" \
+  "attention templates (Attention) is not rooftune's: the README lists '$ra', templates --json" \
+  "'$(of attention)'; write a line per template there, in that order"; exit 1; }
 exit 0
