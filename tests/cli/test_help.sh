@@ -64,9 +64,11 @@ hd=$("$bin" tune --help | awk '/--strategy NAME/{on=1} on' | sed -n 's/.*(defaul
 dl=$("$bin" tune --help | sed -n 's/^  --device DEV *//p' | head -1)
 hk=$(printf '%s\n' "$dl" | sed 's/ ([^)]*)//g; s/ | /\n/g' | sed 's/:.*//' | uniq | paste -sd, -)
 hg=$(printf '%s\n' "$dl" | sed -n 's/.*model:GPU (\([^)]*\)).*/\1/p' | sed 's/, /,/g')
-[ -n "$hk" ] && [ -n "$hg" ] || { echo "FAIL: tune --help lists no device kinds or no GPUs: '$dl'"; fail=1; }
+[ -n "$hk" ] && [ -n "$hg" ] ||
+  { echo "FAIL: tune --help lists no device kinds or no GPUs: '$dl'"; fail=1; }
 rdev=$(awk '/^## /{on = ($0 ~ /^## Usage/)} on && /^- `--device [a-z]/{print; seen=1; next}
-            on && seen && /^  - `/{print; next} on && seen && /^  /{next} on && seen{exit}' "$src/README.md")
+            on && seen && /^  - `/{print; next} on && seen && /^  /{next} on && seen{exit}' \
+       "$src/README.md")
 rk=$(printf '%s\n' "$rdev" | sed -n 's/^- `--device \([a-z_0-9]*\).*/\1/p' | paste -sd, -)
 if [ "$rk" != "$hk" ]; then
   echo "FAIL: README.md's list of device kinds (Usage, its '- \`--device KIND' lines) is not the" \
@@ -82,9 +84,11 @@ if [ "$rg" != "$hg" ]; then
        "in the table's order (model/gpu_spec.c)"
   fail=1
 fi
-hdef=$("$bin" tune --help | awk '/^  --device DEV/{on=1; next} on && /^  --/{exit} on' | tr -s ' \n' ' ')
+hdef=$("$bin" tune --help | awk '/^  --device DEV/{on=1; next} on && /^  --/{exit} on' |
+       tr -s ' \n' ' ')
 rgd=$(printf '%s\n' "$rdev" | sed -n 's/^  - `\([a-z0-9_.-]*\)` (the default without a GPU).*/\1/p')
-rkd=$(printf '%s\n' "$rdev" | sed -n 's/^- `--device \([a-z_0-9]*\)` (the default when a GPU is present).*/\1/p')
+rkd=$(printf '%s\n' "$rdev" |
+      sed -n 's/^- `--device \([a-z_0-9]*\)` (the default when a GPU is present).*/\1/p')
 case "$hdef" in *"default: $rkd when a GPU is present, else model:$rgd "*) ;;
   *) echo "FAIL: README.md's list of device kinds calls '$rkd' the default with a GPU and" \
           "model:'$rgd' without one, tune --help:$hdef"; fail=1 ;; esac

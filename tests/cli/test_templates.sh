@@ -145,18 +145,24 @@ hf=$(shipped tune no-such-target --shape 1 --dtype f32 --device model:h200 --no-
      sed -n 's/.*is neither a kernel family (\([^)]*\)).*/\1/p' | sed 's/, /,/g')
 fam=$(readme_list Usage 2)
 rf=$(printf '%s\n' "$fam" | names '')
-[ -n "$hf" ] && [ "$rf" = "$hf" ] || { echo "FAIL: README.md's list of families (Usage, a line per" \
-  "family) is not rooftune's: the README lists '$rf', rooftune '$hf'; write a line per family" \
-  "there, in that order (C families first, as CMake finds kernels/*_serve.c, then the declared)"; exit 1; }
+[ -n "$hf" ] && [ "$rf" = "$hf" ] || {
+  echo "FAIL: README.md's list of families (Usage, a line per family) is not rooftune's: the" \
+       "README lists '$rf', rooftune '$hf'; write a line per family there, in that order (C" \
+       "families first, as CMake finds kernels/*_serve.c, then the declared)"; exit 1; }
 tj=$(shipped templates --json) || { echo "FAIL: templates --json of the shipped templates"; exit 1; }
-of() { python3 -c 'import json, sys
-print(",".join(t["name"] for t in json.load(sys.stdin)["templates"] if t["family"] == sys.argv[1]))' "$1" <<<"$tj"; }
+of() { # of FAMILY: its templates, as templates --json lists them
+  python3 -c 'import json, sys
+t = json.load(sys.stdin)["templates"]
+print(",".join(x["name"] for x in t if x["family"] == sys.argv[1]))' "$1" <<<"$tj"
+}
 rg=$(printf '%s\n' "$fam" | awk '/^- `gemm`/{on=1; next} /^- /{on=0} on' | names '  ')
-[ -n "$(of gemm)" ] && [ "$rg" = "$(of gemm)" ] || { echo "FAIL: README.md's list of GEMM templates" \
-  "(beneath its gemm line) is not rooftune's: the README lists '$rg', templates --json '$(of gemm)';" \
-  "write a line per template there, in that order"; exit 1; }
+[ -n "$(of gemm)" ] && [ "$rg" = "$(of gemm)" ] || {
+  echo "FAIL: README.md's list of GEMM templates (beneath its gemm line) is not rooftune's: the" \
+       "README lists '$rg', templates --json '$(of gemm)'; write a line per template there, in" \
+       "that order"; exit 1; }
 ra=$(readme_list Attention 1 | names '')
-[ -n "$(of attention)" ] && [ "$ra" = "$(of attention)" ] || { echo "FAIL: README.md's list of" \
-  "attention templates (Attention) is not rooftune's: the README lists '$ra', templates --json" \
-  "'$(of attention)'; write a line per template there, in that order"; exit 1; }
+[ -n "$(of attention)" ] && [ "$ra" = "$(of attention)" ] || {
+  echo "FAIL: README.md's list of attention templates (Attention) is not rooftune's: the README" \
+       "lists '$ra', templates --json '$(of attention)'; write a line per template there, in" \
+       "that order"; exit 1; }
 exit 0
