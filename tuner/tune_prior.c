@@ -144,10 +144,15 @@ static rt_status prior_default(tune_ctx *c, const char *name, const space *sp, t
              "shape)",
              l ? "; " : "", name, c->prob.dtype);
   else
+  {
+    char left[96] = "";
+    if (sum.predicted_left)
+      snprintf(left, sizeof left, ", %zu model-predicted left out (measured or replayed exist)",
+               sum.predicted_left);
     snprintf(p + l, sizeof c->rep->prior - l, "%s%zu results of %s from the database (%s)%s%s",
              l ? "; " : "", sum.results, name, sum.from,
-             sum.predicted ? ", model-predicted: no measured result exists" : "",
-             sum.predicted_left ? ", predicted ones left out for the measured" : "");
+             sum.predicted ? ", model-predicted: no measured or replayed result exists" : "", left);
+  }
   return RT_OK;
 }
 

@@ -64,10 +64,22 @@ static xgroup *group_of(xscan *x, const db_run_spec *spec, const candidate_resul
   snprintf(g->shape, sizeof g->shape, "%s", spec->prob.shape);
   g->predicted = predicted;
   g->replayed = r->timing == TIMING_REPLAYED;
+  /* a replayed or imported row may carry its shape without its dims: read them from it */
+  problem p = spec->prob;
+  if (p.ndims == 0 && x->serving && x->serving->parse_shape &&
+      x->serving->parse_shape(x->serving, spec->prob.shape, spec->prob.dtype, NULL, &p, NULL))
+    p = spec->prob;
   family_coords pc;
-  family_coords_of(x->serving, &spec->prob, &pc);
+  family_coords_of(x->serving, &p, &pc);
   g->dist = family_coords_distance(&x->at, &pc);
   return g;
+}
+
+/* A problem's layout, "" read as its family's default ("nn" for gemm): rows written without
+ * one (a replay, an import) are of the default. */
+static const char *layout_of(const xscan *x, const char *layout) {
+  return layout[0] || !x->serving || !x->serving->default_layout ? layout
+                                                                   : x->serving->default_layout;
 }
 
 static rt_status scan_row(void *ctx, const db_run_spec *spec, const char *template_name,
@@ -76,7 +88,8 @@ static rt_status scan_row(void *ctx, const db_run_spec *spec, const char *templa
   (void)template_name, (void)source_hash, (void)manifest_hash;
   xscan *x = ctx;
   if (r->status != RT_OK || !(r->time_ms > 0) || !isfinite(r->time_ms)) return RT_OK;
-  if (strcmp(spec->prob.layout, x->prob->layout)) return RT_OK; /* never compared (rooftune.h) */
+  if (strcmp(layout_of(x, spec->prob.layout), layout_of(x, x->prob->layout)))
+    return RT_OK; /* never compared (rooftune.h) */
   if (x->same_db && !strcmp(spec->prov.device.name, x->device) &&
       !strcmp(spec->prob.shape, x->prob->shape) && !strcmp(spec->prob.args, x->prob->args))
     return RT_OK;
