@@ -127,12 +127,12 @@ static rt_status prior_file(tune_ctx *c, const char *path, const char *name, con
  * shapes (tune_transfer.c), with its words in rep->prior. */
 static rt_status prior_default(tune_ctx *c, const char *name, const space *sp, tune_rankings *R,
                                rt_error *err) {
+  if (!c->db) return RT_OK; /* --no-db: no database, no prior from it, nothing to say */
   tune_transfer_summary sum;
   memset(&sum, 0, sizeof sum);
   device_identity id;
   device_get_identity(c->dev, &id);
-  rt_status rc = c->db ? tune_transfer_collect(c->db, 1, name, &c->prob, id.name, sp, R, &sum, err)
-                       : RT_OK;
+  rt_status rc = tune_transfer_collect(c->db, 1, name, &c->prob, id.name, sp, R, &sum, err);
   if (rc) return rc;
   char *p = c->rep->prior;
   size_t l = strlen(p);
