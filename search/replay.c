@@ -111,8 +111,7 @@ rt_status replay_rank_priors(const ktfile *const *priors, int n, const space *s,
   size_t *m = calloc((size_t)(n > 0 ? n : 1), sizeof *m);
   rt_status rc = o && m ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   for (int p = 0; p < n && !rc; p++) rc = ktfile_rank_in(priors[p], s, &o[p], &m[p], err);
-  if (!rc)
-    rc = replay_merge_orders((const size_t *const *)o, m, n, space_size(s), order, len, err);
+  if (!rc) rc = replay_merge_orders((const size_t *const *)o, m, n, space_size(s), order, len, err);
   for (int p = 0; o && p < n; p++) free(o[p]);
   free(o);
   free(m);

@@ -331,8 +331,8 @@ int strategy_is_seed(const strategy *st, size_t idx) {
 static long strategy_prior_turn(strategy *st) {
   strategy_trust *t = &st->trust;
   int open = t->nseeds < STRATEGY_PRIOR_FIRST;
-  int leads = !t->lost && t->seed_best < t->own_best && t->own > 0 &&
-              t->own % STRATEGY_PRIOR_EVERY == 0;
+  int leads =
+      !t->lost && t->seed_best < t->own_best && t->own > 0 && t->own % STRATEGY_PRIOR_EVERY == 0;
   while ((open || leads) && st->prior_pos < st->nprior) {
     size_t j = st->prior[st->prior_pos++];
     if (st->state[j] != ST_UNSEEN) continue;

@@ -101,7 +101,7 @@ typedef struct strategy_options {
 #ifndef STRATEGY_PRIOR_EVERY
 #define STRATEGY_PRIOR_EVERY 16
 #endif
-#define STRATEGY_PRIOR_MAX   16
+#define STRATEGY_PRIOR_MAX 16
 
 /* Every configuration of s by predicted time, fastest first (ties and NaN in space order, NaN
  * last): the model strategy's order, and a prior from the model device.  *order: malloc'ed,

@@ -298,11 +298,11 @@ typedef struct tune_rankings {
 } tune_rankings;
 /* What a database gave one template's prior. */
 typedef struct tune_transfer_summary {
-  size_t results;       /* results used */
-  int groups;           /* device-and-shape groups they came from */
-  int predicted;        /* 1: some are model-predicted (no measured or replayed one exists) */
+  size_t results;        /* results used */
+  int groups;            /* device-and-shape groups they came from */
+  int predicted;         /* 1: some are model-predicted (no measured or replayed one exists) */
   size_t predicted_left; /* predicted results left out because measured ones exist */
-  char from[400];       /* "NVIDIA A100 at 4096x4096x4096; this device at 2048x2048x2048" */
+  char from[400];        /* "NVIDIA A100 at 4096x4096x4096; this device at 2048x2048x2048" */
 } tune_transfer_summary;
 /* Appends to R the rankings database d gives template TEMPLATE_NAME's space sp for problem
  * prob on device DEVICE_NAME (tune_transfer.c's header says which results count); same_db: d

@@ -143,8 +143,7 @@ static rt_status prior_default(tune_ctx *c, const char *name, const space *sp, t
              "%snone for %s in the database (no result of it for %s on another device or "
              "shape)",
              l ? "; " : "", name, c->prob.dtype);
-  else
-  {
+  else {
     char left[96] = "";
     if (sum.predicted_left)
       snprintf(left, sizeof left, ", %zu model-predicted left out (measured or replayed exist)",

@@ -79,7 +79,7 @@ static xgroup *group_of(xscan *x, const db_run_spec *spec, const candidate_resul
  * one (a replay, an import) are of the default. */
 static const char *layout_of(const xscan *x, const char *layout) {
   return layout[0] || !x->serving || !x->serving->default_layout ? layout
-                                                                   : x->serving->default_layout;
+                                                                 : x->serving->default_layout;
 }
 
 static rt_status scan_row(void *ctx, const db_run_spec *spec, const char *template_name,
@@ -140,7 +140,10 @@ static void group_sort(xgroup *g) {
 /* One group's words in the summary: "NVIDIA A100 at 4096x4096x4096", "this GPU at ...". */
 static void group_words(const xscan *x, const xgroup *g, char *buf, size_t size) {
   snprintf(buf, size, "%s at %s%s", strcmp(g->device, x->device) ? g->device : "this device",
-           g->shape, g->predicted ? ", predicted" : g->replayed ? ", replayed" : "");
+           g->shape,
+           g->predicted  ? ", predicted"
+           : g->replayed ? ", replayed"
+                         : "");
 }
 
 rt_status tune_transfer_collect(struct db *d, int same_db, const char *template_name,

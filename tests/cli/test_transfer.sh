@@ -7,6 +7,7 @@
 #  - a replayed result outranks predicted ones: once the database holds one, the predicted are
 #    left out and the line says so;
 #  - --no-prior: no prior line, JSON prior null; --no-prior with --prior: exit 2, one message;
+#    --no-db: no database, no prior line;
 #  - --prior DB (an SQLite file named anything) works with --no-db; a damaged file and a
 #    foreign SQLite file as --prior are refused, named;
 #  - job run: a later problem of the job seeds from the job's earlier shape (its first
@@ -54,6 +55,9 @@ js n.json 'assert d["prior"] is None, d["prior"]' || die "--no-prior JSON prior 
 out=$(tune --shape 256x256x256 --device model:h200 --no-db --no-prior --prior a.db 2>&1)
 rc=$?
 [ $rc = 2 ] && [ "$(echo "$out" | grep -c 'no-prior')" = 1 ] || die "--no-prior with --prior: exit $rc, $out"
+
+out=$(tune --shape 256x256x256 --device model:h200 --no-db 2>&1) || die "--no-db failed: $out"
+echo "$out" | grep -q "^prior" && die "--no-db (no database to read) printed a prior line: $(echo "$out" | grep prior)"
 
 # --prior DB: by its header, whatever its name
 cp a.db results.bin

@@ -257,8 +257,8 @@ static void check_trust(void) {
    * 2: the seeds lead but the first extended one is slower than the opening ones */
   for (int mode = 0; mode < 3; mode++)
     for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
-      strategy_options o = {.name = names[n], .seed = 3, .prior = prior,
-                            .nprior = STRATEGY_PRIOR_MAX};
+      strategy_options o = {
+          .name = names[n], .seed = 3, .prior = prior, .nprior = STRATEGY_PRIOR_MAX};
       strategy *st;
       CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
       size_t got[400], k = 0, idx, seeds = 0;

@@ -442,8 +442,8 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   json_object_set_new(root, "checked_shape",
                       rep->checked_shape[0] ? json_string(rep->checked_shape) : json_null());
   if (o->prior) {
-    json_t *pj = json_pack("{ss ss ss}", "source", "files", "file", o->prior, "summary",
-                           rep->prior),
+    json_t *pj =
+               json_pack("{ss ss ss}", "source", "files", "file", o->prior, "summary", rep->prior),
            *files = json_array();
     for (int i = 0; i < o->npriors; i++) json_array_append_new(files, json_string(o->priors[i]));
     json_object_set_new(pj, "files", files);
@@ -594,7 +594,8 @@ static int options_of(tune_cli *cli, int argc, char **argv, int arg, tune_option
   o.npriors = cli->nprior;
   o.no_prior = cli->no_prior;
   if (cli->no_prior && cli->nprior)
-    return cli_usage_error("tune", "--no-prior turns every prior off: give it or --prior, not both");
+    return cli_usage_error("tune",
+                           "--no-prior turns every prior off: give it or --prior, not both");
   for (int i = 0; i < cli->nprior && cli->nprior > 1; i++)
     if (!strcmp(cli->prior[i], "model"))
       return cli_usage_error("tune", "--prior model ranks by the model alone: give it once");
