@@ -11,7 +11,7 @@
 #  - --prior DB (an SQLite file named anything) works with --no-db; a damaged file and a
 #    foreign SQLite file as --prior are refused, named;
 #  - job run: a later problem of the job seeds from the job's earlier shape (its first
-#    evaluation is the earlier problem's best).
+#    evaluation is the earlier problem's best); a third shape lists the nearer one first.
 set -u
 bin=${ROOFTUNE_BIN:?}
 tmp=$(mktemp -d)
@@ -96,5 +96,9 @@ assert first and second, (first, second)
 best = min(first, key=lambda r: r[1])[0]
 assert second[0][0] == best, (best, second[0][0])
 EOF
+# nearest first: at 512x512x512 the job's 512x512x256 (distance ln 2) before its 256x256x256
+out=$(tune --shape 512x512x512 --device model:h200 --db j.db 2>&1) || die "after the job: $out"
+echo "$out" | grep -q "^prior: 12 results of gemm_mma from the database (this device at 512x512x256, predicted; this device at 256x256x256, predicted)" ||
+  die "not nearest first: $(echo "$out" | grep prior)"
 [ $fail = 0 ] && echo "the database's results elsewhere seed the search, said in one line; --no-prior, --prior DB and bad files as asked; a job's later shape seeds from its earlier one"
 exit $fail
