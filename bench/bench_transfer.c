@@ -3,7 +3,8 @@
  * kernel_name) was recorded on other GPUs too (the shared convolution and dedispersion, two GPUs
  * each), the strategy runs cold and with every other GPU's recording as its priors (`rooftune
  * replay --prior A --prior B ...`: the configurations by their mean rank over them,
- * replay_rank_priors; the first STRATEGY_PRIOR_FIRST evaluated first), 0..N-1 seeds each.
+ * replay_rank_priors; the first STRATEGY_PRIOR_FIRST evaluated first, more while they lead:
+ * strategy.h, "Trust"), 0..N-1 seeds each.
  * Figures are `rooftune replay`'s: the median evaluations to within 5 % of the optimum (budget
  * 1000, a miss counts 2000), the score random search's exact expectation over that median, its
  * geometric mean over the held-out files, and each file's ratio warm / cold (the target: no file

@@ -166,8 +166,10 @@ static void scored_print(const char *file, const ktfile *kf, const replay_stats 
     printf("  prior %d of %d: %s (%s)\n", p + 1, npriors, priors[p]->path,
            priors[p]->device_name[0] ? priors[p]->device_name : "an unnamed GPU");
   if (npriors > 0)
-    printf("  the prior%s rank%s %zu of these configurations; each run evaluates the %d first\n",
-           npriors > 1 ? "s" : "", npriors > 1 ? "" : "s", rs->prior, (int)first);
+    printf(
+        "  the prior%s rank%s %zu of these configurations; each run evaluates the %d first, more "
+        "while they lead\n",
+        npriors > 1 ? "s" : "", npriors > 1 ? "" : "s", rs->prior, (int)first);
   if (manifest_path)
     printf(
         "  %s: %zu of the %zu configurations are in its file; %zu compiled for %s (%zu "

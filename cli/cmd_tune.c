@@ -18,8 +18,8 @@
 static const char usage[] =
     "usage: rooftune tune FAMILY|TEMPLATE --shape S --dtype D [--device DEV] [--strategy NAME]\n"
     "                     [--budget N] [--seconds S] [--seed N] [--timeout S] [--db FILE]\n"
-    "                     [--config C | --cover] [--prior FILE] [--templates DIR]... [--kv-lens "
-    "L]\n"
+    "                     [--config C | --cover] [--prior FILE | --no-prior] [--templates DIR]...\n"
+    "                     [--kv-lens L]\n"
     "                     [--allow-tf32] [--no-db] [--json]\n\n"
     "Tunes a kernel family (gemm: every template that supports the dtype and the GPU, plus\n"
     "cuBLASLt on a real GPU) or one template for one problem: builds the space, compiles\n"
@@ -27,7 +27,9 @@ static const char usage[] =
     "replays them, diagnoses each (dominant limit and lever), lets the search strategy pick the\n"
     "next ones, and stores every candidate and each template's winner (with its cubin) in the\n"
     "database.  Configurations the database already holds for the same problem, device,\n"
-    "template version and toolkit are not evaluated again.\n";
+    "template version and toolkit are not evaluated again.  Unless --prior or --no-prior\n"
+    "says otherwise, each template's search starts from the database's results of the same\n"
+    "template and dtype on other devices and at nearby shapes (one line says which).\n";
 
 typedef struct progress_state {
   int tty;          /* draw a bar instead of lines */
@@ -268,6 +270,7 @@ typedef struct tune_cli {
   char kv_lens[8192];                  /* --kv-lens, "" when not given */
   int allow_tf32, cover, no_db, json;  /* --allow-tf32, --cover, --no-db, --json */
   int blind;                           /* --blind */
+  int no_prior;                        /* --no-prior */
 } tune_cli;
 
 /* --prior FILE, repeatable. */
@@ -320,8 +323,14 @@ static const cli_option tune_table[] = {
              "rows of each template for this shape and dtype), a Kernel Tuner cache\n"
              "or KTT results file.  Each template's search evaluates the fastest of\n"
              "its configurations there first (parameters matched by name).\n"
-             "Repeatable: the configurations by their mean rank over the files.\n"
-             "--prior model: the model device's ranking for this GPU instead"),
+             "A rooftune database (an SQLite file, whatever its name) gives its\n"
+             "results of each template and dtype on every device and shape, nearest\n"
+             "shapes first.  Repeatable: the configurations by their mean rank over\n"
+             "the files.  --prior model: the model device's ranking for this GPU\n"
+             "instead.  Without --prior: the --db database's own results of each\n"
+             "template on other devices and shapes"),
+    CLI_FLAG(tune_cli, "no-prior", no_prior,
+             "no prior at all, not even the database's own results elsewhere"),
     CLI_TEMPLATES_OPTION("a folder of templates and family declarations (family.json) searched\n"
                          "before $ROOFTUNE_TEMPLATE_PATH and the shipped templates; repeatable"),
     CLI_LIST(tune_cli, "kv-lens", "L", kv_lens,
@@ -433,11 +442,18 @@ static void print_json(const tune_options *o, const tune_report *rep, const char
   json_object_set_new(root, "checked_shape",
                       rep->checked_shape[0] ? json_string(rep->checked_shape) : json_null());
   if (o->prior) {
-    json_t *pj = json_pack("{ss ss}", "file", o->prior, "summary", rep->prior),
+    json_t *pj =
+               json_pack("{ss ss ss}", "source", "files", "file", o->prior, "summary", rep->prior),
            *files = json_array();
     for (int i = 0; i < o->npriors; i++) json_array_append_new(files, json_string(o->priors[i]));
     json_object_set_new(pj, "files", files);
     json_object_set_new(root, "prior", pj);
+  } else if (rep->prior_default) {
+    json_object_set_new(root, "prior",
+                        json_pack("{ss ss sI}", "source", "database", "summary", rep->prior,
+                                  "results", (json_int_t)rep->prior_results));
+  } else {
+    json_object_set_new(root, "prior", json_null());
   }
   if (o->db_path) {
     json_object_set_new(root, "db", json_string(o->db_path));
@@ -536,8 +552,10 @@ static void print_text(const tune_options *o, const tune_report *rep, const char
   for (int i = 0; i < o->npriors && o->npriors > 1; i++)
     printf("prior %d of %d: %s\n", i + 1, o->npriors, o->priors[i]);
   if (o->prior)
-    printf("prior: %s (the first %d of each ranking evaluated first): %s\n",
+    printf("prior: %s (each ranking's first %d evaluated first, more while they lead): %s\n",
            o->npriors > 1 ? "their mean rank" : o->prior, STRATEGY_PRIOR_FIRST, rep->prior);
+  else if (rep->prior_default)
+    printf("prior: %s\n", rep->prior);
   print_table(rep, stored);
   print_templates(rep);
   if (rep->have_best) print_best(rep);
@@ -574,6 +592,10 @@ static int options_of(tune_cli *cli, int argc, char **argv, int arg, tune_option
   o.prior = cli->nprior ? cli->prior[0] : NULL;
   o.priors = cli->prior;
   o.npriors = cli->nprior;
+  o.no_prior = cli->no_prior;
+  if (cli->no_prior && cli->nprior)
+    return cli_usage_error("tune",
+                           "--no-prior turns every prior off: give it or --prior, not both");
   for (int i = 0; i < cli->nprior && cli->nprior > 1; i++)
     if (!strcmp(cli->prior[i], "model"))
       return cli_usage_error("tune", "--prior model ranks by the model alone: give it once");

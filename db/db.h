@@ -323,6 +323,11 @@ typedef rt_status (*db_result_fn)(void *ctx, const db_run_spec *spec, const char
                                   const char *source_hash, const char *manifest_hash,
                                   const candidate_result *res, rt_error *err);
 rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err);
+/* db_each_result over the successful results of template TEMPLATE_NAME for problems of DTYPE
+ * alone, every device and shape: what a tune's prior reads from the database
+ * (tuner/tune_transfer.c). */
+rt_status db_each_result_of(db *d, const char *template_name, const char *dtype, db_result_fn fn,
+                            void *ctx, rt_error *err);
 
 /* Merges every row of SRC into D (same provenance kept; duplicates of a result already in D,
  * same key and config and time, are skipped); winners are kept when faster, a tie going to the

@@ -471,19 +471,39 @@ rt_status db_runs_each(db *d, db_run_fn fn, void *ctx, rt_error *err) {
 
 /* ---- every result ------------------------------------------------------------------- */
 
+#define EACH_RESULT_SQL(WHERE)                                                                 \
+  "SELECT p.family, p.shape, p.dtype, p.layout, p.dims, p.args, v.name, v.sm_count, "          \
+  "v.cc_major, "                                                                               \
+  "v.cc_minor, v.driver_version, r.toolkit, u.arch, u.strategy, u.seed, u.budget, u.command, " \
+  "t.name, t.source_hash, t.manifest_hash, " RESULT_COLS_R                                     \
+  " FROM results r "                                                                           \
+  "JOIN problems p ON p.id=r.problem_id JOIN devices v ON v.id=r.device_id "                   \
+  "JOIN templates t ON t.id=r.template_id JOIN runs u ON u.id=r.run_id " WHERE " ORDER BY r.id"
+
+static rt_status each_result_rows(db *d, sqlite3_stmt *st, db_result_fn fn, void *ctx,
+                                  rt_error *err);
+
 rt_status db_each_result(db *d, db_result_fn fn, void *ctx, rt_error *err) {
   sqlite3_stmt *st;
-  rt_status s = db_stmt(
-      d, &st, err,
-      "SELECT p.family, p.shape, p.dtype, p.layout, p.dims, p.args, v.name, v.sm_count, "
-      "v.cc_major, "
-      "v.cc_minor, v.driver_version, r.toolkit, u.arch, u.strategy, u.seed, u.budget, u.command, "
-      "t.name, t.source_hash, t.manifest_hash, " RESULT_COLS_R
-      " FROM results r "
-      "JOIN problems p ON p.id=r.problem_id JOIN devices v ON v.id=r.device_id "
-      "JOIN templates t ON t.id=r.template_id JOIN runs u ON u.id=r.run_id ORDER BY r.id",
-      "");
+  rt_status s = db_stmt(d, &st, err, EACH_RESULT_SQL(""), "");
   if (s) return s;
+  return each_result_rows(d, st, fn, ctx, err);
+}
+
+rt_status db_each_result_of(db *d, const char *template_name, const char *dtype, db_result_fn fn,
+                            void *ctx, rt_error *err) {
+  sqlite3_stmt *st;
+  rt_status s =
+      db_stmt(d, &st, err, EACH_RESULT_SQL("WHERE t.name=?1 AND p.dtype=?2 AND r.status=?3"), "ttt",
+              template_name, dtype, rt_status_name(RT_OK));
+  if (s) return s;
+  return each_result_rows(d, st, fn, ctx, err);
+}
+
+/* The rows of st (EACH_RESULT_SQL) to fn, then st ended. */
+static rt_status each_result_rows(db *d, sqlite3_stmt *st, db_result_fn fn, void *ctx,
+                                  rt_error *err) {
+  rt_status s = RT_OK;
   int rc;
   db_run_spec spec;
   candidate_result c;

@@ -152,6 +152,13 @@ typedef struct family_ops {
  * layout; no tuning field), from the one list of C families; NULL for any other name.  What
  * librooftune serves families by (kernels/served.c). */
 const family_ops *family_serving_find(const char *name);
+/* A problem's serving coordinates (rooftune.h, "Distance"): the serving half's own
+ * (family_ops.coords), or, for a family without one (serving NULL), the batch then every
+ * dimension in order (kind 10 + n).  The one definition the runtime's serving rules and a
+ * tune's prior from nearby shapes (tuner/tune_transfer.c) share. */
+void family_coords_of(const family_ops *serving, const problem *p, family_coords *out);
+/* The log-distance between two problems' coordinates; -1 when they are of different kinds. */
+double family_coords_distance(const family_coords *a, const family_coords *b);
 /* How a reader knows the vendor library called LIBRARY ("cublaslt": "cuBLASLt"), from the family
  * that names it; LIBRARY itself when no C family does. */
 const char *family_library_label(const char *library);

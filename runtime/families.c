@@ -20,24 +20,11 @@ rt_family rt_family_get(const char *name) {
 }
 
 void rt_coords_of(const rt_family *f, const problem *p, family_coords *out) {
-  memset(out, 0, sizeof *out);
-  if (f->ops && f->ops->coords) {
-    f->ops->coords(f->ops, p, out);
-    return;
-  }
-  /* the batch, then the dimensions in order */
-  out->x[out->n++] = family_ln_dim(p, "BATCH");
-  for (int i = 0; i < p->ndims && out->n < FAMILY_COORDS_MAX; i++)
-    if (strcmp(p->dim_names[i], "BATCH"))
-      out->x[out->n++] = log((double)(p->dims[i] > 0 ? p->dims[i] : 1));
-  out->kind = 10 + out->n;
+  family_coords_of(f->ops, p, out);
 }
 
 double rt_coords_distance(const family_coords *a, const family_coords *b) {
-  if (a->kind != b->kind || a->n != b->n) return -1;
-  double sum = 0;
-  for (int i = 0; i < a->n; i++) sum += (a->x[i] - b->x[i]) * (a->x[i] - b->x[i]);
-  return sqrt(sum);
+  return family_coords_distance(a, b);
 }
 
 /* "[BATCH@]d1xd2x..." into BATCH and D0, D1, ... */

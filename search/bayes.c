@@ -439,12 +439,8 @@ long bo_next(strategy *st) {
   return pick;
 }
 
-/* 1 when idx is one of the prior's configurations, handed out before the search's own. */
-static int bo_is_seed(const strategy *st, size_t idx) {
-  for (size_t k = 0; k < st->nprior; k++)
-    if (st->prior[k] == idx) return 1;
-  return 0;
-}
+/* 1 when idx is one of the prior's configurations, handed out as the prior's. */
+static int bo_is_seed(const strategy *st, size_t idx) { return strategy_is_seed(st, idx); }
 
 void bo_told(strategy *st, size_t idx, double t) {
   strategy_bo *bo = st->impl;

@@ -73,33 +73,48 @@ static int prior_rank_cmp(const void *a, const void *b) {
   return (x->tie > y->tie) - (x->tie < y->tie);
 }
 
-rt_status replay_rank_priors(const ktfile *const *priors, int n, const space *s, size_t **order,
-                             size_t *len, rt_error *err) {
+rt_status replay_merge_orders(const size_t *const *orders, const size_t *lens, int n, size_t ns,
+                              size_t **order, size_t *len, rt_error *err) {
   *order = NULL;
   *len = 0;
-  size_t ns = space_size(s), big = (size_t)-1;
+  size_t big = (size_t)-1;
   prior_rank *pr = malloc((ns ? ns : 1) * sizeof *pr);
   if (!pr) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < ns; i++) pr[i] = (prior_rank){(double)n, big, i};
-  rt_status rc = RT_OK;
-  for (int p = 0; p < n && !rc; p++) {
-    size_t *o = NULL, m = 0;
-    if ((rc = ktfile_rank_in(priors[p], s, &o, &m, err))) break;
+  for (int p = 0; p < n; p++) {
+    const size_t *o = orders[p];
+    size_t m = lens[p];
     for (size_t r = 0; r < m; r++) {
+      if (o[r] >= ns) continue;
       pr[o[r]].score += (double)r / (double)m - 1.0;
       if (pr[o[r]].tie == big) pr[o[r]].tie = (size_t)p * ns + r;
     }
-    free(o);
   }
   size_t k = 0;
-  for (size_t i = 0; !rc && i < ns; i++)
+  for (size_t i = 0; i < ns; i++)
     if (pr[i].tie != big) pr[k++] = pr[i];
-  if (!rc) qsort(pr, k, sizeof *pr, prior_rank_cmp);
-  if (!rc && !(*order = malloc((k ? k : 1) * sizeof **order)))
+  qsort(pr, k, sizeof *pr, prior_rank_cmp);
+  rt_status rc = RT_OK;
+  if (!(*order = malloc((k ? k : 1) * sizeof **order)))
     rc = rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   for (size_t i = 0; !rc && i < k; i++) (*order)[i] = pr[i].idx;
   if (!rc) *len = k;
   free(pr);
+  return rc;
+}
+
+rt_status replay_rank_priors(const ktfile *const *priors, int n, const space *s, size_t **order,
+                             size_t *len, rt_error *err) {
+  *order = NULL;
+  *len = 0;
+  size_t **o = calloc((size_t)(n > 0 ? n : 1), sizeof *o);
+  size_t *m = calloc((size_t)(n > 0 ? n : 1), sizeof *m);
+  rt_status rc = o && m ? RT_OK : rt_error_set(err, RT_ERR_NOMEM, "out of memory");
+  for (int p = 0; p < n && !rc; p++) rc = ktfile_rank_in(priors[p], s, &o[p], &m[p], err);
+  if (!rc) rc = replay_merge_orders((const size_t *const *)o, m, n, space_size(s), order, len, err);
+  for (int p = 0; o && p < n; p++) free(o[p]);
+  free(o);
+  free(m);
   return rc;
 }
 

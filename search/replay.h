@@ -99,6 +99,13 @@ rt_status replay_run_given(const ktfile *kf, const char *name, int seeds, long b
  * recording that shares no parameter with s is RT_ERR_INVALID naming it. */
 rt_status replay_rank_priors(const ktfile *const *priors, int n, const space *s, size_t **order,
                              size_t *len, rt_error *err);
+/* The merge replay_rank_priors makes, of n rankings already in a space of ns configurations
+ * (orders[p]: lens[p] configuration numbers, fastest first; a number >= ns is ignored): by the
+ * mean rank fraction, one a ranking lacks counting as its last, ties in the first ranking's
+ * order.  What a tune's prior from the database merges its devices' and shapes' rankings with
+ * (tuner/tune_transfer.c).  *order malloc'ed, *len entries. */
+rt_status replay_merge_orders(const size_t *const *orders, const size_t *lens, int n, size_t ns,
+                              size_t **order, size_t *len, rt_error *err);
 void replay_stats_free(replay_stats *stats);
 
 /* Percentile q (0..100) of v[0..n) with linear interpolation; v is sorted in place. */

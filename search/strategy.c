@@ -262,8 +262,10 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
   st->cfg = malloc((size_t)st->np * sizeof *st->cfg);
   /* the prior's first entries, without repeats; a strategy that keeps its order takes none */
   size_t want = kind->flags & STRATEGY_KEEPS_ORDER ? 0 : st->opt.nprior;
-  if (want > STRATEGY_PRIOR_FIRST) want = STRATEGY_PRIOR_FIRST;
+  if (want > STRATEGY_PRIOR_MAX) want = STRATEGY_PRIOR_MAX;
   st->prior = malloc((want ? want : 1) * sizeof *st->prior);
+  st->trust.seeds = malloc((want ? want : 1) * sizeof *st->trust.seeds);
+  st->trust.seed_best = st->trust.own_best = INFINITY;
   for (size_t i = 0; st->prior && st->state && i < st->opt.nprior && st->nprior < want; i++) {
     size_t c = st->opt.prior[i];
     if (st->state[c]) continue;
@@ -274,7 +276,8 @@ rt_status strategy_new(const space *s, const strategy_options *opt, strategy **o
   st->opt.prior = NULL; /* the copy above is what is used */
   st->opt.nprior = 0;
   int feat_ok = strategy_features_init(st);
-  if (!st->state || !st->time || !st->perm || !st->cfg || !st->prior || !feat_ok) {
+  if (!st->state || !st->time || !st->perm || !st->cfg || !st->prior || !st->trust.seeds ||
+      !feat_ok) {
     strategy_free(st);
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for a space of %zu configurations",
                         space_size(s));
@@ -303,6 +306,7 @@ void strategy_free(strategy *st) {
   free(st->perm);
   free(st->cfg);
   free(st->prior);
+  free(st->trust.seeds);
   free(st->feat);
   free(st->feat_src);
   free(st);
@@ -310,17 +314,59 @@ void strategy_free(strategy *st) {
 
 const char *strategy_name(const strategy *st) { return st->kind->name; }
 
+/* ---- the prior and how far it is trusted ---- */
+
+int strategy_is_seed(const strategy *st, size_t idx) {
+  for (size_t k = 0; k < st->trust.nseeds; k++)
+    if (st->trust.seeds[k] == idx) return 1;
+  return 0;
+}
+
+/* The prior's next configuration when this ask is its turn, else -1 (the search's own turn).
+ * Its turns: the opening STRATEGY_PRIOR_FIRST seeds, then every STRATEGY_PRIOR_EVERY-th ask while
+ * the seeds lead (the best seed faster than anything the search chose itself), so never once
+ * the search's own results have beaten them, nor after a seed that stalled
+ * (strategy_prior_told).  Measured on the shared recordings (bench/bench_transfer.c,
+ * bench/results/transfer.md). */
+static long strategy_prior_turn(strategy *st) {
+  strategy_trust *t = &st->trust;
+  int open = t->nseeds < STRATEGY_PRIOR_FIRST;
+  int leads =
+      !t->lost && t->seed_best < t->own_best && t->own > 0 && t->own % STRATEGY_PRIOR_EVERY == 0;
+  while ((open || leads) && st->prior_pos < st->nprior) {
+    size_t j = st->prior[st->prior_pos++];
+    if (st->state[j] != ST_UNSEEN) continue;
+    t->seeds[t->nseeds++] = j;
+    if (!open) t->own++; /* the turn is spent: the next own turns count from here */
+    return (long)j;
+  }
+  if (!open) t->own++;
+  return -1;
+}
+
+/* What a result says of the prior: a seed's time, or the search's own.  The prior's turns end
+ * when the search's own beats every seed, or when a seed past the opening ones brings nothing
+ * better than the seeds before it (the ordering has stopped paying). */
+static void strategy_prior_told(strategy *st, size_t idx, double t) {
+  strategy_trust *tr = &st->trust;
+  if (tr->nseeds == 0) return;
+  size_t k = 0;
+  while (k < tr->nseeds && tr->seeds[k] != idx) k++;
+  if (k < tr->nseeds) {
+    if (k >= STRATEGY_PRIOR_FIRST && !(t < tr->seed_best)) tr->lost = 1;
+    if (t < tr->seed_best) tr->seed_best = t;
+  } else if (t < tr->own_best) {
+    tr->own_best = t; /* once below every seed, the prior never leads again: no seed comes */
+  }
+}
+
 size_t strategy_ask(strategy *st, size_t *out, size_t cap) {
   size_t k = 0;
   while (k < cap) {
     if (st->opt.max_evals > 0 && st->handed >= (size_t)st->opt.max_evals) break;
     if (st->handed >= st->n) break;
     if (st->opt.max_seconds > 0 && strategy_now(st) - st->t0 >= st->opt.max_seconds) break;
-    long j = -1;
-    while (j < 0 && st->prior_pos < st->nprior) {
-      j = (long)st->prior[st->prior_pos++];
-      if (st->state[j] != ST_UNSEEN) j = -1;
-    }
+    long j = strategy_prior_turn(st);
     if (j < 0 && st->kind->next) j = st->kind->next(st);
     if (j < 0 || st->state[j] != ST_UNSEEN) j = strategy_random_unseen(st);
     if (j < 0) break;
@@ -350,6 +396,7 @@ rt_status strategy_tell(strategy *st, size_t idx, rt_status status, double time_
   st->state[idx] = ST_TOLD;
   st->time[idx] = t;
   st->evals++;
+  strategy_prior_told(st, idx, t);
   if (t < st->best_time) {
     st->best = (long)idx;
     st->best_time = t;

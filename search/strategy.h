@@ -27,9 +27,10 @@
  * A prior (strategy_options.prior) transfers what is known from elsewhere, typically the same
  * kernel's results on another GPU: every strategy that does not keep its own order
  * (STRATEGY_KEEPS_ORDER) starts with its first STRATEGY_PRIOR_FIRST configurations, then
- * carries on as it would from any results; bayes, lever and steer try them and keep them out
- * of their model (a seed that reaches the target ends the search, one that misleads costs its
- * own evaluation and no more).
+ * carries on as it would from any results, the prior getting further turns only while its seeds
+ * lead (STRATEGY_PRIOR_EVERY); bayes, lever and steer try them and keep them out of their model
+ * (a seed that reaches the target ends the search, one that misleads costs its own evaluation
+ * and no more).
  *
  * What a strategy is beside its name is a flag of its table entry (strategy_flags), which the
  * callers ask instead of the name; every list of strategies a user reads is strategy_list's.
@@ -78,14 +79,29 @@ typedef struct strategy_options {
   const size_t *prior;         /* configurations to evaluate first, most promising first: e.g.
                               * the fastest of the same kernel's results on another GPU
                               * (ktfile_rank_in); copied.  NULL: none */
-  size_t nprior;               /* entries in prior (of which STRATEGY_PRIOR_FIRST are used) */
+  size_t nprior;               /* entries in prior (at most STRATEGY_PRIOR_MAX are used) */
 } strategy_options;
 
 /* How many of a prior's configurations a strategy evaluates before its own choices; they take
  * the place of its random start (ils's first point, genetic's first members) or come before it
- * (bayes' initial design).  Chosen on the development spaces with each other GPU's space of the same kernel as
- * the prior (bench/bench_strategies.c, "transfer"). */
-#define STRATEGY_PRIOR_FIRST 3
+ * (bayes' initial design).  Chosen on the shared recordings with every other GPU's recording of
+ * the same kernel as the prior (bench/bench_transfer.c; bench/results/transfer.md). */
+#ifndef STRATEGY_PRIOR_FIRST /* a -D may override it and STRATEGY_PRIOR_EVERY: the benchmark's variants */
+#define STRATEGY_PRIOR_FIRST 1
+#endif
+/* Trust (strategy.c, strategy_prior_turn): after the opening seeds, the prior's next entry gets
+ * every STRATEGY_PRIOR_EVERY-th turn while its seeds are ahead of the search's own results (the
+ * best seed faster than everything the search chose itself: one pick of the prior beat that
+ * many of the search's), up to STRATEGY_PRIOR_MAX entries in all.  The first result of the
+ * search's own that beats every seed, or a later seed that brings nothing better than the
+ * seeds before it, ends the prior's turns for good.  So a misleading prior costs its opening
+ * seed and at most one more, and a prior that keeps leading is followed down its ranking.
+ * Measured (bench/results/transfer.md): 2 or 3 opening seeds, or a turn every 4 or 8, cost
+ * more on the shared files than they gained. */
+#ifndef STRATEGY_PRIOR_EVERY
+#define STRATEGY_PRIOR_EVERY 16
+#endif
+#define STRATEGY_PRIOR_MAX 16
 
 /* Every configuration of s by predicted time, fastest first (ties and NaN in space order, NaN
  * last): the model strategy's order, and a prior from the model device.  *order: malloc'ed,

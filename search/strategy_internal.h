@@ -20,6 +20,22 @@ typedef struct strategy_kind {
   void (*free)(strategy *st);
 } strategy_kind;
 
+/* What the search knows of its prior's worth (strategy.c, strategy_prior_turn): the seeds it
+ * handed out, the best time among them and among its own choices (the prior has turns while the
+ * seeds' is the lower), and whether a later seed stalled (then it has none). */
+typedef struct strategy_trust {
+  size_t *seeds;    /* configurations handed out as the prior's, in order (owned) */
+  size_t nseeds;    /* entries in seeds */
+  size_t own;       /* configurations the search chose itself since the opening seeds */
+  double seed_best; /* best time told for a seed (INFINITY: none succeeded yet) */
+  double own_best;  /* best time told for the search's own */
+  int lost;         /* 1: a seed past the opening brought nothing better: no more turns */
+} strategy_trust;
+
+/* 1 when configuration idx was handed out as one of the prior's seeds: strategies that keep
+ * seeds out of their model (bayes) ask this. */
+int strategy_is_seed(const strategy *st, size_t idx);
+
 struct strategy {
   const space *sp;           /* the space walked */
   size_t n;                  /* its size */
@@ -48,9 +64,10 @@ struct strategy {
   size_t *perm;              /* random permutation of the unseen, for random picks */
   size_t perm_pos;           /* entries of perm already drawn */
   uint16_t *cfg;             /* scratch configuration, np entries */
-  size_t *prior;             /* the prior's configurations still to hand out first (owned) */
-  size_t nprior;             /* entries in prior (at most STRATEGY_PRIOR_FIRST) */
+  size_t *prior;             /* the prior's configurations, most promising first (owned) */
+  size_t nprior;             /* entries in prior (at most STRATEGY_PRIOR_MAX) */
   size_t prior_pos;          /* entries handed out or skipped */
+  strategy_trust trust;      /* how far the prior is trusted (strategy_prior_turn) */
   void *impl;                /* the strategy's own state */
 };
 

@@ -80,6 +80,8 @@ typedef struct tune_options {
   const char *const *priors; /* with npriors > 1: every --prior given (priors[0] == prior), the
                                configurations by their mean rank over them (replay_rank_priors) */
   int npriors;
+  int no_prior;              /* 1: no prior at all, not even the database's own results of the
+                               template on other devices and shapes (the default) */
   double max_seconds;        /* wall-clock budget; 0: none */
   int shard_index;           /* with shard_count > 1: only the configurations of shard
                                shard_index (0-based) are searched, so shard_count processes
@@ -130,8 +132,10 @@ typedef struct tune_report {
   timing_kind timing;        /* measured / predicted / replayed */
   char note[1024];           /* e.g. why the device was chosen; "" when nothing to say */
   char checked_shape[64];    /* the smaller shape the sim checked outputs on; "": the problem's */
-  char prior[256];           /* what --prior gave each template ("gemm_wgmma 31 ranked, ..."),
+  char prior[1024];          /* what the prior gave each template ("gemm_wgmma 31 ranked, ..."),
                                  "" without one */
+  size_t prior_results;      /* results of the database the default prior was made of */
+  int prior_default;         /* 1: the prior is the database's own (no --prior, no --no-prior) */
   char strategy[32];         /* the strategy used */
   long budget;               /* the evaluation budget */
   size_t evaluated;          /* candidates evaluated in this run */

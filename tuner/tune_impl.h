@@ -19,6 +19,7 @@
  *   tune_replay.c     a recorded file's space
  *   tune_refine.c     after a search: re-measure close ones, counters of the best, ties, verdicts
  *   tune_prior.c      priors: another recording's ranking, the model's prediction
+ *   tune_transfer.c   a prior from a database: other devices and nearby shapes
  *   tune_store.c      the database, in one place: the run, resume and claims, results,
  *                     winners, ceilings, calibrations
  */
@@ -285,6 +286,32 @@ rt_status tune_prior_check(tune_ctx *c, size_t ranked, rt_error *err);
 /* The model's ranking of template search s (for --prior model and the model strategy). */
 rt_status tune_prior_model(tune_ctx *c, tune_search *s, strategy_options *so, size_t **order,
                            rt_error *err);
+
+/* ---- tune_transfer.c ---- */
+#define TUNE_MAX_RANKINGS    32 /* rankings one template's prior merges */
+#define TUNE_TRANSFER_GROUPS 8  /* device-and-shape groups one database gives, nearest first */
+/* Rankings of one space, to be merged (replay_merge_orders); each order owned. */
+typedef struct tune_rankings {
+  size_t *order[TUNE_MAX_RANKINGS];
+  size_t len[TUNE_MAX_RANKINGS];
+  int n;
+} tune_rankings;
+/* What a database gave one template's prior. */
+typedef struct tune_transfer_summary {
+  size_t results;        /* results used */
+  int groups;            /* device-and-shape groups they came from */
+  int predicted;         /* 1: some are model-predicted (no measured or replayed one exists) */
+  size_t predicted_left; /* predicted results left out because measured ones exist */
+  char from[400];        /* "NVIDIA A100 at 4096x4096x4096; this device at 2048x2048x2048" */
+} tune_transfer_summary;
+/* Appends to R the rankings database d gives template TEMPLATE_NAME's space sp for problem
+ * prob on device DEVICE_NAME (tune_transfer.c's header says which results count); same_db: d
+ * is the database this run stores into.  Nothing found: RT_OK, sum->results 0. */
+rt_status tune_transfer_collect(struct db *d, int same_db, const char *template_name,
+                                const problem *prob, const char *device_name, const space *sp,
+                                tune_rankings *R, tune_transfer_summary *sum, rt_error *err);
+/* 1 when PATH begins with SQLite's header (a database, whatever its name). */
+int tune_path_is_database(const char *path);
 
 /* ---- tune_store.c: the database ---- */
 rt_status tune_store_open(tune_ctx *c, rt_error *err);

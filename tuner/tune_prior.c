@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/db.h"
 #include "model/occupancy.h"
 #include "search/replay.h"
 #include "template/ktfile.h"
@@ -80,46 +81,107 @@ int tune_prior_is_model(const tune_options *o) {
   return o->prior && strcmp(o->prior, "model") == 0;
 }
 
-/* The configurations of sp (template NAME) by what the --prior files say: one file's times, or
- * several files' mean rank (replay_rank_priors), into *order; none (and RT_OK) when no file
- * holds anything for this template and problem or shares a parameter with it; either way
- * rep->prior says what they gave.  Errors: a file that cannot be read. */
+/* One --prior FILE's rankings of sp into R: a database (by its header, tune_transfer.c) gives
+ * its device-and-shape groups, a recording or export (ktfile_load_select) its times.  *none
+ * says why nothing was ranked when nothing was.  Errors: a file that cannot be read. */
+static rt_status prior_file(tune_ctx *c, const char *path, const char *name, const space *sp,
+                            tune_rankings *R, const char **none, rt_error *err) {
+  if (tune_path_is_database(path)) {
+    db *d = NULL;
+    rt_status rc = db_open(path, DB_READONLY, &d, err);
+    if (rc) return rc;
+    device_identity id;
+    device_get_identity(c->dev, &id);
+    tune_transfer_summary sum;
+    rc = tune_transfer_collect(d, 0, name, &c->prob, id.name, sp, R, &sum, err);
+    db_close(d);
+    if (!rc && sum.results) *none = NULL;
+    return rc;
+  }
+  /* the problem as given (a replay without --shape/--dtype: the file's only one) */
+  ktfile_select sel = {name, c->o->shape ? c->prob.shape : NULL,
+                       c->o->dtype ? c->prob.dtype : NULL};
+  ktfile *kf = NULL;
+  rt_status rc = ktfile_load_select(path, &sel, &kf, err);
+  if (rc == RT_ERR_NOT_FOUND) return RT_OK;
+  if (rc) return rc;
+  size_t *o = NULL, m = 0;
+  rc = ktfile_rank_in(kf, sp, &o, &m, err);
+  ktfile_free(kf);
+  if (rc == RT_ERR_INVALID) {
+    if (*none) *none = "no parameter in common";
+    return RT_OK;
+  }
+  if (rc) return rc;
+  if (R->n >= TUNE_MAX_RANKINGS) {
+    free(o);
+    return RT_OK;
+  }
+  R->order[R->n] = o;
+  R->len[R->n++] = m;
+  *none = NULL;
+  return RT_OK;
+}
+
+/* The default prior: the target database's results of template NAME on other devices and
+ * shapes (tune_transfer.c), with its words in rep->prior. */
+static rt_status prior_default(tune_ctx *c, const char *name, const space *sp, tune_rankings *R,
+                               rt_error *err) {
+  if (!c->db) return RT_OK; /* --no-db: no database, no prior from it, nothing to say */
+  tune_transfer_summary sum;
+  memset(&sum, 0, sizeof sum);
+  device_identity id;
+  device_get_identity(c->dev, &id);
+  rt_status rc = tune_transfer_collect(c->db, 1, name, &c->prob, id.name, sp, R, &sum, err);
+  if (rc) return rc;
+  char *p = c->rep->prior;
+  size_t l = strlen(p);
+  c->rep->prior_default = 1;
+  c->rep->prior_results += sum.results;
+  if (!sum.results)
+    snprintf(p + l, sizeof c->rep->prior - l,
+             "%snone for %s in the database (no result of it for %s on another device or "
+             "shape)",
+             l ? "; " : "", name, c->prob.dtype);
+  else {
+    char left[96] = "";
+    if (sum.predicted_left)
+      snprintf(left, sizeof left, ", %zu model-predicted left out (measured or replayed exist)",
+               sum.predicted_left);
+    snprintf(p + l, sizeof c->rep->prior - l, "%s%zu results of %s from the database (%s)%s%s",
+             l ? "; " : "", sum.results, name, sum.from,
+             sum.predicted ? ", model-predicted: no measured or replayed result exists" : "", left);
+  }
+  return RT_OK;
+}
+
+/* The configurations of sp (template NAME) by what the priors say: the --prior files' rankings
+ * (recordings, exports, databases) or, without any, the target database's results on other
+ * devices and shapes, merged by mean rank (replay_merge_orders) into *order; none (and RT_OK)
+ * when nothing ranks this template; either way rep->prior says what they gave.  --no-prior:
+ * none, silently.  Errors: a file that cannot be read, named. */
 rt_status tune_prior(tune_ctx *c, const char *name, const space *sp, size_t **order, size_t *n,
                      rt_error *err) {
   *order = NULL;
   *n = 0;
-  /* the problem as given (a replay without --shape/--dtype: the file's only one) */
-  ktfile_select sel = {name, c->o->shape ? c->prob.shape : NULL,
-                       c->o->dtype ? c->prob.dtype : NULL};
-  int nf = c->o->npriors > 1 ? c->o->npriors : 1;
-  ktfile *kf[TUNE_MAX_PRIORS] = {NULL};
-  int loaded = 0;
-  rt_error e = {0};
+  if (c->o->no_prior) return RT_OK;
+  tune_rankings R;
+  memset(&R, 0, sizeof R);
   const char *none = "no results for this problem"; /* why nothing is ranked, when it is not */
   rt_status rc = RT_OK;
-  for (int f = 0; f < nf && f < TUNE_MAX_PRIORS && !rc; f++) {
-    const char *path = nf > 1 ? c->o->priors[f] : c->o->prior;
-    rc = ktfile_load_select(path, &sel, &kf[loaded], &e);
-    if (rc == RT_ERR_NOT_FOUND)
-      rc = RT_OK;
-    else if (rc == RT_OK)
-      loaded++;
-  }
-  if (!rc && loaded) {
-    rc = replay_rank_priors((const ktfile *const *)kf, loaded, sp, order, n, &e);
-    if (rc == RT_ERR_INVALID)
-      none = "no parameter in common", rc = RT_OK;
-    else if (!rc)
-      none = NULL;
-  }
-  for (int f = 0; f < loaded; f++) ktfile_free(kf[f]);
-  if (rc) {
-    if (err) *err = e;
-    return rc;
-  }
+  int explicit = c->o->prior != NULL;
+  int nf = c->o->npriors > 1 ? c->o->npriors : 1;
+  for (int f = 0; explicit && f < nf && f < TUNE_MAX_PRIORS && !rc; f++)
+    rc = prior_file(c, nf > 1 ? c->o->priors[f] : c->o->prior, name, sp, &R, &none, err);
+  if (!explicit && !rc) rc = prior_default(c, name, sp, &R, err);
+  if (!rc && R.n)
+    rc = replay_merge_orders((const size_t *const *)R.order, R.len, R.n, space_size(sp), order, n,
+                             err);
+  for (int i = 0; i < R.n; i++) free(R.order[i]);
+  if (rc || !explicit) return rc;
   char *p = c->rep->prior;
   size_t l = strlen(p);
-  if (none)
+  if (!*n)
     snprintf(p + l, sizeof c->rep->prior - l, "%s%s none (%s)", l ? ", " : "", name, none);
   else
     snprintf(p + l, sizeof c->rep->prior - l, "%s%s %zu ranked", l ? ", " : "", name, *n);
@@ -141,7 +203,7 @@ rt_status tune_prior_check(tune_ctx *c, size_t ranked, rt_error *err) {
 rt_status tune_priors(tune_ctx *c, tune_lineup *L, rt_error *err) {
   const tune_options *o = c->o;
   size_t ranked = 0;
-  for (int i = 0; i < L->n && o->prior && !tune_prior_is_model(o) && !o->config; i++) {
+  for (int i = 0; i < L->n && !o->no_prior && !tune_prior_is_model(o) && !o->config; i++) {
     if (!L->sp[i]) continue;
     rt_status rc =
         tune_prior(c, manifest_name(L->m[i]), L->sp[i], &L->prior[i], &L->nprior[i], err);

@@ -43,7 +43,7 @@ static rt_status replay_begin(tune_ctx *c, tune_search *s, const ktfile *kf, rt_
   }
   size_t *prior = NULL;
   rt_status rc = RT_OK;
-  if (o->prior) {
+  if (!o->no_prior) {
     if ((rc = tune_prior(c, s->name, kf->space, &prior, &so.nprior, err)) ||
         (rc = tune_prior_check(c, so.nprior, err)))
       return rc;
