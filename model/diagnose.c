@@ -434,10 +434,10 @@ static int say_roof(diag_ctx *c, char *s, size_t ss) {
     lever_tiles(lb, in, '+');
     lever_add(lb, in->roles, ROLE_TILE_K, '+');
     snprintf(s, ss,
-             "L2-bound: loads through L2 at %d %% of its ~%s (DRAM at %d %%): %s%s loads each "
+             "L2-bound: loads through L2 at %d %% of its ~%s (DRAM at %d %%): %s%s %s each "
              "input tile fewer times",
              pct(c->l2_frac), roof, pct(out->bw_frac), lb->first[0] ? "a larger " : "larger tiles",
-             lb->first);
+             lb->first, lb->first[0] ? "loads" : "load");
   } else if (out->bw_frac >= DIAG_NEAR_ROOF) {
     snprintf(out->limit, sizeof out->limit, "memory");
     fmt_rate(roof, sizeof roof, cl->bw, "B/s");
