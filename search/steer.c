@@ -136,7 +136,7 @@ static rt_status steer_init(strategy *st, int turns, rt_error *err) {
   if (!ss) return rt_error_set(err, RT_ERR_NOMEM, "out of memory");
   ss->pending = -1;
   ss->turns = turns;
-  bo_setup setup = {1, 1, {steer_exploit, steer_told, ss}};
+  bo_setup setup = {1, 1, 1, {steer_exploit, steer_told, ss}};
   rt_status rc = bo_init(st, &setup, err);
   if (rc && !st->impl) free(ss); /* bo_free frees it otherwise */
   return rc;
