@@ -99,6 +99,8 @@ enum {
   STRATEGY_KEEPS_ORDER = 2, /* an order of its own (space order, predicted order): takes no prior */
   STRATEGY_EXHAUSTIVE = 4,  /* asks for every configuration: nothing for the roof rules to skip */
   STRATEGY_PREDICTED = 8,   /* needs predicted times (strategy_options.predict) */
+  STRATEGY_DEFAULT = 16,    /* the default: exactly one strategy has it, the one the measurements
+                               support (strategy_default) */
 };
 
 /* The names, NULL-terminated, in a stable order. */

@@ -123,6 +123,7 @@ static json_t *scored_json(const char *file, const ktfile *kf, const replay_stat
   json_object_set_new(o, "counters_gpu", json_string(rs->gpu));
   json_object_set_new(o, "blind", json_boolean(rs->blind));
   json_object_set_new(o, "survey_cost", json_real(rs->survey_cost));
+  json_object_set_new(o, "results_told", json_integer((json_int_t)rs->steps));
   json_object_set_new(o, "lever_share",
                       json_real(rs->steps ? (double)rs->lever_steps / (double)rs->steps : 0));
   json_object_set_new(o, "learned_share",
