@@ -170,7 +170,8 @@ static rt_status bo_inputs(strategy *st, strategy_bo *bo, const bo_setup *setup,
     }
   }
   for (size_t i = 0; bo->npred && i < st->n; i++)
-    for (int f = 0; f < bo->npred; f++) bo->x[i * (size_t)bo->nd + (size_t)(bo->nd - bo->npred + f)] = 0.5;
+    for (int f = 0; f < bo->npred; f++)
+      bo->x[i * (size_t)bo->nd + (size_t)(bo->nd - bo->npred + f)] = 0.5;
   for (int f = 0; f < nf; f++) {
     const double *fv = st->feat;
     double fl = INFINITY, fh = -INFINITY;
@@ -347,11 +348,15 @@ static double bo_law_weight(strategy_bo *bo) {
   double *d2f = d2a + (size_t)n * (size_t)n, *k = d2f + (size_t)n * (size_t)n;
   for (int i = 0; i < n; i++)
     for (int j = 0; j <= i; j++) {
-      const double *xi = bo->x + bo->obs[i] * (size_t)bo->nd, *xj = bo->x + bo->obs[j] * (size_t)bo->nd;
+      const double *xi = bo->x + bo->obs[i] * (size_t)bo->nd,
+                   *xj = bo->x + bo->obs[j] * (size_t)bo->nd;
       double a = 0, f = 0;
       for (int p = 0; p < bo->nd; p++) {
         double d = xi[p] - xj[p];
-        if (p < base) a += d * d; else f += d * d;
+        if (p < base)
+          a += d * d;
+        else
+          f += d * d;
       }
       d2a[i * n + j] = a, d2f[i * n + j] = f;
     }
@@ -393,7 +398,8 @@ static void bo_laws(strategy *st, strategy_bo *bo) {
   bo->law_weight = bo->laws_held ? bo_law_weight(bo) : 1;
   if (bo->law_weight != 1)
     for (size_t i = 0; i < st->n; i++)
-      for (int f = 0; f < bo->npred; f++) bo->x[i * (size_t)bo->nd + (size_t)(base + f)] *= bo->law_weight;
+      for (int f = 0; f < bo->npred; f++)
+        bo->x[i * (size_t)bo->nd + (size_t)(base + f)] *= bo->law_weight;
   bo_refactor(bo);
   bo->next_law = bo->nobs + (bo->nobs / 8 > 1 ? bo->nobs / 8 : 1);
 }
