@@ -154,7 +154,8 @@ static rt_status strategy_steer_turns_init(strategy *st, rt_error *err) {
 /* The default (STRATEGY_DEFAULT): even with bayes or ahead on every set measured and ahead on the
  * counter recordings (bench/results/diagnosis.md, replayed: the KTT convolution 29 evaluations
  * against bayes' 42 at 30 seeds and 32.5 at 100; pnpoly's modes 43 against 66 at 100 seeds; the
- * same as bayes elsewhere). */
+ * same median as bayes on every other recording and on each of rooftune's ten template problems
+ * on model:h200). */
 const strategy_kind strategy_kind_steer = {"steer", STRATEGY_DEFAULT, strategy_steer_init,
                                            bo_next, bo_told,          bo_free};
 const strategy_kind strategy_kind_steer_turns = {"steer_turns", 0,       strategy_steer_turns_init,
