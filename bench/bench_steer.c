@@ -33,10 +33,11 @@
  * search uses them when they are the whole truth; (a) says it on real hardware.
  *
  * usage: bench_steer [--spaces DIR] [--seeds N] [--set abcf] [--strategies a,b,...]
- *                    [--family-strategies a,b-even,...] [--stop FRACTION]
+ *                    [--family-strategies a,b-even,...] [--stop FRACTION] [--cases K]
  *   DIR: the brute-forced spaces (default ../shared/data/spaces beside the checkout);
  *   FRACTION: the share of its roof at which a template stops in (f) (default: the model
- *   device's, ROOFLINE_STOP_SPEC).
+ *   device's, ROOFLINE_STOP_SPEC); K: only the first K problems of (b) (model_cases.h), as
+ *   their brute-forced spaces take minutes each to build on a small host.
  */
 #include <dirent.h>
 #include <math.h>
@@ -570,6 +571,7 @@ static int bench_families(const char *db, const char *list, int seeds, double st
 
 int main(int argc, char **argv) {
   int seeds = 30;
+  size_t ncases = MODEL_CASES;
   const char *dir = NULL, *sets = "abcf",
              *list = "random,ils,annealing,genetic,lever,bayes,steer,steer-blind,steer_turns";
   const char *flist = "random,bayes,steer,steer-blind,bayes-even,steer-even";
@@ -588,10 +590,12 @@ int main(int argc, char **argv) {
       flist = argv[++i];
     else if (!strcmp(argv[i], "--stop") && i + 1 < argc)
       stop = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--cases") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+      ncases = (size_t)atoi(argv[++i]);
     else {
       fprintf(stderr,
               "usage: bench_steer [--spaces DIR] [--seeds N] [--set abcf] [--strategies a,b,...] "
-              "[--family-strategies a,b-even,...] [--stop FRACTION]\n");
+              "[--family-strategies a,b-even,...] [--stop FRACTION] [--cases K]\n");
       return 2;
     }
   }
@@ -634,7 +638,7 @@ int main(int argc, char **argv) {
                   : "/tmp",
            cache ? "" : "/.cache");
   if (strchr(sets, 'b')) {
-    for (size_t c = 0; c < MODEL_CASES && ns < MAX_SPACES - 1; c++)
+    for (size_t c = 0; c < MODEL_CASES && c < ncases && ns < MAX_SPACES - 1; c++)
       if (!load_case(&model_cases[c], db, &sp[ns])) ns++;
   }
   double t_cases = now();

@@ -123,6 +123,11 @@ static json_t *scored_json(const char *file, const ktfile *kf, const replay_stat
   json_object_set_new(o, "counters_gpu", json_string(rs->gpu));
   json_object_set_new(o, "blind", json_boolean(rs->blind));
   json_object_set_new(o, "survey_cost", json_real(rs->survey_cost));
+  json_object_set_new(o, "results_told", json_integer((json_int_t)rs->steps));
+  json_t *per = json_array(); /* seed by seed, for paired comparisons (-1: missed) */
+  for (int i = 0; rs->evals && i < rs->seeds; i++)
+    json_array_append_new(per, json_integer(rs->evals[i]));
+  json_object_set_new(o, "evals_per_seed", per);
   json_object_set_new(o, "lever_share",
                       json_real(rs->steps ? (double)rs->lever_steps / (double)rs->steps : 0));
   json_object_set_new(o, "learned_share",

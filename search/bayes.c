@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "search/bayes_internal.h"
+#include "search/law_internal.h"
 
 /* Tuned on the development spaces (convolution_A100, dedispersion_A100, pnpoly_RTX_3090;
  * see bench/bench_strategies.c): */
@@ -77,7 +78,17 @@ typedef struct {
   unsigned *mark;    /* per configuration: the step that made it a candidate */
   unsigned stamp;    /* this step */
   bo_hooks hooks;    /* steer's exploitation; exploit NULL for bayes */
+  int npred;         /* predicted inputs (bo_setup.predict): the features, then BO_WORK counted
+                        work; the last npred inputs; 0: none */
+  fact_law law;      /* their laws' terms */
+  double *work;      /* per configuration: log FLOPs and log DRAM bytes its diagnosis counted
+                        (BO_WORK values, NaN unknown) */
+  int next_law;      /* results in the model at which the laws are fitted again */
+  int laws_held;     /* predicted inputs whose law held at the last fit */
+  double law_weight; /* the weight the evidence gave them then (bo_law_weight) */
 } strategy_bo;
+
+enum { BO_WORK = 2 }; /* counted work: log FLOPs, log DRAM bytes */
 
 static double bo_kernel(const strategy_bo *bo, size_t a, size_t b) {
   const double *xa = bo->x + a * (size_t)bo->nd, *xb = bo->x + b * (size_t)bo->nd;
@@ -98,7 +109,7 @@ static int bo_twos(long long v) {
 }
 
 /* 1 when parameter sp looks like a choice of modes: 3 or 4 values that are 0, 1, 2 (, 3). */
-static int bo_is_mode(const space_param *sp) {
+int bo_is_mode(const space_param *sp) {
   int seq = sp->ints && sp->count >= 3 && sp->count <= 4;
   for (int i = 0; seq && i < sp->count; i++) seq = sp->ints[i] == i;
   return seq;
@@ -139,6 +150,10 @@ static rt_status bo_inputs(strategy *st, strategy_bo *bo, const bo_setup *setup,
    * only once evaluated says nothing of the candidates */
   int nf = setup->features && st->opt.survey && st->feat ? st->nfeat : 0;
   bo->nd += nf;
+  /* without a survey, the features and the counted work as their laws predict them (bo_laws);
+   * until a law holds its input is the same for every configuration: no input at all */
+  bo->npred = setup->predict && !st->opt.survey && st->feat ? st->nfeat + BO_WORK : 0;
+  bo->nd += bo->npred;
   bo->x = calloc(st->n * (size_t)bo->nd, sizeof *bo->x);
   if (!bo->x) {
     free(align);
@@ -154,6 +169,9 @@ static rt_status bo_inputs(strategy *st, strategy_bo *bo, const bo_setup *setup,
       if (mode[p]) xi[mode[p] + c[p]] = sqrt(0.5); /* two modes: a squared distance of 1 */
     }
   }
+  for (size_t i = 0; bo->npred && i < st->n; i++)
+    for (int f = 0; f < bo->npred; f++)
+      bo->x[i * (size_t)bo->nd + (size_t)(bo->nd - bo->npred + f)] = 0.5;
   for (int f = 0; f < nf; f++) {
     const double *fv = st->feat;
     double fl = INFINITY, fh = -INFINITY;
@@ -190,7 +208,12 @@ rt_status bo_init(strategy *st, const bo_setup *setup, rt_error *err) {
   if (rc) return rc;
   if (!bo->obs || !bo->y || !bo->L || !bo->alpha || !bo->cand || !bo->v || !bo->mark)
     return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
-  return bo_inputs(st, bo, setup, err);
+  if ((rc = bo_inputs(st, bo, setup, err)) || !bo->npred) return rc;
+  bo->next_law = BO_INIT;
+  bo->work = malloc(st->n * BO_WORK * sizeof *bo->work);
+  if (!bo->work) return rt_error_set(err, RT_ERR_NOMEM, "out of memory for the Bayesian model");
+  for (size_t i = 0; i < st->n * BO_WORK; i++) bo->work[i] = NAN;
+  return law_init(st, &bo->law, err);
 }
 
 /* Appends configuration idx to the model: one new row of the Cholesky factor. */
@@ -213,8 +236,10 @@ static void bo_add(strategy *st, strategy_bo *bo, size_t idx, double t) {
   bo->stale = 1;
 }
 
-static void bo_fit(strategy_bo *bo) {
-  int n = bo->nobs, m = BO_MAXOBS;
+/* The results' log times standardised into z (failures as the worst time seen), with the mean
+ * and the spread they were standardised by. */
+static void bo_standard(const strategy_bo *bo, double *z, double *mean_out, double *sd_out) {
+  int n = bo->nobs;
   double sum = 0, worst = -INFINITY;
   int ok = 0;
   for (int i = 0; i < n; i++)
@@ -224,20 +249,24 @@ static void bo_fit(strategy_bo *bo) {
       if (bo->y[i] > worst) worst = bo->y[i];
     }
   double mean = ok ? sum / ok : 0, ss = 0;
-  double *z = bo->alpha;
   for (int i = 0; i < n; i++) {
     z[i] = isnan(bo->y[i]) ? (ok ? worst : 0) : bo->y[i];
     ss += (z[i] - mean) * (z[i] - mean);
   }
   double sd = n > 1 ? sqrt(ss / (n - 1)) : 1;
   if (!(sd > 1e-12)) sd = 1;
-  bo->ymean = mean;
-  bo->ysd = sd;
+  for (int i = 0; i < n; i++) z[i] = (z[i] - mean) / sd;
+  *mean_out = mean;
+  *sd_out = sd;
+}
+
+static void bo_fit(strategy_bo *bo) {
+  int n = bo->nobs, m = BO_MAXOBS;
+  double *z = bo->alpha;
+  bo_standard(bo, z, &bo->ymean, &bo->ysd);
   bo->ybest = INFINITY;
-  for (int i = 0; i < n; i++) {
-    z[i] = (z[i] - mean) / sd;
+  for (int i = 0; i < n; i++)
     if (z[i] < bo->ybest) bo->ybest = z[i];
-  }
   /* alpha = L^-T L^-1 z */
   for (int i = 0; i < n; i++) {
     const double *li = bo->L + (size_t)i * (size_t)m;
@@ -251,6 +280,128 @@ static void bo_fit(strategy_bo *bo) {
     z[i] = s / bo->L[(size_t)i * (size_t)m + (size_t)i];
   }
   bo->stale = 0;
+}
+
+/* The Cholesky factor anew, every result's row, after the inputs changed (bo_laws). */
+static void bo_refactor(strategy_bo *bo) {
+  int n = bo->nobs;
+  bo->nobs = 0;
+  for (int i = 0; i < n; i++) {
+    double y = bo->y[i];
+    bo_add(NULL, bo, bo->obs[i], 1);
+    bo->y[i] = y;
+  }
+}
+
+/* What configuration i's predicted input f is known to be: its feature once handed out, its
+ * counted work once told; NaN before. */
+static double bo_known(const strategy *st, const strategy_bo *bo, size_t i, int f) {
+  return f < st->nfeat ? st->feat[i * (size_t)st->nfeat + (size_t)f]
+                       : bo->work[i * BO_WORK + (size_t)(f - st->nfeat)];
+}
+
+/* The weights a held law's input may get, chosen by the evidence (bo_law_weight): 0 leaves it
+ * out (the time does not follow it), 1 counts its range as a parameter's, 2 and 4 as a fact
+ * that moves the time more than one parameter's whole domain does. */
+static const double bo_law_weights[] = {0, 1, 2, 4};
+enum { BO_NWEIGHTS = sizeof bo_law_weights / sizeof bo_law_weights[0] };
+
+/* The log marginal likelihood of the results' standardised times z under the kernel with squared
+ * distances d2a + w^2 d2f between results (n x n each); k: n x n scratch. */
+static double bo_evidence(const double *d2a, const double *d2f, double w, const double *z, int n,
+                          double *k) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j <= i; j++) {
+      double r = sqrt(5 * (d2a[i * n + j] + w * w * d2f[i * n + j])) / BO_LENGTH;
+      k[i * n + j] = (1 + r + r * r / 3) * exp(-r) + (i == j ? BO_NOISE : 0);
+    }
+  double logdet = 0, quad = 0;
+  for (int j = 0; j < n; j++) { /* Cholesky in place, lower */
+    double d = k[j * n + j];
+    for (int q = 0; q < j; q++) d -= k[j * n + q] * k[j * n + q];
+    d = sqrt(d > 1e-9 ? d : 1e-9);
+    k[j * n + j] = d;
+    logdet += 2 * log(d);
+    for (int i = j + 1; i < n; i++) {
+      double s = k[i * n + j];
+      for (int q = 0; q < j; q++) s -= k[i * n + q] * k[j * n + q];
+      k[i * n + j] = s / d;
+    }
+  }
+  double v[BO_MAXOBS];
+  for (int i = 0; i < n; i++) {
+    double s = z[i];
+    for (int q = 0; q < i; q++) s -= k[i * n + q] * v[q];
+    v[i] = s / k[i * n + i];
+    quad += v[i] * v[i];
+  }
+  return -0.5 * quad - 0.5 * logdet;
+}
+
+/* The weight of bo_law_weights under which the results' times are likeliest (type-II maximum
+ * likelihood over one number, not per input: ARD over every input overfitted, bayes.c's head),
+ * the predicted inputs being set at weight 1; 1 when out of memory. */
+static double bo_law_weight(strategy_bo *bo) {
+  int n = bo->nobs, base = bo->nd - bo->npred;
+  double *d2a = malloc(3 * (size_t)n * (size_t)n * sizeof *d2a), z[BO_MAXOBS], mean, sd;
+  if (!d2a) return 1;
+  double *d2f = d2a + (size_t)n * (size_t)n, *k = d2f + (size_t)n * (size_t)n;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j <= i; j++) {
+      const double *xi = bo->x + bo->obs[i] * (size_t)bo->nd,
+                   *xj = bo->x + bo->obs[j] * (size_t)bo->nd;
+      double a = 0, f = 0;
+      for (int p = 0; p < bo->nd; p++) {
+        double d = xi[p] - xj[p];
+        if (p < base)
+          a += d * d;
+        else
+          f += d * d;
+      }
+      d2a[i * n + j] = a, d2f[i * n + j] = f;
+    }
+  bo_standard(bo, z, &mean, &sd);
+  double best = 1, top = -INFINITY;
+  for (int w = 0; w < BO_NWEIGHTS; w++) {
+    double e = bo_evidence(d2a, d2f, bo_law_weights[w], z, n, k);
+    if (e > top) top = e, best = bo_law_weights[w];
+  }
+  free(d2a);
+  return best;
+}
+
+/* Fits each predicted input's law to the results in the model and, where it holds (law.c), sets
+ * the input: the known value where there is one, else the law's, scaled to 0..1 over the known
+ * values (a prediction beyond them clipped half a range out), times the weight the evidence
+ * gives the held inputs together; where it does not hold, the same value for every
+ * configuration.  Then the factor anew.  Run at BO_INIT results and each time they grow by an
+ * eighth: the laws settle as results come, and a refit costs O(n^3). */
+static void bo_laws(strategy *st, strategy_bo *bo) {
+  double y[BO_MAXOBS], beta[LAW_MAX_TERMS];
+  int base = bo->nd - bo->npred;
+  bo->laws_held = 0;
+  for (int f = 0; f < bo->npred; f++) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int j = 0; j < bo->nobs; j++) {
+      y[j] = bo_known(st, bo, bo->obs[j], f);
+      if (isfinite(y[j])) lo = y[j] < lo ? y[j] : lo, hi = y[j] > hi ? y[j] : hi;
+    }
+    int held = law_fit(&bo->law, bo->obs, y, (size_t)bo->nobs, beta) >= LAW_MIN_R2 && hi > lo;
+    bo->laws_held += held;
+    for (size_t i = 0; i < st->n; i++) {
+      double v = held ? bo_known(st, bo, i, f) : NAN;
+      if (held && !isfinite(v)) v = law_predict(&bo->law, i, beta);
+      v = held ? (v - lo) / (hi - lo) : 0.5;
+      bo->x[i * (size_t)bo->nd + (size_t)(base + f)] = v < -0.5 ? -0.5 : v > 1.5 ? 1.5 : v;
+    }
+  }
+  bo->law_weight = bo->laws_held ? bo_law_weight(bo) : 1;
+  if (bo->law_weight != 1)
+    for (size_t i = 0; i < st->n; i++)
+      for (int f = 0; f < bo->npred; f++)
+        bo->x[i * (size_t)bo->nd + (size_t)(base + f)] *= bo->law_weight;
+  bo_refactor(bo);
+  bo->next_law = bo->nobs + (bo->nobs / 8 > 1 ? bo->nobs / 8 : 1);
 }
 
 static double bo_normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
@@ -409,6 +560,7 @@ long bo_next(strategy *st) {
     }
     return bo->ls_on ? strategy_ls_next(st, &bo->ls) : -1;
   }
+  if (bo->npred && bo->nobs >= bo->next_law) bo_laws(st, bo);
   if (bo->stale) bo_fit(bo);
   size_t nneigh, nmoves;
   long base;
@@ -450,6 +602,12 @@ void bo_told(strategy *st, size_t idx, double t) {
    * Measured on the shared recordings (bench/bench_transfer.c, 30 seeds): seeds in the model, or
    * in place of the design, took convolution_A4000 with the A100's as prior from 23 to 45-60
    * evaluations; kept out, 26. */
+  const diagnosis *d = st->told;
+  if (bo->npred && d && isfinite(t)) { /* the work its counters counted: no time in it */
+    double s = t * 1e-3;
+    bo->work[idx * BO_WORK] = d->achieved_flops > 0 ? log(d->achieved_flops * s) : NAN;
+    bo->work[idx * BO_WORK + 1] = d->achieved_bw > 0 ? log(d->achieved_bw * s) : NAN;
+  }
   if (!bo_is_seed(st, idx)) bo_add(st, bo, idx, t);
   if (bo->ls_on) strategy_ls_told(st, &bo->ls, idx, t);
   if (bo->hooks.told) bo->hooks.told(st, bo->hooks.state, idx, t);
@@ -466,13 +624,15 @@ void bo_free(strategy *st) {
   free(bo->cand);
   free(bo->v);
   free(bo->mark);
+  free(bo->work);
+  law_free(&bo->law);
   strategy_ls_free(&bo->ls);
   free(bo->hooks.state);
   free(bo);
 }
 
 static rt_status strategy_bayes_init(strategy *st, rt_error *err) {
-  bo_setup plain = {0, 0, {NULL, NULL, NULL}};
+  bo_setup plain = {0, 0, 0, {NULL, NULL, NULL}};
   return bo_init(st, &plain, err);
 }
 

@@ -31,8 +31,16 @@ typedef struct bo_setup {
   int categorical; /* 1: a parameter of 3 or 4 values 0, 1, 2 (, 3) names modes (a method, a
                       variant), not magnitudes: one input per value instead of a position */
   int features;    /* 1: the caller's features (strategy_options.features) are inputs too */
+  int predict;     /* 1: where the features are known only once tried (no survey), the features
+                      and the counted work of the diagnoses (log FLOPs, log DRAM bytes), each
+                      predicted by its law for the configurations not tried yet (law_internal.h),
+                      are inputs while the law holds; a strategy told neither (blind, no counters,
+                      no facts) searches exactly as without */
   bo_hooks hooks;  /* exploit NULL: bayes' exploitation */
 } bo_setup;
+
+/* 1 when parameter sp looks like a choice of modes: 3 or 4 values that are 0, 1, 2 (, 3). */
+int bo_is_mode(const space_param *sp);
 
 /* Sets st->impl up for the search with setup; bo_next, bo_told and bo_free run it. */
 rt_status bo_init(strategy *st, const bo_setup *setup, rt_error *err);

@@ -46,12 +46,12 @@ const char *strategy_list(int without, char *buf, size_t size) {
   return buf;
 }
 
-/* bayes: the steered search (steer) leads it on the counter recordings and the public spaces but
- * not on rooftune's own templates on the model device, where its targets asked for 1.3x
- * (bench/bench_steer.c, 30 seeds: counter recordings 1.38x, 1.22x on 100 seeds; templates
- * 1.00x; public spaces 1.40x, no file below 0.97x; bench/results/steer.md), so by the rule it was
- * set, bayes stays.  lever alone trails bayes on the templates (1.58 against 1.83). */
-const char *strategy_default(void) { return "bayes"; }
+/* The kind flagged STRATEGY_DEFAULT in its table entry (why that one: at its entry). */
+const char *strategy_default(void) {
+  for (size_t i = 0; i < STRATEGY_NKINDS; i++)
+    if (strategy_kinds[i]->flags & STRATEGY_DEFAULT) return strategy_kinds[i]->name;
+  return "bayes";
+}
 
 static double strategy_monotonic(void *ctx) {
   (void)ctx;

@@ -20,9 +20,10 @@
  * without counters, which carry no diagnosis, lever and bayes make the same choices), steer
  * (bayes told what the diagnosis knows: the best's lever first while lever moves pay, a lever
  * learned from the evaluations where no role is declared, the pre-run facts as surrogate inputs
- * when surveyed, exploitation one parameter at a time; see steer.c), and model (in the order of a predicted time from the caller, e.g. the model
- * device).  The default was chosen by results on brute-forced spaces: see
- * bench/bench_strategies.c, bench/bench_steer.c and strategy_default().
+ * when surveyed, predicted by their laws otherwise; see steer.c; steer_turns: exploitation one
+ * parameter at a time), and model (in the order of a predicted time from the caller, e.g. the
+ * model device).  The default (STRATEGY_DEFAULT, steer) was chosen by replayed results on
+ * brute-forced spaces: see bench/results/diagnosis.md, bench/bench_steer.c.
  *
  * A prior (strategy_options.prior) transfers what is known from elsewhere, typically the same
  * kernel's results on another GPU: every strategy that does not keep its own order
@@ -67,8 +68,9 @@ typedef struct strategy_options {
                               * strategy sees a configuration's row only once it has handed it
                               * out (a tune compiles what it proposes, no more), unless survey
                               * is set.  bayes ignores them; steer learns from them which
-                              * parameter moves what (and weighs them as surrogate inputs when
-                              * surveyed).  NULL: none */
+                              * parameter moves what and weighs them as surrogate inputs (when
+                              * not surveyed, as their laws predict them from those it was
+                              * told: search/law_internal.h).  NULL: none */
   int nfeatures;               /* values per configuration in features */
   int survey;                  /* 1: every row of features is known from the start, as a
                               * compile-first survey of the whole space gives them (its compile
@@ -115,6 +117,8 @@ enum {
   STRATEGY_KEEPS_ORDER = 2, /* an order of its own (space order, predicted order): takes no prior */
   STRATEGY_EXHAUSTIVE = 4,  /* asks for every configuration: nothing for the roof rules to skip */
   STRATEGY_PREDICTED = 8,   /* needs predicted times (strategy_options.predict) */
+  STRATEGY_DEFAULT = 16,    /* the default: exactly one strategy has it, the one the measurements
+                               support (strategy_default) */
 };
 
 /* The names, NULL-terminated, in a stable order. */

@@ -165,9 +165,15 @@ static void check_errors(const space *s) {
   CHECK_INT(strategy_tell(st, idx, RT_OK, 2.0, NULL, &err), RT_ERR_INVALID); /* twice */
   CHECK_INT(strategy_tell(st, 100000, RT_OK, 2.0, NULL, &err), RT_ERR_INVALID);
   strategy_free(st);
-  CHECK(strcmp(strategy_default(), "lever") == 0 || strcmp(strategy_default(), "bayes") == 0 ||
-        strcmp(strategy_default(), "ils") == 0 || strcmp(strategy_default(), "genetic") == 0 ||
-        strcmp(strategy_default(), "annealing") == 0);
+  /* exactly one strategy is the default, and it is the one strategy_default names */
+  int defaults = 0;
+  for (const char *const *n = strategy_names(); *n; n++)
+    if (strategy_flags(*n) & STRATEGY_DEFAULT) {
+      defaults++;
+      CHECK_STR(*n, strategy_default());
+    }
+  CHECK_INT(defaults, 1);
+  CHECK_INT(strategy_flags(strategy_default()) & (STRATEGY_KEEPS_ORDER | STRATEGY_PREDICTED), 0);
 }
 
 static void check_lever(const space *s) {
