@@ -121,7 +121,7 @@ static void transfer(char **files, int nf, int seeds) {
   int nlog[2] = {0, 0};
   printf(
       "\ntransfer: %s with another GPU's space of the same kernel as its prior (the first %d "
-      "of its fastest configurations are evaluated first), %d seeds\n",
+      "of its fastest configurations open the search, more while they lead), %d seeds\n",
       strategy_default(), STRATEGY_PRIOR_FIRST, seeds);
   printf("%-26s %-4s %9s %8s | %-26s %8s %8s\n", "space", "set", "random", "cold", "prior",
          "median", "ratio");

@@ -3,15 +3,20 @@
  * kernel_name) was recorded on other GPUs too (the shared convolution and dedispersion, two GPUs
  * each), the strategy runs cold and with every other GPU's recording as its priors (`rooftune
  * replay --prior A --prior B ...`: the configurations by their mean rank over them,
- * replay_rank_priors; the first STRATEGY_PRIOR_FIRST evaluated first, more while they lead:
- * strategy.h, "Trust"), 0..N-1 seeds each.
+ * replay_rank_priors; the first STRATEGY_PRIOR_FIRST open the search, more while they lead:
+ * strategy.h, "How far a prior is trusted"), 0..N-1 seeds each.
  * Figures are `rooftune replay`'s: the median evaluations to within 5 % of the optimum (budget
  * 1000, a miss counts 2000), the score random search's exact expectation over that median, its
  * geometric mean over the held-out files, and each file's ratio warm / cold (the target: no file
  * under 0.9).  CPU per suggestion: the process CPU time of the runs (clock()) over the results
  * told, ask and tell together, the recordings' loading left out.
  *
- * usage: bench_transfer [--spaces DIR] [--seeds N] [--strategy S]
+ * --noise SIGMA: every recording is held out, and its prior is the same recording with each time
+ * multiplied by exp(SIGMA x a standard normal draw) (a fixed seed): a prior of known quality, from
+ * nearly the truth (0.1) to nearly none (2), on kernels recorded on one GPU only; a way to see
+ * what a trust rule costs and gains across prior quality where other GPUs' recordings are few.
+ *
+ * usage: bench_transfer [--spaces DIR] [--seeds N] [--strategy S] [--noise SIGMA]
  */
 #include <dirent.h>
 #include <math.h>
@@ -62,6 +67,23 @@ static int load_dir(const char *dir, ktfile **kf) {
   return k;
 }
 
+/* A standard normal draw (Box-Muller over a 64-bit LCG): the same numbers on every machine. */
+static double normal_draw(unsigned long long *state) {
+  double u[2];
+  for (int i = 0; i < 2; i++) {
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    u[i] = ((double)(*state >> 11) + 0.5) / 9007199254740992.0;
+  }
+  return sqrt(-2 * log(u[0])) * cos(6.283185307179586 * u[1]);
+}
+
+/* kf's times, each multiplied by exp(sigma x a normal draw): a prior of known quality. */
+static void add_noise(ktfile *kf, double sigma) {
+  unsigned long long state = 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < kf->configs; i++)
+    if (isfinite(kf->time_ms[i])) kf->time_ms[i] *= exp(sigma * normal_draw(&state));
+}
+
 /* One run of seeds on kf with npriors priors; the CPU seconds it took into *cpu. */
 static int run(const ktfile *kf, const char *strat, int seeds, const ktfile *const *priors,
                int npriors, replay_stats *rs, double *cpu) {
@@ -78,6 +100,7 @@ static int run(const ktfile *kf, const char *strat, int seeds, const ktfile *con
 int main(int argc, char **argv) {
   const char *dir = NULL, *strat = NULL;
   int seeds = 30;
+  double noise = -1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--spaces") && i + 1 < argc)
       dir = argv[++i];
@@ -85,8 +108,11 @@ int main(int argc, char **argv) {
       seeds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--strategy") && i + 1 < argc)
       strat = argv[++i];
+    else if (!strcmp(argv[i], "--noise") && i + 1 < argc)
+      noise = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_transfer [--spaces DIR] [--seeds N] [--strategy S]\n");
+      fprintf(stderr,
+              "usage: bench_transfer [--spaces DIR] [--seeds N] [--strategy S] [--noise SIGMA]\n");
       return 2;
     }
   }
@@ -98,6 +124,9 @@ int main(int argc, char **argv) {
   if (seeds < 1) seeds = 1;
   static ktfile *kf[MAX_FILES];
   int n = load_dir(dir, kf);
+  static ktfile *noisy[MAX_FILES];
+  if (noise >= 0 && load_dir(dir, noisy) != n) return 1;
+  for (int f = 0; f < n && noise >= 0; f++) add_noise(noisy[f], noise);
   printf(
       "bench_transfer: %s, %d seeds, budget %d, leave one GPU out (every other GPU's "
       "recording of the kernel as a prior)\n\n",
@@ -112,7 +141,11 @@ int main(int argc, char **argv) {
     const ktfile *pri[MAX_FILES];
     int np = 0;
     char names[512] = "";
-    for (int g = 0; g < n; g++)
+    if (noise >= 0) {
+      pri[np++] = noisy[f];
+      snprintf(names, sizeof names, "itself x exp(%.2f N(0,1))", noise);
+    }
+    for (int g = 0; g < n && noise < 0; g++)
       if (g != f && kf[f]->kernel_name[0] && !strcmp(kf[f]->kernel_name, kf[g]->kernel_name)) {
         pri[np++] = kf[g];
         size_t l = strlen(names);
@@ -143,5 +176,6 @@ int main(int argc, char **argv) {
   printf("CPU per suggestion (ask and tell): %.3f ms over %zu results told\n",
          steps ? 1e3 * cpu / (double)steps : 0.0, steps);
   for (int f = 0; f < n; f++) ktfile_free(kf[f]);
+  for (int f = 0; f < n && noise >= 0; f++) ktfile_free(noisy[f]);
   return 0;
 }

@@ -552,7 +552,7 @@ static void print_text(const tune_options *o, const tune_report *rep, const char
   for (int i = 0; i < o->npriors && o->npriors > 1; i++)
     printf("prior %d of %d: %s\n", i + 1, o->npriors, o->priors[i]);
   if (o->prior)
-    printf("prior: %s (each ranking's first %d evaluated first, more while they lead): %s\n",
+    printf("prior: %s (each ranking's first %d open the search, more while they lead): %s\n",
            o->npriors > 1 ? "their mean rank" : o->prior, STRATEGY_PRIOR_FIRST, rep->prior);
   else if (rep->prior_default)
     printf("prior: %s\n", rep->prior);

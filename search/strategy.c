@@ -323,24 +323,26 @@ int strategy_is_seed(const strategy *st, size_t idx) {
 }
 
 /* The prior's next configuration when this ask is its turn, else -1 (the search's own turn).
- * Its turns: the opening STRATEGY_PRIOR_FIRST seeds, then every STRATEGY_PRIOR_EVERY-th ask while
- * the seeds lead (the best seed faster than anything the search chose itself), so never once
- * the search's own results have beaten them, nor after a seed that stalled
- * (strategy_prior_told).  Measured on the shared recordings (bench/bench_transfer.c,
- * bench/results/transfer.md). */
+ * Its turns (strategy.h, "How far a prior is trusted"): the first seed; the rest of the opening
+ * STRATEGY_PRIOR_GAP of the search's own apart, then one after every STRATEGY_PRIOR_EVERY of the
+ * search's own, each only while the seeds lead, so never once the search's own results have
+ * beaten them, nor after a seed that stalled (strategy_prior_told). */
 static long strategy_prior_turn(strategy *st) {
   strategy_trust *t = &st->trust;
   int open = t->nseeds < STRATEGY_PRIOR_FIRST;
-  int leads =
-      !t->lost && t->seed_best < t->own_best && t->own > 0 && t->own % STRATEGY_PRIOR_EVERY == 0;
-  while ((open || leads) && st->prior_pos < st->nprior) {
+  /* the seeds lead while faster than everything the search chose itself; in the opening also
+   * while the search has no success of its own to hold them against */
+  int leads = !t->lost && (t->seed_best < t->own_best || (open && isinf(t->own_best)));
+  size_t gap = open ? STRATEGY_PRIOR_GAP : STRATEGY_PRIOR_EVERY;
+  int turn = t->nseeds == 0 || (leads && t->own >= gap);
+  while (turn && st->prior_pos < st->nprior) {
     size_t j = st->prior[st->prior_pos++];
     if (st->state[j] != ST_UNSEEN) continue;
     t->seeds[t->nseeds++] = j;
-    if (!open) t->own++; /* the turn is spent: the next own turns count from here */
+    t->own = 0; /* the search's own turns count from this seed */
     return (long)j;
   }
-  if (!open) t->own++;
+  t->own++;
   return -1;
 }
 

@@ -84,22 +84,26 @@ typedef struct strategy_options {
   size_t nprior;               /* entries in prior (at most STRATEGY_PRIOR_MAX are used) */
 } strategy_options;
 
-/* How many of a prior's configurations a strategy evaluates before its own choices; they take
- * the place of its random start (ils's first point, genetic's first members) or come before it
- * (bayes' initial design).  Chosen on the shared recordings with every other GPU's recording of
- * the same kernel as the prior (bench/bench_transfer.c; bench/results/transfer.md). */
-#ifndef STRATEGY_PRIOR_FIRST /* a -D may override it and STRATEGY_PRIOR_EVERY: the benchmark's variants */
-#define STRATEGY_PRIOR_FIRST 1
+/* How far a prior is trusted (strategy.c, strategy_prior_turn).  The opening: the prior's first
+ * STRATEGY_PRIOR_FIRST configurations, STRATEGY_PRIOR_GAP of the search's own choices between two
+ * of them, each after the first only while the seeds lead (the best seed faster than everything
+ * the search chose itself); they take the place of its random start (ils's first point,
+ * genetic's first members) or come before it (bayes' initial design).  After the opening, the
+ * prior's next entry gets a turn after every STRATEGY_PRIOR_EVERY of the search's own while the
+ * seeds still lead, up to STRATEGY_PRIOR_MAX entries in all.  The first result of the search's
+ * own that beats every seed, or a seed past the opening that brings nothing better than the
+ * seeds before it, ends the prior's turns for good.  So a misleading prior costs its two opening
+ * seeds and at most one more, and a prior that keeps leading is followed down its ranking.
+ * Chosen on the shared recordings, leave one GPU out, and on priors of known quality (a
+ * recording's own times with log-normal noise, bench_transfer --noise;
+ * bench/results/transfer.md): one opening seed lost half the gain of a fair prior (noise 0.3),
+ * three cost a misleading one more than 0.9x of its cold run. */
+#ifndef STRATEGY_PRIOR_FIRST /* a -D may override these three: the benchmark's variants */
+#define STRATEGY_PRIOR_FIRST 2
 #endif
-/* Trust (strategy.c, strategy_prior_turn): after the opening seeds, the prior's next entry gets
- * every STRATEGY_PRIOR_EVERY-th turn while its seeds are ahead of the search's own results (the
- * best seed faster than everything the search chose itself: one pick of the prior beat that
- * many of the search's), up to STRATEGY_PRIOR_MAX entries in all.  The first result of the
- * search's own that beats every seed, or a later seed that brings nothing better than the
- * seeds before it, ends the prior's turns for good.  So a misleading prior costs its opening
- * seed and at most one more, and a prior that keeps leading is followed down its ranking.
- * Measured (bench/results/transfer.md): 2 or 3 opening seeds, or a turn every 4 or 8, cost
- * more on the shared files than they gained. */
+#ifndef STRATEGY_PRIOR_GAP
+#define STRATEGY_PRIOR_GAP 1
+#endif
 #ifndef STRATEGY_PRIOR_EVERY
 #define STRATEGY_PRIOR_EVERY 16
 #endif

@@ -26,7 +26,7 @@ typedef struct strategy_kind {
 typedef struct strategy_trust {
   size_t *seeds;    /* configurations handed out as the prior's, in order (owned) */
   size_t nseeds;    /* entries in seeds */
-  size_t own;       /* configurations the search chose itself since the opening seeds */
+  size_t own;       /* configurations the search chose itself since the last seed */
   double seed_best; /* best time told for a seed (INFINITY: none succeeded yet) */
   double own_best;  /* best time told for the search's own */
   int lost;         /* 1: a seed past the opening brought nothing better: no more turns */

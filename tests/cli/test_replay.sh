@@ -70,7 +70,7 @@ j=$("$bin" replay --json --seeds 4 --strategy annealing --prior "$fx/prior_other
 python3 - "$j" <<'PY' || exit 1
 import json, sys
 r = json.loads(sys.argv[1])["results"][0]
-assert r["prior"]["ranked"] == 5 and r["prior"]["evaluated_first"] == 1, r  # STRATEGY_PRIOR_FIRST
+assert r["prior"]["ranked"] == 5 and r["prior"]["evaluated_first"] == 2, r  # STRATEGY_PRIOR_FIRST
 assert r["prior"]["device_name"] == "Other Fixture GPU", r
 assert r["evals_to_target"]["median"] == 1 and r["evals_to_target"]["p90"] == 1, r
 print("replay --prior ok")

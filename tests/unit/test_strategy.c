@@ -225,9 +225,10 @@ static void check_lever(const space *s) {
 
 static double predict_true(void *ctx, size_t idx) { return time_of(ctx, idx); }
 
-/* Trust: a prior whose seeds lead gets every STRATEGY_PRIOR_EVERY-th turn after its opening
- * seeds (each told faster than the last, and than all of the search's own); a prior the
- * search's own results beat gets no turn after its opening; one whose later seed brings nothing
+/* Trust: a prior whose seeds lead gets a turn after every STRATEGY_PRIOR_EVERY of the search's
+ * own past its opening seeds (each told faster than the last, and than all of the search's
+ * own); a prior the search's own results beat gets no turn after its first seed (when the
+ * opening spaces its seeds) nor after its opening; one whose later seed brings nothing
  * better stops there.  On a 400-configuration space without failures; seed times are the
  * test's, not the space's. */
 /* The prior's first entry past the opening seeds that got[0..upto) does not hold. */
@@ -238,6 +239,15 @@ static size_t next_prior(const size_t *prior, const size_t *got, size_t upto) {
     if (!seen) return prior[i];
   }
   return (size_t)-1;
+}
+
+/* The ask (0-based) at which the prior's i-th seed comes while its seeds lead: the opening ones
+ * with STRATEGY_PRIOR_GAP of the search's own between them, then one after every
+ * STRATEGY_PRIOR_EVERY of the search's own. */
+static size_t seed_ask(size_t i) {
+  const size_t first = STRATEGY_PRIOR_FIRST, gap = STRATEGY_PRIOR_GAP;
+  if (i < first) return i * (gap + 1);
+  return (first - 1) * (gap + 1) + (i - first + 1) * (STRATEGY_PRIOR_EVERY + 1);
 }
 
 static void check_trust(void) {
@@ -255,8 +265,8 @@ static void check_trust(void) {
   CHECK_INT(space_finish(s, &err), RT_OK);
   size_t prior[STRATEGY_PRIOR_MAX];
   for (size_t i = 0; i < STRATEGY_PRIOR_MAX; i++) prior[i] = 7 + 23 * i; /* spread over the space */
-  const size_t first = STRATEGY_PRIOR_FIRST, every = STRATEGY_PRIOR_EVERY;
-  const size_t asks = first + 3 * every + 2;
+  const size_t first = STRATEGY_PRIOR_FIRST;
+  const size_t t1 = seed_ask(first), t2 = seed_ask(first + 1), asks = t2 + 2;
   CHECK(asks < 400);
   const char *names[] = {"bayes", "random", "ils"};
   /* mode 0: the seeds lead and each is faster than the last; 1: the search's own are faster;
@@ -268,11 +278,14 @@ static void check_trust(void) {
       strategy *st;
       CHECK_INT(strategy_new(s, &o, &st, &err), RT_OK);
       size_t got[400], k = 0, idx, seeds = 0;
-      size_t t1 = first + every, t2 = first + 2 * every;
       while (k < asks && strategy_ask(st, &idx, 1) == 1) {
         /* the prior's turns come at these asks (an entry the search's own picks took is the
-         * search's, told as its own) */
-        int seed = k < first || k == t1 || k == t2;
+         * search's, told as its own); once the search's own lead (mode 1), only the first seed
+         * and those opening before any result of its own */
+        int opening = 0;
+        for (size_t i = 0; i < first; i++)
+          opening |= k == seed_ask(i) && (mode != 1 || i == 0 || STRATEGY_PRIOR_GAP == 0);
+        int seed = opening || (mode != 1 && (k == t1 || k == t2));
         got[k++] = idx;
         double t = 10.0 + (double)(k % 5); /* the search's own */
         if (seed) {
@@ -282,9 +295,13 @@ static void check_trust(void) {
         CHECK_INT(strategy_tell(st, idx, RT_OK, t, NULL, &err), RT_OK);
       }
       CHECK_INT(k, asks);
-      for (size_t i = 0; i < first; i++) CHECK_INT(got[i], prior[i]);
-      /* the prior's turns after the opening: one in every `every` asks (the search's own picks
-       * may have taken a prior entry already: the turn takes the next one) */
+      for (size_t i = 0; i < first; i++)
+        if (mode != 1 || i == 0 || STRATEGY_PRIOR_GAP == 0)
+          CHECK_INT(got[seed_ask(i)], prior[i]);
+        else
+          CHECK(got[seed_ask(i)] != prior[i]); /* the search's own led: no second seed */
+      /* the prior's turns after the opening: one after every STRATEGY_PRIOR_EVERY of the
+       * search's own (its picks may have taken a prior entry already: the turn takes the next) */
       size_t n1 = next_prior(prior, got, t1), n2 = next_prior(prior, got, t2);
       if (mode == 0) {
         CHECK_INT(got[t1], n1);
@@ -307,9 +324,10 @@ static void check_prior(const space *s) {
   size_t n = space_size(s), best = 0;
   for (size_t i = 1; i < n; i++)
     if (time_of(s, i) < time_of(s, best)) best = i;
-  /* a prior that names the optimum second, after a repeat-free slow one, with a repeat */
+  /* a prior that names the optimum first (so its seeds lead throughout), then a slow one, with
+   * repeats */
   size_t slow = best == 0 ? 1 : 0;
-  size_t prior[] = {slow, best, slow, best, 3, 4, 5};
+  size_t prior[] = {best, best, slow, slow, 3, 4, 5};
   rt_error err = {0};
   for (const char *const *name = strategy_names(); *name; name++) {
     if (strategy_flags(*name) & STRATEGY_PREDICTED) continue; /* needs predictions */
@@ -325,10 +343,11 @@ static void check_prior(const space *s) {
     if (strategy_flags(*name) & STRATEGY_KEEPS_ORDER) {
       CHECK_INT(got[0], 0); /* its own order */
     } else {
-      /* the opening seeds: the prior's first STRATEGY_PRIOR_FIRST distinct entries */
-      size_t distinct[] = {slow, best, 3, 4, 5};
+      /* the opening seeds: the prior's first STRATEGY_PRIOR_FIRST distinct entries, with
+       * STRATEGY_PRIOR_GAP of the strategy's own between them */
+      size_t distinct[] = {best, slow, 3, 4, 5};
       CHECK(STRATEGY_PRIOR_FIRST <= 5);
-      for (int i = 0; i < STRATEGY_PRIOR_FIRST; i++) CHECK_INT(got[i], distinct[i]);
+      for (size_t i = 0; i < STRATEGY_PRIOR_FIRST; i++) CHECK_INT(got[seed_ask(i)], distinct[i]);
     }
     strategy_free(st);
   }
