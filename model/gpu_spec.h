@@ -6,8 +6,8 @@
  * specifications per compute capability) and the CUDA Occupancy Calculator spreadsheet
  * (register allocation unit 256 per warp; shared memory allocation unit 128 bytes with 1 KiB
  * reserved by the system per block from sm_80 on, 256 bytes and none reserved on sm_75).  The
- * GPU table (h200, h100, a100, l4, and the GPUs public recordings were made on: a100-pcie,
- * a6000, a4000, rtx3090, rtx2080ti, rtx2080) adds SM counts, clocks and the datasheet ceilings
+ * GPU table (gpu_spec.c: the GPUs rooftune is tuned for and those public recordings were made
+ * on; gpu_spec_keys() lists them) adds SM counts, clocks and the datasheet ceilings
  * (DRAM bandwidth, dense tensor and SIMT rates) that the model device predicts from and that
  * diagnosis uses until a device's ceilings have been measured; each entry names its sources.
  * Every ceiling here is a spec-sheet number and is reported as such.  A GPU added to the table
