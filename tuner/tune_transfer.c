@@ -169,7 +169,7 @@ rt_status tune_transfer_collect(struct db *d, int same_db, const char *template_
     group_sort(g);
     x.g[k++] = *g;
   }
-  if (!rc) qsort(x.g, k, sizeof *x.g, group_cmp);
+  if (!rc && k > 1) qsort(x.g, k, sizeof *x.g, group_cmp);
   size_t used = 0;
   for (size_t i = 0; !rc && i < k; i++) {
     xgroup *g = &x.g[i];
